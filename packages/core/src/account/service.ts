@@ -1,0 +1,166 @@
+import { uuidv7 } from '../encoding/uuid.js';
+import { guard, ok, refuse, type Refusal, type Result } from '../errors.js';
+import type { AccountRecord, AccountStore } from '../ports/account-store.js';
+import type { Clock } from '../ports/clock.js';
+import type { PasswordHasher } from '../ports/password-hasher.js';
+import type { Random } from '../ports/random.js';
+import { checkPassword, normalizeAddress, normalizeDisplayName } from '../profile/rules.js';
+import { newSessionToken, type Principal, type SessionService, type TokenPair } from '../session/service.js';
+import { toBase64url } from '../encoding/bytes.js';
+
+/**
+ * What happens after a correct password. Without a confirmed second factor the session opens at
+ * once; with one, the gate hands back a challenge and nothing is opened (the TOTP module
+ * implements it).
+ */
+export interface LoginGate {
+  afterPassword(account: AccountRecord): Promise<{ kind: 'open' } | { kind: 'challenge'; challenge: string; expiresIn: number }>;
+}
+
+export interface AccountServiceDeps {
+  readonly accounts: AccountStore;
+  readonly sessions: SessionService;
+  readonly hasher: PasswordHasher;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly loginGate?: LoginGate;
+}
+
+export interface Profile {
+  readonly accountId: string;
+  readonly address: string;
+  readonly displayName: string | null;
+  readonly createdAt: number;
+}
+
+export type LoginOutcome =
+  | { readonly kind: 'session'; readonly pair: TokenPair }
+  | { readonly kind: 'challenge'; readonly challenge: string; readonly expiresIn: number };
+
+type Credentials = { address: string; password: string };
+
+function profileOf(a: AccountRecord): Profile {
+  return { accountId: a.id, address: a.address, displayName: a.displayName, createdAt: a.createdAt };
+}
+
+const INVALID = 'The address or password is wrong.';
+
+/** Registration, sign-in, re-authentication, password change and the profile. */
+export class AccountService {
+  readonly #d: AccountServiceDeps;
+  #dummyHash: Promise<string> | null = null;
+
+  constructor(deps: AccountServiceDeps) {
+    this.#d = deps;
+  }
+
+  /** A hash of a random password, verified against when the address is unknown so both paths cost the same. */
+  #dummy(): Promise<string> {
+    this.#dummyHash ??= this.#d.hasher.hash(toBase64url(this.#d.random.bytes(24)));
+    return this.#dummyHash;
+  }
+
+  /** Registering signs in: the new account gets its first session at once. */
+  async register(
+    input: Credentials & { cohortHash?: string | null },
+  ): Promise<Result<TokenPair, 'error.request.invalid' | 'error.auth.weak_password' | 'error.auth.user_already_exists'>> {
+    const address = normalizeAddress(input.address);
+    if (!address.ok) return address;
+    const strength = checkPassword(input.password);
+    if (!strength.ok) return strength;
+    const now = this.#d.clock.now();
+    const account: AccountRecord = {
+      id: uuidv7(now, this.#d.random.bytes(10)),
+      address: address.value.address,
+      addressKey: address.value.key,
+      passwordHash: await this.#d.hasher.hash(input.password),
+      displayName: null,
+      createdAt: now,
+      lockedAt: null,
+    };
+    const created = await guard('error.store.unavailable', 'creating an account', () => this.#d.accounts.createAccount(account));
+    if (created === 'address_taken') return refuse('error.auth.user_already_exists', 'An account with this address exists.');
+    return ok(await this.#d.sessions.open(account.id, { cohortHash: input.cohortHash ?? null }));
+  }
+
+  /** Checks a password; unknown addresses cost one argon2 verification too. */
+  async #checkCredentials(credentials: Credentials): Promise<AccountRecord | null> {
+    const address = normalizeAddress(credentials.address);
+    const account = address.ok
+      ? await guard('error.store.unavailable', 'reading the account', () => this.#d.accounts.findAccountByAddress(address.value.key))
+      : null;
+    const hash = account?.passwordHash ?? (await this.#dummy());
+    const matches = await this.#d.hasher.verify(hash, credentials.password);
+    return account !== null && account.passwordHash !== null && matches ? account : null;
+  }
+
+  async login(
+    input: Credentials & { cohortHash: string | null },
+  ): Promise<Result<LoginOutcome, 'error.auth.invalid_credentials' | 'error.auth.account_locked'>> {
+    const account = await this.#checkCredentials(input);
+    if (account === null) return refuse('error.auth.invalid_credentials', INVALID);
+    if (account.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
+    const gate = this.#d.loginGate ? await this.#d.loginGate.afterPassword(account) : ({ kind: 'open' } as const);
+    if (gate.kind === 'challenge') return ok(gate);
+    return ok({ kind: 'session', pair: await this.#d.sessions.open(account.id, { cohortHash: input.cohortHash }) });
+  }
+
+  /** Confirms the caller still knows the password. No second factor is asked for. */
+  async reauthenticate(principal: Principal, password: string): Promise<Result<{ reauthenticatedAt: number }, 'error.auth.invalid_credentials' | 'error.auth.session_invalid'>> {
+    const account = await this.#account(principal);
+    if (!account.ok) return account;
+    const matches = account.value.passwordHash !== null && (await this.#d.hasher.verify(account.value.passwordHash, password));
+    if (!matches) return refuse('error.auth.invalid_credentials', 'The password is wrong.');
+    return ok({ reauthenticatedAt: this.#d.clock.now() });
+  }
+
+  /**
+   * Changes the password, closes every session of the account and re-opens the caller's under its
+   * own id with a new session token; access tokens minted before the change stop working.
+   */
+  async changePassword(
+    principal: Principal,
+    input: { currentPassword: string; newPassword: string },
+  ): Promise<Result<TokenPair, 'error.auth.weak_password' | 'error.request.invalid' | 'error.auth.invalid_credentials' | 'error.auth.account_locked' | 'error.auth.session_invalid'>> {
+    const strength = checkPassword(input.newPassword);
+    if (!strength.ok) return strength;
+    const account = await this.#account(principal);
+    if (!account.ok) return account;
+    const matches = account.value.passwordHash !== null && (await this.#d.hasher.verify(account.value.passwordHash, input.currentPassword));
+    if (!matches) return refuse('error.auth.invalid_credentials', 'The current password is wrong.');
+    if (account.value.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
+    const passwordHash = await this.#d.hasher.hash(input.newPassword);
+    const { token, tokenHash } = newSessionToken(this.#d.random);
+    const at = this.#d.clock.now();
+    const changed = await guard('error.store.unavailable', 'changing the password', () =>
+      this.#d.accounts.changePassword({ accountId: principal.accountId, passwordHash, sessionId: principal.sessionId, tokenHash, at }),
+    );
+    if (!changed) return refuse('error.auth.session_invalid', 'The session is no longer open.');
+    const access = await this.#d.sessions.issueFor(principal.accountId, principal.sessionId);
+    return ok({ sessionId: principal.sessionId, sessionToken: token, accessToken: access.accessToken, expiresIn: access.expiresIn });
+  }
+
+  async profile(principal: Principal): Promise<Result<Profile, 'error.auth.session_invalid'>> {
+    const account = await this.#account(principal);
+    return account.ok ? ok(profileOf(account.value)) : account;
+  }
+
+  /** `undefined` leaves the name alone; null or an empty string clears it. */
+  async updateProfile(
+    principal: Principal,
+    patch: { displayName?: string | null },
+  ): Promise<Result<Profile, 'error.profile.invalid_display_name' | 'error.auth.session_invalid'>> {
+    if (patch.displayName === undefined) return this.profile(principal);
+    const name = normalizeDisplayName(patch.displayName);
+    if (!name.ok) return name;
+    const updated = await guard('error.store.unavailable', 'updating the profile', () =>
+      this.#d.accounts.setDisplayName(principal.accountId, name.value),
+    );
+    return updated ? ok(profileOf(updated)) : refuse('error.auth.session_invalid', 'The account no longer exists.');
+  }
+
+  async #account(principal: Principal): Promise<Result<AccountRecord, 'error.auth.session_invalid'>> {
+    const account = await guard('error.store.unavailable', 'reading the account', () => this.#d.accounts.findAccountById(principal.accountId));
+    return account ? ok(account) : (refuse('error.auth.session_invalid', 'The account no longer exists.') as Refusal<'error.auth.session_invalid'>);
+  }
+}

@@ -1,0 +1,15 @@
+/**
+ * @strongroom/core: the pure domain of Strongroom. State machines as functions over ports; no I/O,
+ * no native modules, no framework. Time and randomness come only through the Clock and Random ports.
+ */
+export * from './errors.js';
+export type * from './ports/index.js';
+export * from './encoding/bytes.js';
+export * from './encoding/cbor.js';
+export * from './encoding/uuid.js';
+export * from './cohort/index.js';
+export * from './versioning/index.js';
+export * from './profile/index.js';
+export * from './session/index.js';
+export * from './tokens/index.js';
+export * from './account/index.js';

@@ -1,0 +1,38 @@
+export interface AccountRecord {
+  readonly id: string;
+  /** The login address as registered (trimmed). */
+  readonly address: string;
+  /** Lower-cased address: the uniqueness key. */
+  readonly addressKey: string;
+  readonly passwordHash: string | null;
+  readonly displayName: string | null;
+  readonly createdAt: number;
+  readonly lockedAt: number | null;
+}
+
+export interface PasswordChange {
+  readonly accountId: string;
+  readonly passwordHash: string;
+  /** The caller's session: kept open under its id, with a fresh token. */
+  readonly sessionId: string;
+  readonly tokenHash: string;
+  readonly at: number;
+}
+
+/** Accounts. "Not found" is null. */
+export interface AccountStore {
+  /** Inserts unless the address key is taken. */
+  createAccount(account: AccountRecord): Promise<'created' | 'address_taken'>;
+  findAccountByAddress(addressKey: string): Promise<AccountRecord | null>;
+  findAccountById(id: string): Promise<AccountRecord | null>;
+  /** Returns the updated account, or null when it does not exist. */
+  setDisplayName(id: string, displayName: string | null): Promise<AccountRecord | null>;
+  setLocked(id: string, lockedAt: number | null): Promise<boolean>;
+  /**
+   * Atomically: store the new password hash, close every other open session of the account, and
+   * give the caller's session a new token hash and an access floor of `at` (access tokens issued
+   * before it are refused). Returns false (and changes nothing) when the caller's session is not
+   * open.
+   */
+  changePassword(change: PasswordChange): Promise<boolean>;
+}

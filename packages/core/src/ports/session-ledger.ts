@@ -1,0 +1,33 @@
+export interface SessionRecord {
+  readonly id: string;
+  readonly accountId: string;
+  /** Hex SHA-256 of the session token. The token itself is never stored. */
+  readonly tokenHash: string;
+  readonly cohortHash: string | null;
+  /** Issuance time: the hard expiry counts from here and never moves. */
+  readonly createdAt: number;
+  /** Last successful access-token issuance: the sliding idle clock. */
+  readonly refreshedAt: number;
+  /** Coalesced "last seen" time, written at most once a minute. */
+  readonly lastUsedAt: number;
+  /** Access tokens issued before this instant are refused (set by a password change). */
+  readonly accessFloor: number;
+  readonly closedAt: number | null;
+}
+
+/** The session ledger. Read on every authenticated request. "Not found" is null. */
+export interface SessionLedger {
+  insertSession(session: SessionRecord): Promise<void>;
+  findSessionById(id: string): Promise<SessionRecord | null>;
+  findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null>;
+  /** Restarts the idle clock (and last-used) of an open session. */
+  recordIssuance(id: string, at: number): Promise<void>;
+  /** Sets last-used to `at` only if the stored value is at or before `staleBefore` (coalescing). */
+  touchSession(id: string, at: number, staleBefore: number): Promise<void>;
+  /** Closes one open session of the account. False when there is none to close. */
+  closeSession(accountId: string, id: string, at: number): Promise<boolean>;
+  /** Closes every open session of the account; returns how many were open. */
+  closeAllSessions(accountId: string, at: number): Promise<number>;
+  /** Sessions of the account not yet closed (expiry is judged by core). */
+  listOpenSessions(accountId: string): Promise<SessionRecord[]>;
+}

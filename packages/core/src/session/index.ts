@@ -1,0 +1,12 @@
+export { SessionService, newSessionToken, sessionTokenHash } from './service.js';
+export type { SessionServiceDeps, TokenPair, AccessGrant, Principal, SessionView } from './service.js';
+export {
+  DEFAULT_SESSION_POLICY,
+  afterIssuance,
+  decideAccess,
+  decideIssuance,
+  needsTouch,
+  sessionExpiresAt,
+  sessionStatus,
+} from './machine.js';
+export type { SessionPolicy, SessionStatus } from './machine.js';

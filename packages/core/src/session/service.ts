@@ -1,0 +1,183 @@
+import { fromBase64url, sha256Hex, toBase64url } from '../encoding/bytes.js';
+import { uuidv7 } from '../encoding/uuid.js';
+import { guard, ok, refuse, type Result } from '../errors.js';
+import type { Clock } from '../ports/clock.js';
+import type { CohortMap, CohortRecord } from '../ports/cohort-map.js';
+import type { Logger } from '../ports/logger.js';
+import type { Random } from '../ports/random.js';
+import type { SessionLedger, SessionRecord } from '../ports/session-ledger.js';
+import { ACCESS_TOKEN_TTL_S, type AccessTokens } from '../tokens/access-token.js';
+import { decideAccess, decideIssuance, needsTouch, sessionExpiresAt, sessionStatus, type SessionPolicy } from './machine.js';
+
+export interface SessionServiceDeps {
+  readonly ledger: SessionLedger;
+  readonly cohorts: CohortMap;
+  readonly tokens: AccessTokens;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly logger: Logger;
+  readonly policy: SessionPolicy;
+}
+
+/** What register, login, verify-totp and password change hand back. */
+export interface TokenPair {
+  readonly sessionId: string;
+  readonly sessionToken: string;
+  readonly accessToken: string;
+  readonly expiresIn: number;
+}
+
+export interface AccessGrant {
+  readonly accessToken: string;
+  readonly expiresIn: number;
+}
+
+/** The caller behind a valid access token. */
+export interface Principal {
+  readonly accountId: string;
+  readonly sessionId: string;
+}
+
+export interface SessionView {
+  readonly sessionId: string;
+  readonly createdAt: number;
+  readonly lastUsedAt: number;
+  readonly expiresAt: number;
+  readonly cohortHash: string | null;
+  readonly current: boolean;
+}
+
+/** A fresh 128-bit session token and the hash that is all the ledger ever sees. */
+export function newSessionToken(random: Random): { token: string; tokenHash: string } {
+  const bytes = random.bytes(16);
+  return { token: toBase64url(bytes), tokenHash: sha256Hex(bytes) };
+}
+
+/** The ledger key of a presented token; null when it cannot be one of ours. */
+export function sessionTokenHash(token: string): string | null {
+  const bytes = fromBase64url(token);
+  return bytes !== null && bytes.length === 16 ? sha256Hex(bytes) : null;
+}
+
+/**
+ * The session lifecycle (contract 3.2) over the ledger. Every method reads the clock once and
+ * hands the decision to the pure machine.
+ */
+export class SessionService {
+  readonly #d: SessionServiceDeps;
+
+  constructor(deps: SessionServiceDeps) {
+    this.#d = deps;
+  }
+
+  get policy(): SessionPolicy {
+    return this.#d.policy;
+  }
+
+  /** Opens a session and returns its token pair. The cohort is recorded after, best effort. */
+  async open(accountId: string, options: { cohortHash: string | null }): Promise<TokenPair> {
+    const now = this.#d.clock.now();
+    const { token, tokenHash } = newSessionToken(this.#d.random);
+    const session: SessionRecord = {
+      id: uuidv7(now, this.#d.random.bytes(10)),
+      accountId,
+      tokenHash,
+      cohortHash: options.cohortHash,
+      createdAt: now,
+      refreshedAt: now,
+      lastUsedAt: now,
+      accessFloor: now,
+      closedAt: null,
+    };
+    await guard('error.store.unavailable', 'opening a session', () => this.#d.ledger.insertSession(session));
+    await this.#recordCohort(accountId, options.cohortHash, now);
+    const access = await this.#d.tokens.issue(accountId, session.id);
+    return { sessionId: session.id, sessionToken: token, accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S };
+  }
+
+  /** Advisory: a failure here is logged and dropped, never failing the sign-in. */
+  async #recordCohort(accountId: string, cohortHash: string | null, now: number): Promise<void> {
+    if (cohortHash === null) return;
+    try {
+      await this.#d.cohorts.recordCohort(accountId, cohortHash, now);
+    } catch (cause) {
+      this.#d.logger.warn('cohort.record_failed', { account_id: accountId, error: String((cause as Error)?.message ?? cause) });
+    }
+  }
+
+  /** Mints an access token against a session token; restarts the idle clock. */
+  async refresh(sessionToken: string): Promise<Result<AccessGrant, 'error.auth.session_invalid'>> {
+    const now = this.#d.clock.now();
+    const hash = sessionTokenHash(sessionToken);
+    if (hash === null) return refuse('error.auth.session_invalid', 'The session token is not valid.');
+    const found = await guard('error.auth.unavailable', 'reading the session ledger', () => this.#d.ledger.findSessionByTokenHash(hash));
+    const decision = decideIssuance(found, now, this.#d.policy);
+    if (!decision.ok) return decision;
+    await guard('error.auth.unavailable', 'recording issuance', () => this.#d.ledger.recordIssuance(decision.value.id, now));
+    const access = await this.#d.tokens.issue(decision.value.accountId, decision.value.id);
+    return ok({ accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S });
+  }
+
+  /**
+   * Resolves an access token to its caller: one signature check (cached) and one ledger read, every
+   * time, so a revoked session is refused on its very next request. An unreadable ledger throws
+   * `error.auth.unavailable` (fail closed).
+   */
+  async authenticate(accessToken: string): Promise<Result<Principal, 'error.auth.session_invalid'>> {
+    const verified = await this.#d.tokens.verify(accessToken);
+    if (verified === null) return refuse('error.auth.session_invalid', 'The access token is not valid.');
+    const session = await guard('error.auth.unavailable', 'reading the session ledger', () =>
+      this.#d.ledger.findSessionById(verified.sessionId),
+    );
+    const decision = decideAccess(session, verified);
+    if (!decision.ok) return decision;
+    const now = this.#d.clock.now();
+    if (needsTouch(decision.value, now, this.#d.policy)) {
+      // Coalesced bookkeeping: losing one write costs a stale "last used", never the request.
+      await this.#d.ledger
+        .touchSession(decision.value.id, now, now - this.#d.policy.touchIntervalMs)
+        .catch((cause: unknown) => this.#d.logger.warn('session.touch_failed', { error: String((cause as Error)?.message ?? cause) }));
+    }
+    return ok({ accountId: verified.accountId, sessionId: verified.sessionId });
+  }
+
+  /** Closes one session of the caller's account. Any open session of the account may do it. */
+  async revoke(principal: Principal, sessionId: string): Promise<Result<void, 'error.not_found'>> {
+    const closed = await guard('error.store.unavailable', 'closing a session', () =>
+      this.#d.ledger.closeSession(principal.accountId, sessionId, this.#d.clock.now()),
+    );
+    return closed ? ok(undefined) : refuse('error.not_found', 'No such open session on this account.');
+  }
+
+  /** Closes every session of the account (the revoke-all ceremony calls this after its proof). */
+  async closeAll(accountId: string): Promise<number> {
+    return guard('error.store.unavailable', 'closing sessions', () => this.#d.ledger.closeAllSessions(accountId, this.#d.clock.now()));
+  }
+
+  /** Live sessions (expired ones left out) and the account's cohort map. */
+  async list(principal: Principal): Promise<{ sessions: SessionView[]; cohorts: CohortRecord[] }> {
+    const now = this.#d.clock.now();
+    const [open, cohorts] = await guard('error.store.unavailable', 'listing sessions', () =>
+      Promise.all([this.#d.ledger.listOpenSessions(principal.accountId), this.#d.cohorts.listCohorts(principal.accountId)]),
+    );
+    const sessions = open
+      .filter((s) => sessionStatus(s, now, this.#d.policy) === 'open')
+      .sort((a, b) => a.createdAt - b.createdAt)
+      .map((s) => ({
+        sessionId: s.id,
+        createdAt: s.createdAt,
+        lastUsedAt: s.lastUsedAt,
+        expiresAt: sessionExpiresAt(s, this.#d.policy),
+        cohortHash: s.cohortHash,
+        current: s.id === principal.sessionId,
+      }));
+    return { sessions, cohorts };
+  }
+
+  /** Issues an access token for a session just (re)opened by the caller, without another lookup. */
+  async issueFor(accountId: string, sessionId: string): Promise<AccessGrant> {
+    const access = await this.#d.tokens.issue(accountId, sessionId);
+    return { accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S };
+  }
+}
+

@@ -1,0 +1,10 @@
+/** Test support shared by every package: one FakeClock, one set of in-memory adapters. */
+export { FakeClock } from './fake-clock.js';
+export { SeededRandom } from './seeded-random.js';
+export { PlainHasher } from './plain-hasher.js';
+export { MemoryLogger } from './silent-logger.js';
+export type { LogLine } from './silent-logger.js';
+export { MemoryStore } from './memory-store.js';
+export { breakable } from './breakable.js';
+export { createCoreServices } from './services.js';
+export type { CoreServices } from './services.js';

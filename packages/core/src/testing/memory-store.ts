@@ -1,0 +1,114 @@
+import type { AccountRecord, AccountStore, PasswordChange } from '../ports/account-store.js';
+import type { CohortMap, CohortRecord } from '../ports/cohort-map.js';
+import type { SessionLedger, SessionRecord } from '../ports/session-ledger.js';
+import type { SigningKeyRecord, SigningKeyStore } from '../ports/signing-key-store.js';
+
+/**
+ * The in-memory reference implementation of the store ports. It is what the contract suite is
+ * written against first, and what pure-core tests use.
+ */
+export class MemoryStore implements AccountStore, SessionLedger, CohortMap, SigningKeyStore {
+  readonly accounts = new Map<string, AccountRecord>();
+  readonly sessions = new Map<string, SessionRecord>();
+  readonly cohorts = new Map<string, Map<string, CohortRecord>>();
+  signingKeys: SigningKeyRecord[] = [];
+
+  async createAccount(account: AccountRecord): Promise<'created' | 'address_taken'> {
+    for (const a of this.accounts.values()) if (a.addressKey === account.addressKey) return 'address_taken';
+    this.accounts.set(account.id, account);
+    return 'created';
+  }
+  async findAccountByAddress(addressKey: string): Promise<AccountRecord | null> {
+    for (const a of this.accounts.values()) if (a.addressKey === addressKey) return a;
+    return null;
+  }
+  async findAccountById(id: string): Promise<AccountRecord | null> {
+    return this.accounts.get(id) ?? null;
+  }
+  async setDisplayName(id: string, displayName: string | null): Promise<AccountRecord | null> {
+    const a = this.accounts.get(id);
+    if (!a) return null;
+    const next = { ...a, displayName };
+    this.accounts.set(id, next);
+    return next;
+  }
+  async setLocked(id: string, lockedAt: number | null): Promise<boolean> {
+    const a = this.accounts.get(id);
+    if (!a) return false;
+    this.accounts.set(id, { ...a, lockedAt });
+    return true;
+  }
+  async changePassword(change: PasswordChange): Promise<boolean> {
+    const a = this.accounts.get(change.accountId);
+    const s = this.sessions.get(change.sessionId);
+    if (!a || !s || s.accountId !== change.accountId || s.closedAt !== null) return false;
+    this.accounts.set(a.id, { ...a, passwordHash: change.passwordHash });
+    for (const other of this.sessions.values()) {
+      if (other.accountId === change.accountId && other.closedAt === null && other.id !== s.id) {
+        this.sessions.set(other.id, { ...other, closedAt: change.at });
+      }
+    }
+    this.sessions.set(s.id, { ...s, tokenHash: change.tokenHash, accessFloor: change.at });
+    return true;
+  }
+
+  async insertSession(session: SessionRecord): Promise<void> {
+    this.sessions.set(session.id, session);
+  }
+  async findSessionById(id: string): Promise<SessionRecord | null> {
+    return this.sessions.get(id) ?? null;
+  }
+  async findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null> {
+    for (const s of this.sessions.values()) if (s.tokenHash === tokenHash) return s;
+    return null;
+  }
+  async recordIssuance(id: string, at: number): Promise<void> {
+    const s = this.sessions.get(id);
+    if (s && s.closedAt === null) this.sessions.set(id, { ...s, refreshedAt: at, lastUsedAt: at });
+  }
+  async touchSession(id: string, at: number, staleBefore: number): Promise<void> {
+    const s = this.sessions.get(id);
+    if (s && s.lastUsedAt <= staleBefore) this.sessions.set(id, { ...s, lastUsedAt: at });
+  }
+  async closeSession(accountId: string, id: string, at: number): Promise<boolean> {
+    const s = this.sessions.get(id);
+    if (!s || s.accountId !== accountId || s.closedAt !== null) return false;
+    this.sessions.set(id, { ...s, closedAt: at });
+    return true;
+  }
+  async closeAllSessions(accountId: string, at: number): Promise<number> {
+    let n = 0;
+    for (const s of this.sessions.values()) {
+      if (s.accountId === accountId && s.closedAt === null) {
+        this.sessions.set(s.id, { ...s, closedAt: at });
+        n++;
+      }
+    }
+    return n;
+  }
+  async listOpenSessions(accountId: string): Promise<SessionRecord[]> {
+    return [...this.sessions.values()].filter((s) => s.accountId === accountId && s.closedAt === null);
+  }
+
+  async recordCohort(accountId: string, cohortHash: string, at: number): Promise<void> {
+    const map = this.cohorts.get(accountId) ?? new Map<string, CohortRecord>();
+    const prev = map.get(cohortHash);
+    map.set(cohortHash, { cohortHash, firstSeen: prev?.firstSeen ?? at, lastSeen: at });
+    this.cohorts.set(accountId, map);
+  }
+  async listCohorts(accountId: string): Promise<CohortRecord[]> {
+    return [...(this.cohorts.get(accountId)?.values() ?? [])].sort((a, b) => a.firstSeen - b.firstSeen);
+  }
+
+  async listSigningKeys(): Promise<SigningKeyRecord[]> {
+    return [...this.signingKeys];
+  }
+  async rotateSigningKey(next: SigningKeyRecord, at: number): Promise<void> {
+    this.signingKeys = this.signingKeys.map((k) => (k.retiredAt === null ? { ...k, retiredAt: at } : k));
+    this.signingKeys.push(next);
+  }
+  async ensureSigningKey(first: SigningKeyRecord): Promise<SigningKeyRecord[]> {
+    if (this.signingKeys.length === 0) this.signingKeys.push(first);
+    return [...this.signingKeys];
+  }
+}

@@ -1,0 +1,47 @@
+import { AccountService } from '../account/service.js';
+import type { Clock } from '../ports/clock.js';
+import type { Logger } from '../ports/logger.js';
+import type { PasswordHasher } from '../ports/password-hasher.js';
+import type { Random } from '../ports/random.js';
+import type { AccountStore } from '../ports/account-store.js';
+import type { SessionLedger } from '../ports/session-ledger.js';
+import type { CohortMap } from '../ports/cohort-map.js';
+import type { SigningKeyStore } from '../ports/signing-key-store.js';
+import { DEFAULT_SESSION_POLICY, type SessionPolicy } from '../session/machine.js';
+import { SessionService } from '../session/service.js';
+import { AccessTokens } from '../tokens/access-token.js';
+import { KeyRing } from '../tokens/key-ring.js';
+
+export interface CoreServices {
+  keyRing: KeyRing;
+  tokens: AccessTokens;
+  sessions: SessionService;
+  accounts: AccountService;
+}
+
+/** Wires the account and session services over any set of store ports. */
+export async function createCoreServices(deps: {
+  store: AccountStore & SessionLedger & CohortMap & SigningKeyStore;
+  clock: Clock;
+  random: Random;
+  hasher: PasswordHasher;
+  logger: Logger;
+  issuer?: string;
+  policy?: SessionPolicy;
+  keyGraceMs?: number;
+}): Promise<CoreServices> {
+  const keyRing = new KeyRing({ store: deps.store, clock: deps.clock, random: deps.random, graceMs: deps.keyGraceMs ?? 86_400_000 });
+  await keyRing.init();
+  const tokens = new AccessTokens({ keyRing, clock: deps.clock, random: deps.random, issuer: deps.issuer ?? 'http://localhost:8080' });
+  const sessions = new SessionService({
+    ledger: deps.store,
+    cohorts: deps.store,
+    tokens,
+    clock: deps.clock,
+    random: deps.random,
+    logger: deps.logger,
+    policy: deps.policy ?? DEFAULT_SESSION_POLICY,
+  });
+  const accounts = new AccountService({ accounts: deps.store, sessions, hasher: deps.hasher, clock: deps.clock, random: deps.random });
+  return { keyRing, tokens, sessions, accounts };
+}

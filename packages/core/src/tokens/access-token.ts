@@ -1,0 +1,116 @@
+import { SignJWT, decodeProtectedHeader, jwtVerify } from 'jose';
+import { uuidv7, uuidv7Time } from '../encoding/uuid.js';
+import type { Clock } from '../ports/clock.js';
+import type { Random } from '../ports/random.js';
+import type { KeyRing } from './key-ring.js';
+
+export const ACCESS_TOKEN_TTL_S = 900;
+
+/** Exactly the claims an access token carries. Never the cohort. */
+export interface AccessTokenClaims {
+  readonly iss: string;
+  readonly sub: string;
+  readonly sid: string;
+  readonly iat: number;
+  readonly exp: number;
+  /** A UUIDv7: its timestamp is the issuance instant in milliseconds. */
+  readonly jti: string;
+}
+
+export interface VerifiedAccessToken {
+  readonly accountId: string;
+  readonly sessionId: string;
+  readonly jti: string;
+  /** Issuance in milliseconds, from the jti (iat only has seconds). */
+  readonly issuedAt: number;
+  readonly expiresAt: number;
+}
+
+export interface AccessTokensOptions {
+  readonly keyRing: KeyRing;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly issuer: string;
+  /** Verified tokens kept to skip the signature check on repeat use. */
+  readonly cacheSize?: number;
+}
+
+interface CacheEntry {
+  readonly token: VerifiedAccessToken;
+  readonly kid: string;
+}
+
+/**
+ * Mints and checks EdDSA access tokens. Verified tokens are cached by their exact string, until
+ * their own expiry or their key's retirement. This caches only the signature check: the caller
+ * still reads the session ledger on every request, so revocation is never delayed.
+ */
+export class AccessTokens {
+  readonly #o: AccessTokensOptions;
+  readonly #cache = new Map<string, CacheEntry>();
+  readonly #cacheSize: number;
+
+  constructor(options: AccessTokensOptions) {
+    this.#o = options;
+    this.#cacheSize = options.cacheSize ?? 10_000;
+  }
+
+  async issue(accountId: string, sessionId: string): Promise<{ token: string; claims: AccessTokenClaims }> {
+    const now = this.#o.clock.now();
+    const iat = Math.floor(now / 1000);
+    const claims: AccessTokenClaims = {
+      iss: this.#o.issuer,
+      sub: accountId,
+      sid: sessionId,
+      iat,
+      exp: iat + ACCESS_TOKEN_TTL_S,
+      jti: uuidv7(now, this.#o.random.bytes(10)),
+    };
+    const { kid, key } = await this.#o.keyRing.signingKey();
+    const token = await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid }).sign(key);
+    return { token, claims };
+  }
+
+  /** The token's identity if its signature, issuer and lifetime check out; null otherwise. */
+  async verify(token: string): Promise<VerifiedAccessToken | null> {
+    const now = this.#o.clock.now();
+    const hit = this.#cache.get(token);
+    if (hit) {
+      if (now < hit.token.expiresAt && this.#o.keyRing.verifies(hit.kid, now)) return hit.token;
+      this.#cache.delete(token);
+      return null;
+    }
+    let kid: string | undefined;
+    try {
+      kid = decodeProtectedHeader(token).kid;
+    } catch {
+      return null;
+    }
+    if (typeof kid !== 'string') return null;
+    const key = await this.#o.keyRing.verificationKey(kid);
+    if (!key) return null;
+    let payload: Record<string, unknown>;
+    try {
+      ({ payload } = await jwtVerify(token, key, {
+        algorithms: ['EdDSA'],
+        issuer: this.#o.issuer,
+        currentDate: new Date(now),
+        requiredClaims: ['sub', 'sid', 'jti', 'iat', 'exp'],
+      }));
+    } catch {
+      return null;
+    }
+    const { sub, sid, jti, exp } = payload;
+    if (typeof sub !== 'string' || typeof sid !== 'string' || typeof jti !== 'string' || typeof exp !== 'number') return null;
+    const issuedAt = uuidv7Time(jti);
+    if (issuedAt === null) return null;
+    const verified: VerifiedAccessToken = { accountId: sub, sessionId: sid, jti, issuedAt, expiresAt: exp * 1000 };
+    if (this.#cache.size >= this.#cacheSize) {
+      // Drop the oldest entry (Map keeps insertion order): bounded memory, no timers.
+      const oldest = this.#cache.keys().next().value;
+      if (oldest !== undefined) this.#cache.delete(oldest);
+    }
+    this.#cache.set(token, { token: verified, kid });
+    return verified;
+  }
+}
