@@ -1,0 +1,5 @@
+// drizzle-kit reads one dialect per config: DRIZZLE_DIALECT=pg picks the PostgreSQL adapter's.
+// `npm run db:generate` runs both package configs.
+import sqlite from './packages/adapters-sqlite/drizzle.config.js';
+
+export default sqlite;

@@ -1,0 +1,4 @@
+/** Node-specific adapters that are not a database: argon2id hashing, the system clock and CSPRNG, logging. */
+export { Argon2Hasher, OWASP_ARGON2ID } from './argon2-hasher.js';
+export type { Argon2Options } from './argon2-hasher.js';
+export { systemClock, cryptoRandom, JsonLogger } from './system.js';

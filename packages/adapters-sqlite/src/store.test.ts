@@ -1,0 +1,8 @@
+import { describePortContracts } from '@strongroom/port-contracts';
+import { openSqliteDatabase } from './migrate.js';
+import { SqliteStore } from './store.js';
+
+describePortContracts('sqlite', async () => {
+  const db = openSqliteDatabase(':memory:');
+  return { ports: { accounts: new SqliteStore(db) }, cleanup: () => void db.close() };
+});

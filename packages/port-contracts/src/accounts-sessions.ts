@@ -1,0 +1,177 @@
+import { describe, expect, it } from 'vitest';
+import type { AccountRecord, SessionRecord } from '@strongroom/core';
+import { noteSuite } from './registry.js';
+
+import type { PortSet } from './all.js';
+
+/** Makes a fresh, empty set of stores for one test; `cleanup` releases it. */
+export type Setup = () => Promise<{ ports: PortSet; cleanup?: () => Promise<void> | void }>;
+
+let n = 0;
+function account(over: Partial<AccountRecord> = {}): AccountRecord {
+  n++;
+  return {
+    id: `0190a000-0000-7000-8000-${String(n).padStart(12, '0')}`,
+    address: `User${n}@Example.org`,
+    addressKey: `user${n}@example.org`,
+    passwordHash: 'hash',
+    displayName: null,
+    createdAt: 1_000,
+    lockedAt: null,
+    ...over,
+  };
+}
+function session(accountId: string, over: Partial<SessionRecord> = {}): SessionRecord {
+  n++;
+  return {
+    id: `0190b000-0000-7000-8000-${String(n).padStart(12, '0')}`,
+    accountId,
+    tokenHash: n.toString(16).padStart(64, '0'),
+    cohortHash: null,
+    createdAt: 1_000,
+    refreshedAt: 1_000,
+    lastUsedAt: 1_000,
+    accessFloor: 1_000,
+    closedAt: null,
+    ...over,
+  };
+}
+
+async function using(setup: Setup, body: (store: PortSet['accounts']) => Promise<void>): Promise<void> {
+  const { ports, cleanup } = await setup();
+  try {
+    await body(ports.accounts);
+  } finally {
+    await cleanup?.();
+  }
+}
+
+export function describeAccountStoreContract(adapter: string, setup: Setup): void {
+  noteSuite(adapter, 'accounts');
+  describe(`AccountStore contract: ${adapter}`, () => {
+    it('creates once per address key and finds by key and id', () =>
+      using(setup, async (s) => {
+        const a = account();
+        expect(await s.createAccount(a)).toBe('created');
+        expect(await s.createAccount({ ...account(), addressKey: a.addressKey })).toBe('address_taken');
+        expect(await s.findAccountByAddress(a.addressKey)).toEqual(a);
+        expect(await s.findAccountById(a.id)).toEqual(a);
+        expect(await s.findAccountById('0190a000-0000-7000-8000-ffffffffffff')).toBeNull();
+        expect(await s.findAccountByAddress('nobody@example.org')).toBeNull();
+      }));
+    it('sets and clears the display name and the lock', () =>
+      using(setup, async (s) => {
+        const a = account();
+        await s.createAccount(a);
+        expect((await s.setDisplayName(a.id, 'Ada'))?.displayName).toBe('Ada');
+        expect((await s.setDisplayName(a.id, null))?.displayName).toBeNull();
+        expect(await s.setDisplayName('0190a000-0000-7000-8000-ffffffffffff', 'x')).toBeNull();
+        expect(await s.setLocked(a.id, 5)).toBe(true);
+        expect((await s.findAccountById(a.id))?.lockedAt).toBe(5);
+      }));
+    it('changePassword is all-or-nothing and keeps the caller open', () =>
+      using(setup, async (s) => {
+        const a = account();
+        const b = account();
+        await s.createAccount(a);
+        await s.createAccount(b);
+        const mine = session(a.id);
+        const other = session(a.id);
+        const foreign = session(b.id);
+        for (const x of [mine, other, foreign]) await s.insertSession(x);
+        const newHash = 'f'.repeat(64);
+        expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: mine.id, tokenHash: newHash, at: 2_000 })).toBe(true);
+        expect((await s.findAccountById(a.id))?.passwordHash).toBe('new');
+        expect(await s.findSessionById(mine.id)).toMatchObject({ tokenHash: newHash, accessFloor: 2_000, closedAt: null, createdAt: 1_000 });
+        expect((await s.findSessionById(other.id))?.closedAt).toBe(2_000);
+        expect((await s.findSessionById(foreign.id))?.closedAt).toBeNull();
+        // A closed caller session changes nothing.
+        expect(await s.changePassword({ accountId: a.id, passwordHash: 'newer', sessionId: other.id, tokenHash: 'e'.repeat(64), at: 3_000 })).toBe(false);
+        expect((await s.findAccountById(a.id))?.passwordHash).toBe('new');
+        // Another account's session is not the caller's.
+        expect(await s.changePassword({ accountId: b.id, passwordHash: 'x', sessionId: mine.id, tokenHash: 'd'.repeat(64), at: 3_000 })).toBe(false);
+      }));
+  });
+}
+
+export function describeSessionLedgerContract(adapter: string, setup: Setup): void {
+  noteSuite(adapter, 'sessions');
+  describe(`SessionLedger contract: ${adapter}`, () => {
+    it('inserts and finds by id and token hash', () =>
+      using(setup, async (s) => {
+        const a = account();
+        await s.createAccount(a);
+        const x = session(a.id, { cohortHash: 'c'.repeat(64) });
+        await s.insertSession(x);
+        expect(await s.findSessionById(x.id)).toEqual(x);
+        expect(await s.findSessionByTokenHash(x.tokenHash)).toEqual(x);
+        expect(await s.findSessionByTokenHash('0'.repeat(63) + 'z')).toBeNull();
+      }));
+    it('records issuance only on open sessions and touches only stale ones', () =>
+      using(setup, async (s) => {
+        const a = account();
+        await s.createAccount(a);
+        const x = session(a.id);
+        await s.insertSession(x);
+        await s.recordIssuance(x.id, 5_000);
+        expect(await s.findSessionById(x.id)).toMatchObject({ refreshedAt: 5_000, lastUsedAt: 5_000, createdAt: 1_000 });
+        await s.touchSession(x.id, 6_000, 4_000); // last used 5000 > 4000: not stale
+        expect((await s.findSessionById(x.id))?.lastUsedAt).toBe(5_000);
+        await s.touchSession(x.id, 70_000, 10_000);
+        expect((await s.findSessionById(x.id))?.lastUsedAt).toBe(70_000);
+        await s.closeSession(a.id, x.id, 80_000);
+        await s.recordIssuance(x.id, 90_000);
+        expect((await s.findSessionById(x.id))?.refreshedAt).toBe(5_000);
+      }));
+    it('closes one, then all, of one account only', () =>
+      using(setup, async (s) => {
+        const a = account();
+        const b = account();
+        await s.createAccount(a);
+        await s.createAccount(b);
+        const [x, y, z] = [session(a.id), session(a.id), session(b.id)];
+        for (const r of [x, y, z]) await s.insertSession(r);
+        expect(await s.closeSession(b.id, x.id, 2)).toBe(false);
+        expect(await s.closeSession(a.id, x.id, 2)).toBe(true);
+        expect(await s.closeSession(a.id, x.id, 3)).toBe(false);
+        expect((await s.listOpenSessions(a.id)).map((r) => r.id)).toEqual([y.id]);
+        expect(await s.closeAllSessions(a.id, 4)).toBe(1);
+        expect(await s.listOpenSessions(a.id)).toEqual([]);
+        expect((await s.findSessionById(x.id))?.closedAt).toBe(2);
+        expect((await s.listOpenSessions(b.id)).map((r) => r.id)).toEqual([z.id]);
+      }));
+  });
+}
+
+export function describeCohortMapContract(adapter: string, setup: Setup): void {
+  noteSuite(adapter, 'cohorts');
+  describe(`CohortMap contract: ${adapter}`, () => {
+    it('keeps first_seen and moves last_seen', () =>
+      using(setup, async (s) => {
+        const a = account();
+        await s.createAccount(a);
+        await s.recordCohort(a.id, 'a'.repeat(64), 10);
+        await s.recordCohort(a.id, 'b'.repeat(64), 20);
+        await s.recordCohort(a.id, 'a'.repeat(64), 30);
+        expect(await s.listCohorts(a.id)).toEqual([
+          { cohortHash: 'a'.repeat(64), firstSeen: 10, lastSeen: 30 },
+          { cohortHash: 'b'.repeat(64), firstSeen: 20, lastSeen: 20 },
+        ]);
+      }));
+  });
+}
+
+export function describeSigningKeyStoreContract(adapter: string, setup: Setup): void {
+  noteSuite(adapter, 'signing-keys');
+  describe(`SigningKeyStore contract: ${adapter}`, () => {
+    const key = (kid: string, createdAt: number) => ({ kid, privateKey: 'p' + kid, publicKey: 'x' + kid, createdAt, retiredAt: null });
+    it('ensures one first key, then rotates atomically', () =>
+      using(setup, async (s) => {
+        expect(await s.ensureSigningKey(key('k1', 1))).toEqual([key('k1', 1)]);
+        expect(await s.ensureSigningKey(key('k2', 2))).toEqual([key('k1', 1)]);
+        await s.rotateSigningKey(key('k3', 3), 3);
+        const all = (await s.listSigningKeys()).sort((a, b) => a.createdAt - b.createdAt);
+        expect(all).toEqual([{ ...key('k1', 1), retiredAt: 3 }, key('k3', 3)]);
+      }));
+  });
+}

@@ -1,0 +1,34 @@
+import { describe, expect, it } from 'vitest';
+import type { AccountStore, CohortMap, SessionLedger, SigningKeyStore } from '@strongroom/core';
+import {
+  describeAccountStoreContract,
+  describeCohortMapContract,
+  describeSessionLedgerContract,
+  describeSigningKeyStoreContract,
+  type Setup,
+} from './accounts-sessions.js';
+import { SUITES, suitesRunFor } from './registry.js';
+
+/**
+ * Every store an adapter provides, one entry per area. Each area adds its store here, its suite
+ * to `describePortContracts`, and its name to SUITES.
+ */
+export interface PortSet {
+  accounts: AccountStore & SessionLedger & CohortMap & SigningKeyStore;
+}
+
+/**
+ * Declares every contract suite against one adapter, then checks that each suite in SUITES was
+ * declared. An adapter's test file calls this once and nothing else.
+ */
+export function describePortContracts(adapter: string, setup: Setup): void {
+  describeAccountStoreContract(adapter, setup);
+  describeSessionLedgerContract(adapter, setup);
+  describeCohortMapContract(adapter, setup);
+  describeSigningKeyStoreContract(adapter, setup);
+  describe(`port contracts: ${adapter}`, () => {
+    it('runs every suite', () => {
+      expect(suitesRunFor(adapter)).toEqual([...SUITES].sort());
+    });
+  });
+}

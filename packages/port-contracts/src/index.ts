@@ -1,0 +1,8 @@
+/**
+ * The port contract suites. Every adapter runs them all through `describePortContracts` from its
+ * own test file; a new adapter is proven by passing these and nothing else.
+ */
+export { describePortContracts } from './all.js';
+export type { PortSet } from './all.js';
+export type { Setup } from './accounts-sessions.js';
+export { SUITES, suitesRunFor } from './registry.js';
