@@ -4,6 +4,7 @@
  */
 export * from './errors.js';
 export type * from './ports/index.js';
+export { admitAllWrites } from './ports/write-guard.js';
 export * from './encoding/bytes.js';
 export * from './encoding/cbor.js';
 export * from './encoding/uuid.js';

@@ -6,3 +6,5 @@ export type { SessionRecord, SessionLedger } from './session-ledger.js';
 export type { CohortMap, CohortRecord } from './cohort-map.js';
 export type { SigningKeyRecord, SigningKeyStore } from './signing-key-store.js';
 export type { Logger } from './logger.js';
+export type { WriteContext, WriteGuard, WriteRefusal } from './write-guard.js';
+export type { UploadsInFlight } from './uploads-in-flight.js';

@@ -1,0 +1,33 @@
+import type { Result } from '../errors.js';
+
+/** Who is writing, from where, into what: enough to decide whether a write may happen at all. */
+export interface WriteContext {
+  readonly accountId: string;
+  /** The writing device; must be listed in the account's published device directory. */
+  readonly deviceId: string;
+  readonly albumId: string | null;
+  /** The live upgrade intent the write names, if any (quiescence is a filter on it). */
+  readonly intentId: string | null;
+  /** The request's X-Svc-Protocol version. */
+  readonly protocolVersion: string;
+}
+
+export type WriteRefusal =
+  | 'error.device.unknown'
+  | 'error.upload.album_quiescing'
+  | 'error.protocol.below_album_pin'
+  | 'error.not_found';
+
+/**
+ * Checks a write against the device directory, the album's pin and its upgrade quiescence.
+ * Implemented by the album/device area; called by every writing operation (upload session
+ * creation first of all) before it changes anything.
+ */
+export interface WriteGuard {
+  checkWrite(context: WriteContext, now: number): Promise<Result<void, WriteRefusal>>;
+}
+
+/** A guard that admits everything: only for tests of areas that do not involve devices or albums. */
+export const admitAllWrites: WriteGuard = {
+  checkWrite: async () => ({ ok: true, value: undefined }),
+};
