@@ -14,3 +14,4 @@ export * from './profile/index.js';
 export * from './session/index.js';
 export * from './tokens/index.js';
 export * from './account/index.js';
+export * from './totp/index.js';

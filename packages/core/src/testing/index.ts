@@ -5,6 +5,7 @@ export { PlainHasher } from './plain-hasher.js';
 export { MemoryLogger } from './silent-logger.js';
 export type { LogLine } from './silent-logger.js';
 export { MemoryStore } from './memory-store.js';
+export { MemoryTotpStore } from './memory-totp-store.js';
 export { breakable } from './breakable.js';
 export { createCoreServices } from './services.js';
 export type { CoreServices } from './services.js';

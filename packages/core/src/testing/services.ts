@@ -11,12 +11,16 @@ import { DEFAULT_SESSION_POLICY, type SessionPolicy } from '../session/machine.j
 import { SessionService } from '../session/service.js';
 import { AccessTokens } from '../tokens/access-token.js';
 import { KeyRing } from '../tokens/key-ring.js';
+import type { TotpStore } from '../ports/totp-store.js';
+import { TotpService } from '../totp/service.js';
+import { MemoryTotpStore } from './memory-totp-store.js';
 
 export interface CoreServices {
   keyRing: KeyRing;
   tokens: AccessTokens;
   sessions: SessionService;
   accounts: AccountService;
+  totp: TotpService;
 }
 
 /** Wires the account and session services over any set of store ports. */
@@ -29,6 +33,8 @@ export async function createCoreServices(deps: {
   issuer?: string;
   policy?: SessionPolicy;
   keyGraceMs?: number;
+  /** The second-factor store; an empty in-memory one unless a test brings its own. */
+  totpStore?: TotpStore;
 }): Promise<CoreServices> {
   const keyRing = new KeyRing({ store: deps.store, clock: deps.clock, random: deps.random, graceMs: deps.keyGraceMs ?? 86_400_000 });
   await keyRing.init();
@@ -42,6 +48,16 @@ export async function createCoreServices(deps: {
     logger: deps.logger,
     policy: deps.policy ?? DEFAULT_SESSION_POLICY,
   });
-  const accounts = new AccountService({ accounts: deps.store, sessions, hasher: deps.hasher, clock: deps.clock, random: deps.random });
-  return { keyRing, tokens, sessions, accounts };
+  const totp = new TotpService({
+    store: deps.totpStore ?? new MemoryTotpStore(),
+    accounts: deps.store,
+    sessions,
+    clock: deps.clock,
+    random: deps.random,
+    logger: deps.logger,
+    secretKey: new Uint8Array(32).fill(7),
+    issuer: 'Strongroom',
+  });
+  const accounts = new AccountService({ accounts: deps.store, sessions, hasher: deps.hasher, clock: deps.clock, random: deps.random, loginGate: totp });
+  return { keyRing, tokens, sessions, accounts, totp };
 }

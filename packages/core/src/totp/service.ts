@@ -1,0 +1,220 @@
+import { Secret, TOTP } from 'otpauth';
+import type { LoginGate } from '../account/service.js';
+import { fromBase64url, sha256Hex, toBase64url } from '../encoding/bytes.js';
+import { CoreError, guard, ok, refuse, type Result } from '../errors.js';
+import type { AccountRecord, AccountStore } from '../ports/account-store.js';
+import type { Clock } from '../ports/clock.js';
+import type { Logger } from '../ports/logger.js';
+import type { Random } from '../ports/random.js';
+import type { TotpEnrollmentRecord, TotpStore } from '../ports/totp-store.js';
+import type { Principal, SessionService, TokenPair } from '../session/service.js';
+import {
+  attemptsLeft,
+  CHALLENGE_TTL_MS,
+  isWellFormedCode,
+  judgeChallenge,
+  requiresChallenge,
+  TOTP_ALGORITHM,
+  TOTP_DIGITS,
+  TOTP_PERIOD_S,
+  TOTP_SECRET_BYTES,
+  transition,
+  type TotpState,
+} from './machine.js';
+import { TotpSecretBox } from './secret-box.js';
+
+export interface TotpServiceDeps {
+  readonly store: TotpStore;
+  readonly accounts: AccountStore;
+  readonly sessions: SessionService;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly logger: Logger;
+  /** The 32-byte server key that seals secrets at rest. */
+  readonly secretKey: Uint8Array;
+  /** The issuer an authenticator app shows beside the account (otpauth `issuer`). */
+  readonly issuer: string;
+}
+
+/** What enroll hands back, once: the secret is never readable again. */
+export interface TotpEnrollment {
+  /** RFC 4648 base32, no padding. */
+  readonly secret: string;
+  /** `otpauth://totp/<issuer>:<address>?secret=…&algorithm=SHA1&digits=6&period=30`. */
+  readonly uri: string;
+}
+
+const CHALLENGE_BYTES = 32;
+const UNAVAILABLE = 'error.auth.unavailable';
+const MALFORMED_CODE = 'The code must be exactly six digits.';
+const CHALLENGE_INVALID = 'The challenge is unknown, expired or already used.';
+
+/**
+ * The TOTP second factor (contract 3.3, 5.8) over a {@link TotpStore}. Every method reads the
+ * clock once, hands the decision to the pure machine and applies it with one conditional store
+ * call, so a concurrent request can only make it refuse, never accept twice. Any store fault
+ * throws `error.auth.unavailable`: sign-in and code checks fail closed.
+ *
+ * It is also the account service's {@link LoginGate}: a correct password on an account with a
+ * confirmed factor yields a challenge instead of a session.
+ */
+export class TotpService implements LoginGate {
+  readonly #d: TotpServiceDeps;
+  readonly #box: TotpSecretBox;
+
+  constructor(deps: TotpServiceDeps) {
+    this.#d = deps;
+    this.#box = new TotpSecretBox({ key: deps.secretKey, random: deps.random });
+  }
+
+  /** Issues a fresh secret: None or Pending -> Pending. Over a confirmed factor it is refused. */
+  async enroll(principal: Principal): Promise<Result<TotpEnrollment, 'error.auth.totp_already_enrolled' | 'error.auth.session_invalid'>> {
+    const now = this.#d.clock.now();
+    const { state } = await this.#load(principal.accountId);
+    const secret = this.#d.random.bytes(TOTP_SECRET_BYTES);
+    const next = transition(state, { kind: 'enroll', secret }, now);
+    if (!next.ok) return refuse('error.auth.totp_already_enrolled', next.detail);
+    const account = await guard(UNAVAILABLE, 'reading the account', () => this.#d.accounts.findAccountById(principal.accountId));
+    if (account === null) return refuse('error.auth.session_invalid', 'The account no longer exists.');
+    const sealedSecret = await this.#box.seal(secret, principal.accountId);
+    const saved = await guard(UNAVAILABLE, 'saving the enrollment', () =>
+      this.#d.store.savePendingTotp({ accountId: principal.accountId, sealedSecret, at: now }),
+    );
+    // Confirmed by a concurrent request between our read and our write.
+    if (!saved) return refuse('error.auth.totp_already_enrolled', 'A second factor is already confirmed; disable it first.');
+    const totp = new TOTP({
+      issuer: this.#d.issuer,
+      label: account.address,
+      secret: new Secret({ buffer: secret.slice().buffer }),
+      algorithm: TOTP_ALGORITHM,
+      digits: TOTP_DIGITS,
+      period: TOTP_PERIOD_S,
+    });
+    return ok({ secret: totp.secret.base32, uri: totp.toString() });
+  }
+
+  /** Pending -> Confirmed with a valid code; the code's step becomes the first used step. */
+  async verifyEnrollment(
+    principal: Principal,
+    code: string,
+  ): Promise<Result<void, 'error.request.invalid' | 'error.auth.invalid_code' | 'error.auth.totp_not_enrolled' | 'error.auth.totp_already_enrolled'>> {
+    if (!isWellFormedCode(code)) return refuse('error.request.invalid', MALFORMED_CODE);
+    const now = this.#d.clock.now();
+    const { state, record } = await this.#load(principal.accountId);
+    const next = transition(state, { kind: 'verify_enrollment', code }, now);
+    if (!next.ok) return next;
+    // The machine only confirms a pending state, which only exists with a row behind it.
+    const sealedSecret = record?.sealedSecret ?? '';
+    const confirmed = await guard(UNAVAILABLE, 'confirming the enrollment', () =>
+      this.#d.store.confirmTotp({ accountId: principal.accountId, sealedSecret, step: next.value.usedStep!, at: now }),
+    );
+    // Re-enrolled or confirmed concurrently: this code no longer proves anything.
+    return confirmed ? ok(undefined) : refuse('error.auth.invalid_code', 'The code is wrong, expired or already used.');
+  }
+
+  /** Confirmed -> None, with a live code (one not used before). */
+  async disable(
+    principal: Principal,
+    code: string,
+  ): Promise<Result<void, 'error.request.invalid' | 'error.auth.invalid_code' | 'error.auth.totp_not_enrolled'>> {
+    if (!isWellFormedCode(code)) return refuse('error.request.invalid', MALFORMED_CODE);
+    const now = this.#d.clock.now();
+    const { state } = await this.#load(principal.accountId);
+    const next = transition(state, { kind: 'disable', code }, now);
+    if (!next.ok) return refuse(next.code === 'error.auth.invalid_code' ? next.code : 'error.auth.totp_not_enrolled', next.detail);
+    const removed = await guard(UNAVAILABLE, 'removing the factor', () => this.#d.store.removeTotp(principal.accountId, next.value.usedStep!));
+    return removed ? ok(undefined) : refuse('error.auth.invalid_code', 'The code is wrong, expired or already used.');
+  }
+
+  /** The login gate: a confirmed factor turns a correct password into a challenge, opening nothing. */
+  async afterPassword(account: AccountRecord): Promise<{ kind: 'open' } | { kind: 'challenge'; challenge: string; expiresIn: number }> {
+    const now = this.#d.clock.now();
+    const record = await guard(UNAVAILABLE, 'reading the second factor', () => this.#d.store.findTotpEnrollment(account.id));
+    if (!requiresChallenge({ phase: record?.state ?? 'none' })) return { kind: 'open' };
+    const bytes = this.#d.random.bytes(CHALLENGE_BYTES);
+    await guard(UNAVAILABLE, 'creating the challenge', () =>
+      this.#d.store.createTotpChallenge({ idHash: sha256Hex(bytes), accountId: account.id, expiresAt: now + CHALLENGE_TTL_MS, attempts: 0 }),
+    );
+    // Housekeeping only: a failure here costs a few stale rows, never the sign-in.
+    await this.#d.store
+      .purgeTotpChallenges(now)
+      .catch((cause: unknown) => this.#d.logger.warn('totp.purge_failed', { error: String((cause as Error)?.message ?? cause) }));
+    return { kind: 'challenge', challenge: toBase64url(bytes), expiresIn: CHALLENGE_TTL_MS / 1000 };
+  }
+
+  /**
+   * Completes a challenged sign-in: counts the attempt on the challenge first (so the sixth is
+   * refused even with the right code), checks the code, advances the replay ledger, burns the
+   * challenge, and only then opens the session and records the cohort.
+   */
+  async verifyLogin(input: {
+    challenge: string;
+    code: string;
+    cohortHash: string | null;
+  }): Promise<
+    Result<
+      TokenPair,
+      | 'error.request.invalid'
+      | 'error.auth.invalid_code'
+      | 'error.auth.challenge_invalid'
+      | 'error.auth.challenge_exhausted'
+      | 'error.auth.account_locked'
+    >
+  > {
+    if (!isWellFormedCode(input.code)) return refuse('error.request.invalid', MALFORMED_CODE);
+    const bytes = fromBase64url(input.challenge);
+    if (bytes === null || bytes.length !== CHALLENGE_BYTES) return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
+    const idHash = sha256Hex(bytes);
+    const now = this.#d.clock.now();
+    const counted = await guard(UNAVAILABLE, 'counting the attempt', () => this.#d.store.countTotpChallengeAttempt(idHash));
+    const challenge = judgeChallenge(counted, now);
+    if (!challenge.ok) return challenge;
+    const { accountId } = challenge.value;
+    const { state } = await this.#load(accountId);
+    const next = transition(state, { kind: 'sign_in', code: input.code }, now);
+    if (!next.ok) {
+      if (next.code !== 'error.auth.invalid_code') {
+        // The factor was disabled after the password step: this challenge can never succeed.
+        await guard(UNAVAILABLE, 'consuming the challenge', () => this.#d.store.consumeTotpChallenge(idHash));
+        return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
+      }
+      return this.#wrongCode(challenge.value.attempts);
+    }
+    const advanced = await guard(UNAVAILABLE, 'advancing the used step', () => this.#d.store.advanceTotpStep(accountId, next.value.usedStep!));
+    if (!advanced) return this.#wrongCode(challenge.value.attempts);
+    const consumed = await guard(UNAVAILABLE, 'consuming the challenge', () => this.#d.store.consumeTotpChallenge(idHash));
+    if (!consumed) return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
+    const account = await guard(UNAVAILABLE, 'reading the account', () => this.#d.accounts.findAccountById(accountId));
+    if (account === null) return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
+    // An operator may lock the account between the password and the code.
+    if (account.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
+    return ok(await this.#d.sessions.open(accountId, { cohortHash: input.cohortHash }));
+  }
+
+  /** Whether the account has a confirmed factor (for the profile or the client's settings). */
+  async status(principal: Principal): Promise<TotpState['phase']> {
+    const record = await guard(UNAVAILABLE, 'reading the second factor', () => this.#d.store.findTotpEnrollment(principal.accountId));
+    return record?.state ?? 'none';
+  }
+
+  #wrongCode(attempts: number): Result<never, 'error.auth.invalid_code'> {
+    return refuse('error.auth.invalid_code', 'The code is wrong, expired or already used.', {
+      attempts_left: attemptsLeft(attempts),
+    });
+  }
+
+  /** Reads and unseals the enrollment. Unreadable or undecryptable: fail closed. */
+  async #load(accountId: string): Promise<{ state: TotpState; record: TotpEnrollmentRecord | null }> {
+    const record = await guard(UNAVAILABLE, 'reading the second factor', () => this.#d.store.findTotpEnrollment(accountId));
+    if (record === null) return { state: { phase: 'none' }, record };
+    const secret = await this.#box.open(record.sealedSecret, accountId);
+    if (secret === null) {
+      throw new CoreError(UNAVAILABLE, 'the stored TOTP secret does not open under the server key (was SVC_SECRET_KEY changed?)');
+    }
+    const state: TotpState =
+      record.state === 'pending'
+        ? { phase: 'pending', secret }
+        : { phase: 'confirmed', secret, highestUsedStep: record.highestUsedStep ?? Number.NEGATIVE_INFINITY };
+    return { state, record };
+  }
+}
