@@ -54,7 +54,7 @@ export class KeyRing {
   }
 
   async reload(): Promise<void> {
-    this.#records = await guard('error.store.unavailable', 'loading signing keys', () => this.#o.store.listSigningKeys());
+    this.#records = await guard('error.auth.unavailable', 'loading signing keys', () => this.#o.store.listSigningKeys());
     this.#loadedAt = this.#o.clock.now();
   }
 

@@ -1,0 +1,79 @@
+import { Hono } from 'hono';
+import { CoreError, type Principal } from '@strongroom/core';
+import type { AppDeps } from './deps.js';
+import { openApiDocument } from './http/openapi.js';
+import { HttpProblem, problemResponse } from './http/problem.js';
+import { authFailure, mountRoutes, type AnyRoute } from './http/route.js';
+import { authRoutes } from './routes/auth.js';
+import { sessionRoutes } from './routes/sessions.js';
+import { wellKnownRoutes } from './routes/well-known.js';
+
+export type { AppDeps } from './deps.js';
+
+/** Every route group. Each area adds one line. */
+function allRoutes(deps: AppDeps): AnyRoute[] {
+  return [
+    ...authRoutes(deps),
+    ...sessionRoutes(deps),
+    ...wellKnownRoutes(deps),
+  ];
+}
+
+/**
+ * The HTTP face of the core: validates, negotiates the protocol version, authenticates, calls one
+ * core operation and maps its result. Holds no state of its own, so any number of processes can
+ * serve one database.
+ */
+export function createApp(deps: AppDeps): Hono {
+  const app = new Hono();
+  const routes = allRoutes(deps);
+  const window = deps.window;
+  const protocolHeaders = {
+    'x-svc-protocol-min': window.min,
+    'x-svc-protocol-max': window.max,
+    'x-svc-min-client-build': deps.config.minClientBuild,
+  };
+
+  // One structured line per request. Never headers or bodies: they carry tokens and passwords.
+  app.use('*', async (c, next) => {
+    const started = performance.now();
+    await next();
+    for (const [k, v] of Object.entries(protocolHeaders)) c.res.headers.set(k, v);
+    deps.logger.info('http.request', {
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      ms: Math.round((performance.now() - started) * 10) / 10,
+    });
+  });
+
+  const authenticate = async (token: string): Promise<Principal | HttpProblem> => {
+    try {
+      const r = await deps.sessions.authenticate(token);
+      return r.ok ? r.value : HttpProblem.from(r);
+    } catch (cause) {
+      return authFailure(cause);
+    }
+  };
+
+  mountRoutes(app, routes, { window, authenticate });
+
+  const doc = openApiDocument(routes, { baseUrl: deps.config.baseUrl, window });
+  app.get('/openapi.json', (c) => c.json(doc));
+
+  app.notFound(() => problemResponse(new HttpProblem('error.not_found', 'No such resource.'), protocolHeaders));
+
+  app.onError((err) => {
+    if (err instanceof HttpProblem) {
+      return problemResponse(err, { ...protocolHeaders, ...err.headers });
+    }
+    if (err instanceof CoreError && (err.code === 'error.auth.unavailable' || err.code === 'error.store.unavailable')) {
+      deps.logger.error('store.unavailable', { code: err.code, error: String((err.cause as Error)?.message ?? err.message) });
+      return problemResponse(new HttpProblem(err.code, 'A backing store is unavailable; nothing was changed. Try again shortly.'), protocolHeaders);
+    }
+    deps.logger.error('http.unhandled', { error: String(err?.message ?? err), code: err instanceof CoreError ? err.code : undefined });
+    return problemResponse(new HttpProblem('error.internal', 'Something went wrong on our side.'), protocolHeaders);
+  });
+
+  return app;
+}

@@ -1,0 +1,200 @@
+import type { Context, Hono } from 'hono';
+import * as v from 'valibot';
+import { CoreError, negotiateProtocol, type Principal, type ProtocolWindow } from '@strongroom/core';
+import { HttpProblem } from './problem.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export const JSON_LIMIT = 64 * 1024;
+export const CBOR_LIMIT = 256 * 1024;
+
+/** How a route takes its body. `bytes` leaves reading to the handler (uploads stream their own). */
+export type BodySpec =
+  | { readonly type: 'json'; readonly schema: v.GenericSchema }
+  | { readonly type: 'cbor'; readonly description: string }
+  | { readonly type: 'bytes'; readonly description: string }
+  | { readonly type: 'empty' };
+
+export interface ResponseSpec {
+  readonly description: string;
+  readonly schema?: v.GenericSchema;
+  readonly contentType?: string;
+}
+
+export interface HandlerInput<B, P, Q> {
+  readonly c: Context;
+  readonly body: B;
+  readonly params: P;
+  readonly query: Q;
+  /** Set on routes with `auth: true`. */
+  readonly principal: Principal;
+  /** The negotiated X-Svc-Protocol, on versioned routes. */
+  readonly version: string;
+}
+
+type Out<S> = S extends v.GenericSchema ? v.InferOutput<S> : undefined;
+type BodyOf<BS> = BS extends { type: 'json'; schema: infer S } ? Out<S> : BS extends { type: 'cbor' } ? Uint8Array : undefined;
+
+/** One HTTP operation: what it accepts, what it answers, and the handler. Drives both Hono and OpenAPI. */
+export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown> {
+  readonly method: Method;
+  /** Hono syntax, e.g. `/v1/auth/sessions/:session_id`. */
+  readonly path: string;
+  readonly summary: string;
+  readonly tag: string;
+  /** Needs `Authorization: Bearer <access token>`. */
+  readonly auth: boolean;
+  /** Needs X-Svc-Protocol (everything but /.well-known and the OpenAPI document). Default true. */
+  readonly versioned?: boolean;
+  /**
+   * A write for protocol purposes. Default: any method but GET/HEAD. Signing in and out (login,
+   * verify-totp, refresh, revoking a session, logout/all) set false so an old client can still do them.
+   */
+  readonly write?: boolean;
+  readonly body?: BS;
+  /** Path parameters; a value that fails is 404 (a malformed id names nothing). */
+  readonly params?: PS;
+  /** Query parameters; a value that fails is 400. */
+  readonly query?: QS;
+  readonly responses: Readonly<Record<number, ResponseSpec>>;
+  /** The problem codes this route can answer with (for the API reference). */
+  readonly errors?: readonly string[];
+  readonly handle: (input: HandlerInput<BodyOf<BS>, Out<PS>, Out<QS>>) => Promise<Response> | Response;
+}
+
+export type AnyRoute = RouteDef<BodySpec | undefined, v.GenericSchema | undefined, v.GenericSchema | undefined>;
+
+/** Identity function that keeps the route's schema types for its handler. */
+export function route<const BS extends BodySpec | undefined, PS extends v.GenericSchema | undefined = undefined, QS extends v.GenericSchema | undefined = undefined>(
+  def: RouteDef<BS, PS, QS>,
+): RouteDef<BodySpec | undefined, v.GenericSchema | undefined, v.GenericSchema | undefined> {
+  return def as never;
+}
+
+export interface MountOptions {
+  readonly window: ProtocolWindow;
+  readonly authenticate: (token: string) => Promise<Principal | HttpProblem>;
+}
+
+function mediaType(c: Context): string | null {
+  const raw = c.req.header('content-type');
+  return raw ? raw.split(';')[0]!.trim().toLowerCase() : null;
+}
+
+function issuesText(issues: readonly v.BaseIssue<unknown>[]): string {
+  return issues
+    .slice(0, 3)
+    .map((i) => {
+      const path = i.path?.map((p) => String(p.key)).join('.');
+      return path ? `${path}: ${i.message}` : i.message;
+    })
+    .join('; ');
+}
+
+/** Reads the raw body within `limit` bytes, checking the declared length first. */
+export async function readLimited(c: Context, limit: number, code: 'error.request.too_large' | 'error.upload.too_large' = 'error.request.too_large'): Promise<Uint8Array> {
+  const declared = c.req.header('content-length');
+  if (declared !== undefined && Number(declared) > limit) throw new HttpProblem(code, `The body may hold at most ${limit} bytes.`);
+  const buf = new Uint8Array(await c.req.arrayBuffer());
+  if (buf.byteLength > limit) throw new HttpProblem(code, `The body may hold at most ${limit} bytes.`);
+  return buf;
+}
+
+async function readBody(c: Context, spec: BodySpec | undefined): Promise<unknown> {
+  if (spec === undefined || spec.type === 'bytes') return undefined;
+  if (spec.type === 'empty') {
+    // A bodiless POST may send nothing at all, or `{}`.
+    const raw = await readLimited(c, JSON_LIMIT);
+    if (raw.byteLength === 0) return undefined;
+    if (mediaType(c) !== 'application/json') throw new HttpProblem('error.request.unsupported_media_type', 'This operation takes no body, or an empty JSON object.');
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
+    } catch {
+      throw new HttpProblem('error.request.invalid', 'The body is not valid JSON.');
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || Object.keys(parsed).length > 0) {
+      throw new HttpProblem('error.request.invalid', 'This operation takes no body, or an empty JSON object.');
+    }
+    return undefined;
+  }
+  if (spec.type === 'cbor') {
+    if (mediaType(c) !== 'application/cbor') throw new HttpProblem('error.request.unsupported_media_type', 'This operation takes an application/cbor body.');
+    return readLimited(c, CBOR_LIMIT);
+  }
+  if (mediaType(c) !== 'application/json') throw new HttpProblem('error.request.unsupported_media_type', 'This operation takes an application/json body.');
+  const raw = await readLimited(c, JSON_LIMIT);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
+  } catch {
+    throw new HttpProblem('error.request.invalid', 'The body is not valid JSON.');
+  }
+  const result = v.safeParse(spec.schema, parsed);
+  if (!result.success) throw new HttpProblem('error.request.invalid', issuesText(result.issues));
+  return result.output;
+}
+
+function honoMethod(m: Method): 'get' | 'post' | 'put' | 'patch' | 'delete' {
+  return m.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+}
+
+/**
+ * Registers the routes on the app, in this order per request: protocol negotiation, path and query
+ * parameters, authentication, body. A known path with another method answers 405.
+ */
+export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: MountOptions): void {
+  for (const r of routes) {
+    app[honoMethod(r.method)](r.path, async (c) => {
+      const versioned = r.versioned ?? true;
+      let version = '';
+      if (versioned) {
+        const write = r.write ?? !(r.method === 'GET');
+        const negotiated = negotiateProtocol(c.req.header('x-svc-protocol'), options.window, { write });
+        if (!negotiated.ok) throw HttpProblem.from(negotiated);
+        version = negotiated.value.version;
+      }
+      let params: unknown = undefined;
+      if (r.params) {
+        const p = v.safeParse(r.params as v.GenericSchema, c.req.param());
+        if (!p.success) throw new HttpProblem('error.not_found', 'No such resource.');
+        params = p.output;
+      }
+      let query: unknown = undefined;
+      if (r.query) {
+        const q = v.safeParse(r.query as v.GenericSchema, c.req.query());
+        if (!q.success) throw new HttpProblem('error.request.invalid', issuesText(q.issues));
+        query = q.output;
+      }
+      let principal: Principal = { accountId: '', sessionId: '' };
+      if (r.auth) {
+        const header = c.req.header('authorization');
+        const m = header ? /^Bearer ([A-Za-z0-9_.-]+)$/.exec(header) : null;
+        if (!m) throw new HttpProblem('error.auth.session_invalid', 'An access token is required (Authorization: Bearer).');
+        const who = await options.authenticate(m[1]!);
+        if (who instanceof HttpProblem) throw who;
+        principal = who;
+      }
+      const body = await readBody(c, r.body);
+      return r.handle({ c, body, params, query, principal, version } as never);
+    });
+  }
+  const methodsByPath = new Map<string, Set<string>>();
+  for (const r of routes) methodsByPath.set(r.path, (methodsByPath.get(r.path) ?? new Set()).add(r.method));
+  for (const [path, methods] of methodsByPath) {
+    app.all(path, () => {
+      const allow = [...methods].join(', ');
+      const problem = new HttpProblem('error.request.method_not_allowed', `This resource supports ${allow}.`);
+      problem.headers = { allow };
+      throw problem;
+    });
+  }
+}
+
+/** Turns an unreadable session ledger into 401 error.auth.unavailable, as the contract asks. */
+export function authFailure(cause: unknown): HttpProblem {
+  if (cause instanceof CoreError && cause.code === 'error.auth.unavailable') {
+    return new HttpProblem('error.auth.unavailable', 'The session ledger cannot be read; try again shortly.', {}, 401);
+  }
+  throw cause;
+}

@@ -1,0 +1,132 @@
+import * as v from 'valibot';
+import { readCohortHash, type TokenPair as CoreTokenPair } from '@strongroom/core';
+import type { AppDeps } from '../deps.js';
+import { route, type AnyRoute } from '../http/route.js';
+import { iso, isoOrNull, json, unwrap } from '../http/respond.js';
+import { Advisory, Timestamp, TokenPair, Uuid } from './schemas.js';
+
+export const tokenPairBody = (p: CoreTokenPair) => ({
+  session_id: p.sessionId,
+  session_token: p.sessionToken,
+  access_token: p.accessToken,
+  token_type: 'Bearer' as const,
+  expires_in: p.expiresIn,
+});
+
+const Profile = v.object({ account_id: Uuid, address: v.string(), display_name: v.nullable(v.string()), created_at: Timestamp });
+const profileBody = (p: { accountId: string; address: string; displayName: string | null; createdAt: number }) => ({
+  account_id: p.accountId,
+  address: p.address,
+  display_name: p.displayName,
+  created_at: isoOrNull(p.createdAt),
+});
+
+const Password = v.string();
+
+/** Registration, sign-in, refresh, re-authentication, password change and the profile. */
+export function authRoutes(deps: AppDeps): AnyRoute[] {
+  return [
+    route({
+      method: 'POST',
+      path: '/v1/auth/register',
+      tag: 'auth',
+      summary: 'Create an account and sign in (address and password only)',
+      auth: false,
+      body: { type: 'json', schema: v.strictObject({ address: v.string(), password: Password }) },
+      responses: { 200: { description: 'The new account signed in', schema: TokenPair } },
+      errors: ['error.auth.user_already_exists', 'error.auth.weak_password', 'error.request.invalid'],
+      handle: async ({ c, body }) => {
+        const pair = unwrap(await deps.accounts.register({ address: body.address, password: body.password }));
+        return json(c, 200, tokenPairBody(pair));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/auth/login',
+      tag: 'auth',
+      summary: 'Sign in with address and password',
+      auth: false,
+      write: false,
+      body: { type: 'json', schema: v.strictObject({ address: v.string(), password: Password, cohort_hash: Advisory, device_id: Advisory }) },
+      responses: {
+        200: { description: 'Signed in (no confirmed second factor)', schema: TokenPair },
+        202: { description: 'A second factor is confirmed: answer the challenge at /v1/auth/login/verify-totp', schema: v.object({ challenge: v.string(), expires_in: v.number() }) },
+      },
+      errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.unavailable'],
+      handle: async ({ c, body }) => {
+        const outcome = unwrap(await deps.accounts.login({ address: body.address, password: body.password, cohortHash: readCohortHash(body.cohort_hash) }));
+        if (outcome.kind === 'challenge') return json(c, 202, { challenge: outcome.challenge, expires_in: outcome.expiresIn });
+        return json(c, 200, tokenPairBody(outcome.pair));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/auth/refresh',
+      tag: 'auth',
+      summary: 'Mint a new access token with the session token',
+      auth: false,
+      write: false,
+      body: { type: 'json', schema: v.strictObject({ session_token: v.string() }) },
+      responses: { 200: { description: 'A fresh access token', schema: v.object({ access_token: v.string(), token_type: v.literal('Bearer'), expires_in: v.literal(900) }) } },
+      errors: ['error.auth.session_invalid', 'error.auth.unavailable'],
+      handle: async ({ c, body }) => {
+        const grant = unwrap(await deps.sessions.refresh(body.session_token));
+        return json(c, 200, { access_token: grant.accessToken, token_type: 'Bearer', expires_in: grant.expiresIn });
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/auth/reauthenticate',
+      tag: 'auth',
+      summary: 'Confirm the password again (no second factor)',
+      auth: true,
+      body: { type: 'json', schema: v.strictObject({ password: Password }) },
+      responses: { 200: { description: 'Confirmed', schema: v.object({ reauthenticated_at: Timestamp }) } },
+      errors: ['error.auth.invalid_credentials'],
+      handle: async ({ c, body, principal }) => {
+        const r = unwrap(await deps.accounts.reauthenticate(principal, body.password), { 'error.auth.invalid_credentials': 403 });
+        return json(c, 200, { reauthenticated_at: iso(r.reauthenticatedAt) });
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/auth/password',
+      tag: 'auth',
+      summary: 'Change the password: closes every session and re-opens the caller under its own id',
+      auth: true,
+      body: { type: 'json', schema: v.strictObject({ current_password: Password, new_password: Password }) },
+      responses: { 200: { description: 'A fresh token pair for the caller\'s unchanged session id', schema: TokenPair } },
+      errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.weak_password'],
+      handle: async ({ c, body, principal }) => {
+        const pair = unwrap(
+          await deps.accounts.changePassword(principal, { currentPassword: body.current_password, newPassword: body.new_password }),
+          { 'error.auth.invalid_credentials': 403 },
+        );
+        return json(c, 200, tokenPairBody(pair));
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/auth/profile',
+      tag: 'profile',
+      summary: "The caller's own profile",
+      auth: true,
+      responses: { 200: { description: 'Profile', schema: Profile } },
+      handle: async ({ c, principal }) => json(c, 200, profileBody(unwrap(await deps.accounts.profile(principal)))),
+    }),
+    route({
+      method: 'PATCH',
+      path: '/v1/auth/profile',
+      tag: 'profile',
+      summary: 'Set or clear the display name (absent leaves it, null or empty clears it)',
+      auth: true,
+      body: { type: 'json', schema: v.strictObject({ display_name: v.optional(v.nullable(v.string())) }) },
+      responses: { 200: { description: 'Updated profile', schema: Profile } },
+      errors: ['error.profile.invalid_display_name', 'error.request.invalid'],
+      handle: async ({ c, body, principal }) => {
+        const patch = 'display_name' in body ? { displayName: body.display_name ?? null } : {};
+        return json(c, 200, profileBody(unwrap(await deps.accounts.updateProfile(principal, patch))));
+      },
+    }),
+  ];
+}
