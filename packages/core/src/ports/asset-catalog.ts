@@ -1,0 +1,53 @@
+import type { BlobKind } from './upload-sessions.js';
+
+export type AssetState = 'live' | 'trashed' | 'pending_drop';
+
+export interface AssetBlob {
+  readonly kind: BlobKind;
+  readonly contentHash: string;
+  readonly size: number;
+}
+
+export interface AssetRecord {
+  readonly id: string;
+  readonly ownerId: string;
+  /** The authenticated uploader of the original (upload_user_id), distinct from the owner. */
+  readonly uploaderId: string;
+  readonly state: AssetState;
+  readonly createdAt: number;
+  readonly trashedAt: number | null;
+  /** A pending web-upload drop that is not adopted by then counts as discarded. */
+  readonly dropExpiresAt: number | null;
+  readonly blobs: readonly AssetBlob[];
+}
+
+export interface MetadataReplace {
+  readonly assetId: string;
+  readonly payerId: string;
+  readonly contentHash: string;
+  readonly size: number;
+}
+
+/**
+ * Assets as far as quota needs them: which blobs they reference. Trash keeps the references; a
+ * hard purge drops them (the bytes are credited by the sweep, never here).
+ */
+export interface AssetCatalog {
+  findAsset(id: string): Promise<AssetRecord | null>;
+  /** live -> trashed. False when the asset is not live. */
+  trashAsset(id: string, now: number): Promise<boolean>;
+  /** trashed -> live. False when the asset is not trashed. */
+  restoreAsset(id: string): Promise<boolean>;
+  /** Deletes a trashed asset or a pending drop and its references. False when neither. */
+  purgeAsset(id: string): Promise<boolean>;
+  /** Purges every trashed asset of the owner; returns how many. */
+  emptyTrash(ownerId: string): Promise<number>;
+  /** pending_drop (unexpired) -> live, owned by the link owner. False otherwise. */
+  adoptDrop(id: string, now: number): Promise<boolean>;
+  /**
+   * Atomically replaces the asset's metadata blob: the new one is stored (charged to the payer
+   * unless already stored) and referenced, the old reference dropped. Returns false when the
+   * asset is not live.
+   */
+  replaceMetadata(input: MetadataReplace, now: number): Promise<'replaced' | 'not_live'>;
+}

@@ -1,0 +1,72 @@
+import type { QuotaLimits } from '../quota/machine.js';
+
+/** One paying account's row in the ledger. */
+export interface QuotaAccountRecord {
+  readonly accountId: string;
+  /** Bytes of stored blobs charged to this account; credited only by the sweep. */
+  readonly charged: number;
+  /** Declared sizes of this account's open (non-terminal, unexpired) upload sessions. */
+  readonly reserved: number;
+  /** Operator-set limits; null means the deployment defaults apply. */
+  readonly limits: QuotaLimits | null;
+  /** When used (charged + reserved) reached the hard limit; null while below it. */
+  readonly hardSince: number | null;
+  readonly suspendedAt: number | null;
+  /** A sponsored account's uploads are charged to its sponsor. */
+  readonly sponsorId: string | null;
+}
+
+/** A stored blob and whom the ledger charged for it (the first uploader: dedup is global). */
+export interface BlobRecord {
+  /** Hex SHA-256 of the ciphertext: the content address. */
+  readonly contentHash: string;
+  readonly size: number;
+  readonly chargedTo: string;
+  /** Set for federated-received blobs: the peer it came from. */
+  readonly peer: string | null;
+  readonly storedAt: number;
+}
+
+/** A blob removed by a sweep: the bytes credited back to `chargedTo`. */
+export type SweptBlob = Pick<BlobRecord, 'contentHash' | 'size' | 'chargedTo'>;
+
+export interface SweepResult {
+  readonly swept: readonly SweptBlob[];
+  /** Upload sessions that ran out of time during this sweep (their staged bytes can go). */
+  readonly expiredUploads: readonly string[];
+}
+
+export type FederatedCacheOutcome = 'cached' | 'merged' | 'over_budget';
+
+/**
+ * The quota ledger: per-account counters and the global blob index. Every method is atomic; the
+ * ones that take `now` first expire the account's upload sessions whose time ran out (lazily, no job).
+ */
+export interface QuotaLedger {
+  /** Expires the account's timed-out sessions, then returns its row (a zero row when it has none). */
+  readLedger(accountId: string, now: number): Promise<QuotaAccountRecord>;
+  /**
+   * Sets hard_since from the current row: to `now` if used >= hard and it is unset, to null if used
+   * is below hard. Idempotent, so concurrent callers converge. Returns the stored value.
+   */
+  settleHardSince(accountId: string, hard: number | null, now: number): Promise<number | null>;
+  setLimits(accountId: string, limits: QuotaLimits | null): Promise<void>;
+  setSuspended(accountId: string, suspendedAt: number | null): Promise<void>;
+  setSponsor(accountId: string, sponsorId: string | null): Promise<void>;
+  findBlob(contentHash: string): Promise<BlobRecord | null>;
+  /** Blobs charged to the account, oldest first (the operator's ledger view). */
+  listChargedBlobs(accountId: string): Promise<BlobRecord[]>;
+  /**
+   * Caches a federated-received blob for `receiver`: already referenced or already stored is a
+   * merge (nothing charged); otherwise refused when the receiver's bytes from this peer plus `size`
+   * would pass `budget` (null = unlimited), else stored and charged to the receiver.
+   */
+  cacheFederated(input: { receiver: string; peer: string; contentHash: string; size: number; budget: number | null }, now: number): Promise<FederatedCacheOutcome>;
+  /** Drops the receiver's reference; the bytes are credited at the next sweep. False if none. */
+  evictFederated(receiver: string, peer: string, contentHash: string): Promise<boolean>;
+  /**
+   * The garbage collection: expires timed-out sessions and drops, removes every blob nothing
+   * references any more and credits its bytes to whoever the ledger charged. Returns what went.
+   */
+  sweep(now: number): Promise<SweepResult>;
+}

@@ -1,0 +1,118 @@
+import { sha256Hex } from '../encoding/bytes.js';
+import { toHex } from '../encoding/bytes.js';
+import { guard, ok, refuse, type Result } from '../errors.js';
+import type { AssetCatalog, AssetRecord } from '../ports/asset-catalog.js';
+import type { BlobStore } from '../ports/blob-store.js';
+import type { Clock } from '../ports/clock.js';
+import type { Random } from '../ports/random.js';
+import type { QuotaRefusal } from './machine.js';
+import type { QuotaService } from './service.js';
+
+export interface AssetServiceDeps {
+  readonly assets: AssetCatalog;
+  readonly blobs: BlobStore;
+  readonly quota: QuotaService;
+  readonly clock: Clock;
+  readonly random: Random;
+}
+
+type Caller = { readonly accountId: string };
+type Missing = 'error.not_found';
+type Conflict = 'error.conflict';
+
+const STORE = 'error.store.unavailable' as const;
+
+async function* once(bytes: Uint8Array): AsyncIterable<Uint8Array> {
+  yield bytes;
+}
+
+/**
+ * The minimal asset lifecycle quota needs: trash keeps every byte charged; a hard purge (or
+ * trash-empty, or a discarded drop) drops references, and only the next sweep credits the bytes.
+ */
+export class AssetService {
+  readonly #d: AssetServiceDeps;
+  constructor(deps: AssetServiceDeps) {
+    this.#d = deps;
+  }
+
+  /** The asset if the caller may act on it: its owner, or an account sharing the owner's payer. */
+  async get(caller: Caller, id: string): Promise<Result<AssetRecord, Missing>> {
+    const a = await guard(STORE, 'asset read', () => this.#d.assets.findAsset(id));
+    if (!a || a.state === 'pending_drop' || !(await this.#may(caller.accountId, a.ownerId))) return refuse('error.not_found', 'No such asset.');
+    return ok(a);
+  }
+
+  async trash(caller: Caller, id: string): Promise<Result<AssetRecord, Missing | Conflict>> {
+    return this.#step(caller, id, (now) => this.#d.assets.trashAsset(id, now), 'The asset is not live.');
+  }
+
+  async restore(caller: Caller, id: string): Promise<Result<AssetRecord, Missing | Conflict>> {
+    return this.#step(caller, id, () => this.#d.assets.restoreAsset(id), 'The asset is not in the trash.');
+  }
+
+  /** Hard purge of a trashed asset: its references drop now, its bytes are credited at the sweep. */
+  async purge(caller: Caller, id: string): Promise<Result<void, Missing | Conflict>> {
+    const a = await this.get(caller, id);
+    if (!a.ok) return a;
+    if (!(await guard(STORE, 'asset write', () => this.#d.assets.purgeAsset(id)))) return refuse('error.conflict', 'Only an asset in the trash can be purged.');
+    return ok(undefined);
+  }
+
+  async emptyTrash(caller: Caller): Promise<number> {
+    return guard(STORE, 'asset write', () => this.#d.assets.emptyTrash(caller.accountId));
+  }
+
+  /** The link owner takes a pending drop into the library (adoption adds only small blobs later). */
+  async adoptDrop(linkOwner: Caller, id: string): Promise<Result<AssetRecord, Missing>> {
+    const a = await guard(STORE, 'asset read', () => this.#d.assets.findAsset(id));
+    if (!a || a.ownerId !== linkOwner.accountId || !(await guard(STORE, 'asset write', () => this.#d.assets.adoptDrop(id, this.#d.clock.now())))) {
+      return refuse('error.not_found', 'No such pending drop.');
+    }
+    return ok((await this.#d.assets.findAsset(id))!);
+  }
+
+  /** Discards a pending drop: its bytes are freed at the next sweep. */
+  async discardDrop(linkOwner: Caller, id: string): Promise<Result<void, Missing>> {
+    const a = await guard(STORE, 'asset read', () => this.#d.assets.findAsset(id));
+    if (!a || a.state !== 'pending_drop' || a.ownerId !== linkOwner.accountId) return refuse('error.not_found', 'No such pending drop.');
+    await guard(STORE, 'asset write', () => this.#d.assets.purgeAsset(id));
+    return ok(undefined);
+  }
+
+  /**
+   * A caption or tag edit: the asset's metadata blob is replaced. The size delta (new minus old)
+   * decides whether it is growth, refused in GraceExpired and Suspended; the new blob is charged
+   * now, the old one is credited by the sweep.
+   */
+  async replaceMetadata(caller: Caller, id: string, bytes: Uint8Array): Promise<Result<AssetRecord, Missing | Conflict | QuotaRefusal>> {
+    const a = await this.get(caller, id);
+    if (!a.ok) return a;
+    if (a.value.state !== 'live') return refuse('error.conflict', 'Only a live asset takes metadata edits.');
+    const old = a.value.blobs.filter((b) => b.kind === 'metadata').reduce((n, b) => n + b.size, 0);
+    const admitted = await this.#d.quota.admit(caller.accountId, 'metadata_update', bytes.length - old);
+    if (!admitted.ok) return admitted;
+    const now = this.#d.clock.now();
+    const payerId = await this.#d.quota.payerOf(caller.accountId, now);
+    const contentHash = sha256Hex(bytes);
+    const staging = `meta-${toHex(this.#d.random.bytes(16))}`;
+    await this.#d.blobs.stage(staging, once(bytes), bytes.length);
+    await this.#d.blobs.commit(staging, contentHash);
+    const r = await guard(STORE, 'asset write', () => this.#d.assets.replaceMetadata({ assetId: id, payerId, contentHash, size: bytes.length }, now));
+    if (r === 'not_live') return refuse('error.conflict', 'Only a live asset takes metadata edits.');
+    await this.#d.quota.settle(payerId, now);
+    return ok((await this.#d.assets.findAsset(id))!);
+  }
+
+  async #step(caller: Caller, id: string, change: (now: number) => Promise<boolean>, conflict: string): Promise<Result<AssetRecord, Missing | Conflict>> {
+    const a = await this.get(caller, id);
+    if (!a.ok) return a;
+    if (!(await guard(STORE, 'asset write', () => change(this.#d.clock.now())))) return refuse('error.conflict', conflict);
+    return ok((await this.#d.assets.findAsset(id))!);
+  }
+
+  async #may(accountId: string, ownerId: string): Promise<boolean> {
+    if (accountId === ownerId) return true;
+    return (await this.#d.quota.payerOf(accountId)) === (await this.#d.quota.payerOf(ownerId));
+  }
+}

@@ -1,0 +1,15 @@
+export {
+  DEFAULT_QUOTA_POLICY,
+  admitWrite,
+  effectiveLimits,
+  federatedBudget,
+  nextHardSince,
+  quotaState,
+  quotaStatus,
+  usedBytes,
+} from './machine.js';
+export type { LedgerFacts, QuotaAlert, QuotaLimits, QuotaPolicy, QuotaRefusal, QuotaState, QuotaStatus, WriteKind } from './machine.js';
+export { QuotaService } from './service.js';
+export type { LedgerReport, QuotaServiceDeps, SweepReport } from './service.js';
+export { AssetService } from './assets.js';
+export type { AssetServiceDeps } from './assets.js';

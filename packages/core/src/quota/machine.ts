@@ -1,0 +1,157 @@
+import { ok, refuse, type Result } from '../errors.js';
+
+/** The five quota states (contract 3.1), spelled as on the wire. */
+export type QuotaState = 'OK' | 'SoftWarning' | 'HardExceeded' | 'GraceExpired' | 'Suspended';
+
+/** Alert classes the client surfaces (contract 6). */
+export type QuotaAlert = 'quota_soft' | 'quota_grace_expiring';
+
+/** Limits in bytes; null means unlimited. */
+export interface QuotaLimits {
+  readonly soft: number | null;
+  readonly hard: number | null;
+}
+
+/** Deployment policy: default limits, the grace window and the federated cache share. */
+export interface QuotaPolicy {
+  readonly defaults: QuotaLimits;
+  /** How long the hard condition may hold before GraceExpired (default 14 days). */
+  readonly graceMs: number;
+  /** Per-(receiver, peer) federated cache budget as a share of the receiver's hard limit (default 0.25). */
+  readonly federatedShare: number;
+}
+
+const DAY = 86_400_000;
+export const DEFAULT_QUOTA_POLICY: QuotaPolicy = {
+  defaults: { soft: 8 * 1024 ** 3, hard: 10 * 1024 ** 3 },
+  graceMs: 14 * DAY,
+  federatedShare: 0.25,
+};
+
+/** What the ledger knows about one paying account: the inputs of every decision below. */
+export interface LedgerFacts {
+  /** Bytes of stored blobs charged to the account (credited only by the sweep). */
+  readonly charged: number;
+  /** Declared sizes of the account's open upload sessions. */
+  readonly reserved: number;
+  /** When used last reached the hard limit; null while below it. */
+  readonly hardSince: number | null;
+  readonly suspended: boolean;
+  readonly limits: QuotaLimits;
+}
+
+/** The derived view: what GET /quota shows. */
+export interface QuotaStatus {
+  /** Charged bytes plus open reservations: the figure the state follows. */
+  readonly used: number;
+  readonly reserved: number;
+  readonly softLimit: number | null;
+  readonly hardLimit: number | null;
+  readonly state: QuotaState;
+  /** When HardExceeded becomes GraceExpired (in the past once expired); null below the hard limit. */
+  readonly graceExpiresAt: number | null;
+  readonly alerts: readonly QuotaAlert[];
+}
+
+/** The limits that apply: the account's own when an operator set them, else the deployment's. */
+export function effectiveLimits(own: QuotaLimits | null, policy: QuotaPolicy): QuotaLimits {
+  return own ?? policy.defaults;
+}
+
+export function usedBytes(facts: Pick<LedgerFacts, 'charged' | 'reserved'>): number {
+  return facts.charged + facts.reserved;
+}
+
+function atOrOver(used: number, limit: number | null): boolean {
+  return limit !== null && used >= limit;
+}
+
+/**
+ * The value `hard_since` must hold after the ledger changed: kept while used stays at or over the
+ * hard limit, set to `now` when it just got there, cleared below it.
+ */
+export function nextHardSince(facts: Pick<LedgerFacts, 'charged' | 'reserved' | 'hardSince' | 'limits'>, now: number): number | null {
+  if (!atOrOver(usedBytes(facts), facts.limits.hard)) return null;
+  return facts.hardSince ?? now;
+}
+
+/** The state, from the ledger and the clock alone: nothing flips it in the background. */
+export function quotaState(facts: LedgerFacts, now: number, graceMs: number): QuotaState {
+  if (facts.suspended) return 'Suspended';
+  const used = usedBytes(facts);
+  if (atOrOver(used, facts.limits.hard)) {
+    const since = facts.hardSince ?? now;
+    return now - since > graceMs ? 'GraceExpired' : 'HardExceeded';
+  }
+  if (atOrOver(used, facts.limits.soft)) return 'SoftWarning';
+  return 'OK';
+}
+
+export function quotaStatus(facts: LedgerFacts, now: number, graceMs: number): QuotaStatus {
+  const state = quotaState(facts, now, graceMs);
+  const used = usedBytes(facts);
+  const over = atOrOver(used, facts.limits.hard);
+  const alerts: QuotaAlert[] = [];
+  if (atOrOver(used, facts.limits.soft) || over) alerts.push('quota_soft');
+  if (state === 'HardExceeded' || (state === 'Suspended' && over && now - (facts.hardSince ?? now) <= graceMs)) alerts.push('quota_grace_expiring');
+  return {
+    used,
+    reserved: facts.reserved,
+    softLimit: facts.limits.soft,
+    hardLimit: facts.limits.hard,
+    state,
+    graceExpiresAt: over ? (facts.hardSince ?? now) + graceMs : null,
+    alerts,
+  };
+}
+
+/**
+ * Kinds of write, as far as quota cares.
+ * - `upload`: a new upload session (the only hard enforcement point; the delta is the declared size).
+ * - `metadata_update`: a caption or tag edit replacing a metadata blob; the delta is new minus old.
+ * - `metadata_growth`: other writes that only grow metadata: a new share link, a new upload link.
+ * - `delete`, `restore`, `trash_empty`, `purge`: always admitted, with the provenance and metadata
+ *   writes they produce.
+ */
+export type WriteKind = 'upload' | 'metadata_update' | 'metadata_growth' | 'delete' | 'restore' | 'trash_empty' | 'purge';
+
+export type QuotaRefusal = 'error.quota.exceeded' | 'error.quota.write_refused';
+
+/**
+ * What each state admits: one pure function of (status, kind of write, size delta).
+ * Uploads are refused when used + delta would pass the hard limit (so from HardExceeded on) and
+ * while suspended. Growth of metadata is refused in GraceExpired and Suspended; shrinking or
+ * same-size metadata edits, deletes, restores and trash-empty are always admitted.
+ */
+export function admitWrite(status: Pick<QuotaStatus, 'used' | 'hardLimit' | 'state'>, kind: WriteKind, delta: number): Result<void, QuotaRefusal> {
+  switch (kind) {
+    case 'delete':
+    case 'restore':
+    case 'trash_empty':
+    case 'purge':
+      return ok(undefined);
+    case 'upload':
+      if (status.state === 'Suspended') return refuse('error.quota.write_refused', 'The account is suspended.', { state: status.state });
+      if (status.hardLimit !== null && status.used + delta > status.hardLimit) {
+        return refuse('error.quota.exceeded', 'This upload would pass the hard storage limit.', {
+          used: status.used,
+          hard_limit: status.hardLimit,
+          declared_size: delta,
+        });
+      }
+      return ok(undefined);
+    case 'metadata_update':
+    case 'metadata_growth': {
+      const grows = kind === 'metadata_growth' || delta > 0;
+      if (grows && (status.state === 'GraceExpired' || status.state === 'Suspended')) {
+        return refuse('error.quota.write_refused', `Metadata-growth writes are refused in ${status.state}.`, { state: status.state });
+      }
+      return ok(undefined);
+    }
+  }
+}
+
+/** The per-(receiver, peer) federated cache budget; null when the hard limit is unlimited. */
+export function federatedBudget(limits: QuotaLimits, policy: QuotaPolicy): number | null {
+  return limits.hard === null ? null : Math.floor(limits.hard * policy.federatedShare);
+}

@@ -1,0 +1,188 @@
+import { sha256Hex } from '../encoding/bytes.js';
+import { toHex } from '../encoding/bytes.js';
+import { guard, ok, refuse, type Result } from '../errors.js';
+import type { BlobStore } from '../ports/blob-store.js';
+import type { Clock } from '../ports/clock.js';
+import type { BlobRecord, QuotaAccountRecord, QuotaLedger, SweptBlob } from '../ports/quota-ledger.js';
+import type { Random } from '../ports/random.js';
+import {
+  admitWrite,
+  effectiveLimits,
+  federatedBudget,
+  nextHardSince,
+  quotaStatus,
+  type LedgerFacts,
+  type QuotaLimits,
+  type QuotaPolicy,
+  type QuotaRefusal,
+  type QuotaStatus,
+  type WriteKind,
+} from './machine.js';
+
+export interface QuotaServiceDeps {
+  readonly ledger: QuotaLedger;
+  readonly blobs: BlobStore;
+  readonly clock: Clock;
+  readonly random: Random;
+  readonly policy: QuotaPolicy;
+}
+
+/** What an operator sees for one account. */
+export interface LedgerReport {
+  readonly accountId: string;
+  readonly payerId: string;
+  readonly record: QuotaAccountRecord;
+  readonly status: QuotaStatus;
+  readonly blobs: readonly BlobRecord[];
+}
+
+export interface SweepReport {
+  readonly swept: readonly SweptBlob[];
+  readonly credited: Readonly<Record<string, number>>;
+  readonly expiredUploads: number;
+}
+
+const STORE = 'error.store.unavailable' as const;
+
+async function* once(bytes: Uint8Array): AsyncIterable<Uint8Array> {
+  yield bytes;
+}
+
+/**
+ * Quota accounting over the ledger: derived state, admission of writes, the sweep, federated
+ * caching and the operator's levers. Reads the clock once per operation.
+ */
+export class QuotaService {
+  readonly #d: QuotaServiceDeps;
+  constructor(deps: QuotaServiceDeps) {
+    this.#d = deps;
+  }
+
+  get policy(): QuotaPolicy {
+    return this.#d.policy;
+  }
+
+  /** Whom the ledger charges for this account's writes: its sponsor if it has one, else itself. */
+  async payerOf(accountId: string, now = this.#d.clock.now()): Promise<string> {
+    const row = await guard(STORE, 'quota ledger read', () => this.#d.ledger.readLedger(accountId, now));
+    return row.sponsorId ?? accountId;
+  }
+
+  /** The payer's facts as of `now`, with hard_since brought in line with the ledger first. */
+  async facts(payerId: string, now: number): Promise<{ record: QuotaAccountRecord; facts: LedgerFacts }> {
+    let record = await guard(STORE, 'quota ledger read', () => this.#d.ledger.readLedger(payerId, now));
+    const limits = effectiveLimits(record.limits, this.#d.policy);
+    const wanted = nextHardSince({ ...record, limits }, now);
+    if (wanted !== record.hardSince) {
+      const hardSince = await guard(STORE, 'quota ledger write', () => this.#d.ledger.settleHardSince(payerId, limits.hard, now));
+      record = { ...record, hardSince };
+    }
+    return { record, facts: { charged: record.charged, reserved: record.reserved, hardSince: record.hardSince, suspended: record.suspendedAt !== null, limits } };
+  }
+
+  /** The caller's quota (a sponsored account sees its sponsor's, which is the one it spends). */
+  async status(accountId: string): Promise<QuotaStatus> {
+    const now = this.#d.clock.now();
+    const payer = await this.payerOf(accountId, now);
+    return quotaStatus((await this.facts(payer, now)).facts, now, this.#d.policy.graceMs);
+  }
+
+  /** Whether the account's current state admits a write of this kind and size delta. */
+  async admit(accountId: string, kind: WriteKind, delta: number): Promise<Result<QuotaStatus, QuotaRefusal>> {
+    const status = await this.status(accountId);
+    const verdict = admitWrite(status, kind, delta);
+    return verdict.ok ? ok(status) : verdict;
+  }
+
+  /** Re-derives hard_since after the payer's ledger moved. */
+  async settle(payerId: string, now = this.#d.clock.now()): Promise<void> {
+    await this.facts(payerId, now);
+  }
+
+  // Operator levers
+
+  /** Sets the account's own limits (null restores the deployment defaults). */
+  async setLimits(accountId: string, limits: QuotaLimits | null): Promise<Result<QuotaStatus, 'error.request.invalid'>> {
+    if (limits !== null && limits.soft !== null && limits.hard !== null && limits.soft > limits.hard) {
+      return refuse('error.request.invalid', 'The soft limit must not exceed the hard limit.');
+    }
+    await guard(STORE, 'quota ledger write', () => this.#d.ledger.setLimits(accountId, limits));
+    return ok(await this.status(accountId));
+  }
+
+  async suspend(accountId: string): Promise<QuotaStatus> {
+    const now = this.#d.clock.now();
+    await guard(STORE, 'quota ledger write', () => this.#d.ledger.setSuspended(accountId, now));
+    return this.status(accountId);
+  }
+
+  async unsuspend(accountId: string): Promise<QuotaStatus> {
+    await guard(STORE, 'quota ledger write', () => this.#d.ledger.setSuspended(accountId, null));
+    return this.status(accountId);
+  }
+
+  /** Makes `accountId` a sponsored account of `sponsorId` (null ends it). One level only. */
+  async setSponsor(accountId: string, sponsorId: string | null): Promise<Result<void, 'error.request.invalid'>> {
+    const now = this.#d.clock.now();
+    if (sponsorId !== null) {
+      if (sponsorId === accountId) return refuse('error.request.invalid', 'An account cannot sponsor itself.');
+      const sponsor = await guard(STORE, 'quota ledger read', () => this.#d.ledger.readLedger(sponsorId, now));
+      if (sponsor.sponsorId !== null) return refuse('error.request.invalid', 'A sponsored account cannot sponsor another.');
+    }
+    await guard(STORE, 'quota ledger write', () => this.#d.ledger.setSponsor(accountId, sponsorId));
+    return ok(undefined);
+  }
+
+  async report(accountId: string): Promise<LedgerReport> {
+    const now = this.#d.clock.now();
+    const payerId = await this.payerOf(accountId, now);
+    const { record, facts } = await this.facts(accountId, now);
+    const blobs = await guard(STORE, 'quota ledger read', () => this.#d.ledger.listChargedBlobs(accountId));
+    return { accountId, payerId, record, status: quotaStatus(facts, now, this.#d.policy.graceMs), blobs };
+  }
+
+  /**
+   * The garbage collection: blobs nothing references any more leave the ledger and their bytes
+   * are credited to whoever was charged; then their files go. Expired sessions' staged bytes go too.
+   */
+  async sweep(): Promise<SweepReport> {
+    const now = this.#d.clock.now();
+    const result = await guard(STORE, 'quota sweep', () => this.#d.ledger.sweep(now));
+    const credited: Record<string, number> = {};
+    for (const b of result.swept) {
+      credited[b.chargedTo] = (credited[b.chargedTo] ?? 0) + b.size;
+      // A merge may have re-stored the hash since; only remove bytes the ledger no longer knows.
+      if ((await this.#d.ledger.findBlob(b.contentHash)) === null) await this.#d.blobs.remove(b.contentHash);
+    }
+    for (const id of result.expiredUploads) await this.#d.blobs.discard(id);
+    for (const account of Object.keys(credited)) await this.settle(account, now);
+    return { swept: result.swept, credited, expiredUploads: result.expiredUploads.length };
+  }
+
+  /**
+   * Caches a blob received from a federated peer for `receiverId`: charged to the receiver unless
+   * already stored, within the per-(receiver, peer) budget.
+   */
+  async cacheFederated(receiverId: string, peer: string, bytes: Uint8Array): Promise<Result<{ contentHash: string; outcome: 'cached' | 'merged' }, 'error.quota.exceeded'>> {
+    const now = this.#d.clock.now();
+    const contentHash = sha256Hex(bytes);
+    const { facts } = await this.facts(receiverId, now);
+    const budget = federatedBudget(facts.limits, this.#d.policy);
+    const staging = `fed-${toHex(this.#d.random.bytes(16))}`;
+    await this.#d.blobs.stage(staging, once(bytes), bytes.length);
+    await this.#d.blobs.commit(staging, contentHash);
+    const outcome = await guard(STORE, 'quota ledger write', () =>
+      this.#d.ledger.cacheFederated({ receiver: receiverId, peer, contentHash, size: bytes.length, budget }, now),
+    );
+    if (outcome === 'over_budget') {
+      if ((await this.#d.ledger.findBlob(contentHash)) === null) await this.#d.blobs.remove(contentHash);
+      return refuse('error.quota.exceeded', 'The federated cache budget for this peer is spent.', { peer, budget });
+    }
+    await this.settle(receiverId, now);
+    return ok({ contentHash, outcome });
+  }
+
+  async evictFederated(receiverId: string, peer: string, contentHash: string): Promise<boolean> {
+    return guard(STORE, 'quota ledger write', () => this.#d.ledger.evictFederated(receiverId, peer, contentHash));
+  }
+}

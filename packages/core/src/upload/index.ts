@@ -1,0 +1,3 @@
+export { UploadService, BLOB_KINDS, MAX_DECLARED_SIZE } from './service.js';
+export type { CreateUpload, FinalizeUpload, UploadServiceDeps, UploadView } from './service.js';
+export { decideCancel, decideFinalize, decidePut, isContentHash, isInFlight, isOpenState, uploadState, OPEN_STATES, TERMINAL_STATES } from './machine.js';

@@ -1,0 +1,63 @@
+import { ok, refuse, type Result } from '../errors.js';
+import type { UploadSessionRecord, UploadState } from '../ports/upload-sessions.js';
+
+export const OPEN_STATES: readonly UploadState[] = ['Pending', 'Uploading', 'WaitingForProcessing'];
+export const TERMINAL_STATES: readonly UploadState[] = ['Completed', 'Merged', 'Cancelled', 'Expired'];
+
+/** Pending counts as in flight; so do Uploading and WaitingForProcessing. */
+export function isOpenState(state: UploadState): boolean {
+  return state === 'Pending' || state === 'Uploading' || state === 'WaitingForProcessing';
+}
+
+/** The state as of `now`: an open session past its expiry is Expired, whether or not a sweep wrote it. */
+export function uploadState(session: Pick<UploadSessionRecord, 'state' | 'expiresAt'>, now: number): UploadState {
+  return isOpenState(session.state) && now >= session.expiresAt ? 'Expired' : session.state;
+}
+
+export function isInFlight(session: Pick<UploadSessionRecord, 'state' | 'expiresAt'>, now: number): boolean {
+  return isOpenState(uploadState(session, now));
+}
+
+const HEX64 = /^[0-9a-f]{64}$/;
+export function isContentHash(text: string): boolean {
+  return HEX64.test(text);
+}
+
+type Conflict = 'error.conflict';
+
+function notOpen(state: UploadState): Result<never, Conflict> {
+  return refuse('error.conflict', `The upload session is ${state}.`, { state });
+}
+
+/** May bytes be sent? Only while the session is open. */
+export function decidePut(session: UploadSessionRecord, now: number): Result<void, Conflict> {
+  const state = uploadState(session, now);
+  return isOpenState(state) ? ok(undefined) : notOpen(state);
+}
+
+/**
+ * May the session be finalized with this hash? An open session needs its bytes staged and the
+ * hash to be theirs; a session merged at creation binds once, with the hash it announced.
+ */
+export function decideFinalize(
+  session: UploadSessionRecord,
+  contentHash: string,
+  now: number,
+): Result<{ size: number; staged: boolean }, Conflict> {
+  const state = uploadState(session, now);
+  if (state === 'Merged' && session.assetId === null && session.contentHash !== null) {
+    if (contentHash !== session.contentHash) return refuse('error.conflict', 'The content hash differs from the one announced at creation.');
+    return ok({ size: session.declaredSize, staged: false });
+  }
+  if (!isOpenState(state)) return notOpen(state);
+  if (state !== 'WaitingForProcessing' || session.receivedHash === null || session.receivedSize === null) {
+    return refuse('error.conflict', 'No bytes have been received for this upload yet.', { state });
+  }
+  if (session.receivedHash !== contentHash) return refuse('error.conflict', 'The content hash does not match the bytes received.', { state });
+  return ok({ size: session.receivedSize, staged: true });
+}
+
+export function decideCancel(session: UploadSessionRecord, now: number): Result<void, Conflict> {
+  const state = uploadState(session, now);
+  return isOpenState(state) ? ok(undefined) : notOpen(state);
+}

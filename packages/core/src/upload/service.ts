@@ -1,0 +1,229 @@
+
+import { uuidv7 } from '../encoding/uuid.js';
+import { guard, ok, refuse, type Result } from '../errors.js';
+import type { AssetCatalog } from '../ports/asset-catalog.js';
+import type { BlobStore } from '../ports/blob-store.js';
+import type { Clock } from '../ports/clock.js';
+import type { Random } from '../ports/random.js';
+import type { BlobKind, CompleteUpload, UploadSessionRecord, UploadSessions, UploadState } from '../ports/upload-sessions.js';
+import type { WriteGuard, WriteRefusal } from '../ports/write-guard.js';
+import { admitWrite, quotaStatus, type QuotaRefusal } from '../quota/machine.js';
+import type { QuotaService } from '../quota/service.js';
+import { decideCancel, decideFinalize, decidePut, isContentHash, uploadState } from './machine.js';
+
+export interface UploadServiceDeps {
+  readonly sessions: UploadSessions;
+  readonly assets: AssetCatalog;
+  readonly blobs: BlobStore;
+  readonly quota: QuotaService;
+  readonly writeGuard: WriteGuard;
+  readonly clock: Clock;
+  readonly random: Random;
+  /** How long a session may stay open (SVC_UPLOAD_TTL_S). */
+  readonly ttlMs: number;
+  /** How long a finalized web-upload drop waits for adoption before it counts as discarded. */
+  readonly dropTtlMs: number;
+}
+
+export const BLOB_KINDS: readonly BlobKind[] = ['original', 'derivative', 'metadata', 'provenance'];
+export const MAX_DECLARED_SIZE = Number.MAX_SAFE_INTEGER;
+
+export interface CreateUpload {
+  readonly declaredSize: number;
+  readonly kind: BlobKind;
+  readonly contentHash: string | null;
+  readonly albumId: string | null;
+  readonly intentId: string | null;
+  readonly deviceId: string;
+  readonly protocolVersion: string;
+}
+
+export interface FinalizeUpload {
+  readonly contentHash: string;
+  /** What the server reads of the manifest: the asset a non-original blob belongs to, the intent it names. */
+  readonly manifest: { readonly assetId: string | null; readonly intentId: string | null } | null;
+}
+
+export interface UploadView {
+  readonly uploadId: string;
+  readonly state: UploadState;
+  readonly expiresAt: number;
+  readonly kind: BlobKind;
+  readonly declaredSize: number;
+  readonly assetId: string | null;
+}
+
+type CreateRefusal = WriteRefusal | QuotaRefusal | 'error.request.invalid';
+type Caller = { readonly accountId: string };
+
+const STORE = 'error.store.unavailable' as const;
+
+function view(s: UploadSessionRecord, now: number): UploadView {
+  return { uploadId: s.id, state: uploadState(s, now), expiresAt: s.expiresAt, kind: s.kind, declaredSize: s.declaredSize, assetId: s.assetId };
+}
+
+/**
+ * Upload sessions: the only hard quota enforcement point. Creation reserves the declared size
+ * atomically (or merges a known hash); the declared size caps the bytes; finalize turns the
+ * reservation into a charge of the real size with no further check; cancel and expiry release it.
+ */
+export class UploadService {
+  readonly #d: UploadServiceDeps;
+  constructor(deps: UploadServiceDeps) {
+    this.#d = deps;
+  }
+
+  async create(caller: Caller, input: CreateUpload): Promise<Result<UploadView, CreateRefusal>> {
+    const bad = checkCreate(input);
+    if (bad) return refuse('error.request.invalid', bad);
+    const now = this.#d.clock.now();
+    const allowed = await this.#d.writeGuard.checkWrite(
+      { accountId: caller.accountId, deviceId: input.deviceId, albumId: input.albumId, intentId: input.intentId, protocolVersion: input.protocolVersion },
+      now,
+    );
+    if (!allowed.ok) return allowed;
+    return this.#open(caller.accountId, input, null, now);
+  }
+
+  /**
+   * A guest's web-upload drop through `linkId`: charged to the link owner at creation, finalized
+   * into a pending drop that waits for adoption. No device check: the link's creation was the write.
+   */
+  async openDrop(linkOwnerId: string, linkId: string, input: { declaredSize: number; contentHash: string | null }): Promise<Result<UploadView, CreateRefusal>> {
+    const full: CreateUpload = { ...input, kind: 'original', albumId: null, intentId: null, deviceId: '', protocolVersion: '' };
+    const bad = checkCreate(full);
+    if (bad) return refuse('error.request.invalid', bad);
+    return this.#open(linkOwnerId, full, linkId, this.#d.clock.now());
+  }
+
+  async #open(uploaderId: string, input: CreateUpload, dropLinkId: string | null, now: number): Promise<Result<UploadView, CreateRefusal>> {
+    const quota = this.#d.quota;
+    const payerId = await quota.payerOf(uploaderId, now);
+    const { facts } = await quota.facts(payerId, now);
+    const verdict = admitWrite(quotaStatus(facts, now, quota.policy.graceMs), 'upload', input.declaredSize);
+    if (!verdict.ok) return verdict;
+    const session: UploadSessionRecord = {
+      id: uuidv7(now, this.#d.random.bytes(10)),
+      uploaderId,
+      payerId,
+      kind: input.kind,
+      declaredSize: input.declaredSize,
+      contentHash: input.contentHash,
+      albumId: input.albumId,
+      intentId: input.intentId,
+      dropLinkId,
+      state: 'Pending',
+      receivedSize: null,
+      receivedHash: null,
+      assetId: null,
+      createdAt: now,
+      expiresAt: now + this.#d.ttlMs,
+    };
+    const outcome = await guard(STORE, 'upload session write', () => this.#d.sessions.openUpload(session, facts.limits.hard, now));
+    if (outcome === 'exceeded') {
+      // Lost a race with another creation: the atomic check in the store is the one that counts.
+      return refuse('error.quota.exceeded', 'This upload would pass the hard storage limit.', { declared_size: input.declaredSize, hard_limit: facts.limits.hard });
+    }
+    await quota.settle(payerId, now);
+    return ok(view({ ...session, state: outcome === 'merged' ? 'Merged' : 'Pending' }, now));
+  }
+
+  async #mine(caller: Caller, id: string): Promise<UploadSessionRecord | null> {
+    const s = await guard(STORE, 'upload session read', () => this.#d.sessions.findUpload(id));
+    return s && s.uploaderId === caller.accountId ? s : null;
+  }
+
+  async get(caller: Caller, id: string): Promise<Result<UploadView, 'error.not_found'>> {
+    const s = await this.#mine(caller, id);
+    return s ? ok(view(s, this.#d.clock.now())) : refuse('error.not_found', 'No such upload session.');
+  }
+
+  /** Receives the bytes: at most the declared size, else nothing is kept. */
+  async put(caller: Caller, id: string, body: AsyncIterable<Uint8Array>): Promise<Result<UploadView, 'error.not_found' | 'error.conflict' | 'error.upload.too_large'>> {
+    const s = await this.#mine(caller, id);
+    if (!s) return refuse('error.not_found', 'No such upload session.');
+    const now = this.#d.clock.now();
+    const allowed = decidePut(s, now);
+    if (!allowed.ok) return allowed;
+    if (!(await guard(STORE, 'upload session write', () => this.#d.sessions.markUploading(id, now)))) return refuse('error.conflict', 'The upload session is no longer open.');
+    let staged;
+    try {
+      staged = await this.#d.blobs.stage(id, body, s.declaredSize);
+    } catch (cause) {
+      await this.#d.sessions.markReceived(id, null, this.#d.clock.now());
+      throw cause;
+    }
+    const after = this.#d.clock.now();
+    if (staged === null) {
+      await guard(STORE, 'upload session write', () => this.#d.sessions.markReceived(id, null, after));
+      return refuse('error.upload.too_large', `The upload declared ${s.declaredSize} bytes; more were sent and nothing was kept.`, { declared_size: s.declaredSize });
+    }
+    const marked = await guard(STORE, 'upload session write', () => this.#d.sessions.markReceived(id, { size: staged.size, hash: staged.sha256 }, after));
+    if (!marked) {
+      await this.#d.blobs.discard(id);
+      return refuse('error.conflict', 'The upload session closed while the bytes were arriving.');
+    }
+    return ok(view({ ...s, state: 'WaitingForProcessing' }, after));
+  }
+
+  /** Commits the bytes under their hash and the charge (or merge) to the ledger. No quota check here. */
+  async finalize(caller: Caller, id: string, input: FinalizeUpload): Promise<Result<UploadView, 'error.not_found' | 'error.conflict' | 'error.request.invalid'>> {
+    if (!isContentHash(input.contentHash)) return refuse('error.request.invalid', 'content_hash must be 64 lowercase hex characters.');
+    const s = await this.#mine(caller, id);
+    if (!s) return refuse('error.not_found', 'No such upload session.');
+    const now = this.#d.clock.now();
+    const decided = decideFinalize(s, input.contentHash, now);
+    if (!decided.ok) return decided;
+    const intent = await this.#d.writeGuard.checkFinalize({ accountId: caller.accountId, albumId: s.albumId, manifestIntentId: input.manifest?.intentId ?? null }, now);
+    if (!intent.ok) return intent;
+    let asset: CompleteUpload['asset'];
+    if (s.kind === 'original') {
+      asset = { create: { id: s.id, ownerId: s.uploaderId, dropExpiresAt: s.dropLinkId === null ? null : now + this.#d.dropTtlMs } };
+    } else {
+      const target = input.manifest?.assetId ?? null;
+      if (target === null) return refuse('error.request.invalid', `A ${s.kind} blob needs manifest.asset_id.`);
+      const a = await guard(STORE, 'asset read', () => this.#d.assets.findAsset(target));
+      if (!a || !(await this.#mayWrite(caller.accountId, a.ownerId, now))) return refuse('error.not_found', 'No such asset.');
+      asset = { attachTo: target };
+    }
+    if (decided.value.staged) {
+      const committed = await this.#d.blobs.commit(id, input.contentHash);
+      if (committed !== 'stored') return refuse('error.conflict', `The received bytes could not be committed (${committed}).`);
+    }
+    const outcome = await guard(STORE, 'upload session write', () =>
+      this.#d.sessions.completeUpload({ uploadId: id, contentHash: input.contentHash, size: decided.value.size, asset }, now),
+    );
+    if (outcome === 'asset_missing') return refuse('error.not_found', 'No such asset.');
+    if (outcome === 'not_open') return refuse('error.conflict', 'The upload session is no longer open.');
+    if (outcome === 'blob_missing') return refuse('error.conflict', 'The merged blob was collected meanwhile; upload it again.');
+    await this.#d.quota.settle(s.payerId, now);
+    const done = await guard(STORE, 'upload session read', () => this.#d.sessions.findUpload(id));
+    return ok(view(done!, now));
+  }
+
+  async cancel(caller: Caller, id: string): Promise<Result<UploadView, 'error.not_found' | 'error.conflict'>> {
+    const s = await this.#mine(caller, id);
+    if (!s) return refuse('error.not_found', 'No such upload session.');
+    const now = this.#d.clock.now();
+    const allowed = decideCancel(s, now);
+    if (!allowed.ok) return allowed;
+    if (!(await guard(STORE, 'upload session write', () => this.#d.sessions.cancelUpload(id, now)))) return refuse('error.conflict', 'The upload session is no longer open.');
+    await this.#d.blobs.discard(id);
+    await this.#d.quota.settle(s.payerId, now);
+    return ok(view({ ...s, state: 'Cancelled' }, now));
+  }
+
+  /** The owner, and accounts that share the owner's payer (a sponsor and its sponsored accounts). */
+  async #mayWrite(accountId: string, ownerId: string, now: number): Promise<boolean> {
+    if (accountId === ownerId) return true;
+    return (await this.#d.quota.payerOf(accountId, now)) === (await this.#d.quota.payerOf(ownerId, now));
+  }
+}
+
+function checkCreate(input: CreateUpload): string | null {
+  if (!Number.isSafeInteger(input.declaredSize) || input.declaredSize < 1) return 'declared_size must be a whole number from 1 to 2^53-1.';
+  if (!BLOB_KINDS.includes(input.kind)) return 'kind must be original, derivative, metadata or provenance.';
+  if (input.contentHash !== null && !isContentHash(input.contentHash)) return 'content_hash must be 64 lowercase hex characters.';
+  return null;
+}
+
