@@ -1,0 +1,28 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, readConfig } from './config.js';
+
+describe('readConfig', () => {
+  it('has the contract defaults', () => {
+    const c = readConfig({});
+    expect(c).toMatchObject({ port: 8080, dataDir: './data', databaseUrl: null, sessionIdleMs: 180 * 86_400_000, sessionMaxMs: 365 * 86_400_000, quotaGraceMs: 14 * 86_400_000, keyGraceMs: 86_400_000, protocolMin: '2026-03-01', protocolMax: '2026-11-01' });
+  });
+  it('reads every variable in seconds or bytes; empty hard limit is unlimited', () => {
+    const c = readConfig({ SVC_SESSION_IDLE_S: '60', SVC_SESSION_MAX_S: '120', SVC_QUOTA_SOFT_BYTES: '10', SVC_QUOTA_HARD_BYTES: '', SVC_PROTOCOL_MIN: '2026-01-01', SVC_BASE_URL: 'https://photos.example.org/' });
+    expect(c).toMatchObject({ sessionIdleMs: 60_000, sessionMaxMs: 120_000, quotaSoftBytes: 10, quotaHardBytes: null, protocolMin: '2026-01-01', baseUrl: 'https://photos.example.org' });
+  });
+  it('stops on an invalid value, naming the variable', () => {
+    for (const [name, value] of [
+      ['SVC_SESSION_IDLE_S', 'ten'],
+      ['SVC_SESSION_MAX_S', '-5'],
+      ['SVC_QUOTA_HARD_BYTES', '1.5'],
+      ['SVC_KEY_GRACE_S', '60'],
+      ['SVC_PROTOCOL_MAX', '2026-02-30'],
+      ['SVC_BASE_URL', 'not a url'],
+      ['PORT', 'eighty'],
+      ['SVC_DATABASE_URL', 'mysql://x'],
+    ] as const) {
+      expect(() => readConfig({ [name]: value })).toThrow(ConfigError);
+      expect(() => readConfig({ [name]: value })).toThrow(name);
+    }
+  });
+});

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import type { PasswordHasher } from '../ports/password-hasher.js';
+import { createCoreServices, FakeClock, MemoryLogger, MemoryStore, PlainHasher, SeededRandom } from '../testing/index.js';
+
+class CountingHasher implements PasswordHasher {
+  verifies = 0;
+  readonly #inner = new PlainHasher();
+  hash(p: string) {
+    return this.#inner.hash(p);
+  }
+  verify(h: string, p: string) {
+    this.verifies++;
+    return this.#inner.verify(h, p);
+  }
+}
+
+describe('AccountService', () => {
+  it('spends one password verification for an unknown address, as for a known one', async () => {
+    const hasher = new CountingHasher();
+    const core = await createCoreServices({ store: new MemoryStore(), clock: new FakeClock(), random: new SeededRandom(), hasher, logger: new MemoryLogger() });
+    await core.accounts.register({ address: 'ada@example.org', password: 'correct horse battery' });
+    const known = await core.accounts.login({ address: 'ada@example.org', password: 'wrong wrong wrong', cohortHash: null });
+    expect(hasher.verifies).toBe(1);
+    const unknown = await core.accounts.login({ address: 'nobody@example.org', password: 'wrong wrong wrong', cohortHash: null });
+    expect(hasher.verifies).toBe(2);
+    const malformed = await core.accounts.login({ address: 'not an address', password: 'wrong wrong wrong', cohortHash: null });
+    expect(hasher.verifies).toBe(3);
+    expect(unknown).toEqual(known);
+    expect(malformed).toEqual(known);
+  });
+  it('a login gate that asks for a challenge opens no session', async () => {
+    const store = new MemoryStore();
+    const clock = new FakeClock();
+    const base = await createCoreServices({ store, clock, random: new SeededRandom(), hasher: new PlainHasher(), logger: new MemoryLogger() });
+    await base.accounts.register({ address: 'ada@example.org', password: 'correct horse battery' });
+    const { AccountService } = await import('./service.js');
+    const gated = new AccountService({
+      accounts: store,
+      sessions: base.sessions,
+      hasher: new PlainHasher(),
+      clock,
+      random: new SeededRandom(2),
+      loginGate: { afterPassword: async () => ({ kind: 'challenge', challenge: 'c', expiresIn: 300 }) },
+    });
+    const before = store.sessions.size;
+    expect(await gated.login({ address: 'ada@example.org', password: 'correct horse battery', cohortHash: 'a'.repeat(64) })).toEqual({
+      ok: true,
+      value: { kind: 'challenge', challenge: 'c', expiresIn: 300 },
+    });
+    expect(store.sessions.size).toBe(before);
+    expect(store.cohorts.size).toBe(0);
+  });
+});
