@@ -15,3 +15,7 @@ export * from './session/index.js';
 export * from './tokens/index.js';
 export * from './account/index.js';
 export * from './totp/index.js';
+export * from './proofs/index.js';
+export * from './devices/index.js';
+export * from './albums/index.js';
+export * from './album-upgrade/index.js';

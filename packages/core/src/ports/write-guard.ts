@@ -25,9 +25,22 @@ export type WriteRefusal =
  */
 export interface WriteGuard {
   checkWrite(context: WriteContext, now: number): Promise<Result<void, WriteRefusal>>;
+  /**
+   * Called by upload finalize: a manifest naming an intent other than the album's live one (or any
+   * intent when none is live, or when the upload targets no album) is a generic 409 `error.conflict`.
+   */
+  checkFinalize(context: FinalizeContext, now: number): Promise<Result<void, 'error.conflict'>>;
+}
+
+/** What finalize knows: the upload session's album and the intent id its manifest names. */
+export interface FinalizeContext {
+  readonly accountId: string;
+  readonly albumId: string | null;
+  readonly manifestIntentId: string | null;
 }
 
 /** A guard that admits everything: only for tests of areas that do not involve devices or albums. */
 export const admitAllWrites: WriteGuard = {
   checkWrite: async () => ({ ok: true, value: undefined }),
+  checkFinalize: async () => ({ ok: true, value: undefined }),
 };

@@ -9,3 +9,6 @@ export { MemoryTotpStore } from './memory-totp-store.js';
 export { breakable } from './breakable.js';
 export { createCoreServices } from './services.js';
 export type { CoreServices } from './services.js';
+export { MemoryDeviceStore } from './memory-devices.js';
+export { FakeUploadsInFlight, MemoryAlbumStore } from './memory-albums.js';
+export { TestDevice, TestIdentity } from './test-identity.js';

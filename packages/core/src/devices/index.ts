@@ -1,0 +1,7 @@
+export { DIRECTORY_DOMAIN, acceptDirectory, directorySigningMessage, isDeviceActive, isDeviceId, parseDirectory } from './directory.js';
+export type { ParsedDirectory } from './directory.js';
+export { DeviceDirectoryService } from './service.js';
+export type { DeviceDirectoryServiceDeps, PublishRefusal } from './service.js';
+export { LOGOUT_ALL_DOMAIN, REVOKE_ALL_CHALLENGE_TTL_S, RevokeAllService, logoutAllMessage } from './revoke-all.js';
+export type { RevokeAllServiceDeps } from './revoke-all.js';
+export { isRecord, isWholeNumber } from './shape.js';

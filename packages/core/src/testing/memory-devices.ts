@@ -1,0 +1,38 @@
+import type { DeviceDirectoryStore, DeviceEntry, DirectoryRecord, PublishOutcome } from '../ports/device-directory.js';
+import type { RevokeAllChallenge, RevokeAllChallengeStore } from '../ports/revoke-all-challenges.js';
+import { constantTimeEqual } from '../encoding/bytes.js';
+
+/** In-memory reference implementation of the device directory and revoke-all challenge ports. */
+export class MemoryDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeStore {
+  readonly directories = new Map<string, DirectoryRecord>();
+  readonly challenges = new Map<string, RevokeAllChallenge>();
+
+  async publishDirectory(directory: DirectoryRecord): Promise<PublishOutcome> {
+    const current = this.directories.get(directory.accountId);
+    if (current !== undefined) {
+      if (!constantTimeEqual(current.identityKey, directory.identityKey)) return 'anchor_mismatch';
+      if (directory.seq <= current.seq) return 'stale_seq';
+    }
+    this.directories.set(directory.accountId, directory);
+    return 'published';
+  }
+  async findDirectory(accountId: string): Promise<DirectoryRecord | null> {
+    return this.directories.get(accountId) ?? null;
+  }
+  async findDevice(accountId: string, deviceId: string): Promise<DeviceEntry | null> {
+    return this.directories.get(accountId)?.devices.find((d) => d.deviceId === deviceId) ?? null;
+  }
+  async findIdentityAnchor(accountId: string): Promise<Uint8Array | null> {
+    return this.directories.get(accountId)?.identityKey ?? null;
+  }
+
+  async insertRevokeAllChallenge(challenge: RevokeAllChallenge, now: number): Promise<void> {
+    for (const [hash, c] of this.challenges) if (c.expiresAt <= now) this.challenges.delete(hash);
+    this.challenges.set(challenge.challengeHash, challenge);
+  }
+  async consumeRevokeAllChallenge(challengeHash: string): Promise<RevokeAllChallenge | null> {
+    const found = this.challenges.get(challengeHash) ?? null;
+    this.challenges.delete(challengeHash);
+    return found;
+  }
+}
