@@ -1,0 +1,10 @@
+/**
+ * PostgreSQL adapters (drizzle-orm over postgres.js): the store for several server processes over
+ * one database. Stores take any drizzle PostgreSQL database, so tests run them on PGlite as well.
+ */
+export type { PgDb } from './db.js';
+export { PgStore } from './store.js';
+export { openPgDatabase } from './open.js';
+export type { OpenPgDatabase, PgDatabaseOptions } from './open.js';
+export { bringSchemaForward, buildSchemaVersion, databaseSchemaVersion, SchemaVersionError, MIGRATIONS_FOLDER } from './migrate.js';
+export * as pgSchema from './schema/index.js';

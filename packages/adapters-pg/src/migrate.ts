@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { sql } from 'drizzle-orm';
+import { rowsOf, type PgDb } from './db.js';
+
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../drizzle', import.meta.url));
+
+/** Where drizzle's migrator records what it applied (its defaults, named so we can read them). */
+const MIGRATIONS_SCHEMA = 'drizzle';
+const MIGRATIONS_TABLE = '__drizzle_migrations';
+
+/**
+ * Serialises migration between server processes starting together over one database: the first
+ * migrates, the others wait and then find nothing to do. Any constant works; this one is "strongroom".
+ */
+const MIGRATION_LOCK = 0x5374726f6e67; // 'Strong'
+
+interface Journal {
+  entries: { idx: number; when: number; tag: string }[];
+}
+
+/** Raised when the schema cannot be brought to this build's version; the server must not start. */
+export class SchemaVersionError extends Error {
+  override readonly name = 'SchemaVersionError';
+  constructor(
+    message: string,
+    readonly databaseVersion: number,
+    readonly buildVersion: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** This build's schema version: the number of migrations it ships, and the newest one's stamp. */
+export function buildSchemaVersion(folder = MIGRATIONS_FOLDER): { version: number; latestWhen: number } {
+  const journal = JSON.parse(readFileSync(`${folder}/meta/_journal.json`, 'utf8')) as Journal;
+  return { version: journal.entries.length, latestWhen: Math.max(0, ...journal.entries.map((e) => e.when)) };
+}
+
+/** The database's version, read without creating anything: a fresh database is version 0. */
+export async function databaseSchemaVersion(db: PgDb): Promise<{ version: number; latestWhen: number }> {
+  const [exists] = await rowsOf<{ t: string | null }>(db, sql`SELECT to_regclass(${`${MIGRATIONS_SCHEMA}.${MIGRATIONS_TABLE}`})::text AS t`);
+  if (!exists?.t) return { version: 0, latestWhen: 0 };
+  const [row] = await rowsOf<{ n: string | number; latest: string | number }>(
+    db,
+    sql`SELECT count(*) AS n, coalesce(max(created_at), 0) AS latest FROM ${sql.identifier(MIGRATIONS_SCHEMA)}.${sql.identifier(MIGRATIONS_TABLE)}`,
+  );
+  return { version: Number(row?.n ?? 0), latestWhen: Number(row?.latest ?? 0) };
+}
+
+/**
+ * Brings a PostgreSQL schema forward to this build, with the SQLite adapter's refusals: a database
+ * stamped newer than the build is refused before anything is written; a failing migration is
+ * reported with both versions, and since PostgreSQL DDL is transactional and drizzle applies the
+ * pending migrations in one transaction, it leaves the database as it was.
+ *
+ * `db` must be a single connection (a pool would take the advisory lock on one connection and
+ * release it on another); `migrate` is the driver's drizzle migrator bound to that connection.
+ */
+export async function bringSchemaForward(
+  db: PgDb,
+  migrate: (config: { migrationsFolder: string; migrationsSchema: string; migrationsTable: string }) => Promise<void>,
+  options: { migrationsFolder?: string } = {},
+): Promise<void> {
+  const folder = options.migrationsFolder ?? MIGRATIONS_FOLDER;
+  const build = buildSchemaVersion(folder);
+  await db.execute(sql`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
+  try {
+    const current = await databaseSchemaVersion(db);
+    if (current.version > build.version || current.latestWhen > build.latestWhen) {
+      throw new SchemaVersionError(
+        `database schema version ${current.version} is newer than this build's schema version ${build.version}; ` +
+          'update the server. The database was not changed.',
+        current.version,
+        build.version,
+      );
+    }
+    try {
+      await migrate({ migrationsFolder: folder, migrationsSchema: MIGRATIONS_SCHEMA, migrationsTable: MIGRATIONS_TABLE });
+    } catch (cause) {
+      throw new SchemaVersionError(
+        `migrating the database from schema version ${current.version} to ${build.version} failed; nothing was changed: ${(cause as Error).message}`,
+        current.version,
+        build.version,
+        { cause },
+      );
+    }
+  } finally {
+    await db.execute(sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`).catch(() => undefined);
+  }
+}

@@ -1,0 +1,166 @@
+import { and, eq, isNull, ne, sql } from 'drizzle-orm';
+import type {
+  AccountRecord,
+  AccountStore,
+  CohortMap,
+  CohortRecord,
+  PasswordChange,
+  SessionLedger,
+  SessionRecord,
+  SigningKeyRecord,
+  SigningKeyStore,
+} from '@strongroom/core';
+import type { PgDb } from './db.js';
+import { accounts, deviceCohorts, sessions, signingKeys } from './schema/index.js';
+
+const toAccount = (r: typeof accounts.$inferSelect): AccountRecord => ({ ...r });
+const toSession = (r: typeof sessions.$inferSelect): SessionRecord => ({ ...r });
+
+/**
+ * Serialises changes to the signing-key set across every process on the database. Two servers
+ * starting at once on an empty table, or two rotations racing, would otherwise each see "no active
+ * key" (or retire only the key their snapshot saw) and leave two active keys behind.
+ */
+const SIGNING_KEY_LOCK = 0x6b657973; // 'keys'
+
+/**
+ * The account, session, cohort and signing-key ports over PostgreSQL, mirroring SqliteStore. Every
+ * method is one statement or one transaction; under READ COMMITTED, conditions that must hold at
+ * write time are put in the UPDATE's WHERE (re-checked by PostgreSQL after any row-lock wait), never
+ * read first and written after.
+ */
+export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningKeyStore {
+  constructor(readonly db: PgDb) {}
+
+  // Accounts
+
+  async createAccount(account: AccountRecord): Promise<'created' | 'address_taken'> {
+    const r = await this.db.insert(accounts).values(account).onConflictDoNothing({ target: accounts.addressKey }).returning({ id: accounts.id });
+    return r.length === 1 ? 'created' : 'address_taken';
+  }
+  async findAccountByAddress(addressKey: string): Promise<AccountRecord | null> {
+    const [r] = await this.db.select().from(accounts).where(eq(accounts.addressKey, addressKey));
+    return r ? toAccount(r) : null;
+  }
+  async findAccountById(id: string): Promise<AccountRecord | null> {
+    const [r] = await this.db.select().from(accounts).where(eq(accounts.id, id));
+    return r ? toAccount(r) : null;
+  }
+  async setDisplayName(id: string, displayName: string | null): Promise<AccountRecord | null> {
+    const [r] = await this.db.update(accounts).set({ displayName }).where(eq(accounts.id, id)).returning();
+    return r ? toAccount(r) : null;
+  }
+  async setLocked(id: string, lockedAt: number | null): Promise<boolean> {
+    const r = await this.db.update(accounts).set({ lockedAt }).where(eq(accounts.id, id)).returning({ id: accounts.id });
+    return r.length === 1;
+  }
+  async changePassword(c: PasswordChange): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      // The caller's row lock is taken first: a concurrent revocation of it either committed before
+      // (and this matches nothing) or waits for this transaction.
+      const reopened = await tx
+        .update(sessions)
+        .set({ tokenHash: c.tokenHash, accessFloor: c.at })
+        .where(and(eq(sessions.id, c.sessionId), eq(sessions.accountId, c.accountId), isNull(sessions.closedAt)))
+        .returning({ id: sessions.id });
+      if (reopened.length !== 1) return false;
+      await tx.update(accounts).set({ passwordHash: c.passwordHash }).where(eq(accounts.id, c.accountId));
+      await tx
+        .update(sessions)
+        .set({ closedAt: c.at })
+        .where(and(eq(sessions.accountId, c.accountId), isNull(sessions.closedAt), ne(sessions.id, c.sessionId)));
+      return true;
+    });
+  }
+
+  // Sessions
+
+  async insertSession(session: SessionRecord): Promise<void> {
+    await this.db.insert(sessions).values(session);
+  }
+  async findSessionById(id: string): Promise<SessionRecord | null> {
+    const [r] = await this.db.select().from(sessions).where(eq(sessions.id, id));
+    return r ? toSession(r) : null;
+  }
+  async findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null> {
+    const [r] = await this.db.select().from(sessions).where(eq(sessions.tokenHash, tokenHash));
+    return r ? toSession(r) : null;
+  }
+  async recordIssuance(id: string, at: number): Promise<void> {
+    await this.db.update(sessions).set({ refreshedAt: at, lastUsedAt: at }).where(and(eq(sessions.id, id), isNull(sessions.closedAt)));
+  }
+  async touchSession(id: string, at: number, staleBefore: number): Promise<void> {
+    // The staleness test sits in the WHERE, so of several processes touching at once only the
+    // first write lands: the once-a-minute coalescing holds across the cluster.
+    await this.db
+      .update(sessions)
+      .set({ lastUsedAt: at })
+      .where(and(eq(sessions.id, id), sql`${sessions.lastUsedAt} <= ${staleBefore}`));
+  }
+  async closeSession(accountId: string, id: string, at: number): Promise<boolean> {
+    const r = await this.db
+      .update(sessions)
+      .set({ closedAt: at })
+      .where(and(eq(sessions.id, id), eq(sessions.accountId, accountId), isNull(sessions.closedAt)))
+      .returning({ id: sessions.id });
+    return r.length === 1;
+  }
+  async closeAllSessions(accountId: string, at: number): Promise<number> {
+    const r = await this.db
+      .update(sessions)
+      .set({ closedAt: at })
+      .where(and(eq(sessions.accountId, accountId), isNull(sessions.closedAt)))
+      .returning({ id: sessions.id });
+    return r.length;
+  }
+  async listOpenSessions(accountId: string): Promise<SessionRecord[]> {
+    const rows = await this.db
+      .select()
+      .from(sessions)
+      .where(and(eq(sessions.accountId, accountId), isNull(sessions.closedAt)))
+      .orderBy(sessions.createdAt, sessions.id);
+    return rows.map(toSession);
+  }
+
+  // Device cohorts
+
+  async recordCohort(accountId: string, cohortHash: string, at: number): Promise<void> {
+    await this.db
+      .insert(deviceCohorts)
+      .values({ userId: accountId, cohortHash, firstSeen: at, lastSeen: at })
+      .onConflictDoUpdate({
+        target: [deviceCohorts.userId, deviceCohorts.cohortHash],
+        // GREATEST: two processes recording out of order never move last_seen backwards.
+        set: { lastSeen: sql`GREATEST(${deviceCohorts.lastSeen}, excluded.last_seen)` },
+      });
+  }
+  async listCohorts(accountId: string): Promise<CohortRecord[]> {
+    return this.db
+      .select({ cohortHash: deviceCohorts.cohortHash, firstSeen: deviceCohorts.firstSeen, lastSeen: deviceCohorts.lastSeen })
+      .from(deviceCohorts)
+      .where(eq(deviceCohorts.userId, accountId))
+      .orderBy(deviceCohorts.firstSeen, deviceCohorts.cohortHash);
+  }
+
+  // Signing keys
+
+  async listSigningKeys(): Promise<SigningKeyRecord[]> {
+    return this.db.select().from(signingKeys).orderBy(signingKeys.createdAt, signingKeys.kid);
+  }
+  async rotateSigningKey(next: SigningKeyRecord, at: number): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.execute(sql`SELECT pg_advisory_xact_lock(${SIGNING_KEY_LOCK})`);
+      await tx.update(signingKeys).set({ retiredAt: at }).where(isNull(signingKeys.retiredAt));
+      await tx.insert(signingKeys).values(next);
+    });
+  }
+  async ensureSigningKey(first: SigningKeyRecord): Promise<SigningKeyRecord[]> {
+    return this.db.transaction(async (tx) => {
+      await tx.execute(sql`SELECT pg_advisory_xact_lock(${SIGNING_KEY_LOCK})`);
+      const existing = await tx.select().from(signingKeys).orderBy(signingKeys.createdAt, signingKeys.kid);
+      if (existing.length > 0) return existing;
+      await tx.insert(signingKeys).values(first);
+      return [first];
+    });
+  }
+}

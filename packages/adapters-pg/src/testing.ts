@@ -1,0 +1,118 @@
+import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/pglite';
+import { drizzle as drizzlePg } from 'drizzle-orm/postgres-js';
+import { migrate } from 'drizzle-orm/pglite/migrator';
+import postgres from 'postgres';
+import { rowsOf, type PgDb } from './db.js';
+import { bringSchemaForward } from './migrate.js';
+import { openPgDatabase } from './open.js';
+
+/**
+ * Test support for PostgreSQL. With `PG_URL` set (CI, and machines with a local server) tests run
+ * against that server, each in a database of its own created here and dropped afterwards; without
+ * it, against an in-process PGlite, so a fresh clone's `npm test` still runs every PostgreSQL test.
+ */
+
+/** The server tests should use, or null for PGlite. */
+export function pgUrlFromEnv(): string | null {
+  const url = process.env['PG_URL'];
+  return url && url.trim() !== '' ? url.trim() : null;
+}
+
+export interface ScratchDatabase {
+  /** Connection URL of the new, empty database on the same server. */
+  readonly url: string;
+  /** Drops it, closing whatever connections are still open on it. */
+  drop(): Promise<void>;
+}
+
+/**
+ * Creates an empty database on the server behind `serverUrl`. A database rather than a schema,
+ * because drizzle-kit's PostgreSQL migrations name `"public"` explicitly in foreign keys.
+ */
+export async function createScratchDatabase(serverUrl: string, label = 'test'): Promise<ScratchDatabase> {
+  const name = `sr_${label}_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`.toLowerCase();
+  const admin = postgres(serverUrl, { max: 1, onnotice: () => undefined, connect_timeout: 10 });
+  try {
+    await admin.unsafe(`CREATE DATABASE "${name}"`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const a = postgres(serverUrl, { max: 1, onnotice: () => undefined, connect_timeout: 10 });
+      try {
+        await a.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+      } finally {
+        await a.end({ timeout: 5 });
+      }
+    },
+  };
+}
+
+export interface TestDatabase {
+  readonly db: PgDb;
+  /** 'postgres' when running against PG_URL, 'pglite' otherwise. */
+  readonly kind: 'postgres' | 'pglite';
+  /** Empties every application table, so each test starts from a fresh, migrated schema. */
+  reset(): Promise<void>;
+  /** Closes it; a scratch database on a server is dropped. */
+  close(): Promise<void>;
+}
+
+export interface UnmigratedTestDatabase {
+  readonly db: PgDb;
+  readonly kind: 'postgres' | 'pglite';
+  /** Runs `bringSchemaForward` with the driver's migrator on a connection of its own. */
+  migrate(options?: { migrationsFolder?: string }): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** An empty database, not yet migrated: for tests of the migration rules themselves. */
+export async function openUnmigratedTestDatabase(): Promise<UnmigratedTestDatabase> {
+  const serverUrl = pgUrlFromEnv();
+  if (serverUrl) {
+    const scratch = await createScratchDatabase(serverUrl);
+    const client = postgres(scratch.url, { max: 4, onnotice: () => undefined, connect_timeout: 10 });
+    return {
+      db: drizzlePg({ client }),
+      kind: 'postgres',
+      migrate: async (options = {}) => {
+        const opened = await openPgDatabase(scratch.url, { ...options, maxConnections: 1 });
+        await opened.close();
+      },
+      close: async () => {
+        await client.end({ timeout: 5 });
+        await scratch.drop();
+      },
+    };
+  }
+  const lite = new PGlite();
+  const db = drizzle({ client: lite });
+  return {
+    db,
+    kind: 'pglite',
+    migrate: (options = {}) => bringSchemaForward(db, (config) => migrate(db, config), options),
+    close: () => lite.close(),
+  };
+}
+
+/** A migrated database for one test file: a scratch database on PG_URL, or an in-memory PGlite. */
+export async function openTestDatabase(): Promise<TestDatabase> {
+  const raw = await openUnmigratedTestDatabase();
+  await raw.migrate();
+  const { db } = raw;
+  return {
+    db,
+    kind: raw.kind,
+    close: () => raw.close(),
+    reset: async () => {
+      const tables = await rowsOf<{ t: string }>(db, sql`SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = 'public'`);
+      if (tables.length > 0) await db.execute(sql.raw(`TRUNCATE ${tables.map((r) => r.t).join(', ')} CASCADE`));
+    },
+  };
+}
