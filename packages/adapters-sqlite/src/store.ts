@@ -20,6 +20,14 @@ type Db = BetterSQLite3Database<typeof schema>;
 const toAccount = (r: typeof accounts.$inferSelect): AccountRecord => ({ ...r });
 const toSession = (r: typeof sessions.$inferSelect): SessionRecord => ({ ...r });
 
+type SessionRow = typeof sessions.$inferSelect;
+type AccountRow = typeof accounts.$inferSelect;
+const SESSION_SELECT =
+  'SELECT id, account_id AS accountId, token_hash AS tokenHash, cohort_hash AS cohortHash, created_at AS createdAt, refreshed_at AS refreshedAt, ' +
+  'last_used_at AS lastUsedAt, access_floor AS accessFloor, closed_at AS closedAt FROM sessions';
+const ACCOUNT_SELECT =
+  'SELECT id, address, address_key AS addressKey, password_hash AS passwordHash, display_name AS displayName, created_at AS createdAt, locked_at AS lockedAt FROM accounts';
+
 /**
  * The account, session, cohort and signing-key ports over SQLite. better-sqlite3 is synchronous,
  * so every multi-statement method runs in one transaction with nothing interleaved. Statements on
@@ -27,21 +35,19 @@ const toSession = (r: typeof sessions.$inferSelect): SessionRecord => ({ ...r })
  */
 export class SqliteStore implements AccountStore, SessionLedger, CohortMap, SigningKeyStore {
   readonly db: Db;
-  readonly #byId;
-  readonly #byTokenHash;
-  readonly #accountById;
-  readonly #touch;
+  // The per-request path (session by id, account by id) and refresh use raw prepared statements:
+  // drizzle's query builder costs several times the read itself at these row counts.
+  readonly #byId: Database.Statement<[string], SessionRow>;
+  readonly #byTokenHash: Database.Statement<[string], SessionRow>;
+  readonly #accountById: Database.Statement<[string], AccountRow>;
+  readonly #touch: Database.Statement<[number, string, number]>;
 
   constructor(readonly sqlite: Database.Database) {
     this.db = drizzle(sqlite, { schema });
-    this.#byId = this.db.select().from(sessions).where(eq(sessions.id, sql.placeholder('id'))).prepare();
-    this.#byTokenHash = this.db.select().from(sessions).where(eq(sessions.tokenHash, sql.placeholder('h'))).prepare();
-    this.#accountById = this.db.select().from(accounts).where(eq(accounts.id, sql.placeholder('id'))).prepare();
-    this.#touch = this.db
-      .update(sessions)
-      .set({ lastUsedAt: sql`${sql.placeholder('at')}` })
-      .where(and(eq(sessions.id, sql.placeholder('id')), sql`${sessions.lastUsedAt} <= ${sql.placeholder('stale')}`))
-      .prepare();
+    this.#byId = sqlite.prepare(`${SESSION_SELECT} WHERE id = ?`);
+    this.#byTokenHash = sqlite.prepare(`${SESSION_SELECT} WHERE token_hash = ?`);
+    this.#accountById = sqlite.prepare(`${ACCOUNT_SELECT} WHERE id = ?`);
+    this.#touch = sqlite.prepare('UPDATE sessions SET last_used_at = ? WHERE id = ? AND last_used_at <= ?');
   }
 
   // Accounts
@@ -55,7 +61,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     return r ? toAccount(r) : null;
   }
   async findAccountById(id: string): Promise<AccountRecord | null> {
-    const r = this.#accountById.get({ id });
+    const r = this.#accountById.get(id);
     return r ? toAccount(r) : null;
   }
   async setDisplayName(id: string, displayName: string | null): Promise<AccountRecord | null> {
@@ -88,18 +94,18 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     this.db.insert(sessions).values(session).run();
   }
   async findSessionById(id: string): Promise<SessionRecord | null> {
-    const r = this.#byId.get({ id });
+    const r = this.#byId.get(id);
     return r ? toSession(r) : null;
   }
   async findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null> {
-    const r = this.#byTokenHash.get({ h: tokenHash });
+    const r = this.#byTokenHash.get(tokenHash);
     return r ? toSession(r) : null;
   }
   async recordIssuance(id: string, at: number): Promise<void> {
     this.db.update(sessions).set({ refreshedAt: at, lastUsedAt: at }).where(and(eq(sessions.id, id), isNull(sessions.closedAt))).run();
   }
   async touchSession(id: string, at: number, staleBefore: number): Promise<void> {
-    this.#touch.run({ id, at, stale: staleBefore });
+    this.#touch.run(at, id, staleBefore);
   }
   async closeSession(accountId: string, id: string, at: number): Promise<boolean> {
     const r = this.db

@@ -1,0 +1,106 @@
+import autocannon from 'autocannon';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const VERSION = '2026-11-01';
+export const PASSWORD = 'correct horse battery staple';
+const ROOT = join(import.meta.dirname, '..');
+
+export interface Running {
+  url: string;
+  stop(): Promise<void>;
+}
+
+async function waitFor(url: string, child: ChildProcess): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    try {
+      const r = await fetch(url);
+      if (r.status < 500) return;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`server at ${url} did not start`);
+}
+
+function stopper(child: ChildProcess, cleanup: () => void): () => Promise<void> {
+  return () =>
+    new Promise((resolve) => {
+      child.once('exit', () => {
+        cleanup();
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+}
+
+/** The real server in its own process, on loopback, on SQLite (default) or the given database URL. */
+export async function startServer(port: number, env: Record<string, string> = {}): Promise<Running> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'strongroom-bench-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SVC_DATA_DIR: dataDir, SVC_BASE_URL: `http://127.0.0.1:${port}`, ...env },
+    stdio: ['ignore', 'ignore', 'inherit'], // request log lines would cost the server time; keep stderr
+  });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${url}/.well-known/svc/server-info`, child);
+  return { url, stop: stopper(child, () => rmSync(dataDir, { recursive: true, force: true })) };
+}
+
+/** A bare Hono route in its own process: the baseline every figure is divided by. */
+export async function startBare(port: number): Promise<Running> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts'], { cwd: ROOT, env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
+  const url = `http://127.0.0.1:${port}`;
+  await waitFor(`${url}/bare`, child);
+  return { url, stop: stopper(child, () => {}) };
+}
+
+export interface Figures {
+  rps: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+}
+
+export interface Load {
+  url: string;
+  method?: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  headers?: Record<string, string>;
+  body?: string;
+  /** Different bodies per request (autocannon cycles through them). */
+  requests?: { method?: string; path?: string; headers?: Record<string, string>; body?: string }[];
+  connections?: number;
+  seconds?: number;
+}
+
+export async function measure(load: Load): Promise<Figures> {
+  const result = await autocannon({
+    url: load.url,
+    method: load.method ?? 'GET',
+    headers: load.headers,
+    body: load.body,
+    requests: load.requests as never,
+    connections: load.connections ?? 20,
+    duration: load.seconds ?? Number(process.env.BENCH_SECONDS ?? 5),
+  });
+  return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
+}
+
+export async function api(url: string, method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }> {
+  const headers: Record<string, string> = { 'x-svc-protocol': VERSION };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (token) headers.authorization = `Bearer ${token}`;
+  const r = await fetch(url + path, { method, headers, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  const text = await r.text();
+  return { status: r.status, body: text ? JSON.parse(text) : null };
+}
+
+export async function register(url: string, address: string): Promise<{ session_id: string; session_token: string; access_token: string }> {
+  const r = await api(url, 'POST', '/v1/auth/register', { address, password: PASSWORD });
+  if (r.status !== 200) throw new Error(`register: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body;
+}
