@@ -17,6 +17,7 @@ import {
 } from '@strongroom/core';
 import { Argon2Hasher, JsonLogger, cryptoRandom, systemClock } from '@strongroom/adapters-node';
 import { SqliteStore, openSqliteDatabase } from '@strongroom/adapters-sqlite';
+import { PgStore, openPgDatabase } from '@strongroom/adapters-pg';
 import type { Config } from './config.js';
 
 /** The stores one deployment runs on, one entry per area (SQLite or PostgreSQL). */
@@ -52,7 +53,12 @@ export const nodePlatform = (): Platform => ({ clock: systemClock, random: crypt
 /** Opens the configured database (SQLite under the data dir by default), migrating it forward. */
 export async function openStores(config: Config): Promise<Stores> {
   if (config.databaseUrl !== null) {
-    throw new Error('PostgreSQL support is not wired in yet');
+    // Several stateless processes may share this database; every port call goes to it (no cache).
+    const pg = await openPgDatabase(config.databaseUrl);
+    return {
+      accounts: new PgStore(pg.db),
+      close: () => pg.close(),
+    };
   }
   mkdirSync(config.dataDir, { recursive: true });
   const db = openSqliteDatabase(join(config.dataDir, 'strongroom.db'));
