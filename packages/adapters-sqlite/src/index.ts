@@ -2,3 +2,4 @@
 export { SqliteStore } from './store.js';
 export { openSqliteDatabase, buildSchemaVersion, SchemaVersionError, MIGRATIONS_FOLDER } from './migrate.js';
 export * as sqliteSchema from './schema/index.js';
+export { SqliteQuotaStore } from './quota-store.js';

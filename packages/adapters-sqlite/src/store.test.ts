@@ -1,8 +1,9 @@
 import { describePortContracts } from '@strongroom/port-contracts';
 import { openSqliteDatabase } from './migrate.js';
 import { SqliteStore } from './store.js';
+import { SqliteQuotaStore } from './quota-store.js';
 
 describePortContracts('sqlite', async () => {
   const db = openSqliteDatabase(':memory:');
-  return { ports: { accounts: new SqliteStore(db) }, cleanup: () => void db.close() };
+  return { ports: { accounts: new SqliteStore(db), quota: new SqliteQuotaStore(db) }, cleanup: () => void db.close() };
 });

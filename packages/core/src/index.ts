@@ -19,3 +19,5 @@ export * from './proofs/index.js';
 export * from './devices/index.js';
 export * from './albums/index.js';
 export * from './album-upgrade/index.js';
+export * from './quota/index.js';
+export * from './upload/index.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AccountStore, CohortMap, SessionLedger, SigningKeyStore } from '@strongroom/core';
+import type { AccountStore, AssetCatalog, CohortMap, QuotaLedger, SessionLedger, SigningKeyStore, UploadSessions } from '@strongroom/core';
 import {
   describeAccountStoreContract,
   describeCohortMapContract,
@@ -7,6 +7,7 @@ import {
   describeSigningKeyStoreContract,
   type Setup,
 } from './accounts-sessions.js';
+import { describeQuotaContract } from './quota.js';
 import { SUITES, suitesRunFor } from './registry.js';
 
 /**
@@ -15,6 +16,7 @@ import { SUITES, suitesRunFor } from './registry.js';
  */
 export interface PortSet {
   accounts: AccountStore & SessionLedger & CohortMap & SigningKeyStore;
+  quota: QuotaLedger & UploadSessions & AssetCatalog;
 }
 
 /**
@@ -26,6 +28,7 @@ export function describePortContracts(adapter: string, setup: Setup): void {
   describeSessionLedgerContract(adapter, setup);
   describeCohortMapContract(adapter, setup);
   describeSigningKeyStoreContract(adapter, setup);
+  describeQuotaContract(adapter, setup);
   describe(`port contracts: ${adapter}`, () => {
     it('runs every suite', () => {
       expect(suitesRunFor(adapter)).toEqual([...SUITES].sort());

@@ -12,3 +12,7 @@ export type { TotpChallengeRecord, TotpEnrollmentRecord, TotpStore } from './tot
 export type { DeviceDirectoryStore, DeviceEntry, DirectoryRecord, PublishOutcome } from './device-directory.js';
 export type { RevokeAllChallenge, RevokeAllChallengeStore } from './revoke-all-challenges.js';
 export type { AlbumRecord, AlbumStore, PendingUpgrade, ProposeOutcome, UpgradeIntentRecord } from './album-store.js';
+export type { BlobRecord, FederatedCacheOutcome, QuotaAccountRecord, QuotaLedger, SweepResult, SweptBlob } from './quota-ledger.js';
+export type { BlobKind, CompleteOutcome, CompleteUpload, OpenUploadOutcome, UploadSessionRecord, UploadSessions, UploadState } from './upload-sessions.js';
+export type { AssetBlob, AssetCatalog, AssetRecord, AssetState, MetadataReplace } from './asset-catalog.js';
+export type { BlobStore, StagedBlob } from './blob-store.js';

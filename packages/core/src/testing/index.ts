@@ -12,3 +12,5 @@ export type { CoreServices } from './services.js';
 export { MemoryDeviceStore } from './memory-devices.js';
 export { FakeUploadsInFlight, MemoryAlbumStore } from './memory-albums.js';
 export { TestDevice, TestIdentity } from './test-identity.js';
+export { MemoryQuotaStore } from './memory-quota-store.js';
+export { MemoryBlobStore } from './memory-blob-store.js';

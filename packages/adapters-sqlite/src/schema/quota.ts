@@ -1,0 +1,91 @@
+import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+// Quota, upload sessions, assets and blobs. Sizes are bytes, times integer milliseconds.
+
+/** One row per paying account: running counters (charged, reserved) and the operator's levers. */
+export const quotaAccounts = sqliteTable('quota_accounts', {
+  accountId: text('account_id').primaryKey(),
+  charged: integer('charged').notNull().default(0),
+  reserved: integer('reserved').notNull().default(0),
+  /** 1 when an operator set this account's limits; then a null limit means unlimited. */
+  customLimits: integer('custom_limits').notNull().default(0),
+  softLimit: integer('soft_limit'),
+  hardLimit: integer('hard_limit'),
+  hardSince: integer('hard_since'),
+  suspendedAt: integer('suspended_at'),
+  sponsorId: text('sponsor_id'),
+});
+
+/** The global content-addressed blob index: dedup is global, the first uploader is charged. */
+export const blobs = sqliteTable(
+  'blobs',
+  {
+    contentHash: text('content_hash').primaryKey(),
+    size: integer('size').notNull(),
+    chargedTo: text('charged_to').notNull(),
+    peer: text('peer'),
+    storedAt: integer('stored_at').notNull(),
+  },
+  (t) => [index('blobs_charged_to_idx').on(t.chargedTo, t.peer)],
+);
+
+export const uploadSessions = sqliteTable(
+  'upload_sessions',
+  {
+    id: text('id').primaryKey(),
+    uploaderId: text('uploader_id').notNull(),
+    payerId: text('payer_id').notNull(),
+    kind: text('kind', { enum: ['original', 'derivative', 'metadata', 'provenance'] }).notNull(),
+    declaredSize: integer('declared_size').notNull(),
+    contentHash: text('content_hash'),
+    albumId: text('album_id'),
+    intentId: text('intent_id'),
+    dropLinkId: text('drop_link_id'),
+    state: text('state', { enum: ['Pending', 'Uploading', 'WaitingForProcessing', 'Completed', 'Merged', 'Cancelled', 'Expired'] }).notNull(),
+    receivedSize: integer('received_size'),
+    receivedHash: text('received_hash'),
+    assetId: text('asset_id'),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [index('upload_sessions_payer_idx').on(t.payerId, t.expiresAt), index('upload_sessions_album_idx').on(t.albumId), index('upload_sessions_expiry_idx').on(t.expiresAt)],
+);
+
+export const assets = sqliteTable(
+  'assets',
+  {
+    id: text('id').primaryKey(),
+    ownerId: text('owner_id').notNull(),
+    uploaderId: text('uploader_id').notNull(),
+    state: text('state', { enum: ['live', 'trashed', 'pending_drop'] }).notNull(),
+    createdAt: integer('created_at').notNull(),
+    trashedAt: integer('trashed_at'),
+    dropExpiresAt: integer('drop_expires_at'),
+  },
+  (t) => [index('assets_owner_idx').on(t.ownerId, t.state), index('assets_drop_idx').on(t.dropExpiresAt)],
+);
+
+/** References from assets to blobs; a blob no reference (and no federated cache entry) names is garbage. */
+export const assetBlobs = sqliteTable(
+  'asset_blobs',
+  {
+    seq: integer('seq').primaryKey({ autoIncrement: true }),
+    assetId: text('asset_id')
+      .notNull()
+      .references(() => assets.id, { onDelete: 'cascade' }),
+    kind: text('kind', { enum: ['original', 'derivative', 'metadata', 'provenance'] }).notNull(),
+    contentHash: text('content_hash').notNull(),
+    size: integer('size').notNull(),
+  },
+  (t) => [index('asset_blobs_asset_idx').on(t.assetId), index('asset_blobs_hash_idx').on(t.contentHash)],
+);
+
+export const federatedRefs = sqliteTable(
+  'federated_refs',
+  {
+    receiver: text('receiver').notNull(),
+    peer: text('peer').notNull(),
+    contentHash: text('content_hash').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.receiver, t.peer, t.contentHash] }), index('federated_refs_hash_idx').on(t.contentHash)],
+);

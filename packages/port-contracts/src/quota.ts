@@ -1,0 +1,254 @@
+import { describe, expect, it } from 'vitest';
+import type { UploadSessionRecord } from '@strongroom/core';
+import { noteSuite } from './registry.js';
+import type { PortSet } from './all.js';
+import type { Setup } from './accounts-sessions.js';
+
+let n = 0;
+const id = (prefix: string): string => `0190${prefix}-0000-7000-8000-${String(++n).padStart(12, '0')}`;
+const hash = (i: number): string => i.toString(16).padStart(64, '0');
+
+function upload(payerId: string, over: Partial<UploadSessionRecord> = {}): UploadSessionRecord {
+  return {
+    id: id('d000'),
+    uploaderId: payerId,
+    payerId,
+    kind: 'original',
+    declaredSize: 100,
+    contentHash: null,
+    albumId: null,
+    intentId: null,
+    dropLinkId: null,
+    state: 'Pending',
+    receivedSize: null,
+    receivedHash: null,
+    assetId: null,
+    createdAt: 1_000,
+    expiresAt: 10_000,
+    ...over,
+  };
+}
+
+async function using(setup: Setup, body: (store: PortSet['quota']) => Promise<void>): Promise<void> {
+  const { ports, cleanup } = await setup();
+  try {
+    await body(ports.quota);
+  } finally {
+    await cleanup?.();
+  }
+}
+
+/** Stores a blob of `size` charged to `payer` as a finished original; returns the asset id. */
+async function stored(s: PortSet['quota'], payer: string, h: string, size: number, now = 1_000): Promise<string> {
+  const u = upload(payer, { declaredSize: size });
+  expect(await s.openUpload(u, null, now)).toBe('reserved');
+  expect(await s.completeUpload({ uploadId: u.id, contentHash: h, size, asset: { create: { id: u.id, ownerId: payer, dropExpiresAt: null } } }, now)).not.toBe('not_open');
+  return u.id;
+}
+
+export function describeQuotaContract(adapter: string, setup: Setup): void {
+  noteSuite(adapter, 'quota');
+  describe(`QuotaLedger / UploadSessions / AssetCatalog contract: ${adapter}`, () => {
+    it('reserves atomically against the hard limit and writes nothing when refused', () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        expect(await s.readLedger(a, 0)).toMatchObject({ accountId: a, charged: 0, reserved: 0, limits: null, hardSince: null, suspendedAt: null, sponsorId: null });
+        const first = upload(a, { declaredSize: 600 });
+        expect(await s.openUpload(first, 1000, 1_000)).toBe('reserved');
+        const over = upload(a, { declaredSize: 401 });
+        expect(await s.openUpload(over, 1000, 1_000)).toBe('exceeded');
+        expect(await s.findUpload(over.id)).toBeNull();
+        expect(await s.openUpload(upload(a, { declaredSize: 400 }), 1000, 1_000)).toBe('reserved');
+        expect((await s.readLedger(a, 1_000)).reserved).toBe(1000);
+        expect(await s.openUpload(upload(a, { declaredSize: 1 }), null, 1_000)).toBe('reserved');
+        expect(await s.findUpload(first.id)).toEqual(first);
+      }));
+
+    it('expires timed-out sessions lazily and releases their reservation', () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        const u = upload(a, { declaredSize: 900, albumId: 'album-1', expiresAt: 5_000 });
+        await s.openUpload(u, 1000, 1_000);
+        expect(await s.countInFlightUploads('album-1', 4_999)).toBe(1);
+        expect(await s.countInFlightUploads('album-1', 5_000)).toBe(0);
+        expect(await s.openUpload(upload(a, { declaredSize: 900 }), 1000, 4_999)).toBe('exceeded');
+        expect(await s.openUpload(upload(a, { declaredSize: 900 }), 1000, 5_000)).toBe('reserved');
+        expect((await s.findUpload(u.id))!.state).toBe('Expired');
+        expect(await s.markUploading(u.id, 5_000)).toBe(false);
+        expect(await s.cancelUpload(u.id, 5_000)).toBe(false);
+      }));
+
+    it('merges a known hash at creation without reserving, and finalize charges the real size once', () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        const b = id('a000');
+        const u = upload(a, { declaredSize: 500 });
+        await s.openUpload(u, null, 1_000);
+        expect(await s.markUploading(u.id, 1_000)).toBe(true);
+        expect((await s.findUpload(u.id))!.state).toBe('Uploading');
+        expect(await s.markReceived(u.id, { size: 300, hash: hash(1) }, 1_000)).toBe(true);
+        expect(await s.completeUpload({ uploadId: u.id, contentHash: hash(1), size: 300, asset: { create: { id: u.id, ownerId: a, dropExpiresAt: null } } }, 1_000)).toBe('completed');
+        expect(await s.readLedger(a, 1_000)).toMatchObject({ charged: 300, reserved: 0 });
+        expect(await s.findUpload(u.id)).toMatchObject({ state: 'Completed', assetId: u.id, receivedSize: 300 });
+        expect(await s.findBlob(hash(1))).toEqual({ contentHash: hash(1), size: 300, chargedTo: a, peer: null, storedAt: 1_000 });
+        expect(await s.completeUpload({ uploadId: u.id, contentHash: hash(1), size: 300, asset: { create: { id: id('e000'), ownerId: a, dropExpiresAt: null } } }, 1_000)).toBe('not_open');
+        // Dedup is global: b's upload of the same bytes is a merge, charged to nobody.
+        const m = upload(b, { declaredSize: 300, contentHash: hash(1) });
+        expect(await s.openUpload(m, 10, 1_000)).toBe('exceeded');
+        expect(await s.openUpload(m, null, 1_000)).toBe('merged');
+        expect((await s.findUpload(m.id))!.state).toBe('Merged');
+        expect(await s.readLedger(b, 1_000)).toMatchObject({ charged: 0, reserved: 0 });
+        expect(await s.completeUpload({ uploadId: m.id, contentHash: hash(1), size: 300, asset: { create: { id: m.id, ownerId: b, dropExpiresAt: null } } }, 1_000)).toBe('merged');
+        expect(await s.completeUpload({ uploadId: m.id, contentHash: hash(1), size: 300, asset: { create: { id: id('e000'), ownerId: b, dropExpiresAt: null } } }, 1_000)).toBe('not_open');
+        // A merge at finalize releases the reservation and charges nothing.
+        const late = upload(b, { declaredSize: 400 });
+        await s.openUpload(late, null, 1_000);
+        expect(await s.completeUpload({ uploadId: late.id, contentHash: hash(1), size: 300, asset: { attachTo: m.id } }, 1_000)).toBe('merged');
+        expect(await s.readLedger(b, 1_000)).toMatchObject({ charged: 0, reserved: 0 });
+        expect((await s.findAsset(m.id))!.blobs).toEqual([
+          { kind: 'original', contentHash: hash(1), size: 300 },
+          { kind: 'original', contentHash: hash(1), size: 300 },
+        ]);
+        expect(await s.listChargedBlobs(a)).toHaveLength(1);
+        expect(await s.listChargedBlobs(b)).toEqual([]);
+      }));
+
+    it('refuses to attach to a missing asset without changing anything', () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        const u = upload(a, { kind: 'derivative' });
+        await s.openUpload(u, null, 1_000);
+        expect(await s.completeUpload({ uploadId: u.id, contentHash: hash(2), size: 10, asset: { attachTo: id('e000') } }, 1_000)).toBe('asset_missing');
+        expect(await s.readLedger(a, 1_000)).toMatchObject({ charged: 0, reserved: 100 });
+        expect(await s.cancelUpload(u.id, 1_000)).toBe(true);
+        expect(await s.cancelUpload(u.id, 1_000)).toBe(false);
+        expect(await s.readLedger(a, 1_000)).toMatchObject({ reserved: 0 });
+        expect((await s.findUpload(u.id))!.state).toBe('Cancelled');
+      }));
+
+    it('keeps trash charged; purge drops references; only the sweep credits, to whoever was charged', () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        const b = id('a000');
+        const x = await stored(s, a, hash(3), 200);
+        const y = await stored(s, a, hash(4), 50);
+        // b references a's blob too.
+        const m = upload(b, { contentHash: hash(3) });
+        await s.openUpload(m, null, 1_000);
+        await s.completeUpload({ uploadId: m.id, contentHash: hash(3), size: 200, asset: { create: { id: m.id, ownerId: b, dropExpiresAt: null } } }, 1_000);
+        expect(await s.purgeAsset(x)).toBe(false); // live: trash first
+        expect(await s.trashAsset(x, 2_000)).toBe(true);
+        expect(await s.trashAsset(x, 2_000)).toBe(false);
+        expect(await s.findAsset(x)).toMatchObject({ state: 'trashed', trashedAt: 2_000 });
+        expect(await s.restoreAsset(x)).toBe(true);
+        expect(await s.restoreAsset(x)).toBe(false);
+        await s.trashAsset(x, 2_000);
+        await s.trashAsset(y, 2_000);
+        expect((await s.readLedger(a, 2_000)).charged).toBe(250);
+        expect(await s.purgeAsset(x)).toBe(true);
+        expect(await s.emptyTrash(a)).toBe(1);
+        expect(await s.findAsset(y)).toBeNull();
+        expect((await s.readLedger(a, 2_000)).charged).toBe(250);
+        const swept = await s.sweep(3_000);
+        expect(swept.swept).toEqual([{ contentHash: hash(4), size: 50, chargedTo: a }]);
+        expect((await s.readLedger(a, 3_000)).charged).toBe(200);
+        // b's purge frees the last reference: credited to a, who was charged.
+        await s.trashAsset(m.id, 3_000);
+        await s.purgeAsset(m.id);
+        expect((await s.sweep(4_000)).swept).toEqual([{ contentHash: hash(3), size: 200, chargedTo: a }]);
+        expect(await s.readLedger(a, 4_000)).toMatchObject({ charged: 0 });
+        expect(await s.findBlob(hash(3))).toBeNull();
+      }));
+
+    it('pending drops: adoption before expiry, otherwise freed by the sweep', () =>
+      using(setup, async (s) => {
+        const owner = id('a000');
+        const mk = async (h: string): Promise<string> => {
+          const u = upload(owner, { dropLinkId: 'link', declaredSize: 70 });
+          await s.openUpload(u, null, 1_000);
+          await s.completeUpload({ uploadId: u.id, contentHash: h, size: 70, asset: { create: { id: u.id, ownerId: owner, dropExpiresAt: 5_000 } } }, 1_000);
+          return u.id;
+        };
+        const kept = await mk(hash(5));
+        const lost = await mk(hash(6));
+        expect(await s.findAsset(kept)).toMatchObject({ state: 'pending_drop', dropExpiresAt: 5_000, ownerId: owner });
+        expect(await s.trashAsset(kept, 1_000)).toBe(false);
+        expect(await s.adoptDrop(kept, 4_999)).toBe(true);
+        expect(await s.findAsset(kept)).toMatchObject({ state: 'live', dropExpiresAt: null });
+        expect(await s.adoptDrop(lost, 5_000)).toBe(false);
+        expect((await s.readLedger(owner, 5_000)).charged).toBe(140);
+        const r = await s.sweep(5_000);
+        expect(r.swept).toEqual([{ contentHash: hash(6), size: 70, chargedTo: owner }]);
+        expect(await s.findAsset(lost)).toBeNull();
+      }));
+
+    it('sweep reports sessions it expired', () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        const u = upload(a, { expiresAt: 2_000 });
+        await s.openUpload(u, null, 1_000);
+        expect((await s.sweep(1_999)).expiredUploads).toEqual([]);
+        expect((await s.sweep(2_000)).expiredUploads).toEqual([u.id]);
+        expect((await s.readLedger(a, 2_000)).reserved).toBe(0);
+      }));
+
+    it('federated cache: charged to the receiver within the per-peer budget, deduped, freed after eviction', () =>
+      using(setup, async (s) => {
+        const r = id('a000');
+        expect(await s.cacheFederated({ receiver: r, peer: 'p.example', contentHash: hash(7), size: 200, budget: 250 }, 1_000)).toBe('cached');
+        expect(await s.cacheFederated({ receiver: r, peer: 'p.example', contentHash: hash(7), size: 200, budget: 250 }, 1_000)).toBe('merged');
+        expect(await s.cacheFederated({ receiver: r, peer: 'p.example', contentHash: hash(8), size: 51, budget: 250 }, 1_000)).toBe('over_budget');
+        expect(await s.cacheFederated({ receiver: r, peer: 'q.example', contentHash: hash(8), size: 51, budget: 250 }, 1_000)).toBe('cached');
+        expect(await s.findBlob(hash(7))).toMatchObject({ chargedTo: r, peer: 'p.example' });
+        expect((await s.readLedger(r, 1_000)).charged).toBe(251);
+        expect((await s.sweep(1_000)).swept).toEqual([]);
+        expect(await s.evictFederated(r, 'p.example', hash(7))).toBe(true);
+        expect(await s.evictFederated(r, 'p.example', hash(7))).toBe(false);
+        expect((await s.sweep(1_000)).swept).toEqual([{ contentHash: hash(7), size: 200, chargedTo: r }]);
+      }));
+
+    it('replaces metadata: new blob charged, old reference dropped', () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        const x = await stored(s, a, hash(9), 10);
+        expect(await s.replaceMetadata({ assetId: x, payerId: a, contentHash: hash(10), size: 30 }, 2_000)).toBe('replaced');
+        expect(await s.replaceMetadata({ assetId: x, payerId: a, contentHash: hash(11), size: 5 }, 2_000)).toBe('replaced');
+        expect((await s.findAsset(x))!.blobs.map((b) => [b.kind, b.contentHash])).toEqual([
+          ['original', hash(9)],
+          ['metadata', hash(11)],
+        ]);
+        expect((await s.readLedger(a, 2_000)).charged).toBe(45);
+        expect((await s.sweep(2_000)).swept.map((b) => b.contentHash)).toEqual([hash(10)]);
+        await s.trashAsset(x, 2_000);
+        expect(await s.replaceMetadata({ assetId: x, payerId: a, contentHash: hash(12), size: 5 }, 2_000)).toBe('not_live');
+      }));
+
+    it('keeps limits, suspension, sponsor and hard_since', () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        const sp = id('a000');
+        await s.setLimits(a, { soft: 10, hard: null });
+        await s.setSuspended(a, 1_234);
+        await s.setSponsor(a, sp);
+        expect(await s.readLedger(a, 0)).toMatchObject({ limits: { soft: 10, hard: null }, suspendedAt: 1_234, sponsorId: sp });
+        await s.setLimits(a, null);
+        await s.setSuspended(a, null);
+        await s.setSponsor(a, null);
+        expect(await s.readLedger(a, 0)).toMatchObject({ limits: null, suspendedAt: null, sponsorId: null });
+        await s.openUpload(upload(a, { declaredSize: 100 }), null, 1_000);
+        expect(await s.settleHardSince(a, 100, 1_500)).toBe(1_500);
+        expect(await s.settleHardSince(a, 100, 1_600)).toBe(1_500);
+        expect((await s.readLedger(a, 1_600)).hardSince).toBe(1_500);
+        expect(await s.settleHardSince(a, 101, 1_700)).toBeNull();
+        expect(await s.settleHardSince(a, null, 1_700)).toBeNull();
+      }));
+
+    it('many concurrent creations for one account never exceed the hard limit', () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        const results = await Promise.all(Array.from({ length: 50 }, () => s.openUpload(upload(a, { declaredSize: 30 }), 1000, 1_000)));
+        expect(results.filter((r) => r === 'reserved')).toHaveLength(33);
+        expect((await s.readLedger(a, 1_000)).reserved).toBe(990);
+      }));
+  });
+}
