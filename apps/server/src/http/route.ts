@@ -95,9 +95,29 @@ function issuesText(issues: readonly v.BaseIssue<unknown>[]): string {
 export async function readLimited(c: Context, limit: number, code: 'error.request.too_large' | 'error.upload.too_large' = 'error.request.too_large'): Promise<Uint8Array> {
   const declared = c.req.header('content-length');
   if (declared !== undefined && Number(declared) > limit) throw new HttpProblem(code, `The body may hold at most ${limit} bytes.`);
-  const buf = new Uint8Array(await c.req.arrayBuffer());
-  if (buf.byteLength > limit) throw new HttpProblem(code, `The body may hold at most ${limit} bytes.`);
-  return buf;
+  // Stream and stop at the limit, so a chunked body without a length cannot make us buffer it all.
+  const stream = c.req.raw.body;
+  if (stream === null) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const reader = stream.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    total += value.byteLength;
+    if (total > limit) {
+      await reader.cancel().catch(() => {});
+      throw new HttpProblem(code, `The body may hold at most ${limit} bytes.`);
+    }
+    chunks.push(value);
+  }
+  const out = new Uint8Array(total);
+  let offset = 0;
+  for (const chunk of chunks) {
+    out.set(chunk, offset);
+    offset += chunk.byteLength;
+  }
+  return out;
 }
 
 async function readBody(c: Context, spec: BodySpec | undefined): Promise<unknown> {

@@ -329,3 +329,26 @@ describe('logging', () => {
     for (const secret of [u.session_token, u.access_token, PASSWORD]) expect(text).not.toContain(secret);
   });
 });
+
+describe('body limits without a declared length', () => {
+  it('stops reading a chunked body at 64 KiB and refuses it', async () => {
+    let pulled = 0;
+    const chunk = new TextEncoder().encode('x'.repeat(16 * 1024));
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        if (pulled > 1000) controller.close();
+        else controller.enqueue(chunk);
+      },
+    });
+    const res = await s.app.request('/v1/auth/register', {
+      method: 'POST',
+      headers: { 'x-svc-protocol': '2026-11-01', 'content-type': 'application/json' },
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    expect(res.status).toBe(413);
+    expect((await res.json()).code).toBe('error.request.too_large');
+    expect(pulled).toBeLessThan(10);
+  });
+});
