@@ -3,3 +3,5 @@ export { SqliteStore } from './store.js';
 export { openSqliteDatabase, buildSchemaVersion, SchemaVersionError, MIGRATIONS_FOLDER } from './migrate.js';
 export * as sqliteSchema from './schema/index.js';
 export { SqliteQuotaStore } from './quota-store.js';
+export { SqliteDeviceStore } from './devices-store.js';
+export { SqliteAlbumStore } from './albums-store.js';

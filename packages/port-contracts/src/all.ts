@@ -8,6 +8,8 @@ import {
   type Setup,
 } from './accounts-sessions.js';
 import { describeQuotaContract } from './quota.js';
+import type { AlbumStore, DeviceDirectoryStore, RevokeAllChallengeStore } from '@strongroom/core';
+import { describeAlbumStoreContract, describeDeviceStoreContract } from './devices-albums.js';
 import { SUITES, suitesRunFor } from './registry.js';
 
 /**
@@ -16,6 +18,8 @@ import { SUITES, suitesRunFor } from './registry.js';
  */
 export interface PortSet {
   accounts: AccountStore & SessionLedger & CohortMap & SigningKeyStore;
+  devices: DeviceDirectoryStore & RevokeAllChallengeStore;
+  albums: AlbumStore;
   quota: QuotaLedger & UploadSessions & AssetCatalog;
 }
 
@@ -28,6 +32,8 @@ export function describePortContracts(adapter: string, setup: Setup): void {
   describeSessionLedgerContract(adapter, setup);
   describeCohortMapContract(adapter, setup);
   describeSigningKeyStoreContract(adapter, setup);
+  describeDeviceStoreContract(adapter, setup);
+  describeAlbumStoreContract(adapter, setup);
   describeQuotaContract(adapter, setup);
   describe(`port contracts: ${adapter}`, () => {
     it('runs every suite', () => {

@@ -1,2 +1,3 @@
 export * from './accounts.js';
 export * from './quota.js';
+export * from './devices-albums.js';

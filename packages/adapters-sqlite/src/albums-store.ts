@@ -1,0 +1,96 @@
+import type Database from 'better-sqlite3';
+import { eq } from 'drizzle-orm';
+import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import {
+  decideAbort,
+  decideProposal,
+  type AlbumRecord,
+  type AlbumStore,
+  type ProposeOutcome,
+  type UpgradeIntentRecord,
+} from '@strongroom/core';
+import { albumUpgradeIntents, albums } from './schema/devices-albums.js';
+
+type AlbumRow = typeof albums.$inferSelect;
+type IntentRow = typeof albumUpgradeIntents.$inferSelect;
+
+const toAlbum = (r: AlbumRow): AlbumRecord => ({
+  id: r.id,
+  accountId: r.accountId,
+  protocolVersion: r.protocolVersion,
+  createdAt: r.createdAt,
+  upgrade:
+    r.intentId !== null && r.upgradePendingTo !== null && r.upgradeReceivedAt !== null && r.upgradeExpiresAt !== null
+      ? { intentId: r.intentId, toVersion: r.upgradePendingTo, receivedAt: r.upgradeReceivedAt, expiresAt: r.upgradeExpiresAt }
+      : null,
+});
+const toIntent = (r: IntentRow): UpgradeIntentRecord => ({ ...r, intentCbor: new Uint8Array(r.intentCbor) });
+
+/**
+ * Albums and the server side of the upgrade ceremony over SQLite. `proposeIntent` reads, decides
+ * with core's pure `decideProposal` and writes inside one synchronous transaction, so no two
+ * intents can be live on one album.
+ */
+export class SqliteAlbumStore implements AlbumStore {
+  readonly #db: BetterSQLite3Database;
+
+  constructor(sqlite: Database.Database) {
+    this.#db = drizzle(sqlite);
+  }
+
+  async createAlbum(a: AlbumRecord): Promise<void> {
+    this.#db
+      .insert(albums)
+      .values({
+        id: a.id,
+        accountId: a.accountId,
+        protocolVersion: a.protocolVersion,
+        createdAt: a.createdAt,
+        upgradePendingTo: a.upgrade?.toVersion ?? null,
+        intentId: a.upgrade?.intentId ?? null,
+        upgradeReceivedAt: a.upgrade?.receivedAt ?? null,
+        upgradeExpiresAt: a.upgrade?.expiresAt ?? null,
+      })
+      .run();
+  }
+
+  async findAlbum(albumId: string): Promise<AlbumRecord | null> {
+    const r = this.#db.select().from(albums).where(eq(albums.id, albumId)).get();
+    return r ? toAlbum(r) : null;
+  }
+
+  async proposeIntent(intent: UpgradeIntentRecord, now: number): Promise<ProposeOutcome> {
+    return this.#db.transaction((tx) => {
+      const album = tx.select().from(albums).where(eq(albums.id, intent.albumId)).get();
+      const known = tx.select().from(albumUpgradeIntents).where(eq(albumUpgradeIntents.intentId, intent.intentId)).get();
+      const outcome = decideProposal(album ? toAlbum(album) : null, known ? toIntent(known) : null, intent, now);
+      if (outcome.kind === 'accepted') {
+        tx.insert(albumUpgradeIntents)
+          .values({ ...intent, intentCbor: Buffer.from(intent.intentCbor) })
+          .run();
+        tx.update(albums)
+          .set({ upgradePendingTo: intent.toVersion, intentId: intent.intentId, upgradeReceivedAt: intent.receivedAt, upgradeExpiresAt: intent.expiresAt })
+          .where(eq(albums.id, intent.albumId))
+          .run();
+      }
+      return outcome;
+    });
+  }
+
+  async abortIntent(albumId: string, intentId: string, now: number): Promise<boolean> {
+    return this.#db.transaction((tx) => {
+      const r = tx.select().from(albums).where(eq(albums.id, albumId)).get();
+      if (!r || !decideAbort(toAlbum(r), intentId, now)) return false;
+      tx.update(albums)
+        .set({ upgradePendingTo: null, intentId: null, upgradeReceivedAt: null, upgradeExpiresAt: null })
+        .where(eq(albums.id, albumId))
+        .run();
+      return true;
+    });
+  }
+
+  async findIntent(intentId: string): Promise<UpgradeIntentRecord | null> {
+    const r = this.#db.select().from(albumUpgradeIntents).where(eq(albumUpgradeIntents.intentId, intentId)).get();
+    return r ? toIntent(r) : null;
+  }
+}

@@ -1,0 +1,92 @@
+import type Database from 'better-sqlite3';
+import { and, asc, eq, lte } from 'drizzle-orm';
+import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import {
+  constantTimeEqual,
+  type DeviceDirectoryStore,
+  type DeviceEntry,
+  type DirectoryRecord,
+  type PublishOutcome,
+  type RevokeAllChallenge,
+  type RevokeAllChallengeStore,
+} from '@strongroom/core';
+import { deviceDirectories, directoryDevices, revokeAllChallenges } from './schema/devices-albums.js';
+
+const u8 = (b: Uint8Array): Uint8Array => new Uint8Array(b);
+const buf = (b: Uint8Array): Buffer => Buffer.from(b);
+const toDevice = (r: typeof directoryDevices.$inferSelect): DeviceEntry => ({
+  deviceId: r.deviceId,
+  ed25519: u8(r.ed25519),
+  mldsa65: u8(r.mldsa65),
+  addedAt: r.addedAt,
+});
+
+/**
+ * The device directory (and so the identity anchor) and revoke-all challenges over SQLite. The
+ * compare-and-set of a publication runs in one synchronous transaction.
+ */
+export class SqliteDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeStore {
+  readonly #db: BetterSQLite3Database;
+
+  constructor(sqlite: Database.Database) {
+    this.#db = drizzle(sqlite);
+  }
+
+  async publishDirectory(d: DirectoryRecord): Promise<PublishOutcome> {
+    return this.#db.transaction((tx) => {
+      const current = tx.select().from(deviceDirectories).where(eq(deviceDirectories.accountId, d.accountId)).get();
+      if (current) {
+        if (!constantTimeEqual(u8(current.identityKey), d.identityKey)) return 'anchor_mismatch';
+        if (d.seq <= current.seq) return 'stale_seq';
+        tx.delete(directoryDevices).where(eq(directoryDevices.accountId, d.accountId)).run();
+        tx.update(deviceDirectories)
+          .set({ seq: d.seq, body: buf(d.body), acceptedAt: d.acceptedAt })
+          .where(eq(deviceDirectories.accountId, d.accountId))
+          .run();
+      } else {
+        tx.insert(deviceDirectories)
+          .values({ accountId: d.accountId, identityKey: buf(d.identityKey), seq: d.seq, body: buf(d.body), acceptedAt: d.acceptedAt })
+          .run();
+      }
+      d.devices.forEach((e, position) => {
+        tx.insert(directoryDevices)
+          .values({ accountId: d.accountId, deviceId: e.deviceId, position, ed25519: buf(e.ed25519), mldsa65: buf(e.mldsa65), addedAt: e.addedAt })
+          .run();
+      });
+      return 'published';
+    });
+  }
+
+  async findDirectory(accountId: string): Promise<DirectoryRecord | null> {
+    const r = this.#db.select().from(deviceDirectories).where(eq(deviceDirectories.accountId, accountId)).get();
+    if (!r) return null;
+    const devices = this.#db.select().from(directoryDevices).where(eq(directoryDevices.accountId, accountId)).orderBy(asc(directoryDevices.position)).all();
+    return { accountId, identityKey: u8(r.identityKey), seq: r.seq, devices: devices.map(toDevice), body: u8(r.body), acceptedAt: r.acceptedAt };
+  }
+
+  async findDevice(accountId: string, deviceId: string): Promise<DeviceEntry | null> {
+    const r = this.#db
+      .select()
+      .from(directoryDevices)
+      .where(and(eq(directoryDevices.accountId, accountId), eq(directoryDevices.deviceId, deviceId)))
+      .get();
+    return r ? toDevice(r) : null;
+  }
+
+  async findIdentityAnchor(accountId: string): Promise<Uint8Array | null> {
+    const r = this.#db.select({ k: deviceDirectories.identityKey }).from(deviceDirectories).where(eq(deviceDirectories.accountId, accountId)).get();
+    return r ? u8(r.k) : null;
+  }
+
+  async insertRevokeAllChallenge(c: RevokeAllChallenge, now: number): Promise<void> {
+    this.#db.transaction((tx) => {
+      tx.delete(revokeAllChallenges).where(lte(revokeAllChallenges.expiresAt, now)).run();
+      tx.insert(revokeAllChallenges).values(c).run();
+    });
+  }
+
+  async consumeRevokeAllChallenge(challengeHash: string): Promise<RevokeAllChallenge | null> {
+    const r = this.#db.delete(revokeAllChallenges).where(eq(revokeAllChallenges.challengeHash, challengeHash)).returning().get();
+    return r ? { challengeHash: r.challengeHash, accountId: r.accountId, expiresAt: r.expiresAt } : null;
+  }
+}
