@@ -1,0 +1,183 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
+
+/**
+ * Two real server processes over one PostgreSQL database: whatever one process decides, the other
+ * must honour on its very next request, because neither caches session validity. PGlite lives inside
+ * one process, so this needs a PostgreSQL server: PG_URL (set by .ci/run).
+ */
+
+const PG_URL = pgUrlFromEnv();
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const VERSION = '2026-11-01';
+const PASSWORD = 'correct horse battery staple';
+// Every process of one deployment shares its public base URL: it is the tokens' `iss`.
+const BASE_URL = 'http://127.0.0.1:8080';
+
+if (!PG_URL) {
+  console.warn('multiprocess.test.ts: SKIPPED: PG_URL is not set. Several server processes need a PostgreSQL server; PGlite is in-process only. .ci/run sets PG_URL.');
+}
+
+interface Server {
+  readonly url: string;
+  readonly child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+/** Starts `node --import tsx apps/server/src/main.ts` on a free loopback port and waits until it listens. */
+async function startServer(databaseUrl: string): Promise<Server> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SVC_DATABASE_URL: databaseUrl, SVC_BASE_URL: BASE_URL },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start in 30 s: ${stderr}`)), 30_000);
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      try {
+        const entry = JSON.parse(line) as { event?: string; port?: number };
+        if (entry.event === 'server.listening' && entry.port) {
+          clearTimeout(timer);
+          resolve(entry.port);
+        }
+      } catch {
+        /* not a log line */
+      }
+    });
+  });
+  return {
+    url: `http://127.0.0.1:${port}`,
+    child,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
+      }),
+  };
+}
+
+/** Runs the operator CLI as a separate process against the same database. */
+async function cli(databaseUrl: string, ...args: string[]): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/cli.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, SVC_DATABASE_URL: databaseUrl, SVC_BASE_URL: BASE_URL },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  return { code, out };
+}
+
+interface Reply {
+  status: number;
+  body: any;
+}
+async function call(server: Server, method: string, path: string, o: { body?: unknown; token?: string } = {}): Promise<Reply> {
+  const headers: Record<string, string> = { 'x-svc-protocol': VERSION };
+  if (o.token) headers.authorization = `Bearer ${o.token}`;
+  if (o.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(server.url + path, { method, headers, ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+interface Pair {
+  session_id: string;
+  session_token: string;
+  access_token: string;
+}
+let n = 0;
+async function register(server: Server): Promise<{ address: string; pair: Pair }> {
+  const address = `mp${++n}-${Math.random().toString(36).slice(2, 8)}@example.org`;
+  const r = await call(server, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } });
+  expect(r.status).toBe(200);
+  return { address, pair: r.body as Pair };
+}
+async function login(server: Server, address: string, password = PASSWORD): Promise<Reply> {
+  return call(server, 'POST', '/v1/auth/login', { body: { address, password } });
+}
+const kidOf = (jwt: string): string => (JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid;
+
+describe.skipIf(!PG_URL)('two server processes over one PostgreSQL database (PG_URL)', { timeout: 60_000 }, () => {
+  let db: ScratchDatabase;
+  let a: Server;
+  let b: Server;
+  const extra: Server[] = [];
+
+  beforeAll(async () => {
+    db = await createScratchDatabase(PG_URL!, 'multiproc');
+    // Started together on an empty database: the migration lock lets exactly one migrate.
+    [a, b] = await Promise.all([startServer(db.url), startServer(db.url)]);
+  }, 90_000);
+  afterAll(async () => {
+    await Promise.all([a, b, ...extra].filter(Boolean).map((s) => s.stop()));
+    await db?.drop();
+  });
+
+  it('both processes serve the same accounts', async () => {
+    const { address, pair } = await register(a);
+    expect((await call(b, 'GET', '/v1/auth/profile', { token: pair.access_token })).body).toMatchObject({ address });
+    expect((await login(b, address)).status).toBe(200);
+  });
+
+  it('a session revoked through A is refused by B on its next request', async () => {
+    const { address, pair } = await register(a);
+    const other = (await login(a, address)).body as Pair;
+    expect((await call(b, 'GET', '/v1/auth/profile', { token: pair.access_token })).status).toBe(200);
+    expect((await call(a, 'DELETE', `/v1/auth/sessions/${pair.session_id}`, { token: other.access_token })).status).toBe(204);
+    const refused = await call(b, 'GET', '/v1/auth/profile', { token: pair.access_token });
+    expect(refused).toMatchObject({ status: 401, body: { code: 'error.auth.session_invalid' } });
+    expect((await call(b, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } })).body.code).toBe('error.auth.session_invalid');
+    expect((await call(b, 'GET', '/v1/auth/profile', { token: other.access_token })).status).toBe(200);
+  });
+
+  it('a password change through A closes the sessions B would honour', async () => {
+    const { address, pair: mine } = await register(a);
+    const onB = (await login(b, address)).body as Pair;
+    expect((await call(b, 'GET', '/v1/auth/profile', { token: onB.access_token })).status).toBe(200);
+    const changed = await call(a, 'POST', '/v1/auth/password', {
+      token: mine.access_token,
+      body: { current_password: PASSWORD, new_password: 'another long passphrase' },
+    });
+    expect(changed.status).toBe(200);
+    expect(changed.body.session_id).toBe(mine.session_id);
+    // B: the other session, its refresh, and the caller's pre-change access token are all refused.
+    expect((await call(b, 'GET', '/v1/auth/profile', { token: onB.access_token })).body.code).toBe('error.auth.session_invalid');
+    expect((await call(b, 'POST', '/v1/auth/refresh', { body: { session_token: onB.session_token } })).status).toBe(401);
+    expect((await call(b, 'GET', '/v1/auth/profile', { token: mine.access_token })).status).toBe(401);
+    expect((await call(b, 'POST', '/v1/auth/refresh', { body: { session_token: mine.session_token } })).status).toBe(401);
+    // ... and the caller's fresh pair works there.
+    expect((await call(b, 'GET', '/v1/auth/profile', { token: changed.body.access_token })).status).toBe(200);
+    expect((await call(b, 'POST', '/v1/auth/refresh', { body: { session_token: changed.body.session_token } })).status).toBe(200);
+    expect((await login(b, address)).status).toBe(401);
+    expect((await login(b, address, 'another long passphrase')).status).toBe(200);
+  });
+
+  it('a signing key rotated by another process (CLI rotate-key) verifies on both', async () => {
+    const { pair: before } = await register(a);
+    const oldKid = kidOf(before.access_token);
+    const rotated = await cli(db.url, 'rotate-key');
+    expect(rotated, rotated.out).toMatchObject({ code: 0 });
+    // A process started after the rotation signs with the new key...
+    const c = await startServer(db.url);
+    extra.push(c);
+    const { pair: after } = await register(c);
+    expect(kidOf(after.access_token)).not.toBe(oldKid);
+    // ...and A and B, whose key rings were loaded before it, verify that token on first sight,
+    for (const s of [a, b]) expect((await call(s, 'GET', '/v1/auth/profile', { token: after.access_token })).status).toBe(200);
+    // while the token signed under the retired key still verifies everywhere (grace window).
+    for (const s of [a, b, c]) expect((await call(s, 'GET', '/v1/auth/profile', { token: before.access_token })).status).toBe(200);
+    const jwks = (await call(c, 'GET', '/.well-known/svc/server-info')).body.signing_keys.keys.map((k: { kid: string }) => k.kid);
+    expect(jwks).toEqual(expect.arrayContaining([oldKid, kidOf(after.access_token)]));
+  });
+});
