@@ -1,0 +1,59 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { FsBlobStore } from './fs-blob-store.js';
+
+const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+async function* chunks(...parts: Uint8Array[]): AsyncIterable<Uint8Array> {
+  for (const p of parts) yield p;
+}
+async function files(dir: string): Promise<string[]> {
+  return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
+}
+
+describe('FsBlobStore', () => {
+  let root: string;
+  let store: FsBlobStore;
+  beforeEach(async () => {
+    root = await mkdtemp(join(tmpdir(), 'blobs-'));
+    store = new FsBlobStore(root);
+  });
+  afterEach(() => rm(root, { recursive: true, force: true }));
+
+  it('stages, then stores under the SHA-256 only when it matches', async () => {
+    const bytes = new Uint8Array([1, 2, 3, 4, 5]);
+    expect(await store.stage('u1', chunks(bytes.subarray(0, 2), bytes.subarray(2)), 5)).toEqual({ size: 5, sha256: sha(bytes) });
+    expect(await store.commit('u1', 'f'.repeat(64))).toBe('hash_mismatch');
+    expect(await store.has('f'.repeat(64))).toBe(false);
+    expect(await store.commit('u1', sha(bytes))).toBe('stored');
+    expect(await store.read(sha(bytes))).toEqual(bytes);
+    expect(await store.commit('u1', sha(bytes))).toBe('missing');
+    await store.remove(sha(bytes));
+    expect(await store.has(sha(bytes))).toBe(false);
+  });
+
+  it('refuses bytes beyond the declared size and keeps nothing, not even an earlier staging', async () => {
+    expect(await store.stage('u2', chunks(new Uint8Array(3)), 3)).not.toBeNull();
+    expect(await store.stage('u2', chunks(new Uint8Array(3), new Uint8Array(1)), 3)).toBeNull();
+    expect(await files(root)).toEqual([]);
+    expect(await store.commit('u2', sha(new Uint8Array(3)))).toBe('missing');
+  });
+
+  it('a failing body leaves nothing behind', async () => {
+    async function* broken(): AsyncIterable<Uint8Array> {
+      yield new Uint8Array(2);
+      throw new Error('connection reset');
+    }
+    await expect(store.stage('u3', broken(), 10)).rejects.toThrow('connection reset');
+    expect(await files(root)).toEqual([]);
+  });
+
+  it('discards staged bytes and rejects unsafe ids', async () => {
+    await store.stage('u4', chunks(new Uint8Array(1)), 1);
+    await store.discard('u4');
+    expect(await files(root)).toEqual([]);
+    await expect(store.stage('../x', chunks(), 1)).rejects.toThrow(RangeError);
+  });
+});

@@ -1,0 +1,98 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, readFile, rename, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { BlobStore, StagedBlob } from '@strongroom/core';
+
+const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
+const HASH = /^[0-9a-f]{64}$/;
+
+/**
+ * Content-addressed blobs on the local filesystem. Bytes arrive in a temp file under `staging/`
+ * (fsynced, then renamed to the staging id), and move to `blobs/<2 hex>/<sha256>` by rename only
+ * after their SHA-256 is recomputed and matches: a crash or a wrong hash never leaves a partial
+ * blob under a content address.
+ */
+export class FsBlobStore implements BlobStore {
+  readonly #staging: string;
+  readonly #blobs: string;
+  constructor(readonly root: string) {
+    this.#staging = join(root, 'staging');
+    this.#blobs = join(root, 'blobs');
+  }
+
+  #stagedPath(id: string): string {
+    if (!SAFE_ID.test(id)) throw new RangeError('bad staging id');
+    return join(this.#staging, id);
+  }
+  #blobPath(hash: string): string {
+    if (!HASH.test(hash)) throw new RangeError('bad content hash');
+    return join(this.#blobs, hash.slice(0, 2), hash);
+  }
+
+  async stage(stagingId: string, body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<StagedBlob | null> {
+    const target = this.#stagedPath(stagingId);
+    await mkdir(this.#staging, { recursive: true });
+    const temp = `${target}.${randomBytes(6).toString('hex')}.part`;
+    const file = await open(temp, 'wx');
+    const hash = createHash('sha256');
+    let size = 0;
+    let keep = false;
+    try {
+      for await (const chunk of body) {
+        size += chunk.length;
+        if (size > maxBytes) return null;
+        hash.update(chunk);
+        await file.write(chunk);
+      }
+      await file.sync();
+      keep = true;
+    } finally {
+      await file.close();
+      if (!keep) {
+        await rm(temp, { force: true });
+        await rm(target, { force: true });
+      }
+    }
+    await rename(temp, target);
+    return { size, sha256: hash.digest('hex') };
+  }
+
+  async commit(stagingId: string, contentHash: string): Promise<'stored' | 'hash_mismatch' | 'missing'> {
+    const staged = this.#stagedPath(stagingId);
+    const final = this.#blobPath(contentHash);
+    const hash = createHash('sha256');
+    try {
+      for await (const chunk of createReadStream(staged)) hash.update(chunk as Buffer);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+      throw e;
+    }
+    if (hash.digest('hex') !== contentHash) return 'hash_mismatch';
+    await mkdir(join(this.#blobs, contentHash.slice(0, 2)), { recursive: true });
+    // Same hash, same bytes: renaming over an existing blob is harmless and atomic.
+    await rename(staged, final);
+    return 'stored';
+  }
+
+  async discard(stagingId: string): Promise<void> {
+    await rm(this.#stagedPath(stagingId), { force: true });
+  }
+  async has(contentHash: string): Promise<boolean> {
+    try {
+      return (await stat(this.#blobPath(contentHash))).isFile();
+    } catch {
+      return false;
+    }
+  }
+  async read(contentHash: string): Promise<Uint8Array | null> {
+    try {
+      return new Uint8Array(await readFile(this.#blobPath(contentHash)));
+    } catch {
+      return null;
+    }
+  }
+  async remove(contentHash: string): Promise<void> {
+    await rm(this.#blobPath(contentHash), { force: true });
+  }
+}
