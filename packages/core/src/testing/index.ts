@@ -14,3 +14,4 @@ export { FakeUploadsInFlight, MemoryAlbumStore } from './memory-albums.js';
 export { TestDevice, TestIdentity } from './test-identity.js';
 export { MemoryQuotaStore } from './memory-quota-store.js';
 export { MemoryBlobStore } from './memory-blob-store.js';
+export { sessionModelProperty } from './session-model.js';
