@@ -1,5 +1,6 @@
 /** SQLite adapters (drizzle-orm + better-sqlite3): the embedded default store. */
 export { SqliteStore } from './store.js';
+export { SqliteTotpStore } from './totp-store.js';
 export { openSqliteDatabase, buildSchemaVersion, SchemaVersionError, MIGRATIONS_FOLDER } from './migrate.js';
 export * as sqliteSchema from './schema/index.js';
 export { SqliteQuotaStore } from './quota-store.js';

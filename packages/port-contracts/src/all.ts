@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { AccountStore, AssetCatalog, CohortMap, QuotaLedger, SessionLedger, SigningKeyStore, UploadSessions } from '@strongroom/core';
+import type { AccountStore, AssetCatalog, CohortMap, QuotaLedger, SessionLedger, SigningKeyStore, UploadSessions, TotpStore } from '@strongroom/core';
 import {
   describeAccountStoreContract,
   describeCohortMapContract,
@@ -11,6 +11,7 @@ import { describeQuotaContract } from './quota.js';
 import type { AlbumStore, DeviceDirectoryStore, RevokeAllChallengeStore } from '@strongroom/core';
 import { describeAlbumStoreContract, describeDeviceStoreContract } from './devices-albums.js';
 import { SUITES, suitesRunFor } from './registry.js';
+import { describeTotpStoreContract } from './totp.js';
 
 /**
  * Every store an adapter provides, one entry per area. Each area adds its store here, its suite
@@ -18,6 +19,7 @@ import { SUITES, suitesRunFor } from './registry.js';
  */
 export interface PortSet {
   accounts: AccountStore & SessionLedger & CohortMap & SigningKeyStore;
+  totp: TotpStore;
   devices: DeviceDirectoryStore & RevokeAllChallengeStore;
   albums: AlbumStore;
   quota: QuotaLedger & UploadSessions & AssetCatalog;
@@ -32,6 +34,7 @@ export function describePortContracts(adapter: string, setup: Setup): void {
   describeSessionLedgerContract(adapter, setup);
   describeCohortMapContract(adapter, setup);
   describeSigningKeyStoreContract(adapter, setup);
+  describeTotpStoreContract(adapter, setup);
   describeDeviceStoreContract(adapter, setup);
   describeAlbumStoreContract(adapter, setup);
   describeQuotaContract(adapter, setup);

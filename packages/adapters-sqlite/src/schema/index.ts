@@ -1,3 +1,4 @@
 export * from './accounts.js';
+export * from './totp.js';
 export * from './quota.js';
 export * from './devices-albums.js';

@@ -1,0 +1,34 @@
+import { sql } from 'drizzle-orm';
+import { check, index, integer, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { accounts } from './accounts.js';
+
+/** One row per account with a second factor; no row is "None". The secret is sealed by core. */
+export const totpEnrollments = sqliteTable(
+  'totp_enrollments',
+  {
+    accountId: text('account_id')
+      .primaryKey()
+      .references(() => accounts.id),
+    state: text('state', { enum: ['pending', 'confirmed'] }).notNull(),
+    sealedSecret: text('sealed_secret').notNull(),
+    /** The replay ledger: the highest TOTP step ever accepted (null while pending). */
+    highestUsedStep: integer('highest_used_step'),
+    createdAt: integer('created_at').notNull(),
+    confirmedAt: integer('confirmed_at'),
+  },
+  (t) => [check('totp_enrollments_state_check', sql`${t.state} in ('pending', 'confirmed')`)],
+);
+
+/** Sign-in challenges, keyed by the SHA-256 of the challenge; deleted when used. */
+export const totpChallenges = sqliteTable(
+  'totp_challenges',
+  {
+    idHash: text('id_hash').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    expiresAt: integer('expires_at').notNull(),
+    attempts: integer('attempts').notNull().default(0),
+  },
+  (t) => [index('totp_challenges_expires_idx').on(t.expiresAt)],
+);

@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import type { AccountRecord, TotpStore } from '@strongroom/core';
+import type { Setup } from './accounts-sessions.js';
+import { noteSuite } from './registry.js';
+
+let n = 0;
+function account(): AccountRecord {
+  n++;
+  return {
+    id: `0190c000-0000-7000-8000-${String(n).padStart(12, '0')}`,
+    address: `totp${n}@example.org`,
+    addressKey: `totp${n}@example.org`,
+    passwordHash: 'hash',
+    displayName: null,
+    createdAt: 1_000,
+    lockedAt: null,
+  };
+}
+const hash = (i: number): string => i.toString(16).padStart(64, '0');
+
+/** A fresh store with `count` accounts created first (real adapters hold foreign keys to them). */
+async function using(setup: Setup, count: number, body: (store: TotpStore, ids: string[]) => Promise<void>): Promise<void> {
+  const { ports, cleanup } = await setup();
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const a = account();
+      await ports.accounts.createAccount(a);
+      ids.push(a.id);
+    }
+    await body(ports.totp, ids);
+  } finally {
+    await cleanup?.();
+  }
+}
+
+export function describeTotpStoreContract(adapter: string, setup: Setup): void {
+  noteSuite(adapter, 'totp');
+  describe(`TotpStore contract: ${adapter}`, () => {
+    it('saves a pending enrollment and replaces it while pending', () =>
+      using(setup, 1, async (s, [a]) => {
+        expect(await s.findTotpEnrollment(a!)).toBeNull();
+        expect(await s.savePendingTotp({ accountId: a!, sealedSecret: 'v1.one', at: 10 })).toBe(true);
+        expect(await s.findTotpEnrollment(a!)).toEqual({ accountId: a, state: 'pending', sealedSecret: 'v1.one', highestUsedStep: null, createdAt: 10, confirmedAt: null });
+        expect(await s.savePendingTotp({ accountId: a!, sealedSecret: 'v1.two', at: 20 })).toBe(true);
+        expect(await s.findTotpEnrollment(a!)).toEqual({ accountId: a, state: 'pending', sealedSecret: 'v1.two', highestUsedStep: null, createdAt: 20, confirmedAt: null });
+      }));
+
+    it('confirms only the pending secret it was checked against, and only once', () =>
+      using(setup, 1, async (s, [a]) => {
+        expect(await s.confirmTotp({ accountId: a!, sealedSecret: 'v1.one', step: 7, at: 30 })).toBe(false);
+        await s.savePendingTotp({ accountId: a!, sealedSecret: 'v1.two', at: 20 });
+        expect(await s.confirmTotp({ accountId: a!, sealedSecret: 'v1.one', step: 7, at: 30 })).toBe(false);
+        expect((await s.findTotpEnrollment(a!))?.state).toBe('pending');
+        expect(await s.confirmTotp({ accountId: a!, sealedSecret: 'v1.two', step: 7, at: 30 })).toBe(true);
+        expect(await s.findTotpEnrollment(a!)).toEqual({ accountId: a, state: 'confirmed', sealedSecret: 'v1.two', highestUsedStep: 7, createdAt: 20, confirmedAt: 30 });
+        expect(await s.confirmTotp({ accountId: a!, sealedSecret: 'v1.two', step: 8, at: 40 })).toBe(false);
+        // A confirmed factor is never replaced by a new pending one.
+        expect(await s.savePendingTotp({ accountId: a!, sealedSecret: 'v1.three', at: 50 })).toBe(false);
+        expect(await s.findTotpEnrollment(a!)).toMatchObject({ state: 'confirmed', sealedSecret: 'v1.two', highestUsedStep: 7 });
+      }));
+
+    it('advanceTotpStep is a compare-and-set on the highest used step of a confirmed factor', () =>
+      using(setup, 2, async (s, [a, b]) => {
+        expect(await s.advanceTotpStep(a!, 5)).toBe(false);
+        await s.savePendingTotp({ accountId: a!, sealedSecret: 'v1.a', at: 1 });
+        expect(await s.advanceTotpStep(a!, 5)).toBe(false);
+        await s.confirmTotp({ accountId: a!, sealedSecret: 'v1.a', step: 100, at: 2 });
+        expect(await s.advanceTotpStep(a!, 99)).toBe(false);
+        expect(await s.advanceTotpStep(a!, 100)).toBe(false);
+        expect(await s.advanceTotpStep(a!, 101)).toBe(true);
+        expect(await s.advanceTotpStep(a!, 101)).toBe(false);
+        expect(await s.advanceTotpStep(a!, 103)).toBe(true);
+        expect((await s.findTotpEnrollment(a!))?.highestUsedStep).toBe(103);
+        // Steps are large integers in practice (about 59 million in 2026); no precision lost.
+        expect(await s.advanceTotpStep(a!, 59_012_345_678)).toBe(true);
+        expect((await s.findTotpEnrollment(a!))?.highestUsedStep).toBe(59_012_345_678);
+        expect(await s.findTotpEnrollment(b!)).toBeNull();
+      }));
+
+    it('concurrent advances with the same step: exactly one wins', () =>
+      using(setup, 1, async (s, [a]) => {
+        await s.savePendingTotp({ accountId: a!, sealedSecret: 'v1.a', at: 1 });
+        await s.confirmTotp({ accountId: a!, sealedSecret: 'v1.a', step: 10, at: 2 });
+        const results = await Promise.all(Array.from({ length: 8 }, () => s.advanceTotpStep(a!, 11)));
+        expect(results.filter(Boolean)).toHaveLength(1);
+      }));
+
+    it('removeTotp deletes a confirmed factor only with a step above the highest used', () =>
+      using(setup, 1, async (s, [a]) => {
+        expect(await s.removeTotp(a!, 50)).toBe(false);
+        await s.savePendingTotp({ accountId: a!, sealedSecret: 'v1.a', at: 1 });
+        expect(await s.removeTotp(a!, 50)).toBe(false);
+        expect((await s.findTotpEnrollment(a!))?.state).toBe('pending');
+        await s.confirmTotp({ accountId: a!, sealedSecret: 'v1.a', step: 50, at: 2 });
+        expect(await s.removeTotp(a!, 50)).toBe(false);
+        expect(await s.findTotpEnrollment(a!)).not.toBeNull();
+        expect(await s.removeTotp(a!, 51)).toBe(true);
+        expect(await s.findTotpEnrollment(a!)).toBeNull();
+        // After removal the account can enroll afresh.
+        expect(await s.savePendingTotp({ accountId: a!, sealedSecret: 'v1.b', at: 3 })).toBe(true);
+      }));
+
+    it('counts attempts on a challenge atomically and keeps challenges apart', () =>
+      using(setup, 1, async (s, [a]) => {
+        await s.createTotpChallenge({ idHash: hash(1), accountId: a!, expiresAt: 5_000, attempts: 0 });
+        await s.createTotpChallenge({ idHash: hash(2), accountId: a!, expiresAt: 6_000, attempts: 0 });
+        expect(await s.countTotpChallengeAttempt(hash(3))).toBeNull();
+        expect(await s.countTotpChallengeAttempt(hash(1))).toEqual({ idHash: hash(1), accountId: a, expiresAt: 5_000, attempts: 1 });
+        const counts = await Promise.all(Array.from({ length: 6 }, () => s.countTotpChallengeAttempt(hash(1))));
+        expect(counts.map((c) => c?.attempts).sort((x, y) => x! - y!)).toEqual([2, 3, 4, 5, 6, 7]);
+        expect((await s.countTotpChallengeAttempt(hash(2)))?.attempts).toBe(1);
+      }));
+
+    it('consumes a challenge once; a consumed challenge is gone', () =>
+      using(setup, 1, async (s, [a]) => {
+        await s.createTotpChallenge({ idHash: hash(1), accountId: a!, expiresAt: 5_000, attempts: 0 });
+        expect(await s.consumeTotpChallenge(hash(9))).toBe(false);
+        const results = await Promise.all([s.consumeTotpChallenge(hash(1)), s.consumeTotpChallenge(hash(1))]);
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect(await s.countTotpChallengeAttempt(hash(1))).toBeNull();
+      }));
+
+    it('purges challenges expired at or before the given time', () =>
+      using(setup, 1, async (s, [a]) => {
+        for (const [i, exp] of [[1, 1_000], [2, 2_000], [3, 3_000]] as const) {
+          await s.createTotpChallenge({ idHash: hash(i), accountId: a!, expiresAt: exp, attempts: 0 });
+        }
+        expect(await s.purgeTotpChallenges(2_000)).toBe(2);
+        expect(await s.countTotpChallengeAttempt(hash(1))).toBeNull();
+        expect(await s.countTotpChallengeAttempt(hash(2))).toBeNull();
+        expect((await s.countTotpChallengeAttempt(hash(3)))?.attempts).toBe(1);
+        expect(await s.purgeTotpChallenges(2_000)).toBe(0);
+      }));
+  });
+}
