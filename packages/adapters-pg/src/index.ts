@@ -4,6 +4,7 @@
  */
 export type { PgDb } from './db.js';
 export { PgStore } from './store.js';
+export { PgTotpStore } from './totp-store.js';
 export { openPgDatabase } from './open.js';
 export type { OpenPgDatabase, PgDatabaseOptions } from './open.js';
 export { bringSchemaForward, buildSchemaVersion, databaseSchemaVersion, SchemaVersionError, MIGRATIONS_FOLDER } from './migrate.js';

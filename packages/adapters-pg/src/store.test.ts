@@ -1,6 +1,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import { describePortContracts } from '@strongroom/port-contracts';
 import { PgStore } from './store.js';
+import { PgTotpStore } from './totp-store.js';
 import { openTestDatabase, type TestDatabase } from './testing.js';
 
 // One migrated database per file (PG_URL scratch database or PGlite), emptied before every test.
@@ -15,5 +16,5 @@ afterAll(async () => {
 
 describePortContracts('pg', async () => {
   await t.reset();
-  return { ports: { accounts: new PgStore(t.db) } };
+  return { ports: { accounts: new PgStore(t.db), totp: new PgTotpStore(t.db) } };
 });
