@@ -1,0 +1,260 @@
+import * as v from 'valibot';
+import type { AssetRecord, QuotaStatus, UploadView } from '@strongroom/core';
+import type { AppDeps } from '../deps.js';
+import { HttpProblem } from '../http/problem.js';
+import { iso, isoOrNull, json, noContent, unwrap } from '../http/respond.js';
+import { JSON_LIMIT, readLimited, route, type AnyRoute } from '../http/route.js';
+import { Timestamp, Uuid } from './schemas.js';
+
+const Hash = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters (SHA-256 of the ciphertext)'));
+const Size = v.pipe(v.number(), v.safeInteger('must be a whole number'), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER));
+const Kind = v.picklist(['original', 'derivative', 'metadata', 'provenance']);
+const UploadState = v.picklist(['Pending', 'Uploading', 'WaitingForProcessing', 'Completed', 'Merged', 'Cancelled', 'Expired']);
+const IdParam = v.object({ id: Uuid });
+
+const QuotaBody = v.object({
+  used: v.pipe(v.number(), v.description('Charged bytes plus open reservations; the state follows it')),
+  reserved: v.number(),
+  soft_limit: v.nullable(v.number()),
+  hard_limit: v.pipe(v.nullable(v.number()), v.description('null = unlimited')),
+  state: v.picklist(['OK', 'SoftWarning', 'HardExceeded', 'GraceExpired', 'Suspended']),
+  grace_expires_at: v.pipe(v.nullable(Timestamp), v.description('When HardExceeded turns GraceExpired; null below the hard limit')),
+  alerts: v.array(v.picklist(['quota_soft', 'quota_grace_expiring'])),
+});
+const quotaBody = (q: QuotaStatus) => ({
+  used: q.used,
+  reserved: q.reserved,
+  soft_limit: q.softLimit,
+  hard_limit: q.hardLimit,
+  state: q.state,
+  grace_expires_at: isoOrNull(q.graceExpiresAt),
+  alerts: q.alerts,
+});
+
+const Created = v.object({ upload_id: Uuid, state: UploadState, expires_at: Timestamp });
+const UploadBody = v.object({ upload_id: Uuid, state: UploadState, expires_at: Timestamp, kind: Kind, declared_size: v.number(), asset_id: v.nullable(Uuid) });
+const uploadBody = (u: UploadView) => ({ upload_id: u.uploadId, state: u.state, expires_at: iso(u.expiresAt), kind: u.kind, declared_size: u.declaredSize, asset_id: u.assetId });
+
+const AssetBody = v.object({
+  asset_id: Uuid,
+  owner_id: Uuid,
+  upload_user_id: Uuid,
+  state: v.picklist(['live', 'trashed']),
+  created_at: Timestamp,
+  trashed_at: v.nullable(Timestamp),
+  blobs: v.array(v.object({ kind: Kind, content_hash: Hash, size: v.number() })),
+});
+const assetBody = (a: AssetRecord) => ({
+  asset_id: a.id,
+  owner_id: a.ownerId,
+  upload_user_id: a.uploaderId,
+  state: a.state,
+  created_at: iso(a.createdAt),
+  trashed_at: isoOrNull(a.trashedAt),
+  blobs: a.blobs.map((b) => ({ kind: b.kind, content_hash: b.contentHash, size: b.size })),
+});
+
+function octetStream(c: { req: { header(name: string): string | undefined } }): void {
+  const type = c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/octet-stream') throw new HttpProblem('error.request.unsupported_media_type', 'This operation takes an application/octet-stream body.');
+}
+
+async function* streamOf(body: ReadableStream<Uint8Array> | null): AsyncIterable<Uint8Array> {
+  if (body === null) return;
+  const reader = body.getReader();
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return;
+      yield value;
+    }
+  } finally {
+    await reader.cancel().catch(() => {});
+  }
+}
+
+/** GET /quota, the upload-session lifecycle, and the minimal asset operations quota needs. */
+export function quotaRoutes(deps: AppDeps): AnyRoute[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/quota',
+      tag: 'quota',
+      summary: "The caller's storage quota (a sponsored account sees its sponsor's, which it spends)",
+      auth: true,
+      responses: { 200: { description: 'Usage, limits, state and alerts', schema: QuotaBody } },
+      handle: async ({ c, principal }) => json(c, 200, quotaBody(await deps.quota.status(principal.accountId))),
+    }),
+    route({
+      method: 'POST',
+      path: '/upload',
+      tag: 'quota',
+      summary: 'Open an upload session: the device and album are checked, then used + declared_size against the hard limit, atomically',
+      auth: true,
+      body: {
+        type: 'json',
+        schema: v.strictObject({
+          declared_size: Size,
+          kind: Kind,
+          content_hash: v.optional(Hash),
+          album_id: v.optional(Uuid),
+          intent_id: v.optional(Uuid),
+          device_id: v.pipe(v.string(), v.minLength(1)),
+        }),
+      },
+      responses: { 201: { description: 'Reserved (Pending), or Merged when content_hash is already stored (nothing charged)', schema: Created } },
+      errors: ['error.quota.exceeded', 'error.quota.write_refused', 'error.device.unknown', 'error.upload.album_quiescing', 'error.protocol.below_album_pin', 'error.request.invalid'],
+      handle: async ({ c, body, principal, version }) => {
+        const u = unwrap(
+          await deps.uploads.create(principal, {
+            declaredSize: body.declared_size,
+            kind: body.kind,
+            contentHash: body.content_hash ?? null,
+            albumId: body.album_id ?? null,
+            intentId: body.intent_id ?? null,
+            deviceId: body.device_id,
+            protocolVersion: version,
+          }),
+        );
+        return json(c, 201, { upload_id: u.uploadId, state: u.state, expires_at: iso(u.expiresAt) });
+      },
+    }),
+    route({
+      method: 'GET',
+      path: '/upload/:id',
+      tag: 'quota',
+      summary: 'One of the caller\'s upload sessions (an open session past its expiry reads Expired)',
+      auth: true,
+      params: IdParam,
+      responses: { 200: { description: 'The session', schema: UploadBody } },
+      handle: async ({ c, params, principal }) => json(c, 200, uploadBody(unwrap(await deps.uploads.get(principal, params.id)))),
+    }),
+    route({
+      method: 'PUT',
+      path: '/upload/:id',
+      tag: 'quota',
+      summary: 'Send the ciphertext (application/octet-stream, at most declared_size bytes); sending again replaces it',
+      auth: true,
+      params: IdParam,
+      body: { type: 'bytes', description: 'The ciphertext, application/octet-stream' },
+      responses: { 200: { description: 'Received: WaitingForProcessing', schema: UploadBody } },
+      errors: ['error.upload.too_large', 'error.conflict', 'error.not_found', 'error.request.unsupported_media_type'],
+      handle: async ({ c, params, principal }) => {
+        octetStream(c);
+        const r = await deps.uploads.put(principal, params.id, streamOf(c.req.raw.body));
+        return json(c, 200, uploadBody(unwrap(r)));
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/upload/:id/finalize',
+      tag: 'quota',
+      summary: 'Commit the bytes under content_hash: the reservation becomes a charge of the real size, or a merge (no quota check here)',
+      auth: true,
+      params: IdParam,
+      body: {
+        type: 'json',
+        schema: v.strictObject({
+          content_hash: Hash,
+          manifest: v.optional(
+            v.strictObject({
+              asset_id: v.optional(v.pipe(Uuid, v.description('The asset a derivative, metadata or provenance blob belongs to (required for those kinds)'))),
+              intent_id: v.optional(v.pipe(Uuid, v.description('Must be the album\'s live upgrade intent, else 409 error.conflict'))),
+            }),
+          ),
+        }),
+      },
+      responses: { 200: { description: 'Completed (charged) or Merged (already stored, nothing charged); asset_id names the asset', schema: UploadBody } },
+      errors: ['error.conflict', 'error.not_found', 'error.request.invalid'],
+      handle: async ({ c, body, params, principal }) => {
+        const manifest = body.manifest ? { assetId: body.manifest.asset_id ?? null, intentId: body.manifest.intent_id ?? null } : null;
+        return json(c, 200, uploadBody(unwrap(await deps.uploads.finalize(principal, params.id, { contentHash: body.content_hash, manifest }))));
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/upload/:id',
+      tag: 'quota',
+      summary: 'Cancel an open upload session and release its reservation',
+      auth: true,
+      params: IdParam,
+      responses: { 200: { description: 'Cancelled', schema: UploadBody } },
+      errors: ['error.conflict', 'error.not_found'],
+      handle: async ({ c, params, principal }) => json(c, 200, uploadBody(unwrap(await deps.uploads.cancel(principal, params.id)))),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/assets/:id',
+      tag: 'assets',
+      summary: 'An asset and the blobs it references (owner_id and upload_user_id may differ)',
+      auth: true,
+      params: IdParam,
+      responses: { 200: { description: 'The asset', schema: AssetBody } },
+      handle: async ({ c, params, principal }) => json(c, 200, assetBody(unwrap(await deps.assets.get(principal, params.id)))),
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/assets/:id/trash',
+      tag: 'assets',
+      summary: 'Move a live asset to the trash (it stays charged at full size until hard purge)',
+      auth: true,
+      params: IdParam,
+      body: { type: 'empty' },
+      responses: { 200: { description: 'Trashed', schema: AssetBody } },
+      errors: ['error.conflict', 'error.not_found'],
+      handle: async ({ c, params, principal }) => json(c, 200, assetBody(unwrap(await deps.assets.trash(principal, params.id)))),
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/assets/:id/restore',
+      tag: 'assets',
+      summary: 'Restore a trashed asset (always admitted, in every quota state)',
+      auth: true,
+      params: IdParam,
+      body: { type: 'empty' },
+      responses: { 200: { description: 'Live again', schema: AssetBody } },
+      errors: ['error.conflict', 'error.not_found'],
+      handle: async ({ c, params, principal }) => json(c, 200, assetBody(unwrap(await deps.assets.restore(principal, params.id)))),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v1/assets/:id',
+      tag: 'assets',
+      summary: 'Hard-purge a trashed asset: its references drop now; the bytes are credited by the next GC sweep',
+      auth: true,
+      params: IdParam,
+      responses: { 204: { description: 'Purged' } },
+      errors: ['error.conflict', 'error.not_found'],
+      handle: async ({ c, params, principal }) => {
+        unwrap(await deps.assets.purge(principal, params.id));
+        return noContent(c);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/trash/empty',
+      tag: 'assets',
+      summary: "Hard-purge every asset in the caller's trash (credited by the next GC sweep)",
+      auth: true,
+      body: { type: 'empty' },
+      responses: { 200: { description: 'How many were purged', schema: v.object({ purged: v.number() }) } },
+      handle: async ({ c, principal }) => json(c, 200, { purged: await deps.assets.emptyTrash(principal) }),
+    }),
+    route({
+      method: 'PUT',
+      path: '/v1/assets/:id/metadata',
+      tag: 'assets',
+      summary: 'Replace the asset\'s encrypted metadata blob (a caption or tag edit, at most 64 KiB); growth is refused in GraceExpired and Suspended',
+      auth: true,
+      params: IdParam,
+      body: { type: 'bytes', description: 'The new metadata ciphertext, application/octet-stream' },
+      responses: { 200: { description: 'Replaced; the old blob is credited by the next sweep', schema: AssetBody } },
+      errors: ['error.quota.write_refused', 'error.conflict', 'error.not_found', 'error.request.too_large'],
+      handle: async ({ c, params, principal }) => {
+        octetStream(c);
+        const bytes = await readLimited(c, JSON_LIMIT);
+        return json(c, 200, assetBody(unwrap(await deps.assets.replaceMetadata(principal, params.id, bytes))));
+      },
+    }),
+  ];
+}
