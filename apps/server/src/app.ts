@@ -5,6 +5,8 @@ import { openApiDocument } from './http/openapi.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
 import { authFailure, mountRoutes, type AnyRoute } from './http/route.js';
 import { authRoutes } from './routes/auth.js';
+import { albumRoutes } from './routes/albums.js';
+import { deviceRoutes } from './routes/devices.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { wellKnownRoutes } from './routes/well-known.js';
 
@@ -14,6 +16,8 @@ export type { AppDeps } from './deps.js';
 function allRoutes(deps: AppDeps): AnyRoute[] {
   return [
     ...authRoutes(deps),
+    ...deviceRoutes(deps),
+    ...albumRoutes(deps),
     ...sessionRoutes(deps),
     ...wellKnownRoutes(deps),
   ];

@@ -3,6 +3,16 @@ import { join } from 'node:path';
 import {
   AccountService,
   AccessTokens,
+  AlbumService,
+  CoreError,
+  DeviceDirectoryService,
+  RevokeAllService,
+  UpgradeService,
+  type AlbumStore,
+  type DeviceDirectoryStore,
+  type RevokeAllChallengeStore,
+  type UploadsInFlight,
+  type WriteGuard,
   KeyRing,
   SessionService,
   type AccountStore,
@@ -16,13 +26,17 @@ import {
   type SigningKeyStore,
 } from '@strongroom/core';
 import { Argon2Hasher, JsonLogger, cryptoRandom, systemClock } from '@strongroom/adapters-node';
-import { SqliteStore, openSqliteDatabase } from '@strongroom/adapters-sqlite';
+import { SqliteAlbumStore, SqliteDeviceStore, SqliteQuotaStore, SqliteStore, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { PgStore, openPgDatabase } from '@strongroom/adapters-pg';
 import type { Config } from './config.js';
 
 /** The stores one deployment runs on, one entry per area (SQLite or PostgreSQL). */
 export interface Stores {
   readonly accounts: AccountStore & SessionLedger & CohortMap & SigningKeyStore;
+  readonly devices: DeviceDirectoryStore & RevokeAllChallengeStore;
+  readonly albums: AlbumStore;
+  /** The upload store's count of non-terminal sessions per album (the upgrade status's in_flight). */
+  readonly uploadsInFlight: UploadsInFlight;
   /** Releases connections and file handles. */
   close(): Promise<void>;
 }
@@ -39,6 +53,12 @@ export interface AppDeps {
   readonly tokens: AccessTokens;
   readonly sessions: SessionService;
   readonly accounts: AccountService;
+  readonly devices: DeviceDirectoryService;
+  readonly revokeAll: RevokeAllService;
+  readonly albums: AlbumService;
+  readonly upgrades: UpgradeService;
+  /** Device, album, pin and quiescence checks every writing operation passes first. */
+  readonly writeGuard: WriteGuard;
 }
 
 export interface Platform {
@@ -50,6 +70,18 @@ export interface Platform {
 
 export const nodePlatform = (): Platform => ({ clock: systemClock, random: cryptoRandom, logger: new JsonLogger(), hasher: new Argon2Hasher() });
 
+/**
+ * Stand-in until the PostgreSQL adapter mirrors a SQLite store: every call fails closed as an
+ * unavailable store (503), so the server still starts and every other area works.
+ */
+function notYetOnPostgres<T extends object>(what: string): T {
+  return new Proxy({} as T, {
+    get: () => async () => {
+      throw new CoreError('error.store.unavailable', `the PostgreSQL ${what} store is not implemented yet`);
+    },
+  });
+}
+
 /** Opens the configured database (SQLite under the data dir by default), migrating it forward. */
 export async function openStores(config: Config): Promise<Stores> {
   if (config.databaseUrl !== null) {
@@ -57,6 +89,9 @@ export async function openStores(config: Config): Promise<Stores> {
     const pg = await openPgDatabase(config.databaseUrl);
     return {
       accounts: new PgStore(pg.db),
+      devices: notYetOnPostgres('device directory'),
+      albums: notYetOnPostgres('albums'),
+      uploadsInFlight: notYetOnPostgres('upload sessions'),
       close: () => pg.close(),
     };
   }
@@ -64,6 +99,9 @@ export async function openStores(config: Config): Promise<Stores> {
   const db = openSqliteDatabase(join(config.dataDir, 'strongroom.db'));
   return {
     accounts: new SqliteStore(db),
+    devices: new SqliteDeviceStore(db),
+    albums: new SqliteAlbumStore(db),
+    uploadsInFlight: new SqliteQuotaStore(db),
     close: async () => {
       db.close();
     },
@@ -86,6 +124,11 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     policy: { idleMs: config.sessionIdleMs, maxMs: config.sessionMaxMs, touchIntervalMs: 60_000 },
   });
   const accounts = new AccountService({ accounts: stores.accounts, sessions, hasher, clock, random });
+  const window = { min: config.protocolMin, max: config.protocolMax };
+  const devices = new DeviceDirectoryService({ directories: stores.devices, clock });
+  const revokeAll = new RevokeAllService({ challenges: stores.devices, directories: stores.devices, sessions, clock, random });
+  const albums = new AlbumService({ albums: stores.albums, directories: stores.devices, clock, random, window });
+  const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.uploadsInFlight, clock, window });
   return {
     config,
     clock,
@@ -97,5 +140,10 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     tokens,
     sessions,
     accounts,
+    devices,
+    revokeAll,
+    albums,
+    upgrades,
+    writeGuard: albums.writeGuard,
   };
 }
