@@ -2,7 +2,7 @@ import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { SQL } from 'drizzle-orm';
 
 /**
- * Any drizzle PostgreSQL database: postgres.js in production, PGlite in tests and on a laptop with
+ * Any drizzle PostgreSQL database: node-postgres in production, PGlite in tests and on a laptop with
  * no server. Stores are written against this and use only what both drivers share: affected rows
  * are counted through `RETURNING`, never through a driver-specific result field.
  */
@@ -11,8 +11,8 @@ import type { SQL } from 'drizzle-orm';
 export type PgDb = PgDatabase<PgQueryResultHKT, any>;
 
 /**
- * Rows of a raw `db.execute`: postgres.js hands back the rows as an array, PGlite (like node-postgres)
- * an object with `rows`. Only for statements the query builder cannot express.
+ * Rows of a raw `db.execute`: node-postgres and PGlite hand back an object with `rows`, postgres.js
+ * the rows as an array; this reads either. Only for statements the query builder cannot express.
  */
 export async function rowsOf<T>(db: PgDb, query: SQL): Promise<T[]> {
   const result: unknown = await db.execute(query);

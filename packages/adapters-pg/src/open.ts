@@ -1,6 +1,6 @@
-import { drizzle } from 'drizzle-orm/postgres-js';
-import { migrate } from 'drizzle-orm/postgres-js/migrator';
-import postgres from 'postgres';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { migrate } from 'drizzle-orm/node-postgres/migrator';
+import pg from 'pg';
 import type { PgDb } from './db.js';
 import { bringSchemaForward } from './migrate.js';
 
@@ -8,11 +8,13 @@ export interface PgDatabaseOptions {
   /** Pool size per process. Several processes share one server: keep the sum under max_connections. */
   readonly maxConnections?: number;
   /**
-   * Seconds to wait for a connection. postgres.js waits 30 s by default; an authenticated request
-   * waits this long before failing closed when the database is unreachable, so keep it short.
+   * How long a query waits for a connection before failing. An authenticated request waits this
+   * long before failing closed when the database is unreachable, so keep it short.
    */
-  readonly connectTimeoutS?: number;
+  readonly connectTimeoutMs?: number;
   readonly migrationsFolder?: string;
+  /** Told about connections that died on their own (the pool replaces them). Never gets secrets. */
+  readonly onConnectionError?: (error: Error) => void;
 }
 
 export interface OpenPgDatabase {
@@ -22,9 +24,14 @@ export interface OpenPgDatabase {
 }
 
 /**
- * Connects to PostgreSQL through postgres.js, brings the schema forward (refusing a newer or failing
- * one, see `bringSchemaForward`), and returns a pooled drizzle database. The pool reconnects by
- * itself: a connection killed under a query fails that query only, and the next query opens a new one.
+ * Connects to PostgreSQL through node-postgres, brings the schema forward (refusing a newer or
+ * failing one, see `bringSchemaForward`), and returns a pooled drizzle database.
+ *
+ * The pool heals by itself: a connection killed under a query fails that query only (and a
+ * transaction on it rolls back in the server), the dead connection is dropped, and the next query
+ * opens a new one. (postgres.js was the first choice; its 3.4.9 crashes the process with an
+ * uncatchable TypeError in `nextWrite` when a backend is terminated, porsager/postgres#1154/#1208,
+ * which the fault tests reproduced.)
  *
  * @example
  * const { db, close } = await openPgDatabase('postgres://app@db.internal:5432/strongroom');
@@ -32,19 +39,26 @@ export interface OpenPgDatabase {
  */
 export async function openPgDatabase(url: string, options: PgDatabaseOptions = {}): Promise<OpenPgDatabase> {
   const common = {
-    connect_timeout: options.connectTimeoutS ?? 5,
-    onnotice: () => undefined, // "schema already exists, skipping" and the like: not worth a log line
-    connection: { application_name: 'strongroom' },
+    connectionString: url,
+    connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
+    application_name: 'strongroom',
   };
+  const onError = options.onConnectionError ?? (() => undefined);
   // Migration runs on a connection of its own: the advisory lock that keeps concurrent starts apart
   // is held by a session, so it needs the same connection from lock to unlock.
-  const single = postgres(url, { ...common, max: 1 });
+  const single = new pg.Client(common);
+  single.on('error', onError);
+  await single.connect();
   try {
     const db = drizzle({ client: single });
     await bringSchemaForward(db, (config) => migrate(db, config), options);
   } finally {
-    await single.end({ timeout: 5 });
+    await single.end().catch(() => undefined);
   }
-  const client = postgres(url, { ...common, max: options.maxConnections ?? 10 });
-  return { db: drizzle({ client }), close: () => client.end({ timeout: 5 }) };
+  const pool = new pg.Pool({ ...common, max: options.maxConnections ?? 10 });
+  // node-postgres emits 'error' for a connection that dies while idle (on the pool) or while checked
+  // out between queries (on the client); unheard, either would end the process.
+  pool.on('error', onError);
+  pool.on('connect', (client) => client.on('error', onError));
+  return { db: drizzle({ client: pool }), close: () => pool.end() };
 }

@@ -1,9 +1,9 @@
 import { PGlite } from '@electric-sql/pglite';
 import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/pglite';
-import { drizzle as drizzlePg } from 'drizzle-orm/postgres-js';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/pglite/migrator';
-import postgres from 'postgres';
+import pg from 'pg';
 import { rowsOf, type PgDb } from './db.js';
 import { bringSchemaForward } from './migrate.js';
 import { openPgDatabase } from './open.js';
@@ -20,6 +20,18 @@ export function pgUrlFromEnv(): string | null {
   return url && url.trim() !== '' ? url.trim() : null;
 }
 
+/** One statement on a short-lived connection of its own (CREATE/DROP DATABASE cannot run in a transaction). */
+async function adminQuery(serverUrl: string, statement: string): Promise<void> {
+  const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 10_000 });
+  client.on('error', () => undefined);
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
 export interface ScratchDatabase {
   /** Connection URL of the new, empty database on the same server. */
   readonly url: string;
@@ -33,24 +45,12 @@ export interface ScratchDatabase {
  */
 export async function createScratchDatabase(serverUrl: string, label = 'test'): Promise<ScratchDatabase> {
   const name = `sr_${label}_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`.toLowerCase();
-  const admin = postgres(serverUrl, { max: 1, onnotice: () => undefined, connect_timeout: 10 });
-  try {
-    await admin.unsafe(`CREATE DATABASE "${name}"`);
-  } finally {
-    await admin.end({ timeout: 5 });
-  }
+  await adminQuery(serverUrl, `CREATE DATABASE "${name}"`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
-    drop: async () => {
-      const a = postgres(serverUrl, { max: 1, onnotice: () => undefined, connect_timeout: 10 });
-      try {
-        await a.unsafe(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      } finally {
-        await a.end({ timeout: 5 });
-      }
-    },
+    drop: () => adminQuery(serverUrl, `DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`),
   };
 }
 
@@ -77,7 +77,7 @@ export async function openUnmigratedTestDatabase(): Promise<UnmigratedTestDataba
   const serverUrl = pgUrlFromEnv();
   if (serverUrl) {
     const scratch = await createScratchDatabase(serverUrl);
-    const client = postgres(scratch.url, { max: 4, onnotice: () => undefined, connect_timeout: 10 });
+    const client = new pg.Pool({ connectionString: scratch.url, max: 4 });
     return {
       db: drizzlePg({ client }),
       kind: 'postgres',
@@ -86,7 +86,7 @@ export async function openUnmigratedTestDatabase(): Promise<UnmigratedTestDataba
         await opened.close();
       },
       close: async () => {
-        await client.end({ timeout: 5 });
+        await client.end();
         await scratch.drop();
       },
     };

@@ -1,0 +1,200 @@
+import { createServer, connect, type Server as NetServer, type Socket } from 'node:net';
+import type { Hono } from 'hono';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryLogger } from '@strongroom/core/testing';
+import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
+import { createApp } from './app.js';
+import { readConfig } from './config.js';
+import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
+
+/**
+ * Connection faults under a server on PostgreSQL: connections killed under a request, and a database
+ * that stops accepting connections. Authenticated requests must fail closed (401, refresh 503, both
+ * error.auth.unavailable), nothing may be half-written, and the pool must recover by itself.
+ * Killing backends and proxying TCP needs a PostgreSQL server: PG_URL.
+ */
+
+const PG_URL = pgUrlFromEnv();
+const VERSION = '2026-11-01';
+const PASSWORD = 'correct horse battery staple';
+const NEW_PASSWORD = 'a different long passphrase';
+
+if (!PG_URL) {
+  console.warn('pg-faults.test.ts: SKIPPED: PG_URL is not set. Killing database connections needs a PostgreSQL server; .ci/run sets PG_URL.');
+}
+
+/** A TCP proxy in front of PostgreSQL that a test can take down (connections reset, port refused) and bring back. */
+class Proxy {
+  #server: NetServer | null = null;
+  readonly #sockets = new Set<Socket>();
+  port = 0;
+  constructor(
+    readonly host: string,
+    readonly upstreamPort: number,
+  ) {}
+  async up(): Promise<void> {
+    const server = createServer((client) => {
+      const upstream = connect(this.upstreamPort, this.host);
+      for (const s of [client, upstream]) {
+        this.#sockets.add(s);
+        s.on('close', () => this.#sockets.delete(s));
+        s.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.port = (server.address() as { port: number }).port;
+    this.#server = server;
+  }
+  /** Resets every open connection and refuses new ones. */
+  async down(): Promise<void> {
+    const server = this.#server;
+    this.#server = null;
+    for (const s of this.#sockets) s.destroy();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+async function call(app: Hono, method: string, path: string, o: { body?: unknown; token?: string } = {}): Promise<{ status: number; body: any }> {
+  const headers: Record<string, string> = { 'x-svc-protocol': VERSION };
+  if (o.token) headers.authorization = `Bearer ${o.token}`;
+  if (o.body !== undefined) headers['content-type'] = 'application/json';
+  const res = await app.request(path, { method, headers, ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}) });
+  const text = await res.text();
+  return { status: res.status, body: text ? JSON.parse(text) : null };
+}
+
+interface Pair {
+  session_id: string;
+  session_token: string;
+  access_token: string;
+}
+
+describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_000 }, () => {
+  let scratch: ScratchDatabase;
+  let proxy: Proxy;
+  let stores: Stores;
+  let app: Hono;
+  let admin: pg.Pool;
+  let dbName: string;
+  let n = 0;
+
+  beforeAll(async () => {
+    scratch = await createScratchDatabase(PG_URL!, 'faults');
+    const target = new URL(scratch.url);
+    dbName = target.pathname.slice(1);
+    proxy = new Proxy(target.hostname, Number(target.port || 5432));
+    await proxy.up();
+    target.hostname = '127.0.0.1';
+    target.port = String(proxy.port);
+    const config = readConfig({ SVC_DATABASE_URL: target.toString(), SVC_BASE_URL: 'http://127.0.0.1:8080' });
+    stores = await openStores(config);
+    app = createApp(await buildDeps(config, stores, { ...nodePlatform(), logger: new MemoryLogger() }));
+    admin = new pg.Pool({ connectionString: scratch.url, max: 2 });
+  }, 60_000);
+  afterAll(async () => {
+    await stores?.close();
+    await admin?.end();
+    await proxy?.down();
+    await scratch?.drop();
+  });
+
+  async function register(): Promise<{ address: string; pair: Pair }> {
+    const address = `fault${++n}@example.org`;
+    const r = await call(app, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } });
+    expect(r.status).toBe(200);
+    return { address, pair: r.body as Pair };
+  }
+
+  /** Waits until one of the server's connections is blocked on a lock, i.e. the request is mid-flight in the database. */
+  async function waitForBlockedBackend(): Promise<void> {
+    for (let i = 0; i < 200; i++) {
+      const { rowCount } = await admin.query(
+        "SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name = 'strongroom' AND wait_event_type = 'Lock'",
+        [dbName],
+      );
+      if (rowCount) return;
+      await new Promise((r) => setTimeout(r, 25));
+    }
+    throw new Error('no server connection ever blocked');
+  }
+  const terminateServerBackends = () =>
+    admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'strongroom'", [dbName]);
+
+  /** Runs `body` inside an admin transaction (whose locks park the server's statements), then rolls it back. */
+  async function holding(lock: string, params: unknown[], body: () => Promise<void>): Promise<void> {
+    const client = await admin.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query(lock, params);
+      await body();
+    } finally {
+      await client.query('ROLLBACK');
+      client.release();
+    }
+  }
+
+  it('a connection killed under an authenticated request fails it closed (401), and the next request succeeds', async () => {
+    const { pair } = await register();
+    // Holding the table lock parks the server's session read inside PostgreSQL.
+    await holding('LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE', [], async () => {
+      const inFlight = call(app, 'GET', '/v1/auth/profile', { token: pair.access_token });
+      const refresh = call(app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } });
+      await waitForBlockedBackend();
+      await terminateServerBackends();
+      expect(await inFlight).toMatchObject({ status: 401, body: { code: 'error.auth.unavailable' } });
+      expect(await refresh).toMatchObject({ status: 503, body: { code: 'error.auth.unavailable' } });
+    });
+    expect((await call(app, 'GET', '/v1/auth/profile', { token: pair.access_token })).status).toBe(200);
+    expect((await call(app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } })).status).toBe(200);
+  });
+
+  it('a password change killed mid-transaction leaves nothing half-written', async () => {
+    const { address, pair } = await register();
+    const other = (await call(app, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } })).body as Pair;
+    // The change updates the caller's session first, then blocks on the account row held here.
+    await holding('SELECT 1 FROM accounts WHERE address_key = $1 FOR UPDATE', [address], async () => {
+      const change = call(app, 'POST', '/v1/auth/password', {
+        token: pair.access_token,
+        body: { current_password: PASSWORD, new_password: NEW_PASSWORD },
+      });
+      await waitForBlockedBackend();
+      await terminateServerBackends();
+      const r = await change;
+      expect(r.status).toBe(503);
+      expect(r.body.code).toMatch(/^error\.(store|auth)\.unavailable$/);
+    });
+    // Rolled back whole: old password, old session token, old access token, other session all as before.
+    expect((await call(app, 'POST', '/v1/auth/login', { body: { address, password: NEW_PASSWORD } })).status).toBe(401);
+    expect((await call(app, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } })).status).toBe(200);
+    expect((await call(app, 'GET', '/v1/auth/profile', { token: pair.access_token })).status).toBe(200);
+    expect((await call(app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } })).status).toBe(200);
+    expect((await call(app, 'GET', '/v1/auth/profile', { token: other.access_token })).status).toBe(200);
+    // And the retried change goes through.
+    expect((await call(app, 'POST', '/v1/auth/password', { token: pair.access_token, body: { current_password: PASSWORD, new_password: NEW_PASSWORD } })).status).toBe(200);
+  });
+
+  it('a database that stops accepting connections: fail closed, then recover without a restart', async () => {
+    const { address, pair } = await register();
+    await proxy.down();
+    try {
+      const started = Date.now();
+      expect(await call(app, 'GET', '/v1/auth/profile', { token: pair.access_token })).toMatchObject({ status: 401, body: { code: 'error.auth.unavailable' } });
+      expect(await call(app, 'GET', '/v1/auth/sessions', { token: pair.access_token })).toMatchObject({ status: 401, body: { code: 'error.auth.unavailable' } });
+      expect(await call(app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } })).toMatchObject({ status: 503, body: { code: 'error.auth.unavailable' } });
+      const login = await call(app, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } });
+      expect(login.status).toBe(503);
+      // Refused promptly, not after a hung request.
+      expect(Date.now() - started).toBeLessThan(10_000);
+    } finally {
+      await proxy.up();
+    }
+    expect((await call(app, 'GET', '/v1/auth/profile', { token: pair.access_token })).status).toBe(200);
+    expect((await call(app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } })).status).toBe(200);
+    // Nothing was recorded while it was down: exactly the sessions opened before and after.
+    expect((await call(app, 'GET', '/v1/auth/sessions', { token: pair.access_token })).body.sessions).toHaveLength(1);
+  });
+});
