@@ -16,3 +16,4 @@ export type { BlobRecord, FederatedCacheOutcome, QuotaAccountRecord, QuotaLedger
 export type { BlobKind, CompleteOutcome, CompleteUpload, OpenUploadOutcome, UploadSessionRecord, UploadSessions, UploadState } from './upload-sessions.js';
 export type { AssetBlob, AssetCatalog, AssetRecord, AssetState, MetadataReplace } from './asset-catalog.js';
 export type { BlobStore, StagedBlob } from './blob-store.js';
+export type { MemberUpgradeStore, WriteTransport } from './member-upgrade.js';

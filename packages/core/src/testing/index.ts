@@ -15,3 +15,4 @@ export { TestDevice, TestIdentity } from './test-identity.js';
 export { MemoryQuotaStore } from './memory-quota-store.js';
 export { MemoryBlobStore } from './memory-blob-store.js';
 export { sessionModelProperty } from './session-model.js';
+export { MemoryMemberUpgradeStore } from './memory-member.js';
