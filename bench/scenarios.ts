@@ -1,4 +1,5 @@
 import { api, measure, register, VERSION, type Figures } from './lib.js';
+import { uploadsManyAccounts, uploadsOneAccount } from './uploads.js';
 
 /** One measured workload against a running server. Areas add theirs to SCENARIOS. */
 export interface Scenario {
@@ -32,4 +33,4 @@ export const refresh: Scenario = {
   },
 };
 
-export const SCENARIOS: Scenario[] = [profileGet, refresh];
+export const SCENARIOS: Scenario[] = [profileGet, refresh, uploadsOneAccount, uploadsManyAccounts];

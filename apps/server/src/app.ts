@@ -5,6 +5,7 @@ import { openApiDocument } from './http/openapi.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
 import { authFailure, mountRoutes, type AnyRoute } from './http/route.js';
 import { authRoutes } from './routes/auth.js';
+import { quotaRoutes } from './routes/quota.js';
 import { albumRoutes } from './routes/albums.js';
 import { deviceRoutes } from './routes/devices.js';
 import { sessionRoutes } from './routes/sessions.js';
@@ -20,6 +21,7 @@ function allRoutes(deps: AppDeps): AnyRoute[] {
     ...albumRoutes(deps),
     ...sessionRoutes(deps),
     ...wellKnownRoutes(deps),
+    ...quotaRoutes(deps),
   ];
 }
 

@@ -36,6 +36,74 @@ export const COMMANDS: Record<string, { usage: string; run: Command }> = {
       return `unlocked ${id}`;
     },
   },
+  'quota-limits': {
+    usage: 'quota-limits <address|id> <soft|-> <hard|-|default>   set an account\'s limits in bytes (- = unlimited, default = deployment)',
+    run: async (deps, [who, soft, hard]) => {
+      const id = await accountIdOf(deps, who);
+      const bytes = (x: string | undefined): number | null => {
+        if (x === '-') return null;
+        if (!x || !/^\d+$/.test(x)) throw new Error('limits are whole numbers of bytes, or -');
+        return Number(x);
+      };
+      const limits = soft === 'default' || hard === 'default' ? null : { soft: bytes(soft), hard: bytes(hard) };
+      const r = await deps.quota.setLimits(id, limits);
+      if (!r.ok) throw new Error(r.detail ?? r.code);
+      return `limits of ${id}: soft ${r.value.softLimit ?? 'unlimited'}, hard ${r.value.hardLimit ?? 'unlimited'}; state ${r.value.state}`;
+    },
+  },
+  suspend: {
+    usage: 'suspend <address|id>       suspend an account\'s quota (uploads and metadata growth refused)',
+    run: async (deps, [who]) => {
+      const id = await accountIdOf(deps, who);
+      return `suspended ${id}; state ${(await deps.quota.suspend(id)).state}`;
+    },
+  },
+  unsuspend: {
+    usage: 'unsuspend <address|id>     lift a suspension',
+    run: async (deps, [who]) => {
+      const id = await accountIdOf(deps, who);
+      return `unsuspended ${id}; state ${(await deps.quota.unsuspend(id)).state}`;
+    },
+  },
+  sponsor: {
+    usage: 'sponsor <address|id> <sponsor address|id|->   charge an account\'s uploads to a sponsor (- ends it)',
+    run: async (deps, [who, by]) => {
+      const id = await accountIdOf(deps, who);
+      const sponsor = by === '-' ? null : await accountIdOf(deps, by);
+      const r = await deps.quota.setSponsor(id, sponsor);
+      if (!r.ok) throw new Error(r.detail ?? r.code);
+      return sponsor ? `${id} is sponsored by ${sponsor}` : `${id} pays for itself`;
+    },
+  },
+  'gc-sweep': {
+    usage: 'gc-sweep                   remove unreferenced blobs and credit their bytes to whoever was charged',
+    run: async (deps) => {
+      const r = await deps.quota.sweep();
+      const credits = Object.entries(r.credited).map(([a, n]) => `  ${a}: -${n} bytes`);
+      return [`swept ${r.swept.length} blobs, expired ${r.expiredUploads} upload sessions`, ...credits].join('\n');
+    },
+  },
+  ledger: {
+    usage: 'ledger <address|id>        show an account\'s quota ledger and the blobs charged to it',
+    run: async (deps, [who]) => {
+      const id = await accountIdOf(deps, who);
+      const r = await deps.quota.report(id);
+      return JSON.stringify(
+        {
+          account_id: id,
+          charged_to: r.payerId,
+          charged: r.record.charged,
+          reserved: r.record.reserved,
+          ...r.status,
+          sponsor_id: r.record.sponsorId,
+          suspended_at: r.record.suspendedAt,
+          blobs: r.blobs.map((b) => ({ content_hash: b.contentHash, size: b.size, peer: b.peer, stored_at: new Date(b.storedAt).toISOString() })),
+        },
+        null,
+        2,
+      );
+    },
+  },
 };
 
 export async function runCli(argv: string[], env: Record<string, string | undefined> = process.env): Promise<{ code: number; out: string }> {

@@ -24,8 +24,15 @@ import {
   type Random,
   type SessionLedger,
   type SigningKeyStore,
+  AssetService,
+  QuotaService,
+  UploadService,
+  type AssetCatalog,
+  type BlobStore,
+  type QuotaLedger,
+  type UploadSessions,
 } from '@strongroom/core';
-import { Argon2Hasher, JsonLogger, cryptoRandom, systemClock } from '@strongroom/adapters-node';
+import { Argon2Hasher, FsBlobStore, JsonLogger, cryptoRandom, systemClock } from '@strongroom/adapters-node';
 import { SqliteAlbumStore, SqliteDeviceStore, SqliteQuotaStore, SqliteStore, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { PgStore, openPgDatabase } from '@strongroom/adapters-pg';
 import type { Config } from './config.js';
@@ -37,6 +44,10 @@ export interface Stores {
   readonly albums: AlbumStore;
   /** The upload store's count of non-terminal sessions per album (the upgrade status's in_flight). */
   readonly uploadsInFlight: UploadsInFlight;
+  /** Quota ledger, upload sessions and asset references. */
+  readonly quota: QuotaLedger & UploadSessions & AssetCatalog;
+  /** Content-addressed ciphertext (the filesystem under the data dir). */
+  readonly blobs: BlobStore;
   /** Releases connections and file handles. */
   close(): Promise<void>;
 }
@@ -59,6 +70,9 @@ export interface AppDeps {
   readonly upgrades: UpgradeService;
   /** Device, album, pin and quiescence checks every writing operation passes first. */
   readonly writeGuard: WriteGuard;
+  readonly quota: QuotaService;
+  readonly uploads: UploadService;
+  readonly assets: AssetService;
 }
 
 export interface Platform {
@@ -92,6 +106,8 @@ export async function openStores(config: Config): Promise<Stores> {
       devices: notYetOnPostgres('device directory'),
       albums: notYetOnPostgres('albums'),
       uploadsInFlight: notYetOnPostgres('upload sessions'),
+      quota: notYetOnPostgres('quota'),
+      blobs: new FsBlobStore(join(config.dataDir, 'blobs')),
       close: () => pg.close(),
     };
   }
@@ -102,11 +118,16 @@ export async function openStores(config: Config): Promise<Stores> {
     devices: new SqliteDeviceStore(db),
     albums: new SqliteAlbumStore(db),
     uploadsInFlight: new SqliteQuotaStore(db),
+    quota: new SqliteQuotaStore(db),
+    blobs: new FsBlobStore(join(config.dataDir, 'blobs')),
     close: async () => {
       db.close();
     },
   };
 }
+
+/** How long a finalized web-upload drop waits for adoption before the sweep frees it. */
+const DROP_TTL_MS = 7 * 86_400_000;
 
 /** Wires the core services over a set of stores. */
 export async function buildDeps(config: Config, stores: Stores, platform: Platform): Promise<AppDeps> {
@@ -128,6 +149,15 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   const devices = new DeviceDirectoryService({ directories: stores.devices, clock });
   const revokeAll = new RevokeAllService({ challenges: stores.devices, directories: stores.devices, sessions, clock, random });
   const albums = new AlbumService({ albums: stores.albums, directories: stores.devices, clock, random, window });
+  const quota = new QuotaService({
+    ledger: stores.quota,
+    blobs: stores.blobs,
+    clock,
+    random,
+    policy: { defaults: { soft: config.quotaSoftBytes, hard: config.quotaHardBytes }, graceMs: config.quotaGraceMs, federatedShare: 0.25 },
+  });
+  const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: DROP_TTL_MS });
+  const assets = new AssetService({ assets: stores.quota, blobs: stores.blobs, quota, clock, random });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.uploadsInFlight, clock, window });
   return {
     config,
@@ -145,5 +175,8 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     albums,
     upgrades,
     writeGuard: albums.writeGuard,
+    quota,
+    uploads,
+    assets,
   };
 }

@@ -1,6 +1,6 @@
 import { Argon2Hasher } from '@strongroom/adapters-node';
 import { SqliteAlbumStore, SqliteDeviceStore, SqliteQuotaStore, SqliteStore, openSqliteDatabase } from '@strongroom/adapters-sqlite';
-import { FakeClock, MemoryLogger, SeededRandom, breakable } from '@strongroom/core/testing';
+import { FakeClock, MemoryBlobStore, MemoryLogger, SeededRandom, breakable } from '@strongroom/core/testing';
 import type { Hono } from 'hono';
 import { createApp } from './app.js';
 import { readConfig, type Config } from './config.js';
@@ -30,7 +30,7 @@ export async function testServer(env: Record<string, string> = {}): Promise<Test
   const logger = new MemoryLogger();
   const db = openSqliteDatabase(':memory:');
   const accounts = breakable(new SqliteStore(db));
-  const stores: Stores = { accounts: accounts.port, devices: new SqliteDeviceStore(db), albums: new SqliteAlbumStore(db), uploadsInFlight: new SqliteQuotaStore(db), close: async () => void db.close() };
+  const stores: Stores = { accounts: accounts.port, devices: new SqliteDeviceStore(db), albums: new SqliteAlbumStore(db), uploadsInFlight: new SqliteQuotaStore(db), quota: new SqliteQuotaStore(db), blobs: new MemoryBlobStore(), close: async () => void db.close() };
   const deps = await buildDeps(config, stores, { clock, random: new SeededRandom(Math.floor(Math.random() * 1e9)), logger, hasher: new Argon2Hasher() });
   return {
     app: createApp(deps),

@@ -1,0 +1,20 @@
+// One competitor in the reservation race: its own process, its own connection.
+import { openSqliteDatabase } from './migrate.js';
+import { SqliteQuotaStore } from './quota-store.js';
+
+const { file, payer, count, declared, hard, prefix } = JSON.parse(process.argv[2]!) as { file: string; payer: string; count: number; declared: number; hard: number; prefix: string };
+const db = openSqliteDatabase(file);
+const store = new SqliteQuotaStore(db);
+const outcomes: string[] = [];
+for (let i = 0; i < count; i++) {
+  const id = `${prefix}-${i}`;
+  outcomes.push(
+    await store.openUpload(
+      { id, uploaderId: payer, payerId: payer, kind: 'original', declaredSize: declared, contentHash: null, albumId: null, intentId: null, dropLinkId: null, state: 'Pending', receivedSize: null, receivedHash: null, assetId: null, createdAt: 1, expiresAt: 1e15 },
+      hard,
+      1_000,
+    ),
+  );
+}
+db.close();
+process.stdout.write(JSON.stringify(outcomes));
