@@ -6,3 +6,4 @@ export * as sqliteSchema from './schema/index.js';
 export { SqliteQuotaStore } from './quota-store.js';
 export { SqliteDeviceStore } from './devices-store.js';
 export { SqliteAlbumStore } from './albums-store.js';
+export { SqliteCatalog, openCatalog } from './catalog.js';

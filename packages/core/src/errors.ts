@@ -38,6 +38,7 @@ export type ErrorCode =
   | 'error.album.upgrade_in_flight'
   | 'error.album.proposer_invalid'
   | 'error.album.intent_mismatch'
+  | 'error.catalog.too_new'
   | 'error.store.unavailable'
   | 'error.internal';
 

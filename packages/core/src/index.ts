@@ -21,3 +21,4 @@ export * from './albums/index.js';
 export * from './album-upgrade/index.js';
 export * from './quota/index.js';
 export * from './upload/index.js';
+export * from './catalog/index.js';

@@ -41,6 +41,8 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.album.upgrade_in_flight': 409,
   'error.album.proposer_invalid': 403,
   'error.album.intent_mismatch': 400,
+  /** Client-side only (the catalog migrator); never sent by the server. */
+  'error.catalog.too_new': 409,
   'error.store.unavailable': 503,
   'error.internal': 500,
 };

@@ -17,3 +17,4 @@ export type { BlobKind, CompleteOutcome, CompleteUpload, OpenUploadOutcome, Uplo
 export type { AssetBlob, AssetCatalog, AssetRecord, AssetState, MetadataReplace } from './asset-catalog.js';
 export type { BlobStore, StagedBlob } from './blob-store.js';
 export type { MemberUpgradeStore, WriteTransport } from './member-upgrade.js';
+export type { CatalogDatabase, CatalogStep } from './catalog.js';

@@ -16,3 +16,4 @@ export { MemoryQuotaStore } from './memory-quota-store.js';
 export { MemoryBlobStore } from './memory-blob-store.js';
 export { sessionModelProperty } from './session-model.js';
 export { MemoryMemberUpgradeStore } from './memory-member.js';
+export { MemoryCatalog } from './memory-catalog.js';

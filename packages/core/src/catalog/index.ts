@@ -1,0 +1,1 @@
+export { migrateCatalog, planCatalogMigration } from './migrator.js';
