@@ -5,6 +5,7 @@ import { openApiDocument } from './http/openapi.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
 import { authFailure, mountRoutes, type AnyRoute } from './http/route.js';
 import { authRoutes } from './routes/auth.js';
+import { totpRoutes } from './routes/totp.js';
 import { quotaRoutes } from './routes/quota.js';
 import { albumRoutes } from './routes/albums.js';
 import { deviceRoutes } from './routes/devices.js';
@@ -17,6 +18,7 @@ export type { AppDeps } from './deps.js';
 function allRoutes(deps: AppDeps): AnyRoute[] {
   return [
     ...authRoutes(deps),
+    ...totpRoutes(deps),
     ...deviceRoutes(deps),
     ...albumRoutes(deps),
     ...sessionRoutes(deps),

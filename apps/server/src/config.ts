@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { isProtocolVersion } from '@strongroom/core';
+import { fromBase64url, isProtocolVersion } from '@strongroom/core';
 
 /** Everything the server reads from its environment, validated once at start. */
 export interface Config {
@@ -17,6 +17,11 @@ export interface Config {
   readonly protocolMin: string;
   readonly protocolMax: string;
   readonly minClientBuild: string;
+  /**
+   * `SVC_SECRET_KEY`: the 32-byte key sealing TOTP secrets at rest. Null: use (or create) the
+   * key file in the data dir.
+   */
+  readonly secretKey: Uint8Array | null;
 }
 
 export class ConfigError extends Error {
@@ -40,6 +45,15 @@ function bytes(env: Record<string, string | undefined>, name: string, fallback: 
   if (raw === '') return null; // empty = unlimited
   if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new ConfigError(`${name} must be a whole number of bytes, or empty for unlimited, got "${raw}"`);
   return Number(raw);
+}
+
+function secretKey(env: Record<string, string | undefined>): Uint8Array | null {
+  const raw = env.SVC_SECRET_KEY;
+  if (raw === undefined || raw === '') return null;
+  const key = fromBase64url(raw.trim());
+  // Never echo the value: it is a secret even when malformed.
+  if (key === null || key.length !== 32) throw new ConfigError('SVC_SECRET_KEY must be 32 bytes as unpadded base64url (43 characters)');
+  return key;
 }
 
 function version(env: Record<string, string | undefined>, name: string, fallback: string): string {
@@ -73,6 +87,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     protocolMin: version(env, 'SVC_PROTOCOL_MIN', '2026-03-01'),
     protocolMax: version(env, 'SVC_PROTOCOL_MAX', '2026-11-01'),
     minClientBuild: env.SVC_MIN_CLIENT_BUILD ?? '1',
+    secretKey: secretKey(env),
   };
   if (config.protocolMin > config.protocolMax) throw new ConfigError('SVC_PROTOCOL_MIN must not be after SVC_PROTOCOL_MAX');
   if (config.quotaSoftBytes !== null && config.quotaHardBytes !== null && config.quotaSoftBytes > config.quotaHardBytes) {

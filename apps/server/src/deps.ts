@@ -15,6 +15,8 @@ import {
   type WriteGuard,
   KeyRing,
   SessionService,
+  TotpService,
+  type TotpStore,
   type AccountStore,
   type Clock,
   type CohortMap,
@@ -35,11 +37,16 @@ import {
 import { Argon2Hasher, FsBlobStore, JsonLogger, cryptoRandom, systemClock } from '@strongroom/adapters-node';
 import { SqliteAlbumStore, SqliteDeviceStore, SqliteQuotaStore, SqliteStore, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { PgStore, openPgDatabase } from '@strongroom/adapters-pg';
+import { SqliteTotpStore } from '@strongroom/adapters-sqlite';
+import { PgTotpStore } from '@strongroom/adapters-pg';
 import type { Config } from './config.js';
+import { loadOrCreateSecretKey } from './secret-key.js';
 
 /** The stores one deployment runs on, one entry per area (SQLite or PostgreSQL). */
 export interface Stores {
   readonly accounts: AccountStore & SessionLedger & CohortMap & SigningKeyStore;
+  /** Second-factor enrollments and sign-in challenges. */
+  readonly totp: TotpStore;
   readonly devices: DeviceDirectoryStore & RevokeAllChallengeStore;
   readonly albums: AlbumStore;
   /** The upload store's count of non-terminal sessions per album (the upgrade status's in_flight). */
@@ -64,6 +71,7 @@ export interface AppDeps {
   readonly tokens: AccessTokens;
   readonly sessions: SessionService;
   readonly accounts: AccountService;
+  readonly totp: TotpService;
   readonly devices: DeviceDirectoryService;
   readonly revokeAll: RevokeAllService;
   readonly albums: AlbumService;
@@ -103,6 +111,7 @@ export async function openStores(config: Config): Promise<Stores> {
     const pg = await openPgDatabase(config.databaseUrl);
     return {
       accounts: new PgStore(pg.db),
+      totp: new PgTotpStore(pg.db),
       devices: notYetOnPostgres('device directory'),
       albums: notYetOnPostgres('albums'),
       uploadsInFlight: notYetOnPostgres('upload sessions'),
@@ -115,6 +124,7 @@ export async function openStores(config: Config): Promise<Stores> {
   const db = openSqliteDatabase(join(config.dataDir, 'strongroom.db'));
   return {
     accounts: new SqliteStore(db),
+    totp: new SqliteTotpStore(db),
     devices: new SqliteDeviceStore(db),
     albums: new SqliteAlbumStore(db),
     uploadsInFlight: new SqliteQuotaStore(db),
@@ -128,6 +138,13 @@ export async function openStores(config: Config): Promise<Stores> {
 
 /** How long a finalized web-upload drop waits for adoption before the sweep frees it. */
 const DROP_TTL_MS = 7 * 86_400_000;
+
+/** The key file under the data dir, created on first start; its path is logged, never the key. */
+function secretKeyFromDataDir(dataDir: string, logger: Logger): Uint8Array {
+  const { key, created, path } = loadOrCreateSecretKey(dataDir);
+  if (created) logger.info('secret_key.created', { path });
+  return key;
+}
 
 /** Wires the core services over a set of stores. */
 export async function buildDeps(config: Config, stores: Stores, platform: Platform): Promise<AppDeps> {
@@ -144,7 +161,17 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     logger,
     policy: { idleMs: config.sessionIdleMs, maxMs: config.sessionMaxMs, touchIntervalMs: 60_000 },
   });
-  const accounts = new AccountService({ accounts: stores.accounts, sessions, hasher, clock, random });
+  const totp = new TotpService({
+    store: stores.totp,
+    accounts: stores.accounts,
+    sessions,
+    clock,
+    random,
+    logger,
+    secretKey: config.secretKey ?? secretKeyFromDataDir(config.dataDir, logger),
+    issuer: new URL(config.baseUrl).host,
+  });
+  const accounts = new AccountService({ accounts: stores.accounts, sessions, hasher, clock, random, loginGate: totp });
   const window = { min: config.protocolMin, max: config.protocolMax };
   const devices = new DeviceDirectoryService({ directories: stores.devices, clock });
   const revokeAll = new RevokeAllService({ challenges: stores.devices, directories: stores.devices, sessions, clock, random });
@@ -170,6 +197,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     tokens,
     sessions,
     accounts,
+    totp,
     devices,
     revokeAll,
     albums,

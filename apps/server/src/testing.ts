@@ -1,5 +1,6 @@
 import { Argon2Hasher } from '@strongroom/adapters-node';
 import { SqliteAlbumStore, SqliteDeviceStore, SqliteQuotaStore, SqliteStore, openSqliteDatabase } from '@strongroom/adapters-sqlite';
+import { SqliteTotpStore } from '@strongroom/adapters-sqlite';
 import { FakeClock, MemoryBlobStore, MemoryLogger, SeededRandom, breakable } from '@strongroom/core/testing';
 import type { Hono } from 'hono';
 import { createApp } from './app.js';
@@ -17,6 +18,9 @@ export interface TestServer {
   /** Makes every store call fail like an unreachable database, until mend(). */
   breakStore(): void;
   mendStore(): void;
+  /** Breaks only the second-factor store (enrollments and challenges), until mendTotpStore(). */
+  breakTotpStore(): void;
+  mendTotpStore(): void;
   close(): Promise<void>;
 }
 
@@ -25,12 +29,13 @@ export interface TestServer {
  * randomness. Stores are wrapped so a test can break them. Areas extend `stores` here as they land.
  */
 export async function testServer(env: Record<string, string> = {}): Promise<TestServer> {
-  const config: Config = readConfig({ SVC_BASE_URL: 'http://127.0.0.1:8080', ...env });
+  const config: Config = readConfig({ SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc', ...env });
   const clock = new FakeClock();
   const logger = new MemoryLogger();
   const db = openSqliteDatabase(':memory:');
   const accounts = breakable(new SqliteStore(db));
-  const stores: Stores = { accounts: accounts.port, devices: new SqliteDeviceStore(db), albums: new SqliteAlbumStore(db), uploadsInFlight: new SqliteQuotaStore(db), quota: new SqliteQuotaStore(db), blobs: new MemoryBlobStore(), close: async () => void db.close() };
+  const totp = breakable(new SqliteTotpStore(db));
+  const stores: Stores = { accounts: accounts.port, totp: totp.port, devices: new SqliteDeviceStore(db), albums: new SqliteAlbumStore(db), uploadsInFlight: new SqliteQuotaStore(db), quota: new SqliteQuotaStore(db), blobs: new MemoryBlobStore(), close: async () => void db.close() };
   const deps = await buildDeps(config, stores, { clock, random: new SeededRandom(Math.floor(Math.random() * 1e9)), logger, hasher: new Argon2Hasher() });
   return {
     app: createApp(deps),
@@ -39,6 +44,8 @@ export async function testServer(env: Record<string, string> = {}): Promise<Test
     logger,
     breakStore: () => accounts.break(),
     mendStore: () => accounts.mend(),
+    breakTotpStore: () => totp.break(),
+    mendTotpStore: () => totp.mend(),
     close: () => stores.close(),
   };
 }

@@ -1,0 +1,89 @@
+import * as v from 'valibot';
+import { readCohortHash } from '@strongroom/core';
+import type { AppDeps } from '../deps.js';
+import { route, type AnyRoute } from '../http/route.js';
+import { json, noContent, unwrap } from '../http/respond.js';
+import { tokenPairBody } from './auth.js';
+import { Advisory, TokenPair } from './schemas.js';
+
+/** Exactly six ASCII digits, as a JSON string: anything else is malformed (400) and costs no attempt. */
+const Code = v.pipe(v.string(), v.regex(/^[0-9]{6}$/, 'must be a string of exactly six digits'));
+
+/** Enrollment and disabling answer a wrong or replayed code with 400 (verify-totp keeps 401). */
+const CODE_400 = { 'error.auth.invalid_code': 400 } as const;
+
+/** The TOTP second factor: enrollment, confirmation, removal, and the challenged sign-in. */
+export function totpRoutes(deps: AppDeps): AnyRoute[] {
+  return [
+    route({
+      method: 'POST',
+      path: '/v1/auth/totp/enroll',
+      tag: 'totp',
+      summary: 'Issue a fresh TOTP secret (None or Pending -> Pending); shown once, never again',
+      auth: true,
+      body: { type: 'empty' },
+      responses: {
+        200: {
+          description: 'The secret (base32) and an otpauth:// URI (SHA1, 6 digits, 30 s). Nothing is gated until verify-enrollment.',
+          schema: v.object({ secret: v.string(), uri: v.string() }),
+        },
+      },
+      errors: ['error.auth.totp_already_enrolled', 'error.auth.unavailable'],
+      handle: async ({ c, principal }) => {
+        const enrolled = unwrap(await deps.totp.enroll(principal));
+        return json(c, 200, { secret: enrolled.secret, uri: enrolled.uri });
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/auth/totp/verify-enrollment',
+      tag: 'totp',
+      summary: 'Confirm the pending factor with a current code (Pending -> Confirmed)',
+      auth: true,
+      body: { type: 'json', schema: v.strictObject({ code: Code }) },
+      responses: { 204: { description: 'Confirmed; sign-in now asks for a code. The code is used up.' } },
+      errors: ['error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.auth.totp_already_enrolled', 'error.request.invalid', 'error.auth.unavailable'],
+      handle: async ({ c, body, principal }) => {
+        unwrap(await deps.totp.verifyEnrollment(principal, body.code), CODE_400);
+        return noContent(c);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/auth/totp/disable',
+      tag: 'totp',
+      summary: 'Remove the confirmed factor with a live code (Confirmed -> None)',
+      auth: true,
+      body: { type: 'json', schema: v.strictObject({ code: Code }) },
+      responses: { 204: { description: 'Removed; sign-in no longer asks for a code' } },
+      errors: ['error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.request.invalid', 'error.auth.unavailable'],
+      handle: async ({ c, body, principal }) => {
+        unwrap(await deps.totp.disable(principal, body.code), CODE_400);
+        return noContent(c);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/auth/login/verify-totp',
+      tag: 'auth',
+      summary: 'Answer a sign-in challenge with a code: opens the session and records the cohort',
+      auth: false,
+      // Signing in is not a write: a client below Min may still sign in to read.
+      write: false,
+      body: { type: 'json', schema: v.strictObject({ challenge: v.string(), code: Code, cohort_hash: Advisory, device_id: Advisory }) },
+      responses: { 200: { description: 'Signed in', schema: TokenPair } },
+      errors: [
+        'error.auth.invalid_code',
+        'error.auth.challenge_invalid',
+        'error.auth.challenge_exhausted',
+        'error.auth.account_locked',
+        'error.request.invalid',
+        'error.auth.unavailable',
+      ],
+      handle: async ({ c, body }) => {
+        const pair = unwrap(await deps.totp.verifyLogin({ challenge: body.challenge, code: body.code, cohortHash: readCohortHash(body.cohort_hash) }));
+        return json(c, 200, tokenPairBody(pair));
+      },
+    }),
+  ];
+}
