@@ -1,10 +1,13 @@
 /**
- * PostgreSQL adapters (drizzle-orm over postgres.js): the store for several server processes over
+ * PostgreSQL adapters (drizzle-orm over node-postgres): the store for several server processes over
  * one database. Stores take any drizzle PostgreSQL database, so tests run them on PGlite as well.
  */
 export type { PgDb } from './db.js';
 export { PgStore } from './store.js';
 export { PgTotpStore } from './totp-store.js';
+export { PgDeviceStore } from './devices-store.js';
+export { PgAlbumStore } from './albums-store.js';
+export { PgQuotaStore } from './quota-store.js';
 export { openPgDatabase } from './open.js';
 export type { OpenPgDatabase, PgDatabaseOptions } from './open.js';
 export { bringSchemaForward, buildSchemaVersion, databaseSchemaVersion, SchemaVersionError, MIGRATIONS_FOLDER } from './migrate.js';

@@ -1,0 +1,105 @@
+import { and, asc, eq, lte } from 'drizzle-orm';
+import {
+  constantTimeEqual,
+  type DeviceDirectoryStore,
+  type DeviceEntry,
+  type DirectoryRecord,
+  type PublishOutcome,
+  type RevokeAllChallenge,
+  type RevokeAllChallengeStore,
+} from '@strongroom/core';
+import type { PgDb } from './db.js';
+import { accounts } from './schema/accounts.js';
+import { deviceDirectories, directoryDevices, revokeAllChallenges } from './schema/devices-albums.js';
+
+const u8 = (b: Uint8Array): Uint8Array => new Uint8Array(b);
+const buf = (b: Uint8Array): Buffer => Buffer.from(b);
+const toDevice = (r: typeof directoryDevices.$inferSelect): DeviceEntry => ({
+  deviceId: r.deviceId,
+  ed25519: u8(r.ed25519),
+  mldsa65: u8(r.mldsa65),
+  addedAt: r.addedAt,
+});
+
+/**
+ * The device directory (and so the identity anchor) and revoke-all challenges over PostgreSQL,
+ * mirroring SqliteDeviceStore. A publication is a compare-and-set over several rows, so it locks the
+ * account row first (FOR NO KEY UPDATE: it does not block the foreign-key checks of session inserts);
+ * two first publications racing then see each other instead of both "fixing" an anchor.
+ */
+export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeStore {
+  constructor(readonly db: PgDb) {}
+
+  async publishDirectory(d: DirectoryRecord): Promise<PublishOutcome> {
+    return this.db.transaction(async (tx) => {
+      await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, d.accountId)).for('no key update');
+      const [current] = await tx.select().from(deviceDirectories).where(eq(deviceDirectories.accountId, d.accountId));
+      if (current) {
+        if (!constantTimeEqual(u8(current.identityKey), d.identityKey)) return 'anchor_mismatch';
+        if (d.seq <= current.seq) return 'stale_seq';
+        await tx.delete(directoryDevices).where(eq(directoryDevices.accountId, d.accountId));
+        await tx
+          .update(deviceDirectories)
+          .set({ seq: d.seq, body: buf(d.body), acceptedAt: d.acceptedAt })
+          .where(eq(deviceDirectories.accountId, d.accountId));
+      } else {
+        await tx
+          .insert(deviceDirectories)
+          .values({ accountId: d.accountId, identityKey: buf(d.identityKey), seq: d.seq, body: buf(d.body), acceptedAt: d.acceptedAt });
+      }
+      if (d.devices.length > 0) {
+        await tx.insert(directoryDevices).values(
+          d.devices.map((e, position) => ({
+            accountId: d.accountId,
+            deviceId: e.deviceId,
+            position,
+            ed25519: buf(e.ed25519),
+            mldsa65: buf(e.mldsa65),
+            addedAt: e.addedAt,
+          })),
+        );
+      }
+      return 'published' as const;
+    });
+  }
+
+  async findDirectory(accountId: string): Promise<DirectoryRecord | null> {
+    // One snapshot for the header and its devices, so a publication in between cannot mix them.
+    return this.db.transaction(
+      async (tx) => {
+        const [r] = await tx.select().from(deviceDirectories).where(eq(deviceDirectories.accountId, accountId));
+        if (!r) return null;
+        const devices = await tx.select().from(directoryDevices).where(eq(directoryDevices.accountId, accountId)).orderBy(asc(directoryDevices.position));
+        return { accountId, identityKey: u8(r.identityKey), seq: r.seq, devices: devices.map(toDevice), body: u8(r.body), acceptedAt: r.acceptedAt };
+      },
+      { isolationLevel: 'repeatable read', accessMode: 'read only' },
+    );
+  }
+
+  async findDevice(accountId: string, deviceId: string): Promise<DeviceEntry | null> {
+    const [r] = await this.db
+      .select()
+      .from(directoryDevices)
+      .where(and(eq(directoryDevices.accountId, accountId), eq(directoryDevices.deviceId, deviceId)));
+    return r ? toDevice(r) : null;
+  }
+
+  async findIdentityAnchor(accountId: string): Promise<Uint8Array | null> {
+    const [r] = await this.db.select({ k: deviceDirectories.identityKey }).from(deviceDirectories).where(eq(deviceDirectories.accountId, accountId));
+    return r ? u8(r.k) : null;
+  }
+
+  async insertRevokeAllChallenge(c: RevokeAllChallenge, now: number): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.delete(revokeAllChallenges).where(lte(revokeAllChallenges.expiresAt, now));
+      await tx.insert(revokeAllChallenges).values(c);
+    });
+  }
+
+  async consumeRevokeAllChallenge(challengeHash: string): Promise<RevokeAllChallenge | null> {
+    // DELETE ... RETURNING: of two racing consumers, exactly one gets the row.
+    const [r] = await this.db.delete(revokeAllChallenges).where(eq(revokeAllChallenges.challengeHash, challengeHash)).returning();
+    return r ? { challengeHash: r.challengeHash, accountId: r.accountId, expiresAt: r.expiresAt } : null;
+  }
+}
+
