@@ -22,7 +22,7 @@ async function owner() {
   const u = await registerUser(s.app);
   const accountId = (await call(s.app, 'GET', '/v1/auth/profile', { token: u.access_token })).body.account_id as string;
   const identity = new TestIdentity(u.address);
-  const pub = await call(s.app, 'PUT', '/v1/devices/directory', { token: u.access_token, raw: identity.signDirectory(accountId, 1, [admin]), contentType: 'application/cbor' });
+  const pub = await call(s.app, 'PUT', '/v1/devices/directory', { token: u.access_token, raw: identity.signDirectory(accountId, 1, [admin]).slice(), contentType: 'application/cbor' });
   expect(pub.status).toBe(200);
   const album = await call(s.app, 'POST', '/v1/albums', { token: u.access_token, body: { device_id: 'admin' }, version: PIN });
   expect(album.status).toBe(201);
@@ -30,7 +30,7 @@ async function owner() {
 }
 const intent = (albumId: string, over: Record<string, unknown> = {}) => ({ album_id: albumId, from_version: PIN, to_version: '2026-09-01', intent_id: newIntentId(), ...over });
 const propose = (token: string, albumId: string, body: Uint8Array, version = PIN, contentType = 'application/cbor') =>
-  call(s.app, 'POST', `/v1/albums/${albumId}/upgrade`, { token, raw: body, contentType, version });
+  call(s.app, 'POST', `/v1/albums/${albumId}/upgrade`, { token, raw: body.slice(), contentType, version });
 const status = (token: string, albumId: string, version = PIN) => call(s.app, 'GET', `/v1/albums/${albumId}/upgrade`, { token, version });
 
 describe('POST /v1/albums', () => {
@@ -39,7 +39,7 @@ describe('POST /v1/albums', () => {
     expect(await call(s.app, 'POST', '/v1/albums', { token: u.access_token, body: { device_id: 'admin' } })).toMatchObject(problem(403, 'error.device.unknown'));
     const accountId = (await call(s.app, 'GET', '/v1/auth/profile', { token: u.access_token })).body.account_id as string;
     const later = new TestDevice('later', { addedAt: Math.floor(s.clock.now() / 1000) + 10 });
-    await call(s.app, 'PUT', '/v1/devices/directory', { token: u.access_token, raw: new TestIdentity(u.address).signDirectory(accountId, 1, [admin, later]), contentType: 'application/cbor' });
+    await call(s.app, 'PUT', '/v1/devices/directory', { token: u.access_token, raw: new TestIdentity(u.address).signDirectory(accountId, 1, [admin, later]).slice(), contentType: 'application/cbor' });
     const r = await call(s.app, 'POST', '/v1/albums', { token: u.access_token, body: { device_id: 'admin' }, version: '2026-04-01' });
     expect(r).toMatchObject({ status: 201, body: { album_id: expect.stringMatching(/^[0-9a-f-]{36}$/), protocol_version: '2026-04-01' } });
     expect(await call(s.app, 'POST', '/v1/albums', { token: u.access_token, body: { device_id: 'later' } })).toMatchObject(problem(403, 'error.device.unknown'));

@@ -22,7 +22,7 @@ async function user() {
   return { ...u, accountId: profile.body.account_id as string, identity: new TestIdentity(u.address) };
 }
 const put = (token: string, body: Uint8Array, contentType = 'application/cbor') =>
-  call(s.app, 'PUT', '/v1/devices/directory', { token, raw: body, contentType });
+  call(s.app, 'PUT', '/v1/devices/directory', { token, raw: body.slice(), contentType });
 
 describe('PUT and GET /v1/devices/directory', () => {
   it('accepts a signed directory and GET returns the accepted bytes as application/cbor', async () => {
@@ -66,7 +66,7 @@ describe('PUT and GET /v1/devices/directory', () => {
     expect(await put(u.access_token, canonicalCbor({ ...value, extra: true }))).toMatchObject(problem(400, 'error.request.invalid'));
     expect(await put(u.access_token, good, 'application/json')).toMatchObject(problem(415, 'error.request.unsupported_media_type'));
     expect((await put(u.access_token, good, 'application/cbor; charset=binary')).status).toBe(200);
-    expect(await call(s.app, 'PUT', '/v1/devices/directory', { raw: good, contentType: 'application/cbor' })).toMatchObject(problem(401, 'error.auth.session_invalid'));
+    expect(await call(s.app, 'PUT', '/v1/devices/directory', { raw: good.slice(), contentType: 'application/cbor' })).toMatchObject(problem(401, 'error.auth.session_invalid'));
     expect(await put(u.access_token, new Uint8Array(256 * 1024 + 1))).toMatchObject(problem(413, 'error.request.too_large'));
     expect(await call(s.app, 'DELETE', '/v1/devices/directory', { token: u.access_token })).toMatchObject(problem(405, 'error.request.method_not_allowed'));
   });
