@@ -93,7 +93,6 @@ export const COMMANDS: Record<string, { usage: string; run: Command }> = {
           account_id: id,
           charged_to: r.payerId,
           charged: r.record.charged,
-          reserved: r.record.reserved,
           ...r.status,
           sponsor_id: r.record.sponsorId,
           suspended_at: r.record.suspendedAt,

@@ -5,6 +5,8 @@ import { call, registerUser, testServer, type TestServer } from '../testing.js';
 
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 const bytes = (n: number, fill: number): Uint8Array => new Uint8Array(n).fill(fill);
+/** Node's fetch takes bytes; the DOM typings disagree. */
+const raw = (b: Uint8Array): BodyInit => b as unknown as BodyInit;
 const GRACE_S = 600; // under the access token's 15 minutes
 let s: TestServer;
 beforeEach(async () => {
@@ -23,12 +25,12 @@ async function user() {
   const profile = await call(s.app, 'GET', '/v1/auth/profile', { token });
   const accountId = profile.body.account_id as string;
   const dir = new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]);
-  const put = await call(s.app, 'PUT', '/v1/devices/directory', { token, raw: dir, contentType: 'application/cbor' });
+  const put = await call(s.app, 'PUT', '/v1/devices/directory', { token, raw: raw(dir), contentType: 'application/cbor' });
   if (put.status >= 300) throw new Error(`directory: ${put.status} ${JSON.stringify(put.body)}`);
   return { token, accountId };
 }
 const open = (token: string, body: Record<string, unknown>) => call(s.app, 'POST', '/upload', { token, body: { device_id: 'phone', kind: 'original', ...body } });
-const put = (token: string, id: string, data: Uint8Array) => call(s.app, 'PUT', `/upload/${id}`, { token, raw: data, contentType: 'application/octet-stream' });
+const put = (token: string, id: string, data: Uint8Array) => call(s.app, 'PUT', `/upload/${id}`, { token, raw: raw(data), contentType: 'application/octet-stream' });
 const finalize = (token: string, id: string, body: Record<string, unknown>) => call(s.app, 'POST', `/upload/${id}/finalize`, { token, body });
 const quota = async (token: string) => (await call(s.app, 'GET', '/quota', { token })).body;
 
@@ -143,7 +145,7 @@ describe('quota states over HTTP', () => {
     expect(Date.parse(hard.grace_expires_at)).toBe(s.clock.now() + GRACE_S * 1000);
     // HardExceeded: new sessions refused; metadata edits and every other write work.
     expect(await open(token, { declared_size: 1 })).toMatchObject(problem(403, 'error.quota.exceeded'));
-    const meta = (n: number, f: number) => call(s.app, 'PUT', `/v1/assets/${first}/metadata`, { token, raw: bytes(n, f), contentType: 'application/octet-stream' });
+    const meta = (n: number, f: number) => call(s.app, 'PUT', `/v1/assets/${first}/metadata`, { token, raw: raw(bytes(n, f)), contentType: 'application/octet-stream' });
     expect((await meta(20, 9)).status).toBe(200);
     s.clock.advance(GRACE_S * 1000 + 1);
     expect(await quota(token)).toMatchObject({ state: 'GraceExpired', alerts: ['quota_soft'] });
@@ -178,7 +180,7 @@ describe('quota states over HTTP', () => {
     await s.deps.quota.suspend(a.accountId);
     expect(await quota(a.token)).toMatchObject({ state: 'Suspended' });
     expect(await open(a.token, { declared_size: 1 })).toMatchObject(problem(403, 'error.quota.write_refused'));
-    expect(await call(s.app, 'PUT', `/v1/assets/${asset}/metadata`, { token: a.token, raw: bytes(5, 1), contentType: 'application/octet-stream' })).toMatchObject(problem(403, 'error.quota.write_refused'));
+    expect(await call(s.app, 'PUT', `/v1/assets/${asset}/metadata`, { token: a.token, raw: raw(bytes(5, 1)), contentType: 'application/octet-stream' })).toMatchObject(problem(403, 'error.quota.write_refused'));
     expect((await call(s.app, 'POST', `/v1/assets/${asset}/trash`, { token: a.token })).status).toBe(200);
     await s.deps.quota.unsuspend(a.accountId);
     expect((await open(a.token, { declared_size: 1 })).status).toBe(201);
