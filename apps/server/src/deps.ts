@@ -4,7 +4,6 @@ import {
   AccountService,
   AccessTokens,
   AlbumService,
-  CoreError,
   DeviceDirectoryService,
   RevokeAllService,
   UpgradeService,
@@ -36,7 +35,7 @@ import {
 } from '@strongroom/core';
 import { Argon2Hasher, FsBlobStore, JsonLogger, cryptoRandom, systemClock } from '@strongroom/adapters-node';
 import { SqliteAlbumStore, SqliteDeviceStore, SqliteQuotaStore, SqliteStore, openSqliteDatabase } from '@strongroom/adapters-sqlite';
-import { PgStore, openPgDatabase } from '@strongroom/adapters-pg';
+import { PgAlbumStore, PgDeviceStore, PgQuotaStore, PgStore, openPgDatabase } from '@strongroom/adapters-pg';
 import { SqliteTotpStore } from '@strongroom/adapters-sqlite';
 import { PgTotpStore } from '@strongroom/adapters-pg';
 import type { Config } from './config.js';
@@ -92,30 +91,19 @@ export interface Platform {
 
 export const nodePlatform = (): Platform => ({ clock: systemClock, random: cryptoRandom, logger: new JsonLogger(), hasher: new Argon2Hasher() });
 
-/**
- * Stand-in until the PostgreSQL adapter mirrors a SQLite store: every call fails closed as an
- * unavailable store (503), so the server still starts and every other area works.
- */
-function notYetOnPostgres<T extends object>(what: string): T {
-  return new Proxy({} as T, {
-    get: () => async () => {
-      throw new CoreError('error.store.unavailable', `the PostgreSQL ${what} store is not implemented yet`);
-    },
-  });
-}
-
 /** Opens the configured database (SQLite under the data dir by default), migrating it forward. */
 export async function openStores(config: Config): Promise<Stores> {
   if (config.databaseUrl !== null) {
     // Several stateless processes may share this database; every port call goes to it (no cache).
     const pg = await openPgDatabase(config.databaseUrl);
+    const quota = new PgQuotaStore(pg.db);
     return {
       accounts: new PgStore(pg.db),
       totp: new PgTotpStore(pg.db),
-      devices: notYetOnPostgres('device directory'),
-      albums: notYetOnPostgres('albums'),
-      uploadsInFlight: notYetOnPostgres('upload sessions'),
-      quota: notYetOnPostgres('quota'),
+      devices: new PgDeviceStore(pg.db),
+      albums: new PgAlbumStore(pg.db),
+      uploadsInFlight: quota,
+      quota,
       blobs: new FsBlobStore(join(config.dataDir, 'blobs')),
       close: () => pg.close(),
     };
