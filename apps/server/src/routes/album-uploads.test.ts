@@ -1,0 +1,105 @@
+import { createHash } from 'node:crypto';
+import { uuidv7 } from '@strongroom/core';
+import { TestDevice, TestIdentity } from '@strongroom/core/testing';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { call, registerUser, testServer, type TestServer } from '../testing.js';
+
+// Quiescence, in_flight and the album pin, end to end through POST /upload (not just the guard).
+
+let s: TestServer;
+beforeEach(async () => {
+  s = await testServer({ SVC_QUOTA_HARD_BYTES: '', SVC_QUOTA_SOFT_BYTES: '' });
+});
+afterEach(async () => {
+  await s.close();
+});
+
+const PIN = '2026-06-01';
+const admin = new TestDevice('admin');
+let n = 0;
+
+async function albumOwner() {
+  const u = await registerUser(s.app);
+  const accountId = (await call(s.app, 'GET', '/v1/auth/profile', { token: u.access_token })).body.account_id as string;
+  const dir = new TestIdentity(u.address).signDirectory(accountId, 1, [admin]);
+  expect((await call(s.app, 'PUT', '/v1/devices/directory', { token: u.access_token, raw: dir.slice(), contentType: 'application/cbor' })).status).toBe(200);
+  const album = await call(s.app, 'POST', '/v1/albums', { token: u.access_token, body: { device_id: 'admin' }, version: PIN });
+  return { token: u.access_token, albumId: album.body.album_id as string };
+}
+
+const upload = (token: string, body: Record<string, unknown>, version = PIN) =>
+  call(s.app, 'POST', '/upload', { token, version, body: { declared_size: 4, kind: 'original', device_id: 'admin', ...body } });
+const status = (token: string, albumId: string) => call(s.app, 'GET', `/v1/albums/${albumId}/upgrade`, { token, version: PIN });
+
+async function quiesce(token: string, albumId: string): Promise<string> {
+  const intentId = uuidv7(s.clock.now() + ++n, new Uint8Array(10).fill(n));
+  const signed = admin.signUpgradeIntent({ album_id: albumId, from_version: PIN, to_version: '2026-09-01', intent_id: intentId });
+  const r = await call(s.app, 'POST', `/v1/albums/${albumId}/upgrade`, { token, raw: signed.slice(), contentType: 'application/cbor', version: PIN });
+  expect(r.status).toBe(202);
+  return intentId;
+}
+
+describe('uploads into an album under upgrade', () => {
+  it('a write not naming the live intent is 409 album_quiescing and writes nothing; naming it passes and counts in flight', async () => {
+    const o = await albumOwner();
+    const live = await quiesce(o.token, o.albumId);
+    expect((await status(o.token, o.albumId)).body).toMatchObject({ phase: 'frozen', in_flight: 0 });
+
+    const refused = await upload(o.token, { album_id: o.albumId });
+    expect(refused).toMatchObject({ status: 409, body: { code: 'error.upload.album_quiescing', live_intent_id: live } });
+    const otherIntent = await upload(o.token, { album_id: o.albumId, intent_id: uuidv7(s.clock.now(), new Uint8Array(10)) });
+    expect(otherIntent).toMatchObject({ status: 409, body: { code: 'error.upload.album_quiescing', live_intent_id: live } });
+    expect((await call(s.app, 'GET', '/quota', { token: o.token })).body.reserved).toBe(0);
+
+    const admitted = await upload(o.token, { album_id: o.albumId, intent_id: live });
+    expect(admitted).toMatchObject({ status: 201, body: { state: 'Pending' } });
+    // Pending counts as in flight, and frozen reads as quiescing again while anything is.
+    expect((await status(o.token, o.albumId)).body).toMatchObject({ phase: 'quiescing', in_flight: 1, intent_id: live });
+
+    expect((await call(s.app, 'DELETE', `/upload/${admitted.body.upload_id}`, { token: o.token, version: PIN })).status).toBeLessThan(300);
+    expect((await status(o.token, o.albumId)).body).toMatchObject({ phase: 'frozen', in_flight: 0 });
+  });
+
+  it('after an abort the album takes ordinary writes again', async () => {
+    const o = await albumOwner();
+    const live = await quiesce(o.token, o.albumId);
+    expect((await call(s.app, 'DELETE', `/v1/albums/${o.albumId}/upgrade?intent_id=${live}`, { token: o.token, version: PIN })).status).toBe(204);
+    expect((await upload(o.token, { album_id: o.albumId })).status).toBe(201);
+  });
+
+  it('counts every non-terminal session against the album and ignores other albums', async () => {
+    const o = await albumOwner();
+    const other = await call(s.app, 'POST', '/v1/albums', { token: o.token, body: { device_id: 'admin' }, version: PIN });
+    const a = await upload(o.token, { album_id: o.albumId });
+    await upload(o.token, { album_id: o.albumId });
+    await upload(o.token, { album_id: other.body.album_id });
+    const bytes = new TextEncoder().encode('abcd');
+    expect((await call(s.app, 'PUT', `/upload/${a.body.upload_id}`, { token: o.token, version: PIN, raw: bytes, contentType: 'application/octet-stream' })).status).toBeLessThan(300);
+    const live = await quiesce(o.token, o.albumId);
+    expect((await status(o.token, o.albumId)).body).toMatchObject({ phase: 'quiescing', in_flight: 2, intent_id: live });
+  });
+
+  it('a finalize whose manifest names another intent is a generic 409', async () => {
+    const o = await albumOwner();
+    const live = await quiesce(o.token, o.albumId);
+    const up = await upload(o.token, { album_id: o.albumId, intent_id: live });
+    const bytes = new TextEncoder().encode('wxyz');
+    await call(s.app, 'PUT', `/upload/${up.body.upload_id}`, { token: o.token, version: PIN, raw: bytes, contentType: 'application/octet-stream' });
+    const hash = createHash('sha256').update(bytes).digest('hex');
+    const wrong = await call(s.app, 'POST', `/upload/${up.body.upload_id}/finalize`, {
+      token: o.token,
+      version: PIN,
+      body: { content_hash: hash, manifest: { intent_id: uuidv7(s.clock.now(), new Uint8Array(10).fill(9)) } },
+    });
+    expect(wrong).toMatchObject({ status: 409, body: { code: 'error.conflict' } });
+    const right = await call(s.app, 'POST', `/upload/${up.body.upload_id}/finalize`, { token: o.token, version: PIN, body: { content_hash: hash, manifest: { intent_id: live } } });
+    expect(right.status).toBe(200);
+  });
+
+  it('a write below the album pin is 426 below_album_pin with the pin; reads are never refused', async () => {
+    const o = await albumOwner();
+    const old = await upload(o.token, { album_id: o.albumId }, '2026-05-01');
+    expect(old).toMatchObject({ status: 426, body: { code: 'error.protocol.below_album_pin', album_pin: PIN } });
+    expect((await call(s.app, 'GET', `/v1/albums/${o.albumId}/upgrade`, { token: o.token, version: '2026-03-01' })).status).toBe(200);
+  });
+});
