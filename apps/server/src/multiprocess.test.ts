@@ -1,5 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { Secret } from 'otpauth';
+import { codeForStep, stepAt } from '@strongroom/core';
+import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
@@ -16,6 +23,17 @@ const VERSION = '2026-11-01';
 const PASSWORD = 'correct horse battery staple';
 // Every process of one deployment shares its public base URL: it is the tokens' `iss`.
 const BASE_URL = 'http://127.0.0.1:8080';
+const HARD_LIMIT = 1000;
+/**
+ * What processes of one deployment share besides the database: the key sealing TOTP secrets and the
+ * blob directory (one data dir). Set explicitly, as a deployment on several hosts would.
+ */
+const SHARED_ENV = {
+  SVC_SECRET_KEY: randomBytes(32).toString('base64url'),
+  SVC_QUOTA_SOFT_BYTES: '600',
+  SVC_QUOTA_HARD_BYTES: String(HARD_LIMIT),
+};
+const DATA_DIR = mkdtempSync(join(tmpdir(), 'sr-multiproc-'));
 
 if (!PG_URL) {
   console.warn('multiprocess.test.ts: SKIPPED: PG_URL is not set. Several server processes need a PostgreSQL server; PGlite is in-process only. .ci/run sets PG_URL.');
@@ -31,7 +49,7 @@ interface Server {
 async function startServer(databaseUrl: string): Promise<Server> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
     cwd: ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SVC_DATABASE_URL: databaseUrl, SVC_BASE_URL: BASE_URL },
+    env: { ...process.env, ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, PORT: '0', HOST: '127.0.0.1', SVC_DATABASE_URL: databaseUrl, SVC_BASE_URL: BASE_URL },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -68,7 +86,7 @@ async function startServer(databaseUrl: string): Promise<Server> {
 async function cli(databaseUrl: string, ...args: string[]): Promise<{ code: number | null; out: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/cli.ts', ...args], {
     cwd: ROOT,
-    env: { ...process.env, SVC_DATABASE_URL: databaseUrl, SVC_BASE_URL: BASE_URL },
+    env: { ...process.env, ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, SVC_DATABASE_URL: databaseUrl, SVC_BASE_URL: BASE_URL },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -82,11 +100,18 @@ interface Reply {
   status: number;
   body: any;
 }
-async function call(server: Server, method: string, path: string, o: { body?: unknown; token?: string } = {}): Promise<Reply> {
+async function call(server: Server, method: string, path: string, o: { body?: unknown; cbor?: Uint8Array; token?: string } = {}): Promise<Reply> {
   const headers: Record<string, string> = { 'x-svc-protocol': VERSION };
   if (o.token) headers.authorization = `Bearer ${o.token}`;
-  if (o.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(server.url + path, { method, headers, ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}) });
+  let body: BodyInit | undefined;
+  if (o.body !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(o.body);
+  } else if (o.cbor) {
+    headers['content-type'] = 'application/cbor';
+    body = o.cbor as unknown as BodyInit; // Node's fetch takes bytes; the DOM typings disagree
+  }
+  const res = await fetch(server.url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
@@ -122,6 +147,7 @@ describe.skipIf(!PG_URL)('two server processes over one PostgreSQL database (PG_
   afterAll(async () => {
     await Promise.all([a, b, ...extra].filter(Boolean).map((s) => s.stop()));
     await db?.drop();
+    rmSync(DATA_DIR, { recursive: true, force: true });
   });
 
   it('both processes serve the same accounts', async () => {
@@ -179,5 +205,50 @@ describe.skipIf(!PG_URL)('two server processes over one PostgreSQL database (PG_
     for (const s of [a, b, c]) expect((await call(s, 'GET', '/v1/auth/profile', { token: before.access_token })).status).toBe(200);
     const jwks = (await call(c, 'GET', '/.well-known/svc/server-info')).body.signing_keys.keys.map((k: { kid: string }) => k.kid);
     expect(jwks).toEqual(expect.arrayContaining([oldKid, kidOf(after.access_token)]));
+  });
+
+  it('40 concurrent upload-session creations for one account, split across A and B, never pass the hard limit', async () => {
+    const { pair } = await register(a);
+    const token = pair.access_token;
+    const accountId = (await call(a, 'GET', '/v1/auth/profile', { token })).body.account_id as string;
+    const directory = new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]);
+    expect((await call(b, 'PUT', '/v1/devices/directory', { token, cbor: directory })).status).toBeLessThan(300);
+    const size = 30;
+    const replies = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        call(i % 2 === 0 ? a : b, 'POST', '/upload', { token, body: { declared_size: size, kind: 'original', device_id: 'phone' } }),
+      ),
+    );
+    const admitted = replies.filter((r) => r.status === 201).length;
+    const refused = replies.filter((r) => r.status === 403 && r.body.code === 'error.quota.exceeded').length;
+    // Exactly as many as fit: none over the limit, and none refused that would have fitted.
+    expect({ admitted, refused }).toEqual({ admitted: Math.floor(HARD_LIMIT / size), refused: 40 - Math.floor(HARD_LIMIT / size) });
+    for (const s of [a, b]) {
+      expect((await call(s, 'GET', '/quota', { token })).body).toMatchObject({ used: admitted * size, reserved: admitted * size, hard_limit: HARD_LIMIT });
+    }
+  });
+
+  it('a TOTP code accepted by A is refused by B', async () => {
+    const { address, pair } = await register(a);
+    const enrolled = await call(a, 'POST', '/v1/auth/totp/enroll', { token: pair.access_token });
+    expect(enrolled.status).toBe(200);
+    const secret = Secret.fromBase32(enrolled.body.secret).bytes;
+    // Steps below are relative to this one: start early in a step so the test never straddles two.
+    const into = Date.now() % 30_000;
+    if (into > 20_000) await new Promise((r) => setTimeout(r, 30_100 - into));
+    const step = stepAt(Date.now());
+    // Confirmed through B with the previous step's code (within the drift), so the current step is still unused.
+    expect((await call(b, 'POST', '/v1/auth/totp/verify-enrollment', { token: pair.access_token, body: { code: codeForStep(secret, step - 1) } })).status).toBeLessThan(300);
+    const onA = await login(a, address);
+    const onB = await login(b, address);
+    expect([onA.status, onB.status]).toEqual([202, 202]);
+    const code = codeForStep(secret, step);
+    const accepted = await call(a, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: onA.body.challenge, code } });
+    expect(accepted.status).toBe(200);
+    const replayed = await call(b, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: onB.body.challenge, code } });
+    expect(replayed).toMatchObject({ status: 401, body: { code: 'error.auth.invalid_code' } });
+    // B still takes the next step's code: the refusal was the replay ledger, not a broken factor.
+    const next = await call(b, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: onB.body.challenge, code: codeForStep(secret, step + 1) } });
+    expect(next.status).toBe(200);
   });
 });
