@@ -6,6 +6,7 @@ export { MemoryLogger } from './silent-logger.js';
 export type { LogLine } from './silent-logger.js';
 export { MemoryStore } from './memory-store.js';
 export { MemoryTotpStore } from './memory-totp-store.js';
+export { totpModelProperty } from './totp-model.js';
 export { breakable } from './breakable.js';
 export { createCoreServices } from './services.js';
 export type { CoreServices } from './services.js';
