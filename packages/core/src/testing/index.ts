@@ -7,6 +7,7 @@ export type { LogLine } from './silent-logger.js';
 export { MemoryStore } from './memory-store.js';
 export { MemoryTotpStore } from './memory-totp-store.js';
 export { totpModelProperty } from './totp-model.js';
+export { totpSecretBytes } from './totp-codes.js';
 export { breakable } from './breakable.js';
 export { createCoreServices } from './services.js';
 export type { CoreServices } from './services.js';
