@@ -30,7 +30,30 @@ const SIGNING_KEY_LOCK = 0x6b657973; // 'keys'
  * read first and written after.
  */
 export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningKeyStore {
-  constructor(readonly db: PgDb) {}
+  // The per-request path (session by id, account by id) and refresh run as named prepared
+  // statements: parsed and planned once per connection, and built by drizzle once per process.
+  // Measured here, an unprepared drizzle select ran at under a quarter of the prepared rate.
+  readonly #byId;
+  readonly #byTokenHash;
+  readonly #accountById;
+  readonly #touch;
+  readonly #issuance;
+
+  constructor(readonly db: PgDb) {
+    this.#byId = db.select().from(sessions).where(eq(sessions.id, sql.placeholder('id'))).prepare('sr_session_by_id');
+    this.#byTokenHash = db.select().from(sessions).where(eq(sessions.tokenHash, sql.placeholder('h'))).prepare('sr_session_by_token');
+    this.#accountById = db.select().from(accounts).where(eq(accounts.id, sql.placeholder('id'))).prepare('sr_account_by_id');
+    this.#touch = db
+      .update(sessions)
+      .set({ lastUsedAt: sql`${sql.placeholder('at')}` })
+      .where(and(eq(sessions.id, sql.placeholder('id')), sql`${sessions.lastUsedAt} <= ${sql.placeholder('stale')}`))
+      .prepare('sr_session_touch');
+    this.#issuance = db
+      .update(sessions)
+      .set({ refreshedAt: sql`${sql.placeholder('at')}`, lastUsedAt: sql`${sql.placeholder('at')}` })
+      .where(and(eq(sessions.id, sql.placeholder('id')), isNull(sessions.closedAt)))
+      .prepare('sr_session_issuance');
+  }
 
   // Accounts
 
@@ -43,7 +66,7 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
     return r ? toAccount(r) : null;
   }
   async findAccountById(id: string): Promise<AccountRecord | null> {
-    const [r] = await this.db.select().from(accounts).where(eq(accounts.id, id));
+    const [r] = await this.#accountById.execute({ id });
     return r ? toAccount(r) : null;
   }
   async setDisplayName(id: string, displayName: string | null): Promise<AccountRecord | null> {
@@ -79,23 +102,20 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
     await this.db.insert(sessions).values(session);
   }
   async findSessionById(id: string): Promise<SessionRecord | null> {
-    const [r] = await this.db.select().from(sessions).where(eq(sessions.id, id));
+    const [r] = await this.#byId.execute({ id });
     return r ? toSession(r) : null;
   }
   async findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null> {
-    const [r] = await this.db.select().from(sessions).where(eq(sessions.tokenHash, tokenHash));
+    const [r] = await this.#byTokenHash.execute({ h: tokenHash });
     return r ? toSession(r) : null;
   }
   async recordIssuance(id: string, at: number): Promise<void> {
-    await this.db.update(sessions).set({ refreshedAt: at, lastUsedAt: at }).where(and(eq(sessions.id, id), isNull(sessions.closedAt)));
+    await this.#issuance.execute({ id, at });
   }
   async touchSession(id: string, at: number, staleBefore: number): Promise<void> {
     // The staleness test sits in the WHERE, so of several processes touching at once only the
     // first write lands: the once-a-minute coalescing holds across the cluster.
-    await this.db
-      .update(sessions)
-      .set({ lastUsedAt: at })
-      .where(and(eq(sessions.id, id), sql`${sessions.lastUsedAt} <= ${staleBefore}`));
+    await this.#touch.execute({ id, at, stale: staleBefore });
   }
   async closeSession(accountId: string, id: string, at: number): Promise<boolean> {
     const r = await this.db
