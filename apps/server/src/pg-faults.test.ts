@@ -94,6 +94,7 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
     stores = await openStores(config);
     app = createApp(await buildDeps(config, stores, { ...nodePlatform(), logger: new MemoryLogger() }));
     admin = new pg.Pool({ connectionString: scratch.url, max: 2 });
+    admin.on('error', () => undefined);
   }, 60_000);
   afterAll(async () => {
     await stores?.close();
