@@ -2,7 +2,7 @@ import { createServer, connect, type Server as NetServer, type Socket } from 'no
 import type { Hono } from 'hono';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { MemoryLogger } from '@strongroom/core/testing';
+import { MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
 import { createApp } from './app.js';
 import { readConfig } from './config.js';
@@ -58,11 +58,18 @@ class Proxy {
   }
 }
 
-async function call(app: Hono, method: string, path: string, o: { body?: unknown; token?: string } = {}): Promise<{ status: number; body: any }> {
+async function call(app: Hono, method: string, path: string, o: { body?: unknown; cbor?: Uint8Array; token?: string } = {}): Promise<{ status: number; body: any }> {
   const headers: Record<string, string> = { 'x-svc-protocol': VERSION };
   if (o.token) headers.authorization = `Bearer ${o.token}`;
-  if (o.body !== undefined) headers['content-type'] = 'application/json';
-  const res = await app.request(path, { method, headers, ...(o.body !== undefined ? { body: JSON.stringify(o.body) } : {}) });
+  let body: BodyInit | undefined;
+  if (o.body !== undefined) {
+    headers['content-type'] = 'application/json';
+    body = JSON.stringify(o.body);
+  } else if (o.cbor) {
+    headers['content-type'] = 'application/cbor';
+    body = o.cbor as unknown as BodyInit; // Node's fetch takes bytes; the DOM typings disagree
+  }
+  const res = await app.request(path, { method, headers, ...(body !== undefined ? { body } : {}) });
   const text = await res.text();
   return { status: res.status, body: text ? JSON.parse(text) : null };
 }
@@ -111,13 +118,13 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
   }
 
   /** Waits until one of the server's connections is blocked on a lock, i.e. the request is mid-flight in the database. */
-  async function waitForBlockedBackend(): Promise<void> {
+  async function waitForBlockedBackend(): Promise<string> {
     for (let i = 0; i < 200; i++) {
-      const { rowCount } = await admin.query(
-        "SELECT 1 FROM pg_stat_activity WHERE datname = $1 AND application_name = 'strongroom' AND wait_event_type = 'Lock'",
+      const { rows } = await admin.query(
+        "SELECT query FROM pg_stat_activity WHERE datname = $1 AND application_name = 'strongroom' AND wait_event_type = 'Lock'",
         [dbName],
       );
-      if (rowCount) return;
+      if (rows.length > 0) return String(rows[0].query);
       await new Promise((r) => setTimeout(r, 25));
     }
     throw new Error('no server connection ever blocked');
@@ -176,6 +183,30 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
     expect((await call(app, 'GET', '/v1/auth/profile', { token: other.access_token })).status).toBe(200);
     // And the retried change goes through.
     expect((await call(app, 'POST', '/v1/auth/password', { token: pair.access_token, body: { current_password: PASSWORD, new_password: NEW_PASSWORD } })).status).toBe(200);
+  });
+
+  it('an upload-session creation killed mid-transaction reserves nothing and writes no session', async () => {
+    const { pair } = await register();
+    const token = pair.access_token;
+    const accountId = (await call(app, 'GET', '/v1/auth/profile', { token })).body.account_id as string;
+    const directory = new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]);
+    expect((await call(app, 'PUT', '/v1/devices/directory', { token, cbor: directory })).status).toBeLessThan(300);
+    const body = { declared_size: 100, kind: 'original', device_id: 'phone', content_hash: 'ab'.repeat(32) };
+    const before = (await call(app, 'GET', '/quota', { token })).body;
+    // Creation locks and writes the payer's quota row, then reads the blob index: parked here.
+    await holding('LOCK TABLE blobs IN ACCESS EXCLUSIVE MODE', [], async () => {
+      const open = call(app, 'POST', '/upload', { token, body });
+      // Parked after its first write (the payer row), inside the creation's transaction.
+      expect(await waitForBlockedBackend()).toMatch(/from "blobs"/);
+      await terminateServerBackends();
+      expect(await open).toMatchObject({ status: 503, body: { code: 'error.store.unavailable' } });
+    });
+    expect((await call(app, 'GET', '/quota', { token })).body).toMatchObject({ used: before.used, reserved: before.reserved });
+    const { rows } = await admin.query('SELECT count(*)::int AS n FROM upload_sessions WHERE payer_id = $1', [accountId]);
+    expect(rows[0].n).toBe(0);
+    // Retried, it reserves exactly once.
+    expect((await call(app, 'POST', '/upload', { token, body })).status).toBe(201);
+    expect((await call(app, 'GET', '/quota', { token })).body.reserved).toBe(before.reserved + 100);
   });
 
   it('a database that stops accepting connections: fail closed, then recover without a restart', async () => {
