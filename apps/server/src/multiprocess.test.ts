@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Secret } from 'otpauth';
+import pg from 'pg';
 import { codeForStep, stepAt } from '@strongroom/core';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { fileURLToPath } from 'node:url';
@@ -250,5 +251,23 @@ describe.skipIf(!PG_URL)('two server processes over one PostgreSQL database (PG_
     // B still takes the next step's code: the refusal was the replay ledger, not a broken factor.
     const next = await call(b, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: onB.body.challenge, code: codeForStep(secret, step + 1) } });
     expect(next.status).toBe(200);
+  });
+
+  it('both processes outlive having every database connection killed, and serve on without a restart', async () => {
+    const { pair } = await register(a);
+    for (const s of [a, b]) expect((await call(s, 'GET', '/v1/auth/profile', { token: pair.access_token })).status).toBe(200);
+    const admin = new pg.Client({ connectionString: db.url });
+    admin.on('error', () => undefined);
+    await admin.connect();
+    try {
+      const killed = await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'strongroom'");
+      expect(killed.rowCount).toBeGreaterThanOrEqual(2);
+    } finally {
+      await admin.end();
+    }
+    await new Promise((r) => setTimeout(r, 300));
+    // An unheard 'error' from an idle pooled connection would have ended the process.
+    expect([a.child.exitCode, b.child.exitCode]).toEqual([null, null]);
+    for (const s of [a, b]) expect((await call(s, 'GET', '/v1/auth/profile', { token: pair.access_token })).status).toBe(200);
   });
 });
