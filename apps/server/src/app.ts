@@ -45,8 +45,10 @@ export function createApp(deps: AppDeps): Hono {
   // One structured line per request. Never headers or bodies: they carry tokens and passwords.
   app.use('*', async (c, next) => {
     const started = performance.now();
+    // Set before the handler runs: touching c.res.headers afterwards would force @hono/node-server
+    // off its fast path for every response. Problem responses carry the same headers explicitly.
+    for (const [k, v] of Object.entries(protocolHeaders)) c.header(k, v);
     await next();
-    for (const [k, v] of Object.entries(protocolHeaders)) c.res.headers.set(k, v);
     deps.logger.info('http.request', {
       method: c.req.method,
       path: c.req.path,
