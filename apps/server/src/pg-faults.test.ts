@@ -1,9 +1,8 @@
-import { createServer, connect, type Server as NetServer, type Socket } from 'node:net';
 import type { Hono } from 'hono';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
-import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
+import { createScratchDatabase, pgUrlFromEnv, TcpProxy, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
 import { createApp } from './app.js';
 import { readConfig } from './config.js';
 import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
@@ -22,40 +21,6 @@ const NEW_PASSWORD = 'a different long passphrase';
 
 if (!PG_URL) {
   console.warn('pg-faults.test.ts: SKIPPED: PG_URL is not set. Killing database connections needs a PostgreSQL server; .ci/run sets PG_URL.');
-}
-
-/** A TCP proxy in front of PostgreSQL that a test can take down (connections reset, port refused) and bring back. */
-class Proxy {
-  #server: NetServer | null = null;
-  readonly #sockets = new Set<Socket>();
-  port = 0;
-  constructor(
-    readonly host: string,
-    readonly upstreamPort: number,
-  ) {}
-  async up(): Promise<void> {
-    const server = createServer((client) => {
-      const upstream = connect(this.upstreamPort, this.host);
-      for (const s of [client, upstream]) {
-        this.#sockets.add(s);
-        s.on('close', () => this.#sockets.delete(s));
-        s.on('error', () => undefined);
-      }
-      client.pipe(upstream).pipe(client);
-      client.on('close', () => upstream.destroy());
-      upstream.on('close', () => client.destroy());
-    });
-    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
-    this.port = (server.address() as { port: number }).port;
-    this.#server = server;
-  }
-  /** Resets every open connection and refuses new ones. */
-  async down(): Promise<void> {
-    const server = this.#server;
-    this.#server = null;
-    for (const s of this.#sockets) s.destroy();
-    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
-  }
 }
 
 async function call(app: Hono, method: string, path: string, o: { body?: unknown; cbor?: Uint8Array; token?: string } = {}): Promise<{ status: number; body: any }> {
@@ -82,7 +47,7 @@ interface Pair {
 
 describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_000 }, () => {
   let scratch: ScratchDatabase;
-  let proxy: Proxy;
+  let proxy: TcpProxy;
   let stores: Stores;
   let app: Hono;
   let admin: pg.Pool;
@@ -93,11 +58,9 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
     scratch = await createScratchDatabase(PG_URL!, 'faults');
     const target = new URL(scratch.url);
     dbName = target.pathname.slice(1);
-    proxy = new Proxy(target.hostname, Number(target.port || 5432));
+    proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
     await proxy.up();
-    target.hostname = '127.0.0.1';
-    target.port = String(proxy.port);
-    const config = readConfig({ SVC_DATABASE_URL: target.toString(), SVC_BASE_URL: 'http://127.0.0.1:8080' });
+    const config = readConfig({ SVC_DATABASE_URL: proxy.urlFor(scratch.url), SVC_BASE_URL: 'http://127.0.0.1:8080' });
     stores = await openStores(config);
     app = createApp(await buildDeps(config, stores, { ...nodePlatform(), logger: new MemoryLogger() }));
     admin = new pg.Pool({ connectionString: scratch.url, max: 2 });
@@ -117,14 +80,14 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
     return { address, pair: r.body as Pair };
   }
 
-  /** Waits until one of the server's connections is blocked on a lock, i.e. the request is mid-flight in the database. */
-  async function waitForBlockedBackend(): Promise<string> {
+  /** Waits until `count` of the server's connections are blocked on a lock, i.e. those requests are mid-flight in the database. */
+  async function waitForBlockedBackend(count = 1): Promise<string> {
     for (let i = 0; i < 200; i++) {
       const { rows } = await admin.query(
         "SELECT query FROM pg_stat_activity WHERE datname = $1 AND application_name = 'strongroom' AND wait_event_type = 'Lock'",
         [dbName],
       );
-      if (rows.length > 0) return String(rows[0].query);
+      if (rows.length >= count) return String(rows[0].query);
       await new Promise((r) => setTimeout(r, 25));
     }
     throw new Error('no server connection ever blocked');
@@ -151,7 +114,7 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
     await holding('LOCK TABLE sessions IN ACCESS EXCLUSIVE MODE', [], async () => {
       const inFlight = call(app, 'GET', '/v1/auth/profile', { token: pair.access_token });
       const refresh = call(app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } });
-      await waitForBlockedBackend();
+      await waitForBlockedBackend(2);
       await terminateServerBackends();
       expect(await inFlight).toMatchObject({ status: 401, body: { code: 'error.auth.unavailable' } });
       expect(await refresh).toMatchObject({ status: 503, body: { code: 'error.auth.unavailable' } });

@@ -13,6 +13,12 @@ export interface PgDatabaseOptions {
    */
   readonly connectTimeoutMs?: number;
   readonly migrationsFolder?: string;
+  /**
+   * How long one statement may take before it is abandoned and its connection dropped. Bounds how
+   * long a request can hang on a database that stopped answering without closing the connection
+   * (a network partition), so it fails closed instead. Generous: lock waits count too.
+   */
+  readonly queryTimeoutMs?: number;
   /** Told about connections that died on their own (the pool replaces them). Never gets secrets. */
   readonly onConnectionError?: (error: Error) => void;
 }
@@ -42,6 +48,7 @@ export async function openPgDatabase(url: string, options: PgDatabaseOptions = {
     connectionString: url,
     connectionTimeoutMillis: options.connectTimeoutMs ?? 5_000,
     application_name: 'strongroom',
+    keepAlive: true,
   };
   const onError = options.onConnectionError ?? (() => undefined);
   // Migration runs on a connection of its own: the advisory lock that keeps concurrent starts apart
@@ -55,7 +62,8 @@ export async function openPgDatabase(url: string, options: PgDatabaseOptions = {
   } finally {
     await single.end().catch(() => undefined);
   }
-  const pool = new pg.Pool({ ...common, max: options.maxConnections ?? 10 });
+  // A timed-out query fails and, through the pool's query path, its connection is discarded.
+  const pool = new pg.Pool({ ...common, max: options.maxConnections ?? 10, query_timeout: options.queryTimeoutMs ?? 30_000 });
   // node-postgres emits 'error' for a connection that dies while idle (on the pool) or while checked
   // out between queries (on the client); unheard, either would end the process.
   pool.on('error', onError);

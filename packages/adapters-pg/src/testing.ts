@@ -3,6 +3,7 @@ import { sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/pglite';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate } from 'drizzle-orm/pglite/migrator';
+import { connect, createServer, type Server as NetServer, type Socket } from 'node:net';
 import pg from 'pg';
 import { rowsOf, type PgDb } from './db.js';
 import { bringSchemaForward } from './migrate.js';
@@ -116,4 +117,63 @@ export async function openTestDatabase(): Promise<TestDatabase> {
       if (tables.length > 0) await db.execute(sql.raw(`TRUNCATE ${tables.map((r) => r.t).join(', ')} CASCADE`));
     },
   };
+}
+
+/**
+ * A TCP proxy in front of a PostgreSQL server, for fault tests: `down()` resets every connection
+ * and refuses new ones (the database is gone), `stall()` keeps connections open but holds back
+ * every byte (a network partition), `up()` restores service on the same port.
+ */
+export class TcpProxy {
+  #server: NetServer | null = null;
+  readonly #sockets = new Set<Socket>();
+  #stalled = false;
+  port = 0;
+  constructor(
+    readonly host: string,
+    readonly upstreamPort: number,
+  ) {}
+
+  /** The URL `databaseUrl` would have if it went through this proxy. */
+  urlFor(databaseUrl: string): string {
+    const u = new URL(databaseUrl);
+    u.hostname = '127.0.0.1';
+    u.port = String(this.port);
+    return u.toString();
+  }
+
+  async up(): Promise<void> {
+    this.#stalled = false;
+    for (const s of this.#sockets) s.resume(); // a healed partition: what was held back flows on
+    if (this.#server) return;
+    const server = createServer((client) => {
+      const upstream = connect(this.upstreamPort, this.host);
+      for (const s of [client, upstream]) {
+        this.#sockets.add(s);
+        s.on('close', () => this.#sockets.delete(s));
+        s.on('error', () => undefined);
+      }
+      client.pipe(upstream).pipe(client);
+      if (this.#stalled) for (const s of [client, upstream]) s.pause();
+      client.on('close', () => upstream.destroy());
+      upstream.on('close', () => client.destroy());
+    });
+    await new Promise<void>((resolve) => server.listen(this.port, '127.0.0.1', resolve));
+    this.port = (server.address() as { port: number }).port;
+    this.#server = server;
+  }
+
+  /** Connections stay open, but nothing passes in either direction until `up()`. */
+  stall(): void {
+    this.#stalled = true;
+    for (const s of this.#sockets) s.pause();
+  }
+
+  /** Resets every open connection and refuses new ones. */
+  async down(): Promise<void> {
+    const server = this.#server;
+    this.#server = null;
+    for (const s of this.#sockets) s.destroy();
+    if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
 }
