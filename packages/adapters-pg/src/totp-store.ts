@@ -8,7 +8,7 @@ import { totpChallenges, totpEnrollments } from './schema/totp.js';
  * statement with its condition in the WHERE clause: under READ COMMITTED a second writer waits for
  * the row lock and then re-checks the WHERE against the committed row, so a compare-and-set on
  * the highest used step admits exactly one of two racing requests. Rows affected are counted
- * through RETURNING, which both postgres.js and PGlite support.
+ * through RETURNING, which both node-postgres and PGlite support.
  */
 export class PgTotpStore implements TotpStore {
   constructor(readonly db: PgDb) {}
