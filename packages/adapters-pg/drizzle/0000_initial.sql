@@ -1,3 +1,43 @@
+CREATE TABLE "accounts" (
+	"id" text PRIMARY KEY NOT NULL,
+	"address" text NOT NULL,
+	"address_key" text NOT NULL,
+	"password_hash" text,
+	"display_name" text,
+	"created_at" bigint NOT NULL,
+	"locked_at" bigint,
+	CONSTRAINT "accounts_address_key_unique" UNIQUE("address_key")
+);
+--> statement-breakpoint
+CREATE TABLE "device_cohorts" (
+	"user_id" text NOT NULL,
+	"cohort_hash" text NOT NULL,
+	"first_seen" bigint NOT NULL,
+	"last_seen" bigint NOT NULL,
+	CONSTRAINT "device_cohorts_user_id_cohort_hash_pk" PRIMARY KEY("user_id","cohort_hash")
+);
+--> statement-breakpoint
+CREATE TABLE "sessions" (
+	"id" text PRIMARY KEY NOT NULL,
+	"account_id" text NOT NULL,
+	"token_hash" text NOT NULL,
+	"cohort_hash" text,
+	"created_at" bigint NOT NULL,
+	"refreshed_at" bigint NOT NULL,
+	"last_used_at" bigint NOT NULL,
+	"access_floor" bigint NOT NULL,
+	"closed_at" bigint,
+	CONSTRAINT "sessions_token_hash_unique" UNIQUE("token_hash")
+);
+--> statement-breakpoint
+CREATE TABLE "signing_keys" (
+	"kid" text PRIMARY KEY NOT NULL,
+	"private_key" text NOT NULL,
+	"public_key" text NOT NULL,
+	"created_at" bigint NOT NULL,
+	"retired_at" bigint
+);
+--> statement-breakpoint
 CREATE TABLE "album_upgrade_intents" (
 	"intent_id" text PRIMARY KEY NOT NULL,
 	"album_id" text NOT NULL,
@@ -43,6 +83,23 @@ CREATE TABLE "revoke_all_challenges" (
 	"challenge_hash" text PRIMARY KEY NOT NULL,
 	"account_id" text NOT NULL,
 	"expires_at" bigint NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "totp_challenges" (
+	"id_hash" text PRIMARY KEY NOT NULL,
+	"account_id" text NOT NULL,
+	"expires_at" bigint NOT NULL,
+	"attempts" integer DEFAULT 0 NOT NULL
+);
+--> statement-breakpoint
+CREATE TABLE "totp_enrollments" (
+	"account_id" text PRIMARY KEY NOT NULL,
+	"state" text NOT NULL,
+	"sealed_secret" text NOT NULL,
+	"highest_used_step" bigint,
+	"created_at" bigint NOT NULL,
+	"confirmed_at" bigint,
+	CONSTRAINT "totp_enrollments_state_check" CHECK ("totp_enrollments"."state" in ('pending', 'confirmed'))
 );
 --> statement-breakpoint
 CREATE TABLE "asset_blobs" (
@@ -108,15 +165,21 @@ CREATE TABLE "upload_sessions" (
 	"expires_at" bigint NOT NULL
 );
 --> statement-breakpoint
+ALTER TABLE "device_cohorts" ADD CONSTRAINT "device_cohorts_user_id_accounts_id_fk" FOREIGN KEY ("user_id") REFERENCES "public"."accounts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "sessions" ADD CONSTRAINT "sessions_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "album_upgrade_intents" ADD CONSTRAINT "album_upgrade_intents_album_id_albums_id_fk" FOREIGN KEY ("album_id") REFERENCES "public"."albums"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "albums" ADD CONSTRAINT "albums_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "device_directories" ADD CONSTRAINT "device_directories_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "directory_devices" ADD CONSTRAINT "directory_devices_account_id_device_directories_account_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."device_directories"("account_id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "revoke_all_challenges" ADD CONSTRAINT "revoke_all_challenges_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "totp_challenges" ADD CONSTRAINT "totp_challenges_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+ALTER TABLE "totp_enrollments" ADD CONSTRAINT "totp_enrollments_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "asset_blobs" ADD CONSTRAINT "asset_blobs_asset_id_assets_id_fk" FOREIGN KEY ("asset_id") REFERENCES "public"."assets"("id") ON DELETE cascade ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "sessions_account_idx" ON "sessions" USING btree ("account_id");--> statement-breakpoint
 CREATE INDEX "album_upgrade_intents_album_idx" ON "album_upgrade_intents" USING btree ("album_id");--> statement-breakpoint
 CREATE INDEX "albums_account_idx" ON "albums" USING btree ("account_id");--> statement-breakpoint
 CREATE INDEX "revoke_all_challenges_expires_idx" ON "revoke_all_challenges" USING btree ("expires_at");--> statement-breakpoint
+CREATE INDEX "totp_challenges_expires_idx" ON "totp_challenges" USING btree ("expires_at");--> statement-breakpoint
 CREATE INDEX "asset_blobs_asset_idx" ON "asset_blobs" USING btree ("asset_id");--> statement-breakpoint
 CREATE INDEX "asset_blobs_hash_idx" ON "asset_blobs" USING btree ("content_hash");--> statement-breakpoint
 CREATE INDEX "assets_owner_idx" ON "assets" USING btree ("owner_id","state");--> statement-breakpoint
