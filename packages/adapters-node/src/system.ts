@@ -5,14 +5,37 @@ export const systemClock: Clock = { now: () => Date.now() };
 
 export const cryptoRandom: Random = { bytes: (length) => new Uint8Array(randomBytes(length)) };
 
-/** One JSON object per line on stdout. Field values are whatever callers pass: never secrets. */
+/**
+ * One JSON object per line on stdout. Field values are whatever callers pass: never secrets.
+ *
+ * Lines are gathered and written once per event-loop turn: a write per request was a tenth of the
+ * server's time on the authenticated path. Pending lines are flushed synchronously at exit.
+ */
 export class JsonLogger implements Logger {
-  readonly #write: (line: string) => void;
-  constructor(write: (line: string) => void = (line) => process.stdout.write(line + '\n')) {
+  readonly #write: (chunk: string) => void;
+  #pending: string[] = [];
+  #scheduled = false;
+
+  constructor(write: (chunk: string) => void = (chunk) => process.stdout.write(chunk)) {
     this.#write = write;
+    process.once('exit', () => this.flush());
   }
+
+  /** Writes every pending line now. */
+  flush(): void {
+    this.#scheduled = false;
+    if (this.#pending.length === 0) return;
+    const chunk = this.#pending.join('');
+    this.#pending = [];
+    this.#write(chunk);
+  }
+
   #log(level: string, event: string, fields: Record<string, unknown> = {}): void {
-    this.#write(JSON.stringify({ ts: new Date().toISOString(), level, event, ...fields }));
+    this.#pending.push(JSON.stringify({ ts: new Date().toISOString(), level, event, ...fields }) + '\n');
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      setImmediate(() => this.flush());
+    }
   }
   info(event: string, fields?: Record<string, unknown>): void {
     this.#log('info', event, fields);

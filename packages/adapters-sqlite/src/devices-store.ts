@@ -28,7 +28,12 @@ const toDevice = (r: typeof directoryDevices.$inferSelect): DeviceEntry => ({
 export class SqliteDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeStore {
   readonly #db: BetterSQLite3Database;
 
+  readonly #findDevice: Database.Statement<[string, string], typeof directoryDevices.$inferSelect>;
+
   constructor(sqlite: Database.Database) {
+    this.#findDevice = sqlite.prepare(
+      'SELECT account_id AS accountId, device_id AS deviceId, position, ed25519, mldsa65, added_at AS addedAt FROM directory_devices WHERE account_id = ? AND device_id = ?',
+    );
     this.#db = drizzle(sqlite);
   }
 
@@ -65,11 +70,8 @@ export class SqliteDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
   }
 
   async findDevice(accountId: string, deviceId: string): Promise<DeviceEntry | null> {
-    const r = this.#db
-      .select()
-      .from(directoryDevices)
-      .where(and(eq(directoryDevices.accountId, accountId), eq(directoryDevices.deviceId, deviceId)))
-      .get();
+    // Every write asks this (the write guard), so the statement is prepared once.
+    const r = this.#findDevice.get(accountId, deviceId);
     return r ? toDevice(r) : null;
   }
 

@@ -64,13 +64,22 @@ export class QuotaService {
 
   /** Whom the ledger charges for this account's writes: its sponsor if it has one, else itself. */
   async payerOf(accountId: string, now = this.#d.clock.now()): Promise<string> {
-    const row = await guard(STORE, 'quota ledger read', () => this.#d.ledger.readLedger(accountId, now));
-    return row.sponsorId ?? accountId;
+    return (await this.payerFacts(accountId, now)).payerId;
+  }
+
+  /**
+   * Who pays for the account's writes, and that payer's facts. An account that pays for itself
+   * (the common case) is read once, not twice.
+   */
+  async payerFacts(accountId: string, now: number): Promise<{ payerId: string; record: QuotaAccountRecord; facts: LedgerFacts }> {
+    const own = await guard(STORE, 'quota ledger read', () => this.#d.ledger.readLedger(accountId, now));
+    const payerId = own.sponsorId ?? accountId;
+    return { payerId, ...(await this.facts(payerId, now, payerId === accountId ? own : undefined)) };
   }
 
   /** The payer's facts as of `now`, with hard_since brought in line with the ledger first. */
-  async facts(payerId: string, now: number): Promise<{ record: QuotaAccountRecord; facts: LedgerFacts }> {
-    let record = await guard(STORE, 'quota ledger read', () => this.#d.ledger.readLedger(payerId, now));
+  async facts(payerId: string, now: number, known?: QuotaAccountRecord): Promise<{ record: QuotaAccountRecord; facts: LedgerFacts }> {
+    let record = known ?? (await guard(STORE, 'quota ledger read', () => this.#d.ledger.readLedger(payerId, now)));
     const limits = effectiveLimits(record.limits, this.#d.policy);
     const wanted = nextHardSince({ ...record, limits }, now);
     if (wanted !== record.hardSince) {
@@ -83,8 +92,7 @@ export class QuotaService {
   /** The caller's quota (a sponsored account sees its sponsor's, which is the one it spends). */
   async status(accountId: string): Promise<QuotaStatus> {
     const now = this.#d.clock.now();
-    const payer = await this.payerOf(accountId, now);
-    return quotaStatus((await this.facts(payer, now)).facts, now, this.#d.policy.graceMs);
+    return quotaStatus((await this.payerFacts(accountId, now)).facts, now, this.#d.policy.graceMs);
   }
 
   /** Whether the account's current state admits a write of this kind and size delta. */

@@ -98,8 +98,7 @@ export class UploadService {
 
   async #open(uploaderId: string, input: CreateUpload, dropLinkId: string | null, now: number): Promise<Result<UploadView, CreateRefusal>> {
     const quota = this.#d.quota;
-    const payerId = await quota.payerOf(uploaderId, now);
-    const { facts } = await quota.facts(payerId, now);
+    const { payerId, facts } = await quota.payerFacts(uploaderId, now);
     const verdict = admitWrite(quotaStatus(facts, now, quota.policy.graceMs), 'upload', input.declaredSize);
     if (!verdict.ok) return verdict;
     const session: UploadSessionRecord = {

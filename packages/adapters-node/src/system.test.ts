@@ -1,0 +1,27 @@
+import { describe, expect, it } from 'vitest';
+import { JsonLogger } from './system.js';
+
+describe('JsonLogger', () => {
+  it('writes one JSON object per line, batched into one write per event-loop turn', async () => {
+    const writes: string[] = [];
+    const log = new JsonLogger((chunk) => writes.push(chunk));
+    log.info('a', { n: 1 });
+    log.warn('b');
+    log.error('c', { why: 'x' });
+    expect(writes).toEqual([]);
+    await new Promise((r) => setImmediate(r));
+    expect(writes).toHaveLength(1);
+    const lines = writes[0]!.trimEnd().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.level, l.event])).toEqual([['info', 'a'], ['warn', 'b'], ['error', 'c']]);
+    expect(lines[0]).toMatchObject({ n: 1, ts: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) });
+  });
+  it('flush() writes pending lines at once', () => {
+    const writes: string[] = [];
+    const log = new JsonLogger((chunk) => writes.push(chunk));
+    log.info('now');
+    log.flush();
+    expect(writes).toHaveLength(1);
+    log.flush();
+    expect(writes).toHaveLength(1);
+  });
+});
