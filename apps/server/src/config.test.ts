@@ -10,6 +10,13 @@ describe('readConfig', () => {
     const c = readConfig({ SVC_SESSION_IDLE_S: '60', SVC_SESSION_MAX_S: '120', SVC_QUOTA_SOFT_BYTES: '10', SVC_QUOTA_HARD_BYTES: '', SVC_PROTOCOL_MIN: '2026-01-01', SVC_BASE_URL: 'https://photos.example.org/' });
     expect(c).toMatchObject({ sessionIdleMs: 60_000, sessionMaxMs: 120_000, quotaSoftBytes: 10, quotaHardBytes: null, protocolMin: '2026-01-01', baseUrl: 'https://photos.example.org' });
   });
+  it('derives the soft limit from the hard one when only the hard one is set', () => {
+    expect(readConfig({})).toMatchObject({ quotaHardBytes: 10 * 1024 ** 3, quotaSoftBytes: 8 * 1024 ** 3 });
+    expect(readConfig({ SVC_QUOTA_HARD_BYTES: '1000' })).toMatchObject({ quotaHardBytes: 1000, quotaSoftBytes: 800 });
+    expect(readConfig({ SVC_QUOTA_HARD_BYTES: '' })).toMatchObject({ quotaHardBytes: null, quotaSoftBytes: null });
+    expect(() => readConfig({ SVC_QUOTA_HARD_BYTES: '1000', SVC_QUOTA_SOFT_BYTES: '2000' })).toThrow('SVC_QUOTA_SOFT_BYTES');
+  });
+
   it('stops on an invalid value, naming the variable', () => {
     for (const [name, value] of [
       ['SVC_SESSION_IDLE_S', 'ten'],

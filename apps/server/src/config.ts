@@ -71,6 +71,9 @@ export function readConfig(env: Record<string, string | undefined> = process.env
   if (!v.is(v.pipe(v.string(), v.url()), baseUrl) || !/^https?:\/\//.test(baseUrl)) throw new ConfigError(`SVC_BASE_URL must be an http(s) URL, got "${baseUrl}"`);
   const databaseUrl = env.SVC_DATABASE_URL || null;
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new ConfigError('SVC_DATABASE_URL must be a postgres:// URL');
+  const hardLimit = bytes(env, 'SVC_QUOTA_HARD_BYTES', 10 * 1024 ** 3);
+  // Unset, the soft limit follows the hard one (80 %), so setting only the hard limit just works.
+  const softLimit = env.SVC_QUOTA_SOFT_BYTES === undefined ? (hardLimit === null ? null : Math.floor(hardLimit * 0.8)) : bytes(env, 'SVC_QUOTA_SOFT_BYTES', null);
   const config: Config = {
     port,
     dataDir: env.SVC_DATA_DIR || './data',
@@ -78,8 +81,8 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     baseUrl: baseUrl.replace(/\/+$/, ''),
     sessionIdleMs: seconds(env, 'SVC_SESSION_IDLE_S', 180 * DAY_S),
     sessionMaxMs: seconds(env, 'SVC_SESSION_MAX_S', 365 * DAY_S),
-    quotaSoftBytes: bytes(env, 'SVC_QUOTA_SOFT_BYTES', 8 * 1024 ** 3),
-    quotaHardBytes: bytes(env, 'SVC_QUOTA_HARD_BYTES', 10 * 1024 ** 3),
+    quotaSoftBytes: softLimit,
+    quotaHardBytes: hardLimit,
     quotaGraceMs: seconds(env, 'SVC_QUOTA_GRACE_S', 14 * DAY_S),
     // Never shorter than an access token's fifteen minutes, or a retired key would strand live tokens.
     keyGraceMs: seconds(env, 'SVC_KEY_GRACE_S', DAY_S, 900),

@@ -3,7 +3,8 @@ import type { AssetRecord, QuotaStatus, UploadView } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { iso, isoOrNull, json, noContent, unwrap } from '../http/respond.js';
-import { JSON_LIMIT, readLimited, route, type AnyRoute } from '../http/route.js';
+import type { Context } from 'hono';
+import { JSON_LIMIT, bodyChunks, readLimited, requestHeader, route, type AnyRoute } from '../http/route.js';
 import { Timestamp, Uuid } from './schemas.js';
 
 const Hash = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters (SHA-256 of the ciphertext)'));
@@ -54,24 +55,11 @@ const assetBody = (a: AssetRecord) => ({
   blobs: a.blobs.map((b) => ({ kind: b.kind, content_hash: b.contentHash, size: b.size })),
 });
 
-function octetStream(c: { req: { header(name: string): string | undefined } }): void {
-  const type = c.req.header('content-type')?.split(';')[0]?.trim().toLowerCase();
+function octetStream(c: Context): void {
+  const type = requestHeader(c, 'content-type')?.split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/octet-stream') throw new HttpProblem('error.request.unsupported_media_type', 'This operation takes an application/octet-stream body.');
 }
 
-async function* streamOf(body: ReadableStream<Uint8Array> | null): AsyncIterable<Uint8Array> {
-  if (body === null) return;
-  const reader = body.getReader();
-  try {
-    for (;;) {
-      const { done, value } = await reader.read();
-      if (done) return;
-      yield value;
-    }
-  } finally {
-    await reader.cancel().catch(() => {});
-  }
-}
 
 /** GET /quota, the upload-session lifecycle, and the minimal asset operations quota needs. */
 export function quotaRoutes(deps: AppDeps): AnyRoute[] {
@@ -141,7 +129,7 @@ export function quotaRoutes(deps: AppDeps): AnyRoute[] {
       errors: ['error.upload.too_large', 'error.conflict', 'error.not_found', 'error.request.unsupported_media_type'],
       handle: async ({ c, params, principal }) => {
         octetStream(c);
-        const r = await deps.uploads.put(principal, params.id, streamOf(c.req.raw.body));
+        const r = await deps.uploads.put(principal, params.id, bodyChunks(c));
         return json(c, 200, uploadBody(unwrap(r)));
       },
     }),

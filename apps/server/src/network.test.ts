@@ -1,0 +1,108 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TestDevice, TestIdentity } from '@strongroom/core/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+// The real server (main.ts, SQLite, @hono/node-server) over loopback. app.request() tests never see
+// Node's IncomingMessage, which the server reads headers and bodies from directly.
+
+const PORT = 18_900 + Math.floor(Math.random() * 90);
+const BASE = `http://127.0.0.1:${PORT}`;
+const V = { 'x-svc-protocol': '2026-11-01' };
+let child: ChildProcess;
+let dataDir: string;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(join(tmpdir(), 'strongroom-net-'));
+  child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: join(import.meta.dirname, '..'),
+    env: { ...process.env, PORT: String(PORT), SVC_DATA_DIR: dataDir, SVC_BASE_URL: BASE, SVC_QUOTA_HARD_BYTES: '1000000' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  for (let i = 0; i < 150; i++) {
+    try {
+      if ((await fetch(`${BASE}/.well-known/svc/server-info`)).ok) return;
+    } catch {
+      /* starting */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('server did not start');
+}, 30_000);
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+async function api(method: string, path: string, o: { body?: unknown; token?: string; raw?: BodyInit; type?: string } = {}) {
+  const headers: Record<string, string> = { ...V };
+  if (o.token) headers.authorization = `Bearer ${o.token}`;
+  if (o.body !== undefined) headers['content-type'] = 'application/json';
+  if (o.type) headers['content-type'] = o.type;
+  const res = await fetch(BASE + path, { method, headers, body: o.body !== undefined ? JSON.stringify(o.body) : o.raw });
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
+}
+
+/** A chunked body of `size` bytes with no Content-Length, sent with node:http. */
+function chunked(path: string, size: number): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${BASE}${path}`, { method: 'POST', headers: { ...V, 'content-type': 'application/json', 'transfer-encoding': 'chunked' } }, (res) => {
+      let text = '';
+      res.on('data', (d) => (text += d));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+    });
+    req.on('error', (e) => ((e as NodeJS.ErrnoException).code === 'EPIPE' || (e as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(e)));
+    const piece = Buffer.alloc(8192, 0x61);
+    for (let sent = 0; sent < size; sent += piece.length) req.write(piece);
+    req.end();
+  });
+}
+
+describe('the server over loopback (SQLite)', () => {
+  it('signs up, authenticates from the Authorization header, and advertises the protocol window', async () => {
+    const reg = await api('POST', '/v1/auth/register', { body: { address: 'net@example.org', password: 'correct horse battery staple' } });
+    expect(reg.status).toBe(200);
+    const me = await api('GET', '/v1/auth/profile', { token: reg.body.access_token });
+    expect(me).toMatchObject({ status: 200, body: { address: 'net@example.org' } });
+    expect(me.headers.get('x-svc-protocol-max')).toBe('2026-11-01');
+    expect((await api('GET', '/v1/auth/profile')).status).toBe(401);
+    const noVersion = await fetch(`${BASE}/v1/auth/profile`, { headers: { authorization: `Bearer ${reg.body.access_token}` } });
+    expect(noVersion.status).toBe(426);
+    expect(noVersion.headers.get('content-type')).toBe('application/problem+json');
+  });
+
+  it('refuses an oversized chunked JSON body with 413 and a wrong media type with 415', async () => {
+    expect(await chunked('/v1/auth/register', 200 * 1024)).toMatchObject({ status: 413, body: { code: 'error.request.too_large' } });
+    expect((await api('POST', '/v1/auth/register', { raw: 'address=x', type: 'text/plain' })).body.code).toBe('error.request.unsupported_media_type');
+  });
+
+  it('takes upload bytes from the socket, refuses bytes past the declared size, and finalizes', async () => {
+    const reg = await api('POST', '/v1/auth/register', { body: { address: 'uploader@example.org', password: 'correct horse battery staple' } });
+    const token = reg.body.access_token as string;
+    const accountId = (await api('GET', '/v1/auth/profile', { token })).body.account_id as string;
+    const device = new TestDevice('laptop', { addedAt: 0 });
+    const dir = new TestIdentity('uploader').signDirectory(accountId, 1, [device]);
+    expect((await api('PUT', '/v1/devices/directory', { token, raw: dir.slice(), type: 'application/cbor' })).status).toBe(200);
+
+    const bytes = new TextEncoder().encode('ciphertext!');
+    const hash = createHash('sha256').update(bytes).digest('hex');
+    const up = await api('POST', '/upload', { token, body: { declared_size: bytes.length, kind: 'original', device_id: 'laptop' } });
+    expect(up.status).toBe(201);
+    const tooMany = await api('POST', '/upload', { token, body: { declared_size: 4, kind: 'original', device_id: 'laptop' } });
+    expect((await api('PUT', `/upload/${tooMany.body.upload_id}`, { token, raw: bytes, type: 'application/octet-stream' })).status).toBe(413);
+    expect((await api('PUT', `/upload/${up.body.upload_id}`, { token, raw: bytes, type: 'application/octet-stream' })).status).toBe(200);
+    const done = await api('POST', `/upload/${up.body.upload_id}/finalize`, { token, body: { content_hash: hash } });
+    expect(done).toMatchObject({ status: 200, body: { state: 'Completed' } });
+    // used = charged bytes plus open reservations (the refused PUT left its 4-byte session open).
+    expect((await api('GET', '/quota', { token })).body).toMatchObject({ used: bytes.length + 4, reserved: 4 });
+  });
+});
