@@ -258,7 +258,18 @@ describe('profile', () => {
 
 describe('protocol negotiation', () => {
   it('advertises the window on every response, errors and public records included', async () => {
-    for (const r of [await call(s.app, 'GET', '/nope'), await call(s.app, 'GET', '/.well-known/svc/server-info', { version: null }), await call(s.app, 'GET', '/v1/auth/profile')]) {
+    const u = await registerUser(s.app);
+    const responses = [
+      await call(s.app, 'GET', '/nope'),
+      await call(s.app, 'GET', '/.well-known/svc/server-info', { version: null }),
+      await call(s.app, 'GET', '/v1/auth/profile'),
+      await call(s.app, 'GET', '/v1/auth/profile', { token: u.access_token }),
+      await call(s.app, 'DELETE', '/v1/auth/profile', { token: u.access_token }),
+      await call(s.app, 'GET', '/openapi.json', { version: null }),
+      await call(s.app, 'DELETE', `/v1/auth/sessions/${u.session_id}`, { token: u.access_token }),
+    ];
+    expect(responses.map((r) => r.status)).toEqual([404, 200, 401, 200, 405, 200, 204]);
+    for (const r of responses) {
       expect(r.headers.get('x-svc-protocol-min')).toBe('2026-03-01');
       expect(r.headers.get('x-svc-protocol-max')).toBe('2026-11-01');
       expect(r.headers.get('x-svc-min-client-build')).toBe('1');
