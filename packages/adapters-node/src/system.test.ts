@@ -14,7 +14,16 @@ describe('JsonLogger', () => {
     const lines = writes[0]!.trimEnd().split('\n').map((l) => JSON.parse(l));
     expect(lines.map((l) => [l.level, l.event])).toEqual([['info', 'a'], ['warn', 'b'], ['error', 'c']]);
     expect(lines[0]).toMatchObject({ n: 1, ts: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) });
+    expect(lines[1]).toEqual({ ts: expect.any(String), level: 'warn', event: 'b' });
   });
+  it('escapes what it is given, so a line is always valid JSON', async () => {
+    const writes: string[] = [];
+    const log = new JsonLogger((chunk) => writes.push(chunk));
+    log.info('quote"and\nnewline', { path: '/a"b\\c', nested: { x: [1, '2'] } });
+    log.flush();
+    expect(JSON.parse(writes[0]!)).toMatchObject({ event: 'quote"and\nnewline', path: '/a"b\\c', nested: { x: [1, '2'] } });
+  });
+
   it('flush() writes pending lines at once', () => {
     const writes: string[] = [];
     const log = new JsonLogger((chunk) => writes.push(chunk));

@@ -15,6 +15,8 @@ export class JsonLogger implements Logger {
   readonly #write: (chunk: string) => void;
   #pending: string[] = [];
   #scheduled = false;
+  #isoAt = -1;
+  #iso = '';
 
   constructor(write: (chunk: string) => void = (chunk) => process.stdout.write(chunk)) {
     this.#write = write;
@@ -31,7 +33,15 @@ export class JsonLogger implements Logger {
   }
 
   #log(level: string, event: string, fields: Record<string, unknown> = {}): void {
-    this.#pending.push(JSON.stringify({ ts: new Date().toISOString(), level, event, ...fields }) + '\n');
+    // Built as a string around one JSON.stringify of the fields, with the timestamp formatted at most
+    // once per millisecond: this runs for every request.
+    const now = Date.now();
+    if (now !== this.#isoAt) {
+      this.#isoAt = now;
+      this.#iso = new Date(now).toISOString();
+    }
+    const rest = JSON.stringify(fields);
+    this.#pending.push(`{"ts":"${this.#iso}","level":"${level}","event":${JSON.stringify(event)}${rest === '{}' ? '}' : ',' + rest.slice(1)}\n`);
     if (!this.#scheduled) {
       this.#scheduled = true;
       setImmediate(() => this.flush());

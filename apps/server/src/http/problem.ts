@@ -1,4 +1,5 @@
 import type { ErrorCode, Refusal } from '@strongroom/core';
+import { stamped } from './stamped.js';
 
 /** Codes only the HTTP layer produces (the router and the body reader). */
 export type HttpOnlyCode = 'error.request.too_large' | 'error.request.unsupported_media_type' | 'error.request.method_not_allowed';
@@ -85,9 +86,12 @@ export function problemBody(p: HttpProblem): Record<string, unknown> {
   return { type: 'about:blank', title: TITLES[p.status] ?? 'Error', status: p.status, code: p.code, detail: p.detail, ...p.data };
 }
 
+/** Problem details as a response; `headers` carries the protocol headers. */
 export function problemResponse(p: HttpProblem, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(problemBody(p)), {
+  const res = new Response(JSON.stringify(problemBody(p)), {
     status: p.status,
     headers: { 'content-type': 'application/problem+json', ...headers },
   });
+  stamped.add(res);
+  return res;
 }

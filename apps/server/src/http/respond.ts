@@ -1,6 +1,7 @@
 import type { Context } from 'hono';
 import type { Result } from '@strongroom/core';
 import { HttpProblem, type ProblemCode } from './problem.js';
+import { stamped } from './stamped.js';
 
 /** RFC 3339 UTC with milliseconds, the wire form of every timestamp. */
 export const iso = (ms: number): string => new Date(ms).toISOString();
@@ -12,10 +13,19 @@ export function unwrap<T>(result: Result<T>, overrides: Partial<Record<ProblemCo
   throw HttpProblem.from(result, overrides);
 }
 
+/** The protocol headers the app's fetch wrapper passes in the environment. */
+function protocolHeadersOf(c: Context): Record<string, string> {
+  return (c.env as { protocolHeaders?: Record<string, string> } | undefined)?.protocolHeaders ?? {};
+}
+
 export function json(c: Context, status: number, body: unknown): Response {
-  return c.body(JSON.stringify(body), status as 200, { 'content-type': 'application/json' });
+  const res = new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...protocolHeadersOf(c) } });
+  stamped.add(res);
+  return res;
 }
 
 export function noContent(c: Context): Response {
-  return c.body(null, 204);
+  const res = new Response(null, { status: 204, headers: protocolHeadersOf(c) });
+  stamped.add(res);
+  return res;
 }
