@@ -10,6 +10,7 @@ import { TestDevice, TestIdentity, totpSecretBytes } from '@strongroom/core/test
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
+import { fetchCall, type CallOptions, type Reply } from './testing.js';
 
 /**
  * Two real server processes over one PostgreSQL database: whatever one process decides, the other
@@ -19,7 +20,6 @@ import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@stro
 
 const PG_URL = pgUrlFromEnv();
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-const VERSION = '2026-11-01';
 const PASSWORD = 'correct horse battery staple';
 // Every process of one deployment shares its public base URL: it is the tokens' `iss`.
 const BASE_URL = 'http://127.0.0.1:8080';
@@ -96,25 +96,7 @@ async function cli(databaseUrl: string, ...args: string[]): Promise<{ code: numb
   return { code, out };
 }
 
-interface Reply {
-  status: number;
-  body: any;
-}
-async function call(server: Server, method: string, path: string, o: { body?: unknown; cbor?: Uint8Array; token?: string } = {}): Promise<Reply> {
-  const headers: Record<string, string> = { 'x-svc-protocol': VERSION };
-  if (o.token) headers.authorization = `Bearer ${o.token}`;
-  let body: BodyInit | undefined;
-  if (o.body !== undefined) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(o.body);
-  } else if (o.cbor) {
-    headers['content-type'] = 'application/cbor';
-    body = o.cbor as unknown as BodyInit; // Node's fetch takes bytes; the DOM typings disagree
-  }
-  const res = await fetch(server.url + path, { method, headers, ...(body !== undefined ? { body } : {}) });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
+const call = (server: Server, method: string, path: string, o: CallOptions = {}): Promise<Reply> => fetchCall(server.url, method, path, o);
 
 interface Pair {
   session_id: string;

@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fetchCall } from './testing.js';
 
 // The real server (main.ts, SQLite, @hono/node-server) over loopback. app.request() tests never see
 // Node's IncomingMessage, which the server reads headers and bodies from directly.
@@ -42,15 +43,8 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
-async function api(method: string, path: string, o: { body?: unknown; token?: string; raw?: BodyInit; type?: string } = {}) {
-  const headers: Record<string, string> = { ...V };
-  if (o.token) headers.authorization = `Bearer ${o.token}`;
-  if (o.body !== undefined) headers['content-type'] = 'application/json';
-  if (o.type) headers['content-type'] = o.type;
-  const res = await fetch(BASE + path, { method, headers, body: o.body !== undefined ? JSON.stringify(o.body) : o.raw });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, body: text ? JSON.parse(text) : null };
-}
+const api = (method: string, path: string, o: { body?: unknown; token?: string; raw?: BodyInit; type?: string } = {}) =>
+  fetchCall(BASE, method, path, { ...(o.body !== undefined ? { body: o.body } : {}), ...(o.token ? { token: o.token } : {}), ...(o.raw !== undefined ? { raw: o.raw } : {}), ...(o.type ? { contentType: o.type } : {}) });
 
 /** A chunked body of `size` bytes with no Content-Length, sent with node:http. */
 function chunked(path: string, size: number): Promise<{ status: number; body: any }> {

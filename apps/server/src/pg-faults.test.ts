@@ -6,6 +6,7 @@ import { createScratchDatabase, pgUrlFromEnv, TcpProxy, type ScratchDatabase } f
 import { createApp } from './app.js';
 import { readConfig } from './config.js';
 import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
+import { call } from './testing.js';
 
 /**
  * Connection faults under a server on PostgreSQL: connections killed under a request, and a database
@@ -15,7 +16,6 @@ import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
  */
 
 const PG_URL = pgUrlFromEnv();
-const VERSION = '2026-11-01';
 const PASSWORD = 'correct horse battery staple';
 const NEW_PASSWORD = 'a different long passphrase';
 
@@ -23,21 +23,6 @@ if (!PG_URL) {
   console.warn('pg-faults.test.ts: SKIPPED: PG_URL is not set. Killing database connections needs a PostgreSQL server; .ci/run sets PG_URL.');
 }
 
-async function call(app: Hono, method: string, path: string, o: { body?: unknown; cbor?: Uint8Array; token?: string } = {}): Promise<{ status: number; body: any }> {
-  const headers: Record<string, string> = { 'x-svc-protocol': VERSION };
-  if (o.token) headers.authorization = `Bearer ${o.token}`;
-  let body: BodyInit | undefined;
-  if (o.body !== undefined) {
-    headers['content-type'] = 'application/json';
-    body = JSON.stringify(o.body);
-  } else if (o.cbor) {
-    headers['content-type'] = 'application/cbor';
-    body = o.cbor as unknown as BodyInit; // Node's fetch takes bytes; the DOM typings disagree
-  }
-  const res = await app.request(path, { method, headers, ...(body !== undefined ? { body } : {}) });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : null };
-}
 
 interface Pair {
   session_id: string;

@@ -52,6 +52,8 @@ export async function testServer(env: Record<string, string> = {}): Promise<Test
 
 export interface CallOptions {
   body?: unknown;
+  /** Canonical CBOR, sent as application/cbor. */
+  cbor?: Uint8Array;
   raw?: BodyInit;
   contentType?: string;
   token?: string;
@@ -59,8 +61,13 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
-/** One request through app.request(), JSON in and out. */
-export async function call(app: Hono, method: string, path: string, o: CallOptions = {}): Promise<{ status: number; body: any; headers: Headers }> {
+export interface Reply {
+  status: number;
+  body: any;
+  headers: Headers;
+}
+
+function requestInit(method: string, o: CallOptions): RequestInit {
   const headers: Record<string, string> = { ...o.headers };
   if (o.version !== null) headers['x-svc-protocol'] = o.version ?? VERSION;
   if (o.token) headers.authorization = `Bearer ${o.token}`;
@@ -68,9 +75,15 @@ export async function call(app: Hono, method: string, path: string, o: CallOptio
   if (o.body !== undefined) {
     body = JSON.stringify(o.body);
     headers['content-type'] = 'application/json';
+  } else if (o.cbor) {
+    body = o.cbor.slice();
+    headers['content-type'] = 'application/cbor';
   }
   if (o.contentType) headers['content-type'] = o.contentType;
-  const res = await app.request(path, { method, headers, ...(body !== undefined ? { body } : {}) });
+  return { method, headers, ...(body !== undefined ? { body } : {}) };
+}
+
+async function reply(res: Response): Promise<Reply> {
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -79,6 +92,16 @@ export async function call(app: Hono, method: string, path: string, o: CallOptio
     /* not JSON */
   }
   return { status: res.status, body: parsed, headers: res.headers };
+}
+
+/** One request through app.request(), JSON in and out. */
+export async function call(app: Hono, method: string, path: string, o: CallOptions = {}): Promise<Reply> {
+  return reply(await app.request(path, requestInit(method, o)));
+}
+
+/** The same over the network, for tests of real server processes. */
+export async function fetchCall(baseUrl: string, method: string, path: string, o: CallOptions = {}): Promise<Reply> {
+  return reply(await fetch(baseUrl + path, requestInit(method, o)));
 }
 
 let counter = 0;
