@@ -97,7 +97,7 @@ describe('TOTP enrollment over HTTP', () => {
   it('codes are strict: anything but a string of six ASCII digits is 400 error.request.invalid', async () => {
     const user = await registerUser(s.app);
     await call(s.app, 'POST', '/v1/auth/totp/enroll', { token: user.access_token });
-    const vectors = JSON.parse(readFileSync(new URL('../../../../../shared/vectors/totp-rfc6238.json', import.meta.url), 'utf8'));
+    const vectors = JSON.parse(readFileSync(new URL('../../../../packages/core/test-vectors/totp-rfc6238.json', import.meta.url), 'utf8'));
     for (const code of vectors.derived_window_cases.malformed_inputs_strict_policy.values as unknown[]) {
       expect(await call(s.app, 'POST', '/v1/auth/totp/verify-enrollment', { token: user.access_token, body: { code } }), JSON.stringify(code)).toMatchObject(problem(400, 'error.request.invalid'));
     }

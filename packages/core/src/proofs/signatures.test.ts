@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { fromHex } from '../encoding/bytes.js';
 import { isAcceptableEd25519Key, isAcceptableMlDsa65Key, verifyEd25519, verifyMlDsa65 } from './signatures.js';
 
-const VECTORS = new URL('../../../../../shared/vectors/', import.meta.url);
+const VECTORS = new URL('../../test-vectors/', import.meta.url);
 const load = <T>(name: string): T => JSON.parse(readFileSync(new URL(name, VECTORS), 'utf8')) as T;
 const hex = (h: string): Uint8Array => {
   const b = fromHex(h);

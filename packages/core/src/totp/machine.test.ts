@@ -22,7 +22,7 @@ interface VectorFile {
   };
 }
 
-const file = JSON.parse(readFileSync(new URL('../../../../../shared/vectors/totp-rfc6238.json', import.meta.url), 'utf8')) as VectorFile;
+const file = JSON.parse(readFileSync(new URL('../../test-vectors/totp-rfc6238.json', import.meta.url), 'utf8')) as VectorFile;
 const SECRET = fromHex(file.secrets_hex['SHA1']!)!;
 const SHA1 = file.vectors.filter((v) => v.mode === 'SHA1');
 const W = file.derived_window_cases;

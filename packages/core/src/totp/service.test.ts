@@ -113,7 +113,7 @@ describe('TotpService enrollment', () => {
   });
 
   it('confirms the RFC 6238 SHA-1 vectors through the whole service path', async () => {
-    const file = JSON.parse(readFileSync(new URL('../../../../../shared/vectors/totp-rfc6238.json', import.meta.url), 'utf8')) as {
+    const file = JSON.parse(readFileSync(new URL('../../test-vectors/totp-rfc6238.json', import.meta.url), 'utf8')) as {
       secrets_hex: { SHA1: string };
       vectors: { time: number; T: number; mode: string; totp6_derived: string }[];
     };
