@@ -45,7 +45,8 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
     dbName = target.pathname.slice(1);
     proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
     await proxy.up();
-    const config = readConfig({ SVC_DATABASE_URL: proxy.urlFor(scratch.url), SVC_BASE_URL: 'http://127.0.0.1:8080' });
+    // A fixed key, so the test does not generate secret.key into the working directory's ./data.
+    const config = readConfig({ SVC_DATABASE_URL: proxy.urlFor(scratch.url), SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc' });
     stores = await openStores(config);
     app = createApp(await buildDeps(config, stores, { ...nodePlatform(), logger: new MemoryLogger() }));
     admin = new pg.Pool({ connectionString: scratch.url, max: 2 });
