@@ -1,6 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { sql } from 'drizzle-orm';
+import { migrationFailed, refuseNewerSchema, stampOf, type SchemaStamp } from '@strongroom/core';
+
+export { SchemaVersionError } from '@strongroom/core';
 import { rowsOf, type PgDb } from './db.js';
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../drizzle', import.meta.url));
@@ -19,27 +22,13 @@ interface Journal {
   entries: { idx: number; when: number; tag: string }[];
 }
 
-/** Raised when the schema cannot be brought to this build's version; the server must not start. */
-export class SchemaVersionError extends Error {
-  override readonly name = 'SchemaVersionError';
-  constructor(
-    message: string,
-    readonly databaseVersion: number,
-    readonly buildVersion: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
 /** This build's schema version: the number of migrations it ships, and the newest one's stamp. */
-export function buildSchemaVersion(folder = MIGRATIONS_FOLDER): { version: number; latestWhen: number } {
-  const journal = JSON.parse(readFileSync(`${folder}/meta/_journal.json`, 'utf8')) as Journal;
-  return { version: journal.entries.length, latestWhen: Math.max(0, ...journal.entries.map((e) => e.when)) };
+export function buildSchemaVersion(folder = MIGRATIONS_FOLDER): SchemaStamp {
+  return stampOf((JSON.parse(readFileSync(`${folder}/meta/_journal.json`, 'utf8')) as Journal).entries);
 }
 
 /** The database's version, read without creating anything: a fresh database is version 0. */
-export async function databaseSchemaVersion(db: PgDb): Promise<{ version: number; latestWhen: number }> {
+export async function databaseSchemaVersion(db: PgDb): Promise<SchemaStamp> {
   const [exists] = await rowsOf<{ t: string | null }>(db, sql`SELECT to_regclass(${`${MIGRATIONS_SCHEMA}.${MIGRATIONS_TABLE}`})::text AS t`);
   if (!exists?.t) return { version: 0, latestWhen: 0 };
   const [row] = await rowsOf<{ n: string | number; latest: string | number }>(
@@ -68,23 +57,12 @@ export async function bringSchemaForward(
   await db.execute(sql`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
   try {
     const current = await databaseSchemaVersion(db);
-    if (current.version > build.version || current.latestWhen > build.latestWhen) {
-      throw new SchemaVersionError(
-        `database schema version ${current.version} is newer than this build's schema version ${build.version}; ` +
-          'update the server. The database was not changed.',
-        current.version,
-        build.version,
-      );
-    }
+    const newer = refuseNewerSchema(current, build);
+    if (newer) throw newer;
     try {
       await migrate({ migrationsFolder: folder, migrationsSchema: MIGRATIONS_SCHEMA, migrationsTable: MIGRATIONS_TABLE });
     } catch (cause) {
-      throw new SchemaVersionError(
-        `migrating the database from schema version ${current.version} to ${build.version} failed; nothing was changed: ${(cause as Error).message}`,
-        current.version,
-        build.version,
-        { cause },
-      );
+      throw migrationFailed(current.version, build, cause);
     }
   } finally {
     await db.execute(sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`).catch(() => undefined);

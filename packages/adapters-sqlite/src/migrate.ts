@@ -3,6 +3,9 @@ import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { migrationFailed, refuseNewerSchema, stampOf, type SchemaStamp } from '@strongroom/core';
+
+export { SchemaVersionError } from '@strongroom/core';
 
 export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../drizzle', import.meta.url));
 
@@ -10,27 +13,13 @@ interface Journal {
   entries: { idx: number; when: number; tag: string }[];
 }
 
-/** Raised when the schema cannot be brought to this build's version; the server must not start. */
-export class SchemaVersionError extends Error {
-  override readonly name = 'SchemaVersionError';
-  constructor(
-    message: string,
-    readonly databaseVersion: number,
-    readonly buildVersion: number,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-  }
-}
-
 /** This build's schema version: the number of migrations it ships. */
-export function buildSchemaVersion(folder = MIGRATIONS_FOLDER): { version: number; latestWhen: number } {
-  const journal = JSON.parse(readFileSync(`${folder}/meta/_journal.json`, 'utf8')) as Journal;
-  return { version: journal.entries.length, latestWhen: Math.max(0, ...journal.entries.map((e) => e.when)) };
+export function buildSchemaVersion(folder = MIGRATIONS_FOLDER): SchemaStamp {
+  return stampOf((JSON.parse(readFileSync(`${folder}/meta/_journal.json`, 'utf8')) as Journal).entries);
 }
 
 /** The database's version: how many migrations it records, and the newest one's stamp. */
-function databaseSchemaVersion(db: Database.Database): { version: number; latestWhen: number } {
+function databaseSchemaVersion(db: Database.Database): SchemaStamp {
   const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
   if (!table) return { version: 0, latestWhen: 0 };
   const row = db.prepare('SELECT count(*) AS n, coalesce(max(created_at), 0) AS latest FROM __drizzle_migrations').get() as { n: number; latest: number };
@@ -56,14 +45,8 @@ export function openSqliteDatabase(file: string, options: { migrationsFolder?: s
     if (probe) {
       const current = databaseSchemaVersion(probe);
       probe.close();
-      if (current.version > build.version || current.latestWhen > build.latestWhen) {
-        throw new SchemaVersionError(
-          `database schema version ${current.version} is newer than this build's schema version ${build.version}; ` +
-            'update the server. The database was not changed.',
-          current.version,
-          build.version,
-        );
-      }
+      const newer = refuseNewerSchema(current, build);
+      if (newer) throw newer;
     }
   }
   const db = new Database(file);
@@ -76,12 +59,7 @@ export function openSqliteDatabase(file: string, options: { migrationsFolder?: s
     migrate(drizzle(db), { migrationsFolder: folder });
   } catch (cause) {
     db.close();
-    throw new SchemaVersionError(
-      `migrating the database from schema version ${before} to ${build.version} failed; nothing was changed: ${(cause as Error).message}`,
-      before,
-      build.version,
-      { cause },
-    );
+    throw migrationFailed(before, build, cause);
   }
   return db;
 }

@@ -1,2 +1,4 @@
 export { negotiateProtocol, checkAlbumPin, isProtocolVersion, DEFAULT_PROTOCOL_WINDOW } from './protocol.js';
 export type { ProtocolWindow, Negotiated } from './protocol.js';
+export { SchemaVersionError, stampOf, refuseNewerSchema, migrationFailed } from './schema.js';
+export type { SchemaStamp } from './schema.js';
