@@ -10,7 +10,6 @@ import {
   type AlbumStore,
   type DeviceDirectoryStore,
   type RevokeAllChallengeStore,
-  type UploadsInFlight,
   type WriteGuard,
   KeyRing,
   SessionService,
@@ -48,9 +47,7 @@ export interface Stores {
   readonly totp: TotpStore;
   readonly devices: DeviceDirectoryStore & RevokeAllChallengeStore;
   readonly albums: AlbumStore;
-  /** The upload store's count of non-terminal sessions per album (the upgrade status's in_flight). */
-  readonly uploadsInFlight: UploadsInFlight;
-  /** Quota ledger, upload sessions and asset references. */
+  /** Quota ledger, upload sessions (which also count in-flight uploads per album) and asset references. */
   readonly quota: QuotaLedger & UploadSessions & AssetCatalog;
   /** Content-addressed ciphertext (the filesystem under the data dir). */
   readonly blobs: BlobStore;
@@ -96,14 +93,12 @@ export async function openStores(config: Config): Promise<Stores> {
   if (config.databaseUrl !== null) {
     // Several stateless processes may share this database; every port call goes to it (no cache).
     const pg = await openPgDatabase(config.databaseUrl);
-    const quota = new PgQuotaStore(pg.db);
     return {
       accounts: new PgStore(pg.db),
       totp: new PgTotpStore(pg.db),
       devices: new PgDeviceStore(pg.db),
       albums: new PgAlbumStore(pg.db),
-      uploadsInFlight: quota,
-      quota,
+      quota: new PgQuotaStore(pg.db),
       blobs: new FsBlobStore(join(config.dataDir, 'blobs')),
       close: () => pg.close(),
     };
@@ -115,7 +110,6 @@ export async function openStores(config: Config): Promise<Stores> {
     totp: new SqliteTotpStore(db),
     devices: new SqliteDeviceStore(db),
     albums: new SqliteAlbumStore(db),
-    uploadsInFlight: new SqliteQuotaStore(db),
     quota: new SqliteQuotaStore(db),
     blobs: new FsBlobStore(join(config.dataDir, 'blobs')),
     close: async () => {
@@ -173,7 +167,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   });
   const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: DROP_TTL_MS });
   const assets = new AssetService({ assets: stores.quota, blobs: stores.blobs, quota, clock, random });
-  const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.uploadsInFlight, clock, window });
+  const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
   return {
     config,
     clock,

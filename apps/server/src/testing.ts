@@ -35,7 +35,7 @@ export async function testServer(env: Record<string, string> = {}): Promise<Test
   const db = openSqliteDatabase(':memory:');
   const accounts = breakable(new SqliteStore(db));
   const totp = breakable(new SqliteTotpStore(db));
-  const stores: Stores = { accounts: accounts.port, totp: totp.port, devices: new SqliteDeviceStore(db), albums: new SqliteAlbumStore(db), uploadsInFlight: new SqliteQuotaStore(db), quota: new SqliteQuotaStore(db), blobs: new MemoryBlobStore(), close: async () => void db.close() };
+  const stores: Stores = { accounts: accounts.port, totp: totp.port, devices: new SqliteDeviceStore(db), albums: new SqliteAlbumStore(db), quota: new SqliteQuotaStore(db), blobs: new MemoryBlobStore(), close: async () => void db.close() };
   const deps = await buildDeps(config, stores, { clock, random: new SeededRandom(Math.floor(Math.random() * 1e9)), logger, hasher: new Argon2Hasher() });
   return {
     app: createApp(deps),
