@@ -3,8 +3,8 @@ import { CoreError, type Principal } from '@strongroom/core';
 import type { AppDeps } from './deps.js';
 import { openApiDocument } from './http/openapi.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
-import { stamped } from './http/stamped.js';
-import { authFailure, mountRoutes, type AnyRoute } from './http/route.js';
+import { json } from './http/respond.js';
+import { allowedMethods, authFailure, mountRoutes, type AnyRoute } from './http/route.js';
 import { authRoutes } from './routes/auth.js';
 import { totpRoutes } from './routes/totp.js';
 import { quotaRoutes } from './routes/quota.js';
@@ -55,9 +55,14 @@ export function createApp(deps: AppDeps): Hono {
   mountRoutes(app, routes, { window, authenticate });
 
   const doc = openApiDocument(routes, { baseUrl: deps.config.baseUrl, window });
-  app.get('/openapi.json', (c) => c.json(doc));
+  app.get('/openapi.json', (c) => json(c, 200, doc));
 
-  app.notFound(() => problemResponse(new HttpProblem('error.not_found', 'No such resource.'), protocolHeaders));
+  const allowed = allowedMethods(routes);
+  app.notFound((c) => {
+    const allow = allowed(c.req.path);
+    if (allow === null) return problemResponse(new HttpProblem('error.not_found', 'No such resource.'), protocolHeaders);
+    return problemResponse(new HttpProblem('error.request.method_not_allowed', `This resource supports ${allow}.`), { ...protocolHeaders, allow });
+  });
 
   app.onError((err) => {
     if (err instanceof HttpProblem) {
@@ -76,10 +81,9 @@ export function createApp(deps: AppDeps): Hono {
   const dispatch = app.fetch.bind(app);
   app.fetch = async (request: Request, env?: unknown, ctx?: Parameters<typeof dispatch>[2]): Promise<Response> => {
     const started = performance.now();
+    // Every response is built by the helpers in http/respond.ts or problemResponse, which add the
+    // protocol headers from the environment as a plain object (cheaper than setting them here).
     const res = await dispatch(request, { ...(env as object | undefined), protocolHeaders }, ctx);
-    // json(), noContent() and problem responses carry the headers already; the rest (the OpenAPI
-    // document, CBOR bodies) are stamped here.
-    if (!stamped.has(res)) for (const [k, v] of Object.entries(protocolHeaders)) res.headers.set(k, v);
     // One structured line per request. Never headers or bodies: they carry tokens and passwords.
     deps.logger.info('http.request', {
       method: request.method,

@@ -1,5 +1,4 @@
 import type { ErrorCode, Refusal } from '@strongroom/core';
-import { stamped } from './stamped.js';
 
 /** Codes only the HTTP layer produces (the router and the body reader). */
 export type HttpOnlyCode = 'error.request.too_large' | 'error.request.unsupported_media_type' | 'error.request.method_not_allowed';
@@ -88,10 +87,8 @@ export function problemBody(p: HttpProblem): Record<string, unknown> {
 
 /** Problem details as a response; `headers` carries the protocol headers. */
 export function problemResponse(p: HttpProblem, headers: Record<string, string> = {}): Response {
-  const res = new Response(JSON.stringify(problemBody(p)), {
+  return new Response(JSON.stringify(problemBody(p)), {
     status: p.status,
     headers: { 'content-type': 'application/problem+json', ...headers },
   });
-  stamped.add(res);
-  return res;
 }

@@ -192,7 +192,8 @@ function honoMethod(m: Method): 'get' | 'post' | 'put' | 'patch' | 'delete' {
 
 /**
  * Registers the routes on the app, in this order per request: protocol negotiation, path and query
- * parameters, authentication, body. A known path with another method answers 405.
+ * parameters, authentication, body. (A known path with another method is answered by the app's
+ * notFound handler, through allowedMethods.)
  */
 export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: MountOptions): void {
   for (const r of routes) {
@@ -219,27 +220,45 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
       }
       let principal: Principal = { accountId: '', sessionId: '' };
       if (r.auth) {
-        const header = requestHeader(c, 'authorization');
-        const m = header ? /^Bearer ([A-Za-z0-9_.-]+)$/.exec(header) : null;
-        if (!m) throw new HttpProblem('error.auth.session_invalid', 'An access token is required (Authorization: Bearer).');
-        const who = await options.authenticate(m[1]!);
+        const token = bearerToken(requestHeader(c, 'authorization'));
+        if (token === null) throw new HttpProblem('error.auth.session_invalid', 'An access token is required (Authorization: Bearer).');
+        const who = await options.authenticate(token);
         if (who instanceof HttpProblem) throw who;
         principal = who;
       }
-      const body = await readBody(c, r.body);
+      // GETs and uploads read no body here: skipping the call saves a microtask on the hot path.
+      const body = r.body === undefined || r.body.type === 'bytes' ? undefined : await readBody(c, r.body);
       return r.handle({ c, body, params, query, principal, version } as never);
     });
   }
-  const methodsByPath = new Map<string, Set<string>>();
-  for (const r of routes) methodsByPath.set(r.path, (methodsByPath.get(r.path) ?? new Set()).add(r.method));
-  for (const [path, methods] of methodsByPath) {
-    app.all(path, () => {
-      const allow = [...methods].join(', ');
-      const problem = new HttpProblem('error.request.method_not_allowed', `This resource supports ${allow}.`);
-      problem.headers = { allow };
-      throw problem;
-    });
-  }
+}
+
+/**
+ * What a known path allows, for the 405 answer. Looked up only when no route matched (from the app's
+ * notFound handler), so each request that does match finds exactly one handler and Hono skips its
+ * middleware composition.
+ */
+export function allowedMethods(routes: readonly AnyRoute[]): (path: string) => string | null {
+  const byPath = new Map<string, Set<string>>();
+  for (const r of routes) byPath.set(r.path, (byPath.get(r.path) ?? new Set()).add(r.method));
+  const table = [...byPath].map(([path, methods]) => ({
+    // Hono's `:name` matches one non-empty segment; nothing else in our paths is special.
+    pattern: new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+')}$`),
+    allow: [...methods].join(', '),
+  }));
+  return (path) => table.find((t) => t.pattern.test(path))?.allow ?? null;
+}
+
+/**
+ * The token of an `Authorization: Bearer <token>` header, or null. Its shape is left to the token
+ * check (a cache hit needs the exact string; anything else goes through jose), which saves running
+ * a regular expression over a long header on every request.
+ */
+export function bearerToken(header: string | undefined): string | null {
+  if (header === undefined || header.length <= 7) return null;
+  // The scheme is case-insensitive (RFC 9110); the common spelling is checked first as it is free.
+  if (!header.startsWith('Bearer ') && header.slice(0, 7).toLowerCase() !== 'bearer ') return null;
+  return header.slice(7);
 }
 
 /** Turns an unreadable session ledger into 401 error.auth.unavailable, as the contract asks. */

@@ -302,6 +302,21 @@ describe('routing and public records', () => {
     const r = await call(s.app, 'DELETE', '/v1/auth/profile');
     expect(r).toMatchObject(problem(405, 'error.request.method_not_allowed'));
     expect(r.headers.get('allow')).toBe('GET, PATCH');
+    // Paths with parameters too, and a trailing slash names nothing.
+    const put = await call(s.app, 'PUT', '/v1/auth/sessions/0190b000-0000-7000-8000-000000000001');
+    expect(put).toMatchObject(problem(405, 'error.request.method_not_allowed'));
+    expect(put.headers.get('allow')).toBe('DELETE');
+    expect(put.headers.get('x-svc-protocol-max')).toBe('2026-11-01');
+    expect(await call(s.app, 'GET', '/v1/auth/profile/')).toMatchObject(problem(404, 'error.not_found'));
+  });
+  it('takes the bearer scheme in any case, and nothing but a bearer token', async () => {
+    const u = await registerUser(s.app);
+    for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
+      expect((await call(s.app, 'GET', '/v1/auth/profile', { headers: { authorization: `${scheme} ${u.access_token}` } })).status).toBe(200);
+    }
+    for (const authorization of [u.access_token, `Basic ${u.access_token}`, 'Bearer ', `Bearer  ${u.access_token}`, `Bearer ${u.access_token} x`, `Bearer ${u.access_token}x`]) {
+      expect(await call(s.app, 'GET', '/v1/auth/profile', { headers: { authorization } })).toMatchObject(problem(401, 'error.auth.session_invalid'));
+    }
   });
   it('serves the public records without a protocol header', async () => {
     for (const path of ['/.well-known/svc/server-info', '/.well-known/svc/revoked-jti', '/.well-known/svc/deprecation', '/.well-known/svc/attestation-keys']) {

@@ -36,6 +36,7 @@ describe('PUT and GET /v1/devices/directory', () => {
     const res = await s.app.request('/v1/devices/directory', { headers: { authorization: `Bearer ${u.access_token}`, 'x-svc-protocol': '2026-11-01' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/cbor');
+    expect(res.headers.get('x-svc-protocol-max')).toBe('2026-11-01');
     expect(new Uint8Array(await res.arrayBuffer())).toEqual(body);
   });
 

@@ -3,7 +3,7 @@ import { toBase64url } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { route, type AnyRoute } from '../http/route.js';
-import { iso, json, unwrap } from '../http/respond.js';
+import { bytes, iso, json, unwrap } from '../http/respond.js';
 import { Timestamp } from './schemas.js';
 
 const DIRECTORY_CBOR =
@@ -46,7 +46,7 @@ export function deviceRoutes(deps: AppDeps): AnyRoute[] {
       handle: async ({ c, principal }) => {
         const d = await deps.devices.current(principal.accountId);
         if (d === null) throw new HttpProblem('error.not_found', 'This account has not published a device directory.');
-        return c.body(d.body.slice().buffer as ArrayBuffer, 200, { 'content-type': 'application/cbor' });
+        return bytes(c, 200, d.body, 'application/cbor');
       },
     }),
     route({

@@ -28,6 +28,20 @@ describe('negotiateProtocol', () => {
       }),
     );
   });
+  it('accepts exactly the strings that are real dates, against the Date parser as the reference', () => {
+    const reference = (s: string) => {
+      const t = new Date(`${s}T00:00:00Z`);
+      return /^\d{4}-\d{2}-\d{2}$/.test(s) && !Number.isNaN(t.getTime()) && t.toISOString().slice(0, 10) === s;
+    };
+    const chars = fc.constantFrom(...'0123456789-/ a'.split(''));
+    const nearDates = fc.tuple(fc.integer({ min: 0, max: 9999 }), fc.integer({ min: 0, max: 13 }), fc.integer({ min: 0, max: 32 })).map(([y, m, d]) => `${String(y).padStart(4, '0')}-${String(m).padStart(2, '0')}-${String(d).padStart(2, '0')}`);
+    fc.assert(
+      fc.property(fc.oneof(nearDates, fc.string({ unit: chars, minLength: 8, maxLength: 11 })), (s) => {
+        expect(isProtocolVersion(s)).toBe(reference(s));
+      }),
+      { numRuns: 2000 },
+    );
+  });
   it('knows leap years', () => {
     expect(isProtocolVersion('2028-02-29')).toBe(true);
     expect(isProtocolVersion('2100-02-29')).toBe(false);

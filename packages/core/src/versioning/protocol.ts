@@ -8,16 +8,34 @@ export interface ProtocolWindow {
 
 export const DEFAULT_PROTOCOL_WINDOW: ProtocolWindow = { min: '2026-03-01', max: '2026-11-01' };
 
-/** True for a real calendar date written YYYY-MM-DD (so lexicographic order is time order). */
-export function isProtocolVersion(value: string): boolean {
-  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
-  if (!m) return false;
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  if (mo < 1 || mo > 12 || d < 1) return false;
-  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-  const days = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][mo - 1]!;
-  return d <= days;
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
+
+/** The value of `count` ASCII digits at `at`, or -1 if any is not a digit. */
+function digits(s: string, at: number, count: number): number {
+  let n = 0;
+  for (let i = at; i < at + count; i++) {
+    const d = s.charCodeAt(i) - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
 }
+
+/**
+ * True for a real calendar date written YYYY-MM-DD (so lexicographic order is time order).
+ * Hand-parsed without allocating: every versioned request runs it.
+ */
+export function isProtocolVersion(value: string): boolean {
+  if (value.length !== 10 || value.charCodeAt(4) !== 45 || value.charCodeAt(7) !== 45) return false;
+  const y = digits(value, 0, 4);
+  const mo = digits(value, 5, 2);
+  const d = digits(value, 8, 2);
+  if (y < 0 || mo < 1 || mo > 12 || d < 1) return false;
+  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
+  return d <= (mo === 2 && leap ? 29 : DAYS_IN_MONTH[mo - 1]!);
+}
+
+const rangeOf = (window: ProtocolWindow) => ({ supported_min: window.min, supported_max: window.max });
 
 export interface Negotiated {
   readonly version: string;
@@ -32,12 +50,11 @@ export function negotiateProtocol(
   window: ProtocolWindow,
   request: { write: boolean },
 ): Result<Negotiated, 'error.protocol.unsupported' | 'error.protocol.below_min'> {
-  const range = { supported_min: window.min, supported_max: window.max };
   if (requested === undefined || !isProtocolVersion(requested) || requested > window.max) {
-    return refuse('error.protocol.unsupported', 'The protocol version is missing, malformed or newer than this server supports.', range);
+    return refuse('error.protocol.unsupported', 'The protocol version is missing, malformed or newer than this server supports.', rangeOf(window));
   }
   if (requested < window.min && request.write) {
-    return refuse('error.protocol.below_min', 'This protocol version may read but no longer write.', range);
+    return refuse('error.protocol.below_min', 'This protocol version may read but no longer write.', rangeOf(window));
   }
   return ok({ version: requested });
 }
