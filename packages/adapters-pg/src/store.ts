@@ -5,6 +5,7 @@ import type {
   CohortMap,
   CohortRecord,
   PasswordChange,
+  SessionAccess,
   SessionLedger,
   SessionRecord,
   SigningKeyRecord,
@@ -34,6 +35,7 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
   // statements: parsed and planned once per connection, and built by drizzle once per process.
   // Measured here, an unprepared drizzle select ran at under a quarter of the prepared rate.
   readonly #byId;
+  readonly #access;
   readonly #byTokenHash;
   readonly #accountById;
   readonly #touch;
@@ -41,6 +43,18 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
 
   constructor(readonly db: PgDb) {
     this.#byId = db.select().from(sessions).where(eq(sessions.id, sql.placeholder('id'))).prepare('sr_session_by_id');
+    this.#access = db
+      .select({
+        accountId: sessions.accountId,
+        accessFloor: sessions.accessFloor,
+        closedAt: sessions.closedAt,
+        lastUsedAt: sessions.lastUsedAt,
+        account: { id: accounts.id, address: accounts.address, displayName: accounts.displayName, createdAt: accounts.createdAt, lockedAt: accounts.lockedAt },
+      })
+      .from(sessions)
+      .innerJoin(accounts, eq(accounts.id, sessions.accountId))
+      .where(eq(sessions.id, sql.placeholder('id')))
+      .prepare('sr_session_access');
     this.#byTokenHash = db.select().from(sessions).where(eq(sessions.tokenHash, sql.placeholder('h'))).prepare('sr_session_by_token');
     this.#accountById = db.select().from(accounts).where(eq(accounts.id, sql.placeholder('id'))).prepare('sr_account_by_id');
     this.#touch = db
@@ -104,6 +118,10 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
   async findSessionById(id: string): Promise<SessionRecord | null> {
     const [r] = await this.#byId.execute({ id });
     return r ? toSession(r) : null;
+  }
+  async findSessionAccess(id: string): Promise<SessionAccess | null> {
+    const [r] = await this.#access.execute({ id });
+    return r ?? null;
   }
   async findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null> {
     const [r] = await this.#byTokenHash.execute({ h: tokenHash });

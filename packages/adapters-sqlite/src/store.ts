@@ -7,6 +7,7 @@ import type {
   CohortMap,
   CohortRecord,
   PasswordChange,
+  SessionAccess,
   SessionLedger,
   SessionRecord,
   SigningKeyRecord,
@@ -25,6 +26,11 @@ type AccountRow = typeof accounts.$inferSelect;
 const SESSION_SELECT =
   'SELECT id, account_id AS accountId, token_hash AS tokenHash, cohort_hash AS cohortHash, created_at AS createdAt, refreshed_at AS refreshedAt, ' +
   'last_used_at AS lastUsedAt, access_floor AS accessFloor, closed_at AS closedAt FROM sessions';
+// Raw mode (rows as arrays) skips building an object keyed by column names for the hottest read.
+type AccessRow = [accountId: string, accessFloor: number, closedAt: number | null, lastUsedAt: number, id: string, address: string, displayName: string | null, createdAt: number, lockedAt: number | null];
+const ACCESS_SELECT =
+  'SELECT s.account_id, s.access_floor, s.closed_at, s.last_used_at, a.id, a.address, a.display_name, a.created_at, a.locked_at ' +
+  'FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.id = ?';
 const ACCOUNT_SELECT =
   'SELECT id, address, address_key AS addressKey, password_hash AS passwordHash, display_name AS displayName, created_at AS createdAt, locked_at AS lockedAt FROM accounts';
 
@@ -38,6 +44,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
   // The per-request path (session by id, account by id) and refresh use raw prepared statements:
   // drizzle's query builder costs several times the read itself at these row counts.
   readonly #byId: Database.Statement<[string], SessionRow>;
+  readonly #access: Database.Statement<[string], AccessRow>;
   readonly #byTokenHash: Database.Statement<[string], SessionRow>;
   readonly #accountById: Database.Statement<[string], AccountRow>;
   readonly #touch: Database.Statement<[number, string, number]>;
@@ -45,6 +52,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
   constructor(readonly sqlite: Database.Database) {
     this.db = drizzle(sqlite, { schema });
     this.#byId = sqlite.prepare(`${SESSION_SELECT} WHERE id = ?`);
+    this.#access = sqlite.prepare<[string], AccessRow>(ACCESS_SELECT).raw(true);
     this.#byTokenHash = sqlite.prepare(`${SESSION_SELECT} WHERE token_hash = ?`);
     this.#accountById = sqlite.prepare(`${ACCOUNT_SELECT} WHERE id = ?`);
     this.#touch = sqlite.prepare('UPDATE sessions SET last_used_at = ? WHERE id = ? AND last_used_at <= ?');
@@ -96,6 +104,17 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
   async findSessionById(id: string): Promise<SessionRecord | null> {
     const r = this.#byId.get(id);
     return r ? toSession(r) : null;
+  }
+  async findSessionAccess(id: string): Promise<SessionAccess | null> {
+    const r = this.#access.get(id);
+    if (!r) return null;
+    return {
+      accountId: r[0],
+      accessFloor: r[1],
+      closedAt: r[2],
+      lastUsedAt: r[3],
+      account: { id: r[4], address: r[5], displayName: r[6], createdAt: r[7], lockedAt: r[8] },
+    };
   }
   async findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null> {
     const r = this.#byTokenHash.get(tokenHash);

@@ -107,6 +107,23 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         expect(await s.findSessionByTokenHash(x.tokenHash)).toEqual(x);
         expect(await s.findSessionByTokenHash('0'.repeat(63) + 'z')).toBeNull();
       }));
+    it('reads a session with its account in one call, and sees every change to either', () =>
+      using(setup, async (s) => {
+        const a = account({ displayName: 'Ada', createdAt: 1_500 });
+        await s.createAccount(a);
+        const x = session(a.id, { accessFloor: 1_200, lastUsedAt: 1_300 });
+        await s.insertSession(x);
+        const summary = { id: a.id, address: a.address, displayName: 'Ada', createdAt: 1_500, lockedAt: null };
+        // Exactly these fields: no password hash or address key rides along on every request.
+        expect(await s.findSessionAccess(x.id)).toStrictEqual({ accountId: a.id, accessFloor: 1_200, closedAt: null, lastUsedAt: 1_300, account: summary });
+        expect(await s.findSessionAccess('0190b000-0000-7000-8000-ffffffffffff')).toBeNull();
+        await s.setDisplayName(a.id, null);
+        await s.setLocked(a.id, 9);
+        await s.touchSession(x.id, 70_000, 10_000);
+        expect(await s.findSessionAccess(x.id)).toStrictEqual({ accountId: a.id, accessFloor: 1_200, closedAt: null, lastUsedAt: 70_000, account: { ...summary, displayName: null, lockedAt: 9 } });
+        await s.closeSession(a.id, x.id, 80_000);
+        expect((await s.findSessionAccess(x.id))?.closedAt).toBe(80_000);
+      }));
     it('records issuance only on open sessions and touches only stale ones', () =>
       using(setup, async (s) => {
         const a = account();

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PasswordHasher } from '../ports/password-hasher.js';
-import { createCoreServices, FakeClock, MemoryLogger, MemoryStore, PlainHasher, SeededRandom } from '../testing/index.js';
+import type { Principal } from '../session/service.js';
+import { breakable, createCoreServices, FakeClock, MemoryLogger, MemoryStore, PlainHasher, SeededRandom } from '../testing/index.js';
 
 class CountingHasher implements PasswordHasher {
   verifies = 0;
@@ -49,5 +50,23 @@ describe('AccountService', () => {
     });
     expect(store.sessions.size).toBe(before);
     expect(store.cohorts.size).toBe(0);
+  });
+  it('the profile comes from the account read with the session: one read per request, and still current', async () => {
+    const store = breakable(new MemoryStore());
+    const core = await createCoreServices({ store: store.port, clock: new FakeClock(), random: new SeededRandom(), hasher: new PlainHasher(), logger: new MemoryLogger() });
+    const pair = await core.accounts.register({ address: 'Ada@Example.org', password: 'correct horse battery' });
+    if (!pair.ok) throw new Error('register failed');
+    const updated = await core.accounts.updateProfile((await core.sessions.authenticate(pair.value.accessToken) as { value: Principal }).value, { displayName: 'Ada L.' });
+    expect(updated.ok).toBe(true);
+    // The name set a moment ago is what the next request's authentication reads.
+    const who = await core.sessions.authenticate(pair.value.accessToken);
+    if (!who.ok) throw new Error('authenticate failed');
+    store.break();
+    // No store call is left to make: the profile is answered from the principal.
+    expect(await core.accounts.profile(who.value)).toMatchObject({ ok: true, value: { address: 'Ada@Example.org', displayName: 'Ada L.' } });
+    // A principal built by hand (no account on it) is read from the store, which is down.
+    await expect(core.accounts.profile({ accountId: who.value.accountId, sessionId: who.value.sessionId })).rejects.toMatchObject({ code: 'error.store.unavailable' });
+    store.mend();
+    expect(await core.accounts.profile({ accountId: who.value.accountId, sessionId: who.value.sessionId })).toMatchObject({ ok: true, value: { displayName: 'Ada L.' } });
   });
 });

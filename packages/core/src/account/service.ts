@@ -1,6 +1,7 @@
 import { uuidv7 } from '../encoding/uuid.js';
 import { guard, ok, refuse, type Refusal, type Result } from '../errors.js';
 import type { AccountRecord, AccountStore } from '../ports/account-store.js';
+import type { AccountSummary } from '../ports/session-ledger.js';
 import type { Clock } from '../ports/clock.js';
 import type { PasswordHasher } from '../ports/password-hasher.js';
 import type { Random } from '../ports/random.js';
@@ -39,7 +40,7 @@ export type LoginOutcome =
 
 type Credentials = { address: string; password: string };
 
-function profileOf(a: AccountRecord): Profile {
+function profileOf(a: AccountSummary): Profile {
   return { accountId: a.id, address: a.address, displayName: a.displayName, createdAt: a.createdAt };
 }
 
@@ -140,7 +141,9 @@ export class AccountService {
     return ok({ sessionId: principal.sessionId, sessionToken: token, accessToken: access.accessToken, expiresIn: access.expiresIn });
   }
 
+  /** The caller's profile: from the account read with the session when there is one, else read now. */
   async profile(principal: Principal): Promise<Result<Profile, 'error.auth.session_invalid'>> {
+    if (principal.account !== undefined) return ok(profileOf(principal.account));
     const account = await this.#account(principal);
     return account.ok ? ok(profileOf(account.value)) : account;
   }

@@ -1,3 +1,5 @@
+import type { AccountRecord } from './account-store.js';
+
 export interface SessionRecord {
   readonly id: string;
   readonly accountId: string;
@@ -15,10 +17,30 @@ export interface SessionRecord {
   readonly closedAt: number | null;
 }
 
+/** The account fields an authenticated request may use without another read (no secrets). */
+export type AccountSummary = Pick<AccountRecord, 'id' | 'address' | 'displayName' | 'createdAt' | 'lockedAt'>;
+
+/**
+ * What an authenticated request needs to know about its session, with the session's account:
+ * read together, in one statement, on every authenticated request.
+ */
+export interface SessionAccess {
+  readonly accountId: string;
+  readonly accessFloor: number;
+  readonly closedAt: number | null;
+  readonly lastUsedAt: number;
+  readonly account: AccountSummary;
+}
+
 /** The session ledger. Read on every authenticated request. "Not found" is null. */
 export interface SessionLedger {
   insertSession(session: SessionRecord): Promise<void>;
   findSessionById(id: string): Promise<SessionRecord | null>;
+  /**
+   * The session's access state joined with its account (null when either is missing). This is the
+   * per-request read, so adapters make it one prepared statement.
+   */
+  findSessionAccess(id: string): Promise<SessionAccess | null>;
   findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null>;
   /** Restarts the idle clock (and last-used) of an open session. */
   recordIssuance(id: string, at: number): Promise<void>;

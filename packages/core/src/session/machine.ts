@@ -45,10 +45,10 @@ export function decideIssuance(
  * access floor (a password change) refuse it: expiry is enforced at issuance, so a token minted
  * before its session expired lives out its own fifteen minutes.
  */
-export function decideAccess(
-  session: SessionRecord | null,
+export function decideAccess<S extends Pick<SessionRecord, 'accountId' | 'closedAt' | 'accessFloor'>>(
+  session: S | null,
   token: { accountId: string; issuedAt: number },
-): Result<SessionRecord, 'error.auth.session_invalid'> {
+): Result<S, 'error.auth.session_invalid'> {
   if (session === null || session.closedAt !== null || session.accountId !== token.accountId || token.issuedAt < session.accessFloor) {
     return refuse('error.auth.session_invalid', 'The session behind this access token is no longer open.');
   }
@@ -56,7 +56,7 @@ export function decideAccess(
 }
 
 /** Whether last-used is stale enough to be written again (coalescing to once a minute). */
-export function needsTouch(session: SessionRecord, now: number, policy: SessionPolicy): boolean {
+export function needsTouch(session: Pick<SessionRecord, 'lastUsedAt'>, now: number, policy: SessionPolicy): boolean {
   return now - session.lastUsedAt >= policy.touchIntervalMs;
 }
 

@@ -28,7 +28,12 @@ describe('session lifecycle (contract 3.2)', () => {
   it('registration opens a session and returns a working token pair', async () => {
     const { core, pair, memory } = await setup();
     const who = await core.sessions.authenticate(pair.accessToken);
-    expect(who).toEqual({ ok: true, value: { accountId: expect.any(String), sessionId: pair.sessionId } });
+    const account = memory.accounts.get(memory.sessions.get(pair.sessionId)!.accountId)!;
+    // The principal carries the account read with the session (no secrets in it).
+    expect(who).toStrictEqual({
+      ok: true,
+      value: { accountId: account.id, sessionId: pair.sessionId, account: { id: account.id, address: 'ada@example.org', displayName: null, createdAt: account.createdAt, lockedAt: null } },
+    });
     // Only the hash of the session token is stored.
     const stored = memory.sessions.get(pair.sessionId)!;
     expect(stored.tokenHash).toMatch(/^[0-9a-f]{64}$/);

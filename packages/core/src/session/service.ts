@@ -5,7 +5,7 @@ import type { Clock } from '../ports/clock.js';
 import type { CohortMap, CohortRecord } from '../ports/cohort-map.js';
 import type { Logger } from '../ports/logger.js';
 import type { Random } from '../ports/random.js';
-import type { SessionLedger, SessionRecord } from '../ports/session-ledger.js';
+import type { AccountSummary, SessionLedger, SessionRecord } from '../ports/session-ledger.js';
 import { ACCESS_TOKEN_TTL_S, type AccessTokens } from '../tokens/access-token.js';
 import { decideAccess, decideIssuance, needsTouch, sessionExpiresAt, sessionStatus, type SessionPolicy } from './machine.js';
 
@@ -36,6 +36,11 @@ export interface AccessGrant {
 export interface Principal {
   readonly accountId: string;
   readonly sessionId: string;
+  /**
+   * The account as read together with the session when `authenticate` produced this principal, so
+   * a request that only shows the account (the profile) needs no second read.
+   */
+  readonly account?: AccountSummary;
 }
 
 export interface SessionView {
@@ -126,19 +131,17 @@ export class SessionService {
   async authenticate(accessToken: string): Promise<Result<Principal, 'error.auth.session_invalid'>> {
     const verified = await this.#d.tokens.verify(accessToken);
     if (verified === null) return refuse('error.auth.session_invalid', 'The access token is not valid.');
-    const session = await guard('error.auth.unavailable', 'reading the session ledger', () =>
-      this.#d.ledger.findSessionById(verified.sessionId),
-    );
-    const decision = decideAccess(session, verified);
+    const access = await guard('error.auth.unavailable', 'reading the session ledger', () => this.#d.ledger.findSessionAccess(verified.sessionId));
+    const decision = decideAccess(access, verified);
     if (!decision.ok) return decision;
     const now = this.#d.clock.now();
     if (needsTouch(decision.value, now, this.#d.policy)) {
       // Coalesced bookkeeping: losing one write costs a stale "last used", never the request.
       await this.#d.ledger
-        .touchSession(decision.value.id, now, now - this.#d.policy.touchIntervalMs)
+        .touchSession(verified.sessionId, now, now - this.#d.policy.touchIntervalMs)
         .catch((cause: unknown) => this.#d.logger.warn('session.touch_failed', { error: String((cause as Error)?.message ?? cause) }));
     }
-    return ok({ accountId: verified.accountId, sessionId: verified.sessionId });
+    return ok({ accountId: verified.accountId, sessionId: verified.sessionId, account: decision.value.account });
   }
 
   /** Closes one session of the caller's account. Any open session of the account may do it. */

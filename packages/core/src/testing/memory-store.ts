@@ -1,6 +1,6 @@
 import type { AccountRecord, AccountStore, PasswordChange } from '../ports/account-store.js';
 import type { CohortMap, CohortRecord } from '../ports/cohort-map.js';
-import type { SessionLedger, SessionRecord } from '../ports/session-ledger.js';
+import type { SessionAccess, SessionLedger, SessionRecord } from '../ports/session-ledger.js';
 import type { SigningKeyRecord, SigningKeyStore } from '../ports/signing-key-store.js';
 
 /**
@@ -57,6 +57,18 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
   }
   async findSessionById(id: string): Promise<SessionRecord | null> {
     return this.sessions.get(id) ?? null;
+  }
+  async findSessionAccess(id: string): Promise<SessionAccess | null> {
+    const s = this.sessions.get(id);
+    const a = s && this.accounts.get(s.accountId);
+    if (!s || !a) return null;
+    return {
+      accountId: s.accountId,
+      accessFloor: s.accessFloor,
+      closedAt: s.closedAt,
+      lastUsedAt: s.lastUsedAt,
+      account: { id: a.id, address: a.address, displayName: a.displayName, createdAt: a.createdAt, lockedAt: a.lockedAt },
+    };
   }
   async findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null> {
     for (const s of this.sessions.values()) if (s.tokenHash === tokenHash) return s;
