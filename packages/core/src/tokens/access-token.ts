@@ -36,9 +36,18 @@ export interface AccessTokensOptions {
 }
 
 interface CacheEntry {
+  /** The whole token string: a hit must match it exactly. */
+  readonly raw: string;
   readonly token: VerifiedAccessToken;
   readonly kid: string;
 }
+
+/**
+ * The cache key: the last 43 characters (258 bits of the Ed25519 signature). A fresh header string
+ * has no cached hash, and hashing all of a ~400-character token cost more than the rest of the
+ * lookup; the entry still holds the whole token and a hit compares it in full.
+ */
+const cacheKey = (token: string): string => token.slice(-43);
 
 /**
  * Mints and checks EdDSA access tokens. Verified tokens are cached by their exact string, until
@@ -74,10 +83,11 @@ export class AccessTokens {
   /** The token's identity if its signature, issuer and lifetime check out; null otherwise. */
   async verify(token: string): Promise<VerifiedAccessToken | null> {
     const now = this.#o.clock.now();
-    const hit = this.#cache.get(token);
-    if (hit) {
+    const slot = cacheKey(token);
+    const hit = this.#cache.get(slot);
+    if (hit !== undefined && hit.raw === token) {
       if (now < hit.token.expiresAt && this.#o.keyRing.verifies(hit.kid, now)) return hit.token;
-      this.#cache.delete(token);
+      this.#cache.delete(slot);
       return null;
     }
     let kid: string | undefined;
@@ -110,7 +120,7 @@ export class AccessTokens {
       const oldest = this.#cache.keys().next().value;
       if (oldest !== undefined) this.#cache.delete(oldest);
     }
-    this.#cache.set(token, { token: verified, kid });
+    this.#cache.set(slot, { raw: token, token: verified, kid });
     return verified;
   }
 }
