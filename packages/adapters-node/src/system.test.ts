@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { JsonLogger } from './system.js';
 
@@ -22,6 +23,23 @@ describe('JsonLogger', () => {
     log.info('quote"and\nnewline', { path: '/a"b\\c', nested: { x: [1, '2'] } });
     log.flush();
     expect(JSON.parse(writes[0]!)).toMatchObject({ event: 'quote"and\nnewline', path: '/a"b\\c', nested: { x: [1, '2'] } });
+  });
+
+  it('writes every record as JSON.stringify would, leaving out undefined fields', () => {
+    const value = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.double(), fc.integer(), fc.boolean(), fc.constant(null), fc.constant(undefined), fc.jsonValue({ maxDepth: 2 }));
+    fc.assert(
+      fc.property(fc.string(), fc.dictionary(fc.string().filter((k) => !['ts', 'level', 'event', '__proto__'].includes(k)), value), (event, fields) => {
+        const writes: string[] = [];
+        const log = new JsonLogger((chunk) => writes.push(chunk));
+        log.info(event, fields);
+        log.flush();
+        expect(writes[0]!.endsWith('}\n')).toBe(true);
+        const { ts, level, event: written, ...rest } = JSON.parse(writes[0]!);
+        expect([typeof ts, level, written]).toEqual(['string', 'info', event]);
+        expect(rest).toEqual(JSON.parse(JSON.stringify(fields)));
+      }),
+      { numRuns: 500 },
+    );
   });
 
   it('flush() writes pending lines at once', () => {

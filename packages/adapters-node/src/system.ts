@@ -5,6 +5,19 @@ export const systemClock: Clock = { now: () => Date.now() };
 
 export const cryptoRandom: Random = { bytes: (length) => new Uint8Array(randomBytes(length)) };
 
+/** Printable ASCII without a quote or backslash: written between quotes as it is. */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/**
+ * One value as JSON. Log fields are mostly short plain strings and numbers, written here directly
+ * at about twice the speed of JSON.stringify on the whole record; anything else goes through it.
+ */
+function jsonValue(value: unknown): string {
+  if (typeof value === 'string') return PLAIN.test(value) ? `"${value}"` : JSON.stringify(value);
+  if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'null';
+  return JSON.stringify(value) ?? 'null';
+}
+
 /**
  * One JSON object per line on stdout. Field values are whatever callers pass: never secrets.
  *
@@ -33,15 +46,19 @@ export class JsonLogger implements Logger {
   }
 
   #log(level: string, event: string, fields: Record<string, unknown> = {}): void {
-    // Built as a string around one JSON.stringify of the fields, with the timestamp formatted at most
-    // once per millisecond: this runs for every request.
+    // Built as a string, with the timestamp formatted at most once per millisecond: this runs for
+    // every request.
     const now = Date.now();
     if (now !== this.#isoAt) {
       this.#isoAt = now;
       this.#iso = new Date(now).toISOString();
     }
-    const rest = JSON.stringify(fields);
-    this.#pending.push(`{"ts":"${this.#iso}","level":"${level}","event":${JSON.stringify(event)}${rest === '{}' ? '}' : ',' + rest.slice(1)}\n`);
+    let line = `{"ts":"${this.#iso}","level":"${level}","event":${jsonValue(event)}`;
+    for (const key in fields) {
+      const value = fields[key];
+      if (value !== undefined) line += `,${jsonValue(key)}:${jsonValue(value)}`;
+    }
+    this.#pending.push(line + '}\n');
     if (!this.#scheduled) {
       this.#scheduled = true;
       setImmediate(() => this.flush());
