@@ -49,7 +49,7 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
         accessFloor: sessions.accessFloor,
         closedAt: sessions.closedAt,
         lastUsedAt: sessions.lastUsedAt,
-        account: { id: accounts.id, address: accounts.address, displayName: accounts.displayName, createdAt: accounts.createdAt, lockedAt: accounts.lockedAt },
+        account: { id: accounts.id, address: accounts.address, displayName: accounts.displayName, createdAt: accounts.createdAt },
       })
       .from(sessions)
       .innerJoin(accounts, eq(accounts.id, sessions.accountId))

@@ -113,14 +113,13 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         await s.createAccount(a);
         const x = session(a.id, { accessFloor: 1_200, lastUsedAt: 1_300 });
         await s.insertSession(x);
-        const summary = { id: a.id, address: a.address, displayName: 'Ada', createdAt: 1_500, lockedAt: null };
+        const summary = { id: a.id, address: a.address, displayName: 'Ada', createdAt: 1_500 };
         // Exactly these fields: no password hash or address key rides along on every request.
         expect(await s.findSessionAccess(x.id)).toStrictEqual({ accountId: a.id, accessFloor: 1_200, closedAt: null, lastUsedAt: 1_300, account: summary });
         expect(await s.findSessionAccess('0190b000-0000-7000-8000-ffffffffffff')).toBeNull();
         await s.setDisplayName(a.id, null);
-        await s.setLocked(a.id, 9);
         await s.touchSession(x.id, 70_000, 10_000);
-        expect(await s.findSessionAccess(x.id)).toStrictEqual({ accountId: a.id, accessFloor: 1_200, closedAt: null, lastUsedAt: 70_000, account: { ...summary, displayName: null, lockedAt: 9 } });
+        expect(await s.findSessionAccess(x.id)).toStrictEqual({ accountId: a.id, accessFloor: 1_200, closedAt: null, lastUsedAt: 70_000, account: { ...summary, displayName: null } });
         await s.closeSession(a.id, x.id, 80_000);
         expect((await s.findSessionAccess(x.id))?.closedAt).toBe(80_000);
       }));

@@ -18,7 +18,7 @@ export interface SessionRecord {
 }
 
 /** The account fields an authenticated request may use without another read (no secrets). */
-export type AccountSummary = Pick<AccountRecord, 'id' | 'address' | 'displayName' | 'createdAt' | 'lockedAt'>;
+export type AccountSummary = Pick<AccountRecord, 'id' | 'address' | 'displayName' | 'createdAt'>;
 
 /**
  * What an authenticated request needs to know about its session, with the session's account:

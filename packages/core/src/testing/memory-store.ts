@@ -67,7 +67,7 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
       accessFloor: s.accessFloor,
       closedAt: s.closedAt,
       lastUsedAt: s.lastUsedAt,
-      account: { id: a.id, address: a.address, displayName: a.displayName, createdAt: a.createdAt, lockedAt: a.lockedAt },
+      account: { id: a.id, address: a.address, displayName: a.displayName, createdAt: a.createdAt },
     };
   }
   async findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null> {
