@@ -1,5 +1,5 @@
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
-import { api, measure, register, VERSION } from './lib.js';
+import { api, register, VERSION } from './lib.js';
 import type { Scenario } from './scenarios.js';
 
 /** A registered account with a published device directory, ready to open upload sessions. */
@@ -22,38 +22,46 @@ const body = JSON.stringify({ declared_size: 1024, kind: 'original', device_id: 
 /** Upload-session creations for one account: 50 clients contending on one ledger row. */
 export const uploadsOneAccount: Scenario = {
   name: 'POST /upload, one account, 50 concurrent clients',
-  async run(url) {
+  warm: false,
+  async setup(url) {
     const token = await uploader(url, `bench-upload-one-${Date.now()}`);
-    const figures = await measure({
-      url: `${url}/upload`,
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-svc-protocol': VERSION, authorization: `Bearer ${token}` },
-      body,
-      connections: 50,
-    });
-    const q = await api(url, 'GET', '/quota', undefined, token);
-    return { ...figures, note: `reserved after run: ${q.body.reserved} bytes` };
+    return {
+      load: {
+        url: `${url}/upload`,
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-svc-protocol': VERSION, authorization: `Bearer ${token}` },
+        body,
+        connections: 50,
+      },
+      async after() {
+        const q = await api(url, 'GET', '/quota', undefined, token);
+        return `reserved after run: ${q.body.reserved} bytes`;
+      },
+    };
   },
 };
 
 /** Upload-session creations spread over 1,000 accounts (each request names the next account). */
 export const uploadsManyAccounts: Scenario = {
   name: 'POST /upload, 1,000 accounts, 50 concurrent clients',
-  async run(url) {
+  warm: false,
+  async setup(url) {
     const stamp = Date.now();
     const tokens: string[] = [];
     for (let i = 0; i < 1000; i += 25) {
       tokens.push(...(await Promise.all(Array.from({ length: 25 }, (_, j) => uploader(url, `bench-upload-${stamp}-${i + j}`)))));
     }
-    return measure({
-      url: `${url}/upload`,
-      connections: 50,
-      requests: tokens.map((t) => ({
-        method: 'POST',
-        path: '/upload',
-        headers: { 'content-type': 'application/json', 'x-svc-protocol': VERSION, authorization: `Bearer ${t}` },
-        body,
-      })),
-    });
+    return {
+      load: {
+        url: `${url}/upload`,
+        connections: 50,
+        requests: tokens.map((t) => ({
+          method: 'POST',
+          path: '/upload',
+          headers: { 'content-type': 'application/json', 'x-svc-protocol': VERSION, authorization: `Bearer ${t}` },
+          body,
+        })),
+      },
+    };
   },
 };
