@@ -1,10 +1,10 @@
 import { Hono } from 'hono';
-import { CoreError, type Principal } from '@strongroom/core';
+import { CoreError } from '@strongroom/core';
 import type { AppDeps } from './deps.js';
 import { openApiDocument } from './http/openapi.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
-import { json } from './http/respond.js';
-import { allowedMethods, authFailure, mountRoutes, type AnyRoute } from './http/route.js';
+import { json, responseHeaders, type ResponseHeaders } from './http/respond.js';
+import { allowedMethods, mountRoutes, type AnyRoute } from './http/route.js';
 import { authRoutes } from './routes/auth.js';
 import { totpRoutes } from './routes/totp.js';
 import { quotaRoutes } from './routes/quota.js';
@@ -42,17 +42,9 @@ export function createApp(deps: AppDeps): Hono {
     'x-svc-protocol-max': window.max,
     'x-svc-min-client-build': deps.config.minClientBuild,
   };
+  const headers = responseHeaders(protocolHeaders);
 
-  const authenticate = async (token: string): Promise<Principal | HttpProblem> => {
-    try {
-      const r = await deps.sessions.authenticate(token);
-      return r.ok ? r.value : HttpProblem.from(r);
-    } catch (cause) {
-      return authFailure(cause);
-    }
-  };
-
-  mountRoutes(app, routes, { window, authenticate });
+  mountRoutes(app, routes, { window, authenticate: (token) => deps.sessions.authenticate(token) });
 
   const doc = openApiDocument(routes, { baseUrl: deps.config.baseUrl, window });
   app.get('/openapi.json', (c) => json(c, 200, doc));
@@ -81,9 +73,13 @@ export function createApp(deps: AppDeps): Hono {
   const dispatch = app.fetch.bind(app);
   app.fetch = async (request: Request, env?: unknown, ctx?: Parameters<typeof dispatch>[2]): Promise<Response> => {
     const started = performance.now();
-    // Every response is built by the helpers in http/respond.ts or problemResponse, which add the
-    // protocol headers from the environment as a plain object (cheaper than setting them here).
-    const res = await dispatch(request, { ...(env as object | undefined), protocolHeaders }, ctx);
+    // Every response is built by the helpers in http/respond.ts or problemResponse, which take the
+    // protocol headers from the environment as ready-made plain objects (cheaper than setting them
+    // on each response here). @hono/node-server makes a fresh environment object per request, so
+    // adding to it is safe.
+    const bindings = (env ?? {}) as { responseHeaders?: ResponseHeaders };
+    bindings.responseHeaders = headers;
+    const res = await dispatch(request, bindings, ctx);
     // One structured line per request. Never headers or bodies: they carry tokens and passwords.
     deps.logger.info('http.request', {
       method: request.method,

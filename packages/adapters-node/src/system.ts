@@ -1,19 +1,25 @@
 import { randomBytes } from 'node:crypto';
-import type { Clock, Logger, Random } from '@strongroom/core';
+import { isoTimestamp, type Clock, type Logger, type Random } from '@strongroom/core';
 
 export const systemClock: Clock = { now: () => Date.now() };
 
 export const cryptoRandom: Random = { bytes: (length) => new Uint8Array(randomBytes(length)) };
 
-/** Printable ASCII without a quote or backslash: written between quotes as it is. */
-const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+/** True when the string is printable ASCII without a quote or backslash: JSON as it stands. */
+function isPlain(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const c = value.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
+}
 
 /**
  * One value as JSON. Log fields are mostly short plain strings and numbers, written here directly
  * at about twice the speed of JSON.stringify on the whole record; anything else goes through it.
  */
 function jsonValue(value: unknown): string {
-  if (typeof value === 'string') return PLAIN.test(value) ? `"${value}"` : JSON.stringify(value);
+  if (typeof value === 'string') return isPlain(value) ? `"${value}"` : JSON.stringify(value);
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : 'null';
   return JSON.stringify(value) ?? 'null';
 }
@@ -51,7 +57,7 @@ export class JsonLogger implements Logger {
     const now = Date.now();
     if (now !== this.#isoAt) {
       this.#isoAt = now;
-      this.#iso = new Date(now).toISOString();
+      this.#iso = isoTimestamp(now);
     }
     let line = `{"ts":"${this.#iso}","level":"${level}","event":${jsonValue(event)}`;
     for (const key in fields) {

@@ -8,6 +8,7 @@ export { admitAllWrites } from './ports/write-guard.js';
 export * from './encoding/bytes.js';
 export * from './encoding/cbor.js';
 export * from './encoding/uuid.js';
+export * from './encoding/time.js';
 export * from './cohort/index.js';
 export * from './versioning/index.js';
 export * from './profile/index.js';

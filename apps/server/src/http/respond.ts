@@ -1,38 +1,10 @@
 import type { Context } from 'hono';
-import type { Result } from '@strongroom/core';
+import { isoTimestamp, type Result } from '@strongroom/core';
 import { HttpProblem, type ProblemCode } from './problem.js';
 
-const pad2 = (n: number): string => (n < 10 ? '0' : '') + n;
-const pad3 = (n: number): string => (n < 10 ? '00' : n < 100 ? '0' : '') + n;
-const DAY_MS = 86_400_000;
-
-/**
- * RFC 3339 UTC with milliseconds, the wire form of every timestamp; the same string as
- * `Date#toISOString`, which formats through snprintf and cost a microsecond per call. The civil
- * date comes from the day count with Howard Hinnant's `civil_from_days`.
- */
-export function iso(ms: number): string {
-  if (!Number.isInteger(ms) || ms < -62_167_219_200_000 || ms > 253_402_300_799_999) return new Date(ms).toISOString(); // outside years 0000-9999
-  const days = Math.floor(ms / DAY_MS);
-  let rest = ms - days * DAY_MS;
-  const z = days + 719_468;
-  const era = Math.floor(z / 146_097);
-  const doe = z - era * 146_097;
-  const yoe = Math.floor((doe - Math.floor(doe / 1_460) + Math.floor(doe / 36_524) - Math.floor(doe / 146_096)) / 365);
-  const doy = doe - (365 * yoe + Math.floor(yoe / 4) - Math.floor(yoe / 100));
-  const mp = Math.floor((5 * doy + 2) / 153);
-  const day = doy - Math.floor((153 * mp + 2) / 5) + 1;
-  const month = mp < 10 ? mp + 3 : mp - 9;
-  const year = yoe + era * 400 + (month <= 2 ? 1 : 0);
-  const hour = Math.floor(rest / 3_600_000);
-  rest -= hour * 3_600_000;
-  const minute = Math.floor(rest / 60_000);
-  rest -= minute * 60_000;
-  const second = Math.floor(rest / 1_000);
-  const y = year < 1000 ? String(year).padStart(4, '0') : String(year);
-  return `${y}-${pad2(month)}-${pad2(day)}T${pad2(hour)}:${pad2(minute)}:${pad2(second)}.${pad3(rest - second * 1_000)}Z`;
-}
-export const isoOrNull = (ms: number | null): string | null => (ms === null ? null : iso(ms));
+/** RFC 3339 UTC with milliseconds, the wire form of every timestamp. */
+export const iso = isoTimestamp;
+export const isoOrNull = (ms: number | null): string | null => (ms === null ? null : isoTimestamp(ms));
 
 /** The value of a successful Result, or the refusal thrown as problem details. */
 export function unwrap<T>(result: Result<T>, overrides: Partial<Record<ProblemCode, number>> = {}): T {
@@ -40,23 +12,38 @@ export function unwrap<T>(result: Result<T>, overrides: Partial<Record<ProblemCo
   throw HttpProblem.from(result, overrides);
 }
 
-/** The protocol headers the app's fetch wrapper passes in the environment. */
-function protocolHeadersOf(c: Context): Record<string, string> {
-  return (c.env as { protocolHeaders?: Record<string, string> } | undefined)?.protocolHeaders ?? {};
+/**
+ * The header sets every response starts from, built once per app. The app's fetch wrapper puts them
+ * in the environment; tests that call a route's handler without it get none.
+ */
+export interface ResponseHeaders {
+  readonly protocol: Readonly<Record<string, string>>;
+  readonly json: Readonly<Record<string, string>>;
+}
+
+export function responseHeaders(protocol: Record<string, string>): ResponseHeaders {
+  return { protocol: { ...protocol }, json: { 'content-type': 'application/json', ...protocol } };
+}
+
+const NONE: ResponseHeaders = responseHeaders({});
+
+function headersOf(c: Context): ResponseHeaders {
+  return (c.env as { responseHeaders?: ResponseHeaders } | undefined)?.responseHeaders ?? NONE;
 }
 
 // Every response goes through one of these (or problemResponse), so every one carries the protocol
-// headers. The headers are a plain object: @hono/node-server writes those straight to the socket,
-// where `c.header()` or `res.headers` would first build a Fetch Headers object.
+// headers. They are plain objects shared by every response: @hono/node-server writes such headers
+// straight to the socket (copying before it adds anything), where `c.header()` or `res.headers`
+// would first build a Fetch Headers object.
 
 export function json(c: Context, status: number, body: unknown): Response {
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...protocolHeadersOf(c) } });
+  return new Response(JSON.stringify(body), { status, headers: headersOf(c).json });
 }
 
 export function noContent(c: Context): Response {
-  return new Response(null, { status: 204, headers: protocolHeadersOf(c) });
+  return new Response(null, { status: 204, headers: headersOf(c).protocol });
 }
 
 export function bytes(c: Context, status: number, body: Uint8Array, contentType: string): Response {
-  return new Response(body as Uint8Array<ArrayBuffer>, { status, headers: { 'content-type': contentType, ...protocolHeadersOf(c) } });
+  return new Response(body as Uint8Array<ArrayBuffer>, { status, headers: { 'content-type': contentType, ...headersOf(c).protocol } });
 }

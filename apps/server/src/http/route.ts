@@ -1,6 +1,6 @@
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
-import { CoreError, negotiateProtocol, type Principal, type ProtocolWindow } from '@strongroom/core';
+import { CoreError, negotiateProtocol, type Principal, type ProtocolWindow, type Result } from '@strongroom/core';
 import { HttpProblem } from './problem.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -73,7 +73,8 @@ export function route<const BS extends BodySpec | undefined, PS extends v.Generi
 
 export interface MountOptions {
   readonly window: ProtocolWindow;
-  readonly authenticate: (token: string) => Promise<Principal | HttpProblem>;
+  /** Resolves a bearer token; a thrown `error.auth.unavailable` becomes 401 (see authFailure). */
+  readonly authenticate: (token: string) => Promise<Result<Principal, 'error.auth.session_invalid'>>;
 }
 
 interface NodeBindings {
@@ -222,13 +223,20 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
       if (r.auth) {
         const token = bearerToken(requestHeader(c, 'authorization'));
         if (token === null) throw new HttpProblem('error.auth.session_invalid', 'An access token is required (Authorization: Bearer).');
-        const who = await options.authenticate(token);
-        if (who instanceof HttpProblem) throw who;
-        principal = who;
+        let who: Result<Principal, 'error.auth.session_invalid'>;
+        try {
+          who = await options.authenticate(token);
+        } catch (cause) {
+          throw authFailure(cause);
+        }
+        if (!who.ok) throw HttpProblem.from(who);
+        principal = who.value;
       }
       // GETs and uploads read no body here: skipping the call saves a microtask on the hot path.
       const body = r.body === undefined || r.body.type === 'bytes' ? undefined : await readBody(c, r.body);
-      return r.handle({ c, body, params, query, principal, version } as never);
+      // Awaited rather than returned: handing back a pending promise from an async function costs
+      // two more turns of the microtask queue.
+      return await r.handle({ c, body, params, query, principal, version } as never);
     });
   }
 }
@@ -262,7 +270,7 @@ export function bearerToken(header: string | undefined): string | null {
 }
 
 /** Turns an unreadable session ledger into 401 error.auth.unavailable, as the contract asks. */
-export function authFailure(cause: unknown): HttpProblem {
+function authFailure(cause: unknown): HttpProblem {
   if (cause instanceof CoreError && cause.code === 'error.auth.unavailable') {
     return new HttpProblem('error.auth.unavailable', 'The session ledger cannot be read; try again shortly.', {}, 401);
   }

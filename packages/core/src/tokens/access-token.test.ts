@@ -36,6 +36,18 @@ describe('AccessTokens: the verified-token cache', () => {
     expect(keyLookups).toHaveBeenCalledTimes(1);
   });
 
+  it('answers cached() synchronously only for a token verified before and still good', async () => {
+    const { tokens, clock } = await setup();
+    const { token } = await tokens.issue('acct-1', 'sess-1');
+    expect(tokens.cached(token)).toBeUndefined();
+    const verified = await tokens.verify(token);
+    expect(tokens.cached(token)).toEqual(verified);
+    expect(tokens.cached(`${token.slice(0, 10)}x${token.slice(11)}`)).toBeUndefined();
+    clock.advance(900_000);
+    expect(tokens.cached(token)).toBeUndefined();
+    expect(await tokens.verify(token)).toBeNull();
+  });
+
   it('never lets a forged token ride on a cached signature (the key is only part of the token)', async () => {
     const { tokens, keyLookups } = await setup();
     const { token, claims } = await tokens.issue('acct-1', 'sess-1');

@@ -80,16 +80,25 @@ export class AccessTokens {
     return { token, claims };
   }
 
-  /** The token's identity if its signature, issuer and lifetime check out; null otherwise. */
-  async verify(token: string): Promise<VerifiedAccessToken | null> {
-    const now = this.#o.clock.now();
+  /**
+   * The token's identity from the cache, synchronously, when this exact token was verified before
+   * and its lifetime and key still hold; undefined when `verify` has to decide.
+   */
+  cached(token: string, now: number = this.#o.clock.now()): VerifiedAccessToken | undefined {
     const slot = cacheKey(token);
     const hit = this.#cache.get(slot);
-    if (hit !== undefined && hit.raw === token) {
-      if (now < hit.token.expiresAt && this.#o.keyRing.verifies(hit.kid, now)) return hit.token;
-      this.#cache.delete(slot);
-      return null;
-    }
+    if (hit === undefined || hit.raw !== token) return undefined;
+    if (now < hit.token.expiresAt && this.#o.keyRing.verifies(hit.kid, now)) return hit.token;
+    this.#cache.delete(slot);
+    return undefined;
+  }
+
+  /** The token's identity if its signature, issuer and lifetime check out; null otherwise. */
+  async verify(token: string): Promise<VerifiedAccessToken | null> {
+    const hit = this.cached(token);
+    if (hit !== undefined) return hit;
+    const now = this.#o.clock.now();
+    const slot = cacheKey(token);
     let kid: string | undefined;
     try {
       kid = decodeProtectedHeader(token).kid;
