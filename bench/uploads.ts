@@ -11,7 +11,7 @@ async function uploader(url: string, label: string): Promise<string> {
   const r = await fetch(`${url}/v1/devices/directory`, {
     method: 'PUT',
     headers: { 'x-svc-protocol': VERSION, authorization: `Bearer ${u.access_token}`, 'content-type': 'application/cbor' },
-    body: dir,
+    body: dir.slice() as Uint8Array<ArrayBuffer>,
   });
   if (r.status >= 300) throw new Error(`directory: ${r.status} ${await r.text()}`);
   return u.access_token;
