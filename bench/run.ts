@@ -4,14 +4,14 @@
  * process. Every scenario is measured in rounds that alternate with the bare route, so each ratio
  * compares two runs made moments apart on the same machine; the table shows medians.
  *
- * BENCH_SECONDS sets one run's length (default 3), BENCH_ROUNDS the rounds per scenario (default 3).
+ * BENCH_SECONDS sets one run's length (default 3), BENCH_ROUNDS the rounds per scenario (default 5).
  */
 import { measure, startBare, startServer, type Figures } from './lib.js';
 import { SCENARIOS, type Scenario } from './scenarios.js';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
 interface Row {
   store: string;
