@@ -1,11 +1,11 @@
 import { fromBase64url, sha256Hex, toBase64url } from '../encoding/bytes.js';
 import { uuidv7 } from '../encoding/uuid.js';
-import { CoreError, guard, ok, refuse, type Result } from '../errors.js';
+import { guard, ok, refuse, type Result } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { CohortMap, CohortRecord } from '../ports/cohort-map.js';
 import type { Logger } from '../ports/logger.js';
 import type { Random } from '../ports/random.js';
-import type { AccountSummary, SessionAccess, SessionLedger, SessionRecord } from '../ports/session-ledger.js';
+import type { AccountSummary, SessionLedger, SessionRecord } from '../ports/session-ledger.js';
 import { ACCESS_TOKEN_TTL_S, type AccessTokens } from '../tokens/access-token.js';
 import { decideAccess, decideIssuance, needsTouch, sessionExpiresAt, sessionStatus, type SessionPolicy } from './machine.js';
 
@@ -129,18 +129,12 @@ export class SessionService {
    * `error.auth.unavailable` (fail closed).
    */
   async authenticate(accessToken: string): Promise<Result<Principal, 'error.auth.session_invalid'>> {
-    const now = this.#d.clock.now();
-    // A cached verification is answered without a promise: this runs on every request.
-    const verified = this.#d.tokens.cached(accessToken, now) ?? (await this.#d.tokens.verify(accessToken));
+    const verified = await this.#d.tokens.verify(accessToken);
     if (verified === null) return refuse('error.auth.session_invalid', 'The access token is not valid.');
-    let access: SessionAccess | null;
-    try {
-      access = await this.#d.ledger.findSessionAccess(verified.sessionId);
-    } catch (cause) {
-      throw new CoreError('error.auth.unavailable', 'reading the session ledger failed', { cause });
-    }
+    const access = await guard('error.auth.unavailable', 'reading the session ledger', () => this.#d.ledger.findSessionAccess(verified.sessionId));
     const decision = decideAccess(access, verified);
     if (!decision.ok) return decision;
+    const now = this.#d.clock.now();
     if (needsTouch(decision.value, now, this.#d.policy)) {
       // Coalesced bookkeeping: losing one write costs a stale "last used", never the request.
       await this.#d.ledger
