@@ -1,6 +1,6 @@
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
-import { CoreError, negotiateProtocol, type Principal, type ProtocolWindow, type Result } from '@strongroom/core';
+import { concatBytes, CoreError, negotiateProtocol, type Principal, type ProtocolWindow, type Result } from '@strongroom/core';
 import { HttpProblem } from './problem.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -143,13 +143,7 @@ export async function readLimited(c: Context, limit: number, code: 'error.reques
     if (total > limit) throw new HttpProblem(code, `The body may hold at most ${limit} bytes.`);
     chunks.push(value);
   }
-  const out = new Uint8Array(total);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
+  return concatBytes(...chunks);
 }
 
 async function readBody(c: Context, spec: BodySpec | undefined): Promise<unknown> {

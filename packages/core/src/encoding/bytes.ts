@@ -1,5 +1,8 @@
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
 
+/** Joins byte chunks into one array (a streamed body, once its size is known to be within limits). */
+export { concatBytes } from '@noble/hashes/utils.js';
+
 const B64URL = /^[A-Za-z0-9_-]*$/;
 
 /** Unpadded base64url, the wire form of byte strings in JSON. */

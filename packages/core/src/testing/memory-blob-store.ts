@@ -1,4 +1,4 @@
-import { sha256Hex } from '../encoding/bytes.js';
+import { concatBytes, sha256Hex } from '../encoding/bytes.js';
 import type { BlobStore, StagedBlob } from '../ports/blob-store.js';
 
 /** In-memory content-addressed blob store with the same staging rules as the filesystem one. */
@@ -15,12 +15,7 @@ export class MemoryBlobStore implements BlobStore {
       if (size > maxBytes) return null;
       parts.push(chunk);
     }
-    const all = new Uint8Array(size);
-    let off = 0;
-    for (const p of parts) {
-      all.set(p, off);
-      off += p.length;
-    }
+    const all = concatBytes(...parts);
     this.staged.set(stagingId, all);
     return { size, sha256: sha256Hex(all) };
   }
