@@ -7,48 +7,29 @@ import {
   DeviceDirectoryService,
   RevokeAllService,
   UpgradeService,
-  type AlbumStore,
-  type DeviceDirectoryStore,
-  type RevokeAllChallengeStore,
   type WriteGuard,
   KeyRing,
   SessionService,
   TotpService,
-  type TotpStore,
-  type AccountStore,
   type Clock,
-  type CohortMap,
   type Logger,
   type PasswordHasher,
   type ProtocolWindow,
   type Random,
-  type SessionLedger,
-  type SigningKeyStore,
   AssetService,
   QuotaService,
   UploadService,
-  type AssetCatalog,
   type BlobStore,
-  type QuotaLedger,
-  type UploadSessions,
+  type Ports,
 } from '@strongroom/core';
 import { Argon2Hasher, FsBlobStore, JsonLogger, cryptoRandom, systemClock } from '@strongroom/adapters-node';
-import { SqliteAlbumStore, SqliteDeviceStore, SqliteQuotaStore, SqliteStore, openSqliteDatabase } from '@strongroom/adapters-sqlite';
-import { PgAlbumStore, PgDeviceStore, PgQuotaStore, PgStore, openPgDatabase } from '@strongroom/adapters-pg';
-import { SqliteTotpStore } from '@strongroom/adapters-sqlite';
-import { PgTotpStore } from '@strongroom/adapters-pg';
+import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
+import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
 import type { Config } from './config.js';
 import { loadOrCreateSecretKey } from './secret-key.js';
 
-/** The stores one deployment runs on, one entry per area (SQLite or PostgreSQL). */
-export interface Stores {
-  readonly accounts: AccountStore & SessionLedger & CohortMap & SigningKeyStore;
-  /** Second-factor enrollments and sign-in challenges. */
-  readonly totp: TotpStore;
-  readonly devices: DeviceDirectoryStore & RevokeAllChallengeStore;
-  readonly albums: AlbumStore;
-  /** Quota ledger, upload sessions (which also count in-flight uploads per album) and asset references. */
-  readonly quota: QuotaLedger & UploadSessions & AssetCatalog;
+/** The stores one deployment runs on: the database's port set, the blob store, and how to close them. */
+export interface Stores extends Ports {
   /** Content-addressed ciphertext (the filesystem under the data dir). */
   readonly blobs: BlobStore;
   /** Releases connections and file handles. */
@@ -90,32 +71,15 @@ export const nodePlatform = (): Platform => ({ clock: systemClock, random: crypt
 
 /** Opens the configured database (SQLite under the data dir by default), migrating it forward. */
 export async function openStores(config: Config): Promise<Stores> {
+  const blobs = new FsBlobStore(join(config.dataDir, 'blobs'));
   if (config.databaseUrl !== null) {
     // Several stateless processes may share this database; every port call goes to it (no cache).
     const pg = await openPgDatabase(config.databaseUrl);
-    return {
-      accounts: new PgStore(pg.db),
-      totp: new PgTotpStore(pg.db),
-      devices: new PgDeviceStore(pg.db),
-      albums: new PgAlbumStore(pg.db),
-      quota: new PgQuotaStore(pg.db),
-      blobs: new FsBlobStore(join(config.dataDir, 'blobs')),
-      close: () => pg.close(),
-    };
+    return { ...createPgPorts(pg.db), blobs, close: () => pg.close() };
   }
   mkdirSync(config.dataDir, { recursive: true });
   const db = openSqliteDatabase(join(config.dataDir, 'strongroom.db'));
-  return {
-    accounts: new SqliteStore(db),
-    totp: new SqliteTotpStore(db),
-    devices: new SqliteDeviceStore(db),
-    albums: new SqliteAlbumStore(db),
-    quota: new SqliteQuotaStore(db),
-    blobs: new FsBlobStore(join(config.dataDir, 'blobs')),
-    close: async () => {
-      db.close();
-    },
-  };
+  return { ...createSqlitePorts(db), blobs, close: async () => void db.close() };
 }
 
 /** How long a finalized web-upload drop waits for adoption before the sweep frees it. */

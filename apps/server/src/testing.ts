@@ -1,6 +1,5 @@
 import { Argon2Hasher } from '@strongroom/adapters-node';
-import { SqliteAlbumStore, SqliteDeviceStore, SqliteQuotaStore, SqliteStore, openSqliteDatabase } from '@strongroom/adapters-sqlite';
-import { SqliteTotpStore } from '@strongroom/adapters-sqlite';
+import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { FakeClock, MemoryBlobStore, MemoryLogger, SeededRandom, breakable } from '@strongroom/core/testing';
 import type { Hono } from 'hono';
 import { createApp } from './app.js';
@@ -33,9 +32,10 @@ export async function testServer(env: Record<string, string> = {}): Promise<Test
   const clock = new FakeClock();
   const logger = new MemoryLogger();
   const db = openSqliteDatabase(':memory:');
-  const accounts = breakable(new SqliteStore(db));
-  const totp = breakable(new SqliteTotpStore(db));
-  const stores: Stores = { accounts: accounts.port, totp: totp.port, devices: new SqliteDeviceStore(db), albums: new SqliteAlbumStore(db), quota: new SqliteQuotaStore(db), blobs: new MemoryBlobStore(), close: async () => void db.close() };
+  const ports = createSqlitePorts(db);
+  const accounts = breakable(ports.accounts);
+  const totp = breakable(ports.totp);
+  const stores: Stores = { ...ports, accounts: accounts.port, totp: totp.port, blobs: new MemoryBlobStore(), close: async () => void db.close() };
   const deps = await buildDeps(config, stores, { clock, random: new SeededRandom(Math.floor(Math.random() * 1e9)), logger, hasher: new Argon2Hasher() });
   return {
     app: createApp(deps),

@@ -12,3 +12,4 @@ export { openPgDatabase } from './open.js';
 export type { OpenPgDatabase, PgDatabaseOptions } from './open.js';
 export { bringSchemaForward, buildSchemaVersion, databaseSchemaVersion, SchemaVersionError, MIGRATIONS_FOLDER } from './migrate.js';
 export * as pgSchema from './schema/index.js';
+export { createPgPorts } from './ports.js';

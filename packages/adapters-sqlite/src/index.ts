@@ -7,3 +7,4 @@ export { SqliteQuotaStore } from './quota-store.js';
 export { SqliteDeviceStore } from './devices-store.js';
 export { SqliteAlbumStore } from './albums-store.js';
 export { SqliteCatalog, openCatalog } from './catalog.js';
+export { createSqlitePorts } from './ports.js';

@@ -2,10 +2,10 @@ import { describe, expect, it } from 'vitest';
 import type { AccountRecord, SessionRecord } from '@strongroom/core';
 import { noteSuite } from './registry.js';
 
-import type { PortSet } from './all.js';
+import type { Ports } from '@strongroom/core';
 
 /** Makes a fresh, empty set of stores for one test; `cleanup` releases it. */
-export type Setup = () => Promise<{ ports: PortSet; cleanup?: () => Promise<void> | void }>;
+export type Setup = () => Promise<{ ports: Ports; cleanup?: () => Promise<void> | void }>;
 
 let n = 0;
 function account(over: Partial<AccountRecord> = {}): AccountRecord {
@@ -37,7 +37,7 @@ function session(accountId: string, over: Partial<SessionRecord> = {}): SessionR
   };
 }
 
-async function using(setup: Setup, body: (store: PortSet['accounts']) => Promise<void>): Promise<void> {
+async function using(setup: Setup, body: (store: Ports['accounts']) => Promise<void>): Promise<void> {
   const { ports, cleanup } = await setup();
   try {
     await body(ports.accounts);

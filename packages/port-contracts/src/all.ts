@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { AccountStore, AssetCatalog, CohortMap, QuotaLedger, SessionLedger, SigningKeyStore, UploadSessions, TotpStore } from '@strongroom/core';
 import {
   describeAccountStoreContract,
   describeCohortMapContract,
@@ -8,22 +7,10 @@ import {
   type Setup,
 } from './accounts-sessions.js';
 import { describeQuotaContract } from './quota.js';
-import type { AlbumStore, DeviceDirectoryStore, RevokeAllChallengeStore } from '@strongroom/core';
 import { describeAlbumStoreContract, describeDeviceStoreContract } from './devices-albums.js';
 import { SUITES, suitesRunFor } from './registry.js';
 import { describeTotpStoreContract } from './totp.js';
 
-/**
- * Every store an adapter provides, one entry per area. Each area adds its store here, its suite
- * to `describePortContracts`, and its name to SUITES.
- */
-export interface PortSet {
-  accounts: AccountStore & SessionLedger & CohortMap & SigningKeyStore;
-  totp: TotpStore;
-  devices: DeviceDirectoryStore & RevokeAllChallengeStore;
-  albums: AlbumStore;
-  quota: QuotaLedger & UploadSessions & AssetCatalog;
-}
 
 /**
  * Declares every contract suite against one adapter, then checks that each suite in SUITES was

@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import type { AccountRecord, AlbumRecord, DeviceEntry, DirectoryRecord, UpgradeIntentRecord } from '@strongroom/core';
-import type { PortSet } from './all.js';
+import type { Ports } from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
 import { noteSuite } from './registry.js';
 
 let n = 0;
 const id = (prefix: string): string => `${prefix}-0000-7000-8000-${String(++n).padStart(12, '0')}`;
 
-async function withAccount(ports: PortSet): Promise<string> {
+async function withAccount(ports: Ports): Promise<string> {
   const account: AccountRecord = {
     id: id('0190c000'),
     address: `dev${n}@example.org`,
@@ -33,7 +33,7 @@ const directory = (accountId: string, over: Partial<DirectoryRecord> = {}): Dire
   ...over,
 });
 
-async function using(setup: Setup, body: (ports: PortSet) => Promise<void>): Promise<void> {
+async function using(setup: Setup, body: (ports: Ports) => Promise<void>): Promise<void> {
   const { ports, cleanup } = await setup();
   try {
     await body(ports);

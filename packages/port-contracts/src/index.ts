@@ -3,6 +3,5 @@
  * own test file; a new adapter is proven by passing these and nothing else.
  */
 export { describePortContracts } from './all.js';
-export type { PortSet } from './all.js';
 export type { Setup } from './accounts-sessions.js';
 export { SUITES, suitesRunFor } from './registry.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { UploadSessionRecord } from '@strongroom/core';
 import { noteSuite } from './registry.js';
-import type { PortSet } from './all.js';
+import type { Ports } from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
 
 let n = 0;
@@ -29,7 +29,7 @@ function upload(payerId: string, over: Partial<UploadSessionRecord> = {}): Uploa
   };
 }
 
-async function using(setup: Setup, body: (store: PortSet['quota']) => Promise<void>): Promise<void> {
+async function using(setup: Setup, body: (store: Ports['quota']) => Promise<void>): Promise<void> {
   const { ports, cleanup } = await setup();
   try {
     await body(ports.quota);
@@ -39,7 +39,7 @@ async function using(setup: Setup, body: (store: PortSet['quota']) => Promise<vo
 }
 
 /** Stores a blob of `size` charged to `payer` as a finished original; returns the asset id. */
-async function stored(s: PortSet['quota'], payer: string, h: string, size: number, now = 1_000): Promise<string> {
+async function stored(s: Ports['quota'], payer: string, h: string, size: number, now = 1_000): Promise<string> {
   const u = upload(payer, { declaredSize: size });
   expect(await s.openUpload(u, null, now)).toBe('reserved');
   expect(await s.completeUpload({ uploadId: u.id, contentHash: h, size, asset: { create: { id: u.id, ownerId: payer, dropExpiresAt: null } } }, now)).not.toBe('not_open');

@@ -18,3 +18,4 @@ export type { AssetBlob, AssetCatalog, AssetRecord, AssetState, MetadataReplace 
 export type { BlobStore, StagedBlob } from './blob-store.js';
 export type { MemberUpgradeStore, WriteTransport } from './member-upgrade.js';
 export type { CatalogDatabase, CatalogStep } from './catalog.js';
+export type { Ports } from './ports.js';

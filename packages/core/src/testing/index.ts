@@ -19,3 +19,4 @@ export { MemoryBlobStore } from './memory-blob-store.js';
 export { sessionModelProperty } from './session-model.js';
 export { MemoryMemberUpgradeStore } from './memory-member.js';
 export { MemoryCatalog } from './memory-catalog.js';
+export { createMemoryPorts } from './memory-ports.js';

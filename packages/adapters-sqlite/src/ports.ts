@@ -1,0 +1,12 @@
+import type Database from 'better-sqlite3';
+import type { Ports } from '@strongroom/core';
+import { SqliteAlbumStore } from './albums-store.js';
+import { SqliteDeviceStore } from './devices-store.js';
+import { SqliteQuotaStore } from './quota-store.js';
+import { SqliteStore } from './store.js';
+import { SqliteTotpStore } from './totp-store.js';
+
+/** Every store port over one open (migrated) SQLite database. */
+export function createSqlitePorts(db: Database.Database): Ports {
+  return { accounts: new SqliteStore(db), totp: new SqliteTotpStore(db), devices: new SqliteDeviceStore(db), albums: new SqliteAlbumStore(db), quota: new SqliteQuotaStore(db) };
+}
