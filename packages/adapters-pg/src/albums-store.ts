@@ -7,23 +7,10 @@ import {
   type ProposeOutcome,
   type UpgradeIntentRecord,
 } from '@strongroom/core';
+import { albumFromRow, intentFromRow } from '@strongroom/sql-common';
 import type { PgDb } from './db.js';
 import { albumUpgradeIntents, albums } from './schema/devices-albums.js';
 
-type AlbumRow = typeof albums.$inferSelect;
-type IntentRow = typeof albumUpgradeIntents.$inferSelect;
-
-const toAlbum = (r: AlbumRow): AlbumRecord => ({
-  id: r.id,
-  accountId: r.accountId,
-  protocolVersion: r.protocolVersion,
-  createdAt: r.createdAt,
-  upgrade:
-    r.intentId !== null && r.upgradePendingTo !== null && r.upgradeReceivedAt !== null && r.upgradeExpiresAt !== null
-      ? { intentId: r.intentId, toVersion: r.upgradePendingTo, receivedAt: r.upgradeReceivedAt, expiresAt: r.upgradeExpiresAt }
-      : null,
-});
-const toIntent = (r: IntentRow): UpgradeIntentRecord => ({ ...r, intentCbor: new Uint8Array(r.intentCbor) });
 
 /**
  * Albums and the server side of the upgrade ceremony over PostgreSQL, mirroring SqliteAlbumStore.
@@ -49,14 +36,14 @@ export class PgAlbumStore implements AlbumStore {
 
   async findAlbum(albumId: string): Promise<AlbumRecord | null> {
     const [r] = await this.db.select().from(albums).where(eq(albums.id, albumId));
-    return r ? toAlbum(r) : null;
+    return r ? albumFromRow(r) : null;
   }
 
   async proposeIntent(intent: UpgradeIntentRecord, now: number): Promise<ProposeOutcome> {
     return this.db.transaction(async (tx) => {
       const [album] = await tx.select().from(albums).where(eq(albums.id, intent.albumId)).for('update');
       const [known] = await tx.select().from(albumUpgradeIntents).where(eq(albumUpgradeIntents.intentId, intent.intentId));
-      const outcome = decideProposal(album ? toAlbum(album) : null, known ? toIntent(known) : null, intent, now);
+      const outcome = decideProposal(album ? albumFromRow(album) : null, known ? intentFromRow(known) : null, intent, now);
       if (outcome.kind === 'accepted') {
         await tx.insert(albumUpgradeIntents).values({ ...intent, intentCbor: Buffer.from(intent.intentCbor) });
         await tx
@@ -71,7 +58,7 @@ export class PgAlbumStore implements AlbumStore {
   async abortIntent(albumId: string, intentId: string, now: number): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       const [r] = await tx.select().from(albums).where(eq(albums.id, albumId)).for('update');
-      if (!r || !decideAbort(toAlbum(r), intentId, now)) return false;
+      if (!r || !decideAbort(albumFromRow(r), intentId, now)) return false;
       await tx
         .update(albums)
         .set({ upgradePendingTo: null, intentId: null, upgradeReceivedAt: null, upgradeExpiresAt: null })
@@ -82,6 +69,6 @@ export class PgAlbumStore implements AlbumStore {
 
   async findIntent(intentId: string): Promise<UpgradeIntentRecord | null> {
     const [r] = await this.db.select().from(albumUpgradeIntents).where(eq(albumUpgradeIntents.intentId, intentId));
-    return r ? toIntent(r) : null;
+    return r ? intentFromRow(r) : null;
   }
 }

@@ -1,6 +1,6 @@
 import { and, asc, eq, lte } from 'drizzle-orm';
 import {
-  constantTimeEqual,
+  decidePublication,
   type DeviceDirectoryStore,
   type DeviceEntry,
   type DirectoryRecord,
@@ -8,18 +8,12 @@ import {
   type RevokeAllChallenge,
   type RevokeAllChallengeStore,
 } from '@strongroom/core';
+import { deviceFromRow, directoryFromRows } from '@strongroom/sql-common';
 import type { PgDb } from './db.js';
 import { accounts } from './schema/accounts.js';
 import { deviceDirectories, directoryDevices, revokeAllChallenges } from './schema/devices-albums.js';
 
-const u8 = (b: Uint8Array): Uint8Array => new Uint8Array(b);
 const buf = (b: Uint8Array): Buffer => Buffer.from(b);
-const toDevice = (r: typeof directoryDevices.$inferSelect): DeviceEntry => ({
-  deviceId: r.deviceId,
-  ed25519: u8(r.ed25519),
-  mldsa65: u8(r.mldsa65),
-  addedAt: r.addedAt,
-});
 
 /**
  * The device directory (and so the identity anchor) and revoke-all challenges over PostgreSQL,
@@ -35,8 +29,8 @@ export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeSt
       await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, d.accountId)).for('no key update');
       const [current] = await tx.select().from(deviceDirectories).where(eq(deviceDirectories.accountId, d.accountId));
       if (current) {
-        if (!constantTimeEqual(u8(current.identityKey), d.identityKey)) return 'anchor_mismatch';
-        if (d.seq <= current.seq) return 'stale_seq';
+        const outcome = decidePublication(current, d);
+        if (outcome !== 'published') return outcome;
         await tx.delete(directoryDevices).where(eq(directoryDevices.accountId, d.accountId));
         await tx
           .update(deviceDirectories)
@@ -70,7 +64,7 @@ export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeSt
         const [r] = await tx.select().from(deviceDirectories).where(eq(deviceDirectories.accountId, accountId));
         if (!r) return null;
         const devices = await tx.select().from(directoryDevices).where(eq(directoryDevices.accountId, accountId)).orderBy(asc(directoryDevices.position));
-        return { accountId, identityKey: u8(r.identityKey), seq: r.seq, devices: devices.map(toDevice), body: u8(r.body), acceptedAt: r.acceptedAt };
+        return directoryFromRows(accountId, r, devices);
       },
       { isolationLevel: 'repeatable read', accessMode: 'read only' },
     );
@@ -81,12 +75,12 @@ export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeSt
       .select()
       .from(directoryDevices)
       .where(and(eq(directoryDevices.accountId, accountId), eq(directoryDevices.deviceId, deviceId)));
-    return r ? toDevice(r) : null;
+    return r ? deviceFromRow(r) : null;
   }
 
   async findIdentityAnchor(accountId: string): Promise<Uint8Array | null> {
     const [r] = await this.db.select({ k: deviceDirectories.identityKey }).from(deviceDirectories).where(eq(deviceDirectories.accountId, accountId));
-    return r ? u8(r.k) : null;
+    return r ? new Uint8Array(r.k) : null;
   }
 
   async insertRevokeAllChallenge(c: RevokeAllChallenge, now: number): Promise<void> {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { UploadSessionRecord } from '@strongroom/core';
+import type { NewUpload, QuotaPolicy } from '@strongroom/core';
 import { openPgDatabase, type OpenPgDatabase } from './open.js';
 import { PgQuotaStore } from './quota-store.js';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from './testing.js';
@@ -16,7 +16,7 @@ describe.skipIf(!PG_URL)('PgQuotaStore under real concurrency (PG_URL)', () => {
   const pools: OpenPgDatabase[] = [];
   beforeAll(async () => {
     scratch = await createScratchDatabase(PG_URL!, 'quotarace');
-    for (let i = 0; i < 8; i++) pools.push(await openPgDatabase(scratch.url, { maxConnections: 3 }));
+    for (let i = 0; i < 8; i++) pools.push(await openPgDatabase(scratch.url, { maxConnections: 3, connectTimeoutMs: 60_000 }));
   });
   afterAll(async () => {
     for (const p of pools) await p.close();
@@ -25,28 +25,29 @@ describe.skipIf(!PG_URL)('PgQuotaStore under real concurrency (PG_URL)', () => {
 
   it('8 pools x 3 connections, 100 creations each: exactly floor(hard / size) are reserved', async () => {
     const payer = '0190f000-0000-7000-8000-000000000001';
-    const session = (prefix: string, i: number): UploadSessionRecord => ({
+    const session = (prefix: string, i: number): NewUpload => ({
       id: `0190f000-0000-7000-8${prefix}-${String(i).padStart(12, '0')}`,
       uploaderId: payer,
-      payerId: payer,
       kind: 'original',
       declaredSize: 3,
       contentHash: null,
       albumId: null,
       intentId: null,
       dropLinkId: null,
-      state: 'Pending',
-      receivedSize: null,
-      receivedHash: null,
-      assetId: null,
       createdAt: 1_000,
       expiresAt: 100_000,
     });
+    const policy: QuotaPolicy = { defaults: { soft: null, hard: 1000 }, graceMs: 1_000, federatedShare: 0.25 };
     const outcomes = (
       await Promise.all(
         pools.map((p, t) => {
           const store = new PgQuotaStore(p.db);
-          return Promise.all(Array.from({ length: 100 }, (_, i) => store.openUpload(session(`${t}00`, i), 1000, 1_000)));
+          return Promise.all(
+            Array.from({ length: 100 }, async (_, i) => {
+              const r = await store.openUpload(session(`${t}00`, i), policy, 1_000);
+              return r.ok ? 'reserved' : r.code === 'error.quota.exceeded' ? 'exceeded' : r.code;
+            }),
+          );
         }),
       )
     ).flat();

@@ -1,29 +1,40 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
-import type {
-  AssetBlob,
-  AssetCatalog,
-  AssetRecord,
-  BlobRecord,
-  CompleteOutcome,
-  CompleteUpload,
-  FederatedCacheOutcome,
-  MetadataReplace,
-  OpenUploadOutcome,
-  QuotaAccountRecord,
-  QuotaLedger,
-  QuotaLimits,
-  SweepResult,
-  SweptBlob,
-  UploadSessionRecord,
-  UploadSessions,
+import {
+  decideCompletion,
+  decideFederatedCache,
+  decideOpen,
+  ok,
+  OPEN_STATES,
+  settledHardSince,
+  type AssetBlob,
+  type AssetCatalog,
+  type AssetRecord,
+  type BlobRecord,
+  type CompleteOutcome,
+  type CompleteUpload,
+  type FederatedCacheOutcome,
+  type MetadataReplace,
+  type NewUpload,
+  type QuotaAccountRecord,
+  type QuotaLedger,
+  type QuotaLimits,
+  type QuotaPolicy,
+  type QuotaRefusal,
+  type Result,
+  type SweepResult,
+  type SweptBlob,
+  type UploadSessionRecord,
+  type UploadSessions,
 } from '@strongroom/core';
+import { quotaAccountFromRow, sqlStringList } from '@strongroom/sql-common';
 import { rowsOf, type PgDb } from './db.js';
 import { assetBlobs, assets, blobs, federatedRefs, quotaAccounts, uploadSessions } from './schema/quota.js';
 
 type AccountRow = typeof quotaAccounts.$inferSelect;
 type AssetRow = typeof assets.$inferSelect;
 
-const OPEN = sql.raw(`('Pending', 'Uploading', 'WaitingForProcessing')`);
+/** The WHERE that finds open sessions fast; which states are open is core's to say. */
+const OPEN = sql.raw(sqlStringList(OPEN_STATES));
 
 /**
  * Finalize, metadata replacement and federated caching take this lock shared; the sweep takes it
@@ -32,22 +43,11 @@ const OPEN = sql.raw(`('Pending', 'Uploading', 'WaitingForProcessing')`);
  */
 const BLOB_INDEX_LOCK = 0x626c6f62; // 'blob'
 
-const toAccount = (accountId: string, r: AccountRow | undefined): QuotaAccountRecord =>
-  r
-    ? {
-        accountId,
-        charged: r.charged,
-        reserved: r.reserved,
-        limits: r.customLimits ? { soft: r.softLimit, hard: r.hardLimit } : null,
-        hardSince: r.hardSince,
-        suspendedAt: r.suspendedAt,
-        sponsorId: r.sponsorId,
-      }
-    : { accountId, charged: 0, reserved: 0, limits: null, hardSince: null, suspendedAt: null, sponsorId: null };
 
 /**
- * The quota ledger, upload sessions and asset references over PostgreSQL, mirroring
- * SqliteQuotaStore. SQLite serialises writers on one lock; here each decision that checks a limit
+ * The quota ledger, upload sessions and asset references over PostgreSQL. Every decision is core's
+ * (`decideOpen`, `decideCompletion`, `decideFederatedCache`, `settledHardSince`); what is here is
+ * locking and SQL. SQLite serialises writers on one lock; here each decision that checks a limit
  * holds the paying account's `quota_accounts` row (SELECT ... FOR UPDATE) from its read to its
  * commit, so creations for one account queue while other accounts proceed, and no two can pass
  * the hard limit together under READ COMMITTED.
@@ -59,16 +59,31 @@ const toAccount = (accountId: string, r: AccountRow | undefined): QuotaAccountRe
 export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   constructor(readonly db: PgDb) {}
 
-  /** Creates the account's quota row if needed and locks it until the transaction ends. */
+  /**
+   * Creates the account's quota row if needed and, either way, locks it until the transaction ends
+   * and returns it, in one statement: ON CONFLICT DO UPDATE takes the row lock, so writers for one
+   * payer queue here until the holder commits.
+   */
   async #lockPayer(tx: PgDb, accountId: string): Promise<AccountRow> {
-    await tx.insert(quotaAccounts).values({ accountId }).onConflictDoNothing();
-    const [r] = await tx.select().from(quotaAccounts).where(eq(quotaAccounts.accountId, accountId)).for('update');
+    const [r] = await tx
+      .insert(quotaAccounts)
+      .values({ accountId })
+      .onConflictDoUpdate({ target: quotaAccounts.accountId, set: { accountId: sql`excluded.account_id` } })
+      .returning();
     return r!;
   }
 
-  async #row(tx: PgDb, accountId: string): Promise<AccountRow | undefined> {
+  async #account(tx: PgDb, accountId: string): Promise<QuotaAccountRecord> {
     const [r] = await tx.select().from(quotaAccounts).where(eq(quotaAccounts.accountId, accountId));
-    return r;
+    return quotaAccountFromRow(accountId, r);
+  }
+
+  /** Brings hard_since in line with the row as it now stands (caller holds the row's lock). */
+  async #settle(tx: PgDb, accountId: string, policy: QuotaPolicy, now: number): Promise<number | null> {
+    const r = await this.#account(tx, accountId);
+    const hardSince = settledHardSince(r, policy, now);
+    if (hardSince !== r.hardSince) await tx.update(quotaAccounts).set({ hardSince }).where(eq(quotaAccounts.accountId, accountId));
+    return hardSince;
   }
 
   /** Expires the payer's timed-out open sessions and releases their reservations (caller holds the payer row). */
@@ -128,24 +143,19 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       .from(quotaAccounts)
       .where(eq(quotaAccounts.accountId, accountId));
     // No row means nothing charged and nothing reserved: no session could have reserved without one.
-    if (!r) return toAccount(accountId, undefined);
-    if (!r.due) return toAccount(accountId, r.row);
+    if (!r) return quotaAccountFromRow(accountId, undefined);
+    if (!r.due) return quotaAccountFromRow(accountId, r.row);
     return this.db.transaction(async (tx) => {
       await this.#lockPayer(tx, accountId);
       await this.#expire(tx, accountId, now);
-      return toAccount(accountId, await this.#row(tx, accountId));
+      return this.#account(tx, accountId);
     });
   }
-  async settleHardSince(accountId: string, hard: number | null, now: number): Promise<number | null> {
-    const [r] = await this.db
-      .update(quotaAccounts)
-      .set({
-        hardSince: sql`CASE WHEN ${hard}::bigint IS NOT NULL AND ${quotaAccounts.charged} + ${quotaAccounts.reserved} >= ${hard}::bigint
-          THEN coalesce(${quotaAccounts.hardSince}, ${now}::bigint) ELSE NULL END`,
-      })
-      .where(eq(quotaAccounts.accountId, accountId))
-      .returning({ hardSince: quotaAccounts.hardSince });
-    return r?.hardSince ?? null;
+  async settleHardSince(accountId: string, policy: QuotaPolicy, now: number): Promise<number | null> {
+    return this.db.transaction(async (tx) => {
+      const [locked] = await tx.select({ id: quotaAccounts.accountId }).from(quotaAccounts).where(eq(quotaAccounts.accountId, accountId)).for('update');
+      return locked ? this.#settle(tx, accountId, policy, now) : null;
+    });
   }
   async setLimits(accountId: string, limits: QuotaLimits | null): Promise<void> {
     const values = { customLimits: limits ? 1 : 0, softLimit: limits?.soft ?? null, hardLimit: limits?.hard ?? null };
@@ -163,31 +173,30 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   async listChargedBlobs(accountId: string): Promise<BlobRecord[]> {
     return this.db.select().from(blobs).where(eq(blobs.chargedTo, accountId)).orderBy(blobs.storedAt, blobs.contentHash);
   }
-  async cacheFederated(input: { receiver: string; peer: string; contentHash: string; size: number; budget: number | null }, now: number): Promise<FederatedCacheOutcome> {
+  async cacheFederated(input: { receiver: string; peer: string; contentHash: string; size: number }, policy: QuotaPolicy, now: number): Promise<FederatedCacheOutcome> {
     return this.db.transaction(async (tx): Promise<FederatedCacheOutcome> => {
       await this.#blobLock(tx, 'shared');
       // The receiver's row serialises its budget check against its other cache fills.
-      await this.#lockPayer(tx, input.receiver);
+      const receiver = quotaAccountFromRow(input.receiver, await this.#lockPayer(tx, input.receiver));
       const ref = { receiver: input.receiver, peer: input.peer, contentHash: input.contentHash };
       const [known] = await tx
         .select({ h: federatedRefs.contentHash })
         .from(federatedRefs)
         .where(and(eq(federatedRefs.receiver, input.receiver), eq(federatedRefs.peer, input.peer), eq(federatedRefs.contentHash, input.contentHash)));
-      if (known) return 'merged';
-      if (await this.#blob(tx, input.contentHash)) {
-        await tx.insert(federatedRefs).values(ref).onConflictDoNothing();
-        return 'merged';
-      }
-      if (input.budget !== null) {
-        const [spent] = await rowsOf<{ n: string | number }>(
-          tx,
-          sql`SELECT coalesce(sum(${blobs.size}), 0) AS n FROM ${blobs} WHERE ${blobs.chargedTo} = ${input.receiver} AND ${blobs.peer} = ${input.peer}`,
-        );
-        if (Number(spent?.n ?? 0) + input.size > input.budget) return 'over_budget';
-      }
-      const stored = await this.#storeBlob(tx, input.contentHash, input.size, input.receiver, input.peer, now);
+      const [spent] = await rowsOf<{ n: string | number }>(
+        tx,
+        sql`SELECT coalesce(sum(${blobs.size}), 0) AS n FROM ${blobs} WHERE ${blobs.chargedTo} = ${input.receiver} AND ${blobs.peer} = ${input.peer}`,
+      );
+      const decision = decideFederatedCache(
+        { referenced: known !== undefined, stored: (await this.#blob(tx, input.contentHash)) !== null, spentFromPeer: Number(spent?.n ?? 0), receiver },
+        input.size,
+        policy,
+      );
+      if (decision === 'over_budget') return decision;
+      if (decision === 'cached') await this.#storeBlob(tx, input.contentHash, input.size, input.receiver, input.peer, now);
       await tx.insert(federatedRefs).values(ref).onConflictDoNothing();
-      return stored ? 'cached' : 'merged';
+      await this.#settle(tx, input.receiver, policy, now);
+      return decision;
     });
   }
   async evictFederated(receiver: string, peer: string, contentHash: string): Promise<boolean> {
@@ -197,7 +206,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       .returning({ h: federatedRefs.contentHash });
     return r.length === 1;
   }
-  async sweep(now: number): Promise<SweepResult> {
+  async sweep(policy: QuotaPolicy, now: number): Promise<SweepResult> {
     return this.db.transaction(async (tx): Promise<SweepResult> => {
       await this.#blobLock(tx, 'exclusive');
       // Payer rows first, in a fixed order, as every other writer takes them first too.
@@ -224,41 +233,46 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const swept: SweptBlob[] = gone.sort((a, b) => (a.contentHash < b.contentHash ? -1 : a.contentHash > b.contentHash ? 1 : 0));
       const credits = new Map<string, number>();
       for (const b of swept) credits.set(b.chargedTo, (credits.get(b.chargedTo) ?? 0) + b.size);
-      for (const [accountId, size] of [...credits].sort(([a], [b]) => (a < b ? -1 : 1))) await this.#addCharged(tx, accountId, -size);
+      for (const [accountId, size] of [...credits].sort(([a], [b]) => (a < b ? -1 : 1))) {
+        await this.#lockPayer(tx, accountId);
+        await this.#addCharged(tx, accountId, -size);
+      }
+      const moved = new Set([...payers.map((p) => p.payerId), ...credits.keys()]);
+      for (const accountId of [...moved].sort()) await this.#settle(tx, accountId, policy, now);
       return { swept, expiredUploads };
     });
   }
 
   // UploadSessions
 
-  async openUpload(session: UploadSessionRecord, hard: number | null, now: number): Promise<OpenUploadOutcome> {
-    // The hottest writer, so it is kept to four statements between BEGIN and COMMIT.
-    return this.db.transaction(async (tx): Promise<OpenUploadOutcome> => {
-      // Creates the payer's row if needed and, either way, locks it and returns it: ON CONFLICT DO
-      // UPDATE takes the row lock, so creations for one payer queue here until this one commits.
-      const [row] = await tx
-        .insert(quotaAccounts)
-        .values({ accountId: session.payerId })
-        .onConflictDoUpdate({ target: quotaAccounts.accountId, set: { accountId: sql`excluded.account_id` } })
-        .returning({ charged: quotaAccounts.charged, reserved: quotaAccounts.reserved });
+  async openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, QuotaRefusal>> {
+    // The hottest writer: one round trip per statement, five or six between BEGIN and COMMIT.
+    return this.db.transaction(async (tx): Promise<Result<UploadSessionRecord, QuotaRefusal>> => {
+      const uploader = quotaAccountFromRow(request.uploaderId, await this.#lockPayer(tx, request.uploaderId));
+      // A sponsored uploader's sponsor pays: its row is the one the decision holds.
+      const payerRow = uploader.sponsorId === null ? uploader : quotaAccountFromRow(uploader.sponsorId, await this.#lockPayer(tx, uploader.sponsorId));
+      const payerId = payerRow.accountId;
       const [expired] = await rowsOf<{ released: string | number }>(
         tx,
         sql`WITH e AS (UPDATE ${uploadSessions} SET state = 'Expired'
-              WHERE ${uploadSessions.payerId} = ${session.payerId} AND ${uploadSessions.state} IN ${OPEN} AND ${uploadSessions.expiresAt} <= ${now}
+              WHERE ${uploadSessions.payerId} = ${payerId} AND ${uploadSessions.state} IN ${OPEN} AND ${uploadSessions.expiresAt} <= ${now}
               RETURNING ${uploadSessions.declaredSize})
             SELECT coalesce(sum(declared_size), 0) AS released FROM e`,
       );
       const released = Number(expired?.released ?? 0);
-      const reserved = row!.reserved - released;
-      if (hard !== null && row!.charged + reserved + session.declaredSize > hard) {
-        if (released > 0) await this.#addReserved(tx, session.payerId, -released);
-        return 'exceeded';
+      const payer = { ...payerRow, reserved: payerRow.reserved - released };
+      const blobStored = request.contentHash !== null && (await this.#blob(tx, request.contentHash)) !== null;
+      const plan = decideOpen({ uploader, payer, blobStored }, request, policy, now);
+      if (!plan.ok) {
+        if (released > 0) await this.#addReserved(tx, payerId, -released);
+        return plan;
       }
-      const merged = session.contentHash !== null && (await this.#blob(tx, session.contentHash)) !== null;
-      await tx.insert(uploadSessions).values({ ...session, state: merged ? 'Merged' : 'Pending' });
-      const delta = (merged ? 0 : session.declaredSize) - released;
-      if (delta !== 0) await this.#addReserved(tx, session.payerId, delta);
-      return merged ? 'merged' : 'reserved';
+      await tx.insert(uploadSessions).values(plan.value.session);
+      await tx
+        .update(quotaAccounts)
+        .set({ reserved: sql`${quotaAccounts.reserved} + ${plan.value.reserve - released}`, hardSince: plan.value.hardSince })
+        .where(eq(quotaAccounts.accountId, payerId));
+      return ok(plan.value.session);
     });
   }
   async findUpload(id: string): Promise<UploadSessionRecord | null> {
@@ -279,55 +293,33 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   async markReceived(id: string, received: { size: number; hash: string } | null, now: number): Promise<boolean> {
     return this.#setUploadState(id, received ? 'WaitingForProcessing' : 'Pending', received, now);
   }
-  async completeUpload(input: CompleteUpload, now: number): Promise<CompleteOutcome> {
+  async completeUpload(input: CompleteUpload, policy: QuotaPolicy, now: number): Promise<CompleteOutcome> {
     return this.db.transaction(async (tx): Promise<CompleteOutcome> => {
       await this.#blobLock(tx, 'shared');
       const [head] = await tx.select({ payerId: uploadSessions.payerId }).from(uploadSessions).where(eq(uploadSessions.id, input.uploadId));
       if (!head) return 'not_open';
-      await this.#lockPayer(tx, head.payerId);
+      const payer = quotaAccountFromRow(head.payerId, await this.#lockPayer(tx, head.payerId));
       // The session row itself: of two racing finalizes, the second sees the first's outcome.
-      const [s] = await tx.select().from(uploadSessions).where(eq(uploadSessions.id, input.uploadId)).for('update');
-      if (!s) return 'not_open';
-      const binding = s.state === 'Merged' && s.assetId === null;
-      const open = (s.state === 'Pending' || s.state === 'Uploading' || s.state === 'WaitingForProcessing') && now < s.expiresAt;
-      if (!binding && !open) return 'not_open';
-      if ('attachTo' in input.asset) {
-        // FOR SHARE keeps a concurrent purge from deleting the asset under the new reference.
-        const [target] = await tx.select({ state: assets.state }).from(assets).where(eq(assets.id, input.asset.attachTo)).for('share');
-        if (!target || target.state === 'pending_drop') return 'asset_missing';
-      }
-      if (binding && (await this.#blob(tx, input.contentHash)) === null) return 'blob_missing';
-      let outcome: CompleteOutcome = 'merged';
-      if (!binding) {
-        await this.#addReserved(tx, s.payerId, -s.declaredSize);
-        if (await this.#storeBlob(tx, input.contentHash, input.size, s.payerId, null, now)) outcome = 'completed';
-      }
-      const size = (await this.#blob(tx, input.contentHash))!.size;
-      let assetId: string;
-      if ('attachTo' in input.asset) {
-        assetId = input.asset.attachTo;
-      } else {
-        const c = input.asset.create;
-        assetId = c.id;
-        await tx.insert(assets).values({
-          id: c.id,
-          ownerId: c.ownerId,
-          uploaderId: s.uploaderId,
-          state: c.dropExpiresAt === null ? 'live' : 'pending_drop',
-          createdAt: now,
-          trashedAt: null,
-          dropExpiresAt: c.dropExpiresAt,
-        });
-      }
-      await tx.insert(assetBlobs).values({ assetId, kind: s.kind, contentHash: input.contentHash, size });
+      const [session] = await tx.select().from(uploadSessions).where(eq(uploadSessions.id, input.uploadId)).for('update');
+      // FOR SHARE keeps a concurrent purge from deleting the asset under the new reference.
+      const [target] =
+        'attachTo' in input.asset ? await tx.select({ state: assets.state }).from(assets).where(eq(assets.id, input.asset.attachTo)).for('share') : [];
+      const stored = await this.#blob(tx, input.contentHash);
+      const plan = decideCompletion({ session: session ?? null, storedBlobSize: stored?.size ?? null, attachTarget: target?.state ?? null, payer }, input, policy, now);
+      if (typeof plan === 'string') return plan;
+      if (plan.newBlob) await this.#storeBlob(tx, plan.newBlob.contentHash, plan.newBlob.size, plan.newBlob.chargedTo, null, now);
       await tx
-        .update(uploadSessions)
-        .set({ state: outcome === 'completed' ? 'Completed' : 'Merged', assetId })
-        .where(eq(uploadSessions.id, s.id));
-      return outcome;
+        .update(quotaAccounts)
+        .set({ reserved: sql`${quotaAccounts.reserved} - ${plan.release}`, hardSince: plan.hardSince })
+        .where(eq(quotaAccounts.accountId, plan.session.payerId));
+      const c = plan.createAsset;
+      if (c) await tx.insert(assets).values({ ...c, createdAt: now, trashedAt: null });
+      await tx.insert(assetBlobs).values({ assetId: plan.assetId, ...plan.reference });
+      await tx.update(uploadSessions).set({ state: plan.session.state, assetId: plan.assetId }).where(eq(uploadSessions.id, plan.session.id));
+      return { outcome: plan.outcome, session: plan.session };
     });
   }
-  async cancelUpload(id: string, now: number): Promise<boolean> {
+  async cancelUpload(id: string, policy: QuotaPolicy, now: number): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       const [head] = await tx.select({ payerId: uploadSessions.payerId }).from(uploadSessions).where(eq(uploadSessions.id, id));
       if (!head) return false;
@@ -339,6 +331,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
         .returning({ payerId: uploadSessions.payerId, declaredSize: uploadSessions.declaredSize });
       if (!r) return false;
       await this.#addReserved(tx, r.payerId, -r.declaredSize);
+      await this.#settle(tx, r.payerId, policy, now);
       return true;
     });
   }
@@ -403,7 +396,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       .returning({ id: assets.id });
     return r.length === 1;
   }
-  async replaceMetadata(input: MetadataReplace, now: number): Promise<'replaced' | 'not_live'> {
+  async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<'replaced' | 'not_live'> {
     return this.db.transaction(async (tx): Promise<'replaced' | 'not_live'> => {
       await this.#blobLock(tx, 'shared');
       await this.#lockPayer(tx, input.payerId);
@@ -414,6 +407,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       await tx.delete(assetBlobs).where(and(eq(assetBlobs.assetId, input.assetId), eq(assetBlobs.kind, 'metadata')));
       const size = (await this.#blob(tx, input.contentHash))!.size;
       await tx.insert(assetBlobs).values({ assetId: input.assetId, kind: 'metadata', contentHash: input.contentHash, size });
+      await this.#settle(tx, input.payerId, policy, now);
       return 'replaced';
     });
   }

@@ -11,6 +11,7 @@ import type {
   SigningKeyRecord,
   SigningKeyStore,
 } from '@strongroom/core';
+import { cohortSighting } from '@strongroom/core';
 import type { PgDb } from './db.js';
 import { accounts, deviceCohorts, sessions, signingKeys } from './schema/index.js';
 
@@ -163,14 +164,16 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
   // Device cohorts
 
   async recordCohort(accountId: string, cohortHash: string, at: number): Promise<void> {
-    await this.db
-      .insert(deviceCohorts)
-      .values({ userId: accountId, cohortHash, firstSeen: at, lastSeen: at })
-      .onConflictDoUpdate({
-        target: [deviceCohorts.userId, deviceCohorts.cohortHash],
-        // GREATEST: two processes recording out of order never move last_seen backwards.
-        set: { lastSeen: sql`GREATEST(${deviceCohorts.lastSeen}, excluded.last_seen)` },
-      });
+    await this.db.transaction(async (tx) => {
+      const key = and(eq(deviceCohorts.userId, accountId), eq(deviceCohorts.cohortHash, cohortHash));
+      // Insert-if-absent, then lock the row: two first sightings racing both end up merging.
+      await tx.insert(deviceCohorts).values({ userId: accountId, cohortHash, firstSeen: at, lastSeen: at }).onConflictDoNothing();
+      const [row] = await tx.select({ firstSeen: deviceCohorts.firstSeen, lastSeen: deviceCohorts.lastSeen }).from(deviceCohorts).where(key).for('update');
+      const next = cohortSighting(row ? { cohortHash, ...row } : null, cohortHash, at);
+      if (row && (row.firstSeen !== next.firstSeen || row.lastSeen !== next.lastSeen)) {
+        await tx.update(deviceCohorts).set({ firstSeen: next.firstSeen, lastSeen: next.lastSeen }).where(key);
+      }
+    });
   }
   async listCohorts(accountId: string): Promise<CohortRecord[]> {
     return this.db

@@ -9,22 +9,9 @@ import {
   type ProposeOutcome,
   type UpgradeIntentRecord,
 } from '@strongroom/core';
+import { albumFromRow, intentFromRow } from '@strongroom/sql-common';
 import { albumUpgradeIntents, albums } from './schema/devices-albums.js';
 
-type AlbumRow = typeof albums.$inferSelect;
-type IntentRow = typeof albumUpgradeIntents.$inferSelect;
-
-const toAlbum = (r: AlbumRow): AlbumRecord => ({
-  id: r.id,
-  accountId: r.accountId,
-  protocolVersion: r.protocolVersion,
-  createdAt: r.createdAt,
-  upgrade:
-    r.intentId !== null && r.upgradePendingTo !== null && r.upgradeReceivedAt !== null && r.upgradeExpiresAt !== null
-      ? { intentId: r.intentId, toVersion: r.upgradePendingTo, receivedAt: r.upgradeReceivedAt, expiresAt: r.upgradeExpiresAt }
-      : null,
-});
-const toIntent = (r: IntentRow): UpgradeIntentRecord => ({ ...r, intentCbor: new Uint8Array(r.intentCbor) });
 
 /**
  * Albums and the server side of the upgrade ceremony over SQLite. `proposeIntent` reads, decides
@@ -56,14 +43,14 @@ export class SqliteAlbumStore implements AlbumStore {
 
   async findAlbum(albumId: string): Promise<AlbumRecord | null> {
     const r = this.#db.select().from(albums).where(eq(albums.id, albumId)).get();
-    return r ? toAlbum(r) : null;
+    return r ? albumFromRow(r) : null;
   }
 
   async proposeIntent(intent: UpgradeIntentRecord, now: number): Promise<ProposeOutcome> {
     return this.#db.transaction((tx) => {
       const album = tx.select().from(albums).where(eq(albums.id, intent.albumId)).get();
       const known = tx.select().from(albumUpgradeIntents).where(eq(albumUpgradeIntents.intentId, intent.intentId)).get();
-      const outcome = decideProposal(album ? toAlbum(album) : null, known ? toIntent(known) : null, intent, now);
+      const outcome = decideProposal(album ? albumFromRow(album) : null, known ? intentFromRow(known) : null, intent, now);
       if (outcome.kind === 'accepted') {
         tx.insert(albumUpgradeIntents)
           .values({ ...intent, intentCbor: Buffer.from(intent.intentCbor) })
@@ -80,7 +67,7 @@ export class SqliteAlbumStore implements AlbumStore {
   async abortIntent(albumId: string, intentId: string, now: number): Promise<boolean> {
     return this.#db.transaction((tx) => {
       const r = tx.select().from(albums).where(eq(albums.id, albumId)).get();
-      if (!r || !decideAbort(toAlbum(r), intentId, now)) return false;
+      if (!r || !decideAbort(albumFromRow(r), intentId, now)) return false;
       tx.update(albums)
         .set({ upgradePendingTo: null, intentId: null, upgradeReceivedAt: null, upgradeExpiresAt: null })
         .where(eq(albums.id, albumId))
@@ -91,6 +78,6 @@ export class SqliteAlbumStore implements AlbumStore {
 
   async findIntent(intentId: string): Promise<UpgradeIntentRecord | null> {
     const r = this.#db.select().from(albumUpgradeIntents).where(eq(albumUpgradeIntents.intentId, intentId)).get();
-    return r ? toIntent(r) : null;
+    return r ? intentFromRow(r) : null;
   }
 }

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { and, asc, eq, lte } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
-  constantTimeEqual,
+  decidePublication,
   type DeviceDirectoryStore,
   type DeviceEntry,
   type DirectoryRecord,
@@ -10,16 +10,10 @@ import {
   type RevokeAllChallenge,
   type RevokeAllChallengeStore,
 } from '@strongroom/core';
+import { deviceFromRow, directoryFromRows } from '@strongroom/sql-common';
 import { deviceDirectories, directoryDevices, revokeAllChallenges } from './schema/devices-albums.js';
 
-const u8 = (b: Uint8Array): Uint8Array => new Uint8Array(b);
 const buf = (b: Uint8Array): Buffer => Buffer.from(b);
-const toDevice = (r: typeof directoryDevices.$inferSelect): DeviceEntry => ({
-  deviceId: r.deviceId,
-  ed25519: u8(r.ed25519),
-  mldsa65: u8(r.mldsa65),
-  addedAt: r.addedAt,
-});
 
 /**
  * The device directory (and so the identity anchor) and revoke-all challenges over SQLite. The
@@ -41,8 +35,8 @@ export class SqliteDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
     return this.#db.transaction((tx) => {
       const current = tx.select().from(deviceDirectories).where(eq(deviceDirectories.accountId, d.accountId)).get();
       if (current) {
-        if (!constantTimeEqual(u8(current.identityKey), d.identityKey)) return 'anchor_mismatch';
-        if (d.seq <= current.seq) return 'stale_seq';
+        const outcome = decidePublication(current, d);
+        if (outcome !== 'published') return outcome;
         tx.delete(directoryDevices).where(eq(directoryDevices.accountId, d.accountId)).run();
         tx.update(deviceDirectories)
           .set({ seq: d.seq, body: buf(d.body), acceptedAt: d.acceptedAt })
@@ -66,18 +60,18 @@ export class SqliteDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
     const r = this.#db.select().from(deviceDirectories).where(eq(deviceDirectories.accountId, accountId)).get();
     if (!r) return null;
     const devices = this.#db.select().from(directoryDevices).where(eq(directoryDevices.accountId, accountId)).orderBy(asc(directoryDevices.position)).all();
-    return { accountId, identityKey: u8(r.identityKey), seq: r.seq, devices: devices.map(toDevice), body: u8(r.body), acceptedAt: r.acceptedAt };
+    return directoryFromRows(accountId, r, devices);
   }
 
   async findDevice(accountId: string, deviceId: string): Promise<DeviceEntry | null> {
     // Every write asks this (the write guard), so the statement is prepared once.
     const r = this.#findDevice.get(accountId, deviceId);
-    return r ? toDevice(r) : null;
+    return r ? deviceFromRow(r) : null;
   }
 
   async findIdentityAnchor(accountId: string): Promise<Uint8Array | null> {
     const r = this.#db.select({ k: deviceDirectories.identityKey }).from(deviceDirectories).where(eq(deviceDirectories.accountId, accountId)).get();
-    return r ? u8(r.k) : null;
+    return r ? new Uint8Array(r.k) : null;
   }
 
   async insertRevokeAllChallenge(c: RevokeAllChallenge, now: number): Promise<void> {

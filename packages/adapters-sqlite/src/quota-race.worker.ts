@@ -8,13 +8,12 @@ const store = new SqliteQuotaStore(db);
 const outcomes: string[] = [];
 for (let i = 0; i < count; i++) {
   const id = `${prefix}-${i}`;
-  outcomes.push(
-    await store.openUpload(
-      { id, uploaderId: payer, payerId: payer, kind: 'original', declaredSize: declared, contentHash: null, albumId: null, intentId: null, dropLinkId: null, state: 'Pending', receivedSize: null, receivedHash: null, assetId: null, createdAt: 1, expiresAt: 1e15 },
-      hard,
-      1_000,
-    ),
+  const r = await store.openUpload(
+    { id, uploaderId: payer, kind: 'original', declaredSize: declared, contentHash: null, albumId: null, intentId: null, dropLinkId: null, createdAt: 1, expiresAt: 1e15 },
+    { defaults: { soft: null, hard }, graceMs: 1_000, federatedShare: 0.25 },
+    1_000,
   );
+  outcomes.push(r.ok ? 'reserved' : r.code === 'error.quota.exceeded' ? 'exceeded' : r.code);
 }
 db.close();
 process.stdout.write(JSON.stringify(outcomes));

@@ -1,51 +1,52 @@
 import type Database from 'better-sqlite3';
 import { eq } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import type {
-  AssetBlob,
-  AssetCatalog,
-  AssetRecord,
-  BlobRecord,
-  CompleteOutcome,
-  CompleteUpload,
-  FederatedCacheOutcome,
-  MetadataReplace,
-  OpenUploadOutcome,
-  QuotaAccountRecord,
-  QuotaLedger,
-  QuotaLimits,
-  SweepResult,
-  SweptBlob,
-  UploadSessionRecord,
-  UploadSessions,
+import {
+  decideCompletion,
+  decideFederatedCache,
+  decideOpen,
+  ok,
+  OPEN_STATES,
+  payerIdOf,
+  settledHardSince,
+  type AssetBlob,
+  type AssetCatalog,
+  type AssetRecord,
+  type AssetState,
+  type BlobRecord,
+  type CompleteOutcome,
+  type CompleteUpload,
+  type FederatedCacheOutcome,
+  type MetadataReplace,
+  type NewUpload,
+  type QuotaAccountRecord,
+  type QuotaLedger,
+  type QuotaLimits,
+  type QuotaPolicy,
+  type QuotaRefusal,
+  type Result,
+  type SweepResult,
+  type SweptBlob,
+  type UploadSessionRecord,
+  type UploadSessions,
 } from '@strongroom/core';
+import { quotaAccountFromRow, sqlStringList, type QuotaAccountRow } from '@strongroom/sql-common';
 import * as schema from './schema/index.js';
 import { assets, blobs, quotaAccounts, uploadSessions } from './schema/index.js';
 
 type Db = BetterSQLite3Database<typeof schema>;
-type AccountRow = typeof quotaAccounts.$inferSelect;
 type AssetRow = typeof assets.$inferSelect;
 
-const OPEN = `('Pending', 'Uploading', 'WaitingForProcessing')`;
-
-const toAccount = (accountId: string, r: AccountRow | undefined): QuotaAccountRecord =>
-  r
-    ? {
-        accountId,
-        charged: r.charged,
-        reserved: r.reserved,
-        limits: r.customLimits ? { soft: r.softLimit, hard: r.hardLimit } : null,
-        hardSince: r.hardSince,
-        suspendedAt: r.suspendedAt,
-        sponsorId: r.sponsorId,
-      }
-    : { accountId, charged: 0, reserved: 0, limits: null, hardSince: null, suspendedAt: null, sponsorId: null };
+/** The WHERE that finds open sessions fast; which states are open is core's to say. */
+const OPEN = sqlStringList(OPEN_STATES);
 
 /**
  * The quota ledger, upload sessions and asset references over SQLite. Counters (charged,
- * reserved) live on the account row and move in the same transaction as the rows they summarise;
- * transactions that check a limit run BEGIN IMMEDIATE, so concurrent processes serialise on the
- * write lock and many concurrent creations can never pass the hard limit together.
+ * reserved) live on the account row and move in the same transaction as the rows they summarise.
+ * Every decision is core's (`decideOpen`, `decideCompletion`, `decideFederatedCache`,
+ * `settledHardSince`): each method reads the facts, decides and writes in one BEGIN IMMEDIATE
+ * transaction, so concurrent processes serialise on the write lock and many concurrent creations
+ * can never pass the hard limit together.
  */
 export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   readonly db: Db;
@@ -61,6 +62,8 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       expireAll: p(`UPDATE upload_sessions SET state = 'Expired' WHERE state IN ${OPEN} AND expires_at <= ? RETURNING id, payer_id, declared_size`),
       addReserved: p('UPDATE quota_accounts SET reserved = reserved + ? WHERE account_id = ?'),
       addCharged: p('UPDATE quota_accounts SET charged = charged + ? WHERE account_id = ?'),
+      reserveAndStamp: p('UPDATE quota_accounts SET reserved = reserved + ?, hard_since = ? WHERE account_id = ?'),
+      setHardSince: p('UPDATE quota_accounts SET hard_since = ? WHERE account_id = ?'),
       blob: p('SELECT content_hash, size, charged_to, peer, stored_at FROM blobs WHERE content_hash = ?'),
       insertBlob: p('INSERT INTO blobs (content_hash, size, charged_to, peer, stored_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING'),
       insertUpload: p(
@@ -72,6 +75,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       upload: p('SELECT * FROM upload_sessions WHERE id = ?'),
       setUploadState: p(`UPDATE upload_sessions SET state = @state, received_size = @size, received_hash = @hash WHERE id = @id AND state IN ${OPEN} AND expires_at > @now`),
       finishUpload: p('UPDATE upload_sessions SET state = ?, asset_id = ? WHERE id = ?'),
+      assetState: p('SELECT state FROM assets WHERE id = ?'),
       cancelUpload: p(`UPDATE upload_sessions SET state = 'Cancelled' WHERE id = ? AND state IN ${OPEN} AND expires_at > ? RETURNING payer_id, declared_size`),
       inFlight: p(`SELECT count(*) AS n FROM upload_sessions WHERE album_id = ? AND state IN ${OPEN} AND expires_at > ?`),
       asset: p('SELECT * FROM assets WHERE id = ?'),
@@ -79,7 +83,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       insertAsset: p('INSERT INTO assets (id, owner_id, uploader_id, state, created_at, trashed_at, drop_expires_at) VALUES (?, ?, ?, ?, ?, NULL, ?)'),
       insertRef: p('INSERT INTO asset_blobs (asset_id, kind, content_hash, size) VALUES (?, ?, ?, ?)'),
       fedRef: p('SELECT 1 FROM federated_refs WHERE receiver = ? AND peer = ? AND content_hash = ?'),
-      fedInsert: p('INSERT INTO federated_refs (receiver, peer, content_hash) VALUES (?, ?, ?)'),
+      fedInsert: p('INSERT INTO federated_refs (receiver, peer, content_hash) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
       fedSpent: p('SELECT coalesce(sum(size), 0) AS n FROM blobs WHERE charged_to = ? AND peer = ?'),
       sweepBlobs: p(
         `DELETE FROM blobs WHERE NOT EXISTS (SELECT 1 FROM asset_blobs r WHERE r.content_hash = blobs.content_hash)
@@ -94,11 +98,9 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     if (rows.length > 0) this.#s.addReserved.run(-rows.reduce((n, r) => n + r.declared_size, 0), payerId);
   }
 
-  #row(accountId: string): AccountRow | undefined {
+  #account(accountId: string): QuotaAccountRecord {
     const r = this.#s.account.get(accountId) as Record<string, unknown> | undefined;
-    if (!r) return undefined;
-    return {
-      accountId: r.account_id as string,
+    const row: QuotaAccountRow | undefined = r && {
       charged: r.charged as number,
       reserved: r.reserved as number,
       customLimits: r.custom_limits as number,
@@ -108,6 +110,15 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       suspendedAt: r.suspended_at as number | null,
       sponsorId: r.sponsor_id as string | null,
     };
+    return quotaAccountFromRow(accountId, row);
+  }
+
+  /** Brings hard_since in line with the row as it now stands (caller is inside a transaction). */
+  #settle(accountId: string, policy: QuotaPolicy, now: number): number | null {
+    const r = this.#account(accountId);
+    const hardSince = settledHardSince(r, policy, now);
+    if (hardSince !== r.hardSince) this.#s.setHardSince.run(hardSince, accountId);
+    return hardSince;
   }
 
   #storeBlob(contentHash: string, size: number, chargedTo: string, peer: string | null, now: number): boolean {
@@ -128,18 +139,12 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     return this.sqlite
       .transaction(() => {
         this.#expire(accountId, now);
-        return toAccount(accountId, this.#row(accountId));
+        return this.#account(accountId);
       })
       .immediate();
   }
-  async settleHardSince(accountId: string, hard: number | null, now: number): Promise<number | null> {
-    const r = this.sqlite
-      .prepare(
-        `UPDATE quota_accounts SET hard_since = CASE WHEN ? IS NOT NULL AND charged + reserved >= ? THEN coalesce(hard_since, ?) ELSE NULL END
-         WHERE account_id = ? RETURNING hard_since`,
-      )
-      .get(hard, hard, now, accountId) as { hard_since: number | null } | undefined;
-    return r?.hard_since ?? null;
+  async settleHardSince(accountId: string, policy: QuotaPolicy, now: number): Promise<number | null> {
+    return this.sqlite.transaction(() => this.#settle(accountId, policy, now)).immediate();
   }
   async setLimits(accountId: string, limits: QuotaLimits | null): Promise<void> {
     const values = { customLimits: limits ? 1 : 0, softLimit: limits?.soft ?? null, hardLimit: limits?.hard ?? null };
@@ -157,36 +162,47 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async listChargedBlobs(accountId: string): Promise<BlobRecord[]> {
     return this.db.select().from(blobs).where(eq(blobs.chargedTo, accountId)).orderBy(blobs.storedAt, blobs.contentHash).all();
   }
-  async cacheFederated(input: { receiver: string; peer: string; contentHash: string; size: number; budget: number | null }, now: number): Promise<FederatedCacheOutcome> {
+  async cacheFederated(input: { receiver: string; peer: string; contentHash: string; size: number }, policy: QuotaPolicy, now: number): Promise<FederatedCacheOutcome> {
     return this.sqlite
       .transaction((): FederatedCacheOutcome => {
-        if (this.#s.fedRef.get(input.receiver, input.peer, input.contentHash)) return 'merged';
-        if (this.#blob(input.contentHash)) {
-          this.#s.fedInsert.run(input.receiver, input.peer, input.contentHash);
-          return 'merged';
-        }
-        if (input.budget !== null) {
-          const spent = (this.#s.fedSpent.get(input.receiver, input.peer) as { n: number }).n;
-          if (spent + input.size > input.budget) return 'over_budget';
-        }
-        this.#storeBlob(input.contentHash, input.size, input.receiver, input.peer, now);
+        const decision = decideFederatedCache(
+          {
+            referenced: this.#s.fedRef.get(input.receiver, input.peer, input.contentHash) !== undefined,
+            stored: this.#blob(input.contentHash) !== null,
+            spentFromPeer: (this.#s.fedSpent.get(input.receiver, input.peer) as { n: number }).n,
+            receiver: this.#account(input.receiver),
+          },
+          input.size,
+          policy,
+        );
+        if (decision === 'over_budget') return decision;
+        if (decision === 'cached') this.#storeBlob(input.contentHash, input.size, input.receiver, input.peer, now);
         this.#s.fedInsert.run(input.receiver, input.peer, input.contentHash);
-        return 'cached';
+        this.#settle(input.receiver, policy, now);
+        return decision;
       })
       .immediate();
   }
   async evictFederated(receiver: string, peer: string, contentHash: string): Promise<boolean> {
     return this.sqlite.prepare('DELETE FROM federated_refs WHERE receiver = ? AND peer = ? AND content_hash = ?').run(receiver, peer, contentHash).changes === 1;
   }
-  async sweep(now: number): Promise<SweepResult> {
+  async sweep(policy: QuotaPolicy, now: number): Promise<SweepResult> {
     return this.sqlite
       .transaction((): SweepResult => {
+        const moved = new Set<string>();
         const expired = this.#s.expireAll.all(now) as { id: string; payer_id: string; declared_size: number }[];
-        for (const e of expired) this.#s.addReserved.run(-e.declared_size, e.payer_id);
+        for (const e of expired) {
+          this.#s.addReserved.run(-e.declared_size, e.payer_id);
+          moved.add(e.payer_id);
+        }
         this.sqlite.prepare(`DELETE FROM assets WHERE state = 'pending_drop' AND drop_expires_at <= ?`).run(now);
         const gone = this.#s.sweepBlobs.all() as { content_hash: string; size: number; charged_to: string }[];
         const swept: SweptBlob[] = gone.map((g) => ({ contentHash: g.content_hash, size: g.size, chargedTo: g.charged_to }));
-        for (const b of swept) this.#s.addCharged.run(-b.size, b.chargedTo);
+        for (const b of swept) {
+          this.#s.addCharged.run(-b.size, b.chargedTo);
+          moved.add(b.chargedTo);
+        }
+        for (const accountId of moved) this.#settle(accountId, policy, now);
         return { swept, expiredUploads: expired.map((e) => e.id) };
       })
       .immediate();
@@ -194,18 +210,20 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
 
   // UploadSessions
 
-  async openUpload(session: UploadSessionRecord, hard: number | null, now: number): Promise<OpenUploadOutcome> {
+  async openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, QuotaRefusal>> {
     return this.sqlite
-      .transaction((): OpenUploadOutcome => {
-        this.#expire(session.payerId, now);
-        const payer = toAccount(session.payerId, this.#row(session.payerId));
-        if (hard !== null && payer.charged + payer.reserved + session.declaredSize > hard) return 'exceeded';
-        const merged = session.contentHash !== null && this.#blob(session.contentHash) !== null;
-        this.#s.insertUpload.run({ ...session, state: merged ? 'Merged' : 'Pending' });
-        if (merged) return 'merged';
-        this.#s.ensure.run(session.payerId);
-        this.#s.addReserved.run(session.declaredSize, session.payerId);
-        return 'reserved';
+      .transaction((): Result<UploadSessionRecord, QuotaRefusal> => {
+        const uploader = this.#account(request.uploaderId);
+        const payerId = payerIdOf(uploader);
+        this.#expire(payerId, now);
+        const payer = this.#account(payerId);
+        const blobStored = request.contentHash !== null && this.#blob(request.contentHash) !== null;
+        const plan = decideOpen({ uploader, payer, blobStored }, request, policy, now);
+        if (!plan.ok) return plan;
+        this.#s.insertUpload.run(plan.value.session);
+        this.#s.ensure.run(payerId);
+        this.#s.reserveAndStamp.run(plan.value.reserve, plan.value.hardSince, payerId);
+        return ok(plan.value.session);
       })
       .immediate();
   }
@@ -220,46 +238,45 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     const state = received ? 'WaitingForProcessing' : 'Pending';
     return this.#s.setUploadState.run({ id, state, size: received?.size ?? null, hash: received?.hash ?? null, now }).changes === 1;
   }
-  async completeUpload(input: CompleteUpload, now: number): Promise<CompleteOutcome> {
+  async completeUpload(input: CompleteUpload, policy: QuotaPolicy, now: number): Promise<CompleteOutcome> {
     return this.sqlite
       .transaction((): CompleteOutcome => {
-        const s = this.db.select().from(uploadSessions).where(eq(uploadSessions.id, input.uploadId)).get();
-        if (!s) return 'not_open';
-        const binding = s.state === 'Merged' && s.assetId === null;
-        const open = (s.state === 'Pending' || s.state === 'Uploading' || s.state === 'WaitingForProcessing') && now < s.expiresAt;
-        if (!binding && !open) return 'not_open';
-        if ('attachTo' in input.asset) {
-          const target = this.#s.asset.get(input.asset.attachTo) as { state: string } | undefined;
-          if (!target || target.state === 'pending_drop') return 'asset_missing';
-        }
-        if (binding && this.#blob(input.contentHash) === null) return 'blob_missing';
-        let outcome: CompleteOutcome = 'merged';
-        if (!binding) {
-          this.#s.addReserved.run(-s.declaredSize, s.payerId);
-          if (this.#storeBlob(input.contentHash, input.size, s.payerId, null, now)) outcome = 'completed';
-        }
-        const size = this.#blob(input.contentHash)!.size;
-        let assetId: string;
-        if ('attachTo' in input.asset) {
-          assetId = input.asset.attachTo;
-        } else {
-          const c = input.asset.create;
-          assetId = c.id;
-          this.#s.insertAsset.run(c.id, c.ownerId, s.uploaderId, c.dropExpiresAt === null ? 'live' : 'pending_drop', now, c.dropExpiresAt);
-        }
-        this.#s.insertRef.run(assetId, s.kind, input.contentHash, size);
-        this.#s.finishUpload.run(outcome === 'completed' ? 'Completed' : 'Merged', assetId, s.id);
-        return outcome;
+        const session = this.db.select().from(uploadSessions).where(eq(uploadSessions.id, input.uploadId)).get() ?? null;
+        const target = 'attachTo' in input.asset ? (this.#s.assetState.get(input.asset.attachTo) as { state: AssetState } | undefined) : undefined;
+        const plan = decideCompletion(
+          {
+            session,
+            storedBlobSize: this.#blob(input.contentHash)?.size ?? null,
+            attachTarget: target?.state ?? null,
+            payer: session && this.#account(session.payerId),
+          },
+          input,
+          policy,
+          now,
+        );
+        if (typeof plan === 'string') return plan;
+        const payerId = plan.session.payerId;
+        this.#s.ensure.run(payerId);
+        if (plan.newBlob) this.#storeBlob(plan.newBlob.contentHash, plan.newBlob.size, payerId, null, now);
+        this.#s.reserveAndStamp.run(-plan.release, plan.hardSince, payerId);
+        const c = plan.createAsset;
+        if (c) this.#s.insertAsset.run(c.id, c.ownerId, c.uploaderId, c.state, now, c.dropExpiresAt);
+        this.#s.insertRef.run(plan.assetId, plan.reference.kind, plan.reference.contentHash, plan.reference.size);
+        this.#s.finishUpload.run(plan.session.state, plan.assetId, plan.session.id);
+        return { outcome: plan.outcome, session: plan.session };
       })
       .immediate();
   }
-  async cancelUpload(id: string, now: number): Promise<boolean> {
-    return this.sqlite.transaction((): boolean => {
-      const r = this.#s.cancelUpload.get(id, now) as { payer_id: string; declared_size: number } | undefined;
-      if (!r) return false;
-      this.#s.addReserved.run(-r.declared_size, r.payer_id);
-      return true;
-    })();
+  async cancelUpload(id: string, policy: QuotaPolicy, now: number): Promise<boolean> {
+    return this.sqlite
+      .transaction((): boolean => {
+        const r = this.#s.cancelUpload.get(id, now) as { payer_id: string; declared_size: number } | undefined;
+        if (!r) return false;
+        this.#s.addReserved.run(-r.declared_size, r.payer_id);
+        this.#settle(r.payer_id, policy, now);
+        return true;
+      })
+      .immediate();
   }
   async countInFlightUploads(albumId: string, now: number): Promise<number> {
     return (this.#s.inFlight.get(albumId, now) as { n: number }).n;
@@ -293,7 +310,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       this.sqlite.prepare(`UPDATE assets SET state = 'live', drop_expires_at = NULL WHERE id = ? AND state = 'pending_drop' AND drop_expires_at > ?`).run(id, now).changes === 1
     );
   }
-  async replaceMetadata(input: MetadataReplace, now: number): Promise<'replaced' | 'not_live'> {
+  async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<'replaced' | 'not_live'> {
     return this.sqlite
       .transaction((): 'replaced' | 'not_live' => {
         const a = this.#s.asset.get(input.assetId) as { state: string } | undefined;
@@ -301,6 +318,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
         this.#storeBlob(input.contentHash, input.size, input.payerId, null, now);
         this.sqlite.prepare(`DELETE FROM asset_blobs WHERE asset_id = ? AND kind = 'metadata'`).run(input.assetId);
         this.#s.insertRef.run(input.assetId, 'metadata', input.contentHash, this.#blob(input.contentHash)!.size);
+        this.#settle(input.payerId, policy, now);
         return 'replaced';
       })
       .immediate();

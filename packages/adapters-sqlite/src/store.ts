@@ -13,6 +13,7 @@ import type {
   SigningKeyRecord,
   SigningKeyStore,
 } from '@strongroom/core';
+import { cohortSighting } from '@strongroom/core';
 import * as schema from './schema/index.js';
 import { accounts, deviceCohorts, sessions, signingKeys } from './schema/index.js';
 
@@ -145,11 +146,15 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
   // Device cohorts
 
   async recordCohort(accountId: string, cohortHash: string, at: number): Promise<void> {
-    this.db
-      .insert(deviceCohorts)
-      .values({ userId: accountId, cohortHash, firstSeen: at, lastSeen: at })
-      .onConflictDoUpdate({ target: [deviceCohorts.userId, deviceCohorts.cohortHash], set: { lastSeen: at } })
-      .run();
+    this.db.transaction((tx) => {
+      const key = and(eq(deviceCohorts.userId, accountId), eq(deviceCohorts.cohortHash, cohortHash));
+      const row = tx.select({ firstSeen: deviceCohorts.firstSeen, lastSeen: deviceCohorts.lastSeen }).from(deviceCohorts).where(key).get();
+      const next = cohortSighting(row ? { cohortHash, ...row } : null, cohortHash, at);
+      tx.insert(deviceCohorts)
+        .values({ userId: accountId, ...next })
+        .onConflictDoUpdate({ target: [deviceCohorts.userId, deviceCohorts.cohortHash], set: { firstSeen: next.firstSeen, lastSeen: next.lastSeen } })
+        .run();
+    });
   }
   async listCohorts(accountId: string): Promise<CohortRecord[]> {
     return this.db

@@ -174,6 +174,18 @@ export function describeCohortMapContract(adapter: string, setup: Setup): void {
           { cohortHash: 'b'.repeat(64), firstSeen: 20, lastSeen: 20 },
         ]);
       }));
+    it('never moves last_seen back nor first_seen forward when sightings arrive out of order', () =>
+      using(setup, async (s) => {
+        const a = account();
+        await s.createAccount(a);
+        const h = 'c'.repeat(64);
+        await s.recordCohort(a.id, h, 50);
+        await s.recordCohort(a.id, h, 40); // a slower process reports an earlier sign-in
+        expect(await s.listCohorts(a.id)).toEqual([{ cohortHash: h, firstSeen: 40, lastSeen: 50 }]);
+        await s.recordCohort(a.id, h, 45);
+        await s.recordCohort(a.id, h, 60);
+        expect(await s.listCohorts(a.id)).toEqual([{ cohortHash: h, firstSeen: 40, lastSeen: 60 }]);
+      }));
   });
 }
 

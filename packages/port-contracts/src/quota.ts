@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { UploadSessionRecord } from '@strongroom/core';
+import type { CompleteOutcome, NewUpload, QuotaPolicy, UploadSessionRecord } from '@strongroom/core';
 import { noteSuite } from './registry.js';
 import type { Ports } from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
@@ -8,26 +8,37 @@ let n = 0;
 const id = (prefix: string): string => `0190${prefix}-0000-7000-8000-${String(++n).padStart(12, '0')}`;
 const hash = (i: number): string => i.toString(16).padStart(64, '0');
 
-function upload(payerId: string, over: Partial<UploadSessionRecord> = {}): UploadSessionRecord {
+function upload(uploaderId: string, over: Partial<NewUpload> = {}): NewUpload {
   return {
     id: id('d000'),
-    uploaderId: payerId,
-    payerId,
+    uploaderId,
     kind: 'original',
     declaredSize: 100,
     contentHash: null,
     albumId: null,
     intentId: null,
     dropLinkId: null,
-    state: 'Pending',
-    receivedSize: null,
-    receivedHash: null,
-    assetId: null,
     createdAt: 1_000,
     expiresAt: 10_000,
     ...over,
   };
 }
+
+/** A deployment policy with this default hard limit (null: unlimited), no soft limit, a 1,000 ms grace. */
+const policy = (hard: number | null, federatedShare = 0.25): QuotaPolicy => ({ defaults: { soft: null, hard }, graceMs: 1_000, federatedShare });
+const UNLIMITED = policy(null);
+
+/** The session as a store must hold it after a plain reservation by its own uploader. */
+const pending = (u: NewUpload): UploadSessionRecord => ({ ...u, payerId: u.uploaderId, state: 'Pending', receivedSize: null, receivedHash: null, assetId: null });
+
+/** Opens and names the outcome the way the tests below read it. */
+async function open(s: Ports['quota'], u: NewUpload, hard: number | null, now: number): Promise<'reserved' | 'merged' | 'exceeded' | 'write_refused'> {
+  const r = await s.openUpload(u, policy(hard), now);
+  if (!r.ok) return r.code === 'error.quota.exceeded' ? 'exceeded' : 'write_refused';
+  return r.value.state === 'Merged' ? 'merged' : 'reserved';
+}
+
+const outcome = (c: CompleteOutcome): string => (typeof c === 'string' ? c : c.outcome);
 
 async function using(setup: Setup, body: (store: Ports['quota']) => Promise<void>): Promise<void> {
   const { ports, cleanup } = await setup();
@@ -41,8 +52,8 @@ async function using(setup: Setup, body: (store: Ports['quota']) => Promise<void
 /** Stores a blob of `size` charged to `payer` as a finished original; returns the asset id. */
 async function stored(s: Ports['quota'], payer: string, h: string, size: number, now = 1_000): Promise<string> {
   const u = upload(payer, { declaredSize: size });
-  expect(await s.openUpload(u, null, now)).toBe('reserved');
-  expect(await s.completeUpload({ uploadId: u.id, contentHash: h, size, asset: { create: { id: u.id, ownerId: payer, dropExpiresAt: null } } }, now)).not.toBe('not_open');
+  expect(await open(s, u, null, now)).toBe('reserved');
+  expect(outcome(await s.completeUpload({ uploadId: u.id, contentHash: h, size, asset: { create: { id: u.id, ownerId: payer, dropExpiresAt: null } } }, UNLIMITED, now))).not.toBe('not_open');
   return u.id;
 }
 
@@ -54,28 +65,28 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         const a = id('a000');
         expect(await s.readLedger(a, 0)).toMatchObject({ accountId: a, charged: 0, reserved: 0, limits: null, hardSince: null, suspendedAt: null, sponsorId: null });
         const first = upload(a, { declaredSize: 600 });
-        expect(await s.openUpload(first, 1000, 1_000)).toBe('reserved');
+        expect(await open(s, first, 1000, 1_000)).toBe('reserved');
         const over = upload(a, { declaredSize: 401 });
-        expect(await s.openUpload(over, 1000, 1_000)).toBe('exceeded');
+        expect(await open(s, over, 1000, 1_000)).toBe('exceeded');
         expect(await s.findUpload(over.id)).toBeNull();
-        expect(await s.openUpload(upload(a, { declaredSize: 400 }), 1000, 1_000)).toBe('reserved');
+        expect(await open(s, upload(a, { declaredSize: 400 }), 1000, 1_000)).toBe('reserved');
         expect((await s.readLedger(a, 1_000)).reserved).toBe(1000);
-        expect(await s.openUpload(upload(a, { declaredSize: 1 }), null, 1_000)).toBe('reserved');
-        expect(await s.findUpload(first.id)).toEqual(first);
+        expect(await open(s, upload(a, { declaredSize: 1 }), null, 1_000)).toBe('reserved');
+        expect(await s.findUpload(first.id)).toEqual(pending(first));
       }));
 
     it('expires timed-out sessions lazily and releases their reservation', () =>
       using(setup, async (s) => {
         const a = id('a000');
         const u = upload(a, { declaredSize: 900, albumId: 'album-1', expiresAt: 5_000 });
-        await s.openUpload(u, 1000, 1_000);
+        await open(s, u, 1000, 1_000);
         expect(await s.countInFlightUploads('album-1', 4_999)).toBe(1);
         expect(await s.countInFlightUploads('album-1', 5_000)).toBe(0);
-        expect(await s.openUpload(upload(a, { declaredSize: 900 }), 1000, 4_999)).toBe('exceeded');
-        expect(await s.openUpload(upload(a, { declaredSize: 900 }), 1000, 5_000)).toBe('reserved');
+        expect(await open(s, upload(a, { declaredSize: 900 }), 1000, 4_999)).toBe('exceeded');
+        expect(await open(s, upload(a, { declaredSize: 900 }), 1000, 5_000)).toBe('reserved');
         expect((await s.findUpload(u.id))!.state).toBe('Expired');
         expect(await s.markUploading(u.id, 5_000)).toBe(false);
-        expect(await s.cancelUpload(u.id, 5_000)).toBe(false);
+        expect(await s.cancelUpload(u.id, UNLIMITED, 5_000)).toBe(false);
       }));
 
     it('merges a known hash at creation without reserving, and finalize charges the real size once', () =>
@@ -83,27 +94,27 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         const a = id('a000');
         const b = id('a000');
         const u = upload(a, { declaredSize: 500 });
-        await s.openUpload(u, null, 1_000);
+        await open(s, u, null, 1_000);
         expect(await s.markUploading(u.id, 1_000)).toBe(true);
         expect((await s.findUpload(u.id))!.state).toBe('Uploading');
         expect(await s.markReceived(u.id, { size: 300, hash: hash(1) }, 1_000)).toBe(true);
-        expect(await s.completeUpload({ uploadId: u.id, contentHash: hash(1), size: 300, asset: { create: { id: u.id, ownerId: a, dropExpiresAt: null } } }, 1_000)).toBe('completed');
+        expect(outcome(await s.completeUpload({ uploadId: u.id, contentHash: hash(1), size: 300, asset: { create: { id: u.id, ownerId: a, dropExpiresAt: null } } }, UNLIMITED, 1_000))).toBe('completed');
         expect(await s.readLedger(a, 1_000)).toMatchObject({ charged: 300, reserved: 0 });
         expect(await s.findUpload(u.id)).toMatchObject({ state: 'Completed', assetId: u.id, receivedSize: 300 });
         expect(await s.findBlob(hash(1))).toEqual({ contentHash: hash(1), size: 300, chargedTo: a, peer: null, storedAt: 1_000 });
-        expect(await s.completeUpload({ uploadId: u.id, contentHash: hash(1), size: 300, asset: { create: { id: id('e000'), ownerId: a, dropExpiresAt: null } } }, 1_000)).toBe('not_open');
+        expect(outcome(await s.completeUpload({ uploadId: u.id, contentHash: hash(1), size: 300, asset: { create: { id: id('e000'), ownerId: a, dropExpiresAt: null } } }, UNLIMITED, 1_000))).toBe('not_open');
         // Dedup is global: b's upload of the same bytes is a merge, charged to nobody.
         const m = upload(b, { declaredSize: 300, contentHash: hash(1) });
-        expect(await s.openUpload(m, 10, 1_000)).toBe('exceeded');
-        expect(await s.openUpload(m, null, 1_000)).toBe('merged');
+        expect(await open(s, m, 10, 1_000)).toBe('exceeded');
+        expect(await open(s, m, null, 1_000)).toBe('merged');
         expect((await s.findUpload(m.id))!.state).toBe('Merged');
         expect(await s.readLedger(b, 1_000)).toMatchObject({ charged: 0, reserved: 0 });
-        expect(await s.completeUpload({ uploadId: m.id, contentHash: hash(1), size: 300, asset: { create: { id: m.id, ownerId: b, dropExpiresAt: null } } }, 1_000)).toBe('merged');
-        expect(await s.completeUpload({ uploadId: m.id, contentHash: hash(1), size: 300, asset: { create: { id: id('e000'), ownerId: b, dropExpiresAt: null } } }, 1_000)).toBe('not_open');
+        expect(outcome(await s.completeUpload({ uploadId: m.id, contentHash: hash(1), size: 300, asset: { create: { id: m.id, ownerId: b, dropExpiresAt: null } } }, UNLIMITED, 1_000))).toBe('merged');
+        expect(outcome(await s.completeUpload({ uploadId: m.id, contentHash: hash(1), size: 300, asset: { create: { id: id('e000'), ownerId: b, dropExpiresAt: null } } }, UNLIMITED, 1_000))).toBe('not_open');
         // A merge at finalize releases the reservation and charges nothing.
         const late = upload(b, { declaredSize: 400 });
-        await s.openUpload(late, null, 1_000);
-        expect(await s.completeUpload({ uploadId: late.id, contentHash: hash(1), size: 300, asset: { attachTo: m.id } }, 1_000)).toBe('merged');
+        await open(s, late, null, 1_000);
+        expect(outcome(await s.completeUpload({ uploadId: late.id, contentHash: hash(1), size: 300, asset: { attachTo: m.id } }, UNLIMITED, 1_000))).toBe('merged');
         expect(await s.readLedger(b, 1_000)).toMatchObject({ charged: 0, reserved: 0 });
         expect((await s.findAsset(m.id))!.blobs).toEqual([
           { kind: 'original', contentHash: hash(1), size: 300 },
@@ -117,11 +128,11 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
       using(setup, async (s) => {
         const a = id('a000');
         const u = upload(a, { kind: 'derivative' });
-        await s.openUpload(u, null, 1_000);
-        expect(await s.completeUpload({ uploadId: u.id, contentHash: hash(2), size: 10, asset: { attachTo: id('e000') } }, 1_000)).toBe('asset_missing');
+        await open(s, u, null, 1_000);
+        expect(outcome(await s.completeUpload({ uploadId: u.id, contentHash: hash(2), size: 10, asset: { attachTo: id('e000') } }, UNLIMITED, 1_000))).toBe('asset_missing');
         expect(await s.readLedger(a, 1_000)).toMatchObject({ charged: 0, reserved: 100 });
-        expect(await s.cancelUpload(u.id, 1_000)).toBe(true);
-        expect(await s.cancelUpload(u.id, 1_000)).toBe(false);
+        expect(await s.cancelUpload(u.id, UNLIMITED, 1_000)).toBe(true);
+        expect(await s.cancelUpload(u.id, UNLIMITED, 1_000)).toBe(false);
         expect(await s.readLedger(a, 1_000)).toMatchObject({ reserved: 0 });
         expect((await s.findUpload(u.id))!.state).toBe('Cancelled');
       }));
@@ -134,8 +145,8 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         const y = await stored(s, a, hash(4), 50);
         // b references a's blob too.
         const m = upload(b, { contentHash: hash(3) });
-        await s.openUpload(m, null, 1_000);
-        await s.completeUpload({ uploadId: m.id, contentHash: hash(3), size: 200, asset: { create: { id: m.id, ownerId: b, dropExpiresAt: null } } }, 1_000);
+        await open(s, m, null, 1_000);
+        await s.completeUpload({ uploadId: m.id, contentHash: hash(3), size: 200, asset: { create: { id: m.id, ownerId: b, dropExpiresAt: null } } }, UNLIMITED, 1_000);
         expect(await s.purgeAsset(x)).toBe(false); // live: trash first
         expect(await s.trashAsset(x, 2_000)).toBe(true);
         expect(await s.trashAsset(x, 2_000)).toBe(false);
@@ -149,13 +160,13 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect(await s.emptyTrash(a)).toBe(1);
         expect(await s.findAsset(y)).toBeNull();
         expect((await s.readLedger(a, 2_000)).charged).toBe(250);
-        const swept = await s.sweep(3_000);
+        const swept = await s.sweep(UNLIMITED, 3_000);
         expect(swept.swept).toEqual([{ contentHash: hash(4), size: 50, chargedTo: a }]);
         expect((await s.readLedger(a, 3_000)).charged).toBe(200);
         // b's purge frees the last reference: credited to a, who was charged.
         await s.trashAsset(m.id, 3_000);
         await s.purgeAsset(m.id);
-        expect((await s.sweep(4_000)).swept).toEqual([{ contentHash: hash(3), size: 200, chargedTo: a }]);
+        expect((await s.sweep(UNLIMITED, 4_000)).swept).toEqual([{ contentHash: hash(3), size: 200, chargedTo: a }]);
         expect(await s.readLedger(a, 4_000)).toMatchObject({ charged: 0 });
         expect(await s.findBlob(hash(3))).toBeNull();
       }));
@@ -165,8 +176,8 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         const owner = id('a000');
         const mk = async (h: string): Promise<string> => {
           const u = upload(owner, { dropLinkId: 'link', declaredSize: 70 });
-          await s.openUpload(u, null, 1_000);
-          await s.completeUpload({ uploadId: u.id, contentHash: h, size: 70, asset: { create: { id: u.id, ownerId: owner, dropExpiresAt: 5_000 } } }, 1_000);
+          await open(s, u, null, 1_000);
+          await s.completeUpload({ uploadId: u.id, contentHash: h, size: 70, asset: { create: { id: u.id, ownerId: owner, dropExpiresAt: 5_000 } } }, UNLIMITED, 1_000);
           return u.id;
         };
         const kept = await mk(hash(5));
@@ -177,7 +188,7 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect(await s.findAsset(kept)).toMatchObject({ state: 'live', dropExpiresAt: null });
         expect(await s.adoptDrop(lost, 5_000)).toBe(false);
         expect((await s.readLedger(owner, 5_000)).charged).toBe(140);
-        const r = await s.sweep(5_000);
+        const r = await s.sweep(UNLIMITED, 5_000);
         expect(r.swept).toEqual([{ contentHash: hash(6), size: 70, chargedTo: owner }]);
         expect(await s.findAsset(lost)).toBeNull();
       }));
@@ -186,41 +197,41 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
       using(setup, async (s) => {
         const a = id('a000');
         const u = upload(a, { expiresAt: 2_000 });
-        await s.openUpload(u, null, 1_000);
-        expect((await s.sweep(1_999)).expiredUploads).toEqual([]);
-        expect((await s.sweep(2_000)).expiredUploads).toEqual([u.id]);
+        await open(s, u, null, 1_000);
+        expect((await s.sweep(UNLIMITED, 1_999)).expiredUploads).toEqual([]);
+        expect((await s.sweep(UNLIMITED, 2_000)).expiredUploads).toEqual([u.id]);
         expect((await s.readLedger(a, 2_000)).reserved).toBe(0);
       }));
 
     it('federated cache: charged to the receiver within the per-peer budget, deduped, freed after eviction', () =>
       using(setup, async (s) => {
         const r = id('a000');
-        expect(await s.cacheFederated({ receiver: r, peer: 'p.example', contentHash: hash(7), size: 200, budget: 250 }, 1_000)).toBe('cached');
-        expect(await s.cacheFederated({ receiver: r, peer: 'p.example', contentHash: hash(7), size: 200, budget: 250 }, 1_000)).toBe('merged');
-        expect(await s.cacheFederated({ receiver: r, peer: 'p.example', contentHash: hash(8), size: 51, budget: 250 }, 1_000)).toBe('over_budget');
-        expect(await s.cacheFederated({ receiver: r, peer: 'q.example', contentHash: hash(8), size: 51, budget: 250 }, 1_000)).toBe('cached');
+        expect(await s.cacheFederated({ receiver: r, peer: 'p.example', contentHash: hash(7), size: 200 }, policy(1_000), 1_000)).toBe('cached');
+        expect(await s.cacheFederated({ receiver: r, peer: 'p.example', contentHash: hash(7), size: 200 }, policy(1_000), 1_000)).toBe('merged');
+        expect(await s.cacheFederated({ receiver: r, peer: 'p.example', contentHash: hash(8), size: 51 }, policy(1_000), 1_000)).toBe('over_budget');
+        expect(await s.cacheFederated({ receiver: r, peer: 'q.example', contentHash: hash(8), size: 51 }, policy(1_000), 1_000)).toBe('cached');
         expect(await s.findBlob(hash(7))).toMatchObject({ chargedTo: r, peer: 'p.example' });
         expect((await s.readLedger(r, 1_000)).charged).toBe(251);
-        expect((await s.sweep(1_000)).swept).toEqual([]);
+        expect((await s.sweep(UNLIMITED, 1_000)).swept).toEqual([]);
         expect(await s.evictFederated(r, 'p.example', hash(7))).toBe(true);
         expect(await s.evictFederated(r, 'p.example', hash(7))).toBe(false);
-        expect((await s.sweep(1_000)).swept).toEqual([{ contentHash: hash(7), size: 200, chargedTo: r }]);
+        expect((await s.sweep(UNLIMITED, 1_000)).swept).toEqual([{ contentHash: hash(7), size: 200, chargedTo: r }]);
       }));
 
     it('replaces metadata: new blob charged, old reference dropped', () =>
       using(setup, async (s) => {
         const a = id('a000');
         const x = await stored(s, a, hash(9), 10);
-        expect(await s.replaceMetadata({ assetId: x, payerId: a, contentHash: hash(10), size: 30 }, 2_000)).toBe('replaced');
-        expect(await s.replaceMetadata({ assetId: x, payerId: a, contentHash: hash(11), size: 5 }, 2_000)).toBe('replaced');
+        expect(await s.replaceMetadata({ assetId: x, payerId: a, contentHash: hash(10), size: 30 }, UNLIMITED, 2_000)).toBe('replaced');
+        expect(await s.replaceMetadata({ assetId: x, payerId: a, contentHash: hash(11), size: 5 }, UNLIMITED, 2_000)).toBe('replaced');
         expect((await s.findAsset(x))!.blobs.map((b) => [b.kind, b.contentHash])).toEqual([
           ['original', hash(9)],
           ['metadata', hash(11)],
         ]);
         expect((await s.readLedger(a, 2_000)).charged).toBe(45);
-        expect((await s.sweep(2_000)).swept.map((b) => b.contentHash)).toEqual([hash(10)]);
+        expect((await s.sweep(UNLIMITED, 2_000)).swept.map((b) => b.contentHash)).toEqual([hash(10)]);
         await s.trashAsset(x, 2_000);
-        expect(await s.replaceMetadata({ assetId: x, payerId: a, contentHash: hash(12), size: 5 }, 2_000)).toBe('not_live');
+        expect(await s.replaceMetadata({ assetId: x, payerId: a, contentHash: hash(12), size: 5 }, UNLIMITED, 2_000)).toBe('not_live');
       }));
 
     it('keeps limits, suspension, sponsor and hard_since', () =>
@@ -235,18 +246,69 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         await s.setSuspended(a, null);
         await s.setSponsor(a, null);
         expect(await s.readLedger(a, 0)).toMatchObject({ limits: null, suspendedAt: null, sponsorId: null });
-        await s.openUpload(upload(a, { declaredSize: 100 }), null, 1_000);
-        expect(await s.settleHardSince(a, 100, 1_500)).toBe(1_500);
-        expect(await s.settleHardSince(a, 100, 1_600)).toBe(1_500);
+        await open(s, upload(a, { declaredSize: 100 }), null, 1_000);
+        expect(await s.settleHardSince(a, policy(100), 1_500)).toBe(1_500);
+        expect(await s.settleHardSince(a, policy(100), 1_600)).toBe(1_500);
         expect((await s.readLedger(a, 1_600)).hardSince).toBe(1_500);
-        expect(await s.settleHardSince(a, 101, 1_700)).toBeNull();
-        expect(await s.settleHardSince(a, null, 1_700)).toBeNull();
+        expect(await s.settleHardSince(a, policy(101), 1_700)).toBeNull();
+        expect(await s.settleHardSince(a, UNLIMITED, 1_700)).toBeNull();
+        // The account's own limits win over the deployment's.
+        await s.setLimits(a, { soft: null, hard: 50 });
+        expect(await s.settleHardSince(a, UNLIMITED, 1_800)).toBe(1_800);
+      }));
+
+    it('charges a sponsored uploader\'s reservation to its sponsor, and settles hard_since in the same step', () =>
+      using(setup, async (s) => {
+        const sponsor = id('a000');
+        const kid = id('a000');
+        await s.setSponsor(kid, sponsor);
+        const u = upload(kid, { declaredSize: 600 });
+        const opened = await s.openUpload(u, policy(1_000), 1_000);
+        expect(opened).toEqual({ ok: true, value: { ...pending(u), payerId: sponsor } });
+        expect(await s.findUpload(u.id)).toMatchObject({ uploaderId: kid, payerId: sponsor });
+        expect(await s.readLedger(sponsor, 1_000)).toMatchObject({ reserved: 600, hardSince: null });
+        expect(await s.readLedger(kid, 1_000)).toMatchObject({ reserved: 0 });
+        // Reaching the hard limit stamps hard_since in the creating transaction itself.
+        expect(await open(s, upload(sponsor, { declaredSize: 400 }), 1_000, 2_000)).toBe('reserved');
+        expect((await s.readLedger(sponsor, 2_000)).hardSince).toBe(2_000);
+        expect(await open(s, upload(kid, { declaredSize: 1 }), 1_000, 2_000)).toBe('exceeded');
+        // Cancelling drops below the limit and clears it, again in one step.
+        expect(await s.cancelUpload(u.id, policy(1_000), 3_000)).toBe(true);
+        expect(await s.readLedger(sponsor, 3_000)).toMatchObject({ reserved: 400, hardSince: null });
+      }));
+
+    it('refuses uploads while suspended, writing nothing', () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        await s.setSuspended(a, 500);
+        const u = upload(a);
+        const r = await s.openUpload(u, UNLIMITED, 1_000);
+        expect(r.ok ? null : r.code).toBe('error.quota.write_refused');
+        expect(await s.findUpload(u.id)).toBeNull();
+        expect((await s.readLedger(a, 1_000)).reserved).toBe(0);
+      }));
+
+    it('finalize answers the session as stored and keeps hard_since in line with the charge', () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        const u = upload(a, { declaredSize: 500 });
+        await open(s, u, 400 + 500, 1_000);
+        await s.markReceived(u.id, { size: 450, hash: hash(20) }, 1_000);
+        const done = await s.completeUpload({ uploadId: u.id, contentHash: hash(20), size: 450, asset: { create: { id: u.id, ownerId: a, dropExpiresAt: null } } }, policy(450), 1_500);
+        expect(done).toEqual({ outcome: 'completed', session: { ...pending(u), state: 'Completed', receivedSize: 450, receivedHash: hash(20), assetId: u.id } });
+        expect(await s.findUpload(u.id)).toEqual((done as { session: UploadSessionRecord }).session);
+        expect(await s.readLedger(a, 1_500)).toMatchObject({ charged: 450, reserved: 0, hardSince: 1_500 });
+        // The sweep credits the bytes back and clears it.
+        await s.trashAsset(u.id, 2_000);
+        await s.purgeAsset(u.id);
+        await s.sweep(policy(450), 3_000);
+        expect(await s.readLedger(a, 3_000)).toMatchObject({ charged: 0, hardSince: null });
       }));
 
     it('many concurrent creations for one account never exceed the hard limit', () =>
       using(setup, async (s) => {
         const a = id('a000');
-        const results = await Promise.all(Array.from({ length: 50 }, () => s.openUpload(upload(a, { declaredSize: 30 }), 1000, 1_000)));
+        const results = await Promise.all(Array.from({ length: 50 }, () => open(s, upload(a, { declaredSize: 30 }), 1000, 1_000)));
         expect(results.filter((r) => r === 'reserved')).toHaveLength(33);
         expect((await s.readLedger(a, 1_000)).reserved).toBe(990);
       }));

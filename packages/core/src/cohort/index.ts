@@ -1,2 +1,3 @@
 export { cohortHash, readCohortHash, PLATFORM_TAGS, COHORT_DOMAIN } from './cohort.js';
 export type { PlatformTag } from './cohort.js';
+export { cohortSighting } from './sighting.js';

@@ -1,6 +1,7 @@
 import { canonicalCbor, decodeCanonicalCbor } from '../encoding/cbor.js';
 import { ok, refuse, type Result } from '../errors.js';
-import type { DeviceEntry, DirectoryRecord } from '../ports/device-directory.js';
+import { constantTimeEqual } from '../encoding/bytes.js';
+import type { DeviceEntry, DirectoryRecord, PublishOutcome } from '../ports/device-directory.js';
 import { isAcceptableEd25519Key, isAcceptableMlDsa65Key, verifyEd25519 } from '../proofs/signatures.js';
 import { isRecord, isWholeNumber } from './shape.js';
 
@@ -83,4 +84,15 @@ export function acceptDirectory(
 /** A device may write once listed with `added_at` (unix seconds) not after the server's clock. */
 export function isDeviceActive(device: DeviceEntry | null, now: number): device is DeviceEntry {
   return device !== null && device.addedAt * 1000 <= now;
+}
+
+/**
+ * The compare-and-set a store applies inside its transaction when a directory is published: the
+ * first one fixes the identity anchor; later ones must repeat it (checked first) and raise `seq`.
+ */
+export function decidePublication(current: Pick<DirectoryRecord, 'identityKey' | 'seq'> | null, incoming: Pick<DirectoryRecord, 'identityKey' | 'seq'>): PublishOutcome {
+  if (current === null) return 'published';
+  if (!constantTimeEqual(current.identityKey, incoming.identityKey)) return 'anchor_mismatch';
+  if (incoming.seq <= current.seq) return 'stale_seq';
+  return 'published';
 }

@@ -1,3 +1,4 @@
+import type { QuotaPolicy } from '../quota/machine.js';
 import type { BlobKind } from './upload-sessions.js';
 
 export type AssetState = 'live' | 'trashed' | 'pending_drop';
@@ -46,8 +47,8 @@ export interface AssetCatalog {
   adoptDrop(id: string, now: number): Promise<boolean>;
   /**
    * Atomically replaces the asset's metadata blob: the new one is stored (charged to the payer
-   * unless already stored) and referenced, the old reference dropped. Returns false when the
-   * asset is not live.
+   * unless already stored) and referenced, the old reference dropped, `hard_since` settled.
+   * Returns 'not_live' when the asset is not live.
    */
-  replaceMetadata(input: MetadataReplace, now: number): Promise<'replaced' | 'not_live'>;
+  replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<'replaced' | 'not_live'>;
 }

@@ -6,7 +6,7 @@ export interface CohortRecord {
 
 /** The durable device_cohorts map. Outlives sessions; advisory only. */
 export interface CohortMap {
-  /** Upsert: first_seen is kept, last_seen moves to `at`. */
+  /** Records a sighting as core's `cohortSighting` merges it (earliest first_seen, latest last_seen), atomically. */
   recordCohort(accountId: string, cohortHash: string, at: number): Promise<void>;
   listCohorts(accountId: string): Promise<CohortRecord[]>;
 }

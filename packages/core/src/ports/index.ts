@@ -13,7 +13,7 @@ export type { DeviceDirectoryStore, DeviceEntry, DirectoryRecord, PublishOutcome
 export type { RevokeAllChallenge, RevokeAllChallengeStore } from './revoke-all-challenges.js';
 export type { AlbumRecord, AlbumStore, PendingUpgrade, ProposeOutcome, UpgradeIntentRecord } from './album-store.js';
 export type { BlobRecord, FederatedCacheOutcome, QuotaAccountRecord, QuotaLedger, SweepResult, SweptBlob } from './quota-ledger.js';
-export type { BlobKind, CompleteOutcome, CompleteUpload, OpenUploadOutcome, UploadSessionRecord, UploadSessions, UploadState } from './upload-sessions.js';
+export type { BlobKind, CompleteOutcome, CompleteUpload, Completed, NewUpload, UploadSessionRecord, UploadSessions, UploadState } from './upload-sessions.js';
 export type { AssetBlob, AssetCatalog, AssetRecord, AssetState, MetadataReplace } from './asset-catalog.js';
 export type { BlobStore, StagedBlob } from './blob-store.js';
 export type { MemberUpgradeStore, WriteTransport } from './member-upgrade.js';

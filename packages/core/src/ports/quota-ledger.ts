@@ -1,4 +1,5 @@
-import type { QuotaLimits } from '../quota/machine.js';
+import type { FederatedCacheDecision } from '../quota/ledger-rules.js';
+import type { QuotaLimits, QuotaPolicy } from '../quota/machine.js';
 
 /** One paying account's row in the ledger. */
 export interface QuotaAccountRecord {
@@ -36,7 +37,7 @@ export interface SweepResult {
   readonly expiredUploads: readonly string[];
 }
 
-export type FederatedCacheOutcome = 'cached' | 'merged' | 'over_budget';
+export type FederatedCacheOutcome = FederatedCacheDecision;
 
 /**
  * The quota ledger: per-account counters and the global blob index. Every method is atomic; the
@@ -46,10 +47,10 @@ export interface QuotaLedger {
   /** Expires the account's timed-out sessions, then returns its row (a zero row when it has none). */
   readLedger(accountId: string, now: number): Promise<QuotaAccountRecord>;
   /**
-   * Sets hard_since from the current row: to `now` if used >= hard and it is unset, to null if used
-   * is below hard. Idempotent, so concurrent callers converge. Returns the stored value.
+   * Brings hard_since in line with the row (core's `settledHardSince`) in one transaction.
+   * Idempotent, so concurrent callers converge. Returns the stored value.
    */
-  settleHardSince(accountId: string, hard: number | null, now: number): Promise<number | null>;
+  settleHardSince(accountId: string, policy: QuotaPolicy, now: number): Promise<number | null>;
   setLimits(accountId: string, limits: QuotaLimits | null): Promise<void>;
   setSuspended(accountId: string, suspendedAt: number | null): Promise<void>;
   setSponsor(accountId: string, sponsorId: string | null): Promise<void>;
@@ -57,16 +58,17 @@ export interface QuotaLedger {
   /** Blobs charged to the account, oldest first (the operator's ledger view). */
   listChargedBlobs(accountId: string): Promise<BlobRecord[]>;
   /**
-   * Caches a federated-received blob for `receiver`: already referenced or already stored is a
-   * merge (nothing charged); otherwise refused when the receiver's bytes from this peer plus `size`
-   * would pass `budget` (null = unlimited), else stored and charged to the receiver.
+   * Caches a federated-received blob for `receiver` in one transaction, as core's
+   * `decideFederatedCache` decides on the facts it reads: merged, cached (charged to the receiver,
+   * `hard_since` settled) or over the per-peer budget (nothing written).
    */
-  cacheFederated(input: { receiver: string; peer: string; contentHash: string; size: number; budget: number | null }, now: number): Promise<FederatedCacheOutcome>;
+  cacheFederated(input: { receiver: string; peer: string; contentHash: string; size: number }, policy: QuotaPolicy, now: number): Promise<FederatedCacheOutcome>;
   /** Drops the receiver's reference; the bytes are credited at the next sweep. False if none. */
   evictFederated(receiver: string, peer: string, contentHash: string): Promise<boolean>;
   /**
    * The garbage collection: expires timed-out sessions and drops, removes every blob nothing
-   * references any more and credits its bytes to whoever the ledger charged. Returns what went.
+   * references any more, credits its bytes to whoever the ledger charged and settles those
+   * accounts' `hard_since`. Returns what went.
    */
-  sweep(now: number): Promise<SweepResult>;
+  sweep(policy: QuotaPolicy, now: number): Promise<SweepResult>;
 }

@@ -1,3 +1,5 @@
+import type { Result } from '../errors.js';
+import type { QuotaPolicy, QuotaRefusal } from '../quota/machine.js';
 import type { UploadsInFlight } from './uploads-in-flight.js';
 
 export type UploadState = 'Pending' | 'Uploading' | 'WaitingForProcessing' | 'Completed' | 'Merged' | 'Cancelled' | 'Expired';
@@ -28,7 +30,8 @@ export interface UploadSessionRecord {
   readonly expiresAt: number;
 }
 
-export type OpenUploadOutcome = 'reserved' | 'merged' | 'exceeded';
+/** What the service asks a store to open; the store's decision (core's `decideOpen`) fills in the rest. */
+export type NewUpload = Omit<UploadSessionRecord, 'payerId' | 'state' | 'receivedSize' | 'receivedHash' | 'assetId'>;
 
 export interface CompleteUpload {
   readonly uploadId: string;
@@ -38,28 +41,32 @@ export interface CompleteUpload {
   readonly asset: { readonly create: { readonly id: string; readonly ownerId: string; readonly dropExpiresAt: number | null } } | { readonly attachTo: string };
 }
 
-export type CompleteOutcome = 'completed' | 'merged' | 'not_open' | 'asset_missing' | 'blob_missing';
+/** A completed finalize: the session as stored afterwards. */
+export interface Completed {
+  readonly outcome: 'completed' | 'merged';
+  readonly session: UploadSessionRecord;
+}
+
+export type CompleteOutcome = Completed | 'not_open' | 'asset_missing' | 'blob_missing';
 
 /** Upload sessions. Atomic where a reservation or a charge moves. */
 export interface UploadSessions extends UploadsInFlight {
   /**
-   * Opens a session atomically against the payer's ledger. With a content hash already stored the
-   * session is written as Merged and nothing is reserved. Otherwise, when hard is not null and the
-   * payer's charged + reserved + declaredSize > hard, nothing is written ('exceeded'); else the
-   * declared size is reserved. The payer's timed-out sessions are expired first.
+   * Opens a session in one transaction: resolves the payer (the uploader's sponsor, else the
+   * uploader), expires the payer's timed-out sessions, reads the facts, applies core's `decideOpen`
+   * and writes the session, the reservation and `hard_since` as it says. A refusal writes no session.
    */
-  openUpload(session: UploadSessionRecord, hard: number | null, now: number): Promise<OpenUploadOutcome>;
+  openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, QuotaRefusal>>;
   findUpload(id: string): Promise<UploadSessionRecord | null>;
   /** Moves an open (non-terminal, unexpired) session to Uploading / WaitingForProcessing. False if not open. */
   markUploading(id: string, now: number): Promise<boolean>;
   markReceived(id: string, received: { size: number; hash: string } | null, now: number): Promise<boolean>;
   /**
-   * Finalizes atomically: releases the reservation; if the blob is stored already the session
-   * becomes Merged and nothing is charged, else the blob is recorded as charged to the payer at
-   * its real size and the session becomes Completed. The asset is created or the blob attached.
-   * For a Merged session (merged at creation) it only binds the asset, once.
+   * Finalizes in one transaction: reads the session, the stored blob, the target asset and the
+   * payer, applies core's `decideCompletion` and writes what it plans (reservation released, blob
+   * charged or merged, asset created or attached, `hard_since`). Returns the session as stored.
    */
-  completeUpload(input: CompleteUpload, now: number): Promise<CompleteOutcome>;
-  /** Cancels an open session and releases its reservation. False when it was not open. */
-  cancelUpload(id: string, now: number): Promise<boolean>;
+  completeUpload(input: CompleteUpload, policy: QuotaPolicy, now: number): Promise<CompleteOutcome>;
+  /** Cancels an open session, releases its reservation and settles `hard_since`. False when it was not open. */
+  cancelUpload(id: string, policy: QuotaPolicy, now: number): Promise<boolean>;
 }

@@ -98,9 +98,8 @@ export class AssetService {
     const staging = `meta-${toHex(this.#d.random.bytes(16))}`;
     await this.#d.blobs.stage(staging, once(bytes), bytes.length);
     await this.#d.blobs.commit(staging, contentHash);
-    const r = await guard(STORE, 'asset write', () => this.#d.assets.replaceMetadata({ assetId: id, payerId, contentHash, size: bytes.length }, now));
+    const r = await guard(STORE, 'asset write', () => this.#d.assets.replaceMetadata({ assetId: id, payerId, contentHash, size: bytes.length }, this.#d.quota.policy, now));
     if (r === 'not_live') return refuse('error.conflict', 'Only a live asset takes metadata edits.');
-    await this.#d.quota.settle(payerId, now);
     return ok((await this.#d.assets.findAsset(id))!);
   }
 

@@ -13,3 +13,5 @@ export { QuotaService } from './service.js';
 export type { LedgerReport, QuotaServiceDeps, SweepReport } from './service.js';
 export { AssetService } from './assets.js';
 export type { AssetServiceDeps } from './assets.js';
+export { decideFederatedCache, emptyLedgerRecord, ledgerFacts, payerIdOf, settledHardSince } from './ledger-rules.js';
+export type { FederatedCacheDecision } from './ledger-rules.js';

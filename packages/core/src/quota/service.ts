@@ -5,11 +5,9 @@ import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { BlobRecord, QuotaAccountRecord, QuotaLedger, SweptBlob } from '../ports/quota-ledger.js';
 import type { Random } from '../ports/random.js';
+import { ledgerFacts, settledHardSince } from './ledger-rules.js';
 import {
   admitWrite,
-  effectiveLimits,
-  federatedBudget,
-  nextHardSince,
   quotaStatus,
   type LedgerFacts,
   type QuotaLimits,
@@ -80,13 +78,13 @@ export class QuotaService {
   /** The payer's facts as of `now`, with hard_since brought in line with the ledger first. */
   async facts(payerId: string, now: number, known?: QuotaAccountRecord): Promise<{ record: QuotaAccountRecord; facts: LedgerFacts }> {
     let record = known ?? (await guard(STORE, 'quota ledger read', () => this.#d.ledger.readLedger(payerId, now)));
-    const limits = effectiveLimits(record.limits, this.#d.policy);
-    const wanted = nextHardSince({ ...record, limits }, now);
-    if (wanted !== record.hardSince) {
-      const hardSince = await guard(STORE, 'quota ledger write', () => this.#d.ledger.settleHardSince(payerId, limits.hard, now));
+    // Writers settle hard_since in their own transactions; a read settles it only when something
+    // else moved the line (an operator's new limits, a changed deployment default).
+    if (settledHardSince(record, this.#d.policy, now) !== record.hardSince) {
+      const hardSince = await guard(STORE, 'quota ledger write', () => this.#d.ledger.settleHardSince(payerId, this.#d.policy, now));
       record = { ...record, hardSince };
     }
-    return { record, facts: { charged: record.charged, reserved: record.reserved, hardSince: record.hardSince, suspended: record.suspendedAt !== null, limits } };
+    return { record, facts: ledgerFacts(record, this.#d.policy) };
   }
 
   /** The caller's quota (a sponsored account sees its sponsor's, which is the one it spends). */
@@ -155,7 +153,7 @@ export class QuotaService {
    */
   async sweep(): Promise<SweepReport> {
     const now = this.#d.clock.now();
-    const result = await guard(STORE, 'quota sweep', () => this.#d.ledger.sweep(now));
+    const result = await guard(STORE, 'quota sweep', () => this.#d.ledger.sweep(this.#d.policy, now));
     const credited: Record<string, number> = {};
     for (const b of result.swept) {
       credited[b.chargedTo] = (credited[b.chargedTo] ?? 0) + b.size;
@@ -163,7 +161,6 @@ export class QuotaService {
       if ((await this.#d.ledger.findBlob(b.contentHash)) === null) await this.#d.blobs.remove(b.contentHash);
     }
     for (const id of result.expiredUploads) await this.#d.blobs.discard(id);
-    for (const account of Object.keys(credited)) await this.settle(account, now);
     return { swept: result.swept, credited, expiredUploads: result.expiredUploads.length };
   }
 
@@ -174,19 +171,16 @@ export class QuotaService {
   async cacheFederated(receiverId: string, peer: string, bytes: Uint8Array): Promise<Result<{ contentHash: string; outcome: 'cached' | 'merged' }, 'error.quota.exceeded'>> {
     const now = this.#d.clock.now();
     const contentHash = sha256Hex(bytes);
-    const { facts } = await this.facts(receiverId, now);
-    const budget = federatedBudget(facts.limits, this.#d.policy);
     const staging = `fed-${toHex(this.#d.random.bytes(16))}`;
     await this.#d.blobs.stage(staging, once(bytes), bytes.length);
     await this.#d.blobs.commit(staging, contentHash);
     const outcome = await guard(STORE, 'quota ledger write', () =>
-      this.#d.ledger.cacheFederated({ receiver: receiverId, peer, contentHash, size: bytes.length, budget }, now),
+      this.#d.ledger.cacheFederated({ receiver: receiverId, peer, contentHash, size: bytes.length }, this.#d.policy, now),
     );
     if (outcome === 'over_budget') {
       if ((await this.#d.ledger.findBlob(contentHash)) === null) await this.#d.blobs.remove(contentHash);
-      return refuse('error.quota.exceeded', 'The federated cache budget for this peer is spent.', { peer, budget });
+      return refuse('error.quota.exceeded', 'The federated cache budget for this peer is spent.', { peer });
     }
-    await this.settle(receiverId, now);
     return ok({ contentHash, outcome });
   }
 

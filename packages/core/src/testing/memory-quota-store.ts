@@ -1,12 +1,15 @@
+import { ok, type Result } from '../errors.js';
 import type { AssetBlob, AssetCatalog, AssetRecord, MetadataReplace } from '../ports/asset-catalog.js';
 import type { BlobRecord, FederatedCacheOutcome, QuotaAccountRecord, QuotaLedger, SweepResult, SweptBlob } from '../ports/quota-ledger.js';
-import type { CompleteOutcome, CompleteUpload, OpenUploadOutcome, UploadSessionRecord, UploadSessions } from '../ports/upload-sessions.js';
-import type { QuotaLimits } from '../quota/machine.js';
+import type { CompleteOutcome, CompleteUpload, NewUpload, UploadSessionRecord, UploadSessions } from '../ports/upload-sessions.js';
+import { decideFederatedCache, emptyLedgerRecord, payerIdOf, settledHardSince } from '../quota/ledger-rules.js';
+import type { QuotaLimits, QuotaPolicy, QuotaRefusal } from '../quota/machine.js';
+import { decideCompletion, decideOpen } from '../upload/decisions.js';
 import { isInFlight, isOpenState } from '../upload/machine.js';
 
 type Row = { -readonly [K in keyof QuotaAccountRecord]: QuotaAccountRecord[K] };
 
-const zero = (accountId: string): Row => ({ accountId, charged: 0, reserved: 0, limits: null, hardSince: null, suspendedAt: null, sponsorId: null });
+const zero = (accountId: string): Row => ({ ...emptyLedgerRecord(accountId) });
 
 /**
  * The in-memory reference implementation of the quota, upload-session and asset ports. Each
@@ -29,16 +32,24 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     return r;
   }
 
-  #expire(now: number, payerId: string | null): string[] {
+  #expire(now: number, payerId: string | null, moved?: Set<string>): string[] {
     const out: string[] = [];
     for (const s of this.uploads.values()) {
       if ((payerId === null || s.payerId === payerId) && isOpenState(s.state) && now >= s.expiresAt) {
         this.uploads.set(s.id, { ...s, state: 'Expired' });
         this.#row(s.payerId).reserved -= s.declaredSize;
+        moved?.add(s.payerId);
         out.push(s.id);
       }
     }
     return out;
+  }
+
+  #settle(accountId: string, policy: QuotaPolicy, now: number): number | null {
+    const r = this.accounts.get(accountId);
+    if (!r) return null;
+    r.hardSince = settledHardSince(r, policy, now);
+    return r.hardSince;
   }
 
   #storeBlob(contentHash: string, size: number, chargedTo: string, peer: string | null, now: number): boolean {
@@ -54,11 +65,8 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     this.#expire(now, accountId);
     return { ...(this.accounts.get(accountId) ?? zero(accountId)) };
   }
-  async settleHardSince(accountId: string, hard: number | null, now: number): Promise<number | null> {
-    const r = this.accounts.get(accountId);
-    if (!r) return null;
-    r.hardSince = hard !== null && r.charged + r.reserved >= hard ? (r.hardSince ?? now) : null;
-    return r.hardSince;
+  async settleHardSince(accountId: string, policy: QuotaPolicy, now: number): Promise<number | null> {
+    return this.#settle(accountId, policy, now);
   }
   async setLimits(accountId: string, limits: QuotaLimits | null): Promise<void> {
     this.#row(accountId).limits = limits;
@@ -75,27 +83,24 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async listChargedBlobs(accountId: string): Promise<BlobRecord[]> {
     return [...this.blobs.values()].filter((b) => b.chargedTo === accountId).sort((a, b) => a.storedAt - b.storedAt || (a.contentHash < b.contentHash ? -1 : 1));
   }
-  async cacheFederated(input: { receiver: string; peer: string; contentHash: string; size: number; budget: number | null }, now: number): Promise<FederatedCacheOutcome> {
+  async cacheFederated(input: { receiver: string; peer: string; contentHash: string; size: number }, policy: QuotaPolicy, now: number): Promise<FederatedCacheOutcome> {
     const key = `${input.receiver}\n${input.peer}\n${input.contentHash}`;
-    if (this.federated.has(key)) return 'merged';
-    if (this.blobs.has(input.contentHash)) {
-      this.federated.add(key);
-      return 'merged';
-    }
-    if (input.budget !== null) {
-      let fromPeer = 0;
-      for (const b of this.blobs.values()) if (b.chargedTo === input.receiver && b.peer === input.peer) fromPeer += b.size;
-      if (fromPeer + input.size > input.budget) return 'over_budget';
-    }
-    this.#storeBlob(input.contentHash, input.size, input.receiver, input.peer, now);
+    let spentFromPeer = 0;
+    for (const b of this.blobs.values()) if (b.chargedTo === input.receiver && b.peer === input.peer) spentFromPeer += b.size;
+    const receiver = this.accounts.get(input.receiver) ?? zero(input.receiver);
+    const decision = decideFederatedCache({ referenced: this.federated.has(key), stored: this.blobs.has(input.contentHash), spentFromPeer, receiver }, input.size, policy);
+    if (decision === 'over_budget') return decision;
+    if (decision === 'cached') this.#storeBlob(input.contentHash, input.size, input.receiver, input.peer, now);
     this.federated.add(key);
-    return 'cached';
+    this.#settle(input.receiver, policy, now);
+    return decision;
   }
   async evictFederated(receiver: string, peer: string, contentHash: string): Promise<boolean> {
     return this.federated.delete(`${receiver}\n${peer}\n${contentHash}`);
   }
-  async sweep(now: number): Promise<SweepResult> {
-    const expiredUploads = this.#expire(now, null);
+  async sweep(policy: QuotaPolicy, now: number): Promise<SweepResult> {
+    const moved = new Set<string>();
+    const expiredUploads = this.#expire(now, null, moved);
     for (const a of this.assets.values()) {
       if (a.state === 'pending_drop' && a.dropExpiresAt !== null && now >= a.dropExpiresAt) this.assets.delete(a.id);
     }
@@ -108,23 +113,27 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       this.blobs.delete(b.contentHash);
       this.#row(b.chargedTo).charged -= b.size;
       swept.push({ contentHash: b.contentHash, size: b.size, chargedTo: b.chargedTo });
+      moved.add(b.chargedTo);
     }
+    for (const accountId of moved) this.#settle(accountId, policy, now);
     return { swept, expiredUploads };
   }
 
   // UploadSessions
 
-  async openUpload(session: UploadSessionRecord, hard: number | null, now: number): Promise<OpenUploadOutcome> {
-    this.#expire(now, session.payerId);
-    const payer = this.accounts.get(session.payerId) ?? zero(session.payerId);
-    if (hard !== null && payer.charged + payer.reserved + session.declaredSize > hard) return 'exceeded';
-    if (session.contentHash !== null && this.blobs.has(session.contentHash)) {
-      this.uploads.set(session.id, { ...session, state: 'Merged' });
-      return 'merged';
-    }
-    this.uploads.set(session.id, { ...session, state: 'Pending' });
-    this.#row(session.payerId).reserved += session.declaredSize;
-    return 'reserved';
+  async openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, QuotaRefusal>> {
+    const uploader = this.accounts.get(request.uploaderId) ?? zero(request.uploaderId);
+    const payerId = payerIdOf(uploader);
+    this.#expire(now, payerId);
+    const payer = this.accounts.get(payerId) ?? zero(payerId);
+    const blobStored = request.contentHash !== null && this.blobs.has(request.contentHash);
+    const plan = decideOpen({ uploader, payer, blobStored }, request, policy, now);
+    if (!plan.ok) return plan;
+    this.uploads.set(plan.value.session.id, plan.value.session);
+    const row = this.#row(payerId);
+    row.reserved += plan.value.reserve;
+    row.hardSince = plan.value.hardSince;
+    return ok(plan.value.session);
   }
   async findUpload(id: string): Promise<UploadSessionRecord | null> {
     return this.uploads.get(id) ?? null;
@@ -141,50 +150,41 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     this.uploads.set(id, received ? { ...s, state: 'WaitingForProcessing', receivedSize: received.size, receivedHash: received.hash } : { ...s, state: 'Pending', receivedSize: null, receivedHash: null });
     return true;
   }
-  async completeUpload(input: CompleteUpload, now: number): Promise<CompleteOutcome> {
-    const s = this.uploads.get(input.uploadId);
-    if (!s) return 'not_open';
-    const binding = s.state === 'Merged' && s.assetId === null;
-    if (!binding && !isInFlight(s, now)) return 'not_open';
-    if ('attachTo' in input.asset) {
-      const target = this.assets.get(input.asset.attachTo);
-      if (!target || target.state === 'pending_drop') return 'asset_missing';
-    }
-    const existing = this.blobs.get(input.contentHash);
-    if (binding && !existing) return 'blob_missing';
-    let outcome: CompleteOutcome = 'merged';
-    if (!binding) {
-      this.#row(s.payerId).reserved -= s.declaredSize;
-      if (this.#storeBlob(input.contentHash, input.size, s.payerId, null, now)) outcome = 'completed';
-    }
-    const blob: AssetBlob = { kind: s.kind, contentHash: input.contentHash, size: this.blobs.get(input.contentHash)!.size };
-    let assetId: string;
-    if ('attachTo' in input.asset) {
-      assetId = input.asset.attachTo;
-      const a = this.assets.get(assetId)!;
-      this.assets.set(assetId, { ...a, blobs: [...a.blobs, blob] });
+  async completeUpload(input: CompleteUpload, policy: QuotaPolicy, now: number): Promise<CompleteOutcome> {
+    const session = this.uploads.get(input.uploadId) ?? null;
+    const target = 'attachTo' in input.asset ? this.assets.get(input.asset.attachTo) : undefined;
+    const plan = decideCompletion(
+      {
+        session,
+        storedBlobSize: this.blobs.get(input.contentHash)?.size ?? null,
+        attachTarget: target?.state ?? null,
+        payer: session ? (this.accounts.get(session.payerId) ?? null) : null,
+      },
+      input,
+      policy,
+      now,
+    );
+    if (typeof plan === 'string') return plan;
+    const payer = this.#row(plan.session.payerId);
+    payer.reserved -= plan.release;
+    if (plan.newBlob) this.#storeBlob(plan.newBlob.contentHash, plan.newBlob.size, plan.newBlob.chargedTo, null, now);
+    payer.hardSince = plan.hardSince;
+    const blob: AssetBlob = plan.reference;
+    if (plan.createAsset) {
+      this.assets.set(plan.assetId, { ...plan.createAsset, createdAt: now, trashedAt: null, blobs: [blob] });
     } else {
-      const c = input.asset.create;
-      assetId = c.id;
-      this.assets.set(assetId, {
-        id: c.id,
-        ownerId: c.ownerId,
-        uploaderId: s.uploaderId,
-        state: c.dropExpiresAt === null ? 'live' : 'pending_drop',
-        createdAt: now,
-        trashedAt: null,
-        dropExpiresAt: c.dropExpiresAt,
-        blobs: [blob],
-      });
+      const a = this.assets.get(plan.assetId)!;
+      this.assets.set(plan.assetId, { ...a, blobs: [...a.blobs, blob] });
     }
-    this.uploads.set(s.id, { ...s, state: outcome === 'completed' ? 'Completed' : 'Merged', assetId });
-    return outcome;
+    this.uploads.set(plan.session.id, plan.session);
+    return { outcome: plan.outcome, session: plan.session };
   }
-  async cancelUpload(id: string, now: number): Promise<boolean> {
+  async cancelUpload(id: string, policy: QuotaPolicy, now: number): Promise<boolean> {
     const s = this.uploads.get(id);
     if (!s || !isInFlight(s, now)) return false;
     this.uploads.set(id, { ...s, state: 'Cancelled' });
     this.#row(s.payerId).reserved -= s.declaredSize;
+    this.#settle(s.payerId, policy, now);
     return true;
   }
   async countInFlightUploads(albumId: string, now: number): Promise<number> {
@@ -231,12 +231,13 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     this.assets.set(id, { ...a, state: 'live', dropExpiresAt: null });
     return true;
   }
-  async replaceMetadata(input: MetadataReplace, now: number): Promise<'replaced' | 'not_live'> {
+  async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<'replaced' | 'not_live'> {
     const a = this.assets.get(input.assetId);
     if (!a || a.state !== 'live') return 'not_live';
     this.#storeBlob(input.contentHash, input.size, input.payerId, null, now);
     const size = this.blobs.get(input.contentHash)!.size;
     this.assets.set(a.id, { ...a, blobs: [...a.blobs.filter((b) => b.kind !== 'metadata'), { kind: 'metadata', contentHash: input.contentHash, size }] });
+    this.#settle(input.payerId, policy, now);
     return 'replaced';
   }
 }

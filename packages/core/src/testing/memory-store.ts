@@ -2,6 +2,7 @@ import type { AccountRecord, AccountStore, PasswordChange } from '../ports/accou
 import type { CohortMap, CohortRecord } from '../ports/cohort-map.js';
 import type { SessionAccess, SessionLedger, SessionRecord } from '../ports/session-ledger.js';
 import type { SigningKeyRecord, SigningKeyStore } from '../ports/signing-key-store.js';
+import { cohortSighting } from '../cohort/sighting.js';
 
 /**
  * The in-memory reference implementation of the store ports. It is what the contract suite is
@@ -105,7 +106,7 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
   async recordCohort(accountId: string, cohortHash: string, at: number): Promise<void> {
     const map = this.cohorts.get(accountId) ?? new Map<string, CohortRecord>();
     const prev = map.get(cohortHash);
-    map.set(cohortHash, { cohortHash, firstSeen: prev?.firstSeen ?? at, lastSeen: at });
+    map.set(cohortHash, cohortSighting(prev ?? null, cohortHash, at));
     this.cohorts.set(accountId, map);
   }
   async listCohorts(accountId: string): Promise<CohortRecord[]> {

@@ -5,9 +5,9 @@ import type { AssetCatalog } from '../ports/asset-catalog.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
-import type { BlobKind, CompleteUpload, UploadSessionRecord, UploadSessions, UploadState } from '../ports/upload-sessions.js';
+import type { BlobKind, CompleteUpload, NewUpload, UploadSessionRecord, UploadSessions, UploadState } from '../ports/upload-sessions.js';
 import type { WriteGuard, WriteRefusal } from '../ports/write-guard.js';
-import { admitWrite, quotaStatus, type QuotaRefusal } from '../quota/machine.js';
+import type { QuotaRefusal } from '../quota/machine.js';
 import type { QuotaService } from '../quota/service.js';
 import { decideCancel, decideFinalize, decidePut, isContentHash, uploadState } from './machine.js';
 
@@ -97,34 +97,21 @@ export class UploadService {
   }
 
   async #open(uploaderId: string, input: CreateUpload, dropLinkId: string | null, now: number): Promise<Result<UploadView, CreateRefusal>> {
-    const quota = this.#d.quota;
-    const { payerId, facts } = await quota.payerFacts(uploaderId, now);
-    const verdict = admitWrite(quotaStatus(facts, now, quota.policy.graceMs), 'upload', input.declaredSize);
-    if (!verdict.ok) return verdict;
-    const session: UploadSessionRecord = {
+    const request: NewUpload = {
       id: uuidv7(now, this.#d.random.bytes(10)),
       uploaderId,
-      payerId,
       kind: input.kind,
       declaredSize: input.declaredSize,
       contentHash: input.contentHash,
       albumId: input.albumId,
       intentId: input.intentId,
       dropLinkId,
-      state: 'Pending',
-      receivedSize: null,
-      receivedHash: null,
-      assetId: null,
       createdAt: now,
       expiresAt: now + this.#d.ttlMs,
     };
-    const outcome = await guard(STORE, 'upload session write', () => this.#d.sessions.openUpload(session, facts.limits.hard, now));
-    if (outcome === 'exceeded') {
-      // Lost a race with another creation: the atomic check in the store is the one that counts.
-      return refuse('error.quota.exceeded', 'This upload would pass the hard storage limit.', { declared_size: input.declaredSize, hard_limit: facts.limits.hard });
-    }
-    await quota.settle(payerId, now);
-    return ok(view({ ...session, state: outcome === 'merged' ? 'Merged' : 'Pending' }, now));
+    // One transaction: payer, expiry, quota decision, reservation and hard_since together.
+    const opened = await guard(STORE, 'upload session write', () => this.#d.sessions.openUpload(request, this.#d.quota.policy, now));
+    return opened.ok ? ok(view(opened.value, now)) : opened;
   }
 
   async #mine(caller: Caller, id: string): Promise<UploadSessionRecord | null> {
@@ -190,14 +177,12 @@ export class UploadService {
       if (committed !== 'stored') return refuse('error.conflict', `The received bytes could not be committed (${committed}).`);
     }
     const outcome = await guard(STORE, 'upload session write', () =>
-      this.#d.sessions.completeUpload({ uploadId: id, contentHash: input.contentHash, size: decided.value.size, asset }, now),
+      this.#d.sessions.completeUpload({ uploadId: id, contentHash: input.contentHash, size: decided.value.size, asset }, this.#d.quota.policy, now),
     );
     if (outcome === 'asset_missing') return refuse('error.not_found', 'No such asset.');
     if (outcome === 'not_open') return refuse('error.conflict', 'The upload session is no longer open.');
     if (outcome === 'blob_missing') return refuse('error.conflict', 'The merged blob was collected meanwhile; upload it again.');
-    await this.#d.quota.settle(s.payerId, now);
-    const done = await guard(STORE, 'upload session read', () => this.#d.sessions.findUpload(id));
-    return ok(view(done!, now));
+    return ok(view(outcome.session, now));
   }
 
   async cancel(caller: Caller, id: string): Promise<Result<UploadView, 'error.not_found' | 'error.conflict'>> {
@@ -206,9 +191,10 @@ export class UploadService {
     const now = this.#d.clock.now();
     const allowed = decideCancel(s, now);
     if (!allowed.ok) return allowed;
-    if (!(await guard(STORE, 'upload session write', () => this.#d.sessions.cancelUpload(id, now)))) return refuse('error.conflict', 'The upload session is no longer open.');
+    if (!(await guard(STORE, 'upload session write', () => this.#d.sessions.cancelUpload(id, this.#d.quota.policy, now)))) {
+      return refuse('error.conflict', 'The upload session is no longer open.');
+    }
     await this.#d.blobs.discard(id);
-    await this.#d.quota.settle(s.payerId, now);
     return ok(view({ ...s, state: 'Cancelled' }, now));
   }
 

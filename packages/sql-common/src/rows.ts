@@ -1,0 +1,93 @@
+import type { AlbumRecord, DeviceEntry, DirectoryRecord, QuotaAccountRecord, UpgradeIntentRecord } from '@strongroom/core';
+import { emptyLedgerRecord } from '@strongroom/core';
+
+/** Bytes as both drivers hand them back (Buffer from better-sqlite3 and node-postgres, Uint8Array from PGlite). */
+type Bytes = Uint8Array;
+const u8 = (b: Bytes): Uint8Array => new Uint8Array(b);
+
+export interface QuotaAccountRow {
+  readonly charged: number;
+  readonly reserved: number;
+  /** 1 when an operator set the account's own limits (then null limits mean unlimited). */
+  readonly customLimits: number;
+  readonly softLimit: number | null;
+  readonly hardLimit: number | null;
+  readonly hardSince: number | null;
+  readonly suspendedAt: number | null;
+  readonly sponsorId: string | null;
+}
+
+/** An account's ledger row; an account with no row has a zero one. */
+export function quotaAccountFromRow(accountId: string, r: QuotaAccountRow | undefined | null): QuotaAccountRecord {
+  if (!r) return emptyLedgerRecord(accountId);
+  return {
+    accountId,
+    charged: r.charged,
+    reserved: r.reserved,
+    limits: r.customLimits ? { soft: r.softLimit, hard: r.hardLimit } : null,
+    hardSince: r.hardSince,
+    suspendedAt: r.suspendedAt,
+    sponsorId: r.sponsorId,
+  };
+}
+
+export interface AlbumRow {
+  readonly id: string;
+  readonly accountId: string;
+  readonly protocolVersion: string;
+  readonly createdAt: number;
+  readonly intentId: string | null;
+  readonly upgradePendingTo: string | null;
+  readonly upgradeReceivedAt: number | null;
+  readonly upgradeExpiresAt: number | null;
+}
+
+/** An album; its upgrade columns are all set (a live or lapsed intent) or all null. */
+export function albumFromRow(r: AlbumRow): AlbumRecord {
+  return {
+    id: r.id,
+    accountId: r.accountId,
+    protocolVersion: r.protocolVersion,
+    createdAt: r.createdAt,
+    upgrade:
+      r.intentId !== null && r.upgradePendingTo !== null && r.upgradeReceivedAt !== null && r.upgradeExpiresAt !== null
+        ? { intentId: r.intentId, toVersion: r.upgradePendingTo, receivedAt: r.upgradeReceivedAt, expiresAt: r.upgradeExpiresAt }
+        : null,
+  };
+}
+
+export type IntentRow = Omit<UpgradeIntentRecord, 'intentCbor'> & { readonly intentCbor: Bytes };
+
+export function intentFromRow(r: IntentRow): UpgradeIntentRecord {
+  return { ...r, intentCbor: u8(r.intentCbor) };
+}
+
+export interface DeviceRow {
+  readonly deviceId: string;
+  readonly ed25519: Bytes;
+  readonly mldsa65: Bytes;
+  readonly addedAt: number;
+}
+
+export function deviceFromRow(r: DeviceRow): DeviceEntry {
+  return { deviceId: r.deviceId, ed25519: u8(r.ed25519), mldsa65: u8(r.mldsa65), addedAt: r.addedAt };
+}
+
+export interface DirectoryRow {
+  readonly identityKey: Bytes;
+  readonly seq: number;
+  readonly body: Bytes;
+  readonly acceptedAt: number;
+}
+
+export function directoryFromRows(accountId: string, r: DirectoryRow, devices: readonly DeviceRow[]): DirectoryRecord {
+  return { accountId, identityKey: u8(r.identityKey), seq: r.seq, devices: devices.map(deviceFromRow), body: u8(r.body), acceptedAt: r.acceptedAt };
+}
+
+/**
+ * `('a', 'b')` from core's own list (e.g. OPEN_STATES), for the WHERE clauses that make a decision's
+ * read fast; the decision itself stays in core. The values are our own constants, never input.
+ */
+export function sqlStringList(values: readonly string[]): string {
+  return `(${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(', ')})`;
+}
