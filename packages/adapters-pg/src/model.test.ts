@@ -1,13 +1,13 @@
 import fc from 'fast-check';
-import { sessionModelProperty, totpModelProperty } from '@strongroom/core/testing';
+import { quotaModelProperty, sessionModelProperty, totpModelProperty, upgradeModelProperty } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, it } from 'vitest';
-import { PgStore } from './store.js';
-import { PgTotpStore } from './totp-store.js';
+import { createPgPorts } from './ports.js';
 import { openTestDatabase, type TestDatabase } from './testing.js';
 
 // The model-based properties core shares with every adapter, on PostgreSQL (PG_URL) or PGlite.
 // Each run starts from an emptied, migrated database rather than a new one: same isolation, a
-// fraction of the cost.
+// fraction of the cost. Generous timeouts: a property the runner cut off would go on resetting the
+// shared database under the next one.
 let t: TestDatabase;
 beforeAll(async () => {
   t = await openTestDatabase();
@@ -21,19 +21,40 @@ describe('model-based properties on PostgreSQL', () => {
     await fc.assert(
       sessionModelProperty(async () => {
         await t.reset();
-        return new PgStore(t.db);
+        return createPgPorts(t.db).accounts;
       }),
       { numRuns: 20 },
     );
-  });
+  }, 180_000);
 
   it('TOTP second factor matches the model and keeps its invariants after every step', async () => {
     await fc.assert(
       totpModelProperty(async () => {
         await t.reset();
-        return { store: new PgStore(t.db), totpStore: new PgTotpStore(t.db) };
+        const p = createPgPorts(t.db);
+        return { store: p.accounts, totpStore: p.totp };
       }),
       { numRuns: 30 },
     );
-  });
+  }, 180_000);
+
+  it('quota ledger matches the model after every step', async () => {
+    await fc.assert(
+      quotaModelProperty(async () => {
+        await t.reset();
+        return createPgPorts(t.db).quota;
+      }, { maxCommands: 40 }),
+      { numRuns: 15 },
+    );
+  }, 180_000);
+
+  it('upgrade ceremony keeps one live intent and fixed expiries after every step', async () => {
+    await fc.assert(
+      upgradeModelProperty(async () => {
+        await t.reset();
+        return createPgPorts(t.db);
+      }),
+      { numRuns: 15 },
+    );
+  }, 180_000);
 });
