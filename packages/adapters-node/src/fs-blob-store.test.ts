@@ -3,6 +3,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describeBlobStoreContract } from '@strongroom/port-contracts';
 import { FsBlobStore } from './fs-blob-store.js';
 
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
@@ -13,7 +14,13 @@ async function files(dir: string): Promise<string[]> {
   return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
 }
 
-describe('FsBlobStore', () => {
+describeBlobStoreContract('filesystem', async () => {
+  const root = await mkdtemp(join(tmpdir(), 'blobs-'));
+  return { store: new FsBlobStore(root), cleanup: () => rm(root, { recursive: true, force: true }) };
+});
+
+// What only the filesystem can show: no stray files, and ids that would escape the root refused.
+describe('FsBlobStore on disk', () => {
   let root: string;
   let store: FsBlobStore;
   beforeEach(async () => {

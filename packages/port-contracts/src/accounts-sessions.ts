@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { AccountRecord, SessionRecord } from '@strongroom/core';
-import { noteSuite } from './registry.js';
+import { describeContract } from './registry.js';
 
 import type { Ports } from '@strongroom/core';
 
@@ -47,8 +47,7 @@ async function using(setup: Setup, body: (store: Ports['accounts']) => Promise<v
 }
 
 export function describeAccountStoreContract(adapter: string, setup: Setup): void {
-  noteSuite(adapter, 'accounts');
-  describe(`AccountStore contract: ${adapter}`, () => {
+  describeContract(adapter, 'accounts', 'AccountStore', () => {
     it('creates once per address key and finds by key and id', () =>
       using(setup, async (s) => {
         const a = account();
@@ -95,8 +94,7 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
 }
 
 export function describeSessionLedgerContract(adapter: string, setup: Setup): void {
-  noteSuite(adapter, 'sessions');
-  describe(`SessionLedger contract: ${adapter}`, () => {
+  describeContract(adapter, 'sessions', 'SessionLedger', () => {
     it('inserts and finds by id and token hash', () =>
       using(setup, async (s) => {
         const a = account();
@@ -160,8 +158,7 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
 }
 
 export function describeCohortMapContract(adapter: string, setup: Setup): void {
-  noteSuite(adapter, 'cohorts');
-  describe(`CohortMap contract: ${adapter}`, () => {
+  describeContract(adapter, 'cohorts', 'CohortMap', () => {
     it('keeps first_seen and moves last_seen', () =>
       using(setup, async (s) => {
         const a = account();
@@ -190,8 +187,7 @@ export function describeCohortMapContract(adapter: string, setup: Setup): void {
 }
 
 export function describeSigningKeyStoreContract(adapter: string, setup: Setup): void {
-  noteSuite(adapter, 'signing-keys');
-  describe(`SigningKeyStore contract: ${adapter}`, () => {
+  describeContract(adapter, 'signing-keys', 'SigningKeyStore', () => {
     const key = (kid: string, createdAt: number) => ({ kid, privateKey: 'p' + kid, publicKey: 'x' + kid, createdAt, retiredAt: null });
     it('ensures one first key, then rotates atomically', () =>
       using(setup, async (s) => {

@@ -8,13 +8,12 @@ import {
 } from './accounts-sessions.js';
 import { describeQuotaContract } from './quota.js';
 import { describeAlbumStoreContract, describeDeviceStoreContract } from './devices-albums.js';
-import { SUITES, suitesRunFor } from './registry.js';
+import { missingSuites } from './registry.js';
 import { describeTotpStoreContract } from './totp.js';
 
-
 /**
- * Declares every contract suite against one adapter, then checks that each suite in SUITES was
- * declared. An adapter's test file calls this once and nothing else.
+ * Declares every contract suite against one adapter, then checks that a test of each suite in
+ * SUITES actually ran. An adapter's test file calls this once and nothing else.
  */
 export function describePortContracts(adapter: string, setup: Setup): void {
   describeAccountStoreContract(adapter, setup);
@@ -25,9 +24,10 @@ export function describePortContracts(adapter: string, setup: Setup): void {
   describeDeviceStoreContract(adapter, setup);
   describeAlbumStoreContract(adapter, setup);
   describeQuotaContract(adapter, setup);
+  // Declared last, so it runs after every suite above: each must have run at least one test.
   describe(`port contracts: ${adapter}`, () => {
-    it('runs every suite', () => {
-      expect(suitesRunFor(adapter)).toEqual([...SUITES].sort());
+    it('ran every suite', () => {
+      expect(missingSuites(adapter)).toEqual([]);
     });
   });
 }

@@ -1,8 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { AccountRecord, AlbumRecord, DeviceEntry, DirectoryRecord, UpgradeIntentRecord } from '@strongroom/core';
 import type { Ports } from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
-import { noteSuite } from './registry.js';
+import { describeContract } from './registry.js';
 
 let n = 0;
 const id = (prefix: string): string => `${prefix}-0000-7000-8000-${String(++n).padStart(12, '0')}`;
@@ -44,8 +44,7 @@ async function using(setup: Setup, body: (ports: Ports) => Promise<void>): Promi
 
 /** Device directory, identity anchor and revoke-all challenges. */
 export function describeDeviceStoreContract(adapter: string, setup: Setup): void {
-  noteSuite(adapter, 'devices');
-  describe(`DeviceDirectoryStore + RevokeAllChallengeStore contract: ${adapter}`, () => {
+  describeContract(adapter, 'devices', 'DeviceDirectoryStore + RevokeAllChallengeStore', () => {
     it('the first directory fixes the anchor; later ones need it and a higher seq', () =>
       using(setup, async (ports) => {
         const s = ports.devices;
@@ -126,8 +125,7 @@ const intent = (albumId: string, over: Partial<UpgradeIntentRecord> = {}): Upgra
 
 /** Albums, their pin and the single-live-intent rule. */
 export function describeAlbumStoreContract(adapter: string, setup: Setup): void {
-  noteSuite(adapter, 'albums');
-  describe(`AlbumStore contract: ${adapter}`, () => {
+  describeContract(adapter, 'albums', 'AlbumStore', () => {
     it('creates and finds albums', () =>
       using(setup, async (ports) => {
         const a = await withAccount(ports);

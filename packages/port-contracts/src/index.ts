@@ -4,4 +4,7 @@
  */
 export { describePortContracts } from './all.js';
 export type { Setup } from './accounts-sessions.js';
-export { SUITES, suitesRunFor } from './registry.js';
+export { SUITES, describeContract, missingSuites } from './registry.js';
+export type { SuiteName } from './registry.js';
+export { describeBlobStoreContract } from './blobs.js';
+export type { BlobSetup } from './blobs.js';

@@ -1,5 +1,6 @@
-import { createMemoryPorts } from '@strongroom/core/testing';
-import { describePortContracts } from './index.js';
+import { createMemoryPorts, MemoryBlobStore } from '@strongroom/core/testing';
+import { describeBlobStoreContract, describePortContracts } from './index.js';
 
-// The in-memory reference implementation must pass the same suites as every real adapter.
+// The in-memory reference implementations must pass the same suites as every real adapter.
 describePortContracts('memory', async () => ({ ports: createMemoryPorts() }));
+describeBlobStoreContract('memory', async () => ({ store: new MemoryBlobStore() }));

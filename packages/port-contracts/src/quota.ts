@@ -1,6 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { CompleteOutcome, NewUpload, QuotaPolicy, UploadSessionRecord } from '@strongroom/core';
-import { noteSuite } from './registry.js';
+import { describeContract } from './registry.js';
 import type { Ports } from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
 
@@ -58,8 +58,7 @@ async function stored(s: Ports['quota'], payer: string, h: string, size: number,
 }
 
 export function describeQuotaContract(adapter: string, setup: Setup): void {
-  noteSuite(adapter, 'quota');
-  describe(`QuotaLedger / UploadSessions / AssetCatalog contract: ${adapter}`, () => {
+  describeContract(adapter, 'quota', 'QuotaLedger / UploadSessions / AssetCatalog', () => {
     it('reserves atomically against the hard limit and writes nothing when refused', () =>
       using(setup, async (s) => {
         const a = id('a000');

@@ -1,7 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import type { AccountRecord, TotpStore } from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
-import { noteSuite } from './registry.js';
+import { describeContract } from './registry.js';
 
 let n = 0;
 function account(): AccountRecord {
@@ -35,8 +35,7 @@ async function using(setup: Setup, count: number, body: (store: TotpStore, ids: 
 }
 
 export function describeTotpStoreContract(adapter: string, setup: Setup): void {
-  noteSuite(adapter, 'totp');
-  describe(`TotpStore contract: ${adapter}`, () => {
+  describeContract(adapter, 'totp', 'TotpStore', () => {
     it('saves a pending enrollment and replaces it while pending', () =>
       using(setup, 1, async (s, [a]) => {
         expect(await s.findTotpEnrollment(a!)).toBeNull();
