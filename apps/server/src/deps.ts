@@ -21,6 +21,9 @@ import {
   UploadService,
   type BlobStore,
   type Ports,
+  DEFAULT_QUOTA_POLICY,
+  DEFAULT_SESSION_POLICY,
+  DEFAULT_UPLOAD_POLICY,
 } from '@strongroom/core';
 import { Argon2Hasher, FsBlobStore, JsonLogger, cryptoRandom, systemClock } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
@@ -82,9 +85,6 @@ export async function openStores(config: Config): Promise<Stores> {
   return { ...createSqlitePorts(db), blobs, close: async () => void db.close() };
 }
 
-/** How long a finalized web-upload drop waits for adoption before the sweep frees it. */
-const DROP_TTL_MS = 7 * 86_400_000;
-
 /** The key file under the data dir, created on first start; its path is logged, never the key. */
 function secretKeyFromDataDir(dataDir: string, logger: Logger): Uint8Array {
   const { key, created, path } = loadOrCreateSecretKey(dataDir);
@@ -105,7 +105,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     clock,
     random,
     logger,
-    policy: { idleMs: config.sessionIdleMs, maxMs: config.sessionMaxMs, touchIntervalMs: 60_000 },
+    policy: { ...DEFAULT_SESSION_POLICY, idleMs: config.sessionIdleMs, maxMs: config.sessionMaxMs },
   });
   const totp = new TotpService({
     store: stores.totp,
@@ -127,9 +127,9 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     blobs: stores.blobs,
     clock,
     random,
-    policy: { defaults: { soft: config.quotaSoftBytes, hard: config.quotaHardBytes }, graceMs: config.quotaGraceMs, federatedShare: 0.25 },
+    policy: { ...DEFAULT_QUOTA_POLICY, defaults: { soft: config.quotaSoftBytes, hard: config.quotaHardBytes }, graceMs: config.quotaGraceMs },
   });
-  const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: DROP_TTL_MS });
+  const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: DEFAULT_UPLOAD_POLICY.dropTtlMs });
   const assets = new AssetService({ assets: stores.quota, blobs: stores.blobs, quota, clock, random });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
   return {

@@ -5,8 +5,9 @@ export type HttpOnlyCode = 'error.request.too_large' | 'error.request.unsupporte
 export type ProblemCode = ErrorCode | HttpOnlyCode;
 
 /**
- * The one place where codes become HTTP statuses. A route may override a status for a code where
- * the contract gives the same code two statuses (a wrong password is 401 at login, 403 on change).
+ * The one place where codes become HTTP statuses: one status per code, and below it the few places
+ * where the contract gives a code another status, each named (a route asks for its context by
+ * name; no route spells a status).
  */
 export const STATUS: Record<ProblemCode, number> = {
   'error.request.invalid': 400,
@@ -47,6 +48,23 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.internal': 500,
 };
 
+/** Where the contract gives a code a second status. */
+export const CONTEXT_STATUS = {
+  /** On an authenticated request, an unreadable ledger is a 401 so the client refreshes (contract 5.2). */
+  authenticating: { 'error.auth.unavailable': 401 },
+  /** Re-confirming the password of a signed-in session: a wrong one is 403, never 401 (contract 4.1). */
+  reconfirming: { 'error.auth.invalid_credentials': 403 },
+  /** Confirming or disabling a second factor from a session: a wrong or replayed code is 400 (verify-totp keeps 401). */
+  managingFactor: { 'error.auth.invalid_code': 400 },
+} as const satisfies Record<string, Partial<Record<ProblemCode, number>>>;
+export type StatusContext = keyof typeof CONTEXT_STATUS;
+
+/** The status of a code, in a named context where the contract gives it another. */
+export function statusOf(code: ProblemCode, context?: StatusContext): number {
+  const special = context === undefined ? undefined : (CONTEXT_STATUS[context] as Partial<Record<ProblemCode, number>>)[code];
+  return special ?? STATUS[code] ?? 500;
+}
+
 const TITLES: Record<number, string> = {
   400: 'Bad Request',
   401: 'Unauthorized',
@@ -67,17 +85,19 @@ export class HttpProblem extends Error {
   override readonly name = 'HttpProblem';
   /** Extra response headers (Allow on a 405). */
   headers: Record<string, string> = {};
+  readonly status: number;
   constructor(
     readonly code: ProblemCode,
     readonly detail: string,
     readonly data: Readonly<Record<string, unknown>> = {},
-    readonly status: number = STATUS[code] ?? 500,
+    context?: StatusContext,
   ) {
     super(`${code}: ${detail}`);
+    this.status = statusOf(code, context);
   }
 
-  static from(refusal: Refusal, overrides: Partial<Record<ProblemCode, number>> = {}): HttpProblem {
-    return new HttpProblem(refusal.code, refusal.detail ?? refusal.code, refusal.data ?? {}, overrides[refusal.code] ?? STATUS[refusal.code]);
+  static from(refusal: Refusal, context?: StatusContext): HttpProblem {
+    return new HttpProblem(refusal.code, refusal.detail ?? refusal.code, refusal.data ?? {}, context);
   }
 }
 

@@ -1,15 +1,15 @@
 import type { Context } from 'hono';
 import { isoTimestamp, type Result } from '@strongroom/core';
-import { HttpProblem, type ProblemCode } from './problem.js';
+import { HttpProblem, type StatusContext } from './problem.js';
 
 /** RFC 3339 UTC with milliseconds, the wire form of every timestamp. */
 export const iso = isoTimestamp;
 export const isoOrNull = (ms: number | null): string | null => (ms === null ? null : isoTimestamp(ms));
 
-/** The value of a successful Result, or the refusal thrown as problem details. */
-export function unwrap<T>(result: Result<T>, overrides: Partial<Record<ProblemCode, number>> = {}): T {
+/** The value of a successful Result, or the refusal thrown as problem details (in a named status context). */
+export function unwrap<T>(result: Result<T>, context?: StatusContext): T {
   if (result.ok) return result.value;
-  throw HttpProblem.from(result, overrides);
+  throw HttpProblem.from(result, context);
 }
 
 /**

@@ -266,7 +266,7 @@ export function bearerToken(header: string | undefined): string | null {
 /** Turns an unreadable session ledger into 401 error.auth.unavailable, as the contract asks. */
 function authFailure(cause: unknown): HttpProblem {
   if (cause instanceof CoreError && cause.code === 'error.auth.unavailable') {
-    return new HttpProblem('error.auth.unavailable', 'The session ledger cannot be read; try again shortly.', {}, 401);
+    return new HttpProblem('error.auth.unavailable', 'The session ledger cannot be read; try again shortly.', {}, 'authenticating');
   }
   throw cause;
 }

@@ -3,9 +3,8 @@ import type { UpgradeStatus } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { route, type AnyRoute } from '../http/route.js';
 import { isoOrNull, json, noContent, unwrap } from '../http/respond.js';
-import { Timestamp, Uuid } from './schemas.js';
+import { DeviceId, Timestamp, Uuid } from './schemas.js';
 
-const DeviceId = v.pipe(v.string(), v.regex(/^[\x21-\x7e]{1,128}$/, 'must be 1 to 128 visible ASCII characters'));
 const AlbumParams = v.object({ album_id: Uuid });
 
 const Status = v.object({

@@ -84,7 +84,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       responses: { 200: { description: 'Confirmed', schema: v.object({ reauthenticated_at: Timestamp }) } },
       errors: ['error.auth.invalid_credentials'],
       handle: async ({ c, body, principal }) => {
-        const r = unwrap(await deps.accounts.reauthenticate(principal, body.password), { 'error.auth.invalid_credentials': 403 });
+        const r = unwrap(await deps.accounts.reauthenticate(principal, body.password), 'reconfirming');
         return json(c, 200, { reauthenticated_at: iso(r.reauthenticatedAt) });
       },
     }),
@@ -100,7 +100,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       handle: async ({ c, body, principal }) => {
         const pair = unwrap(
           await deps.accounts.changePassword(principal, { currentPassword: body.current_password, newPassword: body.new_password }),
-          { 'error.auth.invalid_credentials': 403 },
+          'reconfirming',
         );
         return json(c, 200, tokenPairBody(pair));
       },

@@ -1,16 +1,16 @@
 import * as v from 'valibot';
-import type { AssetRecord, QuotaStatus, UploadView } from '@strongroom/core';
+import { BLOB_KINDS, QUOTA_ALERTS, QUOTA_STATES, UPLOAD_STATES, type AssetRecord, type QuotaStatus, type UploadView } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { iso, isoOrNull, json, noContent, unwrap } from '../http/respond.js';
 import type { Context } from 'hono';
 import { JSON_LIMIT, bodyChunks, readLimited, requestHeader, route, type AnyRoute } from '../http/route.js';
-import { Timestamp, Uuid } from './schemas.js';
+import { ContentHash, Timestamp, Uuid } from './schemas.js';
 
-const Hash = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters (SHA-256 of the ciphertext)'));
+const Hash = ContentHash;
 const Size = v.pipe(v.number(), v.safeInteger('must be a whole number'), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER));
-const Kind = v.picklist(['original', 'derivative', 'metadata', 'provenance']);
-const UploadState = v.picklist(['Pending', 'Uploading', 'WaitingForProcessing', 'Completed', 'Merged', 'Cancelled', 'Expired']);
+const Kind = v.picklist(BLOB_KINDS);
+const UploadState = v.picklist(UPLOAD_STATES);
 const IdParam = v.object({ id: Uuid });
 
 const QuotaBody = v.object({
@@ -18,9 +18,9 @@ const QuotaBody = v.object({
   reserved: v.number(),
   soft_limit: v.nullable(v.number()),
   hard_limit: v.pipe(v.nullable(v.number()), v.description('null = unlimited')),
-  state: v.picklist(['OK', 'SoftWarning', 'HardExceeded', 'GraceExpired', 'Suspended']),
+  state: v.picklist(QUOTA_STATES),
   grace_expires_at: v.pipe(v.nullable(Timestamp), v.description('When HardExceeded turns GraceExpired; null below the hard limit')),
-  alerts: v.array(v.picklist(['quota_soft', 'quota_grace_expiring'])),
+  alerts: v.array(v.picklist(QUOTA_ALERTS)),
 });
 const quotaBody = (q: QuotaStatus) => ({
   used: q.used,

@@ -1,7 +1,11 @@
 import * as v from 'valibot';
+import { CONTENT_HASH_PATTERN, DEVICE_ID_PATTERN, UUID_PATTERN } from '@strongroom/core';
 
 /** Shared wire shapes. Request objects are strict: an unknown key is refused, never ignored. */
-export const Uuid = v.pipe(v.string(), v.regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be a UUID'));
+// Built from core's own checks, so the wire and the domain cannot disagree on what an id is.
+export const Uuid = v.pipe(v.string(), v.regex(UUID_PATTERN, 'must be a UUID'));
+export const ContentHash = v.pipe(v.string(), v.regex(CONTENT_HASH_PATTERN, 'must be 64 lowercase hex characters (SHA-256 of the ciphertext)'));
+export const DeviceId = v.pipe(v.string(), v.regex(DEVICE_ID_PATTERN, 'must be 1 to 128 visible ASCII characters'));
 export const Timestamp = v.pipe(v.string(), v.description('RFC 3339 UTC timestamp'));
 
 export const TokenPair = v.object({

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { readCohortHash } from '@strongroom/core';
+import { readCohortHash, TOTP_CODE_PATTERN } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { route, type AnyRoute } from '../http/route.js';
 import { json, noContent, unwrap } from '../http/respond.js';
@@ -7,10 +7,8 @@ import { tokenPairBody } from './auth.js';
 import { Advisory, TokenPair } from './schemas.js';
 
 /** Exactly six ASCII digits, as a JSON string: anything else is malformed (400) and costs no attempt. */
-const Code = v.pipe(v.string(), v.regex(/^[0-9]{6}$/, 'must be a string of exactly six digits'));
+const Code = v.pipe(v.string(), v.regex(TOTP_CODE_PATTERN, 'must be a string of exactly six digits'));
 
-/** Enrollment and disabling answer a wrong or replayed code with 400 (verify-totp keeps 401). */
-const CODE_400 = { 'error.auth.invalid_code': 400 } as const;
 
 /** The TOTP second factor: enrollment, confirmation, removal, and the challenged sign-in. */
 export function totpRoutes(deps: AppDeps): AnyRoute[] {
@@ -44,7 +42,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       responses: { 204: { description: 'Confirmed; sign-in now asks for a code. The code is used up.' } },
       errors: ['error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.auth.totp_already_enrolled', 'error.request.invalid', 'error.auth.unavailable'],
       handle: async ({ c, body, principal }) => {
-        unwrap(await deps.totp.verifyEnrollment(principal, body.code), CODE_400);
+        unwrap(await deps.totp.verifyEnrollment(principal, body.code), 'managingFactor');
         return noContent(c);
       },
     }),
@@ -58,7 +56,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       responses: { 204: { description: 'Removed; sign-in no longer asks for a code' } },
       errors: ['error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.request.invalid', 'error.auth.unavailable'],
       handle: async ({ c, body, principal }) => {
-        unwrap(await deps.totp.disable(principal, body.code), CODE_400);
+        unwrap(await deps.totp.disable(principal, body.code), 'managingFactor');
         return noContent(c);
       },
     }),

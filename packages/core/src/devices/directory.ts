@@ -8,7 +8,8 @@ import { isRecord, isWholeNumber } from './shape.js';
 export const DIRECTORY_DOMAIN = 'svc-device-directory/v1';
 
 /** A device id: 1 to 128 visible ASCII characters (it travels in JSON bodies and logs). */
-const DEVICE_ID = /^[\x21-\x7e]{1,128}$/;
+export const DEVICE_ID_PATTERN = /^[\x21-\x7e]{1,128}$/;
+const DEVICE_ID = DEVICE_ID_PATTERN;
 
 export function isDeviceId(value: unknown): value is string {
   return typeof value === 'string' && DEVICE_ID.test(value);

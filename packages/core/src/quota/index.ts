@@ -1,5 +1,7 @@
 export {
   DEFAULT_QUOTA_POLICY,
+  QUOTA_ALERTS,
+  QUOTA_STATES,
   admitWrite,
   effectiveLimits,
   federatedBudget,

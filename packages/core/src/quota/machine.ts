@@ -2,9 +2,11 @@ import { ok, refuse, type Result } from '../errors.js';
 
 /** The five quota states (contract 3.1), spelled as on the wire. */
 export type QuotaState = 'OK' | 'SoftWarning' | 'HardExceeded' | 'GraceExpired' | 'Suspended';
+export const QUOTA_STATES: readonly QuotaState[] = ['OK', 'SoftWarning', 'HardExceeded', 'GraceExpired', 'Suspended'];
 
 /** Alert classes the client surfaces (contract 6). */
 export type QuotaAlert = 'quota_soft' | 'quota_grace_expiring';
+export const QUOTA_ALERTS: readonly QuotaAlert[] = ['quota_soft', 'quota_grace_expiring'];
 
 /** Limits in bytes; null means unlimited. */
 export interface QuotaLimits {

@@ -14,7 +14,9 @@ export const TOTP_SECRET_BYTES = 20;
 export const CHALLENGE_TTL_MS = 5 * 60_000;
 export const CHALLENGE_MAX_ATTEMPTS = 5;
 
-const CODE = /^[0-9]{6}$/;
+/** A code as typed: exactly six ASCII digits. */
+export const TOTP_CODE_PATTERN = /^[0-9]{6}$/;
+const CODE = TOTP_CODE_PATTERN;
 
 /** Exactly six ASCII digits. Anything else is malformed input, not a wrong guess. */
 export function isWellFormedCode(code: string): boolean {

@@ -3,6 +3,7 @@ import type { UploadSessionRecord, UploadState } from '../ports/upload-sessions.
 
 export const OPEN_STATES: readonly UploadState[] = ['Pending', 'Uploading', 'WaitingForProcessing'];
 export const TERMINAL_STATES: readonly UploadState[] = ['Completed', 'Merged', 'Cancelled', 'Expired'];
+export const UPLOAD_STATES: readonly UploadState[] = [...OPEN_STATES, ...TERMINAL_STATES];
 
 /** Pending counts as in flight; so do Uploading and WaitingForProcessing. */
 export function isOpenState(state: UploadState): boolean {
@@ -18,7 +19,9 @@ export function isInFlight(session: Pick<UploadSessionRecord, 'state' | 'expires
   return isOpenState(uploadState(session, now));
 }
 
-const HEX64 = /^[0-9a-f]{64}$/;
+/** Hex SHA-256 of a ciphertext: the content address. */
+export const CONTENT_HASH_PATTERN = /^[0-9a-f]{64}$/;
+const HEX64 = CONTENT_HASH_PATTERN;
 export function isContentHash(text: string): boolean {
   return HEX64.test(text);
 }

@@ -26,6 +26,13 @@ export interface UploadServiceDeps {
 }
 
 export const BLOB_KINDS: readonly BlobKind[] = ['original', 'derivative', 'metadata', 'provenance'];
+
+/** Deployment defaults for upload lifetimes (the server overrides the session TTL from SVC_UPLOAD_TTL_S). */
+export const DEFAULT_UPLOAD_POLICY: { readonly ttlMs: number; readonly dropTtlMs: number } = {
+  ttlMs: 86_400_000,
+  /** A finalized web-upload drop waits this long for adoption before the sweep frees it. */
+  dropTtlMs: 7 * 86_400_000,
+};
 export const MAX_DECLARED_SIZE = Number.MAX_SAFE_INTEGER;
 
 export interface CreateUpload {
