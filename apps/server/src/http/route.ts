@@ -1,7 +1,8 @@
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { concatBytes, CoreError, negotiateProtocol, type Principal, type ProtocolWindow, type Result } from '@strongroom/core';
-import { HttpProblem } from './problem.js';
+import { HttpProblem, type ProblemCode } from './problem.js';
+import { problemCodeOf } from './rules.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -59,6 +60,10 @@ export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown>
   readonly responses: Readonly<Record<number, ResponseSpec>>;
   /** The problem codes this route can answer with (for the API reference). */
   readonly errors?: readonly string[];
+  /** The client's method name in the API reference; derived from the method and path when absent. */
+  readonly operationId?: string;
+  /** Statuses this route gives codes that differ from the STATUS table (the same map its handler passes to unwrap). */
+  readonly overrides?: Readonly<Partial<Record<ProblemCode, number>>>;
   readonly handle: (input: HandlerInput<BodyOf<BS>, Out<PS>, Out<QS>>) => Promise<Response> | Response;
 }
 
@@ -177,7 +182,7 @@ async function readBody(c: Context, spec: BodySpec | undefined): Promise<unknown
     throw new HttpProblem('error.request.invalid', 'The body is not valid JSON.');
   }
   const result = v.safeParse(spec.schema, parsed);
-  if (!result.success) throw new HttpProblem('error.request.invalid', issuesText(result.issues));
+  if (!result.success) throw new HttpProblem(problemCodeOf(result.issues), issuesText(result.issues));
   return result.output;
 }
 

@@ -1,4 +1,6 @@
 import * as v from 'valibot';
+import { ADDRESS_MAX, DISPLAY_NAME_MAX, PASSWORD_MAX, PASSWORD_MIN, normalizeAddress, normalizeDisplayName } from '@strongroom/core';
+import { codePoints, rule } from '../http/rules.js';
 
 /** Shared wire shapes. Request objects are strict: an unknown key is refused, never ignored. */
 export const Uuid = v.pipe(v.string(), v.regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be a UUID'));
@@ -22,3 +24,36 @@ export const Problem = v.object({
 
 /** Advisory fields: anything at all is accepted and a malformed value behaves exactly like none. */
 export const Advisory = v.optional(v.unknown());
+
+// The account rules live in core (profile/rules.ts); these carry them into the body check and the
+// document. Each JSON Schema form accepts nothing the core refuses.
+const NOT_CC = '\\u0000-\\u001f\\u007f-\\u009f';
+
+/** An e-mail address (trimmed first), at most 254 code points. */
+export const Address = v.pipe(
+  v.string(),
+  rule((a) => normalizeAddress(a).ok, `must be an e-mail address of at most ${ADDRESS_MAX} characters`, {
+    json: { maxLength: ADDRESS_MAX, pattern: `^\\s*[^\\s@${NOT_CC}]+@[^\\s@${NOT_CC}]+\\.[^\\s@${NOT_CC}]+\\s*$` },
+  }),
+);
+
+/** A password being set: 12 to 1,024 code points, no other rule (400 error.auth.weak_password). */
+export const NewPassword = v.pipe(
+  v.string(),
+  rule((p) => codePoints(p) >= PASSWORD_MIN && codePoints(p) <= PASSWORD_MAX, `must hold ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`, {
+    code: 'error.auth.weak_password',
+    json: { minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX },
+  }),
+);
+
+/**
+ * A display name: trimmed, then at most 128 code points and no control character (400
+ * error.profile.invalid_display_name); empty after trimming clears it.
+ */
+export const DisplayName = v.pipe(
+  v.string(),
+  rule((d) => normalizeDisplayName(d).ok, `must hold at most ${DISPLAY_NAME_MAX} characters after trimming and no control character`, {
+    code: 'error.profile.invalid_display_name',
+    json: { pattern: `^\\s*(?:[^${NOT_CC}]{0,${DISPLAY_NAME_MAX - 1}}[^\\s${NOT_CC}])?\\s*$` },
+  }),
+);

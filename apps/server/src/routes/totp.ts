@@ -43,6 +43,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'json', schema: v.strictObject({ code: Code }) },
       responses: { 204: { description: 'Confirmed; sign-in now asks for a code. The code is used up.' } },
       errors: ['error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.auth.totp_already_enrolled', 'error.request.invalid', 'error.auth.unavailable'],
+      overrides: CODE_400,
       handle: async ({ c, body, principal }) => {
         unwrap(await deps.totp.verifyEnrollment(principal, body.code), CODE_400);
         return noContent(c);
@@ -57,6 +58,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'json', schema: v.strictObject({ code: Code }) },
       responses: { 204: { description: 'Removed; sign-in no longer asks for a code' } },
       errors: ['error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.request.invalid', 'error.auth.unavailable'],
+      overrides: CODE_400,
       handle: async ({ c, body, principal }) => {
         unwrap(await deps.totp.disable(principal, body.code), CODE_400);
         return noContent(c);
