@@ -68,6 +68,19 @@ export function operationIdOf(r: AnyRoute): string {
   return r.method.toLowerCase() + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
 }
 
+/** What each group of operations is for, shown on the reference page. A new tag may add a line. */
+const TAGS: Record<string, string> = {
+  auth: 'Registration, sign-in, tokens, re-authentication, password change and signing out everywhere',
+  profile: "The caller's own profile",
+  totp: 'The TOTP second factor',
+  devices: 'The signed device directory: the identity anchor and the devices that may write',
+  albums: 'Albums pinned to a protocol version, and the upgrade ceremony',
+  sessions: "The caller's sessions and device cohorts",
+  public: 'Unauthenticated records a client reads before negotiating',
+  quota: 'Storage quota and the upload-session lifecycle',
+  assets: 'Assets, the trash and encrypted metadata',
+};
+
 const PROTOCOL_HEADERS = {
   'X-Svc-Protocol-Min': { $ref: '#/components/headers/X-Svc-Protocol-Min' },
   'X-Svc-Protocol-Max': { $ref: '#/components/headers/X-Svc-Protocol-Max' },
@@ -158,7 +171,7 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
         'Accounts, sessions, quota and versioning for an end-to-end-encrypted media library. Every /v1, /upload and /quota request carries X-Svc-Protocol; every response carries X-Svc-Protocol-Min, X-Svc-Protocol-Max and X-Svc-Min-Client-Build. Errors are RFC 9457 problem details with a stable `code`, listed per operation and status. A known path asked with a method it does not list answers 405 error.request.method_not_allowed with an Allow header; an unknown path answers 404 error.not_found. See docs/api.md for the choices the contract leaves open.',
     },
     servers: [{ url: info.baseUrl }],
-    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name })),
+    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name, ...(TAGS[name] ? { description: TAGS[name] } : {}) })),
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (EdDSA)' } },

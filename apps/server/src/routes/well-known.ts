@@ -12,7 +12,7 @@ const Window = v.object({ min: Version, max: Version });
 const Jwk = v.object({ kty: v.literal('OKP'), crv: v.literal('Ed25519'), x: v.string(), kid: v.string(), alg: v.literal('EdDSA'), use: v.literal('sig') });
 const ServerInfo = v.object({
   api_base_url: v.string(),
-  auth: v.object({ local: v.boolean(), oidc: v.nullable(v.unknown()) }),
+  auth: v.object({ local: v.boolean(), oidc: v.pipe(v.unknown(), v.description('null when OpenID Connect sign-in is off')) }),
   federation_endpoint: v.string(),
   signing_keys: v.pipe(v.object({ keys: v.array(Jwk) }), v.description('JWKS of the keys that verify access tokens')),
   protocol_version: Window,
