@@ -225,6 +225,23 @@ describe('every operation keeps the promises of the document', () => {
   });
 });
 
+describe('methods a path does not list', () => {
+  it('answer 405 problem+json with Allow naming exactly the documented methods', async () => {
+    const all = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
+    for (const [template, item] of Object.entries<Json>(doc.paths)) {
+      const url = template.replace(/\{[^}]+\}/g, '01a1fd8c-6900-7768-aa4a-28bfe5bc8363');
+      const listed = Object.keys(item).map((m) => m.toUpperCase());
+      for (const method of all.filter((m) => !listed.includes(m))) {
+        const res = await s.app.request(url, { method, headers: { 'x-svc-protocol': VERSION } });
+        expect(res.status, `${method} ${template}`).toBe(405);
+        expect(res.headers.get('content-type')).toBe('application/problem+json');
+        expect(res.headers.get('allow')!.split(', ').sort(), `${method} ${template}`).toEqual(listed.sort());
+        expect((await res.json()).code).toBe('error.request.method_not_allowed');
+      }
+    }
+  });
+});
+
 describe('the answers of the ordinary flows match their schemas', () => {
   it('profile, sessions, quota, directory, albums, uploads, assets and the public records', async () => {
     const f = await fixtures();
