@@ -198,6 +198,10 @@ describe('every operation keeps the promises of the document', () => {
     const mine = await answerOf(await s.app.request('/quota', { headers: { 'x-svc-protocol': VERSION, authorization: `Bearer ${f.token}` } }));
     expect(strict.problems({ ...quota, op: narrowed.paths['/quota'].get }, mine).join()).toMatch(/does not match its schema.*not_a_member/);
     expect(checker.problems(quota, { ...mine, headers: new Headers({ 'content-type': 'text/html' }) }).join()).toMatch(/answered text\/html/);
+    // Answers are checked closed: a member the document does not name is a departure.
+    const extra = new TextEncoder().encode(JSON.stringify({ ...JSON.parse(new TextDecoder().decode(mine.bytes)), surprise: 1 }));
+    expect(checker.problems(quota, { ...mine, bytes: extra }).join()).toMatch(/unevaluated properties/);
+    expect(checker.problems(quota, mine)).toEqual([]);
   });
 
   it('covers every operation the document lists', () => {

@@ -45,12 +45,16 @@ export class DocChecker {
     (addFormats as unknown as (ajv: Ajv2020) => void)(this.#ajv);
   }
 
-  /** Validates a value against a schema of the document (its `#/components/...` references resolve). */
+  /**
+   * Validates a value against a schema of the document (its `#/components/...` references resolve).
+   * Objects are checked closed: a member the schema does not name is an error unless the schema
+   * says otherwise, so an answer cannot carry fields the document forgot.
+   */
   validate(schema: Json, value: unknown): string | null {
     const key = JSON.stringify(schema);
     let fn = this.#compiled.get(key);
     if (!fn) {
-      fn = this.#ajv.compile({ ...schema, components: this.doc.components });
+      fn = this.#ajv.compile({ ...closed(schema), components: this.doc.components });
       this.#compiled.set(key, fn);
     }
     return fn(value) ? null : this.#ajv.errorsText(fn.errors);
@@ -90,6 +94,16 @@ export class DocChecker {
     }
     return found;
   }
+}
+
+/** The schema with `unevaluatedProperties: false` on every object that leaves extra members open. */
+function closed(schema: unknown): any {
+  if (Array.isArray(schema)) return schema.map(closed);
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const out: Json = {};
+  for (const [k, v] of Object.entries(schema)) out[k] = k === 'const' || k === 'enum' ? v : closed(v);
+  if (out.properties && !('additionalProperties' in out) && !('unevaluatedProperties' in out)) out.unevaluatedProperties = false;
+  return out;
 }
 
 export async function answerOf(res: Response): Promise<Answer> {

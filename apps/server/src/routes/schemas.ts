@@ -4,7 +4,7 @@ import { codePoints, rule } from '../http/rules.js';
 
 /** Shared wire shapes. Request objects are strict: an unknown key is refused, never ignored. */
 export const Uuid = v.pipe(v.string(), v.regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/, 'must be a UUID'));
-export const Timestamp = v.pipe(v.string(), v.description('RFC 3339 UTC timestamp'));
+export const Timestamp = v.pipe(v.string(), v.isoTimestamp(), v.description('RFC 3339 UTC timestamp'));
 
 export const TokenPair = v.object({
   session_id: Uuid,
