@@ -42,6 +42,7 @@ interface Sent {
 }
 
 /** Sends a request and returns what departs from the document (empty when it keeps its promise). */
+// FC_TALLY=1 prints the statuses each operation answered, to see what a run reached.
 const seen = new Map<string, Map<number, number>>();
 async function departures(o: Operation, req: Sent): Promise<string[]> {
   const res = await s.app.request(req.url, req.init);

@@ -22,7 +22,7 @@ export interface RuleSpec {
   readonly json: Record<string, unknown>;
 }
 
-export function rule(check: Predicate, message: string, spec: RuleSpec) {
+export function rule(check: Predicate, message: string, spec: RuleSpec): v.CheckAction<string, string> {
   const predicate: Predicate = (input) => check(input);
   if (spec.code) codes.set(predicate, spec.code);
   keywords.set(predicate, spec.json);
