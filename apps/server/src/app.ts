@@ -2,6 +2,8 @@ import { Hono } from 'hono';
 import { CoreError } from '@strongroom/core';
 import type { AppDeps } from './deps.js';
 import { openApiDocument } from './http/openapi.js';
+import { mountDocs } from './http/docs.js';
+import { headAnswer } from './http/head.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
 import { json, responseHeaders, type ResponseHeaders } from './http/respond.js';
 import { allowedMethods, mountRoutes, type AnyRoute } from './http/route.js';
@@ -48,6 +50,7 @@ export function createApp(deps: AppDeps): Hono {
 
   const doc = openApiDocument(routes, { baseUrl: deps.config.baseUrl, window });
   app.get('/openapi.json', (c) => json(c, 200, doc));
+  mountDocs(app, protocolHeaders);
 
   const allowed = allowedMethods(routes);
   app.notFound((c) => {
@@ -79,7 +82,8 @@ export function createApp(deps: AppDeps): Hono {
     // adding to it is safe.
     const bindings = (env ?? {}) as { responseHeaders?: ResponseHeaders };
     bindings.responseHeaders = headers;
-    const res = await dispatch(request, bindings, ctx);
+    // HEAD is answered as the GET it stands for, without the body but with its Content-Length.
+    const res = request.method === 'HEAD' ? await headAnswer(dispatch, request, bindings, ctx) : await dispatch(request, bindings, ctx);
     // One structured line per request. Never headers or bodies: they carry tokens and passwords.
     deps.logger.info('http.request', {
       method: request.method,

@@ -1,74 +1,211 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import type { AnyRoute } from './route.js';
-import { STATUS, type ProblemCode } from './problem.js';
+import { STATUS, statusOf, type ProblemCode } from './problem.js';
+import { ruleKeywords } from './rules.js';
 
-function schema(s: v.GenericSchema | undefined): Record<string, unknown> | undefined {
-  if (!s) return undefined;
-  // `errorMode: 'ignore'` keeps the document whole where a validation has no JSON Schema form.
-  const out = toJsonSchema(s, { errorMode: 'ignore' }) as Record<string, unknown>;
+type Json = Record<string, unknown>;
+
+/**
+ * A valibot schema as JSON Schema 2020-12 (the dialect of OpenAPI 3.1). Requests are described by
+ * what they accept (input), responses by what they hold (output). Rules carried from core (see
+ * rules.ts) add their own keywords; any other check without a JSON Schema form is left out.
+ */
+function schema(s: v.GenericSchema, typeMode: 'input' | 'output'): Json {
+  const out = toJsonSchema(s, {
+    target: 'draft-2020-12',
+    typeMode,
+    errorMode: 'ignore',
+    overrideAction: ({ valibotAction, jsonSchema }) => {
+      const keywords = ruleKeywords(valibotAction);
+      return keywords ? { ...jsonSchema, ...keywords } : undefined;
+    },
+  }) as Json;
   delete out.$schema;
   return out;
 }
 
+/** The statuses with problem codes an operation can answer, derived from its definition. */
+export function problemStatuses(r: AnyRoute): Map<number, Set<ProblemCode>> {
+  const byStatus = new Map<number, Set<ProblemCode>>();
+  const add = (code: ProblemCode, status = statusOf(code, r.statusContext)) => {
+    const codes = byStatus.get(status) ?? new Set();
+    byStatus.set(status, codes.add(code));
+  };
+  const versioned = r.versioned ?? true;
+  if (versioned) {
+    add('error.protocol.unsupported');
+    if (r.write ?? r.method !== 'GET') add('error.protocol.below_min');
+  }
+  // A malformed id names nothing: 404, like an unknown one.
+  if (r.path.includes(':')) add('error.not_found');
+  if (r.query) add('error.request.invalid');
+  if (r.auth) {
+    add('error.auth.session_invalid');
+    // An unreadable session ledger refuses the token with 401, not 503 (decisions: Token pair and sessions).
+    add('error.auth.unavailable', 401);
+  }
+  const body = r.body?.type;
+  if (body === 'json' || body === 'cbor' || body === 'empty') {
+    add('error.request.invalid');
+    add('error.request.too_large');
+  }
+  if (body !== undefined) add('error.request.unsupported_media_type');
+  // Any operation that reaches the database can meet it unreachable: nothing changes, try again.
+  if (versioned || r.auth) add('error.store.unavailable');
+  for (const code of r.errors ?? []) add(code as ProblemCode);
+  return byStatus;
+}
+
+/** A stable method name from the method and path: `POST /upload/:id/finalize` is `postUploadByIdFinalize`. */
+export function operationIdOf(r: AnyRoute): string {
+  if (r.operationId) return r.operationId;
+  const words = r.path
+    .split('/')
+    .filter((s) => s !== '' && s !== 'v1')
+    .flatMap((s) => (s.startsWith(':') ? ['by', ...s.slice(1).split(/[-_.]/)] : s.split(/[-_.]/)))
+    .filter((w) => w !== '');
+  return r.method.toLowerCase() + words.map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+}
+
+/** What each group of operations is for, shown on the reference page. A new tag may add a line. */
+const TAGS: Record<string, string> = {
+  auth: 'Registration, sign-in, tokens, re-authentication, password change and signing out everywhere',
+  profile: "The caller's own profile",
+  totp: 'The TOTP second factor',
+  devices: 'The signed device directory: the identity anchor and the devices that may write',
+  albums: 'Albums pinned to a protocol version, and the upgrade ceremony',
+  sessions: "The caller's sessions and device cohorts",
+  public: 'Unauthenticated records a client reads before negotiating',
+  quota: 'Storage quota and the upload-session lifecycle',
+  assets: 'Assets, the trash and encrypted metadata',
+};
+
+const PROTOCOL_HEADERS = {
+  'X-Svc-Protocol-Min': { $ref: '#/components/headers/X-Svc-Protocol-Min' },
+  'X-Svc-Protocol-Max': { $ref: '#/components/headers/X-Svc-Protocol-Max' },
+  'X-Svc-Min-Client-Build': { $ref: '#/components/headers/X-Svc-Min-Client-Build' },
+};
+
+function problemContent(status: number, codes: Set<ProblemCode>): Json {
+  return {
+    'application/problem+json': {
+      schema: {
+        allOf: [{ $ref: '#/components/schemas/Problem' }],
+        properties: { status: { const: status }, code: { enum: [...codes].sort() } },
+      },
+    },
+  };
+}
+
+function operation(r: AnyRoute): Json {
+  const parameters: Json[] = [];
+  const pathSchema = r.params ? (schema(r.params as v.GenericSchema, 'input') as { properties?: Record<string, Json> }) : {};
+  for (const m of r.path.matchAll(/:([A-Za-z_]+)/g)) {
+    parameters.push({ name: m[1], in: 'path', required: true, schema: pathSchema.properties?.[m[1]!] ?? { type: 'string' } });
+  }
+  if (r.query) {
+    const q = schema(r.query as v.GenericSchema, 'input') as { properties?: Record<string, Json>; required?: string[] };
+    for (const [name, s] of Object.entries(q.properties ?? {})) parameters.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema: s });
+  }
+  if (r.versioned ?? true) {
+    parameters.push({ $ref: '#/components/parameters/X-Svc-Protocol' });
+  }
+
+  const responses: Record<string, Json> = {};
+  for (const [status, spec] of Object.entries(r.responses)) {
+    const content = spec.schema ? { [spec.contentType ?? 'application/json']: { schema: schema(spec.schema, 'output') } } : undefined;
+    responses[status] = { description: spec.description, headers: PROTOCOL_HEADERS, ...(content ? { content } : {}) };
+  }
+  for (const [status, codes] of [...problemStatuses(r)].sort(([a], [b]) => a - b)) {
+    const declared = responses[status];
+    // A status that answers problem codes is described as problem details, whatever body the route declared.
+    responses[status] = { description: declared?.description ?? [...codes].sort().join(', '), headers: PROTOCOL_HEADERS, content: problemContent(status, codes) };
+  }
+
+  let requestBody: Json | undefined;
+  if (r.body?.type === 'json') requestBody = { required: true, content: { 'application/json': { schema: schema(r.body.schema, 'input') } } };
+  if (r.body?.type === 'empty') {
+    requestBody = { required: false, description: 'None, or an empty JSON object', content: { 'application/json': { schema: { type: 'object', maxProperties: 0 } } } };
+  }
+  if (r.body?.type === 'cbor') {
+    requestBody = { required: true, description: r.body.description, content: { 'application/cbor': { schema: { type: 'string', format: 'binary', contentMediaType: 'application/cbor' } } } };
+  }
+  if (r.body?.type === 'bytes') {
+    requestBody = { required: true, description: r.body.description, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream' } } } };
+  }
+  return {
+    operationId: operationIdOf(r),
+    summary: r.summary,
+    tags: [r.tag],
+    security: r.auth ? [{ bearer: [] }] : [],
+    ...(parameters.length ? { parameters } : {}),
+    ...(requestBody ? { requestBody } : {}),
+    responses,
+    'x-svc-write': (r.versioned ?? true) ? (r.write ?? r.method !== 'GET') : false,
+  };
+}
+
 /**
  * The OpenAPI 3.1 document, generated from the same route definitions and valibot schemas that
- * validate requests, so the reference cannot drift from the behaviour.
+ * validate requests, so the reference cannot drift from the behaviour. Everything the router, the
+ * protocol check, authentication and the body reader can answer is added from the definition
+ * itself (see problemStatuses), so a new route is documented whole by declaring its own codes.
  */
 export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: string; window: { min: string; max: string } }): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
+  const ids = new Set<string>();
   for (const r of routes) {
-    const path = r.path.replace(/:([a-z_]+)/g, '{$1}');
-    const parameters: unknown[] = [];
-    for (const m of r.path.matchAll(/:([a-z_]+)/g)) parameters.push({ name: m[1], in: 'path', required: true, schema: { type: 'string' } });
-    if (r.query) {
-      const q = schema(r.query as v.GenericSchema) as { properties?: Record<string, unknown>; required?: string[] };
-      for (const [name, s] of Object.entries(q.properties ?? {})) parameters.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema: s });
-    }
-    if (r.versioned ?? true) {
-      parameters.push({ name: 'X-Svc-Protocol', in: 'header', required: true, schema: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } });
-    }
-    const responses: Record<string, unknown> = {};
-    for (const [status, spec] of Object.entries(r.responses)) {
-      const body = schema(spec.schema);
-      responses[status] = { description: spec.description, ...(body ? { content: { [spec.contentType ?? 'application/json']: { schema: body } } } : {}) };
-    }
-    for (const code of r.errors ?? []) {
-      const status = String(STATUS[code as ProblemCode] ?? 400);
-      const entry = (responses[status] ??= { description: '', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } }) as { description: string };
-      entry.description = entry.description ? `${entry.description}; ${code}` : code;
-    }
-    let requestBody: unknown;
-    if (r.body?.type === 'json') requestBody = { required: true, content: { 'application/json': { schema: schema(r.body.schema) } } };
-    if (r.body?.type === 'cbor') requestBody = { required: true, description: r.body.description, content: { 'application/cbor': {} } };
-    if (r.body?.type === 'bytes') requestBody = { required: true, description: r.body.description, content: { 'application/octet-stream': {} } };
-    (paths[path] ??= {})[r.method.toLowerCase()] = {
-      summary: r.summary,
-      tags: [r.tag],
-      ...(r.auth ? { security: [{ bearer: [] }] } : {}),
-      ...(parameters.length ? { parameters } : {}),
-      ...(requestBody ? { requestBody } : {}),
-      responses,
-      'x-svc-write': (r.versioned ?? true) ? (r.write ?? r.method !== 'GET') : false,
-    };
+    const op = operation(r);
+    if (ids.has(op.operationId as string)) throw new Error(`Two operations are named ${String(op.operationId)}`);
+    ids.add(op.operationId as string);
+    (paths[r.path.replace(/:([A-Za-z_]+)/g, '{$1}')] ??= {})[r.method.toLowerCase()] = op;
   }
+  const versionHeader = (description: string) => ({ description, required: true, schema: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } });
   return {
     openapi: '3.1.0',
     info: {
       title: 'Strongroom API',
       version: info.window.max,
       description:
-        'Accounts, sessions, quota and versioning for an end-to-end-encrypted media library. Every /v1, /upload and /quota request carries X-Svc-Protocol; every response carries X-Svc-Protocol-Min, X-Svc-Protocol-Max and X-Svc-Min-Client-Build. Errors are RFC 9457 problem details with a stable `code`. See docs/api.md for the choices the contract leaves open.',
+        'Accounts, sessions, quota and versioning for an end-to-end-encrypted media library. Every /v1, /upload and /quota request carries X-Svc-Protocol; every response carries X-Svc-Protocol-Min, X-Svc-Protocol-Max and X-Svc-Min-Client-Build. Errors are RFC 9457 problem details with a stable `code`, listed per operation and status. A known path asked with a method it does not list answers 405 error.request.method_not_allowed with an Allow header; an unknown path answers 404 error.not_found. See docs/api.md for the choices the contract leaves open.',
     },
     servers: [{ url: info.baseUrl }],
+    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name, ...(TAGS[name] ? { description: TAGS[name] } : {}) })),
     paths,
     components: {
       securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (EdDSA)' } },
+      parameters: {
+        'X-Svc-Protocol': {
+          name: 'X-Svc-Protocol',
+          in: 'header',
+          required: true,
+          description: `The protocol version the client speaks (YYYY-MM-DD); this server supports ${info.window.min} to ${info.window.max}. Missing, malformed or newer: 426.`,
+          schema: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
+        },
+      },
+      headers: {
+        'X-Svc-Protocol-Min': versionHeader('The oldest protocol version this server accepts writes from'),
+        'X-Svc-Protocol-Max': versionHeader('The newest protocol version this server speaks'),
+        'X-Svc-Min-Client-Build': { description: 'The oldest client build the operator supports', required: true, schema: { type: 'string' } },
+      },
       schemas: {
         Problem: {
           type: 'object',
+          description: 'RFC 9457 problem details. Extra members carry what the client needs to act on the refusal.',
           required: ['type', 'title', 'status', 'code', 'detail'],
-          properties: { type: { type: 'string' }, title: { type: 'string' }, status: { type: 'integer' }, code: { type: 'string' }, detail: { type: 'string' } },
+          properties: {
+            type: { type: 'string' },
+            title: { type: 'string' },
+            status: { type: 'integer' },
+            code: { type: 'string' },
+            detail: { type: 'string' },
+            supported_min: { type: 'string', description: 'On 426: the oldest supported protocol version' },
+            supported_max: { type: 'string', description: 'On 426: the newest supported protocol version' },
+            album_pin: { type: 'string', description: 'On 426 error.protocol.below_album_pin: the album\'s pinned version' },
+            live_intent_id: { type: 'string', description: 'On 409 album refusals: the live upgrade intent' },
+            attempts_left: { type: 'integer', description: 'On 401 error.auth.invalid_code: codes this challenge still takes' },
+          },
           additionalProperties: true,
         },
       },

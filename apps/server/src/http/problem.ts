@@ -96,6 +96,13 @@ export class HttpProblem extends Error {
     this.status = statusOf(code, context);
   }
 
+  /** The same problem with its status taken in a named context. */
+  inContext(context: StatusContext): HttpProblem {
+    const p = new HttpProblem(this.code, this.detail, this.data, context);
+    p.headers = this.headers;
+    return p;
+  }
+
   static from(refusal: Refusal, context?: StatusContext): HttpProblem {
     return new HttpProblem(refusal.code, refusal.detail ?? refusal.code, refusal.data ?? {}, context);
   }

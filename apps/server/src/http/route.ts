@@ -1,7 +1,8 @@
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { concatBytes, CoreError, negotiateProtocol, type Principal, type ProtocolWindow, type Result } from '@strongroom/core';
-import { HttpProblem } from './problem.js';
+import { HttpProblem, type ProblemCode, type StatusContext } from './problem.js';
+import { problemCodeOf } from './rules.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -59,6 +60,13 @@ export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown>
   readonly responses: Readonly<Record<number, ResponseSpec>>;
   /** The problem codes this route can answer with (for the API reference). */
   readonly errors?: readonly string[];
+  /** The client's method name in the API reference; derived from the method and path when absent. */
+  readonly operationId?: string;
+  /**
+   * The named context (problem.ts CONTEXT_STATUS) in which this route's refusals take their status,
+   * where the contract gives a code a second one. The document and the answers both follow it.
+   */
+  readonly statusContext?: StatusContext;
   readonly handle: (input: HandlerInput<BodyOf<BS>, Out<PS>, Out<QS>>) => Promise<Response> | Response;
 }
 
@@ -177,7 +185,7 @@ async function readBody(c: Context, spec: BodySpec | undefined): Promise<unknown
     throw new HttpProblem('error.request.invalid', 'The body is not valid JSON.');
   }
   const result = v.safeParse(spec.schema, parsed);
-  if (!result.success) throw new HttpProblem('error.request.invalid', issuesText(result.issues));
+  if (!result.success) throw new HttpProblem(problemCodeOf(result.issues), issuesText(result.issues));
   return result.output;
 }
 
@@ -192,6 +200,7 @@ function honoMethod(m: Method): 'get' | 'post' | 'put' | 'patch' | 'delete' {
  */
 export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: MountOptions): void {
   for (const r of routes) {
+    const handle = r.statusContext === undefined ? r.handle : inContext(r.handle, r.statusContext);
     app[honoMethod(r.method)](r.path, async (c) => {
       const versioned = r.versioned ?? true;
       let version = '';
@@ -230,7 +239,7 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
       const body = r.body === undefined || r.body.type === 'bytes' ? undefined : await readBody(c, r.body);
       // Awaited rather than returned: handing back a pending promise from an async function costs
       // two more turns of the microtask queue.
-      return await r.handle({ c, body, params, query, principal, version } as never);
+      return await handle({ c, body, params, query, principal, version } as never);
     });
   }
 }
@@ -269,4 +278,15 @@ function authFailure(cause: unknown): HttpProblem {
     return new HttpProblem('error.auth.unavailable', 'The session ledger cannot be read; try again shortly.', {}, 'authenticating');
   }
   throw cause;
+}
+
+/** A handler whose refusals take their status in the route's named context (only routes that name one pay for the wrapper). */
+function inContext(handle: AnyRoute['handle'], context: StatusContext): AnyRoute['handle'] {
+  return async (input) => {
+    try {
+      return await handle(input);
+    } catch (e) {
+      throw e instanceof HttpProblem ? e.inContext(context) : e;
+    }
+  };
 }

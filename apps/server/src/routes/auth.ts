@@ -3,7 +3,7 @@ import { readCohortHash, type TokenPair as CoreTokenPair } from '@strongroom/cor
 import type { AppDeps } from '../deps.js';
 import { route, type AnyRoute } from '../http/route.js';
 import { iso, isoOrNull, json, unwrap } from '../http/respond.js';
-import { Advisory, Timestamp, TokenPair, Uuid } from './schemas.js';
+import { Address, Advisory, DisplayName, NewPassword, Timestamp, TokenPair, Uuid } from './schemas.js';
 
 export const tokenPairBody = (p: CoreTokenPair) => ({
   session_id: p.sessionId,
@@ -22,6 +22,7 @@ const profileBody = (p: { accountId: string; address: string; displayName: strin
 });
 
 const Password = v.string();
+/** A wrong password from a signed-in caller (reauthenticate, password change) is 403, not login's 401. */
 
 /** Registration, sign-in, refresh, re-authentication, password change and the profile. */
 export function authRoutes(deps: AppDeps): AnyRoute[] {
@@ -32,7 +33,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'auth',
       summary: 'Create an account and sign in (address and password only)',
       auth: false,
-      body: { type: 'json', schema: v.strictObject({ address: v.string(), password: Password }) },
+      body: { type: 'json', schema: v.strictObject({ address: Address, password: NewPassword }) },
       responses: { 200: { description: 'The new account signed in', schema: TokenPair } },
       errors: ['error.auth.user_already_exists', 'error.auth.weak_password', 'error.request.invalid'],
       handle: async ({ c, body }) => {
@@ -83,8 +84,9 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'json', schema: v.strictObject({ password: Password }) },
       responses: { 200: { description: 'Confirmed', schema: v.object({ reauthenticated_at: Timestamp }) } },
       errors: ['error.auth.invalid_credentials'],
+      statusContext: 'reconfirming',
       handle: async ({ c, body, principal }) => {
-        const r = unwrap(await deps.accounts.reauthenticate(principal, body.password), 'reconfirming');
+        const r = unwrap(await deps.accounts.reauthenticate(principal, body.password));
         return json(c, 200, { reauthenticated_at: iso(r.reauthenticatedAt) });
       },
     }),
@@ -94,13 +96,13 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'auth',
       summary: 'Change the password: closes every session and re-opens the caller under its own id',
       auth: true,
-      body: { type: 'json', schema: v.strictObject({ current_password: Password, new_password: Password }) },
+      body: { type: 'json', schema: v.strictObject({ current_password: Password, new_password: NewPassword }) },
       responses: { 200: { description: 'A fresh token pair for the caller\'s unchanged session id', schema: TokenPair } },
       errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.weak_password'],
+      statusContext: 'reconfirming',
       handle: async ({ c, body, principal }) => {
         const pair = unwrap(
           await deps.accounts.changePassword(principal, { currentPassword: body.current_password, newPassword: body.new_password }),
-          'reconfirming',
         );
         return json(c, 200, tokenPairBody(pair));
       },
@@ -120,7 +122,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'profile',
       summary: 'Set or clear the display name (absent leaves it, null or empty clears it)',
       auth: true,
-      body: { type: 'json', schema: v.strictObject({ display_name: v.optional(v.nullable(v.string())) }) },
+      body: { type: 'json', schema: v.strictObject({ display_name: v.optional(v.nullable(DisplayName)) }) },
       responses: { 200: { description: 'Updated profile', schema: Profile } },
       errors: ['error.profile.invalid_display_name', 'error.request.invalid'],
       handle: async ({ c, body, principal }) => {

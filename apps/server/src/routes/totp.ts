@@ -41,8 +41,9 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'json', schema: v.strictObject({ code: Code }) },
       responses: { 204: { description: 'Confirmed; sign-in now asks for a code. The code is used up.' } },
       errors: ['error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.auth.totp_already_enrolled', 'error.request.invalid', 'error.auth.unavailable'],
+      statusContext: 'managingFactor',
       handle: async ({ c, body, principal }) => {
-        unwrap(await deps.totp.verifyEnrollment(principal, body.code), 'managingFactor');
+        unwrap(await deps.totp.verifyEnrollment(principal, body.code));
         return noContent(c);
       },
     }),
@@ -55,8 +56,9 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'json', schema: v.strictObject({ code: Code }) },
       responses: { 204: { description: 'Removed; sign-in no longer asks for a code' } },
       errors: ['error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.request.invalid', 'error.auth.unavailable'],
+      statusContext: 'managingFactor',
       handle: async ({ c, body, principal }) => {
-        unwrap(await deps.totp.disable(principal, body.code), 'managingFactor');
+        unwrap(await deps.totp.disable(principal, body.code));
         return noContent(c);
       },
     }),
