@@ -1,6 +1,8 @@
 import { Argon2Hasher } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { FakeClock, MemoryBlobStore, MemoryLogger, SeededRandom, breakable } from '@strongroom/core/testing';
+import { serve } from '@hono/node-server';
+import type { AddressInfo } from 'node:net';
 import type { Hono } from 'hono';
 import { createApp } from './app.js';
 import { readConfig, type Config } from './config.js';
@@ -11,6 +13,10 @@ export const PASSWORD = 'correct horse battery staple';
 
 export interface TestServer {
   app: Hono;
+  /** The app served by @hono/node-server on a loopback port: the production request path. */
+  baseUrl: string;
+  /** One request through the real server (loopback), like `app.request()` but on the production path. */
+  request(path: string, init?: RequestInit): Promise<Response>;
   deps: AppDeps;
   clock: FakeClock;
   logger: MemoryLogger;
@@ -36,9 +42,13 @@ export async function testServer(env: Record<string, string> = {}): Promise<Test
   const accounts = breakable(ports.accounts);
   const totp = breakable(ports.totp);
   const stores: Stores = { ...ports, accounts: accounts.port, totp: totp.port, blobs: new MemoryBlobStore(), close: async () => void db.close() };
-  const deps = await buildDeps(config, stores, { clock, random: new SeededRandom(Math.floor(Math.random() * 1e9)), logger, hasher: new Argon2Hasher() });
+  const deps = await buildDeps(config, stores, { clock, random: new SeededRandom(testSeed()), logger, hasher: new Argon2Hasher() });
+  const app = createApp(deps);
+  const { baseUrl, close } = await listen(app);
   return {
-    app: createApp(deps),
+    app,
+    baseUrl,
+    request: (path, init) => fetch(baseUrl + path, init),
     deps,
     clock,
     logger,
@@ -46,8 +56,50 @@ export async function testServer(env: Record<string, string> = {}): Promise<Test
     mendStore: () => accounts.mend(),
     breakTotpStore: () => totp.break(),
     mendTotpStore: () => totp.mend(),
-    close: () => stores.close(),
+    close: async () => {
+      await close();
+      await stores.close();
+    },
   };
+}
+
+/** Where each test app listens, so `call(app, …)` takes the production path (Node's request, not app.request). */
+const listening = new WeakMap<Hono, string>();
+
+/**
+ * Serves the app the way main.ts does (@hono/node-server) on an ephemeral loopback port. HTTP tests
+ * then exercise the same header and body reading as production, not a second path.
+ */
+export async function listen(app: Hono): Promise<{ baseUrl: string; close(): Promise<void> }> {
+  const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  server.unref();
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  listening.set(app, baseUrl);
+  return {
+    baseUrl,
+    close: () =>
+      new Promise<void>((resolve) => {
+        listening.delete(app);
+        (server as unknown as { closeAllConnections?: () => void }).closeAllConnections?.();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+/**
+ * The seed of this run's test randomness: TEST_SEED when set (to replay a failure), else a fresh
+ * one, printed once so a failing run can be replayed.
+ */
+let seed: number | undefined;
+export function testSeed(): number {
+  if (seed === undefined) {
+    const fromEnv = Number(process.env.TEST_SEED);
+    seed = Number.isSafeInteger(fromEnv) && process.env.TEST_SEED !== undefined ? fromEnv : Math.floor(Math.random() * 2 ** 31);
+    console.info(`test randomness seed ${seed} (replay with TEST_SEED=${seed})`);
+  }
+  return seed;
 }
 
 export interface CallOptions {
@@ -94,9 +146,10 @@ async function reply(res: Response): Promise<Reply> {
   return { status: res.status, body: parsed, headers: res.headers };
 }
 
-/** One request through app.request(), JSON in and out. */
+/** One request, JSON in and out: through the real server when the app is a test server's, else app.request(). */
 export async function call(app: Hono, method: string, path: string, o: CallOptions = {}): Promise<Reply> {
-  return reply(await app.request(path, requestInit(method, o)));
+  const base = listening.get(app);
+  return reply(await (base === undefined ? app.request(path, requestInit(method, o)) : fetch(base + path, requestInit(method, o))));
 }
 
 /** The same over the network, for tests of real server processes. */
@@ -106,7 +159,7 @@ export async function fetchCall(baseUrl: string, method: string, path: string, o
 
 let counter = 0;
 /** Registers a fresh account and returns its token pair and address. */
-export async function registerUser(app: Hono, address = `user${++counter}-${Math.random().toString(36).slice(2, 8)}@example.org`) {
+export async function registerUser(app: Hono, address = `user${++counter}-${(testSeed() + counter).toString(36)}@example.org`) {
   const r = await call(app, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } });
   if (r.status !== 200) throw new Error(`register failed: ${r.status} ${JSON.stringify(r.body)}`);
   return { address, ...(r.body as { session_id: string; session_token: string; access_token: string }) };

@@ -45,7 +45,7 @@ interface Sent {
 // FC_TALLY=1 prints the statuses each operation answered, to see what a run reached.
 const seen = new Map<string, Map<number, number>>();
 async function departures(o: Operation, req: Sent): Promise<string[]> {
-  const res = await s.app.request(req.url, req.init);
+  const res = await s.request(req.url, req.init);
   const tally = seen.get(`${o.method} ${o.path}`) ?? new Map<number, number>();
   seen.set(`${o.method} ${o.path}`, tally.set(res.status, (tally.get(res.status) ?? 0) + 1));
   return checker.problems(o, await answerOf(res));
@@ -74,7 +74,7 @@ async function checked(method: string, template: string, url: string, init: { to
     body = init.raw.slice();
     headers['content-type'] = init.type!;
   }
-  const answer = await answerOf(await s.app.request(url, { method, headers, ...(body !== undefined ? { body } : {}) }));
+  const answer = await answerOf(await s.request(url, { method, headers, ...(body !== undefined ? { body } : {}) }));
   expect(checker.problems(o, answer), `${method} ${url}`).toEqual([]);
   const text = new TextDecoder().decode(answer.bytes);
   return { status: answer.status, body: answer.headers.get('content-type')?.includes('json') && text ? JSON.parse(text) : text };
@@ -192,11 +192,11 @@ describe('every operation keeps the promises of the document', () => {
     delete narrowed.paths['/quota'].get.responses['401'];
     narrowed.paths['/quota'].get.responses['200'].content['application/json'].schema.required.push('not_a_member');
     const strict = new DocChecker(narrowed);
-    const anonymous = await answerOf(await s.app.request('/quota', { headers: { 'x-svc-protocol': VERSION } }));
+    const anonymous = await answerOf(await s.request('/quota', { headers: { 'x-svc-protocol': VERSION } }));
     expect(strict.problems({ ...quota, op: narrowed.paths['/quota'].get }, anonymous)).toEqual(['undocumented status 401']);
     expect(checker.problems(quota, anonymous)).toEqual([]);
     const f = await fixtures();
-    const mine = await answerOf(await s.app.request('/quota', { headers: { 'x-svc-protocol': VERSION, authorization: `Bearer ${f.token}` } }));
+    const mine = await answerOf(await s.request('/quota', { headers: { 'x-svc-protocol': VERSION, authorization: `Bearer ${f.token}` } }));
     expect(strict.problems({ ...quota, op: narrowed.paths['/quota'].get }, mine).join()).toMatch(/does not match its schema.*not_a_member/);
     expect(checker.problems(quota, { ...mine, headers: new Headers({ 'content-type': 'text/html' }) }).join()).toMatch(/answered text\/html/);
     // Answers are checked closed: a member the document does not name is a departure.
@@ -237,7 +237,7 @@ describe('methods a path does not list', () => {
       const url = template.replace(/\{[^}]+\}/g, '01a1fd8c-6900-7768-aa4a-28bfe5bc8363');
       const listed = Object.keys(item).map((m) => m.toUpperCase());
       for (const method of all.filter((m) => !listed.includes(m))) {
-        const res = await s.app.request(url, { method, headers: { 'x-svc-protocol': VERSION } });
+        const res = await s.request(url, { method, headers: { 'x-svc-protocol': VERSION } });
         expect(res.status, `${method} ${template}`).toBe(405);
         expect(res.headers.get('content-type')).toBe('application/problem+json');
         expect(res.headers.get('allow')!.split(', ').sort(), `${method} ${template}`).toEqual(listed.sort());

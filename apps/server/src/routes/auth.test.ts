@@ -366,7 +366,7 @@ describe('body limits without a declared length', () => {
         else controller.enqueue(chunk);
       },
     });
-    const res = await s.app.request('/v1/auth/register', {
+    const res = await s.request('/v1/auth/register', {
       method: 'POST',
       headers: { 'x-svc-protocol': '2026-11-01', 'content-type': 'application/json' },
       body,
@@ -374,6 +374,9 @@ describe('body limits without a declared length', () => {
     } as RequestInit);
     expect(res.status).toBe(413);
     expect((await res.json()).code).toBe('error.request.too_large');
-    expect(pulled).toBeLessThan(10);
+    // Over a real socket the client buffers ahead of the server; what matters is that the server
+    // closes the connection instead of draining the rest: the 16 MB body is never sent whole.
+    await new Promise((r) => setTimeout(r, 300));
+    expect(pulled).toBeLessThan(1000);
   });
 });

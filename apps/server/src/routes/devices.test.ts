@@ -33,7 +33,7 @@ describe('PUT and GET /v1/devices/directory', () => {
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ seq: 1, devices: 1, identity_key: expect.any(String) });
     expect(fromBase64url(r.body.identity_key)).toEqual(u.identity.publicKey);
-    const res = await s.app.request('/v1/devices/directory', { headers: { authorization: `Bearer ${u.access_token}`, 'x-svc-protocol': '2026-11-01' } });
+    const res = await s.request('/v1/devices/directory', { headers: { authorization: `Bearer ${u.access_token}`, 'x-svc-protocol': '2026-11-01' } });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/cbor');
     expect(res.headers.get('x-svc-protocol-max')).toBe('2026-11-01');
