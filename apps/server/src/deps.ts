@@ -115,7 +115,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     random,
     logger,
     secretKey: config.secretKey ?? secretKeyFromDataDir(config.dataDir, logger),
-    issuer: new URL(config.baseUrl).host,
+    issuer: config.totpIssuer,
   });
   const accounts = new AccountService({ accounts: stores.accounts, sessions, hasher, clock, random, loginGate: totp });
   const window = { min: config.protocolMin, max: config.protocolMax };
