@@ -27,6 +27,7 @@ import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqli
 import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
 import type { Config } from './config.js';
 import { loadOrCreateSecretKey } from './secret-key.js';
+import { HttpMetrics } from './http/metrics.js';
 
 /** The stores one deployment runs on: the database's port set, the blob store, and how to close them. */
 export interface Stores extends Ports {
@@ -58,6 +59,8 @@ export interface AppDeps {
   readonly quota: QuotaService;
   readonly uploads: UploadService;
   readonly assets: AssetService;
+  /** Prometheus metrics of this app (requests, latency, sign-ins, refusals, database errors). */
+  readonly metrics: HttpMetrics;
 }
 
 export interface Platform {
@@ -152,5 +155,6 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     quota,
     uploads,
     assets,
+    metrics: new HttpMetrics(),
   };
 }

@@ -21,6 +21,8 @@ export interface TestServer {
   breakTotpStore(): void;
   mendTotpStore(): void;
   close(): Promise<void>;
+  /** The raw SQLite database under the stores, for tests that tamper with it. */
+  db: ReturnType<typeof openSqliteDatabase>;
 }
 
 /**
@@ -35,18 +37,26 @@ export async function testServer(env: Record<string, string> = {}): Promise<Test
   const ports = createSqlitePorts(db);
   const accounts = breakable(ports.accounts);
   const totp = breakable(ports.totp);
-  const stores: Stores = { ...ports, accounts: accounts.port, totp: totp.port, blobs: new MemoryBlobStore(), close: async () => void db.close() };
+  const schema = breakable(ports.schema);
+  const stores: Stores = { ...ports, accounts: accounts.port, totp: totp.port, schema: schema.port, blobs: new MemoryBlobStore(), close: async () => void db.close() };
   const deps = await buildDeps(config, stores, { clock, random: new SeededRandom(Math.floor(Math.random() * 1e9)), logger, hasher: new Argon2Hasher() });
   return {
     app: createApp(deps),
     deps,
     clock,
     logger,
-    breakStore: () => accounts.break(),
-    mendStore: () => accounts.mend(),
+    breakStore: () => {
+      accounts.break();
+      schema.break();
+    },
+    mendStore: () => {
+      accounts.mend();
+      schema.mend();
+    },
     breakTotpStore: () => totp.break(),
     mendTotpStore: () => totp.mend(),
     close: () => stores.close(),
+    db,
   };
 }
 
