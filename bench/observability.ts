@@ -17,7 +17,8 @@ import { openSync, writeSync } from 'node:fs';
 import { pino } from 'pino';
 import { JsonLogger } from '@strongroom/adapters-node';
 import { MemoryLogger } from '@strongroom/core/testing';
-import { RouteStats } from '../apps/server/src/http/metrics.js';
+import { createApp } from '../apps/server/src/app.js';
+import { HttpMetrics, RouteStats } from '../apps/server/src/http/metrics.js';
 import { registerUser, testServer, VERSION } from '../apps/server/src/testing.js';
 
 /** Every field that can carry a secret, at the top level and one level down (pino's redact paths). */
@@ -85,6 +86,15 @@ async function timeIt(count: number, body: (i: number) => void): Promise<number>
   return cpuNs(start) / count;
 }
 
+/** Metrics whose records do nothing: the app without the per-request metrics work, for the paired comparison. */
+class NoMetrics extends HttpMetrics {
+  override statsFor(method: string, template: string): RouteStats {
+    const stats = super.statsFor(method, template);
+    stats.record = () => undefined;
+    return stats;
+  }
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
@@ -92,10 +102,22 @@ async function main(): Promise<void> {
   const user = await registerUser(s.app);
   const headers = { 'x-svc-protocol': VERSION, authorization: `Bearer ${user.access_token}` };
   const stats = new RouteStats('GET', '/v1/auth/profile', false);
+  const bare = createApp({ ...s.deps, metrics: new NoMetrics() });
+  bare.fetch = bare.fetch.bind(bare);
+  /** CPU ns per authenticated GET through `app`. */
+  const requests = async (app: typeof s.app): Promise<number> => {
+    const started = process.cpuUsage();
+    for (let i = 0; i < 2_000; i++) {
+      const res = await app.request('/v1/auth/profile', { headers });
+      if (res.status !== 200) throw new Error(`GET /v1/auth/profile answered ${res.status}`);
+      await res.arrayBuffer();
+    }
+    return cpuNs(started) / 2_000;
+  };
   // The in-process app logs through a MemoryLogger; it is emptied every round.
   const logger: MemoryLogger = s.logger;
 
-  const results: Record<string, number[]> = { 'JsonLogger line': [], 'pino line (redact)': [], 'pino line (no redact)': [], 'metrics record': [], 'empty loop (overhead)': [], 'authenticated GET in process': [] };
+  const results: Record<string, number[]> = { 'JsonLogger line': [], 'pino line (redact)': [], 'pino line (no redact)': [], 'metrics record': [], 'empty loop (overhead)': [], 'authenticated GET in process': [], 'same, metrics records off': [] };
   for (let round = 0; round < ROUNDS + 1; round++) {
     const r = {
       'JsonLogger line': await timeIt(LINES, (i) => json.info('http.request', fields(i))),
@@ -103,16 +125,9 @@ async function main(): Promise<void> {
       'pino line (no redact)': await timeIt(LINES, (i) => pinoPlain.info(fields(i), 'http.request')),
       'metrics record': await timeIt(LINES, (i) => stats.record(200 + (i & 1), (i % 50) / 10_000)),
       'empty loop (overhead)': await timeIt(LINES, (i) => void fields(i)),
-      'authenticated GET in process': 0,
+      'authenticated GET in process': await requests(s.app),
+      'same, metrics records off': await requests(bare),
     };
-    // The request loop is async: timed on its own.
-    const started = process.cpuUsage();
-    for (let i = 0; i < 2_000; i++) {
-      const res = await s.app.request('/v1/auth/profile', { headers });
-      if (res.status !== 200) throw new Error(`GET /v1/auth/profile answered ${res.status}`);
-      await res.arrayBuffer();
-    }
-    r['authenticated GET in process'] = cpuNs(started) / 2_000;
     logger.lines.length = 0;
     if (round === 0) continue; // warm-up
     for (const [k, v] of Object.entries(r)) results[k]!.push(v);
