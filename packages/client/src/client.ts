@@ -16,6 +16,7 @@ export interface SessionTokens {
   readonly accessToken: string;
 }
 
+/** How to reach the server, and where the session comes from and goes to. */
 export interface StrongroomClientOptions {
   /** The server's base URL, e.g. `https://photos.example.org`. */
   readonly baseUrl: string;

@@ -16,7 +16,13 @@ export { DeviceKeys, IdentityKey } from './keys.js';
 export type { DeviceSecrets, DirectoryDevice, UpgradeIntentInput } from './keys.js';
 export { authenticatorCode, TOTP_PERIOD_SECONDS } from './totp.js';
 export { newUuidV7 } from './ids.js';
-export type { paths as ApiPaths, components as ApiComponents, operations as ApiOperations } from './generated/api.js';
+import type { components, operations, paths } from './generated/api.js';
+/** The generated OpenAPI types: every path with its operations, parameters, bodies and answers. */
+export type ApiPaths = paths;
+/** The generated OpenAPI types: the document's shared components (the problem details schema). */
+export type ApiComponents = components;
+/** The generated OpenAPI types: operations by id, where the document names them. */
+export type ApiOperations = operations;
 export {
   cohortHash,
   PLATFORM_TAGS,
