@@ -40,7 +40,8 @@ async function main(): Promise<void> {
   step('totp enrolled', uri.slice(0, uri.indexOf('?')));
 
   // 3. Sign in again: the password now yields a challenge, answered with the next code.
-  const cohort = cohortHash({ userId: accountId, platform: 'linux', primaryId: 'tour-machine-id' });
+  const cohort = client.cohortHash('linux', 'tour-machine-id');
+  if (cohort !== cohortHash({ userId: accountId, platform: 'linux', primaryId: 'tour-machine-id' })) throw new Error('cohort hash mismatch');
   const signIn = await client.signIn(address, password, { cohortHash: cohort });
   if (signIn.kind !== 'challenge') throw new Error('expected a second-factor challenge');
   await client.verifyTotp(signIn.challenge, authenticatorCode(secret, Date.now(), 1), { cohortHash: cohort });

@@ -129,8 +129,11 @@ describe('the client side of the protocol', () => {
     const accountId = client.accountId!;
     const { secret } = await client.enrollTotp();
     await client.confirmTotp(authenticatorCode(secret, s.clock.now()));
-    const cohort = cohortHash({ userId: accountId, platform: 'android', primaryId: 'device-42' });
+    const cohort = client.cohortHash('android', 'device-42');
     expect(cohort).toBe(coreCohortHash({ userId: accountId, platform: 'android', primaryId: 'device-42' }));
+    expect(cohortHash({ userId: accountId, platform: 'android', primaryId: 'device-42' })).toBe(cohort);
+    expect(client.cohortHash('android', 'device-43')).not.toBe(cohort);
+    expect(client.cohortHash('ios', 'device-42')).not.toBe(cohort);
     const signIn = await client.signIn(who, PASSWORD, { cohortHash: cohort });
     expect(signIn.kind).toBe('challenge');
     if (signIn.kind !== 'challenge') return;

@@ -1,5 +1,5 @@
 import createClient, { type Client } from 'openapi-fetch';
-import { fromBase64url, sha256Hex } from '@strongroom/core';
+import { cohortHash, fromBase64url, sha256Hex, type PlatformTag } from '@strongroom/core';
 import { errorFor, readProblem, SessionLostError, type Problem } from './errors.js';
 import type { paths } from './generated/api.js';
 import type { IdentityKey } from './keys.js';
@@ -99,6 +99,18 @@ export class StrongroomClient {
   /** The signed-in account's id (the access token's `sub`), or null when signed out. */
   get accountId(): string | null {
     return this.#session === null ? null : accountIdOf(this.#session.accessToken);
+  }
+
+  /**
+   * This device's cohort hash for the account: from the platform and the device's primary id
+   * (a stable install or hardware id that never leaves the device), folded with the account id so
+   * one device under two accounts gives two unlinkable values. Pass it to {@link signIn} and
+   * {@link verifyTotp}. `accountId` defaults to the signed-in account's (keep it from an earlier
+   * session to send the hash when signing in again).
+   */
+  cohortHash(platform: PlatformTag, primaryId: string, accountId: string | null = this.accountId): string {
+    if (accountId === null) throw new RangeError('the cohort hash needs the account id when signed out');
+    return cohortHash({ userId: accountId, platform, primaryId });
   }
 
   /** Replaces the session (restored from storage, or null to forget it locally). */
