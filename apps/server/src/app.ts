@@ -14,6 +14,9 @@ import { albumRoutes } from './routes/albums.js';
 import { deviceRoutes } from './routes/devices.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { wellKnownRoutes } from './routes/well-known.js';
+import { operationsRoutes } from './routes/operations.js';
+import { Cors } from './http/cors.js';
+import type { HttpMetrics, RouteStats } from './http/metrics.js';
 
 export type { AppDeps } from './deps.js';
 
@@ -27,6 +30,7 @@ function allRoutes(deps: AppDeps): AnyRoute[] {
     ...sessionRoutes(deps),
     ...wellKnownRoutes(deps),
     ...quotaRoutes(deps),
+    ...operationsRoutes(deps),
   ];
 }
 
@@ -46,7 +50,7 @@ export function createApp(deps: AppDeps): Hono {
   };
   const headers = responseHeaders(protocolHeaders);
 
-  mountRoutes(app, routes, { window, authenticate: (token) => deps.sessions.authenticate(token) });
+  mountRoutes(app, routes.map((r) => instrumented(r, deps.metrics)), { window, authenticate: (token) => deps.sessions.authenticate(token) });
 
   const doc = openApiDocument(routes, { baseUrl: deps.config.baseUrl, window });
   app.get('/openapi.json', (c) => json(c, 200, doc));
@@ -55,11 +59,16 @@ export function createApp(deps: AppDeps): Hono {
   const allowed = allowedMethods(routes);
   app.notFound((c) => {
     const allow = allowed(c.req.path);
+    deps.metrics.refused(allow === null ? 'error.not_found' : 'error.request.method_not_allowed');
     if (allow === null) return problemResponse(new HttpProblem('error.not_found', 'No such resource.'), protocolHeaders);
     return problemResponse(new HttpProblem('error.request.method_not_allowed', `This resource supports ${allow}.`), { ...protocolHeaders, allow });
   });
 
-  app.onError((err) => {
+  app.onError((err, c) => {
+    // Refused before the handler ran (protocol, path, token, body): find the route Hono matched.
+    const bindings = c.env as Bindings | undefined;
+    if (bindings !== undefined && bindings.stats === undefined) bindings.stats = deps.metrics.lookup(c.req.method, c.req.routePath);
+    countProblem(deps.metrics, err);
     if (err instanceof HttpProblem) {
       return problemResponse(err, { ...protocolHeaders, ...err.headers });
     }
@@ -74,16 +83,37 @@ export function createApp(deps: AppDeps): Hono {
   // Logging and the protocol headers wrap fetch rather than sitting in a Hono middleware: one
   // middleware layer cost a sixth of an authenticated request's throughput.
   const dispatch = app.fetch.bind(app);
+  const cors = deps.config.corsOrigins.length > 0 ? new Cors(deps.config.corsOrigins, protocolHeaders) : null;
+  const preflights = deps.metrics.statsFor('OPTIONS', 'preflight');
+  /** Answers an allowed origin's preflight itself, and marks every answer to a cross-origin request. */
+  const withCors = async (cors: Cors, request: Request, bindings: Bindings, ctx: Parameters<typeof dispatch>[2]): Promise<Response> => {
+    const origin = headerOf(request, bindings, 'origin');
+    if (origin === undefined) return dispatch(request, bindings, ctx);
+    const allowed = cors.allows(origin);
+    if (allowed && request.method === 'OPTIONS' && headerOf(request, bindings, 'access-control-request-method') !== undefined) {
+      bindings.stats = preflights;
+      return cors.preflight(origin, headerOf(request, bindings, 'access-control-request-headers') ?? null);
+    }
+    return cors.decorate(await dispatch(request, bindings, ctx), allowed ? origin : null);
+  };
   app.fetch = async (request: Request, env?: unknown, ctx?: Parameters<typeof dispatch>[2]): Promise<Response> => {
     const started = performance.now();
     // Every response is built by the helpers in http/respond.ts or problemResponse, which take the
     // protocol headers from the environment as ready-made plain objects (cheaper than setting them
     // on each response here). @hono/node-server makes a fresh environment object per request, so
     // adding to it is safe.
-    const bindings = (env ?? {}) as { responseHeaders?: ResponseHeaders };
+    const bindings = (env ?? {}) as Bindings;
     bindings.responseHeaders = headers;
+    bindings.stats = undefined;
     // HEAD is answered as the GET it stands for, without the body but with its Content-Length.
-    const res = request.method === 'HEAD' ? await headAnswer(dispatch, request, bindings, ctx) : await dispatch(request, bindings, ctx);
+    const res =
+      request.method === 'HEAD'
+        ? await headAnswer(dispatch, request, bindings, ctx)
+        : cors === null
+          ? await dispatch(request, bindings, ctx)
+          : await withCors(cors, request, bindings, ctx);
+    // Only numbers bumped in place (see http/metrics.ts); the label is the route template.
+    (bindings.stats ?? deps.metrics.unmatched).record(res.status, (performance.now() - started) / 1000);
     // One structured line per request. Never headers or bodies: they carry tokens and passwords.
     deps.logger.info('http.request', {
       method: request.method,
@@ -103,4 +133,41 @@ function pathOf(url: string): string {
   if (start < 0) return '/';
   const query = url.indexOf('?', start);
   return url.slice(start, query < 0 ? undefined : query);
+}
+
+/** What the fetch wrapper shares with handlers through Hono's environment. */
+interface Bindings {
+  responseHeaders?: ResponseHeaders;
+  /** The metrics of the route that answered; unset for unmatched requests. */
+  stats?: RouteStats | undefined;
+  /** Node's IncomingMessage, on @hono/node-server. */
+  incoming?: { headers: Record<string, string | string[] | undefined> };
+}
+
+/** A request header, from Node's raw headers when serving (cheaper than Request.headers, see requestHeader). */
+function headerOf(request: Request, bindings: Bindings, name: string): string | undefined {
+  if (bindings.incoming === undefined) return request.headers.get(name) ?? undefined;
+  const value = bindings.incoming.headers[name];
+  return Array.isArray(value) ? value.join(', ') : value;
+}
+
+/** Wraps a route's handler so a request that reaches it is counted under the route's template. */
+function instrumented(r: AnyRoute, metrics: HttpMetrics): AnyRoute {
+  const stats = metrics.statsFor(r.method, r.path);
+  const handle = r.handle;
+  return {
+    ...r,
+    handle: (input) => {
+      (input.c.env as Bindings).stats = stats;
+      return handle(input);
+    },
+  };
+}
+
+/** Counts a problem answer by code; an unavailable store is also a database error. */
+function countProblem(metrics: HttpMetrics, err: unknown): void {
+  const code = err instanceof HttpProblem || err instanceof CoreError ? err.code : 'error.internal';
+  const unavailable = code === 'error.auth.unavailable' || code === 'error.store.unavailable';
+  metrics.refused(unavailable || err instanceof HttpProblem ? code : 'error.internal');
+  if (unavailable) metrics.databaseError();
 }

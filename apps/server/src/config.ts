@@ -22,6 +22,13 @@ export interface Config {
    * key file in the data dir.
    */
   readonly secretKey: Uint8Array | null;
+  /**
+   * The issuer in the TOTP `otpauth://` URI: `SVC_TOTP_ISSUER`, else the host of the base URL
+   * without its port. Never holds a colon (authenticator apps split the label there).
+   */
+  readonly totpIssuer: string;
+  /** `SVC_CORS_ORIGINS`: browser origins allowed to call the API (exact `scheme://host[:port]`). */
+  readonly corsOrigins: readonly string[];
 }
 
 export class ConfigError extends Error {
@@ -62,6 +69,37 @@ function version(env: Record<string, string | undefined>, name: string, fallback
   return raw;
 }
 
+function totpIssuer(env: Record<string, string | undefined>, baseUrl: string): string {
+  const raw = env.SVC_TOTP_ISSUER;
+  if (raw !== undefined && raw !== '') {
+    const issuer = raw.trim();
+    if (issuer === '' || issuer.includes(':') || /\p{Cc}/u.test(issuer)) throw new ConfigError(`SVC_TOTP_ISSUER must be a name without colons or control characters, got "${raw}"`);
+    return issuer;
+  }
+  const host = new URL(baseUrl).hostname;
+  // An IPv6 literal keeps its colons even without a port: the operator has to name the issuer.
+  if (host.includes(':')) throw new ConfigError('SVC_TOTP_ISSUER must be set when SVC_BASE_URL names an IPv6 address');
+  return host;
+}
+
+function corsOrigins(env: Record<string, string | undefined>): string[] {
+  const raw = env.SVC_CORS_ORIGINS ?? '';
+  const origins = raw.split(',').map((o) => o.trim()).filter((o) => o !== '');
+  for (const origin of origins) {
+    // An origin is exactly scheme://host[:port], as browsers send it: no path, no trailing slash.
+    let parsed: URL | null = null;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      /* reported below */
+    }
+    if (parsed === null || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
+      throw new ConfigError(`SVC_CORS_ORIGINS must be comma-separated origins such as https://app.example.org, got "${origin}"`);
+    }
+  }
+  return origins;
+}
+
 /** Reads and checks the configuration; throws ConfigError naming the variable on any bad value. */
 export function readConfig(env: Record<string, string | undefined> = process.env): Config {
   const portRaw = env.PORT ?? '8080';
@@ -91,6 +129,8 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     protocolMax: version(env, 'SVC_PROTOCOL_MAX', '2026-11-01'),
     minClientBuild: env.SVC_MIN_CLIENT_BUILD ?? '1',
     secretKey: secretKey(env),
+    totpIssuer: totpIssuer(env, baseUrl),
+    corsOrigins: corsOrigins(env),
   };
   if (config.protocolMin > config.protocolMax) throw new ConfigError('SVC_PROTOCOL_MIN must not be after SVC_PROTOCOL_MAX');
   if (config.quotaSoftBytes !== null && config.quotaHardBytes !== null && config.quotaSoftBytes > config.quotaHardBytes) {

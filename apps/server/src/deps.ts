@@ -30,6 +30,7 @@ import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqli
 import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
 import type { Config } from './config.js';
 import { loadOrCreateSecretKey } from './secret-key.js';
+import { HttpMetrics } from './http/metrics.js';
 
 /** The stores one deployment runs on: the database's port set, the blob store, and how to close them. */
 export interface Stores extends Ports {
@@ -61,6 +62,8 @@ export interface AppDeps {
   readonly quota: QuotaService;
   readonly uploads: UploadService;
   readonly assets: AssetService;
+  /** Prometheus metrics of this app (requests, latency, sign-ins, refusals, database errors). */
+  readonly metrics: HttpMetrics;
 }
 
 export interface Platform {
@@ -115,7 +118,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     random,
     logger,
     secretKey: config.secretKey ?? secretKeyFromDataDir(config.dataDir, logger),
-    issuer: new URL(config.baseUrl).host,
+    issuer: config.totpIssuer,
   });
   const accounts = new AccountService({ accounts: stores.accounts, sessions, hasher, clock, random, loginGate: totp });
   const window = { min: config.protocolMin, max: config.protocolMax };
@@ -152,5 +155,6 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     quota,
     uploads,
     assets,
+    metrics: new HttpMetrics(),
   };
 }

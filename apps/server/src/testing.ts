@@ -27,6 +27,8 @@ export interface TestServer {
   breakTotpStore(): void;
   mendTotpStore(): void;
   close(): Promise<void>;
+  /** The raw SQLite database under the stores, for tests that tamper with it. */
+  db: ReturnType<typeof openSqliteDatabase>;
 }
 
 /**
@@ -41,7 +43,8 @@ export async function testServer(env: Record<string, string> = {}): Promise<Test
   const ports = createSqlitePorts(db);
   const accounts = breakable(ports.accounts);
   const totp = breakable(ports.totp);
-  const stores: Stores = { ...ports, accounts: accounts.port, totp: totp.port, blobs: new MemoryBlobStore(), close: async () => void db.close() };
+  const schema = breakable(ports.schema);
+  const stores: Stores = { ...ports, accounts: accounts.port, totp: totp.port, schema: schema.port, blobs: new MemoryBlobStore(), close: async () => void db.close() };
   const deps = await buildDeps(config, stores, { clock, random: new SeededRandom(testSeed()), logger, hasher: new Argon2Hasher() });
   const app = createApp(deps);
   const { baseUrl, close } = await listen(app);
@@ -52,14 +55,21 @@ export async function testServer(env: Record<string, string> = {}): Promise<Test
     deps,
     clock,
     logger,
-    breakStore: () => accounts.break(),
-    mendStore: () => accounts.mend(),
+    breakStore: () => {
+      accounts.break();
+      schema.break();
+    },
+    mendStore: () => {
+      accounts.mend();
+      schema.mend();
+    },
     breakTotpStore: () => totp.break(),
     mendTotpStore: () => totp.mend(),
     close: async () => {
       await close();
       await stores.close();
     },
+    db,
   };
 }
 

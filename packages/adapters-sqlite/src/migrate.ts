@@ -19,7 +19,7 @@ export function buildSchemaVersion(folder = MIGRATIONS_FOLDER): SchemaStamp {
 }
 
 /** The database's version: how many migrations it records, and the newest one's stamp. */
-function databaseSchemaVersion(db: Database.Database): SchemaStamp {
+export function databaseSchemaVersion(db: Database.Database): SchemaStamp {
   const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
   if (!table) return { version: 0, latestWhen: 0 };
   const row = db.prepare('SELECT count(*) AS n, coalesce(max(created_at), 0) AS latest FROM __drizzle_migrations').get() as { n: number; latest: number };

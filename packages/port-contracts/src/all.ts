@@ -6,24 +6,34 @@ import {
   describeSigningKeyStoreContract,
   type Setup,
 } from './accounts-sessions.js';
-import { describeQuotaContract } from './quota.js';
 import { describeAlbumStoreContract, describeDeviceStoreContract } from './devices-albums.js';
-import { missingSuites } from './registry.js';
+import { describeQuotaContract } from './quota.js';
+import { missingSuites, type SuiteName } from './registry.js';
+import { describeSchemaStatusContract } from './schema-status.js';
 import { describeTotpStoreContract } from './totp.js';
+
+/**
+ * Every suite by name. Typed by SUITES, so a suite named there without an entry here (or the
+ * reverse) does not compile; whether each one's tests really ran is checked at run time.
+ */
+export const CONTRACT_SUITES: Record<SuiteName, (adapter: string, setup: Setup) => void> = {
+  accounts: describeAccountStoreContract,
+  sessions: describeSessionLedgerContract,
+  cohorts: describeCohortMapContract,
+  'signing-keys': describeSigningKeyStoreContract,
+  totp: describeTotpStoreContract,
+  devices: describeDeviceStoreContract,
+  albums: describeAlbumStoreContract,
+  quota: describeQuotaContract,
+  schema: describeSchemaStatusContract,
+};
 
 /**
  * Declares every contract suite against one adapter, then checks that a test of each suite in
  * SUITES actually ran. An adapter's test file calls this once and nothing else.
  */
 export function describePortContracts(adapter: string, setup: Setup): void {
-  describeAccountStoreContract(adapter, setup);
-  describeSessionLedgerContract(adapter, setup);
-  describeCohortMapContract(adapter, setup);
-  describeSigningKeyStoreContract(adapter, setup);
-  describeTotpStoreContract(adapter, setup);
-  describeDeviceStoreContract(adapter, setup);
-  describeAlbumStoreContract(adapter, setup);
-  describeQuotaContract(adapter, setup);
+  for (const declare of Object.values(CONTRACT_SUITES)) declare(adapter, setup);
   // Declared last, so it runs after every suite above: each must have run at least one test.
   describe(`port contracts: ${adapter}`, () => {
     it('ran every suite', () => {

@@ -19,3 +19,4 @@ export type { BlobStore, StagedBlob } from './blob-store.js';
 export type { MemberUpgradeStore, WriteTransport } from './member-upgrade.js';
 export type { CatalogDatabase, CatalogStep } from './catalog.js';
 export type { Ports } from './ports.js';
+export type { SchemaStamps, SchemaStatus } from './schema-status.js';

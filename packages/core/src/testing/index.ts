@@ -22,3 +22,4 @@ export { MemoryCatalog } from './memory-catalog.js';
 export { createMemoryPorts } from './memory-ports.js';
 export { quotaModelProperty } from './quota-model.js';
 export { upgradeModelProperty } from './upgrade-model.js';
+export { MemorySchemaStatus } from './memory-schema.js';

@@ -32,7 +32,7 @@ export interface TotpServiceDeps {
   readonly logger: Logger;
   /** The 32-byte server key that seals secrets at rest. */
   readonly secretKey: Uint8Array;
-  /** The issuer an authenticator app shows beside the account (otpauth `issuer`). */
+  /** The issuer an authenticator app shows beside the account (otpauth `issuer`); holds no colon. */
   readonly issuer: string;
 }
 
@@ -63,6 +63,9 @@ export class TotpService implements LoginGate {
   readonly #box: TotpSecretBox;
 
   constructor(deps: TotpServiceDeps) {
+    // The Key URI Format splits the label at the first colon: an issuer holding one (a host with
+    // its port) would be read as a different issuer than the parameter, or refused.
+    if (deps.issuer.includes(':')) throw new CoreError('error.internal', 'The TOTP issuer must not contain a colon.');
     this.#d = deps;
     this.#box = new TotpSecretBox({ key: deps.secretKey, random: deps.random });
   }

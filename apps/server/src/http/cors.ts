@@ -1,0 +1,69 @@
+/**
+ * CORS for browser clients on the origins named in SVC_CORS_ORIGINS (none by default: then this is
+ * never built and costs nothing). Tokens travel in the Authorization header, never in cookies, so
+ * credentials mode is not offered.
+ */
+
+/**
+ * What a browser may send: the bearer token, the body's type and every `X-Svc-*` header (the
+ * protocol date, crypto suite, sidecar schema, acting-as). Named when the preflight names none.
+ */
+const ALLOW_HEADERS = 'Authorization, Content-Type, X-Svc-Protocol, X-Svc-Crypto-Suite, X-Svc-Sidecar-Schema, X-Svc-Act-As';
+/** What a browser script may read from an answer: the protocol window, deprecation notices, Retry-After. */
+const EXPOSE_HEADERS = 'X-Svc-Protocol-Min, X-Svc-Protocol-Max, X-Svc-Min-Client-Build, Deprecation, Sunset, Retry-After';
+const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE';
+/** How long a browser may reuse a preflight answer (seconds). */
+const MAX_AGE = '600';
+
+export class Cors {
+  readonly #origins: ReadonlySet<string>;
+  readonly #protocolHeaders: Readonly<Record<string, string>>;
+
+  constructor(origins: readonly string[], protocolHeaders: Readonly<Record<string, string>>) {
+    this.#origins = new Set(origins);
+    this.#protocolHeaders = protocolHeaders;
+  }
+
+  allows(origin: string): boolean {
+    return this.#origins.has(origin);
+  }
+
+  /**
+   * The answer to a preflight from an allowed origin: 204, nothing else done. Of the headers the
+   * browser asks about, those we accept are echoed (any `X-Svc-*` one included); others are left
+   * out, so the browser refuses to send them.
+   */
+  preflight(origin: string, requested: string | null): Response {
+    return new Response(null, {
+      status: 204,
+      headers: {
+        ...this.#protocolHeaders,
+        'access-control-allow-origin': origin,
+        'access-control-allow-methods': ALLOW_METHODS,
+        'access-control-allow-headers': allowedHeaders(requested),
+        'access-control-max-age': MAX_AGE,
+        vary: 'Origin',
+      },
+    });
+  }
+
+  /** Marks an actual answer as readable by `origin` (allowed) or, for caches, as varying by origin. */
+  decorate(res: Response, origin: string | null): Response {
+    const headers = res.headers;
+    headers.append('vary', 'Origin');
+    if (origin !== null) {
+      headers.set('access-control-allow-origin', origin);
+      headers.set('access-control-expose-headers', EXPOSE_HEADERS);
+    }
+    return res;
+  }
+}
+
+function allowedHeaders(requested: string | null): string {
+  if (requested === null || requested.trim() === '') return ALLOW_HEADERS;
+  return requested
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter((h) => h === 'authorization' || h === 'content-type' || /^x-svc-[a-z0-9-]+$/.test(h))
+    .join(', ');
+}

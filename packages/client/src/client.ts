@@ -1,0 +1,325 @@
+import createClient, { type Client } from 'openapi-fetch';
+import { cohortHash, fromBase64url, sha256Hex, type PlatformTag } from '@strongroom/core';
+import { errorFor, readProblem, SessionLostError, type Problem } from './errors.js';
+import type { paths } from './generated/api.js';
+import type { IdentityKey } from './keys.js';
+
+/** The protocol version this client speaks (sent as `X-Svc-Protocol` on every request). */
+export const PROTOCOL_VERSION = '2026-11-01';
+
+/** A session as the client keeps it. Persist it (securely) to stay signed in across restarts. */
+export interface SessionTokens {
+  readonly sessionId: string;
+  /** Long-lived and secret: only ever sent in the refresh body. Keep it in the platform's key store. */
+  readonly sessionToken: string;
+  /** Short-lived (15 minutes) bearer token; refreshed by the client when the server says it is stale. */
+  readonly accessToken: string;
+}
+
+/** How to reach the server, and where the session comes from and goes to. */
+export interface StrongroomClientOptions {
+  /** The server's base URL, e.g. `https://photos.example.org`. */
+  readonly baseUrl: string;
+  /** `X-Svc-Protocol` to send; defaults to {@link PROTOCOL_VERSION}. */
+  readonly protocolVersion?: string;
+  /** A session restored from storage. */
+  readonly session?: SessionTokens | null;
+  /** Called whenever the session changes (signed in, refreshed, lost): persist it here. */
+  readonly onSessionChange?: (session: SessionTokens | null) => void;
+  /** The fetch to use (defaults to the global one). */
+  readonly fetch?: (input: Request, init?: RequestInit) => Promise<Response>;
+}
+
+/** What signing in with a password yields: a session, or a second-factor challenge to answer. */
+export type SignInResult =
+  | { readonly kind: 'session'; readonly session: SessionTokens }
+  | { readonly kind: 'challenge'; readonly challenge: string; readonly expiresIn: number; readonly accountId?: string };
+
+/** The device-cohort hash and device id a sign-in may carry (both advisory). */
+export interface SignInContext {
+  /** From `cohortHash(...)`: 64 lower-case hex characters. */
+  readonly cohortHash?: string;
+  readonly deviceId?: string;
+}
+
+/** A finished upload. */
+export interface UploadResult {
+  readonly uploadId: string;
+  /** `Completed` (charged) or `Merged` (already stored, nothing charged). */
+  readonly state: string;
+  readonly assetId: string | null;
+  /** SHA-256 of the bytes, lower-case hex: the blob's content address. */
+  readonly contentHash: string;
+}
+
+const REFRESH_PATH = '/v1/auth/refresh';
+
+/**
+ * A Strongroom client: the typed HTTP API (`api`, generated from the server's OpenAPI document and
+ * driven by openapi-fetch) plus the client side of the protocol.
+ *
+ * Every request carries `X-Svc-Protocol`, and `Authorization: Bearer` while signed in. When an
+ * authenticated request answers 401 `error.auth.session_invalid`, the client refreshes the access
+ * token once (concurrent requests share one refresh) and repeats the request; when the refresh is
+ * refused too, the session is lost (`onSessionChange(null)`). A 401 or 503 `error.auth.unavailable`
+ * is never taken for an expiry: it rejects with an {@link OutageError} and the tokens are kept.
+ *
+ * Methods below cover the common flows and throw {@link StrongroomError} on a refusal; anything
+ * else is one typed call away on `api`.
+ *
+ * @example
+ * const client = new StrongroomClient({ baseUrl: 'https://photos.example.org', onSessionChange: save });
+ * await client.register('ada@example.org', 'correct horse battery staple');
+ * const { data } = await client.api.GET('/quota');
+ */
+export class StrongroomClient {
+  /** The typed API: `api.GET('/v1/auth/sessions')`, `api.POST('/upload', { body })`, … */
+  readonly api: Client<paths>;
+  readonly #baseUrl: string;
+  readonly #version: string;
+  readonly #fetch: (input: Request, init?: RequestInit) => Promise<Response>;
+  readonly #onSessionChange: ((session: SessionTokens | null) => void) | undefined;
+  #session: SessionTokens | null;
+  #refreshing: Promise<boolean> | null = null;
+
+  constructor(options: StrongroomClientOptions) {
+    this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.#version = options.protocolVersion ?? PROTOCOL_VERSION;
+    this.#fetch = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
+    this.#onSessionChange = options.onSessionChange;
+    this.#session = options.session ?? null;
+    this.api = createClient<paths>({ baseUrl: this.#baseUrl, fetch: (request) => this.#send(request) });
+  }
+
+  /** The current session, or null when signed out. */
+  get session(): SessionTokens | null {
+    return this.#session;
+  }
+
+  /** The signed-in account's id (the access token's `sub`), or null when signed out. */
+  get accountId(): string | null {
+    return this.#session === null ? null : accountIdOf(this.#session.accessToken);
+  }
+
+  /**
+   * This device's cohort hash for the account: from the platform and the device's primary id
+   * (a stable install or hardware id that never leaves the device), folded with the account id so
+   * one device under two accounts gives two unlinkable values. Pass it to {@link signIn} and
+   * {@link verifyTotp}. `accountId` defaults to the signed-in account's (keep it from an earlier
+   * session to send the hash when signing in again).
+   */
+  cohortHash(platform: PlatformTag, primaryId: string, accountId: string | null = this.accountId): string {
+    if (accountId === null) throw new RangeError('the cohort hash needs the account id when signed out');
+    return cohortHash({ userId: accountId, platform, primaryId });
+  }
+
+  /** Replaces the session (restored from storage, or null to forget it locally). */
+  setSession(session: SessionTokens | null): void {
+    this.#session = session;
+    this.#onSessionChange?.(session);
+  }
+
+  // ---- the request pipeline -------------------------------------------------------------------
+
+  async #send(request: Request, init?: RequestInit): Promise<Response> {
+    const session = this.#session;
+    const authenticated = session !== null && !request.headers.has('authorization') && !request.url.endsWith(REFRESH_PATH);
+    // A copy to repeat after a refresh (the first send consumes the body).
+    const retry = authenticated ? request.clone() : null;
+    const response = await this.#fetch(this.#prepare(request, authenticated ? session.accessToken : null), init);
+    if (response.status !== 401 && response.status !== 503) return response;
+    const problem = await readProblem(response);
+    if (problem === null) return response;
+    if (problem.code === 'error.auth.unavailable') throw errorFor(problem);
+    if (retry === null || problem.code !== 'error.auth.session_invalid') return response;
+    if (!(await this.#refreshOnce(session!.accessToken))) return response;
+    return this.#fetch(this.#prepare(retry, this.#session!.accessToken), init);
+  }
+
+  #prepare(request: Request, accessToken: string | null): Request {
+    const headers = new Headers(request.headers);
+    if (!headers.has('x-svc-protocol')) headers.set('x-svc-protocol', this.#version);
+    if (accessToken !== null) headers.set('authorization', `Bearer ${accessToken}`);
+    return new Request(request, { headers });
+  }
+
+  /**
+   * One refresh for every request that found `staleToken` refused. True when a fresh access token
+   * is in place (perhaps from a refresh another request already made).
+   */
+  #refreshOnce(staleToken: string): Promise<boolean> {
+    if (this.#session !== null && this.#session.accessToken !== staleToken) return Promise.resolve(true);
+    this.#refreshing ??= this.refresh()
+      .then(() => true)
+      .catch((err: unknown) => {
+        if (err instanceof SessionLostError) return false;
+        throw err;
+      })
+      .finally(() => {
+        this.#refreshing = null;
+      });
+    return this.#refreshing;
+  }
+
+  /**
+   * Exchanges the session token for a fresh access token. Rejects with {@link SessionLostError}
+   * (and forgets the session) when the server no longer honours it, and with {@link OutageError}
+   * when the server cannot read its ledger (the session is kept).
+   */
+  async refresh(): Promise<SessionTokens> {
+    const session = this.#session;
+    if (session === null) throw new SessionLostError(localProblem('error.auth.session_invalid', 'Not signed in.'));
+    const { data, error, response } = await this.api.POST('/v1/auth/refresh', { body: { session_token: session.sessionToken } });
+    if (data !== undefined) {
+      const next = { ...session, accessToken: data.access_token };
+      this.setSession(next);
+      return next;
+    }
+    const problem = await problemOf(response, error);
+    if (problem.code === 'error.auth.session_invalid') {
+      this.setSession(null);
+      throw new SessionLostError(problem);
+    }
+    throw errorFor(problem);
+  }
+
+  // ---- signing in and out ---------------------------------------------------------------------
+
+  /** Creates an account and signs in to it. */
+  async register(address: string, password: string): Promise<SessionTokens> {
+    const { data, error, response } = await this.api.POST('/v1/auth/register', { body: { address, password } });
+    if (data === undefined) throw errorFor(await problemOf(response, error));
+    return this.#signedIn(data);
+  }
+
+  /** Signs in with a password: a session, or (with a confirmed second factor) a challenge for {@link verifyTotp}. */
+  async signIn(address: string, password: string, context: SignInContext = {}): Promise<SignInResult> {
+    const { data, error, response } = await this.api.POST('/v1/auth/login', { body: { address, password, ...signInExtras(context) } });
+    if (data === undefined) throw errorFor(await problemOf(response, error));
+    if (response.status === 202 && 'challenge' in data) {
+      const extra = data as { challenge: string; expires_in: number; account_id?: string };
+      return { kind: 'challenge', challenge: extra.challenge, expiresIn: extra.expires_in, ...(extra.account_id ? { accountId: extra.account_id } : {}) };
+    }
+    return { kind: 'session', session: this.#signedIn(data as TokenPairBody) };
+  }
+
+  /** Answers a sign-in challenge with a six-digit code from the authenticator app. */
+  async verifyTotp(challenge: string, code: string, context: SignInContext = {}): Promise<SessionTokens> {
+    const { data, error, response } = await this.api.POST('/v1/auth/login/verify-totp', { body: { challenge, code, ...signInExtras(context) } });
+    if (data === undefined) throw errorFor(await problemOf(response, error));
+    return this.#signedIn(data);
+  }
+
+  #signedIn(pair: TokenPairBody): SessionTokens {
+    const session = { sessionId: pair.session_id, sessionToken: pair.session_token, accessToken: pair.access_token };
+    this.setSession(session);
+    return session;
+  }
+
+  /**
+   * Closes every session of the account with the identity key's proof (no session needed; works
+   * after the device that holds the session is lost). Returns how many sessions were closed.
+   * Fetches the challenge with the current session when there is one.
+   */
+  async revokeAll(identity: IdentityKey, accountId = this.accountId): Promise<number> {
+    if (accountId === null) throw new RangeError('revokeAll needs the account id when signed out');
+    const issued = await this.api.POST('/v1/auth/logout/all/challenge', {});
+    if (issued.data === undefined) throw errorFor(await problemOf(issued.response, issued.error));
+    const signature = identity.signRevokeAll(accountId, issued.data.challenge);
+    const { data, error, response } = await this.api.POST('/v1/auth/logout/all', { body: { challenge: issued.data.challenge, signature } });
+    if (data === undefined) throw errorFor(await problemOf(response, error));
+    if (this.#session !== null && accountIdOf(this.#session.accessToken) === accountId) this.setSession(null);
+    return data.sessions_closed;
+  }
+
+  // ---- second factor --------------------------------------------------------------------------
+
+  /** Starts TOTP enrollment: the base32 secret and the `otpauth://` URI to show as a QR code. */
+  async enrollTotp(): Promise<{ secret: string; uri: string }> {
+    const { data, error, response } = await this.api.POST('/v1/auth/totp/enroll', {});
+    if (data === undefined) throw errorFor(await problemOf(response, error));
+    return data;
+  }
+
+  /** Confirms enrollment with a current code; from now on signing in asks for a code. */
+  async confirmTotp(code: string): Promise<void> {
+    const { error, response } = await this.api.POST('/v1/auth/totp/verify-enrollment', { body: { code } });
+    if (!response.ok) throw errorFor(await problemOf(response, error));
+  }
+
+  // ---- devices, uploads -----------------------------------------------------------------------
+
+  /** Publishes a directory signed with {@link IdentityKey.signDirectory}. */
+  async publishDirectory(signed: Uint8Array): Promise<{ seq: number; devices: number }> {
+    const { data, error, response } = await this.api.PUT('/v1/devices/directory', {
+      body: signed as never,
+      bodySerializer: (body: unknown) => body as BodyInit,
+      headers: { 'content-type': 'application/cbor' },
+    });
+    if (data === undefined) throw errorFor(await problemOf(response, error));
+    return { seq: data.seq, devices: data.devices };
+  }
+
+  /**
+   * Uploads one blob (already encrypted by the app): opens a session (reserving `bytes.length`
+   * against the quota), sends the bytes, and finalizes under their SHA-256.
+   */
+  async upload(bytes: Uint8Array, options: { deviceId: string; kind?: 'original' | 'derivative' | 'metadata' | 'provenance'; albumId?: string; assetId?: string }): Promise<UploadResult> {
+    const contentHash = sha256Hex(bytes);
+    const opened = await this.api.POST('/upload', {
+      body: { declared_size: bytes.length, kind: options.kind ?? 'original', device_id: options.deviceId, ...(options.albumId ? { album_id: options.albumId } : {}) },
+    });
+    if (opened.data === undefined) throw errorFor(await problemOf(opened.response, opened.error));
+    const uploadId = opened.data.upload_id;
+    const path = { path: { id: uploadId } };
+    if (opened.data.state !== 'Merged') {
+      const sent = await this.api.PUT('/upload/{id}', {
+        params: path,
+        body: bytes as never,
+        bodySerializer: (body: unknown) => body as BodyInit,
+        headers: { 'content-type': 'application/octet-stream' },
+      });
+      if (sent.data === undefined) throw errorFor(await problemOf(sent.response, sent.error));
+    }
+    const done = await this.api.POST('/upload/{id}/finalize', {
+      params: path,
+      body: { content_hash: contentHash, ...(options.assetId ? { manifest: { asset_id: options.assetId } } : {}) },
+    });
+    if (done.data === undefined) throw errorFor(await problemOf(done.response, done.error));
+    return { uploadId, state: done.data.state, assetId: done.data.asset_id, contentHash };
+  }
+}
+
+interface TokenPairBody {
+  readonly session_id: string;
+  readonly session_token: string;
+  readonly access_token: string;
+}
+
+function signInExtras(context: SignInContext): Record<string, string> {
+  return { ...(context.cohortHash ? { cohort_hash: context.cohortHash } : {}), ...(context.deviceId ? { device_id: context.deviceId } : {}) };
+}
+
+/** The problem of a failed call (parsed by openapi-fetch as `error`), or a stand-in for a bare status. */
+async function problemOf(response: Response, error: unknown): Promise<Problem> {
+  if (error !== null && typeof error === 'object' && typeof (error as Problem).code === 'string') return error as Problem;
+  return (await readProblem(response)) ?? localProblem('error.internal', `Unexpected answer ${response.status}.`, response.status);
+}
+
+function localProblem(code: string, detail: string, status = 0): Problem {
+  return { type: 'about:blank', title: 'Client', status, code, detail };
+}
+
+/** The `sub` claim of an access token (not verified: only the server trusts tokens). */
+function accountIdOf(accessToken: string): string | null {
+  const payload = accessToken.split('.')[1];
+  if (payload === undefined) return null;
+  try {
+    const bytes = fromBase64url(payload);
+    if (bytes === null) return null;
+    const json = JSON.parse(new TextDecoder().decode(bytes)) as { sub?: unknown };
+    return typeof json.sub === 'string' ? json.sub : null;
+  } catch {
+    return null;
+  }
+}

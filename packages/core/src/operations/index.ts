@@ -1,0 +1,1 @@
+export { checkReadiness, schemaIsCurrent } from './readiness.js';

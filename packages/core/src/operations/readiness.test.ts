@@ -1,0 +1,29 @@
+import { describe, expect, it } from 'vitest';
+import type { SchemaStamps } from '../ports/schema-status.js';
+import { checkReadiness, schemaIsCurrent } from './readiness.js';
+
+const at = (version: number, latestWhen: number) => ({ version, latestWhen });
+const status = (stamps: SchemaStamps | Error) => ({
+  readSchemaStamps: async () => {
+    if (stamps instanceof Error) throw stamps;
+    return stamps;
+  },
+});
+
+describe('readiness', () => {
+  it('is ready only when the database is at exactly the build\'s schema', async () => {
+    expect(await checkReadiness(status({ build: at(3, 30), database: at(3, 30) }))).toEqual({ ok: true, value: undefined });
+    expect(schemaIsCurrent({ build: at(3, 30), database: at(2, 20) })).toBe(false);
+    expect(schemaIsCurrent({ build: at(3, 30), database: at(4, 40) })).toBe(false);
+    // Same count, different newest migration: another build's history.
+    expect(schemaIsCurrent({ build: at(3, 30), database: at(3, 31) })).toBe(false);
+  });
+
+  it('refuses with error.store.unavailable when behind, ahead or silent, naming both versions', async () => {
+    const behind = await checkReadiness(status({ build: at(3, 30), database: at(2, 20) }));
+    expect(behind).toMatchObject({ ok: false, code: 'error.store.unavailable' });
+    expect(behind.ok ? '' : behind.detail).toMatch(/version 2.*version 3/);
+    expect(await checkReadiness(status({ build: at(3, 30), database: at(4, 40) }))).toMatchObject({ ok: false, code: 'error.store.unavailable' });
+    expect(await checkReadiness(status(new Error('connection refused')))).toMatchObject({ ok: false, code: 'error.store.unavailable', detail: 'The database does not answer.' });
+  });
+});
