@@ -5,7 +5,7 @@ import type { AccountSummary } from '../ports/session-ledger.js';
 import type { Clock } from '../ports/clock.js';
 import type { PasswordHasher } from '../ports/password-hasher.js';
 import type { Random } from '../ports/random.js';
-import { checkPassword, normalizeAddress, normalizeDisplayName } from '../profile/rules.js';
+import { checkPassword, couldBePassword, normalizeAddress, normalizeDisplayName } from '../profile/rules.js';
 import { newSessionToken, type Principal, type SessionService, type TokenPair } from '../session/service.js';
 import { toBase64url } from '../encoding/bytes.js';
 
@@ -86,6 +86,7 @@ export class AccountService {
 
   /** Checks a password; unknown addresses cost one argon2 verification too. */
   async #checkCredentials(credentials: Credentials): Promise<AccountRecord | null> {
+    if (!couldBePassword(credentials.password)) return null;
     const address = normalizeAddress(credentials.address);
     const account = address.ok
       ? await guard('error.store.unavailable', 'reading the account', () => this.#d.accounts.findAccountByAddress(address.value.key))
@@ -110,7 +111,7 @@ export class AccountService {
   async reauthenticate(principal: Principal, password: string): Promise<Result<{ reauthenticatedAt: number }, 'error.auth.invalid_credentials' | 'error.auth.session_invalid'>> {
     const account = await this.#account(principal);
     if (!account.ok) return account;
-    const matches = account.value.passwordHash !== null && (await this.#d.hasher.verify(account.value.passwordHash, password));
+    const matches = account.value.passwordHash !== null && couldBePassword(password) && (await this.#d.hasher.verify(account.value.passwordHash, password));
     if (!matches) return refuse('error.auth.invalid_credentials', 'The password is wrong.');
     return ok({ reauthenticatedAt: this.#d.clock.now() });
   }
@@ -127,7 +128,8 @@ export class AccountService {
     if (!strength.ok) return strength;
     const account = await this.#account(principal);
     if (!account.ok) return account;
-    const matches = account.value.passwordHash !== null && (await this.#d.hasher.verify(account.value.passwordHash, input.currentPassword));
+    const matches =
+      account.value.passwordHash !== null && couldBePassword(input.currentPassword) && (await this.#d.hasher.verify(account.value.passwordHash, input.currentPassword));
     if (!matches) return refuse('error.auth.invalid_credentials', 'The current password is wrong.');
     if (account.value.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
     const passwordHash = await this.#d.hasher.hash(input.newPassword);
