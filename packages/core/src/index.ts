@@ -23,3 +23,5 @@ export * from './album-upgrade/index.js';
 export * from './quota/index.js';
 export * from './upload/index.js';
 export * from './catalog/index.js';
+export * from './second-factor/index.js';
+export * from './deployment/index.js';

@@ -45,6 +45,7 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.catalog.too_new': 409,
   'error.store.unavailable': 503,
   'error.internal': 500,
+  'error.auth.throttled': 429,
 };
 
 const TITLES: Record<number, string> = {

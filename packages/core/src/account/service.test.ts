@@ -61,12 +61,12 @@ describe('AccountService', () => {
       hasher: new PlainHasher(),
       clock,
       random: new SeededRandom(2),
-      loginGate: { afterPassword: async () => ({ kind: 'challenge', challenge: 'c', expiresIn: 300 }) },
+      loginGate: { afterPassword: async (a) => ({ kind: 'challenge', challenge: 'c', expiresIn: 300, accountId: a.id }) },
     });
     const before = store.sessions.size;
     expect(await gated.login({ address: 'ada@example.org', password: 'correct horse battery', cohortHash: 'a'.repeat(64) })).toEqual({
       ok: true,
-      value: { kind: 'challenge', challenge: 'c', expiresIn: 300 },
+      value: { kind: 'challenge', challenge: 'c', expiresIn: 300, accountId: expect.any(String) },
     });
     expect(store.sessions.size).toBe(before);
     expect(store.cohorts.size).toBe(0);

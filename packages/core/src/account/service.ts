@@ -15,7 +15,9 @@ import { toBase64url } from '../encoding/bytes.js';
  * implements it).
  */
 export interface LoginGate {
-  afterPassword(account: AccountRecord): Promise<{ kind: 'open' } | { kind: 'challenge'; challenge: string; expiresIn: number }>;
+  afterPassword(
+    account: AccountRecord,
+  ): Promise<{ kind: 'open' } | { kind: 'challenge'; challenge: string; expiresIn: number; accountId: string } | { kind: 'throttled'; retryAfterS: number }>;
 }
 
 export interface AccountServiceDeps {
@@ -36,7 +38,7 @@ export interface Profile {
 
 export type LoginOutcome =
   | { readonly kind: 'session'; readonly pair: TokenPair }
-  | { readonly kind: 'challenge'; readonly challenge: string; readonly expiresIn: number };
+  | { readonly kind: 'challenge'; readonly challenge: string; readonly expiresIn: number; readonly accountId: string };
 
 type Credentials = { address: string; password: string };
 
@@ -98,12 +100,16 @@ export class AccountService {
 
   async login(
     input: Credentials & { cohortHash: string | null },
-  ): Promise<Result<LoginOutcome, 'error.auth.invalid_credentials' | 'error.auth.account_locked'>> {
+  ): Promise<Result<LoginOutcome, 'error.auth.invalid_credentials' | 'error.auth.account_locked' | 'error.auth.throttled'>> {
     const account = await this.#checkCredentials(input);
     if (account === null) return refuse('error.auth.invalid_credentials', INVALID);
     if (account.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
     const gate = this.#d.loginGate ? await this.#d.loginGate.afterPassword(account) : ({ kind: 'open' } as const);
     if (gate.kind === 'challenge') return ok(gate);
+    if (gate.kind === 'throttled') {
+      // `retry_after_s` is for the Retry-After header; the HTTP layer moves it there.
+      return refuse('error.auth.throttled', 'Too many wrong codes for this account; try again later.', { retry_after_s: gate.retryAfterS });
+    }
     return ok({ kind: 'session', pair: await this.#d.sessions.open(account.id, { cohortHash: input.cohortHash }) });
   }
 

@@ -9,6 +9,9 @@ import type { SessionLedger } from './session-ledger.js';
 import type { SigningKeyStore } from './signing-key-store.js';
 import type { TotpStore } from './totp-store.js';
 import type { UploadSessions } from './upload-sessions.js';
+import type { TotpThrottleStore } from './totp-throttle.js';
+import type { TotpRecoveryStore } from './totp-recovery.js';
+import type { DeploymentStore } from './deployment.js';
 
 /**
  * Every store port a deployment runs on, one entry per area. Each adapter builds the whole set in
@@ -23,4 +26,8 @@ export interface Ports {
   readonly albums: AlbumStore;
   /** Quota ledger, upload sessions (which also count in-flight uploads per album) and asset references. */
   readonly quota: QuotaLedger & UploadSessions & AssetCatalog;
+  /** Per-account wrong-code record (second-factor throttling) and recovery through the identity anchor. */
+  readonly secondFactor: TotpThrottleStore & TotpRecoveryStore;
+  /** The deployment record: key fingerprint and token issuer, checked at start. */
+  readonly deployment: DeploymentStore;
 }

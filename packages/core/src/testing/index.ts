@@ -20,3 +20,5 @@ export { sessionModelProperty } from './session-model.js';
 export { MemoryMemberUpgradeStore } from './memory-member.js';
 export { MemoryCatalog } from './memory-catalog.js';
 export { createMemoryPorts } from './memory-ports.js';
+export { MemorySecondFactorStore } from './memory-second-factor.js';
+export { MemoryDeploymentStore } from './memory-deployment.js';

@@ -1,0 +1,2 @@
+export { compareDeployment, secretKeyFingerprint } from './stamp.js';
+export type { DeploymentMismatch } from './stamp.js';
