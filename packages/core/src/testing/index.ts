@@ -22,3 +22,4 @@ export { MemoryCatalog } from './memory-catalog.js';
 export { createMemoryPorts } from './memory-ports.js';
 export { MemorySecondFactorStore } from './memory-second-factor.js';
 export { MemoryDeploymentStore } from './memory-deployment.js';
+export { totpThrottleModelProperty } from './throttle-model.js';
