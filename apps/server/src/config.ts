@@ -22,6 +22,11 @@ export interface Config {
    * key file in the data dir.
    */
   readonly secretKey: Uint8Array | null;
+  /**
+   * Whether SVC_BASE_URL was set (false: derived from PORT). Only a set base URL is held against
+   * the database's recorded token issuer at start; absent counts as set.
+   */
+  readonly baseUrlConfigured?: boolean;
 }
 
 export class ConfigError extends Error {
@@ -91,6 +96,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     protocolMax: version(env, 'SVC_PROTOCOL_MAX', '2026-11-01'),
     minClientBuild: env.SVC_MIN_CLIENT_BUILD ?? '1',
     secretKey: secretKey(env),
+    baseUrlConfigured: env.SVC_BASE_URL !== undefined,
   };
   if (config.protocolMin > config.protocolMax) throw new ConfigError('SVC_PROTOCOL_MIN must not be after SVC_PROTOCOL_MAX');
   if (config.quotaSoftBytes !== null && config.quotaHardBytes !== null && config.quotaSoftBytes > config.quotaHardBytes) {

@@ -104,7 +104,9 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   await checkDeployment(stores.deployment, {
     secretKey,
     issuer: config.baseUrl,
+    issuerConfigured: config.baseUrlConfigured ?? true,
     now: clock.now(),
+    logger,
     keySource: config.secretKey ? 'from SVC_SECRET_KEY' : `from ${config.dataDir}/secret.key, SVC_SECRET_KEY unset`,
     adoptIssuer: options.adoptBaseUrl ?? false,
   });

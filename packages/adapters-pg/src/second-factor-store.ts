@@ -64,8 +64,8 @@ export class PgDeploymentStore implements DeploymentStore {
     return record;
   }
 
-  async setDeploymentIssuer(issuer: string): Promise<boolean> {
-    const updated = await this.db.update(deployment).set({ issuer }).where(eq(deployment.id, 1)).returning({ id: deployment.id });
+  async setDeploymentIssuer(change: { issuer: string; issuerConfigured: boolean }): Promise<boolean> {
+    const updated = await this.db.update(deployment).set(change).where(eq(deployment.id, 1)).returning({ id: deployment.id });
     return updated.length === 1;
   }
 }

@@ -81,7 +81,7 @@ export class SqliteDeploymentStore implements DeploymentStore {
     );
   }
 
-  async setDeploymentIssuer(issuer: string): Promise<boolean> {
-    return this.#db.update(deployment).set({ issuer }).where(eq(deployment.id, 1)).run().changes === 1;
+  async setDeploymentIssuer(change: { issuer: string; issuerConfigured: boolean }): Promise<boolean> {
+    return this.#db.update(deployment).set(change).where(eq(deployment.id, 1)).run().changes === 1;
   }
 }

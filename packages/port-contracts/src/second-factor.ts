@@ -119,17 +119,17 @@ export function describeDeploymentContract(adapter: string, setup: Setup): void 
   describe(`DeploymentStore contract: ${adapter}`, () => {
     it('the first claim is recorded; later claims read it back unchanged', () =>
       using(setup, 0, async ({ deployment: d }) => {
-        expect(await d.setDeploymentIssuer('https://nowhere.example')).toBe(false);
-        const first = { keyFingerprint: 'a'.repeat(64), issuer: 'https://photos.example', recordedAt: T0 };
+        expect(await d.setDeploymentIssuer({ issuer: 'https://nowhere.example', issuerConfigured: true })).toBe(false);
+        const first = { keyFingerprint: 'a'.repeat(64), issuer: 'http://localhost:8080', issuerConfigured: false, recordedAt: T0 };
         expect(await d.claimDeployment(first)).toEqual(first);
-        expect(await d.claimDeployment({ keyFingerprint: 'b'.repeat(64), issuer: 'https://other.example', recordedAt: T0 + 1 })).toEqual(first);
-        expect(await d.setDeploymentIssuer('https://moved.example')).toBe(true);
-        expect(await d.claimDeployment(first)).toEqual({ ...first, issuer: 'https://moved.example' });
+        expect(await d.claimDeployment({ keyFingerprint: 'b'.repeat(64), issuer: 'https://other.example', issuerConfigured: true, recordedAt: T0 + 1 })).toEqual(first);
+        expect(await d.setDeploymentIssuer({ issuer: 'https://moved.example', issuerConfigured: true })).toBe(true);
+        expect(await d.claimDeployment(first)).toEqual({ ...first, issuer: 'https://moved.example', issuerConfigured: true });
       }));
 
     it('concurrent first claims agree on one record', () =>
       using(setup, 0, async ({ deployment: d }) => {
-        const claims = Array.from({ length: 5 }, (_, i) => ({ keyFingerprint: String(i).repeat(64), issuer: `https://p${i}.example`, recordedAt: T0 + i }));
+        const claims = Array.from({ length: 5 }, (_, i) => ({ keyFingerprint: String(i).repeat(64), issuer: `https://p${i}.example`, issuerConfigured: i % 2 === 0, recordedAt: T0 + i }));
         const results = await Promise.all(claims.map((c) => d.claimDeployment(c)));
         expect(new Set(results.map((r) => JSON.stringify(r))).size).toBe(1);
         expect(claims.map((c) => JSON.stringify(c))).toContain(JSON.stringify(results[0]));

@@ -1,5 +1,5 @@
 import { sql } from 'drizzle-orm';
-import { bigint, check, integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { bigint, boolean, check, integer, pgTable, text } from 'drizzle-orm/pg-core';
 import { accounts } from './accounts.js';
 
 // Mirrors adapters-sqlite/src/schema/second-factor.ts column for column.
@@ -22,6 +22,7 @@ export const deployment = pgTable(
     id: integer('id').primaryKey(),
     keyFingerprint: text('key_fingerprint').notNull(),
     issuer: text('issuer').notNull(),
+    issuerConfigured: boolean('issuer_configured').notNull(),
     recordedAt: bigint('recorded_at', { mode: 'number' }).notNull(),
   },
   (t) => [check('deployment_single_row', sql`${t.id} = 1`)],

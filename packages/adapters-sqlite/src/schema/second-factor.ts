@@ -20,6 +20,7 @@ export const deployment = sqliteTable(
     id: integer('id').primaryKey(),
     keyFingerprint: text('key_fingerprint').notNull(),
     issuer: text('issuer').notNull(),
+    issuerConfigured: integer('issuer_configured', { mode: 'boolean' }).notNull(),
     recordedAt: integer('recorded_at').notNull(),
   },
   (t) => [check('deployment_single_row', sql`${t.id} = 1`)],

@@ -1,2 +1,2 @@
-export { compareDeployment, secretKeyFingerprint } from './stamp.js';
-export type { DeploymentMismatch } from './stamp.js';
+export { judgeDeployment, secretKeyFingerprint } from './stamp.js';
+export type { DeploymentVerdict } from './stamp.js';

@@ -13,16 +13,26 @@ export function secretKeyFingerprint(key: Uint8Array): string {
   return toHex(hmac(sha256, key, utf8(FINGERPRINT_LABEL)));
 }
 
-/** How this process differs from what the database recorded, if it does. */
-export type DeploymentMismatch = 'secret_key' | 'issuer';
+/**
+ * What a starting process does about the database's record: start (`ok`), start after recording
+ * its own issuer (`adopt_issuer`), or stop because its key or its issuer differs.
+ */
+export type DeploymentVerdict = 'ok' | 'adopt_issuer' | 'secret_key' | 'issuer';
 
 /**
  * Compares this process's configuration with the database's record. A different key could not
- * open the secrets sealed under the recorded one; a different issuer would mint access tokens the
- * other processes refuse (and refuse theirs). The key is compared in constant time.
+ * open the secrets sealed under the recorded one: always refused (compared in constant time). A
+ * different issuer would mint access tokens the other processes refuse, and refuse theirs: refused
+ * when the recorded issuer was configured (SVC_BASE_URL). A recorded issuer that was only derived
+ * from the port gives way to this process's (a lone server moved to another port, or given its
+ * public URL for the first time); a process without SVC_BASE_URL never replaces a configured one.
  */
-export function compareDeployment(recorded: DeploymentRecord, mine: { keyFingerprint: string; issuer: string }): DeploymentMismatch | null {
+export function judgeDeployment(
+  recorded: DeploymentRecord,
+  mine: { keyFingerprint: string; issuer: string; issuerConfigured: boolean },
+): DeploymentVerdict {
   if (!constantTimeEqual(utf8(recorded.keyFingerprint), utf8(mine.keyFingerprint))) return 'secret_key';
-  if (recorded.issuer !== mine.issuer) return 'issuer';
-  return null;
+  if (recorded.issuer === mine.issuer && recorded.issuerConfigured === mine.issuerConfigured) return 'ok';
+  if (recorded.issuerConfigured) return recorded.issuer === mine.issuer ? 'ok' : 'issuer';
+  return 'adopt_issuer';
 }

@@ -8,6 +8,8 @@ export interface DeploymentRecord {
   readonly keyFingerprint: string;
   /** The public base URL access tokens are minted under (their `iss`). */
   readonly issuer: string;
+  /** Whether the issuer was configured (SVC_BASE_URL) rather than derived from the port. */
+  readonly issuerConfigured: boolean;
   readonly recordedAt: number;
 }
 
@@ -18,6 +20,9 @@ export interface DeploymentStore {
    * both end up with the one that won), and returns the record as it is after.
    */
   claimDeployment(first: DeploymentRecord): Promise<DeploymentRecord>;
-  /** Replaces the recorded issuer: an operator moving the deployment to a new base URL. False when no record exists. */
-  setDeploymentIssuer(issuer: string): Promise<boolean>;
+  /**
+   * Replaces the recorded issuer (an operator moving the deployment to a new base URL, or a first
+   * configured base URL replacing a derived one). False when no record exists.
+   */
+  setDeploymentIssuer(issuer: { issuer: string; issuerConfigured: boolean }): Promise<boolean>;
 }

@@ -9,9 +9,9 @@ export class MemoryDeploymentStore implements DeploymentStore {
     return this.record;
   }
 
-  async setDeploymentIssuer(issuer: string): Promise<boolean> {
+  async setDeploymentIssuer(change: { issuer: string; issuerConfigured: boolean }): Promise<boolean> {
     if (this.record === null) return false;
-    this.record = { ...this.record, issuer };
+    this.record = { ...this.record, ...change };
     return true;
   }
 }

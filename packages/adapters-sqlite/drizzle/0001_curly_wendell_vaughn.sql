@@ -2,6 +2,7 @@ CREATE TABLE `deployment` (
 	`id` integer PRIMARY KEY NOT NULL,
 	`key_fingerprint` text NOT NULL,
 	`issuer` text NOT NULL,
+	`issuer_configured` integer NOT NULL,
 	`recorded_at` integer NOT NULL,
 	CONSTRAINT "deployment_single_row" CHECK("deployment"."id" = 1)
 );
