@@ -9,6 +9,7 @@ import { json, responseHeaders, type ResponseHeaders } from './http/respond.js';
 import { allowedMethods, mountRoutes, type AnyRoute } from './http/route.js';
 import { authRoutes } from './routes/auth.js';
 import { totpRoutes } from './routes/totp.js';
+import { secondFactorRoutes } from './routes/second-factor.js';
 import { quotaRoutes } from './routes/quota.js';
 import { albumRoutes } from './routes/albums.js';
 import { deviceRoutes } from './routes/devices.js';
@@ -31,6 +32,7 @@ function allRoutes(deps: AppDeps): AnyRoute[] {
     ...wellKnownRoutes(deps),
     ...quotaRoutes(deps),
     ...operationsRoutes(deps),
+    ...secondFactorRoutes(deps),
   ];
 }
 

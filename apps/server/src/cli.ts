@@ -12,7 +12,12 @@ async function accountIdOf(deps: AppDeps, who: string | undefined): Promise<stri
   return account.id;
 }
 
-export const COMMANDS: Record<string, { usage: string; run: Command }> = {
+export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseUrl?: boolean }> = {
+  'adopt-base-url': {
+    usage: 'adopt-base-url             record SVC_BASE_URL as the deployment\'s token issuer (after moving it; stop every process first)',
+    adoptsBaseUrl: true,
+    run: async (deps) => `the database now records ${deps.config.baseUrl} as the token issuer; start every process with this SVC_BASE_URL`,
+  },
   'rotate-key': {
     usage: 'rotate-key                 retire the signing key and start signing with a new one',
     run: async (deps) => {
@@ -115,7 +120,7 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
   const platform = { ...nodePlatform(), logger: { info() {}, warn() {}, error() {} } };
   const stores = await openStores(config);
   try {
-    const deps = await buildDeps(config, stores, platform);
+    const deps = await buildDeps(config, stores, platform, { adoptBaseUrl: command.adoptsBaseUrl ?? false });
     return { code: 0, out: await command.run(deps, args) };
   } catch (err) {
     return { code: 1, out: `error: ${(err as Error).message}` };

@@ -29,6 +29,11 @@ export interface Config {
   readonly totpIssuer: string;
   /** `SVC_CORS_ORIGINS`: browser origins allowed to call the API (exact `scheme://host[:port]`). */
   readonly corsOrigins: readonly string[];
+  /**
+   * Whether SVC_BASE_URL was set (false: derived from PORT). Only a set base URL is held against
+   * the database's recorded token issuer at start; absent counts as set.
+   */
+  readonly baseUrlConfigured?: boolean;
 }
 
 export class ConfigError extends Error {
@@ -131,6 +136,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     secretKey: secretKey(env),
     totpIssuer: totpIssuer(env, baseUrl),
     corsOrigins: corsOrigins(env),
+    baseUrlConfigured: env.SVC_BASE_URL !== undefined,
   };
   if (config.protocolMin > config.protocolMax) throw new ConfigError('SVC_PROTOCOL_MIN must not be after SVC_PROTOCOL_MAX');
   if (config.quotaSoftBytes !== null && config.quotaHardBytes !== null && config.quotaSoftBytes > config.quotaHardBytes) {

@@ -24,6 +24,7 @@ import {
   DEFAULT_QUOTA_POLICY,
   DEFAULT_SESSION_POLICY,
   DEFAULT_UPLOAD_POLICY,
+  TotpRecoveryService,
 } from '@strongroom/core';
 import { Argon2Hasher, FsBlobStore, JsonLogger, cryptoRandom, systemClock } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
@@ -31,6 +32,7 @@ import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
 import type { Config } from './config.js';
 import { loadOrCreateSecretKey } from './secret-key.js';
 import { HttpMetrics } from './http/metrics.js';
+import { checkDeployment } from './deployment-check.js';
 
 /** The stores one deployment runs on: the database's port set, the blob store, and how to close them. */
 export interface Stores extends Ports {
@@ -64,6 +66,8 @@ export interface AppDeps {
   readonly assets: AssetService;
   /** Prometheus metrics of this app (requests, latency, sign-ins, refusals, database errors). */
   readonly metrics: HttpMetrics;
+  /** Second-factor recovery through the identity anchor. */
+  readonly totpRecovery: TotpRecoveryService;
 }
 
 export interface Platform {
@@ -96,8 +100,19 @@ function secretKeyFromDataDir(dataDir: string, logger: Logger): Uint8Array {
 }
 
 /** Wires the core services over a set of stores. */
-export async function buildDeps(config: Config, stores: Stores, platform: Platform): Promise<AppDeps> {
+export async function buildDeps(config: Config, stores: Stores, platform: Platform, options: { adoptBaseUrl?: boolean } = {}): Promise<AppDeps> {
   const { clock, random, logger, hasher } = platform;
+  // Before anything else: a process configured unlike the others on this database stops here.
+  const secretKey = config.secretKey ?? secretKeyFromDataDir(config.dataDir, logger);
+  await checkDeployment(stores.deployment, {
+    secretKey,
+    issuer: config.baseUrl,
+    issuerConfigured: config.baseUrlConfigured ?? true,
+    now: clock.now(),
+    logger,
+    keySource: config.secretKey ? 'from SVC_SECRET_KEY' : `from ${config.dataDir}/secret.key, SVC_SECRET_KEY unset`,
+    adoptIssuer: options.adoptBaseUrl ?? false,
+  });
   const keyRing = new KeyRing({ store: stores.accounts, clock, random, graceMs: config.keyGraceMs });
   await keyRing.init();
   const tokens = new AccessTokens({ keyRing, clock, random, issuer: config.baseUrl });
@@ -117,8 +132,9 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     clock,
     random,
     logger,
-    secretKey: config.secretKey ?? secretKeyFromDataDir(config.dataDir, logger),
+    secretKey,
     issuer: config.totpIssuer,
+    throttle: stores.secondFactor,
   });
   const accounts = new AccountService({ accounts: stores.accounts, sessions, hasher, clock, random, loginGate: totp });
   const window = { min: config.protocolMin, max: config.protocolMax };
@@ -135,7 +151,9 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: DEFAULT_UPLOAD_POLICY.dropTtlMs });
   const assets = new AssetService({ assets: stores.quota, blobs: stores.blobs, quota, clock, random });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
+  const totpRecovery = new TotpRecoveryService({ challenges: stores.totp, directories: stores.devices, recovery: stores.secondFactor, accounts: stores.accounts, sessions, clock });
   return {
+    totpRecovery,
     config,
     clock,
     random,

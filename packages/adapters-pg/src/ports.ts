@@ -6,8 +6,18 @@ import { PgQuotaStore } from './quota-store.js';
 import { PgStore } from './store.js';
 import { PgTotpStore } from './totp-store.js';
 import { PgSchemaStatus } from './schema-status.js';
+import { PgDeploymentStore, PgSecondFactorStore } from './second-factor-store.js';
 
 /** Every store port over one migrated PostgreSQL database (node-postgres pool or PGlite). */
 export function createPgPorts(db: PgDb): Ports {
-  return { accounts: new PgStore(db), totp: new PgTotpStore(db), devices: new PgDeviceStore(db), albums: new PgAlbumStore(db), quota: new PgQuotaStore(db), schema: new PgSchemaStatus(db) };
+  return {
+    accounts: new PgStore(db),
+    totp: new PgTotpStore(db),
+    devices: new PgDeviceStore(db),
+    albums: new PgAlbumStore(db),
+    quota: new PgQuotaStore(db),
+    schema: new PgSchemaStatus(db),
+    secondFactor: new PgSecondFactorStore(db),
+    deployment: new PgDeploymentStore(db),
+  };
 }

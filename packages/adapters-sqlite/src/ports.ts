@@ -6,8 +6,18 @@ import { SqliteQuotaStore } from './quota-store.js';
 import { SqliteStore } from './store.js';
 import { SqliteTotpStore } from './totp-store.js';
 import { SqliteSchemaStatus } from './schema-status.js';
+import { SqliteDeploymentStore, SqliteSecondFactorStore } from './second-factor-store.js';
 
 /** Every store port over one open (migrated) SQLite database. */
 export function createSqlitePorts(db: Database.Database): Ports {
-  return { accounts: new SqliteStore(db), totp: new SqliteTotpStore(db), devices: new SqliteDeviceStore(db), albums: new SqliteAlbumStore(db), quota: new SqliteQuotaStore(db), schema: new SqliteSchemaStatus(db) };
+  return {
+    accounts: new SqliteStore(db),
+    totp: new SqliteTotpStore(db),
+    devices: new SqliteDeviceStore(db),
+    albums: new SqliteAlbumStore(db),
+    quota: new SqliteQuotaStore(db),
+    schema: new SqliteSchemaStatus(db),
+    secondFactor: new SqliteSecondFactorStore(db),
+    deployment: new SqliteDeploymentStore(db),
+  };
 }

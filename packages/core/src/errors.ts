@@ -40,7 +40,8 @@ export type ErrorCode =
   | 'error.album.intent_mismatch'
   | 'error.catalog.too_new'
   | 'error.store.unavailable'
-  | 'error.internal';
+  | 'error.internal'
+  | 'error.auth.throttled';
 
 /** An expected "no": the operation did not happen and nothing changed. */
 export interface Refusal<C extends ErrorCode = ErrorCode> {

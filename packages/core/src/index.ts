@@ -24,3 +24,5 @@ export * from './quota/index.js';
 export * from './upload/index.js';
 export * from './catalog/index.js';
 export * from './operations/index.js';
+export * from './second-factor/index.js';
+export * from './deployment/index.js';

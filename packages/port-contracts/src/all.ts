@@ -11,6 +11,7 @@ import { describeQuotaContract } from './quota.js';
 import { missingSuites, type SuiteName } from './registry.js';
 import { describeSchemaStatusContract } from './schema-status.js';
 import { describeTotpStoreContract } from './totp.js';
+import { describeDeploymentContract, describeSecondFactorContract } from './second-factor.js';
 
 /**
  * Every suite by name. Typed by SUITES, so a suite named there without an entry here (or the
@@ -26,6 +27,8 @@ export const CONTRACT_SUITES: Record<SuiteName, (adapter: string, setup: Setup) 
   albums: describeAlbumStoreContract,
   quota: describeQuotaContract,
   schema: describeSchemaStatusContract,
+  'second-factor': describeSecondFactorContract,
+  deployment: describeDeploymentContract,
 };
 
 /**

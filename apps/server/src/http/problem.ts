@@ -46,6 +46,7 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.catalog.too_new': 409,
   'error.store.unavailable': 503,
   'error.internal': 500,
+  'error.auth.throttled': 429,
 };
 
 /** Where the contract gives a code a second status. */
@@ -103,8 +104,17 @@ export class HttpProblem extends Error {
     return p;
   }
 
+  /**
+   * A refusal as problem details. A refusal that says when to come back (`retry_after_s`, as the
+   * second-factor throttle and the federation limit do) says it in `Retry-After`, not the body.
+   */
   static from(refusal: Refusal, context?: StatusContext): HttpProblem {
-    return new HttpProblem(refusal.code, refusal.detail ?? refusal.code, refusal.data ?? {}, context);
+    const data = refusal.data ?? {};
+    if (data.retry_after_s === undefined) return new HttpProblem(refusal.code, refusal.detail ?? refusal.code, data, context);
+    const { retry_after_s: retryAfter, ...rest } = data;
+    const p = new HttpProblem(refusal.code, refusal.detail ?? refusal.code, rest, context);
+    p.headers = { 'retry-after': String(retryAfter) };
+    return p;
   }
 }
 

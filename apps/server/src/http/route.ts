@@ -3,6 +3,7 @@ import * as v from 'valibot';
 import { concatBytes, CoreError, negotiateProtocol, type Principal, type ProtocolWindow, type Result } from '@strongroom/core';
 import { HttpProblem, type ProblemCode, type StatusContext } from './problem.js';
 import { problemCodeOf } from './rules.js';
+import { parseJsonObject } from './strict-json.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -171,13 +172,8 @@ async function readBody(c: Context, spec: BodySpec | undefined): Promise<unknown
     const raw = await readLimited(c, JSON_LIMIT);
     if (raw.byteLength === 0) return undefined;
     if (mediaType(c) !== 'application/json') throw new HttpProblem('error.request.unsupported_media_type', 'This operation takes no body, or an empty JSON object.');
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
-    } catch {
-      throw new HttpProblem('error.request.invalid', 'The body is not valid JSON.');
-    }
-    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed) || Object.keys(parsed).length > 0) {
+    const parsed = parseJsonObject(raw);
+    if (Object.keys(parsed).length > 0) {
       throw new HttpProblem('error.request.invalid', 'This operation takes no body, or an empty JSON object.');
     }
     return undefined;
@@ -188,12 +184,7 @@ async function readBody(c: Context, spec: BodySpec | undefined): Promise<unknown
   }
   if (mediaType(c) !== 'application/json') throw new HttpProblem('error.request.unsupported_media_type', 'This operation takes an application/json body.');
   const raw = await readLimited(c, JSON_LIMIT);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(raw));
-  } catch {
-    throw new HttpProblem('error.request.invalid', 'The body is not valid JSON.');
-  }
+  const parsed = parseJsonObject(raw);
   const result = v.safeParse(spec.schema, parsed);
   if (!result.success) throw new HttpProblem(problemCodeOf(result.issues), issuesText(result.issues));
   return result.output;

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { readCohortHash, type TokenPair as CoreTokenPair } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
+import { HttpProblem } from '../http/problem.js';
 import { route, type AnyRoute } from '../http/route.js';
 import { iso, isoOrNull, json, unwrap } from '../http/respond.js';
 import { Address, Advisory, DisplayName, NewPassword, Timestamp, TokenPair, Uuid } from './schemas.js';
@@ -51,12 +52,19 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'json', schema: v.strictObject({ address: v.string(), password: Password, cohort_hash: Advisory, device_id: Advisory }) },
       responses: {
         200: { description: 'Signed in (no confirmed second factor)', schema: TokenPair },
-        202: { description: 'A second factor is confirmed: answer the challenge at /v1/auth/login/verify-totp', schema: v.object({ challenge: v.string(), expires_in: v.number() }) },
+        202: {
+          description:
+            'A second factor is confirmed: answer the challenge at /v1/auth/login/verify-totp, or with the identity key at /v1/auth/login/recover-totp (which signs over account_id)',
+          schema: v.object({ challenge: v.string(), expires_in: v.number(), account_id: Uuid }),
+        },
       },
-      errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.unavailable'],
+      errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.throttled', 'error.auth.unavailable'],
       handle: async ({ c, body }) => {
-        const outcome = unwrap(await deps.accounts.login({ address: body.address, password: body.password, cohortHash: readCohortHash(body.cohort_hash) }));
-        if (outcome.kind === 'challenge') return json(c, 202, { challenge: outcome.challenge, expires_in: outcome.expiresIn });
+        const result = await deps.accounts.login({ address: body.address, password: body.password, cohortHash: readCohortHash(body.cohort_hash) });
+        // Too many wrong codes for this account lately (only after a correct password): 429 with Retry-After.
+        if (!result.ok) throw HttpProblem.from(result);
+        const outcome = result.value;
+        if (outcome.kind === 'challenge') return json(c, 202, { challenge: outcome.challenge, expires_in: outcome.expiresIn, account_id: outcome.accountId });
         return json(c, 200, tokenPairBody(outcome.pair));
       },
     }),

@@ -61,7 +61,7 @@ describe('TOTP enrollment over HTTP', () => {
     const before = await sessionCount(user.access_token);
     const login = await call(s.app, 'POST', '/v1/auth/login', { body: { address: user.address, password: PASSWORD, cohort_hash: COHORT } });
     expect(login.status).toBe(202);
-    expect(login.body).toEqual({ challenge: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), expires_in: 300 });
+    expect(login.body).toEqual({ challenge: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), expires_in: 300, account_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
     expect(await sessionCount(user.access_token)).toBe(before);
 
     s.clock.advance(30_000);

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { readCohortHash, TOTP_CODE_PATTERN } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
+import { HttpProblem } from '../http/problem.js';
 import { route, type AnyRoute } from '../http/route.js';
 import { json, noContent, unwrap } from '../http/respond.js';
 import { tokenPairBody } from './auth.js';
@@ -79,9 +80,13 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
         'error.auth.account_locked',
         'error.request.invalid',
         'error.auth.unavailable',
+        'error.auth.throttled',
       ],
       handle: async ({ c, body }) => {
-        const pair = unwrap(await deps.totp.verifyLogin({ challenge: body.challenge, code: body.code, cohortHash: readCohortHash(body.cohort_hash) }));
+        const result = await deps.totp.verifyLogin({ challenge: body.challenge, code: body.code, cohortHash: readCohortHash(body.cohort_hash) });
+        // While the account is held by the wrong-code throttle no code is checked: 429 with Retry-After.
+        if (!result.ok) throw HttpProblem.from(result);
+        const pair = result.value;
         return json(c, 200, tokenPairBody(pair));
       },
     }),

@@ -29,6 +29,26 @@ describe('AccountService', () => {
     expect(unknown).toEqual(known);
     expect(malformed).toEqual(known);
   });
+  it('passwords: at most 1,024 code points to register or change to; longer ones at sign-in are wrong without hashing', async () => {
+    const hasher = new CountingHasher();
+    const core = await createCoreServices({ store: new MemoryStore(), clock: new FakeClock(), random: new SeededRandom(), hasher, logger: new MemoryLogger() });
+    // Code points, not UTF-16 units: 1,024 astral characters are 2,048 units and still allowed.
+    const longest = '😀'.repeat(1024);
+    expect((await core.accounts.register({ address: 'long@example.org', password: longest + 'x' })).ok ? 'ok' : 'refused').toBe('refused');
+    expect(await core.accounts.register({ address: 'long@example.org', password: 'x'.repeat(1025) })).toMatchObject({ ok: false, code: 'error.auth.weak_password' });
+    const pair = await core.accounts.register({ address: 'long@example.org', password: longest });
+    if (!pair.ok) throw new Error('register failed');
+    const who = await core.sessions.authenticate(pair.value.accessToken);
+    if (!who.ok) throw new Error('authenticate failed');
+    expect(await core.accounts.changePassword(who.value, { currentPassword: longest, newPassword: 'y'.repeat(1025) })).toMatchObject({ ok: false, code: 'error.auth.weak_password' });
+    const before = hasher.verifies;
+    expect(await core.accounts.login({ address: 'long@example.org', password: longest + 'x', cohortHash: null })).toMatchObject({ ok: false, code: 'error.auth.invalid_credentials' });
+    expect(await core.accounts.login({ address: 'nobody@example.org', password: 'z'.repeat(60_000), cohortHash: null })).toMatchObject({ ok: false, code: 'error.auth.invalid_credentials' });
+    expect(await core.accounts.reauthenticate(who.value, longest + 'x')).toMatchObject({ ok: false, code: 'error.auth.invalid_credentials' });
+    expect(hasher.verifies).toBe(before);
+    expect(await core.accounts.login({ address: 'long@example.org', password: longest, cohortHash: null })).toMatchObject({ ok: true });
+    expect(hasher.verifies).toBe(before + 1);
+  });
   it('a login gate that asks for a challenge opens no session', async () => {
     const store = new MemoryStore();
     const clock = new FakeClock();
@@ -41,12 +61,12 @@ describe('AccountService', () => {
       hasher: new PlainHasher(),
       clock,
       random: new SeededRandom(2),
-      loginGate: { afterPassword: async () => ({ kind: 'challenge', challenge: 'c', expiresIn: 300 }) },
+      loginGate: { afterPassword: async (a) => ({ kind: 'challenge', challenge: 'c', expiresIn: 300, accountId: a.id }) },
     });
     const before = store.sessions.size;
     expect(await gated.login({ address: 'ada@example.org', password: 'correct horse battery', cohortHash: 'a'.repeat(64) })).toEqual({
       ok: true,
-      value: { kind: 'challenge', challenge: 'c', expiresIn: 300 },
+      value: { kind: 'challenge', challenge: 'c', expiresIn: 300, accountId: expect.any(String) },
     });
     expect(store.sessions.size).toBe(before);
     expect(store.cohorts.size).toBe(0);

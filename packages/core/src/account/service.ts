@@ -5,7 +5,7 @@ import type { AccountSummary } from '../ports/session-ledger.js';
 import type { Clock } from '../ports/clock.js';
 import type { PasswordHasher } from '../ports/password-hasher.js';
 import type { Random } from '../ports/random.js';
-import { checkPassword, normalizeAddress, normalizeDisplayName } from '../profile/rules.js';
+import { checkPassword, couldBePassword, normalizeAddress, normalizeDisplayName } from '../profile/rules.js';
 import { newSessionToken, type Principal, type SessionService, type TokenPair } from '../session/service.js';
 import { toBase64url } from '../encoding/bytes.js';
 
@@ -15,7 +15,9 @@ import { toBase64url } from '../encoding/bytes.js';
  * implements it).
  */
 export interface LoginGate {
-  afterPassword(account: AccountRecord): Promise<{ kind: 'open' } | { kind: 'challenge'; challenge: string; expiresIn: number }>;
+  afterPassword(
+    account: AccountRecord,
+  ): Promise<{ kind: 'open' } | { kind: 'challenge'; challenge: string; expiresIn: number; accountId: string } | { kind: 'throttled'; retryAfterS: number }>;
 }
 
 export interface AccountServiceDeps {
@@ -36,7 +38,7 @@ export interface Profile {
 
 export type LoginOutcome =
   | { readonly kind: 'session'; readonly pair: TokenPair }
-  | { readonly kind: 'challenge'; readonly challenge: string; readonly expiresIn: number };
+  | { readonly kind: 'challenge'; readonly challenge: string; readonly expiresIn: number; readonly accountId: string };
 
 type Credentials = { address: string; password: string };
 
@@ -86,6 +88,7 @@ export class AccountService {
 
   /** Checks a password; unknown addresses cost one argon2 verification too. */
   async #checkCredentials(credentials: Credentials): Promise<AccountRecord | null> {
+    if (!couldBePassword(credentials.password)) return null;
     const address = normalizeAddress(credentials.address);
     const account = address.ok
       ? await guard('error.store.unavailable', 'reading the account', () => this.#d.accounts.findAccountByAddress(address.value.key))
@@ -97,12 +100,16 @@ export class AccountService {
 
   async login(
     input: Credentials & { cohortHash: string | null },
-  ): Promise<Result<LoginOutcome, 'error.auth.invalid_credentials' | 'error.auth.account_locked'>> {
+  ): Promise<Result<LoginOutcome, 'error.auth.invalid_credentials' | 'error.auth.account_locked' | 'error.auth.throttled'>> {
     const account = await this.#checkCredentials(input);
     if (account === null) return refuse('error.auth.invalid_credentials', INVALID);
     if (account.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
     const gate = this.#d.loginGate ? await this.#d.loginGate.afterPassword(account) : ({ kind: 'open' } as const);
     if (gate.kind === 'challenge') return ok(gate);
+    if (gate.kind === 'throttled') {
+      // `retry_after_s` is for the Retry-After header; the HTTP layer moves it there.
+      return refuse('error.auth.throttled', 'Too many wrong codes for this account; try again later.', { retry_after_s: gate.retryAfterS });
+    }
     return ok({ kind: 'session', pair: await this.#d.sessions.open(account.id, { cohortHash: input.cohortHash }) });
   }
 
@@ -110,7 +117,7 @@ export class AccountService {
   async reauthenticate(principal: Principal, password: string): Promise<Result<{ reauthenticatedAt: number }, 'error.auth.invalid_credentials' | 'error.auth.session_invalid'>> {
     const account = await this.#account(principal);
     if (!account.ok) return account;
-    const matches = account.value.passwordHash !== null && (await this.#d.hasher.verify(account.value.passwordHash, password));
+    const matches = account.value.passwordHash !== null && couldBePassword(password) && (await this.#d.hasher.verify(account.value.passwordHash, password));
     if (!matches) return refuse('error.auth.invalid_credentials', 'The password is wrong.');
     return ok({ reauthenticatedAt: this.#d.clock.now() });
   }
@@ -127,7 +134,8 @@ export class AccountService {
     if (!strength.ok) return strength;
     const account = await this.#account(principal);
     if (!account.ok) return account;
-    const matches = account.value.passwordHash !== null && (await this.#d.hasher.verify(account.value.passwordHash, input.currentPassword));
+    const matches =
+      account.value.passwordHash !== null && couldBePassword(input.currentPassword) && (await this.#d.hasher.verify(account.value.passwordHash, input.currentPassword));
     if (!matches) return refuse('error.auth.invalid_credentials', 'The current password is wrong.');
     if (account.value.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
     const passwordHash = await this.#d.hasher.hash(input.newPassword);

@@ -20,3 +20,6 @@ export type { MemberUpgradeStore, WriteTransport } from './member-upgrade.js';
 export type { CatalogDatabase, CatalogStep } from './catalog.js';
 export type { Ports } from './ports.js';
 export type { SchemaStamps, SchemaStatus } from './schema-status.js';
+export type { TotpThrottleStore } from './totp-throttle.js';
+export type { TotpRecoveryStore } from './totp-recovery.js';
+export type { DeploymentRecord, DeploymentStore } from './deployment.js';

@@ -10,6 +10,9 @@ import type { SigningKeyStore } from './signing-key-store.js';
 import type { TotpStore } from './totp-store.js';
 import type { UploadSessions } from './upload-sessions.js';
 import type { SchemaStatus } from './schema-status.js';
+import type { TotpThrottleStore } from './totp-throttle.js';
+import type { TotpRecoveryStore } from './totp-recovery.js';
+import type { DeploymentStore } from './deployment.js';
 
 /**
  * Every store port a deployment runs on, one entry per area. Each adapter builds the whole set in
@@ -26,4 +29,8 @@ export interface Ports {
   readonly quota: QuotaLedger & UploadSessions & AssetCatalog;
   /** The database's schema stamps, read live for the readiness probe. */
   readonly schema: SchemaStatus;
+  /** Per-account wrong-code record (second-factor throttling) and recovery through the identity anchor. */
+  readonly secondFactor: TotpThrottleStore & TotpRecoveryStore;
+  /** The deployment record: key fingerprint and token issuer, checked at start. */
+  readonly deployment: DeploymentStore;
 }

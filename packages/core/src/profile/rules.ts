@@ -37,8 +37,17 @@ export function normalizeDisplayName(
 export function checkPassword(password: string): Result<void, 'error.auth.weak_password' | 'error.request.invalid'> {
   const n = codePoints(password);
   if (n < PASSWORD_MIN) return refuse('error.auth.weak_password', `The password needs at least ${PASSWORD_MIN} characters.`);
-  if (n > PASSWORD_MAX) return refuse('error.request.invalid', `The password may hold at most ${PASSWORD_MAX} characters.`);
+  if (n > PASSWORD_MAX) return refuse('error.auth.weak_password', `The password may hold at most ${PASSWORD_MAX} characters.`);
   return ok(undefined);
+}
+
+/**
+ * Whether a presented password could match any stored one: none longer than {@link PASSWORD_MAX}
+ * was ever accepted, so sign-in refuses it as wrong credentials without running the hasher.
+ */
+export function couldBePassword(password: string): boolean {
+  // Cheap first: UTF-16 length is at least the code-point count.
+  return password.length <= PASSWORD_MAX || codePoints(password) <= PASSWORD_MAX;
 }
 
 export interface NormalizedAddress {

@@ -100,6 +100,32 @@ export class SessionService {
     return { sessionId: session.id, sessionToken: token, accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S };
   }
 
+  /**
+   * Opens a session through `insert`, a store call that inserts it together with another change in
+   * one atomic step (second-factor recovery removes the factor in the same step). Null when
+   * `insert` declined, and then nothing was opened.
+   */
+  async openWith(accountId: string, options: { cohortHash: string | null }, insert: (session: SessionRecord) => Promise<boolean>): Promise<TokenPair | null> {
+    const now = this.#d.clock.now();
+    const { token, tokenHash } = newSessionToken(this.#d.random);
+    const session: SessionRecord = {
+      id: uuidv7(now, this.#d.random.bytes(10)),
+      accountId,
+      tokenHash,
+      cohortHash: options.cohortHash,
+      createdAt: now,
+      refreshedAt: now,
+      lastUsedAt: now,
+      accessFloor: now,
+      closedAt: null,
+    };
+    const inserted = await guard('error.store.unavailable', 'opening a session', () => insert(session));
+    if (!inserted) return null;
+    await this.#recordCohort(accountId, options.cohortHash, now);
+    const access = await this.#d.tokens.issue(accountId, session.id);
+    return { sessionId: session.id, sessionToken: token, accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S };
+  }
+
   /** Advisory: a failure here is logged and dropped, never failing the sign-in. */
   async #recordCohort(accountId: string, cohortHash: string | null, now: number): Promise<void> {
     if (cohortHash === null) return;

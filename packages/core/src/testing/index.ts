@@ -23,3 +23,6 @@ export { createMemoryPorts } from './memory-ports.js';
 export { quotaModelProperty } from './quota-model.js';
 export { upgradeModelProperty } from './upgrade-model.js';
 export { MemorySchemaStatus } from './memory-schema.js';
+export { MemorySecondFactorStore } from './memory-second-factor.js';
+export { MemoryDeploymentStore } from './memory-deployment.js';
+export { totpThrottleModelProperty } from './throttle-model.js';

@@ -5,8 +5,21 @@ import { MemoryQuotaStore } from './memory-quota-store.js';
 import { MemoryStore } from './memory-store.js';
 import { MemoryTotpStore } from './memory-totp-store.js';
 import { MemorySchemaStatus } from './memory-schema.js';
+import { MemorySecondFactorStore } from './memory-second-factor.js';
+import { MemoryDeploymentStore } from './memory-deployment.js';
 
 /** The whole port set in memory: the reference implementation every adapter is held to. */
 export function createMemoryPorts(): Ports {
-  return { accounts: new MemoryStore(), totp: new MemoryTotpStore(), devices: new MemoryDeviceStore(), albums: new MemoryAlbumStore(), quota: new MemoryQuotaStore(), schema: new MemorySchemaStatus() };
+  const accounts = new MemoryStore();
+  const totp = new MemoryTotpStore();
+  return {
+    accounts,
+    totp,
+    devices: new MemoryDeviceStore(),
+    albums: new MemoryAlbumStore(),
+    quota: new MemoryQuotaStore(),
+    schema: new MemorySchemaStatus(),
+    secondFactor: new MemorySecondFactorStore({ totp, ledger: accounts }),
+    deployment: new MemoryDeploymentStore(),
+  };
 }

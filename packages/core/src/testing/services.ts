@@ -12,6 +12,7 @@ import { SessionService } from '../session/service.js';
 import { AccessTokens } from '../tokens/access-token.js';
 import { KeyRing } from '../tokens/key-ring.js';
 import type { TotpStore } from '../ports/totp-store.js';
+import type { TotpThrottleStore } from '../ports/totp-throttle.js';
 import { TotpService } from '../totp/service.js';
 import { MemoryTotpStore } from './memory-totp-store.js';
 
@@ -35,6 +36,8 @@ export async function createCoreServices(deps: {
   keyGraceMs?: number;
   /** The second-factor store; an empty in-memory one unless a test brings its own. */
   totpStore?: TotpStore;
+  /** The per-account wrong-code record; none (only the per-challenge limit) unless given. */
+  throttle?: TotpThrottleStore;
 }): Promise<CoreServices> {
   const keyRing = new KeyRing({ store: deps.store, clock: deps.clock, random: deps.random, graceMs: deps.keyGraceMs ?? 86_400_000 });
   await keyRing.init();
@@ -57,6 +60,7 @@ export async function createCoreServices(deps: {
     logger: deps.logger,
     secretKey: new Uint8Array(32).fill(7),
     issuer: 'Strongroom',
+    ...(deps.throttle ? { throttle: deps.throttle } : {}),
   });
   const accounts = new AccountService({ accounts: deps.store, sessions, hasher: deps.hasher, clock: deps.clock, random: deps.random, loginGate: totp });
   return { keyRing, tokens, sessions, accounts, totp };

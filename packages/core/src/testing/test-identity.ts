@@ -6,6 +6,7 @@ import { toBase64url } from '../encoding/bytes.js';
 import { directorySigningMessage } from '../devices/directory.js';
 import { logoutAllMessage } from '../devices/revoke-all.js';
 import { upgradeIntentMessage } from '../album-upgrade/intent.js';
+import { totpRecoveryMessage } from '../second-factor/recovery.js';
 
 const seedOf = (label: string): Uint8Array => sha256(new TextEncoder().encode(label));
 
@@ -68,5 +69,10 @@ export class TestIdentity {
   /** The base64url signature redeeming a revoke-all challenge (itself base64url). */
   signLogoutAll(accountId: string, challenge: Uint8Array): string {
     return toBase64url(ed25519.sign(logoutAllMessage(accountId, challenge), this.secret));
+  }
+
+  /** The base64url signature answering a sign-in challenge without the second factor (recover-totp). */
+  signTotpRecovery(accountId: string, challenge: Uint8Array): string {
+    return toBase64url(ed25519.sign(totpRecoveryMessage(accountId, challenge), this.secret));
   }
 }

@@ -7,6 +7,8 @@ import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { Random } from '../ports/random.js';
 import type { TotpEnrollmentRecord, TotpStore } from '../ports/totp-store.js';
+import type { TotpThrottleStore } from '../ports/totp-throttle.js';
+import { throttleDecision } from '../second-factor/throttle.js';
 import type { Principal, SessionService, TokenPair } from '../session/service.js';
 import {
   attemptsLeft,
@@ -34,6 +36,11 @@ export interface TotpServiceDeps {
   readonly secretKey: Uint8Array;
   /** The issuer an authenticator app shows beside the account (otpauth `issuer`); holds no colon. */
   readonly issuer: string;
+  /**
+   * The per-account wrong-code record. The server always gives one; without it only the
+   * per-challenge limit applies (unit tests of other rules).
+   */
+  readonly throttle?: TotpThrottleStore;
 }
 
 /** What enroll hands back, once: the secret is never readable again. */
@@ -130,10 +137,14 @@ export class TotpService implements LoginGate {
   }
 
   /** The login gate: a confirmed factor turns a correct password into a challenge, opening nothing. */
-  async afterPassword(account: AccountRecord): Promise<{ kind: 'open' } | { kind: 'challenge'; challenge: string; expiresIn: number }> {
+  async afterPassword(
+    account: AccountRecord,
+  ): Promise<{ kind: 'open' } | { kind: 'challenge'; challenge: string; expiresIn: number; accountId: string } | { kind: 'throttled'; retryAfterS: number }> {
     const now = this.#d.clock.now();
     const record = await guard(UNAVAILABLE, 'reading the second factor', () => this.#d.store.findTotpEnrollment(account.id));
     if (!requiresChallenge({ phase: record?.state ?? 'none' })) return { kind: 'open' };
+    const held = await this.#held(account.id, now);
+    if (held !== null) return { kind: 'throttled', retryAfterS: held };
     const bytes = this.#d.random.bytes(CHALLENGE_BYTES);
     await guard(UNAVAILABLE, 'creating the challenge', () =>
       this.#d.store.createTotpChallenge({ idHash: sha256Hex(bytes), accountId: account.id, expiresAt: now + CHALLENGE_TTL_MS, attempts: 0 }),
@@ -142,7 +153,23 @@ export class TotpService implements LoginGate {
     await this.#d.store
       .purgeTotpChallenges(now)
       .catch((cause: unknown) => this.#d.logger.warn('totp.purge_failed', { error: String((cause as Error)?.message ?? cause) }));
-    return { kind: 'challenge', challenge: toBase64url(bytes), expiresIn: CHALLENGE_TTL_MS / 1000 };
+    return { kind: 'challenge', challenge: toBase64url(bytes), expiresIn: CHALLENGE_TTL_MS / 1000, accountId: account.id };
+  }
+
+  /** Seconds the account is still held by the wrong-code throttle at `now`, or null when it is not. */
+  async #held(accountId: string, now: number): Promise<number | null> {
+    const throttle = this.#d.throttle;
+    if (throttle === undefined) return null;
+    const state = await guard(UNAVAILABLE, 'reading the wrong-code record', () => throttle.findTotpThrottle(accountId));
+    const decision = throttleDecision(state, now);
+    return decision.held ? decision.retryAfterS : null;
+  }
+
+  /** Counts a wrong code against the account (atomically, in the store), then answers it. */
+  async #countWrongCode(accountId: string, attempts: number, now: number): Promise<Result<never, 'error.auth.invalid_code'>> {
+    const throttle = this.#d.throttle;
+    if (throttle !== undefined) await guard(UNAVAILABLE, 'recording a wrong code', () => throttle.recordWrongTotpCode(accountId, now));
+    return this.#wrongCode(attempts);
   }
 
   /**
@@ -162,6 +189,7 @@ export class TotpService implements LoginGate {
       | 'error.auth.challenge_invalid'
       | 'error.auth.challenge_exhausted'
       | 'error.auth.account_locked'
+      | 'error.auth.throttled'
     >
   > {
     if (!isWellFormedCode(input.code)) return refuse('error.request.invalid', MALFORMED_CODE);
@@ -173,6 +201,9 @@ export class TotpService implements LoginGate {
     const challenge = judgeChallenge(counted, now);
     if (!challenge.ok) return challenge;
     const { accountId } = challenge.value;
+    // A held account has no code checked at all, not even on a challenge opened before it was held.
+    const held = await this.#held(accountId, now);
+    if (held !== null) return refuse('error.auth.throttled', 'Too many wrong codes for this account; try again later.', { retry_after_s: held });
     const { state } = await this.#load(accountId);
     const next = transition(state, { kind: 'sign_in', code: input.code }, now);
     if (!next.ok) {
@@ -181,10 +212,10 @@ export class TotpService implements LoginGate {
         await guard(UNAVAILABLE, 'consuming the challenge', () => this.#d.store.consumeTotpChallenge(idHash));
         return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
       }
-      return this.#wrongCode(challenge.value.attempts);
+      return this.#countWrongCode(accountId, challenge.value.attempts, now);
     }
     const advanced = await guard(UNAVAILABLE, 'advancing the used step', () => this.#d.store.advanceTotpStep(accountId, next.value.usedStep!));
-    if (!advanced) return this.#wrongCode(challenge.value.attempts);
+    if (!advanced) return this.#countWrongCode(accountId, challenge.value.attempts, now);
     const consumed = await guard(UNAVAILABLE, 'consuming the challenge', () => this.#d.store.consumeTotpChallenge(idHash));
     if (!consumed) return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
     const account = await guard(UNAVAILABLE, 'reading the account', () => this.#d.accounts.findAccountById(accountId));

@@ -1,0 +1,71 @@
+import { and, eq } from 'drizzle-orm';
+import {
+  recordWrongCode,
+  type DeploymentRecord,
+  type DeploymentStore,
+  type SessionRecord,
+  type TotpRecoveryStore,
+  type TotpThrottleState,
+  type TotpThrottleStore,
+} from '@strongroom/core';
+import type { PgDb } from './db.js';
+import { sessions } from './schema/accounts.js';
+import { deployment, totpThrottles } from './schema/second-factor.js';
+import { totpEnrollments } from './schema/totp.js';
+
+const parseTimes = (json: string): TotpThrottleState => ({ wrongCodesAt: JSON.parse(json) as number[] });
+
+/**
+ * The wrong-code record and second-factor recovery over PostgreSQL, mirroring the SQLite store.
+ * `recordWrongTotpCode` makes sure the account's row exists (INSERT ... ON CONFLICT DO NOTHING),
+ * then locks it (SELECT ... FOR UPDATE) before reading: concurrent wrong codes from any number of
+ * processes queue on that lock, and each applies core's rule to the state the previous committed.
+ */
+export class PgSecondFactorStore implements TotpThrottleStore, TotpRecoveryStore {
+  constructor(readonly db: PgDb) {}
+
+  async findTotpThrottle(accountId: string): Promise<TotpThrottleState | null> {
+    const [row] = await this.db.select().from(totpThrottles).where(eq(totpThrottles.accountId, accountId));
+    return row ? parseTimes(row.wrongCodesAt) : null;
+  }
+
+  async recordWrongTotpCode(accountId: string, at: number): Promise<TotpThrottleState> {
+    return this.db.transaction(async (tx) => {
+      await tx.insert(totpThrottles).values({ accountId, wrongCodesAt: '[]' }).onConflictDoNothing();
+      const [row] = await tx.select().from(totpThrottles).where(eq(totpThrottles.accountId, accountId)).for('update');
+      const next = recordWrongCode(row ? parseTimes(row.wrongCodesAt) : null, at);
+      await tx.update(totpThrottles).set({ wrongCodesAt: JSON.stringify(next.wrongCodesAt) }).where(eq(totpThrottles.accountId, accountId));
+      return next;
+    });
+  }
+
+  async recoverTotp(accountId: string, session: SessionRecord): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const removed = await tx
+        .delete(totpEnrollments)
+        .where(and(eq(totpEnrollments.accountId, accountId), eq(totpEnrollments.state, 'confirmed')))
+        .returning({ accountId: totpEnrollments.accountId });
+      if (removed.length !== 1) return false;
+      await tx.insert(sessions).values(session);
+      return true;
+    });
+  }
+}
+
+/** The deployment record over PostgreSQL: one row, inserted by the first process to start. */
+export class PgDeploymentStore implements DeploymentStore {
+  constructor(readonly db: PgDb) {}
+
+  async claimDeployment(first: DeploymentRecord): Promise<DeploymentRecord> {
+    // Two processes starting at once: the primary key lets one insert win; both read the winner.
+    await this.db.insert(deployment).values({ id: 1, ...first }).onConflictDoNothing();
+    const [row] = await this.db.select().from(deployment).where(eq(deployment.id, 1));
+    const { id: _id, ...record } = row!;
+    return record;
+  }
+
+  async setDeploymentIssuer(change: { issuer: string; issuerConfigured: boolean }): Promise<boolean> {
+    const updated = await this.db.update(deployment).set(change).where(eq(deployment.id, 1)).returning({ id: deployment.id });
+    return updated.length === 1;
+  }
+}

@@ -1,0 +1,87 @@
+import type Database from 'better-sqlite3';
+import { and, eq } from 'drizzle-orm';
+import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
+import {
+  recordWrongCode,
+  type DeploymentRecord,
+  type DeploymentStore,
+  type SessionRecord,
+  type TotpRecoveryStore,
+  type TotpThrottleState,
+  type TotpThrottleStore,
+} from '@strongroom/core';
+import { sessions } from './schema/accounts.js';
+import { deployment, totpThrottles } from './schema/second-factor.js';
+import { totpEnrollments } from './schema/totp.js';
+
+const parseTimes = (json: string): TotpThrottleState => ({ wrongCodesAt: JSON.parse(json) as number[] });
+
+/**
+ * The wrong-code record and second-factor recovery over SQLite. Each method is one IMMEDIATE
+ * transaction: it takes the write lock before reading, so a read-decide-write by another process
+ * can never interleave with it (and a busy database waits rather than failing half way).
+ */
+export class SqliteSecondFactorStore implements TotpThrottleStore, TotpRecoveryStore {
+  readonly #db: BetterSQLite3Database;
+
+  constructor(sqlite: Database.Database) {
+    this.#db = drizzle(sqlite);
+  }
+
+  async findTotpThrottle(accountId: string): Promise<TotpThrottleState | null> {
+    const row = this.#db.select().from(totpThrottles).where(eq(totpThrottles.accountId, accountId)).get();
+    return row ? parseTimes(row.wrongCodesAt) : null;
+  }
+
+  async recordWrongTotpCode(accountId: string, at: number): Promise<TotpThrottleState> {
+    return this.#db.transaction(
+      (tx) => {
+        const row = tx.select().from(totpThrottles).where(eq(totpThrottles.accountId, accountId)).get();
+        const next = recordWrongCode(row ? parseTimes(row.wrongCodesAt) : null, at);
+        const wrongCodesAt = JSON.stringify(next.wrongCodesAt);
+        tx.insert(totpThrottles).values({ accountId, wrongCodesAt }).onConflictDoUpdate({ target: totpThrottles.accountId, set: { wrongCodesAt } }).run();
+        return next;
+      },
+      { behavior: 'immediate' },
+    );
+  }
+
+  async recoverTotp(accountId: string, session: SessionRecord): Promise<boolean> {
+    return this.#db.transaction(
+      (tx) => {
+        const removed = tx
+          .delete(totpEnrollments)
+          .where(and(eq(totpEnrollments.accountId, accountId), eq(totpEnrollments.state, 'confirmed')))
+          .run();
+        if (removed.changes !== 1) return false;
+        tx.insert(sessions).values(session).run();
+        return true;
+      },
+      { behavior: 'immediate' },
+    );
+  }
+}
+
+/** The deployment record over SQLite: one row, inserted by the first process to start. */
+export class SqliteDeploymentStore implements DeploymentStore {
+  readonly #db: BetterSQLite3Database;
+
+  constructor(sqlite: Database.Database) {
+    this.#db = drizzle(sqlite);
+  }
+
+  async claimDeployment(first: DeploymentRecord): Promise<DeploymentRecord> {
+    return this.#db.transaction(
+      (tx) => {
+        tx.insert(deployment).values({ id: 1, ...first }).onConflictDoNothing().run();
+        const { id: _id, ...row } = tx.select().from(deployment).where(eq(deployment.id, 1)).get()!;
+        return row;
+      },
+      { behavior: 'immediate' },
+    );
+  }
+
+  async setDeploymentIssuer(change: { issuer: string; issuerConfigured: boolean }): Promise<boolean> {
+    return this.#db.update(deployment).set(change).where(eq(deployment.id, 1)).run().changes === 1;
+  }
+}

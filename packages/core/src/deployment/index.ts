@@ -1,0 +1,2 @@
+export { judgeDeployment, secretKeyFingerprint } from './stamp.js';
+export type { DeploymentVerdict } from './stamp.js';

@@ -1,0 +1,136 @@
+import { expect, it } from 'vitest';
+import { recordWrongCode, THROTTLE_KEPT, THROTTLE_WINDOW_MS, type AccountRecord, type Ports, type SessionRecord } from '@strongroom/core';
+import type { Setup } from './accounts-sessions.js';
+import { describeContract } from './registry.js';
+
+let n = 0;
+function account(): AccountRecord {
+  n++;
+  return {
+    id: `0190d000-0000-7000-8000-${String(n).padStart(12, '0')}`,
+    address: `second${n}@example.org`,
+    addressKey: `second${n}@example.org`,
+    passwordHash: 'hash',
+    displayName: null,
+    createdAt: 1_000,
+    lockedAt: null,
+  };
+}
+function session(accountId: string): SessionRecord {
+  n++;
+  return {
+    id: `0190d100-0000-7000-8000-${String(n).padStart(12, '0')}`,
+    accountId,
+    tokenHash: (n + 0xd000).toString(16).padStart(64, '0'),
+    cohortHash: null,
+    createdAt: 5_000,
+    refreshedAt: 5_000,
+    lastUsedAt: 5_000,
+    accessFloor: 5_000,
+    closedAt: null,
+  };
+}
+
+async function using(setup: Setup, count: number, body: (ports: Ports, ids: string[]) => Promise<void>): Promise<void> {
+  const { ports, cleanup } = await setup();
+  try {
+    const ids: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const a = account();
+      await ports.accounts.createAccount(a);
+      ids.push(a.id);
+    }
+    await body(ports, ids);
+  } finally {
+    await cleanup?.();
+  }
+}
+
+const T0 = Date.parse('2026-11-21T10:00:00.000Z');
+
+export function describeSecondFactorContract(adapter: string, setup: Setup): void {
+  describeContract(adapter, 'second-factor', 'TotpThrottleStore and TotpRecoveryStore', () => {
+    it('records wrong codes per account by core\'s rule, dropping what can no longer count', () =>
+      using(setup, 2, async ({ secondFactor: s }, [a, b]) => {
+        expect(await s.findTotpThrottle(a!)).toBeNull();
+        let expected = null as ReturnType<typeof recordWrongCode> | null;
+        const times = [T0, T0 + 1, T0 + 1, T0 + 60_000, T0 + THROTTLE_WINDOW_MS, T0 + THROTTLE_WINDOW_MS + 5];
+        for (const at of times) {
+          expected = recordWrongCode(expected, at);
+          expect(await s.recordWrongTotpCode(a!, at)).toEqual(expected);
+        }
+        expect(await s.findTotpThrottle(a!)).toEqual(expected);
+        // The first two fell out of the hour; the rest are kept in order.
+        expect(expected!.wrongCodesAt).toEqual([T0 + 60_000, T0 + THROTTLE_WINDOW_MS, T0 + THROTTLE_WINDOW_MS + 5]);
+        expect(await s.findTotpThrottle(b!)).toBeNull();
+        for (let i = 0; i < THROTTLE_KEPT + 4; i++) await s.recordWrongTotpCode(b!, T0 + i * 1000);
+        const kept = (await s.findTotpThrottle(b!))!.wrongCodesAt;
+        expect(kept).toHaveLength(THROTTLE_KEPT);
+        expect(kept[0]).toBe(T0 + 4000);
+        expect(kept.at(-1)).toBe(T0 + (THROTTLE_KEPT + 3) * 1000);
+      }));
+
+    it('counts every one of many concurrent wrong codes (an atomic read-decide-write)', () =>
+      using(setup, 1, async ({ secondFactor: s }, [a]) => {
+        const count = THROTTLE_KEPT - 2;
+        await Promise.all(Array.from({ length: count }, (_, i) => s.recordWrongTotpCode(a!, T0 + i)));
+        const state = await s.findTotpThrottle(a!);
+        expect(state!.wrongCodesAt).toEqual(Array.from({ length: count }, (_, i) => T0 + i));
+      }));
+
+    it('recovery removes a confirmed factor and opens the session in one step, and only once', () =>
+      using(setup, 3, async ({ secondFactor: s, totp, accounts }, [a, pending, none]) => {
+        await totp.savePendingTotp({ accountId: a!, sealedSecret: 'v1.a', at: 1 });
+        await totp.confirmTotp({ accountId: a!, sealedSecret: 'v1.a', step: 10, at: 2 });
+        await totp.savePendingTotp({ accountId: pending!, sealedSecret: 'v1.p', at: 1 });
+        const first = session(a!);
+        expect(await s.recoverTotp(a!, first)).toBe(true);
+        expect(await totp.findTotpEnrollment(a!)).toBeNull();
+        expect(await accounts.findSessionById(first.id)).toEqual(first);
+        // Nothing left to recover: no session is opened.
+        const again = session(a!);
+        expect(await s.recoverTotp(a!, again)).toBe(false);
+        expect(await accounts.findSessionById(again.id)).toBeNull();
+        // A pending enrollment or none at all: refused, nothing changed.
+        const p = session(pending!);
+        expect(await s.recoverTotp(pending!, p)).toBe(false);
+        expect((await totp.findTotpEnrollment(pending!))?.state).toBe('pending');
+        expect(await accounts.findSessionById(p.id)).toBeNull();
+        const q = session(none!);
+        expect(await s.recoverTotp(none!, q)).toBe(false);
+        expect(await accounts.findSessionById(q.id)).toBeNull();
+      }));
+
+    it('two concurrent recoveries of one factor open exactly one session', () =>
+      using(setup, 1, async ({ secondFactor: s, totp, accounts }, [a]) => {
+        await totp.savePendingTotp({ accountId: a!, sealedSecret: 'v1.a', at: 1 });
+        await totp.confirmTotp({ accountId: a!, sealedSecret: 'v1.a', step: 10, at: 2 });
+        const [x, y] = [session(a!), session(a!)];
+        const results = await Promise.all([s.recoverTotp(a!, x), s.recoverTotp(a!, y)]);
+        expect(results.filter(Boolean)).toHaveLength(1);
+        expect((await accounts.listOpenSessions(a!)).length).toBe(1);
+      }));
+  });
+}
+
+export function describeDeploymentContract(adapter: string, setup: Setup): void {
+  describeContract(adapter, 'deployment', 'DeploymentStore', () => {
+    it('the first claim is recorded; later claims read it back unchanged', () =>
+      using(setup, 0, async ({ deployment: d }) => {
+        expect(await d.setDeploymentIssuer({ issuer: 'https://nowhere.example', issuerConfigured: true })).toBe(false);
+        const first = { keyFingerprint: 'a'.repeat(64), issuer: 'http://localhost:8080', issuerConfigured: false, recordedAt: T0 };
+        expect(await d.claimDeployment(first)).toEqual(first);
+        expect(await d.claimDeployment({ keyFingerprint: 'b'.repeat(64), issuer: 'https://other.example', issuerConfigured: true, recordedAt: T0 + 1 })).toEqual(first);
+        expect(await d.setDeploymentIssuer({ issuer: 'https://moved.example', issuerConfigured: true })).toBe(true);
+        expect(await d.claimDeployment(first)).toEqual({ ...first, issuer: 'https://moved.example', issuerConfigured: true });
+      }));
+
+    it('concurrent first claims agree on one record', () =>
+      using(setup, 0, async ({ deployment: d }) => {
+        const claims = Array.from({ length: 5 }, (_, i) => ({ keyFingerprint: String(i).repeat(64), issuer: `https://p${i}.example`, issuerConfigured: i % 2 === 0, recordedAt: T0 + i }));
+        const results = await Promise.all(claims.map((c) => d.claimDeployment(c)));
+        expect(new Set(results.map((r) => JSON.stringify(r))).size).toBe(1);
+        expect(claims.map((c) => JSON.stringify(c))).toContain(JSON.stringify(results[0]));
+      }));
+  });
+}
