@@ -52,6 +52,7 @@ export function operationsRoutes(deps: AppDeps): AnyRoute[] {
           description:
             'Requests by method, route template and status; latency histograms; sign-ins by outcome; refusals by code; database errors; process metrics. No label holds an account id, address, token or path id.',
           contentType: 'text/plain',
+          schema: v.pipe(v.string(), v.description('Prometheus text exposition format 0.0.4')),
         },
       },
       handle: async ({ c }) => bytes(c, 200, new TextEncoder().encode(await deps.metrics.render()), deps.metrics.contentType),
