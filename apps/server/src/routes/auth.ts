@@ -13,8 +13,8 @@ export const tokenPairBody = (p: CoreTokenPair) => ({
   expires_in: p.expiresIn,
 });
 
-const Profile = v.object({ account_id: Uuid, address: v.string(), display_name: v.nullable(v.string()), created_at: Timestamp });
-const profileBody = (p: { accountId: string; address: string; displayName: string | null; createdAt: number }) => ({
+const Profile = v.object({ account_id: Uuid, address: v.nullable(v.string()), display_name: v.nullable(v.string()), created_at: Timestamp });
+const profileBody = (p: { accountId: string; address: string | null; displayName: string | null; createdAt: number }) => ({
   account_id: p.accountId,
   address: p.address,
   display_name: p.displayName,

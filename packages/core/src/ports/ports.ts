@@ -9,6 +9,8 @@ import type { SessionLedger } from './session-ledger.js';
 import type { SigningKeyStore } from './signing-key-store.js';
 import type { TotpStore } from './totp-store.js';
 import type { UploadSessions } from './upload-sessions.js';
+import type { IdentityLinkStore } from './identity-link-store.js';
+import type { OidcFlowStore } from './oidc-flow-store.js';
 
 /**
  * Every store port a deployment runs on, one entry per area. Each adapter builds the whole set in
@@ -23,4 +25,6 @@ export interface Ports {
   readonly albums: AlbumStore;
   /** Quota ledger, upload sessions (which also count in-flight uploads per album) and asset references. */
   readonly quota: QuotaLedger & UploadSessions & AssetCatalog;
+  /** OpenID Connect: started flows, login codes and the accounts' provider identities. */
+  readonly oidc: OidcFlowStore & IdentityLinkStore;
 }

@@ -20,3 +20,7 @@ export { sessionModelProperty } from './session-model.js';
 export { MemoryMemberUpgradeStore } from './memory-member.js';
 export { MemoryCatalog } from './memory-catalog.js';
 export { createMemoryPorts } from './memory-ports.js';
+export { MemoryOidcStore } from './memory-oidc.js';
+export { FakeIdentityProvider } from './fake-identity-provider.js';
+export type { FakePerson } from './fake-identity-provider.js';
+export { oidcModelProperty } from './oidc-model.js';
