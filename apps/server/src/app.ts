@@ -8,6 +8,7 @@ import { allowedMethods, mountRoutes, type AnyRoute } from './http/route.js';
 import { authRoutes } from './routes/auth.js';
 import { totpRoutes } from './routes/totp.js';
 import { quotaRoutes } from './routes/quota.js';
+import { oidcRoutes } from './routes/oidc.js';
 import { albumRoutes } from './routes/albums.js';
 import { deviceRoutes } from './routes/devices.js';
 import { sessionRoutes } from './routes/sessions.js';
@@ -25,6 +26,7 @@ function allRoutes(deps: AppDeps): AnyRoute[] {
     ...sessionRoutes(deps),
     ...wellKnownRoutes(deps),
     ...quotaRoutes(deps),
+    ...oidcRoutes(deps),
   ];
 }
 

@@ -4,6 +4,7 @@ import type { AppDeps } from '../deps.js';
 import { route, type AnyRoute } from '../http/route.js';
 import { iso, isoOrNull, json, unwrap } from '../http/respond.js';
 import { Advisory, Timestamp, TokenPair, Uuid } from './schemas.js';
+import { requireLocal } from './oidc.js';
 
 export const tokenPairBody = (p: CoreTokenPair) => ({
   session_id: p.sessionId,
@@ -34,8 +35,9 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       auth: false,
       body: { type: 'json', schema: v.strictObject({ address: v.string(), password: Password }) },
       responses: { 200: { description: 'The new account signed in', schema: TokenPair } },
-      errors: ['error.auth.user_already_exists', 'error.auth.weak_password', 'error.request.invalid'],
+      errors: ['error.auth.local_disabled', 'error.auth.user_already_exists', 'error.auth.weak_password', 'error.request.invalid'],
       handle: async ({ c, body }) => {
+        requireLocal(deps);
         const pair = unwrap(await deps.accounts.register({ address: body.address, password: body.password }));
         return json(c, 200, tokenPairBody(pair));
       },
@@ -52,8 +54,9 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
         200: { description: 'Signed in (no confirmed second factor)', schema: TokenPair },
         202: { description: 'A second factor is confirmed: answer the challenge at /v1/auth/login/verify-totp', schema: v.object({ challenge: v.string(), expires_in: v.number() }) },
       },
-      errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.unavailable'],
+      errors: ['error.auth.local_disabled', 'error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.unavailable'],
       handle: async ({ c, body }) => {
+        requireLocal(deps);
         const outcome = unwrap(await deps.accounts.login({ address: body.address, password: body.password, cohortHash: readCohortHash(body.cohort_hash) }));
         if (outcome.kind === 'challenge') return json(c, 202, { challenge: outcome.challenge, expires_in: outcome.expiresIn });
         return json(c, 200, tokenPairBody(outcome.pair));
@@ -82,8 +85,9 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       body: { type: 'json', schema: v.strictObject({ password: Password }) },
       responses: { 200: { description: 'Confirmed', schema: v.object({ reauthenticated_at: Timestamp }) } },
-      errors: ['error.auth.invalid_credentials'],
+      errors: ['error.auth.local_disabled', 'error.auth.invalid_credentials', 'error.auth.no_local_password'],
       handle: async ({ c, body, principal }) => {
+        requireLocal(deps);
         const r = unwrap(await deps.accounts.reauthenticate(principal, body.password), { 'error.auth.invalid_credentials': 403 });
         return json(c, 200, { reauthenticated_at: iso(r.reauthenticatedAt) });
       },
@@ -96,8 +100,9 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       body: { type: 'json', schema: v.strictObject({ current_password: Password, new_password: Password }) },
       responses: { 200: { description: 'A fresh token pair for the caller\'s unchanged session id', schema: TokenPair } },
-      errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.weak_password'],
+      errors: ['error.auth.local_disabled', 'error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.weak_password', 'error.auth.no_local_password'],
       handle: async ({ c, body, principal }) => {
+        requireLocal(deps);
         const pair = unwrap(
           await deps.accounts.changePassword(principal, { currentPassword: body.current_password, newPassword: body.new_password }),
           { 'error.auth.invalid_credentials': 403 },

@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import { readCohortHash } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
+import { requireLocal } from './oidc.js';
 import { route, type AnyRoute } from '../http/route.js';
 import { json, noContent, unwrap } from '../http/respond.js';
 import { tokenPairBody } from './auth.js';
@@ -28,8 +29,9 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
           schema: v.object({ secret: v.string(), uri: v.string() }),
         },
       },
-      errors: ['error.auth.totp_already_enrolled', 'error.auth.unavailable'],
+      errors: ['error.auth.local_disabled', 'error.auth.totp_already_enrolled', 'error.auth.no_local_password', 'error.auth.unavailable'],
       handle: async ({ c, principal }) => {
+        requireLocal(deps);
         const enrolled = unwrap(await deps.totp.enroll(principal));
         return json(c, 200, { secret: enrolled.secret, uri: enrolled.uri });
       },
@@ -42,8 +44,9 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       body: { type: 'json', schema: v.strictObject({ code: Code }) },
       responses: { 204: { description: 'Confirmed; sign-in now asks for a code. The code is used up.' } },
-      errors: ['error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.auth.totp_already_enrolled', 'error.request.invalid', 'error.auth.unavailable'],
+      errors: ['error.auth.local_disabled', 'error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.auth.totp_already_enrolled', 'error.request.invalid', 'error.auth.unavailable'],
       handle: async ({ c, body, principal }) => {
+        requireLocal(deps);
         unwrap(await deps.totp.verifyEnrollment(principal, body.code), CODE_400);
         return noContent(c);
       },
@@ -56,8 +59,9 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       body: { type: 'json', schema: v.strictObject({ code: Code }) },
       responses: { 204: { description: 'Removed; sign-in no longer asks for a code' } },
-      errors: ['error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.request.invalid', 'error.auth.unavailable'],
+      errors: ['error.auth.local_disabled', 'error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.request.invalid', 'error.auth.unavailable'],
       handle: async ({ c, body, principal }) => {
+        requireLocal(deps);
         unwrap(await deps.totp.disable(principal, body.code), CODE_400);
         return noContent(c);
       },
@@ -73,6 +77,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'json', schema: v.strictObject({ challenge: v.string(), code: Code, cohort_hash: Advisory, device_id: Advisory }) },
       responses: { 200: { description: 'Signed in', schema: TokenPair } },
       errors: [
+        'error.auth.local_disabled',
         'error.auth.invalid_code',
         'error.auth.challenge_invalid',
         'error.auth.challenge_exhausted',
@@ -81,6 +86,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
         'error.auth.unavailable',
       ],
       handle: async ({ c, body }) => {
+        requireLocal(deps);
         const pair = unwrap(await deps.totp.verifyLogin({ challenge: body.challenge, code: body.code, cohortHash: readCohortHash(body.cohort_hash) }));
         return json(c, 200, tokenPairBody(pair));
       },
