@@ -4,7 +4,7 @@ import { FakeClock, MemoryBlobStore, MemoryLogger, SeededRandom, breakable } fro
 import type { Hono } from 'hono';
 import { createApp } from './app.js';
 import { readConfig, type Config } from './config.js';
-import { buildDeps, type AppDeps, type Stores } from './deps.js';
+import { buildDeps, type AppDeps, type Platform, type Stores } from './deps.js';
 
 export const VERSION = '2026-11-01';
 export const PASSWORD = 'correct horse battery staple';
@@ -27,7 +27,7 @@ export interface TestServer {
  * A real app over a real in-memory SQLite database and real argon2id, with a fake clock and seeded
  * randomness. Stores are wrapped so a test can break them. Areas extend `stores` here as they land.
  */
-export async function testServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function testServer(env: Record<string, string> = {}, platform: Pick<Platform, 'identityProvider'> = {}): Promise<TestServer> {
   const config: Config = readConfig({ SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc', ...env });
   const clock = new FakeClock();
   const logger = new MemoryLogger();
@@ -36,7 +36,7 @@ export async function testServer(env: Record<string, string> = {}): Promise<Test
   const accounts = breakable(ports.accounts);
   const totp = breakable(ports.totp);
   const stores: Stores = { ...ports, accounts: accounts.port, totp: totp.port, blobs: new MemoryBlobStore(), close: async () => void db.close() };
-  const deps = await buildDeps(config, stores, { clock, random: new SeededRandom(Math.floor(Math.random() * 1e9)), logger, hasher: new Argon2Hasher() });
+  const deps = await buildDeps(config, stores, { clock, random: new SeededRandom(Math.floor(Math.random() * 1e9)), logger, hasher: new Argon2Hasher(), ...platform });
   return {
     app: createApp(deps),
     deps,
