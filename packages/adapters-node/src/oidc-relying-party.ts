@@ -52,8 +52,8 @@ export class OidcRelyingParty implements IdentityProvider {
     this.#auth = options.clientSecret === null ? oauth.None() : oauth.ClientSecretBasic(options.clientSecret);
   }
 
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  #http(): any {
+  /** What every request to the provider carries: a timeout, and the loopback and fetch allowances. */
+  #http(): oauth.HttpRequestOptions<'GET'> & oauth.HttpRequestOptions<'POST', URLSearchParams> {
     return {
       signal: AbortSignal.timeout(this.#o.timeoutMs ?? 10_000),
       ...(isLoopbackHttp(this.#o.issuer) ? { [oauth.allowInsecureRequests]: true } : {}),

@@ -151,6 +151,18 @@ export function describeIdentityLinkStoreContract(adapter: string, setup: Setup)
         expect(await oidc.findLink('https://idp.example', 's2')).toBeNull();
       }));
 
+    it('two first sign-ins of one identity at once: exactly one account is created', () =>
+      using(setup, async ({ accounts, oidc }) => {
+        const a = account({ address: null, addressKey: null });
+        const b = account({ address: null, addressKey: null });
+        const outcomes = await Promise.all([oidc.createLinkedAccount(a, link(a.id, 'race')), oidc.createLinkedAccount(b, link(b.id, 'race'))]);
+        expect([...outcomes].sort()).toEqual(['created', 'link_taken']);
+        const winner = outcomes[0] === 'created' ? a : b;
+        const loser = winner === a ? b : a;
+        expect((await oidc.findLink('https://idp.example', 'race'))?.accountId).toBe(winner.id);
+        expect(await accounts.findAccountById(loser.id)).toBeNull();
+      }));
+
     it('accounts without an address do not collide with one another', () =>
       using(setup, async ({ accounts, oidc }) => {
         const a = account({ address: null, addressKey: null });
