@@ -13,7 +13,7 @@ afterAll(async () => {
 });
 
 describe('OpenID flow, model-based, on PostgreSQL', () => {
-  it('redeems each state and login code at most once and never after its lifetime', async () => {
+  it('redeems each state and login code at most once and never after its lifetime', { timeout: 180_000 }, async () => {
     await fc.assert(
       oidcModelProperty(async () => {
         await t.reset();

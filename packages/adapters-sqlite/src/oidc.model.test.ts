@@ -5,7 +5,7 @@ import { openSqliteDatabase } from './migrate.js';
 import { createSqlitePorts } from './ports.js';
 
 describe('OpenID flow, model-based, on SQLite', () => {
-  it('redeems each state and login code at most once and never after its lifetime', async () => {
+  it('redeems each state and login code at most once and never after its lifetime', { timeout: 60_000 }, async () => {
     const open: { close(): void }[] = [];
     try {
       await fc.assert(

@@ -18,7 +18,7 @@ const open: TestServer[] = [];
 beforeAll(async () => {
   idp = await startTestProvider({ redirectUris: [CALLBACK] });
   publicIdp = await startTestProvider({ redirectUris: [CALLBACK], clientSecret: null });
-});
+}, 30_000);
 afterAll(async () => {
   for (const s of open) await s.close();
   await idp?.close();
@@ -113,7 +113,7 @@ async function flowError(s: TestServer, who: TestPerson | 'deny', body: Record<s
   return back.location!.searchParams.get('error');
 }
 
-describe('OIDC sign-in against a real provider (oidc-provider)', () => {
+describe('OIDC sign-in against a real provider (oidc-provider)', { timeout: 30_000 }, () => {
   it('publishes the provider in server-info and keeps local sign-in on', async () => {
     const s = await server();
     const info = await call(s.app, 'GET', '/.well-known/svc/server-info', { version: null });
@@ -369,7 +369,7 @@ describe('OIDC sign-in against a real provider (oidc-provider)', () => {
   });
 });
 
-describe('accounts without a local password', () => {
+describe('accounts without a local password', { timeout: 30_000 }, () => {
   it('password login answers as a wrong password; password, reauthenticate and TOTP are 409 no_local_password', async () => {
     const s = await server();
     const p = person();
@@ -390,7 +390,7 @@ describe('accounts without a local password', () => {
   });
 });
 
-describe('SVC_AUTH_LOCAL=false', () => {
+describe('SVC_AUTH_LOCAL=false', { timeout: 30_000 }, () => {
   it('refuses every local sign-in endpoint with 403 local_disabled while OIDC signs in', async () => {
     const s = await server({ SVC_AUTH_LOCAL: 'false' });
     const info = await call(s.app, 'GET', '/.well-known/svc/server-info', { version: null });
@@ -424,7 +424,7 @@ async function freePort(): Promise<number> {
   });
 }
 
-describe('provider key rotation', () => {
+describe('provider key rotation', { timeout: 30_000 }, () => {
   it('an ID token under a key the cached JWKS lacks makes the relying party fetch the keys again', async () => {
     const port = await freePort();
     const before = await startTestProvider({ redirectUris: [CALLBACK], port, kid: 'key-before' });
@@ -444,7 +444,7 @@ describe('provider key rotation', () => {
   });
 });
 
-describe('a provider that is down', () => {
+describe('a provider that is down', { timeout: 30_000 }, () => {
   it('answers 503 error.auth.unavailable for OIDC while local sign-in works, and recovers when it is back', async () => {
     // A port nothing listens on, then a provider started on it.
     const port = await new Promise<number>((resolve) => {
