@@ -151,6 +151,12 @@ describe('OIDC sign-in against a real provider (oidc-provider)', { timeout: 30_0
     expect(sessions.body.cohorts.map((c: { cohort_hash: string }) => c.cohort_hash)).toEqual([cohort]);
     // The session token refreshes like any other.
     expect((await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.body.session_token } })).status).toBe(200);
+    // No secret of the flow reaches the logs.
+    const logged = JSON.stringify(s.logger.lines);
+    expect(s.logger.lines.some((l) => l.event === 'oidc.callback_accepted')).toBe(true);
+    for (const secret of [code, auth.searchParams.get('state')!, auth.searchParams.get('nonce')!, pair.body.session_token, idp.clientSecret!]) {
+      expect(logged).not.toContain(secret);
+    }
   });
 
   it('a second sign-in of the same person lands on the same account', async () => {

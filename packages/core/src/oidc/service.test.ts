@@ -156,6 +156,17 @@ describe('OidcService with a fake provider', () => {
     expect(t.ports.oidc.flows.size).toBe(0);
   });
 
+  it('a provider unreachable at the callback ends the flow as exchange_failed, state used up', async () => {
+    const t = await setup();
+    const started = await t.oidc.start({ returnTo: RETURN, purpose: 'sign_in', appChallenge: null }, null);
+    const state = started.ok ? new URL(started.value.authorizationUrl).searchParams.get('state')! : '';
+    const params = t.provider.signIn(state, ann);
+    t.provider.up = false;
+    expect(await t.oidc.callback(params)).toEqual({ kind: 'redirect', returnTo: RETURN, error: 'error.oidc.exchange_failed' });
+    t.provider.up = true;
+    expect(await t.oidc.callback(params)).toEqual({ kind: 'state_invalid' });
+  });
+
   it('binds an app-scheme flow to the app verifier', async () => {
     const t = await setup();
     const verifier = 'x'.repeat(50);
