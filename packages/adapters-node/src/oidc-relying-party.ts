@@ -148,7 +148,9 @@ export class OidcRelyingParty implements IdentityProvider {
     return {
       ok: true,
       identity: {
-        issuer: claims.iss,
+        // The token's `iss` was checked against the discovered issuer, itself checked against this
+        // one; links are keyed on the configured spelling so unlinking finds them.
+        issuer: this.issuer,
         subject: claims.sub,
         email,
         emailVerified: claims['email_verified'] === true,
