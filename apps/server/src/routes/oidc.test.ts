@@ -451,6 +451,16 @@ describe('provider key rotation', { timeout: 30_000 }, () => {
 });
 
 describe('a provider that is down', { timeout: 30_000 }, () => {
+  it('does not stop the server from starting: configured from the environment alone, OIDC answers 503', async () => {
+    const issuer = `http://127.0.0.1:${await freePort()}`;
+    const s = await server({ SVC_OIDC_ISSUER: issuer });
+    const down = await start(s, { return_to: RETURN });
+    expect(down.status).toBe(503);
+    expect(down.body.code).toBe('error.auth.unavailable');
+    expect((await call(s.app, 'GET', '/.well-known/svc/server-info', { version: null })).body.auth.oidc.issuer).toBe(issuer);
+    expect(s.logger.lines.some((l) => l.event === 'oidc.discovery_failed')).toBe(true);
+  });
+
   it('answers 503 error.auth.unavailable for OIDC while local sign-in works, and recovers when it is back', async () => {
     // A port nothing listens on, then a provider started on it.
     const port = await new Promise<number>((resolve) => {

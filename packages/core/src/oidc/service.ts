@@ -4,7 +4,7 @@ import { CoreError, guard, ok, refuse, type ErrorCode, type Result } from '../er
 import type { AccountRecord, AccountStore } from '../ports/account-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { IdentityLinkStore } from '../ports/identity-link-store.js';
-import type { IdentityProvider } from '../ports/identity-provider.js';
+import type { IdentityProvider, RedeemOutcome } from '../ports/identity-provider.js';
 import type { Logger } from '../ports/logger.js';
 import type { OidcFlowStore, OidcPurpose } from '../ports/oidc-flow-store.js';
 import type { Random } from '../ports/random.js';
@@ -132,7 +132,7 @@ export class OidcService {
     if (params['error'] !== undefined) return back('error.oidc.provider_denied');
     const verifier = await this.#d.sealer.open(flow.sealedVerifier, stateHash);
     if (verifier === null) return back('error.oidc.exchange_failed');
-    let redeemed;
+    let redeemed: RedeemOutcome;
     try {
       redeemed = await this.#d.provider.redeem({ params, state: params['state']!, nonce: nonceForState(params['state']!), codeVerifier: new TextDecoder().decode(verifier) });
     } catch (cause) {
