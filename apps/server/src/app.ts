@@ -11,6 +11,7 @@ import { authRoutes } from './routes/auth.js';
 import { totpRoutes } from './routes/totp.js';
 import { secondFactorRoutes } from './routes/second-factor.js';
 import { quotaRoutes } from './routes/quota.js';
+import { oidcRoutes } from './routes/oidc.js';
 import { albumRoutes } from './routes/albums.js';
 import { deviceRoutes } from './routes/devices.js';
 import { sessionRoutes } from './routes/sessions.js';
@@ -33,6 +34,7 @@ function allRoutes(deps: AppDeps): AnyRoute[] {
     ...quotaRoutes(deps),
     ...operationsRoutes(deps),
     ...secondFactorRoutes(deps),
+    ...oidcRoutes(deps),
   ];
 }
 

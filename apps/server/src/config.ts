@@ -34,6 +34,20 @@ export interface Config {
    * the database's recorded token issuer at start; absent counts as set.
    */
   readonly baseUrlConfigured?: boolean;
+  /** `SVC_AUTH_LOCAL`: password sign-in (and everything around it) on; false for an OpenID-only deployment. */
+  readonly authLocal: boolean;
+  /** OpenID Connect sign-in, when `SVC_OIDC_ISSUER` is set. */
+  readonly oidc: OidcConfig | null;
+}
+
+export interface OidcConfig {
+  readonly issuer: string;
+  readonly clientId: string;
+  /** Null: a public client (PKCE only). */
+  readonly clientSecret: string | null;
+  /** Exact URIs a flow may send the client back to. */
+  readonly returnUris: readonly string[];
+  readonly scopes: string;
 }
 
 export class ConfigError extends Error {
@@ -105,6 +119,60 @@ function corsOrigins(env: Record<string, string | undefined>): string[] {
   return origins;
 }
 
+function authLocal(env: Record<string, string | undefined>): boolean {
+  const raw = env.SVC_AUTH_LOCAL;
+  if (raw === undefined || raw === '' || raw === 'true') return true;
+  if (raw === 'false') return false;
+  throw new ConfigError(`SVC_AUTH_LOCAL must be true or false, got "${raw}"`);
+}
+
+/** A return URI: an absolute https URL, a loopback http URL, or an app's own scheme (RFC 8252). */
+function returnUri(raw: string): boolean {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    return false;
+  }
+  if (u.hash !== '') return false;
+  if (u.protocol === 'https:') return true;
+  if (u.protocol === 'http:') return u.hostname === '127.0.0.1' || u.hostname === 'localhost' || u.hostname === '[::1]';
+  // A private-use scheme: reverse domain name style, never a web or script scheme.
+  return /^[a-z][a-z0-9+.-]*\.[a-z0-9+.-]+:$/.test(u.protocol);
+}
+
+function oidc(env: Record<string, string | undefined>): OidcConfig | null {
+  const issuer = env.SVC_OIDC_ISSUER;
+  if (issuer === undefined || issuer === '') return null;
+  let u: URL | null = null;
+  try {
+    u = new URL(issuer);
+  } catch {
+    u = null;
+  }
+  const loopback = u !== null && u.protocol === 'http:' && (u.hostname === '127.0.0.1' || u.hostname === 'localhost' || u.hostname === '[::1]');
+  if (u === null || (u.protocol !== 'https:' && !loopback) || u.search !== '' || u.hash !== '') {
+    throw new ConfigError(`SVC_OIDC_ISSUER must be an https URL (http only on loopback), got "${issuer}"`);
+  }
+  const clientId = env.SVC_OIDC_CLIENT_ID;
+  if (clientId === undefined || clientId.trim() === '') throw new ConfigError('SVC_OIDC_CLIENT_ID must be set when SVC_OIDC_ISSUER is');
+  const returnUris = (env.SVC_OIDC_RETURN_URIS ?? '').split(',').map((x) => x.trim()).filter((x) => x !== '');
+  if (returnUris.length === 0) throw new ConfigError('SVC_OIDC_RETURN_URIS must list at least one return URI when SVC_OIDC_ISSUER is set');
+  for (const r of returnUris) {
+    if (!returnUri(r)) throw new ConfigError(`SVC_OIDC_RETURN_URIS holds "${r}", which is neither an https URL nor an app scheme URI`);
+  }
+  const scopes = (env.SVC_OIDC_SCOPES ?? 'openid email profile').trim().split(/\s+/).filter((x) => x !== '');
+  if (!scopes.includes('openid')) throw new ConfigError('SVC_OIDC_SCOPES must include openid');
+  return {
+    issuer,
+    clientId: clientId.trim(),
+    // Never echoed: a secret.
+    clientSecret: env.SVC_OIDC_CLIENT_SECRET ? env.SVC_OIDC_CLIENT_SECRET : null,
+    returnUris,
+    scopes: scopes.join(' '),
+  };
+}
+
 /** Reads and checks the configuration; throws ConfigError naming the variable on any bad value. */
 export function readConfig(env: Record<string, string | undefined> = process.env): Config {
   const portRaw = env.PORT ?? '8080';
@@ -137,6 +205,8 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     totpIssuer: totpIssuer(env, baseUrl),
     corsOrigins: corsOrigins(env),
     baseUrlConfigured: env.SVC_BASE_URL !== undefined,
+    authLocal: authLocal(env),
+    oidc: oidc(env),
   };
   if (config.protocolMin > config.protocolMax) throw new ConfigError('SVC_PROTOCOL_MIN must not be after SVC_PROTOCOL_MAX');
   if (config.quotaSoftBytes !== null && config.quotaHardBytes !== null && config.quotaSoftBytes > config.quotaHardBytes) {

@@ -25,8 +25,11 @@ import {
   DEFAULT_SESSION_POLICY,
   DEFAULT_UPLOAD_POLICY,
   TotpRecoveryService,
+  OidcService,
+  TotpSecretBox,
+  type IdentityProvider,
 } from '@strongroom/core';
-import { Argon2Hasher, FsBlobStore, JsonLogger, cryptoRandom, systemClock } from '@strongroom/adapters-node';
+import { Argon2Hasher, FsBlobStore, JsonLogger, cryptoRandom, systemClock, OidcRelyingParty } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
 import type { Config } from './config.js';
@@ -68,6 +71,8 @@ export interface AppDeps {
   readonly metrics: HttpMetrics;
   /** Second-factor recovery through the identity anchor. */
   readonly totpRecovery: TotpRecoveryService;
+  /** OpenID Connect sign-in; null when no provider is configured. */
+  readonly oidc: OidcService | null;
 }
 
 export interface Platform {
@@ -75,6 +80,8 @@ export interface Platform {
   readonly random: Random;
   readonly logger: Logger;
   readonly hasher: PasswordHasher;
+  /** Replaces the OpenID relying party built from the configuration (tests). */
+  readonly identityProvider?: IdentityProvider;
 }
 
 export const nodePlatform = (): Platform => ({ clock: systemClock, random: cryptoRandom, logger: new JsonLogger(), hasher: new Argon2Hasher() });
@@ -152,6 +159,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   const assets = new AssetService({ assets: stores.quota, blobs: stores.blobs, quota, clock, random });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
   const totpRecovery = new TotpRecoveryService({ challenges: stores.totp, directories: stores.devices, recovery: stores.secondFactor, accounts: stores.accounts, sessions, clock });
+  const oidc = buildOidc(config, stores, platform, sessions);
   return {
     totpRecovery,
     config,
@@ -174,5 +182,31 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     uploads,
     assets,
     metrics: new HttpMetrics(),
+    oidc,
   };
+}
+
+/**
+ * OpenID Connect sign-in over the configured provider. Discovery starts now without holding the
+ * start up: a provider that is down leaves OIDC answering 503 until it is back.
+ */
+function buildOidc(config: Config, stores: Stores, platform: Platform, sessions: SessionService): OidcService | null {
+  if (config.oidc === null) return null;
+  const { clock, random, logger } = platform;
+  let provider = platform.identityProvider;
+  if (provider === undefined) {
+    const rp = new OidcRelyingParty({
+      issuer: config.oidc.issuer,
+      clientId: config.oidc.clientId,
+      clientSecret: config.oidc.clientSecret,
+      redirectUri: `${config.baseUrl}/v1/auth/oidc/callback`,
+      scopes: config.oidc.scopes,
+      logger,
+    });
+    void rp.start();
+    provider = rp;
+  }
+  // The PKCE verifier waits in the database sealed under the same key as TOTP secrets.
+  const sealer = new TotpSecretBox({ key: config.secretKey ?? secretKeyFromDataDir(config.dataDir, logger), random });
+  return new OidcService({ provider, flows: stores.oidc, links: stores.oidc, accounts: stores.accounts, sessions, sealer, clock, random, logger, returnUris: config.oidc.returnUris });
 }

@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import type { Hono } from 'hono';
 import { createApp } from './app.js';
 import { readConfig, type Config } from './config.js';
-import { buildDeps, type AppDeps, type Stores } from './deps.js';
+import { buildDeps, type AppDeps, type Platform, type Stores } from './deps.js';
 
 export const VERSION = '2026-11-01';
 export const PASSWORD = 'correct horse battery staple';
@@ -35,7 +35,7 @@ export interface TestServer {
  * A real app over a real in-memory SQLite database and real argon2id, with a fake clock and seeded
  * randomness. Stores are wrapped so a test can break them. Areas extend `stores` here as they land.
  */
-export async function testServer(env: Record<string, string> = {}): Promise<TestServer> {
+export async function testServer(env: Record<string, string> = {}, platform: Pick<Platform, 'identityProvider'> = {}): Promise<TestServer> {
   const config: Config = readConfig({ SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc', ...env });
   const clock = new FakeClock();
   const logger = new MemoryLogger();
@@ -45,7 +45,7 @@ export async function testServer(env: Record<string, string> = {}): Promise<Test
   const totp = breakable(ports.totp);
   const schema = breakable(ports.schema);
   const stores: Stores = { ...ports, accounts: accounts.port, totp: totp.port, schema: schema.port, blobs: new MemoryBlobStore(), close: async () => void db.close() };
-  const deps = await buildDeps(config, stores, { clock, random: new SeededRandom(testSeed()), logger, hasher: new Argon2Hasher() });
+  const deps = await buildDeps(config, stores, { clock, random: new SeededRandom(testSeed()), logger, hasher: new Argon2Hasher(), ...platform });
   const app = createApp(deps);
   const { baseUrl, close } = await listen(app);
   return {

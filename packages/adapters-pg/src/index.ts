@@ -14,3 +14,4 @@ export { bringSchemaForward, buildSchemaVersion, databaseSchemaVersion, SchemaVe
 export * as pgSchema from './schema/index.js';
 export { createPgPorts } from './ports.js';
 export { PgSchemaStatus } from './schema-status.js';
+export { PgOidcStore } from './oidc-store.js';

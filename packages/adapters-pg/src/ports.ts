@@ -7,6 +7,7 @@ import { PgStore } from './store.js';
 import { PgTotpStore } from './totp-store.js';
 import { PgSchemaStatus } from './schema-status.js';
 import { PgDeploymentStore, PgSecondFactorStore } from './second-factor-store.js';
+import { PgOidcStore } from './oidc-store.js';
 
 /** Every store port over one migrated PostgreSQL database (node-postgres pool or PGlite). */
 export function createPgPorts(db: PgDb): Ports {
@@ -19,5 +20,6 @@ export function createPgPorts(db: PgDb): Ports {
     schema: new PgSchemaStatus(db),
     secondFactor: new PgSecondFactorStore(db),
     deployment: new PgDeploymentStore(db),
+    oidc: new PgOidcStore(db),
   };
 }

@@ -9,3 +9,4 @@ export { SqliteAlbumStore } from './albums-store.js';
 export { SqliteCatalog, openCatalog } from './catalog.js';
 export { createSqlitePorts } from './ports.js';
 export { SqliteSchemaStatus } from './schema-status.js';
+export { SqliteOidcStore } from './oidc-store.js';

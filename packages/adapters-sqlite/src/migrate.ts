@@ -52,14 +52,21 @@ export function openSqliteDatabase(file: string, options: { migrationsFolder?: s
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
-  db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
   const before = databaseSchemaVersion(db).version;
+  // Foreign keys stay off while migrating: drizzle-kit changes a column by rebuilding its table
+  // (create, copy, drop, rename), which SQLite allows only with them off, and a PRAGMA inside the
+  // migration's own transaction is ignored. The copy keeps every row, so nothing can dangle; the
+  // check after says so before the keys go back on.
+  db.pragma('foreign_keys = OFF');
   try {
     migrate(drizzle(db), { migrationsFolder: folder });
+    const dangling = db.pragma('foreign_key_check') as unknown[];
+    if (dangling.length > 0) throw new Error(`${dangling.length} rows reference missing rows after the migration`);
   } catch (cause) {
     db.close();
     throw migrationFailed(before, build, cause);
   }
+  db.pragma('foreign_keys = ON');
   return db;
 }

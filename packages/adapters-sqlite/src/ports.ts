@@ -7,6 +7,7 @@ import { SqliteStore } from './store.js';
 import { SqliteTotpStore } from './totp-store.js';
 import { SqliteSchemaStatus } from './schema-status.js';
 import { SqliteDeploymentStore, SqliteSecondFactorStore } from './second-factor-store.js';
+import { SqliteOidcStore } from './oidc-store.js';
 
 /** Every store port over one open (migrated) SQLite database. */
 export function createSqlitePorts(db: Database.Database): Ports {
@@ -19,5 +20,6 @@ export function createSqlitePorts(db: Database.Database): Ports {
     schema: new SqliteSchemaStatus(db),
     secondFactor: new SqliteSecondFactorStore(db),
     deployment: new SqliteDeploymentStore(db),
+    oidc: new SqliteOidcStore(db),
   };
 }

@@ -26,10 +26,10 @@ type SessionRow = typeof sessions.$inferSelect;
 type AccountRow = typeof accounts.$inferSelect;
 const SESSION_SELECT =
   'SELECT id, account_id AS accountId, token_hash AS tokenHash, cohort_hash AS cohortHash, created_at AS createdAt, refreshed_at AS refreshedAt, ' +
-  'last_used_at AS lastUsedAt, access_floor AS accessFloor, closed_at AS closedAt FROM sessions';
+  'last_used_at AS lastUsedAt, access_floor AS accessFloor, closed_at AS closedAt, method FROM sessions';
 // Raw mode (rows as arrays) skips building an object keyed by column names for the hottest read.
 // Each column costs a property write into the row, so the account's id is not read twice.
-type AccessRow = [accountId: string, accessFloor: number, closedAt: number | null, lastUsedAt: number, address: string, displayName: string | null, createdAt: number];
+type AccessRow = [accountId: string, accessFloor: number, closedAt: number | null, lastUsedAt: number, address: string | null, displayName: string | null, createdAt: number];
 const ACCESS_SELECT =
   'SELECT s.account_id, s.access_floor, s.closed_at, s.last_used_at, a.address, a.display_name, a.created_at ' +
   'FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.id = ?';

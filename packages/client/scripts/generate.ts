@@ -41,11 +41,13 @@ export async function documentText(): Promise<string> {
  * never pass it.
  */
 export async function typesText(document: string): Promise<string> {
-  const doc = JSON.parse(document) as { paths: Record<string, Record<string, { parameters?: { in: string; name: string }[] }>> };
+  const doc = JSON.parse(document) as { paths: Record<string, Record<string, { parameters?: { in?: string; name?: string; $ref?: string }[] }>> };
+  const isProtocolHeader = (p: { in?: string; name?: string; $ref?: string }): boolean =>
+    (p.in === 'header' && p.name?.toLowerCase() === 'x-svc-protocol') || p.$ref === '#/components/parameters/X-Svc-Protocol';
   for (const item of Object.values(doc.paths)) {
     for (const op of Object.values(item)) {
       if (!op.parameters) continue;
-      op.parameters = op.parameters.filter((p) => !(p.in === 'header' && p.name.toLowerCase() === 'x-svc-protocol'));
+      op.parameters = op.parameters.filter((p) => !isProtocolHeader(p));
       if (op.parameters.length === 0) delete op.parameters;
     }
   }

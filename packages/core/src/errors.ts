@@ -41,7 +41,20 @@ export type ErrorCode =
   | 'error.catalog.too_new'
   | 'error.store.unavailable'
   | 'error.internal'
-  | 'error.auth.throttled';
+  | 'error.auth.throttled'
+  | 'error.auth.local_disabled'
+  | 'error.auth.no_local_password'
+  | 'error.auth.last_sign_in_method'
+  | 'error.auth.not_the_initiator'
+  | 'error.auth.login_code_invalid'
+  | 'error.oidc.return_to_invalid'
+  | 'error.oidc.app_challenge_required'
+  | 'error.oidc.state_invalid'
+  | 'error.oidc.provider_denied'
+  | 'error.oidc.exchange_failed'
+  | 'error.oidc.id_token_invalid'
+  | 'error.oidc.reauthentication_stale'
+  | 'error.oidc.already_linked';
 
 /** An expected "no": the operation did not happen and nothing changed. */
 export interface Refusal<C extends ErrorCode = ErrorCode> {

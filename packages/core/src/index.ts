@@ -26,3 +26,4 @@ export * from './catalog/index.js';
 export * from './operations/index.js';
 export * from './second-factor/index.js';
 export * from './deployment/index.js';
+export * from './oidc/index.js';

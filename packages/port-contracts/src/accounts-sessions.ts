@@ -33,6 +33,7 @@ function session(accountId: string, over: Partial<SessionRecord> = {}): SessionR
     lastUsedAt: 1_000,
     accessFloor: 1_000,
     closedAt: null,
+    method: 'password',
     ...over,
   };
 }
@@ -53,7 +54,7 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
         const a = account();
         expect(await s.createAccount(a)).toBe('created');
         expect(await s.createAccount({ ...account(), addressKey: a.addressKey })).toBe('address_taken');
-        expect(await s.findAccountByAddress(a.addressKey)).toEqual(a);
+        expect(await s.findAccountByAddress(a.addressKey!)).toEqual(a);
         expect(await s.findAccountById(a.id)).toEqual(a);
         expect(await s.findAccountById('0190a000-0000-7000-8000-ffffffffffff')).toBeNull();
         expect(await s.findAccountByAddress('nobody@example.org')).toBeNull();

@@ -12,6 +12,7 @@ import { missingSuites, type SuiteName } from './registry.js';
 import { describeSchemaStatusContract } from './schema-status.js';
 import { describeTotpStoreContract } from './totp.js';
 import { describeDeploymentContract, describeSecondFactorContract } from './second-factor.js';
+import { describeIdentityLinkStoreContract, describeOidcFlowStoreContract } from './oidc.js';
 
 /**
  * Every suite by name. Typed by SUITES, so a suite named there without an entry here (or the
@@ -29,6 +30,8 @@ export const CONTRACT_SUITES: Record<SuiteName, (adapter: string, setup: Setup) 
   schema: describeSchemaStatusContract,
   'second-factor': describeSecondFactorContract,
   deployment: describeDeploymentContract,
+  'oidc-flows': describeOidcFlowStoreContract,
+  'identity-links': describeIdentityLinkStoreContract,
 };
 
 /**

@@ -47,6 +47,20 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.store.unavailable': 503,
   'error.internal': 500,
   'error.auth.throttled': 429,
+  'error.auth.local_disabled': 403,
+  'error.auth.no_local_password': 409,
+  'error.auth.last_sign_in_method': 409,
+  'error.auth.not_the_initiator': 403,
+  'error.auth.login_code_invalid': 401,
+  'error.oidc.return_to_invalid': 400,
+  'error.oidc.app_challenge_required': 400,
+  'error.oidc.state_invalid': 400,
+  /** The next four reach the client as `?error=` on the callback's redirect, not as problem bodies. */
+  'error.oidc.provider_denied': 400,
+  'error.oidc.exchange_failed': 400,
+  'error.oidc.id_token_invalid': 400,
+  'error.oidc.reauthentication_stale': 400,
+  'error.oidc.already_linked': 409,
 };
 
 /** Where the contract gives a code a second status. */

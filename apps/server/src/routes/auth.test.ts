@@ -154,7 +154,7 @@ describe('sessions: list and revoke', () => {
     const r = await call(s.app, 'GET', '/v1/auth/sessions', { token: u.access_token });
     expect(r.status).toBe(200);
     expect(r.body.sessions).toHaveLength(2);
-    expect(Object.keys(r.body.sessions[0]).sort()).toEqual(['cohort_hash', 'created_at', 'current', 'expires_at', 'last_used_at', 'session_id']);
+    expect(Object.keys(r.body.sessions[0]).sort()).toEqual(['cohort_hash', 'created_at', 'current', 'expires_at', 'last_used_at', 'method', 'session_id']);
     expect(r.body.sessions.filter((x: { current: boolean }) => x.current).map((x: { session_id: string }) => x.session_id)).toEqual([u.session_id]);
     expect(r.body.sessions[0].expires_at).toBe(new Date(s.clock.now() + 180 * 86_400_000).toISOString());
   });

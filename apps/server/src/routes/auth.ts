@@ -5,6 +5,7 @@ import { HttpProblem } from '../http/problem.js';
 import { route, type AnyRoute } from '../http/route.js';
 import { iso, isoOrNull, json, unwrap } from '../http/respond.js';
 import { Address, Advisory, DisplayName, NewPassword, Timestamp, TokenPair, Uuid } from './schemas.js';
+import { requireLocal } from './oidc.js';
 
 export const tokenPairBody = (p: CoreTokenPair) => ({
   session_id: p.sessionId,
@@ -14,8 +15,8 @@ export const tokenPairBody = (p: CoreTokenPair) => ({
   expires_in: p.expiresIn,
 });
 
-const Profile = v.object({ account_id: Uuid, address: v.string(), display_name: v.nullable(v.string()), created_at: Timestamp });
-const profileBody = (p: { accountId: string; address: string; displayName: string | null; createdAt: number }) => ({
+const Profile = v.object({ account_id: Uuid, address: v.nullable(v.string()), display_name: v.nullable(v.string()), created_at: Timestamp });
+const profileBody = (p: { accountId: string; address: string | null; displayName: string | null; createdAt: number }) => ({
   account_id: p.accountId,
   address: p.address,
   display_name: p.displayName,
@@ -36,8 +37,9 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       auth: false,
       body: { type: 'json', schema: v.strictObject({ address: Address, password: NewPassword }) },
       responses: { 200: { description: 'The new account signed in', schema: TokenPair } },
-      errors: ['error.auth.user_already_exists', 'error.auth.weak_password', 'error.request.invalid'],
+      errors: ['error.auth.local_disabled', 'error.auth.user_already_exists', 'error.auth.weak_password', 'error.request.invalid'],
       handle: async ({ c, body }) => {
+        requireLocal(deps);
         const pair = unwrap(await deps.accounts.register({ address: body.address, password: body.password }));
         return json(c, 200, tokenPairBody(pair));
       },
@@ -58,8 +60,9 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
           schema: v.object({ challenge: v.string(), expires_in: v.number(), account_id: Uuid }),
         },
       },
-      errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.throttled', 'error.auth.unavailable'],
+      errors: ['error.auth.local_disabled', 'error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.throttled', 'error.auth.unavailable'],
       handle: async ({ c, body }) => {
+        requireLocal(deps);
         const result = await deps.accounts.login({ address: body.address, password: body.password, cohortHash: readCohortHash(body.cohort_hash) });
         // Too many wrong codes for this account lately (only after a correct password): 429 with Retry-After.
         if (!result.ok) throw HttpProblem.from(result);
@@ -91,9 +94,10 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       body: { type: 'json', schema: v.strictObject({ password: Password }) },
       responses: { 200: { description: 'Confirmed', schema: v.object({ reauthenticated_at: Timestamp }) } },
-      errors: ['error.auth.invalid_credentials'],
+      errors: ['error.auth.local_disabled', 'error.auth.invalid_credentials', 'error.auth.no_local_password'],
       statusContext: 'reconfirming',
       handle: async ({ c, body, principal }) => {
+        requireLocal(deps);
         const r = unwrap(await deps.accounts.reauthenticate(principal, body.password));
         return json(c, 200, { reauthenticated_at: iso(r.reauthenticatedAt) });
       },
@@ -106,9 +110,10 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       body: { type: 'json', schema: v.strictObject({ current_password: Password, new_password: NewPassword }) },
       responses: { 200: { description: 'A fresh token pair for the caller\'s unchanged session id', schema: TokenPair } },
-      errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.weak_password'],
+      errors: ['error.auth.local_disabled', 'error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.weak_password', 'error.auth.no_local_password'],
       statusContext: 'reconfirming',
       handle: async ({ c, body, principal }) => {
+        requireLocal(deps);
         const pair = unwrap(
           await deps.accounts.changePassword(principal, { currentPassword: body.current_password, newPassword: body.new_password }),
         );

@@ -6,7 +6,7 @@ import { Timestamp, Uuid } from './schemas.js';
 
 const SessionList = v.object({
   sessions: v.array(
-    v.object({ session_id: Uuid, created_at: Timestamp, last_used_at: Timestamp, expires_at: Timestamp, cohort_hash: v.nullable(v.string()), current: v.boolean() }),
+    v.object({ session_id: Uuid, created_at: Timestamp, last_used_at: Timestamp, expires_at: Timestamp, cohort_hash: v.nullable(v.string()), current: v.boolean(), method: v.picklist(['password', 'oidc']) }),
   ),
   cohorts: v.array(v.object({ cohort_hash: v.string(), first_seen: Timestamp, last_seen: Timestamp })),
 });
@@ -31,6 +31,7 @@ export function sessionRoutes(deps: AppDeps): AnyRoute[] {
             expires_at: iso(s.expiresAt),
             cohort_hash: s.cohortHash,
             current: s.current,
+            method: s.method,
           })),
           cohorts: cohorts.map((k) => ({ cohort_hash: k.cohortHash, first_seen: iso(k.firstSeen), last_seen: iso(k.lastSeen) })),
         });

@@ -40,7 +40,10 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
       handle: async ({ c }) =>
         json(c, 200, {
           api_base_url: base,
-          auth: { local: true, oidc: null },
+          auth: {
+            local: deps.config.authLocal,
+            oidc: deps.config.oidc === null ? null : { issuer: deps.config.oidc.issuer, start_endpoint: `${base}/v1/auth/oidc/start` },
+          },
           federation_endpoint: `${base}/v1/federation`,
           signing_keys: await deps.keyRing.jwks(),
           protocol_version: { min: deps.window.min, max: deps.window.max },

@@ -7,8 +7,8 @@ const ms = (name: string) => bigint(name, { mode: 'number' });
 
 export const accounts = pgTable('accounts', {
   id: text('id').primaryKey(),
-  address: text('address').notNull(),
-  addressKey: text('address_key').notNull().unique(),
+  address: text('address'),
+  addressKey: text('address_key').unique(),
   passwordHash: text('password_hash'),
   displayName: text('display_name'),
   createdAt: ms('created_at').notNull(),
@@ -29,6 +29,7 @@ export const sessions = pgTable(
     lastUsedAt: ms('last_used_at').notNull(),
     accessFloor: ms('access_floor').notNull(),
     closedAt: ms('closed_at'),
+    method: text('method', { enum: ['password', 'oidc'] }).notNull().default('password'),
   },
   (t) => [index('sessions_account_idx').on(t.accountId)],
 );

@@ -4,8 +4,8 @@ import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlit
 
 export const accounts = sqliteTable('accounts', {
   id: text('id').primaryKey(),
-  address: text('address').notNull(),
-  addressKey: text('address_key').notNull().unique(),
+  address: text('address'),
+  addressKey: text('address_key').unique(),
   passwordHash: text('password_hash'),
   displayName: text('display_name'),
   createdAt: integer('created_at').notNull(),
@@ -26,6 +26,7 @@ export const sessions = sqliteTable(
     lastUsedAt: integer('last_used_at').notNull(),
     accessFloor: integer('access_floor').notNull(),
     closedAt: integer('closed_at'),
+    method: text('method', { enum: ['password', 'oidc'] }).notNull().default('password'),
   },
   (t) => [index('sessions_account_idx').on(t.accountId)],
 );

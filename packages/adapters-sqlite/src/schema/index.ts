@@ -3,3 +3,4 @@ export * from './totp.js';
 export * from './quota.js';
 export * from './devices-albums.js';
 export * from './second-factor.js';
+export * from './oidc.js';

@@ -418,6 +418,74 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The provider's redirect (the registered redirect URI): sends the browser back to return_to with a login code or an error */
+        get: operations["getAuthOidcCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/oidc/complete": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Redeem a login code: opens the session (sign_in), binds the provider (link) or confirms a reauthentication */
+        post: operations["postAuthOidcComplete"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/oidc/link": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove the caller's identity at the provider (refused when it is the account's only way in) */
+        delete: operations["deleteAuthOidcLink"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/oidc/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start an OpenID Connect flow: sign in, link the provider to the caller, or reauthenticate the caller */
+        post: operations["postAuthOidcStart"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/password": {
         parameters: {
             query?: never;
@@ -934,10 +1002,7 @@ export interface operations {
     getQuota: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -1066,10 +1131,7 @@ export interface operations {
     postUpload: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -1249,10 +1311,7 @@ export interface operations {
     getUploadById: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path: {
                 id: string;
             };
@@ -1358,10 +1417,7 @@ export interface operations {
     putUploadById: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path: {
                 id: string;
             };
@@ -1523,10 +1579,7 @@ export interface operations {
     deleteUploadById: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path: {
                 id: string;
             };
@@ -1649,10 +1702,7 @@ export interface operations {
     postUploadByIdFinalize: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path: {
                 id: string;
             };
@@ -1838,10 +1888,7 @@ export interface operations {
     postAlbums: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -1992,10 +2039,7 @@ export interface operations {
     getAlbumsByAlbumIdUpgrade: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path: {
                 album_id: string;
             };
@@ -2095,10 +2139,7 @@ export interface operations {
     postAlbumsByAlbumIdUpgrade: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path: {
                 album_id: string;
             };
@@ -2290,10 +2331,7 @@ export interface operations {
             query: {
                 intent_id: string;
             };
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path: {
                 album_id: string;
             };
@@ -2418,10 +2456,7 @@ export interface operations {
     getAssetsById: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path: {
                 id: string;
             };
@@ -2532,10 +2567,7 @@ export interface operations {
     deleteAssetsById: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path: {
                 id: string;
             };
@@ -2643,10 +2675,7 @@ export interface operations {
     putAssetsByIdMetadata: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path: {
                 id: string;
             };
@@ -2830,10 +2859,7 @@ export interface operations {
     postAssetsByIdRestore: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path: {
                 id: string;
             };
@@ -3017,10 +3043,7 @@ export interface operations {
     postAssetsByIdTrash: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path: {
                 id: string;
             };
@@ -3204,10 +3227,7 @@ export interface operations {
     postAuthLogin: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3294,7 +3314,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.account_locked */
+            /** @description error.auth.account_locked, error.auth.local_disabled */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -3305,7 +3325,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.account_locked";
+                        code?: "error.auth.account_locked" | "error.auth.local_disabled";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -3401,10 +3421,7 @@ export interface operations {
     postAuthLoginRecoverTotp: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3567,10 +3584,7 @@ export interface operations {
     postAuthLoginVerifyTotp: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3641,7 +3655,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.account_locked */
+            /** @description error.auth.account_locked, error.auth.local_disabled */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -3652,7 +3666,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.account_locked";
+                        code?: "error.auth.account_locked" | "error.auth.local_disabled";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -3748,10 +3762,7 @@ export interface operations {
     postAuthLogoutAll: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -3887,10 +3898,7 @@ export interface operations {
     postAuthLogoutAllChallenge: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -4022,13 +4030,549 @@ export interface operations {
             };
         };
     };
+    getAuthOidcCallback: {
+        parameters: {
+            query?: {
+                code?: string;
+                error?: string;
+                error_description?: string;
+                iss?: string;
+                state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To return_to with `login_code` (32 random bytes, base64url, single use, 60 s) or with `error`: error.oidc.provider_denied, error.oidc.exchange_failed, error.oidc.id_token_invalid, error.oidc.reauthentication_stale, error.auth.user_already_exists, error.oidc.already_linked, error.auth.not_the_initiator */
+            302: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.oidc.state_invalid, error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.oidc.state_invalid" | "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postAuthOidcComplete: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The verifier behind the flow's app_challenge */
+                    app_verifier?: string;
+                    cohort_hash?: unknown;
+                    device_id?: unknown;
+                    login_code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description sign_in: a token pair (the session is opened with method oidc); reauthenticate: the reauthentication time */
+            200: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description EdDSA JWT, 15 minutes */
+                        access_token: string;
+                        /** @constant */
+                        expires_in: 900;
+                        session_id: string;
+                        /** @description Opaque 128-bit session token, base64url. Only ever sent in bodies. */
+                        session_token: string;
+                        /** @constant */
+                        token_type: "Bearer";
+                    } | {
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339 UTC timestamp
+                         */
+                        reauthenticated_at: string;
+                    };
+                };
+            };
+            /** @description link: the provider identity is bound to the caller */
+            204: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.login_code_invalid, error.auth.session_invalid */
+            401: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.login_code_invalid" | "error.auth.session_invalid";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.account_locked, error.auth.not_the_initiator */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.account_locked" | "error.auth.not_the_initiator";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.oidc.already_linked */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.oidc.already_linked";
+                        /** @constant */
+                        status?: 409;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.too_large */
+            413: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.too_large";
+                        /** @constant */
+                        status?: 413;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.unsupported_media_type";
+                        /** @constant */
+                        status?: 415;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteAuthOidcLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Unlinked */
+            204: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.last_sign_in_method */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.last_sign_in_method";
+                        /** @constant */
+                        status?: 409;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.below_min, error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postAuthOidcStart: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description base64url SHA-256 of a verifier the app keeps (PKCE S256 toward this server); required when return_to is not https */
+                    app_challenge?: string;
+                    /**
+                     * @description sign_in (default, no token); link and reauthenticate need the Bearer access token
+                     * @enum {string}
+                     */
+                    purpose?: "sign_in" | "link" | "reauthenticate";
+                    /** @description One of the configured return URIs (exact match): https, or an app scheme */
+                    return_to: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Send the browser to authorization_url; the flow lives 600 seconds */
+            200: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        authorization_url: string;
+                        /** @constant */
+                        expires_in: 600;
+                    };
+                };
+            };
+            /** @description error.oidc.app_challenge_required, error.oidc.return_to_invalid, error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.oidc.app_challenge_required" | "error.oidc.return_to_invalid" | "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.session_invalid */
+            401: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.too_large */
+            413: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.too_large";
+                        /** @constant */
+                        status?: 413;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.unsupported_media_type";
+                        /** @constant */
+                        status?: 415;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.unavailable, error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.unavailable" | "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     postAuthPassword: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -4097,7 +4641,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.account_locked, error.auth.invalid_credentials */
+            /** @description error.auth.account_locked, error.auth.invalid_credentials, error.auth.local_disabled */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -4108,9 +4652,26 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.account_locked" | "error.auth.invalid_credentials";
+                        code?: "error.auth.account_locked" | "error.auth.invalid_credentials" | "error.auth.local_disabled";
                         /** @constant */
                         status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.no_local_password */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.no_local_password";
+                        /** @constant */
+                        status?: 409;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -4187,10 +4748,7 @@ export interface operations {
     getAuthProfile: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -4207,7 +4765,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         account_id: string;
-                        address: string;
+                        address: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339 UTC timestamp
@@ -4273,10 +4831,7 @@ export interface operations {
     patchAuthProfile: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -4299,7 +4854,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         account_id: string;
-                        address: string;
+                        address: string | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339 UTC timestamp
@@ -4416,10 +4971,7 @@ export interface operations {
     postAuthReauthenticate: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -4483,7 +5035,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.invalid_credentials */
+            /** @description error.auth.invalid_credentials, error.auth.local_disabled */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -4494,9 +5046,26 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.invalid_credentials";
+                        code?: "error.auth.invalid_credentials" | "error.auth.local_disabled";
                         /** @constant */
                         status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.no_local_password */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.no_local_password";
+                        /** @constant */
+                        status?: 409;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -4573,10 +5142,7 @@ export interface operations {
     postAuthRefresh: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -4713,10 +5279,7 @@ export interface operations {
     postAuthRegister: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -4765,6 +5328,23 @@ export interface operations {
                         code?: "error.auth.weak_password" | "error.request.invalid";
                         /** @constant */
                         status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.local_disabled */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.local_disabled";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -4858,10 +5438,7 @@ export interface operations {
     getAuthSessions: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -4908,6 +5485,8 @@ export interface operations {
                              * @description RFC 3339 UTC timestamp
                              */
                             last_used_at: string;
+                            /** @enum {string} */
+                            method: "password" | "oidc";
                             session_id: string;
                         }[];
                     };
@@ -4969,10 +5548,7 @@ export interface operations {
     deleteAuthSessionsBySessionId: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path: {
                 session_id: string;
             };
@@ -5063,10 +5639,7 @@ export interface operations {
     postAuthTotpDisable: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -5119,6 +5692,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.local_disabled */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.local_disabled";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -5212,10 +5802,7 @@ export interface operations {
     postAuthTotpEnroll: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -5275,7 +5862,24 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.totp_already_enrolled */
+            /** @description error.auth.local_disabled */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.local_disabled";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.no_local_password, error.auth.totp_already_enrolled */
             409: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -5286,7 +5890,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.totp_already_enrolled";
+                        code?: "error.auth.no_local_password" | "error.auth.totp_already_enrolled";
                         /** @constant */
                         status?: 409;
                     } & components["schemas"]["Problem"];
@@ -5365,10 +5969,7 @@ export interface operations {
     postAuthTotpVerifyEnrollment: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -5421,6 +6022,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.local_disabled */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.local_disabled";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -5514,10 +6132,7 @@ export interface operations {
     getDevicesDirectory: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -5608,10 +6223,7 @@ export interface operations {
     putDevicesDirectory: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };
@@ -5768,10 +6380,7 @@ export interface operations {
     postTrashEmpty: {
         parameters: {
             query?: never;
-            header: {
-                /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
-                "X-Svc-Protocol": components["parameters"]["X-Svc-Protocol"];
-            };
+            header?: never;
             path?: never;
             cookie?: never;
         };

@@ -31,7 +31,7 @@ export interface AccountServiceDeps {
 
 export interface Profile {
   readonly accountId: string;
-  readonly address: string;
+  readonly address: string | null;
   readonly displayName: string | null;
   readonly createdAt: number;
 }
@@ -47,6 +47,7 @@ function profileOf(a: AccountSummary): Profile {
 }
 
 const INVALID = 'The address or password is wrong.';
+const NO_LOCAL_PASSWORD = 'This account has no local password; it signs in through its OpenID provider.';
 
 /** Registration, sign-in, re-authentication, password change and the profile. */
 export class AccountService {
@@ -114,10 +115,11 @@ export class AccountService {
   }
 
   /** Confirms the caller still knows the password. No second factor is asked for. */
-  async reauthenticate(principal: Principal, password: string): Promise<Result<{ reauthenticatedAt: number }, 'error.auth.invalid_credentials' | 'error.auth.session_invalid'>> {
+  async reauthenticate(principal: Principal, password: string): Promise<Result<{ reauthenticatedAt: number }, 'error.auth.invalid_credentials' | 'error.auth.session_invalid' | 'error.auth.no_local_password'>> {
     const account = await this.#account(principal);
     if (!account.ok) return account;
-    const matches = account.value.passwordHash !== null && couldBePassword(password) && (await this.#d.hasher.verify(account.value.passwordHash, password));
+    if (account.value.passwordHash === null) return refuse('error.auth.no_local_password', NO_LOCAL_PASSWORD);
+    const matches = couldBePassword(password) && (await this.#d.hasher.verify(account.value.passwordHash, password));
     if (!matches) return refuse('error.auth.invalid_credentials', 'The password is wrong.');
     return ok({ reauthenticatedAt: this.#d.clock.now() });
   }
@@ -129,13 +131,13 @@ export class AccountService {
   async changePassword(
     principal: Principal,
     input: { currentPassword: string; newPassword: string },
-  ): Promise<Result<TokenPair, 'error.auth.weak_password' | 'error.request.invalid' | 'error.auth.invalid_credentials' | 'error.auth.account_locked' | 'error.auth.session_invalid'>> {
+  ): Promise<Result<TokenPair, 'error.auth.weak_password' | 'error.request.invalid' | 'error.auth.invalid_credentials' | 'error.auth.account_locked' | 'error.auth.session_invalid' | 'error.auth.no_local_password'>> {
     const strength = checkPassword(input.newPassword);
     if (!strength.ok) return strength;
     const account = await this.#account(principal);
     if (!account.ok) return account;
-    const matches =
-      account.value.passwordHash !== null && couldBePassword(input.currentPassword) && (await this.#d.hasher.verify(account.value.passwordHash, input.currentPassword));
+    if (account.value.passwordHash === null) return refuse('error.auth.no_local_password', NO_LOCAL_PASSWORD);
+    const matches = couldBePassword(input.currentPassword) && (await this.#d.hasher.verify(account.value.passwordHash, input.currentPassword));
     if (!matches) return refuse('error.auth.invalid_credentials', 'The current password is wrong.');
     if (account.value.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
     const passwordHash = await this.#d.hasher.hash(input.newPassword);

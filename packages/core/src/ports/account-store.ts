@@ -1,9 +1,9 @@
 export interface AccountRecord {
   readonly id: string;
-  /** The login address as registered (trimmed). */
-  readonly address: string;
-  /** Lower-cased address: the uniqueness key. */
-  readonly addressKey: string;
+  /** The login address as registered (trimmed); null for an OpenID account without a verified email. */
+  readonly address: string | null;
+  /** Lower-cased address: the uniqueness key (null with the address). */
+  readonly addressKey: string | null;
   readonly passwordHash: string | null;
   readonly displayName: string | null;
   readonly createdAt: number;

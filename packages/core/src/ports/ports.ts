@@ -13,6 +13,8 @@ import type { SchemaStatus } from './schema-status.js';
 import type { TotpThrottleStore } from './totp-throttle.js';
 import type { TotpRecoveryStore } from './totp-recovery.js';
 import type { DeploymentStore } from './deployment.js';
+import type { IdentityLinkStore } from './identity-link-store.js';
+import type { OidcFlowStore } from './oidc-flow-store.js';
 
 /**
  * Every store port a deployment runs on, one entry per area. Each adapter builds the whole set in
@@ -33,4 +35,6 @@ export interface Ports {
   readonly secondFactor: TotpThrottleStore & TotpRecoveryStore;
   /** The deployment record: key fingerprint and token issuer, checked at start. */
   readonly deployment: DeploymentStore;
+  /** OpenID Connect: started flows, login codes and the accounts' provider identities. */
+  readonly oidc: OidcFlowStore & IdentityLinkStore;
 }

@@ -1,5 +1,8 @@
 import type { AccountRecord } from './account-store.js';
 
+/** How the person proved who they are when the session was opened. */
+export type SignInMethod = 'password' | 'oidc';
+
 export interface SessionRecord {
   readonly id: string;
   readonly accountId: string;
@@ -15,6 +18,8 @@ export interface SessionRecord {
   /** Access tokens issued before this instant are refused (set by a password change). */
   readonly accessFloor: number;
   readonly closedAt: number | null;
+  /** How the session was opened; stores read an absent value as 'password'. */
+  readonly method?: SignInMethod;
 }
 
 /** The account fields an authenticated request may use without another read (no secrets). */

@@ -5,7 +5,7 @@ import type { Clock } from '../ports/clock.js';
 import type { CohortMap, CohortRecord } from '../ports/cohort-map.js';
 import type { Logger } from '../ports/logger.js';
 import type { Random } from '../ports/random.js';
-import type { AccountSummary, SessionLedger, SessionRecord } from '../ports/session-ledger.js';
+import type { AccountSummary, SessionLedger, SessionRecord, SignInMethod } from '../ports/session-ledger.js';
 import { ACCESS_TOKEN_TTL_S, type AccessTokens } from '../tokens/access-token.js';
 import { decideAccess, decideIssuance, needsTouch, sessionExpiresAt, sessionStatus, type SessionPolicy } from './machine.js';
 
@@ -50,6 +50,7 @@ export interface SessionView {
   readonly expiresAt: number;
   readonly cohortHash: string | null;
   readonly current: boolean;
+  readonly method: SignInMethod;
 }
 
 /** A fresh 128-bit session token and the hash that is all the ledger ever sees. */
@@ -80,7 +81,7 @@ export class SessionService {
   }
 
   /** Opens a session and returns its token pair. The cohort is recorded after, best effort. */
-  async open(accountId: string, options: { cohortHash: string | null }): Promise<TokenPair> {
+  async open(accountId: string, options: { cohortHash: string | null; method?: SignInMethod }): Promise<TokenPair> {
     const now = this.#d.clock.now();
     const { token, tokenHash } = newSessionToken(this.#d.random);
     const session: SessionRecord = {
@@ -93,6 +94,7 @@ export class SessionService {
       lastUsedAt: now,
       accessFloor: now,
       closedAt: null,
+      method: options.method ?? 'password',
     };
     await guard('error.store.unavailable', 'opening a session', () => this.#d.ledger.insertSession(session));
     await this.#recordCohort(accountId, options.cohortHash, now);
@@ -199,6 +201,7 @@ export class SessionService {
         expiresAt: sessionExpiresAt(s, this.#d.policy),
         cohortHash: s.cohortHash,
         current: s.id === principal.sessionId,
+        method: s.method ?? 'password',
       }));
     return { sessions, cohorts };
   }

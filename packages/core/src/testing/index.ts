@@ -26,3 +26,7 @@ export { MemorySchemaStatus } from './memory-schema.js';
 export { MemorySecondFactorStore } from './memory-second-factor.js';
 export { MemoryDeploymentStore } from './memory-deployment.js';
 export { totpThrottleModelProperty } from './throttle-model.js';
+export { MemoryOidcStore } from './memory-oidc.js';
+export { FakeIdentityProvider } from './fake-identity-provider.js';
+export type { FakePerson } from './fake-identity-provider.js';
+export { oidcModelProperty } from './oidc-model.js';

@@ -7,6 +7,7 @@ import { MemoryTotpStore } from './memory-totp-store.js';
 import { MemorySchemaStatus } from './memory-schema.js';
 import { MemorySecondFactorStore } from './memory-second-factor.js';
 import { MemoryDeploymentStore } from './memory-deployment.js';
+import { MemoryOidcStore } from './memory-oidc.js';
 
 /** The whole port set in memory: the reference implementation every adapter is held to. */
 export function createMemoryPorts(): Ports {
@@ -21,5 +22,6 @@ export function createMemoryPorts(): Ports {
     schema: new MemorySchemaStatus(),
     secondFactor: new MemorySecondFactorStore({ totp, ledger: accounts }),
     deployment: new MemoryDeploymentStore(),
+    oidc: new MemoryOidcStore(accounts),
   };
 }

@@ -15,7 +15,7 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
   signingKeys: SigningKeyRecord[] = [];
 
   async createAccount(account: AccountRecord): Promise<'created' | 'address_taken'> {
-    for (const a of this.accounts.values()) if (a.addressKey === account.addressKey) return 'address_taken';
+    if (account.addressKey !== null) for (const a of this.accounts.values()) if (a.addressKey === account.addressKey) return 'address_taken';
     this.accounts.set(account.id, account);
     return 'created';
   }
@@ -54,7 +54,7 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
   }
 
   async insertSession(session: SessionRecord): Promise<void> {
-    this.sessions.set(session.id, session);
+    this.sessions.set(session.id, { ...session, method: session.method ?? 'password' });
   }
   async findSessionById(id: string): Promise<SessionRecord | null> {
     return this.sessions.get(id) ?? null;

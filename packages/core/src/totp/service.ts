@@ -78,7 +78,7 @@ export class TotpService implements LoginGate {
   }
 
   /** Issues a fresh secret: None or Pending -> Pending. Over a confirmed factor it is refused. */
-  async enroll(principal: Principal): Promise<Result<TotpEnrollment, 'error.auth.totp_already_enrolled' | 'error.auth.session_invalid'>> {
+  async enroll(principal: Principal): Promise<Result<TotpEnrollment, 'error.auth.totp_already_enrolled' | 'error.auth.session_invalid' | 'error.auth.no_local_password'>> {
     const now = this.#d.clock.now();
     const { state } = await this.#load(principal.accountId);
     const secret = this.#d.random.bytes(TOTP_SECRET_BYTES);
@@ -86,6 +86,8 @@ export class TotpService implements LoginGate {
     if (!next.ok) return refuse('error.auth.totp_already_enrolled', next.detail);
     const account = await guard(UNAVAILABLE, 'reading the account', () => this.#d.accounts.findAccountById(principal.accountId));
     if (account === null) return refuse('error.auth.session_invalid', 'The account no longer exists.');
+    // A local second factor guards a local password; an OpenID-only account's provider owns its factors.
+    if (account.passwordHash === null) return refuse('error.auth.no_local_password', 'This account signs in through its OpenID provider only.');
     const sealedSecret = await this.#box.seal(secret, principal.accountId);
     const saved = await guard(UNAVAILABLE, 'saving the enrollment', () =>
       this.#d.store.savePendingTotp({ accountId: principal.accountId, sealedSecret, at: now }),
@@ -94,7 +96,7 @@ export class TotpService implements LoginGate {
     if (!saved) return refuse('error.auth.totp_already_enrolled', 'A second factor is already confirmed; disable it first.');
     const totp = new TOTP({
       issuer: this.#d.issuer,
-      label: account.address,
+      label: account.address ?? account.id,
       secret: new Secret({ buffer: secret.slice().buffer }),
       algorithm: TOTP_ALGORITHM,
       digits: TOTP_DIGITS,

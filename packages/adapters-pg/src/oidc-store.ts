@@ -1,0 +1,72 @@
+import { and, eq, lt } from 'drizzle-orm';
+import type { AccountRecord, IdentityLink, IdentityLinkStore, LoginCodeRecord, OidcFlowRecord, OidcFlowStore } from '@strongroom/core';
+import type { PgDb } from './db.js';
+import { accounts, identityLinks, oidcFlows, oidcLoginCodes } from './schema/index.js';
+
+/** Thrown inside a transaction to roll it back with a known outcome. */
+class Outcome extends Error {
+  constructor(readonly value: 'address_taken' | 'link_taken') {
+    super(value);
+  }
+}
+
+/**
+ * OpenID flows, login codes and identity links over PostgreSQL, mirroring SqliteOidcStore. Taking
+ * a flow or a code is one `DELETE … RETURNING`: of two processes racing for one row, the second
+ * waits for the first's row lock and then finds nothing, so every flow and code is taken once.
+ */
+export class PgOidcStore implements OidcFlowStore, IdentityLinkStore {
+  constructor(readonly db: PgDb) {}
+
+  async insertFlow(flow: OidcFlowRecord, purgeBefore: number): Promise<void> {
+    await this.db.delete(oidcFlows).where(lt(oidcFlows.expiresAt, purgeBefore));
+    await this.db.delete(oidcLoginCodes).where(lt(oidcLoginCodes.expiresAt, purgeBefore));
+    await this.db.insert(oidcFlows).values(flow);
+  }
+  async takeFlow(stateHash: string): Promise<OidcFlowRecord | null> {
+    const [r] = await this.db.delete(oidcFlows).where(eq(oidcFlows.stateHash, stateHash)).returning();
+    return r ?? null;
+  }
+  async insertLoginCode(code: LoginCodeRecord): Promise<void> {
+    await this.db.insert(oidcLoginCodes).values(code);
+  }
+  async takeLoginCode(codeHash: string): Promise<LoginCodeRecord | null> {
+    const [r] = await this.db.delete(oidcLoginCodes).where(eq(oidcLoginCodes.codeHash, codeHash)).returning();
+    return r ?? null;
+  }
+
+  async findLink(issuer: string, subject: string): Promise<IdentityLink | null> {
+    const [r] = await this.db.select().from(identityLinks).where(and(eq(identityLinks.issuer, issuer), eq(identityLinks.subject, subject)));
+    return r ?? null;
+  }
+  async listLinks(accountId: string): Promise<IdentityLink[]> {
+    return this.db.select().from(identityLinks).where(eq(identityLinks.accountId, accountId)).orderBy(identityLinks.createdAt);
+  }
+  async insertLink(link: IdentityLink): Promise<'linked' | 'exists' | 'taken'> {
+    const inserted = await this.db.insert(identityLinks).values(link).onConflictDoNothing().returning({ subject: identityLinks.subject });
+    if (inserted.length === 1) return 'linked';
+    const held = await this.findLink(link.issuer, link.subject);
+    return held?.accountId === link.accountId ? 'exists' : 'taken';
+  }
+  async createLinkedAccount(account: AccountRecord, link: IdentityLink): Promise<'created' | 'address_taken' | 'link_taken'> {
+    try {
+      return await this.db.transaction(async (tx) => {
+        const created = await tx.insert(accounts).values(account).onConflictDoNothing({ target: accounts.addressKey }).returning({ id: accounts.id });
+        if (created.length !== 1) throw new Outcome('address_taken');
+        const linked = await tx.insert(identityLinks).values(link).onConflictDoNothing().returning({ subject: identityLinks.subject });
+        if (linked.length !== 1) throw new Outcome('link_taken');
+        return 'created' as const;
+      });
+    } catch (e) {
+      if (e instanceof Outcome) return e.value;
+      throw e;
+    }
+  }
+  async removeLinks(accountId: string, issuer: string): Promise<number> {
+    const r = await this.db
+      .delete(identityLinks)
+      .where(and(eq(identityLinks.accountId, accountId), eq(identityLinks.issuer, issuer)))
+      .returning({ subject: identityLinks.subject });
+    return r.length;
+  }
+}

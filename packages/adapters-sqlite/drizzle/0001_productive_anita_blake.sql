@@ -1,0 +1,69 @@
+CREATE TABLE `deployment` (
+	`id` integer PRIMARY KEY NOT NULL,
+	`key_fingerprint` text NOT NULL,
+	`issuer` text NOT NULL,
+	`issuer_configured` integer NOT NULL,
+	`recorded_at` integer NOT NULL,
+	CONSTRAINT "deployment_single_row" CHECK("deployment"."id" = 1)
+);
+--> statement-breakpoint
+CREATE TABLE `totp_throttles` (
+	`account_id` text PRIMARY KEY NOT NULL,
+	`wrong_codes_at` text NOT NULL,
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE no action
+);
+--> statement-breakpoint
+CREATE TABLE `identity_links` (
+	`issuer` text NOT NULL,
+	`subject` text NOT NULL,
+	`account_id` text NOT NULL,
+	`created_at` integer NOT NULL,
+	PRIMARY KEY(`issuer`, `subject`),
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE no action
+);
+--> statement-breakpoint
+CREATE INDEX `identity_links_account_idx` ON `identity_links` (`account_id`);--> statement-breakpoint
+CREATE TABLE `oidc_flows` (
+	`state_hash` text PRIMARY KEY NOT NULL,
+	`purpose` text NOT NULL,
+	`initiator` text,
+	`return_to` text NOT NULL,
+	`app_challenge` text,
+	`sealed_verifier` text NOT NULL,
+	`created_at` integer NOT NULL,
+	`expires_at` integer NOT NULL,
+	FOREIGN KEY (`initiator`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE no action
+);
+--> statement-breakpoint
+CREATE INDEX `oidc_flows_expires_idx` ON `oidc_flows` (`expires_at`);--> statement-breakpoint
+CREATE TABLE `oidc_login_codes` (
+	`code_hash` text PRIMARY KEY NOT NULL,
+	`purpose` text NOT NULL,
+	`account_id` text NOT NULL,
+	`app_challenge` text,
+	`issuer` text,
+	`subject` text,
+	`authenticated_at` integer NOT NULL,
+	`created_at` integer NOT NULL,
+	`expires_at` integer NOT NULL,
+	FOREIGN KEY (`account_id`) REFERENCES `accounts`(`id`) ON UPDATE no action ON DELETE no action
+);
+--> statement-breakpoint
+CREATE INDEX `oidc_login_codes_expires_idx` ON `oidc_login_codes` (`expires_at`);--> statement-breakpoint
+PRAGMA foreign_keys=OFF;--> statement-breakpoint
+CREATE TABLE `__new_accounts` (
+	`id` text PRIMARY KEY NOT NULL,
+	`address` text,
+	`address_key` text,
+	`password_hash` text,
+	`display_name` text,
+	`created_at` integer NOT NULL,
+	`locked_at` integer
+);
+--> statement-breakpoint
+INSERT INTO `__new_accounts`("id", "address", "address_key", "password_hash", "display_name", "created_at", "locked_at") SELECT "id", "address", "address_key", "password_hash", "display_name", "created_at", "locked_at" FROM `accounts`;--> statement-breakpoint
+DROP TABLE `accounts`;--> statement-breakpoint
+ALTER TABLE `__new_accounts` RENAME TO `accounts`;--> statement-breakpoint
+PRAGMA foreign_keys=ON;--> statement-breakpoint
+CREATE UNIQUE INDEX `accounts_address_key_unique` ON `accounts` (`address_key`);--> statement-breakpoint
+ALTER TABLE `sessions` ADD `method` text DEFAULT 'password' NOT NULL;

@@ -1,0 +1,40 @@
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { MIGRATIONS_FOLDER, openSqliteDatabase } from './migrate.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'sr-sqlite-upgrade-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** A migrations folder holding only the first migration: the schema an existing deployment runs. */
+function firstMigrationOnly(): string {
+  const folder = join(dir, 'first');
+  mkdirSync(join(folder, 'meta'), { recursive: true });
+  const journal = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string }[] };
+  const first = journal.entries[0]!;
+  cpSync(join(MIGRATIONS_FOLDER, `${first.tag}.sql`), join(folder, `${first.tag}.sql`));
+  writeFileSync(join(folder, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries: [first] }));
+  return folder;
+}
+
+describe('SQLite schema upgrade of a database holding data', () => {
+  it('migrates accounts and sessions forward, rebuilt tables included, with every reference intact', () => {
+    const file = join(dir, 'upgrade.db');
+    const old = openSqliteDatabase(file, { migrationsFolder: firstMigrationOnly() });
+    old.prepare("INSERT INTO accounts (id, address, address_key, password_hash, display_name, created_at) VALUES ('a1', 'A@x.org', 'a@x.org', 'h', NULL, 1)").run();
+    old.prepare("INSERT INTO sessions (id, account_id, token_hash, cohort_hash, created_at, refreshed_at, last_used_at, access_floor) VALUES ('s1', 'a1', 't', NULL, 1, 1, 1, 1)").run();
+    old.close();
+    const db = openSqliteDatabase(file);
+    try {
+      expect(db.prepare("SELECT address, password_hash AS hash FROM accounts WHERE id = 'a1'").get()).toEqual({ address: 'A@x.org', hash: 'h' });
+      expect(db.prepare("SELECT account_id AS accountId, method FROM sessions WHERE id = 's1'").get()).toEqual({ accountId: 'a1', method: 'password' });
+      expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+      expect(db.pragma('foreign_key_check')).toEqual([]);
+      // The rebuilt table still enforces what it references and what references it.
+      expect(() => db.prepare("INSERT INTO sessions (id, account_id, token_hash, created_at, refreshed_at, last_used_at, access_floor) VALUES ('s2', 'nobody', 't2', 1, 1, 1, 1)").run()).toThrow(/FOREIGN KEY/);
+    } finally {
+      db.close();
+    }
+  });
+});

@@ -1,0 +1,153 @@
+import { constantTimeEqual, sha256, toBase64url, utf8 } from '../encoding/bytes.js';
+import { ok, refuse, type Result } from '../errors.js';
+import type { IdentityLink } from '../ports/identity-link-store.js';
+import type { VerifiedIdentity } from '../ports/identity-provider.js';
+import type { LoginCodeRecord, OidcPurpose } from '../ports/oidc-flow-store.js';
+import { normalizeAddress, normalizeDisplayName, type NormalizedAddress } from '../profile/rules.js';
+
+/**
+ * The decisions of OpenID Connect sign-in, as pure functions: the service reads the stores and the
+ * clock, and asks these what to do. Nothing here performs I/O.
+ */
+
+/** A started flow may reach its callback for 10 minutes. */
+export const FLOW_TTL_MS = 600_000;
+/** A login code handed to the client may be redeemed for 60 seconds. */
+export const LOGIN_CODE_TTL_MS = 60_000;
+/** A reauthentication counts when the person authenticated at the provider at most 5 minutes ago. */
+export const REAUTH_FRESH_MS = 300_000;
+
+export const OIDC_PURPOSES: readonly OidcPurpose[] = ['sign_in', 'link', 'reauthenticate'];
+
+/** base64url of a SHA-256: what an app's PKCE S256 challenge looks like. */
+const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
+/** RFC 7636 code verifier: 43 to 128 unreserved characters. */
+const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
+
+/**
+ * Where the client may be sent back to: exactly one of the configured URIs. Any target that is not
+ * `https` (an app's own scheme, a loopback `http`) must come with the app's PKCE challenge, so a
+ * login code caught on its way there is useless to whoever caught it.
+ */
+export function checkReturnTo(
+  returnTo: string,
+  allowed: readonly string[],
+  appChallenge: string | null,
+): Result<void, 'error.oidc.return_to_invalid' | 'error.oidc.app_challenge_required' | 'error.request.invalid'> {
+  if (!allowed.includes(returnTo)) return refuse('error.oidc.return_to_invalid', 'return_to is not one of the configured return URIs.');
+  if (appChallenge !== null && !S256_CHALLENGE.test(appChallenge)) {
+    return refuse('error.request.invalid', 'app_challenge must be the base64url SHA-256 of a verifier (43 characters).');
+  }
+  if (appChallenge === null && !returnTo.startsWith('https://')) {
+    return refuse('error.oidc.app_challenge_required', 'A return URI that is not https needs an app_challenge.');
+  }
+  return ok(undefined);
+}
+
+/**
+ * Who may start a flow for a purpose: `sign_in` needs nobody (and binds to nobody); `link` and
+ * `reauthenticate` act on the signed-in caller's account. Returns the initiator.
+ */
+export function initiatorFor(purpose: OidcPurpose, caller: { accountId: string } | null): Result<string | null, 'error.auth.session_invalid'> {
+  if (purpose === 'sign_in') return ok(null);
+  return caller === null ? refuse('error.auth.session_invalid', `purpose ${purpose} needs the access token of a signed-in account.`) : ok(caller.accountId);
+}
+
+/** A stored flow or login code is live strictly before its expiry. */
+export function isLive(record: { readonly expiresAt: number }, now: number): boolean {
+  return now < record.expiresAt;
+}
+
+/** The nonce of a flow is derived from its state: nothing more to store, and unique per flow. */
+export function nonceForState(state: string): string {
+  return toBase64url(sha256(utf8(`svc-oidc-nonce/v1:${state}`)));
+}
+
+/** The address a first sign-in may take: the provider's email only when it says it verified it. */
+export function verifiedAddress(identity: VerifiedIdentity): NormalizedAddress | null {
+  if (!identity.emailVerified || identity.email === null) return null;
+  const address = normalizeAddress(identity.email);
+  return address.ok ? address.value : null;
+}
+
+/** The `name` claim becomes the display name at creation when the profile rules accept it. */
+export function initialDisplayName(identity: VerifiedIdentity): string | null {
+  if (identity.name === null) return null;
+  const name = normalizeDisplayName(identity.name);
+  return name.ok ? name.value : null;
+}
+
+export type SignInDecision =
+  | { readonly kind: 'existing'; readonly accountId: string }
+  | { readonly kind: 'create'; readonly address: NormalizedAddress | null; readonly displayName: string | null };
+
+/**
+ * Which account a sign-in lands on: the one (issuer, subject) is bound to; otherwise a new one. A
+ * verified email another account already holds is never bound silently: the owner must link from
+ * a signed-in session.
+ */
+export function decideSignIn(input: {
+  readonly link: IdentityLink | null;
+  readonly identity: VerifiedIdentity;
+  /** The account holding the verified email's address key, if any. */
+  readonly addressHolder: string | null;
+}): Result<SignInDecision, 'error.auth.user_already_exists'> {
+  if (input.link !== null) return ok({ kind: 'existing', accountId: input.link.accountId });
+  if (input.addressHolder !== null) {
+    return refuse('error.auth.user_already_exists', 'An account holds this email; sign in to it and link the provider from there.');
+  }
+  return ok({ kind: 'create', address: verifiedAddress(input.identity), displayName: initialDisplayName(input.identity) });
+}
+
+/** A link may bind an identity that is free or already the initiator's; never another account's. */
+export function decideLink(link: IdentityLink | null, initiator: string): Result<void, 'error.oidc.already_linked'> {
+  if (link !== null && link.accountId !== initiator) return refuse('error.oidc.already_linked', 'This provider identity belongs to another account.');
+  return ok(undefined);
+}
+
+/**
+ * A reauthentication counts when the identity is the initiator's own and the provider authenticated
+ * the person recently. Returns the authentication time.
+ */
+export function decideReauthentication(
+  link: IdentityLink | null,
+  initiator: string,
+  authTime: number | null,
+  now: number,
+): Result<number, 'error.auth.not_the_initiator' | 'error.oidc.reauthentication_stale'> {
+  if (link === null || link.accountId !== initiator) return refuse('error.auth.not_the_initiator', 'This provider identity is not linked to the account that started the flow.');
+  if (authTime === null || now - authTime > REAUTH_FRESH_MS) return refuse('error.oidc.reauthentication_stale', 'The provider did not authenticate the person again.');
+  return ok(authTime);
+}
+
+/** Does the app's verifier answer the challenge the flow started with? Absent challenge: nothing to prove. */
+export function appVerifierMatches(challenge: string | null, verifier: string | null): boolean {
+  if (challenge === null) return true;
+  if (verifier === null || !VERIFIER.test(verifier)) return false;
+  return constantTimeEqual(utf8(toBase64url(sha256(utf8(verifier)))), utf8(challenge));
+}
+
+/**
+ * Redeeming a login code (already taken from the store, so never twice): it must be live, answer
+ * the app's challenge, and for `link` and `reauthenticate` be presented by the initiator.
+ */
+export function decideOidcCompletion(
+  code: LoginCodeRecord | null,
+  now: number,
+  caller: { accountId: string } | null,
+  appVerifier: string | null,
+): Result<LoginCodeRecord, 'error.auth.login_code_invalid' | 'error.auth.session_invalid' | 'error.auth.not_the_initiator'> {
+  if (code === null || !isLive(code, now)) return refuse('error.auth.login_code_invalid', 'The login code is unknown, used or expired.');
+  if (!appVerifierMatches(code.appChallenge, appVerifier)) return refuse('error.auth.login_code_invalid', 'The app_verifier does not match the flow.');
+  if (code.purpose === 'sign_in') return ok(code);
+  if (caller === null) return refuse('error.auth.session_invalid', 'This login code needs the access token of the account that started the flow.');
+  if (caller.accountId !== code.accountId) return refuse('error.auth.not_the_initiator', 'Another account started this flow.');
+  return ok(code);
+}
+
+/** Unlinking may not leave an account without any way to sign in. */
+export function decideUnlink(hasLocalPassword: boolean, links: number): Result<void, 'error.auth.last_sign_in_method' | 'error.not_found'> {
+  if (links === 0) return refuse('error.not_found', 'This account has no identity at the provider.');
+  if (!hasLocalPassword) return refuse('error.auth.last_sign_in_method', 'The provider is the only way into this account.');
+  return ok(undefined);
+}
