@@ -51,7 +51,7 @@ export async function testServer(env: Record<string, string> = {}, platform: Pic
   return {
     app,
     baseUrl,
-    request: (path, init) => fetch(baseUrl + path, init),
+    request: (path, init) => fetch(baseUrl + path, { redirect: 'manual', ...init }),
     deps,
     clock,
     logger,
@@ -142,7 +142,8 @@ function requestInit(method: string, o: CallOptions): RequestInit {
     headers['content-type'] = 'application/cbor';
   }
   if (o.contentType) headers['content-type'] = o.contentType;
-  return { method, headers, ...(body !== undefined ? { body } : {}) };
+  // Redirects are answers to check, not to follow (app.request() never follows them either).
+  return { method, headers, redirect: 'manual', ...(body !== undefined ? { body } : {}) };
 }
 
 async function reply(res: Response): Promise<Reply> {
