@@ -40,7 +40,9 @@ export type ErrorCode =
   | 'error.album.intent_mismatch'
   | 'error.catalog.too_new'
   | 'error.store.unavailable'
-  | 'error.internal';
+  | 'error.internal'
+  | 'error.deprecation.invalid'
+  | 'error.deprecation.too_soon';
 
 /** An expected "no": the operation did not happen and nothing changed. */
 export interface Refusal<C extends ErrorCode = ErrorCode> {

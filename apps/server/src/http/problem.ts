@@ -45,6 +45,9 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.catalog.too_new': 409,
   'error.store.unavailable': 503,
   'error.internal': 500,
+  /** Operator CLI only (deprecate): never sent over HTTP. */
+  'error.deprecation.invalid': 400,
+  'error.deprecation.too_soon': 400,
 };
 
 const TITLES: Record<number, string> = {

@@ -2,3 +2,5 @@ export { negotiateProtocol, checkAlbumPin, isProtocolVersion, DEFAULT_PROTOCOL_W
 export type { ProtocolWindow, Negotiated } from './protocol.js';
 export { SchemaVersionError, stampOf, refuseNewerSchema, migrationFailed } from './schema.js';
 export type { SchemaStamp } from './schema.js';
+export { effectiveWindow, pendingAnnouncements, deprecationNotice, decideAnnouncement } from './deprecation.js';
+export type { DeprecationAnnouncement, DeprecationPolicy, AnnounceRefusal } from './deprecation.js';
