@@ -42,7 +42,8 @@ export type ErrorCode =
   | 'error.store.unavailable'
   | 'error.internal'
   | 'error.deprecation.invalid'
-  | 'error.deprecation.too_soon';
+  | 'error.deprecation.too_soon'
+  | 'error.attestation.history_invalid';
 
 /** An expected "no": the operation did not happen and nothing changed. */
 export interface Refusal<C extends ErrorCode = ErrorCode> {

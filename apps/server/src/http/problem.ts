@@ -48,6 +48,8 @@ export const STATUS: Record<ProblemCode, number> = {
   /** Operator CLI only (deprecate): never sent over HTTP. */
   'error.deprecation.invalid': 400,
   'error.deprecation.too_soon': 400,
+  /** Stops the start (a broken attestation history); never sent over HTTP. */
+  'error.attestation.history_invalid': 500,
 };
 
 const TITLES: Record<number, string> = {

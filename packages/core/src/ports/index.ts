@@ -19,3 +19,5 @@ export type { BlobStore, StagedBlob } from './blob-store.js';
 export type { MemberUpgradeStore, WriteTransport } from './member-upgrade.js';
 export type { CatalogDatabase, CatalogStep } from './catalog.js';
 export type { Ports } from './ports.js';
+export type { DeprecationStore } from './deprecation-store.js';
+export type { AttestationHistoryEntry, AttestationKeyRecord, AttestationKeyStore } from './attestation-key-store.js';

@@ -9,6 +9,8 @@ import type { SessionLedger } from './session-ledger.js';
 import type { SigningKeyStore } from './signing-key-store.js';
 import type { TotpStore } from './totp-store.js';
 import type { UploadSessions } from './upload-sessions.js';
+import type { DeprecationStore } from './deprecation-store.js';
+import type { AttestationKeyStore } from './attestation-key-store.js';
 
 /**
  * Every store port a deployment runs on, one entry per area. Each adapter builds the whole set in
@@ -23,4 +25,8 @@ export interface Ports {
   readonly albums: AlbumStore;
   /** Quota ledger, upload sessions (which also count in-flight uploads per album) and asset references. */
   readonly quota: QuotaLedger & UploadSessions & AssetCatalog;
+  /** Protocol deprecation announcements. */
+  readonly deprecations: DeprecationStore;
+  /** Storage-attestation keys and their append-only history. */
+  readonly attestation: AttestationKeyStore;
 }

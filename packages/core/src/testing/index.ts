@@ -20,3 +20,5 @@ export { sessionModelProperty } from './session-model.js';
 export { MemoryMemberUpgradeStore } from './memory-member.js';
 export { MemoryCatalog } from './memory-catalog.js';
 export { createMemoryPorts } from './memory-ports.js';
+export { MemoryDeprecationStore } from './memory-deprecations.js';
+export { MemoryAttestationKeyStore } from './memory-attestation.js';
