@@ -4,3 +4,5 @@ export { SchemaVersionError, stampOf, refuseNewerSchema, migrationFailed } from 
 export type { SchemaStamp } from './schema.js';
 export { effectiveWindow, pendingAnnouncements, deprecationNotice, decideAnnouncement } from './deprecation.js';
 export type { DeprecationAnnouncement, DeprecationPolicy, AnnounceRefusal } from './deprecation.js';
+export { DeprecationService } from './deprecation-service.js';
+export type { DeprecationServiceOptions } from './deprecation-service.js';
