@@ -1,10 +1,10 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { CoreError } from '@strongroom/core';
 import type { AppDeps } from './deps.js';
 import { openApiDocument } from './http/openapi.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
-import { json, responseHeaders, type ResponseHeaders } from './http/respond.js';
-import { allowedMethods, mountRoutes, type AnyRoute } from './http/route.js';
+import { json, type ResponseHeaders } from './http/respond.js';
+import { allowedMethods, mountRoutes, type AnyRoute, type ProtocolBindings } from './http/route.js';
 import { authRoutes } from './routes/auth.js';
 import { totpRoutes } from './routes/totp.js';
 import { quotaRoutes } from './routes/quota.js';
@@ -36,27 +36,27 @@ function allRoutes(deps: AppDeps): AnyRoute[] {
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   const routes = allRoutes(deps);
-  const window = deps.window;
-  const protocolHeaders = {
-    'x-svc-protocol-min': window.min,
-    'x-svc-protocol-max': window.max,
-    'x-svc-min-client-build': deps.config.minClientBuild,
-  };
-  const headers = responseHeaders(protocolHeaders);
+  const protocol = deps.protocol;
+  // The protocol headers of the moment a request arrives (its Min follows announced deprecations
+  // as time passes); set on the request's environment by the fetch wrapper below.
+  const protocolHeadersOf = (c: Context): Record<string, string> =>
+    ((c.env as { responseHeaders?: ResponseHeaders } | undefined)?.responseHeaders ?? protocol.fast(deps.clock.now())?.headers)?.protocol ?? {};
 
-  mountRoutes(app, routes, { window, authenticate: (token) => deps.sessions.authenticate(token) });
+  mountRoutes(app, routes, { window: deps.window, authenticate: (token) => deps.sessions.authenticate(token) });
 
-  const doc = openApiDocument(routes, { baseUrl: deps.config.baseUrl, window });
+  const doc = openApiDocument(routes, { baseUrl: deps.config.baseUrl, window: { min: deps.config.protocolMin, max: deps.config.protocolMax } });
   app.get('/openapi.json', (c) => json(c, 200, doc));
 
   const allowed = allowedMethods(routes);
   app.notFound((c) => {
+    const protocolHeaders = protocolHeadersOf(c);
     const allow = allowed(c.req.path);
     if (allow === null) return problemResponse(new HttpProblem('error.not_found', 'No such resource.'), protocolHeaders);
     return problemResponse(new HttpProblem('error.request.method_not_allowed', `This resource supports ${allow}.`), { ...protocolHeaders, allow });
   });
 
-  app.onError((err) => {
+  app.onError((err, c) => {
+    const protocolHeaders = protocolHeadersOf(c);
     if (err instanceof HttpProblem) {
       return problemResponse(err, { ...protocolHeaders, ...err.headers });
     }
@@ -76,9 +76,13 @@ export function createApp(deps: AppDeps): Hono {
     // Every response is built by the helpers in http/respond.ts or problemResponse, which take the
     // protocol headers from the environment as ready-made plain objects (cheaper than setting them
     // on each response here). @hono/node-server makes a fresh environment object per request, so
-    // adding to it is safe.
-    const bindings = (env ?? {}) as { responseHeaders?: ResponseHeaders };
-    bindings.responseHeaders = headers;
+    // adding to it is safe. The moment is shared by all requests until the next announced instant
+    // or the next due re-read of the announcements: normally one comparison, no await.
+    const now = deps.clock.now();
+    const moment = protocol.fast(now) ?? (await protocol.at(now));
+    const bindings = (env ?? {}) as ProtocolBindings;
+    bindings.responseHeaders = moment.headers;
+    bindings.protocol = moment;
     const res = await dispatch(request, bindings, ctx);
     // One structured line per request. Never headers or bodies: they carry tokens and passwords.
     deps.logger.info('http.request', {

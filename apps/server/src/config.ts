@@ -22,6 +22,8 @@ export interface Config {
    * key file in the data dir.
    */
   readonly secretKey: Uint8Array | null;
+  /** `SVC_DEPRECATION_NOTICE_S`: the least time between announcing a new Min and its effective instant. */
+  readonly deprecationNoticeMs: number;
 }
 
 export class ConfigError extends Error {
@@ -91,6 +93,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     protocolMax: version(env, 'SVC_PROTOCOL_MAX', '2026-11-01'),
     minClientBuild: env.SVC_MIN_CLIENT_BUILD ?? '1',
     secretKey: secretKey(env),
+    deprecationNoticeMs: seconds(env, 'SVC_DEPRECATION_NOTICE_S', 90 * DAY_S),
   };
   if (config.protocolMin > config.protocolMax) throw new ConfigError('SVC_PROTOCOL_MIN must not be after SVC_PROTOCOL_MAX');
   if (config.quotaSoftBytes !== null && config.quotaHardBytes !== null && config.quotaSoftBytes > config.quotaHardBytes) {

@@ -21,12 +21,15 @@ import {
   UploadService,
   type BlobStore,
   type Ports,
+  AttestationRing,
+  DeprecationService,
 } from '@strongroom/core';
 import { Argon2Hasher, FsBlobStore, JsonLogger, cryptoRandom, systemClock } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
 import type { Config } from './config.js';
 import { loadOrCreateSecretKey } from './secret-key.js';
+import { LiveProtocol } from './http/protocol-state.js';
 
 /** The stores one deployment runs on: the database's port set, the blob store, and how to close them. */
 export interface Stores extends Ports {
@@ -58,6 +61,11 @@ export interface AppDeps {
   readonly quota: QuotaService;
   readonly uploads: UploadService;
   readonly assets: AssetService;
+  /** Deprecation announcements (the operator's `deprecate`) and the window they make at each instant. */
+  readonly deprecations: DeprecationService;
+  readonly protocol: LiveProtocol;
+  /** Storage-attestation keys, their history, and finalize receipts. */
+  readonly attestation: AttestationRing;
 }
 
 export interface Platform {
@@ -118,7 +126,25 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     issuer: new URL(config.baseUrl).host,
   });
   const accounts = new AccountService({ accounts: stores.accounts, sessions, hasher, clock, random, loginGate: totp });
-  const window = { min: config.protocolMin, max: config.protocolMax };
+  // Deprecations and attestation: the window is live (its Min follows announcements as time
+  // passes), so every service reporting the supported range reads it through `protocol`.
+  const deprecations = new DeprecationService({
+    store: stores.deprecations,
+    clock,
+    logger,
+    policy: { build: { min: config.protocolMin, max: config.protocolMax }, noticeMs: config.deprecationNoticeMs },
+  });
+  await deprecations.refresh();
+  const protocol = new LiveProtocol(deprecations, config.minClientBuild);
+  await protocol.at(clock.now());
+  const window: ProtocolWindow = {
+    get min() {
+      return protocol.window.min;
+    },
+    max: config.protocolMax,
+  };
+  const attestation = new AttestationRing({ store: stores.attestation, blobs: stores.quota, clock, random, issuer: config.baseUrl });
+  await attestation.init();
   const devices = new DeviceDirectoryService({ directories: stores.devices, clock });
   const revokeAll = new RevokeAllService({ challenges: stores.devices, directories: stores.devices, sessions, clock, random });
   const albums = new AlbumService({ albums: stores.albums, directories: stores.devices, clock, random, window });
@@ -137,7 +163,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     clock,
     random,
     logger,
-    window: { min: config.protocolMin, max: config.protocolMax },
+    window,
     stores,
     keyRing,
     tokens,
@@ -152,5 +178,8 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     quota,
     uploads,
     assets,
+    deprecations,
+    protocol,
+    attestation,
   };
 }

@@ -32,6 +32,7 @@ export class DeprecationService {
   #list: readonly DeprecationAnnouncement[] = [];
   #loadedAt = -Infinity;
   #loading: Promise<readonly DeprecationAnnouncement[]> | null = null;
+  #generation = 0;
 
   constructor(options: DeprecationServiceOptions) {
     this.#o = options;
@@ -48,6 +49,11 @@ export class DeprecationService {
     return this.#loadedAt;
   }
 
+  /** Counts completed re-reads, so whatever was derived from an older list knows to recompute. */
+  get generation(): number {
+    return this.#generation;
+  }
+
   /** Reads the list from the store (one read at a time; callers arriving meanwhile share it). */
   refresh(): Promise<readonly DeprecationAnnouncement[]> {
     if (this.#loading) return this.#loading;
@@ -57,6 +63,7 @@ export class DeprecationService {
         // Stamped with the instant the read began: anything announced after it is not in the list.
         this.#list = list;
         this.#loadedAt = Math.max(this.#loadedAt, started);
+        this.#generation++;
         return list;
       },
     );
