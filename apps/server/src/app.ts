@@ -79,7 +79,17 @@ export function createApp(deps: AppDeps): Hono {
     // adding to it is safe. The moment is shared by all requests until the next announced instant
     // or the next due re-read of the announcements: normally one comparison, no await.
     const now = deps.clock.now();
-    const moment = protocol.fast(now) ?? (await protocol.at(now));
+    let moment = protocol.fast(now);
+    if (moment === null) {
+      try {
+        moment = await protocol.at(now);
+      } catch (err) {
+        // Only when the cached announcements are too old to trust and cannot be re-read: better
+        // refuse than judge a request by a window that may miss an announcement now in force.
+        deps.logger.error('store.unavailable', { code: 'error.store.unavailable', error: String((err as Error)?.cause ?? (err as Error)?.message ?? err) });
+        return problemResponse(new HttpProblem('error.store.unavailable', 'A backing store is unavailable; nothing was changed. Try again shortly.'), protocol.headers.protocol);
+      }
+    }
     const bindings = (env ?? {}) as ProtocolBindings;
     bindings.responseHeaders = moment.headers;
     bindings.protocol = moment;

@@ -36,6 +36,11 @@ export class LiveProtocol {
     return this.#moment.window;
   }
 
+  /** The latest moment's headers, for an answer given when no moment can be computed. */
+  get headers(): ResponseHeaders {
+    return this.#moment.headers;
+  }
+
   /** The moment for `now`, or null when it must be recomputed (call `at`). */
   fast(now: number): ProtocolMoment | null {
     const m = this.#moment;

@@ -33,6 +33,8 @@ export class DeprecationService {
   #loadedAt = -Infinity;
   #loading: Promise<readonly DeprecationAnnouncement[]> | null = null;
   #generation = 0;
+  /** After a failed background re-read, the next one waits this long (a down database is not hammered). */
+  #retryAt = -Infinity;
 
   constructor(options: DeprecationServiceOptions) {
     this.#o = options;
@@ -81,8 +83,11 @@ export class DeprecationService {
    */
   cached(now: number): readonly DeprecationAnnouncement[] | null {
     const age = now - this.#loadedAt;
-    if (age >= this.refreshMs && this.#loading === null) {
-      this.refresh().catch((err: unknown) => this.#o.logger.warn('deprecations.refresh_failed', { error: String((err as Error)?.message ?? err) }));
+    if (age >= this.refreshMs && this.#loading === null && now >= this.#retryAt) {
+      this.refresh().catch((err: unknown) => {
+        this.#retryAt = this.#o.clock.now() + this.refreshMs;
+        this.#o.logger.warn('deprecations.refresh_failed', { error: String((err as Error)?.cause ?? (err as Error)?.message ?? err) });
+      });
     }
     return age < this.trustMs ? this.#list : null;
   }
