@@ -122,3 +122,18 @@ describe('the window follows announcements as time passes', () => {
     expect((await call(s.app, 'PATCH', '/v1/auth/profile', { token: pair.access_token, version: OLD, body: { display_name: 'x' } })).body.code).toBe('error.protocol.below_min');
   });
 });
+
+describe('the hot path', () => {
+  it('reads no announcements per request: one shared moment until a re-read is due', async () => {
+    const u = await registerUser(s.app);
+    const store = s.deps.stores.deprecations;
+    const list = store.listDeprecations.bind(store);
+    let reads = 0;
+    store.listDeprecations = () => (reads++, list());
+    for (let i = 0; i < 200; i++) expect((await call(s.app, 'GET', '/v1/auth/profile', { token: u.access_token })).status).toBe(200);
+    expect(reads).toBe(0);
+    s.clock.advance(s.deps.deprecations.refreshMs);
+    for (let i = 0; i < 20; i++) await call(s.app, 'GET', '/v1/auth/profile', { token: u.access_token });
+    expect(reads).toBe(1); // one background re-read, shared
+  });
+});
