@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { COMMANDS, runCli } from '../cli.js';
+import { readConfig } from '../config.js';
 import { call, registerUser, testServer, type TestServer } from '../testing.js';
 
 const DAY_MS = 86_400_000;
@@ -135,5 +136,21 @@ describe('the hot path', () => {
     s.clock.advance(s.deps.deprecations.refreshMs);
     for (let i = 0; i < 20; i++) await call(s.app, 'GET', '/v1/auth/profile', { token: u.access_token });
     expect(reads).toBe(1); // one background re-read, shared
+  });
+});
+
+describe('configuration and the API reference', () => {
+  it('SVC_DEPRECATION_NOTICE_S is whole seconds, 90 days by default; a bad value names the variable', () => {
+    expect(readConfig({}).deprecationNoticeMs).toBe(90 * DAY_MS);
+    expect(readConfig({ SVC_DEPRECATION_NOTICE_S: '60' }).deprecationNoticeMs).toBe(60_000);
+    for (const bad of ['abc', '-5', '1.5', '0']) expect(() => readConfig({ SVC_DEPRECATION_NOTICE_S: bad })).toThrow(/SVC_DEPRECATION_NOTICE_S/);
+  });
+  it('declares the records\' shapes and the finalize receipt in /openapi.json', async () => {
+    const doc = (await call(s.app, 'GET', '/openapi.json', { version: null })).body;
+    const ok = (path: string, method = 'get') => doc.paths[path][method].responses['200'].content['application/json'].schema;
+    expect(ok('/.well-known/svc/deprecation').required).toEqual(['protocol_version', 'min_client_build', 'announcements']);
+    expect(ok('/.well-known/svc/attestation-keys').properties.history.items.required).toEqual(['seq', 'kid', 'jwk', 'added_at', 'retired_at', 'prev', 'hash', 'sig']);
+    expect(ok('/.well-known/svc/server-info').properties.min_protocol_version.items.required).toEqual(['min_protocol_version', 'effective_at']);
+    expect(ok('/upload/{id}/finalize', 'post').required).toContain('receipt');
   });
 });
