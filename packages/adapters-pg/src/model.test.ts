@@ -1,8 +1,9 @@
 import fc from 'fast-check';
-import { sessionModelProperty, totpModelProperty } from '@strongroom/core/testing';
+import { recordsModelProperty, sessionModelProperty, totpModelProperty } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { PgStore } from './store.js';
 import { PgTotpStore } from './totp-store.js';
+import { PgAttestationStore, PgDeprecationStore } from './records-store.js';
 import { openTestDatabase, type TestDatabase } from './testing.js';
 
 // The model-based properties core shares with every adapter, on PostgreSQL (PG_URL) or PGlite.
@@ -36,4 +37,14 @@ describe('model-based properties on PostgreSQL', () => {
       { numRuns: 30 },
     );
   });
+
+  it('deprecations and attestation keys match the model after every step, through two processes', async () => {
+    await fc.assert(
+      recordsModelProperty(async () => {
+        await t.reset();
+        return { deprecations: new PgDeprecationStore(t.db), attestation: new PgAttestationStore(t.db) };
+      }),
+      { numRuns: 10 },
+    );
+  }, 180_000);
 });

@@ -22,3 +22,4 @@ export { MemoryCatalog } from './memory-catalog.js';
 export { createMemoryPorts } from './memory-ports.js';
 export { MemoryDeprecationStore } from './memory-deprecations.js';
 export { MemoryAttestationKeyStore } from './memory-attestation.js';
+export { recordsModelProperty } from './records-model.js';
