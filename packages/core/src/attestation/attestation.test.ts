@@ -130,5 +130,10 @@ describe('AttestationRing', () => {
     await expect(new AttestationRing({ store: tampered, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
     const swapped = { ...tampered, listAttestationHistory: () => store.listAttestationHistory(), listAttestationKeys: async () => (await store.listAttestationKeys()).map((k) => ({ ...k, privateKey: toBase64url(seedA) })) };
     await expect(new AttestationRing({ store: swapped, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
+    // A history emptied (or cut short) behind the server's back is refused too, not restarted.
+    for (const cut of [[], history.slice(0, 1)]) {
+      const truncated = { ...tampered, listAttestationHistory: async () => cut };
+      await expect(new AttestationRing({ store: truncated, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
+    }
   });
 });

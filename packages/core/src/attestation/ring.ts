@@ -63,6 +63,10 @@ export class AttestationRing {
    */
   async init(): Promise<void> {
     let history = await this.#o.store.listAttestationHistory();
+    if (history.length === 0 && (await this.#o.store.listAttestationKeys()).length > 0) {
+      // Keys without a history: it was removed, not never made. Starting a new chain would hide that.
+      throw new CoreError('error.attestation.history_invalid', 'attestation keys exist but their history is empty');
+    }
     if (history.length === 0) {
       const first = this.#generate(this.#o.clock.now());
       const entry = makeHistoryEntry(null, { kid: first.kid, publicKey: first.publicKey, addedAt: Math.floor(first.createdAt / 1000) }, fromBase64url(first.privateKey)!);
