@@ -41,12 +41,15 @@ const AttestationKeys = v.object({
 });
 
 /**
- * The announcements read now (records must show a new one at once, on every process) and the
- * window they make at this instant. The hot path uses the cached list instead (see LiveProtocol).
+ * The announcements and the window they make at this instant, from the same cached list the
+ * negotiation uses (see DeprecationService): exact for the window, and at most a minute behind an
+ * announcement made through another process, which is months from taking effect anyway. Server
+ * info is fetched often (clients, peers), so it costs no database read.
  */
 async function deprecationState(deps: AppDeps): Promise<{ window: ProtocolWindow; list: readonly DeprecationAnnouncement[] }> {
-  const list = await deps.deprecations.list();
-  return { window: effectiveWindow(deps.deprecations.policy.build, list, deps.clock.now()), list };
+  const now = deps.clock.now();
+  const list = await deps.deprecations.current(now);
+  return { window: effectiveWindow(deps.deprecations.policy.build, list, now), list };
 }
 
 /**

@@ -97,11 +97,6 @@ export class DeprecationService {
     return this.cached(now) ?? (await this.refresh());
   }
 
-  /** Every announcement, read now (for the public records, which must show one at once). */
-  async list(): Promise<readonly DeprecationAnnouncement[]> {
-    return this.refresh();
-  }
-
   /**
    * Announces that from `effectiveAt` the Min is `version`. Refused (nothing stored) when it is
    * sooner than the notice period, names no real version or one above Max, or raises nothing.
