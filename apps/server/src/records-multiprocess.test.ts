@@ -119,7 +119,7 @@ describe.skipIf(!PG_URL)('deprecations and attestation keys across two processes
     await Promise.all([a, b].filter(Boolean).map((s) => s.stop()));
     await db?.drop();
     rmSync(DATA_DIR, { recursive: true, force: true });
-  });
+  }, 30_000);
 
   it('an announcement made through another process (the operator CLI) is enforced by both servers from its effective instant, with no restart', async () => {
     const u = await user(b);
