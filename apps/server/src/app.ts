@@ -1,12 +1,12 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { CoreError } from '@strongroom/core';
 import type { AppDeps } from './deps.js';
 import { openApiDocument } from './http/openapi.js';
 import { mountDocs } from './http/docs.js';
 import { headAnswer } from './http/head.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
-import { json, responseHeaders, type ResponseHeaders } from './http/respond.js';
-import { allowedMethods, mountRoutes, type AnyRoute } from './http/route.js';
+import { json, type ResponseHeaders } from './http/respond.js';
+import { allowedMethods, mountRoutes, type AnyRoute, type ProtocolBindings } from './http/route.js';
 import { authRoutes } from './routes/auth.js';
 import { totpRoutes } from './routes/totp.js';
 import { secondFactorRoutes } from './routes/second-factor.js';
@@ -46,22 +46,21 @@ function allRoutes(deps: AppDeps): AnyRoute[] {
 export function createApp(deps: AppDeps): Hono {
   const app = new Hono();
   const routes = allRoutes(deps);
-  const window = deps.window;
-  const protocolHeaders = {
-    'x-svc-protocol-min': window.min,
-    'x-svc-protocol-max': window.max,
-    'x-svc-min-client-build': deps.config.minClientBuild,
-  };
-  const headers = responseHeaders(protocolHeaders);
+  const protocol = deps.protocol;
+  // The protocol headers of the moment a request arrives (its Min follows announced deprecations
+  // as time passes); set on the request's environment by the fetch wrapper below.
+  const protocolHeadersOf = (c: Context): Record<string, string> =>
+    ((c.env as { responseHeaders?: ResponseHeaders } | undefined)?.responseHeaders ?? protocol.fast(deps.clock.now())?.headers)?.protocol ?? {};
 
-  mountRoutes(app, routes.map((r) => instrumented(r, deps.metrics)), { window, authenticate: (token) => deps.sessions.authenticate(token) });
+  mountRoutes(app, routes.map((r) => instrumented(r, deps.metrics)), { window: deps.window, authenticate: (token) => deps.sessions.authenticate(token) });
 
-  const doc = openApiDocument(routes, { baseUrl: deps.config.baseUrl, window });
+  const doc = openApiDocument(routes, { baseUrl: deps.config.baseUrl, window: { min: deps.config.protocolMin, max: deps.config.protocolMax } });
   app.get('/openapi.json', (c) => json(c, 200, doc));
-  mountDocs(app, protocolHeaders);
+  mountDocs(app, () => protocol.headers.protocol);
 
   const allowed = allowedMethods(routes);
   app.notFound((c) => {
+    const protocolHeaders = protocolHeadersOf(c);
     const allow = allowed(c.req.path);
     deps.metrics.refused(allow === null ? 'error.not_found' : 'error.request.method_not_allowed');
     if (allow === null) return problemResponse(new HttpProblem('error.not_found', 'No such resource.'), protocolHeaders);
@@ -69,6 +68,7 @@ export function createApp(deps: AppDeps): Hono {
   });
 
   app.onError((err, c) => {
+    const protocolHeaders = protocolHeadersOf(c);
     // Refused before the handler ran (protocol, path, token, body): find the route Hono matched.
     const bindings = c.env as Bindings | undefined;
     if (bindings !== undefined && bindings.stats === undefined) bindings.stats = deps.metrics.lookup(c.req.method, c.req.routePath);
@@ -87,7 +87,7 @@ export function createApp(deps: AppDeps): Hono {
   // Logging and the protocol headers wrap fetch rather than sitting in a Hono middleware: one
   // middleware layer cost a sixth of an authenticated request's throughput.
   const dispatch = app.fetch.bind(app);
-  const cors = deps.config.corsOrigins.length > 0 ? new Cors(deps.config.corsOrigins, protocolHeaders) : null;
+  const cors = deps.config.corsOrigins.length > 0 ? new Cors(deps.config.corsOrigins, () => protocol.headers.protocol) : null;
   const preflights = deps.metrics.statsFor('OPTIONS', 'preflight');
   /** Answers an allowed origin's preflight itself, and marks every answer to a cross-origin request. */
   const withCors = async (cors: Cors, request: Request, bindings: Bindings, ctx: Parameters<typeof dispatch>[2]): Promise<Response> => {
@@ -105,9 +105,23 @@ export function createApp(deps: AppDeps): Hono {
     // Every response is built by the helpers in http/respond.ts or problemResponse, which take the
     // protocol headers from the environment as ready-made plain objects (cheaper than setting them
     // on each response here). @hono/node-server makes a fresh environment object per request, so
-    // adding to it is safe.
+    // adding to it is safe. The moment is shared by all requests until the next announced instant
+    // or the next due re-read of the announcements: normally one comparison, no await.
+    const now = deps.clock.now();
+    let moment = protocol.fast(now);
+    if (moment === null) {
+      try {
+        moment = await protocol.at(now);
+      } catch (err) {
+        // Only when the cached announcements are too old to trust and cannot be re-read: better
+        // refuse than judge a request by a window that may miss an announcement now in force.
+        deps.logger.error('store.unavailable', { code: 'error.store.unavailable', error: String((err as Error)?.cause ?? (err as Error)?.message ?? err) });
+        return problemResponse(new HttpProblem('error.store.unavailable', 'A backing store is unavailable; nothing was changed. Try again shortly.'), protocol.headers.protocol);
+      }
+    }
     const bindings = (env ?? {}) as Bindings;
-    bindings.responseHeaders = headers;
+    bindings.responseHeaders = moment.headers;
+    bindings.protocol = moment;
     bindings.stats = undefined;
     // HEAD is answered as the GET it stands for, without the body but with its Content-Length.
     const res =
@@ -140,7 +154,7 @@ function pathOf(url: string): string {
 }
 
 /** What the fetch wrapper shares with handlers through Hono's environment. */
-interface Bindings {
+interface Bindings extends ProtocolBindings {
   responseHeaders?: ResponseHeaders;
   /** The metrics of the route that answered; unset for unmatched requests. */
   stats?: RouteStats | undefined;

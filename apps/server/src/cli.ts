@@ -12,6 +12,15 @@ async function accountIdOf(deps: AppDeps, who: string | undefined): Promise<stri
   return account.id;
 }
 
+/** An RFC 3339 instant with a zone (Z or an offset); anything else is refused, never guessed. */
+function parseInstant(text: string): number {
+  const ms = Date.parse(text);
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(text) || Number.isNaN(ms)) {
+    throw new Error(`effective_at must be an RFC 3339 instant such as 2027-03-01T00:00:00Z, got "${text}"`);
+  }
+  return ms;
+}
+
 export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseUrl?: boolean }> = {
   'adopt-base-url': {
     usage: 'adopt-base-url             record SVC_BASE_URL as the deployment\'s token issuer (after moving it; stop every process first)',
@@ -23,6 +32,23 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     run: async (deps) => {
       const next = await deps.keyRing.rotate();
       return `signing key rotated; new kid ${next.kid}; the old key verifies for ${deps.config.keyGraceMs / 1000} s`;
+    },
+  },
+  deprecate: {
+    usage: 'deprecate <version> <effective_at>   announce that from effective_at (RFC 3339) the Min becomes version (at least SVC_DEPRECATION_NOTICE_S away)',
+    run: async (deps, [version, when]) => {
+      if (!version || !when) throw new Error('usage: deprecate <version YYYY-MM-DD> <effective_at RFC 3339>');
+      const effectiveAt = parseInstant(when);
+      const r = await deps.deprecations.announce(version, effectiveAt);
+      if (!r.ok) throw new Error(`${r.code}: ${r.detail ?? 'refused'}`);
+      return `announced: from ${new Date(r.value.effectiveAt).toISOString()} the minimum protocol version is ${r.value.minProtocolVersion}`;
+    },
+  },
+  'rotate-attestation-key': {
+    usage: 'rotate-attestation-key     retire the storage-attestation key and append a new one to the history',
+    run: async (deps) => {
+      const entry = await deps.attestation.rotate();
+      return `attestation key rotated; new kid ${entry.kid}, history entry ${entry.seq} (${entry.hash})`;
     },
   },
   lock: {

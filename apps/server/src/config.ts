@@ -38,6 +38,8 @@ export interface Config {
   readonly authLocal: boolean;
   /** OpenID Connect sign-in, when `SVC_OIDC_ISSUER` is set. */
   readonly oidc: OidcConfig | null;
+  /** `SVC_DEPRECATION_NOTICE_S`: the least time between announcing a new Min and its effective instant. */
+  readonly deprecationNoticeMs: number;
 }
 
 export interface OidcConfig {
@@ -207,6 +209,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     baseUrlConfigured: env.SVC_BASE_URL !== undefined,
     authLocal: authLocal(env),
     oidc: oidc(env),
+    deprecationNoticeMs: seconds(env, 'SVC_DEPRECATION_NOTICE_S', 90 * DAY_S),
   };
   if (config.protocolMin > config.protocolMax) throw new ConfigError('SVC_PROTOCOL_MIN must not be after SVC_PROTOCOL_MAX');
   if (config.quotaSoftBytes !== null && config.quotaHardBytes !== null && config.quotaSoftBytes > config.quotaHardBytes) {

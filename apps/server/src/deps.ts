@@ -28,6 +28,8 @@ import {
   OidcService,
   TotpSecretBox,
   type IdentityProvider,
+  AttestationRing,
+  DeprecationService,
 } from '@strongroom/core';
 import { Argon2Hasher, FsBlobStore, JsonLogger, cryptoRandom, systemClock, OidcRelyingParty } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
@@ -36,6 +38,7 @@ import type { Config } from './config.js';
 import { loadOrCreateSecretKey } from './secret-key.js';
 import { HttpMetrics } from './http/metrics.js';
 import { checkDeployment } from './deployment-check.js';
+import { LiveProtocol } from './http/protocol-state.js';
 
 /** The stores one deployment runs on: the database's port set, the blob store, and how to close them. */
 export interface Stores extends Ports {
@@ -73,6 +76,11 @@ export interface AppDeps {
   readonly totpRecovery: TotpRecoveryService;
   /** OpenID Connect sign-in; null when no provider is configured. */
   readonly oidc: OidcService | null;
+  /** Deprecation announcements (the operator's `deprecate`) and the window they make at each instant. */
+  readonly deprecations: DeprecationService;
+  readonly protocol: LiveProtocol;
+  /** Storage-attestation keys, their history, and finalize receipts. */
+  readonly attestation: AttestationRing;
 }
 
 export interface Platform {
@@ -144,7 +152,25 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     throttle: stores.secondFactor,
   });
   const accounts = new AccountService({ accounts: stores.accounts, sessions, hasher, clock, random, loginGate: totp });
-  const window = { min: config.protocolMin, max: config.protocolMax };
+  // Deprecations and attestation: the window is live (its Min follows announcements as time
+  // passes), so every service reporting the supported range reads it through `protocol`.
+  const deprecations = new DeprecationService({
+    store: stores.deprecations,
+    clock,
+    logger,
+    policy: { build: { min: config.protocolMin, max: config.protocolMax }, noticeMs: config.deprecationNoticeMs },
+  });
+  await deprecations.refresh();
+  const protocol = new LiveProtocol(deprecations, config.minClientBuild);
+  await protocol.at(clock.now());
+  const window: ProtocolWindow = {
+    get min() {
+      return protocol.window.min;
+    },
+    max: config.protocolMax,
+  };
+  const attestation = new AttestationRing({ store: stores.attestation, blobs: stores.quota, clock, random, issuer: config.baseUrl });
+  await attestation.init();
   const devices = new DeviceDirectoryService({ directories: stores.devices, clock });
   const revokeAll = new RevokeAllService({ challenges: stores.devices, directories: stores.devices, sessions, clock, random });
   const albums = new AlbumService({ albums: stores.albums, directories: stores.devices, clock, random, window });
@@ -166,7 +192,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     clock,
     random,
     logger,
-    window: { min: config.protocolMin, max: config.protocolMax },
+    window,
     stores,
     keyRing,
     tokens,
@@ -183,6 +209,9 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     assets,
     metrics: new HttpMetrics(),
     oidc,
+    deprecations,
+    protocol,
+    attestation,
   };
 }
 

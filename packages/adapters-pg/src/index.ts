@@ -15,3 +15,4 @@ export * as pgSchema from './schema/index.js';
 export { createPgPorts } from './ports.js';
 export { PgSchemaStatus } from './schema-status.js';
 export { PgOidcStore } from './oidc-store.js';
+export { PgDeprecationStore, PgAttestationStore } from './records-store.js';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { quotaModelProperty, sessionModelProperty, totpModelProperty, upgradeModelProperty } from '@strongroom/core/testing';
+import { quotaModelProperty, recordsModelProperty, sessionModelProperty, totpModelProperty, upgradeModelProperty } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { createPgPorts } from './ports.js';
 import { openTestDatabase, type TestDatabase } from './testing.js';
@@ -55,6 +55,17 @@ describe('model-based properties on PostgreSQL', () => {
         return createPgPorts(t.db);
       }),
       { numRuns: 15 },
+    );
+  }, 180_000);
+
+  it('deprecations and attestation keys match the model after every step, through two processes', async () => {
+    await fc.assert(
+      recordsModelProperty(async () => {
+        await t.reset();
+        const p = createPgPorts(t.db);
+        return { deprecations: p.deprecations, attestation: p.attestation };
+      }),
+      { numRuns: 10 },
     );
   }, 180_000);
 });

@@ -8,6 +8,7 @@ import { PgTotpStore } from './totp-store.js';
 import { PgSchemaStatus } from './schema-status.js';
 import { PgDeploymentStore, PgSecondFactorStore } from './second-factor-store.js';
 import { PgOidcStore } from './oidc-store.js';
+import { PgAttestationStore, PgDeprecationStore } from './records-store.js';
 
 /** Every store port over one migrated PostgreSQL database (node-postgres pool or PGlite). */
 export function createPgPorts(db: PgDb): Ports {
@@ -21,5 +22,7 @@ export function createPgPorts(db: PgDb): Ports {
     secondFactor: new PgSecondFactorStore(db),
     deployment: new PgDeploymentStore(db),
     oidc: new PgOidcStore(db),
+    deprecations: new PgDeprecationStore(db),
+    attestation: new PgAttestationStore(db),
   };
 }

@@ -10,3 +10,4 @@ export { SqliteCatalog, openCatalog } from './catalog.js';
 export { createSqlitePorts } from './ports.js';
 export { SqliteSchemaStatus } from './schema-status.js';
 export { SqliteOidcStore } from './oidc-store.js';
+export { SqliteDeprecationStore, SqliteAttestationStore } from './records-store.js';

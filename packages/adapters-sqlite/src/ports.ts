@@ -8,6 +8,7 @@ import { SqliteTotpStore } from './totp-store.js';
 import { SqliteSchemaStatus } from './schema-status.js';
 import { SqliteDeploymentStore, SqliteSecondFactorStore } from './second-factor-store.js';
 import { SqliteOidcStore } from './oidc-store.js';
+import { SqliteAttestationStore, SqliteDeprecationStore } from './records-store.js';
 
 /** Every store port over one open (migrated) SQLite database. */
 export function createSqlitePorts(db: Database.Database): Ports {
@@ -21,5 +22,7 @@ export function createSqlitePorts(db: Database.Database): Ports {
     secondFactor: new SqliteSecondFactorStore(db),
     deployment: new SqliteDeploymentStore(db),
     oidc: new SqliteOidcStore(db),
+    deprecations: new SqliteDeprecationStore(db),
+    attestation: new SqliteAttestationStore(db),
   };
 }

@@ -54,7 +54,10 @@ export type ErrorCode =
   | 'error.oidc.exchange_failed'
   | 'error.oidc.id_token_invalid'
   | 'error.oidc.reauthentication_stale'
-  | 'error.oidc.already_linked';
+  | 'error.oidc.already_linked'
+  | 'error.deprecation.invalid'
+  | 'error.deprecation.too_soon'
+  | 'error.attestation.history_invalid';
 
 /** An expected "no": the operation did not happen and nothing changed. */
 export interface Refusal<C extends ErrorCode = ErrorCode> {

@@ -27,3 +27,4 @@ export * from './operations/index.js';
 export * from './second-factor/index.js';
 export * from './deployment/index.js';
 export * from './oidc/index.js';
+export * from './attestation/index.js';

@@ -13,6 +13,7 @@ import { describeSchemaStatusContract } from './schema-status.js';
 import { describeTotpStoreContract } from './totp.js';
 import { describeDeploymentContract, describeSecondFactorContract } from './second-factor.js';
 import { describeIdentityLinkStoreContract, describeOidcFlowStoreContract } from './oidc.js';
+import { describeAttestationKeyStoreContract, describeDeprecationStoreContract } from './records.js';
 
 /**
  * Every suite by name. Typed by SUITES, so a suite named there without an entry here (or the
@@ -32,6 +33,8 @@ export const CONTRACT_SUITES: Record<SuiteName, (adapter: string, setup: Setup) 
   deployment: describeDeploymentContract,
   'oidc-flows': describeOidcFlowStoreContract,
   'identity-links': describeIdentityLinkStoreContract,
+  deprecations: describeDeprecationStoreContract,
+  attestation: describeAttestationKeyStoreContract,
 };
 
 /**

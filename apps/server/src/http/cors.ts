@@ -17,9 +17,10 @@ const MAX_AGE = '600';
 
 export class Cors {
   readonly #origins: ReadonlySet<string>;
-  readonly #protocolHeaders: Readonly<Record<string, string>>;
+  readonly #protocolHeaders: () => Readonly<Record<string, string>>;
 
-  constructor(origins: readonly string[], protocolHeaders: Readonly<Record<string, string>>) {
+  /** `protocolHeaders` gives the headers of the moment (the Min follows announced deprecations). */
+  constructor(origins: readonly string[], protocolHeaders: () => Readonly<Record<string, string>>) {
     this.#origins = new Set(origins);
     this.#protocolHeaders = protocolHeaders;
   }
@@ -37,7 +38,7 @@ export class Cors {
     return new Response(null, {
       status: 204,
       headers: {
-        ...this.#protocolHeaders,
+        ...this.#protocolHeaders(),
         'access-control-allow-origin': origin,
         'access-control-allow-methods': ALLOW_METHODS,
         'access-control-allow-headers': allowedHeaders(requested),

@@ -51,10 +51,10 @@ function assetDir(): string {
 }
 
 /** Mounts GET /docs (the page) and its assets under /docs/. Files are read once, on first use. */
-export function mountDocs(app: Hono, headers: Readonly<Record<string, string>>): void {
+export function mountDocs(app: Hono, headers: () => Readonly<Record<string, string>>): void {
   const cache = new Map<string, Uint8Array>();
   const page = (body: string | Uint8Array, type: string, cacheControl: string) =>
-    new Response(body as BodyInit, { status: 200, headers: { 'content-type': type, 'cache-control': cacheControl, 'content-security-policy': POLICY, 'x-content-type-options': 'nosniff', ...headers } });
+    new Response(body as BodyInit, { status: 200, headers: { 'content-type': type, 'cache-control': cacheControl, 'content-security-policy': POLICY, 'x-content-type-options': 'nosniff', ...headers() } });
 
   app.get('/docs', () => page(PAGE, 'text/html; charset=utf-8', 'no-cache'));
   app.get('/docs/init.js', () => page(INIT, 'text/javascript; charset=utf-8', 'no-cache'));

@@ -61,6 +61,11 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.oidc.id_token_invalid': 400,
   'error.oidc.reauthentication_stale': 400,
   'error.oidc.already_linked': 409,
+  /** Operator CLI only (deprecate): never sent over HTTP. */
+  'error.deprecation.invalid': 400,
+  'error.deprecation.too_soon': 400,
+  /** Stops the start (a broken attestation history); never sent over HTTP. */
+  'error.attestation.history_invalid': 500,
 };
 
 /** Where the contract gives a code a second status. */

@@ -2,6 +2,8 @@ import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { concatBytes, CoreError, negotiateProtocol, type Principal, type ProtocolWindow, type Result } from '@strongroom/core';
 import { HttpProblem, type ProblemCode, type StatusContext } from './problem.js';
+import type { ProtocolMoment } from './protocol-state.js';
+import type { ResponseHeaders } from './respond.js';
 import { problemCodeOf } from './rules.js';
 import { parseJsonObject } from './strict-json.js';
 
@@ -81,9 +83,19 @@ export function route<const BS extends BodySpec | undefined, PS extends v.Generi
 }
 
 export interface MountOptions {
+  /** The window when the request carries no moment of its own (a handler called without the app's fetch). */
   readonly window: ProtocolWindow;
   /** Resolves a bearer token; a thrown `error.auth.unavailable` becomes 401 (see authFailure). */
   readonly authenticate: (token: string) => Promise<Result<Principal, 'error.auth.session_invalid'>>;
+}
+
+/**
+ * What the app's fetch wrapper puts on each request's environment: the protocol moment (window,
+ * pending deprecations) at its arrival, and the response headers that go with it.
+ */
+export interface ProtocolBindings {
+  responseHeaders?: ResponseHeaders;
+  protocol?: ProtocolMoment;
 }
 
 interface NodeBindings {
@@ -207,9 +219,16 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
       let version = '';
       if (versioned) {
         const write = r.write ?? !(r.method === 'GET');
-        const negotiated = negotiateProtocol(requestHeader(c, 'x-svc-protocol'), options.window, { write });
+        const bindings = c.env as ProtocolBindings | undefined;
+        const moment = bindings?.protocol;
+        const negotiated = negotiateProtocol(requestHeader(c, 'x-svc-protocol'), moment?.window ?? options.window, { write });
         if (!negotiated.ok) throw HttpProblem.from(negotiated);
         version = negotiated.value.version;
+        // Below an announced, not yet effective Min: every response from here on says when it ends.
+        if (moment !== undefined && moment.pending.length > 0) {
+          const notice = moment.noticeHeaders(version);
+          if (notice !== null) bindings!.responseHeaders = notice;
+        }
       }
       let params: unknown = undefined;
       if (r.params) {

@@ -152,11 +152,25 @@ export function quotaRoutes(deps: AppDeps): AnyRoute[] {
           ),
         }),
       },
-      responses: { 200: { description: 'Completed (charged) or Merged (already stored, nothing charged); asset_id names the asset', schema: UploadBody } },
+      responses: {
+        200: {
+          description: 'Completed (charged) or Merged (already stored, nothing charged); asset_id names the asset; receipt attests the stored blob',
+          schema: v.object({
+            ...UploadBody.entries,
+            receipt: v.pipe(
+              v.string(),
+              v.description('Storage receipt: compact JWS (EdDSA, typ svc-receipt+jwt, kid of an attestation key) with claims iss, sub, upload_id, content_hash, size, charged_to, iat; verify against /.well-known/svc/attestation-keys'),
+            ),
+          }),
+        },
+      },
       errors: ['error.conflict', 'error.not_found', 'error.request.invalid'],
       handle: async ({ c, body, params, principal }) => {
         const manifest = body.manifest ? { assetId: body.manifest.asset_id ?? null, intentId: body.manifest.intent_id ?? null } : null;
-        return json(c, 200, uploadBody(unwrap(await deps.uploads.finalize(principal, params.id, { contentHash: body.content_hash, manifest }))));
+        const done = uploadBody(unwrap(await deps.uploads.finalize(principal, params.id, { contentHash: body.content_hash, manifest })));
+        // Signed after the finalize committed, from the ledger's record of the blob (attestation).
+        const receipt = await deps.attestation.receipt({ uploaderId: principal.accountId, uploadId: done.upload_id, contentHash: body.content_hash });
+        return json(c, 200, { ...done, receipt });
       },
     }),
     route({

@@ -2,25 +2,56 @@ import * as v from 'valibot';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { route, type AnyRoute } from '../http/route.js';
-import { json } from '../http/respond.js';
+import { iso, json } from '../http/respond.js';
+import { effectiveWindow, pendingAnnouncements, type DeprecationAnnouncement, type ProtocolWindow } from '@strongroom/core';
 
 const REVOCATION_WINDOW_S = 86_400;
 
-// The public records' shapes, for the API reference (and the tests that check every answer against it).
-const Version = v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/), v.description('A protocol version, YYYY-MM-DD'));
+const Version = v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/), v.description('Protocol version YYYY-MM-DD'));
+const Timestamp = v.pipe(v.string(), v.description('RFC 3339 UTC'));
 const Window = v.object({ min: Version, max: Version });
 const Jwk = v.object({ kty: v.literal('OKP'), crv: v.literal('Ed25519'), x: v.string(), kid: v.string(), alg: v.literal('EdDSA'), use: v.literal('sig') });
 const ServerInfo = v.object({
   api_base_url: v.string(),
-  auth: v.object({ local: v.boolean(), oidc: v.pipe(v.unknown(), v.description('null when OpenID Connect sign-in is off')) }),
+  auth: v.object({ local: v.boolean(), oidc: v.nullable(v.object({ issuer: v.string(), start_endpoint: v.string() })) }),
   federation_endpoint: v.string(),
-  signing_keys: v.pipe(v.object({ keys: v.array(Jwk) }), v.description('JWKS of the keys that verify access tokens')),
+  signing_keys: v.object({ keys: v.array(Jwk) }),
   protocol_version: Window,
-  min_protocol_version: v.array(v.unknown()),
+  min_protocol_version: v.pipe(v.array(v.object({ min_protocol_version: Version, effective_at: Timestamp })), v.description('Announced cut-offs not yet in effect, soonest first')),
 });
 const RevokedJti = v.object({ window_s: v.literal(REVOCATION_WINDOW_S), revoked: v.array(v.unknown()) });
-const Deprecation = v.object({ protocol_version: Window, min_client_build: v.string(), announcements: v.array(v.unknown()) });
-const AttestationKeys = v.object({ keys: v.array(v.unknown()), history: v.array(v.unknown()) });
+const DeprecationRecord = v.object({
+  protocol_version: v.pipe(Window, v.description('The window in force now (its min includes every announcement already effective)')),
+  min_client_build: v.string(),
+  announcements: v.array(v.object({ min_protocol_version: Version, effective_at: Timestamp, announced_at: Timestamp })),
+});
+const AttestationKeys = v.object({
+  keys: v.pipe(v.array(Jwk), v.description('The key signing receipts now')),
+  history: v.array(
+    v.object({
+      seq: v.pipe(v.number(), v.description('From 1, no gaps')),
+      kid: v.string(),
+      jwk: Jwk,
+      added_at: v.pipe(v.number(), v.description('Unix seconds, as hashed')),
+      retired_at: v.pipe(v.nullable(Timestamp), v.description('Set once the key is rotated out; not hashed')),
+      prev: v.pipe(v.string(), v.description('The previous entry\'s hash; "" for the first')),
+      hash: v.pipe(v.string(), v.description('Hex SHA-256 of the canonical CBOR ["svc-attestation-history/v1", seq, kid, public key bytes, added_at, prev]')),
+      sig: v.pipe(v.string(), v.description('base64url Ed25519 signature over the 32 hash bytes by the previous entry\'s key (the first by its own)')),
+    }),
+  ),
+});
+
+/**
+ * The announcements and the window they make at this instant, from the same cached list the
+ * negotiation uses (see DeprecationService): exact for the window, and at most a minute behind an
+ * announcement made through another process, which is months from taking effect anyway. Server
+ * info is fetched often (clients, peers), so it costs no database read.
+ */
+async function deprecationState(deps: AppDeps): Promise<{ window: ProtocolWindow; list: readonly DeprecationAnnouncement[] }> {
+  const now = deps.clock.now();
+  const list = await deps.deprecations.current(now);
+  return { window: effectiveWindow(deps.deprecations.policy.build, list, now), list };
+}
 
 /**
  * Public, unauthenticated records. Read before negotiation, so they need no X-Svc-Protocol. None of
@@ -37,8 +68,11 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
       auth: false,
       versioned: false,
       responses: { 200: { description: 'Server info', schema: ServerInfo } },
-      handle: async ({ c }) =>
-        json(c, 200, {
+      errors: ['error.store.unavailable'],
+      handle: async ({ c }) => {
+        const { window, list } = await deprecationState(deps);
+        const now = deps.clock.now();
+        return json(c, 200, {
           api_base_url: base,
           auth: {
             local: deps.config.authLocal,
@@ -46,9 +80,11 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
           },
           federation_endpoint: `${base}/v1/federation`,
           signing_keys: await deps.keyRing.jwks(),
-          protocol_version: { min: deps.window.min, max: deps.window.max },
-          min_protocol_version: [],
-        }),
+          protocol_version: window,
+          // The cut-offs still ahead: a client learns months in advance when its version stops writing.
+          min_protocol_version: pendingAnnouncements(list, now).map((a) => ({ min_protocol_version: a.minProtocolVersion, effective_at: iso(a.effectiveAt) })),
+        });
+      },
     }),
     route({
       method: 'GET',
@@ -64,12 +100,18 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
       method: 'GET',
       path: '/.well-known/svc/deprecation',
       tag: 'public',
-      summary: 'Minimum supported client announcements',
+      summary: 'Minimum supported client announcements: the window in force and every announced cut-off, past and future',
       auth: false,
       versioned: false,
-      responses: { 200: { description: 'The current window and any announced cut-offs', schema: Deprecation } },
-      handle: ({ c }) =>
-        json(c, 200, { protocol_version: { min: deps.window.min, max: deps.window.max }, min_client_build: deps.config.minClientBuild, announcements: [] }),
+      responses: { 200: { description: 'The current window and every announcement, by effective instant', schema: DeprecationRecord } },
+      errors: ['error.store.unavailable'],
+      handle: async ({ c }) => {
+        const { window, list } = await deprecationState(deps);
+        const announcements = [...list]
+          .sort((a, b) => a.effectiveAt - b.effectiveAt || a.announcedAt - b.announcedAt)
+          .map((a) => ({ min_protocol_version: a.minProtocolVersion, effective_at: iso(a.effectiveAt), announced_at: iso(a.announcedAt) }));
+        return json(c, 200, { protocol_version: window, min_client_build: deps.config.minClientBuild, announcements });
+      },
     }),
     route({
       method: 'GET',
@@ -78,8 +120,9 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Storage-attestation public keys and their append-only history',
       auth: false,
       versioned: false,
-      responses: { 200: { description: 'Attestation keys (none issued in v1) and history', schema: AttestationKeys } },
-      handle: ({ c }) => json(c, 200, { keys: [], history: [] }),
+      responses: { 200: { description: 'The signing attestation keys (JWK) and the whole hash-chained history, seq ascending', schema: AttestationKeys } },
+      errors: ['error.store.unavailable'],
+      handle: async ({ c }) => json(c, 200, await deps.attestation.record()),
     }),
     route({
       method: 'GET',

@@ -4,3 +4,4 @@ export * from './quota.js';
 export * from './devices-albums.js';
 export * from './second-factor.js';
 export * from './oidc.js';
+export * from './records.js';

@@ -29,7 +29,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Minimum supported client announcements */
+        /** Minimum supported client announcements: the window in force and every announced cut-off, past and future */
         get: operations["getWellKnownSvcDeprecation"];
         put?: never;
         post?: never;
@@ -744,7 +744,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Attestation keys (none issued in v1) and history */
+            /** @description The signing attestation keys (JWK) and the whole hash-chained history, seq ascending */
             200: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -754,9 +754,64 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        history: unknown[];
-                        keys: unknown[];
+                        history: {
+                            /** @description Unix seconds, as hashed */
+                            added_at: number;
+                            /** @description Hex SHA-256 of the canonical CBOR ["svc-attestation-history/v1", seq, kid, public key bytes, added_at, prev] */
+                            hash: string;
+                            jwk: {
+                                /** @constant */
+                                alg: "EdDSA";
+                                /** @constant */
+                                crv: "Ed25519";
+                                kid: string;
+                                /** @constant */
+                                kty: "OKP";
+                                /** @constant */
+                                use: "sig";
+                                x: string;
+                            };
+                            kid: string;
+                            /** @description The previous entry's hash; "" for the first */
+                            prev: string;
+                            /** @description Set once the key is rotated out; not hashed */
+                            retired_at: string | null;
+                            /** @description From 1, no gaps */
+                            seq: number;
+                            /** @description base64url Ed25519 signature over the 32 hash bytes by the previous entry's key (the first by its own) */
+                            sig: string;
+                        }[];
+                        /** @description The key signing receipts now */
+                        keys: {
+                            /** @constant */
+                            alg: "EdDSA";
+                            /** @constant */
+                            crv: "Ed25519";
+                            kid: string;
+                            /** @constant */
+                            kty: "OKP";
+                            /** @constant */
+                            use: "sig";
+                            x: string;
+                        }[];
                     };
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -770,7 +825,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The current window and any announced cut-offs */
+            /** @description The current window and every announcement, by effective instant */
             200: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -780,15 +835,40 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        announcements: unknown[];
+                        announcements: {
+                            /** @description RFC 3339 UTC */
+                            announced_at: string;
+                            /** @description RFC 3339 UTC */
+                            effective_at: string;
+                            /** @description Protocol version YYYY-MM-DD */
+                            min_protocol_version: string;
+                        }[];
                         min_client_build: string;
+                        /** @description The window in force now (its min includes every announcement already effective) */
                         protocol_version: {
-                            /** @description A protocol version, YYYY-MM-DD */
+                            /** @description Protocol version YYYY-MM-DD */
                             max: string;
-                            /** @description A protocol version, YYYY-MM-DD */
+                            /** @description Protocol version YYYY-MM-DD */
                             min: string;
                         };
                     };
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -872,18 +952,25 @@ export interface operations {
                         api_base_url: string;
                         auth: {
                             local: boolean;
-                            /** @description null when OpenID Connect sign-in is off */
-                            oidc: unknown;
+                            oidc: {
+                                issuer: string;
+                                start_endpoint: string;
+                            } | null;
                         };
                         federation_endpoint: string;
-                        min_protocol_version: unknown[];
+                        /** @description Announced cut-offs not yet in effect, soonest first */
+                        min_protocol_version: {
+                            /** @description RFC 3339 UTC */
+                            effective_at: string;
+                            /** @description Protocol version YYYY-MM-DD */
+                            min_protocol_version: string;
+                        }[];
                         protocol_version: {
-                            /** @description A protocol version, YYYY-MM-DD */
+                            /** @description Protocol version YYYY-MM-DD */
                             max: string;
-                            /** @description A protocol version, YYYY-MM-DD */
+                            /** @description Protocol version YYYY-MM-DD */
                             min: string;
                         };
-                        /** @description JWKS of the keys that verify access tokens */
                         signing_keys: {
                             keys: {
                                 /** @constant */
@@ -899,6 +986,23 @@ export interface operations {
                             }[];
                         };
                     };
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
                 };
             };
         };
@@ -1722,7 +1826,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Completed (charged) or Merged (already stored, nothing charged); asset_id names the asset */
+            /** @description Completed (charged) or Merged (already stored, nothing charged); asset_id names the asset; receipt attests the stored blob */
             200: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -1741,6 +1845,8 @@ export interface operations {
                         expires_at: string;
                         /** @enum {string} */
                         kind: "original" | "derivative" | "metadata" | "provenance";
+                        /** @description Storage receipt: compact JWS (EdDSA, typ svc-receipt+jwt, kid of an attestation key) with claims iss, sub, upload_id, content_hash, size, charged_to, iat; verify against /.well-known/svc/attestation-keys */
+                        receipt: string;
                         /** @enum {string} */
                         state: "Pending" | "Uploading" | "WaitingForProcessing" | "Completed" | "Merged" | "Cancelled" | "Expired";
                         upload_id: string;

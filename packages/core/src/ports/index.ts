@@ -26,3 +26,5 @@ export type { DeploymentRecord, DeploymentStore } from './deployment.js';
 export type { AuthorizationRequest, IdentityProvider, RedeemOutcome, Redemption, VerifiedIdentity } from './identity-provider.js';
 export type { LoginCodeRecord, OidcFlowRecord, OidcFlowStore, OidcPurpose } from './oidc-flow-store.js';
 export type { IdentityLink, IdentityLinkStore } from './identity-link-store.js';
+export type { DeprecationStore } from './deprecation-store.js';
+export type { AttestationHistoryEntry, AttestationKeyRecord, AttestationKeyStore } from './attestation-key-store.js';

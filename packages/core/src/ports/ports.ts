@@ -15,6 +15,8 @@ import type { TotpRecoveryStore } from './totp-recovery.js';
 import type { DeploymentStore } from './deployment.js';
 import type { IdentityLinkStore } from './identity-link-store.js';
 import type { OidcFlowStore } from './oidc-flow-store.js';
+import type { DeprecationStore } from './deprecation-store.js';
+import type { AttestationKeyStore } from './attestation-key-store.js';
 
 /**
  * Every store port a deployment runs on, one entry per area. Each adapter builds the whole set in
@@ -37,4 +39,8 @@ export interface Ports {
   readonly deployment: DeploymentStore;
   /** OpenID Connect: started flows, login codes and the accounts' provider identities. */
   readonly oidc: OidcFlowStore & IdentityLinkStore;
+  /** Protocol deprecation announcements. */
+  readonly deprecations: DeprecationStore;
+  /** Storage-attestation keys and their append-only history. */
+  readonly attestation: AttestationKeyStore;
 }

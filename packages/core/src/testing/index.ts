@@ -30,3 +30,6 @@ export { MemoryOidcStore } from './memory-oidc.js';
 export { FakeIdentityProvider } from './fake-identity-provider.js';
 export type { FakePerson } from './fake-identity-provider.js';
 export { oidcModelProperty } from './oidc-model.js';
+export { MemoryDeprecationStore } from './memory-deprecations.js';
+export { MemoryAttestationKeyStore } from './memory-attestation.js';
+export { recordsModelProperty } from './records-model.js';

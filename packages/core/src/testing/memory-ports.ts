@@ -8,6 +8,8 @@ import { MemorySchemaStatus } from './memory-schema.js';
 import { MemorySecondFactorStore } from './memory-second-factor.js';
 import { MemoryDeploymentStore } from './memory-deployment.js';
 import { MemoryOidcStore } from './memory-oidc.js';
+import { MemoryDeprecationStore } from './memory-deprecations.js';
+import { MemoryAttestationKeyStore } from './memory-attestation.js';
 
 /** The whole port set in memory: the reference implementation every adapter is held to. */
 export function createMemoryPorts(): Ports {
@@ -23,5 +25,7 @@ export function createMemoryPorts(): Ports {
     secondFactor: new MemorySecondFactorStore({ totp, ledger: accounts }),
     deployment: new MemoryDeploymentStore(),
     oidc: new MemoryOidcStore(accounts),
+    deprecations: new MemoryDeprecationStore(),
+    attestation: new MemoryAttestationKeyStore(),
   };
 }
