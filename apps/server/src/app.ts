@@ -130,6 +130,11 @@ export function createApp(deps: AppDeps): Hono {
         : cors === null
           ? await dispatch(request, bindings, ctx)
           : await withCors(cors, request, bindings, ctx);
+    // A request refused before its body was read (no token, wrong type, too large): close the
+    // connection after the answer. Keeping it alive would leave Node draining the unread body
+    // while the client reuses the socket, which it then sees reset (found by the property test).
+    const incoming = bindings.incoming as { readableEnded?: boolean } | undefined;
+    if (incoming !== undefined && incoming.readableEnded === false && request.method !== 'GET' && request.method !== 'HEAD') res.headers.set('connection', 'close');
     // Only numbers bumped in place (see http/metrics.ts); the label is the route template.
     (bindings.stats ?? deps.metrics.unmatched).record(res.status, (performance.now() - started) / 1000);
     // One structured line per request. Never headers or bodies: they carry tokens and passwords.

@@ -21,6 +21,7 @@ function session(accountId: string): SessionRecord {
   return {
     id: `0190d100-0000-7000-8000-${String(n).padStart(12, '0')}`,
     accountId,
+    method: 'password',
     tokenHash: (n + 0xd000).toString(16).padStart(64, '0'),
     cohortHash: null,
     createdAt: 5_000,

@@ -151,27 +151,17 @@ function issuesText(issues: readonly v.BaseIssue<unknown>[]): string {
     .join('; ');
 }
 
-/**
- * A body over the limit: refused, and the connection closed after the answer, so Node does not go
- * on reading (and discarding) the rest of an oversized body to keep the connection alive.
- */
-function tooLarge(code: 'error.request.too_large' | 'error.upload.too_large', limit: number): HttpProblem {
-  const p = new HttpProblem(code, `The body may hold at most ${limit} bytes.`);
-  p.headers = { connection: 'close' };
-  return p;
-}
-
 /** Reads the raw body within `limit` bytes, checking the declared length first. */
 export async function readLimited(c: Context, limit: number, code: 'error.request.too_large' | 'error.upload.too_large' = 'error.request.too_large'): Promise<Uint8Array> {
   const declared = requestHeader(c, 'content-length');
-  if (declared !== undefined && Number(declared) > limit) throw tooLarge(code, limit);
+  if (declared !== undefined && Number(declared) > limit) throw new HttpProblem(code, `The body may hold at most ${limit} bytes.`);
   // Stream and stop at the limit, so a chunked body without a length cannot make us buffer it all.
   const source = bodyChunks(c);
   const chunks: Uint8Array[] = [];
   let total = 0;
   for await (const value of source) {
     total += value.byteLength;
-    if (total > limit) throw tooLarge(code, limit);
+    if (total > limit) throw new HttpProblem(code, `The body may hold at most ${limit} bytes.`);
     chunks.push(value);
   }
   return concatBytes(...chunks);
