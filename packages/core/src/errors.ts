@@ -40,7 +40,10 @@ export type ErrorCode =
   | 'error.album.intent_mismatch'
   | 'error.catalog.too_new'
   | 'error.store.unavailable'
-  | 'error.internal';
+  | 'error.internal'
+  | 'error.auth.not_an_owner'
+  | 'error.sponsored.cannot_sponsor'
+  | 'error.quota.federated_budget';
 
 /** An expected "no": the operation did not happen and nothing changed. */
 export interface Refusal<C extends ErrorCode = ErrorCode> {

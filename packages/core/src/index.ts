@@ -23,3 +23,6 @@ export * from './album-upgrade/index.js';
 export * from './quota/index.js';
 export * from './upload/index.js';
 export * from './catalog/index.js';
+export * from './sponsorship/index.js';
+export * from './links/index.js';
+export * from './federated/index.js';

@@ -19,3 +19,6 @@ export type { BlobStore, StagedBlob } from './blob-store.js';
 export type { MemberUpgradeStore, WriteTransport } from './member-upgrade.js';
 export type { CatalogDatabase, CatalogStep } from './catalog.js';
 export type { Ports } from './ports.js';
+export type { SponsoredRecord, SponsorshipStore } from './sponsorship-store.js';
+export type { DropRecord, DropReservation, LinkKind, LinkRecord, LinkStore } from './link-store.js';
+export type { FederatedIntakeRecord, FederatedIntakeStore, IntakeOutcome } from './federated-intakes.js';

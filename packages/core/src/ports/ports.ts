@@ -9,6 +9,9 @@ import type { SessionLedger } from './session-ledger.js';
 import type { SigningKeyStore } from './signing-key-store.js';
 import type { TotpStore } from './totp-store.js';
 import type { UploadSessions } from './upload-sessions.js';
+import type { SponsorshipStore } from './sponsorship-store.js';
+import type { LinkStore } from './link-store.js';
+import type { FederatedIntakeStore } from './federated-intakes.js';
 
 /**
  * Every store port a deployment runs on, one entry per area. Each adapter builds the whole set in
@@ -23,4 +26,10 @@ export interface Ports {
   readonly albums: AlbumStore;
   /** Quota ledger, upload sessions (which also count in-flight uploads per album) and asset references. */
   readonly quota: QuotaLedger & UploadSessions & AssetCatalog;
+  /** Sponsored accounts and their owners. */
+  readonly sponsorship: SponsorshipStore;
+  /** Share and upload links, and the guest drops opened through them. */
+  readonly links: LinkStore;
+  /** Open federated cache fills, reserved against the per-(receiver, peer) budget. */
+  readonly federated: FederatedIntakeStore;
 }
