@@ -45,6 +45,9 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.catalog.too_new': 409,
   'error.store.unavailable': 503,
   'error.internal': 500,
+  'error.auth.not_an_owner': 403,
+  'error.sponsored.cannot_sponsor': 403,
+  'error.quota.federated_budget': 403,
 };
 
 const TITLES: Record<number, string> = {
