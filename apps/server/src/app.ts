@@ -12,6 +12,7 @@ import { albumRoutes } from './routes/albums.js';
 import { deviceRoutes } from './routes/devices.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { wellKnownRoutes } from './routes/well-known.js';
+import { sharingRoutes } from './routes/sharing.js';
 
 export type { AppDeps } from './deps.js';
 
@@ -25,6 +26,7 @@ function allRoutes(deps: AppDeps): AnyRoute[] {
     ...sessionRoutes(deps),
     ...wellKnownRoutes(deps),
     ...quotaRoutes(deps),
+    ...sharingRoutes(deps),
   ];
 }
 
@@ -44,7 +46,12 @@ export function createApp(deps: AppDeps): Hono {
   };
   const headers = responseHeaders(protocolHeaders);
 
-  mountRoutes(app, routes, { window, authenticate: (token) => deps.sessions.authenticate(token) });
+  mountRoutes(app, routes, {
+    window,
+    authenticate: (token) => deps.sessions.authenticate(token),
+    actAs: (principal, target) => deps.sponsorship.actAs(principal, target),
+    guest: (token, uploadId) => deps.links.guest(token, uploadId),
+  });
 
   const doc = openApiDocument(routes, { baseUrl: deps.config.baseUrl, window });
   app.get('/openapi.json', (c) => json(c, 200, doc));

@@ -22,6 +22,10 @@ export interface Config {
    * key file in the data dir.
    */
   readonly secretKey: Uint8Array | null;
+  /** `SVC_DROP_TTL_S`: how long a finalized web-upload drop waits for adoption (default 7 days). */
+  readonly dropTtlMs: number;
+  /** `SVC_FEDERATED_BUDGET_PCT`: per (receiver, source peer) federated cache budget, percent of the hard limit (default 25). */
+  readonly federatedBudgetPct: number;
 }
 
 export class ConfigError extends Error {
@@ -54,6 +58,13 @@ function secretKey(env: Record<string, string | undefined>): Uint8Array | null {
   // Never echo the value: it is a secret even when malformed.
   if (key === null || key.length !== 32) throw new ConfigError('SVC_SECRET_KEY must be 32 bytes as unpadded base64url (43 characters)');
   return key;
+}
+
+function percent(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) > 100) throw new ConfigError(`${name} must be a whole number of percent from 0 to 100, got "${raw}"`);
+  return Number(raw);
 }
 
 function version(env: Record<string, string | undefined>, name: string, fallback: string): string {
@@ -91,6 +102,8 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     protocolMax: version(env, 'SVC_PROTOCOL_MAX', '2026-11-01'),
     minClientBuild: env.SVC_MIN_CLIENT_BUILD ?? '1',
     secretKey: secretKey(env),
+    dropTtlMs: seconds(env, 'SVC_DROP_TTL_S', 7 * DAY_S),
+    federatedBudgetPct: percent(env, 'SVC_FEDERATED_BUDGET_PCT', 25),
   };
   if (config.protocolMin > config.protocolMax) throw new ConfigError('SVC_PROTOCOL_MIN must not be after SVC_PROTOCOL_MAX');
   if (config.quotaSoftBytes !== null && config.quotaHardBytes !== null && config.quotaSoftBytes > config.quotaHardBytes) {

@@ -21,6 +21,9 @@ import {
   UploadService,
   type BlobStore,
   type Ports,
+  FederatedCacheService,
+  LinkService,
+  SponsorshipService,
 } from '@strongroom/core';
 import { Argon2Hasher, FsBlobStore, JsonLogger, cryptoRandom, systemClock } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
@@ -58,6 +61,12 @@ export interface AppDeps {
   readonly quota: QuotaService;
   readonly uploads: UploadService;
   readonly assets: AssetService;
+  /** Sponsored accounts, and who may act as them (X-Svc-Act-As). */
+  readonly sponsorship: SponsorshipService;
+  /** Share and upload links and guest drops. */
+  readonly links: LinkService;
+  /** Federated blobs cached through POST /upload kind "federated". */
+  readonly federatedCache: FederatedCacheService;
 }
 
 export interface Platform {
@@ -81,9 +90,6 @@ export async function openStores(config: Config): Promise<Stores> {
   const db = openSqliteDatabase(join(config.dataDir, 'strongroom.db'));
   return { ...createSqlitePorts(db), blobs, close: async () => void db.close() };
 }
-
-/** How long a finalized web-upload drop waits for adoption before the sweep frees it. */
-const DROP_TTL_MS = 7 * 86_400_000;
 
 /** The key file under the data dir, created on first start; its path is logged, never the key. */
 function secretKeyFromDataDir(dataDir: string, logger: Logger): Uint8Array {
@@ -127,10 +133,14 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     blobs: stores.blobs,
     clock,
     random,
-    policy: { defaults: { soft: config.quotaSoftBytes, hard: config.quotaHardBytes }, graceMs: config.quotaGraceMs, federatedShare: 0.25 },
+    policy: { defaults: { soft: config.quotaSoftBytes, hard: config.quotaHardBytes }, graceMs: config.quotaGraceMs, federatedShare: config.federatedBudgetPct / 100 },
   });
-  const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: DROP_TTL_MS });
+  const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: config.dropTtlMs });
   const assets = new AssetService({ assets: stores.quota, blobs: stores.blobs, quota, clock, random });
+  // Sponsored accounts, links and drops, federated caching (one block).
+  const sponsorship = new SponsorshipService({ store: stores.sponsorship, accounts: stores.accounts, quota, clock, random });
+  const links = new LinkService({ links: stores.links, albums: stores.albums, sessions: stores.quota, catalog: stores.quota, uploads, assets, quota, clock, random });
+  const federatedCache = new FederatedCacheService({ intakes: stores.federated, ledger: stores.quota, quota, blobs: stores.blobs, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
   return {
     config,
@@ -152,5 +162,8 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     quota,
     uploads,
     assets,
+    sponsorship,
+    links,
+    federatedCache,
   };
 }
