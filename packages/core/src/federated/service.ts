@@ -118,7 +118,8 @@ export class FederatedCacheService {
     const i = await this.#mine(caller, id);
     if (!i) return refuse('error.not_found', 'No such upload session.');
     const now = this.#d.clock.now();
-    if (i.state === 'Merged' && contentHash === i.contentHash) return ok(view(i, now));
+    // Merged at creation (nothing was sent): finalize only confirms it.
+    if (i.state === 'Merged' && i.receivedSize === null && contentHash === i.contentHash) return ok(view(i, now));
     const state = uploadState(i, now);
     if (state !== 'WaitingForProcessing' || i.receivedSize === null) return refuse('error.conflict', state === 'Pending' ? 'No bytes have been received for this upload yet.' : `The upload session is ${state}.`, { state });
     if (contentHash !== i.contentHash) return refuse('error.conflict', 'The content hash does not match the bytes received.');
