@@ -45,7 +45,7 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
     (paths[path] ??= {})[r.method.toLowerCase()] = {
       summary: r.summary,
       tags: [r.tag],
-      ...(r.auth ? { security: [{ bearer: [] }] } : {}),
+      ...(r.auth ? { security: r.uploadToken ? [{ bearer: [] }, { upload: [] }] : [{ bearer: [] }] } : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(requestBody ? { requestBody } : {}),
       responses,
@@ -63,7 +63,10 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
     servers: [{ url: info.baseUrl }],
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (EdDSA)' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (EdDSA)' },
+        upload: { type: 'http', scheme: 'Upload', description: "A guest's one-drop upload token (POST /v1/links/{link_id}/drops): admits that drop's PUT and finalize only" },
+      },
       schemas: {
         Problem: {
           type: 'object',

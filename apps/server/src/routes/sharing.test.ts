@@ -413,3 +413,25 @@ describe('X-Svc-Act-As costs nothing without the header', () => {
     expect(reads).toBe(1);
   });
 });
+
+describe('API reference', () => {
+  it('declares every sharing route with its statuses and problem codes', async () => {
+    const doc = (await call(s.app, 'GET', '/openapi.json', { version: null })).body;
+    const op = (path: string, method: string) => JSON.stringify(doc.paths[path]?.[method] ?? null);
+    expect(op('/v1/sponsored', 'post')).toContain('error.sponsored.cannot_sponsor');
+    expect(op('/v1/sponsored/{id}/owners', 'post')).toContain('error.auth.not_an_owner');
+    expect(op('/v1/sponsored/{id}/owners/{owner_id}', 'delete')).toContain('"204"');
+    expect(op('/v1/links', 'post')).toContain('error.quota.write_refused');
+    expect(op('/v1/links', 'get')).toContain('"200"');
+    expect(op('/v1/links/{link_id}', 'get')).not.toContain('bearer');
+    expect(op('/v1/links/{link_id}', 'delete')).toContain('"204"');
+    expect(op('/v1/links/{link_id}/drops', 'post')).toContain('error.quota.exceeded');
+    expect(op('/v1/links/{link_id}/drops', 'get')).toContain('"200"');
+    expect(op('/v1/drops/{id}/adopt', 'post')).toContain('"200"');
+    expect(op('/v1/drops/{id}', 'delete')).toContain('"204"');
+    expect(op('/upload', 'post')).toContain('error.quota.federated_budget');
+    expect(doc.paths['/upload/{id}'].put.security).toEqual([{ bearer: [] }, { upload: [] }]);
+    expect(doc.paths['/upload/{id}/finalize'].post.security).toEqual([{ bearer: [] }, { upload: [] }]);
+    expect(doc.paths['/upload/{id}'].get.security).toEqual([{ bearer: [] }]);
+  });
+});
