@@ -21,3 +21,4 @@ export { MemoryMemberUpgradeStore } from './memory-member.js';
 export { MemoryCatalog } from './memory-catalog.js';
 export { createMemoryPorts } from './memory-ports.js';
 export { MemoryFederatedIntakes, MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
+export { quotaModelProperty } from './quota-model.js';

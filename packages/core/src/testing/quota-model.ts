@@ -1,0 +1,677 @@
+import fc from 'fast-check';
+import { sha256Hex } from '../encoding/bytes.js';
+import { FederatedCacheService } from '../federated/service.js';
+import { LinkService } from '../links/service.js';
+import type { LinkStore } from '../ports/link-store.js';
+import type { Ports } from '../ports/ports.js';
+import { admitAllWrites } from '../ports/write-guard.js';
+import { AssetService } from '../quota/assets.js';
+import type { QuotaPolicy, QuotaState } from '../quota/machine.js';
+import { QuotaService } from '../quota/service.js';
+import { SponsorshipService } from '../sponsorship/service.js';
+import { UploadService } from '../upload/service.js';
+import { FakeClock } from './fake-clock.js';
+import { MemoryBlobStore } from './memory-blob-store.js';
+import { SeededRandom } from './seeded-random.js';
+
+/**
+ * The quota ledger's model-based property, shared by every adapter: uploads, dedup, cancels,
+ * expiry, trash, purge, sweeps, sponsored accounts, drops (directly and through a capped link with
+ * a guest token), federated caching per peer, suspension and the clock, against a model; after
+ * every step the ledger must agree with the model, equal the sum of each payer's blobs, and no
+ * cap, budget or hard limit may be passed by a new reservation.
+ */
+
+/** A minimal assertion helper (core's testing code does not depend on a test runner). */
+function expect(actual: unknown, what = 'value') {
+  const fail = (msg: string): never => {
+    throw new Error(`${what}: ${msg}`);
+  };
+  const show = (v: unknown): string => {
+    try {
+      return JSON.stringify(v);
+    } catch {
+      return String(v);
+    }
+  };
+  const matches = (a: unknown, pattern: unknown): boolean => {
+    if (pattern === null || typeof pattern !== 'object') return Object.is(a, pattern);
+    if (a === null || typeof a !== 'object') return false;
+    return Object.entries(pattern).every(([k, v]) => matches((a as Record<string, unknown>)[k], v));
+  };
+  return {
+    toBe(expected: unknown): void {
+      if (!Object.is(actual, expected)) fail(`expected ${show(expected)}, got ${show(actual)}`);
+    },
+    toMatchObject(pattern: Record<string, unknown>): void {
+      if (!matches(actual, pattern)) fail(`expected to match ${show(pattern)}, got ${show(actual)}`);
+    },
+    toBeLessThanOrEqual(limit: number): void {
+      if (!((actual as number) <= limit)) fail(`expected at most ${limit}, got ${show(actual)}`);
+    },
+    toBeGreaterThanOrEqual(limit: number): void {
+      if (!((actual as number) >= limit)) fail(`expected at least ${limit}, got ${show(actual)}`);
+    },
+  };
+}
+
+// Small numbers so random runs cross every threshold and every clock boundary.
+const SOFT = 600;
+const HARD = 1000;
+const GRACE = 60 * 60_000;
+const TTL = 10 * 60_000;
+const DROP_TTL = 30 * 60_000;
+const POLICY: QuotaPolicy = { defaults: { soft: SOFT, hard: HARD }, graceMs: GRACE, federatedShare: 0.25 };
+const SIZES = [40, 90, 150, 220, 310, 400];
+const content = (i: number): Uint8Array => new Uint8Array(SIZES[i]!).fill(i + 1);
+const HASHES = SIZES.map((_, i) => sha256Hex(content(i)));
+// u0 pays for itself and for u2 (sponsored); u1 owns a web-upload link.
+const USERS = ['0190c000-0000-7000-8000-000000000000', '0190c000-0000-7000-8000-000000000001', '0190c000-0000-7000-8000-000000000002'];
+const PAYER = [0, 1, 0];
+const PAYERS = [0, 1];
+// u1's web-upload link, with a cap of its own; federated peers and the per-peer budget (25 % of HARD).
+const LINK = 'link-of-u1-aaaaaaaaaaa';
+const LINK_MAX = 1500;
+const PEERS = ['https://peer-a.example', 'https://peer-b.example'];
+const BUDGET = Math.floor(HARD * 0.25);
+// Blobs that arrive from peers (the first of them also uploaded by users now and then, for merges).
+const FED_SIZES = [40, 60, 110, 160, 230];
+const fedContent = (i: number): Uint8Array => (i === 0 ? content(0) : new Uint8Array(FED_SIZES[i]!).fill(0xa0 + i));
+const FED_HASHES = FED_SIZES.map((_, i) => sha256Hex(fedContent(i)));
+
+interface MSession {
+  id: string;
+  user: number;
+  payer: number;
+  hash: string;
+  size: number;
+  declared: number;
+  state: 'open' | 'merged' | 'done' | 'cancelled';
+  expiresAt: number;
+  drop: boolean;
+  /** A drop opened through the link: the guest's upload token. */
+  token?: string;
+}
+interface MIntake {
+  id: string;
+  user: number;
+  payer: number;
+  peer: number;
+  hash: string;
+  size: number;
+  state: 'open' | 'received' | 'done' | 'cancelled' | 'merged';
+  expiresAt: number;
+}
+interface MAsset {
+  id: string;
+  owner: number;
+  hashes: string[];
+  meta: string | null;
+  state: 'live' | 'trashed' | 'drop' | 'gone';
+  dropExpiresAt: number | null;
+}
+interface Model {
+  now: number;
+  blobs: Map<string, { size: number; payer: number; peer: number | null }>;
+  /** Account ids by user index (sponsored accounts are appended as they are created) and who pays for each. */
+  users: string[];
+  payer: number[];
+  /** Declared bytes of the drops opened through LINK. */
+  linkAccepted: number;
+  /** Federated cache references: payer \n peer \n hash. */
+  fedRefs: Set<string>;
+  intakes: MIntake[];
+  charged: number[];
+  hardSince: (number | null)[];
+  suspended: boolean[];
+  sessions: MSession[];
+  assets: MAsset[];
+  metaCounter: number;
+  /** The real charged figures after the previous step: nothing may be credited outside a sweep. */
+  lastCharged: number[];
+}
+interface Real {
+  clock: FakeClock;
+  store: Ports['quota'];
+  blobs: MemoryBlobStore;
+  quota: QuotaService;
+  uploads: UploadService;
+  assets: AssetService;
+  sponsorship: SponsorshipService;
+  links: LinkService;
+  linkStore: LinkStore;
+  federated: FederatedCacheService;
+}
+
+const reserved = (m: Model, p: number): number =>
+  m.sessions.filter((s) => s.payer === p && s.state === 'open' && m.now < s.expiresAt).reduce((n, s) => n + s.declared, 0);
+const used = (m: Model, p: number): number => m.charged[p]! + reserved(m, p);
+function expectedState(m: Model, p: number): QuotaState {
+  if (m.suspended[p]) return 'Suspended';
+  const u = used(m, p);
+  if (u >= HARD) return m.now - m.hardSince[p]! > GRACE ? 'GraceExpired' : 'HardExceeded';
+  return u >= SOFT ? 'SoftWarning' : 'OK';
+}
+function charge(m: Model, hash: string, size: number, payer: number, peer: number | null = null): boolean {
+  if (m.blobs.has(hash)) return false;
+  m.blobs.set(hash, { size, payer, peer });
+  m.charged[payer]! += size;
+  return true;
+}
+const isOpen = (m: Model, s: MSession): boolean => s.state === 'open' && m.now < s.expiresAt;
+
+/** After every command: the real ledger agrees with the model, and nothing was credited outside a sweep. */
+async function checkAll(m: Model, r: Real, sweep = false): Promise<void> {
+  for (const p of PAYERS) {
+    const u = used(m, p);
+    m.hardSince[p] = u >= HARD ? (m.hardSince[p] ?? m.now) : null;
+    const status = await r.quota.status(USERS[p]!);
+    expect(status.used, `used of payer ${p}`).toBe(u);
+    expect(status.reserved).toBe(reserved(m, p));
+    expect(status.state, `state of payer ${p}`).toBe(expectedState(m, p));
+    expect(status.graceExpiresAt).toBe(u >= HARD ? m.hardSince[p]! + GRACE : null);
+    const row = await r.store.readLedger(USERS[p]!, m.now);
+    expect(row.charged, `charged of payer ${p}`).toBe(m.charged[p]);
+    if (!sweep) expect(row.charged, 'credited outside a sweep').toBeGreaterThanOrEqual(m.lastCharged[p]!);
+    m.lastCharged[p] = row.charged;
+  }
+  // A sponsored account sees (and spends) its sponsor's quota.
+  for (let u = 2; u < m.users.length; u++) expect((await r.quota.status(m.users[u]!)).used).toBe(used(m, m.payer[u]!));
+  // The ledger is exactly the sum of what each payer is charged for, blob by blob.
+  for (const p of PAYERS) {
+    const own = [...m.blobs.values()].filter((b) => b.payer === p).reduce((n, b) => n + b.size, 0);
+    expect(own, `model blobs of payer ${p}`).toBe(m.charged[p]);
+    const listed = (await r.store.listChargedBlobs(USERS[p]!)).reduce((n, b) => n + b.size, 0);
+    expect(listed, `ledger blobs of payer ${p}`).toBe(m.charged[p]);
+  }
+  // The link's cap and every (payer, peer) budget hold.
+  expect((await r.linkStore.findLink(LINK))!.acceptedBytes).toBe(m.linkAccepted);
+  expect(m.linkAccepted).toBeLessThanOrEqual(LINK_MAX);
+  for (const p of PAYERS) for (let peer = 0; peer < PEERS.length; peer++) expect(cachedFrom(m, p, peer) + pendingFrom(m, p, peer)).toBeLessThanOrEqual(BUDGET);
+}
+
+const cachedFrom = (m: Model, p: number, peer: number): number => [...m.blobs.values()].filter((b) => b.payer === p && b.peer === peer).reduce((n, b) => n + b.size, 0);
+const pendingFrom = (m: Model, p: number, peer: number): number =>
+  m.intakes.filter((i) => i.payer === p && i.peer === peer && (i.state === 'open' || i.state === 'received') && m.now < i.expiresAt).reduce((n, i) => n + i.size, 0);
+
+/** Creates a session; on success the model reserves (or merges); on refusal nothing changed. */
+async function create(m: Model, r: Real, user: number, idx: number, slack: number, announce: boolean, drop: boolean): Promise<MSession | null> {
+  const hash = HASHES[idx]!;
+  const declared = SIZES[idx]! + slack;
+  const payer = m.payer[user]!;
+  const before = used(m, payer);
+  const res = drop
+    ? await r.uploads.openDrop(m.users[user]!, 'link-1', { declaredSize: declared, contentHash: announce ? hash : null })
+    : await r.uploads.create({ accountId: m.users[user]!, ...(user >= USERS.length ? { actingOwnerId: USERS[payer]! } : {}) }, { declaredSize: declared, kind: 'original', contentHash: announce ? hash : null, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
+  if (m.suspended[payer]) {
+    expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+    return null;
+  }
+  if (before + declared > HARD) {
+    expect(res).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    return null;
+  }
+  if (!res.ok) throw new Error(`create refused: ${res.code}`);
+  const merged = announce && m.blobs.has(hash);
+  expect(res.value.state).toBe(merged ? 'Merged' : 'Pending');
+  const s: MSession = { id: res.value.uploadId, user, payer, hash, size: SIZES[idx]!, declared, state: merged ? 'merged' : 'open', expiresAt: m.now + TTL, drop };
+  m.sessions.push(s);
+  // Upload creation never takes used past the hard limit.
+  expect(used(m, payer)).toBeLessThanOrEqual(HARD);
+  return s;
+}
+
+/** PUT + finalize (or finalize alone for a session merged at creation). */
+async function finish(m: Model, r: Real, s: MSession): Promise<void> {
+  const caller = s.token !== undefined ? await r.links.guest(s.token, s.id) : { accountId: m.users[s.user]! };
+  if (caller === null) throw new Error('the guest token was refused');
+  const bytes = content(HASHES.indexOf(s.hash));
+  if (s.state === 'open') {
+    const put = await r.uploads.put(caller, s.id, (async function* () {
+      yield bytes;
+    })());
+    if (!isOpen(m, s)) {
+      expect(put).toMatchObject({ ok: false, code: 'error.conflict' });
+      return;
+    }
+    expect(put.ok).toBe(true);
+  }
+  const fin = await r.uploads.finalize(caller, s.id, { contentHash: s.hash, manifest: null });
+  if (s.state === 'merged') {
+    if (!m.blobs.has(s.hash)) {
+      expect(fin).toMatchObject({ ok: false, code: 'error.conflict' });
+      return;
+    }
+  } else if (s.state !== 'open' || !isOpen(m, s)) {
+    expect(fin).toMatchObject({ ok: false, code: 'error.conflict' });
+    return;
+  }
+  if (!fin.ok) throw new Error(`finalize refused: ${fin.code} ${fin.detail}`);
+  const wasOpen = s.state === 'open';
+  const charged = wasOpen ? charge(m, s.hash, s.size, s.payer) : false;
+  expect(fin.value.state).toBe(charged ? 'Completed' : 'Merged');
+  s.state = 'done';
+  m.assets.push({ id: s.id, owner: s.user, hashes: [s.hash], meta: null, state: s.drop ? 'drop' : 'live', dropExpiresAt: s.drop ? m.now + DROP_TTL : null });
+}
+
+class Upload implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly user: number, readonly idx: number, readonly slack: number, readonly announce: boolean, readonly finishNow: boolean) {}
+  check = () => true;
+  async run(m: Model, r: Real): Promise<void> {
+    const s = await create(m, r, this.user % m.users.length, this.idx, this.slack, this.announce, false);
+    if (s && this.finishNow) await finish(m, r, s);
+    await checkAll(m, r);
+  }
+  toString = () => `Upload(u${this.user}, #${this.idx}, +${this.slack}, ${this.announce ? 'hash' : 'nohash'}, ${this.finishNow ? 'finish' : 'open'})`;
+}
+
+class Drop implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly idx: number, readonly finishNow: boolean) {}
+  check = () => true;
+  async run(m: Model, r: Real): Promise<void> {
+    const s = await create(m, r, 1, this.idx, 0, false, true);
+    if (s && this.finishNow) await finish(m, r, s);
+    await checkAll(m, r);
+  }
+  toString = () => `Drop(#${this.idx}, ${this.finishNow ? 'finish' : 'open'})`;
+}
+
+class Finish implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly pick: number) {}
+  check = (m: Readonly<Model>) => m.sessions.length > 0;
+  async run(m: Model, r: Real): Promise<void> {
+    await finish(m, r, m.sessions[this.pick % m.sessions.length]!);
+    await checkAll(m, r);
+  }
+  toString = () => `Finish(${this.pick})`;
+}
+
+class Cancel implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly pick: number) {}
+  check = (m: Readonly<Model>) => m.sessions.length > 0;
+  async run(m: Model, r: Real): Promise<void> {
+    const s = m.sessions[this.pick % m.sessions.length]!;
+    const res = await r.uploads.cancel({ accountId: m.users[s.user]! }, s.id);
+    expect(res.ok).toBe(isOpen(m, s));
+    if (res.ok) s.state = 'cancelled';
+    await checkAll(m, r);
+  }
+  toString = () => `Cancel(${this.pick})`;
+}
+
+class Derivative implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly pick: number, readonly idx: number) {}
+  check = (m: Readonly<Model>) => m.assets.some((a) => a.state === 'live');
+  async run(m: Model, r: Real): Promise<void> {
+    const live = m.assets.filter((a) => a.state === 'live');
+    const a = live[this.pick % live.length]!;
+    const hash = HASHES[this.idx]!;
+    const payer = m.payer[a.owner]!;
+    const res = await r.uploads.create({ accountId: m.users[a.owner]! }, { declaredSize: SIZES[this.idx]!, kind: 'derivative', contentHash: null, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
+    if (m.suspended[payer] || used(m, payer) + SIZES[this.idx]! > HARD) {
+      expect(res.ok).toBe(false);
+    } else {
+      if (!res.ok) throw new Error(res.code);
+      const caller = { accountId: m.users[a.owner]! };
+      expect((await r.uploads.put(caller, res.value.uploadId, (async function* () {
+        yield content(HASHES.indexOf(hash));
+      })())).ok).toBe(true);
+      const fin = await r.uploads.finalize(caller, res.value.uploadId, { contentHash: hash, manifest: { assetId: a.id, intentId: null } });
+      if (!fin.ok) throw new Error(fin.code);
+      m.sessions.push({ id: res.value.uploadId, user: a.owner, payer, hash, size: SIZES[this.idx]!, declared: SIZES[this.idx]!, state: 'done', expiresAt: m.now + TTL, drop: false });
+      charge(m, hash, SIZES[this.idx]!, payer);
+      a.hashes.push(hash);
+    }
+    await checkAll(m, r);
+  }
+  toString = () => `Derivative(${this.pick}, #${this.idx})`;
+}
+
+class Metadata implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly pick: number, readonly size: number) {}
+  check = (m: Readonly<Model>) => m.assets.some((a) => a.state === 'live');
+  async run(m: Model, r: Real): Promise<void> {
+    const live = m.assets.filter((a) => a.state === 'live');
+    const a = live[this.pick % live.length]!;
+    const payer = m.payer[a.owner]!;
+    const bytes = new Uint8Array(this.size).fill(0xee);
+    new DataView(bytes.buffer).setUint32(0, ++m.metaCounter);
+    const hash = sha256Hex(bytes);
+    const delta = this.size - (a.meta === null ? 0 : m.blobs.get(a.meta)?.size ?? 0);
+    const state = expectedState(m, payer);
+    const res = await r.assets.replaceMetadata({ accountId: m.users[a.owner]! }, a.id, bytes);
+    if (delta > 0 && (state === 'GraceExpired' || state === 'Suspended')) {
+      expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+    } else {
+      expect(res.ok).toBe(true);
+      charge(m, hash, this.size, payer);
+      a.meta = hash;
+    }
+    await checkAll(m, r);
+  }
+  toString = () => `Metadata(${this.pick}, ${this.size})`;
+}
+
+type AssetOp = 'trash' | 'restore' | 'purge' | 'adopt' | 'discard';
+class OnAsset implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly op: AssetOp, readonly pick: number) {}
+  check = (m: Readonly<Model>) => m.assets.length > 0;
+  async run(m: Model, r: Real): Promise<void> {
+    const a = m.assets[this.pick % m.assets.length]!;
+    const caller = { accountId: m.users[a.owner]! };
+    let res: { ok: boolean };
+    let expected: boolean;
+    switch (this.op) {
+      case 'trash':
+        res = await r.assets.trash(caller, a.id);
+        expected = a.state === 'live';
+        if (expected) a.state = 'trashed';
+        break;
+      case 'restore':
+        res = await r.assets.restore(caller, a.id);
+        expected = a.state === 'trashed';
+        if (expected) a.state = 'live';
+        break;
+      case 'purge':
+        res = await r.assets.purge(caller, a.id);
+        expected = a.state === 'trashed';
+        if (expected) a.state = 'gone';
+        break;
+      case 'adopt':
+        res = await r.assets.adoptDrop(caller, a.id);
+        expected = a.state === 'drop' && m.now < a.dropExpiresAt!;
+        if (expected) a.state = 'live';
+        break;
+      case 'discard':
+        res = await r.assets.discardDrop(caller, a.id);
+        expected = a.state === 'drop';
+        if (expected) a.state = 'gone';
+        break;
+    }
+    expect(res.ok, `${this.op} of asset in state ${a.state}`).toBe(expected);
+    await checkAll(m, r);
+  }
+  toString = () => `${this.op}(${this.pick})`;
+}
+
+class EmptyTrash implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly user: number) {}
+  check = () => true;
+  async run(m: Model, r: Real): Promise<void> {
+    const mine = m.assets.filter((a) => a.owner === this.user && a.state === 'trashed');
+    expect(await r.assets.emptyTrash({ accountId: USERS[this.user]! })).toBe(mine.length);
+    for (const a of mine) a.state = 'gone';
+    await checkAll(m, r);
+  }
+  toString = () => `EmptyTrash(u${this.user})`;
+}
+
+class Sweep implements fc.AsyncCommand<Model, Real> {
+  check = () => true;
+  async run(m: Model, r: Real): Promise<void> {
+    for (const a of m.assets) if (a.state === 'drop' && m.now >= a.dropExpiresAt!) a.state = 'gone';
+    const referenced = new Set(m.assets.filter((a) => a.state !== 'gone').flatMap((a) => (a.meta ? [...a.hashes, a.meta] : a.hashes)));
+    for (const ref of m.fedRefs) referenced.add(ref.split('\n')[2]!);
+    const credited = [0, 0];
+    for (const [hash, b] of [...m.blobs]) {
+      if (referenced.has(hash)) continue;
+      m.blobs.delete(hash);
+      m.charged[b.payer]! -= b.size;
+      credited[b.payer]! += b.size;
+    }
+    const report = await r.quota.sweep();
+    for (const p of PAYERS) expect(report.credited[USERS[p]!] ?? 0, `credited to payer ${p}`).toBe(credited[p]);
+    for (const hash of m.blobs.keys()) expect(await r.blobs.has(hash)).toBe(true);
+    expect(r.blobs.blobs.size).toBe(m.blobs.size);
+    await checkAll(m, r, true);
+  }
+  toString = () => 'Sweep';
+}
+
+class Suspend implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly payer: number, readonly on: boolean) {}
+  check = () => true;
+  async run(m: Model, r: Real): Promise<void> {
+    if (this.on) await r.quota.suspend(USERS[this.payer]!);
+    else await r.quota.unsuspend(USERS[this.payer]!);
+    m.suspended[this.payer] = this.on;
+    await checkAll(m, r);
+  }
+  toString = () => `${this.on ? 'Suspend' : 'Unsuspend'}(u${this.payer})`;
+}
+
+class AdvanceClock implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly ms: number) {}
+  check = () => true;
+  async run(m: Model, r: Real): Promise<void> {
+    m.now += this.ms;
+    r.clock.advance(this.ms);
+    await checkAll(m, r);
+  }
+  toString = () => `AdvanceClock(${this.ms})`;
+}
+
+class CreateSponsored implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly sponsor: number) {}
+  check = (m: Readonly<Model>) => m.users.length < 6;
+  async run(m: Model, r: Real): Promise<void> {
+    const created = await r.sponsorship.create({ accountId: USERS[this.sponsor]! });
+    if (!created.ok) throw new Error(created.code);
+    m.users.push(created.value.accountId);
+    m.payer.push(this.sponsor);
+    // Its sponsor may act as it; the other payer may not; it cannot sponsor in turn.
+    expect((await r.sponsorship.actAs({ accountId: USERS[this.sponsor]!, sessionId: 's' }, created.value.accountId)).ok).toBe(true);
+    expect(await r.sponsorship.actAs({ accountId: USERS[1 - this.sponsor]!, sessionId: 's' }, created.value.accountId)).toMatchObject({ ok: false, code: 'error.auth.not_an_owner' });
+    expect(await r.sponsorship.create({ accountId: created.value.accountId, actingOwnerId: USERS[this.sponsor]! })).toMatchObject({ ok: false, code: 'error.sponsored.cannot_sponsor' });
+    await checkAll(m, r);
+  }
+  toString = () => `CreateSponsored(by u${this.sponsor})`;
+}
+
+/** A guest's drop through u1's link: GraceExpired and Suspended refuse it, then the link cap, then the hard limit. */
+class LinkDrop implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly idx: number, readonly finishNow: boolean) {}
+  check = () => true;
+  async run(m: Model, r: Real): Promise<void> {
+    const declared = SIZES[this.idx]!;
+    const state = expectedState(m, 1);
+    const res = await r.links.openDrop(LINK, { declaredSize: declared, contentHash: null });
+    if (state === 'GraceExpired' || state === 'Suspended') {
+      expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+    } else if (m.linkAccepted + declared > LINK_MAX || used(m, 1) + declared > HARD) {
+      expect(res).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    } else {
+      if (!res.ok) throw new Error(`drop refused: ${res.code}`);
+      m.linkAccepted += declared;
+      const s: MSession = { id: res.value.uploadId, user: 1, payer: 1, hash: HASHES[this.idx]!, size: declared, declared, state: 'open', expiresAt: m.now + TTL, drop: true, token: res.value.uploadToken };
+      m.sessions.push(s);
+      expect(used(m, 1)).toBeLessThanOrEqual(HARD);
+      if (this.finishNow) await finish(m, r, s);
+    }
+    await checkAll(m, r);
+  }
+  toString = () => `LinkDrop(#${this.idx}, ${this.finishNow ? 'finish' : 'open'})`;
+}
+
+/** The link owner adopts or discards a drop through the link service. */
+class LinkDropOp implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly op: 'adopt' | 'discard', readonly pick: number) {}
+  check = (m: Readonly<Model>) => m.sessions.some((s) => s.token !== undefined);
+  async run(m: Model, r: Real): Promise<void> {
+    const drops = m.sessions.filter((s) => s.token !== undefined);
+    const s = drops[this.pick % drops.length]!;
+    const a = m.assets.find((x) => x.id === s.id);
+    const caller = { accountId: USERS[1]! };
+    if (this.op === 'adopt') {
+      const res = await r.links.adopt(caller, s.id);
+      const expected = a !== undefined && a.state === 'drop' && m.now < a.dropExpiresAt!;
+      expect(res.ok, `adopt of drop ${s.state}/${a?.state}`).toBe(expected);
+      if (expected) a!.state = 'live';
+    } else {
+      const res = await r.links.discard(caller, s.id);
+      if (isOpen(m, s)) {
+        expect(res.ok).toBe(true);
+        s.state = 'cancelled';
+      } else {
+        const expected = a !== undefined && a.state === 'drop';
+        expect(res.ok, `discard of drop ${s.state}/${a?.state}`).toBe(expected);
+        if (expected) a!.state = 'gone';
+      }
+    }
+    await checkAll(m, r);
+  }
+  toString = () => `LinkDrop.${this.op}(${this.pick})`;
+}
+
+/** A blob from a peer, cached for a user (charged to its payer), optionally sent and finalized at once. */
+class Federated implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly user: number, readonly peer: number, readonly idx: number, readonly finishNow: boolean) {}
+  check = () => true;
+  async run(m: Model, r: Real): Promise<void> {
+    const user = this.user % m.users.length;
+    const payer = m.payer[user]!;
+    const hash = FED_HASHES[this.idx]!;
+    const size = FED_SIZES[this.idx]!;
+    const caller = { accountId: m.users[user]!, ...(user >= USERS.length ? { actingOwnerId: USERS[payer]! } : {}) };
+    const res = await r.federated.open(caller, { peer: PEERS[this.peer]!, declaredSize: size, contentHash: hash, deviceId: 'd', protocolVersion: '2026-11-01' });
+    if (m.blobs.has(hash)) {
+      expect(res).toMatchObject({ ok: true, value: { state: 'Merged' } });
+      m.fedRefs.add(`${payer}\n${this.peer}\n${hash}`);
+    } else if (m.suspended[payer]) {
+      expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+    } else if (used(m, payer) + size > HARD) {
+      expect(res).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    } else if (cachedFrom(m, payer, this.peer) + pendingFrom(m, payer, this.peer) + size > BUDGET) {
+      expect(res).toMatchObject({ ok: false, code: 'error.quota.federated_budget' });
+    } else {
+      if (!res.ok) throw new Error(`federated refused: ${res.code}`);
+      const i: MIntake = { id: res.value.uploadId, user, payer, peer: this.peer, hash, size, state: 'open', expiresAt: m.now + TTL };
+      m.intakes.push(i);
+      if (this.finishNow) await finishIntake(m, r, i);
+    }
+    await checkAll(m, r);
+  }
+  toString = () => `Federated(u${this.user}, peer ${this.peer}, #${this.idx}, ${this.finishNow ? 'finish' : 'open'})`;
+}
+
+async function finishIntake(m: Model, r: Real, i: MIntake): Promise<void> {
+  const caller = { accountId: m.users[i.user]! };
+  const live = (i.state === 'open' || i.state === 'received') && m.now < i.expiresAt;
+  const put = await r.federated.put(caller, i.id, (async function* () {
+    yield fedContent(FED_HASHES.indexOf(i.hash));
+  })());
+  expect(put.ok, `put of intake ${i.state}`).toBe(live);
+  const fin = await r.federated.finalize(caller, i.id, i.hash);
+  if (!live) {
+    if (i.state !== 'merged') expect(fin.ok).toBe(false);
+    return;
+  }
+  if (!fin.ok) throw new Error(`federated finalize refused: ${fin.code}`);
+  const ref = `${i.payer}\n${i.peer}\n${i.hash}`;
+  if (m.fedRefs.has(ref) || m.blobs.has(i.hash)) {
+    expect(fin.value.state).toBe('Merged');
+  } else {
+    expect(cachedFrom(m, i.payer, i.peer) + i.size).toBeLessThanOrEqual(BUDGET);
+    charge(m, i.hash, i.size, i.payer, i.peer);
+    expect(fin.value.state).toBe('Completed');
+  }
+  m.fedRefs.add(ref);
+  i.state = 'done';
+}
+
+class FinishIntake implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly pick: number) {}
+  check = (m: Readonly<Model>) => m.intakes.length > 0;
+  async run(m: Model, r: Real): Promise<void> {
+    const i = m.intakes[this.pick % m.intakes.length]!;
+    if (i.state === 'done' || i.state === 'cancelled') {
+      expect((await r.federated.finalize({ accountId: m.users[i.user]! }, i.id, i.hash)).ok).toBe(false);
+    } else {
+      await finishIntake(m, r, i);
+    }
+    await checkAll(m, r);
+  }
+  toString = () => `FinishIntake(${this.pick})`;
+}
+
+/** Drops a receiver's federated reference: its bytes are credited at the next sweep, if nothing else holds them. */
+class Evict implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly pick: number) {}
+  check = (m: Readonly<Model>) => m.fedRefs.size > 0;
+  async run(m: Model, r: Real): Promise<void> {
+    const ref = [...m.fedRefs][this.pick % m.fedRefs.size]!;
+    const [payer, peer, hash] = ref.split('\n');
+    expect(await r.quota.evictFederated(USERS[Number(payer)]!, PEERS[Number(peer)]!, hash!)).toBe(true);
+    m.fedRefs.delete(ref);
+    await checkAll(m, r);
+  }
+  toString = () => `Evict(${this.pick})`;
+}
+
+function ledgerCommands(): fc.Arbitrary<fc.AsyncCommand<Model, Real>>[] {
+  const idx = fc.integer({ min: 0, max: SIZES.length - 1 });
+  return [
+    fc.tuple(fc.integer({ min: 0, max: 2 }), idx, fc.integer({ min: 0, max: 60 }), fc.boolean(), fc.boolean()).map(([u, i, s, a, f]) => new Upload(u, i, s, a, f)),
+    fc.tuple(idx, fc.boolean()).map(([i, f]) => new Drop(i, f)),
+    fc.nat(30).map((p) => new Finish(p)),
+    fc.nat(30).map((p) => new Cancel(p)),
+    fc.tuple(fc.nat(30), idx).map(([p, i]) => new Derivative(p, i)),
+    fc.tuple(fc.nat(30), fc.integer({ min: 4, max: 120 })).map(([p, s]) => new Metadata(p, s)),
+    fc.tuple(fc.constantFrom<AssetOp>('trash', 'restore', 'purge', 'adopt', 'discard'), fc.nat(30)).map(([op, p]) => new OnAsset(op, p)),
+    fc.integer({ min: 0, max: 2 }).map((u) => new EmptyTrash(u)),
+    fc.constant(new Sweep()),
+    fc.tuple(fc.integer({ min: 0, max: 1 }), fc.boolean()).map(([p, on]) => new Suspend(p, on)),
+    fc.oneof(fc.integer({ min: 1, max: 120_000 }), fc.integer({ min: 5 * 60_000, max: 70 * 60_000 })).map((ms) => new AdvanceClock(ms)),
+    fc.integer({ min: 0, max: 1 }).map((p) => new CreateSponsored(p)),
+    fc.tuple(idx, fc.boolean()).map(([i, f]) => new LinkDrop(i, f)),
+    fc.tuple(fc.constantFrom<'adopt' | 'discard'>('adopt', 'discard'), fc.nat(30)).map(([op, p]) => new LinkDropOp(op, p)),
+    ...[1, 2, 3].map(() =>
+      fc.tuple(fc.nat(5), fc.integer({ min: 0, max: PEERS.length - 1 }), fc.integer({ min: 0, max: FED_SIZES.length - 1 }), fc.boolean()).map(([u, peer, i, f]) => new Federated(u, peer, i, f)),
+    ),
+    fc.nat(30).map((p) => new FinishIntake(p)),
+    fc.nat(30).map((p) => new Evict(p)),
+    fc.nat(30).map((p) => new Evict(p)),
+  ];
+}
+
+async function freshReal(ports: Ports): Promise<Real> {
+  const clock = new FakeClock();
+  const random = new SeededRandom(11);
+  const store = ports.quota;
+  const blobs = new MemoryBlobStore();
+  const quota = new QuotaService({ ledger: store, blobs, clock, random, policy: POLICY });
+  const uploads = new UploadService({ sessions: store, assets: store, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: TTL, dropTtlMs: DROP_TTL });
+  const assets = new AssetService({ assets: store, blobs, quota, clock, random });
+  const sponsored = await quota.setSponsor(USERS[2]!, USERS[0]!);
+  if (!sponsored.ok) throw new Error('sponsor');
+  const sponsorship = new SponsorshipService({ store: ports.sponsorship, accounts: ports.accounts, quota, clock, random });
+  const linkStore = ports.links;
+  await linkStore.createLink({ id: LINK, ownerId: USERS[1]!, kind: 'upload', albumId: null, assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: LINK_MAX, acceptedBytes: 0, createdAt: clock.now(), expiresAt: null, revokedAt: null });
+  const links = new LinkService({ links: linkStore, albums: ports.albums, sessions: store, catalog: store, uploads, assets, quota, clock, random });
+  const federated = new FederatedCacheService({ intakes: ports.federated, ledger: store, quota, blobs, writeGuard: admitAllWrites, clock, random, ttlMs: TTL });
+  return { clock, store, blobs, quota, uploads, assets, sponsorship, links, linkStore, federated };
+}
+
+/** The property over a fresh, empty port set per run (`makePorts` is called once per run). */
+export function quotaModelProperty(makePorts: () => Promise<Ports>): fc.IAsyncPropertyWithHooks<[Iterable<fc.AsyncCommand<Model, Real>>]> {
+  return fc.asyncProperty(fc.commands(ledgerCommands(), { maxCommands: 60, size: 'max' }), async (cmds) => {
+    const real = await freshReal(await makePorts());
+    const model: Model = {
+      now: real.clock.now(),
+      blobs: new Map(),
+      users: [...USERS],
+      payer: [...PAYER],
+      linkAccepted: 0,
+      fedRefs: new Set(),
+      intakes: [],
+      charged: [0, 0],
+      hardSince: [null, null],
+      suspended: [false, false],
+      sessions: [],
+      assets: [],
+      metaCounter: 0,
+      lastCharged: [0, 0],
+    };
+    await fc.asyncModelRun(() => ({ model, real }), cmds);
+  });
+}
