@@ -63,7 +63,7 @@ export function albumRoutes(deps: AppDeps): AnyRoute[] {
         'error.conflict',
       ],
       handle: async ({ c, body, params, principal, version }) => {
-        const s = unwrap(await deps.upgrades.propose({ accountId: principal.accountId, protocolVersion: version }, params.album_id, body));
+        const s = unwrap(await deps.upgrades.propose({ accountId: principal.accountId, actingOwnerId: principal.actingOwnerId, protocolVersion: version }, params.album_id, body));
         return json(c, 202, statusBody(s));
       },
     }),

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { uuidv7 } from '@strongroom/core';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { call, registerUser, testServer, type CallOptions, type TestServer } from '../testing.js';
@@ -141,6 +142,22 @@ describe('sponsored accounts', () => {
     await s.deps.quota.suspend(sponsor.accountId);
     expect(await upload(acting, { declared_size: 1 })).toMatchObject(problem(403, 'error.quota.write_refused'));
     expect((await quota(acting)).state).toBe('Suspended');
+  });
+
+  it('an upgrade proposed as it is signed by a device of the acting owner\'s directory', async () => {
+    const u = await registerUser(s.app);
+    const accountId = (await call(s.app, 'GET', '/v1/auth/profile', { token: u.access_token })).body.account_id as string;
+    const phone = new TestDevice('phone');
+    const dir = new TestIdentity(accountId).signDirectory(accountId, 1, [phone]);
+    expect((await call(s.app, 'PUT', '/v1/devices/directory', { token: u.access_token, raw: raw(dir), contentType: 'application/cbor' })).status).toBe(200);
+    const kid = (await call(s.app, 'POST', '/v1/sponsored', { token: u.access_token })).body.account_id;
+    const acting = as(u.access_token, kid);
+    const albumId = (await call(s.app, 'POST', '/v1/albums', { ...acting, body: { device_id: 'phone' }, version: '2026-06-01' })).body.album_id;
+    const body = phone.signUpgradeIntent({ album_id: albumId, from_version: '2026-06-01', to_version: '2026-09-01', intent_id: uuidv7(s.clock.now(), new Uint8Array(10).fill(3)) });
+    const proposed = await call(s.app, 'POST', `/v1/albums/${albumId}/upgrade`, { ...acting, raw: raw(body), contentType: 'application/cbor', version: '2026-06-01' });
+    expect(proposed).toMatchObject({ status: 202, body: { phase: 'frozen' } });
+    // The album is the sponsored account's: its owner's own requests do not see it.
+    expect((await call(s.app, 'GET', `/v1/albums/${albumId}/upgrade`, { token: u.access_token, version: '2026-06-01' })).status).toBe(404);
   });
 });
 
