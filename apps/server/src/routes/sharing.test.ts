@@ -93,6 +93,10 @@ describe('sponsored accounts', () => {
     expect(await call(s.app, 'POST', `/v1/sponsored/${other}/owners`, { token: sponsor.token, body: { account_id: kid } })).toMatchObject(
       problem(403, 'error.sponsored.cannot_sponsor'),
     );
+    // A registered account the operator put under another's payment cannot sponsor either.
+    const payee = await user();
+    await s.deps.quota.setSponsor(payee.accountId, sponsor.accountId);
+    expect(await call(s.app, 'POST', '/v1/sponsored', { token: payee.token })).toMatchObject(problem(403, 'error.sponsored.cannot_sponsor'));
     // No address and no password: nothing to sign in with.
     expect((await call(s.app, 'POST', '/v1/auth/login', { body: { address: `sponsored:${kid}`, password: 'correct horse battery staple' } })).status).toBe(401);
   });

@@ -1,5 +1,5 @@
 import { uuidv7 } from '../encoding/uuid.js';
-import { guard, ok, refuse, type Result } from '../errors.js';
+import { CoreError, guard, ok, refuse, type Result } from '../errors.js';
 import type { AccountStore } from '../ports/account-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
@@ -51,6 +51,8 @@ export class SponsorshipService {
     const own = caller.actingOwnerId === undefined ? await guard(STORE, 'sponsorship read', () => this.#d.store.findSponsored(caller.accountId)) : null;
     const may = decideSponsor(caller, own);
     if (!may.ok) return may;
+    // An account the operator made someone else's payee (CLI `sponsor`) pays through them: it cannot pay for another.
+    if ((await this.#d.quota.payerOf(caller.accountId)) !== caller.accountId) return refuse('error.sponsored.cannot_sponsor', 'An account sponsored by another cannot sponsor.');
     const now = this.#d.clock.now();
     const accountId = uuidv7(now, this.#d.random.bytes(10));
     // The account row gives the id a home (albums, devices and sessions refer to accounts); it has
@@ -59,7 +61,8 @@ export class SponsorshipService {
       this.#d.accounts.createAccount({ id: accountId, address: '', addressKey: sponsoredAddressKey(accountId), passwordHash: null, displayName: null, createdAt: now, lockedAt: null }),
     );
     const sponsored = await this.#d.quota.setSponsor(accountId, caller.accountId);
-    if (!sponsored.ok) throw new Error(`sponsor refused: ${sponsored.detail}`);
+    // The ledger refuses only a self-sponsor or a sponsored sponsor, both ruled out above.
+    if (!sponsored.ok) throw new CoreError('error.internal', `the ledger refused the sponsor: ${sponsored.detail}`);
     await guard(STORE, 'sponsorship write', () => this.#d.store.createSponsored({ accountId, sponsorId: caller.accountId, createdAt: now }));
     return ok({ accountId, sponsorId: caller.accountId, createdAt: now, owners: [caller.accountId] });
   }
