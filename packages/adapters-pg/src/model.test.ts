@@ -1,6 +1,5 @@
 import fc from 'fast-check';
-import { quotaModelProperty, sessionModelProperty, totpModelProperty } from '@strongroom/core/testing';
-import { createPgPorts } from './ports.js';
+import { sessionModelProperty, totpModelProperty } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { PgStore } from './store.js';
 import { PgTotpStore } from './totp-store.js';
@@ -37,14 +36,4 @@ describe('model-based properties on PostgreSQL', () => {
       { numRuns: 30 },
     );
   });
-
-  it('quota ledger matches the model after every step (sponsors, drops, links, federated caching included)', async () => {
-    await fc.assert(
-      quotaModelProperty(async () => {
-        await t.reset();
-        return createPgPorts(t.db);
-      }),
-      { numRuns: 8 },
-    );
-  }, 300_000);
 });
