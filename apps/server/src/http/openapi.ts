@@ -28,12 +28,21 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
     if (r.versioned ?? true) {
       parameters.push({ name: 'X-Svc-Protocol', in: 'header', required: true, schema: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } });
     }
+    if (r.auth) {
+      parameters.push({
+        name: 'X-Svc-Act-As',
+        in: 'header',
+        required: false,
+        description: 'Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise)',
+        schema: { type: 'string' },
+      });
+    }
     const responses: Record<string, unknown> = {};
     for (const [status, spec] of Object.entries(r.responses)) {
       const body = schema(spec.schema);
       responses[status] = { description: spec.description, ...(body ? { content: { [spec.contentType ?? 'application/json']: { schema: body } } } : {}) };
     }
-    for (const code of r.errors ?? []) {
+    for (const code of r.auth ? [...new Set([...(r.errors ?? []), 'error.auth.not_an_owner'])] : (r.errors ?? [])) {
       const status = String(STATUS[code as ProblemCode] ?? 400);
       const entry = (responses[status] ??= { description: '', content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } } }) as { description: string };
       entry.description = entry.description ? `${entry.description}; ${code}` : code;
