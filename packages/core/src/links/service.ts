@@ -155,7 +155,7 @@ export class LinkService {
     if (reserved === 'over_max') {
       return refuse('error.quota.exceeded', 'This drop would pass the upload link\'s max_bytes.', { max_bytes: link.maxBytes, declared_size: input.declaredSize });
     }
-    let opened: Result<UploadView, QuotaRefusal | 'error.request.invalid' | 'error.device.unknown' | 'error.upload.album_quiescing' | 'error.protocol.below_album_pin' | 'error.not_found'>;
+    let opened: Awaited<ReturnType<UploadService['openDrop']>>;
     try {
       opened = await this.#d.uploads.openDrop(link.ownerId, linkId, input);
     } catch (cause) {
@@ -164,6 +164,7 @@ export class LinkService {
     }
     if (!opened.ok) {
       await guard(STORE, 'link write', () => this.#d.links.releaseDrop(linkId, input.declaredSize));
+      // A drop names no device or album, so only the quota and the size can refuse it.
       return opened as Result<never, QuotaRefusal | 'error.request.invalid'>;
     }
     const tokenBytes = this.#d.random.bytes(32);
