@@ -11,7 +11,7 @@ import type { AssetService } from '../quota/assets.js';
 import type { QuotaService } from '../quota/service.js';
 import type { Principal } from '../session/service.js';
 import { isOpenState, uploadState } from '../upload/machine.js';
-import type { UploadService, UploadView } from '../upload/service.js';
+import type { UploadService } from '../upload/service.js';
 import { checkLinkKey, linkStatus, MAX_LINK_ASSETS } from './rules.js';
 
 export interface LinkServiceDeps {
