@@ -252,7 +252,9 @@ describe('web-upload links and drops', () => {
   it('a guest opens a drop charged to the owner, sends and finalizes it with its token only; the owner lists and adopts it', async () => {
     const owner = await user();
     const linkId = await uploadLink(owner.token, { max_bytes: 800 });
-    expect(await call(s.app, 'GET', `/v1/links/${linkId}`, {})).toMatchObject({ status: 200, body: { link_id: linkId, kind: 'upload', seal_key: SEAL, max_bytes: 800, expires_at: null } });
+    const read = await call(s.app, 'GET', `/v1/links/${linkId}`, {});
+    expect(read).toMatchObject({ status: 200, body: { link_id: linkId, kind: 'upload', album_id: expect.any(String), seal_key: SEAL, max_bytes: 800, expires_at: null } });
+    expect(Object.keys(read.body).sort()).toEqual(['album_id', 'expires_at', 'kind', 'link_id', 'max_bytes', 'seal_key']);
     const d = await openDrop(linkId, { declared_size: 300 });
     expect(d).toMatchObject({ status: 201, body: { upload_id: expect.any(String), upload_token: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/), expires_at: expect.any(String) } });
     const { upload_id: id, upload_token: token } = d.body;

@@ -62,11 +62,11 @@ const PublicLink = v.object({
   max_bytes: v.optional(v.nullable(v.number())),
   expires_at: v.nullable(Timestamp),
 });
-/** What anyone holding the link id sees: the wrapped key and what it covers (share), or the seal key (upload). Never the owner. */
+/** What anyone holding the link id sees: the wrapped key and what it covers (share), or the seal key and the album drops go to (upload). Never the owner. */
 const publicLink = (l: LinkRecord) =>
   l.kind === 'share'
     ? { link_id: l.id, kind: l.kind, album_id: l.albumId, asset_ids: l.assetIds, wrapped_key: l.wrappedKey, expires_at: isoOrNull(l.expiresAt) }
-    : { link_id: l.id, kind: l.kind, seal_key: l.sealKey, max_bytes: l.maxBytes, expires_at: isoOrNull(l.expiresAt) };
+    : { link_id: l.id, kind: l.kind, album_id: l.albumId, seal_key: l.sealKey, max_bytes: l.maxBytes, expires_at: isoOrNull(l.expiresAt) };
 
 const DropBody = v.object({
   upload_id: Uuid,
