@@ -158,4 +158,12 @@ export class PgFederatedIntakes implements FederatedIntakeStore {
       .returning({ id: federatedIntakes.id });
     return r.length === 1;
   }
+  async expireIntakes(now: number): Promise<string[]> {
+    const r = await this.db
+      .update(federatedIntakes)
+      .set({ state: 'Expired' })
+      .where(and(sql`${federatedIntakes.state} IN ${OPEN}`, sql`${federatedIntakes.expiresAt} <= ${now}`))
+      .returning({ id: federatedIntakes.id });
+    return r.map((x) => x.id);
+  }
 }

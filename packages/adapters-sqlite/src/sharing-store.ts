@@ -156,4 +156,13 @@ export class SqliteFederatedIntakes implements FederatedIntakeStore {
   async closeIntake(id: string, state: 'Completed' | 'Merged' | 'Cancelled'): Promise<boolean> {
     return this.db.update(federatedIntakes).set({ state }).where(and(eq(federatedIntakes.id, id), sql`${federatedIntakes.state} IN ${OPEN}`)).run().changes === 1;
   }
+  async expireIntakes(now: number): Promise<string[]> {
+    return this.db
+      .update(federatedIntakes)
+      .set({ state: 'Expired' })
+      .where(and(sql`${federatedIntakes.state} IN ${OPEN}`, sql`${federatedIntakes.expiresAt} <= ${now}`))
+      .returning({ id: federatedIntakes.id })
+      .all()
+      .map((r) => r.id);
+  }
 }

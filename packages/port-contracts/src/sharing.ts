@@ -198,6 +198,23 @@ export function describeFederatedIntakeContract(adapter: string, setup: Setup): 
         expect((await s.findIntake(open.id))!.state).toBe('Completed');
       }));
 
+    it('expires open intakes whose time ran out, once', () =>
+      using(setup, async ({ federated: s }) => {
+        const r = id('fr00');
+        const late = intake(r, { expiresAt: 5_000 });
+        const received = intake(r, { expiresAt: 5_000 });
+        const later = intake(r, { expiresAt: 9_000 });
+        const done = intake(r, { state: 'Merged', expiresAt: 1 });
+        for (const i of [late, received, later, done]) expect(await s.openIntake(i, null, 2_000)).toBe('reserved');
+        expect(await s.markReceived(received.id, 10, 3_000)).toBe(true);
+        expect((await s.expireIntakes(5_000)).sort()).toEqual([late.id, received.id].sort());
+        expect(await s.expireIntakes(5_000)).toEqual([]);
+        expect((await s.findIntake(late.id))!.state).toBe('Expired');
+        expect((await s.findIntake(later.id))!.state).toBe('Pending');
+        expect((await s.findIntake(done.id))!.state).toBe('Merged');
+        expect(await s.closeIntake(late.id, 'Completed')).toBe(false);
+      }));
+
     it('never lets concurrent intakes pass the room', () =>
       using(setup, async ({ federated: s }) => {
         const r = id('fr00');

@@ -419,6 +419,27 @@ describe('federated blobs', () => {
   });
 });
 
+describe('federated fills that run out of time', () => {
+  it('read Expired, free their budget, and lose their staged bytes at the sweep', async () => {
+    const a = await user();
+    const data = bytes(250, 6);
+    const o = await upload({ token: a.token }, { kind: 'federated', source_peer: 'https://peer.example', declared_size: 250, content_hash: sha(data) });
+    expect(o.status).toBe(201);
+    expect((await put({ token: a.token }, o.body.upload_id, data)).status).toBe(200);
+    const blobs = s.deps.stores.blobs as unknown as { staged: Map<string, Uint8Array> };
+    expect(blobs.staged.has(o.body.upload_id)).toBe(true);
+    s.clock.advance(600_000);
+    expect(await call(s.app, 'GET', `/upload/${o.body.upload_id}`, { token: a.token })).toMatchObject({ status: 200, body: { state: 'Expired' } });
+    expect(await finalize({ token: a.token }, o.body.upload_id, sha(data))).toMatchObject(problem(409, 'error.conflict'));
+    expect(await s.deps.federatedCache.sweep()).toBe(1);
+    expect(blobs.staged.has(o.body.upload_id)).toBe(false);
+    expect(await s.deps.federatedCache.sweep()).toBe(0);
+    // Its share of the budget is free again.
+    const again = bytes(300, 7);
+    expect((await upload({ token: a.token }, { kind: 'federated', source_peer: 'https://peer.example', declared_size: 300, content_hash: sha(again) })).status).toBe(201);
+  });
+});
+
 describe('X-Svc-Act-As costs nothing without the header', () => {
   it('never reads the sponsorship store on a plain authenticated request', async () => {
     const a = await user();

@@ -140,6 +140,13 @@ export class FederatedCacheService {
     return ok(view({ ...i, state: final }, now));
   }
 
+  /** Part of the GC sweep: expired fills let their staged bytes go. Returns how many expired. */
+  async sweep(): Promise<number> {
+    const expired = await guard(STORE, 'intake write', () => this.#d.intakes.expireIntakes(this.#d.clock.now()));
+    for (const id of expired) await this.#d.blobs.discard(id);
+    return expired.length;
+  }
+
   async cancel(caller: Caller, id: string): Promise<Result<UploadView, Missing | Conflict>> {
     const i = await this.#mine(caller, id);
     if (!i) return refuse('error.not_found', 'No such upload session.');

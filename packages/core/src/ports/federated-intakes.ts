@@ -36,4 +36,6 @@ export interface FederatedIntakeStore {
   markReceived(id: string, size: number, now: number): Promise<boolean>;
   /** Moves an open intake to a terminal state (Completed, Merged or Cancelled). False when not open. */
   closeIntake(id: string, state: 'Completed' | 'Merged' | 'Cancelled'): Promise<boolean>;
+  /** Writes Expired on every open intake whose time ran out; returns their ids (their staged bytes can go). */
+  expireIntakes(now: number): Promise<string[]>;
 }

@@ -107,4 +107,14 @@ export class MemoryFederatedIntakes implements FederatedIntakeStore {
     this.intakes.set(id, { ...i, state });
     return true;
   }
+  async expireIntakes(now: number): Promise<string[]> {
+    const out: string[] = [];
+    for (const i of this.intakes.values()) {
+      if (isOpenState(i.state) && now >= i.expiresAt) {
+        this.intakes.set(i.id, { ...i, state: 'Expired' });
+        out.push(i.id);
+      }
+    }
+    return out;
+  }
 }
