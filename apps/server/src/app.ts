@@ -19,6 +19,7 @@ import { wellKnownRoutes } from './routes/well-known.js';
 import { operationsRoutes } from './routes/operations.js';
 import { Cors } from './http/cors.js';
 import type { HttpMetrics, RouteStats } from './http/metrics.js';
+import { sharingRoutes } from './routes/sharing.js';
 
 export type { AppDeps } from './deps.js';
 
@@ -35,6 +36,7 @@ function allRoutes(deps: AppDeps): AnyRoute[] {
     ...operationsRoutes(deps),
     ...secondFactorRoutes(deps),
     ...oidcRoutes(deps),
+    ...sharingRoutes(deps),
   ];
 }
 
@@ -52,7 +54,12 @@ export function createApp(deps: AppDeps): Hono {
   const protocolHeadersOf = (c: Context): Record<string, string> =>
     ((c.env as { responseHeaders?: ResponseHeaders } | undefined)?.responseHeaders ?? protocol.fast(deps.clock.now())?.headers)?.protocol ?? {};
 
-  mountRoutes(app, routes.map((r) => instrumented(r, deps.metrics)), { window: deps.window, authenticate: (token) => deps.sessions.authenticate(token) });
+  mountRoutes(app, routes.map((r) => instrumented(r, deps.metrics)), {
+    window: deps.window,
+    authenticate: (token) => deps.sessions.authenticate(token),
+    actAs: (principal, target) => deps.sponsorship.actAs(principal, target),
+    guest: (token, uploadId) => deps.links.guest(token, uploadId),
+  });
 
   const doc = openApiDocument(routes, { baseUrl: deps.config.baseUrl, window: { min: deps.config.protocolMin, max: deps.config.protocolMax } });
   app.get('/openapi.json', (c) => json(c, 200, doc));

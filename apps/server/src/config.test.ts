@@ -27,9 +27,17 @@ describe('readConfig', () => {
       ['SVC_BASE_URL', 'not a url'],
       ['PORT', 'eighty'],
       ['SVC_DATABASE_URL', 'mysql://x'],
+      ['SVC_DROP_TTL_S', '0'],
+      ['SVC_FEDERATED_BUDGET_PCT', '101'],
+      ['SVC_FEDERATED_BUDGET_PCT', '2.5'],
     ] as const) {
       expect(() => readConfig({ [name]: value })).toThrow(ConfigError);
       expect(() => readConfig({ [name]: value })).toThrow(name);
     }
+  });
+
+  it('reads the drop lifetime and the federated budget share', () => {
+    expect(readConfig({})).toMatchObject({ dropTtlMs: 7 * 86_400_000, federatedBudgetPct: 25 });
+    expect(readConfig({ SVC_DROP_TTL_S: '60', SVC_FEDERATED_BUDGET_PCT: '0' })).toMatchObject({ dropTtlMs: 60_000, federatedBudgetPct: 0 });
   });
 });

@@ -40,6 +40,10 @@ export interface Config {
   readonly oidc: OidcConfig | null;
   /** `SVC_DEPRECATION_NOTICE_S`: the least time between announcing a new Min and its effective instant. */
   readonly deprecationNoticeMs: number;
+  /** `SVC_DROP_TTL_S`: how long a finalized web-upload drop waits for adoption (default 7 days). */
+  readonly dropTtlMs: number;
+  /** `SVC_FEDERATED_BUDGET_PCT`: per (receiver, source peer) federated cache budget, percent of the hard limit (default 25). */
+  readonly federatedBudgetPct: number;
 }
 
 export interface OidcConfig {
@@ -82,6 +86,13 @@ function secretKey(env: Record<string, string | undefined>): Uint8Array | null {
   // Never echo the value: it is a secret even when malformed.
   if (key === null || key.length !== 32) throw new ConfigError('SVC_SECRET_KEY must be 32 bytes as unpadded base64url (43 characters)');
   return key;
+}
+
+function percent(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) > 100) throw new ConfigError(`${name} must be a whole number of percent from 0 to 100, got "${raw}"`);
+  return Number(raw);
 }
 
 function version(env: Record<string, string | undefined>, name: string, fallback: string): string {
@@ -210,6 +221,8 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     authLocal: authLocal(env),
     oidc: oidc(env),
     deprecationNoticeMs: seconds(env, 'SVC_DEPRECATION_NOTICE_S', 90 * DAY_S),
+    dropTtlMs: seconds(env, 'SVC_DROP_TTL_S', 7 * DAY_S),
+    federatedBudgetPct: percent(env, 'SVC_FEDERATED_BUDGET_PCT', 25),
   };
   if (config.protocolMin > config.protocolMax) throw new ConfigError('SVC_PROTOCOL_MIN must not be after SVC_PROTOCOL_MAX');
   if (config.quotaSoftBytes !== null && config.quotaHardBytes !== null && config.quotaSoftBytes > config.quotaHardBytes) {

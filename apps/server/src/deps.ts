@@ -30,6 +30,9 @@ import {
   type IdentityProvider,
   AttestationRing,
   DeprecationService,
+  FederatedCacheService,
+  LinkService,
+  SponsorshipService,
 } from '@strongroom/core';
 import { Argon2Hasher, FsBlobStore, JsonLogger, cryptoRandom, systemClock, OidcRelyingParty } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
@@ -81,6 +84,12 @@ export interface AppDeps {
   readonly protocol: LiveProtocol;
   /** Storage-attestation keys, their history, and finalize receipts. */
   readonly attestation: AttestationRing;
+  /** Sponsored accounts, and who may act as them (X-Svc-Act-As). */
+  readonly sponsorship: SponsorshipService;
+  /** Share and upload links and guest drops. */
+  readonly links: LinkService;
+  /** Federated blobs cached through POST /upload kind "federated". */
+  readonly federatedCache: FederatedCacheService;
 }
 
 export interface Platform {
@@ -179,10 +188,14 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     blobs: stores.blobs,
     clock,
     random,
-    policy: { ...DEFAULT_QUOTA_POLICY, defaults: { soft: config.quotaSoftBytes, hard: config.quotaHardBytes }, graceMs: config.quotaGraceMs },
+    policy: { ...DEFAULT_QUOTA_POLICY, defaults: { soft: config.quotaSoftBytes, hard: config.quotaHardBytes }, graceMs: config.quotaGraceMs, federatedShare: config.federatedBudgetPct / 100 },
   });
-  const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: DEFAULT_UPLOAD_POLICY.dropTtlMs });
+  const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: config.dropTtlMs });
   const assets = new AssetService({ assets: stores.quota, blobs: stores.blobs, quota, clock, random });
+  // Sponsored accounts, links and drops, federated caching (one block).
+  const sponsorship = new SponsorshipService({ store: stores.sponsorship, accounts: stores.accounts, quota, clock, random });
+  const links = new LinkService({ links: stores.links, albums: stores.albums, sessions: stores.quota, catalog: stores.quota, uploads, assets, quota, clock, random });
+  const federatedCache = new FederatedCacheService({ intakes: stores.federated, ledger: stores.quota, quota, blobs: stores.blobs, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
   const totpRecovery = new TotpRecoveryService({ challenges: stores.totp, directories: stores.devices, recovery: stores.secondFactor, accounts: stores.accounts, sessions, clock });
   const oidc = buildOidc(config, stores, platform, sessions);
@@ -212,6 +225,9 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     deprecations,
     protocol,
     attestation,
+    sponsorship,
+    links,
+    federatedCache,
   };
 }
 

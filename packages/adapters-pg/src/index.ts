@@ -16,3 +16,4 @@ export { createPgPorts } from './ports.js';
 export { PgSchemaStatus } from './schema-status.js';
 export { PgOidcStore } from './oidc-store.js';
 export { PgDeprecationStore, PgAttestationStore } from './records-store.js';
+export { PgFederatedIntakes, PgLinkStore, PgSponsorshipStore } from './sharing-store.js';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { quotaModelProperty, recordsModelProperty, sessionModelProperty, totpModelProperty, upgradeModelProperty } from '@strongroom/core/testing';
+import { recordsModelProperty, sessionModelProperty, totpModelProperty, upgradeModelProperty } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { createPgPorts } from './ports.js';
 import { openTestDatabase, type TestDatabase } from './testing.js';
@@ -38,15 +38,6 @@ describe('model-based properties on PostgreSQL', () => {
     );
   }, 180_000);
 
-  it('quota ledger matches the model after every step', async () => {
-    await fc.assert(
-      quotaModelProperty(async () => {
-        await t.reset();
-        return createPgPorts(t.db).quota;
-      }, { maxCommands: 40 }),
-      { numRuns: 15 },
-    );
-  }, 180_000);
 
   it('upgrade ceremony keeps one live intent and fixed expiries after every step', async () => {
     await fc.assert(

@@ -9,6 +9,7 @@ import { PgSchemaStatus } from './schema-status.js';
 import { PgDeploymentStore, PgSecondFactorStore } from './second-factor-store.js';
 import { PgOidcStore } from './oidc-store.js';
 import { PgAttestationStore, PgDeprecationStore } from './records-store.js';
+import { PgFederatedIntakes, PgLinkStore, PgSponsorshipStore } from './sharing-store.js';
 
 /** Every store port over one migrated PostgreSQL database (node-postgres pool or PGlite). */
 export function createPgPorts(db: PgDb): Ports {
@@ -24,5 +25,8 @@ export function createPgPorts(db: PgDb): Ports {
     oidc: new PgOidcStore(db),
     deprecations: new PgDeprecationStore(db),
     attestation: new PgAttestationStore(db),
+    sponsorship: new PgSponsorshipStore(db),
+    links: new PgLinkStore(db),
+    federated: new PgFederatedIntakes(db),
   };
 }

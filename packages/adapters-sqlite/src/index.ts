@@ -11,3 +11,4 @@ export { createSqlitePorts } from './ports.js';
 export { SqliteSchemaStatus } from './schema-status.js';
 export { SqliteOidcStore } from './oidc-store.js';
 export { SqliteDeprecationStore, SqliteAttestationStore } from './records-store.js';
+export { SqliteFederatedIntakes, SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';

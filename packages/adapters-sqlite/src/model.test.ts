@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { Ports } from '@strongroom/core';
-import { quotaModelProperty, sessionModelProperty, totpModelProperty, upgradeModelProperty } from '@strongroom/core/testing';
+import { sessionModelProperty, totpModelProperty, upgradeModelProperty } from '@strongroom/core/testing';
 import { afterEach, describe, it } from 'vitest';
 import { openSqliteDatabase } from './migrate.js';
 import { createSqlitePorts } from './ports.js';
@@ -33,9 +33,6 @@ describe('model-based properties on SQLite', () => {
     );
   }, 120_000);
 
-  it('quota ledger matches the model after every step', async () => {
-    await fc.assert(quotaModelProperty(async () => freshPorts().quota), { numRuns: 60 });
-  }, 120_000);
 
   it('upgrade ceremony keeps one live intent and fixed expiries after every step', async () => {
     await fc.assert(upgradeModelProperty(async () => freshPorts()), { numRuns: 40 });

@@ -9,6 +9,7 @@ import { SqliteSchemaStatus } from './schema-status.js';
 import { SqliteDeploymentStore, SqliteSecondFactorStore } from './second-factor-store.js';
 import { SqliteOidcStore } from './oidc-store.js';
 import { SqliteAttestationStore, SqliteDeprecationStore } from './records-store.js';
+import { SqliteFederatedIntakes, SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';
 
 /** Every store port over one open (migrated) SQLite database. */
 export function createSqlitePorts(db: Database.Database): Ports {
@@ -24,5 +25,8 @@ export function createSqlitePorts(db: Database.Database): Ports {
     oidc: new SqliteOidcStore(db),
     deprecations: new SqliteDeprecationStore(db),
     attestation: new SqliteAttestationStore(db),
+    sponsorship: new SqliteSponsorshipStore(db),
+    links: new SqliteLinkStore(db),
+    federated: new SqliteFederatedIntakes(db),
   };
 }

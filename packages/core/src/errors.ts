@@ -57,7 +57,10 @@ export type ErrorCode =
   | 'error.oidc.already_linked'
   | 'error.deprecation.invalid'
   | 'error.deprecation.too_soon'
-  | 'error.attestation.history_invalid';
+  | 'error.attestation.history_invalid'
+  | 'error.auth.not_an_owner'
+  | 'error.sponsored.cannot_sponsor'
+  | 'error.quota.federated_budget';
 
 /** An expected "no": the operation did not happen and nothing changed. */
 export interface Refusal<C extends ErrorCode = ErrorCode> {

@@ -28,3 +28,6 @@ export * from './second-factor/index.js';
 export * from './deployment/index.js';
 export * from './oidc/index.js';
 export * from './attestation/index.js';
+export * from './sponsorship/index.js';
+export * from './links/index.js';
+export * from './federated/index.js';

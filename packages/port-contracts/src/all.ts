@@ -14,6 +14,7 @@ import { describeTotpStoreContract } from './totp.js';
 import { describeDeploymentContract, describeSecondFactorContract } from './second-factor.js';
 import { describeIdentityLinkStoreContract, describeOidcFlowStoreContract } from './oidc.js';
 import { describeAttestationKeyStoreContract, describeDeprecationStoreContract } from './records.js';
+import { describeFederatedIntakeContract, describeLinkStoreContract, describeSponsorshipContract } from './sharing.js';
 
 /**
  * Every suite by name. Typed by SUITES, so a suite named there without an entry here (or the
@@ -35,6 +36,9 @@ export const CONTRACT_SUITES: Record<SuiteName, (adapter: string, setup: Setup) 
   'identity-links': describeIdentityLinkStoreContract,
   deprecations: describeDeprecationStoreContract,
   attestation: describeAttestationKeyStoreContract,
+  sponsorship: describeSponsorshipContract,
+  links: describeLinkStoreContract,
+  federated: describeFederatedIntakeContract,
 };
 
 /**

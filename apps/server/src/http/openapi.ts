@@ -43,7 +43,9 @@ export function problemStatuses(r: AnyRoute): Map<number, Set<ProblemCode>> {
   if (r.auth) {
     add('error.auth.session_invalid');
     // An unreadable session ledger refuses the token with 401, not 503 (decisions: Token pair and sessions).
-    add('error.auth.unavailable', 401);
+    add('error.auth.unavailable', statusOf('error.auth.unavailable', 'authenticating'));
+    // Any authenticated request may name a sponsored account to act as (X-Svc-Act-As).
+    add('error.auth.not_an_owner');
   }
   const body = r.body?.type;
   if (body === 'json' || body === 'cbor' || body === 'empty') {
@@ -111,6 +113,7 @@ function operation(r: AnyRoute): Json {
   if (r.versioned ?? true) {
     parameters.push({ $ref: '#/components/parameters/X-Svc-Protocol' });
   }
+  if (r.auth) parameters.push({ $ref: '#/components/parameters/X-Svc-Act-As' });
 
   const responses: Record<string, Json> = {};
   for (const [status, spec] of Object.entries(r.responses)) {
@@ -138,7 +141,7 @@ function operation(r: AnyRoute): Json {
     operationId: operationIdOf(r),
     summary: r.summary,
     tags: [r.tag],
-    security: r.auth ? [{ bearer: [] }] : [],
+    security: r.auth ? (r.uploadToken ? [{ bearer: [] }, { upload: [] }] : [{ bearer: [] }]) : [],
     ...(parameters.length ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
     responses,
@@ -174,7 +177,10 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
     tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name, ...(TAGS[name] ? { description: TAGS[name] } : {}) })),
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (EdDSA)' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (EdDSA)' },
+        upload: { type: 'http', scheme: 'Upload', description: "A guest's one-drop upload token (POST /v1/links/{link_id}/drops): admits that drop's PUT and finalize only" },
+      },
       parameters: {
         'X-Svc-Protocol': {
           name: 'X-Svc-Protocol',
@@ -182,6 +188,13 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
           required: true,
           description: `The protocol version the client speaks (YYYY-MM-DD); this server supports ${info.window.min} to ${info.window.max}. Missing, malformed or newer: 426.`,
           schema: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
+        },
+        'X-Svc-Act-As': {
+          name: 'X-Svc-Act-As',
+          in: 'header',
+          required: false,
+          description: 'Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise)',
+          schema: { type: 'string', format: 'uuid' },
         },
       },
       headers: {

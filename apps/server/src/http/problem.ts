@@ -66,6 +66,9 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.deprecation.too_soon': 400,
   /** Stops the start (a broken attestation history); never sent over HTTP. */
   'error.attestation.history_invalid': 500,
+  'error.auth.not_an_owner': 403,
+  'error.sponsored.cannot_sponsor': 403,
+  'error.quota.federated_budget': 403,
 };
 
 /** Where the contract gives a code a second status. */

@@ -48,6 +48,11 @@ export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown>
   readonly tag: string;
   /** Needs `Authorization: Bearer <access token>`. */
   readonly auth: boolean;
+  /**
+   * Also admits a guest's `Authorization: Upload <token>` for the upload named by the `id` path
+   * parameter (a web-upload drop's send and finalize). Needs `auth: true`.
+   */
+  readonly uploadToken?: boolean;
   /** Needs X-Svc-Protocol (everything but /.well-known and the OpenAPI document). Default true. */
   readonly versioned?: boolean;
   /**
@@ -87,6 +92,10 @@ export interface MountOptions {
   readonly window: ProtocolWindow;
   /** Resolves a bearer token; a thrown `error.auth.unavailable` becomes 401 (see authFailure). */
   readonly authenticate: (token: string) => Promise<Result<Principal, 'error.auth.session_invalid'>>;
+  /** Resolves `X-Svc-Act-As`; called only for authenticated requests that carry the header. */
+  readonly actAs?: (principal: Principal, target: string) => Promise<Result<Principal, 'error.auth.not_an_owner'>>;
+  /** Resolves a guest's upload token for one upload (routes with `uploadToken`); null when it is not that upload's. */
+  readonly guest?: (token: string, uploadId: string) => Promise<Principal | null>;
 }
 
 /**
@@ -234,16 +243,31 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
       }
       let principal: Principal = { accountId: '', sessionId: '' };
       if (r.auth) {
-        const token = bearerToken(requestHeader(c, 'authorization'));
-        if (token === null) throw new HttpProblem('error.auth.session_invalid', 'An access token is required (Authorization: Bearer).');
-        let who: Result<Principal, 'error.auth.session_invalid'>;
-        try {
-          who = await options.authenticate(token);
-        } catch (cause) {
-          throw authFailure(cause);
+        const authorization = requestHeader(c, 'authorization');
+        const guestToken = r.uploadToken === true ? uploadToken(authorization) : null;
+        if (guestToken !== null && options.guest) {
+          const guest = await options.guest(guestToken, (params as { id: string }).id);
+          if (guest === null) throw new HttpProblem('error.auth.session_invalid', 'The upload token is not valid for this upload.');
+          principal = guest;
+        } else {
+          const token = bearerToken(authorization);
+          if (token === null) throw new HttpProblem('error.auth.session_invalid', 'An access token is required (Authorization: Bearer).');
+          let who: Result<Principal, 'error.auth.session_invalid'>;
+          try {
+            who = await options.authenticate(token);
+          } catch (cause) {
+            throw authFailure(cause);
+          }
+          if (!who.ok) throw HttpProblem.from(who);
+          principal = who.value;
+          // The one place acting as a sponsored account is decided; without the header it costs one property read.
+          const actAs = requestHeader(c, 'x-svc-act-as');
+          if (actAs !== undefined && options.actAs) {
+            const acting = await options.actAs(principal, actAs);
+            if (!acting.ok) throw HttpProblem.from(acting);
+            principal = acting.value;
+          }
         }
-        if (!who.ok) throw HttpProblem.from(who);
-        principal = who.value;
       }
       // GETs and uploads read no body here: skipping the call saves a microtask on the hot path.
       const body = r.body === undefined || r.body.type === 'bytes' ? undefined : await readBody(c, r.body);
@@ -279,6 +303,12 @@ export function bearerToken(header: string | undefined): string | null {
   if (header === undefined || header.length <= 7) return null;
   // The scheme is case-insensitive (RFC 9110); the common spelling is checked first as it is free.
   if (!header.startsWith('Bearer ') && header.slice(0, 7).toLowerCase() !== 'bearer ') return null;
+  return header.slice(7);
+}
+
+/** The token of an `Authorization: Upload <token>` header (a guest's one-drop token), or null. */
+export function uploadToken(header: string | undefined): string | null {
+  if (header === undefined || header.length <= 7 || header.slice(0, 7).toLowerCase() !== 'upload ') return null;
   return header.slice(7);
 }
 

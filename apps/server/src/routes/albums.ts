@@ -39,7 +39,7 @@ export function albumRoutes(deps: AppDeps): AnyRoute[] {
       responses: { 201: { description: 'Created', schema: v.object({ album_id: Uuid, protocol_version: v.string() }) } },
       errors: ['error.device.unknown', 'error.request.invalid'],
       handle: async ({ c, body, principal, version }) => {
-        const a = unwrap(await deps.albums.create({ accountId: principal.accountId, deviceId: body.device_id, protocolVersion: version }));
+        const a = unwrap(await deps.albums.create({ accountId: principal.accountId, actingOwnerId: principal.actingOwnerId, deviceId: body.device_id, protocolVersion: version }));
         return json(c, 201, { album_id: a.albumId, protocol_version: a.protocolVersion });
       },
     }),
@@ -62,7 +62,7 @@ export function albumRoutes(deps: AppDeps): AnyRoute[] {
         'error.conflict',
       ],
       handle: async ({ c, body, params, principal, version }) => {
-        const s = unwrap(await deps.upgrades.propose({ accountId: principal.accountId, protocolVersion: version }, params.album_id, body));
+        const s = unwrap(await deps.upgrades.propose({ accountId: principal.accountId, actingOwnerId: principal.actingOwnerId, protocolVersion: version }, params.album_id, body));
         return json(c, 202, statusBody(s));
       },
     }),

@@ -15,10 +15,11 @@ export const tokenPairBody = (p: CoreTokenPair) => ({
   expires_in: p.expiresIn,
 });
 
-const Profile = v.object({ account_id: Uuid, address: v.nullable(v.string()), display_name: v.nullable(v.string()), created_at: Timestamp });
-const profileBody = (p: { accountId: string; address: string | null; displayName: string | null; createdAt: number }) => ({
+const Profile = v.object({ account_id: Uuid, address: v.pipe(v.nullable(v.string()), v.description('null for a sponsored account or an OpenID account without a verified email')), display_name: v.nullable(v.string()), created_at: Timestamp });
+const profileBody = (p: { accountId: string; address: string | null; displayName: string | null; createdAt: number }, sponsored = false) => ({
   account_id: p.accountId,
-  address: p.address,
+  // A sponsored account (acted as through X-Svc-Act-As) has no address.
+  address: sponsored ? null : p.address,
   display_name: p.displayName,
   created_at: isoOrNull(p.createdAt),
 });
@@ -127,7 +128,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       summary: "The caller's own profile",
       auth: true,
       responses: { 200: { description: 'Profile', schema: Profile } },
-      handle: async ({ c, principal }) => json(c, 200, profileBody(unwrap(await deps.accounts.profile(principal)))),
+      handle: async ({ c, principal }) => json(c, 200, profileBody(unwrap(await deps.accounts.profile(principal)), principal.actingOwnerId !== undefined)),
     }),
     route({
       method: 'PATCH',
@@ -140,7 +141,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       errors: ['error.profile.invalid_display_name', 'error.request.invalid'],
       handle: async ({ c, body, principal }) => {
         const patch = 'display_name' in body ? { displayName: body.display_name ?? null } : {};
-        return json(c, 200, profileBody(unwrap(await deps.accounts.updateProfile(principal, patch))));
+        return json(c, 200, profileBody(unwrap(await deps.accounts.updateProfile(principal, patch)), principal.actingOwnerId !== undefined));
       },
     }),
   ];

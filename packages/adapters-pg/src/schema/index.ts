@@ -5,3 +5,4 @@ export * from './quota.js';
 export * from './second-factor.js';
 export * from './oidc.js';
 export * from './records.js';
+export * from './sharing.js';

@@ -5,3 +5,4 @@ export * from './devices-albums.js';
 export * from './second-factor.js';
 export * from './oidc.js';
 export * from './records.js';
+export * from './sharing.js';

@@ -184,7 +184,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Open an upload session: the device and album are checked, then used + declared_size against the hard limit, atomically */
+        /** Open an upload session: the device and album are checked, then used + declared_size against the hard limit, atomically. kind "federated" caches a blob received from source_peer for the caller: charged to the caller's payer, deduplicated by content_hash, within the per-peer budget (SVC_FEDERATED_BUDGET_PCT of the hard limit), atomically */
         post: operations["postUpload"];
         delete?: never;
         options?: never;
@@ -201,7 +201,7 @@ export interface paths {
         };
         /** One of the caller's upload sessions (an open session past its expiry reads Expired) */
         get: operations["getUploadById"];
-        /** Send the ciphertext (application/octet-stream, at most declared_size bytes); sending again replaces it */
+        /** Send the ciphertext (application/octet-stream, at most declared_size bytes); sending again replaces it. A guest sends its drop with `Authorization: Upload <upload_token>` */
         put: operations["putUploadById"];
         post?: never;
         /** Cancel an open upload session and release its reservation */
@@ -220,7 +220,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Commit the bytes under content_hash: the reservation becomes a charge of the real size, or a merge (no quota check here) */
+        /** Commit the bytes under content_hash: the reservation becomes a charge of the real size, or a merge (no quota check here). A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob is charged to the cache here, within its peer budget */
         post: operations["postUploadByIdFinalize"];
         delete?: never;
         options?: never;
@@ -675,6 +675,146 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/drops/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Discard a drop: an open upload is cancelled (its reservation released now); a finalized drop is freed at the next GC sweep */
+        delete: operations["deleteDropsById"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/drops/{id}/adopt": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Adopt a finalized drop: it becomes a live asset of the link owner (already charged; only its later metadata and provenance blobs add to it) */
+        post: operations["postDropsByIdAdopt"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The caller's links, revoked and expired ones included, oldest first */
+        get: operations["getLinks"];
+        put?: never;
+        /** Create a share link (wrapped keys) or a web-upload link (seal key); metadata growth, refused in GraceExpired and Suspended */
+        post: operations["postLinks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/links/{link_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a link by its id, without a token: the wrapped key and what it covers, or the seal key; 404 when revoked, expired or unknown */
+        get: operations["getLinksByLinkId"];
+        put?: never;
+        post?: never;
+        /** Revoke one of the caller's links (always admitted, in every quota state) */
+        delete: operations["deleteLinksByLinkId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/links/{link_id}/drops": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The drops guests opened through one of the caller's upload links */
+        get: operations["getLinksByLinkIdDrops"];
+        put?: never;
+        /** A guest (no token) opens a drop through an upload link: charged to the link owner now, within max_bytes and the owner's hard limit; upload_token (send it as `Authorization: Upload <token>`) admits PUT /upload/{id} and its finalize only */
+        post: operations["postLinksByLinkIdDrops"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sponsored": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The sponsored accounts the caller owns (as sponsor or added owner) */
+        get: operations["getSponsored"];
+        put?: never;
+        /** Create a sponsored account (no address, password or factor), paid for by the caller, who becomes its first owner */
+        post: operations["postSponsored"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sponsored/{id}/owners": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An owner adds a registered account as another owner (idempotent) */
+        post: operations["postSponsoredByIdOwners"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/sponsored/{id}/owners/{owner_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** An owner removes an owner (itself included); the sponsor cannot be removed (409) */
+        delete: operations["deleteSponsoredByIdOwnersByOwnerId"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/trash/empty": {
         parameters: {
             query?: never;
@@ -719,6 +859,8 @@ export interface components {
     };
     responses: never;
     parameters: {
+        /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+        "X-Svc-Act-As": string;
         /** @description The protocol version the client speaks (YYYY-MM-DD); this server supports 2026-03-01 to 2026-11-01. Missing, malformed or newer: 426. */
         "X-Svc-Protocol": string;
     };
@@ -1106,7 +1248,10 @@ export interface operations {
     getQuota: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1150,6 +1295,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -1235,7 +1397,10 @@ export interface operations {
     postUpload: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1248,7 +1413,12 @@ export interface operations {
                     device_id: string;
                     intent_id?: string;
                     /** @enum {string} */
-                    kind: "original" | "derivative" | "metadata" | "provenance";
+                    kind: "original" | "derivative" | "metadata" | "provenance" | "federated";
+                    /**
+                     * Format: uri
+                     * @description kind "federated" only (and required there): the peer server the blob came from
+                     */
+                    source_peer?: string;
                 };
             };
         };
@@ -1308,7 +1478,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.device.unknown, error.quota.exceeded, error.quota.write_refused */
+            /** @description error.auth.not_an_owner, error.device.unknown, error.quota.exceeded, error.quota.federated_budget, error.quota.write_refused */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -1319,7 +1489,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.device.unknown" | "error.quota.exceeded" | "error.quota.write_refused";
+                        code?: "error.auth.not_an_owner" | "error.device.unknown" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -1415,7 +1585,10 @@ export interface operations {
     getUploadById: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path: {
                 id: string;
             };
@@ -1462,6 +1635,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -1521,7 +1711,10 @@ export interface operations {
     putUploadById: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path: {
                 id: string;
             };
@@ -1573,6 +1766,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -1683,7 +1893,10 @@ export interface operations {
     deleteUploadById: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path: {
                 id: string;
             };
@@ -1730,6 +1943,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -1806,7 +2036,10 @@ export interface operations {
     postUploadByIdFinalize: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path: {
                 id: string;
             };
@@ -1884,6 +2117,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner, error.quota.federated_budget */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner" | "error.quota.federated_budget";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -1994,7 +2244,10 @@ export interface operations {
     postAlbums: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2055,7 +2308,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.device.unknown */
+            /** @description error.auth.not_an_owner, error.device.unknown */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -2066,7 +2319,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.device.unknown";
+                        code?: "error.auth.not_an_owner" | "error.device.unknown";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -2145,7 +2398,10 @@ export interface operations {
     getAlbumsByAlbumIdUpgrade: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path: {
                 album_id: string;
             };
@@ -2186,6 +2442,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -2245,7 +2518,10 @@ export interface operations {
     postAlbumsByAlbumIdUpgrade: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path: {
                 album_id: string;
             };
@@ -2311,7 +2587,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.album.proposer_invalid */
+            /** @description error.album.proposer_invalid, error.auth.not_an_owner */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -2322,7 +2598,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.album.proposer_invalid";
+                        code?: "error.album.proposer_invalid" | "error.auth.not_an_owner";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -2437,7 +2713,10 @@ export interface operations {
             query: {
                 intent_id: string;
             };
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path: {
                 album_id: string;
             };
@@ -2486,6 +2765,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -2562,7 +2858,10 @@ export interface operations {
     getAssetsById: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path: {
                 id: string;
             };
@@ -2614,6 +2913,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -2673,7 +2989,10 @@ export interface operations {
     deleteAssetsById: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path: {
                 id: string;
             };
@@ -2705,6 +3024,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -2781,7 +3117,10 @@ export interface operations {
     putAssetsByIdMetadata: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path: {
                 id: string;
             };
@@ -2841,7 +3180,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.quota.write_refused */
+            /** @description error.auth.not_an_owner, error.quota.write_refused */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -2852,7 +3191,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.quota.write_refused";
+                        code?: "error.auth.not_an_owner" | "error.quota.write_refused";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -2965,7 +3304,10 @@ export interface operations {
     postAssetsByIdRestore: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path: {
                 id: string;
             };
@@ -3039,6 +3381,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -3149,7 +3508,10 @@ export interface operations {
     postAssetsByIdTrash: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path: {
                 id: string;
             };
@@ -3223,6 +3585,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -4004,7 +4383,10 @@ export interface operations {
     postAuthLogoutAllChallenge: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4063,6 +4445,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -4412,7 +4811,10 @@ export interface operations {
     deleteAuthOidcLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4442,6 +4844,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -4678,7 +5097,10 @@ export interface operations {
     postAuthPassword: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4747,7 +5169,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.account_locked, error.auth.invalid_credentials, error.auth.local_disabled */
+            /** @description error.auth.account_locked, error.auth.invalid_credentials, error.auth.local_disabled, error.auth.not_an_owner */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -4758,7 +5180,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.account_locked" | "error.auth.invalid_credentials" | "error.auth.local_disabled";
+                        code?: "error.auth.account_locked" | "error.auth.invalid_credentials" | "error.auth.local_disabled" | "error.auth.not_an_owner";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -4854,7 +5276,10 @@ export interface operations {
     getAuthProfile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4871,6 +5296,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         account_id: string;
+                        /** @description null for a sponsored account or an OpenID account without a verified email */
                         address: string | null;
                         /**
                          * Format: date-time
@@ -4895,6 +5321,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -4937,7 +5380,10 @@ export interface operations {
     patchAuthProfile: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -4960,6 +5406,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         account_id: string;
+                        /** @description null for a sponsored account or an OpenID account without a verified email */
                         address: string | null;
                         /**
                          * Format: date-time
@@ -5001,6 +5448,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -5077,7 +5541,10 @@ export interface operations {
     postAuthReauthenticate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5141,7 +5608,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.invalid_credentials, error.auth.local_disabled */
+            /** @description error.auth.invalid_credentials, error.auth.local_disabled, error.auth.not_an_owner */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -5152,7 +5619,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.invalid_credentials" | "error.auth.local_disabled";
+                        code?: "error.auth.invalid_credentials" | "error.auth.local_disabled" | "error.auth.not_an_owner";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -5544,7 +6011,10 @@ export interface operations {
     getAuthSessions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5615,6 +6085,23 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
             /** @description error.protocol.unsupported */
             426: {
                 headers: {
@@ -5654,7 +6141,10 @@ export interface operations {
     deleteAuthSessionsBySessionId: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path: {
                 session_id: string;
             };
@@ -5686,6 +6176,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -5745,7 +6252,10 @@ export interface operations {
     postAuthTotpDisable: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5801,7 +6311,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.local_disabled */
+            /** @description error.auth.local_disabled, error.auth.not_an_owner */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -5812,7 +6322,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.local_disabled";
+                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -5908,7 +6418,10 @@ export interface operations {
     postAuthTotpEnroll: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5968,7 +6481,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.local_disabled */
+            /** @description error.auth.local_disabled, error.auth.not_an_owner */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -5979,7 +6492,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.local_disabled";
+                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -6075,7 +6588,10 @@ export interface operations {
     postAuthTotpVerifyEnrollment: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6131,7 +6647,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.local_disabled */
+            /** @description error.auth.local_disabled, error.auth.not_an_owner */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -6142,7 +6658,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.local_disabled";
+                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -6238,7 +6754,10 @@ export interface operations {
     getDevicesDirectory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6270,6 +6789,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -6329,7 +6865,10 @@ export interface operations {
     putDevicesDirectory: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6393,6 +6932,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -6483,10 +7039,1681 @@ export interface operations {
             };
         };
     };
-    postTrashEmpty: {
+    deleteDropsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Discarded */
+            204: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.below_min, error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postDropsByIdAdopt: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description None, or an empty JSON object */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description The asset */
+            200: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        asset_id: string;
+                        blobs: {
+                            content_hash: string;
+                            /** @enum {string} */
+                            kind: "original" | "derivative" | "metadata" | "provenance";
+                            size: number;
+                        }[];
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339 UTC timestamp
+                         */
+                        created_at: string;
+                        owner_id: string;
+                        /** @enum {string} */
+                        state: "live" | "trashed";
+                        trashed_at: string | null;
+                        upload_user_id: string;
+                    };
+                };
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.conflict */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.conflict";
+                        /** @constant */
+                        status?: 409;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.too_large */
+            413: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.too_large";
+                        /** @constant */
+                        status?: 413;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.unsupported_media_type";
+                        /** @constant */
+                        status?: 415;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.below_min, error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getLinks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Links */
+            200: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        links: {
+                            /** @description Upload links: declared bytes of the drops opened through it */
+                            accepted_bytes: number;
+                            album_id: string | null;
+                            asset_ids: string[];
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339 UTC timestamp
+                             */
+                            created_at: string;
+                            expires_at: string | null;
+                            /** @enum {string} */
+                            kind: "share" | "upload";
+                            link_id: string;
+                            max_bytes: number | null;
+                            revoked_at: string | null;
+                            /** @enum {string} */
+                            status: "active" | "expired" | "revoked";
+                        }[];
+                    };
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postLinks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    album_id?: string;
+                    asset_ids?: string[];
+                    expires_at?: string;
+                    /** @constant */
+                    kind: "share";
+                    wrapped_key: string;
+                } | {
+                    album_id: string;
+                    expires_at?: string;
+                    /** @constant */
+                    kind: "upload";
+                    max_bytes?: number;
+                    seal_key: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Created; link_id is 16 random bytes, base64url */
+            201: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        expires_at: string | null;
+                        /** @enum {string} */
+                        kind: "share" | "upload";
+                        link_id: string;
+                    };
+                };
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner, error.quota.write_refused */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner" | "error.quota.write_refused";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.too_large */
+            413: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.too_large";
+                        /** @constant */
+                        status?: 413;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.unsupported_media_type";
+                        /** @constant */
+                        status?: 415;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.below_min, error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getLinksByLinkId: {
         parameters: {
             query?: never;
             header?: never;
+            path: {
+                link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link */
+            200: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        album_id?: string | null;
+                        asset_ids?: string[];
+                        expires_at: string | null;
+                        /** @enum {string} */
+                        kind: "share" | "upload";
+                        link_id: string;
+                        max_bytes?: number | null;
+                        /** @description Upload links: the link-scoped public key guests seal to */
+                        seal_key?: string;
+                        /** @description Share links: the keys wrapped under the secret the link carries */
+                        wrapped_key?: string;
+                    };
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteLinksByLinkId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.below_min, error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getLinksByLinkIdDrops: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Oldest first */
+            200: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        drops: {
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339 UTC timestamp
+                             */
+                            created_at: string;
+                            declared_size: number;
+                            expires_at: string | null;
+                            /**
+                             * @description ready = finalized, waiting for adoption until expires_at
+                             * @enum {string}
+                             */
+                            state: "uploading" | "ready" | "adopted" | "discarded" | "expired";
+                            upload_id: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postLinksByLinkIdDrops: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    content_hash?: string;
+                    declared_size: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Opened */
+            201: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339 UTC timestamp
+                         */
+                        expires_at: string;
+                        upload_id: string;
+                        upload_token: string;
+                    };
+                };
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.quota.exceeded, error.quota.write_refused */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.quota.exceeded" | "error.quota.write_refused";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.too_large */
+            413: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.too_large";
+                        /** @constant */
+                        status?: 413;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.unsupported_media_type";
+                        /** @constant */
+                        status?: 415;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.below_min, error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSponsored: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Oldest first */
+            200: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        sponsored: {
+                            account_id: string;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339 UTC timestamp
+                             */
+                            created_at: string;
+                            /** @description Every account that may act as it, the sponsor first */
+                            owners: string[];
+                            sponsor_id: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postSponsored: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description None, or an empty JSON object */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        account_id: string;
+                    };
+                };
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner, error.sponsored.cannot_sponsor */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner" | "error.sponsored.cannot_sponsor";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.too_large */
+            413: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.too_large";
+                        /** @constant */
+                        status?: 413;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.unsupported_media_type";
+                        /** @constant */
+                        status?: 415;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.below_min, error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postSponsoredByIdOwners: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    account_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The sponsored account with its owners */
+            200: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        account_id: string;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339 UTC timestamp
+                         */
+                        created_at: string;
+                        /** @description Every account that may act as it, the sponsor first */
+                        owners: string[];
+                        sponsor_id: string;
+                    };
+                };
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner, error.sponsored.cannot_sponsor */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner" | "error.sponsored.cannot_sponsor";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.too_large */
+            413: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.too_large";
+                        /** @constant */
+                        status?: 413;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.unsupported_media_type";
+                        /** @constant */
+                        status?: 415;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.below_min, error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteSponsoredByIdOwnersByOwnerId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                id: string;
+                owner_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.conflict */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.conflict";
+                        /** @constant */
+                        status?: 409;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.below_min, error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postTrashEmpty: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -6542,6 +8769,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };

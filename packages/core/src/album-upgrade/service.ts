@@ -20,6 +20,8 @@ export interface UpgradeServiceDeps {
 export interface UpgradeCaller {
   readonly accountId: string;
   readonly protocolVersion: string;
+  /** Acting as a sponsored account: the proposer is a device of this owner's directory. */
+  readonly actingOwnerId?: string | undefined;
 }
 
 export type ProposeRefusal =
@@ -68,7 +70,7 @@ export class UpgradeService {
       });
     }
     const proposer = await guard('error.store.unavailable', 'reading the device directory', () =>
-      this.#d.directories.findDevice(caller.accountId, intent.proposerDevice),
+      this.#d.directories.findDevice(caller.actingOwnerId ?? caller.accountId, intent.proposerDevice),
     );
     if (!isDeviceActive(proposer, now) || !verifyHybrid(parsed.value, proposer)) {
       return refuse('error.album.proposer_invalid', 'The proposer is not an active device of this account, or its signatures do not verify.');

@@ -36,7 +36,7 @@ export class AlbumWriteGuard implements WriteGuard {
 
   async checkWrite(context: WriteContext, now: number): Promise<Result<void, WriteRefusal>> {
     const device = await guard('error.store.unavailable', 'reading the device directory', () =>
-      this.#d.directories.findDevice(context.accountId, context.deviceId),
+      this.#d.directories.findDevice(context.deviceAccountId ?? context.accountId, context.deviceId),
     );
     if (!isDeviceActive(device, now)) {
       return refuse('error.device.unknown', 'This device is not listed (or not yet active) in the account\'s published directory.');
@@ -73,9 +73,9 @@ export class AlbumService {
     return this.#guard;
   }
 
-  async create(input: { accountId: string; deviceId: string; protocolVersion: string }): Promise<Result<CreatedAlbum, 'error.device.unknown'>> {
+  async create(input: { accountId: string; actingOwnerId?: string | undefined; deviceId: string; protocolVersion: string }): Promise<Result<CreatedAlbum, 'error.device.unknown'>> {
     const now = this.#d.clock.now();
-    const gate = await this.#guard.checkWrite({ accountId: input.accountId, deviceId: input.deviceId, albumId: null, intentId: null, protocolVersion: input.protocolVersion }, now);
+    const gate = await this.#guard.checkWrite({ accountId: input.accountId, deviceAccountId: input.actingOwnerId, deviceId: input.deviceId, albumId: null, intentId: null, protocolVersion: input.protocolVersion }, now);
     if (!gate.ok) return refuse('error.device.unknown', gate.detail);
     const albumId = uuidv7(now, this.#d.random.bytes(10));
     await guard('error.store.unavailable', 'creating an album', () =>

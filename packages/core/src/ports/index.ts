@@ -28,3 +28,6 @@ export type { LoginCodeRecord, OidcFlowRecord, OidcFlowStore, OidcPurpose } from
 export type { IdentityLink, IdentityLinkStore } from './identity-link-store.js';
 export type { DeprecationStore } from './deprecation-store.js';
 export type { AttestationHistoryEntry, AttestationKeyRecord, AttestationKeyStore } from './attestation-key-store.js';
+export type { SponsoredRecord, SponsorshipStore } from './sponsorship-store.js';
+export type { DropRecord, DropReservation, LinkKind, LinkRecord, LinkStore } from './link-store.js';
+export type { FederatedIntakeRecord, FederatedIntakeStore, IntakeOutcome } from './federated-intakes.js';

@@ -17,6 +17,9 @@ import type { IdentityLinkStore } from './identity-link-store.js';
 import type { OidcFlowStore } from './oidc-flow-store.js';
 import type { DeprecationStore } from './deprecation-store.js';
 import type { AttestationKeyStore } from './attestation-key-store.js';
+import type { SponsorshipStore } from './sponsorship-store.js';
+import type { LinkStore } from './link-store.js';
+import type { FederatedIntakeStore } from './federated-intakes.js';
 
 /**
  * Every store port a deployment runs on, one entry per area. Each adapter builds the whole set in
@@ -43,4 +46,10 @@ export interface Ports {
   readonly deprecations: DeprecationStore;
   /** Storage-attestation keys and their append-only history. */
   readonly attestation: AttestationKeyStore;
+  /** Sponsored accounts and their owners. */
+  readonly sponsorship: SponsorshipStore;
+  /** Share and upload links, and the guest drops opened through them. */
+  readonly links: LinkStore;
+  /** Open federated cache fills, reserved against the per-(receiver, peer) budget. */
+  readonly federated: FederatedIntakeStore;
 }

@@ -5,6 +5,11 @@ export interface WriteContext {
   readonly accountId: string;
   /** The writing device; must be listed in the account's published device directory. */
   readonly deviceId: string;
+  /**
+   * Whose directory lists the device, when not `accountId`'s: the acting owner of a sponsored
+   * account (a write made as it names a device of the owner's directory).
+   */
+  readonly deviceAccountId?: string | undefined;
   readonly albumId: string | null;
   /** The live upgrade intent the write names, if any (quiescence is a filter on it). */
   readonly intentId: string | null;

@@ -1,9 +1,10 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import { MemoryQuotaStore, quotaModelProperty } from '../testing/index.js';
+import { createMemoryPorts } from '../testing/memory-ports.js';
+import { quotaModelProperty } from '../testing/quota-model.js';
 
-describe('quota ledger, model-based, in memory', () => {
-  it('matches the model after every step (uploads, dedup, cancels, expiry, trash, purge, sweeps, sponsors, drops, clock)', async () => {
-    await fc.assert(quotaModelProperty(async () => new MemoryQuotaStore()), { numRuns: 150 });
-  });
+describe('quota ledger, model-based', () => {
+  it('matches the model after every step (uploads, dedup, cancels, expiry, trash, purge, sweeps, sponsors, drops through a link, federated caching, clock)', async () => {
+    await fc.assert(quotaModelProperty(async () => createMemoryPorts()), { numRuns: 100 });
+  }, 120_000);
 });

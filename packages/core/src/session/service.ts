@@ -41,6 +41,13 @@ export interface Principal {
    * a request that only shows the account (the profile) needs no second read.
    */
   readonly account?: AccountSummary;
+  /**
+   * Set when the request acts as a sponsored account (X-Svc-Act-As): `accountId` is then the
+   * sponsored account and this is the owner whose session and devices stand behind the request.
+   */
+  readonly actingOwnerId?: string;
+  /** Set for a guest holding a one-drop upload token: the only upload session it may touch. */
+  readonly guestUploadId?: string;
 }
 
 export interface SessionView {

@@ -33,3 +33,4 @@ export { oidcModelProperty } from './oidc-model.js';
 export { MemoryDeprecationStore } from './memory-deprecations.js';
 export { MemoryAttestationKeyStore } from './memory-attestation.js';
 export { recordsModelProperty } from './records-model.js';
+export { MemoryFederatedIntakes, MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';

@@ -10,6 +10,7 @@ import { MemoryDeploymentStore } from './memory-deployment.js';
 import { MemoryOidcStore } from './memory-oidc.js';
 import { MemoryDeprecationStore } from './memory-deprecations.js';
 import { MemoryAttestationKeyStore } from './memory-attestation.js';
+import { MemoryFederatedIntakes, MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
 
 /** The whole port set in memory: the reference implementation every adapter is held to. */
 export function createMemoryPorts(): Ports {
@@ -27,5 +28,8 @@ export function createMemoryPorts(): Ports {
     oidc: new MemoryOidcStore(accounts),
     deprecations: new MemoryDeprecationStore(),
     attestation: new MemoryAttestationKeyStore(),
+    sponsorship: new MemorySponsorshipStore(),
+    links: new MemoryLinkStore(),
+    federated: new MemoryFederatedIntakes(),
   };
 }

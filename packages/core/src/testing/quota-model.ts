@@ -1,15 +1,59 @@
 import fc from 'fast-check';
 import { sha256Hex } from '../encoding/bytes.js';
+import { FederatedCacheService } from '../federated/service.js';
+import { LinkService } from '../links/service.js';
+import type { LinkStore } from '../ports/link-store.js';
 import type { Ports } from '../ports/ports.js';
 import { admitAllWrites } from '../ports/write-guard.js';
 import { AssetService } from '../quota/assets.js';
 import type { QuotaPolicy, QuotaState } from '../quota/machine.js';
 import { QuotaService } from '../quota/service.js';
+import { SponsorshipService } from '../sponsorship/service.js';
 import { UploadService } from '../upload/service.js';
-import { expect } from './check.js';
 import { FakeClock } from './fake-clock.js';
 import { MemoryBlobStore } from './memory-blob-store.js';
 import { SeededRandom } from './seeded-random.js';
+
+/**
+ * The quota ledger's model-based property, shared by every adapter: uploads, dedup, cancels,
+ * expiry, trash, purge, sweeps, sponsored accounts, drops (directly and through a capped link with
+ * a guest token), federated caching per peer, suspension and the clock, against a model; after
+ * every step the ledger must agree with the model, equal the sum of each payer's blobs, and no
+ * cap, budget or hard limit may be passed by a new reservation.
+ */
+
+/** A minimal assertion helper (core's testing code does not depend on a test runner). */
+function expect(actual: unknown, what = 'value') {
+  const fail = (msg: string): never => {
+    throw new Error(`${what}: ${msg}`);
+  };
+  const show = (v: unknown): string => {
+    try {
+      return JSON.stringify(v);
+    } catch {
+      return String(v);
+    }
+  };
+  const matches = (a: unknown, pattern: unknown): boolean => {
+    if (pattern === null || typeof pattern !== 'object') return Object.is(a, pattern);
+    if (a === null || typeof a !== 'object') return false;
+    return Object.entries(pattern).every(([k, v]) => matches((a as Record<string, unknown>)[k], v));
+  };
+  return {
+    toBe(expected: unknown): void {
+      if (!Object.is(actual, expected)) fail(`expected ${show(expected)}, got ${show(actual)}`);
+    },
+    toMatchObject(pattern: Record<string, unknown>): void {
+      if (!matches(actual, pattern)) fail(`expected to match ${show(pattern)}, got ${show(actual)}`);
+    },
+    toBeLessThanOrEqual(limit: number): void {
+      if (!((actual as number) <= limit)) fail(`expected at most ${limit}, got ${show(actual)}`);
+    },
+    toBeGreaterThanOrEqual(limit: number): void {
+      if (!((actual as number) >= limit)) fail(`expected at least ${limit}, got ${show(actual)}`);
+    },
+  };
+}
 
 // Small numbers so random runs cross every threshold and every clock boundary.
 const SOFT = 600;
@@ -25,6 +69,15 @@ const HASHES = SIZES.map((_, i) => sha256Hex(content(i)));
 const USERS = ['0190c000-0000-7000-8000-000000000000', '0190c000-0000-7000-8000-000000000001', '0190c000-0000-7000-8000-000000000002'];
 const PAYER = [0, 1, 0];
 const PAYERS = [0, 1];
+// u1's web-upload link, with a cap of its own; federated peers and the per-peer budget (25 % of HARD).
+const LINK = 'link-of-u1-aaaaaaaaaaa';
+const LINK_MAX = 1500;
+const PEERS = ['https://peer-a.example', 'https://peer-b.example'];
+const BUDGET = Math.floor(HARD * 0.25);
+// Blobs that arrive from peers (the first of them also uploaded by users now and then, for merges).
+const FED_SIZES = [40, 60, 110, 160, 230];
+const fedContent = (i: number): Uint8Array => (i === 0 ? content(0) : new Uint8Array(FED_SIZES[i]!).fill(0xa0 + i));
+const FED_HASHES = FED_SIZES.map((_, i) => sha256Hex(fedContent(i)));
 
 interface MSession {
   id: string;
@@ -36,6 +89,18 @@ interface MSession {
   state: 'open' | 'merged' | 'done' | 'cancelled';
   expiresAt: number;
   drop: boolean;
+  /** A drop opened through the link: the guest's upload token. */
+  token?: string;
+}
+interface MIntake {
+  id: string;
+  user: number;
+  payer: number;
+  peer: number;
+  hash: string;
+  size: number;
+  state: 'open' | 'received' | 'done' | 'cancelled' | 'merged';
+  expiresAt: number;
 }
 interface MAsset {
   id: string;
@@ -47,7 +112,15 @@ interface MAsset {
 }
 interface Model {
   now: number;
-  blobs: Map<string, { size: number; payer: number }>;
+  blobs: Map<string, { size: number; payer: number; peer: number | null }>;
+  /** Account ids by user index (sponsored accounts are appended as they are created) and who pays for each. */
+  users: string[];
+  payer: number[];
+  /** Declared bytes of the drops opened through LINK. */
+  linkAccepted: number;
+  /** Federated cache references: payer \n peer \n hash. */
+  fedRefs: Set<string>;
+  intakes: MIntake[];
   charged: number[];
   hardSince: (number | null)[];
   suspended: boolean[];
@@ -64,6 +137,10 @@ interface Real {
   quota: QuotaService;
   uploads: UploadService;
   assets: AssetService;
+  sponsorship: SponsorshipService;
+  links: LinkService;
+  linkStore: LinkStore;
+  federated: FederatedCacheService;
 }
 
 const reserved = (m: Model, p: number): number =>
@@ -75,9 +152,9 @@ function expectedState(m: Model, p: number): QuotaState {
   if (u >= HARD) return m.now - m.hardSince[p]! > GRACE ? 'GraceExpired' : 'HardExceeded';
   return u >= SOFT ? 'SoftWarning' : 'OK';
 }
-function charge(m: Model, hash: string, size: number, payer: number): boolean {
+function charge(m: Model, hash: string, size: number, payer: number, peer: number | null = null): boolean {
   if (m.blobs.has(hash)) return false;
-  m.blobs.set(hash, { size, payer });
+  m.blobs.set(hash, { size, payer, peer });
   m.charged[payer]! += size;
   return true;
 }
@@ -99,18 +176,33 @@ async function checkAll(m: Model, r: Real, sweep = false): Promise<void> {
     m.lastCharged[p] = row.charged;
   }
   // A sponsored account sees (and spends) its sponsor's quota.
-  expect((await r.quota.status(USERS[2]!)).used).toBe(used(m, 0));
+  for (let u = 2; u < m.users.length; u++) expect((await r.quota.status(m.users[u]!)).used).toBe(used(m, m.payer[u]!));
+  // The ledger is exactly the sum of what each payer is charged for, blob by blob.
+  for (const p of PAYERS) {
+    const own = [...m.blobs.values()].filter((b) => b.payer === p).reduce((n, b) => n + b.size, 0);
+    expect(own, `model blobs of payer ${p}`).toBe(m.charged[p]);
+    const listed = (await r.store.listChargedBlobs(USERS[p]!)).reduce((n, b) => n + b.size, 0);
+    expect(listed, `ledger blobs of payer ${p}`).toBe(m.charged[p]);
+  }
+  // The link's cap and every (payer, peer) budget hold.
+  expect((await r.linkStore.findLink(LINK))!.acceptedBytes).toBe(m.linkAccepted);
+  expect(m.linkAccepted).toBeLessThanOrEqual(LINK_MAX);
+  for (const p of PAYERS) for (let peer = 0; peer < PEERS.length; peer++) expect(cachedFrom(m, p, peer) + pendingFrom(m, p, peer)).toBeLessThanOrEqual(BUDGET);
 }
+
+const cachedFrom = (m: Model, p: number, peer: number): number => [...m.blobs.values()].filter((b) => b.payer === p && b.peer === peer).reduce((n, b) => n + b.size, 0);
+const pendingFrom = (m: Model, p: number, peer: number): number =>
+  m.intakes.filter((i) => i.payer === p && i.peer === peer && (i.state === 'open' || i.state === 'received') && m.now < i.expiresAt).reduce((n, i) => n + i.size, 0);
 
 /** Creates a session; on success the model reserves (or merges); on refusal nothing changed. */
 async function create(m: Model, r: Real, user: number, idx: number, slack: number, announce: boolean, drop: boolean): Promise<MSession | null> {
   const hash = HASHES[idx]!;
   const declared = SIZES[idx]! + slack;
-  const payer = PAYER[user]!;
+  const payer = m.payer[user]!;
   const before = used(m, payer);
   const res = drop
-    ? await r.uploads.openDrop(USERS[user]!, 'link-1', { declaredSize: declared, contentHash: announce ? hash : null })
-    : await r.uploads.create({ accountId: USERS[user]! }, { declaredSize: declared, kind: 'original', contentHash: announce ? hash : null, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
+    ? await r.uploads.openDrop(m.users[user]!, 'link-1', { declaredSize: declared, contentHash: announce ? hash : null })
+    : await r.uploads.create({ accountId: m.users[user]!, ...(user >= USERS.length ? { actingOwnerId: USERS[payer]! } : {}) }, { declaredSize: declared, kind: 'original', contentHash: announce ? hash : null, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
   if (m.suspended[payer]) {
     expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
     return null;
@@ -131,7 +223,8 @@ async function create(m: Model, r: Real, user: number, idx: number, slack: numbe
 
 /** PUT + finalize (or finalize alone for a session merged at creation). */
 async function finish(m: Model, r: Real, s: MSession): Promise<void> {
-  const caller = { accountId: USERS[s.user]! };
+  const caller = s.token !== undefined ? await r.links.guest(s.token, s.id) : { accountId: m.users[s.user]! };
+  if (caller === null) throw new Error('the guest token was refused');
   const bytes = content(HASHES.indexOf(s.hash));
   if (s.state === 'open') {
     const put = await r.uploads.put(caller, s.id, (async function* () {
@@ -165,7 +258,7 @@ class Upload implements fc.AsyncCommand<Model, Real> {
   constructor(readonly user: number, readonly idx: number, readonly slack: number, readonly announce: boolean, readonly finishNow: boolean) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
-    const s = await create(m, r, this.user, this.idx, this.slack, this.announce, false);
+    const s = await create(m, r, this.user % m.users.length, this.idx, this.slack, this.announce, false);
     if (s && this.finishNow) await finish(m, r, s);
     await checkAll(m, r);
   }
@@ -198,7 +291,7 @@ class Cancel implements fc.AsyncCommand<Model, Real> {
   check = (m: Readonly<Model>) => m.sessions.length > 0;
   async run(m: Model, r: Real): Promise<void> {
     const s = m.sessions[this.pick % m.sessions.length]!;
-    const res = await r.uploads.cancel({ accountId: USERS[s.user]! }, s.id);
+    const res = await r.uploads.cancel({ accountId: m.users[s.user]! }, s.id);
     expect(res.ok).toBe(isOpen(m, s));
     if (res.ok) s.state = 'cancelled';
     await checkAll(m, r);
@@ -213,13 +306,13 @@ class Derivative implements fc.AsyncCommand<Model, Real> {
     const live = m.assets.filter((a) => a.state === 'live');
     const a = live[this.pick % live.length]!;
     const hash = HASHES[this.idx]!;
-    const payer = PAYER[a.owner]!;
-    const res = await r.uploads.create({ accountId: USERS[a.owner]! }, { declaredSize: SIZES[this.idx]!, kind: 'derivative', contentHash: null, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
+    const payer = m.payer[a.owner]!;
+    const res = await r.uploads.create({ accountId: m.users[a.owner]! }, { declaredSize: SIZES[this.idx]!, kind: 'derivative', contentHash: null, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
     if (m.suspended[payer] || used(m, payer) + SIZES[this.idx]! > HARD) {
       expect(res.ok).toBe(false);
     } else {
       if (!res.ok) throw new Error(res.code);
-      const caller = { accountId: USERS[a.owner]! };
+      const caller = { accountId: m.users[a.owner]! };
       expect((await r.uploads.put(caller, res.value.uploadId, (async function* () {
         yield content(HASHES.indexOf(hash));
       })())).ok).toBe(true);
@@ -240,13 +333,13 @@ class Metadata implements fc.AsyncCommand<Model, Real> {
   async run(m: Model, r: Real): Promise<void> {
     const live = m.assets.filter((a) => a.state === 'live');
     const a = live[this.pick % live.length]!;
-    const payer = PAYER[a.owner]!;
+    const payer = m.payer[a.owner]!;
     const bytes = new Uint8Array(this.size).fill(0xee);
     new DataView(bytes.buffer).setUint32(0, ++m.metaCounter);
     const hash = sha256Hex(bytes);
     const delta = this.size - (a.meta === null ? 0 : m.blobs.get(a.meta)?.size ?? 0);
     const state = expectedState(m, payer);
-    const res = await r.assets.replaceMetadata({ accountId: USERS[a.owner]! }, a.id, bytes);
+    const res = await r.assets.replaceMetadata({ accountId: m.users[a.owner]! }, a.id, bytes);
     if (delta > 0 && (state === 'GraceExpired' || state === 'Suspended')) {
       expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
     } else {
@@ -265,7 +358,7 @@ class OnAsset implements fc.AsyncCommand<Model, Real> {
   check = (m: Readonly<Model>) => m.assets.length > 0;
   async run(m: Model, r: Real): Promise<void> {
     const a = m.assets[this.pick % m.assets.length]!;
-    const caller = { accountId: USERS[a.owner]! };
+    const caller = { accountId: m.users[a.owner]! };
     let res: { ok: boolean };
     let expected: boolean;
     switch (this.op) {
@@ -318,6 +411,7 @@ class Sweep implements fc.AsyncCommand<Model, Real> {
   async run(m: Model, r: Real): Promise<void> {
     for (const a of m.assets) if (a.state === 'drop' && m.now >= a.dropExpiresAt!) a.state = 'gone';
     const referenced = new Set(m.assets.filter((a) => a.state !== 'gone').flatMap((a) => (a.meta ? [...a.hashes, a.meta] : a.hashes)));
+    for (const ref of m.fedRefs) referenced.add(ref.split('\n')[2]!);
     const credited = [0, 0];
     for (const [hash, b] of [...m.blobs]) {
       if (referenced.has(hash)) continue;
@@ -357,6 +451,163 @@ class AdvanceClock implements fc.AsyncCommand<Model, Real> {
   toString = () => `AdvanceClock(${this.ms})`;
 }
 
+class CreateSponsored implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly sponsor: number) {}
+  check = (m: Readonly<Model>) => m.users.length < 6;
+  async run(m: Model, r: Real): Promise<void> {
+    const created = await r.sponsorship.create({ accountId: USERS[this.sponsor]! });
+    if (!created.ok) throw new Error(created.code);
+    m.users.push(created.value.accountId);
+    m.payer.push(this.sponsor);
+    // Its sponsor may act as it; the other payer may not; it cannot sponsor in turn.
+    expect((await r.sponsorship.actAs({ accountId: USERS[this.sponsor]!, sessionId: 's' }, created.value.accountId)).ok).toBe(true);
+    expect(await r.sponsorship.actAs({ accountId: USERS[1 - this.sponsor]!, sessionId: 's' }, created.value.accountId)).toMatchObject({ ok: false, code: 'error.auth.not_an_owner' });
+    expect(await r.sponsorship.create({ accountId: created.value.accountId, actingOwnerId: USERS[this.sponsor]! })).toMatchObject({ ok: false, code: 'error.sponsored.cannot_sponsor' });
+    await checkAll(m, r);
+  }
+  toString = () => `CreateSponsored(by u${this.sponsor})`;
+}
+
+/** A guest's drop through u1's link: GraceExpired and Suspended refuse it, then the link cap, then the hard limit. */
+class LinkDrop implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly idx: number, readonly finishNow: boolean) {}
+  check = () => true;
+  async run(m: Model, r: Real): Promise<void> {
+    const declared = SIZES[this.idx]!;
+    const state = expectedState(m, 1);
+    const res = await r.links.openDrop(LINK, { declaredSize: declared, contentHash: null });
+    if (state === 'GraceExpired' || state === 'Suspended') {
+      expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+    } else if (m.linkAccepted + declared > LINK_MAX || used(m, 1) + declared > HARD) {
+      expect(res).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    } else {
+      if (!res.ok) throw new Error(`drop refused: ${res.code}`);
+      m.linkAccepted += declared;
+      const s: MSession = { id: res.value.uploadId, user: 1, payer: 1, hash: HASHES[this.idx]!, size: declared, declared, state: 'open', expiresAt: m.now + TTL, drop: true, token: res.value.uploadToken };
+      m.sessions.push(s);
+      expect(used(m, 1)).toBeLessThanOrEqual(HARD);
+      if (this.finishNow) await finish(m, r, s);
+    }
+    await checkAll(m, r);
+  }
+  toString = () => `LinkDrop(#${this.idx}, ${this.finishNow ? 'finish' : 'open'})`;
+}
+
+/** The link owner adopts or discards a drop through the link service. */
+class LinkDropOp implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly op: 'adopt' | 'discard', readonly pick: number) {}
+  check = (m: Readonly<Model>) => m.sessions.some((s) => s.token !== undefined);
+  async run(m: Model, r: Real): Promise<void> {
+    const drops = m.sessions.filter((s) => s.token !== undefined);
+    const s = drops[this.pick % drops.length]!;
+    const a = m.assets.find((x) => x.id === s.id);
+    const caller = { accountId: USERS[1]! };
+    if (this.op === 'adopt') {
+      const res = await r.links.adopt(caller, s.id);
+      const expected = a !== undefined && a.state === 'drop' && m.now < a.dropExpiresAt!;
+      expect(res.ok, `adopt of drop ${s.state}/${a?.state}`).toBe(expected);
+      if (expected) a!.state = 'live';
+    } else {
+      const res = await r.links.discard(caller, s.id);
+      if (isOpen(m, s)) {
+        expect(res.ok).toBe(true);
+        s.state = 'cancelled';
+      } else {
+        const expected = a !== undefined && a.state === 'drop';
+        expect(res.ok, `discard of drop ${s.state}/${a?.state}`).toBe(expected);
+        if (expected) a!.state = 'gone';
+      }
+    }
+    await checkAll(m, r);
+  }
+  toString = () => `LinkDrop.${this.op}(${this.pick})`;
+}
+
+/** A blob from a peer, cached for a user (charged to its payer), optionally sent and finalized at once. */
+class Federated implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly user: number, readonly peer: number, readonly idx: number, readonly finishNow: boolean) {}
+  check = () => true;
+  async run(m: Model, r: Real): Promise<void> {
+    const user = this.user % m.users.length;
+    const payer = m.payer[user]!;
+    const hash = FED_HASHES[this.idx]!;
+    const size = FED_SIZES[this.idx]!;
+    const caller = { accountId: m.users[user]!, ...(user >= USERS.length ? { actingOwnerId: USERS[payer]! } : {}) };
+    const res = await r.federated.open(caller, { peer: PEERS[this.peer]!, declaredSize: size, contentHash: hash, deviceId: 'd', protocolVersion: '2026-11-01' });
+    if (m.blobs.has(hash)) {
+      expect(res).toMatchObject({ ok: true, value: { state: 'Merged' } });
+      m.fedRefs.add(`${payer}\n${this.peer}\n${hash}`);
+    } else if (m.suspended[payer]) {
+      expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+    } else if (used(m, payer) + size > HARD) {
+      expect(res).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    } else if (cachedFrom(m, payer, this.peer) + pendingFrom(m, payer, this.peer) + size > BUDGET) {
+      expect(res).toMatchObject({ ok: false, code: 'error.quota.federated_budget' });
+    } else {
+      if (!res.ok) throw new Error(`federated refused: ${res.code}`);
+      const i: MIntake = { id: res.value.uploadId, user, payer, peer: this.peer, hash, size, state: 'open', expiresAt: m.now + TTL };
+      m.intakes.push(i);
+      if (this.finishNow) await finishIntake(m, r, i);
+    }
+    await checkAll(m, r);
+  }
+  toString = () => `Federated(u${this.user}, peer ${this.peer}, #${this.idx}, ${this.finishNow ? 'finish' : 'open'})`;
+}
+
+async function finishIntake(m: Model, r: Real, i: MIntake): Promise<void> {
+  const caller = { accountId: m.users[i.user]! };
+  const live = (i.state === 'open' || i.state === 'received') && m.now < i.expiresAt;
+  const put = await r.federated.put(caller, i.id, (async function* () {
+    yield fedContent(FED_HASHES.indexOf(i.hash));
+  })());
+  expect(put.ok, `put of intake ${i.state}`).toBe(live);
+  const fin = await r.federated.finalize(caller, i.id, i.hash);
+  if (!live) {
+    if (i.state !== 'merged') expect(fin.ok).toBe(false);
+    return;
+  }
+  if (!fin.ok) throw new Error(`federated finalize refused: ${fin.code}`);
+  const ref = `${i.payer}\n${i.peer}\n${i.hash}`;
+  if (m.fedRefs.has(ref) || m.blobs.has(i.hash)) {
+    expect(fin.value.state).toBe('Merged');
+  } else {
+    expect(cachedFrom(m, i.payer, i.peer) + i.size).toBeLessThanOrEqual(BUDGET);
+    charge(m, i.hash, i.size, i.payer, i.peer);
+    expect(fin.value.state).toBe('Completed');
+  }
+  m.fedRefs.add(ref);
+  i.state = 'done';
+}
+
+class FinishIntake implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly pick: number) {}
+  check = (m: Readonly<Model>) => m.intakes.length > 0;
+  async run(m: Model, r: Real): Promise<void> {
+    const i = m.intakes[this.pick % m.intakes.length]!;
+    if (i.state === 'done' || i.state === 'cancelled') {
+      expect((await r.federated.finalize({ accountId: m.users[i.user]! }, i.id, i.hash)).ok).toBe(false);
+    } else {
+      await finishIntake(m, r, i);
+    }
+    await checkAll(m, r);
+  }
+  toString = () => `FinishIntake(${this.pick})`;
+}
+
+/** Drops a receiver's federated reference: its bytes are credited at the next sweep, if nothing else holds them. */
+class Evict implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly pick: number) {}
+  check = (m: Readonly<Model>) => m.fedRefs.size > 0;
+  async run(m: Model, r: Real): Promise<void> {
+    const ref = [...m.fedRefs][this.pick % m.fedRefs.size]!;
+    const [payer, peer, hash] = ref.split('\n');
+    expect(await r.quota.evictFederated(USERS[Number(payer)]!, PEERS[Number(peer)]!, hash!)).toBe(true);
+    m.fedRefs.delete(ref);
+    await checkAll(m, r);
+  }
+  toString = () => `Evict(${this.pick})`;
+}
+
 function ledgerCommands(): fc.Arbitrary<fc.AsyncCommand<Model, Real>>[] {
   const idx = fc.integer({ min: 0, max: SIZES.length - 1 });
   return [
@@ -371,32 +622,48 @@ function ledgerCommands(): fc.Arbitrary<fc.AsyncCommand<Model, Real>>[] {
     fc.constant(new Sweep()),
     fc.tuple(fc.integer({ min: 0, max: 1 }), fc.boolean()).map(([p, on]) => new Suspend(p, on)),
     fc.oneof(fc.integer({ min: 1, max: 120_000 }), fc.integer({ min: 5 * 60_000, max: 70 * 60_000 })).map((ms) => new AdvanceClock(ms)),
+    fc.integer({ min: 0, max: 1 }).map((p) => new CreateSponsored(p)),
+    fc.tuple(idx, fc.boolean()).map(([i, f]) => new LinkDrop(i, f)),
+    fc.tuple(fc.constantFrom<'adopt' | 'discard'>('adopt', 'discard'), fc.nat(30)).map(([op, p]) => new LinkDropOp(op, p)),
+    ...[1, 2, 3].map(() =>
+      fc.tuple(fc.nat(5), fc.integer({ min: 0, max: PEERS.length - 1 }), fc.integer({ min: 0, max: FED_SIZES.length - 1 }), fc.boolean()).map(([u, peer, i, f]) => new Federated(u, peer, i, f)),
+    ),
+    fc.nat(30).map((p) => new FinishIntake(p)),
+    fc.nat(30).map((p) => new Evict(p)),
+    fc.nat(30).map((p) => new Evict(p)),
   ];
 }
 
-async function freshReal(store: Ports['quota']): Promise<Real> {
+async function freshReal(ports: Ports): Promise<Real> {
   const clock = new FakeClock();
   const random = new SeededRandom(11);
+  const store = ports.quota;
   const blobs = new MemoryBlobStore();
   const quota = new QuotaService({ ledger: store, blobs, clock, random, policy: POLICY });
   const uploads = new UploadService({ sessions: store, assets: store, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: TTL, dropTtlMs: DROP_TTL });
   const assets = new AssetService({ assets: store, blobs, quota, clock, random });
   const sponsored = await quota.setSponsor(USERS[2]!, USERS[0]!);
   if (!sponsored.ok) throw new Error('sponsor');
-  return { clock, store, blobs, quota, uploads, assets };
+  const sponsorship = new SponsorshipService({ store: ports.sponsorship, accounts: ports.accounts, quota, clock, random });
+  const linkStore = ports.links;
+  await linkStore.createLink({ id: LINK, ownerId: USERS[1]!, kind: 'upload', albumId: null, assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: LINK_MAX, acceptedBytes: 0, createdAt: clock.now(), expiresAt: null, revokedAt: null });
+  const links = new LinkService({ links: linkStore, albums: ports.albums, sessions: store, catalog: store, uploads, assets, quota, clock, random });
+  const federated = new FederatedCacheService({ intakes: ports.federated, ledger: store, quota, blobs, writeGuard: admitAllWrites, clock, random, ttlMs: TTL });
+  return { clock, store, blobs, quota, uploads, assets, sponsorship, links, linkStore, federated };
 }
 
-/**
- * The quota ledger as a model-based property over a real quota store (`fresh` returns an empty one
- * per run): uploads, dedup, cancels, expiry, trash, purge, sweeps, sponsors, drops and clock
- * advances, with the whole ledger compared to the model after every step. Every adapter runs it.
- */
-export function quotaModelProperty(fresh: () => Promise<Ports['quota']>, options: { maxCommands?: number } = {}) {
-  return fc.asyncProperty(fc.commands(ledgerCommands(), { maxCommands: options.maxCommands ?? 60 }), async (cmds) => {
-    const real = await freshReal(await fresh());
+/** The property over a fresh, empty port set per run (`makePorts` is called once per run). */
+export function quotaModelProperty(makePorts: () => Promise<Ports>): fc.IAsyncPropertyWithHooks<[Iterable<fc.AsyncCommand<Model, Real>>]> {
+  return fc.asyncProperty(fc.commands(ledgerCommands(), { maxCommands: 60, size: 'max' }), async (cmds) => {
+    const real = await freshReal(await makePorts());
     const model: Model = {
       now: real.clock.now(),
       blobs: new Map(),
+      users: [...USERS],
+      payer: [...PAYER],
+      linkAccepted: 0,
+      fedRefs: new Set(),
+      intakes: [],
       charged: [0, 0],
       hardSince: [null, null],
       suspended: [false, false],

@@ -61,7 +61,7 @@ export interface UploadView {
 }
 
 type CreateRefusal = WriteRefusal | QuotaRefusal | 'error.request.invalid';
-type Caller = { readonly accountId: string };
+type Caller = { readonly accountId: string; readonly actingOwnerId?: string | undefined };
 
 const STORE = 'error.store.unavailable' as const;
 
@@ -85,7 +85,7 @@ export class UploadService {
     if (bad) return refuse('error.request.invalid', bad);
     const now = this.#d.clock.now();
     const allowed = await this.#d.writeGuard.checkWrite(
-      { accountId: caller.accountId, deviceId: input.deviceId, albumId: input.albumId, intentId: input.intentId, protocolVersion: input.protocolVersion },
+      { accountId: caller.accountId, deviceAccountId: caller.actingOwnerId, deviceId: input.deviceId, albumId: input.albumId, intentId: input.intentId, protocolVersion: input.protocolVersion },
       now,
     );
     if (!allowed.ok) return allowed;

@@ -1,0 +1,83 @@
+import { bigint, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
+
+// Mirrors adapters-sqlite/src/schema/sharing.ts column for column.
+const n = (name: string) => bigint(name, { mode: 'number' });
+
+/** A sponsored account and the registered account that pays for it. */
+export const sponsoredAccounts = pgTable(
+  'sponsored_accounts',
+  {
+    accountId: text('account_id').primaryKey(),
+    sponsorId: text('sponsor_id').notNull(),
+    createdAt: n('created_at').notNull(),
+  },
+  (t) => [index('sponsored_accounts_sponsor_idx').on(t.sponsorId)],
+);
+
+/** Who may act as a sponsored account (its sponsor among them). */
+export const sponsoredOwners = pgTable(
+  'sponsored_owners',
+  {
+    accountId: text('account_id')
+      .notNull()
+      .references(() => sponsoredAccounts.accountId),
+    ownerId: text('owner_id').notNull(),
+    seq: integer('seq').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.ownerId] }), index('sponsored_owners_owner_idx').on(t.ownerId)],
+);
+
+/** Share links and web-upload links. */
+export const links = pgTable(
+  'links',
+  {
+    id: text('id').primaryKey(),
+    ownerId: text('owner_id').notNull(),
+    kind: text('kind', { enum: ['share', 'upload'] }).notNull(),
+    albumId: text('album_id'),
+    /** JSON array of asset ids (share links). */
+    assetIds: text('asset_ids').notNull(),
+    wrappedKey: text('wrapped_key'),
+    sealKey: text('seal_key'),
+    maxBytes: n('max_bytes'),
+    acceptedBytes: n('accepted_bytes').notNull().default(0),
+    createdAt: n('created_at').notNull(),
+    expiresAt: n('expires_at'),
+    revokedAt: n('revoked_at'),
+  },
+  (t) => [index('links_owner_idx').on(t.ownerId)],
+);
+
+/** Guest drops: the upload session opened through a link and the hash of its one-drop token. */
+export const linkDrops = pgTable(
+  'link_drops',
+  {
+    uploadId: text('upload_id').primaryKey(),
+    linkId: text('link_id')
+      .notNull()
+      .references(() => links.id),
+    ownerId: text('owner_id').notNull(),
+    tokenHash: text('token_hash').notNull(),
+    declaredSize: n('declared_size').notNull(),
+    createdAt: n('created_at').notNull(),
+  },
+  (t) => [index('link_drops_link_idx').on(t.linkId)],
+);
+
+/** Federated cache fills on their way in: each open one reserves against its (receiver, peer) budget. */
+export const federatedIntakes = pgTable(
+  'federated_intakes',
+  {
+    id: text('id').primaryKey(),
+    uploaderId: text('uploader_id').notNull(),
+    receiverId: text('receiver_id').notNull(),
+    peer: text('peer').notNull(),
+    declaredSize: n('declared_size').notNull(),
+    contentHash: text('content_hash').notNull(),
+    state: text('state', { enum: ['Pending', 'Uploading', 'WaitingForProcessing', 'Completed', 'Merged', 'Cancelled', 'Expired'] }).notNull(),
+    receivedSize: n('received_size'),
+    createdAt: n('created_at').notNull(),
+    expiresAt: n('expires_at').notNull(),
+  },
+  (t) => [index('federated_intakes_budget_idx').on(t.receiverId, t.peer, t.state)],
+);

@@ -1,0 +1,82 @@
+import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+
+// Sponsored accounts, links and drops, federated cache fills. Sizes are bytes, times integer milliseconds.
+
+/** A sponsored account and the registered account that pays for it. */
+export const sponsoredAccounts = sqliteTable(
+  'sponsored_accounts',
+  {
+    accountId: text('account_id').primaryKey(),
+    sponsorId: text('sponsor_id').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('sponsored_accounts_sponsor_idx').on(t.sponsorId)],
+);
+
+/** Who may act as a sponsored account (its sponsor among them). */
+export const sponsoredOwners = sqliteTable(
+  'sponsored_owners',
+  {
+    accountId: text('account_id')
+      .notNull()
+      .references(() => sponsoredAccounts.accountId),
+    ownerId: text('owner_id').notNull(),
+    seq: integer('seq').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.accountId, t.ownerId] }), index('sponsored_owners_owner_idx').on(t.ownerId)],
+);
+
+/** Share links and web-upload links. */
+export const links = sqliteTable(
+  'links',
+  {
+    id: text('id').primaryKey(),
+    ownerId: text('owner_id').notNull(),
+    kind: text('kind', { enum: ['share', 'upload'] }).notNull(),
+    albumId: text('album_id'),
+    /** JSON array of asset ids (share links). */
+    assetIds: text('asset_ids').notNull(),
+    wrappedKey: text('wrapped_key'),
+    sealKey: text('seal_key'),
+    maxBytes: integer('max_bytes'),
+    acceptedBytes: integer('accepted_bytes').notNull().default(0),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at'),
+    revokedAt: integer('revoked_at'),
+  },
+  (t) => [index('links_owner_idx').on(t.ownerId)],
+);
+
+/** Guest drops: the upload session opened through a link and the hash of its one-drop token. */
+export const linkDrops = sqliteTable(
+  'link_drops',
+  {
+    uploadId: text('upload_id').primaryKey(),
+    linkId: text('link_id')
+      .notNull()
+      .references(() => links.id),
+    ownerId: text('owner_id').notNull(),
+    tokenHash: text('token_hash').notNull(),
+    declaredSize: integer('declared_size').notNull(),
+    createdAt: integer('created_at').notNull(),
+  },
+  (t) => [index('link_drops_link_idx').on(t.linkId)],
+);
+
+/** Federated cache fills on their way in: each open one reserves against its (receiver, peer) budget. */
+export const federatedIntakes = sqliteTable(
+  'federated_intakes',
+  {
+    id: text('id').primaryKey(),
+    uploaderId: text('uploader_id').notNull(),
+    receiverId: text('receiver_id').notNull(),
+    peer: text('peer').notNull(),
+    declaredSize: integer('declared_size').notNull(),
+    contentHash: text('content_hash').notNull(),
+    state: text('state', { enum: ['Pending', 'Uploading', 'WaitingForProcessing', 'Completed', 'Merged', 'Cancelled', 'Expired'] }).notNull(),
+    receivedSize: integer('received_size'),
+    createdAt: integer('created_at').notNull(),
+    expiresAt: integer('expires_at').notNull(),
+  },
+  (t) => [index('federated_intakes_budget_idx').on(t.receiverId, t.peer, t.state)],
+);

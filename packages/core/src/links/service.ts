@@ -1,0 +1,246 @@
+import { constantTimeEqual, fromBase64url, fromHex, sha256Hex, toBase64url } from '../encoding/bytes.js';
+import { guard, ok, refuse, type Result } from '../errors.js';
+import type { AlbumStore } from '../ports/album-store.js';
+import type { AssetCatalog, AssetRecord } from '../ports/asset-catalog.js';
+import type { Clock } from '../ports/clock.js';
+import type { DropRecord, LinkKind, LinkRecord, LinkStore } from '../ports/link-store.js';
+import type { Random } from '../ports/random.js';
+import type { UploadSessionRecord, UploadSessions } from '../ports/upload-sessions.js';
+import type { QuotaRefusal } from '../quota/machine.js';
+import type { AssetService } from '../quota/assets.js';
+import type { QuotaService } from '../quota/service.js';
+import type { Principal } from '../session/service.js';
+import { isOpenState, uploadState } from '../upload/machine.js';
+import type { UploadService } from '../upload/service.js';
+import { checkLinkKey, linkStatus, MAX_LINK_ASSETS } from './rules.js';
+
+export interface LinkServiceDeps {
+  readonly links: LinkStore;
+  readonly albums: AlbumStore;
+  readonly sessions: UploadSessions;
+  readonly catalog: AssetCatalog;
+  readonly uploads: UploadService;
+  readonly assets: AssetService;
+  readonly quota: QuotaService;
+  readonly clock: Clock;
+  readonly random: Random;
+}
+
+export interface NewLink {
+  readonly kind: LinkKind;
+  readonly albumId: string | null;
+  readonly assetIds: readonly string[];
+  readonly wrappedKey: string | null;
+  readonly sealKey: string | null;
+  readonly maxBytes: number | null;
+  readonly expiresAt: number | null;
+}
+
+/** Where a drop stands, for its link's owner. */
+export type DropState = 'uploading' | 'ready' | 'adopted' | 'discarded' | 'expired';
+
+export interface DropView {
+  readonly uploadId: string;
+  readonly linkId: string;
+  readonly declaredSize: number;
+  readonly state: DropState;
+  readonly createdAt: number;
+  /** Until when the upload may be sent (while uploading) or the drop adopted (while ready). */
+  readonly expiresAt: number | null;
+}
+
+export interface OpenedDrop {
+  readonly uploadId: string;
+  readonly uploadToken: string;
+  readonly expiresAt: number;
+}
+
+type Caller = Pick<Principal, 'accountId'>;
+type Missing = 'error.not_found';
+const STORE = 'error.store.unavailable' as const;
+
+/** The hash a drop's upload token is stored under; null when the text cannot be a token of ours. */
+export function uploadTokenHash(token: string): string | null {
+  const bytes = fromBase64url(token);
+  return bytes !== null && bytes.length === 32 ? sha256Hex(bytes) : null;
+}
+
+/**
+ * Share links, web-upload links and the guest drops opened through them (contract 1.6, rule 8.7).
+ * New links are metadata growth; revoking always works; a drop is charged to the link owner (its
+ * payer) when it is opened, within the link's cap and the payer's hard limit, both atomically.
+ */
+export class LinkService {
+  readonly #d: LinkServiceDeps;
+  constructor(deps: LinkServiceDeps) {
+    this.#d = deps;
+  }
+
+  async create(caller: Caller, input: NewLink): Promise<Result<LinkRecord, 'error.request.invalid' | 'error.not_found' | QuotaRefusal>> {
+    const now = this.#d.clock.now();
+    const bad = this.#check(input, now);
+    if (bad) return refuse('error.request.invalid', bad);
+    const admitted = await this.#d.quota.admit(caller.accountId, 'metadata_growth', 0);
+    if (!admitted.ok) return admitted;
+    if (input.albumId !== null) {
+      const album = await guard(STORE, 'album read', () => this.#d.albums.findAlbum(input.albumId!));
+      if (album === null || album.accountId !== caller.accountId) return refuse('error.not_found', 'No such album on this account.');
+    }
+    for (const id of input.assetIds) {
+      if (!(await this.#d.assets.get(caller, id)).ok) return refuse('error.not_found', `No such asset: ${id}.`);
+    }
+    const link: LinkRecord = {
+      id: toBase64url(this.#d.random.bytes(16)),
+      ownerId: caller.accountId,
+      kind: input.kind,
+      albumId: input.albumId,
+      assetIds: [...input.assetIds],
+      wrappedKey: input.kind === 'share' ? input.wrappedKey : null,
+      sealKey: input.kind === 'upload' ? input.sealKey : null,
+      maxBytes: input.kind === 'upload' ? input.maxBytes : null,
+      acceptedBytes: 0,
+      createdAt: now,
+      expiresAt: input.expiresAt,
+      revokedAt: null,
+    };
+    await guard(STORE, 'link write', () => this.#d.links.createLink(link));
+    return ok(link);
+  }
+
+  #check(input: NewLink, now: number): string | null {
+    if (input.expiresAt !== null && input.expiresAt <= now) return 'expires_at must lie in the future.';
+    if (input.kind === 'share') {
+      if (input.wrappedKey === null) return 'A share link needs wrapped_key.';
+      if (input.assetIds.length > MAX_LINK_ASSETS) return `A share link may name at most ${MAX_LINK_ASSETS} assets.`;
+      if (new Set(input.assetIds).size !== input.assetIds.length) return 'asset_ids must not repeat.';
+      return checkLinkKey('wrapped_key', input.wrappedKey);
+    }
+    if (input.albumId === null) return 'An upload link needs album_id.';
+    if (input.sealKey === null) return 'An upload link needs seal_key.';
+    if (input.maxBytes !== null && (!Number.isSafeInteger(input.maxBytes) || input.maxBytes < 1)) return 'max_bytes must be a whole number from 1 to 2^53-1.';
+    return checkLinkKey('seal_key', input.sealKey);
+  }
+
+  /** The link as anyone holding its id sees it: only while active. */
+  async read(linkId: string): Promise<Result<LinkRecord, Missing>> {
+    const link = await guard(STORE, 'link read', () => this.#d.links.findLink(linkId));
+    if (link === null || linkStatus(link, this.#d.clock.now()) !== 'active') return refuse('error.not_found', 'No such link.');
+    return ok(link);
+  }
+
+  async list(caller: Caller): Promise<LinkRecord[]> {
+    return guard(STORE, 'link read', () => this.#d.links.listLinks(caller.accountId));
+  }
+
+  /** Revoking is always admitted, in every quota state. */
+  async revoke(caller: Caller, linkId: string): Promise<Result<void, Missing>> {
+    const done = await guard(STORE, 'link write', () => this.#d.links.revokeLink(caller.accountId, linkId, this.#d.clock.now()));
+    return done ? ok(undefined) : refuse('error.not_found', 'No such link.');
+  }
+
+  /**
+   * A guest opens a drop: refused in GraceExpired and Suspended like any growth of the owner's
+   * library; the link's cap is reserved first (atomically), then the payer's hard limit (atomically,
+   * by the upload store); a refusal of the second gives the first back.
+   */
+  async openDrop(linkId: string, input: { declaredSize: number; contentHash: string | null }): Promise<Result<OpenedDrop, Missing | QuotaRefusal | 'error.request.invalid'>> {
+    const link = await guard(STORE, 'link read', () => this.#d.links.findLink(linkId));
+    const now = this.#d.clock.now();
+    if (link === null || link.kind !== 'upload' || linkStatus(link, now) !== 'active') return refuse('error.not_found', 'No such upload link.');
+    if (!Number.isSafeInteger(input.declaredSize) || input.declaredSize < 1) return refuse('error.request.invalid', 'declared_size must be a whole number from 1 to 2^53-1.');
+    const state = await this.#d.quota.admit(link.ownerId, 'metadata_growth', 0);
+    if (!state.ok) return state;
+    const reserved = await guard(STORE, 'link write', () => this.#d.links.reserveDrop(linkId, input.declaredSize, now));
+    if (reserved === 'closed') return refuse('error.not_found', 'No such upload link.');
+    if (reserved === 'over_max') {
+      return refuse('error.quota.exceeded', 'This drop would pass the upload link\'s max_bytes.', { max_bytes: link.maxBytes, declared_size: input.declaredSize });
+    }
+    let opened: Awaited<ReturnType<UploadService['openDrop']>>;
+    try {
+      opened = await this.#d.uploads.openDrop(link.ownerId, linkId, input);
+    } catch (cause) {
+      await this.#d.links.releaseDrop(linkId, input.declaredSize).catch(() => undefined);
+      throw cause;
+    }
+    if (!opened.ok) {
+      await guard(STORE, 'link write', () => this.#d.links.releaseDrop(linkId, input.declaredSize));
+      // A drop names no device or album, so only the quota and the size can refuse it.
+      return opened as Result<never, QuotaRefusal | 'error.request.invalid'>;
+    }
+    const tokenBytes = this.#d.random.bytes(32);
+    await guard(STORE, 'link write', () =>
+      this.#d.links.recordDrop({ uploadId: opened.value.uploadId, linkId, ownerId: link.ownerId, tokenHash: sha256Hex(tokenBytes), declaredSize: input.declaredSize, createdAt: now }),
+    );
+    return ok({ uploadId: opened.value.uploadId, uploadToken: toBase64url(tokenBytes), expiresAt: opened.value.expiresAt });
+  }
+
+  /**
+   * The guest behind `Authorization: Upload <token>` for upload `uploadId`: the principal that may
+   * send and finalize that one upload and nothing else. Null when the token is not that drop's.
+   */
+  async guest(token: string, uploadId: string): Promise<Principal | null> {
+    const hash = uploadTokenHash(token);
+    if (hash === null) return null;
+    const drop = await guard(STORE, 'link read', () => this.#d.links.findDrop(uploadId));
+    if (drop === null || !constantTimeEqual(fromHex(drop.tokenHash) ?? new Uint8Array(0), fromHex(hash)!)) return null;
+    return { accountId: drop.ownerId, sessionId: '', guestUploadId: uploadId };
+  }
+
+  /** The drops of one of the caller's links. */
+  async drops(caller: Caller, linkId: string): Promise<Result<DropView[], Missing>> {
+    const link = await guard(STORE, 'link read', () => this.#d.links.findLink(linkId));
+    if (link === null || link.ownerId !== caller.accountId || link.kind !== 'upload') return refuse('error.not_found', 'No such upload link.');
+    const now = this.#d.clock.now();
+    const drops = await guard(STORE, 'link read', () => this.#d.links.listDrops(linkId));
+    const out: DropView[] = [];
+    for (const d of drops) out.push(await this.#view(d, now));
+    return ok(out);
+  }
+
+  async #view(d: DropRecord, now: number): Promise<DropView> {
+    const [session, asset] = await guard(STORE, 'drop read', () => Promise.all([this.#d.sessions.findUpload(d.uploadId), this.#d.catalog.findAsset(d.uploadId)]));
+    return { uploadId: d.uploadId, linkId: d.linkId, declaredSize: d.declaredSize, createdAt: d.createdAt, ...dropState(session, asset, now) };
+  }
+
+  /** The owner takes a finalized drop into the library. */
+  async adopt(caller: Caller, uploadId: string): Promise<Result<AssetRecord, Missing | 'error.conflict'>> {
+    const drop = await this.#ownDrop(caller, uploadId);
+    if (drop === null) return refuse('error.not_found', 'No such drop.');
+    const view = await this.#view(drop, this.#d.clock.now());
+    if (view.state === 'uploading') return refuse('error.conflict', 'The drop has not been finalized yet.');
+    if (view.state !== 'ready') return refuse('error.not_found', `The drop is ${view.state}.`);
+    return this.#d.assets.adoptDrop({ accountId: drop.ownerId }, uploadId);
+  }
+
+  /** The owner discards a drop: an open upload is cancelled now, a finalized one freed at the sweep. */
+  async discard(caller: Caller, uploadId: string): Promise<Result<void, Missing>> {
+    const drop = await this.#ownDrop(caller, uploadId);
+    if (drop === null) return refuse('error.not_found', 'No such drop.');
+    const view = await this.#view(drop, this.#d.clock.now());
+    if (view.state === 'uploading') {
+      const cancelled = await this.#d.uploads.cancel({ accountId: drop.ownerId }, uploadId);
+      if (cancelled.ok) return ok(undefined);
+    }
+    const discarded = await this.#d.assets.discardDrop({ accountId: drop.ownerId }, uploadId);
+    return discarded.ok ? ok(undefined) : refuse('error.not_found', 'No pending drop to discard.');
+  }
+
+  async #ownDrop(caller: Caller, uploadId: string): Promise<DropRecord | null> {
+    const drop = await guard(STORE, 'link read', () => this.#d.links.findDrop(uploadId));
+    return drop !== null && drop.ownerId === caller.accountId ? drop : null;
+  }
+}
+
+/** Where a drop stands, from its upload session, its asset and the clock. */
+export function dropState(session: UploadSessionRecord | null, asset: AssetRecord | null, now: number): { state: DropState; expiresAt: number | null } {
+  if (session !== null && isOpenState(uploadState(session, now))) return { state: 'uploading', expiresAt: session.expiresAt };
+  // Merged at creation (the bytes were stored already): still waits for the guest's finalize.
+  if (session !== null && session.state === 'Merged' && session.assetId === null) return { state: 'uploading', expiresAt: session.expiresAt };
+  if (session === null || session.state === 'Cancelled' || session.state === 'Expired' || uploadState(session, now) === 'Expired') {
+    return { state: session?.state === 'Cancelled' ? 'discarded' : 'expired', expiresAt: null };
+  }
+  if (asset === null) return { state: 'discarded', expiresAt: null };
+  if (asset.state !== 'pending_drop') return { state: 'adopted', expiresAt: null };
+  if (asset.dropExpiresAt !== null && now >= asset.dropExpiresAt) return { state: 'expired', expiresAt: asset.dropExpiresAt };
+  return { state: 'ready', expiresAt: asset.dropExpiresAt };
+}

@@ -1,0 +1,62 @@
+export type LinkKind = 'share' | 'upload';
+
+/**
+ * A share link (decryption keys wrapped under a secret that stays in the link) or a web-upload
+ * link (guests seal contributions to `sealKey`). The id is 16 random bytes, base64url.
+ */
+export interface LinkRecord {
+  readonly id: string;
+  readonly ownerId: string;
+  readonly kind: LinkKind;
+  readonly albumId: string | null;
+  /** Share links only: the assets it covers (empty when it covers the album). */
+  readonly assetIds: readonly string[];
+  /** Share links: base64url of the wrapped keys. */
+  readonly wrappedKey: string | null;
+  /** Upload links: base64url of the link-scoped public key. */
+  readonly sealKey: string | null;
+  /** Upload links: the most declared bytes all its drops together may reach; null = no cap. */
+  readonly maxBytes: number | null;
+  /** Upload links: declared bytes of the drops opened through it so far. */
+  readonly acceptedBytes: number;
+  readonly createdAt: number;
+  /** null = never expires; the link reads as gone from this instant on (computed, no job). */
+  readonly expiresAt: number | null;
+  readonly revokedAt: number | null;
+}
+
+/** One guest drop opened through an upload link: the upload session and its token's hash. */
+export interface DropRecord {
+  /** The upload session (and, once finalized, the pending asset) id. */
+  readonly uploadId: string;
+  readonly linkId: string;
+  /** The link owner, charged for the drop. */
+  readonly ownerId: string;
+  /** Hex SHA-256 of the one-drop upload token; the token itself is never stored. */
+  readonly tokenHash: string;
+  readonly declaredSize: number;
+  readonly createdAt: number;
+}
+
+export type DropReservation = 'reserved' | 'closed' | 'over_max';
+
+/** Links and the drops guests open through them. "Not found" is null. */
+export interface LinkStore {
+  createLink(link: LinkRecord): Promise<void>;
+  findLink(id: string): Promise<LinkRecord | null>;
+  /** The owner's links, revoked and expired ones included, oldest first. */
+  listLinks(ownerId: string): Promise<LinkRecord[]>;
+  /** Revokes one of the owner's links. False when there is no such unrevoked link of the owner. */
+  revokeLink(ownerId: string, id: string, now: number): Promise<boolean>;
+  /**
+   * Atomically applies core's `decideDropReservation` to the link as stored: on 'reserved' its
+   * accepted bytes grow by `size`; otherwise nothing changes.
+   */
+  reserveDrop(linkId: string, size: number, now: number): Promise<DropReservation>;
+  /** Gives back bytes reserved by `reserveDrop` for a drop that was not opened after all. */
+  releaseDrop(linkId: string, size: number): Promise<void>;
+  recordDrop(drop: DropRecord): Promise<void>;
+  findDrop(uploadId: string): Promise<DropRecord | null>;
+  /** The link's drops, oldest first. */
+  listDrops(linkId: string): Promise<DropRecord[]>;
+}

@@ -1,0 +1,22 @@
+/** A sponsored account: no address, password or factor; its owners act as it, its sponsor pays. */
+export interface SponsoredRecord {
+  readonly accountId: string;
+  /** The registered account that created it and is charged for its writes. Never changes. */
+  readonly sponsorId: string;
+  readonly createdAt: number;
+  /** Every account that may act as it, the sponsor included, oldest first. */
+  readonly owners: readonly string[];
+}
+
+/** Sponsored accounts and their owners. "Not found" is null. */
+export interface SponsorshipStore {
+  /** Records a new sponsored account with its sponsor as its first owner. */
+  createSponsored(record: { accountId: string; sponsorId: string; createdAt: number }): Promise<void>;
+  findSponsored(accountId: string): Promise<SponsoredRecord | null>;
+  /** The sponsored accounts `ownerId` owns (sponsor or added owner), oldest first. */
+  listOwnedBy(ownerId: string): Promise<SponsoredRecord[]>;
+  /** Adds an owner (idempotent). False when the account is not a sponsored one. */
+  addOwner(accountId: string, ownerId: string, at: number): Promise<boolean>;
+  /** Removes an owner. False when it was not one. */
+  removeOwner(accountId: string, ownerId: string): Promise<boolean>;
+}

@@ -1,0 +1,40 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { SponsoredRecord } from '../ports/sponsorship-store.js';
+import { decideActAs, decideOwnerRemoval, decideSponsor } from './rules.js';
+
+const ids = fc.constantFrom('a', 'b', 'c', 'd', 'e');
+const record = fc.record({ sponsorId: ids, extra: fc.uniqueArray(ids, { maxLength: 4 }) }).map(
+  ({ sponsorId, extra }): SponsoredRecord => ({ accountId: 'kid', sponsorId, createdAt: 0, owners: [sponsorId, ...extra.filter((o) => o !== sponsorId)] }),
+);
+
+describe('who may act as whom', () => {
+  it('exactly the owners of a sponsored account may act as it; nobody may act as anything else', () => {
+    fc.assert(
+      fc.property(fc.option(record, { nil: null }), ids, (target, caller) => {
+        const verdict = decideActAs(caller, target);
+        expect(verdict.ok).toBe(target !== null && target.owners.includes(caller));
+        if (!verdict.ok) expect(verdict.code).toBe('error.auth.not_an_owner');
+      }),
+    );
+  });
+
+  it('a sponsored account, found or acted as, cannot sponsor', () => {
+    expect(decideSponsor({}, null).ok).toBe(true);
+    expect(decideSponsor({ actingOwnerId: 'a' }, null)).toMatchObject({ ok: false, code: 'error.sponsored.cannot_sponsor' });
+    expect(decideSponsor({}, { accountId: 'kid', sponsorId: 'a', createdAt: 0, owners: ['a'] })).toMatchObject({ ok: false, code: 'error.sponsored.cannot_sponsor' });
+  });
+
+  it('owners remove owners, never the sponsor', () => {
+    fc.assert(
+      fc.property(record, ids, ids, (r, caller, target) => {
+        const verdict = decideOwnerRemoval(caller, r, target);
+        if (!r.owners.includes(caller)) expect(verdict).toMatchObject({ ok: false, code: 'error.auth.not_an_owner' });
+        else if (target === r.sponsorId) expect(verdict).toMatchObject({ ok: false, code: 'error.conflict' });
+        else if (!r.owners.includes(target)) expect(verdict).toMatchObject({ ok: false, code: 'error.not_found' });
+        else expect(verdict.ok).toBe(true);
+      }),
+    );
+    expect(decideOwnerRemoval('a', null, 'b')).toMatchObject({ ok: false, code: 'error.auth.not_an_owner' });
+  });
+});

@@ -1,0 +1,33 @@
+import { ok, refuse, type Result } from '../errors.js';
+import type { SponsoredRecord } from '../ports/sponsorship-store.js';
+
+/**
+ * Who may act as whom: the one rule behind `X-Svc-Act-As`. An account may act as a sponsored
+ * account it owns (its sponsor or an added owner); anything else (another account's sponsored
+ * account, a registered account, an unknown id) is the same refusal, so the answer never tells
+ * whether the id exists.
+ */
+export function decideActAs(callerId: string, target: SponsoredRecord | null): Result<void, 'error.auth.not_an_owner'> {
+  if (target !== null && target.owners.includes(callerId)) return ok(undefined);
+  return refuse('error.auth.not_an_owner', 'The caller is not an owner of this sponsored account.');
+}
+
+/** A sponsored account (one acted as, or found in the store) cannot sponsor, nor own another. */
+export function decideSponsor(caller: { actingOwnerId?: string }, callerRecord: SponsoredRecord | null): Result<void, 'error.sponsored.cannot_sponsor'> {
+  if (caller.actingOwnerId !== undefined || callerRecord !== null) {
+    return refuse('error.sponsored.cannot_sponsor', 'A sponsored account cannot sponsor or own another account.');
+  }
+  return ok(undefined);
+}
+
+/**
+ * Removing an owner: any owner may remove any other owner, or itself; the sponsor stays (it pays
+ * for the account's writes, so it cannot be removed while it sponsors it).
+ */
+export function decideOwnerRemoval(callerId: string, record: SponsoredRecord | null, ownerId: string): Result<void, 'error.auth.not_an_owner' | 'error.not_found' | 'error.conflict'> {
+  const may = decideActAs(callerId, record);
+  if (!may.ok) return may;
+  if (ownerId === record!.sponsorId) return refuse('error.conflict', 'The sponsor cannot be removed from the owners.');
+  if (!record!.owners.includes(ownerId)) return refuse('error.not_found', 'That account is not an owner.');
+  return ok(undefined);
+}

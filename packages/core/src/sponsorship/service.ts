@@ -1,0 +1,100 @@
+import { uuidv7 } from '../encoding/uuid.js';
+import { CoreError, guard, ok, refuse, type Result } from '../errors.js';
+import type { AccountStore } from '../ports/account-store.js';
+import type { Clock } from '../ports/clock.js';
+import type { Random } from '../ports/random.js';
+import type { SponsoredRecord, SponsorshipStore } from '../ports/sponsorship-store.js';
+import type { QuotaService } from '../quota/service.js';
+import type { Principal } from '../session/service.js';
+import { decideActAs, decideOwnerRemoval, decideSponsor } from './rules.js';
+
+export interface SponsorshipServiceDeps {
+  readonly store: SponsorshipStore;
+  readonly accounts: AccountStore;
+  readonly quota: QuotaService;
+  readonly clock: Clock;
+  readonly random: Random;
+}
+
+type Caller = Pick<Principal, 'accountId' | 'actingOwnerId'>;
+const STORE = 'error.store.unavailable' as const;
+
+/** The placeholder address key of a sponsored account: never an e-mail address, so never a login. */
+export const sponsoredAddressKey = (accountId: string): string => `sponsored:${accountId}`;
+
+/**
+ * Sponsored accounts (contract 1.6, rule 8.6): created by a registered account, which pays for
+ * them; their owners act as them with their own sessions.
+ */
+export class SponsorshipService {
+  readonly #d: SponsorshipServiceDeps;
+  constructor(deps: SponsorshipServiceDeps) {
+    this.#d = deps;
+  }
+
+  /**
+   * The principal a request acting as `targetId` runs under, or the refusal. Called once per
+   * request that carries X-Svc-Act-As, and only then.
+   */
+  async actAs(principal: Principal, targetId: string): Promise<Result<Principal, 'error.auth.not_an_owner'>> {
+    if (principal.actingOwnerId !== undefined || principal.guestUploadId !== undefined) {
+      return refuse('error.auth.not_an_owner', 'Only a registered account\'s own session can act as a sponsored account.');
+    }
+    const target = await guard(STORE, 'sponsorship read', () => this.#d.store.findSponsored(targetId));
+    const verdict = decideActAs(principal.accountId, target);
+    if (!verdict.ok) return verdict;
+    return ok({ accountId: targetId, sessionId: principal.sessionId, actingOwnerId: principal.accountId });
+  }
+
+  /** Creates a sponsored account paid for by the caller. */
+  async create(caller: Caller): Promise<Result<SponsoredRecord, 'error.sponsored.cannot_sponsor'>> {
+    const own = caller.actingOwnerId === undefined ? await guard(STORE, 'sponsorship read', () => this.#d.store.findSponsored(caller.accountId)) : null;
+    const may = decideSponsor(caller, own);
+    if (!may.ok) return may;
+    // An account the operator made someone else's payee (CLI `sponsor`) pays through them: it cannot pay for another.
+    if ((await this.#d.quota.payerOf(caller.accountId)) !== caller.accountId) return refuse('error.sponsored.cannot_sponsor', 'An account sponsored by another cannot sponsor.');
+    const now = this.#d.clock.now();
+    const accountId = uuidv7(now, this.#d.random.bytes(10));
+    // The account row gives the id a home (albums, devices and sessions refer to accounts); it has
+    // no password, so nothing can sign in as it, and its address key is no address.
+    await guard(STORE, 'account write', () =>
+      this.#d.accounts.createAccount({ id: accountId, address: '', addressKey: sponsoredAddressKey(accountId), passwordHash: null, displayName: null, createdAt: now, lockedAt: null }),
+    );
+    const sponsored = await this.#d.quota.setSponsor(accountId, caller.accountId);
+    // The ledger refuses only a self-sponsor or a sponsored sponsor, both ruled out above.
+    if (!sponsored.ok) throw new CoreError('error.internal', `the ledger refused the sponsor: ${sponsored.detail}`);
+    await guard(STORE, 'sponsorship write', () => this.#d.store.createSponsored({ accountId, sponsorId: caller.accountId, createdAt: now }));
+    return ok({ accountId, sponsorId: caller.accountId, createdAt: now, owners: [caller.accountId] });
+  }
+
+  /** The sponsored accounts the caller owns. */
+  async list(caller: Caller): Promise<SponsoredRecord[]> {
+    return guard(STORE, 'sponsorship read', () => this.#d.store.listOwnedBy(caller.accountId));
+  }
+
+  /** The sponsored account itself, for a caller acting as it (its profile). */
+  async find(accountId: string): Promise<SponsoredRecord | null> {
+    return guard(STORE, 'sponsorship read', () => this.#d.store.findSponsored(accountId));
+  }
+
+  /** An owner adds a registered account as another owner. */
+  async addOwner(caller: Caller, accountId: string, ownerId: string): Promise<Result<SponsoredRecord, 'error.auth.not_an_owner' | 'error.not_found' | 'error.sponsored.cannot_sponsor'>> {
+    const record = await guard(STORE, 'sponsorship read', () => this.#d.store.findSponsored(accountId));
+    const may = decideActAs(caller.accountId, record);
+    if (!may.ok) return may;
+    const [account, ownerRecord] = await guard(STORE, 'account read', () => Promise.all([this.#d.accounts.findAccountById(ownerId), this.#d.store.findSponsored(ownerId)]));
+    if (account === null) return refuse('error.not_found', 'No such account.');
+    const registered = decideSponsor({}, ownerRecord);
+    if (!registered.ok) return registered;
+    await guard(STORE, 'sponsorship write', () => this.#d.store.addOwner(accountId, ownerId, this.#d.clock.now()));
+    return ok((await this.find(accountId))!);
+  }
+
+  async removeOwner(caller: Caller, accountId: string, ownerId: string): Promise<Result<void, 'error.auth.not_an_owner' | 'error.not_found' | 'error.conflict'>> {
+    const record = await guard(STORE, 'sponsorship read', () => this.#d.store.findSponsored(accountId));
+    const may = decideOwnerRemoval(caller.accountId, record, ownerId);
+    if (!may.ok) return may;
+    if (!(await guard(STORE, 'sponsorship write', () => this.#d.store.removeOwner(accountId, ownerId)))) return refuse('error.not_found', 'That account is not an owner.');
+    return ok(undefined);
+  }
+}
