@@ -478,8 +478,9 @@ describe('API reference', () => {
     expect(doc.paths['/upload/{id}/finalize'].post.security).toEqual([{ bearer: [] }, { upload: [] }]);
     expect(doc.paths['/upload/{id}'].get.security).toEqual([{ bearer: [] }]);
     // Every authenticated route takes X-Svc-Act-As and may answer 403 error.auth.not_an_owner.
-    expect(doc.paths['/quota'].get.parameters).toContainEqual(expect.objectContaining({ name: 'X-Svc-Act-As', in: 'header', required: false }));
-    expect(doc.paths['/quota'].get.responses['403'].description).toContain('error.auth.not_an_owner');
+    expect(doc.paths['/quota'].get.parameters).toContainEqual({ $ref: '#/components/parameters/X-Svc-Act-As' });
+    expect(doc.components.parameters['X-Svc-Act-As']).toMatchObject({ name: 'X-Svc-Act-As', in: 'header', required: false });
+    expect(JSON.stringify(doc.paths['/quota'].get.responses['403'])).toContain('error.auth.not_an_owner');
     expect(JSON.stringify(doc.paths['/v1/links/{link_id}'].get.parameters)).not.toContain('X-Svc-Act-As');
   });
 });
