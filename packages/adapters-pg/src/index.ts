@@ -13,3 +13,4 @@ export type { OpenPgDatabase, PgDatabaseOptions } from './open.js';
 export { bringSchemaForward, buildSchemaVersion, databaseSchemaVersion, SchemaVersionError, MIGRATIONS_FOLDER } from './migrate.js';
 export * as pgSchema from './schema/index.js';
 export { createPgPorts } from './ports.js';
+export { PgDiscoveryStore } from './discovery-store.js';

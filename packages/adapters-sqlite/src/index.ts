@@ -8,3 +8,4 @@ export { SqliteDeviceStore } from './devices-store.js';
 export { SqliteAlbumStore } from './albums-store.js';
 export { SqliteCatalog, openCatalog } from './catalog.js';
 export { createSqlitePorts } from './ports.js';
+export { SqliteDiscoveryStore } from './discovery-store.js';

@@ -5,8 +5,9 @@ import { SqliteDeviceStore } from './devices-store.js';
 import { SqliteQuotaStore } from './quota-store.js';
 import { SqliteStore } from './store.js';
 import { SqliteTotpStore } from './totp-store.js';
+import { SqliteDiscoveryStore } from './discovery-store.js';
 
 /** Every store port over one open (migrated) SQLite database. */
 export function createSqlitePorts(db: Database.Database): Ports {
-  return { accounts: new SqliteStore(db), totp: new SqliteTotpStore(db), devices: new SqliteDeviceStore(db), albums: new SqliteAlbumStore(db), quota: new SqliteQuotaStore(db) };
+  return { accounts: new SqliteStore(db), totp: new SqliteTotpStore(db), devices: new SqliteDeviceStore(db), albums: new SqliteAlbumStore(db), quota: new SqliteQuotaStore(db), discovery: new SqliteDiscoveryStore(db) };
 }

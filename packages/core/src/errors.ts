@@ -40,7 +40,14 @@ export type ErrorCode =
   | 'error.album.intent_mismatch'
   | 'error.catalog.too_new'
   | 'error.store.unavailable'
-  | 'error.internal';
+  | 'error.internal'
+  | 'error.discovery.handle_taken'
+  | 'error.discovery.handle_fixed'
+  | 'error.discovery.no_handle'
+  | 'error.federation.capability_invalid'
+  | 'error.federation.unknown_peer'
+  | 'error.federation.peer_unavailable'
+  | 'error.federation.rate_limited';
 
 /** An expected "no": the operation did not happen and nothing changed. */
 export interface Refusal<C extends ErrorCode = ErrorCode> {

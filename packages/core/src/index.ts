@@ -23,3 +23,4 @@ export * from './album-upgrade/index.js';
 export * from './quota/index.js';
 export * from './upload/index.js';
 export * from './catalog/index.js';
+export * from './discovery/index.js';

@@ -10,6 +10,7 @@ import { describeQuotaContract } from './quota.js';
 import { describeAlbumStoreContract, describeDeviceStoreContract } from './devices-albums.js';
 import { SUITES, suitesRunFor } from './registry.js';
 import { describeTotpStoreContract } from './totp.js';
+import { describeCapabilityRevocationContract, describeHandleStoreContract, describePeerRateStoreContract } from './discovery.js';
 
 
 /**
@@ -25,6 +26,9 @@ export function describePortContracts(adapter: string, setup: Setup): void {
   describeDeviceStoreContract(adapter, setup);
   describeAlbumStoreContract(adapter, setup);
   describeQuotaContract(adapter, setup);
+  describeHandleStoreContract(adapter, setup);
+  describePeerRateStoreContract(adapter, setup);
+  describeCapabilityRevocationContract(adapter, setup);
   describe(`port contracts: ${adapter}`, () => {
     it('runs every suite', () => {
       expect(suitesRunFor(adapter)).toEqual([...SUITES].sort());

@@ -2,7 +2,7 @@
  * Which contract suites ran against which adapter. `describePortContracts` records each suite it
  * declares, and the meta-test compares that against SUITES, so no suite can quietly go unused.
  */
-export const SUITES = ['accounts', 'albums', 'cohorts', 'devices', 'quota', 'sessions', 'signing-keys', 'totp'] as const;
+export const SUITES = ['accounts', 'albums', 'cohorts', 'devices', 'quota', 'sessions', 'signing-keys', 'totp', 'handles', 'peer-buckets', 'capability-revocations'] as const;
 
 const ran = new Map<string, Set<string>>();
 

@@ -45,6 +45,13 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.catalog.too_new': 409,
   'error.store.unavailable': 503,
   'error.internal': 500,
+  'error.discovery.handle_taken': 409,
+  'error.discovery.handle_fixed': 409,
+  'error.discovery.no_handle': 409,
+  'error.federation.capability_invalid': 401,
+  'error.federation.unknown_peer': 404,
+  'error.federation.peer_unavailable': 502,
+  'error.federation.rate_limited': 429,
 };
 
 const TITLES: Record<number, string> = {
@@ -59,6 +66,7 @@ const TITLES: Record<number, string> = {
   426: 'Upgrade Required',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
+  502: 'Bad Gateway',
   503: 'Service Unavailable',
 };
 

@@ -2,3 +2,4 @@ export * from './accounts.js';
 export * from './totp.js';
 export * from './devices-albums.js';
 export * from './quota.js';
+export * from './discovery.js';

@@ -19,3 +19,8 @@ export type { BlobStore, StagedBlob } from './blob-store.js';
 export type { MemberUpgradeStore, WriteTransport } from './member-upgrade.js';
 export type { CatalogDatabase, CatalogStep } from './catalog.js';
 export type { Ports } from './ports.js';
+export type { ClaimOutcome, HandleRecord, HandleStore } from './handle-store.js';
+export type { PeerRateStore } from './peer-rate-store.js';
+export type { CapabilityRevocationStore, MintedCapability, RevokedCapability } from './capability-revocations.js';
+export type { PeerDirectory } from './peer-directory.js';
+export type { PeerLookup, PeerReply } from './peer-lookup.js';

@@ -9,6 +9,9 @@ import type { SessionLedger } from './session-ledger.js';
 import type { SigningKeyStore } from './signing-key-store.js';
 import type { TotpStore } from './totp-store.js';
 import type { UploadSessions } from './upload-sessions.js';
+import type { CapabilityRevocationStore } from './capability-revocations.js';
+import type { HandleStore } from './handle-store.js';
+import type { PeerRateStore } from './peer-rate-store.js';
 
 /**
  * Every store port a deployment runs on, one entry per area. Each adapter builds the whole set in
@@ -23,4 +26,6 @@ export interface Ports {
   readonly albums: AlbumStore;
   /** Quota ledger, upload sessions (which also count in-flight uploads per album) and asset references. */
   readonly quota: QuotaLedger & UploadSessions & AssetCatalog;
+  /** Handles and the public record, per-peer rate buckets, and revocations of minted capability tokens. */
+  readonly discovery: HandleStore & PeerRateStore & CapabilityRevocationStore;
 }

@@ -20,3 +20,6 @@ export { sessionModelProperty } from './session-model.js';
 export { MemoryMemberUpgradeStore } from './memory-member.js';
 export { MemoryCatalog } from './memory-catalog.js';
 export { createMemoryPorts } from './memory-ports.js';
+export { MemoryDiscoveryStore, memoryDiscoveryState } from './memory-discovery.js';
+export type { MemoryDiscoveryState } from './memory-discovery.js';
+export { peerBucketModelProperty } from './peer-bucket-model.js';
