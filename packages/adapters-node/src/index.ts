@@ -3,3 +3,5 @@ export { Argon2Hasher, OWASP_ARGON2ID } from './argon2-hasher.js';
 export type { Argon2Options } from './argon2-hasher.js';
 export { systemClock, cryptoRandom, JsonLogger } from './system.js';
 export { FsBlobStore } from './fs-blob-store.js';
+export { HttpPeers } from './http-peers.js';
+export type { HttpPeersOptions } from './http-peers.js';
