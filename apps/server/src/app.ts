@@ -12,6 +12,7 @@ import { albumRoutes } from './routes/albums.js';
 import { deviceRoutes } from './routes/devices.js';
 import { sessionRoutes } from './routes/sessions.js';
 import { wellKnownRoutes } from './routes/well-known.js';
+import { discoveryRoutes } from './routes/discovery.js';
 
 export type { AppDeps } from './deps.js';
 
@@ -25,6 +26,7 @@ function allRoutes(deps: AppDeps): AnyRoute[] {
     ...sessionRoutes(deps),
     ...wellKnownRoutes(deps),
     ...quotaRoutes(deps),
+    ...discoveryRoutes(deps),
   ];
 }
 

@@ -21,8 +21,12 @@ import {
   UploadService,
   type BlobStore,
   type Ports,
+  DiscoveryService,
+  FederationService,
+  type PeerDirectory,
+  type PeerLookup,
 } from '@strongroom/core';
-import { Argon2Hasher, FsBlobStore, JsonLogger, cryptoRandom, systemClock } from '@strongroom/adapters-node';
+import { Argon2Hasher, FsBlobStore, HttpPeers, JsonLogger, cryptoRandom, systemClock } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
 import type { Config } from './config.js';
@@ -58,6 +62,10 @@ export interface AppDeps {
   readonly quota: QuotaService;
   readonly uploads: UploadService;
   readonly assets: AssetService;
+  /** Handles, the opt-in public record and lookups of local accounts. */
+  readonly discovery: DiscoveryService;
+  /** Capability tokens between servers, forwarded lookups and the per-peer limit. */
+  readonly federation: FederationService;
 }
 
 export interface Platform {
@@ -65,6 +73,8 @@ export interface Platform {
   readonly random: Random;
   readonly logger: Logger;
   readonly hasher: PasswordHasher;
+  /** Peers' public records and forwarded lookups; HTTP on fetch unless a test supplies its own. */
+  readonly peers?: PeerDirectory & PeerLookup;
 }
 
 export const nodePlatform = (): Platform => ({ clock: systemClock, random: cryptoRandom, logger: new JsonLogger(), hasher: new Argon2Hasher() });
@@ -132,6 +142,21 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: DROP_TTL_MS });
   const assets = new AssetService({ assets: stores.quota, blobs: stores.blobs, quota, clock, random });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
+  // Discovery and federation.
+  const discovery = new DiscoveryService({ handles: stores.discovery, accounts: stores.accounts, directories: stores.devices, clock, baseUrl: config.baseUrl });
+  const peers = platform.peers ?? new HttpPeers({ clock, timeoutMs: config.federationTimeoutMs, revokedTtlMs: config.federationRevokedCacheMs });
+  const federation = new FederationService({
+    keyRing,
+    clock,
+    random,
+    baseUrl: config.baseUrl,
+    peers: config.federationPeers,
+    rate: config.federationRate,
+    directory: peers,
+    forwarder: peers,
+    revocations: stores.discovery,
+    buckets: stores.discovery,
+  });
   return {
     config,
     clock,
@@ -152,5 +177,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     quota,
     uploads,
     assets,
+    discovery,
+    federation,
   };
 }

@@ -13,12 +13,13 @@ export const tokenPairBody = (p: CoreTokenPair) => ({
   expires_in: p.expiresIn,
 });
 
-const Profile = v.object({ account_id: Uuid, address: v.string(), display_name: v.nullable(v.string()), created_at: Timestamp });
-const profileBody = (p: { accountId: string; address: string; displayName: string | null; createdAt: number }) => ({
+const Profile = v.object({ account_id: Uuid, address: v.string(), display_name: v.nullable(v.string()), created_at: Timestamp, handle: v.nullable(v.string()) });
+const profileBody = (p: { accountId: string; address: string; displayName: string | null; createdAt: number }, handle: string | null) => ({
   account_id: p.accountId,
   address: p.address,
   display_name: p.displayName,
   created_at: isoOrNull(p.createdAt),
+  handle,
 });
 
 const Password = v.string();
@@ -112,7 +113,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       summary: "The caller's own profile",
       auth: true,
       responses: { 200: { description: 'Profile', schema: Profile } },
-      handle: async ({ c, principal }) => json(c, 200, profileBody(unwrap(await deps.accounts.profile(principal)))),
+      handle: async ({ c, principal }) => json(c, 200, profileBody(unwrap(await deps.accounts.profile(principal)), await deps.discovery.handleOf(principal.accountId))),
     }),
     route({
       method: 'PATCH',
@@ -125,7 +126,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       errors: ['error.profile.invalid_display_name', 'error.request.invalid'],
       handle: async ({ c, body, principal }) => {
         const patch = 'display_name' in body ? { displayName: body.display_name ?? null } : {};
-        return json(c, 200, profileBody(unwrap(await deps.accounts.updateProfile(principal, patch))));
+        return json(c, 200, profileBody(unwrap(await deps.accounts.updateProfile(principal, patch)), await deps.discovery.handleOf(principal.accountId)));
       },
     }),
   ];

@@ -80,10 +80,11 @@ export class DiscoveryService {
    * the same refusal, so the answer cannot tell them apart.
    */
   async webfinger(resource: string): Promise<Result<{ subject: string; displayName: string | null }, 'error.request.invalid' | 'error.not_found'>> {
-    const handle = parseAcctResource(resource);
-    if (handle === null) return refuse('error.request.invalid', 'resource must be acct:user@host.');
+    if (!/^acct:[^@\s]+@[^@\s]+$/.test(resource)) return refuse('error.request.invalid', 'resource must be acct:user@host.');
     const nothing = refuse('error.not_found', 'No public record for this resource.');
-    if (!this.isLocal(handle)) return nothing;
+    // A well-formed acct: URI that no handle could ever match (say, upper case) is simply nobody.
+    const handle = parseAcctResource(resource);
+    if (handle === null || !this.isLocal(handle)) return nothing;
     const record = await guard('error.store.unavailable', 'reading a public record', () => this.d.handles.findHandleByUser(handle.user));
     const account = record?.published ? await this.d.accounts.findAccountById(record.accountId) : null;
     const shown = account ? anonymousRecord(record, this.host, account.displayName) : null;
