@@ -13,6 +13,7 @@ import { cryptoRandom, systemClock } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { capabilityClaims, FederationService, fromBase64url, KeyRing, signCapability, toBase64url, type CapabilityClaims, type Ports } from '@strongroom/core';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
+import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
 import { fetchCall, type CallOptions, type Reply } from './testing.js';
 
 /**
@@ -30,6 +31,7 @@ const REVOKED_CACHE_S = 2;
 
 interface Server {
   readonly url: string;
+  readonly listen: string;
   readonly host: string;
   readonly dataDir: string;
   readonly env: Record<string, string>;
@@ -48,11 +50,15 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function startServer(port: number, peers: number[], extra: Record<string, string> = {}): Promise<Server> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sr-fed-'));
-  const url = `http://127.0.0.1:${port}`;
+/**
+ * Starts a server on `port`. `deployment` makes it another process of an existing server: same
+ * base URL, data dir, secret key and database, its own port.
+ */
+async function startServer(port: number, peers: number[], extra: Record<string, string> = {}, deployment?: Server): Promise<Server> {
+  const dataDir = deployment?.dataDir ?? mkdtempSync(join(tmpdir(), 'sr-fed-'));
+  const url = deployment?.url ?? `http://127.0.0.1:${port}`;
   const env = {
-    SVC_SECRET_KEY: randomBytes(32).toString('base64url'),
+    SVC_SECRET_KEY: deployment?.env['SVC_SECRET_KEY'] ?? randomBytes(32).toString('base64url'),
     SVC_DATA_DIR: dataDir,
     PORT: String(port),
     HOST: '127.0.0.1',
@@ -63,7 +69,7 @@ async function startServer(port: number, peers: number[], extra: Record<string, 
     SVC_FEDERATION_REVOKED_CACHE_S: String(REVOKED_CACHE_S),
     ...extra,
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], { cwd: ROOT, env: { ...process.env, ...env, SVC_DATABASE_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], { cwd: ROOT, env: { ...process.env, SVC_DATABASE_URL: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   await new Promise<void>((resolve, reject) => {
@@ -82,7 +88,9 @@ async function startServer(port: number, peers: number[], extra: Record<string, 
   });
   return {
     url,
-    host: `127.0.0.1:${port}`,
+    // Where this process listens (another process of a deployment listens elsewhere than its base URL).
+    listen: `http://127.0.0.1:${port}`,
+    host: new URL(url).host,
     dataDir,
     env,
     child,
@@ -99,7 +107,7 @@ async function startServer(port: number, peers: number[], extra: Record<string, 
 
 /** The operator CLI as its own process, against a server's database. */
 async function cli(server: Server, ...args: string[]): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, ...server.env, SVC_DATABASE_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, SVC_DATABASE_URL: '', ...server.env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
@@ -107,7 +115,7 @@ async function cli(server: Server, ...args: string[]): Promise<{ code: number | 
   return { code, out };
 }
 
-const call = (server: Server, method: string, path: string, o: CallOptions = {}): Promise<Reply> => fetchCall(server.url, method, path, o);
+const call = (server: Server, method: string, path: string, o: CallOptions = {}): Promise<Reply> => fetchCall(server.listen, method, path, o);
 
 let n = 0;
 /** A signed-in user with a handle and a published directory. */
@@ -275,5 +283,59 @@ describe('three federated servers on loopback', { timeout: 60_000 }, () => {
     }
     await c.stop();
     expect(await lookup(b, carol.handle, `Bearer ${bob.token}`)).toMatchObject({ status: 502, body: { code: 'error.federation.peer_unavailable' } });
+  });
+});
+
+/**
+ * The per-peer bucket lives in the database: two processes of one deployment (one base URL, one
+ * database, two ports) admit at most the rate between them. On SQLite (one data dir) always, and
+ * on PostgreSQL when PG_URL is set.
+ */
+const PG_URL = pgUrlFromEnv();
+describe.each([
+  { store: 'sqlite' as const },
+  ...(PG_URL ? [{ store: 'postgresql' as const }] : []),
+])('one peer bucket across two processes of a deployment ($store)', { timeout: 60_000 }, ({ store }) => {
+  let a: Server;
+  let b1: Server;
+  let b2: Server;
+  let scratch: ScratchDatabase | null = null;
+  let issuerA: Issuer;
+
+  beforeAll(async () => {
+    const [pa, pb1, pb2] = [await freePort(), await freePort(), await freePort()];
+    scratch = store === 'postgresql' ? await createScratchDatabase(PG_URL!, 'fedbucket') : null;
+    const db = scratch ? { SVC_DATABASE_URL: scratch.url } : {};
+    a = await startServer(pa, [pb1]);
+    // Started one after the other: the second finds the schema migrated.
+    b1 = await startServer(pb1, [pa], db);
+    b2 = await startServer(pb2, [pa], db, b1);
+    issuerA = await issuerFor(a, [b1.url]);
+  }, 90_000);
+  afterAll(async () => {
+    issuerA?.close();
+    await Promise.all([a, b1, b2].filter(Boolean).map((s) => s.stop()));
+    await scratch?.drop();
+    for (const s of [a, b1].filter(Boolean)) rmSync(s.dataDir, { recursive: true, force: true });
+  });
+
+  it('admits at most the rate across both processes, then 429 from either', async () => {
+    const bob = await person(b1, 'bob');
+    // Both processes answer for the same handle (one deployment).
+    expect((await lookup(b2, bob.handle, `Bearer ${bob.token}`)).status).toBe(200);
+    const outcomes: number[] = [];
+    const started = Date.now();
+    for (let i = 0; i < RATE + 4; i++) {
+      const token = await signed(issuerA, { iss: a.url, aud: b1.url });
+      outcomes.push((await lookup(i % 2 === 0 ? b1 : b2, bob.handle, `SvcCapability ${token}`)).status);
+    }
+    // A full bucket, plus one token per 10 s of refill should this machine be slow.
+    const refill = Math.floor(((Date.now() - started) * RATE) / 60_000);
+    const admitted = outcomes.filter((s) => s === 200).length;
+    expect(admitted).toBeGreaterThanOrEqual(RATE);
+    expect(admitted).toBeLessThanOrEqual(RATE + refill);
+    expect(outcomes.slice(0, RATE)).toEqual(Array(RATE).fill(200));
+    expect(outcomes.filter((s) => s !== 200 && s !== 429)).toEqual([]);
+    expect(outcomes.at(-1)).toBe(refill > 0 ? outcomes.at(-1) : 429);
   });
 });
