@@ -305,7 +305,7 @@ describe.each([
   beforeAll(async () => {
     const [pa, pb1, pb2] = [await freePort(), await freePort(), await freePort()];
     scratch = store === 'postgresql' ? await createScratchDatabase(PG_URL!, 'fedbucket') : null;
-    const db = scratch ? { SVC_DATABASE_URL: scratch.url } : {};
+    const db: Record<string, string> = scratch ? { SVC_DATABASE_URL: scratch.url } : {};
     a = await startServer(pa, [pb1]);
     // Started one after the other: the second finds the schema migrated.
     b1 = await startServer(pb1, [pa], db);
