@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, gte, isNotNull, isNull } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, isNotNull, isNull, lte, or } from 'drizzle-orm';
 import {
   fullBucket,
   takeToken,
@@ -82,6 +82,14 @@ export class PgDiscoveryStore implements HandleStore, PeerRateStore, CapabilityR
       .update(mintedCapabilities)
       .set({ revokedAt: at })
       .where(and(eq(mintedCapabilities.peer, peer), isNull(mintedCapabilities.revokedAt), gt(mintedCapabilities.expiresAt, at)))
+      .returning({ jti: mintedCapabilities.jti });
+    return r.length;
+  }
+
+  async purgeMintedCapabilities(before: number): Promise<number> {
+    const r = await this.db
+      .delete(mintedCapabilities)
+      .where(and(lte(mintedCapabilities.expiresAt, before), or(isNull(mintedCapabilities.revokedAt), lte(mintedCapabilities.revokedAt, before))))
       .returning({ jti: mintedCapabilities.jti });
     return r.length;
   }

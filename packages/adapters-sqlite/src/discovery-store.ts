@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { and, asc, eq, gt, gte, isNotNull, isNull } from 'drizzle-orm';
+import { and, asc, eq, gt, gte, isNotNull, isNull, lte, or } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
   takeToken,
@@ -84,6 +84,13 @@ export class SqliteDiscoveryStore implements HandleStore, PeerRateStore, Capabil
       .update(mintedCapabilities)
       .set({ revokedAt: at })
       .where(and(eq(mintedCapabilities.peer, peer), isNull(mintedCapabilities.revokedAt), gt(mintedCapabilities.expiresAt, at)))
+      .run().changes;
+  }
+
+  async purgeMintedCapabilities(before: number): Promise<number> {
+    return this.db
+      .delete(mintedCapabilities)
+      .where(and(lte(mintedCapabilities.expiresAt, before), or(isNull(mintedCapabilities.revokedAt), lte(mintedCapabilities.revokedAt, before))))
       .run().changes;
   }
 

@@ -132,5 +132,20 @@ export function describeCapabilityRevocationContract(adapter: string, setup: Set
           [jti(11), T0 + 200],
         ]);
       }));
+
+    it('forgets tokens expired by a cutoff unless revoked after it', () =>
+      using(setup, 0, async (s) => {
+        await s.recordMintedCapability({ jti: jti(21), peer: 'https://a.example', issuedAt: T0, expiresAt: T0 + 100 });
+        await s.recordMintedCapability({ jti: jti(22), peer: 'https://a.example', issuedAt: T0, expiresAt: T0 + 100 });
+        await s.recordMintedCapability({ jti: jti(23), peer: 'https://a.example', issuedAt: T0, expiresAt: T0 + 100 });
+        await s.recordMintedCapability({ jti: jti(24), peer: 'https://a.example', issuedAt: T0, expiresAt: T0 + 900 });
+        await s.revokeCapability(jti(22), T0 + 50);
+        await s.revokeCapability(jti(23), T0 + 600);
+        expect(await s.purgeMintedCapabilities(T0 + 500)).toBe(2); // 21 (expired) and 22 (expired, revoked before)
+        expect((await s.listRevokedCapabilities(0)).map((r) => r.jti)).toEqual([jti(23)]);
+        expect(await s.revokeCapability(jti(21), T0 + 700)).toBe(false);
+        expect(await s.revokeCapability(jti(24), T0 + 700)).toBe(true);
+        expect(await s.purgeMintedCapabilities(T0 + 500)).toBe(0);
+      }));
   });
 }

@@ -114,6 +114,8 @@ export type CapabilityCheck = Result<VerifiedCapability, 'error.federation.capab
 /** Capability tokens between servers: minting, checking, forwarding, revoking, and the per-peer limit. */
 export class FederationService {
   readonly #byHost = new Map<string, string>();
+  /** When this process last forgot stale minted tokens (at most hourly, piggybacked on minting). */
+  #purgedAt = -Infinity;
   readonly #peers: ReadonlySet<string>;
   constructor(private readonly d: FederationServiceDeps) {
     for (const peer of d.peers) this.#byHost.set(handleHost(peer), peer);
@@ -132,6 +134,12 @@ export class FederationService {
     await guard('error.store.unavailable', 'recording a capability', () =>
       this.d.revocations.recordMintedCapability({ jti: claims.jti, peer, issuedAt: claims.iat * 1000, expiresAt: claims.exp * 1000 }),
     );
+    const now = this.d.clock.now();
+    if (now - this.#purgedAt >= 3_600_000) {
+      this.#purgedAt = now;
+      // Nothing older than the revocation window is ever listed again.
+      await guard('error.store.unavailable', 'forgetting old capabilities', () => this.d.revocations.purgeMintedCapabilities(revocationCutoff(now)));
+    }
     return { token, claims };
   }
 

@@ -25,4 +25,6 @@ export interface CapabilityRevocationStore {
   revokeCapabilitiesFor(peer: string, at: number): Promise<number>;
   /** Revocations made at or after `since`, oldest first. */
   listRevokedCapabilities(since: number): Promise<RevokedCapability[]>;
+  /** Forgets tokens that expired at or before `before` and were not revoked after it; how many went. */
+  purgeMintedCapabilities(before: number): Promise<number>;
 }

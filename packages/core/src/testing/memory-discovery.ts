@@ -69,6 +69,17 @@ export class MemoryDiscoveryStore implements HandleStore, PeerRateStore, Capabil
     return n;
   }
 
+  async purgeMintedCapabilities(before: number): Promise<number> {
+    let n = 0;
+    for (const t of [...this.state.minted.values()]) {
+      if (t.expiresAt <= before && (t.revokedAt === null || t.revokedAt <= before)) {
+        this.state.minted.delete(t.jti);
+        n++;
+      }
+    }
+    return n;
+  }
+
   async listRevokedCapabilities(since: number): Promise<RevokedCapability[]> {
     return [...this.state.minted.values()]
       .filter((t): t is MintedCapability & { revokedAt: number } => t.revokedAt !== null && t.revokedAt >= since)
