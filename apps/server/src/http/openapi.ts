@@ -45,7 +45,7 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
     (paths[path] ??= {})[r.method.toLowerCase()] = {
       summary: r.summary,
       tags: [r.tag],
-      ...(r.auth ? { security: [{ bearer: [] }] } : {}),
+      ...(r.auth ? { security: [{ bearer: [] }] } : r.security ? { security: r.security.map((scheme) => ({ [scheme]: [] })) } : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(requestBody ? { requestBody } : {}),
       responses,
@@ -63,7 +63,10 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
     servers: [{ url: info.baseUrl }],
     paths,
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (EdDSA)' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (EdDSA)' },
+        svcCapability: { type: 'http', scheme: 'SvcCapability', bearerFormat: 'JWT (EdDSA, typ svc-capability+jwt), minted by a listed peer', description: 'Authorization: SvcCapability <capability token>' },
+      },
       schemas: {
         Problem: {
           type: 'object',

@@ -44,6 +44,8 @@ export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown>
   readonly tag: string;
   /** Needs `Authorization: Bearer <access token>`. */
   readonly auth: boolean;
+  /** For the API reference only: the schemes a route with `auth: false` checks itself. */
+  readonly security?: readonly ('bearer' | 'svcCapability')[];
   /** Needs X-Svc-Protocol (everything but /.well-known and the OpenAPI document). Default true. */
   readonly versioned?: boolean;
   /**

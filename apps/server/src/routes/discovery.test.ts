@@ -175,3 +175,18 @@ describe('revoked-jti', () => {
     expect(info.body.federation_endpoint).toBe('http://127.0.0.1:8080/v1/discovery/lookup');
   });
 });
+
+describe('API reference', () => {
+  it('declares every discovery route with its statuses, codes and both lookup schemes', async () => {
+    const doc = (await call(s.app, 'GET', '/openapi.json', { version: null })).body;
+    expect(doc.components.securitySchemes.svcCapability).toMatchObject({ type: 'http', scheme: 'SvcCapability' });
+    const get = doc.paths['/v1/discovery/lookup'].get;
+    expect(get.security).toEqual([{ bearer: [] }, { svcCapability: [] }]);
+    expect(Object.keys(get.responses).sort()).toEqual(['200', '400', '401', '404', '429', '502']);
+    expect(get.responses['401'].description).toContain('error.federation.capability_invalid');
+    expect(doc.paths['/v1/discovery/handle'].put.responses['409'].description).toContain('error.discovery.handle_fixed');
+    expect(doc.paths['/v1/discovery/public'].put.responses['409'].description).toContain('error.discovery.no_handle');
+    expect(doc.paths['/.well-known/webfinger'].get.responses['200'].content).toHaveProperty('application/jrd+json');
+    expect(doc.paths['/.well-known/svc/revoked-jti'].get.responses['200'].content['application/json'].schema.properties).toHaveProperty('revoked');
+  });
+});

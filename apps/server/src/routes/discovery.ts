@@ -108,6 +108,7 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
       summary:
         'Look up one handle: its identity key and signed device directory, exactly as its owner published them. Authorization: Bearer <access token> (a local account; a handle of a listed peer is forwarded to that peer) or SvcCapability <capability token> (a listed peer, per-peer rate limit)',
       auth: false,
+      security: ['bearer', 'svcCapability'],
       query: v.object({ handle: v.pipe(v.string(), v.description('user@host')) }),
       responses: { 200: { description: 'The handle\'s keys', schema: LookupBody } },
       errors: [
