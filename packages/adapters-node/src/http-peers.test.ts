@@ -79,6 +79,19 @@ describe('HttpPeers: a peer\'s records over HTTP', () => {
     await expect(peers.revokedJtis(PEER)).rejects.toBeInstanceOf(PeerUnavailableError);
   });
 
+  it('after a failed fetch, refuses at once for the backoff instead of asking again', async () => {
+    const peer = fakePeer();
+    const clock = new FakeClock();
+    const peers = new HttpPeers({ clock, fetch: peer.fetchFn, failureBackoffMs: 5_000 });
+    peer.state.down = true;
+    for (let i = 0; i < 10; i++) await expect(peers.verificationKey(PEER, 'k1')).rejects.toBeInstanceOf(PeerUnavailableError);
+    expect(peer.hits('/.well-known/svc/server-info')).toBe(1);
+    peer.state.down = false;
+    clock.advance(5_000);
+    expect(await peers.verificationKey(PEER, 'k1')).toMatchObject({ kid: 'k1' });
+    expect(peer.hits('/.well-known/svc/server-info')).toBe(2);
+  });
+
   it('refuses server info that names another base URL', async () => {
     const peers = new HttpPeers({ clock: new FakeClock(), fetch: (async () => Response.json({ api_base_url: 'https://evil.example', signing_keys: { keys: [key('k1')] } })) as typeof fetch });
     await expect(peers.verificationKey(PEER, 'k1')).rejects.toBeInstanceOf(PeerUnavailableError);

@@ -13,6 +13,8 @@ export interface HttpPeersOptions {
   readonly keysTtlMs?: number;
   /** At most one refetch for an unknown `kid` per peer in this interval (default 30 s). */
   readonly unknownKidIntervalMs?: number;
+  /** After a failed fetch of a record, callers are refused at once for this long (default 5 s). */
+  readonly failureBackoffMs?: number;
 }
 
 /** The most a peer record may weigh: a JWKS or a day of revocations is far below this. */
@@ -43,6 +45,8 @@ export class HttpPeers implements PeerDirectory, PeerLookup {
   readonly #keys = new Map<string, KeyCache>();
   readonly #revoked = new Map<string, RevokedCache>();
   readonly #inflight = new Map<string, Promise<unknown>>();
+  /** When a record last failed to load, so a burst of tokens naming a dead peer costs one attempt. */
+  readonly #failedAt = new Map<string, number>();
 
   constructor(options: HttpPeersOptions) {
     this.#o = {
@@ -50,6 +54,7 @@ export class HttpPeers implements PeerDirectory, PeerLookup {
       timeoutMs: 5_000,
       keysTtlMs: 600_000,
       unknownKidIntervalMs: 30_000,
+      failureBackoffMs: 5_000,
       ...options,
       revokedTtlMs: Math.min(options.revokedTtlMs ?? REVOKED_TTL_CAP_MS, REVOKED_TTL_CAP_MS),
     };
@@ -117,7 +122,22 @@ export class HttpPeers implements PeerDirectory, PeerLookup {
   #once<T>(key: string, load: () => Promise<T>): Promise<T> {
     const pending = this.#inflight.get(key) as Promise<T> | undefined;
     if (pending) return pending;
-    const started = load().finally(() => this.#inflight.delete(key));
+    const failedAt = this.#failedAt.get(key);
+    if (failedAt !== undefined && this.#o.clock.now() - failedAt < this.#o.failureBackoffMs) {
+      return Promise.reject(new PeerUnavailableError(`${key}: the last attempt failed; not retrying yet`));
+    }
+    const started = load()
+      .then(
+        (value) => {
+          this.#failedAt.delete(key);
+          return value;
+        },
+        (err: unknown) => {
+          this.#failedAt.set(key, this.#o.clock.now());
+          throw err;
+        },
+      )
+      .finally(() => this.#inflight.delete(key));
     this.#inflight.set(key, started);
     return started;
   }
