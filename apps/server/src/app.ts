@@ -20,6 +20,7 @@ import { operationsRoutes } from './routes/operations.js';
 import { Cors } from './http/cors.js';
 import type { HttpMetrics, RouteStats } from './http/metrics.js';
 import { sharingRoutes } from './routes/sharing.js';
+import { discoveryRoutes } from './routes/discovery.js';
 
 export type { AppDeps } from './deps.js';
 
@@ -37,6 +38,7 @@ function allRoutes(deps: AppDeps): AnyRoute[] {
     ...secondFactorRoutes(deps),
     ...oidcRoutes(deps),
     ...sharingRoutes(deps),
+    ...discoveryRoutes(deps),
   ];
 }
 

@@ -115,6 +115,22 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
       return [`swept ${r.swept.length} blobs, expired ${r.expiredUploads} upload sessions and ${fills} federated fills`, ...credits].join('\n');
     },
   },
+  'revoke-capability': {
+    usage: 'revoke-capability <jti>    revoke one capability token this server minted (listed in revoked-jti for 24 h)',
+    run: async (deps, [jti]) => {
+      if (!jti) throw new Error('name the token by its jti');
+      if (!(await deps.federation.revoke(jti))) throw new Error(`no unrevoked capability token ${jti}`);
+      return `revoked capability token ${jti}`;
+    },
+  },
+  'revoke-peer-capabilities': {
+    usage: 'revoke-peer-capabilities <peer base URL>   revoke every live capability token minted for a peer',
+    run: async (deps, [peer]) => {
+      if (!peer) throw new Error('name the peer by its base URL');
+      const n = await deps.federation.revokePeer(peer);
+      return `revoked ${n} capability token${n === 1 ? '' : 's'} minted for ${peer.replace(/\/+$/, '')}`;
+    },
+  },
   ledger: {
     usage: 'ledger <address|id>        show an account\'s quota ledger and the blobs charged to it',
     run: async (deps, [who]) => {

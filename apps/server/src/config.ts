@@ -44,6 +44,14 @@ export interface Config {
   readonly dropTtlMs: number;
   /** `SVC_FEDERATED_BUDGET_PCT`: per (receiver, source peer) federated cache budget, percent of the hard limit (default 25). */
   readonly federatedBudgetPct: number;
+  /** `SVC_FEDERATION_PEERS`: base URLs of the peer servers this one trusts (no trailing slash). */
+  readonly federationPeers: readonly string[];
+  /** `SVC_FEDERATION_RATE`: lookups per minute per peer, and its bucket size (default 600). */
+  readonly federationRate: number;
+  /** `SVC_FEDERATION_TIMEOUT_S`: how long a request to a peer may take (default 5 s). */
+  readonly federationTimeoutMs: number;
+  /** `SVC_FEDERATION_REVOKED_CACHE_S`: how long a peer's revoked-jti record is trusted (1 to 60 s, default 60). */
+  readonly federationRevokedCacheMs: number;
 }
 
 export interface OidcConfig {
@@ -186,6 +194,28 @@ function oidc(env: Record<string, string | undefined>): OidcConfig | null {
   };
 }
 
+function federationPeers(env: Record<string, string | undefined>, baseUrl: string): string[] {
+  const raw = env.SVC_FEDERATION_PEERS ?? '';
+  const peers = raw
+    .split(',')
+    .map((p) => p.trim().replace(/\/+$/, ''))
+    .filter((p) => p !== '');
+  for (const peer of peers) {
+    if (!v.is(v.pipe(v.string(), v.url()), peer) || !/^https?:\/\/[^/?#]+$/.test(peer)) {
+      throw new ConfigError(`SVC_FEDERATION_PEERS must list http(s) base URLs without a path, got "${peer}"`);
+    }
+    if (peer === baseUrl) throw new ConfigError('SVC_FEDERATION_PEERS must not list this server itself (SVC_BASE_URL)');
+  }
+  return [...new Set(peers)];
+}
+
+function wholeNumber(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  return Number(raw);
+}
+
 /** Reads and checks the configuration; throws ConfigError naming the variable on any bad value. */
 export function readConfig(env: Record<string, string | undefined> = process.env): Config {
   const portRaw = env.PORT ?? '8080';
@@ -223,6 +253,10 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     deprecationNoticeMs: seconds(env, 'SVC_DEPRECATION_NOTICE_S', 90 * DAY_S),
     dropTtlMs: seconds(env, 'SVC_DROP_TTL_S', 7 * DAY_S),
     federatedBudgetPct: percent(env, 'SVC_FEDERATED_BUDGET_PCT', 25),
+    federationPeers: federationPeers(env, baseUrl.replace(/\/+$/, '')),
+    federationRate: wholeNumber(env, 'SVC_FEDERATION_RATE', 600, 1, 1_000_000),
+    federationTimeoutMs: wholeNumber(env, 'SVC_FEDERATION_TIMEOUT_S', 5, 1, 300) * 1000,
+    federationRevokedCacheMs: wholeNumber(env, 'SVC_FEDERATION_REVOKED_CACHE_S', 60, 1, 60) * 1000,
   };
   if (config.protocolMin > config.protocolMax) throw new ConfigError('SVC_PROTOCOL_MIN must not be after SVC_PROTOCOL_MAX');
   if (config.quotaSoftBytes !== null && config.quotaHardBytes !== null && config.quotaSoftBytes > config.quotaHardBytes) {

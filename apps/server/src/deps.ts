@@ -33,8 +33,12 @@ import {
   FederatedCacheService,
   LinkService,
   SponsorshipService,
+  DiscoveryService,
+  FederationService,
+  type PeerDirectory,
+  type PeerLookup,
 } from '@strongroom/core';
-import { Argon2Hasher, FsBlobStore, JsonLogger, cryptoRandom, systemClock, OidcRelyingParty } from '@strongroom/adapters-node';
+import { Argon2Hasher, FsBlobStore, HttpPeers, JsonLogger, cryptoRandom, systemClock, OidcRelyingParty } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
 import type { Config } from './config.js';
@@ -90,6 +94,10 @@ export interface AppDeps {
   readonly links: LinkService;
   /** Federated blobs cached through POST /upload kind "federated". */
   readonly federatedCache: FederatedCacheService;
+  /** Handles, the opt-in public record and lookups of local accounts. */
+  readonly discovery: DiscoveryService;
+  /** Capability tokens between servers, forwarded lookups and the per-peer limit. */
+  readonly federation: FederationService;
 }
 
 export interface Platform {
@@ -99,6 +107,8 @@ export interface Platform {
   readonly hasher: PasswordHasher;
   /** Replaces the OpenID relying party built from the configuration (tests). */
   readonly identityProvider?: IdentityProvider;
+  /** Peers' public records and forwarded lookups; HTTP on fetch unless a test supplies its own. */
+  readonly peers?: PeerDirectory & PeerLookup;
 }
 
 export const nodePlatform = (): Platform => ({ clock: systemClock, random: cryptoRandom, logger: new JsonLogger(), hasher: new Argon2Hasher() });
@@ -199,6 +209,21 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
   const totpRecovery = new TotpRecoveryService({ challenges: stores.totp, directories: stores.devices, recovery: stores.secondFactor, accounts: stores.accounts, sessions, clock });
   const oidc = buildOidc(config, stores, platform, sessions);
+  // Discovery and federation.
+  const discovery = new DiscoveryService({ handles: stores.discovery, accounts: stores.accounts, directories: stores.devices, clock, baseUrl: config.baseUrl });
+  const peers = platform.peers ?? new HttpPeers({ clock, timeoutMs: config.federationTimeoutMs, revokedTtlMs: config.federationRevokedCacheMs });
+  const federation = new FederationService({
+    keyRing,
+    clock,
+    random,
+    baseUrl: config.baseUrl,
+    peers: config.federationPeers,
+    rate: config.federationRate,
+    directory: peers,
+    forwarder: peers,
+    revocations: stores.discovery,
+    buckets: stores.discovery,
+  });
   return {
     totpRecovery,
     config,
@@ -228,6 +253,8 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     sponsorship,
     links,
     federatedCache,
+    discovery,
+    federation,
   };
 }
 

@@ -5,3 +5,5 @@ export { systemClock, cryptoRandom, JsonLogger } from './system.js';
 export { FsBlobStore } from './fs-blob-store.js';
 export { OidcRelyingParty } from './oidc-relying-party.js';
 export type { OidcRelyingPartyOptions } from './oidc-relying-party.js';
+export { HttpPeers } from './http-peers.js';
+export type { HttpPeersOptions } from './http-peers.js';

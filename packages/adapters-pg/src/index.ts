@@ -17,3 +17,4 @@ export { PgSchemaStatus } from './schema-status.js';
 export { PgOidcStore } from './oidc-store.js';
 export { PgDeprecationStore, PgAttestationStore } from './records-store.js';
 export { PgFederatedIntakes, PgLinkStore, PgSponsorshipStore } from './sharing-store.js';
+export { PgDiscoveryStore } from './discovery-store.js';

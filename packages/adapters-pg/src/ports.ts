@@ -10,6 +10,7 @@ import { PgDeploymentStore, PgSecondFactorStore } from './second-factor-store.js
 import { PgOidcStore } from './oidc-store.js';
 import { PgAttestationStore, PgDeprecationStore } from './records-store.js';
 import { PgFederatedIntakes, PgLinkStore, PgSponsorshipStore } from './sharing-store.js';
+import { PgDiscoveryStore } from './discovery-store.js';
 
 /** Every store port over one migrated PostgreSQL database (node-postgres pool or PGlite). */
 export function createPgPorts(db: PgDb): Ports {
@@ -28,5 +29,6 @@ export function createPgPorts(db: PgDb): Ports {
     sponsorship: new PgSponsorshipStore(db),
     links: new PgLinkStore(db),
     federated: new PgFederatedIntakes(db),
+    discovery: new PgDiscoveryStore(db),
   };
 }

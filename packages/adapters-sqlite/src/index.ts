@@ -12,3 +12,4 @@ export { SqliteSchemaStatus } from './schema-status.js';
 export { SqliteOidcStore } from './oidc-store.js';
 export { SqliteDeprecationStore, SqliteAttestationStore } from './records-store.js';
 export { SqliteFederatedIntakes, SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';
+export { SqliteDiscoveryStore } from './discovery-store.js';

@@ -10,6 +10,7 @@ import { SqliteDeploymentStore, SqliteSecondFactorStore } from './second-factor-
 import { SqliteOidcStore } from './oidc-store.js';
 import { SqliteAttestationStore, SqliteDeprecationStore } from './records-store.js';
 import { SqliteFederatedIntakes, SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';
+import { SqliteDiscoveryStore } from './discovery-store.js';
 
 /** Every store port over one open (migrated) SQLite database. */
 export function createSqlitePorts(db: Database.Database): Ports {
@@ -28,5 +29,6 @@ export function createSqlitePorts(db: Database.Database): Ports {
     sponsorship: new SqliteSponsorshipStore(db),
     links: new SqliteLinkStore(db),
     federated: new SqliteFederatedIntakes(db),
+    discovery: new SqliteDiscoveryStore(db),
   };
 }

@@ -60,7 +60,14 @@ export type ErrorCode =
   | 'error.attestation.history_invalid'
   | 'error.auth.not_an_owner'
   | 'error.sponsored.cannot_sponsor'
-  | 'error.quota.federated_budget';
+  | 'error.quota.federated_budget'
+  | 'error.discovery.handle_taken'
+  | 'error.discovery.handle_fixed'
+  | 'error.discovery.no_handle'
+  | 'error.federation.capability_invalid'
+  | 'error.federation.unknown_peer'
+  | 'error.federation.peer_unavailable'
+  | 'error.federation.rate_limited';
 
 /** An expected "no": the operation did not happen and nothing changed. */
 export interface Refusal<C extends ErrorCode = ErrorCode> {

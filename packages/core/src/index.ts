@@ -31,3 +31,4 @@ export * from './attestation/index.js';
 export * from './sponsorship/index.js';
 export * from './links/index.js';
 export * from './federated/index.js';
+export * from './discovery/index.js';

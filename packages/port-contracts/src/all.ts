@@ -15,6 +15,7 @@ import { describeDeploymentContract, describeSecondFactorContract } from './seco
 import { describeIdentityLinkStoreContract, describeOidcFlowStoreContract } from './oidc.js';
 import { describeAttestationKeyStoreContract, describeDeprecationStoreContract } from './records.js';
 import { describeFederatedIntakeContract, describeLinkStoreContract, describeSponsorshipContract } from './sharing.js';
+import { describeCapabilityRevocationContract, describeHandleStoreContract, describePeerRateStoreContract } from './discovery.js';
 
 /**
  * Every suite by name. Typed by SUITES, so a suite named there without an entry here (or the
@@ -39,6 +40,9 @@ export const CONTRACT_SUITES: Record<SuiteName, (adapter: string, setup: Setup) 
   sponsorship: describeSponsorshipContract,
   links: describeLinkStoreContract,
   federated: describeFederatedIntakeContract,
+  handles: describeHandleStoreContract,
+  'peer-buckets': describePeerRateStoreContract,
+  'capability-revocations': describeCapabilityRevocationContract,
 };
 
 /**

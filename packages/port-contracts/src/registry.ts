@@ -5,7 +5,29 @@ import { beforeEach, describe } from 'vitest';
  * actually run (a hook inside the suite's describe), not when they are declared, so a suite that
  * is skipped, filtered out or never declared for an adapter shows up as missing.
  */
-export const SUITES = ['accounts', 'albums', 'attestation', 'cohorts', 'deployment', 'deprecations', 'devices', 'federated', 'identity-links', 'links', 'oidc-flows', 'quota', 'schema', 'second-factor', 'sessions', 'signing-keys', 'sponsorship', 'totp'] as const;
+export const SUITES = [
+  'accounts',
+  'albums',
+  'attestation',
+  'capability-revocations',
+  'cohorts',
+  'deployment',
+  'deprecations',
+  'devices',
+  'federated',
+  'handles',
+  'identity-links',
+  'links',
+  'oidc-flows',
+  'peer-buckets',
+  'quota',
+  'schema',
+  'second-factor',
+  'sessions',
+  'signing-keys',
+  'sponsorship',
+  'totp',
+] as const;
 export type SuiteName = (typeof SUITES)[number];
 
 const ran = new Map<string, Set<string>>();

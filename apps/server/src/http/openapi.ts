@@ -141,7 +141,7 @@ function operation(r: AnyRoute): Json {
     operationId: operationIdOf(r),
     summary: r.summary,
     tags: [r.tag],
-    security: r.auth ? (r.uploadToken ? [{ bearer: [] }, { upload: [] }] : [{ bearer: [] }]) : [],
+    security: r.auth ? (r.uploadToken ? [{ bearer: [] }, { upload: [] }] : [{ bearer: [] }]) : (r.security?.map((scheme) => ({ [scheme]: [] })) ?? []),
     ...(parameters.length ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
     responses,
@@ -179,6 +179,7 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (EdDSA)' },
+        svcCapability: { type: 'http', scheme: 'SvcCapability', bearerFormat: 'JWT (EdDSA, typ svc-capability+jwt), minted by a listed peer', description: 'Authorization: SvcCapability <capability token>' },
         upload: { type: 'http', scheme: 'Upload', description: "A guest's one-drop upload token (POST /v1/links/{link_id}/drops): admits that drop's PUT and finalize only" },
       },
       parameters: {

@@ -69,6 +69,13 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.auth.not_an_owner': 403,
   'error.sponsored.cannot_sponsor': 403,
   'error.quota.federated_budget': 403,
+  'error.discovery.handle_taken': 409,
+  'error.discovery.handle_fixed': 409,
+  'error.discovery.no_handle': 409,
+  'error.federation.capability_invalid': 401,
+  'error.federation.unknown_peer': 404,
+  'error.federation.peer_unavailable': 502,
+  'error.federation.rate_limited': 429,
 };
 
 /** Where the contract gives a code a second status. */
@@ -100,6 +107,7 @@ const TITLES: Record<number, string> = {
   426: 'Upgrade Required',
   429: 'Too Many Requests',
   500: 'Internal Server Error',
+  502: 'Bad Gateway',
   503: 'Service Unavailable',
 };
 
@@ -117,6 +125,16 @@ export class HttpProblem extends Error {
   ) {
     super(`${code}: ${detail}`);
     this.status = statusOf(code, context);
+  }
+
+  /**
+   * A peer server's refusal passed back to our caller as it came (decisions: federation): its
+   * status is the peer's, not ours to map.
+   */
+  static relayed(code: ProblemCode, detail: string, data: Readonly<Record<string, unknown>>, status: number): HttpProblem {
+    const p = new HttpProblem(code, detail, data);
+    (p as { status: number }).status = status;
+    return p;
   }
 
   /** The same problem with its status taken in a named context. */

@@ -53,6 +53,8 @@ export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown>
    * parameter (a web-upload drop's send and finalize). Needs `auth: true`.
    */
   readonly uploadToken?: boolean;
+  /** For the API reference only: the schemes a route with `auth: false` checks itself. */
+  readonly security?: readonly ('bearer' | 'svcCapability')[];
   /** Needs X-Svc-Protocol (everything but /.well-known and the OpenAPI document). Default true. */
   readonly versioned?: boolean;
   /**

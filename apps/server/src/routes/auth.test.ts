@@ -234,7 +234,7 @@ describe('profile', () => {
   it('returns the fixed fields; PATCH sets, leaves, and clears the display name', async () => {
     const u = await registerUser(s.app);
     const get = await call(s.app, 'GET', '/v1/auth/profile', { token: u.access_token });
-    expect(Object.keys(get.body).sort()).toEqual(['account_id', 'address', 'created_at', 'display_name']);
+    expect(Object.keys(get.body).sort()).toEqual(['account_id', 'address', 'created_at', 'display_name', 'handle']);
     const set = await call(s.app, 'PATCH', '/v1/auth/profile', { token: u.access_token, body: { display_name: '  Ada Lovelace  ' } });
     expect(set).toMatchObject({ status: 200, body: { display_name: 'Ada Lovelace' } });
     expect((await call(s.app, 'PATCH', '/v1/auth/profile', { token: u.access_token, body: {} })).body.display_name).toBe('Ada Lovelace');

@@ -15,13 +15,20 @@ export const tokenPairBody = (p: CoreTokenPair) => ({
   expires_in: p.expiresIn,
 });
 
-const Profile = v.object({ account_id: Uuid, address: v.pipe(v.nullable(v.string()), v.description('null for a sponsored account or an OpenID account without a verified email')), display_name: v.nullable(v.string()), created_at: Timestamp });
-const profileBody = (p: { accountId: string; address: string | null; displayName: string | null; createdAt: number }, sponsored = false) => ({
+const Profile = v.object({
+  account_id: Uuid,
+  address: v.pipe(v.nullable(v.string()), v.description('null for a sponsored account or an OpenID account without a verified email')),
+  display_name: v.nullable(v.string()),
+  created_at: Timestamp,
+  handle: v.nullable(v.string()),
+});
+const profileBody = (p: { accountId: string; address: string | null; displayName: string | null; createdAt: number }, handle: string | null, sponsored = false) => ({
   account_id: p.accountId,
   // A sponsored account (acted as through X-Svc-Act-As) has no address.
   address: sponsored ? null : p.address,
   display_name: p.displayName,
   created_at: isoOrNull(p.createdAt),
+  handle,
 });
 
 const Password = v.string();
@@ -128,7 +135,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       summary: "The caller's own profile",
       auth: true,
       responses: { 200: { description: 'Profile', schema: Profile } },
-      handle: async ({ c, principal }) => json(c, 200, profileBody(unwrap(await deps.accounts.profile(principal)), principal.actingOwnerId !== undefined)),
+      handle: async ({ c, principal }) => json(c, 200, profileBody(unwrap(await deps.accounts.profile(principal)), await deps.discovery.handleOf(principal.accountId), principal.actingOwnerId !== undefined)),
     }),
     route({
       method: 'PATCH',
@@ -141,7 +148,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       errors: ['error.profile.invalid_display_name', 'error.request.invalid'],
       handle: async ({ c, body, principal }) => {
         const patch = 'display_name' in body ? { displayName: body.display_name ?? null } : {};
-        return json(c, 200, profileBody(unwrap(await deps.accounts.updateProfile(principal, patch)), principal.actingOwnerId !== undefined));
+        return json(c, 200, profileBody(unwrap(await deps.accounts.updateProfile(principal, patch)), await deps.discovery.handleOf(principal.accountId), principal.actingOwnerId !== undefined));
       },
     }),
   ];

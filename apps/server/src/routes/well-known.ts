@@ -2,10 +2,11 @@ import * as v from 'valibot';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { route, type AnyRoute } from '../http/route.js';
-import { iso, json } from '../http/respond.js';
-import { effectiveWindow, pendingAnnouncements, type DeprecationAnnouncement, type ProtocolWindow } from '@strongroom/core';
+import { bytes, iso, json } from '../http/respond.js';
+import { effectiveWindow, pendingAnnouncements, REVOCATION_WINDOW_S, type DeprecationAnnouncement, type ProtocolWindow } from '@strongroom/core';
 
-const REVOCATION_WINDOW_S = 86_400;
+/** WebFinger answers are for any web page to read. */
+const CORS_ANY = { 'access-control-allow-origin': '*' };
 
 const Version = v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/), v.description('Protocol version YYYY-MM-DD'));
 const Timestamp = v.pipe(v.string(), v.description('RFC 3339 UTC'));
@@ -19,7 +20,6 @@ const ServerInfo = v.object({
   protocol_version: Window,
   min_protocol_version: v.pipe(v.array(v.object({ min_protocol_version: Version, effective_at: Timestamp })), v.description('Announced cut-offs not yet in effect, soonest first')),
 });
-const RevokedJti = v.object({ window_s: v.literal(REVOCATION_WINDOW_S), revoked: v.array(v.unknown()) });
 const DeprecationRecord = v.object({
   protocol_version: v.pipe(Window, v.description('The window in force now (its min includes every announcement already effective)')),
   min_client_build: v.string(),
@@ -78,7 +78,7 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
             local: deps.config.authLocal,
             oidc: deps.config.oidc === null ? null : { issuer: deps.config.oidc.issuer, start_endpoint: `${base}/v1/auth/oidc/start` },
           },
-          federation_endpoint: `${base}/v1/federation`,
+          federation_endpoint: `${base}/v1/discovery/lookup`,
           signing_keys: await deps.keyRing.jwks(),
           protocol_version: window,
           // The cut-offs still ahead: a client learns months in advance when its version stops writing.
@@ -93,8 +93,24 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Revoked federation capability token ids, at most 24 hours of them',
       auth: false,
       versioned: false,
-      responses: { 200: { description: 'Revocation list (empty in v1: no capability tokens are issued yet)', schema: RevokedJti } },
-      handle: ({ c }) => json(c, 200, { window_s: REVOCATION_WINDOW_S, revoked: [] }),
+      responses: {
+        200: {
+          description: 'Capability tokens this server minted and revoked in the last 24 hours (computed from the clock; nothing older)',
+          schema: v.object({
+            issuer: v.string(),
+            window_s: v.literal(REVOCATION_WINDOW_S),
+            revoked: v.array(v.object({ jti: v.string(), revoked_at: v.string(), exp: v.string() })),
+          }),
+        },
+      },
+      handle: async ({ c }) => {
+        const record = await deps.federation.revokedRecord();
+        return json(c, 200, {
+          issuer: record.issuer,
+          window_s: REVOCATION_WINDOW_S,
+          revoked: record.revoked.map((r) => ({ jti: r.jti, revoked_at: iso(r.revokedAt), exp: iso(r.expiresAt) })),
+        });
+      },
     }),
     route({
       method: 'GET',
@@ -140,14 +156,30 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
       method: 'GET',
       path: '/.well-known/webfinger',
       tag: 'public',
-      summary: 'Anonymous WebFinger: answers only for accounts that opted in (none can yet), otherwise 404',
+      summary: 'Anonymous WebFinger (JRD): only a published handle of this host, with its display name; CORS open to any origin',
       auth: false,
       versioned: false,
       query: v.object({ resource: v.pipe(v.string(), v.regex(/^acct:[^@\s]+@[^@\s]+$/, 'must be acct:user@host')) }),
-      responses: { 404: { description: 'No public record (the same answer as for no account)' } },
+      responses: {
+        200: {
+          description: 'The public record',
+          contentType: 'application/jrd+json',
+          schema: v.object({ subject: v.string(), properties: v.object({ 'urn:svc:display_name': v.nullable(v.string()) }) }),
+        },
+        404: { description: 'No public record: the same bytes for no account, an unpublished one and another host' },
+      },
       errors: ['error.request.invalid', 'error.not_found'],
-      handle: () => {
-        throw new HttpProblem('error.not_found', 'No public record for this resource.');
+      handle: async ({ c, query }) => {
+        const found = await deps.discovery.webfinger(query.resource);
+        if (!found.ok) {
+          const problem = HttpProblem.from(found);
+          problem.headers = CORS_ANY;
+          throw problem;
+        }
+        const body = JSON.stringify({ subject: found.value.subject, properties: { 'urn:svc:display_name': found.value.displayName } });
+        const res = bytes(c, 200, new TextEncoder().encode(body), 'application/jrd+json');
+        res.headers.set('access-control-allow-origin', '*');
+        return res;
       },
     }),
   ];

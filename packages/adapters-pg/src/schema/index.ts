@@ -6,3 +6,4 @@ export * from './second-factor.js';
 export * from './oidc.js';
 export * from './records.js';
 export * from './sharing.js';
+export * from './discovery.js';

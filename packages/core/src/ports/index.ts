@@ -31,3 +31,8 @@ export type { AttestationHistoryEntry, AttestationKeyRecord, AttestationKeyStore
 export type { SponsoredRecord, SponsorshipStore } from './sponsorship-store.js';
 export type { DropRecord, DropReservation, LinkKind, LinkRecord, LinkStore } from './link-store.js';
 export type { FederatedIntakeRecord, FederatedIntakeStore, IntakeOutcome } from './federated-intakes.js';
+export type { ClaimOutcome, HandleRecord, HandleStore } from './handle-store.js';
+export type { PeerRateStore } from './peer-rate-store.js';
+export type { CapabilityRevocationStore, MintedCapability, RevokedCapability } from './capability-revocations.js';
+export type { PeerDirectory } from './peer-directory.js';
+export type { PeerLookup, PeerReply } from './peer-lookup.js';

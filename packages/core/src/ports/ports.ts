@@ -20,6 +20,9 @@ import type { AttestationKeyStore } from './attestation-key-store.js';
 import type { SponsorshipStore } from './sponsorship-store.js';
 import type { LinkStore } from './link-store.js';
 import type { FederatedIntakeStore } from './federated-intakes.js';
+import type { CapabilityRevocationStore } from './capability-revocations.js';
+import type { HandleStore } from './handle-store.js';
+import type { PeerRateStore } from './peer-rate-store.js';
 
 /**
  * Every store port a deployment runs on, one entry per area. Each adapter builds the whole set in
@@ -52,4 +55,6 @@ export interface Ports {
   readonly links: LinkStore;
   /** Open federated cache fills, reserved against the per-(receiver, peer) budget. */
   readonly federated: FederatedIntakeStore;
+  /** Handles and the public record, per-peer rate buckets, and revocations of minted capability tokens. */
+  readonly discovery: HandleStore & PeerRateStore & CapabilityRevocationStore;
 }

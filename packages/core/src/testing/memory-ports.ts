@@ -11,6 +11,7 @@ import { MemoryOidcStore } from './memory-oidc.js';
 import { MemoryDeprecationStore } from './memory-deprecations.js';
 import { MemoryAttestationKeyStore } from './memory-attestation.js';
 import { MemoryFederatedIntakes, MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
+import { MemoryDiscoveryStore } from './memory-discovery.js';
 
 /** The whole port set in memory: the reference implementation every adapter is held to. */
 export function createMemoryPorts(): Ports {
@@ -31,5 +32,6 @@ export function createMemoryPorts(): Ports {
     sponsorship: new MemorySponsorshipStore(),
     links: new MemoryLinkStore(),
     federated: new MemoryFederatedIntakes(),
+    discovery: new MemoryDiscoveryStore(),
   };
 }

@@ -112,6 +112,8 @@ export class AccessTokens {
     try {
       ({ payload } = await jwtVerify(token, key, {
         algorithms: ['EdDSA'],
+        // Never a capability token (typ svc-capability+jwt) or anything else signed by this ring.
+        typ: 'JWT',
         issuer: this.#o.issuer,
         currentDate: new Date(now),
         requiredClaims: ['sub', 'sid', 'jti', 'iat', 'exp'],

@@ -1,3 +1,25 @@
+CREATE TABLE "handles" (
+	"account_id" text PRIMARY KEY NOT NULL,
+	"user_name" text NOT NULL,
+	"published" boolean DEFAULT false NOT NULL,
+	"claimed_at" bigint NOT NULL,
+	CONSTRAINT "handles_user_name_unique" UNIQUE("user_name")
+);
+--> statement-breakpoint
+CREATE TABLE "minted_capabilities" (
+	"jti" text PRIMARY KEY NOT NULL,
+	"peer" text NOT NULL,
+	"issued_at" bigint NOT NULL,
+	"expires_at" bigint NOT NULL,
+	"revoked_at" bigint
+);
+--> statement-breakpoint
+CREATE TABLE "peer_buckets" (
+	"peer" text PRIMARY KEY NOT NULL,
+	"level" bigint NOT NULL,
+	"updated_at" bigint NOT NULL
+);
+--> statement-breakpoint
 CREATE TABLE "deployment" (
 	"id" integer PRIMARY KEY NOT NULL,
 	"key_fingerprint" text NOT NULL,
@@ -123,12 +145,15 @@ CREATE TABLE "sponsored_owners" (
 ALTER TABLE "accounts" ALTER COLUMN "address" DROP NOT NULL;--> statement-breakpoint
 ALTER TABLE "accounts" ALTER COLUMN "address_key" DROP NOT NULL;--> statement-breakpoint
 ALTER TABLE "sessions" ADD COLUMN "method" text DEFAULT 'password' NOT NULL;--> statement-breakpoint
+ALTER TABLE "handles" ADD CONSTRAINT "handles_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "totp_throttles" ADD CONSTRAINT "totp_throttles_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "identity_links" ADD CONSTRAINT "identity_links_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "oidc_flows" ADD CONSTRAINT "oidc_flows_initiator_accounts_id_fk" FOREIGN KEY ("initiator") REFERENCES "public"."accounts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "oidc_login_codes" ADD CONSTRAINT "oidc_login_codes_account_id_accounts_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."accounts"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "link_drops" ADD CONSTRAINT "link_drops_link_id_links_id_fk" FOREIGN KEY ("link_id") REFERENCES "public"."links"("id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
 ALTER TABLE "sponsored_owners" ADD CONSTRAINT "sponsored_owners_account_id_sponsored_accounts_account_id_fk" FOREIGN KEY ("account_id") REFERENCES "public"."sponsored_accounts"("account_id") ON DELETE no action ON UPDATE no action;--> statement-breakpoint
+CREATE INDEX "minted_capabilities_peer_idx" ON "minted_capabilities" USING btree ("peer","expires_at");--> statement-breakpoint
+CREATE INDEX "minted_capabilities_revoked_idx" ON "minted_capabilities" USING btree ("revoked_at");--> statement-breakpoint
 CREATE INDEX "identity_links_account_idx" ON "identity_links" USING btree ("account_id");--> statement-breakpoint
 CREATE INDEX "oidc_flows_expires_idx" ON "oidc_flows" USING btree ("expires_at");--> statement-breakpoint
 CREATE INDEX "oidc_login_codes_expires_idx" ON "oidc_login_codes" USING btree ("expires_at");--> statement-breakpoint

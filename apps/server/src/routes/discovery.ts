@@ -1,0 +1,147 @@
+import type { Context } from 'hono';
+import * as v from 'valibot';
+import { CoreError, parseHandle, PeerUnavailableError, toBase64url, type LookupAnswer, type PeerReply, type Principal } from '@strongroom/core';
+import type { AppDeps } from '../deps.js';
+import { HttpProblem, type ProblemCode } from '../http/problem.js';
+import { json, unwrap } from '../http/respond.js';
+import { bearerToken, requestHeader, route, type AnyRoute } from '../http/route.js';
+
+const HandleUser = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must match [a-z0-9][a-z0-9._-]{0,63}'));
+const HandleBody = v.object({ handle: v.pipe(v.string(), v.description('user@host, the host being this server\'s (with a non-default port)')) });
+const LookupBody = v.object({
+  handle: v.string(),
+  account_id: v.string(),
+  display_name: v.nullable(v.string()),
+  identity_key: v.pipe(v.nullable(v.string()), v.description('The identity anchor (Ed25519 public key), base64url; null before any directory')),
+  directory: v.pipe(v.nullable(v.string()), v.description('The signed device directory exactly as accepted (canonical CBOR), base64url; verify its signature yourself')),
+});
+
+const CAPABILITY_SCHEME = 'svccapability ';
+
+/** Who is looking: a local account (access token) or a listed peer (capability token). */
+type Looker = { kind: 'local'; principal: Principal } | { kind: 'peer'; issuer: string };
+
+const lookupBody = (a: LookupAnswer) => ({
+  handle: a.handle,
+  account_id: a.accountId,
+  display_name: a.displayName,
+  identity_key: a.identityKey === null ? null : toBase64url(a.identityKey),
+  directory: a.directory === null ? null : toBase64url(a.directory),
+});
+
+/** Reads `Authorization`: Bearer (a local access token) or SvcCapability (a peer's capability token); anything else is 401. */
+async function looker(deps: AppDeps, c: Context): Promise<Looker> {
+  const header = requestHeader(c, 'authorization') ?? '';
+  const bearer = bearerToken(header);
+  if (bearer !== null) {
+    let who;
+    try {
+      who = await deps.sessions.authenticate(bearer);
+    } catch (cause) {
+      if (cause instanceof CoreError && cause.code === 'error.auth.unavailable') {
+        throw new HttpProblem('error.auth.unavailable', 'The session ledger cannot be read; try again shortly.', {}, 'authenticating');
+      }
+      throw cause;
+    }
+    if (!who.ok) throw HttpProblem.from(who);
+    return { kind: 'local', principal: who.value };
+  }
+  if (header.slice(0, CAPABILITY_SCHEME.length).toLowerCase() === CAPABILITY_SCHEME) {
+    const checked = await deps.federation.check(header.slice(CAPABILITY_SCHEME.length).trim());
+    if (!checked.ok) {
+      const problem = new HttpProblem(checked.code, checked.detail ?? checked.code);
+      const retry = checked.data?.['retry_after'];
+      if (typeof retry === 'number') problem.headers = { 'retry-after': String(retry) };
+      throw problem;
+    }
+    return { kind: 'peer', issuer: checked.value.issuer };
+  }
+  throw new HttpProblem('error.auth.session_invalid', 'A lookup needs Authorization: Bearer <access token> or SvcCapability <capability token>.');
+}
+
+const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
+
+/** A peer's answer, passed back: its 200 body, or its refusal with status, code and Retry-After. */
+function relay(c: Context, reply: PeerReply, peer: string): Response {
+  if (!isRecord(reply.body)) throw new HttpProblem('error.federation.peer_unavailable', `${peer} sent an unreadable answer.`);
+  if (reply.status === 200) {
+    const answer = v.safeParse(LookupBody, reply.body);
+    if (!answer.success) throw new HttpProblem('error.federation.peer_unavailable', `${peer} sent a malformed answer.`);
+    return json(c, 200, { handle: answer.output.handle, account_id: answer.output.account_id, display_name: answer.output.display_name, identity_key: answer.output.identity_key, directory: answer.output.directory });
+  }
+  const { type: _t, title: _ti, status: _s, code, detail, ...extra } = reply.body;
+  if (typeof code !== 'string' || reply.status < 400 || reply.status > 599) throw new HttpProblem('error.federation.peer_unavailable', `${peer} answered ${reply.status}.`);
+  const problem = HttpProblem.relayed(code as ProblemCode, typeof detail === 'string' ? detail : code, extra, reply.status);
+  if (reply.retryAfter !== null && /^\d{1,9}$/.test(reply.retryAfter)) problem.headers = { 'retry-after': reply.retryAfter };
+  throw problem;
+}
+
+/** Handles, the opt-in public record, and authenticated lookups, local or forwarded to a peer. */
+export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
+  return [
+    route({
+      method: 'PUT',
+      path: '/v1/discovery/handle',
+      tag: 'discovery',
+      summary: 'Claim the caller\'s handle, user@<this server\'s host>. Set once: it cannot be changed',
+      auth: true,
+      body: { type: 'json', schema: v.strictObject({ user: HandleUser }) },
+      responses: { 200: { description: 'The handle (the same claim again answers the same)', schema: HandleBody } },
+      errors: ['error.request.invalid', 'error.discovery.handle_taken', 'error.discovery.handle_fixed'],
+      handle: async ({ c, body, principal }) => json(c, 200, unwrap(await deps.discovery.claim(principal.accountId, body.user))),
+    }),
+    route({
+      method: 'PUT',
+      path: '/v1/discovery/public',
+      tag: 'discovery',
+      summary: 'Publish or withdraw the anonymous record (WebFinger: handle and display name only)',
+      auth: true,
+      body: { type: 'json', schema: v.strictObject({ published: v.boolean() }) },
+      responses: { 200: { description: 'The record\'s state', schema: v.object({ handle: v.string(), published: v.boolean() }) } },
+      errors: ['error.request.invalid', 'error.discovery.no_handle'],
+      handle: async ({ c, body, principal }) => json(c, 200, unwrap(await deps.discovery.setPublished(principal.accountId, body.published))),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/discovery/lookup',
+      tag: 'discovery',
+      summary:
+        'Look up one handle: its identity key and signed device directory, exactly as its owner published them. Authorization: Bearer <access token> (a local account; a handle of a listed peer is forwarded to that peer) or SvcCapability <capability token> (a listed peer, per-peer rate limit)',
+      auth: false,
+      security: ['bearer', 'svcCapability'],
+      query: v.object({ handle: v.pipe(v.string(), v.description('user@host')) }),
+      responses: { 200: { description: 'The handle\'s keys', schema: LookupBody } },
+      errors: [
+        'error.request.invalid',
+        'error.auth.session_invalid',
+        'error.federation.capability_invalid',
+        'error.not_found',
+        'error.federation.unknown_peer',
+        'error.federation.rate_limited',
+        'error.federation.peer_unavailable',
+      ],
+      handle: async ({ c, query, version }) => {
+        const who = await looker(deps, c);
+        const handle = parseHandle(query.handle);
+        if (handle === null) throw new HttpProblem('error.request.invalid', 'handle must be user@host.');
+        if (deps.discovery.isLocal(handle)) return json(c, 200, lookupBody(unwrap(await deps.discovery.lookup(handle))));
+        // A peer's token only ever looks up this server's own handles: no relaying onwards.
+        if (who.kind === 'peer') throw new HttpProblem('error.not_found', 'No account has this handle.');
+        const peer = deps.federation.peerFor(handle.host);
+        if (peer === null) throw new HttpProblem('error.federation.unknown_peer', `${handle.host} is not a peer of this server.`);
+        const subject = (await deps.discovery.handleOf(who.principal.accountId)) ?? who.principal.accountId;
+        let reply: PeerReply;
+        try {
+          reply = await deps.federation.forward(peer, handle, subject, version);
+        } catch (err) {
+          if (err instanceof PeerUnavailableError) {
+            deps.logger.warn('federation.peer_unavailable', { peer, error: err.message });
+            throw new HttpProblem('error.federation.peer_unavailable', `${peer} did not answer in time.`);
+          }
+          throw err;
+        }
+        return relay(c, reply, peer);
+      },
+    }),
+  ];
+}

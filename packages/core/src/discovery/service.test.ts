@@ -1,0 +1,145 @@
+import { describe, expect, it } from 'vitest';
+import type { JWK } from 'jose';
+import type { PeerDirectory } from '../ports/peer-directory.js';
+import type { PeerLookup } from '../ports/peer-lookup.js';
+import { FakeClock, MemoryDeviceStore, MemoryDiscoveryStore, MemoryStore, SeededRandom } from '../testing/index.js';
+import { KeyRing } from '../tokens/key-ring.js';
+import { PeerUnavailableError } from './peer-error.js';
+import { DiscoveryService, FederationService } from './service.js';
+
+const A = 'https://a.example';
+const B = 'https://b.example:8443';
+
+/** Server A (the issuer) and server B (the receiver), B reading A's keys through a fake directory. */
+async function pair(rate = 2) {
+  const clock = new FakeClock();
+  const random = new SeededRandom(11);
+  const ringA = new KeyRing({ store: new MemoryStore(), clock, random, graceMs: 3_600_000 });
+  await ringA.init();
+  const storeA = new MemoryDiscoveryStore();
+  const storeB = new MemoryDiscoveryStore();
+  const calls = { keys: 0, revoked: 0 };
+  const revoked = new Set<string>();
+  let reachable = true;
+  const directory: PeerDirectory = {
+    verificationKey: async (peer, kid) => {
+      calls.keys++;
+      if (!reachable) throw new PeerUnavailableError('down');
+      if (peer !== A) return null;
+      return ((await ringA.jwks()).keys.find((k) => k.kid === kid) as JWK | undefined) ?? null;
+    },
+    revokedJtis: async () => {
+      calls.revoked++;
+      if (!reachable) throw new PeerUnavailableError('down');
+      return revoked;
+    },
+  };
+  const forwarded: unknown[] = [];
+  const forwarder: PeerLookup = {
+    lookup: async (request) => {
+      forwarded.push(request);
+      return { status: 200, body: {}, retryAfter: null };
+    },
+  };
+  const unused: PeerDirectory & PeerLookup = { verificationKey: async () => null, revokedJtis: async () => new Set(), lookup: async () => ({ status: 500, body: null, retryAfter: null }) };
+  const depsA = { keyRing: ringA, clock, random, baseUrl: A, peers: [B], rate, directory: unused, forwarder, revocations: storeA, buckets: storeA };
+  const fedA = new FederationService(depsA);
+  const ringB = new KeyRing({ store: new MemoryStore(), clock, random, graceMs: 3_600_000 });
+  await ringB.init();
+  const fedB = new FederationService({ keyRing: ringB, clock, random, baseUrl: B, peers: [A], rate, directory, forwarder: unused, revocations: storeB, buckets: storeB });
+  return { clock, depsA, fedA, fedB, storeA, storeB, revoked, calls, forwarded, setReachable: (r: boolean) => (reachable = r) };
+}
+
+describe('FederationService', () => {
+  it('B accepts what A minted for it, once per token drawn from A\'s bucket', async () => {
+    const { fedA, fedB, storeA } = await pair();
+    const { token, claims } = await fedA.mint(B, 'ann@a.example');
+    expect(await fedB.check(token)).toEqual({ ok: true, value: { issuer: A, subject: 'ann@a.example', jti: claims.jti, expiresAt: claims.exp * 1000 } });
+    // A remembers what it minted, so the operator can revoke it.
+    expect(await fedA.revoke(claims.jti)).toBe(true);
+    expect((await storeA.listRevokedCapabilities(0)).map((r) => r.jti)).toEqual([claims.jti]);
+  });
+
+  it('refuses a token its issuer revoked', async () => {
+    const { fedA, fedB, revoked } = await pair();
+    const { token, claims } = await fedA.mint(B, 's');
+    revoked.add(claims.jti);
+    expect(await fedB.check(token)).toMatchObject({ ok: false, code: 'error.federation.capability_invalid' });
+  });
+
+  it('limits each peer, and only tokens that verify draw from the bucket', async () => {
+    const { fedA, fedB, clock } = await pair(2);
+    const forged = (await fedA.mint(B, 's')).token.slice(0, -4) + 'AAAA';
+    for (let i = 0; i < 5; i++) expect((await fedB.check(forged)).ok).toBe(false);
+    expect((await fedB.check((await fedA.mint(B, 's')).token)).ok).toBe(true);
+    expect((await fedB.check((await fedA.mint(B, 's')).token)).ok).toBe(true);
+    const third = await fedB.check((await fedA.mint(B, 's')).token);
+    expect(third).toMatchObject({ ok: false, code: 'error.federation.rate_limited', data: { retry_after: 30 } });
+    clock.advance(30_000);
+    expect((await fedB.check((await fedA.mint(B, 's')).token)).ok).toBe(true);
+  });
+
+  it('refuses an unlisted issuer without asking anyone, and fails closed when the issuer is unreachable', async () => {
+    const { depsA, fedA, fedB, calls, setReachable } = await pair();
+    // Same keys, but calling itself by a name B does not list.
+    const stranger = new FederationService({ ...depsA, baseUrl: 'https://c.example' });
+    expect(await fedB.check((await stranger.mint(B, 's')).token)).toMatchObject({ ok: false, code: 'error.federation.capability_invalid' });
+    expect(calls.keys).toBe(0);
+    setReachable(false);
+    expect(await fedB.check((await fedA.mint(B, 's')).token)).toMatchObject({ ok: false, code: 'error.federation.capability_invalid' });
+  });
+
+  it('forwards to a peer with a fresh token for it, and maps hosts to listed peers', async () => {
+    const { fedA, forwarded } = await pair();
+    expect(fedA.peerFor('b.example:8443')).toBe(B);
+    expect(fedA.peerFor('b.example')).toBeNull();
+    await fedA.forward(B, { user: 'bob', host: 'b.example:8443' }, 'ann@a.example', '2026-11-01');
+    expect(forwarded).toEqual([{ peer: B, handle: 'bob@b.example:8443', capability: expect.any(String), protocolVersion: '2026-11-01' }]);
+  });
+
+  it('lists revocations for 24 hours from the clock, and revokes per peer', async () => {
+    const { fedA, clock } = await pair();
+    const one = await fedA.mint(B, 's');
+    await fedA.mint(B, 's');
+    expect(await fedA.revokePeer(`${B}/`)).toBe(2);
+    expect((await fedA.revokedRecord()).revoked).toHaveLength(2);
+    clock.advance(86_400_000 - 1);
+    expect((await fedA.revokedRecord()).revoked.map((r) => r.jti)).toContain(one.claims.jti);
+    clock.advance(1);
+    expect(await fedA.revokedRecord()).toEqual({ issuer: A, revoked: [] });
+  });
+});
+
+describe('DiscoveryService', () => {
+  async function setup() {
+    const accounts = new MemoryStore();
+    const handles = new MemoryDiscoveryStore();
+    const service = new DiscoveryService({ handles, accounts, directories: new MemoryDeviceStore(), clock: new FakeClock(), baseUrl: 'https://photos.example' });
+    const id = '0190f000-0000-7000-8000-000000000001';
+    await accounts.createAccount({ id, address: 'a@x', addressKey: 'a@x', passwordHash: null, displayName: 'Ann', createdAt: 0, lockedAt: null });
+    return { service, id };
+  }
+
+  it('claims, refuses a bad name, and shows the handle', async () => {
+    const { service, id } = await setup();
+    expect(await service.handleOf(id)).toBeNull();
+    expect(await service.claim(id, 'Ann')).toMatchObject({ ok: false, code: 'error.request.invalid' });
+    expect(await service.claim(id, 'ann')).toEqual({ ok: true, value: { handle: 'ann@photos.example' } });
+    expect(await service.claim(id, 'other')).toMatchObject({ ok: false, code: 'error.discovery.handle_fixed' });
+    expect(await service.handleOf(id)).toBe('ann@photos.example');
+  });
+
+  it('answers WebFinger only for a published handle of this host, the same "no" otherwise', async () => {
+    const { service, id } = await setup();
+    expect(await service.setPublished(id, true)).toMatchObject({ ok: false, code: 'error.discovery.no_handle' });
+    await service.claim(id, 'ann');
+    const no = await service.webfinger('acct:ann@photos.example');
+    expect(no).toMatchObject({ ok: false, code: 'error.not_found' });
+    expect(await service.webfinger('acct:nobody@photos.example')).toEqual(no);
+    expect(await service.webfinger('acct:ann@elsewhere.example')).toEqual(no);
+    await service.setPublished(id, true);
+    expect(await service.webfinger('acct:ann@photos.example')).toEqual({ ok: true, value: { subject: 'acct:ann@photos.example', displayName: 'Ann' } });
+    expect(await service.webfinger('acct:ann@elsewhere.example')).toEqual(no);
+    expect(await service.webfinger('ann@photos.example')).toMatchObject({ ok: false, code: 'error.request.invalid' });
+  });
+});
