@@ -179,7 +179,7 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (EdDSA)' },
-        svcCapability: { type: 'http', scheme: 'SvcCapability', bearerFormat: 'JWT (EdDSA, typ svc-capability+jwt), minted by a listed peer', description: 'Authorization: SvcCapability <capability token>' },
+        svcCapability: { type: 'http', scheme: 'SvcCapability', description: 'Authorization: SvcCapability <capability token>: an EdDSA JWT (typ svc-capability+jwt) minted by a listed peer' },
         upload: { type: 'http', scheme: 'Upload', description: "A guest's one-drop upload token (POST /v1/links/{link_id}/drops): admits that drop's PUT and finalize only" },
       },
       parameters: {

@@ -182,7 +182,7 @@ describe('API reference', () => {
     expect(doc.components.securitySchemes.svcCapability).toMatchObject({ type: 'http', scheme: 'SvcCapability' });
     const get = doc.paths['/v1/discovery/lookup'].get;
     expect(get.security).toEqual([{ bearer: [] }, { svcCapability: [] }]);
-    expect(Object.keys(get.responses).sort()).toEqual(['200', '400', '401', '404', '429', '502']);
+    expect(Object.keys(get.responses).sort()).toEqual(['200', '400', '401', '404', '426', '429', '502', '503']);
     expect(get.responses['401'].description).toContain('error.federation.capability_invalid');
     expect(doc.paths['/v1/discovery/handle'].put.responses['409'].description).toContain('error.discovery.handle_fixed');
     expect(doc.paths['/v1/discovery/public'].put.responses['409'].description).toContain('error.discovery.no_handle');

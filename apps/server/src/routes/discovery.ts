@@ -109,11 +109,14 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
         'Look up one handle: its identity key and signed device directory, exactly as its owner published them. Authorization: Bearer <access token> (a local account; a handle of a listed peer is forwarded to that peer) or SvcCapability <capability token> (a listed peer, per-peer rate limit)',
       auth: false,
       security: ['bearer', 'svcCapability'],
+      // It checks its own credentials; an unreadable ledger refuses a Bearer token with 401 as elsewhere.
+      statusContext: 'authenticating',
       query: v.object({ handle: v.pipe(v.string(), v.description('user@host')) }),
       responses: { 200: { description: 'The handle\'s keys', schema: LookupBody } },
       errors: [
         'error.request.invalid',
         'error.auth.session_invalid',
+        'error.auth.unavailable',
         'error.federation.capability_invalid',
         'error.not_found',
         'error.federation.unknown_peer',

@@ -7333,7 +7333,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.session_invalid, error.federation.capability_invalid */
+            /** @description error.auth.session_invalid, error.auth.unavailable, error.federation.capability_invalid */
             401: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -7344,7 +7344,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.session_invalid" | "error.federation.capability_invalid";
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable" | "error.federation.capability_invalid";
                         /** @constant */
                         status?: 401;
                     } & components["schemas"]["Problem"];
