@@ -54,7 +54,8 @@ export async function startServerProcess(options: StartOptions): Promise<ServerP
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
   const events: ServerProcess['events'] = [];
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
+    // 'close', not 'exit': by then its output is read to the end, the last log lines included.
+    child.once('close', (code, signal) => resolve({ code, signal })),
   );
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`server did not start in time: ${stderr}`)), options.startTimeoutMs ?? 30_000);
