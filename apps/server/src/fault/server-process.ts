@@ -17,7 +17,7 @@ export interface ServerProcess {
   readonly url: string;
   readonly port: number;
   readonly child: ChildProcess;
-  /** Every structured log line seen so far (stdout), parsed. */
+  /** Every structured log line seen so far (stdout), parsed; per-request lines excepted. */
   readonly events: { event?: string; [k: string]: unknown }[];
   /** Whatever the process wrote to stderr. */
   stderr(): string;
@@ -34,10 +34,14 @@ export interface StartOptions {
   /** Extra environment (SVC_DATABASE_URL, timeouts, quota...). */
   readonly env?: Record<string, string>;
   readonly startTimeoutMs?: number;
+  /** Node flags before the entry point (e.g. `--expose-gc`, `--import` of a probe). */
+  readonly nodeArgs?: readonly string[];
+  /** Open an IPC channel to the process (`child.send`). */
+  readonly ipc?: boolean;
 }
 
 export async function startServerProcess(options: StartOptions): Promise<ServerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...(options.nodeArgs ?? []), 'apps/server/src/main.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -48,7 +52,7 @@ export async function startServerProcess(options: StartOptions): Promise<ServerP
       SVC_SECRET_KEY: FAULT_SECRET_KEY,
       ...options.env,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -70,7 +74,8 @@ export async function startServerProcess(options: StartOptions): Promise<ServerP
       } catch {
         return; // not a log line
       }
-      events.push(entry);
+      // Request lines are left out: a soak would otherwise keep hundreds of thousands of them.
+      if (entry.event !== 'http.request') events.push(entry);
       if (entry.event === 'server.listening' && typeof entry.port === 'number') {
         clearTimeout(timer);
         resolve(entry.port);
