@@ -12,8 +12,11 @@ import { join } from 'node:path';
  */
 export interface PgCluster {
   readonly url: string;
-  /** `pg_ctl restart -m fast`: every connection is dropped, the server comes back on the same port. */
-  restart(): Promise<void>;
+  /**
+   * `pg_ctl restart`: every connection is dropped and the server comes back on the same port.
+   * `fast` shuts down cleanly; `immediate` is a crash (no checkpoint), recovered from the WAL.
+   */
+  restart(mode?: 'fast' | 'immediate'): Promise<void>;
   stop(): void;
 }
 
@@ -76,7 +79,7 @@ export async function startPgCluster(): Promise<PgCluster> {
   run('pg_ctl', ['-D', data, '-l', log, '-o', options, '-w', '-t', '30', 'start']);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    restart: () => runAsync('pg_ctl', ['-D', data, '-l', log, '-o', options, '-m', 'fast', '-w', '-t', '30', 'restart']),
+    restart: (mode = 'fast') => runAsync('pg_ctl', ['-D', data, '-l', log, '-o', options, '-m', mode, '-w', '-t', '30', 'restart']),
     stop: () => {
       try {
         run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
