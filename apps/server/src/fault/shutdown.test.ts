@@ -71,11 +71,17 @@ describe('SIGTERM', { timeout: 60_000 }, () => {
     expect(refused, 'a new connection after SIGTERM is refused').toBe(true);
     expect(server.child.exitCode, 'still running while a request is in flight').toBeNull();
 
-    // The rest of the body: the in-flight request completes normally.
-    inFlight.write('56789');
+    // The rest of the body: the in-flight request completes normally. A request pipelined behind
+    // it on the same connection arrives after SIGTERM: turned away, and the connection closed.
+    inFlight.write('56789' + requestHead('GET', '/.well-known/svc/server-info', {}));
     await within(inFlight.closed, 5_000, 'in-flight request answered');
-    expect(inFlight.received()).toMatch(/^HTTP\/1\.1 200 /);
-    expect(inFlight.received()).toContain('"state":"WaitingForProcessing"');
+    const [first, second] = inFlight.received().split(/(?=HTTP\/1\.1 )/);
+    expect(first).toMatch(/^HTTP\/1\.1 200 /);
+    expect(first).toContain('"state":"WaitingForProcessing"');
+    expect(second).toMatch(/^HTTP\/1\.1 503 /);
+    expect(second).toMatch(/\r\nconnection: close\r\n/i);
+    expect(second).toMatch(/\r\ncontent-type: application\/problem\+json/i);
+    expect(second).toContain('"code":"error.server.shutting_down"');
 
     const exit = await within(server.exited, 5_000, 'exit after SIGTERM');
     expect(exit).toEqual({ code: 0, signal: null });
