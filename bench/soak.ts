@@ -2,7 +2,7 @@
  * `npm run soak`: the mixed write load (sign-ins, refreshes, revocations, upload creations, TOTP
  * sign-ins, registrations) against the real server in its own process for SOAK_SECONDS (default
  * 600), reporting the server's RSS and heap at the start and the end (after a full collection
- * each time), the error count, and the p99 latency of every minute. At the end every acknowledged
+ * each time), the error count, and the p99 latency and memory of every minute. At the end every acknowledged
  * write is checked once more. Exits non-zero when there was any error or memory grew 10 % or more.
  * Not part of `npm test`.
  *
@@ -76,18 +76,22 @@ async function main(): Promise<number> {
     const rows: string[] = [];
     const began = Date.now();
     let windowStart = began;
-    const closeWindow = () => {
+    const closeWindow = async () => {
       const now = Date.now();
       const s = load.stats();
-      rows.push(`  ${((windowStart - began) / 1000).toFixed(0).padStart(5)} s  ${String(window.length).padStart(7)} requests  p99 ${p99(window).toFixed(1).padStart(7)} ms  errors so far ${s.violations.length + s.unknown}`);
-      console.log(rows.at(-1));
+      const latencies = window;
       window = [];
       windowStart = now;
+      const m = await memory();
+      rows.push(
+        `  ${((now - began) / 1000).toFixed(0).padStart(5)} s  ${String(latencies.length).padStart(7)} requests  p99 ${p99(latencies).toFixed(1).padStart(7)} ms  errors so far ${s.violations.length + s.unknown}  RSS ${mib(m.rss)}  heap ${mib(m.heapUsed)}`,
+      );
+      console.log(rows.at(-1));
     };
     while (Date.now() - began < SECONDS * 1000) {
       const left = SECONDS * 1000 - (Date.now() - began);
       await new Promise((r) => setTimeout(r, Math.min(WINDOW_S * 1000 - (Date.now() - windowStart), left)));
-      if (Date.now() - windowStart >= WINDOW_S * 1000 - 5 || Date.now() - began >= SECONDS * 1000) closeWindow();
+      if (Date.now() - windowStart >= WINDOW_S * 1000 - 5 || Date.now() - began >= SECONDS * 1000) await closeWindow();
     }
     abort.abort();
     await running;

@@ -38,6 +38,8 @@ interface SessionRec {
   readonly id: string;
   readonly token: string;
   access: string;
+  /** When `access` was issued (access tokens live 15 minutes). */
+  accessAt?: number;
   /** `revoking`: a revocation was sent and got no answer; either state is then acceptable. */
   state: 'open' | 'revoking' | 'revoked';
 }
@@ -149,7 +151,7 @@ export class MixedWorkload {
       const address = `load${this.#o.seed}-${++this.#n}@example.org`;
       const r = await this.#must('POST', '/v1/auth/register', { body: { address, password: PASSWORD } }, 200);
       const pair = r.body as Pair;
-      const home: SessionRec = { id: pair.session_id, token: pair.session_token, access: pair.access_token, state: 'open' };
+      const home: SessionRec = { id: pair.session_id, token: pair.session_token, access: pair.access_token, accessAt: Date.now(), state: 'open' };
       const token = pair.access_token;
       const accountId = (await this.#must('GET', '/v1/auth/profile', { token }, 200)).body.account_id as string;
       const directory = new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]);
@@ -231,7 +233,23 @@ export class MixedWorkload {
     const r = await this.#call('POST', '/v1/auth/refresh', { body: { session_token: session.token } });
     // A session revoked meanwhile by another worker answers 401: only an open one must refresh.
     if (r?.status === 401 && session.state !== 'open') return;
-    if (this.#classify('refresh', r, 200) === 'ack') session.access = r!.body.access_token;
+    if (this.#classify('refresh', r, 200) === 'ack') {
+      session.access = r!.body.access_token;
+      session.accessAt = Date.now();
+    }
+  }
+
+  /** The home session's access token, refreshed first when it is ten minutes old (a long soak). */
+  async #homeToken(account: Account): Promise<string> {
+    const home = account.home;
+    if (Date.now() - (home.accessAt ?? 0) > 600_000) {
+      const r = await this.#call('POST', '/v1/auth/refresh', { body: { session_token: home.token } });
+      if (this.#classify('refresh', r, 200) === 'ack') {
+        home.access = r!.body.access_token;
+        home.accessAt = Date.now();
+      }
+    }
+    return home.access;
   }
 
   async #revoke(): Promise<void> {
@@ -239,7 +257,7 @@ export class MixedWorkload {
     const session = account && this.#pick(account.sessions.filter((s) => s.state === 'open'));
     if (!account || !session) return;
     session.state = 'revoking';
-    const r = await this.#call('DELETE', `/v1/auth/sessions/${session.id}`, { token: account.home.access });
+    const r = await this.#call('DELETE', `/v1/auth/sessions/${session.id}`, { token: await this.#homeToken(account) });
     const outcome = this.#classify('revoke', r, 204);
     if (outcome === 'ack') session.state = 'revoked';
     else if (outcome === 'violation') session.state = 'open';
@@ -250,7 +268,7 @@ export class MixedWorkload {
     if (!account) return;
     const size = 1 + Math.floor(this.#rand() * this.#o.maxUploadBytes);
     account.unknownBytes += size;
-    const r = await this.#call('POST', '/upload', { token: account.home.access, body: { declared_size: size, kind: 'original', device_id: 'phone' } });
+    const r = await this.#call('POST', '/upload', { token: await this.#homeToken(account), body: { declared_size: size, kind: 'original', device_id: 'phone' } });
     const outcome = this.#classify('upload', r, 201, ['error.quota.exceeded']);
     if (outcome === 'unknown') return;
     account.unknownBytes -= size;
@@ -299,7 +317,10 @@ export class MixedWorkload {
           checks.sessions!++;
           const r = await this.#call('POST', '/v1/auth/refresh', { body: { session_token: s.token } });
           expect(`open session ${s.id} refreshes`, r, 200);
-          if (r?.status === 200) s.access = r.body.access_token;
+          if (r?.status === 200) {
+            s.access = r.body.access_token;
+            s.accessAt = Date.now();
+          }
         } else if (s.state === 'revoked') {
           checks.revocations!++;
           expect(`revoked session ${s.id} refresh`, await this.#call('POST', '/v1/auth/refresh', { body: { session_token: s.token } }), 401, 'error.auth.session_invalid');
