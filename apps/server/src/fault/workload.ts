@@ -57,7 +57,10 @@ interface Account {
   /** The acknowledged step the last `verify()` already replayed (each is replayed once). */
   checkedStep: number;
   busy: boolean;
+  /** The latest acknowledged reservations, checked one by one (at most `maxTracked`). */
   readonly uploads: { id: string; size: number }[];
+  /** Bytes of every acknowledged reservation, including those no longer tracked one by one. */
+  ackedBytes: number;
   /** Bytes of upload creations that got no answer: the reservation may or may not exist. */
   unknownBytes: number;
 }
@@ -80,6 +83,8 @@ export interface WorkloadOptions {
   readonly maxUploadBytes?: number;
   /** Sessions kept per account in the model (older ones are forgotten, keeping a soak's memory flat). */
   readonly maxSessions?: number;
+  /** Reservations and registrations kept for one-by-one checks (a soak's `verify()` stays short). */
+  readonly maxTracked?: number;
   /** Called with each request's latency in ms (the soak's percentiles). */
   readonly onLatency?: (ms: number) => void;
 }
@@ -100,7 +105,7 @@ export class MixedWorkload {
   #n = 0;
 
   constructor(options: WorkloadOptions) {
-    this.#o = { plainAccounts: 4, totpAccounts: 6, maxUploadBytes: 400, maxSessions: 12, ...options };
+    this.#o = { plainAccounts: 4, totpAccounts: 6, maxUploadBytes: 400, maxSessions: 12, maxTracked: 500, ...options };
     this.#rand = seededRandom(options.seed);
   }
 
@@ -164,7 +169,7 @@ export class MixedWorkload {
         step = stepAt(Date.now()) - 1;
         await this.#must('POST', '/v1/auth/totp/verify-enrollment', { token, body: { code: codeForStep(totp, step) } }, 204);
       }
-      this.#accounts.push({ address, accountId, home, sessions: [], totp, ackedStep: step, sentStep: step, checkedStep: step, busy: false, uploads: [], unknownBytes: 0 });
+      this.#accounts.push({ address, accountId, home, sessions: [], totp, ackedStep: step, sentStep: step, checkedStep: step, busy: false, uploads: [], ackedBytes: 0, unknownBytes: 0 });
     };
     for (let i = 0; i < this.#o.plainAccounts; i++) await make(false);
     for (let i = 0; i < this.#o.totpAccounts; i++) await make(true);
@@ -215,7 +220,10 @@ export class MixedWorkload {
     const address = `load${this.#o.seed}-${++this.#n}@example.org`;
     const r = await this.#call('POST', '/v1/auth/register', { body: { address, password: PASSWORD } });
     // Only an acknowledged registration is checked (by signing in); its session is not tracked.
-    if (this.#classify('register', r, 200) === 'ack') this.#registered.push(address);
+    if (this.#classify('register', r, 200) === 'ack') {
+      this.#registered.push(address);
+      if (this.#registered.length > this.#o.maxTracked) this.#registered.shift();
+    }
   }
   readonly #registered: string[] = [];
 
@@ -275,7 +283,11 @@ export class MixedWorkload {
     const outcome = this.#classify('upload', r, 201, ['error.quota.exceeded']);
     if (outcome === 'unknown') return;
     account.unknownBytes -= size;
-    if (outcome === 'ack') account.uploads.push({ id: r!.body.upload_id as string, size });
+    if (outcome === 'ack') {
+      account.ackedBytes += size;
+      account.uploads.push({ id: r!.body.upload_id as string, size });
+      if (account.uploads.length > this.#o.maxTracked) account.uploads.shift();
+    }
   }
 
   async #totpSignIn(): Promise<void> {
@@ -336,7 +348,7 @@ export class MixedWorkload {
       }
       checks.quotas!++;
       const q = await this.#call('GET', '/quota', { token: a.home.access });
-      const acked = a.uploads.reduce((n, u) => n + u.size, 0);
+      const acked = a.ackedBytes;
       const reserved = q?.body?.reserved as number | undefined;
       if (q?.status !== 200 || reserved === undefined || reserved < acked || reserved > acked + a.unknownBytes) {
         problems.push(`account ${a.accountId} reserved ${reserved}, expected ${acked}..${acked + a.unknownBytes} (${q?.status})`);
