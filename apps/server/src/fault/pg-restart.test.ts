@@ -21,17 +21,18 @@ const SEED = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 1e9));
 const RESTARTS = 3;
 
 describe.skipIf(SKIP !== null)('PostgreSQL restarted under load', { timeout: 120_000 }, () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sr-pgrestart-'));
+  let dataDir = '';
   let cluster: PgCluster;
   let server: ServerProcess;
   beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'sr-pgrestart-'));
     cluster = await startPgCluster();
     server = await startServerProcess({ dataDir, env: { SVC_DATABASE_URL: cluster.url, SVC_QUOTA_HARD_BYTES: '6000' } });
   }, 60_000);
   afterAll(async () => {
     await server?.kill();
     cluster?.stop();
-    rmSync(dataDir, { recursive: true, force: true });
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it(`recovers by itself, loses no acknowledged write, admits nothing unchecked (seed ${SEED})`, async () => {

@@ -120,17 +120,18 @@ describe('slow clients (SQLite)', { timeout: 60_000 }, () => {
 });
 
 describe.skipIf(!PG_URL)('slow clients hold no PostgreSQL connection (PG_URL)', { timeout: 60_000 }, () => {
-  const dataDir = mkdtempSync(join(tmpdir(), 'sr-slow-pg-'));
+  let dataDir = '';
   let db: ScratchDatabase;
   let server: ServerProcess;
   beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'sr-slow-pg-'));
     db = await createScratchDatabase(PG_URL!, 'slowclients');
     server = await startServerProcess({ dataDir, env: { ...TIMEOUTS, SVC_DATABASE_URL: db.url } });
   }, 60_000);
   afterAll(async () => {
     await server?.kill();
     await db?.drop();
-    rmSync(dataDir, { recursive: true, force: true });
+    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
   it(`serves other requests at once while ${SLOW_UPLOADS} uploads (more than the pool) trickle in`, async () => {

@@ -23,6 +23,7 @@ try {
 } catch (err) {
   why = String((err as { stderr?: Buffer }).stderr ?? err).trim();
   console.warn(`sqlite-full.test.ts: SKIPPED: cannot mount a tiny tmpfs (needs root): ${why}`);
+  rmSync(MOUNT, { recursive: true, force: true });
 }
 
 const FILLER = join(MOUNT, 'filler');
