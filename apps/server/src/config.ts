@@ -52,6 +52,8 @@ export interface Config {
   readonly federationTimeoutMs: number;
   /** `SVC_FEDERATION_REVOKED_CACHE_S`: how long a peer's revoked-jti record is trusted (1 to 60 s, default 60). */
   readonly federationRevokedCacheMs: number;
+  /** How the HTTP server treats slow clients and how long it drains at shutdown (see `main.ts`). */
+  readonly http: HttpTimeouts;
 }
 
 export interface OidcConfig {
@@ -62,6 +64,20 @@ export interface OidcConfig {
   /** Exact URIs a flow may send the client back to. */
   readonly returnUris: readonly string[];
   readonly scopes: string;
+}
+
+/** Timeouts of the Node HTTP server, in milliseconds (env vars in seconds). */
+export interface HttpTimeouts {
+  /** `SVC_HEADERS_TIMEOUT_S`: the request line and every header must arrive within this. */
+  readonly headersMs: number;
+  /** `SVC_REQUEST_TIMEOUT_S`: the whole request, body included, must arrive within this. */
+  readonly requestMs: number;
+  /** `SVC_IDLE_TIMEOUT_S`: a connection on which no byte moves for this long is closed (a stalled body). */
+  readonly idleMs: number;
+  /** `SVC_KEEPALIVE_TIMEOUT_S`: an idle keep-alive connection is closed after this. */
+  readonly keepAliveMs: number;
+  /** `SVC_SHUTDOWN_GRACE_S`: how long in-flight requests may run on after SIGTERM before being cut. */
+  readonly shutdownGraceMs: number;
 }
 
 export class ConfigError extends Error {
@@ -257,7 +273,15 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     federationRate: wholeNumber(env, 'SVC_FEDERATION_RATE', 600, 1, 1_000_000),
     federationTimeoutMs: wholeNumber(env, 'SVC_FEDERATION_TIMEOUT_S', 5, 1, 300) * 1000,
     federationRevokedCacheMs: wholeNumber(env, 'SVC_FEDERATION_REVOKED_CACHE_S', 60, 1, 60) * 1000,
+    http: {
+      headersMs: seconds(env, 'SVC_HEADERS_TIMEOUT_S', 10),
+      requestMs: seconds(env, 'SVC_REQUEST_TIMEOUT_S', 300),
+      idleMs: seconds(env, 'SVC_IDLE_TIMEOUT_S', 30),
+      keepAliveMs: seconds(env, 'SVC_KEEPALIVE_TIMEOUT_S', 5),
+      shutdownGraceMs: seconds(env, 'SVC_SHUTDOWN_GRACE_S', 10),
+    },
   };
+  if (config.http.headersMs > config.http.requestMs) throw new ConfigError('SVC_HEADERS_TIMEOUT_S must not exceed SVC_REQUEST_TIMEOUT_S');
   if (config.protocolMin > config.protocolMax) throw new ConfigError('SVC_PROTOCOL_MIN must not be after SVC_PROTOCOL_MAX');
   if (config.quotaSoftBytes !== null && config.quotaHardBytes !== null && config.quotaSoftBytes > config.quotaHardBytes) {
     throw new ConfigError('SVC_QUOTA_SOFT_BYTES must not exceed SVC_QUOTA_HARD_BYTES');

@@ -1,7 +1,9 @@
 import { serve } from '@hono/node-server';
+import type { Server } from 'node:http';
 import { createApp } from './app.js';
-import { ConfigError, readConfig } from './config.js';
+import { ConfigError, readConfig, type HttpTimeouts } from './config.js';
 import { buildDeps, nodePlatform, openStores } from './deps.js';
+import { HttpProblem, problemResponse } from './http/problem.js';
 
 /** Reads configuration, opens (and migrates) the store, and serves. Any startup failure exits non-zero. */
 async function main(): Promise<void> {
@@ -10,14 +12,75 @@ async function main(): Promise<void> {
   const stores = await openStores(config);
   const deps = await buildDeps(config, stores, platform);
   const app = createApp(deps);
-  const server = serve({ fetch: app.fetch, port: config.port, hostname: process.env.HOST ?? '127.0.0.1' }, (info) => {
-    platform.logger.info('server.listening', { port: info.port, base_url: config.baseUrl, database: config.databaseUrl ? 'postgresql' : 'sqlite' });
-  });
-  const stop = () => {
-    server.close(() => void stores.close().then(() => process.exit(0)));
+  const { logger } = platform;
+  let draining = false;
+  let inFlight = 0;
+  const server = serve(
+    {
+      fetch: async (request, env) => {
+        // A request that reached a kept-alive connection after SIGTERM is turned away, and that
+        // connection is closed behind the answer so the client reconnects elsewhere.
+        if (draining) return problemResponse(new HttpProblem('error.server.shutting_down', 'The server is shutting down; retry on a new connection.'), { connection: 'close', 'retry-after': '1' });
+        inFlight++;
+        try {
+          return await app.fetch(request, env);
+        } finally {
+          inFlight--;
+        }
+      },
+      port: config.port,
+      hostname: process.env.HOST ?? '127.0.0.1',
+      serverOptions: serverOptions(config.http),
+    },
+    (info) => logger.info('server.listening', { port: info.port, base_url: config.baseUrl, database: config.databaseUrl ? 'postgresql' : 'sqlite' }),
+  ) as Server;
+  // Socket inactivity: a body that stops moving frees its connection (the request timeout bounds a slow trickle).
+  server.setTimeout(config.http.idleMs, (socket) => socket.destroy());
+
+  const stop = (signal: string) => {
+    if (draining) {
+      // A second signal: stop waiting for in-flight requests.
+      server.closeAllConnections();
+      return;
+    }
+    draining = true;
+    const started = Date.now();
+    logger.info('server.stopping', { signal, in_flight: inFlight, grace_ms: config.http.shutdownGraceMs });
+    // Stop accepting; idle kept-alive connections close now, busy ones as soon as their answer is out.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    server.closeIdleConnections();
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    const grace = new Promise<'cut'>((resolve) => setTimeout(() => resolve('cut'), config.http.shutdownGraceMs).unref());
+    void Promise.race([closed.then(() => 'drained' as const), grace])
+      .then(async (how) => {
+        clearInterval(sweep);
+        if (how === 'cut') server.closeAllConnections();
+        // Closing the store last: SQLite checkpoints its WAL into the database file and removes it.
+        await stores.close();
+        logger.info('server.stopped', { how, ms: Date.now() - started, cut: how === 'cut' ? inFlight : 0 });
+        process.exit(0);
+      })
+      .catch((err: unknown) => {
+        process.stderr.write(`strongroom: shutdown failed: ${(err as Error)?.message ?? String(err)}\n`);
+        process.exit(1);
+      });
   };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+}
+
+/**
+ * Slow clients are cut off by the Node server itself, before any handler (and so any database
+ * connection) is involved: headers must arrive within `headersMs`, the whole request within
+ * `requestMs`; both are checked every second. Idle kept-alive connections close after `keepAliveMs`.
+ */
+function serverOptions(t: HttpTimeouts) {
+  return {
+    headersTimeout: t.headersMs,
+    requestTimeout: t.requestMs,
+    keepAliveTimeout: t.keepAliveMs,
+    connectionsCheckingInterval: 1_000,
+  };
 }
 
 main().catch((err: unknown) => {

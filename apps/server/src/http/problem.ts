@@ -1,7 +1,8 @@
 import type { ErrorCode, Refusal } from '@strongroom/core';
 
 /** Codes only the HTTP layer produces (the router and the body reader). */
-export type HttpOnlyCode = 'error.request.too_large' | 'error.request.unsupported_media_type' | 'error.request.method_not_allowed';
+export type HttpOnlyCode = 'error.request.too_large' | 'error.request.unsupported_media_type' | 'error.request.method_not_allowed'
+  | 'error.server.shutting_down';
 export type ProblemCode = ErrorCode | HttpOnlyCode;
 
 /**
@@ -76,6 +77,8 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.federation.unknown_peer': 404,
   'error.federation.peer_unavailable': 502,
   'error.federation.rate_limited': 429,
+  /** A request that reached a kept-alive connection after SIGTERM (main.ts). */
+  'error.server.shutting_down': 503,
 };
 
 /** Where the contract gives a code a second status. */
