@@ -6,11 +6,14 @@ import { mountDocs } from './http/docs.js';
 import { headAnswer } from './http/head.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
 import { json, type ResponseHeaders } from './http/respond.js';
-import { allowedMethods, mountRoutes, type AnyRoute, type ProtocolBindings } from './http/route.js';
+import { allowedMethods, mountRoutes, type ProtocolBindings } from './http/mount.js';
+import { type AnyRoute } from './http/route-def.js';
 import { authRoutes } from './routes/auth.js';
 import { totpRoutes } from './routes/totp.js';
 import { secondFactorRoutes } from './routes/second-factor.js';
 import { quotaRoutes } from './routes/quota.js';
+import { uploadRoutes } from './routes/uploads.js';
+import { assetRoutes } from './routes/assets.js';
 import { oidcRoutes } from './routes/oidc.js';
 import { albumRoutes } from './routes/albums.js';
 import { deviceRoutes } from './routes/devices.js';
@@ -34,6 +37,8 @@ function allRoutes(deps: AppDeps): AnyRoute[] {
     ...sessionRoutes(deps),
     ...wellKnownRoutes(deps),
     ...quotaRoutes(deps),
+    ...uploadRoutes(deps),
+    ...assetRoutes(deps),
     ...operationsRoutes(deps),
     ...secondFactorRoutes(deps),
     ...oidcRoutes(deps),
@@ -142,8 +147,12 @@ export function createApp(deps: AppDeps): Hono {
     // A request refused before its body was read (no token, wrong type, too large): close the
     // connection after the answer. Keeping it alive would leave Node draining the unread body
     // while the client reuses the socket, which it then sees reset (found by the property test).
+    // Told to Node's response directly: the Response itself is left as built.
     const incoming = bindings.incoming as { readableEnded?: boolean } | undefined;
-    if (incoming !== undefined && incoming.readableEnded === false && request.method !== 'GET' && request.method !== 'HEAD') res.headers.set('connection', 'close');
+    if (incoming !== undefined && incoming.readableEnded === false && request.method !== 'GET' && request.method !== 'HEAD') {
+      const outgoing = (bindings as { outgoing?: { headersSent: boolean; setHeader(name: string, value: string): void } }).outgoing;
+      if (outgoing !== undefined && !outgoing.headersSent) outgoing.setHeader('connection', 'close');
+    }
     // Only numbers bumped in place (see http/metrics.ts); the label is the route template.
     (bindings.stats ?? deps.metrics.unmatched).record(res.status, (performance.now() - started) / 1000);
     // One structured line per request. Never headers or bodies: they carry tokens and passwords.

@@ -1,6 +1,6 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
-import type { AnyRoute } from './route.js';
+import type { AnyRoute } from './route-def.js';
 import { STATUS, statusOf, type ProblemCode } from './problem.js';
 import { ruleKeywords } from './rules.js';
 

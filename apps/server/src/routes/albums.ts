@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { UpgradeStatus } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
-import { route, type AnyRoute } from '../http/route.js';
+import { route, type AnyRoute } from '../http/route-def.js';
 import { isoOrNull, json, noContent, unwrap } from '../http/respond.js';
 import { DeviceId, Timestamp, Uuid } from './schemas.js';
 

@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { readCohortHash, type TokenPair as CoreTokenPair } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
-import { route, type AnyRoute } from '../http/route.js';
+import { route, type AnyRoute } from '../http/route-def.js';
 import { iso, isoOrNull, json, unwrap } from '../http/respond.js';
 import { Address, Advisory, DisplayName, NewPassword, Timestamp, TokenPair, Uuid } from './schemas.js';
 import { requireLocal } from './oidc.js';

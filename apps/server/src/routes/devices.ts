@@ -2,7 +2,7 @@ import * as v from 'valibot';
 import { toBase64url } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
-import { route, type AnyRoute } from '../http/route.js';
+import { route, type AnyRoute } from '../http/route-def.js';
 import { bytes, iso, json, unwrap } from '../http/respond.js';
 import { Timestamp } from './schemas.js';
 

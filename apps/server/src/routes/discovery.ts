@@ -4,7 +4,9 @@ import { CoreError, parseHandle, PeerUnavailableError, toBase64url, type LookupA
 import type { AppDeps } from '../deps.js';
 import { HttpProblem, type ProblemCode } from '../http/problem.js';
 import { json, unwrap } from '../http/respond.js';
-import { bearerToken, requestHeader, route, type AnyRoute } from '../http/route.js';
+import { bearerToken } from '../http/credentials.js';
+import { requestHeader } from '../http/request.js';
+import { route, type AnyRoute } from '../http/route-def.js';
 
 const HandleUser = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must match [a-z0-9][a-z0-9._-]{0,63}'));
 const HandleBody = v.object({ handle: v.pipe(v.string(), v.description('user@host, the host being this server\'s (with a non-default port)')) });

@@ -4,7 +4,9 @@ import { CoreError, readCohortHash, type OidcService, type Principal } from '@st
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { iso, json, noContent, unwrap } from '../http/respond.js';
-import { bearerToken, requestHeader, route, type AnyRoute } from '../http/route.js';
+import { bearerToken } from '../http/credentials.js';
+import { requestHeader } from '../http/request.js';
+import { route, type AnyRoute } from '../http/route-def.js';
 import { Advisory, Timestamp, TokenPair } from './schemas.js';
 import { tokenPairBody } from './auth.js';
 

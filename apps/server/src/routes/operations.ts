@@ -3,7 +3,7 @@ import { checkReadiness } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { bytes, json } from '../http/respond.js';
-import { route, type AnyRoute } from '../http/route.js';
+import { route, type AnyRoute } from '../http/route-def.js';
 
 const Status = v.object({ status: v.literal('ok') });
 

@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import { readCohortHash } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
-import { route, type AnyRoute } from '../http/route.js';
+import { route, type AnyRoute } from '../http/route-def.js';
 import { json, unwrap } from '../http/respond.js';
 import { Advisory, TokenPair } from './schemas.js';
 import { tokenPairBody } from './auth.js';

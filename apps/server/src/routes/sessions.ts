@@ -1,6 +1,6 @@
 import * as v from 'valibot';
 import type { AppDeps } from '../deps.js';
-import { route, type AnyRoute } from '../http/route.js';
+import { route, type AnyRoute } from '../http/route-def.js';
 import { iso, json, noContent, unwrap } from '../http/respond.js';
 import { Timestamp, Uuid } from './schemas.js';
 

@@ -3,7 +3,7 @@ import type { AssetRecord, DropView, LinkRecord, SponsoredRecord } from '@strong
 import { linkStatus } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { iso, isoOrNull, json, noContent, unwrap } from '../http/respond.js';
-import { route, type AnyRoute } from '../http/route.js';
+import { route, type AnyRoute } from '../http/route-def.js';
 import { Timestamp, Uuid } from './schemas.js';
 
 const Hash = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters (SHA-256 of the ciphertext)'));

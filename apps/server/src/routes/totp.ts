@@ -3,7 +3,7 @@ import { readCohortHash, TOTP_CODE_PATTERN } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { requireLocal } from './oidc.js';
-import { route, type AnyRoute } from '../http/route.js';
+import { route, type AnyRoute } from '../http/route-def.js';
 import { json, noContent, unwrap } from '../http/respond.js';
 import { tokenPairBody } from './auth.js';
 import { Advisory, TokenPair } from './schemas.js';

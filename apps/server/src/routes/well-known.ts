@@ -1,7 +1,7 @@
 import * as v from 'valibot';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
-import { route, type AnyRoute } from '../http/route.js';
+import { route, type AnyRoute } from '../http/route-def.js';
 import { bytes, iso, json } from '../http/respond.js';
 import { effectiveWindow, pendingAnnouncements, REVOCATION_WINDOW_S, type DeprecationAnnouncement, type ProtocolWindow } from '@strongroom/core';
 

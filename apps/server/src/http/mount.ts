@@ -1,0 +1,135 @@
+import type { Hono } from 'hono';
+import * as v from 'valibot';
+import { negotiateProtocol, type Principal, type ProtocolWindow, type Result } from '@strongroom/core';
+import { authFailure, bearerToken, uploadToken } from './credentials.js';
+import { HttpProblem, type StatusContext } from './problem.js';
+import type { ProtocolMoment } from './protocol-state.js';
+import { issuesText, readBody, requestHeader } from './request.js';
+import type { ResponseHeaders } from './respond.js';
+import type { AnyRoute, Method } from './route-def.js';
+
+/** Mounting routes on Hono: protocol negotiation, path and query, credentials, body, then the handler. */
+
+export interface MountOptions {
+  /** The window when the request carries no moment of its own (a handler called without the app's fetch). */
+  readonly window: ProtocolWindow;
+  /** Resolves a bearer token; a thrown `error.auth.unavailable` becomes 401 (see authFailure). */
+  readonly authenticate: (token: string) => Promise<Result<Principal, 'error.auth.session_invalid'>>;
+  /** Resolves `X-Svc-Act-As`; called only for authenticated requests that carry the header. */
+  readonly actAs?: (principal: Principal, target: string) => Promise<Result<Principal, 'error.auth.not_an_owner'>>;
+  /** Resolves a guest's upload token for one upload (routes with `uploadToken`); null when it is not that upload's. */
+  readonly guest?: (token: string, uploadId: string) => Promise<Principal | null>;
+}
+
+/**
+ * What the app's fetch wrapper puts on each request's environment: the protocol moment (window,
+ * pending deprecations) at its arrival, and the response headers that go with it.
+ */
+export interface ProtocolBindings {
+  responseHeaders?: ResponseHeaders;
+  protocol?: ProtocolMoment;
+}
+
+function honoMethod(m: Method): 'get' | 'post' | 'put' | 'patch' | 'delete' {
+  return m.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+}
+
+/**
+ * Registers the routes on the app, in this order per request: protocol negotiation, path and query
+ * parameters, authentication, body. (A known path with another method is answered by the app's
+ * notFound handler, through allowedMethods.)
+ */
+export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: MountOptions): void {
+  for (const r of routes) {
+    const handle = r.statusContext === undefined ? r.handle : inContext(r.handle, r.statusContext);
+    app[honoMethod(r.method)](r.path, async (c) => {
+      const versioned = r.versioned ?? true;
+      let version = '';
+      if (versioned) {
+        const write = r.write ?? !(r.method === 'GET');
+        const bindings = c.env as ProtocolBindings | undefined;
+        const moment = bindings?.protocol;
+        const negotiated = negotiateProtocol(requestHeader(c, 'x-svc-protocol'), moment?.window ?? options.window, { write });
+        if (!negotiated.ok) throw HttpProblem.from(negotiated);
+        version = negotiated.value.version;
+        // Below an announced, not yet effective Min: every response from here on says when it ends.
+        if (moment !== undefined && moment.pending.length > 0) {
+          const notice = moment.noticeHeaders(version);
+          if (notice !== null) bindings!.responseHeaders = notice;
+        }
+      }
+      let params: unknown = undefined;
+      if (r.params) {
+        const p = v.safeParse(r.params as v.GenericSchema, c.req.param());
+        if (!p.success) throw new HttpProblem('error.not_found', 'No such resource.');
+        params = p.output;
+      }
+      let query: unknown = undefined;
+      if (r.query) {
+        const q = v.safeParse(r.query as v.GenericSchema, c.req.query());
+        if (!q.success) throw new HttpProblem('error.request.invalid', issuesText(q.issues));
+        query = q.output;
+      }
+      let principal: Principal = { accountId: '', sessionId: '' };
+      if (r.auth) {
+        const authorization = requestHeader(c, 'authorization');
+        const guestToken = r.uploadToken === true ? uploadToken(authorization) : null;
+        if (guestToken !== null && options.guest) {
+          const guest = await options.guest(guestToken, (params as { id: string }).id);
+          if (guest === null) throw new HttpProblem('error.auth.session_invalid', 'The upload token is not valid for this upload.');
+          principal = guest;
+        } else {
+          const token = bearerToken(authorization);
+          if (token === null) throw new HttpProblem('error.auth.session_invalid', 'An access token is required (Authorization: Bearer).');
+          let who: Result<Principal, 'error.auth.session_invalid'>;
+          try {
+            who = await options.authenticate(token);
+          } catch (cause) {
+            throw authFailure(cause);
+          }
+          if (!who.ok) throw HttpProblem.from(who);
+          principal = who.value;
+          // The one place acting as a sponsored account is decided; without the header it costs one property read.
+          const actAs = requestHeader(c, 'x-svc-act-as');
+          if (actAs !== undefined && options.actAs) {
+            const acting = await options.actAs(principal, actAs);
+            if (!acting.ok) throw HttpProblem.from(acting);
+            principal = acting.value;
+          }
+        }
+      }
+      // GETs and uploads read no body here: skipping the call saves a microtask on the hot path.
+      const body = r.body === undefined || r.body.type === 'bytes' ? undefined : await readBody(c, r.body);
+      // Awaited rather than returned: handing back a pending promise from an async function costs
+      // two more turns of the microtask queue.
+      return await handle({ c, body, params, query, principal, version } as never);
+    });
+  }
+}
+
+/**
+ * What a known path allows, for the 405 answer. Looked up only when no route matched (from the app's
+ * notFound handler), so each request that does match finds exactly one handler and Hono skips its
+ * middleware composition.
+ */
+export function allowedMethods(routes: readonly AnyRoute[]): (path: string) => string | null {
+  const byPath = new Map<string, Set<string>>();
+  for (const r of routes) byPath.set(r.path, (byPath.get(r.path) ?? new Set()).add(r.method));
+  const table = [...byPath].map(([path, methods]) => ({
+    // Hono's `:name` matches one non-empty segment; nothing else in our paths is special.
+    pattern: new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+')}$`),
+    allow: [...methods].join(', '),
+  }));
+  return (path) => table.find((t) => t.pattern.test(path))?.allow ?? null;
+}
+
+/** A handler whose refusals take their status in the route's named context (only routes that name one pay for the wrapper). */
+function inContext(handle: AnyRoute['handle'], context: StatusContext): AnyRoute['handle'] {
+  return async (input) => {
+    try {
+      return await handle(input);
+    } catch (e) {
+      throw e instanceof HttpProblem ? e.inContext(context) : e;
+    }
+  };
+}

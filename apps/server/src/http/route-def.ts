@@ -1,0 +1,88 @@
+import type { Context } from 'hono';
+import type * as v from 'valibot';
+import type { Principal } from '@strongroom/core';
+import type { StatusContext } from './problem.js';
+
+/**
+ * What a route is: its method and path, what it accepts and answers, and its handler. One
+ * definition drives the router (mount.ts), the body reader (request.ts) and the API reference.
+ */
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** How a route takes its body. `bytes` leaves reading to the handler (uploads stream their own). */
+export type BodySpec =
+  | { readonly type: 'json'; readonly schema: v.GenericSchema }
+  | { readonly type: 'cbor'; readonly description: string }
+  | { readonly type: 'bytes'; readonly description: string }
+  | { readonly type: 'empty' };
+
+export interface ResponseSpec {
+  readonly description: string;
+  readonly schema?: v.GenericSchema;
+  readonly contentType?: string;
+}
+
+export interface HandlerInput<B, P, Q> {
+  readonly c: Context;
+  readonly body: B;
+  readonly params: P;
+  readonly query: Q;
+  /** Set on routes with `auth: true`. */
+  readonly principal: Principal;
+  /** The negotiated X-Svc-Protocol, on versioned routes. */
+  readonly version: string;
+}
+
+type Out<S> = S extends v.GenericSchema ? v.InferOutput<S> : undefined;
+type BodyOf<BS> = BS extends { type: 'json'; schema: infer S } ? Out<S> : BS extends { type: 'cbor' } ? Uint8Array : undefined;
+
+/** One HTTP operation: what it accepts, what it answers, and the handler. Drives both Hono and OpenAPI. */
+export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown> {
+  readonly method: Method;
+  /** Hono syntax, e.g. `/v1/auth/sessions/:session_id`. */
+  readonly path: string;
+  readonly summary: string;
+  readonly tag: string;
+  /** Needs `Authorization: Bearer <access token>`. */
+  readonly auth: boolean;
+  /**
+   * Also admits a guest's `Authorization: Upload <token>` for the upload named by the `id` path
+   * parameter (a web-upload drop's send and finalize). Needs `auth: true`.
+   */
+  readonly uploadToken?: boolean;
+  /** For the API reference only: the schemes a route with `auth: false` checks itself. */
+  readonly security?: readonly ('bearer' | 'svcCapability')[];
+  /** Needs X-Svc-Protocol (everything but /.well-known and the OpenAPI document). Default true. */
+  readonly versioned?: boolean;
+  /**
+   * A write for protocol purposes. Default: any method but GET/HEAD. Signing in and out (login,
+   * verify-totp, refresh, revoking a session, logout/all) set false so an old client can still do them.
+   */
+  readonly write?: boolean;
+  readonly body?: BS;
+  /** Path parameters; a value that fails is 404 (a malformed id names nothing). */
+  readonly params?: PS;
+  /** Query parameters; a value that fails is 400. */
+  readonly query?: QS;
+  readonly responses: Readonly<Record<number, ResponseSpec>>;
+  /** The problem codes this route can answer with (for the API reference). */
+  readonly errors?: readonly string[];
+  /** The client's method name in the API reference; derived from the method and path when absent. */
+  readonly operationId?: string;
+  /**
+   * The named context (problem.ts CONTEXT_STATUS) in which this route's refusals take their status,
+   * where the contract gives a code a second one. The document and the answers both follow it.
+   */
+  readonly statusContext?: StatusContext;
+  readonly handle: (input: HandlerInput<BodyOf<BS>, Out<PS>, Out<QS>>) => Promise<Response> | Response;
+}
+
+export type AnyRoute = RouteDef<BodySpec | undefined, v.GenericSchema | undefined, v.GenericSchema | undefined>;
+
+/** Identity function that keeps the route's schema types for its handler. */
+export function route<const BS extends BodySpec | undefined, PS extends v.GenericSchema | undefined = undefined, QS extends v.GenericSchema | undefined = undefined>(
+  def: RouteDef<BS, PS, QS>,
+): RouteDef<BodySpec | undefined, v.GenericSchema | undefined, v.GenericSchema | undefined> {
+  return def as never;
+}

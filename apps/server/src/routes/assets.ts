@@ -1,0 +1,107 @@
+import * as v from 'valibot';
+import type { AssetRecord } from '@strongroom/core';
+import type { AppDeps } from '../deps.js';
+import { JSON_LIMIT, octetStream, readLimited } from '../http/request.js';
+import { iso, isoOrNull, json, noContent, unwrap } from '../http/respond.js';
+import { route, type AnyRoute } from '../http/route-def.js';
+import { Timestamp, Uuid } from './schemas.js';
+import { Hash, IdParam, Kind } from './upload-fields.js';
+
+const AssetBody = v.object({
+  asset_id: Uuid,
+  owner_id: Uuid,
+  upload_user_id: Uuid,
+  state: v.picklist(['live', 'trashed']),
+  created_at: Timestamp,
+  trashed_at: v.nullable(Timestamp),
+  blobs: v.array(v.object({ kind: Kind, content_hash: Hash, size: v.number() })),
+});
+const assetBody = (a: AssetRecord) => ({
+  asset_id: a.id,
+  owner_id: a.ownerId,
+  upload_user_id: a.uploaderId,
+  state: a.state,
+  created_at: iso(a.createdAt),
+  trashed_at: isoOrNull(a.trashedAt),
+  blobs: a.blobs.map((b) => ({ kind: b.kind, content_hash: b.contentHash, size: b.size })),
+});
+
+/** The minimal asset lifecycle quota needs: read, trash, restore, purge, empty the trash, replace metadata. */
+export function assetRoutes(deps: AppDeps): AnyRoute[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/v1/assets/:id',
+      tag: 'assets',
+      summary: 'An asset and the blobs it references (owner_id and upload_user_id may differ)',
+      auth: true,
+      params: IdParam,
+      responses: { 200: { description: 'The asset', schema: AssetBody } },
+      handle: async ({ c, params, principal }) => json(c, 200, assetBody(unwrap(await deps.assets.get(principal, params.id)))),
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/assets/:id/trash',
+      tag: 'assets',
+      summary: 'Move a live asset to the trash (it stays charged at full size until hard purge)',
+      auth: true,
+      params: IdParam,
+      body: { type: 'empty' },
+      responses: { 200: { description: 'Trashed', schema: AssetBody } },
+      errors: ['error.conflict', 'error.not_found'],
+      handle: async ({ c, params, principal }) => json(c, 200, assetBody(unwrap(await deps.assets.trash(principal, params.id)))),
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/assets/:id/restore',
+      tag: 'assets',
+      summary: 'Restore a trashed asset (always admitted, in every quota state)',
+      auth: true,
+      params: IdParam,
+      body: { type: 'empty' },
+      responses: { 200: { description: 'Live again', schema: AssetBody } },
+      errors: ['error.conflict', 'error.not_found'],
+      handle: async ({ c, params, principal }) => json(c, 200, assetBody(unwrap(await deps.assets.restore(principal, params.id)))),
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v1/assets/:id',
+      tag: 'assets',
+      summary: 'Hard-purge a trashed asset: its references drop now; the bytes are credited by the next GC sweep',
+      auth: true,
+      params: IdParam,
+      responses: { 204: { description: 'Purged' } },
+      errors: ['error.conflict', 'error.not_found'],
+      handle: async ({ c, params, principal }) => {
+        unwrap(await deps.assets.purge(principal, params.id));
+        return noContent(c);
+      },
+    }),
+    route({
+      method: 'POST',
+      path: '/v1/trash/empty',
+      tag: 'assets',
+      summary: "Hard-purge every asset in the caller's trash (credited by the next GC sweep)",
+      auth: true,
+      body: { type: 'empty' },
+      responses: { 200: { description: 'How many were purged', schema: v.object({ purged: v.number() }) } },
+      handle: async ({ c, principal }) => json(c, 200, { purged: await deps.assets.emptyTrash(principal) }),
+    }),
+    route({
+      method: 'PUT',
+      path: '/v1/assets/:id/metadata',
+      tag: 'assets',
+      summary: 'Replace the asset\'s encrypted metadata blob (a caption or tag edit, at most 64 KiB); growth is refused in GraceExpired and Suspended',
+      auth: true,
+      params: IdParam,
+      body: { type: 'bytes', description: 'The new metadata ciphertext, application/octet-stream' },
+      responses: { 200: { description: 'Replaced; the old blob is credited by the next sweep', schema: AssetBody } },
+      errors: ['error.quota.write_refused', 'error.conflict', 'error.not_found', 'error.request.too_large'],
+      handle: async ({ c, params, principal }) => {
+        octetStream(c);
+        const bytes = await readLimited(c, JSON_LIMIT);
+        return json(c, 200, assetBody(unwrap(await deps.assets.replaceMetadata(principal, params.id, bytes))));
+      },
+    }),
+  ];
+}
