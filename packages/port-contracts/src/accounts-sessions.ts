@@ -5,7 +5,12 @@ import { describeContract } from './registry.js';
 import type { Ports } from '@strongroom/core';
 
 /** Makes a fresh, empty set of stores for one test; `cleanup` releases it. */
-export type Setup = () => Promise<{ ports: Ports; cleanup?: () => Promise<void> | void }>;
+/**
+ * Makes a fresh, empty set of stores for one test; `cleanup` releases it. `connect` opens another
+ * port set on the same database over its own connection (the same objects where the adapter has
+ * only one, as memory and PGlite do), so concurrency contracts race real connections.
+ */
+export type Setup = () => Promise<{ ports: Ports; connect: () => Promise<Ports>; cleanup?: () => Promise<void> | void }>;
 
 let n = 0;
 function account(over: Partial<AccountRecord> = {}): AccountRecord {

@@ -304,12 +304,17 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect(await s.readLedger(a, 3_000)).toMatchObject({ charged: 0, hardSince: null });
       }));
 
-    it('many concurrent creations for one account never exceed the hard limit', () =>
-      using(setup, async (s) => {
+    it('many concurrent creations for one account, over several connections, never exceed the hard limit', async () => {
+      const { ports, connect, cleanup } = await setup();
+      try {
         const a = id('a000');
-        const results = await Promise.all(Array.from({ length: 50 }, () => open(s, upload(a, { declaredSize: 30 }), 1000, 1_000)));
+        const stores = [ports.quota, ...(await Promise.all([connect(), connect(), connect()])).map((p) => p.quota)];
+        const results = await Promise.all(Array.from({ length: 48 }, (_, i) => open(stores[i % stores.length]!, upload(a, { declaredSize: 30 }), 1000, 1_000)));
         expect(results.filter((r) => r === 'reserved')).toHaveLength(33);
-        expect((await s.readLedger(a, 1_000)).reserved).toBe(990);
-      }));
+        expect((await ports.quota.readLedger(a, 1_000)).reserved).toBe(990);
+      } finally {
+        await cleanup?.();
+      }
+    });
   });
 }
