@@ -97,7 +97,7 @@ async function seedPg(url: string, hot: string, c: SeedCounts, passwordHash: str
     await db.query('BEGIN');
     await db.query(
       `INSERT INTO accounts (id, address, address_key, password_hash, created_at)
-       SELECT ${id(TAG.account)}, 'seed-' || g || '@example.org', 'seed-' || g || '@example.org', $1, $2::bigint - 30 * ${DAY} + g
+       SELECT ${id(TAG.account)}, 'seed-' || g || '@example.org', 'seed-' || g || '@example.org', $1, $2::bigint - ${30 * DAY} + g
        FROM generate_series(0, $3::int - 1) g`,
       [passwordHash, Date.now(), c.accounts],
     );
@@ -106,13 +106,13 @@ async function seedPg(url: string, hot: string, c: SeedCounts, passwordHash: str
       `INSERT INTO sessions (id, account_id, token_hash, created_at, refreshed_at, last_used_at, access_floor, closed_at, method)
        SELECT ${id(TAG.session)}, '00000000-0000-7000-${TAG.account}-' || lpad(to_hex(g % $2::int), 12, '0'),
               encode(sha256(convert_to('seed-session-' || g, 'UTF8')), 'hex'), t, t, t, 0, CASE WHEN g % 3 = 0 THEN t + 1 END, 'password'
-       FROM generate_series(0, $1::int - 1) g, LATERAL (SELECT $3::bigint - 10 * ${DAY} + g AS t) x`,
+       FROM generate_series(0, $1::int - 1) g, LATERAL (SELECT $3::bigint - ${10 * DAY} + g AS t) x`,
       [c.sessions, c.accounts, Date.now()],
     );
     await db.query(
       `INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, state, created_at, expires_at)
        SELECT ${id(TAG.upload)}, $2, $2, 'original', 1024, CASE WHEN g % 2 = 0 THEN 'Expired' ELSE 'Cancelled' END, t, t + 3600000
-       FROM generate_series(0, $1::int - 1) g, LATERAL (SELECT $3::bigint - 2 * ${DAY} + g AS t) x`,
+       FROM generate_series(0, $1::int - 1) g, LATERAL (SELECT $3::bigint - ${2 * DAY} + g AS t) x`,
       [c.uploads, hot, Date.now()],
     );
     await db.query('COMMIT');
