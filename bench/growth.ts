@@ -150,7 +150,19 @@ export interface Plan {
   sql: string;
   plan: string[];
   fullScan: boolean;
+  /** Milliseconds of one execution on the seeded store (PostgreSQL: its Execution Time). */
+  ms: number;
+  /** Index rows or table rows read and thrown away, where the plan says (PostgreSQL). */
+  removed: number;
 }
+
+/**
+ * A statement is flagged slow above this (BENCH_EXPLAIN_SLOW_MS, default 1 ms) or when it throws
+ * away more than 1,000 rows: an index search that still walks a range of dead rows is no full
+ * scan, yet grows with the store all the same.
+ */
+export const SLOW_MS = Number(process.env.BENCH_EXPLAIN_SLOW_MS ?? 1);
+export const isSlow = (p: Plan) => p.ms > SLOW_MS || p.removed > 1000;
 
 /**
  * The statements each hot path runs, as the adapters write them at this commit (SQLite's are its
@@ -203,7 +215,9 @@ export async function explainHotPaths(target: Target, hot: string): Promise<Plan
         try {
           const r = await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${s.sql}`);
           const plan = r.rows.map((row: Record<string, string>) => row['QUERY PLAN']!);
-          plans.push({ store: 'postgresql', name: s.name, sql: s.sql, plan, fullScan: plan.some(pgScan) });
+          const ms = Number(/Execution Time: ([\d.]+) ms/.exec(plan.join('\n'))?.[1] ?? 0);
+          const removed = plan.reduce((n, l) => n + Number(/Rows Removed by (?:Filter|Index Recheck): (\d+)/.exec(l)?.[1] ?? 0), 0);
+          plans.push({ store: 'postgresql', name: s.name, sql: s.sql, plan, fullScan: plan.some(pgScan), ms, removed });
         } finally {
           await db.query('ROLLBACK');
         }
@@ -220,15 +234,16 @@ export async function explainHotPaths(target: Target, hot: string): Promise<Plan
       const stmt = db.prepare(s.sql);
       db.exec('BEGIN IMMEDIATE');
       const started = performance.now();
+      let ms = 0;
       try {
         if (stmt.reader) stmt.all();
         else stmt.run();
       } finally {
-        const ms = performance.now() - started;
+        ms = performance.now() - started;
         db.exec('ROLLBACK');
         plan.push(`(ran once in a rolled-back transaction: ${ms.toFixed(3)} ms)`);
       }
-      return { store: 'sqlite', name: s.name, sql: s.sql, plan, fullScan: plan.some(sqliteScan) };
+      return { store: 'sqlite', name: s.name, sql: s.sql, plan, fullScan: plan.some(sqliteScan), ms, removed: 0 };
     });
   } finally {
     db.close();

@@ -17,7 +17,7 @@ import { writeFileSync } from 'node:fs';
 import { measure, startBare, startServer, setLaunchPrefix, type Figures } from './lib.js';
 import { SCENARIOS, type Scenario, type ScenarioContext } from './scenarios.js';
 import { pinCores } from './pinning.js';
-import { explainHotPaths, prepareGrowth, seedCounts, type Plan } from './growth.js';
+import { explainHotPaths, isSlow, prepareGrowth, seedCounts, SLOW_MS, type Plan } from './growth.js';
 import { runStorm, type StormFigures } from './storm.js';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 
@@ -123,10 +123,17 @@ function growthTable(rows: Row[]): string[] {
 function planLines(plans: Plan[]): string[] {
   const lines: string[] = [];
   for (const p of plans) {
-    lines.push(`[${p.store}] ${p.name}${p.fullScan ? '   <-- FULL SCAN' : ''}`, `  ${p.sql}`, ...p.plan.map((l) => `    ${l}`));
+    const flags = [p.fullScan ? 'FULL SCAN' : '', isSlow(p) ? `SLOW (${p.ms.toFixed(3)} ms${p.removed > 0 ? `, ${p.removed} rows thrown away` : ''})` : ''].filter(Boolean);
+    lines.push(`[${p.store}] ${p.name}${flags.length > 0 ? `   <-- ${flags.join(', ')}` : ''}`, `  ${p.sql}`, ...p.plan.map((l) => `    ${l}`));
   }
   const scans = plans.filter((p) => p.fullScan);
+  const slow = plans.filter(isSlow);
   lines.push(scans.length === 0 ? 'no full scan on the hot paths' : `${scans.length} statement(s) scan a whole table: ${scans.map((p) => `${p.store}: ${p.name}`).join('; ')}`);
+  lines.push(
+    slow.length === 0
+      ? `none slower than ${SLOW_MS} ms or throwing away more than 1,000 rows`
+      : `${slow.length} statement(s) slower than ${SLOW_MS} ms or throwing away more than 1,000 rows: ${slow.map((p) => `${p.store}: ${p.name} (${p.ms.toFixed(3)} ms)`).join('; ')}`,
+  );
   return lines;
 }
 
@@ -237,7 +244,7 @@ async function main(): Promise<void> {
         note: r.note,
         rounds: r.rounds.map((x) => ({ rps: x.rps, bare_rps: x.bareRps, ratio: x.ratio, p50_ms: x.p50, p99_ms: x.p99 })),
       })),
-      ...(plans.length > 0 ? { plans: plans.map((p) => ({ store: p.store, statement: p.name, sql: p.sql, plan: p.plan, full_scan: p.fullScan })) } : {}),
+      ...(plans.length > 0 ? { plans: plans.map((p) => ({ store: p.store, statement: p.name, sql: p.sql, plan: p.plan, full_scan: p.fullScan, ms: p.ms, rows_thrown_away: p.removed, slow: isSlow(p) })) } : {}),
       ...(stormFigures.length > 0 ? { storm: stormFigures.map((s) => s.json) } : {}),
     };
     writeFileSync(jsonFile, JSON.stringify(doc, null, 2) + '\n');
