@@ -42,6 +42,10 @@ async function waitFor(url: string, child: ChildProcess): Promise<void> {
 function stopper(child: ChildProcess, cleanup: () => void): () => Promise<void> {
   return () =>
     new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        cleanup();
+        return resolve();
+      }
       child.once('exit', () => {
         cleanup();
         resolve();
@@ -51,8 +55,13 @@ function stopper(child: ChildProcess, cleanup: () => void): () => Promise<void> 
 }
 
 /** The real server in its own process, on loopback, on SQLite (default) or the given database URL. */
-export async function startServer(port: number, env: Record<string, string> = {}): Promise<Running & { dataDir: string }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'strongroom-bench-'));
+export async function startServer(
+  port: number,
+  env: Record<string, string> = {},
+  /** Reuse this data dir and leave it in place on stop (the growth mode restarts on its seeded store). */
+  keepDataDir?: string,
+): Promise<Running & { dataDir: string }> {
+  const dataDir = keepDataDir ?? mkdtempSync(join(tmpdir(), 'strongroom-bench-'));
   const child = spawnNode(['--import', 'tsx', 'apps/server/src/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SVC_DATA_DIR: dataDir, SVC_BASE_URL: `http://127.0.0.1:${port}`, ...env },
@@ -60,7 +69,7 @@ export async function startServer(port: number, env: Record<string, string> = {}
   });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/.well-known/svc/server-info`, child);
-  return { url, dataDir, stop: stopper(child, () => rmSync(dataDir, { recursive: true, force: true })) };
+  return { url, dataDir, stop: stopper(child, () => (keepDataDir ? undefined : rmSync(dataDir, { recursive: true, force: true }))) };
 }
 
 /** A bare Hono route in its own process: the baseline every figure is divided by. */

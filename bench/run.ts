@@ -13,8 +13,10 @@
  *   --explain    seed a store and print the hot-path statements' query plans only (no load)
  *   --storm      authenticated GET p99 alone and during a sign-in storm, against the hasher alone
  */
-import { writeFileSync } from 'node:fs';
-import { measure, startBare, startServer, setLaunchPrefix, type Figures } from './lib.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { api, measure, PASSWORD, startBare, startServer, setLaunchPrefix, type Figures } from './lib.js';
 import { SCENARIOS, type Scenario, type ScenarioContext } from './scenarios.js';
 import { pinCores } from './pinning.js';
 import { explainHotPaths, isSlow, prepareGrowth, seedCounts, SLOW_MS, type Plan } from './growth.js';
@@ -178,7 +180,8 @@ async function main(): Promise<void> {
   const list = await stores();
   try {
     for (const store of list) {
-      const server = await startServer(18_101, store.env);
+      const dataDir = mkdtempSync(join(tmpdir(), 'strongroom-bench-'));
+      let server = await startServer(18_101, store.env, dataDir);
       try {
         if (mode === 'storm') {
           stormFigures.push(await runStorm(server.url, store.name, pinning.serverPrefix, { seconds: SECONDS, rounds: ROUNDS }));
@@ -189,10 +192,20 @@ async function main(): Promise<void> {
           const grown = await prepareGrowth(server.url, { dataDir: server.dataDir, pgUrl: store.pgUrl }, seedCounts());
           process.stdout.write(`${store.name}: ${grown.summary}\n`);
           plans.push(...(await explainHotPaths({ dataDir: server.dataDir, pgUrl: store.pgUrl }, grown.hotAccountId)));
-          if (mode === 'growth') for (const scenario of SCENARIOS) rows.push(await runScenario(scenario, server.url, bare!.url, store.name, 'grown', { hotToken: grown.hotToken }));
+          if (mode === 'growth') {
+            // A new server process on the seeded store, so the grown figures start as cold as the fresh ones did.
+            await server.stop();
+            server = await startServer(18_101, store.env, dataDir);
+            // A fresh access token for the hot account (the one from before seeding may have lapsed).
+            const signIn = await api(server.url, 'POST', '/v1/auth/login', { address: grown.hotAddress, password: PASSWORD });
+            if (signIn.status !== 200) throw new Error(`hot account sign-in: ${signIn.status} ${JSON.stringify(signIn.body)}`);
+            const ctx = { hotToken: signIn.body.access_token as string };
+            for (const scenario of SCENARIOS) rows.push(await runScenario(scenario, server.url, bare!.url, store.name, 'grown', ctx));
+          }
         }
       } finally {
         await server.stop();
+        rmSync(dataDir, { recursive: true, force: true });
         await store.drop?.();
       }
     }
