@@ -173,9 +173,9 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const plans: Plan[] = [];
   const stormFigures: StormFigures[] = [];
-  const bare = mode === 'explain' ? null : await startBare(18_100);
+  const bare = mode === 'paired' || mode === 'growth' ? await startBare(18_100) : null;
   // Warm the load generator and the baseline first: both speed up markedly as the JIT settles.
-  if (bare && mode !== 'storm') await measure({ url: `${bare.url}/bare`, seconds: 3 });
+  if (bare) await measure({ url: `${bare.url}/bare`, seconds: 3 });
 
   const list = await stores();
   try {
