@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,6 +11,18 @@ const ROOT = join(import.meta.dirname, '..');
 export interface Running {
   url: string;
   stop(): Promise<void>;
+}
+
+/** How servers are started: a command prefix such as `taskset -c 1` (see pinning.ts). */
+let launchPrefix: string[] = [];
+export function setLaunchPrefix(prefix: string[]): void {
+  launchPrefix = prefix;
+}
+
+/** Spawns `node ...args`, behind the launch prefix when one is set. */
+export function spawnNode(args: string[], options: SpawnOptions): ChildProcess {
+  const [cmd, ...rest] = launchPrefix.length > 0 ? [...launchPrefix, process.execPath, ...args] : [process.execPath, ...args];
+  return spawn(cmd!, rest, options);
 }
 
 async function waitFor(url: string, child: ChildProcess): Promise<void> {
@@ -30,6 +42,10 @@ async function waitFor(url: string, child: ChildProcess): Promise<void> {
 function stopper(child: ChildProcess, cleanup: () => void): () => Promise<void> {
   return () =>
     new Promise((resolve) => {
+      if (child.exitCode !== null || child.signalCode !== null) {
+        cleanup();
+        return resolve();
+      }
       child.once('exit', () => {
         cleanup();
         resolve();
@@ -39,21 +55,26 @@ function stopper(child: ChildProcess, cleanup: () => void): () => Promise<void> 
 }
 
 /** The real server in its own process, on loopback, on SQLite (default) or the given database URL. */
-export async function startServer(port: number, env: Record<string, string> = {}): Promise<Running> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'strongroom-bench-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
+export async function startServer(
+  port: number,
+  env: Record<string, string> = {},
+  /** Reuse this data dir and leave it in place on stop (the growth mode restarts on its seeded store). */
+  keepDataDir?: string,
+): Promise<Running & { dataDir: string }> {
+  const dataDir = keepDataDir ?? mkdtempSync(join(tmpdir(), 'strongroom-bench-'));
+  const child = spawnNode(['--import', 'tsx', 'apps/server/src/main.ts'], {
     cwd: ROOT,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SVC_DATA_DIR: dataDir, SVC_BASE_URL: `http://127.0.0.1:${port}`, ...env },
     stdio: ['ignore', 'ignore', 'inherit'], // request log lines would cost the server time; keep stderr
   });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/.well-known/svc/server-info`, child);
-  return { url, stop: stopper(child, () => rmSync(dataDir, { recursive: true, force: true })) };
+  return { url, dataDir, stop: stopper(child, () => (keepDataDir ? undefined : rmSync(dataDir, { recursive: true, force: true }))) };
 }
 
 /** A bare Hono route in its own process: the baseline every figure is divided by. */
 export async function startBare(port: number): Promise<Running> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/bare-server.ts'], { cwd: ROOT, env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
+  const child = spawnNode(['--import', 'tsx', 'bench/bare-server.ts'], { cwd: ROOT, env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/bare`, child);
   return { url, stop: stopper(child, () => {}) };
@@ -61,9 +82,13 @@ export async function startBare(port: number): Promise<Running> {
 
 export interface Figures {
   rps: number;
+  p50: number;
   p99: number;
   errors: number;
   non2xx: number;
+  /** Responses with a 2xx status, and the run's length in seconds. */
+  ok: number;
+  duration: number;
 }
 
 export interface Load {
@@ -72,7 +97,7 @@ export interface Load {
   headers?: Record<string, string>;
   body?: string;
   /** Different bodies per request (autocannon cycles through them). */
-  requests?: { method?: string; path?: string; headers?: Record<string, string>; body?: string }[];
+  requests?: { method?: string; path?: string; headers?: Record<string, string>; body?: string; setupRequest?: (req: any) => any }[];
   connections?: number;
   seconds?: number;
 }
@@ -87,7 +112,7 @@ export async function measure(load: Load): Promise<Figures> {
     connections: load.connections ?? 20,
     duration: load.seconds ?? Number(process.env.BENCH_SECONDS ?? 5),
   });
-  return { rps: result.requests.average, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx };
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx, ok: result['2xx'], duration: result.duration };
 }
 
 export async function api(url: string, method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }> {

@@ -2,36 +2,75 @@
  * `npm run bench`: starts the real server (SQLite, then PostgreSQL when PG_URL is set) and a bare
  * Hono route, each in its own process on 127.0.0.1, and drives them with autocannon from this
  * process. Every scenario is measured in rounds that alternate with the bare route, so each ratio
- * compares two runs made moments apart on the same machine; the table shows medians.
+ * compares two runs made moments apart on the same machine; the table shows medians and the
+ * spread (lowest and highest per-round ratio). Where taskset allows, the servers and this load
+ * generator run on different cores (reported in the output; BENCH_PIN=0 turns it off).
  *
  * BENCH_SECONDS sets one run's length (default 3), BENCH_ROUNDS the rounds per scenario (default 5).
+ *
+ *   --json FILE  also write every figure to FILE
+ *   --growth     run the scenarios on a fresh store, seed it at scale (growth.ts), run them again
+ *   --explain    seed a store and print the hot-path statements' query plans only (no load)
+ *   --storm      authenticated GET p99 alone and during a sign-in storm, against the hasher alone
  */
-import { measure, startBare, startServer, type Figures } from './lib.js';
-import { SCENARIOS, type Scenario } from './scenarios.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { api, measure, PASSWORD, startBare, startServer, setLaunchPrefix, type Figures } from './lib.js';
+import { SCENARIOS, type Scenario, type ScenarioContext } from './scenarios.js';
+import { pinCores } from './pinning.js';
+import { explainHotPaths, isSlow, prepareGrowth, seedCounts, SLOW_MS, type Plan } from './growth.js';
+import { runStorm, type StormFigures } from './storm.js';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
+function flag(name: string): boolean {
+  return process.argv.includes(name);
+}
+function option(name: string): string | null {
+  const i = process.argv.indexOf(name);
+  if (i < 0) return null;
+  const value = process.argv[i + 1];
+  if (!value || value.startsWith('--')) throw new Error(`${name} needs a value`);
+  return value;
+}
+
+interface Round {
+  rps: number;
+  bareRps: number;
+  ratio: number;
+  p50: number;
+  p99: number;
+}
+
 interface Row {
   store: string;
+  /** 'fresh' unless the growth mode seeded the store first ('grown'). */
+  phase: 'fresh' | 'grown';
   scenario: string;
   rps: number;
   bareRps: number;
   /** Median over rounds of (scenario req/s ÷ bare req/s in the run just before). */
   ratio: number;
+  /** Lowest and highest per-round ratio. */
+  spread: { min: number; max: number };
+  p50: number;
   p99: number;
   errors: number;
   non2xx: number;
   note: string;
+  rounds: Round[];
 }
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+const span = (s: { min: number; max: number }) => `${(s.min * 100).toFixed(1)}-${(s.max * 100).toFixed(1)} %`;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-async function runScenario(scenario: Scenario, serverUrl: string, bareUrl: string, store: string): Promise<Row> {
-  const { load, after } = await scenario.setup(serverUrl);
+async function runScenario(scenario: Scenario, serverUrl: string, bareUrl: string, store: string, phase: Row['phase'], ctx?: ScenarioContext): Promise<Row> {
+  const { load, after } = await scenario.setup(serverUrl, ctx);
   // The bare route had its warm-up at the start; a scenario that may repeat gets one of its own.
   if (scenario.warm) await measure({ ...load, seconds: 2 });
   const rounds: { bare: Figures; run: Figures }[] = [];
@@ -41,69 +80,189 @@ async function runScenario(scenario: Scenario, serverUrl: string, bareUrl: strin
     rounds.push({ bare, run });
   }
   const note = (await after?.()) ?? '';
+  const ratios = rounds.map((r) => r.run.rps / r.bare.rps);
   return {
     store,
+    phase,
     scenario: scenario.name,
     rps: median(rounds.map((r) => r.run.rps)),
     bareRps: median(rounds.map((r) => r.bare.rps)),
-    ratio: median(rounds.map((r) => r.run.rps / r.bare.rps)),
+    ratio: median(ratios),
+    spread: { min: Math.min(...ratios), max: Math.max(...ratios) },
+    p50: median(rounds.map((r) => r.run.p50)),
     p99: median(rounds.map((r) => r.run.p99)),
     errors: rounds.reduce((n, r) => n + r.run.errors, 0),
     non2xx: rounds.reduce((n, r) => n + r.run.non2xx, 0),
     note,
+    rounds: rounds.map((r, i) => ({ rps: r.run.rps, bareRps: r.bare.rps, ratio: ratios[i]!, p50: r.run.p50, p99: r.run.p99 })),
   };
 }
 
-/** One line per scenario, one column group per store: req/s, ratio to bare, p99. */
-function sideBySide(rows: Row[], stores: string[]): string[] {
-  const cell = (r: Row | undefined) => (r ? `${fmt(r.rps)} | ${pct(r.ratio)} | ${r.p99}` : '– | – | –');
+/** One line per scenario, one column group per store: req/s, ratio to bare with its spread, p99. */
+function sideBySide(rows: Row[], stores: string[], phase: Row['phase']): string[] {
+  const cell = (r: Row | undefined) => (r ? `${fmt(r.rps)} | ${pct(r.ratio)} (${span(r.spread)}) | ${r.p99}` : '– | – | –');
   return [
-    `| scenario | ${stores.map((s) => `${s} req/s | ${s} / bare | ${s} p99 ms`).join(' | ')} |`,
+    `| scenario | ${stores.map((s) => `${s} req/s | ${s} / bare (spread) | ${s} p99 ms`).join(' | ')} |`,
     `|---|${stores.map(() => '---:|---:|---:').join('|')}|`,
-    ...SCENARIOS.map((sc) => `| ${sc.name} | ${stores.map((st) => cell(rows.find((r) => r.store === st && r.scenario === sc.name))).join(' | ')} |`),
+    ...SCENARIOS.map((sc) => `| ${sc.name} | ${stores.map((st) => cell(rows.find((r) => r.store === st && r.phase === phase && r.scenario === sc.name))).join(' | ')} |`),
   ];
 }
 
-async function main(): Promise<void> {
-  const bare = await startBare(18_100);
-  // Warm the load generator and the baseline first: both speed up markedly as the JIT settles.
-  await measure({ url: `${bare.url}/bare`, seconds: 3 });
+/** Fresh against grown, per scenario and store: the growth mode's verdict (within 15 %). */
+function growthTable(rows: Row[]): string[] {
+  const lines = ['| store | scenario | fresh / bare | grown / bare | grown ÷ fresh | fresh p99 ms | grown p99 ms |', '|---|---|---:|---:|---:|---:|---:|'];
+  for (const fresh of rows.filter((r) => r.phase === 'fresh')) {
+    const grown = rows.find((r) => r.phase === 'grown' && r.store === fresh.store && r.scenario === fresh.scenario);
+    if (!grown) continue;
+    const ratio = grown.ratio / fresh.ratio;
+    lines.push(
+      `| ${fresh.store} | ${fresh.scenario} | ${pct(fresh.ratio)} (${span(fresh.spread)}) | ${pct(grown.ratio)} (${span(grown.spread)}) | ${pct(ratio)}${ratio < 0.85 ? ' (more than 15 % slower)' : ''} | ${fresh.p99} | ${grown.p99} |`,
+    );
+  }
+  return lines;
+}
 
-  const rows: Row[] = [];
-  const stores: { name: string; env: Record<string, string>; drop?: () => Promise<void> }[] = [{ name: 'sqlite', env: {} }];
+function planLines(plans: Plan[]): string[] {
+  const lines: string[] = [];
+  for (const p of plans) {
+    const flags = [p.fullScan ? 'FULL SCAN' : '', isSlow(p) ? `SLOW (${p.ms.toFixed(3)} ms${p.removed > 0 ? `, ${p.removed} rows thrown away` : ''})` : ''].filter(Boolean);
+    lines.push(`[${p.store}] ${p.name}${flags.length > 0 ? `   <-- ${flags.join(', ')}` : ''}`, `  ${p.sql}`, ...p.plan.map((l) => `    ${l}`));
+  }
+  const scans = plans.filter((p) => p.fullScan);
+  const slow = plans.filter(isSlow);
+  lines.push(scans.length === 0 ? 'no full scan on the hot paths' : `${scans.length} statement(s) scan a whole table: ${scans.map((p) => `${p.store}: ${p.name}`).join('; ')}`);
+  lines.push(
+    slow.length === 0
+      ? `none slower than ${SLOW_MS} ms or throwing away more than 1,000 rows`
+      : `${slow.length} statement(s) slower than ${SLOW_MS} ms or throwing away more than 1,000 rows: ${slow.map((p) => `${p.store}: ${p.name} (${p.ms.toFixed(3)} ms)`).join('; ')}`,
+  );
+  return lines;
+}
+
+interface Store {
+  name: string;
+  env: Record<string, string>;
+  pgUrl?: string;
+  drop?: () => Promise<void>;
+}
+
+async function stores(): Promise<Store[]> {
+  const list: Store[] = [{ name: 'sqlite', env: {} }];
   // Every scenario also runs on PostgreSQL, in a scratch database on PG_URL's server dropped after.
   const pgUrl = pgUrlFromEnv();
   if (pgUrl) {
     const scratch = await createScratchDatabase(pgUrl, 'bench');
-    stores.push({ name: 'postgresql', env: { SVC_DATABASE_URL: scratch.url }, drop: scratch.drop });
+    list.push({ name: 'postgresql', env: { SVC_DATABASE_URL: scratch.url }, pgUrl: scratch.url, drop: scratch.drop });
   } else {
     process.stderr.write('bench: PG_URL is not set: PostgreSQL column skipped (the server needs a PostgreSQL server, not PGlite)\n');
   }
+  return list;
+}
+
+async function main(): Promise<void> {
+  const jsonFile = option('--json');
+  const growth = flag('--growth');
+  const explainOnly = flag('--explain');
+  const storm = flag('--storm');
+  const mode = storm ? 'storm' : explainOnly ? 'explain' : growth ? 'growth' : 'paired';
+
+  const pinning = pinCores();
+  setLaunchPrefix(pinning.serverPrefix);
+  process.stdout.write(`${pinning.description}\n`);
+
+  const rows: Row[] = [];
+  const plans: Plan[] = [];
+  const stormFigures: StormFigures[] = [];
+  const bare = mode === 'paired' || mode === 'growth' ? await startBare(18_100) : null;
+  // Warm the load generator and the baseline first: both speed up markedly as the JIT settles.
+  if (bare) await measure({ url: `${bare.url}/bare`, seconds: 3 });
+
+  const list = await stores();
   try {
-    for (const store of stores) {
-      const server = await startServer(18_101, store.env);
+    for (const store of list) {
+      const dataDir = mkdtempSync(join(tmpdir(), 'strongroom-bench-'));
+      let server = await startServer(18_101, store.env, dataDir);
       try {
-        for (const scenario of SCENARIOS) rows.push(await runScenario(scenario, server.url, bare.url, store.name));
+        if (mode === 'storm') {
+          stormFigures.push(await runStorm(server.url, store.name, pinning.serverPrefix, { seconds: SECONDS, rounds: ROUNDS }));
+          continue;
+        }
+        if (mode !== 'explain') for (const scenario of SCENARIOS) rows.push(await runScenario(scenario, server.url, bare!.url, store.name, 'fresh'));
+        if (mode === 'growth' || mode === 'explain') {
+          const grown = await prepareGrowth(server.url, { dataDir: server.dataDir, pgUrl: store.pgUrl }, seedCounts());
+          process.stdout.write(`${store.name}: ${grown.summary}\n`);
+          plans.push(...(await explainHotPaths({ dataDir: server.dataDir, pgUrl: store.pgUrl }, grown.hotAccountId)));
+          if (mode === 'growth') {
+            // A new server process on the seeded store, so the grown figures start as cold as the fresh ones did.
+            await server.stop();
+            server = await startServer(18_101, store.env, dataDir);
+            // A fresh access token for the hot account (the one from before seeding may have lapsed).
+            const signIn = await api(server.url, 'POST', '/v1/auth/login', { address: grown.hotAddress, password: PASSWORD });
+            if (signIn.status !== 200) throw new Error(`hot account sign-in: ${signIn.status} ${JSON.stringify(signIn.body)}`);
+            const ctx = { hotToken: signIn.body.access_token as string };
+            for (const scenario of SCENARIOS) rows.push(await runScenario(scenario, server.url, bare!.url, store.name, 'grown', ctx));
+          }
+        }
       } finally {
         await server.stop();
+        rmSync(dataDir, { recursive: true, force: true });
         await store.drop?.();
       }
     }
   } finally {
-    await bare.stop();
+    await bare?.stop();
   }
 
-  const lines = [
-    `${ROUNDS} rounds of ${SECONDS} s per scenario, each right after a run of the bare Hono route; medians shown.`,
-    `bare Hono route: ${fmt(median(rows.map((r) => r.bareRps)))} req/s (median over all rounds)`,
-    '',
-    '| store | scenario | req/s | bare req/s | ratio to bare | p99 ms | errors | non-2xx | note |',
-    '|---|---|---:|---:|---:|---:|---:|---:|---|',
-    ...rows.map((r) => `| ${r.store} | ${r.scenario} | ${fmt(r.rps)} | ${fmt(r.bareRps)} | ${pct(r.ratio)} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${r.note} |`),
-    '',
-    ...sideBySide(rows, stores.map((s) => s.name)),
-  ];
+  const lines: string[] = [];
+  if (rows.length > 0) {
+    const names = list.map((s) => s.name);
+    lines.push(
+      `${ROUNDS} rounds of ${SECONDS} s per scenario, each right after a run of the bare Hono route; medians shown, spread = lowest-highest per-round ratio.`,
+      `bare Hono route: ${fmt(median(rows.map((r) => r.bareRps)))} req/s (median over all rounds)`,
+      '',
+      '| store | phase | scenario | req/s | bare req/s | ratio to bare | spread | p50 ms | p99 ms | errors | non-2xx | note |',
+      '|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|',
+      ...rows.map(
+        (r) =>
+          `| ${r.store} | ${r.phase} | ${r.scenario} | ${fmt(r.rps)} | ${fmt(r.bareRps)} | ${pct(r.ratio)} | ${span(r.spread)} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${r.note} |`,
+      ),
+      '',
+      ...sideBySide(rows, names, 'fresh'),
+    );
+    if (mode === 'growth') lines.push('', 'after seeding:', '', ...sideBySide(rows, names, 'grown'), '', ...growthTable(rows));
+  }
+  if (plans.length > 0) lines.push('', 'query plans of the hot-path statements on the seeded store:', ...planLines(plans));
+  for (const s of stormFigures) lines.push('', ...s.lines);
   process.stdout.write(lines.join('\n') + '\n');
+
+  if (jsonFile) {
+    const doc = {
+      generated_at: new Date().toISOString(),
+      mode,
+      seconds: SECONDS,
+      rounds: ROUNDS,
+      pinning: { description: pinning.description, server_cores: pinning.serverCores, pinned: pinning.serverPrefix.length > 0 },
+      figures: rows.map((r) => ({
+        scenario: r.scenario,
+        store: r.store,
+        phase: r.phase,
+        rps: r.rps,
+        bare_rps: r.bareRps,
+        ratio: r.ratio,
+        p50_ms: r.p50,
+        p99_ms: r.p99,
+        errors: r.errors,
+        non_2xx: r.non2xx,
+        spread: { min: r.spread.min, max: r.spread.max },
+        note: r.note,
+        rounds: r.rounds.map((x) => ({ rps: x.rps, bare_rps: x.bareRps, ratio: x.ratio, p50_ms: x.p50, p99_ms: x.p99 })),
+      })),
+      ...(plans.length > 0 ? { plans: plans.map((p) => ({ store: p.store, statement: p.name, sql: p.sql, plan: p.plan, full_scan: p.fullScan, ms: p.ms, rows_thrown_away: p.removed, slow: isSlow(p) })) } : {}),
+      ...(stormFigures.length > 0 ? { storm: stormFigures.map((s) => s.json) } : {}),
+    };
+    writeFileSync(jsonFile, JSON.stringify(doc, null, 2) + '\n');
+    process.stdout.write(`figures written to ${jsonFile}\n`);
+  }
 }
 
 main().catch((err) => {

@@ -1,12 +1,17 @@
 import { api, register, VERSION, type Load } from './lib.js';
-import { uploadsManyAccounts, uploadsOneAccount } from './uploads.js';
+import { body as uploadBody, uploader, uploadsManyAccounts, uploadsOneAccount } from './uploads.js';
 
 /** One workload against a running server: `setup` prepares it, the runner measures `load`. */
 export interface Scenario {
   name: string;
   /** Whether a warm-up run may precede measuring (not where each request adds lasting state). */
   warm: boolean;
-  setup(url: string): Promise<{ load: Load; after?: () => Promise<string> }>;
+  setup(url: string, ctx?: ScenarioContext): Promise<{ load: Load; after?: () => Promise<string> }>;
+}
+
+/** What a mode hands the scenarios: the growth mode's hot account (its upload sessions are seeded). */
+export interface ScenarioContext {
+  hotToken?: string;
 }
 
 export const profileGet: Scenario = {
@@ -43,4 +48,35 @@ export const refresh: Scenario = {
   },
 };
 
-export const SCENARIOS: Scenario[] = [profileGet, refresh, uploadsOneAccount, uploadsManyAccounts];
+/**
+ * The mixed load: in every 20 requests of a connection, 18 profile reads, one refresh and one
+ * upload-session creation (autocannon walks the list in order on each connection). Three accounts,
+ * so a refresh never touches the token the reads carry.
+ */
+export const mixed: Scenario = {
+  name: 'mixed: 90 % GET profile, 5 % refresh, 5 % upload',
+  warm: false,
+  async setup(url) {
+    const stamp = Date.now();
+    const reader = await register(url, `bench-mixed-read-${stamp}@example.org`);
+    const refresher = await register(url, `bench-mixed-refresh-${stamp}@example.org`);
+    const uploadToken = await uploader(url, `bench-mixed-upload-${stamp}`);
+    const get = { method: 'GET', path: '/v1/auth/profile', headers: { authorization: `Bearer ${reader.access_token}`, 'x-svc-protocol': VERSION } };
+    const refreshRequest = {
+      method: 'POST',
+      path: '/v1/auth/refresh',
+      headers: { 'content-type': 'application/json', 'x-svc-protocol': VERSION },
+      body: JSON.stringify({ session_token: refresher.session_token }),
+    };
+    const upload = {
+      method: 'POST',
+      path: '/upload',
+      headers: { 'content-type': 'application/json', 'x-svc-protocol': VERSION, authorization: `Bearer ${uploadToken}` },
+      body: uploadBody,
+    };
+    const requests = [...Array.from({ length: 9 }, () => get), refreshRequest, ...Array.from({ length: 9 }, () => get), upload];
+    return { load: { url: `${url}/v1/auth/profile`, connections: 20, requests } };
+  },
+};
+
+export const SCENARIOS: Scenario[] = [profileGet, refresh, uploadsOneAccount, uploadsManyAccounts, mixed];

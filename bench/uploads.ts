@@ -3,7 +3,12 @@ import { api, register, VERSION } from './lib.js';
 import type { Scenario } from './scenarios.js';
 
 /** A registered account with a published device directory, ready to open upload sessions. */
-async function uploader(url: string, label: string): Promise<string> {
+export async function uploader(url: string, label: string): Promise<string> {
+  return (await uploaderAccount(url, label)).token;
+}
+
+/** The same, with the account's id (the growth mode seeds rows that belong to it). */
+export async function uploaderAccount(url: string, label: string): Promise<{ token: string; accountId: string }> {
   const u = await register(url, `${label}@example.org`);
   const me = await api(url, 'GET', '/v1/auth/profile', undefined, u.access_token);
   const accountId = me.body.account_id as string;
@@ -14,17 +19,18 @@ async function uploader(url: string, label: string): Promise<string> {
     body: dir.slice() as Uint8Array<ArrayBuffer>,
   });
   if (r.status >= 300) throw new Error(`directory: ${r.status} ${await r.text()}`);
-  return u.access_token;
+  return { token: u.access_token, accountId };
 }
 
-const body = JSON.stringify({ declared_size: 1024, kind: 'original', device_id: 'bench' });
+export const body = JSON.stringify({ declared_size: 1024, kind: 'original', device_id: 'bench' });
 
 /** Upload-session creations for one account: 50 clients contending on one ledger row. */
 export const uploadsOneAccount: Scenario = {
   name: 'POST /upload, one account, 50 concurrent clients',
   warm: false,
-  async setup(url) {
-    const token = await uploader(url, `bench-upload-one-${Date.now()}`);
+  async setup(url, ctx) {
+    // In the growth mode the hot account is the one the seeded upload sessions belong to.
+    const token = ctx?.hotToken ?? (await uploader(url, `bench-upload-one-${Date.now()}`));
     return {
       load: {
         url: `${url}/upload`,

@@ -1,0 +1,253 @@
+/**
+ * The growth mode's store at scale: bulk rows written straight into the server's database (SQLite:
+ * one transaction of prepared inserts; PostgreSQL: INSERT ... SELECT over generate_series), then
+ * the query plans of the statements on the hot paths, each flagged when it scans a whole table.
+ *
+ * Seeded: BENCH_GROWTH_ACCOUNTS accounts (default 100,000, each with a quota row),
+ * BENCH_GROWTH_SESSIONS sessions spread over them (default 1,000,000, a third closed), and
+ * BENCH_GROWTH_UPLOADS upload sessions on the hot account (default 100,000). Seeded upload
+ * sessions are finished ones (Expired or Cancelled, past their expiry), the rows a long-lived
+ * account leaves behind: they hold no reservation, so the ledger stays exact.
+ */
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { createHash } from 'node:crypto';
+import { join } from 'node:path';
+import { Argon2Hasher } from '@strongroom/adapters-node';
+import { OPEN_STATES } from '@strongroom/core';
+import { PASSWORD } from './lib.js';
+import { uploaderAccount } from './uploads.js';
+
+export interface SeedCounts {
+  accounts: number;
+  sessions: number;
+  uploads: number;
+}
+
+export function seedCounts(): SeedCounts {
+  const n = (name: string, fallback: number) => {
+    const raw = process.env[name];
+    const value = raw === undefined || raw === '' ? fallback : Number(raw);
+    if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
+    return value;
+  };
+  return { accounts: n('BENCH_GROWTH_ACCOUNTS', 100_000), sessions: n('BENCH_GROWTH_SESSIONS', 1_000_000), uploads: n('BENCH_GROWTH_UPLOADS', 100_000) };
+}
+
+/** Where the server under test keeps its rows: its data dir (SQLite) or its database URL. */
+export interface Target {
+  dataDir: string;
+  pgUrl?: string | undefined;
+}
+
+/** UUID-shaped ids, distinct per kind of row, sorting before every id the server mints. */
+const TAG = { account: '8001', session: '8002', upload: '8003' } as const;
+const seedId = (tag: string, i: number) => `00000000-0000-7000-${tag}-${i.toString(16).padStart(12, '0')}`;
+const DAY = 86_400_000;
+const OPEN = `(${OPEN_STATES.map((s) => `'${s}'`).join(', ')})`;
+
+async function seedSqlite(dataDir: string, hot: string, c: SeedCounts, passwordHash: string): Promise<void> {
+  const db = new Database(join(dataDir, 'strongroom.db'));
+  db.pragma('busy_timeout = 30000');
+  try {
+    const now = Date.now();
+    const account = db.prepare('INSERT INTO accounts (id, address, address_key, password_hash, display_name, created_at, locked_at) VALUES (?, ?, ?, ?, NULL, ?, NULL)');
+    const quota = db.prepare('INSERT INTO quota_accounts (account_id) VALUES (?)');
+    const session = db.prepare(
+      `INSERT INTO sessions (id, account_id, token_hash, cohort_hash, created_at, refreshed_at, last_used_at, access_floor, closed_at, method)
+       VALUES (?, ?, ?, NULL, ?, ?, ?, 0, ?, 'password')`,
+    );
+    const upload = db.prepare(
+      `INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, state, created_at, expires_at) VALUES (?, ?, ?, 'original', 1024, ?, ?, ?)`,
+    );
+    db.transaction(() => {
+      for (let i = 0; i < c.accounts; i++) {
+        const id = seedId(TAG.account, i);
+        account.run(id, `seed-${i}@example.org`, `seed-${i}@example.org`, passwordHash, now - 30 * DAY + i);
+        quota.run(id);
+      }
+      for (let i = 0; i < c.sessions; i++) {
+        const at = now - 10 * DAY + i;
+        const tokenHash = createHash('sha256').update(`seed-session-${i}`).digest('hex');
+        session.run(seedId(TAG.session, i), seedId(TAG.account, i % c.accounts), tokenHash, at, at, at, i % 3 === 0 ? at + 1 : null);
+      }
+      for (let i = 0; i < c.uploads; i++) {
+        const at = now - 2 * DAY + i;
+        upload.run(seedId(TAG.upload, i), hot, hot, i % 2 === 0 ? 'Expired' : 'Cancelled', at, at + 3_600_000);
+      }
+    })();
+  } finally {
+    db.close();
+  }
+}
+
+async function withPg<T>(url: string, f: (client: pg.Client) => Promise<T>): Promise<T> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await f(client);
+  } finally {
+    await client.end();
+  }
+}
+
+async function seedPg(url: string, hot: string, c: SeedCounts, passwordHash: string): Promise<void> {
+  const id = (tag: string) => `'00000000-0000-7000-${tag}-' || lpad(to_hex(g), 12, '0')`;
+  await withPg(url, async (db) => {
+    await db.query('BEGIN');
+    await db.query(
+      `INSERT INTO accounts (id, address, address_key, password_hash, created_at)
+       SELECT ${id(TAG.account)}, 'seed-' || g || '@example.org', 'seed-' || g || '@example.org', $1, $2::bigint - ${30 * DAY} + g
+       FROM generate_series(0, $3::int - 1) g`,
+      [passwordHash, Date.now(), c.accounts],
+    );
+    await db.query(`INSERT INTO quota_accounts (account_id) SELECT ${id(TAG.account)} FROM generate_series(0, $1::int - 1) g`, [c.accounts]);
+    await db.query(
+      `INSERT INTO sessions (id, account_id, token_hash, created_at, refreshed_at, last_used_at, access_floor, closed_at, method)
+       SELECT ${id(TAG.session)}, '00000000-0000-7000-${TAG.account}-' || lpad(to_hex(g % $2::int), 12, '0'),
+              encode(sha256(convert_to('seed-session-' || g, 'UTF8')), 'hex'), t, t, t, 0, CASE WHEN g % 3 = 0 THEN t + 1 END, 'password'
+       FROM generate_series(0, $1::int - 1) g, LATERAL (SELECT $3::bigint - ${10 * DAY} + g AS t) x`,
+      [c.sessions, c.accounts, Date.now()],
+    );
+    await db.query(
+      `INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, state, created_at, expires_at)
+       SELECT ${id(TAG.upload)}, $2, $2, 'original', 1024, CASE WHEN g % 2 = 0 THEN 'Expired' ELSE 'Cancelled' END, t, t + 3600000
+       FROM generate_series(0, $1::int - 1) g, LATERAL (SELECT $3::bigint - ${2 * DAY} + g AS t) x`,
+      [c.uploads, hot, Date.now()],
+    );
+    await db.query('COMMIT');
+    // A long-lived deployment has had autovacuum's statistics for a while; a just-seeded one has not.
+    await db.query('ANALYZE');
+  });
+}
+
+export interface Grown {
+  hotAccountId: string;
+  /** The hot account's address; it signs in with the bench password. */
+  hotAddress: string;
+  summary: string;
+}
+
+/** Registers the hot account through the API, then seeds the store around it. */
+export async function prepareGrowth(url: string, target: Target, counts: SeedCounts): Promise<Grown> {
+  const label = `bench-hot-${Date.now()}`;
+  const hot = await uploaderAccount(url, label);
+  // Seeded accounts carry a real argon2id hash of the bench password, so any of them can sign in.
+  const passwordHash = await new Argon2Hasher().hash(PASSWORD);
+  const started = performance.now();
+  if (target.pgUrl) await seedPg(target.pgUrl, hot.accountId, counts, passwordHash);
+  else await seedSqlite(target.dataDir, hot.accountId, counts, passwordHash);
+  const seconds = (performance.now() - started) / 1000;
+  const n = (x: number) => x.toLocaleString('en-US');
+  return {
+    hotAccountId: hot.accountId,
+    hotAddress: `${label}@example.org`,
+    summary: `seeded ${n(counts.accounts)} accounts, ${n(counts.sessions)} sessions, ${n(counts.uploads)} upload sessions on the hot account in ${seconds.toFixed(1)} s`,
+  };
+}
+
+export interface Plan {
+  store: string;
+  name: string;
+  sql: string;
+  plan: string[];
+  fullScan: boolean;
+  /** Milliseconds of one execution on the seeded store (PostgreSQL: its Execution Time). */
+  ms: number;
+  /** Index rows or table rows read and thrown away, where the plan says (PostgreSQL). */
+  removed: number;
+}
+
+/**
+ * A statement is flagged slow above this (BENCH_EXPLAIN_SLOW_MS, default 1 ms) or when it throws
+ * away more than 1,000 rows: an index search that still walks a range of dead rows is no full
+ * scan, yet grows with the store all the same.
+ */
+export const SLOW_MS = Number(process.env.BENCH_EXPLAIN_SLOW_MS ?? 1);
+export const isSlow = (p: Plan) => p.ms > SLOW_MS || p.removed > 1000;
+
+/**
+ * The statements each hot path runs, as the adapters write them at this commit (SQLite's are its
+ * prepared statements; PostgreSQL's drizzle builds the same shapes, with the payer row taken FOR
+ * UPDATE). Parameters are filled with real values from the seeded store.
+ */
+function hotStatements(v: { sessionId: string; tokenHash: string; hot: string; address: string; now: number }, pgStyle: boolean): { name: string; sql: string }[] {
+  const q = (s: string) => `'${s}'`;
+  return [
+    {
+      name: 'authenticated request: session access join',
+      sql: `SELECT s.account_id, s.access_floor, s.closed_at, s.last_used_at, a.address, a.display_name, a.created_at FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.id = ${q(v.sessionId)}`,
+    },
+    { name: 'authenticated request: touch session', sql: `UPDATE sessions SET last_used_at = ${v.now} WHERE id = ${q(v.sessionId)} AND last_used_at <= ${v.now - 60_000}` },
+    { name: 'refresh: session by token hash', sql: `SELECT * FROM sessions WHERE token_hash = ${q(v.tokenHash)}` },
+    { name: 'refresh: record issuance', sql: `UPDATE sessions SET refreshed_at = ${v.now}, last_used_at = ${v.now} WHERE id = ${q(v.sessionId)} AND closed_at IS NULL` },
+    { name: 'sign-in: account by address', sql: `SELECT * FROM accounts WHERE address_key = ${q(v.address)}` },
+    { name: 'upload open: payer ledger row', sql: `SELECT * FROM quota_accounts WHERE account_id = ${q(v.hot)}${pgStyle ? ' FOR UPDATE' : ''}` },
+    {
+      name: "upload open: expire the payer's lapsed sessions",
+      sql: `UPDATE upload_sessions SET state = 'Expired' WHERE payer_id = ${q(v.hot)} AND state IN ${OPEN} AND expires_at <= ${v.now} RETURNING declared_size`,
+    },
+    { name: 'upload open: blob by content hash', sql: `SELECT content_hash, size, charged_to, peer, stored_at FROM blobs WHERE content_hash = ${q('0'.repeat(64))}` },
+    {
+      name: 'upload open: insert the upload session',
+      sql: `INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, state, created_at, expires_at) VALUES ('explain-probe', ${q(v.hot)}, ${q(v.hot)}, 'original', 1024, 'Pending', ${v.now}, ${v.now + 3_600_000})`,
+    },
+    { name: 'upload open: ensure the ledger row', sql: `INSERT INTO quota_accounts (account_id) VALUES (${q(v.hot)}) ON CONFLICT DO NOTHING` },
+    { name: 'upload open: reserve and stamp', sql: `UPDATE quota_accounts SET reserved = reserved + 1024, hard_since = NULL WHERE account_id = ${q(v.hot)}` },
+  ];
+}
+
+/** A plan line that reads a whole table (SQLite: SCAN without an index; PostgreSQL: Seq Scan). */
+const sqliteScan = (line: string) => /\bSCAN \w+/.test(line) && !/USING (COVERING )?INDEX|USING INTEGER PRIMARY KEY|CONSTANT ROW/.test(line);
+const pgScan = (line: string) => /Seq Scan on/.test(line);
+
+/**
+ * Plans of the hot-path statements on the seeded store. SQLite: EXPLAIN QUERY PLAN, plus the
+ * statement run once in a rolled-back transaction, timed. PostgreSQL: EXPLAIN (ANALYZE, BUFFERS)
+ * in a rolled-back transaction, so writes are measured without keeping them.
+ */
+export async function explainHotPaths(target: Target, hot: string): Promise<Plan[]> {
+  const now = Date.now();
+  const values = { sessionId: seedId(TAG.session, 1), tokenHash: createHash('sha256').update('seed-session-1').digest('hex'), hot, address: 'seed-1@example.org', now };
+  if (target.pgUrl) {
+    return withPg(target.pgUrl, async (db) => {
+      const plans: Plan[] = [];
+      for (const s of hotStatements(values, true)) {
+        await db.query('BEGIN');
+        try {
+          const r = await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${s.sql}`);
+          const plan = r.rows.map((row: Record<string, string>) => row['QUERY PLAN']!);
+          const ms = Number(/Execution Time: ([\d.]+) ms/.exec(plan.join('\n'))?.[1] ?? 0);
+          const removed = plan.reduce((n, l) => n + Number(/Rows Removed by (?:Filter|Index Recheck): (\d+)/.exec(l)?.[1] ?? 0), 0);
+          plans.push({ store: 'postgresql', name: s.name, sql: s.sql, plan, fullScan: plan.some(pgScan), ms, removed });
+        } finally {
+          await db.query('ROLLBACK');
+        }
+      }
+      return plans;
+    });
+  }
+  const db = new Database(join(target.dataDir, 'strongroom.db'));
+  db.pragma('busy_timeout = 30000');
+  try {
+    return hotStatements(values, false).map((s) => {
+      const rows = db.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).all() as { detail: string }[];
+      const plan = rows.map((r) => r.detail);
+      const stmt = db.prepare(s.sql);
+      db.exec('BEGIN IMMEDIATE');
+      const started = performance.now();
+      let ms = 0;
+      try {
+        if (stmt.reader) stmt.all();
+        else stmt.run();
+      } finally {
+        ms = performance.now() - started;
+        db.exec('ROLLBACK');
+        plan.push(`(ran once in a rolled-back transaction: ${ms.toFixed(3)} ms)`);
+      }
+      return { store: 'sqlite', name: s.name, sql: s.sql, plan, fullScan: plan.some(sqliteScan), ms, removed: 0 };
+    });
+  } finally {
+    db.close();
+  }
+}
