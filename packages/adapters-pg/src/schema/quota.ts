@@ -1,4 +1,13 @@
 import { bigint, bigserial, index, integer, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
+import { sql } from 'drizzle-orm';
+
+/**
+ * Core's OPEN_STATES as the predicate of a partial index (drizzle-kit loads this file outside the
+ * workspace's ESM, so it cannot import core; a test holds the two equal). Open sessions only:
+ * expiring a payer's lapsed sessions never walks its finished ones.
+ */
+export const OPEN_STATE_LIST = "('Pending', 'Uploading', 'WaitingForProcessing')";
+const OPEN_ONLY = sql.raw(`state IN ${OPEN_STATE_LIST}`);
 
 // Mirrors adapters-sqlite/src/schema/quota.ts column for column. Sizes are bytes and times
 // milliseconds, both bigint read back as JS numbers (sizes are capped at 2^53-1 by the API).
@@ -51,7 +60,9 @@ export const uploadSessions = pgTable(
     createdAt: n('created_at').notNull(),
     expiresAt: n('expires_at').notNull(),
   },
-  (t) => [index('upload_sessions_payer_idx').on(t.payerId, t.expiresAt), index('upload_sessions_album_idx').on(t.albumId), index('upload_sessions_expiry_idx').on(t.expiresAt)],
+  (t) => [index('upload_sessions_payer_idx').on(t.payerId, t.expiresAt),
+    index('upload_sessions_open_payer_idx').on(t.payerId, t.expiresAt).where(OPEN_ONLY),
+    index('upload_sessions_album_idx').on(t.albumId), index('upload_sessions_expiry_idx').on(t.expiresAt)],
 );
 
 export const assets = pgTable(

@@ -1,4 +1,13 @@
 import { index, integer, primaryKey, sqliteTable, text } from 'drizzle-orm/sqlite-core';
+import { sql } from 'drizzle-orm';
+
+/**
+ * Core's OPEN_STATES as the predicate of a partial index (drizzle-kit loads this file outside the
+ * workspace's ESM, so it cannot import core; a test holds the two equal). Open sessions only:
+ * expiring a payer's lapsed sessions never walks its finished ones.
+ */
+export const OPEN_STATE_LIST = "('Pending', 'Uploading', 'WaitingForProcessing')";
+const OPEN_ONLY = sql.raw(`state IN ${OPEN_STATE_LIST}`);
 
 // Quota, upload sessions, assets and blobs. Sizes are bytes, times integer milliseconds.
 
@@ -48,7 +57,9 @@ export const uploadSessions = sqliteTable(
     createdAt: integer('created_at').notNull(),
     expiresAt: integer('expires_at').notNull(),
   },
-  (t) => [index('upload_sessions_payer_idx').on(t.payerId, t.expiresAt), index('upload_sessions_album_idx').on(t.albumId), index('upload_sessions_expiry_idx').on(t.expiresAt)],
+  (t) => [index('upload_sessions_payer_idx').on(t.payerId, t.expiresAt),
+    index('upload_sessions_open_payer_idx').on(t.payerId, t.expiresAt).where(OPEN_ONLY),
+    index('upload_sessions_album_idx').on(t.albumId), index('upload_sessions_expiry_idx').on(t.expiresAt)],
 );
 
 export const assets = sqliteTable(

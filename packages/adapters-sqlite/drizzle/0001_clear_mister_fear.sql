@@ -175,4 +175,5 @@ DROP TABLE `accounts`;--> statement-breakpoint
 ALTER TABLE `__new_accounts` RENAME TO `accounts`;--> statement-breakpoint
 PRAGMA foreign_keys=ON;--> statement-breakpoint
 CREATE UNIQUE INDEX `accounts_address_key_unique` ON `accounts` (`address_key`);--> statement-breakpoint
-ALTER TABLE `sessions` ADD `method` text DEFAULT 'password' NOT NULL;
+ALTER TABLE `sessions` ADD `method` text DEFAULT 'password' NOT NULL;--> statement-breakpoint
+CREATE INDEX `upload_sessions_open_payer_idx` ON `upload_sessions` (`payer_id`,`expires_at`) WHERE state IN ('Pending', 'Uploading', 'WaitingForProcessing');

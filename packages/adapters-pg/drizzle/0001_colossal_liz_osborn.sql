@@ -161,4 +161,5 @@ CREATE INDEX "federated_intakes_budget_idx" ON "federated_intakes" USING btree (
 CREATE INDEX "link_drops_link_idx" ON "link_drops" USING btree ("link_id");--> statement-breakpoint
 CREATE INDEX "links_owner_idx" ON "links" USING btree ("owner_id");--> statement-breakpoint
 CREATE INDEX "sponsored_accounts_sponsor_idx" ON "sponsored_accounts" USING btree ("sponsor_id");--> statement-breakpoint
-CREATE INDEX "sponsored_owners_owner_idx" ON "sponsored_owners" USING btree ("owner_id");
+CREATE INDEX "sponsored_owners_owner_idx" ON "sponsored_owners" USING btree ("owner_id");--> statement-breakpoint
+CREATE INDEX "upload_sessions_open_payer_idx" ON "upload_sessions" USING btree ("payer_id","expires_at") WHERE state IN ('Pending', 'Uploading', 'WaitingForProcessing');
