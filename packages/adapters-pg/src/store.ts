@@ -13,7 +13,7 @@ import type {
 } from '@strongroom/core';
 import { cohortSighting } from '@strongroom/core';
 import type { PgDb } from './db.js';
-import { accounts, deviceCohorts, sessions, signingKeys } from './schema/index.js';
+import { accounts, deviceCohorts, handles, sessions, signingKeys } from './schema/index.js';
 
 const toAccount = (r: typeof accounts.$inferSelect): AccountRecord => ({ ...r });
 const toSession = (r: typeof sessions.$inferSelect): SessionRecord => ({ ...r });
@@ -50,10 +50,11 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
         accessFloor: sessions.accessFloor,
         closedAt: sessions.closedAt,
         lastUsedAt: sessions.lastUsedAt,
-        account: { id: accounts.id, address: accounts.address, displayName: accounts.displayName, createdAt: accounts.createdAt },
+        account: { id: accounts.id, address: accounts.address, displayName: accounts.displayName, createdAt: accounts.createdAt, handleUser: handles.user },
       })
       .from(sessions)
       .innerJoin(accounts, eq(accounts.id, sessions.accountId))
+      .leftJoin(handles, eq(handles.accountId, accounts.id))
       .where(eq(sessions.id, sql.placeholder('id')))
       .prepare('sr_session_access');
     this.#byTokenHash = db.select().from(sessions).where(eq(sessions.tokenHash, sql.placeholder('h'))).prepare('sr_session_by_token');

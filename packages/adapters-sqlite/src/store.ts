@@ -29,10 +29,10 @@ const SESSION_SELECT =
   'last_used_at AS lastUsedAt, access_floor AS accessFloor, closed_at AS closedAt, method FROM sessions';
 // Raw mode (rows as arrays) skips building an object keyed by column names for the hottest read.
 // Each column costs a property write into the row, so the account's id is not read twice.
-type AccessRow = [accountId: string, accessFloor: number, closedAt: number | null, lastUsedAt: number, address: string | null, displayName: string | null, createdAt: number];
+type AccessRow = [accountId: string, accessFloor: number, closedAt: number | null, lastUsedAt: number, address: string | null, displayName: string | null, createdAt: number, handleUser: string | null];
 const ACCESS_SELECT =
-  'SELECT s.account_id, s.access_floor, s.closed_at, s.last_used_at, a.address, a.display_name, a.created_at ' +
-  'FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.id = ?';
+  'SELECT s.account_id, s.access_floor, s.closed_at, s.last_used_at, a.address, a.display_name, a.created_at, h.user_name ' +
+  'FROM sessions s JOIN accounts a ON a.id = s.account_id LEFT JOIN handles h ON h.account_id = a.id WHERE s.id = ?';
 const ACCOUNT_SELECT =
   'SELECT id, address, address_key AS addressKey, password_hash AS passwordHash, display_name AS displayName, created_at AS createdAt, locked_at AS lockedAt FROM accounts';
 
@@ -115,7 +115,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
       accessFloor: r[1],
       closedAt: r[2],
       lastUsedAt: r[3],
-      account: { id: r[0], address: r[4], displayName: r[5], createdAt: r[6] },
+      account: { id: r[0], address: r[4], displayName: r[5], createdAt: r[6], handleUser: r[7] },
     };
   }
   async findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null> {

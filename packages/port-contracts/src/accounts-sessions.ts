@@ -117,7 +117,7 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         await s.createAccount(a);
         const x = session(a.id, { accessFloor: 1_200, lastUsedAt: 1_300 });
         await s.insertSession(x);
-        const summary = { id: a.id, address: a.address, displayName: 'Ada', createdAt: 1_500 };
+        const summary = { id: a.id, address: a.address, displayName: 'Ada', createdAt: 1_500, handleUser: null };
         // Exactly these fields: no password hash or address key rides along on every request.
         expect(await s.findSessionAccess(x.id)).toStrictEqual({ accountId: a.id, accessFloor: 1_200, closedAt: null, lastUsedAt: 1_300, account: summary });
         expect(await s.findSessionAccess('0190b000-0000-7000-8000-ffffffffffff')).toBeNull();
@@ -127,6 +127,20 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         await s.closeSession(a.id, x.id, 80_000);
         expect((await s.findSessionAccess(x.id))?.closedAt).toBe(80_000);
       }));
+    it('the per-request read carries the account\'s claimed handle, joined in the same read', async () => {
+      const { ports, cleanup } = await setup();
+      try {
+        const a = account();
+        await ports.accounts.createAccount(a);
+        const x = session(a.id);
+        await ports.accounts.insertSession(x);
+        expect((await ports.accounts.findSessionAccess(x.id))?.account.handleUser).toBeNull();
+        expect(await ports.discovery.claimHandle({ accountId: a.id, user: 'ada', at: 2_000 })).toBe('claimed');
+        expect((await ports.accounts.findSessionAccess(x.id))?.account.handleUser).toBe('ada');
+      } finally {
+        await cleanup?.();
+      }
+    });
     it('records issuance only on open sessions and touches only stale ones', () =>
       using(setup, async (s) => {
         const a = account();

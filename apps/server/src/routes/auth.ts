@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { readCohortHash, type TokenPair as CoreTokenPair } from '@strongroom/core';
+import { readCohortHash, type Profile, type TokenPair as CoreTokenPair } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { route, type AnyRoute } from '../http/route-def.js';
@@ -33,6 +33,15 @@ const profileBody = (p: { accountId: string; address: string | null; displayName
 
 const Password = v.string();
 /** A wrong password from a signed-in caller (reauthenticate, password change) is 403, not login's 401. */
+
+/**
+ * The profile and its handle: from the per-request join when the profile came from it (the
+ * authenticated GET reads nothing more), else one read of the handle.
+ */
+async function withHandle(deps: AppDeps, p: Profile): Promise<[Profile, string | null]> {
+  if (p.handleUser !== undefined) return [p, p.handleUser === null ? null : deps.discovery.formatHandle(p.handleUser)];
+  return [p, await deps.discovery.handleOf(p.accountId)];
+}
 
 /** Registration, sign-in, refresh, re-authentication, password change and the profile. */
 export function authRoutes(deps: AppDeps): AnyRoute[] {
@@ -135,7 +144,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       summary: "The caller's own profile",
       auth: true,
       responses: { 200: { description: 'Profile', schema: Profile } },
-      handle: async ({ c, principal }) => json(c, 200, profileBody(unwrap(await deps.accounts.profile(principal)), await deps.discovery.handleOf(principal.accountId), principal.actingOwnerId !== undefined)),
+      handle: async ({ c, principal }) => json(c, 200, profileBody(...(await withHandle(deps, unwrap(await deps.accounts.profile(principal)))), principal.actingOwnerId !== undefined)),
     }),
     route({
       method: 'PATCH',
@@ -148,7 +157,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       errors: ['error.profile.invalid_display_name', 'error.request.invalid'],
       handle: async ({ c, body, principal }) => {
         const patch = 'display_name' in body ? { displayName: body.display_name ?? null } : {};
-        return json(c, 200, profileBody(unwrap(await deps.accounts.updateProfile(principal, patch)), await deps.discovery.handleOf(principal.accountId), principal.actingOwnerId !== undefined));
+        return json(c, 200, profileBody(...(await withHandle(deps, unwrap(await deps.accounts.updateProfile(principal, patch)))), principal.actingOwnerId !== undefined));
       },
     }),
   ];

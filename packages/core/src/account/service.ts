@@ -34,6 +34,8 @@ export interface Profile {
   readonly address: string | null;
   readonly displayName: string | null;
   readonly createdAt: number;
+  /** The claimed handle's user part when the read that built the profile joined it; undefined when not read. */
+  readonly handleUser?: string | null;
 }
 
 export type LoginOutcome =
@@ -42,8 +44,8 @@ export type LoginOutcome =
 
 type Credentials = { address: string; password: string };
 
-function profileOf(a: AccountSummary): Profile {
-  return { accountId: a.id, address: a.address, displayName: a.displayName, createdAt: a.createdAt };
+function profileOf(a: Pick<AccountSummary, 'id' | 'address' | 'displayName' | 'createdAt'> & { readonly handleUser?: string | null }): Profile {
+  return { accountId: a.id, address: a.address, displayName: a.displayName, createdAt: a.createdAt, ...(a.handleUser !== undefined ? { handleUser: a.handleUser } : {}) };
 }
 
 const INVALID = 'The address or password is wrong.';

@@ -23,7 +23,10 @@ export interface SessionRecord {
 }
 
 /** The account fields an authenticated request may use without another read (no secrets). */
-export type AccountSummary = Pick<AccountRecord, 'id' | 'address' | 'displayName' | 'createdAt'>;
+export interface AccountSummary extends Pick<AccountRecord, 'id' | 'address' | 'displayName' | 'createdAt'> {
+  /** The user part of the account's claimed handle (null when none), read in the same join. */
+  readonly handleUser: string | null;
+}
 
 /**
  * What an authenticated request needs to know about its session, with the session's account:

@@ -17,6 +17,8 @@ import { MemoryDiscoveryStore } from './memory-discovery.js';
 export function createMemoryPorts(): Ports {
   const accounts = new MemoryStore();
   const totp = new MemoryTotpStore();
+  const discovery = new MemoryDiscoveryStore();
+  accounts.handleUserOf = (id) => discovery.state.handles.get(id)?.user ?? null;
   return {
     accounts,
     totp,
@@ -32,6 +34,6 @@ export function createMemoryPorts(): Ports {
     sponsorship: new MemorySponsorshipStore(),
     links: new MemoryLinkStore(),
     federated: new MemoryFederatedIntakes(),
-    discovery: new MemoryDiscoveryStore(),
+    discovery,
   };
 }

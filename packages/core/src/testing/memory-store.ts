@@ -53,6 +53,9 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
     return true;
   }
 
+  /** The claimed handle's user part, as the SQL stores join it; createMemoryPorts wires it to the discovery store. */
+  handleUserOf: (accountId: string) => string | null = () => null;
+
   async insertSession(session: SessionRecord): Promise<void> {
     this.sessions.set(session.id, { ...session, method: session.method ?? 'password' });
   }
@@ -68,7 +71,7 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
       accessFloor: s.accessFloor,
       closedAt: s.closedAt,
       lastUsedAt: s.lastUsedAt,
-      account: { id: a.id, address: a.address, displayName: a.displayName, createdAt: a.createdAt },
+      account: { id: a.id, address: a.address, displayName: a.displayName, createdAt: a.createdAt, handleUser: this.handleUserOf(a.id) },
     };
   }
   async findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null> {
