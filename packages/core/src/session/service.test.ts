@@ -32,7 +32,7 @@ describe('session lifecycle (contract 3.2)', () => {
     // The principal carries the account read with the session (no secrets in it).
     expect(who).toStrictEqual({
       ok: true,
-      value: { accountId: account.id, sessionId: pair.sessionId, account: { id: account.id, address: 'ada@example.org', displayName: null, createdAt: account.createdAt } },
+      value: { accountId: account.id, sessionId: pair.sessionId, account: { id: account.id, address: 'ada@example.org', displayName: null, createdAt: account.createdAt, handleUser: null } },
     });
     // Only the hash of the session token is stored.
     const stored = memory.sessions.get(pair.sessionId)!;
