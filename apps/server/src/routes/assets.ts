@@ -7,7 +7,8 @@ import { route, type AnyRoute } from '../http/route-def.js';
 import { Timestamp, Uuid } from './schemas.js';
 import { Hash, IdParam, Kind } from './upload-fields.js';
 
-const AssetBody = v.object({
+/** An asset on the wire (also the answer to adopting a drop). */
+export const AssetBody = v.object({
   asset_id: Uuid,
   owner_id: Uuid,
   upload_user_id: Uuid,
@@ -16,7 +17,7 @@ const AssetBody = v.object({
   trashed_at: v.nullable(Timestamp),
   blobs: v.array(v.object({ kind: Kind, content_hash: Hash, size: v.number() })),
 });
-const assetBody = (a: AssetRecord) => ({
+export const assetBody = (a: AssetRecord) => ({
   asset_id: a.id,
   owner_id: a.ownerId,
   upload_user_id: a.uploaderId,

@@ -1,13 +1,13 @@
 import * as v from 'valibot';
-import type { AssetRecord, DropView, LinkRecord, SponsoredRecord } from '@strongroom/core';
+import type { DropView, LinkRecord, SponsoredRecord } from '@strongroom/core';
 import { linkStatus } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { iso, isoOrNull, json, noContent, unwrap } from '../http/respond.js';
 import { route, type AnyRoute } from '../http/route-def.js';
-import { Timestamp, Uuid } from './schemas.js';
+import { ContentHash, Timestamp, Uuid } from './schemas.js';
+import { Size } from './upload-fields.js';
+import { AssetBody, assetBody } from './assets.js';
 
-const Hash = v.pipe(v.string(), v.regex(/^[0-9a-f]{64}$/, 'must be 64 lowercase hex characters (SHA-256 of the ciphertext)'));
-const Size = v.pipe(v.number(), v.safeInteger('must be a whole number'), v.minValue(1), v.maxValue(Number.MAX_SAFE_INTEGER));
 const LinkId = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{22}$/, 'must be a link id (16 bytes, base64url)'));
 const Key = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]+$/, 'must be unpadded base64url'), v.maxLength(5462, 'may hold at most 4 KiB'));
 const Rfc3339 = v.pipe(
@@ -77,25 +77,6 @@ const DropBody = v.object({
 });
 const dropBody = (d: DropView) => ({ upload_id: d.uploadId, state: d.state, declared_size: d.declaredSize, created_at: iso(d.createdAt), expires_at: isoOrNull(d.expiresAt) });
 
-const Kind = v.picklist(['original', 'derivative', 'metadata', 'provenance']);
-const AssetBody = v.object({
-  asset_id: Uuid,
-  owner_id: Uuid,
-  upload_user_id: Uuid,
-  state: v.picklist(['live', 'trashed']),
-  created_at: Timestamp,
-  trashed_at: v.nullable(Timestamp),
-  blobs: v.array(v.object({ kind: Kind, content_hash: Hash, size: v.number() })),
-});
-const assetBody = (a: AssetRecord) => ({
-  asset_id: a.id,
-  owner_id: a.ownerId,
-  upload_user_id: a.uploaderId,
-  state: a.state,
-  created_at: iso(a.createdAt),
-  trashed_at: isoOrNull(a.trashedAt),
-  blobs: a.blobs.map((b) => ({ kind: b.kind, content_hash: b.contentHash, size: b.size })),
-});
 
 const NewLink = v.variant('kind', [
   v.strictObject({
@@ -232,7 +213,7 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
         'A guest (no token) opens a drop through an upload link: charged to the link owner now, within max_bytes and the owner\'s hard limit; upload_token (send it as `Authorization: Upload <token>`) admits PUT /upload/{id} and its finalize only',
       auth: false,
       params: v.object({ link_id: LinkId }),
-      body: { type: 'json', schema: v.strictObject({ declared_size: Size, content_hash: v.optional(Hash) }) },
+      body: { type: 'json', schema: v.strictObject({ declared_size: Size, content_hash: v.optional(ContentHash) }) },
       responses: { 201: { description: 'Opened', schema: v.object({ upload_id: Uuid, upload_token: v.string(), expires_at: Timestamp }) } },
       errors: ['error.quota.exceeded', 'error.quota.write_refused', 'error.not_found', 'error.request.invalid'],
       handle: async ({ c, params, body }) => {
