@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -60,16 +60,18 @@ export async function startServer(
   env: Record<string, string> = {},
   /** Reuse this data dir and leave it in place on stop (the growth mode restarts on its seeded store). */
   keepDataDir?: string,
-): Promise<Running & { dataDir: string }> {
+  /** The checkout whose server to start (another commit's, for bench/ab.ts). */
+  root = ROOT,
+): Promise<Running & { dataDir: string; pid: number }> {
   const dataDir = keepDataDir ?? mkdtempSync(join(tmpdir(), 'strongroom-bench-'));
   const child = spawnNode(['--import', 'tsx', 'apps/server/src/main.ts'], {
-    cwd: ROOT,
+    cwd: root,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SVC_DATA_DIR: dataDir, SVC_BASE_URL: `http://127.0.0.1:${port}`, ...env },
     stdio: ['ignore', 'ignore', 'inherit'], // request log lines would cost the server time; keep stderr
   });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}/.well-known/svc/server-info`, child);
-  return { url, dataDir, stop: stopper(child, () => (keepDataDir ? undefined : rmSync(dataDir, { recursive: true, force: true }))) };
+  return { url, dataDir, pid: child.pid!, stop: stopper(child, () => (keepDataDir ? undefined : rmSync(dataDir, { recursive: true, force: true }))) };
 }
 
 /** A bare Hono route in its own process: the baseline every figure is divided by. */
@@ -101,6 +103,25 @@ export interface Load {
   connections?: number;
   seconds?: number;
 }
+
+/**
+ * CPU time (user + system) a process has used so far, in microseconds, from /proc; null where
+ * there is no /proc. Divided by the requests served, it is a steadier figure than req/s on a
+ * machine whose speed drifts: it does not depend on how fast the load generator keeps up.
+ */
+export function cpuMicros(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces, so split after its closing parenthesis).
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    const ticks = Number(fields[11]) + Number(fields[12]);
+    return (ticks * 1_000_000) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+/** USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK). */
+const CLOCK_TICKS = 100;
 
 export async function measure(load: Load): Promise<Figures> {
   const result = await autocannon({

@@ -1,0 +1,62 @@
+/**
+ * `npm run bench:ab -- <other checkout> [scenario words]`: the same scenario against this checkout's
+ * server and another checkout's (an earlier commit with its own node_modules), in alternating
+ * rounds, with the bare route between them. For "did this change cost the hot path anything":
+ * both servers run at the same moment on the same cores, so the machine's drift hits both alike.
+ * SQLite only (the store each server makes for itself). BENCH_ROUNDS and BENCH_SECONDS as in run.ts.
+ */
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { cpuMicros, measure, setLaunchPrefix, startBare, startServer } from './lib.js';
+import { pinCores } from './pinning.js';
+import { SCENARIOS } from './scenarios.js';
+
+const other = process.argv[2];
+if (!other || !existsSync(join(other, 'apps/server/src/main.ts'))) throw new Error('usage: bench/ab.ts <other checkout with node_modules> [scenario words]');
+const wanted = (process.argv[3] ?? 'profile').toLowerCase();
+const scenario = SCENARIOS.find((s) => s.name.toLowerCase().includes(wanted));
+if (!scenario) throw new Error(`no scenario matches "${wanted}"`);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+
+const pin = pinCores();
+setLaunchPrefix(pin.serverPrefix);
+console.log(pin.description);
+const bare = await startBare(4790);
+// SQLite on both sides, whatever PG_URL says: each server makes its own store.
+const sqlite = { SVC_DATABASE_URL: '' };
+const here = await startServer(4791, sqlite);
+const there = await startServer(4792, sqlite, undefined, resolve(other));
+try {
+  const loads = { here: (await scenario.setup(here.url)).load, there: (await scenario.setup(there.url)).load };
+  await measure({ url: `${bare.url}/bare`, seconds: 2 });
+  for (const l of Object.values(loads)) await measure({ ...l, seconds: 2 });
+  const ratios: Record<'here' | 'there', number[]> = { here: [], there: [] };
+  const rps: Record<'here' | 'there', number[]> = { here: [], there: [] };
+  const cpu: Record<'here' | 'there', number[]> = { here: [], there: [] };
+  const servers = { here, there };
+  for (let i = 0; i < ROUNDS; i++) {
+    // Alternate which goes first, so neither always runs on the warmer machine.
+    for (const side of i % 2 === 0 ? (['here', 'there'] as const) : (['there', 'here'] as const)) {
+      const b = await measure({ url: `${bare.url}/bare`, seconds: SECONDS });
+      const before = cpuMicros(servers[side].pid);
+      const r = await measure({ ...loads[side], seconds: SECONDS });
+      const after = cpuMicros(servers[side].pid);
+      if (before !== null && after !== null && r.ok > 0) cpu[side].push((after - before) / r.ok);
+      ratios[side].push(r.rps / b.rps);
+      rps[side].push(r.rps);
+    }
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  console.log(`${scenario.name}: ${ROUNDS} alternating rounds of ${SECONDS} s, each after a bare-route run`);
+  for (const side of ['here', 'there'] as const) {
+    const label = side === 'here' ? 'this checkout ' : `${other}`;
+    console.log(
+      `${label.padEnd(24)} median ${Math.round(median(rps[side]))} req/s, ratio ${(median(ratios[side]) * 100).toFixed(1)} % ` +
+        `(rounds: ${ratios[side].map((x) => (x * 100).toFixed(1)).join(' ')}; req/s: ${rps[side].map((x) => Math.round(x)).join(' ')})` +
+        (cpu[side].length > 0 ? `; server CPU per request: median ${median(cpu[side]).toFixed(1)} µs (${cpu[side].map((x) => x.toFixed(1)).join(' ')})` : ''),
+    );
+  }
+} finally {
+  await Promise.all([here.stop(), there.stop(), bare.stop()]);
+}
