@@ -31,6 +31,7 @@ import {
   type UploadSessions,
 } from '@strongroom/core';
 import { quotaAccountFromRow, sqlStringList, type QuotaAccountRow } from '@strongroom/sql-common';
+import { groupCommitOf, type GroupCommit } from './group-commit.js';
 import * as schema from './schema/index.js';
 import { assets, blobs, quotaAccounts, uploadSessions } from './schema/index.js';
 
@@ -52,7 +53,11 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   readonly db: Db;
   readonly #s;
 
+  /** Upload-session writes share one fsync per event-loop turn; each is its own savepoint (group-commit.ts). */
+  readonly #commits: GroupCommit;
+
   constructor(readonly sqlite: Database.Database) {
+    this.#commits = groupCommitOf(sqlite);
     this.db = drizzle(sqlite, { schema });
     const p = (text: string) => sqlite.prepare(text);
     this.#s = {
@@ -211,72 +216,66 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   // UploadSessions
 
   async openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, QuotaRefusal>> {
-    return this.sqlite
-      .transaction((): Result<UploadSessionRecord, QuotaRefusal> => {
-        const uploader = this.#account(request.uploaderId);
-        const payerId = payerIdOf(uploader);
-        this.#expire(payerId, now);
-        const payer = this.#account(payerId);
-        const blobStored = request.contentHash !== null && this.#blob(request.contentHash) !== null;
-        const plan = decideOpen({ uploader, payer, blobStored }, request, policy, now);
-        if (!plan.ok) return plan;
-        this.#s.insertUpload.run(plan.value.session);
-        this.#s.ensure.run(payerId);
-        this.#s.reserveAndStamp.run(plan.value.reserve, plan.value.hardSince, payerId);
-        return ok(plan.value.session);
-      })
-      .immediate();
+    return this.#commits.run((): Result<UploadSessionRecord, QuotaRefusal> => {
+      const uploader = this.#account(request.uploaderId);
+      const payerId = payerIdOf(uploader);
+      this.#expire(payerId, now);
+      const payer = this.#account(payerId);
+      const blobStored = request.contentHash !== null && this.#blob(request.contentHash) !== null;
+      const plan = decideOpen({ uploader, payer, blobStored }, request, policy, now);
+      if (!plan.ok) return plan;
+      this.#s.insertUpload.run(plan.value.session);
+      this.#s.ensure.run(payerId);
+      this.#s.reserveAndStamp.run(plan.value.reserve, plan.value.hardSince, payerId);
+      return ok(plan.value.session);
+    });
   }
   async findUpload(id: string): Promise<UploadSessionRecord | null> {
     const r = this.db.select().from(uploadSessions).where(eq(uploadSessions.id, id)).get();
     return r ?? null;
   }
   async markUploading(id: string, now: number): Promise<boolean> {
-    return this.#s.setUploadState.run({ id, state: 'Uploading', size: null, hash: null, now }).changes === 1;
+    return this.#commits.run(() => this.#s.setUploadState.run({ id, state: 'Uploading', size: null, hash: null, now }).changes === 1);
   }
   async markReceived(id: string, received: { size: number; hash: string } | null, now: number): Promise<boolean> {
     const state = received ? 'WaitingForProcessing' : 'Pending';
-    return this.#s.setUploadState.run({ id, state, size: received?.size ?? null, hash: received?.hash ?? null, now }).changes === 1;
+    return this.#commits.run(() => this.#s.setUploadState.run({ id, state, size: received?.size ?? null, hash: received?.hash ?? null, now }).changes === 1);
   }
   async completeUpload(input: CompleteUpload, policy: QuotaPolicy, now: number): Promise<CompleteOutcome> {
-    return this.sqlite
-      .transaction((): CompleteOutcome => {
-        const session = this.db.select().from(uploadSessions).where(eq(uploadSessions.id, input.uploadId)).get() ?? null;
-        const target = 'attachTo' in input.asset ? (this.#s.assetState.get(input.asset.attachTo) as { state: AssetState } | undefined) : undefined;
-        const plan = decideCompletion(
-          {
-            session,
-            storedBlobSize: this.#blob(input.contentHash)?.size ?? null,
-            attachTarget: target?.state ?? null,
-            payer: session && this.#account(session.payerId),
-          },
-          input,
-          policy,
-          now,
-        );
-        if (typeof plan === 'string') return plan;
-        const payerId = plan.session.payerId;
-        this.#s.ensure.run(payerId);
-        if (plan.newBlob) this.#storeBlob(plan.newBlob.contentHash, plan.newBlob.size, payerId, null, now);
-        this.#s.reserveAndStamp.run(-plan.release, plan.hardSince, payerId);
-        const c = plan.createAsset;
-        if (c) this.#s.insertAsset.run(c.id, c.ownerId, c.uploaderId, c.state, now, c.dropExpiresAt);
-        this.#s.insertRef.run(plan.assetId, plan.reference.kind, plan.reference.contentHash, plan.reference.size);
-        this.#s.finishUpload.run(plan.session.state, plan.assetId, plan.session.id);
-        return { outcome: plan.outcome, session: plan.session };
-      })
-      .immediate();
+    return this.#commits.run((): CompleteOutcome => {
+      const session = this.db.select().from(uploadSessions).where(eq(uploadSessions.id, input.uploadId)).get() ?? null;
+      const target = 'attachTo' in input.asset ? (this.#s.assetState.get(input.asset.attachTo) as { state: AssetState } | undefined) : undefined;
+      const plan = decideCompletion(
+        {
+          session,
+          storedBlobSize: this.#blob(input.contentHash)?.size ?? null,
+          attachTarget: target?.state ?? null,
+          payer: session && this.#account(session.payerId),
+        },
+        input,
+        policy,
+        now,
+      );
+      if (typeof plan === 'string') return plan;
+      const payerId = plan.session.payerId;
+      this.#s.ensure.run(payerId);
+      if (plan.newBlob) this.#storeBlob(plan.newBlob.contentHash, plan.newBlob.size, payerId, null, now);
+      this.#s.reserveAndStamp.run(-plan.release, plan.hardSince, payerId);
+      const c = plan.createAsset;
+      if (c) this.#s.insertAsset.run(c.id, c.ownerId, c.uploaderId, c.state, now, c.dropExpiresAt);
+      this.#s.insertRef.run(plan.assetId, plan.reference.kind, plan.reference.contentHash, plan.reference.size);
+      this.#s.finishUpload.run(plan.session.state, plan.assetId, plan.session.id);
+      return { outcome: plan.outcome, session: plan.session };
+    });
   }
   async cancelUpload(id: string, policy: QuotaPolicy, now: number): Promise<boolean> {
-    return this.sqlite
-      .transaction((): boolean => {
-        const r = this.#s.cancelUpload.get(id, now) as { payer_id: string; declared_size: number } | undefined;
-        if (!r) return false;
-        this.#s.addReserved.run(-r.declared_size, r.payer_id);
-        this.#settle(r.payer_id, policy, now);
-        return true;
-      })
-      .immediate();
+    return this.#commits.run((): boolean => {
+      const r = this.#s.cancelUpload.get(id, now) as { payer_id: string; declared_size: number } | undefined;
+      if (!r) return false;
+      this.#s.addReserved.run(-r.declared_size, r.payer_id);
+      this.#settle(r.payer_id, policy, now);
+      return true;
+    });
   }
   async countInFlightUploads(albumId: string, now: number): Promise<number> {
     return (this.#s.inFlight.get(albumId, now) as { n: number }).n;

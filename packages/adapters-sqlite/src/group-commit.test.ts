@@ -1,0 +1,96 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GroupCommit } from './group-commit.js';
+
+describe('GroupCommit', () => {
+  let dir: string;
+  let file: string;
+  let db: Database.Database;
+  let group: GroupCommit;
+
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'strongroom-group-'));
+    file = join(dir, 'db.sqlite');
+    db = new Database(file);
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    db.exec('CREATE TABLE parent (id INTEGER PRIMARY KEY); CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL, p INTEGER REFERENCES parent(id))');
+    group = new GroupCommit(db);
+  });
+  afterEach(() => {
+    if (db.open) db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  const insert = (id: number, v: string | null, p: number | null = null) => () => db.prepare('INSERT INTO t (id, v, p) VALUES (?, ?, ?)').run(id, v, p).changes;
+  const ids = (conn = db) => (conn.prepare('SELECT id FROM t ORDER BY id').all() as { id: number }[]).map((r) => r.id);
+
+  it('commits the writes of one turn together, once, and settles each caller after the commit', async () => {
+    const pending = Array.from({ length: 50 }, (_, i) => group.run(insert(i + 1, `v${i}`)));
+    // Nothing is written (nor acknowledged) before the batch runs.
+    expect(ids()).toEqual([]);
+    const results = await Promise.all(pending);
+    expect(results).toEqual(Array(50).fill(1));
+    expect(group.commits).toBe(1);
+    // Durable for any other connection the moment the promises settle.
+    const other = new Database(file, { readonly: true });
+    expect(ids(other)).toHaveLength(50);
+    other.close();
+  });
+
+  it('rolls back a failing write alone; the rest of its batch commits', async () => {
+    const outcomes = await Promise.allSettled([group.run(insert(1, 'a')), group.run(insert(2, null)), group.run(insert(3, 'c')), group.run(insert(1, 'again'))]);
+    expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected']);
+    expect(ids()).toEqual([1, 3]);
+    expect(group.commits).toBe(1);
+  });
+
+  it('a write of several statements is all or nothing within the batch', async () => {
+    const twoThenFail = () => {
+      insert(10, 'x')();
+      insert(11, 'y')();
+      throw new Error('changed my mind');
+    };
+    const outcomes = await Promise.allSettled([group.run(twoThenFail), group.run(insert(12, 'z'))]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'fulfilled']);
+    expect(ids()).toEqual([12]);
+  });
+
+  it('a failing COMMIT keeps nothing of the batch and rejects every caller in it', async () => {
+    // A deferred foreign key is checked only at COMMIT: the one real way to make COMMIT fail here.
+    db.pragma('defer_foreign_keys = ON');
+    const outcomes = await Promise.allSettled([group.run(insert(1, 'a')), group.run(insert(2, 'b', 999)), group.run(insert(3, 'c'))]);
+    expect(outcomes.every((o) => o.status === 'rejected')).toBe(true);
+    expect(String((outcomes[0] as PromiseRejectedResult).reason)).toMatch(/FOREIGN KEY/);
+    expect(db.inTransaction).toBe(false);
+    expect(ids()).toEqual([]);
+    // The connection is usable afterwards.
+    await group.run(insert(4, 'd'));
+    expect(ids()).toEqual([4]);
+  });
+
+  it('splits a long queue into batches of at most maxBatch', async () => {
+    const small = new GroupCommit(db, { maxBatch: 8 });
+    await Promise.all(Array.from({ length: 20 }, (_, i) => small.run(insert(i + 1, 'v'))));
+    expect(small.commits).toBe(3);
+    expect(ids()).toHaveLength(20);
+  });
+
+  it('writes queued by callers that awaited an earlier batch land in a later one, in order', async () => {
+    const order: number[] = [];
+    await Promise.all(
+      [1, 2, 3].map(async (i) => {
+        await group.run(insert(i, 'first'));
+        order.push(i);
+        await group.run(insert(i + 10, 'second'));
+      }),
+    );
+    expect(order).toEqual([1, 2, 3]);
+    expect(ids()).toEqual([1, 2, 3, 11, 12, 13]);
+    expect(group.commits).toBe(2);
+  });
+});
