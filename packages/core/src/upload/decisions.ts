@@ -52,6 +52,46 @@ export function decideOpen(facts: OpenFacts, request: NewUpload, policy: QuotaPo
   });
 }
 
+/** What a store reads once for a group of openings: every row involved, after the expiries. */
+export interface GroupOpenFacts {
+  /** Ledger rows by account id: each uploader's, and its sponsor's when it has one. */
+  readonly accounts: ReadonlyMap<string, QuotaAccountRecord>;
+  /** Which announced content hashes are stored already. */
+  readonly storedHashes: ReadonlySet<string>;
+}
+
+/** The plans of a group, in request order, and each payer's row as the group leaves it. */
+export interface GroupOpenPlan {
+  readonly decisions: readonly Result<OpenPlan, QuotaRefusal>[];
+  /** Per payer that reserved anything: bytes to add to its reservations, and its new `hard_since`. */
+  readonly payers: ReadonlyMap<string, { readonly reserve: number; readonly hardSince: number | null }>;
+}
+
+/**
+ * `decideOpen` for several openings at once, as if each ran in its own transaction right after
+ * the one before it: every decision sees the reservations the earlier ones made. Lets a store
+ * read all the facts of a group once and write all the plans once (one transaction, a handful of
+ * statements) with exactly the outcomes one-at-a-time openings in this order would have had.
+ */
+export function decideOpenGroup(facts: GroupOpenFacts, requests: readonly { readonly request: NewUpload; readonly now: number }[], policy: QuotaPolicy): GroupOpenPlan {
+  const rows = new Map(facts.accounts);
+  const row = (id: string) => rows.get(id) ?? emptyLedgerRecord(id);
+  const payers = new Map<string, { reserve: number; hardSince: number | null }>();
+  const decisions = requests.map(({ request, now }) => {
+    const uploader = row(request.uploaderId);
+    const payer = row(payerIdOf(uploader));
+    const blobStored = request.contentHash !== null && facts.storedHashes.has(request.contentHash);
+    const plan = decideOpen({ uploader, payer, blobStored }, request, policy, now);
+    if (plan.ok) {
+      rows.set(payer.accountId, { ...payer, reserved: payer.reserved + plan.value.reserve, hardSince: plan.value.hardSince });
+      const sum = payers.get(payer.accountId);
+      payers.set(payer.accountId, { reserve: (sum?.reserve ?? 0) + plan.value.reserve, hardSince: plan.value.hardSince });
+    }
+    return plan;
+  });
+  return { decisions, payers };
+}
+
 /** What a store reads, inside its transaction, before completing an upload. */
 export interface CompletionFacts {
   readonly session: UploadSessionRecord | null;

@@ -1,0 +1,116 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { NewUpload, QuotaPolicy } from '@strongroom/core';
+import { openPgDatabase, type OpenPgDatabase } from './open.js';
+import { PgQuotaStore } from './quota-store.js';
+import { createScratchDatabase, openTestDatabase, pgUrlFromEnv, type ScratchDatabase, type TestDatabase } from './testing.js';
+
+/** Upload-session openings that arrive together are decided and written as one group (openUpload). */
+
+const policy: QuotaPolicy = { defaults: { soft: null, hard: 1_000 }, graceMs: 1_000, federatedShare: 0.25 };
+let serial = 0;
+const opening = (uploaderId: string, declaredSize: number, at = 10_000, contentHash: string | null = null): NewUpload => ({
+  id: `0190f000-0000-7000-8000-${String(++serial).padStart(12, '0')}`,
+  uploaderId,
+  kind: 'original',
+  declaredSize,
+  contentHash,
+  albumId: null,
+  intentId: null,
+  dropLinkId: null,
+  createdAt: at,
+  expiresAt: at + 5_000,
+});
+const outcome = (r: Awaited<ReturnType<PgQuotaStore['openUpload']>>) => (r.ok ? r.value.state : r.code);
+
+describe('PgQuotaStore: openings in one group', () => {
+  let t: TestDatabase;
+  let store: PgQuotaStore;
+  beforeAll(async () => {
+    t = await openTestDatabase();
+  });
+  afterAll(() => t.close());
+  beforeEach(async () => {
+    await t.reset();
+    store = new PgQuotaStore(t.db);
+  });
+
+  it('are decided in arrival order, each seeing the reservations of those before it', async () => {
+    const results = await Promise.all([150, 150, 150, 150, 150, 150, 150, 100, 50].map((size) => store.openUpload(opening('a', size), policy, 10_000)));
+    // 6 x 150 = 900; the seventh would pass 1,000; the 100 fits exactly; the 50 no longer does.
+    expect(results.map(outcome)).toEqual(['Pending', 'Pending', 'Pending', 'Pending', 'Pending', 'Pending', 'error.quota.exceeded', 'Pending', 'error.quota.exceeded']);
+    const ledger = await store.readLedger('a', 10_000);
+    expect(ledger.reserved).toBe(1_000);
+    // At the hard limit: hard_since is stamped by the opening that reached it.
+    expect(ledger.hardSince).toBe(10_000);
+  });
+
+  it('expire the payers\' lapsed sessions first, releasing what they reserved', async () => {
+    expect((await store.openUpload(opening('a', 900, 0), policy, 0)).ok).toBe(true);
+    // At 10,000 that session (expires at 5,000) has lapsed: both new ones fit.
+    const results = await Promise.all([store.openUpload(opening('a', 500), policy, 10_000), store.openUpload(opening('a', 500), policy, 10_000)]);
+    expect(results.map(outcome)).toEqual(['Pending', 'Pending']);
+    expect((await store.readLedger('a', 10_000)).reserved).toBe(1_000);
+  });
+
+  it('charge a sponsored uploader\'s openings to its sponsor, beside the sponsor\'s own and others', async () => {
+    await store.setSponsor('kid', 'parent');
+    const results = await Promise.all([
+      store.openUpload(opening('kid', 600), policy, 10_000),
+      store.openUpload(opening('other', 600), policy, 10_000),
+      store.openUpload(opening('parent', 600), policy, 10_000),
+      store.openUpload(opening('kid', 400), policy, 10_000),
+    ]);
+    expect(results.map(outcome)).toEqual(['Pending', 'Pending', 'error.quota.exceeded', 'Pending']);
+    expect((await store.readLedger('parent', 10_000)).reserved).toBe(1_000);
+    expect((await store.readLedger('kid', 10_000)).reserved).toBe(0);
+    expect((await store.readLedger('other', 10_000)).reserved).toBe(600);
+  });
+
+  it('merge an announced hash that is stored already, reserving nothing', async () => {
+    const hash = 'a'.repeat(64);
+    const first = await store.openUpload(opening('a', 10, 10_000, hash), policy, 10_000);
+    expect(first.ok).toBe(true);
+    await store.markReceived(first.ok ? first.value.id : '', { size: 10, hash }, 10_000);
+    const done = await store.completeUpload({ uploadId: first.ok ? first.value.id : '', contentHash: hash, size: 10, asset: { create: { id: '0190f000-0000-7000-8000-aaaaaaaaaaaa', ownerId: 'a', dropExpiresAt: null } } }, policy, 10_000);
+    expect(typeof done === 'string' ? done : done.outcome).toBe('completed');
+    const results = await Promise.all([store.openUpload(opening('b', 500, 10_000, hash), policy, 10_000), store.openUpload(opening('b', 500, 10_000, 'b'.repeat(64)), policy, 10_000)]);
+    expect(results.map(outcome)).toEqual(['Merged', 'Pending']);
+    expect((await store.readLedger('b', 10_000)).reserved).toBe(500);
+  });
+});
+
+const PG_URL = pgUrlFromEnv();
+describe.skipIf(!PG_URL)('PgQuotaStore: groups from several processes (PG_URL)', () => {
+  let scratch: ScratchDatabase;
+  const pools: OpenPgDatabase[] = [];
+  beforeAll(async () => {
+    scratch = await createScratchDatabase(PG_URL!, 'quotagroup');
+    for (let i = 0; i < 4; i++) pools.push(await openPgDatabase(scratch.url, { maxConnections: 4, connectTimeoutMs: 60_000 }));
+  });
+  afterAll(async () => {
+    for (const p of pools) await p.close();
+    await scratch?.drop();
+  });
+
+  it('sponsors opening beside the accounts they sponsor, crosswise, all succeed and add up', async () => {
+    const stores = pools.map((p) => new PgQuotaStore(p.db));
+    const big: QuotaPolicy = { ...policy, defaults: { soft: null, hard: 10_000_000 } };
+    // Two families; each pool's group holds one family's sponsor as an uploader and the other
+    // family's child, so the groups want each other's rows as sponsors: the deadlock-prone shape.
+    await stores[0]!.setSponsor('kid-1', 'sponsor-1');
+    await stores[0]!.setSponsor('kid-2', 'sponsor-2');
+    const rounds = 20;
+    const perRound = (s: PgQuotaStore, i: number) =>
+      Promise.all([
+        s.openUpload(opening(i % 2 === 0 ? 'sponsor-1' : 'sponsor-2', 1), big, 10_000),
+        s.openUpload(opening(i % 2 === 0 ? 'kid-2' : 'kid-1', 1), big, 10_000),
+      ]);
+    const all: Awaited<ReturnType<typeof perRound>>[] = [];
+    for (let r = 0; r < rounds; r++) all.push(...(await Promise.all(stores.map((s, i) => perRound(s, i)))));
+    expect(all.flat().every((x) => x.ok)).toBe(true);
+    const total = rounds * stores.length; // each pool: one for a sponsor, one for a kid, per round
+    const s1 = await stores[0]!.readLedger('sponsor-1', 10_000);
+    const s2 = await stores[0]!.readLedger('sponsor-2', 10_000);
+    expect(s1.reserved + s2.reserved).toBe(total * 2);
+  }, 60_000);
+});

@@ -1,0 +1,105 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { QuotaAccountRecord } from '../ports/quota-ledger.js';
+import type { NewUpload } from '../ports/upload-sessions.js';
+import { emptyLedgerRecord, payerIdOf } from '../quota/ledger-rules.js';
+import type { QuotaPolicy } from '../quota/machine.js';
+import { decideOpen, decideOpenGroup } from './decisions.js';
+
+const policy: QuotaPolicy = { defaults: { soft: 800, hard: 1_000 }, graceMs: 10_000, federatedShare: 0.25 };
+const ACCOUNTS = ['a', 'b', 'c', 's'];
+const HASHES = ['h1', 'h2', 'h3'];
+
+/** Rows for a, b, c (some sponsored by s, which may also upload), with varied limits and states. */
+const accountsArb = fc
+  .tuple(
+    ...ACCOUNTS.map((id) =>
+      fc.record({
+        charged: fc.integer({ min: 0, max: 1_200 }),
+        reserved: fc.integer({ min: 0, max: 600 }),
+        custom: fc.option(fc.integer({ min: 100, max: 2_000 })),
+        hardSince: fc.option(fc.integer({ min: 0, max: 50_000 })),
+        suspended: fc.boolean(),
+        sponsored: id === 's' ? fc.constant(false) : fc.boolean(),
+        present: fc.boolean(),
+      }),
+    ),
+  )
+  .map((specs) => {
+    const m = new Map<string, QuotaAccountRecord>();
+    specs.forEach((r, i) => {
+      const id = ACCOUNTS[i]!;
+      if (!r.present) return;
+      m.set(id, {
+        accountId: id,
+        charged: r.charged,
+        reserved: r.reserved,
+        limits: r.custom === null ? null : { soft: Math.floor(r.custom * 0.8), hard: r.custom },
+        hardSince: r.hardSince,
+        suspendedAt: r.suspended ? 1 : null,
+        sponsorId: r.sponsored ? 's' : null,
+      });
+    });
+    return m;
+  });
+
+const requestsArb = fc.array(
+  fc.record({
+    uploaderId: fc.constantFrom(...ACCOUNTS),
+    declaredSize: fc.integer({ min: 1, max: 500 }),
+    contentHash: fc.option(fc.constantFrom(...HASHES)),
+    dt: fc.integer({ min: 0, max: 20_000 }),
+  }),
+  { maxLength: 12 },
+);
+
+describe('decideOpenGroup', () => {
+  it('decides a group exactly as one-at-a-time openings in that order, each seeing the ones before', () => {
+    fc.assert(
+      fc.property(accountsArb, fc.subarray(HASHES), requestsArb, (accounts, stored, specs) => {
+        const requests = specs.map((r, i) => {
+          const now = 40_000 + r.dt;
+          const request: NewUpload = {
+            id: `u${i}`,
+            uploaderId: r.uploaderId,
+            kind: 'original',
+            declaredSize: r.declaredSize,
+            contentHash: r.contentHash,
+            albumId: null,
+            intentId: null,
+            dropLinkId: null,
+            createdAt: now,
+            expiresAt: now + 1_000,
+          };
+          return { request, now };
+        });
+        const group = decideOpenGroup({ accounts, storedHashes: new Set(stored) }, requests, policy);
+
+        // The reference: decideOpen one request at a time, writing each plan before the next.
+        const rows = new Map(accounts);
+        const row = (id: string) => rows.get(id) ?? emptyLedgerRecord(id);
+        const expected = requests.map(({ request, now }) => {
+          const uploader = row(request.uploaderId);
+          const payer = row(payerIdOf(uploader));
+          const plan = decideOpen({ uploader, payer, blobStored: request.contentHash !== null && stored.includes(request.contentHash) }, request, policy, now);
+          if (plan.ok) rows.set(payer.accountId, { ...payer, reserved: payer.reserved + plan.value.reserve, hardSince: plan.value.hardSince });
+          return plan;
+        });
+        expect(group.decisions).toEqual(expected);
+
+        // What the group says to write leaves every payer's row where the sequence left it.
+        for (const [id, change] of group.payers) {
+          const before = accounts.get(id) ?? emptyLedgerRecord(id);
+          expect(before.reserved + change.reserve).toBe(row(id).reserved);
+          expect(change.hardSince).toBe(row(id).hardSince);
+        }
+        // And no row the sequence moved is missing from it.
+        for (const [id, r] of rows) {
+          const before = accounts.get(id) ?? emptyLedgerRecord(id);
+          if (r.reserved !== before.reserved || r.hardSince !== before.hardSince) expect(group.payers.has(id)).toBe(true);
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
