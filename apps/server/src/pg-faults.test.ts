@@ -146,7 +146,7 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
     await holding('LOCK TABLE blobs IN ACCESS EXCLUSIVE MODE', [], async () => {
       const open = call(app, 'POST', '/upload', { token, body });
       // Parked after its first write (the payer row), inside the creation's transaction.
-      expect(await waitForBlockedBackend()).toMatch(/from "blobs"/);
+      expect(await waitForBlockedBackend()).toMatch(/from "blobs"/i);
       await terminateServerBackends();
       expect(await open).toMatchObject({ status: 503, body: { code: 'error.store.unavailable' } });
     });
