@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { cpuMicros, measure, setLaunchPrefix, startBare, startServer } from './lib.js';
+import { cpuMicros, measure, setLaunchPrefix, startBare, startServer, median } from './lib.js';
 import { pinCores } from './pinning.js';
 import { SCENARIOS } from './scenarios.js';
 
@@ -47,7 +47,6 @@ try {
       rps[side].push(r.rps);
     }
   }
-  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
   console.log(`${scenario.name}: ${ROUNDS} alternating rounds of ${SECONDS} s, each after a bare-route run`);
   for (const side of ['here', 'there'] as const) {
     const label = side === 'here' ? 'this checkout ' : `${other}`;

@@ -82,6 +82,9 @@ export async function startBare(port: number): Promise<Running> {
   return { url, stop: stopper(child, () => {}) };
 }
 
+/** The middle value (the upper one of an even count): every bench figure is a median of rounds. */
+export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
 export interface Figures {
   rps: number;
   p50: number;

@@ -20,6 +20,7 @@ import { MemoryLogger } from '@strongroom/core/testing';
 import { createApp } from '../apps/server/src/app.js';
 import { HttpMetrics, RouteStats } from '../apps/server/src/http/metrics.js';
 import { registerUser, testServer, VERSION } from '../apps/server/src/testing.js';
+import { median } from './lib.js';
 
 /** Every field that can carry a secret, at the top level and one level down (pino's redact paths). */
 export const REDACT_PATHS = [
@@ -94,8 +95,6 @@ class NoMetrics extends HttpMetrics {
     return stats;
   }
 }
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function main(): Promise<void> {
   const s = await testServer();

@@ -16,7 +16,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, measure, PASSWORD, startBare, startServer, setLaunchPrefix, type Figures } from './lib.js';
+import { api, measure, PASSWORD, startBare, startServer, setLaunchPrefix, type Figures, median } from './lib.js';
 import { SCENARIOS, type Scenario, type ScenarioContext } from './scenarios.js';
 import { pinCores } from './pinning.js';
 import { explainHotPaths, isSlow, prepareGrowth, seedCounts, SLOW_MS, type Plan } from './growth.js';
@@ -67,7 +67,6 @@ interface Row {
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 const span = (s: { min: number; max: number }) => `${(s.min * 100).toFixed(1)}-${(s.max * 100).toFixed(1)} %`;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 async function runScenario(scenario: Scenario, serverUrl: string, bareUrl: string, store: string, phase: Row['phase'], ctx?: ScenarioContext): Promise<Row> {
   const { load, after } = await scenario.setup(serverUrl, ctx);

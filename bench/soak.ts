@@ -21,6 +21,7 @@ import { join } from 'node:path';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 import { startServerProcess } from '../apps/server/src/fault/server-process.js';
 import { MixedWorkload } from '../apps/server/src/fault/workload.js';
+import { median } from './lib.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);
 const WARMUP_S = Number(process.env.SOAK_WARMUP_S ?? Math.min(30, Math.ceil(SECONDS / 10)));
@@ -108,9 +109,8 @@ async function main(): Promise<number> {
     // RSS judged on the medians of the first and last three readings: a single reading may catch
     // argon2's 19 MiB buffers that glibc has not handed back yet (a swing, not growth). The heap,
     // read after a full collection, is judged on the single readings.
-    const median3 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
-    const rssFirst = median3(samples.slice(0, 3));
-    const rssLast = median3(samples.slice(-3));
+    const rssFirst = median(samples.slice(0, 3));
+    const rssLast = median(samples.slice(-3));
     const rssGrowth = growth(rssFirst, rssLast);
     const heapGrowth = growth(start.heapUsed, end.heapUsed);
     console.log('');

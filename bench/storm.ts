@@ -5,7 +5,7 @@
  * does the GET's p99 stay within 2x of its p99 alone, and do sign-ins reach 80 % of what the hasher
  * does by itself on the same cores.
  */
-import { measure, PASSWORD, register, spawnNode, VERSION, type Figures } from './lib.js';
+import { measure, PASSWORD, register, spawnNode, VERSION, type Figures, median } from './lib.js';
 
 export interface StormFigures {
   lines: string[];
@@ -13,7 +13,6 @@ export interface StormFigures {
 }
 
 const SIGN_IN_CLIENTS = 20;
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /** argon2id verifications per second in a process of its own on the server's cores. */
 async function hasherAlone(seconds: number): Promise<number> {
