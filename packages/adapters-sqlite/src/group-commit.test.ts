@@ -93,4 +93,90 @@ describe('GroupCommit', () => {
     expect(ids()).toEqual([1, 2, 3, 11, 12, 13]);
     expect(group.commits).toBe(2);
   });
+
+  describe('the WAL fsync off the event loop', () => {
+    /** A sync the test releases by hand, recording each call. */
+    function heldSync() {
+      const waiting: ((error: Error | null) => void)[] = [];
+      const paths: string[] = [];
+      return {
+        waiting,
+        paths,
+        sync: (path: string, done: (error: Error | null) => void) => {
+          paths.push(path);
+          waiting.push(done);
+        },
+      };
+    }
+    const tick = () => new Promise((r) => setImmediate(r));
+
+    it('answers nobody before the WAL fsync returns, though the batch is already committed', async () => {
+      const held = heldSync();
+      const g = new GroupCommit(db, { sync: held.sync });
+      let answered = 0;
+      const pending = [1, 2, 3].map((i) => g.run(insert(i, 'v')).then(() => answered++));
+      await tick();
+      await tick();
+      expect(ids()).toEqual([1, 2, 3]);
+      expect(answered).toBe(0);
+      expect(held.paths).toEqual([`${file}-wal`]);
+      // Writes outside the group still sync in their own COMMIT.
+      expect(db.pragma('synchronous', { simple: true })).toBe(2);
+      held.waiting.shift()!(null);
+      await Promise.all(pending);
+      expect(answered).toBe(3);
+    });
+
+    it('batches that commit while an fsync runs share the next one', async () => {
+      const held = heldSync();
+      const g = new GroupCommit(db, { sync: held.sync });
+      const first = g.run(insert(1, 'a'));
+      await tick();
+      const second = g.run(insert(2, 'b'));
+      await tick();
+      const third = g.run(insert(3, 'c'));
+      await tick();
+      expect(g.commits).toBe(3);
+      expect(held.waiting).toHaveLength(1);
+      held.waiting.shift()!(null);
+      await first;
+      expect(held.waiting).toHaveLength(1);
+      held.waiting.shift()!(null);
+      await Promise.all([second, third]);
+      expect(held.waiting).toHaveLength(0);
+    });
+
+    it('a failed fsync rejects its callers and every later write: nothing more is acknowledged', async () => {
+      const held = heldSync();
+      const g = new GroupCommit(db, { sync: held.sync });
+      const first = g.run(insert(1, 'a'));
+      await tick();
+      const second = g.run(insert(2, 'b'));
+      await tick();
+      held.waiting.shift()!(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
+      await expect(first).rejects.toThrow(/EIO/);
+      await expect(second).rejects.toThrow(/EIO/);
+      await expect(g.run(insert(3, 'c'))).rejects.toThrow(/EIO/);
+    });
+
+    it('syncs the real WAL file on a file database, and not at all in memory', async () => {
+      await Promise.all([group.run(insert(1, 'a')), group.run(insert(2, 'b'))]);
+      expect(group.syncs).toBe(1);
+      const memory = new Database(':memory:');
+      memory.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL, p INTEGER)');
+      const g = new GroupCommit(memory);
+      await g.run(() => memory.prepare('INSERT INTO t (id, v) VALUES (1, ?)').run('x').changes);
+      expect(g.syncs).toBe(0);
+      memory.close();
+    });
+
+    it('leaves a connection that does not sync at COMMIT as it is', async () => {
+      db.pragma('synchronous = NORMAL');
+      const held = heldSync();
+      const g = new GroupCommit(db, { sync: held.sync });
+      await g.run(insert(1, 'a'));
+      expect(held.paths).toEqual([]);
+      expect(db.pragma('synchronous', { simple: true })).toBe(1);
+    });
+  });
 });

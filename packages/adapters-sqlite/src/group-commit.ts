@@ -1,4 +1,6 @@
 import type Database from 'better-sqlite3';
+import { closeSync, fsync, fsyncSync, openSync } from 'node:fs';
+import { dirname } from 'node:path';
 
 /**
  * Group commit for one SQLite connection. With `synchronous = FULL` every COMMIT waits for an
@@ -13,12 +15,31 @@ import type Database from 'better-sqlite3';
  *   caller in it gets the error: nothing of the batch was kept.
  * - The batch runs synchronously from BEGIN to COMMIT, so no other statement of this process
  *   interleaves with it; a nested `db.transaction(...)` inside a write becomes a savepoint.
+ *
+ * The fsync itself runs off the event loop. On a file database in WAL mode the batch commits with
+ * `synchronous = NORMAL` (the WAL is written but not synced), then the WAL file is fsynced on
+ * libuv's pool, and only when that returns are the callers answered. The connection goes back to
+ * FULL at once, so every write outside the group still syncs in its own COMMIT. The WAL is one
+ * file written in commit order, so an fsync that covers a batch covers everything committed before
+ * it: an acknowledged write never depends on one that could still be lost. Batches that commit
+ * while an fsync is running share the next one. Between COMMIT and the fsync, other requests of
+ * this process can read the batch before its authors are answered (a power cut in that window
+ * loses writes nobody was told succeeded). A failed fsync rejects its callers and stops the group:
+ * after such a failure the kernel may have dropped the dirty pages, so no later write is
+ * acknowledged until the process restarts.
  */
 export class GroupCommit {
   readonly #db: Database.Database;
   readonly #maxBatch: number;
   #queue: Pending[] = [];
   #scheduled = false;
+  /** Committed but not yet synced; answered when the next fsync returns. */
+  #unsynced: Settle[] = [];
+  #syncing = false;
+  #broken: unknown = null;
+  readonly #wal: WalSync | null;
+  readonly #relaxed: Database.Statement | null;
+  readonly #strict: Database.Statement | null;
   readonly #begin: Database.Statement;
   readonly #commit: Database.Statement;
   readonly #rollback: Database.Statement;
@@ -28,9 +49,18 @@ export class GroupCommit {
   /** Batches committed so far (for tests and the bench's curiosity). */
   commits = 0;
 
-  constructor(db: Database.Database, options: { maxBatch?: number } = {}) {
+  /** fsyncs run so far (for tests and the bench's curiosity). */
+  syncs = 0;
+
+  constructor(db: Database.Database, options: GroupCommitOptions = {}) {
     this.#db = db;
     this.#maxBatch = options.maxBatch ?? 512;
+    // Only a connection that syncs at COMMIT (FULL or EXTRA) has an fsync worth moving; whatever it
+    // was set to is what it goes back to after each batch.
+    const level = Number(db.pragma('synchronous', { simple: true }));
+    this.#wal = level >= 2 ? walOf(db, options.sync) : null;
+    this.#relaxed = this.#wal ? db.prepare('PRAGMA synchronous = NORMAL') : null;
+    this.#strict = this.#wal ? db.prepare(`PRAGMA synchronous = ${level}`) : null;
     // IMMEDIATE: take the write lock at BEGIN, so another process's writer makes us wait (busy
     // timeout) before any write ran, never in the middle of the batch.
     this.#begin = db.prepare('BEGIN IMMEDIATE');
@@ -43,6 +73,7 @@ export class GroupCommit {
 
   /** Applies `write` in the next batch; resolves with its result once the batch is durable. */
   run<T>(write: () => T): Promise<T> {
+    if (this.#broken !== null) return Promise.reject(this.#broken);
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
       if (!this.#scheduled) {
@@ -68,6 +99,7 @@ export class GroupCommit {
     }
     const outcomes: Outcome[] = [];
     try {
+      this.#relaxed?.run();
       this.#begin.run();
       for (const p of batch) {
         this.#savepoint.run();
@@ -87,11 +119,37 @@ export class GroupCommit {
       if (this.#db.inTransaction) this.#rollback.run();
       for (const p of batch) p.reject(error);
       return;
+    } finally {
+      if (!this.#db.inTransaction) this.#strict?.run();
     }
-    batch.forEach((p, i) => {
-      const o = outcomes[i]!;
-      if (o.ok) p.resolve(o.value);
-      else p.reject(o.error);
+    const settle = () =>
+      batch.forEach((p, i) => {
+        const o = outcomes[i]!;
+        if (o.ok) p.resolve(o.value);
+        else p.reject(o.error);
+      });
+    if (!this.#wal) return settle();
+    this.#unsynced.push({ settle, reject: (error) => batch.forEach((p) => p.reject(error)) });
+    this.#syncWal();
+  }
+
+  /** One fsync at a time; whatever committed while it ran waits for the next. */
+  #syncWal(): void {
+    if (this.#syncing || this.#unsynced.length === 0) return;
+    const covered = this.#unsynced;
+    this.#unsynced = [];
+    this.#syncing = true;
+    this.#wal!.sync((error) => {
+      this.#syncing = false;
+      this.syncs++;
+      if (error) {
+        this.#broken ??= error;
+        for (const s of [...covered, ...this.#unsynced]) s.reject(this.#broken);
+        this.#unsynced = [];
+        return;
+      }
+      for (const s of covered) s.settle();
+      this.#syncWal();
     });
   }
 
@@ -102,6 +160,54 @@ export class GroupCommit {
       p.reject(error);
     }
   }
+}
+
+export interface GroupCommitOptions {
+  maxBatch?: number;
+  /** Replaces the WAL fsync (tests: to hold it, or make it fail). Called with the WAL's path. */
+  sync?: (walPath: string, done: (error: Error | null) => void) => void;
+}
+
+interface Settle {
+  settle: () => void;
+  reject: (error: unknown) => void;
+}
+
+interface WalSync {
+  sync(done: (error: Error | null) => void): void;
+}
+
+/**
+ * The WAL fsync for a file database in WAL mode, or null (memory, or another journal mode: those
+ * keep syncing in COMMIT). The file is opened once; the first open also syncs its directory, as
+ * SQLite does for a journal it creates, so the WAL's name survives a power cut too.
+ */
+function walOf(db: Database.Database, override: GroupCommitOptions['sync']): WalSync | null {
+  if (db.memory || db.readonly) return null;
+  const mode = String(db.pragma('journal_mode', { simple: true })).toLowerCase();
+  if (mode !== 'wal') return null;
+  const walPath = `${db.name}-wal`;
+  if (override) return { sync: (done) => override(walPath, done) };
+  let fd: number | null = null;
+  return {
+    sync(done) {
+      try {
+        if (fd === null) {
+          fd = openSync(walPath, 'r+');
+          const dir = openSync(dirname(walPath), 'r');
+          try {
+            fsyncSync(dir);
+          } finally {
+            closeSync(dir);
+          }
+        }
+      } catch (error) {
+        done(error as Error);
+        return;
+      }
+      fsync(fd, (error) => done(error));
+    },
+  };
 }
 
 interface Pending {
