@@ -3,13 +3,15 @@
  * server and another checkout's (an earlier commit with its own node_modules), in alternating
  * rounds, with the bare route between them. For "did this change cost the hot path anything":
  * both servers run at the same moment on the same cores, so the machine's drift hits both alike.
- * SQLite only (the store each server makes for itself). BENCH_ROUNDS and BENCH_SECONDS as in run.ts.
+ * SQLite (the store each server makes for itself), or with AB_STORE=pg and PG_URL set, PostgreSQL (a
+ * scratch database for each side). BENCH_ROUNDS and BENCH_SECONDS as in run.ts.
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { cpuMicros, measure, setLaunchPrefix, startBare, startServer, median } from './lib.js';
 import { pinCores } from './pinning.js';
 import { SCENARIOS } from './scenarios.js';
+import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 
 const other = process.argv[2];
 if (!other || !existsSync(join(other, 'apps/server/src/main.ts'))) throw new Error('usage: bench/ab.ts <other checkout with node_modules> [scenario words]');
@@ -23,10 +25,14 @@ const pin = pinCores();
 setLaunchPrefix(pin.serverPrefix);
 console.log(pin.description);
 const bare = await startBare(4790);
-// SQLite on both sides, whatever PG_URL says: each server makes its own store.
-const sqlite = { SVC_DATABASE_URL: '' };
-const here = await startServer(4791, sqlite);
-const there = await startServer(4792, sqlite, undefined, resolve(other));
+const pg = process.env.AB_STORE === 'pg' ? pgUrlFromEnv() : null;
+if (process.env.AB_STORE === 'pg' && !pg) throw new Error('AB_STORE=pg needs PG_URL');
+const scratch = pg ? [await createScratchDatabase(pg), await createScratchDatabase(pg)] : null;
+// SQLite unless AB_STORE=pg: then each side gets a fresh database of its own.
+const store = (i: number) => ({ SVC_DATABASE_URL: scratch ? scratch[i]!.url : '' });
+console.log(`store: ${scratch ? 'postgresql' : 'sqlite'}`);
+const here = await startServer(4791, store(0));
+const there = await startServer(4792, store(1), undefined, resolve(other));
 try {
   const loads = { here: (await scenario.setup(here.url)).load, there: (await scenario.setup(there.url)).load };
   await measure({ url: `${bare.url}/bare`, seconds: 2 });
@@ -58,4 +64,5 @@ try {
   }
 } finally {
   await Promise.all([here.stop(), there.stop(), bare.stop()]);
+  for (const d of scratch ?? []) await d.drop();
 }

@@ -1,4 +1,4 @@
-import { and, asc, eq, lte } from 'drizzle-orm';
+import { and, asc, eq, lte, sql } from 'drizzle-orm';
 import {
   decidePublication,
   type DeviceDirectoryStore,
@@ -10,10 +10,13 @@ import {
 } from '@strongroom/core';
 import { deviceFromRow, directoryFromRows } from '@strongroom/sql-common';
 import type { PgDb } from './db.js';
+import { StatementBatch } from './batch.js';
 import { accounts } from './schema/accounts.js';
 import { deviceDirectories, directoryDevices, revokeAllChallenges } from './schema/devices-albums.js';
 
 const buf = (b: Uint8Array): Buffer => Buffer.from(b);
+/** A (account, device) pair as one map key (an account id is a UUID: the first NUL ends it). */
+const deviceKey = (accountId: string, deviceId: string) => `${accountId}\u0000${deviceId}`;
 
 /**
  * The device directory (and so the identity anchor) and revoke-all challenges over PostgreSQL,
@@ -22,7 +25,27 @@ const buf = (b: Uint8Array): Buffer => Buffer.from(b);
  * two first publications racing then see each other instead of both "fixing" an anchor.
  */
 export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeStore {
-  constructor(readonly db: PgDb) {}
+  /** Every upload checks its device: the checks of one turn share one statement. */
+  readonly #device: StatementBatch<{ accountId: string; deviceId: string }, DeviceEntry | null>;
+
+  constructor(readonly db: PgDb) {
+    const many = db
+      .select()
+      .from(directoryDevices)
+      .where(
+        sql`(${directoryDevices.accountId}, ${directoryDevices.deviceId}) IN
+            (SELECT * FROM unnest(${sql.placeholder('accounts')}::text[], ${sql.placeholder('devices')}::text[]))`,
+      )
+      .prepare('sr_directory_device_many');
+    this.#device = new StatementBatch(async (keys) => {
+      // PostgreSQL refuses NUL in text, and one refused parameter would fail the whole batch: such
+      // an id names no stored device, so it is answered "none" without asking.
+      const asked = keys.filter((k) => !k.deviceId.includes('\u0000') && !k.accountId.includes('\u0000'));
+      const rows = asked.length === 0 ? [] : await many.execute({ accounts: asked.map((k) => k.accountId), devices: asked.map((k) => k.deviceId) });
+      const found = new Map(rows.map((r) => [deviceKey(r.accountId, r.deviceId), deviceFromRow(r)]));
+      return keys.map((k) => found.get(deviceKey(k.accountId, k.deviceId)) ?? null);
+    });
+  }
 
   async publishDirectory(d: DirectoryRecord): Promise<PublishOutcome> {
     return this.db.transaction(async (tx) => {
@@ -71,11 +94,7 @@ export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeSt
   }
 
   async findDevice(accountId: string, deviceId: string): Promise<DeviceEntry | null> {
-    const [r] = await this.db
-      .select()
-      .from(directoryDevices)
-      .where(and(eq(directoryDevices.accountId, accountId), eq(directoryDevices.deviceId, deviceId)));
-    return r ? deviceFromRow(r) : null;
+    return this.#device.run({ accountId, deviceId });
   }
 
   async findIdentityAnchor(accountId: string): Promise<Uint8Array | null> {

@@ -93,6 +93,59 @@ function quotaAccountFromSqlRow(r: AccountSqlRow): QuotaAccountRecord {
   });
 }
 
+/** One row of `lockAndRead`: a locked account ('a'), a payer's released bytes ('e', in `reserved`), or a stored hash ('b', in `account_id`). */
+interface OpenReadRow extends AccountSqlRow {
+  k: 'a' | 'e' | 'b';
+}
+
+/**
+ * The first statement of a group of openings: locks (creating where missing) the uploaders' rows
+ * and their sponsors' as last committed, in one key-ordered pass; expires the lapsed open sessions
+ * those accounts pay for; and looks up the announced hashes. One round trip instead of three.
+ * Expiry reads the statement's snapshot: a session another group changed meanwhile is re-checked
+ * by PostgreSQL against its latest version (and skipped if no longer open), so none is released
+ * twice. `withSponsors` false locks exactly `ids` (the late sponsors).
+ */
+function lockAndRead(ids: string[], hashes: string[], latest: number, withSponsors = true) {
+  const wanted = withSponsors
+    ? sql`SELECT unnest(${sql.param(ids)}::text[]) AS id
+          UNION SELECT sponsor_id FROM ${quotaAccounts} WHERE account_id = ANY(${sql.param(ids)}::text[]) AND sponsor_id IS NOT NULL`
+    : sql`SELECT unnest(${sql.param(ids)}::text[]) AS id`;
+  return sql`WITH locked AS (
+      INSERT INTO ${quotaAccounts} (account_id) SELECT id FROM (${wanted}) AS t ORDER BY id
+      ON CONFLICT (account_id) DO UPDATE SET account_id = excluded.account_id RETURNING *
+    ), expired AS (
+      UPDATE ${uploadSessions} SET state = 'Expired'
+      WHERE ${uploadSessions.payerId} IN (SELECT account_id FROM locked) AND ${uploadSessions.state} IN ${OPEN} AND ${uploadSessions.expiresAt} <= ${latest}
+      RETURNING payer_id, declared_size
+    )
+    SELECT 'a' AS k, account_id, charged, reserved, custom_limits, soft_limit, hard_limit, hard_since, suspended_at, sponsor_id FROM locked
+    UNION ALL
+    SELECT 'e', payer_id, NULL, sum(declared_size), NULL, NULL, NULL, NULL, NULL, NULL FROM expired GROUP BY payer_id
+    UNION ALL
+    SELECT 'b', content_hash, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM ${blobs} WHERE content_hash = ANY(${sql.param(hashes)}::text[])`;
+}
+
+/** The second: every new session inserted and every moved payer's counters set, in one statement. */
+function writeOpenings(sessions: UploadSessionRecord[], moved: string[], delta: number[], hardSince: (number | null)[]) {
+  const col = <K extends keyof UploadSessionRecord>(k: K) => sql.param(sessions.map((s) => s[k]));
+  return sql`WITH inserted AS (
+      INSERT INTO ${uploadSessions} (id, uploader_id, payer_id, kind, declared_size, content_hash, album_id, intent_id, drop_link_id,
+                                     state, received_size, received_hash, asset_id, created_at, expires_at)
+      SELECT * FROM unnest(${col('id')}::text[], ${col('uploaderId')}::text[], ${col('payerId')}::text[], ${col('kind')}::text[],
+                           ${col('declaredSize')}::bigint[], ${col('contentHash')}::text[], ${col('albumId')}::text[], ${col('intentId')}::text[],
+                           ${col('dropLinkId')}::text[], ${col('state')}::text[], ${col('receivedSize')}::bigint[], ${col('receivedHash')}::text[],
+                           ${col('assetId')}::text[], ${col('createdAt')}::bigint[], ${col('expiresAt')}::bigint[])
+      RETURNING 1
+    ), counters AS (
+      UPDATE ${quotaAccounts} AS q SET reserved = q.reserved + d.delta, hard_since = d.hard_since
+      FROM unnest(${sql.param(moved)}::text[], ${sql.param(delta)}::bigint[], ${sql.param(hardSince)}::bigint[]) AS d(id, delta, hard_since)
+      WHERE q.account_id = d.id
+      RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM inserted) AS inserted, (SELECT count(*) FROM counters) AS counters`;
+}
+
 /**
  * The quota ledger, upload sessions and asset references over PostgreSQL. Every decision is core's
  * (`decideOpenGroup`, `decideCompletion`, `decideFederatedCache`, `settledHardSince`); what is here is
@@ -351,70 +404,45 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   }
 
   async #openGroupOnce(group: PendingOpen[], policy: QuotaPolicy): Promise<Result<UploadSessionRecord, QuotaRefusal>[]> {
+    // Four round trips, and the payers' rows are held for the last three only: lock-and-read, write,
+    // COMMIT. Each round trip under the lock is time every other group for those payers waits.
     return this.db.transaction(async (tx) => {
-      // Every row involved is locked in one pass in key order, the uploaders' sponsors (as last
-      // committed) included, so two groups never wait on each other in a cycle. A sponsor that
-      // changed between that read and the lock is locked after; the rare deadlock that allows is
-      // broken by PostgreSQL and the group runs again (#openGroup).
-      const rows = new Map<string, QuotaAccountRecord>();
-      const take = (locked: AccountSqlRow[]) => locked.forEach((r) => rows.set(r.account_id, quotaAccountFromSqlRow(r)));
       const uploaderIds = [...new Set(group.map((p) => p.request.uploaderId))];
-      take(
-        await rowsOf<AccountSqlRow>(
-          tx,
-          sql`INSERT INTO ${quotaAccounts} (account_id)
-              SELECT id FROM (SELECT unnest(${sql.param(uploaderIds)}::text[]) AS id
-                              UNION SELECT sponsor_id FROM ${quotaAccounts} WHERE account_id = ANY(${sql.param(uploaderIds)}::text[]) AND sponsor_id IS NOT NULL) AS t
-              ORDER BY id
-              ON CONFLICT (account_id) DO UPDATE SET account_id = excluded.account_id RETURNING *`,
-        ),
-      );
-      const late = [...new Set(uploaderIds.map((id) => rows.get(id)!.sponsorId).filter((id): id is string => id !== null && !rows.has(id)))];
-      if (late.length > 0) {
-        take(
-          await rowsOf<AccountSqlRow>(
-            tx,
-            sql`INSERT INTO ${quotaAccounts} (account_id) SELECT id FROM unnest(${sql.param(late)}::text[]) AS t(id) ORDER BY id
-                ON CONFLICT (account_id) DO UPDATE SET account_id = excluded.account_id RETURNING *`,
-          ),
-        );
-      }
-      const payerIds = [...new Set(group.map((p) => payerIdOf(rows.get(p.request.uploaderId)!)))];
+      const hashes = [...new Set(group.map((p) => p.request.contentHash).filter((h): h is string => h !== null))];
       // Sessions lapsed by the latest arrival are lapsed for every opening of the group.
       const latest = Math.max(...group.map((p) => p.now));
-      const released = await rowsOf<{ payer_id: string; released: string | number }>(
-        tx,
-        sql`WITH e AS (UPDATE ${uploadSessions} SET state = 'Expired'
-              WHERE ${uploadSessions.payerId} = ANY(${sql.param(payerIds)}::text[]) AND ${uploadSessions.state} IN ${OPEN} AND ${uploadSessions.expiresAt} <= ${latest}
-              RETURNING payer_id, declared_size)
-            SELECT payer_id, sum(declared_size) AS released FROM e GROUP BY payer_id`,
-      );
-      const releasedBy = new Map(released.map((r) => [r.payer_id, Number(r.released)]));
+      const read = await rowsOf<OpenReadRow>(tx, lockAndRead(uploaderIds, hashes, latest));
+      const rows = new Map<string, QuotaAccountRecord>();
+      const releasedBy = new Map<string, number>();
+      const stored = new Set<string>();
+      for (const r of read) {
+        if (r.k === 'a') rows.set(r.account_id, quotaAccountFromSqlRow(r));
+        else if (r.k === 'e') releasedBy.set(r.account_id, Number(r.reserved));
+        else stored.add(r.account_id);
+      }
+      // A sponsor set between the statement's snapshot and its lock is locked (and its lapsed
+      // sessions expired) now; the rare deadlock that ordering allows is broken by PostgreSQL and
+      // the group runs again (#openGroup).
+      const late = [...new Set(uploaderIds.map((id) => rows.get(id)!.sponsorId).filter((id): id is string => id !== null && !rows.has(id)))];
+      if (late.length > 0) {
+        for (const r of await rowsOf<OpenReadRow>(tx, lockAndRead(late, [], latest, false))) {
+          if (r.k === 'a') rows.set(r.account_id, quotaAccountFromSqlRow(r));
+          else if (r.k === 'e') releasedBy.set(r.account_id, Number(r.reserved));
+        }
+      }
       for (const [id, n] of releasedBy) rows.set(id, { ...rows.get(id)!, reserved: rows.get(id)!.reserved - n });
-      const hashes = [...new Set(group.map((p) => p.request.contentHash).filter((h): h is string => h !== null))];
-      const stored =
-        hashes.length === 0
-          ? []
-          : await rowsOf<{ content_hash: string }>(tx, sql`SELECT content_hash FROM ${blobs} WHERE content_hash = ANY(${sql.param(hashes)}::text[])`);
       const plan = decideOpenGroup(
-        { accounts: rows, storedHashes: new Set(stored.map((r) => r.content_hash)) },
+        { accounts: rows, storedHashes: stored },
         group.map((p) => ({ request: p.request, now: p.now })),
         policy,
       );
       const sessions = plan.decisions.flatMap((d) => (d.ok ? [d.value.session] : []));
-      if (sessions.length > 0) await tx.insert(uploadSessions).values(sessions);
       // Every payer whose row moved: its reservations by (reserved now - released), and hard_since
       // as the plan leaves it (as it stands, for a payer whose openings were all refused).
       const moved = [...new Set([...releasedBy.keys(), ...plan.payers.keys()])].sort();
-      if (moved.length > 0) {
-        const delta = moved.map((id) => (plan.payers.get(id)?.reserve ?? 0) - (releasedBy.get(id) ?? 0));
-        const hardSince = moved.map((id) => (plan.payers.has(id) ? plan.payers.get(id)!.hardSince : rows.get(id)!.hardSince));
-        await tx.execute(
-          sql`UPDATE ${quotaAccounts} AS q SET reserved = q.reserved + d.delta, hard_since = d.hard_since
-              FROM unnest(${sql.param(moved)}::text[], ${sql.param(delta)}::bigint[], ${sql.param(hardSince)}::bigint[]) AS d(id, delta, hard_since)
-              WHERE q.account_id = d.id`,
-        );
-      }
+      const delta = moved.map((id) => (plan.payers.get(id)?.reserve ?? 0) - (releasedBy.get(id) ?? 0));
+      const hardSince = moved.map((id) => (plan.payers.has(id) ? plan.payers.get(id)!.hardSince : rows.get(id)!.hardSince));
+      if (sessions.length > 0 || moved.length > 0) await tx.execute(writeOpenings(sessions, moved, delta, hardSince));
       return plan.decisions.map((d) => (d.ok ? ok(d.value.session) : d));
     });
   }

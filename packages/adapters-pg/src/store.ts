@@ -13,6 +13,7 @@ import type {
 } from '@strongroom/core';
 import { cohortSighting } from '@strongroom/core';
 import type { PgDb } from './db.js';
+import { distinct, StatementBatch } from './batch.js';
 import { accounts, deviceCohorts, handles, sessions, signingKeys } from './schema/index.js';
 
 const toAccount = (r: typeof accounts.$inferSelect): AccountRecord => ({ ...r });
@@ -36,16 +37,25 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
   // statements: parsed and planned once per connection, and built by drizzle once per process.
   // Measured here, an unprepared drizzle select ran at under a quarter of the prepared rate.
   readonly #byId;
-  readonly #access;
-  readonly #byTokenHash;
   readonly #accountById;
   readonly #touch;
-  readonly #issuance;
+  // The hot reads and the refresh write of many requests share one statement (see StatementBatch):
+  // each request still reads the ledger after it arrived, so a revocation bites on the next one.
+  readonly #access: StatementBatch<string, SessionAccess | null>;
+  readonly #byTokenHash: StatementBatch<string, SessionRecord | null>;
+  readonly #issuance: StatementBatch<{ id: string; at: number }, void>;
 
   constructor(readonly db: PgDb) {
     this.#byId = db.select().from(sessions).where(eq(sessions.id, sql.placeholder('id'))).prepare('sr_session_by_id');
-    this.#access = db
+    this.#accountById = db.select().from(accounts).where(eq(accounts.id, sql.placeholder('id'))).prepare('sr_account_by_id');
+    this.#touch = db
+      .update(sessions)
+      .set({ lastUsedAt: sql`${sql.placeholder('at')}` })
+      .where(and(eq(sessions.id, sql.placeholder('id')), sql`${sessions.lastUsedAt} <= ${sql.placeholder('stale')}`))
+      .prepare('sr_session_touch');
+    const accessMany = db
       .select({
+        id: sessions.id,
         accountId: sessions.accountId,
         accessFloor: sessions.accessFloor,
         closedAt: sessions.closedAt,
@@ -55,20 +65,28 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
       .from(sessions)
       .innerJoin(accounts, eq(accounts.id, sessions.accountId))
       .leftJoin(handles, eq(handles.accountId, accounts.id))
-      .where(eq(sessions.id, sql.placeholder('id')))
-      .prepare('sr_session_access');
-    this.#byTokenHash = db.select().from(sessions).where(eq(sessions.tokenHash, sql.placeholder('h'))).prepare('sr_session_by_token');
-    this.#accountById = db.select().from(accounts).where(eq(accounts.id, sql.placeholder('id'))).prepare('sr_account_by_id');
-    this.#touch = db
-      .update(sessions)
-      .set({ lastUsedAt: sql`${sql.placeholder('at')}` })
-      .where(and(eq(sessions.id, sql.placeholder('id')), sql`${sessions.lastUsedAt} <= ${sql.placeholder('stale')}`))
-      .prepare('sr_session_touch');
-    this.#issuance = db
-      .update(sessions)
-      .set({ refreshedAt: sql`${sql.placeholder('at')}`, lastUsedAt: sql`${sql.placeholder('at')}` })
-      .where(and(eq(sessions.id, sql.placeholder('id')), isNull(sessions.closedAt)))
-      .prepare('sr_session_issuance');
+      .where(sql`${sessions.id} = ANY(${sql.placeholder('ids')}::text[])`)
+      .prepare('sr_session_access_many');
+    this.#access = new StatementBatch(async (ids) => {
+      const found = new Map((await accessMany.execute({ ids: distinct(ids) })).map(({ id, ...access }) => [id, access as SessionAccess]));
+      return ids.map((id) => found.get(id) ?? null);
+    });
+    const byTokenHashMany = db.select().from(sessions).where(sql`${sessions.tokenHash} = ANY(${sql.placeholder('hs')}::text[])`).prepare('sr_session_by_token_many');
+    this.#byTokenHash = new StatementBatch(async (hashes) => {
+      const found = new Map((await byTokenHashMany.execute({ hs: distinct(hashes) })).map((r) => [r.tokenHash, toSession(r)]));
+      return hashes.map((h) => found.get(h) ?? null);
+    });
+    // One UPDATE for the batch; a session refreshed twice in it keeps the later instant.
+    this.#issuance = new StatementBatch(async (items) => {
+      const latest = new Map<string, number>();
+      for (const { id, at } of items) latest.set(id, Math.max(at, latest.get(id) ?? at));
+      await db.execute(
+        sql`UPDATE ${sessions} SET refreshed_at = d.at, last_used_at = d.at
+            FROM unnest(${sql.param([...latest.keys()])}::text[], ${sql.param([...latest.values()])}::bigint[]) AS d(id, at)
+            WHERE ${sessions.id} = d.id AND ${sessions.closedAt} IS NULL`,
+      );
+      return items.map(() => undefined);
+    });
   }
 
   // Accounts
@@ -122,15 +140,13 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
     return r ? toSession(r) : null;
   }
   async findSessionAccess(id: string): Promise<SessionAccess | null> {
-    const [r] = await this.#access.execute({ id });
-    return r ?? null;
+    return this.#access.run(id);
   }
   async findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null> {
-    const [r] = await this.#byTokenHash.execute({ h: tokenHash });
-    return r ? toSession(r) : null;
+    return this.#byTokenHash.run(tokenHash);
   }
   async recordIssuance(id: string, at: number): Promise<void> {
-    await this.#issuance.execute({ id, at });
+    await this.#issuance.run({ id, at });
   }
   async touchSession(id: string, at: number, staleBefore: number): Promise<void> {
     // The staleness test sits in the WHERE, so of several processes touching at once only the

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { StatementBatch } from './batch.js';
+
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe('StatementBatch', () => {
+  it('answers the calls of one turn with one statement, each with its own answer', async () => {
+    const seen: (readonly number[])[] = [];
+    const batch = new StatementBatch<number, number>(async (xs) => {
+      seen.push(xs);
+      return xs.map((x) => x * 10);
+    });
+    const answers = await Promise.all([1, 2, 3, 2].map((x) => batch.run(x)));
+    expect(answers).toEqual([10, 20, 30, 20]);
+    expect(seen).toEqual([[1, 2, 3, 2]]);
+    expect(batch.statements).toBe(1);
+  });
+
+  it('a call made while a statement is in flight waits for the next one (reads start after their callers asked)', async () => {
+    const release: (() => void)[] = [];
+    const seen: (readonly string[])[] = [];
+    const batch = new StatementBatch<string, string>((xs) => {
+      seen.push(xs);
+      return new Promise((resolve) => release.push(() => resolve(xs.map((x) => x.toUpperCase()))));
+    });
+    const first = batch.run('a');
+    await tick();
+    expect(seen).toEqual([['a']]);
+    const second = batch.run('b');
+    await tick();
+    expect(seen).toEqual([['a'], ['b']]);
+    release[1]!();
+    expect(await second).toBe('B');
+    release[0]!();
+    expect(await first).toBe('A');
+  });
+
+  it('a failed statement fails every call in its batch, and only those', async () => {
+    let fail = true;
+    const batch = new StatementBatch<number, number>(async (xs) => {
+      if (fail) throw new Error('connection reset');
+      return xs;
+    });
+    const outcomes = await Promise.allSettled([batch.run(1), batch.run(2)]);
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+    fail = false;
+    expect(await batch.run(3)).toBe(3);
+  });
+
+  it('an exec that throws synchronously, or answers the wrong number of calls, rejects the batch', async () => {
+    const throwing = new StatementBatch<number, number>(() => {
+      throw new Error('bad statement');
+    });
+    await expect(throwing.run(1)).rejects.toThrow('bad statement');
+    const short = new StatementBatch<number, number>(async (xs) => xs.slice(1));
+    await expect(Promise.all([short.run(1), short.run(2)])).rejects.toThrow(/answered 1 of 2/);
+  });
+
+  it('splits a long queue into statements of at most maxBatch', async () => {
+    const sizes: number[] = [];
+    const batch = new StatementBatch<number, number>(
+      async (xs) => {
+        sizes.push(xs.length);
+        return xs;
+      },
+      { maxBatch: 4 },
+    );
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, i) => batch.run(i)));
+    expect(answers).toEqual(Array.from({ length: 10 }, (_, i) => i));
+    expect(sizes).toEqual([4, 4, 2]);
+  });
+});
