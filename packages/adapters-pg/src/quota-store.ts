@@ -47,8 +47,14 @@ const BLOB_INDEX_LOCK = 0x626c6f62; // 'blob'
 
 /** Openings decided and written together, at most (see openUpload). */
 const MAX_OPEN_GROUP = 256;
-/** Groups of openings in flight at once, each on its own pooled connection. */
-const MAX_OPEN_GROUPS_IN_FLIGHT = 4;
+/**
+ * Groups of openings in flight at once in this process. One: a group's rows stay locked until its
+ * COMMIT, so a second group of the same process for the same payers only waits, and meanwhile
+ * every new arrival joins the next group instead. Measured (paired A/B, 50 clients): one in flight
+ * opened 9.2k sessions a second for one account and 7.4k over 1,000 accounts; two, 7.1k and 5.8k;
+ * four, 3.1k and 5.0k. Other processes on the database still run their own groups alongside.
+ */
+const MAX_OPEN_GROUPS_IN_FLIGHT = 1;
 
 interface PendingOpen {
   readonly request: NewUpload;
