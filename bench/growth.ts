@@ -194,6 +194,46 @@ function hotStatements(v: { sessionId: string; tokenHash: string; hot: string; a
     },
     { name: 'upload open: ensure the ledger row', sql: `INSERT INTO quota_accounts (account_id) VALUES (${q(v.hot)}) ON CONFLICT DO NOTHING` },
     { name: 'upload open: reserve and stamp', sql: `UPDATE quota_accounts SET reserved = reserved + 1024, hard_since = NULL WHERE account_id = ${q(v.hot)}` },
+    ...(pgStyle ? pgBatchedStatements(v) : []),
+  ];
+}
+
+/**
+ * PostgreSQL's batched shapes (StatementBatch and the grouped openings in adapters-pg), with a
+ * batch of real keys and the hot account's group.
+ */
+function pgBatchedStatements(v: { sessionId: string; tokenHash: string; hot: string; now: number }): { name: string; sql: string }[] {
+  const arr = (xs: string[]) => `ARRAY[${xs.map((x) => `'${x}'`).join(',')}]::text[]`;
+  const ids = arr([v.sessionId, seedId(TAG.session, 2), seedId(TAG.session, 3)]);
+  return [
+    {
+      name: 'batched: session access of a turn',
+      sql: `SELECT s.id, s.account_id, s.access_floor, s.closed_at, s.last_used_at, a.id, a.address, a.display_name, a.created_at, h.user_name
+            FROM sessions s JOIN accounts a ON a.id = s.account_id LEFT JOIN handles h ON h.account_id = a.id WHERE s.id = ANY(${ids})`,
+    },
+    { name: 'batched: sessions by token hash', sql: `SELECT * FROM sessions WHERE token_hash = ANY(${arr([v.tokenHash, '0'.repeat(64)])})` },
+    {
+      name: 'batched: issuance stamps',
+      sql: `UPDATE sessions SET refreshed_at = d.at, last_used_at = d.at FROM unnest(${ids}, ARRAY[${v.now},${v.now},${v.now}]::bigint[]) AS d(id, at)
+            WHERE sessions.id = d.id AND sessions.closed_at IS NULL`,
+    },
+    {
+      name: 'batched: devices of a turn',
+      sql: `SELECT * FROM directory_devices WHERE (account_id, device_id) IN (SELECT * FROM unnest(${arr([v.hot, v.hot])}, ${arr(['bench', 'other'])}))`,
+    },
+    {
+      name: 'grouped openings: lock, expire, look up hashes',
+      sql: `WITH locked AS (
+              INSERT INTO quota_accounts (account_id) SELECT id FROM (SELECT unnest(${arr([v.hot])}) AS id
+                UNION SELECT sponsor_id FROM quota_accounts WHERE account_id = ANY(${arr([v.hot])}) AND sponsor_id IS NOT NULL) AS t ORDER BY id
+              ON CONFLICT (account_id) DO UPDATE SET account_id = excluded.account_id RETURNING *
+            ), expired AS (
+              UPDATE upload_sessions SET state = 'Expired' WHERE payer_id IN (SELECT account_id FROM locked) AND state IN ${OPEN} AND expires_at <= ${v.now}
+              RETURNING payer_id, declared_size
+            )
+            SELECT 'a', account_id, reserved FROM locked UNION ALL SELECT 'e', payer_id, sum(declared_size) FROM expired GROUP BY payer_id
+            UNION ALL SELECT 'b', content_hash, NULL FROM blobs WHERE content_hash = ANY(${arr(['0'.repeat(64)])})`,
+    },
   ];
 }
 
