@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { JsonLogger } from './system.js';
+import { JsonLogger, pooledRandom } from './system.js';
 
 describe('JsonLogger', () => {
   it('writes one JSON object per line, batched into one write per event-loop turn', async () => {
@@ -50,5 +50,50 @@ describe('JsonLogger', () => {
     expect(writes).toHaveLength(1);
     log.flush();
     expect(writes).toHaveLength(1);
+  });
+});
+
+describe('pooledRandom', () => {
+  it('hands out the lengths asked for, never the same bytes twice, across pool refills', () => {
+    const random = pooledRandom(64);
+    const seen = new Set<string>();
+    let total = 0;
+    for (let i = 0; i < 200; i++) {
+      const length = [10, 16, 1, 3][i % 4]!;
+      const b = random.bytes(length);
+      expect(b).toBeInstanceOf(Uint8Array);
+      expect(b.length).toBe(length);
+      if (length >= 10) {
+        const hex = Buffer.from(b).toString('hex');
+        expect(seen.has(hex)).toBe(false);
+        seen.add(hex);
+      }
+      total += length;
+    }
+    expect(total).toBeGreaterThan(64 * 10);
+  });
+
+  it('returns copies: changing one does not touch what comes next or the pool', () => {
+    const random = pooledRandom(64);
+    const a = random.bytes(8);
+    a.fill(0xff);
+    const b = random.bytes(8);
+    expect(Buffer.from(b).equals(Buffer.alloc(8, 0xff))).toBe(false);
+    expect(a.buffer).not.toBe(b.buffer);
+  });
+
+  it('draws large requests straight from the operating system', () => {
+    const random = pooledRandom(64);
+    const big = random.bytes(1000);
+    expect(big.length).toBe(1000);
+    // Not all zeros: it came from the CSPRNG, not an empty pool.
+    expect(big.some((x) => x !== 0)).toBe(true);
+  });
+
+  it('looks uniform: every byte value turns up over 64 KiB', () => {
+    const random = pooledRandom();
+    const counts = new Array(256).fill(0);
+    for (let i = 0; i < 8192; i++) for (const x of random.bytes(8)) counts[x]++;
+    expect(Math.min(...counts)).toBeGreaterThan(100);
   });
 });
