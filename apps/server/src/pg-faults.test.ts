@@ -142,11 +142,12 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
     expect((await call(app, 'PUT', '/v1/devices/directory', { token, cbor: directory })).status).toBeLessThan(300);
     const body = { declared_size: 100, kind: 'original', device_id: 'phone', content_hash: 'ab'.repeat(32) };
     const before = (await call(app, 'GET', '/quota', { token })).body;
-    // Creation locks and writes the payer's quota row, then reads the blob index: parked here.
-    await holding('LOCK TABLE blobs IN ACCESS EXCLUSIVE MODE', [], async () => {
+    // Creation's transaction starts with one statement that locks the payer's quota row (then
+    // expires and looks up hashes): holding that row parks it there, inside the transaction.
+    await admin.query('INSERT INTO quota_accounts (account_id) VALUES ($1) ON CONFLICT DO NOTHING', [accountId]);
+    await holding('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [accountId], async () => {
       const open = call(app, 'POST', '/upload', { token, body });
-      // Parked after its first write (the payer row), inside the creation's transaction.
-      expect(await waitForBlockedBackend()).toMatch(/from "blobs"/i);
+      expect(await waitForBlockedBackend()).toMatch(/INSERT INTO "quota_accounts"/i);
       await terminateServerBackends();
       expect(await open).toMatchObject({ status: 503, body: { code: 'error.store.unavailable' } });
     });
