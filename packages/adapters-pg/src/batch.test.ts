@@ -70,3 +70,44 @@ describe('StatementBatch', () => {
     expect(sizes).toEqual([4, 4, 2]);
   });
 });
+
+describe('StatementBatch with maxInFlight', () => {
+  it('keeps at most that many batches running; what arrives meanwhile waits and goes out together', async () => {
+    const release: (() => void)[] = [];
+    const seen: (readonly number[])[] = [];
+    const batch = new StatementBatch<number, number>(
+      (xs) => {
+        seen.push(xs);
+        return new Promise((resolve) => release.push(() => resolve(xs)));
+      },
+      { maxInFlight: 1 },
+    );
+    const first = batch.run(1);
+    await tick();
+    const later = [batch.run(2), batch.run(3)];
+    await tick();
+    await tick();
+    expect(seen).toEqual([[1]]);
+    release.shift()!();
+    expect(await first).toBe(1);
+    await tick();
+    await tick();
+    expect(seen).toEqual([[1], [2, 3]]);
+    release.shift()!();
+    expect(await Promise.all(later)).toEqual([2, 3]);
+  });
+
+  it('a failed batch frees its place for the next', async () => {
+    let fail = true;
+    const batch = new StatementBatch<number, number>(
+      async (xs) => {
+        if (fail) throw new Error('deadlock');
+        return xs;
+      },
+      { maxInFlight: 1 },
+    );
+    await expect(batch.run(1)).rejects.toThrow('deadlock');
+    fail = false;
+    expect(await batch.run(2)).toBe(2);
+  });
+});

@@ -9,38 +9,48 @@
  *   A call made while a batch is in flight waits for the next one; it never joins a statement that
  *   was already sent.
  * - `exec` fails, every caller of that batch gets the error (fail closed, nothing half-answered).
- * - At most `maxBatch` calls per statement; a longer queue is split and the batches run side by side.
+ * - At most `maxBatch` calls per statement; a longer queue is split.
+ * - At most `maxInFlight` batches at once (unlimited by default). A batch that holds row locks
+ *   until its COMMIT runs alone: a second one for the same rows would only wait, while what
+ *   arrives meanwhile can all join the next batch instead.
  */
 export class StatementBatch<I, O> {
   readonly #exec: (inputs: readonly I[]) => Promise<readonly O[]>;
   readonly #maxBatch: number;
+  readonly #maxInFlight: number;
   #queue: Waiting<I, O>[] = [];
   #scheduled = false;
+  #inFlight = 0;
   /** Statements run so far (for tests). */
   statements = 0;
 
   /** `exec` answers `inputs[i]` with `outputs[i]`, for every i. */
-  constructor(exec: (inputs: readonly I[]) => Promise<readonly O[]>, options: { maxBatch?: number } = {}) {
+  constructor(exec: (inputs: readonly I[]) => Promise<readonly O[]>, options: { maxBatch?: number; maxInFlight?: number } = {}) {
     this.#exec = exec;
     this.#maxBatch = options.maxBatch ?? 256;
+    this.#maxInFlight = options.maxInFlight ?? Infinity;
   }
 
   run(input: I): Promise<O> {
     return new Promise<O>((resolve, reject) => {
       this.#queue.push({ input, resolve, reject });
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        // After this turn's I/O callbacks, so every request that arrived together is in it.
-        setImmediate(() => this.#flush());
-      }
+      this.#schedule();
     });
+  }
+
+  #schedule(): void {
+    if (this.#scheduled || this.#queue.length === 0 || this.#inFlight >= this.#maxInFlight) return;
+    this.#scheduled = true;
+    // After this turn's I/O callbacks, so every request that arrived together is in it.
+    setImmediate(() => this.#flush());
   }
 
   #flush(): void {
     this.#scheduled = false;
-    while (this.#queue.length > 0) {
+    while (this.#queue.length > 0 && this.#inFlight < this.#maxInFlight) {
       const batch = this.#queue.splice(0, this.#maxBatch);
       this.statements++;
+      this.#inFlight++;
       this.#send(batch);
     }
   }
@@ -52,7 +62,7 @@ export class StatementBatch<I, O> {
     } catch (error) {
       sent = Promise.reject(error);
     }
-    sent.then(
+    const settled = sent.then(
       (outputs) => {
         if (outputs.length !== batch.length) {
           const error = new Error(`a batched statement answered ${outputs.length} of ${batch.length} calls`);
@@ -65,6 +75,10 @@ export class StatementBatch<I, O> {
         for (const w of batch) w.reject(error);
       },
     );
+    void settled.finally(() => {
+      this.#inFlight--;
+      this.#schedule();
+    });
   }
 }
 

@@ -29,6 +29,7 @@ import {
 } from '@strongroom/core';
 import { quotaAccountFromRow, sqlStringList } from '@strongroom/sql-common';
 import { rowsOf, type PgDb } from './db.js';
+import { StatementBatch } from './batch.js';
 import { assetBlobs, assets, blobs, federatedRefs, quotaAccounts, uploadSessions } from './schema/quota.js';
 
 type AccountRow = typeof quotaAccounts.$inferSelect;
@@ -45,8 +46,6 @@ const OPEN = sql.raw(sqlStringList(OPEN_STATES));
 const BLOB_INDEX_LOCK = 0x626c6f62; // 'blob'
 
 
-/** Openings decided and written together, at most (see openUpload). */
-const MAX_OPEN_GROUP = 256;
 /**
  * Groups of openings in flight at once in this process. One: a group's rows stay locked until its
  * COMMIT, so a second group of the same process for the same payers only waits, and meanwhile
@@ -56,13 +55,12 @@ const MAX_OPEN_GROUP = 256;
  */
 const MAX_OPEN_GROUPS_IN_FLIGHT = 1;
 
-interface PendingOpen {
+interface Opening {
   readonly request: NewUpload;
   readonly policy: QuotaPolicy;
   readonly now: number;
-  resolve(result: Result<UploadSessionRecord, QuotaRefusal>): void;
-  reject(error: unknown): void;
 }
+type Opened = Result<UploadSessionRecord, QuotaRefusal>;
 
 /** A quota_accounts row as a raw statement returns it (column names, bigints possibly as strings). */
 interface AccountSqlRow {
@@ -165,7 +163,11 @@ function writeOpenings(sessions: UploadSessionRecord[], moved: string[], delta: 
  * they summarise.
  */
 export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
-  constructor(readonly db: PgDb) {}
+  readonly #opens: StatementBatch<Opening, Opened>;
+
+  constructor(readonly db: PgDb) {
+    this.#opens = new StatementBatch((openings) => this.#openGroups(openings), { maxInFlight: MAX_OPEN_GROUPS_IN_FLIGHT });
+  }
 
   /**
    * Creates the account's quota row if needed and, either way, locks it until the transaction ends
@@ -354,50 +356,29 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   // UploadSessions
 
   /**
-   * Upload-session creation, the hottest writer, in groups: the openings that arrive in one turn
-   * of the event loop share one transaction of five statements (lock every row involved, expire
-   * the payers' lapsed sessions, look up the announced hashes, insert the sessions, move the
-   * payers' counters), decided by core's `decideOpenGroup` exactly as one-at-a-time openings in
+   * Upload-session creation, the hottest writer, in groups (a StatementBatch, one group in flight):
+   * the openings that arrive together share one transaction of four round trips (BEGIN, lock
+   * every row involved with the expiries and the hash lookup, insert the sessions and move the
+   * counters, COMMIT), decided by core's `decideOpenGroup` exactly as one-at-a-time openings in
    * arrival order would have been. One at a time, each opening held its payer's row for six round
    * trips, so openings for one account queued behind each other at about 400 a second.
    */
-  async openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, QuotaRefusal>> {
-    return new Promise((resolve, reject) => {
-      this.#opens.push({ request, policy, now, resolve, reject });
-      this.#scheduleOpens();
-    });
+  async openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Opened> {
+    return this.#opens.run({ request, policy, now });
   }
 
-  #opens: PendingOpen[] = [];
-  #openScheduled = false;
-  #openGroupsInFlight = 0;
-
-  #scheduleOpens(): void {
-    if (this.#openScheduled || this.#opens.length === 0 || this.#openGroupsInFlight >= MAX_OPEN_GROUPS_IN_FLIGHT) return;
-    this.#openScheduled = true;
-    setImmediate(() => {
-      this.#openScheduled = false;
-      // One policy per group (a deployment has one; tests may pass several).
-      const policy = this.#opens[0]!.policy;
-      const group: PendingOpen[] = [];
-      const rest: PendingOpen[] = [];
-      for (const p of this.#opens) (p.policy === policy && group.length < MAX_OPEN_GROUP ? group : rest).push(p);
-      this.#opens = rest;
-      this.#openGroupsInFlight++;
-      void this.#openGroup(group, policy)
-        .then(
-          (results) => group.forEach((p, i) => p.resolve(results[i]!)),
-          (error: unknown) => group.forEach((p) => p.reject(error)),
-        )
-        .finally(() => {
-          this.#openGroupsInFlight--;
-          this.#scheduleOpens();
-        });
-      this.#scheduleOpens();
-    });
+  /** One group per policy, one after the other (a deployment has one policy; tests may pass several). */
+  async #openGroups(openings: readonly Opening[]): Promise<Opened[]> {
+    const results: Opened[] = new Array(openings.length);
+    for (const policy of new Set(openings.map((o) => o.policy))) {
+      const at = openings.flatMap((o, i) => (o.policy === policy ? [i] : []));
+      const decided = await this.#openGroup(at.map((i) => openings[i]!), policy);
+      at.forEach((i, k) => (results[i] = decided[k]!));
+    }
+    return results;
   }
 
-  async #openGroup(group: PendingOpen[], policy: QuotaPolicy): Promise<Result<UploadSessionRecord, QuotaRefusal>[]> {
+  async #openGroup(group: Opening[], policy: QuotaPolicy): Promise<Opened[]> {
     // A group that PostgreSQL chose to break a deadlock (possible only when a sponsor changed
     // while the group was locking, see below) was rolled back whole: it simply runs again.
     for (let attempt = 1; ; attempt++) {
@@ -409,7 +390,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
     }
   }
 
-  async #openGroupOnce(group: PendingOpen[], policy: QuotaPolicy): Promise<Result<UploadSessionRecord, QuotaRefusal>[]> {
+  async #openGroupOnce(group: Opening[], policy: QuotaPolicy): Promise<Opened[]> {
     // Four round trips, and the payers' rows are held for the last three only: lock-and-read, write,
     // COMMIT. Each round trip under the lock is time every other group for those payers waits.
     return this.db.transaction(async (tx) => {
