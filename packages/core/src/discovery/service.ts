@@ -54,12 +54,12 @@ export class DiscoveryService {
     return ok({ handle: formatHandle(record.user, this.host), published: record.published });
   }
 
-  /** The account's handle as shown in its profile, or null. */
   /** A local handle from its user part. */
   formatHandle(user: string): string {
     return formatHandle(user, this.host);
   }
 
+  /** The account's handle as shown in its profile, or null. */
   async handleOf(accountId: string): Promise<string | null> {
     const record = await guard('error.store.unavailable', 'reading a handle', () => this.d.handles.findHandleByAccount(accountId));
     return record === null ? null : formatHandle(record.user, this.host);
