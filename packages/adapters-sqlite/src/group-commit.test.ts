@@ -109,6 +109,15 @@ describe('GroupCommit', () => {
       };
     }
     const tick = () => new Promise((r) => setImmediate(r));
+    /** One write per turn, so each commits in its own batch. */
+    async function oneBatchEach(g: GroupCommit, ...ids: number[]): Promise<Promise<number>[]> {
+      const pending: Promise<number>[] = [];
+      for (const id of ids) {
+        pending.push(g.run(insert(id, `v${id}`)));
+        await tick();
+      }
+      return pending;
+    }
 
     it('answers nobody before the WAL fsync returns, though the batch is already committed', async () => {
       const held = heldSync();
@@ -130,12 +139,7 @@ describe('GroupCommit', () => {
     it('batches that commit while an fsync runs share the next one', async () => {
       const held = heldSync();
       const g = new GroupCommit(db, { sync: held.sync });
-      const first = g.run(insert(1, 'a'));
-      await tick();
-      const second = g.run(insert(2, 'b'));
-      await tick();
-      const third = g.run(insert(3, 'c'));
-      await tick();
+      const [first, second, third] = await oneBatchEach(g, 1, 2, 3);
       expect(g.commits).toBe(3);
       expect(held.waiting).toHaveLength(1);
       held.waiting.shift()!(null);
@@ -149,10 +153,7 @@ describe('GroupCommit', () => {
     it('a failed fsync rejects its callers and every later write: nothing more is acknowledged', async () => {
       const held = heldSync();
       const g = new GroupCommit(db, { sync: held.sync });
-      const first = g.run(insert(1, 'a'));
-      await tick();
-      const second = g.run(insert(2, 'b'));
-      await tick();
+      const [first, second] = await oneBatchEach(g, 1, 2);
       held.waiting.shift()!(Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO' }));
       await expect(first).rejects.toThrow(/EIO/);
       await expect(second).rejects.toThrow(/EIO/);
