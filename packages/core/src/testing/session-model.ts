@@ -54,9 +54,11 @@ const live = (m: Model, i: number): boolean => {
   const s = m.sessions[i]!;
   return !s.closed && m.now < s.createdAt + POLICY.maxMs && m.now < s.refreshedAt + POLICY.idleMs;
 };
+/** A token's `exp` is a whole second (JWT NumericDate): 15 minutes after its `iat`, rounded down. */
+const accessExpiry = (issuedAt: number): number => Math.floor(issuedAt / 1000) * 1000 + ACCESS_TTL;
 const accessOk = (m: Model, a: ModelAccess): boolean => {
   const s = m.sessions[a.session]!;
-  return !s.closed && m.now < a.issuedAt + ACCESS_TTL && a.issuedAt >= (m.floors.get(a.session) ?? 0);
+  return !s.closed && m.now < accessExpiry(a.issuedAt) && a.issuedAt >= (m.floors.get(a.session) ?? 0);
 };
 
 /** After every command: every token the model knows behaves as the model says. */
