@@ -12,6 +12,7 @@ import {
 } from '@strongroom/core';
 import { deviceFromRow, directoryFromRows } from '@strongroom/sql-common';
 import { deviceDirectories, directoryDevices, revokeAllChallenges } from './schema/devices-albums.js';
+import { readBatchOf, type ReadBatch } from './read-batch.js';
 
 const buf = (b: Uint8Array): Buffer => Buffer.from(b);
 
@@ -23,8 +24,11 @@ export class SqliteDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
   readonly #db: BetterSQLite3Database;
 
   readonly #findDevice: Database.Statement<[string, string], typeof directoryDevices.$inferSelect>;
+  /** The device lookup runs on every upload: it shares the turn's read lock (read-batch.ts). */
+  readonly #reads: ReadBatch;
 
   constructor(sqlite: Database.Database) {
+    this.#reads = readBatchOf(sqlite);
     this.#findDevice = sqlite.prepare(
       'SELECT account_id AS accountId, device_id AS deviceId, position, ed25519, mldsa65, added_at AS addedAt FROM directory_devices WHERE account_id = ? AND device_id = ?',
     );
@@ -65,7 +69,7 @@ export class SqliteDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
 
   async findDevice(accountId: string, deviceId: string): Promise<DeviceEntry | null> {
     // Every write asks this (the write guard), so the statement is prepared once.
-    const r = this.#findDevice.get(accountId, deviceId);
+    const r = await this.#reads.run(() => this.#findDevice.get(accountId, deviceId));
     return r ? deviceFromRow(r) : null;
   }
 

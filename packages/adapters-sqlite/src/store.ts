@@ -15,6 +15,7 @@ import type {
 } from '@strongroom/core';
 import { cohortSighting } from '@strongroom/core';
 import { groupCommitOf, type GroupCommit } from './group-commit.js';
+import { readBatchOf, type ReadBatch } from './read-batch.js';
 import * as schema from './schema/index.js';
 import { accounts, deviceCohorts, sessions, signingKeys } from './schema/index.js';
 
@@ -55,9 +56,12 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
   readonly #insertSession: Database.Statement<[SessionRecord]>;
   /** Hot writes (sign-in, refresh, touch) share one fsync per event-loop turn (group-commit.ts). */
   readonly #commits: GroupCommit;
+  /** Hot reads (every authenticated request, every refresh) share one read lock per turn (read-batch.ts). */
+  readonly #reads: ReadBatch;
 
   constructor(readonly sqlite: Database.Database) {
     this.#commits = groupCommitOf(sqlite);
+    this.#reads = readBatchOf(sqlite);
     this.db = drizzle(sqlite, { schema });
     this.#byId = sqlite.prepare(`${SESSION_SELECT} WHERE id = ?`);
     this.#access = sqlite.prepare<[string], AccessRow>(ACCESS_SELECT).raw(true);
@@ -120,7 +124,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     return r ? toSession(r) : null;
   }
   async findSessionAccess(id: string): Promise<SessionAccess | null> {
-    const r = this.#access.get(id);
+    const r = await this.#reads.run(() => this.#access.get(id));
     if (!r) return null;
     return {
       accountId: r[0],
@@ -131,7 +135,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     };
   }
   async findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null> {
-    const r = this.#byTokenHash.get(tokenHash);
+    const r = await this.#reads.run(() => this.#byTokenHash.get(tokenHash));
     return r ? toSession(r) : null;
   }
   async recordIssuance(id: string, at: number): Promise<void> {

@@ -1,0 +1,103 @@
+import type Database from 'better-sqlite3';
+
+/**
+ * Shared reads for one SQLite connection. In WAL mode every statement outside a transaction takes
+ * and drops a read lock on the shared-memory index, two `fcntl` calls that cost more than the
+ * lookup itself on a virtual machine (a primary-key read: 4.4 µs alone, 2.0 µs inside a
+ * transaction). Reads handed to `run` in the same turn of the event loop are executed together, at
+ * the start of the next turn, inside one read transaction, so the lock is taken once per batch.
+ *
+ * Every read still runs after its caller asked for it, against the latest committed state at that
+ * moment: a session revoked (by this process or another) before a request arrived is seen as
+ * revoked. The batch runs synchronously, so nothing of this process interleaves with it, and a
+ * WAL reader never waits for a writer. A read that throws fails alone; if the batch cannot even
+ * begin, every read in it fails.
+ */
+export class ReadBatch {
+  readonly #db: Database.Database;
+  readonly #maxBatch: number;
+  #queue: PendingRead[] = [];
+  #scheduled = false;
+  readonly #begin: Database.Statement;
+  readonly #commit: Database.Statement;
+  /** Batches run inside one read transaction so far (for tests). */
+  shared = 0;
+
+  constructor(db: Database.Database, options: { maxBatch?: number } = {}) {
+    this.#db = db;
+    this.#maxBatch = options.maxBatch ?? 256;
+    this.#begin = db.prepare('BEGIN');
+    this.#commit = db.prepare('COMMIT');
+  }
+
+  /** Runs `read` with the reads of the same turn; resolves with what it returned. */
+  run<T>(read: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.#queue.push({ read, resolve: resolve as (value: unknown) => void, reject });
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        setImmediate(() => this.#flush());
+      }
+    });
+  }
+
+  #flush(): void {
+    this.#scheduled = false;
+    const batch = this.#queue.length <= this.#maxBatch ? this.#queue : this.#queue.slice(0, this.#maxBatch);
+    this.#queue = batch === this.#queue ? [] : this.#queue.slice(this.#maxBatch);
+    if (this.#queue.length > 0) {
+      this.#scheduled = true;
+      setImmediate(() => this.#flush());
+    }
+    // One read gains nothing from a transaction; inside someone else's, reads simply join it.
+    let own = false;
+    try {
+      if (batch.length > 1 && !this.#db.inTransaction) {
+        this.#begin.run();
+        own = true;
+      }
+    } catch (error) {
+      // A connection that cannot even begin (closed) answers no read: each caller hears why.
+      for (const p of batch) p.reject(error);
+      return;
+    }
+    try {
+      for (const p of batch) {
+        try {
+          p.resolve(p.read());
+        } catch (error) {
+          p.reject(error);
+        }
+      }
+    } finally {
+      if (own) {
+        // A read-only transaction has nothing to lose at COMMIT; if it fails anyway, leave no
+        // transaction open behind the batch.
+        try {
+          this.#commit.run();
+          this.shared++;
+        } catch {
+          if (this.#db.inTransaction) this.#db.exec('ROLLBACK');
+        }
+      }
+    }
+  }
+}
+
+interface PendingRead {
+  read: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+const perConnection = new WeakMap<Database.Database, ReadBatch>();
+
+/** The read batch of a connection: every store over it shares one, as they share its locks. */
+export function readBatchOf(db: Database.Database): ReadBatch {
+  let batch = perConnection.get(db);
+  if (!batch) {
+    batch = new ReadBatch(db);
+    perConnection.set(db, batch);
+  }
+  return batch;
+}
