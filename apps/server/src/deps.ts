@@ -12,6 +12,7 @@ import {
   SessionService,
   TotpService,
   type Clock,
+  type Ed25519Signer,
   type Logger,
   type PasswordHasher,
   type ProtocolWindow,
@@ -38,7 +39,7 @@ import {
   type PeerDirectory,
   type PeerLookup,
 } from '@strongroom/core';
-import { Argon2Hasher, FsBlobStore, HttpPeers, JsonLogger, cryptoRandom, systemClock, OidcRelyingParty } from '@strongroom/adapters-node';
+import { Argon2Hasher, FsBlobStore, HttpPeers, JsonLogger, cryptoRandom, systemClock, OidcRelyingParty, nodeEd25519Signer } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
 import type { Config } from './config.js';
@@ -105,13 +106,15 @@ export interface Platform {
   readonly random: Random;
   readonly logger: Logger;
   readonly hasher: PasswordHasher;
+  /** Access-token signatures; node:crypto's synchronous Ed25519 unless a test brings another. */
+  readonly signer?: Ed25519Signer;
   /** Replaces the OpenID relying party built from the configuration (tests). */
   readonly identityProvider?: IdentityProvider;
   /** Peers' public records and forwarded lookups; HTTP on fetch unless a test supplies its own. */
   readonly peers?: PeerDirectory & PeerLookup;
 }
 
-export const nodePlatform = (): Platform => ({ clock: systemClock, random: cryptoRandom, logger: new JsonLogger(), hasher: new Argon2Hasher() });
+export const nodePlatform = (): Platform => ({ clock: systemClock, random: cryptoRandom, logger: new JsonLogger(), hasher: new Argon2Hasher(), signer: nodeEd25519Signer() });
 
 /** Opens the configured database (SQLite under the data dir by default), migrating it forward. */
 export async function openStores(config: Config): Promise<Stores> {
@@ -149,7 +152,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   });
   const keyRing = new KeyRing({ store: stores.accounts, clock, random, graceMs: config.keyGraceMs });
   await keyRing.init();
-  const tokens = new AccessTokens({ keyRing, clock, random, issuer: config.baseUrl });
+  const tokens = new AccessTokens({ keyRing, clock, random, issuer: config.baseUrl, signer: platform.signer ?? nodeEd25519Signer() });
   const sessions = new SessionService({
     ledger: stores.accounts,
     cohorts: stores.accounts,

@@ -7,3 +7,4 @@ export { OidcRelyingParty } from './oidc-relying-party.js';
 export type { OidcRelyingPartyOptions } from './oidc-relying-party.js';
 export { HttpPeers } from './http-peers.js';
 export type { HttpPeersOptions } from './http-peers.js';
+export { nodeEd25519Signer } from './ed25519-signer.js';

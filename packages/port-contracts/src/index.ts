@@ -8,3 +8,4 @@ export { SUITES, describeContract, missingSuites } from './registry.js';
 export type { SuiteName } from './registry.js';
 export { describeBlobStoreContract } from './blobs.js';
 export type { BlobSetup } from './blobs.js';
+export { describeSignerContract } from './signer.js';

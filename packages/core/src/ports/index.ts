@@ -1,5 +1,6 @@
 export type { Clock } from './clock.js';
 export type { Random } from './random.js';
+export type { Ed25519Key, Ed25519Signer } from './signer.js';
 export type { PasswordHasher } from './password-hasher.js';
 export type { AccountRecord, AccountStore, PasswordChange } from './account-store.js';
 export type { AccountSummary, SessionAccess, SessionRecord, SessionLedger, SignInMethod } from './session-ledger.js';

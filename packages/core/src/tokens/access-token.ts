@@ -1,8 +1,10 @@
-import { SignJWT, decodeProtectedHeader, jwtVerify } from 'jose';
+import { decodeProtectedHeader, jwtVerify } from 'jose';
 import { uuidv7, uuidv7Time } from '../encoding/uuid.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
+import type { Ed25519Signer } from '../ports/signer.js';
 import type { KeyRing } from './key-ring.js';
+import { signCompactJws, webCryptoSigner } from './signer.js';
 
 export const ACCESS_TOKEN_TTL_S = 900;
 
@@ -33,6 +35,8 @@ export interface AccessTokensOptions {
   readonly issuer: string;
   /** Verified tokens kept to skip the signature check on repeat use. */
   readonly cacheSize?: number;
+  /** Who computes the signatures; WebCrypto unless the platform brings a faster one. */
+  readonly signer?: Ed25519Signer;
 }
 
 interface CacheEntry {
@@ -58,10 +62,12 @@ export class AccessTokens {
   readonly #o: AccessTokensOptions;
   readonly #cache = new Map<string, CacheEntry>();
   readonly #cacheSize: number;
+  readonly #signer: Ed25519Signer;
 
   constructor(options: AccessTokensOptions) {
     this.#o = options;
     this.#cacheSize = options.cacheSize ?? 10_000;
+    this.#signer = options.signer ?? webCryptoSigner();
   }
 
   async issue(accountId: string, sessionId: string): Promise<{ token: string; claims: AccessTokenClaims }> {
@@ -75,8 +81,8 @@ export class AccessTokens {
       exp: iat + ACCESS_TOKEN_TTL_S,
       jti: uuidv7(now, this.#o.random.bytes(10)),
     };
-    const { kid, key } = await this.#o.keyRing.signingKey();
-    const token = await new SignJWT({ ...claims }).setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid }).sign(key);
+    const key = await this.#o.keyRing.activeKey();
+    const token = await signCompactJws({ alg: 'EdDSA', typ: 'JWT', kid: key.kid }, { ...claims }, key, this.#signer);
     return { token, claims };
   }
 

@@ -4,6 +4,7 @@ import { toBase64url } from '../encoding/bytes.js';
 import { guard } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
+import type { Ed25519Key } from '../ports/signer.js';
 import type { SigningKeyRecord, SigningKeyStore } from '../ports/signing-key-store.js';
 
 export interface KeyRingOptions {
@@ -82,10 +83,21 @@ export class KeyRing {
   }
 
   async signingKey(): Promise<{ kid: string; key: CryptoKey }> {
+    const active = await this.#active();
+    return { kid: active.kid, key: await this.#import(active, true) };
+  }
+
+  /** The key that signs now, as its seed, for a platform's own signer (see ports/signer.ts). */
+  async activeKey(): Promise<Ed25519Key> {
+    const active = await this.#active();
+    return { kid: active.kid, seed: active.privateKey, publicKey: active.publicKey };
+  }
+
+  async #active(): Promise<SigningKeyRecord> {
     await this.#fresh();
     const active = this.#records.filter((r) => r.retiredAt === null).sort((a, b) => b.createdAt - a.createdAt)[0];
     if (!active) throw new Error('no active signing key');
-    return { kid: active.kid, key: await this.#import(active, true) };
+    return active;
   }
 
   /** The verification key for `kid`, re-reading the store once if another process rotated. */
