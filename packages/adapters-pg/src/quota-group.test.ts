@@ -34,37 +34,7 @@ describe('PgQuotaStore: openings in one group', () => {
     store = new PgQuotaStore(t.db);
   });
 
-  it('are decided in arrival order, each seeing the reservations of those before it', async () => {
-    const results = await Promise.all([150, 150, 150, 150, 150, 150, 150, 100, 50].map((size) => store.openUpload(opening('a', size), policy, 10_000)));
-    // 6 x 150 = 900; the seventh would pass 1,000; the 100 fits exactly; the 50 no longer does.
-    expect(results.map(outcome)).toEqual(['Pending', 'Pending', 'Pending', 'Pending', 'Pending', 'Pending', 'error.quota.exceeded', 'Pending', 'error.quota.exceeded']);
-    const ledger = await store.readLedger('a', 10_000);
-    expect(ledger.reserved).toBe(1_000);
-    // At the hard limit: hard_since is stamped by the opening that reached it.
-    expect(ledger.hardSince).toBe(10_000);
-  });
-
-  it('expire the payers\' lapsed sessions first, releasing what they reserved', async () => {
-    expect((await store.openUpload(opening('a', 900, 0), policy, 0)).ok).toBe(true);
-    // At 10,000 that session (expires at 5,000) has lapsed: both new ones fit.
-    const results = await Promise.all([store.openUpload(opening('a', 500), policy, 10_000), store.openUpload(opening('a', 500), policy, 10_000)]);
-    expect(results.map(outcome)).toEqual(['Pending', 'Pending']);
-    expect((await store.readLedger('a', 10_000)).reserved).toBe(1_000);
-  });
-
-  it('charge a sponsored uploader\'s openings to its sponsor, beside the sponsor\'s own and others', async () => {
-    await store.setSponsor('kid', 'parent');
-    const results = await Promise.all([
-      store.openUpload(opening('kid', 600), policy, 10_000),
-      store.openUpload(opening('other', 600), policy, 10_000),
-      store.openUpload(opening('parent', 600), policy, 10_000),
-      store.openUpload(opening('kid', 400), policy, 10_000),
-    ]);
-    expect(results.map(outcome)).toEqual(['Pending', 'Pending', 'error.quota.exceeded', 'Pending']);
-    expect((await store.readLedger('parent', 10_000)).reserved).toBe(1_000);
-    expect((await store.readLedger('kid', 10_000)).reserved).toBe(0);
-    expect((await store.readLedger('other', 10_000)).reserved).toBe(600);
-  });
+  // Arrival order, lapsed sessions and sponsors within one group: the quota port contract (every adapter).
 
   it('merge an announced hash that is stored already, reserving nothing', async () => {
     const hash = 'a'.repeat(64);

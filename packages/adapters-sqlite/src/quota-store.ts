@@ -4,7 +4,7 @@ import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import {
   decideCompletion,
   decideFederatedCache,
-  decideOpen,
+  decideOpenGroup,
   ok,
   OPEN_STATES,
   payerIdOf,
@@ -44,7 +44,7 @@ const OPEN = sqlStringList(OPEN_STATES);
 /**
  * The quota ledger, upload sessions and asset references over SQLite. Counters (charged,
  * reserved) live on the account row and move in the same transaction as the rows they summarise.
- * Every decision is core's (`decideOpen`, `decideCompletion`, `decideFederatedCache`,
+ * Every decision is core's (`decideOpenGroup`, `decideCompletion`, `decideFederatedCache`,
  * `settledHardSince`): each method reads the facts, decides and writes in one BEGIN IMMEDIATE
  * transaction, so concurrent processes serialise on the write lock and many concurrent creations
  * can never pass the hard limit together.
@@ -55,6 +55,8 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
 
   /** Upload-session writes share one fsync per event-loop turn; each is its own savepoint (group-commit.ts). */
   readonly #commits: GroupCommit;
+  /** The openings of this turn, not yet handed to the group commit (see openUpload). */
+  #openings: OpeningGroup | null = null;
 
   constructor(readonly sqlite: Database.Database) {
     this.#commits = groupCommitOf(sqlite);
@@ -68,6 +70,11 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       addReserved: p('UPDATE quota_accounts SET reserved = reserved + ? WHERE account_id = ?'),
       addCharged: p('UPDATE quota_accounts SET charged = charged + ? WHERE account_id = ?'),
       reserveAndStamp: p('UPDATE quota_accounts SET reserved = reserved + ?, hard_since = ? WHERE account_id = ?'),
+      /** A payer's reservations and hard_since after a group of openings; the row may not exist yet. */
+      reserveOpenings: p(
+        'INSERT INTO quota_accounts (account_id, reserved, hard_since) VALUES (?, ?, ?) ' +
+          'ON CONFLICT (account_id) DO UPDATE SET reserved = reserved + excluded.reserved, hard_since = excluded.hard_since',
+      ),
       setHardSince: p('UPDATE quota_accounts SET hard_since = ? WHERE account_id = ?'),
       blob: p('SELECT content_hash, size, charged_to, peer, stored_at FROM blobs WHERE content_hash = ?'),
       insertBlob: p('INSERT INTO blobs (content_hash, size, charged_to, peer, stored_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING'),
@@ -98,9 +105,11 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     };
   }
 
-  #expire(payerId: string, now: number): void {
+  /** Expires the payer's lapsed open sessions and releases their reservations; returns how many. */
+  #expire(payerId: string, now: number): number {
     const rows = this.#s.expirePayer.all(payerId, now) as { declared_size: number }[];
     if (rows.length > 0) this.#s.addReserved.run(-rows.reduce((n, r) => n + r.declared_size, 0), payerId);
+    return rows.length;
   }
 
   #account(accountId: string): QuotaAccountRecord {
@@ -215,21 +224,51 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
 
   // UploadSessions
 
-  async openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, QuotaRefusal>> {
-    return this.#commits.run((): Result<UploadSessionRecord, QuotaRefusal> => {
-      const uploader = this.#account(request.uploaderId);
-      const payerId = payerIdOf(uploader);
-      this.#expire(payerId, now);
-      const payer = this.#account(payerId);
-      const blobStored = request.contentHash !== null && this.#blob(request.contentHash) !== null;
-      const plan = decideOpen({ uploader, payer, blobStored }, request, policy, now);
-      if (!plan.ok) return plan;
-      this.#s.insertUpload.run(plan.value.session);
-      this.#s.ensure.run(payerId);
-      this.#s.reserveAndStamp.run(plan.value.reserve, plan.value.hardSince, payerId);
-      return ok(plan.value.session);
+  /**
+   * Openings that arrive in the same turn of the event loop are decided and written together, as
+   * one write of the turn's group commit: each row read once, lapsed sessions expired once per
+   * payer, one `decideOpenGroup` (each opening sees the reservations of those before it, exactly as
+   * one at a time would), one insert per session and one counter update per payer. If any
+   * statement fails, the group is rolled back and every opening in it is refused with the error.
+   */
+  openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, QuotaRefusal>> {
+    return new Promise((resolve, reject) => {
+      let group = this.#openings;
+      if (group === null || group.policy !== policy) {
+        const fresh: OpeningGroup = { policy, openings: [] };
+        group = fresh;
+        this.#openings = fresh;
+        this.#commits
+          .run(() => {
+            // Later arrivals start a new group from here on.
+            if (this.#openings === fresh) this.#openings = null;
+            return this.#openGroup(fresh);
+          })
+          .then(
+            (results) => fresh.openings.forEach((o, i) => o.resolve(results[i]!)),
+            (error: unknown) => fresh.openings.forEach((o) => o.reject(error)),
+          );
+      }
+      group.openings.push({ request, now, resolve, reject });
     });
   }
+
+  #openGroup({ openings, policy }: OpeningGroup): Result<UploadSessionRecord, QuotaRefusal>[] {
+    const rows = new Map<string, QuotaAccountRecord>();
+    for (const { request } of openings) if (!rows.has(request.uploaderId)) rows.set(request.uploaderId, this.#account(request.uploaderId));
+    // Sessions lapsed by the latest arrival are lapsed for every opening of the group.
+    const latest = Math.max(...openings.map((o) => o.now));
+    for (const payerId of new Set([...rows.values()].map(payerIdOf))) {
+      if (this.#expire(payerId, latest) > 0 || !rows.has(payerId)) rows.set(payerId, this.#account(payerId));
+    }
+    const stored = new Set<string>();
+    for (const { request } of openings) if (request.contentHash !== null && this.#blob(request.contentHash) !== null) stored.add(request.contentHash);
+    const plan = decideOpenGroup({ accounts: rows, storedHashes: stored }, openings, policy);
+    for (const d of plan.decisions) if (d.ok) this.#s.insertUpload.run(d.value.session);
+    for (const [payerId, p] of plan.payers) this.#s.reserveOpenings.run(payerId, p.reserve, p.hardSince);
+    return plan.decisions.map((d) => (d.ok ? ok(d.value.session) : d));
+  }
+
   async findUpload(id: string): Promise<UploadSessionRecord | null> {
     const r = this.db.select().from(uploadSessions).where(eq(uploadSessions.id, id)).get();
     return r ?? null;
@@ -322,4 +361,9 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       })
       .immediate();
   }
+}
+
+interface OpeningGroup {
+  readonly policy: QuotaPolicy;
+  readonly openings: { request: NewUpload; now: number; resolve: (r: Result<UploadSessionRecord, QuotaRefusal>) => void; reject: (error: unknown) => void }[];
 }

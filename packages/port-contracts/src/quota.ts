@@ -316,5 +316,48 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         await cleanup?.();
       }
     });
+
+    // A store may decide openings that arrive together as one group; the outcomes must be exactly
+    // those of one at a time, in arrival order.
+    it('openings asked together are decided in arrival order, each seeing the reservations before it', () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        const b = id('a000');
+        const kid = id('a000');
+        await s.setSponsor(kid, a);
+        const sizes: [string, number][] = [[a, 300], [b, 600], [kid, 300], [a, 300], [kid, 200], [a, 100], [b, 400], [a, 1]];
+        const results = await Promise.all(sizes.map(([who, size]) => open(s, upload(who, { declaredSize: size }), 1000, 1_000)));
+        // a's family: 300 + 300 (kid) + 300 = 900; the kid's 200 would pass 1,000; 100 fits exactly; 1 no longer does.
+        expect(results).toEqual(['reserved', 'reserved', 'reserved', 'reserved', 'exceeded', 'reserved', 'reserved', 'exceeded']);
+        expect((await s.readLedger(a, 1_000)).reserved).toBe(1_000);
+        expect((await s.readLedger(b, 1_000)).reserved).toBe(1_000);
+        expect((await s.readLedger(kid, 1_000)).reserved).toBe(0);
+        // At the hard limit: hard_since stamped by the opening that reached it.
+        expect((await s.readLedger(a, 1_000)).hardSince).toBe(1_000);
+      }));
+
+    it('openings asked together after sessions lapsed see the reservations released first', () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        expect(await open(s, upload(a, { declaredSize: 900, expiresAt: 5_000 }), 1000, 1_000)).toBe('reserved');
+        const later = () => open(s, upload(a, { declaredSize: 500, createdAt: 6_000, expiresAt: 20_000 }), 1000, 6_000);
+        expect(await Promise.all([later(), later(), later()])).toEqual(['reserved', 'reserved', 'exceeded']);
+        expect((await s.readLedger(a, 6_000)).reserved).toBe(1_000);
+      }));
+
+    it('an opening that cannot be written fails without taking an accepted neighbour or a counter with it', () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        const first = upload(a, { declaredSize: 100 });
+        expect(await open(s, first, 1000, 1_000)).toBe('reserved');
+        // The same id again, asked together with a good one: the duplicate must not be stored.
+        const outcomes = await Promise.allSettled([s.openUpload({ ...first }, policy(1000), 1_000), s.openUpload(upload(a, { declaredSize: 50 }), policy(1000), 1_000)]);
+        expect(outcomes[0]!.status === 'rejected' || (outcomes[0] as PromiseFulfilledResult<{ ok: boolean }>).value.ok === false).toBe(true);
+        const ledger = await s.readLedger(a, 1_000);
+        // Nothing reserved for the duplicate; the neighbour either opened (and counts) or was refused with it.
+        const neighbour = outcomes[1]!.status === 'fulfilled' && (outcomes[1] as PromiseFulfilledResult<{ ok: boolean }>).value.ok;
+        expect(ledger.reserved).toBe(neighbour ? 150 : 100);
+        expect((await s.findUpload(first.id))?.declaredSize).toBe(100);
+      }));
   });
 }

@@ -122,6 +122,8 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   // UploadSessions
 
   async openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, QuotaRefusal>> {
+    // As a primary key would: a second session under one id is an error, and nothing changes.
+    if (this.uploads.has(request.id)) throw new Error(`upload session ${request.id} exists already`);
     const uploader = this.accounts.get(request.uploaderId) ?? zero(request.uploaderId);
     const payerId = payerIdOf(uploader);
     this.#expire(now, payerId);
