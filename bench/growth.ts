@@ -192,8 +192,18 @@ function hotStatements(v: { sessionId: string; tokenHash: string; hot: string; a
       name: 'upload open: insert the upload session',
       sql: `INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, state, created_at, expires_at) VALUES ('explain-probe', ${q(v.hot)}, ${q(v.hot)}, 'original', 1024, 'Pending', ${v.now}, ${v.now + 3_600_000})`,
     },
-    { name: 'upload open: ensure the ledger row', sql: `INSERT INTO quota_accounts (account_id) VALUES (${q(v.hot)}) ON CONFLICT DO NOTHING` },
-    { name: 'upload open: reserve and stamp', sql: `UPDATE quota_accounts SET reserved = reserved + 1024, hard_since = NULL WHERE account_id = ${q(v.hot)}` },
+    ...(pgStyle
+      ? [
+          { name: 'upload open: ensure the ledger row', sql: `INSERT INTO quota_accounts (account_id) VALUES (${q(v.hot)}) ON CONFLICT DO NOTHING` },
+          { name: 'upload open: reserve and stamp', sql: `UPDATE quota_accounts SET reserved = reserved + 1024, hard_since = NULL WHERE account_id = ${q(v.hot)}` },
+        ]
+      : [
+          // SQLite's grouped openings: one upsert per payer (adapters-sqlite quota-store.ts, reserveOpenings).
+          {
+            name: "upload open: the payer's reservations (upsert)",
+            sql: `INSERT INTO quota_accounts (account_id, reserved, hard_since) VALUES (${q(v.hot)}, 1024, NULL) ON CONFLICT (account_id) DO UPDATE SET reserved = reserved + excluded.reserved, hard_since = excluded.hard_since`,
+          },
+        ]),
     ...(pgStyle ? pgBatchedStatements(v) : []),
   ];
 }
