@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { closeSync, fsync, fsyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { TurnQueue } from './turn-queue.js';
 
 /**
  * Group commit for one SQLite connection. With `synchronous = FULL` every COMMIT waits for an
@@ -30,9 +31,7 @@ import { dirname } from 'node:path';
  */
 export class GroupCommit {
   readonly #db: Database.Database;
-  readonly #maxBatch: number;
-  #queue: Pending[] = [];
-  #scheduled = false;
+  readonly #queue: TurnQueue<Pending>;
   /** Committed but not yet synced; answered when the next fsync returns. */
   #unsynced: Settle[] = [];
   #syncing = false;
@@ -54,7 +53,8 @@ export class GroupCommit {
 
   constructor(db: Database.Database, options: GroupCommitOptions = {}) {
     this.#db = db;
-    this.#maxBatch = options.maxBatch ?? 512;
+    // After this turn's I/O callbacks: every request that arrived together joins the batch.
+    this.#queue = new TurnQueue((batch) => this.#flush(batch), options.maxBatch ?? 512);
     // Only a connection that syncs at COMMIT (FULL or EXTRA) has an fsync worth moving; whatever it
     // was set to is what it goes back to after each batch.
     const level = Number(db.pragma('synchronous', { simple: true }));
@@ -74,23 +74,10 @@ export class GroupCommit {
   /** Applies `write` in the next batch; resolves with its result once the batch is durable. */
   run<T>(write: () => T): Promise<T> {
     if (this.#broken !== null) return Promise.reject(this.#broken);
-    return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ write, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        // After this turn's I/O callbacks: every request that arrived together joins the batch.
-        setImmediate(() => this.#flush());
-      }
-    });
+    return new Promise<T>((resolve, reject) => this.#queue.push({ write, resolve: resolve as (value: unknown) => void, reject }));
   }
 
-  #flush(): void {
-    this.#scheduled = false;
-    const batch = this.#queue.splice(0, this.#maxBatch);
-    if (this.#queue.length > 0) {
-      this.#scheduled = true;
-      setImmediate(() => this.#flush());
-    }
+  #flush(batch: Pending[]): void {
     if (this.#db.inTransaction) {
       // Only if someone left a transaction open on this connection: fall back to one at a time
       // inside it rather than fail (each write is still a savepoint of that transaction).

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { TurnQueue } from './turn-queue.js';
 
 /**
  * Shared reads for one SQLite connection. In WAL mode every statement outside a transaction takes
@@ -15,9 +16,7 @@ import type Database from 'better-sqlite3';
  */
 export class ReadBatch {
   readonly #db: Database.Database;
-  readonly #maxBatch: number;
-  #queue: PendingRead[] = [];
-  #scheduled = false;
+  readonly #queue: TurnQueue<PendingRead>;
   readonly #begin: Database.Statement;
   readonly #commit: Database.Statement;
   /** Batches run inside one read transaction so far (for tests). */
@@ -25,30 +24,17 @@ export class ReadBatch {
 
   constructor(db: Database.Database, options: { maxBatch?: number } = {}) {
     this.#db = db;
-    this.#maxBatch = options.maxBatch ?? 256;
+    this.#queue = new TurnQueue((batch) => this.#flush(batch), options.maxBatch ?? 256);
     this.#begin = db.prepare('BEGIN');
     this.#commit = db.prepare('COMMIT');
   }
 
   /** Runs `read` with the reads of the same turn; resolves with what it returned. */
   run<T>(read: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ read, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.#scheduled) {
-        this.#scheduled = true;
-        setImmediate(() => this.#flush());
-      }
-    });
+    return new Promise<T>((resolve, reject) => this.#queue.push({ read, resolve: resolve as (value: unknown) => void, reject }));
   }
 
-  #flush(): void {
-    this.#scheduled = false;
-    const batch = this.#queue.length <= this.#maxBatch ? this.#queue : this.#queue.slice(0, this.#maxBatch);
-    this.#queue = batch === this.#queue ? [] : this.#queue.slice(this.#maxBatch);
-    if (this.#queue.length > 0) {
-      this.#scheduled = true;
-      setImmediate(() => this.#flush());
-    }
+  #flush(batch: PendingRead[]): void {
     // One read gains nothing from a transaction; inside someone else's, reads simply join it.
     let own = false;
     try {
