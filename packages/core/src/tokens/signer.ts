@@ -21,6 +21,8 @@ export function webCryptoSigner(): Ed25519Signer {
   };
 }
 
+const utf8 = new TextEncoder();
+
 /**
  * A compact JWS (RFC 7515) with an EdDSA signature: base64url header and payload, signed by
  * `signer`. Only the assembly is done here; the claims are the caller's, and tokens are checked
@@ -28,6 +30,6 @@ export function webCryptoSigner(): Ed25519Signer {
  */
 export async function signCompactJws(header: Record<string, unknown>, payload: Record<string, unknown>, key: Ed25519Key, signer: Ed25519Signer): Promise<string> {
   const input = `${base64url.encode(JSON.stringify(header))}.${base64url.encode(JSON.stringify(payload))}`;
-  const signature = await signer.sign(key, new TextEncoder().encode(input));
+  const signature = await signer.sign(key, utf8.encode(input));
   return `${input}.${base64url.encode(signature)}`;
 }
