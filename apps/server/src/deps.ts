@@ -39,7 +39,7 @@ import {
   type PeerDirectory,
   type PeerLookup,
 } from '@strongroom/core';
-import { Argon2Hasher, FsBlobStore, HttpPeers, JsonLogger, cryptoRandom, systemClock, OidcRelyingParty, nodeEd25519Signer } from '@strongroom/adapters-node';
+import { Argon2Hasher, FsBlobStore, HttpPeers, JsonLogger, cryptoRandom, systemClock, OidcRelyingParty, platformEd25519Signer } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
 import type { Config } from './config.js';
@@ -114,7 +114,7 @@ export interface Platform {
   readonly peers?: PeerDirectory & PeerLookup;
 }
 
-export const nodePlatform = (): Platform => ({ clock: systemClock, random: cryptoRandom, logger: new JsonLogger(), hasher: new Argon2Hasher(), signer: nodeEd25519Signer() });
+export const nodePlatform = (): Platform => ({ clock: systemClock, random: cryptoRandom, logger: new JsonLogger(), hasher: new Argon2Hasher(), signer: platformEd25519Signer() });
 
 /** Opens the configured database (SQLite under the data dir by default), migrating it forward. */
 export async function openStores(config: Config): Promise<Stores> {
@@ -152,7 +152,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   });
   const keyRing = new KeyRing({ store: stores.accounts, clock, random, graceMs: config.keyGraceMs });
   await keyRing.init();
-  const tokens = new AccessTokens({ keyRing, clock, random, issuer: config.baseUrl, signer: platform.signer ?? nodeEd25519Signer() });
+  const tokens = new AccessTokens({ keyRing, clock, random, issuer: config.baseUrl, signer: platform.signer ?? platformEd25519Signer() });
   const sessions = new SessionService({
     ledger: stores.accounts,
     cohorts: stores.accounts,

@@ -7,4 +7,4 @@ export { OidcRelyingParty } from './oidc-relying-party.js';
 export type { OidcRelyingPartyOptions } from './oidc-relying-party.js';
 export { HttpPeers } from './http-peers.js';
 export type { HttpPeersOptions } from './http-peers.js';
-export { nodeEd25519Signer } from './ed25519-signer.js';
+export { nodeEd25519Signer, sodiumEd25519Signer, platformEd25519Signer } from './ed25519-signer.js';
