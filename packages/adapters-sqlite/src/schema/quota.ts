@@ -57,9 +57,14 @@ export const uploadSessions = sqliteTable(
     createdAt: integer('created_at').notNull(),
     expiresAt: integer('expires_at').notNull(),
   },
-  (t) => [index('upload_sessions_payer_idx').on(t.payerId, t.expiresAt),
+  // Every lookup by payer asks for open sessions only, so the partial index is the only payer index:
+  // each opening then updates one payer index, not two. Most sessions have no album, and those are
+  // left out of the album index (a lookup by album id implies one).
+  (t) => [
     index('upload_sessions_open_payer_idx').on(t.payerId, t.expiresAt).where(OPEN_ONLY),
-    index('upload_sessions_album_idx').on(t.albumId), index('upload_sessions_expiry_idx').on(t.expiresAt)],
+    index('upload_sessions_album_idx').on(t.albumId).where(sql`album_id IS NOT NULL`),
+    index('upload_sessions_expiry_idx').on(t.expiresAt),
+  ],
 );
 
 export const assets = sqliteTable(
