@@ -1,4 +1,5 @@
-import { base64url, importJWK, type CryptoKey } from 'jose';
+import { importJWK, type CryptoKey } from 'jose';
+import { toBase64url, utf8, utf8ToBase64url } from '../encoding/bytes.js';
 import type { Ed25519Key, Ed25519Signer } from '../ports/signer.js';
 
 /**
@@ -21,15 +22,13 @@ export function webCryptoSigner(): Ed25519Signer {
   };
 }
 
-const utf8 = new TextEncoder();
-
 /**
  * A compact JWS (RFC 7515) with an EdDSA signature: base64url header and payload, signed by
  * `signer`. Only the assembly is done here; the claims are the caller's, and tokens are checked
  * with jose's `jwtVerify` like any other.
  */
 export async function signCompactJws(header: Record<string, unknown>, payload: Record<string, unknown>, key: Ed25519Key, signer: Ed25519Signer): Promise<string> {
-  const input = `${base64url.encode(JSON.stringify(header))}.${base64url.encode(JSON.stringify(payload))}`;
-  const signature = await signer.sign(key, utf8.encode(input));
-  return `${input}.${base64url.encode(signature)}`;
+  const input = `${utf8ToBase64url(JSON.stringify(header))}.${utf8ToBase64url(JSON.stringify(payload))}`;
+  const signature = await signer.sign(key, utf8(input));
+  return `${input}.${toBase64url(signature)}`;
 }
