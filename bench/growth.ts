@@ -228,8 +228,8 @@ function pgBatchedStatements(v: { sessionId: string; tokenHash: string; hot: str
             WHERE sessions.id = d.id AND sessions.closed_at IS NULL`,
     },
     {
-      name: 'batched: devices of a turn',
-      sql: `SELECT * FROM directory_devices WHERE (account_id, device_id) IN (SELECT * FROM unnest(${arr([v.hot, v.hot])}, ${arr(['bench', 'other'])}))`,
+      name: 'batched: device listing instants of a turn',
+      sql: `SELECT account_id, device_id, added_at FROM directory_devices WHERE (account_id, device_id) IN (SELECT * FROM unnest(${arr([v.hot, v.hot])}, ${arr(['bench', 'other'])}))`,
     },
     {
       name: 'grouped openings: lock, expire, look up hashes',

@@ -25,24 +25,24 @@ const deviceKey = (accountId: string, deviceId: string) => `${accountId}\u0000${
  * two first publications racing then see each other instead of both "fixing" an anchor.
  */
 export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeStore {
-  /** Every upload checks its device: the checks of one turn share one statement. */
-  readonly #device: StatementBatch<{ accountId: string; deviceId: string }, DeviceEntry | null>;
+  /** Every write checks its device (when it was listed): the checks of one turn share one statement. */
+  readonly #addedAt: StatementBatch<{ accountId: string; deviceId: string }, number | null>;
 
   constructor(readonly db: PgDb) {
     const many = db
-      .select()
+      .select({ accountId: directoryDevices.accountId, deviceId: directoryDevices.deviceId, addedAt: directoryDevices.addedAt })
       .from(directoryDevices)
       .where(
         sql`(${directoryDevices.accountId}, ${directoryDevices.deviceId}) IN
             (SELECT * FROM unnest(${sql.placeholder('accounts')}::text[], ${sql.placeholder('devices')}::text[]))`,
       )
-      .prepare('sr_directory_device_many');
-    this.#device = new StatementBatch(async (keys) => {
+      .prepare('sr_directory_device_added_many');
+    this.#addedAt = new StatementBatch(async (keys) => {
       // PostgreSQL refuses NUL in text, and one refused parameter would fail the whole batch: such
       // an id names no stored device, so it is answered "none" without asking.
       const asked = keys.filter((k) => !k.deviceId.includes('\u0000') && !k.accountId.includes('\u0000'));
       const rows = asked.length === 0 ? [] : await many.execute({ accounts: asked.map((k) => k.accountId), devices: asked.map((k) => k.deviceId) });
-      const found = new Map(rows.map((r) => [deviceKey(r.accountId, r.deviceId), deviceFromRow(r)]));
+      const found = new Map(rows.map((r) => [deviceKey(r.accountId, r.deviceId), r.addedAt]));
       return keys.map((k) => found.get(deviceKey(k.accountId, k.deviceId)) ?? null);
     });
   }
@@ -94,7 +94,17 @@ export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeSt
   }
 
   async findDevice(accountId: string, deviceId: string): Promise<DeviceEntry | null> {
-    return this.#device.run({ accountId, deviceId });
+    // PostgreSQL refuses NUL in text; such an id names no stored device.
+    if (accountId.includes('\u0000') || deviceId.includes('\u0000')) return null;
+    const [r] = await this.db
+      .select()
+      .from(directoryDevices)
+      .where(and(eq(directoryDevices.accountId, accountId), eq(directoryDevices.deviceId, deviceId)));
+    return r ? deviceFromRow(r) : null;
+  }
+
+  async findDeviceAddedAt(accountId: string, deviceId: string): Promise<number | null> {
+    return this.#addedAt.run({ accountId, deviceId });
   }
 
   async findIdentityAnchor(accountId: string): Promise<Uint8Array | null> {

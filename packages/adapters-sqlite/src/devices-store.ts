@@ -24,7 +24,8 @@ export class SqliteDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
   readonly #db: BetterSQLite3Database;
 
   readonly #findDevice: Database.Statement<[string, string], typeof directoryDevices.$inferSelect>;
-  /** The device lookup runs on every upload: it shares the turn's read lock (read-batch.ts). */
+  readonly #addedAt: Database.Statement<[string, string], number>;
+  /** The write gate's lookup runs on every upload: it shares the turn's read lock (read-batch.ts). */
   readonly #reads: ReadBatch;
 
   constructor(sqlite: Database.Database) {
@@ -32,6 +33,7 @@ export class SqliteDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
     this.#findDevice = sqlite.prepare(
       'SELECT account_id AS accountId, device_id AS deviceId, position, ed25519, mldsa65, added_at AS addedAt FROM directory_devices WHERE account_id = ? AND device_id = ?',
     );
+    this.#addedAt = sqlite.prepare<[string, string], number>('SELECT added_at FROM directory_devices WHERE account_id = ? AND device_id = ?').pluck();
     this.#db = drizzle(sqlite);
   }
 
@@ -68,9 +70,12 @@ export class SqliteDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
   }
 
   async findDevice(accountId: string, deviceId: string): Promise<DeviceEntry | null> {
-    // Every write asks this (the write guard), so the statement is prepared once.
-    const r = await this.#reads.run(() => this.#findDevice.get(accountId, deviceId));
+    const r = this.#findDevice.get(accountId, deviceId);
     return r ? deviceFromRow(r) : null;
+  }
+
+  async findDeviceAddedAt(accountId: string, deviceId: string): Promise<number | null> {
+    return (await this.#reads.run(() => this.#addedAt.get(accountId, deviceId))) ?? null;
   }
 
   async findIdentityAnchor(accountId: string): Promise<Uint8Array | null> {

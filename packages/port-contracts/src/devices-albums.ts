@@ -67,6 +67,18 @@ export function describeDeviceStoreContract(adapter: string, setup: Setup): void
         expect(await s.findDevice(a, 'phone')).toBeNull();
         expect(await s.findDevice(a, 'tablet')).toEqual(device('tablet', 30));
       }));
+    it("answers when a device was listed, for the write gate, from the current directory only", () =>
+      using(setup, async (ports) => {
+        const s = ports.devices;
+        const a = await withAccount(ports);
+        const b = await withAccount(ports);
+        expect(await s.findDeviceAddedAt(a, 'phone')).toBeNull();
+        await s.publishDirectory(directory(a, { seq: 1, devices: [device('phone', 11), device('laptop', 12)] }));
+        // Asked together, as the requests of one turn do, and one of them for another account.
+        expect(await Promise.all([s.findDeviceAddedAt(a, 'laptop'), s.findDeviceAddedAt(a, 'phone'), s.findDeviceAddedAt(b, 'phone'), s.findDeviceAddedAt(a, 'tablet')])).toEqual([12, 11, null, null]);
+        await s.publishDirectory(directory(a, { seq: 2, devices: [device('tablet', 30)] }));
+        expect(await Promise.all([s.findDeviceAddedAt(a, 'phone'), s.findDeviceAddedAt(a, 'tablet')])).toEqual([null, 30]);
+      }));
     it('keeps accounts apart', () =>
       using(setup, async (ports) => {
         const a = await withAccount(ports);

@@ -35,10 +35,10 @@ export class AlbumWriteGuard implements WriteGuard {
   }
 
   async checkWrite(context: WriteContext, now: number): Promise<Result<void, WriteRefusal>> {
-    const device = await guard('error.store.unavailable', 'reading the device directory', () =>
-      this.#d.directories.findDevice(context.deviceAccountId ?? context.accountId, context.deviceId),
+    const addedAt = await guard('error.store.unavailable', 'reading the device directory', () =>
+      this.#d.directories.findDeviceAddedAt(context.deviceAccountId ?? context.accountId, context.deviceId),
     );
-    if (!isDeviceActive(device, now)) {
+    if (!isDeviceActive(addedAt === null ? null : { addedAt }, now)) {
       return refuse('error.device.unknown', 'This device is not listed (or not yet active) in the account\'s published directory.');
     }
     if (context.albumId === null) return ok(undefined);

@@ -83,7 +83,7 @@ export function acceptDirectory(
 }
 
 /** A device may write once listed with `added_at` (unix seconds) not after the server's clock. */
-export function isDeviceActive(device: DeviceEntry | null, now: number): device is DeviceEntry {
+export function isDeviceActive<D extends Pick<DeviceEntry, 'addedAt'>>(device: D | null, now: number): device is D {
   return device !== null && device.addedAt * 1000 <= now;
 }
 

@@ -31,6 +31,12 @@ export interface DeviceDirectoryStore {
   publishDirectory(directory: DirectoryRecord): Promise<PublishOutcome>;
   findDirectory(accountId: string): Promise<DirectoryRecord | null>;
   findDevice(accountId: string, deviceId: string): Promise<DeviceEntry | null>;
+  /**
+   * When the device was listed (`addedAt`, unix seconds), or null when the account's directory
+   * does not list it. The write gate asks this on every write; it needs no keys, and reading the
+   * ML-DSA key (about 2 KB) on every upload cost more than the rest of the lookup.
+   */
+  findDeviceAddedAt(accountId: string, deviceId: string): Promise<number | null>;
   /** The identity key fixed by the first accepted directory; null before any. */
   findIdentityAnchor(accountId: string): Promise<Uint8Array | null>;
 }

@@ -22,6 +22,9 @@ export class MemoryDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
   async findDevice(accountId: string, deviceId: string): Promise<DeviceEntry | null> {
     return this.directories.get(accountId)?.devices.find((d) => d.deviceId === deviceId) ?? null;
   }
+  async findDeviceAddedAt(accountId: string, deviceId: string): Promise<number | null> {
+    return (await this.findDevice(accountId, deviceId))?.addedAt ?? null;
+  }
   async findIdentityAnchor(accountId: string): Promise<Uint8Array | null> {
     return this.directories.get(accountId)?.identityKey ?? null;
   }
