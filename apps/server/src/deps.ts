@@ -106,7 +106,7 @@ export interface Platform {
   readonly random: Random;
   readonly logger: Logger;
   readonly hasher: PasswordHasher;
-  /** Access-token signatures; node:crypto's synchronous Ed25519 unless a test brings another. */
+  /** Access-token signatures; libsodium's Ed25519 (node:crypto where it will not load) unless a test brings another. */
   readonly signer?: Ed25519Signer;
   /** Replaces the OpenID relying party built from the configuration (tests). */
   readonly identityProvider?: IdentityProvider;

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { closeSync, fsync, fsyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { TurnQueue } from './turn-queue.js';
+import { perConnection, TurnQueue } from './turn-queue.js';
 
 /**
  * Group commit for one SQLite connection. With `synchronous = FULL` every COMMIT waits for an
@@ -205,14 +205,5 @@ interface Pending {
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
-const perConnection = new WeakMap<Database.Database, GroupCommit>();
-
 /** The one group commit of a connection (every store on it must share it to share the fsync). */
-export function groupCommitOf(db: Database.Database): GroupCommit {
-  let g = perConnection.get(db);
-  if (!g) {
-    g = new GroupCommit(db);
-    perConnection.set(db, g);
-  }
-  return g;
-}
+export const groupCommitOf = perConnection((db) => new GroupCommit(db));

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { TurnQueue } from './turn-queue.js';
+import { perConnection, TurnQueue } from './turn-queue.js';
 
 /**
  * Shared reads for one SQLite connection. In WAL mode every statement outside a transaction takes
@@ -76,14 +76,5 @@ interface PendingRead {
   reject: (error: unknown) => void;
 }
 
-const perConnection = new WeakMap<Database.Database, ReadBatch>();
-
 /** The read batch of a connection: every store over it shares one, as they share its locks. */
-export function readBatchOf(db: Database.Database): ReadBatch {
-  let batch = perConnection.get(db);
-  if (!batch) {
-    batch = new ReadBatch(db);
-    perConnection.set(db, batch);
-  }
-  return batch;
-}
+export const readBatchOf = perConnection((db) => new ReadBatch(db));

@@ -1,3 +1,5 @@
+import type Database from 'better-sqlite3';
+
 /**
  * What the group commit and the read batch share: items handed in during one turn of the event
  * loop are passed on together at the start of the next (setImmediate, after this turn's I/O
@@ -30,4 +32,20 @@ export class TurnQueue<T> {
     }
     this.flush(batch);
   }
+}
+
+/**
+ * One `T` per connection, made on first use: the stores over a connection share its group commit
+ * and its read batch, as they share its locks.
+ */
+export function perConnection<T>(make: (db: Database.Database) => T): (db: Database.Database) => T {
+  const made = new WeakMap<Database.Database, T>();
+  return (db) => {
+    let one = made.get(db);
+    if (one === undefined) {
+      one = make(db);
+      made.set(db, one);
+    }
+    return one;
+  };
 }
