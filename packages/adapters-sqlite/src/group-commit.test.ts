@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GroupCommit } from './group-commit.js';
+import { ReadBatch } from './read-batch.js';
+import { Arrivals } from './turn-queue.js';
 
 describe('GroupCommit', () => {
   let dir: string;
@@ -92,6 +94,30 @@ describe('GroupCommit', () => {
     expect(order).toEqual([1, 2, 3]);
     expect(ids()).toEqual([1, 2, 3, 11, 12, 13]);
     expect(group.commits).toBe(2);
+  });
+
+  it('while reads keep arriving on the connection, writes of several turns share one commit', async () => {
+    const arrivals = new Arrivals();
+    const held = new GroupCommit(db, { arrivals, holdMs: 60_000 });
+    const reads = new ReadBatch(db, { arrivals });
+    const turn = () => new Promise<void>((r) => setImmediate(r));
+    let reading = true;
+    // A steady trickle of reads: one per turn, as a loaded server's GETs would bring.
+    const readLoop = (async () => {
+      while (reading) await reads.run(() => ids().length);
+    })();
+    const writes = [held.run(insert(1, 'a'))];
+    await turn();
+    writes.push(held.run(insert(2, 'b')));
+    await turn();
+    writes.push(held.run(insert(3, 'c')));
+    await turn();
+    expect(held.commits).toBe(0);
+    reading = false;
+    await readLoop;
+    await Promise.all(writes);
+    expect(held.commits).toBe(1);
+    expect(ids()).toEqual([1, 2, 3]);
   });
 
   describe('the WAL fsync off the event loop', () => {

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { perConnection, TurnQueue } from './turn-queue.js';
+import { arrivalsOf, perConnection, TurnQueue, type Arrivals } from './turn-queue.js';
 
 /**
  * Shared reads for one SQLite connection. In WAL mode every statement outside a transaction takes
@@ -22,9 +22,10 @@ export class ReadBatch {
   /** Batches run inside one read transaction so far (for tests). */
   shared = 0;
 
-  constructor(db: Database.Database, options: { maxBatch?: number } = {}) {
+  /** `arrivals`: the connection's, which every read adds to (the group commit's hold watches it). */
+  constructor(db: Database.Database, options: { maxBatch?: number; arrivals?: Arrivals } = {}) {
     this.#db = db;
-    this.#queue = new TurnQueue((batch) => this.#flush(batch), options.maxBatch ?? 256);
+    this.#queue = new TurnQueue((batch) => this.#flush(batch), { maxBatch: options.maxBatch ?? 256, arrivals: options.arrivals });
     this.#begin = db.prepare('BEGIN');
     this.#commit = db.prepare('COMMIT');
   }
@@ -77,4 +78,4 @@ interface PendingRead {
 }
 
 /** The read batch of a connection: every store over it shares one, as they share its locks. */
-export const readBatchOf = perConnection((db) => new ReadBatch(db));
+export const readBatchOf = perConnection((db) => new ReadBatch(db, { arrivals: arrivalsOf(db) }));
