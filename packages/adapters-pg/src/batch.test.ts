@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { StatementBatch } from './batch.js';
+import { Arrivals, arrivalsOf, StatementBatch } from './batch.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 
@@ -109,5 +109,63 @@ describe('StatementBatch with maxInFlight', () => {
     await expect(batch.run(1)).rejects.toThrow('deadlock');
     fail = false;
     expect(await batch.run(2)).toBe(2);
+  });
+
+  describe('holding a write batch while the pool is busy', () => {
+    /** Another batch on the same pool, called once a turn until stopped: a loaded server's reads. */
+    function readsKeepArriving(arrivals: Arrivals): { stop(): void } {
+      const reads = new StatementBatch<number, number>(async (xs) => xs, { arrivals });
+      let on = true;
+      void (async () => {
+        while (on) await reads.run(0);
+      })();
+      return { stop: () => (on = false) };
+    }
+
+    it('an idle pool sends at the next turn, hold or not', async () => {
+      const seen: (readonly number[])[] = [];
+      const batch = new StatementBatch<number, number>(async (xs) => (seen.push(xs), xs), { arrivals: new Arrivals(), holdMs: 60_000 });
+      const answer = batch.run(1);
+      await tick();
+      expect(seen).toEqual([[1]]);
+      expect(await answer).toBe(1);
+    });
+
+    it('while other calls keep arriving, writes of several turns go out as one statement', async () => {
+      const arrivals = new Arrivals();
+      const seen: (readonly number[])[] = [];
+      const writes = new StatementBatch<number, number>(async (xs) => (seen.push(xs), xs), { arrivals, holdMs: 60_000 });
+      const busy = readsKeepArriving(arrivals);
+      const answers = [writes.run(1)];
+      await tick();
+      answers.push(writes.run(2));
+      await tick();
+      answers.push(writes.run(3));
+      await tick();
+      expect(seen).toEqual([]);
+      busy.stop();
+      expect(await Promise.all(answers)).toEqual([1, 2, 3]);
+      expect(seen).toEqual([[1, 2, 3]]);
+    });
+
+    it('never holds longer than holdMs, however busy the pool stays', async () => {
+      const arrivals = new Arrivals();
+      const writes = new StatementBatch<number, number>(async (xs) => xs, { arrivals, holdMs: 20 });
+      const busy = readsKeepArriving(arrivals);
+      try {
+        const start = performance.now();
+        await writes.run(1);
+        expect(performance.now() - start).toBeGreaterThanOrEqual(20);
+        expect(performance.now() - start).toBeLessThan(1_000);
+      } finally {
+        busy.stop();
+      }
+    });
+
+    it('every batch over one database handle shares its arrivals', () => {
+      const db = {};
+      expect(arrivalsOf(db)).toBe(arrivalsOf(db));
+      expect(arrivalsOf({})).not.toBe(arrivalsOf(db));
+    });
   });
 });

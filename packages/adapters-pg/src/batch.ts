@@ -12,8 +12,31 @@
  * - At most `maxBatch` calls per statement; a longer queue is split.
  * - At most `maxInFlight` batches at once (unlimited by default). A batch that holds row locks
  *   until its COMMIT runs alone: a second one for the same rows would only wait, while what
- *   arrives meanwhile can all join the next batch instead.
+ *   arrives meanwhile can all join the next batch instead. * - With `holdMs` and the pool's `arrivals`, a batch whose first call came while the process was
+ *   busy waits, turn after turn, as long as new calls keep arriving on the pool (at most `holdMs`),
+ *   so that more calls share its statement, its round trip and, for a write, its commit and the
+ *   WAL flush behind it. An idle process sends at the next turn, as without a hold.
  */
+/** Calls handed to one pool's batches so far: a hold that sees this move knows work is still arriving. */
+export class Arrivals {
+  count = 0;
+}
+
+const poolArrivals = new WeakMap<object, Arrivals>();
+/** The arrivals of one database handle, shared by every batch over it. */
+export function arrivalsOf(db: object): Arrivals {
+  let a = poolArrivals.get(db);
+  if (a === undefined) poolArrivals.set(db, (a = new Arrivals()));
+  return a;
+}
+
+/**
+ * How long a loaded server holds a write batch for more writes to join it (ms). Each write batch
+ * is its own transaction, and each commit is a WAL flush the database pays for; see the SQLite
+ * adapter's WRITE_HOLD_MS for the measurement behind the figure.
+ */
+export const WRITE_HOLD_MS = 2;
+
 export class StatementBatch<I, O> {
   readonly #exec: (inputs: readonly I[]) => Promise<readonly O[]>;
   readonly #maxBatch: number;
@@ -21,21 +44,48 @@ export class StatementBatch<I, O> {
   #queue: Waiting<I, O>[] = [];
   #scheduled = false;
   #inFlight = 0;
+  readonly #arrivals: Arrivals | null;
+  readonly #holdMs: number;
+  /** When the queue's oldest call arrived, and the arrivals count at the last look. */
+  #since = 0;
+  #seen = 0;
   /** Statements run so far (for tests). */
   statements = 0;
 
   /** `exec` answers `inputs[i]` with `outputs[i]`, for every i. */
-  constructor(exec: (inputs: readonly I[]) => Promise<readonly O[]>, options: { maxBatch?: number; maxInFlight?: number } = {}) {
+  constructor(
+    exec: (inputs: readonly I[]) => Promise<readonly O[]>,
+    options: { maxBatch?: number; maxInFlight?: number; arrivals?: Arrivals; holdMs?: number } = {},
+  ) {
     this.#exec = exec;
     this.#maxBatch = options.maxBatch ?? 256;
     this.#maxInFlight = options.maxInFlight ?? Infinity;
+    this.#arrivals = options.arrivals ?? null;
+    this.#holdMs = options.holdMs ?? 0;
   }
 
   run(input: I): Promise<O> {
+    if (this.#arrivals) {
+      this.#arrivals.count++;
+      if (this.#queue.length === 0) {
+        this.#since = performance.now();
+        this.#seen = this.#arrivals.count;
+      }
+    }
     return new Promise<O>((resolve, reject) => {
       this.#queue.push({ input, resolve, reject });
       this.#schedule();
     });
+  }
+
+  /** Hold on for another turn? Only while calls keep arriving, the batch has room, and time is left. */
+  #holding(): boolean {
+    const arrivals = this.#arrivals;
+    if (arrivals === null || this.#holdMs <= 0) return false;
+    if (arrivals.count === this.#seen || this.#queue.length >= this.#maxBatch) return false;
+    if (performance.now() - this.#since >= this.#holdMs) return false;
+    this.#seen = arrivals.count;
+    return true;
   }
 
   #schedule(): void {
@@ -46,6 +96,10 @@ export class StatementBatch<I, O> {
   }
 
   #flush(): void {
+    if (this.#holding()) {
+      setImmediate(() => this.#flush());
+      return;
+    }
     this.#scheduled = false;
     while (this.#queue.length > 0 && this.#inFlight < this.#maxInFlight) {
       const batch = this.#queue.splice(0, this.#maxBatch);

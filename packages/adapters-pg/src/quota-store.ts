@@ -29,7 +29,7 @@ import {
 } from '@strongroom/core';
 import { quotaAccountFromRow, sqlStringList } from '@strongroom/sql-common';
 import { rowsOf, type PgDb } from './db.js';
-import { StatementBatch } from './batch.js';
+import { arrivalsOf, StatementBatch, WRITE_HOLD_MS } from './batch.js';
 import { assetBlobs, assets, blobs, federatedRefs, quotaAccounts, uploadSessions } from './schema/quota.js';
 
 type AccountRow = typeof quotaAccounts.$inferSelect;
@@ -166,7 +166,11 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   readonly #opens: StatementBatch<Opening, Opened>;
 
   constructor(readonly db: PgDb) {
-    this.#opens = new StatementBatch((openings) => this.#openGroups(openings), { maxInFlight: MAX_OPEN_GROUPS_IN_FLIGHT });
+    this.#opens = new StatementBatch((openings) => this.#openGroups(openings), {
+      maxInFlight: MAX_OPEN_GROUPS_IN_FLIGHT,
+      arrivals: arrivalsOf(db),
+      holdMs: WRITE_HOLD_MS,
+    });
   }
 
   /**
