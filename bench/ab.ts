@@ -40,6 +40,7 @@ try {
   const ratios: Record<'here' | 'there', number[]> = { here: [], there: [] };
   const rps: Record<'here' | 'there', number[]> = { here: [], there: [] };
   const cpu: Record<'here' | 'there', number[]> = { here: [], there: [] };
+  const p99: Record<'here' | 'there', number[]> = { here: [], there: [] };
   const servers = { here, there };
   for (let i = 0; i < ROUNDS; i++) {
     // Alternate which goes first, so neither always runs on the warmer machine.
@@ -51,6 +52,7 @@ try {
       if (before !== null && after !== null && r.ok > 0) cpu[side].push((after - before) / r.ok);
       ratios[side].push(r.rps / b.rps);
       rps[side].push(r.rps);
+      p99[side].push(r.p99);
     }
   }
   console.log(`${scenario.name}: ${ROUNDS} alternating rounds of ${SECONDS} s, each after a bare-route run`);
@@ -59,7 +61,8 @@ try {
     console.log(
       `${label.padEnd(24)} median ${Math.round(median(rps[side]))} req/s, ratio ${(median(ratios[side]) * 100).toFixed(1)} % ` +
         `(rounds: ${ratios[side].map((x) => (x * 100).toFixed(1)).join(' ')}; req/s: ${rps[side].map((x) => Math.round(x)).join(' ')})` +
-        (cpu[side].length > 0 ? `; server CPU per request: median ${median(cpu[side]).toFixed(1)} µs (${cpu[side].map((x) => x.toFixed(1)).join(' ')})` : ''),
+        (cpu[side].length > 0 ? `; server CPU per request: median ${median(cpu[side]).toFixed(1)} µs (${cpu[side].map((x) => x.toFixed(1)).join(' ')})` : '') +
+        `; p99 ms: ${p99[side].join(' ')}`,
     );
   }
 } finally {

@@ -1,3 +1,7 @@
+import { Arrivals, BatchHold } from '@strongroom/sql-common';
+
+export { Arrivals, WRITE_HOLD_MS } from '@strongroom/sql-common';
+
 /**
  * One statement for the calls of one turn of the event loop. On PostgreSQL each statement is a round
  * trip: a write to the socket, a wake-up of the backend, a reply to parse. Under load most of a hot
@@ -17,11 +21,6 @@
  *   so that more calls share its statement, its round trip and, for a write, its commit and the
  *   WAL flush behind it. An idle process sends at the next turn, as without a hold.
  */
-/** Calls handed to one pool's batches so far: a hold that sees this move knows work is still arriving. */
-export class Arrivals {
-  count = 0;
-}
-
 const poolArrivals = new WeakMap<object, Arrivals>();
 /** The arrivals of one database handle, shared by every batch over it. */
 export function arrivalsOf(db: object): Arrivals {
@@ -30,13 +29,6 @@ export function arrivalsOf(db: object): Arrivals {
   return a;
 }
 
-/**
- * How long a loaded server holds a write batch for more writes to join it (ms). Each write batch
- * is its own transaction, and each commit is a WAL flush the database pays for; see the SQLite
- * adapter's WRITE_HOLD_MS for the measurement behind the figure.
- */
-export const WRITE_HOLD_MS = 2;
-
 export class StatementBatch<I, O> {
   readonly #exec: (inputs: readonly I[]) => Promise<readonly O[]>;
   readonly #maxBatch: number;
@@ -44,11 +36,7 @@ export class StatementBatch<I, O> {
   #queue: Waiting<I, O>[] = [];
   #scheduled = false;
   #inFlight = 0;
-  readonly #arrivals: Arrivals | null;
-  readonly #holdMs: number;
-  /** When the queue's oldest call arrived, and the arrivals count at the last look. */
-  #since = 0;
-  #seen = 0;
+  readonly #hold: BatchHold;
   /** Statements run so far (for tests). */
   statements = 0;
 
@@ -60,32 +48,15 @@ export class StatementBatch<I, O> {
     this.#exec = exec;
     this.#maxBatch = options.maxBatch ?? 256;
     this.#maxInFlight = options.maxInFlight ?? Infinity;
-    this.#arrivals = options.arrivals ?? null;
-    this.#holdMs = options.holdMs ?? 0;
+    this.#hold = new BatchHold(options.arrivals ?? null, options.holdMs);
   }
 
   run(input: I): Promise<O> {
-    if (this.#arrivals) {
-      this.#arrivals.count++;
-      if (this.#queue.length === 0) {
-        this.#since = performance.now();
-        this.#seen = this.#arrivals.count;
-      }
-    }
+    this.#hold.arrived(this.#queue.length === 0);
     return new Promise<O>((resolve, reject) => {
       this.#queue.push({ input, resolve, reject });
       this.#schedule();
     });
-  }
-
-  /** Hold on for another turn? Only while calls keep arriving, the batch has room, and time is left. */
-  #holding(): boolean {
-    const arrivals = this.#arrivals;
-    if (arrivals === null || this.#holdMs <= 0) return false;
-    if (arrivals.count === this.#seen || this.#queue.length >= this.#maxBatch) return false;
-    if (performance.now() - this.#since >= this.#holdMs) return false;
-    this.#seen = arrivals.count;
-    return true;
   }
 
   #schedule(): void {
@@ -96,7 +67,7 @@ export class StatementBatch<I, O> {
   }
 
   #flush(): void {
-    if (this.#holding()) {
+    if (this.#hold.holding(this.#queue.length, this.#maxBatch)) {
       setImmediate(() => this.#flush());
       return;
     }

@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
 import { closeSync, fsync, fsyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { arrivalsOf, perConnection, TurnQueue, type Arrivals } from './turn-queue.js';
+import { WRITE_HOLD_MS, type Arrivals } from '@strongroom/sql-common';
+import { arrivalsOf, perConnection, TurnQueue } from './turn-queue.js';
 
 /**
  * Group commit for one SQLite connection. With `synchronous = FULL` every COMMIT waits for an
@@ -210,15 +211,6 @@ interface Pending {
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
-
-/**
- * How long a loaded server holds a write batch for more writes to join it. Measured on the bench's
- * mixed load (writes about one in ten, so each commit used to carry one or two): an fsync on these
- * virtual disks costs the process about 300 µs of CPU, and a commit of one write costs the same
- * as one of fifty. Holding for 2 ms cut fsyncs from about 900 to about 250 a second there. The
- * hold costs a write at most these 2 ms of latency, and only while other requests keep arriving.
- */
-export const WRITE_HOLD_MS = 2;
 
 /** The one group commit of a connection (every store on it must share it to share the fsync). */
 export const groupCommitOf = perConnection((db) => new GroupCommit(db, { arrivals: arrivalsOf(db), holdMs: WRITE_HOLD_MS }));

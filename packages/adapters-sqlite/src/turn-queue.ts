@@ -1,12 +1,7 @@
 import type Database from 'better-sqlite3';
+import { Arrivals, BatchHold } from '@strongroom/sql-common';
 
-/**
- * Work handed to one connection so far: every read and write queued on it adds one. A queue that
- * sees this move between two looks knows more requests are still coming in.
- */
-export class Arrivals {
-  count = 0;
-}
+export { Arrivals };
 
 export interface TurnQueueOptions {
   /** At most this many items per batch; a longer queue is passed on over the following turns. */
@@ -33,30 +28,19 @@ export interface TurnQueueOptions {
 export class TurnQueue<T> {
   #queue: T[] = [];
   #scheduled = false;
-  /** When the queue's oldest item arrived, and the arrivals count at the last look. */
-  #since = 0;
-  #seen = 0;
   readonly #maxBatch: number;
-  readonly #arrivals: Arrivals | null;
-  readonly #holdMs: number;
+  readonly #hold: BatchHold;
 
   constructor(
     private readonly flush: (batch: T[]) => void,
     options: TurnQueueOptions,
   ) {
     this.#maxBatch = options.maxBatch;
-    this.#arrivals = options.arrivals ?? null;
-    this.#holdMs = options.holdMs ?? 0;
+    this.#hold = new BatchHold(options.arrivals ?? null, options.holdMs);
   }
 
   push(item: T): void {
-    if (this.#arrivals) {
-      this.#arrivals.count++;
-      if (this.#queue.length === 0) {
-        this.#since = performance.now();
-        this.#seen = this.#arrivals.count;
-      }
-    }
+    this.#hold.arrived(this.#queue.length === 0);
     this.#queue.push(item);
     if (!this.#scheduled) {
       this.#scheduled = true;
@@ -65,7 +49,7 @@ export class TurnQueue<T> {
   }
 
   #drain(): void {
-    if (this.#holding()) {
+    if (this.#hold.holding(this.#queue.length, this.#maxBatch)) {
       setImmediate(() => this.#drain());
       return;
     }
@@ -77,16 +61,6 @@ export class TurnQueue<T> {
       setImmediate(() => this.#drain());
     }
     this.flush(batch);
-  }
-
-  /** Hold on for another turn? Only while work keeps arriving, the batch has room, and time is left. */
-  #holding(): boolean {
-    const arrivals = this.#arrivals;
-    if (arrivals === null || this.#holdMs <= 0) return false;
-    if (arrivals.count === this.#seen || this.#queue.length >= this.#maxBatch) return false;
-    if (performance.now() - this.#since >= this.#holdMs) return false;
-    this.#seen = arrivals.count;
-    return true;
   }
 }
 
