@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Arrivals, arrivalsOf, StatementBatch } from './batch.js';
+import { Arrivals } from '@strongroom/sql-common';
+import { arrivalsOf, StatementBatch } from './batch.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 

@@ -1,6 +1,12 @@
 import { Arrivals, BatchHold } from '@strongroom/sql-common';
 
-export { Arrivals, WRITE_HOLD_MS } from '@strongroom/sql-common';
+const poolArrivals = new WeakMap<object, Arrivals>();
+/** The arrivals of one database handle, shared by every batch over it. */
+export function arrivalsOf(db: object): Arrivals {
+  let a = poolArrivals.get(db);
+  if (a === undefined) poolArrivals.set(db, (a = new Arrivals()));
+  return a;
+}
 
 /**
  * One statement for the calls of one turn of the event loop. On PostgreSQL each statement is a round
@@ -16,19 +22,12 @@ export { Arrivals, WRITE_HOLD_MS } from '@strongroom/sql-common';
  * - At most `maxBatch` calls per statement; a longer queue is split.
  * - At most `maxInFlight` batches at once (unlimited by default). A batch that holds row locks
  *   until its COMMIT runs alone: a second one for the same rows would only wait, while what
- *   arrives meanwhile can all join the next batch instead. * - With `holdMs` and the pool's `arrivals`, a batch whose first call came while the process was
+ *   arrives meanwhile can all join the next batch instead.
+ * - With `holdMs` and the pool's `arrivals`, a batch whose first call came while the process was
  *   busy waits, turn after turn, as long as new calls keep arriving on the pool (at most `holdMs`),
  *   so that more calls share its statement, its round trip and, for a write, its commit and the
  *   WAL flush behind it. An idle process sends at the next turn, as without a hold.
  */
-const poolArrivals = new WeakMap<object, Arrivals>();
-/** The arrivals of one database handle, shared by every batch over it. */
-export function arrivalsOf(db: object): Arrivals {
-  let a = poolArrivals.get(db);
-  if (a === undefined) poolArrivals.set(db, (a = new Arrivals()));
-  return a;
-}
-
 export class StatementBatch<I, O> {
   readonly #exec: (inputs: readonly I[]) => Promise<readonly O[]>;
   readonly #maxBatch: number;

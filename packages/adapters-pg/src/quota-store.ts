@@ -27,9 +27,9 @@ import {
   type UploadSessionRecord,
   type UploadSessions,
 } from '@strongroom/core';
-import { quotaAccountFromRow, sqlStringList } from '@strongroom/sql-common';
+import { quotaAccountFromRow, sqlStringList, WRITE_HOLD_MS } from '@strongroom/sql-common';
 import { rowsOf, type PgDb } from './db.js';
-import { arrivalsOf, StatementBatch, WRITE_HOLD_MS } from './batch.js';
+import { arrivalsOf, StatementBatch } from './batch.js';
 import { assetBlobs, assets, blobs, federatedRefs, quotaAccounts, uploadSessions } from './schema/quota.js';
 
 type AccountRow = typeof quotaAccounts.$inferSelect;

@@ -13,7 +13,8 @@ import type {
 } from '@strongroom/core';
 import { cohortSighting } from '@strongroom/core';
 import type { PgDb } from './db.js';
-import { arrivalsOf, distinct, StatementBatch, WRITE_HOLD_MS } from './batch.js';
+import { WRITE_HOLD_MS } from '@strongroom/sql-common';
+import { arrivalsOf, distinct, StatementBatch } from './batch.js';
 import { accounts, deviceCohorts, handles, sessions, signingKeys } from './schema/index.js';
 
 const toAccount = (r: typeof accounts.$inferSelect): AccountRecord => ({ ...r });

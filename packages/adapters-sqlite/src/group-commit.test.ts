@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { GroupCommit } from './group-commit.js';
 import { ReadBatch } from './read-batch.js';
-import { Arrivals } from './turn-queue.js';
+import { Arrivals } from '@strongroom/sql-common';
 
 describe('GroupCommit', () => {
   let dir: string;

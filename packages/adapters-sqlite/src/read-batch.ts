@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import { arrivalsOf, perConnection, TurnQueue, type Arrivals } from './turn-queue.js';
+import type { Arrivals } from '@strongroom/sql-common';
+import { arrivalsOf, perConnection, TurnQueue } from './turn-queue.js';
 
 /**
  * Shared reads for one SQLite connection. In WAL mode every statement outside a transaction takes

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { Arrivals, TurnQueue } from './turn-queue.js';
+import { Arrivals } from '@strongroom/sql-common';
+import { TurnQueue } from './turn-queue.js';
 
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 

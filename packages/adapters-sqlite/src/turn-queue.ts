@@ -1,8 +1,6 @@
 import type Database from 'better-sqlite3';
 import { Arrivals, BatchHold } from '@strongroom/sql-common';
 
-export { Arrivals };
-
 export interface TurnQueueOptions {
   /** At most this many items per batch; a longer queue is passed on over the following turns. */
   readonly maxBatch: number;

@@ -27,7 +27,8 @@ export class BatchHold {
   arrived(first: boolean): void {
     if (this.arrivals === null) return;
     this.arrivals.count++;
-    if (first) {
+    // Only a queue that holds needs to know when its first call came (reads count, never hold).
+    if (first && this.holdMs > 0) {
       this.#since = performance.now();
       this.#seen = this.arrivals.count;
     }
