@@ -8,7 +8,7 @@ import {
   type RevokeAllChallenge,
   type RevokeAllChallengeStore,
 } from '@strongroom/core';
-import { deviceFromRow, directoryFromRows } from '@strongroom/sql-common';
+import { BATCH_HOLD_MS, deviceFromRow, directoryFromRows } from '@strongroom/sql-common';
 import type { PgDb } from './db.js';
 import { arrivalsOf, StatementBatch } from './batch.js';
 import { accounts } from './schema/accounts.js';
@@ -44,7 +44,7 @@ export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeSt
       const rows = asked.length === 0 ? [] : await many.execute({ accounts: asked.map((k) => k.accountId), devices: asked.map((k) => k.deviceId) });
       const found = new Map(rows.map((r) => [deviceKey(r.accountId, r.deviceId), r.addedAt]));
       return keys.map((k) => found.get(deviceKey(k.accountId, k.deviceId)) ?? null);
-    }, { arrivals: arrivalsOf(db) });
+    }, { arrivals: arrivalsOf(db), holdMs: BATCH_HOLD_MS });
   }
 
   async publishDirectory(d: DirectoryRecord): Promise<PublishOutcome> {

@@ -27,7 +27,7 @@ import {
   type UploadSessionRecord,
   type UploadSessions,
 } from '@strongroom/core';
-import { quotaAccountFromRow, sqlStringList, WRITE_HOLD_MS } from '@strongroom/sql-common';
+import { quotaAccountFromRow, sqlStringList, BATCH_HOLD_MS } from '@strongroom/sql-common';
 import { rowsOf, type PgDb } from './db.js';
 import { arrivalsOf, StatementBatch } from './batch.js';
 import { assetBlobs, assets, blobs, federatedRefs, quotaAccounts, uploadSessions } from './schema/quota.js';
@@ -169,7 +169,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
     this.#opens = new StatementBatch((openings) => this.#openGroups(openings), {
       maxInFlight: MAX_OPEN_GROUPS_IN_FLIGHT,
       arrivals: arrivalsOf(db),
-      holdMs: WRITE_HOLD_MS,
+      holdMs: BATCH_HOLD_MS,
     });
   }
 

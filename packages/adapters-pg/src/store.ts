@@ -13,7 +13,7 @@ import type {
 } from '@strongroom/core';
 import { cohortSighting } from '@strongroom/core';
 import type { PgDb } from './db.js';
-import { WRITE_HOLD_MS } from '@strongroom/sql-common';
+import { BATCH_HOLD_MS } from '@strongroom/sql-common';
 import { arrivalsOf, distinct, StatementBatch } from './batch.js';
 import { accounts, deviceCohorts, handles, sessions, signingKeys } from './schema/index.js';
 
@@ -71,12 +71,12 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
     this.#access = new StatementBatch(async (ids) => {
       const found = new Map((await accessMany.execute({ ids: distinct(ids) })).map(({ id, ...access }) => [id, access as SessionAccess]));
       return ids.map((id) => found.get(id) ?? null);
-    }, { arrivals: arrivalsOf(db) });
+    }, { arrivals: arrivalsOf(db), holdMs: BATCH_HOLD_MS });
     const byTokenHashMany = db.select().from(sessions).where(sql`${sessions.tokenHash} = ANY(${sql.placeholder('hs')}::text[])`).prepare('sr_session_by_token_many');
     this.#byTokenHash = new StatementBatch(async (hashes) => {
       const found = new Map((await byTokenHashMany.execute({ hs: distinct(hashes) })).map((r) => [r.tokenHash, toSession(r)]));
       return hashes.map((h) => found.get(h) ?? null);
-    }, { arrivals: arrivalsOf(db) });
+    }, { arrivals: arrivalsOf(db), holdMs: BATCH_HOLD_MS });
     // One UPDATE for the batch; a session refreshed twice in it keeps the later instant.
     this.#issuance = new StatementBatch(async (items) => {
       const latest = new Map<string, number>();
@@ -87,7 +87,7 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
             WHERE ${sessions.id} = d.id AND ${sessions.closedAt} IS NULL`,
       );
       return items.map(() => undefined);
-    }, { arrivals: arrivalsOf(db), holdMs: WRITE_HOLD_MS });
+    }, { arrivals: arrivalsOf(db), holdMs: BATCH_HOLD_MS });
   }
 
   // Accounts

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { closeSync, fsync, fsyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { WRITE_HOLD_MS, type Arrivals } from '@strongroom/sql-common';
+import { BATCH_HOLD_MS, type Arrivals } from '@strongroom/sql-common';
 import { arrivalsOf, perConnection, TurnQueue } from './turn-queue.js';
 
 /**
@@ -213,4 +213,4 @@ interface Pending {
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /** The one group commit of a connection (every store on it must share it to share the fsync). */
-export const groupCommitOf = perConnection((db) => new GroupCommit(db, { arrivals: arrivalsOf(db), holdMs: WRITE_HOLD_MS }));
+export const groupCommitOf = perConnection((db) => new GroupCommit(db, { arrivals: arrivalsOf(db), holdMs: BATCH_HOLD_MS }));

@@ -7,9 +7,9 @@ export class Arrivals {
 }
 
 /**
- * Whether a queued write batch waits another turn of the event loop for more writes to join it.
- * A commit (and, under it, a WAL flush) costs about the same for one write as for fifty, so a
- * loaded server does better to let a batch fill while it serves other requests. The batch waits
+ * Whether a queued batch waits another turn of the event loop for more calls to join it. A commit
+ * (and, under it, a WAL flush) or a round trip to PostgreSQL costs about the same for one call as
+ * for fifty, so a loaded server does better to let a batch fill while it serves other requests. The batch waits
  * only while new calls keep arriving on the handle, only while it has room, and never longer than
  * `holdMs` after its first call; an idle process passes it on at the next turn.
  */
@@ -46,9 +46,15 @@ export class BatchHold {
 }
 
 /**
- * How long a loaded server holds a write batch (ms). Measured on the bench's mixed load (about one
- * write in ten, so most SQLite groups had carried one write): an fsync on those virtual disks cost
- * the server about 300 µs of CPU. Holding for 2 ms cut fsyncs there from about 900 to about 250 a
- * second and server CPU per request by a fifth; a write's answer waits at most these 2 ms more.
+ * How long a loaded server holds a batch (ms): SQLite's write batches (a commit and its WAL flush
+ * each) and every PostgreSQL batch, read or write (a round trip each).
+ * - SQLite, the bench's mixed load (about one write in ten, so most groups had carried one write):
+ *   an fsync on those virtual disks cost the server about 300 µs of CPU. Holding for 2 ms cut
+ *   fsyncs from about 900 to about 250 a second and server CPU per request by a fifth.
+ * - PostgreSQL, the authenticated GET: each round trip costs socket calls on both ends and a wake-up
+ *   of a backend that shares the server's cores. Holding the session reads cut server CPU per
+ *   request by about a sixth.
+ * An answer waits at most these 2 ms more. SQLite's reads do not hold: one more read in a batch
+ * saves nothing there, as it is a call into the same process.
  */
-export const WRITE_HOLD_MS = 2;
+export const BATCH_HOLD_MS = 2;
