@@ -112,8 +112,8 @@ describe('StatementBatch with maxInFlight', () => {
     expect(await batch.run(2)).toBe(2);
   });
 
-  describe('holding a write batch while the pool is busy', () => {
-    /** Another batch on the same pool, called once a turn until stopped: a loaded server's reads. */
+  describe('holding a batch (reads and writes alike) while the pool is busy', () => {
+    /** Another batch on the same pool, called once a turn until stopped: a loaded server's other calls. */
     function readsKeepArriving(arrivals: Arrivals): { stop(): void } {
       const reads = new StatementBatch<number, number>(async (xs) => xs, { arrivals });
       let on = true;
