@@ -47,7 +47,7 @@ export class BatchHold {
 
 /**
  * How long a loaded server holds a batch (ms): SQLite's write batches (a commit and its WAL flush
- * each) and every PostgreSQL batch, read or write (a round trip each).
+ * each) and PostgreSQL's session reads and hot writes (a round trip each).
  * - SQLite, the bench's mixed load (about one write in ten, so most groups had carried one write):
  *   an fsync on those virtual disks cost the server about 300 µs of CPU. Holding for 2 ms cut
  *   fsyncs from about 900 to about 250 a second and server CPU per request by a fifth.
