@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Arrivals } from '@strongroom/sql-common';
-import { arrivalsOf, StatementBatch } from './batch.js';
+import { Arrivals, arrivalsOf } from '@strongroom/sql-common';
+import { StatementBatch } from './batch.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 

@@ -1,12 +1,4 @@
-import { Arrivals, BatchHold } from '@strongroom/sql-common';
-
-const poolArrivals = new WeakMap<object, Arrivals>();
-/** The arrivals of one database handle, shared by every batch over it. */
-export function arrivalsOf(db: object): Arrivals {
-  let a = poolArrivals.get(db);
-  if (a === undefined) poolArrivals.set(db, (a = new Arrivals()));
-  return a;
-}
+import { BatchHold, type Arrivals } from '@strongroom/sql-common';
 
 /**
  * One statement for the calls of one turn of the event loop. On PostgreSQL each statement is a round

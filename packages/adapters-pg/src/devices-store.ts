@@ -8,9 +8,9 @@ import {
   type RevokeAllChallenge,
   type RevokeAllChallengeStore,
 } from '@strongroom/core';
-import { deviceFromRow, directoryFromRows } from '@strongroom/sql-common';
+import { arrivalsOf, deviceFromRow, directoryFromRows } from '@strongroom/sql-common';
 import type { PgDb } from './db.js';
-import { arrivalsOf, StatementBatch } from './batch.js';
+import { StatementBatch } from './batch.js';
 import { accounts } from './schema/accounts.js';
 import { deviceDirectories, directoryDevices, revokeAllChallenges } from './schema/devices-albums.js';
 

@@ -27,9 +27,9 @@ import {
   type UploadSessionRecord,
   type UploadSessions,
 } from '@strongroom/core';
-import { quotaAccountFromRow, sqlStringList, BATCH_HOLD_MS } from '@strongroom/sql-common';
+import { arrivalsOf, BATCH_HOLD_MS, quotaAccountFromRow, sqlStringList } from '@strongroom/sql-common';
 import { rowsOf, type PgDb } from './db.js';
-import { arrivalsOf, StatementBatch } from './batch.js';
+import { StatementBatch } from './batch.js';
 import { assetBlobs, assets, blobs, federatedRefs, quotaAccounts, uploadSessions } from './schema/quota.js';
 
 type AccountRow = typeof quotaAccounts.$inferSelect;

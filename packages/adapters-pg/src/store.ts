@@ -12,9 +12,9 @@ import type {
   SigningKeyStore,
 } from '@strongroom/core';
 import { cohortSighting } from '@strongroom/core';
+import { arrivalsOf, BATCH_HOLD_MS } from '@strongroom/sql-common';
 import type { PgDb } from './db.js';
-import { BATCH_HOLD_MS } from '@strongroom/sql-common';
-import { arrivalsOf, distinct, StatementBatch } from './batch.js';
+import { distinct, StatementBatch } from './batch.js';
 import { accounts, deviceCohorts, handles, sessions, signingKeys } from './schema/index.js';
 
 const toAccount = (r: typeof accounts.$inferSelect): AccountRecord => ({ ...r });

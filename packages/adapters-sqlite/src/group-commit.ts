@@ -1,8 +1,8 @@
 import type Database from 'better-sqlite3';
 import { closeSync, fsync, fsyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { BATCH_HOLD_MS, type Arrivals } from '@strongroom/sql-common';
-import { arrivalsOf, perConnection, TurnQueue } from './turn-queue.js';
+import { arrivalsOf, BATCH_HOLD_MS, type Arrivals } from '@strongroom/sql-common';
+import { perConnection, TurnQueue } from './turn-queue.js';
 
 /**
  * Group commit for one SQLite connection. With `synchronous = FULL` every COMMIT waits for an

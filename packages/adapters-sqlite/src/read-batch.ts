@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { Arrivals } from '@strongroom/sql-common';
-import { arrivalsOf, perConnection, TurnQueue } from './turn-queue.js';
+import { arrivalsOf, type Arrivals } from '@strongroom/sql-common';
+import { perConnection, TurnQueue } from './turn-queue.js';
 
 /**
  * Shared reads for one SQLite connection. In WAL mode every statement outside a transaction takes

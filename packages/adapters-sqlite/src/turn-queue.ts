@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { Arrivals, BatchHold } from '@strongroom/sql-common';
+import { BatchHold, type Arrivals } from '@strongroom/sql-common';
 
 export interface TurnQueueOptions {
   /** At most this many items per batch; a longer queue is passed on over the following turns. */
@@ -77,6 +77,3 @@ export function perConnection<T>(make: (db: Database.Database) => T): (db: Datab
     return one;
   };
 }
-
-/** The arrivals of a connection, shared by its read batch and its group commit. */
-export const arrivalsOf = perConnection(() => new Arrivals());

@@ -6,12 +6,20 @@ export class Arrivals {
   count = 0;
 }
 
+const handleArrivals = new WeakMap<object, Arrivals>();
+/** The arrivals of one database handle (a SQLite connection, a PostgreSQL pool), shared by every queue over it. */
+export function arrivalsOf(handle: object): Arrivals {
+  let a = handleArrivals.get(handle);
+  if (a === undefined) handleArrivals.set(handle, (a = new Arrivals()));
+  return a;
+}
+
 /**
  * Whether a queued batch waits another turn of the event loop for more calls to join it. A commit
  * (and, under it, a WAL flush) or a round trip to PostgreSQL costs about the same for one call as
- * for fifty, so a loaded server does better to let a batch fill while it serves other requests. The batch waits
- * only while new calls keep arriving on the handle, only while it has room, and never longer than
- * `holdMs` after its first call; an idle process passes it on at the next turn.
+ * for fifty, so a loaded server does better to let a batch fill while it serves other requests.
+ * The batch waits only while new calls keep arriving on the handle, only while it has room, and
+ * never longer than `holdMs` after its first call; an idle process passes it on at the next turn.
  */
 export class BatchHold {
   /** When the queue's first call arrived, and the arrivals count at the last look. */
@@ -27,7 +35,7 @@ export class BatchHold {
   arrived(first: boolean): void {
     if (this.arrivals === null) return;
     this.arrivals.count++;
-    // Only a queue that holds needs to know when its first call came (reads count, never hold).
+    // Only a queue that holds needs to know when its first call came; the others only count.
     if (first && this.holdMs > 0) {
       this.#since = performance.now();
       this.#seen = this.arrivals.count;

@@ -5,4 +5,4 @@
  */
 export { albumFromRow, deviceFromRow, directoryFromRows, intentFromRow, quotaAccountFromRow, sqlStringList } from './rows.js';
 export type { AlbumRow, DeviceRow, DirectoryRow, IntentRow, QuotaAccountRow } from './rows.js';
-export { Arrivals, BatchHold, BATCH_HOLD_MS } from './batch-hold.js';
+export { Arrivals, arrivalsOf, BatchHold, BATCH_HOLD_MS } from './batch-hold.js';
