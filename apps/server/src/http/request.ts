@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import { concatBytes } from '@strongroom/core';
@@ -12,7 +13,7 @@ export const JSON_LIMIT = 64 * 1024;
 export const CBOR_LIMIT = 256 * 1024;
 
 interface NodeBindings {
-  incoming?: { headers: Record<string, string | string[] | undefined> } & AsyncIterable<Uint8Array>;
+  incoming?: IncomingMessage;
 }
 
 /**
@@ -68,6 +69,8 @@ export function issuesText(issues: readonly v.BaseIssue<unknown>[]): string {
 export async function readLimited(c: Context, limit: number, code: 'error.request.too_large' | 'error.upload.too_large' = 'error.request.too_large'): Promise<Uint8Array> {
   const declared = requestHeader(c, 'content-length');
   if (declared !== undefined && Number(declared) > limit) throw new HttpProblem(code, `The body may hold at most ${limit} bytes.`);
+  const incoming = (c.env as NodeBindings | undefined)?.incoming;
+  if (incoming !== undefined) return collectIncoming(incoming, limit, code);
   // Stream and stop at the limit, so a chunked body without a length cannot make us buffer it all.
   const source = bodyChunks(c);
   const chunks: Uint8Array[] = [];
@@ -78,6 +81,36 @@ export async function readLimited(c: Context, limit: number, code: 'error.reques
     chunks.push(value);
   }
   return concatBytes(...chunks);
+}
+
+/**
+ * `readLimited` on Node's IncomingMessage, through its events rather than its async iterator: for
+ * a small JSON body the iterator's generator, promises and end-of-stream tracking cost about 4 µs
+ * of server CPU per request, a fifth of a bare route. The outcomes are the iterator's: the bytes up
+ * to `limit`, else a 413 problem; the stream's error, or an error for a request that closed before
+ * its body ended.
+ */
+function collectIncoming(incoming: IncomingMessage, limit: number, code: 'error.request.too_large' | 'error.upload.too_large'): Promise<Uint8Array> {
+  if (incoming.readableEnded) return Promise.resolve(new Uint8Array(0));
+  // Inline listeners, none of them named: tsx (esbuild's keepNames) gives every named closure a
+  // defineProperty call, which for five of them cost as much as the iterator saved. A promise
+  // settles once, so the later events of a refused body change nothing.
+  return new Promise((resolve, reject) => {
+    const chunks: Uint8Array[] = [];
+    let total = 0;
+    incoming.on('data', (chunk: Uint8Array) => {
+      if (total > limit) return; // refused already: the rest flows by and is dropped, so the 413 can go out
+      total += chunk.byteLength;
+      if (total > limit) reject(new HttpProblem(code, `The body may hold at most ${limit} bytes.`));
+      else chunks.push(chunk);
+    });
+    // A copy either way: a chunk is a view into the socket's read buffer.
+    incoming.on('end', () => resolve(chunks.length === 1 ? new Uint8Array(chunks[0]!) : concatBytes(...chunks)));
+    incoming.on('error', reject);
+    incoming.on('close', () => {
+      if (!incoming.readableEnded) reject(new Error('The request closed before its body ended.'));
+    });
+  });
 }
 
 export async function readBody(c: Context, spec: BodySpec | undefined): Promise<unknown> {
