@@ -25,6 +25,31 @@ const toAccount = (r: typeof accounts.$inferSelect): AccountRecord => ({ ...r })
 const toSession = (r: typeof sessions.$inferSelect): SessionRecord => ({ ...r });
 
 type SessionRow = typeof sessions.$inferSelect;
+/** SESSION_SELECT's columns in order, for the raw (array) form of the refresh's read. */
+type SessionTuple = [
+  id: string,
+  accountId: string,
+  tokenHash: string,
+  cohortHash: string | null,
+  createdAt: number,
+  refreshedAt: number,
+  lastUsedAt: number,
+  accessFloor: number,
+  closedAt: number | null,
+  method: SessionRow['method'],
+];
+const sessionOfTuple = (r: SessionTuple): SessionRecord => ({
+  id: r[0],
+  accountId: r[1],
+  tokenHash: r[2],
+  cohortHash: r[3],
+  createdAt: r[4],
+  refreshedAt: r[5],
+  lastUsedAt: r[6],
+  accessFloor: r[7],
+  closedAt: r[8],
+  method: r[9],
+});
 type AccountRow = typeof accounts.$inferSelect;
 const SESSION_SELECT =
   'SELECT id, account_id AS accountId, token_hash AS tokenHash, cohort_hash AS cohortHash, created_at AS createdAt, refreshed_at AS refreshedAt, ' +
@@ -49,7 +74,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
   // drizzle's query builder costs several times the read itself at these row counts.
   readonly #byId: Database.Statement<[string], SessionRow>;
   readonly #access: Database.Statement<[string], AccessRow>;
-  readonly #byTokenHash: Database.Statement<[string], SessionRow>;
+  readonly #byTokenHash: Database.Statement<[string], SessionTuple>;
   readonly #accountById: Database.Statement<[string], AccountRow>;
   readonly #touch: Database.Statement<[number, string, number]>;
   readonly #issuance: Database.Statement<[number, number, string]>;
@@ -65,7 +90,8 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     this.db = drizzle(sqlite, { schema });
     this.#byId = sqlite.prepare(`${SESSION_SELECT} WHERE id = ?`);
     this.#access = sqlite.prepare<[string], AccessRow>(ACCESS_SELECT).raw(true);
-    this.#byTokenHash = sqlite.prepare(`${SESSION_SELECT} WHERE token_hash = ?`);
+    // Raw like #access (every refresh reads it): the record is built once, from the array.
+    this.#byTokenHash = sqlite.prepare<[string], SessionTuple>(`${SESSION_SELECT} WHERE token_hash = ?`).raw(true);
     this.#accountById = sqlite.prepare(`${ACCOUNT_SELECT} WHERE id = ?`);
     this.#touch = sqlite.prepare('UPDATE sessions SET last_used_at = ? WHERE id = ? AND last_used_at <= ?');
     this.#issuance = sqlite.prepare('UPDATE sessions SET refreshed_at = ?, last_used_at = ? WHERE id = ? AND closed_at IS NULL');
@@ -136,7 +162,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
   }
   async findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null> {
     const r = await this.#reads.run(() => this.#byTokenHash.get(tokenHash));
-    return r ? toSession(r) : null;
+    return r ? sessionOfTuple(r) : null;
   }
   async recordIssuance(id: string, at: number): Promise<void> {
     await this.#commits.run(() => this.#issuance.run(at, at, id));
