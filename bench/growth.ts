@@ -166,42 +166,63 @@ export interface Plan {
 export const SLOW_MS = Number(process.env.BENCH_EXPLAIN_SLOW_MS ?? 1);
 export const isSlow = (p: Plan) => p.ms > SLOW_MS || p.removed > 1000;
 
+/** A hot-path statement: `$n` placeholders for the values a request brings, and those values. */
+interface HotStatement {
+  name: string;
+  sql: string;
+  params: (string | number | string[] | number[])[];
+}
+
+/** A value as an SQL literal (both stores' syntax for these types). */
+function literal(v: HotStatement['params'][number]): string {
+  if (typeof v === 'number') return String(v);
+  if (typeof v === 'string') return `'${v.replace(/'/g, "''")}'`;
+  const items = (v as (string | number)[]).map((x) => literal(x));
+  return `ARRAY[${items.join(',')}]`;
+}
+
+/** The statement with its values written in (how SQLite's plans are asked for, and how the report shows it). */
+const withValues = (s: HotStatement) => s.sql.replace(/\$(\d+)/g, (_, n: string) => literal(s.params[Number(n) - 1]!));
+
 /**
  * The statements each hot path runs, as the adapters write them at this commit (SQLite's are its
  * prepared statements; PostgreSQL's drizzle builds the same shapes, with the payer row taken FOR
  * UPDATE). Parameters are filled with real values from the seeded store.
  */
-function hotStatements(v: { sessionId: string; tokenHash: string; hot: string; address: string; now: number }, pgStyle: boolean): { name: string; sql: string }[] {
-  const q = (s: string) => `'${s}'`;
+function hotStatements(v: { sessionId: string; tokenHash: string; hot: string; address: string; now: number }, pgStyle: boolean): HotStatement[] {
   return [
     {
       name: 'authenticated request: session access join',
-      sql: `SELECT s.account_id, s.access_floor, s.closed_at, s.last_used_at, a.address, a.display_name, a.created_at FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.id = ${q(v.sessionId)}`,
+      sql: `SELECT s.account_id, s.access_floor, s.closed_at, s.last_used_at, a.address, a.display_name, a.created_at FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.id = $1`,
+      params: [v.sessionId],
     },
-    { name: 'authenticated request: touch session', sql: `UPDATE sessions SET last_used_at = ${v.now} WHERE id = ${q(v.sessionId)} AND last_used_at <= ${v.now - 60_000}` },
-    { name: 'refresh: session by token hash', sql: `SELECT * FROM sessions WHERE token_hash = ${q(v.tokenHash)}` },
-    { name: 'refresh: record issuance', sql: `UPDATE sessions SET refreshed_at = ${v.now}, last_used_at = ${v.now} WHERE id = ${q(v.sessionId)} AND closed_at IS NULL` },
-    { name: 'sign-in: account by address', sql: `SELECT * FROM accounts WHERE address_key = ${q(v.address)}` },
-    { name: 'upload open: payer ledger row', sql: `SELECT * FROM quota_accounts WHERE account_id = ${q(v.hot)}${pgStyle ? ' FOR UPDATE' : ''}` },
+    { name: 'authenticated request: touch session', sql: `UPDATE sessions SET last_used_at = $1 WHERE id = $2 AND last_used_at <= $3`, params: [v.now, v.sessionId, v.now - 60_000] },
+    { name: 'refresh: session by token hash', sql: `SELECT * FROM sessions WHERE token_hash = $1`, params: [v.tokenHash] },
+    { name: 'refresh: record issuance', sql: `UPDATE sessions SET refreshed_at = $1, last_used_at = $1 WHERE id = $2 AND closed_at IS NULL`, params: [v.now, v.sessionId] },
+    { name: 'sign-in: account by address', sql: `SELECT * FROM accounts WHERE address_key = $1`, params: [v.address] },
+    { name: 'upload open: payer ledger row', sql: `SELECT * FROM quota_accounts WHERE account_id = $1${pgStyle ? ' FOR UPDATE' : ''}`, params: [v.hot] },
     {
       name: "upload open: expire the payer's lapsed sessions",
-      sql: `UPDATE upload_sessions SET state = 'Expired' WHERE payer_id = ${q(v.hot)} AND state IN ${OPEN} AND expires_at <= ${v.now} RETURNING declared_size`,
+      sql: `UPDATE upload_sessions SET state = 'Expired' WHERE payer_id = $1 AND state IN ${OPEN} AND expires_at <= $2 RETURNING declared_size`,
+      params: [v.hot, v.now],
     },
-    { name: 'upload open: blob by content hash', sql: `SELECT content_hash, size, charged_to, peer, stored_at FROM blobs WHERE content_hash = ${q('0'.repeat(64))}` },
+    { name: 'upload open: blob by content hash', sql: `SELECT content_hash, size, charged_to, peer, stored_at FROM blobs WHERE content_hash = $1`, params: ['0'.repeat(64)] },
     {
       name: 'upload open: insert the upload session',
-      sql: `INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, state, created_at, expires_at) VALUES ('explain-probe', ${q(v.hot)}, ${q(v.hot)}, 'original', 1024, 'Pending', ${v.now}, ${v.now + 3_600_000})`,
+      sql: `INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, state, created_at, expires_at) VALUES ('explain-probe', $1, $1, 'original', 1024, 'Pending', $2, $3)`,
+      params: [v.hot, v.now, v.now + 3_600_000],
     },
     ...(pgStyle
       ? [
-          { name: 'upload open: ensure the ledger row', sql: `INSERT INTO quota_accounts (account_id) VALUES (${q(v.hot)}) ON CONFLICT DO NOTHING` },
-          { name: 'upload open: reserve and stamp', sql: `UPDATE quota_accounts SET reserved = reserved + 1024, hard_since = NULL WHERE account_id = ${q(v.hot)}` },
+          { name: 'upload open: ensure the ledger row', sql: `INSERT INTO quota_accounts (account_id) VALUES ($1) ON CONFLICT DO NOTHING`, params: [v.hot] },
+          { name: 'upload open: reserve and stamp', sql: `UPDATE quota_accounts SET reserved = reserved + 1024, hard_since = NULL WHERE account_id = $1`, params: [v.hot] },
         ]
       : [
           // SQLite's grouped openings: one upsert per payer (adapters-sqlite quota-store.ts, reserveOpenings).
           {
             name: "upload open: the payer's reservations (upsert)",
-            sql: `INSERT INTO quota_accounts (account_id, reserved, hard_since) VALUES (${q(v.hot)}, 1024, NULL) ON CONFLICT (account_id) DO UPDATE SET reserved = reserved + excluded.reserved, hard_since = excluded.hard_since`,
+            sql: `INSERT INTO quota_accounts (account_id, reserved, hard_since) VALUES ($1, 1024, NULL) ON CONFLICT (account_id) DO UPDATE SET reserved = reserved + excluded.reserved, hard_since = excluded.hard_since`,
+            params: [v.hot],
           },
         ]),
     ...(pgStyle ? pgBatchedStatements(v) : []),
@@ -212,37 +233,40 @@ function hotStatements(v: { sessionId: string; tokenHash: string; hot: string; a
  * PostgreSQL's batched shapes (StatementBatch and the grouped openings in adapters-pg), with a
  * batch of real keys and the hot account's group.
  */
-function pgBatchedStatements(v: { sessionId: string; tokenHash: string; hot: string; now: number }): { name: string; sql: string }[] {
-  const arr = (xs: string[]) => `ARRAY[${xs.map((x) => `'${x}'`).join(',')}]::text[]`;
-  const ids = arr([v.sessionId, seedId(TAG.session, 2), seedId(TAG.session, 3)]);
+function pgBatchedStatements(v: { sessionId: string; tokenHash: string; hot: string; now: number }): HotStatement[] {
+  const ids = [v.sessionId, seedId(TAG.session, 2), seedId(TAG.session, 3)];
   return [
     {
       name: 'batched: session access of a turn',
       sql: `SELECT s.id, s.account_id, s.access_floor, s.closed_at, s.last_used_at, a.id, a.address, a.display_name, a.created_at, h.user_name
-            FROM sessions s JOIN accounts a ON a.id = s.account_id LEFT JOIN handles h ON h.account_id = a.id WHERE s.id = ANY(${ids})`,
+            FROM sessions s JOIN accounts a ON a.id = s.account_id LEFT JOIN handles h ON h.account_id = a.id WHERE s.id = ANY($1::text[])`,
+      params: [ids],
     },
-    { name: 'batched: sessions by token hash', sql: `SELECT * FROM sessions WHERE token_hash = ANY(${arr([v.tokenHash, '0'.repeat(64)])})` },
+    { name: 'batched: sessions by token hash', sql: `SELECT * FROM sessions WHERE token_hash = ANY($1::text[])`, params: [[v.tokenHash, '0'.repeat(64)]] },
     {
       name: 'batched: issuance stamps',
-      sql: `UPDATE sessions SET refreshed_at = d.at, last_used_at = d.at FROM unnest(${ids}, ARRAY[${v.now},${v.now},${v.now}]::bigint[]) AS d(id, at)
+      sql: `UPDATE sessions SET refreshed_at = d.at, last_used_at = d.at FROM unnest($1::text[], $2::bigint[]) AS d(id, at)
             WHERE sessions.id = d.id AND sessions.closed_at IS NULL`,
+      params: [ids, [v.now, v.now, v.now]],
     },
     {
       name: 'batched: device listing instants of a turn',
-      sql: `SELECT account_id, device_id, added_at FROM directory_devices WHERE (account_id, device_id) IN (SELECT * FROM unnest(${arr([v.hot, v.hot])}, ${arr(['bench', 'other'])}))`,
+      sql: `SELECT account_id, device_id, added_at FROM directory_devices WHERE (account_id, device_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
+      params: [[v.hot, v.hot], ['bench', 'other']],
     },
     {
       name: 'grouped openings: lock, expire, look up hashes',
       sql: `WITH locked AS (
-              INSERT INTO quota_accounts (account_id) SELECT id FROM (SELECT unnest(${arr([v.hot])}) AS id
-                UNION SELECT sponsor_id FROM quota_accounts WHERE account_id = ANY(${arr([v.hot])}) AND sponsor_id IS NOT NULL) AS t ORDER BY id
+              INSERT INTO quota_accounts (account_id) SELECT id FROM (SELECT unnest($1::text[]) AS id
+                UNION SELECT sponsor_id FROM quota_accounts WHERE account_id = ANY($1::text[]) AND sponsor_id IS NOT NULL) AS t ORDER BY id
               ON CONFLICT (account_id) DO UPDATE SET account_id = excluded.account_id RETURNING *
             ), expired AS (
-              UPDATE upload_sessions SET state = 'Expired' WHERE payer_id IN (SELECT account_id FROM locked) AND state IN ${OPEN} AND expires_at <= ${v.now}
+              UPDATE upload_sessions SET state = 'Expired' WHERE payer_id IN (SELECT account_id FROM locked) AND state IN ${OPEN} AND expires_at <= $2
               RETURNING payer_id, declared_size
             )
             SELECT 'a', account_id, reserved FROM locked UNION ALL SELECT 'e', payer_id, sum(declared_size) FROM expired GROUP BY payer_id
-            UNION ALL SELECT 'b', content_hash, NULL FROM blobs WHERE content_hash = ANY(${arr(['0'.repeat(64)])})`,
+            UNION ALL SELECT 'b', content_hash, NULL FROM blobs WHERE content_hash = ANY($3::text[])`,
+      params: [[v.hot], v.now, ['0'.repeat(64)]],
     },
   ];
 }
@@ -263,15 +287,20 @@ export async function explainHotPaths(target: Target, hot: string): Promise<Plan
     return withPg(target.pgUrl, async (db) => {
       const plans: Plan[] = [];
       for (const s of hotStatements(values, true)) {
+        // Prepared and run the way the server's pool runs them: with the one plan made without the
+        // values (adapters-pg open.ts, GENERIC_PLANS), so a plan that only a value makes good shows.
+        await db.query(`PREPARE hot_path AS ${s.sql}`);
         await db.query('BEGIN');
         try {
-          const r = await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${s.sql}`);
+          await db.query('SET LOCAL plan_cache_mode = force_generic_plan');
+          const r = await db.query(`EXPLAIN (ANALYZE, BUFFERS) EXECUTE hot_path(${s.params.map(literal).join(', ')})`);
           const plan = r.rows.map((row: Record<string, string>) => row['QUERY PLAN']!);
           const ms = Number(/Execution Time: ([\d.]+) ms/.exec(plan.join('\n'))?.[1] ?? 0);
           const removed = plan.reduce((n, l) => n + Number(/Rows Removed by (?:Filter|Index Recheck): (\d+)/.exec(l)?.[1] ?? 0), 0);
-          plans.push({ store: 'postgresql', name: s.name, sql: s.sql, plan, fullScan: plan.some(pgScan), ms, removed });
+          plans.push({ store: 'postgresql', name: s.name, sql: withValues(s), plan, fullScan: plan.some(pgScan), ms, removed });
         } finally {
           await db.query('ROLLBACK');
+          await db.query('DEALLOCATE hot_path');
         }
       }
       return plans;
@@ -280,7 +309,8 @@ export async function explainHotPaths(target: Target, hot: string): Promise<Plan
   const db = new Database(join(target.dataDir, 'strongroom.db'));
   db.pragma('busy_timeout = 30000');
   try {
-    return hotStatements(values, false).map((s) => {
+    return hotStatements(values, false).map((hot) => {
+      const s = { name: hot.name, sql: withValues(hot) };
       const rows = db.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).all() as { detail: string }[];
       const plan = rows.map((r) => r.detail);
       const stmt = db.prepare(s.sql);
