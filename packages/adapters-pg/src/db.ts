@@ -19,3 +19,25 @@ export async function rowsOf<T>(db: PgDb, query: SQL): Promise<T[]> {
   if (Array.isArray(result)) return result as T[];
   return ((result as { rows?: T[] }).rows ?? []) as T[];
 }
+
+/** The part of drizzle's database and transaction objects that `namedRowsOf` reaches past `execute` for. */
+interface PreparingDb {
+  readonly dialect: { sqlToQuery(query: SQL): { sql: string; params: unknown[] } };
+  readonly session: {
+    prepareQuery(query: { sql: string; params: unknown[] }, fields: undefined, name: string, arrayMode: false): { execute(): Promise<unknown> };
+  };
+}
+
+/**
+ * `rowsOf` for a hot raw statement, prepared under `name` on each connection: node-postgres parses
+ * it once there and PostgreSQL plans it once (see GENERIC_PLANS in open.ts); `db.execute` sends an
+ * unnamed statement, parsed and planned on every call. The text must be the same on every call
+ * with that name. drizzle's `execute` has no name to give, so this calls the same
+ * `session.prepareQuery` it does, with one.
+ */
+export async function namedRowsOf<T>(db: PgDb, name: string, query: SQL): Promise<T[]> {
+  const d = db as unknown as PreparingDb;
+  const result: unknown = await d.session.prepareQuery(d.dialect.sqlToQuery(query), undefined, name, false).execute();
+  if (Array.isArray(result)) return result as T[];
+  return ((result as { rows?: T[] }).rows ?? []) as T[];
+}

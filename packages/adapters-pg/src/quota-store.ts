@@ -28,7 +28,7 @@ import {
   type UploadSessions,
 } from '@strongroom/core';
 import { arrivalsOf, BATCH_HOLD_MS, quotaAccountFromRow, sqlStringList } from '@strongroom/sql-common';
-import { rowsOf, type PgDb } from './db.js';
+import { namedRowsOf, rowsOf, type PgDb } from './db.js';
 import { StatementBatch } from './batch.js';
 import { assetBlobs, assets, blobs, federatedRefs, quotaAccounts, uploadSessions } from './schema/quota.js';
 
@@ -402,7 +402,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const hashes = [...new Set(group.map((p) => p.request.contentHash).filter((h): h is string => h !== null))];
       // Sessions lapsed by the latest arrival are lapsed for every opening of the group.
       const latest = Math.max(...group.map((p) => p.now));
-      const read = await rowsOf<OpenReadRow>(tx, lockAndRead(uploaderIds, hashes, latest));
+      const read = await namedRowsOf<OpenReadRow>(tx, 'sr_open_lock_and_read', lockAndRead(uploaderIds, hashes, latest));
       const rows = new Map<string, QuotaAccountRecord>();
       const releasedBy = new Map<string, number>();
       const stored = new Set<string>();
@@ -416,7 +416,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       // the group runs again (#openGroup).
       const late = [...new Set(uploaderIds.map((id) => rows.get(id)!.sponsorId).filter((id): id is string => id !== null && !rows.has(id)))];
       if (late.length > 0) {
-        for (const r of await rowsOf<OpenReadRow>(tx, lockAndRead(late, [], latest, false))) {
+        for (const r of await namedRowsOf<OpenReadRow>(tx, 'sr_open_lock_late_sponsors', lockAndRead(late, [], latest, false))) {
           if (r.k === 'a') rows.set(r.account_id, quotaAccountFromSqlRow(r));
           else if (r.k === 'e') releasedBy.set(r.account_id, Number(r.reserved));
         }
@@ -433,7 +433,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const moved = [...new Set([...releasedBy.keys(), ...plan.payers.keys()])].sort();
       const delta = moved.map((id) => (plan.payers.get(id)?.reserve ?? 0) - (releasedBy.get(id) ?? 0));
       const hardSince = moved.map((id) => (plan.payers.has(id) ? plan.payers.get(id)!.hardSince : rows.get(id)!.hardSince));
-      if (sessions.length > 0 || moved.length > 0) await tx.execute(writeOpenings(sessions, moved, delta, hardSince));
+      if (sessions.length > 0 || moved.length > 0) await namedRowsOf(tx, 'sr_open_write', writeOpenings(sessions, moved, delta, hardSince));
       return plan.decisions.map((d) => (d.ok ? ok(d.value.session) : d));
     });
   }

@@ -13,7 +13,7 @@ import type {
 } from '@strongroom/core';
 import { cohortSighting } from '@strongroom/core';
 import { arrivalsOf, BATCH_HOLD_MS } from '@strongroom/sql-common';
-import type { PgDb } from './db.js';
+import { namedRowsOf, type PgDb } from './db.js';
 import { distinct, StatementBatch } from './batch.js';
 import { accounts, deviceCohorts, handles, sessions, signingKeys } from './schema/index.js';
 
@@ -81,7 +81,9 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
     this.#issuance = new StatementBatch(async (items) => {
       const latest = new Map<string, number>();
       for (const { id, at } of items) latest.set(id, Math.max(at, latest.get(id) ?? at));
-      await db.execute(
+      await namedRowsOf(
+        db,
+        'sr_session_issuance_many',
         sql`UPDATE ${sessions} SET refreshed_at = d.at, last_used_at = d.at
             FROM unnest(${sql.param([...latest.keys()])}::text[], ${sql.param([...latest.values()])}::bigint[]) AS d(id, at)
             WHERE ${sessions.id} = d.id AND ${sessions.closedAt} IS NULL`,
