@@ -170,6 +170,21 @@ describe('session lifecycle (contract 3.2)', () => {
     expect((await core.sessions.authenticate(pair.accessToken)).ok).toBe(true);
   });
 
+  it('a refresh whose issuance cannot be recorded fails with error.auth.unavailable and hands out no token', async () => {
+    const { core, pair, memory, clock } = await setup();
+    const before = memory.sessions.get(pair.sessionId)!.refreshedAt;
+    clock.advance(MIN);
+    memory.recordIssuance = async () => {
+      throw new Error('disk full');
+    };
+    const refused = await core.sessions.refresh(pair.sessionToken).then(
+      (value) => ({ value }),
+      (error: unknown) => ({ error }),
+    );
+    expect(refused).toEqual({ error: expect.objectContaining({ code: 'error.auth.unavailable' }) });
+    expect(memory.sessions.get(pair.sessionId)!.refreshedAt).toBe(before);
+  });
+
   it('a failing cohort map is logged and dropped, never failing the sign-in', async () => {
     const { core, memory, logger } = await setup();
     memory.recordCohort = async () => {
