@@ -15,7 +15,11 @@ export type PgDb = PgDatabase<PgQueryResultHKT, any>;
  * the rows as an array; this reads either. Only for statements the query builder cannot express.
  */
 export async function rowsOf<T>(db: PgDb, query: SQL): Promise<T[]> {
-  const result: unknown = await db.execute(query);
+  return rowsIn<T>(await db.execute(query));
+}
+
+/** The rows of a driver's raw result, in either shape (see rowsOf). */
+function rowsIn<T>(result: unknown): T[] {
   if (Array.isArray(result)) return result as T[];
   return ((result as { rows?: T[] }).rows ?? []) as T[];
 }
@@ -37,7 +41,5 @@ interface PreparingDb {
  */
 export async function namedRowsOf<T>(db: PgDb, name: string, query: SQL): Promise<T[]> {
   const d = db as unknown as PreparingDb;
-  const result: unknown = await d.session.prepareQuery(d.dialect.sqlToQuery(query), undefined, name, false).execute();
-  if (Array.isArray(result)) return result as T[];
-  return ((result as { rows?: T[] }).rows ?? []) as T[];
+  return rowsIn<T>(await d.session.prepareQuery(d.dialect.sqlToQuery(query), undefined, name, false).execute());
 }
