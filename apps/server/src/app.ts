@@ -154,13 +154,14 @@ export function createApp(deps: AppDeps): Hono {
       if (outgoing !== undefined && !outgoing.headersSent) outgoing.setHeader('connection', 'close');
     }
     // Only numbers bumped in place (see http/metrics.ts); the label is the route template.
-    (bindings.stats ?? deps.metrics.unmatched).record(res.status, (performance.now() - started) / 1000);
+    const elapsedMs = performance.now() - started;
+    (bindings.stats ?? deps.metrics.unmatched).record(res.status, elapsedMs / 1000);
     // One structured line per request. Never headers or bodies: they carry tokens and passwords.
     deps.logger.info('http.request', {
       method: request.method,
       path: pathOf(request.url),
       status: res.status,
-      ms: Math.round((performance.now() - started) * 10) / 10,
+      ms: Math.round(elapsedMs * 10) / 10,
     });
     return res;
   };

@@ -3,9 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { JsonLogger, pooledRandom } from './system.js';
 
 describe('JsonLogger', () => {
-  it('writes one JSON object per line, batched into one write per event-loop turn', async () => {
+  it('writes one JSON object per line; a warning or an error writes everything pending at the end of its turn', async () => {
     const writes: string[] = [];
-    const log = new JsonLogger((chunk) => writes.push(chunk));
+    const log = new JsonLogger((chunk) => writes.push(Buffer.from(chunk).toString()));
     log.info('a', { n: 1 });
     log.warn('b');
     log.error('c', { why: 'x' });
@@ -19,7 +19,7 @@ describe('JsonLogger', () => {
   });
   it('escapes what it is given, so a line is always valid JSON', async () => {
     const writes: string[] = [];
-    const log = new JsonLogger((chunk) => writes.push(chunk));
+    const log = new JsonLogger((chunk) => writes.push(Buffer.from(chunk).toString()));
     log.info('quote"and\nnewline', { path: '/a"b\\c', nested: { x: [1, '2'] } });
     log.flush();
     expect(JSON.parse(writes[0]!)).toMatchObject({ event: 'quote"and\nnewline', path: '/a"b\\c', nested: { x: [1, '2'] } });
@@ -30,7 +30,7 @@ describe('JsonLogger', () => {
     fc.assert(
       fc.property(fc.string(), fc.dictionary(fc.string().filter((k) => !['ts', 'level', 'event', '__proto__'].includes(k)), value), (event, fields) => {
         const writes: string[] = [];
-        const log = new JsonLogger((chunk) => writes.push(chunk));
+        const log = new JsonLogger((chunk) => writes.push(Buffer.from(chunk).toString()));
         log.info(event, fields);
         log.flush();
         expect(writes[0]!.endsWith('}\n')).toBe(true);
@@ -42,9 +42,50 @@ describe('JsonLogger', () => {
     );
   });
 
+  it('holds info lines for up to flushMs, then writes them together', async () => {
+    const writes: string[] = [];
+    const log = new JsonLogger((chunk) => writes.push(Buffer.from(chunk).toString()), { flushMs: 40 });
+    log.info('one');
+    await new Promise((r) => setImmediate(r));
+    log.info('two');
+    await new Promise((r) => setTimeout(r, 5));
+    expect(writes).toEqual([]);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(writes).toHaveLength(1);
+    expect(writes[0]!.trimEnd().split('\n').map((l) => JSON.parse(l).event)).toEqual(['one', 'two']);
+    // The timer went with the write: the next line starts a new wait.
+    log.info('three');
+    expect(writes).toHaveLength(1);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(writes).toHaveLength(2);
+  });
+
+  it('writes at once when maxPendingBytes have gathered, keeping the order', () => {
+    const writes: string[] = [];
+    const log = new JsonLogger((chunk) => writes.push(Buffer.from(chunk).toString()), { flushMs: 60_000, maxPendingBytes: 300 });
+    for (let i = 0; i < 10; i++) log.info('line', { i, pad: 'x'.repeat(40) });
+    expect(writes.length).toBeGreaterThan(0);
+    expect(writes.every((w) => w.length >= 300)).toBe(true);
+    log.flush();
+    const order = writes.join('').trimEnd().split('\n').map((l) => JSON.parse(l).i);
+    expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
+  it('writes a line longer than its buffer whole, after what was pending', () => {
+    const writes: string[] = [];
+    const log = new JsonLogger((chunk) => writes.push(Buffer.from(chunk).toString()), { flushMs: 60_000, maxPendingBytes: 200 });
+    log.info('before');
+    log.info('long', { text: 'é'.repeat(5000) });
+    log.info('after');
+    log.flush();
+    const lines = writes.join('').trimEnd().split('\n').map((l) => JSON.parse(l));
+    expect(lines.map((l) => l.event)).toEqual(['before', 'long', 'after']);
+    expect(lines[1].text).toBe('é'.repeat(5000));
+  });
+
   it('flush() writes pending lines at once', () => {
     const writes: string[] = [];
-    const log = new JsonLogger((chunk) => writes.push(chunk));
+    const log = new JsonLogger((chunk) => writes.push(Buffer.from(chunk).toString()));
     log.info('now');
     log.flush();
     expect(writes).toHaveLength(1);
