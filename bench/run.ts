@@ -12,17 +12,20 @@
  *   --growth     run the scenarios on a fresh store, seed it at scale (growth.ts), run them again
  *   --explain    seed a store and print the hot-path statements' query plans only (no load)
  *   --storm      authenticated GET p99 alone and during a sign-in storm, against the hasher alone
+ *   --floor      the refresh beside the least a refresh can cost on this machine (floor.ts)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, measure, PASSWORD, startBare, startServer, setLaunchPrefix, type Figures, median } from './lib.js';
+import { api, measure, PASSWORD, spawnNode, startBare, startServer, setLaunchPrefix, type Figures, median } from './lib.js';
 import { SCENARIOS, type Scenario, type ScenarioContext } from './scenarios.js';
 import { pinCores } from './pinning.js';
 import { explainHotPaths, isSlow, prepareGrowth, seedCounts, SLOW_MS, type Plan } from './growth.js';
 import { runStorm, type StormFigures } from './storm.js';
+import { runFloor, type FloorFigures } from './floor.js';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 
+const ROOT = join(import.meta.dirname, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
@@ -163,7 +166,8 @@ async function main(): Promise<void> {
   const growth = flag('--growth');
   const explainOnly = flag('--explain');
   const storm = flag('--storm');
-  const mode = storm ? 'storm' : explainOnly ? 'explain' : growth ? 'growth' : 'paired';
+  const floor = flag('--floor');
+  const mode = storm ? 'storm' : floor ? 'floor' : explainOnly ? 'explain' : growth ? 'growth' : 'paired';
 
   const pinning = pinCores();
   setLaunchPrefix(pinning.serverPrefix);
@@ -172,7 +176,8 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const plans: Plan[] = [];
   const stormFigures: StormFigures[] = [];
-  const bare = mode === 'paired' || mode === 'growth' ? await startBare(18_100) : null;
+  const floorFigures: FloorFigures[] = [];
+  const bare = mode === 'paired' || mode === 'growth' || mode === 'floor' ? await startBare(18_100) : null;
   // Warm the load generator and the baseline first: both speed up markedly as the JIT settles.
   if (bare) await measure({ url: `${bare.url}/bare`, seconds: 3 });
 
@@ -184,6 +189,15 @@ async function main(): Promise<void> {
       try {
         if (mode === 'storm') {
           stormFigures.push(await runStorm(server.url, store.name, pinning.serverPrefix, { seconds: SECONDS, rounds: ROUNDS }));
+          continue;
+        }
+        if (mode === 'floor') {
+          floorFigures.push(
+            await runFloor(store.name, server, bare!.url, (args, env) => spawnNode(args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] }), store.pgUrl ? { FLOOR_PG_URL: store.pgUrl } : {}, {
+              seconds: SECONDS,
+              rounds: ROUNDS,
+            }),
+          );
           continue;
         }
         if (mode !== 'explain') for (const scenario of SCENARIOS) rows.push(await runScenario(scenario, server.url, bare!.url, store.name, 'fresh'));
@@ -232,6 +246,7 @@ async function main(): Promise<void> {
   }
   if (plans.length > 0) lines.push('', 'query plans of the hot-path statements on the seeded store:', ...planLines(plans));
   for (const s of stormFigures) lines.push('', ...s.lines);
+  for (const f of floorFigures) lines.push('', ...f.lines);
   process.stdout.write(lines.join('\n') + '\n');
 
   if (jsonFile) {
@@ -258,6 +273,7 @@ async function main(): Promise<void> {
       })),
       ...(plans.length > 0 ? { plans: plans.map((p) => ({ store: p.store, statement: p.name, sql: p.sql, plan: p.plan, full_scan: p.fullScan, ms: p.ms, rows_thrown_away: p.removed, slow: isSlow(p) })) } : {}),
       ...(stormFigures.length > 0 ? { storm: stormFigures.map((s) => s.json) } : {}),
+      ...(floorFigures.length > 0 ? { floor: floorFigures.map((f) => f.json) } : {}),
     };
     writeFileSync(jsonFile, JSON.stringify(doc, null, 2) + '\n');
     process.stdout.write(`figures written to ${jsonFile}\n`);

@@ -13,3 +13,10 @@ export { SqliteOidcStore } from './oidc-store.js';
 export { SqliteDeprecationStore, SqliteAttestationStore } from './records-store.js';
 export { SqliteFederatedIntakes, SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';
 export { SqliteDiscoveryStore } from './discovery-store.js';
+/**
+ * The per-connection read batch and group commit the stores share: for code that reads or writes
+ * the same connection beside them (the bench's floor server uses them to measure what the
+ * machine allows).
+ */
+export { groupCommitOf, type GroupCommit } from './group-commit.js';
+export { readBatchOf, type ReadBatch } from './read-batch.js';

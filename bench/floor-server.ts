@@ -1,0 +1,172 @@
+/**
+ * The floor: what each bench scenario costs on this machine when a request does only what the
+ * contract cannot do without, and nothing else. Same framework and server adapter as the bare
+ * route, and the server's own pieces for the expensive parts: its JSON body reader, its Ed25519
+ * signer, the stores' shared read batch and group commit on SQLite (WAL, synchronous = FULL, as
+ * the server), one statement per turn on PostgreSQL. No validation, protocol negotiation, quota
+ * or session rules, logs or metrics; an access token is "verified" by one Map lookup, as the
+ * server's cache of verified tokens does after a token's first use.
+ *
+ * - `POST /floor/:parts` `{"session_token"}`: a refresh. It always reads the session by token hash;
+ *   parts names what else runs: `read`, `read-sign`, `read-write` (the refresh time, durably) or
+ *   `read-write-sign` (the whole floor of a refresh).
+ * - `GET /floor/profile`, Bearer: reads the session and its account, answers them.
+ * - `POST /floor/upload`, Bearer, any JSON body: reads the session, then durably records an upload
+ *   row and adds its size to the account's reserved bytes.
+ *
+ * FLOOR_ACCOUNTS accounts (default 1,000), each with one session; access token `floor-at-<i>` is
+ * account i's, and the refresh presents account 0's FLOOR_TOKEN. SQLite under FLOOR_DIR, or
+ * PostgreSQL at FLOOR_PG_URL (a scratch database: the tables are created there).
+ */
+import { serve } from '@hono/node-server';
+import { Hono } from 'hono';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { groupCommitOf, readBatchOf } from '@strongroom/adapters-sqlite';
+import { StatementBatch } from '@strongroom/adapters-pg';
+import { platformEd25519Signer } from '@strongroom/adapters-node';
+import { arrivalsOf, BATCH_HOLD_MS } from '@strongroom/sql-common';
+import { JSON_LIMIT, readLimited } from '../apps/server/src/http/request.js';
+
+const FLOOR_TOKEN = process.env.FLOOR_TOKEN ?? 'floor-session-token';
+const ACCOUNTS = Number(process.env.FLOOR_ACCOUNTS ?? 1000);
+
+interface Session {
+  id: string;
+  account: string;
+}
+interface Profile extends Session {
+  address: string;
+  reserved: number;
+}
+interface FloorStore {
+  byTokenHash(hash: Buffer): Promise<Session | undefined>;
+  profile(sessionId: string): Promise<Profile | undefined>;
+  recordRefresh(sessionId: string, at: number): Promise<void>;
+  openUpload(account: string, size: number): Promise<string>;
+}
+
+const hashOf = (token: string) => createHash('sha256').update(token).digest();
+const uuid = (kind: number, i: number) => `0190f0f0-000${kind}-7000-8000-${i.toString(16).padStart(12, '0')}`;
+const sessionOf = (i: number) => ({ id: uuid(1, i), account: uuid(2, i), tokenHash: hashOf(i === 0 ? FLOOR_TOKEN : `floor-session-${i}`) });
+
+function sqliteFloor(dir: string): FloorStore {
+  const db = new Database(join(dir, 'floor.db'));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.exec(`CREATE TABLE floor_accounts (id TEXT PRIMARY KEY, address TEXT NOT NULL, reserved INTEGER NOT NULL);
+    CREATE TABLE floor_sessions (id TEXT PRIMARY KEY, account TEXT NOT NULL REFERENCES floor_accounts(id), token_hash BLOB NOT NULL UNIQUE, refreshed_at INTEGER NOT NULL);
+    CREATE TABLE floor_uploads (id TEXT PRIMARY KEY, account TEXT NOT NULL REFERENCES floor_accounts(id), size INTEGER NOT NULL)`);
+  const addAccount = db.prepare('INSERT INTO floor_accounts VALUES (?, ?, 0)');
+  const addSession = db.prepare('INSERT INTO floor_sessions VALUES (?, ?, ?, 0)');
+  db.transaction(() => {
+    for (let i = 0; i < ACCOUNTS; i++) {
+      const s = sessionOf(i);
+      addAccount.run(s.account, `floor-${i}@example.org`);
+      addSession.run(s.id, s.account, s.tokenHash);
+    }
+  })();
+  const byHash = db.prepare('SELECT id, account FROM floor_sessions WHERE token_hash = ?');
+  const profile = db.prepare('SELECT s.id, s.account, a.address, a.reserved FROM floor_sessions s JOIN floor_accounts a ON a.id = s.account WHERE s.id = ?');
+  const refresh = db.prepare('UPDATE floor_sessions SET refreshed_at = ? WHERE id = ?');
+  const insertUpload = db.prepare('INSERT INTO floor_uploads VALUES (?, ?, ?)');
+  const reserve = db.prepare('UPDATE floor_accounts SET reserved = reserved + ? WHERE id = ?');
+  const reads = readBatchOf(db);
+  const commits = groupCommitOf(db);
+  return {
+    byTokenHash: (hash) => reads.run(() => byHash.get(hash) as Session | undefined),
+    profile: (id) => reads.run(() => profile.get(id) as Profile | undefined),
+    recordRefresh: async (id, at) => void (await commits.run(() => refresh.run(at, id))),
+    openUpload: (account, size) =>
+      commits.run(() => {
+        const id = randomUUID();
+        insertUpload.run(id, account, size);
+        reserve.run(size, account);
+        return id;
+      }),
+  };
+}
+
+async function pgFloor(url: string): Promise<FloorStore> {
+  const pool = new pg.Pool({ connectionString: url, max: 10, onConnect: (client) => client.query('SET plan_cache_mode = force_generic_plan') } as pg.PoolConfig);
+  await pool.query(`CREATE TABLE floor_accounts (id uuid PRIMARY KEY, address text NOT NULL, reserved bigint NOT NULL);
+    CREATE TABLE floor_sessions (id uuid PRIMARY KEY, account uuid NOT NULL REFERENCES floor_accounts(id), token_hash bytea NOT NULL UNIQUE, refreshed_at bigint NOT NULL);
+    CREATE TABLE floor_uploads (id uuid PRIMARY KEY, account uuid NOT NULL REFERENCES floor_accounts(id), size bigint NOT NULL)`);
+  const all = Array.from({ length: ACCOUNTS }, (_, i) => sessionOf(i));
+  await pool.query(`INSERT INTO floor_accounts SELECT a, 'floor-' || a::text, 0 FROM unnest($1::uuid[]) AS a`, [all.map((s) => s.account)]);
+  await pool.query('INSERT INTO floor_sessions SELECT s, a, h, 0 FROM unnest($1::uuid[], $2::uuid[], $3::bytea[]) AS t(s, a, h)', [all.map((s) => s.id), all.map((s) => s.account), all.map((s) => s.tokenHash)]);
+  // Each store call of a turn joins one statement, held while the process is busy, as the server's.
+  const batch = <I, O>(exec: (inputs: readonly I[]) => Promise<readonly O[]>) => new StatementBatch<I, O>(exec, { arrivals: arrivalsOf(pool), holdMs: BATCH_HOLD_MS });
+  const byHash = batch<Buffer, Session | undefined>(async (hashes) => {
+    const r = await pool.query({ name: 'floor_by_hash', text: 'SELECT id, account, token_hash FROM floor_sessions WHERE token_hash = ANY($1)', values: [hashes] });
+    return hashes.map((h) => r.rows.find((row) => (row.token_hash as Buffer).equals(h)));
+  });
+  const profile = batch<string, Profile | undefined>(async (ids) => {
+    const r = await pool.query({ name: 'floor_profile', text: 'SELECT s.id, s.account, a.address, a.reserved FROM floor_sessions s JOIN floor_accounts a ON a.id = s.account WHERE s.id = ANY($1::uuid[])', values: [ids] });
+    return ids.map((id) => r.rows.find((row) => row.id === id));
+  });
+  const refresh = batch<{ id: string; at: number }, void>(async (items) => {
+    await pool.query({ name: 'floor_refresh', text: 'UPDATE floor_sessions SET refreshed_at = $1 WHERE id = ANY($2::uuid[])', values: [Math.max(...items.map((i) => i.at)), items.map((i) => i.id)] });
+    return items.map(() => undefined);
+  });
+  const upload = batch<{ id: string; account: string; size: number }, string>(async (items) => {
+    await pool.query({
+      name: 'floor_upload',
+      text: `WITH added AS (INSERT INTO floor_uploads SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[]) RETURNING account, size)
+        UPDATE floor_accounts a SET reserved = a.reserved + t.total FROM (SELECT account, sum(size) AS total FROM added GROUP BY account) t WHERE a.id = t.account`,
+      values: [items.map((i) => i.id), items.map((i) => i.account), items.map((i) => i.size)],
+    });
+    return items.map((i) => i.id);
+  });
+  return {
+    byTokenHash: (hash) => byHash.run(hash),
+    profile: (id) => profile.run(id),
+    recordRefresh: (id, at) => refresh.run({ id, at }),
+    openUpload: (account, size) => upload.run({ id: randomUUID(), account, size }),
+  };
+}
+
+const store = process.env.FLOOR_PG_URL ? await pgFloor(process.env.FLOOR_PG_URL) : sqliteFloor(process.env.FLOOR_DIR ?? '.');
+const signer = platformEd25519Signer();
+const jwk = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
+const key = { kid: 'floor', seed: jwk.d!, publicKey: jwk.x! };
+const header = Buffer.from(JSON.stringify({ alg: 'EdDSA', typ: 'at+jwt', kid: key.kid })).toString('base64url');
+/** Access token → session id: what the server's verified-token cache holds. */
+const verified = new Map(Array.from({ length: ACCOUNTS }, (_, i) => [`Bearer floor-at-${i}`, sessionOf(i).id]));
+const json = async (c: Parameters<typeof readLimited>[0]) => JSON.parse(Buffer.from(await readLimited(c, JSON_LIMIT)).toString());
+
+const app = new Hono();
+app.get('/floor/profile', async (c) => {
+  const sessionId = verified.get(c.req.header('authorization') ?? '');
+  const p = sessionId === undefined ? undefined : await store.profile(sessionId);
+  if (p === undefined) return c.json({ error: 'unknown session' }, 401);
+  return c.json({ account_id: p.account, address: p.address, reserved: Number(p.reserved) });
+});
+app.post('/floor/upload', async (c) => {
+  const sessionId = verified.get(c.req.header('authorization') ?? '');
+  const body = (await json(c)) as { declared_size: number };
+  const p = sessionId === undefined ? undefined : await store.profile(sessionId);
+  if (p === undefined) return c.json({ error: 'unknown session' }, 401);
+  const id = await store.openUpload(p.account, body.declared_size);
+  return c.json({ upload_id: id, declared_size: body.declared_size }, 201);
+});
+app.post('/floor/:parts', async (c) => {
+  const parts = c.req.param('parts');
+  const body = (await json(c)) as { session_token: string };
+  const row = await store.byTokenHash(hashOf(body.session_token));
+  if (row === undefined) return c.json({ error: 'unknown session' }, 401);
+  const now = Date.now();
+  if (parts.includes('write')) await store.recordRefresh(row.id, now);
+  const iat = Math.floor(now / 1000);
+  const claims = Buffer.from(JSON.stringify({ sub: row.account, sid: row.id, iat, exp: iat + 900, jti: now.toString(36) })).toString('base64url');
+  const input = `${header}.${claims}`;
+  let signature = '';
+  if (parts.includes('sign')) {
+    const signed = signer.sign(key, Buffer.from(input));
+    signature = Buffer.from(signed instanceof Promise ? await signed : signed).toString('base64url');
+  }
+  return c.json({ access_token: `${input}.${signature}`, token_type: 'Bearer', expires_in: 900 });
+});
+serve({ fetch: app.fetch, port: Number(process.env.PORT), hostname: '127.0.0.1' });

@@ -1,0 +1,132 @@
+/**
+ * The floor mode (`npm run bench -- --floor`): every scenario against the server and against the
+ * least it can cost on this machine (floor-server.ts), in the same rounds, each round after a run
+ * of the bare route. The refresh's floor is also measured without its durable write, its
+ * signature or both, so the output shows what each of those costs. It answers two questions: can a
+ * ratio target be reached here at all (not above the floor's ratio), and how much of a request is
+ * the server's own work (its ratio as a share of the floor's).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { cpuMicros, measure, median, VERSION, type Load } from './lib.js';
+import { SCENARIOS } from './scenarios.js';
+
+export interface FloorFigures {
+  lines: string[];
+  json: Record<string, unknown>;
+}
+
+const TOKEN = 'floor-session-token-0123456789abcdefghijklmnop';
+const UPLOAD_BODY = JSON.stringify({ declared_size: 1024, kind: 'original', device_id: 'bench' });
+
+async function startFloor(port: number, spawn: (args: string[], env: Record<string, string>) => import('node:child_process').ChildProcess, env: Record<string, string>) {
+  const dir = mkdtempSync(join(tmpdir(), 'strongroom-floor-'));
+  const child = spawn(['--import', 'tsx', 'bench/floor-server.ts'], { PORT: String(port), FLOOR_DIR: dir, FLOOR_TOKEN: TOKEN, ...env });
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; ; i++) {
+    if (child.exitCode !== null) throw new Error(`floor server exited with ${child.exitCode}`);
+    const up = await fetch(`${url}/floor/read`, { method: 'POST', body: JSON.stringify({ session_token: TOKEN }) }).then((r) => r.status === 200, () => false);
+    if (up) break;
+    if (i > 150) throw new Error('floor server did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const stop = () =>
+    new Promise<void>((resolve) => {
+      child.once('exit', () => {
+        rmSync(dir, { recursive: true, force: true });
+        resolve();
+      });
+      child.kill('SIGTERM');
+    });
+  return { url, pid: child.pid!, stop };
+}
+
+/** The floor's load for each scenario, by the scenario's name (the same shape of traffic). */
+function floorLoads(url: string): Record<string, Load> {
+  const bearer = (i: number) => ({ authorization: `Bearer floor-at-${i}`, 'x-svc-protocol': VERSION });
+  const json = { 'content-type': 'application/json', 'x-svc-protocol': VERSION };
+  const refresh = (parts: string): Load => ({ url: `${url}/floor/${parts}`, method: 'POST', headers: json, body: JSON.stringify({ session_token: TOKEN }) });
+  const get = { method: 'GET', path: '/floor/profile', headers: bearer(1) };
+  const refreshRequest = { method: 'POST', path: '/floor/read-write-sign', headers: json, body: JSON.stringify({ session_token: TOKEN }) };
+  const upload = (i: number) => ({ method: 'POST', path: '/floor/upload', headers: { ...json, ...bearer(i) }, body: UPLOAD_BODY });
+  return {
+    'GET /v1/auth/profile (authenticated)': { url: `${url}/floor/profile`, headers: bearer(1) },
+    'POST /v1/auth/refresh': refresh('read-write-sign'),
+    'refresh floor without the write and the signature': refresh('read'),
+    'refresh floor without the write': refresh('read-sign'),
+    'refresh floor without the signature': refresh('read-write'),
+    'POST /upload, one account, 50 concurrent clients': { url: `${url}/floor/upload`, method: 'POST', headers: { ...json, ...bearer(3) }, body: UPLOAD_BODY, connections: 50 },
+    'POST /upload, 1,000 accounts, 50 concurrent clients': { url: `${url}/floor/upload`, connections: 50, requests: Array.from({ length: 1000 }, (_, i) => upload(i)) },
+    'mixed: 90 % GET profile, 5 % refresh, 5 % upload': {
+      url: `${url}/floor/profile`,
+      connections: 20,
+      requests: [...Array.from({ length: 9 }, () => get), refreshRequest, ...Array.from({ length: 9 }, () => get), upload(2)],
+    },
+  };
+}
+
+interface Measured {
+  name: string;
+  side: 'floor' | 'server';
+  load: Load;
+  pid: number;
+  ratios: number[];
+  rps: number[];
+  cpu: number[];
+}
+
+export async function runFloor(
+  store: string,
+  server: { url: string; pid: number },
+  bareUrl: string,
+  spawn: (args: string[], env: Record<string, string>) => import('node:child_process').ChildProcess,
+  floorEnv: Record<string, string>,
+  opts: { seconds: number; rounds: number },
+): Promise<FloorFigures> {
+  const floor = await startFloor(18_102, spawn, floorEnv);
+  try {
+    const loads = floorLoads(floor.url);
+    const measured: Measured[] = [];
+    const add = (name: string, side: Measured['side'], load: Load, pid: number) => measured.push({ name, side, load, pid, ratios: [], rps: [], cpu: [] });
+    for (const scenario of SCENARIOS) {
+      add(scenario.name, 'floor', loads[scenario.name]!, floor.pid);
+      add(scenario.name, 'server', (await scenario.setup(server.url)).load, server.pid);
+      if (scenario.name === 'POST /v1/auth/refresh') {
+        for (const part of ['refresh floor without the write and the signature', 'refresh floor without the write', 'refresh floor without the signature']) add(part, 'floor', loads[part]!, floor.pid);
+      }
+    }
+    for (const m of measured) await measure({ ...m.load, seconds: 2 });
+    for (let round = 0; round < opts.rounds; round++) {
+      const bare = await measure({ url: `${bareUrl}/bare`, seconds: opts.seconds });
+      for (const m of measured) {
+        const before = cpuMicros(m.pid);
+        const f = await measure({ ...m.load, seconds: opts.seconds });
+        const after = cpuMicros(m.pid);
+        if (f.non2xx > 0 || f.errors > 0) throw new Error(`${m.side} ${m.name}: ${f.non2xx} non-2xx, ${f.errors} errors`);
+        m.ratios.push(f.rps / bare.rps);
+        m.rps.push(f.rps);
+        if (before !== null && after !== null && f.ok > 0) m.cpu.push((after - before) / f.ok);
+      }
+    }
+    const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
+    const row = (m: Measured) => ({ rps: median(m.rps), ratio: median(m.ratios), spread: { min: Math.min(...m.ratios), max: Math.max(...m.ratios) }, cpu: m.cpu.length > 0 ? median(m.cpu) : null });
+    const cell = (r: ReturnType<typeof row>) => `${pct(r.ratio)} (${pct(r.spread.min)}-${pct(r.spread.max)}) | ${r.cpu === null ? '–' : `${r.cpu.toFixed(1)} µs`}`;
+    const names = [...new Set(measured.map((m) => m.name))];
+    const table = names.map((name) => {
+      const f = measured.find((m) => m.name === name && m.side === 'floor')!;
+      const s = measured.find((m) => m.name === name && m.side === 'server');
+      return { name, floor: row(f), server: s ? row(s) : null };
+    });
+    const lines = [
+      `${store}: each scenario against the server and its floor (bench/floor-server.ts), ${opts.rounds} rounds of ${opts.seconds} s, each round after a bare-route run; ratio to bare (spread) and process CPU per request`,
+      '',
+      '| scenario | floor / bare | floor CPU | server / bare | server CPU | server as share of floor |',
+      '|---|---:|---:|---:|---:|---:|',
+      ...table.map((t) => `| ${t.name} | ${cell(t.floor)} | ${t.server ? `${cell(t.server)} | ${pct(t.server.ratio / t.floor.ratio)}` : '– | – | –'} |`),
+    ];
+    return { lines, json: { store, rows: table } };
+  } finally {
+    await floor.stop();
+  }
+}
