@@ -98,7 +98,9 @@ async function pgFloor(url: string): Promise<FloorStore> {
   await pool.query(`INSERT INTO floor_accounts SELECT a, 'floor-' || a::text, 0 FROM unnest($1::uuid[]) AS a`, [all.map((s) => s.account)]);
   await pool.query('INSERT INTO floor_sessions SELECT s, a, h, 0 FROM unnest($1::uuid[], $2::uuid[], $3::bytea[]) AS t(s, a, h)', [all.map((s) => s.id), all.map((s) => s.account), all.map((s) => s.tokenHash)]);
   // Each store call of a turn joins one statement, held while the process is busy, as the server's.
-  const batch = <I, O>(exec: (inputs: readonly I[]) => Promise<readonly O[]>) => new StatementBatch<I, O>(exec, { arrivals: arrivalsOf(pool), holdMs: BATCH_HOLD_MS });
+  // A write batch runs alone, as the server's do: two in flight would lock the same rows in no set order.
+  const batch = <I, O>(exec: (inputs: readonly I[]) => Promise<readonly O[]>, maxInFlight = Infinity) =>
+    new StatementBatch<I, O>(exec, { arrivals: arrivalsOf(pool), holdMs: BATCH_HOLD_MS, maxInFlight });
   const byHash = batch<Buffer, Session | undefined>(async (hashes) => {
     const r = await pool.query({ name: 'floor_by_hash', text: 'SELECT id, account, token_hash FROM floor_sessions WHERE token_hash = ANY($1)', values: [hashes] });
     return hashes.map((h) => r.rows.find((row) => (row.token_hash as Buffer).equals(h)));
@@ -110,7 +112,7 @@ async function pgFloor(url: string): Promise<FloorStore> {
   const refresh = batch<{ id: string; at: number }, void>(async (items) => {
     await pool.query({ name: 'floor_refresh', text: 'UPDATE floor_sessions SET refreshed_at = $1 WHERE id = ANY($2::uuid[])', values: [Math.max(...items.map((i) => i.at)), items.map((i) => i.id)] });
     return items.map(() => undefined);
-  });
+  }, 1);
   const upload = batch<{ id: string; account: string; size: number }, string>(async (items) => {
     await pool.query({
       name: 'floor_upload',
@@ -119,7 +121,7 @@ async function pgFloor(url: string): Promise<FloorStore> {
       values: [items.map((i) => i.id), items.map((i) => i.account), items.map((i) => i.size)],
     });
     return items.map((i) => i.id);
-  });
+  }, 1);
   return {
     byTokenHash: (hash) => byHash.run(hash),
     profile: (id) => profile.run(id),
