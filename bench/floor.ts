@@ -9,8 +9,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { cpuMicros, measure, median, VERSION, type Load } from './lib.js';
+import { cpuMicros, measure, median, startScript, VERSION, type Load } from './lib.js';
 import { SCENARIOS } from './scenarios.js';
+import { body as UPLOAD_BODY } from './uploads.js';
 
 export interface FloorFigures {
   lines: string[];
@@ -18,28 +19,12 @@ export interface FloorFigures {
 }
 
 const TOKEN = 'floor-session-token-0123456789abcdefghijklmnop';
-const UPLOAD_BODY = JSON.stringify({ declared_size: 1024, kind: 'original', device_id: 'bench' });
 
-async function startFloor(port: number, spawn: (args: string[], env: Record<string, string>) => import('node:child_process').ChildProcess, env: Record<string, string>) {
+/** The floor server, on SQLite in a directory of its own unless `env` names a PostgreSQL database. */
+function startFloor(port: number, env: Record<string, string>) {
   const dir = mkdtempSync(join(tmpdir(), 'strongroom-floor-'));
-  const child = spawn(['--import', 'tsx', 'bench/floor-server.ts'], { PORT: String(port), FLOOR_DIR: dir, FLOOR_TOKEN: TOKEN, ...env });
-  const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (child.exitCode !== null) throw new Error(`floor server exited with ${child.exitCode}`);
-    const up = await fetch(`${url}/floor/read`, { method: 'POST', body: JSON.stringify({ session_token: TOKEN }) }).then((r) => r.status === 200, () => false);
-    if (up) break;
-    if (i > 150) throw new Error('floor server did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      child.once('exit', () => {
-        rmSync(dir, { recursive: true, force: true });
-        resolve();
-      });
-      child.kill('SIGTERM');
-    });
-  return { url, pid: child.pid!, stop };
+  // Unauthenticated, the profile answers 401: up, and nothing measured yet.
+  return startScript('bench/floor-server.ts', port, '/floor/profile', { FLOOR_DIR: dir, FLOOR_TOKEN: TOKEN, ...env }, () => rmSync(dir, { recursive: true, force: true }));
 }
 
 /** The floor's load for each scenario, by the scenario's name (the same shape of traffic). */
@@ -80,11 +65,10 @@ export async function runFloor(
   store: string,
   server: { url: string; pid: number },
   bareUrl: string,
-  spawn: (args: string[], env: Record<string, string>) => import('node:child_process').ChildProcess,
   floorEnv: Record<string, string>,
   opts: { seconds: number; rounds: number },
 ): Promise<FloorFigures> {
-  const floor = await startFloor(18_102, spawn, floorEnv);
+  const floor = await startFloor(18_102, floorEnv);
   try {
     const loads = floorLoads(floor.url);
     const measured: Measured[] = [];

@@ -74,12 +74,20 @@ export async function startServer(
   return { url, dataDir, pid: child.pid!, stop: stopper(child, () => (keepDataDir ? undefined : rmSync(dataDir, { recursive: true, force: true }))) };
 }
 
-/** A bare Hono route in its own process: the baseline every figure is divided by. */
-export async function startBare(port: number): Promise<Running> {
-  const child = spawnNode(['--import', 'tsx', 'bench/bare-server.ts'], { cwd: ROOT, env: { ...process.env, PORT: String(port) }, stdio: 'ignore' });
+/**
+ * A server script of the bench (`bench/...ts`) in its own process on PORT, ready once `readyPath`
+ * answers below 500; `cleanup` runs after it stopped.
+ */
+export async function startScript(script: string, port: number, readyPath: string, env: Record<string, string> = {}, cleanup = () => {}): Promise<Running & { pid: number }> {
+  const child = spawnNode(['--import', 'tsx', script], { cwd: ROOT, env: { ...process.env, PORT: String(port), ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(`${url}/bare`, child);
-  return { url, stop: stopper(child, () => {}) };
+  await waitFor(`${url}${readyPath}`, child);
+  return { url, pid: child.pid!, stop: stopper(child, cleanup) };
+}
+
+/** A bare Hono route in its own process: the baseline every figure is divided by. */
+export function startBare(port: number): Promise<Running> {
+  return startScript('bench/bare-server.ts', port, '/bare');
 }
 
 /** The middle value (the upper one of an even count): every bench figure is a median of rounds. */

@@ -17,7 +17,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { api, measure, PASSWORD, spawnNode, startBare, startServer, setLaunchPrefix, type Figures, median } from './lib.js';
+import { api, measure, PASSWORD, startBare, startServer, setLaunchPrefix, type Figures, median } from './lib.js';
 import { SCENARIOS, type Scenario, type ScenarioContext } from './scenarios.js';
 import { pinCores } from './pinning.js';
 import { explainHotPaths, isSlow, prepareGrowth, seedCounts, SLOW_MS, type Plan } from './growth.js';
@@ -25,7 +25,6 @@ import { runStorm, type StormFigures } from './storm.js';
 import { runFloor, type FloorFigures } from './floor.js';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 
-const ROOT = join(import.meta.dirname, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
@@ -192,12 +191,7 @@ async function main(): Promise<void> {
           continue;
         }
         if (mode === 'floor') {
-          floorFigures.push(
-            await runFloor(store.name, server, bare!.url, (args, env) => spawnNode(args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'inherit'] }), store.pgUrl ? { FLOOR_PG_URL: store.pgUrl } : {}, {
-              seconds: SECONDS,
-              rounds: ROUNDS,
-            }),
-          );
+          floorFigures.push(await runFloor(store.name, server, bare!.url, store.pgUrl ? { FLOOR_PG_URL: store.pgUrl } : {}, { seconds: SECONDS, rounds: ROUNDS }));
           continue;
         }
         if (mode !== 'explain') for (const scenario of SCENARIOS) rows.push(await runScenario(scenario, server.url, bare!.url, store.name, 'fresh'));
