@@ -3,9 +3,10 @@ import { CoreError } from '@strongroom/core';
 import type { AppDeps } from './deps.js';
 import { openApiDocument } from './http/openapi.js';
 import { mountDocs } from './http/docs.js';
+import { publicRecord, RECORD_MAX_AGE_S } from './http/public-record.js';
 import { headAnswer } from './http/head.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
-import { json, type ResponseHeaders } from './http/respond.js';
+import { type ResponseHeaders } from './http/respond.js';
 import { allowedMethods, mountRoutes, type ProtocolBindings } from './http/mount.js';
 import { type AnyRoute } from './http/route-def.js';
 import { authRoutes } from './routes/auth.js';
@@ -69,7 +70,7 @@ export function createApp(deps: AppDeps): Hono {
   });
 
   const doc = openApiDocument(routes, { baseUrl: deps.config.baseUrl, window: { min: deps.config.protocolMin, max: deps.config.protocolMax } });
-  app.get('/openapi.json', (c) => json(c, 200, doc));
+  app.get('/openapi.json', (c) => publicRecord(c, doc, RECORD_MAX_AGE_S.openApi));
   mountDocs(app, () => protocol.headers.protocol);
 
   const allowed = allowedMethods(routes);

@@ -105,6 +105,21 @@ describe.skipIf(!available)('the reference page at /docs in headless Chromium', 
     await page.close();
   });
 
+  it('"Try it out" works at an address other than the document\'s server (SVC_BASE_URL)', { timeout: 60_000 }, async () => {
+    // The test server's SVC_BASE_URL is http://127.0.0.1:8080; the page is served on another port.
+    expect(new URL(net.base).origin).not.toBe('http://127.0.0.1:8080');
+    const page = await browser.newPage();
+    await page.goto(`${net.base}/docs`, { waitUntil: 'networkidle' });
+    const op = page.locator('.opblock').filter({ has: page.locator('.opblock-summary-path', { hasText: /^\/\.well-known\/svc\/server-info$/ }) });
+    await op.locator('.opblock-summary').click();
+    await op.locator('button.try-out__btn').click();
+    await op.locator('button.execute').click();
+    await op.locator('.live-responses-table .response-col_status').first().waitFor({ timeout: 30_000 });
+    expect((await op.locator('.live-responses-table .response-col_status').first().innerText()).trim()).toBe('200');
+    expect(foreign).toEqual([]);
+    await page.close();
+  });
+
   it('is not blank in a screenshot (and the measure tells a blank page)', { timeout: 60_000 }, async () => {
     const page = await browser.newPage();
     await page.goto(`${net.base}/docs`, { waitUntil: 'networkidle' });

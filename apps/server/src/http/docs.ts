@@ -32,7 +32,16 @@ const PAGE = `<!doctype html>
 `;
 
 // validatorUrl null: Swagger UI would otherwise send the document to a public validator for its badge.
+// requestInterceptor: the page is served by the server it documents, so "Try it out" sends every
+// request to the address the page was opened at. The document's own server is SVC_BASE_URL, which
+// a reader may have reached under another name (127.0.0.1 for localhost, a LAN address, a proxy);
+// the content security policy (connect-src 'self') would refuse that other origin.
 const INIT = `window.ui = SwaggerUIBundle({
+  requestInterceptor: (req) => {
+    const target = new URL(req.url, window.location.href);
+    if (target.origin !== window.location.origin) req.url = window.location.origin + target.pathname + target.search;
+    return req;
+  },
   url: '/openapi.json',
   dom_id: '#reference',
   deepLinking: true,

@@ -114,7 +114,12 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
  */
 export function allowedMethods(routes: readonly AnyRoute[]): (path: string) => string | null {
   const byPath = new Map<string, Set<string>>();
-  for (const r of routes) byPath.set(r.path, (byPath.get(r.path) ?? new Set()).add(r.method));
+  for (const r of routes) {
+    const methods = (byPath.get(r.path) ?? new Set<string>()).add(r.method);
+    // HEAD is answered for every GET (app.ts), so a 405's Allow names it too (RFC 9110 §15.5.6).
+    if (r.method === 'GET') methods.add('HEAD');
+    byPath.set(r.path, methods);
+  }
   const table = [...byPath].map(([path, methods]) => ({
     // Hono's `:name` matches one non-empty segment; nothing else in our paths is special.
     pattern: new RegExp(`^${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+')}$`),

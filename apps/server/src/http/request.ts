@@ -50,6 +50,12 @@ export function bodyChunks(c: Context): AsyncIterable<Uint8Array> {
   };
 }
 
+/** A request that announces no body: no Content-Length (or 0) and no Transfer-Encoding. */
+function declaresNoBody(c: Context): boolean {
+  const length = requestHeader(c, 'content-length');
+  return (length === undefined || length.trim() === '0') && requestHeader(c, 'transfer-encoding') === undefined;
+}
+
 function mediaType(c: Context): string | null {
   const raw = requestHeader(c, 'content-type');
   return raw ? raw.split(';')[0]!.trim().toLowerCase() : null;
@@ -130,7 +136,10 @@ export async function readBody(c: Context, spec: BodySpec | undefined): Promise<
     if (mediaType(c) !== 'application/cbor') throw new HttpProblem('error.request.unsupported_media_type', 'This operation takes an application/cbor body.');
     return readLimited(c, CBOR_LIMIT);
   }
-  if (mediaType(c) !== 'application/json') throw new HttpProblem('error.request.unsupported_media_type', 'This operation takes an application/json body.');
+  const type = mediaType(c);
+  // No body at all where one is needed is malformed input (400), not a body of the wrong type (415).
+  if (type === null && declaresNoBody(c)) throw new HttpProblem('error.request.invalid', 'This operation needs an application/json body.');
+  if (type !== 'application/json') throw new HttpProblem('error.request.unsupported_media_type', 'This operation takes an application/json body.');
   const raw = await readLimited(c, JSON_LIMIT);
   const parsed = parseJsonObject(raw);
   const result = v.safeParse(spec.schema, parsed);

@@ -301,7 +301,7 @@ describe('routing and public records', () => {
     }
     const r = await call(s.app, 'DELETE', '/v1/auth/profile');
     expect(r).toMatchObject(problem(405, 'error.request.method_not_allowed'));
-    expect(r.headers.get('allow')).toBe('GET, PATCH');
+    expect(r.headers.get('allow')).toBe('GET, HEAD, PATCH'); // HEAD is served for every GET
     // Paths with parameters too, and a trailing slash names nothing.
     const put = await call(s.app, 'PUT', '/v1/auth/sessions/0190b000-0000-7000-8000-000000000001');
     expect(put).toMatchObject(problem(405, 'error.request.method_not_allowed'));

@@ -15,6 +15,13 @@ const problem = (status: number, code: string) => ({ status, body: expect.object
 const raw = (text: string) => ({ raw: text, contentType: 'application/json' });
 
 describe('strict JSON at the HTTP edge', () => {
+  it('a POST that needs a JSON body and sends none is 400 (decisions.md), a body of another type 415', async () => {
+    expect(await call(s.app, 'POST', '/v1/auth/register')).toMatchObject(problem(400, 'error.request.invalid'));
+    expect(await call(s.app, 'POST', '/v1/auth/login', { headers: { 'content-length': '0' } })).toMatchObject(problem(400, 'error.request.invalid'));
+    expect(await call(s.app, 'POST', '/v1/auth/register', { raw: 'address=x', contentType: 'text/plain' })).toMatchObject(problem(415, 'error.request.unsupported_media_type'));
+    expect(await call(s.app, 'POST', '/v1/auth/register', { raw: '{}' })).toMatchObject(problem(415, 'error.request.unsupported_media_type'));
+  });
+
   it('a duplicated member is 400 and creates nothing, whichever copy would have won', async () => {
     const dup = `{"address":"dup@example.org","password":"${PASSWORD}","address":"other@example.org"}`;
     expect(await call(s.app, 'POST', '/v1/auth/register', raw(dup))).toMatchObject(problem(400, 'error.request.invalid'));

@@ -2,8 +2,12 @@ import * as v from 'valibot';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { route, type AnyRoute } from '../http/route-def.js';
-import { bytes, iso, json } from '../http/respond.js';
+import { iso } from '../http/respond.js';
+import { publicRecord, RECORD_MAX_AGE_S } from '../http/public-record.js';
 import { effectiveWindow, pendingAnnouncements, REVOCATION_WINDOW_S, type DeprecationAnnouncement, type ProtocolWindow } from '@strongroom/core';
+
+/** Every public record answers 304 to an If-None-Match naming its current ETag (http/public-record.ts). */
+const NOT_MODIFIED = { 304: { description: 'Not modified: the If-None-Match tag is the current ETag (no body)' } } as const;
 
 /** WebFinger answers are for any web page to read. */
 const CORS_ANY = { 'access-control-allow-origin': '*' };
@@ -67,12 +71,12 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Server info: endpoints, signing keys (JWKS) and the supported protocol window',
       auth: false,
       versioned: false,
-      responses: { 200: { description: 'Server info', schema: ServerInfo } },
+      responses: { 200: { description: 'Server info', schema: ServerInfo }, ...NOT_MODIFIED },
       errors: ['error.store.unavailable'],
       handle: async ({ c }) => {
         const { window, list } = await deprecationState(deps);
         const now = deps.clock.now();
-        return json(c, 200, {
+        return publicRecord(c, {
           api_base_url: base,
           auth: {
             local: deps.config.authLocal,
@@ -83,7 +87,7 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
           protocol_version: window,
           // The cut-offs still ahead: a client learns months in advance when its version stops writing.
           min_protocol_version: pendingAnnouncements(list, now).map((a) => ({ min_protocol_version: a.minProtocolVersion, effective_at: iso(a.effectiveAt) })),
-        });
+        }, RECORD_MAX_AGE_S.serverInfo);
       },
     }),
     route({
@@ -102,14 +106,15 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
             revoked: v.array(v.object({ jti: v.string(), revoked_at: v.string(), exp: v.string() })),
           }),
         },
+        ...NOT_MODIFIED,
       },
       handle: async ({ c }) => {
         const record = await deps.federation.revokedRecord();
-        return json(c, 200, {
+        return publicRecord(c, {
           issuer: record.issuer,
           window_s: REVOCATION_WINDOW_S,
           revoked: record.revoked.map((r) => ({ jti: r.jti, revoked_at: iso(r.revokedAt), exp: iso(r.expiresAt) })),
-        });
+        }, RECORD_MAX_AGE_S.revokedJti);
       },
     }),
     route({
@@ -119,14 +124,14 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Minimum supported client announcements: the window in force and every announced cut-off, past and future',
       auth: false,
       versioned: false,
-      responses: { 200: { description: 'The current window and every announcement, by effective instant', schema: DeprecationRecord } },
+      responses: { 200: { description: 'The current window and every announcement, by effective instant', schema: DeprecationRecord }, ...NOT_MODIFIED },
       errors: ['error.store.unavailable'],
       handle: async ({ c }) => {
         const { window, list } = await deprecationState(deps);
         const announcements = [...list]
           .sort((a, b) => a.effectiveAt - b.effectiveAt || a.announcedAt - b.announcedAt)
           .map((a) => ({ min_protocol_version: a.minProtocolVersion, effective_at: iso(a.effectiveAt), announced_at: iso(a.announcedAt) }));
-        return json(c, 200, { protocol_version: window, min_client_build: deps.config.minClientBuild, announcements });
+        return publicRecord(c, { protocol_version: window, min_client_build: deps.config.minClientBuild, announcements }, RECORD_MAX_AGE_S.deprecation);
       },
     }),
     route({
@@ -136,9 +141,9 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Storage-attestation public keys and their append-only history',
       auth: false,
       versioned: false,
-      responses: { 200: { description: 'The signing attestation keys (JWK) and the whole hash-chained history, seq ascending', schema: AttestationKeys } },
+      responses: { 200: { description: 'The signing attestation keys (JWK) and the whole hash-chained history, seq ascending', schema: AttestationKeys }, ...NOT_MODIFIED },
       errors: ['error.store.unavailable'],
-      handle: async ({ c }) => json(c, 200, await deps.attestation.record()),
+      handle: async ({ c }) => publicRecord(c, await deps.attestation.record(), RECORD_MAX_AGE_S.attestationKeys),
     }),
     route({
       method: 'GET',
@@ -166,6 +171,7 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
           contentType: 'application/jrd+json',
           schema: v.object({ subject: v.string(), properties: v.object({ 'urn:svc:display_name': v.nullable(v.string()) }) }),
         },
+        ...NOT_MODIFIED,
         404: { description: 'No public record: the same bytes for no account, an unpublished one and another host' },
       },
       errors: ['error.request.invalid', 'error.not_found'],
@@ -177,9 +183,7 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
           throw problem;
         }
         const body = JSON.stringify({ subject: found.value.subject, properties: { 'urn:svc:display_name': found.value.displayName } });
-        const res = bytes(c, 200, new TextEncoder().encode(body), 'application/jrd+json');
-        res.headers.set('access-control-allow-origin', '*');
-        return res;
+        return publicRecord(c, body, RECORD_MAX_AGE_S.webfinger, { contentType: 'application/jrd+json', headers: CORS_ANY });
       },
     }),
   ];
