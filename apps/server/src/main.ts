@@ -4,12 +4,27 @@ import { createApp } from './app.js';
 import { ConfigError, readConfig, type HttpTimeouts } from './config.js';
 import { buildDeps, nodePlatform, openStores } from './deps.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
+import { checkDataDir, checkPortFree, recordSettingReads, redactedUrl, unknownSettings } from './startup-checks.js';
 
 /** Reads configuration, opens (and migrates) the store, and serves. Any startup failure exits non-zero. */
 async function main(): Promise<void> {
+  // Every SVC_* name the server asks for during start-up is recorded, so a misspelt one is named below.
+  const settings = recordSettingReads(process.env);
+  process.env = settings.env;
   const config = readConfig();
   const platform = nodePlatform();
-  const stores = await openStores(config);
+  const host = process.env.HOST ?? '127.0.0.1';
+  // Nothing is written before these pass: no key file, no database, no migration.
+  await checkPortFree(host, config.port);
+  checkDataDir(config.dataDir);
+  let stores: Awaited<ReturnType<typeof openStores>>;
+  try {
+    stores = await openStores(config);
+  } catch (err) {
+    const where = config.databaseUrl !== null ? `SVC_DATABASE_URL=${redactedUrl(config.databaseUrl)}` : `SVC_DATA_DIR=${config.dataDir}`;
+    const cause = err as NodeJS.ErrnoException;
+    throw new Error(`${where}: cannot open the database: ${cause?.code ? `${cause.code} ` : ''}${cause?.message ?? String(err)}`);
+  }
   const deps = await buildDeps(config, stores, platform);
   const app = createApp(deps);
   const { logger } = platform;
@@ -24,11 +39,21 @@ async function main(): Promise<void> {
           ? problemResponse(new HttpProblem('error.server.shutting_down', 'The server is shutting down; retry on a new connection.'), { connection: 'close', 'retry-after': '1' })
           : app.fetch(request, env),
       port: config.port,
-      hostname: process.env.HOST ?? '127.0.0.1',
+      hostname: host,
       serverOptions: serverOptions(config.http),
     },
-    (info) => logger.info('server.listening', { port: info.port, base_url: config.baseUrl, database: config.databaseUrl ? 'postgresql' : 'sqlite' }),
+    (info) => {
+      logger.info('server.listening', { port: info.port, base_url: config.baseUrl, database: config.databaseUrl ? 'postgresql' : 'sqlite' });
+      for (const { name, closest } of unknownSettings(Object.keys(process.env), settings.asked)) {
+        logger.warn('config.unknown_setting', { name, ...(closest !== null ? { did_you_mean: closest } : {}) });
+      }
+    },
   ) as Server;
+  // The port was free a moment ago; if another process took it since, say so in one line.
+  server.once('error', (err: NodeJS.ErrnoException) => {
+    process.stderr.write(`strongroom: configuration error: PORT=${config.port}: cannot listen on ${host}:${config.port}: ${err.code ?? err.message}\n`);
+    process.exit(1);
+  });
   // Socket inactivity: a body that stops moving frees its connection (the request timeout bounds a slow trickle).
   server.setTimeout(config.http.idleMs, (socket) => socket.destroy());
 
