@@ -38,4 +38,40 @@ describe('operator CLI', () => {
     expect((await runCli(['frobnicate'], env)).code).toBe(2);
     await stores.close();
   });
+
+  it('--help lists the commands and exits 0; an unknown command is named and exits 2', async () => {
+    for (const help of [['--help'], ['-h'], ['help'], []]) {
+      const r = await runCli(help, {});
+      expect(r.code, help.join(' ')).toBe(0);
+      expect(r.out).toContain('rotate-key');
+    }
+    const unknown = await runCli(['frobnicate'], {});
+    expect(unknown.code).toBe(2);
+    expect(unknown.out.split('\n')[0]).toBe('unknown command: frobnicate');
+    // A name that is a property of every object is no command either.
+    expect((await runCli(['toString'], {})).code).toBe(2);
+  });
+
+  it('reaches an account without an address by its id, and the ledger speaks snake_case', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strongroom-cli-'));
+    dirs.push(dir);
+    const env = { SVC_DATA_DIR: dir };
+    const config = readConfig(env);
+    const stores = await openStores(config);
+    const deps = await buildDeps(config, stores, { ...nodePlatform(), logger: { info() {}, warn() {}, error() {} } });
+    const reg = await deps.accounts.register({ address: 'sponsor@example.org', password: 'correct horse battery' });
+    if (!reg.ok) throw new Error('register failed');
+    const sponsor = await stores.accounts.findAccountByAddress('sponsor@example.org');
+    const sponsored = await deps.sponsorship.create({ accountId: sponsor!.id, sessionId: 'cli-test' });
+    if (!sponsored.ok) throw new Error('sponsor failed');
+    const id = sponsored.value.accountId;
+    expect((await runCli(['lock', id.toUpperCase()], env)).code).toBe(0);
+    expect((await stores.accounts.findAccountById(id))?.lockedAt).not.toBeNull();
+    const ledger = await runCli(['ledger', 'sponsor@example.org'], env);
+    expect(ledger.code).toBe(0);
+    const keys = Object.keys(JSON.parse(ledger.out) as object);
+    expect(keys.filter((k) => k !== k.toLowerCase())).toEqual([]);
+    expect(keys).toEqual(expect.arrayContaining(['soft_limit', 'hard_limit', 'grace_expires_at', 'sponsor_id']));
+    await stores.close();
+  });
 });

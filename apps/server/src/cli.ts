@@ -1,3 +1,4 @@
+import { normalizeAddress } from '@strongroom/core';
 import { readConfig } from './config.js';
 import { buildDeps, nodePlatform, openStores, type AppDeps } from './deps.js';
 
@@ -6,8 +7,13 @@ type Command = (deps: AppDeps, args: string[]) => Promise<string>;
 
 async function accountIdOf(deps: AppDeps, who: string | undefined): Promise<string> {
   if (!who) throw new Error('name an account by address or id');
-  const byId = await deps.stores.accounts.findAccountById(who);
-  const account = byId ?? (await deps.stores.accounts.findAccountByAddress(who.trim().toLowerCase()));
+  // An id names any account, those without an address (OpenID, sponsored) included; only a UUID is
+  // looked up as one (PostgreSQL refuses any other text for a uuid column).
+  const looksLikeId = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(who.trim());
+  const byId = looksLikeId ? await deps.stores.accounts.findAccountById(who.trim().toLowerCase()) : null;
+  // An address is looked up by the same normalized key sign-in uses (core's normalizeAddress).
+  const address = looksLikeId ? null : normalizeAddress(who);
+  const account = byId ?? (address?.ok ? await deps.stores.accounts.findAccountByAddress(address.value.key) : null);
   if (!account) throw new Error(`no account ${who}`);
   return account.id;
 }
@@ -141,7 +147,13 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
           account_id: id,
           charged_to: r.payerId,
           charged: r.record.charged,
-          ...r.status,
+          used: r.status.used,
+          reserved: r.status.reserved,
+          soft_limit: r.status.softLimit,
+          hard_limit: r.status.hardLimit,
+          state: r.status.state,
+          grace_expires_at: r.status.graceExpiresAt === null ? null : new Date(r.status.graceExpiresAt).toISOString(),
+          alerts: r.status.alerts,
           sponsor_id: r.record.sponsorId,
           suspended_at: r.record.suspendedAt,
           blobs: r.blobs.map((b) => ({ content_hash: b.contentHash, size: b.size, peer: b.peer, stored_at: new Date(b.storedAt).toISOString() })),
@@ -155,10 +167,10 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
 
 export async function runCli(argv: string[], env: Record<string, string | undefined> = process.env): Promise<{ code: number; out: string }> {
   const [name, ...args] = argv;
-  const command = name ? COMMANDS[name] : undefined;
-  if (!command) {
-    return { code: name ? 2 : 0, out: `usage: npm run cli -- <command>\n\n${Object.values(COMMANDS).map((c) => `  ${c.usage}`).join('\n')}` };
-  }
+  const usage = `usage: npm run cli -- <command>\n\n${Object.values(COMMANDS).map((c) => `  ${c.usage}`).join('\n')}`;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') return { code: 0, out: usage };
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!command) return { code: 2, out: `unknown command: ${name}\n\n${usage}` };
   const config = readConfig(env);
   const platform = { ...nodePlatform(), logger: { info() {}, warn() {}, error() {} } };
   const stores = await openStores(config);
