@@ -27,6 +27,32 @@ const codesAt = (op: Op, status: number): string[] => op.responses[status]?.cont
 const versioned = (op: Op) => op.parameters?.some((p) => p.$ref === '#/components/parameters/X-Svc-Protocol') ?? false;
 
 describe('the OpenAPI document', () => {
+  it('reads as generators need it: binary bodies, Retry-After, portable schemes, closed empty bodies, typed codes', () => {
+    // A non-JSON answer is binary, or generated clients parse CBOR as JSON and throw.
+    const directory = doc.paths['/v1/devices/directory'].get.responses['200'].content['application/cbor'].schema;
+    expect(directory).toMatchObject({ type: 'string', format: 'binary', contentMediaType: 'application/cbor' });
+    for (const [method, path, op] of ops) {
+      for (const [type, media] of Object.entries(op.responses['200']?.content ?? {})) {
+        if (!/json$/.test(type)) expect(media.schema?.format, `${method} ${path} ${type}`).toBe('binary');
+      }
+      // Every status that tells the client to come back later declares Retry-After.
+      for (const status of ['429', '503']) {
+        const r = op.responses[status] as { headers?: Record<string, unknown> } | undefined;
+        if (r) expect(r.headers?.['Retry-After'], `${method} ${path} ${status}`).toEqual({ $ref: '#/components/headers/Retry-After' });
+      }
+      // A bodiless POST takes a closed empty object, never an open map.
+      const empty = op.requestBody?.content['application/json'] as { schema?: any } | undefined;
+      if (empty?.schema?.type === 'object' && Object.keys(empty.schema.properties ?? { x: 1 }).length === 0) {
+        expect(empty.schema, `${method} ${path}`).toEqual({ type: 'object', properties: {}, additionalProperties: false });
+      }
+    }
+    expect(doc.paths['/v1/auth/login'].post.responses['429'].headers['Retry-After']).toBeDefined();
+    // Scheme names outside the IANA registry are described as the Authorization header's value.
+    expect(doc.components.securitySchemes.upload).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
+    expect(doc.components.securitySchemes.svcCapability).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
+    expect(doc.components.schemas.Problem.properties.code.enum).toEqual(expect.arrayContaining(['error.auth.session_invalid', 'error.quota.exceeded']));
+  });
+
   it('passes @apidevtools/swagger-parser validation (OpenAPI 3.1 schema and references)', async () => {
     await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeTruthy();
     // The validator is not a rubber stamp: a dangling reference fails it.

@@ -89,6 +89,19 @@ const PROTOCOL_HEADERS = {
   'X-Svc-Min-Client-Build': { $ref: '#/components/headers/X-Svc-Min-Client-Build' },
 };
 
+/** Problem statuses that tell the client when to come back (throttles, rate limits, load shedding). */
+const RETRY_STATUSES = new Set([429, 503]);
+
+/**
+ * A response body that is not JSON (the directory's CBOR, a blob's bytes) is binary to a client
+ * generator: without `format: binary` generated clients parse it as JSON and throw.
+ */
+function responseSchema(contentType: string | undefined, s: v.GenericSchema): Json {
+  if (contentType === undefined || /[/+]json$/.test(contentType)) return schema(s, 'output');
+  const described = schema(s, 'output');
+  return { type: 'string', format: 'binary', contentMediaType: contentType, ...(described.description ? { description: described.description } : {}) };
+}
+
 function problemContent(status: number, codes: Set<ProblemCode>): Json {
   return {
     'application/problem+json': {
@@ -117,19 +130,21 @@ function operation(r: AnyRoute): Json {
 
   const responses: Record<string, Json> = {};
   for (const [status, spec] of Object.entries(r.responses)) {
-    const content = spec.schema ? { [spec.contentType ?? 'application/json']: { schema: schema(spec.schema, 'output') } } : undefined;
+    const content = spec.schema ? { [spec.contentType ?? 'application/json']: { schema: responseSchema(spec.contentType, spec.schema) } } : undefined;
     responses[status] = { description: spec.description, headers: PROTOCOL_HEADERS, ...(content ? { content } : {}) };
   }
   for (const [status, codes] of [...problemStatuses(r)].sort(([a], [b]) => a - b)) {
     const declared = responses[status];
     // A status that answers problem codes is described as problem details, whatever body the route declared.
-    responses[status] = { description: declared?.description ?? [...codes].sort().join(', '), headers: PROTOCOL_HEADERS, content: problemContent(status, codes) };
+    const headers = RETRY_STATUSES.has(status) ? { ...PROTOCOL_HEADERS, 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : PROTOCOL_HEADERS;
+    responses[status] = { description: declared?.description ?? [...codes].sort().join(', '), headers, content: problemContent(status, codes) };
   }
 
   let requestBody: Json | undefined;
   if (r.body?.type === 'json') requestBody = { required: true, content: { 'application/json': { schema: schema(r.body.schema, 'input') } } };
   if (r.body?.type === 'empty') {
-    requestBody = { required: false, description: 'None, or an empty JSON object', content: { 'application/json': { schema: { type: 'object', maxProperties: 0 } } } };
+    // A closed object with no properties: generators read `maxProperties: 0` as an open map.
+    requestBody = { required: false, description: 'None, or an empty JSON object', content: { 'application/json': { schema: { type: 'object', properties: {}, additionalProperties: false } } } };
   }
   if (r.body?.type === 'cbor') {
     requestBody = { required: true, description: r.body.description, content: { 'application/cbor': { schema: { type: 'string', format: 'binary', contentMediaType: 'application/cbor' } } } };
@@ -179,8 +194,20 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (EdDSA)' },
-        svcCapability: { type: 'http', scheme: 'SvcCapability', description: 'Authorization: SvcCapability <capability token>: an EdDSA JWT (typ svc-capability+jwt) minted by a listed peer' },
-        upload: { type: 'http', scheme: 'Upload', description: "A guest's one-drop upload token (POST /v1/links/{link_id}/drops): admits that drop's PUT and finalize only" },
+        // Neither scheme name is in the IANA HTTP authentication registry, so they are described as
+        // what they are on the wire, a value of the Authorization header, which every tool reads.
+        svcCapability: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: 'The header value is `SvcCapability <capability token>`: an EdDSA JWT (typ svc-capability+jwt) minted by a listed peer',
+        },
+        upload: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'Authorization',
+          description: "The header value is `Upload <upload token>`: a guest's one-drop upload token (POST /v1/links/{link_id}/drops), admitting that drop's PUT and finalize only",
+        },
       },
       parameters: {
         'X-Svc-Protocol': {
@@ -202,6 +229,7 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
         'X-Svc-Protocol-Min': versionHeader('The oldest protocol version this server accepts writes from'),
         'X-Svc-Protocol-Max': versionHeader('The newest protocol version this server speaks'),
         'X-Svc-Min-Client-Build': { description: 'The oldest client build the operator supports', required: true, schema: { type: 'string' } },
+        'Retry-After': { description: 'Whole seconds until the request may succeed (throttles, rate limits, load shedding)', required: false, schema: { type: 'integer', minimum: 0 } },
       },
       schemas: {
         Problem: {
@@ -212,7 +240,7 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
             type: { type: 'string' },
             title: { type: 'string' },
             status: { type: 'integer' },
-            code: { type: 'string' },
+            code: { type: 'string', enum: Object.keys(STATUS).sort(), description: 'Stable problem code; each operation lists the ones it can answer' },
             detail: { type: 'string' },
             supported_min: { type: 'string', description: 'On 426: the oldest supported protocol version' },
             supported_max: { type: 'string', description: 'On 426: the newest supported protocol version' },

@@ -893,7 +893,11 @@ export interface components {
             album_pin?: string;
             /** @description On 401 error.auth.invalid_code: codes this challenge still takes */
             attempts_left?: number;
-            code: string;
+            /**
+             * @description Stable problem code; each operation lists the ones it can answer
+             * @enum {string}
+             */
+            code: "error.album.intent_mismatch" | "error.album.proposer_invalid" | "error.album.upgrade_in_flight" | "error.attestation.history_invalid" | "error.auth.account_locked" | "error.auth.challenge_exhausted" | "error.auth.challenge_invalid" | "error.auth.invalid_code" | "error.auth.invalid_credentials" | "error.auth.last_sign_in_method" | "error.auth.local_disabled" | "error.auth.login_code_invalid" | "error.auth.no_local_password" | "error.auth.not_an_owner" | "error.auth.not_the_initiator" | "error.auth.proof_invalid" | "error.auth.session_invalid" | "error.auth.throttled" | "error.auth.totp_already_enrolled" | "error.auth.totp_not_enrolled" | "error.auth.unavailable" | "error.auth.user_already_exists" | "error.auth.weak_password" | "error.catalog.too_new" | "error.conflict" | "error.deprecation.invalid" | "error.deprecation.too_soon" | "error.device.directory_invalid" | "error.device.invalid_key" | "error.device.unknown" | "error.discovery.handle_fixed" | "error.discovery.handle_taken" | "error.discovery.no_handle" | "error.federation.capability_invalid" | "error.federation.peer_unavailable" | "error.federation.rate_limited" | "error.federation.unknown_peer" | "error.internal" | "error.not_found" | "error.oidc.already_linked" | "error.oidc.app_challenge_required" | "error.oidc.exchange_failed" | "error.oidc.id_token_invalid" | "error.oidc.provider_denied" | "error.oidc.reauthentication_stale" | "error.oidc.return_to_invalid" | "error.oidc.state_invalid" | "error.profile.invalid_display_name" | "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused" | "error.request.invalid" | "error.request.method_not_allowed" | "error.request.too_large" | "error.request.unsupported_media_type" | "error.server.shutting_down" | "error.sponsored.cannot_sponsor" | "error.store.unavailable" | "error.upload.album_quiescing" | "error.upload.too_large";
             detail: string;
             /** @description On 409 album refusals: the live upgrade intent */
             live_intent_id?: string;
@@ -917,6 +921,8 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description Whole seconds until the request may succeed (throttles, rate limits, load shedding) */
+        "Retry-After": number;
         /** @description The oldest client build the operator supports */
         "X-Svc-Min-Client-Build": string;
         /** @description The newest protocol version this server speaks */
@@ -990,9 +996,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
+            304: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -1047,9 +1064,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
+            304: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -1126,6 +1154,16 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
+            304: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     getWellKnownSvcServerInfo: {
@@ -1186,9 +1224,20 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
+            304: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -1232,6 +1281,16 @@ export interface operations {
                         subject: string;
                     };
                 };
+            };
+            /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
+            304: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description error.request.invalid */
             400: {
@@ -1408,6 +1467,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -1451,6 +1511,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -1639,6 +1700,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -1765,6 +1827,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -1947,6 +2010,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -2090,6 +2154,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -2298,6 +2363,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -2452,6 +2518,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -2572,6 +2639,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -2765,6 +2833,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -2912,6 +2981,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -3043,6 +3113,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -3171,6 +3242,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -3358,6 +3430,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -3562,6 +3635,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -3766,6 +3840,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -3943,6 +4018,7 @@ export interface operations {
             /** @description error.auth.throttled */
             429: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -3960,6 +4036,7 @@ export interface operations {
             /** @description error.auth.unavailable, error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -4123,6 +4200,7 @@ export interface operations {
             /** @description error.auth.unavailable, error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -4284,6 +4362,7 @@ export interface operations {
             /** @description error.auth.challenge_exhausted, error.auth.throttled */
             429: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -4301,6 +4380,7 @@ export interface operations {
             /** @description error.auth.unavailable, error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -4437,6 +4517,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -4592,6 +4673,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -4865,6 +4947,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -4991,6 +5074,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -5151,6 +5235,7 @@ export interface operations {
             /** @description error.auth.unavailable, error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -5330,6 +5415,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -5435,6 +5521,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -5597,6 +5684,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -5771,6 +5859,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -5908,6 +5997,7 @@ export interface operations {
             /** @description error.auth.unavailable, error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -6067,6 +6157,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -6197,6 +6288,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -6308,6 +6400,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -6474,6 +6567,7 @@ export interface operations {
             /** @description error.auth.unavailable, error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -6644,6 +6738,7 @@ export interface operations {
             /** @description error.auth.unavailable, error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -6810,6 +6905,7 @@ export interface operations {
             /** @description error.auth.unavailable, error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -6921,6 +7017,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -7098,6 +7195,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -7269,6 +7367,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -7387,6 +7486,7 @@ export interface operations {
             /** @description error.federation.rate_limited */
             429: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -7421,6 +7521,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -7592,6 +7693,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -7703,6 +7805,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -7907,6 +8010,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -8021,6 +8125,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -8206,6 +8311,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -8294,6 +8400,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -8405,6 +8512,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -8534,6 +8642,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -8693,6 +8802,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -8799,6 +8909,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -8951,6 +9062,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -9131,6 +9243,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -9260,6 +9373,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -9412,6 +9526,7 @@ export interface operations {
             /** @description error.store.unavailable */
             503: {
                 headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
