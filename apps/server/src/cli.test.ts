@@ -62,7 +62,7 @@ describe('operator CLI', () => {
     const reg = await deps.accounts.register({ address: 'sponsor@example.org', password: 'correct horse battery' });
     if (!reg.ok) throw new Error('register failed');
     const sponsor = await stores.accounts.findAccountByAddress('sponsor@example.org');
-    const sponsored = await deps.sponsorship.create({ accountId: sponsor!.id, sessionId: 'cli-test' });
+    const sponsored = await deps.sponsorship.create({ accountId: sponsor!.id });
     if (!sponsored.ok) throw new Error('sponsor failed');
     const id = sponsored.value.accountId;
     expect((await runCli(['lock', id.toUpperCase()], env)).code).toBe(0);

@@ -193,3 +193,78 @@ describe('the client side of the protocol', () => {
     expect((await client.api.GET('/quota')).response.status).toBe(200);
   });
 });
+
+describe('signing out, sessions, outages and refresh ahead of expiry', () => {
+  it('signs out (the session is closed on the server), lists sessions and revokes another', async () => {
+    const who = address();
+    const phone = newClient();
+    await phone.register(who, PASSWORD);
+    const laptop = newClient();
+    await laptop.signIn(who, PASSWORD);
+    const listed = await phone.listSessions();
+    expect(listed.sessions).toHaveLength(2);
+    expect(listed.sessions.filter((x) => x.current)).toHaveLength(1);
+    await phone.revokeSession(laptop.session!.sessionId);
+    expect((await laptop.api.GET('/quota')).response.status).toBe(401);
+    const token = phone.session!.accessToken;
+    await phone.signOut();
+    expect(phone.session).toBeNull();
+    // The closed session's access token is refused on the server, not just forgotten here.
+    expect((await s.app.request('/quota', { headers: { 'x-svc-protocol': PROTOCOL_VERSION, authorization: `Bearer ${token}` } })).status).toBe(401);
+    await phone.signOut(); // signed out already: nothing to do
+  });
+
+  it('a server that cannot be reached is an OutageError, not a raw TypeError', async () => {
+    const client = new StrongroomClient({ baseUrl: 'http://127.0.0.1:9' });
+    const err = await client.register(address(), PASSWORD).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OutageError);
+    expect(err).toMatchObject({ code: 'error.client.unreachable' });
+  });
+
+  it('replaces an access token before it runs out by this device\'s clock, so a body is never sent twice', async () => {
+    const client = newClient();
+    await client.register(address(), PASSWORD);
+    const started = Date.now();
+    const realNow = Date.now;
+    try {
+      // 14 minutes and a half later here (the server's clock agrees: it moved as much).
+      Date.now = () => started + 870_000;
+      s.clock.advance(870_000);
+      const r = await client.api.PATCH('/v1/auth/profile', { body: { display_name: 'Ahead' } });
+      expect(r.response.status).toBe(200);
+    } finally {
+      Date.now = realNow;
+    }
+    expect(refreshes()).toBe(1);
+    // The refresh came first; the PATCH went once, with the new token.
+    const order = sent.map((x) => x.path);
+    expect(order.indexOf('/v1/auth/refresh')).toBeLessThan(order.indexOf('/v1/auth/profile'));
+    expect(sent.filter((x) => x.path === '/v1/auth/profile')).toHaveLength(1);
+  });
+
+  it('after a refusal as expired, a JSON body is sent again with the new token; raw bytes are handed back, never copied', async () => {
+    const client = newClient();
+    await client.register(address(), PASSWORD);
+    s.clock.advance(ACCESS_TOKEN_LIFETIME_MS + 60_000);
+    const r = await client.api.PATCH('/v1/auth/profile', { body: { display_name: 'Twice' } });
+    expect(r.response.status).toBe(200);
+    expect(sent.filter((x) => x.path === '/v1/auth/profile')).toHaveLength(2);
+    s.clock.advance(ACCESS_TOKEN_LIFETIME_MS + 60_000);
+    const bytes = new Uint8Array(1024);
+    const put = await client.api.PUT('/upload/{id}', {
+      params: { path: { id: newUuidV7() } },
+      body: bytes as never,
+      bodySerializer: (body: unknown) => body as BodyInit,
+      headers: { 'content-type': 'application/octet-stream' },
+    });
+    expect(put.response.status).toBe(401);
+    expect(sent.filter((x) => x.method === 'PUT')).toHaveLength(1);
+  });
+
+  it('derives the OpenID app_challenge as RFC 7636 S256 (its appendix B vector)', async () => {
+    const { oidcChallenge, newOidcVerifier } = await import('./index.js');
+    expect(oidcChallenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk')).toBe('E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM');
+    expect(newOidcVerifier()).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(() => oidcChallenge('short')).toThrow(RangeError);
+  });
+});

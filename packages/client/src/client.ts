@@ -1,6 +1,6 @@
 import createClient, { type Client } from 'openapi-fetch';
-import { cohortHash, fromBase64url, sha256Hex, type PlatformTag } from '@strongroom/core';
-import { errorFor, readProblem, SessionLostError, type Problem } from './errors.js';
+import { cohortHash, fromBase64url, sha256, sha256Hex, toBase64url, type PlatformTag } from '@strongroom/core';
+import { errorFor, OutageError, readProblem, SessionLostError, type Problem } from './errors.js';
 import type { paths } from './generated/api.js';
 import type { IdentityKey } from './keys.js';
 
@@ -53,6 +53,8 @@ export interface UploadResult {
 }
 
 const REFRESH_PATH = '/v1/auth/refresh';
+/** How long before its expiry an access token is replaced (clocks drift; a request takes time). */
+const REFRESH_AHEAD_S = 60;
 
 /**
  * A Strongroom client: the typed HTTP API (`api`, generated from the server's OpenAPI document and
@@ -81,6 +83,12 @@ export class StrongroomClient {
   readonly #onSessionChange: ((session: SessionTokens | null) => void) | undefined;
   #session: SessionTokens | null;
   #refreshing: Promise<boolean> | null = null;
+  /**
+   * When the current access token runs out by this device's clock: its lifetime (exp - iat) from
+   * the moment it arrived, so a device clock set wrong does not matter. Null for a session restored
+   * from storage (its arrival is unknown): such a token is replaced when the server refuses it.
+   */
+  #tokenDeadline: number | null = null;
 
   constructor(options: StrongroomClientOptions) {
     this.#baseUrl = options.baseUrl.replace(/\/+$/, '');
@@ -116,24 +124,50 @@ export class StrongroomClient {
   /** Replaces the session (restored from storage, or null to forget it locally). */
   setSession(session: SessionTokens | null): void {
     this.#session = session;
+    this.#tokenDeadline = null;
     this.#onSessionChange?.(session);
+  }
+
+  /** Keeps a token that just arrived from the server, and when it runs out here. */
+  #received(session: SessionTokens): void {
+    this.setSession(session);
+    const claims = claimsOf(session.accessToken);
+    if (typeof claims?.exp === 'number' && typeof claims.iat === 'number') this.#tokenDeadline = Date.now() + (claims.exp - claims.iat) * 1000;
   }
 
   // ---- the request pipeline -------------------------------------------------------------------
 
   async #send(request: Request, init?: RequestInit): Promise<Response> {
-    const session = this.#session;
+    let session = this.#session;
     const authenticated = session !== null && !request.headers.has('authorization') && !request.url.endsWith(REFRESH_PATH);
-    // A copy to repeat after a refresh (the first send consumes the body).
-    const retry = authenticated ? request.clone() : null;
-    const response = await this.#fetch(this.#prepare(request, authenticated ? session.accessToken : null), init);
+    // Refresh before the access token runs out rather than after a refusal: a request that carries
+    // a body (an upload) then never needs sending twice.
+    if (authenticated && this.#tokenDeadline !== null && this.#tokenDeadline - Date.now() < REFRESH_AHEAD_S * 1000) {
+      await this.#refreshOnce(session!.accessToken).catch(() => false);
+      session = this.#session;
+      if (session === null) return this.#call(this.#prepare(request, null), init);
+    }
+    // A request is repeated after a refresh only when its body is small by protocol (none, or JSON
+    // of at most 64 KiB): a copy of an upload's bytes, kept in case, would hold the upload twice.
+    const repeatable = authenticated && (request.body === null || isJson(request.headers.get('content-type')));
+    const retry = repeatable && request.body !== null ? request.clone() : request;
+    const response = await this.#call(this.#prepare(request, authenticated ? session!.accessToken : null), init);
     if (response.status !== 401 && response.status !== 503) return response;
-    const problem = await readProblem(response);
+    const problem = await readProblem(response.clone());
     if (problem === null) return response;
     if (problem.code === 'error.auth.unavailable') throw errorFor(problem);
-    if (retry === null || problem.code !== 'error.auth.session_invalid') return response;
+    if (!repeatable || problem.code !== 'error.auth.session_invalid') return response;
     if (!(await this.#refreshOnce(session!.accessToken))) return response;
-    return this.#fetch(this.#prepare(retry, this.#session!.accessToken), init);
+    return this.#call(this.#prepare(retry, this.#session!.accessToken), init);
+  }
+
+  /** One exchange; a request that never got an answer (no route, refused, reset) is an outage. */
+  async #call(request: Request, init?: RequestInit): Promise<Response> {
+    try {
+      return await this.#fetch(request, init);
+    } catch (err) {
+      throw new OutageError(localProblem('error.client.unreachable', `The server could not be reached: ${(err as Error)?.message ?? String(err)}`));
+    }
   }
 
   #prepare(request: Request, accessToken: string | null): Request {
@@ -172,7 +206,7 @@ export class StrongroomClient {
     const { data, error, response } = await this.api.POST('/v1/auth/refresh', { body: { session_token: session.sessionToken } });
     if (data !== undefined) {
       const next = { ...session, accessToken: data.access_token };
-      this.setSession(next);
+      this.#received(next);
       return next;
     }
     const problem = await problemOf(response, error);
@@ -212,7 +246,7 @@ export class StrongroomClient {
 
   #signedIn(pair: TokenPairBody): SessionTokens {
     const session = { sessionId: pair.session_id, sessionToken: pair.session_token, accessToken: pair.access_token };
-    this.setSession(session);
+    this.#received(session);
     return session;
   }
 
@@ -230,6 +264,56 @@ export class StrongroomClient {
     if (data === undefined) throw errorFor(await problemOf(response, error));
     if (this.#session !== null && accountIdOf(this.#session.accessToken) === accountId) this.setSession(null);
     return data.sessions_closed;
+  }
+
+  /** Signs this device out: its session is closed on the server and forgotten here. */
+  async signOut(): Promise<void> {
+    const session = this.#session;
+    if (session === null) return;
+    const { error, response } = await this.api.DELETE('/v1/auth/sessions/{session_id}', { params: { path: { session_id: session.sessionId } } });
+    // Already closed or expired on the server: signed out all the same.
+    if (!response.ok && response.status !== 401 && response.status !== 404) throw errorFor(await problemOf(response, error));
+    this.setSession(null);
+  }
+
+  /** The account's open sessions (the current one marked) and its device cohorts. */
+  async listSessions() {
+    const { data, error, response } = await this.api.GET('/v1/auth/sessions');
+    if (data === undefined) throw errorFor(await problemOf(response, error));
+    return data;
+  }
+
+  /** Closes one of the account's sessions (another device); closing the current one is {@link signOut}. */
+  async revokeSession(sessionId: string): Promise<void> {
+    if (this.#session?.sessionId === sessionId) return this.signOut();
+    const { error, response } = await this.api.DELETE('/v1/auth/sessions/{session_id}', { params: { path: { session_id: sessionId } } });
+    if (!response.ok) throw errorFor(await problemOf(response, error));
+  }
+
+  /**
+   * Starts an OpenID Connect flow. Keep `verifier` (43 to 128 characters of `[A-Za-z0-9._~-]`, made
+   * with {@link newOidcVerifier}) in the app until {@link completeOidc}: the server binds the flow to
+   * its hash, so a login code that reaches another app, or another browser, is worth nothing.
+   * Open `authorizationUrl` in the system browser.
+   */
+  async startOidc(options: { returnTo: string; verifier: string; purpose?: 'sign_in' | 'link' | 'reauthenticate' }): Promise<{ authorizationUrl: string; expiresIn: number }> {
+    const body = { return_to: options.returnTo, app_challenge: oidcChallenge(options.verifier), ...(options.purpose ? { purpose: options.purpose } : {}) };
+    const { data, error, response } = await this.api.POST('/v1/auth/oidc/start', { body: body as never });
+    if (data === undefined) throw errorFor(await problemOf(response, error));
+    return { authorizationUrl: data.authorization_url, expiresIn: data.expires_in };
+  }
+
+  /**
+   * Completes a flow with the `login_code` the server sent the app back with. A sign-in returns the
+   * new session (and keeps it); a link returns null; a reauthentication returns its instant.
+   */
+  async completeOidc(loginCode: string, verifier: string, context: SignInContext = {}): Promise<{ session: SessionTokens } | { linked: true } | { reauthenticatedAt: string }> {
+    const { data, error, response } = await this.api.POST('/v1/auth/oidc/complete', { body: { login_code: loginCode, app_verifier: verifier, ...signInExtras(context) } as never });
+    if (!response.ok) throw errorFor(await problemOf(response, error));
+    if (response.status === 204 || data === undefined) return { linked: true };
+    const body = data as Partial<TokenPairBody> & { reauthenticated_at?: string };
+    if (typeof body.reauthenticated_at === 'string') return { reauthenticatedAt: body.reauthenticated_at };
+    return { session: this.#signedIn(body as TokenPairBody) };
   }
 
   // ---- second factor --------------------------------------------------------------------------
@@ -310,16 +394,36 @@ function localProblem(code: string, detail: string, status = 0): Problem {
   return { type: 'about:blank', title: 'Client', status, code, detail };
 }
 
-/** The `sub` claim of an access token (not verified: only the server trusts tokens). */
-function accountIdOf(accessToken: string): string | null {
+/** The claims of an access token (not verified: only the server trusts tokens). */
+function claimsOf(accessToken: string): { sub?: unknown; exp?: unknown; iat?: unknown } | null {
   const payload = accessToken.split('.')[1];
   if (payload === undefined) return null;
   try {
     const bytes = fromBase64url(payload);
     if (bytes === null) return null;
-    const json = JSON.parse(new TextDecoder().decode(bytes)) as { sub?: unknown };
-    return typeof json.sub === 'string' ? json.sub : null;
+    return JSON.parse(new TextDecoder().decode(bytes)) as { sub?: unknown; exp?: unknown; iat?: unknown };
   } catch {
     return null;
   }
+}
+
+function isJson(contentType: string | null): boolean {
+  return contentType !== null && /^application\/(?:[\w.+-]+\+)?json\s*(;|$)/i.test(contentType);
+}
+
+/** The `sub` claim of an access token. */
+function accountIdOf(accessToken: string): string | null {
+  const sub = claimsOf(accessToken)?.sub;
+  return typeof sub === 'string' ? sub : null;
+}
+
+/** The unpadded base64url SHA-256 of an app's OpenID verifier: the `app_challenge` (RFC 7636 S256). */
+export function oidcChallenge(verifier: string): string {
+  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) throw new RangeError('an OpenID app verifier is 43 to 128 characters of [A-Za-z0-9._~-]');
+  return toBase64url(sha256(new TextEncoder().encode(verifier)));
+}
+
+/** A fresh OpenID app verifier: 32 random bytes, base64url (43 characters). */
+export function newOidcVerifier(): string {
+  return toBase64url(globalThis.crypto.getRandomValues(new Uint8Array(32)));
 }

@@ -55,7 +55,7 @@ afterAll(async () => {
 
 describe('examples/tour.ts against a real server process', () => {
   it('gets through every step using only the client', { timeout: 90_000 }, async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'packages/client/examples/tour.ts'], {
+    const child = spawn(process.execPath, ['--conditions=@strongroom/source', '--import', 'tsx', 'packages/client/examples/tour.ts'], {
       cwd: ROOT,
       env: { ...process.env, STRONGROOM_URL: baseUrl },
       stdio: ['ignore', 'pipe', 'pipe'],

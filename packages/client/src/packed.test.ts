@@ -1,0 +1,108 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { build } from 'esbuild';
+import { chromium } from 'playwright-core';
+import { testServer, type TestServer } from '@strongroom/server/testing';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * The package as someone outside this repository gets it: `npm pack` (which builds dist/), the
+ * tarball installed into an empty project, then used from plain Node (no TypeScript loader) and
+ * from a browser bundle in headless Chromium, against a real server on loopback.
+ */
+
+const run = promisify(execFile);
+const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+let work: string;
+let project: string;
+let s: TestServer;
+let page: Server;
+let pageOrigin: string;
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'sr-packed-'));
+  // The page server first: the API server must name its origin in SVC_CORS_ORIGINS.
+  const files = new Map<string, { type: string; body: string }>();
+  page = createServer((req, res) => {
+    const file = files.get(req.url ?? '/');
+    if (!file) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': file.type }).end(file.body);
+  });
+  await new Promise<void>((r) => page.listen(0, '127.0.0.1', () => r()));
+  pageOrigin = `http://127.0.0.1:${(page.address() as { port: number }).port}`;
+  s = await testServer({ SVC_CORS_ORIGINS: pageOrigin });
+
+  const { stdout } = await run('npm', ['pack', '--pack-destination', work, '--json'], { cwd: PACKAGE_DIR, maxBuffer: 64 * 1024 * 1024 });
+  const tarball = join(work, (JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string }[])[0]!.filename);
+  project = join(work, 'app');
+  rmSync(project, { recursive: true, force: true });
+  await run('mkdir', ['-p', project]);
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'an-app', private: true, type: 'module' }));
+  await run('npm', ['install', tarball, '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], { cwd: project, maxBuffer: 64 * 1024 * 1024 });
+
+  const entry = join(project, 'browser-entry.js');
+  writeFileSync(
+    entry,
+    `import { StrongroomClient, OutageError } from '@strongroom/client';
+window.tour = async (baseUrl, address) => {
+  const client = new StrongroomClient({ baseUrl });
+  await client.register(address, 'correct horse battery staple');
+  const { data } = await client.api.GET('/v1/auth/profile');
+  await client.signOut();
+  const down = await new StrongroomClient({ baseUrl: 'http://127.0.0.1:9' }).register(address, 'x'.repeat(12)).catch((e) => e);
+  return { address: data.address, signedOut: client.session === null, outage: down instanceof OutageError };
+};`,
+  );
+  const bundle = await build({ entryPoints: [entry], bundle: true, format: 'iife', platform: 'browser', target: 'es2022', write: false, absWorkingDir: project });
+  files.set('/', { type: 'text/html', body: '<!doctype html><title>app</title><script src="/app.js"></script>' });
+  files.set('/app.js', { type: 'text/javascript', body: bundle.outputFiles[0]!.text });
+}, 300_000);
+
+afterAll(async () => {
+  await s?.close();
+  page?.close();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+describe('the packed @strongroom/client', { timeout: 120_000 }, () => {
+  it('ships built JavaScript and declarations only, and depends on nothing unpublished', async () => {
+    const installed = join(project, 'node_modules', '@strongroom', 'client');
+    expect(readdirSync(join(installed, 'dist')).sort()).toEqual(expect.arrayContaining(['index.js', 'index.d.ts']));
+    expect(existsSync(join(installed, 'src'))).toBe(false);
+    expect(existsSync(join(project, 'node_modules', '@strongroom', 'core'))).toBe(false);
+  });
+
+  it('runs in plain Node: register, read the profile, sign out; an unreachable server is an OutageError', async () => {
+    const script = `import { StrongroomClient, OutageError } from '@strongroom/client';
+const client = new StrongroomClient({ baseUrl: process.argv[1] });
+await client.register('packed-node@example.org', 'correct horse battery staple');
+const { data } = await client.api.GET('/v1/auth/profile');
+await client.signOut();
+const down = await new StrongroomClient({ baseUrl: 'http://127.0.0.1:9' }).register('a@b.co', 'x'.repeat(12)).catch((e) => e);
+console.log(JSON.stringify({ address: data.address, signedOut: client.session === null, outage: down instanceof OutageError }));`;
+    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', script, s.baseUrl], { cwd: project });
+    expect(JSON.parse(stdout.trim())).toEqual({ address: 'packed-node@example.org', signedOut: true, outage: true });
+  });
+
+  it.skipIf(!existsSync(CHROMIUM))('runs as a browser bundle in headless Chromium, cross-origin under SVC_CORS_ORIGINS', async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
+    try {
+      const tab = await browser.newPage();
+      const errors: string[] = [];
+      tab.on('pageerror', (e) => errors.push(String(e)));
+      await tab.goto(`${pageOrigin}/`);
+      const result = await tab.evaluate(([base, address]) => (window as unknown as { tour(b: string, a: string): Promise<unknown> }).tour(base!, address!), [s.baseUrl, 'packed-browser@example.org']);
+      expect(result).toEqual({ address: 'packed-browser@example.org', signedOut: true, outage: true });
+      expect(errors).toEqual([]);
+    } finally {
+      await browser.close();
+    }
+  });
+});
