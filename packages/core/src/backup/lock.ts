@@ -38,8 +38,8 @@ export function lockIsStale(holder: LockHolder | null, here: { host: string; hol
   return holder.host === here.host && !here.holderAlive;
 }
 
-/** The refusal naming the holder. */
-export function lockRefusal(path: string, holder: LockHolder | null): string {
-  if (holder === null) return `${path}: held by another process`;
-  return `${path}: a ${holder.what} is running (pid ${holder.pid} on ${holder.host} since ${new Date(holder.since).toISOString()}); try again after it ends, or remove the file if that process is gone`;
+/** Why the lock is refused, naming its holder (the caller names the lock file). */
+export function lockRefusal(holder: LockHolder | null): string {
+  if (holder === null) return 'held by another process';
+  return `a ${holder.what} is running (pid ${holder.pid} on ${holder.host} since ${new Date(holder.since).toISOString()}); try again after it ends, or remove this file if that process is gone`;
 }
