@@ -52,7 +52,8 @@ export async function restoreBackup(config: Config, source: string): Promise<Res
     for (const b of backup.blobs) {
       const from = join(source, blobPath(b.contentHash));
       const staging = `restore-${n++}`;
-      await naming(from, async () => {
+      // Named by where it goes: that is where a full disk or a permission bites (the source was just verified).
+      await naming(join(target, BLOB_ROOT, blobPath(b.contentHash)), async () => {
         const staged = await store.stage(staging, createReadStream(from, { highWaterMark: 1 << 20 }) as AsyncIterable<Uint8Array>, b.size);
         if (staged === null) throw new BackupFailure({ file: from, cause: `is larger than the ${b.size} bytes the ledger records` });
         const outcome = await store.commit(staging, b.contentHash);

@@ -10,6 +10,7 @@ import {
   BackupFailure,
   BLOB_ROOT,
   blobPath,
+  causeOf,
   DATABASE_FILE,
   emptyOrAbsent,
   hashFile,
@@ -95,11 +96,17 @@ export async function takeBackup(config: Config, target: string, options: { now:
     let pgDump: string | null = null;
     if (config.databaseUrl === null) {
       const out = join(target, DATABASE_FILE);
-      await naming(join(config.dataDir, DATABASE_FILE), async () => snapshotSqliteDatabase(join(config.dataDir, DATABASE_FILE), out));
+      try {
+        snapshotSqliteDatabase(join(config.dataDir, DATABASE_FILE), out);
+      } catch (err) {
+        // SQLite's own words (a full disk reads "database or disk is full"), naming both ends.
+        throw new BackupFailure({ file: out, cause: `snapshot of ${join(config.dataDir, DATABASE_FILE)} failed: ${causeOf(err)}` });
+      }
       const written = await naming(out, async () => {
         const r = await hashFile(out);
         if (r === null || r === 'not_a_file') throw new Error('was not written');
         // VACUUM INTO does not sync its output.
+        await chmod(out, 0o600);
         const fh = await open(out, 'r+');
         await fh.sync();
         await fh.close();

@@ -106,11 +106,15 @@ describe('backup drill: back up under load, restore, start, everything acknowled
 
   it(`restores every write acknowledged before the backup began (seed ${SEED})`, async () => {
     // The live server also runs the schedule: its first backup is due at once.
-    server = await startServerProcess({ dataDir: live, env: { ...ENV, SVC_BACKUP_DIR: scheduled, SVC_BACKUP_INTERVAL_S: '3600', SVC_BACKUP_KEEP: '2' } });
-    const load = new MixedWorkload({ seed: SEED, plainAccounts: 3, totpAccounts: 3 });
+    server = await startServerProcess({ dataDir: live, startTimeoutMs: 90_000, env: { ...ENV, SVC_BACKUP_DIR: scheduled, SVC_BACKUP_INTERVAL_S: '3600', SVC_BACKUP_KEEP: '2' } });
+    const t0 = Date.now();
+    const phase = (what: string) => console.info(`backup drill: ${what} at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    // Every session stays in the model (none forgotten), so each one's fate is known.
+    const load = new MixedWorkload({ seed: SEED, plainAccounts: 2, totpAccounts: 2, maxSessions: 1_000_000 });
     load.url = server.url;
     await load.setup();
     const own = await ownWrites(server.url);
+    phase('set up');
     const abort = new AbortController();
     const running = load.run(abort.signal, 4);
     // Until every kind of write has been acknowledged at least once (at most 10 s).
@@ -118,7 +122,9 @@ describe('backup drill: back up under load, restore, start, everything acknowled
     while (['upload', 'login', 'revoke', 'totp', 'refresh'].some((op) => !load.stats().byOp[op]) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
     const before = load.snapshot();
     const ackedBefore = load.stats().acknowledged;
+    phase('load running');
     const taken = await cliProcess(['backup', backup], cliEnv(live));
+    phase('backup taken');
     const ackedDuring = load.stats().acknowledged - ackedBefore;
     const after = load.snapshot();
     abort.abort();
@@ -138,7 +144,9 @@ describe('backup drill: back up under load, restore, start, everything acknowled
 
     const r = await runCli(['restore', backup], cliEnv(restored));
     expect(r.code, r.out).toBe(0);
-    copy = await startServerProcess({ dataDir: restored, env: ENV });
+    phase('verified and restored');
+    copy = await startServerProcess({ dataDir: restored, startTimeoutMs: 90_000, env: ENV });
+    phase('restored server started');
     before.url = copy.url;
     const { problems, checks } = await before.verify({ settledBy: after });
     expect(problems, `seed ${SEED}`).toEqual([]);
@@ -156,6 +164,7 @@ describe('backup drill: back up under load, restore, start, everything acknowled
     for (const b of own.blobs) expect(sha((await store.read(b.hash)) ?? new Uint8Array()), `blob ${b.hash}`).toBe(b.hash);
     expect(Buffer.from((await store.read(own.blobs[2]!.hash))!)).toEqual(Buffer.from(own.blobs[2]!.bytes));
 
+    phase('checked');
     // The schedule took its backup meanwhile, and /metrics shows its age.
     const deadline = Date.now() + 30_000;
     while (!readdirSync(scheduled).some((n) => n.startsWith('strongroom-')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
