@@ -3,6 +3,7 @@ import { createReadStream } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath, rename } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { BackupProblem } from '@strongroom/core';
+import { writeAll } from '@strongroom/adapters-node';
 
 /** The data directory's layout (SQLite database, server key, blob store root). */
 export const DATABASE_FILE = 'strongroom.db';
@@ -73,7 +74,7 @@ export async function writeStream(path: string, body: AsyncIterable<Uint8Array>,
     for await (const chunk of body) {
       hash.update(chunk);
       size += chunk.length;
-      await file.write(chunk);
+      await writeAll(file, chunk);
     }
     await file.sync();
   } finally {
