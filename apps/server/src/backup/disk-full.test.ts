@@ -47,7 +47,7 @@ describe.skipIf(!mounted)('backup and restore on a full disk', () => {
       blobs.push(hash);
     }
     db.close();
-  });
+  }, 60_000);
   afterAll(() => {
     try {
       execFileSync('umount', [MOUNT]);

@@ -42,7 +42,7 @@ describe.skipIf(!PG_URL)('backups on PostgreSQL', () => {
       hashes.push(hash);
     }
     await client.end();
-  });
+  }, 60_000);
   afterAll(async () => {
     await scratch?.drop();
     rmSync(work, { recursive: true, force: true });

@@ -30,7 +30,7 @@ describe('scheduled backups', () => {
   beforeAll(async () => {
     // Any command through the stores creates the database, its deployment record and the key file.
     expect((await runCli(['rotate-key'], env)).code).toBe(0);
-  });
+  }, 60_000);
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
   it('takes one when due, keeps the newest SVC_BACKUP_KEEP, skips while the newest is fresh', async () => {
