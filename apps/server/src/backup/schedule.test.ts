@@ -24,6 +24,8 @@ function deadPid(): number {
   return Number(r.stdout.toString());
 }
 
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+
 const backups = () => readdirSync(dir).filter((n) => n.startsWith('strongroom-')).sort();
 
 describe('scheduled backups', () => {
@@ -31,7 +33,6 @@ describe('scheduled backups', () => {
     // Any command through the stores creates the database, its deployment record and the key file.
     expect((await runCli(['rotate-key'], env)).code).toBe(0);
   }, 60_000);
-  afterAll(() => rmSync(work, { recursive: true, force: true }));
 
   it('takes one when due, keeps the newest SVC_BACKUP_KEEP, skips while the newest is fresh', async () => {
     const t0 = Date.UTC(2026, 10, 26, 3, 0, 0);
@@ -97,5 +98,36 @@ describe('scheduled backups', () => {
     expect(() => readConfig({ ...env, SVC_BACKUP_INTERVAL_S: '' })).toThrow(/SVC_BACKUP_DIR needs SVC_BACKUP_INTERVAL_S/);
     expect(() => readConfig({ ...env, SVC_BACKUP_DIR: '' })).toThrow(/SVC_BACKUP_INTERVAL_S needs SVC_BACKUP_DIR/);
     expect(() => readConfig({ ...env, SVC_BACKUP_KEEP: '0' })).toThrow(/SVC_BACKUP_KEEP must be a whole number from 1/);
+  });
+});
+
+describe('a key from SVC_SECRET_KEY, and an interrupted restore', () => {
+  const keyDir = join(work, 'env-key');
+  const key = Buffer.alloc(32, 5).toString('base64url');
+  const envKey = { SVC_DATA_DIR: keyDir, SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: key };
+
+  it('is not written into the backup; verify and restore then need SVC_SECRET_KEY, and refuse another', async () => {
+    expect((await runCli(['rotate-key'], envKey)).code).toBe(0);
+    const b = join(work, 'env-key-backup');
+    const r = await runCli(['backup', b], envKey);
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toContain('secret key: NOT copied (it comes from SVC_SECRET_KEY)');
+    expect(existsSync(join(b, 'secret.key'))).toBe(false);
+    const without = { SVC_DATA_DIR: join(work, 'env-key-restored'), SVC_BASE_URL: 'http://127.0.0.1:8080' };
+    expect((await runCli(['verify-backup', b], without)).out).toBe(`error: ${join(b, 'secret.key')}: is not in this backup (the server key came from SVC_SECRET_KEY): set SVC_SECRET_KEY to that key`);
+    const wrong = { ...without, SVC_SECRET_KEY: Buffer.alloc(32, 6).toString('base64url') };
+    expect((await runCli(['restore', b], wrong)).out).toMatch(/^error: SVC_SECRET_KEY: is not the key this backup was taken with/);
+    expect(existsSync(without.SVC_DATA_DIR)).toBe(false);
+    expect((await runCli(['restore', b], { ...without, SVC_SECRET_KEY: key })).code).toBe(0);
+  });
+
+  it('a data dir holding the marker of an unfinished restore is refused at start, naming it', async () => {
+    const half = join(work, 'half-restored');
+    mkdirSync(half);
+    writeFileSync(join(half, 'restore.incomplete'), 'restoring /somewhere\n');
+    await expect(runCli(['rotate-key'], { SVC_DATA_DIR: half, SVC_BASE_URL: 'http://127.0.0.1:8080' })).rejects.toThrow(
+      `${join(half, 'restore.incomplete')}: a restore into SVC_DATA_DIR did not finish`,
+    );
+    expect(existsSync(join(half, 'strongroom.db'))).toBe(false);
   });
 });

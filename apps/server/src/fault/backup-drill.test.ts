@@ -4,7 +4,8 @@ import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { codeForStep, stepAt } from '@strongroom/core';
+import Database from 'better-sqlite3';
+import { codeForStep, secretKeyFingerprint, stepAt } from '@strongroom/core';
 import { TestDevice, TestIdentity, totpSecretBytes } from '@strongroom/core/testing';
 import { FsBlobStore, takeFileLock } from '@strongroom/adapters-node';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -140,7 +141,10 @@ describe('backup drill: back up under load, restore, start, everything acknowled
 
     const verified = await runCli(['verify-backup', backup], cliEnv(live));
     expect(verified, verified.out).toMatchObject({ code: 0 });
-    expect(verified.out).toMatch(/\d+ sealed secrets open with secret\.key, \d+ blobs present/);
+    // Every TOTP secret was opened with the copied key (the load's and the drill's own), every blob hashed.
+    const [, sealed, blobCount] = /(\d+) sealed secrets open with secret\.key, (\d+) blobs present/.exec(verified.out) ?? [];
+    expect(Number(sealed)).toBeGreaterThanOrEqual(3);
+    expect(Number(blobCount)).toBeGreaterThanOrEqual(3);
 
     const r = await runCli(['restore', backup], cliEnv(restored));
     expect(r.code, r.out).toBe(0);
@@ -201,6 +205,18 @@ describe('backup drill: back up under load, restore, start, everything acknowled
       writeFileSync(join(dir, 'secret.key'), 'AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE\n', { mode: 0o600 });
       return `error: ${join(dir, 'secret.key')}: is not the key this backup was taken with`;
     }],
+    ['a key the records were rewritten to name, which cannot open the sealed secrets', (dir) => {
+      // Deployment record and backup.json both made to name another key: only opening the
+      // sealed values themselves can tell.
+      const other = new Uint8Array(32).fill(9);
+      writeFileSync(join(dir, 'secret.key'), `${Buffer.from(other).toString('base64url')}\n`, { mode: 0o600 });
+      const db = new Database(join(dir, 'strongroom.db'));
+      db.prepare('UPDATE deployment SET key_fingerprint = ? WHERE id = 1').run(secretKeyFingerprint(other));
+      db.close();
+      const info = JSON.parse(readFileSync(join(dir, 'backup.json'), 'utf8'));
+      writeFileSync(join(dir, 'backup.json'), JSON.stringify({ ...info, key_fingerprint: secretKeyFingerprint(other) }));
+      return `error: ${join(dir, 'strongroom.db')}: totp_enrollments.sealed_secret of account_id `;
+    }],
     ['a blob replaced by a symbolic link', (dir) => {
       const blob = firstBlob(dir);
       const elsewhere = join(work, 'elsewhere');
@@ -242,6 +258,10 @@ describe('backup drill: back up under load, restore, start, everything acknowled
     const r = await runCli(['restore', backup], cliEnv(target));
     expect(r).toEqual({ code: 1, out: `error: ${target}: is not empty; restore only into an empty SVC_DATA_DIR (nothing was changed)` });
     expect(tree(target)).toEqual(was);
+    // A symbolic link to it is followed, and refused the same way.
+    symlinkSync(target, join(work, 'occupied-link'));
+    expect((await runCli(['restore', backup], cliEnv(join(work, 'occupied-link')))).out).toMatch(/occupied-link: is not empty/);
+    expect(tree(target)).toEqual(was);
     // A live data dir is not empty either.
     expect((await runCli(['restore', backup], cliEnv(live))).out).toBe(`error: ${live}: is not empty; restore only into an empty SVC_DATA_DIR (nothing was changed)`);
   });
@@ -251,6 +271,10 @@ describe('backup drill: back up under load, restore, start, everything acknowled
     expect(inside.code).toBe(1);
     expect(inside.out).toMatch(/^error: .*backups: is inside SVC_DATA_DIR/);
     expect(existsSync(join(live, 'backups'))).toBe(false);
+    // Nor through a symbolic link that leads into it.
+    symlinkSync(live, join(work, 'sneaky'));
+    const linked = await runCli(['backup', join(work, 'sneaky', 'b')], cliEnv(live));
+    expect(linked.out).toBe(`error: ${join(work, 'sneaky', 'b')}: is inside SVC_DATA_DIR (${live}); a backup must live elsewhere, ideally on another disk`);
     const full = await runCli(['backup', backup], cliEnv(live));
     expect(full.out).toBe(`error: ${backup}: is not empty; back up into a new or empty directory`);
   });
