@@ -30,7 +30,7 @@ const dataDir = join(work, 'data');
 const env = { SVC_DATA_DIR: dataDir, SVC_BASE_URL: 'http://127.0.0.1:8080' };
 const blobs: string[] = [];
 
-describe.skipIf(!mounted)('backup and restore on a full disk', () => {
+describe.skipIf(!mounted)('backup and restore on a full disk', { timeout: 60_000 }, () => {
   beforeAll(async () => {
     expect((await runCli(['rotate-key'], env)).code).toBe(0);
     // Three 600 KB blobs in the ledger and the store: more than the small disk holds.

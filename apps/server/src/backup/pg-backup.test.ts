@@ -17,7 +17,7 @@ import { runCli } from '../cli.js';
 const PG_URL = pgUrlFromEnv();
 if (!PG_URL) console.warn('pg-backup.test.ts: SKIPPED: PG_URL is not set.');
 
-describe.skipIf(!PG_URL)('backups on PostgreSQL', () => {
+describe.skipIf(!PG_URL)('backups on PostgreSQL', { timeout: 60_000 }, () => {
   const work = mkdtempSync(join(tmpdir(), 'sr-pg-backup-'));
   const dataDir = join(work, 'data');
   let scratch: ScratchDatabase;

@@ -28,7 +28,7 @@ afterAll(() => rmSync(work, { recursive: true, force: true }));
 
 const backups = () => readdirSync(dir).filter((n) => n.startsWith('strongroom-')).sort();
 
-describe('scheduled backups', () => {
+describe('scheduled backups', { timeout: 60_000 }, () => {
   beforeAll(async () => {
     // Any command through the stores creates the database, its deployment record and the key file.
     expect((await runCli(['rotate-key'], env)).code).toBe(0);
@@ -101,7 +101,7 @@ describe('scheduled backups', () => {
   });
 });
 
-describe('a key from SVC_SECRET_KEY, and an interrupted restore', () => {
+describe('a key from SVC_SECRET_KEY, and an interrupted restore', { timeout: 60_000 }, () => {
   const keyDir = join(work, 'env-key');
   const key = Buffer.alloc(32, 5).toString('base64url');
   const envKey = { SVC_DATA_DIR: keyDir, SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: key };
