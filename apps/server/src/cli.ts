@@ -1,6 +1,13 @@
-import { normalizeAddress } from '@strongroom/core';
-import { readConfig } from './config.js';
+import { join } from 'node:path';
+import { describeBackupProblem, MANIFEST_FILE, normalizeAddress } from '@strongroom/core';
+import { systemClock, takeFileLock } from '@strongroom/adapters-node';
+import { readConfig, type Config } from './config.js';
 import { buildDeps, nodePlatform, openStores, type AppDeps } from './deps.js';
+import { BackupFailure, MAINTENANCE_LOCK, naming } from './backup/files.js';
+import { restoreBackup } from './backup/restore.js';
+import { runScheduledBackup } from './backup/schedule.js';
+import { takeBackup } from './backup/take.js';
+import { verifyBackup } from './backup/verify.js';
 
 /** Operator commands. Each takes the same environment as the server and talks to its database. */
 type Command = (deps: AppDeps, args: string[]) => Promise<string>;
@@ -115,8 +122,16 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
   'gc-sweep': {
     usage: 'gc-sweep                   remove unreferenced blobs and credit their bytes to whoever was charged',
     run: async (deps) => {
-      const r = await deps.quota.sweep();
-      const fills = await deps.federatedCache.sweep();
+      // Never beside a backup: it copies the ledger first and the blobs after.
+      const path = join(deps.config.dataDir, MAINTENANCE_LOCK);
+      const lock = await naming(path, () => takeFileLock(path, 'gc-sweep', deps.clock.now()));
+      let r, fills;
+      try {
+        r = await deps.quota.sweep();
+        fills = await deps.federatedCache.sweep();
+      } finally {
+        await lock.release();
+      }
       const credits = Object.entries(r.credited).map(([a, n]) => `  ${a}: -${n} bytes`);
       return [`swept ${r.swept.length} blobs, expired ${r.expiredUploads} upload sessions and ${fills} federated fills`, ...credits].join('\n');
     },
@@ -165,10 +180,78 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
   },
 };
 
+/**
+ * Commands on the data directory and backups rather than through the stores: they must not open
+ * (and so create or migrate) the database. Each failure is one line naming the file and the cause.
+ */
+type FileCommand = (config: Config, args: string[]) => Promise<string>;
+
+function backupDirArg(args: string[], what: string): string {
+  const dir = args[0];
+  if (!dir || args.length > 1) throw new BackupFailure({ file: 'usage', cause: `npm run cli -- ${what} <dir>` });
+  return dir;
+}
+
+export const FILE_COMMANDS: Record<string, { usage: string; run: FileCommand; hidden?: boolean }> = {
+  backup: {
+    usage: 'backup <dir>               copy the database (online), the secret key and the blobs into a new or empty dir, with a SHA-256 manifest',
+    run: async (config, args) => {
+      const dir = backupDirArg(args, 'backup');
+      const r = await takeBackup(config, dir, { now: () => systemClock.now() });
+      const lines = [
+        `backup written to ${r.dir}`,
+        `  database: ${r.info.database === 'sqlite' ? `strongroom.db (SQLite online snapshot, schema version ${r.info.schema_version})` : 'PostgreSQL: NOT copied; run the pg_dump command below'}`,
+        `  secret key: ${r.info.key_in_backup ? 'secret.key' : 'NOT copied (it comes from SVC_SECRET_KEY): keep that value with this backup, it cannot be restored without it'}`,
+        `  blobs: ${r.info.blobs} referenced by the ledger, ${r.info.blob_bytes} bytes${r.info.blob_mode === 'manifest' ? ' (listed in objects.txt; the object store keeps the bytes)' : ''}`,
+      ];
+      if (r.pgDump) lines.push('', 'to complete it, dump the database now (blobs stored after this copy are not in it):', `  ${r.pgDump}`);
+      lines.push('', `${MANIFEST_FILE} (check with: cd ${r.dir} && sha256sum -c ${MANIFEST_FILE}):`, r.manifest.trimEnd());
+      return lines.join('\n');
+    },
+  },
+  'verify-backup': {
+    usage: 'verify-backup <dir>        check a backup: it opens, its schema is accepted, its key opens the sealed secrets, every blob and file matches',
+    run: async (config, args) => {
+      const dir = backupDirArg(args, 'verify-backup');
+      const v = await verifyBackup(dir, { envKey: config.secretKey });
+      return (
+        `backup ${dir} verified: ${v.info.database === 'sqlite' ? `database opens, schema version ${v.info.schema_version} accepted` : 'PostgreSQL (the dump itself is checked by pg_restore)'}, ` +
+        `${v.sealedValues} sealed secrets open with ${v.keyFromBackup ? 'secret.key' : 'SVC_SECRET_KEY'}, ${v.blobs.length} blobs present with their SHA-256, ${v.entries.length} files match ${MANIFEST_FILE}`
+      );
+    },
+  },
+  restore: {
+    usage: 'restore <dir>              restore a backup into an empty SVC_DATA_DIR (verified first; refused if the dir is not empty)',
+    run: async (config, args) => {
+      const dir = backupDirArg(args, 'restore');
+      const r = await restoreBackup(config, dir);
+      const lines = [`restored ${dir} into ${r.dataDir}: ${r.backup.blobs.length} blobs, ${r.backup.keyFromBackup ? 'secret.key' : 'no key file (start with the same SVC_SECRET_KEY)'}`];
+      if (r.pgRestore) lines.push('now restore the database:', `  ${r.pgRestore}`);
+      lines.push(`start the server with SVC_DATA_DIR=${r.dataDir}`);
+      return lines.join('\n');
+    },
+  },
+  'backup-scheduled': {
+    usage: 'backup-scheduled           one run of the SVC_BACKUP_DIR schedule (the server starts it)',
+    hidden: true,
+    run: async (config) => JSON.stringify(await runScheduledBackup(config, () => systemClock.now())),
+  },
+};
+
 export async function runCli(argv: string[], env: Record<string, string | undefined> = process.env): Promise<{ code: number; out: string }> {
   const [name, ...args] = argv;
-  const usage = `usage: npm run cli -- <command>\n\n${Object.values(COMMANDS).map((c) => `  ${c.usage}`).join('\n')}`;
+  const usages = [...Object.values(COMMANDS), ...Object.values(FILE_COMMANDS).filter((c) => !c.hidden)].map((c) => `  ${c.usage}`);
+  const usage = `usage: npm run cli -- <command>\n\n${usages.join('\n')}`;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') return { code: 0, out: usage };
+  const fileCommand = Object.hasOwn(FILE_COMMANDS, name) ? FILE_COMMANDS[name] : undefined;
+  if (fileCommand) {
+    try {
+      return { code: 0, out: await fileCommand.run(readConfig(env), args) };
+    } catch (err) {
+      const line = err instanceof BackupFailure ? describeBackupProblem(err.problem) : ((err as Error)?.message ?? String(err));
+      return { code: 1, out: `error: ${line.replace(/\s*\n\s*/g, ' ')}` };
+    }
+  }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) return { code: 2, out: `unknown command: ${name}\n\n${usage}` };
   const config = readConfig(env);

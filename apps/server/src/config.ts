@@ -52,6 +52,11 @@ export interface Config {
   readonly federationTimeoutMs: number;
   /** `SVC_FEDERATION_REVOKED_CACHE_S`: how long a peer's revoked-jti record is trusted (1 to 60 s, default 60). */
   readonly federationRevokedCacheMs: number;
+  /**
+   * Scheduled backups: `SVC_BACKUP_DIR` and `SVC_BACKUP_INTERVAL_S` (both, or neither), keeping the
+   * newest `SVC_BACKUP_KEEP` (default 7). Null: no schedule (`npm run cli -- backup` still works).
+   */
+  readonly backup: BackupSchedule | null;
   /** How the HTTP server treats slow clients and how long it drains at shutdown (see `main.ts`). */
   readonly http: HttpTimeouts;
 }
@@ -64,6 +69,12 @@ export interface OidcConfig {
   /** Exact URIs a flow may send the client back to. */
   readonly returnUris: readonly string[];
   readonly scopes: string;
+}
+
+export interface BackupSchedule {
+  readonly dir: string;
+  readonly intervalMs: number;
+  readonly keep: number;
 }
 
 /** Timeouts of the Node HTTP server, in milliseconds (env vars in seconds). */
@@ -232,6 +243,19 @@ function wholeNumber(env: Record<string, string | undefined>, name: string, fall
   return Number(raw);
 }
 
+function backupSchedule(env: Record<string, string | undefined>): BackupSchedule | null {
+  const dir = env.SVC_BACKUP_DIR ?? '';
+  const interval = env.SVC_BACKUP_INTERVAL_S ?? '';
+  if (dir === '' && interval === '') {
+    if (env.SVC_BACKUP_KEEP) throw new ConfigError('SVC_BACKUP_KEEP needs SVC_BACKUP_DIR and SVC_BACKUP_INTERVAL_S');
+    return null;
+  }
+  if (dir === '') throw new ConfigError('SVC_BACKUP_INTERVAL_S needs SVC_BACKUP_DIR (where the backups go)');
+  if (interval === '') throw new ConfigError('SVC_BACKUP_DIR needs SVC_BACKUP_INTERVAL_S (how often to take one)');
+  // A run still going when the next is due makes that one wait (the lock), never run twice.
+  return { dir, intervalMs: seconds(env, 'SVC_BACKUP_INTERVAL_S', 0, 1), keep: wholeNumber(env, 'SVC_BACKUP_KEEP', 7, 1, 10_000) };
+}
+
 /** Reads and checks the configuration; throws ConfigError naming the variable on any bad value. */
 export function readConfig(env: Record<string, string | undefined> = process.env): Config {
   const portRaw = env.PORT ?? '8080';
@@ -273,6 +297,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     federationRate: wholeNumber(env, 'SVC_FEDERATION_RATE', 600, 1, 1_000_000),
     federationTimeoutMs: wholeNumber(env, 'SVC_FEDERATION_TIMEOUT_S', 5, 1, 300) * 1000,
     federationRevokedCacheMs: wholeNumber(env, 'SVC_FEDERATION_REVOKED_CACHE_S', 60, 1, 60) * 1000,
+    backup: backupSchedule(env),
     http: {
       headersMs: seconds(env, 'SVC_HEADERS_TIMEOUT_S', 10),
       requestMs: seconds(env, 'SVC_REQUEST_TIMEOUT_S', 300),

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import {
   AccountService,
@@ -42,7 +42,8 @@ import {
 import { Argon2Hasher, FsBlobStore, HttpPeers, JsonLogger, cryptoRandom, systemClock, OidcRelyingParty, platformEd25519Signer } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
-import type { Config } from './config.js';
+import { ConfigError, type Config } from './config.js';
+import { RESTORE_MARKER } from './backup/files.js';
 import { loadOrCreateSecretKey } from './secret-key.js';
 import { HttpMetrics } from './http/metrics.js';
 import { checkDeployment } from './deployment-check.js';
@@ -118,6 +119,11 @@ export const nodePlatform = (): Platform => ({ clock: systemClock, random: crypt
 
 /** Opens the configured database (SQLite under the data dir by default), migrating it forward. */
 export async function openStores(config: Config): Promise<Stores> {
+  // A restore that did not finish (killed, disk full) left a directory without a whole database:
+  // starting on it would create an empty one beside the restored key and blobs.
+  if (existsSync(join(config.dataDir, RESTORE_MARKER))) {
+    throw new ConfigError(`${join(config.dataDir, RESTORE_MARKER)}: a restore into SVC_DATA_DIR did not finish; empty the directory and run \`npm run cli -- restore\` again`);
+  }
   const blobs = new FsBlobStore(join(config.dataDir, 'blobs'));
   if (config.databaseUrl !== null) {
     // Several stateless processes may share this database; every port call goes to it (no cache).

@@ -5,6 +5,7 @@ import { ConfigError, readConfig, type HttpTimeouts } from './config.js';
 import { buildDeps, nodePlatform, openStores } from './deps.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
 import { checkDataDir, checkPortFree, recordSettingReads, redactedUrl, unknownSettings } from './startup-checks.js';
+import { BackupScheduler, checkBackupDir } from './backup/schedule.js';
 
 /** Reads configuration, opens (and migrates) the store, and serves. Any startup failure exits non-zero. */
 async function main(): Promise<void> {
@@ -12,6 +13,8 @@ async function main(): Promise<void> {
   const settings = recordSettingReads(process.env);
   process.env = settings.env;
   const config = readConfig();
+  const backupDirProblem = await checkBackupDir(config);
+  if (backupDirProblem) throw new ConfigError(backupDirProblem);
   const platform = nodePlatform();
   const host = process.env.HOST ?? '127.0.0.1';
   // Nothing is written before these pass: no key file, no database, no migration.
@@ -54,6 +57,8 @@ async function main(): Promise<void> {
     process.stderr.write(`strongroom: configuration error: PORT=${config.port}: cannot listen on ${host}:${config.port}: ${err.code ?? err.message}\n`);
     process.exit(1);
   });
+  const backups = config.backup ? new BackupScheduler({ schedule: config.backup, clock: platform.clock, logger, metrics: deps.metrics }) : null;
+  backups?.start();
   // Socket inactivity: a body that stops moving frees its connection (the request timeout bounds a slow trickle).
   server.setTimeout(config.http.idleMs, (socket) => socket.destroy());
 
@@ -64,6 +69,7 @@ async function main(): Promise<void> {
       return;
     }
     draining = true;
+    backups?.stop();
     const started = Date.now();
     logger.info('server.stopping', { signal, grace_ms: config.http.shutdownGraceMs });
     // Stop accepting; idle kept-alive connections close now, busy ones as soon as their answer is out.

@@ -2,9 +2,10 @@
 export { Argon2Hasher, OWASP_ARGON2ID } from './argon2-hasher.js';
 export type { Argon2Options } from './argon2-hasher.js';
 export { systemClock, cryptoRandom, JsonLogger } from './system.js';
-export { FsBlobStore } from './fs-blob-store.js';
+export { FsBlobStore, writeAll } from './fs-blob-store.js';
 export { OidcRelyingParty } from './oidc-relying-party.js';
 export type { OidcRelyingPartyOptions } from './oidc-relying-party.js';
 export { HttpPeers } from './http-peers.js';
 export type { HttpPeersOptions } from './http-peers.js';
 export { nodeEd25519Signer, sodiumEd25519Signer, platformEd25519Signer } from './ed25519-signer.js';
+export { takeFileLock, LockHeldError } from './file-lock.js';

@@ -20,3 +20,4 @@ export { PgFederatedIntakes, PgLinkStore, PgSponsorshipStore } from './sharing-s
 export { PgDiscoveryStore } from './discovery-store.js';
 /** One statement for the calls of a turn, as the stores batch their hot reads and writes (the bench's floor server uses it too). */
 export { StatementBatch } from './batch.js';
+export { readPgLedgerForBackup } from './backup.js';

@@ -9,6 +9,7 @@ export { SqliteAlbumStore } from './albums-store.js';
 export { SqliteCatalog, openCatalog } from './catalog.js';
 export { createSqlitePorts } from './ports.js';
 export { SqliteSchemaStatus } from './schema-status.js';
+export { snapshotSqliteDatabase, SqliteBackupReader } from './backup.js';
 export { SqliteOidcStore } from './oidc-store.js';
 export { SqliteDeprecationStore, SqliteAttestationStore } from './records-store.js';
 export { SqliteFederatedIntakes, SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';

@@ -32,3 +32,4 @@ export * from './sponsorship/index.js';
 export * from './links/index.js';
 export * from './federated/index.js';
 export * from './discovery/index.js';
+export * from './backup/index.js';

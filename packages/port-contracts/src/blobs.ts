@@ -70,6 +70,21 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         await s.discard('never-staged');
       }));
 
+    it('streams a stored blob whole, and an absent one as null', () =>
+      using(setup, async (s) => {
+        const bytes = new Uint8Array(3 * 1024 + 7).map((_, i) => i % 251);
+        const hash = sha256Hex(bytes);
+        await s.stage('st', chunks(bytes.subarray(0, 1000), bytes.subarray(1000)), bytes.length);
+        expect(await s.commit('st', hash)).toBe('stored');
+        const stream = await s.stream(hash);
+        expect(stream).not.toBeNull();
+        const parts: Uint8Array[] = [];
+        for await (const c of stream!) parts.push(new Uint8Array(c));
+        expect(sha256Hex(new Uint8Array(Buffer.concat(parts)))).toBe(hash);
+        expect(await s.stream('e'.repeat(64))).toBeNull();
+        expect(['copy', 'manifest']).toContain(s.backupMode);
+      }));
+
     it('two uploads of the same bytes share one blob', () =>
       using(setup, async (s) => {
         const bytes = new Uint8Array(64).fill(9);

@@ -76,7 +76,7 @@ class View {
   constructor(
     readonly name: string,
     readonly help: string,
-    readonly type: 'counter' | 'histogram',
+    readonly type: 'counter' | 'histogram' | 'gauge',
     private readonly samples: () => Sample[],
   ) {}
   async get() {
@@ -149,6 +149,14 @@ export class HttpMetrics {
         { labels: {}, value: this.#databaseErrors },
       ]) as unknown as Metric,
     );
+  }
+
+  /**
+   * A metric read at scrape time from outside the HTTP layer (the backup schedule). Its samples
+   * carry no account id, address, token or path.
+   */
+  watch(name: string, help: string, type: 'counter' | 'gauge', samples: () => { labels: Record<string, string>; value: number }[]): void {
+    this.#registry.registerMetric(new View(name, help, type, samples) as unknown as Metric);
   }
 
   /** The stats of a declared route, created when routes mount. `template` is in Hono syntax. */

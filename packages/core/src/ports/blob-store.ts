@@ -21,4 +21,16 @@ export interface BlobStore {
   has(contentHash: string): Promise<boolean>;
   read(contentHash: string): Promise<Uint8Array | null>;
   remove(contentHash: string): Promise<void>;
+  /**
+   * The blob's bytes as a stream, or null when it is absent: a backup copies blobs of any size
+   * without holding one whole in memory.
+   */
+  stream(contentHash: string): Promise<AsyncIterable<Uint8Array> | null>;
+  /**
+   * How a backup takes this store's blobs: `copy` their bytes into the backup (a local disk, which
+   * fails with the machine), or `manifest`: list the objects the ledger references, with their
+   * hashes, because the store keeps them durably itself (object storage with its own replication
+   * and versioning); restoring then needs that store, not bytes from the backup.
+   */
+  readonly backupMode: 'copy' | 'manifest';
 }

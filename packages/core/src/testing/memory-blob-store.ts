@@ -39,4 +39,12 @@ export class MemoryBlobStore implements BlobStore {
   async remove(contentHash: string): Promise<void> {
     this.blobs.delete(contentHash);
   }
+  async stream(contentHash: string): Promise<AsyncIterable<Uint8Array> | null> {
+    const bytes = this.blobs.get(contentHash);
+    if (!bytes) return null;
+    return (async function* () {
+      yield bytes;
+    })();
+  }
+  readonly backupMode = 'copy';
 }

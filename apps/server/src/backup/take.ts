@@ -1,0 +1,213 @@
+import { chmod, mkdir, open, readFile, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { formatManifest, fromBase64url, MANIFEST_FILE, secretKeyFingerprint, toBase64url, utf8, type BlobStore, type ManifestEntry } from '@strongroom/core';
+import { FsBlobStore, takeFileLock } from '@strongroom/adapters-node';
+import { snapshotSqliteDatabase, SqliteBackupReader } from '@strongroom/adapters-sqlite';
+import { openPgDatabase, readPgLedgerForBackup } from '@strongroom/adapters-pg';
+import type { Config } from '../config.js';
+import {
+  BACKUP_INFO_FILE,
+  BackupFailure,
+  BLOB_ROOT,
+  blobPath,
+  causeOf,
+  DATABASE_FILE,
+  emptyOrAbsent,
+  hashFile,
+  MAINTENANCE_LOCK,
+  naming,
+  OBJECTS_FILE,
+  PG_DUMP_FILE,
+  realish,
+  SECRET_KEY_FILE,
+  syncDir,
+  within,
+  writeStream,
+  writeWhole,
+} from './files.js';
+
+/** `backup.json`: what the backup is, read by verify-backup and restore. */
+export interface BackupInfo {
+  readonly format: 1;
+  readonly created_at: string;
+  readonly database: 'sqlite' | 'postgresql';
+  /** Migrations applied in the copied database (SQLite); null on PostgreSQL (in the dump). */
+  readonly schema_version: number | null;
+  /** Keyed fingerprint of the server key (never the key): tells another key apart. */
+  readonly key_fingerprint: string;
+  /** False when the key came from SVC_SECRET_KEY: it is not written to disk; keep it with the backup. */
+  readonly key_in_backup: boolean;
+  readonly blob_mode: 'copy' | 'manifest';
+  readonly blobs: number;
+  readonly blob_bytes: number;
+}
+
+export interface BackupReport {
+  readonly dir: string;
+  readonly info: BackupInfo;
+  readonly manifest: string;
+  /** On PostgreSQL, the command that completes the backup. */
+  readonly pgDump: string | null;
+}
+
+/** The server key as the running server has it: SVC_SECRET_KEY, else the data dir's file (never created here). */
+export async function currentSecretKey(config: Config): Promise<{ key: Uint8Array; fromFile: string | null }> {
+  if (config.secretKey) return { key: config.secretKey, fromFile: null };
+  const path = join(config.dataDir, SECRET_KEY_FILE);
+  const text = await naming(path, () => readFile(path, 'utf8'));
+  const key = fromBase64url(text.trim());
+  if (key === null || key.length !== 32) throw new BackupFailure({ file: path, cause: 'does not hold a 32-byte base64url key' });
+  return { key, fromFile: path };
+}
+
+/**
+ * Takes a backup of the running deployment into `target` (absent or empty), in this order:
+ * 1. the maintenance lock beside the blobs, so no GC sweep deletes a blob between steps 2 and 4;
+ * 2. the database (SQLite's `VACUUM INTO`: one consistent snapshot, while the server writes on);
+ * 3. the server key (unless it comes from SVC_SECRET_KEY), checked against the snapshot's record;
+ * 4. every blob the snapshot's ledger references, hashed as copied. The database goes first: an
+ *    upload stores its blob before the ledger row naming it, and blobs never change, so every blob
+ *    the snapshot references already exists; taken the other way round, the copy could reference
+ *    blobs stored after the blob copy. Blobs stored after the snapshot are left out (nothing
+ *    references them there), as are staged uploads;
+ * 5. `backup.json` and, last, `MANIFEST.sha256`: a directory without it is an unfinished backup.
+ */
+export async function takeBackup(config: Config, target: string, options: { now: () => number; blobs?: BlobStore }): Promise<BackupReport> {
+  const dataDir = await realish(config.dataDir);
+  const dir = await realish(target);
+  if (within(dir, dataDir)) throw new BackupFailure({ file: target, cause: `is inside SVC_DATA_DIR (${config.dataDir}); a backup must live elsewhere, ideally on another disk` });
+  if (within(dataDir, dir)) throw new BackupFailure({ file: target, cause: `contains SVC_DATA_DIR (${config.dataDir})` });
+  const state = await naming(target, () => emptyOrAbsent(target));
+  if (state === 'not_empty') throw new BackupFailure({ file: target, cause: 'is not empty; back up into a new or empty directory' });
+  if (state === 'not_a_directory') throw new BackupFailure({ file: target, cause: 'is not a directory' });
+  await naming(target, () => mkdir(target, { recursive: true, mode: 0o700 }));
+  // It will hold the server key: only its owner may read it.
+  await naming(target, () => chmod(target, 0o700));
+
+  const lock = await naming(join(config.dataDir, MAINTENANCE_LOCK), () => takeFileLock(join(config.dataDir, MAINTENANCE_LOCK), 'backup', options.now()));
+  try {
+    const entries: ManifestEntry[] = [];
+    const { key, fromFile } = await currentSecretKey(config);
+    const fingerprint = secretKeyFingerprint(key);
+
+    // 2. The database.
+    let ledger: { contentHash: string; size: number }[];
+    let schemaVersion: number | null = null;
+    let pgDump: string | null = null;
+    if (config.databaseUrl === null) {
+      const out = join(target, DATABASE_FILE);
+      try {
+        snapshotSqliteDatabase(join(config.dataDir, DATABASE_FILE), out);
+      } catch (err) {
+        // SQLite's own words (a full disk reads "database or disk is full"), naming both ends.
+        throw new BackupFailure({ file: out, cause: `snapshot of ${join(config.dataDir, DATABASE_FILE)} failed: ${causeOf(err)}` });
+      }
+      const written = await naming(out, async () => {
+        const r = await hashFile(out);
+        if (r === null || r === 'not_a_file') throw new Error('was not written');
+        // VACUUM INTO does not sync its output.
+        await chmod(out, 0o600);
+        const fh = await open(out, 'r+');
+        await fh.sync();
+        await fh.close();
+        return r;
+      });
+      entries.push({ path: DATABASE_FILE, sha256: written.sha256 });
+      const reader = await naming(out, async () => SqliteBackupReader.open(out));
+      try {
+        ledger = reader.ledgerBlobs();
+        schemaVersion = reader.schema().version;
+        const recorded = reader.keyFingerprint();
+        if (recorded !== null && recorded !== fingerprint) {
+          throw new BackupFailure({ file: fromFile ?? 'SVC_SECRET_KEY', cause: 'is not the key this database\'s secrets are sealed under; the backup would not open them' });
+        }
+      } finally {
+        reader.close();
+      }
+    } else {
+      const pg = await naming('SVC_DATABASE_URL', () => openPgDatabase(config.databaseUrl!, { maxConnections: 1 }));
+      try {
+        const facts = await naming('SVC_DATABASE_URL', () => readPgLedgerForBackup(pg.db));
+        ledger = facts.blobs;
+        if (facts.keyFingerprint !== null && facts.keyFingerprint !== fingerprint) {
+          throw new BackupFailure({ file: fromFile ?? 'SVC_SECRET_KEY', cause: 'is not the key this database\'s secrets are sealed under; the backup would not open them' });
+        }
+      } finally {
+        await pg.close();
+      }
+      // The password stays in the environment, never on a command line shown or logged.
+      pgDump = `pg_dump --format=custom --no-owner --file=${shellQuote(join(dir, PG_DUMP_FILE))} "$SVC_DATABASE_URL"`;
+    }
+
+    // 3. The key.
+    if (fromFile !== null) {
+      const w = await naming(join(target, SECRET_KEY_FILE), () => writeWhole(join(target, SECRET_KEY_FILE), utf8(`${toBase64url(key)}\n`)));
+      entries.push({ path: SECRET_KEY_FILE, sha256: w.sha256 });
+    }
+
+    // 4. The blobs.
+    const blobs = options.blobs ?? new FsBlobStore(join(config.dataDir, BLOB_ROOT));
+    let bytes = 0;
+    if (blobs.backupMode === 'copy') {
+      for (const b of ledger) {
+        const rel = blobPath(b.contentHash);
+        const source = await naming(join(config.dataDir, BLOB_ROOT, rel), () => blobs.stream(b.contentHash));
+        if (source === null) throw new BackupFailure({ file: join(config.dataDir, BLOB_ROOT, rel), cause: 'is referenced by the ledger but missing from the blob store' });
+        const w = await naming(join(target, rel), () => writeStream(join(target, rel), source, 0o600));
+        if (w.sha256 !== b.contentHash || w.size !== b.size) {
+          throw new BackupFailure({ file: join(config.dataDir, BLOB_ROOT, rel), cause: `is damaged in the blob store (SHA-256 ${w.sha256}, ${w.size} bytes; the ledger says ${b.size})` });
+        }
+        entries.push({ path: rel, sha256: w.sha256 });
+        bytes += w.size;
+      }
+    } else {
+      const lines: string[] = [];
+      for (const b of ledger) {
+        if (!(await blobs.has(b.contentHash))) throw new BackupFailure({ file: `object ${b.contentHash}`, cause: 'is referenced by the ledger but missing from the object store' });
+        lines.push(`${b.contentHash} ${b.size}\n`);
+        bytes += b.size;
+      }
+      const w = await naming(join(target, OBJECTS_FILE), () => writeWhole(join(target, OBJECTS_FILE), utf8(lines.join(''))));
+      entries.push({ path: OBJECTS_FILE, sha256: w.sha256 });
+    }
+
+    // 5. What it is, then the manifest.
+    const info: BackupInfo = {
+      format: 1,
+      created_at: new Date(options.now()).toISOString(),
+      database: config.databaseUrl === null ? 'sqlite' : 'postgresql',
+      schema_version: schemaVersion,
+      key_fingerprint: fingerprint,
+      key_in_backup: fromFile !== null,
+      blob_mode: blobs.backupMode,
+      blobs: ledger.length,
+      blob_bytes: bytes,
+    };
+    const infoWritten = await naming(join(target, BACKUP_INFO_FILE), () => writeWhole(join(target, BACKUP_INFO_FILE), utf8(JSON.stringify(info, null, 2) + '\n')));
+    entries.push({ path: BACKUP_INFO_FILE, sha256: infoWritten.sha256 });
+    const manifest = formatManifest(entries);
+    await naming(join(target, MANIFEST_FILE), async () => {
+      const dirs = new Set<string>();
+      for (const e of entries) {
+        const parts = e.path.split('/');
+        for (let i = 1; i < parts.length; i++) dirs.add(parts.slice(0, i).join('/'));
+      }
+      // Deepest first: each directory's new names are durable before its parent's.
+      for (const d of [...dirs].sort((a, b) => b.length - a.length)) await syncDir(join(target, d));
+      await writeWhole(join(target, MANIFEST_FILE), utf8(manifest), 0o600);
+      await syncDir(target);
+    });
+    return { dir, info, manifest, pgDump };
+  } finally {
+    await lock.release();
+  }
+}
+
+function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_./:=@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Removes an unfinished backup this process started (a failed scheduled run). */
+export async function removeUnfinished(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true });
+}

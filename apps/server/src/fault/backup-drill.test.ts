@@ -1,0 +1,295 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
+import { codeForStep, secretKeyFingerprint, stepAt } from '@strongroom/core';
+import { TestDevice, TestIdentity, totpSecretBytes } from '@strongroom/core/testing';
+import { FsBlobStore, takeFileLock } from '@strongroom/adapters-node';
+import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../cli.js';
+import { fetchCall, PASSWORD, type CallOptions, type Reply } from '../testing.js';
+import { startServerProcess, type ServerProcess } from './server-process.js';
+import { MixedWorkload } from './workload.js';
+
+/**
+ * The backup drill: a real server process under a mixed write load (sign-ins, TOTP enrolment and
+ * sign-ins, uploads, revocations) is backed up with `npm run cli -- backup` in a process of its own;
+ * the copy is verified, restored into a fresh data directory and started, and every write the
+ * server acknowledged before the backup began must be there and work. Then the copy is damaged in
+ * the ways an operator meets (a blob gone, a truncated database, another key) and `verify-backup`
+ * and `restore` must refuse it naming the file; restore must refuse a non-empty directory without
+ * touching it. The server key lives in the data dir here (SVC_SECRET_KEY unset), as on a small
+ * self-hosted machine, so the backup has to carry it.
+ */
+
+const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
+const SEED = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 1e9));
+const work = mkdtempSync(join(tmpdir(), 'sr-backup-drill-'));
+const live = join(work, 'live');
+const restored = join(work, 'restored');
+const backup = join(work, 'backup');
+const scheduled = join(work, 'scheduled');
+// The key comes from the data dir's secret.key (empty = unset).
+const ENV = { SVC_SECRET_KEY: '', SVC_QUOTA_HARD_BYTES: '200000' };
+const cliEnv = (dataDir: string, extra: Record<string, string> = {}) => ({ ...process.env, ...ENV, SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_DATA_DIR: dataDir, ...extra });
+const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+
+/** `npm run cli -- <args>` as an operator runs it: a process of its own. */
+function cliProcess(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/cli.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('close', (code) => resolve({ code, out }));
+  });
+}
+
+/** Every file under a directory with its bytes' hash: to show a directory was left untouched. */
+function tree(dir: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of readdirSync(dir, { recursive: true, withFileTypes: true })) {
+    const p = join(e.parentPath, e.name);
+    out[p.slice(dir.length)] = e.isFile() ? sha(readFileSync(p)) : e.isDirectory() ? 'dir' : 'other';
+  }
+  return out;
+}
+
+async function must(url: string, method: string, path: string, o: CallOptions, status: number): Promise<Reply> {
+  const r = await fetchCall(url, method, path, o);
+  if (r.status !== status) throw new Error(`${method} ${path}: expected ${status}, got ${r.status} ${JSON.stringify(r.body)}`);
+  return r;
+}
+
+/** What the drill's own account did before the backup, to check by hand on the restored server. */
+interface Own {
+  address: string;
+  totp: Uint8Array;
+  sessionToken: string;
+  revokedToken: string;
+  blobs: { hash: string; bytes: Uint8Array }[];
+}
+
+async function ownWrites(url: string): Promise<Own> {
+  const address = `drill-${SEED}@example.org`;
+  const reg = (await must(url, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } }, 200)).body;
+  const token = reg.access_token as string;
+  const accountId = (await must(url, 'GET', '/v1/auth/profile', { token }, 200)).body.account_id as string;
+  await fetchCall(url, 'PUT', '/v1/devices/directory', { token, cbor: new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]) });
+  const blobs: Own['blobs'] = [];
+  for (const size of [1, 4096, 70_000]) {
+    const bytes = new Uint8Array(size).map((_, i) => (i * 31 + size) % 256);
+    const up = (await must(url, 'POST', '/upload', { token, body: { declared_size: size, kind: 'original', device_id: 'phone' } }, 201)).body;
+    await must(url, 'PUT', `/upload/${up.upload_id}`, { token, raw: bytes, contentType: 'application/octet-stream' }, 200);
+    await must(url, 'POST', `/upload/${up.upload_id}/finalize`, { token, body: { content_hash: sha(bytes) } }, 200);
+    blobs.push({ hash: sha(bytes), bytes });
+  }
+  const totp = totpSecretBytes((await must(url, 'POST', '/v1/auth/totp/enroll', { token }, 200)).body.secret);
+  await must(url, 'POST', '/v1/auth/totp/verify-enrollment', { token, body: { code: codeForStep(totp, stepAt(Date.now()) - 1) } }, 204);
+  // A second session, revoked: it must stay revoked in the copy.
+  const login = (await must(url, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } }, 202)).body;
+  const second = (await must(url, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: login.challenge, code: codeForStep(totp, stepAt(Date.now())) } }, 200)).body;
+  await must(url, 'DELETE', `/v1/auth/sessions/${second.session_id}`, { token }, 204);
+  return { address, totp, sessionToken: reg.session_token, revokedToken: second.session_token, blobs };
+}
+
+describe('backup drill: back up under load, restore, start, everything acknowledged is there', { timeout: 180_000 }, () => {
+  let server: ServerProcess | undefined;
+  let copy: ServerProcess | undefined;
+  afterAll(async () => {
+    await server?.kill();
+    await copy?.kill();
+    rmSync(work, { recursive: true, force: true });
+  });
+
+  it(`restores every write acknowledged before the backup began (seed ${SEED})`, async () => {
+    // The live server also runs the schedule: its first backup is due at once.
+    server = await startServerProcess({ dataDir: live, startTimeoutMs: 90_000, env: { ...ENV, SVC_BACKUP_DIR: scheduled, SVC_BACKUP_INTERVAL_S: '3600', SVC_BACKUP_KEEP: '2' } });
+    const t0 = Date.now();
+    const phase = (what: string) => console.info(`backup drill: ${what} at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    // Every session stays in the model (none forgotten), so each one's fate is known.
+    const load = new MixedWorkload({ seed: SEED, plainAccounts: 2, totpAccounts: 2, maxSessions: 1_000_000 });
+    load.url = server.url;
+    await load.setup();
+    const own = await ownWrites(server.url);
+    phase('set up');
+    const abort = new AbortController();
+    const running = load.run(abort.signal, 4);
+    // Until every kind of write has been acknowledged at least once (at most 10 s).
+    const until = Date.now() + 10_000;
+    while (['upload', 'login', 'revoke', 'totp', 'refresh'].some((op) => !load.stats().byOp[op]) && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    const before = load.snapshot();
+    const ackedBefore = load.stats().acknowledged;
+    phase('load running');
+    const taken = await cliProcess(['backup', backup], cliEnv(live));
+    phase('backup taken');
+    const ackedDuring = load.stats().acknowledged - ackedBefore;
+    const after = load.snapshot();
+    abort.abort();
+    await running;
+    expect(taken.code, taken.out).toBe(0);
+    expect(taken.out).toMatch(/^backup written to /);
+    expect(taken.out).toContain('MANIFEST.sha256');
+    expect(ackedDuring, 'the load kept writing while the backup ran').toBeGreaterThan(0);
+    expect(load.stats().violations).toEqual([]);
+    // The key file travels with the backup, and only its owner can read either.
+    expect(statSync(join(backup, 'secret.key')).mode & 0o077).toBe(0);
+    expect(statSync(backup).mode & 0o077).toBe(0);
+
+    const verified = await runCli(['verify-backup', backup], cliEnv(live));
+    expect(verified, verified.out).toMatchObject({ code: 0 });
+    // Every TOTP secret was opened with the copied key (the load's and the drill's own), every blob hashed.
+    const [, sealed, blobCount] = /(\d+) sealed secrets open with secret\.key, (\d+) blobs present/.exec(verified.out) ?? [];
+    expect(Number(sealed)).toBeGreaterThanOrEqual(3);
+    expect(Number(blobCount)).toBeGreaterThanOrEqual(3);
+
+    const r = await runCli(['restore', backup], cliEnv(restored));
+    expect(r.code, r.out).toBe(0);
+    phase('verified and restored');
+    copy = await startServerProcess({ dataDir: restored, startTimeoutMs: 90_000, env: ENV });
+    phase('restored server started');
+    before.url = copy.url;
+    const { problems, checks } = await before.verify({ settledBy: after });
+    expect(problems, `seed ${SEED}`).toEqual([]);
+    for (const k of ['sessions', 'revocations', 'uploads']) expect(checks[k] ?? 0, `${k} checked`).toBeGreaterThan(0);
+
+    // The drill's own account: password and a fresh TOTP code sign in, the session refreshes, the
+    // revoked one stays refused, and every blob's bytes are there.
+    const login = await must(copy.url, 'POST', '/v1/auth/login', { body: { address: own.address, password: PASSWORD } }, 202);
+    await must(copy.url, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: login.body.challenge, code: codeForStep(own.totp, stepAt(Date.now()) + 1) } }, 200);
+    await must(copy.url, 'POST', '/v1/auth/refresh', { body: { session_token: own.sessionToken } }, 200);
+    const revoked = await fetchCall(copy.url, 'POST', '/v1/auth/refresh', { body: { session_token: own.revokedToken } });
+    expect([revoked.status, revoked.body?.code]).toEqual([401, 'error.auth.session_invalid']);
+    // No download route yet: the bytes are read through the restored data dir's blob store.
+    const store = new FsBlobStore(join(restored, 'blobs'));
+    for (const b of own.blobs) expect(sha((await store.read(b.hash)) ?? new Uint8Array()), `blob ${b.hash}`).toBe(b.hash);
+    expect(Buffer.from((await store.read(own.blobs[2]!.hash))!)).toEqual(Buffer.from(own.blobs[2]!.bytes));
+
+    phase('checked');
+    // The schedule took its backup meanwhile, and /metrics shows its age.
+    const deadline = Date.now() + 30_000;
+    while (!readdirSync(scheduled).some((n) => n.startsWith('strongroom-')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    const metrics = await fetch(`${server.url}/metrics`).then((res) => res.text());
+    expect(metrics).toMatch(/^strongroom_backup_newest_age_seconds \d/m);
+    expect(server.events.some((e) => e.event === 'backup.taken'), JSON.stringify(server.events.filter((e) => String(e.event).startsWith('backup')))).toBe(true);
+  });
+
+  /** A damaged copy of the drill's backup. */
+  function damaged(name: string, harm: (dir: string) => void): string {
+    const dir = join(work, `damaged-${name}`);
+    cpSync(backup, dir, { recursive: true });
+    harm(dir);
+    return dir;
+  }
+
+  const firstBlob = (dir: string) => {
+    const shard = readdirSync(join(dir, 'blobs'))[0]!;
+    return join(dir, 'blobs', shard, readdirSync(join(dir, 'blobs', shard))[0]!);
+  };
+
+  const cases: [string, (dir: string) => string][] = [
+    ['a missing blob', (dir) => {
+      const blob = firstBlob(dir);
+      unlinkSync(blob);
+      return `error: ${blob}: is referenced by the ledger but missing`;
+    }],
+    ['a truncated database', (dir) => {
+      const db = join(dir, 'strongroom.db');
+      truncateSync(db, Math.floor(statSync(db).size / 2));
+      return `error: ${db}: `;
+    }],
+    ['another secret key', (dir) => {
+      writeFileSync(join(dir, 'secret.key'), 'AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE\n', { mode: 0o600 });
+      return `error: ${join(dir, 'secret.key')}: is not the key this backup was taken with`;
+    }],
+    ['a key the records were rewritten to name, which cannot open the sealed secrets', (dir) => {
+      // Deployment record and backup.json both made to name another key: only opening the
+      // sealed values themselves can tell.
+      const other = new Uint8Array(32).fill(9);
+      writeFileSync(join(dir, 'secret.key'), `${Buffer.from(other).toString('base64url')}\n`, { mode: 0o600 });
+      const db = new Database(join(dir, 'strongroom.db'));
+      db.prepare('UPDATE deployment SET key_fingerprint = ? WHERE id = 1').run(secretKeyFingerprint(other));
+      db.close();
+      const info = JSON.parse(readFileSync(join(dir, 'backup.json'), 'utf8'));
+      writeFileSync(join(dir, 'backup.json'), JSON.stringify({ ...info, key_fingerprint: secretKeyFingerprint(other) }));
+      return `error: ${join(dir, 'strongroom.db')}: totp_enrollments.sealed_secret of account_id `;
+    }],
+    ['a blob replaced by a symbolic link', (dir) => {
+      const blob = firstBlob(dir);
+      const elsewhere = join(work, 'elsewhere');
+      cpSync(blob, elsewhere);
+      unlinkSync(blob);
+      symlinkSync(elsewhere, blob);
+      return `error: ${blob}: is not a regular file`;
+    }],
+    ['an unfinished backup (no manifest)', (dir) => {
+      unlinkSync(join(dir, 'MANIFEST.sha256'));
+      return `error: ${join(dir, 'MANIFEST.sha256')}: missing: the backup did not finish`;
+    }],
+    ['a changed backup.json', (dir) => {
+      const p = join(dir, 'backup.json');
+      writeFileSync(p, readFileSync(p, 'utf8').replace('"blobs"', '"blobs_"'));
+      return `error: ${p}: SHA-256 is `;
+    }],
+  ];
+  for (const [what, harm] of cases) {
+    it(`verify-backup and restore refuse ${what}, naming the file, and restore writes nothing`, async () => {
+      let expected = '';
+      const dir = damaged(what.replace(/\W+/g, '-'), (d) => (expected = harm(d)));
+      const v = await runCli(['verify-backup', dir], cliEnv(live));
+      expect(v.code).toBe(1);
+      expect(v.out.split('\n')).toHaveLength(1);
+      expect(v.out.startsWith(expected), `${v.out}\nexpected to start with ${expected}`).toBe(true);
+      const target = join(work, `target-${what.replace(/\W+/g, '-')}`);
+      const r = await runCli(['restore', dir], cliEnv(target));
+      expect(r).toEqual({ code: 1, out: v.out });
+      expect(existsSync(target), 'restore created nothing').toBe(false);
+    });
+  }
+
+  it('restore refuses a non-empty data dir, naming it, and leaves it untouched', async () => {
+    const target = join(work, 'occupied');
+    mkdirSync(join(target, 'blobs'), { recursive: true });
+    writeFileSync(join(target, 'strongroom.db'), 'someone else\'s database');
+    const was = tree(target);
+    const r = await runCli(['restore', backup], cliEnv(target));
+    expect(r).toEqual({ code: 1, out: `error: ${target}: is not empty; restore only into an empty SVC_DATA_DIR (nothing was changed)` });
+    expect(tree(target)).toEqual(was);
+    // A symbolic link to it is followed, and refused the same way.
+    symlinkSync(target, join(work, 'occupied-link'));
+    expect((await runCli(['restore', backup], cliEnv(join(work, 'occupied-link')))).out).toMatch(/occupied-link: is not empty/);
+    expect(tree(target)).toEqual(was);
+    // A live data dir is not empty either.
+    expect((await runCli(['restore', backup], cliEnv(live))).out).toBe(`error: ${live}: is not empty; restore only into an empty SVC_DATA_DIR (nothing was changed)`);
+  });
+
+  it('backup refuses a target inside the data dir, or one that is not empty', async () => {
+    const inside = await runCli(['backup', join(live, 'backups')], cliEnv(live));
+    expect(inside.code).toBe(1);
+    expect(inside.out).toMatch(/^error: .*backups: is inside SVC_DATA_DIR/);
+    expect(existsSync(join(live, 'backups'))).toBe(false);
+    // Nor through a symbolic link that leads into it.
+    symlinkSync(live, join(work, 'sneaky'));
+    const linked = await runCli(['backup', join(work, 'sneaky', 'b')], cliEnv(live));
+    expect(linked.out).toBe(`error: ${join(work, 'sneaky', 'b')}: is inside SVC_DATA_DIR (${live}); a backup must live elsewhere, ideally on another disk`);
+    const full = await runCli(['backup', backup], cliEnv(live));
+    expect(full.out).toBe(`error: ${backup}: is not empty; back up into a new or empty directory`);
+  });
+
+  it('a GC sweep and a backup never run at once: each refuses while the other holds the lock', async () => {
+    const lock = await takeFileLock(join(live, 'maintenance.lock'), 'backup', Date.now());
+    try {
+      const sweep = await runCli(['gc-sweep'], cliEnv(live));
+      expect(sweep.code).toBe(1);
+      expect(sweep.out).toMatch(new RegExp(`^error: ${join(live, 'maintenance.lock')}: a backup is running \\(pid ${process.pid} `));
+      const other = await runCli(['backup', join(work, 'while-locked')], cliEnv(live));
+      expect(other.out).toMatch(/maintenance\.lock: a backup is running/);
+    } finally {
+      await lock.release();
+    }
+    expect((await runCli(['gc-sweep'], cliEnv(live))).code).toBe(0);
+  });
+});

@@ -1,0 +1,3 @@
+export * from './manifest.js';
+export * from './retention.js';
+export * from './lock.js';
