@@ -116,9 +116,8 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     usage: 'gc-sweep                   remove unreferenced blobs and credit their bytes to whoever was charged',
     run: async (deps) => {
       const r = await deps.quota.sweep();
-      const fills = await deps.federatedCache.sweep();
       const credits = Object.entries(r.credited).map(([a, n]) => `  ${a}: -${n} bytes`);
-      return [`swept ${r.swept.length} blobs, expired ${r.expiredUploads} upload sessions and ${fills} federated fills`, ...credits].join('\n');
+      return [`swept ${r.swept.length} blobs, expired ${r.expiredUploads} upload sessions (federated fills included)`, ...credits].join('\n');
     },
   },
   'revoke-capability': {

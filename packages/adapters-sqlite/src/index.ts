@@ -11,7 +11,7 @@ export { createSqlitePorts } from './ports.js';
 export { SqliteSchemaStatus } from './schema-status.js';
 export { SqliteOidcStore } from './oidc-store.js';
 export { SqliteDeprecationStore, SqliteAttestationStore } from './records-store.js';
-export { SqliteFederatedIntakes, SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';
+export { SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';
 export { SqliteDiscoveryStore } from './discovery-store.js';
 /**
  * The per-connection read batch and group commit the stores share: for code that reads or writes
