@@ -184,7 +184,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Open an upload session: the device and album are checked, then used + declared_size against the hard limit, atomically. kind "federated" caches a blob received from source_peer for the caller: charged to the caller's payer, deduplicated by content_hash, within the per-peer budget (SVC_FEDERATED_BUDGET_PCT of the hard limit), atomically */
+        /** Open an upload session of any kind: the device and album are checked, then, atomically, the payer's open sessions against SVC_MAX_OPEN_UPLOADS and used + declared_size against the hard limit; the declared size is reserved. The answer never depends on whether content_hash is stored: a merge is decided at finalize, once the bytes hash to it. kind "federated" caches a blob received from source_peer (one of SVC_FEDERATION_PEERS) for the caller: charged to the caller's payer, deduplicated by content_hash at finalize, and also within the per-peer budget (SVC_FEDERATED_BUDGET_PCT of the hard limit) */
         post: operations["postUpload"];
         delete?: never;
         options?: never;
@@ -220,7 +220,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Commit the bytes under content_hash: the reservation becomes a charge of the real size, or a merge (no quota check here). A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob is charged to the cache here, within its peer budget */
+        /** Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller's cache entry */
         post: operations["postUploadByIdFinalize"];
         delete?: never;
         options?: never;
@@ -1557,7 +1557,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Reserved (Pending), or Merged when content_hash is already stored (nothing charged) */
+            /** @description Reserved (Pending); never Merged at creation, whatever content_hash names */
             201: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -1612,7 +1612,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.not_an_owner, error.device.unknown, error.quota.exceeded, error.quota.federated_budget, error.quota.write_refused */
+            /** @description error.auth.not_an_owner, error.device.unknown, error.federation.unknown_peer, error.quota.exceeded, error.quota.federated_budget, error.quota.write_refused */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -1623,7 +1623,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.not_an_owner" | "error.device.unknown" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused";
+                        code?: "error.auth.not_an_owner" | "error.device.unknown" | "error.federation.unknown_peer" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -1694,6 +1694,23 @@ export interface operations {
                         code?: "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.too_many */
+            429: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.too_many";
+                        /** @constant */
+                        status?: 429;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -2258,7 +2275,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.not_an_owner, error.quota.federated_budget */
+            /** @description error.auth.not_an_owner */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -2269,7 +2286,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.not_an_owner" | "error.quota.federated_budget";
+                        code?: "error.auth.not_an_owner";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
