@@ -40,7 +40,7 @@ describe('operator CLI: quota', () => {
 
     // Store one blob (the write guard is not what this test is about), then purge it.
     const uploads = new (deps.uploads.constructor as typeof import('@strongroom/core').UploadService)({
-      sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota: deps.quota, writeGuard: admitAllWrites, clock: deps.clock, random: deps.random, ttlMs: 60_000, dropTtlMs: 60_000,
+      sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota: deps.quota, writeGuard: admitAllWrites, clock: deps.clock, random: deps.random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [],
     });
     const data = new Uint8Array(150).fill(7);
     const hash = createHash('sha256').update(data).digest('hex');

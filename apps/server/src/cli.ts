@@ -125,15 +125,14 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
       // Never beside a backup: it copies the ledger first and the blobs after.
       const path = join(deps.config.dataDir, MAINTENANCE_LOCK);
       const lock = await naming(path, () => takeFileLock(path, 'gc-sweep', deps.clock.now()));
-      let r, fills;
+      let r;
       try {
         r = await deps.quota.sweep();
-        fills = await deps.federatedCache.sweep();
       } finally {
         await lock.release();
       }
       const credits = Object.entries(r.credited).map(([a, n]) => `  ${a}: -${n} bytes`);
-      return [`swept ${r.swept.length} blobs, expired ${r.expiredUploads} upload sessions and ${fills} federated fills`, ...credits].join('\n');
+      return [`swept ${r.swept.length} blobs, expired ${r.expiredUploads} upload sessions (federated fills included)`, ...credits].join('\n');
     },
   },
   'revoke-capability': {

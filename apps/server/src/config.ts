@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { fromBase64url, isProtocolVersion } from '@strongroom/core';
+import { DEFAULT_QUOTA_POLICY, fromBase64url, isProtocolVersion } from '@strongroom/core';
 
 /** Everything the server reads from its environment, validated once at start. */
 export interface Config {
@@ -46,6 +46,8 @@ export interface Config {
   readonly federatedBudgetPct: number;
   /** `SVC_FEDERATION_PEERS`: base URLs of the peer servers this one trusts (no trailing slash). */
   readonly federationPeers: readonly string[];
+  /** `SVC_MAX_OPEN_UPLOADS`: most open upload sessions (every kind, guest drops included) per paying account (default 1,000). */
+  readonly maxOpenUploads: number;
   /** `SVC_FEDERATION_RATE`: lookups per minute per peer, and its bucket size (default 600). */
   readonly federationRate: number;
   /** `SVC_FEDERATION_TIMEOUT_S`: how long a request to a peer may take (default 5 s). */
@@ -121,6 +123,13 @@ function secretKey(env: Record<string, string | undefined>): Uint8Array | null {
   // Never echo the value: it is a secret even when malformed.
   if (key === null || key.length !== 32) throw new ConfigError('SVC_SECRET_KEY must be 32 bytes as unpadded base64url (43 characters)');
   return key;
+}
+
+function positiveCount(env: Record<string, string | undefined>, name: string, fallback: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) throw new ConfigError(`${name} must be a whole number >= 1, got "${raw}"`);
+  return Number(raw);
 }
 
 function percent(env: Record<string, string | undefined>, name: string, fallback: number): number {
@@ -294,6 +303,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     dropTtlMs: seconds(env, 'SVC_DROP_TTL_S', 7 * DAY_S),
     federatedBudgetPct: percent(env, 'SVC_FEDERATED_BUDGET_PCT', 25),
     federationPeers: federationPeers(env, baseUrl.replace(/\/+$/, '')),
+    maxOpenUploads: positiveCount(env, 'SVC_MAX_OPEN_UPLOADS', DEFAULT_QUOTA_POLICY.maxOpenUploads),
     federationRate: wholeNumber(env, 'SVC_FEDERATION_RATE', 600, 1, 1_000_000),
     federationTimeoutMs: wholeNumber(env, 'SVC_FEDERATION_TIMEOUT_S', 5, 1, 300) * 1000,
     federationRevokedCacheMs: wholeNumber(env, 'SVC_FEDERATION_REVOKED_CACHE_S', 60, 1, 60) * 1000,

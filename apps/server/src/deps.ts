@@ -31,7 +31,6 @@ import {
   type IdentityProvider,
   AttestationRing,
   DeprecationService,
-  FederatedCacheService,
   LinkService,
   SponsorshipService,
   DiscoveryService,
@@ -94,8 +93,6 @@ export interface AppDeps {
   readonly sponsorship: SponsorshipService;
   /** Share and upload links and guest drops. */
   readonly links: LinkService;
-  /** Federated blobs cached through POST /upload kind "federated". */
-  readonly federatedCache: FederatedCacheService;
   /** Handles, the opt-in public record and lookups of local accounts. */
   readonly discovery: DiscoveryService;
   /** Capability tokens between servers, forwarded lookups and the per-peer limit. */
@@ -207,14 +204,13 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     blobs: stores.blobs,
     clock,
     random,
-    policy: { ...DEFAULT_QUOTA_POLICY, defaults: { soft: config.quotaSoftBytes, hard: config.quotaHardBytes }, graceMs: config.quotaGraceMs, federatedShare: config.federatedBudgetPct / 100 },
+    policy: { ...DEFAULT_QUOTA_POLICY, defaults: { soft: config.quotaSoftBytes, hard: config.quotaHardBytes }, graceMs: config.quotaGraceMs, federatedShare: config.federatedBudgetPct / 100, maxOpenUploads: config.maxOpenUploads },
   });
-  const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: config.dropTtlMs });
+  const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: config.dropTtlMs, federationPeers: config.federationPeers });
   const assets = new AssetService({ assets: stores.quota, blobs: stores.blobs, quota, clock, random });
-  // Sponsored accounts, links and drops, federated caching (one block).
+  // Sponsored accounts, links and drops (one block); federated fills are upload sessions.
   const sponsorship = new SponsorshipService({ store: stores.sponsorship, accounts: stores.accounts, quota, clock, random });
   const links = new LinkService({ links: stores.links, albums: stores.albums, sessions: stores.quota, catalog: stores.quota, uploads, assets, quota, clock, random });
-  const federatedCache = new FederatedCacheService({ intakes: stores.federated, ledger: stores.quota, quota, blobs: stores.blobs, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
   const totpRecovery = new TotpRecoveryService({ challenges: stores.totp, directories: stores.devices, recovery: stores.secondFactor, accounts: stores.accounts, sessions, clock });
   const oidc = buildOidc(config, stores, platform, sessions);
@@ -261,7 +257,6 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     attestation,
     sponsorship,
     links,
-    federatedCache,
     discovery,
     federation,
   };

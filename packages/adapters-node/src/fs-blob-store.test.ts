@@ -41,6 +41,17 @@ describe('FsBlobStore on disk', () => {
     expect(await store.has(sha(bytes))).toBe(false);
   });
 
+  it('two commits of one staging racing: one stores, the other finds it moved (never an error)', async () => {
+    const bytes = new Uint8Array(64 * 1024).fill(9);
+    for (let i = 0; i < 20; i++) {
+      await store.stage(`race${i}`, chunks(bytes), bytes.length);
+      const both = await Promise.all([store.commit(`race${i}`, sha(bytes)), store.commit(`race${i}`, sha(bytes))]);
+      expect(both.filter((r) => r === 'stored').length).toBeGreaterThanOrEqual(1);
+      for (const r of both) expect(['stored', 'missing']).toContain(r);
+    }
+    expect(await store.read(sha(bytes))).toEqual(bytes);
+  });
+
   it('refuses bytes beyond the declared size and keeps nothing, not even an earlier staging', async () => {
     expect(await store.stage('u2', chunks(new Uint8Array(3)), 3)).not.toBeNull();
     expect(await store.stage('u2', chunks(new Uint8Array(3), new Uint8Array(1)), 3)).toBeNull();

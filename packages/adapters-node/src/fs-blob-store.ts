@@ -81,7 +81,14 @@ export class FsBlobStore implements BlobStore {
     if (hash.digest('hex') !== contentHash) return 'hash_mismatch';
     await mkdir(join(this.#blobs, contentHash.slice(0, 2)), { recursive: true });
     // Same hash, same bytes: renaming over an existing blob is harmless and atomic.
-    await rename(staged, final);
+    try {
+      await rename(staged, final);
+    } catch (e) {
+      // A concurrent commit of the same staging id moved the bytes first: nothing to move here (the
+      // upload store decides which finalize counts, once per session).
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
+      throw e;
+    }
     return 'stored';
   }
 

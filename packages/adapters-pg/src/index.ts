@@ -16,7 +16,7 @@ export { createPgPorts } from './ports.js';
 export { PgSchemaStatus } from './schema-status.js';
 export { PgOidcStore } from './oidc-store.js';
 export { PgDeprecationStore, PgAttestationStore } from './records-store.js';
-export { PgFederatedIntakes, PgLinkStore, PgSponsorshipStore } from './sharing-store.js';
+export { PgLinkStore, PgSponsorshipStore } from './sharing-store.js';
 export { PgDiscoveryStore } from './discovery-store.js';
 /** One statement for the calls of a turn, as the stores batch their hot reads and writes (the bench's floor server uses it too). */
 export { StatementBatch } from './batch.js';

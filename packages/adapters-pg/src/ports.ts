@@ -9,7 +9,7 @@ import { PgSchemaStatus } from './schema-status.js';
 import { PgDeploymentStore, PgSecondFactorStore } from './second-factor-store.js';
 import { PgOidcStore } from './oidc-store.js';
 import { PgAttestationStore, PgDeprecationStore } from './records-store.js';
-import { PgFederatedIntakes, PgLinkStore, PgSponsorshipStore } from './sharing-store.js';
+import { PgLinkStore, PgSponsorshipStore } from './sharing-store.js';
 import { PgDiscoveryStore } from './discovery-store.js';
 
 /** Every store port over one migrated PostgreSQL database (node-postgres pool or PGlite). */
@@ -28,7 +28,6 @@ export function createPgPorts(db: PgDb): Ports {
     attestation: new PgAttestationStore(db),
     sponsorship: new PgSponsorshipStore(db),
     links: new PgLinkStore(db),
-    federated: new PgFederatedIntakes(db),
     discovery: new PgDiscoveryStore(db),
   };
 }

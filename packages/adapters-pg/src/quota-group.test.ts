@@ -6,7 +6,7 @@ import { createScratchDatabase, openTestDatabase, pgUrlFromEnv, type ScratchData
 
 /** Upload-session openings that arrive together are decided and written as one group (openUpload). */
 
-const policy: QuotaPolicy = { defaults: { soft: null, hard: 1_000 }, graceMs: 1_000, federatedShare: 0.25 };
+const policy: QuotaPolicy = { defaults: { soft: null, hard: 1_000 }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1000 };
 let serial = 0;
 const opening = (uploaderId: string, declaredSize: number, at = 10_000, contentHash: string | null = null): NewUpload => ({
   id: `0190f000-0000-7000-8000-${String(++serial).padStart(12, '0')}`,
@@ -17,6 +17,7 @@ const opening = (uploaderId: string, declaredSize: number, at = 10_000, contentH
   albumId: null,
   intentId: null,
   dropLinkId: null,
+  sourcePeer: null,
   createdAt: at,
   expiresAt: at + 5_000,
 });
@@ -36,7 +37,7 @@ describe('PgQuotaStore: openings in one group', () => {
 
   // Arrival order, lapsed sessions and sponsors within one group: the quota port contract (every adapter).
 
-  it('merge an announced hash that is stored already, reserving nothing', async () => {
+  it('never merge at creation: an announced hash that is stored already reserves like any other (a merge needs the bytes, at finalize)', async () => {
     const hash = 'a'.repeat(64);
     const first = await store.openUpload(opening('a', 10, 10_000, hash), policy, 10_000);
     expect(first.ok).toBe(true);
@@ -44,8 +45,8 @@ describe('PgQuotaStore: openings in one group', () => {
     const done = await store.completeUpload({ uploadId: first.ok ? first.value.id : '', contentHash: hash, size: 10, asset: { create: { id: '0190f000-0000-7000-8000-aaaaaaaaaaaa', ownerId: 'a', dropExpiresAt: null } } }, policy, 10_000);
     expect(typeof done === 'string' ? done : done.outcome).toBe('completed');
     const results = await Promise.all([store.openUpload(opening('b', 500, 10_000, hash), policy, 10_000), store.openUpload(opening('b', 500, 10_000, 'b'.repeat(64)), policy, 10_000)]);
-    expect(results.map(outcome)).toEqual(['Merged', 'Pending']);
-    expect((await store.readLedger('b', 10_000)).reserved).toBe(500);
+    expect(results.map(outcome)).toEqual(['Pending', 'Pending']);
+    expect((await store.readLedger('b', 10_000)).reserved).toBe(1_000);
   });
 });
 

@@ -34,10 +34,11 @@ describe.skipIf(!PG_URL)('PgQuotaStore under real concurrency (PG_URL)', () => {
       albumId: null,
       intentId: null,
       dropLinkId: null,
+      sourcePeer: null,
       createdAt: 1_000,
       expiresAt: 100_000,
     });
-    const policy: QuotaPolicy = { defaults: { soft: null, hard: 1000 }, graceMs: 1_000, federatedShare: 0.25 };
+    const policy: QuotaPolicy = { defaults: { soft: null, hard: 1000 }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1000 };
     const outcomes = (
       await Promise.all(
         pools.map((p, t) => {

@@ -4,6 +4,7 @@ import {
   decideFederatedCache,
   decideOpenGroup,
   payerIdOf,
+  peerKey,
   ok,
   OPEN_STATES,
   settledHardSince,
@@ -15,12 +16,13 @@ import {
   type CompleteUpload,
   type FederatedCacheOutcome,
   type MetadataReplace,
+  type LinkRecord,
   type NewUpload,
+  type OpenRefusal,
   type QuotaAccountRecord,
   type QuotaLedger,
   type QuotaLimits,
   type QuotaPolicy,
-  type QuotaRefusal,
   type Result,
   type SweepResult,
   type SweptBlob,
@@ -31,6 +33,7 @@ import { arrivalsOf, BATCH_HOLD_MS, quotaAccountFromRow, sqlStringList } from '@
 import { namedRowsOf, rowsOf, type PgDb } from './db.js';
 import { StatementBatch } from './batch.js';
 import { assetBlobs, assets, blobs, federatedRefs, quotaAccounts, uploadSessions } from './schema/quota.js';
+import { linkDrops, links } from './schema/sharing.js';
 
 type AccountRow = typeof quotaAccounts.$inferSelect;
 type AssetRow = typeof assets.$inferSelect;
@@ -57,10 +60,12 @@ const MAX_OPEN_GROUPS_IN_FLIGHT = 1;
 
 interface Opening {
   readonly request: NewUpload;
+  /** A guest drop: its upload token's hash, recorded with the session. */
+  readonly tokenHash: string | null;
   readonly policy: QuotaPolicy;
   readonly now: number;
 }
-type Opened = Result<UploadSessionRecord, QuotaRefusal>;
+type Opened = Result<UploadSessionRecord, OpenRefusal>;
 
 /** A quota_accounts row as a raw statement returns it (column names, bigints possibly as strings). */
 interface AccountSqlRow {
@@ -97,20 +102,20 @@ function quotaAccountFromSqlRow(r: AccountSqlRow): QuotaAccountRecord {
   });
 }
 
-/** One row of `lockAndRead`: a locked account ('a'), a payer's released bytes ('e', in `reserved`), or a stored hash ('b', in `account_id`). */
+/** One row of `lockAndRead`: a locked account ('a'), a payer's released bytes ('e', in `reserved`), or its open sessions ('n', their count in `reserved`). */
 interface OpenReadRow extends AccountSqlRow {
-  k: 'a' | 'e' | 'b';
+  k: 'a' | 'e' | 'n';
 }
 
 /**
  * The first statement of a group of openings: locks (creating where missing) the uploaders' rows
  * and their sponsors' as last committed, in one key-ordered pass; expires the lapsed open sessions
- * those accounts pay for; and looks up the announced hashes. One round trip instead of three.
+ * those accounts pay for; and counts their open sessions. One round trip instead of three.
  * Expiry reads the statement's snapshot: a session another group changed meanwhile is re-checked
  * by PostgreSQL against its latest version (and skipped if no longer open), so none is released
  * twice. `withSponsors` false locks exactly `ids` (the late sponsors).
  */
-function lockAndRead(ids: string[], hashes: string[], latest: number, withSponsors = true) {
+function lockAndRead(ids: string[], latest: number, withSponsors = true) {
   const wanted = withSponsors
     ? sql`SELECT unnest(${sql.param(ids)}::text[]) AS id
           UNION SELECT sponsor_id FROM ${quotaAccounts} WHERE account_id = ANY(${sql.param(ids)}::text[]) AND sponsor_id IS NOT NULL`
@@ -127,17 +132,19 @@ function lockAndRead(ids: string[], hashes: string[], latest: number, withSponso
     UNION ALL
     SELECT 'e', payer_id, NULL, sum(declared_size), NULL, NULL, NULL, NULL, NULL, NULL FROM expired GROUP BY payer_id
     UNION ALL
-    SELECT 'b', content_hash, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM ${blobs} WHERE content_hash = ANY(${sql.param(hashes)}::text[])`;
+    SELECT 'n', payer_id, NULL, count(*), NULL, NULL, NULL, NULL, NULL, NULL FROM ${uploadSessions}
+    WHERE ${uploadSessions.payerId} IN (SELECT account_id FROM locked) AND ${uploadSessions.state} IN ${OPEN} AND ${uploadSessions.expiresAt} > ${latest}
+    GROUP BY payer_id`;
 }
 
 /** The second: every new session inserted and every moved payer's counters set, in one statement. */
 function writeOpenings(sessions: UploadSessionRecord[], moved: string[], delta: number[], hardSince: (number | null)[]) {
   const col = <K extends keyof UploadSessionRecord>(k: K) => sql.param(sessions.map((s) => s[k]));
   return sql`WITH inserted AS (
-      INSERT INTO ${uploadSessions} (id, uploader_id, payer_id, kind, declared_size, content_hash, album_id, intent_id, drop_link_id,
+      INSERT INTO ${uploadSessions} (id, uploader_id, payer_id, kind, declared_size, content_hash, source_peer, album_id, intent_id, drop_link_id,
                                      state, received_size, received_hash, asset_id, created_at, expires_at)
       SELECT * FROM unnest(${col('id')}::text[], ${col('uploaderId')}::text[], ${col('payerId')}::text[], ${col('kind')}::text[],
-                           ${col('declaredSize')}::bigint[], ${col('contentHash')}::text[], ${col('albumId')}::text[], ${col('intentId')}::text[],
+                           ${col('declaredSize')}::bigint[], ${col('contentHash')}::text[], ${col('sourcePeer')}::text[], ${col('albumId')}::text[], ${col('intentId')}::text[],
                            ${col('dropLinkId')}::text[], ${col('state')}::text[], ${col('receivedSize')}::bigint[], ${col('receivedHash')}::text[],
                            ${col('assetId')}::text[], ${col('createdAt')}::bigint[], ${col('expiresAt')}::bigint[])
       RETURNING 1
@@ -368,7 +375,39 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
    * trips, so openings for one account queued behind each other at about 400 a second.
    */
   async openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Opened> {
-    return this.#opens.run({ request, policy, now });
+    return this.#opens.run({ request, tokenHash: null, policy, now });
+  }
+  /** A drop joins a group like any opening: its link, session, reservation and drop record commit together. */
+  async openDrop(request: NewUpload & { readonly dropLinkId: string }, tokenHash: string, policy: QuotaPolicy, now: number): Promise<Opened> {
+    return this.#opens.run({ request, tokenHash, policy, now });
+  }
+  /**
+   * Holds the link owner's payer row (as an opening does, so no drop opens through the link while
+   * it is being revoked), then revokes and cancels the link's drops still uploading.
+   */
+  async revokeLink(ownerId: string, linkId: string, policy: QuotaPolicy, now: number): Promise<{ revoked: boolean; cancelled: string[] }> {
+    return this.db.transaction(async (tx) => {
+      const owner = await this.#account(tx, ownerId);
+      await this.#lockPayer(tx, payerIdOf(owner));
+      const done = await tx
+        .update(links)
+        .set({ revokedAt: now })
+        .where(and(eq(links.id, linkId), eq(links.ownerId, ownerId), sql`${links.revokedAt} IS NULL`))
+        .returning({ id: links.id });
+      if (done.length !== 1) return { revoked: false, cancelled: [] };
+      const rows = await tx
+        .update(uploadSessions)
+        .set({ state: 'Cancelled' })
+        .where(and(eq(uploadSessions.dropLinkId, linkId), sql`${uploadSessions.state} IN ${OPEN}`, sql`${uploadSessions.expiresAt} > ${now}`))
+        .returning({ id: uploadSessions.id, payerId: uploadSessions.payerId, declaredSize: uploadSessions.declaredSize });
+      const moved = new Map<string, number>();
+      for (const r of rows) moved.set(r.payerId, (moved.get(r.payerId) ?? 0) + r.declaredSize);
+      for (const [payerId, bytes] of [...moved].sort()) {
+        await this.#addReserved(tx, payerId, -bytes);
+        await this.#settle(tx, payerId, policy, now);
+      }
+      return { revoked: true, cancelled: rows.map((r) => r.id) };
+    });
   }
 
   /** One group per policy, one after the other (a deployment has one policy; tests may pass several). */
@@ -399,41 +438,68 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
     // COMMIT. Each round trip under the lock is time every other group for those payers waits.
     return this.db.transaction(async (tx) => {
       const uploaderIds = [...new Set(group.map((p) => p.request.uploaderId))];
-      const hashes = [...new Set(group.map((p) => p.request.contentHash).filter((h): h is string => h !== null))];
       // Sessions lapsed by the latest arrival are lapsed for every opening of the group.
       const latest = Math.max(...group.map((p) => p.now));
-      const read = await namedRowsOf<OpenReadRow>(tx, 'sr_open_lock_and_read', lockAndRead(uploaderIds, hashes, latest));
+      const read = await namedRowsOf<OpenReadRow>(tx, 'sr_open_lock_and_read', lockAndRead(uploaderIds, latest));
       const rows = new Map<string, QuotaAccountRecord>();
       const releasedBy = new Map<string, number>();
-      const stored = new Set<string>();
+      const openSessions = new Map<string, number>();
       for (const r of read) {
         if (r.k === 'a') rows.set(r.account_id, quotaAccountFromSqlRow(r));
         else if (r.k === 'e') releasedBy.set(r.account_id, Number(r.reserved));
-        else stored.add(r.account_id);
+        else openSessions.set(r.account_id, Number(r.reserved));
       }
       // A sponsor set between the statement's snapshot and its lock is locked (and its lapsed
       // sessions expired) now; the rare deadlock that ordering allows is broken by PostgreSQL and
       // the group runs again (#openGroup).
       const late = [...new Set(uploaderIds.map((id) => rows.get(id)!.sponsorId).filter((id): id is string => id !== null && !rows.has(id)))];
       if (late.length > 0) {
-        for (const r of await namedRowsOf<OpenReadRow>(tx, 'sr_open_lock_late_sponsors', lockAndRead(late, [], latest, false))) {
+        for (const r of await namedRowsOf<OpenReadRow>(tx, 'sr_open_lock_late_sponsors', lockAndRead(late, latest, false))) {
           if (r.k === 'a') rows.set(r.account_id, quotaAccountFromSqlRow(r));
           else if (r.k === 'e') releasedBy.set(r.account_id, Number(r.reserved));
+          else openSessions.set(r.account_id, Number(r.reserved));
         }
       }
       for (const [id, n] of releasedBy) rows.set(id, { ...rows.get(id)!, reserved: rows.get(id)!.reserved - n });
+      // Federated fills and drops only (rare beside plain uploads): their peer bytes and links, read
+      // under the payers' locks, which every fill of a payer and every drop of a link's owner takes.
+      const fromPeer = new Map<string, number>();
+      const linkRows = new Map<string, LinkRecord>();
+      for (const { request } of group) {
+        const payerId = payerIdOf(rows.get(request.uploaderId)!);
+        if (request.sourcePeer !== null && !fromPeer.has(peerKey(payerId, request.sourcePeer))) {
+          const [r] = await rowsOf<{ n: string | number }>(
+            tx,
+            sql`SELECT (SELECT coalesce(sum(declared_size), 0) FROM ${uploadSessions} WHERE payer_id = ${payerId} AND source_peer = ${request.sourcePeer}
+                          AND state IN ${OPEN} AND expires_at > ${latest})
+                     + (SELECT coalesce(sum(size), 0) FROM ${blobs} WHERE charged_to = ${payerId} AND peer = ${request.sourcePeer}) AS n`,
+          );
+          fromPeer.set(peerKey(payerId, request.sourcePeer), Number(r?.n ?? 0));
+        }
+        if (request.dropLinkId !== null && !linkRows.has(request.dropLinkId)) {
+          const [l] = await tx.select().from(links).where(eq(links.id, request.dropLinkId));
+          if (l) linkRows.set(l.id, { ...l, assetIds: JSON.parse(l.assetIds) as string[] });
+        }
+      }
       const plan = decideOpenGroup(
-        { accounts: rows, storedHashes: stored },
+        { accounts: rows, openSessions, fromPeer, links: linkRows },
         group.map((p) => ({ request: p.request, now: p.now })),
         policy,
       );
       const sessions = plan.decisions.flatMap((d) => (d.ok ? [d.value.session] : []));
+      const drops = plan.decisions.flatMap((d, i) =>
+        d.ok && d.value.session.dropLinkId !== null && group[i]!.tokenHash !== null
+          ? [{ uploadId: d.value.session.id, linkId: d.value.session.dropLinkId, ownerId: d.value.session.uploaderId, tokenHash: group[i]!.tokenHash!, declaredSize: d.value.session.declaredSize, createdAt: d.value.session.createdAt }]
+          : [],
+      );
       // Every payer whose row moved: its reservations by (reserved now - released), and hard_since
       // as the plan leaves it (as it stands, for a payer whose openings were all refused).
       const moved = [...new Set([...releasedBy.keys(), ...plan.payers.keys()])].sort();
       const delta = moved.map((id) => (plan.payers.get(id)?.reserve ?? 0) - (releasedBy.get(id) ?? 0));
       const hardSince = moved.map((id) => (plan.payers.has(id) ? plan.payers.get(id)!.hardSince : rows.get(id)!.hardSince));
       if (sessions.length > 0 || moved.length > 0) await namedRowsOf(tx, 'sr_open_write', writeOpenings(sessions, moved, delta, hardSince));
+      if (drops.length > 0) await tx.insert(linkDrops).values(drops);
+      for (const [linkId, bytes] of plan.links) await tx.update(links).set({ acceptedBytes: sql`${links.acceptedBytes} + ${bytes}` }).where(eq(links.id, linkId));
       return plan.decisions.map((d) => (d.ok ? ok(d.value.session) : d));
     });
   }
@@ -465,18 +531,19 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const [session] = await tx.select().from(uploadSessions).where(eq(uploadSessions.id, input.uploadId)).for('update');
       // FOR SHARE keeps a concurrent purge from deleting the asset under the new reference.
       const [target] =
-        'attachTo' in input.asset ? await tx.select({ state: assets.state }).from(assets).where(eq(assets.id, input.asset.attachTo)).for('share') : [];
+        input.asset !== null && 'attachTo' in input.asset ? await tx.select({ state: assets.state }).from(assets).where(eq(assets.id, input.asset.attachTo)).for('share') : [];
       const stored = await this.#blob(tx, input.contentHash);
       const plan = decideCompletion({ session: session ?? null, storedBlobSize: stored?.size ?? null, attachTarget: target?.state ?? null, payer }, input, policy, now);
       if (typeof plan === 'string') return plan;
-      if (plan.newBlob) await this.#storeBlob(tx, plan.newBlob.contentHash, plan.newBlob.size, plan.newBlob.chargedTo, null, now);
+      if (plan.newBlob) await this.#storeBlob(tx, plan.newBlob.contentHash, plan.newBlob.size, plan.newBlob.chargedTo, plan.newBlob.peer, now);
       await tx
         .update(quotaAccounts)
         .set({ reserved: sql`${quotaAccounts.reserved} - ${plan.release}`, hardSince: plan.hardSince })
         .where(eq(quotaAccounts.accountId, plan.session.payerId));
       const c = plan.createAsset;
       if (c) await tx.insert(assets).values({ ...c, createdAt: now, trashedAt: null });
-      await tx.insert(assetBlobs).values({ assetId: plan.assetId, ...plan.reference });
+      if (plan.reference && plan.assetId !== null) await tx.insert(assetBlobs).values({ assetId: plan.assetId, ...plan.reference });
+      if (plan.federatedRef) await tx.insert(federatedRefs).values(plan.federatedRef).onConflictDoNothing();
       await tx.update(uploadSessions).set({ state: plan.session.state, assetId: plan.assetId }).where(eq(uploadSessions.id, plan.session.id));
       return { outcome: plan.outcome, session: plan.session };
     });

@@ -1,19 +1,15 @@
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import {
   decideDropReservation,
-  decideIntake,
   type DropRecord,
   type DropReservation,
-  type FederatedIntakeRecord,
-  type FederatedIntakeStore,
-  type IntakeOutcome,
   type LinkRecord,
   type LinkStore,
   type SponsoredRecord,
   type SponsorshipStore,
 } from '@strongroom/core';
 import { rowsOf, type PgDb } from './db.js';
-import { federatedIntakes, linkDrops, links, sponsoredAccounts, sponsoredOwners } from './schema/sharing.js';
+import { linkDrops, links, sponsoredAccounts, sponsoredOwners } from './schema/sharing.js';
 
 type LinkRow = typeof links.$inferSelect;
 const OPEN = sql`('Pending', 'Uploading', 'WaitingForProcessing')`;
@@ -85,85 +81,11 @@ export class PgLinkStore implements LinkStore {
   async listLinks(ownerId: string): Promise<LinkRecord[]> {
     return (await this.db.select().from(links).where(eq(links.ownerId, ownerId)).orderBy(asc(links.createdAt), asc(links.id))).map(toLink);
   }
-  async revokeLink(ownerId: string, id: string, now: number): Promise<boolean> {
-    const r = await this.db
-      .update(links)
-      .set({ revokedAt: now })
-      .where(and(eq(links.id, id), eq(links.ownerId, ownerId), isNull(links.revokedAt)))
-      .returning({ id: links.id });
-    return r.length === 1;
-  }
-  async reserveDrop(linkId: string, size: number, now: number): Promise<DropReservation> {
-    return this.db.transaction(async (tx): Promise<DropReservation> => {
-      const [r] = await tx.select().from(links).where(eq(links.id, linkId)).for('update');
-      const outcome = decideDropReservation(r ? toLink(r) : null, size, now);
-      if (outcome === 'reserved') await tx.update(links).set({ acceptedBytes: sql`${links.acceptedBytes} + ${size}` }).where(eq(links.id, linkId));
-      return outcome;
-    });
-  }
-  async releaseDrop(linkId: string, size: number): Promise<void> {
-    await this.db.update(links).set({ acceptedBytes: sql`greatest(0, ${links.acceptedBytes} - ${size})` }).where(eq(links.id, linkId));
-  }
-  async recordDrop(drop: DropRecord): Promise<void> {
-    await this.db.insert(linkDrops).values(drop);
-  }
   async findDrop(uploadId: string): Promise<DropRecord | null> {
     const [r] = await this.db.select().from(linkDrops).where(eq(linkDrops.uploadId, uploadId));
     return r ?? null;
   }
   async listDrops(linkId: string): Promise<DropRecord[]> {
     return this.db.select().from(linkDrops).where(eq(linkDrops.linkId, linkId)).orderBy(asc(linkDrops.createdAt), asc(linkDrops.uploadId));
-  }
-}
-
-/**
- * Federated cache fills over PostgreSQL. `openIntake` holds a transaction-scoped advisory lock on
- * the (receiver, peer) pair while it sums the open intakes and decides with core's `decideIntake`.
- */
-export class PgFederatedIntakes implements FederatedIntakeStore {
-  constructor(readonly db: PgDb) {}
-
-  async openIntake(intake: FederatedIntakeRecord, room: number | null, now: number): Promise<IntakeOutcome> {
-    return this.db.transaction(async (tx): Promise<IntakeOutcome> => {
-      const open = intake.state === 'Pending' || intake.state === 'Uploading' || intake.state === 'WaitingForProcessing';
-      if (open) {
-        await tx.execute(sql`SELECT pg_advisory_xact_lock(hashtextextended(${`svc-federated-intake\n${intake.receiverId}\n${intake.peer}`}, 0))`);
-        const [row] = await tx
-          .select({ n: sql<string | number>`coalesce(sum(${federatedIntakes.declaredSize}), 0)` })
-          .from(federatedIntakes)
-          .where(and(eq(federatedIntakes.receiverId, intake.receiverId), eq(federatedIntakes.peer, intake.peer), sql`${federatedIntakes.state} IN ${OPEN}`, sql`${federatedIntakes.expiresAt} > ${now}`));
-        if (decideIntake(Number(row?.n ?? 0), intake.declaredSize, room) === 'over_budget') return 'over_budget';
-      }
-      await tx.insert(federatedIntakes).values(intake);
-      return 'reserved';
-    });
-  }
-  async findIntake(id: string): Promise<FederatedIntakeRecord | null> {
-    const [r] = await this.db.select().from(federatedIntakes).where(eq(federatedIntakes.id, id));
-    return r ?? null;
-  }
-  async markReceived(id: string, size: number, now: number): Promise<boolean> {
-    const r = await this.db
-      .update(federatedIntakes)
-      .set({ state: 'WaitingForProcessing', receivedSize: size })
-      .where(and(eq(federatedIntakes.id, id), sql`${federatedIntakes.state} IN ${OPEN}`, sql`${federatedIntakes.expiresAt} > ${now}`))
-      .returning({ id: federatedIntakes.id });
-    return r.length === 1;
-  }
-  async closeIntake(id: string, state: 'Completed' | 'Merged' | 'Cancelled'): Promise<boolean> {
-    const r = await this.db
-      .update(federatedIntakes)
-      .set({ state })
-      .where(and(eq(federatedIntakes.id, id), sql`${federatedIntakes.state} IN ${OPEN}`))
-      .returning({ id: federatedIntakes.id });
-    return r.length === 1;
-  }
-  async expireIntakes(now: number): Promise<string[]> {
-    const r = await this.db
-      .update(federatedIntakes)
-      .set({ state: 'Expired' })
-      .where(and(sql`${federatedIntakes.state} IN ${OPEN}`, sql`${federatedIntakes.expiresAt} <= ${now}`))
-      .returning({ id: federatedIntakes.id });
-    return r.map((x) => x.id);
   }
 }

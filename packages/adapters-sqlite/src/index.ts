@@ -12,7 +12,7 @@ export { SqliteSchemaStatus } from './schema-status.js';
 export { snapshotSqliteDatabase, SqliteBackupReader } from './backup.js';
 export { SqliteOidcStore } from './oidc-store.js';
 export { SqliteDeprecationStore, SqliteAttestationStore } from './records-store.js';
-export { SqliteFederatedIntakes, SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';
+export { SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';
 export { SqliteDiscoveryStore } from './discovery-store.js';
 /**
  * The per-connection read batch and group commit the stores share: for code that reads or writes

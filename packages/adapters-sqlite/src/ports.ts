@@ -9,7 +9,7 @@ import { SqliteSchemaStatus } from './schema-status.js';
 import { SqliteDeploymentStore, SqliteSecondFactorStore } from './second-factor-store.js';
 import { SqliteOidcStore } from './oidc-store.js';
 import { SqliteAttestationStore, SqliteDeprecationStore } from './records-store.js';
-import { SqliteFederatedIntakes, SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';
+import { SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';
 import { SqliteDiscoveryStore } from './discovery-store.js';
 
 /** Every store port over one open (migrated) SQLite database. */
@@ -28,7 +28,6 @@ export function createSqlitePorts(db: Database.Database): Ports {
     attestation: new SqliteAttestationStore(db),
     sponsorship: new SqliteSponsorshipStore(db),
     links: new SqliteLinkStore(db),
-    federated: new SqliteFederatedIntakes(db),
     discovery: new SqliteDiscoveryStore(db),
   };
 }

@@ -8,6 +8,7 @@ import {
   ok,
   OPEN_STATES,
   payerIdOf,
+  peerKey,
   settledHardSince,
   type AssetBlob,
   type AssetCatalog,
@@ -18,12 +19,13 @@ import {
   type CompleteUpload,
   type FederatedCacheOutcome,
   type MetadataReplace,
+  type LinkRecord,
   type NewUpload,
+  type OpenRefusal,
   type QuotaAccountRecord,
   type QuotaLedger,
   type QuotaLimits,
   type QuotaPolicy,
-  type QuotaRefusal,
   type Result,
   type SweepResult,
   type SweptBlob,
@@ -80,10 +82,17 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       insertBlob: p('INSERT INTO blobs (content_hash, size, charged_to, peer, stored_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING'),
       insertUpload: p(
         // Positional: named parameters are looked up on the bound object one by one through V8's
-        // generic property access, about 1.3 µs more for these fifteen on every opening.
-        `INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, content_hash, album_id, intent_id, drop_link_id, state,
-         received_size, received_hash, asset_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        // generic property access, about 1.3 µs more for these sixteen on every opening.
+        `INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, content_hash, source_peer, album_id, intent_id, drop_link_id, state,
+         received_size, received_hash, asset_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
+      openCount: p(`SELECT count(*) AS n FROM upload_sessions WHERE payer_id = ? AND state IN ${OPEN} AND expires_at > ?`),
+      openFromPeer: p(`SELECT coalesce(sum(declared_size), 0) AS n FROM upload_sessions WHERE payer_id = ? AND state IN ${OPEN} AND expires_at > ? AND source_peer = ?`),
+      link: p('SELECT * FROM links WHERE id = ?'),
+      acceptDrop: p('UPDATE links SET accepted_bytes = accepted_bytes + ? WHERE id = ?'),
+      insertDrop: p('INSERT INTO link_drops (upload_id, link_id, owner_id, token_hash, declared_size, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      revokeLink: p('UPDATE links SET revoked_at = ? WHERE id = ? AND owner_id = ? AND revoked_at IS NULL'),
+      cancelDrops: p(`UPDATE upload_sessions SET state = 'Cancelled' WHERE drop_link_id = ? AND state IN ${OPEN} AND expires_at > ? RETURNING id, payer_id, declared_size`),
       upload: p('SELECT * FROM upload_sessions WHERE id = ?'),
       setUploadState: p(`UPDATE upload_sessions SET state = @state, received_size = @size, received_hash = @hash WHERE id = @id AND state IN ${OPEN} AND expires_at > @now`),
       finishUpload: p('UPDATE upload_sessions SET state = ?, asset_id = ? WHERE id = ?'),
@@ -231,7 +240,28 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
    * one at a time would), one insert per session and one counter update per payer. If any
    * statement fails, the group is rolled back and every opening in it is refused with the error.
    */
-  openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, QuotaRefusal>> {
+  openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>> {
+    return this.#enqueueOpening(request, null, policy, now);
+  }
+  /** A drop joins the turn's group like any opening: its link, session, reservation and drop record commit together. */
+  openDrop(request: NewUpload & { readonly dropLinkId: string }, tokenHash: string, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>> {
+    return this.#enqueueOpening(request, tokenHash, policy, now);
+  }
+  async revokeLink(ownerId: string, linkId: string, policy: QuotaPolicy, now: number): Promise<{ revoked: boolean; cancelled: string[] }> {
+    return this.#commits.run(() => {
+      if (this.#s.revokeLink.run(now, linkId, ownerId).changes !== 1) return { revoked: false, cancelled: [] };
+      const rows = this.#s.cancelDrops.all(linkId, now) as { id: string; payer_id: string; declared_size: number }[];
+      const moved = new Set<string>();
+      for (const r of rows) {
+        this.#s.addReserved.run(-r.declared_size, r.payer_id);
+        moved.add(r.payer_id);
+      }
+      for (const payerId of moved) this.#settle(payerId, policy, now);
+      return { revoked: true, cancelled: rows.map((r) => r.id) };
+    });
+  }
+
+  #enqueueOpening(request: NewUpload, tokenHash: string | null, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>> {
     return new Promise((resolve, reject) => {
       let group = this.#openings;
       if (group === null || group.policy !== policy) {
@@ -249,11 +279,11 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
             (error: unknown) => fresh.openings.forEach((o) => o.reject(error)),
           );
       }
-      group.openings.push({ request, now, resolve, reject });
+      group.openings.push({ request, tokenHash, now, resolve, reject });
     });
   }
 
-  #openGroup({ openings, policy }: OpeningGroup): Result<UploadSessionRecord, QuotaRefusal>[] {
+  #openGroup({ openings, policy }: OpeningGroup): Result<UploadSessionRecord, OpenRefusal>[] {
     const rows = new Map<string, QuotaAccountRecord>();
     for (const { request } of openings) if (!rows.has(request.uploaderId)) rows.set(request.uploaderId, this.#account(request.uploaderId));
     // Sessions lapsed by the latest arrival are lapsed for every opening of the group.
@@ -261,15 +291,32 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     for (const payerId of new Set([...rows.values()].map(payerIdOf))) {
       if (this.#expire(payerId, latest) > 0 || !rows.has(payerId)) rows.set(payerId, this.#account(payerId));
     }
-    const stored = new Set<string>();
-    for (const { request } of openings) if (request.contentHash !== null && this.#blob(request.contentHash) !== null) stored.add(request.contentHash);
-    const plan = decideOpenGroup({ accounts: rows, storedHashes: stored }, openings, policy);
-    for (const d of plan.decisions) {
-      if (!d.ok) continue;
-      const u = d.value.session;
-      this.#s.insertUpload.run(u.id, u.uploaderId, u.payerId, u.kind, u.declaredSize, u.contentHash, u.albumId, u.intentId, u.dropLinkId, u.state, u.receivedSize, u.receivedHash, u.assetId, u.createdAt, u.expiresAt);
+    const openSessions = new Map<string, number>();
+    for (const payerId of new Set([...rows.values()].map(payerIdOf))) openSessions.set(payerId, (this.#s.openCount.get(payerId, latest) as { n: number }).n);
+    const fromPeer = new Map<string, number>();
+    const links = new Map<string, LinkRecord>();
+    for (const { request } of openings) {
+      const payerId = payerIdOf(rows.get(request.uploaderId)!);
+      if (request.sourcePeer !== null && !fromPeer.has(peerKey(payerId, request.sourcePeer))) {
+        const open = (this.#s.openFromPeer.get(payerId, latest, request.sourcePeer) as { n: number }).n;
+        const cached = (this.#s.fedSpent.get(payerId, request.sourcePeer) as { n: number }).n;
+        fromPeer.set(peerKey(payerId, request.sourcePeer), open + cached);
+      }
+      if (request.dropLinkId !== null && !links.has(request.dropLinkId)) {
+        const l = this.#s.link.get(request.dropLinkId) as Record<string, unknown> | undefined;
+        if (l) links.set(request.dropLinkId, linkFromRow(l));
+      }
     }
+    const plan = decideOpenGroup({ accounts: rows, openSessions, fromPeer, links }, openings, policy);
+    plan.decisions.forEach((d, i) => {
+      if (!d.ok) return;
+      const u = d.value.session;
+      this.#s.insertUpload.run(u.id, u.uploaderId, u.payerId, u.kind, u.declaredSize, u.contentHash, u.sourcePeer, u.albumId, u.intentId, u.dropLinkId, u.state, u.receivedSize, u.receivedHash, u.assetId, u.createdAt, u.expiresAt);
+      const tokenHash = openings[i]!.tokenHash;
+      if (u.dropLinkId !== null && tokenHash !== null) this.#s.insertDrop.run(u.id, u.dropLinkId, u.uploaderId, tokenHash, u.declaredSize, u.createdAt);
+    });
     for (const [payerId, p] of plan.payers) this.#s.reserveOpenings.run(payerId, p.reserve, p.hardSince);
+    for (const [linkId, bytes] of plan.links) this.#s.acceptDrop.run(bytes, linkId);
     return plan.decisions.map((d) => (d.ok ? ok(d.value.session) : d));
   }
 
@@ -287,7 +334,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async completeUpload(input: CompleteUpload, policy: QuotaPolicy, now: number): Promise<CompleteOutcome> {
     return this.#commits.run((): CompleteOutcome => {
       const session = this.db.select().from(uploadSessions).where(eq(uploadSessions.id, input.uploadId)).get() ?? null;
-      const target = 'attachTo' in input.asset ? (this.#s.assetState.get(input.asset.attachTo) as { state: AssetState } | undefined) : undefined;
+      const target = input.asset !== null && 'attachTo' in input.asset ? (this.#s.assetState.get(input.asset.attachTo) as { state: AssetState } | undefined) : undefined;
       const plan = decideCompletion(
         {
           session,
@@ -302,11 +349,12 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       if (typeof plan === 'string') return plan;
       const payerId = plan.session.payerId;
       this.#s.ensure.run(payerId);
-      if (plan.newBlob) this.#storeBlob(plan.newBlob.contentHash, plan.newBlob.size, payerId, null, now);
+      if (plan.newBlob) this.#storeBlob(plan.newBlob.contentHash, plan.newBlob.size, payerId, plan.newBlob.peer, now);
       this.#s.reserveAndStamp.run(-plan.release, plan.hardSince, payerId);
       const c = plan.createAsset;
       if (c) this.#s.insertAsset.run(c.id, c.ownerId, c.uploaderId, c.state, now, c.dropExpiresAt);
-      this.#s.insertRef.run(plan.assetId, plan.reference.kind, plan.reference.contentHash, plan.reference.size);
+      if (plan.reference) this.#s.insertRef.run(plan.assetId, plan.reference.kind, plan.reference.contentHash, plan.reference.size);
+      if (plan.federatedRef) this.#s.fedInsert.run(plan.federatedRef.receiver, plan.federatedRef.peer, plan.federatedRef.contentHash);
       this.#s.finishUpload.run(plan.session.state, plan.assetId, plan.session.id);
       return { outcome: plan.outcome, session: plan.session };
     });
@@ -367,7 +415,25 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   }
 }
 
+/** A links row as SQLite returns it (snake_case columns), as core's record. */
+function linkFromRow(r: Record<string, unknown>): LinkRecord {
+  return {
+    id: r.id as string,
+    ownerId: r.owner_id as string,
+    kind: r.kind as LinkRecord['kind'],
+    albumId: r.album_id as string | null,
+    assetIds: JSON.parse(r.asset_ids as string) as string[],
+    wrappedKey: r.wrapped_key as string | null,
+    sealKey: r.seal_key as string | null,
+    maxBytes: r.max_bytes as number | null,
+    acceptedBytes: r.accepted_bytes as number,
+    createdAt: r.created_at as number,
+    expiresAt: r.expires_at as number | null,
+    revokedAt: r.revoked_at as number | null,
+  };
+}
+
 interface OpeningGroup {
   readonly policy: QuotaPolicy;
-  readonly openings: { request: NewUpload; now: number; resolve: (r: Result<UploadSessionRecord, QuotaRefusal>) => void; reject: (error: unknown) => void }[];
+  readonly openings: { request: NewUpload; tokenHash: string | null; now: number; resolve: (r: Result<UploadSessionRecord, OpenRefusal>) => void; reject: (error: unknown) => void }[];
 }

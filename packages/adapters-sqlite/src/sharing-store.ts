@@ -3,19 +3,15 @@ import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
   decideDropReservation,
-  decideIntake,
   type DropRecord,
   type DropReservation,
-  type FederatedIntakeRecord,
-  type FederatedIntakeStore,
-  type IntakeOutcome,
   type LinkRecord,
   type LinkStore,
   type SponsoredRecord,
   type SponsorshipStore,
 } from '@strongroom/core';
 import * as schema from './schema/index.js';
-import { federatedIntakes, linkDrops, links, sponsoredAccounts, sponsoredOwners } from './schema/index.js';
+import { linkDrops, links, sponsoredAccounts, sponsoredOwners } from './schema/index.js';
 
 type Db = BetterSQLite3Database<typeof schema>;
 type LinkRow = typeof links.$inferSelect;
@@ -90,79 +86,10 @@ export class SqliteLinkStore implements LinkStore {
   async listLinks(ownerId: string): Promise<LinkRecord[]> {
     return this.db.select().from(links).where(eq(links.ownerId, ownerId)).orderBy(asc(links.createdAt), asc(links.id)).all().map(toLink);
   }
-  async revokeLink(ownerId: string, id: string, now: number): Promise<boolean> {
-    return this.db.update(links).set({ revokedAt: now }).where(and(eq(links.id, id), eq(links.ownerId, ownerId), isNull(links.revokedAt))).run().changes === 1;
-  }
-  async reserveDrop(linkId: string, size: number, now: number): Promise<DropReservation> {
-    return this.sqlite
-      .transaction((): DropReservation => {
-        const r = this.db.select().from(links).where(eq(links.id, linkId)).get();
-        const outcome = decideDropReservation(r ? toLink(r) : null, size, now);
-        if (outcome === 'reserved') this.db.update(links).set({ acceptedBytes: sql`${links.acceptedBytes} + ${size}` }).where(eq(links.id, linkId)).run();
-        return outcome;
-      })
-      .immediate();
-  }
-  async releaseDrop(linkId: string, size: number): Promise<void> {
-    this.db.update(links).set({ acceptedBytes: sql`max(0, ${links.acceptedBytes} - ${size})` }).where(eq(links.id, linkId)).run();
-  }
-  async recordDrop(drop: DropRecord): Promise<void> {
-    this.db.insert(linkDrops).values(drop).run();
-  }
   async findDrop(uploadId: string): Promise<DropRecord | null> {
     return this.db.select().from(linkDrops).where(eq(linkDrops.uploadId, uploadId)).get() ?? null;
   }
   async listDrops(linkId: string): Promise<DropRecord[]> {
     return this.db.select().from(linkDrops).where(eq(linkDrops.linkId, linkId)).orderBy(asc(linkDrops.createdAt), asc(linkDrops.uploadId)).all();
-  }
-}
-
-/** Federated cache fills over SQLite; `openIntake` decides with core's `decideIntake` under BEGIN IMMEDIATE. */
-export class SqliteFederatedIntakes implements FederatedIntakeStore {
-  readonly db: Db;
-  constructor(readonly sqlite: Database.Database) {
-    this.db = drizzle(sqlite, { schema });
-  }
-
-  async openIntake(intake: FederatedIntakeRecord, room: number | null, now: number): Promise<IntakeOutcome> {
-    return this.sqlite
-      .transaction((): IntakeOutcome => {
-        const open = intake.state === 'Pending' || intake.state === 'Uploading' || intake.state === 'WaitingForProcessing';
-        if (open) {
-          const [row] = this.db
-            .select({ n: sql<number>`coalesce(sum(${federatedIntakes.declaredSize}), 0)` })
-            .from(federatedIntakes)
-            .where(and(eq(federatedIntakes.receiverId, intake.receiverId), eq(federatedIntakes.peer, intake.peer), sql`${federatedIntakes.state} IN ${OPEN}`, sql`${federatedIntakes.expiresAt} > ${now}`))
-            .all();
-          if (decideIntake(Number(row?.n ?? 0), intake.declaredSize, room) === 'over_budget') return 'over_budget';
-        }
-        this.db.insert(federatedIntakes).values(intake).run();
-        return 'reserved';
-      })
-      .immediate();
-  }
-  async findIntake(id: string): Promise<FederatedIntakeRecord | null> {
-    return this.db.select().from(federatedIntakes).where(eq(federatedIntakes.id, id)).get() ?? null;
-  }
-  async markReceived(id: string, size: number, now: number): Promise<boolean> {
-    return (
-      this.db
-        .update(federatedIntakes)
-        .set({ state: 'WaitingForProcessing', receivedSize: size })
-        .where(and(eq(federatedIntakes.id, id), sql`${federatedIntakes.state} IN ${OPEN}`, sql`${federatedIntakes.expiresAt} > ${now}`))
-        .run().changes === 1
-    );
-  }
-  async closeIntake(id: string, state: 'Completed' | 'Merged' | 'Cancelled'): Promise<boolean> {
-    return this.db.update(federatedIntakes).set({ state }).where(and(eq(federatedIntakes.id, id), sql`${federatedIntakes.state} IN ${OPEN}`)).run().changes === 1;
-  }
-  async expireIntakes(now: number): Promise<string[]> {
-    return this.db
-      .update(federatedIntakes)
-      .set({ state: 'Expired' })
-      .where(and(sql`${federatedIntakes.state} IN ${OPEN}`, sql`${federatedIntakes.expiresAt} <= ${now}`))
-      .returning({ id: federatedIntakes.id })
-      .all()
-      .map((r) => r.id);
   }
 }

@@ -67,7 +67,8 @@ export type ErrorCode =
   | 'error.federation.capability_invalid'
   | 'error.federation.unknown_peer'
   | 'error.federation.peer_unavailable'
-  | 'error.federation.rate_limited';
+  | 'error.federation.rate_limited'
+  | 'error.request.too_many';
 
 /** An expected "no": the operation did not happen and nothing changed. */
 export interface Refusal<C extends ErrorCode = ErrorCode> {

@@ -14,7 +14,7 @@ import { describeTotpStoreContract } from './totp.js';
 import { describeDeploymentContract, describeSecondFactorContract } from './second-factor.js';
 import { describeIdentityLinkStoreContract, describeOidcFlowStoreContract } from './oidc.js';
 import { describeAttestationKeyStoreContract, describeDeprecationStoreContract } from './records.js';
-import { describeFederatedIntakeContract, describeLinkStoreContract, describeSponsorshipContract } from './sharing.js';
+import { describeLinkStoreContract, describeSponsorshipContract } from './sharing.js';
 import { describeCapabilityRevocationContract, describeHandleStoreContract, describePeerRateStoreContract } from './discovery.js';
 
 /**
@@ -39,7 +39,6 @@ export const CONTRACT_SUITES: Record<SuiteName, (adapter: string, setup: Setup) 
   attestation: describeAttestationKeyStoreContract,
   sponsorship: describeSponsorshipContract,
   links: describeLinkStoreContract,
-  federated: describeFederatedIntakeContract,
   handles: describeHandleStoreContract,
   'peer-buckets': describePeerRateStoreContract,
   'capability-revocations': describeCapabilityRevocationContract,

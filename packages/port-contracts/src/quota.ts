@@ -15,6 +15,7 @@ function upload(uploaderId: string, over: Partial<NewUpload> = {}): NewUpload {
     kind: 'original',
     declaredSize: 100,
     contentHash: null,
+    sourcePeer: null,
     albumId: null,
     intentId: null,
     dropLinkId: null,
@@ -25,16 +26,16 @@ function upload(uploaderId: string, over: Partial<NewUpload> = {}): NewUpload {
 }
 
 /** A deployment policy with this default hard limit (null: unlimited), no soft limit, a 1,000 ms grace. */
-const policy = (hard: number | null, federatedShare = 0.25): QuotaPolicy => ({ defaults: { soft: null, hard }, graceMs: 1_000, federatedShare });
+const policy = (hard: number | null, federatedShare = 0.25, maxOpenUploads = 1_000): QuotaPolicy => ({ defaults: { soft: null, hard }, graceMs: 1_000, federatedShare, maxOpenUploads });
 const UNLIMITED = policy(null);
 
 /** The session as a store must hold it after a plain reservation by its own uploader. */
 const pending = (u: NewUpload): UploadSessionRecord => ({ ...u, payerId: u.uploaderId, state: 'Pending', receivedSize: null, receivedHash: null, assetId: null });
 
 /** Opens and names the outcome the way the tests below read it. */
-async function open(s: Ports['quota'], u: NewUpload, hard: number | null, now: number): Promise<'reserved' | 'merged' | 'exceeded' | 'write_refused'> {
-  const r = await s.openUpload(u, policy(hard), now);
-  if (!r.ok) return r.code === 'error.quota.exceeded' ? 'exceeded' : 'write_refused';
+async function open(s: Ports['quota'], u: NewUpload, hard: number | null, now: number, p = policy(hard)): Promise<'reserved' | 'merged' | 'exceeded' | 'write_refused' | 'federated_budget' | 'too_many' | 'not_found'> {
+  const r = await s.openUpload(u, p, now);
+  if (!r.ok) return r.code.slice(r.code.lastIndexOf('.') + 1) as 'exceeded' | 'write_refused' | 'federated_budget' | 'too_many' | 'not_found';
   return r.value.state === 'Merged' ? 'merged' : 'reserved';
 }
 
@@ -88,7 +89,7 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect(await s.cancelUpload(u.id, UNLIMITED, 5_000)).toBe(false);
       }));
 
-    it('merges a known hash at creation without reserving, and finalize charges the real size once', () =>
+    it('never merges at creation (a stored hash reserves like any other); finalize merges, charging nothing, and charges the real size once', () =>
       using(setup, async (s) => {
         const a = id('a000');
         const b = id('a000');
@@ -102,14 +103,17 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect(await s.findUpload(u.id)).toMatchObject({ state: 'Completed', assetId: u.id, receivedSize: 300 });
         expect(await s.findBlob(hash(1))).toEqual({ contentHash: hash(1), size: 300, chargedTo: a, peer: null, storedAt: 1_000 });
         expect(outcome(await s.completeUpload({ uploadId: u.id, contentHash: hash(1), size: 300, asset: { create: { id: id('e000'), ownerId: a, dropExpiresAt: null } } }, UNLIMITED, 1_000))).toBe('not_open');
-        // Dedup is global: b's upload of the same bytes is a merge, charged to nobody.
+        // Dedup is global, but only with the bytes: b announcing a's hash reserves like anyone (it
+        // learns nothing of what is stored), and its finalize of those bytes is a merge, charged to nobody.
         const m = upload(b, { declaredSize: 300, contentHash: hash(1) });
         expect(await open(s, m, 10, 1_000)).toBe('exceeded');
-        expect(await open(s, m, null, 1_000)).toBe('merged');
-        expect((await s.findUpload(m.id))!.state).toBe('Merged');
-        expect(await s.readLedger(b, 1_000)).toMatchObject({ charged: 0, reserved: 0 });
+        expect(await open(s, m, null, 1_000)).toBe('reserved');
+        expect((await s.findUpload(m.id))!.state).toBe('Pending');
+        expect(await s.readLedger(b, 1_000)).toMatchObject({ charged: 0, reserved: 300 });
+        expect(await s.markReceived(m.id, { size: 300, hash: hash(1) }, 1_000)).toBe(true);
         expect(outcome(await s.completeUpload({ uploadId: m.id, contentHash: hash(1), size: 300, asset: { create: { id: m.id, ownerId: b, dropExpiresAt: null } } }, UNLIMITED, 1_000))).toBe('merged');
         expect(outcome(await s.completeUpload({ uploadId: m.id, contentHash: hash(1), size: 300, asset: { create: { id: id('e000'), ownerId: b, dropExpiresAt: null } } }, UNLIMITED, 1_000))).toBe('not_open');
+        expect(await s.readLedger(b, 1_000)).toMatchObject({ charged: 0, reserved: 0 });
         // A merge at finalize releases the reservation and charges nothing.
         const late = upload(b, { declaredSize: 400 });
         await open(s, late, null, 1_000);
@@ -174,7 +178,8 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
       using(setup, async (s) => {
         const owner = id('a000');
         const mk = async (h: string): Promise<string> => {
-          const u = upload(owner, { dropLinkId: 'link', declaredSize: 70 });
+          // The link and its cap are the link contract's; here only the pending asset's life matters.
+          const u = upload(owner, { declaredSize: 70 });
           await open(s, u, null, 1_000);
           await s.completeUpload({ uploadId: u.id, contentHash: h, size: 70, asset: { create: { id: u.id, ownerId: owner, dropExpiresAt: 5_000 } } }, UNLIMITED, 1_000);
           return u.id;
@@ -200,6 +205,52 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect((await s.sweep(UNLIMITED, 1_999)).expiredUploads).toEqual([]);
         expect((await s.sweep(UNLIMITED, 2_000)).expiredUploads).toEqual([u.id]);
         expect((await s.readLedger(a, 2_000)).reserved).toBe(0);
+      }));
+
+    it('a federated fill is an upload session: reserved at creation against the hard limit and the per-peer budget, cached to its payer at finalize', () =>
+      using(setup, async (s) => {
+        const r = id('a000');
+        const fill = (size: number, peer: string, h: string) => upload(r, { kind: 'federated', sourcePeer: peer, declaredSize: size, contentHash: h });
+        // Budget 25 % of 1,000 = 250 per peer; the hard limit 1,000 across everything.
+        const one = fill(200, 'https://p.example', hash(20));
+        expect(await open(s, one, 1_000, 1_000)).toBe('reserved');
+        expect(await s.readLedger(r, 1_000)).toMatchObject({ reserved: 200 });
+        expect(await open(s, fill(51, 'https://p.example', hash(21)), 1_000, 1_000)).toBe('federated_budget');
+        const others = ['https://q.example', 'https://r.example', 'https://s.example'].map((peer, i) => fill(250, peer, hash(22 + i)));
+        for (const f of others) expect(await open(s, f, 1_000, 1_000)).toBe('reserved');
+        // 950 reserved: the hard limit refuses the next fill whatever its peer, and nothing is written.
+        const over = fill(51, 'https://t.example', hash(30));
+        expect(await open(s, over, 1_000, 1_000)).toBe('exceeded');
+        expect(await s.findUpload(over.id)).toBeNull();
+        expect(await s.markReceived(one.id, { size: 180, hash: hash(20) }, 1_000)).toBe(true);
+        expect(outcome(await s.completeUpload({ uploadId: one.id, contentHash: hash(20), size: 180, asset: null }, policy(1_000), 1_000))).toBe('completed');
+        expect(await s.findBlob(hash(20))).toMatchObject({ size: 180, chargedTo: r, peer: 'https://p.example' });
+        expect(await s.readLedger(r, 1_000)).toMatchObject({ charged: 180, reserved: 750 });
+        expect(await s.cancelUpload(others[0]!.id, policy(1_000), 1_000)).toBe(true);
+        // Cached bytes count against the peer's budget as the open fill did.
+        expect(await open(s, fill(71, 'https://p.example', hash(31)), 1_000, 1_000)).toBe('federated_budget');
+        expect(await open(s, fill(70, 'https://p.example', hash(31)), 1_000, 1_000)).toBe('reserved');
+        // Held by the receiver's cache reference, not by an asset: the sweep keeps it.
+        expect((await s.sweep(UNLIMITED, 1_000)).swept).toEqual([]);
+      }));
+
+    it('at most maxOpenUploads open sessions per payer, every kind counted; expiry, cancel and finalize free a place', () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        const p = policy(null, 0.25, 3);
+        const u = [upload(a), upload(a, { kind: 'federated', sourcePeer: 'https://p.example', contentHash: hash(40) }), upload(a, { expiresAt: 2_000 })];
+        for (const x of u) expect(await open(s, x, null, 1_000, p)).toBe('reserved');
+        const fourth = upload(a);
+        const refused = await s.openUpload(fourth, p, 1_000);
+        expect(refused).toMatchObject({ ok: false, code: 'error.request.too_many' });
+        expect(await s.findUpload(fourth.id)).toBeNull();
+        expect(await s.readLedger(a, 1_000)).toMatchObject({ reserved: 300 });
+        expect(await s.cancelUpload(u[0]!.id, UNLIMITED, 1_000)).toBe(true);
+        expect(await open(s, fourth, null, 1_000, p)).toBe('reserved');
+        expect(await open(s, upload(a), null, 1_999, p)).toBe('too_many');
+        expect(await open(s, upload(a), null, 2_000, p)).toBe('reserved'); // the third lapsed
+        // Another payer has its own count.
+        expect(await open(s, upload(id('a000')), null, 2_000, p)).toBe('reserved');
       }));
 
     it('federated cache: charged to the receiver within the per-peer budget, deduped, freed after eviction', () =>

@@ -14,7 +14,6 @@ export const SUITES = [
   'deployment',
   'deprecations',
   'devices',
-  'federated',
   'handles',
   'identity-links',
   'links',

@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { FederatedIntakeRecord, LinkRecord, Ports } from '@strongroom/core';
+import type { LinkRecord, NewUpload, Ports, QuotaPolicy } from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
 import { describeContract } from './registry.js';
 
@@ -14,6 +14,13 @@ async function using(setup: Setup, body: (ports: Ports) => Promise<void>): Promi
   } finally {
     await cleanup?.();
   }
+}
+
+const POLICY: QuotaPolicy = { defaults: { soft: null, hard: null }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1_000 };
+
+/** A guest drop of `size` bytes through `linkId`, charged to the link owner. */
+function drop(ownerId: string, linkId: string, size: number): NewUpload & { dropLinkId: string } {
+  return { id: id('dr00'), uploaderId: ownerId, kind: 'original', declaredSize: size, contentHash: null, sourcePeer: null, albumId: null, intentId: null, dropLinkId: linkId, createdAt: 2_000, expiresAt: 50_000 };
 }
 
 function link(ownerId: string, over: Partial<LinkRecord> = {}): LinkRecord {
@@ -34,21 +41,6 @@ function link(ownerId: string, over: Partial<LinkRecord> = {}): LinkRecord {
   };
 }
 
-function intake(receiverId: string, over: Partial<FederatedIntakeRecord> = {}): FederatedIntakeRecord {
-  return {
-    id: id('fe00'),
-    uploaderId: receiverId,
-    receiverId,
-    peer: 'https://peer.example',
-    declaredSize: 100,
-    contentHash: 'ab'.repeat(32),
-    state: 'Pending',
-    receivedSize: null,
-    createdAt: 1_000,
-    expiresAt: 10_000,
-    ...over,
-  };
-}
 
 export function describeSponsorshipContract(adapter: string, setup: Setup): void {
   describeContract(adapter, 'sponsorship', 'SponsorshipStore', () => {
@@ -99,124 +91,63 @@ export function describeLinkStoreContract(adapter: string, setup: Setup): void {
         expect(await s.listLinks(owner)).toEqual([upload, share]);
       }));
 
-    it('revokes only the owner\'s unrevoked link', () =>
-      using(setup, async ({ links: s }) => {
+    it('revokes only the owner\'s unrevoked link, cancelling its drops still uploading in the same transaction; finalized drops stay', () =>
+      using(setup, async ({ links: s, quota: q }) => {
         const owner = id('li00');
         const l = link(owner);
         await s.createLink(l);
-        expect(await s.revokeLink(id('li00'), l.id, 3_000)).toBe(false);
-        expect(await s.revokeLink(owner, l.id, 3_000)).toBe(true);
-        expect(await s.revokeLink(owner, l.id, 4_000)).toBe(false);
+        const open = await q.openDrop(drop(owner, l.id, 300), 'ab'.repeat(32), POLICY, 2_000);
+        const done = await q.openDrop(drop(owner, l.id, 100), 'cd'.repeat(32), POLICY, 2_000);
+        expect(open.ok && done.ok).toBe(true);
+        const doneId = done.ok ? done.value.id : '';
+        expect(await q.markReceived(doneId, { size: 100, hash: 'ee'.repeat(32) }, 2_000)).toBe(true);
+        expect(await q.completeUpload({ uploadId: doneId, contentHash: 'ee'.repeat(32), size: 100, asset: { create: { id: doneId, ownerId: owner, dropExpiresAt: 99_000 } } }, POLICY, 2_000)).toMatchObject({ outcome: 'completed' });
+        expect(await q.readLedger(owner, 2_000)).toMatchObject({ charged: 100, reserved: 300 });
+        expect(await q.revokeLink(id('li00'), l.id, POLICY, 3_000)).toEqual({ revoked: false, cancelled: [] });
+        const revoked = await q.revokeLink(owner, l.id, POLICY, 3_000);
+        expect(revoked).toEqual({ revoked: true, cancelled: [open.ok ? open.value.id : ''] });
+        expect(await q.readLedger(owner, 3_000)).toMatchObject({ charged: 100, reserved: 0 });
+        expect((await q.findUpload(open.ok ? open.value.id : ''))!.state).toBe('Cancelled');
+        expect(await q.findAsset(doneId)).toMatchObject({ state: 'pending_drop' });
+        expect(await q.revokeLink(owner, l.id, POLICY, 4_000)).toEqual({ revoked: false, cancelled: [] });
         expect((await s.findLink(l.id))!.revokedAt).toBe(3_000);
-        expect(await s.reserveDrop(l.id, 1, 5_000)).toBe('closed');
+        expect(await q.openDrop(drop(owner, l.id, 1), 'ab'.repeat(32), POLICY, 5_000)).toMatchObject({ ok: false, code: 'error.not_found' });
       }));
 
-    it('reserves drop bytes within max_bytes and refuses closed links, writing nothing when refused', () =>
-      using(setup, async ({ links: s }) => {
+    it('opens a drop with its link\'s cap, the session, the reservation and the drop record together; refused, nothing is written', () =>
+      using(setup, async ({ links: s, quota: q }) => {
         const owner = id('li00');
         const capped = link(owner, { maxBytes: 1_000, expiresAt: 8_000 });
         const share = link(owner, { kind: 'share', wrappedKey: 'a2V5', sealKey: null });
         await s.createLink(capped);
         await s.createLink(share);
-        expect(await s.reserveDrop(capped.id, 600, 2_000)).toBe('reserved');
-        expect(await s.reserveDrop(capped.id, 401, 2_000)).toBe('over_max');
+        const first = drop(owner, capped.id, 600);
+        expect(await q.openDrop(first, 'ab'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: true, value: { id: first.id, state: 'Pending', dropLinkId: capped.id } });
+        expect(await s.findDrop(first.id)).toEqual({ uploadId: first.id, linkId: capped.id, ownerId: owner, tokenHash: 'ab'.repeat(32), declaredSize: 600, createdAt: 2_000 });
+        const over = drop(owner, capped.id, 401);
+        expect(await q.openDrop(over, 'cd'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+        expect(await s.findDrop(over.id)).toBeNull();
+        expect(await q.findUpload(over.id)).toBeNull();
         expect((await s.findLink(capped.id))!.acceptedBytes).toBe(600);
-        expect(await s.reserveDrop(capped.id, 400, 2_000)).toBe('reserved');
-        expect(await s.reserveDrop(capped.id, 1, 2_000)).toBe('over_max');
-        await s.releaseDrop(capped.id, 400);
-        expect((await s.findLink(capped.id))!.acceptedBytes).toBe(600);
-        expect(await s.reserveDrop(capped.id, 1, 8_000)).toBe('closed'); // expired: computed from time
-        expect(await s.reserveDrop(share.id, 1, 2_000)).toBe('closed');
-        expect(await s.reserveDrop('missing', 1, 2_000)).toBe('closed');
-      }));
-
-    it('never lets concurrent reservations pass max_bytes', () =>
-      using(setup, async ({ links: s }) => {
-        const l = link(id('li00'), { maxBytes: 1_000 });
-        await s.createLink(l);
-        const outcomes = await Promise.all(Array.from({ length: 30 }, () => s.reserveDrop(l.id, 70, 2_000)));
-        expect(outcomes.filter((o) => o === 'reserved')).toHaveLength(14);
-        expect((await s.findLink(l.id))!.acceptedBytes).toBe(980);
-      }));
-
-    it('records drops by upload id and lists a link\'s oldest first', () =>
-      using(setup, async ({ links: s }) => {
-        const owner = id('li00');
-        const l = link(owner);
-        await s.createLink(l);
-        const d2 = { uploadId: id('dr00'), linkId: l.id, ownerId: owner, tokenHash: 'cd'.repeat(32), declaredSize: 20, createdAt: 2_000 };
-        const d1 = { uploadId: id('dr00'), linkId: l.id, ownerId: owner, tokenHash: 'ef'.repeat(32), declaredSize: 10, createdAt: 1_000 };
-        await s.recordDrop(d2);
-        await s.recordDrop(d1);
-        expect(await s.findDrop(d1.uploadId)).toEqual(d1);
-        expect(await s.findDrop(id('dr00'))).toBeNull();
-        expect(await s.listDrops(l.id)).toEqual([d1, d2]);
+        expect(await q.readLedger(owner, 2_000)).toMatchObject({ reserved: 600 });
+        expect((await q.openDrop(drop(owner, capped.id, 400), 'ef'.repeat(32), POLICY, 2_000)).ok).toBe(true);
+        expect(await q.openDrop(drop(owner, capped.id, 1), 'ef'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+        expect(await q.openDrop(drop(owner, capped.id, 1), 'ef'.repeat(32), POLICY, 8_000)).toMatchObject({ ok: false, code: 'error.not_found' }); // expired: from time
+        expect(await q.openDrop(drop(owner, share.id, 1), 'ef'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: false, code: 'error.not_found' });
+        expect(await q.openDrop(drop(owner, 'missing', 1), 'ef'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: false, code: 'error.not_found' });
+        expect(await s.listDrops(capped.id)).toHaveLength(2);
         expect(await s.listDrops('other')).toEqual([]);
       }));
-  });
-}
 
-export function describeFederatedIntakeContract(adapter: string, setup: Setup): void {
-  describeContract(adapter, 'federated', 'FederatedIntakeStore', () => {
-    it('reserves within the room per (receiver, peer); expired and closed intakes free it', () =>
-      using(setup, async ({ federated: s }) => {
-        const r = id('fr00');
-        const first = intake(r, { declaredSize: 600 });
-        expect(await s.openIntake(first, 1_000, 2_000)).toBe('reserved');
-        const over = intake(r, { declaredSize: 401 });
-        expect(await s.openIntake(over, 1_000, 2_000)).toBe('over_budget');
-        expect(await s.findIntake(over.id)).toBeNull();
-        // Another peer, another receiver: their own room.
-        expect(await s.openIntake(intake(r, { peer: 'https://other.example', declaredSize: 900 }), 1_000, 2_000)).toBe('reserved');
-        expect(await s.openIntake(intake(id('fr00'), { declaredSize: 900 }), 1_000, 2_000)).toBe('reserved');
-        expect(await s.openIntake(intake(r, { declaredSize: 400 }), 1_000, 2_000)).toBe('reserved');
-        expect(await s.openIntake(intake(r, { declaredSize: 1 }), 1_000, 2_000)).toBe('over_budget');
-        expect(await s.closeIntake(first.id, 'Cancelled')).toBe(true);
-        expect(await s.closeIntake(first.id, 'Completed')).toBe(false);
-        expect(await s.openIntake(intake(r, { declaredSize: 600 }), 1_000, 2_000)).toBe('reserved');
-        // At expiry every open intake stops counting.
-        expect(await s.openIntake(intake(r, { declaredSize: 1_000, expiresAt: 20_000 }), 1_000, 10_000)).toBe('reserved');
-        expect(await s.openIntake(intake(r, { declaredSize: 5 }), null, 10_000)).toBe('reserved');
-      }));
-
-    it('writes a terminal intake without reserving, and moves open ones through their states', () =>
-      using(setup, async ({ federated: s }) => {
-        const r = id('fr00');
-        const merged = intake(r, { state: 'Merged', declaredSize: 5_000 });
-        expect(await s.openIntake(merged, 10, 2_000)).toBe('reserved');
-        expect(await s.findIntake(merged.id)).toEqual(merged);
-        const open = intake(r, { declaredSize: 10 });
-        expect(await s.openIntake(open, 10, 2_000)).toBe('reserved');
-        expect(await s.markReceived(open.id, 8, 10_000)).toBe(false); // expired
-        expect(await s.markReceived(open.id, 8, 3_000)).toBe(true);
-        expect(await s.findIntake(open.id)).toEqual({ ...open, state: 'WaitingForProcessing', receivedSize: 8 });
-        expect(await s.closeIntake(open.id, 'Completed')).toBe(true);
-        expect(await s.markReceived(open.id, 8, 3_000)).toBe(false);
-        expect((await s.findIntake(open.id))!.state).toBe('Completed');
-      }));
-
-    it('expires open intakes whose time ran out, once', () =>
-      using(setup, async ({ federated: s }) => {
-        const r = id('fr00');
-        const late = intake(r, { expiresAt: 5_000 });
-        const received = intake(r, { expiresAt: 5_000 });
-        const later = intake(r, { expiresAt: 9_000 });
-        const done = intake(r, { state: 'Merged', expiresAt: 1 });
-        for (const i of [late, received, later, done]) expect(await s.openIntake(i, null, 2_000)).toBe('reserved');
-        expect(await s.markReceived(received.id, 10, 3_000)).toBe(true);
-        expect((await s.expireIntakes(5_000)).sort()).toEqual([late.id, received.id].sort());
-        expect(await s.expireIntakes(5_000)).toEqual([]);
-        expect((await s.findIntake(late.id))!.state).toBe('Expired');
-        expect((await s.findIntake(later.id))!.state).toBe('Pending');
-        expect((await s.findIntake(done.id))!.state).toBe('Merged');
-        expect(await s.closeIntake(late.id, 'Completed')).toBe(false);
-      }));
-
-    it('never lets concurrent intakes pass the room', () =>
-      using(setup, async ({ federated: s }) => {
-        const r = id('fr00');
-        const outcomes = await Promise.all(Array.from({ length: 30 }, () => s.openIntake(intake(r, { declaredSize: 70 }), 1_000, 2_000)));
-        expect(outcomes.filter((o) => o === 'reserved')).toHaveLength(14);
+    it('never lets concurrent drops pass max_bytes', () =>
+      using(setup, async ({ links: s, quota: q }) => {
+        const owner = id('li00');
+        const l = link(owner, { maxBytes: 1_000 });
+        await s.createLink(l);
+        const outcomes = await Promise.all(Array.from({ length: 30 }, () => q.openDrop(drop(owner, l.id, 70), 'ab'.repeat(32), POLICY, 2_000)));
+        expect(outcomes.filter((o) => o.ok)).toHaveLength(14);
+        expect((await s.findLink(l.id))!.acceptedBytes).toBe(980);
+        expect(await s.listDrops(l.id)).toHaveLength(14);
       }));
   });
 }

@@ -70,6 +70,7 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.auth.not_an_owner': 403,
   'error.sponsored.cannot_sponsor': 403,
   'error.quota.federated_budget': 403,
+  'error.request.too_many': 429,
   'error.discovery.handle_taken': 409,
   'error.discovery.handle_fixed': 409,
   'error.discovery.no_handle': 409,
@@ -89,6 +90,8 @@ export const CONTEXT_STATUS = {
   reconfirming: { 'error.auth.invalid_credentials': 403 },
   /** Confirming or disabling a second factor from a session: a wrong or replayed code is 400 (verify-totp keeps 401). */
   managingFactor: { 'error.auth.invalid_code': 400 },
+  /** A federated fill naming a peer this server does not federate with is refused, not unknown (decisions: federated blobs). */
+  federatedFill: { 'error.federation.unknown_peer': 403 },
 } as const satisfies Record<string, Partial<Record<ProblemCode, number>>>;
 export type StatusContext = keyof typeof CONTEXT_STATUS;
 

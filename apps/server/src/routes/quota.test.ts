@@ -56,7 +56,7 @@ describe('GET /quota', () => {
 });
 
 describe('upload sessions', () => {
-  it('reserves at creation, charges the real size at finalize, merges a known hash for nothing', async () => {
+  it('reserves at creation, charges the real size at finalize, merges stored bytes for nothing at finalize', async () => {
     const a = await user();
     const o = await open(a.token, { declared_size: 300 });
     expect(o).toMatchObject({ status: 201, body: { upload_id: expect.any(String), state: 'Pending', expires_at: expect.any(String) } });
@@ -67,12 +67,23 @@ describe('upload sessions', () => {
     const f = await finalize(a.token, o.body.upload_id, { content_hash: sha(data) });
     expect(f).toMatchObject({ status: 200, body: { state: 'Completed', asset_id: o.body.upload_id } });
     expect(await quota(a.token)).toMatchObject({ used: 250, reserved: 0 });
-    // Another account announcing the same hash: Merged, nothing charged, finalize binds its asset.
+    // Another account announcing the same hash learns nothing: the answer is the one an unknown hash
+    // gets (Pending, reserved), and without the bytes there is no merge (finding 5).
     const b = await user();
     const m = await open(b.token, { declared_size: 250, content_hash: sha(data) });
-    expect(m).toMatchObject({ status: 201, body: { state: 'Merged' } });
-    expect(await quota(b.token)).toMatchObject({ used: 0, reserved: 0 });
+    const unknown = await open(b.token, { declared_size: 250, content_hash: sha(bytes(250, 99)) });
+    expect(m).toMatchObject({ status: 201, body: { state: 'Pending' } });
+    expect(unknown).toMatchObject({ status: 201, body: { state: 'Pending' } });
+    expect(Object.keys(m.body).sort()).toEqual(Object.keys(unknown.body).sort());
+    expect(await quota(b.token)).toMatchObject({ used: 500, reserved: 500 });
+    expect(await call(s.app, 'DELETE', `/upload/${unknown.body.upload_id}`, { token: b.token })).toMatchObject({ status: 200 });
+    expect(await finalize(b.token, m.body.upload_id, { content_hash: sha(data) })).toMatchObject(problem(409, 'error.conflict'));
+    // Bytes that are not the announced ones are not kept.
+    expect(await put(b.token, m.body.upload_id, bytes(250, 98))).toMatchObject(problem(409, 'error.conflict'));
+    // With the bytes: a merge at finalize, the reservation released, nothing charged.
+    expect((await put(b.token, m.body.upload_id, data)).status).toBe(200);
     expect(await finalize(b.token, m.body.upload_id, { content_hash: sha(data) })).toMatchObject({ status: 200, body: { state: 'Merged' } });
+    expect(await quota(b.token)).toMatchObject({ used: 0, reserved: 0 });
     const asset = await call(s.app, 'GET', `/v1/assets/${m.body.upload_id}`, { token: b.token });
     expect(asset.body).toMatchObject({ owner_id: b.accountId, upload_user_id: b.accountId, state: 'live', blobs: [{ kind: 'original', content_hash: sha(data), size: 250 }] });
     // A derivative names its asset in the manifest and is charged too.
@@ -114,7 +125,10 @@ describe('upload sessions', () => {
     expect(await finalize(token, o.body.upload_id, { content_hash: sha(bytes(10, 4)) })).toMatchObject(problem(409, 'error.conflict'));
     expect((await finalize(token, o.body.upload_id, { content_hash: sha(bytes(10, 3)) })).status).toBe(200);
     expect(await put(token, o.body.upload_id, bytes(10, 3))).toMatchObject(problem(409, 'error.conflict'));
-    expect(await finalize(token, o.body.upload_id, { content_hash: sha(bytes(10, 3)) })).toMatchObject(problem(409, 'error.conflict'));
+    // Finalize is idempotent: the same hash again answers the session as it stands, and charges nothing more.
+    expect(await finalize(token, o.body.upload_id, { content_hash: sha(bytes(10, 3)) })).toMatchObject({ status: 200, body: { state: 'Completed' } });
+    expect(await quota(token)).toMatchObject({ used: 10, reserved: 0 });
+    expect(await finalize(token, o.body.upload_id, { content_hash: sha(bytes(10, 4)) })).toMatchObject(problem(409, 'error.conflict'));
     expect(await call(s.app, 'PUT', `/upload/${o.body.upload_id}`, { token, body: { x: 1 } })).toMatchObject(problem(415, 'error.request.unsupported_media_type'));
   });
 

@@ -21,6 +21,7 @@ beforeEach(async () => {
     SVC_UPLOAD_TTL_S: '600',
     SVC_DROP_TTL_S: String(DROP_TTL_S),
     SVC_FEDERATED_BUDGET_PCT: '30',
+    SVC_FEDERATION_PEERS: 'https://peer.example,https://other.example,https://third.example',
   });
 });
 afterEach(async () => {
@@ -390,9 +391,14 @@ describe('federated blobs', () => {
     expect(await finalize({ token: a.token }, o.body.upload_id, sha(one))).toMatchObject({ status: 200, body: { state: 'Completed' } });
     expect(await quota({ token: a.token })).toMatchObject({ used: 200 });
     expect((await s.deps.quota.report(a.accountId)).blobs).toEqual([expect.objectContaining({ contentHash: sha(one), peer: PEER, chargedTo: a.accountId })]);
-    // Again: a merge, nothing charged.
-    expect(await fed({ token: a.token }, one)).toMatchObject({ status: 201, body: { state: 'Merged' } });
-    expect(await quota({ token: a.token })).toMatchObject({ used: 200 });
+    // Again (through another peer): reserved like any fill, since creation says nothing of what is
+    // stored, and so within that peer's budget; a merge at finalize, nothing charged.
+    const again = await fed({ token: a.token }, one, 'https://other.example');
+    expect(again).toMatchObject({ status: 201, body: { state: 'Pending' } });
+    expect(await quota({ token: a.token })).toMatchObject({ used: 400, reserved: 200 });
+    expect((await put({ token: a.token }, again.body.upload_id, one)).status).toBe(200);
+    expect(await finalize({ token: a.token }, again.body.upload_id, sha(one))).toMatchObject({ status: 200, body: { state: 'Merged' } });
+    expect(await quota({ token: a.token })).toMatchObject({ used: 200, reserved: 0 });
     // Budget: 30 % of 1000 = 300 per peer; 200 cached, so 101 more is over, 100 is not.
     expect(await fed({ token: a.token }, bytes(101, 2))).toMatchObject(problem(403, 'error.quota.federated_budget'));
     const open = await fed({ token: a.token }, bytes(100, 3));
@@ -431,9 +437,9 @@ describe('federated fills that run out of time', () => {
     s.clock.advance(600_000);
     expect(await call(s.app, 'GET', `/upload/${o.body.upload_id}`, { token: a.token })).toMatchObject({ status: 200, body: { state: 'Expired' } });
     expect(await finalize({ token: a.token }, o.body.upload_id, sha(data))).toMatchObject(problem(409, 'error.conflict'));
-    expect(await s.deps.federatedCache.sweep()).toBe(1);
+    expect((await s.deps.quota.sweep()).expiredUploads).toBe(1);
     expect(blobs.staged.has(o.body.upload_id)).toBe(false);
-    expect(await s.deps.federatedCache.sweep()).toBe(0);
+    expect((await s.deps.quota.sweep()).expiredUploads).toBe(0);
     // Its share of the budget is free again.
     const again = bytes(300, 7);
     expect((await upload({ token: a.token }, { kind: 'federated', source_peer: 'https://peer.example', declared_size: 300, content_hash: sha(again) })).status).toBe(201);

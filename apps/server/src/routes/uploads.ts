@@ -1,7 +1,6 @@
 import * as v from 'valibot';
-import type { ErrorCode, Result, UploadView } from '@strongroom/core';
+import type { UploadView } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
-import { HttpProblem } from '../http/problem.js';
 import { bodyChunks, octetStream } from '../http/request.js';
 import { iso, json, unwrap } from '../http/respond.js';
 import { route, type AnyRoute } from '../http/route-def.js';
@@ -13,15 +12,6 @@ const UploadBody = v.object({ upload_id: Uuid, state: UploadState, expires_at: T
 const uploadBody = (u: UploadView) => ({ upload_id: u.uploadId, state: u.state, expires_at: iso(u.expiresAt), kind: u.kind, declared_size: u.declaredSize, asset_id: u.assetId });
 
 
-/**
- * Federated cache fills share the /upload/{id} paths with upload sessions: an id that names no
- * upload session of the caller is looked up among them (only then, so uploads pay nothing for it).
- */
-async function federatedIfMissing<T, C extends ErrorCode>(first: Result<T, C>, fallback: () => Promise<Result<T, ErrorCode>> | null): Promise<Result<T, ErrorCode>> {
-  if (first.ok || first.code !== 'error.not_found') return first;
-  return (await fallback()) ?? first;
-}
-
 /** The upload-session lifecycle: create (the one hard quota check), send the bytes, finalize, cancel. */
 export function uploadRoutes(deps: AppDeps): AnyRoute[] {
   return [
@@ -30,7 +20,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       path: '/upload',
       tag: 'quota',
       summary:
-        'Open an upload session: the device and album are checked, then used + declared_size against the hard limit, atomically. kind "federated" caches a blob received from source_peer for the caller: charged to the caller\'s payer, deduplicated by content_hash, within the per-peer budget (SVC_FEDERATED_BUDGET_PCT of the hard limit), atomically',
+        'Open an upload session of any kind: the device and album are checked, then, atomically, the payer\'s open sessions against SVC_MAX_OPEN_UPLOADS and used + declared_size against the hard limit; the declared size is reserved. The answer never depends on whether content_hash is stored: a merge is decided at finalize, once the bytes hash to it. kind "federated" caches a blob received from source_peer (one of SVC_FEDERATION_PEERS) for the caller: charged to the caller\'s payer, deduplicated by content_hash at finalize, and also within the per-peer budget (SVC_FEDERATED_BUDGET_PCT of the hard limit)',
       auth: true,
       body: {
         type: 'json',
@@ -44,23 +34,26 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
           device_id: v.pipe(v.string(), v.minLength(1)),
         }),
       },
-      responses: { 201: { description: 'Reserved (Pending), or Merged when content_hash is already stored (nothing charged)', schema: Created } },
-      errors: ['error.quota.exceeded', 'error.quota.write_refused', 'error.quota.federated_budget', 'error.device.unknown', 'error.upload.album_quiescing', 'error.protocol.below_album_pin', 'error.request.invalid'],
+      responses: { 201: { description: 'Reserved (Pending); never Merged at creation, whatever content_hash names', schema: Created } },
+      errors: [
+        'error.quota.exceeded',
+        'error.quota.write_refused',
+        'error.quota.federated_budget',
+        'error.federation.unknown_peer',
+        'error.request.too_many',
+        'error.device.unknown',
+        'error.upload.album_quiescing',
+        'error.protocol.below_album_pin',
+        'error.request.invalid',
+      ],
+      statusContext: 'federatedFill',
       handle: async ({ c, body, principal, version }) => {
-        if (body.kind === 'federated') {
-          if (body.source_peer === undefined || body.content_hash === undefined) throw new HttpProblem('error.request.invalid', 'A federated blob needs source_peer and content_hash.');
-          if (body.album_id !== undefined || body.intent_id !== undefined) throw new HttpProblem('error.request.invalid', 'A federated blob takes no album_id or intent_id.');
-          const f = unwrap(
-            await deps.federatedCache.open(principal, { peer: body.source_peer, declaredSize: body.declared_size, contentHash: body.content_hash, deviceId: body.device_id, protocolVersion: version }),
-          );
-          return json(c, 201, { upload_id: f.uploadId, state: f.state, expires_at: iso(f.expiresAt) });
-        }
-        if (body.source_peer !== undefined) throw new HttpProblem('error.request.invalid', 'source_peer belongs to kind "federated" only.');
         const u = unwrap(
           await deps.uploads.create(principal, {
             declaredSize: body.declared_size,
             kind: body.kind,
             contentHash: body.content_hash ?? null,
+            sourcePeer: body.source_peer ?? null,
             albumId: body.album_id ?? null,
             intentId: body.intent_id ?? null,
             deviceId: body.device_id,
@@ -78,7 +71,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       params: IdParam,
       responses: { 200: { description: 'The session', schema: UploadBody } },
-      handle: async ({ c, params, principal }) => json(c, 200, uploadBody(unwrap(await federatedIfMissing(await deps.uploads.get(principal, params.id), () => deps.federatedCache.get(principal, params.id))))),
+      handle: async ({ c, params, principal }) => json(c, 200, uploadBody(unwrap(await deps.uploads.get(principal, params.id)))),
     }),
     route({
       method: 'PUT',
@@ -93,17 +86,14 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       errors: ['error.upload.too_large', 'error.conflict', 'error.not_found', 'error.request.unsupported_media_type'],
       handle: async ({ c, params, principal }) => {
         octetStream(c);
-        const r = await federatedIfMissing(await deps.uploads.put(principal, params.id, bodyChunks(c)), () =>
-          principal.guestUploadId === undefined ? deps.federatedCache.put(principal, params.id, bodyChunks(c)) : null,
-        );
-        return json(c, 200, uploadBody(unwrap(r)));
+        return json(c, 200, uploadBody(unwrap(await deps.uploads.put(principal, params.id, bodyChunks(c)))));
       },
     }),
     route({
       method: 'POST',
       path: '/upload/:id/finalize',
       tag: 'quota',
-      summary: 'Commit the bytes under content_hash: the reservation becomes a charge of the real size, or a merge (no quota check here). A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob is charged to the cache here, within its peer budget',
+      summary: 'Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller\'s cache entry',
       auth: true,
       uploadToken: true,
       params: IdParam,
@@ -131,13 +121,10 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
           }),
         },
       },
-      errors: ['error.conflict', 'error.not_found', 'error.request.invalid', 'error.quota.federated_budget'],
+      errors: ['error.conflict', 'error.not_found', 'error.request.invalid'],
       handle: async ({ c, body, params, principal }) => {
         const manifest = body.manifest ? { assetId: body.manifest.asset_id ?? null, intentId: body.manifest.intent_id ?? null } : null;
-        const r = await federatedIfMissing(await deps.uploads.finalize(principal, params.id, { contentHash: body.content_hash, manifest }), () =>
-          principal.guestUploadId === undefined ? deps.federatedCache.finalize(principal, params.id, body.content_hash) : null,
-        );
-        const done = uploadBody(unwrap(r));
+        const done = uploadBody(unwrap(await deps.uploads.finalize(principal, params.id, { contentHash: body.content_hash, manifest })));
         // Signed after the finalize committed, from the ledger's record of the blob (attestation).
         const receipt = await deps.attestation.receipt({ uploaderId: principal.accountId, uploadId: done.upload_id, contentHash: body.content_hash });
         return json(c, 200, { ...done, receipt });
@@ -152,7 +139,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       params: IdParam,
       responses: { 200: { description: 'Cancelled', schema: UploadBody } },
       errors: ['error.conflict', 'error.not_found'],
-      handle: async ({ c, params, principal }) => json(c, 200, uploadBody(unwrap(await federatedIfMissing(await deps.uploads.cancel(principal, params.id), () => deps.federatedCache.cancel(principal, params.id))))),
+      handle: async ({ c, params, principal }) => json(c, 200, uploadBody(unwrap(await deps.uploads.cancel(principal, params.id)))),
     }),
   ];
 }

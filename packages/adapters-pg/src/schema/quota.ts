@@ -13,6 +13,7 @@ const OPEN_ONLY = sql.raw(`state IN ${OPEN_STATE_LIST}`);
 // milliseconds, both bigint read back as JS numbers (sizes are capped at 2^53-1 by the API).
 const n = (name: string) => bigint(name, { mode: 'number' });
 const KINDS = ['original', 'derivative', 'metadata', 'provenance'] as const;
+const UPLOAD_KINDS = [...KINDS, 'federated'] as const;
 
 /** One row per paying account: running counters (charged, reserved) and the operator's levers. */
 export const quotaAccounts = pgTable('quota_accounts', {
@@ -47,9 +48,11 @@ export const uploadSessions = pgTable(
     id: text('id').primaryKey(),
     uploaderId: text('uploader_id').notNull(),
     payerId: text('payer_id').notNull(),
-    kind: text('kind', { enum: KINDS }).notNull(),
+    kind: text('kind', { enum: UPLOAD_KINDS }).notNull(),
     declaredSize: n('declared_size').notNull(),
     contentHash: text('content_hash'),
+    /** kind 'federated': the configured peer the blob came from. */
+    sourcePeer: text('source_peer'),
     albumId: text('album_id'),
     intentId: text('intent_id'),
     dropLinkId: text('drop_link_id'),

@@ -63,21 +63,3 @@ export const linkDrops = pgTable(
   },
   (t) => [index('link_drops_link_idx').on(t.linkId)],
 );
-
-/** Federated cache fills on their way in: each open one reserves against its (receiver, peer) budget. */
-export const federatedIntakes = pgTable(
-  'federated_intakes',
-  {
-    id: text('id').primaryKey(),
-    uploaderId: text('uploader_id').notNull(),
-    receiverId: text('receiver_id').notNull(),
-    peer: text('peer').notNull(),
-    declaredSize: n('declared_size').notNull(),
-    contentHash: text('content_hash').notNull(),
-    state: text('state', { enum: ['Pending', 'Uploading', 'WaitingForProcessing', 'Completed', 'Merged', 'Cancelled', 'Expired'] }).notNull(),
-    receivedSize: n('received_size'),
-    createdAt: n('created_at').notNull(),
-    expiresAt: n('expires_at').notNull(),
-  },
-  (t) => [index('federated_intakes_budget_idx').on(t.receiverId, t.peer, t.state)],
-);

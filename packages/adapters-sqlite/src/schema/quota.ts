@@ -44,9 +44,11 @@ export const uploadSessions = sqliteTable(
     id: text('id').primaryKey(),
     uploaderId: text('uploader_id').notNull(),
     payerId: text('payer_id').notNull(),
-    kind: text('kind', { enum: ['original', 'derivative', 'metadata', 'provenance'] }).notNull(),
+    kind: text('kind', { enum: ['original', 'derivative', 'metadata', 'provenance', 'federated'] }).notNull(),
     declaredSize: integer('declared_size').notNull(),
     contentHash: text('content_hash'),
+    /** kind 'federated': the configured peer the blob came from. */
+    sourcePeer: text('source_peer'),
     albumId: text('album_id'),
     intentId: text('intent_id'),
     dropLinkId: text('drop_link_id'),

@@ -62,21 +62,3 @@ export const linkDrops = sqliteTable(
   },
   (t) => [index('link_drops_link_idx').on(t.linkId)],
 );
-
-/** Federated cache fills on their way in: each open one reserves against its (receiver, peer) budget. */
-export const federatedIntakes = sqliteTable(
-  'federated_intakes',
-  {
-    id: text('id').primaryKey(),
-    uploaderId: text('uploader_id').notNull(),
-    receiverId: text('receiver_id').notNull(),
-    peer: text('peer').notNull(),
-    declaredSize: integer('declared_size').notNull(),
-    contentHash: text('content_hash').notNull(),
-    state: text('state', { enum: ['Pending', 'Uploading', 'WaitingForProcessing', 'Completed', 'Merged', 'Cancelled', 'Expired'] }).notNull(),
-    receivedSize: integer('received_size'),
-    createdAt: integer('created_at').notNull(),
-    expiresAt: integer('expires_at').notNull(),
-  },
-  (t) => [index('federated_intakes_budget_idx').on(t.receiverId, t.peer, t.state)],
-);

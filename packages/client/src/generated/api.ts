@@ -184,7 +184,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Open an upload session: the device and album are checked, then used + declared_size against the hard limit, atomically. kind "federated" caches a blob received from source_peer for the caller: charged to the caller's payer, deduplicated by content_hash, within the per-peer budget (SVC_FEDERATED_BUDGET_PCT of the hard limit), atomically */
+        /** Open an upload session of any kind: the device and album are checked, then, atomically, the payer's open sessions against SVC_MAX_OPEN_UPLOADS and used + declared_size against the hard limit; the declared size is reserved. The answer never depends on whether content_hash is stored: a merge is decided at finalize, once the bytes hash to it. kind "federated" caches a blob received from source_peer (one of SVC_FEDERATION_PEERS) for the caller: charged to the caller's payer, deduplicated by content_hash at finalize, and also within the per-peer budget (SVC_FEDERATED_BUDGET_PCT of the hard limit) */
         post: operations["postUpload"];
         delete?: never;
         options?: never;
@@ -220,7 +220,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Commit the bytes under content_hash: the reservation becomes a charge of the real size, or a merge (no quota check here). A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob is charged to the cache here, within its peer budget */
+        /** Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller's cache entry */
         post: operations["postUploadByIdFinalize"];
         delete?: never;
         options?: never;
@@ -897,7 +897,7 @@ export interface components {
              * @description Stable problem code; each operation lists the ones it can answer
              * @enum {string}
              */
-            code: "error.album.intent_mismatch" | "error.album.proposer_invalid" | "error.album.upgrade_in_flight" | "error.attestation.history_invalid" | "error.auth.account_locked" | "error.auth.challenge_exhausted" | "error.auth.challenge_invalid" | "error.auth.invalid_code" | "error.auth.invalid_credentials" | "error.auth.last_sign_in_method" | "error.auth.local_disabled" | "error.auth.login_code_invalid" | "error.auth.no_local_password" | "error.auth.not_an_owner" | "error.auth.not_the_initiator" | "error.auth.proof_invalid" | "error.auth.session_invalid" | "error.auth.throttled" | "error.auth.totp_already_enrolled" | "error.auth.totp_not_enrolled" | "error.auth.unavailable" | "error.auth.user_already_exists" | "error.auth.weak_password" | "error.catalog.too_new" | "error.conflict" | "error.deprecation.invalid" | "error.deprecation.too_soon" | "error.device.directory_invalid" | "error.device.invalid_key" | "error.device.unknown" | "error.discovery.handle_fixed" | "error.discovery.handle_taken" | "error.discovery.no_handle" | "error.federation.capability_invalid" | "error.federation.peer_unavailable" | "error.federation.rate_limited" | "error.federation.unknown_peer" | "error.internal" | "error.not_found" | "error.oidc.already_linked" | "error.oidc.app_challenge_required" | "error.oidc.exchange_failed" | "error.oidc.id_token_invalid" | "error.oidc.provider_denied" | "error.oidc.reauthentication_stale" | "error.oidc.return_to_invalid" | "error.oidc.state_invalid" | "error.profile.invalid_display_name" | "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused" | "error.request.invalid" | "error.request.method_not_allowed" | "error.request.too_large" | "error.request.unsupported_media_type" | "error.server.shutting_down" | "error.sponsored.cannot_sponsor" | "error.store.unavailable" | "error.upload.album_quiescing" | "error.upload.too_large";
+            code: "error.album.intent_mismatch" | "error.album.proposer_invalid" | "error.album.upgrade_in_flight" | "error.attestation.history_invalid" | "error.auth.account_locked" | "error.auth.challenge_exhausted" | "error.auth.challenge_invalid" | "error.auth.invalid_code" | "error.auth.invalid_credentials" | "error.auth.last_sign_in_method" | "error.auth.local_disabled" | "error.auth.login_code_invalid" | "error.auth.no_local_password" | "error.auth.not_an_owner" | "error.auth.not_the_initiator" | "error.auth.proof_invalid" | "error.auth.session_invalid" | "error.auth.throttled" | "error.auth.totp_already_enrolled" | "error.auth.totp_not_enrolled" | "error.auth.unavailable" | "error.auth.user_already_exists" | "error.auth.weak_password" | "error.catalog.too_new" | "error.conflict" | "error.deprecation.invalid" | "error.deprecation.too_soon" | "error.device.directory_invalid" | "error.device.invalid_key" | "error.device.unknown" | "error.discovery.handle_fixed" | "error.discovery.handle_taken" | "error.discovery.no_handle" | "error.federation.capability_invalid" | "error.federation.peer_unavailable" | "error.federation.rate_limited" | "error.federation.unknown_peer" | "error.internal" | "error.not_found" | "error.oidc.already_linked" | "error.oidc.app_challenge_required" | "error.oidc.exchange_failed" | "error.oidc.id_token_invalid" | "error.oidc.provider_denied" | "error.oidc.reauthentication_stale" | "error.oidc.return_to_invalid" | "error.oidc.state_invalid" | "error.profile.invalid_display_name" | "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused" | "error.request.invalid" | "error.request.method_not_allowed" | "error.request.too_large" | "error.request.too_many" | "error.request.unsupported_media_type" | "error.server.shutting_down" | "error.sponsored.cannot_sponsor" | "error.store.unavailable" | "error.upload.album_quiescing" | "error.upload.too_large";
             detail: string;
             /** @description On 409 album refusals: the live upgrade intent */
             live_intent_id?: string;
@@ -1557,7 +1557,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Reserved (Pending), or Merged when content_hash is already stored (nothing charged) */
+            /** @description Reserved (Pending); never Merged at creation, whatever content_hash names */
             201: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -1612,7 +1612,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.not_an_owner, error.device.unknown, error.quota.exceeded, error.quota.federated_budget, error.quota.write_refused */
+            /** @description error.auth.not_an_owner, error.device.unknown, error.federation.unknown_peer, error.quota.exceeded, error.quota.federated_budget, error.quota.write_refused */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -1623,7 +1623,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.not_an_owner" | "error.device.unknown" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused";
+                        code?: "error.auth.not_an_owner" | "error.device.unknown" | "error.federation.unknown_peer" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -1694,6 +1694,24 @@ export interface operations {
                         code?: "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.too_many */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.too_many";
+                        /** @constant */
+                        status?: 429;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -2258,7 +2276,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.not_an_owner, error.quota.federated_budget */
+            /** @description error.auth.not_an_owner */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -2269,7 +2287,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.not_an_owner" | "error.quota.federated_budget";
+                        code?: "error.auth.not_an_owner";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];

@@ -1,3 +1,1 @@
-export { cachedFromPeer, decideIntake } from './rules.js';
-export { FederatedCacheService } from './service.js';
-export type { FederatedCacheServiceDeps, OpenFederated } from './service.js';
+export { decideSourcePeer } from './rules.js';

@@ -1,17 +1,11 @@
-import type { IntakeOutcome } from '../ports/federated-intakes.js';
+import { ok, refuse, type Result } from '../errors.js';
 
 /**
- * May a federated cache fill of `size` bytes open while `pending` bytes from the same peer are
- * already on their way in? Only within `room`: the (receiver, peer) budget less what is cached.
- * Every store applies this inside the transaction that records the intake.
+ * May a federated fill name `peer` as its source? Only a peer this server is configured to trust
+ * (SVC_FEDERATION_PEERS): the per-peer budget would bound nothing if any made-up name had its own.
+ * Compared as base URLs, so a trailing slash makes no other peer.
  */
-export function decideIntake(pending: number, size: number, room: number | null): IntakeOutcome {
-  return room === null || pending + size <= room ? 'reserved' : 'over_budget';
-}
-
-/** Bytes already cached for the receiver from this peer, from its charged blobs. */
-export function cachedFromPeer(blobs: readonly { peer: string | null; size: number }[], peer: string): number {
-  let n = 0;
-  for (const b of blobs) if (b.peer === peer) n += b.size;
-  return n;
+export function decideSourcePeer(peer: string, configured: readonly string[]): Result<string, 'error.federation.unknown_peer'> {
+  const base = peer.replace(/\/+$/, '');
+  return configured.includes(base) ? ok(base) : refuse('error.federation.unknown_peer', 'source_peer is not one of the peers this server federates with.', { source_peer: peer });
 }

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { LinkRecord } from '../ports/link-store.js';
-import { decideIntake } from '../federated/rules.js';
+import { decideSourcePeer } from '../federated/rules.js';
 import { checkLinkKey, decideDropReservation, linkStatus } from './rules.js';
 
 const link = (over: Partial<LinkRecord> = {}): LinkRecord => ({
@@ -51,11 +51,12 @@ describe('link rules', () => {
     expect(checkLinkKey('k', 'a+b/')).not.toBeNull();
   });
 
-  it('a federated fill fits when pending + size stays within the room', () => {
-    fc.assert(
-      fc.property(fc.nat(1_000), fc.nat(1_000), fc.option(fc.nat(2_000), { nil: null }), (pending, size, room) => {
-        expect(decideIntake(pending, size, room)).toBe(room === null || pending + size <= room ? 'reserved' : 'over_budget');
-      }),
-    );
+  it('a federated fill names a configured peer, compared as a base URL', () => {
+    const peers = ['https://a.example', 'http://127.0.0.1:9'];
+    expect(decideSourcePeer('https://a.example', peers)).toEqual({ ok: true, value: 'https://a.example' });
+    expect(decideSourcePeer('https://a.example/', peers)).toEqual({ ok: true, value: 'https://a.example' });
+    expect(decideSourcePeer('https://made-up.example', peers)).toMatchObject({ ok: false, code: 'error.federation.unknown_peer' });
+    expect(decideSourcePeer('https://a.example.evil', peers)).toMatchObject({ ok: false, code: 'error.federation.unknown_peer' });
+    expect(decideSourcePeer('https://a.example', [])).toMatchObject({ ok: false, code: 'error.federation.unknown_peer' });
   });
 });

@@ -5,7 +5,7 @@ import type { AssetCatalog, AssetRecord } from '../ports/asset-catalog.js';
 import type { Clock } from '../ports/clock.js';
 import type { DropRecord, LinkKind, LinkRecord, LinkStore } from '../ports/link-store.js';
 import type { Random } from '../ports/random.js';
-import type { UploadSessionRecord, UploadSessions } from '../ports/upload-sessions.js';
+import type { OpenRefusal, UploadSessionRecord, UploadSessions } from '../ports/upload-sessions.js';
 import type { QuotaRefusal } from '../quota/machine.js';
 import type { AssetService } from '../quota/assets.js';
 import type { QuotaService } from '../quota/service.js';
@@ -134,43 +134,27 @@ export class LinkService {
 
   /** Revoking is always admitted, in every quota state. */
   async revoke(caller: Caller, linkId: string): Promise<Result<void, Missing>> {
-    const done = await guard(STORE, 'link write', () => this.#d.links.revokeLink(caller.accountId, linkId, this.#d.clock.now()));
+    const done = await this.#d.uploads.revokeLink(caller.accountId, linkId);
     return done ? ok(undefined) : refuse('error.not_found', 'No such link.');
   }
 
   /**
    * A guest opens a drop: refused in GraceExpired and Suspended like any growth of the owner's
-   * library; the link's cap is reserved first (atomically), then the payer's hard limit (atomically,
-   * by the upload store); a refusal of the second gives the first back.
+   * library; then, in one transaction of the upload store, the link's cap, the owner's open-session
+   * bound and the payer's hard limit are decided (core's `decideOpen`) and the session, the
+   * reservation, the link's accepted bytes and the drop record written together.
    */
-  async openDrop(linkId: string, input: { declaredSize: number; contentHash: string | null }): Promise<Result<OpenedDrop, Missing | QuotaRefusal | 'error.request.invalid'>> {
+  async openDrop(linkId: string, input: { declaredSize: number; contentHash: string | null }): Promise<Result<OpenedDrop, Missing | OpenRefusal | 'error.request.invalid'>> {
     const link = await guard(STORE, 'link read', () => this.#d.links.findLink(linkId));
     const now = this.#d.clock.now();
     if (link === null || link.kind !== 'upload' || linkStatus(link, now) !== 'active') return refuse('error.not_found', 'No such upload link.');
     if (!Number.isSafeInteger(input.declaredSize) || input.declaredSize < 1) return refuse('error.request.invalid', 'declared_size must be a whole number from 1 to 2^53-1.');
     const state = await this.#d.quota.admit(link.ownerId, 'metadata_growth', 0);
     if (!state.ok) return state;
-    const reserved = await guard(STORE, 'link write', () => this.#d.links.reserveDrop(linkId, input.declaredSize, now));
-    if (reserved === 'closed') return refuse('error.not_found', 'No such upload link.');
-    if (reserved === 'over_max') {
-      return refuse('error.quota.exceeded', 'This drop would pass the upload link\'s max_bytes.', { max_bytes: link.maxBytes, declared_size: input.declaredSize });
-    }
-    let opened: Awaited<ReturnType<UploadService['openDrop']>>;
-    try {
-      opened = await this.#d.uploads.openDrop(link.ownerId, linkId, input);
-    } catch (cause) {
-      await this.#d.links.releaseDrop(linkId, input.declaredSize).catch(() => undefined);
-      throw cause;
-    }
-    if (!opened.ok) {
-      await guard(STORE, 'link write', () => this.#d.links.releaseDrop(linkId, input.declaredSize));
-      // A drop names no device or album, so only the quota and the size can refuse it.
-      return opened as Result<never, QuotaRefusal | 'error.request.invalid'>;
-    }
     const tokenBytes = this.#d.random.bytes(32);
-    await guard(STORE, 'link write', () =>
-      this.#d.links.recordDrop({ uploadId: opened.value.uploadId, linkId, ownerId: link.ownerId, tokenHash: sha256Hex(tokenBytes), declaredSize: input.declaredSize, createdAt: now }),
-    );
+    const opened = await this.#d.uploads.openDrop(link.ownerId, linkId, input, sha256Hex(tokenBytes));
+    // A drop names no device, album or peer, so only the link, the bounds and the size can refuse it.
+    if (!opened.ok) return opened as Result<never, Missing | OpenRefusal | 'error.request.invalid'>;
     return ok({ uploadId: opened.value.uploadId, uploadToken: toBase64url(tokenBytes), expiresAt: opened.value.expiresAt });
   }
 
@@ -183,6 +167,9 @@ export class LinkService {
     if (hash === null) return null;
     const drop = await guard(STORE, 'link read', () => this.#d.links.findDrop(uploadId));
     if (drop === null || !constantTimeEqual(fromHex(drop.tokenHash) ?? new Uint8Array(0), fromHex(hash)!)) return null;
+    // A revoked link's tokens are refused at once (its drops still uploading were cancelled with it).
+    const link = await guard(STORE, 'link read', () => this.#d.links.findLink(drop.linkId));
+    if (link === null || link.revokedAt !== null) return null;
     return { accountId: drop.ownerId, sessionId: '', guestUploadId: uploadId };
   }
 
@@ -234,8 +221,6 @@ export class LinkService {
 /** Where a drop stands, from its upload session, its asset and the clock. */
 export function dropState(session: UploadSessionRecord | null, asset: AssetRecord | null, now: number): { state: DropState; expiresAt: number | null } {
   if (session !== null && isOpenState(uploadState(session, now))) return { state: 'uploading', expiresAt: session.expiresAt };
-  // Merged at creation (the bytes were stored already): still waits for the guest's finalize.
-  if (session !== null && session.state === 'Merged' && session.assetId === null) return { state: 'uploading', expiresAt: session.expiresAt };
   if (session === null || session.state === 'Cancelled' || session.state === 'Expired' || uploadState(session, now) === 'Expired') {
     return { state: session?.state === 'Cancelled' ? 'discarded' : 'expired', expiresAt: null };
   }

@@ -14,7 +14,7 @@ export type { DeviceDirectoryStore, DeviceEntry, DirectoryRecord, PublishOutcome
 export type { RevokeAllChallenge, RevokeAllChallengeStore } from './revoke-all-challenges.js';
 export type { AlbumRecord, AlbumStore, PendingUpgrade, ProposeOutcome, UpgradeIntentRecord } from './album-store.js';
 export type { BlobRecord, FederatedCacheOutcome, QuotaAccountRecord, QuotaLedger, SweepResult, SweptBlob } from './quota-ledger.js';
-export type { BlobKind, CompleteOutcome, CompleteUpload, Completed, NewUpload, UploadSessionRecord, UploadSessions, UploadState } from './upload-sessions.js';
+export type { BlobKind, CompleteOutcome, CompleteUpload, Completed, NewUpload, OpenRefusal, UploadKind, UploadSessionRecord, UploadSessions, UploadState } from './upload-sessions.js';
 export type { AssetBlob, AssetCatalog, AssetRecord, AssetState, MetadataReplace } from './asset-catalog.js';
 export type { BlobStore, StagedBlob } from './blob-store.js';
 export type { MemberUpgradeStore, WriteTransport } from './member-upgrade.js';
@@ -31,7 +31,6 @@ export type { DeprecationStore } from './deprecation-store.js';
 export type { AttestationHistoryEntry, AttestationKeyRecord, AttestationKeyStore } from './attestation-key-store.js';
 export type { SponsoredRecord, SponsorshipStore } from './sponsorship-store.js';
 export type { DropRecord, DropReservation, LinkKind, LinkRecord, LinkStore } from './link-store.js';
-export type { FederatedIntakeRecord, FederatedIntakeStore, IntakeOutcome } from './federated-intakes.js';
 export type { ClaimOutcome, HandleRecord, HandleStore } from './handle-store.js';
 export type { PeerRateStore } from './peer-rate-store.js';
 export type { CapabilityRevocationStore, MintedCapability, RevokedCapability } from './capability-revocations.js';

@@ -38,6 +38,7 @@ export interface DropRecord {
   readonly createdAt: number;
 }
 
+/** What a link's cap says of a drop (core's `decideDropReservation`, applied by the upload store). */
 export type DropReservation = 'reserved' | 'closed' | 'over_max';
 
 /** Links and the drops guests open through them. "Not found" is null. */
@@ -46,16 +47,6 @@ export interface LinkStore {
   findLink(id: string): Promise<LinkRecord | null>;
   /** The owner's links, revoked and expired ones included, oldest first. */
   listLinks(ownerId: string): Promise<LinkRecord[]>;
-  /** Revokes one of the owner's links. False when there is no such unrevoked link of the owner. */
-  revokeLink(ownerId: string, id: string, now: number): Promise<boolean>;
-  /**
-   * Atomically applies core's `decideDropReservation` to the link as stored: on 'reserved' its
-   * accepted bytes grow by `size`; otherwise nothing changes.
-   */
-  reserveDrop(linkId: string, size: number, now: number): Promise<DropReservation>;
-  /** Gives back bytes reserved by `reserveDrop` for a drop that was not opened after all. */
-  releaseDrop(linkId: string, size: number): Promise<void>;
-  recordDrop(drop: DropRecord): Promise<void>;
   findDrop(uploadId: string): Promise<DropRecord | null>;
   /** The link's drops, oldest first. */
   listDrops(linkId: string): Promise<DropRecord[]>;

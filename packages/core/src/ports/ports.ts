@@ -19,7 +19,6 @@ import type { DeprecationStore } from './deprecation-store.js';
 import type { AttestationKeyStore } from './attestation-key-store.js';
 import type { SponsorshipStore } from './sponsorship-store.js';
 import type { LinkStore } from './link-store.js';
-import type { FederatedIntakeStore } from './federated-intakes.js';
 import type { CapabilityRevocationStore } from './capability-revocations.js';
 import type { HandleStore } from './handle-store.js';
 import type { PeerRateStore } from './peer-rate-store.js';
@@ -53,8 +52,6 @@ export interface Ports {
   readonly sponsorship: SponsorshipStore;
   /** Share and upload links, and the guest drops opened through them. */
   readonly links: LinkStore;
-  /** Open federated cache fills, reserved against the per-(receiver, peer) budget. */
-  readonly federated: FederatedIntakeStore;
   /** Handles and the public record, per-peer rate buckets, and revocations of minted capability tokens. */
   readonly discovery: HandleStore & PeerRateStore & CapabilityRevocationStore;
 }

@@ -4,6 +4,14 @@ import type { UploadsInFlight } from './uploads-in-flight.js';
 
 export type UploadState = 'Pending' | 'Uploading' | 'WaitingForProcessing' | 'Completed' | 'Merged' | 'Cancelled' | 'Expired';
 export type BlobKind = 'original' | 'derivative' | 'metadata' | 'provenance';
+/** What an upload session carries: a blob of an asset, or a blob received from a federated peer for the cache. */
+export type UploadKind = BlobKind | 'federated';
+
+/**
+ * Why an opening is refused, nothing written: the quota (hard limit, suspension), the per-peer
+ * federated budget, the per-account bound on open sessions, or (a drop) a link that is no longer open.
+ */
+export type OpenRefusal = QuotaRefusal | 'error.quota.federated_budget' | 'error.request.too_many' | 'error.not_found';
 
 /** One upload session: a reservation of `declaredSize` bytes against `payerId` while it is open. */
 export interface UploadSessionRecord {
@@ -12,10 +20,15 @@ export interface UploadSessionRecord {
   readonly uploaderId: string;
   /** Whom the ledger charges: the uploader, its sponsor, or a drop link's owner. */
   readonly payerId: string;
-  readonly kind: BlobKind;
+  readonly kind: UploadKind;
   readonly declaredSize: number;
-  /** Hash the client announced at creation (a merge when already stored). */
+  /**
+   * Hash the client announced at creation. It decides nothing at creation (no one learns whether a
+   * hash is stored without the bytes): finalize requires the received bytes to hash to it.
+   */
   readonly contentHash: string | null;
+  /** kind `federated` only: the configured peer the blob came from (its per-peer budget). */
+  readonly sourcePeer: string | null;
   readonly albumId: string | null;
   readonly intentId: string | null;
   /** Set for a web-upload drop session: finalize creates a pending drop, not an asset. */
@@ -37,8 +50,8 @@ export interface CompleteUpload {
   readonly uploadId: string;
   readonly contentHash: string;
   readonly size: number;
-  /** The asset to create (original, or a drop) or to attach the blob to. */
-  readonly asset: { readonly create: { readonly id: string; readonly ownerId: string; readonly dropExpiresAt: number | null } } | { readonly attachTo: string };
+  /** The asset to create (original, or a drop) or to attach the blob to; null for a federated fill (cached, no asset). */
+  readonly asset: { readonly create: { readonly id: string; readonly ownerId: string; readonly dropExpiresAt: number | null } } | { readonly attachTo: string } | null;
 }
 
 /** A completed finalize: the session as stored afterwards. */
@@ -47,7 +60,7 @@ export interface Completed {
   readonly session: UploadSessionRecord;
 }
 
-export type CompleteOutcome = Completed | 'not_open' | 'asset_missing' | 'blob_missing';
+export type CompleteOutcome = Completed | 'not_open' | 'asset_missing';
 
 /** Upload sessions. Atomic where a reservation or a charge moves. */
 export interface UploadSessions extends UploadsInFlight {
@@ -56,7 +69,19 @@ export interface UploadSessions extends UploadsInFlight {
    * uploader), expires the payer's timed-out sessions, reads the facts, applies core's `decideOpen`
    * and writes the session, the reservation and `hard_since` as it says. A refusal writes no session.
    */
-  openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, QuotaRefusal>>;
+  openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>>;
+  /**
+   * Opens a guest drop through its upload link in the same one transaction as `openUpload`, and
+   * in it also applies the link's cap (core's `decideOpen` with the link as stored), grows the
+   * link's accepted bytes and records the drop with its token hash: a crash leaves all or none.
+   */
+  openDrop(request: NewUpload & { readonly dropLinkId: string }, tokenHash: string, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>>;
+  /**
+   * Revokes one of the owner's links in one transaction, and cancels its drops still uploading
+   * (reservations released, `hard_since` settled); finalized drops stay. False when there was no
+   * such unrevoked link of the owner. Returns the cancelled upload ids (their staged bytes can go).
+   */
+  revokeLink(ownerId: string, linkId: string, policy: QuotaPolicy, now: number): Promise<{ readonly revoked: boolean; readonly cancelled: readonly string[] }>;
   findUpload(id: string): Promise<UploadSessionRecord | null>;
   /** Moves an open (non-terminal, unexpired) session to Uploading / WaitingForProcessing. False if not open. */
   markUploading(id: string, now: number): Promise<boolean>;

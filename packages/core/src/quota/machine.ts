@@ -21,6 +21,8 @@ export interface QuotaPolicy {
   readonly graceMs: number;
   /** Per-(receiver, peer) federated cache budget as a share of the receiver's hard limit (default 0.25). */
   readonly federatedShare: number;
+  /** Most open upload sessions (every kind, guest drops included) one paying account may have (SVC_MAX_OPEN_UPLOADS). */
+  readonly maxOpenUploads: number;
 }
 
 const DAY = 86_400_000;
@@ -28,6 +30,7 @@ export const DEFAULT_QUOTA_POLICY: QuotaPolicy = {
   defaults: { soft: 8 * 1024 ** 3, hard: 10 * 1024 ** 3 },
   graceMs: 14 * DAY,
   federatedShare: 0.25,
+  maxOpenUploads: 1000,
 };
 
 /** What the ledger knows about one paying account: the inputs of every decision below. */

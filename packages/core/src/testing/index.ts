@@ -33,7 +33,7 @@ export { oidcModelProperty } from './oidc-model.js';
 export { MemoryDeprecationStore } from './memory-deprecations.js';
 export { MemoryAttestationKeyStore } from './memory-attestation.js';
 export { recordsModelProperty } from './records-model.js';
-export { MemoryFederatedIntakes, MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
+export { MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
 export { MemoryDiscoveryStore, memoryDiscoveryState } from './memory-discovery.js';
 export type { MemoryDiscoveryState } from './memory-discovery.js';
 export { peerBucketModelProperty } from './peer-bucket-model.js';

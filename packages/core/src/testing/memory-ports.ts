@@ -10,7 +10,7 @@ import { MemoryDeploymentStore } from './memory-deployment.js';
 import { MemoryOidcStore } from './memory-oidc.js';
 import { MemoryDeprecationStore } from './memory-deprecations.js';
 import { MemoryAttestationKeyStore } from './memory-attestation.js';
-import { MemoryFederatedIntakes, MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
+import { MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
 import { MemoryDiscoveryStore } from './memory-discovery.js';
 
 /** The whole port set in memory: the reference implementation every adapter is held to. */
@@ -18,13 +18,14 @@ export function createMemoryPorts(): Ports {
   const accounts = new MemoryStore();
   const totp = new MemoryTotpStore();
   const discovery = new MemoryDiscoveryStore();
+  const links = new MemoryLinkStore();
   accounts.handleUserOf = (id) => discovery.state.handles.get(id)?.user ?? null;
   return {
     accounts,
     totp,
     devices: new MemoryDeviceStore(),
     albums: new MemoryAlbumStore(),
-    quota: new MemoryQuotaStore(),
+    quota: new MemoryQuotaStore(links),
     schema: new MemorySchemaStatus(),
     secondFactor: new MemorySecondFactorStore({ totp, ledger: accounts }),
     deployment: new MemoryDeploymentStore(),
@@ -32,8 +33,7 @@ export function createMemoryPorts(): Ports {
     deprecations: new MemoryDeprecationStore(),
     attestation: new MemoryAttestationKeyStore(),
     sponsorship: new MemorySponsorshipStore(),
-    links: new MemoryLinkStore(),
-    federated: new MemoryFederatedIntakes(),
+    links,
     discovery,
   };
 }

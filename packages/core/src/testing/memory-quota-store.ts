@@ -1,10 +1,11 @@
 import { ok, type Result } from '../errors.js';
 import type { AssetBlob, AssetCatalog, AssetRecord, MetadataReplace } from '../ports/asset-catalog.js';
 import type { BlobRecord, FederatedCacheOutcome, QuotaAccountRecord, QuotaLedger, SweepResult, SweptBlob } from '../ports/quota-ledger.js';
-import type { CompleteOutcome, CompleteUpload, NewUpload, UploadSessionRecord, UploadSessions } from '../ports/upload-sessions.js';
+import type { CompleteOutcome, CompleteUpload, NewUpload, OpenRefusal, UploadSessionRecord, UploadSessions } from '../ports/upload-sessions.js';
 import { decideFederatedCache, emptyLedgerRecord, payerIdOf, settledHardSince } from '../quota/ledger-rules.js';
-import type { QuotaLimits, QuotaPolicy, QuotaRefusal } from '../quota/machine.js';
-import { decideCompletion, decideOpen } from '../upload/decisions.js';
+import type { QuotaLimits, QuotaPolicy } from '../quota/machine.js';
+import { decideCompletion, decideOpen, type OpenFacts } from '../upload/decisions.js';
+import type { MemoryLinkStore } from './memory-sharing.js';
 import { isInFlight, isOpenState } from '../upload/machine.js';
 
 type Row = { -readonly [K in keyof QuotaAccountRecord]: QuotaAccountRecord[K] };
@@ -16,6 +17,8 @@ const zero = (accountId: string): Row => ({ ...emptyLedgerRecord(accountId) });
  * method runs to completion without awaiting, so it is atomic the way a SQL transaction is.
  */
 export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
+  /** The link store drops and revocations write to in the same step (one transaction, as a SQL store does). */
+  constructor(readonly links: MemoryLinkStore | null = null) {}
   readonly accounts = new Map<string, Row>();
   readonly blobs = new Map<string, BlobRecord>();
   readonly uploads = new Map<string, UploadSessionRecord>();
@@ -121,21 +124,66 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
 
   // UploadSessions
 
-  async openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, QuotaRefusal>> {
-    // As a primary key would: a second session under one id is an error, and nothing changes.
-    if (this.uploads.has(request.id)) throw new Error(`upload session ${request.id} exists already`);
+  /** The facts `decideOpen` reads for one opening, after the payer's lapsed sessions expired. */
+  #openFacts(request: NewUpload, now: number): OpenFacts {
     const uploader = this.accounts.get(request.uploaderId) ?? zero(request.uploaderId);
     const payerId = payerIdOf(uploader);
     this.#expire(now, payerId);
     const payer = this.accounts.get(payerId) ?? zero(payerId);
-    const blobStored = request.contentHash !== null && this.blobs.has(request.contentHash);
-    const plan = decideOpen({ uploader, payer, blobStored }, request, policy, now);
+    let openSessions = 0;
+    let fromPeer = 0;
+    for (const s of this.uploads.values()) {
+      if (s.payerId !== payerId || !isInFlight(s, now)) continue;
+      openSessions++;
+      if (request.sourcePeer !== null && s.sourcePeer === request.sourcePeer) fromPeer += s.declaredSize;
+    }
+    if (request.sourcePeer !== null) for (const b of this.blobs.values()) if (b.chargedTo === payerId && b.peer === request.sourcePeer) fromPeer += b.size;
+    const link = request.dropLinkId === null ? null : (this.links?.links.get(request.dropLinkId) ?? null);
+    return { uploader, payer, openSessions, fromPeer, link };
+  }
+
+  #applyOpen(request: NewUpload, policy: QuotaPolicy, now: number): Result<UploadSessionRecord, OpenRefusal> {
+    // As a primary key would: a second session under one id is an error, and nothing changes.
+    if (this.uploads.has(request.id)) throw new Error(`upload session ${request.id} exists already`);
+    const plan = decideOpen(this.#openFacts(request, now), request, policy, now);
     if (!plan.ok) return plan;
-    this.uploads.set(plan.value.session.id, plan.value.session);
-    const row = this.#row(payerId);
+    const session = plan.value.session;
+    this.uploads.set(session.id, session);
+    const row = this.#row(session.payerId);
     row.reserved += plan.value.reserve;
     row.hardSince = plan.value.hardSince;
-    return ok(plan.value.session);
+    if (plan.value.linkAccepts > 0 && session.dropLinkId !== null) {
+      const l = this.links!.links.get(session.dropLinkId)!;
+      this.links!.links.set(l.id, { ...l, acceptedBytes: l.acceptedBytes + plan.value.linkAccepts });
+    }
+    return ok(session);
+  }
+
+  async openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>> {
+    return this.#applyOpen(request, policy, now);
+  }
+  async openDrop(request: NewUpload & { readonly dropLinkId: string }, tokenHash: string, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>> {
+    if (!this.links) throw new Error('MemoryQuotaStore: drops need the link store');
+    const opened = this.#applyOpen(request, policy, now);
+    if (!opened.ok) return opened;
+    this.links.drops.set(request.id, { uploadId: request.id, linkId: request.dropLinkId, ownerId: request.uploaderId, tokenHash, declaredSize: request.declaredSize, createdAt: now });
+    return opened;
+  }
+  async revokeLink(ownerId: string, linkId: string, policy: QuotaPolicy, now: number): Promise<{ revoked: boolean; cancelled: string[] }> {
+    const l = this.links?.links.get(linkId);
+    if (!l || l.ownerId !== ownerId || l.revokedAt !== null) return { revoked: false, cancelled: [] };
+    this.links!.links.set(linkId, { ...l, revokedAt: now });
+    const cancelled: string[] = [];
+    const moved = new Set<string>();
+    for (const s of [...this.uploads.values()]) {
+      if (s.dropLinkId !== linkId || !isInFlight(s, now)) continue;
+      this.uploads.set(s.id, { ...s, state: 'Cancelled' });
+      this.#row(s.payerId).reserved -= s.declaredSize;
+      moved.add(s.payerId);
+      cancelled.push(s.id);
+    }
+    for (const id of moved) this.#settle(id, policy, now);
+    return { revoked: true, cancelled };
   }
   async findUpload(id: string): Promise<UploadSessionRecord | null> {
     return this.uploads.get(id) ?? null;
@@ -154,7 +202,7 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   }
   async completeUpload(input: CompleteUpload, policy: QuotaPolicy, now: number): Promise<CompleteOutcome> {
     const session = this.uploads.get(input.uploadId) ?? null;
-    const target = 'attachTo' in input.asset ? this.assets.get(input.asset.attachTo) : undefined;
+    const target = input.asset !== null && 'attachTo' in input.asset ? this.assets.get(input.asset.attachTo) : undefined;
     const plan = decideCompletion(
       {
         session,
@@ -169,14 +217,17 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     if (typeof plan === 'string') return plan;
     const payer = this.#row(plan.session.payerId);
     payer.reserved -= plan.release;
-    if (plan.newBlob) this.#storeBlob(plan.newBlob.contentHash, plan.newBlob.size, plan.newBlob.chargedTo, null, now);
+    if (plan.newBlob) this.#storeBlob(plan.newBlob.contentHash, plan.newBlob.size, plan.newBlob.chargedTo, plan.newBlob.peer, now);
     payer.hardSince = plan.hardSince;
-    const blob: AssetBlob = plan.reference;
-    if (plan.createAsset) {
-      this.assets.set(plan.assetId, { ...plan.createAsset, createdAt: now, trashedAt: null, blobs: [blob] });
-    } else {
-      const a = this.assets.get(plan.assetId)!;
-      this.assets.set(plan.assetId, { ...a, blobs: [...a.blobs, blob] });
+    if (plan.federatedRef) this.federated.add(`${plan.federatedRef.receiver}\n${plan.federatedRef.peer}\n${plan.federatedRef.contentHash}`);
+    const blob: AssetBlob | null = plan.reference;
+    if (blob !== null && plan.assetId !== null) {
+      if (plan.createAsset) {
+        this.assets.set(plan.assetId, { ...plan.createAsset, createdAt: now, trashedAt: null, blobs: [blob] });
+      } else {
+        const a = this.assets.get(plan.assetId)!;
+        this.assets.set(plan.assetId, { ...a, blobs: [...a.blobs, blob] });
+      }
     }
     this.uploads.set(plan.session.id, plan.session);
     return { outcome: plan.outcome, session: plan.session };

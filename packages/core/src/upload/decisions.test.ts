@@ -6,7 +6,7 @@ import { emptyLedgerRecord, payerIdOf } from '../quota/ledger-rules.js';
 import type { QuotaPolicy } from '../quota/machine.js';
 import { decideOpen, decideOpenGroup } from './decisions.js';
 
-const policy: QuotaPolicy = { defaults: { soft: 800, hard: 1_000 }, graceMs: 10_000, federatedShare: 0.25 };
+const policy: QuotaPolicy = { defaults: { soft: 800, hard: 1_000 }, graceMs: 10_000, federatedShare: 0.25, maxOpenUploads: 3 };
 const ACCOUNTS = ['a', 'b', 'c', 's'];
 const HASHES = ['h1', 'h2', 'h3'];
 
@@ -65,6 +65,7 @@ describe('decideOpenGroup', () => {
             kind: 'original',
             declaredSize: r.declaredSize,
             contentHash: r.contentHash,
+            sourcePeer: null,
             albumId: null,
             intentId: null,
             dropLinkId: null,
@@ -73,15 +74,19 @@ describe('decideOpenGroup', () => {
           };
           return { request, now };
         });
-        const group = decideOpenGroup({ accounts, storedHashes: new Set(stored) }, requests, policy);
+        const group = decideOpenGroup({ accounts, openSessions: new Map(), fromPeer: new Map(), links: new Map() }, requests, policy);
 
         // The reference: decideOpen one request at a time, writing each plan before the next.
         const rows = new Map(accounts);
+        const open = new Map<string, number>();
         const row = (id: string) => rows.get(id) ?? emptyLedgerRecord(id);
         const expected = requests.map(({ request, now }) => {
           const uploader = row(request.uploaderId);
           const payer = row(payerIdOf(uploader));
-          const plan = decideOpen({ uploader, payer, blobStored: request.contentHash !== null && stored.includes(request.contentHash) }, request, policy, now);
+          // Whether the hash is stored never enters the decision (a merge needs the bytes, at finalize).
+          void stored;
+          const plan = decideOpen({ uploader, payer, openSessions: open.get(payer.accountId) ?? 0, fromPeer: 0, link: null }, request, policy, now);
+          if (plan.ok) open.set(payer.accountId, (open.get(payer.accountId) ?? 0) + 1);
           if (plan.ok) rows.set(payer.accountId, { ...payer, reserved: payer.reserved + plan.value.reserve, hardSince: plan.value.hardSince });
           return plan;
         });

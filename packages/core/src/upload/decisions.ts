@@ -1,9 +1,11 @@
 import { ok, refuse, type Result } from '../errors.js';
 import type { AssetState } from '../ports/asset-catalog.js';
 import type { QuotaAccountRecord } from '../ports/quota-ledger.js';
-import type { CompleteUpload, NewUpload, UploadSessionRecord, UploadState } from '../ports/upload-sessions.js';
+import type { LinkRecord } from '../ports/link-store.js';
+import type { BlobKind, CompleteUpload, NewUpload, OpenRefusal, UploadSessionRecord } from '../ports/upload-sessions.js';
+import { decideDropReservation } from '../links/rules.js';
 import { emptyLedgerRecord, ledgerFacts, payerIdOf, settledHardSince } from '../quota/ledger-rules.js';
-import { admitWrite, nextHardSince, quotaStatus, type QuotaPolicy, type QuotaRefusal } from '../quota/machine.js';
+import { admitWrite, federatedBudget, nextHardSince, quotaStatus, type QuotaPolicy } from '../quota/machine.js';
 import { isInFlight } from './machine.js';
 
 /**
@@ -17,79 +19,140 @@ export interface OpenFacts {
   readonly uploader: QuotaAccountRecord;
   /** The paying account's row (the uploader's own row when it pays for itself). */
   readonly payer: QuotaAccountRecord;
-  /** Whether a blob with the announced content hash is stored already. */
-  readonly blobStored: boolean;
+  /** How many open, unexpired upload sessions (every kind, drops included) the payer has. */
+  readonly openSessions: number;
+  /**
+   * kind `federated` only: bytes the payer has cached from the request's source peer plus the
+   * declared sizes of its open fills from that peer (0 for other kinds).
+   */
+  readonly fromPeer: number;
+  /** A guest drop only: its upload link as stored (null when none, or not a drop). */
+  readonly link: LinkRecord | null;
 }
 
 /** What to write: the session row, the payer's new reservation total and `hard_since`. */
 export interface OpenPlan {
   readonly session: UploadSessionRecord;
-  readonly outcome: 'reserved' | 'merged';
-  /** Bytes to add to the payer's reservations (0 for a merge). */
+  /** Bytes to add to the payer's reservations: always the declared size (a merge is decided at finalize). */
   readonly reserve: number;
   readonly hardSince: number | null;
+  /** A drop: bytes to add to its link's accepted bytes; 0 otherwise. */
+  readonly linkAccepts: number;
 }
 
+/** How long a caller refused for too many open sessions is asked to wait before trying again. */
+export const OPEN_UPLOADS_RETRY_AFTER_S = 60;
+
 /**
- * Opening an upload session, the only hard quota enforcement point: refused while suspended or when
- * used (open reservations included) plus the declared size would pass the hard limit, in which case
- * nothing is written. A content hash already stored is a merge and reserves nothing.
+ * Opening an upload session of any kind, the only hard quota enforcement point, one rule for every
+ * kind (original, derivative, metadata, provenance, a guest drop, a federated fill): the payer may
+ * have at most `maxOpenUploads` open sessions; it is refused while suspended or when used (open
+ * reservations included) plus the declared size would pass the hard limit; a federated fill also
+ * stays within its source peer's budget, and a drop within its link's `max_bytes`. Refused, nothing
+ * is written. The answer never depends on whether `contentHash` is stored (by anyone): the declared
+ * size is always reserved, and a merge is decided at finalize, once the bytes hash to it.
  */
-export function decideOpen(facts: OpenFacts, request: NewUpload, policy: QuotaPolicy, now: number): Result<OpenPlan, QuotaRefusal> {
+export function decideOpen(facts: OpenFacts, request: NewUpload, policy: QuotaPolicy, now: number): Result<OpenPlan, OpenRefusal> {
+  if (request.dropLinkId !== null) {
+    const link = facts.link !== null && facts.link.id === request.dropLinkId ? facts.link : null;
+    if (decideDropReservation(link, 0, now) === 'closed') return refuse('error.not_found', 'No such upload link.');
+  }
+  if (facts.openSessions >= policy.maxOpenUploads) {
+    return refuse('error.request.too_many', `At most ${policy.maxOpenUploads} upload sessions may be open at once; finish or cancel some first.`, {
+      max_open_uploads: policy.maxOpenUploads,
+      retry_after_s: OPEN_UPLOADS_RETRY_AFTER_S,
+    });
+  }
   const payerId = payerIdOf(facts.uploader);
   const settled = { ...facts.payer, hardSince: settledHardSince(facts.payer, policy, now) };
   const lf = ledgerFacts(settled, policy);
   const verdict = admitWrite(quotaStatus(lf, now, policy.graceMs), 'upload', request.declaredSize);
   if (!verdict.ok) return verdict;
-  const merged = request.contentHash !== null && facts.blobStored;
-  const reserve = merged ? 0 : request.declaredSize;
-  const state: UploadState = merged ? 'Merged' : 'Pending';
+  if (request.kind === 'federated') {
+    const budget = federatedBudget(lf.limits, policy);
+    if (budget !== null && facts.fromPeer + request.declaredSize > budget) {
+      return refuse('error.quota.federated_budget', 'This blob would pass the federated cache budget for its source peer.', {
+        source_peer: request.sourcePeer,
+        budget,
+        spent: facts.fromPeer,
+      });
+    }
+  }
+  let linkAccepts = 0;
+  if (request.dropLinkId !== null) {
+    if (decideDropReservation(facts.link, request.declaredSize, now) === 'over_max') {
+      return refuse('error.quota.exceeded', "This drop would pass the upload link's max_bytes.", { max_bytes: facts.link!.maxBytes, declared_size: request.declaredSize });
+    }
+    linkAccepts = request.declaredSize;
+  }
+  const reserve = request.declaredSize;
   return ok({
-    session: { ...request, payerId, state, receivedSize: null, receivedHash: null, assetId: null },
-    outcome: merged ? 'merged' : 'reserved',
+    session: { ...request, payerId, state: 'Pending', receivedSize: null, receivedHash: null, assetId: null },
     reserve,
     hardSince: nextHardSince({ ...lf, reserved: lf.reserved + reserve }, now),
+    linkAccepts,
   });
 }
+
+/** The key `GroupOpenFacts.fromPeer` is read under. */
+export const peerKey = (payerId: string, peer: string): string => `${payerId}\n${peer}`;
 
 /** What a store reads once for a group of openings: every row involved, after the expiries. */
 export interface GroupOpenFacts {
   /** Ledger rows by account id: each uploader's, and its sponsor's when it has one. */
   readonly accounts: ReadonlyMap<string, QuotaAccountRecord>;
-  /** Which announced content hashes are stored already. */
-  readonly storedHashes: ReadonlySet<string>;
+  /** Open, unexpired sessions per payer (absent: none). */
+  readonly openSessions: ReadonlyMap<string, number>;
+  /** Per `peerKey(payer, peer)` of the group's federated fills: bytes cached from it plus open fills (absent: 0). */
+  readonly fromPeer: ReadonlyMap<string, number>;
+  /** The upload links of the group's drops, as stored (absent: no such link). */
+  readonly links: ReadonlyMap<string, LinkRecord>;
 }
 
 /** The plans of a group, in request order, and each payer's row as the group leaves it. */
 export interface GroupOpenPlan {
-  readonly decisions: readonly Result<OpenPlan, QuotaRefusal>[];
+  readonly decisions: readonly Result<OpenPlan, OpenRefusal>[];
   /** Per payer that reserved anything: bytes to add to its reservations, and its new `hard_since`. */
   readonly payers: ReadonlyMap<string, { readonly reserve: number; readonly hardSince: number | null }>;
+  /** Per link that accepted a drop: bytes to add to its accepted bytes. */
+  readonly links: ReadonlyMap<string, number>;
 }
 
 /**
  * `decideOpen` for several openings at once, as if each ran in its own transaction right after
- * the one before it: every decision sees the reservations the earlier ones made. Lets a store
- * read all the facts of a group once and write all the plans once (one transaction, a handful of
- * statements) with exactly the outcomes one-at-a-time openings in this order would have had.
+ * the one before it: every decision sees the reservations, open sessions, peer bytes and link
+ * bytes the earlier ones added. Lets a store read all the facts of a group once and write all the
+ * plans once with exactly the outcomes one-at-a-time openings in this order would have had.
  */
 export function decideOpenGroup(facts: GroupOpenFacts, requests: readonly { readonly request: NewUpload; readonly now: number }[], policy: QuotaPolicy): GroupOpenPlan {
   const rows = new Map(facts.accounts);
+  const open = new Map(facts.openSessions);
+  const peers = new Map(facts.fromPeer);
+  const links = new Map(facts.links);
   const row = (id: string) => rows.get(id) ?? emptyLedgerRecord(id);
   const payers = new Map<string, { reserve: number; hardSince: number | null }>();
+  const accepted = new Map<string, number>();
   const decisions = requests.map(({ request, now }) => {
     const uploader = row(request.uploaderId);
     const payer = row(payerIdOf(uploader));
-    const blobStored = request.contentHash !== null && facts.storedHashes.has(request.contentHash);
-    const plan = decideOpen({ uploader, payer, blobStored }, request, policy, now);
+    const key = request.sourcePeer === null ? null : peerKey(payer.accountId, request.sourcePeer);
+    const link = request.dropLinkId === null ? null : (links.get(request.dropLinkId) ?? null);
+    const plan = decideOpen({ uploader, payer, openSessions: open.get(payer.accountId) ?? 0, fromPeer: key === null ? 0 : (peers.get(key) ?? 0), link }, request, policy, now);
     if (plan.ok) {
-      rows.set(payer.accountId, { ...payer, reserved: payer.reserved + plan.value.reserve, hardSince: plan.value.hardSince });
+      const { reserve, hardSince, linkAccepts } = plan.value;
+      rows.set(payer.accountId, { ...payer, reserved: payer.reserved + reserve, hardSince });
+      open.set(payer.accountId, (open.get(payer.accountId) ?? 0) + 1);
+      if (key !== null) peers.set(key, (peers.get(key) ?? 0) + reserve);
+      if (link !== null && linkAccepts > 0) {
+        links.set(link.id, { ...link, acceptedBytes: link.acceptedBytes + linkAccepts });
+        accepted.set(link.id, (accepted.get(link.id) ?? 0) + linkAccepts);
+      }
       const sum = payers.get(payer.accountId);
-      payers.set(payer.accountId, { reserve: (sum?.reserve ?? 0) + plan.value.reserve, hardSince: plan.value.hardSince });
+      payers.set(payer.accountId, { reserve: (sum?.reserve ?? 0) + reserve, hardSince });
     }
     return plan;
   });
-  return { decisions, payers };
+  return { decisions, payers, links: accepted };
 }
 
 /** What a store reads, inside its transaction, before completing an upload. */
@@ -110,34 +173,37 @@ export interface CompletionPlan {
   /** Bytes released from the payer's reservation. */
   readonly release: number;
   /** A new blob to index, charged to the payer; null when the hash is stored already (a merge). */
-  readonly newBlob: { readonly contentHash: string; readonly size: number; readonly chargedTo: string } | null;
-  /** The asset to create, or null to attach to `attachTo`. */
+  readonly newBlob: { readonly contentHash: string; readonly size: number; readonly chargedTo: string; readonly peer: string | null } | null;
+  /** The asset to create, or null to attach to `attachTo` (or, a federated fill, no asset at all). */
   readonly createAsset: { readonly id: string; readonly ownerId: string; readonly uploaderId: string; readonly state: AssetState; readonly dropExpiresAt: number | null } | null;
-  readonly assetId: string;
-  /** The reference the asset gains (its size is the stored blob's). */
-  readonly reference: { readonly kind: UploadSessionRecord['kind']; readonly contentHash: string; readonly size: number };
+  /** The asset the blob belongs to; null for a federated fill. */
+  readonly assetId: string | null;
+  /** The reference the asset gains (its size is the stored blob's); null for a federated fill. */
+  readonly reference: { readonly kind: BlobKind; readonly contentHash: string; readonly size: number } | null;
+  /** A federated fill: the receiver's cache reference to the blob (what keeps it from the sweep). */
+  readonly federatedRef: { readonly receiver: string; readonly peer: string; readonly contentHash: string } | null;
   readonly hardSince: number | null;
 }
 
-export type CompletionRefusal = 'not_open' | 'asset_missing' | 'blob_missing';
+export type CompletionRefusal = 'not_open' | 'asset_missing';
 
 /**
- * Completing an upload: an open session turns its reservation into a charge of the real size (or
- * a merge when the hash is stored meanwhile: nothing charged); a session merged at creation only
- * binds its asset, once. A drop becomes a pending asset, anything else a live one.
+ * Completing an upload, decided once per session: an open session turns its reservation into a
+ * charge of the real size, or into a merge when the hash is stored already (the bytes were
+ * received and hash to it: proof of possession), which charges nothing; the reservation is
+ * released either way. Nothing is refused on quota grounds. A drop becomes a pending asset, a
+ * federated fill a cache reference of the payer, anything else a live asset or a blob of one.
  */
 export function decideCompletion(facts: CompletionFacts, input: CompleteUpload, policy: QuotaPolicy, now: number): CompletionPlan | CompletionRefusal {
   const s = facts.session;
-  if (s === null) return 'not_open';
-  const binding = s.state === 'Merged' && s.assetId === null;
-  if (!binding && !isInFlight(s, now)) return 'not_open';
-  if ('attachTo' in input.asset && (facts.attachTarget === null || facts.attachTarget === 'pending_drop')) return 'asset_missing';
-  if (binding && facts.storedBlobSize === null) return 'blob_missing';
-  const release = binding ? 0 : s.declaredSize;
-  const newBlob = !binding && facts.storedBlobSize === null ? { contentHash: input.contentHash, size: input.size, chargedTo: s.payerId } : null;
+  if (s === null || !isInFlight(s, now)) return 'not_open';
+  if (input.asset !== null && 'attachTo' in input.asset && (facts.attachTarget === null || facts.attachTarget === 'pending_drop')) return 'asset_missing';
+  const release = s.declaredSize;
+  const federated = s.kind === 'federated';
+  const newBlob = facts.storedBlobSize === null ? { contentHash: input.contentHash, size: input.size, chargedTo: s.payerId, peer: federated ? s.sourcePeer : null } : null;
   const outcome = newBlob !== null ? 'completed' : 'merged';
-  const create = 'create' in input.asset ? input.asset.create : null;
-  const assetId = create ? create.id : (input.asset as { attachTo: string }).attachTo;
+  const create = input.asset !== null && 'create' in input.asset ? input.asset.create : null;
+  const assetId = federated || input.asset === null ? null : create ? create.id : (input.asset as { attachTo: string }).attachTo;
   const before = facts.payer ?? emptyLedgerRecord(s.payerId);
   const payer = { ...before, reserved: before.reserved - release, charged: before.charged + (newBlob?.size ?? 0) };
   return {
@@ -145,9 +211,10 @@ export function decideCompletion(facts: CompletionFacts, input: CompleteUpload, 
     session: { ...s, state: outcome === 'completed' ? 'Completed' : 'Merged', assetId },
     release,
     newBlob,
-    createAsset: create && { id: create.id, ownerId: create.ownerId, uploaderId: s.uploaderId, state: create.dropExpiresAt === null ? 'live' : 'pending_drop', dropExpiresAt: create.dropExpiresAt },
+    createAsset: federated ? null : create && { id: create.id, ownerId: create.ownerId, uploaderId: s.uploaderId, state: create.dropExpiresAt === null ? 'live' : 'pending_drop', dropExpiresAt: create.dropExpiresAt },
     assetId,
-    reference: { kind: s.kind, contentHash: input.contentHash, size: facts.storedBlobSize ?? input.size },
+    reference: federated || assetId === null ? null : { kind: s.kind as BlobKind, contentHash: input.contentHash, size: facts.storedBlobSize ?? input.size },
+    federatedRef: federated ? { receiver: s.payerId, peer: s.sourcePeer!, contentHash: input.contentHash } : null,
     hardSince: settledHardSince(payer, policy, now),
   };
 }

@@ -39,25 +39,26 @@ export function decidePut(session: UploadSessionRecord, now: number): Result<voi
 }
 
 /**
- * May the session be finalized with this hash? An open session needs its bytes staged and the
- * hash to be theirs; a session merged at creation binds once, with the hash it announced.
+ * May the session be finalized with this hash? An open session needs its bytes received, hashing
+ * to `contentHash` (and to the hash announced at creation, if any). Finalize is idempotent: a
+ * session already finalized with these very bytes answers as it stands (`done`), whoever won a race.
  */
 export function decideFinalize(
   session: UploadSessionRecord,
   contentHash: string,
   now: number,
-): Result<{ size: number; staged: boolean }, Conflict> {
+): Result<{ size: number; done: boolean }, Conflict> {
   const state = uploadState(session, now);
-  if (state === 'Merged' && session.assetId === null && session.contentHash !== null) {
-    if (contentHash !== session.contentHash) return refuse('error.conflict', 'The content hash differs from the one announced at creation.');
-    return ok({ size: session.declaredSize, staged: false });
+  if ((state === 'Completed' || state === 'Merged') && session.receivedHash === contentHash && session.receivedSize !== null) {
+    return ok({ size: session.receivedSize, done: true });
   }
   if (!isOpenState(state)) return notOpen(state);
   if (state !== 'WaitingForProcessing' || session.receivedHash === null || session.receivedSize === null) {
     return refuse('error.conflict', 'No bytes have been received for this upload yet.', { state });
   }
+  if (session.contentHash !== null && session.contentHash !== contentHash) return refuse('error.conflict', 'The content hash differs from the one announced at creation.', { state });
   if (session.receivedHash !== contentHash) return refuse('error.conflict', 'The content hash does not match the bytes received.', { state });
-  return ok({ size: session.receivedSize, staged: true });
+  return ok({ size: session.receivedSize, done: false });
 }
 
 export function decideCancel(session: UploadSessionRecord, now: number): Result<void, Conflict> {

@@ -5,9 +5,9 @@ import type { AssetCatalog } from '../ports/asset-catalog.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
-import type { BlobKind, CompleteUpload, NewUpload, UploadSessionRecord, UploadSessions, UploadState } from '../ports/upload-sessions.js';
+import type { BlobKind, CompleteUpload, NewUpload, OpenRefusal, UploadKind, UploadSessionRecord, UploadSessions, UploadState } from '../ports/upload-sessions.js';
+import { decideSourcePeer } from '../federated/rules.js';
 import type { WriteGuard, WriteRefusal } from '../ports/write-guard.js';
-import type { QuotaRefusal } from '../quota/machine.js';
 import type { QuotaService } from '../quota/service.js';
 import { decideCancel, decideFinalize, decidePut, isContentHash, uploadState } from './machine.js';
 
@@ -23,6 +23,8 @@ export interface UploadServiceDeps {
   readonly ttlMs: number;
   /** How long a finalized web-upload drop waits for adoption before it counts as discarded. */
   readonly dropTtlMs: number;
+  /** The peers a federated fill may name as its source (SVC_FEDERATION_PEERS). */
+  readonly federationPeers: readonly string[];
 }
 
 export const BLOB_KINDS: readonly BlobKind[] = ['original', 'derivative', 'metadata', 'provenance'];
@@ -37,8 +39,10 @@ export const MAX_DECLARED_SIZE = Number.MAX_SAFE_INTEGER;
 
 export interface CreateUpload {
   readonly declaredSize: number;
-  readonly kind: BlobKind;
+  readonly kind: UploadKind;
   readonly contentHash: string | null;
+  /** kind `federated` only (and required there): the peer the blob came from. */
+  readonly sourcePeer?: string | null;
   readonly albumId: string | null;
   readonly intentId: string | null;
   readonly deviceId: string;
@@ -55,12 +59,12 @@ export interface UploadView {
   readonly uploadId: string;
   readonly state: UploadState;
   readonly expiresAt: number;
-  readonly kind: BlobKind;
+  readonly kind: UploadKind;
   readonly declaredSize: number;
   readonly assetId: string | null;
 }
 
-type CreateRefusal = WriteRefusal | QuotaRefusal | 'error.request.invalid';
+type CreateRefusal = WriteRefusal | OpenRefusal | 'error.request.invalid' | 'error.federation.unknown_peer';
 type Caller = { readonly accountId: string; readonly actingOwnerId?: string | undefined };
 
 const STORE = 'error.store.unavailable' as const;
@@ -70,12 +74,16 @@ function view(s: UploadSessionRecord, now: number): UploadView {
 }
 
 /**
- * Upload sessions: the only hard quota enforcement point. Creation reserves the declared size
- * atomically (or merges a known hash); the declared size caps the bytes; finalize turns the
- * reservation into a charge of the real size with no further check; cancel and expiry release it.
+ * Upload sessions of every kind (blobs of assets, guest drops, federated fills): the only hard quota
+ * enforcement point. Creation reserves the declared size atomically, whatever hash it announces;
+ * the declared size caps the bytes; finalize turns the reservation into a charge of the real size,
+ * or into a merge when the received bytes are stored already, with no further check; cancel and
+ * expiry release it.
  */
 export class UploadService {
   readonly #d: UploadServiceDeps;
+  /** Finalizes in progress in this process, by session id. */
+  readonly #finalizing = new Map<string, Promise<unknown>>();
   constructor(deps: UploadServiceDeps) {
     this.#d = deps;
   }
@@ -83,42 +91,61 @@ export class UploadService {
   async create(caller: Caller, input: CreateUpload): Promise<Result<UploadView, CreateRefusal>> {
     const bad = checkCreate(input);
     if (bad) return refuse('error.request.invalid', bad);
+    let sourcePeer: string | null = null;
+    if (input.kind === 'federated') {
+      const peer = decideSourcePeer(input.sourcePeer!, this.#d.federationPeers);
+      if (!peer.ok) return peer;
+      sourcePeer = peer.value;
+    }
     const now = this.#d.clock.now();
     const allowed = await this.#d.writeGuard.checkWrite(
       { accountId: caller.accountId, deviceAccountId: caller.actingOwnerId, deviceId: input.deviceId, albumId: input.albumId, intentId: input.intentId, protocolVersion: input.protocolVersion },
       now,
     );
     if (!allowed.ok) return allowed;
-    return this.#open(caller.accountId, input, null, now);
+    const opened = await guard(STORE, 'upload session write', () => this.#d.sessions.openUpload(this.#request(caller.accountId, input, sourcePeer, null, now), this.#d.quota.policy, now));
+    return opened.ok ? ok(view(opened.value, now)) : opened;
   }
 
   /**
-   * A guest's web-upload drop through `linkId`: charged to the link owner at creation, finalized
-   * into a pending drop that waits for adoption. No device check: the link's creation was the write.
+   * A guest's web-upload drop through `linkId`: charged to the link owner at creation, within the
+   * link's cap, and recorded with its token's hash, all in one transaction; finalized into a
+   * pending drop that waits for adoption. No device check: the link's creation was the write.
    */
-  async openDrop(linkOwnerId: string, linkId: string, input: { declaredSize: number; contentHash: string | null }): Promise<Result<UploadView, CreateRefusal>> {
+  async openDrop(linkOwnerId: string, linkId: string, input: { declaredSize: number; contentHash: string | null }, tokenHash: string): Promise<Result<UploadView, CreateRefusal>> {
     const full: CreateUpload = { ...input, kind: 'original', albumId: null, intentId: null, deviceId: '', protocolVersion: '' };
     const bad = checkCreate(full);
     if (bad) return refuse('error.request.invalid', bad);
-    return this.#open(linkOwnerId, full, linkId, this.#d.clock.now());
+    const now = this.#d.clock.now();
+    const request = { ...this.#request(linkOwnerId, full, null, linkId, now), dropLinkId: linkId };
+    const opened = await guard(STORE, 'upload session write', () => this.#d.sessions.openDrop(request, tokenHash, this.#d.quota.policy, now));
+    return opened.ok ? ok(view(opened.value, now)) : opened;
   }
 
-  async #open(uploaderId: string, input: CreateUpload, dropLinkId: string | null, now: number): Promise<Result<UploadView, CreateRefusal>> {
-    const request: NewUpload = {
+  #request(uploaderId: string, input: CreateUpload, sourcePeer: string | null, dropLinkId: string | null, now: number): NewUpload {
+    return {
       id: uuidv7(now, this.#d.random.bytes(10)),
       uploaderId,
       kind: input.kind,
       declaredSize: input.declaredSize,
       contentHash: input.contentHash,
+      sourcePeer,
       albumId: input.albumId,
       intentId: input.intentId,
       dropLinkId,
       createdAt: now,
       expiresAt: now + this.#d.ttlMs,
     };
-    // One transaction: payer, expiry, quota decision, reservation and hard_since together.
-    const opened = await guard(STORE, 'upload session write', () => this.#d.sessions.openUpload(request, this.#d.quota.policy, now));
-    return opened.ok ? ok(view(opened.value, now)) : opened;
+  }
+
+  /**
+   * Revokes one of the caller's links; its drops still uploading are cancelled in the same
+   * transaction (their reservations released), and their staged bytes let go.
+   */
+  async revokeLink(ownerId: string, linkId: string): Promise<boolean> {
+    const done = await guard(STORE, 'link write', () => this.#d.sessions.revokeLink(ownerId, linkId, this.#d.quota.policy, this.#d.clock.now()));
+    for (const id of done.cancelled) await this.#d.blobs.discard(id);
+    return done.revoked;
   }
 
   async #mine(caller: Caller, id: string): Promise<UploadSessionRecord | null> {
@@ -151,6 +178,12 @@ export class UploadService {
       await guard(STORE, 'upload session write', () => this.#d.sessions.markReceived(id, null, after));
       return refuse('error.upload.too_large', `The upload declared ${s.declaredSize} bytes; more were sent and nothing was kept.`, { declared_size: s.declaredSize });
     }
+    if (s.contentHash !== null && staged.sha256 !== s.contentHash) {
+      // Announced at creation, so these bytes can never finalize: not kept.
+      await this.#d.blobs.discard(id);
+      await guard(STORE, 'upload session write', () => this.#d.sessions.markReceived(id, null, after));
+      return refuse('error.conflict', 'The bytes do not hash to the content_hash announced at creation.');
+    }
     const marked = await guard(STORE, 'upload session write', () => this.#d.sessions.markReceived(id, { size: staged.size, hash: staged.sha256 }, after));
     if (!marked) {
       await this.#d.blobs.discard(id);
@@ -159,18 +192,46 @@ export class UploadService {
     return ok(view({ ...s, state: 'WaitingForProcessing' }, after));
   }
 
-  /** Commits the bytes under their hash and the charge (or merge) to the ledger. No quota check here. */
-  async finalize(caller: Caller, id: string, input: FinalizeUpload): Promise<Result<UploadView, 'error.not_found' | 'error.conflict' | 'error.request.invalid'>> {
+  /** The session as stored when it was finalized with these bytes already, else null. */
+  async #finalizedAs(id: string, contentHash: string, now: number): Promise<UploadSessionRecord | null> {
+    const after = await guard(STORE, 'upload session read', () => this.#d.sessions.findUpload(id));
+    const again = after === null ? null : decideFinalize(after, contentHash, now);
+    return again !== null && again.ok && again.value.done ? after : null;
+  }
+
+  /**
+   * Commits the bytes under their hash and the charge (or merge) to the ledger. No quota check
+   * here. Idempotent: finalizes of one session run one after another in this process, so a second
+   * one finds the first's outcome and answers with it.
+   */
+  finalize(caller: Caller, id: string, input: FinalizeUpload): Promise<Result<UploadView, 'error.not_found' | 'error.conflict' | 'error.request.invalid'>> {
+    const before = this.#finalizing.get(id) ?? Promise.resolve();
+    const run = before.then(
+      () => this.#finalize(caller, id, input),
+      () => this.#finalize(caller, id, input),
+    );
+    this.#finalizing.set(id, run);
+    const clear = () => {
+      if (this.#finalizing.get(id) === run) this.#finalizing.delete(id);
+    };
+    run.then(clear, clear);
+    return run;
+  }
+
+  async #finalize(caller: Caller, id: string, input: FinalizeUpload): Promise<Result<UploadView, 'error.not_found' | 'error.conflict' | 'error.request.invalid'>> {
     if (!isContentHash(input.contentHash)) return refuse('error.request.invalid', 'content_hash must be 64 lowercase hex characters.');
     const s = await this.#mine(caller, id);
     if (!s) return refuse('error.not_found', 'No such upload session.');
     const now = this.#d.clock.now();
     const decided = decideFinalize(s, input.contentHash, now);
     if (!decided.ok) return decided;
+    if (decided.value.done) return ok(view(s, now));
     const intent = await this.#d.writeGuard.checkFinalize({ accountId: caller.accountId, albumId: s.albumId, manifestIntentId: input.manifest?.intentId ?? null }, now);
     if (!intent.ok) return intent;
     let asset: CompleteUpload['asset'];
-    if (s.kind === 'original') {
+    if (s.kind === 'federated') {
+      asset = null;
+    } else if (s.kind === 'original') {
       asset = { create: { id: s.id, ownerId: s.uploaderId, dropExpiresAt: s.dropLinkId === null ? null : now + this.#d.dropTtlMs } };
     } else {
       const target = input.manifest?.assetId ?? null;
@@ -179,16 +240,21 @@ export class UploadService {
       if (!a || !(await this.#mayWrite(caller.accountId, a.ownerId, now))) return refuse('error.not_found', 'No such asset.');
       asset = { attachTo: target };
     }
-    if (decided.value.staged) {
-      const committed = await this.#d.blobs.commit(id, input.contentHash);
-      if (committed !== 'stored') return refuse('error.conflict', `The received bytes could not be committed (${committed}).`);
+    const committed = await this.#d.blobs.commit(id, input.contentHash);
+    if (committed !== 'stored') {
+      // Missing: a finalize of this session in another process moved the bytes first.
+      const settled = await this.#finalizedAs(id, input.contentHash, now);
+      return settled ? ok(view(settled, now)) : refuse('error.conflict', `The received bytes could not be committed (${committed}).`);
     }
     const outcome = await guard(STORE, 'upload session write', () =>
       this.#d.sessions.completeUpload({ uploadId: id, contentHash: input.contentHash, size: decided.value.size, asset }, this.#d.quota.policy, now),
     );
     if (outcome === 'asset_missing') return refuse('error.not_found', 'No such asset.');
-    if (outcome === 'not_open') return refuse('error.conflict', 'The upload session is no longer open.');
-    if (outcome === 'blob_missing') return refuse('error.conflict', 'The merged blob was collected meanwhile; upload it again.');
+    if (outcome === 'not_open') {
+      // Decided once per session (by the store): another finalize of these bytes won, and this one answers as it did.
+      const settled = await this.#finalizedAs(id, input.contentHash, now);
+      return settled ? ok(view(settled, now)) : refuse('error.conflict', 'The upload session is no longer open.');
+    }
     return ok(view(outcome.session, now));
   }
 
@@ -214,7 +280,13 @@ export class UploadService {
 
 function checkCreate(input: CreateUpload): string | null {
   if (!Number.isSafeInteger(input.declaredSize) || input.declaredSize < 1) return 'declared_size must be a whole number from 1 to 2^53-1.';
-  if (!BLOB_KINDS.includes(input.kind)) return 'kind must be original, derivative, metadata or provenance.';
+  if (input.kind === 'federated') {
+    if (input.sourcePeer == null || input.contentHash === null) return 'A federated blob needs source_peer and content_hash.';
+    if (input.albumId !== null || input.intentId !== null) return 'A federated blob takes no album_id or intent_id.';
+  } else if (input.sourcePeer != null) {
+    return 'source_peer belongs to kind "federated" only.';
+  }
+  if (input.kind !== 'federated' && !BLOB_KINDS.includes(input.kind)) return 'kind must be original, derivative, metadata, provenance or federated.';
   if (input.contentHash !== null && !isContentHash(input.contentHash)) return 'content_hash must be 64 lowercase hex characters.';
   return null;
 }
