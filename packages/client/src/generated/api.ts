@@ -410,8 +410,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A single-use challenge (32 bytes, 300 s) for the revoke-all proof */
+        /** A single-use challenge (32 bytes, 300 s) for the revoke-all proof; at most 5 live per account */
         post: operations["postAuthLogoutAllChallenge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/methods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every way into the account the request acts as: a usable password, a confirmed second factor, each linked OpenID identity (a sponsored account, reached with X-Svc-Act-As, has none) */
+        get: operations["getAuthMethods"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -462,7 +479,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove the caller's identity at the provider (refused when it is the account's only way in) */
+        /** Remove the caller's identity at the provider (needs a recent sign-in; refused when no other usable way in remains) */
         delete: operations["deleteAuthOidcLink"];
         options?: never;
         head?: never;
@@ -615,7 +632,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Remove the confirmed factor with a live code (Confirmed -> None) */
+        /** Remove the confirmed factor with a live code (Confirmed -> None). Needs a recent sign-in */
         post: operations["postAuthTotpDisable"];
         delete?: never;
         options?: never;
@@ -632,7 +649,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Issue a fresh TOTP secret (None or Pending -> Pending); shown once, never again */
+        /** Issue a fresh TOTP secret (None or Pending -> Pending); shown once, never again. Needs a recent sign-in */
         post: operations["postAuthTotpEnroll"];
         delete?: never;
         options?: never;
@@ -649,7 +666,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Confirm the pending factor with a current code (Pending -> Confirmed) */
+        /** Confirm the pending factor with a current code (Pending -> Confirmed). Needs a recent sign-in */
         post: operations["postAuthTotpVerifyEnrollment"];
         delete?: never;
         options?: never;
@@ -666,7 +683,7 @@ export interface paths {
         };
         /** The latest accepted directory, as the signed CBOR that was accepted */
         get: operations["getDevicesDirectory"];
-        /** Publish the signed device directory (the first one fixes the identity anchor) */
+        /** Publish the signed device directory (the first one fixes the identity anchor and needs a recent sign-in) */
         put: operations["putDevicesDirectory"];
         post?: never;
         delete?: never;
@@ -4670,6 +4687,131 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
+            /** @description error.request.too_many */
+            429: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.too_many";
+                        /** @constant */
+                        status?: 429;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuthMethods: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sign-in methods */
+            200: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        oidc: {
+                            issuer: string;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339 UTC timestamp
+                             */
+                            linked_at: string;
+                            subject: string;
+                        }[];
+                        /** @description A local password exists and local sign-in is on */
+                        password: boolean;
+                        /** @description A confirmed second factor */
+                        totp: boolean;
+                    };
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
             /** @description error.store.unavailable */
             503: {
                 headers: {
@@ -4842,7 +4984,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.account_locked, error.auth.not_the_initiator */
+            /** @description error.auth.account_locked, error.auth.not_the_initiator, error.auth.reauthentication_required */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -4853,7 +4995,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.account_locked" | "error.auth.not_the_initiator";
+                        code?: "error.auth.account_locked" | "error.auth.not_the_initiator" | "error.auth.reauthentication_required";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -4927,7 +5069,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.protocol.unsupported */
+            /** @description error.protocol.below_min, error.protocol.unsupported */
             426: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -4938,7 +5080,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.protocol.unsupported";
+                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
                     } & components["schemas"]["Problem"];
@@ -5003,7 +5145,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.not_an_owner */
+            /** @description error.auth.not_an_owner, error.auth.reauthentication_required */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -5014,7 +5156,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.not_an_owner";
+                        code?: "error.auth.not_an_owner" | "error.auth.reauthentication_required";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -5101,7 +5243,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description base64url SHA-256 of a verifier the app keeps (PKCE S256 toward this server); required when return_to is not https */
+                    /** @description base64url SHA-256 of a verifier the app keeps (PKCE S256 toward this server); required for every return_to (absent: 400 error.oidc.app_challenge_required) */
                     app_challenge?: string;
                     /**
                      * @description sign_in (default, no token); link and reauthenticate need the Bearer access token
@@ -5161,6 +5303,23 @@ export interface operations {
                         code?: "error.auth.session_invalid";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.reauthentication_required */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.reauthentication_required";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -6479,7 +6638,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.local_disabled, error.auth.not_an_owner */
+            /** @description error.auth.local_disabled, error.auth.not_an_owner, error.auth.reauthentication_required */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -6490,7 +6649,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner";
+                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner" | "error.auth.reauthentication_required";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -6650,7 +6809,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.local_disabled, error.auth.not_an_owner */
+            /** @description error.auth.local_disabled, error.auth.not_an_owner, error.auth.reauthentication_required */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -6661,7 +6820,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner";
+                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner" | "error.auth.reauthentication_required";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -6817,7 +6976,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.local_disabled, error.auth.not_an_owner */
+            /** @description error.auth.local_disabled, error.auth.not_an_owner, error.auth.reauthentication_required */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -6828,7 +6987,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner";
+                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner" | "error.auth.reauthentication_required";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -7107,7 +7266,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.not_an_owner */
+            /** @description error.auth.not_an_owner, error.auth.reauthentication_required */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -7118,7 +7277,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.not_an_owner";
+                        code?: "error.auth.not_an_owner" | "error.auth.reauthentication_required";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
