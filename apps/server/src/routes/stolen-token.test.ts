@@ -152,7 +152,7 @@ async function withFactor(s: TestServer) {
   return { ...user, accountId, identity, secret };
 }
 
-describe('a stolen token and the second factor', () => {
+describe('a stolen token and the second factor', { timeout: 30_000 }, () => {
   it('TOTP enroll with a stale session is 403 and enrolls nothing; after reauthenticate it works', async () => {
     const s = await testServer();
     open.push(s);
@@ -209,7 +209,7 @@ describe('a stolen token and the second factor', () => {
   }
 });
 
-describe('every change core lists answers 403 reauthentication_required over HTTP once the proof lapsed', () => {
+describe('every change core lists answers 403 reauthentication_required over HTTP once the proof lapsed', { timeout: 30_000 }, () => {
   /** The request that makes each listed change. A change added to the list without a request here does not compile. */
   const requests: Record<SignInChange, (s: TestServer, token: string, accountId: string) => Promise<{ status: number; body: Record<string, unknown> }>> = {
     oidc_link: (s, token) => call(s.app, 'POST', '/v1/auth/oidc/start', { token, body: { return_to: RETURN, purpose: 'link', app_challenge: app('x').challenge } }),
