@@ -9,6 +9,8 @@ export interface Config {
   readonly baseUrl: string;
   readonly sessionIdleMs: number;
   readonly sessionMaxMs: number;
+  /** `SVC_REAUTH_WINDOW_S`: how long a proof of a credential lets a session change how the account signs in (default 300). */
+  readonly reauthWindowMs: number;
   readonly quotaSoftBytes: number | null;
   readonly quotaHardBytes: number | null;
   readonly quotaGraceMs: number;
@@ -284,6 +286,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     baseUrl: baseUrl.replace(/\/+$/, ''),
     sessionIdleMs: seconds(env, 'SVC_SESSION_IDLE_S', 180 * DAY_S),
     sessionMaxMs: seconds(env, 'SVC_SESSION_MAX_S', 365 * DAY_S),
+    reauthWindowMs: seconds(env, 'SVC_REAUTH_WINDOW_S', 300),
     quotaSoftBytes: softLimit,
     quotaHardBytes: hardLimit,
     quotaGraceMs: seconds(env, 'SVC_QUOTA_GRACE_S', 14 * DAY_S),

@@ -24,6 +24,7 @@ import {
   type Ports,
   DEFAULT_QUOTA_POLICY,
   DEFAULT_SESSION_POLICY,
+  SignInMethodsService,
   DEFAULT_UPLOAD_POLICY,
   TotpRecoveryService,
   OidcService,
@@ -84,6 +85,8 @@ export interface AppDeps {
   readonly totpRecovery: TotpRecoveryService;
   /** OpenID Connect sign-in; null when no provider is configured. */
   readonly oidc: OidcService | null;
+  /** Every way into an account (GET /v1/auth/methods). */
+  readonly signInMethods: SignInMethodsService;
   /** Deprecation announcements (the operator's `deprecate`) and the window they make at each instant. */
   readonly deprecations: DeprecationService;
   readonly protocol: LiveProtocol;
@@ -163,7 +166,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     clock,
     random,
     logger,
-    policy: { ...DEFAULT_SESSION_POLICY, idleMs: config.sessionIdleMs, maxMs: config.sessionMaxMs },
+    policy: { ...DEFAULT_SESSION_POLICY, idleMs: config.sessionIdleMs, maxMs: config.sessionMaxMs, reauthWindowMs: config.reauthWindowMs },
   });
   const totp = new TotpService({
     store: stores.totp,
@@ -196,7 +199,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   };
   const attestation = new AttestationRing({ store: stores.attestation, blobs: stores.quota, clock, random, issuer: config.baseUrl });
   await attestation.init();
-  const devices = new DeviceDirectoryService({ directories: stores.devices, clock });
+  const devices = new DeviceDirectoryService({ directories: stores.devices, clock, sessions });
   const revokeAll = new RevokeAllService({ challenges: stores.devices, directories: stores.devices, sessions, clock, random });
   const albums = new AlbumService({ albums: stores.albums, directories: stores.devices, clock, random, window });
   const quota = new QuotaService({
@@ -213,7 +216,8 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   const links = new LinkService({ links: stores.links, albums: stores.albums, sessions: stores.quota, catalog: stores.quota, uploads, assets, quota, clock, random });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
   const totpRecovery = new TotpRecoveryService({ challenges: stores.totp, directories: stores.devices, recovery: stores.secondFactor, accounts: stores.accounts, sessions, clock });
-  const oidc = buildOidc(config, stores, platform, sessions);
+  const oidc = buildOidc(config, stores, platform, sessions, window);
+  const signInMethods = new SignInMethodsService({ accounts: stores.accounts, totp: stores.totp, links: stores.oidc, localSignIn: config.authLocal });
   // Discovery and federation.
   const discovery = new DiscoveryService({ handles: stores.discovery, accounts: stores.accounts, directories: stores.devices, clock, baseUrl: config.baseUrl });
   const peers = platform.peers ?? new HttpPeers({ clock, timeoutMs: config.federationTimeoutMs, revokedTtlMs: config.federationRevokedCacheMs });
@@ -252,6 +256,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     assets,
     metrics: new HttpMetrics(),
     oidc,
+    signInMethods,
     deprecations,
     protocol,
     attestation,
@@ -266,7 +271,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
  * OpenID Connect sign-in over the configured provider. Discovery starts now without holding the
  * start up: a provider that is down leaves OIDC answering 503 until it is back.
  */
-function buildOidc(config: Config, stores: Stores, platform: Platform, sessions: SessionService): OidcService | null {
+function buildOidc(config: Config, stores: Stores, platform: Platform, sessions: SessionService, window: ProtocolWindow): OidcService | null {
   if (config.oidc === null) return null;
   const { clock, random, logger } = platform;
   let provider = platform.identityProvider;
@@ -284,5 +289,18 @@ function buildOidc(config: Config, stores: Stores, platform: Platform, sessions:
   }
   // The PKCE verifier waits in the database sealed under the same key as TOTP secrets.
   const sealer = new TotpSecretBox({ key: config.secretKey ?? secretKeyFromDataDir(config.dataDir, logger), random });
-  return new OidcService({ provider, flows: stores.oidc, links: stores.oidc, accounts: stores.accounts, sessions, sealer, clock, random, logger, returnUris: config.oidc.returnUris });
+  return new OidcService({
+    provider,
+    flows: stores.oidc,
+    links: stores.oidc,
+    accounts: stores.accounts,
+    sessions,
+    sealer,
+    clock,
+    random,
+    logger,
+    returnUris: config.oidc.returnUris,
+    localSignIn: config.authLocal,
+    window,
+  });
 }

@@ -7,6 +7,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
+import { sha256, toBase64url, utf8 } from '@strongroom/core';
 import { fetchCall } from './testing.js';
 import { Browser, startTestProvider, type TestProvider } from './testing-oidc.js';
 
@@ -22,6 +23,9 @@ const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const BASE_URL = 'http://127.0.0.1:8080';
 const CALLBACK = `${BASE_URL}/v1/auth/oidc/callback`;
 const RETURN = 'https://app.example/done';
+/** Every flow carries the app's PKCE challenge (decisions.md, turn 3). */
+const APP_VERIFIER = 'multiprocess-app-verifier'.padEnd(43, 'm');
+const APP_CHALLENGE = toBase64url(sha256(utf8(APP_VERIFIER)));
 const DATA_DIR = mkdtempSync(join(tmpdir(), 'sr-oidc-multiproc-'));
 
 if (!PG_URL) console.warn('oidc-multiprocess.test.ts: SKIPPED: PG_URL is not set (several processes need a PostgreSQL server).');
@@ -104,7 +108,7 @@ describe.skipIf(!PG_URL)('an OpenID flow across two server processes on PostgreS
   }
 
   it('starts on one process, comes back to the other, and the session works on both', async () => {
-    const started = await fetchCall(a.url, 'POST', '/v1/auth/oidc/start', { body: { return_to: RETURN } });
+    const started = await fetchCall(a.url, 'POST', '/v1/auth/oidc/start', { body: { return_to: RETURN, app_challenge: APP_CHALLENGE } });
     expect(started.status, JSON.stringify(started.body)).toBe(200);
     const sub = `mp-${Math.random().toString(36).slice(2, 10)}`;
     idp.willSignIn({ sub, email: `${sub}@example.org`, emailVerified: true });
@@ -115,10 +119,10 @@ describe.skipIf(!PG_URL)('an OpenID flow across two server processes on PostgreS
     expect(code).toBeTruthy();
     // The state was used up on b: a replay on a is refused.
     expect((await deliver(a, callbackUrl)).status).toBe(400);
-    const pair = await fetchCall(a.url, 'POST', '/v1/auth/oidc/complete', { body: { login_code: code } });
+    const pair = await fetchCall(a.url, 'POST', '/v1/auth/oidc/complete', { body: { login_code: code, app_verifier: APP_VERIFIER } });
     expect(pair.status, JSON.stringify(pair.body)).toBe(200);
     // The login code was used up on a: b refuses it.
-    expect((await fetchCall(b.url, 'POST', '/v1/auth/oidc/complete', { body: { login_code: code } })).status).toBe(401);
+    expect((await fetchCall(b.url, 'POST', '/v1/auth/oidc/complete', { body: { login_code: code, app_verifier: APP_VERIFIER } })).status).toBe(401);
     const profile = await fetchCall(b.url, 'GET', '/v1/auth/profile', { token: pair.body.access_token });
     expect(profile.body.address).toBe(`${sub}@example.org`);
     const sessions = await fetchCall(a.url, 'GET', '/v1/auth/sessions', { token: pair.body.access_token });

@@ -45,7 +45,7 @@ describe('PostgreSQL: cross-connection races', () => {
     const store = new PgStore(t.db);
     const totp = new PgTotpStore(t.db);
     const accountId = '0190a000-0000-7000-8000-00000000c0de';
-    await store.createAccount({ id: accountId, address: 'race@example.org', addressKey: 'race@example.org', passwordHash: 'h', displayName: null, createdAt: 1, lockedAt: null });
+    await store.createAccount({ id: accountId, address: 'race@example.org', addressKey: 'race@example.org', passwordHash: 'h', displayName: null, createdAt: 1, lockedAt: null, credentialsChangedAt: null });
     await totp.savePendingTotp({ accountId, sealedSecret: 'sealed', at: 1 });
     expect(await totp.confirmTotp({ accountId, sealedSecret: 'sealed', step: 100, at: 2 })).toBe(true);
     const wins = await Promise.all(Array.from({ length: 10 }, () => totp.advanceTotpStep(accountId, 101)));

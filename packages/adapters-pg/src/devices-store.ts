@@ -5,6 +5,7 @@ import {
   type DeviceEntry,
   type DirectoryRecord,
   type PublishOutcome,
+  type RevokeAllAdmission,
   type RevokeAllChallenge,
   type RevokeAllChallengeStore,
 } from '@strongroom/core';
@@ -116,10 +117,15 @@ export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeSt
     return r ? new Uint8Array(r.k) : null;
   }
 
-  async insertRevokeAllChallenge(c: RevokeAllChallenge, now: number): Promise<void> {
-    await this.db.transaction(async (tx) => {
+  async insertRevokeAllChallenge(c: RevokeAllChallenge, now: number, admit: (expiries: readonly number[]) => RevokeAllAdmission): Promise<RevokeAllAdmission> {
+    return this.db.transaction(async (tx) => {
+      // The account row's lock serialises two requests of one account: each counts what the other wrote.
+      await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, c.accountId)).for('update');
       await tx.delete(revokeAllChallenges).where(lte(revokeAllChallenges.expiresAt, now));
-      await tx.insert(revokeAllChallenges).values(c);
+      const rows = await tx.select({ e: revokeAllChallenges.expiresAt }).from(revokeAllChallenges).where(eq(revokeAllChallenges.accountId, c.accountId));
+      const admission = admit(rows.map((r) => r.e));
+      if (admission.admitted) await tx.insert(revokeAllChallenges).values(c);
+      return admission;
     });
   }
 

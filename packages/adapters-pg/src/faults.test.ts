@@ -24,6 +24,7 @@ describe.skipIf(!PG_URL)('PostgreSQL behind a partition (PG_URL)', () => {
     displayName: null,
     createdAt: 1,
     lockedAt: null,
+    credentialsChangedAt: null,
   };
 
   beforeAll(async () => {

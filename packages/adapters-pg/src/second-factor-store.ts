@@ -9,7 +9,7 @@ import {
   type TotpThrottleStore,
 } from '@strongroom/core';
 import type { PgDb } from './db.js';
-import { sessions } from './schema/accounts.js';
+import { accounts, sessions } from './schema/accounts.js';
 import { deployment, totpThrottles } from './schema/second-factor.js';
 import { totpEnrollments } from './schema/totp.js';
 
@@ -47,6 +47,7 @@ export class PgSecondFactorStore implements TotpThrottleStore, TotpRecoveryStore
         .returning({ accountId: totpEnrollments.accountId });
       if (removed.length !== 1) return false;
       await tx.insert(sessions).values(session);
+      await tx.update(accounts).set({ credentialsChangedAt: session.createdAt }).where(eq(accounts.id, accountId));
       return true;
     });
   }

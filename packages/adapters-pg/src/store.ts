@@ -111,7 +111,9 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
     return r ? toAccount(r) : null;
   }
   async setLocked(id: string, lockedAt: number | null): Promise<boolean> {
-    const r = await this.db.update(accounts).set({ lockedAt }).where(eq(accounts.id, id)).returning({ id: accounts.id });
+    // Locking is a credential change; unlocking is not.
+    const set = lockedAt === null ? { lockedAt } : { lockedAt, credentialsChangedAt: lockedAt };
+    const r = await this.db.update(accounts).set(set).where(eq(accounts.id, id)).returning({ id: accounts.id });
     return r.length === 1;
   }
   async changePassword(c: PasswordChange): Promise<boolean> {
@@ -124,7 +126,7 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
         .where(and(eq(sessions.id, c.sessionId), eq(sessions.accountId, c.accountId), isNull(sessions.closedAt)))
         .returning({ id: sessions.id });
       if (reopened.length !== 1) return false;
-      await tx.update(accounts).set({ passwordHash: c.passwordHash }).where(eq(accounts.id, c.accountId));
+      await tx.update(accounts).set({ passwordHash: c.passwordHash, credentialsChangedAt: c.at }).where(eq(accounts.id, c.accountId));
       await tx
         .update(sessions)
         .set({ closedAt: c.at })
@@ -165,12 +167,23 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
     return r.length === 1;
   }
   async closeAllSessions(accountId: string, at: number): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      await tx.update(accounts).set({ credentialsChangedAt: at }).where(eq(accounts.id, accountId));
+      const r = await tx
+        .update(sessions)
+        .set({ closedAt: at })
+        .where(and(eq(sessions.accountId, accountId), isNull(sessions.closedAt)))
+        .returning({ id: sessions.id });
+      return r.length;
+    });
+  }
+  async recordAuthentication(id: string, at: number): Promise<boolean> {
     const r = await this.db
       .update(sessions)
-      .set({ closedAt: at })
-      .where(and(eq(sessions.accountId, accountId), isNull(sessions.closedAt)))
+      .set({ authenticatedAt: at })
+      .where(and(eq(sessions.id, id), isNull(sessions.closedAt)))
       .returning({ id: sessions.id });
-    return r.length;
+    return r.length === 1;
   }
   async listOpenSessions(accountId: string): Promise<SessionRecord[]> {
     const rows = await this.db

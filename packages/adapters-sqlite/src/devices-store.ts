@@ -7,6 +7,7 @@ import {
   type DeviceEntry,
   type DirectoryRecord,
   type PublishOutcome,
+  type RevokeAllAdmission,
   type RevokeAllChallenge,
   type RevokeAllChallengeStore,
 } from '@strongroom/core';
@@ -83,10 +84,18 @@ export class SqliteDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
     return r ? new Uint8Array(r.k) : null;
   }
 
-  async insertRevokeAllChallenge(c: RevokeAllChallenge, now: number): Promise<void> {
-    this.#db.transaction((tx) => {
+  async insertRevokeAllChallenge(c: RevokeAllChallenge, now: number, admit: (expiries: readonly number[]) => RevokeAllAdmission): Promise<RevokeAllAdmission> {
+    return this.#db.transaction((tx) => {
       tx.delete(revokeAllChallenges).where(lte(revokeAllChallenges.expiresAt, now)).run();
-      tx.insert(revokeAllChallenges).values(c).run();
+      const expiries = tx
+        .select({ e: revokeAllChallenges.expiresAt })
+        .from(revokeAllChallenges)
+        .where(eq(revokeAllChallenges.accountId, c.accountId))
+        .all()
+        .map((r) => r.e);
+      const admission = admit(expiries);
+      if (admission.admitted) tx.insert(revokeAllChallenges).values(c).run();
+      return admission;
     });
   }
 

@@ -10,7 +10,7 @@ import {
   type TotpThrottleState,
   type TotpThrottleStore,
 } from '@strongroom/core';
-import { sessions } from './schema/accounts.js';
+import { accounts, sessions } from './schema/accounts.js';
 import { deployment, totpThrottles } from './schema/second-factor.js';
 import { totpEnrollments } from './schema/totp.js';
 
@@ -55,6 +55,7 @@ export class SqliteSecondFactorStore implements TotpThrottleStore, TotpRecoveryS
           .run();
         if (removed.changes !== 1) return false;
         tx.insert(sessions).values(session).run();
+        tx.update(accounts).set({ credentialsChangedAt: session.createdAt }).where(eq(accounts.id, accountId)).run();
         return true;
       },
       { behavior: 'immediate' },

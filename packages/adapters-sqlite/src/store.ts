@@ -37,6 +37,7 @@ type SessionTuple = [
   accessFloor: number,
   closedAt: number | null,
   method: SessionRow['method'],
+  authenticatedAt: number,
 ];
 const sessionOfTuple = (r: SessionTuple): SessionRecord => ({
   id: r[0],
@@ -49,11 +50,12 @@ const sessionOfTuple = (r: SessionTuple): SessionRecord => ({
   accessFloor: r[7],
   closedAt: r[8],
   method: r[9],
+  authenticatedAt: r[10],
 });
 type AccountRow = typeof accounts.$inferSelect;
 const SESSION_SELECT =
   'SELECT id, account_id AS accountId, token_hash AS tokenHash, cohort_hash AS cohortHash, created_at AS createdAt, refreshed_at AS refreshedAt, ' +
-  'last_used_at AS lastUsedAt, access_floor AS accessFloor, closed_at AS closedAt, method FROM sessions';
+  'last_used_at AS lastUsedAt, access_floor AS accessFloor, closed_at AS closedAt, method, authenticated_at AS authenticatedAt FROM sessions';
 // Raw mode (rows as arrays) skips building an object keyed by column names for the hottest read.
 // Each column costs a property write into the row, so the account's id is not read twice.
 type AccessRow = [accountId: string, accessFloor: number, closedAt: number | null, lastUsedAt: number, address: string | null, displayName: string | null, createdAt: number, handleUser: string | null];
@@ -61,7 +63,7 @@ const ACCESS_SELECT =
   'SELECT s.account_id, s.access_floor, s.closed_at, s.last_used_at, a.address, a.display_name, a.created_at, h.user_name ' +
   'FROM sessions s JOIN accounts a ON a.id = s.account_id LEFT JOIN handles h ON h.account_id = a.id WHERE s.id = ?';
 const ACCOUNT_SELECT =
-  'SELECT id, address, address_key AS addressKey, password_hash AS passwordHash, display_name AS displayName, created_at AS createdAt, locked_at AS lockedAt FROM accounts';
+  'SELECT id, address, address_key AS addressKey, password_hash AS passwordHash, display_name AS displayName, created_at AS createdAt, locked_at AS lockedAt, credentials_changed_at AS credentialsChangedAt FROM accounts';
 
 /**
  * The account, session, cohort and signing-key ports over SQLite. better-sqlite3 is synchronous,
@@ -96,8 +98,8 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     this.#touch = sqlite.prepare('UPDATE sessions SET last_used_at = ? WHERE id = ? AND last_used_at <= ?');
     this.#issuance = sqlite.prepare('UPDATE sessions SET refreshed_at = ?, last_used_at = ? WHERE id = ? AND closed_at IS NULL');
     this.#insertSession = sqlite.prepare(
-      'INSERT INTO sessions (id, account_id, token_hash, cohort_hash, created_at, refreshed_at, last_used_at, access_floor, closed_at, method) ' +
-        'VALUES (@id, @accountId, @tokenHash, @cohortHash, @createdAt, @refreshedAt, @lastUsedAt, @accessFloor, @closedAt, @method)',
+      'INSERT INTO sessions (id, account_id, token_hash, cohort_hash, created_at, refreshed_at, last_used_at, access_floor, closed_at, method, authenticated_at) ' +
+        'VALUES (@id, @accountId, @tokenHash, @cohortHash, @createdAt, @refreshedAt, @lastUsedAt, @accessFloor, @closedAt, @method, @authenticatedAt)',
     );
   }
 
@@ -120,7 +122,9 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     return r ? toAccount(r) : null;
   }
   async setLocked(id: string, lockedAt: number | null): Promise<boolean> {
-    return this.db.update(accounts).set({ lockedAt }).where(eq(accounts.id, id)).run().changes === 1;
+    // Locking is a credential change; unlocking is not.
+    const set = lockedAt === null ? { lockedAt } : { lockedAt, credentialsChangedAt: lockedAt };
+    return this.db.update(accounts).set(set).where(eq(accounts.id, id)).run().changes === 1;
   }
   async changePassword(c: PasswordChange): Promise<boolean> {
     return this.db.transaction((tx) => {
@@ -130,7 +134,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
         .where(and(eq(sessions.id, c.sessionId), eq(sessions.accountId, c.accountId), isNull(sessions.closedAt)))
         .run();
       if (reopened.changes !== 1) return false;
-      tx.update(accounts).set({ passwordHash: c.passwordHash }).where(eq(accounts.id, c.accountId)).run();
+      tx.update(accounts).set({ passwordHash: c.passwordHash, credentialsChangedAt: c.at }).where(eq(accounts.id, c.accountId)).run();
       tx.update(sessions)
         .set({ closedAt: c.at })
         .where(and(eq(sessions.accountId, c.accountId), isNull(sessions.closedAt), sql`${sessions.id} <> ${c.sessionId}`))
@@ -179,7 +183,13 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     return r.changes === 1;
   }
   async closeAllSessions(accountId: string, at: number): Promise<number> {
-    return this.db.update(sessions).set({ closedAt: at }).where(and(eq(sessions.accountId, accountId), isNull(sessions.closedAt))).run().changes;
+    return this.db.transaction((tx) => {
+      tx.update(accounts).set({ credentialsChangedAt: at }).where(eq(accounts.id, accountId)).run();
+      return tx.update(sessions).set({ closedAt: at }).where(and(eq(sessions.accountId, accountId), isNull(sessions.closedAt))).run().changes;
+    });
+  }
+  async recordAuthentication(id: string, at: number): Promise<boolean> {
+    return this.db.update(sessions).set({ authenticatedAt: at }).where(and(eq(sessions.id, id), isNull(sessions.closedAt))).run().changes === 1;
   }
   async listOpenSessions(accountId: string): Promise<SessionRecord[]> {
     return this.db.select().from(sessions).where(and(eq(sessions.accountId, accountId), isNull(sessions.closedAt))).all().map(toSession);

@@ -45,6 +45,8 @@ export type ErrorCode =
   | 'error.auth.local_disabled'
   | 'error.auth.no_local_password'
   | 'error.auth.last_sign_in_method'
+  | 'error.auth.reauthentication_required'
+  | 'error.request.too_many'
   | 'error.auth.not_the_initiator'
   | 'error.auth.login_code_invalid'
   | 'error.oidc.return_to_invalid'

@@ -23,6 +23,7 @@ function account(over: Partial<AccountRecord> = {}): AccountRecord {
     displayName: null,
     createdAt: 1_000,
     lockedAt: null,
+    credentialsChangedAt: null,
     ...over,
   };
 }
@@ -39,6 +40,7 @@ function session(accountId: string, over: Partial<SessionRecord> = {}): SessionR
     accessFloor: 1_000,
     closedAt: null,
     method: 'password',
+    authenticatedAt: 1_000,
     ...over,
   };
 }
@@ -74,6 +76,28 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
         expect(await s.setLocked(a.id, 5)).toBe(true);
         expect((await s.findAccountById(a.id))?.lockedAt).toBe(5);
       }));
+    it('a lock, a password change and revoke-all stamp the credential change in the same step; unlocking does not', () =>
+      using(setup, async (s) => {
+        const a = account();
+        const b = account();
+        await s.createAccount(a);
+        await s.createAccount(b);
+        expect((await s.findAccountById(a.id))?.credentialsChangedAt ?? null).toBeNull();
+        await s.setLocked(a.id, 5);
+        expect((await s.findAccountById(a.id))?.credentialsChangedAt).toBe(5);
+        await s.setLocked(a.id, null);
+        expect(await s.findAccountById(a.id)).toMatchObject({ lockedAt: null, credentialsChangedAt: 5 });
+        const mine = session(a.id);
+        await s.insertSession(mine);
+        await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: mine.id, tokenHash: 'c'.repeat(64), at: 2_000 });
+        expect((await s.findAccountById(a.id))?.credentialsChangedAt).toBe(2_000);
+        // A refused password change stamps nothing.
+        await s.changePassword({ accountId: b.id, passwordHash: 'x', sessionId: mine.id, tokenHash: 'b'.repeat(64), at: 2_500 });
+        expect((await s.findAccountById(b.id))?.credentialsChangedAt ?? null).toBeNull();
+        await s.closeAllSessions(a.id, 3_000);
+        expect((await s.findAccountById(a.id))?.credentialsChangedAt).toBe(3_000);
+        expect((await s.findAccountById(b.id))?.credentialsChangedAt ?? null).toBeNull();
+      }));
     it('changePassword is all-or-nothing and keeps the caller open', () =>
       using(setup, async (s) => {
         const a = account();
@@ -101,6 +125,24 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
 
 export function describeSessionLedgerContract(adapter: string, setup: Setup): void {
   describeContract(adapter, 'sessions', 'SessionLedger', () => {
+    it('a session keeps the time of its last proof; recordAuthentication renews an open one only', () =>
+      using(setup, async (s) => {
+        const a = account();
+        await s.createAccount(a);
+        const x = session(a.id, { authenticatedAt: 1_500 });
+        const y = session(a.id);
+        await s.insertSession(x);
+        await s.insertSession(y);
+        expect((await s.findSessionById(x.id))?.authenticatedAt).toBe(1_500);
+        expect(await s.recordAuthentication(x.id, 9_000)).toBe(true);
+        expect((await s.findSessionById(x.id))?.authenticatedAt).toBe(9_000);
+        expect((await s.findSessionById(y.id))?.authenticatedAt).toBe(1_000);
+        expect((await s.listOpenSessions(a.id)).find((r) => r.id === x.id)?.authenticatedAt).toBe(9_000);
+        await s.closeSession(a.id, y.id, 9_500);
+        expect(await s.recordAuthentication(y.id, 10_000)).toBe(false);
+        expect((await s.findSessionById(y.id))?.authenticatedAt).toBe(1_000);
+        expect(await s.recordAuthentication('0190b000-0000-7000-8000-ffffffffffff', 10_000)).toBe(false);
+      }));
     it('inserts and finds by id and token hash', () =>
       using(setup, async (s) => {
         const a = account();
@@ -170,6 +212,7 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         expect(await s.closeSession(a.id, x.id, 3)).toBe(false);
         expect((await s.listOpenSessions(a.id)).map((r) => r.id)).toEqual([y.id]);
         expect(await s.closeAllSessions(a.id, 4)).toBe(1);
+        expect(await s.recordAuthentication(y.id, 5)).toBe(false);
         expect(await s.listOpenSessions(a.id)).toEqual([]);
         expect((await s.findSessionById(x.id))?.closedAt).toBe(2);
         expect((await s.listOpenSessions(b.id)).map((r) => r.id)).toEqual([z.id]);

@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import type { AccountRecord, AlbumRecord, DeviceEntry, DirectoryRecord, UpgradeIntentRecord } from '@strongroom/core';
-import type { Ports } from '@strongroom/core';
+import type { Ports, RevokeAllAdmission } from '@strongroom/core';
+import { admitRevokeAllChallenge, MAX_LIVE_REVOKE_ALL_CHALLENGES } from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
 import { describeContract } from './registry.js';
 
@@ -16,6 +17,7 @@ async function withAccount(ports: Ports): Promise<string> {
     displayName: null,
     createdAt: 1_000,
     lockedAt: null,
+    credentialsChangedAt: null,
   };
   await ports.accounts.createAccount(account);
   return account.id;
@@ -43,6 +45,9 @@ async function using(setup: Setup, body: (ports: Ports) => Promise<void>): Promi
 }
 
 /** Device directory, identity anchor and revoke-all challenges. */
+/** Admits everything: tests of storage, not of the bound. */
+const ADMIT = (): RevokeAllAdmission => ({ admitted: true });
+
 export function describeDeviceStoreContract(adapter: string, setup: Setup): void {
   describeContract(adapter, 'devices', 'DeviceDirectoryStore + RevokeAllChallengeStore', () => {
     it('the first directory fixes the anchor; later ones need it and a higher seq', () =>
@@ -93,22 +98,52 @@ export function describeDeviceStoreContract(adapter: string, setup: Setup): void
         const s = ports.devices;
         const a = await withAccount(ports);
         const c = { challengeHash: 'a'.repeat(64), accountId: a, expiresAt: 2_000 };
-        await s.insertRevokeAllChallenge(c, 1_000);
+        await s.insertRevokeAllChallenge(c, 1_000, ADMIT);
         expect(await s.consumeRevokeAllChallenge('b'.repeat(64))).toBeNull();
         const both = await Promise.all([s.consumeRevokeAllChallenge(c.challengeHash), s.consumeRevokeAllChallenge(c.challengeHash)]);
         expect(both.filter((x) => x !== null)).toEqual([c]);
         const late = { challengeHash: 'c'.repeat(64), accountId: a, expiresAt: 3_000 };
-        await s.insertRevokeAllChallenge(late, 2_500);
+        await s.insertRevokeAllChallenge(late, 2_500, ADMIT);
         expect(await s.consumeRevokeAllChallenge(late.challengeHash)).toEqual(late);
       }));
     it('drops expired challenges when a new one is stored', () =>
       using(setup, async (ports) => {
         const s = ports.devices;
         const a = await withAccount(ports);
-        await s.insertRevokeAllChallenge({ challengeHash: 'd'.repeat(64), accountId: a, expiresAt: 2_000 }, 1_000);
-        await s.insertRevokeAllChallenge({ challengeHash: 'e'.repeat(64), accountId: a, expiresAt: 9_000 }, 2_000);
+        await s.insertRevokeAllChallenge({ challengeHash: 'd'.repeat(64), accountId: a, expiresAt: 2_000 }, 1_000, ADMIT);
+        await s.insertRevokeAllChallenge({ challengeHash: 'e'.repeat(64), accountId: a, expiresAt: 9_000 }, 2_000, ADMIT);
         expect(await s.consumeRevokeAllChallenge('d'.repeat(64))).toBeNull();
         expect(await s.consumeRevokeAllChallenge('e'.repeat(64))).not.toBeNull();
+      }));
+    it("asks core's decision with the expiries of the account's stored challenges only, and stores nothing it refuses", () =>
+      using(setup, async (ports) => {
+        const s = ports.devices;
+        const a = await withAccount(ports);
+        const b = await withAccount(ports);
+        await s.insertRevokeAllChallenge({ challengeHash: '1'.repeat(64), accountId: a, expiresAt: 5_000 }, 1_000, ADMIT);
+        await s.insertRevokeAllChallenge({ challengeHash: '2'.repeat(64), accountId: b, expiresAt: 6_000 }, 1_000, ADMIT);
+        const seen: (readonly number[])[] = [];
+        const refused = await s.insertRevokeAllChallenge({ challengeHash: '3'.repeat(64), accountId: a, expiresAt: 7_000 }, 1_500, (e) => {
+          seen.push(e);
+          return { admitted: false, retryAfterS: 4 };
+        });
+        expect(refused).toEqual({ admitted: false, retryAfterS: 4 });
+        expect(seen).toEqual([[5_000]]);
+        expect(await s.consumeRevokeAllChallenge('3'.repeat(64))).toBeNull();
+      }));
+    it('serialises one account: concurrent requests past the bound of core never store more than it admits', () =>
+      using(setup, async (ports) => {
+        const s = ports.devices;
+        const a = await withAccount(ports);
+        const results = await Promise.all(
+          Array.from({ length: 12 }, (_, i) =>
+            s.insertRevokeAllChallenge({ challengeHash: (i + 10).toString(16).padStart(64, 'f'), accountId: a, expiresAt: 9_000 }, 1_000, (e) =>
+              admitRevokeAllChallenge(e, 1_000),
+            ),
+          ),
+        );
+        expect(results.filter((r) => r.admitted)).toHaveLength(MAX_LIVE_REVOKE_ALL_CHALLENGES);
+        expect(results.find((r) => !r.admitted)).toEqual({ admitted: false, retryAfterS: 8 });
       }));
   });
 }

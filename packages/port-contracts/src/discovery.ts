@@ -14,6 +14,7 @@ function account(): AccountRecord {
     displayName: null,
     createdAt: 1_000,
     lockedAt: null,
+    credentialsChangedAt: null,
   };
 }
 

@@ -25,6 +25,7 @@ export function describeSchemaStatusContract(adapter: string, setup: Setup): voi
           displayName: null,
           createdAt: 1_000,
           lockedAt: null,
+          credentialsChangedAt: null,
         });
         expect(await ports.schema.readSchemaStamps()).toEqual(first);
       } finally {

@@ -14,6 +14,7 @@ function account(): AccountRecord {
     displayName: null,
     createdAt: 1_000,
     lockedAt: null,
+    credentialsChangedAt: null,
   };
 }
 function session(accountId: string): SessionRecord {
@@ -29,6 +30,7 @@ function session(accountId: string): SessionRecord {
     lastUsedAt: 5_000,
     accessFloor: 5_000,
     closedAt: null,
+    authenticatedAt: 5_000,
   };
 }
 
@@ -88,6 +90,8 @@ export function describeSecondFactorContract(adapter: string, setup: Setup): voi
         expect(await s.recoverTotp(a!, first)).toBe(true);
         expect(await totp.findTotpEnrollment(a!)).toBeNull();
         expect(await accounts.findSessionById(first.id)).toEqual(first);
+        // A recovery is a credential change, stamped in the same step.
+        expect((await accounts.findAccountById(a!))?.credentialsChangedAt).toBe(first.createdAt);
         // Nothing left to recover: no session is opened.
         const again = session(a!);
         expect(await s.recoverTotp(a!, again)).toBe(false);
@@ -97,6 +101,7 @@ export function describeSecondFactorContract(adapter: string, setup: Setup): voi
         expect(await s.recoverTotp(pending!, p)).toBe(false);
         expect((await totp.findTotpEnrollment(pending!))?.state).toBe('pending');
         expect(await accounts.findSessionById(p.id)).toBeNull();
+        expect((await accounts.findAccountById(pending!))?.credentialsChangedAt ?? null).toBeNull();
         const q = session(none!);
         expect(await s.recoverTotp(none!, q)).toBe(false);
         expect(await accounts.findSessionById(q.id)).toBeNull();

@@ -14,6 +14,7 @@ function account(): AccountRecord {
     displayName: null,
     createdAt: 1_000,
     lockedAt: null,
+    credentialsChangedAt: null,
   };
 }
 const hash = (i: number): string => i.toString(16).padStart(64, '0');

@@ -51,6 +51,8 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.auth.local_disabled': 403,
   'error.auth.no_local_password': 409,
   'error.auth.last_sign_in_method': 409,
+  'error.auth.reauthentication_required': 403,
+  'error.request.too_many': 429,
   'error.auth.not_the_initiator': 403,
   'error.auth.login_code_invalid': 401,
   'error.oidc.return_to_invalid': 400,

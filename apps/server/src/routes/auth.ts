@@ -111,7 +111,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       body: { type: 'json', schema: v.strictObject({ password: Password }) },
       responses: { 200: { description: 'Confirmed', schema: v.object({ reauthenticated_at: Timestamp }) } },
-      errors: ['error.auth.local_disabled', 'error.auth.invalid_credentials', 'error.auth.no_local_password'],
+      errors: ['error.auth.local_disabled', 'error.auth.invalid_credentials', 'error.auth.no_local_password', 'error.auth.session_invalid'],
       statusContext: 'reconfirming',
       handle: async ({ c, body, principal }) => {
         requireLocal(deps);
@@ -145,6 +145,29 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       responses: { 200: { description: 'Profile', schema: Profile } },
       handle: async ({ c, principal }) => json(c, 200, profileBody(...(await withHandle(deps, unwrap(await deps.accounts.profile(principal)))), principal.actingOwnerId !== undefined)),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/auth/methods',
+      tag: 'auth',
+      summary:
+        'Every way into the account the request acts as: a usable password, a confirmed second factor, each linked OpenID identity ' +
+        '(a sponsored account, reached with X-Svc-Act-As, has none)',
+      auth: true,
+      responses: {
+        200: {
+          description: 'The sign-in methods',
+          schema: v.object({
+            password: v.pipe(v.boolean(), v.description('A local password exists and local sign-in is on')),
+            totp: v.pipe(v.boolean(), v.description('A confirmed second factor')),
+            oidc: v.array(v.object({ issuer: v.string(), subject: v.string(), linked_at: Timestamp })),
+          }),
+        },
+      },
+      handle: async ({ c, principal }) => {
+        const m = await deps.signInMethods.list(principal);
+        return json(c, 200, { password: m.password, totp: m.totp, oidc: m.oidc.map((l) => ({ issuer: l.issuer, subject: l.subject, linked_at: iso(l.linkedAt) })) });
+      },
     }),
     route({
       method: 'PATCH',

@@ -20,7 +20,7 @@ export function deviceRoutes(deps: AppDeps): AnyRoute[] {
       method: 'PUT',
       path: '/v1/devices/directory',
       tag: 'devices',
-      summary: 'Publish the signed device directory (the first one fixes the identity anchor)',
+      summary: 'Publish the signed device directory (the first one fixes the identity anchor and needs a recent sign-in)',
       auth: true,
       body: { type: 'cbor', description: DIRECTORY_CBOR },
       responses: {
@@ -29,9 +29,9 @@ export function deviceRoutes(deps: AppDeps): AnyRoute[] {
           schema: v.object({ seq: v.number(), identity_key: B64, devices: v.number(), accepted_at: Timestamp }),
         },
       },
-      errors: ['error.request.invalid', 'error.device.invalid_key', 'error.device.directory_invalid', 'error.conflict'],
+      errors: ['error.request.invalid', 'error.device.invalid_key', 'error.device.directory_invalid', 'error.conflict', 'error.auth.reauthentication_required'],
       handle: async ({ c, body, principal }) => {
-        const d = unwrap(await deps.devices.publish(principal.accountId, body));
+        const d = unwrap(await deps.devices.publish(principal, body));
         return json(c, 200, { seq: d.seq, identity_key: toBase64url(d.identityKey), devices: d.devices.length, accepted_at: iso(d.acceptedAt) });
       },
     }),
@@ -53,13 +53,14 @@ export function deviceRoutes(deps: AppDeps): AnyRoute[] {
       method: 'POST',
       path: '/v1/auth/logout/all/challenge',
       tag: 'auth',
-      summary: 'A single-use challenge (32 bytes, 300 s) for the revoke-all proof',
+      summary: 'A single-use challenge (32 bytes, 300 s) for the revoke-all proof; at most 5 live per account',
       auth: true,
       write: false,
       body: { type: 'empty' },
       responses: { 200: { description: 'The challenge', schema: v.object({ challenge: B64, expires_in: v.literal(300) }) } },
+      errors: ['error.request.too_many'],
       handle: async ({ c, principal }) => {
-        const r = await deps.revokeAll.issueChallenge(principal.accountId);
+        const r = unwrap(await deps.revokeAll.issueChallenge(principal.accountId));
         return json(c, 200, { challenge: r.challenge, expires_in: r.expiresIn });
       },
     }),

@@ -10,6 +10,9 @@ const BASE = 'http://127.0.0.1:8080';
 const CALLBACK = `${BASE}/v1/auth/oidc/callback`;
 const RETURN = 'https://app.example/done';
 const APP_RETURN = 'com.example.photos:/oauth';
+/** Every flow carries the app's PKCE challenge since turn 3; helpers send this pair unless told otherwise. */
+const APP_VERIFIER = 'oidc-http-test-app-verifier'.padEnd(43, 'q');
+const APP_CHALLENGE = toBase64url(sha256(utf8(APP_VERIFIER)));
 
 let idp: TestProvider;
 let publicIdp: TestProvider;
@@ -63,7 +66,7 @@ function person(over: Partial<TestPerson> = {}): TestPerson {
 }
 
 async function start(s: TestServer, body: Record<string, unknown>, token?: string) {
-  return call(s.app, 'POST', '/v1/auth/oidc/start', { body, ...(token ? { token } : {}) });
+  return call(s.app, 'POST', '/v1/auth/oidc/start', { body: { app_challenge: APP_CHALLENGE, ...body }, ...(token ? { token } : {}) });
 }
 
 /** The browser's trip through the provider: returns the URL the provider sends it back to (our callback). */
@@ -81,7 +84,7 @@ async function deliver(s: TestServer, callbackUrl: URL) {
 }
 
 async function complete(s: TestServer, body: Record<string, unknown>, token?: string) {
-  return call(s.app, 'POST', '/v1/auth/oidc/complete', { body, ...(token ? { token } : {}) });
+  return call(s.app, 'POST', '/v1/auth/oidc/complete', { body: { app_verifier: APP_VERIFIER, ...body }, ...(token ? { token } : {}) });
 }
 
 /** A whole flow up to the login code; fails the test on any other outcome. */
@@ -344,7 +347,7 @@ describe('OIDC sign-in against a real provider (oidc-provider)', { timeout: 30_0
   it('an app scheme return needs app_challenge, and complete needs the matching app_verifier', async () => {
     const s = await server();
     const p = person();
-    const missing = await start(s, { return_to: APP_RETURN });
+    const missing = await start(s, { return_to: APP_RETURN, app_challenge: undefined });
     expect(missing.status).toBe(400);
     expect(missing.body.code).toBe('error.oidc.app_challenge_required');
     const verifier = toBase64url(new Uint8Array(48).fill(3));

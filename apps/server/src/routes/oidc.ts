@@ -68,7 +68,9 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
         schema: v.strictObject({
           return_to: v.pipe(v.string(), v.description('One of the configured return URIs (exact match): https, or an app scheme')),
           purpose: v.optional(v.pipe(Purpose, v.description('sign_in (default, no token); link and reauthenticate need the Bearer access token'))),
-          app_challenge: v.optional(v.pipe(AppSecret, v.description('base64url SHA-256 of a verifier the app keeps (PKCE S256 toward this server); required when return_to is not https'))),
+          app_challenge: v.optional(
+            v.pipe(AppSecret, v.description('base64url SHA-256 of a verifier the app keeps (PKCE S256 toward this server); required for every return_to (absent: 400 error.oidc.app_challenge_required)')),
+          ),
         }),
       },
       responses: {
@@ -82,6 +84,7 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
         'error.oidc.app_challenge_required',
         'error.request.invalid',
         'error.auth.session_invalid',
+        'error.auth.reauthentication_required',
         'error.auth.unavailable',
         'error.not_found',
       ],
@@ -129,6 +132,8 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'oidc',
       summary: 'Redeem a login code: opens the session (sign_in), binds the provider (link) or confirms a reauthentication',
       auth: false,
+      // Signing in is not a write (an old client can still get in); link and reauthenticate
+      // completions are, and core refuses them below Min once it knows the code's purpose.
       write: false,
       body: {
         type: 'json',
@@ -152,15 +157,17 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
         'error.auth.not_the_initiator',
         'error.auth.account_locked',
         'error.oidc.already_linked',
+        'error.auth.reauthentication_required',
+        'error.protocol.below_min',
         'error.request.invalid',
         'error.not_found',
       ],
-      handle: async ({ c, body }) => {
+      handle: async ({ c, body, version }) => {
         const oidc = configured(deps);
         const caller = await optionalCaller(deps, c);
         const done = unwrap(
           await oidc.complete(
-            { loginCode: body.login_code, appVerifier: body.app_verifier ?? null, cohortHash: readCohortHash(body.cohort_hash) },
+            { loginCode: body.login_code, appVerifier: body.app_verifier ?? null, cohortHash: readCohortHash(body.cohort_hash), version },
             caller,
           ),
         );
@@ -173,10 +180,10 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
       method: 'DELETE',
       path: '/v1/auth/oidc/link',
       tag: 'oidc',
-      summary: "Remove the caller's identity at the provider (refused when it is the account's only way in)",
+      summary: "Remove the caller's identity at the provider (needs a recent sign-in; refused when no other usable way in remains)",
       auth: true,
       responses: { 204: { description: 'Unlinked' } },
-      errors: ['error.auth.last_sign_in_method', 'error.not_found', 'error.auth.session_invalid'],
+      errors: ['error.auth.last_sign_in_method', 'error.auth.reauthentication_required', 'error.not_found', 'error.auth.session_invalid'],
       handle: async ({ c, principal }) => {
         unwrap(await configured(deps).unlink(principal));
         return noContent(c);

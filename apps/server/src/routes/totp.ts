@@ -19,7 +19,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       method: 'POST',
       path: '/v1/auth/totp/enroll',
       tag: 'totp',
-      summary: 'Issue a fresh TOTP secret (None or Pending -> Pending); shown once, never again',
+      summary: 'Issue a fresh TOTP secret (None or Pending -> Pending); shown once, never again. Needs a recent sign-in',
       auth: true,
       body: { type: 'empty' },
       responses: {
@@ -28,7 +28,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
           schema: v.object({ secret: v.string(), uri: v.string() }),
         },
       },
-      errors: ['error.auth.local_disabled', 'error.auth.totp_already_enrolled', 'error.auth.no_local_password', 'error.auth.unavailable'],
+      errors: ['error.auth.local_disabled', 'error.auth.totp_already_enrolled', 'error.auth.no_local_password', 'error.auth.reauthentication_required', 'error.auth.unavailable'],
       handle: async ({ c, principal }) => {
         requireLocal(deps);
         const enrolled = unwrap(await deps.totp.enroll(principal));
@@ -39,11 +39,19 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       method: 'POST',
       path: '/v1/auth/totp/verify-enrollment',
       tag: 'totp',
-      summary: 'Confirm the pending factor with a current code (Pending -> Confirmed)',
+      summary: 'Confirm the pending factor with a current code (Pending -> Confirmed). Needs a recent sign-in',
       auth: true,
       body: { type: 'json', schema: v.strictObject({ code: Code }) },
       responses: { 204: { description: 'Confirmed; sign-in now asks for a code. The code is used up.' } },
-      errors: ['error.auth.local_disabled', 'error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.auth.totp_already_enrolled', 'error.request.invalid', 'error.auth.unavailable'],
+      errors: [
+        'error.auth.local_disabled',
+        'error.auth.invalid_code',
+        'error.auth.totp_not_enrolled',
+        'error.auth.totp_already_enrolled',
+        'error.auth.reauthentication_required',
+        'error.request.invalid',
+        'error.auth.unavailable',
+      ],
       statusContext: 'managingFactor',
       handle: async ({ c, body, principal }) => {
         requireLocal(deps);
@@ -55,11 +63,11 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       method: 'POST',
       path: '/v1/auth/totp/disable',
       tag: 'totp',
-      summary: 'Remove the confirmed factor with a live code (Confirmed -> None)',
+      summary: 'Remove the confirmed factor with a live code (Confirmed -> None). Needs a recent sign-in',
       auth: true,
       body: { type: 'json', schema: v.strictObject({ code: Code }) },
       responses: { 204: { description: 'Removed; sign-in no longer asks for a code' } },
-      errors: ['error.auth.local_disabled', 'error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.request.invalid', 'error.auth.unavailable'],
+      errors: ['error.auth.local_disabled', 'error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.auth.reauthentication_required', 'error.request.invalid', 'error.auth.unavailable'],
       statusContext: 'managingFactor',
       handle: async ({ c, body, principal }) => {
         requireLocal(deps);

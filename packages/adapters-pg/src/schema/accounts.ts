@@ -13,6 +13,8 @@ export const accounts = pgTable('accounts', {
   displayName: text('display_name'),
   createdAt: ms('created_at').notNull(),
   lockedAt: ms('locked_at'),
+  /** Password change, revoke-all, recovery or lock: what was in flight before it is ended (core's outlivesCredentialChange). */
+  credentialsChangedAt: ms('credentials_changed_at'),
 });
 
 export const sessions = pgTable(
@@ -30,6 +32,8 @@ export const sessions = pgTable(
     accessFloor: ms('access_floor').notNull(),
     closedAt: ms('closed_at'),
     method: text('method', { enum: ['password', 'oidc'] }).notNull().default('password'),
+    /** Last proof of a credential on this session; 0 (never recently) for sessions from before the column. */
+    authenticatedAt: ms('authenticated_at').notNull().default(0),
   },
   (t) => [index('sessions_account_idx').on(t.accountId)],
 );

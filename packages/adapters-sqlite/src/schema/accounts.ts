@@ -10,6 +10,8 @@ export const accounts = sqliteTable('accounts', {
   displayName: text('display_name'),
   createdAt: integer('created_at').notNull(),
   lockedAt: integer('locked_at'),
+  /** Password change, revoke-all, recovery or lock: what was in flight before it is ended (core's outlivesCredentialChange). */
+  credentialsChangedAt: integer('credentials_changed_at'),
 });
 
 export const sessions = sqliteTable(
@@ -27,6 +29,8 @@ export const sessions = sqliteTable(
     accessFloor: integer('access_floor').notNull(),
     closedAt: integer('closed_at'),
     method: text('method', { enum: ['password', 'oidc'] }).notNull().default('password'),
+    /** Last proof of a credential on this session; 0 (never recently) for sessions from before the column. */
+    authenticatedAt: integer('authenticated_at').notNull().default(0),
   },
   (t) => [index('sessions_account_idx').on(t.accountId)],
 );

@@ -83,6 +83,7 @@ export class AccountService {
       displayName: null,
       createdAt: now,
       lockedAt: null,
+      credentialsChangedAt: null,
     };
     const created = await guard('error.store.unavailable', 'creating an account', () => this.#d.accounts.createAccount(account));
     if (created === 'address_taken') return refuse('error.auth.user_already_exists', 'An account with this address exists.');
@@ -123,7 +124,10 @@ export class AccountService {
     if (account.value.passwordHash === null) return refuse('error.auth.no_local_password', NO_LOCAL_PASSWORD);
     const matches = couldBePassword(password) && (await this.#d.hasher.verify(account.value.passwordHash, password));
     if (!matches) return refuse('error.auth.invalid_credentials', 'The password is wrong.');
-    return ok({ reauthenticatedAt: this.#d.clock.now() });
+    const at = this.#d.clock.now();
+    const recorded = await this.#d.sessions.recordAuthentication(principal, at);
+    if (!recorded.ok) return recorded;
+    return ok({ reauthenticatedAt: at });
   }
 
   /**

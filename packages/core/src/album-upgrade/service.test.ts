@@ -7,6 +7,9 @@ import { FakeClock, FakeUploadsInFlight, MemoryAlbumStore, MemoryDeviceStore, Se
 import { DEFAULT_PROTOCOL_WINDOW } from '../versioning/protocol.js';
 import { UpgradeService } from './service.js';
 
+/** These tests are about directories, not sessions: every caller signed in just now. */
+const RECENT = { requireRecentAuthentication: async () => ({ ok: true as const, value: undefined }) };
+
 const ACCOUNT = '0190a000-0000-7000-8000-0000000000b1';
 const OTHER = '0190a000-0000-7000-8000-0000000000b2';
 const admin = new TestDevice('admin');
@@ -20,7 +23,7 @@ async function setup() {
   const devices = new MemoryDeviceStore();
   const uploads = new FakeUploadsInFlight();
   const window = DEFAULT_PROTOCOL_WINDOW;
-  await new DeviceDirectoryService({ directories: devices, clock }).publish(ACCOUNT, id.signDirectory(ACCOUNT, 1, [admin]));
+  await new DeviceDirectoryService({ directories: devices, clock, sessions: RECENT }).publish({ accountId: ACCOUNT, sessionId: 'session' }, id.signDirectory(ACCOUNT, 1, [admin]));
   const albumService = new AlbumService({ albums, directories: devices, clock, random: new SeededRandom(4), window });
   const upgrades = new UpgradeService({ albums, directories: devices, uploads, clock, window });
   const created = await albumService.create({ accountId: ACCOUNT, deviceId: 'admin', protocolVersion: V });

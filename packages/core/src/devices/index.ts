@@ -2,6 +2,6 @@ export { DEVICE_ID_PATTERN, DIRECTORY_DOMAIN, acceptDirectory, decidePublication
 export type { ParsedDirectory } from './directory.js';
 export { DeviceDirectoryService } from './service.js';
 export type { DeviceDirectoryServiceDeps, PublishRefusal } from './service.js';
-export { LOGOUT_ALL_DOMAIN, REVOKE_ALL_CHALLENGE_TTL_S, RevokeAllService, logoutAllMessage } from './revoke-all.js';
+export { LOGOUT_ALL_DOMAIN, MAX_LIVE_REVOKE_ALL_CHALLENGES, REVOKE_ALL_CHALLENGE_TTL_S, RevokeAllService, admitRevokeAllChallenge, logoutAllMessage } from './revoke-all.js';
 export type { RevokeAllServiceDeps } from './revoke-all.js';
 export { isRecord, isWholeNumber } from './shape.js';

@@ -4,11 +4,22 @@ import { guard, ok, refuse, type Result } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { DeviceDirectoryStore } from '../ports/device-directory.js';
 import type { Random } from '../ports/random.js';
-import type { RevokeAllChallengeStore } from '../ports/revoke-all-challenges.js';
+import type { RevokeAllAdmission, RevokeAllChallengeStore } from '../ports/revoke-all-challenges.js';
 import { verifyEd25519 } from '../proofs/signatures.js';
 
 export const LOGOUT_ALL_DOMAIN = 'svc-logout-all/v1';
 export const REVOKE_ALL_CHALLENGE_TTL_S = 300;
+/** At most this many live revoke-all challenges per account: nobody can pile them up. */
+export const MAX_LIVE_REVOKE_ALL_CHALLENGES = 5;
+
+/** May one more challenge be stored, given the expiries of the account's stored ones? */
+export function admitRevokeAllChallenge(expiries: readonly number[], now: number): RevokeAllAdmission {
+  const live = expiries.filter((e) => e > now).sort((a, b) => a - b);
+  if (live.length < MAX_LIVE_REVOKE_ALL_CHALLENGES) return { admitted: true };
+  // The earliest slot frees when enough of the oldest have expired to drop below the bound.
+  const frees = live[live.length - MAX_LIVE_REVOKE_ALL_CHALLENGES]!;
+  return { admitted: false, retryAfterS: Math.max(1, Math.ceil((frees - now) / 1000)) };
+}
 
 /** The bytes the identity anchor signs to close every session of the account. */
 export function logoutAllMessage(accountId: string, challenge: Uint8Array): Uint8Array {
@@ -36,12 +47,17 @@ export class RevokeAllService {
     this.#d = deps;
   }
 
-  async issueChallenge(accountId: string): Promise<{ challenge: string; expiresIn: number }> {
+  async issueChallenge(accountId: string): Promise<Result<{ challenge: string; expiresIn: number }, 'error.request.too_many'>> {
     const now = this.#d.clock.now();
     const bytes = this.#d.random.bytes(32);
     const record = { challengeHash: sha256Hex(bytes), accountId, expiresAt: now + REVOKE_ALL_CHALLENGE_TTL_S * 1000 };
-    await guard('error.store.unavailable', 'storing a revoke-all challenge', () => this.#d.challenges.insertRevokeAllChallenge(record, now));
-    return { challenge: toBase64url(bytes), expiresIn: REVOKE_ALL_CHALLENGE_TTL_S };
+    const admission = await guard('error.store.unavailable', 'storing a revoke-all challenge', () =>
+      this.#d.challenges.insertRevokeAllChallenge(record, now, (expiries) => admitRevokeAllChallenge(expiries, now)),
+    );
+    if (!admission.admitted) {
+      return refuse('error.request.too_many', `At most ${MAX_LIVE_REVOKE_ALL_CHALLENGES} revoke-all challenges may be live at once.`, { retry_after_s: admission.retryAfterS });
+    }
+    return ok({ challenge: toBase64url(bytes), expiresIn: REVOKE_ALL_CHALLENGE_TTL_S });
   }
 
   /** Verifies the proof against the anchor only, then closes every session of the account. */

@@ -2,17 +2,21 @@ import { guard, ok, refuse, type Result } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { DeviceDirectoryStore, DeviceEntry, DirectoryRecord } from '../ports/device-directory.js';
 import { acceptDirectory, isDeviceActive } from './directory.js';
+import type { Principal, SessionService } from '../session/service.js';
 
 export interface DeviceDirectoryServiceDeps {
   readonly directories: DeviceDirectoryStore;
   readonly clock: Clock;
+  /** The recent-authentication gate (SessionService): fixing the first identity anchor is a sign-in change. */
+  readonly sessions: Pick<SessionService, 'requireRecentAuthentication'>;
 }
 
 export type PublishRefusal =
   | 'error.request.invalid'
   | 'error.device.invalid_key'
   | 'error.device.directory_invalid'
-  | 'error.conflict';
+  | 'error.conflict'
+  | 'error.auth.reauthentication_required';
 
 /** Publishing and reading the account's signed device directory (the identity anchor's home). */
 export class DeviceDirectoryService {
@@ -24,12 +28,20 @@ export class DeviceDirectoryService {
 
   /**
    * Accepts a signed directory body. The first accepted one fixes the identity anchor; later ones
-   * must carry the anchor and a higher `seq` (checked atomically by the store).
+   * must carry the anchor and a higher `seq` (checked atomically by the store). The first one
+   * decides who can revoke every session and recover the second factor, so it needs a recent
+   * sign-in; once an anchor exists none can be fixed again, so later ones do not.
    */
-  async publish(accountId: string, body: Uint8Array): Promise<Result<DirectoryRecord, PublishRefusal>> {
+  async publish(principal: Principal, body: Uint8Array): Promise<Result<DirectoryRecord, PublishRefusal>> {
+    const { accountId } = principal;
     const now = this.#d.clock.now();
     const accepted = acceptDirectory(accountId, body, now);
     if (!accepted.ok) return accepted;
+    const anchor = await guard('error.store.unavailable', 'reading the identity anchor', () => this.#d.directories.findIdentityAnchor(accountId));
+    if (anchor === null) {
+      const recent = await this.#d.sessions.requireRecentAuthentication(principal, 'first_identity_anchor');
+      if (!recent.ok) return recent;
+    }
     const outcome = await guard('error.store.unavailable', 'publishing a device directory', () => this.#d.directories.publishDirectory(accepted.value));
     if (outcome === 'anchor_mismatch') {
       return refuse('error.device.directory_invalid', 'The directory is not signed by this account\'s identity anchor.');

@@ -116,7 +116,7 @@ describe('DiscoveryService', () => {
     const handles = new MemoryDiscoveryStore();
     const service = new DiscoveryService({ handles, accounts, directories: new MemoryDeviceStore(), clock: new FakeClock(), baseUrl: 'https://photos.example' });
     const id = '0190f000-0000-7000-8000-000000000001';
-    await accounts.createAccount({ id, address: 'a@x', addressKey: 'a@x', passwordHash: null, displayName: 'Ann', createdAt: 0, lockedAt: null });
+    await accounts.createAccount({ id, address: 'a@x', addressKey: 'a@x', passwordHash: null, displayName: 'Ann', createdAt: 0, lockedAt: null, credentialsChangedAt: null });
     return { service, id };
   }
 

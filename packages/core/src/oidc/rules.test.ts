@@ -46,9 +46,10 @@ const code = (over: Partial<LoginCodeRecord> = {}): LoginCodeRecord => ({
 
 describe('return URIs', () => {
   it('accepts only exact members of the list', () => {
-    expect(checkReturnTo('https://app.example/done', ALLOWED, null).ok).toBe(true);
-    expect(checkReturnTo('https://app.example/done/', ALLOWED, null)).toMatchObject({ code: 'error.oidc.return_to_invalid' });
-    expect(checkReturnTo('https://APP.example/done', ALLOWED, null)).toMatchObject({ code: 'error.oidc.return_to_invalid' });
+    // Since turn 3 every return URI needs the app's challenge, https included (login CSRF).
+    expect(checkReturnTo('https://app.example/done', ALLOWED, null)).toMatchObject({ code: 'error.oidc.app_challenge_required' });
+    expect(checkReturnTo('https://app.example/done/', ALLOWED, CHALLENGE)).toMatchObject({ code: 'error.oidc.return_to_invalid' });
+    expect(checkReturnTo('https://APP.example/done', ALLOWED, CHALLENGE)).toMatchObject({ code: 'error.oidc.return_to_invalid' });
     expect(checkReturnTo('https://evil.example/', ALLOWED, CHALLENGE)).toMatchObject({ code: 'error.oidc.return_to_invalid' });
   });
   it('asks an app scheme for a PKCE challenge and checks its shape', () => {
@@ -126,11 +127,16 @@ describe('link, reauthenticate, unlink', () => {
     expect(decideReauthentication(link('a'), 'a', null, now)).toMatchObject({ code: 'error.oidc.reauthentication_stale' });
     expect(decideReauthentication(link('b'), 'a', now, now)).toMatchObject({ code: 'error.auth.not_the_initiator' });
     expect(decideReauthentication(null, 'a', now, now)).toMatchObject({ code: 'error.auth.not_the_initiator' });
+    // A provider clock up to 60 s ahead is tolerated; further ahead proves nothing.
+    expect(decideReauthentication(link('a'), 'a', now + 60_000, now).ok).toBe(true);
+    expect(decideReauthentication(link('a'), 'a', now + 60_001, now)).toMatchObject({ code: 'error.oidc.reauthentication_stale' });
   });
   it('unlink keeps at least one way in', () => {
-    expect(decideUnlink(true, 1).ok).toBe(true);
-    expect(decideUnlink(false, 1)).toMatchObject({ code: 'error.auth.last_sign_in_method' });
-    expect(decideUnlink(true, 0)).toMatchObject({ code: 'error.not_found' });
+    expect(decideUnlink({ hasLocalPassword: true, localSignIn: true, links: 1 }).ok).toBe(true);
+    expect(decideUnlink({ hasLocalPassword: false, localSignIn: true, links: 1 })).toMatchObject({ code: 'error.auth.last_sign_in_method' });
+    // A password that cannot be used (local sign-in off) is no way in.
+    expect(decideUnlink({ hasLocalPassword: true, localSignIn: false, links: 1 })).toMatchObject({ code: 'error.auth.last_sign_in_method' });
+    expect(decideUnlink({ hasLocalPassword: true, localSignIn: true, links: 0 })).toMatchObject({ code: 'error.not_found' });
   });
 });
 

@@ -16,6 +16,8 @@ export const FLOW_TTL_MS = 600_000;
 export const LOGIN_CODE_TTL_MS = 60_000;
 /** A reauthentication counts when the person authenticated at the provider at most 5 minutes ago. */
 export const REAUTH_FRESH_MS = 300_000;
+/** A provider's clock may run this far ahead of ours; an `auth_time` further in the future proves nothing. */
+export const AUTH_TIME_SKEW_MS = 60_000;
 
 export const OIDC_PURPOSES: readonly OidcPurpose[] = ['sign_in', 'link', 'reauthenticate'];
 
@@ -25,9 +27,10 @@ const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 const VERIFIER = /^[A-Za-z0-9._~-]{43,128}$/;
 
 /**
- * Where the client may be sent back to: exactly one of the configured URIs. Any target that is not
- * `https` (an app's own scheme, a loopback `http`) must come with the app's PKCE challenge, so a
- * login code caught on its way there is useless to whoever caught it.
+ * Where the client may be sent back to: exactly one of the configured URIs, always with the app's
+ * PKCE challenge. It binds the flow to the app instance that started it, so a login code caught on
+ * its way back is useless to whoever caught it, and a victim lured to an attacker's callback URL
+ * cannot be signed in as the attacker (login CSRF): the victim's app never holds the verifier.
  */
 export function checkReturnTo(
   returnTo: string,
@@ -35,11 +38,9 @@ export function checkReturnTo(
   appChallenge: string | null,
 ): Result<void, 'error.oidc.return_to_invalid' | 'error.oidc.app_challenge_required' | 'error.request.invalid'> {
   if (!allowed.includes(returnTo)) return refuse('error.oidc.return_to_invalid', 'return_to is not one of the configured return URIs.');
-  if (appChallenge !== null && !S256_CHALLENGE.test(appChallenge)) {
+  if (appChallenge === null) return refuse('error.oidc.app_challenge_required', 'Every flow needs an app_challenge (PKCE S256 between the app and this server).');
+  if (!S256_CHALLENGE.test(appChallenge)) {
     return refuse('error.request.invalid', 'app_challenge must be the base64url SHA-256 of a verifier (43 characters).');
-  }
-  if (appChallenge === null && !returnTo.startsWith('https://')) {
-    return refuse('error.oidc.app_challenge_required', 'A return URI that is not https needs an app_challenge.');
   }
   return ok(undefined);
 }
@@ -116,7 +117,7 @@ export function decideReauthentication(
   now: number,
 ): Result<number, 'error.auth.not_the_initiator' | 'error.oidc.reauthentication_stale'> {
   if (link === null || link.accountId !== initiator) return refuse('error.auth.not_the_initiator', 'This provider identity is not linked to the account that started the flow.');
-  if (authTime === null || now - authTime > REAUTH_FRESH_MS) return refuse('error.oidc.reauthentication_stale', 'The provider did not authenticate the person again.');
+  if (authTime === null || now - authTime > REAUTH_FRESH_MS || authTime - now > AUTH_TIME_SKEW_MS) return refuse('error.oidc.reauthentication_stale', 'The provider did not authenticate the person again.');
   return ok(authTime);
 }
 
@@ -145,9 +146,27 @@ export function decideOidcCompletion(
   return ok(code);
 }
 
-/** Unlinking may not leave an account without any way to sign in. */
-export function decideUnlink(hasLocalPassword: boolean, links: number): Result<void, 'error.auth.last_sign_in_method' | 'error.not_found'> {
-  if (links === 0) return refuse('error.not_found', 'This account has no identity at the provider.');
-  if (!hasLocalPassword) return refuse('error.auth.last_sign_in_method', 'The provider is the only way into this account.');
+/**
+ * Unlinking may not leave an account without any usable way to sign in: a password counts only
+ * while local sign-in is on (`SVC_AUTH_LOCAL`), and the links being removed (every link at this
+ * provider) count for nothing.
+ */
+export function decideUnlink(input: {
+  readonly hasLocalPassword: boolean;
+  readonly localSignIn: boolean;
+  /** The account's links at this server's provider: the ones an unlink removes. */
+  readonly links: number;
+}): Result<void, 'error.auth.last_sign_in_method' | 'error.not_found'> {
+  if (input.links === 0) return refuse('error.not_found', 'This account has no identity at the provider.');
+  if (!(input.hasLocalPassword && input.localSignIn)) return refuse('error.auth.last_sign_in_method', 'The provider is the only usable way into this account.');
   return ok(undefined);
+}
+
+/**
+ * Completing a flow that changes the account (link) or proves a credential for such a change
+ * (reauthenticate) is a write for the protocol window; signing in is not, so an old client can
+ * still get in.
+ */
+export function completionIsWrite(purpose: OidcPurpose): boolean {
+  return purpose !== 'sign_in';
 }

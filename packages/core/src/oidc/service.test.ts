@@ -14,11 +14,16 @@ import {
   type FakePerson,
 } from '../testing/index.js';
 import { OidcService } from './service.js';
+import { DEFAULT_PROTOCOL_WINDOW, type ProtocolWindow } from '../versioning/protocol.js';
 
 const RETURN = 'https://app.example/done';
+const V = DEFAULT_PROTOCOL_WINDOW.max;
+/** The app's PKCE pair toward this server: every flow needs one now. */
+const APP_VERIFIER = 'service-test-app-verifier'.padEnd(43, 'x');
+const APP_CHALLENGE = toBase64url(sha256(utf8(APP_VERIFIER)));
 const APP = 'com.example.photos:/oauth';
 
-async function setup() {
+async function setup(options: { localSignIn?: boolean; window?: ProtocolWindow } = {}) {
   const accounts = new MemoryStore();
   const ports = { accounts, oidc: new MemoryOidcStore(accounts) };
   const clock = new FakeClock();
@@ -37,6 +42,8 @@ async function setup() {
     random,
     logger,
     returnUris: [RETURN, APP],
+    localSignIn: options.localSignIn ?? true,
+    window: options.window ?? DEFAULT_PROTOCOL_WINDOW,
   });
   const principalOf = async (accessToken: string) => {
     const who = await core.sessions.authenticate(accessToken);
@@ -46,7 +53,7 @@ async function setup() {
 
   /** Start → provider → callback; returns the callback outcome. */
   async function flow(person: FakePerson, options: { purpose?: 'sign_in' | 'link' | 'reauthenticate'; caller?: { accountId: string; sessionId: string }; returnTo?: string; appChallenge?: string; authTime?: number } = {}) {
-    const started = await oidc.start({ returnTo: options.returnTo ?? RETURN, purpose: options.purpose ?? 'sign_in', appChallenge: options.appChallenge ?? null }, options.caller ?? null);
+    const started = await oidc.start({ returnTo: options.returnTo ?? RETURN, purpose: options.purpose ?? 'sign_in', appChallenge: options.appChallenge ?? APP_CHALLENGE }, options.caller ?? null);
     if (!started.ok) throw new Error(started.code);
     const state = new URL(started.value.authorizationUrl).searchParams.get('state')!;
     return { state, url: started.value.authorizationUrl, outcome: await oidc.callback(provider.signIn(state, person, options.authTime)) };
@@ -54,7 +61,7 @@ async function setup() {
   async function signIn(person: FakePerson) {
     const { outcome } = await flow(person);
     if (outcome.kind !== 'redirect' || !('loginCode' in outcome)) throw new Error(JSON.stringify(outcome));
-    const done = await oidc.complete({ loginCode: outcome.loginCode, appVerifier: null, cohortHash: null }, null);
+    const done = await oidc.complete({ loginCode: outcome.loginCode, appVerifier: APP_VERIFIER, cohortHash: null, version: V }, null);
     if (!done.ok || done.value.kind !== 'session') throw new Error(JSON.stringify(done));
     return principalOf(done.value.pair.accessToken);
   }
@@ -85,7 +92,7 @@ describe('OidcService with a fake provider', () => {
     expect(new URL(url).searchParams.get('max_age')).toBeNull();
     // Nothing secret is stored in the clear: the flow is keyed on the state's hash.
     const caller = await t.signIn(ann);
-    const r = await t.oidc.start({ returnTo: RETURN, purpose: 'reauthenticate', appChallenge: null }, caller);
+    const r = await t.oidc.start({ returnTo: RETURN, purpose: 'reauthenticate', appChallenge: APP_CHALLENGE }, caller);
     expect(r.ok && new URL(r.value.authorizationUrl).searchParams.get('max_age')).toBe('0');
     for (const f of t.ports.oidc.flows.values()) {
       expect(f.sealedVerifier.startsWith('v1.')).toBe(true);
@@ -113,7 +120,7 @@ describe('OidcService with a fake provider', () => {
     if (outcome.kind !== 'redirect' || !('loginCode' in outcome)) throw new Error('no code');
     // Not linked until complete.
     expect(await t.ports.oidc.findLink('https://idp.example', 'ann-work')).toBeNull();
-    expect(await t.oidc.complete({ loginCode: outcome.loginCode, appVerifier: null, cohortHash: null }, owner)).toEqual({ ok: true, value: { kind: 'linked' } });
+    expect(await t.oidc.complete({ loginCode: outcome.loginCode, appVerifier: APP_VERIFIER, cohortHash: null, version: V }, owner)).toEqual({ ok: true, value: { kind: 'linked' } });
     expect((await t.ports.oidc.findLink('https://idp.example', 'ann-work'))?.accountId).toBe(owner.accountId);
     const taken = await t.flow({ subject: 'ann-work' }, { purpose: 'link', caller: other });
     expect(taken.outcome).toMatchObject({ error: 'error.oidc.already_linked' });
@@ -124,7 +131,7 @@ describe('OidcService with a fake provider', () => {
     const me = await t.signIn(ann);
     const fresh = await t.flow(ann, { purpose: 'reauthenticate', caller: me, authTime: t.clock.now() - 60_000 });
     if (fresh.outcome.kind !== 'redirect' || !('loginCode' in fresh.outcome)) throw new Error('no code');
-    expect(await t.oidc.complete({ loginCode: fresh.outcome.loginCode, appVerifier: null, cohortHash: null }, me)).toEqual({
+    expect(await t.oidc.complete({ loginCode: fresh.outcome.loginCode, appVerifier: APP_VERIFIER, cohortHash: null, version: V }, me)).toEqual({
       ok: true,
       value: { kind: 'reauthenticated', at: t.clock.now() - 60_000 },
     });
@@ -136,7 +143,7 @@ describe('OidcService with a fake provider', () => {
 
   it('maps the provider outcomes to the fixed codes and always uses the state up', async () => {
     const t = await setup();
-    const started = await t.oidc.start({ returnTo: RETURN, purpose: 'sign_in', appChallenge: null }, null);
+    const started = await t.oidc.start({ returnTo: RETURN, purpose: 'sign_in', appChallenge: APP_CHALLENGE }, null);
     const state = started.ok ? new URL(started.value.authorizationUrl).searchParams.get('state')! : '';
     expect(await t.oidc.callback({ state, error: 'access_denied' })).toEqual({ kind: 'redirect', returnTo: RETURN, error: 'error.oidc.provider_denied' });
     expect(await t.oidc.callback({ state, code: 'x' })).toEqual({ kind: 'state_invalid' });
@@ -151,14 +158,14 @@ describe('OidcService with a fake provider', () => {
   it('the provider being down at start throws error.auth.unavailable and stores nothing', async () => {
     const t = await setup();
     t.provider.up = false;
-    await expect(t.oidc.start({ returnTo: RETURN, purpose: 'sign_in', appChallenge: null }, null)).rejects.toMatchObject({ code: 'error.auth.unavailable' });
-    await expect(t.oidc.start({ returnTo: RETURN, purpose: 'sign_in', appChallenge: null }, null)).rejects.toBeInstanceOf(CoreError);
+    await expect(t.oidc.start({ returnTo: RETURN, purpose: 'sign_in', appChallenge: APP_CHALLENGE }, null)).rejects.toMatchObject({ code: 'error.auth.unavailable' });
+    await expect(t.oidc.start({ returnTo: RETURN, purpose: 'sign_in', appChallenge: APP_CHALLENGE }, null)).rejects.toBeInstanceOf(CoreError);
     expect(t.ports.oidc.flows.size).toBe(0);
   });
 
   it('a provider unreachable at the callback ends the flow as exchange_failed, state used up', async () => {
     const t = await setup();
-    const started = await t.oidc.start({ returnTo: RETURN, purpose: 'sign_in', appChallenge: null }, null);
+    const started = await t.oidc.start({ returnTo: RETURN, purpose: 'sign_in', appChallenge: APP_CHALLENGE }, null);
     const state = started.ok ? new URL(started.value.authorizationUrl).searchParams.get('state')! : '';
     const params = t.provider.signIn(state, ann);
     t.provider.up = false;
@@ -174,10 +181,10 @@ describe('OidcService with a fake provider', () => {
     const { outcome } = await t.flow(ann, { returnTo: APP, appChallenge: challenge });
     if (outcome.kind !== 'redirect' || !('loginCode' in outcome)) throw new Error('no code');
     expect(outcome.returnTo).toBe(APP);
-    expect(await t.oidc.complete({ loginCode: outcome.loginCode, appVerifier: 'y'.repeat(50), cohortHash: null }, null)).toMatchObject({ code: 'error.auth.login_code_invalid' });
+    expect(await t.oidc.complete({ loginCode: outcome.loginCode, appVerifier: 'y'.repeat(50), cohortHash: null, version: V }, null)).toMatchObject({ code: 'error.auth.login_code_invalid' });
     const second = await t.flow(ann, { returnTo: APP, appChallenge: challenge });
     if (second.outcome.kind !== 'redirect' || !('loginCode' in second.outcome)) throw new Error('no code');
-    expect((await t.oidc.complete({ loginCode: second.outcome.loginCode, appVerifier: verifier, cohortHash: null }, null)).ok).toBe(true);
+    expect((await t.oidc.complete({ loginCode: second.outcome.loginCode, appVerifier: verifier, cohortHash: null, version: V }, null)).ok).toBe(true);
   });
 
   it('a locked account does not get a session from a login code', async () => {
@@ -186,7 +193,7 @@ describe('OidcService with a fake provider', () => {
     await t.ports.accounts.setLocked(me.accountId, 1);
     const { outcome } = await t.flow(ann);
     if (outcome.kind !== 'redirect' || !('loginCode' in outcome)) throw new Error('no code');
-    expect(await t.oidc.complete({ loginCode: outcome.loginCode, appVerifier: null, cohortHash: null }, null)).toMatchObject({ code: 'error.auth.account_locked' });
+    expect(await t.oidc.complete({ loginCode: outcome.loginCode, appVerifier: APP_VERIFIER, cohortHash: null, version: V }, null)).toMatchObject({ code: 'error.auth.account_locked' });
   });
 
   it('unlink keeps the last way in', async () => {
@@ -201,8 +208,88 @@ describe('OidcService with a fake provider', () => {
     expect(await t.oidc.unlink(principal)).toMatchObject({ code: 'error.not_found' });
     const { outcome } = await t.flow({ subject: 'local-idp' }, { purpose: 'link', caller: principal });
     if (outcome.kind !== 'redirect' || !('loginCode' in outcome)) throw new Error('no code');
-    await t.oidc.complete({ loginCode: outcome.loginCode, appVerifier: null, cohortHash: null }, principal);
+    await t.oidc.complete({ loginCode: outcome.loginCode, appVerifier: APP_VERIFIER, cohortHash: null, version: V }, principal);
     expect(await t.oidc.unlink(principal)).toEqual({ ok: true, value: undefined });
     expect(await t.ports.oidc.listLinks(principal.accountId)).toEqual([]);
+  });
+});
+
+describe('OidcService: what a stolen access token is worth', () => {
+  const code = (outcome: { kind: string; loginCode?: string }) => {
+    if (outcome.kind !== 'redirect' || outcome.loginCode === undefined) throw new Error(JSON.stringify(outcome));
+    return outcome.loginCode;
+  };
+
+  it('link needs a recent sign-in at start and again at complete; unlink needs one too', async () => {
+    const t = await setup();
+    const owner = await t.signIn(ann);
+    t.clock.advance(300_001);
+    expect(await t.oidc.start({ returnTo: RETURN, purpose: 'link', appChallenge: APP_CHALLENGE }, owner)).toMatchObject({ ok: false, code: 'error.auth.reauthentication_required' });
+    expect(await t.oidc.unlink(owner)).toMatchObject({ ok: false, code: 'error.auth.reauthentication_required' });
+    // Reauthenticating at the provider renews the session's proof.
+    const again = await t.flow(ann, { purpose: 'reauthenticate', caller: owner, authTime: t.clock.now() });
+    expect((await t.oidc.complete({ loginCode: code(again.outcome), appVerifier: APP_VERIFIER, cohortHash: null, version: V }, owner)).ok).toBe(true);
+    t.clock.advance(299_000);
+    const link = await t.flow({ subject: 'ann-work' }, { purpose: 'link', caller: owner });
+    // The session's proof lapses between the callback and complete (the code still lives): nothing is linked.
+    t.clock.advance(2_000);
+    expect(await t.oidc.complete({ loginCode: code(link.outcome), appVerifier: APP_VERIFIER, cohortHash: null, version: V }, owner)).toMatchObject({
+      ok: false,
+      code: 'error.auth.reauthentication_required',
+    });
+    expect(await t.ports.oidc.findLink('https://idp.example', 'ann-work')).toBeNull();
+  });
+
+  it('a reauthentication auth_time more than 60 s ahead is refused like a stale one; within 60 s it counts from now', async () => {
+    const t = await setup();
+    const me = await t.signIn(ann);
+    const ahead = await t.flow(ann, { purpose: 'reauthenticate', caller: me, authTime: t.clock.now() + 60_001 });
+    expect(ahead.outcome).toMatchObject({ error: 'error.oidc.reauthentication_stale' });
+    const skewed = await t.flow(ann, { purpose: 'reauthenticate', caller: me, authTime: t.clock.now() + 59_000 });
+    expect((await t.oidc.complete({ loginCode: code(skewed.outcome), appVerifier: APP_VERIFIER, cohortHash: null, version: V }, me)).ok).toBe(true);
+    // Recorded no later than now: the 59 s of skew do not stretch the window.
+    expect((await t.ports.accounts.findSessionById(me.sessionId))?.authenticatedAt).toBe(t.clock.now());
+  });
+
+  it('link and reauthenticate completions are writes (below Min: 426); a sign-in is not', async () => {
+    const window = { min: '2026-06-01', max: '2026-11-01' };
+    const t = await setup({ window });
+    const old = '2026-03-01';
+    const me = await t.signIn(ann);
+    const link = await t.flow({ subject: 'ann-2' }, { purpose: 'link', caller: me });
+    expect(await t.oidc.complete({ loginCode: code(link.outcome), appVerifier: APP_VERIFIER, cohortHash: null, version: old }, me)).toMatchObject({ code: 'error.protocol.below_min' });
+    expect(await t.ports.oidc.findLink('https://idp.example', 'ann-2')).toBeNull();
+    const reauth = await t.flow(ann, { purpose: 'reauthenticate', caller: me });
+    expect(await t.oidc.complete({ loginCode: code(reauth.outcome), appVerifier: APP_VERIFIER, cohortHash: null, version: old }, me)).toMatchObject({ code: 'error.protocol.below_min' });
+    const signIn = await t.flow(ann);
+    expect((await t.oidc.complete({ loginCode: code(signIn.outcome), appVerifier: APP_VERIFIER, cohortHash: null, version: old }, null)).ok).toBe(true);
+  });
+
+  it('unlink counts a password only while local sign-in is on', async () => {
+    const t = await setup({ localSignIn: false });
+    const local = await t.core.accounts.register({ address: 'local@example.org', password: 'correct horse battery' });
+    if (!local.ok) throw new Error('register');
+    const who = await t.core.sessions.authenticate(local.value.accessToken);
+    if (!who.ok) throw new Error('authenticate');
+    const link = await t.flow({ subject: 'local-idp' }, { purpose: 'link', caller: who.value });
+    await t.oidc.complete({ loginCode: code(link.outcome), appVerifier: APP_VERIFIER, cohortHash: null, version: V }, who.value);
+    expect(await t.oidc.unlink(who.value)).toMatchObject({ code: 'error.auth.last_sign_in_method' });
+    expect(await t.ports.oidc.listLinks(who.value.accountId)).toHaveLength(1);
+  });
+
+  it('a credential change ends unredeemed login codes and the flows the account started', async () => {
+    const t = await setup();
+    const me = await t.signIn(ann);
+    const pending = await t.flow(ann);
+    const started = await t.oidc.start({ returnTo: RETURN, purpose: 'reauthenticate', appChallenge: APP_CHALLENGE }, me);
+    if (!started.ok) throw new Error(started.code);
+    const state = new URL(started.value.authorizationUrl).searchParams.get('state')!;
+    t.clock.advance(1);
+    expect(await t.core.sessions.closeAll(me.accountId)).toBe(1);
+    t.clock.advance(1);
+    expect(await t.oidc.complete({ loginCode: code(pending.outcome), appVerifier: APP_VERIFIER, cohortHash: null, version: V }, null)).toMatchObject({ code: 'error.auth.login_code_invalid' });
+    expect(await t.oidc.callback(t.provider.signIn(state, ann))).toEqual({ kind: 'state_invalid' });
+    // What starts after the change works.
+    expect((await t.signIn(ann)).accountId).toBe(me.accountId);
   });
 });

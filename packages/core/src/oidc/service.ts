@@ -9,8 +9,11 @@ import type { Logger } from '../ports/logger.js';
 import type { OidcFlowStore, OidcPurpose } from '../ports/oidc-flow-store.js';
 import type { Random } from '../ports/random.js';
 import type { Principal, SessionService, TokenPair } from '../session/service.js';
+import { outlivesCredentialChange } from '../account/credential-change.js';
+import { negotiateProtocol, type ProtocolWindow } from '../versioning/protocol.js';
 import {
   checkReturnTo,
+  completionIsWrite,
   decideOidcCompletion,
   decideLink,
   decideReauthentication,
@@ -42,6 +45,10 @@ export interface OidcServiceDeps {
   readonly logger: Logger;
   /** The exact URIs a flow may send the client back to. */
   readonly returnUris: readonly string[];
+  /** Whether local (password) sign-in is on: a password counts as a way in only then. */
+  readonly localSignIn: boolean;
+  /** The protocol window: link and reauthenticate completions are writes. */
+  readonly window: ProtocolWindow;
 }
 
 export interface StartInput {
@@ -89,11 +96,21 @@ export class OidcService {
   async start(
     input: StartInput,
     caller: Principal | null,
-  ): Promise<Result<{ authorizationUrl: string; expiresIn: number }, 'error.auth.session_invalid' | 'error.oidc.return_to_invalid' | 'error.oidc.app_challenge_required' | 'error.request.invalid'>> {
+  ): Promise<
+    Result<
+      { authorizationUrl: string; expiresIn: number },
+      'error.auth.session_invalid' | 'error.oidc.return_to_invalid' | 'error.oidc.app_challenge_required' | 'error.request.invalid' | 'error.auth.reauthentication_required'
+    >
+  > {
     const initiator = initiatorFor(input.purpose, caller);
     if (!initiator.ok) return initiator;
     const target = checkReturnTo(input.returnTo, this.#d.returnUris, input.appChallenge);
     if (!target.ok) return target;
+    // Refused up front so nobody is sent to the provider for nothing; complete checks it again.
+    if (input.purpose === 'link') {
+      const recent = await this.#d.sessions.requireRecentAuthentication(caller!, 'oidc_link');
+      if (!recent.ok) return recent;
+    }
     const state = this.#d.random.bytes(32);
     const stateText = toBase64url(state);
     const stateHash = sha256Hex(state);
@@ -125,6 +142,11 @@ export class OidcService {
     const flow = await guard(STORE, 'taking an OpenID flow', () => this.#d.flows.takeFlow(stateHash));
     const now = this.#d.clock.now();
     if (flow === null || !isLive(flow, now)) return { kind: 'state_invalid' };
+    // A flow the account started before its credentials changed was ended by the change.
+    if (flow.initiator !== null) {
+      const initiator = await guard(STORE, 'reading an account', () => this.#d.accounts.findAccountById(flow.initiator!));
+      if (!outlivesCredentialChange(flow.createdAt, initiator)) return { kind: 'state_invalid' };
+    }
     const back = (error: ErrorCode): CallbackOutcome => {
       this.#d.logger.info('oidc.callback_refused', { purpose: flow.purpose, code: error });
       return { kind: 'redirect', returnTo: flow.returnTo, error };
@@ -202,6 +224,7 @@ export class OidcService {
       displayName,
       createdAt: now,
       lockedAt: null,
+      credentialsChangedAt: null,
     };
     const created = await guard(STORE, 'creating an account', () =>
       this.#d.links.createLinkedAccount(account, { issuer, subject, accountId: account.id, createdAt: now }),
@@ -215,37 +238,68 @@ export class OidcService {
 
   /** Redeems a login code. Any attempt on a live code uses it up. */
   async complete(
-    input: { loginCode: string; appVerifier: string | null; cohortHash: string | null },
+    input: { loginCode: string; appVerifier: string | null; cohortHash: string | null; version: string },
     caller: Principal | null,
-  ): Promise<Result<Completion, 'error.auth.login_code_invalid' | 'error.auth.session_invalid' | 'error.auth.not_the_initiator' | 'error.auth.account_locked' | 'error.oidc.already_linked'>> {
+  ): Promise<
+    Result<
+      Completion,
+      | 'error.auth.login_code_invalid'
+      | 'error.auth.session_invalid'
+      | 'error.auth.not_the_initiator'
+      | 'error.auth.account_locked'
+      | 'error.oidc.already_linked'
+      | 'error.auth.reauthentication_required'
+      | 'error.protocol.below_min'
+      | 'error.protocol.unsupported'
+    >
+  > {
     const hash = secretHash(input.loginCode);
     if (hash === null) return refuse('error.auth.login_code_invalid', 'The login code is unknown, used or expired.');
     const taken = await guard(STORE, 'taking a login code', () => this.#d.flows.takeLoginCode(hash));
     const decision = decideOidcCompletion(taken, this.#d.clock.now(), caller, input.appVerifier);
     if (!decision.ok) return decision;
     const code = decision.value;
+    if (completionIsWrite(code.purpose)) {
+      const negotiated = negotiateProtocol(input.version, this.#d.window, { write: true });
+      if (!negotiated.ok) return negotiated;
+    }
+    const account = await guard(STORE, 'reading an account', () => this.#d.accounts.findAccountById(code.accountId));
+    // Issued before a password change, revoke-all, recovery or lock of its account: ended by it.
+    if (account === null || !outlivesCredentialChange(code.createdAt, account)) {
+      return refuse('error.auth.login_code_invalid', 'The login code is unknown, used or expired.');
+    }
     if (code.purpose === 'sign_in') {
-      const account = await guard(STORE, 'reading an account', () => this.#d.accounts.findAccountById(code.accountId));
-      if (account === null) return refuse('error.auth.login_code_invalid', 'The account of this login code is gone.');
       if (account.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
       return ok({ kind: 'session', pair: await this.#d.sessions.open(account.id, { cohortHash: input.cohortHash, method: 'oidc' }) });
     }
     if (code.purpose === 'link') {
+      const recent = await this.#d.sessions.requireRecentAuthentication(caller!, 'oidc_link');
+      if (!recent.ok) return recent;
       const linked = await guard(STORE, 'linking an identity', () =>
         this.#d.links.insertLink({ issuer: code.issuer!, subject: code.subject!, accountId: code.accountId, createdAt: this.#d.clock.now() }),
       );
       if (linked === 'taken') return refuse('error.oidc.already_linked', 'This provider identity belongs to another account.');
       return ok({ kind: 'linked' });
     }
+    const recorded = await this.#d.sessions.recordAuthentication(caller!, code.authenticatedAt);
+    if (!recorded.ok) return recorded;
     return ok({ kind: 'reauthenticated', at: code.authenticatedAt });
   }
 
   /** Removes the caller's identity at this provider, unless it is the account's only way in. */
-  async unlink(principal: Principal): Promise<Result<void, 'error.auth.last_sign_in_method' | 'error.not_found' | 'error.auth.session_invalid'>> {
+  async unlink(
+    principal: Principal,
+  ): Promise<Result<void, 'error.auth.last_sign_in_method' | 'error.not_found' | 'error.auth.session_invalid' | 'error.auth.reauthentication_required'>> {
+    const recent = await this.#d.sessions.requireRecentAuthentication(principal, 'oidc_unlink');
+    if (!recent.ok) return recent;
     const account = await guard(STORE, 'reading an account', () => this.#d.accounts.findAccountById(principal.accountId));
     if (account === null) return refuse('error.auth.session_invalid', 'The account no longer exists.');
     const links = await guard(STORE, 'reading identity links', () => this.#d.links.listLinks(principal.accountId));
-    const decision = decideUnlink(account.passwordHash !== null, links.filter((l) => l.issuer === this.issuer).length);
+    const decision = decideUnlink({
+      hasLocalPassword: account.passwordHash !== null,
+      localSignIn: this.#d.localSignIn,
+      links: links.filter((l) => l.issuer === this.issuer).length,
+    });
     if (!decision.ok) return decision;
     await guard(STORE, 'removing identity links', () => this.#d.links.removeLinks(principal.accountId, this.issuer));
     return ok(undefined);

@@ -8,6 +8,11 @@ export interface AccountRecord {
   readonly displayName: string | null;
   readonly createdAt: number;
   readonly lockedAt: number | null;
+  /**
+   * When the credentials last changed (password change, revoke-all, second-factor recovery, lock):
+   * anything in flight opened before it is ended (core's outlivesCredentialChange). Null: never.
+   */
+  readonly credentialsChangedAt: number | null;
 }
 
 export interface PasswordChange {
@@ -27,11 +32,12 @@ export interface AccountStore {
   findAccountById(id: string): Promise<AccountRecord | null>;
   /** Returns the updated account, or null when it does not exist. */
   setDisplayName(id: string, displayName: string | null): Promise<AccountRecord | null>;
+  /** Sets or clears the lock. Locking is a credential change: it also stamps `credentialsChangedAt` with `lockedAt`. */
   setLocked(id: string, lockedAt: number | null): Promise<boolean>;
   /**
    * Atomically: store the new password hash, close every other open session of the account, and
    * give the caller's session a new token hash and an access floor of `at` (access tokens issued
-   * before it are refused). Returns false (and changes nothing) when the caller's session is not
+   * before it are refused), and stamp the account's `credentialsChangedAt` with `at`. Returns false (and changes nothing) when the caller's session is not
    * open.
    */
   changePassword(change: PasswordChange): Promise<boolean>;

@@ -11,7 +11,7 @@ export type { FinalizeContext, WriteContext, WriteGuard, WriteRefusal } from './
 export type { UploadsInFlight } from './uploads-in-flight.js';
 export type { TotpChallengeRecord, TotpEnrollmentRecord, TotpStore } from './totp-store.js';
 export type { DeviceDirectoryStore, DeviceEntry, DirectoryRecord, PublishOutcome } from './device-directory.js';
-export type { RevokeAllChallenge, RevokeAllChallengeStore } from './revoke-all-challenges.js';
+export type { RevokeAllAdmission, RevokeAllChallenge, RevokeAllChallengeStore } from './revoke-all-challenges.js';
 export type { AlbumRecord, AlbumStore, PendingUpgrade, ProposeOutcome, UpgradeIntentRecord } from './album-store.js';
 export type { BlobRecord, FederatedCacheOutcome, QuotaAccountRecord, QuotaLedger, SweepResult, SweptBlob } from './quota-ledger.js';
 export type { BlobKind, CompleteOutcome, CompleteUpload, Completed, NewUpload, OpenRefusal, UploadKind, UploadSessionRecord, UploadSessions, UploadState } from './upload-sessions.js';

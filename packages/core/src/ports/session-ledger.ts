@@ -18,6 +18,12 @@ export interface SessionRecord {
   /** Access tokens issued before this instant are refused (set by a password change). */
   readonly accessFloor: number;
   readonly closedAt: number | null;
+  /**
+   * When the holder last proved a credential on this session (sign-in, second factor, recovery,
+   * OpenID, reauthenticate): what "recent authentication" is judged on. Sessions from before the
+   * column existed read 0 (never recently).
+   */
+  readonly authenticatedAt: number;
   /** How the session was opened; stores read an absent value as 'password'. */
   readonly method?: SignInMethod;
 }
@@ -56,8 +62,14 @@ export interface SessionLedger {
   touchSession(id: string, at: number, staleBefore: number): Promise<void>;
   /** Closes one open session of the account. False when there is none to close. */
   closeSession(accountId: string, id: string, at: number): Promise<boolean>;
-  /** Closes every open session of the account; returns how many were open. */
+  /**
+   * Revoke-all, a credential change: closes every open session of the account and, in the same
+   * step, marks the account's credentials changed at `at` (see AccountRecord.credentialsChangedAt).
+   * Returns how many sessions were open.
+   */
   closeAllSessions(accountId: string, at: number): Promise<number>;
+  /** Records a fresh proof of a credential on an open session. False when it is not open. */
+  recordAuthentication(id: string, at: number): Promise<boolean>;
   /** Sessions of the account not yet closed (expiry is judged by core). */
   listOpenSessions(accountId: string): Promise<SessionRecord[]>;
 }

@@ -7,6 +7,8 @@ import type { DeviceDirectoryStore } from '../ports/device-directory.js';
 import type { TotpRecoveryStore } from '../ports/totp-recovery.js';
 import type { TotpStore } from '../ports/totp-store.js';
 import { verifyEd25519 } from '../proofs/signatures.js';
+import { outlivesCredentialChange } from '../account/credential-change.js';
+import { challengeOpenedAt } from '../totp/machine.js';
 import type { SessionService, TokenPair } from '../session/service.js';
 
 export const TOTP_RECOVERY_DOMAIN = 'svc-totp-recovery/v1';
@@ -62,7 +64,8 @@ export class TotpRecoveryService {
     const anchor = await guard(UNAVAILABLE, 'reading the identity anchor', () => this.#d.directories.findIdentityAnchor(accountId));
     if (anchor === null || !verifyEd25519(anchor, totpRecoveryMessage(accountId, challenge), signature)) return invalid;
     const account = await guard(UNAVAILABLE, 'reading the account', () => this.#d.accounts.findAccountById(accountId));
-    if (account === null) return invalid;
+    // A challenge from before a password change, revoke-all, another recovery or a lock proves nothing now.
+    if (account === null || !outlivesCredentialChange(challengeOpenedAt(record), account)) return invalid;
     if (account.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
     const pair = await this.#d.sessions.openWith(accountId, { cohortHash: input.cohortHash }, (session) => this.#d.recovery.recoverTotp(accountId, session));
     // The factor was disabled after the password step: nothing to recover, and the challenge is gone.

@@ -1,5 +1,6 @@
 import { ok, refuse, type Result } from '../errors.js';
 import type { SessionRecord } from '../ports/session-ledger.js';
+import { DEFAULT_REAUTH_WINDOW_MS } from './recent-auth.js';
 
 /** Session lifetimes. Both expiries are judged only when an access token is issued. */
 export interface SessionPolicy {
@@ -9,10 +10,12 @@ export interface SessionPolicy {
   readonly maxMs: number;
   /** last-used is written at most once per this interval. */
   readonly touchIntervalMs: number;
+  /** How long a proof of a credential lets the session change how the account signs in. */
+  readonly reauthWindowMs: number;
 }
 
 const DAY = 86_400_000;
-export const DEFAULT_SESSION_POLICY: SessionPolicy = { idleMs: 180 * DAY, maxMs: 365 * DAY, touchIntervalMs: 60_000 };
+export const DEFAULT_SESSION_POLICY: SessionPolicy = { idleMs: 180 * DAY, maxMs: 365 * DAY, touchIntervalMs: 60_000, reauthWindowMs: DEFAULT_REAUTH_WINDOW_MS };
 
 export type SessionStatus = 'open' | 'closed' | 'idle_expired' | 'hard_expired';
 

@@ -64,7 +64,7 @@ describe('session lifecycle (contract 3.2)', () => {
   });
 
   it('honours configured expiries', async () => {
-    const { core, pair, clock } = await setup({ policy: { idleMs: 10 * MIN, maxMs: 30 * MIN, touchIntervalMs: MIN } });
+    const { core, pair, clock } = await setup({ policy: { idleMs: 10 * MIN, maxMs: 30 * MIN, touchIntervalMs: MIN, reauthWindowMs: 5 * MIN } });
     clock.advance(9 * MIN);
     expect((await core.sessions.refresh(pair.sessionToken)).ok).toBe(true);
     clock.advance(10 * MIN);
@@ -72,7 +72,7 @@ describe('session lifecycle (contract 3.2)', () => {
   });
 
   it('an access token minted before expiry lives out its own fifteen minutes', async () => {
-    const { core, pair, clock } = await setup({ policy: { idleMs: 10 * MIN, maxMs: 30 * MIN, touchIntervalMs: MIN } });
+    const { core, pair, clock } = await setup({ policy: { idleMs: 10 * MIN, maxMs: 30 * MIN, touchIntervalMs: MIN, reauthWindowMs: 5 * MIN } });
     clock.advance(9 * MIN);
     const grant = await core.sessions.refresh(pair.sessionToken);
     if (!grant.ok) throw new Error('refresh');
@@ -217,5 +217,41 @@ describe('session lifecycle (contract 3.2)', () => {
     expect((await core.keyRing.jwks()).keys).toHaveLength(2);
     clock.advance(DAY);
     expect((await core.keyRing.jwks()).keys).toHaveLength(1);
+  });
+});
+
+describe('recent authentication (decisions: what a stolen access token is worth)', () => {
+  it('a session may change sign-in methods within the window after its last proof, and reauthenticate renews it', async () => {
+    const { core, pair, clock, memory } = await setup({ policy: { ...DEFAULT_SESSION_POLICY, reauthWindowMs: 5 * MIN } });
+    const who = await core.sessions.authenticate(pair.accessToken);
+    if (!who.ok) throw new Error('authenticate');
+    expect(memory.sessions.get(pair.sessionId)!.authenticatedAt).toBe(clock.now());
+    clock.advance(5 * MIN);
+    expect((await core.sessions.requireRecentAuthentication(who.value, 'totp_enroll')).ok).toBe(true);
+    clock.advance(1);
+    expect(await core.sessions.requireRecentAuthentication(who.value, 'totp_enroll')).toMatchObject({ ok: false, code: 'error.auth.reauthentication_required' });
+    // A wrong password renews nothing.
+    expect(await core.accounts.reauthenticate(who.value, 'wrong password entirely')).toMatchObject({ ok: false });
+    expect((await core.sessions.requireRecentAuthentication(who.value, 'oidc_link')).ok).toBe(false);
+    expect(await core.accounts.reauthenticate(who.value, 'correct horse battery')).toEqual({ ok: true, value: { reauthenticatedAt: clock.now() } });
+    expect((await core.sessions.requireRecentAuthentication(who.value, 'oidc_link')).ok).toBe(true);
+    // A refresh is not a proof of a credential.
+    clock.advance(5 * MIN + 1);
+    expect((await core.sessions.refresh(pair.sessionToken)).ok).toBe(true);
+    expect((await core.sessions.requireRecentAuthentication(who.value, 'oidc_link')).ok).toBe(false);
+  });
+
+  it('a closed session, another account acting with it, or a proof dated in the future counts for nothing', async () => {
+    const { core, pair, clock, memory } = await setup();
+    const who = await core.sessions.authenticate(pair.accessToken);
+    if (!who.ok) throw new Error('authenticate');
+    expect((await core.sessions.requireRecentAuthentication({ ...who.value, accountId: 'someone-else' }, 'oidc_unlink')).ok).toBe(false);
+    // Acting as a sponsored account: the owner's session is what is judged.
+    expect((await core.sessions.requireRecentAuthentication({ ...who.value, accountId: 'sponsored', actingOwnerId: who.value.accountId }, 'oidc_unlink')).ok).toBe(true);
+    memory.sessions.set(pair.sessionId, { ...memory.sessions.get(pair.sessionId)!, authenticatedAt: clock.now() + 1 });
+    expect((await core.sessions.requireRecentAuthentication(who.value, 'oidc_unlink')).ok).toBe(false);
+    await core.sessions.revoke(who.value, pair.sessionId);
+    expect((await core.sessions.requireRecentAuthentication(who.value, 'oidc_unlink')).ok).toBe(false);
+    expect(await core.accounts.reauthenticate(who.value, 'correct horse battery')).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
   });
 });

@@ -7,6 +7,7 @@ import type { Logger } from '../ports/logger.js';
 import type { Random } from '../ports/random.js';
 import type { AccountSummary, SessionLedger, SessionRecord, SignInMethod } from '../ports/session-ledger.js';
 import { ACCESS_TOKEN_TTL_S, type AccessTokens } from '../tokens/access-token.js';
+import { decideRecentAuthentication, type SignInChange } from './recent-auth.js';
 import { decideAccess, decideIssuance, needsTouch, sessionExpiresAt, sessionStatus, type SessionPolicy } from './machine.js';
 
 export interface SessionServiceDeps {
@@ -101,6 +102,7 @@ export class SessionService {
       lastUsedAt: now,
       accessFloor: now,
       closedAt: null,
+      authenticatedAt: now,
       method: options.method ?? 'password',
     };
     await guard('error.store.unavailable', 'opening a session', () => this.#d.ledger.insertSession(session));
@@ -127,6 +129,7 @@ export class SessionService {
       lastUsedAt: now,
       accessFloor: now,
       closedAt: null,
+      authenticatedAt: now,
     };
     const inserted = await guard('error.store.unavailable', 'opening a session', () => insert(session));
     if (!inserted) return null;
@@ -185,6 +188,27 @@ export class SessionService {
       this.#d.ledger.closeSession(principal.accountId, sessionId, this.#d.clock.now()),
     );
     return closed ? ok(undefined) : refuse('error.not_found', 'No such open session on this account.');
+  }
+
+  /**
+   * The gate of every change listed in SIGN_IN_CHANGES: the caller's session must have proved a
+   * credential within the window. `change` names which one (the list is the rule; the name is for
+   * the log and keeps callers to the list).
+   */
+  async requireRecentAuthentication(principal: Principal, change: SignInChange): Promise<Result<void, 'error.auth.reauthentication_required'>> {
+    const session = await guard('error.auth.unavailable', 'reading the session ledger', () => this.#d.ledger.findSessionById(principal.sessionId));
+    const open = session !== null && session.closedAt === null && session.accountId === (principal.actingOwnerId ?? principal.accountId);
+    const decision = decideRecentAuthentication(open ? session.authenticatedAt : null, this.#d.clock.now(), this.#d.policy.reauthWindowMs);
+    if (!decision.ok) this.#d.logger.info('session.reauthentication_required', { change });
+    return decision;
+  }
+
+  /** The caller proved a credential again (reauthenticate): its session may change sign-in methods for a while. */
+  async recordAuthentication(principal: Principal, at: number): Promise<Result<void, 'error.auth.session_invalid'>> {
+    const recorded = await guard('error.store.unavailable', 'recording a reauthentication', () =>
+      this.#d.ledger.recordAuthentication(principal.sessionId, Math.min(at, this.#d.clock.now())),
+    );
+    return recorded ? ok(undefined) : refuse('error.auth.session_invalid', 'The session is no longer open.');
   }
 
   /** Closes every session of the account (the revoke-all ceremony calls this after its proof). */

@@ -58,7 +58,7 @@ export class SponsorshipService {
     // The account row gives the id a home (albums, devices and sessions refer to accounts); it has
     // no password, so nothing can sign in as it, and its address key is no address.
     await guard(STORE, 'account write', () =>
-      this.#d.accounts.createAccount({ id: accountId, address: '', addressKey: sponsoredAddressKey(accountId), passwordHash: null, displayName: null, createdAt: now, lockedAt: null }),
+      this.#d.accounts.createAccount({ id: accountId, address: '', addressKey: sponsoredAddressKey(accountId), passwordHash: null, displayName: null, createdAt: now, lockedAt: null, credentialsChangedAt: null }),
     );
     const sponsored = await this.#d.quota.setSponsor(accountId, caller.accountId);
     // The ledger refuses only a self-sponsor or a sponsored sponsor, both ruled out above.

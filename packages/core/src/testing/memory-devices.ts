@@ -1,5 +1,5 @@
 import type { DeviceDirectoryStore, DeviceEntry, DirectoryRecord, PublishOutcome } from '../ports/device-directory.js';
-import type { RevokeAllChallenge, RevokeAllChallengeStore } from '../ports/revoke-all-challenges.js';
+import type { RevokeAllAdmission, RevokeAllChallenge, RevokeAllChallengeStore } from '../ports/revoke-all-challenges.js';
 import { constantTimeEqual } from '../encoding/bytes.js';
 
 /** In-memory reference implementation of the device directory and revoke-all challenge ports. */
@@ -29,9 +29,12 @@ export class MemoryDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
     return this.directories.get(accountId)?.identityKey ?? null;
   }
 
-  async insertRevokeAllChallenge(challenge: RevokeAllChallenge, now: number): Promise<void> {
+  async insertRevokeAllChallenge(challenge: RevokeAllChallenge, now: number, admit: (expiries: readonly number[]) => RevokeAllAdmission): Promise<RevokeAllAdmission> {
     for (const [hash, c] of this.challenges) if (c.expiresAt <= now) this.challenges.delete(hash);
-    this.challenges.set(challenge.challengeHash, challenge);
+    const expiries = [...this.challenges.values()].filter((c) => c.accountId === challenge.accountId).map((c) => c.expiresAt);
+    const admission = admit(expiries);
+    if (admission.admitted) this.challenges.set(challenge.challengeHash, challenge);
+    return admission;
   }
   async consumeRevokeAllChallenge(challengeHash: string): Promise<RevokeAllChallenge | null> {
     const found = this.challenges.get(challengeHash) ?? null;

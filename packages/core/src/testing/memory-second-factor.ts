@@ -29,6 +29,8 @@ export class MemorySecondFactorStore implements TotpThrottleStore, TotpRecoveryS
     if (this.over.totp.enrollments.get(accountId)?.state !== 'confirmed') return false;
     this.over.totp.enrollments.delete(accountId);
     this.over.ledger.sessions.set(session.id, session);
+    const account = this.over.ledger.accounts.get(accountId);
+    if (account) this.over.ledger.accounts.set(accountId, { ...account, credentialsChangedAt: session.createdAt });
     return true;
   }
 }

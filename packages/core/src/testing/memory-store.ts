@@ -36,14 +36,14 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
   async setLocked(id: string, lockedAt: number | null): Promise<boolean> {
     const a = this.accounts.get(id);
     if (!a) return false;
-    this.accounts.set(id, { ...a, lockedAt });
+    this.accounts.set(id, { ...a, lockedAt, ...(lockedAt === null ? {} : { credentialsChangedAt: lockedAt }) });
     return true;
   }
   async changePassword(change: PasswordChange): Promise<boolean> {
     const a = this.accounts.get(change.accountId);
     const s = this.sessions.get(change.sessionId);
     if (!a || !s || s.accountId !== change.accountId || s.closedAt !== null) return false;
-    this.accounts.set(a.id, { ...a, passwordHash: change.passwordHash });
+    this.accounts.set(a.id, { ...a, passwordHash: change.passwordHash, credentialsChangedAt: change.at });
     for (const other of this.sessions.values()) {
       if (other.accountId === change.accountId && other.closedAt === null && other.id !== s.id) {
         this.sessions.set(other.id, { ...other, closedAt: change.at });
@@ -93,6 +93,8 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
     return true;
   }
   async closeAllSessions(accountId: string, at: number): Promise<number> {
+    const a = this.accounts.get(accountId);
+    if (a) this.accounts.set(accountId, { ...a, credentialsChangedAt: at });
     let n = 0;
     for (const s of this.sessions.values()) {
       if (s.accountId === accountId && s.closedAt === null) {
@@ -101,6 +103,12 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
       }
     }
     return n;
+  }
+  async recordAuthentication(id: string, at: number): Promise<boolean> {
+    const s = this.sessions.get(id);
+    if (!s || s.closedAt !== null) return false;
+    this.sessions.set(id, { ...s, authenticatedAt: at });
+    return true;
   }
   async listOpenSessions(accountId: string): Promise<SessionRecord[]> {
     return [...this.sessions.values()].filter((s) => s.accountId === accountId && s.closedAt === null);

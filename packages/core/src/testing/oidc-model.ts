@@ -1,5 +1,7 @@
 import fc from 'fast-check';
 import { OidcService } from '../oidc/service.js';
+import { sha256, toBase64url, utf8 } from '../encoding/bytes.js';
+import { DEFAULT_PROTOCOL_WINDOW } from '../versioning/protocol.js';
 import { FLOW_TTL_MS, LOGIN_CODE_TTL_MS } from '../oidc/rules.js';
 import type { Ports } from '../ports/ports.js';
 import { TotpSecretBox } from '../totp/secret-box.js';
@@ -15,6 +17,9 @@ function check(ok: boolean, what: string): void {
 }
 
 const RETURN_TO = 'https://app.example/done';
+/** The app's PKCE pair toward the server: every flow carries the challenge, every completion the verifier. */
+const APP_VERIFIER = 'model-app-verifier-'.padEnd(43, 'v');
+const APP_CHALLENGE = toBase64url(sha256(utf8(APP_VERIFIER)));
 const SUBJECTS = ['alice', 'bob', 'carol'];
 
 interface ModelFlow {
@@ -45,7 +50,7 @@ interface Real {
 class Start implements fc.AsyncCommand<Model, Real> {
   check = (): boolean => true;
   async run(m: Model, r: Real): Promise<void> {
-    const started = await r.oidc.start({ returnTo: RETURN_TO, purpose: 'sign_in', appChallenge: null }, null);
+    const started = await r.oidc.start({ returnTo: RETURN_TO, purpose: 'sign_in', appChallenge: APP_CHALLENGE }, null);
     check(started.ok, 'start refused');
     if (!started.ok) return;
     const state = new URL(started.value.authorizationUrl).searchParams.get('state')!;
@@ -85,7 +90,7 @@ class Complete implements fc.AsyncCommand<Model, Real> {
   check = (m: Readonly<Model>): boolean => m.codes.length > 0;
   async run(m: Model, r: Real): Promise<void> {
     const code = m.codes[this.pick % m.codes.length]!;
-    const result = await r.oidc.complete({ loginCode: code.code, appVerifier: null, cohortHash: null }, null);
+    const result = await r.oidc.complete({ loginCode: code.code, appVerifier: APP_VERIFIER, cohortHash: null, version: DEFAULT_PROTOCOL_WINDOW.max }, null);
     const redeemable = !code.used && m.now < code.issuedAt + LOGIN_CODE_TTL_MS;
     code.used = true;
     if (!redeemable) {
@@ -145,6 +150,8 @@ export function oidcModelProperty(makePorts: () => Promise<Pick<Ports, 'accounts
       random,
       logger,
       returnUris: [RETURN_TO],
+      localSignIn: true,
+      window: DEFAULT_PROTOCOL_WINDOW,
     });
     const authenticate = async (token: string): Promise<string | null> => {
       const who = await core.sessions.authenticate(token);

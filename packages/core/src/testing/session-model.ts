@@ -19,7 +19,7 @@ function expect(actual: unknown, what = 'value') {
 }
 
 // Short lifetimes so random clock advances cross every boundary.
-const POLICY: SessionPolicy = { idleMs: 40 * 60_000, maxMs: 100 * 60_000, touchIntervalMs: 60_000 };
+const POLICY: SessionPolicy = { idleMs: 40 * 60_000, maxMs: 100 * 60_000, touchIntervalMs: 60_000, reauthWindowMs: 300_000 };
 const ACCESS_TTL = 15 * 60_000;
 const ACCOUNTS = ['a@example.org', 'b@example.org'];
 

@@ -53,6 +53,8 @@ interface Model {
   accepted: Set<string>;
   challenges: ModelChallenge[];
   sessions: number;
+  /** When the principal's session last proved a credential (register, reauthenticate). */
+  provedAt: number;
 }
 interface Real {
   core: CoreServices;
@@ -63,6 +65,10 @@ interface Real {
 }
 
 const stepOf = (now: number): number => Math.floor(now / STEP_MS);
+
+/** Changing the factor needs a proof of a credential within the default five minutes. */
+const REAUTH_WINDOW_MS = 300_000;
+const stale = (m: Model): boolean => m.now - m.provedAt > REAUTH_WINDOW_MS;
 
 /** The code the command sends: computed from the model's secret with the RFC-checked generator. */
 function codeFor(m: Model, kind: CodeKind): string {
@@ -123,7 +129,9 @@ class Enroll implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     const res = await r.core.totp.enroll(r.principal);
-    if (m.phase === 'confirmed') {
+    if (stale(m)) {
+      refused(res, 'error.auth.reauthentication_required');
+    } else if (m.phase === 'confirmed') {
       refused(res, 'error.auth.totp_already_enrolled');
     } else {
       if (!res.ok) throw new Error(`enroll refused: ${res.code}`);
@@ -144,7 +152,8 @@ class VerifyEnrollment implements fc.AsyncCommand<Model, Real> {
   async run(m: Model, r: Real): Promise<void> {
     const code = codeFor(m, this.kind);
     const res = await r.core.totp.verifyEnrollment(r.principal, code);
-    if (m.phase === 'none') refused(res, 'error.auth.totp_not_enrolled');
+    if (stale(m)) refused(res, 'error.auth.reauthentication_required');
+    else if (m.phase === 'none') refused(res, 'error.auth.totp_not_enrolled');
     else if (m.phase === 'confirmed') refused(res, 'error.auth.totp_already_enrolled');
     else {
       const step = modelStep(m, code, null);
@@ -166,7 +175,8 @@ class Disable implements fc.AsyncCommand<Model, Real> {
   async run(m: Model, r: Real): Promise<void> {
     const code = codeFor(m, this.kind);
     const res = await r.core.totp.disable(r.principal, code);
-    if (m.phase !== 'confirmed') refused(res, 'error.auth.totp_not_enrolled');
+    if (stale(m)) refused(res, 'error.auth.reauthentication_required');
+    else if (m.phase !== 'confirmed') refused(res, 'error.auth.totp_not_enrolled');
     else {
       const step = modelStep(m, code, m.highest);
       same(res.ok, step !== null, `disable ${this.kind}`);
@@ -236,6 +246,17 @@ class VerifyTotp implements fc.AsyncCommand<Model, Real> {
   toString = () => `VerifyTotp(${this.pick}, ${this.kind})`;
 }
 
+class Reauthenticate implements fc.AsyncCommand<Model, Real> {
+  check = () => true;
+  async run(m: Model, r: Real): Promise<void> {
+    const res = await r.core.accounts.reauthenticate(r.principal, PASSWORD);
+    same(res.ok, true, 'reauthenticate');
+    m.provedAt = m.now;
+    await checkInvariants(m, r);
+  }
+  toString = () => 'Reauthenticate';
+}
+
 class AdvanceClock implements fc.AsyncCommand<Model, Real> {
   constructor(readonly ms: number) {}
   check = () => true;
@@ -269,6 +290,7 @@ export function totpModelProperty(
     kind.map((k) => new Disable(k)),
     fc.constant(new Login()),
     fc.constant(new Login()),
+    fc.constant(new Reauthenticate()),
     // Sign-in attempts on any challenge, and more often on the newest two so runs reach the sixth.
     fc.tuple(fc.nat(10), kind).map(([p, k]) => new VerifyTotp(p, k)),
     fc.tuple(fc.nat(1), kind).map(([p, k]) => new VerifyTotp(-1 - p, k)),
@@ -284,7 +306,7 @@ export function totpModelProperty(
     if (!reg.ok) throw new Error('register');
     const who = await core.sessions.authenticate(reg.value.accessToken);
     if (!who.ok) throw new Error('authenticate');
-    const model: Model = { now: clock.now(), phase: 'none', secret: null, generation: 0, highest: null, lastAccepted: null, accepted: new Set(), challenges: [], sessions: 1 };
+    const model: Model = { now: clock.now(), phase: 'none', secret: null, generation: 0, highest: null, lastAccepted: null, accepted: new Set(), challenges: [], sessions: 1, provedAt: clock.now() };
     await fc.asyncModelRun(() => ({ model, real: { core, clock, store, totpStore, principal: who.value } }), cmds);
   });
 }

@@ -167,7 +167,7 @@ export function upgradeModelProperty(fresh: () => Promise<Pick<Ports, 'accounts'
     const clock = new FakeClock();
     const { accounts, albums, devices } = await fresh();
     // SQL stores hold albums and directories under an account row.
-    await accounts.createAccount({ id: ACCOUNT, address: 'owner@example.org', addressKey: 'owner@example.org', passwordHash: 'x', displayName: null, createdAt: 0, lockedAt: null });
+    await accounts.createAccount({ id: ACCOUNT, address: 'owner@example.org', addressKey: 'owner@example.org', passwordHash: 'x', displayName: null, createdAt: 0, lockedAt: null, credentialsChangedAt: null });
     const uploads = new FakeUploadsInFlight();
     await devices.publishDirectory({
       accountId: ACCOUNT,

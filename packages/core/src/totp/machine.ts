@@ -119,6 +119,11 @@ export function requiresChallenge(state: { readonly phase: TotpState['phase'] })
  * May a code be checked against this challenge (its attempt already counted)? Unknown, used and
  * expired look the same; the sixth attempt and later are exhausted whatever the code.
  */
+/** A challenge stores its expiry only; it was opened one lifetime before it. */
+export function challengeOpenedAt(challenge: Pick<TotpChallengeRecord, 'expiresAt'>): number {
+  return challenge.expiresAt - CHALLENGE_TTL_MS;
+}
+
 export function judgeChallenge(
   challenge: TotpChallengeRecord | null,
   now: number,

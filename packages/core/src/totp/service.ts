@@ -6,13 +6,15 @@ import type { AccountRecord, AccountStore } from '../ports/account-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { Logger } from '../ports/logger.js';
 import type { Random } from '../ports/random.js';
-import type { TotpEnrollmentRecord, TotpStore } from '../ports/totp-store.js';
+import type { TotpChallengeRecord, TotpEnrollmentRecord, TotpStore } from '../ports/totp-store.js';
 import type { TotpThrottleStore } from '../ports/totp-throttle.js';
 import { throttleDecision } from '../second-factor/throttle.js';
+import { outlivesCredentialChange } from '../account/credential-change.js';
 import type { Principal, SessionService, TokenPair } from '../session/service.js';
 import {
   attemptsLeft,
   CHALLENGE_TTL_MS,
+  challengeOpenedAt,
   isWellFormedCode,
   judgeChallenge,
   requiresChallenge,
@@ -78,7 +80,11 @@ export class TotpService implements LoginGate {
   }
 
   /** Issues a fresh secret: None or Pending -> Pending. Over a confirmed factor it is refused. */
-  async enroll(principal: Principal): Promise<Result<TotpEnrollment, 'error.auth.totp_already_enrolled' | 'error.auth.session_invalid' | 'error.auth.no_local_password'>> {
+  async enroll(
+    principal: Principal,
+  ): Promise<Result<TotpEnrollment, 'error.auth.totp_already_enrolled' | 'error.auth.session_invalid' | 'error.auth.no_local_password' | 'error.auth.reauthentication_required'>> {
+    const recent = await this.#d.sessions.requireRecentAuthentication(principal, 'totp_enroll');
+    if (!recent.ok) return recent;
     const now = this.#d.clock.now();
     const { state } = await this.#load(principal.accountId);
     const secret = this.#d.random.bytes(TOTP_SECRET_BYTES);
@@ -109,8 +115,13 @@ export class TotpService implements LoginGate {
   async verifyEnrollment(
     principal: Principal,
     code: string,
-  ): Promise<Result<void, 'error.request.invalid' | 'error.auth.invalid_code' | 'error.auth.totp_not_enrolled' | 'error.auth.totp_already_enrolled'>> {
+  ): Promise<
+    Result<void, 'error.request.invalid' | 'error.auth.invalid_code' | 'error.auth.totp_not_enrolled' | 'error.auth.totp_already_enrolled' | 'error.auth.reauthentication_required'>
+  > {
     if (!isWellFormedCode(code)) return refuse('error.request.invalid', MALFORMED_CODE);
+    // Before any code is checked: a stale session may not even guess.
+    const recent = await this.#d.sessions.requireRecentAuthentication(principal, 'totp_verify_enrollment');
+    if (!recent.ok) return recent;
     const now = this.#d.clock.now();
     const { state, record } = await this.#load(principal.accountId);
     const next = transition(state, { kind: 'verify_enrollment', code }, now);
@@ -128,8 +139,10 @@ export class TotpService implements LoginGate {
   async disable(
     principal: Principal,
     code: string,
-  ): Promise<Result<void, 'error.request.invalid' | 'error.auth.invalid_code' | 'error.auth.totp_not_enrolled'>> {
+  ): Promise<Result<void, 'error.request.invalid' | 'error.auth.invalid_code' | 'error.auth.totp_not_enrolled' | 'error.auth.reauthentication_required'>> {
     if (!isWellFormedCode(code)) return refuse('error.request.invalid', MALFORMED_CODE);
+    const recent = await this.#d.sessions.requireRecentAuthentication(principal, 'totp_disable');
+    if (!recent.ok) return recent;
     const now = this.#d.clock.now();
     const { state } = await this.#load(principal.accountId);
     const next = transition(state, { kind: 'disable', code }, now);
@@ -203,6 +216,11 @@ export class TotpService implements LoginGate {
     const challenge = judgeChallenge(counted, now);
     if (!challenge.ok) return challenge;
     const { accountId } = challenge.value;
+    // A password change, revoke-all, recovery or lock since the password step ended this challenge.
+    if (!(await this.#outlivesCredentialChange(challenge.value))) {
+      await guard(UNAVAILABLE, 'consuming the challenge', () => this.#d.store.consumeTotpChallenge(idHash));
+      return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
+    }
     // A held account has no code checked at all, not even on a challenge opened before it was held.
     const held = await this.#held(accountId, now);
     if (held !== null) return refuse('error.auth.throttled', 'Too many wrong codes for this account; try again later.', { retry_after_s: held });
@@ -221,7 +239,7 @@ export class TotpService implements LoginGate {
     const consumed = await guard(UNAVAILABLE, 'consuming the challenge', () => this.#d.store.consumeTotpChallenge(idHash));
     if (!consumed) return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
     const account = await guard(UNAVAILABLE, 'reading the account', () => this.#d.accounts.findAccountById(accountId));
-    if (account === null) return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
+    if (account === null || !outlivesCredentialChange(challengeOpenedAt(challenge.value), account)) return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
     // An operator may lock the account between the password and the code.
     if (account.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
     return ok(await this.#d.sessions.open(accountId, { cohortHash: input.cohortHash }));
@@ -231,6 +249,11 @@ export class TotpService implements LoginGate {
   async status(principal: Principal): Promise<TotpState['phase']> {
     const record = await guard(UNAVAILABLE, 'reading the second factor', () => this.#d.store.findTotpEnrollment(principal.accountId));
     return record?.state ?? 'none';
+  }
+
+  async #outlivesCredentialChange(challenge: TotpChallengeRecord): Promise<boolean> {
+    const account = await guard(UNAVAILABLE, 'reading the account', () => this.#d.accounts.findAccountById(challenge.accountId));
+    return outlivesCredentialChange(challengeOpenedAt(challenge), account);
   }
 
   #wrongCode(attempts: number): Result<never, 'error.auth.invalid_code'> {
