@@ -95,6 +95,28 @@ describe('the upgrade ceremony over HTTP', () => {
     expect(await w(i.intent_id, '2026-05-01')).toMatchObject({ ok: false, code: 'error.protocol.below_album_pin', data: { album_pin: PIN } });
   });
 
+  it('bounds an intent: deadline_s at most 90 days, to_version a date in the server window; otherwise 400 and nothing stored', async () => {
+    const o = await owner();
+    const refused: Record<string, unknown>[] = [
+      { deadline_s: Number.MAX_SAFE_INTEGER },
+      { deadline_s: 7_776_001 },
+      { to_version: '9999-12-31' },
+      { to_version: '2026-11-02' },
+      { to_version: '2026-02-30' },
+    ];
+    for (const over of refused) {
+      expect(await propose(o.token, o.albumId, admin.signUpgradeIntent(intent(o.albumId, over)))).toMatchObject(problem(400, 'error.request.invalid'));
+      // Nothing stored: every read still answers, and the album is not held.
+      expect(await status(o.token, o.albumId)).toMatchObject({ status: 200, body: { phase: 'normal', intent_id: null } });
+    }
+    const longest = intent(o.albumId, { deadline_s: 7_776_000, to_version: '2026-11-01' });
+    expect(await propose(o.token, o.albumId, admin.signUpgradeIntent(longest))).toMatchObject({
+      status: 202,
+      body: { intent_id: longest.intent_id, to_version: '2026-11-01', expires_at: new Date(s.clock.now() + 7_776_000_000).toISOString() },
+    });
+    expect(await status(o.token, o.albumId)).toMatchObject({ status: 200, body: { phase: 'frozen', intent_id: longest.intent_id } });
+  });
+
   it('refuses each bad proposal with its own status and code', async () => {
     const o = await owner();
     const stranger = new TestDevice('stranger');

@@ -2668,7 +2668,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description SignedUpgradeIntent, canonical CBOR: {"intent": {"album_id","from_version","to_version","intent_id","proposer_device","deadline_s"?}, "sig_ed25519": bstr64, "sig_mldsa65": bstr}; both signatures over canonical CBOR ["svc-upgrade-intent/v1", intent]. */
+        /** @description SignedUpgradeIntent, canonical CBOR: {"intent": {"album_id","from_version","to_version","intent_id","proposer_device","deadline_s"?}, "sig_ed25519": bstr64, "sig_mldsa65": bstr}; both signatures over canonical CBOR ["svc-upgrade-intent/v1", intent]. deadline_s (default 604800) at most 7776000; to_version a date within the server's protocol window; otherwise 400 error.request.invalid. */
         requestBody: {
             content: {
                 "application/cbor": string;
