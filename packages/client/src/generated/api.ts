@@ -699,7 +699,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Look up one handle: its identity key and signed device directory, exactly as its owner published them. Authorization: Bearer <access token> (a local account; a handle of a listed peer is forwarded to that peer) or SvcCapability <capability token> (a listed peer, per-peer rate limit) */
+        /** Look up one handle: its identity key and signed device directory, exactly as its owner published them. Authorization: Bearer <access token> (a local account; a handle of a listed peer is forwarded to that peer) or SvcCapability <capability token> (a listed peer, per-peer rate limit; iat at most 60 s and exp at most 3,660 s ahead of this server's clock) */
         get: operations["getDiscoveryLookup"];
         put?: never;
         post?: never;
