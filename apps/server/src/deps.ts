@@ -127,7 +127,7 @@ export async function openStores(config: Config): Promise<Stores> {
   const blobs = new FsBlobStore(join(config.dataDir, 'blobs'));
   if (config.databaseUrl !== null) {
     // Several stateless processes may share this database; every port call goes to it (no cache).
-    const pg = await openPgDatabase(config.databaseUrl);
+    const pg = await openPgDatabase(config.databaseUrl, { queryTimeoutMs: config.database.statementMs, connectTimeoutMs: config.database.connectMs });
     return { ...createPgPorts(pg.db), blobs, close: () => pg.close() };
   }
   mkdirSync(config.dataDir, { recursive: true });
