@@ -213,7 +213,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   const assets = new AssetService({ assets: stores.quota, blobs: stores.blobs, quota, clock, random });
   // Sponsored accounts, links and drops, federated caching (one block).
   const sponsorship = new SponsorshipService({ store: stores.sponsorship, accounts: stores.accounts, quota, clock, random });
-  const links = new LinkService({ links: stores.links, albums: stores.albums, sessions: stores.quota, catalog: stores.quota, uploads, assets, quota, clock, random });
+  const links = new LinkService({ links: stores.links, writeGuard: albums.writeGuard, sessions: stores.quota, catalog: stores.quota, uploads, assets, quota, clock, random });
   const federatedCache = new FederatedCacheService({ intakes: stores.federated, ledger: stores.quota, quota, blobs: stores.blobs, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
   const totpRecovery = new TotpRecoveryService({ challenges: stores.totp, directories: stores.devices, recovery: stores.secondFactor, accounts: stores.accounts, sessions, clock });

@@ -770,7 +770,7 @@ export interface paths {
         /** The caller's links, revoked and expired ones included, oldest first */
         get: operations["getLinks"];
         put?: never;
-        /** Create a share link (wrapped keys) or a web-upload link (seal key); metadata growth, refused in GraceExpired and Suspended */
+        /** Create a share link (wrapped keys) or a web-upload link (seal key); metadata growth, refused in GraceExpired and Suspended. A link on an album is a write into it: below its pin 426, while it quiesces 409 unless intent_id names the live intent */
         post: operations["postLinks"];
         delete?: never;
         options?: never;
@@ -806,7 +806,7 @@ export interface paths {
         /** The drops guests opened through one of the caller's upload links */
         get: operations["getLinksByLinkIdDrops"];
         put?: never;
-        /** A guest (no token) opens a drop through an upload link: charged to the link owner now, within max_bytes and the owner's hard limit; upload_token (send it as `Authorization: Upload <token>`) admits PUT /upload/{id} and its finalize only */
+        /** A guest (no token) opens a drop through an upload link: charged to the link owner now, within max_bytes and the owner's hard limit; upload_token (send it as `Authorization: Upload <token>`) admits PUT /upload/{id} and its finalize only. The drop lands in the link's album: below its pin 426; while the album quiesces for an upgrade 409 error.upload.album_quiescing (a guest names no intent); an open drop counts in the album's in_flight */
         post: operations["postLinksByLinkIdDrops"];
         delete?: never;
         options?: never;
@@ -8158,12 +8158,16 @@ export interface operations {
                     album_id?: string;
                     asset_ids?: string[];
                     expires_at?: string;
+                    /** @description The album's live upgrade intent: needed only while the album quiesces (else 409 error.upload.album_quiescing), as for upload sessions; not stored on the link */
+                    intent_id?: string;
                     /** @constant */
                     kind: "share";
                     wrapped_key: string;
                 } | {
                     album_id: string;
                     expires_at?: string;
+                    /** @description The album's live upgrade intent: needed only while the album quiesces (else 409 error.upload.album_quiescing), as for upload sessions; not stored on the link */
+                    intent_id?: string;
                     /** @constant */
                     kind: "upload";
                     max_bytes?: number;
@@ -8257,6 +8261,23 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
+            /** @description error.upload.album_quiescing */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.upload.album_quiescing";
+                        /** @constant */
+                        status?: 409;
+                    } & components["schemas"]["Problem"];
+                };
+            };
             /** @description error.request.too_large */
             413: {
                 headers: {
@@ -8291,7 +8312,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.protocol.below_min, error.protocol.unsupported */
+            /** @description error.protocol.below_album_pin, error.protocol.below_min, error.protocol.unsupported */
             426: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -8302,7 +8323,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        code?: "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
                     } & components["schemas"]["Problem"];
@@ -8748,6 +8769,23 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
+            /** @description error.upload.album_quiescing */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.upload.album_quiescing";
+                        /** @constant */
+                        status?: 409;
+                    } & components["schemas"]["Problem"];
+                };
+            };
             /** @description error.request.too_large */
             413: {
                 headers: {
@@ -8782,7 +8820,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.protocol.below_min, error.protocol.unsupported */
+            /** @description error.protocol.below_album_pin, error.protocol.below_min, error.protocol.unsupported */
             426: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -8793,7 +8831,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        code?: "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
                     } & components["schemas"]["Problem"];

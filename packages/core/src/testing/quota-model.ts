@@ -201,7 +201,7 @@ async function create(m: Model, r: Real, user: number, idx: number, slack: numbe
   const payer = m.payer[user]!;
   const before = used(m, payer);
   const res = drop
-    ? await r.uploads.openDrop(m.users[user]!, 'link-1', { declaredSize: declared, contentHash: announce ? hash : null })
+    ? await r.uploads.openDrop(m.users[user]!, 'link-1', { declaredSize: declared, contentHash: announce ? hash : null, albumId: null })
     : await r.uploads.create({ accountId: m.users[user]!, ...(user >= USERS.length ? { actingOwnerId: USERS[payer]! } : {}) }, { declaredSize: declared, kind: 'original', contentHash: announce ? hash : null, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
   if (m.suspended[payer]) {
     expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
@@ -475,7 +475,7 @@ class LinkDrop implements fc.AsyncCommand<Model, Real> {
   async run(m: Model, r: Real): Promise<void> {
     const declared = SIZES[this.idx]!;
     const state = expectedState(m, 1);
-    const res = await r.links.openDrop(LINK, { declaredSize: declared, contentHash: null });
+    const res = await r.links.openDrop(LINK, { declaredSize: declared, contentHash: null, protocolVersion: '2026-11-01' });
     if (state === 'GraceExpired' || state === 'Suspended') {
       expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
     } else if (m.linkAccepted + declared > LINK_MAX || used(m, 1) + declared > HARD) {
@@ -647,7 +647,7 @@ async function freshReal(ports: Ports): Promise<Real> {
   const sponsorship = new SponsorshipService({ store: ports.sponsorship, accounts: ports.accounts, quota, clock, random });
   const linkStore = ports.links;
   await linkStore.createLink({ id: LINK, ownerId: USERS[1]!, kind: 'upload', albumId: null, assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: LINK_MAX, acceptedBytes: 0, createdAt: clock.now(), expiresAt: null, revokedAt: null });
-  const links = new LinkService({ links: linkStore, albums: ports.albums, sessions: store, catalog: store, uploads, assets, quota, clock, random });
+  const links = new LinkService({ links: linkStore, writeGuard: admitAllWrites, sessions: store, catalog: store, uploads, assets, quota, clock, random });
   const federated = new FederatedCacheService({ intakes: ports.federated, ledger: store, quota, blobs, writeGuard: admitAllWrites, clock, random, ttlMs: TTL });
   return { clock, store, blobs, quota, uploads, assets, sponsorship, links, linkStore, federated };
 }

@@ -94,10 +94,16 @@ export class UploadService {
 
   /**
    * A guest's web-upload drop through `linkId`: charged to the link owner at creation, finalized
-   * into a pending drop that waits for adoption. No device check: the link's creation was the write.
+   * into a pending drop that waits for adoption. No device check: the link's creation was the write;
+   * the caller has passed the album guard. The session targets the link's album, so an open drop
+   * counts as in flight for the album's upgrade quiescence.
    */
-  async openDrop(linkOwnerId: string, linkId: string, input: { declaredSize: number; contentHash: string | null }): Promise<Result<UploadView, CreateRefusal>> {
-    const full: CreateUpload = { ...input, kind: 'original', albumId: null, intentId: null, deviceId: '', protocolVersion: '' };
+  async openDrop(
+    linkOwnerId: string,
+    linkId: string,
+    input: { declaredSize: number; contentHash: string | null; albumId: string | null },
+  ): Promise<Result<UploadView, CreateRefusal>> {
+    const full: CreateUpload = { ...input, kind: 'original', intentId: null, deviceId: '', protocolVersion: '' };
     const bad = checkCreate(full);
     if (bad) return refuse('error.request.invalid', bad);
     return this.#open(linkOwnerId, full, linkId, this.#d.clock.now());
