@@ -160,6 +160,8 @@ export class LinkService {
     // cannot name an upgrade intent, so while the album quiesces no drop opens.
     if (link.albumId !== null) {
       const gate = await this.#d.writeGuard.checkAlbumWrite({ accountId: link.ownerId, albumId: link.albumId, intentId: null, protocolVersion: input.protocolVersion }, now);
+      // A guest is told the album is quiescing, not which intent holds it: that id is the owner's.
+      if (!gate.ok && gate.code === 'error.upload.album_quiescing') return refuse(gate.code, 'The album is being upgraded; try the drop again later.');
       if (!gate.ok) return gate;
     }
     const state = await this.#d.quota.admit(link.ownerId, 'metadata_growth', 0);
