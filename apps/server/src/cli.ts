@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { describeBackupProblem, MANIFEST_FILE, normalizeAddress } from '@strongroom/core';
+import { describeBackupProblem, MANIFEST_FILE, normalizeAddress, parseRfc3339Instant } from '@strongroom/core';
 import { systemClock, takeFileLock } from '@strongroom/adapters-node';
 import { readConfig, type Config } from './config.js';
 import { buildDeps, nodePlatform, openStores, type AppDeps } from './deps.js';
@@ -25,11 +25,11 @@ async function accountIdOf(deps: AppDeps, who: string | undefined): Promise<stri
   return account.id;
 }
 
-/** An RFC 3339 instant with a zone (Z or an offset); anything else is refused, never guessed. */
+/** An RFC 3339 instant with a zone (Z or an offset) that names a real calendar instant; anything else is refused, never guessed or rolled over. */
 function parseInstant(text: string): number {
-  const ms = Date.parse(text);
-  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/i.test(text) || Number.isNaN(ms)) {
-    throw new Error(`effective_at must be an RFC 3339 instant such as 2027-03-01T00:00:00Z, got "${text}"`);
+  const ms = parseRfc3339Instant(text);
+  if (ms === null) {
+    throw new Error(`effective_at must be an RFC 3339 instant on a real calendar date, such as 2027-03-01T00:00:00Z, got "${text}"`);
   }
   return ms;
 }

@@ -63,6 +63,16 @@ export interface Config {
   readonly backup: BackupSchedule | null;
   /** How the HTTP server treats slow clients and how long it drains at shutdown (see `main.ts`). */
   readonly http: HttpTimeouts;
+  /** How long a request waits on PostgreSQL before it fails closed (see `databaseTimeoutsFit`). */
+  readonly database: DatabaseTimeouts;
+}
+
+/** PostgreSQL waits, in milliseconds (env vars in seconds). */
+export interface DatabaseTimeouts {
+  /** `SVC_DB_STATEMENT_TIMEOUT_S`: one statement, lock waits included, before it is abandoned (default 15 s). */
+  readonly statementMs: number;
+  /** `SVC_DB_CONNECT_TIMEOUT_S`: waiting for a pooled or new connection (default 5 s). */
+  readonly connectMs: number;
 }
 
 export interface OidcConfig {
@@ -97,6 +107,28 @@ export interface HttpTimeouts {
 
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
+}
+
+/**
+ * A request caught in a database partition must get its problem (401/503 error.auth.unavailable)
+ * before any socket timeout closes the connection under it, or the client sees only "other side
+ * closed" and cannot tell a dead server from a sick database. The longest a request waits on one
+ * database call is a connection wait plus a statement; that must end before the socket idle
+ * timeout (no byte moves while the handler waits) and the request timeout (a handler may wait on
+ * the database before it reads the whole body). The headers and keep-alive timeouts never run
+ * while a handler does. Equal is refused too: both timers would fire together, a race. Checked on
+ * PostgreSQL only (`SVC_DATABASE_URL`).
+ */
+function databaseTimeoutsFit(db: DatabaseTimeouts, http: HttpTimeouts): void {
+  const wait = db.connectMs + db.statementMs;
+  for (const [name, ms] of [['SVC_IDLE_TIMEOUT_S', http.idleMs], ['SVC_REQUEST_TIMEOUT_S', http.requestMs]] as const) {
+    if (wait >= ms) {
+      throw new ConfigError(
+        `SVC_DB_CONNECT_TIMEOUT_S + SVC_DB_STATEMENT_TIMEOUT_S (${db.connectMs / 1000} + ${db.statementMs / 1000} s) must be shorter than ${name} (${ms / 1000} s), ` +
+          'or a request caught in a database partition loses its connection instead of receiving its error',
+      );
+    }
+  }
 }
 
 const DAY_S = 86_400;
@@ -318,8 +350,14 @@ export function readConfig(env: Record<string, string | undefined> = process.env
       keepAliveMs: seconds(env, 'SVC_KEEPALIVE_TIMEOUT_S', 5),
       shutdownGraceMs: seconds(env, 'SVC_SHUTDOWN_GRACE_S', 10),
     },
+    database: {
+      statementMs: seconds(env, 'SVC_DB_STATEMENT_TIMEOUT_S', 15),
+      connectMs: seconds(env, 'SVC_DB_CONNECT_TIMEOUT_S', 5),
+    },
   };
   if (config.http.headersMs > config.http.requestMs) throw new ConfigError('SVC_HEADERS_TIMEOUT_S must not exceed SVC_REQUEST_TIMEOUT_S');
+  // SQLite is a file in this process: no network to partition, and neither wait applies.
+  if (config.databaseUrl !== null) databaseTimeoutsFit(config.database, config.http);
   if (config.protocolMin > config.protocolMax) throw new ConfigError('SVC_PROTOCOL_MIN must not be after SVC_PROTOCOL_MAX');
   if (config.quotaSoftBytes !== null && config.quotaHardBytes !== null && config.quotaSoftBytes > config.quotaHardBytes) {
     throw new ConfigError('SVC_QUOTA_SOFT_BYTES must not exceed SVC_QUOTA_HARD_BYTES');

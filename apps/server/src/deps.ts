@@ -127,7 +127,7 @@ export async function openStores(config: Config): Promise<Stores> {
   const blobs = new FsBlobStore(join(config.dataDir, 'blobs'));
   if (config.databaseUrl !== null) {
     // Several stateless processes may share this database; every port call goes to it (no cache).
-    const pg = await openPgDatabase(config.databaseUrl);
+    const pg = await openPgDatabase(config.databaseUrl, { queryTimeoutMs: config.database.statementMs, connectTimeoutMs: config.database.connectMs });
     return { ...createPgPorts(pg.db), blobs, close: () => pg.close() };
   }
   mkdirSync(config.dataDir, { recursive: true });
@@ -213,7 +213,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   const assets = new AssetService({ assets: stores.quota, blobs: stores.blobs, quota, clock, random });
   // Sponsored accounts, links and drops (one block); federated fills are upload sessions.
   const sponsorship = new SponsorshipService({ store: stores.sponsorship, accounts: stores.accounts, quota, clock, random });
-  const links = new LinkService({ links: stores.links, albums: stores.albums, sessions: stores.quota, catalog: stores.quota, uploads, assets, quota, clock, random });
+  const links = new LinkService({ links: stores.links, writeGuard: albums.writeGuard, sessions: stores.quota, catalog: stores.quota, uploads, assets, quota, clock, random });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
   const totpRecovery = new TotpRecoveryService({ challenges: stores.totp, directories: stores.devices, recovery: stores.secondFactor, accounts: stores.accounts, sessions, clock });
   const oidc = buildOidc(config, stores, platform, sessions, window);

@@ -56,9 +56,9 @@ export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeSt
     return this.db.transaction(async (tx) => {
       await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, d.accountId)).for('no key update');
       const [current] = await tx.select().from(deviceDirectories).where(eq(deviceDirectories.accountId, d.accountId));
+      const outcome = decidePublication(current ?? null, d);
+      if (outcome !== 'published') return outcome;
       if (current) {
-        const outcome = decidePublication(current, d);
-        if (outcome !== 'published') return outcome;
         await tx.delete(directoryDevices).where(eq(directoryDevices.accountId, d.accountId));
         await tx
           .update(deviceDirectories)

@@ -41,9 +41,9 @@ export class SqliteDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
   async publishDirectory(d: DirectoryRecord): Promise<PublishOutcome> {
     return this.#db.transaction((tx) => {
       const current = tx.select().from(deviceDirectories).where(eq(deviceDirectories.accountId, d.accountId)).get();
+      const outcome = decidePublication(current ?? null, d);
+      if (outcome !== 'published') return outcome;
       if (current) {
-        const outcome = decidePublication(current, d);
-        if (outcome !== 'published') return outcome;
         tx.delete(directoryDevices).where(eq(directoryDevices.accountId, d.accountId)).run();
         tx.update(deviceDirectories)
           .set({ seq: d.seq, body: buf(d.body), acceptedAt: d.acceptedAt })

@@ -72,6 +72,22 @@ export function describeDeviceStoreContract(adapter: string, setup: Setup): void
         expect(await s.findDevice(a, 'phone')).toBeNull();
         expect(await s.findDevice(a, 'tablet')).toEqual(device('tablet', 30));
       }));
+    it('seq grows by at most 1,000,000 per publication (the first counts from 0), so none can freeze the directory', () =>
+      using(setup, async (ports) => {
+        const s = ports.devices;
+        const a = await withAccount(ports);
+        expect(await s.publishDirectory(directory(a, { seq: Number.MAX_SAFE_INTEGER }))).toBe('seq_jump');
+        expect(await s.publishDirectory(directory(a, { seq: 1_000_001 }))).toBe('seq_jump');
+        expect(await s.findDirectory(a)).toBeNull();
+        const first = directory(a, { seq: 1_000_000 });
+        expect(await s.publishDirectory(first)).toBe('published');
+        expect(await s.publishDirectory(directory(a, { seq: Number.MAX_SAFE_INTEGER }))).toBe('seq_jump');
+        expect(await s.publishDirectory(directory(a, { seq: 2_000_001 }))).toBe('seq_jump');
+        expect(await s.findDirectory(a)).toEqual(first);
+        const next = directory(a, { seq: 2_000_000, body: new Uint8Array([7]) });
+        expect(await s.publishDirectory(next)).toBe('published');
+        expect(await s.findDirectory(a)).toEqual(next);
+      }));
     it("answers when a device was listed, for the write gate, from the current directory only", () =>
       using(setup, async (ports) => {
         const s = ports.devices;

@@ -75,6 +75,19 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect(await s.findUpload(first.id)).toEqual(pending(first));
       }));
 
+    it("a guest's drop into an album counts in flight for it until finalized, as any upload does", () =>
+      using(setup, async (s) => {
+        const owner = id('a000');
+        const d = upload(owner, { declaredSize: 10, albumId: 'album-2', dropLinkId: 'link-2' });
+        expect(await open(s, d, null, 1_000)).toBe('reserved');
+        expect(await s.countInFlightUploads('album-2', 1_000)).toBe(1);
+        expect(await s.markUploading(d.id, 1_001)).toBe(true);
+        expect(await s.countInFlightUploads('album-2', 1_001)).toBe(1);
+        const done = await s.completeUpload({ uploadId: d.id, contentHash: 'ab'.repeat(32), size: 10, asset: { create: { id: d.id, ownerId: owner, dropExpiresAt: 9_000 } } }, UNLIMITED, 1_002);
+        expect(outcome(done)).not.toBe('not_open');
+        expect(await s.countInFlightUploads('album-2', 1_002)).toBe(0);
+      }));
+
     it('expires timed-out sessions lazily and releases their reservation', () =>
       using(setup, async (s) => {
         const a = id('a000');

@@ -136,7 +136,11 @@ describe.skipIf(!PG_URL)('slow clients hold no PostgreSQL connection (PG_URL)', 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'sr-slow-pg-'));
     db = await createScratchDatabase(PG_URL!, 'slowclients');
-    server = await startServerProcess({ dataDir, env: { ...TIMEOUTS, SVC_DATABASE_URL: db.url } });
+    // The database must give up before a socket timeout could cut a request waiting on it (the
+    // server refuses to start otherwise): 1 s + 1 s of database waits under a 3 s idle timeout.
+    // Trickles move a byte every 200 ms, so the idle timeout does not touch them.
+    const env = { ...TIMEOUTS, SVC_IDLE_TIMEOUT_S: '3', SVC_DB_STATEMENT_TIMEOUT_S: '1', SVC_DB_CONNECT_TIMEOUT_S: '1', SVC_DATABASE_URL: db.url };
+    server = await startServerProcess({ dataDir, env });
   }, 60_000);
   afterAll(async () => {
     await server?.kill();

@@ -72,7 +72,6 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.auth.not_an_owner': 403,
   'error.sponsored.cannot_sponsor': 403,
   'error.quota.federated_budget': 403,
-  'error.request.too_many': 429,
   'error.discovery.handle_taken': 409,
   'error.discovery.handle_fixed': 409,
   'error.discovery.no_handle': 409,

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { uuidv7 } from '@strongroom/core';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -95,6 +96,28 @@ describe('the upgrade ceremony over HTTP', () => {
     expect(await w(i.intent_id, '2026-05-01')).toMatchObject({ ok: false, code: 'error.protocol.below_album_pin', data: { album_pin: PIN } });
   });
 
+  it('bounds an intent: deadline_s at most 90 days, to_version a date in the server window; otherwise 400 and nothing stored', async () => {
+    const o = await owner();
+    const refused: Record<string, unknown>[] = [
+      { deadline_s: Number.MAX_SAFE_INTEGER },
+      { deadline_s: 7_776_001 },
+      { to_version: '9999-12-31' },
+      { to_version: '2026-11-02' },
+      { to_version: '2026-02-30' },
+    ];
+    for (const over of refused) {
+      expect(await propose(o.token, o.albumId, admin.signUpgradeIntent(intent(o.albumId, over)))).toMatchObject(problem(400, 'error.request.invalid'));
+      // Nothing stored: every read still answers, and the album is not held.
+      expect(await status(o.token, o.albumId)).toMatchObject({ status: 200, body: { phase: 'normal', intent_id: null } });
+    }
+    const longest = intent(o.albumId, { deadline_s: 7_776_000, to_version: '2026-11-01' });
+    expect(await propose(o.token, o.albumId, admin.signUpgradeIntent(longest))).toMatchObject({
+      status: 202,
+      body: { intent_id: longest.intent_id, to_version: '2026-11-01', expires_at: new Date(s.clock.now() + 7_776_000_000).toISOString() },
+    });
+    expect(await status(o.token, o.albumId)).toMatchObject({ status: 200, body: { phase: 'frozen', intent_id: longest.intent_id } });
+  });
+
   it('refuses each bad proposal with its own status and code', async () => {
     const o = await owner();
     const stranger = new TestDevice('stranger');
@@ -123,3 +146,54 @@ describe('the upgrade ceremony over HTTP', () => {
     expect((await status(o.token, o.albumId)).body.phase).toBe('normal');
   });
 });
+
+describe('the album guard covers links and guest drops', () => {
+  const KEY = Buffer.from('wrapped keys under the link secret').toString('base64url');
+  const SEAL = Buffer.from('x25519 public key of the link......').toString('base64url');
+  const link = (token: string, body: Record<string, unknown>, version = PIN) => call(s.app, 'POST', '/v1/links', { token, body, version });
+  const drop = (linkId: string, size = 10, version = PIN) => call(s.app, 'POST', `/v1/links/${linkId}/drops`, { body: { declared_size: size }, version });
+
+  it('a share or upload link written below the album pin is 426, and so is a guest drop; nothing is created', async () => {
+    const o = await owner();
+    expect(await link(o.token, { kind: 'share', album_id: o.albumId, wrapped_key: KEY }, '2026-05-01')).toMatchObject({ ...problem(426, 'error.protocol.below_album_pin'), body: expect.objectContaining({ album_pin: PIN }) });
+    expect(await link(o.token, { kind: 'upload', album_id: o.albumId, seal_key: SEAL }, '2026-05-01')).toMatchObject(problem(426, 'error.protocol.below_album_pin'));
+    expect((await call(s.app, 'GET', '/v1/links', { token: o.token })).body.links).toEqual([]);
+    // A share link of single assets names no album: nothing to pin.
+    expect((await link(o.token, { kind: 'share', wrapped_key: KEY }, '2026-05-01')).status).toBe(201);
+    const up = await link(o.token, { kind: 'upload', album_id: o.albumId, seal_key: SEAL });
+    expect(up.status).toBe(201);
+    expect(await drop(up.body.link_id, 10, '2026-05-01')).toMatchObject(problem(426, 'error.protocol.below_album_pin'));
+    expect((await call(s.app, 'GET', `/v1/links/${up.body.link_id}/drops`, { token: o.token })).body.drops).toEqual([]);
+    expect((await drop(up.body.link_id)).status).toBe(201);
+  });
+
+  it('an open guest drop keeps the album quiescing (in_flight); during quiescence no drop opens and a link needs the live intent', async () => {
+    const o = await owner();
+    const up = await link(o.token, { kind: 'upload', album_id: o.albumId, seal_key: SEAL });
+    const opened = await drop(up.body.link_id);
+    expect(opened.status).toBe(201);
+    const i = intent(o.albumId);
+    expect(await propose(o.token, o.albumId, admin.signUpgradeIntent(i))).toMatchObject({ status: 202, body: { phase: 'quiescing', in_flight: 1 } });
+    expect(await status(o.token, o.albumId)).toMatchObject({ status: 200, body: { phase: 'quiescing', intent_id: i.intent_id, in_flight: 1 } });
+    // No new drop while the album quiesces (a guest cannot name the intent).
+    const refused = await drop(up.body.link_id);
+    expect(refused).toMatchObject(problem(409, 'error.upload.album_quiescing'));
+    // The guest learns that the album quiesces, not the owner's intent id.
+    expect(refused.body).not.toHaveProperty('live_intent_id');
+    expect(JSON.stringify(refused.body)).not.toContain(i.intent_id);
+    // Links on the album need the live intent, as upload sessions do.
+    expect(await link(o.token, { kind: 'share', album_id: o.albumId, wrapped_key: KEY })).toMatchObject(problem(409, 'error.upload.album_quiescing'));
+    expect(await link(o.token, { kind: 'upload', album_id: o.albumId, seal_key: SEAL, intent_id: newIntentId() })).toMatchObject(problem(409, 'error.upload.album_quiescing'));
+    expect((await link(o.token, { kind: 'share', album_id: o.albumId, wrapped_key: KEY, intent_id: i.intent_id })).status).toBe(201);
+    // The guest's drop in flight still completes; only then is the album frozen.
+    const token = opened.body.upload_token as string;
+    const bytes = new TextEncoder().encode('0123456789');
+    const guest = { headers: { authorization: `Upload ${token}` }, version: PIN };
+    expect((await call(s.app, 'PUT', `/upload/${opened.body.upload_id}`, { ...guest, raw: bytes.slice(), contentType: 'application/octet-stream' })).status).toBe(200);
+    expect((await status(o.token, o.albumId)).body).toMatchObject({ phase: 'quiescing', in_flight: 1 });
+    const hash = createHash('sha256').update(bytes).digest('hex');
+    expect((await call(s.app, 'POST', `/upload/${opened.body.upload_id}/finalize`, { ...guest, body: { content_hash: hash } })).status).toBe(200);
+    expect((await status(o.token, o.albumId)).body).toMatchObject({ phase: 'frozen', in_flight: 0 });
+  });
+});
+

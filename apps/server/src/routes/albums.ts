@@ -24,7 +24,8 @@ const statusBody = (s: UpgradeStatus) => ({
 
 const INTENT_CBOR =
   'SignedUpgradeIntent, canonical CBOR: {"intent": {"album_id","from_version","to_version","intent_id","proposer_device","deadline_s"?}, ' +
-  '"sig_ed25519": bstr64, "sig_mldsa65": bstr}; both signatures over canonical CBOR ["svc-upgrade-intent/v1", intent].';
+  '"sig_ed25519": bstr64, "sig_mldsa65": bstr}; both signatures over canonical CBOR ["svc-upgrade-intent/v1", intent]. ' +
+  'deadline_s (default 604800) at most 7776000; to_version a date within the server\'s protocol window; otherwise 400 error.request.invalid.';
 
 /** Albums pinned to a protocol version, and the server side of the upgrade ceremony. */
 export function albumRoutes(deps: AppDeps): AnyRoute[] {

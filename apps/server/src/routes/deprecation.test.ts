@@ -32,6 +32,16 @@ describe('deprecation announcements (operator CLI)', () => {
     expect((await call(s.app, 'GET', '/.well-known/svc/deprecation', { version: null })).body.announcements).toEqual([]);
   });
 
+  it('refuses impossible calendar instants instead of rolling them over, and records nothing', async () => {
+    const run = (when: string) => COMMANDS.deprecate!.run(s.deps, [NEW_MIN, when]);
+    for (const when of ['2027-02-30T00:00:00Z', '2027-06-01T24:00:00Z', '2026-13-01T00:00:00Z', '2027-06-01T23:60:00Z', '2027-06-01T23:59:60Z', '2027-06-31T00:00:00Z', '2027-06-01T00:00:00+24:00', '2027-02-29T00:00:00Z']) {
+      await expect(run(when), when).rejects.toThrow(/RFC 3339/);
+    }
+    expect((await call(s.app, 'GET', '/.well-known/svc/deprecation', { version: null })).body.announcements).toEqual([]);
+    // A real date with an offset is the instant it names.
+    expect(await run('2028-02-29T01:30:00+02:00')).toContain('from 2028-02-28T23:30:00.000Z');
+  });
+
   it('runs as a real command against the database, with a clear message when too soon', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'strongroom-deprecate-'));
     try {

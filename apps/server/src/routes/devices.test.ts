@@ -48,6 +48,17 @@ describe('PUT and GET /v1/devices/directory', () => {
     expect((await put(u.access_token, u.identity.signDirectory(u.accountId, 3, [phone, laptop]))).status).toBe(200);
   });
 
+  it('seq grows by at most 1,000,000 per publication: a jump to 2^53-1 is 400 and the directory stays replaceable', async () => {
+    const u = await user();
+    expect(await put(u.access_token, u.identity.signDirectory(u.accountId, Number.MAX_SAFE_INTEGER, [phone]))).toMatchObject(problem(400, 'error.request.invalid'));
+    expect(await call(s.app, 'GET', '/v1/devices/directory', { token: u.access_token })).toMatchObject(problem(404, 'error.not_found'));
+    expect((await put(u.access_token, u.identity.signDirectory(u.accountId, 5, [phone]))).status).toBe(200);
+    expect(await put(u.access_token, u.identity.signDirectory(u.accountId, Number.MAX_SAFE_INTEGER, [phone, laptop]))).toMatchObject(problem(400, 'error.request.invalid'));
+    expect(await put(u.access_token, u.identity.signDirectory(u.accountId, 1_000_006, [phone, laptop]))).toMatchObject(problem(400, 'error.request.invalid'));
+    expect((await put(u.access_token, u.identity.signDirectory(u.accountId, 1_000_005, [phone, laptop]))).body).toMatchObject({ seq: 1_000_005, devices: 2 });
+    expect((await put(u.access_token, u.identity.signDirectory(u.accountId, 1_000_006, [phone]))).body).toMatchObject({ seq: 1_000_006, devices: 1 });
+  });
+
   it('refuses bad keys with 400 error.device.invalid_key', async () => {
     const u = await user();
     for (const entry of [{ ...phone.entry(), ed25519: SMALL_ORDER }, { ...phone.entry(), mldsa65: phone.mldsa65.subarray(1) }]) {

@@ -9,7 +9,8 @@ import { Timestamp } from './schemas.js';
 const DIRECTORY_CBOR =
   'Signed device directory, canonical CBOR: {"identity_key": bstr32, "seq": uint, "devices": [{"device_id": tstr, "ed25519": bstr32, ' +
   '"mldsa65": bstr1952, "added_at": uint (unix s)}], "sig": bstr64}; sig is the identity key\'s Ed25519 signature over canonical CBOR ' +
-  '["svc-device-directory/v1", account_id, identity_key, seq, devices].';
+  '["svc-device-directory/v1", account_id, identity_key, seq, devices]. seq rises by 1 to 1000000 per publication (the first counts from 0); ' +
+  'a larger jump is 400 error.request.invalid, a seq not above the stored one 409 error.conflict.';
 
 const B64 = v.pipe(v.string(), v.description('unpadded base64url'));
 

@@ -108,7 +108,7 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
       path: '/v1/discovery/lookup',
       tag: 'discovery',
       summary:
-        'Look up one handle: its identity key and signed device directory, exactly as its owner published them. Authorization: Bearer <access token> (a local account; a handle of a listed peer is forwarded to that peer) or SvcCapability <capability token> (a listed peer, per-peer rate limit)',
+        'Look up one handle: its identity key and signed device directory, exactly as its owner published them. Authorization: Bearer <access token> (a local account; a handle of a listed peer is forwarded to that peer) or SvcCapability <capability token> (a listed peer, per-peer rate limit; iat at most 60 s and exp at most 3,660 s ahead of this server\'s clock)',
       auth: false,
       security: ['bearer', 'svcCapability'],
       // It checks its own credentials; an unreadable ledger refuses a Bearer token with 401 as elsewhere.

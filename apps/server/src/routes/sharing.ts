@@ -78,10 +78,13 @@ const DropBody = v.object({
 const dropBody = (d: DropView) => ({ upload_id: d.uploadId, state: d.state, declared_size: d.declaredSize, created_at: iso(d.createdAt), expires_at: isoOrNull(d.expiresAt) });
 
 
+const INTENT_ID =
+  "The album's live upgrade intent: needed only while the album quiesces (else 409 error.upload.album_quiescing), as for upload sessions; not stored on the link";
 const NewLink = v.variant('kind', [
   v.strictObject({
     kind: v.literal('share'),
     album_id: v.optional(Uuid),
+    intent_id: v.optional(v.pipe(Uuid, v.description(INTENT_ID))),
     asset_ids: v.optional(v.pipe(v.array(Uuid), v.maxLength(1000))),
     wrapped_key: Key,
     expires_at: v.optional(Rfc3339),
@@ -89,6 +92,7 @@ const NewLink = v.variant('kind', [
   v.strictObject({
     kind: v.literal('upload'),
     album_id: Uuid,
+    intent_id: v.optional(v.pipe(Uuid, v.description(INTENT_ID))),
     seal_key: Key,
     max_bytes: v.optional(Size),
     expires_at: v.optional(Rfc3339),
@@ -148,12 +152,13 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
       method: 'POST',
       path: '/v1/links',
       tag: 'links',
-      summary: 'Create a share link (wrapped keys) or a web-upload link (seal key); metadata growth, refused in GraceExpired and Suspended',
+      summary:
+        'Create a share link (wrapped keys) or a web-upload link (seal key); metadata growth, refused in GraceExpired and Suspended. A link on an album is a write into it: below its pin 426, while it quiesces 409 unless intent_id names the live intent',
       auth: true,
       body: { type: 'json', schema: NewLink },
       responses: { 201: { description: 'Created; link_id is 16 random bytes, base64url', schema: v.object({ link_id: LinkId, kind: LinkKind, expires_at: v.nullable(Timestamp) }) } },
-      errors: ['error.quota.write_refused', 'error.not_found', 'error.request.invalid'],
-      handle: async ({ c, body, principal }) => {
+      errors: ['error.quota.write_refused', 'error.not_found', 'error.request.invalid', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
+      handle: async ({ c, body, principal, version }) => {
         const link = unwrap(
           await deps.links.create(principal, {
             kind: body.kind,
@@ -163,6 +168,8 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
             sealKey: body.kind === 'upload' ? body.seal_key : null,
             maxBytes: body.kind === 'upload' ? (body.max_bytes ?? null) : null,
             expiresAt: body.expires_at ?? null,
+            intentId: body.intent_id ?? null,
+            protocolVersion: version,
           }),
         );
         return json(c, 201, { link_id: link.id, kind: link.kind, expires_at: isoOrNull(link.expiresAt) });
@@ -210,14 +217,14 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
       path: '/v1/links/:link_id/drops',
       tag: 'links',
       summary:
-        'A guest (no token) opens a drop through an upload link: charged to the link owner now, within max_bytes and the owner\'s hard limit; upload_token (send it as `Authorization: Upload <token>`) admits PUT /upload/{id} and its finalize only',
+        'A guest (no token) opens a drop through an upload link: charged to the link owner now, within max_bytes and the owner\'s hard limit; upload_token (send it as `Authorization: Upload <token>`) admits PUT /upload/{id} and its finalize only. The drop lands in the link\'s album: below its pin 426; while the album quiesces for an upgrade 409 error.upload.album_quiescing (a guest names no intent); an open drop counts in the album\'s in_flight',
       auth: false,
       params: v.object({ link_id: LinkId }),
       body: { type: 'json', schema: v.strictObject({ declared_size: Size, content_hash: v.optional(ContentHash) }) },
       responses: { 201: { description: 'Opened', schema: v.object({ upload_id: Uuid, upload_token: v.string(), expires_at: Timestamp }) } },
-      errors: ['error.quota.exceeded', 'error.quota.write_refused', 'error.not_found', 'error.request.invalid'],
-      handle: async ({ c, params, body }) => {
-        const d = unwrap(await deps.links.openDrop(params.link_id, { declaredSize: body.declared_size, contentHash: body.content_hash ?? null }));
+      errors: ['error.quota.exceeded', 'error.quota.write_refused', 'error.not_found', 'error.request.invalid', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
+      handle: async ({ c, params, body, version }) => {
+        const d = unwrap(await deps.links.openDrop(params.link_id, { declaredSize: body.declared_size, contentHash: body.content_hash ?? null, protocolVersion: version }));
         return json(c, 201, { upload_id: d.uploadId, upload_token: d.uploadToken, expires_at: iso(d.expiresAt) });
       },
     }),

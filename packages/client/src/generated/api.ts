@@ -699,7 +699,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Look up one handle: its identity key and signed device directory, exactly as its owner published them. Authorization: Bearer <access token> (a local account; a handle of a listed peer is forwarded to that peer) or SvcCapability <capability token> (a listed peer, per-peer rate limit) */
+        /** Look up one handle: its identity key and signed device directory, exactly as its owner published them. Authorization: Bearer <access token> (a local account; a handle of a listed peer is forwarded to that peer) or SvcCapability <capability token> (a listed peer, per-peer rate limit; iat at most 60 s and exp at most 3,660 s ahead of this server's clock) */
         get: operations["getDiscoveryLookup"];
         put?: never;
         post?: never;
@@ -770,7 +770,7 @@ export interface paths {
         /** The caller's links, revoked and expired ones included, oldest first */
         get: operations["getLinks"];
         put?: never;
-        /** Create a share link (wrapped keys) or a web-upload link (seal key); metadata growth, refused in GraceExpired and Suspended */
+        /** Create a share link (wrapped keys) or a web-upload link (seal key); metadata growth, refused in GraceExpired and Suspended. A link on an album is a write into it: below its pin 426, while it quiesces 409 unless intent_id names the live intent */
         post: operations["postLinks"];
         delete?: never;
         options?: never;
@@ -806,7 +806,7 @@ export interface paths {
         /** The drops guests opened through one of the caller's upload links */
         get: operations["getLinksByLinkIdDrops"];
         put?: never;
-        /** A guest (no token) opens a drop through an upload link: charged to the link owner now, within max_bytes and the owner's hard limit; upload_token (send it as `Authorization: Upload <token>`) admits PUT /upload/{id} and its finalize only */
+        /** A guest (no token) opens a drop through an upload link: charged to the link owner now, within max_bytes and the owner's hard limit; upload_token (send it as `Authorization: Upload <token>`) admits PUT /upload/{id} and its finalize only. The drop lands in the link's album: below its pin 426; while the album quiesces for an upgrade 409 error.upload.album_quiescing (a guest names no intent); an open drop counts in the album's in_flight */
         post: operations["postLinksByLinkIdDrops"];
         delete?: never;
         options?: never;
@@ -2686,7 +2686,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description SignedUpgradeIntent, canonical CBOR: {"intent": {"album_id","from_version","to_version","intent_id","proposer_device","deadline_s"?}, "sig_ed25519": bstr64, "sig_mldsa65": bstr}; both signatures over canonical CBOR ["svc-upgrade-intent/v1", intent]. */
+        /** @description SignedUpgradeIntent, canonical CBOR: {"intent": {"album_id","from_version","to_version","intent_id","proposer_device","deadline_s"?}, "sig_ed25519": bstr64, "sig_mldsa65": bstr}; both signatures over canonical CBOR ["svc-upgrade-intent/v1", intent]. deadline_s (default 604800) at most 7776000; to_version a date within the server's protocol window; otherwise 400 error.request.invalid. */
         requestBody: {
             content: {
                 "application/cbor": string;
@@ -7062,7 +7062,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description Signed device directory, canonical CBOR: {"identity_key": bstr32, "seq": uint, "devices": [{"device_id": tstr, "ed25519": bstr32, "mldsa65": bstr1952, "added_at": uint (unix s)}], "sig": bstr64}; sig is the identity key's Ed25519 signature over canonical CBOR ["svc-device-directory/v1", account_id, identity_key, seq, devices]. */
+        /** @description Signed device directory, canonical CBOR: {"identity_key": bstr32, "seq": uint, "devices": [{"device_id": tstr, "ed25519": bstr32, "mldsa65": bstr1952, "added_at": uint (unix s)}], "sig": bstr64}; sig is the identity key's Ed25519 signature over canonical CBOR ["svc-device-directory/v1", account_id, identity_key, seq, devices]. seq rises by 1 to 1000000 per publication (the first counts from 0); a larger jump is 400 error.request.invalid, a seq not above the stored one 409 error.conflict. */
         requestBody: {
             content: {
                 "application/cbor": string;
@@ -8176,12 +8176,16 @@ export interface operations {
                     album_id?: string;
                     asset_ids?: string[];
                     expires_at?: string;
+                    /** @description The album's live upgrade intent: needed only while the album quiesces (else 409 error.upload.album_quiescing), as for upload sessions; not stored on the link */
+                    intent_id?: string;
                     /** @constant */
                     kind: "share";
                     wrapped_key: string;
                 } | {
                     album_id: string;
                     expires_at?: string;
+                    /** @description The album's live upgrade intent: needed only while the album quiesces (else 409 error.upload.album_quiescing), as for upload sessions; not stored on the link */
+                    intent_id?: string;
                     /** @constant */
                     kind: "upload";
                     max_bytes?: number;
@@ -8275,6 +8279,23 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
+            /** @description error.upload.album_quiescing */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.upload.album_quiescing";
+                        /** @constant */
+                        status?: 409;
+                    } & components["schemas"]["Problem"];
+                };
+            };
             /** @description error.request.too_large */
             413: {
                 headers: {
@@ -8309,7 +8330,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.protocol.below_min, error.protocol.unsupported */
+            /** @description error.protocol.below_album_pin, error.protocol.below_min, error.protocol.unsupported */
             426: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -8320,7 +8341,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        code?: "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
                     } & components["schemas"]["Problem"];
@@ -8766,6 +8787,23 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
+            /** @description error.upload.album_quiescing */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.upload.album_quiescing";
+                        /** @constant */
+                        status?: 409;
+                    } & components["schemas"]["Problem"];
+                };
+            };
             /** @description error.request.too_large */
             413: {
                 headers: {
@@ -8800,7 +8838,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.protocol.below_min, error.protocol.unsupported */
+            /** @description error.protocol.below_album_pin, error.protocol.below_min, error.protocol.unsupported */
             426: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -8811,7 +8849,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        code?: "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
                     } & components["schemas"]["Problem"];

@@ -1,5 +1,6 @@
 export {
   DEFAULT_UPGRADE_DEADLINE_S,
+  MAX_UPGRADE_DEADLINE_S,
   decideAbort,
   decideManifestIntent,
   decideProposal,

@@ -5,8 +5,8 @@ import type { DeviceEntry } from '../ports/device-directory.js';
 import { verifyEd25519, verifyMlDsa65 } from '../proofs/signatures.js';
 import { isDeviceId } from '../devices/directory.js';
 import { isRecord, isWholeNumber } from '../devices/shape.js';
-import { isProtocolVersion } from '../versioning/protocol.js';
-import { DEFAULT_UPGRADE_DEADLINE_S } from './server.js';
+import { isProtocolVersion, type ProtocolWindow } from '../versioning/protocol.js';
+import { DEFAULT_UPGRADE_DEADLINE_S, MAX_UPGRADE_DEADLINE_S } from './server.js';
 
 export const UPGRADE_INTENT_DOMAIN = 'svc-upgrade-intent/v1';
 
@@ -33,8 +33,13 @@ export interface SignedUpgradeIntent {
 
 const REQUIRED = ['album_id', 'from_version', 'to_version', 'intent_id', 'proposer_device'] as const;
 
-/** Structure only: every malformed or non-canonical body is `error.request.invalid`. */
-export function parseSignedUpgradeIntent(body: Uint8Array): Result<SignedUpgradeIntent, 'error.request.invalid'> {
+/**
+ * Structure and bounds: every malformed or non-canonical body is `error.request.invalid`, and so is
+ * an intent the server could not honour or represent: a deadline past 90 days (an intent holding an
+ * album that long is a stuck album, and its expiry must stay a date every store and `Date` can hold),
+ * or a `to_version` outside the server's window (no member could ever write at it here).
+ */
+export function parseSignedUpgradeIntent(body: Uint8Array, window: ProtocolWindow): Result<SignedUpgradeIntent, 'error.request.invalid'> {
   const bad = (why: string) => refuse('error.request.invalid', `The signed upgrade intent is malformed: ${why}.`);
   const value = decodeCanonicalCbor(body);
   if (!isRecord(value)) return bad('expected a map');
@@ -52,8 +57,10 @@ export function parseSignedUpgradeIntent(body: Uint8Array): Result<SignedUpgrade
   if (typeof intent_id !== 'string' || !isUuidV7(intent_id)) return bad('intent_id must be a UUIDv7');
   if (typeof from_version !== 'string' || !isProtocolVersion(from_version)) return bad('from_version must be a protocol version');
   if (typeof to_version !== 'string' || !isProtocolVersion(to_version)) return bad('to_version must be a protocol version');
+  if (to_version < window.min || to_version > window.max) return bad(`to_version must lie within this server's window, ${window.min} to ${window.max}`);
   if (!isDeviceId(proposer_device)) return bad('proposer_device must be a device id');
   if (deadline_s !== undefined && !isWholeNumber(deadline_s)) return bad('deadline_s must be a whole number');
+  if (deadline_s !== undefined && deadline_s > MAX_UPGRADE_DEADLINE_S) return bad(`deadline_s must be at most ${MAX_UPGRADE_DEADLINE_S} (90 days)`);
   return ok({
     intent: {
       albumId: album_id,

@@ -19,6 +19,8 @@ export interface UpgradeStatus {
 }
 
 export const DEFAULT_UPGRADE_DEADLINE_S = 604_800;
+/** 90 days: the longest an intent may hold an album (decisions, "What a stolen access token is worth"). */
+export const MAX_UPGRADE_DEADLINE_S = 7_776_000;
 
 /** The intent holding the album at `now`, or null (none, aborted, or past its deadline). */
 export function liveUpgrade(album: AlbumRecord, now: number): PendingUpgrade | null {
@@ -26,9 +28,9 @@ export function liveUpgrade(album: AlbumRecord, now: number): PendingUpgrade | n
   return u !== null && now < u.expiresAt ? u : null;
 }
 
-/** received_at + deadline, kept within the range every store can hold exactly. */
+/** received_at + deadline; the deadline is bounded at parse time, so this is always a real date. */
 export function upgradeExpiresAt(receivedAt: number, deadlineS: number): number {
-  return Math.min(receivedAt + deadlineS * 1000, Number.MAX_SAFE_INTEGER);
+  return receivedAt + deadlineS * 1000;
 }
 
 /** `frozen` is `quiescing` with nothing in flight; a write naming the intent makes it quiescing again. */

@@ -86,6 +86,9 @@ describe('upgrade proposals', () => {
     expect(await p(stranger.signUpgradeIntent(intent({ proposer_device: 'admin' })))).toMatchObject({ code: 'error.album.proposer_invalid' });
     expect(await p(admin.signUpgradeIntent(intent(), { tamper: 'ed25519' }))).toMatchObject({ code: 'error.album.proposer_invalid' });
     expect(await p(admin.signUpgradeIntent(intent(), { tamper: 'mldsa65' }))).toMatchObject({ code: 'error.album.proposer_invalid' });
+    for (const over of [{ deadline_s: Number.MAX_SAFE_INTEGER }, { deadline_s: 7_776_001 }, { to_version: '9999-12-31' }, { to_version: '2026-11-02' }]) {
+      expect(await p(admin.signUpgradeIntent(intent(over)))).toMatchObject({ code: 'error.request.invalid' });
+    }
     expect(albums.intents.size).toBe(0);
   });
 

@@ -57,7 +57,7 @@ export class UpgradeService {
   /** POST /v1/albums/{id}/upgrade: a SignedUpgradeIntent in canonical CBOR enters quiescence. */
   async propose(caller: UpgradeCaller, albumId: string, body: Uint8Array): Promise<Result<UpgradeStatus, ProposeRefusal>> {
     const now = this.#d.clock.now();
-    const parsed = parseSignedUpgradeIntent(body);
+    const parsed = parseSignedUpgradeIntent(body, this.#d.window);
     if (!parsed.ok) return parsed;
     const album = await this.#ownAlbum(caller.accountId, albumId);
     if (album === null) return refuse('error.not_found', 'No such album on this account.');

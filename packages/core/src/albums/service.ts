@@ -4,7 +4,7 @@ import type { AlbumStore } from '../ports/album-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { DeviceDirectoryStore } from '../ports/device-directory.js';
 import type { Random } from '../ports/random.js';
-import type { FinalizeContext, WriteContext, WriteGuard, WriteRefusal } from '../ports/write-guard.js';
+import type { AlbumWriteContext, AlbumWriteRefusal, FinalizeContext, WriteContext, WriteGuard, WriteRefusal } from '../ports/write-guard.js';
 import { isDeviceActive } from '../devices/directory.js';
 import { decideManifestIntent, decideQuiescence } from '../album-upgrade/server.js';
 import { checkAlbumPin, type ProtocolWindow } from '../versioning/protocol.js';
@@ -25,7 +25,8 @@ export interface CreatedAlbum {
 /**
  * The write gate every writing operation passes first (contract 5.14, 9.8, 9.9), in this order:
  * the device is listed and active, the album exists on the account, the request is not below the
- * album's pin, and the album is not quiescing for an intent the write does not name.
+ * album's pin, and the album is not quiescing for an intent the write does not name. Writes into
+ * an album that no device makes (links, guest drops) take the album part only, `checkAlbumWrite`.
  */
 export class AlbumWriteGuard implements WriteGuard {
   readonly #d: Pick<AlbumServiceDeps, 'albums' | 'directories' | 'window'>;
@@ -42,7 +43,11 @@ export class AlbumWriteGuard implements WriteGuard {
       return refuse('error.device.unknown', 'This device is not listed (or not yet active) in the account\'s published directory.');
     }
     if (context.albumId === null) return ok(undefined);
-    const album = await guard('error.store.unavailable', 'reading an album', () => this.#d.albums.findAlbum(context.albumId!));
+    return this.checkAlbumWrite({ accountId: context.accountId, albumId: context.albumId, intentId: context.intentId, protocolVersion: context.protocolVersion }, now);
+  }
+
+  async checkAlbumWrite(context: AlbumWriteContext, now: number): Promise<Result<void, AlbumWriteRefusal>> {
+    const album = await guard('error.store.unavailable', 'reading an album', () => this.#d.albums.findAlbum(context.albumId));
     if (album === null || album.accountId !== context.accountId) return refuse('error.not_found', 'No such album on this account.');
     const pin = checkAlbumPin(context.protocolVersion, album.protocolVersion, this.#d.window);
     if (!pin.ok) return pin;

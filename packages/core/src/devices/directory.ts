@@ -88,12 +88,21 @@ export function isDeviceActive<D extends Pick<DeviceEntry, 'addedAt'>>(device: D
 }
 
 /**
+ * How far one publication may raise `seq` (the first counts from 0). Without a bound a single
+ * publication at 2^53-1 would leave no higher whole number any client can write, freezing the
+ * directory (and with it the devices and the anchor's key rotation) for good.
+ */
+export const MAX_DIRECTORY_SEQ_STEP = 1_000_000;
+
+/**
  * The compare-and-set a store applies inside its transaction when a directory is published: the
- * first one fixes the identity anchor; later ones must repeat it (checked first) and raise `seq`.
+ * first one fixes the identity anchor; later ones must repeat it (checked first) and raise `seq`,
+ * by at most {@link MAX_DIRECTORY_SEQ_STEP}.
  */
 export function decidePublication(current: Pick<DirectoryRecord, 'identityKey' | 'seq'> | null, incoming: Pick<DirectoryRecord, 'identityKey' | 'seq'>): PublishOutcome {
-  if (current === null) return 'published';
+  if (current === null) return incoming.seq > MAX_DIRECTORY_SEQ_STEP ? 'seq_jump' : 'published';
   if (!constantTimeEqual(current.identityKey, incoming.identityKey)) return 'anchor_mismatch';
   if (incoming.seq <= current.seq) return 'stale_seq';
+  if (incoming.seq - current.seq > MAX_DIRECTORY_SEQ_STEP) return 'seq_jump';
   return 'published';
 }

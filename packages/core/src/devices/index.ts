@@ -1,4 +1,4 @@
-export { DEVICE_ID_PATTERN, DIRECTORY_DOMAIN, acceptDirectory, decidePublication, directorySigningMessage, isDeviceActive, isDeviceId, parseDirectory } from './directory.js';
+export { DEVICE_ID_PATTERN, DIRECTORY_DOMAIN, MAX_DIRECTORY_SEQ_STEP, acceptDirectory, decidePublication, directorySigningMessage, isDeviceActive, isDeviceId, parseDirectory } from './directory.js';
 export type { ParsedDirectory } from './directory.js';
 export { DeviceDirectoryService } from './service.js';
 export type { DeviceDirectoryServiceDeps, PublishRefusal } from './service.js';

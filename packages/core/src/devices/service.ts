@@ -1,7 +1,7 @@
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { DeviceDirectoryStore, DeviceEntry, DirectoryRecord } from '../ports/device-directory.js';
-import { acceptDirectory, isDeviceActive } from './directory.js';
+import { acceptDirectory, isDeviceActive, MAX_DIRECTORY_SEQ_STEP } from './directory.js';
 import type { Principal, SessionService } from '../session/service.js';
 
 export interface DeviceDirectoryServiceDeps {
@@ -45,6 +45,9 @@ export class DeviceDirectoryService {
     const outcome = await guard('error.store.unavailable', 'publishing a device directory', () => this.#d.directories.publishDirectory(accepted.value));
     if (outcome === 'anchor_mismatch') {
       return refuse('error.device.directory_invalid', 'The directory is not signed by this account\'s identity anchor.');
+    }
+    if (outcome === 'seq_jump') {
+      return refuse('error.request.invalid', `A publication may raise seq by at most ${MAX_DIRECTORY_SEQ_STEP} (the first counts from 0).`);
     }
     if (outcome === 'stale_seq') {
       const current = await guard('error.store.unavailable', 'reading a device directory', () => this.#d.directories.findDirectory(accountId));

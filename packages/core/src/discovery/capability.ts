@@ -13,6 +13,12 @@ export const CAPABILITY_SCOPE = 'lookup';
 export const CAPABILITY_TTL_S = 300;
 /** The longest lifetime a receiver accepts (exp - iat). */
 export const CAPABILITY_MAX_TTL_S = 3600;
+/**
+ * The clock skew a receiver allows between servers: `iat` at most this far ahead of its clock, and
+ * so `exp` at most {@link CAPABILITY_MAX_TTL_S} + this. Without it a token issued years ahead would
+ * outlive its revocation, which an issuer lists for 24 hours only.
+ */
+export const CAPABILITY_MAX_SKEW_S = 60;
 
 export interface CapabilityClaims {
   /** The minting server's base URL. */
@@ -63,7 +69,8 @@ export function peekCapability(token: string): { kid: string; issuer: string } |
 
 /**
  * Verifies signature, `typ`, `iss`, `aud` and lifetime with jose, then the rules jose does not
- * know: the scope, a UUIDv7 jti, and `exp` at most {@link CAPABILITY_MAX_TTL_S} after `iat`.
+ * know: the scope, a UUIDv7 jti, `exp` at most {@link CAPABILITY_MAX_TTL_S} after `iat`, and neither
+ * further ahead of `now` than the skew allows.
  */
 export async function verifyCapability(
   token: string,
@@ -90,6 +97,10 @@ export async function verifyCapability(
   if (typeof sub !== 'string' || typeof jti !== 'string' || uuidv7Time(jti) === null) return bad('The capability token is malformed.');
   if (typeof iat !== 'number' || typeof exp !== 'number' || exp - iat > CAPABILITY_MAX_TTL_S || exp <= iat) {
     return bad(`A capability token lives at most ${CAPABILITY_MAX_TTL_S} s.`);
+  }
+  const nowS = expected.now / 1000;
+  if (iat > nowS + CAPABILITY_MAX_SKEW_S || exp > nowS + CAPABILITY_MAX_TTL_S + CAPABILITY_MAX_SKEW_S) {
+    return bad(`A capability token is issued at most ${CAPABILITY_MAX_SKEW_S} s ahead of this server's clock.`);
   }
   return ok({ issuer: expected.issuer, subject: sub, jti, expiresAt: exp * 1000 });
 }

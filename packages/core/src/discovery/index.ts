@@ -16,6 +16,7 @@ export { UNITS_PER_TOKEN, admissionBound, bucketCapacity, fullBucket, takeToken 
 export type { Bucket, BucketDecision } from './bucket.js';
 export {
   CAPABILITY_MAX_TTL_S,
+  CAPABILITY_MAX_SKEW_S,
   CAPABILITY_SCOPE,
   CAPABILITY_TTL_S,
   CAPABILITY_TYP,

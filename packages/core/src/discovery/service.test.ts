@@ -4,6 +4,7 @@ import type { PeerDirectory } from '../ports/peer-directory.js';
 import type { PeerLookup } from '../ports/peer-lookup.js';
 import { FakeClock, MemoryDeviceStore, MemoryDiscoveryStore, MemoryStore, SeededRandom } from '../testing/index.js';
 import { KeyRing } from '../tokens/key-ring.js';
+import { capabilityClaims, signCapability } from './capability.js';
 import { PeerUnavailableError } from './peer-error.js';
 import { DiscoveryService, FederationService } from './service.js';
 
@@ -65,6 +66,31 @@ describe('FederationService', () => {
     const { token, claims } = await fedA.mint(B, 's');
     revoked.add(claims.jti);
     expect(await fedB.check(token)).toMatchObject({ ok: false, code: 'error.federation.capability_invalid' });
+  });
+
+  it('refuses a token issued in the future or expiring too far ahead, also once its revocation has left the 24-hour list', async () => {
+    const { fedB, revoked, clock, depsA } = await pair(100);
+    const now = Math.floor(clock.now() / 1000);
+    let k = 0;
+    const forged = async (iat: number, exp: number) => {
+      const claims = { ...capabilityClaims({ issuer: A, peer: B, subject: 'ann@a.example', now: clock.now(), random: new Uint8Array(10).fill(++k) }), iat, exp };
+      return { claims, token: await signCapability(claims, await depsA.keyRing.signingKey()) };
+    };
+    const tenYears = 10 * 365 * 86_400;
+    const future = await forged(now + tenYears, now + tenYears + 3600);
+    expect(await fedB.check(future.token)).toMatchObject({ ok: false, code: 'error.federation.capability_invalid' });
+    revoked.add(future.claims.jti);
+    expect(await fedB.check(future.token)).toMatchObject({ ok: false, code: 'error.federation.capability_invalid' });
+    // A day later the issuer no longer lists the revocation; the token must still be worthless.
+    clock.advance(86_400_001);
+    revoked.clear();
+    expect(await fedB.check(future.token)).toMatchObject({ ok: false, code: 'error.federation.capability_invalid' });
+    const at = Math.floor(clock.now() / 1000);
+    // The edges: iat up to 60 s ahead, exp up to 3,660 s ahead (and never more than 3,600 s after iat).
+    expect((await fedB.check((await forged(at + 60, at + 3660)).token)).ok).toBe(true);
+    expect(await fedB.check((await forged(at + 61, at + 3661)).token)).toMatchObject({ ok: false, code: 'error.federation.capability_invalid' });
+    expect(await fedB.check((await forged(at + 61, at + 600)).token)).toMatchObject({ ok: false, code: 'error.federation.capability_invalid' });
+    expect((await fedB.check((await forged(at - 10, at + 3590)).token)).ok).toBe(true);
   });
 
   it('limits each peer, and only tokens that verify draw from the bucket', async () => {

@@ -28,3 +28,40 @@ export function isoTimestamp(ms: number): string {
   const y = year < 1000 ? String(year).padStart(4, '0') : String(year);
   return `${y}-${pad2(month)}-${pad2(day)}T${pad2(hour)}:${pad2(minute)}:${pad2(second)}.${pad3(rest - second * 1_000)}Z`;
 }
+
+const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
+
+/** True when year-month-day names a day of the proleptic Gregorian calendar (no rolling over). */
+export function isCalendarDate(year: number, month: number, day: number): boolean {
+  if (!Number.isInteger(year) || !Number.isInteger(month) || !Number.isInteger(day) || month < 1 || month > 12 || day < 1) return false;
+  const leap = (year % 4 === 0 && year % 100 !== 0) || year % 400 === 0;
+  return day <= (month === 2 && leap ? 29 : DAYS_IN_MONTH[month - 1]!);
+}
+
+const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|([+-])(\d{2}):(\d{2}))$/i;
+
+/**
+ * An RFC 3339 instant with a zone (Z or an offset) as ms since the epoch, or null. Every field must
+ * be in range as written: `Date.parse` rolls 2027-02-30 into March and 24:00 into the next day, so
+ * an operator's typo would silently become another instant. Leap seconds (:60) are refused too.
+ */
+export function parseRfc3339Instant(text: string): number | null {
+  const m = RFC3339.exec(text);
+  if (m === null) return null;
+  const [year, month, day, hour, minute] = [m[1], m[2], m[3], m[4], m[5]].map(Number) as [number, number, number, number, number];
+  const second = m[6] === undefined ? 0 : Number(m[6]);
+  if (!isCalendarDate(year, month, day) || hour > 23 || minute > 59 || second > 59) return null;
+  let offsetMin = 0;
+  if (m[8]!.toUpperCase() !== 'Z') {
+    const oh = Number(m[10]);
+    const om = Number(m[11]);
+    if (oh > 23 || om > 59) return null;
+    offsetMin = (m[9] === '-' ? -1 : 1) * (oh * 60 + om);
+  }
+  const fraction = m[7] === undefined ? 0 : Math.floor(Number(`0${m[7]}`) * 1000);
+  const at = new Date(0);
+  // setUTCFullYear, not Date.UTC: Date.UTC reads years 0-99 as 1900-1999.
+  at.setUTCFullYear(year, month - 1, day);
+  at.setUTCHours(hour, minute, second, fraction);
+  return at.getTime() - offsetMin * 60_000;
+}

@@ -1,11 +1,11 @@
 import { constantTimeEqual, fromBase64url, fromHex, sha256Hex, toBase64url } from '../encoding/bytes.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
-import type { AlbumStore } from '../ports/album-store.js';
 import type { AssetCatalog, AssetRecord } from '../ports/asset-catalog.js';
 import type { Clock } from '../ports/clock.js';
 import type { DropRecord, LinkKind, LinkRecord, LinkStore } from '../ports/link-store.js';
 import type { Random } from '../ports/random.js';
 import type { OpenRefusal, UploadSessionRecord, UploadSessions } from '../ports/upload-sessions.js';
+import type { AlbumWriteRefusal, WriteGuard } from '../ports/write-guard.js';
 import type { QuotaRefusal } from '../quota/machine.js';
 import type { AssetService } from '../quota/assets.js';
 import type { QuotaService } from '../quota/service.js';
@@ -16,7 +16,6 @@ import { checkLinkKey, linkStatus, MAX_LINK_ASSETS } from './rules.js';
 
 export interface LinkServiceDeps {
   readonly links: LinkStore;
-  readonly albums: AlbumStore;
   readonly sessions: UploadSessions;
   readonly catalog: AssetCatalog;
   readonly uploads: UploadService;
@@ -24,6 +23,8 @@ export interface LinkServiceDeps {
   readonly quota: QuotaService;
   readonly clock: Clock;
   readonly random: Random;
+  /** The album guard (pin, quiescence) every link on an album and every drop through one passes. */
+  readonly writeGuard: WriteGuard;
 }
 
 export interface NewLink {
@@ -34,6 +35,10 @@ export interface NewLink {
   readonly sealKey: string | null;
   readonly maxBytes: number | null;
   readonly expiresAt: number | null;
+  /** The live upgrade intent the creation names (only needed while the link's album quiesces). */
+  readonly intentId: string | null;
+  /** The request's X-Svc-Protocol version, judged against the album's pin. */
+  readonly protocolVersion: string;
 }
 
 /** Where a drop stands, for its link's owner. */
@@ -76,15 +81,15 @@ export class LinkService {
     this.#d = deps;
   }
 
-  async create(caller: Caller, input: NewLink): Promise<Result<LinkRecord, 'error.request.invalid' | 'error.not_found' | QuotaRefusal>> {
+  async create(caller: Caller, input: NewLink): Promise<Result<LinkRecord, 'error.request.invalid' | AlbumWriteRefusal | QuotaRefusal>> {
     const now = this.#d.clock.now();
     const bad = this.#check(input, now);
     if (bad) return refuse('error.request.invalid', bad);
     const admitted = await this.#d.quota.admit(caller.accountId, 'metadata_growth', 0);
     if (!admitted.ok) return admitted;
     if (input.albumId !== null) {
-      const album = await guard(STORE, 'album read', () => this.#d.albums.findAlbum(input.albumId!));
-      if (album === null || album.accountId !== caller.accountId) return refuse('error.not_found', 'No such album on this account.');
+      const gate = await this.#d.writeGuard.checkAlbumWrite({ accountId: caller.accountId, albumId: input.albumId, intentId: input.intentId, protocolVersion: input.protocolVersion }, now);
+      if (!gate.ok) return gate;
     }
     for (const id of input.assetIds) {
       if (!(await this.#d.assets.get(caller, id)).ok) return refuse('error.not_found', `No such asset: ${id}.`);
@@ -144,16 +149,28 @@ export class LinkService {
    * bound and the payer's hard limit are decided (core's `decideOpen`) and the session, the
    * reservation, the link's accepted bytes and the drop record written together.
    */
-  async openDrop(linkId: string, input: { declaredSize: number; contentHash: string | null }): Promise<Result<OpenedDrop, Missing | OpenRefusal | 'error.request.invalid'>> {
+  async openDrop(
+    linkId: string,
+    input: { declaredSize: number; contentHash: string | null; protocolVersion: string },
+  ): Promise<Result<OpenedDrop, Missing | OpenRefusal | AlbumWriteRefusal | 'error.request.invalid'>> {
     const link = await guard(STORE, 'link read', () => this.#d.links.findLink(linkId));
     const now = this.#d.clock.now();
     if (link === null || link.kind !== 'upload' || linkStatus(link, now) !== 'active') return refuse('error.not_found', 'No such upload link.');
     if (!Number.isSafeInteger(input.declaredSize) || input.declaredSize < 1) return refuse('error.request.invalid', 'declared_size must be a whole number from 1 to 2^53-1.');
+    // A drop lands in the link's album: its pin and quiescence hold as for any write there. A guest
+    // cannot name an upgrade intent, so while the album quiesces no drop opens.
+    if (link.albumId !== null) {
+      const gate = await this.#d.writeGuard.checkAlbumWrite({ accountId: link.ownerId, albumId: link.albumId, intentId: null, protocolVersion: input.protocolVersion }, now);
+      // A guest is told the album is quiescing, not which intent holds it: that id is the owner's.
+      if (!gate.ok && gate.code === 'error.upload.album_quiescing') return refuse(gate.code, 'The album is being upgraded; try the drop again later.');
+      if (!gate.ok) return gate;
+    }
     const state = await this.#d.quota.admit(link.ownerId, 'metadata_growth', 0);
     if (!state.ok) return state;
     const tokenBytes = this.#d.random.bytes(32);
-    const opened = await this.#d.uploads.openDrop(link.ownerId, linkId, input, sha256Hex(tokenBytes));
-    // A drop names no device, album or peer, so only the link, the bounds and the size can refuse it.
+    // The session targets the link's album, so an open drop counts as in flight for its quiescence.
+    const opened = await this.#d.uploads.openDrop(link.ownerId, linkId, { declaredSize: input.declaredSize, contentHash: input.contentHash, albumId: link.albumId }, sha256Hex(tokenBytes));
+    // A drop names no device or peer, and its album passed the guard above: only the link, the bounds and the size can refuse it.
     if (!opened.ok) return opened as Result<never, Missing | OpenRefusal | 'error.request.invalid'>;
     return ok({ uploadId: opened.value.uploadId, uploadToken: toBase64url(tokenBytes), expiresAt: opened.value.expiresAt });
   }

@@ -16,7 +16,7 @@ export interface DirectoryRecord {
   readonly acceptedAt: number;
 }
 
-export type PublishOutcome = 'published' | 'anchor_mismatch' | 'stale_seq';
+export type PublishOutcome = 'published' | 'anchor_mismatch' | 'stale_seq' | 'seq_jump';
 
 /**
  * The account's published device directory and, through it, its identity anchor (the identity key

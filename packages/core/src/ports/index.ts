@@ -7,7 +7,7 @@ export type { AccountSummary, SessionAccess, SessionRecord, SessionLedger, SignI
 export type { CohortMap, CohortRecord } from './cohort-map.js';
 export type { SigningKeyRecord, SigningKeyStore } from './signing-key-store.js';
 export type { Logger } from './logger.js';
-export type { FinalizeContext, WriteContext, WriteGuard, WriteRefusal } from './write-guard.js';
+export type { AlbumWriteContext, AlbumWriteRefusal, FinalizeContext, WriteContext, WriteGuard, WriteRefusal } from './write-guard.js';
 export type { UploadsInFlight } from './uploads-in-flight.js';
 export type { TotpChallengeRecord, TotpEnrollmentRecord, TotpStore } from './totp-store.js';
 export type { DeviceDirectoryStore, DeviceEntry, DirectoryRecord, PublishOutcome } from './device-directory.js';

@@ -17,6 +17,19 @@ export interface WriteContext {
   readonly protocolVersion: string;
 }
 
+/** A write that lands in an album but comes from no device: a link on it, a guest's drop through one. */
+export interface AlbumWriteContext {
+  /** The album's owner as the writer claims it (a link's creator, a drop's link owner). */
+  readonly accountId: string;
+  readonly albumId: string;
+  /** The live upgrade intent the write names, if any (guest drops name none). */
+  readonly intentId: string | null;
+  /** The request's X-Svc-Protocol version. */
+  readonly protocolVersion: string;
+}
+
+export type AlbumWriteRefusal = 'error.not_found' | 'error.protocol.below_album_pin' | 'error.upload.album_quiescing';
+
 export type WriteRefusal =
   | 'error.device.unknown'
   | 'error.upload.album_quiescing'
@@ -30,6 +43,11 @@ export type WriteRefusal =
  */
 export interface WriteGuard {
   checkWrite(context: WriteContext, now: number): Promise<Result<void, WriteRefusal>>;
+  /**
+   * The album part of `checkWrite` alone (ownership, pin, quiescence), for writes into an album that
+   * no device makes: share and upload links on it, and guest drops through an upload link.
+   */
+  checkAlbumWrite(context: AlbumWriteContext, now: number): Promise<Result<void, AlbumWriteRefusal>>;
   /**
    * Called by upload finalize: a manifest naming an intent other than the album's live one (or any
    * intent when none is live, or when the upload targets no album) is a generic 409 `error.conflict`.
@@ -47,5 +65,6 @@ export interface FinalizeContext {
 /** A guard that admits everything: only for tests of areas that do not involve devices or albums. */
 export const admitAllWrites: WriteGuard = {
   checkWrite: async () => ({ ok: true, value: undefined }),
+  checkAlbumWrite: async () => ({ ok: true, value: undefined }),
   checkFinalize: async () => ({ ok: true, value: undefined }),
 };

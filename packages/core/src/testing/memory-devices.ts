@@ -1,6 +1,7 @@
 import type { DeviceDirectoryStore, DeviceEntry, DirectoryRecord, PublishOutcome } from '../ports/device-directory.js';
 import type { RevokeAllAdmission, RevokeAllChallenge, RevokeAllChallengeStore } from '../ports/revoke-all-challenges.js';
 import { constantTimeEqual } from '../encoding/bytes.js';
+import { decidePublication } from '../devices/directory.js';
 
 /** In-memory reference implementation of the device directory and revoke-all challenge ports. */
 export class MemoryDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeStore {
@@ -8,11 +9,8 @@ export class MemoryDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
   readonly challenges = new Map<string, RevokeAllChallenge>();
 
   async publishDirectory(directory: DirectoryRecord): Promise<PublishOutcome> {
-    const current = this.directories.get(directory.accountId);
-    if (current !== undefined) {
-      if (!constantTimeEqual(current.identityKey, directory.identityKey)) return 'anchor_mismatch';
-      if (directory.seq <= current.seq) return 'stale_seq';
-    }
+    const outcome = decidePublication(this.directories.get(directory.accountId) ?? null, directory);
+    if (outcome !== 'published') return outcome;
     this.directories.set(directory.accountId, directory);
     return 'published';
   }

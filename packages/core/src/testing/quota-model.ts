@@ -455,7 +455,7 @@ class LinkDrop implements fc.AsyncCommand<Model, Real> {
   async run(m: Model, r: Real): Promise<void> {
     const declared = SIZES[this.idx]!;
     const state = expectedState(m, 1);
-    const res = await r.links.openDrop(LINK, { declaredSize: declared, contentHash: null });
+    const res = await r.links.openDrop(LINK, { declaredSize: declared, contentHash: null, protocolVersion: '2026-11-01' });
     if (m.linkRevoked) {
       expect(res).toMatchObject({ ok: false, code: 'error.not_found' });
     } else if (state === 'GraceExpired' || state === 'Suspended') {
@@ -606,7 +606,7 @@ async function freshReal(ports: Ports): Promise<Real> {
   const sponsorship = new SponsorshipService({ store: ports.sponsorship, accounts: ports.accounts, quota, clock, random });
   const linkStore = ports.links;
   await linkStore.createLink({ id: LINK, ownerId: USERS[1]!, kind: 'upload', albumId: null, assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: LINK_MAX, acceptedBytes: 0, createdAt: clock.now(), expiresAt: null, revokedAt: null });
-  const links = new LinkService({ links: linkStore, albums: ports.albums, sessions: store, catalog: store, uploads, assets, quota, clock, random });
+  const links = new LinkService({ links: linkStore, writeGuard: admitAllWrites, sessions: store, catalog: store, uploads, assets, quota, clock, random });
   return { clock, store, blobs, quota, uploads, assets, sponsorship, links, linkStore };
 }
 

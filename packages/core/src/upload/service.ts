@@ -110,10 +110,17 @@ export class UploadService {
   /**
    * A guest's web-upload drop through `linkId`: charged to the link owner at creation, within the
    * link's cap, and recorded with its token's hash, all in one transaction; finalized into a
-   * pending drop that waits for adoption. No device check: the link's creation was the write.
+   * pending drop that waits for adoption. No device check: the link's creation was the write; the
+   * caller has passed the album guard. The session targets the link's album, so an open drop counts
+   * as in flight for the album's upgrade quiescence.
    */
-  async openDrop(linkOwnerId: string, linkId: string, input: { declaredSize: number; contentHash: string | null }, tokenHash: string): Promise<Result<UploadView, CreateRefusal>> {
-    const full: CreateUpload = { ...input, kind: 'original', albumId: null, intentId: null, deviceId: '', protocolVersion: '' };
+  async openDrop(
+    linkOwnerId: string,
+    linkId: string,
+    input: { declaredSize: number; contentHash: string | null; albumId: string | null },
+    tokenHash: string,
+  ): Promise<Result<UploadView, CreateRefusal>> {
+    const full: CreateUpload = { ...input, kind: 'original', intentId: null, deviceId: '', protocolVersion: '' };
     const bad = checkCreate(full);
     if (bad) return refuse('error.request.invalid', bad);
     const now = this.#d.clock.now();

@@ -1,3 +1,4 @@
+import { isCalendarDate } from '../encoding/time.js';
 import { ok, refuse, type Result } from '../errors.js';
 
 /** The closed [min, max] window of protocol versions a server accepts. */
@@ -7,8 +8,6 @@ export interface ProtocolWindow {
 }
 
 export const DEFAULT_PROTOCOL_WINDOW: ProtocolWindow = { min: '2026-03-01', max: '2026-11-01' };
-
-const DAYS_IN_MONTH = [31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31] as const;
 
 /** The value of `count` ASCII digits at `at`, or -1 if any is not a digit. */
 function digits(s: string, at: number, count: number): number {
@@ -30,9 +29,7 @@ export function isProtocolVersion(value: string): boolean {
   const y = digits(value, 0, 4);
   const mo = digits(value, 5, 2);
   const d = digits(value, 8, 2);
-  if (y < 0 || mo < 1 || mo > 12 || d < 1) return false;
-  const leap = (y % 4 === 0 && y % 100 !== 0) || y % 400 === 0;
-  return d <= (mo === 2 && leap ? 29 : DAYS_IN_MONTH[mo - 1]!);
+  return y >= 0 && isCalendarDate(y, mo, d);
 }
 
 const rangeOf = (window: ProtocolWindow) => ({ supported_min: window.min, supported_max: window.max });
