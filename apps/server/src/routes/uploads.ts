@@ -17,9 +17,9 @@ const uploadBody = (u: UploadView) => ({ upload_id: u.uploadId, state: u.state, 
  * Federated cache fills share the /upload/{id} paths with upload sessions: an id that names no
  * upload session of the caller is looked up among them (only then, so uploads pay nothing for it).
  */
-async function federatedIfMissing<T, C extends ErrorCode>(first: Result<T, C>, fallback: () => Promise<Result<T, ErrorCode>> | null): Promise<Result<T, ErrorCode>> {
+async function federatedIfMissing<T, C extends ErrorCode>(first: Result<T, C>, fallback: () => Promise<Result<T, ErrorCode>>): Promise<Result<T, ErrorCode>> {
   if (first.ok || first.code !== 'error.not_found') return first;
-  return (await fallback()) ?? first;
+  return fallback();
 }
 
 /** The upload-session lifecycle: create (the one hard quota check), send the bytes, finalize, cancel. */
@@ -93,9 +93,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       errors: ['error.upload.too_large', 'error.conflict', 'error.not_found', 'error.request.unsupported_media_type'],
       handle: async ({ c, params, principal }) => {
         octetStream(c);
-        const r = await federatedIfMissing(await deps.uploads.put(principal, params.id, bodyChunks(c)), () =>
-          principal.guestUploadId === undefined ? deps.federatedCache.put(principal, params.id, bodyChunks(c)) : null,
-        );
+        const r = await federatedIfMissing(await deps.uploads.put(principal, params.id, bodyChunks(c)), () => deps.federatedCache.put(principal, params.id, bodyChunks(c)));
         return json(c, 200, uploadBody(unwrap(r)));
       },
     }),
@@ -135,7 +133,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       handle: async ({ c, body, params, principal }) => {
         const manifest = body.manifest ? { assetId: body.manifest.asset_id ?? null, intentId: body.manifest.intent_id ?? null } : null;
         const r = await federatedIfMissing(await deps.uploads.finalize(principal, params.id, { contentHash: body.content_hash, manifest }), () =>
-          principal.guestUploadId === undefined ? deps.federatedCache.finalize(principal, params.id, body.content_hash) : null,
+          deps.federatedCache.finalize(principal, params.id, body.content_hash),
         );
         const done = uploadBody(unwrap(r));
         // Signed after the finalize committed, from the ledger's record of the blob (attestation).

@@ -1,3 +1,4 @@
+import { mayActForAccount, mayReach, type AccessAction } from '../access/rules.js';
 import { uuidv7 } from '../encoding/uuid.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { BlobStore } from '../ports/blob-store.js';
@@ -32,7 +33,7 @@ export interface OpenFederated {
   readonly protocolVersion: string;
 }
 
-type Caller = Pick<Principal, 'accountId' | 'actingOwnerId'>;
+type Caller = Pick<Principal, 'accountId' | 'actingOwnerId' | 'guestUploadId'>;
 type Missing = 'error.not_found';
 type Conflict = 'error.conflict';
 const STORE = 'error.store.unavailable' as const;
@@ -54,7 +55,9 @@ export class FederatedCacheService {
     this.#d = deps;
   }
 
-  async open(caller: Caller, input: OpenFederated): Promise<Result<UploadView, WriteRefusal | 'error.quota.federated_budget' | 'error.quota.exceeded' | 'error.quota.write_refused' | 'error.request.invalid'>> {
+  async open(caller: Caller, input: OpenFederated): Promise<Result<UploadView, WriteRefusal | 'error.quota.federated_budget' | 'error.quota.exceeded' | 'error.quota.write_refused' | 'error.request.invalid' | 'error.not_found'>> {
+    // Guests cannot open federated fills: a drop's token reaches its one drop (access/rules.ts).
+    if (!mayActForAccount(caller)) return refuse('error.not_found', 'No such account to cache for.');
     if (!Number.isSafeInteger(input.declaredSize) || input.declaredSize < 1) return refuse('error.request.invalid', 'declared_size must be a whole number from 1 to 2^53-1.');
     if (!isContentHash(input.contentHash)) return refuse('error.request.invalid', 'content_hash must be 64 lowercase hex characters.');
     const now = this.#d.clock.now();
@@ -85,18 +88,19 @@ export class FederatedCacheService {
     return ok(view(intake, now));
   }
 
-  async #mine(caller: Caller, id: string): Promise<FederatedIntakeRecord | null> {
+  /** The fill if the caller may do `action` on it (access/rules.ts: never a guest), else null. */
+  async #reach(caller: Caller, id: string, action: AccessAction): Promise<FederatedIntakeRecord | null> {
     const i = await guard(STORE, 'intake read', () => this.#d.intakes.findIntake(id));
-    return i !== null && i.uploaderId === caller.accountId ? i : null;
+    return i !== null && mayReach(caller, { kind: 'federated_fill', id: i.id, accountId: i.uploaderId }, action) ? i : null;
   }
 
   async get(caller: Caller, id: string): Promise<Result<UploadView, Missing>> {
-    const i = await this.#mine(caller, id);
+    const i = await this.#reach(caller, id, 'read');
     return i ? ok(view(i, this.#d.clock.now())) : refuse('error.not_found', 'No such upload session.');
   }
 
   async put(caller: Caller, id: string, body: AsyncIterable<Uint8Array>): Promise<Result<UploadView, Missing | Conflict | 'error.upload.too_large'>> {
-    const i = await this.#mine(caller, id);
+    const i = await this.#reach(caller, id, 'write');
     if (!i) return refuse('error.not_found', 'No such upload session.');
     const now = this.#d.clock.now();
     if (!isOpenState(uploadState(i, now))) return refuse('error.conflict', `The upload session is ${uploadState(i, now)}.`);
@@ -115,7 +119,7 @@ export class FederatedCacheService {
 
   /** Commits the bytes and charges the cache; the reservation goes only after the charge is in. */
   async finalize(caller: Caller, id: string, contentHash: string): Promise<Result<UploadView, Missing | Conflict | 'error.quota.federated_budget'>> {
-    const i = await this.#mine(caller, id);
+    const i = await this.#reach(caller, id, 'write');
     if (!i) return refuse('error.not_found', 'No such upload session.');
     const now = this.#d.clock.now();
     // Merged at creation (nothing was sent): finalize only confirms it.
@@ -146,7 +150,7 @@ export class FederatedCacheService {
   }
 
   async cancel(caller: Caller, id: string): Promise<Result<UploadView, Missing | Conflict>> {
-    const i = await this.#mine(caller, id);
+    const i = await this.#reach(caller, id, 'write');
     if (!i) return refuse('error.not_found', 'No such upload session.');
     const now = this.#d.clock.now();
     if (!isOpenState(uploadState(i, now)) || !(await guard(STORE, 'intake write', () => this.#d.intakes.closeIntake(id, 'Cancelled')))) {

@@ -1,6 +1,8 @@
+import { mayActForAccount, mayReach, reach } from '../access/rules.js';
 import { constantTimeEqual, fromBase64url, fromHex, sha256Hex, toBase64url } from '../encoding/bytes.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { AlbumStore } from '../ports/album-store.js';
+import { albumObject } from '../albums/service.js';
 import type { AssetCatalog, AssetRecord } from '../ports/asset-catalog.js';
 import type { Clock } from '../ports/clock.js';
 import type { DropRecord, LinkKind, LinkRecord, LinkStore } from '../ports/link-store.js';
@@ -55,7 +57,7 @@ export interface OpenedDrop {
   readonly expiresAt: number;
 }
 
-type Caller = Pick<Principal, 'accountId'>;
+type Caller = Pick<Principal, 'accountId' | 'guestUploadId'>;
 type Missing = 'error.not_found';
 const STORE = 'error.store.unavailable' as const;
 
@@ -77,6 +79,7 @@ export class LinkService {
   }
 
   async create(caller: Caller, input: NewLink): Promise<Result<LinkRecord, 'error.request.invalid' | 'error.not_found' | QuotaRefusal>> {
+    if (!mayActForAccount(caller)) return refuse('error.not_found', 'No such account to link from.');
     const now = this.#d.clock.now();
     const bad = this.#check(input, now);
     if (bad) return refuse('error.request.invalid', bad);
@@ -84,7 +87,7 @@ export class LinkService {
     if (!admitted.ok) return admitted;
     if (input.albumId !== null) {
       const album = await guard(STORE, 'album read', () => this.#d.albums.findAlbum(input.albumId!));
-      if (album === null || album.accountId !== caller.accountId) return refuse('error.not_found', 'No such album on this account.');
+      if (!reach(caller, album && albumObject(album), 'write').ok) return refuse('error.not_found', 'No such album on this account.');
     }
     for (const id of input.assetIds) {
       if (!(await this.#d.assets.get(caller, id)).ok) return refuse('error.not_found', `No such asset: ${id}.`);
@@ -129,12 +132,16 @@ export class LinkService {
   }
 
   async list(caller: Caller): Promise<LinkRecord[]> {
+    if (!mayActForAccount(caller)) return [];
     return guard(STORE, 'link read', () => this.#d.links.listLinks(caller.accountId));
   }
 
   /** Revoking is always admitted, in every quota state. */
   async revoke(caller: Caller, linkId: string): Promise<Result<void, Missing>> {
-    const done = await guard(STORE, 'link write', () => this.#d.links.revokeLink(caller.accountId, linkId, this.#d.clock.now()));
+    const link = await guard(STORE, 'link read', () => this.#d.links.findLink(linkId));
+    if (link === null || !mayReach(caller, linkObject(link), 'write')) return refuse('error.not_found', 'No such link.');
+    // The store's owner match restates the link's own owner: a link never changes hands.
+    const done = await guard(STORE, 'link write', () => this.#d.links.revokeLink(link.ownerId, linkId, this.#d.clock.now()));
     return done ? ok(undefined) : refuse('error.not_found', 'No such link.');
   }
 
@@ -189,7 +196,7 @@ export class LinkService {
   /** The drops of one of the caller's links. */
   async drops(caller: Caller, linkId: string): Promise<Result<DropView[], Missing>> {
     const link = await guard(STORE, 'link read', () => this.#d.links.findLink(linkId));
-    if (link === null || link.ownerId !== caller.accountId || link.kind !== 'upload') return refuse('error.not_found', 'No such upload link.');
+    if (link === null || link.kind !== 'upload' || !mayReach(caller, linkObject(link), 'read')) return refuse('error.not_found', 'No such upload link.');
     const now = this.#d.clock.now();
     const drops = await guard(STORE, 'link read', () => this.#d.links.listDrops(linkId));
     const out: DropView[] = [];
@@ -227,9 +234,12 @@ export class LinkService {
 
   async #ownDrop(caller: Caller, uploadId: string): Promise<DropRecord | null> {
     const drop = await guard(STORE, 'link read', () => this.#d.links.findDrop(uploadId));
-    return drop !== null && drop.ownerId === caller.accountId ? drop : null;
+    return drop !== null && mayReach(caller, { kind: 'drop', id: drop.uploadId, accountId: drop.ownerId }, 'write') ? drop : null;
   }
 }
+
+/** A link as the access rule sees it: it belongs to the account that made it. */
+const linkObject = (l: LinkRecord) => ({ kind: 'link' as const, id: l.id, accountId: l.ownerId });
 
 /** Where a drop stands, from its upload session, its asset and the clock. */
 export function dropState(session: UploadSessionRecord | null, asset: AssetRecord | null, now: number): { state: DropState; expiresAt: number | null } {
