@@ -87,7 +87,12 @@ for (const open of [sqliteBackend, pgBackend]) {
       expect(await call(b.app, 'GET', `/v1/links/${drop.linkId}/drops`, alice)).toMatchObject(missing);
       expect(await call(b.app, 'POST', `/v1/drops/${drop.uploadId}/adopt`, alice)).toMatchObject(missing);
       expect(await call(b.app, 'DELETE', `/v1/drops/${drop.uploadId}`, alice)).toMatchObject(missing);
+      // Her own upload into S's album, and emptying her own trash, leave S's album and trash alone.
+      expect(await call(b.app, 'POST', '/upload', { ...alice, body: { device_id: 'phone', kind: 'original', declared_size: 10, album_id: album }, version: '2026-06-01' })).toMatchObject(missing);
       expect(await b.dump()).toEqual(before);
+      const trashed = await make.trashedAsset(bobAsS);
+      expect((await call(b.app, 'POST', '/v1/trash/empty', alice)).status).toBe(200);
+      expect(await call(b.app, 'GET', `/v1/assets/${trashed}`, bobAsS)).toMatchObject({ status: 200, body: { state: 'trashed' } });
       // Acting as S she reaches them: the refusals above were about the account, not the objects.
       expect((await call(b.app, 'GET', `/upload/${upload.uploadId}`, as(w.alice.token, w.s))).status).toBe(200);
       expect((await call(b.app, 'POST', `/v1/drops/${drop.uploadId}/adopt`, as(w.alice.token, w.s))).status).toBe(200);
