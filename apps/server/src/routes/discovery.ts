@@ -130,7 +130,8 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
         const handle = parseHandle(query.handle);
         if (handle === null) throw new HttpProblem('error.request.invalid', 'handle must be user@host.');
         if (unwrap(deps.discovery.lookupRoute(who, handle)) === 'local') return json(c, 200, lookupBody(unwrap(await deps.discovery.lookup(handle))));
-        if (who.kind === 'peer') throw new Error('unreachable: a peer lookup is never forwarded');
+        // Only narrows the type: decideLookup has already refused to forward a peer's lookup.
+        if (who.kind !== 'local') throw new Error('a peer lookup reached the forwarding path');
         const peer = deps.federation.peerFor(handle.host);
         if (peer === null) throw new HttpProblem('error.federation.unknown_peer', `${handle.host} is not a peer of this server.`);
         const subject = (await deps.discovery.handleOf(who.principal.accountId)) ?? who.principal.accountId;
