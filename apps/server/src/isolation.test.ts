@@ -98,6 +98,23 @@ for (const open of [sqliteBackend, pgBackend]) {
       expect((await call(b.app, 'POST', `/v1/drops/${drop.uploadId}/adopt`, as(w.alice.token, w.s))).status).toBe(200);
     });
 
+    it('under concurrency: intruders racing the owner on one asset are all refused, and only the owner changes it', async () => {
+      const alice = as(w.alice.token);
+      const id = await make.asset(alice);
+      const intruders = [as(w.bob.token, w.s), as(w.alice.token, w.s), as(w.alice.token, w.s2), as(w.carol.token)];
+      const attempts = intruders.flatMap((o) => [
+        call(b.app, 'POST', `/v1/assets/${id}/trash`, o),
+        call(b.app, 'POST', `/v1/assets/${id}/restore`, o),
+        call(b.app, 'DELETE', `/v1/assets/${id}`, o),
+        call(b.app, 'GET', `/v1/assets/${id}`, o),
+      ]);
+      const owner = call(b.app, 'POST', `/v1/assets/${id}/trash`, alice);
+      const [mine, ...theirs] = await Promise.all([owner, ...attempts]);
+      expect(mine!.status).toBe(200);
+      for (const r of theirs) expect(r).toMatchObject(missing);
+      expect(await call(b.app, 'GET', `/v1/assets/${id}`, alice)).toMatchObject({ status: 200, body: { state: 'trashed' } });
+    });
+
     it('a guest token reaches only its own drop, to send and finalize, never to read or cancel', async () => {
       const alice = as(w.alice.token);
       const drop = await make.drop(alice);
