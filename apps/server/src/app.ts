@@ -28,8 +28,8 @@ import { discoveryRoutes } from './routes/discovery.js';
 
 export type { AppDeps } from './deps.js';
 
-/** Every route group. Each area adds one line. */
-function allRoutes(deps: AppDeps): AnyRoute[] {
+/** Every route group. Each area adds one line. Exported for tests that walk the route table (the authorization matrix). */
+export function allRoutes(deps: AppDeps): AnyRoute[] {
   return [
     ...authRoutes(deps),
     ...totpRoutes(deps),
@@ -67,6 +67,7 @@ export function createApp(deps: AppDeps): Hono {
     authenticate: (token) => deps.sessions.authenticate(token),
     actAs: (principal, target) => deps.sponsorship.actAs(principal, target),
     guest: (token, uploadId) => deps.links.guest(token, uploadId),
+    localAuth: deps.config.authLocal,
   });
 
   const doc = openApiDocument(routes, { baseUrl: deps.config.baseUrl, window: { min: deps.config.protocolMin, max: deps.config.protocolMax } });

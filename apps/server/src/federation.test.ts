@@ -221,6 +221,10 @@ describe('three federated servers on loopback', { timeout: 60_000 }, () => {
     expect(await lookup(b, bob.handle, `SvcCapability ${ann.token}`)).toMatchObject({ status: 401, body: { code: 'error.federation.capability_invalid' } });
     expect(await lookup(b, bob.handle, `Bearer ${good}`)).toMatchObject({ status: 401, body: { code: 'error.auth.session_invalid' } });
     expect(await lookup(a, bob.handle, `Bearer ${good}`)).toMatchObject({ status: 401 });
+    // A peer's token never relays onward (core's decideLookup): B peers with C, yet A's token
+    // asking B about a user of C is B's own 404.
+    const carl = await person(c, 'carl');
+    expect(await lookup(b, carl.handle, `SvcCapability ${good}`)).toMatchObject({ status: 404, body: { code: 'error.not_found' } });
   });
 
   it('a token revoked on the issuer (operator CLI) is refused by the receiver within its cache window', async () => {

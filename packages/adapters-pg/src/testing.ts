@@ -61,6 +61,8 @@ export interface TestDatabase {
   readonly kind: 'postgres' | 'pglite';
   /** Empties every application table, so each test starts from a fresh, migrated schema. */
   reset(): Promise<void>;
+  /** Every application table's rows, each table sorted, for tests that check a request changed nothing. */
+  dump(): Promise<Record<string, unknown[]>>;
   /** Closes it; a scratch database on a server is dropped. */
   close(): Promise<void>;
 }
@@ -115,6 +117,15 @@ export async function openTestDatabase(): Promise<TestDatabase> {
     reset: async () => {
       const tables = await rowsOf<{ t: string }>(db, sql`SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = 'public'`);
       if (tables.length > 0) await db.execute(sql.raw(`TRUNCATE ${tables.map((r) => r.t).join(', ')} CASCADE`));
+    },
+    dump: async () => {
+      const tables = await rowsOf<{ t: string }>(db, sql`SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
+      const out: Record<string, unknown[]> = {};
+      for (const { t } of tables) {
+        const rows = await rowsOf<Record<string, unknown>>(db, sql.raw(`SELECT * FROM ${t}`));
+        out[t] = rows.map((r) => JSON.stringify(r, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))).sort();
+      }
+      return out;
     },
   };
 }

@@ -33,3 +33,4 @@ export * from './links/index.js';
 export * from './federated/index.js';
 export * from './discovery/index.js';
 export * from './backup/index.js';
+export * from './access/index.js';

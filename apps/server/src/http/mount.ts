@@ -19,6 +19,8 @@ export interface MountOptions {
   readonly actAs?: (principal: Principal, target: string) => Promise<Result<Principal, 'error.auth.not_an_owner'>>;
   /** Resolves a guest's upload token for one upload (routes with `uploadToken`); null when it is not that upload's. */
   readonly guest?: (token: string, uploadId: string) => Promise<Principal | null>;
+  /** Whether local sign-in is on (SVC_AUTH_LOCAL); when false, routes marked `localAuth` are refused. Default true. */
+  readonly localAuth?: boolean;
 }
 
 /**
@@ -42,6 +44,7 @@ function honoMethod(m: Method): 'get' | 'post' | 'put' | 'patch' | 'delete' {
 export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: MountOptions): void {
   for (const r of routes) {
     const handle = r.statusContext === undefined ? r.handle : inContext(r.handle, r.statusContext);
+    const localRefused = r.localAuth === true && options.localAuth === false;
     app[honoMethod(r.method)](r.path, async (c) => {
       const versioned = r.versioned ?? true;
       let version = '';
@@ -100,6 +103,8 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
       }
       // GETs and uploads read no body here: skipping the call saves a microtask on the hot path.
       const body = r.body === undefined || r.body.type === 'bytes' ? undefined : await readBody(c, r.body);
+      // After the body: a malformed request answers 400 whether local sign-in is on or not.
+      if (localRefused) throw new HttpProblem('error.auth.local_disabled', 'Local sign-in is turned off on this server; sign in through its OpenID provider.');
       // Awaited rather than returned: handing back a pending promise from an async function costs
       // two more turns of the microtask queue.
       return await handle({ c, body, params, query, principal, version } as never);

@@ -55,6 +55,7 @@ export function problemStatuses(r: AnyRoute): Map<number, Set<ProblemCode>> {
   if (body !== undefined) add('error.request.unsupported_media_type');
   // Any operation that reaches the database can meet it unreachable: nothing changes, try again.
   if (versioned || r.auth) add('error.store.unavailable');
+  if (r.localAuth) add('error.auth.local_disabled');
   for (const code of r.errors ?? []) add(code as ProblemCode);
   return byStatus;
 }

@@ -51,6 +51,12 @@ export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown>
    * parameter (a web-upload drop's send and finalize). Needs `auth: true`.
    */
   readonly uploadToken?: boolean;
+  /**
+   * A local sign-in operation (password or TOTP): refused with 403 `error.auth.local_disabled`,
+   * before the handler runs, on a server whose local sign-in is off (SVC_AUTH_LOCAL=false).
+   * Enforced once in mount.ts and listed among the route's errors in the API reference.
+   */
+  readonly localAuth?: boolean;
   /** For the API reference only: the schemes a route with `auth: false` checks itself. */
   readonly security?: readonly ('bearer' | 'svcCapability')[];
   /** Needs X-Svc-Protocol (everything but /.well-known and the OpenAPI document). Default true. */

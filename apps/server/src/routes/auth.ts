@@ -5,7 +5,6 @@ import { HttpProblem } from '../http/problem.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 import { iso, isoOrNull, json, unwrap } from '../http/respond.js';
 import { Address, Advisory, DisplayName, NewPassword, Timestamp, TokenPair, Uuid } from './schemas.js';
-import { requireLocal } from './oidc.js';
 
 export const tokenPairBody = (p: CoreTokenPair) => ({
   session_id: p.sessionId,
@@ -54,9 +53,9 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       auth: false,
       body: { type: 'json', schema: v.strictObject({ address: Address, password: NewPassword }) },
       responses: { 200: { description: 'The new account signed in', schema: TokenPair } },
-      errors: ['error.auth.local_disabled', 'error.auth.user_already_exists', 'error.auth.weak_password', 'error.request.invalid'],
+      localAuth: true,
+      errors: ['error.auth.user_already_exists', 'error.auth.weak_password', 'error.request.invalid'],
       handle: async ({ c, body }) => {
-        requireLocal(deps);
         const pair = unwrap(await deps.accounts.register({ address: body.address, password: body.password }));
         return json(c, 200, tokenPairBody(pair));
       },
@@ -77,9 +76,9 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
           schema: v.object({ challenge: v.string(), expires_in: v.number(), account_id: Uuid }),
         },
       },
-      errors: ['error.auth.local_disabled', 'error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.throttled', 'error.auth.unavailable'],
+      localAuth: true,
+      errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.throttled', 'error.auth.unavailable'],
       handle: async ({ c, body }) => {
-        requireLocal(deps);
         const result = await deps.accounts.login({ address: body.address, password: body.password, cohortHash: readCohortHash(body.cohort_hash) });
         // Too many wrong codes for this account lately (only after a correct password): 429 with Retry-After.
         if (!result.ok) throw HttpProblem.from(result);
@@ -111,10 +110,10 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       body: { type: 'json', schema: v.strictObject({ password: Password }) },
       responses: { 200: { description: 'Confirmed', schema: v.object({ reauthenticated_at: Timestamp }) } },
-      errors: ['error.auth.local_disabled', 'error.auth.invalid_credentials', 'error.auth.no_local_password', 'error.auth.session_invalid'],
+      localAuth: true,
+      errors: ['error.auth.invalid_credentials', 'error.auth.no_local_password', 'error.auth.session_invalid'],
       statusContext: 'reconfirming',
       handle: async ({ c, body, principal }) => {
-        requireLocal(deps);
         const r = unwrap(await deps.accounts.reauthenticate(principal, body.password));
         return json(c, 200, { reauthenticated_at: iso(r.reauthenticatedAt) });
       },
@@ -127,10 +126,10 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       body: { type: 'json', schema: v.strictObject({ current_password: Password, new_password: NewPassword }) },
       responses: { 200: { description: 'A fresh token pair for the caller\'s unchanged session id', schema: TokenPair } },
-      errors: ['error.auth.local_disabled', 'error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.weak_password', 'error.auth.no_local_password'],
+      localAuth: true,
+      errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.weak_password', 'error.auth.no_local_password'],
       statusContext: 'reconfirming',
       handle: async ({ c, body, principal }) => {
-        requireLocal(deps);
         const pair = unwrap(
           await deps.accounts.changePassword(principal, { currentPassword: body.current_password, newPassword: body.new_password }),
         );

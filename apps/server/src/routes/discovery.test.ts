@@ -179,7 +179,7 @@ describe('revoked-jti', () => {
 describe('API reference', () => {
   it('declares every discovery route with its statuses, codes and both lookup schemes', async () => {
     const doc = (await call(s.app, 'GET', '/openapi.json', { version: null })).body;
-    expect(doc.components.securitySchemes.svcCapability).toMatchObject({ type: 'http', scheme: 'SvcCapability' });
+    expect(doc.components.securitySchemes.svcCapability).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
     const get = doc.paths['/v1/discovery/lookup'].get;
     expect(get.security).toEqual([{ bearer: [] }, { svcCapability: [] }]);
     expect(Object.keys(get.responses).sort()).toEqual(['200', '400', '401', '404', '426', '429', '502', '503']);

@@ -129,9 +129,9 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
         const who = await looker(deps, c);
         const handle = parseHandle(query.handle);
         if (handle === null) throw new HttpProblem('error.request.invalid', 'handle must be user@host.');
-        if (deps.discovery.isLocal(handle)) return json(c, 200, lookupBody(unwrap(await deps.discovery.lookup(handle))));
-        // A peer's token only ever looks up this server's own handles: no relaying onwards.
-        if (who.kind === 'peer') throw new HttpProblem('error.not_found', 'No account has this handle.');
+        if (unwrap(deps.discovery.lookupRoute(who, handle)) === 'local') return json(c, 200, lookupBody(unwrap(await deps.discovery.lookup(handle))));
+        // Only narrows the type: decideLookup has already refused to forward a peer's lookup.
+        if (who.kind !== 'local') throw new Error('a peer lookup reached the forwarding path');
         const peer = deps.federation.peerFor(handle.host);
         if (peer === null) throw new HttpProblem('error.federation.unknown_peer', `${handle.host} is not a peer of this server.`);
         const subject = (await deps.discovery.handleOf(who.principal.accountId)) ?? who.principal.accountId;

@@ -4,6 +4,7 @@ import { OidcRelyingParty } from '@strongroom/adapters-node';
 import { MemoryLogger } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, registerUser, testServer, PASSWORD, type TestServer } from '../testing.js';
+import { allRoutes } from '../app.js';
 import { Browser, startTestProvider, type TestPerson, type TestProvider } from '../testing-oidc.js';
 
 const BASE = 'http://127.0.0.1:8080';
@@ -421,6 +422,10 @@ describe('SVC_AUTH_LOCAL=false', { timeout: 30_000 }, () => {
       expect(r.status, path).toBe(403);
       expect(r.body.code, path).toBe('error.auth.local_disabled');
     }
+    // The routes marked localAuth in the route table are exactly these, and the reference says so for each.
+    expect(allRoutes(s.deps).filter((r) => r.localAuth === true).map((r) => `${r.method} ${r.path}`).sort()).toEqual(attempts.map(([path]) => `POST ${path}`).sort());
+    const doc = (await call(s.app, 'GET', '/openapi.json', { version: null })).body;
+    for (const [path] of attempts) expect(JSON.stringify(doc.paths[path].post.responses['403']), path).toContain('error.auth.local_disabled');
   });
 });
 

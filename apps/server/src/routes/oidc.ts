@@ -10,11 +10,6 @@ import { route, type AnyRoute } from '../http/route-def.js';
 import { Advisory, Timestamp, TokenPair } from './schemas.js';
 import { tokenPairBody } from './auth.js';
 
-/** Refuses a local sign-in operation on a deployment that signs in through its OpenID provider only. */
-export function requireLocal(deps: AppDeps): void {
-  if (!deps.config.authLocal) throw new HttpProblem('error.auth.local_disabled', 'Local sign-in is turned off on this server; sign in through its OpenID provider.');
-}
-
 function configured(deps: AppDeps): OidcService {
   if (deps.oidc === null) throw new HttpProblem('error.not_found', 'OpenID Connect sign-in is not configured on this server.');
   return deps.oidc;

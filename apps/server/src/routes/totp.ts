@@ -2,7 +2,6 @@ import * as v from 'valibot';
 import { readCohortHash, TOTP_CODE_PATTERN } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
-import { requireLocal } from './oidc.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 import { json, noContent, unwrap } from '../http/respond.js';
 import { tokenPairBody } from './auth.js';
@@ -28,9 +27,9 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
           schema: v.object({ secret: v.string(), uri: v.string() }),
         },
       },
-      errors: ['error.auth.local_disabled', 'error.auth.totp_already_enrolled', 'error.auth.no_local_password', 'error.auth.reauthentication_required', 'error.auth.unavailable'],
+      localAuth: true,
+      errors: ['error.auth.totp_already_enrolled', 'error.auth.no_local_password', 'error.auth.reauthentication_required', 'error.auth.unavailable'],
       handle: async ({ c, principal }) => {
-        requireLocal(deps);
         const enrolled = unwrap(await deps.totp.enroll(principal));
         return json(c, 200, { secret: enrolled.secret, uri: enrolled.uri });
       },
@@ -43,18 +42,10 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       body: { type: 'json', schema: v.strictObject({ code: Code }) },
       responses: { 204: { description: 'Confirmed; sign-in now asks for a code. The code is used up.' } },
-      errors: [
-        'error.auth.local_disabled',
-        'error.auth.invalid_code',
-        'error.auth.totp_not_enrolled',
-        'error.auth.totp_already_enrolled',
-        'error.auth.reauthentication_required',
-        'error.request.invalid',
-        'error.auth.unavailable',
-      ],
+      localAuth: true,
+      errors: ['error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.auth.totp_already_enrolled', 'error.auth.reauthentication_required', 'error.request.invalid', 'error.auth.unavailable'],
       statusContext: 'managingFactor',
       handle: async ({ c, body, principal }) => {
-        requireLocal(deps);
         unwrap(await deps.totp.verifyEnrollment(principal, body.code));
         return noContent(c);
       },
@@ -67,10 +58,10 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       body: { type: 'json', schema: v.strictObject({ code: Code }) },
       responses: { 204: { description: 'Removed; sign-in no longer asks for a code' } },
-      errors: ['error.auth.local_disabled', 'error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.auth.reauthentication_required', 'error.request.invalid', 'error.auth.unavailable'],
+      localAuth: true,
+      errors: ['error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.auth.reauthentication_required', 'error.request.invalid', 'error.auth.unavailable'],
       statusContext: 'managingFactor',
       handle: async ({ c, body, principal }) => {
-        requireLocal(deps);
         unwrap(await deps.totp.disable(principal, body.code));
         return noContent(c);
       },
@@ -85,8 +76,8 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       write: false,
       body: { type: 'json', schema: v.strictObject({ challenge: v.string(), code: Code, cohort_hash: Advisory, device_id: Advisory }) },
       responses: { 200: { description: 'Signed in', schema: TokenPair } },
+      localAuth: true,
       errors: [
-        'error.auth.local_disabled',
         'error.auth.invalid_code',
         'error.auth.challenge_invalid',
         'error.auth.challenge_exhausted',
@@ -96,7 +87,6 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
         'error.auth.throttled',
       ],
       handle: async ({ c, body }) => {
-        requireLocal(deps);
         const result = await deps.totp.verifyLogin({ challenge: body.challenge, code: body.code, cohortHash: readCohortHash(body.cohort_hash) });
         // While the account is held by the wrong-code throttle no code is checked: 429 with Retry-After.
         if (!result.ok) throw HttpProblem.from(result);

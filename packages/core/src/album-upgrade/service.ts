@@ -1,3 +1,5 @@
+import { mayReach } from '../access/rules.js';
+import { albumObject } from '../albums/service.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { AlbumRecord, AlbumStore } from '../ports/album-store.js';
 import type { Clock } from '../ports/clock.js';
@@ -44,9 +46,10 @@ export class UpgradeService {
     this.#d = deps;
   }
 
+  /** The album if the account the request acts as may reach it (access/rules.ts), else null: 404. */
   async #ownAlbum(accountId: string, albumId: string): Promise<AlbumRecord | null> {
     const album = await guard('error.store.unavailable', 'reading an album', () => this.#d.albums.findAlbum(albumId));
-    return album !== null && album.accountId === accountId ? album : null;
+    return album !== null && mayReach({ accountId }, albumObject(album), 'write') ? album : null;
   }
 
   async #status(album: AlbumRecord, now: number): Promise<UpgradeStatus> {

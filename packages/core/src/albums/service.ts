@@ -1,6 +1,7 @@
+import { mayReach } from '../access/rules.js';
 import { uuidv7 } from '../encoding/uuid.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
-import type { AlbumStore } from '../ports/album-store.js';
+import type { AlbumRecord, AlbumStore } from '../ports/album-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { DeviceDirectoryStore } from '../ports/device-directory.js';
 import type { Random } from '../ports/random.js';
@@ -8,6 +9,9 @@ import type { AlbumWriteContext, AlbumWriteRefusal, FinalizeContext, WriteContex
 import { isDeviceActive } from '../devices/directory.js';
 import { decideManifestIntent, decideQuiescence } from '../album-upgrade/server.js';
 import { checkAlbumPin, type ProtocolWindow } from '../versioning/protocol.js';
+
+/** An album as the access rule sees it (access/rules.ts): it belongs to the account it was made in. */
+export const albumObject = (a: AlbumRecord) => ({ kind: 'album' as const, id: a.id, accountId: a.accountId });
 
 export interface AlbumServiceDeps {
   readonly albums: AlbumStore;
@@ -48,7 +52,7 @@ export class AlbumWriteGuard implements WriteGuard {
 
   async checkAlbumWrite(context: AlbumWriteContext, now: number): Promise<Result<void, AlbumWriteRefusal>> {
     const album = await guard('error.store.unavailable', 'reading an album', () => this.#d.albums.findAlbum(context.albumId));
-    if (album === null || album.accountId !== context.accountId) return refuse('error.not_found', 'No such album on this account.');
+    if (album === null || !mayReach({ accountId: context.accountId }, albumObject(album), 'write')) return refuse('error.not_found', 'No such album on this account.');
     const pin = checkAlbumPin(context.protocolVersion, album.protocolVersion, this.#d.window);
     if (!pin.ok) return pin;
     return decideQuiescence(album, context.intentId, now);

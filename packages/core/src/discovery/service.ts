@@ -1,3 +1,4 @@
+import { decideLookup, type Looker } from '../access/rules.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { AccountStore } from '../ports/account-store.js';
 import type { CapabilityRevocationStore, RevokedCapability } from '../ports/capability-revocations.js';
@@ -67,6 +68,14 @@ export class DiscoveryService {
 
   isLocal(handle: Handle): boolean {
     return handle.host === this.host;
+  }
+
+  /**
+   * Where a lookup of `handle` goes: answered here, or forwarded to its host for a local account
+   * only. A peer's capability token never relays onward (access/rules.ts, decideLookup).
+   */
+  lookupRoute(looker: Looker, handle: Handle): Result<'local' | 'forward', 'error.not_found'> {
+    return decideLookup(looker, this.isLocal(handle));
   }
 
   /** An authenticated lookup of one of this server's handles. */

@@ -1,3 +1,4 @@
+import { mayActForAccount, mayReach, reach } from '../access/rules.js';
 import { constantTimeEqual, fromBase64url, fromHex, sha256Hex, toBase64url } from '../encoding/bytes.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { AssetCatalog, AssetRecord } from '../ports/asset-catalog.js';
@@ -60,7 +61,7 @@ export interface OpenedDrop {
   readonly expiresAt: number;
 }
 
-type Caller = Pick<Principal, 'accountId'>;
+type Caller = Pick<Principal, 'accountId' | 'guestUploadId'>;
 type Missing = 'error.not_found';
 const STORE = 'error.store.unavailable' as const;
 
@@ -81,13 +82,15 @@ export class LinkService {
     this.#d = deps;
   }
 
-  async create(caller: Caller, input: NewLink): Promise<Result<LinkRecord, 'error.request.invalid' | AlbumWriteRefusal | QuotaRefusal>> {
+  async create(caller: Caller, input: NewLink): Promise<Result<LinkRecord, 'error.request.invalid' | 'error.not_found' | AlbumWriteRefusal | QuotaRefusal>> {
+    if (!mayActForAccount(caller)) return refuse('error.not_found', 'No such account to link from.');
     const now = this.#d.clock.now();
     const bad = this.#check(input, now);
     if (bad) return refuse('error.request.invalid', bad);
     const admitted = await this.#d.quota.admit(caller.accountId, 'metadata_growth', 0);
     if (!admitted.ok) return admitted;
     if (input.albumId !== null) {
+      // The album guard decides who may reach the album (core's access rule), its pin and quiescence.
       const gate = await this.#d.writeGuard.checkAlbumWrite({ accountId: caller.accountId, albumId: input.albumId, intentId: input.intentId, protocolVersion: input.protocolVersion }, now);
       if (!gate.ok) return gate;
     }
@@ -134,12 +137,16 @@ export class LinkService {
   }
 
   async list(caller: Caller): Promise<LinkRecord[]> {
+    if (!mayActForAccount(caller)) return [];
     return guard(STORE, 'link read', () => this.#d.links.listLinks(caller.accountId));
   }
 
   /** Revoking is always admitted, in every quota state. */
   async revoke(caller: Caller, linkId: string): Promise<Result<void, Missing>> {
-    const done = await this.#d.uploads.revokeLink(caller.accountId, linkId);
+    const link = await guard(STORE, 'link read', () => this.#d.links.findLink(linkId));
+    if (link === null || !mayReach(caller, linkObject(link), 'write')) return refuse('error.not_found', 'No such link.');
+    // The store's owner match restates the link's own owner: a link never changes hands.
+    const done = await this.#d.uploads.revokeLink(link.ownerId, linkId);
     return done ? ok(undefined) : refuse('error.not_found', 'No such link.');
   }
 
@@ -193,7 +200,7 @@ export class LinkService {
   /** The drops of one of the caller's links. */
   async drops(caller: Caller, linkId: string): Promise<Result<DropView[], Missing>> {
     const link = await guard(STORE, 'link read', () => this.#d.links.findLink(linkId));
-    if (link === null || link.ownerId !== caller.accountId || link.kind !== 'upload') return refuse('error.not_found', 'No such upload link.');
+    if (link === null || link.kind !== 'upload' || !mayReach(caller, linkObject(link), 'read')) return refuse('error.not_found', 'No such upload link.');
     const now = this.#d.clock.now();
     const drops = await guard(STORE, 'link read', () => this.#d.links.listDrops(linkId));
     const out: DropView[] = [];
@@ -231,9 +238,12 @@ export class LinkService {
 
   async #ownDrop(caller: Caller, uploadId: string): Promise<DropRecord | null> {
     const drop = await guard(STORE, 'link read', () => this.#d.links.findDrop(uploadId));
-    return drop !== null && drop.ownerId === caller.accountId ? drop : null;
+    return drop !== null && mayReach(caller, { kind: 'drop', id: drop.uploadId, accountId: drop.ownerId }, 'write') ? drop : null;
   }
 }
+
+/** A link as the access rule sees it: it belongs to the account that made it. */
+const linkObject = (l: LinkRecord) => ({ kind: 'link' as const, id: l.id, accountId: l.ownerId });
 
 /** Where a drop stands, from its upload session, its asset and the clock. */
 export function dropState(session: UploadSessionRecord | null, asset: AssetRecord | null, now: number): { state: DropState; expiresAt: number | null } {

@@ -1,3 +1,4 @@
+import { mayActForAccount, mayReach, reach, type Accessor } from '../access/rules.js';
 import { sha256Hex } from '../encoding/bytes.js';
 import { toHex } from '../encoding/bytes.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
@@ -16,7 +17,7 @@ export interface AssetServiceDeps {
   readonly random: Random;
 }
 
-type Caller = { readonly accountId: string };
+type Caller = Accessor;
 type Missing = 'error.not_found';
 type Conflict = 'error.conflict';
 
@@ -36,10 +37,14 @@ export class AssetService {
     this.#d = deps;
   }
 
-  /** The asset if the caller may act on it: its owner, or an account sharing the owner's payer. */
+  /** The asset if the caller may see it (access/rules.ts); a pending drop is not an asset yet. */
   async get(caller: Caller, id: string): Promise<Result<AssetRecord, Missing>> {
+    return this.#reach(caller, id, 'read');
+  }
+
+  async #reach(caller: Caller, id: string, action: 'read' | 'write'): Promise<Result<AssetRecord, Missing>> {
     const a = await guard(STORE, 'asset read', () => this.#d.assets.findAsset(id));
-    if (!a || a.state === 'pending_drop' || !(await this.#may(caller.accountId, a.ownerId))) return refuse('error.not_found', 'No such asset.');
+    if (!a || a.state === 'pending_drop' || !mayReach(caller, assetObject(a), action)) return refuse('error.not_found', 'No such asset.');
     return ok(a);
   }
 
@@ -53,20 +58,21 @@ export class AssetService {
 
   /** Hard purge of a trashed asset: its references drop now, its bytes are credited at the sweep. */
   async purge(caller: Caller, id: string): Promise<Result<void, Missing | Conflict>> {
-    const a = await this.get(caller, id);
+    const a = await this.#reach(caller, id, 'write');
     if (!a.ok) return a;
     if (!(await guard(STORE, 'asset write', () => this.#d.assets.purgeAsset(id)))) return refuse('error.conflict', 'Only an asset in the trash can be purged.');
     return ok(undefined);
   }
 
   async emptyTrash(caller: Caller): Promise<number> {
+    if (!mayActForAccount(caller)) return 0;
     return guard(STORE, 'asset write', () => this.#d.assets.emptyTrash(caller.accountId));
   }
 
   /** The link owner takes a pending drop into the library (adoption adds only small blobs later). */
   async adoptDrop(linkOwner: Caller, id: string): Promise<Result<AssetRecord, Missing>> {
     const a = await guard(STORE, 'asset read', () => this.#d.assets.findAsset(id));
-    if (!a || a.ownerId !== linkOwner.accountId || !(await guard(STORE, 'asset write', () => this.#d.assets.adoptDrop(id, this.#d.clock.now())))) {
+    if (!reach(linkOwner, a && assetObject(a), 'write').ok || !(await guard(STORE, 'asset write', () => this.#d.assets.adoptDrop(id, this.#d.clock.now())))) {
       return refuse('error.not_found', 'No such pending drop.');
     }
     return ok((await this.#d.assets.findAsset(id))!);
@@ -75,7 +81,7 @@ export class AssetService {
   /** Discards a pending drop: its bytes are freed at the next sweep. */
   async discardDrop(linkOwner: Caller, id: string): Promise<Result<void, Missing>> {
     const a = await guard(STORE, 'asset read', () => this.#d.assets.findAsset(id));
-    if (!a || a.state !== 'pending_drop' || a.ownerId !== linkOwner.accountId) return refuse('error.not_found', 'No such pending drop.');
+    if (!a || a.state !== 'pending_drop' || !mayReach(linkOwner, assetObject(a), 'write')) return refuse('error.not_found', 'No such pending drop.');
     await guard(STORE, 'asset write', () => this.#d.assets.purgeAsset(id));
     return ok(undefined);
   }
@@ -86,7 +92,7 @@ export class AssetService {
    * now, the old one is credited by the sweep.
    */
   async replaceMetadata(caller: Caller, id: string, bytes: Uint8Array): Promise<Result<AssetRecord, Missing | Conflict | QuotaRefusal>> {
-    const a = await this.get(caller, id);
+    const a = await this.#reach(caller, id, 'write');
     if (!a.ok) return a;
     if (a.value.state !== 'live') return refuse('error.conflict', 'Only a live asset takes metadata edits.');
     const old = a.value.blobs.filter((b) => b.kind === 'metadata').reduce((n, b) => n + b.size, 0);
@@ -104,14 +110,12 @@ export class AssetService {
   }
 
   async #step(caller: Caller, id: string, change: (now: number) => Promise<boolean>, conflict: string): Promise<Result<AssetRecord, Missing | Conflict>> {
-    const a = await this.get(caller, id);
+    const a = await this.#reach(caller, id, 'write');
     if (!a.ok) return a;
     if (!(await guard(STORE, 'asset write', () => change(this.#d.clock.now())))) return refuse('error.conflict', conflict);
     return ok((await this.#d.assets.findAsset(id))!);
   }
-
-  async #may(accountId: string, ownerId: string): Promise<boolean> {
-    if (accountId === ownerId) return true;
-    return (await this.#d.quota.payerOf(accountId)) === (await this.#d.quota.payerOf(ownerId));
-  }
 }
+
+/** An asset as the access rule sees it: it belongs to its owner (never to whoever pays for it). */
+export const assetObject = (a: AssetRecord) => ({ kind: 'asset' as const, id: a.id, accountId: a.ownerId });

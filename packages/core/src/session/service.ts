@@ -1,3 +1,4 @@
+import { mayReach } from '../access/rules.js';
 import { fromBase64url, sha256Hex, toBase64url } from '../encoding/bytes.js';
 import { uuidv7 } from '../encoding/uuid.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
@@ -184,8 +185,13 @@ export class SessionService {
 
   /** Closes one session of the caller's account. Any open session of the account may do it. */
   async revoke(principal: Principal, sessionId: string): Promise<Result<void, 'error.not_found'>> {
+    const session = await guard('error.store.unavailable', 'reading a session', () => this.#d.ledger.findSessionById(sessionId));
+    if (session === null || !mayReach(principal, { kind: 'session', id: session.id, accountId: session.accountId }, 'write')) {
+      return refuse('error.not_found', 'No such open session on this account.');
+    }
+    // The ledger's account match restates the session's own account: a session never changes hands.
     const closed = await guard('error.store.unavailable', 'closing a session', () =>
-      this.#d.ledger.closeSession(principal.accountId, sessionId, this.#d.clock.now()),
+      this.#d.ledger.closeSession(session.accountId, sessionId, this.#d.clock.now()),
     );
     return closed ? ok(undefined) : refuse('error.not_found', 'No such open session on this account.');
   }

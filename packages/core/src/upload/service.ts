@@ -1,7 +1,8 @@
-
+import { mayActForAccount, mayReach, type AccessAction, type Accessor } from '../access/rules.js';
 import { uuidv7 } from '../encoding/uuid.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { AssetCatalog } from '../ports/asset-catalog.js';
+import { assetObject } from '../quota/assets.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
@@ -65,7 +66,7 @@ export interface UploadView {
 }
 
 type CreateRefusal = WriteRefusal | OpenRefusal | 'error.request.invalid' | 'error.federation.unknown_peer';
-type Caller = { readonly accountId: string; readonly actingOwnerId?: string | undefined };
+type Caller = Accessor & { readonly actingOwnerId?: string | undefined };
 
 const STORE = 'error.store.unavailable' as const;
 
@@ -88,7 +89,8 @@ export class UploadService {
     this.#d = deps;
   }
 
-  async create(caller: Caller, input: CreateUpload): Promise<Result<UploadView, CreateRefusal>> {
+  async create(caller: Caller, input: CreateUpload): Promise<Result<UploadView, CreateRefusal | 'error.not_found'>> {
+    if (!mayActForAccount(caller)) return refuse('error.not_found', 'No such account to upload to.');
     const bad = checkCreate(input);
     if (bad) return refuse('error.request.invalid', bad);
     let sourcePeer: string | null = null;
@@ -155,19 +157,20 @@ export class UploadService {
     return done.revoked;
   }
 
-  async #mine(caller: Caller, id: string): Promise<UploadSessionRecord | null> {
+  /** The session if the caller may do `action` on it (access/rules.ts), else null: 404 either way. */
+  async #reach(caller: Caller, id: string, action: AccessAction): Promise<UploadSessionRecord | null> {
     const s = await guard(STORE, 'upload session read', () => this.#d.sessions.findUpload(id));
-    return s && s.uploaderId === caller.accountId ? s : null;
+    return s && mayReach(caller, uploadObject(s), action) ? s : null;
   }
 
   async get(caller: Caller, id: string): Promise<Result<UploadView, 'error.not_found'>> {
-    const s = await this.#mine(caller, id);
+    const s = await this.#reach(caller, id, 'read');
     return s ? ok(view(s, this.#d.clock.now())) : refuse('error.not_found', 'No such upload session.');
   }
 
   /** Receives the bytes: at most the declared size, else nothing is kept. */
   async put(caller: Caller, id: string, body: AsyncIterable<Uint8Array>): Promise<Result<UploadView, 'error.not_found' | 'error.conflict' | 'error.upload.too_large'>> {
-    const s = await this.#mine(caller, id);
+    const s = await this.#reach(caller, id, 'send');
     if (!s) return refuse('error.not_found', 'No such upload session.');
     const now = this.#d.clock.now();
     const allowed = decidePut(s, now);
@@ -227,7 +230,7 @@ export class UploadService {
 
   async #finalize(caller: Caller, id: string, input: FinalizeUpload): Promise<Result<UploadView, 'error.not_found' | 'error.conflict' | 'error.request.invalid'>> {
     if (!isContentHash(input.contentHash)) return refuse('error.request.invalid', 'content_hash must be 64 lowercase hex characters.');
-    const s = await this.#mine(caller, id);
+    const s = await this.#reach(caller, id, 'send');
     if (!s) return refuse('error.not_found', 'No such upload session.');
     const now = this.#d.clock.now();
     const decided = decideFinalize(s, input.contentHash, now);
@@ -244,7 +247,7 @@ export class UploadService {
       const target = input.manifest?.assetId ?? null;
       if (target === null) return refuse('error.request.invalid', `A ${s.kind} blob needs manifest.asset_id.`);
       const a = await guard(STORE, 'asset read', () => this.#d.assets.findAsset(target));
-      if (!a || !(await this.#mayWrite(caller.accountId, a.ownerId, now))) return refuse('error.not_found', 'No such asset.');
+      if (!a || !mayReach(caller, assetObject(a), 'write')) return refuse('error.not_found', 'No such asset.');
       asset = { attachTo: target };
     }
     const committed = await this.#d.blobs.commit(id, input.contentHash);
@@ -266,7 +269,7 @@ export class UploadService {
   }
 
   async cancel(caller: Caller, id: string): Promise<Result<UploadView, 'error.not_found' | 'error.conflict'>> {
-    const s = await this.#mine(caller, id);
+    const s = await this.#reach(caller, id, 'write');
     if (!s) return refuse('error.not_found', 'No such upload session.');
     const now = this.#d.clock.now();
     const allowed = decideCancel(s, now);
@@ -277,13 +280,10 @@ export class UploadService {
     await this.#d.blobs.discard(id);
     return ok(view({ ...s, state: 'Cancelled' }, now));
   }
-
-  /** The owner, and accounts that share the owner's payer (a sponsor and its sponsored accounts). */
-  async #mayWrite(accountId: string, ownerId: string, now: number): Promise<boolean> {
-    if (accountId === ownerId) return true;
-    return (await this.#d.quota.payerOf(accountId, now)) === (await this.#d.quota.payerOf(ownerId, now));
-  }
 }
+
+/** An upload session as the access rule sees it: it belongs to the account it uploads into. */
+const uploadObject = (s: UploadSessionRecord) => ({ kind: 'upload' as const, id: s.id, accountId: s.uploaderId });
 
 function checkCreate(input: CreateUpload): string | null {
   if (!Number.isSafeInteger(input.declaredSize) || input.declaredSize < 1) return 'declared_size must be a whole number from 1 to 2^53-1.';
