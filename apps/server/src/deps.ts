@@ -28,6 +28,7 @@ import {
   TotpRecoveryService,
   OidcService,
   TotpSecretBox,
+  SecretBox,
   type IdentityProvider,
   AttestationRing,
   DeprecationService,
@@ -156,7 +157,9 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     keySource: config.secretKey ? 'from SVC_SECRET_KEY' : `from ${config.dataDir}/secret.key, SVC_SECRET_KEY unset`,
     adoptIssuer: options.adoptBaseUrl ?? false,
   });
-  const keyRing = new KeyRing({ store: stores.accounts, clock, random, graceMs: config.keyGraceMs });
+  // Private keys at rest are sealed under the server key, like TOTP secrets: a copy of the database alone signs nothing.
+  const keyBox = new SecretBox({ key: secretKey, random });
+  const keyRing = new KeyRing({ store: stores.accounts, clock, random, graceMs: config.keyGraceMs, box: keyBox });
   await keyRing.init();
   const tokens = new AccessTokens({ keyRing, clock, random, issuer: config.baseUrl, signer: platform.signer ?? platformEd25519Signer() });
   const sessions = new SessionService({
@@ -197,7 +200,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     },
     max: config.protocolMax,
   };
-  const attestation = new AttestationRing({ store: stores.attestation, blobs: stores.quota, clock, random, issuer: config.baseUrl });
+  const attestation = new AttestationRing({ store: stores.attestation, blobs: stores.quota, clock, random, issuer: config.baseUrl, box: keyBox });
   await attestation.init();
   const devices = new DeviceDirectoryService({ directories: stores.devices, clock });
   const revokeAll = new RevokeAllService({ challenges: stores.devices, directories: stores.devices, sessions, clock, random });

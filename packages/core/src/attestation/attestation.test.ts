@@ -6,6 +6,7 @@ import { toBase64url, toHex } from '../encoding/bytes.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import { MemoryAttestationKeyStore } from '../testing/memory-attestation.js';
 import { SeededRandom } from '../testing/seeded-random.js';
+import { testSecretBox } from '../testing/secret-box.js';
 import type { AttestationHistoryEntry } from '../ports/attestation-key-store.js';
 import { historyHash, historyPreimage, makeHistoryEntry, verifyHistory } from './history.js';
 import { receiptClaims } from './receipt.js';
@@ -86,7 +87,7 @@ describe('AttestationRing', () => {
   const issuer = 'https://photos.example';
   const blob = { contentHash: 'c'.repeat(64), size: 1234, chargedTo: '0190a000-0000-7000-8000-000000000002', peer: null, storedAt: 0 };
   const blobs = { findBlob: async (h: string) => (h === blob.contentHash ? blob : null) };
-  const ring = (store = new MemoryAttestationKeyStore(), clock = new FakeClock()) => new AttestationRing({ store, blobs, clock, random: new SeededRandom(42), issuer });
+  const ring = (store = new MemoryAttestationKeyStore(), clock = new FakeClock()) => new AttestationRing({ store, blobs, clock, random: new SeededRandom(42), issuer, box: testSecretBox() });
 
   it('creates entry 1 on first start, and each rotation appends exactly one entry signed by the key before', async () => {
     const store = new MemoryAttestationKeyStore();
@@ -126,14 +127,14 @@ describe('AttestationRing', () => {
     await ring(store).init();
     await ring(store).rotate();
     const history = await store.listAttestationHistory();
-    const tampered = { listAttestationKeys: () => store.listAttestationKeys(), appendAttestationKey: () => Promise.resolve('stale' as const), listAttestationHistory: async () => [history[0]!, { ...history[1]!, addedAt: history[1]!.addedAt + 1 }] };
-    await expect(new AttestationRing({ store: tampered, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
+    const tampered = { listAttestationKeys: () => store.listAttestationKeys(), appendAttestationKey: () => Promise.resolve('stale' as const), resealAttestationKey: () => Promise.resolve(false), listAttestationHistory: async () => [history[0]!, { ...history[1]!, addedAt: history[1]!.addedAt + 1 }] };
+    await expect(new AttestationRing({ store: tampered, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer, box: testSecretBox() }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
     const swapped = { ...tampered, listAttestationHistory: () => store.listAttestationHistory(), listAttestationKeys: async () => (await store.listAttestationKeys()).map((k) => ({ ...k, privateKey: toBase64url(seedA) })) };
-    await expect(new AttestationRing({ store: swapped, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
+    await expect(new AttestationRing({ store: swapped, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer, box: testSecretBox() }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
     // A history emptied (or cut short) behind the server's back is refused too, not restarted.
     for (const cut of [[], history.slice(0, 1)]) {
       const truncated = { ...tampered, listAttestationHistory: async () => cut };
-      await expect(new AttestationRing({ store: truncated, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
+      await expect(new AttestationRing({ store: truncated, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer, box: testSecretBox() }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
     }
   });
 });
