@@ -125,13 +125,15 @@ export async function openStores(config: Config): Promise<Stores> {
   if (existsSync(join(config.dataDir, RESTORE_MARKER))) {
     throw new ConfigError(`${join(config.dataDir, RESTORE_MARKER)}: a restore into SVC_DATA_DIR did not finish; empty the directory and run \`npm run cli -- restore\` again`);
   }
+  // Created for the server's user only: the database, the secret key and the blobs live here.
+  // An existing directory keeps the permissions its operator gave it (shared storage may need a group).
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const blobs = new FsBlobStore(join(config.dataDir, 'blobs'));
   if (config.databaseUrl !== null) {
     // Several stateless processes may share this database; every port call goes to it (no cache).
     const pg = await openPgDatabase(config.databaseUrl);
     return { ...createPgPorts(pg.db), blobs, close: () => pg.close() };
   }
-  mkdirSync(config.dataDir, { recursive: true });
   const db = openSqliteDatabase(join(config.dataDir, 'strongroom.db'));
   return { ...createSqlitePorts(db), blobs, close: async () => void db.close() };
 }
