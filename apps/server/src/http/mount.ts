@@ -102,7 +102,9 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
       const body = r.body === undefined || r.body.type === 'bytes' ? undefined : await readBody(c, r.body);
       // Awaited rather than returned: handing back a pending promise from an async function costs
       // two more turns of the microtask queue.
-      return await handle({ c, body, params, query, principal, version } as never);
+      const res = await handle({ c, body, params, query, principal, version } as never);
+      if (r.noStore === true) res.headers.set('cache-control', 'no-store');
+      return res;
     });
   }
 }

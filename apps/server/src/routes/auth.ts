@@ -49,6 +49,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
     route({
       method: 'POST',
       path: '/v1/auth/register',
+      noStore: true,
       tag: 'auth',
       summary: 'Create an account and sign in (address and password only)',
       auth: false,
@@ -64,6 +65,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
     route({
       method: 'POST',
       path: '/v1/auth/login',
+      noStore: true,
       tag: 'auth',
       summary: 'Sign in with address and password',
       auth: false,
@@ -91,6 +93,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
     route({
       method: 'POST',
       path: '/v1/auth/refresh',
+      noStore: true,
       tag: 'auth',
       summary: 'Mint a new access token with the session token',
       auth: false,
@@ -122,6 +125,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
     route({
       method: 'POST',
       path: '/v1/auth/password',
+      noStore: true,
       tag: 'auth',
       summary: 'Change the password: closes every session and re-opens the caller under its own id',
       auth: true,

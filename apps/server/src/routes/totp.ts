@@ -18,6 +18,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
     route({
       method: 'POST',
       path: '/v1/auth/totp/enroll',
+      noStore: true,
       tag: 'totp',
       summary: 'Issue a fresh TOTP secret (None or Pending -> Pending); shown once, never again',
       auth: true,
@@ -70,6 +71,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
     route({
       method: 'POST',
       path: '/v1/auth/login/verify-totp',
+      noStore: true,
       tag: 'auth',
       summary: 'Answer a sign-in challenge with a code: opens the session and records the cohort',
       auth: false,
