@@ -7,6 +7,7 @@ import { publicRecord, RECORD_MAX_AGE_S } from './http/public-record.js';
 import { headAnswer } from './http/head.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
 import { type ResponseHeaders } from './http/respond.js';
+import { challengeFor, readsAuthorization, schemesOf, type Scheme } from './http/challenge.js';
 import { allowedMethods, mountRoutes, type ProtocolBindings } from './http/mount.js';
 import { type AnyRoute } from './http/route-def.js';
 import { authRoutes } from './routes/auth.js';
@@ -75,6 +76,13 @@ export function createApp(deps: AppDeps): Hono {
   mountDocs(app, () => protocol.headers.protocol);
 
   const allowed = allowedMethods(routes);
+  // The 401 challenge of each route, looked up by the template Hono matched (only when refusing).
+  const challenges = new Map<string, { schemes: Scheme[]; header: boolean }>(routes.map((r) => [`${r.method} ${r.path}`, { schemes: schemesOf(r), header: readsAuthorization(r) }]));
+  const challengeOf = (c: Context): string => {
+    const method = c.req.method === 'HEAD' ? 'GET' : c.req.method;
+    const found = challenges.get(`${method} ${c.req.routePath}`) ?? { schemes: ['Bearer' as const], header: false };
+    return challengeFor(found.schemes, c.req.header('authorization'), found.header);
+  };
   app.notFound((c) => {
     const protocolHeaders = protocolHeadersOf(c);
     const allow = allowed(c.req.path);
@@ -90,7 +98,9 @@ export function createApp(deps: AppDeps): Hono {
     if (bindings !== undefined && bindings.stats === undefined) bindings.stats = deps.metrics.lookup(c.req.method, c.req.routePath);
     countProblem(deps.metrics, err);
     if (err instanceof HttpProblem) {
-      return problemResponse(err, { ...protocolHeaders, ...err.headers });
+      // Every 401 names the scheme it wants (RFC 9110 section 11.6.1, RFC 6750 section 3).
+      const challenge: Record<string, string> = err.status === 401 ? { 'www-authenticate': challengeOf(c) } : {};
+      return problemResponse(err, { ...protocolHeaders, ...err.headers, ...challenge });
     }
     if (err instanceof CoreError && (err.code === 'error.auth.unavailable' || err.code === 'error.store.unavailable')) {
       deps.logger.error('store.unavailable', { code: err.code, error: String((err.cause as Error)?.message ?? err.message) });
@@ -159,9 +169,11 @@ export function createApp(deps: AppDeps): Hono {
     const elapsedMs = performance.now() - started;
     (bindings.stats ?? deps.metrics.unmatched).record(res.status, elapsedMs / 1000);
     // One structured line per request. Never headers or bodies: they carry tokens and passwords.
+    // Never the path either: a link id in it is a bearer capability. The route's template
+    // (`/v1/links/:link_id`) says which operation ran; a request no route matched is `unmatched`.
     deps.logger.info('http.request', {
       method: request.method,
-      path: pathOf(request.url),
+      route: (bindings.stats ?? deps.metrics.unmatched).route,
       status: res.status,
       ms: Math.round(elapsedMs * 10) / 10,
     });
@@ -169,14 +181,6 @@ export function createApp(deps: AppDeps): Hono {
   };
 
   return app;
-}
-
-/** The path of an absolute request URL, without parsing it whole. */
-function pathOf(url: string): string {
-  const start = url.indexOf('/', url.indexOf('//') + 2);
-  if (start < 0) return '/';
-  const query = url.indexOf('?', start);
-  return url.slice(start, query < 0 ? undefined : query);
 }
 
 /** What the fetch wrapper shares with handlers through Hono's environment. */

@@ -32,6 +32,11 @@ export interface Config {
   /** `SVC_CORS_ORIGINS`: browser origins allowed to call the API (exact `scheme://host[:port]`). */
   readonly corsOrigins: readonly string[];
   /**
+   * `SVC_METRICS_TOKEN`: when set, `/metrics` answers only `Authorization: Bearer <this>`; null:
+   * open (keep it behind the network boundary).
+   */
+  readonly metricsToken?: string | null;
+  /**
    * Whether SVC_BASE_URL was set (false: derived from PORT). Only a set base URL is held against
    * the database's recorded token issuer at start; absent counts as set.
    */
@@ -164,6 +169,14 @@ function positiveCount(env: Record<string, string | undefined>, name: string, fa
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) throw new ConfigError(`${name} must be a whole number >= 1, got "${raw}"`);
   return Number(raw);
+}
+
+function metricsToken(env: Record<string, string | undefined>): string | null {
+  const raw = env.SVC_METRICS_TOKEN;
+  if (raw === undefined || raw === '') return null;
+  // Never echo the value. Short tokens can be guessed; a scraper's config holds it anyway.
+  if (raw.length < 16 || /[\s,]/.test(raw)) throw new ConfigError('SVC_METRICS_TOKEN must be at least 16 characters, without spaces or commas');
+  return raw;
 }
 
 function percent(env: Record<string, string | undefined>, name: string, fallback: number): number {
@@ -331,6 +344,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     secretKey: secretKey(env),
     totpIssuer: totpIssuer(env, baseUrl),
     corsOrigins: corsOrigins(env),
+    metricsToken: metricsToken(env),
     baseUrlConfigured: env.SVC_BASE_URL !== undefined,
     authLocal: authLocal(env),
     oidc: oidc(env),

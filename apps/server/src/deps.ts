@@ -29,6 +29,7 @@ import {
   TotpRecoveryService,
   OidcService,
   TotpSecretBox,
+  SecretBox,
   type IdentityProvider,
   AttestationRing,
   DeprecationService,
@@ -124,13 +125,15 @@ export async function openStores(config: Config): Promise<Stores> {
   if (existsSync(join(config.dataDir, RESTORE_MARKER))) {
     throw new ConfigError(`${join(config.dataDir, RESTORE_MARKER)}: a restore into SVC_DATA_DIR did not finish; empty the directory and run \`npm run cli -- restore\` again`);
   }
+  // Created for the server's user only: the database, the secret key and the blobs live here.
+  // An existing directory keeps the permissions its operator gave it (shared storage may need a group).
+  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   const blobs = new FsBlobStore(join(config.dataDir, 'blobs'));
   if (config.databaseUrl !== null) {
     // Several stateless processes may share this database; every port call goes to it (no cache).
     const pg = await openPgDatabase(config.databaseUrl, { queryTimeoutMs: config.database.statementMs, connectTimeoutMs: config.database.connectMs });
     return { ...createPgPorts(pg.db), blobs, close: () => pg.close() };
   }
-  mkdirSync(config.dataDir, { recursive: true });
   const db = openSqliteDatabase(join(config.dataDir, 'strongroom.db'));
   return { ...createSqlitePorts(db), blobs, close: async () => void db.close() };
 }
@@ -156,7 +159,9 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     keySource: config.secretKey ? 'from SVC_SECRET_KEY' : `from ${config.dataDir}/secret.key, SVC_SECRET_KEY unset`,
     adoptIssuer: options.adoptBaseUrl ?? false,
   });
-  const keyRing = new KeyRing({ store: stores.accounts, clock, random, graceMs: config.keyGraceMs });
+  // Private keys at rest are sealed under the server key, like TOTP secrets: a copy of the database alone signs nothing.
+  const keyBox = new SecretBox({ key: secretKey, random });
+  const keyRing = new KeyRing({ store: stores.accounts, clock, random, graceMs: config.keyGraceMs, box: keyBox });
   await keyRing.init();
   const tokens = new AccessTokens({ keyRing, clock, random, issuer: config.baseUrl, signer: platform.signer ?? platformEd25519Signer() });
   const sessions = new SessionService({
@@ -197,7 +202,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     },
     max: config.protocolMax,
   };
-  const attestation = new AttestationRing({ store: stores.attestation, blobs: stores.quota, clock, random, issuer: config.baseUrl });
+  const attestation = new AttestationRing({ store: stores.attestation, blobs: stores.quota, clock, random, issuer: config.baseUrl, box: keyBox });
   await attestation.init();
   const devices = new DeviceDirectoryService({ directories: stores.devices, clock, sessions });
   const revokeAll = new RevokeAllService({ challenges: stores.devices, directories: stores.devices, sessions, clock, random });

@@ -11,7 +11,7 @@ import { importJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cryptoRandom, systemClock } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
-import { capabilityClaims, FederationService, fromBase64url, KeyRing, signCapability, toBase64url, type CapabilityClaims, type Ports } from '@strongroom/core';
+import { capabilityClaims, FederationService, fromBase64url, KeyRing, SecretBox, signCapability, toBase64url, type CapabilityClaims, type Ports } from '@strongroom/core';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
 import { fetchCall, type CallOptions, type Reply } from './testing.js';
@@ -145,7 +145,8 @@ interface Issuer {
 async function issuerFor(server: Server, peers: string[]): Promise<Issuer> {
   const db = openSqliteDatabase(join(server.dataDir, 'strongroom.db'));
   const ports = createSqlitePorts(db);
-  const ring = new KeyRing({ store: ports.accounts, clock: systemClock, random: cryptoRandom, graceMs: 86_400_000 });
+  const box = new SecretBox({ key: fromBase64url(server.env['SVC_SECRET_KEY']!)!, random: cryptoRandom });
+  const ring = new KeyRing({ store: ports.accounts, clock: systemClock, random: cryptoRandom, graceMs: 86_400_000, box });
   await ring.reload();
   const unused = {
     verificationKey: async () => null,

@@ -14,7 +14,7 @@ export const SECRET_KEY_FILE = 'secret.key';
  */
 export function loadOrCreateSecretKey(dataDir: string): { key: Uint8Array; created: boolean; path: string } {
   const path = join(dataDir, SECRET_KEY_FILE);
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   let created = false;
   try {
     writeFileSync(path, toBase64url(new Uint8Array(randomBytes(SECRET_KEY_BYTES))) + '\n', { mode: 0o600, flag: 'wx' });

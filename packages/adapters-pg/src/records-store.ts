@@ -1,4 +1,4 @@
-import { asc, desc, isNull, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull, sql } from 'drizzle-orm';
 import {
   acceptsHistoryEntry,
   decideAnnouncement,
@@ -61,5 +61,10 @@ export class PgAttestationStore implements AttestationKeyStore {
       await tx.insert(attestationHistory).values(entry);
       return 'appended' as const;
     });
+  }
+
+  async resealAttestationKey(kid: string, from: string, to: string): Promise<boolean> {
+    const changed = await this.db.update(attestationKeys).set({ privateKey: to }).where(and(eq(attestationKeys.kid, kid), eq(attestationKeys.privateKey, from))).returning({ kid: attestationKeys.kid });
+    return changed.length === 1;
   }
 }

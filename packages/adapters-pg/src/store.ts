@@ -237,4 +237,8 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
       return [first];
     });
   }
+  async resealSigningKey(kid: string, from: string, to: string): Promise<boolean> {
+    const changed = await this.db.update(signingKeys).set({ privateKey: to }).where(and(eq(signingKeys.kid, kid), eq(signingKeys.privateKey, from))).returning({ kid: signingKeys.kid });
+    return changed.length === 1;
+  }
 }

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { readFileSync } from 'node:fs';
+import { chmodSync, closeSync, openSync, readFileSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { migrationFailed, refuseNewerSchema, stampOf, type SchemaStamp } from '@strongroom/core';
 
@@ -31,6 +31,25 @@ export function databaseSchemaVersion(db: Database.Database): SchemaStamp {
  * newer than this build is refused before anything is written to it; a failing migration rolls
  * back whole (drizzle runs them in one transaction) and is reported with both versions.
  */
+/**
+ * The database and its companions readable by the server's user only (0600): they hold password
+ * hashes, sessions and sealed secrets. The file is created 0600 before SQLite opens it, because
+ * SQLite gives the -wal, -shm and -journal files it creates the database file's permissions; files
+ * an earlier build left more open are narrowed in place.
+ */
+export function restrictDatabaseFiles(file: string): void {
+  closeSync(openSync(file, 'a', 0o600));
+  for (const f of [file, `${file}-wal`, `${file}-shm`, `${file}-journal`]) {
+    let mode: number;
+    try {
+      mode = statSync(f).mode;
+    } catch {
+      continue;
+    }
+    if ((mode & 0o077) !== 0) chmodSync(f, 0o600);
+  }
+}
+
 export function openSqliteDatabase(file: string, options: { migrationsFolder?: string } = {}): Database.Database {
   const folder = options.migrationsFolder ?? MIGRATIONS_FOLDER;
   const build = buildSchemaVersion(folder);
@@ -49,6 +68,7 @@ export function openSqliteDatabase(file: string, options: { migrationsFolder?: s
       if (newer) throw newer;
     }
   }
+  if (file !== ':memory:') restrictDatabaseFiles(file);
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   // FULL, not NORMAL: in WAL mode NORMAL survives a crashed process but may lose the last commits

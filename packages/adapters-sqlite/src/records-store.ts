@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { asc, desc, isNull } from 'drizzle-orm';
+import { and, asc, desc, eq, isNull } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
   acceptsHistoryEntry,
@@ -72,5 +72,10 @@ export class SqliteAttestationStore implements AttestationKeyStore {
       },
       { behavior: 'immediate' },
     );
+  }
+
+  async resealAttestationKey(kid: string, from: string, to: string): Promise<boolean> {
+    const r = this.#db.update(attestationKeys).set({ privateKey: to }).where(and(eq(attestationKeys.kid, kid), eq(attestationKeys.privateKey, from))).run();
+    return r.changes === 1;
   }
 }

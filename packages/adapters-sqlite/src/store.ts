@@ -236,4 +236,8 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
       return [first];
     });
   }
+  async resealSigningKey(kid: string, from: string, to: string): Promise<boolean> {
+    const r = this.db.update(signingKeys).set({ privateKey: to }).where(and(eq(signingKeys.kid, kid), eq(signingKeys.privateKey, from))).run();
+    return r.changes === 1;
+  }
 }

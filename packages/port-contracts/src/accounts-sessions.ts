@@ -260,5 +260,16 @@ export function describeSigningKeyStoreContract(adapter: string, setup: Setup): 
         const all = (await s.listSigningKeys()).sort((a, b) => a.createdAt - b.createdAt);
         expect(all).toEqual([{ ...key('k1', 1), retiredAt: 3 }, key('k3', 3)]);
       }));
+    it('reseals a key only while it still holds the value the caller read', () =>
+      using(setup, async (s) => {
+        await s.ensureSigningKey(key('k1', 1));
+        await s.rotateSigningKey(key('k2', 2), 2);
+        expect(await s.resealSigningKey('k1', 'stale', 'v1.x.y')).toBe(false);
+        expect(await s.resealSigningKey('nope', 'pk1', 'v1.x.y')).toBe(false);
+        const outcomes = await Promise.all([s.resealSigningKey('k1', 'pk1', 'v1.a.a'), s.resealSigningKey('k1', 'pk1', 'v1.b.b')]);
+        expect(outcomes.filter(Boolean)).toHaveLength(1);
+        const all = (await s.listSigningKeys()).sort((a, b) => a.createdAt - b.createdAt);
+        expect(all).toEqual([{ ...key('k1', 1), retiredAt: 2, privateKey: outcomes[0] ? 'v1.a.a' : 'v1.b.b' }, key('k2', 2)]);
+      }));
   });
 }

@@ -101,5 +101,20 @@ export function describeAttestationKeyStoreContract(adapter: string, setup: Setu
         expect(await s.listAttestationHistory()).toHaveLength(2);
         expect((await s.listAttestationKeys()).filter((k) => k.retiredAt === null)).toHaveLength(1);
       }));
+    it('reseals a key only while it still holds the value the caller read, and changes nothing else', () =>
+      using(setup, 'attestation', async (s) => {
+        const k1 = key(1, 1_000);
+        const e1 = entryFor(null, k1, k1);
+        await s.appendAttestationKey(k1, e1, 1_000);
+        expect(await s.resealAttestationKey(k1.kid, 'not what is stored', 'v1.x.y')).toBe(false);
+        expect(await s.resealAttestationKey('kid-9', k1.privateKey, 'v1.x.y')).toBe(false);
+        expect(await s.listAttestationKeys()).toEqual([k1]);
+        // Two processes sealing the same raw key at once: one write lands.
+        const outcomes = await Promise.all([s.resealAttestationKey(k1.kid, k1.privateKey, 'v1.a.a'), s.resealAttestationKey(k1.kid, k1.privateKey, 'v1.b.b')]);
+        expect(outcomes.filter(Boolean)).toHaveLength(1);
+        const [stored] = await s.listAttestationKeys();
+        expect(stored).toEqual({ ...k1, privateKey: outcomes[0] ? 'v1.a.a' : 'v1.b.b' });
+        expect(await s.listAttestationHistory()).toEqual([e1]);
+      }));
   });
 }

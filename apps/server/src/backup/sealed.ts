@@ -1,4 +1,4 @@
-import { TotpSecretBox, type Random } from '@strongroom/core';
+import { keySealContext, SecretBox, TotpSecretBox, type Random, type SealedKeyKind } from '@strongroom/core';
 
 /**
  * Every database column holding a value sealed under the server key, with the column whose value
@@ -26,7 +26,15 @@ const totpBox = (key: Uint8Array) => {
   return async (sealed: string, context: string) => (await box.open(sealed, context)) !== null;
 };
 
+/** A ring's private keys: sealed with their kind and kid as the context (core's keySealContext). */
+const keyBox = (kind: SealedKeyKind) => (key: Uint8Array) => {
+  const box = new SecretBox({ key, random: noRandom });
+  return async (sealed: string, kid: string) => (await box.open(sealed, keySealContext(kind, kid))) !== null;
+};
+
 export const SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'totp_enrollments', column: 'sealed_secret', context: 'account_id', opener: totpBox },
   { table: 'oidc_flows', column: 'sealed_verifier', context: 'state_hash', opener: totpBox },
+  { table: 'signing_keys', column: 'private_key', context: 'kid', opener: keyBox('signing') },
+  { table: 'attestation_keys', column: 'private_key', context: 'kid', opener: keyBox('attestation') },
 ];

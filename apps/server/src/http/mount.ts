@@ -107,7 +107,9 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
       if (localRefused) throw new HttpProblem('error.auth.local_disabled', 'Local sign-in is turned off on this server; sign in through its OpenID provider.');
       // Awaited rather than returned: handing back a pending promise from an async function costs
       // two more turns of the microtask queue.
-      return await handle({ c, body, params, query, principal, version } as never);
+      const res = await handle({ c, body, params, query, principal, version } as never);
+      if (r.noStore === true) res.headers.set('cache-control', 'no-store');
+      return res;
     });
   }
 }

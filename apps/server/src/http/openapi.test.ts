@@ -96,7 +96,9 @@ describe('the OpenAPI document', () => {
   it('documents the refusals each kind of operation can meet where it can meet them', () => {
     for (const [method, path, op] of ops) {
       const where = `${method} ${path}`;
-      if (op.security!.length > 0) expect(codesAt(op, 401), where).toEqual(expect.arrayContaining(['error.auth.session_invalid', 'error.auth.unavailable']));
+      // /metrics takes no session: its Bearer is the operator's SVC_METRICS_TOKEN, refused as a credential.
+      if (path === '/metrics') expect(codesAt(op, 401), where).toEqual(['error.auth.invalid_credentials']);
+      else if (op.security!.length > 0) expect(codesAt(op, 401), where).toEqual(expect.arrayContaining(['error.auth.session_invalid', 'error.auth.unavailable']));
       if (versioned(op)) expect(codesAt(op, 426), where).toContain('error.protocol.unsupported');
       // The OIDC callback is reached by a browser coming back from the provider: it carries no protocol header.
       if ((path.startsWith('/v1') && path !== '/v1/auth/oidc/callback') || path.startsWith('/upload') || path === '/quota') expect(versioned(op), where).toBe(true);

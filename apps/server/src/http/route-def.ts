@@ -57,7 +57,12 @@ export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown>
    * Enforced once in mount.ts and listed among the route's errors in the API reference.
    */
   readonly localAuth?: boolean;
-  /** For the API reference only: the schemes a route with `auth: false` checks itself. */
+  /**
+   * Its answers hand out secrets (a token pair, an access token, a TOTP secret): they carry `Cache-Control:
+   * no-store`, so no cache along the way keeps one (RFC 6749 section 5.1).
+   */
+  readonly noStore?: boolean;
+  /** The schemes a route with `auth: false` checks itself (the API reference, and the 401's `WWW-Authenticate`). */
   readonly security?: readonly ('bearer' | 'svcCapability')[];
   /** Needs X-Svc-Protocol (everything but /.well-known and the OpenAPI document). Default true. */
   readonly versioned?: boolean;

@@ -48,6 +48,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
     route({
       method: 'POST',
       path: '/v1/auth/register',
+      noStore: true,
       tag: 'auth',
       summary: 'Create an account and sign in (address and password only)',
       auth: false,
@@ -63,6 +64,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
     route({
       method: 'POST',
       path: '/v1/auth/login',
+      noStore: true,
       tag: 'auth',
       summary: 'Sign in with address and password',
       auth: false,
@@ -90,6 +92,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
     route({
       method: 'POST',
       path: '/v1/auth/refresh',
+      noStore: true,
       tag: 'auth',
       summary: 'Mint a new access token with the session token',
       auth: false,
@@ -121,6 +124,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
     route({
       method: 'POST',
       path: '/v1/auth/password',
+      noStore: true,
       tag: 'auth',
       summary: 'Change the password: closes every session and re-opens the caller under its own id',
       auth: true,

@@ -124,6 +124,7 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
     route({
       method: 'POST',
       path: '/v1/auth/oidc/complete',
+      noStore: true,
       tag: 'oidc',
       summary: 'Redeem a login code: opens the session (sign_in), binds the provider (link) or confirms a reauthentication',
       auth: false,

@@ -1,5 +1,8 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import * as v from 'valibot';
 import { checkReadiness } from '@strongroom/core';
+import { bearerToken } from '../http/credentials.js';
+import { requestHeader } from '../http/request.js';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { bytes, json } from '../http/respond.js';
@@ -7,12 +10,29 @@ import { route, type AnyRoute } from '../http/route-def.js';
 
 const Status = v.object({ status: v.literal('ok') });
 
+const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
+
 /**
- * For orchestrators and Prometheus: liveness, readiness and metrics. None needs the protocol header
- * or a token. /metrics holds only aggregate counts; restrict it at the reverse proxy if it should
- * not be public.
+ * Whether a request may read /metrics: always when no SVC_METRICS_TOKEN is set, else only with
+ * `Authorization: Bearer <that token>`. Compared as SHA-256 digests in constant time, so neither
+ * the token's bytes nor its length show in the timing.
+ */
+function metricsGate(token: string | null): (authorization: string | undefined) => boolean {
+  if (token === null) return () => true;
+  const expected = digest(token);
+  return (authorization) => {
+    const presented = bearerToken(authorization);
+    return presented !== null && timingSafeEqual(digest(presented), expected);
+  };
+}
+
+/**
+ * For orchestrators and Prometheus: liveness, readiness and metrics. None needs the protocol header.
+ * /metrics holds only aggregate counts; with SVC_METRICS_TOKEN set it needs that token as a Bearer,
+ * without it is open and belongs behind the network boundary.
  */
 export function operationsRoutes(deps: AppDeps): AnyRoute[] {
+  const metricsAllowed = metricsGate(deps.config.metricsToken ?? null);
   return [
     route({
       method: 'GET',
@@ -44,8 +64,9 @@ export function operationsRoutes(deps: AppDeps): AnyRoute[] {
       method: 'GET',
       path: '/metrics',
       tag: 'operations',
-      summary: 'Prometheus metrics (text exposition format 0.0.4)',
+      summary: 'Prometheus metrics (text exposition format 0.0.4); with SVC_METRICS_TOKEN set, only for Authorization: Bearer <that token>',
       auth: false,
+      security: ['bearer'],
       versioned: false,
       responses: {
         200: {
@@ -55,7 +76,13 @@ export function operationsRoutes(deps: AppDeps): AnyRoute[] {
           schema: v.pipe(v.string(), v.description('Prometheus text exposition format 0.0.4')),
         },
       },
-      handle: async ({ c }) => bytes(c, 200, new TextEncoder().encode(await deps.metrics.render()), deps.metrics.contentType),
+      errors: ['error.auth.invalid_credentials'],
+      handle: async ({ c }) => {
+        if (!metricsAllowed(requestHeader(c, 'authorization'))) {
+          throw new HttpProblem('error.auth.invalid_credentials', 'This server\'s metrics need Authorization: Bearer <SVC_METRICS_TOKEN>.');
+        }
+        return bytes(c, 200, new TextEncoder().encode(await deps.metrics.render()), deps.metrics.contentType);
+      },
     }),
   ];
 }

@@ -14,6 +14,7 @@ export function secondFactorRoutes(deps: AppDeps): AnyRoute[] {
     route({
       method: 'POST',
       path: '/v1/auth/login/recover-totp',
+      noStore: true,
       tag: 'auth',
       summary: 'Answer a sign-in challenge with the identity key instead of a code: signs in and removes the second factor',
       auth: false,

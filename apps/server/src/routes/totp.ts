@@ -17,6 +17,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
     route({
       method: 'POST',
       path: '/v1/auth/totp/enroll',
+      noStore: true,
       tag: 'totp',
       summary: 'Issue a fresh TOTP secret (None or Pending -> Pending); shown once, never again. Needs a recent sign-in',
       auth: true,
@@ -69,6 +70,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
     route({
       method: 'POST',
       path: '/v1/auth/login/verify-totp',
+      noStore: true,
       tag: 'auth',
       summary: 'Answer a sign-in challenge with a code: opens the session and records the cohort',
       auth: false,

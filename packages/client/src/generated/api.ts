@@ -131,7 +131,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics (text exposition format 0.0.4) */
+        /** Prometheus metrics (text exposition format 0.0.4); with SVC_METRICS_TOKEN set, only for Authorization: Bearer <that token> */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
@@ -1373,6 +1373,23 @@ export interface operations {
                 };
                 content: {
                     "text/plain": string;
+                };
+            };
+            /** @description error.auth.invalid_credentials */
+            401: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.invalid_credentials";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
                 };
             };
         };

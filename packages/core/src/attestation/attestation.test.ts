@@ -6,6 +6,8 @@ import { toBase64url, toHex } from '../encoding/bytes.js';
 import { FakeClock } from '../testing/fake-clock.js';
 import { MemoryAttestationKeyStore } from '../testing/memory-attestation.js';
 import { SeededRandom } from '../testing/seeded-random.js';
+import { testSecretBox } from '../testing/secret-box.js';
+import { SecretBox } from '../secrets/secret-box.js';
 import type { AttestationHistoryEntry } from '../ports/attestation-key-store.js';
 import { historyHash, historyPreimage, makeHistoryEntry, verifyHistory } from './history.js';
 import { receiptClaims } from './receipt.js';
@@ -86,7 +88,7 @@ describe('AttestationRing', () => {
   const issuer = 'https://photos.example';
   const blob = { contentHash: 'c'.repeat(64), size: 1234, chargedTo: '0190a000-0000-7000-8000-000000000002', peer: null, storedAt: 0 };
   const blobs = { findBlob: async (h: string) => (h === blob.contentHash ? blob : null) };
-  const ring = (store = new MemoryAttestationKeyStore(), clock = new FakeClock()) => new AttestationRing({ store, blobs, clock, random: new SeededRandom(42), issuer });
+  const ring = (store = new MemoryAttestationKeyStore(), clock = new FakeClock()) => new AttestationRing({ store, blobs, clock, random: new SeededRandom(42), issuer, box: testSecretBox() });
 
   it('creates entry 1 on first start, and each rotation appends exactly one entry signed by the key before', async () => {
     const store = new MemoryAttestationKeyStore();
@@ -126,14 +128,55 @@ describe('AttestationRing', () => {
     await ring(store).init();
     await ring(store).rotate();
     const history = await store.listAttestationHistory();
-    const tampered = { listAttestationKeys: () => store.listAttestationKeys(), appendAttestationKey: () => Promise.resolve('stale' as const), listAttestationHistory: async () => [history[0]!, { ...history[1]!, addedAt: history[1]!.addedAt + 1 }] };
-    await expect(new AttestationRing({ store: tampered, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
+    const tampered = { listAttestationKeys: () => store.listAttestationKeys(), appendAttestationKey: () => Promise.resolve('stale' as const), resealAttestationKey: () => Promise.resolve(false), listAttestationHistory: async () => [history[0]!, { ...history[1]!, addedAt: history[1]!.addedAt + 1 }] };
+    await expect(new AttestationRing({ store: tampered, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer, box: testSecretBox() }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
     const swapped = { ...tampered, listAttestationHistory: () => store.listAttestationHistory(), listAttestationKeys: async () => (await store.listAttestationKeys()).map((k) => ({ ...k, privateKey: toBase64url(seedA) })) };
-    await expect(new AttestationRing({ store: swapped, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
+    await expect(new AttestationRing({ store: swapped, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer, box: testSecretBox() }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
     // A history emptied (or cut short) behind the server's back is refused too, not restarted.
     for (const cut of [[], history.slice(0, 1)]) {
       const truncated = { ...tampered, listAttestationHistory: async () => cut };
-      await expect(new AttestationRing({ store: truncated, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
+      await expect(new AttestationRing({ store: truncated, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer, box: testSecretBox() }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
     }
+  });
+
+  it('signs with the key the store names now: a rotation by another process is never signed past', async () => {
+    const store = new MemoryAttestationKeyStore();
+    const clock = new FakeClock();
+    const serving = ring(store, clock);
+    const cli = new AttestationRing({ store, blobs, clock, random: new SeededRandom(7), issuer, box: testSecretBox() });
+    await serving.init();
+    await cli.init();
+    const request = { uploaderId: 'u', uploadId: 'x', contentHash: blob.contentHash };
+    const before = decodeProtectedHeader((await serving.receipt(request))!).kid;
+    const entry = await cli.rotate();
+    expect(entry.kid).not.toBe(before);
+    // No time passes: a cached choice of key would still sign with the retired one.
+    expect(decodeProtectedHeader((await serving.receipt(request))!).kid).toBe(entry.kid);
+  });
+
+  it('stores keys sealed, and seals raw ones an earlier build left, in place, at start', async () => {
+    const store = new MemoryAttestationKeyStore();
+    const clock = new FakeClock();
+    // An earlier build's history: two raw keys, the second vouched for by the first.
+    const k1 = { kid: 'kid-1', privateKey: toBase64url(seedA), publicKey: toBase64url(ed25519.getPublicKey(seedA)), createdAt: 1_000, retiredAt: null };
+    const e1 = makeHistoryEntry(null, { kid: k1.kid, publicKey: k1.publicKey, addedAt: 1 }, seedA);
+    await store.appendAttestationKey(k1, e1, 1_000);
+    const seedB = new Uint8Array(32).fill(0xbb);
+    const k2 = { kid: 'kid-2', privateKey: toBase64url(seedB), publicKey: toBase64url(ed25519.getPublicKey(seedB)), createdAt: 2_000, retiredAt: null };
+    await store.appendAttestationKey(k2, makeHistoryEntry(e1, { kid: k2.kid, publicKey: k2.publicKey, addedAt: 2 }, seedA), 2_000);
+    await Promise.all([ring(store, clock).init(), ring(store, clock).init()]);
+    const stored = await store.listAttestationKeys();
+    expect(stored.map((k) => k.privateKey.startsWith('v1.'))).toEqual([true, true]);
+    expect(stored.map((k) => k.privateKey)).not.toContain(k1.privateKey);
+    expect(stored.map((k) => k.privateKey)).not.toContain(k2.privateKey);
+    // The history is untouched and the sealed key still signs receipts that verify against it.
+    const r = ring(store, clock);
+    await r.init();
+    const jws = (await r.receipt({ uploaderId: 'u', uploadId: 'x', contentHash: blob.contentHash }))!;
+    expect(decodeProtectedHeader(jws).kid).toBe('kid-2');
+    await jwtVerify(jws, await importJWK((await r.record()).keys[0]!, 'EdDSA'), { typ: 'svc-receipt+jwt', issuer });
+    // Under another server key the ring does not start.
+    const other = new AttestationRing({ store, blobs, clock, random: new SeededRandom(1), issuer, box: new SecretBox({ key: new Uint8Array(32).fill(1), random: new SeededRandom(1) }) });
+    await expect(other.init()).rejects.toThrow(/SVC_SECRET_KEY/);
   });
 });

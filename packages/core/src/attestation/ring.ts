@@ -1,12 +1,14 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { importJWK, SignJWT, type CryptoKey, type JWK } from 'jose';
-import { fromBase64url, toBase64url } from '../encoding/bytes.js';
+import { toBase64url } from '../encoding/bytes.js';
 import { CoreError, guard } from '../errors.js';
 import type { AttestationHistoryEntry, AttestationKeyRecord, AttestationKeyStore } from '../ports/attestation-key-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { QuotaLedger } from '../ports/quota-ledger.js';
 import type { Random } from '../ports/random.js';
 import type { PublicJwk } from '../tokens/key-ring.js';
+import { openKeySeed, sealKeySeed, sealRawKeys } from '../secrets/key-seal.js';
+import { isSealed, type SecretBox } from '../secrets/secret-box.js';
 import { makeHistoryEntry, verifyHistory } from './history.js';
 import { RECEIPT_TYP, receiptClaims } from './receipt.js';
 
@@ -18,8 +20,8 @@ export interface AttestationRingOptions {
   readonly random: Random;
   /** The receipts' `iss`: the server's base URL. */
   readonly issuer: string;
-  /** How often the signing key is re-read, to follow rotations made by another process. */
-  readonly reloadEveryMs?: number;
+  /** Seals the private keys at rest under the server key: the store never holds one in the clear. */
+  readonly box: SecretBox;
 }
 
 /** The published record: the keys that sign now, and the whole history. */
@@ -39,20 +41,32 @@ const jwkOf = (kid: string, x: string): PublicJwk => ({ kty: 'OKP', crv: 'Ed2551
 /**
  * The storage-attestation key ring: its own Ed25519 keys (never the access-token keys), a
  * hash-chained history where each key is vouched for by the one before, and the receipts.
+ * Private keys are stored sealed under the server key. Which key signs is read from the store
+ * with every receipt, so once a rotation commits no process signs with the retired key.
  */
 export class AttestationRing {
-  readonly #o: Required<AttestationRingOptions>;
-  #keys: AttestationKeyRecord[] = [];
-  #loadedAt = -Infinity;
+  readonly #o: AttestationRingOptions;
+  /** Imported private keys by kid: a kid's key never changes, so this never goes stale. */
   readonly #imported = new Map<string, Promise<CryptoKey>>();
 
   constructor(options: AttestationRingOptions) {
-    this.#o = { reloadEveryMs: 60_000, ...options };
+    this.#o = options;
   }
 
-  #generate(now: number): AttestationKeyRecord {
+  async #generate(now: number): Promise<{ record: AttestationKeyRecord; seed: Uint8Array }> {
     const seed = this.#o.random.bytes(32);
-    return { kid: toBase64url(this.#o.random.bytes(9)), privateKey: toBase64url(seed), publicKey: toBase64url(ed25519.getPublicKey(seed)), createdAt: now, retiredAt: null };
+    const kid = toBase64url(this.#o.random.bytes(9));
+    const record = { kid, privateKey: await sealKeySeed(this.#o.box, 'attestation', kid, seed), publicKey: toBase64url(ed25519.getPublicKey(seed)), createdAt: now, retiredAt: null };
+    return { record, seed };
+  }
+
+  /** The seed of a stored key; a key that does not open is a history the server cannot stand behind. */
+  async #seed(k: AttestationKeyRecord): Promise<Uint8Array> {
+    try {
+      return await openKeySeed(this.#o.box, 'attestation', k);
+    } catch (e) {
+      throw new CoreError('error.attestation.history_invalid', (e as Error).message);
+    }
   }
 
   /**
@@ -68,39 +82,41 @@ export class AttestationRing {
       throw new CoreError('error.attestation.history_invalid', 'attestation keys exist but their history is empty');
     }
     if (history.length === 0) {
-      const first = this.#generate(this.#o.clock.now());
-      const entry = makeHistoryEntry(null, { kid: first.kid, publicKey: first.publicKey, addedAt: Math.floor(first.createdAt / 1000) }, fromBase64url(first.privateKey)!);
+      const { record: first, seed } = await this.#generate(this.#o.clock.now());
+      const entry = makeHistoryEntry(null, { kid: first.kid, publicKey: first.publicKey, addedAt: Math.floor(first.createdAt / 1000) }, seed);
       // 'stale': another process started first and wrote entry 1; its key is the one to use.
       await this.#o.store.appendAttestationKey(first, entry, first.createdAt);
       history = await this.#o.store.listAttestationHistory();
     }
-    const keys = await this.#o.store.listAttestationKeys();
-    this.#check(history, keys);
-    this.#keys = keys;
-    this.#loadedAt = this.#o.clock.now();
+    let keys = await this.#o.store.listAttestationKeys();
+    if (keys.some((k) => !isSealed(k.privateKey))) {
+      // Keys an earlier build stored raw: sealed in place, once, whichever process gets there first.
+      try {
+        await sealRawKeys(this.#o.box, 'attestation', keys, (kid, from, to) => this.#o.store.resealAttestationKey(kid, from, to));
+      } catch (e) {
+        throw new CoreError('error.attestation.history_invalid', (e as Error).message);
+      }
+      keys = await this.#o.store.listAttestationKeys();
+    }
+    await this.#check(history, keys);
   }
 
-  #check(history: readonly AttestationHistoryEntry[], keys: readonly AttestationKeyRecord[]): void {
+  async #check(history: readonly AttestationHistoryEntry[], keys: readonly AttestationKeyRecord[]): Promise<void> {
     const verified = verifyHistory(history);
     if (!verified.ok) throw new CoreError('error.attestation.history_invalid', verified.detail ?? 'attestation history does not verify');
     const byKid = new Map(history.map((e) => [e.kid, e]));
     for (const k of keys) {
       const e = byKid.get(k.kid);
-      const seed = fromBase64url(k.privateKey);
-      if (!e || e.publicKey !== k.publicKey || seed === null || toBase64url(ed25519.getPublicKey(seed)) !== k.publicKey) {
+      if (!e || e.publicKey !== k.publicKey) {
         throw new CoreError('error.attestation.history_invalid', `attestation key ${k.kid} is not the key its history entry names`);
       }
+      await this.#seed(k);
     }
     const active = keys.filter((k) => k.retiredAt === null);
     const last = history[history.length - 1];
     if (active.length !== 1 || last === undefined || active[0]!.kid !== last.kid) {
       throw new CoreError('error.attestation.history_invalid', 'the signing attestation key is not the last entry of the history');
     }
-  }
-
-  async #reload(): Promise<void> {
-    this.#keys = await guard('error.store.unavailable', 'loading attestation keys', () => this.#o.store.listAttestationKeys());
-    this.#loadedAt = this.#o.clock.now();
   }
 
   /**
@@ -111,29 +127,31 @@ export class AttestationRing {
     for (let attempt = 0; attempt < 3; attempt++) {
       const history = await this.#o.store.listAttestationHistory();
       const keys = await this.#o.store.listAttestationKeys();
-      this.#check(history, keys);
+      await this.#check(history, keys);
       const last = history[history.length - 1]!;
       const signer = keys.find((k) => k.kid === last.kid)!;
       const now = this.#o.clock.now();
-      const next = this.#generate(now);
-      const entry = makeHistoryEntry(last, { kid: next.kid, publicKey: next.publicKey, addedAt: Math.floor(now / 1000) }, fromBase64url(signer.privateKey)!);
-      if ((await this.#o.store.appendAttestationKey(next, entry, now)) === 'appended') {
-        await this.#reload();
-        return entry;
-      }
+      const { record: next } = await this.#generate(now);
+      const entry = makeHistoryEntry(last, { kid: next.kid, publicKey: next.publicKey, addedAt: Math.floor(now / 1000) }, await this.#seed(signer));
+      if ((await this.#o.store.appendAttestationKey(next, entry, now)) === 'appended') return entry;
     }
     throw new CoreError('error.conflict', 'attestation keys kept rotating underneath; try again');
   }
 
   /**
    * A signed receipt for a finalized upload: the blob stored under its hash, its size and whose
-   * ledger it is charged to, as the store holds them now. Null when no such blob is stored.
+   * ledger it is charged to, as the store holds them now. Null when no such blob is stored. The
+   * signing key is read from the store with the blob (the key table holds one row per rotation,
+   * and the reads run together): a rotation committed before this call, by any process, is always
+   * the one that signs. Nothing about which key signs is cached, so nothing can go stale.
    */
   async receipt(request: ReceiptRequest): Promise<string | null> {
-    const blob = await guard('error.store.unavailable', 'blob read', () => this.#o.blobs.findBlob(request.contentHash));
+    const [blob, keys] = await Promise.all([
+      guard('error.store.unavailable', 'blob read', () => this.#o.blobs.findBlob(request.contentHash)),
+      guard('error.store.unavailable', 'loading attestation keys', () => this.#o.store.listAttestationKeys()),
+    ]);
     if (!blob) return null;
-    if (this.#o.clock.now() - this.#loadedAt >= this.#o.reloadEveryMs) await this.#reload();
-    const active = this.#keys.find((k) => k.retiredAt === null);
+    const active = keys.find((k) => k.retiredAt === null);
     if (!active) throw new CoreError('error.internal', 'no active attestation key');
     const now = this.#o.clock.now();
     const claims = receiptClaims({ issuer: this.#o.issuer, uploaderId: request.uploaderId, uploadId: request.uploadId, contentHash: blob.contentHash, size: blob.size, chargedTo: blob.chargedTo }, now);
@@ -158,9 +176,10 @@ export class AttestationRing {
   #privateKey(k: AttestationKeyRecord): Promise<CryptoKey> {
     let key = this.#imported.get(k.kid);
     if (!key) {
-      const jwk: JWK = { kty: 'OKP', crv: 'Ed25519', x: k.publicKey, d: k.privateKey };
-      key = importJWK(jwk, 'EdDSA') as Promise<CryptoKey>;
+      key = this.#seed(k).then((seed) => importJWK({ kty: 'OKP', crv: 'Ed25519', x: k.publicKey, d: toBase64url(seed) } satisfies JWK, 'EdDSA') as Promise<CryptoKey>);
       this.#imported.set(k.kid, key);
+      // A failure is not remembered: the next receipt tries again.
+      key.catch(() => this.#imported.delete(k.kid));
     }
     return key;
   }

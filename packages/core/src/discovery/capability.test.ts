@@ -1,6 +1,6 @@
 import { SignJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
-import { FakeClock, MemoryStore, SeededRandom } from '../testing/index.js';
+import { FakeClock, MemoryStore, SeededRandom, testSecretBox } from '../testing/index.js';
 import { AccessTokens } from '../tokens/access-token.js';
 import { KeyRing } from '../tokens/key-ring.js';
 import { CAPABILITY_TYP, capabilityClaims, peekCapability, signCapability, verifyCapability } from './capability.js';
@@ -11,7 +11,7 @@ const PEER = 'https://b.example';
 async function setup() {
   const clock = new FakeClock();
   const random = new SeededRandom(3);
-  const keyRing = new KeyRing({ store: new MemoryStore(), clock, random, graceMs: 3_600_000 });
+  const keyRing = new KeyRing({ store: new MemoryStore(), clock, random, graceMs: 3_600_000, box: testSecretBox() });
   await keyRing.init();
   const jwk = (await keyRing.jwks()).keys[0]!;
   const mint = async (over: Partial<ReturnType<typeof capabilityClaims>> = {}) => {

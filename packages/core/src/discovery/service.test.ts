@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { JWK } from 'jose';
 import type { PeerDirectory } from '../ports/peer-directory.js';
 import type { PeerLookup } from '../ports/peer-lookup.js';
-import { FakeClock, MemoryDeviceStore, MemoryDiscoveryStore, MemoryStore, SeededRandom } from '../testing/index.js';
+import { FakeClock, MemoryDeviceStore, MemoryDiscoveryStore, MemoryStore, SeededRandom, testSecretBox } from '../testing/index.js';
 import { KeyRing } from '../tokens/key-ring.js';
 import { capabilityClaims, signCapability } from './capability.js';
 import { PeerUnavailableError } from './peer-error.js';
@@ -15,7 +15,7 @@ const B = 'https://b.example:8443';
 async function pair(rate = 2) {
   const clock = new FakeClock();
   const random = new SeededRandom(11);
-  const ringA = new KeyRing({ store: new MemoryStore(), clock, random, graceMs: 3_600_000 });
+  const ringA = new KeyRing({ store: new MemoryStore(), clock, random, graceMs: 3_600_000, box: testSecretBox() });
   await ringA.init();
   const storeA = new MemoryDiscoveryStore();
   const storeB = new MemoryDiscoveryStore();
@@ -45,7 +45,7 @@ async function pair(rate = 2) {
   const unused: PeerDirectory & PeerLookup = { verificationKey: async () => null, revokedJtis: async () => new Set(), lookup: async () => ({ status: 500, body: null, retryAfter: null }) };
   const depsA = { keyRing: ringA, clock, random, baseUrl: A, peers: [B], rate, directory: unused, forwarder, revocations: storeA, buckets: storeA };
   const fedA = new FederationService(depsA);
-  const ringB = new KeyRing({ store: new MemoryStore(), clock, random, graceMs: 3_600_000 });
+  const ringB = new KeyRing({ store: new MemoryStore(), clock, random, graceMs: 3_600_000, box: testSecretBox() });
   await ringB.init();
   const fedB = new FederationService({ keyRing: ringB, clock, random, baseUrl: B, peers: [A], rate, directory, forwarder: unused, revocations: storeB, buckets: storeB });
   return { clock, depsA, fedA, fedB, storeA, storeB, revoked, calls, forwarded, setReachable: (r: boolean) => (reachable = r) };

@@ -1,7 +1,7 @@
 /** One storage-attestation key. Its private half never leaves the store and the server. */
 export interface AttestationKeyRecord {
   readonly kid: string;
-  /** 32-byte Ed25519 seed, base64url. */
+  /** The 32-byte Ed25519 seed sealed under the server key, as for signing keys (see SigningKeyRecord). */
   readonly privateKey: string;
   /** 32-byte Ed25519 public key, base64url. */
   readonly publicKey: string;
@@ -41,4 +41,6 @@ export interface AttestationKeyStore {
    * meanwhile (another process rotated first) or the entry does not extend it.
    */
   appendAttestationKey(key: AttestationKeyRecord, entry: AttestationHistoryEntry, at: number): Promise<'appended' | 'stale'>;
+  /** Replaces the stored private key of `kid` with `to` only while it still is `from`; false when nothing changed. */
+  resealAttestationKey(kid: string, from: string, to: string): Promise<boolean>;
 }

@@ -1,7 +1,11 @@
 export interface SigningKeyRecord {
   /** JWK thumbprint-free id, carried in the JWT header. */
   readonly kid: string;
-  /** 32-byte Ed25519 seed, base64url. */
+  /**
+   * The 32-byte Ed25519 seed sealed under the server key (core's `sealKeySeed`, `v1.…`); earlier
+   * builds stored it raw (base64url), and a starting ring seals such rows in place. The store keeps
+   * it as an opaque string.
+   */
   readonly privateKey: string;
   /** 32-byte Ed25519 public key, base64url. */
   readonly publicKey: string;
@@ -17,4 +21,9 @@ export interface SigningKeyStore {
   rotateSigningKey(next: SigningKeyRecord, at: number): Promise<void>;
   /** Inserts `first` only when no key exists yet (first start); returns the keys after. */
   ensureSigningKey(first: SigningKeyRecord): Promise<SigningKeyRecord[]>;
+  /**
+   * Replaces the stored private key of `kid` with `to` only while it still is `from` (sealing a raw
+   * key in place: of two processes doing it at once, one writes). False when nothing changed.
+   */
+  resealSigningKey(kid: string, from: string, to: string): Promise<boolean>;
 }

@@ -37,3 +37,4 @@ export { MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
 export { MemoryDiscoveryStore, memoryDiscoveryState } from './memory-discovery.js';
 export type { MemoryDiscoveryState } from './memory-discovery.js';
 export { peerBucketModelProperty } from './peer-bucket-model.js';
+export { TEST_SECRET_KEY, testSecretBox } from './secret-box.js';

@@ -22,4 +22,11 @@ export class MemoryAttestationKeyStore implements AttestationKeyStore {
     this.#history.push({ ...entry });
     return 'appended';
   }
+
+  async resealAttestationKey(kid: string, from: string, to: string): Promise<boolean> {
+    const i = this.#keys.findIndex((k) => k.kid === kid && k.privateKey === from);
+    if (i < 0) return false;
+    this.#keys[i] = { ...this.#keys[i]!, privateKey: to };
+    return true;
+  }
 }

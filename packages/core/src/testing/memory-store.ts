@@ -135,4 +135,10 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
     if (this.signingKeys.length === 0) this.signingKeys.push(first);
     return [...this.signingKeys];
   }
+  async resealSigningKey(kid: string, from: string, to: string): Promise<boolean> {
+    const i = this.signingKeys.findIndex((k) => k.kid === kid && k.privateKey === from);
+    if (i < 0) return false;
+    this.signingKeys[i] = { ...this.signingKeys[i]!, privateKey: to };
+    return true;
+  }
 }

@@ -8,6 +8,7 @@ import type { AttestationKeyStore } from '../ports/attestation-key-store.js';
 import type { DeprecationStore } from '../ports/deprecation-store.js';
 import { DeprecationService } from '../versioning/deprecation-service.js';
 import { FakeClock } from './fake-clock.js';
+import { testSecretBox } from './secret-box.js';
 import { SeededRandom } from './seeded-random.js';
 import { MemoryLogger } from './silent-logger.js';
 
@@ -149,7 +150,7 @@ export function recordsModelProperty(
     for (let i = 0; i < 2; i++) {
       const deprecations = new DeprecationService({ store: stores.deprecations, clock, logger: new MemoryLogger(), policy: { build: BUILD, noticeMs: NOTICE } });
       await deprecations.refresh();
-      const ring = new AttestationRing({ store: stores.attestation, blobs, clock, random: new SeededRandom(seed + i), issuer: 'https://x.example', reloadEveryMs: 30 * 60_000 });
+      const ring = new AttestationRing({ store: stores.attestation, blobs, clock, random: new SeededRandom(seed + i), issuer: 'https://x.example', box: testSecretBox() });
       await ring.init();
       processes.push({ deprecations, ring });
     }

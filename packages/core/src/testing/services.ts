@@ -11,6 +11,7 @@ import { DEFAULT_SESSION_POLICY, type SessionPolicy } from '../session/machine.j
 import { SessionService } from '../session/service.js';
 import { AccessTokens } from '../tokens/access-token.js';
 import { KeyRing } from '../tokens/key-ring.js';
+import { testSecretBox } from './secret-box.js';
 import type { TotpStore } from '../ports/totp-store.js';
 import type { TotpThrottleStore } from '../ports/totp-throttle.js';
 import { TotpService } from '../totp/service.js';
@@ -39,7 +40,7 @@ export async function createCoreServices(deps: {
   /** The per-account wrong-code record; none (only the per-challenge limit) unless given. */
   throttle?: TotpThrottleStore;
 }): Promise<CoreServices> {
-  const keyRing = new KeyRing({ store: deps.store, clock: deps.clock, random: deps.random, graceMs: deps.keyGraceMs ?? 86_400_000 });
+  const keyRing = new KeyRing({ store: deps.store, clock: deps.clock, random: deps.random, graceMs: deps.keyGraceMs ?? 86_400_000, box: testSecretBox(deps.random) });
   await keyRing.init();
   const tokens = new AccessTokens({ keyRing, clock: deps.clock, random: deps.random, issuer: deps.issuer ?? 'http://localhost:8080' });
   const sessions = new SessionService({

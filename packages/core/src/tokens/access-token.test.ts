@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { toBase64url } from '../encoding/bytes.js';
-import { FakeClock, MemoryStore, SeededRandom } from '../testing/index.js';
+import { FakeClock, MemoryStore, SeededRandom, testSecretBox } from '../testing/index.js';
 import { AccessTokens } from './access-token.js';
 import { KeyRing } from './key-ring.js';
 
@@ -10,7 +10,7 @@ const GRACE_MS = 3_600_000;
 async function setup(cacheSize?: number) {
   const clock = new FakeClock();
   const random = new SeededRandom(7);
-  const keyRing = new KeyRing({ store: new MemoryStore(), clock, random, graceMs: GRACE_MS });
+  const keyRing = new KeyRing({ store: new MemoryStore(), clock, random, graceMs: GRACE_MS, box: testSecretBox() });
   await keyRing.init();
   const tokens = new AccessTokens({ keyRing, clock, random, issuer: ISSUER, ...(cacheSize !== undefined ? { cacheSize } : {}) });
   // Every signature check starts by fetching the key, so this counts cache misses.
@@ -86,7 +86,7 @@ describe('AccessTokens: the verified-token cache', () => {
     const clock = new FakeClock();
     const random = new SeededRandom(8);
     // A grace window shorter than a token's life shows the key check on the cached path.
-    const keyRing = new KeyRing({ store: new MemoryStore(), clock, random, graceMs: 60_000 });
+    const keyRing = new KeyRing({ store: new MemoryStore(), clock, random, graceMs: 60_000, box: testSecretBox() });
     await keyRing.init();
     const tokens = new AccessTokens({ keyRing, clock, random, issuer: ISSUER });
     const { token } = await tokens.issue('acct-1', 'sess-1');

@@ -1,56 +1,23 @@
-import { fromBase64url, toBase64url, utf8 } from '../encoding/bytes.js';
-import { CoreError } from '../errors.js';
 import type { Random } from '../ports/random.js';
-
-const VERSION = 'v1';
-const IV_BYTES = 12;
+import { SecretBox } from '../secrets/secret-box.js';
 
 /**
- * Seals TOTP secrets at rest: AES-256-GCM through WebCrypto under the 32-byte server key, with a
- * fresh 96-bit IV from the Random port per seal. The account id is the additional data, so a
- * sealed secret copied onto another account's row does not open. Wire form:
- * `v1.<iv base64url>.<ciphertext+tag base64url>`.
+ * Seals TOTP secrets (and OpenID PKCE verifiers) at rest under the server key. The account id is
+ * part of the sealed context, so a sealed secret copied onto another account's row does not open.
  */
 export class TotpSecretBox {
-  readonly #key: Promise<CryptoKey>;
-  readonly #random: Random;
+  readonly #box: SecretBox;
 
   constructor(options: { key: Uint8Array; random: Random }) {
-    if (options.key.length !== 32) throw new CoreError('error.internal', 'the TOTP secret key must be 32 bytes');
-    this.#key = globalThis.crypto.subtle.importKey('raw', new Uint8Array(options.key), { name: 'AES-GCM' }, false, ['encrypt', 'decrypt']);
-    this.#random = options.random;
+    this.#box = new SecretBox(options);
   }
 
-  async seal(secret: Uint8Array, accountId: string): Promise<string> {
-    const iv = new Uint8Array(this.#random.bytes(IV_BYTES));
-    const sealed = await globalThis.crypto.subtle.encrypt(
-      { name: 'AES-GCM', iv, additionalData: aad(accountId) },
-      await this.#key,
-      new Uint8Array(secret),
-    );
-    return `${VERSION}.${toBase64url(iv)}.${toBase64url(new Uint8Array(sealed))}`;
+  seal(secret: Uint8Array, accountId: string): Promise<string> {
+    return this.#box.seal(secret, `svc-totp-secret/v1:${accountId}`);
   }
 
   /** The secret, or null when the value is not ours (malformed, other key, other account). */
-  async open(sealed: string, accountId: string): Promise<Uint8Array | null> {
-    const [version, ivText, bodyText, ...rest] = sealed.split('.');
-    if (version !== VERSION || ivText === undefined || bodyText === undefined || rest.length > 0) return null;
-    const iv = fromBase64url(ivText);
-    const body = fromBase64url(bodyText);
-    if (iv === null || iv.length !== IV_BYTES || body === null) return null;
-    try {
-      const plain = await globalThis.crypto.subtle.decrypt(
-        { name: 'AES-GCM', iv: new Uint8Array(iv), additionalData: aad(accountId) },
-        await this.#key,
-        new Uint8Array(body),
-      );
-      return new Uint8Array(plain);
-    } catch {
-      return null;
-    }
+  open(sealed: string, accountId: string): Promise<Uint8Array | null> {
+    return this.#box.open(sealed, `svc-totp-secret/v1:${accountId}`);
   }
-}
-
-function aad(accountId: string): Uint8Array<ArrayBuffer> {
-  return new Uint8Array(utf8(`svc-totp-secret/v1:${accountId}`));
 }

@@ -1,0 +1,2 @@
+export { SecretBox, isSealed } from './secret-box.js';
+export { openKeySeed, sealKeySeed, sealRawKeys, keySealContext, type SealedKeyKind } from './key-seal.js';
