@@ -1,47 +1,20 @@
 import { createServer, type Server, type Socket } from 'node:net';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
-import S3rver from '@20minutes/s3rver';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CoreError, sha256Hex } from '@strongroom/core';
 import { describeBlobStoreContract } from '@strongroom/port-contracts';
 import { S3BlobStore, type S3BlobStoreOptions } from './s3-blob-store.js';
+import { S3RVER_KEY, startTestS3, type TestS3 } from './testing.js';
 
-// s3rver's built-in account; it checks every request's SigV4 signature against this secret.
-const KEY = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+const KEY = S3RVER_KEY;
 const BUCKET = 'strongroom-test';
-
-interface Running {
-  endpoint: string;
-  directory: string;
-  stop: () => Promise<void>;
-}
-
-/** A real S3 wire-protocol server on loopback, with one empty bucket. */
-async function startS3(): Promise<Running> {
-  const directory = await mkdtemp(join(tmpdir(), 's3rver-'));
-  const server = new S3rver({ address: '127.0.0.1', port: 0, directory, silent: true, configureBuckets: [{ name: BUCKET }] });
-  const { port } = await server.run();
-  let stopped = false;
-  return {
-    endpoint: `http://127.0.0.1:${port}`,
-    directory,
-    stop: async () => {
-      if (!stopped) await server.close();
-      stopped = true;
-      await rm(directory, { recursive: true, force: true });
-    },
-  };
-}
 
 async function* chunks(...parts: Uint8Array[]): AsyncIterable<Uint8Array> {
   for (const p of parts) yield p;
 }
 
-let s3: Running;
+let s3: TestS3;
 const stores: S3BlobStore[] = [];
 function storeOn(endpoint: string, extra: Partial<S3BlobStoreOptions> = {}): S3BlobStore {
   const store = new S3BlobStore({ bucket: BUCKET, prefix: `t-${randomBytes(6).toString('hex')}/lib`, endpoint, region: 'us-east-1', forcePathStyle: true, credentials: KEY, ...extra });
@@ -51,22 +24,10 @@ function storeOn(endpoint: string, extra: Partial<S3BlobStoreOptions> = {}): S3B
 function rawClient(): S3Client {
   return new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: KEY });
 }
-/**
- * The objects under a prefix, read from s3rver's own directory (its bucket listing refuses the
- * SDK's signature for path-style bucket requests; object requests are signed and checked fine).
- */
-async function keysUnder(prefix: string): Promise<string[]> {
-  const root = join(s3.directory, BUCKET);
-  const entries = await readdir(root, { recursive: true, withFileTypes: true });
-  return entries
-    .filter((e) => e.isFile() && e.name.endsWith('._S3rver_object'))
-    .map((e) => join(e.parentPath, e.name).slice(root.length + 1).replace(/\._S3rver_object$/, ''))
-    .filter((k) => k.startsWith(prefix))
-    .sort();
-}
+const keysUnder = (prefix: string): Promise<string[]> => s3.keys(prefix);
 
 beforeAll(async () => {
-  s3 = await startS3();
+  s3 = await startTestS3(BUCKET);
 });
 afterAll(async () => {
   for (const s of stores) s.close();
@@ -146,7 +107,7 @@ describe('S3BlobStore on the wire', () => {
 
 describe('S3BlobStore with the store unreachable', () => {
   it('with the S3 server stopped, every operation fails with error.store.unavailable within the bound', async () => {
-    const own = await startS3();
+    const own = await startTestS3(BUCKET);
     const store = storeOn(own.endpoint, { timeoutMs: 2000, maxAttempts: 2 });
     const bytes = new Uint8Array([4, 5, 6]);
     const hash = sha256Hex(bytes);

@@ -1,0 +1,19 @@
+import { join } from 'node:path';
+import type { BlobStore } from '@strongroom/core';
+import { FsBlobStore, S3BlobStore } from '@strongroom/adapters-node';
+import type { Config } from './config.js';
+
+/** The blob store the configuration names, and how to let go of it. */
+export function openBlobStore(config: Config): { blobs: BlobStore; close: () => void } {
+  const c = config.blobStore ?? { kind: 'file' };
+  if (c.kind === 'file') return { blobs: new FsBlobStore(join(config.dataDir, 'blobs')), close: () => undefined };
+  const s3 = new S3BlobStore({
+    bucket: c.bucket,
+    prefix: c.prefix,
+    region: c.region,
+    forcePathStyle: c.forcePathStyle,
+    timeoutMs: c.timeoutMs,
+    ...(c.endpoint === null ? {} : { endpoint: c.endpoint }),
+  });
+  return { blobs: s3, close: () => s3.close() };
+}
