@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
-import { FsBlobStore, S3BlobStore } from '@strongroom/adapters-node';
+import { FsBlobStore } from '@strongroom/adapters-node';
+import { S3BlobStore } from '@strongroom/adapters-node/s3';
 import { S3RVER_KEY, startTestS3, type TestS3 } from '@strongroom/adapters-node/testing';
 import { createApp } from './app.js';
 import { ConfigError, readConfig, type Config } from './config.js';
@@ -18,18 +19,18 @@ const BASE = { SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHB
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
 describe('SVC_BLOB_URL', () => {
-  it('unset or file:// keeps blobs on the filesystem under the data dir', () => {
+  it('unset or file:// keeps blobs on the filesystem under the data dir', async () => {
     for (const url of [undefined, '', 'file://']) {
       const config = readConfig({ ...BASE, ...(url === undefined ? {} : { SVC_BLOB_URL: url }) });
       expect(config.blobStore).toEqual({ kind: 'file' });
-      expect(openBlobStore(config).blobs).toBeInstanceOf(FsBlobStore);
+      expect((await openBlobStore(config)).blobs).toBeInstanceOf(FsBlobStore);
     }
   });
 
-  it('s3://bucket/prefix with the SVC_S3_* settings names a bucket', () => {
+  it('s3://bucket/prefix with the SVC_S3_* settings names a bucket', async () => {
     const config = readConfig({ ...BASE, SVC_BLOB_URL: 's3://media-eu/strongroom/prod/', SVC_S3_ENDPOINT: 'https://s3.example.net/', SVC_S3_REGION: 'eu-central-1', SVC_S3_FORCE_PATH_STYLE: 'true', SVC_S3_TIMEOUT_S: '4' });
     expect(config.blobStore).toEqual({ kind: 's3', bucket: 'media-eu', prefix: 'strongroom/prod', endpoint: 'https://s3.example.net', region: 'eu-central-1', forcePathStyle: true, timeoutMs: 4000 });
-    const opened = openBlobStore(config);
+    const opened = await openBlobStore(config);
     expect(opened.blobs).toBeInstanceOf(S3BlobStore);
     expect(opened.blobs.backupMode).toBe('manifest');
     opened.close();

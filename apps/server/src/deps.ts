@@ -125,7 +125,7 @@ export async function openStores(config: Config): Promise<Stores> {
   if (existsSync(join(config.dataDir, RESTORE_MARKER))) {
     throw new ConfigError(`${join(config.dataDir, RESTORE_MARKER)}: a restore into SVC_DATA_DIR did not finish; empty the directory and run \`npm run cli -- restore\` again`);
   }
-  const { blobs, close: closeBlobs } = openBlobStore(config);
+  const { blobs, close: closeBlobs } = await openBlobStore(config);
   if (config.databaseUrl !== null) {
     // Several stateless processes may share this database; every port call goes to it (no cache).
     const pg = await openPgDatabase(config.databaseUrl, { queryTimeoutMs: config.database.statementMs, connectTimeoutMs: config.database.connectMs });

@@ -149,7 +149,7 @@ export async function takeBackup(config: Config, target: string, options: { now:
 
     // 4. The blobs.
     // The store the server runs on: an object store's blobs are listed, the filesystem's copied.
-    const opened = options.blobs === undefined ? openBlobStore(config) : null;
+    const opened = options.blobs === undefined ? await openBlobStore(config) : null;
     closeBlobs = opened?.close ?? closeBlobs;
     const blobs = options.blobs ?? opened!.blobs;
     let bytes = 0;
