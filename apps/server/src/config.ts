@@ -70,6 +70,8 @@ export interface Config {
   readonly http: HttpTimeouts;
   /** How long a request waits on PostgreSQL before it fails closed (see `databaseTimeoutsFit`). */
   readonly database: DatabaseTimeouts;
+  /** `SVC_BLOB_URL`: where blobs live; the filesystem under the data dir unless it names a bucket. */
+  readonly blobStore?: BlobStoreConfig;
 }
 
 /** PostgreSQL waits, in milliseconds (env vars in seconds). */
@@ -79,6 +81,27 @@ export interface DatabaseTimeouts {
   /** `SVC_DB_CONNECT_TIMEOUT_S`: waiting for a pooled or new connection (default 5 s). */
   readonly connectMs: number;
 }
+
+/**
+ * `file` (SVC_BLOB_URL unset or `file://`): blobs under `SVC_DATA_DIR/blobs`. `s3`
+ * (`s3://bucket/prefix`): an S3-compatible bucket, credentials from the AWS SDK's standard chain.
+ */
+export type BlobStoreConfig =
+  | { readonly kind: 'file' }
+  | {
+      readonly kind: 's3';
+      readonly bucket: string;
+      /** Key prefix inside the bucket, without leading or trailing slash ("" for none). */
+      readonly prefix: string;
+      /** `SVC_S3_ENDPOINT`: an S3-compatible service's URL; null: AWS for the region. */
+      readonly endpoint: string | null;
+      /** `SVC_S3_REGION`, else `AWS_REGION`, else us-east-1. */
+      readonly region: string;
+      /** `SVC_S3_FORCE_PATH_STYLE`: `endpoint/bucket/key` addressing (most self-hosted stores). */
+      readonly forcePathStyle: boolean;
+      /** `SVC_S3_TIMEOUT_S`: connecting, or a request with no byte moving, fails after this (two attempts). */
+      readonly timeoutMs: number;
+    };
 
 export interface OidcConfig {
   readonly issuer: string;
@@ -312,6 +335,42 @@ function backupSchedule(env: Record<string, string | undefined>): BackupSchedule
   return { dir, intervalMs: seconds(env, 'SVC_BACKUP_INTERVAL_S', 0, 1), keep: wholeNumber(env, 'SVC_BACKUP_KEEP', 7, 1, 10_000) };
 }
 
+const S3_VARS = ['SVC_S3_ENDPOINT', 'SVC_S3_REGION', 'SVC_S3_FORCE_PATH_STYLE', 'SVC_S3_TIMEOUT_S'] as const;
+
+function blobStore(env: Record<string, string | undefined>): BlobStoreConfig {
+  const raw = (env.SVC_BLOB_URL ?? '').trim();
+  if (raw === '' || raw === 'file://' || raw === 'file:') {
+    // A bucket setting without a bucket is a mistake that would otherwise store blobs on local disk unnoticed.
+    const stray = S3_VARS.filter((n) => (env[n] ?? '') !== '');
+    if (stray.length > 0) throw new ConfigError(`${stray.join(', ')} only apply with SVC_BLOB_URL=s3://bucket/prefix`);
+    return { kind: 'file' };
+  }
+  const m = /^s3:\/\/([^/?#]+)(\/[^?#]*)?$/.exec(raw);
+  // Bucket names as S3 allows them: 3 to 63 lowercase letters, digits, dots and hyphens.
+  if (m === null || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(m[1]!)) {
+    throw new ConfigError(`SVC_BLOB_URL must be file:// (blobs under SVC_DATA_DIR) or s3://bucket/prefix, got "${raw}"`);
+  }
+  const prefix = (m[2] ?? '').replace(/^\/+|\/+$/g, '');
+  if (prefix.split('/').some((p) => p === '.' || p === '..') || prefix.includes('//')) throw new ConfigError(`SVC_BLOB_URL's prefix must be a plain key path, got "${prefix}"`);
+  const endpoint = (env.SVC_S3_ENDPOINT ?? '').trim().replace(/\/+$/, '');
+  if (endpoint !== '' && (!v.is(v.pipe(v.string(), v.url()), endpoint) || !/^https?:\/\/[^/?#]+$/.test(endpoint))) {
+    throw new ConfigError(`SVC_S3_ENDPOINT must be an http(s) URL without a path, got "${endpoint}"`);
+  }
+  const region = (env.SVC_S3_REGION || env.AWS_REGION || 'us-east-1').trim();
+  if (!/^[a-z0-9-]{1,64}$/.test(region)) throw new ConfigError(`SVC_S3_REGION must be a region name such as eu-west-1 (or auto), got "${region}"`);
+  const pathStyle = env.SVC_S3_FORCE_PATH_STYLE ?? '';
+  if (pathStyle !== '' && pathStyle !== 'true' && pathStyle !== 'false') throw new ConfigError(`SVC_S3_FORCE_PATH_STYLE must be true or false, got "${pathStyle}"`);
+  return {
+    kind: 's3',
+    bucket: m[1]!,
+    prefix,
+    endpoint: endpoint === '' ? null : endpoint,
+    region,
+    forcePathStyle: pathStyle === 'true',
+    timeoutMs: wholeNumber(env, 'SVC_S3_TIMEOUT_S', 10, 1, 300) * 1000,
+  };
+}
+
 /** Reads and checks the configuration; throws ConfigError naming the variable on any bad value. */
 export function readConfig(env: Record<string, string | undefined> = process.env): Config {
   const portRaw = env.PORT ?? '8080';
@@ -357,6 +416,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     federationTimeoutMs: wholeNumber(env, 'SVC_FEDERATION_TIMEOUT_S', 5, 1, 300) * 1000,
     federationRevokedCacheMs: wholeNumber(env, 'SVC_FEDERATION_REVOKED_CACHE_S', 60, 1, 60) * 1000,
     backup: backupSchedule(env),
+    blobStore: blobStore(env),
     http: {
       headersMs: seconds(env, 'SVC_HEADERS_TIMEOUT_S', 10),
       requestMs: seconds(env, 'SVC_REQUEST_TIMEOUT_S', 300),

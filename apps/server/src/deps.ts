@@ -40,11 +40,12 @@ import {
   type PeerDirectory,
   type PeerLookup,
 } from '@strongroom/core';
-import { Argon2Hasher, FsBlobStore, HttpPeers, JsonLogger, cryptoRandom, systemClock, OidcRelyingParty, platformEd25519Signer } from '@strongroom/adapters-node';
+import { Argon2Hasher, HttpPeers, JsonLogger, cryptoRandom, systemClock, OidcRelyingParty, platformEd25519Signer } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
 import { ConfigError, type Config } from './config.js';
 import { RESTORE_MARKER } from './backup/files.js';
+import { openBlobStore } from './blob-store.js';
 import { loadOrCreateSecretKey } from './secret-key.js';
 import { HttpMetrics } from './http/metrics.js';
 import { checkDeployment } from './deployment-check.js';
@@ -128,14 +129,28 @@ export async function openStores(config: Config): Promise<Stores> {
   // Created for the server's user only: the database, the secret key and the blobs live here.
   // An existing directory keeps the permissions its operator gave it (shared storage may need a group).
   mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  const blobs = new FsBlobStore(join(config.dataDir, 'blobs'));
+  const { blobs, close: closeBlobs } = await openBlobStore(config);
   if (config.databaseUrl !== null) {
     // Several stateless processes may share this database; every port call goes to it (no cache).
     const pg = await openPgDatabase(config.databaseUrl, { queryTimeoutMs: config.database.statementMs, connectTimeoutMs: config.database.connectMs });
-    return { ...createPgPorts(pg.db), blobs, close: () => pg.close() };
+    return {
+      ...createPgPorts(pg.db),
+      blobs,
+      close: async () => {
+        closeBlobs();
+        await pg.close();
+      },
+    };
   }
   const db = openSqliteDatabase(join(config.dataDir, 'strongroom.db'));
-  return { ...createSqlitePorts(db), blobs, close: async () => void db.close() };
+  return {
+    ...createSqlitePorts(db),
+    blobs,
+    close: async () => {
+      closeBlobs();
+      db.close();
+    },
+  };
 }
 
 /** The key file under the data dir, created on first start; its path is logged, never the key. */

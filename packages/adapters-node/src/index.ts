@@ -3,6 +3,7 @@ export { Argon2Hasher, OWASP_ARGON2ID } from './argon2-hasher.js';
 export type { Argon2Options } from './argon2-hasher.js';
 export { systemClock, cryptoRandom, JsonLogger } from './system.js';
 export { FsBlobStore, writeAll } from './fs-blob-store.js';
+// S3BlobStore is imported from '@strongroom/adapters-node/s3': the AWS SDK loads only where a bucket is configured.
 export { OidcRelyingParty } from './oidc-relying-party.js';
 export type { OidcRelyingPartyOptions } from './oidc-relying-party.js';
 export { HttpPeers } from './http-peers.js';

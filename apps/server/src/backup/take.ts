@@ -1,7 +1,8 @@
 import { chmod, mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatManifest, fromBase64url, MANIFEST_FILE, secretKeyFingerprint, toBase64url, utf8, type BlobStore, type ManifestEntry } from '@strongroom/core';
-import { FsBlobStore, takeFileLock } from '@strongroom/adapters-node';
+import { takeFileLock } from '@strongroom/adapters-node';
+import { openBlobStore } from '../blob-store.js';
 import { snapshotSqliteDatabase, SqliteBackupReader } from '@strongroom/adapters-sqlite';
 import { openPgDatabase, readPgLedgerForBackup } from '@strongroom/adapters-pg';
 import type { Config } from '../config.js';
@@ -85,6 +86,7 @@ export async function takeBackup(config: Config, target: string, options: { now:
   await naming(target, () => chmod(target, 0o700));
 
   const lock = await naming(join(config.dataDir, MAINTENANCE_LOCK), () => takeFileLock(join(config.dataDir, MAINTENANCE_LOCK), 'backup', options.now()));
+  let closeBlobs = (): void => undefined;
   try {
     const entries: ManifestEntry[] = [];
     const { key, fromFile } = await currentSecretKey(config);
@@ -146,7 +148,10 @@ export async function takeBackup(config: Config, target: string, options: { now:
     }
 
     // 4. The blobs.
-    const blobs = options.blobs ?? new FsBlobStore(join(config.dataDir, BLOB_ROOT));
+    // The store the server runs on: an object store's blobs are listed, the filesystem's copied.
+    const opened = options.blobs === undefined ? await openBlobStore(config) : null;
+    closeBlobs = opened?.close ?? closeBlobs;
+    const blobs = options.blobs ?? opened!.blobs;
     let bytes = 0;
     if (blobs.backupMode === 'copy') {
       for (const b of ledger) {
@@ -199,6 +204,7 @@ export async function takeBackup(config: Config, target: string, options: { now:
     });
     return { dir, info, manifest, pgDump };
   } finally {
+    closeBlobs();
     await lock.release();
   }
 }

@@ -1,0 +1,126 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
+import { FsBlobStore } from '@strongroom/adapters-node';
+import { S3BlobStore } from '@strongroom/adapters-node/s3';
+import { S3RVER_KEY, startTestS3, type TestS3 } from '@strongroom/adapters-node/testing';
+import { createApp } from './app.js';
+import { ConfigError, readConfig, type Config } from './config.js';
+import { takeBackup } from './backup/take.js';
+import { OBJECTS_FILE } from './backup/files.js';
+import { openBlobStore } from './blob-store.js';
+import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
+import { call, listen, registerUser } from './testing.js';
+
+const BASE = { SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc' };
+const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+
+describe('SVC_BLOB_URL', () => {
+  it('unset or file:// keeps blobs on the filesystem under the data dir', async () => {
+    for (const url of [undefined, '', 'file://']) {
+      const config = readConfig({ ...BASE, ...(url === undefined ? {} : { SVC_BLOB_URL: url }) });
+      expect(config.blobStore).toEqual({ kind: 'file' });
+      expect((await openBlobStore(config)).blobs).toBeInstanceOf(FsBlobStore);
+    }
+  });
+
+  it('s3://bucket/prefix with the SVC_S3_* settings names a bucket', async () => {
+    const config = readConfig({ ...BASE, SVC_BLOB_URL: 's3://media-eu/strongroom/prod/', SVC_S3_ENDPOINT: 'https://s3.example.net/', SVC_S3_REGION: 'eu-central-1', SVC_S3_FORCE_PATH_STYLE: 'true', SVC_S3_TIMEOUT_S: '4' });
+    expect(config.blobStore).toEqual({ kind: 's3', bucket: 'media-eu', prefix: 'strongroom/prod', endpoint: 'https://s3.example.net', region: 'eu-central-1', forcePathStyle: true, timeoutMs: 4000 });
+    const opened = await openBlobStore(config);
+    expect(opened.blobs).toBeInstanceOf(S3BlobStore);
+    expect(opened.blobs.backupMode).toBe('manifest');
+    opened.close();
+    expect(readConfig({ ...BASE, SVC_BLOB_URL: 's3://media-eu' }).blobStore).toEqual({ kind: 's3', bucket: 'media-eu', prefix: '', endpoint: null, region: 'us-east-1', forcePathStyle: false, timeoutMs: 10_000 });
+    expect(readConfig({ ...BASE, SVC_BLOB_URL: 's3://media-eu', AWS_REGION: 'ap-south-1' }).blobStore).toMatchObject({ region: 'ap-south-1' });
+  });
+
+  it('refuses what it cannot mean, naming the variable', () => {
+    const bad: Record<string, string>[] = [
+      { SVC_BLOB_URL: 'https://bucket.example/x' },
+      { SVC_BLOB_URL: 's3://' },
+      { SVC_BLOB_URL: 's3://Upper_Case' },
+      { SVC_BLOB_URL: 's3://bucket/../up' },
+      { SVC_BLOB_URL: 's3://bucket', SVC_S3_ENDPOINT: 'ftp://x' },
+      { SVC_BLOB_URL: 's3://bucket', SVC_S3_ENDPOINT: 'https://x/path' },
+      { SVC_BLOB_URL: 's3://bucket', SVC_S3_FORCE_PATH_STYLE: 'yes' },
+      { SVC_BLOB_URL: 's3://bucket', SVC_S3_REGION: 'Europe West' },
+      { SVC_BLOB_URL: 's3://bucket', SVC_S3_TIMEOUT_S: '0' },
+      // A bucket setting without SVC_BLOB_URL would silently keep blobs on local disk.
+      { SVC_S3_ENDPOINT: 'https://s3.example.net' },
+    ];
+    for (const env of bad) expect(() => readConfig({ ...BASE, ...env }), JSON.stringify(env)).toThrow(ConfigError);
+  });
+});
+
+describe('a server whose blobs live in an S3 bucket (s3rver on loopback)', { timeout: 60_000 }, () => {
+  let s3: TestS3;
+  let dataDir: string;
+  let stores: Stores;
+  let config: Config;
+  let server: { baseUrl: string; close(): Promise<void> };
+  let app: Awaited<ReturnType<typeof createApp>>;
+  const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+
+  beforeAll(async () => {
+    s3 = await startTestS3();
+    dataDir = await mkdtemp(join(tmpdir(), 's3-server-'));
+    // Credentials reach the store through the SDK's standard chain (here: the environment).
+    process.env.AWS_ACCESS_KEY_ID = S3RVER_KEY.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = S3RVER_KEY.secretAccessKey;
+    config = readConfig({ ...BASE, SVC_DATA_DIR: dataDir, SVC_BLOB_URL: `s3://${s3.bucket}/lib`, SVC_S3_ENDPOINT: s3.endpoint, SVC_S3_FORCE_PATH_STYLE: 'true', SVC_S3_TIMEOUT_S: '2' });
+    stores = await openStores(config);
+    app = createApp(await buildDeps(config, stores, { ...nodePlatform(), logger: new MemoryLogger() }));
+    server = await listen(app);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    await stores?.close();
+    await s3?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+    process.env.AWS_ACCESS_KEY_ID = saved.id;
+    process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
+    if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
+    if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
+  });
+
+  it('an upload lands as an object under the content address; with the store stopped, the bytes are refused 503 within the bound', async () => {
+    const { access_token: token } = await registerUser(app);
+    const accountId = (await call(app, 'GET', '/v1/auth/profile', { token })).body as { account_id: string };
+    const dir = await call(app, 'PUT', '/v1/devices/directory', { token, cbor: new TestIdentity(accountId.account_id).signDirectory(accountId.account_id, 1, [new TestDevice('phone')]) });
+    expect(dir.status).toBeLessThan(300);
+    const bytes = new Uint8Array(4096).map((_, i) => i % 199);
+    const up = await call(app, 'POST', '/upload', { token, body: { declared_size: bytes.length, kind: 'original', device_id: 'phone' } });
+    expect(up.status).toBe(201);
+    const id = (up.body as { upload_id: string }).upload_id;
+    expect((await call(app, 'PUT', `/upload/${id}`, { token, raw: bytes, contentType: 'application/octet-stream' })).status).toBe(200);
+    expect(await s3.keys('lib/')).toEqual([`lib/staging/${id}`]);
+    expect((await call(app, 'POST', `/upload/${id}/finalize`, { token, body: { content_hash: sha(bytes) } })).status).toBe(200);
+    expect(await s3.keys('lib/')).toEqual([`lib/blobs/${sha(bytes).slice(0, 2)}/${sha(bytes)}`]);
+    expect(await stores.blobs.has(sha(bytes))).toBe(true);
+
+    // A backup of this deployment lists the object rather than looking for it on local disk.
+    const target = join(dataDir, '..', `${dataDir.split('/').pop()}-backup`);
+    try {
+      const report = await takeBackup(config, target, { now: () => Date.now() });
+      expect(report.info.blob_mode).toBe('manifest');
+      expect(await readFile(join(target, OBJECTS_FILE), 'utf8')).toBe(`${sha(bytes)} ${bytes.length}\n`);
+    } finally {
+      await rm(target, { recursive: true, force: true });
+    }
+
+    await s3.stop();
+    const other = new Uint8Array(100).fill(3);
+    const up2 = await call(app, 'POST', '/upload', { token, body: { declared_size: other.length, kind: 'original', device_id: 'phone' } });
+    expect(up2.status).toBe(201);
+    const started = Date.now();
+    const put = await call(app, 'PUT', `/upload/${(up2.body as { upload_id: string }).upload_id}`, { token, raw: other, contentType: 'application/octet-stream' });
+    expect(put.status).toBe(503);
+    expect(put.headers.get('content-type')).toContain('application/problem+json');
+    expect((put.body as { code: string }).code).toBe('error.store.unavailable');
+    expect(Date.now() - started).toBeLessThan(5000);
+  });
+});

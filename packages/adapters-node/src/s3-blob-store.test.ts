@@ -1,0 +1,158 @@
+import { createServer, type Server, type Socket } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CoreError, sha256Hex } from '@strongroom/core';
+import { describeBlobStoreContract } from '@strongroom/port-contracts';
+import { S3BlobStore, type S3BlobStoreOptions } from './s3-blob-store.js';
+import { S3RVER_KEY, startTestS3, type TestS3 } from './testing.js';
+
+const KEY = S3RVER_KEY;
+const BUCKET = 'strongroom-test';
+
+async function* chunks(...parts: Uint8Array[]): AsyncIterable<Uint8Array> {
+  for (const p of parts) yield p;
+}
+
+let s3: TestS3;
+const stores: S3BlobStore[] = [];
+function storeOn(endpoint: string, extra: Partial<S3BlobStoreOptions> = {}): S3BlobStore {
+  const store = new S3BlobStore({ bucket: BUCKET, prefix: `t-${randomBytes(6).toString('hex')}/lib`, endpoint, region: 'us-east-1', forcePathStyle: true, credentials: KEY, ...extra });
+  stores.push(store);
+  return store;
+}
+function rawClient(): S3Client {
+  return new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: KEY });
+}
+const keysUnder = (prefix: string): Promise<string[]> => s3.keys(prefix);
+
+beforeAll(async () => {
+  s3 = await startTestS3(BUCKET);
+});
+afterAll(async () => {
+  for (const s of stores) s.close();
+  await s3.stop();
+});
+
+// Each test gets its own prefix in the one bucket: a fresh, empty store.
+describeBlobStoreContract('S3 (s3rver on loopback)', async () => ({ store: storeOn(s3.endpoint) }));
+
+describe('S3BlobStore on the wire', () => {
+  it('keeps objects only under the content address once committed, and staging only whole', async () => {
+    const prefix = `k-${randomBytes(6).toString('hex')}`;
+    const store = storeOn(s3.endpoint, { prefix });
+    const bytes = new Uint8Array([1, 2, 3]);
+    const hash = sha256Hex(bytes);
+    await store.stage('u1', chunks(bytes), 3);
+    expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/staging/u1`]);
+    expect(await store.commit('u1', 'a'.repeat(64))).toBe('hash_mismatch');
+    expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/staging/u1`]);
+    expect(await store.commit('u1', hash)).toBe('stored');
+    expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/blobs/${hash.slice(0, 2)}/${hash}`]);
+    // Oversize and failed bodies leave no object behind (not even a staging one).
+    expect(await store.stage('u2', chunks(bytes, bytes), 5)).toBeNull();
+    async function* broken(): AsyncIterable<Uint8Array> {
+      yield bytes;
+      throw new Error('connection reset');
+    }
+    await expect(store.stage('u3', broken(), 10)).rejects.toThrow('connection reset');
+    expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/blobs/${hash.slice(0, 2)}/${hash}`]);
+    // The GC sweep's remove deletes the object; a second remove is harmless.
+    await store.remove(hash);
+    await store.remove(hash);
+    expect(await keysUnder(`${prefix}/`)).toEqual([]);
+  });
+
+  it('stages a body larger than one part as a multipart upload, and copies a large one to its address in parts', async () => {
+    const prefix = `m-${randomBytes(6).toString('hex')}`;
+    const store = storeOn(s3.endpoint, { prefix, partBytes: 5 * 1024 * 1024, copyPartBytes: 5 * 1024 * 1024 });
+    const bytes = new Uint8Array(11 * 1024 * 1024 + 5).map((_, i) => (i * 31) % 256);
+    const hash = sha256Hex(bytes);
+    const pieces = [] as Uint8Array[];
+    for (let at = 0; at < bytes.length; at += 1 << 20) pieces.push(bytes.subarray(at, at + (1 << 20)));
+    expect(await store.stage('big', chunks(...pieces), bytes.length)).toEqual({ size: bytes.length, sha256: hash });
+    expect(await store.commit('big', hash)).toBe('stored');
+    expect(sha256Hex((await store.read(hash))!)).toBe(hash);
+    expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/blobs/${hash.slice(0, 2)}/${hash}`]);
+    // Past the limit in the second part: the multipart upload is abandoned, nothing staged.
+    expect(await store.stage('big2', chunks(...pieces), bytes.length - 1)).toBeNull();
+    expect(await store.commit('big2', hash)).toBe('missing');
+  }, 60_000);
+
+  it('commits only what is under the staging key: bytes replaced behind its back are hashed as found', async () => {
+    const prefix = `r-${randomBytes(6).toString('hex')}`;
+    const store = storeOn(s3.endpoint, { prefix });
+    const good = new Uint8Array([9, 9, 9]);
+    await store.stage('u', chunks(good), 3);
+    await rawClient().send(new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}/staging/u`, Body: Buffer.from([6, 6, 6]) }));
+    expect(await store.commit('u', sha256Hex(good))).toBe('hash_mismatch');
+    expect(await store.has(sha256Hex(good))).toBe(false);
+  });
+
+  it('a wrong secret key is refused by the store (403 SignatureDoesNotMatch), as error.store.unavailable', async () => {
+    const store = storeOn(s3.endpoint, { credentials: { accessKeyId: KEY.accessKeyId, secretAccessKey: 'not-the-secret' } });
+    // A GET, so the refusal has a body naming it (a HEAD answers the bare 403).
+    const err = await store.read('a'.repeat(64)).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(CoreError);
+    expect((err as CoreError).code).toBe('error.store.unavailable');
+    const cause = (err as CoreError).cause as { name: string; $metadata: { httpStatusCode: number } };
+    expect(cause.$metadata.httpStatusCode).toBe(403);
+    expect(cause.name).toBe('SignatureDoesNotMatch');
+    await expect(store.has('a'.repeat(64))).rejects.toMatchObject({ code: 'error.store.unavailable' });
+    await expect(store.stage('w', chunks(new Uint8Array(1)), 1)).rejects.toMatchObject({ code: 'error.store.unavailable' });
+    // The same request with the right secret goes through.
+    expect(await storeOn(s3.endpoint).has('a'.repeat(64))).toBe(false);
+  });
+});
+
+describe('S3BlobStore with the store unreachable', () => {
+  it('with the S3 server stopped, every operation fails with error.store.unavailable within the bound', async () => {
+    const own = await startTestS3(BUCKET);
+    const store = storeOn(own.endpoint, { timeoutMs: 2000, maxAttempts: 2 });
+    const bytes = new Uint8Array([4, 5, 6]);
+    const hash = sha256Hex(bytes);
+    await store.stage('s', chunks(bytes), 3);
+    expect(await store.commit('s', hash)).toBe('stored');
+    await own.stop();
+    const ops: [string, () => Promise<unknown>][] = [
+      ['has', () => store.has(hash)],
+      ['read', () => store.read(hash)],
+      ['stream', () => store.stream(hash)],
+      ['stage', () => store.stage('s2', chunks(bytes), 3)],
+      ['commit', () => store.commit('s2', hash)],
+      ['remove', () => store.remove(hash)],
+      ['discard', () => store.discard('s2')],
+    ];
+    for (const [name, op] of ops) {
+      const started = Date.now();
+      const err = await op().catch((e: unknown) => e);
+      expect(err, name).toBeInstanceOf(CoreError);
+      expect((err as CoreError).code, name).toBe('error.store.unavailable');
+      expect(Date.now() - started, name).toBeLessThan(5000);
+    }
+  }, 60_000);
+
+  it('a store that accepts connections and never answers fails within the timeout, not never', async () => {
+    const sockets = new Set<Socket>();
+    const silent: Server = createServer((s) => {
+      sockets.add(s);
+      s.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const port = (silent.address() as { port: number }).port;
+    try {
+      const store = storeOn(`http://127.0.0.1:${port}`, { timeoutMs: 1000, maxAttempts: 2 });
+      const started = Date.now();
+      const err = await store.has('b'.repeat(64)).catch((e: unknown) => e);
+      const took = Date.now() - started;
+      expect(err).toBeInstanceOf(CoreError);
+      expect((err as CoreError).code).toBe('error.store.unavailable');
+      // Two attempts of at most a second each, and the retry's back-off.
+      expect(took).toBeGreaterThanOrEqual(900);
+      expect(took).toBeLessThan(4000);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => silent.close(r));
+    }
+  }, 20_000);
+});
