@@ -44,6 +44,8 @@ describe('blob downloads stream from the filesystem store', { timeout: 300_000 }
       has: (...a) => fs.has(...a),
       stat: (...a) => fs.stat(...a),
       remove: (...a) => fs.remove(...a),
+      stream: (...a) => fs.stream(...a),
+      backupMode: fs.backupMode,
       read: (h, range) => {
         reads.n++;
         return fs.read(h, range);
