@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { noneMatch, resolveRange } from './range.js';
+import { resolveRange } from './range.js';
 
 describe('resolveRange', () => {
   it('one range: first, middle, open, suffix, clamped past the end', () => {
@@ -23,17 +23,5 @@ describe('resolveRange', () => {
     for (const h of [undefined, 'items=0-1', 'bytes=a-b', 'bytes=5-1', 'bytes', 'bytes=', 'bytes=0-1,5-6', 'bytes=0-1, -3', 'bytes=--1', 'bytes=1-2-3']) {
       expect(resolveRange(h, 100), String(h)).toEqual({ kind: 'whole' });
     }
-  });
-});
-
-describe('noneMatch', () => {
-  it('matches the tag, its weak form, * and lists; nothing else', () => {
-    expect(noneMatch('"abc"', '"abc"')).toBe(true);
-    expect(noneMatch('W/"abc"', '"abc"')).toBe(true);
-    expect(noneMatch('"x", "abc"', '"abc"')).toBe(true);
-    expect(noneMatch('*', '"abc"')).toBe(true);
-    expect(noneMatch('"abd"', '"abc"')).toBe(false);
-    expect(noneMatch('abc', '"abc"')).toBe(false);
-    expect(noneMatch(undefined, '"abc"')).toBe(false);
   });
 });

@@ -38,13 +38,3 @@ export function resolveRange(header: string | undefined, size: number): RangeAns
   if (start >= size) return UNSATISFIABLE;
   return { kind: 'part', start, end: Math.min(last, size - 1) };
 }
-
-/** Does an `If-None-Match` header match the strong tag `etag` (`*` included; weak comparison, RFC 9110 §13.1.2)? */
-export function noneMatch(header: string | undefined, etag: string): boolean {
-  if (header === undefined) return false;
-  const want = etag.replace(/^W\//, '');
-  return header.split(',').some((t) => {
-    const tag = t.trim();
-    return tag === '*' || tag.replace(/^W\//, '') === want;
-  });
-}
