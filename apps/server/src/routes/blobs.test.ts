@@ -217,6 +217,30 @@ for (const [name, open] of [
       expect((await get(b, own(sha(data.own)), { token: alice.token, version: null })).status).toBe(426);
     });
 
+    it('announcing another account\'s hash never makes it readable: no bytes, no reference, no read', async () => {
+      const hash = sha(data.own);
+      const c = as(carol.token);
+      const opened = expectOk(await call(b.app, 'POST', '/upload', { ...c, body: { device_id: 'phone', kind: 'original', declared_size: data.own.length, content_hash: hash } }), 201, 'open');
+      expect(opened.body.state).not.toBe('Merged');
+      // Finalizing without sending the bytes binds nothing.
+      const fin = await call(b.app, 'POST', `/upload/${opened.body.upload_id}/finalize`, { ...c, body: { content_hash: hash } });
+      expect(fin.status).not.toBe(200);
+      await expectMissing(own(hash), { token: carol.token });
+      // Nor does sending other bytes under that hash.
+      const wrong = fresh(data.own.length);
+      expectOk(await call(b.app, 'PUT', `/upload/${opened.body.upload_id}`, { ...c, raw: raw(wrong), contentType: 'application/octet-stream' }), 200, 'send');
+      expect((await call(b.app, 'POST', `/upload/${opened.body.upload_id}/finalize`, { ...c, body: { content_hash: hash } })).status).toBe(409);
+      await expectMissing(own(hash), { token: carol.token });
+      // A share link of Carol's naming Alice's asset is refused at creation, so it cannot read it either.
+      expect((await call(b.app, 'POST', '/v1/links', { ...c, body: { kind: 'share', asset_ids: [ownAsset], wrapped_key: WRAPPED } })).status).toBe(404);
+      // Holding the bytes is proof of possession: then Carol has an asset of her own, and reads it.
+      const hers = await w.upload(c, data.own);
+      expect(hers).not.toBe(ownAsset);
+      await expectBytes(own(hash), data.own, { token: carol.token });
+      // Which still shows nothing else of Alice's.
+      await expectMissing(own(sha(data.derivative)), { token: carol.token });
+    });
+
     it('a pending drop: its owner reads it to decide; the guest who sent it does not; links do not show it', async () => {
       await expectBytes(own(sha(data.drop)), data.drop, { token: alice.token });
       await expectMissing(own(sha(data.drop)), { token: bob.token });
