@@ -19,7 +19,7 @@ import { call, listen, registerUser, testSeed, VERSION } from '../testing.js';
 
 const MiB = 1024 * 1024;
 const SIZE = 256 * MiB;
-const UNLIMITED: QuotaPolicy = { defaults: { soft: null, hard: null }, graceMs: 1_000, federatedShare: 0.25 };
+const UNLIMITED: QuotaPolicy = { defaults: { soft: null, hard: null }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1000 };
 
 async function* generated(size: number): AsyncIterable<Uint8Array> {
   for (let at = 0, i = 0; at < size; at += MiB, i++) yield new Uint8Array(Math.min(MiB, size - at)).fill((i * 37) & 0xff);
@@ -70,7 +70,7 @@ describe('blob downloads stream from the filesystem store', { timeout: 300_000 }
     hash = staged.sha256;
     expect(await fs.commit('big', hash)).toBe('stored');
     const id = '01900000-0000-7000-8000-00000000b1b0';
-    const opened = await stores.quota.openUpload({ id, uploaderId: accountId, kind: 'original', declaredSize: SIZE, contentHash: null, albumId: null, intentId: null, dropLinkId: null, createdAt: 0, expiresAt: Date.parse('2100-01-01') }, UNLIMITED, 0);
+    const opened = await stores.quota.openUpload({ id, uploaderId: accountId, kind: 'original', declaredSize: SIZE, contentHash: null, albumId: null, intentId: null, dropLinkId: null, sourcePeer: null, createdAt: 0, expiresAt: Date.parse('2100-01-01') }, UNLIMITED, 0);
     expect(opened.ok).toBe(true);
     const done = await stores.quota.completeUpload({ uploadId: id, contentHash: hash, size: SIZE, asset: { create: { id, ownerId: accountId, dropExpiresAt: null } } }, UNLIMITED, 0);
     expect(typeof done === 'string' ? done : done.outcome).toBe('completed');

@@ -228,8 +228,8 @@ for (const [name, open] of [
       await expectMissing(own(hash), { token: carol.token });
       // Nor does sending other bytes under that hash.
       const wrong = fresh(data.own.length);
-      expectOk(await call(b.app, 'PUT', `/upload/${opened.body.upload_id}`, { ...c, raw: raw(wrong), contentType: 'application/octet-stream' }), 200, 'send');
-      expect((await call(b.app, 'POST', `/upload/${opened.body.upload_id}/finalize`, { ...c, body: { content_hash: hash } })).status).toBe(409);
+      expect((await call(b.app, 'PUT', `/upload/${opened.body.upload_id}`, { ...c, raw: raw(wrong), contentType: 'application/octet-stream' })).status).toBe(409);
+      expect((await call(b.app, 'POST', `/upload/${opened.body.upload_id}/finalize`, { ...c, body: { content_hash: hash } })).status).not.toBe(200);
       await expectMissing(own(hash), { token: carol.token });
       // A share link of Carol's naming Alice's asset is refused at creation, so it cannot read it either.
       expect((await call(b.app, 'POST', '/v1/links', { ...c, body: { kind: 'share', asset_ids: [ownAsset], wrapped_key: WRAPPED } })).status).toBe(404);
