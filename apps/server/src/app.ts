@@ -5,6 +5,7 @@ import { openApiDocument } from './http/openapi.js';
 import { mountDocs } from './http/docs.js';
 import { publicRecord, RECORD_MAX_AGE_S } from './http/public-record.js';
 import { headAnswer } from './http/head.js';
+import { blobRoutes } from './routes/blobs.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
 import { type ResponseHeaders } from './http/respond.js';
 import { challengeFor, readsAuthorization, schemesOf, type Scheme } from './http/challenge.js';
@@ -45,6 +46,7 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...secondFactorRoutes(deps),
     ...oidcRoutes(deps),
     ...sharingRoutes(deps),
+    ...blobRoutes(deps),
     ...discoveryRoutes(deps),
   ];
 }

@@ -18,6 +18,7 @@ import {
   type ProtocolWindow,
   type Random,
   AssetService,
+  BlobReadService,
   QuotaService,
   UploadService,
   type BlobStore,
@@ -98,6 +99,8 @@ export interface AppDeps {
   readonly sponsorship: SponsorshipService;
   /** Share and upload links and guest drops. */
   readonly links: LinkService;
+  /** Reading blobs back: who may, and the bytes (GET /v1/blobs, GET /v1/links/{id}/blobs). */
+  readonly blobReads: BlobReadService;
   /** Handles, the opt-in public record and lookups of local accounts. */
   readonly discovery: DiscoveryService;
   /** Capability tokens between servers, forwarded lookups and the per-peer limit. */
@@ -234,6 +237,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   // Sponsored accounts, links and drops (one block); federated fills are upload sessions.
   const sponsorship = new SponsorshipService({ store: stores.sponsorship, accounts: stores.accounts, quota, clock, random });
   const links = new LinkService({ links: stores.links, writeGuard: albums.writeGuard, sessions: stores.quota, catalog: stores.quota, uploads, assets, quota, clock, random });
+  const blobReads = new BlobReadService({ catalog: stores.quota, links: stores.links, blobs: stores.blobs, clock });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
   const totpRecovery = new TotpRecoveryService({ challenges: stores.totp, directories: stores.devices, recovery: stores.secondFactor, accounts: stores.accounts, sessions, clock });
   const oidc = buildOidc(config, stores, platform, sessions, window);
@@ -282,6 +286,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     attestation,
     sponsorship,
     links,
+    blobReads,
     discovery,
     federation,
   };

@@ -4,6 +4,7 @@ import { FakeClock, MemoryBlobStore, MemoryLogger, SeededRandom, breakable } fro
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import type { Hono } from 'hono';
+import type { BlobStore } from '@strongroom/core';
 import { createApp } from './app.js';
 import { readConfig, type Config } from './config.js';
 import { buildDeps, type AppDeps, type Platform, type Stores } from './deps.js';
@@ -35,7 +36,7 @@ export interface TestServer {
  * A real app over a real in-memory SQLite database and real argon2id, with a fake clock and seeded
  * randomness. Stores are wrapped so a test can break them. Areas extend `stores` here as they land.
  */
-export async function testServer(env: Record<string, string> = {}, platform: Pick<Platform, 'identityProvider'> = {}): Promise<TestServer> {
+export async function testServer(env: Record<string, string> = {}, platform: Pick<Platform, 'identityProvider'> = {}, options: { blobs?: BlobStore } = {}): Promise<TestServer> {
   const config: Config = readConfig({ SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc', ...env });
   const clock = new FakeClock();
   const logger = new MemoryLogger();
@@ -44,7 +45,7 @@ export async function testServer(env: Record<string, string> = {}, platform: Pic
   const accounts = breakable(ports.accounts);
   const totp = breakable(ports.totp);
   const schema = breakable(ports.schema);
-  const stores: Stores = { ...ports, accounts: accounts.port, totp: totp.port, schema: schema.port, blobs: new MemoryBlobStore(), close: async () => void db.close() };
+  const stores: Stores = { ...ports, accounts: accounts.port, totp: totp.port, schema: schema.port, blobs: options.blobs ?? new MemoryBlobStore(), close: async () => void db.close() };
   const deps = await buildDeps(config, stores, { clock, random: new SeededRandom(testSeed()), logger, hasher: new Argon2Hasher(), ...platform });
   const app = createApp(deps);
   const { baseUrl, close } = await listen(app);

@@ -3,7 +3,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { describeBlobStoreContract } from '@strongroom/port-contracts';
+import { describeBlobStoreContract, readAll } from '@strongroom/port-contracts';
 import { FsBlobStore } from './fs-blob-store.js';
 
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
@@ -35,7 +35,7 @@ describe('FsBlobStore on disk', () => {
     expect(await store.commit('u1', 'f'.repeat(64))).toBe('hash_mismatch');
     expect(await store.has('f'.repeat(64))).toBe(false);
     expect(await store.commit('u1', sha(bytes))).toBe('stored');
-    expect(await store.read(sha(bytes))).toEqual(bytes);
+    expect(await readAll(await store.read(sha(bytes)))).toEqual(bytes);
     expect(await store.commit('u1', sha(bytes))).toBe('missing');
     await store.remove(sha(bytes));
     expect(await store.has(sha(bytes))).toBe(false);
@@ -49,7 +49,7 @@ describe('FsBlobStore on disk', () => {
       expect(both.filter((r) => r === 'stored').length).toBeGreaterThanOrEqual(1);
       for (const r of both) expect(['stored', 'missing']).toContain(r);
     }
-    expect(await store.read(sha(bytes))).toEqual(bytes);
+    expect(await readAll(await store.read(sha(bytes)))).toEqual(bytes);
   });
 
   it('refuses bytes beyond the declared size and keeps nothing, not even an earlier staging', async () => {
@@ -66,6 +66,21 @@ describe('FsBlobStore on disk', () => {
     }
     await expect(store.stage('u3', broken(), 10)).rejects.toThrow('connection reset');
     expect(await files(root)).toEqual([]);
+  });
+
+  it('a read stopped early or refused for its range closes its file (no descriptor leaks per download)', async () => {
+    const bytes = new Uint8Array(1024 * 1024).fill(3);
+    await store.stage('fd', chunks(bytes), bytes.length);
+    await store.commit('fd', sha(bytes));
+    const openFds = async () => (await readdir('/proc/self/fd')).length;
+    const before = await openFds();
+    for (let i = 0; i < 50; i++) {
+      const stream = (await store.read(sha(bytes), { start: 10, end: 500_000 }))!;
+      for await (const _ of stream) break;
+      await expect(store.read(sha(bytes), { start: 10, end: bytes.length })).rejects.toThrow(RangeError);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await openFds()).toBeLessThanOrEqual(before + 2);
   });
 
   it('discards staged bytes and rejects unsafe ids', async () => {

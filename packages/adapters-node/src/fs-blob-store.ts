@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BlobStore, StagedBlob } from '@strongroom/core';
+import type { BlobStat, BlobStore, ByteRange, StagedBlob } from '@strongroom/core';
 
 /**
  * Writes the whole chunk. A write may take only part of it (the disk filled up mid-chunk) without
@@ -102,26 +102,46 @@ export class FsBlobStore implements BlobStore {
       return false;
     }
   }
-  async read(contentHash: string): Promise<Uint8Array | null> {
+  async stat(contentHash: string): Promise<BlobStat | null> {
     try {
-      return new Uint8Array(await readFile(this.#blobPath(contentHash)));
-    } catch {
-      return null;
+      const s = await stat(this.#blobPath(contentHash));
+      return s.isFile() ? { size: s.size } : null;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw e;
     }
+  }
+  async read(contentHash: string, range?: ByteRange): Promise<AsyncIterable<Uint8Array> | null> {
+    let file: FileHandle;
+    try {
+      file = await open(this.#blobPath(contentHash), 'r');
+    } catch (e) {
+      // Only a missing file is "no blob"; a permission or I/O error must fail the read, not look empty.
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      throw e;
+    }
+    if (range !== undefined) {
+      let size: number;
+      try {
+        size = (await file.stat()).size;
+      } catch (e) {
+        await file.close();
+        throw e;
+      }
+      if (!(range.start >= 0 && range.start <= range.end && range.end < size)) {
+        await file.close();
+        throw new RangeError('range outside the blob');
+      }
+    }
+    // The stream owns the handle from here: reading to the end, an error or an early return()
+    // (the HTTP response cancelled) destroys the stream, which closes the file.
+    return file.createReadStream({ start: range?.start, end: range?.end, autoClose: true, highWaterMark: 64 * 1024 });
   }
   async remove(contentHash: string): Promise<void> {
     await rm(this.#blobPath(contentHash), { force: true });
   }
   async stream(contentHash: string): Promise<AsyncIterable<Uint8Array> | null> {
-    // Opened before returning, so an absent blob is null here rather than an error mid-stream.
-    let handle;
-    try {
-      handle = await open(this.#blobPath(contentHash), 'r');
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-      throw e;
-    }
-    return handle.createReadStream({ highWaterMark: 1 << 20 }) as AsyncIterable<Uint8Array>;
+    return this.read(contentHash);
   }
   /** A local disk fails with its machine: a backup copies the bytes. */
   readonly backupMode = 'copy';

@@ -11,6 +11,7 @@ import {
   type AssetBlob,
   type AssetCatalog,
   type AssetRecord,
+  type BlobReference,
   type BlobRecord,
   type CompleteOutcome,
   type CompleteUpload,
@@ -577,6 +578,16 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   async findAsset(id: string): Promise<AssetRecord | null> {
     const [r] = await this.db.select().from(assets).where(eq(assets.id, id));
     return r ? this.#toAsset(r) : null;
+  }
+  async blobReferences(contentHash: string, ownerId: string): Promise<BlobReference[]> {
+    // By the hash index, then each asset by its key; the album is its original's session's.
+    return this.db
+      .selectDistinct({ assetId: assets.id, ownerId: assets.ownerId, state: assets.state, albumId: uploadSessions.albumId })
+      .from(assetBlobs)
+      .innerJoin(assets, eq(assets.id, assetBlobs.assetId))
+      .leftJoin(uploadSessions, eq(uploadSessions.id, assets.id))
+      .where(and(eq(assetBlobs.contentHash, contentHash), eq(assets.ownerId, ownerId)))
+      .orderBy(asc(assets.id));
   }
   async #toAsset(r: AssetRow): Promise<AssetRecord> {
     const refs = await this.db

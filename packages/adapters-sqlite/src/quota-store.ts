@@ -13,6 +13,7 @@ import {
   type AssetBlob,
   type AssetCatalog,
   type AssetRecord,
+  type BlobReference,
   type AssetState,
   type BlobRecord,
   type CompleteOutcome,
@@ -101,6 +102,12 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       inFlight: p(`SELECT count(*) AS n FROM upload_sessions WHERE album_id = ? AND state IN ${OPEN} AND expires_at > ?`),
       asset: p('SELECT * FROM assets WHERE id = ?'),
       assetBlobs: p('SELECT kind, content_hash, size FROM asset_blobs WHERE asset_id = ? ORDER BY seq'),
+      // By the hash index, then each asset by its key; the album is its original's session's.
+      blobReferences: p(
+        `SELECT DISTINCT a.id AS assetId, a.owner_id AS ownerId, a.state AS state, s.album_id AS albumId
+           FROM asset_blobs b JOIN assets a ON a.id = b.asset_id LEFT JOIN upload_sessions s ON s.id = a.id
+          WHERE b.content_hash = ? AND a.owner_id = ? ORDER BY a.id`,
+      ),
       insertAsset: p('INSERT INTO assets (id, owner_id, uploader_id, state, created_at, trashed_at, drop_expires_at) VALUES (?, ?, ?, ?, ?, NULL, ?)'),
       insertRef: p('INSERT INTO asset_blobs (asset_id, kind, content_hash, size) VALUES (?, ?, ?, ?)'),
       fedRef: p('SELECT 1 FROM federated_refs WHERE receiver = ? AND peer = ? AND content_hash = ?'),
@@ -377,6 +384,9 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async findAsset(id: string): Promise<AssetRecord | null> {
     const r = this.db.select().from(assets).where(eq(assets.id, id)).get();
     return r ? this.#toAsset(r) : null;
+  }
+  async blobReferences(contentHash: string, ownerId: string): Promise<BlobReference[]> {
+    return this.#s.blobReferences.all(contentHash, ownerId) as BlobReference[];
   }
   #toAsset(r: AssetRow): AssetRecord {
     const refs = this.#s.assetBlobs.all(r.id) as { kind: AssetBlob['kind']; content_hash: string; size: number }[];

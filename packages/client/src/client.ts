@@ -1,6 +1,8 @@
 import createClient, { type Client } from 'openapi-fetch';
+import { sha256 as sha256Hasher } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
 import { cohortHash, fromBase64url, sha256, sha256Hex, toBase64url, type PlatformTag } from '@strongroom/core';
-import { errorFor, OutageError, readProblem, SessionLostError, type Problem } from './errors.js';
+import { errorFor, OutageError, readProblem, SessionLostError, StrongroomError, type Problem } from './errors.js';
 import type { paths } from './generated/api.js';
 import type { IdentityKey } from './keys.js';
 
@@ -372,6 +374,99 @@ export class StrongroomClient {
     if (done.data === undefined) throw errorFor(await problemOf(done.response, done.error));
     return { uploadId, state: done.data.state, assetId: done.data.asset_id, contentHash };
   }
+
+  /**
+   * Downloads a blob: as the signed-in account (`GET /v1/blobs/{hash}`), or through a share link
+   * (`options.linkId`, no token). Follows the server's 307 to a presigned object-store URL by
+   * itself, sending that URL only the Range (never the access token), so a proxied and a
+   * redirected download look the same. Refusals reject with {@link StrongroomError}
+   * (`error.not_found`, `error.request.range_not_satisfiable`, …).
+   */
+  async download(contentHash: string, options: DownloadOptions = {}): Promise<BlobDownload> {
+    const path = options.linkId === undefined ? `/v1/blobs/${encodeURIComponent(contentHash)}` : `/v1/links/${encodeURIComponent(options.linkId)}/blobs/${encodeURIComponent(contentHash)}`;
+    const headers = new Headers();
+    if (options.range !== undefined) headers.set('range', rangeHeader(options.range));
+    if (options.actAs !== undefined) headers.set('x-svc-act-as', options.actAs);
+    const init: RequestInit = { redirect: 'manual', ...(options.signal ? { signal: options.signal } : {}) };
+    const request = new Request(this.#baseUrl + path, { method: 'GET', headers, ...init });
+    let response =
+      options.linkId === undefined
+        ? await this.#send(request, init)
+        : await this.#fetch(this.#prepare(request, null), init);
+    if (response.type === 'opaqueredirect') {
+      // A browser hides a manual redirect's Location: let it follow (it drops the token across origins).
+      response = await this.#fetch(this.#prepare(new Request(request, { redirect: 'follow' }), null), { ...init, redirect: 'follow' });
+    } else if (response.status === 307 || response.status === 302 || response.status === 303) {
+      const location = response.headers.get('location');
+      await response.body?.cancel();
+      if (location === null) throw errorFor(localProblem('error.internal', 'A redirect without a Location.', response.status));
+      const onward = new Headers();
+      if (options.range !== undefined) onward.set('range', rangeHeader(options.range));
+      response = await this.#fetch(new Request(new URL(location, this.#baseUrl + path), { method: 'GET', headers: onward }), options.signal ? { signal: options.signal } : undefined);
+    }
+    if (response.status !== 200 && response.status !== 206) throw errorFor(await problemOf(response, null));
+    if (response.body === null) throw errorFor(localProblem('error.internal', 'A download without a body.', response.status));
+    const length = Number(response.headers.get('content-length') ?? NaN);
+    if (response.status === 206) {
+      const m = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(response.headers.get('content-range') ?? '');
+      if (m === null) throw errorFor(localProblem('error.internal', 'A partial answer without a usable Content-Range.', 206));
+      return { status: 206, start: Number(m[1]), end: Number(m[2]), size: Number(m[3]), body: response.body };
+    }
+    const size = Number.isFinite(length) ? length : -1;
+    return { status: 200, start: 0, end: size - 1, size, body: verified(response.body, contentHash) };
+  }
+}
+
+/** What {@link StrongroomClient.download} reads: all of a blob, or one range of it. */
+export type DownloadRange = { readonly start: number; readonly end?: number } | { readonly suffix: number };
+
+/** How {@link StrongroomClient.download} reads: as whom, which bytes. */
+export interface DownloadOptions {
+  /** Read through this share link (anonymously) instead of as the signed-in account. */
+  readonly linkId?: string;
+  /** One byte range (end inclusive); absent: the whole blob. */
+  readonly range?: DownloadRange;
+  /** Act as this sponsored account (X-Svc-Act-As). */
+  readonly actAs?: string;
+  readonly signal?: AbortSignal;
+}
+
+/** A blob on its way in. `body` streams; read it to the end or cancel it. */
+export interface BlobDownload {
+  /** 200 for the whole blob, 206 for a range. */
+  readonly status: 200 | 206;
+  /** The whole blob's size in bytes. */
+  readonly size: number;
+  /** The bytes `body` carries: the range asked for (end inclusive), or all of them. */
+  readonly start: number;
+  readonly end: number;
+  /**
+   * The bytes. A whole download is checked against the content hash as it streams: a body that
+   * does not hash to it errors at its end instead of closing (a tampered or truncated copy,
+   * wherever a redirect led).
+   */
+  readonly body: ReadableStream<Uint8Array>;
+}
+
+function rangeHeader(range: DownloadRange): string {
+  if ('suffix' in range) return `bytes=-${range.suffix}`;
+  return `bytes=${range.start}-${range.end ?? ''}`;
+}
+
+/** Passes the bytes through and errors at the end unless they hash to `contentHash`. */
+function verified(body: ReadableStream<Uint8Array>, contentHash: string): ReadableStream<Uint8Array> {
+  const hash = sha256Hasher.create();
+  return body.pipeThrough(
+    new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        hash.update(chunk);
+        controller.enqueue(chunk);
+      },
+      flush(controller) {
+        if (bytesToHex(hash.digest()) !== contentHash) controller.error(new StrongroomError(localProblem('error.integrity', 'The downloaded bytes do not hash to the content hash.')));
+      },
+    }),
+  );
 }
 
 interface TokenPairBody {

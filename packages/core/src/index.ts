@@ -31,6 +31,7 @@ export * from './oidc/index.js';
 export * from './attestation/index.js';
 export * from './sponsorship/index.js';
 export * from './links/index.js';
+export * from './blobs/index.js';
 export * from './federated/index.js';
 export * from './discovery/index.js';
 export * from './backup/index.js';

@@ -8,6 +8,40 @@ async function* chunks(...parts: Uint8Array[]): AsyncIterable<Uint8Array> {
   for (const p of parts) yield p;
 }
 
+/** Reads a stream to its end into one array (tests only: the point of `read` is not to do this). */
+export async function readAll(stream: AsyncIterable<Uint8Array> | null): Promise<Uint8Array | null> {
+  if (stream === null) return null;
+  const parts: Uint8Array[] = [];
+  for await (const c of stream) parts.push(new Uint8Array(c.buffer, c.byteOffset, c.byteLength));
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+/** Large arrays compare by length and digest: element-wise deep equality of megabytes is slow. */
+function digest(bytes: Uint8Array | null): string | null {
+  return bytes === null ? null : `${bytes.length}:${sha256Hex(bytes)}`;
+}
+
+async function store(s: BlobStore, id: string, bytes: Uint8Array): Promise<string> {
+  const hash = sha256Hex(bytes);
+  const parts: Uint8Array[] = [];
+  for (let at = 0; at < bytes.length; at += 100_000) parts.push(bytes.subarray(at, at + 100_000));
+  await s.stage(id, chunks(...parts), bytes.length);
+  expect(await s.commit(id, hash)).toBe('stored');
+  return hash;
+}
+
+function pattern(size: number): Uint8Array {
+  const out = new Uint8Array(size);
+  for (let i = 0; i < size; i++) out[i] = (i * 31 + (i >>> 8)) & 0xff;
+  return out;
+}
+
 async function using(setup: BlobSetup, body: (s: BlobStore) => Promise<void>): Promise<void> {
   const { store, cleanup } = await setup();
   try {
@@ -20,6 +54,7 @@ async function using(setup: BlobSetup, body: (s: BlobStore) => Promise<void>): P
 /**
  * The BlobStore contract: staged bytes become a blob only under their own SHA-256, nothing over
  * the declared size or from a failed body is kept, and blobs are content-addressed (one copy).
+ * Reading back streams, by inclusive range when asked, and a missing blob is null, never empty.
  * Run by the filesystem store (adapters-node) and the in-memory one.
  */
 export function describeBlobStoreContract(name: string, setup: BlobSetup): void {
@@ -33,11 +68,12 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         expect(await s.has('f'.repeat(64))).toBe(false);
         expect(await s.commit('u1', hash)).toBe('stored');
         expect(await s.has(hash)).toBe(true);
-        expect(await s.read(hash)).toEqual(bytes);
+        expect(await readAll(await s.read(hash))).toEqual(bytes);
         expect(await s.commit('u1', hash)).toBe('missing');
         await s.remove(hash);
         expect(await s.has(hash)).toBe(false);
         expect(await s.read(hash)).toBeNull();
+        expect(await s.stat(hash)).toBeNull();
       }));
 
     it('refuses bytes beyond the limit and keeps nothing, not even an earlier staging', () =>
@@ -93,10 +129,99 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         await s.stage('x2', chunks(bytes), 64);
         expect(await s.commit('x1', hash)).toBe('stored');
         expect(await s.commit('x2', hash)).toBe('stored');
-        expect(await s.read(hash)).toEqual(bytes);
+        expect(await readAll(await s.read(hash))).toEqual(bytes);
         await s.remove(hash);
         expect(await s.has(hash)).toBe(false);
         await s.remove(hash);
+      }));
+
+    it('stat answers the stored size, null for a hash never stored or removed', () =>
+      using(setup, async (s) => {
+        const bytes = pattern(1000);
+        const hash = await store(s, 'st', bytes);
+        expect(await s.stat(hash)).toEqual({ size: 1000 });
+        expect(await s.stat('e'.repeat(64))).toBeNull();
+        await s.remove(hash);
+        expect(await s.stat(hash)).toBeNull();
+      }));
+
+    it('read streams the whole blob in chunks, never as one buffer; unknown is null', () =>
+      using(setup, async (s) => {
+        const bytes = pattern(3 * 1024 * 1024 + 7);
+        const hash = await store(s, 'big', bytes);
+        const stream = await s.read(hash);
+        expect(stream).not.toBeNull();
+        let chunksSeen = 0;
+        let largest = 0;
+        const parts: Uint8Array[] = [];
+        for await (const c of stream!) {
+          chunksSeen++;
+          largest = Math.max(largest, c.length);
+          parts.push(c);
+        }
+        expect(chunksSeen).toBeGreaterThan(2);
+        expect(largest).toBeLessThanOrEqual(1024 * 1024);
+        expect(digest(await readAll(chunks(...parts)))).toBe(digest(bytes));
+        expect(await s.read('e'.repeat(64))).toBeNull();
+        expect(await s.read('e'.repeat(64), { start: 0, end: 0 })).toBeNull();
+      }));
+
+    it('read serves an inclusive range: first byte, middle, last byte, the whole blob', () =>
+      using(setup, async (s) => {
+        const bytes = pattern(200_000);
+        const hash = await store(s, 'rg', bytes);
+        expect(digest(await readAll(await s.read(hash, { start: 0, end: 0 })))).toBe(digest(bytes.subarray(0, 1)));
+        expect(digest(await readAll(await s.read(hash, { start: 1000, end: 150_999 })))).toBe(digest(bytes.subarray(1000, 151_000)));
+        expect(digest(await readAll(await s.read(hash, { start: 199_999, end: 199_999 })))).toBe(digest(bytes.subarray(199_999)));
+        expect(digest(await readAll(await s.read(hash, { start: 0, end: 199_999 })))).toBe(digest(bytes));
+      }));
+
+    it('a range outside the blob is refused, not served short', () =>
+      using(setup, async (s) => {
+        const hash = await store(s, 'ro', pattern(10));
+        await expect(s.read(hash, { start: 5, end: 10 })).rejects.toThrow();
+        await expect(s.read(hash, { start: 10, end: 10 })).rejects.toThrow();
+        await expect(s.read(hash, { start: 6, end: 5 })).rejects.toThrow();
+      }));
+
+    it('an empty blob reads as no bytes, distinct from a missing one', () =>
+      using(setup, async (s) => {
+        const hash = await store(s, 'em', new Uint8Array(0));
+        expect(await s.stat(hash)).toEqual({ size: 0 });
+        expect(digest(await readAll(await s.read(hash)))).toBe(digest(new Uint8Array(0)));
+      }));
+
+    it('a read stopped early releases the blob: it can be removed, and read again whole', () =>
+      using(setup, async (s) => {
+        const bytes = pattern(2 * 1024 * 1024);
+        const hash = await store(s, 'es', bytes);
+        for (let i = 0; i < 3; i++) {
+          const stream = await s.read(hash);
+          for await (const c of stream!) {
+            expect(c.length).toBeGreaterThan(0);
+            break;
+          }
+        }
+        expect(digest(await readAll(await s.read(hash)))).toBe(digest(bytes));
+        await s.remove(hash);
+        expect(await s.read(hash)).toBeNull();
+      }));
+
+    it('presignGet, where a store has it, serves the same bytes and ranges; otherwise it is absent', () =>
+      using(setup, async (s) => {
+        const bytes = pattern(5000);
+        const hash = await store(s, 'ps', bytes);
+        if (s.presignGet === undefined) {
+          expect('presignGet' in s).toBe(false);
+          return;
+        }
+        const url = await s.presignGet(hash, 60);
+        const whole = await fetch(url);
+        expect(whole.status).toBe(200);
+        expect(digest(new Uint8Array(await whole.arrayBuffer()))).toBe(digest(bytes));
+        const part = await fetch(url, { headers: { range: 'bytes=10-19' } });
+        expect(part.status).toBe(206);
+        expect(new Uint8Array(await part.arrayBuffer())).toEqual(bytes.subarray(10, 20));
       }));
   });
 }

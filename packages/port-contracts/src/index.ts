@@ -6,6 +6,6 @@ export { describePortContracts } from './all.js';
 export type { Setup } from './accounts-sessions.js';
 export { SUITES, describeContract, missingSuites } from './registry.js';
 export type { SuiteName } from './registry.js';
-export { describeBlobStoreContract } from './blobs.js';
+export { describeBlobStoreContract, readAll } from './blobs.js';
 export type { BlobSetup } from './blobs.js';
 export { describeSignerContract } from './signer.js';

@@ -297,6 +297,44 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect(await s.replaceMetadata({ assetId: x, payerId: a, contentHash: hash(12), size: 5 }, UNLIMITED, 2_000)).toBe('not_live');
       }));
 
+    it('blobReferences: the owner\'s assets referencing a hash in any role and state, each once, with the original\'s album', () =>
+      using(setup, async (s) => {
+        const [a, b] = [id('a000'), id('b000')];
+        const album = id('f000');
+        const orig = upload(a, { declaredSize: 50, albumId: album });
+        expect(await open(s, orig, null, 1_000)).toBe('reserved');
+        expect(outcome(await s.completeUpload({ uploadId: orig.id, contentHash: hash(40), size: 50, asset: { create: { id: orig.id, ownerId: a, dropExpiresAt: null } } }, UNLIMITED, 1_000))).toBe('completed');
+        const x = orig.id;
+        // A derivative of another hash, and the same hash again in a second role: one reference.
+        const d = upload(a, { kind: 'derivative', declaredSize: 20 });
+        await open(s, d, null, 1_000);
+        expect(outcome(await s.completeUpload({ uploadId: d.id, contentHash: hash(41), size: 20, asset: { attachTo: x } }, UNLIMITED, 1_000))).toBe('completed');
+        const again = upload(a, { kind: 'provenance', declaredSize: 50 });
+        await open(s, again, null, 1_000);
+        expect(outcome(await s.completeUpload({ uploadId: again.id, contentHash: hash(40), size: 50, asset: { attachTo: x } }, UNLIMITED, 1_000))).toBe('merged');
+        expect(await s.replaceMetadata({ assetId: x, payerId: a, contentHash: hash(42), size: 5 }, UNLIMITED, 1_000)).toBe('replaced');
+        // b holds the same bytes in an asset of its own, outside any album.
+        const y = await stored(s, b, hash(40), 50);
+        const ofA = { assetId: x, ownerId: a, state: 'live', albumId: album };
+        expect(await s.blobReferences(hash(40), a)).toEqual([ofA]);
+        expect(await s.blobReferences(hash(41), a)).toEqual([ofA]);
+        expect(await s.blobReferences(hash(42), a)).toEqual([ofA]);
+        expect(await s.blobReferences(hash(40), b)).toEqual([{ assetId: y, ownerId: b, state: 'live', albumId: null }]);
+        expect(await s.blobReferences(hash(41), b)).toEqual([]);
+        expect(await s.blobReferences(hash(43), a)).toEqual([]);
+        // Two assets of one owner, ordered by id; trash keeps the reference, purge drops it.
+        const z = await stored(s, b, hash(41), 20);
+        expect(await s.blobReferences(hash(41), b)).toEqual([{ assetId: z, ownerId: b, state: 'live', albumId: null }]);
+        expect(await s.trashAsset(x, 2_000)).toBe(true);
+        expect(await s.blobReferences(hash(40), a)).toEqual([{ ...ofA, state: 'trashed' }]);
+        expect(await s.purgeAsset(x)).toBe(true);
+        expect(await s.blobReferences(hash(40), a)).toEqual([]);
+        expect(await s.blobReferences(hash(41), a)).toEqual([]);
+        const w = await stored(s, b, hash(40), 50);
+        expect((await s.blobReferences(hash(40), b)).map((r) => r.assetId)).toEqual([y, w].sort());
+        // Pending drops (opened through a real upload link) are covered over HTTP: routes/blobs.test.ts.
+      }));
+
     it('keeps limits, suspension, sponsor and hard_since', () =>
       using(setup, async (s) => {
         const a = id('a000');

@@ -82,6 +82,7 @@ const TAGS: Record<string, string> = {
   public: 'Unauthenticated records a client reads before negotiating',
   quota: 'Storage quota and the upload-session lifecycle',
   assets: 'Assets, the trash and encrypted metadata',
+  blobs: 'Reading stored ciphertext back: by its account, or through a share link',
 };
 
 const PROTOCOL_HEADERS = {
@@ -128,16 +129,24 @@ function operation(r: AnyRoute): Json {
     parameters.push({ $ref: '#/components/parameters/X-Svc-Protocol' });
   }
   if (r.auth) parameters.push({ $ref: '#/components/parameters/X-Svc-Act-As' });
+  for (const [name, description] of Object.entries(r.requestHeaders ?? {})) parameters.push({ name, in: 'header', required: false, description, schema: { type: 'string' } });
 
   const responses: Record<string, Json> = {};
   for (const [status, spec] of Object.entries(r.responses)) {
-    const content = spec.schema ? { [spec.contentType ?? 'application/json']: { schema: responseSchema(spec.contentType, spec.schema) } } : undefined;
-    responses[status] = { description: spec.description, headers: PROTOCOL_HEADERS, ...(content ? { content } : {}) };
+    const binaryType = spec.contentType ?? 'application/octet-stream';
+    const content = spec.binary
+      ? { [binaryType]: { schema: { type: 'string', format: 'binary', contentMediaType: binaryType } } }
+      : spec.schema
+        ? { [spec.contentType ?? 'application/json']: { schema: responseSchema(spec.contentType, spec.schema) } }
+        : undefined;
+    const own = Object.fromEntries(Object.entries(spec.headers ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }]));
+    responses[status] = { description: spec.description, headers: spec.headers ? { ...PROTOCOL_HEADERS, ...own } : PROTOCOL_HEADERS, ...(content ? { content } : {}) };
   }
   for (const [status, codes] of [...problemStatuses(r)].sort(([a], [b]) => a - b)) {
     const declared = responses[status];
     // A status that answers problem codes is described as problem details, whatever body the route declared.
-    const headers = RETRY_STATUSES.has(status) ? { ...PROTOCOL_HEADERS, 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : PROTOCOL_HEADERS;
+    const base = (declared?.headers as Record<string, Json> | undefined) ?? PROTOCOL_HEADERS;
+    const headers = RETRY_STATUSES.has(status) ? { ...base, 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : base;
     responses[status] = { description: declared?.description ?? [...codes].sort().join(', '), headers, content: problemContent(status, codes) };
   }
 

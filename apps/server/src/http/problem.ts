@@ -2,7 +2,7 @@ import type { ErrorCode, Refusal } from '@strongroom/core';
 
 /** Codes only the HTTP layer produces (the router and the body reader). */
 export type HttpOnlyCode = 'error.request.too_large' | 'error.request.unsupported_media_type' | 'error.request.method_not_allowed'
-  | 'error.server.shutting_down';
+  | 'error.server.shutting_down' | 'error.request.range_not_satisfiable';
 export type ProblemCode = ErrorCode | HttpOnlyCode;
 
 /**
@@ -81,6 +81,8 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.federation.rate_limited': 429,
   /** A request that reached a kept-alive connection after SIGTERM (main.ts). */
   'error.server.shutting_down': 503,
+  /** A blob download's Range lies wholly outside the blob (answered with Content-Range naming the size). */
+  'error.request.range_not_satisfiable': 416,
 };
 
 /** Where the contract gives a code a second status. */
@@ -111,6 +113,7 @@ const TITLES: Record<number, string> = {
   409: 'Conflict',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
+  416: 'Range Not Satisfiable',
   426: 'Upgrade Required',
   429: 'Too Many Requests',
   500: 'Internal Server Error',

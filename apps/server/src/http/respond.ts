@@ -47,3 +47,8 @@ export function noContent(c: Context): Response {
 export function bytes(c: Context, status: number, body: Uint8Array, contentType: string): Response {
   return new Response(body as Uint8Array<ArrayBuffer>, { status, headers: { 'content-type': contentType, ...headersOf(c).protocol } });
 }
+
+/** A streamed body (a blob download) with its own headers beside the protocol headers. */
+export function streamed(c: Context, status: number, body: ReadableStream<Uint8Array> | null, headers: Record<string, string>): Response {
+  return new Response(body, { status, headers: { ...headers, ...headersOf(c).protocol } });
+}

@@ -21,6 +21,10 @@ export interface ResponseSpec {
   readonly description: string;
   readonly schema?: v.GenericSchema;
   readonly contentType?: string;
+  /** The body is raw bytes of `contentType` (default application/octet-stream), not a schema. */
+  readonly binary?: boolean;
+  /** Response headers worth documenting, by name: what each says. */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export interface HandlerInput<B, P, Q> {
@@ -77,6 +81,8 @@ export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown>
   /** Query parameters; a value that fails is 400. */
   readonly query?: QS;
   readonly responses: Readonly<Record<number, ResponseSpec>>;
+  /** Optional request headers the route reads (for the API reference), by name: what each does. */
+  readonly requestHeaders?: Readonly<Record<string, string>>;
   /** The problem codes this route can answer with (for the API reference). */
   readonly errors?: readonly string[];
   /** The client's method name in the API reference; derived from the method and path when absent. */

@@ -410,8 +410,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A single-use challenge (32 bytes, 300 s) for the revoke-all proof */
+        /** A single-use challenge (32 bytes, 300 s) for the revoke-all proof; at most 5 live per account */
         post: operations["postAuthLogoutAllChallenge"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/methods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every way into the account the request acts as: a usable password, a confirmed second factor, each linked OpenID identity (a sponsored account, reached with X-Svc-Act-As, has none) */
+        get: operations["getAuthMethods"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -462,7 +479,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove the caller's identity at the provider (refused when it is the account's only way in) */
+        /** Remove the caller's identity at the provider (needs a recent sign-in; refused when no other usable way in remains) */
         delete: operations["deleteAuthOidcLink"];
         options?: never;
         head?: never;
@@ -615,7 +632,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Remove the confirmed factor with a live code (Confirmed -> None) */
+        /** Remove the confirmed factor with a live code (Confirmed -> None). Needs a recent sign-in */
         post: operations["postAuthTotpDisable"];
         delete?: never;
         options?: never;
@@ -632,7 +649,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Issue a fresh TOTP secret (None or Pending -> Pending); shown once, never again */
+        /** Issue a fresh TOTP secret (None or Pending -> Pending); shown once, never again. Needs a recent sign-in */
         post: operations["postAuthTotpEnroll"];
         delete?: never;
         options?: never;
@@ -649,8 +666,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Confirm the pending factor with a current code (Pending -> Confirmed) */
+        /** Confirm the pending factor with a current code (Pending -> Confirmed). Needs a recent sign-in */
         post: operations["postAuthTotpVerifyEnrollment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/blobs/{content_hash}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A blob that an asset of the account the request acts as references (any role; trashed assets until purged). Anything else, an unknown hash included, is 404. */
+        get: operations["getBlobsByContentHash"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -666,7 +700,7 @@ export interface paths {
         };
         /** The latest accepted directory, as the signed CBOR that was accepted */
         get: operations["getDevicesDirectory"];
-        /** Publish the signed device directory (the first one fixes the identity anchor) */
+        /** Publish the signed device directory (the first one fixes the identity anchor and needs a recent sign-in) */
         put: operations["putDevicesDirectory"];
         post?: never;
         delete?: never;
@@ -796,6 +830,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/links/{link_id}/blobs/{content_hash}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A blob that a live asset covered by this share link references (its asset_ids, or its album's assets); no token. Revoked, expired, unknown and upload links: 404. */
+        get: operations["getLinksByLinkIdBlobsByContentHash"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/links/{link_id}/drops": {
         parameters: {
             query?: never;
@@ -897,7 +948,7 @@ export interface components {
              * @description Stable problem code; each operation lists the ones it can answer
              * @enum {string}
              */
-            code: "error.album.intent_mismatch" | "error.album.proposer_invalid" | "error.album.upgrade_in_flight" | "error.attestation.history_invalid" | "error.auth.account_locked" | "error.auth.challenge_exhausted" | "error.auth.challenge_invalid" | "error.auth.invalid_code" | "error.auth.invalid_credentials" | "error.auth.last_sign_in_method" | "error.auth.local_disabled" | "error.auth.login_code_invalid" | "error.auth.no_local_password" | "error.auth.not_an_owner" | "error.auth.not_the_initiator" | "error.auth.proof_invalid" | "error.auth.session_invalid" | "error.auth.throttled" | "error.auth.totp_already_enrolled" | "error.auth.totp_not_enrolled" | "error.auth.unavailable" | "error.auth.user_already_exists" | "error.auth.weak_password" | "error.catalog.too_new" | "error.conflict" | "error.deprecation.invalid" | "error.deprecation.too_soon" | "error.device.directory_invalid" | "error.device.invalid_key" | "error.device.unknown" | "error.discovery.handle_fixed" | "error.discovery.handle_taken" | "error.discovery.no_handle" | "error.federation.capability_invalid" | "error.federation.peer_unavailable" | "error.federation.rate_limited" | "error.federation.unknown_peer" | "error.internal" | "error.not_found" | "error.oidc.already_linked" | "error.oidc.app_challenge_required" | "error.oidc.exchange_failed" | "error.oidc.id_token_invalid" | "error.oidc.provider_denied" | "error.oidc.reauthentication_stale" | "error.oidc.return_to_invalid" | "error.oidc.state_invalid" | "error.profile.invalid_display_name" | "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused" | "error.request.invalid" | "error.request.method_not_allowed" | "error.request.too_large" | "error.request.too_many" | "error.request.unsupported_media_type" | "error.server.shutting_down" | "error.sponsored.cannot_sponsor" | "error.store.unavailable" | "error.upload.album_quiescing" | "error.upload.too_large";
+            code: "error.album.intent_mismatch" | "error.album.proposer_invalid" | "error.album.upgrade_in_flight" | "error.attestation.history_invalid" | "error.auth.account_locked" | "error.auth.challenge_exhausted" | "error.auth.challenge_invalid" | "error.auth.invalid_code" | "error.auth.invalid_credentials" | "error.auth.last_sign_in_method" | "error.auth.local_disabled" | "error.auth.login_code_invalid" | "error.auth.no_local_password" | "error.auth.not_an_owner" | "error.auth.not_the_initiator" | "error.auth.proof_invalid" | "error.auth.reauthentication_required" | "error.auth.session_invalid" | "error.auth.throttled" | "error.auth.totp_already_enrolled" | "error.auth.totp_not_enrolled" | "error.auth.unavailable" | "error.auth.user_already_exists" | "error.auth.weak_password" | "error.catalog.too_new" | "error.conflict" | "error.deprecation.invalid" | "error.deprecation.too_soon" | "error.device.directory_invalid" | "error.device.invalid_key" | "error.device.unknown" | "error.discovery.handle_fixed" | "error.discovery.handle_taken" | "error.discovery.no_handle" | "error.federation.capability_invalid" | "error.federation.peer_unavailable" | "error.federation.rate_limited" | "error.federation.unknown_peer" | "error.internal" | "error.not_found" | "error.oidc.already_linked" | "error.oidc.app_challenge_required" | "error.oidc.exchange_failed" | "error.oidc.id_token_invalid" | "error.oidc.provider_denied" | "error.oidc.reauthentication_stale" | "error.oidc.return_to_invalid" | "error.oidc.state_invalid" | "error.profile.invalid_display_name" | "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused" | "error.request.invalid" | "error.request.method_not_allowed" | "error.request.range_not_satisfiable" | "error.request.too_large" | "error.request.too_many" | "error.request.unsupported_media_type" | "error.server.shutting_down" | "error.sponsored.cannot_sponsor" | "error.store.unavailable" | "error.upload.album_quiescing" | "error.upload.too_large";
             detail: string;
             /** @description On 409 album refusals: the live upgrade intent */
             live_intent_id?: string;
@@ -4705,6 +4756,133 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
+            /** @description error.request.too_many */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.too_many";
+                        /** @constant */
+                        status?: 429;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAuthMethods: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sign-in methods */
+            200: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        oidc: {
+                            issuer: string;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339 UTC timestamp
+                             */
+                            linked_at: string;
+                            subject: string;
+                        }[];
+                        /** @description A local password exists and local sign-in is on */
+                        password: boolean;
+                        /** @description A confirmed second factor */
+                        totp: boolean;
+                    };
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
             /** @description error.store.unavailable */
             503: {
                 headers: {
@@ -4877,7 +5055,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.account_locked, error.auth.not_the_initiator */
+            /** @description error.auth.account_locked, error.auth.not_the_initiator, error.auth.reauthentication_required */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -4888,7 +5066,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.account_locked" | "error.auth.not_the_initiator";
+                        code?: "error.auth.account_locked" | "error.auth.not_the_initiator" | "error.auth.reauthentication_required";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -4962,7 +5140,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.protocol.unsupported */
+            /** @description error.protocol.below_min, error.protocol.unsupported */
             426: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -4973,7 +5151,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.protocol.unsupported";
+                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
                     } & components["schemas"]["Problem"];
@@ -5038,7 +5216,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.not_an_owner */
+            /** @description error.auth.not_an_owner, error.auth.reauthentication_required */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -5049,7 +5227,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.not_an_owner";
+                        code?: "error.auth.not_an_owner" | "error.auth.reauthentication_required";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -5136,7 +5314,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description base64url SHA-256 of a verifier the app keeps (PKCE S256 toward this server); required when return_to is not https */
+                    /** @description base64url SHA-256 of a verifier the app keeps (PKCE S256 toward this server); required for every return_to (absent: 400 error.oidc.app_challenge_required) */
                     app_challenge?: string;
                     /**
                      * @description sign_in (default, no token); link and reauthenticate need the Bearer access token
@@ -5196,6 +5374,23 @@ export interface operations {
                         code?: "error.auth.session_invalid";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.reauthentication_required */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.reauthentication_required";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -6514,7 +6709,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.local_disabled, error.auth.not_an_owner */
+            /** @description error.auth.local_disabled, error.auth.not_an_owner, error.auth.reauthentication_required */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -6525,7 +6720,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner";
+                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner" | "error.auth.reauthentication_required";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -6685,7 +6880,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.local_disabled, error.auth.not_an_owner */
+            /** @description error.auth.local_disabled, error.auth.not_an_owner, error.auth.reauthentication_required */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -6696,7 +6891,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner";
+                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner" | "error.auth.reauthentication_required";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -6852,7 +7047,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.local_disabled, error.auth.not_an_owner */
+            /** @description error.auth.local_disabled, error.auth.not_an_owner, error.auth.reauthentication_required */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -6863,7 +7058,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner";
+                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner" | "error.auth.reauthentication_required";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -6950,6 +7145,203 @@ export interface operations {
                     "application/problem+json": {
                         /** @enum {unknown} */
                         code?: "error.auth.unavailable" | "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getBlobsByContentHash: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The blob's ETag ("<content_hash>") or *: 304, no body. */
+                "If-None-Match"?: string;
+                /** @description With Range: the range is served only when this is the blob's ETag; otherwise the whole blob. */
+                "If-Range"?: string;
+                /** @description One `bytes=` range (first-last, first-, or -suffix): 206 with Content-Range; wholly past the end: 416. Several ranges, another unit or a malformed value are ignored: 200 with the whole blob. */
+                Range?: string;
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                content_hash: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stored ciphertext, streamed */
+            200: {
+                headers: {
+                    /** @description bytes */
+                    "Accept-Ranges"?: string;
+                    /** @description private, max-age=31536000, immutable */
+                    "Cache-Control"?: string;
+                    /** @description Bytes in this body */
+                    "Content-Length"?: string;
+                    /** @description "<content_hash>": the blob never changes under it */
+                    ETag?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description One range of it */
+            206: {
+                headers: {
+                    /** @description bytes */
+                    "Accept-Ranges"?: string;
+                    /** @description private, max-age=31536000, immutable */
+                    "Cache-Control"?: string;
+                    /** @description Bytes in this body */
+                    "Content-Length"?: string;
+                    /** @description bytes <first>-<last>/<size> */
+                    "Content-Range"?: string;
+                    /** @description "<content_hash>": the blob never changes under it */
+                    ETag?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description If-None-Match named the ETag: no body */
+            304: {
+                headers: {
+                    /** @description private, max-age=31536000, immutable */
+                    "Cache-Control"?: string;
+                    /** @description "<content_hash>": the blob never changes under it */
+                    ETag?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Object storage only: Location is a presigned URL (valid at most 5 minutes) that serves the same bytes, ranges included; a client that follows redirects sees no difference */
+            307: {
+                headers: {
+                    /** @description no-store */
+                    "Cache-Control"?: string;
+                    /** @description The presigned URL */
+                    Location?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description The range lies wholly outside the blob */
+            416: {
+                headers: {
+                    /** @description bytes *\/<size> */
+                    "Content-Range"?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.range_not_satisfiable";
+                        /** @constant */
+                        status?: 416;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -7142,7 +7534,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.not_an_owner */
+            /** @description error.auth.not_an_owner, error.auth.reauthentication_required */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -7153,7 +7545,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.not_an_owner";
+                        code?: "error.auth.not_an_owner" | "error.auth.reauthentication_required";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -8560,6 +8952,168 @@ export interface operations {
                     "application/problem+json": {
                         /** @enum {unknown} */
                         code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getLinksByLinkIdBlobsByContentHash: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The blob's ETag ("<content_hash>") or *: 304, no body. */
+                "If-None-Match"?: string;
+                /** @description With Range: the range is served only when this is the blob's ETag; otherwise the whole blob. */
+                "If-Range"?: string;
+                /** @description One `bytes=` range (first-last, first-, or -suffix): 206 with Content-Range; wholly past the end: 416. Several ranges, another unit or a malformed value are ignored: 200 with the whole blob. */
+                Range?: string;
+            };
+            path: {
+                content_hash: string;
+                link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stored ciphertext, streamed */
+            200: {
+                headers: {
+                    /** @description bytes */
+                    "Accept-Ranges"?: string;
+                    /** @description private, max-age=31536000, immutable */
+                    "Cache-Control"?: string;
+                    /** @description Bytes in this body */
+                    "Content-Length"?: string;
+                    /** @description "<content_hash>": the blob never changes under it */
+                    ETag?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description One range of it */
+            206: {
+                headers: {
+                    /** @description bytes */
+                    "Accept-Ranges"?: string;
+                    /** @description private, max-age=31536000, immutable */
+                    "Cache-Control"?: string;
+                    /** @description Bytes in this body */
+                    "Content-Length"?: string;
+                    /** @description bytes <first>-<last>/<size> */
+                    "Content-Range"?: string;
+                    /** @description "<content_hash>": the blob never changes under it */
+                    ETag?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            /** @description If-None-Match named the ETag: no body */
+            304: {
+                headers: {
+                    /** @description private, max-age=31536000, immutable */
+                    "Cache-Control"?: string;
+                    /** @description "<content_hash>": the blob never changes under it */
+                    ETag?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Object storage only: Location is a presigned URL (valid at most 5 minutes) that serves the same bytes, ranges included; a client that follows redirects sees no difference */
+            307: {
+                headers: {
+                    /** @description no-store */
+                    "Cache-Control"?: string;
+                    /** @description The presigned URL */
+                    Location?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description The range lies wholly outside the blob */
+            416: {
+                headers: {
+                    /** @description bytes *\/<size> */
+                    "Content-Range"?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.range_not_satisfiable";
+                        /** @constant */
+                        status?: 416;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
                     } & components["schemas"]["Problem"];

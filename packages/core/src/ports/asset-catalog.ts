@@ -22,6 +22,15 @@ export interface AssetRecord {
   readonly blobs: readonly AssetBlob[];
 }
 
+/** One asset that references a blob, as the read rule (core/blobs) needs to judge it. */
+export interface BlobReference {
+  readonly assetId: string;
+  readonly ownerId: string;
+  readonly state: AssetState;
+  /** The album the asset's original was uploaded to (its upload session's album), if any. */
+  readonly albumId: string | null;
+}
+
 export interface MetadataReplace {
   readonly assetId: string;
   readonly payerId: string;
@@ -35,6 +44,12 @@ export interface MetadataReplace {
  */
 export interface AssetCatalog {
   findAsset(id: string): Promise<AssetRecord | null>;
+  /**
+   * The assets of `ownerId`, in any state, that reference `contentHash` in any role, each once,
+   * ordered by asset id. A fact lookup narrowed by the index (owner, hash): who may read the blob
+   * is decided by core's blob rules over what this returns, never here.
+   */
+  blobReferences(contentHash: string, ownerId: string): Promise<BlobReference[]>;
   /** live -> trashed. False when the asset is not live. */
   trashAsset(id: string, now: number): Promise<boolean>;
   /** trashed -> live. False when the asset is not trashed. */

@@ -5,9 +5,42 @@ export interface StagedBlob {
   readonly sha256: string;
 }
 
+/** What a store knows of a stored blob without reading it. */
+export interface BlobStat {
+  readonly size: number;
+}
+
+/**
+ * A byte range of a blob, both ends INCLUSIVE (as HTTP's `Range: bytes=start-end` and S3's
+ * `GetObject` Range), with `0 <= start <= end < size`: the caller resolves suffix and open ranges
+ * against `stat` first, so a store never sees an unsatisfiable or empty range.
+ */
+export interface ByteRange {
+  readonly start: number;
+  readonly end: number;
+}
+
 /**
  * Content-addressed ciphertext storage. Bytes are staged per upload and become a blob only when
  * their SHA-256 matches the claimed hash, so a crash or a wrong hash leaves nothing half-stored.
+ *
+ * What an object store (S3 and its kin) must do to implement this port:
+ * - `stage` writes under a staging key (never under the content address) and keeps nothing when the
+ *   body fails or passes `maxBytes` (abort the multipart upload / delete the staging object);
+ *   `commit` checks the SHA-256 of what is staged (its own checksum when it has one, else a streamed
+ *   hash) and only then copies or renames it to the content address: a reader never sees a
+ *   partial or wrong object under a hash.
+ * - `has`, `stat` and `read` answer for the content address only (HeadObject / GetObject);
+ *   "no such key" is false / null, never an error, and never an empty body. Any other failure
+ *   (unreachable, denied, slow past its bound) throws, so callers fail closed.
+ * - `read` streams (GetObject's body, the range passed as `Range: bytes=start-end`): a blob of
+ *   gigabytes never sits in memory. The iterable is consumed at most once; the caller either reads
+ *   it to the end or stops early (`break` / `return()`), and either releases the object's
+ *   connection or file.
+ * - `remove` and `discard` are idempotent (deleting a missing key succeeds).
+ * - `presignGet`, when present, answers a URL that serves exactly `read(hash)`'s bytes (ranges
+ *   included) to anyone holding it, for at most `ttlS` seconds; it must not list or reach any other
+ *   key. The server only calls it after core decided the caller may read that blob.
  */
 export interface BlobStore {
   /**
@@ -19,11 +52,17 @@ export interface BlobStore {
   commit(stagingId: string, contentHash: string): Promise<'stored' | 'hash_mismatch' | 'missing'>;
   discard(stagingId: string): Promise<void>;
   has(contentHash: string): Promise<boolean>;
-  read(contentHash: string): Promise<Uint8Array | null>;
+  /** The stored blob's size; null when no blob is stored under that hash. */
+  stat(contentHash: string): Promise<BlobStat | null>;
+  /**
+   * The blob's bytes (or the inclusive `range` of them) as a stream; null when no blob is stored
+   * under that hash. Resolves once the object is open, before any byte is read.
+   */
+  read(contentHash: string, range?: ByteRange): Promise<AsyncIterable<Uint8Array> | null>;
   remove(contentHash: string): Promise<void>;
   /**
-   * The blob's bytes as a stream, or null when it is absent: a backup copies blobs of any size
-   * without holding one whole in memory.
+   * The whole blob as a stream, or null when it is absent (`read` without a range): a backup
+   * copies blobs of any size without holding one whole in memory.
    */
   stream(contentHash: string): Promise<AsyncIterable<Uint8Array> | null>;
   /**
@@ -33,4 +72,10 @@ export interface BlobStore {
    * and versioning); restoring then needs that store, not bytes from the backup.
    */
   readonly backupMode: 'copy' | 'manifest';
+  /**
+   * Only for stores a client can reach directly (object storage): a URL, valid at most `ttlS`
+   * seconds, that serves the blob's bytes as `read` would. Absent on stores that cannot (the
+   * filesystem); the server then carries the bytes itself.
+   */
+  presignGet?(contentHash: string, ttlS: number): Promise<string>;
 }

@@ -1,5 +1,8 @@
 import { concatBytes, sha256Hex } from '../encoding/bytes.js';
-import type { BlobStore, StagedBlob } from '../ports/blob-store.js';
+import type { BlobStat, BlobStore, ByteRange, StagedBlob } from '../ports/blob-store.js';
+
+/** Chunk size the memory store streams in, small enough that tests see several chunks. */
+const CHUNK = 64 * 1024;
 
 /** In-memory content-addressed blob store with the same staging rules as the filesystem one. */
 export class MemoryBlobStore implements BlobStore {
@@ -33,18 +36,25 @@ export class MemoryBlobStore implements BlobStore {
   async has(contentHash: string): Promise<boolean> {
     return this.blobs.has(contentHash);
   }
-  async read(contentHash: string): Promise<Uint8Array | null> {
-    return this.blobs.get(contentHash) ?? null;
+  async stat(contentHash: string): Promise<BlobStat | null> {
+    const bytes = this.blobs.get(contentHash);
+    return bytes === undefined ? null : { size: bytes.length };
+  }
+  async read(contentHash: string, range?: ByteRange): Promise<AsyncIterable<Uint8Array> | null> {
+    const bytes = this.blobs.get(contentHash);
+    if (bytes === undefined) return null;
+    const start = range?.start ?? 0;
+    const end = range === undefined ? bytes.length : range.end + 1;
+    if (range !== undefined && !(start >= 0 && start <= range.end && range.end < bytes.length)) throw new RangeError('range outside the blob');
+    return (async function* () {
+      for (let at = start; at < end; at += CHUNK) yield bytes.slice(at, Math.min(end, at + CHUNK));
+    })();
   }
   async remove(contentHash: string): Promise<void> {
     this.blobs.delete(contentHash);
   }
   async stream(contentHash: string): Promise<AsyncIterable<Uint8Array> | null> {
-    const bytes = this.blobs.get(contentHash);
-    if (!bytes) return null;
-    return (async function* () {
-      yield bytes;
-    })();
+    return this.read(contentHash);
   }
   readonly backupMode = 'copy';
 }

@@ -1,5 +1,5 @@
 import { ok, type Result } from '../errors.js';
-import type { AssetBlob, AssetCatalog, AssetRecord, MetadataReplace } from '../ports/asset-catalog.js';
+import type { AssetBlob, AssetCatalog, AssetRecord, BlobReference, MetadataReplace } from '../ports/asset-catalog.js';
 import type { BlobRecord, FederatedCacheOutcome, QuotaAccountRecord, QuotaLedger, SweepResult, SweptBlob } from '../ports/quota-ledger.js';
 import type { CompleteOutcome, CompleteUpload, NewUpload, OpenRefusal, UploadSessionRecord, UploadSessions } from '../ports/upload-sessions.js';
 import { decideFederatedCache, emptyLedgerRecord, payerIdOf, settledHardSince } from '../quota/ledger-rules.js';
@@ -250,6 +250,14 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
 
   async findAsset(id: string): Promise<AssetRecord | null> {
     return this.assets.get(id) ?? null;
+  }
+  async blobReferences(contentHash: string, ownerId: string): Promise<BlobReference[]> {
+    const out: BlobReference[] = [];
+    for (const a of this.assets.values()) {
+      if (a.ownerId !== ownerId || !a.blobs.some((b) => b.contentHash === contentHash)) continue;
+      out.push({ assetId: a.id, ownerId: a.ownerId, state: a.state, albumId: this.uploads.get(a.id)?.albumId ?? null });
+    }
+    return out.sort((x, y) => (x.assetId < y.assetId ? -1 : x.assetId > y.assetId ? 1 : 0));
   }
   async trashAsset(id: string, now: number): Promise<boolean> {
     const a = this.assets.get(id);

@@ -1,0 +1,117 @@
+import * as v from 'valibot';
+import type { ReadableBlob, Result } from '@strongroom/core';
+import type { AppDeps } from '../deps.js';
+import { isHeadRequest } from '../http/head.js';
+import { HttpProblem } from '../http/problem.js';
+import { noneMatch } from '../http/public-record.js';
+import { resolveRange } from '../http/range.js';
+import { requestHeader } from '../http/request.js';
+import { streamed, unwrap } from '../http/respond.js';
+import { route, type AnyRoute, type HandlerInput } from '../http/route-def.js';
+import { ContentHash } from './schemas.js';
+
+const LinkId = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{22}$/, 'must be a link id (16 bytes, base64url)'));
+const OwnParams = v.object({ content_hash: ContentHash });
+const LinkParams = v.object({ link_id: LinkId, content_hash: ContentHash });
+
+/** A blob's bytes never change under its hash, so any cache may keep them for good (but only the reader's own). */
+const CACHE_CONTROL = 'private, max-age=31536000, immutable';
+
+const REQUEST_HEADERS = {
+  Range: 'One `bytes=` range (first-last, first-, or -suffix): 206 with Content-Range; wholly past the end: 416. Several ranges, another unit or a malformed value are ignored: 200 with the whole blob.',
+  'If-None-Match': 'The blob\'s ETag ("<content_hash>") or *: 304, no body.',
+  'If-Range': 'With Range: the range is served only when this is the blob\'s ETag; otherwise the whole blob.',
+};
+const BYTES_HEADERS = {
+  ETag: '"<content_hash>": the blob never changes under it',
+  'Cache-Control': CACHE_CONTROL,
+  'Accept-Ranges': 'bytes',
+  'Content-Length': 'Bytes in this body',
+};
+const RESPONSES = {
+  200: { description: 'The stored ciphertext, streamed', binary: true, headers: BYTES_HEADERS },
+  206: { description: 'One range of it', binary: true, headers: { ...BYTES_HEADERS, 'Content-Range': 'bytes <first>-<last>/<size>' } },
+  304: { description: 'If-None-Match named the ETag: no body', headers: { ETag: BYTES_HEADERS.ETag, 'Cache-Control': CACHE_CONTROL } },
+  307: {
+    description: 'Object storage only: Location is a presigned URL (valid at most 5 minutes) that serves the same bytes, ranges included; a client that follows redirects sees no difference',
+    headers: { Location: 'The presigned URL', 'Cache-Control': 'no-store' },
+  },
+  416: { description: 'The range lies wholly outside the blob', headers: { 'Content-Range': 'bytes */<size>' } },
+};
+
+/** An AsyncIterable as a pull-driven web stream: one chunk read per chunk the socket takes; cancelling ends the read. */
+function pullStream(source: AsyncIterable<Uint8Array>): ReadableStream<Uint8Array> {
+  const it = source[Symbol.asyncIterator]();
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const next = await it.next();
+        if (next.done) controller.close();
+        else controller.enqueue(next.value);
+      },
+      async cancel() {
+        await it.return?.();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}
+
+/**
+ * The answer for a blob the caller may read (decisions.md, "Reading blobs back"): 304 for its own
+ * tag, a redirect when the store hands out URLs, else the bytes (one range or all) streamed from
+ * the store. A HEAD states the same headers and opens nothing.
+ */
+async function answer({ c }: Pick<HandlerInput<unknown, unknown, unknown>, 'c'>, found: Result<ReadableBlob, 'error.not_found'>): Promise<Response> {
+  const blob = unwrap(found);
+  const etag = `"${blob.contentHash}"`;
+  const head = isHeadRequest(c.req.raw);
+  const fixed = { etag, 'cache-control': CACHE_CONTROL };
+  if (noneMatch(requestHeader(c, 'if-none-match'), etag)) return streamed(c, 304, null, fixed);
+  if (blob.presign !== null) return streamed(c, 307, null, { location: await blob.presign(), 'cache-control': 'no-store', etag });
+  const ifRange = requestHeader(c, 'if-range');
+  const range = ifRange !== undefined && ifRange.trim() !== etag ? { kind: 'whole' as const } : resolveRange(requestHeader(c, 'range'), blob.size);
+  const bytes = { ...fixed, 'accept-ranges': 'bytes', 'content-type': 'application/octet-stream' };
+  if (range.kind === 'unsatisfiable') {
+    const p = new HttpProblem('error.request.range_not_satisfiable', `The blob has ${blob.size} bytes; the range asks for none of them.`, { size: blob.size });
+    p.headers = { 'content-range': `bytes */${blob.size}`, ...fixed };
+    throw p;
+  }
+  if (range.kind === 'part') {
+    const length = range.end - range.start + 1;
+    const body = head ? null : pullStream(await blob.open({ start: range.start, end: range.end }));
+    return streamed(c, 206, body, { ...bytes, 'content-length': String(length), 'content-range': `bytes ${range.start}-${range.end}/${blob.size}` });
+  }
+  const body = head || blob.size === 0 ? null : pullStream(await blob.open());
+  return streamed(c, 200, body, { ...bytes, 'content-length': String(blob.size) });
+}
+
+/** Reading blobs back: by the account whose asset references it, or through a share link that covers one. */
+export function blobRoutes(deps: AppDeps): AnyRoute[] {
+  return [
+    route({
+      method: 'GET',
+      path: '/v1/blobs/:content_hash',
+      tag: 'blobs',
+      summary: 'A blob that an asset of the account the request acts as references (any role; trashed assets until purged). Anything else, an unknown hash included, is 404.',
+      auth: true,
+      params: OwnParams,
+      requestHeaders: REQUEST_HEADERS,
+      responses: RESPONSES,
+      errors: ['error.request.range_not_satisfiable'],
+      handle: async (input) => answer(input, await deps.blobReads.forAccount(input.principal, input.params.content_hash)),
+    }),
+    route({
+      method: 'GET',
+      path: '/v1/links/:link_id/blobs/:content_hash',
+      tag: 'blobs',
+      summary: 'A blob that a live asset covered by this share link references (its asset_ids, or its album\'s assets); no token. Revoked, expired, unknown and upload links: 404.',
+      auth: false,
+      params: LinkParams,
+      requestHeaders: REQUEST_HEADERS,
+      responses: RESPONSES,
+      errors: ['error.request.range_not_satisfiable'],
+      handle: async (input) => answer(input, await deps.blobReads.forLink(input.params.link_id, input.params.content_hash)),
+    }),
+  ];
+}

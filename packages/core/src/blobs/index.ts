@@ -1,0 +1,4 @@
+export { linkCoversBlob, MAX_PRESIGN_TTL_S, mayReadBlob } from './rules.js';
+export type { BlobReader } from './rules.js';
+export { BlobReadService } from './service.js';
+export type { BlobReadServiceDeps, ReadableBlob } from './service.js';

@@ -1,0 +1,41 @@
+import { linkStatus } from '../links/rules.js';
+import type { BlobReference } from '../ports/asset-catalog.js';
+import type { LinkRecord } from '../ports/link-store.js';
+
+/**
+ * Who may read a blob back (decisions.md, "Reading blobs back"). A content hash alone never grants
+ * a read: the reader must reach an asset that references the blob. Two ways exist:
+ * - an account, or an owner acting as a sponsored account: an asset of the account the request
+ *   acts as references the blob, in any role and any state the catalog still holds (live, trashed
+ *   until purged, a pending drop the owner has not yet adopted or discarded);
+ * - an anonymous share-link holder: the link is an active share link and a live asset of the link's
+ *   owner that it covers (named in `asset_ids`, or its original uploaded to the link's album)
+ *   references the blob. Trashing an asset withdraws it from its links until it is restored.
+ * Nobody else: not a guest's upload token, not an upload link, not a payer or sponsor as such.
+ */
+
+/** The part of a Principal the rule reads. */
+export interface BlobReader {
+  readonly accountId: string;
+  /** Set for a web-upload guest: such a token sends one drop and reads nothing. */
+  readonly guestUploadId?: string | undefined;
+}
+
+/** How long a presigned download URL may live at most (decisions.md: at most 5 minutes). */
+export const MAX_PRESIGN_TTL_S = 300;
+
+/** May `who` read the blob these references (of `who`'s account, as the catalog gave them) point to? */
+export function mayReadBlob(who: BlobReader, refs: readonly BlobReference[]): boolean {
+  if (who.accountId === '' || who.guestUploadId !== undefined) return false;
+  // The catalog was asked for this account's references; the owner is compared again here so that
+  // the decision never rests on how a store narrowed its answer.
+  return refs.some((r) => r.ownerId === who.accountId);
+}
+
+/** Does `link` (as stored, or null) let an anonymous holder read the blob these references point to? */
+export function linkCoversBlob(link: LinkRecord | null, refs: readonly BlobReference[], now: number): boolean {
+  if (link === null || link.kind !== 'share' || linkStatus(link, now) !== 'active') return false;
+  return refs.some(
+    (r) => r.ownerId === link.ownerId && r.state === 'live' && (link.assetIds.includes(r.assetId) || (link.albumId !== null && r.albumId === link.albumId)),
+  );
+}
