@@ -13,7 +13,7 @@ import {
   UploadPartCopyCommand,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
-import { CoreError, type BlobStore, type StagedBlob } from '@strongroom/core';
+import { CoreError, type BlobStat, type BlobStore, type ByteRange, type StagedBlob } from '@strongroom/core';
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const HASH = /^[0-9a-f]{64}$/;
@@ -239,14 +239,45 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
-  async read(contentHash: string): Promise<Uint8Array | null> {
-    const stream = await this.stream(contentHash);
-    if (stream === null) return null;
-    const parts: Uint8Array[] = [];
-    await this.#send('reading a blob', async () => {
-      for await (const chunk of stream) parts.push(chunk);
-    });
-    return new Uint8Array(Buffer.concat(parts));
+  async stat(contentHash: string): Promise<BlobStat | null> {
+    const key = this.#blobKey(contentHash);
+    try {
+      const head = await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: key }));
+      return { size: head.ContentLength ?? 0 };
+    } catch (e) {
+      if (isNotFound(e)) return null;
+      throw new CoreError('error.store.unavailable', 'object store: checking a blob failed', { cause: e });
+    }
+  }
+
+  async read(contentHash: string, range?: ByteRange): Promise<AsyncIterable<Uint8Array> | null> {
+    if (range !== undefined && !(Number.isSafeInteger(range.start) && Number.isSafeInteger(range.end) && range.start >= 0 && range.start <= range.end)) {
+      throw new RangeError(`not a byte range: ${range.start}-${range.end}`);
+    }
+    const key = this.#blobKey(contentHash);
+    let object;
+    try {
+      // Requested before returning, so an absent blob is null here rather than an error mid-stream;
+      // the range goes to the store as it is (inclusive ends, as HTTP), so only those bytes travel.
+      object = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }));
+    } catch (e) {
+      if (isNotFound(e)) return null;
+      if ((e as { name?: string }).name === 'InvalidRange') throw new RangeError(`range ${range?.start}-${range?.end} lies outside the blob`);
+      throw new CoreError('error.store.unavailable', 'object store: reading a blob failed', { cause: e });
+    }
+    const body = object.Body as AsyncIterable<Uint8Array> & { destroy?: () => void };
+    if (range === undefined) return body;
+    // What the store sent, from Content-Range (absent when it ignored Range and sent everything).
+    // Stores clamp an end past the object (S3 does), and some serve more than asked: check the
+    // range against what came, so a caller is never served short, nor more than it asked for.
+    const sent = /^bytes (\d+)-(\d+)\/\d+$/.exec(object.ContentRange ?? '');
+    const first = sent ? Number(sent[1]) : 0;
+    const last = sent ? Number(sent[2]) : (object.ContentLength ?? 0) - 1;
+    if (first > range.start || last < range.end) {
+      body.destroy?.();
+      throw new RangeError(`range ${range.start}-${range.end} lies outside the blob (the store sent ${first}-${last})`);
+    }
+    return first === range.start && last === range.end ? body : sliceOf(body, range, first);
   }
 
   async remove(contentHash: string): Promise<void> {
@@ -255,16 +286,8 @@ export class S3BlobStore implements BlobStore {
     await this.#send('removing a blob', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
   }
 
-  async stream(contentHash: string): Promise<AsyncIterable<Uint8Array> | null> {
-    const key = this.#blobKey(contentHash);
-    try {
-      // Requested before returning, so an absent blob is null here rather than an error mid-stream.
-      const object = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
-      return object.Body as AsyncIterable<Uint8Array>;
-    } catch (e) {
-      if (isNotFound(e)) return null;
-      throw new CoreError('error.store.unavailable', 'object store: reading a blob failed', { cause: e });
-    }
+  stream(contentHash: string): Promise<AsyncIterable<Uint8Array> | null> {
+    return this.read(contentHash);
   }
 
   /** The object store keeps its objects durably itself: a backup lists them rather than copying. */
@@ -276,3 +299,14 @@ export class S3BlobStore implements BlobStore {
   }
 }
 
+/** The inclusive `range` of a stream whose first byte is the blob's byte `offset`. */
+async function* sliceOf(body: AsyncIterable<Uint8Array>, range: ByteRange, offset: number): AsyncIterable<Uint8Array> {
+  let at = offset;
+  for await (const chunk of body) {
+    const from = Math.max(range.start - at, 0);
+    const to = Math.min(range.end + 1 - at, chunk.length);
+    if (from < to) yield chunk.subarray(from, to);
+    at += chunk.length;
+    if (at > range.end) return;
+  }
+}
