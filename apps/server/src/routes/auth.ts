@@ -77,7 +77,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
         },
       },
       localAuth: true,
-      errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.throttled', 'error.auth.unavailable'],
+      errors: ['error.request.invalid', 'error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.throttled', 'error.auth.unavailable'],
       handle: async ({ c, body }) => {
         const result = await deps.accounts.login({ address: body.address, password: body.password, cohortHash: readCohortHash(body.cohort_hash) });
         // Too many wrong codes for this account lately (only after a correct password): 429 with Retry-After.
