@@ -1,7 +1,9 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import {
   AccountService,
+  BoundedHasher,
   AccessTokens,
   AlbumService,
   DeviceDirectoryService,
@@ -144,7 +146,9 @@ function secretKeyFromDataDir(dataDir: string, logger: Logger): Uint8Array {
 
 /** Wires the core services over a set of stores. */
 export async function buildDeps(config: Config, stores: Stores, platform: Platform, options: { adoptBaseUrl?: boolean } = {}): Promise<AppDeps> {
-  const { clock, random, logger, hasher } = platform;
+  const { clock, random, logger } = platform;
+  // One bounded queue in front of every password hash and check: past it, sign-in sheds load.
+  const hasher = new BoundedHasher(platform.hasher, { running: availableParallelism(), waiting: config.hashQueue });
   // Before anything else: a process configured unlike the others on this database stops here.
   const secretKey = config.secretKey ?? secretKeyFromDataDir(config.dataDir, logger);
   await checkDeployment(stores.deployment, {

@@ -62,8 +62,12 @@ export class AccountService {
 
   /** A hash of a random password, verified against when the address is unknown so both paths cost the same. */
   #dummy(): Promise<string> {
-    this.#dummyHash ??= this.#d.hasher.hash(toBase64url(this.#d.random.bytes(24)));
-    return this.#dummyHash;
+    const dummy = (this.#dummyHash ??= this.#d.hasher.hash(toBase64url(this.#d.random.bytes(24))));
+    // Refused (load shedding) or failed: the next unknown address tries again rather than inherit it.
+    dummy.catch(() => {
+      if (this.#dummyHash === dummy) this.#dummyHash = null;
+    });
+    return dummy;
   }
 
   /** Registering signs in: the new account gets its first session at once. */
