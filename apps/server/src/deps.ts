@@ -42,7 +42,7 @@ import {
   type PeerLookup,
 } from '@strongroom/core';
 import { Argon2Hasher, FsBlobStore, HttpPeers, JsonLogger, cryptoRandom, systemClock, OidcRelyingParty, platformEd25519Signer } from '@strongroom/adapters-node';
-import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
+import { createSqlitePorts, groupCommitOf, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
 import { ConfigError, type Config } from './config.js';
 import { RESTORE_MARKER } from './backup/files.js';
@@ -57,6 +57,17 @@ export interface Stores extends Ports {
   readonly blobs: BlobStore;
   /** Releases connections and file handles. */
   close(): Promise<void>;
+  /**
+   * Set when a durable write failed in a way that leaves the process unsure of what reached the
+   * disk (SQLite: a failed WAL fsync). The server then refuses everything and exits non-zero.
+   */
+  readonly durability?: DurabilityWatch;
+}
+
+export interface DurabilityWatch {
+  /** The failure, or null while writes are durable. */
+  lost(): unknown;
+  onLost(listener: (error: unknown) => void): void;
 }
 
 /** Everything the HTTP layer needs: configuration, the platform ports and the core services. */
@@ -134,7 +145,9 @@ export async function openStores(config: Config): Promise<Stores> {
   }
   mkdirSync(config.dataDir, { recursive: true });
   const db = openSqliteDatabase(join(config.dataDir, 'strongroom.db'));
-  return { ...createSqlitePorts(db), blobs, close: async () => void db.close() };
+  const commits = groupCommitOf(db);
+  const durability: DurabilityWatch = { lost: () => commits.broken, onLost: (listener) => commits.onBroken(listener) };
+  return { ...createSqlitePorts(db), blobs, durability, close: async () => void db.close() };
 }
 
 /** The key file under the data dir, created on first start; its path is logged, never the key. */
