@@ -104,6 +104,10 @@ export function createApp(deps: AppDeps): Hono {
       const challenge: Record<string, string> = err.status === 401 ? { 'www-authenticate': challengeOf(c) } : {};
       return problemResponse(err, { ...protocolHeaders, ...err.headers, ...challenge });
     }
+    if (err instanceof CoreError && err.code === 'error.server.busy') {
+      // Load shed before any work: the client may try again in a second.
+      return problemResponse(new HttpProblem(err.code, err.message), { ...protocolHeaders, 'retry-after': '1' });
+    }
     if (err instanceof CoreError && (err.code === 'error.auth.unavailable' || err.code === 'error.store.unavailable')) {
       deps.logger.error('store.unavailable', { code: err.code, error: String((err.cause as Error)?.message ?? err.message) });
       return problemResponse(new HttpProblem(err.code, 'A backing store is unavailable; nothing was changed. Try again shortly.'), protocolHeaders);

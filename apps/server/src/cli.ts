@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { describeBackupProblem, MANIFEST_FILE, normalizeAddress, parseRfc3339Instant } from '@strongroom/core';
+import { describeBackupProblem, findAccountByAddress, MANIFEST_FILE, normalizeAddress, parseRfc3339Instant } from '@strongroom/core';
 import { systemClock, takeFileLock } from '@strongroom/adapters-node';
 import { readConfig, type Config } from './config.js';
 import { buildDeps, nodePlatform, openStores, type AppDeps } from './deps.js';
@@ -20,7 +20,7 @@ async function accountIdOf(deps: AppDeps, who: string | undefined): Promise<stri
   const byId = looksLikeId ? await deps.stores.accounts.findAccountById(who.trim().toLowerCase()) : null;
   // An address is looked up by the same normalized key sign-in uses (core's normalizeAddress).
   const address = looksLikeId ? null : normalizeAddress(who);
-  const account = byId ?? (address?.ok ? await deps.stores.accounts.findAccountByAddress(address.value.key) : null);
+  const account = byId ?? (address?.ok ? await findAccountByAddress(deps.stores.accounts, address.value) : null);
   if (!account) throw new Error(`no account ${who}`);
   return account.id;
 }

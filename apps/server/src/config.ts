@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import { DEFAULT_QUOTA_POLICY, fromBase64url, isProtocolVersion } from '@strongroom/core';
+import { DEFAULT_HASH_QUEUE, DEFAULT_QUOTA_POLICY, fromBase64url, isProtocolVersion } from '@strongroom/core';
 
 /** Everything the server reads from its environment, validated once at start. */
 export interface Config {
@@ -57,6 +57,8 @@ export interface Config {
   readonly maxOpenUploads: number;
   /** `SVC_FEDERATION_RATE`: lookups per minute per peer, and its bucket size (default 600). */
   readonly federationRate: number;
+  /** Password checks that may wait for a free hasher before sign-in answers 503 error.server.busy (SVC_HASH_QUEUE). */
+  readonly hashQueue: number;
   /** `SVC_FEDERATION_TIMEOUT_S`: how long a request to a peer may take (default 5 s). */
   readonly federationTimeoutMs: number;
   /** `SVC_FEDERATION_REVOKED_CACHE_S`: how long a peer's revoked-jti record is trusted (1 to 60 s, default 60). */
@@ -413,6 +415,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     federationPeers: federationPeers(env, baseUrl.replace(/\/+$/, '')),
     maxOpenUploads: positiveCount(env, 'SVC_MAX_OPEN_UPLOADS', DEFAULT_QUOTA_POLICY.maxOpenUploads),
     federationRate: wholeNumber(env, 'SVC_FEDERATION_RATE', 600, 1, 1_000_000),
+    hashQueue: wholeNumber(env, 'SVC_HASH_QUEUE', DEFAULT_HASH_QUEUE, 0, 1_000_000),
     federationTimeoutMs: wholeNumber(env, 'SVC_FEDERATION_TIMEOUT_S', 5, 1, 300) * 1000,
     federationRevokedCacheMs: wholeNumber(env, 'SVC_FEDERATION_REVOKED_CACHE_S', 60, 1, 60) * 1000,
     backup: backupSchedule(env),

@@ -1,7 +1,9 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { availableParallelism } from 'node:os';
 import {
   AccountService,
+  BoundedHasher,
   AccessTokens,
   AlbumService,
   DeviceDirectoryService,
@@ -42,7 +44,7 @@ import {
   type PeerLookup,
 } from '@strongroom/core';
 import { Argon2Hasher, HttpPeers, JsonLogger, cryptoRandom, systemClock, OidcRelyingParty, platformEd25519Signer } from '@strongroom/adapters-node';
-import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
+import { createSqlitePorts, groupCommitOf, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
 import { ConfigError, type Config } from './config.js';
 import { RESTORE_MARKER } from './backup/files.js';
@@ -58,6 +60,17 @@ export interface Stores extends Ports {
   readonly blobs: BlobStore;
   /** Releases connections and file handles. */
   close(): Promise<void>;
+  /**
+   * Set when a durable write failed in a way that leaves the process unsure of what reached the
+   * disk (SQLite: a failed WAL fsync). The server then refuses everything and exits non-zero.
+   */
+  readonly durability?: DurabilityWatch;
+}
+
+export interface DurabilityWatch {
+  /** The failure, or null while writes are durable. */
+  lost(): unknown;
+  onLost(listener: (error: unknown) => void): void;
 }
 
 /** Everything the HTTP layer needs: configuration, the platform ports and the core services. */
@@ -146,9 +159,12 @@ export async function openStores(config: Config): Promise<Stores> {
     };
   }
   const db = openSqliteDatabase(join(config.dataDir, 'strongroom.db'));
+  const commits = groupCommitOf(db);
+  const durability: DurabilityWatch = { lost: () => commits.broken, onLost: (listener) => commits.onBroken(listener) };
   return {
     ...createSqlitePorts(db),
     blobs,
+    durability,
     close: async () => {
       closeBlobs();
       db.close();
@@ -165,7 +181,9 @@ function secretKeyFromDataDir(dataDir: string, logger: Logger): Uint8Array {
 
 /** Wires the core services over a set of stores. */
 export async function buildDeps(config: Config, stores: Stores, platform: Platform, options: { adoptBaseUrl?: boolean } = {}): Promise<AppDeps> {
-  const { clock, random, logger, hasher } = platform;
+  const { clock, random, logger } = platform;
+  // One bounded queue in front of every password hash and check: past it, sign-in sheds load.
+  const hasher = new BoundedHasher(platform.hasher, { running: availableParallelism(), waiting: config.hashQueue });
   // Before anything else: a process configured unlike the others on this database stops here.
   const secretKey = config.secretKey ?? secretKeyFromDataDir(config.dataDir, logger);
   await checkDeployment(stores.deployment, {

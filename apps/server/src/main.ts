@@ -7,6 +7,10 @@ import { HttpProblem, problemResponse } from './http/problem.js';
 import { checkDataDir, checkPortFree, recordSettingReads, redactedUrl, unknownSettings } from './startup-checks.js';
 import { BackupScheduler, checkBackupDir } from './backup/schedule.js';
 
+/** The exit status after a failed fsync (EX_IOERR), and how long 503s are answered before it. */
+const DURABILITY_LOST_EXIT = 74;
+const DURABILITY_LOST_EXIT_DELAY_MS = 1_000;
+
 /** Reads configuration, opens (and migrates) the store, and serves. Any startup failure exits non-zero. */
 async function main(): Promise<void> {
   // Every SVC_* name the server asks for during start-up is recorded, so a misspelt one is named below.
@@ -32,15 +36,18 @@ async function main(): Promise<void> {
   const app = createApp(deps);
   const { logger } = platform;
   let draining = false;
+  let durabilityLost = false;
   const server = serve(
     {
       // Not an async wrapper: each extra promise layer costs the authenticated GET measurably.
       // A request that reached a kept-alive connection after SIGTERM is turned away, and that
       // connection is closed behind the answer so the client reconnects elsewhere.
       fetch: (request, env) =>
-        draining
-          ? problemResponse(new HttpProblem('error.server.shutting_down', 'The server is shutting down; retry on a new connection.'), { connection: 'close', 'retry-after': '1' })
-          : app.fetch(request, env),
+        durabilityLost
+          ? problemResponse(new HttpProblem('error.store.unavailable', 'A durable write failed; this process is stopping for a restart.'), { connection: 'close', 'retry-after': '1' })
+          : draining
+            ? problemResponse(new HttpProblem('error.server.shutting_down', 'The server is shutting down; retry on a new connection.'), { connection: 'close', 'retry-after': '1' })
+            : app.fetch(request, env),
       port: config.port,
       hostname: host,
       serverOptions: serverOptions(config.http),
@@ -91,6 +98,15 @@ async function main(): Promise<void> {
         process.exit(1);
       });
   };
+  // A failed fsync (decisions.md, "Isolation, secrets and durability"): the process cannot know what
+  // reached the disk. From now on every request, /readyz included, is 503; then the process exits
+  // non-zero without closing the database cleanly (no checkpoint of a WAL it cannot trust), so a
+  // supervisor restarts it and SQLite recovers from its log. The pause lets probes see the 503.
+  stores.durability?.onLost((error) => {
+    durabilityLost = true;
+    logger.error('store.durability_lost', { error: String((error as Error)?.message ?? error) });
+    setTimeout(() => process.exit(DURABILITY_LOST_EXIT), DURABILITY_LOST_EXIT_DELAY_MS);
+  });
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
 }

@@ -36,7 +36,7 @@ export interface TestServer {
  * A real app over a real in-memory SQLite database and real argon2id, with a fake clock and seeded
  * randomness. Stores are wrapped so a test can break them. Areas extend `stores` here as they land.
  */
-export async function testServer(env: Record<string, string> = {}, platform: Pick<Platform, 'identityProvider'> = {}, options: { blobs?: BlobStore } = {}): Promise<TestServer> {
+export async function testServer(env: Record<string, string> = {}, platform: Partial<Pick<Platform, 'identityProvider' | 'hasher'>> = {}, options: { blobs?: BlobStore } = {}): Promise<TestServer> {
   const config: Config = readConfig({ SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc', ...env });
   const clock = new FakeClock();
   const logger = new MemoryLogger();

@@ -48,10 +48,10 @@ describe('PostgreSQL: cross-connection races', () => {
     await store.createAccount({ id: accountId, address: 'race@example.org', addressKey: 'race@example.org', passwordHash: 'h', displayName: null, createdAt: 1, lockedAt: null, credentialsChangedAt: null });
     await totp.savePendingTotp({ accountId, sealedSecret: 'sealed', at: 1 });
     expect(await totp.confirmTotp({ accountId, sealedSecret: 'sealed', step: 100, at: 2 })).toBe(true);
-    const wins = await Promise.all(Array.from({ length: 10 }, () => totp.advanceTotpStep(accountId, 101)));
+    const wins = await Promise.all(Array.from({ length: 10 }, () => totp.advanceTotpStep(accountId, 101, 101 * 30_000)));
     expect(wins.filter(Boolean)).toHaveLength(1);
     // A lower step after a higher one is a replay too.
-    const mixed = await Promise.all([totp.advanceTotpStep(accountId, 103), totp.advanceTotpStep(accountId, 102)]);
+    const mixed = await Promise.all([totp.advanceTotpStep(accountId, 103, 102 * 30_000), totp.advanceTotpStep(accountId, 102, 102 * 30_000)]);
     expect(mixed[0]).toBe(true);
     expect((await totp.findTotpEnrollment(accountId))?.highestUsedStep).toBe(103);
   });

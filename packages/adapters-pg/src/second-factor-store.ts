@@ -1,6 +1,8 @@
 import { and, eq } from 'drizzle-orm';
 import {
-  recordWrongCode,
+  claimCodeCheck,
+  refundCodeCheck,
+  type CodeCheckAdmission,
   type DeploymentRecord,
   type DeploymentStore,
   type SessionRecord,
@@ -17,8 +19,8 @@ const parseTimes = (json: string): TotpThrottleState => ({ wrongCodesAt: JSON.pa
 
 /**
  * The wrong-code record and second-factor recovery over PostgreSQL, mirroring the SQLite store.
- * `recordWrongTotpCode` makes sure the account's row exists (INSERT ... ON CONFLICT DO NOTHING),
- * then locks it (SELECT ... FOR UPDATE) before reading: concurrent wrong codes from any number of
+ * `claimTotpCodeCheck` makes sure the account's row exists (INSERT ... ON CONFLICT DO NOTHING),
+ * then locks it (SELECT ... FOR UPDATE) before reading: concurrent claims from any number of
  * processes queue on that lock, and each applies core's rule to the state the previous committed.
  */
 export class PgSecondFactorStore implements TotpThrottleStore, TotpRecoveryStore {
@@ -29,13 +31,22 @@ export class PgSecondFactorStore implements TotpThrottleStore, TotpRecoveryStore
     return row ? parseTimes(row.wrongCodesAt) : null;
   }
 
-  async recordWrongTotpCode(accountId: string, at: number): Promise<TotpThrottleState> {
+  async claimTotpCodeCheck(accountId: string, at: number): Promise<CodeCheckAdmission> {
+    return this.#applyToThrottle(accountId, (state) => claimCodeCheck(state, at));
+  }
+
+  async refundTotpCodeCheck(accountId: string, at: number): Promise<void> {
+    await this.#applyToThrottle(accountId, (state) => ({ admission: undefined, next: state === null ? null : refundCodeCheck(state, at) }));
+  }
+
+  /** Locks the account's record, lets core decide on it, writes what it decided: one transaction. */
+  async #applyToThrottle<T>(accountId: string, decide: (state: TotpThrottleState | null) => { admission: T; next: TotpThrottleState | null }): Promise<T> {
     return this.db.transaction(async (tx) => {
       await tx.insert(totpThrottles).values({ accountId, wrongCodesAt: '[]' }).onConflictDoNothing();
       const [row] = await tx.select().from(totpThrottles).where(eq(totpThrottles.accountId, accountId)).for('update');
-      const next = recordWrongCode(row ? parseTimes(row.wrongCodesAt) : null, at);
-      await tx.update(totpThrottles).set({ wrongCodesAt: JSON.stringify(next.wrongCodesAt) }).where(eq(totpThrottles.accountId, accountId));
-      return next;
+      const { admission, next } = decide(row ? parseTimes(row.wrongCodesAt) : null);
+      if (next !== null) await tx.update(totpThrottles).set({ wrongCodesAt: JSON.stringify(next.wrongCodesAt) }).where(eq(totpThrottles.accountId, accountId));
+      return admission;
     });
   }
 

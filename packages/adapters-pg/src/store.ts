@@ -44,7 +44,7 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
   // each request still reads the ledger after it arrived, so a revocation bites on the next one.
   readonly #access: StatementBatch<string, SessionAccess | null>;
   readonly #byTokenHash: StatementBatch<string, SessionRecord | null>;
-  readonly #issuance: StatementBatch<{ id: string; at: number }, void>;
+  readonly #issuance: StatementBatch<{ id: string; at: number }, boolean>;
 
   constructor(readonly db: PgDb) {
     this.#byId = db.select().from(sessions).where(eq(sessions.id, sql.placeholder('id'))).prepare('sr_session_by_id');
@@ -81,14 +81,17 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
     this.#issuance = new StatementBatch(async (items) => {
       const latest = new Map<string, number>();
       for (const { id, at } of items) latest.set(id, Math.max(at, latest.get(id) ?? at));
-      await namedRowsOf(
+      const updated = await namedRowsOf<{ id: string }>(
         db,
         'sr_session_issuance_many',
         sql`UPDATE ${sessions} SET refreshed_at = d.at, last_used_at = d.at
             FROM unnest(${sql.param([...latest.keys()])}::text[], ${sql.param([...latest.values()])}::bigint[]) AS d(id, at)
-            WHERE ${sessions.id} = d.id AND ${sessions.closedAt} IS NULL`,
+            WHERE ${sessions.id} = d.id AND ${sessions.closedAt} IS NULL
+            RETURNING ${sessions.id} AS id`,
       );
-      return items.map(() => undefined);
+      // Each caller hears whether its session was still open when the write ran.
+      const open = new Set(updated.map((r) => r.id));
+      return items.map(({ id }) => open.has(id));
     }, { arrivals: arrivalsOf(db), holdMs: BATCH_HOLD_MS });
   }
 
@@ -150,8 +153,8 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
   async findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null> {
     return this.#byTokenHash.run(tokenHash);
   }
-  async recordIssuance(id: string, at: number): Promise<void> {
-    await this.#issuance.run({ id, at });
+  async recordIssuance(id: string, at: number): Promise<boolean> {
+    return this.#issuance.run({ id, at });
   }
   async touchSession(id: string, at: number, staleBefore: number): Promise<void> {
     // The staleness test sits in the WHERE, so of several processes touching at once only the

@@ -1,13 +1,14 @@
-import { and, eq, isNull, lt, lte, or, sql } from 'drizzle-orm';
-import type { TotpChallengeRecord, TotpEnrollmentRecord, TotpStore } from '@strongroom/core';
+import { and, eq, lte, sql } from 'drizzle-orm';
+import { usableStep, type TotpChallengeRecord, type TotpEnrollmentRecord, type TotpStore } from '@strongroom/core';
 import type { PgDb } from './db.js';
 import { totpChallenges, totpEnrollments } from './schema/totp.js';
 
 /**
- * The {@link TotpStore} over PostgreSQL, mirroring SqliteTotpStore. Every conditional method is one
- * statement with its condition in the WHERE clause: under READ COMMITTED a second writer waits for
- * the row lock and then re-checks the WHERE against the committed row, so a compare-and-set on
- * the highest used step admits exactly one of two racing requests. Rows affected are counted
+ * The {@link TotpStore} over PostgreSQL, mirroring SqliteTotpStore. The compare-and-sets on the used
+ * step lock the enrollment row (SELECT ... FOR UPDATE), ask core's `usableStep`, and write in the
+ * same transaction: a second writer waits for the lock and then reads the committed row, so exactly
+ * one of two racing requests uses a step. The other conditional methods are one statement whose
+ * WHERE clause is only row identity and state. Rows affected are counted
  * through RETURNING, which both node-postgres and PGlite support.
  */
 export class PgTotpStore implements TotpStore {
@@ -37,26 +38,22 @@ export class PgTotpStore implements TotpStore {
     return r.length === 1;
   }
 
-  #usable(accountId: string, step: number) {
-    return and(
-      eq(totpEnrollments.accountId, accountId),
-      eq(totpEnrollments.state, 'confirmed'),
-      or(isNull(totpEnrollments.highestUsedStep), lt(totpEnrollments.highestUsedStep, step)),
-    );
+  /** Locks the row, asks core whether `step` may be used, and applies `write` if so, in one transaction. */
+  async #withUsableStep(accountId: string, step: number, at: number, write: (tx: Parameters<Parameters<PgDb['transaction']>[0]>[0]) => Promise<unknown>): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx.select().from(totpEnrollments).where(eq(totpEnrollments.accountId, accountId)).for('update');
+      if (!usableStep(row ?? null, step, at)) return false;
+      await write(tx);
+      return true;
+    });
   }
 
-  async advanceTotpStep(accountId: string, step: number): Promise<boolean> {
-    const r = await this.db
-      .update(totpEnrollments)
-      .set({ highestUsedStep: step })
-      .where(this.#usable(accountId, step))
-      .returning({ id: totpEnrollments.accountId });
-    return r.length === 1;
+  async advanceTotpStep(accountId: string, step: number, at: number): Promise<boolean> {
+    return this.#withUsableStep(accountId, step, at, (tx) => tx.update(totpEnrollments).set({ highestUsedStep: step }).where(eq(totpEnrollments.accountId, accountId)));
   }
 
-  async removeTotp(accountId: string, step: number): Promise<boolean> {
-    const r = await this.db.delete(totpEnrollments).where(this.#usable(accountId, step)).returning({ id: totpEnrollments.accountId });
-    return r.length === 1;
+  async removeTotp(accountId: string, step: number, at: number): Promise<boolean> {
+    return this.#withUsableStep(accountId, step, at, (tx) => tx.delete(totpEnrollments).where(eq(totpEnrollments.accountId, accountId)));
   }
 
   async createTotpChallenge(challenge: TotpChallengeRecord): Promise<void> {

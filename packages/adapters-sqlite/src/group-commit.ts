@@ -30,7 +30,9 @@ import { perConnection, TurnQueue } from './turn-queue.js';
  * this process can read the batch before its authors are answered (a power cut in that window
  * loses writes nobody was told succeeded). A failed fsync rejects its callers and stops the group:
  * after such a failure the kernel may have dropped the dirty pages, so no later write is
- * acknowledged until the process restarts.
+ * acknowledged until the process restarts. It also tells whoever listens ({@link onBroken}): the
+ * server then answers 503 to everything, /readyz included, and exits non-zero so that a supervisor
+ * restarts it and SQLite recovers from its log (decisions.md, "Isolation, secrets and durability").
  */
 export class GroupCommit {
   readonly #db: Database.Database;
@@ -48,6 +50,7 @@ export class GroupCommit {
   readonly #savepoint: Database.Statement;
   readonly #release: Database.Statement;
   readonly #undo: Database.Statement;
+  readonly #onBroken: ((error: unknown) => void)[] = [];
   /** Batches committed so far (for tests and the bench's curiosity). */
   commits = 0;
 
@@ -72,6 +75,20 @@ export class GroupCommit {
     this.#savepoint = db.prepare('SAVEPOINT group_write');
     this.#release = db.prepare('RELEASE group_write');
     this.#undo = db.prepare('ROLLBACK TO group_write');
+  }
+
+  /**
+   * The failed fsync that stopped this group, or null. Once set it stays: the kernel may have
+   * dropped the dirty pages, so only a restart (SQLite recovering from its log) makes writes safe.
+   */
+  get broken(): unknown {
+    return this.#broken;
+  }
+
+  /** Calls `listener` once when an fsync fails (at once if one already has): the process must stop. */
+  onBroken(listener: (error: unknown) => void): void {
+    if (this.#broken !== null) listener(this.#broken);
+    else this.#onBroken.push(listener);
   }
 
   /** Applies `write` in the next batch; resolves with its result once the batch is durable. */
@@ -133,9 +150,11 @@ export class GroupCommit {
       this.#syncing = false;
       this.syncs++;
       if (error) {
+        const first = this.#broken === null;
         this.#broken ??= error;
         for (const s of [...covered, ...this.#unsynced]) s.reject(this.#broken);
         this.#unsynced = [];
+        if (first) for (const listener of this.#onBroken.splice(0)) listener(this.#broken);
         return;
       }
       for (const s of covered) s.settle();

@@ -2,7 +2,9 @@ import type Database from 'better-sqlite3';
 import { and, eq } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
-  recordWrongCode,
+  claimCodeCheck,
+  refundCodeCheck,
+  type CodeCheckAdmission,
   type DeploymentRecord,
   type DeploymentStore,
   type SessionRecord,
@@ -33,14 +35,25 @@ export class SqliteSecondFactorStore implements TotpThrottleStore, TotpRecoveryS
     return row ? parseTimes(row.wrongCodesAt) : null;
   }
 
-  async recordWrongTotpCode(accountId: string, at: number): Promise<TotpThrottleState> {
+  async claimTotpCodeCheck(accountId: string, at: number): Promise<CodeCheckAdmission> {
+    return this.#applyToThrottle(accountId, (state) => claimCodeCheck(state, at));
+  }
+
+  async refundTotpCodeCheck(accountId: string, at: number): Promise<void> {
+    this.#applyToThrottle(accountId, (state) => ({ admission: undefined, next: state === null ? null : refundCodeCheck(state, at) }));
+  }
+
+  /** Reads the account's record under the write lock, lets core decide, writes what it decided. */
+  #applyToThrottle<T>(accountId: string, decide: (state: TotpThrottleState | null) => { admission: T; next: TotpThrottleState | null }): T {
     return this.#db.transaction(
       (tx) => {
         const row = tx.select().from(totpThrottles).where(eq(totpThrottles.accountId, accountId)).get();
-        const next = recordWrongCode(row ? parseTimes(row.wrongCodesAt) : null, at);
-        const wrongCodesAt = JSON.stringify(next.wrongCodesAt);
-        tx.insert(totpThrottles).values({ accountId, wrongCodesAt }).onConflictDoUpdate({ target: totpThrottles.accountId, set: { wrongCodesAt } }).run();
-        return next;
+        const { admission, next } = decide(row ? parseTimes(row.wrongCodesAt) : null);
+        if (next !== null) {
+          const wrongCodesAt = JSON.stringify(next.wrongCodesAt);
+          tx.insert(totpThrottles).values({ accountId, wrongCodesAt }).onConflictDoUpdate({ target: totpThrottles.accountId, set: { wrongCodesAt } }).run();
+        }
+        return admission;
       },
       { behavior: 'immediate' },
     );

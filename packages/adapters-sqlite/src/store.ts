@@ -168,8 +168,8 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     const r = await this.#reads.run(() => this.#byTokenHash.get(tokenHash));
     return r ? sessionOfTuple(r) : null;
   }
-  async recordIssuance(id: string, at: number): Promise<void> {
-    await this.#commits.run(() => this.#issuance.run(at, at, id));
+  async recordIssuance(id: string, at: number): Promise<boolean> {
+    return this.#commits.run(() => this.#issuance.run(at, at, id).changes === 1);
   }
   async touchSession(id: string, at: number, staleBefore: number): Promise<void> {
     await this.#commits.run(() => this.#touch.run(at, id, staleBefore));

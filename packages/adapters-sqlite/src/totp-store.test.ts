@@ -35,13 +35,13 @@ function racing(inners: TotpStore[]): { stores: TotpStore[]; advances: () => num
       });
       return row;
     };
-    store.advanceTotpStep = (accountId, step) => {
+    store.advanceTotpStep = (accountId, step, at) => {
       advances++;
-      return inner.advanceTotpStep(accountId, step);
+      return inner.advanceTotpStep(accountId, step, at);
     };
-    store.removeTotp = (accountId, step) => {
+    store.removeTotp = (accountId, step, at) => {
       advances++;
-      return inner.removeTotp(accountId, step);
+      return inner.removeTotp(accountId, step, at);
     };
     return store;
   });

@@ -1,15 +1,16 @@
 import type Database from 'better-sqlite3';
-import { and, eq, isNull, lt, lte, or, sql } from 'drizzle-orm';
+import { and, eq, lte, sql } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import type { TotpChallengeRecord, TotpEnrollmentRecord, TotpStore } from '@strongroom/core';
+import { usableStep, type TotpChallengeRecord, type TotpEnrollmentRecord, type TotpStore } from '@strongroom/core';
 import { totpChallenges, totpEnrollments } from './schema/totp.js';
 
 const schema = { totpChallenges, totpEnrollments };
 
 /**
- * The {@link TotpStore} over SQLite. Every conditional method is one statement whose WHERE clause
- * is the condition, so the compare-and-set holds across connections and processes: SQLite
- * serialises writers, and a statement sees the row as it is when it runs.
+ * The {@link TotpStore} over SQLite. The enrollment's compare-and-sets on the used step read the
+ * row and ask core's `usableStep` inside one IMMEDIATE transaction (the write lock is taken before
+ * the read), so they hold across connections and processes; the other conditional methods are one
+ * statement whose WHERE clause is only row identity and state.
  */
 export class SqliteTotpStore implements TotpStore {
   readonly db: BetterSQLite3Database<typeof schema>;
@@ -41,20 +42,25 @@ export class SqliteTotpStore implements TotpStore {
     return r.changes === 1;
   }
 
-  #usable(accountId: string, step: number) {
-    return and(
-      eq(totpEnrollments.accountId, accountId),
-      eq(totpEnrollments.state, 'confirmed'),
-      or(isNull(totpEnrollments.highestUsedStep), lt(totpEnrollments.highestUsedStep, step)),
+  /** Reads the row under the write lock, asks core whether `step` may be used, and applies `write` if so. */
+  #withUsableStep(accountId: string, step: number, at: number, write: (tx: BetterSQLite3Database<typeof schema>) => void): boolean {
+    return this.db.transaction(
+      (tx) => {
+        const row = tx.select().from(totpEnrollments).where(eq(totpEnrollments.accountId, accountId)).get() ?? null;
+        if (!usableStep(row, step, at)) return false;
+        write(tx);
+        return true;
+      },
+      { behavior: 'immediate' },
     );
   }
 
-  async advanceTotpStep(accountId: string, step: number): Promise<boolean> {
-    return this.db.update(totpEnrollments).set({ highestUsedStep: step }).where(this.#usable(accountId, step)).run().changes === 1;
+  async advanceTotpStep(accountId: string, step: number, at: number): Promise<boolean> {
+    return this.#withUsableStep(accountId, step, at, (tx) => tx.update(totpEnrollments).set({ highestUsedStep: step }).where(eq(totpEnrollments.accountId, accountId)).run());
   }
 
-  async removeTotp(accountId: string, step: number): Promise<boolean> {
-    return this.db.delete(totpEnrollments).where(this.#usable(accountId, step)).run().changes === 1;
+  async removeTotp(accountId: string, step: number, at: number): Promise<boolean> {
+    return this.#withUsableStep(accountId, step, at, (tx) => tx.delete(totpEnrollments).where(eq(totpEnrollments.accountId, accountId)).run());
   }
 
   async createTotpChallenge(challenge: TotpChallengeRecord): Promise<void> {

@@ -40,6 +40,7 @@ export type ErrorCode =
   | 'error.album.intent_mismatch'
   | 'error.catalog.too_new'
   | 'error.store.unavailable'
+  | 'error.server.busy'
   | 'error.internal'
   | 'error.auth.throttled'
   | 'error.auth.local_disabled'

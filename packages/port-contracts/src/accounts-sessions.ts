@@ -189,15 +189,17 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         await s.createAccount(a);
         const x = session(a.id);
         await s.insertSession(x);
-        await s.recordIssuance(x.id, 5_000);
+        expect(await s.recordIssuance(x.id, 5_000)).toBe(true);
         expect(await s.findSessionById(x.id)).toMatchObject({ refreshedAt: 5_000, lastUsedAt: 5_000, createdAt: 1_000 });
         await s.touchSession(x.id, 6_000, 4_000); // last used 5000 > 4000: not stale
         expect((await s.findSessionById(x.id))?.lastUsedAt).toBe(5_000);
         await s.touchSession(x.id, 70_000, 10_000);
         expect((await s.findSessionById(x.id))?.lastUsedAt).toBe(70_000);
         await s.closeSession(a.id, x.id, 80_000);
-        await s.recordIssuance(x.id, 90_000);
+        // The write reports that no open session matched (a revoke won the race): core refuses.
+        expect(await s.recordIssuance(x.id, 90_000)).toBe(false);
         expect((await s.findSessionById(x.id))?.refreshedAt).toBe(5_000);
+        expect(await s.recordIssuance('0190a000-0000-7000-8000-0000000000ff', 90_000)).toBe(false);
       }));
     it('closes one, then all, of one account only', () =>
       using(setup, async (s) => {

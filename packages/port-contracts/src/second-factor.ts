@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import { recordWrongCode, THROTTLE_KEPT, THROTTLE_WINDOW_MS, type AccountRecord, type Ports, type SessionRecord } from '@strongroom/core';
+import { claimCodeCheck, THROTTLE_FREE_WRONG_CODES, THROTTLE_WINDOW_MS, type AccountRecord, type Ports, type SessionRecord, type TotpThrottleState } from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
 import { describeContract } from './registry.js';
 
@@ -53,32 +53,39 @@ const T0 = Date.parse('2026-11-21T10:00:00.000Z');
 
 export function describeSecondFactorContract(adapter: string, setup: Setup): void {
   describeContract(adapter, 'second-factor', 'TotpThrottleStore and TotpRecoveryStore', () => {
-    it('records wrong codes per account by core\'s rule, dropping what can no longer count', () =>
+    it('claims code checks per account by core\'s rule: counted as wrong before the compare, refused while held', () =>
       using(setup, 2, async ({ secondFactor: s }, [a, b]) => {
         expect(await s.findTotpThrottle(a!)).toBeNull();
-        let expected = null as ReturnType<typeof recordWrongCode> | null;
+        let expected = null as TotpThrottleState | null;
         const times = [T0, T0 + 1, T0 + 1, T0 + 60_000, T0 + THROTTLE_WINDOW_MS, T0 + THROTTLE_WINDOW_MS + 5];
         for (const at of times) {
-          expected = recordWrongCode(expected, at);
-          expect(await s.recordWrongTotpCode(a!, at)).toEqual(expected);
+          const claim = claimCodeCheck(expected, at);
+          expected = claim.next ?? expected;
+          expect(await s.claimTotpCodeCheck(a!, at)).toEqual(claim.admission);
         }
         expect(await s.findTotpThrottle(a!)).toEqual(expected);
         // The first two fell out of the hour; the rest are kept in order.
         expect(expected!.wrongCodesAt).toEqual([T0 + 60_000, T0 + THROTTLE_WINDOW_MS, T0 + THROTTLE_WINDOW_MS + 5]);
+        // A right code gives its place back.
+        await s.refundTotpCodeCheck(a!, T0 + THROTTLE_WINDOW_MS);
+        expect(await s.findTotpThrottle(a!)).toEqual({ wrongCodesAt: [T0 + 60_000, T0 + THROTTLE_WINDOW_MS + 5] });
+        // Ten admitted, then held: the eleventh is refused with the delay, and nothing is written.
         expect(await s.findTotpThrottle(b!)).toBeNull();
-        for (let i = 0; i < THROTTLE_KEPT + 4; i++) await s.recordWrongTotpCode(b!, T0 + i * 1000);
-        const kept = (await s.findTotpThrottle(b!))!.wrongCodesAt;
-        expect(kept).toHaveLength(THROTTLE_KEPT);
-        expect(kept[0]).toBe(T0 + 4000);
-        expect(kept.at(-1)).toBe(T0 + (THROTTLE_KEPT + 3) * 1000);
+        for (let i = 0; i < THROTTLE_FREE_WRONG_CODES; i++) expect(await s.claimTotpCodeCheck(b!, T0 + i * 1000)).toEqual({ admitted: true });
+        const before = await s.findTotpThrottle(b!);
+        expect(await s.claimTotpCodeCheck(b!, T0 + 10_000)).toEqual({ admitted: false, retryAfterS: 59 });
+        expect(await s.findTotpThrottle(b!)).toEqual(before);
+        // Refunding an account with nothing recorded changes nothing.
+        const c = await s.findTotpThrottle(a!);
+        await s.refundTotpCodeCheck(a!, 12345);
+        expect(await s.findTotpThrottle(a!)).toEqual(c);
       }));
 
-    it('counts every one of many concurrent wrong codes (an atomic read-decide-write)', () =>
+    it('admits no more than the bound of many concurrent claims (an atomic read-decide-write)', () =>
       using(setup, 1, async ({ secondFactor: s }, [a]) => {
-        const count = THROTTLE_KEPT - 2;
-        await Promise.all(Array.from({ length: count }, (_, i) => s.recordWrongTotpCode(a!, T0 + i)));
-        const state = await s.findTotpThrottle(a!);
-        expect(state!.wrongCodesAt).toEqual(Array.from({ length: count }, (_, i) => T0 + i));
+        const claims = await Promise.all(Array.from({ length: 40 }, (_, i) => s.claimTotpCodeCheck(a!, T0 + (i % 3))));
+        expect(claims.filter((c) => c.admitted)).toHaveLength(THROTTLE_FREE_WRONG_CODES);
+        expect((await s.findTotpThrottle(a!))!.wrongCodesAt).toHaveLength(THROTTLE_FREE_WRONG_CODES);
       }));
 
     it('recovery removes a confirmed factor and opens the session in one step, and only once', () =>

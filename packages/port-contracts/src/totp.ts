@@ -17,6 +17,8 @@ function account(): AccountRecord {
     credentialsChangedAt: null,
   };
 }
+/** A time inside TOTP step `step` (the stores judge a step against the time they are given). */
+const nearStep = (step: number): number => step * 30_000 + 1_000;
 const hash = (i: number): string => i.toString(16).padStart(64, '0');
 
 /** A fresh store with `count` accounts created first (real adapters hold foreign keys to them). */
@@ -62,40 +64,46 @@ export function describeTotpStoreContract(adapter: string, setup: Setup): void {
 
     it('advanceTotpStep is a compare-and-set on the highest used step of a confirmed factor', () =>
       using(setup, 2, async (s, [a, b]) => {
-        expect(await s.advanceTotpStep(a!, 5)).toBe(false);
+        expect(await s.advanceTotpStep(a!, 5, nearStep(5))).toBe(false);
         await s.savePendingTotp({ accountId: a!, sealedSecret: 'v1.a', at: 1 });
-        expect(await s.advanceTotpStep(a!, 5)).toBe(false);
+        expect(await s.advanceTotpStep(a!, 5, nearStep(5))).toBe(false);
         await s.confirmTotp({ accountId: a!, sealedSecret: 'v1.a', step: 100, at: 2 });
-        expect(await s.advanceTotpStep(a!, 99)).toBe(false);
-        expect(await s.advanceTotpStep(a!, 100)).toBe(false);
-        expect(await s.advanceTotpStep(a!, 101)).toBe(true);
-        expect(await s.advanceTotpStep(a!, 101)).toBe(false);
-        expect(await s.advanceTotpStep(a!, 103)).toBe(true);
+        expect(await s.advanceTotpStep(a!, 99, nearStep(99))).toBe(false);
+        expect(await s.advanceTotpStep(a!, 100, nearStep(100))).toBe(false);
+        expect(await s.advanceTotpStep(a!, 101, nearStep(101))).toBe(true);
+        expect(await s.advanceTotpStep(a!, 101, nearStep(101))).toBe(false);
+        expect(await s.advanceTotpStep(a!, 103, nearStep(103))).toBe(true);
         expect((await s.findTotpEnrollment(a!))?.highestUsedStep).toBe(103);
         // Steps are large integers in practice (about 59 million in 2026); no precision lost.
-        expect(await s.advanceTotpStep(a!, 59_012_345_678)).toBe(true);
+        expect(await s.advanceTotpStep(a!, 59_012_345_678, nearStep(59_012_345_678))).toBe(true);
         expect((await s.findTotpEnrollment(a!))?.highestUsedStep).toBe(59_012_345_678);
         expect(await s.findTotpEnrollment(b!)).toBeNull();
+        // Core's step rule, not a WHERE clause: a step more than one away from now is never used,
+        // however far above the ledger it is.
+        expect(await s.advanceTotpStep(a!, 59_012_345_680, nearStep(59_012_345_678))).toBe(false);
+        expect(await s.removeTotp(a!, 59_012_345_680, nearStep(59_012_345_678))).toBe(false);
+        expect(await s.advanceTotpStep(a!, 59_012_345_679, nearStep(59_012_345_680))).toBe(true);
+        expect(await s.findTotpEnrollment(a!)).toMatchObject({ state: 'confirmed', highestUsedStep: 59_012_345_679 });
       }));
 
     it('concurrent advances with the same step: exactly one wins', () =>
       using(setup, 1, async (s, [a]) => {
         await s.savePendingTotp({ accountId: a!, sealedSecret: 'v1.a', at: 1 });
         await s.confirmTotp({ accountId: a!, sealedSecret: 'v1.a', step: 10, at: 2 });
-        const results = await Promise.all(Array.from({ length: 8 }, () => s.advanceTotpStep(a!, 11)));
+        const results = await Promise.all(Array.from({ length: 8 }, () => s.advanceTotpStep(a!, 11, nearStep(11))));
         expect(results.filter(Boolean)).toHaveLength(1);
       }));
 
     it('removeTotp deletes a confirmed factor only with a step above the highest used', () =>
       using(setup, 1, async (s, [a]) => {
-        expect(await s.removeTotp(a!, 50)).toBe(false);
+        expect(await s.removeTotp(a!, 50, nearStep(50))).toBe(false);
         await s.savePendingTotp({ accountId: a!, sealedSecret: 'v1.a', at: 1 });
-        expect(await s.removeTotp(a!, 50)).toBe(false);
+        expect(await s.removeTotp(a!, 50, nearStep(50))).toBe(false);
         expect((await s.findTotpEnrollment(a!))?.state).toBe('pending');
         await s.confirmTotp({ accountId: a!, sealedSecret: 'v1.a', step: 50, at: 2 });
-        expect(await s.removeTotp(a!, 50)).toBe(false);
+        expect(await s.removeTotp(a!, 50, nearStep(50))).toBe(false);
         expect(await s.findTotpEnrollment(a!)).not.toBeNull();
-        expect(await s.removeTotp(a!, 51)).toBe(true);
+        expect(await s.removeTotp(a!, 51, nearStep(51))).toBe(true);
         expect(await s.findTotpEnrollment(a!)).toBeNull();
         // After removal the account can enroll afresh.
         expect(await s.savePendingTotp({ accountId: a!, sealedSecret: 'v1.b', at: 3 })).toBe(true);

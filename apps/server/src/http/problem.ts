@@ -46,6 +46,7 @@ export const STATUS: Record<ProblemCode, number> = {
   /** Client-side only (the catalog migrator); never sent by the server. */
   'error.catalog.too_new': 409,
   'error.store.unavailable': 503,
+  'error.server.busy': 503,
   'error.internal': 500,
   'error.auth.throttled': 429,
   'error.auth.local_disabled': 403,

@@ -55,7 +55,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'json', schema: v.strictObject({ address: Address, password: NewPassword }) },
       responses: { 200: { description: 'The new account signed in', schema: TokenPair } },
       localAuth: true,
-      errors: ['error.auth.user_already_exists', 'error.auth.weak_password', 'error.request.invalid'],
+      errors: ['error.auth.user_already_exists', 'error.auth.weak_password', 'error.request.invalid', 'error.server.busy'],
       handle: async ({ c, body }) => {
         const pair = unwrap(await deps.accounts.register({ address: body.address, password: body.password }));
         return json(c, 200, tokenPairBody(pair));
@@ -79,7 +79,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
         },
       },
       localAuth: true,
-      errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.throttled', 'error.auth.unavailable'],
+      errors: ['error.request.invalid', 'error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.throttled', 'error.auth.unavailable', 'error.server.busy'],
       handle: async ({ c, body }) => {
         const result = await deps.accounts.login({ address: body.address, password: body.password, cohortHash: readCohortHash(body.cohort_hash) });
         // Too many wrong codes for this account lately (only after a correct password): 429 with Retry-After.
@@ -114,7 +114,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'json', schema: v.strictObject({ password: Password }) },
       responses: { 200: { description: 'Confirmed', schema: v.object({ reauthenticated_at: Timestamp }) } },
       localAuth: true,
-      errors: ['error.auth.invalid_credentials', 'error.auth.no_local_password', 'error.auth.session_invalid'],
+      errors: ['error.auth.invalid_credentials', 'error.auth.no_local_password', 'error.auth.session_invalid', 'error.server.busy'],
       statusContext: 'reconfirming',
       handle: async ({ c, body, principal }) => {
         const r = unwrap(await deps.accounts.reauthenticate(principal, body.password));
@@ -131,7 +131,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'json', schema: v.strictObject({ current_password: Password, new_password: NewPassword }) },
       responses: { 200: { description: 'A fresh token pair for the caller\'s unchanged session id', schema: TokenPair } },
       localAuth: true,
-      errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.weak_password', 'error.auth.no_local_password'],
+      errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.weak_password', 'error.auth.no_local_password', 'error.server.busy'],
       statusContext: 'reconfirming',
       handle: async ({ c, body, principal }) => {
         const pair = unwrap(

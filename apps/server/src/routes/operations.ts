@@ -48,12 +48,14 @@ export function operationsRoutes(deps: AppDeps): AnyRoute[] {
       method: 'GET',
       path: '/readyz',
       tag: 'operations',
-      summary: 'Readiness: 200 when the database answers and its schema is the one this build expects',
+      summary: 'Readiness: 200 when the database answers, its schema is the one this build expects and no durable write has failed',
       auth: false,
       versioned: false,
       responses: { 200: { description: 'Ready for traffic.', schema: Status } },
       errors: ['error.store.unavailable'],
       handle: async ({ c }) => {
+        // A failed fsync: what reached the disk is unknown until a restart recovers from the log.
+        if (deps.stores.durability?.lost()) throw new HttpProblem('error.store.unavailable', 'A durable write failed; this process is stopping for a restart.');
         const ready = await checkReadiness(deps.stores.schema);
         // Counted as a database error where every problem is counted (the app's onError).
         if (!ready.ok) throw HttpProblem.from(ready);

@@ -5,7 +5,7 @@ import type { AccountSummary } from '../ports/session-ledger.js';
 import type { Clock } from '../ports/clock.js';
 import type { PasswordHasher } from '../ports/password-hasher.js';
 import type { Random } from '../ports/random.js';
-import { checkPassword, couldBePassword, normalizeAddress, normalizeDisplayName } from '../profile/rules.js';
+import { checkPassword, couldBePassword, findAccountByAddress, holdsInvisible, normalizeAddress, normalizeDisplayName } from '../profile/rules.js';
 import { newSessionToken, type Principal, type SessionService, type TokenPair } from '../session/service.js';
 import { toBase64url } from '../encoding/bytes.js';
 
@@ -62,8 +62,12 @@ export class AccountService {
 
   /** A hash of a random password, verified against when the address is unknown so both paths cost the same. */
   #dummy(): Promise<string> {
-    this.#dummyHash ??= this.#d.hasher.hash(toBase64url(this.#d.random.bytes(24)));
-    return this.#dummyHash;
+    const dummy = (this.#dummyHash ??= this.#d.hasher.hash(toBase64url(this.#d.random.bytes(24))));
+    // Refused (load shedding) or failed: the next unknown address tries again rather than inherit it.
+    dummy.catch(() => {
+      if (this.#dummyHash === dummy) this.#dummyHash = null;
+    });
+    return dummy;
   }
 
   /** Registering signs in: the new account gets its first session at once. */
@@ -74,6 +78,12 @@ export class AccountService {
     if (!address.ok) return address;
     const strength = checkPassword(input.password);
     if (!strength.ok) return strength;
+    // An account stored before NFC and case folding holds its old key: this spelling must not get a
+    // second account beside it (the unique key guards only the new spelling).
+    if (address.value.legacyKey !== address.value.key) {
+      const holder = await guard('error.store.unavailable', 'reading the account', () => findAccountByAddress(this.#d.accounts, address.value));
+      if (holder !== null) return refuse('error.auth.user_already_exists', 'An account with this address exists.');
+    }
     const now = this.#d.clock.now();
     const account: AccountRecord = {
       id: uuidv7(now, this.#d.random.bytes(10)),
@@ -95,7 +105,7 @@ export class AccountService {
     if (!couldBePassword(credentials.password)) return null;
     const address = normalizeAddress(credentials.address);
     const account = address.ok
-      ? await guard('error.store.unavailable', 'reading the account', () => this.#d.accounts.findAccountByAddress(address.value.key))
+      ? await guard('error.store.unavailable', 'reading the account', () => findAccountByAddress(this.#d.accounts, address.value))
       : null;
     const hash = account?.passwordHash ?? (await this.#dummy());
     const matches = await this.#d.hasher.verify(hash, credentials.password);
@@ -104,7 +114,10 @@ export class AccountService {
 
   async login(
     input: Credentials & { cohortHash: string | null },
-  ): Promise<Result<LoginOutcome, 'error.auth.invalid_credentials' | 'error.auth.account_locked' | 'error.auth.throttled'>> {
+  ): Promise<Result<LoginOutcome, 'error.request.invalid' | 'error.auth.invalid_credentials' | 'error.auth.account_locked' | 'error.auth.throttled'>> {
+    // An address no account can hold (an invisible or control character in it) is bad input, not
+    // a wrong credential; it says nothing about any account.
+    if (holdsInvisible(input.address)) return refuse('error.request.invalid', 'The address holds an invisible or control character.');
     const account = await this.#checkCredentials(input);
     if (account === null) return refuse('error.auth.invalid_credentials', INVALID);
     if (account.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');

@@ -95,7 +95,7 @@ describe('accounts from identities', () => {
   it('a new identity creates an account with its verified email and name', () => {
     expect(decideSignIn({ link: null, identity: person(), addressHolder: null })).toEqual({
       ok: true,
-      value: { kind: 'create', address: { address: 'Ann@Example.org', key: 'ann@example.org' }, displayName: 'Ann' },
+      value: { kind: 'create', address: { address: 'Ann@Example.org', key: 'ann@example.org', legacyKey: 'ann@example.org' }, displayName: 'Ann' },
     });
   });
   it('an unverified, absent or malformed email gives no address', () => {

@@ -1,6 +1,7 @@
 import { fromBase64url, sha256, sha256Hex, toBase64url, utf8 } from '../encoding/bytes.js';
 import { uuidv7 } from '../encoding/uuid.js';
 import { CoreError, guard, ok, refuse, type ErrorCode, type Result } from '../errors.js';
+import { findAccountByAddress } from '../profile/rules.js';
 import type { AccountRecord, AccountStore } from '../ports/account-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { IdentityLinkStore } from '../ports/identity-link-store.js';
@@ -169,7 +170,7 @@ export class OidcService {
     let authenticatedAt = identity.authTime ?? now;
     if (flow.purpose === 'sign_in') {
       const address = link === null ? verifiedAddress(identity) : null;
-      const holder = address === null ? null : await guard(STORE, 'reading an account', () => this.#d.accounts.findAccountByAddress(address.key));
+      const holder = address === null ? null : await guard(STORE, 'reading an account', () => findAccountByAddress(this.#d.accounts, address));
       const decision = decideSignIn({ link, identity, addressHolder: holder?.id ?? null });
       if (!decision.ok) return back(decision.code);
       if (decision.value.kind === 'existing') {

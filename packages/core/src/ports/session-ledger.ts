@@ -56,8 +56,11 @@ export interface SessionLedger {
    */
   findSessionAccess(id: string): Promise<SessionAccess | null>;
   findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null>;
-  /** Restarts the idle clock (and last-used) of an open session. */
-  recordIssuance(id: string, at: number): Promise<void>;
+  /**
+   * Restarts the idle clock (and last-used) of an open session. False when no open session matched
+   * (closed since it was read): the caller must not hand out an access token for it.
+   */
+  recordIssuance(id: string, at: number): Promise<boolean>;
   /** Sets last-used to `at` only if the stored value is at or before `staleBefore` (coalescing). */
   touchSession(id: string, at: number, staleBefore: number): Promise<void>;
   /** Closes one open session of the account. False when there is none to close. */

@@ -40,10 +40,14 @@ export interface TotpStore {
    * `sealedSecret` (so a concurrent re-enrollment cannot get confirmed by a code for the old secret).
    */
   confirmTotp(confirm: { accountId: string; sealedSecret: string; step: number; at: number }): Promise<boolean>;
-  /** Compare-and-set: the highest used step becomes `step` only if the factor is confirmed and `step` is above it. */
-  advanceTotpStep(accountId: string, step: number): Promise<boolean>;
+  /**
+   * Compare-and-set: the highest used step becomes `step` only if core's `usableStep(row, step, at)`
+   * holds for the row as it is inside the store's transaction (confirmed, `step` within one of
+   * `at`'s step and above the highest used).
+   */
+  advanceTotpStep(accountId: string, step: number, at: number): Promise<boolean>;
   /** Deletes a confirmed factor under the same compare-and-set as {@link advanceTotpStep}. */
-  removeTotp(accountId: string, step: number): Promise<boolean>;
+  removeTotp(accountId: string, step: number, at: number): Promise<boolean>;
   createTotpChallenge(challenge: TotpChallengeRecord): Promise<void>;
   /**
    * Adds one attempt to the challenge and returns it as it is after the increment; null when it

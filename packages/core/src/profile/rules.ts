@@ -1,4 +1,5 @@
 import { ok, refuse, type Result } from '../errors.js';
+import type { AccountRecord } from '../ports/account-store.js';
 
 export const DISPLAY_NAME_MAX = 128;
 export const PASSWORD_MIN = 12;
@@ -51,17 +52,72 @@ export function couldBePassword(password: string): boolean {
 }
 
 export interface NormalizedAddress {
-  /** As the person typed it, trimmed. */
+  /** As the person typed it, trimmed and in NFC. */
   readonly address: string;
-  /** Case-folded, for uniqueness. */
+  /** NFC and case-folded ({@link addressKeyOf}), for uniqueness and lookup. */
   readonly key: string;
+  /**
+   * The key a database written before issue 28 holds for this spelling (trimmed, `toLowerCase()`
+   * only). Lookups try it after {@link key} so accounts stored then are still found.
+   */
+  readonly legacyKey: string;
 }
 
-/** A login address is an e-mail address, trimmed, at most 254 characters, unique case-insensitively. */
+/**
+ * Code points an address may not hold: controls (Cc), format characters (Cf: soft hyphen, bidi
+ * overrides, zero-width joiners) and every default-ignorable code point (zero-width space, word
+ * joiner, BOM, variation selectors, fillers). Each renders as nothing or changes only how the rest
+ * renders, so it could make a look-alike of someone else's address.
+ */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}]/u;
+
+/**
+ * Whether an address as sent holds a code point an address may never hold (see {@link INVISIBLE}),
+ * surrounding whitespace aside. trim() also strips U+FEFF, a default-ignorable rather than a space,
+ * so that one refuses the address wherever it stands.
+ */
+export function holdsInvisible(input: string): boolean {
+  return INVISIBLE.test(input.trim()) || input.includes('\ufeff');
+}
+
+/**
+ * The comparison key of an address: NFC, then full case folding, then NFC again (case mapping can
+ * leave a string unnormalized). JavaScript has no case-fold operation; upper-casing and then
+ * lower-casing applies the full (multi-character) mappings that plain lower-casing misses: ß and
+ * ẞ fold with "ss", ligatures such as ﬁ with "fi", final sigma with sigma, İ with "i̇", as Unicode's
+ * CaseFolding.txt (status C+F) folds them. Where the two differ (a few characters such as the
+ * Cherokee letters, which folding maps to upper case) both sides still land on one key, which is
+ * all a comparison needs.
+ */
+export function addressKeyOf(address: string): string {
+  return address.normalize('NFC').toUpperCase().toLowerCase().normalize('NFC');
+}
+
+/**
+ * A login address is an e-mail address, trimmed, at most 254 characters, holding no control or
+ * default-ignorable code point, compared after NFC and full case folding (decisions.md, "Login and
+ * second factor" and "Isolation, secrets and durability"). Register, login, OpenID sign-in and the
+ * operator's CLI all go through this one function.
+ */
 export function normalizeAddress(input: string): Result<NormalizedAddress, 'error.request.invalid'> {
-  const address = input.trim();
+  const typed = input.trim();
+  if (holdsInvisible(input)) return refuse('error.request.invalid', 'The address holds an invisible or control character.');
+  const address = typed.normalize('NFC');
   if (codePoints(address) > ADDRESS_MAX || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/u.test(address) || CONTROL.test(address)) {
     return refuse('error.request.invalid', 'The address must be an e-mail address of at most 254 characters.');
   }
-  return ok({ address, key: address.toLowerCase() });
+  return ok({ address, key: addressKeyOf(address), legacyKey: typed.toLowerCase() });
+}
+
+/**
+ * Finds the account an address names: by its key, then (a database written before NFC and case
+ * folding) by the key that spelling had then. New accounts are only ever stored under the new key.
+ */
+export async function findAccountByAddress(
+  accounts: { findAccountByAddress(addressKey: string): Promise<AccountRecord | null> },
+  address: NormalizedAddress,
+): Promise<AccountRecord | null> {
+  const found = await accounts.findAccountByAddress(address.key);
+  if (found !== null || address.legacyKey === address.key) return found;
+  return accounts.findAccountByAddress(address.legacyKey);
 }

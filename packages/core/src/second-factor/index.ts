@@ -5,10 +5,12 @@ export {
   THROTTLE_KEPT,
   THROTTLE_MAX_DELAY_MS,
   THROTTLE_WINDOW_MS,
+  claimCodeCheck,
   heldUntil,
   recordWrongCode,
+  refundCodeCheck,
   throttleDecision,
 } from './throttle.js';
-export type { TotpThrottleState } from './throttle.js';
+export type { CodeCheckAdmission, TotpThrottleState } from './throttle.js';
 export { TOTP_RECOVERY_DOMAIN, TotpRecoveryService, totpRecoveryMessage } from './recovery.js';
 export type { TotpRecoveryServiceDeps } from './recovery.js';

@@ -10,6 +10,13 @@
  * - with ten, the account is held for one minute after the latest; each further wrong code in that
  *   hour doubles the delay, up to one hour.
  * While held, a correct password yields no new challenge and no code is checked.
+ *
+ * Count, then compare (issue 28, findings 4 and 8): every code check, on every route that checks
+ * one (sign-in, verify-enrollment, disable), first claims its place with {@link claimCodeCheck}
+ * inside the store's transaction, which counts it as wrong before the code is looked at; only an
+ * admitted check is compared, and a right code gives its place back ({@link refundCodeCheck}).
+ * Reading the hold, comparing, then recording let every guess sent together pass the same "not
+ * held" reading: 250 challenges with 5 concurrent guesses each had 79 wrong codes checked, not 10.
  */
 
 export const THROTTLE_FREE_WRONG_CODES = 10;
@@ -57,4 +64,30 @@ export function throttleDecision(state: TotpThrottleState | null, now: number): 
   const until = heldUntil(state);
   if (until === null || now >= until) return { held: false };
   return { held: true, retryAfterS: Math.ceil((until - now) / 1000) };
+}
+
+/** Whether one code check may go ahead: as the store reports the claim it made atomically. */
+export type CodeCheckAdmission = { readonly admitted: true } | { readonly admitted: false; readonly retryAfterS: number };
+
+/**
+ * The claim of one code check at `now`, decided on the stored state: held, it is refused and
+ * nothing is written (`next` null); otherwise it is admitted and counted as a wrong code already
+ * (`next`), so concurrent claims, each applied to the state the previous one left, can admit at
+ * most the bound. Stores apply this inside one transaction (a row lock on PostgreSQL).
+ */
+export function claimCodeCheck(state: TotpThrottleState | null, now: number): { admission: CodeCheckAdmission; next: TotpThrottleState | null } {
+  const decision = throttleDecision(state, now);
+  if (decision.held) return { admission: { admitted: false, retryAfterS: decision.retryAfterS }, next: null };
+  return { admission: { admitted: true }, next: recordWrongCode(state, now) };
+}
+
+/**
+ * A check claimed at `at` turned out to be a right code: its place is given back (one entry at
+ * `at` removed), since only wrong codes count. Nothing to give back leaves the state as it was.
+ */
+export function refundCodeCheck(state: TotpThrottleState | null, at: number): TotpThrottleState {
+  const times = [...(state?.wrongCodesAt ?? [])];
+  const i = times.lastIndexOf(at);
+  if (i >= 0) times.splice(i, 1);
+  return { wrongCodesAt: times };
 }

@@ -24,6 +24,21 @@ async function setup(options: { policy?: typeof DEFAULT_SESSION_POLICY } = {}) {
   return { clock, memory, broken, logger, core, pair: reg.value };
 }
 
+describe('a refresh racing a revoke (issue 28, finding 7)', () => {
+  it('the session closed between the refresh read and its issuance write: 401 session_invalid, no access token', async () => {
+    const { core, pair, memory } = await setup();
+    const read = memory.findSessionByTokenHash.bind(memory);
+    // The revoke lands right after the refresh read the session as open.
+    memory.findSessionByTokenHash = async (hash) => {
+      const found = await read(hash);
+      if (found) await memory.closeSession(found.accountId, found.id, found.createdAt + 1);
+      return found;
+    };
+    expect(await core.sessions.refresh(pair.sessionToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+    expect(memory.sessions.get(pair.sessionId)!.closedAt).not.toBeNull();
+  });
+});
+
 describe('session lifecycle (contract 3.2)', () => {
   it('registration opens a session and returns a working token pair', async () => {
     const { core, pair, memory } = await setup();

@@ -157,7 +157,9 @@ export class SessionService {
     const found = await guard('error.auth.unavailable', 'reading the session ledger', () => this.#d.ledger.findSessionByTokenHash(hash));
     const decision = decideIssuance(found, now, this.#d.policy);
     if (!decision.ok) return decision;
-    await guard('error.auth.unavailable', 'recording issuance', () => this.#d.ledger.recordIssuance(decision.value.id, now));
+    const recorded = await guard('error.auth.unavailable', 'recording issuance', () => this.#d.ledger.recordIssuance(decision.value.id, now));
+    // Closed between the read and the write (a revoke won the race): no token for a closed session.
+    if (!recorded) return refuse('error.auth.session_invalid', 'The session is unknown, closed or expired.');
     const access = await this.#d.tokens.issue(decision.value.accountId, decision.value.id);
     return ok({ accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S });
   }

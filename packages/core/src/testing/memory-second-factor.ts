@@ -1,7 +1,7 @@
 import type { SessionRecord } from '../ports/session-ledger.js';
 import type { TotpRecoveryStore } from '../ports/totp-recovery.js';
 import type { TotpThrottleStore } from '../ports/totp-throttle.js';
-import { recordWrongCode, type TotpThrottleState } from '../second-factor/throttle.js';
+import { claimCodeCheck, refundCodeCheck, type CodeCheckAdmission, type TotpThrottleState } from '../second-factor/throttle.js';
 import type { MemoryStore } from './memory-store.js';
 import type { MemoryTotpStore } from './memory-totp-store.js';
 
@@ -19,10 +19,15 @@ export class MemorySecondFactorStore implements TotpThrottleStore, TotpRecoveryS
     return this.throttles.get(accountId) ?? null;
   }
 
-  async recordWrongTotpCode(accountId: string, at: number): Promise<TotpThrottleState> {
-    const next = recordWrongCode(this.throttles.get(accountId) ?? null, at);
-    this.throttles.set(accountId, next);
-    return next;
+  async claimTotpCodeCheck(accountId: string, at: number): Promise<CodeCheckAdmission> {
+    const { admission, next } = claimCodeCheck(this.throttles.get(accountId) ?? null, at);
+    if (next !== null) this.throttles.set(accountId, next);
+    return admission;
+  }
+
+  async refundTotpCodeCheck(accountId: string, at: number): Promise<void> {
+    const state = this.throttles.get(accountId);
+    if (state !== undefined) this.throttles.set(accountId, refundCodeCheck(state, at));
   }
 
   async recoverTotp(accountId: string, session: SessionRecord): Promise<boolean> {

@@ -78,9 +78,11 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
     for (const s of this.sessions.values()) if (s.tokenHash === tokenHash) return s;
     return null;
   }
-  async recordIssuance(id: string, at: number): Promise<void> {
+  async recordIssuance(id: string, at: number): Promise<boolean> {
     const s = this.sessions.get(id);
-    if (s && s.closedAt === null) this.sessions.set(id, { ...s, refreshedAt: at, lastUsedAt: at });
+    if (!s || s.closedAt !== null) return false;
+    this.sessions.set(id, { ...s, refreshedAt: at, lastUsedAt: at });
+    return true;
   }
   async touchSession(id: string, at: number, staleBefore: number): Promise<void> {
     const s = this.sessions.get(id);

@@ -1,4 +1,5 @@
 import type { TotpChallengeRecord, TotpEnrollmentRecord, TotpStore } from '../ports/totp-store.js';
+import { usableStep } from '../totp/machine.js';
 
 /**
  * The in-memory reference {@link TotpStore}. Each method runs to completion without awaiting, so
@@ -22,15 +23,15 @@ export class MemoryTotpStore implements TotpStore {
     this.enrollments.set(c.accountId, { ...e, state: 'confirmed', highestUsedStep: c.step, confirmedAt: c.at });
     return true;
   }
-  async advanceTotpStep(accountId: string, step: number): Promise<boolean> {
-    const e = this.enrollments.get(accountId);
-    if (e?.state !== 'confirmed' || (e.highestUsedStep !== null && step <= e.highestUsedStep)) return false;
+  async advanceTotpStep(accountId: string, step: number, at: number): Promise<boolean> {
+    const e = this.enrollments.get(accountId) ?? null;
+    if (e === null || !usableStep(e, step, at)) return false;
     this.enrollments.set(accountId, { ...e, highestUsedStep: step });
     return true;
   }
-  async removeTotp(accountId: string, step: number): Promise<boolean> {
-    const e = this.enrollments.get(accountId);
-    if (e?.state !== 'confirmed' || (e.highestUsedStep !== null && step <= e.highestUsedStep)) return false;
+  async removeTotp(accountId: string, step: number, at: number): Promise<boolean> {
+    const e = this.enrollments.get(accountId) ?? null;
+    if (!usableStep(e, step, at)) return false;
     this.enrollments.delete(accountId);
     return true;
   }

@@ -3,7 +3,7 @@ import { Secret } from 'otpauth';
 import type { Ports } from '../ports/ports.js';
 import type { Result } from '../errors.js';
 import { codeForStep } from '../totp/machine.js';
-import { recordWrongCode } from '../second-factor/throttle.js';
+import { recordWrongCode, throttleDecision } from '../second-factor/throttle.js';
 import { FakeClock } from './fake-clock.js';
 import { PlainHasher } from './plain-hasher.js';
 import { SeededRandom } from './seeded-random.js';
@@ -69,11 +69,19 @@ function modelStep(m: Model, code: string): number | null {
 }
 
 async function checkInvariants(m: Model, r: Real): Promise<void> {
-  // The stored record is the rule folded over the wrong codes, whatever the store pruned.
+  // The stored record decides as the rule folded over the wrong codes would, now and after any
+  // further wrong codes, whatever the store pruned. (Every check is counted before its compare and a
+  // right code gives its place back, which may drop times that can no longer change a decision.)
   let folded: ReturnType<typeof recordWrongCode> | null = null;
   for (const t of m.wrongAt) folded = recordWrongCode(folded, t);
   const stored = await r.ports.secondFactor.findTotpThrottle(r.accountId);
-  same(JSON.stringify(stored?.wrongCodesAt ?? []), JSON.stringify(folded?.wrongCodesAt ?? []), 'stored wrong-code record');
+  let s = stored;
+  let f = folded;
+  for (const later of [0, 1, MINUTE, 10 * MINUTE, HOUR - 1, HOUR, 2 * HOUR]) {
+    same(JSON.stringify(throttleDecision(s, m.now + later)), JSON.stringify(throttleDecision(f, m.now + later)), `the hold ${later} ms on, after further wrong codes`);
+    s = recordWrongCode(s, m.now + later);
+    f = recordWrongCode(f, m.now + later);
+  }
   // The bound itself: no hour ever sees more than 10 + 6 wrong codes checked (1+2+4+8+16+32 minutes > 1 h).
   for (const t of m.wrongAt) {
     const inHour = m.wrongAt.filter((u) => u >= t && u < t + HOUR).length;

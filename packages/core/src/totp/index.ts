@@ -10,7 +10,9 @@ export {
   TOTP_DRIFT_STEPS,
   TOTP_PERIOD_S,
   TOTP_SECRET_BYTES,
+  acceptsStep,
   attemptsLeft,
+  comparesCode,
   codeForStep,
   isWellFormedCode,
   judgeChallenge,
@@ -18,5 +20,6 @@ export {
   requiresChallenge,
   stepAt,
   transition,
+  usableStep,
 } from './machine.js';
 export type { TotpEvent, TotpRefusal, TotpState, TotpTransition } from './machine.js';

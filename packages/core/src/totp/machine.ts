@@ -40,15 +40,43 @@ export function codeForStep(secret: Uint8Array, step: number): string {
 }
 
 /**
- * The step a code proves, if any: within one step of `now` and strictly above the highest step
- * already used. When a code happens to match two candidate steps, the lowest unused one counts,
+ * The one rule for which step a code may use (the replay ledger's compare-and-set): within one step
+ * of `now` and strictly above the highest step already used (none used yet: any step near now).
+ * The code check here and the stores' conditional writes (advance, remove) both call it, so the
+ * stores hold no SQL copy of it.
+ */
+export function acceptsStep(highestUsedStep: number | null, step: number, now: number): boolean {
+  if (!Number.isSafeInteger(step) || Math.abs(step - stepAt(now)) > TOTP_DRIFT_STEPS) return false;
+  return highestUsedStep === null || step > highestUsedStep;
+}
+
+/**
+ * What a store asks before advancing or removing a factor with `step`: the factor is confirmed and
+ * {@link acceptsStep} holds for its ledger.
+ */
+export function usableStep(enrollment: { readonly state: 'pending' | 'confirmed'; readonly highestUsedStep: number | null } | null, step: number, now: number): boolean {
+  return enrollment?.state === 'confirmed' && acceptsStep(enrollment.highestUsedStep, step, now);
+}
+
+/**
+ * Whether the event, in this state, compares a code at all (so it must first claim a place under
+ * the per-account bound). A refusal decided by the phase alone compares nothing.
+ */
+export function comparesCode(state: TotpState, event: TotpEvent): boolean {
+  if (event.kind === 'verify_enrollment') return state.phase === 'pending';
+  if (event.kind === 'disable' || event.kind === 'sign_in') return state.phase === 'confirmed';
+  return false;
+}
+
+/**
+ * The step a code proves, if any: one {@link acceptsStep} accepts. When a code happens to match two candidate steps, the lowest unused one counts,
  * so a legitimate code is never refused for a collision with a used step.
  */
 export function matchCode(secret: Uint8Array, code: string, now: number, highestUsedStep: number | null): Result<number, 'error.auth.invalid_code'> {
   if (isWellFormedCode(code)) {
     const current = stepAt(now);
     for (let step = current - TOTP_DRIFT_STEPS; step <= current + TOTP_DRIFT_STEPS; step++) {
-      if (highestUsedStep !== null && step <= highestUsedStep) continue;
+      if (!acceptsStep(highestUsedStep, step, now)) continue;
       if (constantTimeEqual(utf8(codeForStep(secret, step)), utf8(code))) return ok(step);
     }
   }

@@ -8,13 +8,14 @@ import type { Logger } from '../ports/logger.js';
 import type { Random } from '../ports/random.js';
 import type { TotpChallengeRecord, TotpEnrollmentRecord, TotpStore } from '../ports/totp-store.js';
 import type { TotpThrottleStore } from '../ports/totp-throttle.js';
-import { throttleDecision } from '../second-factor/throttle.js';
+import { throttleDecision, type CodeCheckAdmission } from '../second-factor/throttle.js';
 import { outlivesCredentialChange } from '../account/credential-change.js';
 import type { Principal, SessionService, TokenPair } from '../session/service.js';
 import {
   attemptsLeft,
   CHALLENGE_TTL_MS,
   challengeOpenedAt,
+  comparesCode,
   isWellFormedCode,
   judgeChallenge,
   requiresChallenge,
@@ -57,6 +58,8 @@ const CHALLENGE_BYTES = 32;
 const UNAVAILABLE = 'error.auth.unavailable';
 const MALFORMED_CODE = 'The code must be exactly six digits.';
 const CHALLENGE_INVALID = 'The challenge is unknown, expired or already used.';
+const THROTTLED = 'Too many wrong codes for this account; try again later.';
+const WRONG_CODE = 'The code is wrong, expired or already used.';
 
 /**
  * The TOTP second factor (contract 3.3, 5.8) over a {@link TotpStore}. Every method reads the
@@ -116,7 +119,10 @@ export class TotpService implements LoginGate {
     principal: Principal,
     code: string,
   ): Promise<
-    Result<void, 'error.request.invalid' | 'error.auth.invalid_code' | 'error.auth.totp_not_enrolled' | 'error.auth.totp_already_enrolled' | 'error.auth.reauthentication_required'>
+    Result<
+      void,
+      'error.request.invalid' | 'error.auth.invalid_code' | 'error.auth.totp_not_enrolled' | 'error.auth.totp_already_enrolled' | 'error.auth.reauthentication_required' | 'error.auth.throttled'
+    >
   > {
     if (!isWellFormedCode(code)) return refuse('error.request.invalid', MALFORMED_CODE);
     // Before any code is checked: a stale session may not even guess.
@@ -124,31 +130,45 @@ export class TotpService implements LoginGate {
     if (!recent.ok) return recent;
     const now = this.#d.clock.now();
     const { state, record } = await this.#load(principal.accountId);
-    const next = transition(state, { kind: 'verify_enrollment', code }, now);
+    const event = { kind: 'verify_enrollment', code } as const;
+    if (comparesCode(state, event)) {
+      const held = await this.#claim(principal.accountId, now);
+      if (held !== null) return held;
+    }
+    const next = transition(state, event, now);
     if (!next.ok) return next;
     // The machine only confirms a pending state, which only exists with a row behind it.
     const sealedSecret = record?.sealedSecret ?? '';
     const confirmed = await guard(UNAVAILABLE, 'confirming the enrollment', () =>
       this.#d.store.confirmTotp({ accountId: principal.accountId, sealedSecret, step: next.value.usedStep!, at: now }),
     );
-    // Re-enrolled or confirmed concurrently: this code no longer proves anything.
-    return confirmed ? ok(undefined) : refuse('error.auth.invalid_code', 'The code is wrong, expired or already used.');
+    // Re-enrolled or confirmed concurrently: this code no longer proves anything (and stays counted).
+    if (!confirmed) return refuse('error.auth.invalid_code', WRONG_CODE);
+    await this.#refund(principal.accountId, now);
+    return ok(undefined);
   }
 
   /** Confirmed -> None, with a live code (one not used before). */
   async disable(
     principal: Principal,
     code: string,
-  ): Promise<Result<void, 'error.request.invalid' | 'error.auth.invalid_code' | 'error.auth.totp_not_enrolled' | 'error.auth.reauthentication_required'>> {
+  ): Promise<Result<void, 'error.request.invalid' | 'error.auth.invalid_code' | 'error.auth.totp_not_enrolled' | 'error.auth.reauthentication_required' | 'error.auth.throttled'>> {
     if (!isWellFormedCode(code)) return refuse('error.request.invalid', MALFORMED_CODE);
     const recent = await this.#d.sessions.requireRecentAuthentication(principal, 'totp_disable');
     if (!recent.ok) return recent;
     const now = this.#d.clock.now();
     const { state } = await this.#load(principal.accountId);
-    const next = transition(state, { kind: 'disable', code }, now);
+    const event = { kind: 'disable', code } as const;
+    if (comparesCode(state, event)) {
+      const held = await this.#claim(principal.accountId, now);
+      if (held !== null) return held;
+    }
+    const next = transition(state, event, now);
     if (!next.ok) return refuse(next.code === 'error.auth.invalid_code' ? next.code : 'error.auth.totp_not_enrolled', next.detail);
-    const removed = await guard(UNAVAILABLE, 'removing the factor', () => this.#d.store.removeTotp(principal.accountId, next.value.usedStep!));
-    return removed ? ok(undefined) : refuse('error.auth.invalid_code', 'The code is wrong, expired or already used.');
+    const removed = await guard(UNAVAILABLE, 'removing the factor', () => this.#d.store.removeTotp(principal.accountId, next.value.usedStep!, now));
+    if (!removed) return refuse('error.auth.invalid_code', WRONG_CODE);
+    await this.#refund(principal.accountId, now);
+    return ok(undefined);
   }
 
   /** The login gate: a confirmed factor turns a correct password into a challenge, opening nothing. */
@@ -180,11 +200,27 @@ export class TotpService implements LoginGate {
     return decision.held ? decision.retryAfterS : null;
   }
 
-  /** Counts a wrong code against the account (atomically, in the store), then answers it. */
-  async #countWrongCode(accountId: string, attempts: number, now: number): Promise<Result<never, 'error.auth.invalid_code'>> {
+  /**
+   * Claims a place for one code check under the per-account bound, before the code is compared
+   * (core's `claimCodeCheck`, applied atomically by the store). Null when admitted; the 429 refusal
+   * when the account is held. Without a throttle store (unit tests of other rules) every check is
+   * admitted.
+   */
+  async #claim(accountId: string, now: number): Promise<Result<never, 'error.auth.throttled'> | null> {
     const throttle = this.#d.throttle;
-    if (throttle !== undefined) await guard(UNAVAILABLE, 'recording a wrong code', () => throttle.recordWrongTotpCode(accountId, now));
-    return this.#wrongCode(attempts);
+    if (throttle === undefined) return null;
+    const admission: CodeCheckAdmission = await guard(UNAVAILABLE, 'counting the code check', () => throttle.claimTotpCodeCheck(accountId, now));
+    return admission.admitted ? null : refuse('error.auth.throttled', THROTTLED, { retry_after_s: admission.retryAfterS });
+  }
+
+  /**
+   * A right code gives back the place it claimed. The factor's change is already committed, so a
+   * store fault here costs one counted check, never the answer.
+   */
+  async #refund(accountId: string, at: number): Promise<void> {
+    await this.#d.throttle
+      ?.refundTotpCodeCheck(accountId, at)
+      .catch((cause: unknown) => this.#d.logger.warn('totp.refund_failed', { error: String((cause as Error)?.message ?? cause) }));
   }
 
   /**
@@ -221,21 +257,22 @@ export class TotpService implements LoginGate {
       await guard(UNAVAILABLE, 'consuming the challenge', () => this.#d.store.consumeTotpChallenge(idHash));
       return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
     }
-    // A held account has no code checked at all, not even on a challenge opened before it was held.
-    const held = await this.#held(accountId, now);
-    if (held !== null) return refuse('error.auth.throttled', 'Too many wrong codes for this account; try again later.', { retry_after_s: held });
     const { state } = await this.#load(accountId);
-    const next = transition(state, { kind: 'sign_in', code: input.code }, now);
-    if (!next.ok) {
-      if (next.code !== 'error.auth.invalid_code') {
-        // The factor was disabled after the password step: this challenge can never succeed.
-        await guard(UNAVAILABLE, 'consuming the challenge', () => this.#d.store.consumeTotpChallenge(idHash));
-        return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
-      }
-      return this.#countWrongCode(accountId, challenge.value.attempts, now);
+    const event = { kind: 'sign_in', code: input.code } as const;
+    if (!comparesCode(state, event)) {
+      // The factor was disabled after the password step: this challenge can never succeed.
+      await guard(UNAVAILABLE, 'consuming the challenge', () => this.#d.store.consumeTotpChallenge(idHash));
+      return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
     }
-    const advanced = await guard(UNAVAILABLE, 'advancing the used step', () => this.#d.store.advanceTotpStep(accountId, next.value.usedStep!));
-    if (!advanced) return this.#countWrongCode(accountId, challenge.value.attempts, now);
+    // Counted before it is compared; a held account has no code checked at all, not even on a
+    // challenge opened before it was held.
+    const held = await this.#claim(accountId, now);
+    if (held !== null) return held;
+    const next = transition(state, event, now);
+    if (!next.ok) return this.#wrongCode(challenge.value.attempts);
+    const advanced = await guard(UNAVAILABLE, 'advancing the used step', () => this.#d.store.advanceTotpStep(accountId, next.value.usedStep!, now));
+    if (!advanced) return this.#wrongCode(challenge.value.attempts);
+    await this.#refund(accountId, now);
     const consumed = await guard(UNAVAILABLE, 'consuming the challenge', () => this.#d.store.consumeTotpChallenge(idHash));
     if (!consumed) return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
     const account = await guard(UNAVAILABLE, 'reading the account', () => this.#d.accounts.findAccountById(accountId));
@@ -257,7 +294,7 @@ export class TotpService implements LoginGate {
   }
 
   #wrongCode(attempts: number): Result<never, 'error.auth.invalid_code'> {
-    return refuse('error.auth.invalid_code', 'The code is wrong, expired or already used.', {
+    return refuse('error.auth.invalid_code', WRONG_CODE, {
       attempts_left: attemptsLeft(attempts),
     });
   }
