@@ -148,6 +148,15 @@ const RECIPES: Record<string, Recipe> = {
       },
     },
   },
+  // Reading blobs back: the account's own assets' blobs; through a share link, for anyone holding it.
+  'GET /v1/blobs/:content_hash': { make: async (m, owner) => ({ params: { content_hash: (await m.blob(owner)).contentHash } }) },
+  'GET /v1/links/:link_id/blobs/:content_hash': {
+    access: 'public',
+    make: async (m, owner) => {
+      const b = await m.blob(owner);
+      return { params: { link_id: await m.shareLink(owner, [b.assetId]), content_hash: b.contentHash } };
+    },
+  },
   'GET /.well-known/svc/moved/:user': { access: 'public', status: 404, make: async () => ({ params: { user: 'alice' } }) },
 };
 

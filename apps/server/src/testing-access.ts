@@ -159,6 +159,13 @@ export class Maker {
     return u.uploadId;
   }
 
+  /** A live asset's original blob: its content hash and the asset's id. */
+  async blob(o: CallOptions): Promise<{ contentHash: string; assetId: string }> {
+    const u = await this.receivedUpload(o);
+    expectStatus(await call(this.app, 'POST', `/upload/${u.uploadId}/finalize`, { ...o, body: { content_hash: sha(u.data) } }), 200, 'finalize');
+    return { contentHash: sha(u.data), assetId: u.uploadId };
+  }
+
   async trashedAsset(o: CallOptions): Promise<string> {
     const id = await this.asset(o);
     expectStatus(await call(this.app, 'POST', `/v1/assets/${id}/trash`, o), 200, 'trash');

@@ -114,8 +114,8 @@ describe.skipIf(!available)('the reference page at /docs in headless Chromium', 
     await op.locator('.opblock-summary').click();
     await op.locator('button.try-out__btn').click();
     await op.locator('button.execute').click();
-    await op.locator('.live-responses-table .response-col_status').first().waitFor({ timeout: 30_000 });
-    expect((await op.locator('.live-responses-table .response-col_status').first().innerText()).trim()).toBe('200');
+    await op.locator('.live-responses-table tbody .response-col_status').first().waitFor({ timeout: 30_000 });
+    expect((await op.locator('.live-responses-table tbody .response-col_status').first().innerText()).trim()).toBe('200');
     expect(foreign).toEqual([]);
     await page.close();
   });

@@ -165,7 +165,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: 200 when the database answers and its schema is the one this build expects */
+        /** Readiness: 200 when the database answers, its schema is the one this build expects and no durable write has failed */
         get: operations["getReadyz"];
         put?: never;
         post?: never;
@@ -948,7 +948,7 @@ export interface components {
              * @description Stable problem code; each operation lists the ones it can answer
              * @enum {string}
              */
-            code: "error.album.intent_mismatch" | "error.album.proposer_invalid" | "error.album.upgrade_in_flight" | "error.attestation.history_invalid" | "error.auth.account_locked" | "error.auth.challenge_exhausted" | "error.auth.challenge_invalid" | "error.auth.invalid_code" | "error.auth.invalid_credentials" | "error.auth.last_sign_in_method" | "error.auth.local_disabled" | "error.auth.login_code_invalid" | "error.auth.no_local_password" | "error.auth.not_an_owner" | "error.auth.not_the_initiator" | "error.auth.proof_invalid" | "error.auth.reauthentication_required" | "error.auth.session_invalid" | "error.auth.throttled" | "error.auth.totp_already_enrolled" | "error.auth.totp_not_enrolled" | "error.auth.unavailable" | "error.auth.user_already_exists" | "error.auth.weak_password" | "error.catalog.too_new" | "error.conflict" | "error.deprecation.invalid" | "error.deprecation.too_soon" | "error.device.directory_invalid" | "error.device.invalid_key" | "error.device.unknown" | "error.discovery.handle_fixed" | "error.discovery.handle_taken" | "error.discovery.no_handle" | "error.federation.capability_invalid" | "error.federation.peer_unavailable" | "error.federation.rate_limited" | "error.federation.unknown_peer" | "error.internal" | "error.not_found" | "error.oidc.already_linked" | "error.oidc.app_challenge_required" | "error.oidc.exchange_failed" | "error.oidc.id_token_invalid" | "error.oidc.provider_denied" | "error.oidc.reauthentication_stale" | "error.oidc.return_to_invalid" | "error.oidc.state_invalid" | "error.profile.invalid_display_name" | "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused" | "error.request.invalid" | "error.request.method_not_allowed" | "error.request.range_not_satisfiable" | "error.request.too_large" | "error.request.too_many" | "error.request.unsupported_media_type" | "error.server.shutting_down" | "error.sponsored.cannot_sponsor" | "error.store.unavailable" | "error.upload.album_quiescing" | "error.upload.too_large";
+            code: "error.album.intent_mismatch" | "error.album.proposer_invalid" | "error.album.upgrade_in_flight" | "error.attestation.history_invalid" | "error.auth.account_locked" | "error.auth.challenge_exhausted" | "error.auth.challenge_invalid" | "error.auth.invalid_code" | "error.auth.invalid_credentials" | "error.auth.last_sign_in_method" | "error.auth.local_disabled" | "error.auth.login_code_invalid" | "error.auth.no_local_password" | "error.auth.not_an_owner" | "error.auth.not_the_initiator" | "error.auth.proof_invalid" | "error.auth.reauthentication_required" | "error.auth.session_invalid" | "error.auth.throttled" | "error.auth.totp_already_enrolled" | "error.auth.totp_not_enrolled" | "error.auth.unavailable" | "error.auth.user_already_exists" | "error.auth.weak_password" | "error.catalog.too_new" | "error.conflict" | "error.deprecation.invalid" | "error.deprecation.too_soon" | "error.device.directory_invalid" | "error.device.invalid_key" | "error.device.unknown" | "error.discovery.handle_fixed" | "error.discovery.handle_taken" | "error.discovery.no_handle" | "error.federation.capability_invalid" | "error.federation.peer_unavailable" | "error.federation.rate_limited" | "error.federation.unknown_peer" | "error.internal" | "error.not_found" | "error.oidc.already_linked" | "error.oidc.app_challenge_required" | "error.oidc.exchange_failed" | "error.oidc.id_token_invalid" | "error.oidc.provider_denied" | "error.oidc.reauthentication_stale" | "error.oidc.return_to_invalid" | "error.oidc.state_invalid" | "error.profile.invalid_display_name" | "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused" | "error.request.invalid" | "error.request.method_not_allowed" | "error.request.range_not_satisfiable" | "error.request.too_large" | "error.request.too_many" | "error.request.unsupported_media_type" | "error.server.busy" | "error.server.shutting_down" | "error.sponsored.cannot_sponsor" | "error.store.unavailable" | "error.upload.album_quiescing" | "error.upload.too_large";
             detail: string;
             /** @description On 409 album refusals: the live upgrade intent */
             live_intent_id?: string;
@@ -4119,7 +4119,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.unavailable, error.store.unavailable */
+            /** @description error.auth.unavailable, error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -4131,7 +4131,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.unavailable" | "error.store.unavailable";
+                        code?: "error.auth.unavailable" | "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -5642,7 +5642,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -5654,7 +5654,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -6086,7 +6086,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -6098,7 +6098,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -6384,7 +6384,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -6396,7 +6396,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -6794,6 +6794,24 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
+            /** @description error.auth.throttled */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.throttled";
+                        /** @constant */
+                        status?: 429;
+                    } & components["schemas"]["Problem"];
+                };
+            };
             /** @description error.auth.unavailable, error.store.unavailable */
             503: {
                 headers: {
@@ -7129,6 +7147,24 @@ export interface operations {
                         code?: "error.protocol.below_min" | "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.throttled */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.throttled";
+                        /** @constant */
+                        status?: 429;
                     } & components["schemas"]["Problem"];
                 };
             };
