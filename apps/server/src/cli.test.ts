@@ -11,14 +11,20 @@ afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
+/** A fresh data directory with the server's stores and services over it, as the CLI sees them. */
+async function deployment() {
+  const dir = mkdtempSync(join(tmpdir(), 'strongroom-cli-'));
+  dirs.push(dir);
+  const env = { SVC_DATA_DIR: dir };
+  const config = readConfig(env);
+  const stores = await openStores(config);
+  const deps = await buildDeps(config, stores, { ...nodePlatform(), logger: { info() {}, warn() {}, error() {} } });
+  return { env, stores, deps };
+}
+
 describe('operator CLI', () => {
   it('rotates the signing key in the shared database and locks accounts', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'strongroom-cli-'));
-    dirs.push(dir);
-    const env = { SVC_DATA_DIR: dir };
-    const config = readConfig(env);
-    const stores = await openStores(config);
-    const deps = await buildDeps(config, stores, { ...nodePlatform(), logger: { info() {}, warn() {}, error() {} } });
+    const { env, stores, deps } = await deployment();
     const reg = await deps.accounts.register({ address: 'ops@example.org', password: 'correct horse battery' });
     expect(reg.ok).toBe(true);
     const before = (await deps.keyRing.jwks()).keys.map((k) => k.kid);
@@ -53,12 +59,7 @@ describe('operator CLI', () => {
   });
 
   it('reaches an account without an address by its id, and the ledger speaks snake_case', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'strongroom-cli-'));
-    dirs.push(dir);
-    const env = { SVC_DATA_DIR: dir };
-    const config = readConfig(env);
-    const stores = await openStores(config);
-    const deps = await buildDeps(config, stores, { ...nodePlatform(), logger: { info() {}, warn() {}, error() {} } });
+    const { env, stores, deps } = await deployment();
     const reg = await deps.accounts.register({ address: 'sponsor@example.org', password: 'correct horse battery' });
     if (!reg.ok) throw new Error('register failed');
     const sponsor = await stores.accounts.findAccountByAddress('sponsor@example.org');
