@@ -192,8 +192,13 @@ describe('the authorization matrix covers the route table', () => {
 
 // PostgreSQL too with AUTHZ_MATRIX_PG=1 (and PG_URL): about a minute on a shared machine, so not by default.
 const pgWanted = process.env.AUTHZ_MATRIX_PG === '1';
-for (const open of pgWanted ? [sqliteBackend, pgBackend] : [sqliteBackend]) {
-  describe(`authorization matrix over HTTP (${open === sqliteBackend ? 'SQLite' : 'PostgreSQL'})`, { timeout: 120_000 }, () => {
+// Every cell twice: with sessions fresh from sign-in, and with every session's recent
+// authentication lapsed (issue 29). Reaching an object never needs recent authentication, and a
+// lapsed session reaches nothing more than a fresh one: the answers must be the same.
+const REAUTH_WINDOW_MS = 300_000;
+for (const open of pgWanted ? [sqliteBackend, pgBackend] : [sqliteBackend])
+for (const recency of ['recent sign-in', 'recent authentication lapsed'] as const) {
+  describe(`authorization matrix over HTTP (${open === sqliteBackend ? 'SQLite' : 'PostgreSQL'}, ${recency})`, { timeout: 120_000 }, () => {
     let b: Backend;
     let w: World;
     let m: Maker;
@@ -205,6 +210,16 @@ for (const open of pgWanted ? [sqliteBackend, pgBackend] : [sqliteBackend]) {
       m = new Maker(b.app);
       guests.set('alice', (await m.drop(as(w.alice.token))).uploadToken);
       guests.set('s', (await m.drop(as(w.bob.token, w.s))).uploadToken);
+      if (recency === 'recent authentication lapsed') {
+        b.clock.advance(REAUTH_WINDOW_MS + 1_000);
+        // The lapse is real: changing how the account signs in is now refused for Alice.
+        const enroll = await call(b.app, 'POST', '/v1/auth/totp/enroll', as(w.alice.token));
+        expect(enroll.status, JSON.stringify(enroll.body)).toBe(403);
+        expect(enroll.body.code).toBe('error.auth.reauthentication_required');
+        // Each session's last-used time is written once per minute of use: write it now, so the
+        // database comparisons below see only what a refused request itself might change.
+        for (const token of [w.alice.token, w.bob.token, w.carol.token]) await call(b.app, 'GET', '/quota', as(token));
+      }
     }, 120_000);
     afterAll(async () => {
       await b?.close();
