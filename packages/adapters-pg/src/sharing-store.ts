@@ -1,6 +1,9 @@
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import {
   decideDropReservation,
+  decideSponsorCreation,
+  type AccountRecord,
+  type Result,
   type DropRecord,
   type DropReservation,
   type LinkRecord,
@@ -9,6 +12,8 @@ import {
   type SponsorshipStore,
 } from '@strongroom/core';
 import { rowsOf, type PgDb } from './db.js';
+import { accounts } from './schema/accounts.js';
+import { quotaAccounts } from './schema/quota.js';
 import { linkDrops, links, sponsoredAccounts, sponsoredOwners } from './schema/sharing.js';
 
 type LinkRow = typeof links.$inferSelect;
@@ -24,6 +29,23 @@ export class PgSponsorshipStore implements SponsorshipStore {
     return rows.map((r) => r.o);
   }
 
+  async createSponsoredAccount(input: { account: AccountRecord; sponsorId: string }): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
+    const { account, sponsorId } = input;
+    return this.db.transaction(async (tx): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> => {
+      // The sponsor's ledger row, made to exist (an empty row is the zero record) and locked, so an
+      // operator making it someone's payee meanwhile waits for this transaction or is seen by it.
+      await tx.insert(quotaAccounts).values({ accountId: sponsorId }).onConflictDoNothing();
+      const [ledger] = await tx.select({ sponsorId: quotaAccounts.sponsorId }).from(quotaAccounts).where(eq(quotaAccounts.accountId, sponsorId)).for('update');
+      const [record] = await tx.select().from(sponsoredAccounts).where(eq(sponsoredAccounts.accountId, sponsorId));
+      const verdict = decideSponsorCreation({ record: record ? { ...record, owners: await this.#owners(tx, sponsorId) } : null, ledgerSponsorId: ledger?.sponsorId ?? null });
+      if (!verdict.ok) return verdict;
+      await tx.insert(accounts).values(account);
+      await tx.insert(quotaAccounts).values({ accountId: account.id, sponsorId }).onConflictDoUpdate({ target: quotaAccounts.accountId, set: { sponsorId } });
+      await tx.insert(sponsoredAccounts).values({ accountId: account.id, sponsorId, createdAt: account.createdAt });
+      await tx.insert(sponsoredOwners).values({ accountId: account.id, ownerId: sponsorId, seq: 0 });
+      return verdict;
+    });
+  }
   async createSponsored(r: { accountId: string; sponsorId: string; createdAt: number }): Promise<void> {
     await this.db.transaction(async (tx) => {
       await tx.insert(sponsoredAccounts).values(r);

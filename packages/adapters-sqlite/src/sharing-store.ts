@@ -3,6 +3,9 @@ import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
   decideDropReservation,
+  decideSponsorCreation,
+  type AccountRecord,
+  type Result,
   type DropRecord,
   type DropReservation,
   type LinkRecord,
@@ -11,7 +14,7 @@ import {
   type SponsorshipStore,
 } from '@strongroom/core';
 import * as schema from './schema/index.js';
-import { linkDrops, links, sponsoredAccounts, sponsoredOwners } from './schema/index.js';
+import { accounts, linkDrops, links, quotaAccounts, sponsoredAccounts, sponsoredOwners } from './schema/index.js';
 
 type Db = BetterSQLite3Database<typeof schema>;
 type LinkRow = typeof links.$inferSelect;
@@ -31,6 +34,23 @@ export class SqliteSponsorshipStore implements SponsorshipStore {
     return this.db.select({ o: sponsoredOwners.ownerId }).from(sponsoredOwners).where(eq(sponsoredOwners.accountId, accountId)).orderBy(asc(sponsoredOwners.seq)).all().map((r) => r.o);
   }
 
+  /** BEGIN IMMEDIATE: the sponsor's facts are read under the write lock, so no payer change slips in. */
+  async createSponsoredAccount(input: { account: AccountRecord; sponsorId: string }): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
+    const { account, sponsorId } = input;
+    return this.sqlite
+      .transaction((): Result<void, 'error.sponsored.cannot_sponsor'> => {
+        const record = this.db.select().from(sponsoredAccounts).where(eq(sponsoredAccounts.accountId, sponsorId)).get();
+        const ledger = this.db.select({ sponsorId: quotaAccounts.sponsorId }).from(quotaAccounts).where(eq(quotaAccounts.accountId, sponsorId)).get();
+        const verdict = decideSponsorCreation({ record: record ? { ...record, owners: this.#owners(sponsorId) } : null, ledgerSponsorId: ledger?.sponsorId ?? null });
+        if (!verdict.ok) return verdict;
+        this.db.insert(accounts).values(account).run();
+        this.db.insert(quotaAccounts).values({ accountId: account.id, sponsorId }).onConflictDoUpdate({ target: quotaAccounts.accountId, set: { sponsorId } }).run();
+        this.db.insert(sponsoredAccounts).values({ accountId: account.id, sponsorId, createdAt: account.createdAt }).run();
+        this.db.insert(sponsoredOwners).values({ accountId: account.id, ownerId: sponsorId, seq: 0 }).run();
+        return verdict;
+      })
+      .immediate();
+  }
   async createSponsored(r: { accountId: string; sponsorId: string; createdAt: number }): Promise<void> {
     this.sqlite.transaction(() => {
       this.db.insert(sponsoredAccounts).values(r).run();

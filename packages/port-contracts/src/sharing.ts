@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
-import type { LinkRecord, NewUpload, Ports, QuotaPolicy } from '@strongroom/core';
+import { QuotaService, SponsorshipService, sponsoredAddressKey, uuidv7, type LinkRecord, type NewUpload, type Ports, type QuotaPolicy } from '@strongroom/core';
+import { FakeClock, MemoryBlobStore } from '@strongroom/core/testing';
 import type { Setup } from './accounts-sessions.js';
 import { describeContract } from './registry.js';
 
@@ -73,7 +74,66 @@ export function describeSponsorshipContract(adapter: string, setup: Setup): void
           [b, [sponsor]],
         ]);
       }));
+
+    sponsoredCreationCases(setup);
   });
+}
+
+
+/** The sponsorship service over `ports`, with a clock and random source the test can predict. */
+function sponsorshipOver(ports: Ports, now: number, bytes: Uint8Array): SponsorshipService {
+  const clock = new FakeClock(now);
+  const random = { bytes: (length: number) => bytes.slice(0, length) };
+  const quota = new QuotaService({ ledger: ports.quota, blobs: new MemoryBlobStore(), clock, random, policy: POLICY });
+  return new SponsorshipService({ store: ports.sponsorship, accounts: ports.accounts, quota, clock, random });
+}
+
+/** Creating a sponsored account through the service: one transaction on every adapter. */
+function sponsoredCreationCases(setup: Setup): void {
+  {
+    it('writes the account row, its ledger sponsor and its sponsorship together', () =>
+      using(setup, async (ports) => {
+        const sponsor = id('sp10');
+        const created = await sponsorshipOver(ports, 7_000, new Uint8Array(10).fill(3)).create({ accountId: sponsor });
+        expect(created.ok).toBe(true);
+        const acct = created.ok ? created.value.accountId : '';
+        expect(await ports.sponsorship.findSponsored(acct)).toEqual({ accountId: acct, sponsorId: sponsor, createdAt: 7_000, owners: [sponsor] });
+        expect((await ports.accounts.findAccountById(acct))?.addressKey).toBe(sponsoredAddressKey(acct));
+        expect((await ports.quota.readLedger(acct, 7_000)).sponsorId).toBe(sponsor);
+      }));
+    it('is all or nothing: a clash on the sponsorship row leaves no account row and no ledger sponsor', () =>
+      using(setup, async (ports) => {
+        const [sponsor, squatter] = [id('sp11'), id('sp11')];
+        const bytes = new Uint8Array(10).fill(0x5a);
+        // The id the service will draw, already taken in the sponsorship table only: the account
+        // row and the ledger row go in first, and the sponsorship insert fails after them.
+        const doomed = uuidv7(9_000, bytes);
+        await ports.sponsorship.createSponsored({ accountId: doomed, sponsorId: squatter, createdAt: 1 });
+        await expect(sponsorshipOver(ports, 9_000, bytes).create({ accountId: sponsor })).rejects.toThrow();
+        expect(await ports.accounts.findAccountById(doomed)).toBeNull();
+        expect((await ports.quota.readLedger(doomed, 9_000)).sponsorId).toBeNull();
+        expect(await ports.sponsorship.findSponsored(doomed)).toEqual({ accountId: doomed, sponsorId: squatter, createdAt: 1, owners: [squatter] });
+        expect(await ports.sponsorship.listOwnedBy(sponsor)).toEqual([]);
+      }));
+    it('refuses, on facts read in its transaction, a sponsor that is a sponsored account or another\'s payee; nothing is written', () =>
+      using(setup, async (ports) => {
+        const [sponsored, payee, payer] = [id('sp12'), id('sp12'), id('sp12')];
+        await ports.sponsorship.createSponsored({ accountId: sponsored, sponsorId: payer, createdAt: 1 });
+        await ports.quota.setSponsor(payee, payer);
+        for (const [n, sponsorId] of [sponsored, payee].entries()) {
+          const account = { id: id('sp13'), address: '', addressKey: sponsoredAddressKey(`x${n}`), passwordHash: null, displayName: null, createdAt: 2, lockedAt: null, credentialsChangedAt: null };
+          const refused = await ports.sponsorship.createSponsoredAccount({ account, sponsorId });
+          expect(refused.ok ? null : refused.code).toBe('error.sponsored.cannot_sponsor');
+          expect(await ports.accounts.findAccountById(account.id)).toBeNull();
+          expect((await ports.quota.readLedger(account.id, 2)).sponsorId).toBeNull();
+          expect(await ports.sponsorship.findSponsored(account.id)).toBeNull();
+          expect(await ports.sponsorship.listOwnedBy(sponsorId)).toEqual([]);
+        }
+        // Through the service the payee gets the same refusal (it is a fact of the ledger, not of the request).
+        const viaService = await sponsorshipOver(ports, 3, new Uint8Array(10).fill(1)).create({ accountId: payee });
+        expect(viaService.ok ? null : viaService.code).toBe('error.sponsored.cannot_sponsor');
+      }));
+  }
 }
 
 export function describeLinkStoreContract(adapter: string, setup: Setup): void {

@@ -1,3 +1,6 @@
+import type { Result } from '../errors.js';
+import type { AccountRecord } from './account-store.js';
+
 /** A sponsored account: no address, password or factor; its owners act as it, its sponsor pays. */
 export interface SponsoredRecord {
   readonly accountId: string;
@@ -10,7 +13,15 @@ export interface SponsoredRecord {
 
 /** Sponsored accounts and their owners. "Not found" is null. */
 export interface SponsorshipStore {
-  /** Records a new sponsored account with its sponsor as its first owner. */
+  /**
+   * Creates a sponsored account in ONE transaction: its account row, its sponsor in the quota
+   * ledger, and the sponsorship with the sponsor as first owner (created at `account.createdAt`).
+   * Reads the sponsor's facts inside that transaction, serialised against a concurrent change of
+   * the sponsor's payer, and applies core's `decideSponsorCreation`; refused, nothing is written.
+   * A failed write (an id already taken) throws and leaves nothing.
+   */
+  createSponsoredAccount(input: { account: AccountRecord; sponsorId: string }): Promise<Result<void, 'error.sponsored.cannot_sponsor'>>;
+  /** Records a sponsorship row alone (its sponsor as first owner); no account row, no ledger. */
   createSponsored(record: { accountId: string; sponsorId: string; createdAt: number }): Promise<void>;
   findSponsored(accountId: string): Promise<SponsoredRecord | null>;
   /** The sponsored accounts `ownerId` owns (sponsor or added owner), oldest first. */

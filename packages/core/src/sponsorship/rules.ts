@@ -20,6 +20,27 @@ export function decideSponsor(caller: { actingOwnerId?: string }, callerRecord: 
   return ok(undefined);
 }
 
+/** What the store reads of a would-be sponsor, inside the transaction that creates the account. */
+export interface SponsorFacts {
+  /** The sponsor's own sponsorship record: non-null when it is itself a sponsored account. */
+  readonly record: SponsoredRecord | null;
+  /** The sponsor's payer in the quota ledger (null when it pays for itself). */
+  readonly ledgerSponsorId: string | null;
+}
+
+/**
+ * Whether a registered account may create a sponsored account, on facts read in the creating
+ * transaction (so a sponsor made someone's payee meanwhile is seen). Acting as someone is refused
+ * before, by `decideSponsor`.
+ */
+export function decideSponsorCreation(sponsor: SponsorFacts): Result<void, 'error.sponsored.cannot_sponsor'> {
+  const registered = decideSponsor({}, sponsor.record);
+  if (!registered.ok) return registered;
+  // An account the operator made someone else's payee (CLI `sponsor`) pays through them: it cannot pay for another.
+  if (sponsor.ledgerSponsorId !== null) return refuse('error.sponsored.cannot_sponsor', 'An account sponsored by another cannot sponsor.');
+  return ok(undefined);
+}
+
 /**
  * Removing an owner: any owner may remove any other owner, or itself; the sponsor stays (it pays
  * for the account's writes, so it cannot be removed while it sponsors it).

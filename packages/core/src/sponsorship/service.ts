@@ -46,24 +46,19 @@ export class SponsorshipService {
     return ok({ accountId: targetId, sessionId: principal.sessionId, actingOwnerId: principal.accountId });
   }
 
-  /** Creates a sponsored account paid for by the caller. */
+  /** Creates a sponsored account paid for by the caller: one store call, one transaction. */
   async create(caller: Caller): Promise<Result<SponsoredRecord, 'error.sponsored.cannot_sponsor'>> {
-    const own = caller.actingOwnerId === undefined ? await guard(STORE, 'sponsorship read', () => this.#d.store.findSponsored(caller.accountId)) : null;
-    const may = decideSponsor(caller, own);
+    // Acting as a sponsored account is a fact of the request, not of the store: refused here.
+    const may = decideSponsor(caller, null);
     if (!may.ok) return may;
-    // An account the operator made someone else's payee (CLI `sponsor`) pays through them: it cannot pay for another.
-    if ((await this.#d.quota.payerOf(caller.accountId)) !== caller.accountId) return refuse('error.sponsored.cannot_sponsor', 'An account sponsored by another cannot sponsor.');
     const now = this.#d.clock.now();
     const accountId = uuidv7(now, this.#d.random.bytes(10));
     // The account row gives the id a home (albums, devices and sessions refer to accounts); it has
-    // no password, so nothing can sign in as it, and its address key is no address.
-    await guard(STORE, 'account write', () =>
-      this.#d.accounts.createAccount({ id: accountId, address: '', addressKey: sponsoredAddressKey(accountId), passwordHash: null, displayName: null, createdAt: now, lockedAt: null, credentialsChangedAt: null }),
-    );
-    const sponsored = await this.#d.quota.setSponsor(accountId, caller.accountId);
-    // The ledger refuses only a self-sponsor or a sponsored sponsor, both ruled out above.
-    if (!sponsored.ok) throw new CoreError('error.internal', `the ledger refused the sponsor: ${sponsored.detail}`);
-    await guard(STORE, 'sponsorship write', () => this.#d.store.createSponsored({ accountId, sponsorId: caller.accountId, createdAt: now }));
+    // no password, so nothing can sign in as it, and its address key is no address. The store
+    // re-reads whether the caller may sponsor (core's decideSponsorCreation) in the same transaction.
+    const account = { id: accountId, address: '', addressKey: sponsoredAddressKey(accountId), passwordHash: null, displayName: null, createdAt: now, lockedAt: null, credentialsChangedAt: null };
+    const created = await guard(STORE, 'sponsorship write', () => this.#d.store.createSponsoredAccount({ account, sponsorId: caller.accountId }));
+    if (!created.ok) return created;
     return ok({ accountId, sponsorId: caller.accountId, createdAt: now, owners: [caller.accountId] });
   }
 

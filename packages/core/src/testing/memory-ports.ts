@@ -19,20 +19,21 @@ export function createMemoryPorts(): Ports {
   const totp = new MemoryTotpStore();
   const discovery = new MemoryDiscoveryStore();
   const links = new MemoryLinkStore();
+  const quota = new MemoryQuotaStore(links);
   accounts.handleUserOf = (id) => discovery.state.handles.get(id)?.user ?? null;
   return {
     accounts,
     totp,
     devices: new MemoryDeviceStore(),
     albums: new MemoryAlbumStore(),
-    quota: new MemoryQuotaStore(links),
+    quota,
     schema: new MemorySchemaStatus(),
     secondFactor: new MemorySecondFactorStore({ totp, ledger: accounts }),
     deployment: new MemoryDeploymentStore(),
     oidc: new MemoryOidcStore(accounts),
     deprecations: new MemoryDeprecationStore(),
     attestation: new MemoryAttestationKeyStore(),
-    sponsorship: new MemorySponsorshipStore(),
+    sponsorship: new MemorySponsorshipStore({ accounts, quota }),
     links,
     discovery,
   };

@@ -78,6 +78,10 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     this.#row(accountId).suspendedAt = suspendedAt;
   }
   async setSponsor(accountId: string, sponsorId: string | null): Promise<void> {
+    this.sponsorRow(accountId, sponsorId);
+  }
+  /** `setSponsor` without a promise, for a caller that writes other stores in the same step. */
+  sponsorRow(accountId: string, sponsorId: string | null): void {
     this.#row(accountId).sponsorId = sponsorId;
   }
   async findBlob(contentHash: string): Promise<BlobRecord | null> {

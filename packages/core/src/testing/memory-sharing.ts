@@ -1,11 +1,34 @@
+import type { Result } from '../errors.js';
 import { decideDropReservation } from '../links/rules.js';
+import type { AccountRecord } from '../ports/account-store.js';
+import { decideSponsorCreation } from '../sponsorship/rules.js';
+import type { MemoryQuotaStore } from './memory-quota-store.js';
+import type { MemoryStore } from './memory-store.js';
 import type { DropRecord, DropReservation, LinkRecord, LinkStore } from '../ports/link-store.js';
 import type { SponsoredRecord, SponsorshipStore } from '../ports/sponsorship-store.js';
 import { isOpenState, uploadState } from '../upload/machine.js';
 
-/** In-memory reference implementation of the sponsorship store. */
+/**
+ * In-memory reference implementation of the sponsorship store. Creating a sponsored account also
+ * writes the account and the ledger row, so it holds the account and quota stores it writes to.
+ */
 export class MemorySponsorshipStore implements SponsorshipStore {
   readonly records = new Map<string, SponsoredRecord>();
+  constructor(readonly stores: { accounts: MemoryStore; quota: MemoryQuotaStore }) {}
+
+  /** Checks every write before making any, and never awaits between them, so it is all or nothing. */
+  async createSponsoredAccount(input: { account: AccountRecord; sponsorId: string }): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
+    const { accounts, quota } = this.stores;
+    const { account, sponsorId } = input;
+    const verdict = decideSponsorCreation({ record: this.records.get(sponsorId) ?? null, ledgerSponsorId: quota.accounts.get(sponsorId)?.sponsorId ?? null });
+    if (!verdict.ok) return verdict;
+    if (accounts.accounts.has(account.id) || [...accounts.accounts.values()].some((a) => a.addressKey === account.addressKey)) throw new Error(`account ${account.id} exists`);
+    if (this.records.has(account.id)) throw new Error(`sponsored account ${account.id} exists`);
+    accounts.accounts.set(account.id, account);
+    quota.sponsorRow(account.id, sponsorId);
+    this.records.set(account.id, { accountId: account.id, sponsorId, createdAt: account.createdAt, owners: [sponsorId] });
+    return verdict;
+  }
 
   async createSponsored(r: { accountId: string; sponsorId: string; createdAt: number }): Promise<void> {
     if (this.records.has(r.accountId)) throw new Error(`sponsored account ${r.accountId} exists`);
