@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SponsoredRecord } from '../ports/sponsorship-store.js';
-import { decideActAs, decideOwnerRemoval, decideSponsor } from './rules.js';
+import { decideActAs, decideOwnerRemoval, decideSponsor, decideSponsorCreation } from './rules.js';
 
 const ids = fc.constantFrom('a', 'b', 'c', 'd', 'e');
 const record = fc.record({ sponsorId: ids, extra: fc.uniqueArray(ids, { maxLength: 4 }) }).map(
@@ -23,6 +23,16 @@ describe('who may act as whom', () => {
     expect(decideSponsor({}, null).ok).toBe(true);
     expect(decideSponsor({ actingOwnerId: 'a' }, null)).toMatchObject({ ok: false, code: 'error.sponsored.cannot_sponsor' });
     expect(decideSponsor({}, { accountId: 'kid', sponsorId: 'a', createdAt: 0, owners: ['a'] })).toMatchObject({ ok: false, code: 'error.sponsored.cannot_sponsor' });
+  });
+
+  it('creating one: only a registered account that pays for itself may sponsor', () => {
+    fc.assert(
+      fc.property(fc.option(record, { nil: null }), fc.option(ids, { nil: null }), (found, ledgerSponsorId) => {
+        const verdict = decideSponsorCreation({ record: found, ledgerSponsorId });
+        expect(verdict.ok).toBe(found === null && ledgerSponsorId === null);
+        if (!verdict.ok) expect(verdict.code).toBe('error.sponsored.cannot_sponsor');
+      }),
+    );
   });
 
   it('owners remove owners, never the sponsor', () => {
