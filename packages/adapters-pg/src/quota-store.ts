@@ -1,13 +1,16 @@
 import { and, asc, eq, sql } from 'drizzle-orm';
 import {
+  decideAssetTransition,
   decideCompletion,
   decideFederatedCache,
   decideOpenGroup,
+  EMPTY_TRASH_CANDIDATE_STATES,
   payerIdOf,
   peerKey,
   ok,
   OPEN_STATES,
   settledHardSince,
+  type AssetAction,
   type AssetBlob,
   type AssetCatalog,
   type AssetRecord,
@@ -41,6 +44,7 @@ type AssetRow = typeof assets.$inferSelect;
 
 /** The WHERE that finds open sessions fast; which states are open is core's to say. */
 const OPEN = sql.raw(sqlStringList(OPEN_STATES));
+const TRASH_CANDIDATES = sql.raw(sqlStringList(EMPTY_TRASH_CANDIDATE_STATES));
 
 /**
  * Finalize, metadata replacement and federated caching take this lock shared; the sweep takes it
@@ -597,44 +601,51 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       .orderBy(asc(assetBlobs.seq));
     return { ...r, blobs: refs as AssetBlob[] };
   }
-  async trashAsset(id: string, now: number): Promise<boolean> {
-    const r = await this.db
-      .update(assets)
-      .set({ state: 'trashed', trashedAt: now })
-      .where(and(eq(assets.id, id), eq(assets.state, 'live')))
-      .returning({ id: assets.id });
+  /**
+   * One lifecycle step inside the caller's transaction: the asset row is read with FOR UPDATE (a
+   * racing step on the same asset waits here, then reads the row as the winner left it, or no row
+   * if it was deleted), core decides, and the write names the row by its id alone.
+   */
+  async #transition(tx: PgDb, id: string, action: AssetAction): Promise<boolean> {
+    const [a] = await tx
+      .select({ state: assets.state, trashedAt: assets.trashedAt, dropExpiresAt: assets.dropExpiresAt })
+      .from(assets)
+      .where(eq(assets.id, id))
+      .for('update');
+    const t = decideAssetTransition(a ?? null, action);
+    if (!t.ok) return false;
+    // asset_blobs rows go with the asset (ON DELETE CASCADE): the references drop, the bytes stay charged.
+    const r =
+      t.write === 'delete'
+        ? await tx.delete(assets).where(eq(assets.id, id)).returning({ id: assets.id })
+        : await tx.update(assets).set(t.next).where(eq(assets.id, id)).returning({ id: assets.id });
     return r.length === 1;
+  }
+  async trashAsset(id: string, now: number): Promise<boolean> {
+    return this.db.transaction((tx) => this.#transition(tx, id, { kind: 'trash', now }));
   }
   async restoreAsset(id: string): Promise<boolean> {
-    const r = await this.db
-      .update(assets)
-      .set({ state: 'live', trashedAt: null })
-      .where(and(eq(assets.id, id), eq(assets.state, 'trashed')))
-      .returning({ id: assets.id });
-    return r.length === 1;
+    return this.db.transaction((tx) => this.#transition(tx, id, { kind: 'restore' }));
   }
   async purgeAsset(id: string): Promise<boolean> {
-    // asset_blobs rows go with the asset (ON DELETE CASCADE): the references drop, the bytes stay charged.
-    const r = await this.db
-      .delete(assets)
-      .where(and(eq(assets.id, id), sql`${assets.state} IN ('trashed', 'pending_drop')`))
-      .returning({ id: assets.id });
-    return r.length === 1;
+    return this.db.transaction((tx) => this.#transition(tx, id, { kind: 'purge' }));
   }
   async emptyTrash(ownerId: string): Promise<number> {
-    const r = await this.db
-      .delete(assets)
-      .where(and(eq(assets.ownerId, ownerId), eq(assets.state, 'trashed')))
-      .returning({ id: assets.id });
-    return r.length;
+    return this.db.transaction(async (tx) => {
+      // Candidates narrowed by the (owner, state) index to the states core says can apply; each row
+      // is then locked, re-read and decided by core (a racing restore may have moved it meanwhile).
+      const ids = await tx
+        .select({ id: assets.id })
+        .from(assets)
+        .where(and(eq(assets.ownerId, ownerId), sql`${assets.state} IN ${TRASH_CANDIDATES}`))
+        .orderBy(asc(assets.id));
+      let n = 0;
+      for (const { id } of ids) if (await this.#transition(tx, id, { kind: 'empty_trash' })) n++;
+      return n;
+    });
   }
   async adoptDrop(id: string, now: number): Promise<boolean> {
-    const r = await this.db
-      .update(assets)
-      .set({ state: 'live', dropExpiresAt: null })
-      .where(and(eq(assets.id, id), eq(assets.state, 'pending_drop'), sql`${assets.dropExpiresAt} > ${now}`))
-      .returning({ id: assets.id });
-    return r.length === 1;
+    return this.db.transaction((tx) => this.#transition(tx, id, { kind: 'adopt', now }));
   }
   async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<'replaced' | 'not_live'> {
     return this.db.transaction(async (tx): Promise<'replaced' | 'not_live'> => {

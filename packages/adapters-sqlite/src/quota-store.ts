@@ -2,14 +2,17 @@ import type Database from 'better-sqlite3';
 import { eq } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
+  decideAssetTransition,
   decideCompletion,
   decideFederatedCache,
   decideOpenGroup,
+  EMPTY_TRASH_CANDIDATE_STATES,
   ok,
   OPEN_STATES,
   payerIdOf,
   peerKey,
   settledHardSince,
+  type AssetAction,
   type AssetBlob,
   type AssetCatalog,
   type AssetRecord,
@@ -101,6 +104,10 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       cancelUpload: p(`UPDATE upload_sessions SET state = 'Cancelled' WHERE id = ? AND state IN ${OPEN} AND expires_at > ? RETURNING payer_id, declared_size`),
       inFlight: p(`SELECT count(*) AS n FROM upload_sessions WHERE album_id = ? AND state IN ${OPEN} AND expires_at > ?`),
       asset: p('SELECT * FROM assets WHERE id = ?'),
+      // Candidates narrowed by the (owner, state) index to the states core says can apply; core decides each row.
+      trashCandidates: p(`SELECT id FROM assets WHERE owner_id = ? AND state IN ${sqlStringList(EMPTY_TRASH_CANDIDATE_STATES)} ORDER BY id`),
+      setAssetState: p('UPDATE assets SET state = ?, trashed_at = ?, drop_expires_at = ? WHERE id = ?'),
+      deleteAsset: p('DELETE FROM assets WHERE id = ?'),
       assetBlobs: p('SELECT kind, content_hash, size FROM asset_blobs WHERE asset_id = ? ORDER BY seq'),
       // By the hash index, then each asset by its key; the album is its original's session's.
       blobReferences: p(
@@ -392,23 +399,38 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     const refs = this.#s.assetBlobs.all(r.id) as { kind: AssetBlob['kind']; content_hash: string; size: number }[];
     return { ...r, blobs: refs.map((b) => ({ kind: b.kind, contentHash: b.content_hash, size: b.size })) };
   }
+  /**
+   * One lifecycle step: the row is read inside an IMMEDIATE transaction (the database's write lock
+   * is held from the read to the write, so no other connection or process moves the row between
+   * them), core decides, and the write names the row by its id alone.
+   */
+  #transition(id: string, action: AssetAction): boolean {
+    const a = this.#s.asset.get(id) as { state: AssetState; trashed_at: number | null; drop_expires_at: number | null } | undefined;
+    const t = decideAssetTransition(a ? { state: a.state, trashedAt: a.trashed_at, dropExpiresAt: a.drop_expires_at } : null, action);
+    if (!t.ok) return false;
+    // asset_blobs rows go with the asset (ON DELETE CASCADE): the references drop, the bytes stay charged.
+    if (t.write === 'delete') return this.#s.deleteAsset.run(id).changes === 1;
+    return this.#s.setAssetState.run(t.next.state, t.next.trashedAt, t.next.dropExpiresAt, id).changes === 1;
+  }
   async trashAsset(id: string, now: number): Promise<boolean> {
-    return this.sqlite.prepare(`UPDATE assets SET state = 'trashed', trashed_at = ? WHERE id = ? AND state = 'live'`).run(now, id).changes === 1;
+    return this.sqlite.transaction(() => this.#transition(id, { kind: 'trash', now })).immediate();
   }
   async restoreAsset(id: string): Promise<boolean> {
-    return this.sqlite.prepare(`UPDATE assets SET state = 'live', trashed_at = NULL WHERE id = ? AND state = 'trashed'`).run(id).changes === 1;
+    return this.sqlite.transaction(() => this.#transition(id, { kind: 'restore' })).immediate();
   }
   async purgeAsset(id: string): Promise<boolean> {
-    // asset_blobs rows go with the asset (ON DELETE CASCADE): the references drop, the bytes stay charged.
-    return this.sqlite.prepare(`DELETE FROM assets WHERE id = ? AND state IN ('trashed', 'pending_drop')`).run(id).changes === 1;
+    return this.sqlite.transaction(() => this.#transition(id, { kind: 'purge' })).immediate();
   }
   async emptyTrash(ownerId: string): Promise<number> {
-    return this.sqlite.prepare(`DELETE FROM assets WHERE owner_id = ? AND state = 'trashed'`).run(ownerId).changes;
+    return this.sqlite
+      .transaction(() => {
+        const ids = this.#s.trashCandidates.all(ownerId) as { id: string }[];
+        return ids.filter((r) => this.#transition(r.id, { kind: 'empty_trash' })).length;
+      })
+      .immediate();
   }
   async adoptDrop(id: string, now: number): Promise<boolean> {
-    return (
-      this.sqlite.prepare(`UPDATE assets SET state = 'live', drop_expires_at = NULL WHERE id = ? AND state = 'pending_drop' AND drop_expires_at > ?`).run(id, now).changes === 1
-    );
+    return this.sqlite.transaction(() => this.#transition(id, { kind: 'adopt', now })).immediate();
   }
   async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<'replaced' | 'not_live'> {
     return this.sqlite

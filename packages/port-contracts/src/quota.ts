@@ -210,6 +210,60 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect(await s.findAsset(lost)).toBeNull();
       }));
 
+    // The lifecycle is read, decided by core and written in one transaction (a row lock on
+    // PostgreSQL): racing steps on one asset, over several connections, leave exactly one winner.
+    it('racing trash, restore, purge and empty-trash on one asset: exactly one wins', async () => {
+      const { ports, connect, cleanup } = await setup();
+      try {
+        const stores = [ports.quota, ...(await Promise.all([connect(), connect(), connect()])).map((p) => p.quota)];
+        const a = id('a000');
+        const x = await stored(ports.quota, a, hash(90), 10);
+        // Four trashes of one live asset.
+        const trashed = await Promise.all(stores.map((s) => s.trashAsset(x, 2_000)));
+        expect(trashed.filter(Boolean)).toHaveLength(1);
+        expect(await ports.quota.findAsset(x)).toMatchObject({ state: 'trashed', trashedAt: 2_000 });
+        // Two purges and two restores of the trashed asset: whichever goes first, the others find
+        // the row gone or live, and both refuse.
+        const steps = await Promise.all(stores.map((s, i) => (i % 2 === 0 ? s.purgeAsset(x) : s.restoreAsset(x))));
+        expect(steps.filter(Boolean)).toHaveLength(1);
+        const after = await ports.quota.findAsset(x);
+        const purgeWon = steps[0] || steps[2];
+        expect(after === null).toBe(purgeWon);
+        if (after) expect(after).toMatchObject({ state: 'live', trashedAt: null });
+        // Emptying the trash racing a purge of one of its assets: each asset deleted exactly once.
+        const y = await stored(ports.quota, a, hash(91), 10);
+        const z = await stored(ports.quota, a, hash(92), 10);
+        await ports.quota.trashAsset(y, 3_000);
+        await ports.quota.trashAsset(z, 3_000);
+        const [emptied, purgedY, emptied2] = await Promise.all([stores[1]!.emptyTrash(a), stores[2]!.purgeAsset(y), stores[3]!.emptyTrash(a)]);
+        expect(emptied + emptied2 + (purgedY ? 1 : 0)).toBe(2);
+        expect(await ports.quota.findAsset(y)).toBeNull();
+        expect(await ports.quota.findAsset(z)).toBeNull();
+        if (after) expect(await ports.quota.findAsset(x)).toMatchObject({ state: 'live' });
+      } finally {
+        await cleanup?.();
+      }
+    });
+
+    it('racing adoptions of one pending drop: exactly one wins', async () => {
+      const { ports, connect, cleanup } = await setup();
+      try {
+        const stores = [ports.quota, ...(await Promise.all([connect(), connect(), connect()])).map((p) => p.quota)];
+        const owner = id('a000');
+        const u = upload(owner, { declaredSize: 70 });
+        await open(ports.quota, u, null, 1_000);
+        await ports.quota.completeUpload({ uploadId: u.id, contentHash: hash(93), size: 70, asset: { create: { id: u.id, ownerId: owner, dropExpiresAt: 5_000 } } }, UNLIMITED, 1_000);
+        // Two adoptions against two discards (a purge of the pending drop).
+        const steps = await Promise.all(stores.map((s, i) => (i % 2 === 0 ? s.adoptDrop(u.id, 2_000) : s.purgeAsset(u.id))));
+        expect(steps.filter(Boolean)).toHaveLength(1);
+        const after = await ports.quota.findAsset(u.id);
+        expect(after === null).toBe(steps[1] || steps[3]);
+        if (after) expect(after).toMatchObject({ state: 'live', dropExpiresAt: null });
+      } finally {
+        await cleanup?.();
+      }
+    });
+
     it('sweep reports sessions it expired', () =>
       using(setup, async (s) => {
         const a = id('a000');

@@ -17,3 +17,5 @@ export { AssetService } from './assets.js';
 export type { AssetServiceDeps } from './assets.js';
 export { decideFederatedCache, emptyLedgerRecord, ledgerFacts, payerIdOf, settledHardSince } from './ledger-rules.js';
 export type { FederatedCacheDecision } from './ledger-rules.js';
+export { decideAssetTransition, dropExpired, EMPTY_TRASH_CANDIDATE_STATES } from './asset-lifecycle.js';
+export type { AssetAction, AssetLifecycleFacts, AssetTransition, AssetTransitionRefusal } from './asset-lifecycle.js';

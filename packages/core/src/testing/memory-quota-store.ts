@@ -4,6 +4,7 @@ import type { BlobRecord, FederatedCacheOutcome, QuotaAccountRecord, QuotaLedger
 import type { CompleteOutcome, CompleteUpload, NewUpload, OpenRefusal, UploadSessionRecord, UploadSessions } from '../ports/upload-sessions.js';
 import { decideFederatedCache, emptyLedgerRecord, payerIdOf, settledHardSince } from '../quota/ledger-rules.js';
 import type { QuotaLimits, QuotaPolicy } from '../quota/machine.js';
+import { decideAssetTransition, type AssetAction } from '../quota/asset-lifecycle.js';
 import { decideCompletion, decideOpen, type OpenFacts } from '../upload/decisions.js';
 import type { MemoryLinkStore } from './memory-sharing.js';
 import { isInFlight, isOpenState } from '../upload/machine.js';
@@ -263,38 +264,31 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     }
     return out.sort((x, y) => (x.assetId < y.assetId ? -1 : x.assetId > y.assetId ? 1 : 0));
   }
-  async trashAsset(id: string, now: number): Promise<boolean> {
-    const a = this.assets.get(id);
-    if (!a || a.state !== 'live') return false;
-    this.assets.set(id, { ...a, state: 'trashed', trashedAt: now });
+  // The lifecycle is core's (decideAssetTransition); this fake reads, asks, and writes, as the stores do.
+  #transition(id: string, action: AssetAction): boolean {
+    const a = this.assets.get(id) ?? null;
+    const t = decideAssetTransition(a, action);
+    if (!t.ok || !a) return false;
+    if (t.write === 'delete') this.assets.delete(id);
+    else this.assets.set(id, { ...a, ...t.next });
     return true;
+  }
+  async trashAsset(id: string, now: number): Promise<boolean> {
+    return this.#transition(id, { kind: 'trash', now });
   }
   async restoreAsset(id: string): Promise<boolean> {
-    const a = this.assets.get(id);
-    if (!a || a.state !== 'trashed') return false;
-    this.assets.set(id, { ...a, state: 'live', trashedAt: null });
-    return true;
+    return this.#transition(id, { kind: 'restore' });
   }
   async purgeAsset(id: string): Promise<boolean> {
-    const a = this.assets.get(id);
-    if (!a || a.state === 'live') return false;
-    return this.assets.delete(id);
+    return this.#transition(id, { kind: 'purge' });
   }
   async emptyTrash(ownerId: string): Promise<number> {
     let n = 0;
-    for (const a of [...this.assets.values()]) {
-      if (a.ownerId === ownerId && a.state === 'trashed') {
-        this.assets.delete(a.id);
-        n++;
-      }
-    }
+    for (const a of [...this.assets.values()]) if (a.ownerId === ownerId && this.#transition(a.id, { kind: 'empty_trash' })) n++;
     return n;
   }
   async adoptDrop(id: string, now: number): Promise<boolean> {
-    const a = this.assets.get(id);
-    if (!a || a.state !== 'pending_drop' || (a.dropExpiresAt !== null && now >= a.dropExpiresAt)) return false;
-    this.assets.set(id, { ...a, state: 'live', dropExpiresAt: null });
-    return true;
+    return this.#transition(id, { kind: 'adopt', now });
   }
   async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<'replaced' | 'not_live'> {
     const a = this.assets.get(input.assetId);
