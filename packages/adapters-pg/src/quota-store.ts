@@ -8,7 +8,6 @@ import {
   payerIdOf,
   peerKey,
   ok,
-  OPEN_STATES,
   settledHardSince,
   type AssetAction,
   type AssetBlob,
@@ -33,7 +32,7 @@ import {
   type UploadSessionRecord,
   type UploadSessions,
 } from '@strongroom/core';
-import { arrivalsOf, BATCH_HOLD_MS, quotaAccountFromRow, sqlStringList } from '@strongroom/sql-common';
+import { arrivalsOf, BATCH_HOLD_MS, OPEN_STATE_SQL, quotaAccountFromRow, sqlStringList } from '@strongroom/sql-common';
 import { namedRowsOf, rowsOf, type PgDb } from './db.js';
 import { StatementBatch } from './batch.js';
 import { assetBlobs, assets, blobs, federatedRefs, quotaAccounts, uploadSessions } from './schema/quota.js';
@@ -43,7 +42,7 @@ type AccountRow = typeof quotaAccounts.$inferSelect;
 type AssetRow = typeof assets.$inferSelect;
 
 /** The WHERE that finds open sessions fast; which states are open is core's to say. */
-const OPEN = sql.raw(sqlStringList(OPEN_STATES));
+const OPEN = sql.raw(OPEN_STATE_SQL);
 const TRASH_CANDIDATES = sql.raw(sqlStringList(EMPTY_TRASH_CANDIDATE_STATES));
 
 /**

@@ -11,13 +11,14 @@ import {
   type SponsoredRecord,
   type SponsorshipStore,
 } from '@strongroom/core';
+import { OPEN_STATE_SQL } from '@strongroom/sql-common';
 import { rowsOf, type PgDb } from './db.js';
 import { accounts } from './schema/accounts.js';
 import { quotaAccounts } from './schema/quota.js';
 import { linkDrops, links, sponsoredAccounts, sponsoredOwners } from './schema/sharing.js';
 
 type LinkRow = typeof links.$inferSelect;
-const OPEN = sql`('Pending', 'Uploading', 'WaitingForProcessing')`;
+const OPEN = sql.raw(OPEN_STATE_SQL);
 const toLink = (r: LinkRow): LinkRecord => ({ ...r, assetIds: JSON.parse(r.assetIds) as string[] });
 
 /** Sponsored accounts and their owners over PostgreSQL. */

@@ -8,7 +8,6 @@ import {
   decideOpenGroup,
   EMPTY_TRASH_CANDIDATE_STATES,
   ok,
-  OPEN_STATES,
   payerIdOf,
   peerKey,
   settledHardSince,
@@ -36,7 +35,7 @@ import {
   type UploadSessionRecord,
   type UploadSessions,
 } from '@strongroom/core';
-import { quotaAccountFromRow, sqlStringList, type QuotaAccountRow } from '@strongroom/sql-common';
+import { OPEN_STATE_SQL, quotaAccountFromRow, sqlStringList, type QuotaAccountRow } from '@strongroom/sql-common';
 import { groupCommitOf, type GroupCommit } from './group-commit.js';
 import * as schema from './schema/index.js';
 import { assets, blobs, quotaAccounts, uploadSessions } from './schema/index.js';
@@ -45,7 +44,7 @@ type Db = BetterSQLite3Database<typeof schema>;
 type AssetRow = typeof assets.$inferSelect;
 
 /** The WHERE that finds open sessions fast; which states are open is core's to say. */
-const OPEN = sqlStringList(OPEN_STATES);
+const OPEN = OPEN_STATE_SQL;
 
 /**
  * The quota ledger, upload sessions and asset references over SQLite. Counters (charged,

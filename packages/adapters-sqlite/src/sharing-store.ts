@@ -13,13 +13,14 @@ import {
   type SponsoredRecord,
   type SponsorshipStore,
 } from '@strongroom/core';
+import { OPEN_STATE_SQL } from '@strongroom/sql-common';
 import * as schema from './schema/index.js';
 import { accounts, linkDrops, links, quotaAccounts, sponsoredAccounts, sponsoredOwners } from './schema/index.js';
 
 type Db = BetterSQLite3Database<typeof schema>;
 type LinkRow = typeof links.$inferSelect;
 
-const OPEN = sql`('Pending', 'Uploading', 'WaitingForProcessing')`;
+const OPEN = sql.raw(OPEN_STATE_SQL);
 
 const toLink = (r: LinkRow): LinkRecord => ({ ...r, assetIds: JSON.parse(r.assetIds) as string[] });
 

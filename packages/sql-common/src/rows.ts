@@ -1,3 +1,4 @@
+import { OPEN_STATES } from '@strongroom/core';
 import type { AlbumRecord, DeviceEntry, DirectoryRecord, QuotaAccountRecord, UpgradeIntentRecord } from '@strongroom/core';
 import { emptyLedgerRecord } from '@strongroom/core';
 
@@ -91,3 +92,10 @@ export function directoryFromRows(accountId: string, r: DirectoryRow, devices: r
 export function sqlStringList(values: readonly string[]): string {
   return `(${values.map((v) => `'${v.replace(/'/g, "''")}'`).join(', ')})`;
 }
+
+/**
+ * Core's in-flight predicate (OPEN_STATES) as the one SQL list every store's WHERE uses: no adapter
+ * spells the open states itself. A session in one of these states whose expiry has passed is
+ * expired, so each statement pairs it with its `expires_at` test, as core's isInFlight does.
+ */
+export const OPEN_STATE_SQL = sqlStringList(OPEN_STATES);

@@ -7,7 +7,7 @@ export const UPLOAD_STATES: readonly UploadState[] = [...OPEN_STATES, ...TERMINA
 
 /** Pending counts as in flight; so do Uploading and WaitingForProcessing. */
 export function isOpenState(state: UploadState): boolean {
-  return state === 'Pending' || state === 'Uploading' || state === 'WaitingForProcessing';
+  return OPEN_STATES.includes(state);
 }
 
 /** The state as of `now`: an open session past its expiry is Expired, whether or not a sweep wrote it. */
