@@ -75,18 +75,26 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect(await s.findUpload(first.id)).toEqual(pending(first));
       }));
 
-    it("a guest's drop into an album counts in flight for it until finalized, as any upload does", () =>
-      using(setup, async (s) => {
+    it("a guest's drop into an album counts in flight for it until finalized, as any upload does", async () => {
+      const { ports, cleanup } = await setup();
+      try {
+        const s = ports.quota;
         const owner = id('a000');
+        // A drop opens only through a live upload link (the store checks it in its transaction).
+        await ports.links.createLink({ id: 'link-2', ownerId: owner, kind: 'upload', albumId: 'album-2', assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: null, acceptedBytes: 0, createdAt: 1_000, expiresAt: null, revokedAt: null });
         const d = upload(owner, { declaredSize: 10, albumId: 'album-2', dropLinkId: 'link-2' });
-        expect(await open(s, d, null, 1_000)).toBe('reserved');
+        const opened = await s.openDrop({ ...d, dropLinkId: 'link-2' }, 'cd'.repeat(32), UNLIMITED, 1_000);
+        expect(opened.ok).toBe(true);
         expect(await s.countInFlightUploads('album-2', 1_000)).toBe(1);
         expect(await s.markUploading(d.id, 1_001)).toBe(true);
         expect(await s.countInFlightUploads('album-2', 1_001)).toBe(1);
         const done = await s.completeUpload({ uploadId: d.id, contentHash: 'ab'.repeat(32), size: 10, asset: { create: { id: d.id, ownerId: owner, dropExpiresAt: 9_000 } } }, UNLIMITED, 1_002);
         expect(outcome(done)).not.toBe('not_open');
         expect(await s.countInFlightUploads('album-2', 1_002)).toBe(0);
-      }));
+      } finally {
+        await cleanup?.();
+      }
+    });
 
     it('expires timed-out sessions lazily and releases their reservation', () =>
       using(setup, async (s) => {
