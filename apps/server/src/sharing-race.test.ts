@@ -25,7 +25,7 @@ import { call, registerUser, type CallOptions } from './testing.js';
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 const raw = (b: Uint8Array): BodyInit => b as unknown as BodyInit;
 const SEAL = Buffer.from('link-scoped public key').toString('base64url');
-const env = { SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc', SVC_QUOTA_SOFT_BYTES: '', SVC_QUOTA_HARD_BYTES: '10000', SVC_FEDERATED_BUDGET_PCT: '30' };
+const env = { SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc', SVC_QUOTA_SOFT_BYTES: '', SVC_QUOTA_HARD_BYTES: '10000', SVC_FEDERATED_BUDGET_PCT: '30', SVC_FEDERATION_PEERS: 'https://peer.example' };
 
 interface Backend {
   apps: Hono[];

@@ -99,10 +99,13 @@ describe('storage receipts', () => {
     const second = await user();
     const data = new Uint8Array(50).fill(9);
     await upload(first.token, data);
+    // A merge is decided at finalize, once the second uploader's bytes hash to the stored blob.
     const o = await call(s.app, 'POST', '/upload', { token: second.token, body: { device_id: 'phone', kind: 'original', declared_size: 50, content_hash: sha(data) } });
-    expect(o.body.state).toBe('Merged');
+    expect(o.body.state).toBe('Pending');
+    expect((await call(s.app, 'PUT', `/upload/${o.body.upload_id}`, { token: second.token, raw: raw(data), contentType: 'application/octet-stream' })).status).toBe(200);
     const f = await call(s.app, 'POST', `/upload/${o.body.upload_id}/finalize`, { token: second.token, body: { content_hash: sha(data) } });
     expect(f.status).toBe(200);
+    expect(f.body.state).toBe('Merged');
     expect(await verifyReceipt(f.body.receipt, await record())).toMatchObject({ sub: second.accountId, charged_to: first.accountId, size: 50, upload_id: o.body.upload_id });
   });
 });
