@@ -40,7 +40,9 @@ beforeAll(async () => {
   s = await testServer({ SVC_CORS_ORIGINS: pageOrigin });
 
   const { stdout } = await run('npm', ['pack', '--pack-destination', work, '--json'], { cwd: PACKAGE_DIR, maxBuffer: 64 * 1024 * 1024 });
-  const tarball = join(work, (JSON.parse(stdout.slice(stdout.indexOf('['))) as { filename: string }[])[0]!.filename);
+  // prepack's build log comes first on stdout, coloured when the caller forces colour (CI does), so
+  // its escape codes hold '[' too: the JSON report is the part that starts a line with '['.
+  const tarball = join(work, (JSON.parse(stdout.slice(stdout.search(/^\[/m))) as { filename: string }[])[0]!.filename);
   project = join(work, 'app');
   rmSync(project, { recursive: true, force: true });
   await run('mkdir', ['-p', project]);
