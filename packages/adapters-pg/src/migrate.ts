@@ -1,12 +1,17 @@
 import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { sql } from 'drizzle-orm';
 import { migrationFailed, refuseNewerSchema, stampOf, type SchemaStamp } from '@strongroom/core';
 
 export { SchemaVersionError } from '@strongroom/core';
 import { rowsOf, type PgDb } from './db.js';
 
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../drizzle', import.meta.url));
+/**
+ * Found through the package, not next to this file: the compiled server bundles this module into
+ * apps/server/dist, where a path relative to the code would point at no migrations.
+ */
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL('./drizzle', pathToFileURL(createRequire(import.meta.url).resolve('@strongroom/adapters-pg/package.json'))));
 
 /** Where drizzle's migrator records what it applied (its defaults, named so we can read them). */
 const MIGRATIONS_SCHEMA = 'drizzle';

@@ -2,12 +2,17 @@ import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { chmodSync, closeSync, openSync, readFileSync, statSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { migrationFailed, refuseNewerSchema, stampOf, type SchemaStamp } from '@strongroom/core';
 
 export { SchemaVersionError } from '@strongroom/core';
 
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL('../drizzle', import.meta.url));
+/**
+ * Found through the package, not next to this file: the compiled server bundles this module into
+ * apps/server/dist, where a path relative to the code would point at no migrations.
+ */
+export const MIGRATIONS_FOLDER = fileURLToPath(new URL('./drizzle', pathToFileURL(createRequire(import.meta.url).resolve('@strongroom/adapters-sqlite/package.json'))));
 
 interface Journal {
   entries: { idx: number; when: number; tag: string }[];

@@ -81,7 +81,9 @@ export class BackupScheduler {
   #timer: NodeJS.Timeout | null = null;
   #running = false;
   #failures = 0;
-  readonly #cli = fileURLToPath(new URL('../cli.ts', import.meta.url));
+  // The CLI beside the running code: src/cli.ts under tsx, dist/cli.js in the compiled server
+  // (where this module is bundled into dist/ and Node runs no TypeScript).
+  readonly #cli = fileURLToPath(import.meta.url.endsWith('.ts') ? new URL('../cli.ts', import.meta.url) : new URL('./cli.js', import.meta.url));
 
   constructor(
     private readonly d: { schedule: BackupSchedule; clock: Clock; logger: Logger; metrics: HttpMetrics },
