@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,6 +74,14 @@ afterAll(async () => {
 });
 
 describe('the packed @strongroom/client', { timeout: 120_000 }, () => {
+  it('carries the licence its package.json names (Apache-2.0), whole', () => {
+    const installed = join(project, 'node_modules', '@strongroom', 'client');
+    expect((JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { license: string }).license).toBe('Apache-2.0');
+    const licence = readFileSync(join(installed, 'LICENSE'), 'utf8');
+    expect(licence).toContain('Apache License\n                           Version 2.0, January 2004');
+    expect(licence).toContain('END OF TERMS AND CONDITIONS');
+  });
+
   it('ships built JavaScript and declarations only, and depends on nothing unpublished', async () => {
     const installed = join(project, 'node_modules', '@strongroom', 'client');
     expect(readdirSync(join(installed, 'dist')).sort()).toEqual(expect.arrayContaining(['index.js', 'index.d.ts']));
