@@ -68,6 +68,13 @@ describe('operator CLI', () => {
     const id = sponsored.value.accountId;
     expect((await runCli(['lock', id.toUpperCase()], env)).code).toBe(0);
     expect((await stores.accounts.findAccountById(id))?.lockedAt).not.toBeNull();
+    // An account as OpenID sign-in makes it when the provider gives no verified email: no address, no password.
+    const oidcOnly = '0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
+    expect(await stores.accounts.createAccount({ id: oidcOnly, address: null, addressKey: null, passwordHash: null, displayName: null, createdAt: 1, lockedAt: null, credentialsChangedAt: null })).toBe('created');
+    expect(await runCli(['lock', oidcOnly], env)).toEqual({ code: 0, out: `locked ${oidcOnly}` });
+    expect((await stores.accounts.findAccountById(oidcOnly))?.lockedAt).not.toBeNull();
+    expect((await runCli(['unlock', oidcOnly], env)).code).toBe(0);
+    expect((await stores.accounts.findAccountById(oidcOnly))?.lockedAt).toBeNull();
     const ledger = await runCli(['ledger', 'sponsor@example.org'], env);
     expect(ledger.code).toBe(0);
     const keys = Object.keys(JSON.parse(ledger.out) as object);
