@@ -83,7 +83,36 @@ const TAGS: Record<string, string> = {
   quota: 'Storage quota and the upload-session lifecycle',
   assets: 'Assets, the trash and encrypted metadata',
   blobs: 'Reading stored ciphertext back: by its account, or through a share link',
+  operations: 'Liveness, readiness and metrics for the operator (no protocol header, no token)',
+  oidc: 'Signing in through an OpenID Connect provider, and linking or unlinking one',
+  sponsored: 'Sponsored accounts: created and paid for by an account, acted as by their owners',
+  links: 'Share links (read an album without an account) and upload links (guests drop files into an album)',
+  discovery: 'Handles, their publication, and looking people up here and on listed peer servers',
 };
+
+/**
+ * What a reader of one operation needs beside its summary, said in words from the route's own
+ * definition: who may call it, whether it needs the protocol header, whether it counts as a write
+ * for the minimum-version rule, and how its answers may be cached. The same facts are in the
+ * operation's security, parameters and responses; here they are in one place a person reads.
+ */
+function operationDescription(r: AnyRoute): string {
+  const said: string[] = [];
+  if (r.auth) {
+    said.push('Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.');
+    if (r.uploadToken) said.push("A guest may send its drop's `Authorization: Upload <upload token>` instead.");
+  } else if (r.security?.length) {
+    said.push(`Checks its own credentials: ${r.security.map((s) => (s === 'bearer' ? 'a bearer token' : "a listed peer's `SvcCapability` token")).join(' or ')}.`);
+  } else {
+    said.push('Sends no `Authorization` header.');
+  }
+  if (r.localAuth) said.push('Refused with 403 `error.auth.local_disabled` when password sign-in is off (`SVC_AUTH_LOCAL=false`).');
+  if (!(r.versioned ?? true)) said.push('Needs no `X-Svc-Protocol`.');
+  else if (r.write ?? r.method !== 'GET') said.push('A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.');
+  if (r.noStore) said.push('Its answers hold secrets and carry `Cache-Control: no-store`.');
+  if (r.responses[304]) said.push('Answers 304 to an `If-None-Match` naming the current `ETag`.');
+  return said.join(' ');
+}
 
 const PROTOCOL_HEADERS = {
   'X-Svc-Protocol-Min': { $ref: '#/components/headers/X-Svc-Protocol-Min' },
@@ -165,6 +194,7 @@ function operation(r: AnyRoute): Json {
   return {
     operationId: operationIdOf(r),
     summary: r.summary,
+    description: operationDescription(r),
     tags: [r.tag],
     security: r.auth ? (r.uploadToken ? [{ bearer: [] }, { upload: [] }] : [{ bearer: [] }]) : (r.security?.map((scheme) => ({ [scheme]: [] })) ?? []),
     ...(parameters.length ? { parameters } : {}),

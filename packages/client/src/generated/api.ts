@@ -12,7 +12,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Storage-attestation public keys and their append-only history */
+        /**
+         * Storage-attestation public keys and their append-only history
+         * @description Sends no `Authorization` header. Needs no `X-Svc-Protocol`. Answers 304 to an `If-None-Match` naming the current `ETag`.
+         */
         get: operations["getWellKnownSvcAttestationKeys"];
         put?: never;
         post?: never;
@@ -29,7 +32,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Minimum supported client announcements: the window in force and every announced cut-off, past and future */
+        /**
+         * Minimum supported client announcements: the window in force and every announced cut-off, past and future
+         * @description Sends no `Authorization` header. Needs no `X-Svc-Protocol`. Answers 304 to an `If-None-Match` naming the current `ETag`.
+         */
         get: operations["getWellKnownSvcDeprecation"];
         put?: never;
         post?: never;
@@ -46,7 +52,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Moved certificates: post-v1, not served */
+        /**
+         * Moved certificates: post-v1, not served
+         * @description Sends no `Authorization` header. Needs no `X-Svc-Protocol`.
+         */
         get: operations["getWellKnownSvcMovedByUser"];
         put?: never;
         post?: never;
@@ -63,7 +72,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Revoked federation capability token ids, at most 24 hours of them */
+        /**
+         * Revoked federation capability token ids, at most 24 hours of them
+         * @description Sends no `Authorization` header. Needs no `X-Svc-Protocol`. Answers 304 to an `If-None-Match` naming the current `ETag`.
+         */
         get: operations["getWellKnownSvcRevokedJti"];
         put?: never;
         post?: never;
@@ -80,7 +92,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Server info: endpoints, signing keys (JWKS) and the supported protocol window */
+        /**
+         * Server info: endpoints, signing keys (JWKS) and the supported protocol window
+         * @description Sends no `Authorization` header. Needs no `X-Svc-Protocol`. Answers 304 to an `If-None-Match` naming the current `ETag`.
+         */
         get: operations["getWellKnownSvcServerInfo"];
         put?: never;
         post?: never;
@@ -97,7 +112,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Anonymous WebFinger (JRD): only a published handle of this host, with its display name; CORS open to any origin */
+        /**
+         * Anonymous WebFinger (JRD): only a published handle of this host, with its display name; CORS open to any origin
+         * @description Sends no `Authorization` header. Needs no `X-Svc-Protocol`. Answers 304 to an `If-None-Match` naming the current `ETag`.
+         */
         get: operations["getWellKnownWebfinger"];
         put?: never;
         post?: never;
@@ -114,7 +132,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Liveness: 200 while the process serves requests (touches no database) */
+        /**
+         * Liveness: 200 while the process serves requests (touches no database)
+         * @description Sends no `Authorization` header. Needs no `X-Svc-Protocol`.
+         */
         get: operations["getHealthz"];
         put?: never;
         post?: never;
@@ -131,7 +152,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Prometheus metrics (text exposition format 0.0.4); with SVC_METRICS_TOKEN set, only for Authorization: Bearer <that token> */
+        /**
+         * Prometheus metrics (text exposition format 0.0.4); with SVC_METRICS_TOKEN set, only for Authorization: Bearer <that token>
+         * @description Checks its own credentials: a bearer token. Needs no `X-Svc-Protocol`.
+         */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
@@ -148,7 +172,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's storage quota (a sponsored account sees its sponsor's, which it spends) */
+        /**
+         * The caller's storage quota (a sponsored account sees its sponsor's, which it spends)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
         get: operations["getQuota"];
         put?: never;
         post?: never;
@@ -165,7 +192,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness: 200 when the database answers, its schema is the one this build expects and no durable write has failed */
+        /**
+         * Readiness: 200 when the database answers, its schema is the one this build expects and no durable write has failed
+         * @description Sends no `Authorization` header. Needs no `X-Svc-Protocol`.
+         */
         get: operations["getReadyz"];
         put?: never;
         post?: never;
@@ -184,7 +214,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Open an upload session of any kind: the device and album are checked, then, atomically, the payer's open sessions against SVC_MAX_OPEN_UPLOADS and used + declared_size against the hard limit; the declared size is reserved. The answer never depends on whether content_hash is stored: a merge is decided at finalize, once the bytes hash to it. kind "federated" caches a blob received from source_peer (one of SVC_FEDERATION_PEERS) for the caller: charged to the caller's payer, deduplicated by content_hash at finalize, and also within the per-peer budget (SVC_FEDERATED_BUDGET_PCT of the hard limit) */
+        /**
+         * Open an upload session of any kind: the device and album are checked, then, atomically, the payer's open sessions against SVC_MAX_OPEN_UPLOADS and used + declared_size against the hard limit; the declared size is reserved. The answer never depends on whether content_hash is stored: a merge is decided at finalize, once the bytes hash to it. kind "federated" caches a blob received from source_peer (one of SVC_FEDERATION_PEERS) for the caller: charged to the caller's payer, deduplicated by content_hash at finalize, and also within the per-peer budget (SVC_FEDERATED_BUDGET_PCT of the hard limit)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         post: operations["postUpload"];
         delete?: never;
         options?: never;
@@ -199,12 +232,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** One of the caller's upload sessions (an open session past its expiry reads Expired) */
+        /**
+         * One of the caller's upload sessions (an open session past its expiry reads Expired)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
         get: operations["getUploadById"];
-        /** Send the ciphertext (application/octet-stream, at most declared_size bytes); sending again replaces it. A guest sends its drop with `Authorization: Upload <upload_token>` */
+        /**
+         * Send the ciphertext (application/octet-stream, at most declared_size bytes); sending again replaces it. A guest sends its drop with `Authorization: Upload <upload_token>`
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A guest may send its drop's `Authorization: Upload <upload token>` instead. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         put: operations["putUploadById"];
         post?: never;
-        /** Cancel an open upload session and release its reservation */
+        /**
+         * Cancel an open upload session and release its reservation
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         delete: operations["deleteUploadById"];
         options?: never;
         head?: never;
@@ -220,7 +262,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller's cache entry */
+        /**
+         * Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller's cache entry
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A guest may send its drop's `Authorization: Upload <upload token>` instead. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         post: operations["postUploadByIdFinalize"];
         delete?: never;
         options?: never;
@@ -237,7 +282,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an album pinned to the request's X-Svc-Protocol (immutable) */
+        /**
+         * Create an album pinned to the request's X-Svc-Protocol (immutable)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         post: operations["postAlbums"];
         delete?: never;
         options?: never;
@@ -252,12 +300,21 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Upgrade phase, expiry and the count of uploads in flight */
+        /**
+         * Upgrade phase, expiry and the count of uploads in flight
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
         get: operations["getAlbumsByAlbumIdUpgrade"];
         put?: never;
-        /** Propose an upgrade: the album enters quiescence under the intent */
+        /**
+         * Propose an upgrade: the album enters quiescence under the intent
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         post: operations["postAlbumsByAlbumIdUpgrade"];
-        /** Abort the upgrade named by the live intent id */
+        /**
+         * Abort the upgrade named by the live intent id
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         delete: operations["deleteAlbumsByAlbumIdUpgrade"];
         options?: never;
         head?: never;
@@ -271,11 +328,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An asset and the blobs it references (owner_id and upload_user_id may differ) */
+        /**
+         * An asset and the blobs it references (owner_id and upload_user_id may differ)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
         get: operations["getAssetsById"];
         put?: never;
         post?: never;
-        /** Hard-purge a trashed asset: its references drop now; the bytes are credited by the next GC sweep */
+        /**
+         * Hard-purge a trashed asset: its references drop now; the bytes are credited by the next GC sweep
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         delete: operations["deleteAssetsById"];
         options?: never;
         head?: never;
@@ -290,7 +353,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Replace the asset's encrypted metadata blob (a caption or tag edit, at most 64 KiB); growth is refused in GraceExpired and Suspended */
+        /**
+         * Replace the asset's encrypted metadata blob (a caption or tag edit, at most 64 KiB); growth is refused in GraceExpired and Suspended
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         put: operations["putAssetsByIdMetadata"];
         post?: never;
         delete?: never;
@@ -308,7 +374,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Restore a trashed asset (always admitted, in every quota state) */
+        /**
+         * Restore a trashed asset (always admitted, in every quota state)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         post: operations["postAssetsByIdRestore"];
         delete?: never;
         options?: never;
@@ -325,7 +394,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Move a live asset to the trash (it stays charged at full size until hard purge) */
+        /**
+         * Move a live asset to the trash (it stays charged at full size until hard purge)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         post: operations["postAssetsByIdTrash"];
         delete?: never;
         options?: never;
@@ -342,7 +414,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Sign in with address and password */
+        /**
+         * Sign in with address and password
+         * @description Sends no `Authorization` header. Refused with 403 `error.auth.local_disabled` when password sign-in is off (`SVC_AUTH_LOCAL=false`). Its answers hold secrets and carry `Cache-Control: no-store`.
+         */
         post: operations["postAuthLogin"];
         delete?: never;
         options?: never;
@@ -359,7 +434,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Answer a sign-in challenge with the identity key instead of a code: signs in and removes the second factor */
+        /**
+         * Answer a sign-in challenge with the identity key instead of a code: signs in and removes the second factor
+         * @description Sends no `Authorization` header. Its answers hold secrets and carry `Cache-Control: no-store`.
+         */
         post: operations["postAuthLoginRecoverTotp"];
         delete?: never;
         options?: never;
@@ -376,7 +454,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Answer a sign-in challenge with a code: opens the session and records the cohort */
+        /**
+         * Answer a sign-in challenge with a code: opens the session and records the cohort
+         * @description Sends no `Authorization` header. Refused with 403 `error.auth.local_disabled` when password sign-in is off (`SVC_AUTH_LOCAL=false`). Its answers hold secrets and carry `Cache-Control: no-store`.
+         */
         post: operations["postAuthLoginVerifyTotp"];
         delete?: never;
         options?: never;
@@ -393,7 +474,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Close every session of the account with the identity key's signature over a challenge (no session needed) */
+        /**
+         * Close every session of the account with the identity key's signature over a challenge (no session needed)
+         * @description Sends no `Authorization` header.
+         */
         post: operations["postAuthLogoutAll"];
         delete?: never;
         options?: never;
@@ -410,7 +494,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** A single-use challenge (32 bytes, 300 s) for the revoke-all proof; at most 5 live per account */
+        /**
+         * A single-use challenge (32 bytes, 300 s) for the revoke-all proof; at most 5 live per account
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
         post: operations["postAuthLogoutAllChallenge"];
         delete?: never;
         options?: never;
@@ -425,7 +512,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every way into the account the request acts as: a usable password, a confirmed second factor, each linked OpenID identity (a sponsored account, reached with X-Svc-Act-As, has none) */
+        /**
+         * Every way into the account the request acts as: a usable password, a confirmed second factor, each linked OpenID identity (a sponsored account, reached with X-Svc-Act-As, has none)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
         get: operations["getAuthMethods"];
         put?: never;
         post?: never;
@@ -442,7 +532,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The provider's redirect (the registered redirect URI): sends the browser back to return_to with a login code or an error */
+        /**
+         * The provider's redirect (the registered redirect URI): sends the browser back to return_to with a login code or an error
+         * @description Sends no `Authorization` header. Needs no `X-Svc-Protocol`.
+         */
         get: operations["getAuthOidcCallback"];
         put?: never;
         post?: never;
@@ -461,7 +554,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Redeem a login code: opens the session (sign_in), binds the provider (link) or confirms a reauthentication */
+        /**
+         * Redeem a login code: opens the session (sign_in), binds the provider (link) or confirms a reauthentication
+         * @description Sends no `Authorization` header. Its answers hold secrets and carry `Cache-Control: no-store`.
+         */
         post: operations["postAuthOidcComplete"];
         delete?: never;
         options?: never;
@@ -479,7 +575,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Remove the caller's identity at the provider (needs a recent sign-in; refused when no other usable way in remains) */
+        /**
+         * Remove the caller's identity at the provider (needs a recent sign-in; refused when no other usable way in remains)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         delete: operations["deleteAuthOidcLink"];
         options?: never;
         head?: never;
@@ -495,7 +594,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start an OpenID Connect flow: sign in, link the provider to the caller, or reauthenticate the caller */
+        /**
+         * Start an OpenID Connect flow: sign in, link the provider to the caller, or reauthenticate the caller
+         * @description Sends no `Authorization` header.
+         */
         post: operations["postAuthOidcStart"];
         delete?: never;
         options?: never;
@@ -512,7 +614,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Change the password: closes every session and re-opens the caller under its own id */
+        /**
+         * Change the password: closes every session and re-opens the caller under its own id
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. Refused with 403 `error.auth.local_disabled` when password sign-in is off (`SVC_AUTH_LOCAL=false`). A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force. Its answers hold secrets and carry `Cache-Control: no-store`.
+         */
         post: operations["postAuthPassword"];
         delete?: never;
         options?: never;
@@ -527,14 +632,20 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's own profile */
+        /**
+         * The caller's own profile
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
         get: operations["getAuthProfile"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
         head?: never;
-        /** Set or clear the display name (absent leaves it, null or empty clears it) */
+        /**
+         * Set or clear the display name (absent leaves it, null or empty clears it)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         patch: operations["patchAuthProfile"];
         trace?: never;
     };
@@ -547,7 +658,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Confirm the password again (no second factor) */
+        /**
+         * Confirm the password again (no second factor)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. Refused with 403 `error.auth.local_disabled` when password sign-in is off (`SVC_AUTH_LOCAL=false`). A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         post: operations["postAuthReauthenticate"];
         delete?: never;
         options?: never;
@@ -564,7 +678,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mint a new access token with the session token */
+        /**
+         * Mint a new access token with the session token
+         * @description Sends no `Authorization` header. Its answers hold secrets and carry `Cache-Control: no-store`.
+         */
         post: operations["postAuthRefresh"];
         delete?: never;
         options?: never;
@@ -581,7 +698,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Create an account and sign in (address and password only) */
+        /**
+         * Create an account and sign in (address and password only)
+         * @description Sends no `Authorization` header. Refused with 403 `error.auth.local_disabled` when password sign-in is off (`SVC_AUTH_LOCAL=false`). A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force. Its answers hold secrets and carry `Cache-Control: no-store`.
+         */
         post: operations["postAuthRegister"];
         delete?: never;
         options?: never;
@@ -596,7 +716,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Active sessions of the account, and its device-cohort map */
+        /**
+         * Active sessions of the account, and its device-cohort map
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
         get: operations["getAuthSessions"];
         put?: never;
         post?: never;
@@ -616,7 +739,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Revoke one session of the account (any active session may do it) */
+        /**
+         * Revoke one session of the account (any active session may do it)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
         delete: operations["deleteAuthSessionsBySessionId"];
         options?: never;
         head?: never;
@@ -632,7 +758,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Remove the confirmed factor with a live code (Confirmed -> None). Needs a recent sign-in */
+        /**
+         * Remove the confirmed factor with a live code (Confirmed -> None). Needs a recent sign-in
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. Refused with 403 `error.auth.local_disabled` when password sign-in is off (`SVC_AUTH_LOCAL=false`). A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         post: operations["postAuthTotpDisable"];
         delete?: never;
         options?: never;
@@ -649,7 +778,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Issue a fresh TOTP secret (None or Pending -> Pending); shown once, never again. Needs a recent sign-in */
+        /**
+         * Issue a fresh TOTP secret (None or Pending -> Pending); shown once, never again. Needs a recent sign-in
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. Refused with 403 `error.auth.local_disabled` when password sign-in is off (`SVC_AUTH_LOCAL=false`). A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force. Its answers hold secrets and carry `Cache-Control: no-store`.
+         */
         post: operations["postAuthTotpEnroll"];
         delete?: never;
         options?: never;
@@ -666,7 +798,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Confirm the pending factor with a current code (Pending -> Confirmed). Needs a recent sign-in */
+        /**
+         * Confirm the pending factor with a current code (Pending -> Confirmed). Needs a recent sign-in
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. Refused with 403 `error.auth.local_disabled` when password sign-in is off (`SVC_AUTH_LOCAL=false`). A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         post: operations["postAuthTotpVerifyEnrollment"];
         delete?: never;
         options?: never;
@@ -681,7 +816,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A blob that an asset of the account the request acts as references (any role; trashed assets until purged). Anything else, an unknown hash included, is 404. */
+        /**
+         * A blob that an asset of the account the request acts as references (any role; trashed assets until purged). Anything else, an unknown hash included, is 404.
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. Answers 304 to an `If-None-Match` naming the current `ETag`.
+         */
         get: operations["getBlobsByContentHash"];
         put?: never;
         post?: never;
@@ -698,9 +836,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The latest accepted directory, as the signed CBOR that was accepted */
+        /**
+         * The latest accepted directory, as the signed CBOR that was accepted
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
         get: operations["getDevicesDirectory"];
-        /** Publish the signed device directory (the first one fixes the identity anchor and needs a recent sign-in) */
+        /**
+         * Publish the signed device directory (the first one fixes the identity anchor and needs a recent sign-in)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         put: operations["putDevicesDirectory"];
         post?: never;
         delete?: never;
@@ -717,7 +861,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Claim the caller's handle, user@<this server's host>. Set once: it cannot be changed */
+        /**
+         * Claim the caller's handle, user@<this server's host>. Set once: it cannot be changed
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         put: operations["putDiscoveryHandle"];
         post?: never;
         delete?: never;
@@ -733,7 +880,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Look up one handle: its identity key and signed device directory, exactly as its owner published them. Authorization: Bearer <access token> (a local account; a handle of a listed peer is forwarded to that peer) or SvcCapability <capability token> (a listed peer, per-peer rate limit; iat at most 60 s and exp at most 3,660 s ahead of this server's clock) */
+        /**
+         * Look up one handle: its identity key and signed device directory, exactly as its owner published them. Authorization: Bearer <access token> (a local account; a handle of a listed peer is forwarded to that peer) or SvcCapability <capability token> (a listed peer, per-peer rate limit; iat at most 60 s and exp at most 3,660 s ahead of this server's clock)
+         * @description Checks its own credentials: a bearer token or a listed peer's `SvcCapability` token.
+         */
         get: operations["getDiscoveryLookup"];
         put?: never;
         post?: never;
@@ -751,7 +901,10 @@ export interface paths {
             cookie?: never;
         };
         get?: never;
-        /** Publish or withdraw the anonymous record (WebFinger: handle and display name only) */
+        /**
+         * Publish or withdraw the anonymous record (WebFinger: handle and display name only)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         put: operations["putDiscoveryPublic"];
         post?: never;
         delete?: never;
@@ -770,7 +923,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** Discard a drop: an open upload is cancelled (its reservation released now); a finalized drop is freed at the next GC sweep */
+        /**
+         * Discard a drop: an open upload is cancelled (its reservation released now); a finalized drop is freed at the next GC sweep
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         delete: operations["deleteDropsById"];
         options?: never;
         head?: never;
@@ -786,7 +942,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Adopt a finalized drop: it becomes a live asset of the link owner (already charged; only its later metadata and provenance blobs add to it) */
+        /**
+         * Adopt a finalized drop: it becomes a live asset of the link owner (already charged; only its later metadata and provenance blobs add to it)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         post: operations["postDropsByIdAdopt"];
         delete?: never;
         options?: never;
@@ -801,10 +960,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The caller's links, revoked and expired ones included, oldest first */
+        /**
+         * The caller's links, revoked and expired ones included, oldest first
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
         get: operations["getLinks"];
         put?: never;
-        /** Create a share link (wrapped keys) or a web-upload link (seal key); metadata growth, refused in GraceExpired and Suspended. A link on an album is a write into it: below its pin 426, while it quiesces 409 unless intent_id names the live intent */
+        /**
+         * Create a share link (wrapped keys) or a web-upload link (seal key); metadata growth, refused in GraceExpired and Suspended. A link on an album is a write into it: below its pin 426, while it quiesces 409 unless intent_id names the live intent
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         post: operations["postLinks"];
         delete?: never;
         options?: never;
@@ -819,11 +984,17 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a link by its id, without a token: the wrapped key and what it covers, or the seal key; 404 when revoked, expired or unknown */
+        /**
+         * Read a link by its id, without a token: the wrapped key and what it covers, or the seal key; 404 when revoked, expired or unknown
+         * @description Sends no `Authorization` header.
+         */
         get: operations["getLinksByLinkId"];
         put?: never;
         post?: never;
-        /** Revoke one of the caller's links (always admitted, in every quota state) */
+        /**
+         * Revoke one of the caller's links (always admitted, in every quota state)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         delete: operations["deleteLinksByLinkId"];
         options?: never;
         head?: never;
@@ -837,7 +1008,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A blob that a live asset covered by this share link references (its asset_ids, or its album's assets); no token. Revoked, expired, unknown and upload links: 404. */
+        /**
+         * A blob that a live asset covered by this share link references (its asset_ids, or its album's assets); no token. Revoked, expired, unknown and upload links: 404.
+         * @description Sends no `Authorization` header. Answers 304 to an `If-None-Match` naming the current `ETag`.
+         */
         get: operations["getLinksByLinkIdBlobsByContentHash"];
         put?: never;
         post?: never;
@@ -854,10 +1028,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The drops guests opened through one of the caller's upload links */
+        /**
+         * The drops guests opened through one of the caller's upload links
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
         get: operations["getLinksByLinkIdDrops"];
         put?: never;
-        /** A guest (no token) opens a drop through an upload link: charged to the link owner now, within max_bytes and the owner's hard limit; upload_token (send it as `Authorization: Upload <token>`) admits PUT /upload/{id} and its finalize only. The drop lands in the link's album: below its pin 426; while the album quiesces for an upgrade 409 error.upload.album_quiescing (a guest names no intent); an open drop counts in the album's in_flight */
+        /**
+         * A guest (no token) opens a drop through an upload link: charged to the link owner now, within max_bytes and the owner's hard limit; upload_token (send it as `Authorization: Upload <token>`) admits PUT /upload/{id} and its finalize only. The drop lands in the link's album: below its pin 426; while the album quiesces for an upgrade 409 error.upload.album_quiescing (a guest names no intent); an open drop counts in the album's in_flight
+         * @description Sends no `Authorization` header. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         post: operations["postLinksByLinkIdDrops"];
         delete?: never;
         options?: never;
@@ -872,10 +1052,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The sponsored accounts the caller owns (as sponsor or added owner) */
+        /**
+         * The sponsored accounts the caller owns (as sponsor or added owner)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
         get: operations["getSponsored"];
         put?: never;
-        /** Create a sponsored account (no address, password or factor), paid for by the caller, who becomes its first owner */
+        /**
+         * Create a sponsored account (no address, password or factor), paid for by the caller, who becomes its first owner
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         post: operations["postSponsored"];
         delete?: never;
         options?: never;
@@ -892,7 +1078,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** An owner adds a registered account as another owner (idempotent) */
+        /**
+         * An owner adds a registered account as another owner (idempotent)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         post: operations["postSponsoredByIdOwners"];
         delete?: never;
         options?: never;
@@ -910,7 +1099,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** An owner removes an owner (itself included); the sponsor cannot be removed (409) */
+        /**
+         * An owner removes an owner (itself included); the sponsor cannot be removed (409)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         delete: operations["deleteSponsoredByIdOwnersByOwnerId"];
         options?: never;
         head?: never;
@@ -926,7 +1118,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Hard-purge every asset in the caller's trash (credited by the next GC sweep) */
+        /**
+         * Hard-purge every asset in the caller's trash (credited by the next GC sweep)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
         post: operations["postTrashEmpty"];
         delete?: never;
         options?: never;
