@@ -32,7 +32,7 @@ export * from './attestation/index.js';
 export * from './sponsorship/index.js';
 export * from './links/index.js';
 export * from './blobs/index.js';
-export * from './federated/index.js';
+export * from './peer-blob-cache/index.js';
 export * from './discovery/index.js';
 export * from './backup/index.js';
 export * from './access/index.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { LinkRecord } from '../ports/link-store.js';
-import { decideSourcePeer } from '../federated/rules.js';
+import { decideSourcePeer } from '../peer-blob-cache/rules.js';
 import { checkLinkKey, decideDropReservation, linkStatus } from './rules.js';
 
 const link = (over: Partial<LinkRecord> = {}): LinkRecord => ({

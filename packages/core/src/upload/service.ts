@@ -7,7 +7,7 @@ import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 import type { BlobKind, CompleteUpload, NewUpload, OpenRefusal, UploadKind, UploadSessionRecord, UploadSessions, UploadState } from '../ports/upload-sessions.js';
-import { decideSourcePeer } from '../federated/rules.js';
+import { decideSourcePeer } from '../peer-blob-cache/rules.js';
 import type { WriteGuard, WriteRefusal } from '../ports/write-guard.js';
 import type { QuotaService } from '../quota/service.js';
 import { decideCancel, decideFinalize, decidePut, isContentHash, uploadState } from './machine.js';
