@@ -34,5 +34,6 @@ export * from './links/index.js';
 export * from './blobs/index.js';
 export * from './peer-blob-cache/index.js';
 export * from './discovery/index.js';
+export * from './peer-rate-limit/index.js';
 export * from './backup/index.js';
 export * from './access/index.js';

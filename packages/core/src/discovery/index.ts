@@ -12,8 +12,6 @@ export {
   revocationCutoff,
 } from './rules.js';
 export type { Handle, HandleView, LookupAnswer } from './rules.js';
-export { UNITS_PER_TOKEN, admissionBound, bucketCapacity, fullBucket, takeToken } from './bucket.js';
-export type { Bucket, BucketDecision } from './bucket.js';
 export {
   CAPABILITY_MAX_TTL_S,
   CAPABILITY_MAX_SKEW_S,
