@@ -34,6 +34,7 @@ export * from './links/index.js';
 export * from './blobs/index.js';
 export * from './peer-blob-cache/index.js';
 export * from './discovery/index.js';
+export * from './federation/index.js';
 export * from './peer-rate-limit/index.js';
 export * from './backup/index.js';
 export * from './access/index.js';
