@@ -22,6 +22,7 @@ export * from './devices/index.js';
 export * from './albums/index.js';
 export * from './album-upgrade/index.js';
 export * from './quota/index.js';
+export * from './assets/index.js';
 export * from './upload/index.js';
 export * from './catalog/index.js';
 export * from './operations/index.js';

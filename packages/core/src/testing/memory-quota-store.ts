@@ -5,7 +5,7 @@ import type { CompleteOutcome, CompleteUpload, NewUpload, OpenRefusal, UploadSes
 import { decideFederatedCache } from '../peer-blob-cache/budget.js';
 import { emptyLedgerRecord, payerIdOf, settledHardSince } from '../quota/ledger-rules.js';
 import type { QuotaLimits, QuotaPolicy } from '../quota/machine.js';
-import { decideAssetTransition, type AssetAction } from '../quota/asset-lifecycle.js';
+import { decideAssetTransition, type AssetAction } from '../assets/lifecycle.js';
 import { decideCompletion, decideOpen, type OpenFacts } from '../upload/decisions.js';
 import type { MemoryLinkStore } from './memory-sharing.js';
 import { isInFlight, isOpenState } from '../upload/machine.js';

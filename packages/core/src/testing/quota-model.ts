@@ -4,7 +4,7 @@ import { LinkService } from '../links/service.js';
 import type { LinkStore } from '../ports/link-store.js';
 import type { Ports } from '../ports/ports.js';
 import { admitAllWrites } from '../ports/write-guard.js';
-import { AssetService } from '../quota/assets.js';
+import { AssetService } from '../assets/service.js';
 import type { QuotaPolicy, QuotaState } from '../quota/machine.js';
 import { QuotaService } from '../quota/service.js';
 import { SponsorshipService } from '../sponsorship/service.js';

@@ -2,7 +2,7 @@ import { mayActForAccount, mayReach, type AccessAction, type Accessor } from '..
 import { uuidv7 } from '../encoding/uuid.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { AssetCatalog } from '../ports/asset-catalog.js';
-import { assetObject } from '../quota/assets.js';
+import { assetObject } from '../assets/service.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
