@@ -20,6 +20,7 @@ export * from './totp/index.js';
 export * from './proofs/index.js';
 export * from './devices/index.js';
 export * from './albums/index.js';
+export * from './write-guard/index.js';
 export * from './album-upgrade/index.js';
 export * from './quota/index.js';
 export * from './assets/index.js';

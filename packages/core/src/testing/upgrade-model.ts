@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { UpgradeService } from '../album-upgrade/service.js';
-import { AlbumWriteGuard } from '../albums/service.js';
+import { AlbumWriteGuard } from '../write-guard/guard.js';
 import { uuidv7 } from '../encoding/uuid.js';
 import type { Ports } from '../ports/ports.js';
 import { DEFAULT_PROTOCOL_WINDOW } from '../versioning/protocol.js';
