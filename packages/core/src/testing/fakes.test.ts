@@ -28,7 +28,7 @@ function importInFreshProcess(entry: string): Promise<{ ok: boolean; output: str
   });
 }
 
-describe('@strongroom/core/testing loads no fast-check', () => {
+describe.concurrent('@strongroom/core/testing loads no fast-check', () => {
   it('the fakes entry imports in a process where fast-check cannot be resolved', async () => {
     const { ok, output } = await importInFreshProcess('@strongroom/core/testing');
     expect(output).toMatch(/\d+ exports/);
