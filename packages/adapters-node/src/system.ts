@@ -5,8 +5,8 @@ export const systemClock: Clock = { now: () => Date.now() };
 
 /**
  * Bytes from the operating system's CSPRNG, drawn from a 4 KiB pool that one call refills: a request
- * needs ten or thirty-two, and a getrandom call for each cost 1.7 µs where a copy from the pool costs
- * 0.07. Every byte is handed out once, as a copy, and wiped from the pool as it goes.
+ * needs ten or thirty-two, and a system call for each costs far more than copying them out of a
+ * pool. Every byte is handed out once, as a copy, and wiped from the pool as it goes.
  */
 export function pooledRandom(poolSize = 4096): Random {
   let pool = Buffer.alloc(0);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import pg from 'pg';
-import { peerBucketModelProperty } from '@strongroom/core/testing';
+import { peerBucketModelProperty } from '@strongroom/core/testing/models';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { PgDiscoveryStore } from './discovery-store.js';
 import { openTestDatabase, pgUrlFromEnv, type TestDatabase } from './testing.js';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { totpThrottleModelProperty } from '@strongroom/core/testing';
+import { totpThrottleModelProperty } from '@strongroom/core/testing/models';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { createPgPorts } from './ports.js';
 import { openTestDatabase, type TestDatabase } from './testing.js';

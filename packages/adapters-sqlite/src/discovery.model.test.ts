@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { peerBucketModelProperty } from '@strongroom/core/testing';
+import { peerBucketModelProperty } from '@strongroom/core/testing/models';
 import { describe, it } from 'vitest';
 import { SqliteDiscoveryStore } from './discovery-store.js';
 import { openSqliteDatabase } from './migrate.js';

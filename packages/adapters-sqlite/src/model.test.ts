@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import type { Ports } from '@strongroom/core';
-import { sessionModelProperty, totpModelProperty, upgradeModelProperty } from '@strongroom/core/testing';
+import { sessionModelProperty, totpModelProperty, upgradeModelProperty } from '@strongroom/core/testing/models';
 import { afterEach, describe, it } from 'vitest';
 import { openSqliteDatabase } from './migrate.js';
 import { createSqlitePorts } from './ports.js';

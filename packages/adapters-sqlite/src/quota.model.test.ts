@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { quotaModelProperty } from '@strongroom/core/testing';
+import { quotaModelProperty } from '@strongroom/core/testing/models';
 import { describe, it } from 'vitest';
 import { openSqliteDatabase } from './migrate.js';
 import { createSqlitePorts } from './ports.js';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { recordsModelProperty } from '@strongroom/core/testing';
+import { recordsModelProperty } from '@strongroom/core/testing/models';
 import { describe, it } from 'vitest';
 import { openSqliteDatabase } from './migrate.js';
 import { SqliteAttestationStore, SqliteDeprecationStore } from './records-store.js';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { totpThrottleModelProperty } from '@strongroom/core/testing';
+import { totpThrottleModelProperty } from '@strongroom/core/testing/models';
 import { describe, it } from 'vitest';
 import { openSqliteDatabase } from './migrate.js';
 import { createSqlitePorts } from './ports.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../encoding/bytes.js';
 import { admitAllWrites } from '../ports/write-guard.js';
-import { AssetService } from '../quota/assets.js';
+import { AssetService } from '../assets/service.js';
 import type { QuotaPolicy } from '../quota/machine.js';
 import { QuotaService } from '../quota/service.js';
 import { UploadService } from '../upload/service.js';

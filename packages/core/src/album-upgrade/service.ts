@@ -1,5 +1,5 @@
 import { mayReach } from '../access/rules.js';
-import { albumObject } from '../albums/service.js';
+import { albumObject } from '../albums/object.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { AlbumRecord, AlbumStore } from '../ports/album-store.js';
 import type { Clock } from '../ports/clock.js';

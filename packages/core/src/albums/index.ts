@@ -1,2 +1,2 @@
-export { AlbumService, AlbumWriteGuard } from './service.js';
+export { AlbumService } from './service.js';
 export type { AlbumServiceDeps, CreatedAlbum } from './service.js';

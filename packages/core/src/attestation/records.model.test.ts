@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, it } from 'vitest';
 import { MemoryAttestationKeyStore } from '../testing/memory-attestation.js';
 import { MemoryDeprecationStore } from '../testing/memory-deprecations.js';
-import { recordsModelProperty } from '../testing/records-model.js';
+import { recordsModelProperty } from '../testing/models/records-model.js';
 
 describe('deprecations and attestation keys, model-based, in memory', () => {
   it('match the model after every step, through two processes', async () => {

@@ -1,31 +1,12 @@
 export {
-  REVOCATION_WINDOW_MS,
-  REVOCATION_WINDOW_S,
   anonymousRecord,
   formatHandle,
   handleHost,
-  inRevocationWindow,
   isHandleUser,
   lookupAnswer,
   parseAcctResource,
   parseHandle,
-  revocationCutoff,
 } from './rules.js';
 export type { Handle, HandleView, LookupAnswer } from './rules.js';
-export { UNITS_PER_TOKEN, admissionBound, bucketCapacity, fullBucket, takeToken } from './bucket.js';
-export type { Bucket, BucketDecision } from './bucket.js';
-export {
-  CAPABILITY_MAX_TTL_S,
-  CAPABILITY_MAX_SKEW_S,
-  CAPABILITY_SCOPE,
-  CAPABILITY_TTL_S,
-  CAPABILITY_TYP,
-  capabilityClaims,
-  peekCapability,
-  signCapability,
-  verifyCapability,
-} from './capability.js';
-export type { CapabilityClaims, CapabilityRefusal, VerifiedCapability } from './capability.js';
-export { PeerUnavailableError } from './peer-error.js';
-export { DiscoveryService, FederationService } from './service.js';
-export type { CapabilityCheck, DiscoveryServiceDeps, FederationServiceDeps } from './service.js';
+export { DiscoveryService } from './service.js';
+export type { DiscoveryServiceDeps } from './service.js';

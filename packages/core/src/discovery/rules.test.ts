@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { anonymousRecord, handleHost, inRevocationWindow, isHandleUser, lookupAnswer, parseAcctResource, parseHandle, REVOCATION_WINDOW_MS } from './rules.js';
+import { anonymousRecord, handleHost, isHandleUser, lookupAnswer, parseAcctResource, parseHandle } from './rules.js';
 
 describe('handle syntax', () => {
   it('accepts the documented user pattern and nothing else', () => {
@@ -47,15 +47,5 @@ describe('what a lookup may reveal', () => {
     const answer = lookupAnswer(handle, 'h', null, directory);
     expect(answer).toEqual({ handle: 'ann@h', accountId: 'acct-1', displayName: null, identityKey: new Uint8Array([1, 2]), directory: new Uint8Array([3, 4]) });
     expect(lookupAnswer(handle, 'h', 'Ann', null)).toMatchObject({ identityKey: null, directory: null });
-  });
-});
-
-describe('the 24-hour revocation window', () => {
-  it('holds revocations younger than 24 hours and nothing older, computed from now', () => {
-    const now = Date.parse('2026-11-21T10:00:00.000Z');
-    expect(inRevocationWindow(now, now)).toBe(true);
-    expect(inRevocationWindow(now - REVOCATION_WINDOW_MS + 1, now)).toBe(true);
-    expect(inRevocationWindow(now - REVOCATION_WINDOW_MS, now)).toBe(false);
-    expect(inRevocationWindow(now + 1, now)).toBe(false);
   });
 });

@@ -104,16 +104,3 @@ export function lookupAnswer(
     directory: directory?.body ?? null,
   };
 }
-
-/** Revocations are published for this long, and nothing older (computed from time, no job). */
-export const REVOCATION_WINDOW_S = 86_400;
-export const REVOCATION_WINDOW_MS = REVOCATION_WINDOW_S * 1000;
-
-/** The earliest revocation instant still listed at `now`. */
-export function revocationCutoff(now: number): number {
-  return now - REVOCATION_WINDOW_MS;
-}
-
-export function inRevocationWindow(revokedAt: number, now: number): boolean {
-  return revokedAt > revocationCutoff(now) && revokedAt <= now;
-}

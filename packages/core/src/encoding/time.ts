@@ -4,8 +4,9 @@ const DAY_MS = 86_400_000;
 
 /**
  * RFC 3339 UTC with milliseconds (the wire form of every timestamp): the same string as
- * `Date#toISOString`, which formats through snprintf and cost a microsecond per call. The civil
- * date comes from the day count with Howard Hinnant's `civil_from_days`.
+ * `Date#toISOString`, built from integer arithmetic because answers format timestamps on the hot
+ * path and `toISOString` goes through a Date object and the C library's formatter each time. The
+ * civil date comes from the day count with Howard Hinnant's `civil_from_days`.
  */
 export function isoTimestamp(ms: number): string {
   if (!Number.isInteger(ms) || ms < -62_167_219_200_000 || ms > 253_402_300_799_999) return new Date(ms).toISOString(); // outside years 0000-9999

@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { LinkRecord } from '../ports/link-store.js';
-import { decideSourcePeer } from '../federated/rules.js';
 import { checkLinkKey, decideDropReservation, linkStatus } from './rules.js';
 
 const link = (over: Partial<LinkRecord> = {}): LinkRecord => ({
@@ -49,14 +48,5 @@ describe('link rules', () => {
     expect(checkLinkKey('k', Buffer.alloc(4097, 1).toString('base64url'))).toMatch(/4096/);
     expect(checkLinkKey('k', '')).not.toBeNull();
     expect(checkLinkKey('k', 'a+b/')).not.toBeNull();
-  });
-
-  it('a federated fill names a configured peer, compared as a base URL', () => {
-    const peers = ['https://a.example', 'http://127.0.0.1:9'];
-    expect(decideSourcePeer('https://a.example', peers)).toEqual({ ok: true, value: 'https://a.example' });
-    expect(decideSourcePeer('https://a.example/', peers)).toEqual({ ok: true, value: 'https://a.example' });
-    expect(decideSourcePeer('https://made-up.example', peers)).toMatchObject({ ok: false, code: 'error.federation.unknown_peer' });
-    expect(decideSourcePeer('https://a.example.evil', peers)).toMatchObject({ ok: false, code: 'error.federation.unknown_peer' });
-    expect(decideSourcePeer('https://a.example', [])).toMatchObject({ ok: false, code: 'error.federation.unknown_peer' });
   });
 });

@@ -8,7 +8,7 @@ import type { Random } from '../ports/random.js';
 import type { OpenRefusal, UploadSessionRecord, UploadSessions } from '../ports/upload-sessions.js';
 import type { AlbumWriteRefusal, WriteGuard } from '../ports/write-guard.js';
 import type { QuotaRefusal } from '../quota/machine.js';
-import type { AssetService } from '../quota/assets.js';
+import type { AssetService } from '../assets/service.js';
 import type { QuotaService } from '../quota/service.js';
 import type { Principal } from '../session/service.js';
 import { isOpenState, uploadState } from '../upload/machine.js';

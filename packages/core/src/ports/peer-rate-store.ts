@@ -1,4 +1,4 @@
-import type { BucketDecision } from '../discovery/bucket.js';
+import type { BucketDecision } from '../peer-rate-limit/bucket.js';
 
 /**
  * The per-peer token buckets, held in the database so every process of a deployment draws from the

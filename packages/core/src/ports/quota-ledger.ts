@@ -1,4 +1,4 @@
-import type { FederatedCacheDecision } from '../quota/ledger-rules.js';
+import type { FederatedCacheDecision } from '../peer-blob-cache/budget.js';
 import type { QuotaLimits, QuotaPolicy } from '../quota/machine.js';
 
 /** One paying account's row in the ledger. */

@@ -4,7 +4,6 @@ export {
   QUOTA_STATES,
   admitWrite,
   effectiveLimits,
-  federatedBudget,
   nextHardSince,
   quotaState,
   quotaStatus,
@@ -13,9 +12,4 @@ export {
 export type { LedgerFacts, QuotaAlert, QuotaLimits, QuotaPolicy, QuotaRefusal, QuotaState, QuotaStatus, WriteKind } from './machine.js';
 export { QuotaService } from './service.js';
 export type { LedgerReport, QuotaServiceDeps, SweepReport } from './service.js';
-export { AssetService } from './assets.js';
-export type { AssetServiceDeps } from './assets.js';
-export { decideFederatedCache, emptyLedgerRecord, ledgerFacts, payerIdOf, settledHardSince } from './ledger-rules.js';
-export type { FederatedCacheDecision } from './ledger-rules.js';
-export { decideAssetTransition, dropExpired, EMPTY_TRASH_CANDIDATE_STATES } from './asset-lifecycle.js';
-export type { AssetAction, AssetLifecycleFacts, AssetTransition, AssetTransitionRefusal } from './asset-lifecycle.js';
+export { emptyLedgerRecord, ledgerFacts, payerIdOf, settledHardSince } from './ledger-rules.js';

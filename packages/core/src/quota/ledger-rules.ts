@@ -1,5 +1,5 @@
 import type { QuotaAccountRecord } from '../ports/quota-ledger.js';
-import { effectiveLimits, federatedBudget, nextHardSince, type LedgerFacts, type QuotaPolicy } from './machine.js';
+import { effectiveLimits, nextHardSince, type LedgerFacts, type QuotaPolicy } from './machine.js';
 
 /**
  * Rules every ledger writer applies inside its own transaction, so the stores hold no copy of them:
@@ -31,21 +31,4 @@ export function settledHardSince(record: QuotaAccountRecord, policy: QuotaPolicy
 /** A zero row: an account the ledger has never charged. */
 export function emptyLedgerRecord(accountId: string): QuotaAccountRecord {
   return { accountId, charged: 0, reserved: 0, limits: null, hardSince: null, suspendedAt: null, sponsorId: null };
-}
-
-export type FederatedCacheDecision = 'merged' | 'cached' | 'over_budget';
-
-/**
- * Caching a blob received from a peer for a receiver: a hash the receiver already references, or
- * that is stored for anyone (dedup is global), is a merge; otherwise the receiver's bytes from
- * that peer plus this blob must stay within the per-(receiver, peer) budget.
- */
-export function decideFederatedCache(
-  facts: { readonly referenced: boolean; readonly stored: boolean; readonly spentFromPeer: number; readonly receiver: QuotaAccountRecord },
-  size: number,
-  policy: QuotaPolicy,
-): FederatedCacheDecision {
-  if (facts.referenced || facts.stored) return 'merged';
-  const budget = federatedBudget(effectiveLimits(facts.receiver.limits, policy), policy);
-  return budget !== null && facts.spentFromPeer + size > budget ? 'over_budget' : 'cached';
 }

@@ -1,7 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { admitWrite, federatedBudget, nextHardSince, quotaStatus, type LedgerFacts, type WriteKind } from './machine.js';
-import { DEFAULT_QUOTA_POLICY } from './machine.js';
+import { admitWrite, nextHardSince, quotaStatus, type LedgerFacts, type WriteKind } from './machine.js';
 
 const DAY = 86_400_000;
 const facts = (over: Partial<LedgerFacts> = {}): LedgerFacts => ({ charged: 0, reserved: 0, hardSince: null, suspended: false, limits: { soft: 80, hard: 100 }, ...over });
@@ -25,8 +24,6 @@ describe('quota states (contract 3.1)', () => {
     const f = facts({ charged: 1e15, limits: { soft: null, hard: null } });
     expect(quotaStatus(f, 0, DAY)).toMatchObject({ state: 'OK', hardLimit: null, softLimit: null });
     expect(admitWrite(quotaStatus(f, 0, DAY), 'upload', 2 ** 52).ok).toBe(true);
-    expect(federatedBudget({ soft: null, hard: null }, DEFAULT_QUOTA_POLICY)).toBeNull();
-    expect(federatedBudget({ soft: null, hard: 1000 }, DEFAULT_QUOTA_POLICY)).toBe(250);
   });
   it('hard_since is set on crossing, kept while over, cleared below', () => {
     expect(nextHardSince(facts({ charged: 99 }), 7)).toBeNull();

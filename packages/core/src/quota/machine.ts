@@ -155,8 +155,3 @@ export function admitWrite(status: Pick<QuotaStatus, 'used' | 'hardLimit' | 'sta
     }
   }
 }
-
-/** The per-(receiver, peer) federated cache budget; null when the hard limit is unlimited. */
-export function federatedBudget(limits: QuotaLimits, policy: QuotaPolicy): number | null {
-  return limits.hard === null ? null : Math.floor(limits.hard * policy.federatedShare);
-}

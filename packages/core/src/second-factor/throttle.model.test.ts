@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import { createMemoryPorts, totpThrottleModelProperty } from '../testing/index.js';
+import { createMemoryPorts } from '../testing/index.js';
+import { totpThrottleModelProperty } from '../testing/models/index.js';
 
 describe('per-account second-factor throttle, model-based, in memory', () => {
   it('holds sign-in exactly as the rule says, with the exact Retry-After, after every step', async () => {

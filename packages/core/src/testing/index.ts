@@ -1,4 +1,8 @@
-/** Test support shared by every package: one FakeClock, one set of in-memory adapters. */
+/**
+ * Test support shared by every package: one FakeClock, one set of in-memory adapters, test identities.
+ * Nothing here loads fast-check (testing/fakes.test.ts proves it): the model-based properties, which
+ * do, are behind their own entry, `@strongroom/core/testing/models`.
+ */
 export { FakeClock } from './fake-clock.js';
 export { SeededRandom } from './seeded-random.js';
 export { PlainHasher } from './plain-hasher.js';
@@ -6,7 +10,6 @@ export { MemoryLogger } from './silent-logger.js';
 export type { LogLine } from './silent-logger.js';
 export { MemoryStore } from './memory-store.js';
 export { MemoryTotpStore } from './memory-totp-store.js';
-export { totpModelProperty } from './totp-model.js';
 export { totpSecretBytes } from './totp-codes.js';
 export { breakable } from './breakable.js';
 export { createCoreServices } from './services.js';
@@ -16,25 +19,18 @@ export { FakeUploadsInFlight, MemoryAlbumStore } from './memory-albums.js';
 export { TestDevice, TestIdentity } from './test-identity.js';
 export { MemoryQuotaStore } from './memory-quota-store.js';
 export { MemoryBlobStore } from './memory-blob-store.js';
-export { sessionModelProperty } from './session-model.js';
 export { MemoryMemberUpgradeStore } from './memory-member.js';
 export { MemoryCatalog } from './memory-catalog.js';
 export { createMemoryPorts } from './memory-ports.js';
-export { quotaModelProperty } from './quota-model.js';
-export { upgradeModelProperty } from './upgrade-model.js';
 export { MemorySchemaStatus } from './memory-schema.js';
 export { MemorySecondFactorStore } from './memory-second-factor.js';
 export { MemoryDeploymentStore } from './memory-deployment.js';
-export { totpThrottleModelProperty } from './throttle-model.js';
 export { MemoryOidcStore } from './memory-oidc.js';
 export { FakeIdentityProvider } from './fake-identity-provider.js';
 export type { FakePerson } from './fake-identity-provider.js';
-export { oidcModelProperty } from './oidc-model.js';
 export { MemoryDeprecationStore } from './memory-deprecations.js';
 export { MemoryAttestationKeyStore } from './memory-attestation.js';
-export { recordsModelProperty } from './records-model.js';
 export { MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
 export { MemoryDiscoveryStore, memoryDiscoveryState } from './memory-discovery.js';
 export type { MemoryDiscoveryState } from './memory-discovery.js';
-export { peerBucketModelProperty } from './peer-bucket-model.js';
 export { TEST_SECRET_KEY, testSecretBox } from './secret-box.js';

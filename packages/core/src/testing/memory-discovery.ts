@@ -1,4 +1,4 @@
-import { takeToken, type Bucket, type BucketDecision } from '../discovery/bucket.js';
+import { takeToken, type Bucket, type BucketDecision } from '../peer-rate-limit/bucket.js';
 import type { CapabilityRevocationStore, MintedCapability, RevokedCapability } from '../ports/capability-revocations.js';
 import type { ClaimOutcome, HandleRecord, HandleStore } from '../ports/handle-store.js';
 import type { PeerRateStore } from '../ports/peer-rate-store.js';

@@ -44,8 +44,9 @@ function encodedHeader(header: Record<string, unknown>): Uint8Array {
  * A compact JWS (RFC 7515) with an EdDSA signature: base64url header and payload, signed by
  * `signer`. Only the assembly is done here; the claims are the caller's, and tokens are checked
  * with jose's `jwtVerify` like any other. The signing input is written as ASCII bytes once and
- * signed as such; its string is decoded from those bytes (an access token is minted on every
- * refresh, and building the string first, then encoding it for the signer, cost about 2 µs).
+ * signed as such; its string is decoded from those bytes, so the input is encoded once rather
+ * than built as a string and encoded again for the signer (an access token is minted on every
+ * refresh).
  */
 export async function signCompactJws(header: Record<string, unknown>, payload: Record<string, unknown>, key: Ed25519Key, signer: Ed25519Signer): Promise<string> {
   const head = encodedHeader(header);

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import { MemoryStore, MemoryTotpStore, totpModelProperty } from '../testing/index.js';
+import { MemoryStore, MemoryTotpStore } from '../testing/index.js';
+import { totpModelProperty } from '../testing/models/index.js';
 
 describe('TOTP enrollment and challenged sign-in, model-based', () => {
   it('matches the model and keeps its invariants after every step', async () => {

@@ -5,7 +5,8 @@ import type { LinkRecord } from '../ports/link-store.js';
 import type { BlobKind, CompleteUpload, NewUpload, OpenRefusal, UploadSessionRecord } from '../ports/upload-sessions.js';
 import { decideDropReservation } from '../links/rules.js';
 import { emptyLedgerRecord, ledgerFacts, payerIdOf, settledHardSince } from '../quota/ledger-rules.js';
-import { admitWrite, federatedBudget, nextHardSince, quotaStatus, type QuotaPolicy } from '../quota/machine.js';
+import { federatedBudget } from '../peer-blob-cache/budget.js';
+import { admitWrite, nextHardSince, quotaStatus, type QuotaPolicy } from '../quota/machine.js';
 import { isInFlight } from './machine.js';
 
 /**

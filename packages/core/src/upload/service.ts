@@ -2,12 +2,12 @@ import { mayActForAccount, mayReach, type AccessAction, type Accessor } from '..
 import { uuidv7 } from '../encoding/uuid.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { AssetCatalog } from '../ports/asset-catalog.js';
-import { assetObject } from '../quota/assets.js';
+import { assetObject } from '../assets/service.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 import type { BlobKind, CompleteUpload, NewUpload, OpenRefusal, UploadKind, UploadSessionRecord, UploadSessions, UploadState } from '../ports/upload-sessions.js';
-import { decideSourcePeer } from '../federated/rules.js';
+import { decideSourcePeer } from '../peer-blob-cache/rules.js';
 import type { WriteGuard, WriteRefusal } from '../ports/write-guard.js';
 import type { QuotaService } from '../quota/service.js';
 import { decideCancel, decideFinalize, decidePut, isContentHash, uploadState } from './machine.js';

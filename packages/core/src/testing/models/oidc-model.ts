@@ -1,16 +1,16 @@
 import fc from 'fast-check';
-import { OidcService } from '../oidc/service.js';
-import { sha256, toBase64url, utf8 } from '../encoding/bytes.js';
-import { DEFAULT_PROTOCOL_WINDOW } from '../versioning/protocol.js';
-import { FLOW_TTL_MS, LOGIN_CODE_TTL_MS } from '../oidc/rules.js';
-import type { Ports } from '../ports/ports.js';
-import { TotpSecretBox } from '../totp/secret-box.js';
-import { FakeClock } from './fake-clock.js';
-import { FakeIdentityProvider } from './fake-identity-provider.js';
-import { PlainHasher } from './plain-hasher.js';
-import { SeededRandom } from './seeded-random.js';
-import { createCoreServices } from './services.js';
-import { MemoryLogger } from './silent-logger.js';
+import { OidcService } from '../../oidc/service.js';
+import { sha256, toBase64url, utf8 } from '../../encoding/bytes.js';
+import { DEFAULT_PROTOCOL_WINDOW } from '../../versioning/protocol.js';
+import { FLOW_TTL_MS, LOGIN_CODE_TTL_MS } from '../../oidc/rules.js';
+import type { Ports } from '../../ports/ports.js';
+import { TotpSecretBox } from '../../totp/secret-box.js';
+import { FakeClock } from '../fake-clock.js';
+import { FakeIdentityProvider } from '../fake-identity-provider.js';
+import { PlainHasher } from '../plain-hasher.js';
+import { SeededRandom } from '../seeded-random.js';
+import { createCoreServices } from '../services.js';
+import { MemoryLogger } from '../silent-logger.js';
 
 function check(ok: boolean, what: string): void {
   if (!ok) throw new Error(what);

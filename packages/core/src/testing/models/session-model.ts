@@ -1,14 +1,14 @@
 import fc from 'fast-check';
-import type { AccountStore } from '../ports/account-store.js';
-import type { CohortMap } from '../ports/cohort-map.js';
-import type { SessionLedger } from '../ports/session-ledger.js';
-import type { SigningKeyStore } from '../ports/signing-key-store.js';
-import type { SessionPolicy } from '../session/machine.js';
-import { FakeClock } from './fake-clock.js';
-import { PlainHasher } from './plain-hasher.js';
-import { SeededRandom } from './seeded-random.js';
-import { createCoreServices, type CoreServices } from './services.js';
-import { MemoryLogger } from './silent-logger.js';
+import type { AccountStore } from '../../ports/account-store.js';
+import type { CohortMap } from '../../ports/cohort-map.js';
+import type { SessionLedger } from '../../ports/session-ledger.js';
+import type { SigningKeyStore } from '../../ports/signing-key-store.js';
+import type { SessionPolicy } from '../../session/machine.js';
+import { FakeClock } from '../fake-clock.js';
+import { PlainHasher } from '../plain-hasher.js';
+import { SeededRandom } from '../seeded-random.js';
+import { createCoreServices, type CoreServices } from '../services.js';
+import { MemoryLogger } from '../silent-logger.js';
 
 function expect(actual: unknown, what = 'value') {
   return {

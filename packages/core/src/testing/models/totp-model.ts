@@ -1,18 +1,18 @@
 import fc from 'fast-check';
 import { Secret } from 'otpauth';
-import type { AccountStore } from '../ports/account-store.js';
-import type { CohortMap } from '../ports/cohort-map.js';
-import type { SessionLedger } from '../ports/session-ledger.js';
-import type { SigningKeyStore } from '../ports/signing-key-store.js';
-import type { TotpStore } from '../ports/totp-store.js';
-import type { Result } from '../errors.js';
-import type { Principal } from '../session/service.js';
-import { codeForStep } from '../totp/machine.js';
-import { FakeClock } from './fake-clock.js';
-import { PlainHasher } from './plain-hasher.js';
-import { SeededRandom } from './seeded-random.js';
-import { createCoreServices, type CoreServices } from './services.js';
-import { MemoryLogger } from './silent-logger.js';
+import type { AccountStore } from '../../ports/account-store.js';
+import type { CohortMap } from '../../ports/cohort-map.js';
+import type { SessionLedger } from '../../ports/session-ledger.js';
+import type { SigningKeyStore } from '../../ports/signing-key-store.js';
+import type { TotpStore } from '../../ports/totp-store.js';
+import type { Result } from '../../errors.js';
+import type { Principal } from '../../session/service.js';
+import { codeForStep } from '../../totp/machine.js';
+import { FakeClock } from '../fake-clock.js';
+import { PlainHasher } from '../plain-hasher.js';
+import { SeededRandom } from '../seeded-random.js';
+import { createCoreServices, type CoreServices } from '../services.js';
+import { MemoryLogger } from '../silent-logger.js';
 
 type Store = AccountStore & SessionLedger & CohortMap & SigningKeyStore;
 

@@ -1,13 +1,13 @@
 import fc from 'fast-check';
-import { UpgradeService } from '../album-upgrade/service.js';
-import { AlbumWriteGuard } from '../albums/service.js';
-import { uuidv7 } from '../encoding/uuid.js';
-import type { Ports } from '../ports/ports.js';
-import { DEFAULT_PROTOCOL_WINDOW } from '../versioning/protocol.js';
+import { UpgradeService } from '../../album-upgrade/service.js';
+import { AlbumWriteGuard } from '../../write-guard/guard.js';
+import { uuidv7 } from '../../encoding/uuid.js';
+import type { Ports } from '../../ports/ports.js';
+import { DEFAULT_PROTOCOL_WINDOW } from '../../versioning/protocol.js';
 import { expect } from './check.js';
-import { FakeClock } from './fake-clock.js';
-import { FakeUploadsInFlight } from './memory-albums.js';
-import { TestDevice, TestIdentity } from './test-identity.js';
+import { FakeClock } from '../fake-clock.js';
+import { FakeUploadsInFlight } from '../memory-albums.js';
+import { TestDevice, TestIdentity } from '../test-identity.js';
 
 const ACCOUNT = '0190a000-0000-7000-8000-0000000000aa';
 const ALBUM = uuidv7(Date.parse('2026-01-01T00:00:00Z'), new Uint8Array(10).fill(7));

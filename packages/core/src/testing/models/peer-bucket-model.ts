@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import { admissionBound, takeToken, type Bucket } from '../discovery/bucket.js';
-import type { PeerRateStore } from '../ports/peer-rate-store.js';
+import { admissionBound, takeToken, type Bucket } from '../../peer-rate-limit/bucket.js';
+import type { PeerRateStore } from '../../ports/peer-rate-store.js';
 
 function same(actual: unknown, expected: unknown, what: string): void {
   if (actual !== expected) throw new Error(`${what}: expected ${String(expected)}, got ${String(actual)}`);

@@ -1,16 +1,16 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import fc from 'fast-check';
 import { decodeProtectedHeader } from 'jose';
-import { verifyHistory } from '../attestation/history.js';
-import { AttestationRing } from '../attestation/ring.js';
-import { fromBase64url } from '../encoding/bytes.js';
-import type { AttestationKeyStore } from '../ports/attestation-key-store.js';
-import type { DeprecationStore } from '../ports/deprecation-store.js';
-import { DeprecationService } from '../versioning/deprecation-service.js';
-import { FakeClock } from './fake-clock.js';
-import { testSecretBox } from './secret-box.js';
-import { SeededRandom } from './seeded-random.js';
-import { MemoryLogger } from './silent-logger.js';
+import { verifyHistory } from '../../attestation/history.js';
+import { AttestationRing } from '../../attestation/ring.js';
+import { fromBase64url } from '../../encoding/bytes.js';
+import type { AttestationKeyStore } from '../../ports/attestation-key-store.js';
+import type { DeprecationStore } from '../../ports/deprecation-store.js';
+import { DeprecationService } from '../../versioning/deprecation-service.js';
+import { FakeClock } from '../fake-clock.js';
+import { testSecretBox } from '../secret-box.js';
+import { SeededRandom } from '../seeded-random.js';
+import { MemoryLogger } from '../silent-logger.js';
 
 function check(ok: boolean, what: string): void {
   if (!ok) throw new Error(what);

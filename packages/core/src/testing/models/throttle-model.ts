@@ -1,14 +1,14 @@
 import fc from 'fast-check';
 import { Secret } from 'otpauth';
-import type { Ports } from '../ports/ports.js';
-import type { Result } from '../errors.js';
-import { codeForStep } from '../totp/machine.js';
-import { recordWrongCode, throttleDecision } from '../second-factor/throttle.js';
-import { FakeClock } from './fake-clock.js';
-import { PlainHasher } from './plain-hasher.js';
-import { SeededRandom } from './seeded-random.js';
-import { createCoreServices, type CoreServices } from './services.js';
-import { MemoryLogger } from './silent-logger.js';
+import type { Ports } from '../../ports/ports.js';
+import type { Result } from '../../errors.js';
+import { codeForStep } from '../../totp/machine.js';
+import { recordWrongCode, throttleDecision } from '../../second-factor/throttle.js';
+import { FakeClock } from '../fake-clock.js';
+import { PlainHasher } from '../plain-hasher.js';
+import { SeededRandom } from '../seeded-random.js';
+import { createCoreServices, type CoreServices } from '../services.js';
+import { MemoryLogger } from '../silent-logger.js';
 
 const ADDRESS = 'throttle@example.org';
 const PASSWORD = 'throttle password 1';

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemoryDiscoveryStore, memoryDiscoveryState, peerBucketModelProperty } from '../testing/index.js';
+import { MemoryDiscoveryStore, memoryDiscoveryState } from '../testing/index.js';
+import { peerBucketModelProperty } from '../testing/models/index.js';
 import { admissionBound, fullBucket, takeToken, UNITS_PER_TOKEN } from './bucket.js';
 
 const T0 = Date.parse('2026-11-21T10:00:00.000Z');

@@ -1,6 +1,10 @@
 /**
- * The per-peer token bucket, as one pure function of (bucket, now, rate). Every store applies it
- * inside its own transaction, so processes sharing a database share the bucket.
+ * The per-peer request budget of federation: how many lookups a listed peer may send this server
+ * (SVC_FEDERATION_RATE a minute), as a token bucket. Not the peer blob cache's bytes budget: that
+ * is peer-blob-cache/budget.ts.
+ *
+ * One pure function of (bucket, now, rate). Every store applies it inside its own transaction,
+ * so processes sharing a database share the bucket.
  *
  * Arithmetic is in whole numbers: one token is {@link UNITS_PER_TOKEN} units, and the bucket gains
  * `rate` units per elapsed millisecond, which is exactly `rate` tokens per minute. A full bucket

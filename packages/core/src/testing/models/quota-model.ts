@@ -1,17 +1,17 @@
 import fc from 'fast-check';
-import { sha256Hex } from '../encoding/bytes.js';
-import { LinkService } from '../links/service.js';
-import type { LinkStore } from '../ports/link-store.js';
-import type { Ports } from '../ports/ports.js';
-import { admitAllWrites } from '../ports/write-guard.js';
-import { AssetService } from '../quota/assets.js';
-import type { QuotaPolicy, QuotaState } from '../quota/machine.js';
-import { QuotaService } from '../quota/service.js';
-import { SponsorshipService } from '../sponsorship/service.js';
-import { UploadService } from '../upload/service.js';
-import { FakeClock } from './fake-clock.js';
-import { MemoryBlobStore } from './memory-blob-store.js';
-import { SeededRandom } from './seeded-random.js';
+import { sha256Hex } from '../../encoding/bytes.js';
+import { LinkService } from '../../links/service.js';
+import type { LinkStore } from '../../ports/link-store.js';
+import type { Ports } from '../../ports/ports.js';
+import { admitAllWrites } from '../../ports/write-guard.js';
+import { AssetService } from '../../assets/service.js';
+import type { QuotaPolicy, QuotaState } from '../../quota/machine.js';
+import { QuotaService } from '../../quota/service.js';
+import { SponsorshipService } from '../../sponsorship/service.js';
+import { UploadService } from '../../upload/service.js';
+import { FakeClock } from '../fake-clock.js';
+import { MemoryBlobStore } from '../memory-blob-store.js';
+import { SeededRandom } from '../seeded-random.js';
 
 /**
  * The quota ledger's model-based property, shared by every adapter: uploads, dedup, cancels,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideAssetTransition, type AssetAction, type AssetLifecycleFacts } from './asset-lifecycle.js';
+import { decideAssetTransition, type AssetAction, type AssetLifecycleFacts } from './lifecycle.js';
 
 const live: AssetLifecycleFacts = { state: 'live', trashedAt: null, dropExpiresAt: null };
 const trashed: AssetLifecycleFacts = { state: 'trashed', trashedAt: 2_000, dropExpiresAt: null };
@@ -46,7 +46,7 @@ describe('decideAssetTransition', () => {
 
 describe('EMPTY_TRASH_CANDIDATE_STATES', () => {
   it('is what the rule accepts for empty_trash: the trash only', async () => {
-    const { EMPTY_TRASH_CANDIDATE_STATES } = await import('./asset-lifecycle.js');
+    const { EMPTY_TRASH_CANDIDATE_STATES } = await import('./lifecycle.js');
     expect(EMPTY_TRASH_CANDIDATE_STATES).toEqual(['trashed']);
   });
 });

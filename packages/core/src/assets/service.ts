@@ -6,8 +6,8 @@ import type { AssetCatalog, AssetRecord } from '../ports/asset-catalog.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
-import type { QuotaRefusal } from './machine.js';
-import type { QuotaService } from './service.js';
+import type { QuotaRefusal } from '../quota/machine.js';
+import type { QuotaService } from '../quota/service.js';
 
 export interface AssetServiceDeps {
   readonly assets: AssetCatalog;

@@ -1,1 +1,0 @@
-export { decideSourcePeer } from './rules.js';

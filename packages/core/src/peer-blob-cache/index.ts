@@ -1,0 +1,3 @@
+export { decideSourcePeer } from './rules.js';
+export { decideFederatedCache, federatedBudget } from './budget.js';
+export type { FederatedCacheDecision } from './budget.js';

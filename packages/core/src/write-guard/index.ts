@@ -1,0 +1,2 @@
+export { AlbumWriteGuard } from './guard.js';
+export type { AlbumWriteGuardDeps } from './guard.js';
