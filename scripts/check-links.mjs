@@ -11,9 +11,11 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
-/** The files markdownlint-cli2 is given (.markdownlint-cli2.jsonc): README.md, docs/, package READMEs. */
+/** The files markdownlint-cli2 is given (.markdownlint-cli2.jsonc): the root's Markdown, docs/, package READMEs. */
 function defaultFiles() {
-  const files = ['README.md'];
+  const files = readdirSync(ROOT).filter((name) => name.endsWith('.md'));
+  for (const extra of ['tests/README.md']) if (existsSync(join(ROOT, extra))) files.push(extra);
+  if (existsSync(join(ROOT, 'bench'))) files.push(...readdirSync(join(ROOT, 'bench')).filter((n) => n.endsWith('.md')).map((n) => join('bench', n)));
   const walk = (dir) => {
     for (const e of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
       const p = join(dir, e.name);
