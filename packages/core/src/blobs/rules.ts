@@ -1,3 +1,4 @@
+import { mayReach, type Reachable } from '../access/rules.js';
 import { linkStatus } from '../links/rules.js';
 import type { BlobReference } from '../ports/asset-catalog.js';
 import type { LinkRecord } from '../ports/link-store.js';
@@ -24,18 +25,26 @@ export interface BlobReader {
 /** How long a presigned download URL may live at most (decisions.md: at most 5 minutes). */
 export const MAX_PRESIGN_TTL_S = 300;
 
-/** May `who` read the blob these references (of `who`'s account, as the catalog gave them) point to? */
+/** A referencing asset as the access rule sees it. */
+const assetOf = (r: BlobReference): Reachable => ({ kind: 'asset', id: r.assetId, accountId: r.ownerId });
+
+/**
+ * May `who` read the blob these references (of `who`'s account, as the catalog gave them) point to?
+ * Reading a blob is reading an asset that references it, so the trust issue's one rule decides
+ * (access/rules.ts `mayReach`): it is asked again for every reference rather than trusting how a
+ * store narrowed its answer, and nothing about owners, guests or payers is restated here.
+ */
 export function mayReadBlob(who: BlobReader, refs: readonly BlobReference[]): boolean {
-  if (who.accountId === '' || who.guestUploadId !== undefined) return false;
-  // The catalog was asked for this account's references; the owner is compared again here so that
-  // the decision never rests on how a store narrowed its answer.
-  return refs.some((r) => r.ownerId === who.accountId);
+  return refs.some((r) => mayReach(who, assetOf(r), 'read'));
 }
 
 /** Does `link` (as stored, or null) let an anonymous holder read the blob these references point to? */
 export function linkCoversBlob(link: LinkRecord | null, refs: readonly BlobReference[], now: number): boolean {
   if (link === null || link.kind !== 'share' || linkStatus(link, now) !== 'active') return false;
+  // A share link reads as its owner would, and only what it covers: the owner must still reach the
+  // asset (the one rule), and the asset must be live and named by the link or in its album.
+  const owner = { accountId: link.ownerId };
   return refs.some(
-    (r) => r.ownerId === link.ownerId && r.state === 'live' && (link.assetIds.includes(r.assetId) || (link.albumId !== null && r.albumId === link.albumId)),
+    (r) => mayReach(owner, assetOf(r), 'read') && r.state === 'live' && (link.assetIds.includes(r.assetId) || (link.albumId !== null && r.albumId === link.albumId)),
   );
 }
