@@ -5,6 +5,25 @@ export interface StagedBlob {
   readonly sha256: string;
 }
 
+/**
+ * What core allows a direct upload to send (upload/direct.ts decides it): exactly `size` bytes,
+ * hashing to `sha256` when the session announced one, within `ttlS` seconds.
+ */
+export interface DirectPutGrant {
+  readonly size: number;
+  readonly sha256: string | null;
+  readonly ttlS: number;
+}
+
+/** How a client sends a direct upload: `PUT url` with exactly these headers (they are signed). */
+export interface DirectPut {
+  readonly url: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** What a direct upload left under a staging id, as `arrived` finds it. */
+export type Arrived = StagedBlob | 'too_large' | 'nothing';
+
 /** What a store knows of a stored blob without reading it. */
 export interface BlobStat {
   readonly size: number;
@@ -78,4 +97,18 @@ export interface BlobStore {
    * filesystem); the server then carries the bytes itself.
    */
   presignGet?(contentHash: string, ttlS: number): Promise<string>;
+  /**
+   * Only for stores a client can reach directly (and always with `arrived`): a URL through which a
+   * client PUTs an upload's bytes straight to the staging area of `stagingId`, as `stage` would
+   * have put them, valid at most `grant.ttlS` seconds. The signature must pin the Content-Length to
+   * `grant.size` and, when `grant.sha256` is set, the store's SHA-256 checksum to it (a store that
+   * verifies checksums then refuses any other body). It must not reach any other key.
+   */
+  presignPut?(stagingId: string, grant: DirectPutGrant): Promise<DirectPut>;
+  /**
+   * What a direct PUT left under `stagingId`: its size and SHA-256 (the store's own full-object
+   * checksum when it kept one, else a streamed hash of the object), `nothing` when no object is
+   * there, `too_large` (and the object deleted) past `maxBytes`. Reads nothing into memory whole.
+   */
+  arrived?(stagingId: string, maxBytes: number): Promise<Arrived>;
 }

@@ -18,7 +18,7 @@ export { MemoryDeviceStore } from './memory-devices.js';
 export { FakeUploadsInFlight, MemoryAlbumStore } from './memory-albums.js';
 export { TestDevice, TestIdentity } from './test-identity.js';
 export { MemoryQuotaStore } from './memory-quota-store.js';
-export { MemoryBlobStore } from './memory-blob-store.js';
+export { MemoryBlobStore, MemoryDirectBlobStore } from './memory-blob-store.js';
 export { MemoryMemberUpgradeStore } from './memory-member.js';
 export { MemoryCatalog } from './memory-catalog.js';
 export { createMemoryPorts } from './memory-ports.js';

@@ -1,5 +1,5 @@
 import { concatBytes, sha256Hex } from '../encoding/bytes.js';
-import type { BlobStat, BlobStore, ByteRange, StagedBlob } from '../ports/blob-store.js';
+import type { Arrived, BlobStat, BlobStore, ByteRange, DirectPut, DirectPutGrant, StagedBlob } from '../ports/blob-store.js';
 
 /** Chunk size the memory store streams in, small enough that tests see several chunks. */
 const CHUNK = 64 * 1024;
@@ -57,4 +57,40 @@ export class MemoryBlobStore implements BlobStore {
     return this.read(contentHash);
   }
   readonly backupMode = 'copy';
+}
+
+/**
+ * A memory store that a client can "reach directly": presignPut answers a `memory:` URL that names
+ * the grant, and `send` plays the client's PUT to it, refusing what a signed URL would refuse (the
+ * wrong length, or a checksum header other than the one signed), so tests exercise core's rules
+ * for direct uploads without an object store.
+ */
+export class MemoryDirectBlobStore extends MemoryBlobStore {
+  readonly grants = new Map<string, DirectPutGrant>();
+
+  async presignPut(stagingId: string, grant: DirectPutGrant): Promise<DirectPut> {
+    this.grants.set(stagingId, grant);
+    const headers: Record<string, string> = { 'content-length': String(grant.size) };
+    if (grant.sha256 !== null) headers['x-checksum-sha256'] = grant.sha256;
+    return { url: `memory:staging/${stagingId}`, headers };
+  }
+
+  /** The client's PUT to a presigned URL: true when the store took it. `enforce: false` plays a store that checks nothing. */
+  send(stagingId: string, bytes: Uint8Array, enforce = true): boolean {
+    const grant = this.grants.get(stagingId);
+    if (grant === undefined) return false;
+    if (enforce && (bytes.length !== grant.size || (grant.sha256 !== null && sha256Hex(bytes) !== grant.sha256))) return false;
+    this.staged.set(stagingId, bytes);
+    return true;
+  }
+
+  async arrived(stagingId: string, maxBytes: number): Promise<Arrived> {
+    const bytes = this.staged.get(stagingId);
+    if (bytes === undefined) return 'nothing';
+    if (bytes.length > maxBytes) {
+      this.staged.delete(stagingId);
+      return 'too_large';
+    }
+    return { size: bytes.length, sha256: sha256Hex(bytes) };
+  }
 }

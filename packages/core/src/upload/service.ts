@@ -3,13 +3,14 @@ import { uuidv7 } from '../encoding/uuid.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { AssetCatalog } from '../ports/asset-catalog.js';
 import { assetObject } from '../assets/service.js';
-import type { BlobStore } from '../ports/blob-store.js';
+import type { Arrived, BlobStore, DirectPut } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 import type { BlobKind, CompleteUpload, NewUpload, OpenRefusal, UploadKind, UploadSessionRecord, UploadSessions, UploadState } from '../ports/upload-sessions.js';
 import { decideSourcePeer } from '../peer-blob-cache/rules.js';
 import type { WriteGuard, WriteRefusal } from '../ports/write-guard.js';
 import type { QuotaService } from '../quota/service.js';
+import { decideArrival, directPutGrant } from './direct.js';
 import { decideCancel, decideFinalize, decidePut, isContentHash, uploadState } from './machine.js';
 
 export interface UploadServiceDeps {
@@ -65,10 +66,14 @@ export interface UploadView {
   readonly assetId: string | null;
 }
 
+/** A new session, and the direct upload URL when the store offers one (else null: PUT /upload/{id}). */
+export type CreatedUpload = UploadView & { readonly directPut: (DirectPut & { readonly expiresAt: number }) | null };
+
 type CreateRefusal = WriteRefusal | OpenRefusal | 'error.request.invalid' | 'error.federation.unknown_peer';
 type Caller = Accessor & { readonly actingOwnerId?: string | undefined };
 
 const STORE = 'error.store.unavailable' as const;
+type FinalizeRefusal = 'error.not_found' | 'error.conflict' | 'error.request.invalid' | 'error.upload.too_large';
 
 function view(s: UploadSessionRecord, now: number): UploadView {
   return { uploadId: s.id, state: uploadState(s, now), expiresAt: s.expiresAt, kind: s.kind, declaredSize: s.declaredSize, assetId: s.assetId };
@@ -89,7 +94,7 @@ export class UploadService {
     this.#d = deps;
   }
 
-  async create(caller: Caller, input: CreateUpload): Promise<Result<UploadView, CreateRefusal | 'error.not_found'>> {
+  async create(caller: Caller, input: CreateUpload): Promise<Result<CreatedUpload, CreateRefusal | 'error.not_found'>> {
     if (!mayActForAccount(caller)) return refuse('error.not_found', 'No such account to upload to.');
     const bad = checkCreate(input);
     if (bad) return refuse('error.request.invalid', bad);
@@ -105,8 +110,20 @@ export class UploadService {
       now,
     );
     if (!allowed.ok) return allowed;
-    const opened = await guard(STORE, 'upload session write', () => this.#d.sessions.openUpload(this.#request(caller.accountId, input, sourcePeer, null, now), this.#d.quota.policy, now));
-    return opened.ok ? ok(view(opened.value, now)) : opened;
+    const request = this.#request(caller.accountId, input, sourcePeer, null, now);
+    // Signed before the session is opened, so a store that cannot sign leaves no reservation behind.
+    const directPut = await this.#directPut(request, now);
+    const opened = await guard(STORE, 'upload session write', () => this.#d.sessions.openUpload(request, this.#d.quota.policy, now));
+    return opened.ok ? ok({ ...view(opened.value, now), directPut }) : opened;
+  }
+
+  /** The direct upload URL for a new session, within core's grant, when the store can sign one. */
+  async #directPut(request: NewUpload, now: number): Promise<CreatedUpload['directPut']> {
+    const presignPut = this.#d.blobs.presignPut?.bind(this.#d.blobs);
+    const grant = directPutGrant({ ...request, state: 'Pending' }, now);
+    if (presignPut === undefined || this.#d.blobs.arrived === undefined || grant === null) return null;
+    const signed = await guard(STORE, 'direct upload presign', () => presignPut(request.id, grant));
+    return { ...signed, expiresAt: now + grant.ttlS * 1000 };
   }
 
   /**
@@ -176,30 +193,57 @@ export class UploadService {
     const allowed = decidePut(s, now);
     if (!allowed.ok) return allowed;
     if (!(await guard(STORE, 'upload session write', () => this.#d.sessions.markUploading(id, now)))) return refuse('error.conflict', 'The upload session is no longer open.');
-    let staged;
+    let staged: Arrived;
     try {
-      staged = await this.#d.blobs.stage(id, body, s.declaredSize);
+      staged = (await this.#d.blobs.stage(id, body, s.declaredSize)) ?? 'too_large';
     } catch (cause) {
       await this.#d.sessions.markReceived(id, null, this.#d.clock.now());
       throw cause;
     }
     const after = this.#d.clock.now();
-    if (staged === null) {
-      await guard(STORE, 'upload session write', () => this.#d.sessions.markReceived(id, null, after));
-      return refuse('error.upload.too_large', `The upload declared ${s.declaredSize} bytes; more were sent and nothing was kept.`, { declared_size: s.declaredSize });
+    const received = await this.#record(s, staged, null, after);
+    if (!received.ok) return received;
+    return ok(view({ ...s, state: 'WaitingForProcessing' }, after));
+  }
+
+  /**
+   * Records what arrived for session `s` once core accepts it (direct.ts decideArrival); on a
+   * refusal nothing stays staged and the session waits for bytes again. Nothing is charged here.
+   */
+  async #record(s: UploadSessionRecord, arrived: Arrived, claimed: string | null, now: number): Promise<Result<UploadSessionRecord, 'error.conflict' | 'error.upload.too_large'>> {
+    const id = s.id;
+    const accepted = decideArrival(s, arrived, claimed);
+    if (!accepted.ok) {
+      if (arrived !== 'nothing') await this.#d.blobs.discard(id);
+      await guard(STORE, 'upload session write', () => this.#d.sessions.markReceived(id, null, now));
+      return accepted;
     }
-    if (s.contentHash !== null && staged.sha256 !== s.contentHash) {
-      // Announced at creation, so these bytes can never finalize: not kept.
-      await this.#d.blobs.discard(id);
-      await guard(STORE, 'upload session write', () => this.#d.sessions.markReceived(id, null, after));
-      return refuse('error.conflict', 'The bytes do not hash to the content_hash announced at creation.');
-    }
-    const marked = await guard(STORE, 'upload session write', () => this.#d.sessions.markReceived(id, { size: staged.size, hash: staged.sha256 }, after));
+    const { size, sha256 } = accepted.value;
+    const marked = await guard(STORE, 'upload session write', () => this.#d.sessions.markReceived(id, { size, hash: sha256 }, now));
     if (!marked) {
       await this.#d.blobs.discard(id);
       return refuse('error.conflict', 'The upload session closed while the bytes were arriving.');
     }
-    return ok(view({ ...s, state: 'WaitingForProcessing' }, after));
+    return ok({ ...s, state: 'WaitingForProcessing', receivedSize: size, receivedHash: sha256 });
+  }
+
+  /**
+   * A session still waiting for bytes at finalize, on a store a client can send to directly: what
+   * arrived there is checked (size within the declared size, SHA-256 equal to the announced hash
+   * and to the hash finalized with) and recorded like a proxied PUT, before anything is committed.
+   */
+  async #arrive(s: UploadSessionRecord, contentHash: string, now: number): Promise<Result<UploadSessionRecord, 'error.conflict' | 'error.upload.too_large'>> {
+    const arrivedIn = this.#d.blobs.arrived?.bind(this.#d.blobs);
+    if (arrivedIn === undefined || uploadState(s, now) !== 'Pending') return ok(s);
+    if (!(await guard(STORE, 'upload session write', () => this.#d.sessions.markUploading(s.id, now)))) return refuse('error.conflict', 'The upload session is no longer open.');
+    let arrived: Arrived;
+    try {
+      arrived = await arrivedIn(s.id, s.declaredSize);
+    } catch (cause) {
+      await this.#d.sessions.markReceived(s.id, null, this.#d.clock.now());
+      throw cause;
+    }
+    return this.#record(s, arrived, contentHash, this.#d.clock.now());
   }
 
   /** The session as stored when it was finalized with these bytes already, else null. */
@@ -214,7 +258,7 @@ export class UploadService {
    * here. Idempotent: finalizes of one session run one after another in this process, so a second
    * one finds the first's outcome and answers with it.
    */
-  finalize(caller: Caller, id: string, input: FinalizeUpload): Promise<Result<UploadView, 'error.not_found' | 'error.conflict' | 'error.request.invalid'>> {
+  finalize(caller: Caller, id: string, input: FinalizeUpload): Promise<Result<UploadView, FinalizeRefusal>> {
     const before = this.#finalizing.get(id) ?? Promise.resolve();
     const run = before.then(
       () => this.#finalize(caller, id, input),
@@ -228,11 +272,14 @@ export class UploadService {
     return run;
   }
 
-  async #finalize(caller: Caller, id: string, input: FinalizeUpload): Promise<Result<UploadView, 'error.not_found' | 'error.conflict' | 'error.request.invalid'>> {
+  async #finalize(caller: Caller, id: string, input: FinalizeUpload): Promise<Result<UploadView, FinalizeRefusal>> {
     if (!isContentHash(input.contentHash)) return refuse('error.request.invalid', 'content_hash must be 64 lowercase hex characters.');
-    const s = await this.#reach(caller, id, 'send');
-    if (!s) return refuse('error.not_found', 'No such upload session.');
+    const found = await this.#reach(caller, id, 'send');
+    if (!found) return refuse('error.not_found', 'No such upload session.');
     const now = this.#d.clock.now();
+    const arrived = await this.#arrive(found, input.contentHash, now);
+    if (!arrived.ok) return arrived;
+    const s = arrived.value;
     const decided = decideFinalize(s, input.contentHash, now);
     if (!decided.ok) return decided;
     if (decided.value.done) return ok(view(s, now));

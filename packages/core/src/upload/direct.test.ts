@@ -1,0 +1,116 @@
+import { describe, expect, it } from 'vitest';
+import { sha256Hex } from '../encoding/bytes.js';
+import { admitAllWrites } from '../ports/write-guard.js';
+import type { QuotaPolicy } from '../quota/machine.js';
+import { QuotaService } from '../quota/service.js';
+import { FakeClock } from '../testing/fake-clock.js';
+import { MemoryDirectBlobStore } from '../testing/memory-blob-store.js';
+import { createMemoryPorts } from '../testing/memory-ports.js';
+import { SeededRandom } from '../testing/seeded-random.js';
+import { decideArrival, directPutGrant, MAX_DIRECT_PUT_TTL_S } from './direct.js';
+import { UploadService } from './service.js';
+
+const ALICE = '0190c000-0000-7000-8000-00000000000a';
+const POLICY: QuotaPolicy = { defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000 };
+const HASH = 'a'.repeat(64);
+
+describe('directPutGrant', () => {
+  const pending = { state: 'Pending' as const, expiresAt: 100_000, declaredSize: 42, contentHash: HASH };
+  it('exactly the declared size, the announced hash, and at most the session\'s remaining lifetime', () => {
+    expect(directPutGrant(pending, 40_500)).toEqual({ size: 42, sha256: HASH, ttlS: 59 });
+    expect(directPutGrant({ ...pending, contentHash: null }, 0)).toEqual({ size: 42, sha256: null, ttlS: 100 });
+    expect(directPutGrant({ ...pending, expiresAt: 10 * 86_400_000 }, 0)?.ttlS).toBe(MAX_DIRECT_PUT_TTL_S);
+  });
+  it('nothing for a session no longer waiting for bytes, or with under a second left', () => {
+    expect(directPutGrant(pending, 99_500)).toBeNull();
+    expect(directPutGrant(pending, 100_000)).toBeNull();
+    for (const state of ['Uploading', 'WaitingForProcessing', 'Completed', 'Merged', 'Cancelled', 'Expired'] as const) expect(directPutGrant({ ...pending, state }, 0)).toBeNull();
+  });
+});
+
+describe('decideArrival', () => {
+  const s = { declaredSize: 10, contentHash: null };
+  it('accepts what fits and hashes as announced and as claimed', () => {
+    expect(decideArrival(s, { size: 10, sha256: HASH })).toEqual({ ok: true, value: { size: 10, sha256: HASH } });
+    expect(decideArrival({ ...s, contentHash: HASH }, { size: 3, sha256: HASH }, HASH).ok).toBe(true);
+  });
+  it('refuses nothing, too much, and bytes of another hash', () => {
+    expect(decideArrival(s, 'nothing')).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(decideArrival(s, 'too_large')).toMatchObject({ ok: false, code: 'error.upload.too_large' });
+    expect(decideArrival(s, { size: 11, sha256: HASH })).toMatchObject({ ok: false, code: 'error.upload.too_large' });
+    expect(decideArrival({ ...s, contentHash: HASH }, { size: 3, sha256: 'b'.repeat(64) })).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(decideArrival(s, { size: 3, sha256: 'b'.repeat(64) }, HASH)).toMatchObject({ ok: false, code: 'error.conflict' });
+  });
+});
+
+async function setup() {
+  const ports = createMemoryPorts();
+  const clock = new FakeClock();
+  const random = new SeededRandom(11);
+  const blobs = new MemoryDirectBlobStore();
+  const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
+  const uploads = new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
+  const open = async (declaredSize: number, contentHash: string | null) => {
+    const u = await uploads.create({ accountId: ALICE }, { declaredSize, kind: 'original', contentHash, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: '2026-06-01' });
+    if (!u.ok) throw new Error(u.code);
+    return u.value;
+  };
+  const used = async () => (await quota.status(ALICE)).used;
+  return { blobs, uploads, open, used, clock };
+}
+
+describe('UploadService with a store a client sends to directly', () => {
+  it('create answers a URL within core\'s grant; finalize checks what arrived, then charges it', async () => {
+    const t = await setup();
+    const data = new Uint8Array(20).fill(7);
+    const u = await t.open(20, sha256Hex(data));
+    expect(u.directPut).toMatchObject({ url: `memory:staging/${u.uploadId}`, headers: { 'content-length': '20', 'x-checksum-sha256': sha256Hex(data) }, expiresAt: u.expiresAt });
+    expect(t.blobs.grants.get(u.uploadId)).toEqual({ size: 20, sha256: sha256Hex(data), ttlS: 60 });
+    const before = await t.used();
+    expect(t.blobs.send(u.uploadId, data)).toBe(true);
+    const done = await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { contentHash: sha256Hex(data), manifest: null });
+    expect(done).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    expect(t.blobs.blobs.get(sha256Hex(data))).toEqual(data);
+    // The reservation (20) became a charge of the 20 bytes that arrived.
+    expect(await t.used()).toBe(before);
+    // Idempotent, like the proxied path.
+    expect(await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { contentHash: sha256Hex(data), manifest: null })).toMatchObject({ ok: true, value: { state: 'Completed' } });
+  });
+
+  it('nothing arrived: 409, and the session still waits for bytes', async () => {
+    const t = await setup();
+    const u = await t.open(8, null);
+    expect(await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { contentHash: HASH, manifest: null })).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(await t.uploads.get({ accountId: ALICE }, u.uploadId)).toMatchObject({ ok: true, value: { state: 'Pending' } });
+  });
+
+  it('bytes of another hash, or more than declared (a store that checks nothing): refused, nothing kept, nothing charged', async () => {
+    const t = await setup();
+    const before = await t.used();
+    const wrong = await t.open(8, null);
+    t.blobs.send(wrong.uploadId, new Uint8Array(8).fill(1), false);
+    expect(await t.uploads.finalize({ accountId: ALICE }, wrong.uploadId, { contentHash: sha256Hex(new Uint8Array(8).fill(2)), manifest: null })).toMatchObject({ ok: false, code: 'error.conflict' });
+    const large = await t.open(8, null);
+    t.blobs.send(large.uploadId, new Uint8Array(9), false);
+    expect(await t.uploads.finalize({ accountId: ALICE }, large.uploadId, { contentHash: sha256Hex(new Uint8Array(9)), manifest: null })).toMatchObject({ ok: false, code: 'error.upload.too_large' });
+    const announced = await t.open(8, sha256Hex(new Uint8Array(8).fill(3)));
+    t.blobs.send(announced.uploadId, new Uint8Array(8).fill(4), false);
+    expect(await t.uploads.finalize({ accountId: ALICE }, announced.uploadId, { contentHash: sha256Hex(new Uint8Array(8).fill(3)), manifest: null })).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(t.blobs.staged.size).toBe(0);
+    expect(t.blobs.blobs.size).toBe(0);
+    // Only the three reservations (8 each): no charge for any of those bytes.
+    expect(await t.used()).toBe(before + 24);
+    for (const u of [wrong, large, announced]) expect(await t.uploads.get({ accountId: ALICE }, u.uploadId)).toMatchObject({ ok: true, value: { state: 'Pending' } });
+  });
+
+  it('the proxied PUT still works on such a store', async () => {
+    const t = await setup();
+    const data = new Uint8Array(5).fill(9);
+    const u = await t.open(5, null);
+    async function* body() {
+      yield data;
+    }
+    expect((await t.uploads.put({ accountId: ALICE }, u.uploadId, body())).ok).toBe(true);
+    expect(await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { contentHash: sha256Hex(data), manifest: null })).toMatchObject({ ok: true, value: { state: 'Completed' } });
+  });
+});
