@@ -96,6 +96,38 @@ describe('S3BlobStore on the wire', () => {
     expect(await store.has(sha256Hex(good))).toBe(false);
   });
 
+  it('commit copies what this process already hashed without reading it again; replaced behind its back, it hashes what it finds', async () => {
+    const prefix = `h-${randomBytes(6).toString('hex')}`;
+    const client = rawClient();
+    const sent: string[] = [];
+    client.middlewareStack.add((next, context) => (args) => {
+      sent.push(String(context.commandName));
+      return next(args);
+    }, { step: 'initialize' });
+    const store = storeOn(s3.endpoint, { prefix, client });
+    const good = new Uint8Array([1, 1, 2, 3, 5, 8]);
+    await store.stage('proxied', chunks(good), 6);
+    sent.length = 0;
+    expect(await store.commit('proxied', sha256Hex(good))).toBe('stored');
+    expect(sent).toEqual(['HeadObjectCommand', 'CopyObjectCommand', 'DeleteObjectCommand']);
+    // A direct PUT, then the object replaced after arrived hashed it: the ETag no longer matches, so
+    // commit reads what is there, and those bytes do not hash to the claim.
+    const put = await store.presignPut!('direct', { size: 6, sha256: null, ttlS: 60 });
+    expect((await fetch(put.url, { method: 'PUT', headers: put.headers, body: good })).status).toBe(200);
+    expect(await store.arrived!('direct', 6)).toEqual({ size: 6, sha256: sha256Hex(good) });
+    await rawClient().send(new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}/staging/direct`, Body: Buffer.from([6, 6, 6]) }));
+    const other = new Uint8Array([2, 2]);
+    expect(await store.commit('direct', sha256Hex(good))).toBe('hash_mismatch');
+    expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/blobs/${sha256Hex(good).slice(0, 2)}/${sha256Hex(good)}`, `${prefix}/staging/direct`]);
+    expect(await store.has(sha256Hex(other))).toBe(false);
+  });
+
+  it('direct: false signs nothing, so the server carries every byte', () => {
+    const store = storeOn(s3.endpoint, { direct: false });
+    expect('presignGet' in store || 'presignPut' in store || 'arrived' in store).toBe(false);
+    expect(typeof storeOn(s3.endpoint).presignPut).toBe('function');
+  });
+
   it('a wrong secret key is refused by the store (403 SignatureDoesNotMatch), as error.store.unavailable', async () => {
     const store = storeOn(s3.endpoint, { credentials: { accessKeyId: KEY.accessKeyId, secretAccessKey: 'not-the-secret' } });
     // A GET, so the refusal has a body naming it (a HEAD answers the bare 403).

@@ -13,11 +13,14 @@ import {
   UploadPartCopyCommand,
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
-import { CoreError, type BlobStat, type BlobStore, type ByteRange, type StagedBlob } from '@strongroom/core';
+import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
+import { CoreError, type Arrived, type BlobStat, type BlobStore, type ByteRange, type DirectPut, type DirectPutGrant, type StagedBlob } from '@strongroom/core';
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const HASH = /^[0-9a-f]{64}$/;
 const MiB = 1024 * 1024;
+/** How many staged objects' hashes a store remembers between staging (or arrival) and commit. */
+const HASHED_MEMORY = 4096;
 
 export interface S3BlobStoreOptions {
   readonly bucket: string;
@@ -50,6 +53,19 @@ export interface S3BlobStoreOptions {
   readonly copyPartBytes?: number;
   /** Replaces the client built from the options (tests). */
   readonly client?: S3Client;
+  /**
+   * Direct transfers (default true): the store signs URLs through which clients send an upload's
+   * bytes to staging and fetch blobs themselves (presignPut, arrived, presignGet). False leaves
+   * those out, so the server carries every byte (clients that cannot reach the bucket).
+   */
+  readonly direct?: boolean;
+}
+
+/** What this process hashed of a staged object, pinned to the object's ETag. */
+interface Hashed {
+  readonly etag: string;
+  readonly sha256: string;
+  readonly size: number;
 }
 
 /** The SDK's answer for a key that is not there (GET says NoSuchKey, HEAD only a 404). */
@@ -73,6 +89,12 @@ export class S3BlobStore implements BlobStore {
   readonly #prefix: string;
   readonly #partBytes: number;
   readonly #copyPartBytes: number;
+  /** By staging id: lets commit copy an object it already hashed (pinned by ETag) without reading it again. */
+  readonly #hashed = new Map<string, Hashed>();
+
+  declare readonly presignGet?: (contentHash: string, ttlS: number) => Promise<string>;
+  declare readonly presignPut?: (stagingId: string, grant: DirectPutGrant) => Promise<DirectPut>;
+  declare readonly arrived?: (stagingId: string, maxBytes: number) => Promise<Arrived>;
 
   constructor(options: S3BlobStoreOptions) {
     this.#bucket = options.bucket;
@@ -94,6 +116,101 @@ export class S3BlobStore implements BlobStore {
       ...(options.credentials ? { credentials: { ...options.credentials } } : {}),
     };
     this.#client = options.client ?? new S3Client(config);
+    if (options.direct !== false) {
+      // Own properties, only when on: a store without them is one the server carries bytes for.
+      Object.assign(this, {
+        presignGet: (hash: string, ttlS: number) => this.#presignGet(hash, ttlS),
+        presignPut: (id: string, grant: DirectPutGrant) => this.#presignPut(id, grant),
+        arrived: (id: string, maxBytes: number) => this.#arrived(id, maxBytes),
+      });
+    }
+  }
+
+  #remember(stagingId: string, hashed: Hashed | null): void {
+    this.#hashed.delete(stagingId);
+    if (hashed === null || hashed.etag === '') return;
+    if (this.#hashed.size >= HASHED_MEMORY) this.#hashed.delete(this.#hashed.keys().next().value as string);
+    this.#hashed.set(stagingId, hashed);
+  }
+
+  /** A GET of the blob's key, signed for `ttlS` seconds; Range passes through unsigned, as S3 allows. */
+  async #presignGet(contentHash: string, ttlS: number): Promise<string> {
+    const key = this.#blobKey(contentHash);
+    return this.#send('signing a download URL', () => getSignedUrl(this.#client, new GetObjectCommand({ Bucket: this.#bucket, Key: key }), { expiresIn: ttlS }));
+  }
+
+  /**
+   * A PUT of the upload's staging key, signed for `grant.ttlS` seconds with Content-Length (and,
+   * with an announced hash, x-amz-checksum-sha256) among the signed headers: a store refuses
+   * another length, and S3 refuses a body whose SHA-256 is not the signed one. Single PUT: up to
+   * 5 GiB, S3's limit for one request.
+   */
+  async #presignPut(stagingId: string, grant: DirectPutGrant): Promise<DirectPut> {
+    const key = this.#stagedKey(stagingId);
+    const checksum = grant.sha256 === null ? null : Buffer.from(grant.sha256, 'hex').toString('base64');
+    const command = new PutObjectCommand({ Bucket: this.#bucket, Key: key, ContentLength: grant.size, ...(checksum === null ? {} : { ChecksumSHA256: checksum }) });
+    const url = await this.#send('signing an upload URL', () =>
+      getSignedUrl(this.#client, command, {
+        expiresIn: grant.ttlS,
+        signableHeaders: new Set(['content-length', ...(checksum === null ? [] : ['x-amz-checksum-sha256'])]),
+        unhoistableHeaders: new Set(checksum === null ? [] : ['x-amz-checksum-sha256']),
+      }),
+    );
+    this.#remember(stagingId, null);
+    return { url, headers: { 'content-length': String(grant.size), ...(checksum === null ? {} : { 'x-amz-checksum-sha256': checksum }) } };
+  }
+
+  /**
+   * What a direct PUT left in staging. The SHA-256 is the store's full-object checksum when it kept
+   * one (S3 verified it against the signed header as the bytes arrived), else a streamed hash of
+   * the object; either is pinned to the object's ETag, which commit copies only if unchanged.
+   */
+  async #arrived(stagingId: string, maxBytes: number): Promise<Arrived> {
+    const key = this.#stagedKey(stagingId);
+    let head;
+    try {
+      head = await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: key, ChecksumMode: 'ENABLED' }));
+    } catch (e) {
+      if (isNotFound(e)) return 'nothing';
+      throw new CoreError('error.store.unavailable', 'object store: checking staged bytes failed', { cause: e });
+    }
+    const tooLarge = async (): Promise<'too_large'> => {
+      this.#remember(stagingId, null);
+      await this.#send('discarding staged bytes', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
+      return 'too_large';
+    };
+    if ((head.ContentLength ?? 0) > maxBytes) return tooLarge();
+    const checksum = head.ChecksumSHA256;
+    if (checksum !== undefined && head.ChecksumType !== 'COMPOSITE' && !checksum.includes('-')) {
+      const hashed = { etag: head.ETag ?? '', sha256: Buffer.from(checksum, 'base64').toString('hex'), size: head.ContentLength ?? 0 };
+      this.#remember(stagingId, hashed);
+      return { size: hashed.size, sha256: hashed.sha256 };
+    }
+    let object;
+    try {
+      object = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
+    } catch (e) {
+      if (isNotFound(e)) return 'nothing';
+      throw new CoreError('error.store.unavailable', 'object store: reading staged bytes failed', { cause: e });
+    }
+    const hash = createHash('sha256');
+    let size = 0;
+    const body = object.Body as AsyncIterable<Uint8Array> & { destroy?: () => void };
+    const over = await this.#send('reading staged bytes', async () => {
+      for await (const chunk of body) {
+        size += chunk.length;
+        if (size > maxBytes) {
+          body.destroy?.();
+          return true;
+        }
+        hash.update(chunk);
+      }
+      return false;
+    });
+    if (over) return tooLarge();
+    const hashed = { etag: object.ETag ?? '', sha256: hash.digest('hex'), size };
+    this.#remember(stagingId, hashed);
+    return { size, sha256: hashed.sha256 };
   }
 
   #stagedKey(id: string): string {
@@ -147,17 +264,22 @@ export class S3BlobStore implements BlobStore {
         bufferedBytes += chunk.length;
         if (bufferedBytes >= this.#partBytes) await flushPart();
       }
+      this.#remember(stagingId, null);
+      let etag: string | undefined;
       if (uploadId === null) {
         const data = Buffer.concat(buffered, bufferedBytes);
-        await this.#send('storing staged bytes', () => this.#client.send(new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: data, ContentLength: data.length })));
+        etag = (await this.#send('storing staged bytes', () => this.#client.send(new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: data, ContentLength: data.length })))).ETag;
       } else {
         if (bufferedBytes > 0) await flushPart();
         const id: string = uploadId;
-        await this.#send('completing a multipart upload', () =>
-          this.#client.send(new CompleteMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId: id, MultipartUpload: { Parts: parts } })),
-        );
+        etag = (
+          await this.#send('completing a multipart upload', () =>
+            this.#client.send(new CompleteMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId: id, MultipartUpload: { Parts: parts } })),
+          )
+        ).ETag;
       }
       kept = true;
+      this.#remember(stagingId, { etag: etag ?? '', sha256: hash.copy().digest('hex'), size });
     } finally {
       if (!kept) {
         // Neither the unfinished parts nor an earlier staging stay: the upload has nothing staged.
@@ -173,6 +295,18 @@ export class S3BlobStore implements BlobStore {
   async commit(stagingId: string, contentHash: string): Promise<'stored' | 'hash_mismatch' | 'missing'> {
     const staged = this.#stagedKey(stagingId);
     const final = this.#blobKey(contentHash);
+    const known = this.#hashed.get(stagingId);
+    this.#hashed.delete(stagingId);
+    if (known !== undefined && known.sha256 === contentHash) {
+      // Hashed by this process as it was staged or arrived: copied only if it is still that very
+      // object (its ETag), so nothing is read again; anything else falls back to a streamed hash.
+      const copied = await this.#copyIfUnchanged(staged, final, known);
+      if (copied === 'missing') return 'missing';
+      if (copied === 'copied') {
+        await this.#send('removing staged bytes', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: staged })));
+        return 'stored';
+      }
+    }
     // The bytes are read back and hashed here rather than trusted from staging: what sits under
     // the staging key is what gets copied, whoever wrote it.
     let object;
@@ -193,6 +327,33 @@ export class S3BlobStore implements BlobStore {
     else await this.#send('copying to the content address', () => this.#client.send(new CopyObjectCommand({ Bucket: this.#bucket, Key: final, CopySource: this.#copySource(staged), ...(object.ETag ? { CopySourceIfMatch: object.ETag } : {}) })));
     await this.#send('removing staged bytes', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: staged })));
     return 'stored';
+  }
+
+  /**
+   * Copies the staged object to its content address if it is still the object this process hashed:
+   * its ETag is compared first (a store that ignores copy preconditions still never gets a replaced
+   * object copied unread), then pinned on the copy itself (CopySourceIfMatch), as the read-back path does.
+   */
+  async #copyIfUnchanged(from: string, to: string, known: Hashed): Promise<'copied' | 'changed' | 'missing'> {
+    let head;
+    try {
+      head = await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: from }));
+    } catch (e) {
+      if (isNotFound(e)) return 'missing';
+      throw new CoreError('error.store.unavailable', 'object store: checking staged bytes failed', { cause: e });
+    }
+    if (head.ETag !== known.etag || head.ContentLength !== known.size) return 'changed';
+    try {
+      if (known.size > this.#copyPartBytes) await this.#copyInParts(from, to, known.size, known.etag);
+      else await this.#client.send(new CopyObjectCommand({ Bucket: this.#bucket, Key: to, CopySource: this.#copySource(from), CopySourceIfMatch: known.etag }));
+      return 'copied';
+    } catch (e) {
+      const err = e as { name?: string; $metadata?: { httpStatusCode?: number }; cause?: unknown };
+      const inner = (err.cause ?? err) as typeof err;
+      if (isNotFound(inner)) return 'missing';
+      if (inner?.name === 'PreconditionFailed' || inner?.$metadata?.httpStatusCode === 412) return 'changed';
+      throw e instanceof CoreError ? e : new CoreError('error.store.unavailable', 'object store: copying to the content address failed', { cause: e });
+    }
   }
 
   #copySource(key: string): string {
@@ -224,6 +385,7 @@ export class S3BlobStore implements BlobStore {
 
   async discard(stagingId: string): Promise<void> {
     const key = this.#stagedKey(stagingId);
+    this.#hashed.delete(stagingId);
     await this.#send('discarding staged bytes', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
   }
 
