@@ -17,6 +17,7 @@ export async function openBlobStore(config: Config): Promise<{ blobs: BlobStore;
     region: c.region,
     forcePathStyle: c.forcePathStyle,
     timeoutMs: c.timeoutMs,
+    direct: c.direct,
     ...(c.endpoint === null ? {} : { endpoint: c.endpoint }),
   });
   return { blobs: s3, close: () => s3.close() };

@@ -103,6 +103,8 @@ export type BlobStoreConfig =
       readonly forcePathStyle: boolean;
       /** `SVC_S3_TIMEOUT_S`: connecting, or a request with no byte moving, fails after this (two attempts). */
       readonly timeoutMs: number;
+      /** `SVC_S3_DIRECT`: clients send and fetch bytes with presigned URLs (true), or the server carries them all (false). */
+      readonly direct: boolean;
     };
 
 export interface OidcConfig {
@@ -337,7 +339,7 @@ function backupSchedule(env: Record<string, string | undefined>): BackupSchedule
   return { dir, intervalMs: seconds(env, 'SVC_BACKUP_INTERVAL_S', 0, 1), keep: wholeNumber(env, 'SVC_BACKUP_KEEP', 7, 1, 10_000) };
 }
 
-const S3_VARS = ['SVC_S3_ENDPOINT', 'SVC_S3_REGION', 'SVC_S3_FORCE_PATH_STYLE', 'SVC_S3_TIMEOUT_S'] as const;
+const S3_VARS = ['SVC_S3_ENDPOINT', 'SVC_S3_REGION', 'SVC_S3_FORCE_PATH_STYLE', 'SVC_S3_TIMEOUT_S', 'SVC_S3_DIRECT'] as const;
 
 function blobStore(env: Record<string, string | undefined>): BlobStoreConfig {
   const raw = (env.SVC_BLOB_URL ?? '').trim();
@@ -362,6 +364,8 @@ function blobStore(env: Record<string, string | undefined>): BlobStoreConfig {
   if (!/^[a-z0-9-]{1,64}$/.test(region)) throw new ConfigError(`SVC_S3_REGION must be a region name such as eu-west-1 (or auto), got "${region}"`);
   const pathStyle = env.SVC_S3_FORCE_PATH_STYLE ?? '';
   if (pathStyle !== '' && pathStyle !== 'true' && pathStyle !== 'false') throw new ConfigError(`SVC_S3_FORCE_PATH_STYLE must be true or false, got "${pathStyle}"`);
+  const direct = env.SVC_S3_DIRECT ?? '';
+  if (direct !== '' && direct !== 'true' && direct !== 'false') throw new ConfigError(`SVC_S3_DIRECT must be true or false, got "${direct}"`);
   return {
     kind: 's3',
     bucket: m[1]!,
@@ -370,6 +374,7 @@ function blobStore(env: Record<string, string | undefined>): BlobStoreConfig {
     region,
     forcePathStyle: pathStyle === 'true',
     timeoutMs: wholeNumber(env, 'SVC_S3_TIMEOUT_S', 10, 1, 300) * 1000,
+    direct: direct !== 'false',
   };
 }
 

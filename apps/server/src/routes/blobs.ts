@@ -68,7 +68,8 @@ async function answer({ c }: Pick<HandlerInput<unknown, unknown, unknown>, 'c'>,
   const head = isHeadRequest(c.req.raw);
   const fixed = { etag, 'cache-control': CACHE_CONTROL };
   if (noneMatch(requestHeader(c, 'if-none-match'), etag)) return streamed(c, 304, null, fixed);
-  if (blob.presign !== null) return streamed(c, 307, null, { location: await blob.presign(), 'cache-control': 'no-store', etag });
+  // A presigned URL is signed for GET only: a HEAD is answered here, from the stat core already took.
+  if (blob.presign !== null && !head) return streamed(c, 307, null, { location: await blob.presign(), 'cache-control': 'no-store', etag });
   const ifRange = requestHeader(c, 'if-range');
   const range = ifRange !== undefined && ifRange.trim() !== etag ? { kind: 'whole' as const } : resolveRange(requestHeader(c, 'range'), blob.size);
   const bytes = { ...fixed, 'accept-ranges': 'bytes', 'content-type': 'application/octet-stream' };

@@ -48,7 +48,7 @@ export function operationsRoutes(deps: AppDeps): AnyRoute[] {
       method: 'GET',
       path: '/readyz',
       tag: 'operations',
-      summary: 'Readiness: 200 when the database answers, its schema is the one this build expects and no durable write has failed',
+      summary: 'Readiness: 200 when the database answers, its schema is the one this build expects, the blob store answers and no durable write has failed; a 503 names the failing dependency (`dependency`: database or blob_store)',
       auth: false,
       versioned: false,
       responses: { 200: { description: 'Ready for traffic.', schema: Status } },
@@ -56,7 +56,7 @@ export function operationsRoutes(deps: AppDeps): AnyRoute[] {
       handle: async ({ c }) => {
         // A failed fsync: what reached the disk is unknown until a restart recovers from the log.
         if (deps.stores.durability?.lost()) throw new HttpProblem('error.store.unavailable', 'A durable write failed; this process is stopping for a restart.');
-        const ready = await checkReadiness(deps.stores.schema);
+        const ready = await checkReadiness(deps.stores.schema, deps.stores.blobs);
         // Counted as a database error where every problem is counted (the app's onError).
         if (!ready.ok) throw HttpProblem.from(ready);
         return json(c, 200, { status: 'ok' });

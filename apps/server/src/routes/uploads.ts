@@ -7,7 +7,16 @@ import { route, type AnyRoute } from '../http/route-def.js';
 import { Timestamp, Uuid } from './schemas.js';
 import { Hash, IdParam, Kind, Size, UploadState } from './upload-fields.js';
 
-const Created = v.object({ upload_id: Uuid, state: UploadState, expires_at: Timestamp });
+const DirectPut = v.pipe(
+  v.object({
+    url: v.pipe(v.string(), v.description('Presigned URL of this session\'s staging object in the bucket')),
+    method: v.picklist(['PUT']),
+    headers: v.pipe(v.record(v.string(), v.string()), v.description('Send exactly these (they are signed): content-length (= declared_size) and, when content_hash was announced, x-amz-checksum-sha256')),
+    expires_at: v.pipe(Timestamp, v.description('The URL is refused after this (at most the session\'s expiry, and a day)')),
+  }),
+  v.description('Object storage with SVC_S3_DIRECT on: send the ciphertext straight to the store with this request instead of PUT /upload/{id} (which keeps working), then finalize as usual'),
+);
+const Created = v.object({ upload_id: Uuid, state: UploadState, expires_at: Timestamp, direct_put: v.nullable(DirectPut) });
 const UploadBody = v.object({ upload_id: Uuid, state: UploadState, expires_at: Timestamp, kind: Kind, declared_size: v.number(), asset_id: v.nullable(Uuid) });
 const uploadBody = (u: UploadView) => ({ upload_id: u.uploadId, state: u.state, expires_at: iso(u.expiresAt), kind: u.kind, declared_size: u.declaredSize, asset_id: u.assetId });
 
@@ -60,7 +69,8 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
             protocolVersion: version,
           }),
         );
-        return json(c, 201, { upload_id: u.uploadId, state: u.state, expires_at: iso(u.expiresAt) });
+        const direct = u.directPut === null ? null : { url: u.directPut.url, method: 'PUT', headers: u.directPut.headers, expires_at: iso(u.directPut.expiresAt) };
+        return json(c, 201, { upload_id: u.uploadId, state: u.state, expires_at: iso(u.expiresAt), direct_put: direct });
       },
     }),
     route({
@@ -93,7 +103,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       method: 'POST',
       path: '/upload/:id/finalize',
       tag: 'quota',
-      summary: 'Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller\'s cache entry',
+      summary: 'Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): bytes sent to direct_put are checked first (size within declared_size, SHA-256 equal to content_hash) and, on any mismatch, deleted and nothing charged; the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller\'s cache entry',
       auth: true,
       uploadToken: true,
       params: IdParam,
@@ -121,7 +131,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
           }),
         },
       },
-      errors: ['error.conflict', 'error.not_found', 'error.request.invalid'],
+      errors: ['error.conflict', 'error.not_found', 'error.request.invalid', 'error.upload.too_large'],
       handle: async ({ c, body, params, principal }) => {
         const manifest = body.manifest ? { assetId: body.manifest.asset_id ?? null, intentId: body.manifest.intent_id ?? null } : null;
         const done = uploadBody(unwrap(await deps.uploads.finalize(principal, params.id, { contentHash: body.content_hash, manifest })));

@@ -193,7 +193,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readiness: 200 when the database answers, its schema is the one this build expects and no durable write has failed
+         * Readiness: 200 when the database answers, its schema is the one this build expects, the blob store answers and no durable write has failed; a 503 names the failing dependency (`dependency`: database or blob_store)
          * @description Sends no `Authorization` header. Needs no `X-Svc-Protocol`.
          */
         get: operations["getReadyz"];
@@ -263,7 +263,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller's cache entry
+         * Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): bytes sent to direct_put are checked first (size within declared_size, SHA-256 equal to content_hash) and, on any mismatch, deleted and nothing charged; the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller's cache entry
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A guest may send its drop's `Authorization: Upload <upload token>` instead. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         post: operations["postUploadByIdFinalize"];
@@ -1830,6 +1830,21 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        direct_put: {
+                            /**
+                             * Format: date-time
+                             * @description The URL is refused after this (at most the session's expiry, and a day)
+                             */
+                            expires_at: string;
+                            /** @description Send exactly these (they are signed): content-length (= declared_size) and, when content_hash was announced, x-amz-checksum-sha256 */
+                            headers: {
+                                [key: string]: string;
+                            };
+                            /** @enum {string} */
+                            method: "PUT";
+                            /** @description Presigned URL of this session's staging object in the bucket */
+                            url: string;
+                        } | null;
                         /**
                          * Format: date-time
                          * @description RFC 3339 UTC timestamp
@@ -2590,7 +2605,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.request.too_large */
+            /** @description error.request.too_large, error.upload.too_large */
             413: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -2601,7 +2616,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.request.too_large";
+                        code?: "error.request.too_large" | "error.upload.too_large";
                         /** @constant */
                         status?: 413;
                     } & components["schemas"]["Problem"];

@@ -24,6 +24,11 @@ describe('readiness', () => {
     expect(behind).toMatchObject({ ok: false, code: 'error.store.unavailable' });
     expect(behind.ok ? '' : behind.detail).toMatch(/version 2.*version 3/);
     expect(await checkReadiness(status({ build: at(3, 30), database: at(4, 40) }))).toMatchObject({ ok: false, code: 'error.store.unavailable' });
-    expect(await checkReadiness(status(new Error('connection refused')))).toMatchObject({ ok: false, code: 'error.store.unavailable', detail: 'The database does not answer.' });
+    expect(await checkReadiness(status(new Error('connection refused')))).toMatchObject({ ok: false, code: 'error.store.unavailable', detail: 'The database does not answer.', data: { dependency: 'database' } });
+    // The blob store is asked once the database is ready, and named when it fails.
+    const answering = { has: async () => false };
+    const down = { has: async (): Promise<boolean> => { throw new Error('connect ECONNREFUSED'); } };
+    expect(await checkReadiness(status({ build: at(3, 30), database: at(3, 30) }), answering)).toEqual({ ok: true, value: undefined });
+    expect(await checkReadiness(status({ build: at(3, 30), database: at(3, 30) }), down)).toMatchObject({ ok: false, code: 'error.store.unavailable', detail: 'The blob store does not answer.', data: { dependency: 'blob_store' } });
   });
 });

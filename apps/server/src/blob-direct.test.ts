@@ -1,0 +1,149 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
+import { S3RVER_KEY, startTestS3, type TestS3 } from '@strongroom/adapters-node/testing';
+import { createApp } from './app.js';
+import { readConfig } from './config.js';
+import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
+import { call, listen, registerUser, VERSION } from './testing.js';
+
+/**
+ * Direct transfers on an S3 bucket (s3rver on loopback, which checks every SigV4 signature): the
+ * client sends bytes to the presigned URL POST /upload answers and fetches blobs through the 307,
+ * and finalize checks what arrived before anything is charged.
+ */
+
+const BASE = { SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc' };
+const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
+
+interface DirectPut {
+  url: string;
+  method: 'PUT';
+  headers: Record<string, string>;
+  expires_at: string;
+}
+interface Created {
+  upload_id: string;
+  expires_at: string;
+  direct_put: DirectPut | null;
+}
+
+describe('direct transfers on S3 (s3rver on loopback)', { timeout: 60_000 }, () => {
+  let s3: TestS3;
+  let dataDir: string;
+  let stores: Stores;
+  let server: { baseUrl: string; close(): Promise<void> };
+  let app: Awaited<ReturnType<typeof createApp>>;
+  let token: string;
+  let accountId: string;
+  const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+
+  beforeAll(async () => {
+    s3 = await startTestS3();
+    dataDir = await mkdtemp(join(tmpdir(), 's3-direct-'));
+    process.env.AWS_ACCESS_KEY_ID = S3RVER_KEY.accessKeyId;
+    process.env.AWS_SECRET_ACCESS_KEY = S3RVER_KEY.secretAccessKey;
+    const config = readConfig({ ...BASE, SVC_DATA_DIR: dataDir, SVC_BLOB_URL: `s3://${s3.bucket}/lib`, SVC_S3_ENDPOINT: s3.endpoint, SVC_S3_FORCE_PATH_STYLE: 'true', SVC_S3_TIMEOUT_S: '2' });
+    stores = await openStores(config);
+    app = createApp(await buildDeps(config, stores, { ...nodePlatform(), logger: new MemoryLogger() }));
+    server = await listen(app);
+    ({ access_token: token } = await registerUser(app));
+    accountId = ((await call(app, 'GET', '/v1/auth/profile', { token })).body as { account_id: string }).account_id;
+    const dir = await call(app, 'PUT', '/v1/devices/directory', { token, cbor: new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]) });
+    expect(dir.status).toBeLessThan(300);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    await stores?.close();
+    await s3?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+    process.env.AWS_ACCESS_KEY_ID = saved.id;
+    process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
+    if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
+    if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
+  });
+
+  const create = async (size: number, contentHash?: string): Promise<Created> => {
+    const r = await call(app, 'POST', '/upload', { token, body: { declared_size: size, kind: 'original', device_id: 'phone', ...(contentHash ? { content_hash: contentHash } : {}) } });
+    expect(r.status).toBe(201);
+    return r.body as Created;
+  };
+  const send = (d: DirectPut, body: Uint8Array, headers = d.headers) => fetch(d.url, { method: d.method, headers, body });
+  const ledger = async () => (await stores.quota.listChargedBlobs(accountId)).map((b) => `${b.contentHash}:${b.size}`).sort();
+  const used = async () => ((await call(app, 'GET', '/quota', { token })).body as { used: number }).used;
+
+  it('POST /upload answers a PUT URL pinned to the declared size and the announced hash, within the session\'s lifetime', async () => {
+    const bytes = new Uint8Array(3000).map((_, i) => i % 251);
+    const u = await create(bytes.length, sha(bytes));
+    const d = u.direct_put!;
+    expect(d.method).toBe('PUT');
+    expect(d.url.startsWith(`${s3.endpoint}/${s3.bucket}/lib/staging/${u.upload_id}?`)).toBe(true);
+    expect(d.headers).toEqual({ 'content-length': '3000', 'x-amz-checksum-sha256': Buffer.from(sha(bytes), 'hex').toString('base64') });
+    expect(Date.parse(d.expires_at)).toBeLessThanOrEqual(Date.parse(u.expires_at));
+    const signed = new URL(d.url).searchParams;
+    expect(signed.get('X-Amz-SignedHeaders')).toBe('content-length;host;x-amz-checksum-sha256');
+    expect(Number(signed.get('X-Amz-Expires'))).toBeLessThanOrEqual(86_400);
+    // The store refuses another length, and a body sent without the signed checksum header.
+    expect((await send(d, bytes.subarray(0, 2999), { ...d.headers, 'content-length': '2999' })).status).toBe(403);
+    expect((await send(d, bytes, { 'content-length': '3000' })).status).toBe(403);
+
+    const before = await used();
+    expect((await send(d, bytes)).status).toBe(200);
+    const done = await call(app, 'POST', `/upload/${u.upload_id}/finalize`, { token, body: { content_hash: sha(bytes) } });
+    expect(done.status).toBe(200);
+    expect(done.body).toMatchObject({ state: 'Completed', declared_size: 3000 });
+    // The reservation became the charge of what arrived.
+    expect(await used()).toBe(before);
+    expect(await ledger()).toContain(`${sha(bytes)}:3000`);
+    expect(await s3.keys(`lib/staging/${u.upload_id}`)).toEqual([]);
+
+    // Downloads: a 307 to a presigned GET that is not cached, which serves the bytes and ranges.
+    const get = await fetch(`${server.baseUrl}/v1/blobs/${sha(bytes)}`, { headers: { authorization: `Bearer ${token}`, 'x-svc-protocol': VERSION }, redirect: 'manual' });
+    expect(get.status).toBe(307);
+    expect(get.headers.get('cache-control')).toBe('no-store');
+    const location = get.headers.get('location')!;
+    expect(location.startsWith(`${s3.endpoint}/${s3.bucket}/lib/blobs/`)).toBe(true);
+    expect(Number(new URL(location).searchParams.get('X-Amz-Expires'))).toBeLessThanOrEqual(300);
+    expect(sha(new Uint8Array(await (await fetch(location)).arrayBuffer()))).toBe(sha(bytes));
+    const part = await fetch(location, { headers: { range: 'bytes=10-19' } });
+    expect(part.status).toBe(206);
+    expect(new Uint8Array(await part.arrayBuffer())).toEqual(bytes.subarray(10, 20));
+    // HEAD is answered by the server itself (a GET-signed URL would refuse a HEAD).
+    const head = await call(app, 'HEAD', `/v1/blobs/${sha(bytes)}`, { token });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe('3000');
+  });
+
+  it('bytes of another hash, or nothing at all: finalize refuses before anything is charged, and keeps nothing', async () => {
+    const before = { ledger: await ledger(), used: await used() };
+    const meant = new Uint8Array(64).fill(1);
+    const sentInstead = new Uint8Array(64).fill(2);
+    const u = await create(64);
+    expect(u.direct_put!.headers).toEqual({ 'content-length': '64' });
+    expect((await send(u.direct_put!, sentInstead)).status).toBe(200);
+    const wrong = await call(app, 'POST', `/upload/${u.upload_id}/finalize`, { token, body: { content_hash: sha(meant) } });
+    expect(wrong.status).toBe(409);
+    expect(await s3.keys(`lib/staging/${u.upload_id}`)).toEqual([]);
+    expect(await s3.keys('lib/blobs/')).not.toContain(`lib/blobs/${sha(meant).slice(0, 2)}/${sha(meant)}`);
+    expect(await s3.keys('lib/blobs/')).not.toContain(`lib/blobs/${sha(sentInstead).slice(0, 2)}/${sha(sentInstead)}`);
+    const nothing = await call(app, 'POST', `/upload/${u.upload_id}/finalize`, { token, body: { content_hash: sha(meant) } });
+    expect(nothing.status).toBe(409);
+    expect(await ledger()).toEqual(before.ledger);
+    // Only the open session's reservation is held; cancelling it gives that back too.
+    expect(await used()).toBe(before.used + 64);
+    expect((await call(app, 'DELETE', `/upload/${u.upload_id}`, { token })).status).toBe(200);
+    expect(await used()).toBe(before.used);
+  });
+
+  it('the proxied PUT /upload/{id} keeps working beside the URL', async () => {
+    const bytes = new Uint8Array(500).fill(7);
+    const u = await create(bytes.length);
+    expect(u.direct_put).not.toBeNull();
+    expect((await call(app, 'PUT', `/upload/${u.upload_id}`, { token, raw: bytes, contentType: 'application/octet-stream' })).status).toBe(200);
+    expect((await call(app, 'POST', `/upload/${u.upload_id}/finalize`, { token, body: { content_hash: sha(bytes) } })).status).toBe(200);
+    expect(await ledger()).toContain(`${sha(bytes)}:500`);
+  });
+});
