@@ -52,6 +52,8 @@ export interface UploadResult {
   readonly assetId: string | null;
   /** SHA-256 of the bytes, lower-case hex: the blob's content address. */
   readonly contentHash: string;
+  /** How the bytes went: straight to object storage with the server's presigned URL, or through the server. */
+  readonly transfer: 'direct' | 'proxied';
 }
 
 const REFRESH_PATH = '/v1/auth/refresh';
@@ -347,18 +349,29 @@ export class StrongroomClient {
   }
 
   /**
-   * Uploads one blob (already encrypted by the app): opens a session (reserving `bytes.length`
-   * against the quota), sends the bytes, and finalizes under their SHA-256.
+   * Uploads one blob (already encrypted by the app): opens a session announcing its SHA-256
+   * (reserving `bytes.length` against the quota), sends the bytes, and finalizes under that hash.
+   * When the server offers a direct upload (`direct_put`: object storage) the bytes go straight to
+   * the store with exactly the signed headers; when it offers none, or the store cannot be reached
+   * or refuses them, they go through the server (`PUT /upload/{id}`), which always works.
+   * `options.direct: false` always sends them through the server.
    */
-  async upload(bytes: Uint8Array, options: { deviceId: string; kind?: 'original' | 'derivative' | 'metadata' | 'provenance'; albumId?: string; assetId?: string }): Promise<UploadResult> {
+  async upload(
+    bytes: Uint8Array,
+    options: { deviceId: string; kind?: 'original' | 'derivative' | 'metadata' | 'provenance'; albumId?: string; assetId?: string; direct?: boolean; signal?: AbortSignal },
+  ): Promise<UploadResult> {
     const contentHash = sha256Hex(bytes);
     const opened = await this.api.POST('/upload', {
-      body: { declared_size: bytes.length, kind: options.kind ?? 'original', device_id: options.deviceId, ...(options.albumId ? { album_id: options.albumId } : {}) },
+      body: { declared_size: bytes.length, kind: options.kind ?? 'original', device_id: options.deviceId, content_hash: contentHash, ...(options.albumId ? { album_id: options.albumId } : {}) },
     });
     if (opened.data === undefined) throw errorFor(await problemOf(opened.response, opened.error));
     const uploadId = opened.data.upload_id;
     const path = { path: { id: uploadId } };
-    if (opened.data.state !== 'Merged') {
+    const offer = options.direct === false ? null : (opened.data.direct_put ?? null);
+    let transfer: UploadResult['transfer'] = 'proxied';
+    if (offer !== null && (await this.#sendDirect(offer, bytes, options.signal))) {
+      transfer = 'direct';
+    } else {
       const sent = await this.api.PUT('/upload/{id}', {
         params: path,
         body: bytes as never,
@@ -372,7 +385,25 @@ export class StrongroomClient {
       body: { content_hash: contentHash, ...(options.assetId ? { manifest: { asset_id: options.assetId } } : {}) },
     });
     if (done.data === undefined) throw errorFor(await problemOf(done.response, done.error));
-    return { uploadId, state: done.data.state, assetId: done.data.asset_id, contentHash };
+    return { uploadId, state: done.data.state, assetId: done.data.asset_id, contentHash, transfer };
+  }
+
+  /**
+   * Sends `bytes` to a presigned upload URL with its signed headers (never the access token):
+   * true when the store took them. A store that cannot be reached or refuses is false, so the
+   * caller falls back to the server; an abort is not a reason to try again.
+   */
+  async #sendDirect(offer: { url: string; method: string; headers: Record<string, string> }, bytes: Uint8Array, signal: AbortSignal | undefined): Promise<boolean> {
+    // The fetch API sets Content-Length from the body itself (browsers refuse it as a header).
+    const headers = new Headers(Object.entries(offer.headers).filter(([name]) => name.toLowerCase() !== 'content-length'));
+    try {
+      const r = await this.#fetch(new Request(offer.url, { method: offer.method, headers, body: bytes as BodyInit }), signal ? { signal } : undefined);
+      await r.body?.cancel();
+      return r.ok;
+    } catch (e) {
+      if (signal?.aborted) throw e;
+      return false;
+    }
   }
 
   /**
