@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { describeBackupProblem, findAccountByAddress, MANIFEST_FILE, normalizeAddress, parseRfc3339Instant } from '@strongroom/core';
+import { blobsAgree, describeBackupProblem, findAccountByAddress, MANIFEST_FILE, normalizeAddress, parseRfc3339Instant, verifyBlobs } from '@strongroom/core';
 import { systemClock, takeFileLock } from '@strongroom/adapters-node';
 import { readConfig, type Config } from './config.js';
 import { buildDeps, nodePlatform, openStores, type AppDeps } from './deps.js';
@@ -10,7 +10,8 @@ import { takeBackup } from './backup/take.js';
 import { verifyBackup } from './backup/verify.js';
 
 /** Operator commands. Each takes the same environment as the server and talks to its database. */
-type Command = (deps: AppDeps, args: string[]) => Promise<string>;
+/** A command's output; `{ code, out }` when it ends with a finding rather than an error (exit status `code`). */
+type Command = (deps: AppDeps, args: string[]) => Promise<string | { code: number; out: string }>;
 
 async function accountIdOf(deps: AppDeps, who: string | undefined): Promise<string> {
   if (!who) throw new Error('name an account by address or id');
@@ -133,6 +134,20 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
       }
       const credits = Object.entries(r.credited).map(([a, n]) => `  ${a}: -${n} bytes`);
       return [`swept ${r.swept.length} blobs, expired ${r.expiredUploads} upload sessions (federated fills included)`, ...credits].join('\n');
+    },
+  },
+  blobs: {
+    usage: 'blobs verify               compare the blob store with the ledger: entries without objects, objects without entries, wrong sizes (exit 1 when any)',
+    run: async (deps, [sub]) => {
+      if (sub !== 'verify') throw new Error('usage: blobs verify');
+      const r = await verifyBlobs((after, limit) => deps.stores.quota.listBlobs(after, limit), deps.stores.blobs.list());
+      const lines = [`${r.ledgerEntries} ledger entries, ${r.objects} objects in the blob store`];
+      for (const b of r.missing) lines.push(`missing object: ${b.contentHash} (${b.size} bytes in the ledger)`);
+      for (const b of r.unreferenced) lines.push(`object without a ledger entry: ${b.contentHash} (${b.size} bytes)`);
+      for (const b of r.wrongSize) lines.push(`wrong size: ${b.contentHash} (ledger ${b.ledgerSize} bytes, stored ${b.storedSize})`);
+      if (blobsAgree(r)) return `${lines[0]}: they agree`;
+      lines.push('', 'A missing object is never served (downloads of it answer 500 error.internal): restore it from a backup or the bucket\'s versions. An object without an entry is either a finalize in flight (check again) or bytes nobody is charged for (the GC sweep does not remove it).');
+      return { code: 1, out: lines.join('\n') };
     },
   },
   'revoke-capability': {
@@ -258,7 +273,8 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
   const stores = await openStores(config);
   try {
     const deps = await buildDeps(config, stores, platform, { adoptBaseUrl: command.adoptsBaseUrl ?? false });
-    return { code: 0, out: await command.run(deps, args) };
+    const done = await command.run(deps, args);
+    return typeof done === 'string' ? { code: 0, out: done } : done;
   } catch (err) {
     return { code: 1, out: `error: ${(err as Error).message}` };
   } finally {

@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BlobStat, BlobStore, ByteRange, StagedBlob } from '@strongroom/core';
+import type { BlobStat, BlobStore, ByteRange, ListedBlob, StagedBlob } from '@strongroom/core';
 
 /**
  * Writes the whole chunk. A write may take only part of it (the disk filled up mid-chunk) without
@@ -145,4 +145,24 @@ export class FsBlobStore implements BlobStore {
   }
   /** A local disk fails with its machine: a backup copies the bytes. */
   readonly backupMode = 'copy';
+
+  /** `blobs/<2 hex>/<sha256>` in hash order, one directory at a time; stray names are skipped. */
+  async *list(): AsyncIterable<ListedBlob> {
+    const names = async (dir: string): Promise<string[]> => {
+      try {
+        return (await readdir(dir)).sort();
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') return [];
+        throw e;
+      }
+    };
+    for (const shard of await names(this.#blobs)) {
+      if (!/^[0-9a-f]{2}$/.test(shard)) continue;
+      for (const name of await names(join(this.#blobs, shard))) {
+        if (!HASH.test(name) || !name.startsWith(shard)) continue;
+        const st = await stat(join(this.#blobs, shard, name));
+        if (st.isFile()) yield { contentHash: name, size: st.size };
+      }
+    }
+  }
 }

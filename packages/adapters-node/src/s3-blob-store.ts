@@ -7,6 +7,7 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
   UploadPartCommand,
@@ -14,7 +15,7 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { CoreError, type Arrived, type BlobStat, type BlobStore, type ByteRange, type DirectPut, type DirectPutGrant, type StagedBlob } from '@strongroom/core';
+import { CoreError, type Arrived, type BlobStat, type BlobStore, type ByteRange, type DirectPut, type DirectPutGrant, type ListedBlob, type StagedBlob } from '@strongroom/core';
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const HASH = /^[0-9a-f]{64}$/;
@@ -454,6 +455,35 @@ export class S3BlobStore implements BlobStore {
 
   /** The object store keeps its objects durably itself: a backup lists them rather than copying. */
   readonly backupMode = 'manifest';
+
+  /**
+   * The objects under `<prefix>blobs/`, page by page (ListObjectsV2 answers keys in ascending
+   * order, so content addresses come in hash order); keys that are not a content address are skipped.
+   */
+  async *list(): AsyncIterable<ListedBlob> {
+    const under = `${this.#prefix}blobs/`;
+    let token: string | undefined;
+    do {
+      const command = new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: under, ...(token ? { ContinuationToken: token } : {}) });
+      // Path-style listings go out as `/bucket?list-type=2`, the form S3 has always taken (the SDK's
+      // `/bucket/` is refused by s3rver's signature check, which follows the older SDK's form).
+      command.middlewareStack.add(
+        (next) => async (args) => {
+          const request = args.request as { path?: string };
+          if (request.path === `/${this.#bucket}/`) request.path = `/${this.#bucket}`;
+          return next(args);
+        },
+        { step: 'build', name: 'strongroomBucketPath' },
+      );
+      const page = await this.#send('listing blobs', () => this.#client.send(command));
+      for (const o of page.Contents ?? []) {
+        const key = o.Key ?? '';
+        const hash = key.slice(under.length + 3);
+        if (HASH.test(hash) && key === this.#blobKey(hash)) yield { contentHash: hash, size: o.Size ?? 0 };
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token !== undefined);
+  }
 
   /** Closes the client's connections. */
   close(): void {

@@ -1,3 +1,4 @@
+import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -45,6 +46,63 @@ export async function startTestS3(bucket = 'strongroom-test'): Promise<TestS3> {
         await server.close();
       }
       await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A TCP relay in front of a test server, to make it unreachable or silent on demand. */
+export interface FaultProxy {
+  /** `http://127.0.0.1:<port>`: use it as the store's endpoint. */
+  readonly endpoint: string;
+  /** Relays bytes both ways (the start state). */
+  up(): void;
+  /** Cuts every open connection and resets new ones at once: the store is down. */
+  down(): void;
+  /** Accepts connections and never relays a byte: the store is slow past any timeout. */
+  hang(): void;
+  close(): Promise<void>;
+}
+
+export async function startFaultProxy(target: string): Promise<FaultProxy> {
+  const url = new URL(target);
+  const open = new Set<Socket>();
+  let mode: 'up' | 'down' | 'hang' = 'up';
+  const track = (s: Socket) => {
+    open.add(s);
+    s.on('close', () => open.delete(s));
+    s.on('error', () => undefined);
+  };
+  const server: Server = createServer((client) => {
+    track(client);
+    if (mode === 'down') return void client.destroy();
+    if (mode === 'hang') return;
+    const upstream = connect(Number(url.port), url.hostname);
+    track(upstream);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    upstream.on('close', () => client.destroy());
+    client.on('close', () => upstream.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const cut = () => {
+    for (const s of open) s.destroy();
+  };
+  return {
+    endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    up: () => {
+      mode = 'up';
+    },
+    down: () => {
+      mode = 'down';
+      cut();
+    },
+    hang: () => {
+      mode = 'hang';
+      cut();
+    },
+    close: async () => {
+      cut();
+      await new Promise((r) => server.close(r));
     },
   };
 }

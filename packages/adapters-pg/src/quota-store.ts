@@ -1,4 +1,4 @@
-import { and, asc, eq, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import {
   decideAssetTransition,
   decideCompletion,
@@ -294,6 +294,10 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   }
   async findBlob(contentHash: string): Promise<BlobRecord | null> {
     return this.#blob(this.db, contentHash);
+  }
+  async listBlobs(after: string | null, limit: number): Promise<BlobRecord[]> {
+    const q = this.db.select().from(blobs);
+    return (after === null ? q : q.where(gt(blobs.contentHash, after))).orderBy(asc(blobs.contentHash)).limit(limit);
   }
   async listChargedBlobs(accountId: string): Promise<BlobRecord[]> {
     return this.db.select().from(blobs).where(eq(blobs.chargedTo, accountId)).orderBy(blobs.storedAt, blobs.contentHash);

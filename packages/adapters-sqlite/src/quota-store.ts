@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { eq } from 'drizzle-orm';
+import { asc, eq, gt } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
   decideAssetTransition,
@@ -194,6 +194,10 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   }
   async findBlob(contentHash: string): Promise<BlobRecord | null> {
     return this.#blob(contentHash);
+  }
+  async listBlobs(after: string | null, limit: number): Promise<BlobRecord[]> {
+    const q = this.db.select().from(blobs);
+    return (after === null ? q : q.where(gt(blobs.contentHash, after))).orderBy(asc(blobs.contentHash)).limit(limit).all();
   }
   async listChargedBlobs(accountId: string): Promise<BlobRecord[]> {
     return this.db.select().from(blobs).where(eq(blobs.chargedTo, accountId)).orderBy(blobs.storedAt, blobs.contentHash).all();

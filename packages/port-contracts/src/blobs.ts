@@ -252,5 +252,22 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         expect(await s.arrived('dp2', 9)).toBe('too_large');
         expect(await s.arrived('dp2', 10)).toBe('nothing');
       }));
+
+    it('list names every committed blob once, in hash order, with its size; never staging', () =>
+      using(setup, async (s) => {
+        const all = async () => {
+          const out: { contentHash: string; size: number }[] = [];
+          for await (const b of s.list()) out.push(b);
+          return out;
+        };
+        expect(await all()).toEqual([]);
+        const hashes = [await store(s, 'l1', pattern(10)), await store(s, 'l2', pattern(2000)), await store(s, 'l3', pattern(1))];
+        await s.stage('l4', chunks(pattern(7)), 7);
+        const listed = await all();
+        expect(listed.map((b) => b.contentHash)).toEqual([...hashes].sort());
+        expect(listed.find((b) => b.contentHash === hashes[1])?.size).toBe(2000);
+        await s.remove(hashes[0]!);
+        expect((await all()).map((b) => b.contentHash)).toEqual(hashes.slice(1).sort());
+      }));
   });
 }

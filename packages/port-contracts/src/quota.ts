@@ -146,6 +146,12 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         ]);
         expect(await s.listChargedBlobs(a)).toHaveLength(1);
         expect(await s.listChargedBlobs(b)).toEqual([]);
+        // The whole ledger in hash order, by keyset pages.
+        const all = await s.listBlobs(null, 1000);
+        expect(all.map((r) => r.contentHash)).toContain(hash(1));
+        expect(all.map((r) => r.contentHash)).toEqual([...all.map((r) => r.contentHash)].sort());
+        expect(await s.listBlobs(hash(1), 1000)).toEqual(all.filter((r) => r.contentHash > hash(1)));
+        expect(await s.listBlobs(null, 1)).toEqual(all.slice(0, 1));
       }));
 
     it('refuses to attach to a missing asset without changing anything', () =>

@@ -1,4 +1,6 @@
 export { linkCoversBlob, MAX_PRESIGN_TTL_S, mayReadBlob } from './rules.js';
 export type { BlobReader } from './rules.js';
 export { BlobReadService } from './service.js';
+export { blobsAgree, verifyBlobs } from './verify.js';
+export type { BlobVerifyReport, LedgerBlob } from './verify.js';
 export type { BlobReadServiceDeps, ReadableBlob } from './service.js';

@@ -24,6 +24,12 @@ export interface DirectPut {
 /** What a direct upload left under a staging id, as `arrived` finds it. */
 export type Arrived = StagedBlob | 'too_large' | 'nothing';
 
+/** One stored blob as `list` names it. */
+export interface ListedBlob {
+  readonly contentHash: string;
+  readonly size: number;
+}
+
 /** What a store knows of a stored blob without reading it. */
 export interface BlobStat {
   readonly size: number;
@@ -91,6 +97,12 @@ export interface BlobStore {
    * and versioning); restoring then needs that store, not bytes from the backup.
    */
   readonly backupMode: 'copy' | 'manifest';
+  /**
+   * Every blob stored under a content address (never staging), in ascending hash order, with its
+   * size: how `blobs verify` compares the store with the ledger without holding either whole.
+   * Anything under the blobs area that is not a content address is left out.
+   */
+  list(): AsyncIterable<ListedBlob>;
   /**
    * Only for stores a client can reach directly (object storage): a URL, valid at most `ttlS`
    * seconds, that serves the blob's bytes as `read` would. Absent on stores that cannot (the

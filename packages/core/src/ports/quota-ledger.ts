@@ -57,6 +57,8 @@ export interface QuotaLedger {
   findBlob(contentHash: string): Promise<BlobRecord | null>;
   /** Blobs charged to the account, oldest first (the operator's ledger view). */
   listChargedBlobs(accountId: string): Promise<BlobRecord[]>;
+  /** Every ledger entry with a content hash above `after` (null: from the start), in hash order, at most `limit`: keyset pages of the whole ledger. */
+  listBlobs(after: string | null, limit: number): Promise<BlobRecord[]>;
   /**
    * Caches a federated-received blob for `receiver` in one transaction, as core's
    * `decideFederatedCache` decides on the facts it reads: merged, cached (charged to the receiver,

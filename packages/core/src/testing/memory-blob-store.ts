@@ -1,5 +1,5 @@
 import { concatBytes, sha256Hex } from '../encoding/bytes.js';
-import type { Arrived, BlobStat, BlobStore, ByteRange, DirectPut, DirectPutGrant, StagedBlob } from '../ports/blob-store.js';
+import type { Arrived, BlobStat, BlobStore, ByteRange, DirectPut, DirectPutGrant, ListedBlob, StagedBlob } from '../ports/blob-store.js';
 
 /** Chunk size the memory store streams in, small enough that tests see several chunks. */
 const CHUNK = 64 * 1024;
@@ -57,6 +57,12 @@ export class MemoryBlobStore implements BlobStore {
     return this.read(contentHash);
   }
   readonly backupMode = 'copy';
+  async *list(): AsyncIterable<ListedBlob> {
+    for (const hash of [...this.blobs.keys()].sort()) {
+      const bytes = this.blobs.get(hash);
+      if (bytes !== undefined) yield { contentHash: hash, size: bytes.length };
+    }
+  }
 }
 
 /**

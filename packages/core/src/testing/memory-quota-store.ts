@@ -89,6 +89,9 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async findBlob(contentHash: string): Promise<BlobRecord | null> {
     return this.blobs.get(contentHash) ?? null;
   }
+  async listBlobs(after: string | null, limit: number): Promise<BlobRecord[]> {
+    return [...this.blobs.values()].filter((b) => after === null || b.contentHash > after).sort((a, b) => (a.contentHash < b.contentHash ? -1 : 1)).slice(0, limit);
+  }
   async listChargedBlobs(accountId: string): Promise<BlobRecord[]> {
     return [...this.blobs.values()].filter((b) => b.chargedTo === accountId).sort((a, b) => a.storedAt - b.storedAt || (a.contentHash < b.contentHash ? -1 : 1));
   }
