@@ -1,4 +1,5 @@
 import { uuidv7 } from '@strongroom/core';
+import type { MemoryDirectBlobStore } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allRoutes } from './app.js';
 import type { AnyRoute } from './http/route-def.js';
@@ -140,6 +141,13 @@ const RECIPES: Record<string, Recipe> = {
     make: {
       'upload session': async (m, owner) => {
         const u = await m.receivedUpload(owner);
+        return { params: { id: u.uploadId }, request: { body: { content_hash: sha(u.data) } } };
+      },
+      // Bytes sent straight to the store with the session's direct_put: finalize checks them there.
+      'direct upload': async (m, owner, _w, b) => {
+        const u = await m.openUpload(owner);
+        const store = b.deps.stores.blobs as MemoryDirectBlobStore;
+        if (!store.send(u.uploadId, u.data)) throw new Error('the store refused the direct upload');
         return { params: { id: u.uploadId }, request: { body: { content_hash: sha(u.data) } } };
       },
       'federated fill': async (m, owner) => {

@@ -4,7 +4,7 @@ import { Argon2Hasher } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts } from '@strongroom/adapters-pg';
 import { openTestDatabase } from '@strongroom/adapters-pg/testing';
-import { FakeClock, MemoryBlobStore, MemoryLogger, SeededRandom, TestDevice, TestIdentity } from '@strongroom/core/testing';
+import { FakeClock, MemoryDirectBlobStore, MemoryLogger, SeededRandom, TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { createApp } from './app.js';
 import { readConfig } from './config.js';
 import { buildDeps, type AppDeps, type Stores } from './deps.js';
@@ -55,6 +55,11 @@ async function served(name: string, stores: Stores, dump: Backend['dump']): Prom
   };
 }
 
+/**
+ * Both backends keep blobs in a memory store a client can "send to directly" (core's
+ * MemoryDirectBlobStore): POST /upload answers direct_put, and finalize checks what arrived there,
+ * so the matrix judges the direct path for every principal as well as the proxied PUT.
+ */
 export async function sqliteBackend(): Promise<Backend> {
   const db = openSqliteDatabase(':memory:');
   const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).all() as { name: string }[]).map((t) => t.name);
@@ -63,12 +68,12 @@ export async function sqliteBackend(): Promise<Backend> {
     for (const t of tables) out[t] = (db.prepare(`SELECT * FROM "${t}"`).all() as unknown[]).map((r) => JSON.stringify(r, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))).sort();
     return out;
   };
-  return served('SQLite', { ...createSqlitePorts(db), blobs: new MemoryBlobStore(), close: async () => void db.close() }, dump);
+  return served('SQLite', { ...createSqlitePorts(db), blobs: new MemoryDirectBlobStore(), close: async () => void db.close() }, dump);
 }
 
 export async function pgBackend(): Promise<Backend> {
   const t = await openTestDatabase();
-  return served('PostgreSQL', { ...createPgPorts(t.db), blobs: new MemoryBlobStore(), close: () => t.close() }, () => t.dump());
+  return served('PostgreSQL', { ...createPgPorts(t.db), blobs: new MemoryDirectBlobStore(), close: () => t.close() }, () => t.dump());
 }
 
 export const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
