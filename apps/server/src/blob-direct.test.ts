@@ -71,7 +71,7 @@ describe('direct transfers on S3 (s3rver on loopback)', { timeout: 60_000 }, () 
     expect(r.status).toBe(201);
     return r.body as Created;
   };
-  const send = (d: DirectPut, body: Uint8Array, headers = d.headers) => fetch(d.url, { method: d.method, headers, body });
+  const send = (d: DirectPut, body: Uint8Array, headers = d.headers) => fetch(d.url, { method: d.method, headers, body: new Uint8Array(body) });
   const ledger = async () => (await stores.quota.listChargedBlobs(accountId)).map((b) => `${b.contentHash}:${b.size}`).sort();
   const used = async () => ((await call(app, 'GET', '/quota', { token })).body as { used: number }).used;
 

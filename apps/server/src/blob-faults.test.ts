@@ -45,7 +45,7 @@ async function deployment(env: Record<string, string>) {
   };
   const upload = async (bytes: Uint8Array): Promise<string> => {
     const id = await open(bytes.length);
-    expect((await call(app, 'PUT', `/upload/${id}`, { token, raw: bytes, contentType: 'application/octet-stream' })).status).toBe(200);
+    expect((await call(app, 'PUT', `/upload/${id}`, { token, raw: new Uint8Array(bytes), contentType: 'application/octet-stream' })).status).toBe(200);
     expect((await call(app, 'POST', `/upload/${id}/finalize`, { token, body: { content_hash: sha(bytes) } })).status).toBe(200);
     return sha(bytes);
   };

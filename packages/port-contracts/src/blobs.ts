@@ -235,12 +235,12 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         expect(await s.arrived('dp-none', 3000)).toBe('nothing');
         const put = await s.presignPut('dp1', { size: 3000, sha256: hash, ttlS: 60 });
         // Another length, or a body without the signed checksum header, is refused by the signature.
-        const short = await fetch(put.url, { method: 'PUT', headers: { ...put.headers, 'content-length': '2999' }, body: bytes.subarray(0, 2999) });
+        const short = await fetch(put.url, { method: 'PUT', headers: { ...put.headers, 'content-length': '2999' }, body: new Uint8Array(bytes.subarray(0, 2999)) });
         expect(short.status).toBe(403);
-        const bare = await fetch(put.url, { method: 'PUT', headers: { 'content-length': '3000' }, body: bytes });
+        const bare = await fetch(put.url, { method: 'PUT', headers: { 'content-length': '3000' }, body: new Uint8Array(bytes) });
         expect(bare.status).toBe(403);
         expect(await s.arrived('dp1', 3000)).toBe('nothing');
-        const sent = await fetch(put.url, { method: 'PUT', headers: put.headers, body: bytes });
+        const sent = await fetch(put.url, { method: 'PUT', headers: put.headers, body: new Uint8Array(bytes) });
         expect(sent.status).toBe(200);
         expect(await s.arrived('dp1', 3000)).toEqual({ size: 3000, sha256: hash });
         expect(await s.has(hash)).toBe(false);
@@ -248,7 +248,7 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         expect(digest(await readAll(await s.read(hash)))).toBe(digest(bytes));
         // Without an announced hash any bytes of the granted length arrive; past maxBytes they are dropped.
         const open = await s.presignPut('dp2', { size: 10, sha256: null, ttlS: 60 });
-        expect((await fetch(open.url, { method: 'PUT', headers: open.headers, body: bytes.subarray(0, 10) })).status).toBe(200);
+        expect((await fetch(open.url, { method: 'PUT', headers: open.headers, body: new Uint8Array(bytes.subarray(0, 10)) })).status).toBe(200);
         expect(await s.arrived('dp2', 9)).toBe('too_large');
         expect(await s.arrived('dp2', 10)).toBe('nothing');
       }));

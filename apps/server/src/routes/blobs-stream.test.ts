@@ -43,6 +43,7 @@ describe('blob downloads stream from the filesystem store', { timeout: 300_000 }
       discard: (...a) => fs.discard(...a),
       has: (...a) => fs.has(...a),
       stat: (...a) => fs.stat(...a),
+      list: () => fs.list(),
       remove: (...a) => fs.remove(...a),
       stream: (...a) => fs.stream(...a),
       backupMode: fs.backupMode,
