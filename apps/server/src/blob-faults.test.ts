@@ -178,6 +178,33 @@ describe('blob store faults on S3 (s3rver behind a relay that can be cut)', { ti
     expect(after.used).toBe(opened.used);
   });
 
+  it('direct upload, store gone at finalize: 503 within the bound, nothing charged, the session waits; finalized once the store is back', async () => {
+    relay.up();
+    const dd = await deployment({ SVC_BLOB_URL: `s3://${s3.bucket}/direct`, SVC_S3_ENDPOINT: relay.endpoint, SVC_S3_FORCE_PATH_STYLE: 'true', SVC_S3_TIMEOUT_S: '1' });
+    try {
+      const bytes = pattern(MiB, 7);
+      const opened = await call(dd.app, 'POST', '/upload', { token: dd.token, body: { declared_size: bytes.length, kind: 'original', device_id: 'phone', content_hash: sha(bytes) } });
+      const { upload_id: id, direct_put: direct } = opened.body as { upload_id: string; direct_put: { url: string; headers: Record<string, string> } };
+      expect((await fetch(direct.url, { method: 'PUT', headers: direct.headers, body: bytes })).status).toBe(200);
+      const before = await dd.ledger();
+      relay.down();
+      const started = Date.now();
+      const fin = await fetch(`${dd.server.baseUrl}/upload/${id}/finalize`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${dd.token}`, 'x-svc-protocol': VERSION, 'content-type': 'application/json' },
+        body: JSON.stringify({ content_hash: sha(bytes) }),
+      });
+      await expectUnavailable(started, fin);
+      expect(await dd.ledger()).toEqual(before);
+      expect(await call(dd.app, 'GET', `/upload/${id}`, { token: dd.token })).toMatchObject({ status: 200, body: { state: 'Pending' } });
+      relay.up();
+      expect(await call(dd.app, 'POST', `/upload/${id}/finalize`, { token: dd.token, body: { content_hash: sha(bytes) } })).toMatchObject({ status: 200, body: { state: 'Completed' } });
+      expect((await dd.ledger()).charged).toContain(`${sha(bytes)}:${bytes.length}`);
+    } finally {
+      await dd.close();
+    }
+  });
+
   it('an object deleted behind the server\'s back is an error, never an empty 200; blobs verify names it and exits 1', async () => {
     relay.up();
     const bytes = pattern(5000, 3);
