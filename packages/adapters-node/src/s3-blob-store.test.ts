@@ -122,6 +122,38 @@ describe('S3BlobStore on the wire', () => {
     expect(await store.has(sha256Hex(other))).toBe(false);
   });
 
+  it('arrived takes the store\'s full-object SHA-256 checksum when it reports one, reading nothing; a composite one is not trusted', async () => {
+    // s3rver keeps no checksums: the HEAD's answer gets the one S3 reports for a PUT signed with x-amz-checksum-sha256.
+    const prefix = `c-${randomBytes(6).toString('hex')}`;
+    const good = new Uint8Array([3, 1, 4, 1, 5, 9]);
+    let reported: { ChecksumSHA256: string; ChecksumType: string } | null = null;
+    const client = rawClient();
+    const sent: string[] = [];
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        sent.push(String(context.commandName));
+        const result = await next(args);
+        if (context.commandName === 'HeadObjectCommand' && reported !== null) Object.assign(result.output as object, reported);
+        return result;
+      },
+      { step: 'initialize' },
+    );
+    const store = storeOn(s3.endpoint, { prefix, client });
+    const put = await store.presignPut!('c', { size: 6, sha256: sha256Hex(good), ttlS: 60 });
+    expect((await fetch(put.url, { method: 'PUT', headers: put.headers, body: good })).status).toBe(200);
+    reported = { ChecksumSHA256: Buffer.from(sha256Hex(good), 'hex').toString('base64'), ChecksumType: 'FULL_OBJECT' };
+    sent.length = 0;
+    expect(await store.arrived!('c', 6)).toEqual({ size: 6, sha256: sha256Hex(good) });
+    expect(sent).toEqual(['HeadObjectCommand']);
+    // A multipart object's checksum is of its parts' checksums: the bytes are hashed instead.
+    reported = { ChecksumSHA256: `${Buffer.from('x'.repeat(32)).toString('base64')}-2`, ChecksumType: 'COMPOSITE' };
+    sent.length = 0;
+    expect(await store.arrived!('c', 6)).toEqual({ size: 6, sha256: sha256Hex(good) });
+    expect(sent).toEqual(['HeadObjectCommand', 'GetObjectCommand']);
+    reported = null;
+    expect(await store.commit('c', sha256Hex(good))).toBe('stored');
+  });
+
   it('direct: false signs nothing, so the server carries every byte', () => {
     const store = storeOn(s3.endpoint, { direct: false });
     expect('presignGet' in store || 'presignPut' in store || 'arrived' in store).toBe(false);
