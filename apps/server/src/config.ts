@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
 import { DEFAULT_HASH_QUEUE, DEFAULT_QUOTA_POLICY, fromBase64url, isProtocolVersion } from '@strongroom/core';
 
@@ -59,6 +60,11 @@ export interface Config {
   readonly federationRate: number;
   /** Password checks that may wait for a free hasher before sign-in answers 503 error.server.busy (SVC_HASH_QUEUE). */
   readonly hashQueue: number;
+  /**
+   * `SVC_WORKERS`: server processes sharing the port (default 1; `auto`: the cores this process may
+   * run on). Above 1 a primary process migrates and prepares keys once, then forks them.
+   */
+  readonly workers: number;
   /** `SVC_FEDERATION_TIMEOUT_S`: how long a request to a peer may take (default 5 s). */
   readonly federationTimeoutMs: number;
   /** `SVC_FEDERATION_REVOKED_CACHE_S`: how long a peer's revoked-jti record is trusted (1 to 60 s, default 60). */
@@ -421,6 +427,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     maxOpenUploads: positiveCount(env, 'SVC_MAX_OPEN_UPLOADS', DEFAULT_QUOTA_POLICY.maxOpenUploads),
     federationRate: wholeNumber(env, 'SVC_FEDERATION_RATE', 600, 1, 1_000_000),
     hashQueue: wholeNumber(env, 'SVC_HASH_QUEUE', DEFAULT_HASH_QUEUE, 0, 1_000_000),
+    workers: env.SVC_WORKERS === 'auto' ? availableParallelism() : wholeNumber(env, 'SVC_WORKERS', 1, 1, 256),
     federationTimeoutMs: wholeNumber(env, 'SVC_FEDERATION_TIMEOUT_S', 5, 1, 300) * 1000,
     federationRevokedCacheMs: wholeNumber(env, 'SVC_FEDERATION_REVOKED_CACHE_S', 60, 1, 60) * 1000,
     backup: backupSchedule(env),

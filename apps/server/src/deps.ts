@@ -133,7 +133,14 @@ export interface Platform {
   readonly peers?: PeerDirectory & PeerLookup;
 }
 
-export const nodePlatform = (): Platform => ({ clock: systemClock, random: cryptoRandom, logger: new JsonLogger(), hasher: new Argon2Hasher(), signer: platformEd25519Signer() });
+/** `logFields`: what every log line carries (a worker process's number, see workers.ts). */
+export const nodePlatform = (logFields?: Record<string, string | number>): Platform => ({
+  clock: systemClock,
+  random: cryptoRandom,
+  logger: new JsonLogger(undefined, { fields: logFields }),
+  hasher: new Argon2Hasher(),
+  signer: platformEd25519Signer(),
+});
 
 /** Opens the configured database (SQLite under the data dir by default), migrating it forward. */
 export async function openStores(config: Config): Promise<Stores> {
@@ -182,8 +189,9 @@ function secretKeyFromDataDir(dataDir: string, logger: Logger): Uint8Array {
 /** Wires the core services over a set of stores. */
 export async function buildDeps(config: Config, stores: Stores, platform: Platform, options: { adoptBaseUrl?: boolean } = {}): Promise<AppDeps> {
   const { clock, random, logger } = platform;
-  // One bounded queue in front of every password hash and check: past it, sign-in sheds load.
-  const hasher = new BoundedHasher(platform.hasher, { running: availableParallelism(), waiting: config.hashQueue });
+  // One bounded queue in front of every password hash and check: past it, sign-in sheds load. The
+  // cores are shared among the worker processes, so each runs its share of hashes at once.
+  const hasher = new BoundedHasher(platform.hasher, { running: Math.max(1, Math.floor(availableParallelism() / config.workers)), waiting: config.hashQueue });
   // Before anything else: a process configured unlike the others on this database stops here.
   const secretKey = config.secretKey ?? secretKeyFromDataDir(config.dataDir, logger);
   await checkDeployment(stores.deployment, {

@@ -1,15 +1,27 @@
 import { serve } from '@hono/node-server';
+import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import { createApp } from './app.js';
-import { ConfigError, readConfig, type HttpTimeouts } from './config.js';
+import { ConfigError, readConfig, type Config, type HttpTimeouts } from './config.js';
 import { buildDeps, nodePlatform, openStores } from './deps.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
 import { checkDataDir, checkPortFree, recordSettingReads, redactedUrl, unknownSettings } from './startup-checks.js';
 import { BackupScheduler, checkBackupDir } from './backup/schedule.js';
+import { DURABILITY_LOST_EXIT, followPrimary, superviseWorkers } from './workers.js';
 
-/** The exit status after a failed fsync (EX_IOERR), and how long 503s are answered before it. */
-const DURABILITY_LOST_EXIT = 74;
+/** How long 503s are answered after a failed fsync before the process exits (DURABILITY_LOST_EXIT). */
 const DURABILITY_LOST_EXIT_DELAY_MS = 1_000;
+
+/** Opens (creating or migrating) the configured store; a failure names the setting that points at it. */
+async function openConfiguredStores(config: Config): Promise<Awaited<ReturnType<typeof openStores>>> {
+  try {
+    return await openStores(config);
+  } catch (err) {
+    const where = config.databaseUrl !== null ? `SVC_DATABASE_URL=${redactedUrl(config.databaseUrl)}` : `SVC_DATA_DIR=${config.dataDir}`;
+    const cause = err as NodeJS.ErrnoException;
+    throw new Error(`${where}: cannot open the database: ${cause?.code ? `${cause.code} ` : ''}${cause?.message ?? String(err)}`);
+  }
+}
 
 /** Reads configuration, opens (and migrates) the store, and serves. Any startup failure exits non-zero. */
 async function main(): Promise<void> {
@@ -17,24 +29,32 @@ async function main(): Promise<void> {
   const settings = recordSettingReads(process.env);
   process.env = settings.env;
   const config = readConfig();
-  const backupDirProblem = await checkBackupDir(config);
-  if (backupDirProblem) throw new ConfigError(backupDirProblem);
-  const platform = nodePlatform();
   const host = process.env.HOST ?? '127.0.0.1';
-  // Nothing is written before these pass: no key file, no database, no migration.
-  await checkPortFree(host, config.port);
-  checkDataDir(config.dataDir);
-  let stores: Awaited<ReturnType<typeof openStores>>;
-  try {
-    stores = await openStores(config);
-  } catch (err) {
-    const where = config.databaseUrl !== null ? `SVC_DATABASE_URL=${redactedUrl(config.databaseUrl)}` : `SVC_DATA_DIR=${config.dataDir}`;
-    const cause = err as NodeJS.ErrnoException;
-    throw new Error(`${where}: cannot open the database: ${cause?.code ? `${cause.code} ` : ''}${cause?.message ?? String(err)}`);
+  // A worker (SVC_WORKERS > 1): its primary ran every check and prepared the store already.
+  const worker = cluster.isWorker ? cluster.worker!.id : null;
+  const primary = worker === null ? followNobody() : followPrimary();
+  if (worker === null) {
+    const backupDirProblem = await checkBackupDir(config);
+    if (backupDirProblem) throw new ConfigError(backupDirProblem);
+    // Nothing is written before these pass: no key file, no database, no migration.
+    await checkPortFree(host, config.port);
+    checkDataDir(config.dataDir);
   }
+  const platform = nodePlatform(worker === null ? undefined : { worker });
+  const { logger } = platform;
+  if (worker === null && config.workers > 1) {
+    // Once, before any worker exists: the secret key file, migrations, the deployment check and the
+    // first signing and attestation keys, exactly as a single server would make them. The workers
+    // then open a store that needs none of it, so no two of them race to create anything.
+    const prepared = await openConfiguredStores(config);
+    await buildDeps(config, prepared, platform);
+    await prepared.close();
+    superviseWorkers(config.workers, logger);
+    return;
+  }
+  const stores = await openConfiguredStores(config);
   const deps = await buildDeps(config, stores, platform);
   const app = createApp(deps);
-  const { logger } = platform;
   let draining = false;
   let durabilityLost = false;
   const server = serve(
@@ -53,7 +73,8 @@ async function main(): Promise<void> {
       serverOptions: serverOptions(config.http),
     },
     (info) => {
-      logger.info('server.listening', { port: info.port, base_url: config.baseUrl, database: config.databaseUrl ? 'postgresql' : 'sqlite' });
+      logger.info('server.listening', { port: info.port, base_url: config.baseUrl, database: config.databaseUrl ? 'postgresql' : 'sqlite', pid: process.pid });
+      if (worker !== null && worker > 1) return;
       for (const { name, closest } of unknownSettings(Object.keys(process.env), settings.asked)) {
         logger.warn('config.unknown_setting', { name, ...(closest !== null ? { did_you_mean: closest } : {}) });
       }
@@ -64,7 +85,8 @@ async function main(): Promise<void> {
     process.stderr.write(`strongroom: configuration error: PORT=${config.port}: cannot listen on ${host}:${config.port}: ${err.code ?? err.message}\n`);
     process.exit(1);
   });
-  const backups = config.backup ? new BackupScheduler({ schedule: config.backup, clock: platform.clock, logger, metrics: deps.metrics }) : null;
+  // One scheduler per deployment, not per worker: the first worker takes the backups.
+  const backups = config.backup && (worker === null || worker === 1) ? new BackupScheduler({ schedule: config.backup, clock: platform.clock, logger, metrics: deps.metrics }) : null;
   backups?.start();
   // Socket inactivity: a body that stops moving frees its connection (the request timeout bounds a slow trickle).
   server.setTimeout(config.http.idleMs, (socket) => socket.destroy());
@@ -109,6 +131,17 @@ async function main(): Promise<void> {
   });
   process.on('SIGINT', () => stop('SIGINT'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // The primary's word: a drain it asks for never cuts a drain already under way (a terminal's
+  // Ctrl-C reaches the workers directly as well); its second signal does.
+  primary.ready((signal, cut) => {
+    if (!draining) stop(signal);
+    if (cut) stop(signal);
+  });
+}
+
+/** A single server has no primary to follow. */
+function followNobody(): ReturnType<typeof followPrimary> {
+  return { ready: () => undefined };
 }
 
 /**

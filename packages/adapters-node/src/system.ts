@@ -81,9 +81,17 @@ export class JsonLogger implements Logger {
   #timer: ReturnType<typeof setTimeout> | null = null;
   #isoAt = -1;
   #iso = '';
+  /** The fields every line carries (say, which worker process wrote it), rendered once. */
+  readonly #fixed: string;
 
-  constructor(write: (chunk: Uint8Array) => void = (chunk) => process.stdout.write(chunk), options: { flushMs?: number; maxPendingBytes?: number } = {}) {
+  constructor(
+    write: (chunk: Uint8Array) => void = (chunk) => process.stdout.write(chunk),
+    options: { flushMs?: number; maxPendingBytes?: number; fields?: Record<string, string | number> } = {},
+  ) {
     this.#write = write;
+    this.#fixed = Object.entries(options.fields ?? {})
+      .map(([key, value]) => fieldPrefix(key) + jsonValue(value))
+      .join('');
     this.#flushMs = options.flushMs ?? 25;
     this.#maxPendingBytes = options.maxPendingBytes ?? 32 * 1024;
     this.#buffer = Buffer.allocUnsafe(this.#maxPendingBytes + 4096);
@@ -119,7 +127,7 @@ export class JsonLogger implements Logger {
       const value = fields[key];
       if (value !== undefined) line += (FIELD_PREFIX.get(key) ?? fieldPrefix(key)) + jsonValue(value);
     }
-    line += '}\n';
+    line += this.#fixed + '}\n';
     // A UTF-16 unit is at most three bytes of UTF-8: make room first if the line might not fit.
     if (this.#at + line.length * 3 > this.#buffer.length) {
       this.flush();
