@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
 import { VERSION } from './testing.js';
 
@@ -103,8 +104,9 @@ async function startCluster(env: Record<string, string>): Promise<Cluster> {
 }
 
 /** One request on a connection of its own; resolves with its status, body, and the worker that logged it. */
-async function send(c: Cluster, method: string, path: string, o: { token?: string; body?: unknown } = {}): Promise<{ status: number; body: any; worker: number }> {
-  const payload = o.body === undefined ? undefined : JSON.stringify(o.body);
+async function send(c: Cluster, method: string, path: string, o: { token?: string; body?: unknown; cbor?: Uint8Array } = {}): Promise<{ status: number; body: any; worker: number }> {
+  const payload = o.cbor ? Buffer.from(o.cbor) : o.body === undefined ? undefined : JSON.stringify(o.body);
+  const type = o.cbor ? 'application/cbor' : 'application/json';
   const reply = await new Promise<{ status: number; body: any }>((resolve, reject) => {
     const req = request(
       `${c.url}${path}`,
@@ -115,13 +117,13 @@ async function send(c: Cluster, method: string, path: string, o: { token?: strin
           connection: 'close',
           'x-svc-protocol': VERSION,
           ...(o.token ? { authorization: `Bearer ${o.token}` } : {}),
-          ...(payload ? { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) } : {}),
+          ...(payload ? { 'content-type': type, 'content-length': Buffer.byteLength(payload) } : {}),
         },
       },
       (res) => {
         let text = '';
         res.on('data', (d: Buffer) => (text += d.toString()));
-        res.on('end', () => resolve({ status: res.statusCode!, body: text ? JSON.parse(text) : null }));
+        res.on('end', () => resolve({ status: res.statusCode!, body: text.startsWith('{') ? JSON.parse(text) : text }));
       },
     );
     req.on('error', reject);
@@ -196,6 +198,26 @@ describe.each(stores)('SVC_WORKERS=2 on %s', { timeout: 60_000 }, (_name, open) 
     expect(onOther).toBe(1);
     const refresh = await send(c, 'POST', '/v1/auth/refresh', { body: { session_token: victim.session_token } });
     expect(refresh.status).toBe(401);
+  });
+
+  it('writes sent together through both workers all land: none is refused because the other process wrote first', async () => {
+    // Read-then-write transactions that began as readers could not take the write lock once the
+    // other process had committed (SQLite's BUSY_SNAPSHOT, answered 503 error.store.unavailable).
+    const accounts = await Promise.all(
+      Array.from({ length: 24 }, async (_, i) => {
+        const r = await send(c, 'POST', '/v1/auth/register', { body: { address: `burst-${i}-${randomBytes(3).toString('hex')}@example.org`, password: PASSWORD } });
+        expect(r.status).toBe(200);
+        const token = r.body.access_token as string;
+        const id = (await send(c, 'GET', '/v1/auth/profile', { token })).body.account_id as string;
+        return { token, id };
+      }),
+    );
+    for (let round = 0; round < 3; round++) {
+      const published = await Promise.all(
+        accounts.map(({ token, id }) => send(c, 'PUT', '/v1/devices/directory', { token, cbor: new TestIdentity(id).signDirectory(id, round + 1, [new TestDevice(`d${round}`)]) })),
+      );
+      expect(published.map((r) => r.status).filter((status) => status >= 300)).toEqual([]);
+    }
   });
 
   it('SIGTERM drains every worker and the primary exits 0', async () => {

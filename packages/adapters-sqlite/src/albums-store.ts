@@ -61,7 +61,7 @@ export class SqliteAlbumStore implements AlbumStore {
           .run();
       }
       return outcome;
-    });
+    }, { behavior: 'immediate' });
   }
 
   async abortIntent(albumId: string, intentId: string, now: number): Promise<boolean> {
@@ -73,7 +73,7 @@ export class SqliteAlbumStore implements AlbumStore {
         .where(eq(albums.id, albumId))
         .run();
       return true;
-    });
+    }, { behavior: 'immediate' });
   }
 
   async findIntent(intentId: string): Promise<UpgradeIntentRecord | null> {

@@ -60,7 +60,7 @@ export class SqliteDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
           .run();
       });
       return 'published';
-    });
+    }, { behavior: 'immediate' });
   }
 
   async findDirectory(accountId: string): Promise<DirectoryRecord | null> {
@@ -96,7 +96,7 @@ export class SqliteDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
       const admission = admit(expiries);
       if (admission.admitted) tx.insert(revokeAllChallenges).values(c).run();
       return admission;
-    });
+    }, { behavior: 'immediate' });
   }
 
   async consumeRevokeAllChallenge(challengeHash: string): Promise<RevokeAllChallenge | null> {

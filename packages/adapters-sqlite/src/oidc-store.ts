@@ -21,7 +21,7 @@ export class SqliteOidcStore implements OidcFlowStore, IdentityLinkStore {
       tx.delete(oidcFlows).where(lt(oidcFlows.expiresAt, purgeBefore)).run();
       tx.delete(oidcLoginCodes).where(lt(oidcLoginCodes.expiresAt, purgeBefore)).run();
       tx.insert(oidcFlows).values(flow).run();
-    });
+    }, { behavior: 'immediate' });
   }
   async takeFlow(stateHash: string): Promise<OidcFlowRecord | null> {
     return this.db.delete(oidcFlows).where(eq(oidcFlows.stateHash, stateHash)).returning().get() ?? null;
@@ -45,7 +45,7 @@ export class SqliteOidcStore implements OidcFlowStore, IdentityLinkStore {
       if (held) return held.accountId === link.accountId ? 'exists' : 'taken';
       tx.insert(identityLinks).values(link).run();
       return 'linked';
-    });
+    }, { behavior: 'immediate' });
   }
   async createLinkedAccount(account: AccountRecord, link: IdentityLink): Promise<'created' | 'address_taken' | 'link_taken'> {
     return this.db.transaction((tx) => {
@@ -55,7 +55,7 @@ export class SqliteOidcStore implements OidcFlowStore, IdentityLinkStore {
       if (created.changes !== 1) return 'address_taken';
       tx.insert(identityLinks).values(link).run();
       return 'created';
-    });
+    }, { behavior: 'immediate' });
   }
   async removeLinks(accountId: string, issuer: string): Promise<number> {
     return this.db.delete(identityLinks).where(and(eq(identityLinks.accountId, accountId), eq(identityLinks.issuer, issuer))).run().changes;

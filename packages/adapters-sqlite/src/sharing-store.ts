@@ -56,7 +56,7 @@ export class SqliteSponsorshipStore implements SponsorshipStore {
     this.sqlite.transaction(() => {
       this.db.insert(sponsoredAccounts).values(r).run();
       this.db.insert(sponsoredOwners).values({ accountId: r.accountId, ownerId: r.sponsorId, seq: 0 }).run();
-    })();
+    }).immediate();
   }
   async findSponsored(accountId: string): Promise<SponsoredRecord | null> {
     const r = this.db.select().from(sponsoredAccounts).where(eq(sponsoredAccounts.accountId, accountId)).get();

@@ -140,7 +140,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
         .where(and(eq(sessions.accountId, c.accountId), isNull(sessions.closedAt), sql`${sessions.id} <> ${c.sessionId}`))
         .run();
       return true;
-    });
+    }, { behavior: 'immediate' });
   }
 
   // Sessions
@@ -186,7 +186,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     return this.db.transaction((tx) => {
       tx.update(accounts).set({ credentialsChangedAt: at }).where(eq(accounts.id, accountId)).run();
       return tx.update(sessions).set({ closedAt: at }).where(and(eq(sessions.accountId, accountId), isNull(sessions.closedAt))).run().changes;
-    });
+    }, { behavior: 'immediate' });
   }
   async recordAuthentication(id: string, at: number): Promise<boolean> {
     return this.db.update(sessions).set({ authenticatedAt: at }).where(and(eq(sessions.id, id), isNull(sessions.closedAt))).run().changes === 1;
@@ -206,7 +206,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
         .values({ userId: accountId, ...next })
         .onConflictDoUpdate({ target: [deviceCohorts.userId, deviceCohorts.cohortHash], set: { firstSeen: next.firstSeen, lastSeen: next.lastSeen } })
         .run();
-    });
+    }, { behavior: 'immediate' });
   }
   async listCohorts(accountId: string): Promise<CohortRecord[]> {
     return this.db
@@ -226,7 +226,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     this.db.transaction((tx) => {
       tx.update(signingKeys).set({ retiredAt: at }).where(isNull(signingKeys.retiredAt)).run();
       tx.insert(signingKeys).values(next).run();
-    });
+    }, { behavior: 'immediate' });
   }
   async ensureSigningKey(first: SigningKeyRecord): Promise<SigningKeyRecord[]> {
     return this.db.transaction((tx) => {
@@ -234,7 +234,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
       if (existing.length > 0) return existing;
       tx.insert(signingKeys).values(first).run();
       return [first];
-    });
+    }, { behavior: 'immediate' });
   }
   async resealSigningKey(kid: string, from: string, to: string): Promise<boolean> {
     const r = this.db.update(signingKeys).set({ privateKey: to }).where(and(eq(signingKeys.kid, kid), eq(signingKeys.privateKey, from))).run();
