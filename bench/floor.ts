@@ -66,9 +66,9 @@ export async function runFloor(
   server: { url: string; pid: number },
   bareUrl: string,
   floorEnv: Record<string, string>,
-  opts: { seconds: number; rounds: number },
+  opts: { seconds: number; rounds: number; port?: number },
 ): Promise<FloorFigures> {
-  const floor = await startFloor(18_102, floorEnv);
+  const floor = await startFloor(opts.port ?? 18_102, floorEnv);
   try {
     const loads = floorLoads(floor.url);
     const measured: Measured[] = [];

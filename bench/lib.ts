@@ -1,6 +1,6 @@
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -26,7 +26,8 @@ export function spawnNode(args: string[], options: SpawnOptions): ChildProcess {
 }
 
 async function waitFor(url: string, child: ChildProcess): Promise<void> {
-  for (let i = 0; i < 200; i++) {
+  // A minute: on a loaded machine tsx alone can take a good part of it.
+  for (let i = 0; i < 600; i++) {
     if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
     try {
       const r = await fetch(url);
@@ -62,15 +63,44 @@ export async function startServer(
   keepDataDir?: string,
   /** The checkout whose server to start (another commit's, for bench/ab.ts). */
   root = ROOT,
+  /**
+   * SVC_WORKERS: with more than one, the log goes to a file in the data dir until every worker
+   * said it listens (a connection made before then would stay with the first worker for the run).
+   */
+  workers = 1,
 ): Promise<Running & { dataDir: string; pid: number }> {
   const dataDir = keepDataDir ?? mkdtempSync(join(tmpdir(), 'strongroom-bench-'));
+  const logFile = workers > 1 ? join(dataDir, `server-${port}.log`) : null;
+  const logFd = logFile ? openSync(logFile, 'a') : null;
   const child = spawnNode(['--import', 'tsx', 'apps/server/src/main.ts'], {
     cwd: root,
-    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', SVC_DATA_DIR: dataDir, SVC_BASE_URL: `http://127.0.0.1:${port}`, ...env },
-    stdio: ['ignore', 'ignore', 'inherit'], // request log lines would cost the server time; keep stderr
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      SVC_DATA_DIR: dataDir,
+      SVC_BASE_URL: `http://127.0.0.1:${port}`,
+      ...(workers > 1 ? { SVC_WORKERS: String(workers) } : {}),
+      ...env,
+    },
+    // Request log lines to a pipe would cost the server time: /dev/null, or a file; keep stderr.
+    stdio: ['ignore', logFd ?? 'ignore', 'inherit'],
   });
+  if (logFd !== null) closeSync(logFd);
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(`${url}/.well-known/svc/server-info`, child);
+  try {
+    await waitFor(`${url}/.well-known/svc/server-info`, child);
+    for (let i = 0; logFile && i < 600; i++) {
+      const listening = readFileSync(logFile, 'utf8').split('"event":"server.listening"').length - 1;
+      if (listening >= workers) break;
+      if (i === 599) throw new Error(`only ${listening} of ${workers} workers listen`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  } catch (err) {
+    // Never left behind: a primary's workers follow it out.
+    child.kill('SIGKILL');
+    throw err;
+  }
   return { url, dataDir, pid: child.pid!, stop: stopper(child, () => (keepDataDir ? undefined : rmSync(dataDir, { recursive: true, force: true }))) };
 }
 
@@ -131,6 +161,32 @@ export function cpuMicros(pid: number): number | null {
     return null;
   }
 }
+/**
+ * CPU time of a process and its direct children (a server's worker processes), in microseconds;
+ * null where there is no /proc. A child that exited between two readings takes its time with it,
+ * so read both ends of a run while the workers live.
+ */
+export function treeCpuMicros(pid: number): number | null {
+  const own = cpuMicros(pid);
+  if (own === null) return null;
+  return childrenOf(pid).reduce((sum, child) => sum + (cpuMicros(child) ?? 0), own);
+}
+
+/** The pids whose parent is `pid` (from each /proc/N/stat's fourth field). */
+export function childrenOf(pid: number): number[] {
+  const children: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === pid) children.push(Number(name));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return children;
+}
+
 /** USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK). */
 const CLOCK_TICKS = 100;
 

@@ -6,13 +6,16 @@
  * spread (lowest and highest per-round ratio). Where taskset allows, the servers and this load
  * generator run on different cores (reported in the output; BENCH_PIN=0 turns it off).
  *
- * BENCH_SECONDS sets one run's length (default 3), BENCH_ROUNDS the rounds per scenario (default 5).
+ * BENCH_SECONDS sets one run's length (default 3), BENCH_ROUNDS the rounds per scenario (default 5),
+ * BENCH_PORT the first of the loopback ports it uses (default 18100; the servers take the next three).
  *
  *   --json FILE  also write every figure to FILE
  *   --growth     run the scenarios on a fresh store, seed it at scale (growth.ts), run them again
  *   --explain    seed a store and print the hot-path statements' query plans only (no load)
  *   --storm      authenticated GET p99 alone and during a sign-in storm, against the hasher alone
  *   --floor      the refresh beside the least a refresh can cost on this machine (floor.ts)
+ *   --workers    every scenario on one server process and on SVC_WORKERS=2, with server (and
+ *                PostgreSQL) CPU per request from /proc (workers.ts)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -23,9 +26,12 @@ import { pinCores } from './pinning.js';
 import { explainHotPaths, isSlow, prepareGrowth, seedCounts, SLOW_MS, type Plan } from './growth.js';
 import { runStorm, type StormFigures } from './storm.js';
 import { runFloor, type FloorFigures } from './floor.js';
+import { runWorkers, type WorkersFigures } from './workers.js';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
+/** The bare route's port; the servers take the next few (BENCH_PORT, so two benches can run at once). */
+const PORT = Number(process.env.BENCH_PORT ?? 18_100);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 
 function flag(name: string): boolean {
@@ -166,9 +172,11 @@ async function main(): Promise<void> {
   const explainOnly = flag('--explain');
   const storm = flag('--storm');
   const floor = flag('--floor');
-  const mode = storm ? 'storm' : floor ? 'floor' : explainOnly ? 'explain' : growth ? 'growth' : 'paired';
+  const workers = flag('--workers');
+  const mode = storm ? 'storm' : floor ? 'floor' : workers ? 'workers' : explainOnly ? 'explain' : growth ? 'growth' : 'paired';
 
-  const pinning = pinCores();
+  // Two workers on the one core pinning leaves the servers would measure nothing.
+  const pinning = pinCores(mode === 'workers' || process.env.BENCH_PIN === '0');
   setLaunchPrefix(pinning.serverPrefix);
   process.stdout.write(`${pinning.description}\n`);
 
@@ -176,22 +184,35 @@ async function main(): Promise<void> {
   const plans: Plan[] = [];
   const stormFigures: StormFigures[] = [];
   const floorFigures: FloorFigures[] = [];
-  const bare = mode === 'paired' || mode === 'growth' || mode === 'floor' ? await startBare(18_100) : null;
+  const workersFigures: WorkersFigures[] = [];
+  const bare = mode === 'paired' || mode === 'growth' || mode === 'floor' || mode === 'workers' ? await startBare(PORT) : null;
   // Warm the load generator and the baseline first: both speed up markedly as the JIT settles.
   if (bare) await measure({ url: `${bare.url}/bare`, seconds: 3 });
 
   const list = await stores();
   try {
     for (const store of list) {
+      if (mode === 'workers') {
+        // A database of its own for each server, so neither reads the other's rows.
+        const second = store.pgUrl ? await createScratchDatabase(pgUrlFromEnv()!, 'bench') : null;
+        try {
+          const urls: [string, string] | null = store.pgUrl && second ? [store.pgUrl, second.url] : null;
+          workersFigures.push(await runWorkers(store.name, {}, urls, bare!.url, { seconds: SECONDS, rounds: ROUNDS, ports: [PORT + 1, PORT + 3] }));
+        } finally {
+          await second?.drop();
+          await store.drop?.();
+        }
+        continue;
+      }
       const dataDir = mkdtempSync(join(tmpdir(), 'strongroom-bench-'));
-      let server = await startServer(18_101, store.env, dataDir);
+      let server = await startServer(PORT + 1, store.env, dataDir);
       try {
         if (mode === 'storm') {
           stormFigures.push(await runStorm(server.url, store.name, pinning.serverPrefix, { seconds: SECONDS, rounds: ROUNDS }));
           continue;
         }
         if (mode === 'floor') {
-          floorFigures.push(await runFloor(store.name, server, bare!.url, store.pgUrl ? { FLOOR_PG_URL: store.pgUrl } : {}, { seconds: SECONDS, rounds: ROUNDS }));
+          floorFigures.push(await runFloor(store.name, server, bare!.url, store.pgUrl ? { FLOOR_PG_URL: store.pgUrl } : {}, { seconds: SECONDS, rounds: ROUNDS, port: PORT + 2 }));
           continue;
         }
         if (mode !== 'explain') for (const scenario of SCENARIOS) rows.push(await runScenario(scenario, server.url, bare!.url, store.name, 'fresh'));
@@ -202,7 +223,7 @@ async function main(): Promise<void> {
           if (mode === 'growth') {
             // A new server process on the seeded store, so the grown figures start as cold as the fresh ones did.
             await server.stop();
-            server = await startServer(18_101, store.env, dataDir);
+            server = await startServer(PORT + 1, store.env, dataDir);
             // A fresh access token for the hot account (the one from before seeding may have lapsed).
             const signIn = await api(server.url, 'POST', '/v1/auth/login', { address: grown.hotAddress, password: PASSWORD });
             if (signIn.status !== 200) throw new Error(`hot account sign-in: ${signIn.status} ${JSON.stringify(signIn.body)}`);
@@ -241,6 +262,7 @@ async function main(): Promise<void> {
   if (plans.length > 0) lines.push('', 'query plans of the hot-path statements on the seeded store:', ...planLines(plans));
   for (const s of stormFigures) lines.push('', ...s.lines);
   for (const f of floorFigures) lines.push('', ...f.lines);
+  for (const w of workersFigures) lines.push('', ...w.lines);
   process.stdout.write(lines.join('\n') + '\n');
 
   if (jsonFile) {
@@ -268,6 +290,7 @@ async function main(): Promise<void> {
       ...(plans.length > 0 ? { plans: plans.map((p) => ({ store: p.store, statement: p.name, sql: p.sql, plan: p.plan, full_scan: p.fullScan, ms: p.ms, rows_thrown_away: p.removed, slow: isSlow(p) })) } : {}),
       ...(stormFigures.length > 0 ? { storm: stormFigures.map((s) => s.json) } : {}),
       ...(floorFigures.length > 0 ? { floor: floorFigures.map((f) => f.json) } : {}),
+      ...(workersFigures.length > 0 ? { workers: workersFigures.map((w) => w.json) } : {}),
     };
     writeFileSync(jsonFile, JSON.stringify(doc, null, 2) + '\n');
     process.stdout.write(`figures written to ${jsonFile}\n`);

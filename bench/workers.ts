@@ -1,0 +1,120 @@
+/**
+ * The workers mode (`npm run bench -- --workers`): every scenario against a server with one
+ * process and one with SVC_WORKERS=2, in the same rounds (each round after a bare-route run, the
+ * two servers' order alternating), on each store. Beside the throughput it reports the server's
+ * CPU time per answered request, summed over the primary and every worker (from /proc), and on
+ * PostgreSQL the CPU time of the database's own backends for this database (pg_stat_activity's
+ * pids, from /proc; PostgreSQL's shared background writers are left out), so "requests per
+ * core-second" is a figure a reader can scale to a larger machine.
+ *
+ * The servers are not pinned here: two workers on the one core pinning leaves them would measure
+ * nothing. They share the machine's cores with the load generator, and the output says so.
+ */
+import pg from 'pg';
+import { cpuMicros, measure, median, startServer, treeCpuMicros, type Load } from './lib.js';
+import { SCENARIOS } from './scenarios.js';
+
+export interface WorkersFigures {
+  lines: string[];
+  json: Record<string, unknown>;
+}
+
+/** CPU time of this database's backends, per backend pid, read from /proc. */
+async function backendCpu(client: pg.Client): Promise<Map<number, number>> {
+  const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+  const cpu = new Map<number, number>();
+  for (const { pid } of rows) {
+    const us = cpuMicros(pid);
+    if (us !== null) cpu.set(pid, us);
+  }
+  return cpu;
+}
+
+/** CPU the backends used between two readings (a backend that ended meanwhile is not counted). */
+function backendDelta(before: Map<number, number>, after: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, us] of after) sum += us - (before.get(pid) ?? 0);
+  return sum;
+}
+
+interface Side {
+  workers: number;
+  rps: number[];
+  cpu: number[];
+  dbCpu: number[];
+  p99: number[];
+  non2xx: number;
+}
+
+export async function runWorkers(
+  store: string,
+  env: Record<string, string>,
+  pgUrls: [string, string] | null,
+  bareUrl: string,
+  opts: { seconds: number; rounds: number; ports: [number, number] },
+): Promise<WorkersFigures> {
+  // A paying account may hold 1,000 open upload sessions; the one-account scenario opens more.
+  const common = { SVC_MAX_OPEN_UPLOADS: '100000000' };
+  const one = await startServer(opts.ports[0], { ...common, ...env, ...(pgUrls ? { SVC_DATABASE_URL: pgUrls[0] } : {}) });
+  const two = await startServer(opts.ports[1], { ...common, ...env, ...(pgUrls ? { SVC_DATABASE_URL: pgUrls[1] } : {}) }, undefined, undefined, 2).catch(async (err: unknown) => {
+    await one.stop();
+    throw err;
+  });
+  const clients = pgUrls ? pgUrls.map((url) => new pg.Client({ connectionString: url })) : null;
+  for (const c of clients ?? []) await c.connect();
+  const rows: { scenario: string; sides: Side[] }[] = [];
+  try {
+    for (const scenario of SCENARIOS) {
+      const sides: (Side & { load: Load; pid: number; db: pg.Client | null })[] = [];
+      for (const [i, server] of [one, two].entries()) {
+        const { load } = await scenario.setup(server.url);
+        sides.push({ workers: i + 1, load, pid: server.pid, db: clients?.[i] ?? null, rps: [], cpu: [], dbCpu: [], p99: [], non2xx: 0 });
+      }
+      if (scenario.warm) for (const side of sides) await measure({ ...side.load, seconds: 2 });
+      for (let round = 0; round < opts.rounds; round++) {
+        await measure({ url: `${bareUrl}/bare`, seconds: opts.seconds });
+        for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
+          const before = treeCpuMicros(side.pid);
+          const dbBefore = side.db ? await backendCpu(side.db) : null;
+          const f = await measure({ ...side.load, seconds: opts.seconds });
+          const after = treeCpuMicros(side.pid);
+          const dbAfter = side.db ? await backendCpu(side.db) : null;
+          side.rps.push(f.rps);
+          side.p99.push(f.p99);
+          side.non2xx += f.non2xx + f.errors;
+          if (before !== null && after !== null && f.ok > 0) side.cpu.push((after - before) / f.ok);
+          if (dbBefore && dbAfter && f.ok > 0) side.dbCpu.push(backendDelta(dbBefore, dbAfter) / f.ok);
+        }
+      }
+      rows.push({ scenario: scenario.name, sides });
+    }
+  } finally {
+    for (const c of clients ?? []) await c.end();
+    await Promise.all([one.stop(), two.stop()]);
+  }
+  const us = (xs: number[]) => (xs.length > 0 ? `${median(xs).toFixed(1)} µs` : '–');
+  const perCoreSecond = (xs: number[]) => (xs.length > 0 ? Math.round(1e6 / median(xs)).toLocaleString('en-US') : '–');
+  const lines = [
+    `${store}: one server process against SVC_WORKERS=2, ${opts.rounds} rounds of ${opts.seconds} s, each round after a bare-route run, the order alternating; medians. Servers unpinned, sharing the cores with the load generator. CPU per request: user + system time of the primary and its workers (and of this database's PostgreSQL backends), from /proc, per 2xx answer.`,
+    '',
+    `| scenario | 1 worker req/s | 2 workers req/s | 2 ÷ 1 | server CPU/req, 1 | server CPU/req, 2 | req per server core-second, 1 / 2 |${pgUrls ? ' PostgreSQL CPU/req, 1 / 2 |' : ''} p99 ms, 1 / 2 | non-2xx + errors |`,
+    `|---|---:|---:|---:|---:|---:|---:|${pgUrls ? '---:|' : ''}---:|---:|`,
+    ...rows.map(({ scenario, sides: [a, b] }) => {
+      const ratio = median(b!.rps) / median(a!.rps);
+      return (
+        `| ${scenario} | ${Math.round(median(a!.rps))} | ${Math.round(median(b!.rps))} | ${ratio.toFixed(2)} | ${us(a!.cpu)} | ${us(b!.cpu)} | ${perCoreSecond(a!.cpu)} / ${perCoreSecond(b!.cpu)} |` +
+        `${pgUrls ? ` ${us(a!.dbCpu)} / ${us(b!.dbCpu)} |` : ''} ${median(a!.p99)} / ${median(b!.p99)} | ${a!.non2xx} / ${b!.non2xx} |`
+      );
+    }),
+  ];
+  return {
+    lines,
+    json: {
+      store,
+      rows: rows.map(({ scenario, sides }) => ({
+        scenario,
+        sides: sides.map((s) => ({ workers: s.workers, rps: s.rps, server_cpu_us_per_request: s.cpu, db_cpu_us_per_request: s.dbCpu, p99_ms: s.p99, non_2xx_and_errors: s.non2xx })),
+      })),
+    },
+  };
+}
