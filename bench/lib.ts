@@ -132,6 +132,8 @@ export interface Figures {
   /** Responses with a 2xx status, and the run's length in seconds. */
   ok: number;
   duration: number;
+  /** Answers by status code. */
+  statuses: Record<string, number>;
 }
 
 export interface Load {
@@ -200,7 +202,9 @@ export async function measure(load: Load): Promise<Figures> {
     connections: load.connections ?? 20,
     duration: load.seconds ?? Number(process.env.BENCH_SECONDS ?? 5),
   });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx, ok: result['2xx'], duration: result.duration };
+  const stats = (result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {};
+  const statuses = Object.fromEntries(Object.entries(stats).map(([code, { count }]) => [code, count]));
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx, ok: result['2xx'], duration: result.duration, statuses };
 }
 
 export async function api(url: string, method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }> {

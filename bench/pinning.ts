@@ -32,10 +32,10 @@ function allowedCores(): number[] | null {
   }
 }
 
-export function pinCores(disabled = process.env.BENCH_PIN === '0'): Pinning {
+export function pinCores(disabled = process.env.BENCH_PIN === '0', why = 'BENCH_PIN=0'): Pinning {
   const cores = allowedCores();
   const all = cores?.join(',') ?? 'all';
-  if (disabled) return { serverPrefix: [], serverCores: all, description: 'pinning: off (BENCH_PIN=0)' };
+  if (disabled) return { serverPrefix: [], serverCores: all, description: `pinning: off (${why})` };
   if (cores === null) return { serverPrefix: [], serverCores: all, description: 'pinning: none (taskset not found; install util-linux to pin)' };
   if (cores.length < 2) return { serverPrefix: [], serverCores: all, description: `pinning: none (only core ${all} allowed to this process)` };
   const generator = cores[0]!;

@@ -14,6 +14,8 @@
  *   --explain    seed a store and print the hot-path statements' query plans only (no load)
  *   --storm      authenticated GET p99 alone and during a sign-in storm, against the hasher alone
  *   --floor      the refresh beside the least a refresh can cost on this machine (floor.ts)
+ *   --peers      sign-in, session read and refresh beside better-auth and a naive jose + one-row
+ *                server, as ratios to ours (peers.ts)
  *   --workers    every scenario on one server process and on SVC_WORKERS=2, with server (and
  *                PostgreSQL) CPU per request from /proc (workers.ts)
  */
@@ -27,6 +29,7 @@ import { explainHotPaths, isSlow, prepareGrowth, seedCounts, SLOW_MS, type Plan 
 import { runStorm, type StormFigures } from './storm.js';
 import { runFloor, type FloorFigures } from './floor.js';
 import { runWorkers, type WorkersFigures } from './workers.js';
+import { runPeers, type PeersFigures } from './peers.js';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -173,10 +176,11 @@ async function main(): Promise<void> {
   const storm = flag('--storm');
   const floor = flag('--floor');
   const workers = flag('--workers');
-  const mode = storm ? 'storm' : floor ? 'floor' : workers ? 'workers' : explainOnly ? 'explain' : growth ? 'growth' : 'paired';
+  const peers = flag('--peers');
+  const mode = storm ? 'storm' : floor ? 'floor' : workers ? 'workers' : peers ? 'peers' : explainOnly ? 'explain' : growth ? 'growth' : 'paired';
 
   // Two workers on the one core pinning leaves the servers would measure nothing.
-  const pinning = pinCores(mode === 'workers' || process.env.BENCH_PIN === '0');
+  const pinning = mode === 'workers' ? pinCores(true, 'the workers mode: servers, load generator and bare route share every core') : pinCores();
   setLaunchPrefix(pinning.serverPrefix);
   process.stdout.write(`${pinning.description}\n`);
 
@@ -185,7 +189,8 @@ async function main(): Promise<void> {
   const stormFigures: StormFigures[] = [];
   const floorFigures: FloorFigures[] = [];
   const workersFigures: WorkersFigures[] = [];
-  const bare = mode === 'paired' || mode === 'growth' || mode === 'floor' || mode === 'workers' ? await startBare(PORT) : null;
+  const peersFigures: PeersFigures[] = [];
+  const bare = mode === 'paired' || mode === 'growth' || mode === 'floor' || mode === 'workers' || mode === 'peers' ? await startBare(PORT) : null;
   // Warm the load generator and the baseline first: both speed up markedly as the JIT settles.
   if (bare) await measure({ url: `${bare.url}/bare`, seconds: 3 });
 
@@ -209,6 +214,17 @@ async function main(): Promise<void> {
       try {
         if (mode === 'storm') {
           stormFigures.push(await runStorm(server.url, store.name, pinning.serverPrefix, { seconds: SECONDS, rounds: ROUNDS }));
+          continue;
+        }
+        if (mode === 'peers') {
+          // On PostgreSQL each peer gets a scratch database of its own on the same server.
+          const scratch = store.pgUrl ? [await createScratchDatabase(pgUrlFromEnv()!, 'peer'), await createScratchDatabase(pgUrlFromEnv()!, 'peer')] : null;
+          try {
+            const urls: [string, string] | null = scratch ? [scratch[0]!.url, scratch[1]!.url] : null;
+            peersFigures.push(await runPeers(store.name, server, bare!.url, urls, { seconds: SECONDS, rounds: ROUNDS, ports: [PORT + 2, PORT + 3] }));
+          } finally {
+            for (const d of scratch ?? []) await d.drop();
+          }
           continue;
         }
         if (mode === 'floor') {
@@ -263,6 +279,7 @@ async function main(): Promise<void> {
   for (const s of stormFigures) lines.push('', ...s.lines);
   for (const f of floorFigures) lines.push('', ...f.lines);
   for (const w of workersFigures) lines.push('', ...w.lines);
+  for (const p of peersFigures) lines.push('', ...p.lines);
   process.stdout.write(lines.join('\n') + '\n');
 
   if (jsonFile) {
@@ -291,6 +308,7 @@ async function main(): Promise<void> {
       ...(stormFigures.length > 0 ? { storm: stormFigures.map((s) => s.json) } : {}),
       ...(floorFigures.length > 0 ? { floor: floorFigures.map((f) => f.json) } : {}),
       ...(workersFigures.length > 0 ? { workers: workersFigures.map((w) => w.json) } : {}),
+      ...(peersFigures.length > 0 ? { peers: peersFigures.map((p) => p.json) } : {}),
     };
     writeFileSync(jsonFile, JSON.stringify(doc, null, 2) + '\n');
     process.stdout.write(`figures written to ${jsonFile}\n`);

@@ -4,6 +4,13 @@
  * then the sign-ins alone, then the hasher alone in a process on the server's cores. The medians answer two questions:
  * does the GET's p99 stay within 2x of its p99 alone, and do sign-ins reach 80 % of what the hasher
  * does by itself on the same cores.
+ *
+ * Then the flood (issue 32, item 7: an outside tester's 300 concurrent sign-ins): in each round,
+ * 300 connections sign in as fast as they are answered while one legitimate client signs in, one
+ * request at a time, and the authenticated GET runs beside them. It reports the legitimate
+ * sign-in's p50/p99 (every answer it got, 503s included) and how many of its tries were shed, the
+ * flood's answers by status (503 error.server.busy is the shed count), and the GET's p99 and
+ * failures (nothing but sign-ins may be refused).
  */
 import { measure, PASSWORD, register, spawnNode, VERSION, type Figures, median } from './lib.js';
 
@@ -13,6 +20,7 @@ export interface StormFigures {
 }
 
 const SIGN_IN_CLIENTS = 20;
+const FLOOD_CLIENTS = 300;
 
 /** argon2id verifications per second in a process of its own on the server's cores. */
 async function hasherAlone(seconds: number): Promise<number> {
@@ -54,6 +62,17 @@ export async function runStorm(url: string, store: string, serverPrefix: string[
   };
   await measure({ ...get, seconds: 2 });
 
+  const legitimate = `bench-storm-legit-${stamp}@example.org`;
+  await register(url, legitimate);
+  const legitSignIn = {
+    url: `${url}/v1/auth/login`,
+    method: 'POST' as const,
+    connections: 1,
+    headers: { 'content-type': 'application/json', 'x-svc-protocol': VERSION },
+    body: JSON.stringify({ address: legitimate, password: PASSWORD }),
+  };
+  const legitAlone = await measure({ ...legitSignIn, seconds: opts.seconds });
+
   const rounds: { alone: Figures; during: Figures; storm: Figures; signInsAlone: Figures; hasher: number }[] = [];
   for (let i = 0; i < opts.rounds; i++) {
     const alone = await measure({ ...get, seconds: opts.seconds });
@@ -62,6 +81,25 @@ export async function runStorm(url: string, store: string, serverPrefix: string[
     const hasher = await hasherAlone(opts.seconds);
     rounds.push({ alone, during, storm, signInsAlone, hasher });
   }
+  const floods: { flood: Figures; legit: Figures; get: Figures }[] = [];
+  for (let i = 0; i < opts.rounds; i++) {
+    const [flood, legit, get_] = await Promise.all([
+      measure({ ...signIns, connections: FLOOD_CLIENTS, seconds: opts.seconds }),
+      measure({ ...legitSignIn, seconds: opts.seconds }),
+      measure({ ...get, connections: 5, seconds: opts.seconds }),
+    ]);
+    floods.push({ flood, legit, get: get_ });
+    // Let the queue drain before the next round: a flood's leftovers are not the next round's load.
+    await new Promise((r) => setTimeout(r, 2_000));
+  }
+  const sum = (xs: number[]) => xs.reduce((a, b) => a + b, 0);
+  const shed = (f: Figures) => f.statuses['503'] ?? 0;
+  const floodShed = sum(floods.map((f) => shed(f.flood)));
+  const floodAnswered = sum(floods.map((f) => f.flood.ok));
+  const legitTries = sum(floods.map((f) => f.legit.ok + f.legit.non2xx));
+  const legitShed = sum(floods.map((f) => shed(f.legit)));
+  const floodOther = sum(floods.map((f) => f.flood.non2xx - shed(f.flood) + f.flood.errors));
+  const getFailures = sum(floods.map((f) => f.get.non2xx + f.get.errors));
   const p99Alone = median(rounds.map((r) => r.alone.p99));
   const p99During = median(rounds.map((r) => r.during.p99));
   const signInRate = median(rounds.map((r) => r.storm.ok / r.storm.duration));
@@ -85,6 +123,16 @@ export async function runStorm(url: string, store: string, serverPrefix: string[
     `| sign-ins alone ÷ hasher alone | ${(aloneShare * 100).toFixed(1)} % | >= 80 %${aloneShare < 0.8 ? ' MISSED' : ''} |`,
     `| sign-ins during the storm ÷ hasher alone | ${(hashShare * 100).toFixed(1)} % | >= 80 %${hashShare < 0.8 ? ' MISSED' : ''} |`,
     `| errors and non-2xx (all loads) | ${failures} | 0 |`,
+    '',
+    `sign-in flood on ${store}: ${opts.rounds} rounds of ${opts.seconds} s, ${FLOOD_CLIENTS} connections signing in, one legitimate client signing in one request at a time, the authenticated GET on 5 connections; medians of the rounds`,
+    '| figure | value |',
+    '|---|---:|',
+    `| legitimate sign-in alone: p50 / p99 | ${legitAlone.p50} / ${legitAlone.p99} ms |`,
+    `| legitimate sign-in during the flood: p50 / p99 (every answer, 503s included) | ${median(floods.map((f) => f.legit.p50))} / ${median(floods.map((f) => f.legit.p99))} ms |`,
+    `| legitimate sign-ins shed (503 error.server.busy) / tries | ${legitShed} / ${legitTries} |`,
+    `| flood sign-ins answered 200 / shed 503 / anything else | ${floodAnswered} / ${floodShed} / ${floodOther} |`,
+    `| GET /v1/auth/profile p99 alone / during the flood | ${p99Alone} / ${median(floods.map((f) => f.get.p99))} ms |`,
+    `| GET /v1/auth/profile refused or failed during the flood | ${getFailures} (target 0) |`,
   ];
   return {
     lines,
@@ -99,6 +147,17 @@ export async function runStorm(url: string, store: string, serverPrefix: string[
       sign_in_share_of_hasher: hashShare,
       sign_in_alone_share_of_hasher: aloneShare,
       failures,
+      flood: {
+        clients: FLOOD_CLIENTS,
+        legit_alone: { p50_ms: legitAlone.p50, p99_ms: legitAlone.p99 },
+        legit_shed: legitShed,
+        legit_tries: legitTries,
+        flood_answered: floodAnswered,
+        flood_shed: floodShed,
+        flood_other: floodOther,
+        get_failures: getFailures,
+        rounds: floods.map((f) => ({ legit_p50_ms: f.legit.p50, legit_p99_ms: f.legit.p99, legit_statuses: f.legit.statuses, flood_statuses: f.flood.statuses, get_p99_ms: f.get.p99 })),
+      },
       rounds: rounds.map((r) => ({
         get_alone: { rps: r.alone.rps, p50_ms: r.alone.p50, p99_ms: r.alone.p99 },
         get_during: { rps: r.during.rps, p50_ms: r.during.p50, p99_ms: r.during.p99 },

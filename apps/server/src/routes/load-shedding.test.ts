@@ -78,4 +78,32 @@ describe('sign-in load shedding', () => {
     // Once the queue drains, everything works again.
     expect((await call(s.app, 'POST', '/v1/auth/register', { body: { address: 'shed@example.org', password: PASSWORD } })).status).toBe(200);
   });
+
+  it('during a flood that fills the queue, authenticated requests are answered without waiting for a hash, and none is refused', async () => {
+    const hasher = new SlowHasher();
+    s = await testServer({ SVC_HASH_QUEUE: '4' }, { hasher });
+    const u = await registerUser(s.app);
+    hasher.slow = true;
+    // The flood: more sign-ins than may run and wait together.
+    const flood = Array.from({ length: 40 }, () => call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } }));
+    await until(() => hasher.held.length >= 1);
+    await new Promise((r) => setTimeout(r, 100));
+    // Full: the next sign-in is shed at once.
+    expect(busy(await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } }))).toBe(true);
+    const held = hasher.held.length;
+    const calls = hasher.calls;
+    // Every hash is still held, so each of these was answered without waiting behind one.
+    const answered = await Promise.all([
+      call(s.app, 'GET', '/v1/auth/profile', { token: u.access_token }),
+      call(s.app, 'PATCH', '/v1/auth/profile', { token: u.access_token, body: { display_name: 'During the flood' } }),
+      call(s.app, 'GET', '/v1/auth/sessions', { token: u.access_token }),
+      call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: u.session_token } }),
+      call(s.app, 'GET', '/quota', { token: u.access_token }),
+    ]);
+    expect(answered.map((r) => r.status)).toEqual([200, 200, 200, 200, 200]);
+    expect({ held: hasher.held.length, calls: hasher.calls }).toEqual({ held, calls });
+    hasher.release();
+    const floodReplies = await Promise.all(flood);
+    expect(floodReplies.every((r) => r.status === 200 || busy(r))).toBe(true);
+  });
 });
