@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,11 +39,13 @@ interface Cluster {
   nextRequestLine(): Promise<LogLine>;
   readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
   stderr(): string;
+  /** The primary's `worker.exited` lines so far. */
+  readonly exits: LogLine[];
 }
 
-async function startCluster(env: Record<string, string>): Promise<Cluster> {
+async function startCluster(env: Record<string, string>, nodeArgs: string[] = []): Promise<Cluster> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sr-workers-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'apps/server/src/main.ts'], {
     cwd: ROOT,
     env: {
       ...process.env,
@@ -62,6 +64,7 @@ async function startCluster(env: Record<string, string>): Promise<Cluster> {
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
   void exited.then(() => rmSync(dataDir, { recursive: true, force: true }));
   const workers = new Map<number, number>();
+  const exits: LogLine[] = [];
   const requestLines: LogLine[] = [];
   const waiting: ((line: LogLine) => void)[] = [];
   let port = 0;
@@ -75,6 +78,7 @@ async function startCluster(env: Record<string, string>): Promise<Cluster> {
       } catch {
         return;
       }
+      if (line.event === 'worker.exited') exits.push(line);
       if (line.event === 'http.request') {
         const waiter = waiting.shift();
         if (waiter) waiter(line);
@@ -95,6 +99,7 @@ async function startCluster(env: Record<string, string>): Promise<Cluster> {
     child,
     workers,
     exited,
+    exits,
     stderr: () => stderr,
     nextRequestLine: () => {
       const line = requestLines.shift();
@@ -238,8 +243,38 @@ describe('SVC_WORKERS=2: a worker that dies', { timeout: 60_000 }, () => {
       const { code } = await c.exited;
       expect(code).toBe(1);
       expect(alive(second)).toBe(false);
+      // The other one was asked to drain, and did: a clean exit, not a kill.
+      expect(c.exits.find((e) => e.pid === second)).toMatchObject({ code: 0, signal: null });
     } finally {
       if (c.child.exitCode === null) c.child.kill('SIGKILL');
+    }
+  }, 90_000);
+});
+
+describe('SVC_WORKERS=2: a worker whose fsync fails', { timeout: 60_000 }, () => {
+  it('takes the whole server down with 74: the other worker is killed, not closed cleanly', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sr-workers-fsync-'));
+    const flag = join(dir, 'fail-fsync');
+    // Workers inherit the primary's node flags, the failing fsync among them.
+    const c = await startCluster({ SR_FAULT_FSYNC_FLAG: flag }, ['--import', './apps/server/src/fault/failing-fsync.ts']);
+    try {
+      const registered = await send(c, 'POST', '/v1/auth/register', { body: { address: `fsync-${randomBytes(3).toString('hex')}@example.org`, password: PASSWORD } });
+      expect(registered.status).toBe(200);
+      writeFileSync(flag, '');
+      // A durable write on either worker now fails its fsync; nothing is acknowledged.
+      const during = await send(c, 'POST', '/v1/auth/refresh', { body: { session_token: registered.body.session_token } }).catch((e: Error) => e);
+      if (!(during instanceof Error)) expect(during.status).toBe(503);
+      const pids = [...c.workers.values()];
+      expect(await c.exited).toEqual({ code: 74, signal: null });
+      expect(pids.filter(alive)).toEqual([]);
+      // One worker lost durability and exited 74; the primary killed the other outright.
+      expect(c.exits.map((e) => ({ code: e.code, signal: e.signal })).sort((a, b) => String(a.code).localeCompare(String(b.code)))).toEqual([
+        { code: 74, signal: null },
+        { code: null, signal: 'SIGKILL' },
+      ]);
+    } finally {
+      if (c.child.exitCode === null) c.child.kill('SIGKILL');
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 90_000);
 });

@@ -45,13 +45,15 @@ export function superviseWorkers(count: number, logger: Logger): void {
   cluster.on('exit', (worker, code, signal) => {
     workers.delete(worker);
     const own = code ?? 1;
+    const exited = { worker: worker.id, pid: worker.process.pid, code, signal };
     if (status === null) {
-      logger.error('worker.exited', { worker: worker.id, pid: worker.process.pid, code, signal });
+      logger.error('worker.exited', exited);
       status = own === 0 ? 1 : own;
       if (own === DURABILITY_LOST_EXIT) for (const other of workers) other.process.kill('SIGKILL');
       else for (const other of workers) tell(other, { type: 'stop', signal: 'worker_exit' });
-    } else if (status === 0 && own !== 0 && signal === null) {
-      status = own;
+    } else {
+      logger.info('worker.exited', exited);
+      if (status === 0 && own !== 0 && signal === null) status = own;
     }
     if (workers.size === 0) process.exit(status);
   });
