@@ -18,6 +18,23 @@ export interface PeersFigures {
 }
 
 const ACCOUNTS = 20;
+/**
+ * Sign-ins in flight at once, per implementation. A password hash takes a large part of a second on
+ * a loaded core: with many more in flight than hashers, a short run would see no answer at all, and
+ * the backlog would run on into the next measurement.
+ */
+const SIGN_IN_CONNECTIONS = 4;
+
+/** Waits (at most 30 s) until a process uses less than a tenth of a core: what it still had queued is done. */
+async function quiet(pid: number): Promise<void> {
+  let last = cpuMicros(pid);
+  for (let i = 0; i < 120 && last !== null; i++) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = cpuMicros(pid)!;
+    if (now - last < 25_000) return;
+    last = now;
+  }
+}
 type Impl = 'ours' | 'better-auth' | 'naive';
 type Operation = 'sign-in' | 'session read' | 'refresh';
 const IMPLS: Impl[] = ['ours', 'better-auth', 'naive'];
@@ -36,7 +53,7 @@ function signIns(url: string, path: string, body: (address: string) => unknown, 
   let next = 0;
   return {
     url: `${url}${path}`,
-    connections: ACCOUNTS,
+    connections: SIGN_IN_CONNECTIONS,
     requests: [
       {
         method: 'POST',
@@ -68,8 +85,10 @@ async function oursLoads(url: string): Promise<Record<Operation, Load>> {
 
 async function betterAuthLoads(url: string): Promise<Record<Operation, Load>> {
   const email = (i: string | number) => `peers-${i}@example.org`;
-  for (let i = 0; i < ACCOUNTS; i++) await post(`${url}/api/auth/sign-up/email`, { email: email(i), password: PASSWORD, name: `peer ${i}` });
-  const signedIn = await post(`${url}/api/auth/sign-in/email`, { email: email(0), password: PASSWORD });
+  // Its CSRF check wants the page's origin on a POST from a fetch, as a browser on that origin sends.
+  const origin = { origin: url };
+  for (let i = 0; i < ACCOUNTS; i++) await post(`${url}/api/auth/sign-up/email`, { email: email(i), password: PASSWORD, name: `peer ${i}` }, origin);
+  const signedIn = await post(`${url}/api/auth/sign-in/email`, { email: email(0), password: PASSWORD }, origin);
   // The session cookie alone (its signed value), as a browser would send it back.
   const cookie = signedIn.headers
     .getSetCookie()
@@ -82,7 +101,7 @@ async function betterAuthLoads(url: string): Promise<Record<Operation, Load>> {
     if (r.status !== 200 || (await r.text()) === 'null') throw new Error(`better-auth ${path}: ${r.status}`);
   }
   return {
-    'sign-in': signIns(url, '/api/auth/sign-in/email', (i) => ({ email: email(i), password: PASSWORD })),
+    'sign-in': signIns(url, '/api/auth/sign-in/email', (i) => ({ email: email(i), password: PASSWORD }), origin),
     'session read': { url: `${url}/api/auth/get-session`, headers: { cookie } },
     refresh: { url: `${url}/api/auth/token`, headers: { cookie } },
   };
@@ -129,15 +148,17 @@ export async function runPeers(
     };
     const cells = new Map<string, Cell>();
     const cell = (impl: Impl, op: Operation) => cells.get(`${impl}|${op}`) ?? cells.set(`${impl}|${op}`, { rps: [], ratio: [], cpu: [], failures: 0 }).get(`${impl}|${op}`)!;
-    for (const impl of IMPLS) for (const op of OPERATIONS) await measure({ ...servers[impl].loads[op], seconds: 1 });
+    for (const impl of IMPLS) for (const op of OPERATIONS) await measure({ ...servers[impl].loads[op], seconds: op === 'sign-in' ? 3 : 1 });
     for (let round = 0; round < opts.rounds; round++) {
       await measure({ url: `${bareUrl}/bare`, seconds: opts.seconds });
       const order = [...IMPLS.slice(round % IMPLS.length), ...IMPLS.slice(0, round % IMPLS.length)];
       for (const op of OPERATIONS) {
         const got = new Map<Impl, number>();
         for (const impl of order) {
+          await quiet(servers[impl].pid);
           const before = cpuMicros(servers[impl].pid);
-          const f = await measure({ ...servers[impl].loads[op], seconds: opts.seconds });
+          const f = await measure({ ...servers[impl].loads[op], seconds: op === 'sign-in' ? Math.max(10, opts.seconds * 3) : opts.seconds });
+          // CPU over the window alone, divided by what the window answered: the steady-state cost.
           const after = cpuMicros(servers[impl].pid);
           const c = cell(impl, op);
           // Only answered requests count: a peer's refusals are not throughput.
@@ -152,7 +173,7 @@ export async function runPeers(
     }
     const fmt = (n: number) => (n >= 100 ? Math.round(n).toLocaleString('en-US') : n.toFixed(1));
     const lines = [
-      `${store}: sign-in, session read and refresh on ours, better-auth and a naive jose + one-row server, ${opts.rounds} rounds of ${opts.seconds} s, each round after a bare-route run; medians. Ratio = the peer's 2xx/s over ours in the same round. CPU: the server process's user + system time per 2xx answer (/proc); per core-second = 1 s ÷ that.`,
+      `${store}: sign-in, session read and refresh on ours, better-auth and a naive jose + one-row server, ${opts.rounds} rounds of ${opts.seconds} s, each round after a bare-route run; medians. Ratio = the peer's 2xx/s over ours in the same round. CPU: the server process's user + system time per 2xx answer (/proc); per core-second = 1 s ÷ that. Sign-ins: ${SIGN_IN_CONNECTIONS} connections, runs of ${Math.max(10, opts.seconds * 3)} s; each measurement starts once the process is idle again.`,
       '',
       '| operation | implementation | route | 2xx/s | ratio to ours (spread) | CPU per request | per core-second | non-2xx + errors |',
       '|---|---|---|---:|---:|---:|---:|---:|',
