@@ -6,12 +6,14 @@
  * does by itself on the same cores.
  *
  * Then the flood (issue 32, item 7: an outside tester's 300 concurrent sign-ins): in each round,
- * 300 connections sign in as fast as they are answered while one legitimate client signs in, one
+ * 300 connections (from a process of their own, flood.ts, on the load generator's core; they
+ * ignore Retry-After, as a flood does) sign in as fast as they are answered while one legitimate client signs in, one
  * request at a time, and the authenticated GET runs beside them. It reports the legitimate
  * sign-in's p50/p99 (every answer it got, 503s included) and how many of its tries were shed, the
  * flood's answers by status (503 error.server.busy is the shed count), and the GET's p99 and
  * failures (nothing but sign-ins may be refused).
  */
+import { spawn } from 'node:child_process';
 import { measure, PASSWORD, register, spawnNode, VERSION, type Figures, median } from './lib.js';
 
 export interface StormFigures {
@@ -35,6 +37,20 @@ async function hasherAlone(seconds: number): Promise<number> {
   if (code !== 0) throw new Error(`hasher-alone exited with ${code}`);
   const r = JSON.parse(out.trim().split('\n').pop()!) as { verifies: number; seconds: number };
   return r.verifies / r.seconds;
+}
+
+/** The flood, from a process of its own on the load generator's core (see flood.ts). */
+async function floodFrom(url: string, addresses: string[], seconds: number): Promise<Figures> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/flood.ts'], {
+    cwd: new URL('..', import.meta.url).pathname,
+    env: { ...process.env, FLOOD_URL: url, FLOOD_ADDRESSES: JSON.stringify(addresses), FLOOD_CONNECTIONS: String(FLOOD_CLIENTS), FLOOD_SECONDS: String(seconds) },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`flood exited with ${code}`);
+  return JSON.parse(out.trim().split('\n').pop()!) as Figures;
 }
 
 export async function runStorm(url: string, store: string, serverPrefix: string[], opts: { seconds: number; rounds: number }): Promise<StormFigures> {
@@ -84,7 +100,7 @@ export async function runStorm(url: string, store: string, serverPrefix: string[
   const floods: { flood: Figures; legit: Figures; get: Figures }[] = [];
   for (let i = 0; i < opts.rounds; i++) {
     const [flood, legit, get_] = await Promise.all([
-      measure({ ...signIns, connections: FLOOD_CLIENTS, seconds: opts.seconds }),
+      floodFrom(url, addresses, opts.seconds),
       measure({ ...legitSignIn, seconds: opts.seconds }),
       measure({ ...get, connections: 5, seconds: opts.seconds }),
     ]);
