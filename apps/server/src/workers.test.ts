@@ -147,20 +147,17 @@ const alive = (pid: number): boolean => {
   }
 };
 
-const stores: [string, () => Promise<{ env: Record<string, string>; drop(): Promise<void> }>][] = [
-  ['SQLite (one database file, WAL)', async () => ({ env: {}, drop: async () => undefined })],
-  ...(PG_URL
-    ? ([
-        [
-          'PostgreSQL',
-          async () => {
-            const db: ScratchDatabase = await createScratchDatabase(PG_URL, 'workers');
-            return { env: { SVC_DATABASE_URL: db.url }, drop: () => db.drop() };
-          },
-        ],
-      ] as const)
-    : []),
-];
+type OpenStore = () => Promise<{ env: Record<string, string>; drop(): Promise<void> }>;
+const stores: [string, OpenStore][] = [['SQLite (one database file, WAL)', async () => ({ env: {}, drop: async () => undefined })]];
+if (PG_URL) {
+  stores.push([
+    'PostgreSQL',
+    async () => {
+      const db: ScratchDatabase = await createScratchDatabase(PG_URL, 'workers');
+      return { env: { SVC_DATABASE_URL: db.url }, drop: () => db.drop() };
+    },
+  ]);
+}
 if (!PG_URL) console.warn('workers.test.ts: PostgreSQL case SKIPPED: PG_URL is not set.');
 
 describe.each(stores)('SVC_WORKERS=2 on %s', { timeout: 60_000 }, (_name, open) => {
