@@ -74,12 +74,15 @@ export async function startServer(
   const logFd = logFile ? openSync(logFile, 'a') : null;
   const child = spawnNode(['--import', 'tsx', 'apps/server/src/main.ts'], {
     cwd: root,
+    // The upload scenarios open sessions on one account for seconds without finishing them: the
+    // per-payer cap on open sessions (SVC_MAX_OPEN_UPLOADS, default 1,000) would refuse the rest.
     env: {
       ...process.env,
       PORT: String(port),
       HOST: '127.0.0.1',
       SVC_DATA_DIR: dataDir,
       SVC_BASE_URL: `http://127.0.0.1:${port}`,
+      SVC_MAX_OPEN_UPLOADS: '1000000000',
       ...(workers > 1 ? { SVC_WORKERS: String(workers) } : {}),
       ...env,
     },
