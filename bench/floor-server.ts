@@ -25,9 +25,8 @@ import pg from 'pg';
 import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { groupCommitOf, readBatchOf } from '@strongroom/adapters-sqlite';
-import { StatementBatch } from '@strongroom/adapters-pg';
 import { platformEd25519Signer } from '@strongroom/adapters-node';
-import { arrivalsOf, BATCH_HOLD_MS } from '@strongroom/sql-common';
+import { BATCH_HOLD_MS, loadOf, StatementBatch } from '@strongroom/sql-common';
 import { JSON_LIMIT, readLimited } from '../apps/server/src/http/request.js';
 
 const FLOOR_TOKEN = process.env.FLOOR_TOKEN ?? 'floor-session-token';
@@ -100,7 +99,7 @@ async function pgFloor(url: string): Promise<FloorStore> {
   // Each store call of a turn joins one statement, held while the process is busy, as the server's.
   // A write batch runs alone, as the server's do: two in flight would lock the same rows in no set order.
   const batch = <I, O>(exec: (inputs: readonly I[]) => Promise<readonly O[]>, maxInFlight = Infinity) =>
-    new StatementBatch<I, O>(exec, { arrivals: arrivalsOf(pool), holdMs: BATCH_HOLD_MS, maxInFlight });
+    new StatementBatch<I, O>(exec, { load: loadOf(pool), holdMs: BATCH_HOLD_MS, maxInFlight });
   const byHash = batch<Buffer, Session | undefined>(async (hashes) => {
     const r = await pool.query({ name: 'floor_by_hash', text: 'SELECT id, account, token_hash FROM floor_sessions WHERE token_hash = ANY($1)', values: [hashes] });
     return hashes.map((h) => r.rows.find((row) => (row.token_hash as Buffer).equals(h)));

@@ -10,6 +10,10 @@ describe('readConfig', () => {
     const c = readConfig({ SVC_SESSION_IDLE_S: '60', SVC_SESSION_MAX_S: '120', SVC_QUOTA_SOFT_BYTES: '10', SVC_QUOTA_HARD_BYTES: '', SVC_PROTOCOL_MIN: '2026-01-01', SVC_BASE_URL: 'https://photos.example.org/' });
     expect(c).toMatchObject({ sessionIdleMs: 60_000, sessionMaxMs: 120_000, quotaSoftBytes: 10, quotaHardBytes: null, protocolMin: '2026-01-01', baseUrl: 'https://photos.example.org' });
   });
+  it('bounds each store queue at SVC_STORE_QUEUE calls (default 1,024)', () => {
+    expect(readConfig({})).toMatchObject({ storeQueue: 1024 });
+    expect(readConfig({ SVC_STORE_QUEUE: '16' })).toMatchObject({ storeQueue: 16 });
+  });
   it('derives the soft limit from the hard one when only the hard one is set', () => {
     expect(readConfig({})).toMatchObject({ quotaHardBytes: 10 * 1024 ** 3, quotaSoftBytes: 8 * 1024 ** 3 });
     expect(readConfig({ SVC_QUOTA_HARD_BYTES: '1000' })).toMatchObject({ quotaHardBytes: 1000, quotaSoftBytes: 800 });
@@ -28,6 +32,7 @@ describe('readConfig', () => {
       ['PORT', 'eighty'],
       ['SVC_DATABASE_URL', 'mysql://x'],
       ['SVC_DROP_TTL_S', '0'],
+      ['SVC_STORE_QUEUE', '0'],
       ['SVC_FEDERATED_BUDGET_PCT', '101'],
       ['SVC_FEDERATED_BUDGET_PCT', '2.5'],
     ] as const) {

@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
 import { DEFAULT_HASH_QUEUE, DEFAULT_QUOTA_POLICY, fromBase64url, isProtocolVersion } from '@strongroom/core';
+import { DEFAULT_QUEUE_BOUND } from '@strongroom/adapters-sqlite';
 
 /** Everything the server reads from its environment, validated once at start. */
 export interface Config {
@@ -65,6 +66,8 @@ export interface Config {
    * run on). Above 1 a primary process migrates and prepares keys once, then forks them.
    */
   readonly workers: number;
+  /** Calls each of the stores' batch queues may hold before a request answers 503 error.server.busy (SVC_STORE_QUEUE). */
+  readonly storeQueue: number;
   /** `SVC_FEDERATION_TIMEOUT_S`: how long a request to a peer may take (default 5 s). */
   readonly federationTimeoutMs: number;
   /** `SVC_FEDERATION_REVOKED_CACHE_S`: how long a peer's revoked-jti record is trusted (1 to 60 s, default 60). */
@@ -428,6 +431,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     federationRate: wholeNumber(env, 'SVC_FEDERATION_RATE', 600, 1, 1_000_000),
     hashQueue: wholeNumber(env, 'SVC_HASH_QUEUE', DEFAULT_HASH_QUEUE, 0, 1_000_000),
     workers: env.SVC_WORKERS === 'auto' ? availableParallelism() : wholeNumber(env, 'SVC_WORKERS', 1, 1, 256),
+    storeQueue: wholeNumber(env, 'SVC_STORE_QUEUE', DEFAULT_QUEUE_BOUND, 1, 1_000_000),
     federationTimeoutMs: wholeNumber(env, 'SVC_FEDERATION_TIMEOUT_S', 5, 1, 300) * 1000,
     federationRevokedCacheMs: wholeNumber(env, 'SVC_FEDERATION_REVOKED_CACHE_S', 60, 1, 60) * 1000,
     backup: backupSchedule(env),

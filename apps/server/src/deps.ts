@@ -157,7 +157,7 @@ export async function openStores(config: Config): Promise<Stores> {
     // Several stateless processes may share this database; every port call goes to it (no cache).
     const pg = await openPgDatabase(config.databaseUrl, { queryTimeoutMs: config.database.statementMs, connectTimeoutMs: config.database.connectMs });
     return {
-      ...createPgPorts(pg.db),
+      ...createPgPorts(pg.db, { queueBound: config.storeQueue }),
       blobs,
       close: async () => {
         closeBlobs();
@@ -169,7 +169,7 @@ export async function openStores(config: Config): Promise<Stores> {
   const commits = groupCommitOf(db);
   const durability: DurabilityWatch = { lost: () => commits.broken, onLost: (listener) => commits.onBroken(listener) };
   return {
-    ...createSqlitePorts(db),
+    ...createSqlitePorts(db, { queueBound: config.storeQueue }),
     blobs,
     durability,
     close: async () => {

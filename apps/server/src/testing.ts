@@ -21,6 +21,8 @@ export interface TestServer {
   deps: AppDeps;
   clock: FakeClock;
   logger: MemoryLogger;
+  /** Connections the server holds open now (a test that opens many waits until all are accepted). */
+  connections(): Promise<number>;
   /** Makes every store call fail like an unreachable database, until mend(). */
   breakStore(): void;
   mendStore(): void;
@@ -41,17 +43,18 @@ export async function testServer(env: Record<string, string> = {}, platform: Par
   const clock = new FakeClock();
   const logger = new MemoryLogger();
   const db = openSqliteDatabase(':memory:');
-  const ports = createSqlitePorts(db);
+  const ports = createSqlitePorts(db, { queueBound: config.storeQueue });
   const accounts = breakable(ports.accounts);
   const totp = breakable(ports.totp);
   const schema = breakable(ports.schema);
   const stores: Stores = { ...ports, accounts: accounts.port, totp: totp.port, schema: schema.port, blobs: options.blobs ?? new MemoryBlobStore(), close: async () => void db.close() };
   const deps = await buildDeps(config, stores, { clock, random: new SeededRandom(testSeed()), logger, hasher: new Argon2Hasher(), ...platform });
   const app = createApp(deps);
-  const { baseUrl, close } = await listen(app);
+  const { baseUrl, close, connections } = await listen(app);
   return {
     app,
     baseUrl,
+    connections,
     request: (path, init) => fetch(baseUrl + path, { redirect: 'manual', ...init }),
     deps,
     clock,
@@ -81,7 +84,7 @@ const listening = new WeakMap<Hono, string>();
  * Serves the app the way main.ts does (@hono/node-server) on an ephemeral loopback port. HTTP tests
  * then exercise the same header and body reading as production, not a second path.
  */
-export async function listen(app: Hono): Promise<{ baseUrl: string; close(): Promise<void> }> {
+export async function listen(app: Hono): Promise<{ baseUrl: string; close(): Promise<void>; connections(): Promise<number> }> {
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
@@ -90,6 +93,7 @@ export async function listen(app: Hono): Promise<{ baseUrl: string; close(): Pro
   listening.set(app, baseUrl);
   return {
     baseUrl,
+    connections: () => new Promise((resolve, reject) => server.getConnections((error, n) => (error ? reject(error) : resolve(n)))),
     close: () =>
       new Promise<void>((resolve) => {
         listening.delete(app);

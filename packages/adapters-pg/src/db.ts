@@ -1,5 +1,7 @@
-import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import type { SQL } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { PgDialect, type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import pg from 'pg';
 
 /**
  * Any drizzle PostgreSQL database: node-postgres in production, PGlite in tests and on a laptop with
@@ -24,22 +26,77 @@ function rowsIn<T>(result: unknown): T[] {
   return ((result as { rows?: T[] }).rows ?? []) as T[];
 }
 
-/** The part of drizzle's database and transaction objects that `namedRowsOf` reaches past `execute` for. */
-interface PreparingDb {
-  readonly dialect: { sqlToQuery(query: SQL): { sql: string; params: unknown[] } };
-  readonly session: {
-    prepareQuery(query: { sql: string; params: unknown[] }, fields: undefined, name: string, arrayMode: false): { execute(): Promise<unknown> };
-  };
+/**
+ * node-postgres's pool under a drizzle database, or null (PGlite). `$client` is drizzle's documented
+ * way to the driver a database was made over.
+ */
+function poolOf(db: PgDb): pg.Pool | null {
+  const client = (db as { readonly $client?: unknown }).$client;
+  return client instanceof pg.Pool ? client : null;
+}
+
+/** Turns a drizzle `sql` template into the text and values a driver takes (drizzle's public dialect). */
+const dialect = new PgDialect();
+
+/** One statement prepared under `name` on `client`'s connection, through node-postgres's named queries. */
+async function namedOn<T>(client: pg.Pool | pg.PoolClient, name: string, query: SQL): Promise<T[]> {
+  const { sql: text, params } = dialect.sqlToQuery(query);
+  return (await client.query({ name, text, values: params })).rows as T[];
 }
 
 /**
  * `rowsOf` for a hot raw statement, prepared under `name` on each connection: node-postgres parses
  * it once there and PostgreSQL plans it once (see GENERIC_PLANS in open.ts); `db.execute` sends an
  * unnamed statement, parsed and planned on every call. The text must be the same on every call
- * with that name. drizzle's `execute` has no name to give, so this calls the same
- * `session.prepareQuery` it does, with one.
+ * with that name. drizzle's `execute` has no name to give, so this goes to the driver itself:
+ * node-postgres's named query on the pool. PGlite, one connection in this process with nothing to
+ * gain from a name, runs it as `rowsOf` does.
  */
 export async function namedRowsOf<T>(db: PgDb, name: string, query: SQL): Promise<T[]> {
-  const d = db as unknown as PreparingDb;
-  return rowsIn<T>(await d.session.prepareQuery(d.dialect.sqlToQuery(query), undefined, name, false).execute());
+  const pool = poolOf(db);
+  return pool === null ? rowsOf<T>(db, query) : namedOn<T>(pool, name, query);
+}
+
+/** One transaction's connection: its named statements, and drizzle over the same transaction. */
+export interface NamedTransaction {
+  /** `namedRowsOf` inside this transaction. */
+  named<T>(name: string, query: SQL): Promise<T[]>;
+  /** drizzle over this transaction, for the statements the query builder writes. */
+  readonly db: PgDb;
+}
+
+/**
+ * Runs `body` in one transaction whose hot statements are named (`namedRowsOf`'s reason). On
+ * node-postgres it takes a connection from the pool and runs BEGIN, the body and COMMIT on it
+ * (ROLLBACK if anything throws, the error passed on), as drizzle's own `transaction` does; a
+ * connection that cannot even roll back is dropped from the pool, not reused. On PGlite it is
+ * drizzle's `transaction` with unnamed statements.
+ */
+export async function namedTransaction<T>(db: PgDb, body: (tx: NamedTransaction) => Promise<T>): Promise<T> {
+  const pool = poolOf(db);
+  if (pool === null) return db.transaction((tx) => body({ named: (name, query) => rowsOf(tx, query), db: tx }));
+  const client = await pool.connect();
+  let unusable: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    let over: PgDb | null = null;
+    const result = await body({
+      named: (name, query) => namedOn(client, name, query),
+      // Made only when a body needs the query builder (the rare kinds of opening do).
+      get db() {
+        return (over ??= drizzle({ client }));
+      },
+    });
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    try {
+      await client.query('ROLLBACK');
+    } catch (rollback) {
+      unusable = rollback instanceof Error ? rollback : new Error(String(rollback));
+    }
+    throw error;
+  } finally {
+    client.release(unusable);
+  }
 }

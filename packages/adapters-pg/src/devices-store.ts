@@ -9,9 +9,8 @@ import {
   type RevokeAllChallenge,
   type RevokeAllChallengeStore,
 } from '@strongroom/core';
-import { arrivalsOf, deviceFromRow, directoryFromRows } from '@strongroom/sql-common';
+import { deviceFromRow, directoryFromRows, loadOf, StatementBatch } from '@strongroom/sql-common';
 import type { PgDb } from './db.js';
-import { StatementBatch } from './batch.js';
 import { accounts } from './schema/accounts.js';
 import { deviceDirectories, directoryDevices, revokeAllChallenges } from './schema/devices-albums.js';
 
@@ -49,7 +48,7 @@ export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeSt
       const rows = asked.length === 0 ? [] : await many.execute({ accounts: asked.map((k) => k.accountId), devices: asked.map((k) => k.deviceId) });
       const found = new Map(rows.map((r) => [deviceKey(r.accountId, r.deviceId), r.addedAt]));
       return keys.map((k) => found.get(deviceKey(k.accountId, k.deviceId)) ?? null);
-    }, { arrivals: arrivalsOf(db) });
+    }, { load: loadOf(db) });
   }
 
   async publishDirectory(d: DirectoryRecord): Promise<PublishOutcome> {

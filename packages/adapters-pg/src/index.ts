@@ -12,12 +12,12 @@ export { openPgDatabase } from './open.js';
 export type { OpenPgDatabase, PgDatabaseOptions } from './open.js';
 export { bringSchemaForward, buildSchemaVersion, databaseSchemaVersion, SchemaVersionError, MIGRATIONS_FOLDER } from './migrate.js';
 export * as pgSchema from './schema/index.js';
-export { createPgPorts } from './ports.js';
+export { createPgPorts, type PgPortsOptions } from './ports.js';
 export { PgSchemaStatus } from './schema-status.js';
 export { PgOidcStore } from './oidc-store.js';
 export { PgDeprecationStore, PgAttestationStore } from './records-store.js';
 export { PgLinkStore, PgSponsorshipStore } from './sharing-store.js';
 export { PgDiscoveryStore } from './discovery-store.js';
 /** One statement for the calls of a turn, as the stores batch their hot reads and writes (the bench's floor server uses it too). */
-export { StatementBatch } from './batch.js';
+export { StatementBatch } from '@strongroom/sql-common';
 export { readPgLedgerForBackup } from './backup.js';

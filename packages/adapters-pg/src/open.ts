@@ -28,9 +28,8 @@ export interface PgDatabaseOptions {
  * a prepared statement is planned again on each execution whenever a plan made for its actual
  * values looks cheaper than the general one, and for the batched session reads it always did: the
  * bench sends one session's id, and a one-element `= ANY($1)` beats the general plan's assumed ten.
- * Planning that three-table join cost about five times running it (pg_stat_statements: 401 ms of
- * planning against 87 ms of execution over 4,436 calls), and the server waited for both. With
- * generic plans the authenticated GET on PostgreSQL served 29 % more requests in a paired run.
+ * Planning that three-table join cost several times running it (pg_stat_statements showed it), and
+ * the server waited for both; the commit that set this has the figures.
  * Every statement here looks rows up by key or by an indexed range, where the general plan is the
  * one a particular value would get (checked with `npm run bench -- --explain`); an unnamed statement
  * is planned afresh each time either way, only without its values.

@@ -1,4 +1,5 @@
 import type { Ports } from '@strongroom/core';
+import { boundQueues } from '@strongroom/sql-common';
 import { PgAlbumStore } from './albums-store.js';
 import type { PgDb } from './db.js';
 import { PgDeviceStore } from './devices-store.js';
@@ -12,8 +13,14 @@ import { PgAttestationStore, PgDeprecationStore } from './records-store.js';
 import { PgLinkStore, PgSponsorshipStore } from './sharing-store.js';
 import { PgDiscoveryStore } from './discovery-store.js';
 
+export interface PgPortsOptions {
+  /** Calls each of the database's batch queues may hold before it answers error.server.busy (SVC_STORE_QUEUE). */
+  readonly queueBound?: number;
+}
+
 /** Every store port over one migrated PostgreSQL database (node-postgres pool or PGlite). */
-export function createPgPorts(db: PgDb): Ports {
+export function createPgPorts(db: PgDb, options: PgPortsOptions = {}): Ports {
+  if (options.queueBound !== undefined) boundQueues(db, options.queueBound);
   return {
     accounts: new PgStore(db),
     totp: new PgTotpStore(db),

@@ -32,9 +32,8 @@ import {
   type UploadSessionRecord,
   type UploadSessions,
 } from '@strongroom/core';
-import { arrivalsOf, BATCH_HOLD_MS, OPEN_STATE_SQL, quotaAccountFromRow, sqlStringList } from '@strongroom/sql-common';
-import { namedRowsOf, rowsOf, type PgDb } from './db.js';
-import { StatementBatch } from './batch.js';
+import { BATCH_HOLD_MS, loadOf, OPEN_STATE_SQL, quotaAccountFromRow, sqlStringList, StatementBatch } from '@strongroom/sql-common';
+import { namedTransaction, rowsOf, type PgDb } from './db.js';
 import { assetBlobs, assets, blobs, federatedRefs, quotaAccounts, uploadSessions } from './schema/quota.js';
 import { linkDrops, links } from './schema/sharing.js';
 
@@ -106,9 +105,13 @@ function quotaAccountFromSqlRow(r: AccountSqlRow): QuotaAccountRecord {
   });
 }
 
-/** One row of `lockAndRead`: a locked account ('a'), a payer's released bytes ('e', in `reserved`), or its open sessions ('n', their count in `reserved`). */
+/**
+ * One row of `lockAndRead`, by what it holds: a locked account's ledger row ('account'), the bytes
+ * a payer's lapsed sessions released ('expired_bytes', in `reserved`), or how many open sessions
+ * a payer has ('open_count', in `reserved`).
+ */
 interface OpenReadRow extends AccountSqlRow {
-  k: 'a' | 'e' | 'n';
+  row_kind: 'account' | 'expired_bytes' | 'open_count';
 }
 
 /**
@@ -132,11 +135,11 @@ function lockAndRead(ids: string[], latest: number, withSponsors = true) {
       WHERE ${uploadSessions.payerId} IN (SELECT account_id FROM locked) AND ${uploadSessions.state} IN ${OPEN} AND ${uploadSessions.expiresAt} <= ${latest}
       RETURNING payer_id, declared_size
     )
-    SELECT 'a' AS k, account_id, charged, reserved, custom_limits, soft_limit, hard_limit, hard_since, suspended_at, sponsor_id FROM locked
+    SELECT 'account' AS row_kind, account_id, charged, reserved, custom_limits, soft_limit, hard_limit, hard_since, suspended_at, sponsor_id FROM locked
     UNION ALL
-    SELECT 'e', payer_id, NULL, sum(declared_size), NULL, NULL, NULL, NULL, NULL, NULL FROM expired GROUP BY payer_id
+    SELECT 'expired_bytes', payer_id, NULL, sum(declared_size), NULL, NULL, NULL, NULL, NULL, NULL FROM expired GROUP BY payer_id
     UNION ALL
-    SELECT 'n', payer_id, NULL, count(*), NULL, NULL, NULL, NULL, NULL, NULL FROM ${uploadSessions}
+    SELECT 'open_count', payer_id, NULL, count(*), NULL, NULL, NULL, NULL, NULL, NULL FROM ${uploadSessions}
     WHERE ${uploadSessions.payerId} IN (SELECT account_id FROM locked) AND ${uploadSessions.state} IN ${OPEN} AND ${uploadSessions.expiresAt} > ${latest}
     GROUP BY payer_id`;
 }
@@ -179,7 +182,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   constructor(readonly db: PgDb) {
     this.#opens = new StatementBatch((openings) => this.#openGroups(openings), {
       maxInFlight: MAX_OPEN_GROUPS_IN_FLIGHT,
-      arrivals: arrivalsOf(db),
+      load: loadOf(db),
       holdMs: BATCH_HOLD_MS,
     });
   }
@@ -444,17 +447,17 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   async #openGroupOnce(group: Opening[], policy: QuotaPolicy): Promise<Opened[]> {
     // Four round trips, and the payers' rows are held for the last three only: lock-and-read, write,
     // COMMIT. Each round trip under the lock is time every other group for those payers waits.
-    return this.db.transaction(async (tx) => {
+    return namedTransaction(this.db, async (tx) => {
       const uploaderIds = [...new Set(group.map((p) => p.request.uploaderId))];
       // Sessions lapsed by the latest arrival are lapsed for every opening of the group.
       const latest = Math.max(...group.map((p) => p.now));
-      const read = await namedRowsOf<OpenReadRow>(tx, 'sr_open_lock_and_read', lockAndRead(uploaderIds, latest));
+      const read = await tx.named<OpenReadRow>('sr_open_lock_and_read', lockAndRead(uploaderIds, latest));
       const rows = new Map<string, QuotaAccountRecord>();
       const releasedBy = new Map<string, number>();
       const openSessions = new Map<string, number>();
       for (const r of read) {
-        if (r.k === 'a') rows.set(r.account_id, quotaAccountFromSqlRow(r));
-        else if (r.k === 'e') releasedBy.set(r.account_id, Number(r.reserved));
+        if (r.row_kind === 'account') rows.set(r.account_id, quotaAccountFromSqlRow(r));
+        else if (r.row_kind === 'expired_bytes') releasedBy.set(r.account_id, Number(r.reserved));
         else openSessions.set(r.account_id, Number(r.reserved));
       }
       // A sponsor set between the statement's snapshot and its lock is locked (and its lapsed
@@ -462,9 +465,9 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       // the group runs again (#openGroup).
       const late = [...new Set(uploaderIds.map((id) => rows.get(id)!.sponsorId).filter((id): id is string => id !== null && !rows.has(id)))];
       if (late.length > 0) {
-        for (const r of await namedRowsOf<OpenReadRow>(tx, 'sr_open_lock_late_sponsors', lockAndRead(late, latest, false))) {
-          if (r.k === 'a') rows.set(r.account_id, quotaAccountFromSqlRow(r));
-          else if (r.k === 'e') releasedBy.set(r.account_id, Number(r.reserved));
+        for (const r of await tx.named<OpenReadRow>('sr_open_lock_late_sponsors', lockAndRead(late, latest, false))) {
+          if (r.row_kind === 'account') rows.set(r.account_id, quotaAccountFromSqlRow(r));
+          else if (r.row_kind === 'expired_bytes') releasedBy.set(r.account_id, Number(r.reserved));
           else openSessions.set(r.account_id, Number(r.reserved));
         }
       }
@@ -477,7 +480,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
         const payerId = payerIdOf(rows.get(request.uploaderId)!);
         if (request.sourcePeer !== null && !fromPeer.has(peerKey(payerId, request.sourcePeer))) {
           const [r] = await rowsOf<{ n: string | number }>(
-            tx,
+            tx.db,
             sql`SELECT (SELECT coalesce(sum(declared_size), 0) FROM ${uploadSessions} WHERE payer_id = ${payerId} AND source_peer = ${request.sourcePeer}
                           AND state IN ${OPEN} AND expires_at > ${latest})
                      + (SELECT coalesce(sum(size), 0) FROM ${blobs} WHERE charged_to = ${payerId} AND peer = ${request.sourcePeer}) AS n`,
@@ -485,7 +488,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
           fromPeer.set(peerKey(payerId, request.sourcePeer), Number(r?.n ?? 0));
         }
         if (request.dropLinkId !== null && !linkRows.has(request.dropLinkId)) {
-          const [l] = await tx.select().from(links).where(eq(links.id, request.dropLinkId));
+          const [l] = await tx.db.select().from(links).where(eq(links.id, request.dropLinkId));
           if (l) linkRows.set(l.id, { ...l, assetIds: JSON.parse(l.assetIds) as string[] });
         }
       }
@@ -505,9 +508,9 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const moved = [...new Set([...releasedBy.keys(), ...plan.payers.keys()])].sort();
       const delta = moved.map((id) => (plan.payers.get(id)?.reserve ?? 0) - (releasedBy.get(id) ?? 0));
       const hardSince = moved.map((id) => (plan.payers.has(id) ? plan.payers.get(id)!.hardSince : rows.get(id)!.hardSince));
-      if (sessions.length > 0 || moved.length > 0) await namedRowsOf(tx, 'sr_open_write', writeOpenings(sessions, moved, delta, hardSince));
-      if (drops.length > 0) await tx.insert(linkDrops).values(drops);
-      for (const [linkId, bytes] of plan.links) await tx.update(links).set({ acceptedBytes: sql`${links.acceptedBytes} + ${bytes}` }).where(eq(links.id, linkId));
+      if (sessions.length > 0 || moved.length > 0) await tx.named('sr_open_write', writeOpenings(sessions, moved, delta, hardSince));
+      if (drops.length > 0) await tx.db.insert(linkDrops).values(drops);
+      for (const [linkId, bytes] of plan.links) await tx.db.update(links).set({ acceptedBytes: sql`${links.acceptedBytes} + ${bytes}` }).where(eq(links.id, linkId));
       return plan.decisions.map((d) => (d.ok ? ok(d.value.session) : d));
     });
   }

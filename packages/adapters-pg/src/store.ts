@@ -12,9 +12,8 @@ import type {
   SigningKeyStore,
 } from '@strongroom/core';
 import { cohortSighting } from '@strongroom/core';
-import { arrivalsOf, BATCH_HOLD_MS } from '@strongroom/sql-common';
+import { BATCH_HOLD_MS, distinct, loadOf, StatementBatch } from '@strongroom/sql-common';
 import { namedRowsOf, type PgDb } from './db.js';
-import { distinct, StatementBatch } from './batch.js';
 import { accounts, deviceCohorts, handles, sessions, signingKeys } from './schema/index.js';
 
 const toAccount = (r: typeof accounts.$inferSelect): AccountRecord => ({ ...r });
@@ -71,12 +70,12 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
     this.#access = new StatementBatch(async (ids) => {
       const found = new Map((await accessMany.execute({ ids: distinct(ids) })).map(({ id, ...access }) => [id, access as SessionAccess]));
       return ids.map((id) => found.get(id) ?? null);
-    }, { arrivals: arrivalsOf(db), holdMs: BATCH_HOLD_MS });
+    }, { load: loadOf(db), holdMs: BATCH_HOLD_MS });
     const byTokenHashMany = db.select().from(sessions).where(sql`${sessions.tokenHash} = ANY(${sql.placeholder('hs')}::text[])`).prepare('sr_session_by_token_many');
     this.#byTokenHash = new StatementBatch(async (hashes) => {
       const found = new Map((await byTokenHashMany.execute({ hs: distinct(hashes) })).map((r) => [r.tokenHash, toSession(r)]));
       return hashes.map((h) => found.get(h) ?? null);
-    }, { arrivals: arrivalsOf(db), holdMs: BATCH_HOLD_MS });
+    }, { load: loadOf(db), holdMs: BATCH_HOLD_MS });
     // One UPDATE for the batch; a session refreshed twice in it keeps the later instant.
     this.#issuance = new StatementBatch(async (items) => {
       const latest = new Map<string, number>();
@@ -92,7 +91,7 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
       // Each caller hears whether its session was still open when the write ran.
       const open = new Set(updated.map((r) => r.id));
       return items.map(({ id }) => open.has(id));
-    }, { arrivals: arrivalsOf(db), holdMs: BATCH_HOLD_MS });
+    }, { load: loadOf(db), holdMs: BATCH_HOLD_MS });
   }
 
   // Accounts

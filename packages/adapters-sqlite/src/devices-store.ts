@@ -11,9 +11,8 @@ import {
   type RevokeAllChallenge,
   type RevokeAllChallengeStore,
 } from '@strongroom/core';
-import { deviceFromRow, directoryFromRows } from '@strongroom/sql-common';
+import { deviceFromRow, directoryFromRows, readBatchOf, type ReadBatch } from '@strongroom/sql-common';
 import { deviceDirectories, directoryDevices, revokeAllChallenges } from './schema/devices-albums.js';
-import { readBatchOf, type ReadBatch } from './read-batch.js';
 
 const buf = (b: Uint8Array): Buffer => Buffer.from(b);
 
@@ -26,7 +25,7 @@ export class SqliteDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
 
   readonly #findDevice: Database.Statement<[string, string], typeof directoryDevices.$inferSelect>;
   readonly #addedAt: Database.Statement<[string, string], number>;
-  /** The write gate's lookup runs on every upload: it shares the turn's read lock (read-batch.ts). */
+  /** The write gate's lookup runs on every upload: it shares the turn's read lock (sql-common's batching). */
   readonly #reads: ReadBatch;
 
   constructor(sqlite: Database.Database) {

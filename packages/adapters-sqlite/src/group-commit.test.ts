@@ -3,9 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { GroupCommit } from './group-commit.js';
-import { ReadBatch } from './read-batch.js';
-import { Arrivals } from '@strongroom/sql-common';
+import { GroupCommit, HandleLoad, ReadBatch } from '@strongroom/sql-common';
 
 describe('GroupCommit', () => {
   let dir: string;
@@ -97,9 +95,9 @@ describe('GroupCommit', () => {
   });
 
   it('while reads keep arriving on the connection, writes of several turns share one commit', async () => {
-    const arrivals = new Arrivals();
-    const held = new GroupCommit(db, { arrivals, holdMs: 60_000 });
-    const reads = new ReadBatch(db, { arrivals });
+    const load = new HandleLoad();
+    const held = new GroupCommit(db, { load, holdMs: 60_000 });
+    const reads = new ReadBatch(db, { load });
     const turn = () => new Promise<void>((r) => setImmediate(r));
     let reading = true;
     // A steady trickle of reads: one per turn, as a loaded server's GETs would bring.
@@ -184,6 +182,39 @@ describe('GroupCommit', () => {
       await expect(first).rejects.toThrow(/EIO/);
       await expect(second).rejects.toThrow(/EIO/);
       await expect(g.run(insert(3, 'c'))).rejects.toThrow(/EIO/);
+    });
+
+    it('counts a committed write until its fsync returned: past the bound a write is refused at once with error.server.busy and never runs', async () => {
+      const held = heldSync();
+      const load = new HandleLoad();
+      load.queueBound = 2;
+      const g = new GroupCommit(db, { sync: held.sync, load });
+      const [first, second] = await oneBatchEach(g, 1, 2);
+      // Both committed, neither durable yet: the queue is full.
+      expect(ids()).toEqual([1, 2]);
+      expect(g.held).toBe(2);
+      let ran = false;
+      await expect(
+        g.run(() => {
+          ran = true;
+          return insert(3, 'c')();
+        }),
+      ).rejects.toMatchObject({ code: 'error.server.busy' });
+      await tick();
+      expect(ran).toBe(false);
+      expect(ids()).toEqual([1, 2]);
+      // Once the fsync covering the first returned, one more fits.
+      held.waiting.shift()!(null);
+      await first;
+      expect(g.held).toBe(1);
+      const third = g.run(insert(3, 'c'));
+      await tick();
+      held.waiting.shift()!(null);
+      await second;
+      held.waiting.shift()!(null);
+      await third;
+      expect(ids()).toEqual([1, 2, 3]);
+      expect(g.held).toBe(0);
     });
 
     it('syncs the real WAL file on a file database, and not at all in memory', async () => {

@@ -7,7 +7,7 @@ export { SqliteQuotaStore } from './quota-store.js';
 export { SqliteDeviceStore } from './devices-store.js';
 export { SqliteAlbumStore } from './albums-store.js';
 export { SqliteCatalog, openCatalog } from './catalog.js';
-export { createSqlitePorts } from './ports.js';
+export { createSqlitePorts, type SqlitePortsOptions } from './ports.js';
 export { SqliteSchemaStatus } from './schema-status.js';
 export { snapshotSqliteDatabase, SqliteBackupReader } from './backup.js';
 export { SqliteOidcStore } from './oidc-store.js';
@@ -19,5 +19,4 @@ export { SqliteDiscoveryStore } from './discovery-store.js';
  * the same connection beside them (the bench's floor server uses them to measure what the
  * machine allows).
  */
-export { groupCommitOf, type GroupCommit } from './group-commit.js';
-export { readBatchOf, type ReadBatch } from './read-batch.js';
+export { DEFAULT_QUEUE_BOUND, groupCommitOf, readBatchOf, type GroupCommit, type ReadBatch } from '@strongroom/sql-common';

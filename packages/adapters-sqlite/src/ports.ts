@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Ports } from '@strongroom/core';
+import { boundQueues } from '@strongroom/sql-common';
 import { SqliteAlbumStore } from './albums-store.js';
 import { SqliteDeviceStore } from './devices-store.js';
 import { SqliteQuotaStore } from './quota-store.js';
@@ -12,8 +13,14 @@ import { SqliteAttestationStore, SqliteDeprecationStore } from './records-store.
 import { SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';
 import { SqliteDiscoveryStore } from './discovery-store.js';
 
+export interface SqlitePortsOptions {
+  /** Calls each of the connection's batch queues may hold before it answers error.server.busy (SVC_STORE_QUEUE). */
+  readonly queueBound?: number;
+}
+
 /** Every store port over one open (migrated) SQLite database. */
-export function createSqlitePorts(db: Database.Database): Ports {
+export function createSqlitePorts(db: Database.Database, options: SqlitePortsOptions = {}): Ports {
+  if (options.queueBound !== undefined) boundQueues(db, options.queueBound);
   return {
     accounts: new SqliteStore(db),
     totp: new SqliteTotpStore(db),

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ReadBatch } from './read-batch.js';
+import { ReadBatch } from '@strongroom/sql-common';
 
 describe('ReadBatch', () => {
   let dir: string;

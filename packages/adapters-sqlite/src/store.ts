@@ -14,8 +14,7 @@ import type {
   SigningKeyStore,
 } from '@strongroom/core';
 import { cohortSighting } from '@strongroom/core';
-import { groupCommitOf, type GroupCommit } from './group-commit.js';
-import { readBatchOf, type ReadBatch } from './read-batch.js';
+import { groupCommitOf, readBatchOf, type GroupCommit, type ReadBatch } from '@strongroom/sql-common';
 import * as schema from './schema/index.js';
 import { accounts, deviceCohorts, sessions, signingKeys } from './schema/index.js';
 
@@ -81,9 +80,9 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
   readonly #touch: Database.Statement<[number, string, number]>;
   readonly #issuance: Database.Statement<[number, number, string]>;
   readonly #insertSession: Database.Statement<[SessionRecord]>;
-  /** Hot writes (sign-in, refresh, touch) share one fsync per event-loop turn (group-commit.ts). */
+  /** Hot writes (sign-in, refresh, touch) share one fsync per event-loop turn (sql-common's batching). */
   readonly #commits: GroupCommit;
-  /** Hot reads (every authenticated request, every refresh) share one read lock per turn (read-batch.ts). */
+  /** Hot reads (every authenticated request, every refresh) share one read lock per turn (sql-common's batching). */
   readonly #reads: ReadBatch;
 
   constructor(readonly sqlite: Database.Database) {

@@ -53,8 +53,12 @@ export function problemStatuses(r: AnyRoute): Map<number, Set<ProblemCode>> {
     add('error.request.too_large');
   }
   if (body !== undefined) add('error.request.unsupported_media_type');
-  // Any operation that reaches the database can meet it unreachable: nothing changes, try again.
-  if (versioned || r.auth) add('error.store.unavailable');
+  // Any operation that reaches the database can meet it unreachable, or its batch queue full (load
+  // shedding, SVC_STORE_QUEUE): nothing changes, try again.
+  if (versioned || r.auth) {
+    add('error.store.unavailable');
+    add('error.server.busy');
+  }
   if (r.localAuth) add('error.auth.local_disabled');
   for (const code of r.errors ?? []) add(code as ProblemCode);
   return byStatus;

@@ -1,7 +1,9 @@
+import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PasswordHasher } from '@strongroom/core';
 import { PlainHasher } from '@strongroom/core/testing';
-import { PASSWORD, call, registerUser, testServer, type Reply, type TestServer } from '../testing.js';
+import { PASSWORD, VERSION, call, registerUser, testServer, type Reply, type TestServer } from '../testing.js';
+import { makeWorld } from '../testing-access.js';
 
 /**
  * Sign-in load shedding (decisions.md, end of "Isolation, secrets and durability"): password checks
@@ -39,8 +41,8 @@ afterEach(async () => {
 });
 
 const busy = (r: Reply) => r.status === 503 && r.body?.code === 'error.server.busy' && r.headers.get('retry-after') === '1';
-const until = async (what: () => boolean) => {
-  for (let i = 0; i < 500 && !what(); i++) await new Promise((r) => setTimeout(r, 5));
+const until = async (what: () => boolean | Promise<boolean>) => {
+  for (let i = 0; i < 500 && !(await what()); i++) await new Promise((r) => setTimeout(r, 5));
 };
 
 describe('sign-in load shedding', () => {
@@ -105,5 +107,94 @@ describe('sign-in load shedding', () => {
     hasher.release();
     const floodReplies = await Promise.all(flood);
     expect(floodReplies.every((r) => r.status === 200 || busy(r))).toBe(true);
+  });
+});
+
+/**
+ * Every request is written to its own connection before the server reads any: the server then
+ * reads them all in one turn of its event loop, as a real burst arrives, and every request reaches
+ * the stores' queues together. (fetch would trickle them out over many turns of the loop this
+ * test shares with the server.) Each answer is read whole: status line, headers, JSON body.
+ */
+async function burst(server: TestServer, requests: { method: string; path: string; token: string; body?: unknown }[]): Promise<Reply[]> {
+  const { hostname, port } = new URL(server.baseUrl);
+  const sockets = await Promise.all(
+    requests.map(
+      () =>
+        new Promise<Socket>((resolve, reject) => {
+          const socket = connect(Number(port), hostname, () => resolve(socket));
+          socket.on('error', reject);
+        }),
+    ),
+  );
+  // The server accepts every connection before any request comes.
+  await until(async () => (await server.connections()) >= requests.length);
+  const answers = sockets.map(
+    (socket) =>
+      new Promise<Reply>((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        socket.on('data', (c: Buffer) => chunks.push(c));
+        socket.on('error', reject);
+        socket.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const [head = '', body = ''] = text.split('\r\n\r\n');
+          const [statusLine = '', ...lines] = head.split('\r\n');
+          const headers = new Headers(lines.map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()] as [string, string]));
+          resolve({ status: Number(statusLine.split(' ')[1]), headers, body: body === '' ? null : JSON.parse(body) });
+        });
+      }),
+  );
+  requests.forEach((r, i) => {
+    const body = r.body === undefined ? '' : JSON.stringify(r.body);
+    const head = [
+      `${r.method} ${r.path} HTTP/1.1`,
+      `host: ${hostname}:${port}`,
+      `authorization: Bearer ${r.token}`,
+      `x-svc-protocol: ${VERSION}`,
+      'connection: close',
+      ...(r.body === undefined ? [] : ['content-type: application/json', `content-length: ${Buffer.byteLength(body)}`]),
+    ];
+    sockets[i]!.write(`${head.join('\r\n')}\r\n\r\n${body}`);
+  });
+  return Promise.all(answers);
+}
+
+/**
+ * Store load shedding (docs/api.md, "Store load shedding"): every batch queue of the stores holds
+ * at most SVC_STORE_QUEUE calls; past it a request answers 503 error.server.busy with
+ * Retry-After: 1 before its statement ran, while every request admitted completes as usual.
+ */
+describe('store load shedding', () => {
+  it('a burst past the queue bound gets 503 busy with Retry-After: 1; every admitted request completes, and a refused upload leaves nothing behind', async () => {
+    s = await testServer({ SVC_STORE_QUEUE: '4', SVC_MAX_OPEN_UPLOADS: '100000' });
+    const { alice } = await makeWorld(s.app);
+    const SIZE = 1000;
+    const reserved = () => (s.db.prepare('SELECT reserved FROM quota_accounts WHERE account_id = ?').get(alice.accountId) as { reserved: number } | undefined)?.reserved ?? 0;
+    const sessions = () => (s.db.prepare('SELECT id FROM upload_sessions WHERE payer_id = ?').all(alice.accountId) as { id: string }[]).map((r) => r.id).sort();
+    const before = { reserved: reserved(), sessions: sessions() };
+    const upload = { method: 'POST', path: '/upload', token: alice.token, body: { declared_size: SIZE, kind: 'original', device_id: 'phone' } };
+    const read = { method: 'GET', path: '/v1/auth/profile', token: alice.token };
+    // Uploads (the session read, the device check, the group commit) and authenticated reads.
+    const sent = Array.from({ length: 120 }, (_, i) => (i % 2 === 0 ? upload : read));
+    const answers = await burst(s, sent);
+    const shed = answers.filter(busy);
+    expect(shed.length, 'some requests found a queue full').toBeGreaterThan(0);
+    // Every other request completed as usual.
+    const created: string[] = [];
+    answers.forEach((r, i) => {
+      if (busy(r)) return;
+      if (sent[i] === read) expect(r).toMatchObject({ status: 200, body: { account_id: alice.accountId } });
+      else {
+        expect(r.status, JSON.stringify(r.body)).toBe(201);
+        created.push(r.body.upload_id as string);
+      }
+    });
+    expect(answers.length - shed.length, 'some requests were admitted').toBeGreaterThan(0);
+    // Exactly the admitted uploads exist and are reserved; a refused one wrote nothing.
+    expect(sessions()).toEqual([...before.sessions, ...created].sort());
+    expect(reserved()).toBe(before.reserved + created.length * SIZE);
+    // The queues drained: the next requests are served.
+    expect((await call(s.app, 'POST', '/upload', { token: alice.token, body: upload.body })).status).toBe(201);
+    expect((await call(s.app, 'GET', '/v1/auth/profile', { token: alice.token })).status).toBe(200);
   });
 });

@@ -1727,7 +1727,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -1739,7 +1739,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -1993,7 +1993,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2005,7 +2005,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -2120,7 +2120,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2132,7 +2132,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -2303,7 +2303,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2315,7 +2315,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -2447,7 +2447,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2459,7 +2459,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -2656,7 +2656,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2668,7 +2668,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -2811,7 +2811,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2823,7 +2823,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -2932,7 +2932,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -2944,7 +2944,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -3126,7 +3126,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3138,7 +3138,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -3274,7 +3274,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3286,7 +3286,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -3406,7 +3406,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3418,7 +3418,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -3535,7 +3535,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3547,7 +3547,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -3723,7 +3723,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3735,7 +3735,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -3928,7 +3928,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -3940,7 +3940,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -4133,7 +4133,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -4145,7 +4145,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -4493,7 +4493,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.unavailable, error.store.unavailable */
+            /** @description error.auth.unavailable, error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -4505,7 +4505,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.unavailable" | "error.store.unavailable";
+                        code?: "error.auth.unavailable" | "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -4673,7 +4673,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.unavailable, error.store.unavailable */
+            /** @description error.auth.unavailable, error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -4685,7 +4685,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.unavailable" | "error.store.unavailable";
+                        code?: "error.auth.unavailable" | "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -4810,7 +4810,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -4822,7 +4822,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -4984,7 +4984,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -4996,7 +4996,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -5093,7 +5093,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -5105,7 +5105,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -5367,7 +5367,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -5379,7 +5379,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -5494,7 +5494,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -5506,7 +5506,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -5672,7 +5672,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.unavailable, error.store.unavailable */
+            /** @description error.auth.unavailable, error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -5684,7 +5684,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.unavailable" | "error.store.unavailable";
+                        code?: "error.auth.unavailable" | "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -5958,7 +5958,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -5970,7 +5970,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -6121,7 +6121,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -6133,7 +6133,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -6434,7 +6434,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.unavailable, error.store.unavailable */
+            /** @description error.auth.unavailable, error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -6446,7 +6446,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.unavailable" | "error.store.unavailable";
+                        code?: "error.auth.unavailable" | "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -6725,7 +6725,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -6737,7 +6737,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -6837,7 +6837,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -6849,7 +6849,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -7022,7 +7022,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.unavailable, error.store.unavailable */
+            /** @description error.auth.unavailable, error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -7034,7 +7034,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.unavailable" | "error.store.unavailable";
+                        code?: "error.auth.unavailable" | "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -7193,7 +7193,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.unavailable, error.store.unavailable */
+            /** @description error.auth.unavailable, error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -7205,7 +7205,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.unavailable" | "error.store.unavailable";
+                        code?: "error.auth.unavailable" | "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -7378,7 +7378,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.unavailable, error.store.unavailable */
+            /** @description error.auth.unavailable, error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -7390,7 +7390,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.unavailable" | "error.store.unavailable";
+                        code?: "error.auth.unavailable" | "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -7575,7 +7575,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -7587,7 +7587,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -7687,7 +7687,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -7699,7 +7699,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -7865,7 +7865,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -7877,7 +7877,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -8037,7 +8037,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -8049,7 +8049,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -8191,7 +8191,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -8203,7 +8203,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -8363,7 +8363,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -8375,7 +8375,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -8475,7 +8475,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -8487,7 +8487,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -8680,7 +8680,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -8692,7 +8692,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -8795,7 +8795,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -8807,7 +8807,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -9002,7 +9002,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -9014,7 +9014,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -9091,7 +9091,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -9103,7 +9103,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -9203,7 +9203,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -9215,7 +9215,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -9365,7 +9365,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -9377,7 +9377,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -9495,7 +9495,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -9507,7 +9507,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -9672,7 +9672,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -9684,7 +9684,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -9779,7 +9779,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -9791,7 +9791,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -9932,7 +9932,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -9944,7 +9944,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -10113,7 +10113,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -10125,7 +10125,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -10243,7 +10243,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -10255,7 +10255,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];
@@ -10396,7 +10396,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.store.unavailable */
+            /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -10408,7 +10408,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.store.unavailable";
+                        code?: "error.server.busy" | "error.store.unavailable";
                         /** @constant */
                         status?: 503;
                     } & components["schemas"]["Problem"];

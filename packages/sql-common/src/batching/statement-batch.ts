@@ -1,4 +1,5 @@
-import { BatchHold, type Arrivals } from '@strongroom/sql-common';
+import { BatchHold } from './hold.js';
+import { Admission, HandleLoad } from './load.js';
 
 /**
  * One statement for the calls of one turn of the event loop. On PostgreSQL each statement is a round
@@ -15,8 +16,10 @@ import { BatchHold, type Arrivals } from '@strongroom/sql-common';
  * - At most `maxInFlight` batches at once (unlimited by default). A batch that holds row locks
  *   until its COMMIT runs alone: a second one for the same rows would only wait, while what
  *   arrives meanwhile can all join the next batch instead.
- * - With `holdMs` and the pool's `arrivals`, a batch whose first call came while the process was
- *   busy waits, turn after turn, as long as new calls keep arriving on the pool (at most `holdMs`),
+ * - At most the handle's `queueBound` calls waiting or in flight (see HandleLoad); one more is
+ *   refused at once with error.server.busy, before any statement ran for it.
+ * - With `holdMs` and the handle's `load`, a batch whose first call came while the process was
+ *   busy waits, turn after turn, as long as new calls keep arriving on it (at most `holdMs`),
  *   so that more calls share its statement, its round trip and, for a write, its commit and the
  *   WAL flush behind it. An idle process sends at the next turn, as without a hold.
  */
@@ -28,26 +31,40 @@ export class StatementBatch<I, O> {
   #scheduled = false;
   #inFlight = 0;
   readonly #hold: BatchHold;
+  readonly #admission: Admission;
   /** Statements run so far (for tests). */
   statements = 0;
 
   /** `exec` answers `inputs[i]` with `outputs[i]`, for every i. */
   constructor(
     exec: (inputs: readonly I[]) => Promise<readonly O[]>,
-    options: { maxBatch?: number; maxInFlight?: number; arrivals?: Arrivals; holdMs?: number } = {},
+    options: { maxBatch?: number; maxInFlight?: number; load?: HandleLoad; holdMs?: number } = {},
   ) {
+    const load = options.load ?? new HandleLoad();
     this.#exec = exec;
     this.#maxBatch = options.maxBatch ?? 256;
     this.#maxInFlight = options.maxInFlight ?? Infinity;
-    this.#hold = new BatchHold(options.arrivals ?? null, options.holdMs);
+    this.#hold = new BatchHold(load, options.holdMs);
+    this.#admission = new Admission(load);
   }
 
+  /** `input`'s answer, from the next statement; refused at once with error.server.busy when full. */
   run(input: I): Promise<O> {
-    this.#hold.arrived(this.#queue.length === 0);
+    try {
+      this.#admission.admit();
+    } catch (error) {
+      return Promise.reject(error);
+    }
     return new Promise<O>((resolve, reject) => {
+      this.#hold.queued(this.#queue.length === 0);
       this.#queue.push({ input, resolve, reject });
       this.#schedule();
     });
+  }
+
+  /** Calls accepted and not yet answered (waiting, or in a statement in flight). */
+  get held(): number {
+    return this.#admission.held;
   }
 
   #schedule(): void {
@@ -78,8 +95,11 @@ export class StatementBatch<I, O> {
     } catch (error) {
       sent = Promise.reject(error);
     }
+    // The batch's places in the queue are given back before its callers hear, so a caller that
+    // asks again at once finds them free.
     const settled = sent.then(
       (outputs) => {
+        this.#admission.release(batch.length);
         if (outputs.length !== batch.length) {
           const error = new Error(`a batched statement answered ${outputs.length} of ${batch.length} calls`);
           for (const w of batch) w.reject(error);
@@ -88,6 +108,7 @@ export class StatementBatch<I, O> {
         batch.forEach((w, i) => w.resolve(outputs[i]!));
       },
       (error: unknown) => {
+        this.#admission.release(batch.length);
         for (const w of batch) w.reject(error);
       },
     );

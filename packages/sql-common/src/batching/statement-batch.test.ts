@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Arrivals, arrivalsOf } from '@strongroom/sql-common';
-import { StatementBatch } from './batch.js';
+import { HandleLoad, loadOf } from './load.js';
+import { StatementBatch } from './statement-batch.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 
@@ -114,8 +114,8 @@ describe('StatementBatch with maxInFlight', () => {
 
   describe('holding a batch (reads and writes alike) while the pool is busy', () => {
     /** Another batch on the same pool, called once a turn until stopped: a loaded server's other calls. */
-    function readsKeepArriving(arrivals: Arrivals): { stop(): void } {
-      const reads = new StatementBatch<number, number>(async (xs) => xs, { arrivals });
+    function readsKeepArriving(load: HandleLoad): { stop(): void } {
+      const reads = new StatementBatch<number, number>(async (xs) => xs, { load });
       let on = true;
       void (async () => {
         while (on) await reads.run(0);
@@ -125,7 +125,7 @@ describe('StatementBatch with maxInFlight', () => {
 
     it('an idle pool sends at the next turn, hold or not', async () => {
       const seen: (readonly number[])[] = [];
-      const batch = new StatementBatch<number, number>(async (xs) => (seen.push(xs), xs), { arrivals: new Arrivals(), holdMs: 60_000 });
+      const batch = new StatementBatch<number, number>(async (xs) => (seen.push(xs), xs), { load: new HandleLoad(), holdMs: 60_000 });
       const answer = batch.run(1);
       await tick();
       expect(seen).toEqual([[1]]);
@@ -133,10 +133,10 @@ describe('StatementBatch with maxInFlight', () => {
     });
 
     it('while other calls keep arriving, writes of several turns go out as one statement', async () => {
-      const arrivals = new Arrivals();
+      const load = new HandleLoad();
       const seen: (readonly number[])[] = [];
-      const writes = new StatementBatch<number, number>(async (xs) => (seen.push(xs), xs), { arrivals, holdMs: 60_000 });
-      const busy = readsKeepArriving(arrivals);
+      const writes = new StatementBatch<number, number>(async (xs) => (seen.push(xs), xs), { load, holdMs: 60_000 });
+      const busy = readsKeepArriving(load);
       const answers = [writes.run(1)];
       await tick();
       answers.push(writes.run(2));
@@ -150,9 +150,9 @@ describe('StatementBatch with maxInFlight', () => {
     });
 
     it('never holds longer than holdMs, however busy the pool stays', async () => {
-      const arrivals = new Arrivals();
-      const writes = new StatementBatch<number, number>(async (xs) => xs, { arrivals, holdMs: 20 });
-      const busy = readsKeepArriving(arrivals);
+      const load = new HandleLoad();
+      const writes = new StatementBatch<number, number>(async (xs) => xs, { load, holdMs: 20 });
+      const busy = readsKeepArriving(load);
       try {
         const start = performance.now();
         await writes.run(1);
@@ -163,10 +163,54 @@ describe('StatementBatch with maxInFlight', () => {
       }
     });
 
-    it('every batch over one database handle shares its arrivals', () => {
+    it('every batch over one database handle shares its load', () => {
       const db = {};
-      expect(arrivalsOf(db)).toBe(arrivalsOf(db));
-      expect(arrivalsOf({})).not.toBe(arrivalsOf(db));
+      expect(loadOf(db)).toBe(loadOf(db));
+      expect(loadOf({})).not.toBe(loadOf(db));
+    });
+  });
+
+  describe('its bound (load shedding)', () => {
+    it('counts calls waiting and in flight; past the bound one more is refused at once with error.server.busy and never reaches a statement', async () => {
+      const load = new HandleLoad();
+      load.queueBound = 3;
+      const release: (() => void)[] = [];
+      const seen: (readonly number[])[] = [];
+      const batch = new StatementBatch<number, number>(
+        (xs) => {
+          seen.push(xs);
+          return new Promise((resolve) => release.push(() => resolve(xs)));
+        },
+        { load, maxInFlight: 1 },
+      );
+      const inFlight = [batch.run(1), batch.run(2)];
+      await tick();
+      const waiting = batch.run(3);
+      await expect(batch.run(4)).rejects.toMatchObject({ code: 'error.server.busy' });
+      expect(batch.held).toBe(3);
+      release[0]!();
+      expect(await Promise.all(inFlight)).toEqual([1, 2]);
+      // The answered batch gave its places back: two more fit beside the one waiting.
+      const more = [batch.run(5), batch.run(6)];
+      await expect(batch.run(7)).rejects.toMatchObject({ code: 'error.server.busy' });
+      await tick();
+      release[1]!();
+      expect(await Promise.all([waiting, ...more])).toEqual([3, 5, 6]);
+      expect(seen).toEqual([[1, 2], [3, 5, 6]]);
+      expect(batch.held).toBe(0);
+    });
+
+    it('a failed statement gives its places back too', async () => {
+      const load = new HandleLoad();
+      load.queueBound = 1;
+      let fail = true;
+      const batch = new StatementBatch<number, number>(async (xs) => {
+        if (fail) throw new Error('connection reset');
+        return xs;
+      }, { load });
+      await expect(batch.run(1)).rejects.toThrow('connection reset');
+      fail = false;
+      expect(await batch.run(2)).toBe(2);
     });
   });
 });

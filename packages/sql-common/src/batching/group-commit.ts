@@ -1,16 +1,20 @@
-import type Database from 'better-sqlite3';
 import { closeSync, fsync, fsyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { arrivalsOf, BATCH_HOLD_MS, type Arrivals } from '@strongroom/sql-common';
-import { perConnection, TurnQueue } from './turn-queue.js';
+import { BATCH_HOLD_MS } from './hold.js';
+import { loadOf, type HandleLoad } from './load.js';
+import type { SqliteConnection } from './sqlite-connection.js';
+import { perHandle, TurnQueue, type QueuedCall } from './turn-queue.js';
 
 /**
  * Group commit for one SQLite connection. With `synchronous = FULL` every COMMIT waits for an
  * fsync of the WAL, and that wait, not the statements, was most of a hot write (a refresh, an
  * upload session). Writes handed to `run` in the same turn of the event loop are applied one after
  * another in a single transaction, each inside its own savepoint, and committed with one fsync.
- * With `holdMs` and the connection's `arrivals`, a batch that starts while other reads and writes
+ * With `holdMs` and the connection's `load`, a batch that starts while other reads and writes
  * keep arriving is held over a few turns (see TurnQueue) so that more writes share the commit.
+ * A write that finds the queue full (the connection's `queueBound` writes accepted and not yet
+ * answered, committed-but-unsynced ones included) is refused at once with error.server.busy and
+ * never runs.
  * Each caller's promise settles only after that COMMIT returned, so nothing is acknowledged before
  * it is on disk, exactly as with a transaction of its own.
  *
@@ -35,21 +39,21 @@ import { perConnection, TurnQueue } from './turn-queue.js';
  * restarts it and SQLite recovers from its log (decisions.md, "Isolation, secrets and durability").
  */
 export class GroupCommit {
-  readonly #db: Database.Database;
-  readonly #queue: TurnQueue<Pending>;
+  readonly #db: SqliteConnection;
+  readonly #queue: TurnQueue<() => unknown>;
   /** Committed but not yet synced; answered when the next fsync returns. */
   #unsynced: Settle[] = [];
   #syncing = false;
   #broken: unknown = null;
   readonly #wal: WalSync | null;
-  readonly #relaxed: Database.Statement | null;
-  readonly #strict: Database.Statement | null;
-  readonly #begin: Database.Statement;
-  readonly #commit: Database.Statement;
-  readonly #rollback: Database.Statement;
-  readonly #savepoint: Database.Statement;
-  readonly #release: Database.Statement;
-  readonly #undo: Database.Statement;
+  readonly #relaxed: Statement | null;
+  readonly #strict: Statement | null;
+  readonly #begin: Statement;
+  readonly #commit: Statement;
+  readonly #rollback: Statement;
+  readonly #savepoint: Statement;
+  readonly #release: Statement;
+  readonly #undo: Statement;
   readonly #onBroken: ((error: unknown) => void)[] = [];
   /** Batches committed so far (for tests and the bench's curiosity). */
   commits = 0;
@@ -57,10 +61,10 @@ export class GroupCommit {
   /** fsyncs run so far (for tests and the bench's curiosity). */
   syncs = 0;
 
-  constructor(db: Database.Database, options: GroupCommitOptions = {}) {
+  constructor(db: SqliteConnection, options: GroupCommitOptions = {}) {
     this.#db = db;
     // After this turn's I/O callbacks: every request that arrived together joins the batch.
-    this.#queue = new TurnQueue((batch) => this.#flush(batch), { maxBatch: options.maxBatch ?? 512, arrivals: options.arrivals, holdMs: options.holdMs });
+    this.#queue = new TurnQueue((batch) => this.#flush(batch), { maxBatch: options.maxBatch ?? 512, load: options.load, holdMs: options.holdMs });
     // Only a connection that syncs at COMMIT (FULL or EXTRA) has an fsync worth moving; whatever it
     // was set to is what it goes back to after each batch.
     const level = Number(db.pragma('synchronous', { simple: true }));
@@ -91,13 +95,21 @@ export class GroupCommit {
     else this.#onBroken.push(listener);
   }
 
-  /** Applies `write` in the next batch; resolves with its result once the batch is durable. */
+  /**
+   * Applies `write` in the next batch; resolves with its result once the batch is durable. Refused
+   * at once, without running, when the group is broken or its queue is full (error.server.busy).
+   */
   run<T>(write: () => T): Promise<T> {
     if (this.#broken !== null) return Promise.reject(this.#broken);
-    return new Promise<T>((resolve, reject) => this.#queue.push({ write, resolve: resolve as (value: unknown) => void, reject }));
+    return this.#queue.call(write) as Promise<T>;
   }
 
-  #flush(batch: Pending[]): void {
+  /** Writes accepted and not yet answered (queued, or committed and waiting for their fsync). */
+  get held(): number {
+    return this.#queue.held;
+  }
+
+  #flush(batch: QueuedCall<() => unknown>[]): void {
     if (this.#db.inTransaction) {
       // Only if someone left a transaction open on this connection: fall back to one at a time
       // inside it rather than fail (each write is still a savepoint of that transaction).
@@ -111,7 +123,7 @@ export class GroupCommit {
       for (const p of batch) {
         this.#savepoint.run();
         try {
-          outcomes.push({ ok: true, value: p.write() });
+          outcomes.push({ ok: true, value: p.work() });
           this.#release.run();
         } catch (error) {
           this.#undo.run();
@@ -162,9 +174,9 @@ export class GroupCommit {
     });
   }
 
-  #settleOne(p: Pending): void {
+  #settleOne(p: QueuedCall<() => unknown>): void {
     try {
-      p.resolve(this.#db.transaction(p.write)());
+      p.resolve(this.#db.transaction(p.work)());
     } catch (error) {
       p.reject(error);
     }
@@ -173,8 +185,8 @@ export class GroupCommit {
 
 export interface GroupCommitOptions {
   maxBatch?: number;
-  /** The connection's arrivals (reads and writes queued on it): while they keep coming, a batch is held. */
-  arrivals?: Arrivals;
+  /** The connection's load: its arrivals (while they keep coming, a batch is held) and its queue bound. */
+  load?: HandleLoad;
   /** How long a batch may be held for more writes to join it, in ms (0: commit at the next turn). */
   holdMs?: number;
   /** Replaces the WAL fsync (tests: to hold it, or make it fail). Called with the WAL's path. */
@@ -195,7 +207,7 @@ interface WalSync {
  * keep syncing in COMMIT). The file is opened once; the first open also syncs its directory, as
  * SQLite does for a journal it creates, so the WAL's name survives a power cut too.
  */
-function walOf(db: Database.Database, override: GroupCommitOptions['sync']): WalSync | null {
+function walOf(db: SqliteConnection, override: GroupCommitOptions['sync']): WalSync | null {
   if (db.memory || db.readonly) return null;
   const mode = String(db.pragma('journal_mode', { simple: true })).toLowerCase();
   if (mode !== 'wal') return null;
@@ -223,13 +235,11 @@ function walOf(db: Database.Database, override: GroupCommitOptions['sync']): Wal
   };
 }
 
-interface Pending {
-  write: () => unknown;
-  resolve: (value: unknown) => void;
-  reject: (reason: unknown) => void;
+interface Statement {
+  run(): unknown;
 }
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /** The one group commit of a connection (every store on it must share it to share the fsync). */
-export const groupCommitOf = perConnection((db) => new GroupCommit(db, { arrivals: arrivalsOf(db), holdMs: BATCH_HOLD_MS }));
+export const groupCommitOf = perHandle((db: SqliteConnection) => new GroupCommit(db, { load: loadOf(db), holdMs: BATCH_HOLD_MS }));

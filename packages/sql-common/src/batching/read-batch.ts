@@ -1,13 +1,13 @@
-import type Database from 'better-sqlite3';
-import { arrivalsOf, type Arrivals } from '@strongroom/sql-common';
-import { perConnection, TurnQueue } from './turn-queue.js';
+import { loadOf, type HandleLoad } from './load.js';
+import type { SqliteConnection } from './sqlite-connection.js';
+import { perHandle, TurnQueue, type QueuedCall } from './turn-queue.js';
 
 /**
  * Shared reads for one SQLite connection. In WAL mode every statement outside a transaction takes
  * and drops a read lock on the shared-memory index, two `fcntl` calls that cost more than the
- * lookup itself on a virtual machine (a primary-key read: 4.4 µs alone, 2.0 µs inside a
- * transaction). Reads handed to `run` in the same turn of the event loop are executed together, at
- * the start of the next turn, inside one read transaction, so the lock is taken once per batch.
+ * lookup itself on a virtual machine. Reads handed to `run` in the same turn of the event loop are
+ * executed together, at the start of the next turn, inside one read transaction, so the lock is
+ * taken once per batch.
  *
  * Every read still runs after its caller asked for it, against the latest committed state at that
  * moment: a session revoked (by this process or another) before a request arrived is seen as
@@ -16,27 +16,32 @@ import { perConnection, TurnQueue } from './turn-queue.js';
  * begin, every read in it fails.
  */
 export class ReadBatch {
-  readonly #db: Database.Database;
-  readonly #queue: TurnQueue<PendingRead>;
-  readonly #begin: Database.Statement;
-  readonly #commit: Database.Statement;
+  readonly #db: SqliteConnection;
+  readonly #queue: TurnQueue<() => unknown>;
+  readonly #begin: { run(): unknown };
+  readonly #commit: { run(): unknown };
   /** Batches run inside one read transaction so far (for tests). */
   shared = 0;
 
-  /** `arrivals`: the connection's, which every read adds to (the group commit's hold watches it). */
-  constructor(db: Database.Database, options: { maxBatch?: number; arrivals?: Arrivals } = {}) {
+  /** `load`: the connection's, whose arrivals every read adds to (the group commit's hold watches them). */
+  constructor(db: SqliteConnection, options: { maxBatch?: number; load?: HandleLoad } = {}) {
     this.#db = db;
-    this.#queue = new TurnQueue((batch) => this.#flush(batch), { maxBatch: options.maxBatch ?? 256, arrivals: options.arrivals });
+    this.#queue = new TurnQueue((batch) => this.#flush(batch), { maxBatch: options.maxBatch ?? 256, load: options.load });
     this.#begin = db.prepare('BEGIN');
     this.#commit = db.prepare('COMMIT');
   }
 
-  /** Runs `read` with the reads of the same turn; resolves with what it returned. */
+  /** Runs `read` with the reads of the same turn; resolves with what it returned (error.server.busy when the queue is full). */
   run<T>(read: () => T): Promise<T> {
-    return new Promise<T>((resolve, reject) => this.#queue.push({ read, resolve: resolve as (value: unknown) => void, reject }));
+    return this.#queue.call(read) as Promise<T>;
   }
 
-  #flush(batch: PendingRead[]): void {
+  /** Reads accepted and not yet answered. */
+  get held(): number {
+    return this.#queue.held;
+  }
+
+  #flush(batch: QueuedCall<() => unknown>[]): void {
     // One read gains nothing from a transaction; inside someone else's, reads simply join it.
     let own = false;
     try {
@@ -52,7 +57,7 @@ export class ReadBatch {
     try {
       for (const p of batch) {
         try {
-          p.resolve(p.read());
+          p.resolve(p.work());
         } catch (error) {
           p.reject(error);
         }
@@ -72,11 +77,5 @@ export class ReadBatch {
   }
 }
 
-interface PendingRead {
-  read: () => unknown;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
-}
-
 /** The read batch of a connection: every store over it shares one, as they share its locks. */
-export const readBatchOf = perConnection((db) => new ReadBatch(db, { arrivals: arrivalsOf(db) }));
+export const readBatchOf = perHandle((db: SqliteConnection) => new ReadBatch(db, { load: loadOf(db) }));

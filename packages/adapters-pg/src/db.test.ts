@@ -1,0 +1,51 @@
+import { sql } from 'drizzle-orm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { namedRowsOf, namedTransaction, rowsOf } from './db.js';
+import { openUnmigratedTestDatabase, type UnmigratedTestDatabase } from './testing.js';
+
+/**
+ * The hot raw statements go to the driver itself, not through drizzle's private session API: on
+ * node-postgres each is prepared under its name on the connection that runs it (which is what
+ * saves PostgreSQL parsing and planning it again), and a transaction's statements all run on one
+ * connection, rolled back whole when its body throws. On PGlite the same calls run unnamed.
+ */
+describe('named statements and transactions on the driver', () => {
+  let t: UnmigratedTestDatabase;
+  beforeAll(async () => {
+    t = await openUnmigratedTestDatabase();
+    await t.db.execute(sql`CREATE TABLE named_probe (id int PRIMARY KEY)`);
+  });
+  afterAll(async () => t.close());
+
+  const prepared = async () => (await rowsOf<{ name: string }>(t.db, sql`SELECT name FROM pg_prepared_statements`)).map((r) => r.name);
+
+  it('namedRowsOf answers rows and, on node-postgres, leaves the statement prepared under its name', async () => {
+    const rows = await namedRowsOf<{ n: number }>(t.db, 'sr_probe_select', sql`SELECT ${sql.param(41)}::int + 1 AS n`);
+    expect(rows).toEqual([{ n: 42 }]);
+    if (t.kind !== 'postgres') return;
+    // The pool has several connections: ask until the one that prepared it answers (each asks once).
+    const seen = new Set<string>();
+    for (let i = 0; i < 20 && !seen.has('sr_probe_select'); i++) {
+      await namedRowsOf(t.db, 'sr_probe_select', sql`SELECT ${sql.param(1)}::int + 1 AS n`);
+      for (const name of await prepared()) seen.add(name);
+    }
+    expect(seen.has('sr_probe_select')).toBe(true);
+  });
+
+  it('namedTransaction commits its named and query-builder statements together, or nothing when the body throws', async () => {
+    await namedTransaction(t.db, async (tx) => {
+      await tx.named('sr_probe_insert', sql`INSERT INTO named_probe VALUES (${sql.param(1)}) RETURNING id`);
+      await tx.db.execute(sql`INSERT INTO named_probe VALUES (2)`);
+      if (t.kind === 'postgres') expect(await tx.named<{ name: string }>('sr_probe_prepared', sql`SELECT name FROM pg_prepared_statements WHERE name = 'sr_probe_insert'`)).toHaveLength(1);
+    });
+    await expect(
+      namedTransaction(t.db, async (tx) => {
+        await tx.named('sr_probe_insert', sql`INSERT INTO named_probe VALUES (${sql.param(3)}) RETURNING id`);
+        await tx.db.execute(sql`INSERT INTO named_probe VALUES (4)`);
+        throw new Error('the body fails');
+      }),
+    ).rejects.toThrow('the body fails');
+    const ids = (await rowsOf<{ id: number }>(t.db, sql`SELECT id FROM named_probe ORDER BY id`)).map((r) => r.id);
+    expect(ids).toEqual([1, 2]);
+  });
+});
