@@ -160,14 +160,19 @@ describe('GroupCommit', () => {
       expect(answered).toBe(3);
     });
 
-    it('batches that commit while an fsync runs share the next one', async () => {
+    it('writes handed on while an fsync runs wait for it, then commit together and share the next one', async () => {
       const held = heldSync();
       const g = new GroupCommit(db, { sync: held.sync });
       const [first, second, third] = await oneBatchEach(g, 1, 2, 3);
-      expect(g.commits).toBe(3);
+      // Only the first committed: nothing is written into the WAL while it is being synced.
+      expect(g.commits).toBe(1);
+      expect(ids()).toEqual([1]);
       expect(held.waiting).toHaveLength(1);
       held.waiting.shift()!(null);
       await first;
+      // The two that waited committed in one transaction, and their fsync runs.
+      expect(g.commits).toBe(2);
+      expect(ids()).toEqual([1, 2, 3]);
       expect(held.waiting).toHaveLength(1);
       held.waiting.shift()!(null);
       await Promise.all([second, third]);
@@ -182,6 +187,8 @@ describe('GroupCommit', () => {
       await expect(first).rejects.toThrow(/EIO/);
       await expect(second).rejects.toThrow(/EIO/);
       await expect(g.run(insert(3, 'c'))).rejects.toThrow(/EIO/);
+      // The write that waited for the failed fsync never ran.
+      expect(ids()).toEqual([1]);
     });
 
     it('counts a committed write until its fsync returned: past the bound a write is refused at once with error.server.busy and never runs', async () => {
@@ -190,8 +197,8 @@ describe('GroupCommit', () => {
       load.queueBound = 2;
       const g = new GroupCommit(db, { sync: held.sync, load });
       const [first, second] = await oneBatchEach(g, 1, 2);
-      // Both committed, neither durable yet: the queue is full.
-      expect(ids()).toEqual([1, 2]);
+      // One committed and waiting for its fsync, one waiting to commit after it: the queue is full.
+      expect(ids()).toEqual([1]);
       expect(g.held).toBe(2);
       let ran = false;
       await expect(
@@ -202,10 +209,11 @@ describe('GroupCommit', () => {
       ).rejects.toMatchObject({ code: 'error.server.busy' });
       await tick();
       expect(ran).toBe(false);
-      expect(ids()).toEqual([1, 2]);
+      expect(ids()).toEqual([1]);
       // Once the fsync covering the first returned, one more fits.
       held.waiting.shift()!(null);
       await first;
+      expect(ids()).toEqual([1, 2]);
       expect(g.held).toBe(1);
       const third = g.run(insert(3, 'c'));
       await tick();

@@ -29,8 +29,9 @@ import { perHandle, TurnQueue, type QueuedCall } from './turn-queue.js';
  * libuv's pool, and only when that returns are the callers answered. The connection goes back to
  * FULL at once, so every write outside the group still syncs in its own COMMIT. The WAL is one
  * file written in commit order, so an fsync that covers a batch covers everything committed before
- * it: an acknowledged write never depends on one that could still be lost. Batches that commit
- * while an fsync is running share the next one. Between COMMIT and the fsync, other requests of
+ * it: an acknowledged write never depends on one that could still be lost. Batches handed on
+ * while an fsync is running wait for it and then commit together, sharing the next one (held
+ * calls still count against the queue bound). Between COMMIT and the fsync, other requests of
  * this process can read the batch before its authors are answered (a power cut in that window
  * loses writes nobody was told succeeded). A failed fsync rejects its callers and stops the group:
  * after such a failure the kernel may have dropped the dirty pages, so no later write is
@@ -41,9 +42,12 @@ import { perHandle, TurnQueue, type QueuedCall } from './turn-queue.js';
 export class GroupCommit {
   readonly #db: SqliteConnection;
   readonly #queue: TurnQueue<() => unknown>;
+  readonly #maxBatch: number;
   /** Committed but not yet synced; answered when the next fsync returns. */
   #unsynced: Settle[] = [];
   #syncing = false;
+  /** Writes handed on while an fsync ran: committed together, in arrival order, once it returns. */
+  #parked: QueuedCall<() => unknown>[] = [];
   #broken: unknown = null;
   readonly #wal: WalSync | null;
   readonly #relaxed: Statement | null;
@@ -64,7 +68,8 @@ export class GroupCommit {
   constructor(db: SqliteConnection, options: GroupCommitOptions = {}) {
     this.#db = db;
     // After this turn's I/O callbacks: every request that arrived together joins the batch.
-    this.#queue = new TurnQueue((batch) => this.#flush(batch), { maxBatch: options.maxBatch ?? 512, load: options.load, holdMs: options.holdMs });
+    this.#maxBatch = options.maxBatch ?? 512;
+    this.#queue = new TurnQueue((batch) => this.#flush(batch), { maxBatch: this.#maxBatch, load: options.load, holdMs: options.holdMs });
     // Only a connection that syncs at COMMIT (FULL or EXTRA) has an fsync worth moving; whatever it
     // was set to is what it goes back to after each batch.
     const level = Number(db.pragma('synchronous', { simple: true }));
@@ -110,6 +115,18 @@ export class GroupCommit {
   }
 
   #flush(batch: QueuedCall<() => unknown>[]): void {
+    if (this.#syncing) {
+      // Not while the WAL is being synced: a write into the pages the kernel is writing back for
+      // the fsync waits for that I/O, on the event loop, and every commit adds frames of its own.
+      // Whatever arrives during the fsync commits when it returns, and shares the next one.
+      for (const p of batch) this.#parked.push(p);
+      return;
+    }
+    this.#commitBatch(batch);
+    this.#syncWal();
+  }
+
+  #commitBatch(batch: QueuedCall<() => unknown>[]): void {
     if (this.#db.inTransaction) {
       // Only if someone left a transaction open on this connection: fall back to one at a time
       // inside it rather than fail (each write is still a savepoint of that transaction).
@@ -148,11 +165,11 @@ export class GroupCommit {
         else p.reject(o.error);
       });
     if (!this.#wal) return settle();
+    // Answered once the next fsync returned (the caller starts it).
     this.#unsynced.push({ settle, reject: (error) => batch.forEach((p) => p.reject(error)) });
-    this.#syncWal();
   }
 
-  /** One fsync at a time; whatever committed while it ran waits for the next. */
+  /** One fsync at a time; the writes that arrived while it ran commit after it, then sync in the next. */
   #syncWal(): void {
     if (this.#syncing || this.#unsynced.length === 0) return;
     const covered = this.#unsynced;
@@ -166,10 +183,16 @@ export class GroupCommit {
         this.#broken ??= error;
         for (const s of [...covered, ...this.#unsynced]) s.reject(this.#broken);
         this.#unsynced = [];
+        // Never run: nothing of them was written.
+        for (const p of this.#parked.splice(0)) p.reject(this.#broken);
         if (first) for (const listener of this.#onBroken.splice(0)) listener(this.#broken);
         return;
       }
       for (const s of covered) s.settle();
+      // What waited commits now, at most maxBatch writes per transaction, and shares one fsync.
+      const waited = this.#parked;
+      this.#parked = [];
+      for (let i = 0; i < waited.length; i += this.#maxBatch) this.#commitBatch(waited.slice(i, i + this.#maxBatch));
       this.#syncWal();
     });
   }

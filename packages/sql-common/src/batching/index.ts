@@ -22,7 +22,9 @@
  *        one read          BEGIN IMMEDIATE, a savepoint     exec(inputs): one statement (a
  *        transaction       per write, COMMIT; then the      write group: one transaction)
  *        (nothing to       WAL fsync; callers answered      answers every call of the batch
- *        commit)           only once it returned
+ *        commit)           only once it returned; what
+ *                          arrives meanwhile commits
+ *                          after it
  * ```
  *
  * - Every queue over one handle shares its {@link HandleLoad}: the arrivals a hold watches, and
