@@ -1,3 +1,5 @@
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { JsonLogger, pooledRandom } from './system.js';
@@ -91,6 +93,24 @@ describe('JsonLogger', () => {
     expect(writes).toHaveLength(1);
     log.flush();
     expect(writes).toHaveLength(1);
+  });
+
+  it('any number of loggers add one exit listener between them (one each made Node warn of a leak past ten)', () => {
+    const loggers = Array.from({ length: 3 }, () => new JsonLogger(() => undefined));
+    const before = process.listenerCount('exit');
+    for (let i = 0; i < 20; i++) loggers.push(new JsonLogger(() => undefined));
+    expect(process.listenerCount('exit')).toBe(before);
+  });
+
+  it('writes the lines every logger still holds when the process exits', () => {
+    const system = fileURLToPath(new URL('./system.ts', import.meta.url));
+    const script = `import { JsonLogger } from ${JSON.stringify(system)};
+      const a = new JsonLogger(undefined, { flushMs: 60_000 });
+      const b = new JsonLogger(undefined, { flushMs: 60_000 });
+      a.info('first'); b.info('second'); a.flush(); a.info('third');
+      process.exit(0);`;
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
+    expect(out.trimEnd().split('\n').map((l) => JSON.parse(l).event).sort()).toEqual(['first', 'second', 'third']);
   });
 });
 

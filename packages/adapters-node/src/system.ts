@@ -57,6 +57,17 @@ function fieldPrefix(key: string): string {
 }
 
 /**
+ * The loggers holding lines not yet written, flushed by one exit listener for the whole process: a
+ * listener per logger would keep every logger ever made alive and, past ten, make Node warn of a
+ * leak (the tests make hundreds). A logger is here only while it holds lines.
+ */
+const holdingLines = new Set<JsonLogger>();
+let exitHookInstalled = false;
+function flushAllAtExit(): void {
+  for (const logger of holdingLines) logger.flush();
+}
+
+/**
  * One JSON object per line on stdout. Field values are whatever callers pass: never secrets.
  *
  * Lines are gathered and written together: stdout is written synchronously on Linux (a file, a
@@ -95,7 +106,10 @@ export class JsonLogger implements Logger {
     this.#flushMs = options.flushMs ?? 25;
     this.#maxPendingBytes = options.maxPendingBytes ?? 32 * 1024;
     this.#buffer = Buffer.allocUnsafe(this.#maxPendingBytes + 4096);
-    process.once('exit', () => this.flush());
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      process.once('exit', flushAllAtExit);
+    }
   }
 
   /** Writes every pending line now. */
@@ -105,6 +119,7 @@ export class JsonLogger implements Logger {
       this.#timer = null;
     }
     this.#soon = false;
+    holdingLines.delete(this);
     if (this.#at === 0) return;
     // A fresh buffer for what comes next: the written one is never touched again, so a writer
     // that keeps the chunk (an asynchronous stdout) is safe.
@@ -136,6 +151,7 @@ export class JsonLogger implements Logger {
         return;
       }
     }
+    if (this.#at === 0) holdingLines.add(this);
     this.#at += this.#buffer.write(line, this.#at);
     if (this.#at >= this.#maxPendingBytes) return this.flush();
     if (level !== 'info') {
