@@ -1,4 +1,4 @@
-import { beforeEach, describe } from 'vitest';
+import { beforeEach, describe, expect } from 'vitest';
 
 /**
  * Which contract suites ran against which adapter. A suite's tests record themselves when they
@@ -29,15 +29,21 @@ export const SUITES = [
 ] as const;
 export type SuiteName = (typeof SUITES)[number];
 
+/**
+ * Keyed by test file and adapter: when a project runs its files in one module context (vitest's
+ * `isolate: false`), a suite that ran in an earlier file must not count for this one.
+ */
 const ran = new Map<string, Set<string>>();
+const keyOf = (adapter: string): string => `${expect.getState().testPath ?? ''}\0${adapter}`;
 
 /** Declares one contract suite for one adapter; its tests count towards that adapter's suites. */
 export function describeContract(adapter: string, suite: SuiteName, title: string, body: () => void): void {
   describe(`${title} contract: ${adapter}`, () => {
     beforeEach(() => {
-      const set = ran.get(adapter) ?? new Set<string>();
+      const key = keyOf(adapter);
+      const set = ran.get(key) ?? new Set<string>();
       set.add(suite);
-      ran.set(adapter, set);
+      ran.set(key, set);
     });
     body();
   });
@@ -45,6 +51,6 @@ export function describeContract(adapter: string, suite: SuiteName, title: strin
 
 /** The suites of SUITES none of whose tests has run for this adapter (so far in this file). */
 export function missingSuites(adapter: string): string[] {
-  const done = ran.get(adapter) ?? new Set<string>();
+  const done = ran.get(keyOf(adapter)) ?? new Set<string>();
   return SUITES.filter((s) => !done.has(s));
 }
