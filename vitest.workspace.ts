@@ -23,4 +23,5 @@ export const projects: TestProjectConfiguration[] = [
   pkg('packages/adapters-pg', '@strongroom/adapters-pg', 'vitest.config.ts'),
   pkg('packages/client', '@strongroom/client'),
   pkg('apps/server', '@strongroom/server'),
+  pkg('tests', '@strongroom/tests'),
 ];

@@ -19,7 +19,7 @@ import { JsonLogger } from '@strongroom/adapters-node';
 import { MemoryLogger } from '@strongroom/core/testing';
 import { createApp } from '../apps/server/src/app.js';
 import { HttpMetrics, RouteStats } from '../apps/server/src/http/metrics.js';
-import { registerUser, testServer, VERSION } from '../apps/server/src/testing.js';
+import { registerUser, testServer, VERSION } from '@strongroom/tests';
 import { median } from './lib.js';
 
 /** Every field that can carry a secret, at the top level and one level down (pino's redact paths). */

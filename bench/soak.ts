@@ -19,8 +19,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
-import { startServerProcess } from '../apps/server/src/fault/server-process.js';
-import { MixedWorkload } from '../apps/server/src/fault/workload.js';
+import { startServerProcess } from '@strongroom/tests/spawn';
+import { MixedWorkload } from '@strongroom/tests/fault/workload';
 import { median } from './lib.js';
 
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 600);

@@ -3,8 +3,8 @@ import type { MemoryDirectBlobStore } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allRoutes } from './app.js';
 import type { AnyRoute } from './http/route-def.js';
-import { call, PASSWORD, type CallOptions, type Reply } from './testing.js';
-import { as, fresh, guestOf, Maker, makeWorld, phone, pgBackend, PIN, raw, sha, sqliteBackend, type Backend, type World } from './testing-access.js';
+import { call, PASSWORD, type CallOptions, type Reply } from '@strongroom/tests';
+import { as, fresh, guestOf, Maker, makeWorld, phone, pgBackend, PIN, raw, sha, sqliteBackend, type Backend, type World } from '@strongroom/tests/access';
 
 /**
  * The authorization matrix over HTTP (issue 28), generated from the route table.
@@ -27,7 +27,7 @@ import { as, fresh, guestOf, Maker, makeWorld, phone, pgBackend, PIN, raw, sha, 
  *   'GET /v1/blobs/:content_hash': { make: async (m, owner) => ({ params: { content_hash: await m.blobOf(owner) } }) },
  *
  * `make` builds a fresh object of the account `owner` acts as (through the API, with the Maker in
- * testing-access.ts; add a helper there when a new kind of object needs one) and returns the path
+ * @strongroom/tests/access; add a helper there when a new kind of object needs one) and returns the path
  * parameters and whatever else the request needs (a body, a query, a protocol version). By default
  * the route is judged by the rule; say `access: 'public'` for a route anyone may call (a bearer
  * capability such as a link id; give `status` when everyone gets the same non-2xx answer), or

@@ -8,7 +8,7 @@ import { S3RVER_KEY, startTestS3, type TestS3 } from '@strongroom/adapters-node/
 import { createApp } from './app.js';
 import { readConfig } from './config.js';
 import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
-import { call, listen, registerUser, VERSION } from './testing.js';
+import { call, listen, registerUser, VERSION } from '@strongroom/tests';
 
 /**
  * Direct transfers on an S3 bucket (s3rver on loopback, which checks every SigV4 signature): the

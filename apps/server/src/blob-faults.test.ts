@@ -10,7 +10,7 @@ import { createApp } from './app.js';
 import { runCli } from './cli.js';
 import { readConfig } from './config.js';
 import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
-import { call, listen, registerUser, VERSION } from './testing.js';
+import { call, listen, registerUser, VERSION } from '@strongroom/tests';
 
 /**
  * Faults of the blob store: a bucket that goes away or falls silent mid-upload and mid-download

@@ -13,7 +13,7 @@ import { takeBackup } from './backup/take.js';
 import { OBJECTS_FILE } from './backup/files.js';
 import { openBlobStore } from './blob-store.js';
 import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
-import { call, listen, registerUser } from './testing.js';
+import { call, listen, registerUser } from '@strongroom/tests';
 
 const BASE = { SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc' };
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type CallOptions } from './testing.js';
-import { as, fresh, guestOf, Maker, makeWorld, pgBackend, raw, sha, sqliteBackend, WRAPPED, type Backend, type World } from './testing-access.js';
+import { call, type CallOptions } from '@strongroom/tests';
+import { as, fresh, guestOf, Maker, makeWorld, pgBackend, raw, sha, sqliteBackend, WRAPPED, type Backend, type World } from '@strongroom/tests/access';
 
 /**
  * Issue 28, finding 1: a co-owner of a sponsored account reached the sponsor's own assets, because

@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
@@ -6,40 +5,25 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchCall } from './testing.js';
+import { fetchCall } from '@strongroom/tests';
+import { startServer, type ServerProcess } from '@strongroom/tests/spawn';
 
 // The real server (main.ts, SQLite, @hono/node-server) over loopback. app.request() tests never see
 // Node's IncomingMessage, which the server reads headers and bodies from directly.
 
-const PORT = 18_900 + Math.floor(Math.random() * 90);
-const BASE = `http://127.0.0.1:${PORT}`;
 const V = { 'x-svc-protocol': '2026-11-01' };
-let child: ChildProcess;
+let server: ServerProcess | undefined;
+let BASE: string;
 let dataDir: string;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'strongroom-net-'));
-  child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: join(import.meta.dirname, '..'),
-    env: { ...process.env, PORT: String(PORT), SVC_DATA_DIR: dataDir, SVC_BASE_URL: BASE, SVC_QUOTA_HARD_BYTES: '1000000' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  for (let i = 0; i < 150; i++) {
-    try {
-      if ((await fetch(`${BASE}/.well-known/svc/server-info`)).ok) return;
-    } catch {
-      /* starting */
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('server did not start');
+  server = await startServer({ env: { SVC_DATA_DIR: dataDir, SVC_QUOTA_HARD_BYTES: '1000000' } });
+  BASE = server.url;
 }, 30_000);
 
 afterAll(async () => {
-  await new Promise<void>((resolve) => {
-    child.once('exit', () => resolve());
-    child.kill('SIGTERM');
-  });
+  await server?.stop();
   rmSync(dataDir, { recursive: true, force: true });
 });
 

@@ -6,7 +6,7 @@ import { createScratchDatabase, pgUrlFromEnv, TcpProxy, type ScratchDatabase } f
 import { createApp } from './app.js';
 import { readConfig } from './config.js';
 import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
-import { call } from './testing.js';
+import { call } from '@strongroom/tests';
 
 /**
  * Connection faults under a server on PostgreSQL: connections killed under a request, and a database

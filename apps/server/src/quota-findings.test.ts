@@ -12,7 +12,7 @@ import { FakeClock, MemoryLogger, SeededRandom, TestDevice, TestIdentity } from 
 import { createApp } from './app.js';
 import { readConfig } from './config.js';
 import { buildDeps, type AppDeps, type Stores } from './deps.js';
-import { call, listen, registerUser, testSeed, type CallOptions } from './testing.js';
+import { call, listen, registerUser, testSeed, type CallOptions } from '@strongroom/tests';
 
 /**
  * Issue 28's quota and upload findings over HTTP, each on SQLite and on PostgreSQL (a scratch

@@ -10,7 +10,7 @@ import { FakeClock, MemoryBlobStore, MemoryLogger, SeededRandom, TestDevice, Tes
 import { createApp } from './app.js';
 import { readConfig } from './config.js';
 import { buildDeps, type AppDeps, type Stores } from './deps.js';
-import { call, listen, registerUser, testSeed, type CallOptions } from './testing.js';
+import { call, listen, registerUser, testSeed, type CallOptions } from '@strongroom/tests';
 
 /**
  * The quota invariant over HTTP, on SQLite and PostgreSQL: accounts, a sponsored account, an

@@ -5,7 +5,7 @@ import { createScratchDatabase, pgUrlFromEnv, TcpProxy, type ScratchDatabase } f
 import { createApp } from './app.js';
 import { readConfig } from './config.js';
 import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
-import { call } from './testing.js';
+import { call } from '@strongroom/tests';
 
 /**
  * Readiness against a real PostgreSQL that goes away: the connection runs through a TCP proxy the

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServerProcess, type ServerProcess } from './fault/server-process.js';
+import { startServerProcess, type ServerProcess } from '@strongroom/tests/spawn';
 
 /**
  * The README's shell blocks, run: every ```sh block, in order, in one bash, against a fresh server

@@ -12,7 +12,7 @@ import { MemoryBlobStore, MemoryLogger, TestDevice, TestIdentity } from '@strong
 import { createApp } from './app.js';
 import { readConfig } from './config.js';
 import { buildDeps, type AppDeps, type Stores } from './deps.js';
-import { call, registerUser, type CallOptions } from './testing.js';
+import { call, registerUser, type CallOptions } from '@strongroom/tests';
 
 /**
  * Concurrency of the sharing paths over real databases, through the HTTP app: 50 guests opening

@@ -1,10 +1,8 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { spawnServer, type ServerProcess } from '@strongroom/tests/spawn';
 import { afterAll, describe, expect, it } from 'vitest';
 import { unknownSettings } from './startup-checks.js';
 
@@ -13,7 +11,6 @@ import { unknownSettings } from './startup-checks.js';
  * value and the cause, and nothing was written before it.
  */
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const dirs: string[] = [];
 const tempDir = (): string => {
   const d = mkdtempSync(join(tmpdir(), 'sr-startup-'));
@@ -28,37 +25,20 @@ interface Outcome {
   readonly listening: boolean;
   readonly code: number | null;
   readonly stderr: string;
-  readonly stdout: string[];
+  /** The structured lines it logged. */
+  readonly events: ServerProcess['events'];
 }
 
-/** Runs main.ts until it logs server.listening (then stops it) or exits. */
-function run(env: Record<string, string>): Promise<Outcome> {
-  const full: Record<string, string | undefined> = { ...process.env, PORT: '0', HOST: '127.0.0.1', SVC_BASE_URL: 'http://127.0.0.1:8080', ...env };
-  for (const k of Object.keys(full)) if (k.startsWith('SVC_') && !(k in env) && k !== 'SVC_BASE_URL') delete full[k];
-  delete full.PG_URL;
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], { cwd: ROOT, env: full, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  const stdout: string[] = [];
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise<Outcome>((resolve, reject) => {
-    let listening = false;
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`neither listening nor exited in 60 s: ${stderr}`));
-    }, 60_000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      stdout.push(line);
-      // The unknown-setting warnings follow the listening line in the same turn; stop a moment later.
-      if (line.includes('"server.listening"')) {
-        listening = true;
-        setTimeout(() => child.kill('SIGTERM'), 300);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ listening, code, stderr, stdout });
-    });
-  });
+/** Runs main.ts with only `env`'s SVC_ settings until it listens (then stops it) or exits. */
+async function run(env: Record<string, string>): Promise<Outcome> {
+  const unset: Record<string, undefined> = { PG_URL: undefined };
+  for (const k of Object.keys(process.env)) if (k.startsWith('SVC_') && !(k in env) && k !== 'SVC_BASE_URL') unset[k] = undefined;
+  const s = await spawnServer({ env: { ...unset, ...env }, startTimeoutMs: 60_000 });
+  if (!s.ok) return { listening: false, code: s.code, stderr: s.stderr, events: [] };
+  // Whatever it logged after listening (the unknown-setting warnings) is written by the time it has
+  // exited: a graceful stop flushes the log.
+  await s.server.stop();
+  return { listening: true, code: (await s.server.exited).code, stderr: s.server.stderr(), events: s.server.events };
 }
 
 describe('start-up failures name the setting, the value and the cause', { timeout: 120_000 }, () => {
@@ -106,7 +86,7 @@ describe('start-up failures name the setting, the value and the cause', { timeou
     const dataDir = tempDir();
     const o = await run({ SVC_DATA_DIR: dataDir, SVC_QUOTA_HARD: '1000' });
     expect(o.listening).toBe(true);
-    const warnings = o.stdout.filter((l) => l.includes('config.unknown_setting')).map((l) => JSON.parse(l) as { name: string; did_you_mean?: string });
+    const warnings = o.events.filter((e) => e.event === 'config.unknown_setting');
     expect(warnings).toEqual([expect.objectContaining({ name: 'SVC_QUOTA_HARD', did_you_mean: 'SVC_QUOTA_HARD_BYTES' })]);
     expect(readdirSync(dataDir)).toContain('strongroom.db');
   });

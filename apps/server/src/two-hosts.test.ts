@@ -10,7 +10,7 @@ import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { S3RVER_KEY, startTestS3, type TestS3 } from '@strongroom/adapters-node/testing';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
 import { runCli } from './cli.js';
-import { fetchCall, VERSION } from './testing.js';
+import { fetchCall, VERSION } from '@strongroom/tests';
 
 /**
  * Several hosts, no shared disk: two server processes, each with its own SVC_DATA_DIR, over one

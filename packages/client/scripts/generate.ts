@@ -10,7 +10,7 @@
 import { writeFileSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
-import { testServer } from '@strongroom/server/testing';
+import { testServer } from '@strongroom/tests';
 
 export const DOCUMENT_PATH = fileURLToPath(new URL('../openapi.json', import.meta.url));
 export const TYPES_PATH = fileURLToPath(new URL('../src/generated/api.ts', import.meta.url));

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cohortHash as coreCohortHash } from '@strongroom/core';
-import { testServer, type TestServer } from '@strongroom/server/testing';
+import { testServer, type TestServer } from '@strongroom/tests';
 import {
   DeviceKeys,
   IdentityKey,

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { sha256Hex } from '@strongroom/core';
 import { MemoryBlobStore } from '@strongroom/core/testing';
-import { testServer, type TestServer } from '@strongroom/server/testing';
+import { testServer, type TestServer } from '@strongroom/tests';
 import { DeviceKeys, IdentityKey, StrongroomClient } from './index.js';
 
 // The download helper against a real server over loopback: the proxied path (memory store), and a

@@ -1,9 +1,9 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { startServer, type ServerProcess } from '@strongroom/tests/spawn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
@@ -11,45 +11,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  * server process (SQLite in a scratch directory, PORT=0, the port read from its listening line).
  */
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
-let server: ChildProcess;
+let server: ServerProcess | undefined;
 let baseUrl: string;
 let dataDir: string;
 
 beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'strongroom-example-'));
-  server = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: dataDir, SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_DATABASE_URL: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  server.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in 30 s: ${stderr}`)), 30_000);
-    server.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
-    createInterface({ input: server.stdout! }).on('line', (line) => {
-      try {
-        const entry = JSON.parse(line) as { event?: string; port?: number };
-        if (entry.event === 'server.listening' && entry.port) {
-          clearTimeout(timer);
-          resolve(entry.port);
-        }
-      } catch {
-        /* not a log line */
-      }
-    });
-  });
-  baseUrl = `http://127.0.0.1:${port}`;
+  server = await startServer({ env: { SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: '' } });
+  baseUrl = server.url;
 }, 40_000);
 
 afterAll(async () => {
-  if (server && server.exitCode === null) {
-    await new Promise<void>((resolve) => {
-      server.once('exit', () => resolve());
-      server.kill('SIGTERM');
-      setTimeout(() => server.kill('SIGKILL'), 5_000).unref();
-    });
-  }
+  await server?.stop(5_000);
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
 

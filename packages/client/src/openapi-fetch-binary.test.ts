@@ -1,6 +1,6 @@
 import createClient from 'openapi-fetch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testServer, type TestServer } from '@strongroom/server/testing';
+import { testServer, type TestServer } from '@strongroom/tests';
 import type { paths } from './generated/api.js';
 import { DeviceKeys, IdentityKey, PROTOCOL_VERSION, StrongroomClient } from './index.js';
 

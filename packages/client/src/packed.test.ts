@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
-import { testServer, type TestServer } from '@strongroom/server/testing';
+import { testServer, type TestServer } from '@strongroom/tests';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '@strongroom/core';
 import { S3BlobStore } from '@strongroom/adapters-node/s3';
 import { S3RVER_KEY, startTestS3, type TestS3 } from '@strongroom/adapters-node/testing';
-import { testServer, type TestServer } from '@strongroom/server/testing';
+import { testServer, type TestServer } from '@strongroom/tests';
 import { DeviceKeys, IdentityKey, StrongroomClient } from './index.js';
 
 // upload() and download() against a server on each store: the filesystem-like memory store (no

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, registerUser, testServer, VERSION, type TestServer } from '../testing.js';
+import { call, registerUser, testServer, VERSION, type TestServer } from '@strongroom/tests';
 import { answerOf, DocChecker, operations, type Json, type Operation } from './doc-check.js';
 import { mutated, valid } from './schema-arbitrary.js';
 

@@ -2,7 +2,7 @@ import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, readConfig } from '../config.js';
-import { VERSION, registerUser, testServer, type TestServer } from '../testing.js';
+import { VERSION, registerUser, testServer, type TestServer } from '@strongroom/tests';
 
 const APP = 'https://app.example.org';
 const OTHER = 'https://evil.example.net';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testServer, type TestServer } from '../testing.js';
+import { testServer, type TestServer } from '@strongroom/tests';
 import { listen } from './serve-for-test.js';
 
 // The reference page in a real headless Chromium (Debian's; .ci/run installs it), over a real

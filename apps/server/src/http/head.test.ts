@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerUser, testServer, VERSION, type TestServer } from '../testing.js';
+import { registerUser, testServer, VERSION, type TestServer } from '@strongroom/tests';
 import { listen } from './serve-for-test.js';
 
 let s: TestServer;

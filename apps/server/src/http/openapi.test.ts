@@ -1,6 +1,6 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, testServer, type TestServer } from '../testing.js';
+import { call, testServer, type TestServer } from '@strongroom/tests';
 
 // The served document, checked by an independent validator and against the rules every operation
 // must follow so that a generated client can type everything it meets.

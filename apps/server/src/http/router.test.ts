@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RegExpRouter } from 'hono/router/reg-exp-router';
-import { testServer, VERSION, type TestServer } from '../testing.js';
+import { testServer, VERSION, type TestServer } from '@strongroom/tests';
 
 /**
  * Hono's default router tries its RegExpRouter and silently falls back to the TrieRouter when one

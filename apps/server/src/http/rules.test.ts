@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, PASSWORD, registerUser, testServer, type TestServer } from '../testing.js';
+import { call, PASSWORD, registerUser, testServer, type TestServer } from '@strongroom/tests';
 
 // The account rules as the request schemas carry them: the code a body refused by a rule answers
 // with, and the edges the document states (code points, not UTF-16 units).

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { codeForStep, stepAt } from '@strongroom/core';
 import { TestDevice, TestIdentity, totpSecretBytes } from '@strongroom/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { call, PASSWORD, registerUser, testServer, type TestServer } from '../testing.js';
+import { call, PASSWORD, registerUser, testServer, type TestServer } from '@strongroom/tests';
 import { allRoutes } from '../app.js';
 
 /**

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PASSWORD, call, testServer, type TestServer } from '../testing.js';
+import { PASSWORD, call, testServer, type TestServer } from '@strongroom/tests';
 
 /**
  * Issue 28, finding 8: addresses are compared after Unicode NFC normalization and full case

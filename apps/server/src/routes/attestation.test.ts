@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../cli.js';
 import { readConfig } from '../config.js';
 import { buildDeps, nodePlatform, openStores } from '../deps.js';
-import { call, registerUser, testServer, type TestServer } from '../testing.js';
+import { call, registerUser, testServer, type TestServer } from '@strongroom/tests';
 
 const BASE = 'http://127.0.0.1:8080';
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');

@@ -1,6 +1,6 @@
 import { createLocalJWKSet, jwtVerify, decodeJwt } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { PASSWORD, call, registerUser, testServer, type TestServer } from '../testing.js';
+import { PASSWORD, call, registerUser, testServer, type TestServer } from '@strongroom/tests';
 
 let s: TestServer;
 beforeEach(async () => {

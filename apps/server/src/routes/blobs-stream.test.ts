@@ -10,7 +10,7 @@ import { FakeClock, MemoryLogger, SeededRandom } from '@strongroom/core/testing'
 import { createApp } from '../app.js';
 import { readConfig } from '../config.js';
 import { buildDeps, type Stores } from '../deps.js';
-import { call, listen, registerUser, testSeed, VERSION } from '../testing.js';
+import { call, listen, registerUser, testSeed, VERSION } from '@strongroom/tests';
 
 /**
  * Downloads stream: a 256 MiB blob on the filesystem store goes out with flat memory, a HEAD opens

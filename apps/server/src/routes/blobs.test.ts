@@ -9,7 +9,7 @@ import { FakeClock, MemoryBlobStore, MemoryLogger, SeededRandom, TestDevice, Tes
 import { createApp } from '../app.js';
 import { readConfig } from '../config.js';
 import { buildDeps, type Stores } from '../deps.js';
-import { call, listen, registerUser, testSeed, VERSION, type CallOptions } from '../testing.js';
+import { call, listen, registerUser, testSeed, VERSION, type CallOptions } from '@strongroom/tests';
 
 /**
  * Reading blobs back (decisions.md, "Reading blobs back") over HTTP on SQLite and PostgreSQL:

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { COMMANDS, runCli } from '../cli.js';
 import { readConfig } from '../config.js';
-import { call, registerUser, testServer, type TestServer } from '../testing.js';
+import { call, registerUser, testServer, type TestServer } from '@strongroom/tests';
 
 const DAY_MS = 86_400_000;
 const BUILD_MIN = '2026-03-01';

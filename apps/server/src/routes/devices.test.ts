@@ -1,7 +1,7 @@
 import { canonicalCbor, decodeCanonicalCbor, fromBase64url } from '@strongroom/core';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { call, registerUser, testServer, type TestServer } from '../testing.js';
+import { call, registerUser, testServer, type TestServer } from '@strongroom/tests';
 
 let s: TestServer;
 beforeEach(async () => {

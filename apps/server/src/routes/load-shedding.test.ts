@@ -2,8 +2,8 @@ import { connect, type Socket } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PasswordHasher } from '@strongroom/core';
 import { PlainHasher } from '@strongroom/core/testing';
-import { PASSWORD, VERSION, call, registerUser, testServer, type Reply, type TestServer } from '../testing.js';
-import { makeWorld } from '../testing-access.js';
+import { PASSWORD, VERSION, call, registerUser, testServer, type Reply, type TestServer } from '@strongroom/tests';
+import { makeWorld } from '@strongroom/tests/access';
 
 /**
  * Sign-in load shedding (decisions.md, end of "Isolation, secrets and durability"): password checks

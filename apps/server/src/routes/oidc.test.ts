@@ -3,9 +3,9 @@ import { sha256, toBase64url, utf8 } from '@strongroom/core';
 import { OidcRelyingParty } from '@strongroom/adapters-node';
 import { MemoryLogger } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, registerUser, testServer, PASSWORD, type TestServer } from '../testing.js';
+import { call, registerUser, testServer, PASSWORD, type TestServer } from '@strongroom/tests';
 import { allRoutes } from '../app.js';
-import { Browser, startTestProvider, type TestPerson, type TestProvider } from '../testing-oidc.js';
+import { Browser, startTestProvider, type TestPerson, type TestProvider } from '@strongroom/tests/oidc';
 
 const BASE = 'http://127.0.0.1:8080';
 const CALLBACK = `${BASE}/v1/auth/oidc/callback`;

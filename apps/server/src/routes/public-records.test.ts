@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, registerUser, testServer, type TestServer } from '../testing.js';
+import { call, registerUser, testServer, type TestServer } from '@strongroom/tests';
 import { RECORD_MAX_AGE_S } from '../http/public-record.js';
 
 let s: TestServer;

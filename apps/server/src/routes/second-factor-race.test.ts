@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { codeForStep, stepAt, THROTTLE_FREE_WRONG_CODES } from '@strongroom/core';
 import { totpSecretBytes } from '@strongroom/core/testing';
-import { call, registerUser, testServer, type Reply, type TestServer } from '../testing.js';
+import { call, registerUser, testServer, type Reply, type TestServer } from '@strongroom/tests';
 
 /**
  * Finding 4 and the race of finding 8 (issue 28): every second-factor code check counts toward the

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { codeForStep, fromBase64url, stepAt } from '@strongroom/core';
 import { TestDevice, TestIdentity, totpSecretBytes } from '@strongroom/core/testing';
-import { PASSWORD, call, registerUser, testServer, type TestServer } from '../testing.js';
+import { PASSWORD, call, registerUser, testServer, type TestServer } from '@strongroom/tests';
 
 let s: TestServer;
 beforeEach(async () => {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { uuidv7 } from '@strongroom/core';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { call, registerUser, testServer, type CallOptions, type TestServer } from '../testing.js';
+import { call, registerUser, testServer, type CallOptions, type TestServer } from '@strongroom/tests';
 
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 const bytes = (n: number, fill: number): Uint8Array => new Uint8Array(n).fill(fill);

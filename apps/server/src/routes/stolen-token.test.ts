@@ -1,8 +1,8 @@
 import { codeForStep, fromBase64url, sha256, SIGN_IN_CHANGES, stepAt, toBase64url, utf8, type SignInChange } from '@strongroom/core';
 import { TestDevice, TestIdentity, totpSecretBytes } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, registerUser, testServer, PASSWORD, type TestServer } from '../testing.js';
-import { Browser, startTestProvider, type TestPerson, type TestProvider } from '../testing-oidc.js';
+import { call, registerUser, testServer, PASSWORD, type TestServer } from '@strongroom/tests';
+import { Browser, startTestProvider, type TestPerson, type TestProvider } from '@strongroom/tests/oidc';
 
 /**
  * What a stolen access token is worth (decisions.md, turn 3): it may read for its fifteen minutes

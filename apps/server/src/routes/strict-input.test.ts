@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PASSWORD, call, registerUser, testServer, type TestServer } from '../testing.js';
+import { PASSWORD, call, registerUser, testServer, type TestServer } from '@strongroom/tests';
 
 /** Strict input through the real app: every refusal happens in the body reader, before any handler. */
 let s: TestServer;

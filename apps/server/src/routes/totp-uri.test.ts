@@ -1,7 +1,7 @@
 import { parse } from '@otplib/uri';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ConfigError, readConfig } from '../config.js';
-import { call, registerUser, testServer, type TestServer } from '../testing.js';
+import { call, registerUser, testServer, type TestServer } from '@strongroom/tests';
 
 // The URI is checked with @otplib/uri, a parser written apart from the otpauth library that builds it.
 

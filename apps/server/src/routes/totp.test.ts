@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { codeForStep, stepAt } from '@strongroom/core';
 import { totpSecretBytes } from '@strongroom/core/testing';
-import { PASSWORD, call, registerUser, testServer, type TestServer } from '../testing.js';
+import { PASSWORD, call, registerUser, testServer, type TestServer } from '@strongroom/tests';
 
 let s: TestServer;
 beforeEach(async () => {

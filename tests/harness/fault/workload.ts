@@ -1,6 +1,6 @@
 import { codeForStep, stepAt } from '@strongroom/core';
 import { TestDevice, TestIdentity, totpSecretBytes } from '@strongroom/core/testing';
-import { fetchCall, PASSWORD, type CallOptions, type Reply } from '../testing.js';
+import { fetchCall, PASSWORD, type CallOptions, type Reply } from '../http.js';
 
 /**
  * A mixed write load over the real HTTP API (sign-ins, refreshes, revocations, upload creations,

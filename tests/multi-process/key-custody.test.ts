@@ -12,9 +12,9 @@ import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
 import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
-import { runCli } from './cli.js';
-import { FAULT_SECRET_KEY, startServerProcess, type ServerProcess } from './fault/server-process.js';
-import { fetchCall, PASSWORD } from './testing.js';
+import { runCli } from '@strongroom/server/cli';
+import { FAULT_SECRET_KEY, startServerProcess, type ServerProcess } from '../harness/spawn.js';
+import { fetchCall, PASSWORD } from '../harness/http.js';
 
 /**
  * Key custody, tried as an attacker with a copy of the database would: every private key at rest

@@ -1,15 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { codeForStep, stepAt } from '@strongroom/core';
 import { totpSecretBytes } from '@strongroom/core/testing';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchCall, type CallOptions, type Reply } from './testing.js';
+import { fetchCall, type CallOptions, type Reply } from '../harness/http.js';
+import { refusedServer, runCliProcess, startServer, TEST_BASE_URL, type ServerProcess } from '../harness/spawn.js';
 
 /**
  * Real server processes started unlike the others on their database: each must refuse to start,
@@ -19,9 +17,8 @@ import { fetchCall, type CallOptions, type Reply } from './testing.js';
  */
 
 const PG_URL = pgUrlFromEnv();
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PASSWORD = 'correct horse battery staple';
-const BASE_URL = 'http://127.0.0.1:8080';
+const BASE_URL = TEST_BASE_URL;
 const dirs: string[] = [];
 const tempDir = (): string => {
   const d = mkdtempSync(join(tmpdir(), 'sr-misconf-'));
@@ -30,75 +27,11 @@ const tempDir = (): string => {
 };
 const newKey = (): string => randomBytes(32).toString('base64url');
 
-interface Server {
-  readonly url: string;
-  readonly child: ChildProcess;
-  stop(): Promise<void>;
-}
-type Started = { ok: true; server: Server } | { ok: false; code: number | null; stderr: string };
+type Server = ServerProcess;
 
-/** Starts `main.ts` on PORT=0; resolves with the server once it logs `server.listening`, or with its exit. */
-function start(env: Record<string, string | undefined>): Promise<Started> {
-  const full: Record<string, string | undefined> = { ...process.env, PORT: '0', HOST: '127.0.0.1', SVC_BASE_URL: BASE_URL, ...env };
-  // An explicit undefined leaves the variable unset.
-  for (const [k, v] of Object.entries(full)) if (v === undefined) delete full[k];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
-    cwd: ROOT,
-    env: full,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  return new Promise<Started>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`server neither started nor exited in 30 s: ${stderr}`));
-    }, 30_000);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      resolve({ ok: false, code, stderr });
-    });
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        const entry = JSON.parse(line) as { event?: string; port?: number };
-        if (entry.event !== 'server.listening' || !entry.port) return;
-        clearTimeout(timer);
-        child.removeAllListeners('exit');
-        resolve({
-          ok: true,
-          server: {
-            url: `http://127.0.0.1:${entry.port}`,
-            child,
-            stop: () =>
-              new Promise<void>((done) => {
-                if (child.exitCode !== null) return done();
-                child.once('exit', () => done());
-                child.kill('SIGTERM');
-                setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
-              }),
-          },
-        });
-      } catch {
-        /* not a log line */
-      }
-    });
-  });
-}
-
-async function started(env: Record<string, string | undefined>): Promise<Server> {
-  const s = await start(env);
-  if (!s.ok) throw new Error(`server exited with ${s.code}: ${s.stderr}`);
-  return s.server;
-}
-
-async function refused(env: Record<string, string | undefined>): Promise<{ code: number | null; stderr: string }> {
-  const s = await start(env);
-  if (s.ok) {
-    await s.server.stop();
-    throw new Error('the server started, but should have refused');
-  }
-  return s;
-}
+/** Starts the server with `env` over the test defaults; a variable given as undefined is unset. */
+const started = (env: Record<string, string | undefined>): Promise<Server> => startServer({ env });
+const refused = (env: Record<string, string | undefined>): Promise<{ code: number | null; stderr: string }> => refusedServer({ env });
 
 afterAll(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
@@ -151,18 +84,7 @@ function misconfigurationCases(label: string, fresh: () => Promise<{ env: Record
   });
 }
 
-async function cli(env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/cli.ts', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, SVC_BASE_URL: BASE_URL, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, out };
-}
+const cli = (env: Record<string, string>, ...args: string[]) => runCliProcess(args, env);
 
 misconfigurationCases('SQLite', async () => ({ env: { SVC_DATA_DIR: tempDir() }, drop: async () => undefined }));
 

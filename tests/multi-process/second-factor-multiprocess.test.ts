@@ -5,8 +5,8 @@ import { codeForStep, stepAt, THROTTLE_FREE_WRONG_CODES } from '@strongroom/core
 import { totpSecretBytes } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
-import { startServerProcess, type ServerProcess } from './fault/server-process.js';
-import { fetchCall, PASSWORD, type Reply } from './testing.js';
+import { startServerProcess, type ServerProcess } from '../harness/spawn.js';
+import { fetchCall, PASSWORD, type Reply } from '../harness/http.js';
 
 /**
  * Issue 28, findings 4 and 8, across processes: wrong codes sent together to two server processes

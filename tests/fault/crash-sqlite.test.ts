@@ -2,8 +2,8 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { startServerProcess, type ServerProcess } from './server-process.js';
-import { MixedWorkload, seededRandom } from './workload.js';
+import { startServerProcess, type ServerProcess } from '../harness/spawn.js';
+import { MixedWorkload, seededRandom } from '../harness/fault/workload.js';
 
 /**
  * Pulling the plug on SQLite: the real server under a mixed write load is killed with SIGKILL at a

@@ -1,15 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
 import { sha256, toBase64url, utf8 } from '@strongroom/core';
-import { fetchCall } from './testing.js';
-import { Browser, startTestProvider, type TestProvider } from './testing-oidc.js';
+import { fetchCall } from '../harness/http.js';
+import { Browser, startTestProvider, type TestProvider } from '../harness/oidc.js';
+import { startServer as startProcess, type ServerProcess } from '../harness/spawn.js';
 
 /**
  * An OpenID flow that starts on one server process and finishes on another, over one PostgreSQL
@@ -18,7 +16,6 @@ import { Browser, startTestProvider, type TestProvider } from './testing-oidc.js
  */
 
 const PG_URL = pgUrlFromEnv();
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 // The deployment's public base URL (a load balancer in front of both processes).
 const BASE_URL = 'http://127.0.0.1:8080';
 const CALLBACK = `${BASE_URL}/v1/auth/oidc/callback`;
@@ -30,47 +27,9 @@ const DATA_DIR = mkdtempSync(join(tmpdir(), 'sr-oidc-multiproc-'));
 
 if (!PG_URL) console.warn('oidc-multiprocess.test.ts: SKIPPED: PG_URL is not set (several processes need a PostgreSQL server).');
 
-interface Server {
-  readonly url: string;
-  readonly child: ChildProcess;
-  stop(): Promise<void>;
-}
+type Server = ServerProcess;
 
-async function startServer(env: Record<string, string>): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, SVC_DATA_DIR: DATA_DIR, PORT: '0', HOST: '127.0.0.1', SVC_BASE_URL: BASE_URL },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in 30 s: ${stderr}`)), 30_000);
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        const entry = JSON.parse(line) as { event?: string; port?: number };
-        if (entry.event === 'server.listening' && entry.port) {
-          clearTimeout(timer);
-          resolve(entry.port);
-        }
-      } catch {
-        /* not a log line */
-      }
-    });
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
-      }),
-  };
-}
+const startServer = (env: Record<string, string>): Promise<Server> => startProcess({ env: { ...env, SVC_DATA_DIR: DATA_DIR, SVC_BASE_URL: BASE_URL } });
 
 describe.skipIf(!PG_URL)('an OpenID flow across two server processes on PostgreSQL (PG_URL)', { timeout: 60_000 }, () => {
   let db: ScratchDatabase;

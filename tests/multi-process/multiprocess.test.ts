@@ -1,16 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { codeForStep, stepAt } from '@strongroom/core';
 import { TestDevice, TestIdentity, totpSecretBytes } from '@strongroom/core/testing';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
-import { fetchCall, type CallOptions, type Reply } from './testing.js';
+import { fetchCall, type CallOptions, type Reply } from '../harness/http.js';
+import { runCliProcess, startServer as startProcess, type ServerProcess } from '../harness/spawn.js';
 
 /**
  * Two real server processes over one PostgreSQL database: whatever one process decides, the other
@@ -19,7 +17,6 @@ import { fetchCall, type CallOptions, type Reply } from './testing.js';
  */
 
 const PG_URL = pgUrlFromEnv();
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PASSWORD = 'correct horse battery staple';
 // Every process of one deployment shares its public base URL: it is the tokens' `iss`.
 const BASE_URL = 'http://127.0.0.1:8080';
@@ -39,62 +36,13 @@ if (!PG_URL) {
   console.warn('multiprocess.test.ts: SKIPPED: PG_URL is not set. Several server processes need a PostgreSQL server; PGlite is in-process only. .ci/run sets PG_URL.');
 }
 
-interface Server {
-  readonly url: string;
-  readonly child: ChildProcess;
-  stop(): Promise<void>;
-}
+type Server = ServerProcess;
 
-/** Starts `node --import tsx apps/server/src/main.ts` on a free loopback port and waits until it listens. */
-async function startServer(databaseUrl: string): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, PORT: '0', HOST: '127.0.0.1', SVC_DATABASE_URL: databaseUrl, SVC_BASE_URL: BASE_URL },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in 30 s: ${stderr}`)), 30_000);
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        const entry = JSON.parse(line) as { event?: string; port?: number };
-        if (entry.event === 'server.listening' && entry.port) {
-          clearTimeout(timer);
-          resolve(entry.port);
-        }
-      } catch {
-        /* not a log line */
-      }
-    });
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
-      }),
-  };
-}
+/** A server process of this deployment over `databaseUrl`. */
+const startServer = (databaseUrl: string): Promise<Server> => startProcess({ env: { ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, SVC_DATABASE_URL: databaseUrl, SVC_BASE_URL: BASE_URL } });
 
 /** Runs the operator CLI as a separate process against the same database. */
-async function cli(databaseUrl: string, ...args: string[]): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/cli.ts', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, SVC_DATABASE_URL: databaseUrl, SVC_BASE_URL: BASE_URL },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, out };
-}
+const cli = (databaseUrl: string, ...args: string[]) => runCliProcess(args, { ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, SVC_DATABASE_URL: databaseUrl, SVC_BASE_URL: BASE_URL });
 
 const call = (server: Server, method: string, path: string, o: CallOptions = {}): Promise<Reply> => fetchCall(server.url, method, path, o);
 

@@ -4,9 +4,9 @@ import { join } from 'node:path';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchCall, PASSWORD, VERSION } from '../testing.js';
-import { openRaw, requestHead } from './raw-http.js';
-import { startServerProcess, type ServerProcess } from './server-process.js';
+import { fetchCall, PASSWORD, VERSION } from '../harness/http.js';
+import { openRaw, requestHead } from '../harness/fault/raw-http.js';
+import { startServerProcess, type ServerProcess } from '../harness/spawn.js';
 
 /**
  * Slow clients against the real server: headers or a body trickling in, a body that stalls, and an

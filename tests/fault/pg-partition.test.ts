@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratchDatabase, pgUrlFromEnv, TcpProxy, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
-import { startServerProcess, type ServerProcess } from './server-process.js';
+import { startServerProcess, type ServerProcess } from '../harness/spawn.js';
 
 /**
  * A network partition between the server and PostgreSQL: the connections stay open but nothing

@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchCall, PASSWORD, type Reply } from '../testing.js';
-import { pgClusterUnavailable, startPgCluster, type PgCluster } from './pg-cluster.js';
-import { startServerProcess, type ServerProcess } from './server-process.js';
-import { MixedWorkload } from './workload.js';
+import { fetchCall, PASSWORD, type Reply } from '../harness/http.js';
+import { pgClusterUnavailable, startPgCluster, type PgCluster } from '../harness/fault/pg-cluster.js';
+import { startServerProcess, type ServerProcess } from '../harness/spawn.js';
+import { MixedWorkload } from '../harness/fault/workload.js';
 
 /**
  * PostgreSQL restarted under load: the real server over a cluster this test starts itself, the

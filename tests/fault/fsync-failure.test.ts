@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { fetchCall, PASSWORD, type Reply } from '../testing.js';
-import { startServerProcess, type ServerProcess } from './server-process.js';
+import { fetchCall, PASSWORD, type Reply } from '../harness/http.js';
+import { startServerProcess, type ServerProcess } from '../harness/spawn.js';
 
 /**
  * Issue 28, finding 7: a failed WAL fsync under the SQLite group commit. The process cannot know
@@ -20,7 +20,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 describe('a failed fsync on SQLite', { timeout: 120_000 }, () => {
   it('acknowledges nothing of the failed group, answers 503 on /readyz, exits non-zero; a restart keeps every acknowledged write', async () => {
     const env = { SR_FAULT_FSYNC_FLAG: flag };
-    const nodeArgs = ['--import', './apps/server/src/fault/failing-fsync.ts'];
+    const nodeArgs = ['--import', './tests/harness/fault/failing-fsync.ts'];
     let server: ServerProcess = await startServerProcess({ dataDir, env, nodeArgs });
     const address = 'fsync@example.org';
     expect((await fetchCall(server.url, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } })).status).toBe(200);

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fetchCall, PASSWORD, type Reply } from '../testing.js';
-import { startServerProcess, type ServerProcess } from './server-process.js';
+import { fetchCall, PASSWORD, type Reply } from '../harness/http.js';
+import { startServerProcess, type ServerProcess } from '../harness/spawn.js';
 
 /**
  * A full disk under the real server on SQLite: its data dir sits on a tiny tmpfs that the test

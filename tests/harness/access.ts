@@ -5,10 +5,10 @@ import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqli
 import { createPgPorts } from '@strongroom/adapters-pg';
 import { openTestDatabase } from '@strongroom/adapters-pg/testing';
 import { FakeClock, MemoryDirectBlobStore, MemoryLogger, SeededRandom, TestDevice, TestIdentity } from '@strongroom/core/testing';
-import { createApp } from './app.js';
-import { readConfig } from './config.js';
-import { buildDeps, type AppDeps, type Stores } from './deps.js';
-import { call, listen, registerUser, testSeed, type CallOptions, type Reply } from './testing.js';
+import { createApp } from '@strongroom/server';
+import { readConfig } from '@strongroom/server/config';
+import { buildDeps, type AppDeps, type Stores } from '@strongroom/server/deps';
+import { call, listen, registerUser, testSeed, type CallOptions, type Reply } from './http.js';
 
 /**
  * Test support for object-level access (decisions.md, "Isolation, secrets and durability"): a

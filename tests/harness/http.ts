@@ -5,9 +5,9 @@ import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
 import type { Hono } from 'hono';
 import type { BlobStore } from '@strongroom/core';
-import { createApp } from './app.js';
-import { readConfig, type Config } from './config.js';
-import { buildDeps, type AppDeps, type Platform, type Stores } from './deps.js';
+import { createApp } from '@strongroom/server';
+import { readConfig, type Config } from '@strongroom/server/config';
+import { buildDeps, type AppDeps, type Platform, type Stores } from '@strongroom/server/deps';
 
 export const VERSION = '2026-11-01';
 export const PASSWORD = 'correct horse battery staple';

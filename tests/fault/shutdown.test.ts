@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { fetchCall, PASSWORD, VERSION } from '../testing.js';
-import { openRaw, requestHead } from './raw-http.js';
-import { startServerProcess, type ServerProcess } from './server-process.js';
+import { fetchCall, PASSWORD, VERSION } from '../harness/http.js';
+import { openRaw, requestHead } from '../harness/fault/raw-http.js';
+import { startServerProcess, type ServerProcess } from '../harness/spawn.js';
 
 /**
  * SIGTERM on the real server: requests in flight finish, new connections are refused, idle

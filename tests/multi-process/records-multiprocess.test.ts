@@ -1,15 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { decodeProtectedHeader, importJWK, jwtVerify, type JWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
-import { fetchCall, type CallOptions, type Reply } from './testing.js';
+import { fetchCall, type CallOptions, type Reply } from '../harness/http.js';
+import { runCliProcess, startServer as startProcess, type ServerProcess } from '../harness/spawn.js';
 
 /**
  * Deprecation announcements and attestation rotations made through one process, honoured by
@@ -17,7 +15,6 @@ import { fetchCall, type CallOptions, type Reply } from './testing.js';
  */
 
 const PG_URL = pgUrlFromEnv();
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const BASE_URL = 'http://127.0.0.1:8080';
 const NOTICE_S = 2;
 const OLD = '2026-05-01';
@@ -27,59 +24,11 @@ const DATA_DIR = mkdtempSync(join(tmpdir(), 'sr-records-'));
 
 if (!PG_URL) console.warn('records-multiprocess.test.ts: SKIPPED: PG_URL is not set (several processes need a PostgreSQL server).');
 
-interface Server {
-  readonly url: string;
-  stop(): Promise<void>;
-}
+type Server = ServerProcess;
 
-/** A server process on PORT=0; its port comes from the `server.listening` log line. */
-async function startServer(databaseUrl: string): Promise<Server> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, PORT: '0', HOST: '127.0.0.1', SVC_DATABASE_URL: databaseUrl },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in 30 s: ${stderr}`)), 30_000);
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        const entry = JSON.parse(line) as { event?: string; port?: number };
-        if (entry.event === 'server.listening' && entry.port) {
-          clearTimeout(timer);
-          resolve(entry.port);
-        }
-      } catch {
-        /* not a log line */
-      }
-    });
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
-      }),
-  };
-}
+const startServer = (databaseUrl: string): Promise<Server> => startProcess({ env: { ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, SVC_DATABASE_URL: databaseUrl } });
 
-async function cli(databaseUrl: string, ...args: string[]): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/cli.ts', ...args], {
-    cwd: ROOT,
-    env: { ...process.env, ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, SVC_DATABASE_URL: databaseUrl },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, out };
-}
+const cli = (databaseUrl: string, ...args: string[]) => runCliProcess(args, { ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, SVC_DATABASE_URL: databaseUrl });
 
 const call = (server: Server, method: string, path: string, o: CallOptions = {}): Promise<Reply> => fetchCall(server.url, method, path, o);
 const sleepUntil = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms - Date.now())));

@@ -1,11 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { importJWK } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -14,7 +11,8 @@ import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqli
 import { capabilityClaims, FederationService, fromBase64url, KeyRing, SecretBox, signCapability, toBase64url, type CapabilityClaims, type Ports } from '@strongroom/core';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
-import { fetchCall, type CallOptions, type Reply } from './testing.js';
+import { fetchCall, type CallOptions, type Reply } from '../harness/http.js';
+import { runCliProcess, startServer as startProcess, type ServerProcess } from '../harness/spawn.js';
 
 /**
  * Three real server processes on loopback, each with its own SQLite database, as federated peers:
@@ -24,7 +22,6 @@ import { fetchCall, type CallOptions, type Reply } from './testing.js';
  * iss/aud) has to be known before it starts.
  */
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const PASSWORD = 'correct horse battery staple';
 const RATE = 6;
 const REVOKED_CACHE_S = 2;
@@ -35,7 +32,7 @@ interface Server {
   readonly host: string;
   readonly dataDir: string;
   readonly env: Record<string, string>;
-  readonly child: ChildProcess;
+  readonly child: ServerProcess['child'];
   stop(): Promise<void>;
 }
 
@@ -69,23 +66,7 @@ async function startServer(port: number, peers: number[], extra: Record<string, 
     SVC_FEDERATION_REVOKED_CACHE_S: String(REVOKED_CACHE_S),
     ...extra,
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], { cwd: ROOT, env: { ...process.env, SVC_DATABASE_URL: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in 30 s: ${stderr}`)), 30_000);
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        if ((JSON.parse(line) as { event?: string }).event === 'server.listening') {
-          clearTimeout(timer);
-          resolve();
-        }
-      } catch {
-        /* not a log line */
-      }
-    });
-  });
+  const proc = await startProcess({ env: { SVC_DATABASE_URL: '', ...env } });
   return {
     url,
     // Where this process listens (another process of a deployment listens elsewhere than its base URL).
@@ -93,27 +74,17 @@ async function startServer(port: number, peers: number[], extra: Record<string, 
     host: new URL(url).host,
     dataDir,
     env,
-    child,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null || child.signalCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGCONT');
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
-      }),
+    child: proc.child,
+    stop: () => {
+      // A test may have stopped it (SIGSTOP): a stopped process acts on SIGTERM only once resumed.
+      proc.child.kill('SIGCONT');
+      return proc.stop(5_000);
+    },
   };
 }
 
 /** The operator CLI as its own process, against a server's database. */
-async function cli(server: Server, ...args: string[]): Promise<{ code: number | null; out: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/cli.ts', ...args], { cwd: ROOT, env: { ...process.env, SVC_DATABASE_URL: '', ...server.env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
-  return { code, out };
-}
+const cli = (server: Server, ...args: string[]) => runCliProcess(args, { SVC_DATABASE_URL: '', ...server.env });
 
 const call = (server: Server, method: string, path: string, o: CallOptions = {}): Promise<Reply> => fetchCall(server.listen, method, path, o);
 
@@ -248,6 +219,9 @@ describe('three federated servers on loopback', { timeout: 60_000 }, () => {
   });
 
   it('limits each peer on its own bucket: 429 with Retry-After for A, C unaffected, relayed through A', async () => {
+    // Registered first, so the relayed lookup follows the refusal at once: the bucket gains a token
+    // every 60/RATE s, and a sign-up in between could land after the next one.
+    const ann = await person(a, 'ann3');
     let admitted = 0;
     let refused: Reply | null = null;
     for (let i = 0; i < RATE + 2 && refused === null; i++) {
@@ -259,7 +233,6 @@ describe('three federated servers on loopback', { timeout: 60_000 }, () => {
     expect(refused).toMatchObject({ status: 429, body: { code: 'error.federation.rate_limited' } });
     expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     // A's users get B's refusal, Retry-After included.
-    const ann = await person(a, 'ann3');
     const relayed = await lookup(a, bob.handle, `Bearer ${ann.token}`);
     expect(relayed).toMatchObject({ status: 429, body: { code: 'error.federation.rate_limited' } });
     expect(Number(relayed.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);

@@ -1,18 +1,16 @@
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { codeForStep, secretKeyFingerprint, stepAt } from '@strongroom/core';
 import { TestDevice, TestIdentity, totpSecretBytes } from '@strongroom/core/testing';
 import { FsBlobStore, takeFileLock } from '@strongroom/adapters-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { runCli } from '../cli.js';
-import { fetchCall, PASSWORD, type CallOptions, type Reply } from '../testing.js';
-import { startServerProcess, type ServerProcess } from './server-process.js';
-import { MixedWorkload } from './workload.js';
+import { runCli } from '@strongroom/server/cli';
+import { fetchCall, PASSWORD, type CallOptions, type Reply } from '../harness/http.js';
+import { runCliProcess, startServerProcess, type ServerProcess } from '../harness/spawn.js';
+import { MixedWorkload } from '../harness/fault/workload.js';
 
 /**
  * The backup drill: a real server process under a mixed write load (sign-ins, TOTP enrolment and
@@ -25,7 +23,6 @@ import { MixedWorkload } from './workload.js';
  * self-hosted machine, so the backup has to carry it.
  */
 
-const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const SEED = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 1e9));
 const work = mkdtempSync(join(tmpdir(), 'sr-backup-drill-'));
 const live = join(work, 'live');
@@ -38,15 +35,7 @@ const cliEnv = (dataDir: string, extra: Record<string, string> = {}) => ({ ...pr
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
 /** `npm run cli -- <args>` as an operator runs it: a process of its own. */
-function cliProcess(args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/cli.ts', ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('close', (code) => resolve({ code, out }));
-  });
-}
+const cliProcess = (args: string[], env: NodeJS.ProcessEnv) => runCliProcess(args, env);
 
 /** Every file under a directory with its bytes' hash: to show a directory was left untouched. */
 function tree(dir: string): Record<string, string> {

@@ -1,0 +1,255 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/**
+ * The one way a test starts a real Strongroom process: the server (`apps/server/src/main.ts`)
+ * waited for until its `server.listening` log line (it listens on PORT=0, so any number run beside
+ * other people's tests), or the operator CLI run to its end.
+ *
+ * The processes run the server's source bundled by esbuild into one file (built once for a given
+ * source, below), not `node --import tsx` over the source tree: tsx resolving and transforming
+ * some five hundred modules through its loader thread made every start cost seconds of CPU, and
+ * the suite starts about a hundred. The bundle is the same code (each module's `import.meta.url`
+ * is kept as its source file's, so migrations, the API page's assets and the CLI's path resolve
+ * as they do from source); npm packages are left to Node. A child the server starts itself (the
+ * scheduled backup runs `cli.ts`) still gets tsx. STRONGROOM_SPAWN_SOURCE=1 runs the source
+ * through tsx instead, as `npm start` does.
+ */
+
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** A fixed sealing key, so a restarted process opens what the previous one sealed. */
+export const FAULT_SECRET_KEY = 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc';
+/** The base URL every process of a test deployment is given unless a test says otherwise. */
+export const TEST_BASE_URL = 'http://127.0.0.1:8080';
+
+type Env = Record<string, string | undefined>;
+
+export interface ServerProcess {
+  readonly url: string;
+  readonly port: number;
+  readonly child: ChildProcess;
+  /** Every structured log line seen so far (stdout), parsed; per-request lines excepted. */
+  readonly events: { event?: string; [k: string]: unknown }[];
+  /** Whatever the process wrote to stderr. */
+  stderr(): string;
+  /** Resolves with how the process ended. */
+  readonly exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGKILL, and wait for the process to be gone. */
+  kill(): Promise<void>;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export interface SpawnOptions {
+  /**
+   * Environment over this process's and PORT=0, HOST=127.0.0.1, SVC_BASE_URL=TEST_BASE_URL. A
+   * variable given as undefined is left unset.
+   */
+  readonly env?: Env;
+  readonly startTimeoutMs?: number;
+  /** Node flags before the entry point (e.g. `--expose-gc`, `--import` of a probe). */
+  readonly nodeArgs?: readonly string[];
+  /** Open an IPC channel to the process (`child.send`). */
+  readonly ipc?: boolean;
+}
+
+/** A server that listened, or how it ended without listening (a refused configuration). */
+export type Spawned = { ok: true; server: ServerProcess } | { ok: false; code: number | null; signal: NodeJS.Signals | null; stderr: string };
+
+/** Starts the server; resolves once it listens, or with its exit if it ends first. */
+export async function spawnServer(options: SpawnOptions = {}): Promise<Spawned> {
+  const child = spawn(process.execPath, [...(await entryArgs('main', options.nodeArgs ?? []))], {
+    cwd: ROOT,
+    env: environment({ PORT: '0', HOST: '127.0.0.1', SVC_BASE_URL: TEST_BASE_URL, ...options.env }),
+    stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+  const events: ServerProcess['events'] = [];
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    // 'close', not 'exit': by then its output is read to the end, the last log lines included.
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  );
+  const timeoutMs = options.startTimeoutMs ?? 30_000;
+  const port = await new Promise<number | null>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`server neither listened nor exited in ${timeoutMs} ms: ${stderr}`));
+    }, timeoutMs);
+    void exited.then(() => {
+      clearTimeout(timer);
+      resolve(null);
+    });
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      let entry: ServerProcess['events'][number];
+      try {
+        entry = JSON.parse(line) as ServerProcess['events'][number];
+      } catch {
+        return; // not a log line
+      }
+      // Request lines are left out: a soak would otherwise keep hundreds of thousands of them.
+      if (entry.event !== 'http.request') events.push(entry);
+      if (entry.event === 'server.listening' && typeof entry.port === 'number') {
+        clearTimeout(timer);
+        resolve(entry.port);
+      }
+    });
+  });
+  if (port === null) {
+    const { code, signal } = await exited;
+    return { ok: false, code, signal, stderr };
+  }
+  const gone = async (signal: NodeJS.Signals, graceMs: number) => {
+    if (child.exitCode !== null || child.signalCode !== null) return void (await exited);
+    child.kill(signal);
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exited;
+    clearTimeout(timer);
+  };
+  return {
+    ok: true,
+    server: {
+      url: `http://127.0.0.1:${port}`,
+      port,
+      child,
+      events,
+      stderr: () => stderr,
+      exited,
+      kill: () => gone('SIGKILL', 0),
+      stop: (graceMs = 10_000) => gone('SIGTERM', graceMs),
+    },
+  };
+}
+
+/** Starts the server and waits until it listens; an exit before that is an error. */
+export async function startServer(options: SpawnOptions = {}): Promise<ServerProcess> {
+  const s = await spawnServer(options);
+  if (!s.ok) throw new Error(`server exited (${s.code ?? s.signal}) before listening: ${s.stderr}`);
+  return s.server;
+}
+
+/** Starts the server, expecting it to refuse its configuration; resolves with its exit. */
+export async function refusedServer(options: SpawnOptions = {}): Promise<{ code: number | null; stderr: string }> {
+  const s = await spawnServer(options);
+  if (s.ok) {
+    await s.server.stop();
+    throw new Error('the server started, but should have refused');
+  }
+  return s;
+}
+
+export interface StartOptions extends SpawnOptions {
+  readonly dataDir: string;
+}
+
+/** The fault tests' server: over `dataDir`, sealed with FAULT_SECRET_KEY unless `env` says otherwise. */
+export function startServerProcess(options: StartOptions): Promise<ServerProcess> {
+  return startServer({ ...options, env: { SVC_DATA_DIR: options.dataDir, SVC_SECRET_KEY: FAULT_SECRET_KEY, ...options.env } });
+}
+
+/** Runs the operator CLI (`apps/server/src/cli.ts`) to its end; `out` is stdout and stderr together. */
+export async function runCliProcess(args: readonly string[], env: Env = {}): Promise<{ code: number | null; out: string }> {
+  const child = spawn(process.execPath, [...(await entryArgs('cli', [])), ...args], {
+    cwd: ROOT,
+    env: environment({ SVC_BASE_URL: TEST_BASE_URL, ...env }),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+  return { code, out };
+}
+
+function environment(env: Env): Record<string, string> {
+  const full: Env = { ...process.env, ...env };
+  for (const [k, v] of Object.entries(full)) if (v === undefined) delete full[k];
+  return full as Record<string, string>;
+}
+
+/** See the file: tsx for a child the server starts on a .ts entry point (the CLI), not for the bundle. */
+const TSX_FOR_TS_ENTRY = fileURLToPath(new URL('./tsx-for-ts-entry.mjs', import.meta.url));
+
+const SOURCES = { main: 'apps/server/src/main.ts', cli: 'apps/server/src/cli.ts' } as const;
+
+/** Node's arguments for an entry point: its bundle, or the source through tsx. */
+async function entryArgs(entry: keyof typeof SOURCES, nodeArgs: readonly string[]): Promise<string[]> {
+  // A preload written in TypeScript needs tsx whichever way the entry point runs.
+  const needsTsx = nodeArgs.some((a) => a.endsWith('.ts'));
+  if (process.env.STRONGROOM_SPAWN_SOURCE === '1') return ['--import', 'tsx', ...nodeArgs, SOURCES[entry]];
+  const dir = await bundles();
+  return [...(needsTsx ? ['--import', 'tsx'] : ['--import', TSX_FOR_TS_ENTRY]), ...nodeArgs, join(dir, `${entry}.mjs`)];
+}
+
+let built: Promise<string> | undefined;
+/** The directory holding main.mjs and cli.mjs for the source as it is now (built once per source). */
+function bundles(): Promise<string> {
+  built ??= buildBundles();
+  return built;
+}
+
+const SOURCE_DIRS = ['apps/server/src', 'packages/core/src', 'packages/sql-common/src', 'packages/adapters-node/src', 'packages/adapters-sqlite/src', 'packages/adapters-pg/src'];
+
+async function buildBundles(): Promise<string> {
+  // Named by a hash of every source file it may contain, so an edit builds a new one and runs of
+  // other worktrees or at other times never share a stale one.
+  const hash = createHash('sha256');
+  const walk = (dir: string): void => {
+    for (const name of readdirSync(join(ROOT, dir)).sort()) {
+      const rel = `${dir}/${name}`;
+      if (statSync(join(ROOT, rel)).isDirectory()) walk(rel);
+      else if (/\.(ts|json|sql)$/.test(name) && !name.endsWith('.test.ts')) hash.update(rel).update('\0').update(readFileSync(join(ROOT, rel))).update('\0');
+    }
+  };
+  for (const dir of SOURCE_DIRS) walk(dir);
+  for (const dir of SOURCE_DIRS) hash.update(readFileSync(join(ROOT, dir, '../package.json')));
+  const cache = join(ROOT, 'node_modules/.cache/strongroom-spawn');
+  const dir = join(cache, hash.digest('hex').slice(0, 16));
+  if (existsSync(join(dir, 'cli.mjs'))) return dir;
+  // Bundles sit inside the repository so that the packages they leave to Node resolve from its
+  // node_modules. Built beside, then renamed into place: concurrent workers never see half a file.
+  const scratch = `${dir}.${process.pid}.${Date.now()}`;
+  mkdirSync(scratch, { recursive: true });
+  const { build } = await import('esbuild');
+  const { readFile } = await import('node:fs/promises');
+  for (const [entry, source] of Object.entries(SOURCES)) {
+    const entryPath = join(ROOT, source);
+    await build({
+      entryPoints: [entryPath],
+      outfile: join(scratch, `${entry}.mjs`),
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      target: 'node20',
+      conditions: ['@strongroom/source'],
+      sourcemap: 'inline',
+      logLevel: 'error',
+      plugins: [
+        {
+          name: 'strongroom-sources',
+          setup(b) {
+            // Workspace packages are bundled; every npm package stays a Node import.
+            b.onResolve({ filter: /^[^./]/ }, (a) => (a.path.startsWith('@strongroom/') ? undefined : { external: true }));
+            b.onLoad({ filter: /\.ts$/ }, async (a) => {
+              const text = await readFile(a.path, 'utf8');
+              // The entry keeps its own URL (the CLI runs when it is the process's main module).
+              const contents = a.path === entryPath ? text : text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(a.path).href));
+              return { contents, loader: 'ts' };
+            });
+          },
+        },
+      ],
+    });
+  }
+  try {
+    renameSync(scratch, dir);
+  } catch {
+    rmSync(scratch, { recursive: true, force: true }); // another worker got there first
+  }
+  return dir;
+}
