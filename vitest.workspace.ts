@@ -6,22 +6,27 @@ import type { TestProjectConfiguration } from 'vitest/config';
 //
 // `isolate: false`: a worker runs its files one after another in one module context instead of a
 // fresh one per file. Loading the server's module graph again for every file was a fifth of the
-// suite (vitest's "collect"). It is safe because no test mocks modules, stubs globals or leaves
-// process.env changed, and what a file records for itself (the contract suites that ran) is keyed
-// by the file. A file that needs a fresh context can say so in its project here.
-const pkg = (dir: string, name: string, config?: string): TestProjectConfiguration => ({
-  ...(config ? { extends: `./${dir}/${config}` } : {}),
-  test: { name, root: `./${dir}`, isolate: false },
-});
+// suite (vitest's "collect"). It is safe because tests stub no globals and leave process.env as they
+// found it, and what a file records for itself (the contract suites that ran) is keyed by the file.
+// A file that mocks a module (vi.mock) would hand its mock to the files after it: it is named in
+// `isolated` and runs in a fresh context of its own.
+const pkg = (dir: string, name: string, options: { config?: string; isolated?: string[] } = {}): TestProjectConfiguration[] => {
+  const base = options.config ? { extends: `./${dir}/${options.config}` } : {};
+  const isolated = options.isolated ?? [];
+  return [
+    { ...base, test: { name, root: `./${dir}`, isolate: false, exclude: ['**/node_modules/**', '**/dist/**', ...isolated] } },
+    ...(isolated.length > 0 ? [{ ...base, test: { name: `${name} (isolated)`, root: `./${dir}`, isolate: true, include: isolated } }] : []),
+  ];
+};
 
 export const projects: TestProjectConfiguration[] = [
-  pkg('packages/core', '@strongroom/core'),
-  pkg('packages/sql-common', '@strongroom/sql-common'),
-  pkg('packages/port-contracts', '@strongroom/port-contracts'),
-  pkg('packages/adapters-node', '@strongroom/adapters-node'),
-  pkg('packages/adapters-sqlite', '@strongroom/adapters-sqlite'),
-  pkg('packages/adapters-pg', '@strongroom/adapters-pg', 'vitest.config.ts'),
-  pkg('packages/client', '@strongroom/client'),
-  pkg('apps/server', '@strongroom/server'),
-  pkg('tests', '@strongroom/tests'),
+  ...pkg('packages/core', '@strongroom/core', { isolated: ['src/blobs/rules-delegate.test.ts'] }),
+  ...pkg('packages/sql-common', '@strongroom/sql-common'),
+  ...pkg('packages/port-contracts', '@strongroom/port-contracts'),
+  ...pkg('packages/adapters-node', '@strongroom/adapters-node'),
+  ...pkg('packages/adapters-sqlite', '@strongroom/adapters-sqlite'),
+  ...pkg('packages/adapters-pg', '@strongroom/adapters-pg', { config: 'vitest.config.ts' }),
+  ...pkg('packages/client', '@strongroom/client'),
+  ...pkg('apps/server', '@strongroom/server'),
+  ...pkg('tests', '@strongroom/tests'),
 ];
