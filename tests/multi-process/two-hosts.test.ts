@@ -1,16 +1,14 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { S3RVER_KEY, startTestS3, type TestS3 } from '@strongroom/adapters-node/testing';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
-import { runCli } from './cli.js';
-import { fetchCall, VERSION } from '@strongroom/tests';
+import { runCli } from '@strongroom/server/cli';
+import { fetchCall, VERSION } from '../harness/http.js';
+import { startServer } from '../harness/spawn.js';
 
 /**
  * Several hosts, no shared disk: two server processes, each with its own SVC_DATA_DIR, over one
@@ -19,7 +17,6 @@ import { fetchCall, VERSION } from '@strongroom/tests';
  */
 
 const PG_URL = pgUrlFromEnv();
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const BASE_URL = 'http://127.0.0.1:8080';
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 const SECRET = randomBytes(32).toString('base64url');
@@ -34,40 +31,8 @@ interface Host {
 }
 
 async function startHost(env: Record<string, string>): Promise<Host> {
-  const child: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/main.ts'], {
-    cwd: ROOT,
-    env: { ...process.env, ...env, PORT: '0', HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start in 30 s: ${stderr}`)), 30_000);
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}: ${stderr}`)));
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      try {
-        const entry = JSON.parse(line) as { event?: string; port?: number };
-        if (entry.event === 'server.listening' && entry.port) {
-          clearTimeout(timer);
-          resolve(entry.port);
-        }
-      } catch {
-        /* not a log line */
-      }
-    });
-  });
-  return {
-    url: `http://127.0.0.1:${port}`,
-    dataDir: env.SVC_DATA_DIR!,
-    env,
-    stop: () =>
-      new Promise<void>((resolve) => {
-        if (child.exitCode !== null) return resolve();
-        child.once('exit', () => resolve());
-        child.kill('SIGTERM');
-        setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
-      }),
-  };
+  const server = await startServer({ env });
+  return { url: server.url, dataDir: env.SVC_DATA_DIR!, env, stop: () => server.stop(5_000) };
 }
 
 describe.skipIf(!PG_URL)('two hosts, no shared disk: one PostgreSQL, one bucket', { timeout: 60_000 }, () => {
