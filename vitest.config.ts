@@ -7,5 +7,8 @@ export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   test: {
     projects,
+    // Vitest takes the pool's isolation from here, not from a project's own config: see
+    // vitest.workspace.ts for why files share a module context, and which files do not.
+    poolOptions: { forks: { isolate: false }, threads: { isolate: false } },
   },
 });

@@ -14,7 +14,7 @@ const pkg = (dir: string, name: string, options: { config?: string; isolated?: s
   const base = options.config ? { extends: `./${dir}/${options.config}` } : {};
   const isolated = options.isolated ?? [];
   return [
-    { ...base, test: { name, root: `./${dir}`, isolate: false, exclude: ['**/node_modules/**', '**/dist/**', ...isolated] } },
+    { ...base, test: { name, root: `./${dir}`, isolate: false, poolOptions: { forks: { isolate: false }, threads: { isolate: false } }, exclude: ['**/node_modules/**', '**/dist/**', ...isolated] } },
     ...(isolated.length > 0 ? [{ ...base, test: { name: `${name} (isolated)`, root: `./${dir}`, isolate: true, include: isolated } }] : []),
   ];
 };
