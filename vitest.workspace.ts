@@ -4,17 +4,17 @@ import type { TestProjectConfiguration } from 'vitest/config';
 // `test.projects` (a workspace file of its own is deprecated). A package with a vitest.config.ts of
 // its own (timeouts) names it here, and this list adds what every project shares.
 //
-// `isolate: false`: a worker runs its files one after another in one module context instead of a
-// fresh one per file. Loading the server's module graph again for every file was a fifth of the
+// `isolate: false` (set on the pool in vitest.config.ts, where vitest 3.2 reads it): a worker runs
+// a project's files one after another in one module context instead of a fresh one per file. Loading the server's module graph again for every file was a fifth of the
 // suite (vitest's "collect"). It is safe because tests stub no globals and leave process.env as they
 // found it, and what a file records for itself (the contract suites that ran) is keyed by the file.
-// A file that mocks a module (vi.mock) would hand its mock to the files after it: it is named in
-// `isolated` and runs in a fresh context of its own.
+// Projects never share a context, so a file that mocks a module (vi.mock), which would hand its
+// mock to the files after it, is named in `isolated` and runs as a project of its own.
 const pkg = (dir: string, name: string, options: { config?: string; isolated?: string[] } = {}): TestProjectConfiguration[] => {
   const base = options.config ? { extends: `./${dir}/${options.config}` } : {};
   const isolated = options.isolated ?? [];
   return [
-    { ...base, test: { name, root: `./${dir}`, isolate: false, poolOptions: { forks: { isolate: false }, threads: { isolate: false } }, exclude: ['**/node_modules/**', '**/dist/**', ...isolated] } },
+    { ...base, test: { name, root: `./${dir}`, isolate: false, exclude: ['**/node_modules/**', '**/dist/**', ...isolated] } },
     ...(isolated.length > 0 ? [{ ...base, test: { name: `${name} (isolated)`, root: `./${dir}`, isolate: true, include: isolated } }] : []),
   ];
 };
