@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
-import { VERSION } from './testing.js';
+import { VERSION } from '@strongroom/tests';
 
 /**
  * SVC_WORKERS=2: one port, two worker processes under a primary. Which worker answered is read
@@ -253,7 +253,7 @@ describe('SVC_WORKERS=2: a worker whose fsync fails', { timeout: 60_000 }, () =>
     const dir = mkdtempSync(join(tmpdir(), 'sr-workers-fsync-'));
     const flag = join(dir, 'fail-fsync');
     // Workers inherit the primary's node flags, the failing fsync among them.
-    const c = await startCluster({ SR_FAULT_FSYNC_FLAG: flag }, ['--import', './apps/server/src/fault/failing-fsync.ts']);
+    const c = await startCluster({ SR_FAULT_FSYNC_FLAG: flag }, ['--import', './tests/harness/fault/failing-fsync.ts']);
     try {
       const registered = await send(c, 'POST', '/v1/auth/register', { body: { address: `fsync-${randomBytes(3).toString('hex')}@example.org`, password: PASSWORD } });
       expect(registered.status).toBe(200);
