@@ -1,6 +1,5 @@
 import { mayActForAccount, mayReach, reach, type Accessor } from '../access/rules.js';
-import { sha256Hex } from '../encoding/bytes.js';
-import { toHex } from '../encoding/bytes.js';
+import { storeWholeBytes } from '../blobs/store-bytes.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { AssetCatalog, AssetRecord } from '../ports/asset-catalog.js';
 import type { BlobStore } from '../ports/blob-store.js';
@@ -22,10 +21,6 @@ type Missing = 'error.not_found';
 type Conflict = 'error.conflict';
 
 const STORE = 'error.store.unavailable' as const;
-
-async function* once(bytes: Uint8Array): AsyncIterable<Uint8Array> {
-  yield bytes;
-}
 
 /**
  * The minimal asset lifecycle quota needs: trash keeps every byte charged; a hard purge (or
@@ -100,10 +95,7 @@ export class AssetService {
     if (!admitted.ok) return admitted;
     const now = this.#d.clock.now();
     const payerId = await this.#d.quota.payerOf(caller.accountId, now);
-    const contentHash = sha256Hex(bytes);
-    const staging = `meta-${toHex(this.#d.random.bytes(16))}`;
-    await this.#d.blobs.stage(staging, once(bytes), bytes.length);
-    await this.#d.blobs.commit(staging, contentHash);
+    const contentHash = await storeWholeBytes(this.#d.blobs, this.#d.random, 'meta', bytes);
     const r = await guard(STORE, 'asset write', () => this.#d.assets.replaceMetadata({ assetId: id, payerId, contentHash, size: bytes.length }, this.#d.quota.policy, now));
     if (r === 'not_live') return refuse('error.conflict', 'Only a live asset takes metadata edits.');
     return ok((await this.#d.assets.findAsset(id))!);

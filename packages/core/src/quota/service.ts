@@ -1,5 +1,4 @@
-import { sha256Hex } from '../encoding/bytes.js';
-import { toHex } from '../encoding/bytes.js';
+import { storeWholeBytes } from '../blobs/store-bytes.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
@@ -41,10 +40,6 @@ export interface SweepReport {
 }
 
 const STORE = 'error.store.unavailable' as const;
-
-async function* once(bytes: Uint8Array): AsyncIterable<Uint8Array> {
-  yield bytes;
-}
 
 /**
  * Quota accounting over the ledger: derived state, admission of writes, the sweep, federated
@@ -170,10 +165,7 @@ export class QuotaService {
    */
   async cacheFederated(receiverId: string, peer: string, bytes: Uint8Array): Promise<Result<{ contentHash: string; outcome: 'cached' | 'merged' }, 'error.quota.exceeded'>> {
     const now = this.#d.clock.now();
-    const contentHash = sha256Hex(bytes);
-    const staging = `fed-${toHex(this.#d.random.bytes(16))}`;
-    await this.#d.blobs.stage(staging, once(bytes), bytes.length);
-    await this.#d.blobs.commit(staging, contentHash);
+    const contentHash = await storeWholeBytes(this.#d.blobs, this.#d.random, 'fed', bytes);
     const outcome = await guard(STORE, 'quota ledger write', () =>
       this.#d.ledger.cacheFederated({ receiver: receiverId, peer, contentHash, size: bytes.length }, this.#d.policy, now),
     );
