@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
-import { S3RVER_KEY, startTestS3, type TestS3 } from '@strongroom/adapters-node/testing';
+import { S3RVER_KEY, startTestS3, useS3rverCredentials, type TestS3 } from '@strongroom/adapters-node/testing';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
 import { runCli } from '@strongroom/server/cli';
 import { fetchCall, VERSION } from '../harness/http.js';
@@ -106,14 +106,8 @@ describe.skipIf(!PG_URL)('two hosts, no shared disk: one PostgreSQL, one bucket'
     }
     expect(await s3.keys('fleet/blobs/')).toEqual([`fleet/blobs/${hash.slice(0, 2)}/${hash}`]);
     // B's operator CLI, run here: the SDK takes its credentials from this process's environment.
-    const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
-    Object.assign(process.env, { AWS_ACCESS_KEY_ID: S3RVER_KEY.accessKeyId, AWS_SECRET_ACCESS_KEY: S3RVER_KEY.secretAccessKey });
-    const swept = await runCli(['gc-sweep'], b.env).finally(() => {
-      for (const [name, value] of [['AWS_ACCESS_KEY_ID', saved.id], ['AWS_SECRET_ACCESS_KEY', saved.secret]] as const) {
-        if (value === undefined) delete process.env[name];
-        else process.env[name] = value;
-      }
-    });
+    const restoreCredentials = useS3rverCredentials();
+    const swept = await runCli(['gc-sweep'], b.env).finally(restoreCredentials);
     expect(swept).toMatchObject({ code: 0, out: expect.stringContaining('swept 1 blobs') });
     expect(await s3.keys('fleet/')).toEqual([]);
     expect(((await fetchCall(a.url, 'GET', '/quota', { token: alice.token })).body as { used: number }).used).toBe(0);

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
-import { S3RVER_KEY, startTestS3, type TestS3 } from '@strongroom/adapters-node/testing';
+import { startTestS3, useS3rverCredentials, type TestS3 } from '@strongroom/adapters-node/testing';
 import { createApp } from './app.js';
 import { readConfig } from './config.js';
 import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
@@ -39,13 +39,12 @@ describe('direct transfers on S3 (s3rver on loopback)', { timeout: 60_000 }, () 
   let app: Awaited<ReturnType<typeof createApp>>;
   let token: string;
   let accountId: string;
-  const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+  let restoreCredentials = (): void => {};
 
   beforeAll(async () => {
     s3 = await startTestS3();
     dataDir = await mkdtemp(join(tmpdir(), 's3-direct-'));
-    process.env.AWS_ACCESS_KEY_ID = S3RVER_KEY.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = S3RVER_KEY.secretAccessKey;
+    restoreCredentials = useS3rverCredentials();
     const config = readConfig({ ...BASE, SVC_DATA_DIR: dataDir, SVC_BLOB_URL: `s3://${s3.bucket}/lib`, SVC_S3_ENDPOINT: s3.endpoint, SVC_S3_FORCE_PATH_STYLE: 'true', SVC_S3_TIMEOUT_S: '2' });
     stores = await openStores(config);
     app = createApp(await buildDeps(config, stores, { ...nodePlatform(), logger: new MemoryLogger() }));
@@ -60,10 +59,7 @@ describe('direct transfers on S3 (s3rver on loopback)', { timeout: 60_000 }, () 
     await stores?.close();
     await s3?.stop();
     await rm(dataDir, { recursive: true, force: true });
-    process.env.AWS_ACCESS_KEY_ID = saved.id;
-    process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
-    if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
-    if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
+    restoreCredentials();
   });
 
   const create = async (size: number, contentHash?: string): Promise<Created> => {

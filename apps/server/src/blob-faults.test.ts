@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
-import { S3RVER_KEY, startFaultProxy, startTestS3, type FaultProxy, type TestS3 } from '@strongroom/adapters-node/testing';
+import { S3RVER_KEY, startFaultProxy, startTestS3, useS3rverCredentials, type FaultProxy, type TestS3 } from '@strongroom/adapters-node/testing';
 import { createApp } from './app.js';
 import { runCli } from './cli.js';
 import { readConfig } from './config.js';
@@ -72,13 +72,12 @@ describe('blob store faults on S3 (s3rver behind a relay that can be cut)', { ti
   let s3: TestS3;
   let relay: FaultProxy;
   let d: Deployment;
-  const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+  let restoreCredentials = (): void => {};
 
   beforeAll(async () => {
     s3 = await startTestS3();
     relay = await startFaultProxy(s3.endpoint);
-    process.env.AWS_ACCESS_KEY_ID = S3RVER_KEY.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = S3RVER_KEY.secretAccessKey;
+    restoreCredentials = useS3rverCredentials();
     // The server carries the bytes (SVC_S3_DIRECT=false), so it is the one caught mid-transfer.
     d = await deployment({ SVC_BLOB_URL: `s3://${s3.bucket}/lib`, SVC_S3_ENDPOINT: relay.endpoint, SVC_S3_FORCE_PATH_STYLE: 'true', SVC_S3_TIMEOUT_S: '1', SVC_S3_DIRECT: 'false' });
   }, 60_000);
@@ -86,10 +85,7 @@ describe('blob store faults on S3 (s3rver behind a relay that can be cut)', { ti
     await d?.close();
     await relay?.close();
     await s3?.stop();
-    process.env.AWS_ACCESS_KEY_ID = saved.id;
-    process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
-    if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
-    if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
+    restoreCredentials();
   });
 
   it('cut mid-download: the body fails (never a short 200 taken as whole); then 503 within the bound, and /readyz names the blob store', async () => {

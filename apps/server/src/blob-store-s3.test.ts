@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { FsBlobStore } from '@strongroom/adapters-node';
 import { S3BlobStore } from '@strongroom/adapters-node/s3';
-import { S3RVER_KEY, startTestS3, type TestS3 } from '@strongroom/adapters-node/testing';
+import { startTestS3, useS3rverCredentials, type TestS3 } from '@strongroom/adapters-node/testing';
 import { createApp } from './app.js';
 import { ConfigError, readConfig, type Config } from './config.js';
 import { takeBackup } from './backup/take.js';
@@ -65,14 +65,13 @@ describe('a server whose blobs live in an S3 bucket (s3rver on loopback)', { tim
   let config: Config;
   let server: { baseUrl: string; close(): Promise<void> };
   let app: Awaited<ReturnType<typeof createApp>>;
-  const saved = { id: process.env.AWS_ACCESS_KEY_ID, secret: process.env.AWS_SECRET_ACCESS_KEY };
+  let restoreCredentials = (): void => {};
 
   beforeAll(async () => {
     s3 = await startTestS3();
     dataDir = await mkdtemp(join(tmpdir(), 's3-server-'));
     // Credentials reach the store through the SDK's standard chain (here: the environment).
-    process.env.AWS_ACCESS_KEY_ID = S3RVER_KEY.accessKeyId;
-    process.env.AWS_SECRET_ACCESS_KEY = S3RVER_KEY.secretAccessKey;
+    restoreCredentials = useS3rverCredentials();
     config = readConfig({ ...BASE, SVC_DATA_DIR: dataDir, SVC_BLOB_URL: `s3://${s3.bucket}/lib`, SVC_S3_ENDPOINT: s3.endpoint, SVC_S3_FORCE_PATH_STYLE: 'true', SVC_S3_TIMEOUT_S: '2' });
     stores = await openStores(config);
     app = createApp(await buildDeps(config, stores, { ...nodePlatform(), logger: new MemoryLogger() }));
@@ -83,10 +82,7 @@ describe('a server whose blobs live in an S3 bucket (s3rver on loopback)', { tim
     await stores?.close();
     await s3?.stop();
     await rm(dataDir, { recursive: true, force: true });
-    process.env.AWS_ACCESS_KEY_ID = saved.id;
-    process.env.AWS_SECRET_ACCESS_KEY = saved.secret;
-    if (saved.id === undefined) delete process.env.AWS_ACCESS_KEY_ID;
-    if (saved.secret === undefined) delete process.env.AWS_SECRET_ACCESS_KEY;
+    restoreCredentials();
   });
 
   it('an upload lands as an object under the content address; with the store stopped, the bytes are refused 503 within the bound', async () => {

@@ -7,6 +7,23 @@ import S3rver from '@20minutes/s3rver';
 /** s3rver's built-in account; it checks every request's SigV4 signature against this secret. */
 export const S3RVER_KEY = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } as const;
 
+/**
+ * Puts s3rver's key where the SDK's standard credential chain finds it (this process's
+ * environment) and answers a function that puts back what was there. Test files share a process,
+ * so whatever a file sets it must undo.
+ */
+export function useS3rverCredentials(): () => void {
+  const saved = { AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY };
+  process.env.AWS_ACCESS_KEY_ID = S3RVER_KEY.accessKeyId;
+  process.env.AWS_SECRET_ACCESS_KEY = S3RVER_KEY.secretAccessKey;
+  return () => {
+    for (const [name, value] of Object.entries(saved)) {
+      if (value === undefined) delete process.env[name];
+      else process.env[name] = value;
+    }
+  };
+}
+
 export interface TestS3 {
   /** `http://127.0.0.1:<port>`; buckets are addressed path-style. */
   readonly endpoint: string;
