@@ -123,6 +123,28 @@ describe('AttestationRing', () => {
     expect(await r.receipt({ uploaderId: 'x', uploadId: 'y', contentHash: 'd'.repeat(64) })).toBeNull();
   });
 
+  it('starts when another process writes the first key between its two reads (two processes on a fresh store)', async () => {
+    const store = new MemoryAttestationKeyStore();
+    let first = true;
+    // This process reads an empty history; before it reads the keys, the other process commits
+    // key and entry 1 together (as every store does, in one transaction).
+    const racing = {
+      listAttestationKeys: () => store.listAttestationKeys(),
+      appendAttestationKey: store.appendAttestationKey.bind(store),
+      resealAttestationKey: store.resealAttestationKey.bind(store),
+      listAttestationHistory: async () => {
+        const seen = await store.listAttestationHistory();
+        if (first) {
+          first = false;
+          await ring(store).init();
+        }
+        return seen;
+      },
+    };
+    await new AttestationRing({ store: racing, blobs, clock: new FakeClock(), random: new SeededRandom(7), issuer, box: testSecretBox() }).init();
+    expect(await store.listAttestationHistory()).toHaveLength(1);
+  });
+
   it('refuses to start on a tampered history or a key that is not the one its entry names', async () => {
     const store = new MemoryAttestationKeyStore();
     await ring(store).init();

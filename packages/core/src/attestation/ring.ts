@@ -78,8 +78,11 @@ export class AttestationRing {
   async init(): Promise<void> {
     let history = await this.#o.store.listAttestationHistory();
     if (history.length === 0 && (await this.#o.store.listAttestationKeys()).length > 0) {
-      // Keys without a history: it was removed, not never made. Starting a new chain would hide that.
-      throw new CoreError('error.attestation.history_invalid', 'attestation keys exist but their history is empty');
+      // Another process may have committed key and entry 1 (one transaction) between the two reads:
+      // read the history again, after the keys. Still empty, keys without a history were removed,
+      // not never made; starting a new chain would hide that.
+      history = await this.#o.store.listAttestationHistory();
+      if (history.length === 0) throw new CoreError('error.attestation.history_invalid', 'attestation keys exist but their history is empty');
     }
     if (history.length === 0) {
       const { record: first, seed } = await this.#generate(this.#o.clock.now());
