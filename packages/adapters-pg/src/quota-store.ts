@@ -75,6 +75,7 @@ interface AccountSqlRow {
   account_id: string;
   charged: string | number;
   reserved: string | number;
+  open_uploads: number;
   custom_limits: number;
   soft_limit: string | number | null;
   hard_limit: string | number | null;
@@ -106,18 +107,18 @@ function quotaAccountFromSqlRow(r: AccountSqlRow): QuotaAccountRecord {
 }
 
 /**
- * One row of `lockAndRead`, by what it holds: a locked account's ledger row ('account'), the bytes
- * a payer's lapsed sessions released ('expired_bytes', in `reserved`), or how many open sessions
- * a payer has ('open_count', in `reserved`).
+ * One row of `lockAndRead`, by what it holds: a locked account's ledger row ('account'), or what a
+ * payer's lapsed sessions released ('expired': their bytes in `reserved`, how many in `open_uploads`).
  */
 interface OpenReadRow extends AccountSqlRow {
-  row_kind: 'account' | 'expired_bytes' | 'open_count';
+  row_kind: 'account' | 'expired';
 }
 
 /**
  * The first statement of a group of openings: locks (creating where missing) the uploaders' rows
- * and their sponsors' as last committed, in one key-ordered pass; expires the lapsed open sessions
- * those accounts pay for; and counts their open sessions. One round trip instead of three.
+ * and their sponsors' as last committed, in one key-ordered pass, and expires the lapsed open
+ * sessions those accounts pay for. One round trip instead of two. How many sessions are open is the
+ * row's `open_uploads` less the expired ones: counting them cost a scan as long as the pile.
  * Expiry reads the statement's snapshot: a session another group changed meanwhile is re-checked
  * by PostgreSQL against its latest version (and skipped if no longer open), so none is released
  * twice. `withSponsors` false locks exactly `ids` (the late sponsors).
@@ -135,17 +136,13 @@ function lockAndRead(ids: string[], latest: number, withSponsors = true) {
       WHERE ${uploadSessions.payerId} IN (SELECT account_id FROM locked) AND ${uploadSessions.state} IN ${OPEN} AND ${uploadSessions.expiresAt} <= ${latest}
       RETURNING payer_id, declared_size
     )
-    SELECT 'account' AS row_kind, account_id, charged, reserved, custom_limits, soft_limit, hard_limit, hard_since, suspended_at, sponsor_id FROM locked
+    SELECT 'account' AS row_kind, account_id, charged, reserved, open_uploads, custom_limits, soft_limit, hard_limit, hard_since, suspended_at, sponsor_id FROM locked
     UNION ALL
-    SELECT 'expired_bytes', payer_id, NULL, sum(declared_size), NULL, NULL, NULL, NULL, NULL, NULL FROM expired GROUP BY payer_id
-    UNION ALL
-    SELECT 'open_count', payer_id, NULL, count(*), NULL, NULL, NULL, NULL, NULL, NULL FROM ${uploadSessions}
-    WHERE ${uploadSessions.payerId} IN (SELECT account_id FROM locked) AND ${uploadSessions.state} IN ${OPEN} AND ${uploadSessions.expiresAt} > ${latest}
-    GROUP BY payer_id`;
+    SELECT 'expired', payer_id, NULL, sum(declared_size), count(*)::int, NULL, NULL, NULL, NULL, NULL, NULL FROM expired GROUP BY payer_id`;
 }
 
 /** The second: every new session inserted and every moved payer's counters set, in one statement. */
-function writeOpenings(sessions: UploadSessionRecord[], moved: string[], delta: number[], hardSince: (number | null)[]) {
+function writeOpenings(sessions: UploadSessionRecord[], moved: string[], delta: number[], openDelta: number[], hardSince: (number | null)[]) {
   const col = <K extends keyof UploadSessionRecord>(k: K) => sql.param(sessions.map((s) => s[k]));
   return sql`WITH inserted AS (
       INSERT INTO ${uploadSessions} (id, uploader_id, payer_id, kind, declared_size, content_hash, source_peer, album_id, intent_id, drop_link_id,
@@ -156,8 +153,8 @@ function writeOpenings(sessions: UploadSessionRecord[], moved: string[], delta: 
                            ${col('assetId')}::text[], ${col('createdAt')}::bigint[], ${col('expiresAt')}::bigint[])
       RETURNING 1
     ), counters AS (
-      UPDATE ${quotaAccounts} AS q SET reserved = q.reserved + d.delta, hard_since = d.hard_since
-      FROM unnest(${sql.param(moved)}::text[], ${sql.param(delta)}::bigint[], ${sql.param(hardSince)}::bigint[]) AS d(id, delta, hard_since)
+      UPDATE ${quotaAccounts} AS q SET reserved = q.reserved + d.delta, open_uploads = q.open_uploads + d.open_delta, hard_since = d.hard_since
+      FROM unnest(${sql.param(moved)}::text[], ${sql.param(delta)}::bigint[], ${sql.param(openDelta)}::int[], ${sql.param(hardSince)}::bigint[]) AS d(id, delta, open_delta, hard_since)
       WHERE q.account_id = d.id
       RETURNING 1
     )
@@ -221,13 +218,16 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       .set({ state: 'Expired' })
       .where(and(eq(uploadSessions.payerId, payerId), sql`${uploadSessions.state} IN ${OPEN}`, sql`${uploadSessions.expiresAt} <= ${now}`))
       .returning({ id: uploadSessions.id, declaredSize: uploadSessions.declaredSize });
-    const released = rows.reduce((n, r) => n + r.declaredSize, 0);
-    if (released > 0) await this.#addReserved(tx, payerId, -released);
+    if (rows.length > 0) await this.#release(tx, payerId, rows.reduce((n, r) => n + r.declaredSize, 0), rows.length);
     return rows.map((r) => r.id);
   }
 
-  async #addReserved(tx: PgDb, accountId: string, delta: number): Promise<void> {
-    await tx.update(quotaAccounts).set({ reserved: sql`${quotaAccounts.reserved} + ${delta}` }).where(eq(quotaAccounts.accountId, accountId));
+  /** Sessions that left an open state: their bytes from the payer's reservations, and their count from its open ones. */
+  async #release(tx: PgDb, accountId: string, bytes: number, sessions: number): Promise<void> {
+    await tx
+      .update(quotaAccounts)
+      .set({ reserved: sql`${quotaAccounts.reserved} - ${bytes}`, openUploads: sql`${quotaAccounts.openUploads} - ${sessions}` })
+      .where(eq(quotaAccounts.accountId, accountId));
   }
   async #addCharged(tx: PgDb, accountId: string, delta: number): Promise<void> {
     await tx.update(quotaAccounts).set({ charged: sql`${quotaAccounts.charged} + ${delta}` }).where(eq(quotaAccounts.accountId, accountId));
@@ -411,10 +411,13 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
         .set({ state: 'Cancelled' })
         .where(and(eq(uploadSessions.dropLinkId, linkId), sql`${uploadSessions.state} IN ${OPEN}`, sql`${uploadSessions.expiresAt} > ${now}`))
         .returning({ id: uploadSessions.id, payerId: uploadSessions.payerId, declaredSize: uploadSessions.declaredSize });
-      const moved = new Map<string, number>();
-      for (const r of rows) moved.set(r.payerId, (moved.get(r.payerId) ?? 0) + r.declaredSize);
-      for (const [payerId, bytes] of [...moved].sort()) {
-        await this.#addReserved(tx, payerId, -bytes);
+      const moved = new Map<string, { bytes: number; sessions: number }>();
+      for (const r of rows) {
+        const m = moved.get(r.payerId) ?? { bytes: 0, sessions: 0 };
+        moved.set(r.payerId, { bytes: m.bytes + r.declaredSize, sessions: m.sessions + 1 });
+      }
+      for (const [payerId, { bytes, sessions }] of [...moved].sort(([a], [b]) => (a < b ? -1 : 1))) {
+        await this.#release(tx, payerId, bytes, sessions);
         await this.#settle(tx, payerId, policy, now);
       }
       return { revoked: true, cancelled: rows.map((r) => r.id) };
@@ -453,25 +456,25 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const latest = Math.max(...group.map((p) => p.now));
       const read = await tx.named<OpenReadRow>('sr_open_lock_and_read', lockAndRead(uploaderIds, latest));
       const rows = new Map<string, QuotaAccountRecord>();
-      const releasedBy = new Map<string, number>();
-      const openSessions = new Map<string, number>();
-      for (const r of read) {
-        if (r.row_kind === 'account') rows.set(r.account_id, quotaAccountFromSqlRow(r));
-        else if (r.row_kind === 'expired_bytes') releasedBy.set(r.account_id, Number(r.reserved));
-        else openSessions.set(r.account_id, Number(r.reserved));
-      }
+      // Per payer: open sessions as its row counts them (lapsed ones included), and what expiring the lapsed ones released.
+      const counted = new Map<string, number>();
+      const releasedBy = new Map<string, { bytes: number; sessions: number }>();
+      const take = (r: OpenReadRow) => {
+        if (r.row_kind === 'account') {
+          rows.set(r.account_id, quotaAccountFromSqlRow(r));
+          counted.set(r.account_id, Number(r.open_uploads));
+        } else releasedBy.set(r.account_id, { bytes: Number(r.reserved), sessions: Number(r.open_uploads) });
+      };
+      for (const r of read) take(r);
       // A sponsor set between the statement's snapshot and its lock is locked (and its lapsed
       // sessions expired) now; the rare deadlock that ordering allows is broken by PostgreSQL and
       // the group runs again (#openGroup).
       const late = [...new Set(uploaderIds.map((id) => rows.get(id)!.sponsorId).filter((id): id is string => id !== null && !rows.has(id)))];
       if (late.length > 0) {
-        for (const r of await tx.named<OpenReadRow>('sr_open_lock_late_sponsors', lockAndRead(late, latest, false))) {
-          if (r.row_kind === 'account') rows.set(r.account_id, quotaAccountFromSqlRow(r));
-          else if (r.row_kind === 'expired_bytes') releasedBy.set(r.account_id, Number(r.reserved));
-          else openSessions.set(r.account_id, Number(r.reserved));
-        }
+        for (const r of await tx.named<OpenReadRow>('sr_open_lock_late_sponsors', lockAndRead(late, latest, false))) take(r);
       }
-      for (const [id, n] of releasedBy) rows.set(id, { ...rows.get(id)!, reserved: rows.get(id)!.reserved - n });
+      for (const [id, { bytes }] of releasedBy) rows.set(id, { ...rows.get(id)!, reserved: rows.get(id)!.reserved - bytes });
+      const openSessions = new Map([...counted].map(([id, n]) => [id, n - (releasedBy.get(id)?.sessions ?? 0)]));
       // Federated fills and drops only (rare beside plain uploads): their peer bytes and links, read
       // under the payers' locks, which every fill of a payer and every drop of a link's owner takes.
       const fromPeer = new Map<string, number>();
@@ -503,12 +506,14 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
           ? [{ uploadId: d.value.session.id, linkId: d.value.session.dropLinkId, ownerId: d.value.session.uploaderId, tokenHash: group[i]!.tokenHash!, declaredSize: d.value.session.declaredSize, createdAt: d.value.session.createdAt }]
           : [],
       );
-      // Every payer whose row moved: its reservations by (reserved now - released), and hard_since
-      // as the plan leaves it (as it stands, for a payer whose openings were all refused).
+      // Every payer whose row moved: its reservations by (reserved now - released), its open
+      // sessions by (opened - expired), and hard_since as the plan leaves it (as it stands, for a
+      // payer whose openings were all refused).
       const moved = [...new Set([...releasedBy.keys(), ...plan.payers.keys()])].sort();
-      const delta = moved.map((id) => (plan.payers.get(id)?.reserve ?? 0) - (releasedBy.get(id) ?? 0));
+      const delta = moved.map((id) => (plan.payers.get(id)?.reserve ?? 0) - (releasedBy.get(id)?.bytes ?? 0));
+      const openDelta = moved.map((id) => (plan.payers.get(id)?.opened ?? 0) - (releasedBy.get(id)?.sessions ?? 0));
       const hardSince = moved.map((id) => (plan.payers.has(id) ? plan.payers.get(id)!.hardSince : rows.get(id)!.hardSince));
-      if (sessions.length > 0 || moved.length > 0) await tx.named('sr_open_write', writeOpenings(sessions, moved, delta, hardSince));
+      if (sessions.length > 0 || moved.length > 0) await tx.named('sr_open_write', writeOpenings(sessions, moved, delta, openDelta, hardSince));
       if (drops.length > 0) await tx.db.insert(linkDrops).values(drops);
       for (const [linkId, bytes] of plan.links) await tx.db.update(links).set({ acceptedBytes: sql`${links.acceptedBytes} + ${bytes}` }).where(eq(links.id, linkId));
       return plan.decisions.map((d) => (d.ok ? ok(d.value.session) : d));
@@ -549,7 +554,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       if (plan.newBlob) await this.#storeBlob(tx, plan.newBlob.contentHash, plan.newBlob.size, plan.newBlob.chargedTo, plan.newBlob.peer, now);
       await tx
         .update(quotaAccounts)
-        .set({ reserved: sql`${quotaAccounts.reserved} - ${plan.release}`, hardSince: plan.hardSince })
+        .set({ reserved: sql`${quotaAccounts.reserved} - ${plan.release}`, openUploads: sql`${quotaAccounts.openUploads} - 1`, hardSince: plan.hardSince })
         .where(eq(quotaAccounts.accountId, plan.session.payerId));
       const c = plan.createAsset;
       if (c) await tx.insert(assets).values({ ...c, createdAt: now, trashedAt: null });
@@ -570,7 +575,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
         .where(and(eq(uploadSessions.id, id), sql`${uploadSessions.state} IN ${OPEN}`, sql`${uploadSessions.expiresAt} > ${now}`))
         .returning({ payerId: uploadSessions.payerId, declaredSize: uploadSessions.declaredSize });
       if (!r) return false;
-      await this.#addReserved(tx, r.payerId, -r.declaredSize);
+      await this.#release(tx, r.payerId, r.declaredSize, 1);
       await this.#settle(tx, r.payerId, policy, now);
       return true;
     });

@@ -7,16 +7,19 @@ import { MIGRATIONS_FOLDER, openSqliteDatabase } from './migrate.js';
 const dir = mkdtempSync(join(tmpdir(), 'sr-sqlite-upgrade-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-/** A migrations folder holding only the first migration: the schema an existing deployment runs. */
-function firstMigrationOnly(): string {
-  const folder = join(dir, 'first');
+/** A migrations folder holding the first `count` migrations: the schema an existing deployment runs. */
+function migrationsUpTo(count: number): string {
+  const folder = join(dir, `first-${count}`);
   mkdirSync(join(folder, 'meta'), { recursive: true });
   const journal = JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string }[] };
-  const first = journal.entries[0]!;
-  cpSync(join(MIGRATIONS_FOLDER, `${first.tag}.sql`), join(folder, `${first.tag}.sql`));
-  writeFileSync(join(folder, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries: [first] }));
+  const entries = journal.entries.slice(0, count);
+  for (const e of entries) cpSync(join(MIGRATIONS_FOLDER, `${e.tag}.sql`), join(folder, `${e.tag}.sql`));
+  writeFileSync(join(folder, 'meta', '_journal.json'), JSON.stringify({ ...journal, entries }));
   return folder;
 }
+const firstMigrationOnly = () => migrationsUpTo(1);
+const migrationIndex = (tag: string): number =>
+  (JSON.parse(readFileSync(join(MIGRATIONS_FOLDER, 'meta', '_journal.json'), 'utf8')) as { entries: { tag: string }[] }).entries.findIndex((e) => e.tag === tag);
 
 describe('SQLite schema upgrade of a database holding data', () => {
   it('migrates accounts and sessions forward, rebuilt tables included, with every reference intact', () => {
@@ -33,6 +36,29 @@ describe('SQLite schema upgrade of a database holding data', () => {
       expect(db.pragma('foreign_key_check')).toEqual([]);
       // The rebuilt table still enforces what it references and what references it.
       expect(() => db.prepare("INSERT INTO sessions (id, account_id, token_hash, created_at, refreshed_at, last_used_at, access_floor) VALUES ('s2', 'nobody', 't2', 1, 1, 1, 1)").run()).toThrow(/FOREIGN KEY/);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('the open-upload counter starts as the count of each payer\'s sessions in an open state', () => {
+    const file = join(dir, 'counter.db');
+    const old = openSqliteDatabase(file, { migrationsFolder: migrationsUpTo(migrationIndex('0005_open_upload_counter')) });
+    old.prepare("INSERT INTO quota_accounts (account_id, reserved) VALUES ('p1', 30), ('p2', 0), ('p3', 0)").run();
+    const insert = old.prepare(
+      "INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, state, created_at, expires_at) VALUES (?, ?, ?, 'original', 10, ?, 1, 2)",
+    );
+    const states = ['Pending', 'Uploading', 'WaitingForProcessing', 'Completed', 'Merged', 'Expired', 'Cancelled'];
+    states.forEach((state, i) => insert.run(`u${i}`, 'p1', 'p1', state));
+    insert.run('u-other', 'p3', 'p3', 'Completed');
+    old.close();
+    const db = openSqliteDatabase(file);
+    try {
+      expect(db.prepare('SELECT account_id AS id, open_uploads AS n FROM quota_accounts ORDER BY account_id').all()).toEqual([
+        { id: 'p1', n: 3 },
+        { id: 'p2', n: 0 },
+        { id: 'p3', n: 0 },
+      ]);
     } finally {
       db.close();
     }

@@ -75,13 +75,15 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       ensure: p('INSERT INTO quota_accounts (account_id) VALUES (?) ON CONFLICT DO NOTHING'),
       expirePayer: p(`UPDATE upload_sessions SET state = 'Expired' WHERE payer_id = ? AND state IN ${OPEN} AND expires_at <= ? RETURNING declared_size`),
       expireAll: p(`UPDATE upload_sessions SET state = 'Expired' WHERE state IN ${OPEN} AND expires_at <= ? RETURNING id, payer_id, declared_size`),
-      addReserved: p('UPDATE quota_accounts SET reserved = reserved + ? WHERE account_id = ?'),
+      /** Sessions that left an open state: their bytes and their count. */
+      release: p('UPDATE quota_accounts SET reserved = reserved - ?, open_uploads = open_uploads - ? WHERE account_id = ?'),
       addCharged: p('UPDATE quota_accounts SET charged = charged + ? WHERE account_id = ?'),
-      reserveAndStamp: p('UPDATE quota_accounts SET reserved = reserved + ?, hard_since = ? WHERE account_id = ?'),
+      /** A completed session: its reservation released, and hard_since as the completion leaves it. */
+      releaseCompleted: p('UPDATE quota_accounts SET reserved = reserved - ?, open_uploads = open_uploads - 1, hard_since = ? WHERE account_id = ?'),
       /** A payer's reservations and hard_since after a group of openings; the row may not exist yet. */
       reserveOpenings: p(
-        'INSERT INTO quota_accounts (account_id, reserved, hard_since) VALUES (?, ?, ?) ' +
-          'ON CONFLICT (account_id) DO UPDATE SET reserved = reserved + excluded.reserved, hard_since = excluded.hard_since',
+        'INSERT INTO quota_accounts (account_id, reserved, open_uploads, hard_since) VALUES (?, ?, ?, ?) ' +
+          'ON CONFLICT (account_id) DO UPDATE SET reserved = reserved + excluded.reserved, open_uploads = open_uploads + excluded.open_uploads, hard_since = excluded.hard_since',
       ),
       setHardSince: p('UPDATE quota_accounts SET hard_since = ? WHERE account_id = ?'),
       blob: p('SELECT content_hash, size, charged_to, peer, stored_at FROM blobs WHERE content_hash = ?'),
@@ -92,7 +94,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
         `INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, content_hash, source_peer, album_id, intent_id, drop_link_id, state,
          received_size, received_hash, asset_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      openCount: p(`SELECT count(*) AS n FROM upload_sessions WHERE payer_id = ? AND state IN ${OPEN} AND expires_at > ?`),
+      openUploads: p('SELECT open_uploads AS n FROM quota_accounts WHERE account_id = ?'),
       openFromPeer: p(`SELECT coalesce(sum(declared_size), 0) AS n FROM upload_sessions WHERE payer_id = ? AND state IN ${OPEN} AND expires_at > ? AND source_peer = ?`),
       link: p('SELECT * FROM links WHERE id = ?'),
       acceptDrop: p('UPDATE links SET accepted_bytes = accepted_bytes + ? WHERE id = ?'),
@@ -133,7 +135,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   /** Expires the payer's lapsed open sessions and releases their reservations; returns how many. */
   #expire(payerId: string, now: number): number {
     const rows = this.#statements.expirePayer.all(payerId, now) as { declared_size: number }[];
-    if (rows.length > 0) this.#statements.addReserved.run(-rows.reduce((n, r) => n + r.declared_size, 0), payerId);
+    if (rows.length > 0) this.#statements.release.run(rows.reduce((n, r) => n + r.declared_size, 0), rows.length, payerId);
     return rows.length;
   }
 
@@ -235,7 +237,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
         const moved = new Set<string>();
         const expired = this.#statements.expireAll.all(now) as { id: string; payer_id: string; declared_size: number }[];
         for (const e of expired) {
-          this.#statements.addReserved.run(-e.declared_size, e.payer_id);
+          this.#statements.release.run(e.declared_size, 1, e.payer_id);
           moved.add(e.payer_id);
         }
         this.sqlite.prepare(`DELETE FROM assets WHERE state = 'pending_drop' AND drop_expires_at <= ?`).run(now);
@@ -273,7 +275,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       const rows = this.#statements.cancelDrops.all(linkId, now) as { id: string; payer_id: string; declared_size: number }[];
       const moved = new Set<string>();
       for (const r of rows) {
-        this.#statements.addReserved.run(-r.declared_size, r.payer_id);
+        this.#statements.release.run(r.declared_size, 1, r.payer_id);
         moved.add(r.payer_id);
       }
       for (const payerId of moved) this.#settle(payerId, policy, now);
@@ -327,7 +329,8 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       if (this.#expire(payerId, latest) > 0 || !rows.has(payerId)) rows.set(payerId, this.#account(payerId));
     }
     const openSessions = new Map<string, number>();
-    for (const payerId of new Set([...rows.values()].map(payerIdOf))) openSessions.set(payerId, (this.#statements.openCount.get(payerId, latest) as { n: number }).n);
+    // Lapsed sessions were expired just above, so the counter counts exactly the live open ones.
+    for (const payerId of new Set([...rows.values()].map(payerIdOf))) openSessions.set(payerId, (this.#statements.openUploads.get(payerId) as { n: number } | undefined)?.n ?? 0);
     const fromPeer = new Map<string, number>();
     const links = new Map<string, LinkRecord>();
     for (const { request } of openings) {
@@ -350,7 +353,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       const tokenHash = openings[i]!.tokenHash;
       if (u.dropLinkId !== null && tokenHash !== null) this.#statements.insertDrop.run(u.id, u.dropLinkId, u.uploaderId, tokenHash, u.declaredSize, u.createdAt);
     });
-    for (const [payerId, p] of plan.payers) this.#statements.reserveOpenings.run(payerId, p.reserve, p.hardSince);
+    for (const [payerId, p] of plan.payers) this.#statements.reserveOpenings.run(payerId, p.reserve, p.opened, p.hardSince);
     for (const [linkId, bytes] of plan.links) this.#statements.acceptDrop.run(bytes, linkId);
     return plan.decisions.map((d) => (d.ok ? ok(d.value.session) : d));
   }
@@ -385,7 +388,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       const payerId = plan.session.payerId;
       this.#statements.ensure.run(payerId);
       if (plan.newBlob) this.#storeBlob(plan.newBlob.contentHash, plan.newBlob.size, payerId, plan.newBlob.peer, now);
-      this.#statements.reserveAndStamp.run(-plan.release, plan.hardSince, payerId);
+      this.#statements.releaseCompleted.run(plan.release, plan.hardSince, payerId);
       const c = plan.createAsset;
       if (c) this.#statements.insertAsset.run(c.id, c.ownerId, c.uploaderId, c.state, now, c.dropExpiresAt);
       if (plan.reference) this.#statements.insertRef.run(plan.assetId, plan.reference.kind, plan.reference.contentHash, plan.reference.size);
@@ -398,7 +401,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     return this.#commits.run((): boolean => {
       const r = this.#statements.cancelUpload.get(id, now) as { payer_id: string; declared_size: number } | undefined;
       if (!r) return false;
-      this.#statements.addReserved.run(-r.declared_size, r.payer_id);
+      this.#statements.release.run(r.declared_size, 1, r.payer_id);
       this.#settle(r.payer_id, policy, now);
       return true;
     });

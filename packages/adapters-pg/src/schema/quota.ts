@@ -15,11 +15,17 @@ const n = (name: string) => bigint(name, { mode: 'number' });
 const KINDS = ['original', 'derivative', 'metadata', 'provenance'] as const;
 const UPLOAD_KINDS = [...KINDS, 'federated'] as const;
 
-/** One row per paying account: running counters (charged, reserved) and the operator's levers. */
+/** One row per paying account: running counters (charged, reserved, open_uploads) and the operator's levers. */
 export const quotaAccounts = pgTable('quota_accounts', {
   accountId: text('account_id').primaryKey(),
   charged: n('charged').notNull().default(0),
   reserved: n('reserved').notNull().default(0),
+  /**
+   * How many of the sessions this account pays for are in an open state (lapsed ones too, until
+   * expired): the cap on open sessions reads it instead of counting them, which grew with the pile.
+   * It moves wherever `reserved` moves, by the number of sessions that opened or left an open state.
+   */
+  openUploads: integer('open_uploads').notNull().default(0),
   /** 1 when an operator set this account's limits; then a null limit means unlimited. */
   customLimits: integer('custom_limits').notNull().default(0),
   softLimit: n('soft_limit'),

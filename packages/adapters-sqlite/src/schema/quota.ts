@@ -11,11 +11,17 @@ const OPEN_ONLY = sql.raw(`state IN ${OPEN_STATE_LIST}`);
 
 // Quota, upload sessions, assets and blobs. Sizes are bytes, times integer milliseconds.
 
-/** One row per paying account: running counters (charged, reserved) and the operator's levers. */
+/** One row per paying account: running counters (charged, reserved, open_uploads) and the operator's levers. */
 export const quotaAccounts = sqliteTable('quota_accounts', {
   accountId: text('account_id').primaryKey(),
   charged: integer('charged').notNull().default(0),
   reserved: integer('reserved').notNull().default(0),
+  /**
+   * How many of the sessions this account pays for are in an open state (lapsed ones too, until
+   * expired): the cap on open sessions reads it instead of counting them, which grew with the pile.
+   * It moves wherever `reserved` moves, by the number of sessions that opened or left an open state.
+   */
+  openUploads: integer('open_uploads').notNull().default(0),
   /** 1 when an operator set this account's limits; then a null limit means unlimited. */
   customLimits: integer('custom_limits').notNull().default(0),
   softLimit: integer('soft_limit'),

@@ -113,8 +113,11 @@ export interface GroupOpenFacts {
 /** The plans of a group, in request order, and each payer's row as the group leaves it. */
 export interface GroupOpenPlan {
   readonly decisions: readonly Result<OpenPlan, OpenRefusal>[];
-  /** Per payer that reserved anything: bytes to add to its reservations, and its new `hard_since`. */
-  readonly payers: ReadonlyMap<string, { readonly reserve: number; readonly hardSince: number | null }>;
+  /**
+   * Per payer that opened anything: bytes to add to its reservations, sessions to add to its open
+   * ones (a store keeping a count of them), and its new `hard_since`.
+   */
+  readonly payers: ReadonlyMap<string, { readonly reserve: number; readonly opened: number; readonly hardSince: number | null }>;
   /** Per link that accepted a drop: bytes to add to its accepted bytes. */
   readonly links: ReadonlyMap<string, number>;
 }
@@ -131,7 +134,7 @@ export function decideOpenGroup(facts: GroupOpenFacts, requests: readonly { read
   const peers = new Map(facts.fromPeer);
   const links = new Map(facts.links);
   const row = (id: string) => rows.get(id) ?? emptyLedgerRecord(id);
-  const payers = new Map<string, { reserve: number; hardSince: number | null }>();
+  const payers = new Map<string, { reserve: number; opened: number; hardSince: number | null }>();
   const accepted = new Map<string, number>();
   const decisions = requests.map(({ request, now }) => {
     const uploader = row(request.uploaderId);
@@ -149,7 +152,7 @@ export function decideOpenGroup(facts: GroupOpenFacts, requests: readonly { read
         accepted.set(link.id, (accepted.get(link.id) ?? 0) + linkAccepts);
       }
       const sum = payers.get(payer.accountId);
-      payers.set(payer.accountId, { reserve: (sum?.reserve ?? 0) + reserve, hardSince });
+      payers.set(payer.accountId, { reserve: (sum?.reserve ?? 0) + reserve, opened: (sum?.opened ?? 0) + 1, hardSince });
     }
     return plan;
   });

@@ -60,7 +60,9 @@ const HARD = 1000;
 const GRACE = 60 * 60_000;
 const TTL = 10 * 60_000;
 const DROP_TTL = 30 * 60_000;
-const POLICY: QuotaPolicy = { defaults: { soft: SOFT, hard: HARD }, graceMs: GRACE, federatedShare: 0.25, maxOpenUploads: 1000 };
+// Few enough open sessions per payer that runs reach the cap, which every kind of opening obeys.
+const MAX_OPEN = 3;
+const POLICY: QuotaPolicy = { defaults: { soft: SOFT, hard: HARD }, graceMs: GRACE, federatedShare: 0.25, maxOpenUploads: MAX_OPEN };
 const SIZES = [40, 90, 150, 220, 310, 400];
 const content = (i: number): Uint8Array => new Uint8Array(SIZES[i]!).fill(i + 1);
 const HASHES = SIZES.map((_, i) => sha256Hex(content(i)));
@@ -152,6 +154,9 @@ function charge(m: Model, hash: string, size: number, payer: number, peer: numbe
   return true;
 }
 const isOpen = (m: Model, s: MSession): boolean => s.state === 'open' && m.now < s.expiresAt;
+/** The payer is at the cap on open sessions: any opening it pays for is refused, whatever its size. */
+const atOpenCap = (m: Model, p: number): boolean => m.sessions.filter((s) => s.payer === p && isOpen(m, s)).length >= MAX_OPEN;
+const TOO_MANY = { ok: false, code: 'error.request.too_many' };
 
 /** After every command: the real ledger agrees with the model, and nothing was credited outside a sweep. */
 async function checkAll(m: Model, r: Real, sweep = false): Promise<void> {
@@ -194,6 +199,10 @@ async function create(m: Model, r: Real, user: number, idx: number, slack: numbe
   const payer = m.payer[user]!;
   const before = used(m, payer);
   const res = await r.uploads.create({ accountId: m.users[user]!, ...(user >= USERS.length ? { actingOwnerId: USERS[payer]! } : {}) }, { declaredSize: declared, kind: 'original', contentHash: announce ? hash : null, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
+  if (atOpenCap(m, payer)) {
+    expect(res).toMatchObject(TOO_MANY);
+    return null;
+  }
   if (m.suspended[payer]) {
     expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
     return null;
@@ -288,7 +297,9 @@ class Derivative implements fc.AsyncCommand<Model, Real> {
     const hash = HASHES[this.idx]!;
     const payer = m.payer[a.owner]!;
     const res = await r.uploads.create({ accountId: m.users[a.owner]! }, { declaredSize: SIZES[this.idx]!, kind: 'derivative', contentHash: null, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
-    if (m.suspended[payer] || used(m, payer) + SIZES[this.idx]! > HARD) {
+    if (atOpenCap(m, payer)) {
+      expect(res).toMatchObject(TOO_MANY);
+    } else if (m.suspended[payer] || used(m, payer) + SIZES[this.idx]! > HARD) {
       expect(res.ok).toBe(false);
     } else {
       if (!res.ok) throw new Error(res.code);
@@ -458,6 +469,8 @@ class LinkDrop implements fc.AsyncCommand<Model, Real> {
     const res = await r.links.openDrop(LINK, { declaredSize: declared, contentHash: null, protocolVersion: '2026-11-01' });
     if (m.linkRevoked) {
       expect(res).toMatchObject({ ok: false, code: 'error.not_found' });
+    } else if (atOpenCap(m, 1)) {
+      expect(res).toMatchObject(TOO_MANY);
     } else if (state === 'GraceExpired' || state === 'Suspended') {
       expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
     } else if (m.linkAccepted + declared > LINK_MAX || used(m, 1) + declared > HARD) {
@@ -535,6 +548,8 @@ class Federated implements fc.AsyncCommand<Model, Real> {
     const res = await r.uploads.create(caller, { kind: 'federated', sourcePeer: peer, declaredSize: size, contentHash: hash, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
     if (this.peer >= PEERS.length) {
       expect(res).toMatchObject({ ok: false, code: 'error.federation.unknown_peer' });
+    } else if (atOpenCap(m, payer)) {
+      expect(res).toMatchObject(TOO_MANY);
     } else if (m.suspended[payer]) {
       expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
     } else if (used(m, payer) + size > HARD) {

@@ -1,0 +1,3 @@
+ALTER TABLE "quota_accounts" ADD COLUMN "open_uploads" integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+-- The counter starts as what it counts: each payer's sessions in an open state.
+UPDATE "quota_accounts" q SET "open_uploads" = (SELECT count(*) FROM "upload_sessions" s WHERE s."payer_id" = q."account_id" AND s."state" IN ('Pending', 'Uploading', 'WaitingForProcessing'));
