@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
-import { DEFAULT_HASH_QUEUE, DEFAULT_QUOTA_POLICY, fromBase64url, isProtocolVersion } from '@strongroom/core';
+import { DEFAULT_HASH_QUEUE, DEFAULT_HASH_WAIT_MS, DEFAULT_QUOTA_POLICY, fromBase64url, isProtocolVersion } from '@strongroom/core';
 import { DEFAULT_QUEUE_BOUND } from '@strongroom/adapters-sqlite';
 
 /** Everything the server reads from its environment, validated once at start. */
@@ -61,6 +61,8 @@ export interface Config {
   readonly federationRate: number;
   /** Password checks that may wait for a free hasher before sign-in answers 503 error.server.busy (SVC_HASH_QUEUE). */
   readonly hashQueue: number;
+  /** The longest a password check may expect to wait for a hasher before that 503 instead (SVC_HASH_WAIT_MS; 0: no time bound). */
+  readonly hashWaitMs: number;
   /**
    * `SVC_WORKERS`: server processes sharing the port (default 1; `auto`: the cores this process may
    * run on). Above 1 a primary process migrates and prepares keys once, then forks them.
@@ -430,6 +432,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     maxOpenUploads: positiveCount(env, 'SVC_MAX_OPEN_UPLOADS', DEFAULT_QUOTA_POLICY.maxOpenUploads),
     federationRate: wholeNumber(env, 'SVC_FEDERATION_RATE', 600, 1, 1_000_000),
     hashQueue: wholeNumber(env, 'SVC_HASH_QUEUE', DEFAULT_HASH_QUEUE, 0, 1_000_000),
+    hashWaitMs: wholeNumber(env, 'SVC_HASH_WAIT_MS', DEFAULT_HASH_WAIT_MS, 0, 600_000),
     workers: env.SVC_WORKERS === 'auto' ? availableParallelism() : wholeNumber(env, 'SVC_WORKERS', 1, 1, 256),
     storeQueue: wholeNumber(env, 'SVC_STORE_QUEUE', DEFAULT_QUEUE_BOUND, 1, 1_000_000),
     federationTimeoutMs: wholeNumber(env, 'SVC_FEDERATION_TIMEOUT_S', 5, 1, 300) * 1000,

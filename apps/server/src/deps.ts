@@ -191,7 +191,12 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   const { clock, random, logger } = platform;
   // One bounded queue in front of every password hash and check: past it, sign-in sheds load. The
   // cores are shared among the worker processes, so each runs its share of hashes at once.
-  const hasher = new BoundedHasher(platform.hasher, { running: Math.max(1, Math.floor(availableParallelism() / config.workers)), waiting: config.hashQueue });
+  const hasher = new BoundedHasher(platform.hasher, {
+    running: Math.max(1, Math.floor(availableParallelism() / config.workers)),
+    waiting: config.hashQueue,
+    maxWaitMs: config.hashWaitMs,
+    clock,
+  });
   // Before anything else: a process configured unlike the others on this database stops here.
   const secretKey = config.secretKey ?? secretKeyFromDataDir(config.dataDir, logger);
   await checkDeployment(stores.deployment, {

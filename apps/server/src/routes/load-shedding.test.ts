@@ -1,4 +1,5 @@
 import { connect, type Socket } from 'node:net';
+import { availableParallelism } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PasswordHasher } from '@strongroom/core';
 import { PlainHasher } from '@strongroom/core/testing';
@@ -79,6 +80,34 @@ describe('sign-in load shedding', () => {
     expect(sessions()).toBe(before.sessions + filled.filter((r) => r.status === 200).length + 1);
     // Once the queue drains, everything works again.
     expect((await call(s.app, 'POST', '/v1/auth/register', { body: { address: 'shed@example.org', password: PASSWORD } })).status).toBe(200);
+  });
+
+  it('SVC_HASH_WAIT_MS: a sign-in that would wait longer than it for a hasher is shed, though the queue has room', async () => {
+    const hasher = new SlowHasher();
+    s = await testServer({ SVC_HASH_QUEUE: '100', SVC_HASH_WAIT_MS: '100' }, { hasher });
+    const u = await registerUser(s.app);
+    // Sign-ins that take 60 ms each on the server's clock teach the hasher its pace (a running mean,
+    // which the registration's instant hash started at 0).
+    for (let i = 0; i < 25; i++) {
+      hasher.slow = true;
+      const one = call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } });
+      await until(() => hasher.held.length >= 1);
+      s.clock.advance(60);
+      hasher.release();
+      expect((await one).status).toBe(200);
+    }
+    hasher.slow = true;
+    // 40 at once: a queue of 100 holds them all, but at 60 ms a check only those that can start
+    // within 100 ms are let wait (one round of hashers behind the running ones).
+    const flood = Array.from({ length: 40 }, () => call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } }));
+    await until(() => hasher.held.length >= 1);
+    await new Promise((r) => setTimeout(r, 100));
+    hasher.release();
+    const replies = await Promise.all(flood);
+    const shed = replies.filter(busy).length;
+    expect(replies.filter((r) => r.status === 200).length + shed).toBe(40);
+    // Admitted: the checks running (one per core) and one round behind them; the rest shed at once.
+    expect(40 - shed).toBe(2 * availableParallelism());
   });
 
   it('during a flood that fills the queue, authenticated requests are answered without waiting for a hash, and none is refused', async () => {

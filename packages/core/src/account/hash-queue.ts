@@ -1,27 +1,59 @@
 import { CoreError } from '../errors.js';
+import type { Clock } from '../ports/clock.js';
 import type { PasswordHasher } from '../ports/password-hasher.js';
 
 /** How many password checks may wait for a free hasher before sign-in sheds load (SVC_HASH_QUEUE). */
 export const DEFAULT_HASH_QUEUE = 64;
 
 /**
+ * The longest a password check is let wait for a free hasher (SVC_HASH_WAIT_MS). A count alone did
+ * not bound the wait: 64 waiting behind two hashers at 40 ms each is 1.3 s, and during a flood every
+ * sign-in that got in waited that long. A quarter of a second keeps an admitted sign-in near its
+ * usual time and refuses the rest at once, which a client retries after `Retry-After`.
+ */
+export const DEFAULT_HASH_WAIT_MS = 250;
+
+/** How much of the running mean each finished check moves (an exponentially weighted mean). */
+const MEAN_WEIGHT = 0.2;
+
+export interface HasherBounds {
+  /** Checks that run at once. */
+  readonly running: number;
+  /** Checks that may wait at most, whatever their expected wait. */
+  readonly waiting: number;
+  /**
+   * With `clock`: a check whose expected wait (the checks ahead of it, at the mean time a check has
+   * taken here, `running` at a time) would pass this many milliseconds is refused. 0: no time bound.
+   */
+  readonly maxWaitMs?: number;
+  readonly clock?: Clock;
+}
+
+/**
  * Sign-in load shedding (decisions.md, end of "Isolation, secrets and durability"): every password
  * hash and check (register, login, password change, reauthenticate) goes through this one bounded
- * queue. At most `running` run at once and at most `waiting` wait behind them; one more is refused
- * at once with `error.server.busy` (503, Retry-After: 1) before it hashes anything, so the request
- * does nothing. It refuses load, never an account: nothing is counted against anyone.
+ * queue. At most `running` run at once; behind them wait at most `waiting`, and no more than can
+ * start within `maxWaitMs` at the pace checks have been finishing. One more is refused at once
+ * with `error.server.busy` (503, Retry-After: 1) before it hashes anything, so the request does
+ * nothing. It refuses load, never an account: nothing is counted against anyone.
  */
 export class BoundedHasher implements PasswordHasher {
   readonly #inner: PasswordHasher;
   readonly #running: number;
   readonly #waiting: number;
+  readonly #maxWaitMs: number;
+  readonly #clock: Clock | null;
+  /** The mean time a check took here, once one finished (until then only the count bounds the queue). */
+  #meanMs: number | null = null;
   #active = 0;
   readonly #queue: (() => void)[] = [];
 
-  constructor(inner: PasswordHasher, bounds: { running: number; waiting: number }) {
+  constructor(inner: PasswordHasher, bounds: HasherBounds) {
     this.#inner = inner;
     this.#running = Math.max(1, Math.floor(bounds.running));
     this.#waiting = Math.max(0, Math.floor(bounds.waiting));
+    this.#maxWaitMs = Math.max(0, bounds.maxWaitMs ?? 0);
+    this.#clock = bounds.clock ?? null;
   }
 
   hash(password: string): Promise<string> {
@@ -32,22 +64,34 @@ export class BoundedHasher implements PasswordHasher {
     return this.#admit(() => this.#inner.verify(hash, password));
   }
 
-  /** Checks running and waiting now (for metrics and tests). */
-  get load(): { running: number; waiting: number } {
-    return { running: this.#active, waiting: this.#queue.length };
+  /** Checks running and waiting now, and the mean time a check took (for metrics and tests). */
+  get load(): { running: number; waiting: number; meanMs: number | null } {
+    return { running: this.#active, waiting: this.#queue.length, meanMs: this.#meanMs };
+  }
+
+  /** What a newcomer would wait: the checks ahead of it pass `running` at a time, each taking the mean. */
+  #expectedWaitMs(): number {
+    if (this.#meanMs === null) return 0;
+    return Math.ceil((this.#queue.length + 1) / this.#running) * this.#meanMs;
   }
 
   async #admit<T>(task: () => Promise<T>): Promise<T> {
     if (this.#active >= this.#running) {
-      if (this.#queue.length >= this.#waiting) throw new CoreError('error.server.busy', 'Too many sign-ins at once; try again in a second.');
+      const tooLong = this.#maxWaitMs > 0 && this.#expectedWaitMs() > this.#maxWaitMs;
+      if (this.#queue.length >= this.#waiting || tooLong) throw new CoreError('error.server.busy', 'Too many sign-ins at once; try again in a second.');
       // The slot is handed over by the finishing task, so a newcomer never overtakes a waiter.
       await new Promise<void>((go) => this.#queue.push(go));
     } else {
       this.#active++;
     }
+    const started = this.#clock?.now() ?? 0;
     try {
       return await task();
     } finally {
+      if (this.#clock !== null) {
+        const took = Math.max(0, this.#clock.now() - started);
+        this.#meanMs = this.#meanMs === null ? took : this.#meanMs + MEAN_WEIGHT * (took - this.#meanMs);
+      }
       const next = this.#queue.shift();
       if (next) next();
       else this.#active--;

@@ -4,4 +4,4 @@ export { CREDENTIAL_CHANGES, ENDED_BY_CREDENTIAL_CHANGE, outlivesCredentialChang
 export type { CredentialChange, EndedByCredentialChange } from './credential-change.js';
 export { SignInMethodsService, signInMethodsOf } from './methods.js';
 export type { SignInMethods, SignInMethodsServiceDeps } from './methods.js';
-export { BoundedHasher, DEFAULT_HASH_QUEUE } from './hash-queue.js';
+export { BoundedHasher, DEFAULT_HASH_QUEUE, DEFAULT_HASH_WAIT_MS, type HasherBounds } from './hash-queue.js';
