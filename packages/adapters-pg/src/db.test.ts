@@ -48,4 +48,34 @@ describe('named statements and transactions on the driver', () => {
     const ids = (await rowsOf<{ id: number }>(t.db, sql`SELECT id FROM named_probe ORDER BY id`)).map((r) => r.id);
     expect(ids).toEqual([1, 2]);
   });
+
+  it('namedThenCommit: the last statement and its COMMIT together; a failing one keeps nothing of the transaction', async () => {
+    const ids = async () => (await rowsOf<{ id: number }>(t.db, sql`SELECT id FROM named_probe WHERE id >= 10 ORDER BY id`)).map((r) => r.id);
+    const rows = await namedTransaction(t.db, async (tx) => {
+      await tx.named('sr_probe_insert', sql`INSERT INTO named_probe VALUES (${sql.param(10)}) RETURNING id`);
+      return tx.namedThenCommit<{ id: number }>('sr_probe_insert', sql`INSERT INTO named_probe VALUES (${sql.param(11)}) RETURNING id`);
+    });
+    expect(rows).toEqual([{ id: 11 }]);
+    expect(await ids()).toEqual([10, 11]);
+    // The last statement fails (a duplicate key): the COMMIT behind it only rolls back, and the
+    // statement before it in the same transaction is gone too.
+    await expect(
+      namedTransaction(t.db, async (tx) => {
+        await tx.named('sr_probe_insert', sql`INSERT INTO named_probe VALUES (${sql.param(12)}) RETURNING id`);
+        return tx.namedThenCommit('sr_probe_insert', sql`INSERT INTO named_probe VALUES (${sql.param(10)}) RETURNING id`);
+      }),
+    ).rejects.toThrow(/duplicate key|Failed query/);
+    expect(await ids()).toEqual([10, 11]);
+    // The statements behind a BEGIN that was not awaited ran inside it: a body that throws after
+    // its first statement leaves nothing, and every connection of the pool is usable afterwards.
+    await expect(
+      namedTransaction(t.db, async (tx) => {
+        await tx.named('sr_probe_insert', sql`INSERT INTO named_probe VALUES (${sql.param(13)}) RETURNING id`);
+        throw new Error('after the first statement');
+      }),
+    ).rejects.toThrow('after the first statement');
+    expect(await ids()).toEqual([10, 11]);
+    const many = await Promise.all(Array.from({ length: 12 }, (_, i) => namedTransaction(t.db, (tx) => tx.namedThenCommit<{ id: number }>('sr_probe_insert', sql`INSERT INTO named_probe VALUES (${sql.param(20 + i)}) RETURNING id`))));
+    expect(many.flat().map((r) => r.id).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => 20 + i));
+  });
 });

@@ -61,6 +61,12 @@ export async function namedRowsOf<T>(db: PgDb, name: string, query: SQL): Promis
 export interface NamedTransaction {
   /** `namedRowsOf` inside this transaction. */
   named<T>(name: string, query: SQL): Promise<T[]>;
+  /**
+   * The transaction's last statement, with its COMMIT sent right behind it: it answers once both
+   * did, and fails if either did (a statement that fails leaves the transaction aborted, and the
+   * COMMIT behind it then only rolls back). Nothing may run in the transaction after it.
+   */
+  namedThenCommit<T>(name: string, query: SQL): Promise<T[]>;
   /** drizzle over this transaction, for the statements the query builder writes. */
   readonly db: PgDb;
 }
@@ -71,23 +77,45 @@ export interface NamedTransaction {
  * (ROLLBACK if anything throws, the error passed on), as drizzle's own `transaction` does; a
  * connection that cannot even roll back is dropped from the pool, not reused. On PGlite it is
  * drizzle's `transaction` with unnamed statements.
+ *
+ * BEGIN and, with `namedThenCommit`, COMMIT are queued next to the statement beside them rather
+ * than awaited on their own: node-postgres sends a queued query the moment the one before it is
+ * answered, while an awaited one goes out only when this process's event loop comes back to it,
+ * which under load is a while. For the grouped upload openings that while was time the payers'
+ * rows stayed locked and every other group waited.
  */
 export async function namedTransaction<T>(db: PgDb, body: (tx: NamedTransaction) => Promise<T>): Promise<T> {
   const pool = poolOf(db);
-  if (pool === null) return db.transaction((tx) => body({ named: (name, query) => rowsOf(tx, query), db: tx }));
+  if (pool === null) return db.transaction((tx) => body({ named: (name, query) => rowsOf(tx, query), namedThenCommit: (name, query) => rowsOf(tx, query), db: tx }));
   const client = await pool.connect();
   let unusable: Error | undefined;
   try {
-    await client.query('BEGIN');
+    // Awaited before any COMMIT: a BEGIN that failed fails the transaction, whatever ran behind it.
+    const begun = client.query('BEGIN');
+    begun.catch(() => undefined);
+    let commitSent = false;
     let over: PgDb | null = null;
     const result = await body({
       named: (name, query) => namedOn(client, name, query),
+      namedThenCommit: async <R>(name: string, query: SQL) => {
+        const rows = namedOn<R>(client, name, query);
+        const commit = client.query('COMMIT');
+        commitSent = true;
+        rows.catch(() => undefined);
+        commit.catch(() => undefined);
+        await begun;
+        const answered = await rows;
+        // PostgreSQL answers COMMIT of an aborted transaction with ROLLBACK, not with an error.
+        if ((await commit).command !== 'COMMIT') throw new Error('the transaction was rolled back at COMMIT');
+        return answered;
+      },
       // Made only when a body needs the query builder (the rare kinds of opening do).
       get db() {
         return (over ??= drizzle({ client }));
       },
     });
-    await client.query('COMMIT');
+    await begun;
+    if (!commitSent) await client.query('COMMIT');
     return result;
   } catch (error) {
     try {

@@ -448,8 +448,9 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   }
 
   async #openGroupOnce(group: Opening[], policy: QuotaPolicy): Promise<Opened[]> {
-    // Four round trips, and the payers' rows are held for the last three only: lock-and-read, write,
-    // COMMIT. Each round trip under the lock is time every other group for those payers waits.
+    // Four statements, and the payers' rows are held for the last three only: lock-and-read, write,
+    // COMMIT. Each round trip under the lock is time every other group for those payers waits, so
+    // BEGIN and COMMIT ride along with the statements beside them (namedTransaction).
     return namedTransaction(this.db, async (tx) => {
       const uploaderIds = [...new Set(group.map((p) => p.request.uploaderId))];
       // Sessions lapsed by the latest arrival are lapsed for every opening of the group.
@@ -513,7 +514,12 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const delta = moved.map((id) => (plan.payers.get(id)?.reserve ?? 0) - (releasedBy.get(id)?.bytes ?? 0));
       const openDelta = moved.map((id) => (plan.payers.get(id)?.opened ?? 0) - (releasedBy.get(id)?.sessions ?? 0));
       const hardSince = moved.map((id) => (plan.payers.has(id) ? plan.payers.get(id)!.hardSince : rows.get(id)!.hardSince));
-      if (sessions.length > 0 || moved.length > 0) await tx.named('sr_open_write', writeOpenings(sessions, moved, delta, openDelta, hardSince));
+      // The write is the last statement of a group of plain openings: its COMMIT goes right behind it.
+      const writeIsLast = drops.length === 0 && plan.links.size === 0;
+      if (sessions.length > 0 || moved.length > 0) {
+        const write = writeOpenings(sessions, moved, delta, openDelta, hardSince);
+        await (writeIsLast ? tx.namedThenCommit('sr_open_write', write) : tx.named('sr_open_write', write));
+      }
       if (drops.length > 0) await tx.db.insert(linkDrops).values(drops);
       for (const [linkId, bytes] of plan.links) await tx.db.update(links).set({ acceptedBytes: sql`${links.acceptedBytes} + ${bytes}` }).where(eq(links.id, linkId));
       return plan.decisions.map((d) => (d.ok ? ok(d.value.session) : d));
