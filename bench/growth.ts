@@ -12,11 +12,12 @@
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Argon2Hasher } from '@strongroom/adapters-node';
-import { OPEN_STATES } from '@strongroom/core';
-import { PASSWORD } from './lib.js';
-import { uploaderAccount } from './uploads.js';
+import { api, PASSWORD } from './lib.js';
+import { body as UPLOAD_BODY, uploaderAccount } from './uploads.js';
 
 export interface SeedCounts {
   accounts: number;
@@ -44,7 +45,6 @@ export interface Target {
 const TAG = { account: '8001', session: '8002', upload: '8003' } as const;
 const seedId = (tag: string, i: number) => `00000000-0000-7000-${tag}-${i.toString(16).padStart(12, '0')}`;
 const DAY = 86_400_000;
-const OPEN = `(${OPEN_STATES.map((s) => `'${s}'`).join(', ')})`;
 
 async function seedSqlite(dataDir: string, hot: string, c: SeedCounts, passwordHash: string): Promise<void> {
   const db = new Database(join(dataDir, 'strongroom.db'));
@@ -166,109 +166,73 @@ export interface Plan {
 export const SLOW_MS = Number(process.env.BENCH_EXPLAIN_SLOW_MS ?? 1);
 export const isSlow = (p: Plan) => p.ms > SLOW_MS || p.removed > 1000;
 
-/** A hot-path statement: `$n` placeholders for the values a request brings, and those values. */
-interface HotStatement {
-  name: string;
+/** One statement a hot request ran, as the server's store ran it (bench/sql-trace.mjs). */
+interface Traced {
+  store: 'sqlite' | 'postgresql';
   sql: string;
-  params: (string | number | string[] | number[])[];
+  /** Positional values, or named ones (better-sqlite3's object form); bytes as `{ bytes: hex }`. */
+  values: unknown[] | Record<string, unknown>;
 }
 
-/** A value as an SQL literal (both stores' syntax for these types). */
-function literal(v: HotStatement['params'][number]): string {
-  if (typeof v === 'number') return String(v);
-  if (typeof v === 'string') return `'${v.replace(/'/g, "''")}'`;
-  const items = (v as (string | number)[]).map((x) => literal(x));
-  return `ARRAY[${items.join(',')}]`;
+/** A request of a hot path and the distinct statements it ran, in order. */
+export interface TracedRequest {
+  name: string;
+  statements: Traced[];
 }
 
-/** The statement with its values written in (how SQLite's plans are asked for, and how the report shows it). */
-const withValues = (s: HotStatement) => s.sql.replace(/\$(\d+)/g, (_, n: string) => literal(s.params[Number(n) - 1]!));
+/** The trace preload, for NODE_OPTIONS (`--import` loads it before tsx, so it is plain JavaScript). */
+export const SQL_TRACE_PRELOAD = fileURLToPath(new URL('./sql-trace.mjs', import.meta.url));
+
+/** Transaction control and the like: nothing to plan. */
+const isPlannable = (sql: string) => /^\s*(WITH|SELECT|INSERT|UPDATE|DELETE)\b/i.test(sql);
 
 /**
- * The statements each hot path runs, as the adapters write them at this commit (SQLite's are its
- * prepared statements; PostgreSQL's drizzle builds the same shapes, with the payer row taken FOR
- * UPDATE). Parameters are filled with real values from the seeded store.
+ * Each hot request once, as the scenarios send it, against a server started with the trace
+ * preload: sign-in, the authenticated GET, refresh, and an upload opening, all on the hot account
+ * (whose rows the seeding grew). Returns each request's distinct plannable statements, read from
+ * the trace file between the markers this writes before and after the request.
  */
-function hotStatements(v: { sessionId: string; tokenHash: string; hot: string; address: string; now: number }, pgStyle: boolean): HotStatement[] {
-  return [
-    {
-      name: 'authenticated request: session access join',
-      sql: `SELECT s.account_id, s.access_floor, s.closed_at, s.last_used_at, a.address, a.display_name, a.created_at FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.id = $1`,
-      params: [v.sessionId],
-    },
-    { name: 'authenticated request: touch session', sql: `UPDATE sessions SET last_used_at = $1 WHERE id = $2 AND last_used_at <= $3`, params: [v.now, v.sessionId, v.now - 60_000] },
-    { name: 'refresh: session by token hash', sql: `SELECT * FROM sessions WHERE token_hash = $1`, params: [v.tokenHash] },
-    { name: 'refresh: record issuance', sql: `UPDATE sessions SET refreshed_at = $1, last_used_at = $1 WHERE id = $2 AND closed_at IS NULL`, params: [v.now, v.sessionId] },
-    { name: 'sign-in: account by address', sql: `SELECT * FROM accounts WHERE address_key = $1`, params: [v.address] },
-    { name: 'upload open: payer ledger row', sql: `SELECT * FROM quota_accounts WHERE account_id = $1${pgStyle ? ' FOR UPDATE' : ''}`, params: [v.hot] },
-    {
-      name: "upload open: expire the payer's lapsed sessions",
-      sql: `UPDATE upload_sessions SET state = 'Expired' WHERE payer_id = $1 AND state IN ${OPEN} AND expires_at <= $2 RETURNING declared_size`,
-      params: [v.hot, v.now],
-    },
-    { name: 'upload open: blob by content hash', sql: `SELECT content_hash, size, charged_to, peer, stored_at FROM blobs WHERE content_hash = $1`, params: ['0'.repeat(64)] },
-    {
-      name: 'upload open: insert the upload session',
-      sql: `INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, state, created_at, expires_at) VALUES ('explain-probe', $1, $1, 'original', 1024, 'Pending', $2, $3)`,
-      params: [v.hot, v.now, v.now + 3_600_000],
-    },
-    ...(pgStyle
-      ? [
-          { name: 'upload open: ensure the ledger row', sql: `INSERT INTO quota_accounts (account_id) VALUES ($1) ON CONFLICT DO NOTHING`, params: [v.hot] },
-          { name: 'upload open: reserve and stamp', sql: `UPDATE quota_accounts SET reserved = reserved + 1024, hard_since = NULL WHERE account_id = $1`, params: [v.hot] },
-        ]
-      : [
-          // SQLite's grouped openings: one upsert per payer (adapters-sqlite quota-store.ts, reserveOpenings).
-          {
-            name: "upload open: the payer's reservations (upsert)",
-            sql: `INSERT INTO quota_accounts (account_id, reserved, hard_since) VALUES ($1, 1024, NULL) ON CONFLICT (account_id) DO UPDATE SET reserved = reserved + excluded.reserved, hard_since = excluded.hard_since`,
-            params: [v.hot],
-          },
-        ]),
-    ...(pgStyle ? pgBatchedStatements(v) : []),
+export async function traceHotRequests(url: string, traceFile: string, hotAddress: string): Promise<TracedRequest[]> {
+  const requests: { name: string; send: (s: { access: string; session: string }) => Promise<{ status: number }> }[] = [
+    { name: 'sign-in', send: () => api(url, 'POST', '/v1/auth/login', { address: hotAddress, password: PASSWORD }) },
+    { name: 'authenticated GET /v1/auth/profile', send: (t) => api(url, 'GET', '/v1/auth/profile', undefined, t.access) },
+    { name: 'POST /v1/auth/refresh', send: (t) => api(url, 'POST', '/v1/auth/refresh', { session_token: t.session }) },
+    { name: 'POST /upload (opening)', send: (t) => api(url, 'POST', '/upload', JSON.parse(UPLOAD_BODY), t.access) },
   ];
+  const signIn = await api(url, 'POST', '/v1/auth/login', { address: hotAddress, password: PASSWORD });
+  if (signIn.status !== 200) throw new Error(`hot account sign-in: ${signIn.status} ${JSON.stringify(signIn.body)}`);
+  const tokens = { access: signIn.body.access_token as string, session: signIn.body.session_token as string };
+  const traced: TracedRequest[] = [];
+  for (const r of requests) {
+    const before = readFileSync(traceFile, 'utf8').length;
+    const reply = await r.send(tokens);
+    if (reply.status >= 300) throw new Error(`${r.name}: ${reply.status}`);
+    // A write's batch answers once it is durable, after its statements ran.
+    const lines = readFileSync(traceFile, 'utf8').slice(before).split('\n').filter(Boolean);
+    const seen = new Set<string>();
+    const statements: Traced[] = [];
+    for (const line of lines) {
+      const t = JSON.parse(line) as Traced;
+      if (!isPlannable(t.sql) || seen.has(t.sql)) continue;
+      seen.add(t.sql);
+      statements.push(t);
+    }
+    if (statements.length === 0) throw new Error(`${r.name}: the trace holds no statement (was the server started with ${SQL_TRACE_PRELOAD}?)`);
+    traced.push({ name: r.name, statements });
+  }
+  return traced;
 }
 
-/**
- * PostgreSQL's batched shapes (StatementBatch and the grouped openings in adapters-pg), with a
- * batch of real keys and the hot account's group.
- */
-function pgBatchedStatements(v: { sessionId: string; tokenHash: string; hot: string; now: number }): HotStatement[] {
-  const ids = [v.sessionId, seedId(TAG.session, 2), seedId(TAG.session, 3)];
-  return [
-    {
-      name: 'batched: session access of a turn',
-      sql: `SELECT s.id, s.account_id, s.access_floor, s.closed_at, s.last_used_at, a.id, a.address, a.display_name, a.created_at, h.user_name
-            FROM sessions s JOIN accounts a ON a.id = s.account_id LEFT JOIN handles h ON h.account_id = a.id WHERE s.id = ANY($1::text[])`,
-      params: [ids],
-    },
-    { name: 'batched: sessions by token hash', sql: `SELECT * FROM sessions WHERE token_hash = ANY($1::text[])`, params: [[v.tokenHash, '0'.repeat(64)]] },
-    {
-      name: 'batched: issuance stamps',
-      sql: `UPDATE sessions SET refreshed_at = d.at, last_used_at = d.at FROM unnest($1::text[], $2::bigint[]) AS d(id, at)
-            WHERE sessions.id = d.id AND sessions.closed_at IS NULL`,
-      params: [ids, [v.now, v.now, v.now]],
-    },
-    {
-      name: 'batched: device listing instants of a turn',
-      sql: `SELECT account_id, device_id, added_at FROM directory_devices WHERE (account_id, device_id) IN (SELECT * FROM unnest($1::text[], $2::text[]))`,
-      params: [[v.hot, v.hot], ['bench', 'other']],
-    },
-    {
-      name: 'grouped openings: lock, expire, look up hashes',
-      sql: `WITH locked AS (
-              INSERT INTO quota_accounts (account_id) SELECT id FROM (SELECT unnest($1::text[]) AS id
-                UNION SELECT sponsor_id FROM quota_accounts WHERE account_id = ANY($1::text[]) AND sponsor_id IS NOT NULL) AS t ORDER BY id
-              ON CONFLICT (account_id) DO UPDATE SET account_id = excluded.account_id RETURNING *
-            ), expired AS (
-              UPDATE upload_sessions SET state = 'Expired' WHERE payer_id IN (SELECT account_id FROM locked) AND state IN ${OPEN} AND expires_at <= $2
-              RETURNING payer_id, declared_size
-            )
-            SELECT 'a', account_id, reserved FROM locked UNION ALL SELECT 'e', payer_id, sum(declared_size) FROM expired GROUP BY payer_id
-            UNION ALL SELECT 'b', content_hash, NULL FROM blobs WHERE content_hash = ANY($3::text[])`,
-      params: [[v.hot], v.now, ['0'.repeat(64)]],
-    },
-  ];
+/** A traced value as better-sqlite3 takes it. */
+const sqliteValue = (v: unknown): unknown => (v !== null && typeof v === 'object' && 'bytes' in v ? Buffer.from((v as { bytes: string }).bytes, 'hex') : v);
+
+/** A traced value as an SQL literal of unknown type, which PostgreSQL casts to the parameter's type. */
+function pgLiteral(v: unknown): string {
+  if (v === null || v === undefined) return 'NULL';
+  if (typeof v === 'object' && 'bytes' in (v as object)) return `'\\x${(v as { bytes: string }).bytes}'`;
+  const quote = (x: string) => `'${x.replace(/'/g, "''")}'`;
+  if (Array.isArray(v)) return quote(`{${v.map((x) => (x === null ? 'NULL' : `"${String(x).replace(/(["\\])/g, '\\$1')}"`)).join(',')}}`);
+  return quote(String(v));
 }
 
 /** A plan line that reads a whole table (SQLite: SCAN without an index; PostgreSQL: Seq Scan). */
@@ -276,28 +240,39 @@ const sqliteScan = (line: string) => /\bSCAN \w+/.test(line) && !/USING (COVERIN
 const pgScan = (line: string) => /Seq Scan on/.test(line);
 
 /**
- * Plans of the hot-path statements on the seeded store. SQLite: EXPLAIN QUERY PLAN, plus the
- * statement run once in a rolled-back transaction, timed. PostgreSQL: EXPLAIN (ANALYZE, BUFFERS)
- * in a rolled-back transaction, so writes are measured without keeping them.
+ * Plans of the statements each hot request ran (traceHotRequests), on the seeded store, with the
+ * values they ran with. SQLite: EXPLAIN QUERY PLAN, plus the statement run once in a rolled-back
+ * transaction, timed. PostgreSQL: EXPLAIN (ANALYZE, BUFFERS) in a rolled-back transaction, so
+ * writes are measured without keeping them.
  */
-export async function explainHotPaths(target: Target, hot: string): Promise<Plan[]> {
-  const now = Date.now();
-  const values = { sessionId: seedId(TAG.session, 1), tokenHash: createHash('sha256').update('seed-session-1').digest('hex'), hot, address: 'seed-1@example.org', now };
+export async function explainHotPaths(target: Target, requests: TracedRequest[]): Promise<Plan[]> {
+  const all = requests.flatMap((r) => r.statements.map((s, i) => ({ ...s, name: `${r.name} #${i + 1}` })));
   if (target.pgUrl) {
     return withPg(target.pgUrl, async (db) => {
       const plans: Plan[] = [];
-      for (const s of hotStatements(values, true)) {
+      for (const s of all) {
+        const values = Array.isArray(s.values) ? s.values : [];
         // Prepared and run the way the server's pool runs them: with the one plan made without the
         // values (adapters-pg open.ts, GENERIC_PLANS), so a plan that only a value makes good shows.
         await db.query(`PREPARE hot_path AS ${s.sql}`);
         await db.query('BEGIN');
         try {
           await db.query('SET LOCAL plan_cache_mode = force_generic_plan');
-          const r = await db.query(`EXPLAIN (ANALYZE, BUFFERS) EXECUTE hot_path(${s.params.map(literal).join(', ')})`);
-          const plan = r.rows.map((row: Record<string, string>) => row['QUERY PLAN']!);
+          const execute = values.length > 0 ? `EXECUTE hot_path(${values.map(pgLiteral).join(', ')})` : 'EXECUTE hot_path';
+          // A write whose row the traced request already made (an insert of that key) cannot run
+          // again: its plan is then shown without being run.
+          await db.query('SAVEPOINT analyzed');
+          let plan: string[];
+          try {
+            plan = (await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${execute}`)).rows.map((row: Record<string, string>) => row['QUERY PLAN']!);
+          } catch (error) {
+            await db.query('ROLLBACK TO SAVEPOINT analyzed');
+            plan = (await db.query(`EXPLAIN ${execute}`)).rows.map((row: Record<string, string>) => row['QUERY PLAN']!);
+            plan.push(`(not run again: ${(error as Error).message})`);
+          }
           const ms = Number(/Execution Time: ([\d.]+) ms/.exec(plan.join('\n'))?.[1] ?? 0);
           const removed = plan.reduce((n, l) => n + Number(/Rows Removed by (?:Filter|Index Recheck): (\d+)/.exec(l)?.[1] ?? 0), 0);
-          plans.push({ store: 'postgresql', name: s.name, sql: withValues(s), plan, fullScan: plan.some(pgScan), ms, removed });
+          plans.push({ store: 'postgresql', name: s.name, sql: s.sql, plan, fullScan: plan.some(pgScan), ms, removed });
         } finally {
           await db.query('ROLLBACK');
           await db.query('DEALLOCATE hot_path');
@@ -309,21 +284,26 @@ export async function explainHotPaths(target: Target, hot: string): Promise<Plan
   const db = new Database(join(target.dataDir, 'strongroom.db'));
   db.pragma('busy_timeout = 30000');
   try {
-    return hotStatements(values, false).map((hot) => {
-      const s = { name: hot.name, sql: withValues(hot) };
-      const rows = db.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).all() as { detail: string }[];
+    return all.map((s) => {
+      const args = Array.isArray(s.values) ? s.values.map(sqliteValue) : [Object.fromEntries(Object.entries(s.values).map(([k, v]) => [k, sqliteValue(v)]))];
+      const rows = db.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).all(...args) as { detail: string }[];
       const plan = rows.map((r) => r.detail);
       const stmt = db.prepare(s.sql);
       db.exec('BEGIN IMMEDIATE');
       const started = performance.now();
       let ms = 0;
+      let ran = true;
       try {
-        if (stmt.reader) stmt.all();
-        else stmt.run();
+        if (stmt.reader) stmt.all(...args);
+        else stmt.run(...args);
+      } catch (error) {
+        // A write whose row the traced request already made (an insert of that key): planned, not run.
+        ran = false;
+        plan.push(`(not run again: ${(error as Error).message})`);
       } finally {
-        ms = performance.now() - started;
+        ms = ran ? performance.now() - started : 0;
         db.exec('ROLLBACK');
-        plan.push(`(ran once in a rolled-back transaction: ${ms.toFixed(3)} ms)`);
+        if (ran) plan.push(`(ran once in a rolled-back transaction: ${ms.toFixed(3)} ms)`);
       }
       return { store: 'sqlite', name: s.name, sql: s.sql, plan, fullScan: plan.some(sqliteScan), ms, removed: 0 };
     });

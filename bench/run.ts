@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { api, measure, PASSWORD, startBare, startServer, setLaunchPrefix, type Figures, median } from './lib.js';
 import { SCENARIOS, type Scenario, type ScenarioContext } from './scenarios.js';
 import { pinCores } from './pinning.js';
-import { explainHotPaths, isSlow, prepareGrowth, seedCounts, SLOW_MS, type Plan } from './growth.js';
+import { explainHotPaths, isSlow, prepareGrowth, seedCounts, SLOW_MS, SQL_TRACE_PRELOAD, traceHotRequests, type Plan } from './growth.js';
 import { runStorm, type StormFigures } from './storm.js';
 import { runFloor, type FloorFigures } from './floor.js';
 import { runWorkers, type WorkersFigures } from './workers.js';
@@ -235,10 +235,17 @@ async function main(): Promise<void> {
         if (mode === 'growth' || mode === 'explain') {
           const grown = await prepareGrowth(server.url, { dataDir: server.dataDir, pgUrl: store.pgUrl }, seedCounts());
           process.stdout.write(`${store.name}: ${grown.summary}\n`);
-          plans.push(...(await explainHotPaths({ dataDir: server.dataDir, pgUrl: store.pgUrl }, grown.hotAccountId)));
+          // The statements the hot requests run, read from a server that records them (sql-trace.mjs),
+          // then planned on the seeded store.
+          await server.stop();
+          const traceFile = join(dataDir, 'sql-trace.jsonl');
+          writeFileSync(traceFile, '');
+          server = await startServer(PORT + 1, { ...store.env, NODE_OPTIONS: `--import=${SQL_TRACE_PRELOAD}`, BENCH_SQL_TRACE: traceFile }, dataDir);
+          const traced = await traceHotRequests(server.url, traceFile, grown.hotAddress);
+          await server.stop();
+          plans.push(...(await explainHotPaths({ dataDir: server.dataDir, pgUrl: store.pgUrl }, traced)));
           if (mode === 'growth') {
             // A new server process on the seeded store, so the grown figures start as cold as the fresh ones did.
-            await server.stop();
             server = await startServer(PORT + 1, store.env, dataDir);
             // A fresh access token for the hot account (the one from before seeding may have lapsed).
             const signIn = await api(server.url, 'POST', '/v1/auth/login', { address: grown.hotAddress, password: PASSWORD });
