@@ -220,7 +220,12 @@ export async function api(url: string, method: string, path: string, body?: unkn
 }
 
 export async function register(url: string, address: string): Promise<{ session_id: string; session_token: string; access_token: string }> {
-  const r = await api(url, 'POST', '/v1/auth/register', { address, password: PASSWORD });
-  if (r.status !== 200) throw new Error(`register: ${r.status} ${JSON.stringify(r.body)}`);
-  return r.body;
+  // Scenarios register many accounts at once; past what the hasher may queue the server sheds
+  // them (503 error.server.busy), and a client tries again after Retry-After, as this does.
+  for (let attempt = 1; ; attempt++) {
+    const r = await api(url, 'POST', '/v1/auth/register', { address, password: PASSWORD });
+    if (r.status === 200) return r.body;
+    if (r.status !== 503 || r.body?.code !== 'error.server.busy' || attempt >= 60) throw new Error(`register: ${r.status} ${JSON.stringify(r.body)}`);
+    await new Promise((done) => setTimeout(done, 1000 * (0.5 + Math.random())));
+  }
 }
