@@ -3,7 +3,8 @@
  * one transaction of prepared inserts; PostgreSQL: INSERT ... SELECT over generate_series), then
  * the query plans of the statements on the hot paths, each flagged when it scans a whole table.
  *
- * Seeded: BENCH_GROWTH_ACCOUNTS accounts (default 100,000, each with a quota row),
+ * Seeded: BENCH_GROWTH_ACCOUNTS accounts (default 100,000, each with a quota row and a device
+ * directory of two devices, one in ten with a published handle),
  * BENCH_GROWTH_SESSIONS sessions spread over them (default 1,000,000, a third closed), and
  * BENCH_GROWTH_UPLOADS upload sessions on the hot account (default 100,000). Seeded upload
  * sessions are finished ones (Expired or Cancelled, past their expiry), the rows a long-lived
@@ -60,11 +61,20 @@ async function seedSqlite(dataDir: string, hot: string, c: SeedCounts, passwordH
     const upload = db.prepare(
       `INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, state, created_at, expires_at) VALUES (?, ?, ?, 'original', 1024, ?, ?, ?)`,
     );
+    const directory = db.prepare('INSERT INTO device_directories (account_id, identity_key, seq, body, accepted_at) VALUES (?, ?, 1, ?, ?)');
+    const device = db.prepare('INSERT INTO directory_devices (account_id, device_id, position, ed25519, mldsa65, added_at) VALUES (?, ?, ?, ?, ?, ?)');
+    const handle = db.prepare('INSERT INTO handles (account_id, user_name, published, claimed_at) VALUES (?, ?, 1, ?)');
+    const key = Buffer.alloc(32, 7);
     db.transaction(() => {
       for (let i = 0; i < c.accounts; i++) {
         const id = seedId(TAG.account, i);
         account.run(id, `seed-${i}@example.org`, `seed-${i}@example.org`, passwordHash, now - 30 * DAY + i);
         quota.run(id);
+        // Two devices each (the keys are placeholders: no seeded account signs anything), and a
+        // published handle for one account in ten.
+        directory.run(id, key, key, now - 30 * DAY);
+        for (const [position, deviceId] of ['phone', 'laptop'].entries()) device.run(id, deviceId, position, key, key, now - 30 * DAY);
+        if (i % 10 === 0) handle.run(id, `seed${i}`, now - 30 * DAY);
       }
       for (let i = 0; i < c.sessions; i++) {
         const at = now - 10 * DAY + i;
@@ -102,6 +112,23 @@ async function seedPg(url: string, hot: string, c: SeedCounts, passwordHash: str
       [passwordHash, Date.now(), c.accounts],
     );
     await db.query(`INSERT INTO quota_accounts (account_id) SELECT ${id(TAG.account)} FROM generate_series(0, $1::int - 1) g`, [c.accounts]);
+    // Two devices each (placeholder keys: no seeded account signs anything), a published handle for one in ten.
+    await db.query(
+      `INSERT INTO device_directories (account_id, identity_key, seq, body, accepted_at)
+       SELECT ${id(TAG.account)}, '\\x0707'::bytea, 1, '\\x0707'::bytea, $2::bigint FROM generate_series(0, $1::int - 1) g`,
+      [c.accounts, Date.now() - 30 * DAY],
+    );
+    await db.query(
+      `INSERT INTO directory_devices (account_id, device_id, position, ed25519, mldsa65, added_at)
+       SELECT ${id(TAG.account)}, d.name, d.position, '\\x0707'::bytea, '\\x0707'::bytea, $2::bigint
+       FROM generate_series(0, $1::int - 1) g, (VALUES ('phone', 0), ('laptop', 1)) AS d(name, position)`,
+      [c.accounts, Date.now() - 30 * DAY],
+    );
+    await db.query(
+      `INSERT INTO handles (account_id, user_name, published, claimed_at) SELECT ${id(TAG.account)}, 'seed' || g, true, $2::bigint
+       FROM generate_series(0, $1::int - 1, 10) g`,
+      [c.accounts, Date.now() - 30 * DAY],
+    );
     await db.query(
       `INSERT INTO sessions (id, account_id, token_hash, created_at, refreshed_at, last_used_at, access_floor, closed_at, method)
        SELECT ${id(TAG.session)}, '00000000-0000-7000-${TAG.account}-' || lpad(to_hex(g % $2::int), 12, '0'),
