@@ -94,7 +94,6 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
         `INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, content_hash, source_peer, album_id, intent_id, drop_link_id, state,
          received_size, received_hash, asset_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      openUploads: p('SELECT open_uploads AS n FROM quota_accounts WHERE account_id = ?'),
       openFromPeer: p(`SELECT coalesce(sum(declared_size), 0) AS n FROM upload_sessions WHERE payer_id = ? AND state IN ${OPEN} AND expires_at > ? AND source_peer = ?`),
       link: p('SELECT * FROM links WHERE id = ?'),
       acceptDrop: p('UPDATE links SET accepted_bytes = accepted_bytes + ? WHERE id = ?'),
@@ -140,6 +139,11 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   }
 
   #account(accountId: string): QuotaAccountRecord {
+    return this.#ledgerRow(accountId).record;
+  }
+
+  /** The account's ledger record and, from the same row, how many sessions it pays for are open. */
+  #ledgerRow(accountId: string): { record: QuotaAccountRecord; openUploads: number } {
     const r = this.#statements.account.get(accountId) as Record<string, unknown> | undefined;
     const row: QuotaAccountRow | undefined = r && {
       charged: r.charged as number,
@@ -151,7 +155,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       suspendedAt: r.suspended_at as number | null,
       sponsorId: r.sponsor_id as string | null,
     };
-    return quotaAccountFromRow(accountId, row);
+    return { record: quotaAccountFromRow(accountId, row), openUploads: (r?.open_uploads as number | undefined) ?? 0 };
   }
 
   /** Brings hard_since in line with the row as it now stands (caller is inside a transaction). */
@@ -322,15 +326,20 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
 
   #openGroup({ openings, policy }: OpeningGroup): Result<UploadSessionRecord, OpenRefusal>[] {
     const rows = new Map<string, QuotaAccountRecord>();
-    for (const { request } of openings) if (!rows.has(request.uploaderId)) rows.set(request.uploaderId, this.#account(request.uploaderId));
-    // Sessions lapsed by the latest arrival are lapsed for every opening of the group.
+    // Open sessions per account, from the same row reads (the counter, once lapsed ones are expired).
+    const openSessions = new Map<string, number>();
+    const read = (accountId: string) => {
+      const { record, openUploads } = this.#ledgerRow(accountId);
+      rows.set(accountId, record);
+      openSessions.set(accountId, openUploads);
+    };
+    for (const { request } of openings) if (!rows.has(request.uploaderId)) read(request.uploaderId);
+    // Sessions lapsed by the latest arrival are lapsed for every opening of the group; a payer
+    // whose lapsed sessions were expired is read again, so its counter counts the live ones only.
     const latest = Math.max(...openings.map((o) => o.now));
     for (const payerId of new Set([...rows.values()].map(payerIdOf))) {
-      if (this.#expire(payerId, latest) > 0 || !rows.has(payerId)) rows.set(payerId, this.#account(payerId));
+      if (this.#expire(payerId, latest) > 0 || !rows.has(payerId)) read(payerId);
     }
-    const openSessions = new Map<string, number>();
-    // Lapsed sessions were expired just above, so the counter counts exactly the live open ones.
-    for (const payerId of new Set([...rows.values()].map(payerIdOf))) openSessions.set(payerId, (this.#statements.openUploads.get(payerId) as { n: number } | undefined)?.n ?? 0);
     const fromPeer = new Map<string, number>();
     const links = new Map<string, LinkRecord>();
     for (const { request } of openings) {
