@@ -4,6 +4,17 @@ import { StatementBatch } from './statement-batch.js';
 
 const tick = () => new Promise((r) => setImmediate(r));
 
+/** A batch whose statements answer their inputs back only when the test releases them, in order. */
+function heldBatch(options: ConstructorParameters<typeof StatementBatch<number, number>>[1]) {
+  const release: (() => void)[] = [];
+  const seen: (readonly number[])[] = [];
+  const batch = new StatementBatch<number, number>((xs) => {
+    seen.push(xs);
+    return new Promise((resolve) => release.push(() => resolve(xs)));
+  }, options);
+  return { batch, release, seen };
+}
+
 describe('StatementBatch', () => {
   it('answers the calls of one turn with one statement, each with its own answer', async () => {
     const seen: (readonly number[])[] = [];
@@ -74,15 +85,7 @@ describe('StatementBatch', () => {
 
 describe('StatementBatch with maxInFlight', () => {
   it('keeps at most that many batches running; what arrives meanwhile waits and goes out together', async () => {
-    const release: (() => void)[] = [];
-    const seen: (readonly number[])[] = [];
-    const batch = new StatementBatch<number, number>(
-      (xs) => {
-        seen.push(xs);
-        return new Promise((resolve) => release.push(() => resolve(xs)));
-      },
-      { maxInFlight: 1 },
-    );
+    const { batch, release, seen } = heldBatch({ maxInFlight: 1 });
     const first = batch.run(1);
     await tick();
     const later = [batch.run(2), batch.run(3)];
@@ -174,15 +177,7 @@ describe('StatementBatch with maxInFlight', () => {
     it('counts calls waiting and in flight; past the bound one more is refused at once with error.server.busy and never reaches a statement', async () => {
       const load = new HandleLoad();
       load.queueBound = 3;
-      const release: (() => void)[] = [];
-      const seen: (readonly number[])[] = [];
-      const batch = new StatementBatch<number, number>(
-        (xs) => {
-          seen.push(xs);
-          return new Promise((resolve) => release.push(() => resolve(xs)));
-        },
-        { load, maxInFlight: 1 },
-      );
+      const { batch, release, seen } = heldBatch({ load, maxInFlight: 1 });
       const inFlight = [batch.run(1), batch.run(2)];
       await tick();
       const waiting = batch.run(3);
