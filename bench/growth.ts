@@ -17,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Argon2Hasher } from '@strongroom/adapters-node';
+import { CONNECTION_SETTINGS } from '@strongroom/adapters-pg';
 import { api, PASSWORD } from './lib.js';
 import { body as UPLOAD_BODY, uploaderAccount } from './uploads.js';
 
@@ -280,11 +281,12 @@ export async function explainHotPaths(target: Target, requests: TracedRequest[])
       for (const s of all) {
         const values = Array.isArray(s.values) ? s.values : [];
         // Prepared and run the way the server's pool runs them: with the one plan made without the
-        // values (adapters-pg open.ts, GENERIC_PLANS), so a plan that only a value makes good shows.
+        // values and the server's cost settings (adapters-pg open.ts, CONNECTION_SETTINGS), so a plan
+        // that only a value makes good shows.
         await db.query(`PREPARE hot_path AS ${s.sql}`);
         await db.query('BEGIN');
         try {
-          await db.query('SET LOCAL plan_cache_mode = force_generic_plan');
+          for (const setting of CONNECTION_SETTINGS) await db.query(setting.replace(/^SET /, 'SET LOCAL '));
           const execute = values.length > 0 ? `EXECUTE hot_path(${values.map(pgLiteral).join(', ')})` : 'EXECUTE hot_path';
           // A write whose row the traced request already made (an insert of that key) cannot run
           // again: its plan is then shown without being run.

@@ -1,0 +1,80 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'drizzle-orm';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { drizzle as drizzleLite } from 'drizzle-orm/pglite';
+import type { PGlite } from '@electric-sql/pglite';
+import type pg from 'pg';
+import { rowsOf, type PgDb } from './db.js';
+import { CONNECTION_SETTINGS } from './open.js';
+import { PgDeviceStore } from './devices-store.js';
+import { PgStore } from './store.js';
+import { openTestDatabase, type TestDatabase } from './testing.js';
+
+/**
+ * The hot reads of every authenticated request and every upload, planned the way the server's
+ * pool plans them (one plan per statement, made without the values, under CONNECTION_SETTINGS), on
+ * a library of 1,000 accounts: each key is looked up through its index. A plan that reads a whole
+ * table costs a full scan per batch, at any size the planner still thinks small.
+ */
+const ACCOUNTS = 1000;
+let t: TestDatabase;
+
+beforeAll(async () => {
+  t = await openTestDatabase();
+  const ids = sql`SELECT '0190f0f0-0000-7000-8000-' || lpad(to_hex(i), 12, '0') AS id, i FROM generate_series(1, ${ACCOUNTS}) AS i`;
+  await t.db.execute(sql`INSERT INTO accounts (id, address, address_key, created_at) SELECT id, 'a' || i || '@example.org', 'a' || i || '@example.org', 0 FROM (${ids}) AS k`);
+  await t.db.execute(sql`INSERT INTO sessions (id, account_id, token_hash, created_at, refreshed_at, last_used_at, access_floor)
+    SELECT 's' || id, id, 'h' || id, 0, 0, 0, 0 FROM (${ids}) AS k`);
+  await t.db.execute(sql`INSERT INTO device_directories (account_id, identity_key, seq, body, accepted_at) SELECT id, '\\x00', 1, '\\x00', 0 FROM (${ids}) AS k`);
+  await t.db.execute(sql`INSERT INTO directory_devices (account_id, device_id, position, ed25519, mldsa65, added_at)
+    SELECT id, 'phone', 0, '\\x00', '\\x00', 0 FROM (${ids}) AS k`);
+  await t.db.execute(sql`ANALYZE`);
+}, 60_000);
+afterAll(async () => {
+  await t?.close();
+});
+
+/** The statements a store call sends, as drizzle hands them to the driver. */
+async function statementsOf(call: (db: PgDb) => Promise<unknown>): Promise<{ query: string; params: unknown[] }[]> {
+  const seen: { query: string; params: unknown[] }[] = [];
+  const logger = { logQuery: (query: string, params: unknown[]) => void seen.push({ query, params }) };
+  const client = (t.db as unknown as { $client: unknown }).$client;
+  const db = t.kind === 'pglite' ? drizzleLite({ client: client as PGlite, logger }) : drizzlePg({ client: client as pg.Pool, logger });
+  await call(db as unknown as PgDb);
+  return seen;
+}
+
+/** The plan of `query` with `params`, prepared and run under the pool's settings, on one connection. */
+async function planOf(query: string, params: unknown[]): Promise<string> {
+  return t.db.transaction(async (tx) => {
+    for (const setting of CONNECTION_SETTINGS) await tx.execute(sql.raw(setting.replace(/^SET /, 'SET LOCAL ')));
+    await tx.execute(sql.raw(`PREPARE hot_read AS ${query}`));
+    try {
+      const literal = (v: unknown) => `ARRAY[${(v as string[]).map((s) => `'${s.replace(/'/g, "''")}'`).join(', ')}]`;
+      const plan = await rowsOf<{ 'QUERY PLAN': string }>(tx, sql.raw(`EXPLAIN EXECUTE hot_read(${params.map(literal).join(', ')})`));
+      return plan.map((r) => r['QUERY PLAN']).join('\n');
+    } finally {
+      await tx.execute(sql.raw('DEALLOCATE hot_read'));
+    }
+  });
+}
+
+const account = (i: number) => `0190f0f0-0000-7000-8000-${i.toString(16).padStart(12, '0')}`;
+
+describe('the hot reads use their indexes on 1,000 accounts', () => {
+  it('the batched session read: sessions and accounts by key, neither read whole', async () => {
+    const [read] = await statementsOf((db) => Promise.all([1, 2, 3].map((i) => new PgStore(db).findSessionAccess(`s${account(i)}`))));
+    expect(read?.query).toContain('ANY(');
+    const plan = await planOf(read!.query, read!.params);
+    expect(plan).not.toMatch(/Seq Scan on (sessions|accounts)\b/);
+    expect(plan).toMatch(/accounts_pkey/);
+  });
+
+  it("the batched device lookup: the directory's key, the table not read whole", async () => {
+    const [read] = await statementsOf((db) => Promise.all([1, 2, 3].map((i) => new PgDeviceStore(db).findDeviceAddedAt(account(i), 'phone'))));
+    expect(read?.query).toContain('unnest(');
+    const plan = await planOf(read!.query, read!.params);
+    expect(plan).not.toMatch(/Seq Scan on directory_devices\b/);
+    expect(plan).toMatch(/directory_devices_account_id_device_id_pk/);
+  });
+});
