@@ -13,6 +13,12 @@
  * - `GET /floor/profile`, Bearer: reads the session and its account, answers them.
  * - `POST /floor/upload`, Bearer, any JSON body: reads the session, then durably records an upload
  *   row and adds its size to the account's reserved bytes.
+ * - `POST /floor/upload-guarded`: the same, plus the two things the contract and the architecture
+ *   add to it: the device's row is read (contract 5.14: a write comes from a listed device), and
+ *   the limit is decided outside SQL, as core decides it: the account's row is read under a lock
+ *   (FOR UPDATE in a transaction on PostgreSQL; the group commit's turn on SQLite), the size
+ *   checked against a hard limit here, then written. What remains between it and the server is
+ *   the server's own work.
  *
  * FLOOR_ACCOUNTS accounts (default 1,000), each with one session; access token `floor-at-<i>` is
  * account i's, and the refresh presents account 0's FLOOR_TOKEN. SQLite under FLOOR_DIR, or
@@ -25,12 +31,15 @@ import pg from 'pg';
 import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { groupCommitOf, readBatchOf } from '@strongroom/adapters-sqlite';
+import { CONNECTION_SETTINGS } from '@strongroom/adapters-pg';
 import { platformEd25519Signer } from '@strongroom/adapters-node';
 import { BATCH_HOLD_MS, loadOf, StatementBatch } from '@strongroom/sql-common';
 import { JSON_LIMIT, readLimited } from '../apps/server/src/http/request.js';
 
 const FLOOR_TOKEN = process.env.FLOOR_TOKEN ?? 'floor-session-token';
 const ACCOUNTS = Number(process.env.FLOOR_ACCOUNTS ?? 1000);
+/** Every floor account's one listed device, as the bench's uploads name it. */
+const FLOOR_DEVICE = 'bench';
 
 interface Session {
   id: string;
@@ -45,7 +54,13 @@ interface FloorStore {
   profile(sessionId: string): Promise<Profile | undefined>;
   recordRefresh(sessionId: string, at: number): Promise<void>;
   openUpload(account: string, size: number): Promise<string>;
+  deviceAddedAt(account: string, device: string): Promise<number | undefined>;
+  /** openUpload, decided here against HARD_LIMIT on the account's row read under its lock; null when refused. */
+  openUploadLocked(account: string, size: number): Promise<string | null>;
 }
+
+/** The guarded upload's hard limit: high enough that no bench run reaches it, checked all the same. */
+const HARD_LIMIT = Number.MAX_SAFE_INTEGER;
 
 const hashOf = (token: string) => createHash('sha256').update(token).digest();
 const uuid = (kind: number, i: number) => `0190f0f0-000${kind}-7000-8000-${i.toString(16).padStart(12, '0')}`;
@@ -57,14 +72,17 @@ function sqliteFloor(dir: string): FloorStore {
   db.pragma('synchronous = FULL');
   db.exec(`CREATE TABLE floor_accounts (id TEXT PRIMARY KEY, address TEXT NOT NULL, reserved INTEGER NOT NULL);
     CREATE TABLE floor_sessions (id TEXT PRIMARY KEY, account TEXT NOT NULL REFERENCES floor_accounts(id), token_hash BLOB NOT NULL UNIQUE, refreshed_at INTEGER NOT NULL);
-    CREATE TABLE floor_uploads (id TEXT PRIMARY KEY, account TEXT NOT NULL REFERENCES floor_accounts(id), size INTEGER NOT NULL)`);
+    CREATE TABLE floor_uploads (id TEXT PRIMARY KEY, account TEXT NOT NULL REFERENCES floor_accounts(id), size INTEGER NOT NULL);
+    CREATE TABLE floor_devices (account TEXT NOT NULL REFERENCES floor_accounts(id), device TEXT NOT NULL, added_at INTEGER NOT NULL, PRIMARY KEY (account, device))`);
   const addAccount = db.prepare('INSERT INTO floor_accounts VALUES (?, ?, 0)');
   const addSession = db.prepare('INSERT INTO floor_sessions VALUES (?, ?, ?, 0)');
+  const addDevice = db.prepare('INSERT INTO floor_devices VALUES (?, ?, 0)');
   db.transaction(() => {
     for (let i = 0; i < ACCOUNTS; i++) {
       const s = sessionOf(i);
       addAccount.run(s.account, `floor-${i}@example.org`);
       addSession.run(s.id, s.account, s.tokenHash);
+      addDevice.run(s.account, FLOOR_DEVICE);
     }
   })();
   const byHash = db.prepare('SELECT id, account FROM floor_sessions WHERE token_hash = ?');
@@ -72,6 +90,8 @@ function sqliteFloor(dir: string): FloorStore {
   const refresh = db.prepare('UPDATE floor_sessions SET refreshed_at = ? WHERE id = ?');
   const insertUpload = db.prepare('INSERT INTO floor_uploads VALUES (?, ?, ?)');
   const reserve = db.prepare('UPDATE floor_accounts SET reserved = reserved + ? WHERE id = ?');
+  const device = db.prepare('SELECT added_at FROM floor_devices WHERE account = ? AND device = ?');
+  const reserved = db.prepare('SELECT reserved FROM floor_accounts WHERE id = ?');
   const reads = readBatchOf(db);
   const commits = groupCommitOf(db);
   return {
@@ -85,17 +105,34 @@ function sqliteFloor(dir: string): FloorStore {
         reserve.run(size, account);
         return id;
       }),
+    deviceAddedAt: (account, id) => reads.run(() => (device.get(account, id) as { added_at: number } | undefined)?.added_at),
+    // The group commit's turn is SQLite's lock: the read, the decision and the write see no other writer.
+    openUploadLocked: (account, size) =>
+      commits.run(() => {
+        const row = reserved.get(account) as { reserved: number };
+        if (row.reserved + size > HARD_LIMIT) return null;
+        const id = randomUUID();
+        insertUpload.run(id, account, size);
+        reserve.run(size, account);
+        return id;
+      }),
   };
 }
 
+const UPLOAD_WRITE = `WITH added AS (INSERT INTO floor_uploads SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[]) RETURNING account, size)
+  UPDATE floor_accounts a SET reserved = a.reserved + t.total FROM (SELECT account, sum(size) AS total FROM added GROUP BY account) t WHERE a.id = t.account`;
+
 async function pgFloor(url: string): Promise<FloorStore> {
-  const pool = new pg.Pool({ connectionString: url, max: 10, onConnect: (client) => client.query('SET plan_cache_mode = force_generic_plan') } as pg.PoolConfig);
+  // Connections set as the server's are (adapters-pg open.ts): the same plans for the same reads.
+  const pool = new pg.Pool({ connectionString: url, max: 10, onConnect: (client) => client.query(CONNECTION_SETTINGS.join('; ')) } as pg.PoolConfig);
   await pool.query(`CREATE TABLE floor_accounts (id uuid PRIMARY KEY, address text NOT NULL, reserved bigint NOT NULL);
     CREATE TABLE floor_sessions (id uuid PRIMARY KEY, account uuid NOT NULL REFERENCES floor_accounts(id), token_hash bytea NOT NULL UNIQUE, refreshed_at bigint NOT NULL);
-    CREATE TABLE floor_uploads (id uuid PRIMARY KEY, account uuid NOT NULL REFERENCES floor_accounts(id), size bigint NOT NULL)`);
+    CREATE TABLE floor_uploads (id uuid PRIMARY KEY, account uuid NOT NULL REFERENCES floor_accounts(id), size bigint NOT NULL);
+    CREATE TABLE floor_devices (account uuid NOT NULL REFERENCES floor_accounts(id), device text NOT NULL, added_at bigint NOT NULL, PRIMARY KEY (account, device))`);
   const all = Array.from({ length: ACCOUNTS }, (_, i) => sessionOf(i));
   await pool.query(`INSERT INTO floor_accounts SELECT a, 'floor-' || a::text, 0 FROM unnest($1::uuid[]) AS a`, [all.map((s) => s.account)]);
   await pool.query('INSERT INTO floor_sessions SELECT s, a, h, 0 FROM unnest($1::uuid[], $2::uuid[], $3::bytea[]) AS t(s, a, h)', [all.map((s) => s.id), all.map((s) => s.account), all.map((s) => s.tokenHash)]);
+  await pool.query(`INSERT INTO floor_devices SELECT a, $2, 0 FROM unnest($1::uuid[]) AS a`, [all.map((s) => s.account), FLOOR_DEVICE]);
   // Each store call of a turn joins one statement, held while the process is busy, as the server's.
   // A write batch runs alone, as the server's do: two in flight would lock the same rows in no set order.
   const batch = <I, O>(exec: (inputs: readonly I[]) => Promise<readonly O[]>, maxInFlight = Infinity) =>
@@ -115,17 +152,61 @@ async function pgFloor(url: string): Promise<FloorStore> {
   const upload = batch<{ id: string; account: string; size: number }, string>(async (items) => {
     await pool.query({
       name: 'floor_upload',
-      text: `WITH added AS (INSERT INTO floor_uploads SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[]) RETURNING account, size)
-        UPDATE floor_accounts a SET reserved = a.reserved + t.total FROM (SELECT account, sum(size) AS total FROM added GROUP BY account) t WHERE a.id = t.account`,
+      text: UPLOAD_WRITE,
       values: [items.map((i) => i.id), items.map((i) => i.account), items.map((i) => i.size)],
     });
     return items.map((i) => i.id);
+  }, 1);
+  const device = batch<{ account: string; device: string }, number | undefined>(async (keys) => {
+    const r = await pool.query({
+      name: 'floor_device',
+      text: 'SELECT account, device, added_at FROM floor_devices WHERE (account, device) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))',
+      values: [keys.map((k) => k.account), keys.map((k) => k.device)],
+    });
+    return keys.map((k) => r.rows.find((row) => row.account === k.account && row.device === k.device)?.added_at);
+  });
+  // BEGIN, the locking read, the write and COMMIT, with BEGIN and COMMIT queued beside the
+  // statements next to them, as the server's namedTransaction sends them.
+  const locked = batch<{ id: string; account: string; size: number }, string | null>(async (items) => {
+    const client = await pool.connect();
+    try {
+      const begun = client.query('BEGIN');
+      const rows = await client.query({
+        name: 'floor_lock',
+        text: 'SELECT id, reserved FROM floor_accounts WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
+        values: [[...new Set(items.map((i) => i.account))]],
+      });
+      await begun;
+      const reservedNow = new Map(rows.rows.map((r) => [r.id as string, Number(r.reserved)]));
+      const admitted = items.filter((i) => {
+        const next = reservedNow.get(i.account)! + i.size;
+        if (next > HARD_LIMIT) return false;
+        reservedNow.set(i.account, next);
+        return true;
+      });
+      const write = client.query({
+        name: 'floor_upload',
+        text: UPLOAD_WRITE,
+        values: [admitted.map((i) => i.id), admitted.map((i) => i.account), admitted.map((i) => i.size)],
+      });
+      const commit = client.query('COMMIT');
+      await write;
+      await commit;
+      return items.map((i) => (admitted.includes(i) ? i.id : null));
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
   }, 1);
   return {
     byTokenHash: (hash) => byHash.run(hash),
     profile: (id) => profile.run(id),
     recordRefresh: (id, at) => refresh.run({ id, at }),
     openUpload: (account, size) => upload.run({ id: randomUUID(), account, size }),
+    deviceAddedAt: (account, id) => device.run({ account, device: id }),
+    openUploadLocked: (account, size) => locked.run({ id: randomUUID(), account, size }),
   };
 }
 
@@ -151,6 +232,17 @@ app.post('/floor/upload', async (c) => {
   const p = sessionId === undefined ? undefined : await store.profile(sessionId);
   if (p === undefined) return c.json({ error: 'unknown session' }, 401);
   const id = await store.openUpload(p.account, body.declared_size);
+  return c.json({ upload_id: id, declared_size: body.declared_size }, 201);
+});
+app.post('/floor/upload-guarded', async (c) => {
+  const sessionId = verified.get(c.req.header('authorization') ?? '');
+  const body = (await json(c)) as { declared_size: number; device_id: string };
+  const p = sessionId === undefined ? undefined : await store.profile(sessionId);
+  if (p === undefined) return c.json({ error: 'unknown session' }, 401);
+  const addedAt = await store.deviceAddedAt(p.account, body.device_id);
+  if (addedAt === undefined || addedAt > Date.now()) return c.json({ error: 'unknown device' }, 403);
+  const id = await store.openUploadLocked(p.account, body.declared_size);
+  if (id === null) return c.json({ error: 'over the hard limit' }, 413);
   return c.json({ upload_id: id, declared_size: body.declared_size }, 201);
 });
 app.post('/floor/:parts', async (c) => {

@@ -3,6 +3,7 @@ import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process'
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type pg from 'pg';
 
 export const VERSION = '2026-11-01';
 export const PASSWORD = 'correct horse battery staple';
@@ -166,6 +167,24 @@ export function cpuMicros(pid: number): number | null {
     return null;
   }
 }
+/** CPU time of this database's backends, per backend pid, read from /proc. */
+export async function backendCpu(client: pg.Client): Promise<Map<number, number>> {
+  const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+  const cpu = new Map<number, number>();
+  for (const { pid } of rows) {
+    const us = cpuMicros(pid);
+    if (us !== null) cpu.set(pid, us);
+  }
+  return cpu;
+}
+
+/** CPU the backends used between two readings (a backend that ended meanwhile is not counted). */
+export function backendDelta(before: Map<number, number>, after: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, us] of after) sum += us - (before.get(pid) ?? 0);
+  return sum;
+}
+
 /**
  * CPU time of a process and its direct children (a server's worker processes), in microseconds;
  * null where there is no /proc. A child that exited between two readings takes its time with it,

@@ -10,6 +10,7 @@
  * BENCH_PORT the first of the loopback ports it uses (default 18100; the servers take the next three).
  *
  *   --json FILE  also write every figure to FILE
+ *   --store NAME only this store (sqlite or postgresql), for a quicker look at one
  *   --growth     run the scenarios on a fresh store, seed it at scale (growth.ts), run them again
  *   --explain    seed a store and print the hot-path statements' query plans only (no load)
  *   --storm      authenticated GET p99 alone and during a sign-in storm, against the hasher alone
@@ -156,8 +157,10 @@ interface Store {
   drop?: () => Promise<void>;
 }
 
-async function stores(): Promise<Store[]> {
-  const list: Store[] = [{ name: 'sqlite', env: {} }];
+async function stores(only: string | null): Promise<Store[]> {
+  if (only !== null && only !== 'sqlite' && only !== 'postgresql') throw new Error(`--store: sqlite or postgresql, not ${only}`);
+  const list: Store[] = only === 'postgresql' ? [] : [{ name: 'sqlite', env: {} }];
+  if (only === 'sqlite') return list;
   // Every scenario also runs on PostgreSQL, in a scratch database on PG_URL's server dropped after.
   const pgUrl = pgUrlFromEnv();
   if (pgUrl) {
@@ -194,7 +197,7 @@ async function main(): Promise<void> {
   // Warm the load generator and the baseline first: both speed up markedly as the JIT settles.
   if (bare) await measure({ url: `${bare.url}/bare`, seconds: 3 });
 
-  const list = await stores();
+  const list = await stores(option('--store'));
   try {
     for (const store of list) {
       if (mode === 'workers') {

@@ -11,30 +11,12 @@
  * nothing. They share the machine's cores with the load generator, and the output says so.
  */
 import pg from 'pg';
-import { cpuMicros, measure, median, startServer, treeCpuMicros, type Load } from './lib.js';
+import { backendCpu, backendDelta, measure, median, startServer, treeCpuMicros, type Load } from './lib.js';
 import { SCENARIOS } from './scenarios.js';
 
 export interface WorkersFigures {
   lines: string[];
   json: Record<string, unknown>;
-}
-
-/** CPU time of this database's backends, per backend pid, read from /proc. */
-async function backendCpu(client: pg.Client): Promise<Map<number, number>> {
-  const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
-  const cpu = new Map<number, number>();
-  for (const { pid } of rows) {
-    const us = cpuMicros(pid);
-    if (us !== null) cpu.set(pid, us);
-  }
-  return cpu;
-}
-
-/** CPU the backends used between two readings (a backend that ended meanwhile is not counted). */
-function backendDelta(before: Map<number, number>, after: Map<number, number>): number {
-  let sum = 0;
-  for (const [pid, us] of after) sum += us - (before.get(pid) ?? 0);
-  return sum;
 }
 
 interface Side {
