@@ -31,7 +31,9 @@ import pg from 'pg';
 import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { groupCommitOf, readBatchOf } from '@strongroom/adapters-sqlite';
-import { CONNECTION_SETTINGS } from '@strongroom/adapters-pg';
+import { sql } from 'drizzle-orm';
+import { drizzle } from 'drizzle-orm/node-postgres';
+import { CONNECTION_SETTINGS, namedRowsOf, namedTransaction } from '@strongroom/adapters-pg';
 import { platformEd25519Signer } from '@strongroom/adapters-node';
 import { BATCH_HOLD_MS, loadOf, StatementBatch } from '@strongroom/sql-common';
 import { JSON_LIMIT, readLimited } from '../apps/server/src/http/request.js';
@@ -94,37 +96,36 @@ function sqliteFloor(dir: string): FloorStore {
   const reserved = db.prepare('SELECT reserved FROM floor_accounts WHERE id = ?');
   const reads = readBatchOf(db);
   const commits = groupCommitOf(db);
+  /** The upload row and the reservation, inside a group commit's turn. */
+  const recordUpload = (account: string, size: number) => {
+    const id = randomUUID();
+    insertUpload.run(id, account, size);
+    reserve.run(size, account);
+    return id;
+  };
   return {
     byTokenHash: (hash) => reads.run(() => byHash.get(hash) as Session | undefined),
     profile: (id) => reads.run(() => profile.get(id) as Profile | undefined),
     recordRefresh: async (id, at) => void (await commits.run(() => refresh.run(at, id))),
-    openUpload: (account, size) =>
-      commits.run(() => {
-        const id = randomUUID();
-        insertUpload.run(id, account, size);
-        reserve.run(size, account);
-        return id;
-      }),
+    openUpload: (account, size) => commits.run(() => recordUpload(account, size)),
     deviceAddedAt: (account, id) => reads.run(() => (device.get(account, id) as { added_at: number } | undefined)?.added_at),
     // The group commit's turn is SQLite's lock: the read, the decision and the write see no other writer.
     openUploadLocked: (account, size) =>
-      commits.run(() => {
-        const row = reserved.get(account) as { reserved: number };
-        if (row.reserved + size > HARD_LIMIT) return null;
-        const id = randomUUID();
-        insertUpload.run(id, account, size);
-        reserve.run(size, account);
-        return id;
-      }),
+      commits.run(() => ((reserved.get(account) as { reserved: number }).reserved + size > HARD_LIMIT ? null : recordUpload(account, size))),
   };
 }
 
-const UPLOAD_WRITE = `WITH added AS (INSERT INTO floor_uploads SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::bigint[]) RETURNING account, size)
-  UPDATE floor_accounts a SET reserved = a.reserved + t.total FROM (SELECT account, sum(size) AS total FROM added GROUP BY account) t WHERE a.id = t.account`;
+/** Upload rows inserted and their sizes added to their accounts' reservations, in one statement. */
+const uploadWrite = (items: readonly { id: string; account: string; size: number }[]) =>
+  sql`WITH added AS (INSERT INTO floor_uploads SELECT * FROM unnest(${sql.param(items.map((i) => i.id))}::uuid[], ${sql.param(items.map((i) => i.account))}::uuid[],
+                                                                   ${sql.param(items.map((i) => i.size))}::bigint[]) RETURNING account, size)
+      UPDATE floor_accounts a SET reserved = a.reserved + t.total FROM (SELECT account, sum(size) AS total FROM added GROUP BY account) t WHERE a.id = t.account`;
 
 async function pgFloor(url: string): Promise<FloorStore> {
   // Connections set as the server's are (adapters-pg open.ts): the same plans for the same reads.
   const pool = new pg.Pool({ connectionString: url, max: 10, onConnect: (client) => client.query(CONNECTION_SETTINGS.join('; ')) } as pg.PoolConfig);
+  // The server's statement helpers over the same pool, for the writes it sends the same way.
+  const overPool = drizzle({ client: pool });
   await pool.query(`CREATE TABLE floor_accounts (id uuid PRIMARY KEY, address text NOT NULL, reserved bigint NOT NULL);
     CREATE TABLE floor_sessions (id uuid PRIMARY KEY, account uuid NOT NULL REFERENCES floor_accounts(id), token_hash bytea NOT NULL UNIQUE, refreshed_at bigint NOT NULL);
     CREATE TABLE floor_uploads (id uuid PRIMARY KEY, account uuid NOT NULL REFERENCES floor_accounts(id), size bigint NOT NULL);
@@ -150,11 +151,7 @@ async function pgFloor(url: string): Promise<FloorStore> {
     return items.map(() => undefined);
   }, 1);
   const upload = batch<{ id: string; account: string; size: number }, string>(async (items) => {
-    await pool.query({
-      name: 'floor_upload',
-      text: UPLOAD_WRITE,
-      values: [items.map((i) => i.id), items.map((i) => i.account), items.map((i) => i.size)],
-    });
+    await namedRowsOf(overPool, 'floor_upload', uploadWrite(items));
     return items.map((i) => i.id);
   }, 1);
   const device = batch<{ account: string; device: string }, number | undefined>(async (keys) => {
@@ -163,43 +160,35 @@ async function pgFloor(url: string): Promise<FloorStore> {
       text: 'SELECT account, device, added_at FROM floor_devices WHERE (account, device) IN (SELECT * FROM unnest($1::uuid[], $2::text[]))',
       values: [keys.map((k) => k.account), keys.map((k) => k.device)],
     });
-    return keys.map((k) => r.rows.find((row) => row.account === k.account && row.device === k.device)?.added_at);
+    return keys.map((k) => {
+      const found = r.rows.find((row) => row.account === k.account && row.device === k.device);
+      return found === undefined ? undefined : Number(found.added_at);
+    });
   });
-  // BEGIN, the locking read, the write and COMMIT, with BEGIN and COMMIT queued beside the
-  // statements next to them, as the server's namedTransaction sends them.
-  const locked = batch<{ id: string; account: string; size: number }, string | null>(async (items) => {
-    const client = await pool.connect();
-    try {
-      const begun = client.query('BEGIN');
-      const rows = await client.query({
-        name: 'floor_lock',
-        text: 'SELECT id, reserved FROM floor_accounts WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE',
-        values: [[...new Set(items.map((i) => i.account))]],
-      });
-      await begun;
-      const reservedNow = new Map(rows.rows.map((r) => [r.id as string, Number(r.reserved)]));
-      const admitted = items.filter((i) => {
-        const next = reservedNow.get(i.account)! + i.size;
-        if (next > HARD_LIMIT) return false;
-        reservedNow.set(i.account, next);
-        return true;
-      });
-      const write = client.query({
-        name: 'floor_upload',
-        text: UPLOAD_WRITE,
-        values: [admitted.map((i) => i.id), admitted.map((i) => i.account), admitted.map((i) => i.size)],
-      });
-      const commit = client.query('COMMIT');
-      await write;
-      await commit;
-      return items.map((i) => (admitted.includes(i) ? i.id : null));
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
-  }, 1);
+  // BEGIN, the locking read, the write and COMMIT, sent as the server's grouped openings send them
+  // (adapters-pg namedTransaction: BEGIN queued ahead of the read, COMMIT behind the write).
+  const locked = batch<{ id: string; account: string; size: number }, string | null>(
+    (items) =>
+      namedTransaction(overPool, async (tx) => {
+        const accounts = [...new Set(items.map((i) => i.account))];
+        const rows = await tx.named<{ id: string; reserved: string }>(
+          'floor_lock',
+          sql`SELECT id, reserved FROM floor_accounts WHERE id = ANY(${sql.param(accounts)}::uuid[]) ORDER BY id FOR UPDATE`,
+        );
+        const reservedNow = new Map(rows.map((r) => [r.id, Number(r.reserved)]));
+        const admitted = new Set(
+          items.filter((i) => {
+            const next = reservedNow.get(i.account)! + i.size;
+            if (next > HARD_LIMIT) return false;
+            reservedNow.set(i.account, next);
+            return true;
+          }),
+        );
+        await tx.namedThenCommit('floor_upload', uploadWrite([...admitted]));
+        return items.map((i) => (admitted.has(i) ? i.id : null));
+      }),
+    1,
+  );
   return {
     byTokenHash: (hash) => byHash.run(hash),
     profile: (id) => profile.run(id),

@@ -46,7 +46,7 @@ async function namedOn<T>(client: pg.Pool | pg.PoolClient, name: string, query: 
 
 /**
  * `rowsOf` for a hot raw statement, prepared under `name` on each connection: node-postgres parses
- * it once there and PostgreSQL plans it once (see GENERIC_PLANS in open.ts); `db.execute` sends an
+ * it once there and PostgreSQL plans it once (see CONNECTION_SETTINGS in open.ts); `db.execute` sends an
  * unnamed statement, parsed and planned on every call. The text must be the same on every call
  * with that name. drizzle's `execute` has no name to give, so this goes to the driver itself:
  * node-postgres's named query on the pool. PGlite, one connection in this process with nothing to

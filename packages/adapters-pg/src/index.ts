@@ -2,7 +2,8 @@
  * PostgreSQL adapters (drizzle-orm over node-postgres): the store for several server processes over
  * one database. Stores take any drizzle PostgreSQL database, so tests run them on PGlite as well.
  */
-export type { PgDb } from './db.js';
+export type { PgDb, NamedTransaction } from './db.js';
+export { namedRowsOf, namedTransaction } from './db.js';
 export { PgStore } from './store.js';
 export { PgTotpStore } from './totp-store.js';
 export { PgDeviceStore } from './devices-store.js';
