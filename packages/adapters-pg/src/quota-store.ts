@@ -5,6 +5,7 @@ import {
   decideFederatedCache,
   decideOpenGroup,
   EMPTY_TRASH_CANDIDATE_STATES,
+  ledgerRecordWith,
   payerIdOf,
   peerKey,
   ok,
@@ -474,7 +475,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       if (late.length > 0) {
         for (const r of await tx.named<OpenReadRow>('sr_open_lock_late_sponsors', lockAndRead(late, latest, false))) take(r);
       }
-      for (const [id, { bytes }] of releasedBy) rows.set(id, { ...rows.get(id)!, reserved: rows.get(id)!.reserved - bytes });
+      for (const [id, { bytes }] of releasedBy) rows.set(id, ledgerRecordWith(rows.get(id)!, rows.get(id)!.reserved - bytes, rows.get(id)!.hardSince));
       const openSessions = new Map([...counted].map(([id, n]) => [id, n - (releasedBy.get(id)?.sessions ?? 0)]));
       // Federated fills and drops only (rare beside plain uploads): their peer bytes and links, read
       // under the payers' locks, which every fill of a payer and every drop of a link's owner takes.

@@ -12,4 +12,4 @@ export {
 export type { LedgerFacts, QuotaAlert, QuotaLimits, QuotaPolicy, QuotaRefusal, QuotaState, QuotaStatus, WriteKind } from './machine.js';
 export { QuotaService } from './service.js';
 export type { LedgerReport, QuotaServiceDeps, SweepReport } from './service.js';
-export { emptyLedgerRecord, ledgerFacts, payerIdOf, settledHardSince } from './ledger-rules.js';
+export { emptyLedgerRecord, ledgerFacts, ledgerRecordWith, payerIdOf, settledHardSince } from './ledger-rules.js';

@@ -25,7 +25,24 @@ export function ledgerFacts(record: QuotaAccountRecord, policy: QuotaPolicy): Le
 
 /** `hard_since` for the row as it now stands (set when used reaches the hard limit, cleared below it). */
 export function settledHardSince(record: QuotaAccountRecord, policy: QuotaPolicy, now: number): number | null {
-  return nextHardSince({ ...record, limits: effectiveLimits(record.limits, policy) }, now);
+  return nextHardSince({ charged: record.charged, reserved: record.reserved, hardSince: record.hardSince, limits: effectiveLimits(record.limits, policy) }, now);
+}
+
+/**
+ * A ledger row with its reservations and `hard_since` changed. Written out field by field, as every
+ * copy of a row on the upload path is: copies made by spreading took on changing object shapes,
+ * and the engine fell back to its slow path on each of them (bench/README: the upload profile).
+ */
+export function ledgerRecordWith(record: QuotaAccountRecord, reserved: number, hardSince: number | null): QuotaAccountRecord {
+  return {
+    accountId: record.accountId,
+    charged: record.charged,
+    reserved,
+    limits: record.limits,
+    hardSince,
+    suspendedAt: record.suspendedAt,
+    sponsorId: record.sponsorId,
+  };
 }
 
 /** A zero row: an account the ledger has never charged. */

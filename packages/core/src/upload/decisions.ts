@@ -4,7 +4,7 @@ import type { QuotaAccountRecord } from '../ports/quota-ledger.js';
 import type { LinkRecord } from '../ports/link-store.js';
 import type { BlobKind, CompleteUpload, NewUpload, OpenRefusal, UploadSessionRecord } from '../ports/upload-sessions.js';
 import { decideDropReservation } from '../links/rules.js';
-import { emptyLedgerRecord, ledgerFacts, payerIdOf, settledHardSince } from '../quota/ledger-rules.js';
+import { emptyLedgerRecord, ledgerFacts, ledgerRecordWith, payerIdOf, settledHardSince } from '../quota/ledger-rules.js';
 import { federatedBudget } from '../peer-blob-cache/budget.js';
 import { admitWrite, nextHardSince, quotaStatus, type QuotaPolicy } from '../quota/machine.js';
 import { isInFlight } from './machine.js';
@@ -65,7 +65,7 @@ export function decideOpen(facts: OpenFacts, request: NewUpload, policy: QuotaPo
     });
   }
   const payerId = payerIdOf(facts.uploader);
-  const settled = { ...facts.payer, hardSince: settledHardSince(facts.payer, policy, now) };
+  const settled = ledgerRecordWith(facts.payer, facts.payer.reserved, settledHardSince(facts.payer, policy, now));
   const lf = ledgerFacts(settled, policy);
   const verdict = admitWrite(quotaStatus(lf, now, policy.graceMs), 'upload', request.declaredSize);
   if (!verdict.ok) return verdict;
@@ -88,11 +88,33 @@ export function decideOpen(facts: OpenFacts, request: NewUpload, policy: QuotaPo
   }
   const reserve = request.declaredSize;
   return ok({
-    session: { ...request, payerId, state: 'Pending', receivedSize: null, receivedHash: null, assetId: null },
+    session: newSession(request, payerId),
     reserve,
-    hardSince: nextHardSince({ ...lf, reserved: lf.reserved + reserve }, now),
+    hardSince: nextHardSince({ charged: lf.charged, reserved: lf.reserved + reserve, hardSince: lf.hardSince, limits: lf.limits }, now),
     linkAccepts,
   });
+}
+
+/** The row a new session is stored as. Field by field, not spread: see `ledgerRecordWith`. */
+function newSession(request: NewUpload, payerId: string): UploadSessionRecord {
+  return {
+    id: request.id,
+    uploaderId: request.uploaderId,
+    payerId,
+    kind: request.kind,
+    declaredSize: request.declaredSize,
+    contentHash: request.contentHash,
+    sourcePeer: request.sourcePeer,
+    albumId: request.albumId,
+    intentId: request.intentId,
+    dropLinkId: request.dropLinkId,
+    state: 'Pending',
+    receivedSize: null,
+    receivedHash: null,
+    assetId: null,
+    createdAt: request.createdAt,
+    expiresAt: request.expiresAt,
+  };
 }
 
 /** The key `GroupOpenFacts.fromPeer` is read under. */
@@ -144,7 +166,7 @@ export function decideOpenGroup(facts: GroupOpenFacts, requests: readonly { read
     const plan = decideOpen({ uploader, payer, openSessions: open.get(payer.accountId) ?? 0, fromPeer: key === null ? 0 : (peers.get(key) ?? 0), link }, request, policy, now);
     if (plan.ok) {
       const { reserve, hardSince, linkAccepts } = plan.value;
-      rows.set(payer.accountId, { ...payer, reserved: payer.reserved + reserve, hardSince });
+      rows.set(payer.accountId, ledgerRecordWith(payer, payer.reserved + reserve, hardSince));
       open.set(payer.accountId, (open.get(payer.accountId) ?? 0) + 1);
       if (key !== null) peers.set(key, (peers.get(key) ?? 0) + reserve);
       if (link !== null && linkAccepts > 0) {

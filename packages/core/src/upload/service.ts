@@ -79,6 +79,11 @@ function view(s: UploadSessionRecord, now: number): UploadView {
   return { uploadId: s.id, state: uploadState(s, now), expiresAt: s.expiresAt, kind: s.kind, declaredSize: s.declaredSize, assetId: s.assetId };
 }
 
+/** `view` of a session just opened, with its direct upload URL. Not a spread of `view`: see ledgerRecordWith in quota/ledger-rules.ts. */
+function createdView(s: UploadSessionRecord, now: number, directPut: CreatedUpload['directPut']): CreatedUpload {
+  return { uploadId: s.id, state: uploadState(s, now), expiresAt: s.expiresAt, kind: s.kind, declaredSize: s.declaredSize, assetId: s.assetId, directPut };
+}
+
 /**
  * Upload sessions of every kind (blobs of assets, guest drops, federated fills): the only hard quota
  * enforcement point. Creation reserves the declared size atomically, whatever hash it announces;
@@ -114,14 +119,15 @@ export class UploadService {
     // Signed before the session is opened, so a store that cannot sign leaves no reservation behind.
     const directPut = await this.#directPut(request, now);
     const opened = await guard(STORE, 'upload session write', () => this.#d.sessions.openUpload(request, this.#d.quota.policy, now));
-    return opened.ok ? ok({ ...view(opened.value, now), directPut }) : opened;
+    return opened.ok ? ok(createdView(opened.value, now, directPut)) : opened;
   }
 
   /** The direct upload URL for a new session, within core's grant, when the store can sign one. */
   async #directPut(request: NewUpload, now: number): Promise<CreatedUpload['directPut']> {
     const presignPut = this.#d.blobs.presignPut?.bind(this.#d.blobs);
-    const grant = directPutGrant({ ...request, state: 'Pending' }, now);
-    if (presignPut === undefined || this.#d.blobs.arrived === undefined || grant === null) return null;
+    if (presignPut === undefined || this.#d.blobs.arrived === undefined) return null;
+    const grant = directPutGrant({ state: 'Pending', expiresAt: request.expiresAt, declaredSize: request.declaredSize, contentHash: request.contentHash }, now);
+    if (grant === null) return null;
     const signed = await guard(STORE, 'direct upload presign', () => presignPut(request.id, grant));
     return { ...signed, expiresAt: now + grant.ttlS * 1000 };
   }
