@@ -1,6 +1,6 @@
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { namedRowsOf, namedTransaction, rowsOf } from './db.js';
+import { namedRowsOf, namedTransaction, RenderedStatement, rowsOf } from './db.js';
 import { openUnmigratedTestDatabase, type UnmigratedTestDatabase } from './testing.js';
 
 /**
@@ -30,6 +30,20 @@ describe('named statements and transactions on the driver', () => {
       for (const name of await prepared()) seen.add(name);
     }
     expect(seen.has('sr_probe_select')).toBe(true);
+  });
+
+  it('a rendered statement takes new values on each call, a placeholder used twice included, in and out of a transaction', async () => {
+    const statement = new RenderedStatement<{ ids: number[]; shift: number }>(
+      sql`SELECT x + ${sql.placeholder('shift')} AS n FROM unnest(${sql.placeholder('ids')}::int[]) AS x WHERE x = ANY(${sql.placeholder('ids')}::int[]) AND x > ${sql.param(0)} ORDER BY x`,
+    );
+    expect(await namedRowsOf(t.db, 'sr_probe_rendered', statement.with({ ids: [3, 1], shift: 10 }))).toEqual([{ n: 11 }, { n: 13 }]);
+    expect(await namedRowsOf(t.db, 'sr_probe_rendered', statement.with({ ids: [5], shift: 100 }))).toEqual([{ n: 105 }]);
+    const inside = await namedTransaction(t.db, async (tx) => [
+      await tx.named<{ n: number }>('sr_probe_rendered', statement.with({ ids: [2], shift: 1 })),
+      await tx.namedThenCommit<{ n: number }>('sr_probe_rendered', statement.with({ ids: [7, 8], shift: -7 })),
+    ]);
+    expect(inside).toEqual([[{ n: 3 }], [{ n: 0 }, { n: 1 }]]);
+    expect(() => statement.with({ ids: [1] } as unknown as { ids: number[]; shift: number })).toThrow(/shift/);
   });
 
   it('namedTransaction commits its named and query-builder statements together, or nothing when the body throws', async () => {

@@ -1,4 +1,4 @@
-import type { SQL } from 'drizzle-orm';
+import { fillPlaceholders, is, SQL, sql } from 'drizzle-orm';
 import { drizzle } from 'drizzle-orm/node-postgres';
 import { PgDialect, type PgDatabase, type PgQueryResultHKT } from 'drizzle-orm/pg-core';
 import pg from 'pg';
@@ -38,10 +38,52 @@ function poolOf(db: PgDb): pg.Pool | null {
 /** Turns a drizzle `sql` template into the text and values a driver takes (drizzle's public dialect). */
 const dialect = new PgDialect();
 
-/** One statement prepared under `name` on `client`'s connection, through node-postgres's named queries. */
-async function namedOn<T>(client: pg.Pool | pg.PoolClient, name: string, query: SQL): Promise<T[]> {
+/** A statement's text and its values in order, as a driver takes them. */
+export interface BoundStatement {
+  readonly text: string;
+  readonly values: unknown[];
+}
+
+/**
+ * A raw statement rendered to text once, its values named with `sql.placeholder` and given on each
+ * call. For the hottest raw statements: rendering a drizzle `sql` template walks every chunk of it
+ * on every call, and for the grouped upload openings that walk cost the server more than the rest of
+ * the group's SQL work together.
+ */
+export class RenderedStatement<V extends Record<string, unknown>> {
+  readonly #text: string;
+  readonly #params: unknown[];
+  constructor(query: SQL) {
+    const { sql: text, params } = dialect.sqlToQuery(query);
+    this.#text = text;
+    this.#params = params;
+  }
+  with(values: V): BoundStatement {
+    return { text: this.#text, values: fillPlaceholders(this.#params, values) };
+  }
+}
+
+/** A bound statement as a drizzle `sql` template again, for a driver reached through drizzle only (PGlite). */
+function asSql(bound: BoundStatement): SQL {
+  // The text alternates literal SQL and parameter numbers: "a $1 b $2 c" splits to [a, 1, b, 2, c].
+  const parts = bound.text.split(/\$(\d+)/);
+  return sql.join(parts.map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${sql.param(bound.values[Number(part) - 1])}`)));
+}
+
+/** Either kind of statement as text and values. */
+function toBound(query: SQL | BoundStatement): BoundStatement {
+  if (!is(query, SQL)) return query;
   const { sql: text, params } = dialect.sqlToQuery(query);
-  return (await client.query({ name, text, values: params })).rows as T[];
+  return { text, values: params };
+}
+
+/** Either kind of statement as drizzle takes it. */
+const drizzleSql = (query: SQL | BoundStatement): SQL => (is(query, SQL) ? query : asSql(query));
+
+/** One statement prepared under `name` on `client`'s connection, through node-postgres's named queries. */
+async function namedOn<T>(client: pg.Pool | pg.PoolClient, name: string, query: SQL | BoundStatement): Promise<T[]> {
+  const { text, values } = toBound(query);
+  return (await client.query({ name, text, values })).rows as T[];
 }
 
 /**
@@ -52,21 +94,21 @@ async function namedOn<T>(client: pg.Pool | pg.PoolClient, name: string, query: 
  * node-postgres's named query on the pool. PGlite, one connection in this process with nothing to
  * gain from a name, runs it as `rowsOf` does.
  */
-export async function namedRowsOf<T>(db: PgDb, name: string, query: SQL): Promise<T[]> {
+export async function namedRowsOf<T>(db: PgDb, name: string, query: SQL | BoundStatement): Promise<T[]> {
   const pool = poolOf(db);
-  return pool === null ? rowsOf<T>(db, query) : namedOn<T>(pool, name, query);
+  return pool === null ? rowsOf<T>(db, drizzleSql(query)) : namedOn<T>(pool, name, query);
 }
 
 /** One transaction's connection: its named statements, and drizzle over the same transaction. */
 export interface NamedTransaction {
   /** `namedRowsOf` inside this transaction. */
-  named<T>(name: string, query: SQL): Promise<T[]>;
+  named<T>(name: string, query: SQL | BoundStatement): Promise<T[]>;
   /**
    * The transaction's last statement, with its COMMIT sent right behind it: it answers once both
    * did, and fails if either did (a statement that fails leaves the transaction aborted, and the
    * COMMIT behind it then only rolls back). Nothing may run in the transaction after it.
    */
-  namedThenCommit<T>(name: string, query: SQL): Promise<T[]>;
+  namedThenCommit<T>(name: string, query: SQL | BoundStatement): Promise<T[]>;
   /** drizzle over this transaction, for the statements the query builder writes. */
   readonly db: PgDb;
 }
@@ -86,7 +128,7 @@ export interface NamedTransaction {
  */
 export async function namedTransaction<T>(db: PgDb, body: (tx: NamedTransaction) => Promise<T>): Promise<T> {
   const pool = poolOf(db);
-  if (pool === null) return db.transaction((tx) => body({ named: (name, query) => rowsOf(tx, query), namedThenCommit: (name, query) => rowsOf(tx, query), db: tx }));
+  if (pool === null) return db.transaction((tx) => body({ named: (name, query) => rowsOf(tx, drizzleSql(query)), namedThenCommit: (name, query) => rowsOf(tx, drizzleSql(query)), db: tx }));
   const client = await pool.connect();
   let unusable: Error | undefined;
   try {
@@ -97,7 +139,7 @@ export async function namedTransaction<T>(db: PgDb, body: (tx: NamedTransaction)
     let over: PgDb | null = null;
     const result = await body({
       named: (name, query) => namedOn(client, name, query),
-      namedThenCommit: async <R>(name: string, query: SQL) => {
+      namedThenCommit: async <R>(name: string, query: SQL | BoundStatement) => {
         const rows = namedOn<R>(client, name, query);
         const commit = client.query('COMMIT');
         commitSent = true;

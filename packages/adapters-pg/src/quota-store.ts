@@ -34,7 +34,7 @@ import {
   type UploadSessions,
 } from '@strongroom/core';
 import { BATCH_HOLD_MS, loadOf, OPEN_STATE_SQL, quotaAccountFromRow, sqlStringList, StatementBatch } from '@strongroom/sql-common';
-import { namedTransaction, rowsOf, type PgDb } from './db.js';
+import { namedTransaction, RenderedStatement, rowsOf, type PgDb } from './db.js';
 import { assetBlobs, assets, blobs, federatedRefs, quotaAccounts, uploadSessions } from './schema/quota.js';
 import { linkDrops, links } from './schema/sharing.js';
 
@@ -124,42 +124,78 @@ interface OpenReadRow extends AccountSqlRow {
  * by PostgreSQL against its latest version (and skipped if no longer open), so none is released
  * twice. `withSponsors` false locks exactly `ids` (the late sponsors).
  */
-function lockAndRead(ids: string[], latest: number, withSponsors = true) {
+function lockAndRead(withSponsors: boolean) {
+  const ids = sql.placeholder('ids');
   const wanted = withSponsors
-    ? sql`SELECT unnest(${sql.param(ids)}::text[]) AS id
-          UNION SELECT sponsor_id FROM ${quotaAccounts} WHERE account_id = ANY(${sql.param(ids)}::text[]) AND sponsor_id IS NOT NULL`
-    : sql`SELECT unnest(${sql.param(ids)}::text[]) AS id`;
-  return sql`WITH locked AS (
+    ? sql`SELECT unnest(${ids}::text[]) AS id
+          UNION SELECT sponsor_id FROM ${quotaAccounts} WHERE account_id = ANY(${ids}::text[]) AND sponsor_id IS NOT NULL`
+    : sql`SELECT unnest(${ids}::text[]) AS id`;
+  return new RenderedStatement<{ ids: string[]; latest: number }>(sql`WITH locked AS (
       INSERT INTO ${quotaAccounts} (account_id) SELECT id FROM (${wanted}) AS t ORDER BY id
       ON CONFLICT (account_id) DO UPDATE SET account_id = excluded.account_id RETURNING *
     ), expired AS (
       UPDATE ${uploadSessions} SET state = 'Expired'
-      WHERE ${uploadSessions.payerId} IN (SELECT account_id FROM locked) AND ${uploadSessions.state} IN ${OPEN} AND ${uploadSessions.expiresAt} <= ${latest}
+      WHERE ${uploadSessions.payerId} IN (SELECT account_id FROM locked) AND ${uploadSessions.state} IN ${OPEN} AND ${uploadSessions.expiresAt} <= ${sql.placeholder('latest')}
       RETURNING payer_id, declared_size
     )
     SELECT 'account' AS row_kind, account_id, charged, reserved, open_uploads, custom_limits, soft_limit, hard_limit, hard_since, suspended_at, sponsor_id FROM locked
     UNION ALL
-    SELECT 'expired', payer_id, NULL, sum(declared_size), count(*)::int, NULL, NULL, NULL, NULL, NULL, NULL FROM expired GROUP BY payer_id`;
+    SELECT 'expired', payer_id, NULL, sum(declared_size), count(*)::int, NULL, NULL, NULL, NULL, NULL, NULL FROM expired GROUP BY payer_id`);
+}
+const LOCK_AND_READ = lockAndRead(true);
+const LOCK_LATE_SPONSORS = lockAndRead(false);
+
+/** The columns of a new session as WRITE_OPENINGS inserts them, from one array each. */
+const SESSION_COLUMNS = [
+  ['id', 'text'],
+  ['uploaderId', 'text'],
+  ['payerId', 'text'],
+  ['kind', 'text'],
+  ['declaredSize', 'bigint'],
+  ['contentHash', 'text'],
+  ['sourcePeer', 'text'],
+  ['albumId', 'text'],
+  ['intentId', 'text'],
+  ['dropLinkId', 'text'],
+  ['state', 'text'],
+  ['receivedSize', 'bigint'],
+  ['receivedHash', 'text'],
+  ['assetId', 'text'],
+  ['createdAt', 'bigint'],
+  ['expiresAt', 'bigint'],
+] as const satisfies readonly (readonly [keyof UploadSessionRecord, string])[];
+
+interface OpeningsWrite {
+  readonly sessions: readonly UploadSessionRecord[];
+  readonly moved: readonly string[];
+  readonly delta: readonly number[];
+  readonly openDelta: readonly number[];
+  readonly hardSince: readonly (number | null)[];
 }
 
 /** The second: every new session inserted and every moved payer's counters set, in one statement. */
-function writeOpenings(sessions: UploadSessionRecord[], moved: string[], delta: number[], openDelta: number[], hardSince: (number | null)[]) {
-  const col = <K extends keyof UploadSessionRecord>(k: K) => sql.param(sessions.map((s) => s[k]));
-  return sql`WITH inserted AS (
-      INSERT INTO ${uploadSessions} (id, uploader_id, payer_id, kind, declared_size, content_hash, source_peer, album_id, intent_id, drop_link_id,
-                                     state, received_size, received_hash, asset_id, created_at, expires_at)
-      SELECT * FROM unnest(${col('id')}::text[], ${col('uploaderId')}::text[], ${col('payerId')}::text[], ${col('kind')}::text[],
-                           ${col('declaredSize')}::bigint[], ${col('contentHash')}::text[], ${col('sourcePeer')}::text[], ${col('albumId')}::text[], ${col('intentId')}::text[],
-                           ${col('dropLinkId')}::text[], ${col('state')}::text[], ${col('receivedSize')}::bigint[], ${col('receivedHash')}::text[],
-                           ${col('assetId')}::text[], ${col('createdAt')}::bigint[], ${col('expiresAt')}::bigint[])
+const WRITE_OPENINGS = new RenderedStatement<Record<string, unknown[]>>(sql`WITH inserted AS (
+      INSERT INTO ${uploadSessions} (${sql.join(
+        SESSION_COLUMNS.map(([key]) => sql.identifier(uploadSessions[key].name)),
+        sql`, `,
+      )})
+      SELECT * FROM unnest(${sql.join(
+        SESSION_COLUMNS.map(([key, type]) => sql`${sql.placeholder(key)}::${sql.raw(type)}[]`),
+        sql`, `,
+      )})
       RETURNING 1
     ), counters AS (
       UPDATE ${quotaAccounts} AS q SET reserved = q.reserved + d.delta, open_uploads = q.open_uploads + d.open_delta, hard_since = d.hard_since
-      FROM unnest(${sql.param(moved)}::text[], ${sql.param(delta)}::bigint[], ${sql.param(openDelta)}::int[], ${sql.param(hardSince)}::bigint[]) AS d(id, delta, open_delta, hard_since)
+      FROM unnest(${sql.placeholder('moved')}::text[], ${sql.placeholder('delta')}::bigint[], ${sql.placeholder('openDelta')}::int[], ${sql.placeholder('hardSince')}::bigint[]) AS d(id, delta, open_delta, hard_since)
       WHERE q.account_id = d.id
       RETURNING 1
     )
-    SELECT (SELECT count(*) FROM inserted) AS inserted, (SELECT count(*) FROM counters) AS counters`;
+    SELECT (SELECT count(*) FROM inserted) AS inserted, (SELECT count(*) FROM counters) AS counters`);
+
+function writeOpenings(w: OpeningsWrite) {
+  const values: Record<string, unknown[]> = { moved: [...w.moved], delta: [...w.delta], openDelta: [...w.openDelta], hardSince: [...w.hardSince] };
+  for (const [key] of SESSION_COLUMNS) values[key] = w.sessions.map((s) => s[key]);
+  return WRITE_OPENINGS.with(values);
 }
 
 /**
@@ -456,7 +492,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const uploaderIds = [...new Set(group.map((p) => p.request.uploaderId))];
       // Sessions lapsed by the latest arrival are lapsed for every opening of the group.
       const latest = Math.max(...group.map((p) => p.now));
-      const read = await tx.named<OpenReadRow>('sr_open_lock_and_read', lockAndRead(uploaderIds, latest));
+      const read = await tx.named<OpenReadRow>('sr_open_lock_and_read', LOCK_AND_READ.with({ ids: uploaderIds, latest }));
       const rows = new Map<string, QuotaAccountRecord>();
       // Per payer: open sessions as its row counts them (lapsed ones included), and what expiring the lapsed ones released.
       const counted = new Map<string, number>();
@@ -473,7 +509,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       // the group runs again (#openGroup).
       const late = [...new Set(uploaderIds.map((id) => rows.get(id)!.sponsorId).filter((id): id is string => id !== null && !rows.has(id)))];
       if (late.length > 0) {
-        for (const r of await tx.named<OpenReadRow>('sr_open_lock_late_sponsors', lockAndRead(late, latest, false))) take(r);
+        for (const r of await tx.named<OpenReadRow>('sr_open_lock_late_sponsors', LOCK_LATE_SPONSORS.with({ ids: late, latest }))) take(r);
       }
       for (const [id, { bytes }] of releasedBy) rows.set(id, ledgerRecordWith(rows.get(id)!, rows.get(id)!.reserved - bytes, rows.get(id)!.hardSince));
       const openSessions = new Map([...counted].map(([id, n]) => [id, n - (releasedBy.get(id)?.sessions ?? 0)]));
@@ -518,7 +554,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       // The write is the last statement of a group of plain openings: its COMMIT goes right behind it.
       const writeIsLast = drops.length === 0 && plan.links.size === 0;
       if (sessions.length > 0 || moved.length > 0) {
-        const write = writeOpenings(sessions, moved, delta, openDelta, hardSince);
+        const write = writeOpenings({ sessions, moved, delta, openDelta, hardSince });
         await (writeIsLast ? tx.namedThenCommit('sr_open_write', write) : tx.named('sr_open_write', write));
       }
       if (drops.length > 0) await tx.db.insert(linkDrops).values(drops);

@@ -30,8 +30,8 @@ export function settledHardSince(record: QuotaAccountRecord, policy: QuotaPolicy
 
 /**
  * A ledger row with its reservations and `hard_since` changed. Written out field by field, as every
- * copy of a row on the upload path is: copies made by spreading took on changing object shapes,
- * and the engine fell back to its slow path on each of them (bench/README: the upload profile).
+ * copy of a row on the upload path is: a spread followed by new fields gave each copy a shape V8 had
+ * to work out again, on its slow path, once per upload.
  */
 export function ledgerRecordWith(record: QuotaAccountRecord, reserved: number, hardSince: number | null): QuotaAccountRecord {
   return {
