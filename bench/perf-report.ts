@@ -1,0 +1,98 @@
+/**
+ * The summary bench:perf prints from `perf script` output: where the server's CPU went, each sample
+ * charged to the nearest JavaScript function on its stack (V8 names compiled functions `JS:*name
+ * file:line:column` under --perf-basic-prof), by function, by package, and for V8's slow paths.
+ */
+
+/** One sample: its frames from the leaf outward, each as perf names the symbol. */
+type Sample = string[];
+
+/** V8's own work that a JavaScript function causes and a faster path would have avoided. */
+const SLOW_PATH = /IC_Miss|IC_Slow|MigrateToMap|TransitionToDataProperty|Deoptimiz|NotifyDeoptimized/;
+/** The optimizing compiler, which runs on V8's worker threads. */
+const COMPILER = /PipelineCompilationJob|TurbofanCompilationJob|Maglev/;
+
+const PACKAGES: [RegExp, string][] = [
+  [/node_modules\/(pg|pg-pool|pg-protocol)\//, 'node-postgres'],
+  [/node_modules\/drizzle-orm\//, 'drizzle'],
+  [/node_modules\/@hono\/node-server\//, '@hono/node-server'],
+  [/node_modules\/hono\//, 'hono'],
+  [/node_modules\/valibot\//, 'valibot'],
+  [/node_modules\/@noble\//, '@noble'],
+  [/node_modules\/better-sqlite3\//, 'better-sqlite3'],
+  [/node_modules\//, 'other packages'],
+  [/apps\/server\//, 'apps/server'],
+  [/packages\/([\w-]+)\//, 'packages/$1'],
+  [/node:_http|node:internal\/deps\/undici/, 'node http'],
+  [/node:internal\/streams|node:net|node:internal\/stream_base/, 'node streams and sockets'],
+  [/node:/, 'node other'],
+];
+
+function parse(script: string): Sample[] {
+  const samples: Sample[] = [];
+  for (const block of script.split('\n\n')) {
+    const lines = block.split('\n').slice(1);
+    // "    7f2a... symbol+0x1c (dso)": the symbol, without its offset.
+    const frames = lines
+      .map((line) => line.trim())
+      .filter((line) => line.length > 0)
+      .map((line) => line.slice(line.indexOf(' ') + 1).replace(/ \([^)]*\)$/, '').replace(/\+0x[0-9a-f]+$/, ''));
+    if (frames.length > 0) samples.push(frames);
+  }
+  return samples;
+}
+
+/** `JS:*create file:///…/packages/core/src/upload/service.ts:1:1006` → `create packages/core/src/upload/service.ts:1:1006`. */
+function jsName(frame: string): string {
+  const name = frame.replace(/^JS:[*~^+-]?/, '').replace(/file:\/\/\/?\S*?\/(node_modules|packages|apps|bench)\//, '$1/');
+  return name.startsWith(' ') ? `(anonymous)${name}` : name;
+}
+
+function packageOf(frame: string | undefined): string {
+  if (frame === undefined) return 'no JavaScript on the stack (GC, compiler, libuv, kernel)';
+  for (const [pattern, name] of PACKAGES) {
+    const m = frame.match(pattern);
+    if (m) return name.replace('$1', m[1] ?? '');
+  }
+  return 'other JavaScript';
+}
+
+function top(counts: Map<string, number>, total: number, n: number): string[] {
+  return [...counts]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([key, count]) => `${((100 * count) / total).toFixed(1).padStart(5)} %  ${key}`);
+}
+
+export function summarise(script: string, rows = 25): string[] {
+  const samples = parse(script);
+  const byFunction = new Map<string, number>();
+  const byPackage = new Map<string, number>();
+  const slow = new Map<string, number>();
+  let compiling = 0;
+  const add = (m: Map<string, number>, key: string) => m.set(key, (m.get(key) ?? 0) + 1);
+  for (const frames of samples) {
+    const at = frames.findIndex((f) => f.startsWith('JS:'));
+    const js = at === -1 ? undefined : frames[at];
+    add(byFunction, js === undefined ? '(no JavaScript on the stack)' : jsName(js));
+    add(byPackage, packageOf(js));
+    if (js !== undefined && frames.slice(0, at).some((f) => SLOW_PATH.test(f))) add(slow, jsName(js));
+    if (frames.some((f) => COMPILER.test(f))) compiling++;
+  }
+  const total = Math.max(samples.length, 1);
+  const slowTotal = [...slow.values()].reduce((a, b) => a + b, 0);
+  return [
+    `${samples.length} samples of the server process; each charged to the nearest JavaScript function on its stack`,
+    '',
+    'by function:',
+    ...top(byFunction, total, rows),
+    '',
+    'by package:',
+    ...top(byPackage, total, rows),
+    '',
+    `V8 slow paths (inline-cache misses, shape changes, deoptimizations): ${((100 * slowTotal) / total).toFixed(1)} % in all, by the function that caused them:`,
+    ...top(slow, total, 10),
+    '',
+    `the optimizing compiler (V8's worker threads): ${((100 * compiling) / total).toFixed(1)} %`,
+  ];
+}
