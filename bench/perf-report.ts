@@ -4,6 +4,27 @@
  * file:line:column` under --perf-basic-prof), by function, by package, and for V8's slow paths.
  */
 
+/**
+ * V8's perf map (/tmp/perf-PID.map, `start size name` per line) as it stands at the end: V8 appends
+ * a line whenever it places code, and code freed by the GC leaves its range to later code, so one
+ * address can have several names. perf may resolve such an address to an older one (setup's code
+ * named for the steady load's), so only the last line covering an address is kept.
+ */
+export function latestPerfMap(map: string): string {
+  const kept: { start: number; end: number; line: string }[] = [];
+  for (const line of map.split('\n')) {
+    const [start, size] = line.split(' ', 2).map((hex) => parseInt(hex, 16));
+    if (start === undefined || size === undefined || Number.isNaN(start) || Number.isNaN(size)) continue;
+    const end = start + size;
+    for (let i = kept.length - 1; i >= 0; i--) if (kept[i]!.start < end && start < kept[i]!.end) kept.splice(i, 1);
+    kept.push({ start, end, line });
+  }
+  return kept
+    .sort((a, b) => a.start - b.start)
+    .map((k) => k.line)
+    .join('\n');
+}
+
 /** One sample: its frames from the leaf outward, each as perf names the symbol. */
 type Sample = string[];
 

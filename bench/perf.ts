@@ -15,13 +15,13 @@
  * kernel.perf_event_paranoid <= 1). The raw samples stay in the printed directory for `perf report`.
  */
 import { execFile, spawn } from 'node:child_process';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { measure, setLaunchPrefix, startServer } from './lib.js';
 import { SCENARIOS } from './scenarios.js';
-import { summarise } from './perf-report.js';
+import { latestPerfMap, summarise } from './perf-report.js';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 
 const wanted = process.argv[2] ?? '';
@@ -43,6 +43,7 @@ setLaunchPrefix([launcher]);
 const pg = pgUrlFromEnv();
 const scratch = pg ? await createScratchDatabase(pg) : null;
 const server = await startServer(4710, { ...(scratch ? { SVC_DATABASE_URL: scratch.url } : {}) });
+const serverPid = server.pid;
 try {
   const { load } = await scenario.setup(server.url);
   // Past the warm-up the optimizing compiler has mostly settled; its later work is still counted.
@@ -56,6 +57,9 @@ try {
   await server.stop();
   await scratch?.drop();
 }
+// perf reads V8's map of the process's code when it names the samples: the latest name for each address.
+const map = `/tmp/perf-${serverPid}.map`;
+if (existsSync(map)) writeFileSync(map, latestPerfMap(readFileSync(map, 'utf8')));
 const { stdout } = await promisify(execFile)('perf', ['script', '-i', data], { maxBuffer: 1 << 30 });
 console.log(summarise(stdout).join('\n'));
 console.log(`\nsamples: ${data} (perf report -i ${data})`);
