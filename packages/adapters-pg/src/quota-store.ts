@@ -145,25 +145,28 @@ function lockAndRead(withSponsors: boolean) {
 const LOCK_AND_READ = lockAndRead(true);
 const LOCK_LATE_SPONSORS = lockAndRead(false);
 
-/** The columns of a new session as WRITE_OPENINGS inserts them, from one array each. */
+/**
+ * The fields of a new session WRITE_OPENINGS inserts, one array each; each column's name and SQL
+ * type come from the schema.
+ */
 const SESSION_COLUMNS = [
-  ['id', 'text'],
-  ['uploaderId', 'text'],
-  ['payerId', 'text'],
-  ['kind', 'text'],
-  ['declaredSize', 'bigint'],
-  ['contentHash', 'text'],
-  ['sourcePeer', 'text'],
-  ['albumId', 'text'],
-  ['intentId', 'text'],
-  ['dropLinkId', 'text'],
-  ['state', 'text'],
-  ['receivedSize', 'bigint'],
-  ['receivedHash', 'text'],
-  ['assetId', 'text'],
-  ['createdAt', 'bigint'],
-  ['expiresAt', 'bigint'],
-] as const satisfies readonly (readonly [keyof UploadSessionRecord, string])[];
+  'id',
+  'uploaderId',
+  'payerId',
+  'kind',
+  'declaredSize',
+  'contentHash',
+  'sourcePeer',
+  'albumId',
+  'intentId',
+  'dropLinkId',
+  'state',
+  'receivedSize',
+  'receivedHash',
+  'assetId',
+  'createdAt',
+  'expiresAt',
+] as const satisfies readonly (keyof UploadSessionRecord & keyof typeof uploadSessions)[];
 
 interface OpeningsWrite {
   readonly sessions: readonly UploadSessionRecord[];
@@ -174,13 +177,13 @@ interface OpeningsWrite {
 }
 
 /** The second: every new session inserted and every moved payer's counters set, in one statement. */
-const WRITE_OPENINGS = new RenderedStatement<Record<string, unknown[]>>(sql`WITH inserted AS (
+const WRITE_OPENINGS = new RenderedStatement<Record<string, readonly unknown[]>>(sql`WITH inserted AS (
       INSERT INTO ${uploadSessions} (${sql.join(
-        SESSION_COLUMNS.map(([key]) => sql.identifier(uploadSessions[key].name)),
+        SESSION_COLUMNS.map((key) => sql.identifier(uploadSessions[key].name)),
         sql`, `,
       )})
       SELECT * FROM unnest(${sql.join(
-        SESSION_COLUMNS.map(([key, type]) => sql`${sql.placeholder(key)}::${sql.raw(type)}[]`),
+        SESSION_COLUMNS.map((key) => sql`${sql.placeholder(key)}::${sql.raw(uploadSessions[key].getSQLType())}[]`),
         sql`, `,
       )})
       RETURNING 1
@@ -193,8 +196,8 @@ const WRITE_OPENINGS = new RenderedStatement<Record<string, unknown[]>>(sql`WITH
     SELECT (SELECT count(*) FROM inserted) AS inserted, (SELECT count(*) FROM counters) AS counters`);
 
 function writeOpenings(w: OpeningsWrite) {
-  const values: Record<string, unknown[]> = { moved: [...w.moved], delta: [...w.delta], openDelta: [...w.openDelta], hardSince: [...w.hardSince] };
-  for (const [key] of SESSION_COLUMNS) values[key] = w.sessions.map((s) => s[key]);
+  const values: Record<string, readonly unknown[]> = { moved: w.moved, delta: w.delta, openDelta: w.openDelta, hardSince: w.hardSince };
+  for (const key of SESSION_COLUMNS) values[key] = w.sessions.map((s) => s[key]);
   return WRITE_OPENINGS.with(values);
 }
 
@@ -511,7 +514,10 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       if (late.length > 0) {
         for (const r of await tx.named<OpenReadRow>('sr_open_lock_late_sponsors', LOCK_LATE_SPONSORS.with({ ids: late, latest }))) take(r);
       }
-      for (const [id, { bytes }] of releasedBy) rows.set(id, ledgerRecordWith(rows.get(id)!, rows.get(id)!.reserved - bytes, rows.get(id)!.hardSince));
+      for (const [id, { bytes }] of releasedBy) {
+        const row = rows.get(id)!;
+        rows.set(id, ledgerRecordWith(row, row.reserved - bytes, row.hardSince));
+      }
       const openSessions = new Map([...counted].map(([id, n]) => [id, n - (releasedBy.get(id)?.sessions ?? 0)]));
       // Federated fills and drops only (rare beside plain uploads): their peer bytes and links, read
       // under the payers' locks, which every fill of a payer and every drop of a link's owner takes.
