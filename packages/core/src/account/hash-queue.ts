@@ -32,6 +32,8 @@ export interface HasherBounds {
   readonly clock?: Clock;
 }
 
+const busy = () => new CoreError('error.server.busy', 'Too many sign-ins at once; try again in a second.');
+
 /**
  * Sign-in load shedding (decisions.md, end of "Isolation, secrets and durability"): every password
  * hash and check (register, login, password change, reauthenticate) goes through this one bounded
@@ -67,6 +69,16 @@ export class BoundedHasher implements PasswordHasher {
     return this.#admit(() => this.#inner.verify(hash, password));
   }
 
+  /**
+   * Refuses (error.server.busy) when a check asked for now would be refused, so that a sign-in the
+   * queue has no room for is turned away before anything else is done for it (the account read
+   * included): during a flood, a refusal costs the least it can. Not a reservation: the check
+   * itself is admitted or refused again when it comes.
+   */
+  shedIfFull(): void {
+    if (this.#full()) throw busy();
+  }
+
   /** Checks running and waiting now, and the mean time a check took (for metrics and tests). */
   get load(): { running: number; waiting: number; meanMs: number | null } {
     return { running: this.#active, waiting: this.#queue.length, meanMs: this.#meanMs };
@@ -78,10 +90,16 @@ export class BoundedHasher implements PasswordHasher {
     return Math.ceil((this.#queue.length + 1) / this.#running) * this.#meanMs;
   }
 
+  /** No hasher is free, and the queue is at its bound or a newcomer would wait longer than `maxWaitMs`. */
+  #full(): boolean {
+    if (this.#active < this.#running) return false;
+    const tooLong = this.#maxWaitMs > 0 && this.#expectedWaitMs() > this.#maxWaitMs;
+    return this.#queue.length >= this.#waiting || tooLong;
+  }
+
   async #admit<T>(task: () => Promise<T>): Promise<T> {
     if (this.#active >= this.#running) {
-      const tooLong = this.#maxWaitMs > 0 && this.#expectedWaitMs() > this.#maxWaitMs;
-      if (this.#queue.length >= this.#waiting || tooLong) throw new CoreError('error.server.busy', 'Too many sign-ins at once; try again in a second.');
+      if (this.#full()) throw busy();
       // The slot is handed over by the finishing task, so a newcomer never overtakes a waiter.
       await new Promise<void>((go) => this.#queue.push(go));
     } else {

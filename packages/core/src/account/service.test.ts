@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PasswordHasher } from '../ports/password-hasher.js';
 import type { Principal } from '../session/service.js';
+import { BoundedHasher } from './hash-queue.js';
 import { breakable, createCoreServices, FakeClock, MemoryLogger, MemoryStore, PlainHasher, SeededRandom } from '../testing/index.js';
 
 class CountingHasher implements PasswordHasher {
@@ -88,5 +89,51 @@ describe('AccountService', () => {
     await expect(core.accounts.profile({ accountId: who.value.accountId, sessionId: who.value.sessionId })).rejects.toMatchObject({ code: 'error.store.unavailable' });
     store.mend();
     expect(await core.accounts.profile({ accountId: who.value.accountId, sessionId: who.value.sessionId })).toMatchObject({ ok: true, value: { displayName: 'Ada L.' } });
+  });
+  it('a sign-in the hasher has no room for is refused before the account is read (register, login, reauthenticate, password change)', async () => {
+    // One check runs, none may wait: while the first login's verification is held, every other is past the bound.
+    const held: (() => void)[] = [];
+    let holding = false;
+    const inner = new PlainHasher();
+    const slow: PasswordHasher = {
+      hash: (p) => inner.hash(p),
+      verify: async (h, p) => {
+        if (holding) await new Promise<void>((go) => held.push(go));
+        return inner.verify(h, p);
+      },
+    };
+    const store = new MemoryStore();
+    const reads = { byAddress: 0, byId: 0 };
+    const counted = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key === 'findAccountByAddress') reads.byAddress++;
+        if (key === 'findAccountById') reads.byId++;
+        const v = Reflect.get(target, key, receiver);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    const hasher = new BoundedHasher(slow, { running: 1, waiting: 0 });
+    const core = await createCoreServices({ store: counted, clock: new FakeClock(), random: new SeededRandom(), hasher, logger: new MemoryLogger() });
+    const pair = await core.accounts.register({ address: 'ada@example.org', password: 'correct horse battery' });
+    if (!pair.ok) throw new Error('register failed');
+    const who = await core.sessions.authenticate(pair.value.accessToken);
+    if (!who.ok) throw new Error('authenticate failed');
+    holding = true;
+    const first = core.accounts.login({ address: 'ada@example.org', password: 'correct horse battery', cohortHash: null });
+    for (let i = 0; i < 100 && held.length === 0; i++) await new Promise((r) => setImmediate(r));
+    expect(hasher.load.running).toBe(1);
+    const before = { ...reads };
+    const busy = { code: 'error.server.busy' };
+    await expect(core.accounts.login({ address: 'ada@example.org', password: 'correct horse battery', cohortHash: null })).rejects.toMatchObject(busy);
+    await expect(core.accounts.register({ address: 'bob@example.org', password: 'correct horse battery' })).rejects.toMatchObject(busy);
+    await expect(core.accounts.reauthenticate(who.value, 'correct horse battery')).rejects.toMatchObject(busy);
+    await expect(core.accounts.changePassword(who.value, { currentPassword: 'correct horse battery', newPassword: 'another long password' })).rejects.toMatchObject(busy);
+    expect(reads).toEqual(before);
+    holding = false;
+    for (const go of held.splice(0)) go();
+    expect(await first).toMatchObject({ ok: true });
+    // With room again, a sign-in reads the account as before.
+    expect(await core.accounts.login({ address: 'ada@example.org', password: 'correct horse battery', cohortHash: null })).toMatchObject({ ok: true });
+    expect(reads.byAddress).toBeGreaterThan(before.byAddress);
   });
 });

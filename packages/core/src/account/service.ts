@@ -78,6 +78,7 @@ export class AccountService {
     if (!address.ok) return address;
     const strength = checkPassword(input.password);
     if (!strength.ok) return strength;
+    this.#d.hasher.shedIfFull?.();
     // An account stored before NFC and case folding holds its old key: this spelling must not get a
     // second account beside it (the unique key guards only the new spelling).
     if (address.value.legacyKey !== address.value.key) {
@@ -103,6 +104,9 @@ export class AccountService {
   /** Checks a password; unknown addresses cost one argon2 verification too. */
   async #checkCredentials(credentials: Credentials): Promise<AccountRecord | null> {
     if (!couldBePassword(credentials.password)) return null;
+    // Under a flood of sign-ins, one the hasher has no room for is refused before the account is
+    // read: the refusal then costs no database work, and the database serves everyone else.
+    this.#d.hasher.shedIfFull?.();
     const address = normalizeAddress(credentials.address);
     const account = address.ok
       ? await guard('error.store.unavailable', 'reading the account', () => findAccountByAddress(this.#d.accounts, address.value))
@@ -132,6 +136,7 @@ export class AccountService {
 
   /** Confirms the caller still knows the password. No second factor is asked for. */
   async reauthenticate(principal: Principal, password: string): Promise<Result<{ reauthenticatedAt: number }, 'error.auth.invalid_credentials' | 'error.auth.session_invalid' | 'error.auth.no_local_password'>> {
+    this.#d.hasher.shedIfFull?.();
     const account = await this.#account(principal);
     if (!account.ok) return account;
     if (account.value.passwordHash === null) return refuse('error.auth.no_local_password', NO_LOCAL_PASSWORD);
@@ -153,6 +158,7 @@ export class AccountService {
   ): Promise<Result<TokenPair, 'error.auth.weak_password' | 'error.request.invalid' | 'error.auth.invalid_credentials' | 'error.auth.account_locked' | 'error.auth.session_invalid' | 'error.auth.no_local_password'>> {
     const strength = checkPassword(input.newPassword);
     if (!strength.ok) return strength;
+    this.#d.hasher.shedIfFull?.();
     const account = await this.#account(principal);
     if (!account.ok) return account;
     if (account.value.passwordHash === null) return refuse('error.auth.no_local_password', NO_LOCAL_PASSWORD);

@@ -3,4 +3,9 @@ export interface PasswordHasher {
   hash(password: string): Promise<string>;
   /** Constant-time comparison is the implementation's job. */
   verify(hash: string, password: string): Promise<boolean>;
+  /**
+   * Throws `error.server.busy` when a hash or check asked for now would be refused for load (core's
+   * BoundedHasher); callers ask before any other work for a sign-in. A hasher without a queue has none.
+   */
+  shedIfFull?(): void;
 }
