@@ -211,6 +211,24 @@ export function childrenOf(pid: number): number[] {
   return children;
 }
 
+/**
+ * The whole machine's CPU time so far, summed over its cores, in microseconds: busy (everything but
+ * idle and I/O wait) and in all, from /proc/stat's first line; null where there is none. Between
+ * two readings, busy ÷ all is the share of the machine's cores that did work.
+ */
+export function machineCpuMicros(): { busy: number; total: number } | null {
+  try {
+    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
+    // cpu user nice system idle iowait irq softirq steal (guest time is inside user already).
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1, 9).map(Number) as number[];
+    const busy = user! + nice! + system! + irq! + softirq! + steal!;
+    const scale = 1_000_000 / CLOCK_TICKS;
+    return { busy: busy * scale, total: (busy + idle! + iowait!) * scale };
+  } catch {
+    return null;
+  }
+}
+
 /** USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK). */
 const CLOCK_TICKS = 100;
 

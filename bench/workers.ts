@@ -11,7 +11,8 @@
  * nothing. They share the machine's cores with the load generator, and the output says so.
  */
 import pg from 'pg';
-import { backendCpu, backendDelta, measure, median, startServer, treeCpuMicros, type Load } from './lib.js';
+import { availableParallelism } from 'node:os';
+import { backendCpu, backendDelta, machineCpuMicros, measure, median, startServer, treeCpuMicros, type Load } from './lib.js';
 import { SCENARIOS } from './scenarios.js';
 
 export interface WorkersFigures {
@@ -26,6 +27,8 @@ interface Side {
   dbCpu: number[];
   p99: number[];
   non2xx: number;
+  /** Per round, the cores' worth of CPU used while it ran: by the whole machine, the server, its database backends, the load generator. */
+  cores: { machine: number; server: number; db: number; load: number }[];
 }
 
 export async function runWorkers(
@@ -50,7 +53,7 @@ export async function runWorkers(
       const sides: (Side & { load: Load; pid: number; db: pg.Client | null })[] = [];
       for (const [i, server] of [one, two].entries()) {
         const { load } = await scenario.setup(server.url);
-        sides.push({ workers: i + 1, load, pid: server.pid, db: clients?.[i] ?? null, rps: [], cpu: [], dbCpu: [], p99: [], non2xx: 0 });
+        sides.push({ workers: i + 1, load, pid: server.pid, db: clients?.[i] ?? null, rps: [], cpu: [], dbCpu: [], p99: [], non2xx: 0, cores: [] });
       }
       if (scenario.warm) for (const side of sides) await measure({ ...side.load, seconds: 2 });
       for (let round = 0; round < opts.rounds; round++) {
@@ -58,9 +61,21 @@ export async function runWorkers(
         for (const side of round % 2 === 0 ? sides : [...sides].reverse()) {
           const before = treeCpuMicros(side.pid);
           const dbBefore = side.db ? await backendCpu(side.db) : null;
+          const machineBefore = machineCpuMicros();
+          const loadBefore = process.cpuUsage();
+          const startedAt = process.hrtime.bigint();
           const f = await measure({ ...side.load, seconds: opts.seconds });
+          const wallMicros = Number(process.hrtime.bigint() - startedAt) / 1000;
+          const loadUsed = process.cpuUsage(loadBefore);
+          const machineAfter = machineCpuMicros();
           const after = treeCpuMicros(side.pid);
           const dbAfter = side.db ? await backendCpu(side.db) : null;
+          if (machineBefore && machineAfter && before !== null && after !== null) {
+            // The machine's busy share, in cores: all of its cores busy reads as availableParallelism().
+            const machine = ((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * availableParallelism();
+            const db = dbBefore && dbAfter ? backendDelta(dbBefore, dbAfter) / wallMicros : 0;
+            side.cores.push({ machine, server: (after - before) / wallMicros, db, load: (loadUsed.user + loadUsed.system) / wallMicros });
+          }
           side.rps.push(f.rps);
           side.p99.push(f.p99);
           side.non2xx += f.non2xx + f.errors;
@@ -75,6 +90,7 @@ export async function runWorkers(
     await Promise.all([one.stop(), two.stop()]);
   }
   const us = (xs: number[]) => (xs.length > 0 ? `${median(xs).toFixed(1)} µs` : '–');
+  const coresOf = (side: Side, key: keyof Side['cores'][number]) => (side.cores.length > 0 ? median(side.cores.map((c) => c[key])).toFixed(2) : '–');
   const perCoreSecond = (xs: number[]) => (xs.length > 0 ? Math.round(1e6 / median(xs)).toLocaleString('en-US') : '–');
   const lines = [
     `${store}: one server process against SVC_WORKERS=2, ${opts.rounds} rounds of ${opts.seconds} s, each round after a bare-route run, the order alternating; medians. Servers unpinned, sharing the cores with the load generator. CPU per request: user + system time of the primary and its workers (and of this database's PostgreSQL backends), from /proc, per 2xx answer.`,
@@ -88,6 +104,15 @@ export async function runWorkers(
         `${pgUrls ? ` ${us(a!.dbCpu)} / ${us(b!.dbCpu)} |` : ''} ${median(a!.p99)} / ${median(b!.p99)} | ${a!.non2xx} / ${b!.non2xx} |`
       );
     }),
+    '',
+    `Where the machine's ${availableParallelism()} cores went while each side ran (cores' worth of CPU, medians of the rounds): all of them busy means a second worker had no core to run on, whatever it could do on a larger machine.`,
+    '',
+    `| scenario | machine busy, 1 / 2 | server, 1 / 2 |${pgUrls ? ' PostgreSQL backends, 1 / 2 |' : ''} load generator, 1 / 2 |`,
+    `|---|---:|---:|${pgUrls ? '---:|' : ''}---:|`,
+    ...rows.map(({ scenario, sides: [a, b] }) =>
+      `| ${scenario} | ${coresOf(a!, 'machine')} / ${coresOf(b!, 'machine')} | ${coresOf(a!, 'server')} / ${coresOf(b!, 'server')} |` +
+      `${pgUrls ? ` ${coresOf(a!, 'db')} / ${coresOf(b!, 'db')} |` : ''} ${coresOf(a!, 'load')} / ${coresOf(b!, 'load')} |`,
+    ),
   ];
   return {
     lines,
@@ -95,7 +120,7 @@ export async function runWorkers(
       store,
       rows: rows.map(({ scenario, sides }) => ({
         scenario,
-        sides: sides.map((s) => ({ workers: s.workers, rps: s.rps, server_cpu_us_per_request: s.cpu, db_cpu_us_per_request: s.dbCpu, p99_ms: s.p99, non_2xx_and_errors: s.non2xx })),
+        sides: sides.map((s) => ({ workers: s.workers, rps: s.rps, server_cpu_us_per_request: s.cpu, db_cpu_us_per_request: s.dbCpu, p99_ms: s.p99, non_2xx_and_errors: s.non2xx, cores: s.cores })),
       })),
     },
   };
