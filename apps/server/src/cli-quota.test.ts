@@ -47,7 +47,7 @@ describe('operator CLI: quota', () => {
     const o = await uploads.create(me, { declaredSize: 150, kind: 'original', contentHash: null, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
     if (!o.ok) throw new Error(o.code);
     await uploads.put(me, o.value.uploadId, once(data));
-    expect((await uploads.finalize(me, o.value.uploadId, { contentHash: hash, manifest: null })).ok).toBe(true);
+    expect((await uploads.finalize(me, o.value.uploadId, { protocolVersion: '2026-06-01', contentHash: hash, manifest: null })).ok).toBe(true);
     expect(await stores.blobs.has(hash)).toBe(true);
     const ledger = JSON.parse((await runCli(['ledger', 'q@example.org'], env)).out);
     expect(ledger).toMatchObject({ charged: 150, used: 150, state: 'SoftWarning', blobs: [{ content_hash: hash, size: 150 }] });

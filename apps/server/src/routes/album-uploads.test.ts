@@ -102,4 +102,81 @@ describe('uploads into an album under upgrade', () => {
     expect(old).toMatchObject({ status: 426, body: { code: 'error.protocol.below_album_pin', album_pin: PIN } });
     expect((await call(s.app, 'GET', `/v1/albums/${o.albumId}/upgrade`, { token: o.token, version: '2026-03-01' })).status).toBe(200);
   });
+
+  const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
+  const send = async (token: string, id: string, data: Uint8Array, version = PIN) =>
+    expect((await call(s.app, 'PUT', `/upload/${id}`, { token, version, raw: data as unknown as BodyInit, contentType: 'application/octet-stream' })).status).toBeLessThan(300);
+  const finalize = (token: string, id: string, body: Record<string, unknown>, version = PIN) => call(s.app, 'POST', `/upload/${id}/finalize`, { token, version, body });
+
+  /** An asset of the album: an original uploaded into it and finalized. */
+  async function albumAsset(o: { token: string; albumId: string }): Promise<string> {
+    const data = new TextEncoder().encode('orig');
+    const up = await upload(o.token, { album_id: o.albumId });
+    await send(o.token, up.body.upload_id, data);
+    expect((await finalize(o.token, up.body.upload_id, { content_hash: sha(data) })).status).toBe(200);
+    return up.body.upload_id as string;
+  }
+
+  it('a blob attached to an asset of the album is a write to that album, whether or not its upload named the album', async () => {
+    const o = await albumOwner();
+    const assetId = await albumAsset(o);
+    const live = await quiesce(o.token, o.albumId);
+    // Opened without album_id: its creation cannot know the asset, so the finalize checks the album.
+    const data = new TextEncoder().encode('deri');
+    const d = await upload(o.token, { kind: 'derivative' });
+    expect(d.status).toBe(201);
+    await send(o.token, d.body.upload_id, data);
+    expect(await finalize(o.token, d.body.upload_id, { content_hash: sha(data), manifest: { asset_id: assetId } })).toMatchObject({
+      status: 409,
+      body: { code: 'error.upload.album_quiescing', live_intent_id: live },
+    });
+    expect((await status(o.token, o.albumId)).body).toMatchObject({ phase: 'frozen', in_flight: 0 });
+    // Naming the live intent passes the filter, as any write does.
+    expect(await finalize(o.token, d.body.upload_id, { content_hash: sha(data), manifest: { asset_id: assetId, intent_id: live } })).toMatchObject({
+      status: 200,
+      body: { state: 'Completed' },
+    });
+
+    // Below the album's pin: refused at finalize, as at creation when the album is named.
+    expect((await call(s.app, 'DELETE', `/v1/albums/${o.albumId}/upgrade?intent_id=${live}`, { token: o.token, version: PIN })).status).toBe(204);
+    const meta = new TextEncoder().encode('meta');
+    const m = await upload(o.token, { kind: 'metadata' }, '2026-05-01');
+    expect(m.status).toBe(201);
+    await send(o.token, m.body.upload_id, meta, '2026-05-01');
+    expect(await finalize(o.token, m.body.upload_id, { content_hash: sha(meta), manifest: { asset_id: assetId } }, '2026-05-01')).toMatchObject({
+      status: 426,
+      body: { code: 'error.protocol.below_album_pin', album_pin: PIN },
+    });
+    expect((await finalize(o.token, m.body.upload_id, { content_hash: sha(meta), manifest: { asset_id: assetId } })).status).toBe(200);
+
+    // Opened naming another album of the account: it does not land in this one.
+    const other = await call(s.app, 'POST', '/v1/albums', { token: o.token, body: { device_id: 'admin' }, version: PIN });
+    const prov = new TextEncoder().encode('prov');
+    const p = await upload(o.token, { kind: 'provenance', album_id: other.body.album_id });
+    await send(o.token, p.body.upload_id, prov);
+    expect(await finalize(o.token, p.body.upload_id, { content_hash: sha(prov), manifest: { asset_id: assetId } })).toMatchObject({ status: 409, body: { code: 'error.conflict' } });
+  });
+
+  it('adopting a drop lands it in its link\'s album: below the pin 426, while quiescing 409 unless it names the live intent', async () => {
+    const o = await albumOwner();
+    const seal = Buffer.from('x25519 public key of the link......').toString('base64url');
+    const link = await call(s.app, 'POST', '/v1/links', { token: o.token, version: PIN, body: { kind: 'upload', album_id: o.albumId, seal_key: seal } });
+    expect(link.status).toBe(201);
+    const data = new TextEncoder().encode('drop');
+    const d = await call(s.app, 'POST', `/v1/links/${link.body.link_id}/drops`, { version: PIN, body: { declared_size: 4 } });
+    expect(d.status).toBe(201);
+    const guest = { headers: { authorization: `Upload ${d.body.upload_token}` } };
+    expect((await call(s.app, 'PUT', `/upload/${d.body.upload_id}`, { ...guest, version: PIN, raw: data as unknown as BodyInit, contentType: 'application/octet-stream' })).status).toBeLessThan(300);
+    expect((await call(s.app, 'POST', `/upload/${d.body.upload_id}/finalize`, { ...guest, version: PIN, body: { content_hash: sha(data) } })).status).toBe(200);
+    const adopt = (version: string, intent?: string) =>
+      call(s.app, 'POST', `/v1/drops/${d.body.upload_id}/adopt${intent ? `?intent_id=${intent}` : ''}`, { token: o.token, version });
+
+    expect(await adopt('2026-05-01')).toMatchObject({ status: 426, body: { code: 'error.protocol.below_album_pin', album_pin: PIN } });
+    const live = await quiesce(o.token, o.albumId);
+    expect(await adopt(PIN)).toMatchObject({ status: 409, body: { code: 'error.upload.album_quiescing', live_intent_id: live } });
+    expect(await adopt(PIN, uuidv7(s.clock.now(), new Uint8Array(10).fill(7)))).toMatchObject({ status: 409, body: { code: 'error.upload.album_quiescing' } });
+    // Nothing changed: the drop is still waiting.
+    expect((await call(s.app, 'GET', `/v1/links/${link.body.link_id}/drops`, { token: o.token, version: PIN })).body.drops[0]).toMatchObject({ state: 'ready' });
+    expect(await adopt(PIN, live)).toMatchObject({ status: 200, body: { state: 'live' } });
+  });
 });

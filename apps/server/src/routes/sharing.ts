@@ -243,13 +243,16 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
       method: 'POST',
       path: '/v1/drops/:id/adopt',
       tag: 'links',
-      summary: 'Adopt a finalized drop: it becomes a live asset of the link owner (already charged; only its later metadata and provenance blobs add to it)',
+      summary:
+        'Adopt a finalized drop: it becomes a live asset of the link owner (already charged; only its later metadata and provenance blobs add to it). It lands in its link\'s album, so it is a write to that album: below the album\'s pin 426 error.protocol.below_album_pin; while the album quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent',
       auth: true,
       params: v.object({ id: Uuid }),
+      query: v.object({ intent_id: v.optional(v.pipe(Uuid, v.description('The album\'s live upgrade intent, to adopt while it quiesces'))) }),
       body: { type: 'empty' },
       responses: { 200: { description: 'The asset', schema: AssetBody } },
-      errors: ['error.not_found', 'error.conflict'],
-      handle: async ({ c, params, principal }) => json(c, 200, assetBody(unwrap(await deps.links.adopt(principal, params.id)))),
+      errors: ['error.not_found', 'error.conflict', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
+      handle: async ({ c, params, query, principal, version }) =>
+        json(c, 200, assetBody(unwrap(await deps.links.adopt(principal, params.id, { intentId: query.intent_id ?? null, protocolVersion: version })))),
     }),
     route({
       method: 'DELETE',

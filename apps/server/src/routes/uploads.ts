@@ -103,7 +103,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       method: 'POST',
       path: '/upload/:id/finalize',
       tag: 'quota',
-      summary: 'Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): bytes sent to direct_put are checked first (size within declared_size, SHA-256 equal to content_hash) and, on any mismatch, deleted and nothing charged; the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller\'s cache entry',
+      summary: 'Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): bytes sent to direct_put are checked first (size within declared_size, SHA-256 equal to content_hash) and, on any mismatch, deleted and nothing charged; the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A derivative, metadata or provenance blob attached to an asset of an album lands in that album: opened without album_id, it is checked here against the album\'s pin (426 error.protocol.below_album_pin) and quiescence (409 error.upload.album_quiescing unless manifest.intent_id names the live intent); opened naming another album, 409 error.conflict. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller\'s cache entry',
       auth: true,
       uploadToken: true,
       params: IdParam,
@@ -131,10 +131,10 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
           }),
         },
       },
-      errors: ['error.conflict', 'error.not_found', 'error.request.invalid', 'error.upload.too_large'],
-      handle: async ({ c, body, params, principal }) => {
+      errors: ['error.conflict', 'error.not_found', 'error.request.invalid', 'error.upload.too_large', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
+      handle: async ({ c, body, params, principal, version }) => {
         const manifest = body.manifest ? { assetId: body.manifest.asset_id ?? null, intentId: body.manifest.intent_id ?? null } : null;
-        const done = uploadBody(unwrap(await deps.uploads.finalize(principal, params.id, { contentHash: body.content_hash, manifest })));
+        const done = uploadBody(unwrap(await deps.uploads.finalize(principal, params.id, { protocolVersion: version, contentHash: body.content_hash, manifest })));
         // Signed after the finalize committed, from the ledger's record of the blob (attestation).
         const receipt = await deps.attestation.receipt({ uploaderId: principal.accountId, uploadId: done.upload_id, contentHash: body.content_hash });
         return json(c, 200, { ...done, receipt });

@@ -39,7 +39,7 @@ async function services() {
       yield data;
     }
     expect((await uploads.put({ accountId: owner }, u.value.uploadId, body())).ok).toBe(true);
-    expect((await uploads.finalize({ accountId: owner }, u.value.uploadId, { contentHash: sha256Hex(data), manifest: null })).ok).toBe(true);
+    expect((await uploads.finalize({ accountId: owner }, u.value.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null })).ok).toBe(true);
     return u.value.uploadId;
   };
   return { uploads, assets, asset };
@@ -73,7 +73,7 @@ describe('services decide access with the rule, not the payer (memory ports)', (
       yield data;
     }
     expect((await uploads.put({ accountId: S }, u.value.uploadId, body())).ok).toBe(true);
-    expect(await uploads.finalize({ accountId: S }, u.value.uploadId, { contentHash: sha256Hex(data), manifest: { assetId: alices, intentId: null } })).toMatchObject({ ok: false, code: 'error.not_found' });
+    expect(await uploads.finalize({ accountId: S }, u.value.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: { assetId: alices, intentId: null } })).toMatchObject({ ok: false, code: 'error.not_found' });
     // Nor can Alice read or cancel S's upload session.
     expect(await uploads.get({ accountId: ALICE }, u.value.uploadId)).toMatchObject({ ok: false, code: 'error.not_found' });
     expect(await uploads.cancel({ accountId: ALICE }, u.value.uploadId)).toMatchObject({ ok: false, code: 'error.not_found' });

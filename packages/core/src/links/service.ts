@@ -7,6 +7,7 @@ import type { DropRecord, LinkKind, LinkRecord, LinkStore } from '../ports/link-
 import type { Random } from '../ports/random.js';
 import type { OpenRefusal, UploadSessionRecord, UploadSessions } from '../ports/upload-sessions.js';
 import type { AlbumWriteRefusal, WriteGuard } from '../ports/write-guard.js';
+import { albumOfAsset } from '../albums/asset-album.js';
 import type { QuotaRefusal } from '../quota/machine.js';
 import type { AssetService } from '../assets/service.js';
 import type { QuotaService } from '../quota/service.js';
@@ -214,12 +215,26 @@ export class LinkService {
   }
 
   /** The owner takes a finalized drop into the library. */
-  async adopt(caller: Caller, uploadId: string): Promise<Result<AssetRecord, Missing | 'error.conflict'>> {
+  /**
+   * Adopting lands the drop in its link's album: a write to that album, so it passes the album's
+   * pin and quiescence like any other (`intentId` names the live intent to pass quiescence).
+   */
+  async adopt(
+    caller: Caller,
+    uploadId: string,
+    input: { readonly intentId: string | null; readonly protocolVersion: string },
+  ): Promise<Result<AssetRecord, Missing | 'error.conflict' | AlbumWriteRefusal>> {
     const drop = await this.#ownDrop(caller, uploadId);
     if (drop === null) return refuse('error.not_found', 'No such drop.');
-    const view = await this.#view(drop, this.#d.clock.now());
+    const now = this.#d.clock.now();
+    const view = await this.#view(drop, now);
     if (view.state === 'uploading') return refuse('error.conflict', 'The drop has not been finalized yet.');
     if (view.state !== 'ready') return refuse('error.not_found', `The drop is ${view.state}.`);
+    const albumId = await guard(STORE, 'upload session read', () => albumOfAsset(this.#d.sessions, uploadId));
+    if (albumId !== null) {
+      const gate = await this.#d.writeGuard.checkAlbumWrite({ accountId: drop.ownerId, albumId, intentId: input.intentId, protocolVersion: input.protocolVersion }, now);
+      if (!gate.ok) return gate;
+    }
     return this.#d.assets.adoptDrop({ accountId: drop.ownerId }, uploadId);
   }
 

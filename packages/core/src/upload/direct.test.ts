@@ -68,19 +68,19 @@ describe('UploadService with a store a client sends to directly', () => {
     expect(t.blobs.grants.get(u.uploadId)).toEqual({ size: 20, sha256: sha256Hex(data), ttlS: 60 });
     const before = await t.used();
     expect(t.blobs.send(u.uploadId, data)).toBe(true);
-    const done = await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { contentHash: sha256Hex(data), manifest: null });
+    const done = await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null });
     expect(done).toMatchObject({ ok: true, value: { state: 'Completed' } });
     expect(t.blobs.blobs.get(sha256Hex(data))).toEqual(data);
     // The reservation (20) became a charge of the 20 bytes that arrived.
     expect(await t.used()).toBe(before);
     // Idempotent, like the proxied path.
-    expect(await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { contentHash: sha256Hex(data), manifest: null })).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    expect(await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null })).toMatchObject({ ok: true, value: { state: 'Completed' } });
   });
 
   it('nothing arrived: 409, and the session still waits for bytes', async () => {
     const t = await setup();
     const u = await t.open(8, null);
-    expect(await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { contentHash: HASH, manifest: null })).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { protocolVersion: '2026-06-01', contentHash: HASH, manifest: null })).toMatchObject({ ok: false, code: 'error.conflict' });
     expect(await t.uploads.get({ accountId: ALICE }, u.uploadId)).toMatchObject({ ok: true, value: { state: 'Pending' } });
   });
 
@@ -89,13 +89,13 @@ describe('UploadService with a store a client sends to directly', () => {
     const before = await t.used();
     const wrong = await t.open(8, null);
     t.blobs.send(wrong.uploadId, new Uint8Array(8).fill(1), false);
-    expect(await t.uploads.finalize({ accountId: ALICE }, wrong.uploadId, { contentHash: sha256Hex(new Uint8Array(8).fill(2)), manifest: null })).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(await t.uploads.finalize({ accountId: ALICE }, wrong.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(new Uint8Array(8).fill(2)), manifest: null })).toMatchObject({ ok: false, code: 'error.conflict' });
     const large = await t.open(8, null);
     t.blobs.send(large.uploadId, new Uint8Array(9), false);
-    expect(await t.uploads.finalize({ accountId: ALICE }, large.uploadId, { contentHash: sha256Hex(new Uint8Array(9)), manifest: null })).toMatchObject({ ok: false, code: 'error.upload.too_large' });
+    expect(await t.uploads.finalize({ accountId: ALICE }, large.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(new Uint8Array(9)), manifest: null })).toMatchObject({ ok: false, code: 'error.upload.too_large' });
     const announced = await t.open(8, sha256Hex(new Uint8Array(8).fill(3)));
     t.blobs.send(announced.uploadId, new Uint8Array(8).fill(4), false);
-    expect(await t.uploads.finalize({ accountId: ALICE }, announced.uploadId, { contentHash: sha256Hex(new Uint8Array(8).fill(3)), manifest: null })).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(await t.uploads.finalize({ accountId: ALICE }, announced.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(new Uint8Array(8).fill(3)), manifest: null })).toMatchObject({ ok: false, code: 'error.conflict' });
     expect(t.blobs.staged.size).toBe(0);
     expect(t.blobs.blobs.size).toBe(0);
     // Only the three reservations (8 each): no charge for any of those bytes.
@@ -111,6 +111,6 @@ describe('UploadService with a store a client sends to directly', () => {
       yield data;
     }
     expect((await t.uploads.put({ accountId: ALICE }, u.uploadId, body())).ok).toBe(true);
-    expect(await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { contentHash: sha256Hex(data), manifest: null })).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    expect(await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null })).toMatchObject({ ok: true, value: { state: 'Completed' } });
   });
 });

@@ -8,7 +8,8 @@ import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 import type { BlobKind, CompleteUpload, NewUpload, OpenRefusal, UploadKind, UploadSessionRecord, UploadSessions, UploadState } from '../ports/upload-sessions.js';
 import { decideSourcePeer } from '../peer-blob-cache/rules.js';
-import type { WriteGuard, WriteRefusal } from '../ports/write-guard.js';
+import type { AlbumWriteRefusal, WriteGuard, WriteRefusal } from '../ports/write-guard.js';
+import { albumOfAsset } from '../albums/asset-album.js';
 import type { QuotaService } from '../quota/service.js';
 import { decideArrival, directPutGrant } from './direct.js';
 import { decideCancel, decideFinalize, decidePut, isContentHash, uploadState } from './machine.js';
@@ -52,6 +53,8 @@ export interface CreateUpload {
 }
 
 export interface FinalizeUpload {
+  /** The request's X-Svc-Protocol version: a blob attached to an album's asset is a write to that album (its pin). */
+  readonly protocolVersion: string;
   readonly contentHash: string;
   /** What the server reads of the manifest: the asset a non-original blob belongs to, the intent it names. */
   readonly manifest: { readonly assetId: string | null; readonly intentId: string | null } | null;
@@ -73,7 +76,7 @@ type CreateRefusal = WriteRefusal | OpenRefusal | 'error.request.invalid' | 'err
 type Caller = Accessor & { readonly actingOwnerId?: string | undefined };
 
 const STORE = 'error.store.unavailable' as const;
-type FinalizeRefusal = 'error.not_found' | 'error.conflict' | 'error.request.invalid' | 'error.upload.too_large';
+type FinalizeRefusal = 'error.not_found' | 'error.conflict' | 'error.request.invalid' | 'error.upload.too_large' | AlbumWriteRefusal;
 
 function view(s: UploadSessionRecord, now: number): UploadView {
   return { uploadId: s.id, state: uploadState(s, now), expiresAt: s.expiresAt, kind: s.kind, declaredSize: s.declaredSize, assetId: s.assetId };
@@ -289,8 +292,9 @@ export class UploadService {
     const decided = decideFinalize(s, input.contentHash, now);
     if (!decided.ok) return decided;
     if (decided.value.done) return ok(view(s, now));
-    const intent = await this.#d.writeGuard.checkFinalize({ accountId: caller.accountId, albumId: s.albumId, manifestIntentId: input.manifest?.intentId ?? null }, now);
-    if (!intent.ok) return intent;
+    const manifestIntentId = input.manifest?.intentId ?? null;
+    // The album the blob lands in: the session's, or, for a blob attached to an asset, the asset's.
+    let albumId = s.albumId;
     let asset: CompleteUpload['asset'];
     if (s.kind === 'federated') {
       asset = null;
@@ -302,7 +306,18 @@ export class UploadService {
       const a = await guard(STORE, 'asset read', () => this.#d.assets.findAsset(target));
       if (!a || !mayReach(caller, assetObject(a), 'write')) return refuse('error.not_found', 'No such asset.');
       asset = { attachTo: target };
+      const into = await guard(STORE, 'upload session read', () => albumOfAsset(this.#d.sessions, target));
+      if (into !== null && albumId !== null && into !== albumId) return refuse('error.conflict', 'The upload names another album than its asset\'s.');
+      if (into !== null && albumId === null) {
+        // Opened without naming the album, so its creation passed no album guard and it is not
+        // counted in flight: the album's pin and quiescence are checked now, before it lands.
+        const gate = await this.#d.writeGuard.checkAlbumWrite({ accountId: caller.accountId, albumId: into, intentId: manifestIntentId, protocolVersion: input.protocolVersion }, now);
+        if (!gate.ok) return gate;
+        albumId = into;
+      }
     }
+    const intent = await this.#d.writeGuard.checkFinalize({ accountId: caller.accountId, albumId, manifestIntentId }, now);
+    if (!intent.ok) return intent;
     const committed = await this.#d.blobs.commit(id, input.contentHash);
     if (committed !== 'stored') {
       // Missing: a finalize of this session in another process moved the bytes first.

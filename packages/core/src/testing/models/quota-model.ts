@@ -232,7 +232,7 @@ async function finish(m: Model, r: Real, s: MSession): Promise<void> {
   const bytes = BYTES.get(s.hash)!;
   if (s.state === 'done') {
     // Idempotent: the same bytes finalize again to the same answer, and nothing moves.
-    const again = await r.uploads.finalize(caller, s.id, { contentHash: s.hash, manifest: null });
+    const again = await r.uploads.finalize(caller, s.id, { protocolVersion: '2026-06-01', contentHash: s.hash, manifest: null });
     expect(again.ok, 'a second finalize of a finalized session').toBe(true);
     return;
   }
@@ -241,11 +241,11 @@ async function finish(m: Model, r: Real, s: MSession): Promise<void> {
   })());
   if (!isOpen(m, s)) {
     expect(put).toMatchObject({ ok: false, code: 'error.conflict' });
-    expect(await r.uploads.finalize(caller, s.id, { contentHash: s.hash, manifest: null })).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(await r.uploads.finalize(caller, s.id, { protocolVersion: '2026-06-01', contentHash: s.hash, manifest: null })).toMatchObject({ ok: false, code: 'error.conflict' });
     return;
   }
   expect(put.ok).toBe(true);
-  const fin = await r.uploads.finalize(caller, s.id, { contentHash: s.hash, manifest: null });
+  const fin = await r.uploads.finalize(caller, s.id, { protocolVersion: '2026-06-01', contentHash: s.hash, manifest: null });
   if (!fin.ok) throw new Error(`finalize refused: ${fin.code} ${fin.detail}`);
   const charged = charge(m, s.hash, s.size, s.payer, s.peer);
   expect(fin.value.state).toBe(charged ? 'Completed' : 'Merged');
@@ -307,7 +307,7 @@ class Derivative implements fc.AsyncCommand<Model, Real> {
       expect((await r.uploads.put(caller, res.value.uploadId, (async function* () {
         yield content(HASHES.indexOf(hash));
       })())).ok).toBe(true);
-      const fin = await r.uploads.finalize(caller, res.value.uploadId, { contentHash: hash, manifest: { assetId: a.id, intentId: null } });
+      const fin = await r.uploads.finalize(caller, res.value.uploadId, { protocolVersion: '2026-06-01', contentHash: hash, manifest: { assetId: a.id, intentId: null } });
       if (!fin.ok) throw new Error(fin.code);
       m.sessions.push({ id: res.value.uploadId, user: a.owner, payer, hash, size: SIZES[this.idx]!, declared: SIZES[this.idx]!, state: 'done', expiresAt: m.now + TTL, drop: false, peer: null });
       charge(m, hash, SIZES[this.idx]!, payer);
@@ -459,7 +459,7 @@ class CreateSponsored implements fc.AsyncCommand<Model, Real> {
   toString = () => `CreateSponsored(by u${this.sponsor})`;
 }
 
-/** A guest's drop through u1's link: GraceExpired and Suspended refuse it, then the link cap, then the hard limit. */
+/** A guest's drop through u1's link: GraceExpired and Suspended refuse it, then the open-session cap, then the link cap and the hard limit. */
 class LinkDrop implements fc.AsyncCommand<Model, Real> {
   constructor(readonly idx: number, readonly finishNow: boolean) {}
   check = () => true;
@@ -469,10 +469,11 @@ class LinkDrop implements fc.AsyncCommand<Model, Real> {
     const res = await r.links.openDrop(LINK, { declaredSize: declared, contentHash: null, protocolVersion: '2026-11-01' });
     if (m.linkRevoked) {
       expect(res).toMatchObject({ ok: false, code: 'error.not_found' });
+    } else if (state === 'GraceExpired' || state === 'Suspended') {
+      // Decided before the store is asked (the drop's quota state, LinkService.openDrop), so ahead of the open-session cap.
+      expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
     } else if (atOpenCap(m, 1)) {
       expect(res).toMatchObject(TOO_MANY);
-    } else if (state === 'GraceExpired' || state === 'Suspended') {
-      expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
     } else if (m.linkAccepted + declared > LINK_MAX || used(m, 1) + declared > HARD) {
       expect(res).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
     } else {
@@ -498,7 +499,7 @@ class LinkDropOp implements fc.AsyncCommand<Model, Real> {
     const a = m.assets.find((x) => x.id === s.id);
     const caller = { accountId: USERS[1]! };
     if (this.op === 'adopt') {
-      const res = await r.links.adopt(caller, s.id);
+      const res = await r.links.adopt(caller, s.id, { intentId: null, protocolVersion: '2026-06-01' });
       const expected = a !== undefined && a.state === 'drop' && m.now < a.dropExpiresAt!;
       expect(res.ok, `adopt of drop ${s.state}/${a?.state}`).toBe(expected);
       if (expected) a!.state = 'live';
