@@ -29,6 +29,12 @@ describe('address comparison', () => {
     expect((await register('stra\u00dfe@example.org')).status).toBe(200);
     expect((await register('STRASSE@example.org')).status).toBe(409);
     expect((await login('strasse@example.org')).status).toBe(200);
+    // Capital sharp s folds with ß and "ss" too (its lower case is ß, whose upper case is SS).
+    expect((await register('STRA\u1e9eE@example.org')).status).toBe(409);
+    expect((await register('stra\u1e9ee@example.org')).status).toBe(409);
+    expect((await login('stra\u1e9ee@example.org')).status).toBe(200);
+    expect((await register('\u1e9e\u1e9e@example.org')).status).toBe(200);
+    expect((await register('ssss@example.org')).status).toBe(409);
     expect((await register('\ufb01le@example.org')).status).toBe(200);
     expect((await register('FILE@example.org')).status).toBe(409);
     expect((await register('\u03bf\u03b4\u03bf\u03c2@example.org')).status).toBe(200);

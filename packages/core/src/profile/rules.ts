@@ -83,14 +83,22 @@ export function holdsInvisible(input: string): boolean {
 /**
  * The comparison key of an address: NFC, then full case folding, then NFC again (case mapping can
  * leave a string unnormalized). JavaScript has no case-fold operation; upper-casing and then
- * lower-casing applies the full (multi-character) mappings that plain lower-casing misses: ß and
- * ẞ fold with "ss", ligatures such as ﬁ with "fi", final sigma with sigma, İ with "i̇", as Unicode's
- * CaseFolding.txt (status C+F) folds them. Where the two differ (a few characters such as the
+ * lower-casing, repeated until the string no longer changes, applies the full (multi-character)
+ * mappings that plain lower-casing misses: ß and ẞ fold with "ss", ligatures such as ﬁ with "fi",
+ * final sigma with sigma, İ with "i̇", as Unicode's CaseFolding.txt (status C+F) folds them. Where the two differ (a few characters such as the
  * Cherokee letters, which folding maps to upper case) both sides still land on one key, which is
  * all a comparison needs.
  */
 export function addressKeyOf(address: string): string {
-  return address.normalize('NFC').toUpperCase().toLowerCase().normalize('NFC');
+  // Until nothing changes: one round takes ẞ only to ß (its lower case), which the next round
+  // takes to "ss" as it takes ß. Of all code points only ẞ needs a second round (rules.test.ts).
+  let key = address.normalize('NFC');
+  for (let round = 0; round < 4; round++) {
+    const next = key.toUpperCase().toLowerCase().normalize('NFC');
+    if (next === key) break;
+    key = next;
+  }
+  return key;
 }
 
 /**
