@@ -5,6 +5,7 @@ import { createApp } from './app.js';
 import { ConfigError, readConfig, type Config, type HttpTimeouts } from './config.js';
 import { buildDeps, nodePlatform, openStores } from './deps.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
+import { answerClientErrors } from './http/client-error.js';
 import { checkDataDir, checkPortFree, recordSettingReads, redactedUrl, unknownSettings } from './startup-checks.js';
 import { BackupScheduler, checkBackupDir } from './backup/schedule.js';
 import { DURABILITY_LOST_EXIT, followPrimary, superviseWorkers } from './workers.js';
@@ -80,6 +81,7 @@ async function main(): Promise<void> {
       }
     },
   ) as Server;
+  answerClientErrors(server, () => deps.protocol.headers.protocol);
   // The port was free a moment ago; if another process took it since, say so in one line.
   server.once('error', (err: NodeJS.ErrnoException) => {
     process.stderr.write(`strongroom: configuration error: PORT=${config.port}: cannot listen on ${host}:${config.port}: ${err.code ?? err.message}\n`);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
@@ -56,6 +57,37 @@ describe('the server over loopback (SQLite)', () => {
     const noVersion = await fetch(`${BASE}/v1/auth/profile`, { headers: { authorization: `Bearer ${reg.body.access_token}` } });
     expect(noVersion.status).toBe(426);
     expect(noVersion.headers.get('content-type')).toBe('application/problem+json');
+  });
+
+  it('answers what Node\'s HTTP parser refuses as problem+json with the protocol headers, and closes the connection', async () => {
+    /** Sends raw bytes on a fresh connection and reads until the server closes it. */
+    const rawExchange = (bytes: string) =>
+      new Promise<string>((resolve, reject) => {
+        const url = new URL(BASE);
+        const socket = connect(Number(url.port), url.hostname, () => socket.write(bytes));
+        let text = '';
+        socket.setEncoding('latin1');
+        socket.on('data', (d) => (text += d));
+        socket.on('end', () => resolve(text));
+        socket.on('error', reject);
+      });
+    const cases: [string, number, string][] = [
+      ['POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n', 400, 'error.request.invalid'],
+      ['GARBAGE\r\n\r\n', 400, 'error.request.invalid'],
+      ['POST /v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', 400, 'error.request.invalid'],
+      [`GET /v1/auth/profile HTTP/1.1\r\nHost: x\r\nX-Filler: ${'a'.repeat(20_000)}\r\n\r\n`, 431, 'error.request.headers_too_large'],
+    ];
+    for (const [bytes, status, code] of cases) {
+      const answer = await rawExchange(bytes);
+      const [head, body] = answer.split('\r\n\r\n');
+      expect(head!.split('\r\n')[0], bytes.slice(0, 40)).toBe(`HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}`);
+      expect(head).toMatch(/\r\ncontent-type: application\/problem\+json\r\n/i);
+      expect(head).toMatch(/\r\nx-svc-protocol-max: 2026-11-01\r\n/i);
+      expect(head).toMatch(/\r\nx-svc-protocol-min: /i);
+      expect(head).toMatch(/\r\nx-svc-min-client-build: /i);
+      expect(head).toMatch(/\r\nconnection: close(\r\n|$)/i);
+      expect(JSON.parse(body!)).toMatchObject({ type: 'about:blank', status, code });
+    }
   });
 
   it('refuses an oversized chunked JSON body with 413 and a wrong media type with 415', async () => {

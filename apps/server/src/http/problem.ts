@@ -2,7 +2,7 @@ import type { ErrorCode, Refusal } from '@strongroom/core';
 
 /** Codes only the HTTP layer produces (the router and the body reader). */
 export type HttpOnlyCode = 'error.request.too_large' | 'error.request.unsupported_media_type' | 'error.request.method_not_allowed'
-  | 'error.server.shutting_down' | 'error.request.range_not_satisfiable';
+  | 'error.server.shutting_down' | 'error.request.range_not_satisfiable' | 'error.request.headers_too_large' | 'error.request.timeout';
 export type ProblemCode = ErrorCode | HttpOnlyCode;
 
 /**
@@ -84,6 +84,9 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.server.shutting_down': 503,
   /** A blob download's Range lies wholly outside the blob (answered with Content-Range naming the size). */
   'error.request.range_not_satisfiable': 416,
+  /** Refused by Node's HTTP parser before any handler (http/client-error.ts): headers past its limit, or not in time. */
+  'error.request.headers_too_large': 431,
+  'error.request.timeout': 408,
 };
 
 /** Where the contract gives a code a second status. */
@@ -111,12 +114,14 @@ const TITLES: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
+  408: 'Request Timeout',
   409: 'Conflict',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
   416: 'Range Not Satisfiable',
   426: 'Upgrade Required',
   429: 'Too Many Requests',
+  431: 'Request Header Fields Too Large',
   500: 'Internal Server Error',
   502: 'Bad Gateway',
   503: 'Service Unavailable',
