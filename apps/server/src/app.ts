@@ -80,10 +80,11 @@ export function createApp(deps: AppDeps): Hono {
   const allowed = allowedMethods(routes);
   // The 401 challenge of each route, looked up by the template Hono matched (only when refusing).
   const challenges = new Map<string, { schemes: Scheme[]; header: boolean }>(routes.map((r) => [`${r.method} ${r.path}`, { schemes: schemesOf(r), header: readsAuthorization(r) }]));
-  const challengeOf = (c: Context): string => {
+  // A peer's 401 passed on says nothing against the caller's own token: no error="invalid_token".
+  const challengeOf = (c: Context, ownTokenRefused: boolean): string => {
     const method = c.req.method === 'HEAD' ? 'GET' : c.req.method;
     const found = challenges.get(`${method} ${c.req.routePath}`) ?? { schemes: ['Bearer' as const], header: false };
-    return challengeFor(found.schemes, c.req.header('authorization'), found.header);
+    return challengeFor(found.schemes, ownTokenRefused ? c.req.header('authorization') : undefined, found.header);
   };
   app.notFound((c) => {
     const protocolHeaders = protocolHeadersOf(c);
@@ -101,7 +102,7 @@ export function createApp(deps: AppDeps): Hono {
     countProblem(deps.metrics, err);
     if (err instanceof HttpProblem) {
       // Every 401 names the scheme it wants (RFC 9110 section 11.6.1, RFC 6750 section 3).
-      const challenge: Record<string, string> = err.status === 401 ? { 'www-authenticate': challengeOf(c) } : {};
+      const challenge: Record<string, string> = err.status === 401 ? { 'www-authenticate': challengeOf(c, !err.relayedFromPeer) } : {};
       return problemResponse(err, { ...protocolHeaders, ...err.headers, ...challenge });
     }
     if (err instanceof CoreError && err.code === 'error.server.busy') {
@@ -220,6 +221,9 @@ function instrumented(r: AnyRoute, metrics: HttpMetrics): AnyRoute {
 
 /** Counts a problem answer by code; an unavailable store is also a database error. */
 function countProblem(metrics: HttpMetrics, err: unknown): void {
+  // A peer's refusal passed on is counted as one label, whatever code the peer chose: a peer must
+  // not be able to grow this process's label set, nor count as a database error here.
+  if (err instanceof HttpProblem && err.relayedFromPeer) return metrics.refused('peer_refusal');
   const code = err instanceof HttpProblem || err instanceof CoreError ? err.code : 'error.internal';
   const unavailable = code === 'error.auth.unavailable' || code === 'error.store.unavailable';
   metrics.refused(unavailable || err instanceof HttpProblem ? code : 'error.internal');

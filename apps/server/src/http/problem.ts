@@ -150,11 +150,16 @@ export class HttpProblem extends Error {
   static relayed(code: ProblemCode, detail: string, data: Readonly<Record<string, unknown>>, status: number): HttpProblem {
     const p = new HttpProblem(code, detail, data);
     (p as { status: number }).status = status;
+    (p as { relayedFromPeer: boolean }).relayedFromPeer = true;
     return p;
   }
 
-  /** The same problem with its status taken in a named context. */
+  /** A peer's refusal passed on (`relayed`): its status is the peer's, in any context. */
+  readonly relayedFromPeer: boolean = false;
+
+  /** The same problem with its status taken in a named context (a peer's refusal keeps the peer's). */
   inContext(context: StatusContext): HttpProblem {
+    if (this.relayedFromPeer) return this;
     const p = new HttpProblem(this.code, this.detail, this.data, context);
     p.headers = this.headers;
     return p;

@@ -1,3 +1,5 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { fromBase64url } from '@strongroom/core';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -125,6 +127,47 @@ describe('authenticated lookup', () => {
     expect(await lookup(`nobody@${HOST}`, bearer)).toMatchObject(problem(404, 'error.not_found'));
     expect(await lookup('ann@stranger.example', bearer)).toMatchObject(problem(404, 'error.federation.unknown_peer'));
     expect(await lookup('Ann', bearer)).toMatchObject(problem(400, 'error.request.invalid'));
+  });
+
+  it('passes a peer\'s refusal on with the peer\'s status and code, whatever the code, without blaming the caller\'s token', async () => {
+    // A peer of a newer build (or a misbehaving one): codes this server does not know, and codes it
+    // knows at other statuses. Their status is the peer's (decisions.md, discovery and federation).
+    let answer = { status: 403, body: {} as Record<string, unknown>, retryAfter: null as string | null };
+    const peer = createServer((_req, res) => {
+      res.writeHead(answer.status, { 'content-type': 'application/problem+json', ...(answer.retryAfter ? { 'retry-after': answer.retryAfter } : {}) });
+      res.end(JSON.stringify(answer.body));
+    });
+    await new Promise<void>((r) => peer.listen(0, '127.0.0.1', r));
+    const port = (peer.address() as AddressInfo).port;
+    await s.close();
+    s = await testServer({ SVC_FEDERATION_PEERS: `http://127.0.0.1:${port}` });
+    try {
+      const u = await user();
+      const bearer = { authorization: `Bearer ${u.token}` };
+      const cases: [number, string][] = [
+        [403, 'error.peer.newer_code'],
+        [418, 'error.peer.teapot'],
+        [403, 'error.not_found'],
+        [503, 'error.auth.unavailable'],
+        [401, 'error.federation.capability_invalid'],
+      ];
+      for (const [status, code] of cases) {
+        answer = { status, body: { type: 'about:blank', title: 'x', status, code, detail: 'the peer says no', extra_member: 1 }, retryAfter: null };
+        const r = await lookup(`eve@127.0.0.1:${port}`, bearer);
+        expect(r, `${status} ${code}`).toMatchObject({ status, body: { status, code, detail: 'the peer says no', extra_member: 1 } });
+        // A peer's 401 refused the capability token this server minted, not the caller's access token.
+        if (status === 401) expect(r.headers.get('www-authenticate')).not.toContain('invalid_token');
+      }
+      answer = { status: 429, body: { type: 'about:blank', title: 'x', status: 429, code: 'error.federation.rate_limited', detail: 'slow down' }, retryAfter: '7' };
+      const limited = await lookup(`eve@127.0.0.1:${port}`, bearer);
+      expect(limited).toMatchObject(problem(429, 'error.federation.rate_limited'));
+      expect(limited.headers.get('retry-after')).toBe('7');
+      // Its codes are counted under one label: a peer cannot grow this server's metrics.
+      const metrics = await (await s.app.request('/metrics')).text();
+      expect(metrics).not.toContain('error.peer.');
+    } finally {
+      await new Promise((r) => peer.close(r));
+    }
   });
 
   it('is 401 without a token, with a bad one, and with something that is not a capability token', async () => {
