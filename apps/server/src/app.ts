@@ -1,5 +1,5 @@
 import { Hono, type Context } from 'hono';
-import { CoreError } from '@strongroom/core';
+import { CoreError, isProtocolVersion } from '@strongroom/core';
 import type { AppDeps } from './deps.js';
 import { openApiDocument } from './http/openapi.js';
 import { mountDocs } from './http/docs.js';
@@ -156,6 +156,14 @@ export function createApp(deps: AppDeps): Hono {
     bindings.responseHeaders = moment.headers;
     bindings.protocol = moment;
     bindings.stats = undefined;
+    // Below an announced, not yet effective Min, every response says when it ends (decisions.md:
+    // "so clients learn it from any response"), whatever answers it: a route, the router's 404 or
+    // 405, a public record, a health probe.
+    if (moment.pending.length > 0) {
+      const version = headerOf(request, bindings, 'x-svc-protocol');
+      const notice = version !== undefined && isProtocolVersion(version) ? moment.noticeHeaders(version) : null;
+      if (notice !== null) bindings.responseHeaders = notice;
+    }
     // HEAD is answered as the GET it stands for, without the body but with its Content-Length.
     const res =
       request.method === 'HEAD'

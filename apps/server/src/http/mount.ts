@@ -55,11 +55,7 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
         const negotiated = negotiateProtocol(requestHeader(c, 'x-svc-protocol'), moment?.window ?? options.window, { write });
         if (!negotiated.ok) throw HttpProblem.from(negotiated);
         version = negotiated.value.version;
-        // Below an announced, not yet effective Min: every response from here on says when it ends.
-        if (moment !== undefined && moment.pending.length > 0) {
-          const notice = moment.noticeHeaders(version);
-          if (notice !== null) bindings!.responseHeaders = notice;
-        }
+        // Deprecation and Sunset, when they apply, were set for every response by the app's fetch wrapper.
       }
       let params: unknown = undefined;
       if (r.params) {

@@ -85,6 +85,13 @@ describe('the window follows announcements as time passes', () => {
     const refused = await call(s.app, 'PATCH', '/v1/auth/profile', { token: 'not-a-token', version: OLD, body: { display_name: 'x' } });
     expect(refused.status).toBe(401);
     expect(refused.headers.get('sunset')).toBe(sunset); // errors carry it too
+    // So does every other answer to that client: the router's 404 and 405, public records, health probes.
+    for (const [method, path] of [['GET', '/v1/nothing-here'], ['DELETE', '/quota'], ['GET', '/.well-known/svc/server-info'], ['GET', '/healthz'], ['GET', '/openapi.json']] as const) {
+      const other = await s.app.request(path, { method, headers: { 'x-svc-protocol': OLD } });
+      expect({ path, d: other.headers.get('deprecation'), s: other.headers.get('sunset') }).toEqual({ path, d: deprecation, s: sunset });
+    }
+    // A malformed version is warned of nothing (its request is refused as unsupported where versions count).
+    expect((await s.app.request('/healthz', { headers: { 'x-svc-protocol': '2026-02-30' } })).headers.get('sunset')).toBeNull();
     // A current client is not warned.
     const current = await call(s.app, 'GET', '/v1/auth/profile', { token: u.access_token });
     expect([current.headers.get('deprecation'), current.headers.get('sunset')]).toEqual([null, null]);
