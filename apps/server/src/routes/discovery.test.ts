@@ -91,6 +91,10 @@ describe('WebFinger', () => {
     await call(s.app, 'PATCH', '/v1/auth/profile', { token: u.token, body: { display_name: 'Open Door' } });
     r = await webfinger(`acct:open@${HOST.toUpperCase()}`);
     expect(await r.json()).toEqual({ subject: `acct:open@${HOST}`, properties: { 'urn:svc:display_name': 'Open Door' } });
+    // A URI scheme is case-insensitive (RFC 3986 section 3.1).
+    r = await webfinger(`ACCT:open@${HOST}`);
+    expect(r.status).toBe(200);
+    expect(await r.json()).toEqual({ subject: `acct:open@${HOST}`, properties: { 'urn:svc:display_name': 'Open Door' } });
   });
 
   it('is 400 without a well-formed resource', async () => {

@@ -164,7 +164,7 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Anonymous WebFinger (JRD): only a published handle of this host, with its display name; CORS open to any origin',
       auth: false,
       versioned: false,
-      query: v.object({ resource: v.pipe(v.string(), v.regex(/^acct:[^@\s]+@[^@\s]+$/, 'must be acct:user@host')) }),
+      query: v.object({ resource: v.pipe(v.string(), v.regex(/^acct:[^@\s]+@[^@\s]+$/i, 'must be acct:user@host')) }),
       responses: {
         200: {
           description: 'The public record',

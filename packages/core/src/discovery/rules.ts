@@ -52,9 +52,9 @@ export function formatHandle(user: string, host: string): string {
   return `${user}@${host}`;
 }
 
-/** Parses a WebFinger `resource`: only `acct:user@host` is well formed. */
+/** Parses a WebFinger `resource`: only `acct:user@host` is well formed (the scheme in any case, as URI schemes are: RFC 3986 section 3.1). */
 export function parseAcctResource(resource: string): Handle | null {
-  if (!resource.startsWith('acct:')) return null;
+  if (resource.slice(0, 5).toLowerCase() !== 'acct:') return null;
   return parseHandle(resource.slice(5));
 }
 

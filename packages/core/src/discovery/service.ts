@@ -85,7 +85,7 @@ export class DiscoveryService {
    * the same refusal, so the answer cannot tell them apart.
    */
   async webfinger(resource: string): Promise<Result<{ subject: string; displayName: string | null }, 'error.request.invalid' | 'error.not_found'>> {
-    if (!/^acct:[^@\s]+@[^@\s]+$/.test(resource)) return refuse('error.request.invalid', 'resource must be acct:user@host.');
+    if (!/^acct:[^@\s]+@[^@\s]+$/i.test(resource)) return refuse('error.request.invalid', 'resource must be acct:user@host.');
     const nothing = refuse('error.not_found', 'No public record for this resource.');
     // A well-formed acct: URI that no handle could ever match (say, upper case) is simply nobody.
     const handle = parseAcctResource(resource);
