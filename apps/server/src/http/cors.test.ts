@@ -49,6 +49,15 @@ describe('CORS (SVC_CORS_ORIGINS)', () => {
     expect(refused.headers.get('content-type')).toBe('application/problem+json');
   });
 
+  it('leaves a record open to any origin as it is: WebFinger keeps Access-Control-Allow-Origin: * for a listed origin too', async () => {
+    s = await testServer({ SVC_CORS_ORIGINS: APP });
+    for (const origin of [APP, 'https://elsewhere.example']) {
+      const r = await s.app.request('/.well-known/webfinger?resource=acct:nobody@127.0.0.1:8080', { headers: { origin } });
+      expect(r.status).toBe(404);
+      expect(r.headers.get('access-control-allow-origin'), origin).toBe('*');
+    }
+  });
+
   it('gives another origin nothing: its preflight falls through to 405 and its answers carry no grant', async () => {
     s = await testServer({ SVC_CORS_ORIGINS: APP });
     const pre = await s.app.request('/v1/auth/sessions', preflight(OTHER));
