@@ -141,7 +141,7 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
         } catch (err) {
           if (err instanceof PeerUnavailableError) {
             deps.logger.warn('federation.peer_unavailable', { peer, error: err.message });
-            throw new HttpProblem('error.federation.peer_unavailable', `${peer} did not answer in time.`);
+            throw new HttpProblem('error.federation.peer_unavailable', `${peer} could not be reached or did not answer in time.`);
           }
           throw err;
         }
