@@ -268,11 +268,17 @@ export class UploadService {
    * one finds the first's outcome and answers with it.
    */
   finalize(caller: Caller, id: string, input: FinalizeUpload): Promise<Result<UploadView, FinalizeRefusal>> {
+    return this.#oneAtATime(id, () => this.#finalize(caller, id, input));
+  }
+
+  /**
+   * Finalizes and cancels of one session run one after another in this process. A cancel that
+   * slipped in between a finalize's commit of the bytes and its ledger write would leave those
+   * bytes stored and charged to no one; in turn, whichever comes second sees the first's outcome.
+   */
+  #oneAtATime<T>(id: string, task: () => Promise<T>): Promise<T> {
     const before = this.#finalizing.get(id) ?? Promise.resolve();
-    const run = before.then(
-      () => this.#finalize(caller, id, input),
-      () => this.#finalize(caller, id, input),
-    );
+    const run = before.then(task, task);
     this.#finalizing.set(id, run);
     const clear = () => {
       if (this.#finalizing.get(id) === run) this.#finalizing.delete(id);
@@ -336,7 +342,11 @@ export class UploadService {
     return ok(view(outcome.session, now));
   }
 
-  async cancel(caller: Caller, id: string): Promise<Result<UploadView, 'error.not_found' | 'error.conflict'>> {
+  cancel(caller: Caller, id: string): Promise<Result<UploadView, 'error.not_found' | 'error.conflict'>> {
+    return this.#oneAtATime(id, () => this.#cancel(caller, id));
+  }
+
+  async #cancel(caller: Caller, id: string): Promise<Result<UploadView, 'error.not_found' | 'error.conflict'>> {
     const s = await this.#reach(caller, id, 'write');
     if (!s) return refuse('error.not_found', 'No such upload session.');
     const now = this.#d.clock.now();

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { sha256Hex } from '../encoding/bytes.js';
+import { admitAllWrites } from '../ports/write-guard.js';
+import type { QuotaPolicy } from '../quota/machine.js';
+import { QuotaService } from '../quota/service.js';
+import { FakeClock } from '../testing/fake-clock.js';
+import { MemoryBlobStore } from '../testing/memory-blob-store.js';
+import { createMemoryPorts } from '../testing/memory-ports.js';
+import { SeededRandom } from '../testing/seeded-random.js';
+import { UploadService } from './service.js';
+
+const ALICE = '0190c000-0000-7000-8000-00000000000a';
+const POLICY: QuotaPolicy = { defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000 };
+
+/** A store whose commit waits, once armed, until the test lets it finish. */
+class HeldCommitStore extends MemoryBlobStore {
+  armed = false;
+  release: (() => void) | null = null;
+  override async commit(stagingId: string, contentHash: string) {
+    const done = await super.commit(stagingId, contentHash);
+    if (this.armed) await new Promise<void>((go) => (this.release = go));
+    return done;
+  }
+}
+
+async function* once(bytes: Uint8Array) {
+  yield bytes;
+}
+
+describe('a cancel that arrives while a finalize of the same session runs (one process)', () => {
+  it('waits for it: the finalize wins, the cancel is 409, and no stored byte is left charged to no one', async () => {
+    const ports = createMemoryPorts();
+    const clock = new FakeClock();
+    const random = new SeededRandom(3);
+    const blobs = new HeldCommitStore();
+    const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
+    const uploads = new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
+    const data = new Uint8Array(32).fill(5);
+    const u = await uploads.create({ accountId: ALICE }, { declaredSize: 32, kind: 'original', contentHash: null, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: '2026-06-01' });
+    if (!u.ok) throw new Error(u.code);
+    expect((await uploads.put({ accountId: ALICE }, u.value.uploadId, once(data))).ok).toBe(true);
+
+    blobs.armed = true;
+    const finalizing = uploads.finalize({ accountId: ALICE }, u.value.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null });
+    for (let i = 0; i < 100 && blobs.release === null; i++) await new Promise((r) => setImmediate(r));
+    expect(blobs.blobs.has(sha256Hex(data))).toBe(true); // committed, not yet in the ledger
+    const cancelling = uploads.cancel({ accountId: ALICE }, u.value.uploadId);
+    for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
+    blobs.armed = false;
+    blobs.release!();
+
+    expect(await finalizing).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    expect(await cancelling).toMatchObject({ ok: false, code: 'error.conflict' });
+    // Every stored blob is charged to someone: the bytes are Alice's, at their size.
+    const report = await quota.report(ALICE);
+    expect(report.blobs.map((b) => b.contentHash)).toEqual([...blobs.blobs.keys()]);
+    expect((await quota.status(ALICE)).used).toBe(32);
+  });
+});
