@@ -1,3 +1,4 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { SigningKeyRecord } from '@strongroom/core';
 import { PgStore } from './store.js';
@@ -54,5 +55,27 @@ describe('PostgreSQL: cross-connection races', () => {
     const mixed = await Promise.all([totp.advanceTotpStep(accountId, 103, 102 * 30_000), totp.advanceTotpStep(accountId, 102, 102 * 30_000)]);
     expect(mixed[0]).toBe(true);
     expect((await totp.findTotpEnrollment(accountId))?.highestUsedStep).toBe(103);
+  });
+
+  it('a sign-in\'s session and a credential change committing meanwhile: the session is not opened (it waits for the change, then sees it)', async () => {
+    if (t.kind !== 'postgres') return; // one connection: nothing runs meanwhile
+    const store = new PgStore(t.db);
+    const accountId = '0190a000-0000-7000-8000-00000000c1a0';
+    await store.createAccount({ id: accountId, address: 'cred@example.org', addressKey: 'cred@example.org', passwordHash: 'h', displayName: null, createdAt: 1, lockedAt: null, credentialsChangedAt: null });
+    const session = { id: '0190a000-0000-7000-8000-00000000c1a1', accountId, tokenHash: 'c'.repeat(64), cohortHash: null, createdAt: 10, refreshedAt: 10, lastUsedAt: 10, accessFloor: 10, closedAt: null, method: 'password' as const, authenticatedAt: 10 };
+    let opening: Promise<boolean> | null = null;
+    let settled = false;
+    // A revoke-all as the stores run it: the account's stamp, then every open session closed; the
+    // sign-in (which judged its password against the old stamp) arrives between those and the commit.
+    await t.db.transaction(async (tx) => {
+      await tx.execute(sql`UPDATE accounts SET credentials_changed_at = 20 WHERE id = ${accountId}`);
+      await tx.execute(sql`UPDATE sessions SET closed_at = 20 WHERE account_id = ${accountId} AND closed_at IS NULL`);
+      opening = store.openSession(session, null);
+      void opening.then(() => (settled = true));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(settled).toBe(false);
+    });
+    expect(await opening!).toBe(false);
+    expect(await store.findSessionById(session.id)).toBeNull();
   });
 });

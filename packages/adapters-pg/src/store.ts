@@ -13,7 +13,7 @@ import type {
 } from '@strongroom/core';
 import { cohortSighting } from '@strongroom/core';
 import { BATCH_HOLD_MS, distinct, loadOf, StatementBatch } from '@strongroom/sql-common';
-import { namedRowsOf, type PgDb } from './db.js';
+import { namedRowsOf, rowsOf, type PgDb } from './db.js';
 import { accounts, deviceCohorts, handles, sessions, signingKeys } from './schema/index.js';
 
 const toAccount = (r: typeof accounts.$inferSelect): AccountRecord => ({ ...r });
@@ -43,7 +43,7 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
   // each request still reads the ledger after it arrived, so a revocation bites on the next one.
   readonly #access: StatementBatch<string, SessionAccess | null>;
   readonly #byTokenHash: StatementBatch<string, SessionRecord | null>;
-  readonly #issuance: StatementBatch<{ id: string; at: number }, boolean>;
+  readonly #issuance: StatementBatch<{ id: string; tokenHash: string; at: number }, boolean>;
 
   constructor(readonly db: PgDb) {
     this.#byId = db.select().from(sessions).where(eq(sessions.id, sql.placeholder('id'))).prepare('sr_session_by_id');
@@ -76,21 +76,28 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
       const found = new Map((await byTokenHashMany.execute({ hs: distinct(hashes) })).map((r) => [r.tokenHash, toSession(r)]));
       return hashes.map((h) => found.get(h) ?? null);
     }, { load: loadOf(db), holdMs: BATCH_HOLD_MS });
-    // One UPDATE for the batch; a session refreshed twice in it keeps the later instant.
+    // One UPDATE for the batch; a session refreshed twice in it keeps the later instant (and across
+    // batches, GREATEST). Keyed by session and token: an old token and the new one after a password
+    // change may meet in one batch, and only the current one matches.
     this.#issuance = new StatementBatch(async (items) => {
-      const latest = new Map<string, number>();
-      for (const { id, at } of items) latest.set(id, Math.max(at, latest.get(id) ?? at));
-      const updated = await namedRowsOf<{ id: string }>(
+      const latest = new Map<string, { id: string; tokenHash: string; at: number }>();
+      for (const item of items) {
+        const key = `${item.id} ${item.tokenHash}`;
+        const seen = latest.get(key);
+        if (seen === undefined || item.at > seen.at) latest.set(key, item);
+      }
+      const rows = [...latest.values()];
+      const updated = await namedRowsOf<{ id: string; token_hash: string }>(
         db,
         'sr_session_issuance_many',
-        sql`UPDATE ${sessions} SET refreshed_at = d.at, last_used_at = d.at
-            FROM unnest(${sql.param([...latest.keys()])}::text[], ${sql.param([...latest.values()])}::bigint[]) AS d(id, at)
-            WHERE ${sessions.id} = d.id AND ${sessions.closedAt} IS NULL
-            RETURNING ${sessions.id} AS id`,
+        sql`UPDATE ${sessions} SET refreshed_at = GREATEST(${sessions.refreshedAt}, d.at), last_used_at = GREATEST(${sessions.lastUsedAt}, d.at)
+            FROM unnest(${sql.param(rows.map((r) => r.id))}::text[], ${sql.param(rows.map((r) => r.tokenHash))}::text[], ${sql.param(rows.map((r) => r.at))}::bigint[]) AS d(id, token_hash, at)
+            WHERE ${sessions.id} = d.id AND ${sessions.tokenHash} = d.token_hash AND ${sessions.closedAt} IS NULL
+            RETURNING ${sessions.id} AS id, ${sessions.tokenHash} AS token_hash`,
       );
-      // Each caller hears whether its session was still open when the write ran.
-      const open = new Set(updated.map((r) => r.id));
-      return items.map(({ id }) => open.has(id));
+      // Each caller hears whether its session was still open, under its token, when the write ran.
+      const open = new Set(updated.map((r) => `${r.id} ${r.token_hash}`));
+      return items.map(({ id, tokenHash }) => open.has(`${id} ${tokenHash}`));
     }, { load: loadOf(db), holdMs: BATCH_HOLD_MS });
   }
 
@@ -124,7 +131,8 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
       // (and this matches nothing) or waits for this transaction.
       const reopened = await tx
         .update(sessions)
-        .set({ tokenHash: c.tokenHash, accessFloor: c.at })
+        // Past every access token issued to the session so far: see PasswordChange.
+        .set({ tokenHash: c.tokenHash, accessFloor: sql`GREATEST(${c.at}, ${sessions.refreshedAt} + 1)` })
         .where(and(eq(sessions.id, c.sessionId), eq(sessions.accountId, c.accountId), isNull(sessions.closedAt)))
         .returning({ id: sessions.id });
       if (reopened.length !== 1) return false;
@@ -142,6 +150,25 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
   async insertSession(session: SessionRecord): Promise<void> {
     await this.db.insert(sessions).values(session);
   }
+  async openSession(session: SessionRecord, credentialsChangedAt: number | null): Promise<boolean> {
+    // FOR SHARE: a credential change that updated the account's row first makes this wait for its
+    // commit and then see the new stamp (nothing inserted); one that comes after waits for this
+    // insert's commit and then closes the new session with the others.
+    const s = session;
+    const inserted = await rowsOf<{ id: string }>(
+      this.db,
+      sql`WITH account AS (
+            SELECT ${accounts.id} FROM ${accounts}
+             WHERE ${accounts.id} = ${s.accountId} AND ${accounts.credentialsChangedAt} IS NOT DISTINCT FROM ${credentialsChangedAt}::bigint
+               FOR SHARE)
+          INSERT INTO ${sessions} (id, account_id, token_hash, cohort_hash, created_at, refreshed_at, last_used_at, access_floor, closed_at, method, authenticated_at)
+          SELECT ${s.id}, ${s.accountId}, ${s.tokenHash}, ${s.cohortHash}, ${s.createdAt}::bigint, ${s.refreshedAt}::bigint, ${s.lastUsedAt}::bigint,
+                 ${s.accessFloor}::bigint, ${s.closedAt}::bigint, ${s.method ?? 'password'}, ${s.authenticatedAt}::bigint
+            FROM account
+          RETURNING id`,
+    );
+    return inserted.length === 1;
+  }
   async findSessionById(id: string): Promise<SessionRecord | null> {
     const [r] = await this.#byId.execute({ id });
     return r ? toSession(r) : null;
@@ -152,8 +179,8 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
   async findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null> {
     return this.#byTokenHash.run(tokenHash);
   }
-  async recordIssuance(id: string, at: number): Promise<boolean> {
-    return this.#issuance.run({ id, at });
+  async recordIssuance(id: string, tokenHash: string, at: number): Promise<boolean> {
+    return this.#issuance.run({ id, tokenHash, at });
   }
   async touchSession(id: string, at: number, staleBefore: number): Promise<void> {
     // The staleness test sits in the WHERE, so of several processes touching at once only the

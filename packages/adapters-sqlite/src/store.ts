@@ -78,8 +78,9 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
   readonly #byTokenHash: Database.Statement<[string], SessionTuple>;
   readonly #accountById: Database.Statement<[string], AccountRow>;
   readonly #touch: Database.Statement<[number, string, number]>;
-  readonly #issuance: Database.Statement<[number, number, string]>;
+  readonly #issuance: Database.Statement<[number, number, string, string]>;
   readonly #insertSession: Database.Statement<[SessionRecord]>;
+  readonly #openSession: Database.Statement<[SessionRecord & { credentialsChangedAt: number | null }]>;
   /** Hot writes (sign-in, refresh, touch) share one fsync per event-loop turn (sql-common's batching). */
   readonly #commits: GroupCommit;
   /** Hot reads (every authenticated request, every refresh) share one read lock per turn (sql-common's batching). */
@@ -95,10 +96,19 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     this.#byTokenHash = sqlite.prepare<[string], SessionTuple>(`${SESSION_SELECT} WHERE token_hash = ?`).raw(true);
     this.#accountById = sqlite.prepare(`${ACCOUNT_SELECT} WHERE id = ?`);
     this.#touch = sqlite.prepare('UPDATE sessions SET last_used_at = ? WHERE id = ? AND last_used_at <= ?');
-    this.#issuance = sqlite.prepare('UPDATE sessions SET refreshed_at = ?, last_used_at = ? WHERE id = ? AND closed_at IS NULL');
+    this.#issuance = sqlite.prepare(
+      'UPDATE sessions SET refreshed_at = max(refreshed_at, ?), last_used_at = max(last_used_at, ?) WHERE id = ? AND token_hash = ? AND closed_at IS NULL',
+    );
     this.#insertSession = sqlite.prepare(
       'INSERT INTO sessions (id, account_id, token_hash, cohort_hash, created_at, refreshed_at, last_used_at, access_floor, closed_at, method, authenticated_at) ' +
         'VALUES (@id, @accountId, @tokenHash, @cohortHash, @createdAt, @refreshedAt, @lastUsedAt, @accessFloor, @closedAt, @method, @authenticatedAt)',
+    );
+    // SessionLedger.openSession: `IS` compares null with null. One writer at a time, so the check and
+    // the insert see the same account row.
+    this.#openSession = sqlite.prepare(
+      'INSERT INTO sessions (id, account_id, token_hash, cohort_hash, created_at, refreshed_at, last_used_at, access_floor, closed_at, method, authenticated_at) ' +
+        'SELECT @id, @accountId, @tokenHash, @cohortHash, @createdAt, @refreshedAt, @lastUsedAt, @accessFloor, @closedAt, @method, @authenticatedAt ' +
+        'WHERE EXISTS (SELECT 1 FROM accounts WHERE id = @accountId AND credentials_changed_at IS @credentialsChangedAt)',
     );
   }
 
@@ -129,7 +139,8 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     return this.db.transaction((tx) => {
       const reopened = tx
         .update(sessions)
-        .set({ tokenHash: c.tokenHash, accessFloor: c.at })
+        // Past every access token issued to the session so far: see PasswordChange.
+        .set({ tokenHash: c.tokenHash, accessFloor: sql`max(${c.at}, ${sessions.refreshedAt} + 1)` })
         .where(and(eq(sessions.id, c.sessionId), eq(sessions.accountId, c.accountId), isNull(sessions.closedAt)))
         .run();
       if (reopened.changes !== 1) return false;
@@ -147,6 +158,10 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
   async insertSession(session: SessionRecord): Promise<void> {
     const row = { ...session, method: session.method ?? 'password' };
     await this.#commits.run(() => this.#insertSession.run(row));
+  }
+  async openSession(session: SessionRecord, credentialsChangedAt: number | null): Promise<boolean> {
+    const row = { ...session, method: session.method ?? 'password', credentialsChangedAt };
+    return this.#commits.run(() => this.#openSession.run(row).changes === 1);
   }
   async findSessionById(id: string): Promise<SessionRecord | null> {
     const r = this.#byId.get(id);
@@ -167,8 +182,8 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     const r = await this.#reads.run(() => this.#byTokenHash.get(tokenHash));
     return r ? sessionOfTuple(r) : null;
   }
-  async recordIssuance(id: string, at: number): Promise<boolean> {
-    return this.#commits.run(() => this.#issuance.run(at, at, id).changes === 1);
+  async recordIssuance(id: string, tokenHash: string, at: number): Promise<boolean> {
+    return this.#commits.run(() => this.#issuance.run(at, at, id, tokenHash).changes === 1);
   }
   async touchSession(id: string, at: number, staleBefore: number): Promise<void> {
     await this.#commits.run(() => this.#touch.run(at, id, staleBefore));

@@ -120,6 +120,17 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
         // Another account's session is not the caller's.
         expect(await s.changePassword({ accountId: b.id, passwordHash: 'x', sessionId: mine.id, tokenHash: 'd'.repeat(64), at: 3_000 })).toBe(false);
       }));
+    it('changePassword moves the access floor past the last recorded issuance when that is later than the change', () =>
+      using(setup, async (s) => {
+        const a = account();
+        await s.createAccount(a);
+        const mine = session(a.id);
+        await s.insertSession(mine);
+        // A refresh recorded its issuance at 2,500 (under the old token) before the change at 2,000 committed.
+        expect(await s.recordIssuance(mine.id, mine.tokenHash, 2_500)).toBe(true);
+        expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: mine.id, tokenHash: 'a'.repeat(64), at: 2_000 })).toBe(true);
+        expect((await s.findSessionById(mine.id))?.accessFloor).toBe(2_501);
+      }));
   });
 }
 
@@ -189,7 +200,7 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         await s.createAccount(a);
         const x = session(a.id);
         await s.insertSession(x);
-        expect(await s.recordIssuance(x.id, 5_000)).toBe(true);
+        expect(await s.recordIssuance(x.id, x.tokenHash, 5_000)).toBe(true);
         expect(await s.findSessionById(x.id)).toMatchObject({ refreshedAt: 5_000, lastUsedAt: 5_000, createdAt: 1_000 });
         await s.touchSession(x.id, 6_000, 4_000); // last used 5000 > 4000: not stale
         expect((await s.findSessionById(x.id))?.lastUsedAt).toBe(5_000);
@@ -197,9 +208,44 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         expect((await s.findSessionById(x.id))?.lastUsedAt).toBe(70_000);
         await s.closeSession(a.id, x.id, 80_000);
         // The write reports that no open session matched (a revoke won the race): core refuses.
-        expect(await s.recordIssuance(x.id, 90_000)).toBe(false);
+        expect(await s.recordIssuance(x.id, x.tokenHash, 90_000)).toBe(false);
         expect((await s.findSessionById(x.id))?.refreshedAt).toBe(5_000);
-        expect(await s.recordIssuance('0190a000-0000-7000-8000-0000000000ff', 90_000)).toBe(false);
+        expect(await s.recordIssuance('0190a000-0000-7000-8000-0000000000ff', x.tokenHash, 90_000)).toBe(false);
+      }));
+    it('openSession opens a sign-in\'s session only while the account\'s credentials are as the sign-in judged them', () =>
+      using(setup, async (s) => {
+        const a = account();
+        await s.createAccount(a);
+        const first = session(a.id);
+        expect(await s.openSession(first, null)).toBe(true);
+        expect(await s.findSessionById(first.id)).toMatchObject({ id: first.id, closedAt: null });
+        // A revoke-all committed since the sign-in read the account: nothing opens.
+        await s.closeAllSessions(a.id, 2_000);
+        const late = session(a.id);
+        expect(await s.openSession(late, null)).toBe(false);
+        expect(await s.findSessionById(late.id)).toBeNull();
+        // Judged against the new stamp, it opens; a lock then moves the stamp again.
+        expect(await s.openSession(late, 2_000)).toBe(true);
+        await s.setLocked(a.id, 3_000);
+        const locked = session(a.id);
+        expect(await s.openSession(locked, 2_000)).toBe(false);
+        // No such account: nothing.
+        expect(await s.openSession(session('0190a000-0000-7000-8000-0000000000ee'), null)).toBe(false);
+      }));
+    it('records issuance only under the session\'s current token, keeping the later instant', () =>
+      using(setup, async (s) => {
+        const a = account();
+        await s.createAccount(a);
+        const x = session(a.id);
+        await s.insertSession(x);
+        // Re-keyed by a password change: the old token records nothing.
+        expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: x.id, tokenHash: 'e'.repeat(64), at: 2_000 })).toBe(true);
+        expect(await s.recordIssuance(x.id, x.tokenHash, 3_000)).toBe(false);
+        expect((await s.findSessionById(x.id))?.refreshedAt).toBe(1_000);
+        expect(await s.recordIssuance(x.id, 'e'.repeat(64), 3_000)).toBe(true);
+        // Two refreshes crossing: the earlier instant, written last, does not move the clock back.
+        expect(await s.recordIssuance(x.id, 'e'.repeat(64), 2_500)).toBe(true);
+        expect(await s.findSessionById(x.id)).toMatchObject({ refreshedAt: 3_000, lastUsedAt: 3_000 });
       }));
     it('closes one, then all, of one account only', () =>
       using(setup, async (s) => {

@@ -73,7 +73,7 @@ export class AccountService {
   /** Registering signs in: the new account gets its first session at once. */
   async register(
     input: Credentials & { cohortHash?: string | null },
-  ): Promise<Result<TokenPair, 'error.request.invalid' | 'error.auth.weak_password' | 'error.auth.user_already_exists'>> {
+  ): Promise<Result<TokenPair, 'error.request.invalid' | 'error.auth.weak_password' | 'error.auth.user_already_exists' | 'error.auth.account_locked'>> {
     const address = normalizeAddress(input.address);
     if (!address.ok) return address;
     const strength = checkPassword(input.password);
@@ -98,7 +98,10 @@ export class AccountService {
     };
     const created = await guard('error.store.unavailable', 'creating an account', () => this.#d.accounts.createAccount(account));
     if (created === 'address_taken') return refuse('error.auth.user_already_exists', 'An account with this address exists.');
-    return ok(await this.#d.sessions.open(account.id, { cohortHash: input.cohortHash ?? null }));
+    const pair = await this.#d.sessions.open(account, { cohortHash: input.cohortHash ?? null });
+    // Only an operator lock can change a new account's credentials in the meantime.
+    if (pair === null) return refuse('error.auth.account_locked', 'This account is locked.');
+    return ok(pair);
   }
 
   /** Checks a password; unknown addresses cost one argon2 verification too. */
@@ -131,7 +134,10 @@ export class AccountService {
       // `retry_after_s` is for the Retry-After header; the HTTP layer moves it there.
       return refuse('error.auth.throttled', 'Too many wrong codes for this account; try again later.', { retry_after_s: gate.retryAfterS });
     }
-    return ok({ kind: 'session', pair: await this.#d.sessions.open(account.id, { cohortHash: input.cohortHash }) });
+    const pair = await this.#d.sessions.open(account, { cohortHash: input.cohortHash });
+    // The password changed (or the account was locked or revoked) while this one was checked.
+    if (pair === null) return refuse('error.auth.invalid_credentials', INVALID);
+    return ok({ kind: 'session', pair });
   }
 
   /** Confirms the caller still knows the password. No second factor is asked for. */

@@ -271,7 +271,10 @@ export class OidcService {
     }
     if (code.purpose === 'sign_in') {
       if (account.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
-      return ok({ kind: 'session', pair: await this.#d.sessions.open(account.id, { cohortHash: input.cohortHash, method: 'oidc' }) });
+      const pair = await this.#d.sessions.open(account, { cohortHash: input.cohortHash, method: 'oidc' });
+      // Its account's credentials changed while the code was redeemed: ended with them.
+      if (pair === null) return refuse('error.auth.login_code_invalid', 'The login code is unknown, used or expired.');
+      return ok({ kind: 'session', pair });
     }
     if (code.purpose === 'link') {
       const recent = await this.#d.sessions.requireRecentAuthentication(caller!, 'oidc_link');

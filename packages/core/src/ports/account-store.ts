@@ -15,6 +15,12 @@ export interface AccountRecord {
   readonly credentialsChangedAt: number | null;
 }
 
+/**
+ * A password change. The caller's session stays open under its id with `tokenHash`; its access
+ * floor moves past every access token issued to it so far: to `at`, or past its last recorded
+ * issuance when that is later (a refresh that recorded its issuance, under the old token, between
+ * `at` and the change's commit issued a token at that instant, which must be refused too).
+ */
 export interface PasswordChange {
   readonly accountId: string;
   readonly passwordHash: string;

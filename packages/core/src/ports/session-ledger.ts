@@ -49,6 +49,14 @@ export interface SessionAccess {
 /** The session ledger. Read on every authenticated request. "Not found" is null. */
 export interface SessionLedger {
   insertSession(session: SessionRecord): Promise<void>;
+  /**
+   * Inserts a sign-in's session only while the account's `credentialsChangedAt` is still
+   * `credentialsChangedAt`, the value the sign-in judged its credential against; false, and nothing
+   * inserted, when a password change, revoke-all, recovery or lock committed in between (it closed
+   * every session it saw and ended what was in flight, and this one must not outlive it). Atomic
+   * with those changes: on PostgreSQL the account's row is read under FOR SHARE.
+   */
+  openSession(session: SessionRecord, credentialsChangedAt: number | null): Promise<boolean>;
   findSessionById(id: string): Promise<SessionRecord | null>;
   /**
    * The session's access state joined with its account (null when either is missing). This is the
@@ -57,10 +65,12 @@ export interface SessionLedger {
   findSessionAccess(id: string): Promise<SessionAccess | null>;
   findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null>;
   /**
-   * Restarts the idle clock (and last-used) of an open session. False when no open session matched
-   * (closed since it was read): the caller must not hand out an access token for it.
+   * Restarts the idle clock (and last-used) of an open session whose token is still `tokenHash`,
+   * keeping the later instant when two refreshes cross. False when no such session matched (closed
+   * since it was read, or re-keyed by a password change): the caller must not hand out an access
+   * token for it. Compare-and-set: the refresh judged the session by that token.
    */
-  recordIssuance(id: string, at: number): Promise<boolean>;
+  recordIssuance(id: string, tokenHash: string, at: number): Promise<boolean>;
   /** Sets last-used to `at` only if the stored value is at or before `staleBefore` (coalescing). */
   touchSession(id: string, at: number, staleBefore: number): Promise<void>;
   /** Closes one open session of the account. False when there is none to close. */

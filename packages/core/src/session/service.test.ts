@@ -39,6 +39,52 @@ describe('a refresh racing a revoke (issue 28, finding 7)', () => {
   });
 });
 
+describe('a refresh with the old session token racing a password change', () => {
+  /** The caller's session, signed in, and a password change it can run at any moment. */
+  async function changing() {
+    const t = await setup();
+    const who = await t.core.sessions.authenticate(t.pair.accessToken);
+    if (!who.ok) throw new Error(who.code);
+    const change = async () => {
+      const changed = await t.core.accounts.changePassword(who.value, { currentPassword: 'correct horse battery', newPassword: 'a brand new password' });
+      if (!changed.ok) throw new Error(changed.code);
+      return changed.value;
+    };
+    return { ...t, change };
+  }
+
+  it('the change commits between the refresh read and its issuance write: 401, no token', async () => {
+    const { core, pair, memory, change } = await changing();
+    const read = memory.findSessionByTokenHash.bind(memory);
+    memory.findSessionByTokenHash = async (hash) => {
+      const found = await read(hash);
+      memory.findSessionByTokenHash = read;
+      await change();
+      return found;
+    };
+    expect(await core.sessions.refresh(pair.sessionToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+  });
+
+  it('the change commits right after the issuance was recorded: the token handed out is refused from then on', async () => {
+    const { core, pair, memory, clock, change } = await changing();
+    clock.advance(MIN);
+    const record = memory.recordIssuance.bind(memory);
+    let fresh: Awaited<ReturnType<typeof change>> | null = null;
+    memory.recordIssuance = async (id, hash, at) => {
+      const done = await record(id, hash, at);
+      memory.recordIssuance = record;
+      fresh = await change();
+      return done;
+    };
+    const raced = await core.sessions.refresh(pair.sessionToken);
+    if (!raced.ok) throw new Error(raced.code);
+    expect(await core.sessions.authenticate(raced.value.accessToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+    // The change's own tokens work, and the old session token refreshes nothing.
+    expect((await core.sessions.authenticate(fresh!.accessToken)).ok).toBe(true);
+    expect(await core.sessions.refresh(pair.sessionToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+  });
+});
+
 describe('session lifecycle (contract 3.2)', () => {
   it('registration opens a session and returns a working token pair', async () => {
     const { core, pair, memory } = await setup();

@@ -89,8 +89,17 @@ export class SessionService {
     return this.#d.policy;
   }
 
-  /** Opens a session and returns its token pair. The cohort is recorded after, best effort. */
-  async open(accountId: string, options: { cohortHash: string | null; method?: SignInMethod }): Promise<TokenPair> {
+  /**
+   * Opens a sign-in's session and returns its token pair; the cohort is recorded after, best effort.
+   * `account` is the account as the sign-in judged its credential: the session opens only while
+   * its credentials have not changed since (SessionLedger.openSession). Null when they have: a
+   * password change, revoke-all, recovery or lock committed during the sign-in, and nothing opened.
+   */
+  async open(
+    account: { readonly id: string; readonly credentialsChangedAt: number | null },
+    options: { cohortHash: string | null; method?: SignInMethod },
+  ): Promise<TokenPair | null> {
+    const accountId = account.id;
     const now = this.#d.clock.now();
     const { token, tokenHash } = newSessionToken(this.#d.random);
     const session: SessionRecord = {
@@ -106,7 +115,8 @@ export class SessionService {
       authenticatedAt: now,
       method: options.method ?? 'password',
     };
-    await guard('error.store.unavailable', 'opening a session', () => this.#d.ledger.insertSession(session));
+    const opened = await guard('error.store.unavailable', 'opening a session', () => this.#d.ledger.openSession(session, account.credentialsChangedAt));
+    if (!opened) return null;
     await this.#recordCohort(accountId, options.cohortHash, now);
     const access = await this.#d.tokens.issue(accountId, session.id);
     return { sessionId: session.id, sessionToken: token, accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S };
@@ -157,10 +167,14 @@ export class SessionService {
     const found = await guard('error.auth.unavailable', 'reading the session ledger', () => this.#d.ledger.findSessionByTokenHash(hash));
     const decision = decideIssuance(found, now, this.#d.policy);
     if (!decision.ok) return decision;
-    const recorded = await guard('error.auth.unavailable', 'recording issuance', () => this.#d.ledger.recordIssuance(decision.value.id, now));
-    // Closed between the read and the write (a revoke won the race): no token for a closed session.
+    // Issued as of the recorded instant, so that a password change committing after the record
+    // (its access floor passes it) refuses this token as it refuses every earlier one; and never
+    // before the floor the session was read with (a change in this very millisecond sets it ahead).
+    const at = Math.max(now, decision.value.accessFloor);
+    const recorded = await guard('error.auth.unavailable', 'recording issuance', () => this.#d.ledger.recordIssuance(decision.value.id, hash, at));
+    // Closed, or re-keyed by a password change, between the read and the write: no token for it.
     if (!recorded) return refuse('error.auth.session_invalid', 'The session is unknown, closed or expired.');
-    const access = await this.#d.tokens.issue(decision.value.accountId, decision.value.id);
+    const access = await this.#d.tokens.issue(decision.value.accountId, decision.value.id, at);
     return ok({ accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S });
   }
 
@@ -247,7 +261,11 @@ export class SessionService {
 
   /** Issues an access token for a session just (re)opened by the caller, without another lookup. */
   async issueFor(accountId: string, sessionId: string): Promise<AccessGrant> {
-    const access = await this.#d.tokens.issue(accountId, sessionId);
+    // At or after the session's access floor, which a password change may set a millisecond ahead
+    // of the clock (past a refresh recorded in the same millisecond): the caller's new token works.
+    const session = await guard('error.store.unavailable', 'reading a session', () => this.#d.ledger.findSessionById(sessionId));
+    const at = Math.max(this.#d.clock.now(), session?.accessFloor ?? 0);
+    const access = await this.#d.tokens.issue(accountId, sessionId, at);
     return { accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S };
   }
 }

@@ -49,7 +49,9 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
         this.sessions.set(other.id, { ...other, closedAt: change.at });
       }
     }
-    this.sessions.set(s.id, { ...s, tokenHash: change.tokenHash, accessFloor: change.at });
+    // Past every access token issued to the session so far (a refresh that recorded its issuance
+    // just before the change, at an instant after `at`, is refused too).
+    this.sessions.set(s.id, { ...s, tokenHash: change.tokenHash, accessFloor: Math.max(change.at, s.refreshedAt + 1) });
     return true;
   }
 
@@ -58,6 +60,12 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
 
   async insertSession(session: SessionRecord): Promise<void> {
     this.sessions.set(session.id, { ...session, method: session.method ?? 'password' });
+  }
+  async openSession(session: SessionRecord, credentialsChangedAt: number | null): Promise<boolean> {
+    const a = this.accounts.get(session.accountId);
+    if (!a || a.credentialsChangedAt !== credentialsChangedAt) return false;
+    await this.insertSession(session);
+    return true;
   }
   async findSessionById(id: string): Promise<SessionRecord | null> {
     return this.sessions.get(id) ?? null;
@@ -78,10 +86,10 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
     for (const s of this.sessions.values()) if (s.tokenHash === tokenHash) return s;
     return null;
   }
-  async recordIssuance(id: string, at: number): Promise<boolean> {
+  async recordIssuance(id: string, tokenHash: string, at: number): Promise<boolean> {
     const s = this.sessions.get(id);
-    if (!s || s.closedAt !== null) return false;
-    this.sessions.set(id, { ...s, refreshedAt: at, lastUsedAt: at });
+    if (!s || s.closedAt !== null || s.tokenHash !== tokenHash) return false;
+    this.sessions.set(id, { ...s, refreshedAt: Math.max(s.refreshedAt, at), lastUsedAt: Math.max(s.lastUsedAt, at) });
     return true;
   }
   async touchSession(id: string, at: number, staleBefore: number): Promise<void> {

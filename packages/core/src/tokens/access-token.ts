@@ -70,8 +70,9 @@ export class AccessTokens {
     this.#signer = options.signer ?? webCryptoSigner();
   }
 
-  async issue(accountId: string, sessionId: string): Promise<{ token: string; claims: AccessTokenClaims }> {
-    const now = this.#o.clock.now();
+  /** `at`: the instant the issuance was recorded, when the caller recorded one (default now). */
+  async issue(accountId: string, sessionId: string, at?: number): Promise<{ token: string; claims: AccessTokenClaims }> {
+    const now = at ?? this.#o.clock.now();
     const iat = Math.floor(now / 1000);
     const claims: AccessTokenClaims = {
       iss: this.#o.issuer,

@@ -276,3 +276,35 @@ describe('TotpService fails closed', () => {
     await expect(other.verifyLogin({ challenge: c, code: '123456', cohortHash: null })).rejects.toMatchObject(unavailable);
   });
 });
+
+describe('a credential change committing while a sign-in opens its session', () => {
+  it('verify-totp: a revoke-all after its last check and before its session is written ends it (401 challenge_invalid, nothing open)', async () => {
+    const env = await setup();
+    const secret = await confirmFactor(env);
+    env.clock.advance(30_000);
+    const c = await challenge(env);
+    const open = env.store.openSession.bind(env.store);
+    env.store.openSession = async (session, stamp) => {
+      env.store.openSession = open;
+      await env.store.closeAllSessions(session.accountId, env.clock.now());
+      return open(session, stamp);
+    };
+    const r = await env.totp.verifyLogin({ challenge: c, code: codeForStep(secret, stepAt(env.clock.now())), cohortHash: null });
+    expect(r).toMatchObject({ ok: false, code: 'error.auth.challenge_invalid' });
+    expect(await openSessions(env)).toEqual([]);
+  });
+
+  it('password login: a password change after the password was checked and before the session is written: 401, nothing opened', async () => {
+    const env = await setup();
+    const open = env.store.openSession.bind(env.store);
+    env.store.openSession = async (session, stamp) => {
+      env.store.openSession = open;
+      const changed = await env.core.accounts.changePassword(env.principal, { currentPassword: PASSWORD, newPassword: 'another long password' });
+      if (!changed.ok) throw new Error(changed.code);
+      return open(session, stamp);
+    };
+    expect(await env.login()).toMatchObject({ ok: false, code: 'error.auth.invalid_credentials' });
+    // Only the caller's re-keyed session is open.
+    expect((await openSessions(env)).map((s) => s.id)).toEqual([env.principal.sessionId]);
+  });
+});

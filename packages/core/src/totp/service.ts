@@ -279,7 +279,10 @@ export class TotpService implements LoginGate {
     if (account === null || !outlivesCredentialChange(challengeOpenedAt(challenge.value), account)) return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
     // An operator may lock the account between the password and the code.
     if (account.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
-    return ok(await this.#d.sessions.open(accountId, { cohortHash: input.cohortHash }));
+    const pair = await this.#d.sessions.open(account, { cohortHash: input.cohortHash });
+    // A password change, revoke-all, recovery or lock committed since the check above ended it.
+    if (pair === null) return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
+    return ok(pair);
   }
 
   /** Whether the account has a confirmed factor (for the profile or the client's settings). */

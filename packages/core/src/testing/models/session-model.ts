@@ -94,8 +94,10 @@ class Issue implements fc.AsyncCommand<Model, Real> {
     expect(res.ok).toBe(expected);
     for (const stale of s.staleTokens) expect((await r.core.sessions.refresh(stale)).ok).toBe(false);
     if (res.ok) {
-      s.refreshedAt = m.now;
-      m.access.push({ session: i, issuedAt: m.now, token: res.value.accessToken });
+      // Never before the session's access floor (a password change may set it a millisecond ahead).
+      const at = Math.max(m.now, m.floors.get(i) ?? 0);
+      s.refreshedAt = at;
+      m.access.push({ session: i, issuedAt: at, token: res.value.accessToken });
     }
     await checkAll(m, r);
   }
@@ -145,8 +147,10 @@ class ChangePassword implements fc.AsyncCommand<Model, Real> {
       });
       s.staleTokens.push(s.token);
       s.token = res.value.sessionToken;
-      m.floors.set(i, m.now);
-      m.access.push({ session: i, issuedAt: m.now, token: res.value.accessToken });
+      // Past every token issued to the session so far, a refresh in this very millisecond included.
+      const floor = Math.max(m.now, s.refreshedAt + 1);
+      m.floors.set(i, floor);
+      m.access.push({ session: i, issuedAt: floor, token: res.value.accessToken });
     }
     await checkAll(m, r);
   }
