@@ -63,6 +63,7 @@ export type ErrorCode =
   | 'error.attestation.history_invalid'
   | 'error.auth.not_an_owner'
   | 'error.sponsored.cannot_sponsor'
+  | 'error.sponsored.no_identity'
   | 'error.quota.federated_budget'
   | 'error.discovery.handle_taken'
   | 'error.discovery.handle_fixed'

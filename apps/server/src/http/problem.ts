@@ -72,6 +72,7 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.attestation.history_invalid': 500,
   'error.auth.not_an_owner': 403,
   'error.sponsored.cannot_sponsor': 403,
+  'error.sponsored.no_identity': 403,
   'error.quota.federated_budget': 403,
   'error.discovery.handle_taken': 409,
   'error.discovery.handle_fixed': 409,

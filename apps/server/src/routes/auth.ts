@@ -180,7 +180,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       body: { type: 'json', schema: v.strictObject({ display_name: v.optional(v.nullable(DisplayName)) }) },
       responses: { 200: { description: 'Updated profile', schema: Profile } },
-      errors: ['error.profile.invalid_display_name', 'error.request.invalid'],
+      errors: ['error.profile.invalid_display_name', 'error.request.invalid', 'error.sponsored.no_identity'],
       handle: async ({ c, body, principal }) => {
         const patch = 'display_name' in body ? { displayName: body.display_name ?? null } : {};
         return json(c, 200, profileBody(...(await withHandle(deps, unwrap(await deps.accounts.updateProfile(principal, patch)))), principal.actingOwnerId !== undefined));

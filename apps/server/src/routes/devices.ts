@@ -30,7 +30,7 @@ export function deviceRoutes(deps: AppDeps): AnyRoute[] {
           schema: v.object({ seq: v.number(), identity_key: B64, devices: v.number(), accepted_at: Timestamp }),
         },
       },
-      errors: ['error.request.invalid', 'error.device.invalid_key', 'error.device.directory_invalid', 'error.conflict', 'error.auth.reauthentication_required'],
+      errors: ['error.request.invalid', 'error.device.invalid_key', 'error.device.directory_invalid', 'error.conflict', 'error.auth.reauthentication_required', 'error.sponsored.no_identity'],
       handle: async ({ c, body, principal }) => {
         const d = unwrap(await deps.devices.publish(principal, body));
         return json(c, 200, { seq: d.seq, identity_key: toBase64url(d.identityKey), devices: d.devices.length, accepted_at: iso(d.acceptedAt) });

@@ -62,6 +62,22 @@ async function fill(o: CallOptions, size: number, seed = 9): Promise<string> {
 const guest = (token: string): CallOptions => ({ headers: { authorization: `Upload ${token}` } });
 
 describe('sponsored accounts', () => {
+  it('have no identity of their own: acting as one, no handle, public record, display name or device directory (403 error.sponsored.no_identity)', async () => {
+    const sponsor = await user();
+    const kid = (await call(s.app, 'POST', '/v1/sponsored', { token: sponsor.token })).body.account_id as string;
+    const refused = problem(403, 'error.sponsored.no_identity');
+    expect(await call(s.app, 'PUT', '/v1/discovery/handle', { ...as(sponsor.token, kid), body: { user: 'kid' } })).toMatchObject(refused);
+    expect(await call(s.app, 'PUT', '/v1/discovery/public', { ...as(sponsor.token, kid), body: { published: true } })).toMatchObject(refused);
+    expect(await call(s.app, 'PATCH', '/v1/auth/profile', { ...as(sponsor.token, kid), body: { display_name: 'Little Bobby' } })).toMatchObject(refused);
+    const dir = new TestIdentity(kid).signDirectory(kid, 1, [new TestDevice('phone')]);
+    expect(await call(s.app, 'PUT', '/v1/devices/directory', { ...as(sponsor.token, kid), raw: raw(dir), contentType: 'application/cbor' })).toMatchObject(refused);
+    // Nothing changed: its profile still has no name or handle, and the handle is free for anyone.
+    expect(await call(s.app, 'GET', '/v1/auth/profile', as(sponsor.token, kid))).toMatchObject({ status: 200, body: { account_id: kid, address: null, display_name: null, handle: null } });
+    expect(await call(s.app, 'GET', '/v1/devices/directory', as(sponsor.token, kid))).toMatchObject({ status: 404 });
+    expect((await call(s.app, 'PUT', '/v1/discovery/handle', { token: sponsor.token, body: { user: 'kid' } })).status).toBe(200);
+    // Reading its profile, and a patch that changes nothing, still work.
+    expect((await call(s.app, 'PATCH', '/v1/auth/profile', { ...as(sponsor.token, kid), body: {} })).status).toBe(200);
+  });
   it('are created by a registered account, listed, and acted as by their owners only', async () => {
     const sponsor = await user();
     const created = await call(s.app, 'POST', '/v1/sponsored', { token: sponsor.token });

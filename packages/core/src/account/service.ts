@@ -1,3 +1,4 @@
+import { decideOwnIdentity } from '../sponsorship/rules.js';
 import { uuidv7 } from '../encoding/uuid.js';
 import { guard, ok, refuse, type Refusal, type Result } from '../errors.js';
 import type { AccountRecord, AccountStore } from '../ports/account-store.js';
@@ -193,8 +194,10 @@ export class AccountService {
   async updateProfile(
     principal: Principal,
     patch: { displayName?: string | null },
-  ): Promise<Result<Profile, 'error.profile.invalid_display_name' | 'error.auth.session_invalid'>> {
+  ): Promise<Result<Profile, 'error.profile.invalid_display_name' | 'error.auth.session_invalid' | 'error.sponsored.no_identity'>> {
     if (patch.displayName === undefined) return this.profile(principal);
+    const own = decideOwnIdentity(principal);
+    if (!own.ok) return own;
     const name = normalizeDisplayName(patch.displayName);
     if (!name.ok) return name;
     const updated = await guard('error.store.unavailable', 'updating the profile', () =>

@@ -1,3 +1,4 @@
+import { decideOwnIdentity } from '../sponsorship/rules.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { DeviceDirectoryStore, DeviceEntry, DirectoryRecord } from '../ports/device-directory.js';
@@ -32,7 +33,9 @@ export class DeviceDirectoryService {
    * decides who can revoke every session and recover the second factor, so it needs a recent
    * sign-in; once an anchor exists none can be fixed again, so later ones do not.
    */
-  async publish(principal: Principal, body: Uint8Array): Promise<Result<DirectoryRecord, PublishRefusal>> {
+  async publish(principal: Principal, body: Uint8Array): Promise<Result<DirectoryRecord, PublishRefusal | 'error.sponsored.no_identity'>> {
+    const own = decideOwnIdentity(principal);
+    if (!own.ok) return own;
     const { accountId } = principal;
     const now = this.#d.clock.now();
     const accepted = acceptDirectory(accountId, body, now);

@@ -1,3 +1,4 @@
+import { decideOwnIdentity } from '../sponsorship/rules.js';
 import { decideLookup, type Looker } from '../access/rules.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { AccountStore } from '../ports/account-store.js';
@@ -31,7 +32,13 @@ export class DiscoveryService {
     this.host = handleHost(d.baseUrl);
   }
 
-  async claim(accountId: string, user: string): Promise<Result<{ handle: string }, 'error.request.invalid' | 'error.discovery.handle_taken' | 'error.discovery.handle_fixed'>> {
+  async claim(
+    caller: { readonly accountId: string; readonly actingOwnerId?: string | undefined },
+    user: string,
+  ): Promise<Result<{ handle: string }, 'error.request.invalid' | 'error.discovery.handle_taken' | 'error.discovery.handle_fixed' | 'error.sponsored.no_identity'>> {
+    const own = decideOwnIdentity(caller);
+    if (!own.ok) return own;
+    const { accountId } = caller;
     if (!isHandleUser(user)) return refuse('error.request.invalid', 'user must match [a-z0-9][a-z0-9._-]{0,63}.');
     const outcome = await guard('error.store.unavailable', 'claiming a handle', () => this.d.handles.claimHandle({ accountId, user, at: this.d.clock.now() }));
     if (outcome === 'taken') return refuse('error.discovery.handle_taken', 'Another account holds this handle.');
@@ -39,7 +46,13 @@ export class DiscoveryService {
     return ok({ handle: formatHandle(user, this.host) });
   }
 
-  async setPublished(accountId: string, published: boolean): Promise<Result<{ handle: string; published: boolean }, 'error.discovery.no_handle'>> {
+  async setPublished(
+    caller: { readonly accountId: string; readonly actingOwnerId?: string | undefined },
+    published: boolean,
+  ): Promise<Result<{ handle: string; published: boolean }, 'error.discovery.no_handle' | 'error.sponsored.no_identity'>> {
+    const own = decideOwnIdentity(caller);
+    if (!own.ok) return own;
+    const { accountId } = caller;
     const changed = await guard('error.store.unavailable', 'publishing a handle', () => this.d.handles.setHandlePublished(accountId, published));
     const record = changed ? await this.d.handles.findHandleByAccount(accountId) : null;
     if (record === null) return refuse('error.discovery.no_handle', 'Claim a handle before publishing it.');
