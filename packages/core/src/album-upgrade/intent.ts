@@ -59,8 +59,10 @@ export function parseSignedUpgradeIntent(body: Uint8Array, window: ProtocolWindo
   if (typeof to_version !== 'string' || !isProtocolVersion(to_version)) return bad('to_version must be a protocol version');
   if (to_version < window.min || to_version > window.max) return bad(`to_version must lie within this server's window, ${window.min} to ${window.max}`);
   if (!isDeviceId(proposer_device)) return bad('proposer_device must be a device id');
-  if (deadline_s !== undefined && !isWholeNumber(deadline_s)) return bad('deadline_s must be a whole number');
-  if (deadline_s !== undefined && deadline_s > MAX_UPGRADE_DEADLINE_S) return bad(`deadline_s must be at most ${MAX_UPGRADE_DEADLINE_S} (90 days)`);
+  // Present means a whole number: CBOR's `undefined` (0xf7) under the key is not "absent".
+  const hasDeadline = Object.hasOwn(intent, 'deadline_s');
+  if (hasDeadline && !isWholeNumber(deadline_s)) return bad('deadline_s must be a whole number');
+  if (hasDeadline && (deadline_s as number) > MAX_UPGRADE_DEADLINE_S) return bad(`deadline_s must be at most ${MAX_UPGRADE_DEADLINE_S} (90 days)`);
   return ok({
     intent: {
       albumId: album_id,
@@ -68,7 +70,7 @@ export function parseSignedUpgradeIntent(body: Uint8Array, window: ProtocolWindo
       toVersion: to_version,
       intentId: intent_id,
       proposerDevice: proposer_device,
-      deadlineS: deadline_s ?? DEFAULT_UPGRADE_DEADLINE_S,
+      deadlineS: hasDeadline ? (deadline_s as number) : DEFAULT_UPGRADE_DEADLINE_S,
     },
     intentCbor: canonicalCbor(intent),
     message: upgradeIntentMessage(intent),

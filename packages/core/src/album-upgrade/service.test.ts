@@ -76,6 +76,10 @@ describe('upgrade proposals', () => {
     expect(await p(canonicalCbor({ ...good, extra: 1 }))).toMatchObject({ code: 'error.request.invalid' });
     expect(await p(admin.signUpgradeIntent(intent({ intent_id: 'not-a-uuid' })))).toMatchObject({ code: 'error.request.invalid' });
     expect(await p(admin.signUpgradeIntent(intent({ deadline_s: -1 })))).toMatchObject({ code: 'error.request.invalid' });
+    // CBOR's `undefined` under the key is a value that is not a whole number, not an absent key.
+    const undefinedDeadline = canonicalCbor({ ...good, intent: { ...(good.intent as Record<string, unknown>), deadline_s: undefined } });
+    expect(undefinedDeadline.includes(0xf7)).toBe(true);
+    expect(await p(undefinedDeadline)).toMatchObject({ code: 'error.request.invalid' });
     expect(await p(admin.signUpgradeIntent(intent()), caller, uuidv7(1, new Uint8Array(10)))).toMatchObject({ code: 'error.not_found' });
     expect(await p(admin.signUpgradeIntent(intent()), { accountId: OTHER, protocolVersion: V })).toMatchObject({ code: 'error.not_found' });
     expect(await p(admin.signUpgradeIntent(intent()), { accountId: ACCOUNT, protocolVersion: '2026-04-01' })).toMatchObject({ code: 'error.protocol.below_album_pin' });
