@@ -707,6 +707,9 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   async adoptDrop(id: string, now: number): Promise<boolean> {
     return this.db.transaction((tx) => this.#transition(tx, id, { kind: 'adopt', now }));
   }
+  async discardDrop(id: string): Promise<boolean> {
+    return this.db.transaction((tx) => this.#transition(tx, id, { kind: 'discard' }));
+  }
   async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<'replaced' | 'not_live'> {
     return this.db.transaction(async (tx): Promise<'replaced' | 'not_live'> => {
       await this.#blobLock(tx, 'shared');

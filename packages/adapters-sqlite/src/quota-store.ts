@@ -465,6 +465,9 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async adoptDrop(id: string, now: number): Promise<boolean> {
     return this.sqlite.transaction(() => this.#transition(id, { kind: 'adopt', now })).immediate();
   }
+  async discardDrop(id: string): Promise<boolean> {
+    return this.sqlite.transaction(() => this.#transition(id, { kind: 'discard' })).immediate();
+  }
   async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<'replaced' | 'not_live'> {
     return this.sqlite
       .transaction((): 'replaced' | 'not_live' => {

@@ -267,12 +267,17 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         const u = upload(owner, { declaredSize: 70 });
         await open(ports.quota, u, null, 1_000);
         await ports.quota.completeUpload({ uploadId: u.id, contentHash: hash(93), size: 70, asset: { create: { id: u.id, ownerId: owner, dropExpiresAt: 5_000 } } }, UNLIMITED, 1_000);
-        // Two adoptions against two discards (a purge of the pending drop).
-        const steps = await Promise.all(stores.map((s, i) => (i % 2 === 0 ? s.adoptDrop(u.id, 2_000) : s.purgeAsset(u.id))));
+        // Two adoptions against two discards: exactly one is acknowledged.
+        const steps = await Promise.all(stores.map((s, i) => (i % 2 === 0 ? s.adoptDrop(u.id, 2_000) : s.discardDrop(u.id))));
         expect(steps.filter(Boolean)).toHaveLength(1);
         const after = await ports.quota.findAsset(u.id);
         expect(after === null).toBe(steps[1] || steps[3]);
-        if (after) expect(after).toMatchObject({ state: 'live', dropExpiresAt: null });
+        if (after) {
+          expect(after).toMatchObject({ state: 'live', dropExpiresAt: null });
+          // Adopted, it is no pending drop: a later discard is refused and the asset stays.
+          expect(await ports.quota.discardDrop(u.id)).toBe(false);
+          expect(await ports.quota.findAsset(u.id)).toMatchObject({ state: 'live' });
+        }
       } finally {
         await cleanup?.();
       }

@@ -38,8 +38,14 @@ describe('decideAssetTransition', () => {
     expect(decideAssetTransition(trashed, { kind: 'adopt', now: 1 })).toEqual({ ok: false, refusal: 'not_pending_drop' });
   });
 
+  it('discard deletes a pending drop only: an adopted (live) or trashed asset stays', () => {
+    expect(decideAssetTransition(drop, { kind: 'discard' })).toEqual({ ok: true, write: 'delete' });
+    expect(decideAssetTransition(live, { kind: 'discard' })).toEqual({ ok: false, refusal: 'not_pending_drop' });
+    expect(decideAssetTransition(trashed, { kind: 'discard' })).toEqual({ ok: false, refusal: 'not_pending_drop' });
+  });
+
   it('a missing row (purged, or taken by a racing call) refuses every action', () => {
-    const actions: AssetAction[] = [{ kind: 'trash', now: 1 }, { kind: 'restore' }, { kind: 'purge' }, { kind: 'empty_trash' }, { kind: 'adopt', now: 1 }];
+    const actions: AssetAction[] = [{ kind: 'trash', now: 1 }, { kind: 'restore' }, { kind: 'purge' }, { kind: 'empty_trash' }, { kind: 'discard' }, { kind: 'adopt', now: 1 }];
     for (const a of actions) expect(decideAssetTransition(null, a)).toEqual({ ok: false, refusal: 'missing' });
   });
 });

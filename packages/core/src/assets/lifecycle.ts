@@ -7,7 +7,7 @@ import type { AssetState } from '../ports/asset-catalog.js';
  *
  *   live ──trash──▶ trashed ──restore──▶ live
  *   trashed ──purge / empty_trash──▶ (deleted; references drop, bytes credited by the sweep)
- *   pending_drop ──purge (discard)──▶ (deleted)
+ *   pending_drop ──purge / discard──▶ (deleted)
  *   pending_drop (unexpired) ──adopt──▶ live
  */
 
@@ -25,6 +25,8 @@ export type AssetAction =
   | { readonly kind: 'purge' }
   /** Emptying the owner's trash: only trashed assets go (a pending drop is not in the trash). */
   | { readonly kind: 'empty_trash' }
+  /** The link owner discards a guest's pending drop: only a drop still pending goes (adopted, it stays). */
+  | { readonly kind: 'discard' }
   | { readonly kind: 'adopt'; readonly now: number };
 
 /** Why the action does not apply to the asset as it stands (or as it no longer stands). */
@@ -55,6 +57,9 @@ export function decideAssetTransition(asset: AssetLifecycleFacts | null, action:
       return { ok: true, write: 'delete' };
     case 'empty_trash':
       if (asset.state !== 'trashed') return refused('not_trashed');
+      return { ok: true, write: 'delete' };
+    case 'discard':
+      if (asset.state !== 'pending_drop') return refused('not_pending_drop');
       return { ok: true, write: 'delete' };
     case 'adopt':
       if (asset.state !== 'pending_drop') return refused('not_pending_drop');

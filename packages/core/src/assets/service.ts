@@ -77,8 +77,9 @@ export class AssetService {
   async discardDrop(linkOwner: Caller, id: string): Promise<Result<void, Missing>> {
     const a = await guard(STORE, 'asset read', () => this.#d.assets.findAsset(id));
     if (!a || a.state !== 'pending_drop' || !mayReach(linkOwner, assetObject(a), 'write')) return refuse('error.not_found', 'No such pending drop.');
-    await guard(STORE, 'asset write', () => this.#d.assets.purgeAsset(id));
-    return ok(undefined);
+    // Decided again under the store's lock: an adoption that won the race keeps the asset, and this discard says so.
+    const discarded = await guard(STORE, 'asset write', () => this.#d.assets.discardDrop(id));
+    return discarded ? ok(undefined) : refuse('error.not_found', 'No such pending drop.');
   }
 
   /**

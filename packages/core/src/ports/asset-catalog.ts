@@ -60,6 +60,8 @@ export interface AssetCatalog {
   emptyTrash(ownerId: string): Promise<number>;
   /** pending_drop (unexpired) -> live, owned by the link owner. False otherwise. */
   adoptDrop(id: string, now: number): Promise<boolean>;
+  /** Deletes a pending drop and its references (the link owner discards it). False when it is not one (adopted meanwhile). */
+  discardDrop(id: string): Promise<boolean>;
   /**
    * Atomically replaces the asset's metadata blob: the new one is stored (charged to the payer
    * unless already stored) and referenced, the old reference dropped, `hard_since` settled.

@@ -294,6 +294,9 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async adoptDrop(id: string, now: number): Promise<boolean> {
     return this.#transition(id, { kind: 'adopt', now });
   }
+  async discardDrop(id: string): Promise<boolean> {
+    return this.#transition(id, { kind: 'discard' });
+  }
   async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<'replaced' | 'not_live'> {
     const a = this.assets.get(input.assetId);
     if (!a || a.state !== 'live') return 'not_live';
