@@ -127,13 +127,16 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
       const path = join(deps.config.dataDir, MAINTENANCE_LOCK);
       const lock = await naming(path, () => takeFileLock(path, 'gc-sweep', deps.clock.now()));
       let r;
+      let staged;
       try {
         r = await deps.quota.sweep();
+        // Then staged bytes no session in flight holds (expired elsewhere, or sent after a cancel).
+        staged = await deps.uploads.sweepStaging();
       } finally {
         await lock.release();
       }
       const credits = Object.entries(r.credited).map(([a, n]) => `  ${a}: -${n} bytes`);
-      return [`swept ${r.swept.length} blobs, expired ${r.expiredUploads} upload sessions (federated fills included)`, ...credits].join('\n');
+      return [`swept ${r.swept.length} blobs, expired ${r.expiredUploads} upload sessions (federated fills included), discarded ${staged} staged uploads`, ...credits].join('\n');
     },
   },
   blobs: {

@@ -143,6 +143,17 @@ export class FsBlobStore implements BlobStore {
   async stream(contentHash: string): Promise<AsyncIterable<Uint8Array> | null> {
     return this.read(contentHash);
   }
+  /** Staged ids: the finished files under `staging/` (a `.part` being written is not one yet). */
+  async *listStaged(): AsyncIterable<string> {
+    let names: string[];
+    try {
+      names = await readdir(this.#staging);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
+      throw e;
+    }
+    for (const name of names) if (SAFE_ID.test(name)) yield name;
+  }
   /** A local disk fails with its machine: a backup copies the bytes. */
   readonly backupMode = 'copy';
 

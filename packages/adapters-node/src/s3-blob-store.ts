@@ -485,6 +485,29 @@ export class S3BlobStore implements BlobStore {
     } while (token !== undefined);
   }
 
+  /** Staged ids: the objects under `<prefix>staging/` (a direct PUT's included, whatever became of its session). */
+  async *listStaged(): AsyncIterable<string> {
+    const under = `${this.#prefix}staging/`;
+    let token: string | undefined;
+    do {
+      const command = new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: under, ...(token ? { ContinuationToken: token } : {}) });
+      command.middlewareStack.add(
+        (next) => async (args) => {
+          const request = args.request as { path?: string };
+          if (request.path === `/${this.#bucket}/`) request.path = `/${this.#bucket}`;
+          return next(args);
+        },
+        { step: 'build', name: 'strongroomBucketPath' },
+      );
+      const page = await this.#send('listing staged uploads', () => this.#client.send(command));
+      for (const o of page.Contents ?? []) {
+        const id = (o.Key ?? '').slice(under.length);
+        if (SAFE_ID.test(id)) yield id;
+      }
+      token = page.IsTruncated ? page.NextContinuationToken : undefined;
+    } while (token !== undefined);
+  }
+
   /** Closes the client's connections. */
   close(): void {
     this.#client.destroy();

@@ -269,5 +269,21 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         await s.remove(hashes[0]!);
         expect((await all()).map((b) => b.contentHash)).toEqual(hashes.slice(1).sort());
       }));
+    it('listStaged names what is staged now: not committed, discarded or refused ids, never content addresses', () =>
+      using(setup, async (s) => {
+        const staged = async () => {
+          const out: string[] = [];
+          for await (const id of s.listStaged()) out.push(id);
+          return out.sort();
+        };
+        expect(await staged()).toEqual([]);
+        await store(s, 'ls-committed', pattern(5));
+        await s.stage('ls-kept', chunks(pattern(6)), 6);
+        await s.stage('ls-discarded', chunks(pattern(7)), 7);
+        await s.discard('ls-discarded');
+        expect(await s.stage('ls-refused', chunks(pattern(9)), 8)).toBeNull();
+        await s.stage('0190c000-0000-7000-8000-0000000000aa', chunks(pattern(4)), 4);
+        expect(await staged()).toEqual(['0190c000-0000-7000-8000-0000000000aa', 'ls-kept']);
+      }));
   });
 }

@@ -44,6 +44,7 @@ describe('blob downloads stream from the filesystem store', { timeout: 300_000 }
       has: (...a) => fs.has(...a),
       stat: (...a) => fs.stat(...a),
       list: () => fs.list(),
+      listStaged: () => fs.listStaged(),
       remove: (...a) => fs.remove(...a),
       stream: (...a) => fs.stream(...a),
       backupMode: fs.backupMode,

@@ -104,6 +104,12 @@ export interface BlobStore {
    */
   list(): AsyncIterable<ListedBlob>;
   /**
+   * The ids that hold staged bytes now (upload ids, and the short-lived ids of whole-blob writes in
+   * flight), in no particular order: how the sweep finds staged bytes no open session holds any
+   * more. Never content addresses.
+   */
+  listStaged(): AsyncIterable<string>;
+  /**
    * Only for stores a client can reach directly (object storage): a URL, valid at most `ttlS`
    * seconds, that serves the blob's bytes as `read` would. Absent on stores that cannot (the
    * filesystem); the server then carries the bytes itself.

@@ -33,6 +33,9 @@ export class MemoryBlobStore implements BlobStore {
   async discard(stagingId: string): Promise<void> {
     this.staged.delete(stagingId);
   }
+  async *listStaged(): AsyncIterable<string> {
+    yield* [...this.staged.keys()];
+  }
   async has(contentHash: string): Promise<boolean> {
     return this.blobs.has(contentHash);
   }

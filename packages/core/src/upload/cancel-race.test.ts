@@ -57,3 +57,36 @@ describe('a cancel that arrives while a finalize of the same session runs (one p
     expect((await quota.status(ALICE)).used).toBe(32);
   });
 });
+
+describe('sweepStaging: staged bytes no session in flight holds go at the sweep', () => {
+  it('discards a lapsed session\'s bytes (expired on any path), a cancelled one\'s sent afterwards, and keeps open ones and whole-blob writes', async () => {
+    const ports = createMemoryPorts();
+    const clock = new FakeClock();
+    const random = new SeededRandom(4);
+    const blobs = new MemoryBlobStore();
+    const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
+    const uploads = new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
+    const open = async () => {
+      const u = await uploads.create({ accountId: ALICE }, { declaredSize: 8, kind: 'original', contentHash: null, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: '2026-06-01' });
+      if (!u.ok) throw new Error(u.code);
+      expect((await uploads.put({ accountId: ALICE }, u.value.uploadId, once(new Uint8Array(8).fill(1)))).ok).toBe(true);
+      return u.value.uploadId;
+    };
+    const lapsed = await open();
+    clock.advance(61_000);
+    // A quota read expires the lapsed session and releases its reservation, but leaves its bytes.
+    expect((await quota.status(ALICE)).reserved).toBe(0);
+    expect(blobs.staged.has(lapsed)).toBe(true);
+    const kept = await open();
+    const cancelled = await open();
+    expect((await uploads.cancel({ accountId: ALICE }, cancelled)).ok).toBe(true);
+    blobs.staged.set(cancelled, new Uint8Array(8)); // a direct PUT through its URL after the cancel
+    blobs.staged.set('meta-00ff', new Uint8Array(3)); // a metadata replace between its stage and commit
+
+    // The ledger's own sweep discards only the bytes of sessions it expires itself: these stay.
+    await quota.sweep();
+    expect(blobs.staged.has(lapsed) && blobs.staged.has(cancelled)).toBe(true);
+    expect(await uploads.sweepStaging()).toBe(2);
+    expect([...blobs.staged.keys()].sort()).toEqual([kept, 'meta-00ff'].sort());
+  });
+});

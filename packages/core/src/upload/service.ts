@@ -1,5 +1,5 @@
 import { mayActForAccount, mayReach, type AccessAction, type Accessor } from '../access/rules.js';
-import { uuidv7 } from '../encoding/uuid.js';
+import { isUuid, uuidv7 } from '../encoding/uuid.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { AssetCatalog } from '../ports/asset-catalog.js';
 import { assetObject } from '../assets/service.js';
@@ -12,7 +12,7 @@ import type { AlbumWriteRefusal, WriteGuard, WriteRefusal } from '../ports/write
 import { albumOfAsset } from '../albums/asset-album.js';
 import type { QuotaService } from '../quota/service.js';
 import { decideArrival, directPutGrant } from './direct.js';
-import { decideCancel, decideFinalize, decidePut, isContentHash, uploadState } from './machine.js';
+import { decideCancel, decideFinalize, decidePut, isContentHash, isInFlight, uploadState } from './machine.js';
 
 export interface UploadServiceDeps {
   readonly sessions: UploadSessions;
@@ -340,6 +340,30 @@ export class UploadService {
       return settled ? ok(view(settled, now)) : refuse('error.conflict', 'The upload session is no longer open.');
     }
     return ok(view(outcome.session, now));
+  }
+
+  /**
+   * The sweep's part in staging: staged bytes that no session in flight holds any more are
+   * discarded. A session that lapsed is expired, and its reservation released, wherever the store
+   * first notices (a quota read or an opening as well as the sweep), and only the sweep's own
+   * expiries discarded their bytes; a direct PUT through a presigned URL may also land after its
+   * session was cancelled, finalized or expired. Only upload ids are judged: other staging ids are
+   * whole-blob writes in flight (a metadata replace, a federated cache). Returns how many went.
+   */
+  async sweepStaging(): Promise<number> {
+    let discarded = 0;
+    for await (const id of this.#d.blobs.listStaged()) {
+      if (!isUuid(id)) continue;
+      // In turn with a finalize or cancel of the same session in this process.
+      const gone = await this.#oneAtATime(id, async () => {
+        const s = await guard(STORE, 'upload session read', () => this.#d.sessions.findUpload(id));
+        if (s !== null && isInFlight(s, this.#d.clock.now())) return false;
+        await this.#d.blobs.discard(id);
+        return true;
+      });
+      if (gone) discarded++;
+    }
+    return discarded;
   }
 
   cancel(caller: Caller, id: string): Promise<Result<UploadView, 'error.not_found' | 'error.conflict'>> {
