@@ -90,6 +90,8 @@ describe('the request pipeline', () => {
     expect(client.session).toBeNull();
     expect(changes.at(-1)).toBeNull();
     await expect(client.refresh()).rejects.toBeInstanceOf(SessionLostError);
+    // The convenience calls say it the way the README promises: SessionLostError, sign in again.
+    await expect(client.listSessions()).rejects.toBeInstanceOf(SessionLostError);
   });
 
   it('surfaces error.auth.unavailable as an outage: no refresh, the session kept', async () => {

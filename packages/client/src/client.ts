@@ -174,6 +174,15 @@ export class StrongroomClient {
     }
   }
 
+  /**
+   * A refusal as the error a caller catches: a session the server no longer knows (refused, the
+   * refresh found it gone too, and it is forgotten here) is a {@link SessionLostError}.
+   */
+  #errorFor(problem: Problem): StrongroomError {
+    if (problem.code === 'error.auth.session_invalid' && this.#session === null) return new SessionLostError(problem);
+    return errorFor(problem);
+  }
+
   #prepare(request: Request, accessToken: string | null): Request {
     const headers = new Headers(request.headers);
     if (!headers.has('x-svc-protocol')) headers.set('x-svc-protocol', this.#version);
@@ -226,14 +235,14 @@ export class StrongroomClient {
   /** Creates an account and signs in to it. */
   async register(address: string, password: string): Promise<SessionTokens> {
     const { data, error, response } = await this.api.POST('/v1/auth/register', { body: { address, password } });
-    if (data === undefined) throw errorFor(await problemOf(response, error));
+    if (data === undefined) throw this.#errorFor(await problemOf(response, error));
     return this.#signedIn(data);
   }
 
   /** Signs in with a password: a session, or (with a confirmed second factor) a challenge for {@link verifyTotp}. */
   async signIn(address: string, password: string, context: SignInContext = {}): Promise<SignInResult> {
     const { data, error, response } = await this.api.POST('/v1/auth/login', { body: { address, password, ...signInExtras(context) } });
-    if (data === undefined) throw errorFor(await problemOf(response, error));
+    if (data === undefined) throw this.#errorFor(await problemOf(response, error));
     if (response.status === 202 && 'challenge' in data) {
       const extra = data as { challenge: string; expires_in: number; account_id?: string };
       return { kind: 'challenge', challenge: extra.challenge, expiresIn: extra.expires_in, ...(extra.account_id ? { accountId: extra.account_id } : {}) };
@@ -244,7 +253,7 @@ export class StrongroomClient {
   /** Answers a sign-in challenge with a six-digit code from the authenticator app. */
   async verifyTotp(challenge: string, code: string, context: SignInContext = {}): Promise<SessionTokens> {
     const { data, error, response } = await this.api.POST('/v1/auth/login/verify-totp', { body: { challenge, code, ...signInExtras(context) } });
-    if (data === undefined) throw errorFor(await problemOf(response, error));
+    if (data === undefined) throw this.#errorFor(await problemOf(response, error));
     return this.#signedIn(data);
   }
 
@@ -262,10 +271,10 @@ export class StrongroomClient {
   async revokeAll(identity: IdentityKey, accountId = this.accountId): Promise<number> {
     if (accountId === null) throw new RangeError('revokeAll needs the account id when signed out');
     const issued = await this.api.POST('/v1/auth/logout/all/challenge', {});
-    if (issued.data === undefined) throw errorFor(await problemOf(issued.response, issued.error));
+    if (issued.data === undefined) throw this.#errorFor(await problemOf(issued.response, issued.error));
     const signature = identity.signRevokeAll(accountId, issued.data.challenge);
     const { data, error, response } = await this.api.POST('/v1/auth/logout/all', { body: { challenge: issued.data.challenge, signature } });
-    if (data === undefined) throw errorFor(await problemOf(response, error));
+    if (data === undefined) throw this.#errorFor(await problemOf(response, error));
     if (this.#session !== null && accountIdOf(this.#session.accessToken) === accountId) this.setSession(null);
     return data.sessions_closed;
   }
@@ -276,14 +285,14 @@ export class StrongroomClient {
     if (session === null) return;
     const { error, response } = await this.api.DELETE('/v1/auth/sessions/{session_id}', { params: { path: { session_id: session.sessionId } } });
     // Already closed or expired on the server: signed out all the same.
-    if (!response.ok && response.status !== 401 && response.status !== 404) throw errorFor(await problemOf(response, error));
+    if (!response.ok && response.status !== 401 && response.status !== 404) throw this.#errorFor(await problemOf(response, error));
     this.setSession(null);
   }
 
   /** The account's open sessions (the current one marked) and its device cohorts. */
   async listSessions() {
     const { data, error, response } = await this.api.GET('/v1/auth/sessions');
-    if (data === undefined) throw errorFor(await problemOf(response, error));
+    if (data === undefined) throw this.#errorFor(await problemOf(response, error));
     return data;
   }
 
@@ -291,7 +300,7 @@ export class StrongroomClient {
   async revokeSession(sessionId: string): Promise<void> {
     if (this.#session?.sessionId === sessionId) return this.signOut();
     const { error, response } = await this.api.DELETE('/v1/auth/sessions/{session_id}', { params: { path: { session_id: sessionId } } });
-    if (!response.ok) throw errorFor(await problemOf(response, error));
+    if (!response.ok) throw this.#errorFor(await problemOf(response, error));
   }
 
   /**
@@ -303,7 +312,7 @@ export class StrongroomClient {
   async startOidc(options: { returnTo: string; verifier: string; purpose?: 'sign_in' | 'link' | 'reauthenticate' }): Promise<{ authorizationUrl: string; expiresIn: number }> {
     const body = { return_to: options.returnTo, app_challenge: oidcChallenge(options.verifier), ...(options.purpose ? { purpose: options.purpose } : {}) };
     const { data, error, response } = await this.api.POST('/v1/auth/oidc/start', { body: body as never });
-    if (data === undefined) throw errorFor(await problemOf(response, error));
+    if (data === undefined) throw this.#errorFor(await problemOf(response, error));
     return { authorizationUrl: data.authorization_url, expiresIn: data.expires_in };
   }
 
@@ -313,7 +322,7 @@ export class StrongroomClient {
    */
   async completeOidc(loginCode: string, verifier: string, context: SignInContext = {}): Promise<{ session: SessionTokens } | { linked: true } | { reauthenticatedAt: string }> {
     const { data, error, response } = await this.api.POST('/v1/auth/oidc/complete', { body: { login_code: loginCode, app_verifier: verifier, ...signInExtras(context) } as never });
-    if (!response.ok) throw errorFor(await problemOf(response, error));
+    if (!response.ok) throw this.#errorFor(await problemOf(response, error));
     if (response.status === 204 || data === undefined) return { linked: true };
     const body = data as Partial<TokenPairBody> & { reauthenticated_at?: string };
     if (typeof body.reauthenticated_at === 'string') return { reauthenticatedAt: body.reauthenticated_at };
@@ -325,14 +334,14 @@ export class StrongroomClient {
   /** Starts TOTP enrollment: the base32 secret and the `otpauth://` URI to show as a QR code. */
   async enrollTotp(): Promise<{ secret: string; uri: string }> {
     const { data, error, response } = await this.api.POST('/v1/auth/totp/enroll', {});
-    if (data === undefined) throw errorFor(await problemOf(response, error));
+    if (data === undefined) throw this.#errorFor(await problemOf(response, error));
     return data;
   }
 
   /** Confirms enrollment with a current code; from now on signing in asks for a code. */
   async confirmTotp(code: string): Promise<void> {
     const { error, response } = await this.api.POST('/v1/auth/totp/verify-enrollment', { body: { code } });
-    if (!response.ok) throw errorFor(await problemOf(response, error));
+    if (!response.ok) throw this.#errorFor(await problemOf(response, error));
   }
 
   // ---- devices, uploads -----------------------------------------------------------------------
@@ -344,7 +353,7 @@ export class StrongroomClient {
       bodySerializer: (body: unknown) => body as BodyInit,
       headers: { 'content-type': 'application/cbor' },
     });
-    if (data === undefined) throw errorFor(await problemOf(response, error));
+    if (data === undefined) throw this.#errorFor(await problemOf(response, error));
     return { seq: data.seq, devices: data.devices };
   }
 
@@ -364,7 +373,7 @@ export class StrongroomClient {
     const opened = await this.api.POST('/upload', {
       body: { declared_size: bytes.length, kind: options.kind ?? 'original', device_id: options.deviceId, content_hash: contentHash, ...(options.albumId ? { album_id: options.albumId } : {}) },
     });
-    if (opened.data === undefined) throw errorFor(await problemOf(opened.response, opened.error));
+    if (opened.data === undefined) throw this.#errorFor(await problemOf(opened.response, opened.error));
     const uploadId = opened.data.upload_id;
     const path = { path: { id: uploadId } };
     const offer = options.direct === false ? null : (opened.data.direct_put ?? null);
@@ -378,13 +387,13 @@ export class StrongroomClient {
         bodySerializer: (body: unknown) => body as BodyInit,
         headers: { 'content-type': 'application/octet-stream' },
       });
-      if (sent.data === undefined) throw errorFor(await problemOf(sent.response, sent.error));
+      if (sent.data === undefined) throw this.#errorFor(await problemOf(sent.response, sent.error));
     }
     const done = await this.api.POST('/upload/{id}/finalize', {
       params: path,
       body: { content_hash: contentHash, ...(options.assetId ? { manifest: { asset_id: options.assetId } } : {}) },
     });
-    if (done.data === undefined) throw errorFor(await problemOf(done.response, done.error));
+    if (done.data === undefined) throw this.#errorFor(await problemOf(done.response, done.error));
     return { uploadId, state: done.data.state, assetId: done.data.asset_id, contentHash, transfer };
   }
 
@@ -425,8 +434,11 @@ export class StrongroomClient {
         ? await this.#send(request, init)
         : await this.#fetch(this.#prepare(request, null), init);
     if (response.type === 'opaqueredirect') {
-      // A browser hides a manual redirect's Location: let it follow (it drops the token across origins).
-      response = await this.#fetch(this.#prepare(new Request(request, { redirect: 'follow' }), null), { ...init, redirect: 'follow' });
+      // A browser hides a manual redirect's Location: let it follow. The first hop is this server's
+      // own route, which needs the access token again; a browser drops Authorization when the
+      // redirect crosses to another origin (the object store), so the store never sees it.
+      const token = options.linkId === undefined ? (this.#session?.accessToken ?? null) : null;
+      response = await this.#fetch(this.#prepare(new Request(request, { redirect: 'follow' }), token), { ...init, redirect: 'follow' });
     } else if (response.status === 307 || response.status === 302 || response.status === 303) {
       const location = response.headers.get('location');
       await response.body?.cancel();
@@ -435,7 +447,7 @@ export class StrongroomClient {
       if (options.range !== undefined) onward.set('range', rangeHeader(options.range));
       response = await this.#fetch(new Request(new URL(location, this.#baseUrl + path), { method: 'GET', headers: onward }), options.signal ? { signal: options.signal } : undefined);
     }
-    if (response.status !== 200 && response.status !== 206) throw errorFor(await problemOf(response, null));
+    if (response.status !== 200 && response.status !== 206) throw this.#errorFor(await problemOf(response, null));
     if (response.body === null) throw errorFor(localProblem('error.internal', 'A download without a body.', response.status));
     const length = Number(response.headers.get('content-length') ?? NaN);
     if (response.status === 206) {

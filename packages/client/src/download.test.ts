@@ -144,4 +144,38 @@ describe('StrongroomClient.download', () => {
     const bad = await client.download(up.contentHash);
     await expect(bytesOf(bad.body)).rejects.toMatchObject({ code: 'error.integrity' });
   });
+
+  it('in a browser, which hides a manual redirect (opaqueredirect), the download follows it with the token for the server\'s own hop only', async () => {
+    store = new PresigningStore();
+    await store.start();
+    s = await testServer({}, {}, { blobs: store });
+    const bytes = blob();
+    const { client, up } = await withBlob(s, bytes);
+    const hops: { url: string; authorization: string | null }[] = [];
+    // As a browser's fetch: a manual redirect comes back opaque (no status, no Location), and a
+    // followed one drops Authorization when it crosses to another origin.
+    const browserFetch = async (input: RequestInfo | URL, init?: RequestInit): Promise<Response> => {
+      const request = new Request(input, init);
+      hops.push({ url: request.url, authorization: request.headers.get('authorization') });
+      const answer = await fetch(request, { redirect: 'manual' });
+      if (answer.status >= 300 && answer.status < 400) {
+        if ((init?.redirect ?? request.redirect) === 'manual') return Object.defineProperty(new Response(null, { status: 200 }), 'type', { value: 'opaqueredirect' });
+        const onward = new URL(answer.headers.get('location')!, request.url);
+        const headers = new Headers(request.headers);
+        if (onward.origin !== new URL(request.url).origin) headers.delete('authorization');
+        return browserFetch(onward, { headers, redirect: 'follow' });
+      }
+      return answer;
+    };
+    const browser = new StrongroomClient({ baseUrl: s.baseUrl, fetch: browserFetch, session: client.session! });
+    const whole = await browser.download(up.contentHash);
+    expect(whole.status).toBe(200);
+    expect(sha256Hex(await bytesOf(whole.body))).toBe(up.contentHash);
+    // The server's route twice (manual, then followed), both with the token; the store without it.
+    const base = s.baseUrl;
+    const server = hops.filter((h) => h.url.startsWith(base));
+    expect(server.length).toBe(2);
+    for (const h of server) expect(h.authorization).toMatch(/^Bearer /);
+    expect(store.seen.at(-1)!.authorization).toBeUndefined();
+  });
 });
