@@ -5,6 +5,7 @@ import { readConfig, type Config } from './config.js';
 import { buildDeps, nodePlatform, openStores, type AppDeps } from './deps.js';
 import { BackupFailure, MAINTENANCE_LOCK, naming } from './backup/files.js';
 import { restoreBackup } from './backup/restore.js';
+import { openBlobStore } from './blob-store.js';
 import { runScheduledBackup } from './backup/schedule.js';
 import { takeBackup } from './backup/take.js';
 import { verifyBackup } from './backup/verify.js';
@@ -230,10 +231,18 @@ export const FILE_COMMANDS: Record<string, { usage: string; run: FileCommand; hi
     usage: 'verify-backup <dir>        check a backup: it opens, its schema is accepted, its key opens the sealed secrets, every blob and file matches',
     run: async (config, args) => {
       const dir = backupDirArg(args, 'verify-backup');
-      const v = await verifyBackup(dir, { envKey: config.secretKey });
+      // An object-store backup is checked against the store configured here (SVC_BLOB_URL).
+      const objects = (config.blobStore?.kind ?? 'file') === 'file' ? null : await openBlobStore(config);
+      let v;
+      try {
+        v = await verifyBackup(dir, { envKey: config.secretKey, objects: objects?.blobs ?? null });
+      } finally {
+        objects?.close();
+      }
       return (
         `backup ${dir} verified: ${v.info.database === 'sqlite' ? `database opens, schema version ${v.info.schema_version} accepted` : 'PostgreSQL (the dump itself is checked by pg_restore)'}, ` +
-        `${v.sealedValues} sealed secrets open with ${v.keyFromBackup ? 'secret.key' : 'SVC_SECRET_KEY'}, ${v.blobs.length} blobs present with their SHA-256, ${v.entries.length} files match ${MANIFEST_FILE}`
+        `${v.sealedValues} sealed secrets open with ${v.keyFromBackup ? 'secret.key' : 'SVC_SECRET_KEY'}, ` +
+        `${v.info.blob_mode === 'copy' ? `${v.blobs.length} blobs present with their SHA-256` : `${v.blobs.length} objects present in the object store at their sizes`}, ${v.entries.length} files match ${MANIFEST_FILE}`
       );
     },
   },
@@ -242,7 +251,8 @@ export const FILE_COMMANDS: Record<string, { usage: string; run: FileCommand; hi
     run: async (config, args) => {
       const dir = backupDirArg(args, 'restore');
       const r = await restoreBackup(config, dir);
-      const lines = [`restored ${dir} into ${r.dataDir}: ${r.backup.blobs.length} blobs, ${r.backup.keyFromBackup ? 'secret.key' : 'no key file (start with the same SVC_SECRET_KEY)'}`];
+      const blobs = r.backup.info.blob_mode === 'copy' ? `${r.backup.blobs.length} blobs` : `${r.backup.blobs.length} objects left in the object store (start with the same SVC_BLOB_URL)`;
+      const lines = [`restored ${dir} into ${r.dataDir}: ${blobs}, ${r.backup.keyFromBackup ? 'secret.key' : 'no key file (start with the same SVC_SECRET_KEY)'}`];
       if (r.pgRestore) lines.push('now restore the database:', `  ${r.pgRestore}`);
       lines.push(`start the server with SVC_DATA_DIR=${r.dataDir}`);
       return lines.join('\n');

@@ -5,6 +5,7 @@ import { FsBlobStore } from '@strongroom/adapters-node';
 import type { Config } from '../config.js';
 import { BackupFailure, BLOB_ROOT, blobPath, DATABASE_FILE, emptyOrAbsent, naming, PG_DUMP_FILE, realish, RESTORE_MARKER, SECRET_KEY_FILE, syncDir, within } from './files.js';
 import { verifyBackup, type VerifiedBackup } from './verify.js';
+import { openBlobStore } from '../blob-store.js';
 
 export interface RestoreReport {
   readonly dataDir: string;
@@ -29,15 +30,19 @@ export async function restoreBackup(config: Config, source: string): Promise<Res
   const [dataReal, backupReal] = [await realish(target), await realish(source)];
   if (within(dataReal, backupReal) || within(backupReal, dataReal)) throw new BackupFailure({ file: target, cause: `overlaps the backup ${source}` });
 
-  const backup = await verifyBackup(source, { envKey: config.secretKey });
+  // An object-store backup's blobs stay in that store: it must be the one configured, and holding them.
+  const objects = (config.blobStore?.kind ?? 'file') === 'file' ? null : await openBlobStore(config);
+  let backup: VerifiedBackup;
+  try {
+    backup = await verifyBackup(source, { envKey: config.secretKey, objects: objects?.blobs ?? null });
+  } finally {
+    objects?.close();
+  }
   if (backup.info.database === 'sqlite' && config.databaseUrl !== null) {
     throw new BackupFailure({ file: join(source, DATABASE_FILE), cause: 'is a SQLite backup but SVC_DATABASE_URL is set; unset it to restore onto SQLite' });
   }
   if (backup.info.database === 'postgresql' && config.databaseUrl === null) {
     throw new BackupFailure({ file: source, cause: 'is a PostgreSQL backup; set SVC_DATABASE_URL to the database you restore the dump into' });
-  }
-  if (backup.info.blob_mode !== 'copy') {
-    throw new BackupFailure({ file: source, cause: 'lists objects in an object store rather than holding blobs; point the server at that store instead' });
   }
   if (!backup.keyFromBackup && config.secretKey === null) {
     throw new BackupFailure({ file: join(source, SECRET_KEY_FILE), cause: 'is not in this backup: set SVC_SECRET_KEY to the key it was taken with' });
@@ -49,7 +54,8 @@ export async function restoreBackup(config: Config, source: string): Promise<Res
     await naming(join(target, RESTORE_MARKER), () => writeFile(join(target, RESTORE_MARKER), `restoring ${source}\n`, { flag: 'wx', mode: 0o600 }));
     const store = new FsBlobStore(join(target, BLOB_ROOT));
     let n = 0;
-    for (const b of backup.blobs) {
+    // Copied blobs come back into the data directory; listed ones are in the object store already.
+    for (const b of backup.info.blob_mode === 'copy' ? backup.blobs : []) {
       const from = join(source, blobPath(b.contentHash));
       const staging = `restore-${n++}`;
       // Named by where it goes: that is where a full disk or a permission bites (the source was just verified).

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import type { BlobStore } from '@strongroom/core';
 import { join } from 'node:path';
 import { checkManifest, fromBase64url, MANIFEST_FILE, parseManifest, refuseNewerSchema, secretKeyFingerprint, type ManifestEntry } from '@strongroom/core';
 import { buildSchemaVersion, SqliteBackupReader } from '@strongroom/adapters-sqlite';
@@ -25,7 +26,7 @@ export interface VerifiedBackup {
  * every file the manifest lists is there with its SHA-256. The database and the key are checked
  * before the manifest, so a damaged database or another key is reported as that, not as a hash.
  */
-export async function verifyBackup(dir: string, options: { envKey: Uint8Array | null }): Promise<VerifiedBackup> {
+export async function verifyBackup(dir: string, options: { envKey: Uint8Array | null; objects?: BlobStore | null }): Promise<VerifiedBackup> {
   const at = (rel: string) => join(dir, rel);
   const manifestText = await readFile(at(MANIFEST_FILE), 'utf8').catch((err: NodeJS.ErrnoException) => {
     if (err.code === 'ENOENT') throw new BackupFailure({ file: at(MANIFEST_FILE), cause: 'missing: the backup did not finish, or this is not a backup directory' });
@@ -133,8 +134,28 @@ export async function verifyBackup(dir: string, options: { envKey: Uint8Array | 
       if (h.size !== b.size) throw new BackupFailure({ file: at(rel), cause: `holds ${h.size} bytes; the ledger says ${b.size}` });
       if (!listed.has(rel)) throw new BackupFailure({ file: at(MANIFEST_FILE), cause: `does not list ${rel}` });
     }
-  } else if (!listed.has(OBJECTS_FILE)) {
-    throw new BackupFailure({ file: at(MANIFEST_FILE), cause: `does not list ${OBJECTS_FILE}` });
+  } else {
+    // Object storage keeps the bytes itself: the backup lists them, and the listing is checked
+    // against the ledger in the database copy and against the store (each object there at the
+    // size the ledger records; its key is its SHA-256, which the store checked when it was
+    // committed). Without the store configured there is nothing to check them against.
+    if (!listed.has(OBJECTS_FILE)) throw new BackupFailure({ file: at(MANIFEST_FILE), cause: `does not list ${OBJECTS_FILE}` });
+    const objects = parseObjects(await naming(at(OBJECTS_FILE), () => readFile(at(OBJECTS_FILE), 'utf8')), at(OBJECTS_FILE));
+    if (info.database === 'sqlite') {
+      for (const b of blobs) {
+        if (objects.get(b.contentHash) !== b.size) throw new BackupFailure({ file: at(OBJECTS_FILE), cause: `does not list ${b.contentHash} (${b.size} bytes), which the ledger references` });
+      }
+    } else {
+      blobs = [...objects].map(([contentHash, size]) => ({ contentHash, size }));
+    }
+    if (options.objects === undefined || options.objects === null) {
+      throw new BackupFailure({ file: at(OBJECTS_FILE), cause: 'lists objects in an object store: set SVC_BLOB_URL (and its credentials) to that store to check them' });
+    }
+    for (const [contentHash, size] of objects) {
+      const found = await options.objects.stat(contentHash);
+      if (found === null) throw new BackupFailure({ file: `object ${contentHash}`, cause: 'is listed in the backup but missing from the object store' });
+      if (found.size !== size) throw new BackupFailure({ file: `object ${contentHash}`, cause: `holds ${found.size} bytes in the object store; the backup lists ${size}` });
+    }
   }
 
   // Every file the manifest lists.
@@ -162,4 +183,16 @@ async function readInfo(path: string): Promise<BackupInfo> {
     throw new BackupFailure({ file: path, cause: 'does not describe a backup (database, key_fingerprint, blob_mode)' });
   }
   return v as BackupInfo;
+}
+
+/** `objects.txt`: one `<sha256> <size>` line per object the ledger referenced at the backup. */
+function parseObjects(text: string, file: string): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    if (line === '') continue;
+    const m = /^([0-9a-f]{64}) (\d{1,16})$/.exec(line);
+    if (m === null) throw new BackupFailure({ file, cause: `holds a line that is not "<sha256> <size>": ${line.slice(0, 80)}` });
+    out.set(m[1]!, Number(m[2]));
+  }
+  return out;
 }
