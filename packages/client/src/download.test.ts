@@ -134,6 +134,9 @@ describe('StrongroomClient.download', () => {
       expect(h['x-svc-act-as']).toBeUndefined();
     }
     expect(store.seen[1]!.range).toBe('bytes=100-199');
+    // A range past the end is this server's 416 problem, decided before any redirect.
+    await expect(client.download(up.contentHash, { range: { start: 200_000 } })).rejects.toMatchObject({ code: 'error.request.range_not_satisfiable' });
+    expect(store.seen).toHaveLength(2);
     // Another account gets the 404, not a URL: the rule runs before any presigning.
     const other = new StrongroomClient({ baseUrl: s.baseUrl });
     await other.register(address(), PASSWORD);

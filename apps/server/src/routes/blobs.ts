@@ -68,16 +68,17 @@ async function answer({ c }: Pick<HandlerInput<unknown, unknown, unknown>, 'c'>,
   const head = isHeadRequest(c.req.raw);
   const fixed = { etag, 'cache-control': CACHE_CONTROL };
   if (noneMatch(requestHeader(c, 'if-none-match'), etag)) return streamed(c, 304, null, fixed);
-  // A presigned URL is signed for GET only: a HEAD is answered here, from the stat core already took.
-  if (blob.presign !== null && !head) return streamed(c, 307, null, { location: await blob.presign(), 'cache-control': 'no-store', etag });
   const ifRange = requestHeader(c, 'if-range');
   const range = ifRange !== undefined && ifRange.trim() !== etag ? { kind: 'whole' as const } : resolveRange(requestHeader(c, 'range'), blob.size);
   const bytes = { ...fixed, 'accept-ranges': 'bytes', 'content-type': 'application/octet-stream' };
+  // Judged here, before any redirect: the store's own 416 would be its XML, not this problem.
   if (range.kind === 'unsatisfiable') {
     const p = new HttpProblem('error.request.range_not_satisfiable', `The blob has ${blob.size} bytes; the range asks for none of them.`, { size: blob.size });
     p.headers = { 'content-range': `bytes */${blob.size}`, ...fixed };
     throw p;
   }
+  // A presigned URL is signed for GET only: a HEAD is answered here, from the stat core already took.
+  if (blob.presign !== null && !head) return streamed(c, 307, null, { location: await blob.presign(), 'cache-control': 'no-store', etag });
   if (range.kind === 'part') {
     const length = range.end - range.start + 1;
     const body = head ? null : pullStream(await blob.open({ start: range.start, end: range.end }));
