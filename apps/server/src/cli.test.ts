@@ -45,6 +45,22 @@ describe('operator CLI', () => {
     await stores.close();
   });
 
+  it('refuses what it would otherwise ignore or round: an extra argument, a limit past 2^53 - 1, `default` as the soft limit, a malformed key', async () => {
+    const { env, stores, deps } = await deployment();
+    await deps.accounts.register({ address: 'args@example.org', password: 'correct horse battery' });
+    const keys = (await deps.keyRing.jwks()).keys.length;
+    expect(await runCli(['rotate-key', 'extra'], env)).toMatchObject({ code: 2, out: expect.stringContaining('unexpected argument "extra"') });
+    await deps.keyRing.reload();
+    expect((await deps.keyRing.jwks()).keys).toHaveLength(keys);
+    expect(await runCli(['quota-limits', 'args@example.org', '100', '200', 'extra'], env)).toMatchObject({ code: 2 });
+    expect(await runCli(['quota-limits', 'args@example.org', '99999999999999999999', '-'], env)).toMatchObject({ code: 1, out: expect.stringContaining('9007199254740991') });
+    expect(await runCli(['quota-limits', 'args@example.org', 'default', '1000'], env)).toMatchObject({ code: 1 });
+    expect((await runCli(['quota-limits', 'args@example.org', '-', 'default'], env)).code).toBe(0);
+    expect((await runCli(['blobs', 'verify'], env)).code).toBe(0);
+    expect(await runCli(['lock', 'args@example.org'], { ...env, SVC_SECRET_KEY: 'not a key' })).toMatchObject({ code: 1, out: expect.stringMatching(/^configuration error: .*SVC_SECRET_KEY/) });
+    await stores.close();
+  });
+
   it('--help lists the commands and exits 0; an unknown command is named and exits 2', async () => {
     for (const help of [['--help'], ['-h'], ['help'], []]) {
       const r = await runCli(help, {});

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { blobsAgree, describeBackupProblem, findAccountByAddress, MANIFEST_FILE, normalizeAddress, parseRfc3339Instant, verifyBlobs } from '@strongroom/core';
 import { systemClock, takeFileLock } from '@strongroom/adapters-node';
-import { readConfig, type Config } from './config.js';
+import { ConfigError, readConfig, type Config } from './config.js';
 import { buildDeps, nodePlatform, openStores, type AppDeps } from './deps.js';
 import { BackupFailure, MAINTENANCE_LOCK, naming } from './backup/files.js';
 import { restoreBackup } from './backup/restore.js';
@@ -88,10 +88,12 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
       const id = await accountIdOf(deps, who);
       const bytes = (x: string | undefined): number | null => {
         if (x === '-') return null;
-        if (!x || !/^\d+$/.test(x)) throw new Error('limits are whole numbers of bytes, or -');
+        // Whole numbers a JSON number holds exactly (up to 2^53 - 1), never rounded on the way in.
+        if (!x || !/^\d+$/.test(x) || !Number.isSafeInteger(Number(x))) throw new Error('limits are whole numbers of bytes up to 9007199254740991, or -');
         return Number(x);
       };
-      const limits = soft === 'default' || hard === 'default' ? null : { soft: bytes(soft), hard: bytes(hard) };
+      // Only the hard limit takes `default` (both back to the deployment's); soft is bytes or -.
+      const limits = hard === 'default' ? (bytes(soft), null) : { soft: bytes(soft), hard: bytes(hard) };
       const r = await deps.quota.setLimits(id, limits);
       if (!r.ok) throw new Error(r.detail ?? r.code);
       return `limits of ${id}: soft ${r.value.softLimit ?? 'unlimited'}, hard ${r.value.hardLimit ?? 'unlimited'}; state ${r.value.state}`;
@@ -265,11 +267,24 @@ export const FILE_COMMANDS: Record<string, { usage: string; run: FileCommand; hi
   },
 };
 
+/**
+ * How many arguments a command's usage line names (`lock <address|id>`: 1; `blobs verify`: 1): more
+ * is a mistake to refuse, not to ignore (an operator who typed one too many meant something else).
+ */
+function arity(usage: string): number {
+  const synopsis = usage.split(/\s{2,}/)[0]!;
+  return (synopsis.match(/<[^>]*>|\S+/g) ?? []).length - 1;
+}
+
 export async function runCli(argv: string[], env: Record<string, string | undefined> = process.env): Promise<{ code: number; out: string }> {
   const [name, ...args] = argv;
   const usages = [...Object.values(COMMANDS), ...Object.values(FILE_COMMANDS).filter((c) => !c.hidden)].map((c) => `  ${c.usage}`);
   const usage = `usage: npm run cli -- <command>\n\n${usages.join('\n')}`;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') return { code: 0, out: usage };
+  const known = Object.hasOwn(FILE_COMMANDS, name) ? FILE_COMMANDS[name] : Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (known !== undefined && args.length > arity(known.usage)) {
+    return { code: 2, out: `${name}: unexpected argument ${JSON.stringify(args[arity(known.usage)])}; nothing was done\n\nusage: npm run cli -- ${known.usage}` };
+  }
   const fileCommand = Object.hasOwn(FILE_COMMANDS, name) ? FILE_COMMANDS[name] : undefined;
   if (fileCommand) {
     try {
@@ -281,7 +296,14 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
   }
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
   if (!command) return { code: 2, out: `unknown command: ${name}\n\n${usage}` };
-  const config = readConfig(env);
+  let config: Config;
+  try {
+    config = readConfig(env);
+  } catch (err) {
+    // A bad setting is named in one line, as the server names it at start; never a stack trace.
+    if (err instanceof ConfigError) return { code: 1, out: `configuration error: ${err.message}` };
+    throw err;
+  }
   const platform = { ...nodePlatform(), logger: { info() {}, warn() {}, error() {} } };
   const stores = await openStores(config);
   try {
