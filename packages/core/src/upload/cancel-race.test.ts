@@ -90,3 +90,34 @@ describe('sweepStaging: staged bytes no session in flight holds go at the sweep'
     expect([...blobs.staged.keys()].sort()).toEqual([kept, 'meta-00ff'].sort());
   });
 });
+
+describe('two finalizes of one session in two processes', () => {
+  it('both answer 200 with the same outcome, and the bytes are charged once', async () => {
+    const ports = createMemoryPorts();
+    const clock = new FakeClock();
+    const random = new SeededRandom(6);
+    const blobs = new HeldCommitStore();
+    const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
+    // Two services over the same stores: two processes, each with its own in-process ordering.
+    const serviceIn = () => new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
+    const [a, b] = [serviceIn(), serviceIn()];
+    const data = new Uint8Array(24).fill(9);
+    const u = await a.create({ accountId: ALICE }, { declaredSize: 24, kind: 'original', contentHash: null, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: '2026-06-01' });
+    if (!u.ok) throw new Error(u.code);
+    expect((await a.put({ accountId: ALICE }, u.value.uploadId, once(data))).ok).toBe(true);
+    const input = { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null };
+
+    // A moves the bytes to their address and is held there, before its ledger write.
+    blobs.armed = true;
+    const first = a.finalize({ accountId: ALICE }, u.value.uploadId, input);
+    for (let i = 0; i < 100 && blobs.release === null; i++) await new Promise((r) => setImmediate(r));
+    blobs.armed = false;
+    // B finds nothing staged but the bytes stored: it completes the session (or finds it completed).
+    const second = await b.finalize({ accountId: ALICE }, u.value.uploadId, input);
+    blobs.release!();
+    expect(second).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    expect(await first).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    expect((await quota.status(ALICE)).used).toBe(24);
+    expect((await quota.report(ALICE)).blobs.map((x) => x.contentHash)).toEqual([sha256Hex(data)]);
+  });
+});
