@@ -462,9 +462,26 @@ export class S3BlobStore implements BlobStore {
    */
   async *list(): AsyncIterable<ListedBlob> {
     const under = `${this.#prefix}blobs/`;
+    for await (const o of this.#objectsUnder(under, 'listing blobs')) {
+      const hash = o.key.slice(under.length + 3);
+      if (HASH.test(hash) && o.key === this.#blobKey(hash)) yield { contentHash: hash, size: o.size };
+    }
+  }
+
+  /** Staged ids: the objects under `<prefix>staging/` (a direct PUT's included, whatever became of its session). */
+  async *listStaged(): AsyncIterable<string> {
+    const under = `${this.#prefix}staging/`;
+    for await (const o of this.#objectsUnder(under, 'listing staged uploads')) {
+      const id = o.key.slice(under.length);
+      if (SAFE_ID.test(id)) yield id;
+    }
+  }
+
+  /** Every object under `prefix`, a page at a time. */
+  async *#objectsUnder(prefix: string, what: string): AsyncIterable<{ key: string; size: number }> {
     let token: string | undefined;
     do {
-      const command = new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: under, ...(token ? { ContinuationToken: token } : {}) });
+      const command = new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) });
       // Path-style listings go out as `/bucket?list-type=2`, the form S3 has always taken (the SDK's
       // `/bucket/` is refused by s3rver's signature check, which follows the older SDK's form).
       command.middlewareStack.add(
@@ -475,35 +492,8 @@ export class S3BlobStore implements BlobStore {
         },
         { step: 'build', name: 'strongroomBucketPath' },
       );
-      const page = await this.#send('listing blobs', () => this.#client.send(command));
-      for (const o of page.Contents ?? []) {
-        const key = o.Key ?? '';
-        const hash = key.slice(under.length + 3);
-        if (HASH.test(hash) && key === this.#blobKey(hash)) yield { contentHash: hash, size: o.Size ?? 0 };
-      }
-      token = page.IsTruncated ? page.NextContinuationToken : undefined;
-    } while (token !== undefined);
-  }
-
-  /** Staged ids: the objects under `<prefix>staging/` (a direct PUT's included, whatever became of its session). */
-  async *listStaged(): AsyncIterable<string> {
-    const under = `${this.#prefix}staging/`;
-    let token: string | undefined;
-    do {
-      const command = new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: under, ...(token ? { ContinuationToken: token } : {}) });
-      command.middlewareStack.add(
-        (next) => async (args) => {
-          const request = args.request as { path?: string };
-          if (request.path === `/${this.#bucket}/`) request.path = `/${this.#bucket}`;
-          return next(args);
-        },
-        { step: 'build', name: 'strongroomBucketPath' },
-      );
-      const page = await this.#send('listing staged uploads', () => this.#client.send(command));
-      for (const o of page.Contents ?? []) {
-        const id = (o.Key ?? '').slice(under.length);
-        if (SAFE_ID.test(id)) yield id;
-      }
+      const page = await this.#send(what, () => this.#client.send(command));
+      for (const o of page.Contents ?? []) yield { key: o.Key ?? '', size: o.Size ?? 0 };
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token !== undefined);
   }

@@ -27,24 +27,36 @@ async function* once(bytes: Uint8Array) {
   yield bytes;
 }
 
-describe('a cancel that arrives while a finalize of the same session runs (one process)', () => {
-  it('waits for it: the finalize wins, the cancel is 409, and no stored byte is left charged to no one', async () => {
-    const ports = createMemoryPorts();
-    const clock = new FakeClock();
-    const random = new SeededRandom(3);
-    const blobs = new HeldCommitStore();
-    const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
-    const uploads = new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
-    const data = new Uint8Array(32).fill(5);
-    const u = await uploads.create({ accountId: ALICE }, { declaredSize: 32, kind: 'original', contentHash: null, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: '2026-06-01' });
+/** The memory stores with a held-commit blob store; `service()` is one process's upload service over them. */
+function world(seed: number) {
+  const ports = createMemoryPorts();
+  const clock = new FakeClock();
+  const random = new SeededRandom(seed);
+  const blobs = new HeldCommitStore();
+  const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
+  const service = () => new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
+  /** An original of Alice's with `data` received, waiting for its finalize: its id. */
+  const received = async (uploads: UploadService, data: Uint8Array): Promise<string> => {
+    const u = await uploads.create({ accountId: ALICE }, { declaredSize: data.length, kind: 'original', contentHash: null, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: '2026-06-01' });
     if (!u.ok) throw new Error(u.code);
     expect((await uploads.put({ accountId: ALICE }, u.value.uploadId, once(data))).ok).toBe(true);
+    return u.value.uploadId;
+  };
+  return { clock, blobs, quota, service, received };
+}
+
+describe('a cancel that arrives while a finalize of the same session runs (one process)', () => {
+  it('waits for it: the finalize wins, the cancel is 409, and no stored byte is left charged to no one', async () => {
+    const { blobs, quota, service, received } = world(3);
+    const uploads = service();
+    const data = new Uint8Array(32).fill(5);
+    const id = await received(uploads, data);
 
     blobs.armed = true;
-    const finalizing = uploads.finalize({ accountId: ALICE }, u.value.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null });
+    const finalizing = uploads.finalize({ accountId: ALICE }, id, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null });
     for (let i = 0; i < 100 && blobs.release === null; i++) await new Promise((r) => setImmediate(r));
     expect(blobs.blobs.has(sha256Hex(data))).toBe(true); // committed, not yet in the ledger
-    const cancelling = uploads.cancel({ accountId: ALICE }, u.value.uploadId);
+    const cancelling = uploads.cancel({ accountId: ALICE }, id);
     for (let i = 0; i < 20; i++) await new Promise((r) => setImmediate(r));
     blobs.armed = false;
     blobs.release!();
@@ -60,18 +72,9 @@ describe('a cancel that arrives while a finalize of the same session runs (one p
 
 describe('sweepStaging: staged bytes no session in flight holds go at the sweep', () => {
   it('discards a lapsed session\'s bytes (expired on any path), a cancelled one\'s sent afterwards, and keeps open ones and whole-blob writes', async () => {
-    const ports = createMemoryPorts();
-    const clock = new FakeClock();
-    const random = new SeededRandom(4);
-    const blobs = new MemoryBlobStore();
-    const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
-    const uploads = new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
-    const open = async () => {
-      const u = await uploads.create({ accountId: ALICE }, { declaredSize: 8, kind: 'original', contentHash: null, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: '2026-06-01' });
-      if (!u.ok) throw new Error(u.code);
-      expect((await uploads.put({ accountId: ALICE }, u.value.uploadId, once(new Uint8Array(8).fill(1)))).ok).toBe(true);
-      return u.value.uploadId;
-    };
+    const { clock, blobs, quota, service, received } = world(4);
+    const uploads = service();
+    const open = () => received(uploads, new Uint8Array(8).fill(1));
     const lapsed = await open();
     clock.advance(61_000);
     // A quota read expires the lapsed session and releases its reservation, but leaves its bytes.
@@ -93,27 +96,20 @@ describe('sweepStaging: staged bytes no session in flight holds go at the sweep'
 
 describe('two finalizes of one session in two processes', () => {
   it('both answer 200 with the same outcome, and the bytes are charged once', async () => {
-    const ports = createMemoryPorts();
-    const clock = new FakeClock();
-    const random = new SeededRandom(6);
-    const blobs = new HeldCommitStore();
-    const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
+    const { blobs, quota, service, received } = world(6);
     // Two services over the same stores: two processes, each with its own in-process ordering.
-    const serviceIn = () => new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
-    const [a, b] = [serviceIn(), serviceIn()];
+    const [a, b] = [service(), service()];
     const data = new Uint8Array(24).fill(9);
-    const u = await a.create({ accountId: ALICE }, { declaredSize: 24, kind: 'original', contentHash: null, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: '2026-06-01' });
-    if (!u.ok) throw new Error(u.code);
-    expect((await a.put({ accountId: ALICE }, u.value.uploadId, once(data))).ok).toBe(true);
+    const id = await received(a, data);
     const input = { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null };
 
     // A moves the bytes to their address and is held there, before its ledger write.
     blobs.armed = true;
-    const first = a.finalize({ accountId: ALICE }, u.value.uploadId, input);
+    const first = a.finalize({ accountId: ALICE }, id, input);
     for (let i = 0; i < 100 && blobs.release === null; i++) await new Promise((r) => setImmediate(r));
     blobs.armed = false;
     // B finds nothing staged but the bytes stored: it completes the session (or finds it completed).
-    const second = await b.finalize({ accountId: ALICE }, u.value.uploadId, input);
+    const second = await b.finalize({ accountId: ALICE }, id, input);
     blobs.release!();
     expect(second).toMatchObject({ ok: true, value: { state: 'Completed' } });
     expect(await first).toMatchObject({ ok: true, value: { state: 'Completed' } });
