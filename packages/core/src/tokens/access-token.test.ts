@@ -3,6 +3,8 @@ import { toBase64url } from '../encoding/bytes.js';
 import { FakeClock, MemoryStore, SeededRandom, testSecretBox } from '../testing/index.js';
 import { AccessTokens } from './access-token.js';
 import { KeyRing } from './key-ring.js';
+import { signCompactJws, webCryptoSigner } from './signer.js';
+import { uuidv7 } from '../encoding/uuid.js';
 
 const ISSUER = 'https://svc.example.org';
 const GRACE_MS = 3_600_000;
@@ -120,5 +122,19 @@ describe('AccessTokens: the verified-token cache', () => {
     const other = await setup();
     const foreign = new AccessTokens({ keyRing: other.keyRing, clock: other.clock, random: new SeededRandom(9), issuer: 'https://elsewhere.example' });
     expect(await tokens.verify((await foreign.issue('acct-1', 'sess-1')).token)).toBeNull();
+  });
+
+  it('refuses, even under the server\'s own key, claims issue never mints: another lifetime, a jti instant outside iat\'s second', async () => {
+    const { tokens, keyRing, clock } = await setup();
+    const { claims } = await tokens.issue('acct-1', 'sess-1');
+    const key = await keyRing.activeKey();
+    const signed = (c: Record<string, unknown>) => signCompactJws({ alg: 'EdDSA', typ: 'JWT', kid: key.kid }, c, key, webCryptoSigner());
+    // The same claims re-signed verify: the refusals below are the claims' doing.
+    expect(await tokens.verify(await signed({ ...claims }))).not.toBeNull();
+    expect(await tokens.verify(await signed({ ...claims, exp: claims.exp + 86_400 }))).toBeNull();
+    expect(await tokens.verify(await signed({ ...claims, exp: claims.exp - 1 }))).toBeNull();
+    // A jti from a year ahead would pass any access floor a password change sets.
+    const future = uuidv7(clock.now() + 365 * 86_400_000, new Uint8Array(10));
+    expect(await tokens.verify(await signed({ ...claims, jti: future }))).toBeNull();
   });
 });

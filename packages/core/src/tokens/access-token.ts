@@ -128,10 +128,14 @@ export class AccessTokens {
     } catch {
       return null;
     }
-    const { sub, sid, jti, exp } = payload;
-    if (typeof sub !== 'string' || typeof sid !== 'string' || typeof jti !== 'string' || typeof exp !== 'number') return null;
+    const { sub, sid, jti, exp, iat } = payload;
+    if (typeof sub !== 'string' || typeof sid !== 'string' || typeof jti !== 'string' || typeof exp !== 'number' || typeof iat !== 'number') return null;
     const issuedAt = uuidv7Time(jti);
     if (issuedAt === null) return null;
+    // Exactly as `issue` mints them: a 15-minute life, and the jti's instant (which the session's
+    // access floor is judged by) within the second `iat` names. Only a holder of the signing key
+    // could mint anything else; this is the second line behind the key.
+    if (exp - iat !== ACCESS_TOKEN_TTL_S || Math.floor(issuedAt / 1000) !== iat) return null;
     const verified: VerifiedAccessToken = { accountId: sub, sessionId: sid, jti, issuedAt, expiresAt: exp * 1000 };
     if (this.#cache.size >= this.#cacheSize) {
       // Drop the oldest entry (Map keeps insertion order): bounded memory, no timers.
