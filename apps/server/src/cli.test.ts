@@ -58,6 +58,8 @@ describe('operator CLI', () => {
     expect((await runCli(['quota-limits', 'args@example.org', '-', 'default'], env)).code).toBe(0);
     expect((await runCli(['blobs', 'verify'], env)).code).toBe(0);
     expect(await runCli(['lock', 'args@example.org'], { ...env, SVC_SECRET_KEY: 'not a key' })).toMatchObject({ code: 1, out: expect.stringMatching(/^configuration error: .*SVC_SECRET_KEY/) });
+    // Revoking for a peer that is not configured is still done, and says so (a typo shows).
+    expect(await runCli(['revoke-peer-capabilities', 'https://typo.example'], env)).toMatchObject({ code: 0, out: expect.stringContaining('note: https://typo.example is not one of SVC_FEDERATION_PEERS') });
     await stores.close();
   });
 

@@ -169,7 +169,11 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     run: async (deps, [peer]) => {
       if (!peer) throw new Error('name the peer by its base URL');
       const n = await deps.federation.revokePeer(peer);
-      return `revoked ${n} capability token${n === 1 ? '' : 's'} minted for ${peer.replace(/\/+$/, '')}`;
+      const base = peer.replace(/\/+$/, '');
+      const line = `revoked ${n} capability token${n === 1 ? '' : 's'} minted for ${base}`;
+      // Still done (tokens minted before a peer left the list live up to an hour), but a typo shows.
+      const listed = deps.config.federationPeers.some((p) => p.replace(/\/+$/, '') === base);
+      return listed ? line : `${line}\nnote: ${base} is not one of SVC_FEDERATION_PEERS`;
     },
   },
   ledger: {
