@@ -147,9 +147,6 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
 
   // Sessions
 
-  async insertSession(session: SessionRecord): Promise<void> {
-    await this.db.insert(sessions).values(session);
-  }
   async openSession(session: SessionRecord, credentialsChangedAt: number | null): Promise<boolean> {
     // FOR SHARE: a credential change that updated the account's row first makes this wait for its
     // commit and then see the new stamp (nothing inserted); one that comes after waits for this

@@ -79,7 +79,6 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
   readonly #accountById: Database.Statement<[string], AccountRow>;
   readonly #touch: Database.Statement<[number, string, number]>;
   readonly #issuance: Database.Statement<[number, number, string, string]>;
-  readonly #insertSession: Database.Statement<[SessionRecord]>;
   readonly #openSession: Database.Statement<[SessionRecord & { credentialsChangedAt: number | null }]>;
   /** Hot writes (sign-in, refresh, touch) share one fsync per event-loop turn (sql-common's batching). */
   readonly #commits: GroupCommit;
@@ -98,10 +97,6 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     this.#touch = sqlite.prepare('UPDATE sessions SET last_used_at = ? WHERE id = ? AND last_used_at <= ?');
     this.#issuance = sqlite.prepare(
       'UPDATE sessions SET refreshed_at = max(refreshed_at, ?), last_used_at = max(last_used_at, ?) WHERE id = ? AND token_hash = ? AND closed_at IS NULL',
-    );
-    this.#insertSession = sqlite.prepare(
-      'INSERT INTO sessions (id, account_id, token_hash, cohort_hash, created_at, refreshed_at, last_used_at, access_floor, closed_at, method, authenticated_at) ' +
-        'VALUES (@id, @accountId, @tokenHash, @cohortHash, @createdAt, @refreshedAt, @lastUsedAt, @accessFloor, @closedAt, @method, @authenticatedAt)',
     );
     // SessionLedger.openSession: `IS` compares null with null. One writer at a time, so the check and
     // the insert see the same account row.
@@ -155,10 +150,6 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
 
   // Sessions
 
-  async insertSession(session: SessionRecord): Promise<void> {
-    const row = { ...session, method: session.method ?? 'password' };
-    await this.#commits.run(() => this.#insertSession.run(row));
-  }
   async openSession(session: SessionRecord, credentialsChangedAt: number | null): Promise<boolean> {
     const row = { ...session, method: session.method ?? 'password', credentialsChangedAt };
     return this.#commits.run(() => this.#openSession.run(row).changes === 1);

@@ -12,6 +12,16 @@ import type { Ports } from '@strongroom/core';
  */
 export type Setup = () => Promise<{ ports: Ports; connect: () => Promise<Ports>; cleanup?: () => Promise<void> | void }>;
 
+
+/**
+ * Opens a session as a sign-in would: judged against the account's credentials as they stand now
+ * (SessionLedger.openSession), and expected to open.
+ */
+async function insertSession(s: Pick<Ports['accounts'], 'findAccountById' | 'openSession'>, x: SessionRecord): Promise<void> {
+  const a = await s.findAccountById(x.accountId);
+  expect(await s.openSession(x, a?.credentialsChangedAt ?? null)).toBe(true);
+}
+
 let n = 0;
 function account(over: Partial<AccountRecord> = {}): AccountRecord {
   n++;
@@ -88,7 +98,7 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
         await s.setLocked(a.id, null);
         expect(await s.findAccountById(a.id)).toMatchObject({ lockedAt: null, credentialsChangedAt: 5 });
         const mine = session(a.id);
-        await s.insertSession(mine);
+        await insertSession(s, mine);
         await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: mine.id, tokenHash: 'c'.repeat(64), at: 2_000 });
         expect((await s.findAccountById(a.id))?.credentialsChangedAt).toBe(2_000);
         // A refused password change stamps nothing.
@@ -107,7 +117,7 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
         const mine = session(a.id);
         const other = session(a.id);
         const foreign = session(b.id);
-        for (const x of [mine, other, foreign]) await s.insertSession(x);
+        for (const x of [mine, other, foreign]) await insertSession(s, x);
         const newHash = 'f'.repeat(64);
         expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: mine.id, tokenHash: newHash, at: 2_000 })).toBe(true);
         expect((await s.findAccountById(a.id))?.passwordHash).toBe('new');
@@ -125,7 +135,7 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
         const a = account();
         await s.createAccount(a);
         const mine = session(a.id);
-        await s.insertSession(mine);
+        await insertSession(s, mine);
         // A refresh recorded its issuance at 2,500 (under the old token) before the change at 2,000 committed.
         expect(await s.recordIssuance(mine.id, mine.tokenHash, 2_500)).toBe(true);
         expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: mine.id, tokenHash: 'a'.repeat(64), at: 2_000 })).toBe(true);
@@ -142,8 +152,8 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         await s.createAccount(a);
         const x = session(a.id, { authenticatedAt: 1_500 });
         const y = session(a.id);
-        await s.insertSession(x);
-        await s.insertSession(y);
+        await insertSession(s, x);
+        await insertSession(s, y);
         expect((await s.findSessionById(x.id))?.authenticatedAt).toBe(1_500);
         expect(await s.recordAuthentication(x.id, 9_000)).toBe(true);
         expect((await s.findSessionById(x.id))?.authenticatedAt).toBe(9_000);
@@ -159,7 +169,7 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         const a = account();
         await s.createAccount(a);
         const x = session(a.id, { cohortHash: 'c'.repeat(64) });
-        await s.insertSession(x);
+        await insertSession(s, x);
         expect(await s.findSessionById(x.id)).toEqual(x);
         expect(await s.findSessionByTokenHash(x.tokenHash)).toEqual(x);
         expect(await s.findSessionByTokenHash('0'.repeat(63) + 'z')).toBeNull();
@@ -169,7 +179,7 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         const a = account({ displayName: 'Ada', createdAt: 1_500 });
         await s.createAccount(a);
         const x = session(a.id, { accessFloor: 1_200, lastUsedAt: 1_300 });
-        await s.insertSession(x);
+        await insertSession(s, x);
         const summary = { id: a.id, address: a.address, displayName: 'Ada', createdAt: 1_500, handleUser: null };
         // Exactly these fields: no password hash or address key rides along on every request.
         expect(await s.findSessionAccess(x.id)).toStrictEqual({ accountId: a.id, accessFloor: 1_200, closedAt: null, lastUsedAt: 1_300, account: summary });
@@ -186,7 +196,7 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         const a = account();
         await ports.accounts.createAccount(a);
         const x = session(a.id);
-        await ports.accounts.insertSession(x);
+        await insertSession(ports.accounts, x);
         expect((await ports.accounts.findSessionAccess(x.id))?.account.handleUser).toBeNull();
         expect(await ports.discovery.claimHandle({ accountId: a.id, user: 'ada', at: 2_000 })).toBe('claimed');
         expect((await ports.accounts.findSessionAccess(x.id))?.account.handleUser).toBe('ada');
@@ -199,7 +209,7 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         const a = account();
         await s.createAccount(a);
         const x = session(a.id);
-        await s.insertSession(x);
+        await insertSession(s, x);
         expect(await s.recordIssuance(x.id, x.tokenHash, 5_000)).toBe(true);
         expect(await s.findSessionById(x.id)).toMatchObject({ refreshedAt: 5_000, lastUsedAt: 5_000, createdAt: 1_000 });
         await s.touchSession(x.id, 6_000, 4_000); // last used 5000 > 4000: not stale
@@ -237,7 +247,7 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         const a = account();
         await s.createAccount(a);
         const x = session(a.id);
-        await s.insertSession(x);
+        await insertSession(s, x);
         // Re-keyed by a password change: the old token records nothing.
         expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: x.id, tokenHash: 'e'.repeat(64), at: 2_000 })).toBe(true);
         expect(await s.recordIssuance(x.id, x.tokenHash, 3_000)).toBe(false);
@@ -254,7 +264,7 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         await s.createAccount(a);
         await s.createAccount(b);
         const [x, y, z] = [session(a.id), session(a.id), session(b.id)];
-        for (const r of [x, y, z]) await s.insertSession(r);
+        for (const r of [x, y, z]) await insertSession(s, r);
         expect(await s.closeSession(b.id, x.id, 2)).toBe(false);
         expect(await s.closeSession(a.id, x.id, 2)).toBe(true);
         expect(await s.closeSession(a.id, x.id, 3)).toBe(false);

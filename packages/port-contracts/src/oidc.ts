@@ -191,8 +191,8 @@ export function describeIdentityLinkStoreContract(adapter: string, setup: Setup)
         const a = account({ address: null, addressKey: null });
         await oidc.createLinkedAccount(a, link(a.id, 's6'));
         const base = { accountId: a.id, cohortHash: null, createdAt: 1_000, refreshedAt: 1_000, lastUsedAt: 1_000, accessFloor: 1_000, closedAt: null, authenticatedAt: 1_000 };
-        await accounts.insertSession({ ...base, id: '0190d000-0000-7000-8000-00000000aaa1', tokenHash: hash(9_001), method: 'oidc' });
-        await accounts.insertSession({ ...base, id: '0190d000-0000-7000-8000-00000000aaa2', tokenHash: hash(9_002) });
+        expect(await accounts.openSession({ ...base, id: '0190d000-0000-7000-8000-00000000aaa1', tokenHash: hash(9_001), method: 'oidc' }, null)).toBe(true);
+        expect(await accounts.openSession({ ...base, id: '0190d000-0000-7000-8000-00000000aaa2', tokenHash: hash(9_002) }, null)).toBe(true);
         expect((await accounts.findSessionById('0190d000-0000-7000-8000-00000000aaa1'))?.method).toBe('oidc');
         expect((await accounts.findSessionById('0190d000-0000-7000-8000-00000000aaa2'))?.method).toBe('password');
         const listed = await accounts.listOpenSessions(a.id);

@@ -48,9 +48,8 @@ export interface SessionAccess {
 
 /** The session ledger. Read on every authenticated request. "Not found" is null. */
 export interface SessionLedger {
-  insertSession(session: SessionRecord): Promise<void>;
   /**
-   * Inserts a sign-in's session only while the account's `credentialsChangedAt` is still
+   * Opens a session (the only way one is written): inserts a sign-in's session only while the account's `credentialsChangedAt` is still
    * `credentialsChangedAt`, the value the sign-in judged its credential against; false, and nothing
    * inserted, when a password change, revoke-all, recovery or lock committed in between (it closed
    * every session it saw and ended what was in flight, and this one must not outlive it). Atomic

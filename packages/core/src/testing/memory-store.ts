@@ -58,13 +58,10 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
   /** The claimed handle's user part, as the SQL stores join it; createMemoryPorts wires it to the discovery store. */
   handleUserOf: (accountId: string) => string | null = () => null;
 
-  async insertSession(session: SessionRecord): Promise<void> {
-    this.sessions.set(session.id, { ...session, method: session.method ?? 'password' });
-  }
   async openSession(session: SessionRecord, credentialsChangedAt: number | null): Promise<boolean> {
     const a = this.accounts.get(session.accountId);
     if (!a || a.credentialsChangedAt !== credentialsChangedAt) return false;
-    await this.insertSession(session);
+    this.sessions.set(session.id, { ...session, method: session.method ?? 'password' });
     return true;
   }
   async findSessionById(id: string): Promise<SessionRecord | null> {
