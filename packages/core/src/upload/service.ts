@@ -96,8 +96,8 @@ function createdView(s: UploadSessionRecord, now: number, directPut: CreatedUplo
  */
 export class UploadService {
   readonly #d: UploadServiceDeps;
-  /** Finalizes in progress in this process, by session id. */
-  readonly #finalizing = new Map<string, Promise<unknown>>();
+  /** The last finalize, cancel or staging sweep queued in this process, by session id (#oneAtATime). */
+  readonly #inTurn = new Map<string, Promise<unknown>>();
   constructor(deps: UploadServiceDeps) {
     this.#d = deps;
   }
@@ -277,11 +277,11 @@ export class UploadService {
    * bytes stored and charged to no one; in turn, whichever comes second sees the first's outcome.
    */
   #oneAtATime<T>(id: string, task: () => Promise<T>): Promise<T> {
-    const before = this.#finalizing.get(id) ?? Promise.resolve();
+    const before = this.#inTurn.get(id) ?? Promise.resolve();
     const run = before.then(task, task);
-    this.#finalizing.set(id, run);
+    this.#inTurn.set(id, run);
     const clear = () => {
-      if (this.#finalizing.get(id) === run) this.#finalizing.delete(id);
+      if (this.#inTurn.get(id) === run) this.#inTurn.delete(id);
     };
     run.then(clear, clear);
     return run;
@@ -331,7 +331,7 @@ export class UploadService {
     // that one did, so racing finalizes all get the same 200.
     if (committed === 'missing' && (await this.#d.blobs.has(input.contentHash))) committed = 'stored';
     if (committed !== 'stored') {
-      // Missing: a finalize of this session in another process moved the bytes first.
+      // Already settled (a finalize that won while this one read), or bytes of another hash.
       const settled = await this.#finalizedAs(id, input.contentHash, now);
       return settled ? ok(view(settled, now)) : refuse('error.conflict', `The received bytes could not be committed (${committed}).`);
     }
