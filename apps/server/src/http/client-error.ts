@@ -25,10 +25,10 @@ export function answerClientErrors(server: Server, protocolHeaders: () => Record
       socket.destroy();
       return;
     }
-    const problem = problemOf(error);
-    const body = Buffer.from(JSON.stringify(problemBody(problem)));
+    const problem = problemBody(problemOf(error));
+    const body = Buffer.from(JSON.stringify(problem));
     const headers = { ...protocolHeaders(), 'content-type': 'application/problem+json', 'content-length': String(body.length), connection: 'close' };
-    const head = `HTTP/1.1 ${problem.status} ${String(problemBody(problem).title)}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`;
+    const head = `HTTP/1.1 ${String(problem.status)} ${String(problem.title)}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`;
     socket.end(Buffer.concat([Buffer.from(head, 'latin1'), body]));
   });
 }
