@@ -29,4 +29,6 @@ export const projects: TestProjectConfiguration[] = [
   ...pkg('packages/client', '@strongroom/client'),
   ...pkg('apps/server', '@strongroom/server'),
   ...pkg('tests', '@strongroom/tests'),
+  // Only the bench's own load generator is tested here; the benches themselves are run by hand.
+  ...pkg('bench', 'bench'),
 ];

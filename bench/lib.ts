@@ -1,4 +1,5 @@
 import autocannon from 'autocannon';
+import { runLoad } from './load.js';
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -232,15 +233,25 @@ export function machineCpuMicros(): { busy: number; total: number } | null {
 /** USER_HZ: 100 on every Linux this runs on (getconf CLK_TCK). */
 const CLOCK_TICKS = 100;
 
-export async function measure(load: Load): Promise<Figures> {
+/** Which load generator `measure` drives: the bench's own (load.ts) unless BENCH_LOADGEN=autocannon. */
+export type LoadGenerator = 'sockets' | 'autocannon';
+export const LOAD_GENERATOR: LoadGenerator = process.env.BENCH_LOADGEN === 'autocannon' ? 'autocannon' : 'sockets';
+
+export async function measure(load: Load, generator: LoadGenerator = LOAD_GENERATOR): Promise<Figures> {
+  const connections = load.connections ?? 20;
+  const seconds = load.seconds ?? Number(process.env.BENCH_SECONDS ?? 5);
+  if (generator === 'sockets') {
+    const { method, headers, body, requests } = load;
+    return runLoad({ url: load.url, connections, seconds, ...(method ? { method } : {}), ...(headers ? { headers } : {}), ...(body !== undefined ? { body } : {}), ...(requests ? { requests } : {}) });
+  }
   const result = await autocannon({
     url: load.url,
     method: load.method ?? 'GET',
     headers: load.headers,
     body: load.body,
     requests: load.requests as never,
-    connections: load.connections ?? 20,
-    duration: load.seconds ?? Number(process.env.BENCH_SECONDS ?? 5),
+    connections,
+    duration: seconds,
   });
   const stats = (result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {};
   const statuses = Object.fromEntries(Object.entries(stats).map(([code, { count }]) => [code, count]));

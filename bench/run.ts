@@ -1,6 +1,6 @@
 /**
  * `npm run bench`: starts the real server (SQLite, then PostgreSQL when PG_URL is set) and a bare
- * Hono route, each in its own process on 127.0.0.1, and drives them with autocannon from this
+ * Hono route, each in its own process on 127.0.0.1, and drives them with its load generator (load.ts) from this
  * process. Every scenario is measured in rounds that alternate with the bare route, so each ratio
  * compares two runs made moments apart on the same machine; the table shows medians and the
  * spread (lowest and highest per-round ratio). Where taskset allows, the servers and this load
@@ -19,6 +19,8 @@
  *                server, as ratios to ours (peers.ts)
  *   --workers    every scenario on one server process and on SVC_WORKERS=2, with server (and
  *                PostgreSQL) CPU per request from /proc (workers.ts)
+ *   --loadgen    the bench's load generator (load.ts) beside autocannon on the bare route: the CPU
+ *                each spends per answer (loadgen.ts); BENCH_LOADGEN=autocannon runs any mode on it
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,6 +33,7 @@ import { runStorm, type StormFigures } from './storm.js';
 import { runFloor, type FloorFigures } from './floor.js';
 import { runWorkers, type WorkersFigures } from './workers.js';
 import { runPeers, type PeersFigures } from './peers.js';
+import { runLoadgen } from './loadgen.js';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -180,6 +183,19 @@ async function main(): Promise<void> {
   const floor = flag('--floor');
   const workers = flag('--workers');
   const peers = flag('--peers');
+  if (flag('--loadgen')) {
+    const pinning = pinCores();
+    setLaunchPrefix(pinning.serverPrefix);
+    const bare = await startBare(PORT);
+    try {
+      await measure({ url: `${bare.url}/bare`, seconds: 3 });
+      const figures = await runLoadgen(bare.url, { rounds: ROUNDS, seconds: SECONDS });
+      process.stdout.write([pinning.description, ...figures.lines].join('\n') + '\n');
+    } finally {
+      await bare.stop();
+    }
+    return;
+  }
   const mode = storm ? 'storm' : floor ? 'floor' : workers ? 'workers' : peers ? 'peers' : explainOnly ? 'explain' : growth ? 'growth' : 'paired';
 
   // Two workers on the one core pinning leaves the servers would measure nothing.
