@@ -27,6 +27,7 @@ import { Cors } from './http/cors.js';
 import type { HttpMetrics, RouteStats } from './http/metrics.js';
 import { sharingRoutes } from './routes/sharing.js';
 import { discoveryRoutes } from './routes/discovery.js';
+import { failureForLog } from './logs/failure.js';
 
 export type { AppDeps } from './deps.js';
 
@@ -110,10 +111,10 @@ export function createApp(deps: AppDeps): Hono {
       return problemResponse(new HttpProblem(err.code, err.message), { ...protocolHeaders, 'retry-after': '1' });
     }
     if (err instanceof CoreError && (err.code === 'error.auth.unavailable' || err.code === 'error.store.unavailable')) {
-      deps.logger.error('store.unavailable', { code: err.code, error: String((err.cause as Error)?.message ?? err.message) });
+      deps.logger.error('store.unavailable', { code: err.code, error: failureForLog(err) });
       return problemResponse(new HttpProblem(err.code, 'A backing store is unavailable; nothing was changed. Try again shortly.'), protocolHeaders);
     }
-    deps.logger.error('http.unhandled', { error: String(err?.message ?? err), code: err instanceof CoreError ? err.code : undefined });
+    deps.logger.error('http.unhandled', { error: failureForLog(err), code: err instanceof CoreError ? err.code : undefined });
     return problemResponse(new HttpProblem('error.internal', 'Something went wrong on our side.'), protocolHeaders);
   });
 
@@ -148,7 +149,7 @@ export function createApp(deps: AppDeps): Hono {
       } catch (err) {
         // Only when the cached announcements are too old to trust and cannot be re-read: better
         // refuse than judge a request by a window that may miss an announcement now in force.
-        deps.logger.error('store.unavailable', { code: 'error.store.unavailable', error: String((err as Error)?.cause ?? (err as Error)?.message ?? err) });
+        deps.logger.error('store.unavailable', { code: 'error.store.unavailable', error: failureForLog(err) });
         return problemResponse(new HttpProblem('error.store.unavailable', 'A backing store is unavailable; nothing was changed. Try again shortly.'), protocol.headers.protocol);
       }
     }

@@ -9,6 +9,7 @@ import { answerClientErrors } from './http/client-error.js';
 import { checkDataDir, checkPortFree, recordSettingReads, redactedUrl, unknownSettings } from './startup-checks.js';
 import { BackupScheduler, checkBackupDir } from './backup/schedule.js';
 import { DURABILITY_LOST_EXIT, followPrimary, superviseWorkers } from './workers.js';
+import { failureForLog } from './logs/failure.js';
 
 /** How long 503s are answered after a failed fsync before the process exits (DURABILITY_LOST_EXIT). */
 const DURABILITY_LOST_EXIT_DELAY_MS = 1_000;
@@ -128,7 +129,7 @@ async function main(): Promise<void> {
   // supervisor restarts it and SQLite recovers from its log. The pause lets probes see the 503.
   stores.durability?.onLost((error) => {
     durabilityLost = true;
-    logger.error('store.durability_lost', { error: String((error as Error)?.message ?? error) });
+    logger.error('store.durability_lost', { error: failureForLog(error) });
     setTimeout(() => process.exit(DURABILITY_LOST_EXIT), DURABILITY_LOST_EXIT_DELAY_MS);
   });
   process.on('SIGINT', () => stop('SIGINT'));

@@ -38,6 +38,7 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
   let admin: pg.Pool;
   let dbName: string;
   let n = 0;
+  const logger = new MemoryLogger();
 
   beforeAll(async () => {
     scratch = await createScratchDatabase(PG_URL!, 'faults');
@@ -48,7 +49,7 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
     // A fixed key, so the test does not generate secret.key into the working directory's ./data.
     const config = readConfig({ SVC_DATABASE_URL: proxy.urlFor(scratch.url), SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc' });
     stores = await openStores(config);
-    app = createApp(await buildDeps(config, stores, { ...nodePlatform(), logger: new MemoryLogger() }));
+    app = createApp(await buildDeps(config, stores, { ...nodePlatform(), logger }));
     admin = new pg.Pool({ connectionString: scratch.url, max: 2 });
     admin.on('error', () => undefined);
   }, 60_000);
@@ -107,6 +108,22 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
     });
     expect((await call(app, 'GET', '/v1/auth/profile', { token: pair.access_token })).status).toBe(200);
     expect((await call(app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } })).status).toBe(200);
+  });
+
+  it("a statement cut off under a request is logged without its parameters (an address here; a link id elsewhere)", async () => {
+    const { address } = await register();
+    logger.lines.length = 0;
+    await holding('LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE', [], async () => {
+      const login = call(app, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } });
+      await waitForBlockedBackend();
+      await terminateServerBackends();
+      expect((await login).status).toBe(503);
+    });
+    const failures = logger.lines.filter((l) => l.event === 'store.unavailable');
+    expect(failures.length).toBeGreaterThan(0);
+    expect(JSON.stringify(logger.lines)).not.toContain(address);
+    // What the database said is still there for the operator.
+    expect(String(failures[0]!.fields?.error)).toMatch(/postgres FATAL 57P01|terminat/i);
   });
 
   it('a password change killed mid-transaction leaves nothing half-written', async () => {
