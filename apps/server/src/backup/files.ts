@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { lstat, mkdir, open, readdir, realpath, rename } from 'node:fs/promises';
-import { dirname, join, relative, resolve, sep } from 'node:path';
+import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import type { BackupProblem } from '@strongroom/core';
 import { writeAll } from '@strongroom/adapters-node';
 
@@ -160,5 +160,6 @@ export async function realish(path: string): Promise<string> {
 /** Whether `inner` is `outer` or lies under it (real paths, so a symlink cannot hide it). */
 export function within(inner: string, outer: string): boolean {
   const rel = relative(outer, inner);
-  return rel === '' || (!rel.startsWith('..') && !rel.startsWith(sep) && rel !== '..');
+  // Outside means a first segment of `..` exactly: a child named `..bk` is inside.
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${sep}`) && !isAbsolute(rel));
 }
