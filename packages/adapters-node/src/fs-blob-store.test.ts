@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -28,6 +28,22 @@ describe('FsBlobStore on disk', () => {
     store = new FsBlobStore(root);
   });
   afterEach(() => rm(root, { recursive: true, force: true }));
+
+  it('keeps the bytes to their owner: directories 0700, files 0600, whatever the umask', async () => {
+    const previous = process.umask(0o022);
+    try {
+      const bytes = new TextEncoder().encode('sealed bytes');
+      await store.stage('s1', chunks(bytes), 100);
+      const staged = await stat(join(root, 'staging', 's1'));
+      expect(staged.mode & 0o777).toBe(0o600);
+      expect(await store.commit('s1', sha(bytes))).toBe('stored');
+      const hash = sha(bytes);
+      expect((await stat(join(root, 'blobs', hash.slice(0, 2), hash))).mode & 0o777).toBe(0o600);
+      for (const dir of ['staging', 'blobs', join('blobs', hash.slice(0, 2))]) expect((await stat(join(root, dir))).mode & 0o777).toBe(0o700);
+    } finally {
+      process.umask(previous);
+    }
+  });
 
   it('stages, then stores under the SHA-256 only when it matches', async () => {
     const bytes = new Uint8Array([1, 2, 3, 4, 5]);

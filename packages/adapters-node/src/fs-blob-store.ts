@@ -42,9 +42,9 @@ export class FsBlobStore implements BlobStore {
 
   async stage(stagingId: string, body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<StagedBlob | null> {
     const target = this.#stagedPath(stagingId);
-    await mkdir(this.#staging, { recursive: true });
+    await mkdir(this.#staging, { recursive: true, mode: 0o700 });
     const temp = `${target}.${randomBytes(6).toString('hex')}.part`;
-    const file = await open(temp, 'wx');
+    const file = await open(temp, 'wx', 0o600);
     const hash = createHash('sha256');
     let size = 0;
     let keep = false;
@@ -79,7 +79,7 @@ export class FsBlobStore implements BlobStore {
       throw e;
     }
     if (hash.digest('hex') !== contentHash) return 'hash_mismatch';
-    await mkdir(join(this.#blobs, contentHash.slice(0, 2)), { recursive: true });
+    await mkdir(join(this.#blobs, contentHash.slice(0, 2)), { recursive: true, mode: 0o700 });
     // Same hash, same bytes: renaming over an existing blob is harmless and atomic.
     try {
       await rename(staged, final);
