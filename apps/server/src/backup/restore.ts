@@ -2,6 +2,7 @@ import { createReadStream } from 'node:fs';
 import { copyFile, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FsBlobStore } from '@strongroom/adapters-node';
+import { secretKeyFingerprint } from '@strongroom/core';
 import type { Config } from '../config.js';
 import { BackupFailure, BLOB_ROOT, blobPath, DATABASE_FILE, emptyOrAbsent, naming, PG_DUMP_FILE, realish, RESTORE_MARKER, SECRET_KEY_FILE, syncDir, within } from './files.js';
 import { verifyBackup, type VerifiedBackup } from './verify.js';
@@ -43,6 +44,11 @@ export async function restoreBackup(config: Config, source: string): Promise<Res
   }
   if (backup.info.database === 'postgresql' && config.databaseUrl === null) {
     throw new BackupFailure({ file: source, cause: 'is a PostgreSQL backup; set SVC_DATABASE_URL to the database you restore the dump into' });
+  }
+  // The environment's key wins over the restored key file when the server starts: one that is not
+  // the backup's would leave a copy that refuses to start, so it is refused here, before any write.
+  if (backup.keyFromBackup && config.secretKey !== null && secretKeyFingerprint(config.secretKey) !== backup.info.key_fingerprint) {
+    throw new BackupFailure({ file: 'SVC_SECRET_KEY', cause: "is not the key this backup was taken with; unset it to use the backup's secret.key, or set it to that key (nothing was changed)" });
   }
   if (!backup.keyFromBackup && config.secretKey === null) {
     throw new BackupFailure({ file: join(source, SECRET_KEY_FILE), cause: 'is not in this backup: set SVC_SECRET_KEY to the key it was taken with' });
