@@ -103,10 +103,33 @@ describe('direct transfers on S3 (s3rver on loopback)', { timeout: 60_000 }, () 
     const location = get.headers.get('location')!;
     expect(location.startsWith(`${s3.endpoint}/${s3.bucket}/lib/blobs/`)).toBe(true);
     expect(Number(new URL(location).searchParams.get('X-Amz-Expires'))).toBeLessThanOrEqual(300);
-    expect(sha(new Uint8Array(await (await fetch(location)).arrayBuffer()))).toBe(sha(bytes));
+    const followed = await fetch(location);
+    expect(sha(new Uint8Array(await followed.arrayBuffer()))).toBe(sha(bytes));
+    // The presigned answer carries the server's own Cache-Control and Content-Type.
+    expect(followed.headers.get('cache-control')).toBe('private, max-age=31536000, immutable');
+    expect(followed.headers.get('content-type')).toBe('application/octet-stream');
     const part = await fetch(location, { headers: { range: 'bytes=10-19' } });
     expect(part.status).toBe(206);
     expect(new Uint8Array(await part.arrayBuffer())).toEqual(bytes.subarray(10, 20));
+    // A range or a precondition is judged here against the content hash, never by the store.
+    const own = { authorization: `Bearer ${token}`, 'x-svc-protocol': VERSION };
+    const tag = `"${sha(bytes)}"`;
+    const asked = async (headers: Record<string, string>) => fetch(`${server.baseUrl}/v1/blobs/${sha(bytes)}`, { headers: { ...own, ...headers }, redirect: 'manual' });
+    const ranged = await asked({ range: 'bytes=10-19' });
+    expect(ranged.status).toBe(206);
+    expect(ranged.headers.get('etag')).toBe(tag);
+    expect(new Uint8Array(await ranged.arrayBuffer())).toEqual(bytes.subarray(10, 20));
+    for (const [headers, status] of [
+      [{ range: 'bytes=50-10' }, 200],
+      [{ range: 'bytes=0-5,10-20' }, 200],
+      [{ range: 'bytes=0-5', 'if-range': '"zzz"' }, 200],
+      [{ 'if-modified-since': new Date(Date.now() + 86_400_000).toUTCString() }, 200],
+      [{ 'if-none-match': '"another"' }, 200],
+    ] as const) {
+      const r = await asked(headers);
+      expect([JSON.stringify(headers), r.status, r.headers.get('etag'), r.headers.get('cache-control')]).toEqual([JSON.stringify(headers), status, tag, 'private, max-age=31536000, immutable']);
+      expect(sha(new Uint8Array(await r.arrayBuffer()))).toBe(sha(bytes));
+    }
     // HEAD is answered by the server itself (a GET-signed URL would refuse a HEAD).
     const head = await call(app, 'HEAD', `/v1/blobs/${sha(bytes)}`, { token });
     expect(head.status).toBe(200);

@@ -15,7 +15,7 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { CoreError, type Arrived, type BlobStat, type BlobStore, type ByteRange, type DirectPut, type DirectPutGrant, type ListedBlob, type StagedBlob } from '@strongroom/core';
+import { CoreError, type Arrived, type BlobStat, type BlobStore, type ByteRange, type DirectPut, type DirectPutGrant, type ListedBlob, type PresignedAnswer, type StagedBlob } from '@strongroom/core';
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const HASH = /^[0-9a-f]{64}$/;
@@ -93,7 +93,7 @@ export class S3BlobStore implements BlobStore {
   /** By staging id: lets commit copy an object it already hashed (pinned by ETag) without reading it again. */
   readonly #hashed = new Map<string, Hashed>();
 
-  declare readonly presignGet?: (contentHash: string, ttlS: number) => Promise<string>;
+  declare readonly presignGet?: (contentHash: string, ttlS: number, answer: PresignedAnswer) => Promise<string>;
   declare readonly presignPut?: (stagingId: string, grant: DirectPutGrant) => Promise<DirectPut>;
   declare readonly arrived?: (stagingId: string, maxBytes: number) => Promise<Arrived>;
 
@@ -120,7 +120,7 @@ export class S3BlobStore implements BlobStore {
     if (options.direct !== false) {
       // Own properties, only when on: a store without them is one the server carries bytes for.
       Object.assign(this, {
-        presignGet: (hash: string, ttlS: number) => this.#presignGet(hash, ttlS),
+        presignGet: (hash: string, ttlS: number, answer: PresignedAnswer) => this.#presignGet(hash, ttlS, answer),
         presignPut: (id: string, grant: DirectPutGrant) => this.#presignPut(id, grant),
         arrived: (id: string, maxBytes: number) => this.#arrived(id, maxBytes),
       });
@@ -134,10 +134,14 @@ export class S3BlobStore implements BlobStore {
     this.#hashed.set(stagingId, hashed);
   }
 
-  /** A GET of the blob's key, signed for `ttlS` seconds; Range passes through unsigned, as S3 allows. */
-  async #presignGet(contentHash: string, ttlS: number): Promise<string> {
+  /**
+   * A GET of the blob's key, signed for `ttlS` seconds; Range passes through unsigned, as S3 allows.
+   * The answer's Cache-Control and Content-Type are set by the signed response-* overrides.
+   */
+  async #presignGet(contentHash: string, ttlS: number, answer: PresignedAnswer): Promise<string> {
     const key = this.#blobKey(contentHash);
-    return this.#send('signing a download URL', () => getSignedUrl(this.#client, new GetObjectCommand({ Bucket: this.#bucket, Key: key }), { expiresIn: ttlS }));
+    const command = new GetObjectCommand({ Bucket: this.#bucket, Key: key, ResponseCacheControl: answer.cacheControl, ResponseContentType: answer.contentType });
+    return this.#send('signing a download URL', () => getSignedUrl(this.#client, command, { expiresIn: ttlS }));
   }
 
   /**

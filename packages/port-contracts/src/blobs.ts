@@ -207,7 +207,7 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         expect(await s.read(hash)).toBeNull();
       }));
 
-    it('presignGet, where a store has it, serves the same bytes and ranges; otherwise it is absent', () =>
+    it('presignGet, where a store has it, serves the same bytes and ranges with the headers asked for; otherwise it is absent', () =>
       using(setup, async (s) => {
         const bytes = pattern(5000);
         const hash = await store(s, 'ps', bytes);
@@ -215,9 +215,12 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
           expect('presignGet' in s).toBe(false);
           return;
         }
-        const url = await s.presignGet(hash, 60);
+        const answer = { cacheControl: 'private, max-age=31536000, immutable', contentType: 'application/octet-stream' };
+        const url = await s.presignGet(hash, 60, answer);
         const whole = await fetch(url);
         expect(whole.status).toBe(200);
+        expect(whole.headers.get('cache-control')).toBe(answer.cacheControl);
+        expect(whole.headers.get('content-type')).toBe(answer.contentType);
         expect(digest(new Uint8Array(await whole.arrayBuffer()))).toBe(digest(bytes));
         const part = await fetch(url, { headers: { range: 'bytes=10-19' } });
         expect(part.status).toBe(206);

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { ReadableBlob, Result } from '@strongroom/core';
+import { BLOB_ANSWER, type ReadableBlob, type Result } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { isHeadRequest } from '../http/head.js';
 import { HttpProblem } from '../http/problem.js';
@@ -15,7 +15,14 @@ const OwnParams = v.object({ content_hash: ContentHash });
 const LinkParams = v.object({ link_id: LinkId, content_hash: ContentHash });
 
 /** A blob's bytes never change under its hash, so any cache may keep them for good (but only the reader's own). */
-const CACHE_CONTROL = 'private, max-age=31536000, immutable';
+const CACHE_CONTROL = BLOB_ANSWER.cacheControl;
+
+/**
+ * Request headers that make an answer depend on more than the bytes. A request carrying any of
+ * them is answered here, never redirected: the object store would judge them against its own
+ * ETag (an MD5, not the content hash) and answer its own way (an XML 416, a 206 for several ranges).
+ */
+const ANSWERED_HERE = ['range', 'if-range', 'if-none-match', 'if-match', 'if-modified-since', 'if-unmodified-since'];
 
 const REQUEST_HEADERS = {
   Range: 'One `bytes=` range (first-last, first-, or -suffix): 206 with Content-Range; wholly past the end: 416. Several ranges, another unit or a malformed value are ignored: 200 with the whole blob.',
@@ -33,7 +40,8 @@ const RESPONSES = {
   206: { description: 'One range of it', binary: true, headers: { ...BYTES_HEADERS, 'Content-Range': 'bytes <first>-<last>/<size>' } },
   304: { description: 'If-None-Match named the ETag: no body', headers: { ETag: BYTES_HEADERS.ETag, 'Cache-Control': CACHE_CONTROL } },
   307: {
-    description: 'Object storage only: Location is a presigned URL (valid at most 5 minutes) that serves the same bytes, ranges included; a client that follows redirects sees no difference',
+    description:
+      'Object storage only, for a GET without Range or any If-* header (those are answered with the bytes here): Location is a presigned URL (valid at most 5 minutes) that serves the same bytes with the same Content-Type and Cache-Control; its ETag is the object store\'s own',
     headers: { Location: 'The presigned URL', 'Cache-Control': 'no-store' },
   },
   416: { description: 'The range lies wholly outside the blob', headers: { 'Content-Range': 'bytes */<size>' } },
@@ -70,7 +78,7 @@ async function answer({ c }: Pick<HandlerInput<unknown, unknown, unknown>, 'c'>,
   if (noneMatch(requestHeader(c, 'if-none-match'), etag)) return streamed(c, 304, null, fixed);
   const ifRange = requestHeader(c, 'if-range');
   const range = ifRange !== undefined && ifRange.trim() !== etag ? { kind: 'whole' as const } : resolveRange(requestHeader(c, 'range'), blob.size);
-  const bytes = { ...fixed, 'accept-ranges': 'bytes', 'content-type': 'application/octet-stream' };
+  const bytes = { ...fixed, 'accept-ranges': 'bytes', 'content-type': BLOB_ANSWER.contentType };
   // Judged here, before any redirect: the store's own 416 would be its XML, not this problem.
   if (range.kind === 'unsatisfiable') {
     const p = new HttpProblem('error.request.range_not_satisfiable', `The blob has ${blob.size} bytes; the range asks for none of them.`, { size: blob.size });
@@ -78,7 +86,7 @@ async function answer({ c }: Pick<HandlerInput<unknown, unknown, unknown>, 'c'>,
     throw p;
   }
   // A presigned URL is signed for GET only: a HEAD is answered here, from the stat core already took.
-  if (blob.presign !== null && !head) return streamed(c, 307, null, { location: await blob.presign(), 'cache-control': 'no-store', etag });
+  if (blob.presign !== null && !head && ANSWERED_HERE.every((name) => requestHeader(c, name) === undefined)) return streamed(c, 307, null, { location: await blob.presign(), 'cache-control': 'no-store', etag });
   if (range.kind === 'part') {
     const length = range.end - range.start + 1;
     const body = head ? null : pullStream(await blob.open({ start: range.start, end: range.end }));

@@ -7474,7 +7474,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Object storage only: Location is a presigned URL (valid at most 5 minutes) that serves the same bytes, ranges included; a client that follows redirects sees no difference */
+            /** @description Object storage only, for a GET without Range or any If-* header (those are answered with the bytes here): Location is a presigned URL (valid at most 5 minutes) that serves the same bytes with the same Content-Type and Cache-Control; its ETag is the object store's own */
             307: {
                 headers: {
                     /** @description no-store */
@@ -9300,7 +9300,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Object storage only: Location is a presigned URL (valid at most 5 minutes) that serves the same bytes, ranges included; a client that follows redirects sees no difference */
+            /** @description Object storage only, for a GET without Range or any If-* header (those are answered with the bytes here): Location is a presigned URL (valid at most 5 minutes) that serves the same bytes with the same Content-Type and Cache-Control; its ETag is the object store's own */
             307: {
                 headers: {
                     /** @description no-store */

@@ -4,7 +4,7 @@ import type { BlobStore, ByteRange } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { LinkStore } from '../ports/link-store.js';
 import { isContentHash } from '../upload/machine.js';
-import { linkCoversBlob, MAX_PRESIGN_TTL_S, mayReadBlob, type BlobReader } from './rules.js';
+import { BLOB_ANSWER, linkCoversBlob, MAX_PRESIGN_TTL_S, mayReadBlob, type BlobReader } from './rules.js';
 
 export interface BlobReadServiceDeps {
   readonly catalog: AssetCatalog;
@@ -79,7 +79,7 @@ export class BlobReadService {
         if (stream === null) throw new CoreError('error.internal', `blob ${contentHash} disappeared from the blob store while being read`);
         return stream;
       },
-      presign: presignGet === undefined ? null : () => guard(STORE, 'blob presign', () => presignGet(contentHash, MAX_PRESIGN_TTL_S)),
+      presign: presignGet === undefined ? null : () => guard(STORE, 'blob presign', () => presignGet(contentHash, MAX_PRESIGN_TTL_S, BLOB_ANSWER)),
     });
   }
 }

@@ -64,9 +64,16 @@ export interface ByteRange {
  *   connection or file.
  * - `remove` and `discard` are idempotent (deleting a missing key succeeds).
  * - `presignGet`, when present, answers a URL that serves exactly `read(hash)`'s bytes (ranges
- *   included) to anyone holding it, for at most `ttlS` seconds; it must not list or reach any other
- *   key. The server only calls it after core decided the caller may read that blob.
+ *   included) to anyone holding it, for at most `ttlS` seconds, with the `Cache-Control` and
+ *   `Content-Type` of `answer`; it must not list or reach any other key. The server only calls it
+ *   after core decided the caller may read that blob.
  */
+/** The headers a presigned download answers with, as the server's own answer would carry them. */
+export interface PresignedAnswer {
+  readonly cacheControl: string;
+  readonly contentType: string;
+}
+
 export interface BlobStore {
   /**
    * Streams bytes into the upload's staging area, replacing earlier staged bytes. More than
@@ -114,7 +121,7 @@ export interface BlobStore {
    * seconds, that serves the blob's bytes as `read` would. Absent on stores that cannot (the
    * filesystem); the server then carries the bytes itself.
    */
-  presignGet?(contentHash: string, ttlS: number): Promise<string>;
+  presignGet?(contentHash: string, ttlS: number, answer: PresignedAnswer): Promise<string>;
   /**
    * Only for stores a client can reach directly (and always with `arrived`): a URL through which a
    * client PUTs an upload's bytes straight to the staging area of `stagingId`, as `stage` would
