@@ -224,11 +224,11 @@ export const FILE_COMMANDS: Record<string, { usage: string; run: FileCommand; hi
       const r = await takeBackup(config, dir, { now: () => systemClock.now() });
       const lines = [
         `backup written to ${r.dir}`,
-        `  database: ${r.info.database === 'sqlite' ? `strongroom.db (SQLite online snapshot, schema version ${r.info.schema_version})` : 'PostgreSQL: NOT copied; run the pg_dump command below'}`,
+        `  database: ${r.info.database === 'sqlite' ? `strongroom.db (SQLite online snapshot, schema version ${r.info.schema_version})` : 'strongroom.pgdump (pg_dump of the snapshot the blob list was read in; restore it with pg_restore)'}`,
         `  secret key: ${r.info.key_in_backup ? 'secret.key' : 'NOT copied (it comes from SVC_SECRET_KEY): keep that value with this backup, it cannot be restored without it'}`,
         `  blobs: ${r.info.blobs} referenced by the ledger, ${r.info.blob_bytes} bytes${r.info.blob_mode === 'manifest' ? ' (listed in objects.txt; the object store keeps the bytes)' : ''}`,
       ];
-      if (r.pgDump) lines.push('', 'to complete it, dump the database now (blobs stored after this copy are not in it):', `  ${r.pgDump}`);
+      if (r.pgDump) lines.push(`  ran: ${r.pgDump}`);
       lines.push('', `${MANIFEST_FILE} (check with: cd ${r.dir} && sha256sum -c ${MANIFEST_FILE}):`, r.manifest.trimEnd());
       return lines.join('\n');
     },
@@ -246,8 +246,10 @@ export const FILE_COMMANDS: Record<string, { usage: string; run: FileCommand; hi
         objects?.close();
       }
       return (
-        `backup ${dir} verified: ${v.info.database === 'sqlite' ? `database opens, schema version ${v.info.schema_version} accepted` : 'PostgreSQL (the dump itself is checked by pg_restore)'}, ` +
-        `${v.sealedValues} sealed secrets open with ${v.keyFromBackup ? 'secret.key' : 'SVC_SECRET_KEY'}, ` +
+        `backup ${dir} verified: ${v.info.database === 'sqlite' ? `database opens, schema version ${v.info.schema_version} accepted` : 'PostgreSQL dump matches its SHA-256 (its contents are checked by pg_restore)'}, ` +
+        (v.info.database === 'sqlite'
+          ? `${v.sealedValues} sealed secrets open with ${v.keyFromBackup ? 'secret.key' : 'SVC_SECRET_KEY'}, `
+          : `${v.keyFromBackup ? 'secret.key' : 'SVC_SECRET_KEY'} is the key the database was sealed under, `) +
         `${v.info.blob_mode === 'copy' ? `${v.blobs.length} blobs present with their SHA-256` : `${v.blobs.length} objects present in the object store at their sizes`}, ${v.entries.length} files match ${MANIFEST_FILE}`
       );
     },

@@ -21,4 +21,4 @@ export { PgLinkStore, PgSponsorshipStore } from './sharing-store.js';
 export { PgDiscoveryStore } from './discovery-store.js';
 /** One statement for the calls of a turn, as the stores batch their hot reads and writes (the bench's floor server uses it too). */
 export { StatementBatch } from '@strongroom/sql-common';
-export { readPgLedgerForBackup } from './backup.js';
+export { readPgLedgerForBackup, withPgBackupSnapshot } from './backup.js';

@@ -1,10 +1,11 @@
+import { spawn } from 'node:child_process';
 import { chmod, mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { formatManifest, fromBase64url, MANIFEST_FILE, secretKeyFingerprint, toBase64url, utf8, type BlobStore, type ManifestEntry } from '@strongroom/core';
 import { takeFileLock } from '@strongroom/adapters-node';
 import { openBlobStore } from '../blob-store.js';
 import { snapshotSqliteDatabase, SqliteBackupReader } from '@strongroom/adapters-sqlite';
-import { openPgDatabase, readPgLedgerForBackup } from '@strongroom/adapters-pg';
+import { openPgDatabase, withPgBackupSnapshot } from '@strongroom/adapters-pg';
 import type { Config } from '../config.js';
 import {
   BACKUP_INFO_FILE,
@@ -47,7 +48,7 @@ export interface BackupReport {
   readonly dir: string;
   readonly info: BackupInfo;
   readonly manifest: string;
-  /** On PostgreSQL, the command that completes the backup. */
+  /** On PostgreSQL, the pg_dump command the backup ran (the password never in it). */
   readonly pgDump: string | null;
 }
 
@@ -64,7 +65,8 @@ export async function currentSecretKey(config: Config): Promise<{ key: Uint8Arra
 /**
  * Takes a backup of the running deployment into `target` (absent or empty), in this order:
  * 1. the maintenance lock beside the blobs, so no GC sweep deletes a blob between steps 2 and 4;
- * 2. the database (SQLite's `VACUUM INTO`: one consistent snapshot, while the server writes on);
+ * 2. the database (SQLite's `VACUUM INTO`: one consistent snapshot, while the server writes on; on
+ *    PostgreSQL, `pg_dump` of a snapshot exported by the transaction the ledger is read in);
  * 3. the server key (unless it comes from SVC_SECRET_KEY), checked against the snapshot's record;
  * 4. every blob the snapshot's ledger references, hashed as copied. The database goes first: an
  *    upload stores its blob before the ledger row naming it, and blobs never change, so every blob
@@ -127,18 +129,34 @@ export async function takeBackup(config: Config, target: string, options: { now:
         reader.close();
       }
     } else {
+      // pg_dump dumps the snapshot the ledger is read in: the blobs copied below are exactly those
+      // the dump's ledger references, however the server writes meanwhile.
+      const out = join(target, PG_DUMP_FILE);
       const pg = await naming('SVC_DATABASE_URL', () => openPgDatabase(config.databaseUrl!, { maxConnections: 1 }));
       try {
-        const facts = await naming('SVC_DATABASE_URL', () => readPgLedgerForBackup(pg.db));
-        ledger = facts.blobs;
-        if (facts.keyFingerprint !== null && facts.keyFingerprint !== fingerprint) {
-          throw new BackupFailure({ file: fromFile ?? 'SVC_SECRET_KEY', cause: 'is not the key this database\'s secrets are sealed under; the backup would not open them' });
-        }
+        ledger = await naming('SVC_DATABASE_URL', () =>
+          withPgBackupSnapshot(pg.db, async (snapshot, facts) => {
+            if (facts.keyFingerprint !== null && facts.keyFingerprint !== fingerprint) {
+              throw new BackupFailure({ file: fromFile ?? 'SVC_SECRET_KEY', cause: 'is not the key this database\'s secrets are sealed under; the backup would not open them' });
+            }
+            await runPgDump(config.databaseUrl!, snapshot, out);
+            return facts.blobs;
+          }),
+        );
       } finally {
         await pg.close();
       }
-      // The password stays in the environment, never on a command line shown or logged.
-      pgDump = `pg_dump --format=custom --no-owner --file=${shellQuote(join(dir, PG_DUMP_FILE))} "$SVC_DATABASE_URL"`;
+      const written = await naming(out, async () => {
+        const r = await hashFile(out);
+        if (r === null || r === 'not_a_file') throw new Error('was not written');
+        await chmod(out, 0o600);
+        const fh = await open(out, 'r+');
+        await fh.sync();
+        await fh.close();
+        return r;
+      });
+      entries.push({ path: PG_DUMP_FILE, sha256: written.sha256 });
+      pgDump = `pg_dump --format=custom --no-owner --snapshot=<the backup's snapshot> --file=${shellQuote(out)}`;
     }
 
     // 3. The key.
@@ -207,6 +225,43 @@ export async function takeBackup(config: Config, target: string, options: { now:
     closeBlobs();
     await lock.release();
   }
+}
+
+/**
+ * `pg_dump` of the database at `url` as of `snapshot`, in its custom format, into `out`. The
+ * connection goes to it through libpq's environment variables, so the password is never on a
+ * command line another user of the machine could read. Refused, naming pg_dump, when it is not
+ * installed or fails (its own words: a server newer than the tool, a refused connection).
+ */
+async function runPgDump(url: string, snapshot: string, out: string): Promise<void> {
+  const u = new URL(url);
+  const env: Record<string, string> = { ...process.env } as Record<string, string>;
+  for (const name of ['PGHOST', 'PGPORT', 'PGUSER', 'PGPASSWORD', 'PGDATABASE', 'PGSSLMODE']) delete env[name];
+  if (u.hostname) env.PGHOST = u.hostname.replace(/^\[|\]$/g, '');
+  if (u.port) env.PGPORT = u.port;
+  if (u.username) env.PGUSER = decodeURIComponent(u.username);
+  if (u.password) env.PGPASSWORD = decodeURIComponent(u.password);
+  const database = decodeURIComponent(u.pathname.slice(1));
+  if (database) env.PGDATABASE = database;
+  const sslmode = u.searchParams.get('sslmode');
+  if (sslmode) env.PGSSLMODE = sslmode;
+  const host = u.searchParams.get('host');
+  if (host) env.PGHOST = host;
+  const args = ['--format=custom', '--no-owner', `--snapshot=${snapshot}`, `--file=${out}`];
+  await new Promise<void>((done, fail) => {
+    const child = spawn('pg_dump', args, { env, stdio: ['ignore', 'ignore', 'pipe'] });
+    let said = '';
+    child.stderr.on('data', (chunk: Buffer) => (said = (said + chunk.toString()).slice(-2000)));
+    child.on('error', (err: NodeJS.ErrnoException) =>
+      fail(
+        new BackupFailure({
+          file: 'pg_dump',
+          cause: err.code === 'ENOENT' ? "is not installed; install PostgreSQL's client tools of the server's major version (Debian: postgresql-client)" : causeOf(err),
+        }),
+      ),
+    );
+    child.on('exit', (code) => (code === 0 ? done() : fail(new BackupFailure({ file: 'pg_dump', cause: `failed (exit ${code}): ${said.trim().split('\n').pop() ?? ''}` }))));
+  });
 }
 
 function shellQuote(s: string): string {
