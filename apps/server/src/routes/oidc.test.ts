@@ -411,6 +411,7 @@ describe('SVC_AUTH_LOCAL=false', { timeout: 30_000 }, () => {
       ['/v1/auth/register', { address: 'new@example.org', password: PASSWORD }, undefined],
       ['/v1/auth/login', { address: 'new@example.org', password: PASSWORD }, undefined],
       ['/v1/auth/login/verify-totp', { challenge: 'x', code: '123456' }, undefined],
+      ['/v1/auth/login/recover-totp', { challenge: 'x', signature: 'y' }, undefined],
       ['/v1/auth/password', { current_password: PASSWORD, new_password: `${PASSWORD}!` }, token],
       ['/v1/auth/reauthenticate', { password: PASSWORD }, token],
       ['/v1/auth/totp/enroll', undefined, token],

@@ -1,7 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { codeForStep, fromBase64url, stepAt } from '@strongroom/core';
-import { TestDevice, TestIdentity, totpSecretBytes } from '@strongroom/core/testing';
-import { PASSWORD, call, registerUser, testServer, type TestServer } from '@strongroom/tests';
+import { Argon2Hasher } from '@strongroom/adapters-node';
+import { MemoryLogger, SeededRandom, TestDevice, TestIdentity, totpSecretBytes } from '@strongroom/core/testing';
+import { PASSWORD, call, registerUser, testSeed, testServer, type TestServer } from '@strongroom/tests';
+import { createApp } from '../app.js';
+import { readConfig } from '../config.js';
+import { buildDeps } from '../deps.js';
 
 let s: TestServer;
 beforeEach(async () => {
@@ -152,6 +156,33 @@ describe('POST /v1/auth/login/recover-totp', () => {
     s.clock.advance(300_000);
     expect(await recover(late, v.identity.signTotpRecovery(v.accountId, fromBase64url(late)!))).toMatchObject(problem(401, 'error.auth.proof_invalid'));
     expect((await login(v.address)).status).toBe(202);
+  });
+
+  it('is a write for the protocol window: below Min it answers 426 and the factor stays (verify-totp still signs in)', async () => {
+    const u = await confirmedUser();
+    const below = '2026-02-01';
+    expect(below < s.deps.config.protocolMin).toBe(true);
+    const c = (await login(u.address)).body.challenge as string;
+    const r = await call(s.app, 'POST', '/v1/auth/login/recover-totp', { version: below, body: { challenge: c, signature: u.identity.signTotpRecovery(u.accountId, fromBase64url(c)!) } });
+    expect(r).toMatchObject(problem(426, 'error.protocol.below_min'));
+    // Refused before anything was read: the challenge is still good for a code, and the factor stays.
+    expect((await call(s.app, 'POST', '/v1/auth/login/verify-totp', { version: below, body: { challenge: c, code: codeNow(u.secret) } })).status).toBe(200);
+    expect((await login(u.address)).status).toBe(202);
+    const doc = (await call(s.app, 'GET', '/openapi.json', { version: null })).body;
+    expect(doc.paths['/v1/auth/login/recover-totp'].post['x-svc-write']).toBe(true);
+  });
+
+  it('is local sign-in: after a restart with SVC_AUTH_LOCAL=false, a challenge issued before it gets 403 local_disabled (a junk body too)', async () => {
+    const u = await confirmedUser();
+    const c = (await login(u.address)).body.challenge as string;
+    // The same database, served again with local sign-in off.
+    const config = readConfig({ SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc', SVC_AUTH_LOCAL: 'false' });
+    const off = createApp(await buildDeps(config, s.deps.stores, { clock: s.clock, random: new SeededRandom(testSeed()), logger: new MemoryLogger(), hasher: new Argon2Hasher() }));
+    const proof = u.identity.signTotpRecovery(u.accountId, fromBase64url(c)!);
+    expect(await call(off, 'POST', '/v1/auth/login/recover-totp', { body: { challenge: c, signature: proof } })).toMatchObject(problem(403, 'error.auth.local_disabled'));
+    expect(await call(off, 'POST', '/v1/auth/login/recover-totp', { body: { challenge: 'A'.repeat(43), signature: 'junk' } })).toMatchObject(problem(403, 'error.auth.local_disabled'));
+    // Nothing was used up or removed: with local sign-in on, the same proof still recovers.
+    expect((await recover(c, proof)).status).toBe(200);
   });
 
   it('refuses malformed bodies with 400', async () => {

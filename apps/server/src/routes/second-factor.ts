@@ -18,8 +18,10 @@ export function secondFactorRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'auth',
       summary: 'Answer a sign-in challenge with the identity key instead of a code: signs in and removes the second factor',
       auth: false,
-      // Signing in is not a write: a client below Min may still sign in to read.
-      write: false,
+      // The second step of a password sign-in: off with local sign-in, like verify-totp.
+      localAuth: true,
+      // Unlike verify-totp it changes how the account signs in (it removes the second factor), and
+      // decisions.md exempts only login, verify-totp, refresh and signing out: a write (426 below Min).
       body: {
         type: 'json',
         schema: v.strictObject({

@@ -436,7 +436,7 @@ export interface paths {
         put?: never;
         /**
          * Answer a sign-in challenge with the identity key instead of a code: signs in and removes the second factor
-         * @description Sends no `Authorization` header. Its answers hold secrets and carry `Cache-Control: no-store`.
+         * @description Sends no `Authorization` header. Refused with 403 `error.auth.local_disabled` when password sign-in is off (`SVC_AUTH_LOCAL=false`). A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force. Its answers hold secrets and carry `Cache-Control: no-store`.
          */
         post: operations["postAuthLoginRecoverTotp"];
         delete?: never;
@@ -4425,7 +4425,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.account_locked */
+            /** @description error.auth.account_locked, error.auth.local_disabled */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -4436,7 +4436,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.account_locked";
+                        code?: "error.auth.account_locked" | "error.auth.local_disabled";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -4476,7 +4476,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.protocol.unsupported */
+            /** @description error.protocol.below_min, error.protocol.unsupported */
             426: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -4487,7 +4487,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.protocol.unsupported";
+                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
                     } & components["schemas"]["Problem"];
