@@ -67,6 +67,12 @@ describe('purposes', () => {
     expect(initiatorFor('link', null)).toMatchObject({ code: 'error.auth.session_invalid' });
     expect(initiatorFor('reauthenticate', { accountId: 'a' })).toEqual({ ok: true, value: 'a' });
   });
+  it('a sponsored account has no identity of its own: an owner acting as one links nothing and proves nothing for it', () => {
+    for (const purpose of ['link', 'reauthenticate'] as const) {
+      expect(initiatorFor(purpose, { accountId: 's', actingOwnerId: 'a' })).toMatchObject({ ok: false, code: 'error.sponsored.no_identity' });
+    }
+    expect(initiatorFor('sign_in', { accountId: 's', actingOwnerId: 'a' })).toEqual({ ok: true, value: null });
+  });
 });
 
 describe('lifetimes and secrets', () => {
@@ -155,6 +161,9 @@ describe('completion', () => {
       expect(decideOidcCompletion(code({ purpose }), 0, null, null)).toMatchObject({ code: 'error.auth.session_invalid' });
       expect(decideOidcCompletion(code({ purpose }), 0, { accountId: 'acct-2' }, null)).toMatchObject({ code: 'error.auth.not_the_initiator' });
       expect(decideOidcCompletion(code({ purpose }), 0, { accountId: 'acct-1' }, null).ok).toBe(true);
+      // The owner who started it, acting as a sponsored account: not a caller with an identity.
+      expect(decideOidcCompletion(code({ purpose }), 0, { accountId: 'sponsored', actingOwnerId: 'acct-1' }, null)).toMatchObject({ code: 'error.sponsored.no_identity' });
     }
+    expect(decideOidcCompletion(code(), 0, { accountId: 'sponsored', actingOwnerId: 'acct-1' }, null).ok).toBe(true);
   });
 });

@@ -4,6 +4,7 @@ import type { IdentityLink } from '../ports/identity-link-store.js';
 import type { VerifiedIdentity } from '../ports/identity-provider.js';
 import type { LoginCodeRecord, OidcPurpose } from '../ports/oidc-flow-store.js';
 import { normalizeAddress, normalizeDisplayName, type NormalizedAddress } from '../profile/rules.js';
+import { decideOwnIdentity } from '../sponsorship/rules.js';
 
 /**
  * The decisions of OpenID Connect sign-in, as pure functions: the service reads the stores and the
@@ -45,13 +46,24 @@ export function checkReturnTo(
   return ok(undefined);
 }
 
+/** The caller of a flow: an account, perhaps acted as by one of its owners (`X-Svc-Act-As`). */
+type FlowCaller = { readonly accountId: string; readonly actingOwnerId?: string | undefined };
+
 /**
  * Who may start a flow for a purpose: `sign_in` needs nobody (and binds to nobody); `link` and
- * `reauthenticate` act on the signed-in caller's account. Returns the initiator.
+ * `reauthenticate` act on the signed-in caller's account, which must be one with an identity of
+ * its own: a sponsored account has no way to sign in, so nothing may be linked to it nor proved
+ * for it (and an owner acting as one would otherwise prove or link for the owner's own session).
+ * Returns the initiator.
  */
-export function initiatorFor(purpose: OidcPurpose, caller: { accountId: string } | null): Result<string | null, 'error.auth.session_invalid'> {
+export function initiatorFor(
+  purpose: OidcPurpose,
+  caller: FlowCaller | null,
+): Result<string | null, 'error.auth.session_invalid' | 'error.sponsored.no_identity'> {
   if (purpose === 'sign_in') return ok(null);
-  return caller === null ? refuse('error.auth.session_invalid', `purpose ${purpose} needs the access token of a signed-in account.`) : ok(caller.accountId);
+  if (caller === null) return refuse('error.auth.session_invalid', `purpose ${purpose} needs the access token of a signed-in account.`);
+  const own = decideOwnIdentity(caller);
+  return own.ok ? ok(caller.accountId) : own;
 }
 
 /** A stored flow or login code is live strictly before its expiry. */
@@ -135,13 +147,15 @@ export function appVerifierMatches(challenge: string | null, verifier: string | 
 export function decideOidcCompletion(
   code: LoginCodeRecord | null,
   now: number,
-  caller: { accountId: string } | null,
+  caller: FlowCaller | null,
   appVerifier: string | null,
-): Result<LoginCodeRecord, 'error.auth.login_code_invalid' | 'error.auth.session_invalid' | 'error.auth.not_the_initiator'> {
+): Result<LoginCodeRecord, 'error.auth.login_code_invalid' | 'error.auth.session_invalid' | 'error.auth.not_the_initiator' | 'error.sponsored.no_identity'> {
   if (code === null || !isLive(code, now)) return refuse('error.auth.login_code_invalid', 'The login code is unknown, used or expired.');
   if (!appVerifierMatches(code.appChallenge, appVerifier)) return refuse('error.auth.login_code_invalid', 'The app_verifier does not match the flow.');
   if (code.purpose === 'sign_in') return ok(code);
   if (caller === null) return refuse('error.auth.session_invalid', 'This login code needs the access token of the account that started the flow.');
+  const own = decideOwnIdentity(caller);
+  if (!own.ok) return own;
   if (caller.accountId !== code.accountId) return refuse('error.auth.not_the_initiator', 'Another account started this flow.');
   return ok(code);
 }

@@ -100,7 +100,12 @@ export class OidcService {
   ): Promise<
     Result<
       { authorizationUrl: string; expiresIn: number },
-      'error.auth.session_invalid' | 'error.oidc.return_to_invalid' | 'error.oidc.app_challenge_required' | 'error.request.invalid' | 'error.auth.reauthentication_required'
+      | 'error.auth.session_invalid'
+      | 'error.sponsored.no_identity'
+      | 'error.oidc.return_to_invalid'
+      | 'error.oidc.app_challenge_required'
+      | 'error.request.invalid'
+      | 'error.auth.reauthentication_required'
     >
   > {
     const initiator = initiatorFor(input.purpose, caller);
@@ -247,6 +252,7 @@ export class OidcService {
       | 'error.auth.login_code_invalid'
       | 'error.auth.session_invalid'
       | 'error.auth.not_the_initiator'
+      | 'error.sponsored.no_identity'
       | 'error.auth.account_locked'
       | 'error.oidc.already_linked'
       | 'error.auth.reauthentication_required'

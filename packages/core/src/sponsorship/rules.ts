@@ -57,9 +57,10 @@ export function decideOwnerRemoval(callerId: string, record: SponsoredRecord | n
  * A sponsored account has no identity of its own (contract 1.6; decisions.md: its profile's
  * address, display name and handle are null, and writes made as it name a device of the acting
  * owner's directory). Acting as one, nothing that would give it one is admitted: a handle, a public
- * record, a display name, a device directory (an identity anchor).
+ * record, a display name, a device directory (an identity anchor), a way to sign in or a proof of
+ * one (an OpenID link or reauthentication).
  */
 export function decideOwnIdentity(caller: { readonly actingOwnerId?: string | undefined }): Result<void, 'error.sponsored.no_identity'> {
   if (caller.actingOwnerId === undefined) return ok(undefined);
-  return refuse('error.sponsored.no_identity', 'A sponsored account has no identity of its own: no handle, public record, display name or device directory.');
+  return refuse('error.sponsored.no_identity', 'A sponsored account has no identity of its own: no handle, public record, display name, device directory or way to sign in.');
 }
