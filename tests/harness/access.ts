@@ -4,7 +4,7 @@ import { Argon2Hasher } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts } from '@strongroom/adapters-pg';
 import { openTestDatabase } from '@strongroom/adapters-pg/testing';
-import { FakeClock, MemoryDirectBlobStore, MemoryLogger, SeededRandom, TestDevice, TestIdentity } from '@strongroom/core/testing';
+import { FakeClock, FakeIdentityProvider, MemoryDirectBlobStore, MemoryLogger, SeededRandom, TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { createApp } from '@strongroom/server';
 import { readConfig } from '@strongroom/server/config';
 import { buildDeps, type AppDeps, type Stores } from '@strongroom/server/deps';
@@ -32,14 +32,26 @@ export interface Backend {
   readonly app: Hono;
   readonly deps: AppDeps;
   readonly clock: FakeClock;
+  /** The OpenID provider in memory, when the backend was opened with `{ oidc: true }` (return URI OIDC_RETURN). */
+  readonly idp: FakeIdentityProvider | null;
   /** Every table's rows, sorted: what a refused request must leave unchanged. */
   dump(): Promise<Record<string, unknown[]>>;
   close(): Promise<void>;
 }
 
-async function served(name: string, stores: Stores, dump: Backend['dump']): Promise<Backend> {
+export const OIDC_RETURN = 'https://app.example/done';
+
+export interface BackendOptions {
+  /** OpenID Connect sign-in on, against a provider in memory (`Backend.idp`). */
+  readonly oidc?: boolean;
+}
+
+async function served(name: string, stores: Stores, dump: Backend['dump'], options: BackendOptions): Promise<Backend> {
   const clock = new FakeClock();
-  const deps = await buildDeps(readConfig(ENV), stores, { clock, random: new SeededRandom(testSeed()), logger: new MemoryLogger(), hasher: new Argon2Hasher() });
+  const idp = options.oidc === true ? new FakeIdentityProvider('https://idp.example', () => clock.now()) : null;
+  const env = idp === null ? ENV : { ...ENV, SVC_OIDC_ISSUER: idp.issuer, SVC_OIDC_CLIENT_ID: 'strongroom', SVC_OIDC_RETURN_URIS: OIDC_RETURN };
+  const platform = { clock, random: new SeededRandom(testSeed()), logger: new MemoryLogger(), hasher: new Argon2Hasher(), ...(idp === null ? {} : { identityProvider: idp }) };
+  const deps = await buildDeps(readConfig(env), stores, platform);
   const app = createApp(deps);
   const server = await listen(app);
   return {
@@ -47,6 +59,7 @@ async function served(name: string, stores: Stores, dump: Backend['dump']): Prom
     app,
     deps,
     clock,
+    idp,
     dump,
     close: async () => {
       await server.close();
@@ -60,7 +73,7 @@ async function served(name: string, stores: Stores, dump: Backend['dump']): Prom
  * MemoryDirectBlobStore): POST /upload answers direct_put, and finalize checks what arrived there,
  * so the matrix judges the direct path for every principal as well as the proxied PUT.
  */
-export async function sqliteBackend(): Promise<Backend> {
+export async function sqliteBackend(options: BackendOptions = {}): Promise<Backend> {
   const db = openSqliteDatabase(':memory:');
   const tables = (db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name`).all() as { name: string }[]).map((t) => t.name);
   const dump = async () => {
@@ -68,12 +81,12 @@ export async function sqliteBackend(): Promise<Backend> {
     for (const t of tables) out[t] = (db.prepare(`SELECT * FROM "${t}"`).all() as unknown[]).map((r) => JSON.stringify(r, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))).sort();
     return out;
   };
-  return served('SQLite', { ...createSqlitePorts(db), blobs: new MemoryDirectBlobStore(), close: async () => void db.close() }, dump);
+  return served('SQLite', { ...createSqlitePorts(db), blobs: new MemoryDirectBlobStore(), close: async () => void db.close() }, dump, options);
 }
 
-export async function pgBackend(): Promise<Backend> {
+export async function pgBackend(options: BackendOptions = {}): Promise<Backend> {
   const t = await openTestDatabase();
-  return served('PostgreSQL', { ...createPgPorts(t.db), blobs: new MemoryDirectBlobStore(), close: () => t.close() }, () => t.dump());
+  return served('PostgreSQL', { ...createPgPorts(t.db), blobs: new MemoryDirectBlobStore(), close: () => t.close() }, () => t.dump(), options);
 }
 
 export const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');

@@ -8,7 +8,7 @@ import { headAnswer } from './http/head.js';
 import { blobRoutes } from './routes/blobs.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
 import { type ResponseHeaders } from './http/respond.js';
-import { challengeFor, readsAuthorization, schemesOf, type Scheme } from './http/challenge.js';
+import { challengeFor, readsAuthorization, schemesOf, TOKEN_REFUSALS, type Scheme } from './http/challenge.js';
 import { allowedMethods, mountRoutes, type ProtocolBindings } from './http/mount.js';
 import { type AnyRoute } from './http/route-def.js';
 import { authRoutes } from './routes/auth.js';
@@ -80,11 +80,15 @@ export function createApp(deps: AppDeps): Hono {
 
   const allowed = allowedMethods(routes);
   // The 401 challenge of each route, looked up by the template Hono matched (only when refusing).
-  const challenges = new Map<string, { schemes: Scheme[]; header: boolean }>(routes.map((r) => [`${r.method} ${r.path}`, { schemes: schemesOf(r), header: readsAuthorization(r) }]));
-  // A peer's 401 passed on says nothing against the caller's own token: no error="invalid_token".
-  const challengeOf = (c: Context, ownTokenRefused: boolean): string => {
+  const challenges = new Map<string, { schemes: Scheme[]; header: boolean; optional: boolean }>(
+    routes.map((r) => [`${r.method} ${r.path}`, { schemes: schemesOf(r), header: readsAuthorization(r), optional: r.optionalAuth === true }]),
+  );
+  // A peer's 401 passed on says nothing against the caller's own token: no error="invalid_token";
+  // nor, where the token is optional, a 401 refusing something else than the token.
+  const challengeOf = (c: Context, err: HttpProblem): string => {
     const method = c.req.method === 'HEAD' ? 'GET' : c.req.method;
-    const found = challenges.get(`${method} ${c.req.routePath}`) ?? { schemes: ['Bearer' as const], header: false };
+    const found = challenges.get(`${method} ${c.req.routePath}`) ?? { schemes: ['Bearer' as const], header: false, optional: false };
+    const ownTokenRefused = !err.relayedFromPeer && (!found.optional || TOKEN_REFUSALS.has(err.code));
     return challengeFor(found.schemes, ownTokenRefused ? c.req.header('authorization') : undefined, found.header);
   };
   app.notFound((c) => {
@@ -103,7 +107,7 @@ export function createApp(deps: AppDeps): Hono {
     countProblem(deps.metrics, err);
     if (err instanceof HttpProblem) {
       // Every 401 names the scheme it wants (RFC 9110 section 11.6.1, RFC 6750 section 3).
-      const challenge: Record<string, string> = err.status === 401 ? { 'www-authenticate': challengeOf(c, !err.relayedFromPeer) } : {};
+      const challenge: Record<string, string> = err.status === 401 ? { 'www-authenticate': challengeOf(c, err) } : {};
       return problemResponse(err, { ...protocolHeaders, ...err.headers, ...challenge });
     }
     if (err instanceof CoreError && err.code === 'error.server.busy') {

@@ -1,10 +1,11 @@
+import { createHash } from 'node:crypto';
 import { uuidv7 } from '@strongroom/core';
 import type { MemoryDirectBlobStore } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allRoutes } from './app.js';
 import type { AnyRoute } from './http/route-def.js';
 import { call, PASSWORD, type CallOptions, type Reply } from '@strongroom/tests';
-import { as, fresh, guestOf, Maker, makeWorld, phone, pgBackend, PIN, raw, sha, sqliteBackend, type Backend, type World } from '@strongroom/tests/access';
+import { as, fresh, guestOf, Maker, makeWorld, OIDC_RETURN, phone, pgBackend, PIN, raw, sha, sqliteBackend, type Backend, type World } from '@strongroom/tests/access';
 
 /**
  * The authorization matrix over HTTP (issue 28), generated from the route table.
@@ -318,3 +319,83 @@ for (const recency of ['recent sign-in', 'recent authentication lapsed'] as cons
     }
   });
 }
+
+/**
+ * The OpenID routes take the caller's token when a flow acts on an account (`link`,
+ * `reauthenticate`) and name no object: their matrix is who may act as whom. A link or a
+ * reauthentication acts on the caller's own account only; acting as a sponsored account it is
+ * refused (a sponsored account has no identity of its own: 403 error.sponsored.no_identity), and
+ * naming an account the caller does not own is 403 error.auth.not_an_owner, as on every route.
+ */
+describe('authorization matrix over HTTP: OpenID start and complete (X-Svc-Act-As)', { timeout: 120_000 }, () => {
+  let b: Backend;
+  let w: World;
+  const CHALLENGE = 'matrix-app-verifier'.padEnd(43, 'v');
+  const APP_CHALLENGE = createHash('sha256').update(CHALLENGE).digest('base64url');
+  beforeAll(async () => {
+    b = await sqliteBackend({ oidc: true });
+    w = await makeWorld(b.app);
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  type Cell = { who: string; options: () => CallOptions; want: number; code?: string };
+  const cells = (): Cell[] => [
+    { who: 'alice', options: () => as(w.alice.token), want: 200 },
+    { who: 'alice as S', options: () => as(w.alice.token, w.s), want: 403, code: 'error.sponsored.no_identity' },
+    { who: 'alice as S2', options: () => as(w.alice.token, w.s2), want: 403, code: 'error.sponsored.no_identity' },
+    { who: 'bob as S', options: () => as(w.bob.token, w.s), want: 403, code: 'error.sponsored.no_identity' },
+    { who: 'carol as S', options: () => as(w.carol.token, w.s), want: 403, code: 'error.auth.not_an_owner' },
+    { who: 'carol as S2', options: () => as(w.carol.token, w.s2), want: 403, code: 'error.auth.not_an_owner' },
+    { who: 'no token', options: () => ({}), want: 401, code: 'error.auth.session_invalid' },
+  ];
+  const start = (purpose: string, creds: CallOptions) =>
+    call(b.app, 'POST', '/v1/auth/oidc/start', { ...creds, body: { return_to: OIDC_RETURN, purpose, app_challenge: APP_CHALLENGE } });
+  /** A login code for a flow Alice started as herself, after the person signed in at the provider. */
+  async function aliceCode(purpose: 'link' | 'reauthenticate', subject: string): Promise<string> {
+    const started = await expectOk(start(purpose, as(w.alice.token)), `start ${purpose}`);
+    const state = new URL(started.body.authorization_url).searchParams.get('state')!;
+    const params = new URLSearchParams(b.idp!.signIn(state, { subject }));
+    const back = await call(b.app, 'GET', `/v1/auth/oidc/callback?${params}`, { version: null });
+    const code = new URL(back.headers.get('location')!).searchParams.get('login_code');
+    if (code === null) throw new Error(`no login code: ${back.headers.get('location')}`);
+    return code;
+  }
+  const complete = (loginCode: string, creds: CallOptions) => call(b.app, 'POST', '/v1/auth/oidc/complete', { ...creds, body: { login_code: loginCode, app_verifier: CHALLENGE } });
+  const aliceLinks = async () => (await call(b.app, 'GET', '/v1/auth/methods', as(w.alice.token))).body.oidc as unknown[];
+
+  for (const purpose of ['link', 'reauthenticate'] as const) {
+    it(`POST /v1/auth/oidc/start (${purpose})`, async () => {
+      const before = await b.dump();
+      for (const c of cells().filter((c) => c.want !== 200)) {
+        const got = await start(purpose, c.options());
+        expect([got.status, got.body?.code], `${purpose} as ${c.who}: ${JSON.stringify(got.body)}`).toEqual([c.want, c.code]);
+      }
+      expect(await b.dump(), `refusing a ${purpose} start changed the database`).toEqual(before);
+      expect((await start(purpose, as(w.alice.token))).status).toBe(200);
+    });
+  }
+
+  it('POST /v1/auth/oidc/complete (link): every refusal links nothing', async () => {
+    for (const c of cells().filter((c) => c.want !== 200)) {
+      const code = await aliceCode('link', `refused-${c.who}`);
+      const got = await complete(code, c.options());
+      expect([got.status, got.body?.code], `link as ${c.who}: ${JSON.stringify(got.body)}`).toEqual([c.want, c.code]);
+    }
+    expect(await aliceLinks()).toEqual([]);
+    expect((await call(b.app, 'GET', '/v1/auth/methods', as(w.alice.token, w.s))).body.oidc).toEqual([]);
+    expect((await complete(await aliceCode('link', 'alice-at-idp'), as(w.alice.token))).status).toBe(204);
+    expect(await aliceLinks()).toHaveLength(1);
+  });
+
+  it('POST /v1/auth/oidc/complete (reauthenticate)', async () => {
+    if ((await aliceLinks()).length === 0) await expectOk(complete(await aliceCode('link', 'alice-at-idp'), as(w.alice.token)), 'link');
+    for (const c of cells().filter((c) => c.want !== 200)) {
+      const got = await complete(await aliceCode('reauthenticate', 'alice-at-idp'), c.options());
+      expect([got.status, got.body?.code], `reauthenticate as ${c.who}: ${JSON.stringify(got.body)}`).toEqual([c.want, c.code]);
+    }
+    const done = await complete(await aliceCode('reauthenticate', 'alice-at-idp'), as(w.alice.token));
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+  });
+});

@@ -1,4 +1,4 @@
-import type { Hono } from 'hono';
+import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { negotiateProtocol, type Principal, type ProtocolWindow, type Result } from '@strongroom/core';
 import { authFailure, bearerToken, uploadToken } from './credentials.js';
@@ -78,36 +78,54 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
           if (guest === null) throw new HttpProblem('error.auth.session_invalid', 'The upload token is not valid for this upload.');
           principal = guest;
         } else {
-          const token = bearerToken(authorization);
-          if (token === null) throw new HttpProblem('error.auth.session_invalid', 'An access token is required (Authorization: Bearer).');
-          let who: Result<Principal, 'error.auth.session_invalid'>;
-          try {
-            who = await options.authenticate(token);
-          } catch (cause) {
-            throw authFailure(cause);
-          }
-          if (!who.ok) throw HttpProblem.from(who);
-          principal = who.value;
-          // The one place acting as a sponsored account is decided; without the header it costs one property read.
-          const actAs = requestHeader(c, 'x-svc-act-as');
-          if (actAs !== undefined && options.actAs) {
-            const acting = await options.actAs(principal, actAs);
-            if (!acting.ok) throw HttpProblem.from(acting);
-            principal = acting.value;
-          }
+          principal = await bearerCaller(authorization, requestHeader(c, 'x-svc-act-as'), options);
         }
       }
+      const caller = r.optionalAuth === true ? optionalCaller(c, options) : NO_CALLER;
       // GETs and uploads read no body here: skipping the call saves a microtask on the hot path.
       const body = r.body === undefined || r.body.type === 'bytes' ? undefined : await readBody(c, r.body);
       // After the body: a malformed request answers 400 whether local sign-in is on or not.
       if (localRefused) throw new HttpProblem('error.auth.local_disabled', 'Local sign-in is turned off on this server; sign in through its OpenID provider.');
       // Awaited rather than returned: handing back a pending promise from an async function costs
       // two more turns of the microtask queue.
-      const res = await handle({ c, body, params, query, principal, version } as never);
+      const res = await handle({ c, body, params, query, principal, caller, version } as never);
       if (r.noStore === true) res.headers.set('cache-control', 'no-store');
       return res;
     });
   }
+}
+
+/**
+ * The caller behind a Bearer token: the one place a token is resolved and acting as a sponsored
+ * account decided, for `auth` routes and for `optionalAuth` routes alike. Refusals throw: 401
+ * without a usable token, 403 `error.auth.not_an_owner` for an account the caller does not own.
+ */
+async function bearerCaller(authorization: string | undefined, actAs: string | undefined, options: MountOptions): Promise<Principal> {
+  const token = bearerToken(authorization);
+  if (token === null) throw new HttpProblem('error.auth.session_invalid', 'An access token is required (Authorization: Bearer).');
+  let who: Result<Principal, 'error.auth.session_invalid'>;
+  try {
+    who = await options.authenticate(token);
+  } catch (cause) {
+    throw authFailure(cause);
+  }
+  if (!who.ok) throw HttpProblem.from(who);
+  // Without the header it costs one property read.
+  if (actAs === undefined || !options.actAs) return who.value;
+  const acting = await options.actAs(who.value, actAs);
+  if (!acting.ok) throw HttpProblem.from(acting);
+  return acting.value;
+}
+
+const NO_CALLER = async (): Promise<Principal | null> => null;
+
+/** An `optionalAuth` route's caller: none without a Bearer token, otherwise resolved as on `auth` routes. */
+function optionalCaller(c: Context, options: MountOptions): () => Promise<Principal | null> {
+  return async () => {
+    const authorization = requestHeader(c, 'authorization');
+    if (bearerToken(authorization) === null) return null;
+    return bearerCaller(authorization, requestHeader(c, 'x-svc-act-as'), options);
+  };
 }
 
 /**

@@ -40,7 +40,7 @@ export function problemStatuses(r: AnyRoute): Map<number, Set<ProblemCode>> {
   // A malformed id names nothing: 404, like an unknown one.
   if (r.path.includes(':')) add('error.not_found');
   if (r.query) add('error.request.invalid');
-  if (r.auth) {
+  if (r.auth || r.optionalAuth) {
     add('error.auth.session_invalid');
     // An unreadable session ledger refuses the token with 401, not 503 (decisions: Token pair and sessions).
     add('error.auth.unavailable', statusOf('error.auth.unavailable', 'authenticating'));
@@ -105,6 +105,8 @@ function operationDescription(r: AnyRoute): string {
   if (r.auth) {
     said.push('Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.');
     if (r.uploadToken) said.push("A guest may send its drop's `Authorization: Upload <upload token>` instead.");
+  } else if (r.optionalAuth) {
+    said.push('Takes a bearer access token when one is sent, and works without one; `X-Svc-Act-As` acts as a sponsored account the caller owns.');
   } else if (r.security?.length) {
     said.push(`Checks its own credentials: ${r.security.map((s) => (s === 'bearer' ? 'a bearer token' : "a listed peer's `SvcCapability` token")).join(' or ')}.`);
   } else {
@@ -116,6 +118,13 @@ function operationDescription(r: AnyRoute): string {
   if (r.noStore) said.push('Its answers hold secrets and carry `Cache-Control: no-store`.');
   if (r.responses[304]) said.push('Answers 304 to an `If-None-Match` naming the current `ETag`.');
   return said.join(' ');
+}
+
+/** The operation's security requirements; an empty requirement (`{}`) makes the token optional. */
+function securityOf(r: AnyRoute): Record<string, never[]>[] {
+  if (r.auth) return r.uploadToken ? [{ bearer: [] }, { upload: [] }] : [{ bearer: [] }];
+  if (r.optionalAuth) return [{}, { bearer: [] }];
+  return r.security?.map((scheme) => ({ [scheme]: [] })) ?? [];
 }
 
 const PROTOCOL_HEADERS = {
@@ -161,7 +170,7 @@ function operation(r: AnyRoute): Json {
   if (r.versioned ?? true) {
     parameters.push({ $ref: '#/components/parameters/X-Svc-Protocol' });
   }
-  if (r.auth) parameters.push({ $ref: '#/components/parameters/X-Svc-Act-As' });
+  if (r.auth || r.optionalAuth) parameters.push({ $ref: '#/components/parameters/X-Svc-Act-As' });
   for (const [name, description] of Object.entries(r.requestHeaders ?? {})) parameters.push({ name, in: 'header', required: false, description, schema: { type: 'string' } });
 
   const responses: Record<string, Json> = {};
@@ -200,7 +209,7 @@ function operation(r: AnyRoute): Json {
     summary: r.summary,
     description: operationDescription(r),
     tags: [r.tag],
-    security: r.auth ? (r.uploadToken ? [{ bearer: [] }, { upload: [] }] : [{ bearer: [] }]) : (r.security?.map((scheme) => ({ [scheme]: [] })) ?? []),
+    security: securityOf(r),
     ...(parameters.length ? { parameters } : {}),
     ...(requestBody ? { requestBody } : {}),
     responses,

@@ -34,6 +34,12 @@ export interface HandlerInput<B, P, Q> {
   readonly query: Q;
   /** Set on routes with `auth: true`. */
   readonly principal: Principal;
+  /**
+   * On routes with `optionalAuth`: the caller behind the request's Bearer token, resolved exactly as
+   * on `auth` routes (`X-Svc-Act-As` included, refusals thrown as there), or null when no Bearer
+   * token was sent. Resolved only when called, so a route reads the token only where it needs one.
+   */
+  readonly caller: () => Promise<Principal | null>;
   /** The negotiated X-Svc-Protocol, on versioned routes. */
   readonly version: string;
 }
@@ -50,6 +56,13 @@ export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown>
   readonly tag: string;
   /** Needs `Authorization: Bearer <access token>`. */
   readonly auth: boolean;
+  /**
+   * With `auth: false`: takes the caller's access token when one is sent, without needing one (an
+   * OpenID flow serves signed-out people and signed-in accounts). The handler resolves it with
+   * `caller()`; a 401 refusing it carries `error="invalid_token"`, and the API reference lists
+   * Bearer as optional.
+   */
+  readonly optionalAuth?: boolean;
   /**
    * Also admits a guest's `Authorization: Upload <token>` for the upload named by the `id` path
    * parameter (a web-upload drop's send and finalize). Needs `auth: true`.

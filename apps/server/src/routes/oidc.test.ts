@@ -400,6 +400,107 @@ describe('accounts without a local password', { timeout: 30_000 }, () => {
   });
 });
 
+describe('the access token on start and complete (optional Bearer)', { timeout: 30_000 }, () => {
+  /** A signed-in local account, and a revoked copy of the token of another of its sessions. */
+  async function accountWithRevokedToken(s: TestServer) {
+    const u = await registerUser(s.app);
+    const other = await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } });
+    expect((await call(s.app, 'DELETE', `/v1/auth/sessions/${other.body.session_id}`, { token: u.access_token })).status).toBe(204);
+    const tampered = `${u.access_token.slice(0, -4)}${u.access_token.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
+    return { u, revoked: other.body.access_token as string, tampered };
+  }
+  const challenge = (r: { headers: Headers }) => r.headers.get('www-authenticate');
+
+  it('a presented token that is refused where the flow needs one is 401 with error="invalid_token"; none is a plain Bearer challenge', async () => {
+    const s = await server();
+    const { u, revoked, tampered } = await accountWithRevokedToken(s);
+    for (const purpose of ['link', 'reauthenticate']) {
+      for (const token of [revoked, tampered]) {
+        const r = await start(s, { return_to: RETURN, purpose }, token);
+        expect(r.status, purpose).toBe(401);
+        expect(r.body.code).toBe('error.auth.session_invalid');
+        expect(challenge(r), purpose).toBe('Bearer error="invalid_token"');
+      }
+      const none = await start(s, { return_to: RETURN, purpose });
+      expect([none.status, challenge(none)]).toEqual([401, 'Bearer']);
+    }
+    // A link code redeemed with a refused token: refused as the token it is, and used up.
+    const code = await loginCode(s, person(), { purpose: 'link' }, u.access_token);
+    const refused = await complete(s, { login_code: code }, tampered);
+    expect([refused.status, refused.body.code, challenge(refused)]).toEqual([401, 'error.auth.session_invalid', 'Bearer error="invalid_token"']);
+    expect((await complete(s, { login_code: code }, u.access_token)).body.code).toBe('error.auth.login_code_invalid');
+    // A good token with a bad login code: the code is refused, not the token.
+    const badCode = await complete(s, { login_code: 'A'.repeat(43) }, u.access_token);
+    expect([badCode.status, badCode.body.code, challenge(badCode)]).toEqual([401, 'error.auth.login_code_invalid', 'Bearer']);
+  });
+
+  it('signing in reads no token: a stale one sent along does not stop start or complete', async () => {
+    const s = await server();
+    const { revoked } = await accountWithRevokedToken(s);
+    const code = await loginCode(s, person(), {}, revoked);
+    const done = await complete(s, { login_code: code }, revoked);
+    expect(done.status, JSON.stringify(done.body)).toBe(200);
+    expect(done.body.access_token).toEqual(expect.any(String));
+  });
+
+  it('the API reference lists Bearer as optional on start and complete, with X-Svc-Act-As', async () => {
+    const s = await server();
+    const doc = (await call(s.app, 'GET', '/openapi.json', { version: null })).body;
+    for (const path of ['/v1/auth/oidc/start', '/v1/auth/oidc/complete']) {
+      const op = doc.paths[path].post;
+      expect(op.security, path).toEqual([{}, { bearer: [] }]);
+      expect(JSON.stringify(op.parameters), path).toContain('X-Svc-Act-As');
+      expect(Object.keys(op.responses), path).toEqual(expect.arrayContaining(['401', '403']));
+      expect(JSON.stringify(op.responses['403']), path).toContain('error.auth.not_an_owner');
+      expect(JSON.stringify(op.responses['403']), path).toContain('error.sponsored.no_identity');
+    }
+  });
+});
+
+describe('acting as a sponsored account (X-Svc-Act-As) on start and complete', { timeout: 30_000 }, () => {
+  async function world(s: TestServer) {
+    const owner = await registerUser(s.app);
+    const stranger = await registerUser(s.app);
+    const sponsored = (await call(s.app, 'POST', '/v1/sponsored', { token: owner.access_token })).body.account_id as string;
+    return { owner, stranger, sponsored, actAs: { 'x-svc-act-as': sponsored } };
+  }
+  const startAs = (s: TestServer, token: string, headers: Record<string, string>, purpose: string) =>
+    call(s.app, 'POST', '/v1/auth/oidc/start', { token, headers, body: { return_to: RETURN, purpose, app_challenge: APP_CHALLENGE } });
+  const completeAs = (s: TestServer, token: string, headers: Record<string, string>, loginCode: string) =>
+    call(s.app, 'POST', '/v1/auth/oidc/complete', { token, headers, body: { login_code: loginCode, app_verifier: APP_VERIFIER } });
+
+  it('someone who does not own the account named is 403 not_an_owner, as on every other route', async () => {
+    const s = await server();
+    const w = await world(s);
+    for (const purpose of ['link', 'reauthenticate']) {
+      const r = await startAs(s, w.stranger.access_token, w.actAs, purpose);
+      expect([r.status, r.body.code], purpose).toEqual([403, 'error.auth.not_an_owner']);
+    }
+    const code = await loginCode(s, person(), { purpose: 'link' }, w.owner.access_token);
+    const r = await completeAs(s, w.stranger.access_token, w.actAs, code);
+    expect([r.status, r.body.code]).toEqual([403, 'error.auth.not_an_owner']);
+  });
+
+  it('an owner acting as the sponsored account is 403 error.sponsored.no_identity, and nothing is linked to anyone', async () => {
+    const s = await server();
+    const w = await world(s);
+    for (const purpose of ['link', 'reauthenticate']) {
+      const r = await startAs(s, w.owner.access_token, w.actAs, purpose);
+      expect([r.status, r.body.code], purpose).toEqual([403, 'error.sponsored.no_identity']);
+    }
+    // A flow the owner started as itself, completed acting as the sponsored account: refused too.
+    const code = await loginCode(s, person(), { purpose: 'link' }, w.owner.access_token);
+    const r = await completeAs(s, w.owner.access_token, w.actAs, code);
+    expect([r.status, r.body.code]).toEqual([403, 'error.sponsored.no_identity']);
+    expect((await call(s.app, 'GET', '/v1/auth/methods', { token: w.owner.access_token })).body.oidc).toEqual([]);
+    expect((await call(s.app, 'GET', '/v1/auth/methods', { token: w.owner.access_token, headers: w.actAs })).body.oidc).toEqual([]);
+    // Without the header the owner links its own account as before.
+    const own = await loginCode(s, person(), { purpose: 'link' }, w.owner.access_token);
+    expect((await completeAs(s, w.owner.access_token, {}, own)).status).toBe(204);
+    expect((await call(s.app, 'GET', '/v1/auth/methods', { token: w.owner.access_token })).body.oidc).toHaveLength(1);
+  });
+});
+
 describe('SVC_AUTH_LOCAL=false', { timeout: 30_000 }, () => {
   it('refuses every local sign-in endpoint with 403 local_disabled while OIDC signs in', async () => {
     const s = await server({ SVC_AUTH_LOCAL: 'false' });

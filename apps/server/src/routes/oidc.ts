@@ -1,11 +1,9 @@
 import type { Context } from 'hono';
 import * as v from 'valibot';
-import { CoreError, readCohortHash, type OidcService, type Principal } from '@strongroom/core';
+import { readCohortHash, type OidcService, type Principal } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { iso, json, noContent, unwrap } from '../http/respond.js';
-import { bearerToken } from '../http/credentials.js';
-import { requestHeader } from '../http/request.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 import { Advisory, Timestamp, TokenPair } from './schemas.js';
 import { tokenPairBody } from './auth.js';
@@ -16,21 +14,18 @@ function configured(deps: AppDeps): OidcService {
 }
 
 /**
- * The caller behind an optional Bearer token: start and complete serve both signed-out people
- * (`sign_in`) and signed-in accounts (`link`, `reauthenticate`). A token that does not verify is
- * treated as none; an unreadable session ledger still fails closed.
+ * Only a link or reauthenticate code needs the caller, and which one a code is core learns by taking
+ * it. So a token that is refused (or names an account the caller does not own) is held back until
+ * core says the code needed a caller: a sign-in is not refused for a stale header, and the refusal
+ * the caller then gets names its token (401 with error="invalid_token", or 403 not_an_owner).
+ * An unreadable session ledger still fails closed.
  */
-async function optionalCaller(deps: AppDeps, c: Context): Promise<Principal | null> {
-  const token = bearerToken(requestHeader(c, 'authorization'));
-  if (token === null) return null;
+async function heldBack(caller: () => Promise<Principal | null>): Promise<{ who: Principal | null; refusal: HttpProblem | null }> {
   try {
-    const who = await deps.sessions.authenticate(token);
-    return who.ok ? who.value : null;
-  } catch (cause) {
-    if (cause instanceof CoreError && cause.code === 'error.auth.unavailable') {
-      throw new HttpProblem('error.auth.unavailable', 'The session ledger cannot be read; try again shortly.', {}, 'authenticating');
-    }
-    throw cause;
+    return { who: await caller(), refusal: null };
+  } catch (err) {
+    if (err instanceof HttpProblem && err.code !== 'error.auth.unavailable') return { who: null, refusal: err };
+    throw err;
   }
 }
 
@@ -57,6 +52,8 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'oidc',
       summary: 'Start an OpenID Connect flow: sign in, link the provider to the caller, or reauthenticate the caller',
       auth: false,
+      // link and reauthenticate act on the caller's account; sign_in reads no token.
+      optionalAuth: true,
       write: false,
       body: {
         type: 'json',
@@ -78,15 +75,15 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
         'error.oidc.return_to_invalid',
         'error.oidc.app_challenge_required',
         'error.request.invalid',
-        'error.auth.session_invalid',
         'error.auth.reauthentication_required',
+        'error.sponsored.no_identity',
         'error.auth.unavailable',
         'error.not_found',
       ],
-      handle: async ({ c, body }) => {
+      handle: async ({ c, body, caller: callerOf }) => {
         const oidc = configured(deps);
         const purpose = body.purpose ?? 'sign_in';
-        const caller = purpose === 'sign_in' ? null : await optionalCaller(deps, c);
+        const caller = purpose === 'sign_in' ? null : await callerOf();
         const started = unwrap(await oidc.start({ returnTo: body.return_to, purpose, appChallenge: body.app_challenge ?? null }, caller));
         return json(c, 200, { authorization_url: started.authorizationUrl, expires_in: started.expiresIn });
       },
@@ -128,6 +125,8 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'oidc',
       summary: 'Redeem a login code: opens the session (sign_in), binds the provider (link) or confirms a reauthentication',
       auth: false,
+      // link and reauthenticate codes need the token of the account that started the flow.
+      optionalAuth: true,
       // Signing in is not a write (an old client can still get in); link and reauthenticate
       // completions are, and core refuses them below Min once it knows the code's purpose.
       write: false,
@@ -149,8 +148,8 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
       },
       errors: [
         'error.auth.login_code_invalid',
-        'error.auth.session_invalid',
         'error.auth.not_the_initiator',
+        'error.sponsored.no_identity',
         'error.auth.account_locked',
         'error.oidc.already_linked',
         'error.auth.reauthentication_required',
@@ -158,15 +157,15 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
         'error.request.invalid',
         'error.not_found',
       ],
-      handle: async ({ c, body, version }) => {
+      handle: async ({ c, body, version, caller: callerOf }) => {
         const oidc = configured(deps);
-        const caller = await optionalCaller(deps, c);
-        const done = unwrap(
-          await oidc.complete(
-            { loginCode: body.login_code, appVerifier: body.app_verifier ?? null, cohortHash: readCohortHash(body.cohort_hash), version },
-            caller,
-          ),
+        const caller = await heldBack(callerOf);
+        const completed = await oidc.complete(
+          { loginCode: body.login_code, appVerifier: body.app_verifier ?? null, cohortHash: readCohortHash(body.cohort_hash), version },
+          caller.who,
         );
+        if (!completed.ok && completed.code === 'error.auth.session_invalid' && caller.refusal !== null) throw caller.refusal;
+        const done = unwrap(completed);
         if (done.kind === 'session') return json(c, 200, tokenPairBody(done.pair));
         if (done.kind === 'reauthenticated') return json(c, 200, { reauthenticated_at: iso(done.at) });
         return noContent(c);

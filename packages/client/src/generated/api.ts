@@ -556,7 +556,7 @@ export interface paths {
         put?: never;
         /**
          * Redeem a login code: opens the session (sign_in), binds the provider (link) or confirms a reauthentication
-         * @description Sends no `Authorization` header. Its answers hold secrets and carry `Cache-Control: no-store`.
+         * @description Takes a bearer access token when one is sent, and works without one; `X-Svc-Act-As` acts as a sponsored account the caller owns. Its answers hold secrets and carry `Cache-Control: no-store`.
          */
         post: operations["postAuthOidcComplete"];
         delete?: never;
@@ -596,7 +596,7 @@ export interface paths {
         put?: never;
         /**
          * Start an OpenID Connect flow: sign in, link the provider to the caller, or reauthenticate the caller
-         * @description Sends no `Authorization` header.
+         * @description Takes a bearer access token when one is sent, and works without one; `X-Svc-Act-As` acts as a sponsored account the caller owns.
          */
         post: operations["postAuthOidcStart"];
         delete?: never;
@@ -5177,7 +5177,10 @@ export interface operations {
     postAuthOidcComplete: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5248,7 +5251,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.login_code_invalid, error.auth.session_invalid */
+            /** @description error.auth.login_code_invalid, error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -5259,13 +5262,13 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.login_code_invalid" | "error.auth.session_invalid";
+                        code?: "error.auth.login_code_invalid" | "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.account_locked, error.auth.not_the_initiator, error.auth.reauthentication_required */
+            /** @description error.auth.account_locked, error.auth.not_an_owner, error.auth.not_the_initiator, error.auth.reauthentication_required, error.sponsored.no_identity */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -5276,7 +5279,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.account_locked" | "error.auth.not_the_initiator" | "error.auth.reauthentication_required";
+                        code?: "error.auth.account_locked" | "error.auth.not_an_owner" | "error.auth.not_the_initiator" | "error.auth.reauthentication_required" | "error.sponsored.no_identity";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -5517,7 +5520,10 @@ export interface operations {
     postAuthOidcStart: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -5570,7 +5576,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.session_invalid */
+            /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -5581,13 +5587,13 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.session_invalid";
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
                         /** @constant */
                         status?: 401;
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.reauthentication_required */
+            /** @description error.auth.not_an_owner, error.auth.reauthentication_required, error.sponsored.no_identity */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -5598,7 +5604,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.reauthentication_required";
+                        code?: "error.auth.not_an_owner" | "error.auth.reauthentication_required" | "error.sponsored.no_identity";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
