@@ -46,7 +46,7 @@ describe('operator CLI: quota', () => {
     const hash = createHash('sha256').update(data).digest('hex');
     const o = await uploads.create(me, { declaredSize: 150, kind: 'original', contentHash: null, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
     if (!o.ok) throw new Error(o.code);
-    await uploads.put(me, o.value.uploadId, once(data));
+    await uploads.put(me, o.value.uploadId, once(data), { protocolVersion: '2026-06-01' });
     expect((await uploads.finalize(me, o.value.uploadId, { protocolVersion: '2026-06-01', contentHash: hash, manifest: null })).ok).toBe(true);
     expect(await stores.blobs.has(hash)).toBe(true);
     const ledger = JSON.parse((await runCli(['ledger', 'q@example.org'], env)).out);

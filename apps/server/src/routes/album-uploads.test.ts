@@ -157,6 +157,49 @@ describe('uploads into an album under upgrade', () => {
     expect(await finalize(o.token, p.body.upload_id, { content_hash: sha(prov), manifest: { asset_id: assetId } })).toMatchObject({ status: 409, body: { code: 'error.conflict' } });
   });
 
+  it('an upload opened in the album at its pin is checked against the pin again where its bytes arrive and where it lands', async () => {
+    const o = await albumOwner();
+    const data = new TextEncoder().encode('late');
+    const up = await upload(o.token, { album_id: o.albumId });
+    expect(up.status).toBe(201);
+    const put = (version: string) =>
+      call(s.app, 'PUT', `/upload/${up.body.upload_id}`, { token: o.token, version, raw: data as unknown as BodyInit, contentType: 'application/octet-stream' });
+    expect(await put('2026-05-01')).toMatchObject({ status: 426, body: { code: 'error.protocol.below_album_pin', album_pin: PIN } });
+    expect((await call(s.app, 'GET', `/upload/${up.body.upload_id}`, { token: o.token, version: PIN })).body).toMatchObject({ state: 'Pending' });
+    expect((await put(PIN)).status).toBe(200);
+    expect(await finalize(o.token, up.body.upload_id, { content_hash: sha(data) }, '2026-05-01')).toMatchObject({
+      status: 426,
+      body: { code: 'error.protocol.below_album_pin', album_pin: PIN },
+    });
+    expect((await call(s.app, 'GET', `/v1/assets/${up.body.upload_id}`, { token: o.token, version: PIN })).status).toBe(404);
+    expect(await finalize(o.token, up.body.upload_id, { content_hash: sha(data) })).toMatchObject({ status: 200, body: { state: 'Completed' } });
+  });
+
+  it('an upload in flight when the album starts quiescing still reaches its terminal state without naming the intent', async () => {
+    const o = await albumOwner();
+    const data = new TextEncoder().encode('infl');
+    const up = await upload(o.token, { album_id: o.albumId });
+    await quiesce(o.token, o.albumId);
+    await send(o.token, up.body.upload_id, data);
+    expect(await finalize(o.token, up.body.upload_id, { content_hash: sha(data) })).toMatchObject({ status: 200, body: { state: 'Completed' } });
+  });
+
+  it('a guest drop through a link on the album is checked against the pin where its bytes arrive and where it lands', async () => {
+    const o = await albumOwner();
+    const seal = Buffer.from('x25519 public key of the link......').toString('base64url');
+    const link = await call(s.app, 'POST', '/v1/links', { token: o.token, version: PIN, body: { kind: 'upload', album_id: o.albumId, seal_key: seal } });
+    const data = new TextEncoder().encode('drop');
+    const d = await call(s.app, 'POST', `/v1/links/${link.body.link_id}/drops`, { version: PIN, body: { declared_size: 4 } });
+    expect(d.status).toBe(201);
+    const guest = { headers: { authorization: `Upload ${d.body.upload_token}` } };
+    const put = (version: string) => call(s.app, 'PUT', `/upload/${d.body.upload_id}`, { ...guest, version, raw: data as unknown as BodyInit, contentType: 'application/octet-stream' });
+    const fin = (version: string) => call(s.app, 'POST', `/upload/${d.body.upload_id}/finalize`, { ...guest, version, body: { content_hash: sha(data) } });
+    expect(await put('2026-05-01')).toMatchObject({ status: 426, body: { code: 'error.protocol.below_album_pin', album_pin: PIN } });
+    expect((await put(PIN)).status).toBe(200);
+    expect(await fin('2026-05-01')).toMatchObject({ status: 426, body: { code: 'error.protocol.below_album_pin', album_pin: PIN } });
+    expect((await fin(PIN)).status).toBe(200);
+  });
+
   it('adopting a drop lands it in its link\'s album: below the pin 426, while quiescing 409 unless it names the live intent', async () => {
     const o = await albumOwner();
     const seal = Buffer.from('x25519 public key of the link......').toString('base64url');

@@ -87,23 +87,24 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       method: 'PUT',
       path: '/upload/:id',
       tag: 'quota',
-      summary: 'Send the ciphertext (application/octet-stream, at most declared_size bytes); sending again replaces it. A guest sends its drop with `Authorization: Upload <upload_token>`',
+      summary:
+        'Send the ciphertext (application/octet-stream, at most declared_size bytes); sending again replaces it. A guest sends its drop with `Authorization: Upload <upload_token>`. Bytes of a session opened in an album (album_id, or a drop through a link on it) are a write to that album: below its pin 426 error.protocol.below_album_pin, whatever version the session was opened with; quiescence is not judged again (the session counts in flight and may finish)',
       auth: true,
       uploadToken: true,
       params: IdParam,
       body: { type: 'bytes', description: 'The ciphertext, application/octet-stream' },
       responses: { 200: { description: 'Received: WaitingForProcessing', schema: UploadBody } },
-      errors: ['error.upload.too_large', 'error.conflict', 'error.not_found', 'error.request.unsupported_media_type'],
-      handle: async ({ c, params, principal }) => {
+      errors: ['error.upload.too_large', 'error.conflict', 'error.not_found', 'error.request.unsupported_media_type', 'error.protocol.below_album_pin'],
+      handle: async ({ c, params, principal, version }) => {
         octetStream(c);
-        return json(c, 200, uploadBody(unwrap(await deps.uploads.put(principal, params.id, bodyChunks(c)))));
+        return json(c, 200, uploadBody(unwrap(await deps.uploads.put(principal, params.id, bodyChunks(c), { protocolVersion: version }))));
       },
     }),
     route({
       method: 'POST',
       path: '/upload/:id/finalize',
       tag: 'quota',
-      summary: 'Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): bytes sent to direct_put are checked first (size within declared_size, SHA-256 equal to content_hash) and, on any mismatch, deleted and nothing charged; the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A derivative, metadata or provenance blob attached to an asset of an album lands in that album: opened without album_id, it is checked here against the album\'s pin (426 error.protocol.below_album_pin) and quiescence (409 error.upload.album_quiescing unless manifest.intent_id names the live intent); opened naming another album, 409 error.conflict. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller\'s cache entry',
+      summary: 'Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): bytes sent to direct_put are checked first (size within declared_size, SHA-256 equal to content_hash) and, on any mismatch, deleted and nothing charged; the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A session opened in an album (album_id, or a drop through a link on it) lands in that album: below its pin 426 error.protocol.below_album_pin, judged on this request\'s version whatever version the session was opened with (quiescence is not judged again: the session counts in flight and may finish). A derivative, metadata or provenance blob attached to an asset of an album lands in that album: opened without album_id, it is checked here against the album\'s pin (426 error.protocol.below_album_pin) and quiescence (409 error.upload.album_quiescing unless manifest.intent_id names the live intent); opened naming another album, 409 error.conflict. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller\'s cache entry',
       auth: true,
       uploadToken: true,
       params: IdParam,

@@ -238,7 +238,7 @@ export interface paths {
          */
         get: operations["getUploadById"];
         /**
-         * Send the ciphertext (application/octet-stream, at most declared_size bytes); sending again replaces it. A guest sends its drop with `Authorization: Upload <upload_token>`
+         * Send the ciphertext (application/octet-stream, at most declared_size bytes); sending again replaces it. A guest sends its drop with `Authorization: Upload <upload_token>`. Bytes of a session opened in an album (album_id, or a drop through a link on it) are a write to that album: below its pin 426 error.protocol.below_album_pin, whatever version the session was opened with; quiescence is not judged again (the session counts in flight and may finish)
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A guest may send its drop's `Authorization: Upload <upload token>` instead. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         put: operations["putUploadById"];
@@ -263,7 +263,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): bytes sent to direct_put are checked first (size within declared_size, SHA-256 equal to content_hash) and, on any mismatch, deleted and nothing charged; the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A derivative, metadata or provenance blob attached to an asset of an album lands in that album: opened without album_id, it is checked here against the album's pin (426 error.protocol.below_album_pin) and quiescence (409 error.upload.album_quiescing unless manifest.intent_id names the live intent); opened naming another album, 409 error.conflict. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller's cache entry
+         * Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): bytes sent to direct_put are checked first (size within declared_size, SHA-256 equal to content_hash) and, on any mismatch, deleted and nothing charged; the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A session opened in an album (album_id, or a drop through a link on it) lands in that album: below its pin 426 error.protocol.below_album_pin, judged on this request's version whatever version the session was opened with (quiescence is not judged again: the session counts in flight and may finish). A derivative, metadata or provenance blob attached to an asset of an album lands in that album: opened without album_id, it is checked here against the album's pin (426 error.protocol.below_album_pin) and quiescence (409 error.upload.album_quiescing unless manifest.intent_id names the live intent); opened naming another album, 409 error.conflict. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller's cache entry
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A guest may send its drop's `Authorization: Upload <upload token>` instead. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         post: operations["postUploadByIdFinalize"];
@@ -2286,7 +2286,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.protocol.below_min, error.protocol.unsupported */
+            /** @description error.protocol.below_album_pin, error.protocol.below_min, error.protocol.unsupported */
             426: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -2297,7 +2297,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        code?: "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
                     } & components["schemas"]["Problem"];

@@ -20,6 +20,8 @@ const ALICE = '0190c000-0000-7000-8000-00000000000a';
 const S = '0190c000-0000-7000-8000-00000000000b';
 const POLICY: QuotaPolicy = { defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000 };
 
+const PUT = { protocolVersion: '2026-06-01' };
+
 async function services() {
   const ports = createMemoryPorts();
   const clock = new FakeClock();
@@ -38,7 +40,7 @@ async function services() {
     async function* body() {
       yield data;
     }
-    expect((await uploads.put({ accountId: owner }, u.value.uploadId, body())).ok).toBe(true);
+    expect((await uploads.put({ accountId: owner }, u.value.uploadId, body(), PUT)).ok).toBe(true);
     expect((await uploads.finalize({ accountId: owner }, u.value.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null })).ok).toBe(true);
     return u.value.uploadId;
   };
@@ -72,7 +74,7 @@ describe('services decide access with the rule, not the payer (memory ports)', (
     async function* body() {
       yield data;
     }
-    expect((await uploads.put({ accountId: S }, u.value.uploadId, body())).ok).toBe(true);
+    expect((await uploads.put({ accountId: S }, u.value.uploadId, body(), PUT)).ok).toBe(true);
     expect(await uploads.finalize({ accountId: S }, u.value.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: { assetId: alices, intentId: null } })).toMatchObject({ ok: false, code: 'error.not_found' });
     // Nor can Alice read or cancel S's upload session.
     expect(await uploads.get({ accountId: ALICE }, u.value.uploadId)).toMatchObject({ ok: false, code: 'error.not_found' });
@@ -89,7 +91,7 @@ describe('services decide access with the rule, not the payer (memory ports)', (
     async function* body() {
       yield new Uint8Array(8);
     }
-    expect((await uploads.put(guest, u.value.uploadId, body())).ok).toBe(true);
+    expect((await uploads.put(guest, u.value.uploadId, body(), PUT)).ok).toBe(true);
     expect(await uploads.create(guest, { declaredSize: 8, kind: 'original', contentHash: null, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: '2026-06-01' })).toMatchObject({ ok: false, code: 'error.not_found' });
   });
 });

@@ -62,6 +62,9 @@ describe('albums', () => {
     expect(await g.checkFinalize({ accountId: ACCOUNT, albumId, manifestIntentId: null }, now)).toMatchObject({ ok: true });
     expect(await g.checkFinalize({ accountId: ACCOUNT, albumId, manifestIntentId: uuidv7(5, new Uint8Array(10)) }, now)).toMatchObject({ code: 'error.conflict' });
     expect(await g.checkFinalize({ accountId: ACCOUNT, albumId: null, manifestIntentId: i.intent_id }, now)).toMatchObject({ code: 'error.conflict' });
+    // A later request of a session opened in the album: the pin holds for it, quiescence does not (it counts in flight).
+    expect(await g.checkInFlightWrite({ albumId, protocolVersion: V })).toEqual({ ok: true, value: undefined });
+    expect(await g.checkInFlightWrite({ albumId, protocolVersion: '2026-04-30' })).toMatchObject({ code: 'error.protocol.below_album_pin', data: { album_pin: V } });
   });
 });
 

@@ -30,6 +30,13 @@ export interface AlbumWriteContext {
 
 export type AlbumWriteRefusal = 'error.not_found' | 'error.protocol.below_album_pin' | 'error.upload.album_quiescing';
 
+/** A later request of an upload session opened in an album (its bytes, its finalize). */
+export interface InFlightWriteContext {
+  readonly albumId: string;
+  /** This request's X-Svc-Protocol version, not the one the session was opened with. */
+  readonly protocolVersion: string;
+}
+
 export type WriteRefusal =
   | 'error.device.unknown'
   | 'error.upload.album_quiescing'
@@ -49,6 +56,13 @@ export interface WriteGuard {
    */
   checkAlbumWrite(context: AlbumWriteContext, now: number): Promise<Result<void, AlbumWriteRefusal>>;
   /**
+   * The album part for the bytes and the finalize of a session opened in the album: each request
+   * is a write to it, so the album's pin holds for each (a session opened at the pin is not a pass
+   * for later requests below it). Quiescence is not judged again: the session passed it when it
+   * opened and counts in flight, and an in-flight upload may reach its terminal state (contract 3.4, rule 4).
+   */
+  checkInFlightWrite(context: InFlightWriteContext): Promise<Result<void, 'error.protocol.below_album_pin'>>;
+  /**
    * Called by upload finalize: a manifest naming an intent other than the album's live one (or any
    * intent when none is live, or when the upload targets no album) is a generic 409 `error.conflict`.
    */
@@ -66,5 +80,6 @@ export interface FinalizeContext {
 export const admitAllWrites: WriteGuard = {
   checkWrite: async () => ({ ok: true, value: undefined }),
   checkAlbumWrite: async () => ({ ok: true, value: undefined }),
+  checkInFlightWrite: async () => ({ ok: true, value: undefined }),
   checkFinalize: async () => ({ ok: true, value: undefined }),
 };

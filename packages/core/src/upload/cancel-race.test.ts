@@ -39,7 +39,7 @@ function world(seed: number) {
   const received = async (uploads: UploadService, data: Uint8Array): Promise<string> => {
     const u = await uploads.create({ accountId: ALICE }, { declaredSize: data.length, kind: 'original', contentHash: null, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: '2026-06-01' });
     if (!u.ok) throw new Error(u.code);
-    expect((await uploads.put({ accountId: ALICE }, u.value.uploadId, once(data))).ok).toBe(true);
+    expect((await uploads.put({ accountId: ALICE }, u.value.uploadId, once(data), { protocolVersion: '2026-06-01' })).ok).toBe(true);
     return u.value.uploadId;
   };
   return { clock, blobs, quota, service, received };

@@ -110,7 +110,7 @@ describe('UploadService with a store a client sends to directly', () => {
     async function* body() {
       yield data;
     }
-    expect((await t.uploads.put({ accountId: ALICE }, u.uploadId, body())).ok).toBe(true);
+    expect((await t.uploads.put({ accountId: ALICE }, u.uploadId, body(), { protocolVersion: '2026-06-01' })).ok).toBe(true);
     expect(await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null })).toMatchObject({ ok: true, value: { state: 'Completed' } });
   });
 });

@@ -52,8 +52,17 @@ export interface CreateUpload {
   readonly protocolVersion: string;
 }
 
+/** What a bytes PUT carries besides the bytes. */
+export interface PutUpload {
+  /** The request's X-Svc-Protocol version: bytes of a session opened in an album are a write to that album (its pin). */
+  readonly protocolVersion: string;
+}
+
 export interface FinalizeUpload {
-  /** The request's X-Svc-Protocol version: a blob attached to an album's asset is a write to that album (its pin). */
+  /**
+   * The request's X-Svc-Protocol version: a finalize lands its blob in the session's album, or in
+   * the album of the asset it attaches to, so it is a write to that album (its pin).
+   */
   readonly protocolVersion: string;
   readonly contentHash: string;
   /** What the server reads of the manifest: the asset a non-original blob belongs to, the intent it names. */
@@ -194,13 +203,25 @@ export class UploadService {
     return s ? ok(view(s, this.#d.clock.now())) : refuse('error.not_found', 'No such upload session.');
   }
 
-  /** Receives the bytes: at most the declared size, else nothing is kept. */
-  async put(caller: Caller, id: string, body: AsyncIterable<Uint8Array>): Promise<Result<UploadView, 'error.not_found' | 'error.conflict' | 'error.upload.too_large'>> {
+  /**
+   * Receives the bytes: at most the declared size, else nothing is kept. Bytes of a session opened
+   * in an album are a write to it: the album's pin holds for this request too.
+   */
+  async put(
+    caller: Caller,
+    id: string,
+    body: AsyncIterable<Uint8Array>,
+    input: PutUpload,
+  ): Promise<Result<UploadView, 'error.not_found' | 'error.conflict' | 'error.upload.too_large' | 'error.protocol.below_album_pin'>> {
     const s = await this.#reach(caller, id, 'send');
     if (!s) return refuse('error.not_found', 'No such upload session.');
     const now = this.#d.clock.now();
     const allowed = decidePut(s, now);
     if (!allowed.ok) return allowed;
+    if (s.albumId !== null) {
+      const pinned = await this.#d.writeGuard.checkInFlightWrite({ albumId: s.albumId, protocolVersion: input.protocolVersion });
+      if (!pinned.ok) return pinned;
+    }
     if (!(await guard(STORE, 'upload session write', () => this.#d.sessions.markUploading(id, now)))) return refuse('error.conflict', 'The upload session is no longer open.');
     let staged: Arrived;
     try {
@@ -291,6 +312,11 @@ export class UploadService {
     if (!isContentHash(input.contentHash)) return refuse('error.request.invalid', 'content_hash must be 64 lowercase hex characters.');
     const found = await this.#reach(caller, id, 'send');
     if (!found) return refuse('error.not_found', 'No such upload session.');
+    if (found.albumId !== null) {
+      // Before the bytes sent straight to the store are recorded: they are this album's write too.
+      const pinned = await this.#d.writeGuard.checkInFlightWrite({ albumId: found.albumId, protocolVersion: input.protocolVersion });
+      if (!pinned.ok) return pinned;
+    }
     const now = this.#d.clock.now();
     const arrived = await this.#arrive(found, input.contentHash, now);
     if (!arrived.ok) return arrived;

@@ -2,7 +2,7 @@ import { mayReach } from '../access/rules.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { AlbumStore } from '../ports/album-store.js';
 import type { DeviceDirectoryStore } from '../ports/device-directory.js';
-import type { AlbumWriteContext, AlbumWriteRefusal, FinalizeContext, WriteContext, WriteGuard, WriteRefusal } from '../ports/write-guard.js';
+import type { AlbumWriteContext, AlbumWriteRefusal, FinalizeContext, InFlightWriteContext, WriteContext, WriteGuard, WriteRefusal } from '../ports/write-guard.js';
 import { isDeviceActive } from '../devices/directory.js';
 import { decideManifestIntent, decideQuiescence } from '../album-upgrade/server.js';
 import { albumObject } from '../albums/object.js';
@@ -44,6 +44,13 @@ export class AlbumWriteGuard implements WriteGuard {
     const pin = checkAlbumPin(context.protocolVersion, album.protocolVersion, this.#d.window);
     if (!pin.ok) return pin;
     return decideQuiescence(album, context.intentId, now);
+  }
+
+  async checkInFlightWrite(context: InFlightWriteContext): Promise<Result<void, 'error.protocol.below_album_pin'>> {
+    const album = await guard('error.store.unavailable', 'reading an album', () => this.#d.albums.findAlbum(context.albumId));
+    // Albums are never deleted; were one gone, finalize's checkFinalize answers for it.
+    if (album === null) return ok(undefined);
+    return checkAlbumPin(context.protocolVersion, album.protocolVersion, this.#d.window);
   }
 
   async checkFinalize(context: FinalizeContext, now: number): Promise<Result<void, 'error.conflict'>> {

@@ -238,7 +238,7 @@ async function finish(m: Model, r: Real, s: MSession): Promise<void> {
   }
   const put = await r.uploads.put(caller, s.id, (async function* () {
     yield bytes;
-  })());
+  })(), { protocolVersion: '2026-06-01' });
   if (!isOpen(m, s)) {
     expect(put).toMatchObject({ ok: false, code: 'error.conflict' });
     expect(await r.uploads.finalize(caller, s.id, { protocolVersion: '2026-06-01', contentHash: s.hash, manifest: null })).toMatchObject({ ok: false, code: 'error.conflict' });
@@ -306,7 +306,7 @@ class Derivative implements fc.AsyncCommand<Model, Real> {
       const caller = { accountId: m.users[a.owner]! };
       expect((await r.uploads.put(caller, res.value.uploadId, (async function* () {
         yield content(HASHES.indexOf(hash));
-      })())).ok).toBe(true);
+      })(), { protocolVersion: '2026-06-01' })).ok).toBe(true);
       const fin = await r.uploads.finalize(caller, res.value.uploadId, { protocolVersion: '2026-06-01', contentHash: hash, manifest: { assetId: a.id, intentId: null } });
       if (!fin.ok) throw new Error(fin.code);
       m.sessions.push({ id: res.value.uploadId, user: a.owner, payer, hash, size: SIZES[this.idx]!, declared: SIZES[this.idx]!, state: 'done', expiresAt: m.now + TTL, drop: false, peer: null });
