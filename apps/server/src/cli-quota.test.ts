@@ -52,8 +52,8 @@ describe('operator CLI: quota', () => {
     const ledger = JSON.parse((await runCli(['ledger', 'q@example.org'], env)).out);
     expect(ledger).toMatchObject({ charged: 150, used: 150, state: 'SoftWarning', blobs: [{ content_hash: hash, size: 150 }] });
 
-    await deps.assets.trash(me, o.value.uploadId);
-    await deps.assets.purge(me, o.value.uploadId);
+    await deps.assets.trash(me, o.value.uploadId, { protocolVersion: '2026-06-01', intentId: null });
+    await deps.assets.purge(me, o.value.uploadId, { protocolVersion: '2026-06-01', intentId: null });
     expect((await deps.quota.status(me.accountId)).used).toBe(150);
     expect(await runCli(['gc-sweep'], env)).toMatchObject({ code: 0, out: expect.stringContaining(`${me.accountId}: -150 bytes`) });
     expect((await deps.quota.status(me.accountId)).used).toBe(0);

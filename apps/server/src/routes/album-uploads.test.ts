@@ -200,6 +200,61 @@ describe('uploads into an album under upgrade', () => {
     expect((await fin(PIN)).status).toBe(200);
   });
 
+  it('asset writes (metadata, trash, restore, purge) on an asset of the album pass its pin and its quiescence (?intent_id= names the live intent)', async () => {
+    const o = await albumOwner();
+    const assetId = await albumAsset(o);
+    const old = '2026-05-01';
+    const metadata = (version: string, intent?: string) =>
+      call(s.app, 'PUT', `/v1/assets/${assetId}/metadata${intent ? `?intent_id=${intent}` : ''}`, {
+        token: o.token,
+        version,
+        raw: new TextEncoder().encode(`caption ${version} ${intent ?? ''}`) as unknown as BodyInit,
+        contentType: 'application/octet-stream',
+      });
+    const step = (method: string, path: string, version: string, intent?: string) =>
+      call(s.app, method, `/v1/assets/${assetId}${path}${intent ? `?intent_id=${intent}` : ''}`, { token: o.token, version });
+    const pinRefusal = { status: 426, body: { code: 'error.protocol.below_album_pin', album_pin: PIN } };
+    const asset = async () => (await call(s.app, 'GET', `/v1/assets/${assetId}`, { token: o.token, version: old })).body;
+
+    const before = await asset();
+    expect(await metadata(old)).toMatchObject(pinRefusal);
+    expect(await step('POST', '/trash', old)).toMatchObject(pinRefusal);
+    expect(await asset()).toEqual(before);
+    expect((await metadata(PIN)).status).toBe(200);
+    expect((await step('POST', '/trash', PIN)).status).toBe(200);
+    expect(await step('POST', '/restore', old)).toMatchObject(pinRefusal);
+    expect(await step('DELETE', '', old)).toMatchObject(pinRefusal);
+    expect((await asset()).state).toBe('trashed');
+    expect((await step('POST', '/restore', PIN)).status).toBe(200);
+
+    const live = await quiesce(o.token, o.albumId);
+    const quiescing = { status: 409, body: { code: 'error.upload.album_quiescing', live_intent_id: live } };
+    const settled = await asset();
+    expect(await metadata(PIN)).toMatchObject(quiescing);
+    expect(await metadata(PIN, uuidv7(s.clock.now(), new Uint8Array(10).fill(5)))).toMatchObject(quiescing);
+    expect(await step('POST', '/trash', PIN)).toMatchObject(quiescing);
+    expect(await asset()).toEqual(settled);
+    expect((await metadata(PIN, live)).status).toBe(200);
+    expect((await step('POST', '/trash', PIN, live)).status).toBe(200);
+    expect(await step('POST', '/restore', PIN)).toMatchObject(quiescing);
+    expect(await step('DELETE', '', PIN)).toMatchObject(quiescing);
+    expect((await step('POST', '/restore', PIN, live)).status).toBe(200);
+    expect((await step('POST', '/trash', PIN, live)).status).toBe(200);
+    expect((await step('DELETE', '', PIN, live)).status).toBe(204);
+  });
+
+  it('asset writes on an asset in no album are not held by any album', async () => {
+    const o = await albumOwner();
+    const data = new TextEncoder().encode('free');
+    const up = await upload(o.token, {}, '2026-05-01');
+    await send(o.token, up.body.upload_id, data, '2026-05-01');
+    expect((await finalize(o.token, up.body.upload_id, { content_hash: sha(data) }, '2026-05-01')).status).toBe(200);
+    await quiesce(o.token, o.albumId);
+    const raw = new TextEncoder().encode('caption') as unknown as BodyInit;
+    expect((await call(s.app, 'PUT', `/v1/assets/${up.body.upload_id}/metadata`, { token: o.token, version: '2026-05-01', raw, contentType: 'application/octet-stream' })).status).toBe(200);
+    expect((await call(s.app, 'POST', `/v1/assets/${up.body.upload_id}/trash`, { token: o.token, version: '2026-05-01' })).status).toBe(200);
+  });
+
   it('adopting a drop lands it in its link\'s album: below the pin 426, while quiescing 409 unless it names the live intent', async () => {
     const o = await albumOwner();
     const seal = Buffer.from('x25519 public key of the link......').toString('base64url');

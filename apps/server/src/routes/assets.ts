@@ -27,6 +27,13 @@ export const assetBody = (a: AssetRecord) => ({
   blobs: a.blobs.map((b) => ({ kind: b.kind, content_hash: b.contentHash, size: b.size })),
 });
 
+/** A write to an asset of an album is a write to that album: this names the live intent while it quiesces. */
+const IntentQuery = v.object({
+  intent_id: v.optional(v.pipe(Uuid, v.description('The live upgrade intent of the asset\'s album: needed only while that album quiesces (else 409 error.upload.album_quiescing), as for upload sessions'))),
+});
+const ALBUM_GUARD = ' An asset of an album (the one its original was uploaded into) is written in that album: below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent';
+const guarded = (query: { intent_id?: string | undefined }, version: string) => ({ protocolVersion: version, intentId: query.intent_id ?? null });
+
 /** The minimal asset lifecycle quota needs: read, trash, restore, purge, empty the trash, replace metadata. */
 export function assetRoutes(deps: AppDeps): AnyRoute[] {
   return [
@@ -44,37 +51,40 @@ export function assetRoutes(deps: AppDeps): AnyRoute[] {
       method: 'POST',
       path: '/v1/assets/:id/trash',
       tag: 'assets',
-      summary: 'Move a live asset to the trash (it stays charged at full size until hard purge)',
+      summary: `Move a live asset to the trash (it stays charged at full size until hard purge).${ALBUM_GUARD}`,
       auth: true,
       params: IdParam,
+      query: IntentQuery,
       body: { type: 'empty' },
       responses: { 200: { description: 'Trashed', schema: AssetBody } },
-      errors: ['error.conflict', 'error.not_found'],
-      handle: async ({ c, params, principal }) => json(c, 200, assetBody(unwrap(await deps.assets.trash(principal, params.id)))),
+      errors: ['error.conflict', 'error.not_found', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
+      handle: async ({ c, params, query, principal, version }) => json(c, 200, assetBody(unwrap(await deps.assets.trash(principal, params.id, guarded(query, version))))),
     }),
     route({
       method: 'POST',
       path: '/v1/assets/:id/restore',
       tag: 'assets',
-      summary: 'Restore a trashed asset (always admitted, in every quota state)',
+      summary: `Restore a trashed asset (always admitted by quota, in every quota state).${ALBUM_GUARD}`,
       auth: true,
       params: IdParam,
+      query: IntentQuery,
       body: { type: 'empty' },
       responses: { 200: { description: 'Live again', schema: AssetBody } },
-      errors: ['error.conflict', 'error.not_found'],
-      handle: async ({ c, params, principal }) => json(c, 200, assetBody(unwrap(await deps.assets.restore(principal, params.id)))),
+      errors: ['error.conflict', 'error.not_found', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
+      handle: async ({ c, params, query, principal, version }) => json(c, 200, assetBody(unwrap(await deps.assets.restore(principal, params.id, guarded(query, version))))),
     }),
     route({
       method: 'DELETE',
       path: '/v1/assets/:id',
       tag: 'assets',
-      summary: 'Hard-purge a trashed asset: its references drop now; the bytes are credited by the next GC sweep',
+      summary: `Hard-purge a trashed asset: its references drop now; the bytes are credited by the next GC sweep.${ALBUM_GUARD}`,
       auth: true,
       params: IdParam,
+      query: IntentQuery,
       responses: { 204: { description: 'Purged' } },
-      errors: ['error.conflict', 'error.not_found'],
-      handle: async ({ c, params, principal }) => {
-        unwrap(await deps.assets.purge(principal, params.id));
+      errors: ['error.conflict', 'error.not_found', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
+      handle: async ({ c, params, query, principal, version }) => {
+        unwrap(await deps.assets.purge(principal, params.id, guarded(query, version)));
         return noContent(c);
       },
     }),
@@ -92,16 +102,17 @@ export function assetRoutes(deps: AppDeps): AnyRoute[] {
       method: 'PUT',
       path: '/v1/assets/:id/metadata',
       tag: 'assets',
-      summary: 'Replace the asset\'s encrypted metadata blob (a caption or tag edit, at most 64 KiB); growth is refused in GraceExpired and Suspended',
+      summary: `Replace the asset's encrypted metadata blob (a caption or tag edit, at most 64 KiB); growth is refused in GraceExpired and Suspended.${ALBUM_GUARD}`,
       auth: true,
       params: IdParam,
+      query: IntentQuery,
       body: { type: 'bytes', description: 'The new metadata ciphertext, application/octet-stream' },
       responses: { 200: { description: 'Replaced; the old blob is credited by the next sweep', schema: AssetBody } },
-      errors: ['error.quota.write_refused', 'error.conflict', 'error.not_found', 'error.request.too_large'],
-      handle: async ({ c, params, principal }) => {
+      errors: ['error.quota.write_refused', 'error.conflict', 'error.not_found', 'error.request.too_large', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
+      handle: async ({ c, params, query, principal, version }) => {
         octetStream(c);
         const bytes = await readLimited(c, JSON_LIMIT);
-        return json(c, 200, assetBody(unwrap(await deps.assets.replaceMetadata(principal, params.id, bytes))));
+        return json(c, 200, assetBody(unwrap(await deps.assets.replaceMetadata(principal, params.id, bytes, guarded(query, version)))));
       },
     }),
   ];

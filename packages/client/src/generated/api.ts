@@ -336,7 +336,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Hard-purge a trashed asset: its references drop now; the bytes are credited by the next GC sweep
+         * Hard-purge a trashed asset: its references drop now; the bytes are credited by the next GC sweep. An asset of an album (the one its original was uploaded into) is written in that album: below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         delete: operations["deleteAssetsById"];
@@ -354,7 +354,7 @@ export interface paths {
         };
         get?: never;
         /**
-         * Replace the asset's encrypted metadata blob (a caption or tag edit, at most 64 KiB); growth is refused in GraceExpired and Suspended
+         * Replace the asset's encrypted metadata blob (a caption or tag edit, at most 64 KiB); growth is refused in GraceExpired and Suspended. An asset of an album (the one its original was uploaded into) is written in that album: below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         put: operations["putAssetsByIdMetadata"];
@@ -375,7 +375,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Restore a trashed asset (always admitted, in every quota state)
+         * Restore a trashed asset (always admitted by quota, in every quota state). An asset of an album (the one its original was uploaded into) is written in that album: below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         post: operations["postAssetsByIdRestore"];
@@ -395,7 +395,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Move a live asset to the trash (it stays charged at full size until hard purge)
+         * Move a live asset to the trash (it stays charged at full size until hard purge). An asset of an album (the one its original was uploaded into) is written in that album: below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         post: operations["postAssetsByIdTrash"];
@@ -3428,7 +3428,9 @@ export interface operations {
     };
     deleteAssetsById: {
         parameters: {
-            query?: never;
+            query?: {
+                intent_id?: string;
+            };
             header?: {
                 /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
                 "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
@@ -3449,6 +3451,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
             };
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
@@ -3501,7 +3520,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.conflict */
+            /** @description error.conflict, error.upload.album_quiescing */
             409: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -3512,13 +3531,13 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.conflict";
+                        code?: "error.conflict" | "error.upload.album_quiescing";
                         /** @constant */
                         status?: 409;
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.protocol.below_min, error.protocol.unsupported */
+            /** @description error.protocol.below_album_pin, error.protocol.below_min, error.protocol.unsupported */
             426: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -3529,7 +3548,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        code?: "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
                     } & components["schemas"]["Problem"];
@@ -3557,7 +3576,9 @@ export interface operations {
     };
     putAssetsByIdMetadata: {
         parameters: {
-            query?: never;
+            query?: {
+                intent_id?: string;
+            };
             header?: {
                 /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
                 "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
@@ -3602,6 +3623,23 @@ export interface operations {
                         trashed_at: string | null;
                         upload_user_id: string;
                     };
+                };
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
                 };
             };
             /** @description error.auth.session_invalid, error.auth.unavailable */
@@ -3655,7 +3693,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.conflict */
+            /** @description error.conflict, error.upload.album_quiescing */
             409: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -3666,7 +3704,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.conflict";
+                        code?: "error.conflict" | "error.upload.album_quiescing";
                         /** @constant */
                         status?: 409;
                     } & components["schemas"]["Problem"];
@@ -3706,7 +3744,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.protocol.below_min, error.protocol.unsupported */
+            /** @description error.protocol.below_album_pin, error.protocol.below_min, error.protocol.unsupported */
             426: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -3717,7 +3755,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        code?: "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
                     } & components["schemas"]["Problem"];
@@ -3745,7 +3783,9 @@ export interface operations {
     };
     postAssetsByIdRestore: {
         parameters: {
-            query?: never;
+            query?: {
+                intent_id?: string;
+            };
             header?: {
                 /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
                 "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
@@ -3860,7 +3900,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.conflict */
+            /** @description error.conflict, error.upload.album_quiescing */
             409: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -3871,7 +3911,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.conflict";
+                        code?: "error.conflict" | "error.upload.album_quiescing";
                         /** @constant */
                         status?: 409;
                     } & components["schemas"]["Problem"];
@@ -3911,7 +3951,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.protocol.below_min, error.protocol.unsupported */
+            /** @description error.protocol.below_album_pin, error.protocol.below_min, error.protocol.unsupported */
             426: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -3922,7 +3962,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        code?: "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
                     } & components["schemas"]["Problem"];
@@ -3950,7 +3990,9 @@ export interface operations {
     };
     postAssetsByIdTrash: {
         parameters: {
-            query?: never;
+            query?: {
+                intent_id?: string;
+            };
             header?: {
                 /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
                 "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
@@ -4065,7 +4107,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.conflict */
+            /** @description error.conflict, error.upload.album_quiescing */
             409: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -4076,7 +4118,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.conflict";
+                        code?: "error.conflict" | "error.upload.album_quiescing";
                         /** @constant */
                         status?: 409;
                     } & components["schemas"]["Problem"];
@@ -4116,7 +4158,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.protocol.below_min, error.protocol.unsupported */
+            /** @description error.protocol.below_album_pin, error.protocol.below_min, error.protocol.unsupported */
             426: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -4127,7 +4169,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        code?: "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
                     } & components["schemas"]["Problem"];

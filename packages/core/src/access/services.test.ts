@@ -21,6 +21,7 @@ const S = '0190c000-0000-7000-8000-00000000000b';
 const POLICY: QuotaPolicy = { defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000 };
 
 const PUT = { protocolVersion: '2026-06-01' };
+const WRITE = { protocolVersion: '2026-06-01', intentId: null };
 
 async function services() {
   const ports = createMemoryPorts();
@@ -29,7 +30,7 @@ async function services() {
   const blobs = new MemoryBlobStore();
   const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
   const uploads = new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
-  const assets = new AssetService({ assets: ports.quota, blobs, quota, clock, random });
+  const assets = new AssetService({ assets: ports.quota, blobs, quota, sessions: ports.quota, writeGuard: admitAllWrites, clock, random });
   const sponsored = await quota.setSponsor(S, ALICE);
   if (!sponsored.ok) throw new Error('sponsor');
   /** A stored original of `owner`'s: its asset id. */
@@ -58,8 +59,8 @@ describe('services decide access with the rule, not the payer (memory ports)', (
     ] as const) {
       const caller = { accountId: who };
       expect(await assets.get(caller, id)).toMatchObject({ ok: false, code: 'error.not_found' });
-      expect(await assets.trash(caller, id)).toMatchObject({ ok: false, code: 'error.not_found' });
-      expect(await assets.replaceMetadata(caller, id, new Uint8Array(8))).toMatchObject({ ok: false, code: 'error.not_found' });
+      expect(await assets.trash(caller, id, WRITE)).toMatchObject({ ok: false, code: 'error.not_found' });
+      expect(await assets.replaceMetadata(caller, id, new Uint8Array(8), WRITE)).toMatchObject({ ok: false, code: 'error.not_found' });
     }
     expect((await assets.get({ accountId: ALICE }, alices)).ok).toBe(true);
     expect((await assets.get({ accountId: S }, ss)).ok).toBe(true);

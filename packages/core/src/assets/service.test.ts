@@ -6,6 +6,7 @@ import { MemoryBlobStore } from '../testing/memory-blob-store.js';
 import { createMemoryPorts } from '../testing/memory-ports.js';
 import type { MemoryQuotaStore } from '../testing/memory-quota-store.js';
 import { SeededRandom } from '../testing/seeded-random.js';
+import { admitAllWrites } from '../ports/write-guard.js';
 import { AssetService } from './service.js';
 
 const OWNER = '0190c000-0000-7000-8000-00000000000a';
@@ -19,7 +20,7 @@ describe('discarding a drop that an adoption takes meanwhile (two processes)', (
     const random = new SeededRandom(5);
     const blobs = new MemoryBlobStore();
     const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
-    const assets = new AssetService({ assets: ports.quota, blobs, quota, clock, random });
+    const assets = new AssetService({ assets: ports.quota, blobs, quota, sessions: ports.quota, writeGuard: admitAllWrites, clock, random });
     (ports.quota as unknown as MemoryQuotaStore).assets.set(DROP, { id: DROP, ownerId: OWNER, uploaderId: OWNER, state: 'pending_drop', createdAt: 1_000, trashedAt: null, dropExpiresAt: 100_000, blobs: [] });
     // Another process adopts it right after this one read it as pending.
     const read = ports.quota.findAsset.bind(ports.quota);

@@ -5,6 +5,9 @@ import type { AssetCatalog, AssetRecord } from '../ports/asset-catalog.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
+import type { UploadSessions } from '../ports/upload-sessions.js';
+import type { AlbumWriteRefusal, WriteGuard } from '../ports/write-guard.js';
+import { albumOfAsset } from '../albums/asset-album.js';
 import type { QuotaRefusal } from '../quota/machine.js';
 import type { QuotaService } from '../quota/service.js';
 
@@ -12,19 +15,33 @@ export interface AssetServiceDeps {
   readonly assets: AssetCatalog;
   readonly blobs: BlobStore;
   readonly quota: QuotaService;
+  /** Where an asset's album is read from (its original's upload session). */
+  readonly sessions: Pick<UploadSessions, 'findUpload'>;
+  readonly writeGuard: WriteGuard;
   readonly clock: Clock;
   readonly random: Random;
+}
+
+/** What a write to an asset carries besides its own input: an asset of an album is written in that album. */
+export interface AssetWrite {
+  /** The request's X-Svc-Protocol version (the album's pin). */
+  readonly protocolVersion: string;
+  /** The album's live upgrade intent the write names, if any (quiescence is a filter on it). */
+  readonly intentId: string | null;
 }
 
 type Caller = Accessor;
 type Missing = 'error.not_found';
 type Conflict = 'error.conflict';
+type Guarded = AlbumWriteRefusal;
 
 const STORE = 'error.store.unavailable' as const;
 
 /**
  * The minimal asset lifecycle quota needs: trash keeps every byte charged; a hard purge (or
  * trash-empty, or a discarded drop) drops references, and only the next sweep credits the bytes.
+ * A write to an asset of an album (metadata, trash, restore, purge) is a write to that album and
+ * passes its write guard (pin and quiescence) first, as an upload into it does.
  */
 export class AssetService {
   readonly #d: AssetServiceDeps;
@@ -43,17 +60,30 @@ export class AssetService {
     return ok(a);
   }
 
-  async trash(caller: Caller, id: string): Promise<Result<AssetRecord, Missing | Conflict>> {
-    return this.#step(caller, id, (now) => this.#d.assets.trashAsset(id, now), 'The asset is not live.');
+  /**
+   * The asset if the caller may write it and, when it lies in an album, that album's guard admits
+   * the write (the asset's owner is the album's: the guard reads the album as theirs).
+   */
+  async #reachToWrite(caller: Caller, id: string, write: AssetWrite): Promise<Result<AssetRecord, Missing | Guarded>> {
+    const a = await this.#reach(caller, id, 'write');
+    if (!a.ok) return a;
+    const albumId = await guard(STORE, 'upload session read', () => albumOfAsset(this.#d.sessions, id));
+    if (albumId === null) return a;
+    const gate = await this.#d.writeGuard.checkAlbumWrite({ accountId: a.value.ownerId, albumId, intentId: write.intentId, protocolVersion: write.protocolVersion }, this.#d.clock.now());
+    return gate.ok ? a : gate;
   }
 
-  async restore(caller: Caller, id: string): Promise<Result<AssetRecord, Missing | Conflict>> {
-    return this.#step(caller, id, () => this.#d.assets.restoreAsset(id), 'The asset is not in the trash.');
+  async trash(caller: Caller, id: string, write: AssetWrite): Promise<Result<AssetRecord, Missing | Conflict | Guarded>> {
+    return this.#step(caller, id, write, (now) => this.#d.assets.trashAsset(id, now), 'The asset is not live.');
+  }
+
+  async restore(caller: Caller, id: string, write: AssetWrite): Promise<Result<AssetRecord, Missing | Conflict | Guarded>> {
+    return this.#step(caller, id, write, () => this.#d.assets.restoreAsset(id), 'The asset is not in the trash.');
   }
 
   /** Hard purge of a trashed asset: its references drop now, its bytes are credited at the sweep. */
-  async purge(caller: Caller, id: string): Promise<Result<void, Missing | Conflict>> {
-    const a = await this.#reach(caller, id, 'write');
+  async purge(caller: Caller, id: string, write: AssetWrite): Promise<Result<void, Missing | Conflict | Guarded>> {
+    const a = await this.#reachToWrite(caller, id, write);
     if (!a.ok) return a;
     if (!(await guard(STORE, 'asset write', () => this.#d.assets.purgeAsset(id)))) return refuse('error.conflict', 'Only an asset in the trash can be purged.');
     return ok(undefined);
@@ -87,8 +117,8 @@ export class AssetService {
    * decides whether it is growth, refused in GraceExpired and Suspended; the new blob is charged
    * now, the old one is credited by the sweep.
    */
-  async replaceMetadata(caller: Caller, id: string, bytes: Uint8Array): Promise<Result<AssetRecord, Missing | Conflict | QuotaRefusal>> {
-    const a = await this.#reach(caller, id, 'write');
+  async replaceMetadata(caller: Caller, id: string, bytes: Uint8Array, write: AssetWrite): Promise<Result<AssetRecord, Missing | Conflict | QuotaRefusal | Guarded>> {
+    const a = await this.#reachToWrite(caller, id, write);
     if (!a.ok) return a;
     if (a.value.state !== 'live') return refuse('error.conflict', 'Only a live asset takes metadata edits.');
     const old = a.value.blobs.filter((b) => b.kind === 'metadata').reduce((n, b) => n + b.size, 0);
@@ -102,8 +132,14 @@ export class AssetService {
     return ok((await this.#d.assets.findAsset(id))!);
   }
 
-  async #step(caller: Caller, id: string, change: (now: number) => Promise<boolean>, conflict: string): Promise<Result<AssetRecord, Missing | Conflict>> {
-    const a = await this.#reach(caller, id, 'write');
+  async #step(
+    caller: Caller,
+    id: string,
+    write: AssetWrite,
+    change: (now: number) => Promise<boolean>,
+    conflict: string,
+  ): Promise<Result<AssetRecord, Missing | Conflict | Guarded>> {
+    const a = await this.#reachToWrite(caller, id, write);
     if (!a.ok) return a;
     if (!(await guard(STORE, 'asset write', () => change(this.#d.clock.now())))) return refuse('error.conflict', conflict);
     return ok((await this.#d.assets.findAsset(id))!);

@@ -63,6 +63,8 @@ const DROP_TTL = 30 * 60_000;
 // Few enough open sessions per payer that runs reach the cap, which every kind of opening obeys.
 const MAX_OPEN = 3;
 const POLICY: QuotaPolicy = { defaults: { soft: SOFT, hard: HARD }, graceMs: GRACE, federatedShare: 0.25, maxOpenUploads: MAX_OPEN };
+/** What asset writes carry; the album guard is admitAllWrites here (its rules are tested with the album area). */
+const ASSET_WRITE = { protocolVersion: '2026-06-01', intentId: null };
 const SIZES = [40, 90, 150, 220, 310, 400];
 const content = (i: number): Uint8Array => new Uint8Array(SIZES[i]!).fill(i + 1);
 const HASHES = SIZES.map((_, i) => sha256Hex(content(i)));
@@ -330,7 +332,7 @@ class Metadata implements fc.AsyncCommand<Model, Real> {
     const hash = sha256Hex(bytes);
     const delta = this.size - (a.meta === null ? 0 : m.blobs.get(a.meta)?.size ?? 0);
     const state = expectedState(m, payer);
-    const res = await r.assets.replaceMetadata({ accountId: m.users[a.owner]! }, a.id, bytes);
+    const res = await r.assets.replaceMetadata({ accountId: m.users[a.owner]! }, a.id, bytes, ASSET_WRITE);
     if (delta > 0 && (state === 'GraceExpired' || state === 'Suspended')) {
       expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
     } else {
@@ -354,17 +356,17 @@ class OnAsset implements fc.AsyncCommand<Model, Real> {
     let expected: boolean;
     switch (this.op) {
       case 'trash':
-        res = await r.assets.trash(caller, a.id);
+        res = await r.assets.trash(caller, a.id, ASSET_WRITE);
         expected = a.state === 'live';
         if (expected) a.state = 'trashed';
         break;
       case 'restore':
-        res = await r.assets.restore(caller, a.id);
+        res = await r.assets.restore(caller, a.id, ASSET_WRITE);
         expected = a.state === 'trashed';
         if (expected) a.state = 'live';
         break;
       case 'purge':
-        res = await r.assets.purge(caller, a.id);
+        res = await r.assets.purge(caller, a.id, ASSET_WRITE);
         expected = a.state === 'trashed';
         if (expected) a.state = 'gone';
         break;
@@ -616,7 +618,7 @@ async function freshReal(ports: Ports): Promise<Real> {
   const blobs = new MemoryBlobStore();
   const quota = new QuotaService({ ledger: store, blobs, clock, random, policy: POLICY });
   const uploads = new UploadService({ sessions: store, assets: store, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: TTL, dropTtlMs: DROP_TTL, federationPeers: PEERS });
-  const assets = new AssetService({ assets: store, blobs, quota, clock, random });
+  const assets = new AssetService({ assets: store, blobs, quota, sessions: store, writeGuard: admitAllWrites, clock, random });
   const sponsored = await quota.setSponsor(USERS[2]!, USERS[0]!);
   if (!sponsored.ok) throw new Error('sponsor');
   const sponsorship = new SponsorshipService({ store: ports.sponsorship, accounts: ports.accounts, quota, clock, random });
