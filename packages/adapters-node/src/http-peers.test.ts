@@ -1,3 +1,5 @@
+import { createServer, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { PeerUnavailableError } from '@strongroom/core';
 import { FakeClock } from '@strongroom/core/testing';
@@ -102,5 +104,110 @@ describe('HttpPeers: a peer\'s records over HTTP', () => {
     const peers = new HttpPeers({ clock: new FakeClock(), fetch: peer.fetchFn });
     const reply = await peers.lookup({ peer: PEER, handle: 'ann@peer.example', capability: 'tok', protocolVersion: '2026-11-01' });
     expect(reply).toEqual({ status: 429, body: expect.objectContaining({ code: 'error.federation.rate_limited', auth: 'SvcCapability tok' }), retryAfter: '7' });
+  });
+});
+
+/**
+ * A real peer on loopback answering `respond`, counting the bytes it managed to send and noting
+ * when its side of each exchange was torn down.
+ */
+async function loopbackPeer(respond: (res: ServerResponse, state: { sent: number }) => void) {
+  const state = { sent: 0, closed: 0 };
+  const server = createServer((req, res) => {
+    res.on('close', () => state.closed++);
+    respond(res, state);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url,
+    state,
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((r) => server.close(r));
+    },
+  };
+}
+
+/** Writes `chunk` for as long as the connection lasts, as fast as the socket drains. */
+function flood(res: ServerResponse, state: { sent: number }, chunk: Buffer): void {
+  const more = () => {
+    while (!res.destroyed) {
+      state.sent += chunk.length;
+      if (!res.write(chunk)) return void res.once('drain', more);
+    }
+  };
+  more();
+}
+
+const elapsed = async (p: Promise<unknown>): Promise<{ ms: number; error: unknown }> => {
+  const started = performance.now();
+  const error = await p.then(() => null, (e: unknown) => e);
+  return { ms: performance.now() - started, error };
+};
+
+describe('HttpPeers: a hostile peer cannot exhaust memory or time', () => {
+  const ask = (peers: HttpPeers, url: string) => [
+    ['lookup', () => peers.lookup({ peer: url, handle: 'eve@x', capability: 't', protocolVersion: '2026-11-01' })],
+    ['server info', () => peers.verificationKey(url, 'k1')],
+  ] as const;
+
+  it('refuses an answer declaring more than the cap at once, without reading it', async () => {
+    const peer = await loopbackPeer((res, state) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(300 * 1024 * 1024) });
+      // A little of it, then nothing: only the declared length can tell.
+      state.sent += 1024;
+      res.write(Buffer.alloc(1024, 0x20));
+    });
+    try {
+      const peers = new HttpPeers({ clock: new FakeClock(), timeoutMs: 5_000 });
+      for (const [name, call] of ask(peers, peer.url)) {
+        const r = await elapsed(call());
+        expect(r.error, name).toBeInstanceOf(PeerUnavailableError);
+        expect(r.ms, name).toBeLessThan(2_000);
+      }
+    } finally {
+      await peer.close();
+    }
+  });
+
+  it('stops reading an endless body once past the cap, and drops the connection', async () => {
+    const peer = await loopbackPeer((res, state) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      flood(res, state, Buffer.alloc(64 * 1024, 0x20));
+    });
+    try {
+      const peers = new HttpPeers({ clock: new FakeClock(), timeoutMs: 20_000 });
+      for (const [name, call] of ask(peers, peer.url)) {
+        const closedBefore = peer.state.closed;
+        const r = await elapsed(call());
+        expect(r.error, name).toBeInstanceOf(PeerUnavailableError);
+        expect(r.ms, name).toBeLessThan(5_000);
+        await expect.poll(() => peer.state.closed, { timeout: 2_000 }).toBeGreaterThan(closedBefore);
+      }
+      // What got through before the refusal is the cap plus what the sockets buffer, not the flood.
+      expect(peer.state.sent).toBeLessThan(2 * 32 * 1024 * 1024);
+    } finally {
+      await peer.close();
+    }
+  });
+
+  it('keeps the body under the timeout too: a trickle is cut off when the time is up', async () => {
+    const peer = await loopbackPeer((res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{');
+      const timer = setInterval(() => res.write(' '), 50);
+      res.on('close', () => clearInterval(timer));
+    });
+    try {
+      const peers = new HttpPeers({ clock: new FakeClock(), timeoutMs: 300 });
+      for (const [name, call] of ask(peers, peer.url)) {
+        const r = await elapsed(call());
+        expect(r.error, name).toBeInstanceOf(PeerUnavailableError);
+        expect(r.ms, name).toBeLessThan(1_500);
+      }
+    } finally {
+      await peer.close();
+    }
   });
 });

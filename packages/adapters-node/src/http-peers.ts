@@ -5,7 +5,7 @@ export interface HttpPeersOptions {
   readonly clock: Clock;
   /** Injected for tests; the global fetch otherwise. */
   readonly fetch?: typeof fetch;
-  /** Every request to a peer gives up after this long (default 5 s). */
+  /** Every exchange with a peer, its whole answer included, gives up after this long (default 5 s). */
   readonly timeoutMs?: number;
   /** How long a peer's revoked-jti record is trusted; never more than 60 s (the default). */
   readonly revokedTtlMs?: number;
@@ -17,7 +17,7 @@ export interface HttpPeersOptions {
   readonly failureBackoffMs?: number;
 }
 
-/** The most a peer record may weigh: a JWKS or a day of revocations is far below this. */
+/** The most a peer answer may weigh: a JWKS, a day of revocations or a lookup is far below this. */
 const MAX_BODY_BYTES = 1024 * 1024;
 const REVOKED_TTL_CAP_MS = 60_000;
 
@@ -95,8 +95,8 @@ export class HttpPeers implements PeerDirectory, PeerLookup {
 
   async lookup(request: { peer: string; handle: string; capability: string; protocolVersion: string }): Promise<PeerReply> {
     const url = `${request.peer}/v1/discovery/lookup?handle=${encodeURIComponent(request.handle)}`;
-    const res = await this.#request(url, { authorization: `SvcCapability ${request.capability}`, 'x-svc-protocol': request.protocolVersion });
-    return { status: res.status, body: await this.#readJson(res, url), retryAfter: res.headers.get('retry-after') };
+    const headers = { authorization: `SvcCapability ${request.capability}`, 'x-svc-protocol': request.protocolVersion };
+    return this.#exchange(url, headers, () => true);
   }
 
   #loadKeys(peer: string, now: number): Promise<KeyCache> {
@@ -143,29 +143,78 @@ export class HttpPeers implements PeerDirectory, PeerLookup {
   }
 
   async #getJson(url: string): Promise<unknown> {
-    const res = await this.#request(url, {});
-    if (res.status !== 200) {
-      await res.body?.cancel().catch(() => undefined);
-      throw new PeerUnavailableError(`${url} answered ${res.status}`);
-    }
-    return this.#readJson(res, url);
+    return (await this.#exchange(url, {}, (status) => status === 200)).body;
   }
 
-  async #request(url: string, headers: Record<string, string>): Promise<Response> {
+  /**
+   * One request to a peer, its answer read whole: headers and body within one timeout, and the body
+   * refused once it is past the cap (declared or read), so a peer can spend neither our memory nor
+   * our time. `wanted` says which statuses have a body worth reading.
+   */
+  async #exchange(url: string, headers: Record<string, string>, wanted: (status: number) => boolean): Promise<PeerReply> {
+    const signal = AbortSignal.timeout(this.#o.timeoutMs);
+    let res: Response;
     try {
-      return await this.#o.fetch(url, { headers: { accept: 'application/json', ...headers }, redirect: 'error', signal: AbortSignal.timeout(this.#o.timeoutMs) });
+      res = await this.#o.fetch(url, { headers: { accept: 'application/json', ...headers }, redirect: 'error', signal });
     } catch (cause) {
       throw new PeerUnavailableError(`${url} cannot be reached: ${(cause as Error)?.message ?? cause}`, { cause });
     }
-  }
-
-  async #readJson(res: Response, url: string): Promise<unknown> {
-    try {
-      const text = await res.text();
-      if (text.length > MAX_BODY_BYTES) throw new Error('too large');
-      return JSON.parse(text) as unknown;
-    } catch (cause) {
-      throw new PeerUnavailableError(`${url} sent an unreadable body`, { cause });
+    if (!wanted(res.status)) {
+      await res.body?.cancel().catch(() => undefined);
+      throw new PeerUnavailableError(`${url} answered ${res.status}`);
     }
+    let text: string;
+    try {
+      text = await readCapped(res, signal, MAX_BODY_BYTES);
+    } catch (cause) {
+      throw new PeerUnavailableError(`${url} sent an unreadable body: ${(cause as Error)?.message ?? cause}`, { cause });
+    }
+    let body: unknown;
+    try {
+      body = JSON.parse(text) as unknown;
+    } catch (cause) {
+      throw new PeerUnavailableError(`${url} sent a body that is not JSON`, { cause });
+    }
+    return { status: res.status, body, retryAfter: res.headers.get('retry-after') };
   }
+}
+
+/**
+ * The body as text, refused when it declares or reaches more than `cap` bytes, or when `signal`
+ * fires first. The read races the signal itself: a fetch need not tie its body stream to the signal
+ * it was given, and a trickling peer must not outlast the timeout.
+ */
+async function readCapped(res: Response, signal: AbortSignal, cap: number): Promise<string> {
+  const declared = res.headers.get('content-length');
+  if (declared !== null && Number(declared) > cap) {
+    await res.body?.cancel().catch(() => undefined);
+    throw new Error(`it declares ${declared} bytes, more than ${cap}`);
+  }
+  if (res.body === null) return '';
+  const reader = res.body.getReader();
+  let onAbort = (): void => undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('timed out'));
+    if (signal.aborted) onAbort();
+    else signal.addEventListener('abort', onAbort, { once: true });
+  });
+  aborted.catch(() => undefined);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    for (;;) {
+      const { done, value } = await Promise.race([reader.read(), aborted]);
+      if (done) break;
+      size += value.byteLength;
+      if (size > cap) throw new Error(`it is longer than ${cap} bytes`);
+      chunks.push(value);
+    }
+  } catch (err) {
+    // Cancelling drops the connection: nothing more of this answer is read.
+    void reader.cancel().catch(() => undefined);
+    throw err;
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+  return new TextDecoder().decode(Buffer.concat(chunks, size));
 }
