@@ -43,6 +43,15 @@ describe('capability tokens', () => {
     expect((await verifyCapability(`${token.slice(0, -3)}AAA`, jwk, expected)).ok).toBe(false);
   });
 
+  it('refuses an aud that is not exactly our base URL as one string, a list naming us included', async () => {
+    const { mint, jwk, clock } = await setup();
+    const expected = { issuer: US, audience: PEER, now: clock.now() };
+    for (const aud of [[PEER, 'https://c.example'], [PEER], ['https://c.example', PEER]]) {
+      const { token } = await mint({ aud: aud as unknown as string });
+      expect(await verifyCapability(token, jwk, expected), JSON.stringify(aud)).toMatchObject({ ok: false, code: 'error.federation.capability_invalid' });
+    }
+  });
+
   it('refuses a lifetime over an hour, another scope, and a non-UUIDv7 jti, even when signed', async () => {
     const { mint, jwk, clock } = await setup();
     const expected = { issuer: US, audience: PEER, now: clock.now() };

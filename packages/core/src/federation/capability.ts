@@ -69,7 +69,7 @@ export function peekCapability(token: string): { kid: string; issuer: string } |
 
 /**
  * Verifies signature, `typ`, `iss`, `aud` and lifetime with jose, then the rules jose does not
- * know: the scope, a UUIDv7 jti, `exp` at most {@link CAPABILITY_MAX_TTL_S} after `iat`, and neither
+ * know: `aud` exactly one string (jose accepts a list), the scope, a UUIDv7 jti, `exp` at most {@link CAPABILITY_MAX_TTL_S} after `iat`, and neither
  * further ahead of `now` than the skew allows.
  */
 export async function verifyCapability(
@@ -92,7 +92,9 @@ export async function verifyCapability(
   } catch {
     return bad('The capability token does not verify.');
   }
-  const { sub, jti, iat, exp, scope } = payload;
+  const { sub, jti, iat, exp, scope, aud } = payload;
+  // jose takes a list that names us; a token for several servers at once could be replayed to each.
+  if (aud !== expected.audience) return bad('The capability token\'s aud must be this server\'s base URL, as one string.');
   if (scope !== CAPABILITY_SCOPE) return bad('The capability token is not for lookups.');
   if (typeof sub !== 'string' || typeof jti !== 'string' || uuidv7Time(jti) === null) return bad('The capability token is malformed.');
   if (typeof iat !== 'number' || typeof exp !== 'number' || exp - iat > CAPABILITY_MAX_TTL_S || exp <= iat) {
