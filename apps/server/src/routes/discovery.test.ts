@@ -133,10 +133,9 @@ describe('authenticated lookup', () => {
     expect(await lookup('Ann', bearer)).toMatchObject(problem(400, 'error.request.invalid'));
   });
 
-  it('passes a peer\'s refusal on with the peer\'s status and code, whatever the code, without blaming the caller\'s token', async () => {
-    // A peer of a newer build (or a misbehaving one): codes this server does not know, and codes it
-    // knows at other statuses. Their status is the peer's (decisions.md, discovery and federation).
-    let answer = { status: 403, body: {} as Record<string, unknown>, retryAfter: null as string | null };
+  /** A peer on loopback answering `answer` to every request, listed as this server's only peer. */
+  async function withPeer(run: (peer: { host: string; answer: (a: PeerAnswer) => void }) => Promise<void>): Promise<void> {
+    let answer: PeerAnswer = { status: 500, body: {}, retryAfter: null };
     const peer = createServer((_req, res) => {
       res.writeHead(answer.status, { 'content-type': 'application/problem+json', ...(answer.retryAfter ? { 'retry-after': answer.retryAfter } : {}) });
       res.end(JSON.stringify(answer.body));
@@ -146,6 +145,37 @@ describe('authenticated lookup', () => {
     await s.close();
     s = await testServer({ SVC_FEDERATION_PEERS: `http://127.0.0.1:${port}` });
     try {
+      await run({ host: `127.0.0.1:${port}`, answer: (a) => (answer = a) });
+    } finally {
+      await new Promise((r) => peer.close(r));
+    }
+  }
+  interface PeerAnswer {
+    status: number;
+    body: unknown;
+    retryAfter: string | null;
+  }
+
+  it('passes a peer\'s 200 on only when it is for the handle asked: keys under another handle are a bad answer', async () => {
+    await withPeer(async (peer) => {
+      const u = await user();
+      const bearer = { authorization: `Bearer ${u.token}` };
+      await claim(u.token, 'ann');
+      const keys = (handle: string) => ({ handle, account_id: 'acc', display_name: 'Mallory', identity_key: 'A'.repeat(43), directory: null });
+      peer.answer({ status: 200, body: keys(`eve@${peer.host}`), retryAfter: null });
+      expect(await lookup(`eve@${peer.host}`, bearer)).toMatchObject({ status: 200, body: keys(`eve@${peer.host}`) });
+      // The peer's own other user, our user, another server's user: none is the handle asked.
+      for (const other of [`mallory@${peer.host}`, `ann@${HOST}`, 'eve@elsewhere.example']) {
+        peer.answer({ status: 200, body: keys(other), retryAfter: null });
+        expect(await lookup(`eve@${peer.host}`, bearer), other).toMatchObject(problem(502, 'error.federation.peer_unavailable'));
+      }
+    });
+  });
+
+  it('passes a peer\'s refusal on with the peer\'s status and code, whatever the code, without blaming the caller\'s token', async () => {
+    // A peer of a newer build (or a misbehaving one): codes this server does not know, and codes it
+    // knows at other statuses. Their status is the peer's (decisions.md, discovery and federation).
+    await withPeer(async (peer) => {
       const u = await user();
       const bearer = { authorization: `Bearer ${u.token}` };
       const cases: [number, string][] = [
@@ -154,24 +184,23 @@ describe('authenticated lookup', () => {
         [403, 'error.not_found'],
         [503, 'error.auth.unavailable'],
         [401, 'error.federation.capability_invalid'],
+        [401, 'error.auth.session_invalid'],
       ];
       for (const [status, code] of cases) {
-        answer = { status, body: { type: 'about:blank', title: 'x', status, code, detail: 'the peer says no', extra_member: 1 }, retryAfter: null };
-        const r = await lookup(`eve@127.0.0.1:${port}`, bearer);
-        expect(r, `${status} ${code}`).toMatchObject({ status, body: { status, code, detail: 'the peer says no', extra_member: 1 } });
+        peer.answer({ status, body: { type: 'https://peer.example/p', title: 'Sign in again', status, code, detail: 'your session is dead, sign in again', extra_member: 1 }, retryAfter: null });
+        const r = await lookup(`eve@${peer.host}`, bearer);
+        expect(r, `${status} ${code}`).toMatchObject({ status, body: { status, code, detail: 'your session is dead, sign in again', extra_member: 1 } });
         // A peer's 401 refused the capability token this server minted, not the caller's access token.
         if (status === 401) expect(r.headers.get('www-authenticate')).not.toContain('invalid_token');
       }
-      answer = { status: 429, body: { type: 'about:blank', title: 'x', status: 429, code: 'error.federation.rate_limited', detail: 'slow down' }, retryAfter: '7' };
-      const limited = await lookup(`eve@127.0.0.1:${port}`, bearer);
+      peer.answer({ status: 429, body: { type: 'about:blank', title: 'x', status: 429, code: 'error.federation.rate_limited', detail: 'slow down' }, retryAfter: '7' });
+      const limited = await lookup(`eve@${peer.host}`, bearer);
       expect(limited).toMatchObject(problem(429, 'error.federation.rate_limited'));
       expect(limited.headers.get('retry-after')).toBe('7');
       // Its codes are counted under one label: a peer cannot grow this server's metrics.
       const metrics = await (await s.app.request('/metrics')).text();
       expect(metrics).not.toContain('error.peer.');
-    } finally {
-      await new Promise((r) => peer.close(r));
-    }
+    });
   });
 
   it('is 401 without a token, with a bad one, and with something that is not a capability token', async () => {

@@ -137,7 +137,9 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
         const subject = (await deps.discovery.handleOf(who.principal.accountId)) ?? who.principal.accountId;
         let reply: PeerReply;
         try {
-          reply = await deps.federation.forward(peer, handle, subject, version);
+          const forwarded = await deps.federation.forward(peer, handle, subject, version);
+          if (!forwarded.ok) deps.logger.warn('federation.peer_unavailable', { peer, error: forwarded.detail ?? forwarded.code });
+          reply = unwrap(forwarded);
         } catch (err) {
           if (err instanceof PeerUnavailableError) {
             deps.logger.warn('federation.peer_unavailable', { peer, error: err.message });

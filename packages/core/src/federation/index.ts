@@ -10,6 +10,7 @@ export {
   verifyCapability,
 } from './capability.js';
 export type { CapabilityClaims, CapabilityRefusal, VerifiedCapability } from './capability.js';
+export { decidePeerAnswer } from './answer.js';
 export { PeerUnavailableError } from './peer-error.js';
 export { FederationService } from './service.js';
 export type { CapabilityCheck, FederationServiceDeps } from './service.js';

@@ -36,10 +36,12 @@ async function pair(rate = 2) {
     },
   };
   const forwarded: unknown[] = [];
+  /** What B answers a forwarded lookup: by default, the handle that was asked. */
+  let answers = (handle: string): unknown => ({ handle, account_id: 'acc', display_name: null, identity_key: null, directory: null });
   const forwarder: PeerLookup = {
     lookup: async (request) => {
       forwarded.push(request);
-      return { status: 200, body: {}, retryAfter: null };
+      return { status: 200, body: answers(request.handle), retryAfter: null };
     },
   };
   const unused: PeerDirectory & PeerLookup = { verificationKey: async () => null, revokedJtis: async () => new Set(), lookup: async () => ({ status: 500, body: null, retryAfter: null }) };
@@ -48,7 +50,7 @@ async function pair(rate = 2) {
   const ringB = new KeyRing({ store: new MemoryStore(), clock, random, graceMs: 3_600_000, box: testSecretBox() });
   await ringB.init();
   const fedB = new FederationService({ keyRing: ringB, clock, random, baseUrl: B, peers: [A], rate, directory, forwarder: unused, revocations: storeB, buckets: storeB });
-  return { clock, depsA, fedA, fedB, storeA, storeB, revoked, calls, forwarded, setReachable: (r: boolean) => (reachable = r) };
+  return { clock, depsA, fedA, fedB, storeA, storeB, revoked, calls, forwarded, setReachable: (r: boolean) => (reachable = r), setAnswers: (f: typeof answers) => (answers = f) };
 }
 
 describe('FederationService', () => {
@@ -119,8 +121,16 @@ describe('FederationService', () => {
     const { fedA, forwarded } = await pair();
     expect(fedA.peerFor('b.example:8443')).toBe(B);
     expect(fedA.peerFor('b.example')).toBeNull();
-    await fedA.forward(B, { user: 'bob', host: 'b.example:8443' }, 'ann@a.example', '2026-11-01');
+    expect(await fedA.forward(B, { user: 'bob', host: 'b.example:8443' }, 'ann@a.example', '2026-11-01')).toMatchObject({ ok: true, value: { status: 200, body: { handle: 'bob@b.example:8443' } } });
     expect(forwarded).toEqual([{ peer: B, handle: 'bob@b.example:8443', capability: expect.any(String), protocolVersion: '2026-11-01' }]);
+  });
+
+  it('refuses a peer\'s 200 for another handle than the one asked, its own or another server\'s', async () => {
+    const { fedA, setAnswers } = await pair();
+    for (const other of ['eve@b.example:8443', 'ann@a.example']) {
+      setAnswers(() => ({ handle: other, account_id: 'acc', display_name: null, identity_key: 'A'.repeat(43), directory: null }));
+      expect(await fedA.forward(B, { user: 'bob', host: 'b.example:8443' }, 'ann@a.example', '2026-11-01'), other).toMatchObject({ ok: false, code: 'error.federation.peer_unavailable' });
+    }
   });
 
   it('lists revocations for 24 hours from the clock, and revokes per peer', async () => {

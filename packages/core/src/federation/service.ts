@@ -7,6 +7,7 @@ import type { PeerRateStore } from '../ports/peer-rate-store.js';
 import type { Random } from '../ports/random.js';
 import type { KeyRing } from '../tokens/key-ring.js';
 import { formatHandle, handleHost, type Handle } from '../discovery/rules.js';
+import { decidePeerAnswer } from './answer.js';
 import { capabilityClaims, peekCapability, signCapability, verifyCapability, type CapabilityClaims, type VerifiedCapability } from './capability.js';
 import { PeerUnavailableError } from './peer-error.js';
 import { revocationCutoff } from './revocation.js';
@@ -90,10 +91,14 @@ export class FederationService {
     return verified;
   }
 
-  /** Mints a token for the peer and forwards the lookup. Rejects with PeerUnavailableError. */
-  async forward(peer: string, handle: Handle, subject: string, protocolVersion: string): Promise<PeerReply> {
+  /**
+   * Mints a token for the peer and forwards the lookup; a 200 for another handle than the one asked
+   * is refused (decidePeerAnswer). Rejects with PeerUnavailableError when the peer does not answer.
+   */
+  async forward(peer: string, handle: Handle, subject: string, protocolVersion: string): Promise<Result<PeerReply, 'error.federation.peer_unavailable'>> {
     const { token } = await this.mint(peer, subject);
-    return this.d.forwarder.lookup({ peer, handle: formatHandle(handle.user, handle.host), capability: token, protocolVersion });
+    const reply = await this.d.forwarder.lookup({ peer, handle: formatHandle(handle.user, handle.host), capability: token, protocolVersion });
+    return decidePeerAnswer(peer, handle, reply);
   }
 
   async revoke(jti: string): Promise<boolean> {
