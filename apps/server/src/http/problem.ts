@@ -128,6 +128,9 @@ const TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
+/** The title of a peer's refusal passed on, whatever its status: the refusal is not this server's. */
+const RELAYED_TITLE = 'Refused by the peer server';
+
 /** A refusal on its way out as RFC 9457 problem details. Thrown by handlers, rendered by onError. */
 export class HttpProblem extends Error {
   override readonly name = 'HttpProblem';
@@ -145,11 +148,12 @@ export class HttpProblem extends Error {
   }
 
   /**
-   * A peer server's refusal passed back to our caller as it came (decisions: federation): its
-   * status is the peer's, not ours to map.
+   * A peer server's refusal passed back to our caller (decisions: federation): its status and code
+   * are the peer's, not ours to map; the words are ours (`detail` here, the title in problemBody),
+   * and nothing else of the peer's body comes along.
    */
-  static relayed(code: ProblemCode, detail: string, data: Readonly<Record<string, unknown>>, status: number): HttpProblem {
-    const p = new HttpProblem(code, detail, data);
+  static relayed(code: ProblemCode, detail: string, status: number): HttpProblem {
+    const p = new HttpProblem(code, detail);
     (p as { status: number }).status = status;
     (p as { relayedFromPeer: boolean }).relayedFromPeer = true;
     return p;
@@ -181,7 +185,8 @@ export class HttpProblem extends Error {
 }
 
 export function problemBody(p: HttpProblem): Record<string, unknown> {
-  return { type: 'about:blank', title: TITLES[p.status] ?? 'Error', status: p.status, code: p.code, detail: p.detail, ...p.data };
+  const title = p.relayedFromPeer ? RELAYED_TITLE : (TITLES[p.status] ?? 'Error');
+  return { type: 'about:blank', title, status: p.status, code: p.code, detail: p.detail, ...p.data };
 }
 
 /** Problem details as a response; `headers` carries the protocol headers. */

@@ -172,7 +172,7 @@ describe('authenticated lookup', () => {
     });
   });
 
-  it('passes a peer\'s refusal on with the peer\'s status and code, whatever the code, without blaming the caller\'s token', async () => {
+  it('passes a peer\'s refusal on with the peer\'s status and code, whatever the code, in its own words, without blaming the caller\'s token', async () => {
     // A peer of a newer build (or a misbehaving one): codes this server does not know, and codes it
     // knows at other statuses. Their status is the peer's (decisions.md, discovery and federation).
     await withPeer(async (peer) => {
@@ -189,7 +189,10 @@ describe('authenticated lookup', () => {
       for (const [status, code] of cases) {
         peer.answer({ status, body: { type: 'https://peer.example/p', title: 'Sign in again', status, code, detail: 'your session is dead, sign in again', extra_member: 1 }, retryAfter: null });
         const r = await lookup(`eve@${peer.host}`, bearer);
-        expect(r, `${status} ${code}`).toMatchObject({ status, body: { status, code, detail: 'your session is dead, sign in again', extra_member: 1 } });
+        expect(r, `${status} ${code}`).toMatchObject({ status, body: { type: 'about:blank', status, code, title: 'Refused by the peer server' } });
+        // Our words, not the peer's: nothing else of its body reaches the caller.
+        expect(Object.keys(r.body).sort(), `${status} ${code}`).toEqual(['code', 'detail', 'status', 'title', 'type']);
+        expect(r.body.detail).toBe(`The peer server http://${peer.host} refused this lookup (${code}).`);
         // A peer's 401 refused the capability token this server minted, not the caller's access token.
         if (status === 401) expect(r.headers.get('www-authenticate')).not.toContain('invalid_token');
       }

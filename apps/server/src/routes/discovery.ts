@@ -63,7 +63,11 @@ async function looker(deps: AppDeps, c: Context): Promise<Looker> {
 
 const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
 
-/** A peer's answer, passed back: its 200 body, or its refusal with status, code and Retry-After. */
+/**
+ * A peer's answer, passed back: its 200 body, or its refusal with status, code and Retry-After only.
+ * The rest of a refusal (title, detail, other members) is the peer's text addressed to its own
+ * callers ("sign in again"); ours would misread it, so it is replaced by our own words.
+ */
 function relay(c: Context, reply: PeerReply, peer: string): Response {
   if (!isRecord(reply.body)) throw new HttpProblem('error.federation.peer_unavailable', `${peer} sent an unreadable answer.`);
   if (reply.status === 200) {
@@ -71,9 +75,9 @@ function relay(c: Context, reply: PeerReply, peer: string): Response {
     if (!answer.success) throw new HttpProblem('error.federation.peer_unavailable', `${peer} sent a malformed answer.`);
     return json(c, 200, { handle: answer.output.handle, account_id: answer.output.account_id, display_name: answer.output.display_name, identity_key: answer.output.identity_key, directory: answer.output.directory });
   }
-  const { type: _t, title: _ti, status: _s, code, detail, ...extra } = reply.body;
+  const code = reply.body['code'];
   if (typeof code !== 'string' || reply.status < 400 || reply.status > 599) throw new HttpProblem('error.federation.peer_unavailable', `${peer} answered ${reply.status}.`);
-  const problem = HttpProblem.relayed(code as ProblemCode, typeof detail === 'string' ? detail : code, extra, reply.status);
+  const problem = HttpProblem.relayed(code as ProblemCode, `The peer server ${peer} refused this lookup (${code}).`, reply.status);
   if (reply.retryAfter !== null && /^\d{1,9}$/.test(reply.retryAfter)) problem.headers = { 'retry-after': reply.retryAfter };
   throw problem;
 }
