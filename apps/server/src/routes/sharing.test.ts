@@ -441,6 +441,29 @@ describe('federated blobs', () => {
   });
 });
 
+describe('federated fills: which peer source_peer names', () => {
+  const fill = (token: string, peer: unknown, size = 1, seed = 1) => upload({ token }, { kind: 'federated', source_peer: peer, declared_size: size, content_hash: sha(bytes(size, seed)) });
+
+  it('is a listed peer when its URL normalises to one (scheme and host case, a default port, a trailing slash)', async () => {
+    const a = await user();
+    // Each is https://peer.example: they share its budget (30 % of 1000 = 300).
+    expect((await fill(a.token, 'HTTPS://Peer.Example', 150, 40)).status).toBe(201);
+    expect((await fill(a.token, 'https://peer.example:443/', 150, 41)).status).toBe(201);
+    expect(await fill(a.token, 'https://peer.example', 1, 42)).toMatchObject(problem(403, 'error.quota.federated_budget'));
+  });
+
+  it('is 403 unknown_peer for any other well-formed http(s) URL, and 400 for what is not one', async () => {
+    const a = await user();
+    for (const other of ['HTTP://stranger.example', 'https://peer.example:8443', 'http://peer.example', 'https://peer.example/v1', 'https://user@peer.example', 'https://peer.example?x']) {
+      expect(await fill(a.token, other), other).toMatchObject(problem(403, 'error.federation.unknown_peer'));
+    }
+    for (const malformed of ['https://peer.example:443:80', 'ftp://peer.example', 'peer.example', 'https:peer.example', '']) {
+      expect(await fill(a.token, malformed), malformed).toMatchObject(problem(400, 'error.request.invalid'));
+    }
+    expect(await quota({ token: a.token })).toMatchObject({ used: 0, reserved: 0 });
+  });
+});
+
 describe('federated fills that run out of time', () => {
   it('read Expired, free their budget, and lose their staged bytes at the sweep', async () => {
     const a = await user();

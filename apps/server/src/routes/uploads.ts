@@ -39,7 +39,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
           content_hash: v.optional(Hash),
           album_id: v.optional(Uuid),
           intent_id: v.optional(Uuid),
-          source_peer: v.optional(v.pipe(v.string(), v.maxLength(2048), v.url(), v.regex(/^https?:\/\//, 'must be an http(s) base URL'), v.description('kind "federated" only (and required there): the peer server the blob came from'))),
+          source_peer: v.optional(v.pipe(v.string(), v.maxLength(2048), v.url(), v.regex(/^https?:\/\//i, 'must be an http(s) URL'), v.description('kind "federated" only (and required there): the peer server the blob came from, one of SVC_FEDERATION_PEERS compared as origins (scheme and host case, a default port and a trailing slash make no other peer); any other http(s) URL is 403 error.federation.unknown_peer'))),
           device_id: v.pipe(v.string(), v.minLength(1)),
         }),
       },

@@ -1813,7 +1813,7 @@ export interface operations {
                     kind: "original" | "derivative" | "metadata" | "provenance" | "federated";
                     /**
                      * Format: uri
-                     * @description kind "federated" only (and required there): the peer server the blob came from
+                     * @description kind "federated" only (and required there): the peer server the blob came from, one of SVC_FEDERATION_PEERS compared as origins (scheme and host case, a default port and a trailing slash make no other peer); any other http(s) URL is 403 error.federation.unknown_peer
                      */
                     source_peer?: string;
                 };
