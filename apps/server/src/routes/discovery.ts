@@ -75,8 +75,8 @@ function relay(c: Context, reply: PeerReply, peer: string): Response {
     if (!answer.success) throw new HttpProblem('error.federation.peer_unavailable', `${peer} sent a malformed answer.`);
     return json(c, 200, { handle: answer.output.handle, account_id: answer.output.account_id, display_name: answer.output.display_name, identity_key: answer.output.identity_key, directory: answer.output.directory });
   }
-  const code = reply.body['code'];
-  if (typeof code !== 'string' || reply.status < 400 || reply.status > 599) throw new HttpProblem('error.federation.peer_unavailable', `${peer} answered ${reply.status}.`);
+  // Core's decidePeerAnswer admitted it: a 4xx or 5xx carrying an error code of the usual shape.
+  const code = String(reply.body['code']);
   const problem = HttpProblem.relayed(code as ProblemCode, `The peer server ${peer} refused this lookup (${code}).`, reply.status);
   if (reply.retryAfter !== null && /^\d{1,9}$/.test(reply.retryAfter)) problem.headers = { 'retry-after': reply.retryAfter };
   throw problem;

@@ -27,7 +27,19 @@ describe('a peer\'s answer to a forwarded lookup', () => {
   });
 
   it('passes a refusal on as it came: it names no handle', () => {
-    const refusal = { status: 404, body: { code: 'error.not_found' }, retryAfter: null };
-    expect(decidePeerAnswer(PEER, asked, refusal)).toEqual({ ok: true, value: refusal });
+    for (const [status, code] of [[404, 'error.not_found'], [429, 'error.federation.rate_limited'], [503, 'error.auth.unavailable'], [400, 'error.something_new_to_us']] as const) {
+      const refusal = { status, body: { code }, retryAfter: null };
+      expect(decidePeerAnswer(PEER, asked, refusal)).toEqual({ ok: true, value: refusal });
+    }
+  });
+
+  it('takes a refusal without an error code of the usual shape, or a status that is no refusal, as a bad answer', () => {
+    const codes: unknown[] = ['x'.repeat(1_000_000), `error.${'a'.repeat(100)}`, 'your session is dead, sign in again', 'error.', 'Error.not_found', 'error.not found', 7, null, undefined];
+    for (const code of codes) {
+      expect(decidePeerAnswer(PEER, asked, { status: 401, body: { code }, retryAfter: null }), String(code).slice(0, 40)).toMatchObject({ ok: false, code: 'error.federation.peer_unavailable' });
+    }
+    for (const status of [201, 302, 304, 600]) {
+      expect(decidePeerAnswer(PEER, asked, { status, body: { code: 'error.not_found' }, retryAfter: null }), String(status)).toMatchObject({ ok: false });
+    }
   });
 });
