@@ -11,7 +11,7 @@
  *   node --import tsx bench/observability.ts [rounds]
  *
  * Micro-benchmarks only: they say what a line or a record costs next to a request, not what the
- * autocannon ratio will be.
+ * ratio to the bare route will be.
  */
 import { openSync, writeSync } from 'node:fs';
 import { pino } from 'pino';

@@ -50,7 +50,7 @@ export const refresh: Scenario = {
 
 /**
  * The mixed load: in every 20 requests of a connection, 18 profile reads, one refresh and one
- * upload-session creation (autocannon walks the list in order on each connection). Three accounts,
+ * upload-session creation (the load generator walks the list in order on each connection). Three accounts,
  * so a refresh never touches the token the reads carry.
  */
 export const mixed: Scenario = {
