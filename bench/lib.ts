@@ -1,5 +1,5 @@
 import autocannon from 'autocannon';
-import { runLoad } from './load.js';
+import { runLoad, type LoadResult } from './load.js';
 import { spawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -128,18 +128,8 @@ export function startBare(port: number): Promise<Running> {
 /** The middle value (the upper one of an even count): every bench figure is a median of rounds. */
 export const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
-export interface Figures {
-  rps: number;
-  p50: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-  /** Responses with a 2xx status, and the run's length in seconds. */
-  ok: number;
-  duration: number;
-  /** Answers by status code. */
-  statuses: Record<string, number>;
-}
+/** What one measured run gives (load.ts's figures, whichever generator ran). */
+export type Figures = LoadResult;
 
 export interface Load {
   url: string;

@@ -106,17 +106,7 @@ export async function takeBackup(config: Config, target: string, options: { now:
         // SQLite's own words (a full disk reads "database or disk is full"), naming both ends.
         throw new BackupFailure({ file: out, cause: `snapshot of ${join(config.dataDir, DATABASE_FILE)} failed: ${causeOf(err)}` });
       }
-      const written = await naming(out, async () => {
-        const r = await hashFile(out);
-        if (r === null || r === 'not_a_file') throw new Error('was not written');
-        // VACUUM INTO does not sync its output.
-        await chmod(out, 0o600);
-        const fh = await open(out, 'r+');
-        await fh.sync();
-        await fh.close();
-        return r;
-      });
-      entries.push({ path: DATABASE_FILE, sha256: written.sha256 });
+      entries.push({ path: DATABASE_FILE, sha256: (await settleWrittenFile(out)).sha256 });
       const reader = await naming(out, async () => SqliteBackupReader.open(out));
       try {
         ledger = reader.ledgerBlobs();
@@ -146,16 +136,7 @@ export async function takeBackup(config: Config, target: string, options: { now:
       } finally {
         await pg.close();
       }
-      const written = await naming(out, async () => {
-        const r = await hashFile(out);
-        if (r === null || r === 'not_a_file') throw new Error('was not written');
-        await chmod(out, 0o600);
-        const fh = await open(out, 'r+');
-        await fh.sync();
-        await fh.close();
-        return r;
-      });
-      entries.push({ path: PG_DUMP_FILE, sha256: written.sha256 });
+      entries.push({ path: PG_DUMP_FILE, sha256: (await settleWrittenFile(out)).sha256 });
       pgDump = `pg_dump --format=custom --no-owner --snapshot=<the backup's snapshot> --file=${shellQuote(out)}`;
     }
 
@@ -225,6 +206,22 @@ export async function takeBackup(config: Config, target: string, options: { now:
     closeBlobs();
     await lock.release();
   }
+}
+
+/**
+ * A database copy another program wrote (SQLite's VACUUM INTO, pg_dump): made owner-only, synced
+ * (neither syncs its output) and hashed for the manifest.
+ */
+async function settleWrittenFile(path: string): Promise<{ sha256: string; size: number }> {
+  return naming(path, async () => {
+    const r = await hashFile(path);
+    if (r === null || r === 'not_a_file') throw new Error('was not written');
+    await chmod(path, 0o600);
+    const fh = await open(path, 'r+');
+    await fh.sync();
+    await fh.close();
+    return r;
+  });
 }
 
 /**
