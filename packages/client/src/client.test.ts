@@ -75,6 +75,41 @@ describe('the request pipeline', () => {
     expect(repeated).toHaveLength(4);
   });
 
+  it('a stale token on a CBOR request is replaced and the request repeated; on an upload\'s bytes it is replaced, the bytes not sent twice', async () => {
+    const first = newClient();
+    await first.register(address(), PASSWORD);
+    // The first directory (an identity anchor) while the sign-in is recent; the second is the test.
+    const identity = IdentityKey.generate();
+    const device = DeviceKeys.generate('phone-1');
+    const entry = device.entry(Math.floor(s.clock.now() / 1000) - 60);
+    expect(await first.publishDirectory(identity.signDirectory(first.accountId!, 1, [entry]))).toEqual({ seq: 1, devices: 1 });
+    // As after an app restart: the saved tokens, with no idea when the access token runs out.
+    const client = newClient({ session: first.session });
+    s.clock.advance(ACCESS_TOKEN_LIFETIME_MS + 60_000);
+    expect(await client.publishDirectory(identity.signDirectory(client.accountId!, 2, [entry]))).toEqual({ seq: 2, devices: 1 });
+    expect(refreshes()).toBe(1);
+    expect(sent.filter((r) => r.path === '/v1/devices/directory')).toHaveLength(3);
+
+    const opened = await client.api.POST('/upload', { body: { declared_size: 3, kind: 'original', device_id: 'phone-1' } });
+    expect(opened.response.status).toBe(201);
+    s.clock.advance(ACCESS_TOKEN_LIFETIME_MS + 60_000);
+    const put = () =>
+      client.api.PUT('/upload/{id}', { params: { path: { id: opened.data!.upload_id } }, body: new Uint8Array([1, 2, 3]) as never, bodySerializer: (b: unknown) => b as BodyInit, headers: { 'content-type': 'application/octet-stream' } });
+    const refused = await put();
+    expect(refused.error).toMatchObject({ code: 'error.auth.session_invalid' });
+    expect(refreshes()).toBe(2);
+    expect(sent.filter((r) => r.path.startsWith('/upload/'))).toHaveLength(1);
+    // The token was replaced all the same: sent again, the bytes go through.
+    expect((await put()).response.ok).toBe(true);
+  });
+
+  it('a download through a share link from a server that cannot be reached is an OutageError, not a raw TypeError', async () => {
+    const client = new StrongroomClient({ baseUrl: 'http://127.0.0.1:9' });
+    const err = await client.download('0'.repeat(64), { linkId: 'A'.repeat(22) }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OutageError);
+    expect(err).toMatchObject({ code: 'error.client.unreachable' });
+  });
+
   it('forgets a session the server no longer honours, and hands back the 401', async () => {
     const changes: (SessionTokens | null)[] = [];
     const client = newClient({ onSessionChange: (t) => changes.push(t) });

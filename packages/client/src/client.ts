@@ -151,17 +151,21 @@ export class StrongroomClient {
       session = this.#session;
       if (session === null) return this.#call(this.#prepare(request, null), init);
     }
-    // A request is repeated after a refresh only when its body is small by protocol (none, or JSON
-    // of at most 64 KiB): a copy of an upload's bytes, kept in case, would hold the upload twice.
-    const repeatable = authenticated && (request.body === null || isJson(request.headers.get('content-type')));
-    const retry = repeatable && request.body !== null ? request.clone() : request;
+    // A request is repeated after a refresh only when its body is small by protocol (none, JSON of
+    // at most 64 KiB, CBOR of at most 256 KiB): a copy of an upload's bytes, kept in case, would
+    // hold the upload twice.
+    const contentType = request.headers.get('content-type');
+    const repeatable = request.body === null || isJson(contentType) || isCbor(contentType);
+    const retry = authenticated && repeatable && request.body !== null ? request.clone() : request;
     const response = await this.#call(this.#prepare(request, authenticated ? session!.accessToken : null), init);
     if (response.status !== 401 && response.status !== 503) return response;
     const problem = await readProblem(response.clone());
     if (problem === null) return response;
     if (problem.code === 'error.auth.unavailable') throw errorFor(problem);
-    if (!repeatable || problem.code !== 'error.auth.session_invalid') return response;
-    if (!(await this.#refreshOnce(session!.accessToken))) return response;
+    if (!authenticated || problem.code !== 'error.auth.session_invalid') return response;
+    // Refreshed even when the request is not sent again: the next one then carries a good token,
+    // and a session the server no longer knows is forgotten here (the caller gets SessionLostError).
+    if (!(await this.#refreshOnce(session!.accessToken)) || !repeatable) return response;
     return this.#call(this.#prepare(retry, this.#session!.accessToken), init);
   }
 
@@ -432,20 +436,20 @@ export class StrongroomClient {
     let response =
       options.linkId === undefined
         ? await this.#send(request, init)
-        : await this.#fetch(this.#prepare(request, null), init);
+        : await this.#call(this.#prepare(request, null), init);
     if (response.type === 'opaqueredirect') {
       // A browser hides a manual redirect's Location: let it follow. The first hop is this server's
       // own route, which needs the access token again; a browser drops Authorization when the
       // redirect crosses to another origin (the object store), so the store never sees it.
       const token = options.linkId === undefined ? (this.#session?.accessToken ?? null) : null;
-      response = await this.#fetch(this.#prepare(new Request(request, { redirect: 'follow' }), token), { ...init, redirect: 'follow' });
+      response = await this.#call(this.#prepare(new Request(request, { redirect: 'follow' }), token), { ...init, redirect: 'follow' });
     } else if (response.status === 307 || response.status === 302 || response.status === 303) {
       const location = response.headers.get('location');
       await response.body?.cancel();
       if (location === null) throw errorFor(localProblem('error.internal', 'A redirect without a Location.', response.status));
       const onward = new Headers();
       if (options.range !== undefined) onward.set('range', rangeHeader(options.range));
-      response = await this.#fetch(new Request(new URL(location, this.#baseUrl + path), { method: 'GET', headers: onward }), options.signal ? { signal: options.signal } : undefined);
+      response = await this.#call(new Request(new URL(location, this.#baseUrl + path), { method: 'GET', headers: onward }), options.signal ? { signal: options.signal } : undefined);
     }
     if (response.status !== 200 && response.status !== 206) throw this.#errorFor(await problemOf(response, null));
     if (response.body === null) throw errorFor(localProblem('error.internal', 'A download without a body.', response.status));
@@ -547,6 +551,10 @@ function claimsOf(accessToken: string): { sub?: unknown; exp?: unknown; iat?: un
 
 function isJson(contentType: string | null): boolean {
   return contentType !== null && /^application\/(?:[\w.+-]+\+)?json\s*(;|$)/i.test(contentType);
+}
+
+function isCbor(contentType: string | null): boolean {
+  return contentType !== null && /^application\/cbor\s*(;|$)/i.test(contentType);
 }
 
 /** The `sub` claim of an access token. */
