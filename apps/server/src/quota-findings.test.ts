@@ -226,6 +226,9 @@ for (const [name, open] of backends) {
       expect(Number(over.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(await drop(link, { declared_size: 10 })).toMatchObject(problem(429, 'error.request.too_many'));
       expect(await quota({ token: a.token })).toMatchObject({ used: 40, reserved: 40 });
+      // Both ways of opening say so in the reference, so a generated client knows the answer.
+      const paths = (await call(b.app, 'GET', '/openapi.json', { version: null })).body.paths;
+      for (const path of ['/upload', '/v1/links/{link_id}/drops']) expect(Object.keys(paths[path].post.responses), path).toContain('429');
       // Another account has its own count; cancelling frees a place.
       expect((await upload({ token: (await user()).token }, { declared_size: 10 })).status).toBe(201);
       expect((await call(b.app, 'DELETE', `/upload/${last.body.upload_id}`, { token: a.token })).status).toBe(200);

@@ -222,7 +222,7 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
       params: v.object({ link_id: LinkId }),
       body: { type: 'json', schema: v.strictObject({ declared_size: Size, content_hash: v.optional(ContentHash) }) },
       responses: { 201: { description: 'Opened', schema: v.object({ upload_id: Uuid, upload_token: v.string(), expires_at: Timestamp }) } },
-      errors: ['error.quota.exceeded', 'error.quota.write_refused', 'error.not_found', 'error.request.invalid', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
+      errors: ['error.quota.exceeded', 'error.quota.write_refused', 'error.not_found', 'error.request.invalid', 'error.request.too_many', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
       handle: async ({ c, params, body, version }) => {
         const d = unwrap(await deps.links.openDrop(params.link_id, { declaredSize: body.declared_size, contentHash: body.content_hash ?? null, protocolVersion: version }));
         return json(c, 201, { upload_id: d.uploadId, upload_token: d.uploadToken, expires_at: iso(d.expiresAt) });
