@@ -81,7 +81,8 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
           principal = await bearerCaller(authorization, requestHeader(c, 'x-svc-act-as'), options);
         }
       }
-      const caller = r.optionalAuth === true ? optionalCaller(c, options) : NO_CALLER;
+      // A route that checks its own credentials resolves a Bearer token here too: act-as is decided in one place.
+      const caller = r.optionalAuth === true || r.callerFromBearer === true ? optionalCaller(c, options) : NO_CALLER;
       // GETs and uploads read no body here: skipping the call saves a microtask on the hot path.
       const body = r.body === undefined || r.body.type === 'bytes' ? undefined : await readBody(c, r.body);
       // After the body: a malformed request answers 400 whether local sign-in is on or not.

@@ -47,6 +47,7 @@ export function problemStatuses(r: AnyRoute): Map<number, Set<ProblemCode>> {
     // Any authenticated request may name a sponsored account to act as (X-Svc-Act-As).
     add('error.auth.not_an_owner');
   }
+  if (r.callerFromBearer) add('error.auth.not_an_owner');
   const body = r.body?.type;
   if (body === 'json' || body === 'cbor' || body === 'empty') {
     add('error.request.invalid');
@@ -170,7 +171,7 @@ function operation(r: AnyRoute): Json {
   if (r.versioned ?? true) {
     parameters.push({ $ref: '#/components/parameters/X-Svc-Protocol' });
   }
-  if (r.auth || r.optionalAuth) parameters.push({ $ref: '#/components/parameters/X-Svc-Act-As' });
+  if (r.auth || r.optionalAuth || r.callerFromBearer) parameters.push({ $ref: '#/components/parameters/X-Svc-Act-As' });
   for (const [name, description] of Object.entries(r.requestHeaders ?? {})) parameters.push({ name, in: 'header', required: false, description, schema: { type: 'string' } });
 
   const responses: Record<string, Json> = {};

@@ -64,6 +64,11 @@ export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown>
    */
   readonly optionalAuth?: boolean;
   /**
+   * With `security` naming `bearer` (a route that checks its own credentials): a Bearer token is
+   * resolved by `caller()`, exactly as on `auth` routes, `X-Svc-Act-As` included.
+   */
+  readonly callerFromBearer?: boolean;
+  /**
    * Also admits a guest's `Authorization: Upload <token>` for the upload named by the `id` path
    * parameter (a web-upload drop's send and finalize). Needs `auth: true`.
    */

@@ -220,6 +220,18 @@ describe('authenticated lookup', () => {
     const { token } = await s.deps.federation.mint('http://127.0.0.1:9', u.accountId);
     expect(await lookup(h, { authorization: `Bearer ${token}` })).toMatchObject(problem(401, 'error.auth.session_invalid'));
   });
+
+  it('honours X-Svc-Act-As as every authenticated route does: an account the caller does not own is 403', async () => {
+    const u = await user();
+    await claim(u.token, 'bea');
+    const h = `bea@${HOST}`;
+    for (const actAs of ['0190a6a1-0000-7000-8000-000000000000', 'zzz', u.accountId]) {
+      expect(await lookup(h, { authorization: `Bearer ${u.token}`, 'x-svc-act-as': actAs }), actAs).toMatchObject(problem(403, 'error.auth.not_an_owner'));
+    }
+    // An owner acting as its sponsored account looks up as that account.
+    const kid = (await call(s.app, 'POST', '/v1/sponsored', { token: u.token })).body.account_id as string;
+    expect(await lookup(h, { authorization: `Bearer ${u.token}`, 'x-svc-act-as': kid })).toMatchObject({ status: 200 });
+  });
 });
 
 describe('revoked-jti', () => {
@@ -261,7 +273,8 @@ describe('API reference', () => {
     expect(doc.components.securitySchemes.svcCapability).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
     const get = doc.paths['/v1/discovery/lookup'].get;
     expect(get.security).toEqual([{ bearer: [] }, { svcCapability: [] }]);
-    expect(Object.keys(get.responses).sort()).toEqual(['200', '400', '401', '404', '426', '429', '502', '503']);
+    expect(Object.keys(get.responses).sort()).toEqual(['200', '400', '401', '403', '404', '426', '429', '502', '503']);
+    expect(get.parameters).toContainEqual({ $ref: '#/components/parameters/X-Svc-Act-As' });
     expect(get.responses['401'].description).toContain('error.federation.capability_invalid');
     expect(doc.paths['/v1/discovery/handle'].put.responses['409'].description).toContain('error.discovery.handle_fixed');
     expect(doc.paths['/v1/discovery/public'].put.responses['409'].description).toContain('error.discovery.no_handle');

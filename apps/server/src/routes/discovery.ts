@@ -31,23 +31,14 @@ const lookupBody = (a: LookupAnswer) => ({
   directory: a.directory === null ? null : toBase64url(a.directory),
 });
 
-/** Reads `Authorization`: Bearer (a local access token) or SvcCapability (a peer's capability token); anything else is 401. */
-async function looker(deps: AppDeps, c: Context): Promise<Looker> {
+/**
+ * Reads `Authorization`: Bearer (a local access token, resolved with `X-Svc-Act-As` as on every
+ * authenticated route) or SvcCapability (a peer's capability token); anything else is 401.
+ */
+async function looker(deps: AppDeps, c: Context, caller: () => Promise<Principal | null>): Promise<Looker> {
   const header = requestHeader(c, 'authorization') ?? '';
-  const bearer = bearerToken(header);
-  if (bearer !== null) {
-    let who;
-    try {
-      who = await deps.sessions.authenticate(bearer);
-    } catch (cause) {
-      if (cause instanceof CoreError && cause.code === 'error.auth.unavailable') {
-        throw new HttpProblem('error.auth.unavailable', 'The session ledger cannot be read; try again shortly.', {}, 'authenticating');
-      }
-      throw cause;
-    }
-    if (!who.ok) throw HttpProblem.from(who);
-    return { kind: 'local', principal: who.value };
-  }
+  const principal = await caller();
+  if (principal !== null) return { kind: 'local', principal };
   if (header.slice(0, CAPABILITY_SCHEME.length).toLowerCase() === CAPABILITY_SCHEME) {
     const checked = await deps.federation.check(header.slice(CAPABILITY_SCHEME.length).trim());
     if (!checked.ok) {
@@ -115,6 +106,7 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
         'Look up one handle: its identity key and signed device directory, exactly as its owner published them. Authorization: Bearer <access token> (a local account; a handle of a listed peer is forwarded to that peer) or SvcCapability <capability token> (a listed peer, per-peer rate limit; iat at most 60 s and exp at most 3,660 s ahead of this server\'s clock)',
       auth: false,
       security: ['bearer', 'svcCapability'],
+      callerFromBearer: true,
       // It checks its own credentials; an unreadable ledger refuses a Bearer token with 401 as elsewhere.
       statusContext: 'authenticating',
       query: v.object({ handle: v.pipe(v.string(), v.description('user@host')) }),
@@ -129,8 +121,8 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
         'error.federation.rate_limited',
         'error.federation.peer_unavailable',
       ],
-      handle: async ({ c, query, version }) => {
-        const who = await looker(deps, c);
+      handle: async ({ c, query, version, caller }) => {
+        const who = await looker(deps, c, caller);
         const handle = parseHandle(query.handle);
         if (handle === null) throw new HttpProblem('error.request.invalid', 'handle must be user@host.');
         if (unwrap(deps.discovery.lookupRoute(who, handle)) === 'local') return json(c, 200, lookupBody(unwrap(await deps.discovery.lookup(handle))));

@@ -8110,7 +8110,10 @@ export interface operations {
             query: {
                 handle: string;
             };
-            header?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -8167,6 +8170,23 @@ export interface operations {
                         code?: "error.auth.session_invalid" | "error.auth.unavailable" | "error.federation.capability_invalid";
                         /** @constant */
                         status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
                     } & components["schemas"]["Problem"];
                 };
             };
