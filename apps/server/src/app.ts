@@ -88,7 +88,8 @@ export function createApp(deps: AppDeps): Hono {
   const challengeOf = (c: Context, err: HttpProblem): string => {
     const method = c.req.method === 'HEAD' ? 'GET' : c.req.method;
     const found = challenges.get(`${method} ${c.req.routePath}`) ?? { schemes: ['Bearer' as const], header: false, optional: false };
-    const ownTokenRefused = !err.relayedFromPeer && (!found.optional || TOKEN_REFUSALS.has(err.code));
+    // A ledger that cannot be read refused nothing: the token may be good (RFC 6750 section 3).
+    const ownTokenRefused = !err.relayedFromPeer && err.code !== 'error.auth.unavailable' && (!found.optional || TOKEN_REFUSALS.has(err.code));
     return challengeFor(found.schemes, ownTokenRefused ? c.req.header('authorization') : undefined, found.header);
   };
   app.notFound((c) => {

@@ -103,7 +103,10 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
       const refresh = call(app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } });
       await waitForBlockedBackend(2);
       await terminateServerBackends();
-      expect(await inFlight).toMatchObject({ status: 401, body: { code: 'error.auth.unavailable' } });
+      const refused = await inFlight;
+      expect(refused).toMatchObject({ status: 401, body: { code: 'error.auth.unavailable' } });
+      // Nothing refused the token itself: the challenge names the scheme without error="invalid_token".
+      expect(refused.headers.get('www-authenticate')).toBe('Bearer');
       expect(await refresh).toMatchObject({ status: 503, body: { code: 'error.auth.unavailable' } });
     });
     expect((await call(app, 'GET', '/v1/auth/profile', { token: pair.access_token })).status).toBe(200);

@@ -35,4 +35,4 @@ export const readsAuthorization = (r: Pick<AnyRoute, 'auth' | 'security' | 'opti
  * The refusals that say the presented token was refused. On an `optionalAuth` route a 401 may refuse
  * something else the request carries (a login code) while its token is good: only these mark it.
  */
-export const TOKEN_REFUSALS: ReadonlySet<string> = new Set(['error.auth.session_invalid', 'error.auth.unavailable']);
+export const TOKEN_REFUSALS: ReadonlySet<string> = new Set(['error.auth.session_invalid']);
