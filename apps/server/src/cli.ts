@@ -46,7 +46,7 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     usage: 'rotate-key                 retire the signing key and start signing with a new one',
     run: async (deps) => {
       const next = await deps.keyRing.rotate();
-      return `signing key rotated; new kid ${next.kid}; the old key verifies for ${deps.config.keyGraceMs / 1000} s`;
+      return `signing key rotated; new kid ${next.kid}; running servers sign with it within a minute, and the old key verifies for ${deps.config.keyGraceMs / 1000} s after that`;
     },
   },
   deprecate: {

@@ -76,6 +76,32 @@ describe('KeyRing: unknown kids', () => {
   });
 });
 
+describe('KeyRing: a rotation seen late by another process', () => {
+  it("a token the other process signed with the retired key before it re-read the ring verifies for the whole of its life, at the shortest grace", async () => {
+    const store = new MemoryStore();
+    const clock = new FakeClock();
+    // The shortest grace a deployment may set: the access token's lifetime.
+    const graceMs = 900_000;
+    const rotating = new KeyRing({ store, clock, random: new SeededRandom(4), graceMs, box: testSecretBox() });
+    const late = new KeyRing({ store, clock, random: new SeededRandom(5), graceMs, box: testSecretBox() });
+    await rotating.init();
+    await late.init();
+    const lateTokens = new AccessTokens({ keyRing: late, clock, random: new SeededRandom(7), issuer: ISSUER });
+    const oldKid = (await late.activeKey()).kid;
+    clock.advance(1_000);
+    await rotating.rotate();
+    // The other process signs on with the key it read last, until its next re-read of the ring.
+    clock.advance(58_000);
+    const issued = await lateTokens.issue('acct', 'sess');
+    expect(JSON.parse(Buffer.from(issued.token.split('.')[0]!, 'base64url').toString()).kid).toBe(oldKid);
+    // A second before that token runs out, it still verifies (everywhere: both rings read the store).
+    clock.advance(900_000 - 1_000);
+    await rotating.reload();
+    const verifier = new AccessTokens({ keyRing: rotating, clock, random: new SeededRandom(8), issuer: ISSUER });
+    expect(await verifier.verify(issued.token)).toMatchObject({ accountId: 'acct', sessionId: 'sess' });
+  });
+});
+
 describe('KeyRing: private keys at rest', () => {
   const rawRecord = (seedByte: number, kid: string, createdAt: number, retiredAt: number | null = null) => {
     const seed = new Uint8Array(32).fill(seedByte);

@@ -38,7 +38,8 @@ export interface PublicJwk extends JWK {
 
 /**
  * Access-token signing keys, persisted through the store so every process signs and verifies with
- * the same ring. The newest active key signs; a retired key verifies until retiredAt + grace.
+ * the same ring. The newest active key signs; a retired key verifies until retiredAt + the re-read
+ * interval + grace.
  * Private keys are stored sealed under the server key and opened only here, once per kid.
  */
 export class KeyRing {
@@ -108,8 +109,13 @@ export class KeyRing {
     return next;
   }
 
+  /**
+   * A retired key verifies for the grace window after the last moment any process may have signed
+   * with it: each process learns of a rotation at its next re-read of the ring, so up to one
+   * re-read interval after the rotation committed.
+   */
   #verifies(record: SigningKeyRecord, now: number): boolean {
-    return record.retiredAt === null || now < record.retiredAt + this.#o.graceMs;
+    return record.retiredAt === null || now < record.retiredAt + this.#o.reloadEveryMs + this.#o.graceMs;
   }
 
   /** True while tokens under `kid` may still be accepted (cheap; used by the verified-token cache). */
