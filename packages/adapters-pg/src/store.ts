@@ -1,4 +1,4 @@
-import { and, eq, isNull, ne, sql } from 'drizzle-orm';
+import { and, eq, isNull, ne, sql, TransactionRollbackError } from 'drizzle-orm';
 import type {
   AccountRecord,
   AccountStore,
@@ -136,12 +136,27 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
         .where(and(eq(sessions.id, c.sessionId), eq(sessions.accountId, c.accountId), isNull(sessions.closedAt)))
         .returning({ id: sessions.id });
       if (reopened.length !== 1) return false;
-      await tx.update(accounts).set({ passwordHash: c.passwordHash, credentialsChangedAt: c.at }).where(eq(accounts.id, c.accountId));
+      // Only while the credentials are those the current password was checked under: a change that
+      // committed meanwhile is seen here (the row is re-read under its lock) and this one undone.
+      const stamped = c.credentialsChangedAt === null ? isNull(accounts.credentialsChangedAt) : eq(accounts.credentialsChangedAt, c.credentialsChangedAt);
+      const changed = await tx
+        .update(accounts)
+        .set({ passwordHash: c.passwordHash, credentialsChangedAt: c.at })
+        .where(and(eq(accounts.id, c.accountId), stamped))
+        .returning({ id: accounts.id });
+      if (changed.length !== 1) {
+        tx.rollback();
+        return false;
+      }
       await tx
         .update(sessions)
         .set({ closedAt: c.at })
         .where(and(eq(sessions.accountId, c.accountId), isNull(sessions.closedAt), ne(sessions.id, c.sessionId)));
       return true;
+    }).catch((e: unknown) => {
+      // Rolled back by the body (the credentials changed meanwhile): nothing changed.
+      if (e instanceof TransactionRollbackError) return false;
+      throw e;
     });
   }
 

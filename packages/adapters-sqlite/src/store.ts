@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql, TransactionRollbackError } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import type {
   AccountRecord,
@@ -131,7 +131,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     return this.db.update(accounts).set(set).where(eq(accounts.id, id)).run().changes === 1;
   }
   async changePassword(c: PasswordChange): Promise<boolean> {
-    return this.db.transaction((tx) => {
+    return rolledBackIsFalse(() => this.db.transaction((tx) => {
       const reopened = tx
         .update(sessions)
         // Past every access token issued to the session so far: see PasswordChange.
@@ -139,13 +139,19 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
         .where(and(eq(sessions.id, c.sessionId), eq(sessions.accountId, c.accountId), isNull(sessions.closedAt)))
         .run();
       if (reopened.changes !== 1) return false;
-      tx.update(accounts).set({ passwordHash: c.passwordHash, credentialsChangedAt: c.at }).where(eq(accounts.id, c.accountId)).run();
+      // Only while the credentials are those the current password was checked under.
+      const stamped = c.credentialsChangedAt === null ? isNull(accounts.credentialsChangedAt) : eq(accounts.credentialsChangedAt, c.credentialsChangedAt);
+      const changed = tx.update(accounts).set({ passwordHash: c.passwordHash, credentialsChangedAt: c.at }).where(and(eq(accounts.id, c.accountId), stamped)).run();
+      if (changed.changes !== 1) {
+        tx.rollback();
+        return false;
+      }
       tx.update(sessions)
         .set({ closedAt: c.at })
         .where(and(eq(sessions.accountId, c.accountId), isNull(sessions.closedAt), sql`${sessions.id} <> ${c.sessionId}`))
         .run();
       return true;
-    }, { behavior: 'immediate' });
+    }, { behavior: 'immediate' }));
   }
 
   // Sessions
@@ -244,5 +250,15 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
   async resealSigningKey(kid: string, from: string, to: string): Promise<boolean> {
     const r = this.db.update(signingKeys).set({ privateKey: to }).where(and(eq(signingKeys.kid, kid), eq(signingKeys.privateKey, from))).run();
     return r.changes === 1;
+  }
+}
+
+/** A transaction its body rolled back (`tx.rollback()`) as false; any other failure as it is. */
+function rolledBackIsFalse(run: () => boolean): boolean {
+  try {
+    return run();
+  } catch (e) {
+    if (e instanceof TransactionRollbackError) return false;
+    throw e;
   }
 }

@@ -99,10 +99,10 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
         expect(await s.findAccountById(a.id)).toMatchObject({ lockedAt: null, credentialsChangedAt: 5 });
         const mine = session(a.id);
         await insertSession(s, mine);
-        await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: mine.id, tokenHash: 'c'.repeat(64), at: 2_000 });
+        await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: mine.id, tokenHash: 'c'.repeat(64), at: 2_000, credentialsChangedAt: 5 });
         expect((await s.findAccountById(a.id))?.credentialsChangedAt).toBe(2_000);
         // A refused password change stamps nothing.
-        await s.changePassword({ accountId: b.id, passwordHash: 'x', sessionId: mine.id, tokenHash: 'b'.repeat(64), at: 2_500 });
+        await s.changePassword({ accountId: b.id, passwordHash: 'x', sessionId: mine.id, tokenHash: 'b'.repeat(64), at: 2_500, credentialsChangedAt: null });
         expect((await s.findAccountById(b.id))?.credentialsChangedAt ?? null).toBeNull();
         await s.closeAllSessions(a.id, 3_000);
         expect((await s.findAccountById(a.id))?.credentialsChangedAt).toBe(3_000);
@@ -119,16 +119,33 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
         const foreign = session(b.id);
         for (const x of [mine, other, foreign]) await insertSession(s, x);
         const newHash = 'f'.repeat(64);
-        expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: mine.id, tokenHash: newHash, at: 2_000 })).toBe(true);
+        expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: mine.id, tokenHash: newHash, at: 2_000, credentialsChangedAt: null })).toBe(true);
         expect((await s.findAccountById(a.id))?.passwordHash).toBe('new');
         expect(await s.findSessionById(mine.id)).toMatchObject({ tokenHash: newHash, accessFloor: 2_000, closedAt: null, createdAt: 1_000 });
         expect((await s.findSessionById(other.id))?.closedAt).toBe(2_000);
         expect((await s.findSessionById(foreign.id))?.closedAt).toBeNull();
         // A closed caller session changes nothing.
-        expect(await s.changePassword({ accountId: a.id, passwordHash: 'newer', sessionId: other.id, tokenHash: 'e'.repeat(64), at: 3_000 })).toBe(false);
+        expect(await s.changePassword({ accountId: a.id, passwordHash: 'newer', sessionId: other.id, tokenHash: 'e'.repeat(64), at: 3_000, credentialsChangedAt: 2_000 })).toBe(false);
         expect((await s.findAccountById(a.id))?.passwordHash).toBe('new');
         // Another account's session is not the caller's.
-        expect(await s.changePassword({ accountId: b.id, passwordHash: 'x', sessionId: mine.id, tokenHash: 'd'.repeat(64), at: 3_000 })).toBe(false);
+        expect(await s.changePassword({ accountId: b.id, passwordHash: 'x', sessionId: mine.id, tokenHash: 'd'.repeat(64), at: 3_000, credentialsChangedAt: null })).toBe(false);
+      }));
+    it('changePassword changes nothing when the credentials changed since the stamp it was judged against', () =>
+      using(setup, async (s) => {
+        const a = account();
+        await s.createAccount(a);
+        const mine = session(a.id);
+        const other = session(a.id);
+        for (const x of [mine, other]) await insertSession(s, x);
+        // Two changes judged against the same stamp (null): the first wins, the second changes nothing.
+        expect(await s.changePassword({ accountId: a.id, passwordHash: 'first', sessionId: mine.id, tokenHash: 'a'.repeat(64), at: 2_000, credentialsChangedAt: null })).toBe(true);
+        // A sign-in after the first change: the refused second change must not close it.
+        const later = session(a.id);
+        expect(await s.openSession(later, 2_000)).toBe(true);
+        expect(await s.changePassword({ accountId: a.id, passwordHash: 'second', sessionId: mine.id, tokenHash: 'b'.repeat(64), at: 2_100, credentialsChangedAt: null })).toBe(false);
+        expect(await s.findAccountById(a.id)).toMatchObject({ passwordHash: 'first', credentialsChangedAt: 2_000 });
+        expect(await s.findSessionById(mine.id)).toMatchObject({ tokenHash: 'a'.repeat(64), closedAt: null });
+        expect((await s.findSessionById(later.id))?.closedAt).toBeNull();
       }));
     it('changePassword moves the access floor past the last recorded issuance when that is later than the change', () =>
       using(setup, async (s) => {
@@ -138,7 +155,7 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
         await insertSession(s, mine);
         // A refresh recorded its issuance at 2,500 (under the old token) before the change at 2,000 committed.
         expect(await s.recordIssuance(mine.id, mine.tokenHash, 2_500)).toBe(true);
-        expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: mine.id, tokenHash: 'a'.repeat(64), at: 2_000 })).toBe(true);
+        expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: mine.id, tokenHash: 'a'.repeat(64), at: 2_000, credentialsChangedAt: null })).toBe(true);
         expect((await s.findSessionById(mine.id))?.accessFloor).toBe(2_501);
       }));
   });
@@ -249,7 +266,7 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         const x = session(a.id);
         await insertSession(s, x);
         // Re-keyed by a password change: the old token records nothing.
-        expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: x.id, tokenHash: 'e'.repeat(64), at: 2_000 })).toBe(true);
+        expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: x.id, tokenHash: 'e'.repeat(64), at: 2_000, credentialsChangedAt: null })).toBe(true);
         expect(await s.recordIssuance(x.id, x.tokenHash, 3_000)).toBe(false);
         expect((await s.findSessionById(x.id))?.refreshedAt).toBe(1_000);
         expect(await s.recordIssuance(x.id, 'e'.repeat(64), 3_000)).toBe(true);

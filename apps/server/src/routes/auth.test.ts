@@ -215,6 +215,22 @@ describe('POST /v1/auth/password', () => {
     expect((await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: 'an entirely new passphrase' } })).status).toBe(200);
     expect((await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } })).status).toBe(401);
   });
+  it('of concurrent changes from one session, one is acknowledged, and its tokens and password are the ones that work', async () => {
+    const u = await registerUser(s.app);
+    const answers = await Promise.all(
+      [1, 2, 3, 4].map((i) => call(s.app, 'POST', '/v1/auth/password', { token: u.access_token, body: { current_password: PASSWORD, new_password: `new passphrase number ${i}` } })),
+    );
+    const won = answers.map((r, i) => ({ r, i: i + 1 })).filter(({ r }) => r.status === 200);
+    expect(won).toHaveLength(1);
+    for (const { status } of answers.filter((r) => r.status !== 200)) expect(status).toBe(401);
+    const winner = won[0]!;
+    expect((await call(s.app, 'GET', '/v1/auth/profile', { token: winner.r.body.access_token })).status).toBe(200);
+    expect((await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: winner.r.body.session_token } })).status).toBe(200);
+    for (let i = 1; i <= 4; i++) {
+      const login = await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: `new passphrase number ${i}` } });
+      expect(login.status, `password ${i}`).toBe(i === winner.i ? 200 : 401);
+    }
+  });
   it('a wrong current password is 403 (never 401) and changes nothing', async () => {
     const u = await registerUser(s.app);
     expect(await call(s.app, 'POST', '/v1/auth/password', { token: u.access_token, body: { current_password: 'wrong password!!', new_password: 'an entirely new passphrase' } })).toMatchObject(problem(403, 'error.auth.invalid_credentials'));

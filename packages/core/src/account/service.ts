@@ -176,7 +176,7 @@ export class AccountService {
     const { token, tokenHash } = newSessionToken(this.#d.random);
     const at = this.#d.clock.now();
     const changed = await guard('error.store.unavailable', 'changing the password', () =>
-      this.#d.accounts.changePassword({ accountId: principal.accountId, passwordHash, sessionId: principal.sessionId, tokenHash, at }),
+      this.#d.accounts.changePassword({ accountId: principal.accountId, passwordHash, sessionId: principal.sessionId, tokenHash, at, credentialsChangedAt: account.value.credentialsChangedAt ?? null }),
     );
     if (!changed) return refuse('error.auth.session_invalid', 'The session is no longer open.');
     const access = await this.#d.sessions.issueFor(principal.accountId, principal.sessionId);

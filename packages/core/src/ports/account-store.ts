@@ -28,6 +28,11 @@ export interface PasswordChange {
   readonly sessionId: string;
   readonly tokenHash: string;
   readonly at: number;
+  /**
+   * The account's `credentialsChangedAt` the current password was checked under: the change is
+   * made only while it still is, so of two changes judged against the same password one wins.
+   */
+  readonly credentialsChangedAt: number | null;
 }
 
 /** Accounts. "Not found" is null. */
@@ -43,8 +48,9 @@ export interface AccountStore {
   /**
    * Atomically: store the new password hash, close every other open session of the account, and
    * give the caller's session a new token hash and an access floor of `at` (access tokens issued
-   * before it are refused), and stamp the account's `credentialsChangedAt` with `at`. Returns false (and changes nothing) when the caller's session is not
-   * open.
+   * before it are refused), and stamp the account's `credentialsChangedAt` with `at`. Returns false
+   * (and changes nothing) when the caller's session is not open, or when the account's
+   * `credentialsChangedAt` is no longer `change.credentialsChangedAt`.
    */
   changePassword(change: PasswordChange): Promise<boolean>;
 }

@@ -43,6 +43,7 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
     const a = this.accounts.get(change.accountId);
     const s = this.sessions.get(change.sessionId);
     if (!a || !s || s.accountId !== change.accountId || s.closedAt !== null) return false;
+    if ((a.credentialsChangedAt ?? null) !== change.credentialsChangedAt) return false;
     this.accounts.set(a.id, { ...a, passwordHash: change.passwordHash, credentialsChangedAt: change.at });
     for (const other of this.sessions.values()) {
       if (other.accountId === change.accountId && other.closedAt === null && other.id !== s.id) {
