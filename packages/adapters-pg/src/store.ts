@@ -43,7 +43,7 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
   // each request still reads the ledger after it arrived, so a revocation bites on the next one.
   readonly #access: StatementBatch<string, SessionAccess | null>;
   readonly #byTokenHash: StatementBatch<string, SessionRecord | null>;
-  readonly #issuance: StatementBatch<{ id: string; tokenHash: string; at: number }, boolean>;
+  readonly #issuance: StatementBatch<{ id: string; tokenHash: string; at: number; staleBefore: number }, boolean>;
 
   constructor(readonly db: PgDb) {
     this.#byId = db.select().from(sessions).where(eq(sessions.id, sql.placeholder('id'))).prepare('sr_session_by_id');
@@ -80,7 +80,7 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
     // batches, GREATEST). Keyed by session and token: an old token and the new one after a password
     // change may meet in one batch, and only the current one matches.
     this.#issuance = new StatementBatch(async (items) => {
-      const latest = new Map<string, { id: string; tokenHash: string; at: number }>();
+      const latest = new Map<string, { id: string; tokenHash: string; at: number; staleBefore: number }>();
       for (const item of items) {
         const key = `${item.id} ${item.tokenHash}`;
         const seen = latest.get(key);
@@ -90,8 +90,10 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
       const updated = await namedRowsOf<{ id: string; token_hash: string }>(
         db,
         'sr_session_issuance_many',
-        sql`UPDATE ${sessions} SET refreshed_at = GREATEST(${sessions.refreshedAt}, d.at), last_used_at = GREATEST(${sessions.lastUsedAt}, d.at)
-            FROM unnest(${sql.param(rows.map((r) => r.id))}::text[], ${sql.param(rows.map((r) => r.tokenHash))}::text[], ${sql.param(rows.map((r) => r.at))}::bigint[]) AS d(id, token_hash, at)
+        sql`UPDATE ${sessions} SET refreshed_at = GREATEST(${sessions.refreshedAt}, d.at),
+                   last_used_at = CASE WHEN ${sessions.lastUsedAt} <= d.stale THEN GREATEST(${sessions.lastUsedAt}, d.at) ELSE ${sessions.lastUsedAt} END
+            FROM unnest(${sql.param(rows.map((r) => r.id))}::text[], ${sql.param(rows.map((r) => r.tokenHash))}::text[], ${sql.param(rows.map((r) => r.at))}::bigint[],
+                        ${sql.param(rows.map((r) => r.staleBefore))}::bigint[]) AS d(id, token_hash, at, stale)
             WHERE ${sessions.id} = d.id AND ${sessions.tokenHash} = d.token_hash AND ${sessions.closedAt} IS NULL
             RETURNING ${sessions.id} AS id, ${sessions.tokenHash} AS token_hash`,
       );
@@ -191,8 +193,8 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
   async findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null> {
     return this.#byTokenHash.run(tokenHash);
   }
-  async recordIssuance(id: string, tokenHash: string, at: number): Promise<boolean> {
-    return this.#issuance.run({ id, tokenHash, at });
+  async recordIssuance(id: string, tokenHash: string, at: number, staleBefore: number): Promise<boolean> {
+    return this.#issuance.run({ id, tokenHash, at, staleBefore });
   }
   async touchSession(id: string, at: number, staleBefore: number): Promise<void> {
     // The staleness test sits in the WHERE, so of several processes touching at once only the

@@ -78,7 +78,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
   readonly #byTokenHash: Database.Statement<[string], SessionTuple>;
   readonly #accountById: Database.Statement<[string], AccountRow>;
   readonly #touch: Database.Statement<[number, string, number]>;
-  readonly #issuance: Database.Statement<[number, number, string, string]>;
+  readonly #issuance: Database.Statement<[number, number, number, string, string]>;
   readonly #openSession: Database.Statement<[SessionRecord & { credentialsChangedAt: number | null }]>;
   /** Hot writes (sign-in, refresh, touch) share one fsync per event-loop turn (sql-common's batching). */
   readonly #commits: GroupCommit;
@@ -96,7 +96,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     this.#accountById = sqlite.prepare(`${ACCOUNT_SELECT} WHERE id = ?`);
     this.#touch = sqlite.prepare('UPDATE sessions SET last_used_at = ? WHERE id = ? AND last_used_at <= ?');
     this.#issuance = sqlite.prepare(
-      'UPDATE sessions SET refreshed_at = max(refreshed_at, ?), last_used_at = max(last_used_at, ?) WHERE id = ? AND token_hash = ? AND closed_at IS NULL',
+      'UPDATE sessions SET refreshed_at = max(refreshed_at, ?), last_used_at = CASE WHEN last_used_at <= ? THEN max(last_used_at, ?) ELSE last_used_at END WHERE id = ? AND token_hash = ? AND closed_at IS NULL',
     );
     // SessionLedger.openSession: `IS` compares null with null. One writer at a time, so the check and
     // the insert see the same account row.
@@ -179,8 +179,8 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     const r = await this.#reads.run(() => this.#byTokenHash.get(tokenHash));
     return r ? sessionOfTuple(r) : null;
   }
-  async recordIssuance(id: string, tokenHash: string, at: number): Promise<boolean> {
-    return this.#commits.run(() => this.#issuance.run(at, at, id, tokenHash).changes === 1);
+  async recordIssuance(id: string, tokenHash: string, at: number, staleBefore: number): Promise<boolean> {
+    return this.#commits.run(() => this.#issuance.run(at, staleBefore, at, id, tokenHash).changes === 1);
   }
   async touchSession(id: string, at: number, staleBefore: number): Promise<void> {
     await this.#commits.run(() => this.#touch.run(at, id, staleBefore));

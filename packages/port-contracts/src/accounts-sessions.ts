@@ -154,7 +154,7 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
         const mine = session(a.id);
         await insertSession(s, mine);
         // A refresh recorded its issuance at 2,500 (under the old token) before the change at 2,000 committed.
-        expect(await s.recordIssuance(mine.id, mine.tokenHash, 2_500)).toBe(true);
+        expect(await s.recordIssuance(mine.id, mine.tokenHash, 2_500, 1_500)).toBe(true);
         expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: mine.id, tokenHash: 'a'.repeat(64), at: 2_000, credentialsChangedAt: null })).toBe(true);
         expect((await s.findSessionById(mine.id))?.accessFloor).toBe(2_501);
       }));
@@ -221,23 +221,26 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         await cleanup?.();
       }
     });
-    it('records issuance only on open sessions and touches only stale ones', () =>
+    it('records issuance only on open sessions, and touches last-used (by issuance or use) only when stale', () =>
       using(setup, async (s) => {
         const a = account();
         await s.createAccount(a);
         const x = session(a.id);
         await insertSession(s, x);
-        expect(await s.recordIssuance(x.id, x.tokenHash, 5_000)).toBe(true);
+        expect(await s.recordIssuance(x.id, x.tokenHash, 5_000, 4_000)).toBe(true);
         expect(await s.findSessionById(x.id)).toMatchObject({ refreshedAt: 5_000, lastUsedAt: 5_000, createdAt: 1_000 });
+        // Another issuance within the interval restarts the idle clock; last-used is not written again.
+        expect(await s.recordIssuance(x.id, x.tokenHash, 5_500, 4_500)).toBe(true);
+        expect(await s.findSessionById(x.id)).toMatchObject({ refreshedAt: 5_500, lastUsedAt: 5_000 });
         await s.touchSession(x.id, 6_000, 4_000); // last used 5000 > 4000: not stale
         expect((await s.findSessionById(x.id))?.lastUsedAt).toBe(5_000);
         await s.touchSession(x.id, 70_000, 10_000);
         expect((await s.findSessionById(x.id))?.lastUsedAt).toBe(70_000);
         await s.closeSession(a.id, x.id, 80_000);
         // The write reports that no open session matched (a revoke won the race): core refuses.
-        expect(await s.recordIssuance(x.id, x.tokenHash, 90_000)).toBe(false);
-        expect((await s.findSessionById(x.id))?.refreshedAt).toBe(5_000);
-        expect(await s.recordIssuance('0190a000-0000-7000-8000-0000000000ff', x.tokenHash, 90_000)).toBe(false);
+        expect(await s.recordIssuance(x.id, x.tokenHash, 90_000, 30_000)).toBe(false);
+        expect((await s.findSessionById(x.id))?.refreshedAt).toBe(5_500);
+        expect(await s.recordIssuance('0190a000-0000-7000-8000-0000000000ff', x.tokenHash, 90_000, 30_000)).toBe(false);
       }));
     it('openSession opens a sign-in\'s session only while the account\'s credentials are as the sign-in judged them', () =>
       using(setup, async (s) => {
@@ -267,11 +270,11 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         await insertSession(s, x);
         // Re-keyed by a password change: the old token records nothing.
         expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: x.id, tokenHash: 'e'.repeat(64), at: 2_000, credentialsChangedAt: null })).toBe(true);
-        expect(await s.recordIssuance(x.id, x.tokenHash, 3_000)).toBe(false);
+        expect(await s.recordIssuance(x.id, x.tokenHash, 3_000, 2_000)).toBe(false);
         expect((await s.findSessionById(x.id))?.refreshedAt).toBe(1_000);
-        expect(await s.recordIssuance(x.id, 'e'.repeat(64), 3_000)).toBe(true);
+        expect(await s.recordIssuance(x.id, 'e'.repeat(64), 3_000, 2_000)).toBe(true);
         // Two refreshes crossing: the earlier instant, written last, does not move the clock back.
-        expect(await s.recordIssuance(x.id, 'e'.repeat(64), 2_500)).toBe(true);
+        expect(await s.recordIssuance(x.id, 'e'.repeat(64), 2_500, 1_500)).toBe(true);
         expect(await s.findSessionById(x.id)).toMatchObject({ refreshedAt: 3_000, lastUsedAt: 3_000 });
       }));
     it('closes one, then all, of one account only', () =>

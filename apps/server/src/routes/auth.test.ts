@@ -148,6 +148,22 @@ describe('an unreadable session ledger fails closed', () => {
 });
 
 describe('sessions: list and revoke', () => {
+  it('writes last_used_at at most once a minute, refreshes included', async () => {
+    const u = await registerUser(s.app);
+    const lastUsed = async (token: string) => (await call(s.app, 'GET', '/v1/auth/sessions', { token })).body.sessions.find((x: { current: boolean }) => x.current).last_used_at as string;
+    const first = await lastUsed(u.access_token);
+    let token = u.access_token;
+    for (let i = 0; i < 3; i++) {
+      s.clock.advance(2_000);
+      const r = await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: u.session_token } });
+      expect(r.status).toBe(200);
+      token = r.body.access_token;
+      expect(await lastUsed(token)).toBe(first);
+    }
+    s.clock.advance(60_000);
+    expect((await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: u.session_token } })).status).toBe(200);
+    expect(await lastUsed(token)).toBe(new Date(s.clock.now()).toISOString());
+  });
   it('lists live sessions with the fixed fields and marks the current one', async () => {
     const u = await registerUser(s.app);
     await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } });

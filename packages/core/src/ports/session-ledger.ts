@@ -64,12 +64,13 @@ export interface SessionLedger {
   findSessionAccess(id: string): Promise<SessionAccess | null>;
   findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null>;
   /**
-   * Restarts the idle clock (and last-used) of an open session whose token is still `tokenHash`,
-   * keeping the later instant when two refreshes cross. False when no such session matched (closed
-   * since it was read, or re-keyed by a password change): the caller must not hand out an access
-   * token for it. Compare-and-set: the refresh judged the session by that token.
+   * Restarts the idle clock of an open session whose token is still `tokenHash`, keeping the later
+   * instant when two refreshes cross, and sets last-used to `at` only if the stored value is at or
+   * before `staleBefore` (the same coalescing as `touchSession`). False when no such session
+   * matched (closed since it was read, or re-keyed by a password change): the caller must not hand
+   * out an access token for it. Compare-and-set: the refresh judged the session by that token.
    */
-  recordIssuance(id: string, tokenHash: string, at: number): Promise<boolean>;
+  recordIssuance(id: string, tokenHash: string, at: number, staleBefore: number): Promise<boolean>;
   /** Sets last-used to `at` only if the stored value is at or before `staleBefore` (coalescing). */
   touchSession(id: string, at: number, staleBefore: number): Promise<void>;
   /** Closes one open session of the account. False when there is none to close. */

@@ -171,7 +171,8 @@ export class SessionService {
     // (its access floor passes it) refuses this token as it refuses every earlier one; and never
     // before the floor the session was read with (a change in this very millisecond sets it ahead).
     const at = Math.max(now, decision.value.accessFloor);
-    const recorded = await guard('error.auth.unavailable', 'recording issuance', () => this.#d.ledger.recordIssuance(decision.value.id, hash, at));
+    // Last-used is written at most once a minute, by an issuance as by any request (contract 5.4).
+    const recorded = await guard('error.auth.unavailable', 'recording issuance', () => this.#d.ledger.recordIssuance(decision.value.id, hash, at, at - this.#d.policy.touchIntervalMs));
     // Closed, or re-keyed by a password change, between the read and the write: no token for it.
     if (!recorded) return refuse('error.auth.session_invalid', 'The session is unknown, closed or expired.');
     const access = await this.#d.tokens.issue(decision.value.accountId, decision.value.id, at);

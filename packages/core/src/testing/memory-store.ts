@@ -84,10 +84,10 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
     for (const s of this.sessions.values()) if (s.tokenHash === tokenHash) return s;
     return null;
   }
-  async recordIssuance(id: string, tokenHash: string, at: number): Promise<boolean> {
+  async recordIssuance(id: string, tokenHash: string, at: number, staleBefore: number): Promise<boolean> {
     const s = this.sessions.get(id);
     if (!s || s.closedAt !== null || s.tokenHash !== tokenHash) return false;
-    this.sessions.set(id, { ...s, refreshedAt: Math.max(s.refreshedAt, at), lastUsedAt: Math.max(s.lastUsedAt, at) });
+    this.sessions.set(id, { ...s, refreshedAt: Math.max(s.refreshedAt, at), lastUsedAt: s.lastUsedAt <= staleBefore ? Math.max(s.lastUsedAt, at) : s.lastUsedAt });
     return true;
   }
   async touchSession(id: string, at: number, staleBefore: number): Promise<void> {
