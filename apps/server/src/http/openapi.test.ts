@@ -73,6 +73,19 @@ describe('the OpenAPI document', () => {
     }
   });
 
+  it('lists WWW-Authenticate on every 401, and Cache-Control on every answer that hands out a token', () => {
+    let tokenAnswers = 0;
+    for (const [method, path, op] of ops) {
+      const responses = op.responses as Record<string, { headers?: Record<string, unknown> }>;
+      if (responses['401']) expect(Object.keys(responses['401'].headers ?? {}), `${method} ${path} 401`).toContain('WWW-Authenticate');
+      const hands = /^\/v1\/auth\/(register|login|login\/verify-totp|login\/recover-totp|refresh|password|oidc\/complete)$/.test(path) && method === 'post';
+      if (!hands) continue;
+      tokenAnswers++;
+      expect(Object.keys(responses['200']?.headers ?? {}), `${method} ${path} 200`).toContain('Cache-Control');
+    }
+    expect(tokenAnswers).toBe(7);
+  });
+
   it('gives every body a schema, and every problem its codes', () => {
     for (const [method, path, op] of ops) {
       for (const [status, r] of Object.entries(op.responses)) {

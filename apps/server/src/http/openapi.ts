@@ -183,13 +183,18 @@ function operation(r: AnyRoute): Json {
         ? { [spec.contentType ?? 'application/json']: { schema: responseSchema(spec.contentType, spec.schema) } }
         : undefined;
     const own = Object.fromEntries(Object.entries(spec.headers ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }]));
-    responses[status] = { description: spec.description, headers: spec.headers ? { ...PROTOCOL_HEADERS, ...own } : PROTOCOL_HEADERS, ...(content ? { content } : {}) };
+    // Answers that hand out a secret say so to every cache (decisions: token responses carry no-store).
+    const noStore = r.noStore === true && Number(status) < 300 ? { 'Cache-Control': { $ref: '#/components/headers/Cache-Control-no-store' } } : {};
+    responses[status] = { description: spec.description, headers: { ...PROTOCOL_HEADERS, ...own, ...noStore }, ...(content ? { content } : {}) };
   }
   for (const [status, codes] of [...problemStatuses(r)].sort(([a], [b]) => a - b)) {
     const declared = responses[status];
     // A status that answers problem codes is described as problem details, whatever body the route declared.
     const base = (declared?.headers as Record<string, Json> | undefined) ?? PROTOCOL_HEADERS;
-    const headers = RETRY_STATUSES.has(status) ? { ...base, 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : base;
+    const retry = RETRY_STATUSES.has(status) ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : {};
+    // Every 401 names the scheme it wants (RFC 9110 section 11.6.1).
+    const challenge = status === 401 ? { 'WWW-Authenticate': { $ref: '#/components/headers/WWW-Authenticate' } } : {};
+    const headers = { ...base, ...retry, ...challenge };
     responses[status] = { description: declared?.description ?? [...codes].sort().join(', '), headers, content: problemContent(status, codes) };
   }
 
@@ -284,6 +289,12 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
         'X-Svc-Protocol-Max': versionHeader('The newest protocol version this server speaks'),
         'X-Svc-Min-Client-Build': { description: 'The oldest client build the operator supports', required: true, schema: { type: 'string' } },
         'Retry-After': { description: 'Whole seconds until the request may succeed (throttles, rate limits, load shedding)', required: false, schema: { type: 'integer', minimum: 0 } },
+        'WWW-Authenticate': {
+          description: 'The schemes the operation takes (`Bearer`, `Upload`, `SvcCapability`); the one the request presented and that was refused carries `error="invalid_token"` (RFC 6750 section 3)',
+          required: true,
+          schema: { type: 'string' },
+        },
+        'Cache-Control-no-store': { description: '`no-store`: the answer holds a secret (a token)', required: true, schema: { type: 'string', const: 'no-store' } },
       },
       schemas: {
         Problem: {

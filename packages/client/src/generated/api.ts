@@ -1167,8 +1167,12 @@ export interface components {
     };
     requestBodies: never;
     headers: {
+        /** @description `no-store`: the answer holds a secret (a token) */
+        "Cache-Control-no-store": "no-store";
         /** @description Whole seconds until the request may succeed (throttles, rate limits, load shedding) */
         "Retry-After": number;
+        /** @description The schemes the operation takes (`Bearer`, `Upload`, `SvcCapability`); the one the request presented and that was refused carries `error="invalid_token"` (RFC 6750 section 3) */
+        "WWW-Authenticate": string;
         /** @description The oldest client build the operator supports */
         "X-Svc-Min-Client-Build": string;
         /** @description The newest protocol version this server speaks */
@@ -1624,6 +1628,7 @@ export interface operations {
             /** @description error.auth.invalid_credentials */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -1679,6 +1684,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -1876,6 +1882,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -2055,6 +2062,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -2187,6 +2195,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -2365,6 +2374,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -2540,6 +2550,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -2729,6 +2740,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -2867,6 +2879,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -3010,6 +3023,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -3192,6 +3206,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -3341,6 +3356,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -3472,6 +3488,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -3645,6 +3662,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -3852,6 +3870,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -4059,6 +4078,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -4216,6 +4236,7 @@ export interface operations {
             /** @description Signed in (no confirmed second factor) */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-no-store"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -4238,6 +4259,7 @@ export interface operations {
             /** @description A second factor is confirmed: answer the challenge at /v1/auth/login/verify-totp, or with the identity key at /v1/auth/login/recover-totp (which signs over account_id) */
             202: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-no-store"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -4271,6 +4293,7 @@ export interface operations {
             /** @description error.auth.invalid_credentials */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -4414,6 +4437,7 @@ export interface operations {
             /** @description Signed in; the second factor is removed (enroll again to restore it) */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-no-store"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -4453,6 +4477,7 @@ export interface operations {
             /** @description error.auth.proof_invalid */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -4576,6 +4601,7 @@ export interface operations {
             /** @description Signed in */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-no-store"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -4615,6 +4641,7 @@ export interface operations {
             /** @description error.auth.challenge_invalid, error.auth.invalid_code */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -4787,6 +4814,7 @@ export interface operations {
             /** @description error.auth.proof_invalid */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -4926,6 +4954,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -5087,6 +5116,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -5241,6 +5271,7 @@ export interface operations {
             /** @description sign_in: a token pair (the session is opened with method oidc); reauthenticate: the reauthentication time */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-no-store"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -5269,6 +5300,7 @@ export interface operations {
             /** @description link: the provider identity is bound to the caller */
             204: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-no-store"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -5296,6 +5328,7 @@ export interface operations {
             /** @description error.auth.login_code_invalid, error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -5457,6 +5490,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -5621,6 +5655,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -5762,6 +5797,7 @@ export interface operations {
             /** @description A fresh token pair for the caller's unchanged session id */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-no-store"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -5801,6 +5837,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -5958,6 +5995,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -6087,6 +6125,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -6245,6 +6284,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -6382,6 +6422,7 @@ export interface operations {
             /** @description A fresh access token */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-no-store"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -6417,6 +6458,7 @@ export interface operations {
             /** @description error.auth.session_invalid */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -6521,6 +6563,7 @@ export interface operations {
             /** @description The new account signed in */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-no-store"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -6725,6 +6768,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -6820,6 +6864,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -6953,6 +6998,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -7110,6 +7156,7 @@ export interface operations {
             /** @description The secret (base32) and an otpauth:// URI (SHA1, 6 digits, 30 s). Nothing is gated until verify-enrollment. */
             200: {
                 headers: {
+                    "Cache-Control": components["headers"]["Cache-Control-no-store"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -7142,6 +7189,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -7309,6 +7357,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -7539,6 +7588,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -7670,6 +7720,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -7814,6 +7865,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -7986,6 +8038,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -8159,6 +8212,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable, error.federation.capability_invalid */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -8332,6 +8386,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -8478,6 +8533,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -8634,6 +8690,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -8817,6 +8874,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -8956,6 +9014,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -9208,6 +9267,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -9500,6 +9560,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -9819,6 +9880,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -9938,6 +10000,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -10102,6 +10165,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -10249,6 +10313,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -10402,6 +10467,7 @@ export interface operations {
             /** @description error.auth.session_invalid, error.auth.unavailable */
             401: {
                 headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
