@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -61,6 +61,26 @@ describe('operator CLI', () => {
     // Revoking for a peer that is not configured is still done, and says so (a typo shows).
     expect(await runCli(['revoke-peer-capabilities', 'https://typo.example'], env)).toMatchObject({ code: 0, out: expect.stringContaining('note: https://typo.example is not one of SVC_FEDERATION_PEERS') });
     await stores.close();
+  });
+
+  it('a store that cannot be opened is one line naming what is wrong, exit 1, never a stack trace', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strongroom-cli-'));
+    dirs.push(dir);
+    // The data directory is a file.
+    const file = join(dir, 'not-a-dir');
+    writeFileSync(file, 'x');
+    const r1 = await runCli(['rotate-key'], { SVC_DATA_DIR: file, SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc' });
+    expect(r1.code).toBe(1);
+    expect(r1.out.split('\n')).toHaveLength(1);
+    expect(r1.out).toMatch(/^(configuration )?error: /);
+    // The database file is not a database.
+    const garbage = join(dir, 'garbage');
+    mkdirSync(garbage);
+    writeFileSync(join(garbage, 'strongroom.db'), 'this is not a database, not even close to one');
+    const r2 = await runCli(['rotate-key'], { SVC_DATA_DIR: garbage, SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc' });
+    expect(r2.code).toBe(1);
+    expect(r2.out.split('\n')).toHaveLength(1);
+    expect(r2.out).toMatch(/^error: .*not a database/);
   });
 
   it('--help lists the commands and exits 0; an unknown command is named and exits 2', async () => {

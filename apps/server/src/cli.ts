@@ -311,7 +311,14 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     throw err;
   }
   const platform = { ...nodePlatform(), logger: { info() {}, warn() {}, error() {} } };
-  const stores = await openStores(config);
+  let stores: Awaited<ReturnType<typeof openStores>>;
+  try {
+    stores = await openStores(config);
+  } catch (err) {
+    // A data directory that is a file, a database that is not one, a restore left unfinished: one
+    // line naming it, never a stack trace.
+    return { code: 1, out: `${err instanceof ConfigError ? 'configuration error' : 'error'}: ${(err as Error)?.message ?? String(err)}` };
+  }
   try {
     const deps = await buildDeps(config, stores, platform, { adoptBaseUrl: command.adoptsBaseUrl ?? false });
     const done = await command.run(deps, args);
@@ -324,8 +331,14 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {
-  runCli(process.argv.slice(2)).then(({ code, out }) => {
-    process.stdout.write(out + '\n');
-    process.exit(code);
-  });
+  runCli(process.argv.slice(2)).then(
+    ({ code, out }) => {
+      process.stdout.write(out + '\n');
+      process.exit(code);
+    },
+    (err: unknown) => {
+      process.stdout.write(`error: ${(err as Error)?.message ?? String(err)}\n`);
+      process.exit(1);
+    },
+  );
 }
