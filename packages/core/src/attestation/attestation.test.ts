@@ -107,6 +107,29 @@ describe('AttestationRing', () => {
     expect(await store.listAttestationHistory()).toHaveLength(3);
   });
 
+  it('never publishes a signing key the history does not end with, though a rotation commits between its two reads', async () => {
+    const store = new MemoryAttestationKeyStore();
+    const r = ring(store);
+    await r.init();
+    const other = ring(store);
+    await other.init();
+    // The first time the keys are read, another process's rotation commits just before: the
+    // history read beside it is the one from before the rotation.
+    let interleave = true;
+    const keysOf = store.listAttestationKeys.bind(store);
+    store.listAttestationKeys = async () => {
+      if (interleave) {
+        interleave = false;
+        await other.rotate();
+      }
+      return keysOf();
+    };
+    const rec = await r.record();
+    expect(rec.history).toHaveLength(2);
+    expect(rec.keys.map((k) => k.kid)).toEqual([rec.history.at(-1)!.kid]);
+    expect(rec.history.map((e) => e.retired_at === null)).toEqual([false, true]);
+  });
+
   it('signs receipts with exactly the decided claims, verifiable with jose from the published key', async () => {
     const clock = new FakeClock();
     const r = ring(new MemoryAttestationKeyStore(), clock);

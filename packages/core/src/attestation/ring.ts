@@ -161,19 +161,20 @@ export class AttestationRing {
     return new SignJWT({ ...claims }).setProtectedHeader({ alg: 'EdDSA', typ: RECEIPT_TYP, kid: active.kid }).sign(await this.#privateKey(active));
   }
 
-  /** The public record, read from the store on each call so a rotation anywhere shows at once. */
+  /**
+   * The public record, read from the store on each call so a rotation anywhere shows at once. The
+   * keys and the history are two reads, and a rotation committing between them would pair a key
+   * with a history that does not name it yet (or name the signing key as retired): such a pair is
+   * read again, so a client only ever sees the signing key as the history's last entry.
+   */
   async record(): Promise<AttestationRecord> {
-    const [history, keys] = await guard('error.store.unavailable', 'loading attestation keys', () =>
-      Promise.all([this.#o.store.listAttestationHistory(), this.#o.store.listAttestationKeys()]),
-    );
-    const retired = new Map(keys.map((k) => [k.kid, k.retiredAt]));
-    return {
-      keys: keys.filter((k) => k.retiredAt === null).map((k) => jwkOf(k.kid, k.publicKey)),
-      history: history.map((e) => {
-        const at = retired.get(e.kid) ?? null;
-        return { seq: e.seq, kid: e.kid, jwk: jwkOf(e.kid, e.publicKey), added_at: e.addedAt, retired_at: at === null ? null : new Date(at).toISOString(), prev: e.prev, hash: e.hash, sig: e.sig };
-      }),
-    };
+    for (let attempt = 1; ; attempt++) {
+      const [history, keys] = await guard('error.store.unavailable', 'loading attestation keys', () =>
+        Promise.all([this.#o.store.listAttestationHistory(), this.#o.store.listAttestationKeys()]),
+      );
+      if (agree(history, keys)) return recordOf(history, keys);
+      if (attempt >= RECORD_READS) throw new CoreError('error.store.unavailable', 'the attestation keys kept changing while being read');
+    }
   }
 
   #privateKey(k: AttestationKeyRecord): Promise<CryptoKey> {
@@ -186,4 +187,25 @@ export class AttestationRing {
     }
     return key;
   }
+}
+
+/** How often the record is read before a store that keeps rotating is reported unavailable. */
+const RECORD_READS = 5;
+
+/** A key set and a history read at one moment: every key is in the history, and the signing key is its last entry. */
+function agree(history: readonly AttestationHistoryEntry[], keys: readonly AttestationKeyRecord[]): boolean {
+  const named = new Set(history.map((e) => e.kid));
+  const signing = keys.filter((k) => k.retiredAt === null);
+  return keys.every((k) => named.has(k.kid)) && signing.length === 1 && history.at(-1)?.kid === signing[0]!.kid;
+}
+
+function recordOf(history: readonly AttestationHistoryEntry[], keys: readonly AttestationKeyRecord[]): AttestationRecord {
+  const retired = new Map(keys.map((k) => [k.kid, k.retiredAt]));
+  return {
+    keys: keys.filter((k) => k.retiredAt === null).map((k) => jwkOf(k.kid, k.publicKey)),
+    history: history.map((e) => {
+      const at = retired.get(e.kid) ?? null;
+      return { seq: e.seq, kid: e.kid, jwk: jwkOf(e.kid, e.publicKey), added_at: e.addedAt, retired_at: at === null ? null : new Date(at).toISOString(), prev: e.prev, hash: e.hash, sig: e.sig };
+    }),
+  };
 }
