@@ -120,4 +120,23 @@ describe('operator CLI', () => {
     expect(keys).toEqual(expect.arrayContaining(['soft_limit', 'hard_limit', 'grace_expires_at', 'sponsor_id']));
     await stores.close();
   });
+
+  it("refuses to set limits on, or suspend, a sponsored account: its sponsor's quota is the one that decides", async () => {
+    const { env, stores, deps } = await deployment();
+    const reg = await deps.accounts.register({ address: 'payer@example.org', password: 'correct horse battery' });
+    if (!reg.ok) throw new Error('register failed');
+    const sponsor = await stores.accounts.findAccountByAddress('payer@example.org');
+    const sponsored = await deps.sponsorship.create({ accountId: sponsor!.id });
+    if (!sponsored.ok) throw new Error('sponsor failed');
+    const id = sponsored.value.accountId;
+    for (const command of [['suspend', id], ['quota-limits', id, '1', '2']]) {
+      const r = await runCli(command, env);
+      expect(r, command.join(' ')).toEqual({ code: 1, out: `error: A sponsored account has no quota of its own: its sponsor's (${sponsor!.id}) applies; set that one.` });
+    }
+    const record = await stores.quota.readLedger(id, Date.now());
+    expect(record).toMatchObject({ suspendedAt: null, limits: null });
+    // The sponsor's own levers work as before.
+    expect((await runCli(['suspend', 'payer@example.org'], env)).code).toBe(0);
+    await stores.close();
+  });
 });

@@ -103,7 +103,9 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     usage: 'suspend <address|id>       suspend an account\'s quota (uploads and metadata growth refused)',
     run: async (deps, [who]) => {
       const id = await accountIdOf(deps, who);
-      return `suspended ${id}; state ${(await deps.quota.suspend(id)).state}`;
+      const r = await deps.quota.suspend(id);
+      if (!r.ok) throw new Error(r.detail ?? r.code);
+      return `suspended ${id}; state ${r.value.state}`;
     },
   },
   unsuspend: {

@@ -107,14 +107,29 @@ export class QuotaService {
     if (limits !== null && limits.soft !== null && limits.hard !== null && limits.soft > limits.hard) {
       return refuse('error.request.invalid', 'The soft limit must not exceed the hard limit.');
     }
+    const own = await this.#ownQuota(accountId);
+    if (!own.ok) return own;
     await guard(STORE, 'quota ledger write', () => this.#d.ledger.setLimits(accountId, limits));
     return ok(await this.status(accountId));
   }
 
-  async suspend(accountId: string): Promise<QuotaStatus> {
+  async suspend(accountId: string): Promise<Result<QuotaStatus, 'error.request.invalid'>> {
+    const own = await this.#ownQuota(accountId);
+    if (!own.ok) return own;
     const now = this.#d.clock.now();
     await guard(STORE, 'quota ledger write', () => this.#d.ledger.setSuspended(accountId, now));
-    return this.status(accountId);
+    return ok(await this.status(accountId));
+  }
+
+  /**
+   * The operator's levers act on the quota that decides: a sponsored account's uploads are judged
+   * on its sponsor's row (rule 6), so limits or a suspension set on its own row would say they took
+   * effect and change nothing.
+   */
+  async #ownQuota(accountId: string): Promise<Result<void, 'error.request.invalid'>> {
+    const record = await guard(STORE, 'quota ledger read', () => this.#d.ledger.readLedger(accountId, this.#d.clock.now()));
+    if (record.sponsorId !== null) return refuse('error.request.invalid', `A sponsored account has no quota of its own: its sponsor's (${record.sponsorId}) applies; set that one.`);
+    return ok(undefined);
   }
 
   async unsuspend(accountId: string): Promise<QuotaStatus> {
