@@ -22,6 +22,17 @@ async function deployment() {
   return { env, stores, deps };
 }
 
+/** A deployment with one registered account (`address`) sponsoring one sponsored account (`id`). */
+async function sponsoredDeployment(address: string) {
+  const { env, stores, deps } = await deployment();
+  const reg = await deps.accounts.register({ address, password: 'correct horse battery' });
+  if (!reg.ok) throw new Error('register failed');
+  const sponsor = (await stores.accounts.findAccountByAddress(address))!;
+  const sponsored = await deps.sponsorship.create({ accountId: sponsor.id });
+  if (!sponsored.ok) throw new Error('sponsor failed');
+  return { env, stores, sponsor, id: sponsored.value.accountId };
+}
+
 describe('operator CLI', () => {
   it('rotates the signing key in the shared database and locks accounts', async () => {
     const { env, stores, deps } = await deployment();
@@ -97,13 +108,7 @@ describe('operator CLI', () => {
   });
 
   it('reaches an account without an address by its id, and the ledger speaks snake_case', async () => {
-    const { env, stores, deps } = await deployment();
-    const reg = await deps.accounts.register({ address: 'sponsor@example.org', password: 'correct horse battery' });
-    if (!reg.ok) throw new Error('register failed');
-    const sponsor = await stores.accounts.findAccountByAddress('sponsor@example.org');
-    const sponsored = await deps.sponsorship.create({ accountId: sponsor!.id });
-    if (!sponsored.ok) throw new Error('sponsor failed');
-    const id = sponsored.value.accountId;
+    const { env, stores, sponsor, id } = await sponsoredDeployment('sponsor@example.org');
     expect((await runCli(['lock', id.toUpperCase()], env)).code).toBe(0);
     expect((await stores.accounts.findAccountById(id))?.lockedAt).not.toBeNull();
     // An account as OpenID sign-in makes it when the provider gives no verified email: no address, no password.
@@ -122,16 +127,10 @@ describe('operator CLI', () => {
   });
 
   it("refuses to set limits on, or suspend, a sponsored account: its sponsor's quota is the one that decides", async () => {
-    const { env, stores, deps } = await deployment();
-    const reg = await deps.accounts.register({ address: 'payer@example.org', password: 'correct horse battery' });
-    if (!reg.ok) throw new Error('register failed');
-    const sponsor = await stores.accounts.findAccountByAddress('payer@example.org');
-    const sponsored = await deps.sponsorship.create({ accountId: sponsor!.id });
-    if (!sponsored.ok) throw new Error('sponsor failed');
-    const id = sponsored.value.accountId;
+    const { env, stores, sponsor, id } = await sponsoredDeployment('payer@example.org');
     for (const command of [['suspend', id], ['quota-limits', id, '1', '2']]) {
       const r = await runCli(command, env);
-      expect(r, command.join(' ')).toEqual({ code: 1, out: `error: A sponsored account has no quota of its own: its sponsor's (${sponsor!.id}) applies; set that one.` });
+      expect(r, command.join(' ')).toEqual({ code: 1, out: `error: A sponsored account has no quota of its own: its sponsor's (${sponsor.id}) applies; set that one.` });
     }
     const record = await stores.quota.readLedger(id, Date.now());
     expect(record).toMatchObject({ suspendedAt: null, limits: null });
