@@ -52,7 +52,12 @@ export class PgOidcStore implements OidcFlowStore, IdentityLinkStore {
     try {
       return await this.db.transaction(async (tx) => {
         const created = await tx.insert(accounts).values(account).onConflictDoNothing({ target: accounts.addressKey }).returning({ id: accounts.id });
-        if (created.length !== 1) throw new Outcome('address_taken');
+        if (created.length !== 1) {
+          // The address is held; if by this very identity's account (a first sign-in that won the
+          // race, its row committed by now), that is link_taken, as the port says: the loser signs in.
+          const [held] = await tx.select({ accountId: identityLinks.accountId }).from(identityLinks).where(and(eq(identityLinks.issuer, link.issuer), eq(identityLinks.subject, link.subject)));
+          throw new Outcome(held ? 'link_taken' : 'address_taken');
+        }
         const linked = await tx.insert(identityLinks).values(link).onConflictDoNothing().returning({ subject: identityLinks.subject });
         if (linked.length !== 1) throw new Outcome('link_taken');
         return 'created' as const;

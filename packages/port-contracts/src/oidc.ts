@@ -162,6 +162,28 @@ export function describeIdentityLinkStoreContract(adapter: string, setup: Setup)
         expect(await accounts.findAccountById(loser.id)).toBeNull();
       }));
 
+    it('an identity bound already answers link_taken, even when its address is taken too', () =>
+      using(setup, async ({ accounts, oidc }) => {
+        // The loser of two first sign-ins of one identity with one verified email signs in to the
+        // winner's account (core reads the link on link_taken); address_taken would refuse it instead.
+        const a = account();
+        expect(await oidc.createLinkedAccount(a, link(a.id, 'both'))).toBe('created');
+        const b = account({ address: a.address, addressKey: a.addressKey });
+        expect(await oidc.createLinkedAccount(b, link(b.id, 'both'))).toBe('link_taken');
+        expect(await accounts.findAccountById(b.id)).toBeNull();
+      }));
+
+    it('two first sign-ins of one identity with one address at once: created and link_taken', () =>
+      using(setup, async ({ accounts, oidc }) => {
+        const a = account();
+        const b = account({ address: a.address, addressKey: a.addressKey });
+        const outcomes = await Promise.all([oidc.createLinkedAccount(a, link(a.id, 'race2')), oidc.createLinkedAccount(b, link(b.id, 'race2'))]);
+        expect([...outcomes].sort()).toEqual(['created', 'link_taken']);
+        const winner = outcomes[0] === 'created' ? a : b;
+        expect((await oidc.findLink('https://idp.example', 'race2'))?.accountId).toBe(winner.id);
+        expect(await accounts.findAccountById(winner === a ? b.id : a.id)).toBeNull();
+      }));
+
     it('accounts without an address do not collide with one another', () =>
       using(setup, async ({ accounts, oidc }) => {
         const a = account({ address: null, addressKey: null });

@@ -16,7 +16,8 @@ export interface IdentityLinkStore {
   insertLink(link: IdentityLink): Promise<'linked' | 'exists' | 'taken'>;
   /**
    * Atomically creates the account and its first link. Nothing is written when the address key is
-   * held ('address_taken') or the identity is bound already ('link_taken').
+   * held ('address_taken') or the identity is bound already ('link_taken'). When both hold,
+   * 'link_taken': the identity decides whose account a sign-in reaches.
    */
   createLinkedAccount(account: AccountRecord, link: IdentityLink): Promise<'created' | 'address_taken' | 'link_taken'>;
   /** Removes the account's links at this issuer; returns how many there were. */
