@@ -2,7 +2,6 @@ import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import {
   decideAssetTransition,
   decideCompletion,
-  decideFederatedCache,
   decideOpenGroup,
   EMPTY_TRASH_CANDIDATE_STATES,
   ledgerRecordWith,
@@ -18,7 +17,6 @@ import {
   type BlobRecord,
   type CompleteOutcome,
   type CompleteUpload,
-  type FederatedCacheOutcome,
   type MetadataReplace,
   type LinkRecord,
   type NewUpload,
@@ -203,7 +201,7 @@ function writeOpenings(w: OpeningsWrite) {
 
 /**
  * The quota ledger, upload sessions and asset references over PostgreSQL. Every decision is core's
- * (`decideOpenGroup`, `decideCompletion`, `decideFederatedCache`, `settledHardSince`); what is here is
+ * (`decideOpenGroup`, `decideCompletion`, `settledHardSince`); what is here is
  * locking and SQL. SQLite serialises writers on one lock; here each decision that checks a limit
  * holds the paying account's `quota_accounts` row (SELECT ... FOR UPDATE) from its read to its
  * commit, so creations for one account queue while other accounts proceed, and no two can pass
@@ -344,32 +342,6 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   }
   async listChargedBlobs(accountId: string): Promise<BlobRecord[]> {
     return this.db.select().from(blobs).where(eq(blobs.chargedTo, accountId)).orderBy(blobs.storedAt, blobs.contentHash);
-  }
-  async cacheFederated(input: { receiver: string; peer: string; contentHash: string; size: number }, policy: QuotaPolicy, now: number): Promise<FederatedCacheOutcome> {
-    return this.db.transaction(async (tx): Promise<FederatedCacheOutcome> => {
-      await this.#blobLock(tx, 'shared');
-      // The receiver's row serialises its budget check against its other cache fills.
-      const receiver = quotaAccountFromRow(input.receiver, await this.#lockPayer(tx, input.receiver));
-      const ref = { receiver: input.receiver, peer: input.peer, contentHash: input.contentHash };
-      const [known] = await tx
-        .select({ h: federatedRefs.contentHash })
-        .from(federatedRefs)
-        .where(and(eq(federatedRefs.receiver, input.receiver), eq(federatedRefs.peer, input.peer), eq(federatedRefs.contentHash, input.contentHash)));
-      const [spent] = await rowsOf<{ n: string | number }>(
-        tx,
-        sql`SELECT coalesce(sum(${blobs.size}), 0) AS n FROM ${blobs} WHERE ${blobs.chargedTo} = ${input.receiver} AND ${blobs.peer} = ${input.peer}`,
-      );
-      const decision = decideFederatedCache(
-        { referenced: known !== undefined, stored: (await this.#blob(tx, input.contentHash)) !== null, spentFromPeer: Number(spent?.n ?? 0), receiver },
-        input.size,
-        policy,
-      );
-      if (decision === 'over_budget') return decision;
-      if (decision === 'cached') await this.#storeBlob(tx, input.contentHash, input.size, input.receiver, input.peer, now);
-      await tx.insert(federatedRefs).values(ref).onConflictDoNothing();
-      await this.#settle(tx, input.receiver, policy, now);
-      return decision;
-    });
   }
   async evictFederated(receiver: string, peer: string, contentHash: string): Promise<boolean> {
     const r = await this.db

@@ -4,7 +4,6 @@ import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import {
   decideAssetTransition,
   decideCompletion,
-  decideFederatedCache,
   decideOpenGroup,
   EMPTY_TRASH_CANDIDATE_STATES,
   ok,
@@ -20,7 +19,6 @@ import {
   type BlobRecord,
   type CompleteOutcome,
   type CompleteUpload,
-  type FederatedCacheOutcome,
   type MetadataReplace,
   type LinkRecord,
   type NewUpload,
@@ -48,7 +46,7 @@ const OPEN = OPEN_STATE_SQL;
 /**
  * The quota ledger, upload sessions and asset references over SQLite. Counters (charged,
  * reserved) live on the account row and move in the same transaction as the rows they summarise.
- * Every decision is core's (`decideOpenGroup`, `decideCompletion`, `decideFederatedCache`,
+ * Every decision is core's (`decideOpenGroup`, `decideCompletion`,
  * `settledHardSince`): each method reads the facts, decides and writes in one BEGIN IMMEDIATE
  * transaction, so concurrent processes serialise on the write lock and many concurrent creations
  * can never pass the hard limit together.
@@ -120,7 +118,6 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       ),
       insertAsset: p('INSERT INTO assets (id, owner_id, uploader_id, state, created_at, trashed_at, drop_expires_at) VALUES (?, ?, ?, ?, ?, NULL, ?)'),
       insertRef: p('INSERT INTO asset_blobs (asset_id, kind, content_hash, size) VALUES (?, ?, ?, ?)'),
-      fedRef: p('SELECT 1 FROM federated_refs WHERE receiver = ? AND peer = ? AND content_hash = ?'),
       fedInsert: p('INSERT INTO federated_refs (receiver, peer, content_hash) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
       fedSpent: p('SELECT coalesce(sum(size), 0) AS n FROM blobs WHERE charged_to = ? AND peer = ?'),
       sweepBlobs: p(
@@ -210,27 +207,6 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   }
   async listChargedBlobs(accountId: string): Promise<BlobRecord[]> {
     return this.db.select().from(blobs).where(eq(blobs.chargedTo, accountId)).orderBy(blobs.storedAt, blobs.contentHash).all();
-  }
-  async cacheFederated(input: { receiver: string; peer: string; contentHash: string; size: number }, policy: QuotaPolicy, now: number): Promise<FederatedCacheOutcome> {
-    return this.sqlite
-      .transaction((): FederatedCacheOutcome => {
-        const decision = decideFederatedCache(
-          {
-            referenced: this.#statements.fedRef.get(input.receiver, input.peer, input.contentHash) !== undefined,
-            stored: this.#blob(input.contentHash) !== null,
-            spentFromPeer: (this.#statements.fedSpent.get(input.receiver, input.peer) as { n: number }).n,
-            receiver: this.#account(input.receiver),
-          },
-          input.size,
-          policy,
-        );
-        if (decision === 'over_budget') return decision;
-        if (decision === 'cached') this.#storeBlob(input.contentHash, input.size, input.receiver, input.peer, now);
-        this.#statements.fedInsert.run(input.receiver, input.peer, input.contentHash);
-        this.#settle(input.receiver, policy, now);
-        return decision;
-      })
-      .immediate();
   }
   async evictFederated(receiver: string, peer: string, contentHash: string): Promise<boolean> {
     return this.sqlite.prepare('DELETE FROM federated_refs WHERE receiver = ? AND peer = ? AND content_hash = ?').run(receiver, peer, contentHash).changes === 1;

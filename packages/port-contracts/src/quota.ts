@@ -339,19 +339,18 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect(await open(s, upload(id('a000')), null, 2_000, p)).toBe('reserved');
       }));
 
-    it('federated cache: charged to the receiver within the per-peer budget, deduped, freed after eviction', () =>
+    it('a federated fill stays until its receiver evicts it; the sweep then credits the receiver', () =>
       using(setup, async (s) => {
         const r = id('a000');
-        expect(await s.cacheFederated({ receiver: r, peer: 'p.example', contentHash: hash(7), size: 200 }, policy(1_000), 1_000)).toBe('cached');
-        expect(await s.cacheFederated({ receiver: r, peer: 'p.example', contentHash: hash(7), size: 200 }, policy(1_000), 1_000)).toBe('merged');
-        expect(await s.cacheFederated({ receiver: r, peer: 'p.example', contentHash: hash(8), size: 51 }, policy(1_000), 1_000)).toBe('over_budget');
-        expect(await s.cacheFederated({ receiver: r, peer: 'q.example', contentHash: hash(8), size: 51 }, policy(1_000), 1_000)).toBe('cached');
-        expect(await s.findBlob(hash(7))).toMatchObject({ chargedTo: r, peer: 'p.example' });
-        expect((await s.readLedger(r, 1_000)).charged).toBe(251);
+        const fill = upload(r, { kind: 'federated', sourcePeer: 'https://p.example', declaredSize: 200, contentHash: hash(7) });
+        expect(await open(s, fill, 1_000, 1_000)).toBe('reserved');
+        expect(await s.markReceived(fill.id, { size: 200, hash: hash(7) }, 1_000)).toBe(true);
+        expect(outcome(await s.completeUpload({ uploadId: fill.id, contentHash: hash(7), size: 200, asset: null }, policy(1_000), 1_000))).toBe('completed');
         expect((await s.sweep(UNLIMITED, 1_000)).swept).toEqual([]);
-        expect(await s.evictFederated(r, 'p.example', hash(7))).toBe(true);
-        expect(await s.evictFederated(r, 'p.example', hash(7))).toBe(false);
+        expect(await s.evictFederated(r, 'https://p.example', hash(7))).toBe(true);
+        expect(await s.evictFederated(r, 'https://p.example', hash(7))).toBe(false);
         expect((await s.sweep(UNLIMITED, 1_000)).swept).toEqual([{ contentHash: hash(7), size: 200, chargedTo: r }]);
+        expect((await s.readLedger(r, 1_000)).charged).toBe(0);
       }));
 
     it('replaces metadata: new blob charged, old reference dropped', () =>

@@ -1,3 +1,2 @@
 export { decideSourcePeer } from './rules.js';
-export { decideFederatedCache, federatedBudget } from './budget.js';
-export type { FederatedCacheDecision } from './budget.js';
+export { federatedBudget } from './budget.js';

@@ -13,7 +13,7 @@ export type { TotpChallengeRecord, TotpEnrollmentRecord, TotpStore } from './tot
 export type { DeviceDirectoryStore, DeviceEntry, DirectoryRecord, PublishOutcome } from './device-directory.js';
 export type { RevokeAllAdmission, RevokeAllChallenge, RevokeAllChallengeStore } from './revoke-all-challenges.js';
 export type { AlbumRecord, AlbumStore, PendingUpgrade, ProposeOutcome, UpgradeIntentRecord } from './album-store.js';
-export type { BlobRecord, FederatedCacheOutcome, QuotaAccountRecord, QuotaLedger, SweepResult, SweptBlob } from './quota-ledger.js';
+export type { BlobRecord, QuotaAccountRecord, QuotaLedger, SweepResult, SweptBlob } from './quota-ledger.js';
 export type { BlobKind, CompleteOutcome, CompleteUpload, Completed, NewUpload, OpenRefusal, UploadKind, UploadSessionRecord, UploadSessions, UploadState } from './upload-sessions.js';
 export type { AssetBlob, AssetCatalog, AssetRecord, AssetState, BlobReference, MetadataReplace } from './asset-catalog.js';
 export type { Arrived, BlobStat, BlobStore, ByteRange, DirectPut, DirectPutGrant, ListedBlob, PresignedAnswer, StagedBlob } from './blob-store.js';

@@ -1,4 +1,3 @@
-import type { FederatedCacheDecision } from '../peer-blob-cache/budget.js';
 import type { QuotaLimits, QuotaPolicy } from '../quota/machine.js';
 
 /** One paying account's row in the ledger. */
@@ -37,8 +36,6 @@ export interface SweepResult {
   readonly expiredUploads: readonly string[];
 }
 
-export type FederatedCacheOutcome = FederatedCacheDecision;
-
 /**
  * The quota ledger: per-account counters and the global blob index. Every method is atomic; the
  * ones that take `now` first expire the account's upload sessions whose time ran out (lazily, no job).
@@ -59,12 +56,6 @@ export interface QuotaLedger {
   listChargedBlobs(accountId: string): Promise<BlobRecord[]>;
   /** Every ledger entry with a content hash above `after` (null: from the start), in hash order, at most `limit`: keyset pages of the whole ledger. */
   listBlobs(after: string | null, limit: number): Promise<BlobRecord[]>;
-  /**
-   * Caches a federated-received blob for `receiver` in one transaction, as core's
-   * `decideFederatedCache` decides on the facts it reads: merged, cached (charged to the receiver,
-   * `hard_since` settled) or over the per-peer budget (nothing written).
-   */
-  cacheFederated(input: { receiver: string; peer: string; contentHash: string; size: number }, policy: QuotaPolicy, now: number): Promise<FederatedCacheOutcome>;
   /** Drops the receiver's reference; the bytes are credited at the next sweep. False if none. */
   evictFederated(receiver: string, peer: string, contentHash: string): Promise<boolean>;
   /**

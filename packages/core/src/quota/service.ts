@@ -1,4 +1,3 @@
-import { storeWholeBytes } from '../blobs/store-bytes.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
@@ -172,23 +171,6 @@ export class QuotaService {
     }
     for (const id of result.expiredUploads) await this.#d.blobs.discard(id);
     return { swept: result.swept, credited, expiredUploads: result.expiredUploads.length };
-  }
-
-  /**
-   * Caches a blob received from a federated peer for `receiverId`: charged to the receiver unless
-   * already stored, within the per-(receiver, peer) budget.
-   */
-  async cacheFederated(receiverId: string, peer: string, bytes: Uint8Array): Promise<Result<{ contentHash: string; outcome: 'cached' | 'merged' }, 'error.quota.exceeded'>> {
-    const now = this.#d.clock.now();
-    const contentHash = await storeWholeBytes(this.#d.blobs, this.#d.random, 'fed', bytes);
-    const outcome = await guard(STORE, 'quota ledger write', () =>
-      this.#d.ledger.cacheFederated({ receiver: receiverId, peer, contentHash, size: bytes.length }, this.#d.policy, now),
-    );
-    if (outcome === 'over_budget') {
-      if ((await this.#d.ledger.findBlob(contentHash)) === null) await this.#d.blobs.remove(contentHash);
-      return refuse('error.quota.exceeded', 'The federated cache budget for this peer is spent.', { peer });
-    }
-    return ok({ contentHash, outcome });
   }
 
   async evictFederated(receiverId: string, peer: string, contentHash: string): Promise<boolean> {

@@ -1,8 +1,7 @@
 import { ok, type Result } from '../errors.js';
 import type { AssetBlob, AssetCatalog, AssetRecord, BlobReference, MetadataReplace } from '../ports/asset-catalog.js';
-import type { BlobRecord, FederatedCacheOutcome, QuotaAccountRecord, QuotaLedger, SweepResult, SweptBlob } from '../ports/quota-ledger.js';
+import type { BlobRecord, QuotaAccountRecord, QuotaLedger, SweepResult, SweptBlob } from '../ports/quota-ledger.js';
 import type { CompleteOutcome, CompleteUpload, NewUpload, OpenRefusal, UploadSessionRecord, UploadSessions } from '../ports/upload-sessions.js';
-import { decideFederatedCache } from '../peer-blob-cache/budget.js';
 import { emptyLedgerRecord, payerIdOf, settledHardSince } from '../quota/ledger-rules.js';
 import type { QuotaLimits, QuotaPolicy } from '../quota/machine.js';
 import { decideAssetTransition, type AssetAction } from '../assets/lifecycle.js';
@@ -94,18 +93,6 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   }
   async listChargedBlobs(accountId: string): Promise<BlobRecord[]> {
     return [...this.blobs.values()].filter((b) => b.chargedTo === accountId).sort((a, b) => a.storedAt - b.storedAt || (a.contentHash < b.contentHash ? -1 : 1));
-  }
-  async cacheFederated(input: { receiver: string; peer: string; contentHash: string; size: number }, policy: QuotaPolicy, now: number): Promise<FederatedCacheOutcome> {
-    const key = `${input.receiver}\n${input.peer}\n${input.contentHash}`;
-    let spentFromPeer = 0;
-    for (const b of this.blobs.values()) if (b.chargedTo === input.receiver && b.peer === input.peer) spentFromPeer += b.size;
-    const receiver = this.accounts.get(input.receiver) ?? zero(input.receiver);
-    const decision = decideFederatedCache({ referenced: this.federated.has(key), stored: this.blobs.has(input.contentHash), spentFromPeer, receiver }, input.size, policy);
-    if (decision === 'over_budget') return decision;
-    if (decision === 'cached') this.#storeBlob(input.contentHash, input.size, input.receiver, input.peer, now);
-    this.federated.add(key);
-    this.#settle(input.receiver, policy, now);
-    return decision;
   }
   async evictFederated(receiver: string, peer: string, contentHash: string): Promise<boolean> {
     return this.federated.delete(`${receiver}\n${peer}\n${contentHash}`);
