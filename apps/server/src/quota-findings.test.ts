@@ -216,9 +216,9 @@ for (const [name, open] of backends) {
       const a = await user();
       const kid = (await call(b.app, 'POST', '/v1/sponsored', { token: a.token })).body.account_id as string;
       const link = await uploadLink({ token: a.token });
+      expect((await drop(link, { declared_size: 10 })).status).toBe(201);
       expect((await upload({ token: a.token }, { declared_size: 10 })).status).toBe(201);
       expect((await upload({ token: a.token, headers: { 'x-svc-act-as': kid } }, { declared_size: 10 })).status).toBe(201);
-      expect((await drop(link, { declared_size: 10 })).status).toBe(201);
       const last = await upload({ token: a.token }, { declared_size: 10 });
       expect(last.status).toBe(201);
       const over = await upload({ token: a.token }, { declared_size: 10 });
@@ -233,6 +233,23 @@ for (const [name, open] of backends) {
       expect((await upload({ token: (await user()).token }, { declared_size: 10 })).status).toBe(201);
       expect((await call(b.app, 'DELETE', `/upload/${last.body.upload_id}`, { token: a.token })).status).toBe(200);
       expect((await upload({ token: a.token }, { declared_size: 10 })).status).toBe(201);
+    });
+
+    it("guest drops take at most half of the payer's open-session places: a link holder cannot leave the sponsor and its sponsored accounts without uploads", async () => {
+      // The sponsor never sees this link unless it acts as the sponsored account that made it.
+      const a = await user();
+      const kid = (await call(b.app, 'POST', '/v1/sponsored', { token: a.token })).body.account_id as string;
+      const link = await uploadLink({ token: a.token, headers: { 'x-svc-act-as': kid } });
+      expect((await drop(link, { declared_size: 1 })).status).toBe(201);
+      expect((await drop(link, { declared_size: 1 })).status).toBe(201);
+      const third = await drop(link, { declared_size: 1 });
+      expect(third).toMatchObject(problem(429, 'error.request.too_many'));
+      expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
+      // The payer's own uploads, and its sponsored account's, still have the other half.
+      expect((await upload({ token: a.token }, { declared_size: 1 })).status).toBe(201);
+      expect((await upload({ token: a.token, headers: { 'x-svc-act-as': kid } }, { declared_size: 1 })).status).toBe(201);
+      expect(await upload({ token: a.token }, { declared_size: 1 })).toMatchObject(problem(429, 'error.request.too_many'));
+      expect(await quota({ token: a.token })).toMatchObject({ reserved: 4 });
     });
   });
 }

@@ -107,4 +107,19 @@ describe('decideOpenGroup', () => {
       { numRuns: 500 },
     );
   });
+
+  it("guest drops may take only half of the payer's open-session places; the payer's own uploads may take them all", () => {
+    const wide: QuotaPolicy = { ...policy, defaults: { soft: null, hard: null }, maxOpenUploads: 4 };
+    const payer = emptyLedgerRecord('a');
+    const link = { id: 'l1', ownerId: 'a', kind: 'upload' as const, albumId: 'al', assetIds: [], wrappedKey: null, sealKey: 'k', maxBytes: null, acceptedBytes: 0, createdAt: 0, expiresAt: null, revokedAt: null };
+    const request = (dropLinkId: string | null): NewUpload => ({
+      id: 'u', uploaderId: 'a', kind: 'original', declaredSize: 1, contentHash: null, sourcePeer: null, albumId: null, intentId: null, dropLinkId, createdAt: 0, expiresAt: 1_000,
+    });
+    const open = (n: number, dropLinkId: string | null) => decideOpen({ uploader: payer, payer, openSessions: n, fromPeer: 0, link: dropLinkId === null ? null : link }, request(dropLinkId), wide, 0);
+    expect(open(1, 'l1').ok).toBe(true);
+    expect(open(2, 'l1')).toMatchObject({ ok: false, code: 'error.request.too_many', data: { max_open_uploads: 2 } });
+    expect(open(2, null).ok).toBe(true);
+    expect(open(3, null).ok).toBe(true);
+    expect(open(4, null)).toMatchObject({ ok: false, code: 'error.request.too_many' });
+  });
 });

@@ -45,9 +45,20 @@ export interface OpenPlan {
 export const OPEN_UPLOADS_RETRY_AFTER_S = 60;
 
 /**
+ * How many of the payer's open sessions may be open when this one opens. Guest drops count toward
+ * the link owner's payer like any session, but may only take it to half of `maxOpenUploads`
+ * (rounded down): a link holder is no one the payer knows, and must not be able to leave the payer,
+ * its sponsored accounts and their co-owners without places for their own uploads. Past half, a
+ * drop waits like any other opening, and revoking the link frees the places its drops hold.
+ */
+export function openSessionCap(request: NewUpload, policy: QuotaPolicy): number {
+  return request.dropLinkId === null ? policy.maxOpenUploads : Math.floor(policy.maxOpenUploads / 2);
+}
+
+/**
  * Opening an upload session of any kind, the only hard quota enforcement point, one rule for every
  * kind (original, derivative, metadata, provenance, a guest drop, a federated fill): the payer may
- * have at most `maxOpenUploads` open sessions; it is refused while suspended or when used (open
+ * have at most `maxOpenUploads` open sessions (a guest drop, half of them: `openSessionCap`); it is refused while suspended or when used (open
  * reservations included) plus the declared size would pass the hard limit; a federated fill also
  * stays within its source peer's budget, and a drop within its link's `max_bytes`. Refused, nothing
  * is written. The answer never depends on whether `contentHash` is stored (by anyone): the declared
@@ -58,9 +69,10 @@ export function decideOpen(facts: OpenFacts, request: NewUpload, policy: QuotaPo
     const link = facts.link !== null && facts.link.id === request.dropLinkId ? facts.link : null;
     if (decideDropReservation(link, 0, now) === 'closed') return refuse('error.not_found', 'No such upload link.');
   }
-  if (facts.openSessions >= policy.maxOpenUploads) {
-    return refuse('error.request.too_many', `At most ${policy.maxOpenUploads} upload sessions may be open at once; finish or cancel some first.`, {
-      max_open_uploads: policy.maxOpenUploads,
+  const cap = openSessionCap(request, policy);
+  if (facts.openSessions >= cap) {
+    return refuse('error.request.too_many', `At most ${cap} upload sessions may be open at once; finish or cancel some first.`, {
+      max_open_uploads: cap,
       retry_after_s: OPEN_UPLOADS_RETRY_AFTER_S,
     });
   }
