@@ -16,6 +16,13 @@ export interface Config {
   readonly quotaSoftBytes: number | null;
   readonly quotaHardBytes: number | null;
   readonly quotaGraceMs: number;
+  /**
+   * `SVC_QUOTA_FOLLOW_UP_S`: how long after an account's trash, restore, purge or trash-empty its
+   * provenance and metadata writes are admitted as follow-ups past the limits (default 900).
+   */
+  readonly quotaFollowUpMs: number;
+  /** `SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES`: how far past the hard limit follow-ups may go (default 16 MiB). */
+  readonly quotaFollowUpOverdraft: number;
   readonly keyGraceMs: number;
   readonly uploadTtlMs: number;
   readonly protocolMin: string;
@@ -412,6 +419,8 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     quotaSoftBytes: softLimit,
     quotaHardBytes: hardLimit,
     quotaGraceMs: seconds(env, 'SVC_QUOTA_GRACE_S', 14 * DAY_S),
+    quotaFollowUpMs: seconds(env, 'SVC_QUOTA_FOLLOW_UP_S', DEFAULT_QUOTA_POLICY.followUpMs / 1000, 0),
+    quotaFollowUpOverdraft: wholeNumber(env, 'SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES', DEFAULT_QUOTA_POLICY.followUpOverdraft, 0, Number.MAX_SAFE_INTEGER),
     // Never shorter than an access token's fifteen minutes, or a retired key would strand live tokens.
     keyGraceMs: seconds(env, 'SVC_KEY_GRACE_S', DAY_S, 900),
     uploadTtlMs: seconds(env, 'SVC_UPLOAD_TTL_S', DAY_S),

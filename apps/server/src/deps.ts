@@ -261,7 +261,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     blobs: stores.blobs,
     clock,
     random,
-    policy: { ...DEFAULT_QUOTA_POLICY, defaults: { soft: config.quotaSoftBytes, hard: config.quotaHardBytes }, graceMs: config.quotaGraceMs, federatedShare: config.federatedBudgetPct / 100, maxOpenUploads: config.maxOpenUploads },
+    policy: { ...DEFAULT_QUOTA_POLICY, defaults: { soft: config.quotaSoftBytes, hard: config.quotaHardBytes }, graceMs: config.quotaGraceMs, federatedShare: config.federatedBudgetPct / 100, maxOpenUploads: config.maxOpenUploads, followUpMs: config.quotaFollowUpMs, followUpOverdraft: config.quotaFollowUpOverdraft },
   });
   const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: config.dropTtlMs, federationPeers: config.federationPeers });
   const assets = new AssetService({ assets: stores.quota, blobs: stores.blobs, quota, sessions: stores.quota, writeGuard: albums.writeGuard, clock, random });

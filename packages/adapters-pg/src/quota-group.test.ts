@@ -6,7 +6,7 @@ import { createScratchDatabase, openTestDatabase, pgUrlFromEnv, type ScratchData
 
 /** Upload-session openings that arrive together are decided and written as one group (openUpload). */
 
-const policy: QuotaPolicy = { defaults: { soft: null, hard: 1_000 }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1000 };
+const policy: QuotaPolicy = { defaults: { soft: null, hard: 1_000 }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
 let serial = 0;
 const opening = (uploaderId: string, declaredSize: number, at = 10_000, contentHash: string | null = null): NewUpload => ({
   id: `0190f000-0000-7000-8000-${String(++serial).padStart(12, '0')}`,

@@ -38,7 +38,7 @@ describe.skipIf(!PG_URL)('PgQuotaStore under real concurrency (PG_URL)', () => {
       createdAt: 1_000,
       expiresAt: 100_000,
     });
-    const policy: QuotaPolicy = { defaults: { soft: null, hard: 1000 }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1000 };
+    const policy: QuotaPolicy = { defaults: { soft: null, hard: 1000 }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
     const outcomes = (
       await Promise.all(
         pools.map((p, t) => {

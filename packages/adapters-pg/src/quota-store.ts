@@ -81,6 +81,7 @@ interface AccountSqlRow {
   hard_since: string | number | null;
   suspended_at: string | number | null;
   sponsor_id: string | null;
+  trash_activity_at: string | number | null;
 }
 
 /** PostgreSQL's deadlock_detected (40P01), on the error or, through drizzle, on its cause. */
@@ -102,6 +103,7 @@ function quotaAccountFromSqlRow(r: AccountSqlRow): QuotaAccountRecord {
     hardSince: num(r.hard_since),
     suspendedAt: num(r.suspended_at),
     sponsorId: r.sponsor_id,
+    trashActivityAt: num(r.trash_activity_at),
   });
 }
 
@@ -136,9 +138,9 @@ function lockAndRead(withSponsors: boolean) {
       WHERE ${uploadSessions.payerId} IN (SELECT account_id FROM locked) AND ${uploadSessions.state} IN ${OPEN} AND ${uploadSessions.expiresAt} <= ${sql.placeholder('latest')}
       RETURNING payer_id, declared_size
     )
-    SELECT 'account' AS row_kind, account_id, charged, reserved, open_uploads, custom_limits, soft_limit, hard_limit, hard_since, suspended_at, sponsor_id FROM locked
+    SELECT 'account' AS row_kind, account_id, charged, reserved, open_uploads, custom_limits, soft_limit, hard_limit, hard_since, suspended_at, sponsor_id, trash_activity_at FROM locked
     UNION ALL
-    SELECT 'expired', payer_id, NULL, sum(declared_size), count(*)::int, NULL, NULL, NULL, NULL, NULL, NULL FROM expired GROUP BY payer_id`);
+    SELECT 'expired', payer_id, NULL, sum(declared_size), count(*)::int, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM expired GROUP BY payer_id`);
 }
 const LOCK_AND_READ = lockAndRead(true);
 const LOCK_LATE_SPONSORS = lockAndRead(false);
@@ -653,17 +655,36 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
         : await tx.update(assets).set(t.next).where(eq(assets.id, id)).returning({ id: assets.id });
     return r.length === 1;
   }
-  async trashAsset(id: string, now: number): Promise<boolean> {
-    return this.db.transaction((tx) => this.#transition(tx, id, { kind: 'trash', now }));
-  }
-  async restoreAsset(id: string): Promise<boolean> {
-    return this.db.transaction((tx) => this.#transition(tx, id, { kind: 'restore' }));
-  }
-  async purgeAsset(id: string): Promise<boolean> {
-    return this.db.transaction((tx) => this.#transition(tx, id, { kind: 'purge' }));
-  }
-  async emptyTrash(ownerId: string): Promise<number> {
+  /**
+   * A trash, restore or purge and, when it applied, the owner's trash activity, in one transaction.
+   * The owner's quota row is locked (created if missing) before the asset row, in the store's lock
+   * order; an asset's owner never changes, so it is read from the row before either lock.
+   */
+  async #trashActivity(id: string, action: AssetAction, now: number): Promise<boolean> {
     return this.db.transaction(async (tx) => {
+      const [owner] = await rowsOf<{ account_id: string }>(
+        tx,
+        sql`INSERT INTO ${quotaAccounts} (account_id) SELECT owner_id FROM ${assets} WHERE id = ${id}
+            ON CONFLICT (account_id) DO UPDATE SET account_id = excluded.account_id RETURNING account_id`,
+      );
+      if (!owner || !(await this.#transition(tx, id, action))) return false;
+      await tx.update(quotaAccounts).set({ trashActivityAt: now }).where(eq(quotaAccounts.accountId, owner.account_id));
+      return true;
+    });
+  }
+  async trashAsset(id: string, now: number): Promise<boolean> {
+    return this.#trashActivity(id, { kind: 'trash', now }, now);
+  }
+  async restoreAsset(id: string, now: number): Promise<boolean> {
+    return this.#trashActivity(id, { kind: 'restore' }, now);
+  }
+  async purgeAsset(id: string, now: number): Promise<boolean> {
+    return this.#trashActivity(id, { kind: 'purge' }, now);
+  }
+  async emptyTrash(ownerId: string, now: number): Promise<number> {
+    return this.db.transaction(async (tx) => {
+      // The owner's quota row first (the store's lock order), for its trash activity.
+      await this.#lockPayer(tx, ownerId);
       // Candidates narrowed by the (owner, state) index to the states core says can apply; each row
       // is then locked, re-read and decided by core (a racing restore may have moved it meanwhile).
       const ids = await tx
@@ -673,6 +694,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
         .orderBy(asc(assets.id));
       let n = 0;
       for (const { id } of ids) if (await this.#transition(tx, id, { kind: 'empty_trash' })) n++;
+      if (n > 0) await tx.update(quotaAccounts).set({ trashActivityAt: now }).where(eq(quotaAccounts.accountId, ownerId));
       return n;
     });
   }

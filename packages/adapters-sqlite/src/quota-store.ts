@@ -84,6 +84,8 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
           'ON CONFLICT (account_id) DO UPDATE SET reserved = reserved + excluded.reserved, open_uploads = open_uploads + excluded.open_uploads, hard_since = excluded.hard_since',
       ),
       setHardSince: p('UPDATE quota_accounts SET hard_since = ? WHERE account_id = ?'),
+      /** An owner's trash, restore, purge or trash-empty: the evidence its follow-up writes are admitted on. */
+      stampTrashActivity: p('INSERT INTO quota_accounts (account_id, trash_activity_at) VALUES (?, ?) ON CONFLICT (account_id) DO UPDATE SET trash_activity_at = excluded.trash_activity_at'),
       blob: p('SELECT content_hash, size, charged_to, peer, stored_at FROM blobs WHERE content_hash = ?'),
       insertBlob: p('INSERT INTO blobs (content_hash, size, charged_to, peer, stored_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING'),
       insertUpload: p(
@@ -151,6 +153,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       hardSince: r.hard_since as number | null,
       suspendedAt: r.suspended_at as number | null,
       sponsorId: r.sponsor_id as string | null,
+      trashActivityAt: r.trash_activity_at as number | null,
     };
     return { record: quotaAccountFromRow(accountId, row), openUploads: (r?.open_uploads as number | undefined) ?? 0 };
   }
@@ -414,27 +417,44 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
    * them), core decides, and the write names the row by its id alone.
    */
   #transition(id: string, action: AssetAction): boolean {
-    const a = this.#statements.asset.get(id) as { state: AssetState; trashed_at: number | null; drop_expires_at: number | null } | undefined;
+    return this.#transitionOwner(id, action) !== null;
+  }
+  /** `#transition`, answering the asset's owner when the step applied (null when it did not). */
+  #transitionOwner(id: string, action: AssetAction): string | null {
+    const a = this.#statements.asset.get(id) as { owner_id: string; state: AssetState; trashed_at: number | null; drop_expires_at: number | null } | undefined;
     const t = decideAssetTransition(a ? { state: a.state, trashedAt: a.trashed_at, dropExpiresAt: a.drop_expires_at } : null, action);
-    if (!t.ok) return false;
+    if (!t.ok || !a) return null;
     // asset_blobs rows go with the asset (ON DELETE CASCADE): the references drop, the bytes stay charged.
-    if (t.write === 'delete') return this.#statements.deleteAsset.run(id).changes === 1;
-    return this.#statements.setAssetState.run(t.next.state, t.next.trashedAt, t.next.dropExpiresAt, id).changes === 1;
+    const changes =
+      t.write === 'delete' ? this.#statements.deleteAsset.run(id).changes : this.#statements.setAssetState.run(t.next.state, t.next.trashedAt, t.next.dropExpiresAt, id).changes;
+    return changes === 1 ? a.owner_id : null;
+  }
+  /** A trash, restore or purge and, when it applied, the owner's trash activity, in one transaction. */
+  async #trashActivity(id: string, action: AssetAction, now: number): Promise<boolean> {
+    return this.sqlite
+      .transaction(() => {
+        const ownerId = this.#transitionOwner(id, action);
+        if (ownerId !== null) this.#statements.stampTrashActivity.run(ownerId, now);
+        return ownerId !== null;
+      })
+      .immediate();
   }
   async trashAsset(id: string, now: number): Promise<boolean> {
-    return this.sqlite.transaction(() => this.#transition(id, { kind: 'trash', now })).immediate();
+    return this.#trashActivity(id, { kind: 'trash', now }, now);
   }
-  async restoreAsset(id: string): Promise<boolean> {
-    return this.sqlite.transaction(() => this.#transition(id, { kind: 'restore' })).immediate();
+  async restoreAsset(id: string, now: number): Promise<boolean> {
+    return this.#trashActivity(id, { kind: 'restore' }, now);
   }
-  async purgeAsset(id: string): Promise<boolean> {
-    return this.sqlite.transaction(() => this.#transition(id, { kind: 'purge' })).immediate();
+  async purgeAsset(id: string, now: number): Promise<boolean> {
+    return this.#trashActivity(id, { kind: 'purge' }, now);
   }
-  async emptyTrash(ownerId: string): Promise<number> {
+  async emptyTrash(ownerId: string, now: number): Promise<number> {
     return this.sqlite
       .transaction(() => {
         const ids = this.#statements.trashCandidates.all(ownerId) as { id: string }[];
-        return ids.filter((r) => this.#transition(r.id, { kind: 'empty_trash' })).length;
+        const n = ids.filter((r) => this.#transition(r.id, { kind: 'empty_trash' })).length;
+        if (n > 0) this.#statements.stampTrashActivity.run(ownerId, now);
+        return n;
       })
       .immediate();
   }

@@ -26,7 +26,7 @@ function upload(uploaderId: string, over: Partial<NewUpload> = {}): NewUpload {
 }
 
 /** A deployment policy with this default hard limit (null: unlimited), no soft limit, a 1,000 ms grace. */
-const policy = (hard: number | null, federatedShare = 0.25, maxOpenUploads = 1_000): QuotaPolicy => ({ defaults: { soft: null, hard }, graceMs: 1_000, federatedShare, maxOpenUploads });
+const policy = (hard: number | null, federatedShare = 0.25, maxOpenUploads = 1_000): QuotaPolicy => ({ defaults: { soft: null, hard }, graceMs: 1_000, federatedShare, maxOpenUploads, followUpMs: 900_000, followUpOverdraft: 16_777_216 });
 const UNLIMITED = policy(null);
 
 /** The session as a store must hold it after a plain reservation by its own uploader. */
@@ -177,17 +177,17 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         const m = upload(b, { contentHash: hash(3) });
         await open(s, m, null, 1_000);
         await s.completeUpload({ uploadId: m.id, contentHash: hash(3), size: 200, asset: { create: { id: m.id, ownerId: b, dropExpiresAt: null } } }, UNLIMITED, 1_000);
-        expect(await s.purgeAsset(x)).toBe(false); // live: trash first
+        expect(await s.purgeAsset(x, 2_000)).toBe(false); // live: trash first
         expect(await s.trashAsset(x, 2_000)).toBe(true);
         expect(await s.trashAsset(x, 2_000)).toBe(false);
         expect(await s.findAsset(x)).toMatchObject({ state: 'trashed', trashedAt: 2_000 });
-        expect(await s.restoreAsset(x)).toBe(true);
-        expect(await s.restoreAsset(x)).toBe(false);
+        expect(await s.restoreAsset(x, 2_000)).toBe(true);
+        expect(await s.restoreAsset(x, 2_000)).toBe(false);
         await s.trashAsset(x, 2_000);
         await s.trashAsset(y, 2_000);
         expect((await s.readLedger(a, 2_000)).charged).toBe(250);
-        expect(await s.purgeAsset(x)).toBe(true);
-        expect(await s.emptyTrash(a)).toBe(1);
+        expect(await s.purgeAsset(x, 2_000)).toBe(true);
+        expect(await s.emptyTrash(a, 2_000)).toBe(1);
         expect(await s.findAsset(y)).toBeNull();
         expect((await s.readLedger(a, 2_000)).charged).toBe(250);
         const swept = await s.sweep(UNLIMITED, 3_000);
@@ -195,10 +195,65 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect((await s.readLedger(a, 3_000)).charged).toBe(200);
         // b's purge frees the last reference: credited to a, who was charged.
         await s.trashAsset(m.id, 3_000);
-        await s.purgeAsset(m.id);
+        await s.purgeAsset(m.id, 3_000);
         expect((await s.sweep(UNLIMITED, 4_000)).swept).toEqual([{ contentHash: hash(3), size: 200, chargedTo: a }]);
         expect(await s.readLedger(a, 4_000)).toMatchObject({ charged: 0 });
         expect(await s.findBlob(hash(3))).toBeNull();
+      }));
+
+    it("a trash, restore, purge or trash-empty stamps the owner's trashActivityAt in its transaction; a refused step or an empty trash does not", () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        const x = await stored(s, a, hash(60), 10);
+        const y = await stored(s, a, hash(61), 10);
+        expect((await s.readLedger(a, 1_000)).trashActivityAt).toBeNull();
+        expect(await s.restoreAsset(x, 1_500)).toBe(false); // live: nothing to restore, nothing stamped
+        expect(await s.purgeAsset(x, 1_500)).toBe(false);
+        expect(await s.emptyTrash(a, 1_500)).toBe(0);
+        expect((await s.readLedger(a, 1_500)).trashActivityAt).toBeNull();
+        expect(await s.trashAsset(x, 2_000)).toBe(true);
+        expect((await s.readLedger(a, 2_000)).trashActivityAt).toBe(2_000);
+        expect(await s.restoreAsset(x, 3_000)).toBe(true);
+        expect((await s.readLedger(a, 3_000)).trashActivityAt).toBe(3_000);
+        await s.trashAsset(x, 4_000);
+        await s.trashAsset(y, 4_000);
+        expect(await s.purgeAsset(x, 5_000)).toBe(true);
+        expect((await s.readLedger(a, 5_000)).trashActivityAt).toBe(5_000);
+        expect(await s.emptyTrash(a, 6_000)).toBe(1);
+        expect((await s.readLedger(a, 6_000)).trashActivityAt).toBe(6_000);
+        // Another owner's row is not touched.
+        const b = id('a000');
+        expect((await s.readLedger(b, 6_000)).trashActivityAt).toBeNull();
+      }));
+
+    it('opens a provenance or metadata upload past the hard limit as a follow-up of the uploader\'s trash, within the overdraft (core admitWrite on the stored stamp)', () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        const p: QuotaPolicy = { ...policy(1_000), followUpMs: 1_000, followUpOverdraft: 50 };
+        const x = await stored(s, a, hash(70), 1_000);
+        // HardExceeded, no trash yet: refused as any upload is.
+        expect(await open(s, upload(a, { kind: 'provenance', declaredSize: 10 }), 1_000, 2_000, p)).toBe('exceeded');
+        expect(await s.trashAsset(x, 2_000)).toBe(true);
+        expect(await open(s, upload(a, { kind: 'provenance', declaredSize: 10 }), 1_000, 2_500, p)).toBe('reserved');
+        expect(await open(s, upload(a, { kind: 'metadata', declaredSize: 40 }), 1_000, 2_500, p)).toBe('reserved');
+        // Other kinds are not follow-ups; past hard limit + overdraft nothing is.
+        expect(await open(s, upload(a, { kind: 'original', declaredSize: 1 }), 1_000, 2_500, p)).toBe('exceeded');
+        expect(await open(s, upload(a, { kind: 'provenance', declaredSize: 1 }), 1_000, 2_500, p)).toBe('exceeded');
+        expect(await s.readLedger(a, 2_500)).toMatchObject({ charged: 1_000, reserved: 50 });
+        // Outside the window, the normal rule again.
+        expect(await s.restoreAsset(x, 3_000)).toBe(true);
+        expect(await open(s, upload(a, { kind: 'provenance', declaredSize: 10, expiresAt: 100_000 }), 1_000, 4_001, p)).toBe('exceeded');
+        // A sponsored account: its own trash is the evidence, its sponsor's row the limits.
+        const sponsor = id('a000');
+        const kid = id('a000');
+        await s.setSponsor(kid, sponsor);
+        const k = await stored(s, kid, hash(71), 1_000);
+        expect(await s.readLedger(sponsor, 5_000)).toMatchObject({ charged: 1_000 });
+        expect(await s.trashAsset(k, 5_000)).toBe(true);
+        expect(await s.readLedger(kid, 5_000)).toMatchObject({ trashActivityAt: 5_000, charged: 0 });
+        expect(await open(s, upload(sponsor, { kind: 'provenance', declaredSize: 10 }), 1_000, 5_000, p)).toBe('exceeded');
+        expect(await open(s, upload(kid, { kind: 'provenance', declaredSize: 10 }), 1_000, 5_000, p)).toBe('reserved');
+        expect(await s.readLedger(sponsor, 5_000)).toMatchObject({ charged: 1_000, reserved: 10 });
       }));
 
     it('pending drops: adoption before expiry, otherwise freed by the sweep', () =>
@@ -238,7 +293,7 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect(await ports.quota.findAsset(x)).toMatchObject({ state: 'trashed', trashedAt: 2_000 });
         // Two purges and two restores of the trashed asset: whichever goes first, the others find
         // the row gone or live, and both refuse.
-        const steps = await Promise.all(stores.map((s, i) => (i % 2 === 0 ? s.purgeAsset(x) : s.restoreAsset(x))));
+        const steps = await Promise.all(stores.map((s, i) => (i % 2 === 0 ? s.purgeAsset(x, 2_000) : s.restoreAsset(x, 2_000))));
         expect(steps.filter(Boolean)).toHaveLength(1);
         const after = await ports.quota.findAsset(x);
         const purgeWon = steps[0] || steps[2];
@@ -249,7 +304,7 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         const z = await stored(ports.quota, a, hash(92), 10);
         await ports.quota.trashAsset(y, 3_000);
         await ports.quota.trashAsset(z, 3_000);
-        const [emptied, purgedY, emptied2] = await Promise.all([stores[1]!.emptyTrash(a), stores[2]!.purgeAsset(y), stores[3]!.emptyTrash(a)]);
+        const [emptied, purgedY, emptied2] = await Promise.all([stores[1]!.emptyTrash(a, 3_000), stores[2]!.purgeAsset(y, 3_000), stores[3]!.emptyTrash(a, 3_000)]);
         expect(emptied + emptied2 + (purgedY ? 1 : 0)).toBe(2);
         expect(await ports.quota.findAsset(y)).toBeNull();
         expect(await ports.quota.findAsset(z)).toBeNull();
@@ -399,7 +454,7 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect(await s.blobReferences(hash(41), b)).toEqual([{ assetId: z, ownerId: b, state: 'live', albumId: null }]);
         expect(await s.trashAsset(x, 2_000)).toBe(true);
         expect(await s.blobReferences(hash(40), a)).toEqual([{ ...ofA, state: 'trashed' }]);
-        expect(await s.purgeAsset(x)).toBe(true);
+        expect(await s.purgeAsset(x, 2_000)).toBe(true);
         expect(await s.blobReferences(hash(40), a)).toEqual([]);
         expect(await s.blobReferences(hash(41), a)).toEqual([]);
         const w = await stored(s, b, hash(40), 50);
@@ -473,7 +528,7 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect(await s.readLedger(a, 1_500)).toMatchObject({ charged: 450, reserved: 0, hardSince: 1_500 });
         // The sweep credits the bytes back and clears it.
         await s.trashAsset(u.id, 2_000);
-        await s.purgeAsset(u.id);
+        await s.purgeAsset(u.id, 2_000);
         await s.sweep(policy(450), 3_000);
         expect(await s.readLedger(a, 3_000)).toMatchObject({ charged: 0, hardSince: null });
       }));

@@ -17,7 +17,7 @@ async function using(setup: Setup, body: (ports: Ports) => Promise<void>): Promi
   }
 }
 
-const POLICY: QuotaPolicy = { defaults: { soft: null, hard: null }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1_000 };
+const POLICY: QuotaPolicy = { defaults: { soft: null, hard: null }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1_000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
 
 /** A guest drop of `size` bytes through `linkId`, charged to the link owner. */
 function drop(ownerId: string, linkId: string, size: number): NewUpload & { dropLinkId: string } {

@@ -16,6 +16,7 @@ export interface QuotaAccountRow {
   readonly hardSince: number | null;
   readonly suspendedAt: number | null;
   readonly sponsorId: string | null;
+  readonly trashActivityAt: number | null;
 }
 
 /** An account's ledger row; an account with no row has a zero one. */
@@ -29,6 +30,7 @@ export function quotaAccountFromRow(accountId: string, r: QuotaAccountRow | unde
     hardSince: r.hardSince,
     suspendedAt: r.suspendedAt,
     sponsorId: r.sponsorId,
+    trashActivityAt: r.trashActivityAt,
   };
 }
 

@@ -19,7 +19,7 @@ import { call, listen, registerUser, testSeed, VERSION } from '@strongroom/tests
 
 const MiB = 1024 * 1024;
 const SIZE = 256 * MiB;
-const UNLIMITED: QuotaPolicy = { defaults: { soft: null, hard: null }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1000 };
+const UNLIMITED: QuotaPolicy = { defaults: { soft: null, hard: null }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
 
 async function* generated(size: number): AsyncIterable<Uint8Array> {
   for (let at = 0, i = 0; at < size; at += MiB, i++) yield new Uint8Array(Math.min(MiB, size - at)).fill((i * 37) & 0xff);

@@ -29,6 +29,13 @@ export const quotaAccounts = sqliteTable('quota_accounts', {
   hardSince: integer('hard_since'),
   suspendedAt: integer('suspended_at'),
   sponsorId: text('sponsor_id'),
+  /**
+   * When this account last trashed, restored, purged or emptied the trash of one of its assets
+   * (set in that change's transaction): its provenance and metadata writes within the follow-up
+   * window are admitted as the change's follow-ups (core's admitWrite). Read with the row, so the
+   * upload hot path reads no more than before.
+   */
+  trashActivityAt: integer('trash_activity_at'),
 });
 
 /** The global content-addressed blob index: dedup is global, the first uploader is charged. */

@@ -18,7 +18,7 @@ import { SeededRandom } from '../testing/seeded-random.js';
 
 const ALICE = '0190c000-0000-7000-8000-00000000000a';
 const S = '0190c000-0000-7000-8000-00000000000b';
-const POLICY: QuotaPolicy = { defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000 };
+const POLICY: QuotaPolicy = { defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
 
 const PUT = { protocolVersion: '2026-06-01' };
 const WRITE = { protocolVersion: '2026-06-01', intentId: null };

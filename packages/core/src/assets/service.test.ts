@@ -11,7 +11,7 @@ import { AssetService } from './service.js';
 
 const OWNER = '0190c000-0000-7000-8000-00000000000a';
 const DROP = '0190c000-0000-7000-8000-0000000000d1';
-const POLICY: QuotaPolicy = { defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000 };
+const POLICY: QuotaPolicy = { defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
 
 describe('discarding a drop that an adoption takes meanwhile (two processes)', () => {
   it('the discard is refused (404) and the adopted asset stays: never both acknowledged', async () => {

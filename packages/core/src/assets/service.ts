@@ -78,20 +78,20 @@ export class AssetService {
   }
 
   async restore(caller: Caller, id: string, write: AssetWrite): Promise<Result<AssetRecord, Missing | Conflict | Guarded>> {
-    return this.#step(caller, id, write, () => this.#d.assets.restoreAsset(id), 'The asset is not in the trash.');
+    return this.#step(caller, id, write, (now) => this.#d.assets.restoreAsset(id, now), 'The asset is not in the trash.');
   }
 
   /** Hard purge of a trashed asset: its references drop now, its bytes are credited at the sweep. */
   async purge(caller: Caller, id: string, write: AssetWrite): Promise<Result<void, Missing | Conflict | Guarded>> {
     const a = await this.#reachToWrite(caller, id, write);
     if (!a.ok) return a;
-    if (!(await guard(STORE, 'asset write', () => this.#d.assets.purgeAsset(id)))) return refuse('error.conflict', 'Only an asset in the trash can be purged.');
+    if (!(await guard(STORE, 'asset write', () => this.#d.assets.purgeAsset(id, this.#d.clock.now())))) return refuse('error.conflict', 'Only an asset in the trash can be purged.');
     return ok(undefined);
   }
 
   async emptyTrash(caller: Caller): Promise<number> {
     if (!mayActForAccount(caller)) return 0;
-    return guard(STORE, 'asset write', () => this.#d.assets.emptyTrash(caller.accountId));
+    return guard(STORE, 'asset write', () => this.#d.assets.emptyTrash(caller.accountId, this.#d.clock.now()));
   }
 
   /** The link owner takes a pending drop into the library (adoption adds only small blobs later). */
@@ -114,8 +114,9 @@ export class AssetService {
 
   /**
    * A caption or tag edit: the asset's metadata blob is replaced. The size delta (new minus old)
-   * decides whether it is growth, refused in GraceExpired and Suspended; the new blob is charged
-   * now, the old one is credited by the sweep.
+   * decides whether it is growth, refused in GraceExpired and Suspended unless it follows the
+   * caller's own delete or restore (quota/machine.ts admitWrite); the new blob is charged now, the
+   * old one is credited by the sweep.
    */
   async replaceMetadata(caller: Caller, id: string, bytes: Uint8Array, write: AssetWrite): Promise<Result<AssetRecord, Missing | Conflict | QuotaRefusal | Guarded>> {
     const a = await this.#reachToWrite(caller, id, write);

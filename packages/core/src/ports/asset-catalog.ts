@@ -40,7 +40,9 @@ export interface MetadataReplace {
 
 /**
  * Assets as far as quota needs them: which blobs they reference. Trash keeps the references; a
- * hard purge drops them (the bytes are credited by the sweep, never here).
+ * hard purge drops them (the bytes are credited by the sweep, never here). A trash, restore, purge
+ * or trash-empty that changed anything also sets the asset owner's ledger row's `trashActivityAt`
+ * to `now`, in the same transaction: the evidence that admits the change's follow-up writes.
  */
 export interface AssetCatalog {
   findAsset(id: string): Promise<AssetRecord | null>;
@@ -50,14 +52,14 @@ export interface AssetCatalog {
    * is decided by core's blob rules over what this returns, never here.
    */
   blobReferences(contentHash: string, ownerId: string): Promise<BlobReference[]>;
-  /** live -> trashed. False when the asset is not live. */
+  /** live -> trashed, and the owner's `trashActivityAt` set to `now`. False (nothing written) when the asset is not live. */
   trashAsset(id: string, now: number): Promise<boolean>;
-  /** trashed -> live. False when the asset is not trashed. */
-  restoreAsset(id: string): Promise<boolean>;
-  /** Deletes a trashed asset or a pending drop and its references. False when neither. */
-  purgeAsset(id: string): Promise<boolean>;
-  /** Purges every trashed asset of the owner; returns how many. */
-  emptyTrash(ownerId: string): Promise<number>;
+  /** trashed -> live, and the owner's `trashActivityAt` set to `now`. False (nothing written) when the asset is not trashed. */
+  restoreAsset(id: string, now: number): Promise<boolean>;
+  /** Deletes a trashed asset or a pending drop and its references, and sets the owner's `trashActivityAt`. False when neither. */
+  purgeAsset(id: string, now: number): Promise<boolean>;
+  /** Purges every trashed asset of the owner; returns how many (none: the owner's row is not written). */
+  emptyTrash(ownerId: string, now: number): Promise<number>;
   /** pending_drop (unexpired) -> live, owned by the link owner. False otherwise. */
   adoptDrop(id: string, now: number): Promise<boolean>;
   /** Deletes a pending drop and its references (the link owner discards it). False when it is not one (adopted meanwhile). */

@@ -14,6 +14,12 @@ export interface QuotaAccountRecord {
   readonly suspendedAt: number | null;
   /** A sponsored account's uploads are charged to its sponsor. */
   readonly sponsorId: string | null;
+  /**
+   * When this account last trashed, restored, purged or emptied the trash of one of its assets
+   * (written in the same transaction as that change); null: never. Its provenance and metadata
+   * writes within the follow-up window are admitted as that change's follow-ups (quota/machine.ts).
+   */
+  readonly trashActivityAt: number | null;
 }
 
 /** A stored blob and whom the ledger charged for it (the first uploader: dedup is global). */

@@ -42,10 +42,11 @@ export function ledgerRecordWith(record: QuotaAccountRecord, reserved: number, h
     hardSince,
     suspendedAt: record.suspendedAt,
     sponsorId: record.sponsorId,
+    trashActivityAt: record.trashActivityAt,
   };
 }
 
 /** A zero row: an account the ledger has never charged. */
 export function emptyLedgerRecord(accountId: string): QuotaAccountRecord {
-  return { accountId, charged: 0, reserved: 0, limits: null, hardSince: null, suspendedAt: null, sponsorId: null };
+  return { accountId, charged: 0, reserved: 0, limits: null, hardSince: null, suspendedAt: null, sponsorId: null, trashActivityAt: null };
 }

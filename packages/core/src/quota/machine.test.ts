@@ -1,9 +1,20 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { admitWrite, nextHardSince, quotaStatus, type LedgerFacts, type WriteKind } from './machine.js';
+import type { UploadKind } from '../ports/upload-sessions.js';
+import { admitWrite, isFollowUp, nextHardSince, quotaStatus, type LedgerFacts, type WriteKind, type WriteRequest } from './machine.js';
 
 const DAY = 86_400_000;
 const facts = (over: Partial<LedgerFacts> = {}): LedgerFacts => ({ charged: 0, reserved: 0, hardSince: null, suspended: false, limits: { soft: 80, hard: 100 }, ...over });
+const FOLLOW_UP = { followUpMs: 15 * 60_000, followUpOverdraft: 16 };
+/** A write by an account that never trashed, restored, purged or emptied its trash. */
+const w = (kind: WriteKind, delta: number, uploadKind: UploadKind | null = kind === 'upload' ? 'original' : null, trashActivityAt: number | null = null): WriteRequest => ({
+  kind,
+  delta,
+  uploadKind,
+  trashActivityAt,
+});
+/** Admission at `now` (20 days in, as the statuses below are derived). */
+const admit = (status: Parameters<typeof admitWrite>[0], write: WriteRequest, now = 20 * DAY) => admitWrite(status, write, FOLLOW_UP, now);
 
 describe('quota states (contract 3.1)', () => {
   it('follows used = charged + reserved across the thresholds', () => {
@@ -23,7 +34,7 @@ describe('quota states (contract 3.1)', () => {
   it('supports an unlimited hard limit (and soft)', () => {
     const f = facts({ charged: 1e15, limits: { soft: null, hard: null } });
     expect(quotaStatus(f, 0, DAY)).toMatchObject({ state: 'OK', hardLimit: null, softLimit: null });
-    expect(admitWrite(quotaStatus(f, 0, DAY), 'upload', 2 ** 52).ok).toBe(true);
+    expect(admit(quotaStatus(f, 0, DAY), w('upload', 2 ** 52)).ok).toBe(true);
   });
   it('hard_since is set on crossing, kept while over, cleared below', () => {
     expect(nextHardSince(facts({ charged: 99 }), 7)).toBeNull();
@@ -34,32 +45,97 @@ describe('quota states (contract 3.1)', () => {
   });
 });
 
-describe('admission: one pure function of (state, kind, delta)', () => {
+describe('admission: one pure function of (state, write, policy, now)', () => {
   const at = (charged: number, hardSince: number | null, suspended = false) => quotaStatus(facts({ charged, hardSince, suspended }), 20 * DAY, 14 * DAY);
   const ok = at(10, null);
   const hard = at(100, 10 * DAY);
   const expired = at(100, 0);
   const suspended = at(10, null, true);
   it('uploads: refused past the hard limit, from HardExceeded on, and when suspended', () => {
-    expect(admitWrite(ok, 'upload', 90).ok).toBe(true);
-    expect(admitWrite(ok, 'upload', 91)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
-    expect(admitWrite(hard, 'upload', 1)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
-    expect(admitWrite(expired, 'upload', 1)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
-    expect(admitWrite(suspended, 'upload', 1)).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+    expect(admit(ok, w('upload', 90)).ok).toBe(true);
+    expect(admit(ok, w('upload', 91))).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    expect(admit(hard, w('upload', 1))).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    expect(admit(expired, w('upload', 1))).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    expect(admit(suspended, w('upload', 1))).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
   });
   it('metadata growth: admitted through HardExceeded, refused in GraceExpired and Suspended', () => {
-    expect(admitWrite(hard, 'metadata_update', 50).ok).toBe(true);
-    expect(admitWrite(hard, 'metadata_growth', 0).ok).toBe(true);
-    expect(admitWrite(expired, 'metadata_update', 1)).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
-    expect(admitWrite(expired, 'metadata_growth', 0)).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
-    expect(admitWrite(suspended, 'metadata_growth', 0).ok).toBe(false);
-    expect(admitWrite(expired, 'metadata_update', 0).ok).toBe(true);
-    expect(admitWrite(expired, 'metadata_update', -20).ok).toBe(true);
+    expect(admit(hard, w('metadata_update', 50)).ok).toBe(true);
+    expect(admit(hard, w('metadata_growth', 0)).ok).toBe(true);
+    expect(admit(expired, w('metadata_update', 1))).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+    expect(admit(expired, w('metadata_growth', 0))).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+    expect(admit(suspended, w('metadata_growth', 0)).ok).toBe(false);
+    expect(admit(expired, w('metadata_update', 0)).ok).toBe(true);
+    expect(admit(expired, w('metadata_update', -20)).ok).toBe(true);
   });
-  it('deletes, restores, purges and trash-empty are always admitted', () => {
-    const always: WriteKind[] = ['delete', 'restore', 'purge', 'trash_empty'];
+});
+
+describe('follow-ups of a delete, restore, purge or trash-empty (contract 3.1)', () => {
+  const NOW = 20 * DAY;
+  const WINDOW = FOLLOW_UP.followUpMs;
+  const at = (charged: number, hardSince: number | null, suspended = false) => quotaStatus(facts({ charged, hardSince, suspended }), NOW, 14 * DAY);
+  const hard = at(100, 10 * DAY);
+  const expired = at(100, 0);
+  const suspended = at(100, 0, true);
+  const soft = at(90, null);
+  const provenance = (delta: number, trashed: number | null = NOW - 1) => w('upload', delta, 'provenance', trashed);
+  it('a provenance or metadata upload, or a metadata edit, soon after the account\'s trash activity is a follow-up; nothing else is', () => {
+    expect(isFollowUp(provenance(1), FOLLOW_UP, NOW)).toBe(true);
+    expect(isFollowUp(w('upload', 1, 'metadata', NOW), FOLLOW_UP, NOW)).toBe(true);
+    expect(isFollowUp(w('metadata_update', 5, null, NOW), FOLLOW_UP, NOW)).toBe(true);
+    for (const kind of ['original', 'derivative', 'federated'] as const) expect(isFollowUp(w('upload', 1, kind, NOW), FOLLOW_UP, NOW)).toBe(false);
+    expect(isFollowUp(w('metadata_growth', 0, null, NOW), FOLLOW_UP, NOW)).toBe(false);
+    expect(isFollowUp(w('upload', 1, null, NOW), FOLLOW_UP, NOW)).toBe(false);
+    expect(isFollowUp(provenance(1, null), FOLLOW_UP, NOW)).toBe(false);
+  });
+  it('the window: admitted up to followUpMs after the trash activity inclusive, refused one millisecond later', () => {
+    for (const status of [hard, expired]) {
+      expect(admit(status, provenance(1, NOW - WINDOW), NOW).ok).toBe(true);
+      expect(admit(status, provenance(1, NOW - WINDOW - 1), NOW)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+      expect(admit(status, provenance(1, null), NOW)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    }
+    expect(admit(expired, w('metadata_update', 10, null, NOW - WINDOW), NOW).ok).toBe(true);
+    expect(admit(expired, w('metadata_update', 10, null, NOW - WINDOW - 1), NOW)).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+  });
+  it('the overdraft: used + delta may reach hard limit + followUpOverdraft, not one byte more', () => {
+    // used 100, hard 100, overdraft 16.
+    for (const status of [hard, expired]) {
+      expect(admit(status, provenance(16)).ok).toBe(true);
+      expect(admit(status, provenance(17))).toMatchObject({ ok: false, code: 'error.quota.exceeded', detail: expect.anything() });
+      expect(admit(status, w('upload', 16, 'metadata', NOW)).ok).toBe(true);
+      expect(admit(status, w('upload', 17, 'metadata', NOW)).ok).toBe(false);
+    }
+    expect(admit(expired, w('metadata_update', 16, null, NOW)).ok).toBe(true);
+    expect(admit(expired, w('metadata_update', 17, null, NOW))).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+    // Below the hard limit the same line holds for a follow-up that would cross it.
+    expect(admit(soft, provenance(26)).ok).toBe(true);
+    expect(admit(soft, provenance(27))).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    // Already past the line (operator lowered the limit): nothing more.
+    expect(admit(at(200, 0), provenance(1))).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+  });
+  it('Suspended refuses follow-ups as it refuses every upload and every metadata growth', () => {
+    expect(admit(suspended, provenance(1))).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+    expect(admit(suspended, w('metadata_update', 1, null, NOW))).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+  });
+  it('never refuses what the rule by state admits, never admits past hard limit + overdraft, and only widens for follow-ups', () => {
+    const status = fc.record({ charged: fc.nat(300), hardSince: fc.option(fc.nat(20 * DAY), { nil: null }), suspended: fc.boolean() }).map((f) => quotaStatus(facts(f), NOW, 14 * DAY));
+    const write = fc.record({
+      kind: fc.constantFrom<WriteKind>('upload', 'metadata_update', 'metadata_growth'),
+      delta: fc.integer({ min: -50, max: 200 }),
+      uploadKind: fc.constantFrom<UploadKind | null>('original', 'derivative', 'metadata', 'provenance', 'federated', null),
+      trashActivityAt: fc.option(fc.integer({ min: NOW - 2 * WINDOW, max: NOW }), { nil: null }),
+    });
     fc.assert(
-      fc.property(fc.constantFrom(...always), fc.constantFrom(ok, hard, expired, suspended), fc.integer(), (kind, status, delta) => admitWrite(status, kind, delta).ok),
+      fc.property(status, write, (st, wr) => {
+        const without = admit(st, { ...wr, trashActivityAt: null });
+        const verdict = admit(st, wr);
+        if (without.ok) expect(verdict.ok).toBe(true);
+        if (verdict.ok && !without.ok) {
+          expect(isFollowUp(wr, FOLLOW_UP, NOW)).toBe(true);
+          expect(st.state).not.toBe('Suspended');
+          expect(st.used + wr.delta).toBeLessThanOrEqual(st.hardLimit! + FOLLOW_UP.followUpOverdraft);
+        }
+        if (!verdict.ok) expect(verdict).toEqual(without); // a refusal is the rule by state's own
+      }),
     );
   });
 });

@@ -1,4 +1,5 @@
 import { ok, refuse, type Result } from '../errors.js';
+import type { UploadKind } from '../ports/upload-sessions.js';
 
 /** The five quota states (contract 3.1), spelled as on the wire. */
 export type QuotaState = 'OK' | 'SoftWarning' | 'HardExceeded' | 'GraceExpired' | 'Suspended';
@@ -23,6 +24,16 @@ export interface QuotaPolicy {
   readonly federatedShare: number;
   /** Most open upload sessions (every kind, guest drops included) one paying account may have (SVC_MAX_OPEN_UPLOADS). */
   readonly maxOpenUploads: number;
+  /**
+   * How long after an account trashed, restored, purged or emptied the trash of one of its assets
+   * its provenance and metadata writes count as that change's follow-ups (default 15 minutes).
+   */
+  readonly followUpMs: number;
+  /**
+   * How far past the hard limit follow-ups may take `used` (default 16 MiB): "always admitted" for
+   * the writes a delete or restore produces, yet never a way past the hard limit without bound.
+   */
+  readonly followUpOverdraft: number;
 }
 
 const DAY = 86_400_000;
@@ -31,6 +42,8 @@ export const DEFAULT_QUOTA_POLICY: QuotaPolicy = {
   graceMs: 14 * DAY,
   federatedShare: 0.25,
   maxOpenUploads: 1000,
+  followUpMs: 15 * 60_000,
+  followUpOverdraft: 16 * 1024 ** 2,
 };
 
 /** What the ledger knows about one paying account: the inputs of every decision below. */
@@ -111,30 +124,71 @@ export function quotaStatus(facts: LedgerFacts, now: number, graceMs: number): Q
 }
 
 /**
- * Kinds of write, as far as quota cares.
+ * Kinds of write, as far as quota cares (a delete, a restore, a purge or a trash-empty writes no
+ * charged bytes and is never asked: every state admits it).
  * - `upload`: a new upload session (the only hard enforcement point; the delta is the declared size).
  * - `metadata_update`: a caption or tag edit replacing a metadata blob; the delta is new minus old.
  * - `metadata_growth`: other writes that only grow metadata: a new share link, a new upload link.
- * - `delete`, `restore`, `trash_empty`, `purge`: always admitted, with the provenance and metadata
- *   writes they produce.
  */
-export type WriteKind = 'upload' | 'metadata_update' | 'metadata_growth' | 'delete' | 'restore' | 'trash_empty' | 'purge';
+export type WriteKind = 'upload' | 'metadata_update' | 'metadata_growth';
 
 export type QuotaRefusal = 'error.quota.exceeded' | 'error.quota.write_refused';
 
+/** One write, as admission sees it. */
+export interface WriteRequest {
+  readonly kind: WriteKind;
+  /** Bytes the write adds: an upload's declared size, a metadata edit's new size minus the old. */
+  readonly delta: number;
+  /** kind `upload`: the kind of blob its session carries; null for the other kinds. */
+  readonly uploadKind: UploadKind | null;
+  /**
+   * When the account the write acts as (the asset owner, not its payer) last trashed, restored,
+   * purged or emptied the trash of one of its assets, as its ledger row records it; null: never.
+   */
+  readonly trashActivityAt: number | null;
+}
+
+/** Upload kinds an end-to-end-encrypted client writes after a delete, a restore or a trash-empty. */
+export const FOLLOW_UP_UPLOAD_KINDS: readonly UploadKind[] = ['provenance', 'metadata'];
+
 /**
- * What each state admits: one pure function of (status, kind of write, size delta).
+ * Whether the write is a follow-up of a delete, restore, purge or trash-empty (contract 3.1,
+ * GraceExpired: "the provenance and metadata writes produced by a delete, a restore or a
+ * trash-empty are always admitted"): a provenance or metadata upload, or a metadata edit, by an
+ * account whose last such change is at most `followUpMs` old. The client writes those blobs, so
+ * the server cannot tell them apart from others by content: the window is the evidence.
+ */
+export function isFollowUp(write: WriteRequest, policy: Pick<QuotaPolicy, 'followUpMs'>, now: number): boolean {
+  if (write.trashActivityAt === null || now - write.trashActivityAt > policy.followUpMs) return false;
+  if (write.kind === 'metadata_update') return true;
+  return write.kind === 'upload' && write.uploadKind !== null && FOLLOW_UP_UPLOAD_KINDS.includes(write.uploadKind);
+}
+
+/**
+ * What each state admits: one pure function of (status, write, policy, now), which every path
+ * that admits a write calls (upload-session openings of every kind, metadata edits, new links).
  * Uploads are refused when used + delta would pass the hard limit (so from HardExceeded on) and
  * while suspended. Growth of metadata is refused in GraceExpired and Suspended; shrinking or
- * same-size metadata edits, deletes, restores and trash-empty are always admitted.
+ * same-size metadata edits are always admitted. A follow-up (`isFollowUp`) the rule above would
+ * refuse is admitted all the same, in every state but Suspended, while used + delta stays within
+ * the hard limit plus `followUpOverdraft`: repeated trash and restore cycles cannot grow `used`
+ * past that line either, since the line is on `used`, not per change.
  */
-export function admitWrite(status: Pick<QuotaStatus, 'used' | 'hardLimit' | 'state'>, kind: WriteKind, delta: number): Result<void, QuotaRefusal> {
+export function admitWrite(
+  status: Pick<QuotaStatus, 'used' | 'hardLimit' | 'state'>,
+  write: WriteRequest,
+  policy: Pick<QuotaPolicy, 'followUpMs' | 'followUpOverdraft'>,
+  now: number,
+): Result<void, QuotaRefusal> {
+  const verdict = admitByState(status, write.kind, write.delta);
+  if (verdict.ok || status.state === 'Suspended' || !isFollowUp(write, policy, now)) return verdict;
+  if (status.hardLimit !== null && status.used + write.delta > status.hardLimit + policy.followUpOverdraft) return verdict;
+  return ok(undefined);
+}
+
+/** The rule by state alone, for writes that are no follow-ups. */
+function admitByState(status: Pick<QuotaStatus, 'used' | 'hardLimit' | 'state'>, kind: WriteKind, delta: number): Result<void, QuotaRefusal> {
   switch (kind) {
-    case 'delete':
-    case 'restore':
-    case 'trash_empty':
-    case 'purge':
-      return ok(undefined);
     case 'upload':
       if (status.state === 'Suspended') return refuse('error.quota.write_refused', 'The account is suspended.', { state: status.state });
       if (status.hardLimit !== null && status.used + delta > status.hardLimit) {

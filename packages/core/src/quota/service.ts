@@ -60,13 +60,14 @@ export class QuotaService {
   }
 
   /**
-   * Who pays for the account's writes, and that payer's facts. An account that pays for itself
-   * (the common case) is read once, not twice.
+   * Who pays for the account's writes, and that payer's facts; `own` is the account's own row (what
+   * it did itself, such as its last trash activity). An account that pays for itself (the common
+   * case) is read once, not twice.
    */
-  async payerFacts(accountId: string, now: number): Promise<{ payerId: string; record: QuotaAccountRecord; facts: LedgerFacts }> {
+  async payerFacts(accountId: string, now: number): Promise<{ payerId: string; own: QuotaAccountRecord; record: QuotaAccountRecord; facts: LedgerFacts }> {
     const own = await guard(STORE, 'quota ledger read', () => this.#d.ledger.readLedger(accountId, now));
     const payerId = own.sponsorId ?? accountId;
-    return { payerId, ...(await this.facts(payerId, now, payerId === accountId ? own : undefined)) };
+    return { payerId, own, ...(await this.facts(payerId, now, payerId === accountId ? own : undefined)) };
   }
 
   /** The payer's facts as of `now`, with hard_since brought in line with the ledger first. */
@@ -87,10 +88,16 @@ export class QuotaService {
     return quotaStatus((await this.payerFacts(accountId, now)).facts, now, this.#d.policy.graceMs);
   }
 
-  /** Whether the account's current state admits a write of this kind and size delta. */
-  async admit(accountId: string, kind: WriteKind, delta: number): Promise<Result<QuotaStatus, QuotaRefusal>> {
-    const status = await this.status(accountId);
-    const verdict = admitWrite(status, kind, delta);
+  /**
+   * Whether the payer's current state admits a write of this kind and size delta by the account
+   * (a metadata edit soon after the account's own delete or restore is a follow-up: admitWrite).
+   * Upload sessions are admitted by the store's transaction (upload/decisions.ts), not here.
+   */
+  async admit(accountId: string, kind: Exclude<WriteKind, 'upload'>, delta: number): Promise<Result<QuotaStatus, QuotaRefusal>> {
+    const now = this.#d.clock.now();
+    const { own, facts } = await this.payerFacts(accountId, now);
+    const status = quotaStatus(facts, now, this.#d.policy.graceMs);
+    const verdict = admitWrite(status, { kind, delta, uploadKind: null, trashActivityAt: own.trashActivityAt }, this.#d.policy, now);
     return verdict.ok ? ok(status) : verdict;
   }
 

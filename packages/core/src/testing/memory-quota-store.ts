@@ -264,18 +264,26 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     else this.assets.set(id, { ...a, ...t.next });
     return true;
   }
+  /** A trash, restore or purge, and (when it applied) the owner's trash activity stamped with it. */
+  #trashActivity(id: string, action: AssetAction, now: number): boolean {
+    const ownerId = this.assets.get(id)?.ownerId;
+    if (ownerId === undefined || !this.#transition(id, action)) return false;
+    this.#row(ownerId).trashActivityAt = now;
+    return true;
+  }
   async trashAsset(id: string, now: number): Promise<boolean> {
-    return this.#transition(id, { kind: 'trash', now });
+    return this.#trashActivity(id, { kind: 'trash', now }, now);
   }
-  async restoreAsset(id: string): Promise<boolean> {
-    return this.#transition(id, { kind: 'restore' });
+  async restoreAsset(id: string, now: number): Promise<boolean> {
+    return this.#trashActivity(id, { kind: 'restore' }, now);
   }
-  async purgeAsset(id: string): Promise<boolean> {
-    return this.#transition(id, { kind: 'purge' });
+  async purgeAsset(id: string, now: number): Promise<boolean> {
+    return this.#trashActivity(id, { kind: 'purge' }, now);
   }
-  async emptyTrash(ownerId: string): Promise<number> {
+  async emptyTrash(ownerId: string, now: number): Promise<number> {
     let n = 0;
     for (const a of [...this.assets.values()]) if (a.ownerId === ownerId && this.#transition(a.id, { kind: 'empty_trash' })) n++;
+    if (n > 0) this.#row(ownerId).trashActivityAt = now;
     return n;
   }
   async adoptDrop(id: string, now: number): Promise<boolean> {

@@ -10,7 +10,7 @@ import { SeededRandom } from '../testing/seeded-random.js';
 import { UploadService } from './service.js';
 
 const ALICE = '0190c000-0000-7000-8000-00000000000a';
-const POLICY: QuotaPolicy = { defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000 };
+const POLICY: QuotaPolicy = { defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
 
 /** A store whose commit waits, once armed, until the test lets it finish. */
 class HeldCommitStore extends MemoryBlobStore {

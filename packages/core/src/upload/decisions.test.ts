@@ -1,12 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { QuotaAccountRecord } from '../ports/quota-ledger.js';
-import type { NewUpload } from '../ports/upload-sessions.js';
+import type { NewUpload, UploadKind } from '../ports/upload-sessions.js';
 import { emptyLedgerRecord, payerIdOf } from '../quota/ledger-rules.js';
 import type { QuotaPolicy } from '../quota/machine.js';
 import { decideOpen, decideOpenGroup } from './decisions.js';
 
-const policy: QuotaPolicy = { defaults: { soft: 800, hard: 1_000 }, graceMs: 10_000, federatedShare: 0.25, maxOpenUploads: 3 };
+const policy: QuotaPolicy = { defaults: { soft: 800, hard: 1_000 }, graceMs: 10_000, federatedShare: 0.25, maxOpenUploads: 3, followUpMs: 5_000, followUpOverdraft: 300 };
 const ACCOUNTS = ['a', 'b', 'c', 's'];
 const HASHES = ['h1', 'h2', 'h3'];
 
@@ -22,6 +22,7 @@ const accountsArb = fc
         suspended: fc.boolean(),
         sponsored: id === 's' ? fc.constant(false) : fc.boolean(),
         present: fc.boolean(),
+        trashActivityAt: fc.option(fc.integer({ min: 30_000, max: 60_000 })),
       }),
     ),
   )
@@ -38,6 +39,7 @@ const accountsArb = fc
         hardSince: r.hardSince,
         suspendedAt: r.suspended ? 1 : null,
         sponsorId: r.sponsored ? 's' : null,
+        trashActivityAt: r.trashActivityAt,
       });
     });
     return m;
@@ -46,6 +48,7 @@ const accountsArb = fc
 const requestsArb = fc.array(
   fc.record({
     uploaderId: fc.constantFrom(...ACCOUNTS),
+    kind: fc.constantFrom<UploadKind>('original', 'provenance', 'metadata'),
     declaredSize: fc.integer({ min: 1, max: 500 }),
     contentHash: fc.option(fc.constantFrom(...HASHES)),
     dt: fc.integer({ min: 0, max: 20_000 }),
@@ -62,7 +65,7 @@ describe('decideOpenGroup', () => {
           const request: NewUpload = {
             id: `u${i}`,
             uploaderId: r.uploaderId,
-            kind: 'original',
+            kind: r.kind,
             declaredSize: r.declaredSize,
             contentHash: r.contentHash,
             sourcePeer: null,
@@ -121,5 +124,47 @@ describe('decideOpenGroup', () => {
     expect(open(2, null).ok).toBe(true);
     expect(open(3, null).ok).toBe(true);
     expect(open(4, null)).toMatchObject({ ok: false, code: 'error.request.too_many' });
+  });
+});
+
+describe('decideOpen: follow-ups', () => {
+  const row = (id: string, over: Partial<QuotaAccountRecord> = {}): QuotaAccountRecord => ({ ...emptyLedgerRecord(id), ...over });
+  const req = (uploaderId: string, kind: UploadKind, declaredSize: number): NewUpload => ({
+    id: `${uploaderId}-${kind}-${declaredSize}`,
+    uploaderId,
+    kind,
+    declaredSize,
+    contentHash: null,
+    sourcePeer: null,
+    albumId: null,
+    intentId: null,
+    dropLinkId: null,
+    createdAt: 50_000,
+    expiresAt: 60_000,
+  });
+  const NOW = 50_000;
+  it("reads the uploader's trash activity (the asset owner's), and the payer's row for the limits", () => {
+    // The sponsor is at its hard limit; the sponsored uploader trashed an asset a moment ago.
+    const sponsor = row('s', { charged: 1_000, hardSince: 40_000 });
+    const kid = row('k', { sponsorId: 's', trashActivityAt: NOW - 1_000 });
+    const plan = decideOpen({ uploader: kid, payer: sponsor, openSessions: 0, fromPeer: 0, link: null }, req('k', 'provenance', 300), policy, NOW);
+    expect(plan).toMatchObject({ ok: true, value: { reserve: 300, session: { payerId: 's', uploaderId: 'k' } } });
+    expect(decideOpen({ uploader: kid, payer: sponsor, openSessions: 0, fromPeer: 0, link: null }, req('k', 'provenance', 301), policy, NOW)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    expect(decideOpen({ uploader: kid, payer: sponsor, openSessions: 0, fromPeer: 0, link: null }, req('k', 'original', 1), policy, NOW)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    // The sponsor's own stamp does not admit the sponsored account's writes, nor its own without one.
+    const stampedSponsor = row('s', { charged: 1_000, hardSince: 40_000, trashActivityAt: NOW });
+    const quiet = row('k', { sponsorId: 's' });
+    expect(decideOpen({ uploader: quiet, payer: stampedSponsor, openSessions: 0, fromPeer: 0, link: null }, req('k', 'provenance', 1), policy, NOW)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    expect(decideOpen({ uploader: stampedSponsor, payer: stampedSponsor, openSessions: 0, fromPeer: 0, link: null }, req('s', 'metadata', 1), policy, NOW).ok).toBe(true);
+  });
+  it('a group of follow-ups stops at the overdraft, each seeing the reservations before it', () => {
+    const a = row('a', { charged: 1_000, hardSince: 40_000, trashActivityAt: NOW });
+    const group = decideOpenGroup(
+      { accounts: new Map([['a', a]]), openSessions: new Map(), fromPeer: new Map(), links: new Map() },
+      [req('a', 'provenance', 200), req('a', 'metadata', 100), req('a', 'provenance', 1)].map((request) => ({ request, now: NOW })),
+      policy,
+    );
+    expect(group.decisions.map((d) => d.ok)).toEqual([true, true, false]);
+    expect(group.payers.get('a')).toMatchObject({ reserve: 300, opened: 2 });
   });
 });

@@ -16,7 +16,10 @@ import { isInFlight } from './machine.js';
 
 /** What a store reads before opening an upload session (after expiring the payer's timed-out ones). */
 export interface OpenFacts {
-  /** The uploader's ledger row: names its sponsor, if any. */
+  /**
+   * The uploader's ledger row: names its sponsor, if any, and when the uploader last trashed,
+   * restored, purged or emptied its trash (a provenance or metadata upload soon after is a follow-up).
+   */
   readonly uploader: QuotaAccountRecord;
   /** The paying account's row (the uploader's own row when it pays for itself). */
   readonly payer: QuotaAccountRecord;
@@ -58,8 +61,10 @@ export function openSessionCap(request: NewUpload, policy: QuotaPolicy): number 
 /**
  * Opening an upload session of any kind, the only hard quota enforcement point, one rule for every
  * kind (original, derivative, metadata, provenance, a guest drop, a federated fill): the payer may
- * have at most `maxOpenUploads` open sessions (a guest drop, half of them: `openSessionCap`); it is refused while suspended or when used (open
- * reservations included) plus the declared size would pass the hard limit; a federated fill also
+ * have at most `maxOpenUploads` open sessions (a guest drop, half of them: `openSessionCap`); it is
+ * refused while suspended or when used (open reservations included) plus the declared size would
+ * pass the hard limit (a follow-up of the uploader's delete or restore within an overdraft:
+ * quota/machine.ts admitWrite); a federated fill also
  * stays within its source peer's budget, and a drop within its link's `max_bytes`. Refused, nothing
  * is written. The answer never depends on whether `contentHash` is stored (by anyone): the declared
  * size is always reserved, and a merge is decided at finalize, once the bytes hash to it.
@@ -79,7 +84,12 @@ export function decideOpen(facts: OpenFacts, request: NewUpload, policy: QuotaPo
   const payerId = payerIdOf(facts.uploader);
   const settled = ledgerRecordWith(facts.payer, facts.payer.reserved, settledHardSince(facts.payer, policy, now));
   const lf = ledgerFacts(settled, policy);
-  const verdict = admitWrite(quotaStatus(lf, now, policy.graceMs), 'upload', request.declaredSize);
+  const verdict = admitWrite(
+    quotaStatus(lf, now, policy.graceMs),
+    { kind: 'upload', delta: request.declaredSize, uploadKind: request.kind, trashActivityAt: facts.uploader.trashActivityAt },
+    policy,
+    now,
+  );
   if (!verdict.ok) return verdict;
   if (request.kind === 'federated') {
     const budget = federatedBudget(lf.limits, policy);

@@ -11,7 +11,7 @@ import { decideArrival, directPutGrant, MAX_DIRECT_PUT_TTL_S } from './direct.js
 import { UploadService } from './service.js';
 
 const ALICE = '0190c000-0000-7000-8000-00000000000a';
-const POLICY: QuotaPolicy = { defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000 };
+const POLICY: QuotaPolicy = { defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
 const HASH = 'a'.repeat(64);
 
 describe('directPutGrant', () => {

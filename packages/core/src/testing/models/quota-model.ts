@@ -15,10 +15,12 @@ import { SeededRandom } from '../seeded-random.js';
 
 /**
  * The quota ledger's model-based property, shared by every adapter: uploads, dedup, cancels,
- * expiry, trash, purge, sweeps, sponsored accounts, drops (directly and through a capped link with
- * a guest token), federated caching per peer, suspension and the clock, against a model; after
- * every step the ledger must agree with the model, equal the sum of each payer's blobs, and no
- * cap, budget or hard limit may be passed by a new reservation.
+ * expiry, trash, restore, purge, trash-empty, their provenance and metadata follow-ups, sweeps,
+ * sponsored accounts, drops (directly and through a capped link with a guest token), federated
+ * caching per peer, suspension and the clock, against a model; after every step the ledger must
+ * agree with the model, equal the sum of each payer's blobs, and no cap, budget or hard limit may
+ * be passed by a new reservation: a follow-up may pass the hard limit by the overdraft, and no
+ * path but a metadata edit (admitted by state, contract 3.1) takes `used` past that line.
  */
 
 /** A minimal assertion helper (core's testing code does not depend on a test runner). */
@@ -62,7 +64,11 @@ const TTL = 10 * 60_000;
 const DROP_TTL = 30 * 60_000;
 // Few enough open sessions per payer that runs reach the cap, which every kind of opening obeys.
 const MAX_OPEN = 3;
-const POLICY: QuotaPolicy = { defaults: { soft: SOFT, hard: HARD }, graceMs: GRACE, federatedShare: 0.25, maxOpenUploads: MAX_OPEN };
+// Follow-ups of a trash, restore, purge or trash-empty: a window the clock steps cross, and an overdraft
+// smaller than most blobs, so runs reach it.
+const FOLLOW_UP_MS = 10 * 60_000;
+const OVERDRAFT = 150;
+const POLICY: QuotaPolicy = { defaults: { soft: SOFT, hard: HARD }, graceMs: GRACE, federatedShare: 0.25, maxOpenUploads: MAX_OPEN, followUpMs: FOLLOW_UP_MS, followUpOverdraft: OVERDRAFT };
 /** What asset writes carry; the album guard is admitAllWrites here (its rules are tested with the album area). */
 const ASSET_WRITE = { protocolVersion: '2026-06-01', intentId: null };
 const SIZES = [40, 90, 150, 220, 310, 400];
@@ -98,12 +104,16 @@ interface MSession {
   peer: number | null;
   /** A drop opened through the link: the guest's upload token. */
   token?: string;
+  /** A provenance or metadata blob: the asset it is finalized into. */
+  attachTo?: string;
+  kind?: 'provenance' | 'metadata';
 }
 interface MAsset {
   id: string;
   owner: number;
   hashes: string[];
-  meta: string | null;
+  /** Its metadata references (a metadata edit replaces them all with one). */
+  metas: string[];
   state: 'live' | 'trashed' | 'drop' | 'gone';
   dropExpiresAt: number | null;
 }
@@ -125,6 +135,13 @@ interface Model {
   sessions: MSession[];
   assets: MAsset[];
   metaCounter: number;
+  /** By user index: when the user last trashed, restored, purged or emptied its trash (null: never). */
+  trashAt: (number | null)[];
+  /**
+   * By payer: the most `used` may reach. Hard limit + overdraft, raised only by a metadata edit the
+   * state admits (contract 3.1: metadata edits work below GraceExpired, whatever their size).
+   */
+  line: number[];
   /** The real charged figures after the previous step: nothing may be credited outside a sweep. */
   lastCharged: number[];
 }
@@ -143,6 +160,8 @@ interface Real {
 const reserved = (m: Model, p: number): number =>
   m.sessions.filter((s) => s.payer === p && s.state === 'open' && m.now < s.expiresAt).reduce((n, s) => n + s.declared, 0);
 const used = (m: Model, p: number): number => m.charged[p]! + reserved(m, p);
+/** The user trashed, restored, purged or emptied its trash within the follow-up window. */
+const inFollowUpWindow = (m: Model, user: number): boolean => m.trashAt[user] != null && m.now - m.trashAt[user]! <= FOLLOW_UP_MS;
 function expectedState(m: Model, p: number): QuotaState {
   if (m.suspended[p]) return 'Suspended';
   const u = used(m, p);
@@ -170,6 +189,7 @@ async function checkAll(m: Model, r: Real, sweep = false): Promise<void> {
     expect(status.reserved).toBe(reserved(m, p));
     expect(status.state, `state of payer ${p}`).toBe(expectedState(m, p));
     expect(status.graceExpiresAt).toBe(u >= HARD ? m.hardSince[p]! + GRACE : null);
+    expect(u, `used of payer ${p} past hard limit + overdraft`).toBeLessThanOrEqual(m.line[p]!);
     const row = await r.store.readLedger(USERS[p]!, m.now);
     expect(row.charged, `charged of payer ${p}`).toBe(m.charged[p]);
     if (!sweep) expect(row.charged, 'credited outside a sweep').toBeGreaterThanOrEqual(m.lastCharged[p]!);
@@ -177,6 +197,8 @@ async function checkAll(m: Model, r: Real, sweep = false): Promise<void> {
   }
   // A sponsored account sees (and spends) its sponsor's quota.
   for (let u = 2; u < m.users.length; u++) expect((await r.quota.status(m.users[u]!)).used).toBe(used(m, m.payer[u]!));
+  // Each user's trash activity, as its own row records it (the evidence follow-ups are admitted on).
+  for (let u = 0; u < m.users.length; u++) expect((await r.store.readLedger(m.users[u]!, m.now)).trashActivityAt, `trash activity of u${u}`).toBe(m.trashAt[u] ?? null);
   // The ledger is exactly the sum of what each payer is charged for, blob by blob.
   for (const p of PAYERS) {
     const own = [...m.blobs.values()].filter((b) => b.payer === p).reduce((n, b) => n + b.size, 0);
@@ -232,9 +254,11 @@ async function finish(m: Model, r: Real, s: MSession): Promise<void> {
   }
   if (caller === null) throw new Error('the guest token was refused');
   const bytes = BYTES.get(s.hash)!;
+  const manifest = s.attachTo === undefined ? null : { assetId: s.attachTo, intentId: null };
+  const target = s.attachTo === undefined ? null : m.assets.find((a) => a.id === s.attachTo)!;
   if (s.state === 'done') {
     // Idempotent: the same bytes finalize again to the same answer, and nothing moves.
-    const again = await r.uploads.finalize(caller, s.id, { protocolVersion: '2026-06-01', contentHash: s.hash, manifest: null });
+    const again = await r.uploads.finalize(caller, s.id, { protocolVersion: '2026-06-01', contentHash: s.hash, manifest });
     expect(again.ok, 'a second finalize of a finalized session').toBe(true);
     return;
   }
@@ -243,17 +267,23 @@ async function finish(m: Model, r: Real, s: MSession): Promise<void> {
   })(), { protocolVersion: '2026-06-01' });
   if (!isOpen(m, s)) {
     expect(put).toMatchObject({ ok: false, code: 'error.conflict' });
-    expect(await r.uploads.finalize(caller, s.id, { protocolVersion: '2026-06-01', contentHash: s.hash, manifest: null })).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(await r.uploads.finalize(caller, s.id, { protocolVersion: '2026-06-01', contentHash: s.hash, manifest })).toMatchObject({ ok: false, code: 'error.conflict' });
     return;
   }
   expect(put.ok).toBe(true);
-  const fin = await r.uploads.finalize(caller, s.id, { protocolVersion: '2026-06-01', contentHash: s.hash, manifest: null });
+  const fin = await r.uploads.finalize(caller, s.id, { protocolVersion: '2026-06-01', contentHash: s.hash, manifest });
+  if (target !== null && (target.state === 'gone' || target.state === 'drop')) {
+    // Its asset was purged meanwhile: nothing lands, and the session stays open until it expires.
+    expect(fin).toMatchObject({ ok: false, code: 'error.not_found' });
+    return;
+  }
   if (!fin.ok) throw new Error(`finalize refused: ${fin.code} ${fin.detail}`);
   const charged = charge(m, s.hash, s.size, s.payer, s.peer);
   expect(fin.value.state).toBe(charged ? 'Completed' : 'Merged');
   s.state = 'done';
   if (s.peer !== null) m.fedRefs.add(`${s.payer}\n${s.peer}\n${s.hash}`);
-  else m.assets.push({ id: s.id, owner: s.user, hashes: [s.hash], meta: null, state: s.drop ? 'drop' : 'live', dropExpiresAt: s.drop ? m.now + DROP_TTL : null });
+  else if (target !== null) (s.kind === 'metadata' ? target.metas : target.hashes).push(s.hash);
+  else m.assets.push({ id: s.id, owner: s.user, hashes: [s.hash], metas: [], state: s.drop ? 'drop' : 'live', dropExpiresAt: s.drop ? m.now + DROP_TTL : null });
 }
 
 class Upload implements fc.AsyncCommand<Model, Real> {
@@ -330,19 +360,71 @@ class Metadata implements fc.AsyncCommand<Model, Real> {
     const bytes = new Uint8Array(this.size).fill(0xee);
     new DataView(bytes.buffer).setUint32(0, ++m.metaCounter);
     const hash = sha256Hex(bytes);
-    const delta = this.size - (a.meta === null ? 0 : m.blobs.get(a.meta)?.size ?? 0);
+    const delta = this.size - a.metas.reduce((n, h) => n + m.blobs.get(h)!.size, 0);
     const state = expectedState(m, payer);
+    const before = used(m, payer);
     const res = await r.assets.replaceMetadata({ accountId: m.users[a.owner]! }, a.id, bytes, ASSET_WRITE);
-    if (delta > 0 && (state === 'GraceExpired' || state === 'Suspended')) {
+    const byState = !(delta > 0 && (state === 'GraceExpired' || state === 'Suspended'));
+    // GraceExpired growth is admitted only as a follow-up of the owner's trash activity, within the overdraft.
+    const asFollowUp = state === 'GraceExpired' && inFollowUpWindow(m, a.owner) && before + delta <= HARD + OVERDRAFT;
+    if (!byState && !asFollowUp) {
       expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
     } else {
-      expect(res.ok).toBe(true);
+      expect(res.ok, `metadata edit (+${delta}) in ${state}`).toBe(true);
       charge(m, hash, this.size, payer);
-      a.meta = hash;
+      a.metas = [hash];
+      if (byState) m.line[payer] = Math.max(m.line[payer]!, used(m, payer));
     }
     await checkAll(m, r);
   }
   toString = () => `Metadata(${this.pick}, ${this.size})`;
+}
+
+/**
+ * A provenance or metadata blob for an asset in the library or the trash, as a client writes after a
+ * delete or restore: past the hard limit only as a follow-up of its owner's trash activity, and
+ * then within the overdraft; refused while suspended like every upload.
+ */
+class FollowUp implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly pick: number, readonly kind: 'provenance' | 'metadata', readonly idx: number, readonly finishNow: boolean) {}
+  check = (m: Readonly<Model>) => m.assets.some((a) => a.state === 'live' || a.state === 'trashed');
+  async run(m: Model, r: Real): Promise<void> {
+    const targets = m.assets.filter((a) => a.state === 'live' || a.state === 'trashed');
+    const a = targets[this.pick % targets.length]!;
+    const user = a.owner;
+    const payer = m.payer[user]!;
+    const declared = SIZES[this.idx]!;
+    const before = used(m, payer);
+    const caller = { accountId: m.users[user]!, ...(user >= USERS.length ? { actingOwnerId: USERS[payer]! } : {}) };
+    const res = await r.uploads.create(caller, { declaredSize: declared, kind: this.kind, contentHash: null, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
+    const followUp = inFollowUpWindow(m, user);
+    if (atOpenCap(m, payer)) {
+      expect(res).toMatchObject(TOO_MANY);
+    } else if (m.suspended[payer]) {
+      expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+    } else if (before + declared > (followUp ? HARD + OVERDRAFT : HARD)) {
+      expect(res, `${this.kind} of ${declared} at used ${before}${followUp ? ', a follow-up' : ''}`).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    } else {
+      if (!res.ok) throw new Error(`${this.kind} refused: ${res.code} (used ${before}, follow-up ${followUp})`);
+      const s: MSession = { id: res.value.uploadId, user, payer, hash: HASHES[this.idx]!, size: declared, declared, state: 'open', expiresAt: m.now + TTL, drop: false, peer: null, attachTo: a.id, kind: this.kind };
+      m.sessions.push(s);
+      expect(used(m, payer)).toBeLessThanOrEqual(followUp ? HARD + OVERDRAFT : HARD);
+      if (this.finishNow) await finish(m, r, s);
+    }
+    await checkAll(m, r);
+  }
+  toString = () => `FollowUp(${this.pick}, ${this.kind}, #${this.idx}, ${this.finishNow ? 'finish' : 'open'})`;
+}
+
+/** What a client does on a delete, a restore or a trash-empty: the change, then its follow-up writes at once. */
+class ChangeThenFollowUp implements fc.AsyncCommand<Model, Real> {
+  constructor(readonly change: OnAsset | EmptyTrash, readonly followUps: readonly FollowUp[]) {}
+  check = (m: Readonly<Model>) => this.change.check(m);
+  async run(m: Model, r: Real): Promise<void> {
+    await this.change.run(m, r);
+    for (const f of this.followUps) if (f.check(m)) await f.run(m, r);
+  }
+  toString = () => `${this.change.toString()}+[${this.followUps.map((f) => f.toString()).join(', ')}]`;
 }
 
 type AssetOp = 'trash' | 'restore' | 'purge' | 'adopt' | 'discard';
@@ -382,28 +464,37 @@ class OnAsset implements fc.AsyncCommand<Model, Real> {
         break;
     }
     expect(res.ok, `${this.op} of asset in state ${a.state}`).toBe(expected);
+    // A trash, restore or purge that applied is the owner's trash activity (an adoption or a discard is not).
+    if (expected && (this.op === 'trash' || this.op === 'restore' || this.op === 'purge')) m.trashAt[a.owner] = m.now;
     await checkAll(m, r);
   }
   toString = () => `${this.op}(${this.pick})`;
 }
 
 class EmptyTrash implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly user: number) {}
+  /** `user` null: the owner of the oldest asset in the trash (a trash the run has filled), if any. */
+  constructor(readonly user: number | null) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
+    if (this.user === null) {
+      const owner = m.assets.find((a) => a.state === 'trashed' && a.owner < USERS.length)?.owner;
+      if (owner !== undefined) await new EmptyTrash(owner).run(m, r);
+      return;
+    }
     const mine = m.assets.filter((a) => a.owner === this.user && a.state === 'trashed');
     expect(await r.assets.emptyTrash({ accountId: USERS[this.user]! })).toBe(mine.length);
     for (const a of mine) a.state = 'gone';
+    if (mine.length > 0) m.trashAt[this.user] = m.now;
     await checkAll(m, r);
   }
-  toString = () => `EmptyTrash(u${this.user})`;
+  toString = () => `EmptyTrash(${this.user === null ? 'a trash owner' : `u${this.user}`})`;
 }
 
 class Sweep implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     for (const a of m.assets) if (a.state === 'drop' && m.now >= a.dropExpiresAt!) a.state = 'gone';
-    const referenced = new Set(m.assets.filter((a) => a.state !== 'gone').flatMap((a) => (a.meta ? [...a.hashes, a.meta] : a.hashes)));
+    const referenced = new Set(m.assets.filter((a) => a.state !== 'gone').flatMap((a) => [...a.hashes, ...a.metas]));
     for (const ref of m.fedRefs) referenced.add(ref.split('\n')[2]!);
     const credited = [0, 0];
     for (const [hash, b] of [...m.blobs]) {
@@ -452,6 +543,7 @@ class CreateSponsored implements fc.AsyncCommand<Model, Real> {
     if (!created.ok) throw new Error(created.code);
     m.users.push(created.value.accountId);
     m.payer.push(this.sponsor);
+    m.trashAt.push(null);
     // Its sponsor may act as it; the other payer may not; it cannot sponsor in turn.
     expect((await r.sponsorship.actAs({ accountId: USERS[this.sponsor]!, sessionId: 's' }, created.value.accountId)).ok).toBe(true);
     expect(await r.sponsorship.actAs({ accountId: USERS[1 - this.sponsor]!, sessionId: 's' }, created.value.accountId)).toMatchObject({ ok: false, code: 'error.auth.not_an_owner' });
@@ -588,6 +680,7 @@ class Evict implements fc.AsyncCommand<Model, Real> {
 
 function ledgerCommands(): fc.Arbitrary<fc.AsyncCommand<Model, Real>>[] {
   const idx = fc.integer({ min: 0, max: SIZES.length - 1 });
+  const followUp = fc.tuple(fc.nat(30), fc.constantFrom<'provenance' | 'metadata'>('provenance', 'metadata'), idx, fc.boolean()).map(([p, k, i, f]) => new FollowUp(p, k, i, f));
   return [
     fc.tuple(fc.integer({ min: 0, max: 2 }), idx, fc.integer({ min: 0, max: 60 }), fc.boolean(), fc.boolean()).map(([u, i, s, a, f]) => new Upload(u, i, s, a, f)),
     fc.nat(30).map((p) => new Finish(p)),
@@ -595,6 +688,12 @@ function ledgerCommands(): fc.Arbitrary<fc.AsyncCommand<Model, Real>>[] {
     fc.tuple(fc.nat(30), idx).map(([p, i]) => new Derivative(p, i)),
     fc.tuple(fc.nat(30), fc.integer({ min: 4, max: 120 })).map(([p, s]) => new Metadata(p, s)),
     fc.tuple(fc.constantFrom<AssetOp>('trash', 'restore', 'purge', 'adopt', 'discard'), fc.nat(30)).map(([op, p]) => new OnAsset(op, p)),
+    followUp,
+    ...[1, 2].map(() =>
+      fc
+        .tuple(fc.constantFrom<AssetOp | 'empty'>('trash', 'restore', 'purge', 'empty'), fc.nat(30), fc.array(followUp, { minLength: 1, maxLength: 3 }))
+        .map(([op, p, f]) => new ChangeThenFollowUp(op === 'empty' ? new EmptyTrash(null) : new OnAsset(op, p), f)),
+    ),
     fc.integer({ min: 0, max: 2 }).map((u) => new EmptyTrash(u)),
     fc.constant(new Sweep()),
     fc.tuple(fc.integer({ min: 0, max: 1 }), fc.boolean()).map(([p, on]) => new Suspend(p, on)),
@@ -646,6 +745,8 @@ export function quotaModelProperty(makePorts: () => Promise<Ports>): fc.IAsyncPr
       sessions: [],
       assets: [],
       metaCounter: 0,
+      trashAt: USERS.map(() => null),
+      line: PAYERS.map(() => HARD + OVERDRAFT),
       lastCharged: [0, 0],
     };
     await fc.asyncModelRun(() => ({ model, real }), cmds);

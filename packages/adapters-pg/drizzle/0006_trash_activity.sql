@@ -1,0 +1,1 @@
+ALTER TABLE "quota_accounts" ADD COLUMN "trash_activity_at" bigint;

@@ -1,0 +1,1 @@
+ALTER TABLE `quota_accounts` ADD `trash_activity_at` integer;
