@@ -32,6 +32,8 @@ const IntentQuery = v.object({
   intent_id: v.optional(v.pipe(Uuid, v.description('The live upgrade intent of the asset\'s album: needed only while that album quiesces (else 409 error.upload.album_quiescing), as for upload sessions'))),
 });
 const ALBUM_GUARD = ' An asset of an album (the one its original was uploaded into) is written in that album: below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent';
+/** What a trash, restore or purge admits afterwards (core's admitWrite); docs/api.md has the whole rule. */
+const FOLLOW_UPS = " For SVC_QUOTA_FOLLOW_UP_S afterwards the owner's provenance and metadata uploads and metadata edits are admitted as its follow-ups, past the hard limit and in GraceExpired, up to the hard limit plus SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES.";
 const guarded = (query: { intent_id?: string | undefined }, version: string) => ({ protocolVersion: version, intentId: query.intent_id ?? null });
 
 /** The minimal asset lifecycle quota needs: read, trash, restore, purge, empty the trash, replace metadata. */
@@ -51,7 +53,7 @@ export function assetRoutes(deps: AppDeps): AnyRoute[] {
       method: 'POST',
       path: '/v1/assets/:id/trash',
       tag: 'assets',
-      summary: `Move a live asset to the trash (it stays charged at full size until hard purge).${ALBUM_GUARD}`,
+      summary: `Move a live asset to the trash (it stays charged at full size until hard purge).${FOLLOW_UPS}${ALBUM_GUARD}`,
       auth: true,
       params: IdParam,
       query: IntentQuery,
@@ -64,7 +66,7 @@ export function assetRoutes(deps: AppDeps): AnyRoute[] {
       method: 'POST',
       path: '/v1/assets/:id/restore',
       tag: 'assets',
-      summary: `Restore a trashed asset (always admitted by quota, in every quota state).${ALBUM_GUARD}`,
+      summary: `Restore a trashed asset (always admitted by quota, in every quota state).${FOLLOW_UPS}${ALBUM_GUARD}`,
       auth: true,
       params: IdParam,
       query: IntentQuery,
@@ -77,7 +79,7 @@ export function assetRoutes(deps: AppDeps): AnyRoute[] {
       method: 'DELETE',
       path: '/v1/assets/:id',
       tag: 'assets',
-      summary: `Hard-purge a trashed asset: its references drop now; the bytes are credited by the next GC sweep.${ALBUM_GUARD}`,
+      summary: `Hard-purge a trashed asset: its references drop now; the bytes are credited by the next GC sweep.${FOLLOW_UPS}${ALBUM_GUARD}`,
       auth: true,
       params: IdParam,
       query: IntentQuery,
@@ -102,7 +104,7 @@ export function assetRoutes(deps: AppDeps): AnyRoute[] {
       method: 'PUT',
       path: '/v1/assets/:id/metadata',
       tag: 'assets',
-      summary: `Replace the asset's encrypted metadata blob (a caption or tag edit, at most 64 KiB); growth is refused in GraceExpired and Suspended.${ALBUM_GUARD}`,
+      summary: `Replace the asset's encrypted metadata blob (a caption or tag edit, at most 64 KiB); growth is refused in GraceExpired and Suspended, except, in GraceExpired, as a follow-up of the caller's own trash, restore, purge or trash-empty within SVC_QUOTA_FOLLOW_UP_S, up to the hard limit plus SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES.${ALBUM_GUARD}`,
       auth: true,
       params: IdParam,
       query: IntentQuery,

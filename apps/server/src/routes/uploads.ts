@@ -29,7 +29,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       path: '/upload',
       tag: 'quota',
       summary:
-        'Open an upload session of any kind: the device and album are checked, then, atomically, the payer\'s open sessions against SVC_MAX_OPEN_UPLOADS and used + declared_size against the hard limit; the declared size is reserved. The answer never depends on whether content_hash is stored: a merge is decided at finalize, once the bytes hash to it. kind "federated" caches a blob received from source_peer (one of SVC_FEDERATION_PEERS) for the caller: charged to the caller\'s payer, deduplicated by content_hash at finalize, and also within the per-peer budget (SVC_FEDERATED_BUDGET_PCT of the hard limit)',
+        'Open an upload session of any kind: the device and album are checked, then, atomically, the payer\'s open sessions against SVC_MAX_OPEN_UPLOADS and used + declared_size against the hard limit; the declared size is reserved. A provenance or metadata session opened within SVC_QUOTA_FOLLOW_UP_S of the caller\'s own trash, restore, purge or trash-empty is that change\'s follow-up: admitted past the hard limit (HardExceeded, GraceExpired; not Suspended) while used + declared_size stays within the hard limit plus SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES. The answer never depends on whether content_hash is stored: a merge is decided at finalize, once the bytes hash to it. kind "federated" caches a blob received from source_peer (one of SVC_FEDERATION_PEERS) for the caller: charged to the caller\'s payer, deduplicated by content_hash at finalize, and also within the per-peer budget (SVC_FEDERATED_BUDGET_PCT of the hard limit)',
       auth: true,
       body: {
         type: 'json',

@@ -215,7 +215,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Open an upload session of any kind: the device and album are checked, then, atomically, the payer's open sessions against SVC_MAX_OPEN_UPLOADS and used + declared_size against the hard limit; the declared size is reserved. The answer never depends on whether content_hash is stored: a merge is decided at finalize, once the bytes hash to it. kind "federated" caches a blob received from source_peer (one of SVC_FEDERATION_PEERS) for the caller: charged to the caller's payer, deduplicated by content_hash at finalize, and also within the per-peer budget (SVC_FEDERATED_BUDGET_PCT of the hard limit)
+         * Open an upload session of any kind: the device and album are checked, then, atomically, the payer's open sessions against SVC_MAX_OPEN_UPLOADS and used + declared_size against the hard limit; the declared size is reserved. A provenance or metadata session opened within SVC_QUOTA_FOLLOW_UP_S of the caller's own trash, restore, purge or trash-empty is that change's follow-up: admitted past the hard limit (HardExceeded, GraceExpired; not Suspended) while used + declared_size stays within the hard limit plus SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES. The answer never depends on whether content_hash is stored: a merge is decided at finalize, once the bytes hash to it. kind "federated" caches a blob received from source_peer (one of SVC_FEDERATION_PEERS) for the caller: charged to the caller's payer, deduplicated by content_hash at finalize, and also within the per-peer budget (SVC_FEDERATED_BUDGET_PCT of the hard limit)
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         post: operations["postUpload"];
@@ -336,7 +336,7 @@ export interface paths {
         put?: never;
         post?: never;
         /**
-         * Hard-purge a trashed asset: its references drop now; the bytes are credited by the next GC sweep. An asset of an album (the one its original was uploaded into) is written in that album: below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent
+         * Hard-purge a trashed asset: its references drop now; the bytes are credited by the next GC sweep. For SVC_QUOTA_FOLLOW_UP_S afterwards the owner's provenance and metadata uploads and metadata edits are admitted as its follow-ups, past the hard limit and in GraceExpired, up to the hard limit plus SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES. An asset of an album (the one its original was uploaded into) is written in that album: below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         delete: operations["deleteAssetsById"];
@@ -354,7 +354,7 @@ export interface paths {
         };
         get?: never;
         /**
-         * Replace the asset's encrypted metadata blob (a caption or tag edit, at most 64 KiB); growth is refused in GraceExpired and Suspended. An asset of an album (the one its original was uploaded into) is written in that album: below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent
+         * Replace the asset's encrypted metadata blob (a caption or tag edit, at most 64 KiB); growth is refused in GraceExpired and Suspended, except, in GraceExpired, as a follow-up of the caller's own trash, restore, purge or trash-empty within SVC_QUOTA_FOLLOW_UP_S, up to the hard limit plus SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES. An asset of an album (the one its original was uploaded into) is written in that album: below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         put: operations["putAssetsByIdMetadata"];
@@ -375,7 +375,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Restore a trashed asset (always admitted by quota, in every quota state). An asset of an album (the one its original was uploaded into) is written in that album: below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent
+         * Restore a trashed asset (always admitted by quota, in every quota state). For SVC_QUOTA_FOLLOW_UP_S afterwards the owner's provenance and metadata uploads and metadata edits are admitted as its follow-ups, past the hard limit and in GraceExpired, up to the hard limit plus SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES. An asset of an album (the one its original was uploaded into) is written in that album: below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         post: operations["postAssetsByIdRestore"];
@@ -395,7 +395,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Move a live asset to the trash (it stays charged at full size until hard purge). An asset of an album (the one its original was uploaded into) is written in that album: below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent
+         * Move a live asset to the trash (it stays charged at full size until hard purge). For SVC_QUOTA_FOLLOW_UP_S afterwards the owner's provenance and metadata uploads and metadata edits are admitted as its follow-ups, past the hard limit and in GraceExpired, up to the hard limit plus SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES. An asset of an album (the one its original was uploaded into) is written in that album: below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         post: operations["postAssetsByIdTrash"];
