@@ -63,7 +63,9 @@ const GRACE = 60 * 60_000;
 const TTL = 10 * 60_000;
 const DROP_TTL = 30 * 60_000;
 // Few enough open sessions per payer that runs reach the cap, which every kind of opening obeys.
-const MAX_OPEN = 3;
+const MAX_OPEN = 4;
+/** Guest drops may hold only half of a payer's open-session places (rounded down). */
+const MAX_OPEN_WITH_DROP = Math.floor(MAX_OPEN / 2);
 // Follow-ups of a trash, restore, purge or trash-empty: a window the clock steps cross, and an overdraft
 // smaller than most blobs, so runs reach it.
 const FOLLOW_UP_MS = 10 * 60_000;
@@ -176,7 +178,7 @@ function charge(m: Model, hash: string, size: number, payer: number, peer: numbe
 }
 const isOpen = (m: Model, s: MSession): boolean => s.state === 'open' && m.now < s.expiresAt;
 /** The payer is at the cap on open sessions: any opening it pays for is refused, whatever its size. */
-const atOpenCap = (m: Model, p: number): boolean => m.sessions.filter((s) => s.payer === p && isOpen(m, s)).length >= MAX_OPEN;
+const atOpenCap = (m: Model, p: number, cap = MAX_OPEN): boolean => m.sessions.filter((s) => s.payer === p && isOpen(m, s)).length >= cap;
 const TOO_MANY = { ok: false, code: 'error.request.too_many' };
 
 /** After every command: the real ledger agrees with the model, and nothing was credited outside a sweep. */
@@ -566,7 +568,7 @@ class LinkDrop implements fc.AsyncCommand<Model, Real> {
     } else if (state === 'GraceExpired' || state === 'Suspended') {
       // Decided before the store is asked (the drop's quota state, LinkService.openDrop), so ahead of the open-session cap.
       expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
-    } else if (atOpenCap(m, 1)) {
+    } else if (atOpenCap(m, 1, MAX_OPEN_WITH_DROP)) {
       expect(res).toMatchObject(TOO_MANY);
     } else if (m.linkAccepted + declared > LINK_MAX || used(m, 1) + declared > HARD) {
       expect(res).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
