@@ -18,6 +18,7 @@ import {
   type CompleteOutcome,
   type CompleteUpload,
   type MetadataReplace,
+  type TrashedAsset,
   type LinkRecord,
   type NewUpload,
   type OpenRefusal,
@@ -681,19 +682,30 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   async purgeAsset(id: string, now: number): Promise<boolean> {
     return this.#trashActivity(id, { kind: 'purge' }, now);
   }
-  async emptyTrash(ownerId: string, now: number): Promise<number> {
+  async listTrash(ownerId: string): Promise<TrashedAsset[]> {
+    // Narrowed by the (owner, state) index to the states core says empty_trash can take; the album
+    // is the original's session's.
+    return this.db
+      .select({ assetId: assets.id, albumId: uploadSessions.albumId })
+      .from(assets)
+      .leftJoin(uploadSessions, eq(uploadSessions.id, assets.id))
+      .where(and(eq(assets.ownerId, ownerId), sql`${assets.state} IN ${TRASH_CANDIDATES}`))
+      .orderBy(asc(assets.id));
+  }
+  async emptyTrash(ownerId: string, assetIds: readonly string[], now: number): Promise<number> {
+    const named = new Set(assetIds);
     return this.db.transaction(async (tx) => {
       // The owner's quota row first (the store's lock order), for its trash activity.
       await this.#lockPayer(tx, ownerId);
-      // Candidates narrowed by the (owner, state) index to the states core says can apply; each row
-      // is then locked, re-read and decided by core (a racing restore may have moved it meanwhile).
+      // Candidates narrowed by the (owner, state) index, then to the assets named; each row is then
+      // locked, re-read and decided by core (a racing restore may have moved it meanwhile).
       const ids = await tx
         .select({ id: assets.id })
         .from(assets)
         .where(and(eq(assets.ownerId, ownerId), sql`${assets.state} IN ${TRASH_CANDIDATES}`))
         .orderBy(asc(assets.id));
       let n = 0;
-      for (const { id } of ids) if (await this.#transition(tx, id, { kind: 'empty_trash' })) n++;
+      for (const { id } of ids) if (named.has(id) && (await this.#transition(tx, id, { kind: 'empty_trash' }))) n++;
       if (n > 0) await tx.update(quotaAccounts).set({ trashActivityAt: now }).where(eq(quotaAccounts.accountId, ownerId));
       return n;
     });

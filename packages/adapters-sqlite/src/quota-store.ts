@@ -20,6 +20,7 @@ import {
   type CompleteOutcome,
   type CompleteUpload,
   type MetadataReplace,
+  type TrashedAsset,
   type LinkRecord,
   type NewUpload,
   type OpenRefusal,
@@ -108,7 +109,12 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       inFlight: p(`SELECT count(*) AS n FROM upload_sessions WHERE album_id = ? AND state IN ${OPEN} AND expires_at > ?`),
       asset: p('SELECT * FROM assets WHERE id = ?'),
       // Candidates narrowed by the (owner, state) index to the states core says can apply; core decides each row.
-      trashCandidates: p(`SELECT id FROM assets WHERE owner_id = ? AND state IN ${sqlStringList(EMPTY_TRASH_CANDIDATE_STATES)} ORDER BY id`),
+      // The owner's rows in the states core says empty_trash can take, by the (owner, state) index;
+      // the album is the original's session's.
+      trashCandidates: p(
+        `SELECT a.id AS assetId, s.album_id AS albumId FROM assets a LEFT JOIN upload_sessions s ON s.id = a.id
+          WHERE a.owner_id = ? AND a.state IN ${sqlStringList(EMPTY_TRASH_CANDIDATE_STATES)} ORDER BY a.id`,
+      ),
       setAssetState: p('UPDATE assets SET state = ?, trashed_at = ?, drop_expires_at = ? WHERE id = ?'),
       deleteAsset: p('DELETE FROM assets WHERE id = ?'),
       assetBlobs: p('SELECT kind, content_hash, size FROM asset_blobs WHERE asset_id = ? ORDER BY seq'),
@@ -448,11 +454,16 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async purgeAsset(id: string, now: number): Promise<boolean> {
     return this.#trashActivity(id, { kind: 'purge' }, now);
   }
-  async emptyTrash(ownerId: string, now: number): Promise<number> {
+  async listTrash(ownerId: string): Promise<TrashedAsset[]> {
+    return this.#statements.trashCandidates.all(ownerId) as TrashedAsset[];
+  }
+  async emptyTrash(ownerId: string, assetIds: readonly string[], now: number): Promise<number> {
+    const named = new Set(assetIds);
     return this.sqlite
       .transaction(() => {
-        const ids = this.#statements.trashCandidates.all(ownerId) as { id: string }[];
-        const n = ids.filter((r) => this.#transition(r.id, { kind: 'empty_trash' })).length;
+        // Read again under the write lock: only the owner's rows named, each decided by core as it now stands.
+        const rows = this.#statements.trashCandidates.all(ownerId) as TrashedAsset[];
+        const n = rows.filter((r) => named.has(r.assetId) && this.#transition(r.assetId, { kind: 'empty_trash' })).length;
         if (n > 0) this.#statements.stampTrashActivity.run(ownerId, now);
         return n;
       })

@@ -187,7 +187,8 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         await s.trashAsset(y, 2_000);
         expect((await s.readLedger(a, 2_000)).charged).toBe(250);
         expect(await s.purgeAsset(x, 2_000)).toBe(true);
-        expect(await s.emptyTrash(a, 2_000)).toBe(1);
+        expect(await s.listTrash(a)).toEqual([{ assetId: y, albumId: null }]);
+        expect(await s.emptyTrash(a, [y], 2_000)).toBe(1);
         expect(await s.findAsset(y)).toBeNull();
         expect((await s.readLedger(a, 2_000)).charged).toBe(250);
         const swept = await s.sweep(UNLIMITED, 3_000);
@@ -209,7 +210,7 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect((await s.readLedger(a, 1_000)).trashActivityAt).toBeNull();
         expect(await s.restoreAsset(x, 1_500)).toBe(false); // live: nothing to restore, nothing stamped
         expect(await s.purgeAsset(x, 1_500)).toBe(false);
-        expect(await s.emptyTrash(a, 1_500)).toBe(0);
+        expect(await s.emptyTrash(a, [x, y], 1_500)).toBe(0);
         expect((await s.readLedger(a, 1_500)).trashActivityAt).toBeNull();
         expect(await s.trashAsset(x, 2_000)).toBe(true);
         expect((await s.readLedger(a, 2_000)).trashActivityAt).toBe(2_000);
@@ -219,7 +220,7 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         await s.trashAsset(y, 4_000);
         expect(await s.purgeAsset(x, 5_000)).toBe(true);
         expect((await s.readLedger(a, 5_000)).trashActivityAt).toBe(5_000);
-        expect(await s.emptyTrash(a, 6_000)).toBe(1);
+        expect(await s.emptyTrash(a, [y], 6_000)).toBe(1);
         expect((await s.readLedger(a, 6_000)).trashActivityAt).toBe(6_000);
         // Another owner's row is not touched.
         const b = id('a000');
@@ -304,7 +305,8 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         const z = await stored(ports.quota, a, hash(92), 10);
         await ports.quota.trashAsset(y, 3_000);
         await ports.quota.trashAsset(z, 3_000);
-        const [emptied, purgedY, emptied2] = await Promise.all([stores[1]!.emptyTrash(a, 3_000), stores[2]!.purgeAsset(y, 3_000), stores[3]!.emptyTrash(a, 3_000)]);
+        const both = [y, z];
+        const [emptied, purgedY, emptied2] = await Promise.all([stores[1]!.emptyTrash(a, both, 3_000), stores[2]!.purgeAsset(y, 3_000), stores[3]!.emptyTrash(a, both, 3_000)]);
         expect(emptied + emptied2 + (purgedY ? 1 : 0)).toBe(2);
         expect(await ports.quota.findAsset(y)).toBeNull();
         expect(await ports.quota.findAsset(z)).toBeNull();
@@ -422,6 +424,32 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect((await s.sweep(UNLIMITED, 2_000)).swept.map((b) => b.contentHash)).toEqual([hash(10)]);
         await s.trashAsset(x, 2_000);
         expect(await s.replaceMetadata({ assetId: x, payerId: a, contentHash: hash(12), size: 5 }, UNLIMITED, 2_000)).toBe('not_live');
+      }));
+
+    it('listTrash names the owner\'s trashed assets with their album; emptyTrash purges only those named that are the owner\'s and trashed', () =>
+      using(setup, async (s) => {
+        const [a, b] = [id('a000'), id('b000')];
+        const album = id('f000');
+        const inAlbum = upload(a, { declaredSize: 10, albumId: album });
+        expect(await open(s, inAlbum, null, 1_000)).toBe('reserved');
+        expect(outcome(await s.completeUpload({ uploadId: inAlbum.id, contentHash: hash(60), size: 10, asset: { create: { id: inAlbum.id, ownerId: a, dropExpiresAt: null } } }, UNLIMITED, 1_000))).toBe('completed');
+        const free = await stored(s, a, hash(61), 10);
+        const live = await stored(s, a, hash(62), 10);
+        const later = await stored(s, a, hash(63), 10);
+        const theirs = await stored(s, b, hash(64), 10);
+        for (const x of [inAlbum.id, free, theirs]) expect(await s.trashAsset(x, 2_000)).toBe(true);
+        const listed = [{ assetId: inAlbum.id, albumId: album }, { assetId: free, albumId: null }].sort((x, y) => (x.assetId < y.assetId ? -1 : 1));
+        expect(await s.listTrash(a)).toEqual(listed);
+        // Trashed after the list was read: not named, so it stays; a live asset and another owner's are never taken.
+        expect(await s.trashAsset(later, 2_500)).toBe(true);
+        expect(await s.emptyTrash(a, [inAlbum.id, free, live, theirs], 3_000)).toBe(2);
+        expect(await s.findAsset(inAlbum.id)).toBeNull();
+        expect(await s.findAsset(free)).toBeNull();
+        expect(await s.findAsset(live)).toMatchObject({ state: 'live' });
+        expect(await s.findAsset(later)).toMatchObject({ state: 'trashed' });
+        expect(await s.findAsset(theirs)).toMatchObject({ state: 'trashed' });
+        expect(await s.listTrash(a)).toEqual([{ assetId: later, albumId: null }]);
+        expect(await s.emptyTrash(a, [], 3_000)).toBe(0);
       }));
 
     it('blobReferences: the owner\'s assets referencing a hash in any role and state, each once, with the original\'s album', () =>

@@ -243,6 +243,32 @@ describe('uploads into an album under upgrade', () => {
     expect((await step('DELETE', '', PIN, live)).status).toBe(204);
   });
 
+  it('emptying the trash purges assets of albums: refused whole like their purge (pin, quiescence), nothing purged; ?intent_id= names the live intent', async () => {
+    const o = await albumOwner();
+    const inAlbum = await albumAsset(o);
+    const data = new TextEncoder().encode('free');
+    const free = await upload(o.token, {});
+    await send(o.token, free.body.upload_id, data);
+    expect((await finalize(o.token, free.body.upload_id, { content_hash: sha(data) })).status).toBe(200);
+    for (const id of [inAlbum, free.body.upload_id]) expect((await call(s.app, 'POST', `/v1/assets/${id}/trash`, { token: o.token, version: PIN })).status).toBe(200);
+    const empty = (version: string, intent?: string) => call(s.app, 'POST', `/v1/trash/empty${intent ? `?intent_id=${intent}` : ''}`, { token: o.token, version });
+    const states = async () =>
+      Promise.all([inAlbum, free.body.upload_id].map(async (id) => (await call(s.app, 'GET', `/v1/assets/${id}`, { token: o.token, version: PIN })).body.state));
+
+    // Below the album's pin: the purge of the album's asset is 426, so the whole request is.
+    expect(await empty('2026-05-01')).toMatchObject({ status: 426, body: { code: 'error.protocol.below_album_pin', album_pin: PIN, album_id: o.albumId } });
+    expect(await call(s.app, 'DELETE', `/v1/assets/${inAlbum}`, { token: o.token, version: '2026-05-01' })).toMatchObject({ status: 426, body: { code: 'error.protocol.below_album_pin' } });
+    expect(await states()).toEqual(['trashed', 'trashed']);
+
+    // Quiescing: 409 with the live intent, nothing purged; naming it empties the trash.
+    const live = await quiesce(o.token, o.albumId);
+    expect(await empty(PIN)).toMatchObject({ status: 409, body: { code: 'error.upload.album_quiescing', live_intent_id: live, album_id: o.albumId } });
+    expect(await empty(PIN, uuidv7(s.clock.now(), new Uint8Array(10).fill(7)))).toMatchObject({ status: 409, body: { code: 'error.upload.album_quiescing' } });
+    expect(await states()).toEqual(['trashed', 'trashed']);
+    expect(await empty(PIN, live)).toMatchObject({ status: 200, body: { purged: 2 } });
+    expect((await call(s.app, 'GET', `/v1/assets/${inAlbum}`, { token: o.token, version: PIN })).status).toBe(404);
+  });
+
   it('asset writes on an asset in no album are not held by any album', async () => {
     const o = await albumOwner();
     const data = new TextEncoder().encode('free');

@@ -94,11 +94,17 @@ export function assetRoutes(deps: AppDeps): AnyRoute[] {
       method: 'POST',
       path: '/v1/trash/empty',
       tag: 'assets',
-      summary: "Hard-purge every asset in the caller's trash (credited by the next GC sweep)",
+      summary:
+        "Hard-purge every asset in the caller's trash (credited by the next GC sweep). Purging an asset of an album is a write to that album, checked as " +
+        'its single purge is: if any album of the trashed assets refuses (below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade ' +
+        '409 error.upload.album_quiescing unless intent_id names the live intent), the whole request is refused with that answer, its album named in ' +
+        'album_id, and nothing is purged',
       auth: true,
+      query: IntentQuery,
       body: { type: 'empty' },
       responses: { 200: { description: 'How many were purged', schema: v.object({ purged: v.number() }) } },
-      handle: async ({ c, principal }) => json(c, 200, { purged: await deps.assets.emptyTrash(principal) }),
+      errors: ['error.protocol.below_album_pin', 'error.upload.album_quiescing'],
+      handle: async ({ c, query, principal, version }) => json(c, 200, { purged: unwrap(await deps.assets.emptyTrash(principal, guarded(query, version))) }),
     }),
     route({
       method: 'PUT',

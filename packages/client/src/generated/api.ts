@@ -1119,7 +1119,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Hard-purge every asset in the caller's trash (credited by the next GC sweep)
+         * Hard-purge every asset in the caller's trash (credited by the next GC sweep). Purging an asset of an album is a write to that album, checked as its single purge is: if any album of the trashed assets refuses (below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent), the whole request is refused with that answer, its album named in album_id, and nothing is purged
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         post: operations["postTrashEmpty"];
@@ -10418,7 +10418,9 @@ export interface operations {
     };
     postTrashEmpty: {
         parameters: {
-            query?: never;
+            query?: {
+                intent_id?: string;
+            };
             header?: {
                 /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
                 "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
@@ -10499,6 +10501,23 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
+            /** @description error.upload.album_quiescing */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.upload.album_quiescing";
+                        /** @constant */
+                        status?: 409;
+                    } & components["schemas"]["Problem"];
+                };
+            };
             /** @description error.request.too_large */
             413: {
                 headers: {
@@ -10533,7 +10552,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.protocol.below_min, error.protocol.unsupported */
+            /** @description error.protocol.below_album_pin, error.protocol.below_min, error.protocol.unsupported */
             426: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -10544,7 +10563,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        code?: "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
                     } & components["schemas"]["Problem"];

@@ -40,8 +40,9 @@ const STORE = 'error.store.unavailable' as const;
 /**
  * The minimal asset lifecycle quota needs: trash keeps every byte charged; a hard purge (or
  * trash-empty, or a discarded drop) drops references, and only the next sweep credits the bytes.
- * A write to an asset of an album (metadata, trash, restore, purge) is a write to that album and
- * passes its write guard (pin and quiescence) first, as an upload into it does.
+ * A write to an asset of an album (metadata, trash, restore, purge, and trash-empty for each asset it
+ * takes) is a write to that album and passes its write guard (pin and quiescence) first, as an
+ * upload into it does.
  */
 export class AssetService {
   readonly #d: AssetServiceDeps;
@@ -69,8 +70,13 @@ export class AssetService {
     if (!a.ok) return a;
     const albumId = await guard(STORE, 'upload session read', () => albumOfAsset(this.#d.sessions, id));
     if (albumId === null) return a;
-    const gate = await this.#d.writeGuard.checkAlbumWrite({ accountId: a.value.ownerId, albumId, intentId: write.intentId, protocolVersion: write.protocolVersion }, this.#d.clock.now());
+    const gate = await this.#albumAdmits(a.value.ownerId, albumId, write, this.#d.clock.now());
     return gate.ok ? a : gate;
+  }
+
+  /** The album's write guard (pin, quiescence) for a write to an asset of `ownerId` that lies in it. */
+  #albumAdmits(ownerId: string, albumId: string, write: AssetWrite, now: number): Promise<Result<void, Guarded>> {
+    return this.#d.writeGuard.checkAlbumWrite({ accountId: ownerId, albumId, intentId: write.intentId, protocolVersion: write.protocolVersion }, now);
   }
 
   async trash(caller: Caller, id: string, write: AssetWrite): Promise<Result<AssetRecord, Missing | Conflict | Guarded>> {
@@ -89,9 +95,22 @@ export class AssetService {
     return ok(undefined);
   }
 
-  async emptyTrash(caller: Caller): Promise<number> {
-    if (!mayActForAccount(caller)) return 0;
-    return guard(STORE, 'asset write', () => this.#d.assets.emptyTrash(caller.accountId, this.#d.clock.now()));
+  /**
+   * Purges every asset in the caller's trash. Each purge is a write to the album its asset lies in,
+   * so the request passes the guard of every such album first, as the purge of each asset would;
+   * one refusal refuses the whole request (naming the album in `album_id`) and nothing is purged.
+   * Exactly the assets judged are purged: one trashed meanwhile, in an album not judged, stays.
+   */
+  async emptyTrash(caller: Caller, write: AssetWrite): Promise<Result<number, Guarded>> {
+    if (!mayActForAccount(caller)) return ok(0);
+    const trash = await guard(STORE, 'asset read', () => this.#d.assets.listTrash(caller.accountId));
+    const now = this.#d.clock.now();
+    const albums = new Set(trash.flatMap((t) => (t.albumId === null ? [] : [t.albumId])));
+    for (const albumId of albums) {
+      const gate = await this.#albumAdmits(caller.accountId, albumId, write, now);
+      if (!gate.ok) return { ...gate, data: { ...gate.data, album_id: albumId } };
+    }
+    return ok(await guard(STORE, 'asset write', () => this.#d.assets.emptyTrash(caller.accountId, trash.map((t) => t.assetId), now)));
   }
 
   /** The link owner takes a pending drop into the library (adoption adds only small blobs later). */

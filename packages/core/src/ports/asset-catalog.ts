@@ -31,6 +31,12 @@ export interface BlobReference {
   readonly albumId: string | null;
 }
 
+/** An asset that emptying its owner's trash may take, and the album it lies in (its original's upload session's). */
+export interface TrashedAsset {
+  readonly assetId: string;
+  readonly albumId: string | null;
+}
+
 export interface MetadataReplace {
   readonly assetId: string;
   readonly payerId: string;
@@ -58,8 +64,19 @@ export interface AssetCatalog {
   restoreAsset(id: string, now: number): Promise<boolean>;
   /** Deletes a trashed asset or a pending drop and its references, and sets the owner's `trashActivityAt`. False when neither. */
   purgeAsset(id: string, now: number): Promise<boolean>;
-  /** Purges every trashed asset of the owner; returns how many (none: the owner's row is not written). */
-  emptyTrash(ownerId: string, now: number): Promise<number>;
+  /**
+   * The owner's assets in the states from which core's lifecycle lets `empty_trash` apply
+   * (EMPTY_TRASH_CANDIDATE_STATES), each with its album, ordered by asset id: a fact lookup; whether
+   * the trash may be emptied (each album's write guard) is decided by core over what this returns.
+   */
+  listTrash(ownerId: string): Promise<TrashedAsset[]>;
+  /**
+   * Purges, in one transaction, those of `assetIds` that belong to the owner and that core's
+   * lifecycle still lets `empty_trash` take (a racing restore or purge may have moved one);
+   * returns how many. An asset not named stays, whatever its state. When it purged any, the owner's
+   * `trashActivityAt` is set to `now` in the same transaction (none: the owner's row is not written).
+   */
+  emptyTrash(ownerId: string, assetIds: readonly string[], now: number): Promise<number>;
   /** pending_drop (unexpired) -> live, owned by the link owner. False otherwise. */
   adoptDrop(id: string, now: number): Promise<boolean>;
   /** Deletes a pending drop and its references (the link owner discards it). False when it is not one (adopted meanwhile). */

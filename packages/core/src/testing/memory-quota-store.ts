@@ -1,10 +1,10 @@
 import { ok, type Result } from '../errors.js';
-import type { AssetBlob, AssetCatalog, AssetRecord, BlobReference, MetadataReplace } from '../ports/asset-catalog.js';
+import type { AssetBlob, AssetCatalog, AssetRecord, BlobReference, MetadataReplace, TrashedAsset } from '../ports/asset-catalog.js';
 import type { BlobRecord, QuotaAccountRecord, QuotaLedger, SweepResult, SweptBlob } from '../ports/quota-ledger.js';
 import type { CompleteOutcome, CompleteUpload, NewUpload, OpenRefusal, UploadSessionRecord, UploadSessions } from '../ports/upload-sessions.js';
 import { emptyLedgerRecord, payerIdOf, settledHardSince } from '../quota/ledger-rules.js';
 import type { QuotaLimits, QuotaPolicy } from '../quota/machine.js';
-import { decideAssetTransition, type AssetAction } from '../assets/lifecycle.js';
+import { decideAssetTransition, EMPTY_TRASH_CANDIDATE_STATES, type AssetAction } from '../assets/lifecycle.js';
 import { decideCompletion, decideOpen, type OpenFacts } from '../upload/decisions.js';
 import type { MemoryLinkStore } from './memory-sharing.js';
 import { isInFlight, isOpenState } from '../upload/machine.js';
@@ -280,9 +280,15 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async purgeAsset(id: string, now: number): Promise<boolean> {
     return this.#trashActivity(id, { kind: 'purge' }, now);
   }
-  async emptyTrash(ownerId: string, now: number): Promise<number> {
+  async listTrash(ownerId: string): Promise<TrashedAsset[]> {
+    return [...this.assets.values()]
+      .filter((a) => a.ownerId === ownerId && EMPTY_TRASH_CANDIDATE_STATES.includes(a.state))
+      .sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0))
+      .map((a) => ({ assetId: a.id, albumId: this.uploads.get(a.id)?.albumId ?? null }));
+  }
+  async emptyTrash(ownerId: string, assetIds: readonly string[], now: number): Promise<number> {
     let n = 0;
-    for (const a of [...this.assets.values()]) if (a.ownerId === ownerId && this.#transition(a.id, { kind: 'empty_trash' })) n++;
+    for (const id of new Set(assetIds)) if (this.assets.get(id)?.ownerId === ownerId && this.#transition(id, { kind: 'empty_trash' })) n++;
     if (n > 0) this.#row(ownerId).trashActivityAt = now;
     return n;
   }
