@@ -66,11 +66,28 @@ describe('operator CLI', () => {
     expect(await runCli(['quota-limits', 'args@example.org', '100', '200', 'extra'], env)).toMatchObject({ code: 2 });
     expect(await runCli(['quota-limits', 'args@example.org', '99999999999999999999', '-'], env)).toMatchObject({ code: 1, out: expect.stringContaining('9007199254740991') });
     expect(await runCli(['quota-limits', 'args@example.org', 'default', '1000'], env)).toMatchObject({ code: 1 });
-    expect((await runCli(['quota-limits', 'args@example.org', '-', 'default'], env)).code).toBe(0);
+    expect((await runCli(['quota-limits', 'args@example.org', 'default', 'default'], env)).code).toBe(0);
     expect((await runCli(['blobs', 'verify'], env)).code).toBe(0);
     expect(await runCli(['lock', 'args@example.org'], { ...env, SVC_SECRET_KEY: 'not a key' })).toMatchObject({ code: 1, out: expect.stringMatching(/^configuration error: .*SVC_SECRET_KEY/) });
     // Revoking for a peer that is not configured is still done, and says so (a typo shows).
     expect(await runCli(['revoke-peer-capabilities', 'https://typo.example'], env)).toMatchObject({ code: 0, out: expect.stringContaining('note: https://typo.example is not one of SVC_FEDERATION_PEERS') });
+    await stores.close();
+  });
+
+  it('quota-limits: `default` puts both limits back to the deployment\'s; mixed with a value it is refused in one line, nothing changed', async () => {
+    const { env, stores, deps } = await deployment();
+    await deps.accounts.register({ address: 'mix@example.org', password: 'correct horse battery' });
+    const id = (await stores.accounts.findAccountByAddress('mix@example.org'))!.id;
+    expect((await runCli(['quota-limits', 'mix@example.org', '100', '200'], env)).code).toBe(0);
+    for (const [soft, hard] of [['10', 'default'], ['-', 'default'], ['default', '10'], ['default', '-']]) {
+      const r = await runCli(['quota-limits', 'mix@example.org', soft!, hard!], env);
+      expect(r.code, `${soft} ${hard}`).toBe(1);
+      expect(r.out.split('\n'), `${soft} ${hard}`).toHaveLength(1);
+      expect(r.out).toMatch(/^error: .*default default/);
+      expect((await stores.quota.readLedger(id, Date.now())).limits, `${soft} ${hard}`).toEqual({ soft: 100, hard: 200 });
+    }
+    expect(await runCli(['quota-limits', 'mix@example.org', 'default', 'default'], env)).toMatchObject({ code: 0 });
+    expect((await stores.quota.readLedger(id, Date.now())).limits).toBeNull();
     await stores.close();
   });
 

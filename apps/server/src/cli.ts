@@ -83,8 +83,13 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     },
   },
   'quota-limits': {
-    usage: 'quota-limits <address|id> <soft|-> <hard|-|default>   set an account\'s limits in bytes (- = unlimited, default = deployment)',
+    usage: 'quota-limits <address|id> <soft|-|default> <hard|-|default>   set an account\'s limits in bytes (- = unlimited; default default = back to the deployment\'s)',
     run: async (deps, [who, soft, hard]) => {
+      // An account has its own pair of limits or the deployment's, never one of each: a `default`
+      // beside a value would drop the value (or take the deployment's for both), so it is refused.
+      if ((soft === 'default') !== (hard === 'default')) {
+        throw new Error('default puts both limits back to the deployment\'s: give it for both (quota-limits <account> default default), or a value (bytes or -) for both; nothing was changed');
+      }
       const id = await accountIdOf(deps, who);
       const bytes = (x: string | undefined): number | null => {
         if (x === '-') return null;
@@ -92,8 +97,7 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
         if (!x || !/^\d+$/.test(x) || !Number.isSafeInteger(Number(x))) throw new Error('limits are whole numbers of bytes up to 9007199254740991, or -');
         return Number(x);
       };
-      // Only the hard limit takes `default` (both back to the deployment's); soft is bytes or -.
-      const limits = hard === 'default' ? (bytes(soft), null) : { soft: bytes(soft), hard: bytes(hard) };
+      const limits = hard === 'default' ? null : { soft: bytes(soft), hard: bytes(hard) };
       const r = await deps.quota.setLimits(id, limits);
       if (!r.ok) throw new Error(r.detail ?? r.code);
       return `limits of ${id}: soft ${r.value.softLimit ?? 'unlimited'}, hard ${r.value.hardLimit ?? 'unlimited'}; state ${r.value.state}`;
