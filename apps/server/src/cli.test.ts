@@ -143,6 +143,34 @@ describe('operator CLI', () => {
     await stores.close();
   });
 
+  it('sponsor never makes a chain: a payee cannot sponsor, a sponsor cannot become a payee; one line, exit 1, nothing changed', async () => {
+    const { env, stores, sponsor: kidSponsor, id: kid } = await sponsoredDeployment('kids@example.org');
+    const deps = await buildDeps(readConfig(env), stores, { ...nodePlatform(), logger: { info() {}, warn() {}, error() {} } });
+    for (const a of ['payer@example.org', 'payee@example.org', 'third@example.org']) await deps.accounts.register({ address: a, password: 'correct horse battery' });
+    const idOf = async (a: string) => (await stores.accounts.findAccountByAddress(a))!.id;
+    const [payer, payee, third] = [await idOf('payer@example.org'), await idOf('payee@example.org'), await idOf('third@example.org')];
+    expect(await runCli(['sponsor', 'payee@example.org', 'payer@example.org'], env)).toEqual({ code: 0, out: `${payee} is sponsored by ${payer}` });
+    const sponsorOf = async (id: string) => (await stores.quota.readLedger(id, Date.now())).sponsorId;
+    const refused = async (who: string, by: string, because: RegExp) => {
+      const before = await Promise.all([payer, payee, third, kidSponsor.id, kid].map(sponsorOf));
+      const r = await runCli(['sponsor', who, by], env);
+      expect(r, `${who} ${by}`).toMatchObject({ code: 1, out: expect.stringMatching(because) });
+      expect(r.out.split('\n')).toHaveLength(1);
+      expect(await Promise.all([payer, payee, third, kidSponsor.id, kid].map(sponsorOf))).toEqual(before);
+    };
+    // The sponsor would be a payee (put there by the operator, or created as a sponsored account).
+    await refused('third@example.org', 'payee@example.org', /^error: .*cannot sponsor/);
+    await refused('third@example.org', kid, /^error: .*cannot sponsor/);
+    // The payee-to-be already pays for others (an operator's payee, or a sponsored account it created).
+    await refused('payer@example.org', 'third@example.org', /^error: An account that sponsors others \(1\) cannot be sponsored/);
+    await refused('kids@example.org', 'third@example.org', /^error: An account that sponsors others \(1\) cannot be sponsored/);
+    await refused('third@example.org', 'third@example.org', /^error: .*cannot sponsor itself/);
+    // Ending a sponsorship frees both sides.
+    expect((await runCli(['sponsor', 'payee@example.org', '-'], env)).code).toBe(0);
+    expect(await runCli(['sponsor', 'payer@example.org', 'third@example.org'], env)).toEqual({ code: 0, out: `${payer} is sponsored by ${third}` });
+    await stores.close();
+  });
+
   it("refuses to set limits on, or suspend, a sponsored account: its sponsor's quota is the one that decides", async () => {
     const { env, stores, sponsor, id } = await sponsoredDeployment('payer@example.org');
     for (const command of [['suspend', id], ['quota-limits', id, '1', '2']]) {

@@ -120,11 +120,11 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     },
   },
   sponsor: {
-    usage: 'sponsor <address|id> <sponsor address|id|->   charge an account\'s uploads to a sponsor (- ends it)',
+    usage: 'sponsor <address|id> <sponsor address|id|->   charge an account\'s uploads to a sponsor (- ends it); one level: a sponsor pays for itself, and an account that sponsors others cannot be sponsored',
     run: async (deps, [who, by]) => {
       const id = await accountIdOf(deps, who);
       const sponsor = by === '-' ? null : await accountIdOf(deps, by);
-      const r = await deps.quota.setSponsor(id, sponsor);
+      const r = await deps.sponsorship.setSponsor(id, sponsor);
       if (!r.ok) throw new Error(r.detail ?? r.code);
       return sponsor ? `${id} is sponsored by ${sponsor}` : `${id} pays for itself`;
     },

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { NewUpload, QuotaPolicy } from '@strongroom/core';
 import { openPgDatabase, type OpenPgDatabase } from './open.js';
 import { PgQuotaStore } from './quota-store.js';
+import { PgSponsorshipStore } from './sharing-store.js';
 import { createScratchDatabase, openTestDatabase, pgUrlFromEnv, type ScratchDatabase, type TestDatabase } from './testing.js';
 
 /** Upload-session openings that arrive together are decided and written as one group (openUpload). */
@@ -68,8 +69,9 @@ describe.skipIf(!PG_URL)('PgQuotaStore: groups from several processes (PG_URL)',
     const big: QuotaPolicy = { ...policy, defaults: { soft: null, hard: 10_000_000 } };
     // Two families; each pool's group holds one family's sponsor as an uploader and the other
     // family's child, so the groups want each other's rows as sponsors: the deadlock-prone shape.
-    await stores[0]!.setSponsor('kid-1', 'sponsor-1');
-    await stores[0]!.setSponsor('kid-2', 'sponsor-2');
+    const sponsorship = new PgSponsorshipStore(pools[0]!.db);
+    expect((await sponsorship.setSponsor('kid-1', 'sponsor-1')).ok).toBe(true);
+    expect((await sponsorship.setSponsor('kid-2', 'sponsor-2')).ok).toBe(true);
     const rounds = 20;
     const perRound = (s: PgQuotaStore, i: number) =>
       Promise.all([

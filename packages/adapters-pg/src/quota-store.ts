@@ -333,9 +333,6 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   async setSuspended(accountId: string, suspendedAt: number | null): Promise<void> {
     await this.db.insert(quotaAccounts).values({ accountId, suspendedAt }).onConflictDoUpdate({ target: quotaAccounts.accountId, set: { suspendedAt } });
   }
-  async setSponsor(accountId: string, sponsorId: string | null): Promise<void> {
-    await this.db.insert(quotaAccounts).values({ accountId, sponsorId }).onConflictDoUpdate({ target: quotaAccounts.accountId, set: { sponsorId } });
-  }
   async findBlob(contentHash: string): Promise<BlobRecord | null> {
     return this.#blob(this.db, contentHash);
   }

@@ -1,7 +1,8 @@
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import {
   decideDropReservation,
-  decideSponsorCreation,
+  decideSponsorChange,
+  type SponsorFacts,
   type AccountRecord,
   type Result,
   type DropRecord,
@@ -35,10 +36,9 @@ export class PgSponsorshipStore implements SponsorshipStore {
     return this.db.transaction(async (tx): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> => {
       // The sponsor's ledger row, made to exist (an empty row is the zero record) and locked, so an
       // operator making it someone's payee meanwhile waits for this transaction or is seen by it.
-      await tx.insert(quotaAccounts).values({ accountId: sponsorId }).onConflictDoNothing();
-      const [ledger] = await tx.select({ sponsorId: quotaAccounts.sponsorId }).from(quotaAccounts).where(eq(quotaAccounts.accountId, sponsorId)).for('update');
-      const [record] = await tx.select().from(sponsoredAccounts).where(eq(sponsoredAccounts.accountId, sponsorId));
-      const verdict = decideSponsorCreation({ record: record ? { ...record, owners: await this.#owners(tx, sponsorId) } : null, ledgerSponsorId: ledger?.sponsorId ?? null });
+      await this.#lockLedgerRows(tx, [sponsorId]);
+      // A new account pays for nobody.
+      const verdict = decideSponsorChange({ accountId: account.id, sponsor: { accountId: sponsorId, ...(await this.#sponsorFacts(tx, sponsorId)) }, payees: 0 });
       if (!verdict.ok) return verdict;
       await tx.insert(accounts).values(account);
       await tx.insert(quotaAccounts).values({ accountId: account.id, sponsorId }).onConflictDoUpdate({ target: quotaAccounts.accountId, set: { sponsorId } });
@@ -47,6 +47,35 @@ export class PgSponsorshipStore implements SponsorshipStore {
       return verdict;
     });
   }
+  async setSponsor(accountId: string, sponsorId: string | null): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
+    return this.db.transaction(async (tx): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> => {
+      // Both ledger rows locked (in id order, so two changes never wait on each other crosswise):
+      // a change of either's payer, or a sponsored account created by either, waits for this
+      // transaction or is seen by it; the facts below are read after the locks are held.
+      await this.#lockLedgerRows(tx, sponsorId === null ? [accountId] : [accountId, sponsorId]);
+      const [payees] = await tx.select({ n: sql<number>`count(*)::int` }).from(quotaAccounts).where(eq(quotaAccounts.sponsorId, accountId));
+      const sponsor = sponsorId === null ? null : { accountId: sponsorId, ...(await this.#sponsorFacts(tx, sponsorId)) };
+      const verdict = decideSponsorChange({ accountId, sponsor, payees: payees?.n ?? 0 });
+      if (!verdict.ok) return verdict;
+      await tx.update(quotaAccounts).set({ sponsorId }).where(eq(quotaAccounts.accountId, accountId));
+      return verdict;
+    });
+  }
+
+  /** Makes each account's ledger row exist (an empty row is the zero record) and locks them, in id order. */
+  async #lockLedgerRows(tx: PgDb, accountIds: readonly string[]): Promise<void> {
+    const ids = [...new Set(accountIds)].sort();
+    for (const id of ids) await tx.insert(quotaAccounts).values({ accountId: id }).onConflictDoNothing();
+    for (const id of ids) await tx.select({ id: quotaAccounts.accountId }).from(quotaAccounts).where(eq(quotaAccounts.accountId, id)).for('update');
+  }
+
+  /** What core's sponsor rules read of a would-be sponsor (call with its ledger row locked). */
+  async #sponsorFacts(tx: PgDb, sponsorId: string): Promise<SponsorFacts> {
+    const [ledger] = await tx.select({ sponsorId: quotaAccounts.sponsorId }).from(quotaAccounts).where(eq(quotaAccounts.accountId, sponsorId));
+    const [record] = await tx.select().from(sponsoredAccounts).where(eq(sponsoredAccounts.accountId, sponsorId));
+    return { record: record ? { ...record, owners: await this.#owners(tx, sponsorId) } : null, ledgerSponsorId: ledger?.sponsorId ?? null };
+  }
+
   async createSponsored(r: { accountId: string; sponsorId: string; createdAt: number }): Promise<void> {
     await this.db.transaction(async (tx) => {
       await tx.insert(sponsoredAccounts).values(r);

@@ -204,9 +204,6 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async setSuspended(accountId: string, suspendedAt: number | null): Promise<void> {
     this.db.insert(quotaAccounts).values({ accountId, suspendedAt }).onConflictDoUpdate({ target: quotaAccounts.accountId, set: { suspendedAt } }).run();
   }
-  async setSponsor(accountId: string, sponsorId: string | null): Promise<void> {
-    this.db.insert(quotaAccounts).values({ accountId, sponsorId }).onConflictDoUpdate({ target: quotaAccounts.accountId, set: { sponsorId } }).run();
-  }
   async findBlob(contentHash: string): Promise<BlobRecord | null> {
     return this.#blob(contentHash);
   }

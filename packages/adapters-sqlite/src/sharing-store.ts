@@ -3,7 +3,8 @@ import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
   decideDropReservation,
-  decideSponsorCreation,
+  decideSponsorChange,
+  type SponsorFacts,
   type AccountRecord,
   type Result,
   type DropRecord,
@@ -40,9 +41,8 @@ export class SqliteSponsorshipStore implements SponsorshipStore {
     const { account, sponsorId } = input;
     return this.sqlite
       .transaction((): Result<void, 'error.sponsored.cannot_sponsor'> => {
-        const record = this.db.select().from(sponsoredAccounts).where(eq(sponsoredAccounts.accountId, sponsorId)).get();
-        const ledger = this.db.select({ sponsorId: quotaAccounts.sponsorId }).from(quotaAccounts).where(eq(quotaAccounts.accountId, sponsorId)).get();
-        const verdict = decideSponsorCreation({ record: record ? { ...record, owners: this.#owners(sponsorId) } : null, ledgerSponsorId: ledger?.sponsorId ?? null });
+        // A new account pays for nobody.
+        const verdict = decideSponsorChange({ accountId: account.id, sponsor: { accountId: sponsorId, ...this.#sponsorFacts(sponsorId) }, payees: 0 });
         if (!verdict.ok) return verdict;
         this.db.insert(accounts).values(account).run();
         this.db.insert(quotaAccounts).values({ accountId: account.id, sponsorId }).onConflictDoUpdate({ target: quotaAccounts.accountId, set: { sponsorId } }).run();
@@ -52,6 +52,26 @@ export class SqliteSponsorshipStore implements SponsorshipStore {
       })
       .immediate();
   }
+  /** BEGIN IMMEDIATE: both accounts' facts are read under the write lock, so no other payer change or creation slips in. */
+  async setSponsor(accountId: string, sponsorId: string | null): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
+    return this.sqlite
+      .transaction((): Result<void, 'error.sponsored.cannot_sponsor'> => {
+        const payees = this.db.select({ n: sql<number>`count(*)` }).from(quotaAccounts).where(eq(quotaAccounts.sponsorId, accountId)).get()?.n ?? 0;
+        const verdict = decideSponsorChange({ accountId, sponsor: sponsorId === null ? null : { accountId: sponsorId, ...this.#sponsorFacts(sponsorId) }, payees });
+        if (!verdict.ok) return verdict;
+        this.db.insert(quotaAccounts).values({ accountId, sponsorId }).onConflictDoUpdate({ target: quotaAccounts.accountId, set: { sponsorId } }).run();
+        return verdict;
+      })
+      .immediate();
+  }
+
+  /** What core's sponsor rules read of a would-be sponsor (call inside the writing transaction). */
+  #sponsorFacts(sponsorId: string): SponsorFacts {
+    const record = this.db.select().from(sponsoredAccounts).where(eq(sponsoredAccounts.accountId, sponsorId)).get();
+    const ledger = this.db.select({ sponsorId: quotaAccounts.sponsorId }).from(quotaAccounts).where(eq(quotaAccounts.accountId, sponsorId)).get();
+    return { record: record ? { ...record, owners: this.#owners(sponsorId) } : null, ledgerSponsorId: ledger?.sponsorId ?? null };
+  }
+
   async createSponsored(r: { accountId: string; sponsorId: string; createdAt: number }): Promise<void> {
     this.sqlite.transaction(() => {
       this.db.insert(sponsoredAccounts).values(r).run();

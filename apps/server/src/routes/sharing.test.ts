@@ -112,7 +112,7 @@ describe('sponsored accounts', () => {
     );
     // A registered account the operator put under another's payment cannot sponsor either.
     const payee = await user();
-    await s.deps.quota.setSponsor(payee.accountId, sponsor.accountId);
+    expect((await s.deps.sponsorship.setSponsor(payee.accountId, sponsor.accountId)).ok).toBe(true);
     expect(await call(s.app, 'POST', '/v1/sponsored', { token: payee.token })).toMatchObject(problem(403, 'error.sponsored.cannot_sponsor'));
     // No address and no password: nothing to sign in with.
     expect((await call(s.app, 'POST', '/v1/auth/login', { body: { address: `sponsored:${kid}`, password: 'correct horse battery staple' } })).status).toBe(401);

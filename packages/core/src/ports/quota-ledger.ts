@@ -56,7 +56,6 @@ export interface QuotaLedger {
   settleHardSince(accountId: string, policy: QuotaPolicy, now: number): Promise<number | null>;
   setLimits(accountId: string, limits: QuotaLimits | null): Promise<void>;
   setSuspended(accountId: string, suspendedAt: number | null): Promise<void>;
-  setSponsor(accountId: string, sponsorId: string | null): Promise<void>;
   findBlob(contentHash: string): Promise<BlobRecord | null>;
   /** Blobs charged to the account, oldest first (the operator's ledger view). */
   listChargedBlobs(accountId: string): Promise<BlobRecord[]>;

@@ -17,10 +17,18 @@ export interface SponsorshipStore {
    * Creates a sponsored account in ONE transaction: its account row, its sponsor in the quota
    * ledger, and the sponsorship with the sponsor as first owner (created at `account.createdAt`).
    * Reads the sponsor's facts inside that transaction, serialised against a concurrent change of
-   * the sponsor's payer, and applies core's `decideSponsorCreation`; refused, nothing is written.
+   * the sponsor's payer, and applies core's `decideSponsorChange`; refused, nothing is written.
    * A failed write (an id already taken) throws and leaves nothing.
    */
   createSponsoredAccount(input: { account: AccountRecord; sponsorId: string }): Promise<Result<void, 'error.sponsored.cannot_sponsor'>>;
+  /**
+   * Sets who pays for `accountId` in the quota ledger (null: it pays for itself), the operator's
+   * `sponsor`. In ONE transaction it reads the facts (the sponsor's sponsorship record and ledger
+   * payer, how many accounts pay through `accountId`), serialised against a concurrent change of
+   * either account's payer and against a sponsored account being created by either, and applies
+   * core's `decideSponsorChange`; refused, nothing is written.
+   */
+  setSponsor(accountId: string, sponsorId: string | null): Promise<Result<void, 'error.sponsored.cannot_sponsor'>>;
   /** Records a sponsorship row alone (its sponsor as first owner); no account row, no ledger. */
   createSponsored(record: { accountId: string; sponsorId: string; createdAt: number }): Promise<void>;
   findSponsored(accountId: string): Promise<SponsoredRecord | null>;

@@ -143,18 +143,6 @@ export class QuotaService {
     return this.status(accountId);
   }
 
-  /** Makes `accountId` a sponsored account of `sponsorId` (null ends it). One level only. */
-  async setSponsor(accountId: string, sponsorId: string | null): Promise<Result<void, 'error.request.invalid'>> {
-    const now = this.#d.clock.now();
-    if (sponsorId !== null) {
-      if (sponsorId === accountId) return refuse('error.request.invalid', 'An account cannot sponsor itself.');
-      const sponsor = await guard(STORE, 'quota ledger read', () => this.#d.ledger.readLedger(sponsorId, now));
-      if (sponsor.sponsorId !== null) return refuse('error.request.invalid', 'A sponsored account cannot sponsor another.');
-    }
-    await guard(STORE, 'quota ledger write', () => this.#d.ledger.setSponsor(accountId, sponsorId));
-    return ok(undefined);
-  }
-
   async report(accountId: string): Promise<LedgerReport> {
     const now = this.#d.clock.now();
     const payerId = await this.payerOf(accountId, now);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SponsoredRecord } from '../ports/sponsorship-store.js';
-import { decideActAs, decideOwnerRemoval, decideSponsor, decideSponsorCreation } from './rules.js';
+import { decideActAs, decideOwnerRemoval, decideSponsor, decideSponsorChange, decideSponsorCreation } from './rules.js';
 
 const ids = fc.constantFrom('a', 'b', 'c', 'd', 'e');
 const record = fc.record({ sponsorId: ids, extra: fc.uniqueArray(ids, { maxLength: 4 }) }).map(
@@ -31,6 +31,24 @@ describe('who may act as whom', () => {
         const verdict = decideSponsorCreation({ record: found, ledgerSponsorId });
         expect(verdict.ok).toBe(found === null && ledgerSponsorId === null);
         if (!verdict.ok) expect(verdict.code).toBe('error.sponsored.cannot_sponsor');
+      }),
+    );
+  });
+
+  it('setting a payer keeps it one level: the payer pays for itself (as for creation), the payee pays for nobody, never itself', () => {
+    fc.assert(
+      fc.property(ids, fc.option(fc.record({ accountId: ids, record: fc.option(record, { nil: null }), ledgerSponsorId: fc.option(ids, { nil: null }) }), { nil: null }), fc.nat(3), (accountId, sponsor, payees) => {
+        const verdict = decideSponsorChange({ accountId, sponsor, payees });
+        const admitted = sponsor === null || (sponsor.accountId !== accountId && decideSponsorCreation(sponsor).ok && payees === 0);
+        expect(verdict.ok).toBe(admitted);
+        if (!verdict.ok) expect(verdict.code).toBe('error.sponsored.cannot_sponsor');
+      }),
+    );
+    // Creating a sponsored account is the same rule for a new account, which pays for nobody.
+    fc.assert(
+      fc.property(fc.option(record, { nil: null }), fc.option(ids, { nil: null }), (found, ledgerSponsorId) => {
+        const facts = { record: found, ledgerSponsorId };
+        expect(decideSponsorChange({ accountId: 'new', sponsor: { accountId: 'a', ...facts }, payees: 0 }).ok).toBe(decideSponsorCreation(facts).ok);
       }),
     );
   });

@@ -41,6 +41,33 @@ export function decideSponsorCreation(sponsor: SponsorFacts): Result<void, 'erro
   return ok(undefined);
 }
 
+/** What the store reads, in the transaction that sets who pays for `accountId` (the operator's `sponsor`). */
+export interface SponsorChangeFacts {
+  readonly accountId: string;
+  /** The new payer and its facts; null: the account pays for itself. */
+  readonly sponsor: (SponsorFacts & { readonly accountId: string }) | null;
+  /** How many accounts pay through `accountId` now (their ledger rows name it as their sponsor). */
+  readonly payees: number;
+}
+
+/**
+ * Who pays for whom is one level deep (contract 8, rule 6: a sponsored account's uploads count
+ * against its sponsor, and there is no separate sponsoree quota): the payer pays for itself, by the
+ * same rule as creating a sponsored account (`decideSponsorCreation`), and the account being put
+ * under it pays for nobody, else those it pays for would be charged to a row that is itself charged
+ * elsewhere and no one would be "the payer". Checked on facts read in the writing transaction.
+ */
+export function decideSponsorChange(change: SponsorChangeFacts): Result<void, 'error.sponsored.cannot_sponsor'> {
+  if (change.sponsor === null) return ok(undefined);
+  if (change.sponsor.accountId === change.accountId) return refuse('error.sponsored.cannot_sponsor', 'An account cannot sponsor itself.');
+  const payer = decideSponsorCreation(change.sponsor);
+  if (!payer.ok) return payer;
+  if (change.payees > 0) {
+    return refuse('error.sponsored.cannot_sponsor', `An account that sponsors others (${change.payees}) cannot be sponsored: they would pay through an account that does not pay.`);
+  }
+  return ok(undefined);
+}
+
 /**
  * Removing an owner: any owner may remove any other owner, or itself; the sponsor stays (it pays
  * for the account's writes, so it cannot be removed while it sponsors it).

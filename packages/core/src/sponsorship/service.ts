@@ -55,11 +55,20 @@ export class SponsorshipService {
     const accountId = uuidv7(now, this.#d.random.bytes(10));
     // The account row gives the id a home (albums, devices and sessions refer to accounts); it has
     // no password, so nothing can sign in as it, and its address key is no address. The store
-    // re-reads whether the caller may sponsor (core's decideSponsorCreation) in the same transaction.
+    // re-reads whether the caller may sponsor (core's decideSponsorChange) in the same transaction.
     const account = { id: accountId, address: '', addressKey: sponsoredAddressKey(accountId), passwordHash: null, displayName: null, createdAt: now, lockedAt: null, credentialsChangedAt: null };
     const created = await guard(STORE, 'sponsorship write', () => this.#d.store.createSponsoredAccount({ account, sponsorId: caller.accountId }));
     if (!created.ok) return created;
     return ok({ accountId, sponsorId: caller.accountId, createdAt: now, owners: [caller.accountId] });
+  }
+
+  /**
+   * The operator's lever: `accountId`'s uploads are charged to `sponsorId` (null: to itself). One
+   * level only, decided by core's `decideSponsorChange` on facts the store reads in the writing
+   * transaction, the same rule `create` goes through.
+   */
+  async setSponsor(accountId: string, sponsorId: string | null): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
+    return guard(STORE, 'sponsorship write', () => this.#d.store.setSponsor(accountId, sponsorId));
   }
 
   /** The sponsored accounts the caller owns. */

@@ -78,10 +78,7 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async setSuspended(accountId: string, suspendedAt: number | null): Promise<void> {
     this.#row(accountId).suspendedAt = suspendedAt;
   }
-  async setSponsor(accountId: string, sponsorId: string | null): Promise<void> {
-    this.sponsorRow(accountId, sponsorId);
-  }
-  /** `setSponsor` without a promise, for a caller that writes other stores in the same step. */
+  /** Who pays for the account, written by the sponsorship store (which decides it) in the same step. */
   sponsorRow(accountId: string, sponsorId: string | null): void {
     this.#row(accountId).sponsorId = sponsorId;
   }

@@ -1,7 +1,7 @@
 import type { Result } from '../errors.js';
 import { decideDropReservation } from '../links/rules.js';
 import type { AccountRecord } from '../ports/account-store.js';
-import { decideSponsorCreation } from '../sponsorship/rules.js';
+import { decideSponsorChange, type SponsorFacts } from '../sponsorship/rules.js';
 import type { MemoryQuotaStore } from './memory-quota-store.js';
 import type { MemoryStore } from './memory-store.js';
 import type { DropRecord, DropReservation, LinkRecord, LinkStore } from '../ports/link-store.js';
@@ -20,7 +20,8 @@ export class MemorySponsorshipStore implements SponsorshipStore {
   async createSponsoredAccount(input: { account: AccountRecord; sponsorId: string }): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
     const { accounts, quota } = this.stores;
     const { account, sponsorId } = input;
-    const verdict = decideSponsorCreation({ record: this.records.get(sponsorId) ?? null, ledgerSponsorId: quota.accounts.get(sponsorId)?.sponsorId ?? null });
+    // A new account pays for nobody.
+    const verdict = decideSponsorChange({ accountId: account.id, sponsor: { accountId: sponsorId, ...this.#sponsorFacts(sponsorId) }, payees: 0 });
     if (!verdict.ok) return verdict;
     if (accounts.accounts.has(account.id) || [...accounts.accounts.values()].some((a) => a.addressKey === account.addressKey)) throw new Error(`account ${account.id} exists`);
     if (this.records.has(account.id)) throw new Error(`sponsored account ${account.id} exists`);
@@ -28,6 +29,18 @@ export class MemorySponsorshipStore implements SponsorshipStore {
     quota.sponsorRow(account.id, sponsorId);
     this.records.set(account.id, { accountId: account.id, sponsorId, createdAt: account.createdAt, owners: [sponsorId] });
     return verdict;
+  }
+
+  async setSponsor(accountId: string, sponsorId: string | null): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
+    const { quota } = this.stores;
+    const payees = [...quota.accounts.values()].filter((r) => r.sponsorId === accountId).length;
+    const verdict = decideSponsorChange({ accountId, sponsor: sponsorId === null ? null : { accountId: sponsorId, ...this.#sponsorFacts(sponsorId) }, payees });
+    if (verdict.ok) quota.sponsorRow(accountId, sponsorId);
+    return verdict;
+  }
+
+  #sponsorFacts(sponsorId: string): SponsorFacts {
+    return { record: this.records.get(sponsorId) ?? null, ledgerSponsorId: this.stores.quota.accounts.get(sponsorId)?.sponsorId ?? null };
   }
 
   async createSponsored(r: { accountId: string; sponsorId: string; createdAt: number }): Promise<void> {

@@ -720,9 +720,9 @@ async function freshReal(ports: Ports): Promise<Real> {
   const quota = new QuotaService({ ledger: store, blobs, clock, random, policy: POLICY });
   const uploads = new UploadService({ sessions: store, assets: store, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: TTL, dropTtlMs: DROP_TTL, federationPeers: PEERS });
   const assets = new AssetService({ assets: store, blobs, quota, sessions: store, writeGuard: admitAllWrites, clock, random });
-  const sponsored = await quota.setSponsor(USERS[2]!, USERS[0]!);
-  if (!sponsored.ok) throw new Error('sponsor');
   const sponsorship = new SponsorshipService({ store: ports.sponsorship, accounts: ports.accounts, quota, clock, random });
+  const sponsored = await sponsorship.setSponsor(USERS[2]!, USERS[0]!);
+  if (!sponsored.ok) throw new Error('sponsor');
   const linkStore = ports.links;
   await linkStore.createLink({ id: LINK, ownerId: USERS[1]!, kind: 'upload', albumId: null, assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: LINK_MAX, acceptedBytes: 0, createdAt: clock.now(), expiresAt: null, revokedAt: null });
   const links = new LinkService({ links: linkStore, writeGuard: admitAllWrites, sessions: store, catalog: store, uploads, assets, quota, clock, random });
