@@ -165,6 +165,10 @@ describe('operator CLI', () => {
     await refused('payer@example.org', 'third@example.org', /^error: An account that sponsors others \(1\) cannot be sponsored/);
     await refused('kids@example.org', 'third@example.org', /^error: An account that sponsors others \(1\) cannot be sponsored/);
     await refused('third@example.org', 'third@example.org', /^error: .*cannot sponsor itself/);
+    // A sponsored account created over HTTP is paid for by its creator, who stays its sponsor (and owner).
+    await refused(kid, 'third@example.org', /^error: A sponsored account is paid for by the account that created it/);
+    await refused(kid, '-', /^error: A sponsored account is paid for by the account that created it/);
+    expect(await runCli(['sponsor', kid, 'kids@example.org'], env)).toEqual({ code: 0, out: `${kid} is sponsored by ${kidSponsor.id}` });
     // Ending a sponsorship frees both sides.
     expect((await runCli(['sponsor', 'payee@example.org', '-'], env)).code).toBe(0);
     expect(await runCli(['sponsor', 'payer@example.org', 'third@example.org'], env)).toEqual({ code: 0, out: `${payer} is sponsored by ${third}` });

@@ -37,8 +37,8 @@ export class PgSponsorshipStore implements SponsorshipStore {
       // The sponsor's ledger row, made to exist (an empty row is the zero record) and locked, so an
       // operator making it someone's payee meanwhile waits for this transaction or is seen by it.
       await this.#lockLedgerRows(tx, [sponsorId]);
-      // A new account pays for nobody.
-      const verdict = decideSponsorChange({ accountId: account.id, sponsor: { accountId: sponsorId, ...(await this.#sponsorFacts(tx, sponsorId)) }, payees: 0 });
+      // A new account pays for nobody and has no record yet.
+      const verdict = decideSponsorChange({ accountId: account.id, sponsor: { accountId: sponsorId, ...(await this.#sponsorFacts(tx, sponsorId)) }, payees: 0, record: null });
       if (!verdict.ok) return verdict;
       await tx.insert(accounts).values(account);
       await tx.insert(quotaAccounts).values({ accountId: account.id, sponsorId }).onConflictDoUpdate({ target: quotaAccounts.accountId, set: { sponsorId } });
@@ -55,7 +55,8 @@ export class PgSponsorshipStore implements SponsorshipStore {
       await this.#lockLedgerRows(tx, sponsorId === null ? [accountId] : [accountId, sponsorId]);
       const [payees] = await tx.select({ n: sql<number>`count(*)::int` }).from(quotaAccounts).where(eq(quotaAccounts.sponsorId, accountId));
       const sponsor = sponsorId === null ? null : { accountId: sponsorId, ...(await this.#sponsorFacts(tx, sponsorId)) };
-      const verdict = decideSponsorChange({ accountId, sponsor, payees: payees?.n ?? 0 });
+      const [record] = await tx.select().from(sponsoredAccounts).where(eq(sponsoredAccounts.accountId, accountId));
+      const verdict = decideSponsorChange({ accountId, sponsor, payees: payees?.n ?? 0, record: record ? { ...record, owners: await this.#owners(tx, accountId) } : null });
       if (!verdict.ok) return verdict;
       await tx.update(quotaAccounts).set({ sponsorId }).where(eq(quotaAccounts.accountId, accountId));
       return verdict;

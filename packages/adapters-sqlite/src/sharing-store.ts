@@ -41,8 +41,8 @@ export class SqliteSponsorshipStore implements SponsorshipStore {
     const { account, sponsorId } = input;
     return this.sqlite
       .transaction((): Result<void, 'error.sponsored.cannot_sponsor'> => {
-        // A new account pays for nobody.
-        const verdict = decideSponsorChange({ accountId: account.id, sponsor: { accountId: sponsorId, ...this.#sponsorFacts(sponsorId) }, payees: 0 });
+        // A new account pays for nobody and has no record yet.
+        const verdict = decideSponsorChange({ accountId: account.id, sponsor: { accountId: sponsorId, ...this.#sponsorFacts(sponsorId) }, payees: 0, record: null });
         if (!verdict.ok) return verdict;
         this.db.insert(accounts).values(account).run();
         this.db.insert(quotaAccounts).values({ accountId: account.id, sponsorId }).onConflictDoUpdate({ target: quotaAccounts.accountId, set: { sponsorId } }).run();
@@ -57,7 +57,13 @@ export class SqliteSponsorshipStore implements SponsorshipStore {
     return this.sqlite
       .transaction((): Result<void, 'error.sponsored.cannot_sponsor'> => {
         const payees = this.db.select({ n: sql<number>`count(*)` }).from(quotaAccounts).where(eq(quotaAccounts.sponsorId, accountId)).get()?.n ?? 0;
-        const verdict = decideSponsorChange({ accountId, sponsor: sponsorId === null ? null : { accountId: sponsorId, ...this.#sponsorFacts(sponsorId) }, payees });
+        const record = this.db.select().from(sponsoredAccounts).where(eq(sponsoredAccounts.accountId, accountId)).get();
+        const verdict = decideSponsorChange({
+          accountId,
+          sponsor: sponsorId === null ? null : { accountId: sponsorId, ...this.#sponsorFacts(sponsorId) },
+          payees,
+          record: record ? { ...record, owners: this.#owners(accountId) } : null,
+        });
         if (!verdict.ok) return verdict;
         this.db.insert(quotaAccounts).values({ accountId, sponsorId }).onConflictDoUpdate({ target: quotaAccounts.accountId, set: { sponsorId } }).run();
         return verdict;

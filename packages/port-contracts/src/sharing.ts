@@ -133,7 +133,7 @@ function sponsoredCreationCases(setup: Setup): void {
         const viaService = await sponsorshipOver(ports, 3, new Uint8Array(10).fill(1)).create({ accountId: payee });
         expect(viaService.ok ? null : viaService.code).toBe('error.sponsored.cannot_sponsor');
       }));
-    it('setSponsor: one level only, on facts read in its transaction (a payer that pays through another, a payee that pays for others, itself); refused, nothing is written', () =>
+    it('setSponsor: one level only, on facts read in its transaction (a payer that pays through another, a payee that pays for others, itself, a sponsored account\'s creator replaced); refused, nothing is written', () =>
       using(setup, async (ports) => {
         const s = ports.sponsorship;
         const [payer, payee, free, other] = [id('sp14'), id('sp14'), id('sp14'), id('sp14')];
@@ -149,11 +149,14 @@ function sponsoredCreationCases(setup: Setup): void {
           [payer, other], // the payee already pays for an account the operator put under it
           [free, other], // the payee already pays for a sponsored account it created
           [other, other],
+          [kidId, other], // a sponsored account keeps the payer that created it
+          [kidId, null],
         ] as const) {
           const r = await s.setSponsor(accountId, sponsorId);
           expect(r.ok ? null : r.code, `${accountId} under ${sponsorId}`).toBe('error.sponsored.cannot_sponsor');
           expect(await sponsors()).toEqual(before);
         }
+        expect(await s.setSponsor(kidId, free)).toEqual({ ok: true, value: undefined });
         // Ending a sponsorship frees both sides.
         expect(await s.setSponsor(payee, null)).toEqual({ ok: true, value: undefined });
         expect(await s.setSponsor(payer, other)).toEqual({ ok: true, value: undefined });

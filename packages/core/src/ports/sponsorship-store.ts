@@ -24,7 +24,7 @@ export interface SponsorshipStore {
   /**
    * Sets who pays for `accountId` in the quota ledger (null: it pays for itself), the operator's
    * `sponsor`. In ONE transaction it reads the facts (the sponsor's sponsorship record and ledger
-   * payer, how many accounts pay through `accountId`), serialised against a concurrent change of
+   * payer, how many accounts pay through `accountId`, `accountId`'s own record), serialised against a concurrent change of
    * either account's payer and against a sponsored account being created by either, and applies
    * core's `decideSponsorChange`; refused, nothing is written.
    */

@@ -35,11 +35,13 @@ describe('who may act as whom', () => {
     );
   });
 
-  it('setting a payer keeps it one level: the payer pays for itself (as for creation), the payee pays for nobody, never itself', () => {
+  it('setting a payer keeps it one level: the payer pays for itself (as for creation), the payee pays for nobody, never itself; a sponsored account keeps its creator', () => {
     fc.assert(
-      fc.property(ids, fc.option(fc.record({ accountId: ids, record: fc.option(record, { nil: null }), ledgerSponsorId: fc.option(ids, { nil: null }) }), { nil: null }), fc.nat(3), (accountId, sponsor, payees) => {
-        const verdict = decideSponsorChange({ accountId, sponsor, payees });
-        const admitted = sponsor === null || (sponsor.accountId !== accountId && decideSponsorCreation(sponsor).ok && payees === 0);
+      fc.property(ids, fc.option(fc.record({ accountId: ids, record: fc.option(record, { nil: null }), ledgerSponsorId: fc.option(ids, { nil: null }) }), { nil: null }), fc.nat(3), fc.option(record, { nil: null }), (accountId, sponsor, payees, own) => {
+        const verdict = decideSponsorChange({ accountId, sponsor, payees, record: own });
+        // A sponsored account keeps the payer that created it; otherwise the payer pays for itself and the payee for nobody.
+        const keepsCreator = own === null || sponsor?.accountId === own.sponsorId;
+        const admitted = keepsCreator && (sponsor === null || (sponsor.accountId !== accountId && decideSponsorCreation(sponsor).ok && payees === 0));
         expect(verdict.ok).toBe(admitted);
         if (!verdict.ok) expect(verdict.code).toBe('error.sponsored.cannot_sponsor');
       }),
@@ -48,7 +50,7 @@ describe('who may act as whom', () => {
     fc.assert(
       fc.property(fc.option(record, { nil: null }), fc.option(ids, { nil: null }), (found, ledgerSponsorId) => {
         const facts = { record: found, ledgerSponsorId };
-        expect(decideSponsorChange({ accountId: 'new', sponsor: { accountId: 'a', ...facts }, payees: 0 }).ok).toBe(decideSponsorCreation(facts).ok);
+        expect(decideSponsorChange({ accountId: 'new', sponsor: { accountId: 'a', ...facts }, payees: 0, record: null }).ok).toBe(decideSponsorCreation(facts).ok);
       }),
     );
   });

@@ -48,6 +48,8 @@ export interface SponsorChangeFacts {
   readonly sponsor: (SponsorFacts & { readonly accountId: string }) | null;
   /** How many accounts pay through `accountId` now (their ledger rows name it as their sponsor). */
   readonly payees: number;
+  /** `accountId`'s own sponsorship record: non-null when it was created as a sponsored account. */
+  readonly record: SponsoredRecord | null;
 }
 
 /**
@@ -55,9 +57,14 @@ export interface SponsorChangeFacts {
  * against its sponsor, and there is no separate sponsoree quota): the payer pays for itself, by the
  * same rule as creating a sponsored account (`decideSponsorCreation`), and the account being put
  * under it pays for nobody, else those it pays for would be charged to a row that is itself charged
- * elsewhere and no one would be "the payer". Checked on facts read in the writing transaction.
+ * elsewhere and no one would be "the payer". A sponsored account is paid for by the account that
+ * created it, for as long as it exists (its record's sponsor, who stays an owner): that payer is
+ * never changed or ended. Checked on facts read in the writing transaction.
  */
 export function decideSponsorChange(change: SponsorChangeFacts): Result<void, 'error.sponsored.cannot_sponsor'> {
+  if (change.record !== null && change.sponsor?.accountId !== change.record.sponsorId) {
+    return refuse('error.sponsored.cannot_sponsor', `A sponsored account is paid for by the account that created it (${change.record.sponsorId}); that cannot be changed or ended.`);
+  }
   if (change.sponsor === null) return ok(undefined);
   if (change.sponsor.accountId === change.accountId) return refuse('error.sponsored.cannot_sponsor', 'An account cannot sponsor itself.');
   const payer = decideSponsorCreation(change.sponsor);

@@ -20,8 +20,8 @@ export class MemorySponsorshipStore implements SponsorshipStore {
   async createSponsoredAccount(input: { account: AccountRecord; sponsorId: string }): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
     const { accounts, quota } = this.stores;
     const { account, sponsorId } = input;
-    // A new account pays for nobody.
-    const verdict = decideSponsorChange({ accountId: account.id, sponsor: { accountId: sponsorId, ...this.#sponsorFacts(sponsorId) }, payees: 0 });
+    // A new account pays for nobody and has no record yet.
+    const verdict = decideSponsorChange({ accountId: account.id, sponsor: { accountId: sponsorId, ...this.#sponsorFacts(sponsorId) }, payees: 0, record: null });
     if (!verdict.ok) return verdict;
     if (accounts.accounts.has(account.id) || [...accounts.accounts.values()].some((a) => a.addressKey === account.addressKey)) throw new Error(`account ${account.id} exists`);
     if (this.records.has(account.id)) throw new Error(`sponsored account ${account.id} exists`);
@@ -34,7 +34,7 @@ export class MemorySponsorshipStore implements SponsorshipStore {
   async setSponsor(accountId: string, sponsorId: string | null): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
     const { quota } = this.stores;
     const payees = [...quota.accounts.values()].filter((r) => r.sponsorId === accountId).length;
-    const verdict = decideSponsorChange({ accountId, sponsor: sponsorId === null ? null : { accountId: sponsorId, ...this.#sponsorFacts(sponsorId) }, payees });
+    const verdict = decideSponsorChange({ accountId, sponsor: sponsorId === null ? null : { accountId: sponsorId, ...this.#sponsorFacts(sponsorId) }, payees, record: this.records.get(accountId) ?? null });
     if (verdict.ok) quota.sponsorRow(accountId, sponsorId);
     return verdict;
   }
