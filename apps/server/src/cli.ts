@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { blobsAgree, describeBackupProblem, findAccountByAddress, MANIFEST_FILE, normalizeAddress, parseRfc3339Instant, verifyBlobs } from '@strongroom/core';
+import { blobsAgree, describeBackupProblem, findAccountByAddress, MANIFEST_FILE, NoDeploymentError, normalizeAddress, parseRfc3339Instant, verifyBlobs } from '@strongroom/core';
 import { systemClock, takeFileLock } from '@strongroom/adapters-node';
 import { ConfigError, readConfig, type Config } from './config.js';
 import { buildDeps, nodePlatform, openStores, type AppDeps } from './deps.js';
@@ -9,10 +9,24 @@ import { openBlobStore } from './blob-store.js';
 import { runScheduledBackup } from './backup/schedule.js';
 import { takeBackup } from './backup/take.js';
 import { verifyBackup } from './backup/verify.js';
+import { redactedUrl } from './startup-checks.js';
 
 /** Operator commands. Each takes the same environment as the server and talks to its database. */
 /** A command's output; `{ code, out }` when it ends with a finding rather than an error (exit status `code`). */
 type Command = (deps: AppDeps, args: string[]) => Promise<string | { code: number; out: string }>;
+
+/** Where the configuration points: the setting an operator would correct, never a password. */
+const deploymentSetting = (config: Config): string =>
+  config.databaseUrl === null ? `SVC_DATA_DIR=${config.dataDir}` : `SVC_DATABASE_URL=${redactedUrl(config.databaseUrl)}`;
+
+/**
+ * A command on an existing deployment found none where the configuration points (a mistyped
+ * SVC_DATA_DIR, an empty database): one line naming the setting; nothing was created there.
+ */
+function noDeployment(config: Config, err: NoDeploymentError): string {
+  const where = config.databaseUrl === null ? 'at' : 'in';
+  return `error: no deployment ${where} ${deploymentSetting(config)} (${err.message}); nothing was created there. Check the setting; \`init\`, \`restore\` or the server's first start makes a deployment`;
+}
 
 async function accountIdOf(deps: AppDeps, who: string | undefined): Promise<string> {
   if (!who) throw new Error('name an account by address or id');
@@ -36,7 +50,17 @@ function parseInstant(text: string): number {
   return ms;
 }
 
-export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseUrl?: boolean }> = {
+/**
+ * `createsDeployment`: the command may make the deployment where there is none (directory, key,
+ * database, schema, first keys). Every other command works on an existing one and refuses, naming
+ * the setting, when there is none there.
+ */
+export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseUrl?: boolean; createsDeployment?: boolean }> = {
+  init: {
+    usage: 'init                       create the deployment SVC_DATA_DIR (or SVC_DATABASE_URL) names, as the server\'s first start does; one already there is left as it is',
+    createsDeployment: true,
+    run: async (deps) => `deployment ready at ${deploymentSetting(deps.config)}${deps.config.databaseUrl === null ? '' : ` (key and file blobs under SVC_DATA_DIR=${deps.config.dataDir})`}`,
+  },
   'adopt-base-url': {
     usage: 'adopt-base-url             record SVC_BASE_URL as the deployment\'s token issuer (after moving it; stop every process first)',
     adoptsBaseUrl: true,
@@ -302,6 +326,7 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     try {
       return { code: 0, out: await fileCommand.run(readConfig(env), args) };
     } catch (err) {
+      if (err instanceof NoDeploymentError) return { code: 1, out: noDeployment(readConfig(env), err) };
       const line = err instanceof BackupFailure ? describeBackupProblem(err.problem) : ((err as Error)?.message ?? String(err));
       return { code: 1, out: `error: ${line.replace(/\s*\n\s*/g, ' ')}` };
     }
@@ -317,16 +342,18 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     throw err;
   }
   const platform = { ...nodePlatform(), logger: { info() {}, warn() {}, error() {} } };
+  const create = command.createsDeployment ?? false;
   let stores: Awaited<ReturnType<typeof openStores>>;
   try {
-    stores = await openStores(config);
+    stores = await openStores(config, { create });
   } catch (err) {
+    if (err instanceof NoDeploymentError) return { code: 1, out: noDeployment(config, err) };
     // A data directory that is a file, a database that is not one, a restore left unfinished: one
     // line naming it, never a stack trace.
     return { code: 1, out: `${err instanceof ConfigError ? 'configuration error' : 'error'}: ${(err as Error)?.message ?? String(err)}` };
   }
   try {
-    const deps = await buildDeps(config, stores, platform, { adoptBaseUrl: command.adoptsBaseUrl ?? false });
+    const deps = await buildDeps(config, stores, platform, { adoptBaseUrl: command.adoptsBaseUrl ?? false, create });
     const done = await command.run(deps, args);
     return typeof done === 'string' ? { code: 0, out: done } : done;
   } catch (err) {

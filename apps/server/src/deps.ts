@@ -142,8 +142,18 @@ export const nodePlatform = (logFields?: Record<string, string | number>): Platf
   signer: platformEd25519Signer(),
 });
 
+/** Whether opening may create a deployment where there is none (the server, `init`), or needs one (every other operator command). */
+export interface OpenOptions {
+  /**
+   * False: an existing deployment only. No data directory is made, no database created or schema
+   * applied to an empty one (NoDeploymentError), no key file written. Default true.
+   */
+  readonly create?: boolean;
+}
+
 /** Opens the configured database (SQLite under the data dir by default), migrating it forward. */
-export async function openStores(config: Config): Promise<Stores> {
+export async function openStores(config: Config, options: OpenOptions = {}): Promise<Stores> {
+  const create = options.create ?? true;
   // A restore that did not finish (killed, disk full) left a directory without a whole database:
   // starting on it would create an empty one beside the restored key and blobs.
   if (existsSync(join(config.dataDir, RESTORE_MARKER))) {
@@ -151,11 +161,26 @@ export async function openStores(config: Config): Promise<Stores> {
   }
   // Created for the server's user only: the database, the secret key and the blobs live here.
   // An existing directory keeps the permissions its operator gave it (shared storage may need a group).
-  mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
-  const { blobs, close: closeBlobs } = await openBlobStore(config);
-  if (config.databaseUrl !== null) {
+  if (create) mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
+  // Without `create`, the SQLite database is looked for before anything else is opened.
+  const sqlite = config.databaseUrl === null ? openSqliteDatabase(join(config.dataDir, 'strongroom.db'), { create }) : null;
+  let opened;
+  try {
+    opened = await openBlobStore(config);
+  } catch (err) {
+    sqlite?.close();
+    throw err;
+  }
+  const { blobs, close: closeBlobs } = opened;
+  if (sqlite === null) {
     // Several stateless processes may share this database; every port call goes to it (no cache).
-    const pg = await openPgDatabase(config.databaseUrl, { queryTimeoutMs: config.database.statementMs, connectTimeoutMs: config.database.connectMs });
+    let pg;
+    try {
+      pg = await openPgDatabase(config.databaseUrl!, { queryTimeoutMs: config.database.statementMs, connectTimeoutMs: config.database.connectMs, create });
+    } catch (err) {
+      closeBlobs();
+      throw err;
+    }
     return {
       ...createPgPorts(pg.db, { queueBound: config.storeQueue }),
       blobs,
@@ -165,7 +190,7 @@ export async function openStores(config: Config): Promise<Stores> {
       },
     };
   }
-  const db = openSqliteDatabase(join(config.dataDir, 'strongroom.db'));
+  const db = sqlite;
   const commits = groupCommitOf(db);
   const durability: DurabilityWatch = { lost: () => commits.broken, onLost: (listener) => commits.onBroken(listener) };
   return {
@@ -179,15 +204,15 @@ export async function openStores(config: Config): Promise<Stores> {
   };
 }
 
-/** The key file under the data dir, created on first start; its path is logged, never the key. */
-function secretKeyFromDataDir(dataDir: string, logger: Logger): Uint8Array {
-  const { key, created, path } = loadOrCreateSecretKey(dataDir);
+/** The key file under the data dir, created on first start (when `create`); its path is logged, never the key. */
+function secretKeyFromDataDir(dataDir: string, logger: Logger, create: boolean): Uint8Array {
+  const { key, created, path } = loadOrCreateSecretKey(dataDir, { create });
   if (created) logger.info('secret_key.created', { path });
   return key;
 }
 
 /** Wires the core services over a set of stores. */
-export async function buildDeps(config: Config, stores: Stores, platform: Platform, options: { adoptBaseUrl?: boolean } = {}): Promise<AppDeps> {
+export async function buildDeps(config: Config, stores: Stores, platform: Platform, options: { adoptBaseUrl?: boolean } & OpenOptions = {}): Promise<AppDeps> {
   const { clock, random, logger } = platform;
   // One bounded queue in front of every password hash and check: past it, sign-in sheds load. The
   // cores are shared among the worker processes, so each runs its share of hashes at once.
@@ -198,7 +223,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     clock,
   });
   // Before anything else: a process configured unlike the others on this database stops here.
-  const secretKey = config.secretKey ?? secretKeyFromDataDir(config.dataDir, logger);
+  const secretKey = config.secretKey ?? secretKeyFromDataDir(config.dataDir, logger, options.create ?? true);
   await checkDeployment(stores.deployment, {
     secretKey,
     issuer: config.baseUrl,
@@ -271,7 +296,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   const blobReads = new BlobReadService({ catalog: stores.quota, links: stores.links, blobs: stores.blobs, clock });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
   const totpRecovery = new TotpRecoveryService({ challenges: stores.totp, directories: stores.devices, recovery: stores.secondFactor, accounts: stores.accounts, sessions, clock });
-  const oidc = buildOidc(config, stores, platform, sessions, window);
+  const oidc = buildOidc(config, stores, platform, sessions, window, secretKey);
   const signInMethods = new SignInMethodsService({ accounts: stores.accounts, totp: stores.totp, links: stores.oidc, localSignIn: config.authLocal });
   // Discovery and federation.
   const discovery = new DiscoveryService({ handles: stores.discovery, accounts: stores.accounts, directories: stores.devices, clock, baseUrl: config.baseUrl });
@@ -327,7 +352,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
  * OpenID Connect sign-in over the configured provider. Discovery starts now without holding the
  * start up: a provider that is down leaves OIDC answering 503 until it is back.
  */
-function buildOidc(config: Config, stores: Stores, platform: Platform, sessions: SessionService, window: ProtocolWindow): OidcService | null {
+function buildOidc(config: Config, stores: Stores, platform: Platform, sessions: SessionService, window: ProtocolWindow, secretKey: Uint8Array): OidcService | null {
   if (config.oidc === null) return null;
   const { clock, random, logger } = platform;
   let provider = platform.identityProvider;
@@ -344,7 +369,7 @@ function buildOidc(config: Config, stores: Stores, platform: Platform, sessions:
     provider = rp;
   }
   // The PKCE verifier waits in the database sealed under the same key as TOTP secrets.
-  const sealer = new TotpSecretBox({ key: config.secretKey ?? secretKeyFromDataDir(config.dataDir, logger), random });
+  const sealer = new TotpSecretBox({ key: secretKey, random });
   return new OidcService({
     provider,
     flows: stores.oidc,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { sql } from 'drizzle-orm';
 import { afterEach, describe, expect, it } from 'vitest';
 import { rowsOf, type PgDb } from './db.js';
+import { NoDeploymentError } from '@strongroom/core';
 import { buildSchemaVersion, databaseSchemaVersion, MIGRATIONS_FOLDER, SchemaVersionError } from './migrate.js';
 import { openUnmigratedTestDatabase, pgUrlFromEnv, type UnmigratedTestDatabase } from './testing.js';
 
@@ -40,6 +41,16 @@ function foldersWithFailingMigration(): string {
 
 describe('PostgreSQL schema migration', () => {
   const build = buildSchemaVersion();
+
+  it('create: false (a command on an existing deployment) refuses a database with no schema and writes nothing; an existing one opens', async () => {
+    const t = await fresh();
+    await expect(t.migrate({ create: false })).rejects.toBeInstanceOf(NoDeploymentError);
+    expect(await databaseSchemaVersion(t.db)).toEqual({ version: 0, latestWhen: 0 });
+    expect(await rowsOf(t.db, sql`SELECT table_name FROM information_schema.tables WHERE table_schema IN ('public', 'drizzle')`)).toEqual([]);
+    await t.migrate();
+    await t.migrate({ create: false });
+    expect(await databaseSchemaVersion(t.db)).toEqual(build);
+  });
 
   it('brings a fresh database to the build version, and a second start is a no-op', async () => {
     const t = await fresh();

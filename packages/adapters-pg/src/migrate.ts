@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { sql } from 'drizzle-orm';
-import { migrationFailed, refuseNewerSchema, stampOf, type SchemaStamp } from '@strongroom/core';
+import { migrationFailed, refuseAbsentSchema, refuseNewerSchema, stampOf, type SchemaStamp } from '@strongroom/core';
 
 export { SchemaVersionError } from '@strongroom/core';
 import { rowsOf, type PgDb } from './db.js';
@@ -51,11 +51,13 @@ export async function databaseSchemaVersion(db: PgDb): Promise<SchemaStamp> {
  *
  * `db` must be a single connection (a pool would take the advisory lock on one connection and
  * release it on another); `migrate` is the driver's drizzle migrator bound to that connection.
+ * `create: false` brings an existing deployment forward only: a database that holds no schema is
+ * refused (NoDeploymentError) and left as it is.
  */
 export async function bringSchemaForward(
   db: PgDb,
   migrate: (config: { migrationsFolder: string; migrationsSchema: string; migrationsTable: string }) => Promise<void>,
-  options: { migrationsFolder?: string } = {},
+  options: { migrationsFolder?: string; create?: boolean } = {},
 ): Promise<void> {
   const folder = options.migrationsFolder ?? MIGRATIONS_FOLDER;
   const build = buildSchemaVersion(folder);
@@ -64,6 +66,8 @@ export async function bringSchemaForward(
     const current = await databaseSchemaVersion(db);
     const newer = refuseNewerSchema(current, build);
     if (newer) throw newer;
+    const absent = options.create === false ? refuseAbsentSchema(current) : null;
+    if (absent) throw absent;
     try {
       await migrate({ migrationsFolder: folder, migrationsSchema: MIGRATIONS_SCHEMA, migrationsTable: MIGRATIONS_TABLE });
     } catch (cause) {

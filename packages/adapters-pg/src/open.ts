@@ -14,6 +14,11 @@ export interface PgDatabaseOptions {
   readonly connectTimeoutMs?: number;
   readonly migrationsFolder?: string;
   /**
+   * False to open an existing deployment only: a database that holds no schema is refused
+   * (NoDeploymentError) and neither migrated nor otherwise written. Default true.
+   */
+  readonly create?: boolean;
+  /**
    * How long one statement may take before it is abandoned and its connection dropped. Bounds how
    * long a request can hang on a database that stopped answering without closing the connection
    * (a network partition), so it fails closed instead. Generous: lock waits count too.

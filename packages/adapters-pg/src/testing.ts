@@ -71,7 +71,7 @@ export interface UnmigratedTestDatabase {
   readonly db: PgDb;
   readonly kind: 'postgres' | 'pglite';
   /** Runs `bringSchemaForward` with the driver's migrator on a connection of its own. */
-  migrate(options?: { migrationsFolder?: string }): Promise<void>;
+  migrate(options?: { migrationsFolder?: string; create?: boolean }): Promise<void>;
   close(): Promise<void>;
 }
 

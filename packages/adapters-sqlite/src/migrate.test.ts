@@ -1,9 +1,10 @@
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { NoDeploymentError } from '@strongroom/core';
 import { MIGRATIONS_FOLDER, SchemaVersionError, buildSchemaVersion, openSqliteDatabase } from './migrate.js';
 
 const dirs: string[] = [];
@@ -25,6 +26,23 @@ describe('openSqliteDatabase', () => {
     const n = (db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number }).n;
     expect(n).toBe(buildSchemaVersion().version);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
+    db.close();
+  });
+
+  it('create: false (a command on an existing deployment) refuses a file that is absent or holds no schema, creating and changing nothing', () => {
+    const dir = scratch();
+    const missing = join(dir, 'missing.db');
+    expect(() => openSqliteDatabase(missing, { create: false })).toThrow(NoDeploymentError);
+    expect(existsSync(missing)).toBe(false);
+    const empty = join(dir, 'empty.db');
+    writeFileSync(empty, '');
+    expect(() => openSqliteDatabase(empty, { create: false })).toThrow(NoDeploymentError);
+    expect(readdirSync(dir).sort()).toEqual(['empty.db']);
+    expect(readFileSync(empty).length).toBe(0);
+    const real = join(dir, 'real.db');
+    openSqliteDatabase(real).close();
+    const db = openSqliteDatabase(real, { create: false });
+    expect((db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number }).n).toBe(buildSchemaVersion().version);
     db.close();
   });
 

@@ -1,10 +1,10 @@
 import Database from 'better-sqlite3';
 import { drizzle } from 'drizzle-orm/better-sqlite3';
 import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
-import { chmodSync, closeSync, openSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { migrationFailed, refuseNewerSchema, stampOf, type SchemaStamp } from '@strongroom/core';
+import { migrationFailed, NoDeploymentError, refuseAbsentSchema, refuseNewerSchema, stampOf, type SchemaStamp } from '@strongroom/core';
 
 export { SchemaVersionError } from '@strongroom/core';
 
@@ -55,9 +55,15 @@ export function restrictDatabaseFiles(file: string): void {
   }
 }
 
-export function openSqliteDatabase(file: string, options: { migrationsFolder?: string } = {}): Database.Database {
+/**
+ * `create: false` opens an existing deployment's database only: a file that is absent or holds no
+ * schema is refused (NoDeploymentError) before anything is created or written.
+ */
+export function openSqliteDatabase(file: string, options: { migrationsFolder?: string; create?: boolean } = {}): Database.Database {
   const folder = options.migrationsFolder ?? MIGRATIONS_FOLDER;
   const build = buildSchemaVersion(folder);
+  const create = options.create ?? true;
+  if (!create && (file === ':memory:' || !existsSync(file))) throw new NoDeploymentError(`${file} does not exist`);
   if (file !== ':memory:') {
     // Look first through a read-only handle, so a too-new file is left byte-for-byte untouched.
     let probe: Database.Database | null = null;
@@ -71,6 +77,8 @@ export function openSqliteDatabase(file: string, options: { migrationsFolder?: s
       probe.close();
       const newer = refuseNewerSchema(current, build);
       if (newer) throw newer;
+      const absent = create ? null : refuseAbsentSchema(current);
+      if (absent) throw absent;
     }
   }
   if (file !== ':memory:') restrictDatabaseFiles(file);

@@ -32,7 +32,7 @@ const blobs: string[] = [];
 
 describe.skipIf(!mounted)('backup and restore on a full disk', { timeout: 60_000 }, () => {
   beforeAll(async () => {
-    expect((await runCli(['rotate-key'], env)).code).toBe(0);
+    expect((await runCli(['init'], env)).code).toBe(0);
     // Three 600 KB blobs in the ledger and the store: more than the small disk holds.
     const store = new FsBlobStore(join(dataDir, 'blobs'));
     const db = new Database(join(dataDir, 'strongroom.db'));

@@ -21,7 +21,7 @@ const env = { SVC_DATA_DIR: dataDir, SVC_BASE_URL: 'http://127.0.0.1:8080' };
 
 describe('kill -9 during a backup', { timeout: 180_000 }, () => {
   beforeAll(async () => {
-    expect((await runCli(['rotate-key'], env)).code).toBe(0);
+    expect((await runCli(['init'], env)).code).toBe(0);
     const store = new FsBlobStore(join(dataDir, 'blobs'));
     const db = new Database(join(dataDir, 'strongroom.db'));
     // Enough blobs (40 MB) that the copy is still running when the kill lands.

@@ -27,7 +27,7 @@ describe.skipIf(!PG_URL)('backups on PostgreSQL', { timeout: 60_000 }, () => {
   beforeAll(async () => {
     scratch = await createScratchDatabase(PG_URL!, 'backup');
     env = { SVC_DATA_DIR: dataDir, SVC_DATABASE_URL: scratch.url, SVC_BASE_URL: 'http://127.0.0.1:8080' };
-    expect((await runCli(['rotate-key'], env)).code).toBe(0);
+    expect((await runCli(['init'], env)).code).toBe(0);
     const store = new FsBlobStore(join(dataDir, 'blobs'));
     const client = new pg.Client({ connectionString: scratch.url });
     await client.connect();

@@ -18,7 +18,7 @@ const OTHER_KEY = 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc';
 describe('restore and SVC_SECRET_KEY', { timeout: 60_000 }, () => {
   beforeAll(async () => {
     // The data directory's own secret.key, and a database with a sealed signing key.
-    expect((await runCli(['rotate-key'], env)).code).toBe(0);
+    expect((await runCli(['init'], env)).code).toBe(0);
     expect((await runCli(['backup', backup], env)).code).toBe(0);
   }, 60_000);
   afterAll(() => rmSync(work, { recursive: true, force: true }));

@@ -31,7 +31,7 @@ const backups = () => readdirSync(dir).filter((n) => n.startsWith('strongroom-')
 describe('scheduled backups', { timeout: 60_000 }, () => {
   beforeAll(async () => {
     // Any command through the stores creates the database, its deployment record and the key file.
-    expect((await runCli(['rotate-key'], env)).code).toBe(0);
+    expect((await runCli(['init'], env)).code).toBe(0);
   }, 60_000);
 
   it('takes one when due, keeps the newest SVC_BACKUP_KEEP, skips while the newest is fresh', async () => {
@@ -107,7 +107,7 @@ describe('a key from SVC_SECRET_KEY, and an interrupted restore', { timeout: 60_
   const envKey = { SVC_DATA_DIR: keyDir, SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: key };
 
   it('is not written into the backup; verify and restore then need SVC_SECRET_KEY, and refuse another', async () => {
-    expect((await runCli(['rotate-key'], envKey)).code).toBe(0);
+    expect((await runCli(['init'], envKey)).code).toBe(0);
     const b = join(work, 'env-key-backup');
     const r = await runCli(['backup', b], envKey);
     expect(r.code, r.out).toBe(0);

@@ -1,7 +1,8 @@
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { chmod, mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { formatManifest, fromBase64url, MANIFEST_FILE, secretKeyFingerprint, toBase64url, utf8, type BlobStore, type ManifestEntry } from '@strongroom/core';
+import { formatManifest, fromBase64url, MANIFEST_FILE, NoDeploymentError, secretKeyFingerprint, toBase64url, utf8, type BlobStore, type ManifestEntry } from '@strongroom/core';
 import { takeFileLock } from '@strongroom/adapters-node';
 import { openBlobStore } from '../blob-store.js';
 import { snapshotSqliteDatabase, SqliteBackupReader } from '@strongroom/adapters-sqlite';
@@ -80,6 +81,7 @@ export async function takeBackup(config: Config, target: string, options: { now:
   const dir = await realish(target);
   if (within(dir, dataDir)) throw new BackupFailure({ file: target, cause: `is inside SVC_DATA_DIR (${config.dataDir}); a backup must live elsewhere, ideally on another disk` });
   if (within(dataDir, dir)) throw new BackupFailure({ file: target, cause: `contains SVC_DATA_DIR (${config.dataDir})` });
+  await deploymentToBackUp(config);
   const state = await naming(target, () => emptyOrAbsent(target));
   if (state === 'not_empty') throw new BackupFailure({ file: target, cause: 'is not empty; back up into a new or empty directory' });
   if (state === 'not_a_directory') throw new BackupFailure({ file: target, cause: 'is not a directory' });
@@ -122,7 +124,7 @@ export async function takeBackup(config: Config, target: string, options: { now:
       // pg_dump dumps the snapshot the ledger is read in: the blobs copied below are exactly those
       // the dump's ledger references, however the server writes meanwhile.
       const out = join(target, PG_DUMP_FILE);
-      const pg = await naming('SVC_DATABASE_URL', () => openPgDatabase(config.databaseUrl!, { maxConnections: 1 }));
+      const pg = await naming('SVC_DATABASE_URL', () => openPgDatabase(config.databaseUrl!, { maxConnections: 1, create: false }));
       try {
         ledger = await naming('SVC_DATABASE_URL', () =>
           withPgBackupSnapshot(pg.db, async (snapshot, facts) => {
@@ -206,6 +208,28 @@ export async function takeBackup(config: Config, target: string, options: { now:
     closeBlobs();
     await lock.release();
   }
+}
+
+/**
+ * There is a deployment where the configuration points, before the backup writes anything (its
+ * target, the maintenance lock): a mistyped SVC_DATA_DIR or an empty database is refused as
+ * NoDeploymentError, and nothing is created or migrated there. The SQLite file is only looked for
+ * (a backup copies the database as it stands, never migrates it).
+ */
+async function deploymentToBackUp(config: Config): Promise<void> {
+  if (config.databaseUrl === null) {
+    const file = join(config.dataDir, DATABASE_FILE);
+    if (!existsSync(file)) throw new NoDeploymentError(`${file} does not exist`);
+    return;
+  }
+  let pg;
+  try {
+    pg = await openPgDatabase(config.databaseUrl, { maxConnections: 1, create: false });
+  } catch (err) {
+    if (err instanceof NoDeploymentError) throw err;
+    throw new BackupFailure({ file: 'SVC_DATABASE_URL', cause: causeOf(err) });
+  }
+  await pg.close();
 }
 
 /**

@@ -46,6 +46,7 @@ describe('deprecation announcements (operator CLI)', () => {
     const dir = mkdtempSync(join(tmpdir(), 'strongroom-deprecate-'));
     try {
       const env = { SVC_DATA_DIR: dir, SVC_DEPRECATION_NOTICE_S: '3600' };
+      expect((await runCli(['init'], env)).code).toBe(0);
       const soon = await runCli(['deprecate', NEW_MIN, new Date(Date.now() + 60_000).toISOString()], env);
       expect(soon).toMatchObject({ code: 1, out: expect.stringMatching(/^error: error.deprecation.too_soon: effective_at must be at least the notice period \(3600 s\)/) });
       const ok = await runCli(['deprecate', NEW_MIN, new Date(Date.now() + 2 * 3600_000).toISOString()], env);

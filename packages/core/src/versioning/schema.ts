@@ -23,6 +23,23 @@ export class SchemaVersionError extends Error {
   }
 }
 
+/**
+ * Opening an existing deployment found none: the database is absent, or holds no schema. Nothing
+ * was created, migrated or otherwise changed.
+ */
+export class NoDeploymentError extends Error {
+  override readonly name = 'NoDeploymentError';
+}
+
+/**
+ * For a caller that works on an existing deployment only (an operator command): a database that
+ * holds no schema is refused before anything is written to it, instead of being initialised.
+ */
+export function refuseAbsentSchema(database: SchemaStamp): NoDeploymentError | null {
+  if (database.version > 0) return null;
+  return new NoDeploymentError('the database holds no schema');
+}
+
 /** A build's stamp from its migration journal entries. */
 export function stampOf(entries: readonly { when: number }[]): SchemaStamp {
   return { version: entries.length, latestWhen: Math.max(0, ...entries.map((e) => e.when)) };
