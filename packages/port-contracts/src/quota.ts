@@ -233,7 +233,7 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
       }));
 
     it('opens a provenance or metadata upload past the hard limit as a follow-up of the uploader\'s trash, within the overdraft (core admitWrite on the stored stamp)', () =>
-      using(setup, async (s) => {
+      using(setup, async (s, ports) => {
         const a = id('a000');
         const p: QuotaPolicy = { ...policy(1_000), followUpMs: 1_000, followUpOverdraft: 50 };
         const x = await stored(s, a, hash(70), 1_000);
@@ -250,16 +250,16 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect(await s.restoreAsset(x, 3_000)).toBe(true);
         expect(await open(s, upload(a, { kind: 'provenance', declaredSize: 10, expiresAt: 100_000 }), 1_000, 4_001, p)).toBe('exceeded');
         // A sponsored account: its own trash is the evidence, its sponsor's row the limits.
-        const sponsor = id('a000');
+        const payer = id('a000');
         const kid = id('a000');
-        await s.setSponsor(kid, sponsor);
+        await sponsor(ports, kid, payer);
         const k = await stored(s, kid, hash(71), 1_000);
-        expect(await s.readLedger(sponsor, 5_000)).toMatchObject({ charged: 1_000 });
+        expect(await s.readLedger(payer, 5_000)).toMatchObject({ charged: 1_000 });
         expect(await s.trashAsset(k, 5_000)).toBe(true);
         expect(await s.readLedger(kid, 5_000)).toMatchObject({ trashActivityAt: 5_000, charged: 0 });
-        expect(await open(s, upload(sponsor, { kind: 'provenance', declaredSize: 10 }), 1_000, 5_000, p)).toBe('exceeded');
+        expect(await open(s, upload(payer, { kind: 'provenance', declaredSize: 10 }), 1_000, 5_000, p)).toBe('exceeded');
         expect(await open(s, upload(kid, { kind: 'provenance', declaredSize: 10 }), 1_000, 5_000, p)).toBe('reserved');
-        expect(await s.readLedger(sponsor, 5_000)).toMatchObject({ charged: 1_000, reserved: 10 });
+        expect(await s.readLedger(payer, 5_000)).toMatchObject({ charged: 1_000, reserved: 10 });
       }));
 
     it('pending drops: adoption before expiry, otherwise freed by the sweep', () =>
