@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { describeBlobStoreContract, readAll } from '@strongroom/port-contracts';
 import { FsBlobStore } from './fs-blob-store.js';
@@ -12,6 +12,10 @@ async function* chunks(...parts: Uint8Array[]): AsyncIterable<Uint8Array> {
 }
 async function files(dir: string): Promise<string[]> {
   return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
+}
+/** Every file under `dir`, by its path from there. */
+async function paths(dir: string): Promise<string[]> {
+  return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name))).sort();
 }
 
 describeBlobStoreContract('filesystem', async () => {
@@ -52,20 +56,52 @@ describe('FsBlobStore on disk', () => {
     expect(await store.has('f'.repeat(64))).toBe(false);
     expect(await store.commit('u1', sha(bytes))).toBe('stored');
     expect(await readAll(await store.read(sha(bytes)))).toEqual(bytes);
+    // Kept staged (a hard link: the bytes are on the disk once) until discarded.
+    expect((await stat(join(root, 'staging', 'u1'))).nlink).toBe(2);
+    await store.discard('u1');
     expect(await store.commit('u1', sha(bytes))).toBe('missing');
     await store.remove(sha(bytes));
     expect(await store.has(sha(bytes))).toBe(false);
+    expect(await files(root)).toEqual([]);
   });
 
-  it('two commits of one staging racing: one stores, the other finds it moved (never an error)', async () => {
+  it('two commits of one staging racing both store, and leave nothing but the blob and the staging', async () => {
     const bytes = new Uint8Array(64 * 1024).fill(9);
     for (let i = 0; i < 20; i++) {
       await store.stage(`race${i}`, chunks(bytes), bytes.length);
       const both = await Promise.all([store.commit(`race${i}`, sha(bytes)), store.commit(`race${i}`, sha(bytes))]);
-      expect(both.filter((r) => r === 'stored').length).toBeGreaterThanOrEqual(1);
-      for (const r of both) expect(['stored', 'missing']).toContain(r);
+      expect(both).toEqual(['stored', 'stored']);
+      await store.discard(`race${i}`);
     }
     expect(await readAll(await store.read(sha(bytes)))).toEqual(bytes);
+    expect(await paths(root)).toEqual([`blobs/${sha(bytes).slice(0, 2)}/${sha(bytes)}`]);
+  });
+
+  it('a staging re-staged while a commit hashes it: the commit moves what it hashed, never the new bytes', async () => {
+    const first = new Uint8Array(256 * 1024).fill(1);
+    const second = new Uint8Array(256 * 1024).fill(2);
+    for (let i = 0; i < 10; i++) {
+      await store.stage('swap', chunks(first), first.length);
+      const [committed] = await Promise.all([store.commit('swap', sha(first)), store.stage('swap', chunks(second), second.length)]);
+      if (committed === 'stored') expect(sha((await readAll(await store.read(sha(first))))!)).toBe(sha(first));
+      else expect(committed).toBe('hash_mismatch');
+      await store.remove(sha(first));
+    }
+  });
+
+  it('quarantine is a rename under quarantine/, out of blobs/ and staging/, and back', async () => {
+    const bytes = new Uint8Array([4, 5, 6]);
+    await store.stage('qq', chunks(bytes), 3);
+    expect(await store.commit('qq', sha(bytes))).toBe('stored');
+    await store.discard('qq');
+    const aside = (await store.quarantine(sha(bytes)))!;
+    expect(await paths(root)).toEqual([`quarantine/${aside.id}`]);
+    expect(aside.id).toMatch(new RegExp(`^${sha(bytes)}\\.[0-9a-f]{16}$`));
+    expect((await stat(join(root, 'quarantine'))).mode & 0o777).toBe(0o700);
+    await expect(store.dropQuarantined({ contentHash: sha(bytes), id: '../blobs/x' })).rejects.toThrow(RangeError);
+    await expect(store.unquarantine({ contentHash: 'e'.repeat(64), id: aside.id })).rejects.toThrow(RangeError);
+    await store.unquarantine(aside);
+    expect(await paths(root)).toEqual([`blobs/${sha(bytes).slice(0, 2)}/${sha(bytes)}`]);
   });
 
   it('refuses bytes beyond the declared size and keeps nothing, not even an earlier staging', async () => {

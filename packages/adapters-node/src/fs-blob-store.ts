@@ -1,8 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BlobStat, BlobStore, ByteRange, ListedBlob, StagedBlob } from '@strongroom/core';
+import type { BlobStat, BlobStore, ByteRange, ListedBlob, QuarantinedBlob, StagedBlob } from '@strongroom/core';
 
 /**
  * Writes the whole chunk. A write may take only part of it (the disk filled up mid-chunk) without
@@ -16,19 +16,29 @@ export async function writeAll(file: FileHandle, chunk: Uint8Array): Promise<voi
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const HASH = /^[0-9a-f]{64}$/;
+/** A quarantined copy's file name: its content hash and a random suffix of its own. */
+const QUARANTINED = /^([0-9a-f]{64})\.([0-9a-f]{16})$/;
+/** Errors of a filesystem that cannot hard-link here: the bytes are copied instead. */
+const NO_LINK = new Set(['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'ENOSYS']);
+
+const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException).code === 'ENOENT';
 
 /**
  * Content-addressed blobs on the local filesystem. Bytes arrive in a temp file under `staging/`
- * (fsynced, then renamed to the staging id), and move to `blobs/<2 hex>/<sha256>` by rename only
- * after their SHA-256 is recomputed and matches: a crash or a wrong hash never leaves a partial
- * blob under a content address.
+ * (fsynced, then renamed to the staging id). A commit hard-links them to a temp name (a copy where
+ * the filesystem cannot link), hashes that, and renames it to `blobs/<2 hex>/<sha256>` only if its
+ * SHA-256 matches: a crash or a wrong hash never leaves a partial blob under a content address,
+ * and the staged file stays until discarded. The sweep's quarantine is `quarantine/<sha256>.<16
+ * hex>`, moved there and back by rename.
  */
 export class FsBlobStore implements BlobStore {
   readonly #staging: string;
   readonly #blobs: string;
+  readonly #quarantine: string;
   constructor(readonly root: string) {
     this.#staging = join(root, 'staging');
     this.#blobs = join(root, 'blobs');
+    this.#quarantine = join(root, 'quarantine');
   }
 
   #stagedPath(id: string): string {
@@ -71,25 +81,39 @@ export class FsBlobStore implements BlobStore {
   async commit(stagingId: string, contentHash: string): Promise<'stored' | 'hash_mismatch' | 'missing'> {
     const staged = this.#stagedPath(stagingId);
     const final = this.#blobPath(contentHash);
-    const hash = createHash('sha256');
+    // A name of our own for the staged bytes, hashed there: a re-staging of the id meanwhile
+    // replaces the staged file, never the file this commit hashes and moves.
+    const temp = `${staged}.${randomBytes(6).toString('hex')}.commit`;
     try {
-      for await (const chunk of createReadStream(staged)) hash.update(chunk as Buffer);
+      await link(staged, temp);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
-      throw e;
+      if (isMissing(e)) return 'missing';
+      if (!NO_LINK.has((e as NodeJS.ErrnoException).code ?? '')) throw e;
+      try {
+        await copyFile(staged, temp);
+        const copy = await open(temp, 'r+');
+        try {
+          await copy.sync();
+        } finally {
+          await copy.close();
+        }
+      } catch (copyError) {
+        await rm(temp, { force: true });
+        if (isMissing(copyError)) return 'missing';
+        throw copyError;
+      }
     }
-    if (hash.digest('hex') !== contentHash) return 'hash_mismatch';
-    await mkdir(join(this.#blobs, contentHash.slice(0, 2)), { recursive: true, mode: 0o700 });
-    // Same hash, same bytes: renaming over an existing blob is harmless and atomic.
     try {
-      await rename(staged, final);
-    } catch (e) {
-      // A concurrent commit of the same staging id moved the bytes first: nothing to move here (the
-      // upload store decides which finalize counts, once per session).
-      if ((e as NodeJS.ErrnoException).code === 'ENOENT') return 'missing';
-      throw e;
+      const hash = createHash('sha256');
+      for await (const chunk of createReadStream(temp)) hash.update(chunk as Buffer);
+      if (hash.digest('hex') !== contentHash) return 'hash_mismatch';
+      await mkdir(join(this.#blobs, contentHash.slice(0, 2)), { recursive: true, mode: 0o700 });
+      // Same hash, same bytes: renaming over an existing blob is harmless and atomic.
+      await rename(temp, final);
+      return 'stored';
+    } finally {
+      await rm(temp, { force: true });
     }
-    return 'stored';
   }
 
   async discard(stagingId: string): Promise<void> {
@@ -143,6 +167,54 @@ export class FsBlobStore implements BlobStore {
   async stream(contentHash: string): Promise<AsyncIterable<Uint8Array> | null> {
     return this.read(contentHash);
   }
+
+  #quarantinedPath(blob: QuarantinedBlob): string {
+    const m = QUARANTINED.exec(blob.id);
+    if (m === null || m[1] !== blob.contentHash) throw new RangeError('bad quarantined blob');
+    return join(this.#quarantine, blob.id);
+  }
+  async quarantine(contentHash: string): Promise<QuarantinedBlob | null> {
+    const from = this.#blobPath(contentHash);
+    await mkdir(this.#quarantine, { recursive: true, mode: 0o700 });
+    const blob = { contentHash, id: `${contentHash}.${randomBytes(8).toString('hex')}` };
+    try {
+      await rename(from, this.#quarantinedPath(blob));
+    } catch (e) {
+      if (isMissing(e)) return null;
+      throw e;
+    }
+    return blob;
+  }
+  async unquarantine(blob: QuarantinedBlob): Promise<void> {
+    const from = this.#quarantinedPath(blob);
+    await mkdir(join(this.#blobs, blob.contentHash.slice(0, 2)), { recursive: true, mode: 0o700 });
+    try {
+      // Over bytes committed there meanwhile, which are the same: atomic, never absent between.
+      await rename(from, this.#blobPath(blob.contentHash));
+    } catch (e) {
+      if (!isMissing(e)) throw e;
+    }
+    // A rename between two links of one file (committed again from the same staging) does
+    // nothing and succeeds: the copy's own link goes here.
+    await rm(from, { force: true });
+  }
+  async dropQuarantined(blob: QuarantinedBlob): Promise<void> {
+    await rm(this.#quarantinedPath(blob), { force: true });
+  }
+  async *listQuarantined(): AsyncIterable<QuarantinedBlob> {
+    let names: string[];
+    try {
+      names = await readdir(this.#quarantine);
+    } catch (e) {
+      if (isMissing(e)) return;
+      throw e;
+    }
+    for (const name of names) {
+      const m = QUARANTINED.exec(name);
+      if (m !== null) yield { contentHash: m[1]!, id: name };
+    }
+  }
+
   /** Staged ids: the finished files under `staging/` (a `.part` being written is not one yet). */
   async *listStaged(): AsyncIterable<string> {
     let names: string[];

@@ -48,6 +48,9 @@ describe('S3BlobStore on the wire', () => {
     expect(await store.commit('u1', 'a'.repeat(64))).toBe('hash_mismatch');
     expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/staging/u1`]);
     expect(await store.commit('u1', hash)).toBe('stored');
+    // The staging stays until the writer discards it (after its ledger write).
+    expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/blobs/${hash.slice(0, 2)}/${hash}`, `${prefix}/staging/u1`]);
+    await store.discard('u1');
     expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/blobs/${hash.slice(0, 2)}/${hash}`]);
     // Oversize and failed bodies leave no object behind (not even a staging one).
     expect(await store.stage('u2', chunks(bytes, bytes), 5)).toBeNull();
@@ -57,7 +60,12 @@ describe('S3BlobStore on the wire', () => {
     }
     await expect(store.stage('u3', broken(), 10)).rejects.toThrow('connection reset');
     expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/blobs/${hash.slice(0, 2)}/${hash}`]);
-    // The GC sweep's remove deletes the object; a second remove is harmless.
+    // Quarantine copies the object under quarantine/ and deletes the address; putting it back undoes both.
+    const aside = (await store.quarantine(hash))!;
+    expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/quarantine/${aside.id}`]);
+    await store.unquarantine(aside);
+    expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/blobs/${hash.slice(0, 2)}/${hash}`]);
+    // remove deletes the object; a second remove is harmless.
     await store.remove(hash);
     await store.remove(hash);
     expect(await keysUnder(`${prefix}/`)).toEqual([]);
@@ -80,7 +88,16 @@ describe('S3BlobStore on the wire', () => {
     for await (const chunk of (await store.read(hash, { start: 10, end: 19 }))!) part.push(chunk);
     expect(new Uint8Array(Buffer.concat(part))).toEqual(bytes.subarray(10, 20));
     expect(await store.stat(hash)).toEqual({ size: bytes.length });
+    expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/blobs/${hash.slice(0, 2)}/${hash}`, `${prefix}/staging/big`]);
+    await store.discard('big');
+    // Into quarantine and back, a large blob is copied in parts both ways, whole.
+    const aside = (await store.quarantine(hash))!;
+    expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/quarantine/${aside.id}`]);
+    await store.unquarantine(aside);
     expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/blobs/${hash.slice(0, 2)}/${hash}`]);
+    const again: Uint8Array[] = [];
+    for await (const chunk of (await store.read(hash))!) again.push(chunk);
+    expect(sha256Hex(new Uint8Array(Buffer.concat(again)))).toBe(hash);
     // Past the limit in the second part: the multipart upload is abandoned, nothing staged.
     expect(await store.stage('big2', chunks(...pieces), bytes.length - 1)).toBeNull();
     expect(await store.commit('big2', hash)).toBe('missing');
@@ -109,7 +126,12 @@ describe('S3BlobStore on the wire', () => {
     await store.stage('proxied', chunks(good), 6);
     sent.length = 0;
     expect(await store.commit('proxied', sha256Hex(good))).toBe('stored');
-    expect(sent).toEqual(['HeadObjectCommand', 'CopyObjectCommand', 'DeleteObjectCommand']);
+    expect(sent).toEqual(['HeadObjectCommand', 'CopyObjectCommand']);
+    // Committed again from the staging it kept (a writer's check after its ledger write): as cheap.
+    sent.length = 0;
+    expect(await store.commit('proxied', sha256Hex(good))).toBe('stored');
+    expect(sent).toEqual(['HeadObjectCommand', 'CopyObjectCommand']);
+    await store.discard('proxied');
     // A direct PUT, then the object replaced after arrived hashed it: the ETag no longer matches, so
     // commit reads what is there, and those bytes do not hash to the claim.
     const put = await store.presignPut!('direct', { size: 6, sha256: null, ttlS: 60 });

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -15,10 +15,12 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { CoreError, type Arrived, type BlobStat, type BlobStore, type ByteRange, type DirectPut, type DirectPutGrant, type ListedBlob, type PresignedAnswer, type StagedBlob } from '@strongroom/core';
+import { CoreError, type Arrived, type BlobStat, type BlobStore, type ByteRange, type DirectPut, type DirectPutGrant, type ListedBlob, type PresignedAnswer, type QuarantinedBlob, type StagedBlob } from '@strongroom/core';
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const HASH = /^[0-9a-f]{64}$/;
+/** A quarantined copy's key name: its content hash and a random suffix of its own. */
+const QUARANTINED = /^([0-9a-f]{64})\.([0-9a-f]{16})$/;
 const MiB = 1024 * 1024;
 /** How many staged objects' hashes a store remembers between staging (or arrival) and commit. */
 const HASHED_MEMORY = 4096;
@@ -81,6 +83,8 @@ function isNotFound(e: unknown): boolean {
  * (a single PUT, or a multipart upload that becomes visible only when completed), and is copied to
  * its content address only after its bytes, read back from the store, hash to the claimed SHA-256;
  * so a crash, an oversize or failed body, or a wrong hash leaves nothing under a content address.
+ * The staged object stays until discarded. The sweep's quarantine is
+ * `<prefix>/quarantine/<sha256>.<16 hex>`: a copy, then a delete of the address (and back).
  * Any failure to reach the store is a CoreError `error.store.unavailable` (503), never taken for
  * an absent object.
  */
@@ -301,17 +305,15 @@ export class S3BlobStore implements BlobStore {
     const staged = this.#stagedKey(stagingId);
     const final = this.#blobKey(contentHash);
     const known = this.#hashed.get(stagingId);
-    this.#hashed.delete(stagingId);
     if (known !== undefined && known.sha256 === contentHash) {
       // Hashed by this process as it was staged or arrived: copied only if it is still that very
       // object (its ETag), so nothing is read again; anything else falls back to a streamed hash.
+      // Remembered still: a second commit of the same staging (handoff.ts) copies it as cheaply.
       const copied = await this.#copyIfUnchanged(staged, final, known);
       if (copied === 'missing') return 'missing';
-      if (copied === 'copied') {
-        await this.#send('removing staged bytes', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: staged })));
-        return 'stored';
-      }
+      if (copied === 'copied') return 'stored';
     }
+    this.#hashed.delete(stagingId);
     // The bytes are read back and hashed here rather than trusted from staging: what sits under
     // the staging key is what gets copied, whoever wrote it.
     let object;
@@ -328,10 +330,81 @@ export class S3BlobStore implements BlobStore {
     if (hash.digest('hex') !== contentHash) return 'hash_mismatch';
     // Same hash, same bytes: copying over an existing blob is harmless, and a copy appears whole.
     const size = object.ContentLength ?? 0;
-    if (size > this.#copyPartBytes) await this.#copyInParts(staged, final, size, object.ETag);
-    else await this.#send('copying to the content address', () => this.#client.send(new CopyObjectCommand({ Bucket: this.#bucket, Key: final, CopySource: this.#copySource(staged), ...(object.ETag ? { CopySourceIfMatch: object.ETag } : {}) })));
-    await this.#send('removing staged bytes', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: staged })));
+    await this.#copy(staged, final, size, object.ETag, 'copying to the content address');
     return 'stored';
+  }
+
+  /** One object to another key, whole or in parts by size, pinned to `etag` when given. */
+  async #copy(from: string, to: string, size: number, etag: string | undefined, what: string): Promise<void> {
+    if (size > this.#copyPartBytes) await this.#copyInParts(from, to, size, etag);
+    else await this.#send(what, () => this.#client.send(new CopyObjectCommand({ Bucket: this.#bucket, Key: to, CopySource: this.#copySource(from), ...(etag ? { CopySourceIfMatch: etag } : {}) })));
+  }
+
+  /** Size and ETag of the object at `key`, null when there is none. */
+  async #head(key: string, what: string): Promise<{ size: number; etag: string | undefined } | null> {
+    try {
+      const head = await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: key }));
+      return { size: head.ContentLength ?? 0, etag: head.ETag };
+    } catch (e) {
+      if (isNotFound(e)) return null;
+      throw new CoreError('error.store.unavailable', `object store: ${what} failed`, { cause: e });
+    }
+  }
+
+  /** A copy whose source vanished (or changed) between its HEAD and the copy. */
+  #sourceGone(e: unknown): boolean {
+    const err = e as { cause?: unknown };
+    const inner = (err?.cause ?? err) as { name?: string; $metadata?: { httpStatusCode?: number } };
+    return isNotFound(inner) || inner?.name === 'PreconditionFailed' || inner?.$metadata?.httpStatusCode === 412;
+  }
+
+  #quarantinedKey(blob: QuarantinedBlob): string {
+    const m = QUARANTINED.exec(blob.id);
+    if (m === null || m[1] !== blob.contentHash) throw new RangeError('bad quarantined blob');
+    return `${this.#prefix}quarantine/${blob.id}`;
+  }
+
+  async quarantine(contentHash: string): Promise<QuarantinedBlob | null> {
+    const address = this.#blobKey(contentHash);
+    const found = await this.#head(address, 'checking a blob');
+    if (found === null) return null;
+    const blob = { contentHash, id: `${contentHash}.${randomBytes(8).toString('hex')}` };
+    try {
+      // Not pinned to the ETag: whatever is at the address has this hash, so the same bytes.
+      await this.#copy(address, this.#quarantinedKey(blob), found.size, undefined, 'moving a blob to quarantine');
+    } catch (e) {
+      if (this.#sourceGone(e)) return null;
+      throw e;
+    }
+    // From this delete on the address is empty: the point a writer's later check sees (handoff.ts).
+    await this.#send('moving a blob to quarantine', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: address })));
+    return blob;
+  }
+
+  async unquarantine(blob: QuarantinedBlob): Promise<void> {
+    const key = this.#quarantinedKey(blob);
+    const found = await this.#head(key, 'checking a quarantined blob');
+    if (found === null) return;
+    try {
+      await this.#copy(key, this.#blobKey(blob.contentHash), found.size, undefined, 'putting a blob back from quarantine');
+    } catch (e) {
+      if (this.#sourceGone(e)) return;
+      throw e;
+    }
+    await this.dropQuarantined(blob);
+  }
+
+  async dropQuarantined(blob: QuarantinedBlob): Promise<void> {
+    const key = this.#quarantinedKey(blob);
+    await this.#send('dropping a quarantined blob', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
+  }
+
+  async *listQuarantined(): AsyncIterable<QuarantinedBlob> {
+    const under = `${this.#prefix}quarantine/`;
+    for await (const o of this.#objectsUnder(under, 'listing quarantined blobs')) {
+      const m = QUARANTINED.exec(o.key.slice(under.length));
+      if (m !== null) yield { contentHash: m[1]!, id: m[0] };
+    }
   }
 
   /**

@@ -54,8 +54,10 @@ async function using(setup: BlobSetup, body: (s: BlobStore) => Promise<void>): P
 /**
  * The BlobStore contract: staged bytes become a blob only under their own SHA-256, nothing over
  * the declared size or from a failed body is kept, and blobs are content-addressed (one copy).
+ * A commit keeps the staged bytes until they are discarded; quarantine moves a blob aside under a
+ * key of its own, from which it is put back or dropped (the GC sweep's hand-over).
  * Reading back streams, by inclusive range when asked, and a missing blob is null, never empty.
- * Run by the filesystem store (adapters-node) and the in-memory one.
+ * Run by the filesystem store, the S3 one (adapters-node) and the in-memory one.
  */
 export function describeBlobStoreContract(name: string, setup: BlobSetup): void {
   describe(`BlobStore contract: ${name}`, () => {
@@ -69,6 +71,7 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         expect(await s.commit('u1', hash)).toBe('stored');
         expect(await s.has(hash)).toBe(true);
         expect(await readAll(await s.read(hash))).toEqual(bytes);
+        await s.discard('u1');
         expect(await s.commit('u1', hash)).toBe('missing');
         await s.remove(hash);
         expect(await s.has(hash)).toBe(false);
@@ -281,12 +284,91 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         };
         expect(await staged()).toEqual([]);
         await store(s, 'ls-committed', pattern(5));
+        await s.discard('ls-committed');
+        await store(s, 'ls-committed-kept', pattern(3));
         await s.stage('ls-kept', chunks(pattern(6)), 6);
         await s.stage('ls-discarded', chunks(pattern(7)), 7);
         await s.discard('ls-discarded');
         expect(await s.stage('ls-refused', chunks(pattern(9)), 8)).toBeNull();
         await s.stage('0190c000-0000-7000-8000-0000000000aa', chunks(pattern(4)), 4);
-        expect(await staged()).toEqual(['0190c000-0000-7000-8000-0000000000aa', 'ls-kept']);
+        expect(await staged()).toEqual(['0190c000-0000-7000-8000-0000000000aa', 'ls-committed-kept', 'ls-kept']);
+      }));
+
+    it('commit keeps the staged bytes until discarded: a second commit puts the blob back after it went', () =>
+      using(setup, async (s) => {
+        const bytes = pattern(4000);
+        const hash = await store(s, 'ck', bytes);
+        await s.remove(hash);
+        expect(await s.has(hash)).toBe(false);
+        expect(await s.commit('ck', hash)).toBe('stored');
+        expect(digest(await readAll(await s.read(hash)))).toBe(digest(bytes));
+        // Committed over the blob already there: the same bytes, still whole.
+        expect(await s.commit('ck', hash)).toBe('stored');
+        expect(digest(await readAll(await s.read(hash)))).toBe(digest(bytes));
+        await s.discard('ck');
+        expect(await s.commit('ck', hash)).toBe('missing');
+        expect(digest(await readAll(await s.read(hash)))).toBe(digest(bytes));
+      }));
+
+    it('quarantine moves a blob aside: absent at its address, never listed as a blob or as staging', () =>
+      using(setup, async (s) => {
+        const bytes = pattern(3000);
+        const hash = await store(s, 'q1', bytes);
+        await s.discard('q1');
+        const other = await store(s, 'q2', pattern(10));
+        await s.discard('q2');
+        expect(await s.quarantine('e'.repeat(64))).toBeNull();
+        const aside = await s.quarantine(hash);
+        expect(aside).toMatchObject({ contentHash: hash });
+        expect(await s.has(hash)).toBe(false);
+        expect(await s.stat(hash)).toBeNull();
+        expect(await s.read(hash)).toBeNull();
+        expect(await s.quarantine(hash)).toBeNull();
+        const listed: string[] = [];
+        for await (const b of s.list()) listed.push(b.contentHash);
+        expect(listed).toEqual([other]);
+        const staged: string[] = [];
+        for await (const id of s.listStaged()) staged.push(id);
+        expect(staged).toEqual([]);
+        const quarantined: { contentHash: string; id: string }[] = [];
+        for await (const q of s.listQuarantined()) quarantined.push(q);
+        expect(quarantined).toEqual([aside]);
+        // Put back, it is whole at its address again and no longer aside; twice is harmless.
+        await s.unquarantine(aside!);
+        expect(digest(await readAll(await s.read(hash)))).toBe(digest(bytes));
+        await s.unquarantine(aside!);
+        expect(digest(await readAll(await s.read(hash)))).toBe(digest(bytes));
+        for await (const q of s.listQuarantined()) expect.unreachable(`still quarantined: ${q.id}`);
+      }));
+
+    it('each quarantine is a copy of its own: dropping one leaves another, and an address committed again keeps its bytes', () =>
+      using(setup, async (s) => {
+        const bytes = pattern(2000);
+        const hash = await store(s, 'q3', bytes);
+        const first = await s.quarantine(hash);
+        expect(await s.commit('q3', hash)).toBe('stored');
+        const second = await s.quarantine(hash);
+        expect(first).not.toBeNull();
+        expect(second).not.toBeNull();
+        expect(second!.id).not.toBe(first!.id);
+        await s.dropQuarantined(first!);
+        await s.dropQuarantined(first!);
+        const left: string[] = [];
+        for await (const q of s.listQuarantined()) left.push(q.id);
+        expect(left).toEqual([second!.id]);
+        // Committed again while aside: putting the copy back keeps the blob whole and drops the copy.
+        expect(await s.commit('q3', hash)).toBe('stored');
+        await s.unquarantine(second!);
+        expect(digest(await readAll(await s.read(hash)))).toBe(digest(bytes));
+        for await (const q of s.listQuarantined()) expect.unreachable(`still quarantined: ${q.id}`);
+        // A dropped copy is gone for good: putting it back is nothing to do.
+        const third = await s.quarantine(hash);
+        await s.dropQuarantined(third!);
+        await s.unquarantine(third!);
+        expect(await s.has(hash)).toBe(false);
+        // The staging kept through all of it commits the blob once more.
+        expect(await s.commit('q3', hash)).toBe('stored');
+        expect(digest(await readAll(await s.read(hash)))).toBe(digest(bytes));
       }));
   });
 }

@@ -69,6 +69,7 @@ export async function restoreBackup(config: Config, source: string): Promise<Res
         const staged = await store.stage(staging, createReadStream(from, { highWaterMark: 1 << 20 }) as AsyncIterable<Uint8Array>, b.size);
         if (staged === null) throw new BackupFailure({ file: from, cause: `is larger than the ${b.size} bytes the ledger records` });
         const outcome = await store.commit(staging, b.contentHash);
+        await store.discard(staging);
         if (outcome !== 'stored') throw new BackupFailure({ file: from, cause: outcome === 'hash_mismatch' ? 'changed while being restored (SHA-256 differs)' : 'vanished while being restored' });
       });
     }

@@ -46,6 +46,10 @@ describe('blob downloads stream from the filesystem store', { timeout: 300_000 }
       list: () => fs.list(),
       listStaged: () => fs.listStaged(),
       remove: (...a) => fs.remove(...a),
+      quarantine: (...a) => fs.quarantine(...a),
+      unquarantine: (...a) => fs.unquarantine(...a),
+      dropQuarantined: (...a) => fs.dropQuarantined(...a),
+      listQuarantined: () => fs.listQuarantined(),
       stream: (...a) => fs.stream(...a),
       backupMode: fs.backupMode,
       read: (h, range) => {

@@ -30,7 +30,7 @@ async function services() {
   const blobs = new MemoryBlobStore();
   const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
   const uploads = new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
-  const assets = new AssetService({ assets: ports.quota, blobs, quota, sessions: ports.quota, writeGuard: admitAllWrites, clock, random });
+  const assets = new AssetService({ assets: ports.quota, quota, sessions: ports.quota, writeGuard: admitAllWrites, clock });
   const sponsored = await ports.sponsorship.setSponsor(S, ALICE);
   if (!sponsored.ok) throw new Error('sponsor');
   /** A stored original of `owner`'s: its asset id. */

@@ -20,7 +20,7 @@ describe('discarding a drop that an adoption takes meanwhile (two processes)', (
     const random = new SeededRandom(5);
     const blobs = new MemoryBlobStore();
     const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
-    const assets = new AssetService({ assets: ports.quota, blobs, quota, sessions: ports.quota, writeGuard: admitAllWrites, clock, random });
+    const assets = new AssetService({ assets: ports.quota, quota, sessions: ports.quota, writeGuard: admitAllWrites, clock });
     (ports.quota as unknown as MemoryQuotaStore).assets.set(DROP, { id: DROP, ownerId: OWNER, uploaderId: OWNER, state: 'pending_drop', createdAt: 1_000, trashedAt: null, dropExpiresAt: 100_000, blobs: [] });
     // Another process adopts it right after this one read it as pending.
     const read = ports.quota.findAsset.bind(ports.quota);

@@ -1,10 +1,7 @@
 import { mayActForAccount, mayReach, reach, type Accessor } from '../access/rules.js';
-import { storeWholeBytes } from '../blobs/store-bytes.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { AssetCatalog, AssetRecord } from '../ports/asset-catalog.js';
-import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
-import type { Random } from '../ports/random.js';
 import type { UploadSessions } from '../ports/upload-sessions.js';
 import type { AlbumWriteRefusal, WriteGuard } from '../ports/write-guard.js';
 import { albumOfAsset } from '../albums/asset-album.js';
@@ -13,13 +10,12 @@ import type { QuotaService } from '../quota/service.js';
 
 export interface AssetServiceDeps {
   readonly assets: AssetCatalog;
-  readonly blobs: BlobStore;
+  /** Also stores a metadata edit's bytes, with the blob hand-over (blobs/handoff.ts). */
   readonly quota: QuotaService;
   /** Where an asset's album is read from (its original's upload session). */
   readonly sessions: Pick<UploadSessions, 'findUpload'>;
   readonly writeGuard: WriteGuard;
   readonly clock: Clock;
-  readonly random: Random;
 }
 
 /** What a write to an asset carries besides its own input: an asset of an album is written in that album. */
@@ -146,8 +142,9 @@ export class AssetService {
     if (!admitted.ok) return admitted;
     const now = this.#d.clock.now();
     const payerId = await this.#d.quota.payerOf(caller.accountId, now);
-    const contentHash = await storeWholeBytes(this.#d.blobs, this.#d.random, 'meta', bytes);
-    const r = await guard(STORE, 'asset write', () => this.#d.assets.replaceMetadata({ assetId: id, payerId, contentHash, size: bytes.length }, this.#d.quota.policy, now));
+    const { recorded: r } = await this.#d.quota.storeWholeBytes('meta', bytes, (contentHash) =>
+      guard(STORE, 'asset write', () => this.#d.assets.replaceMetadata({ assetId: id, payerId, contentHash, size: bytes.length }, this.#d.quota.policy, now)),
+    );
     if (r === 'not_live') return refuse('error.conflict', 'Only a live asset takes metadata edits.');
     return ok((await this.#d.assets.findAsset(id))!);
   }

@@ -30,6 +30,15 @@ export interface ListedBlob {
   readonly size: number;
 }
 
+/**
+ * A blob the sweep moved aside from its content address (`quarantine`): `id` names this one copy
+ * (the store makes it unique per quarantine), `contentHash` is where it goes back to.
+ */
+export interface QuarantinedBlob {
+  readonly contentHash: string;
+  readonly id: string;
+}
+
 /** What a store knows of a stored blob without reading it. */
 export interface BlobStat {
   readonly size: number;
@@ -49,12 +58,17 @@ export interface ByteRange {
  * Content-addressed ciphertext storage. Bytes are staged per upload and become a blob only when
  * their SHA-256 matches the claimed hash, so a crash or a wrong hash leaves nothing half-stored.
  *
+ * Staged bytes outlive their commit: a writer keeps them until its ledger row is written and the
+ * blob is checked at its address, and only then discards them; the sweep never deletes a blob
+ * directly but moves it into quarantine, reads the ledger again, and puts it back or drops it.
+ * Each side checks after acting, so one of the two always sees the other (blobs/handoff.ts).
+ *
  * What an object store (S3 and its kin) must do to implement this port:
  * - `stage` writes under a staging key (never under the content address) and keeps nothing when the
  *   body fails or passes `maxBytes` (abort the multipart upload / delete the staging object);
  *   `commit` checks the SHA-256 of what is staged (its own checksum when it has one, else a streamed
- *   hash) and only then copies or renames it to the content address: a reader never sees a
- *   partial or wrong object under a hash.
+ *   hash) and only then copies it to the content address, keeping the staging object until
+ *   `discard`: a reader never sees a partial or wrong object under a hash.
  * - `has`, `stat` and `read` answer for the content address only (HeadObject / GetObject);
  *   "no such key" is false / null, never an error, and never an empty body. Any other failure
  *   (unreachable, denied, slow past its bound) throws, so callers fail closed.
@@ -62,7 +76,11 @@ export interface ByteRange {
  *   gigabytes never sits in memory. The iterable is consumed at most once; the caller either reads
  *   it to the end or stops early (`break` / `return()`), and either releases the object's
  *   connection or file.
- * - `remove` and `discard` are idempotent (deleting a missing key succeeds).
+ * - `remove` and `discard` are idempotent (deleting a missing key succeeds); so are
+ *   `unquarantine` and `dropQuarantined`. Quarantined copies live under a prefix of their own
+ *   (`quarantine/<sha256>.<suffix>`), which `list` and `listStaged` never read; `quarantine` is a
+ *   copy to such a key, then a delete of the address. The store must read its own writes and
+ *   deletes at once (S3 does): the hand-over relies on a check seeing a quarantine that finished.
  * - `presignGet`, when present, answers a URL that serves exactly `read(hash)`'s bytes (ranges
  *   included) to anyone holding it, for at most `ttlS` seconds, with the `Cache-Control` and
  *   `Content-Type` of `answer`; it must not list or reach any other key. The server only calls it
@@ -80,8 +98,14 @@ export interface BlobStore {
    * `maxBytes` is refused (null) and nothing is kept.
    */
   stage(stagingId: string, body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<StagedBlob | null>;
-  /** Moves staged bytes to their content address if their SHA-256 is `contentHash`. */
+  /**
+   * Copies staged bytes to their content address if their SHA-256 is `contentHash` (replacing
+   * whatever is there, which has the same hash). The staged bytes STAY until `discard`: the writer
+   * may need to commit them again after its ledger write (blobs/handoff.ts). 'missing': nothing
+   * is staged under that id.
+   */
   commit(stagingId: string, contentHash: string): Promise<'stored' | 'hash_mismatch' | 'missing'>;
+  /** Drops staged bytes (committed or not). */
   discard(stagingId: string): Promise<void>;
   has(contentHash: string): Promise<boolean>;
   /** The stored blob's size; null when no blob is stored under that hash. */
@@ -91,7 +115,31 @@ export interface BlobStore {
    * under that hash. Resolves once the object is open, before any byte is read.
    */
   read(contentHash: string, range?: ByteRange): Promise<AsyncIterable<Uint8Array> | null>;
+  /**
+   * Deletes the blob at once. Core never calls it (the sweep quarantines, see above): it is for
+   * tools and tests that delete behind the server's back.
+   */
   remove(contentHash: string): Promise<void>;
+  /**
+   * Moves the blob at `contentHash` aside, to a key of its own that is neither a content address
+   * nor a staging id (a rename, or a copy then a delete of the address), and answers that copy;
+   * null when nothing is at the address. From then on `has`/`read` answer absent for the hash
+   * until something commits or unquarantines it.
+   */
+  quarantine(contentHash: string): Promise<QuarantinedBlob | null>;
+  /**
+   * Puts a quarantined copy back at its content address and drops the copy. An address that holds
+   * the bytes again (committed meanwhile) may keep them or take the copy: they are the same bytes.
+   * A copy already gone is nothing to do.
+   */
+  unquarantine(blob: QuarantinedBlob): Promise<void>;
+  /** Deletes a quarantined copy; one already gone is nothing to do. */
+  dropQuarantined(blob: QuarantinedBlob): Promise<void>;
+  /**
+   * Every quarantined copy now, in no particular order: what a sweep that stopped midway left,
+   * settled by the next one. Never in `list` or `listStaged`.
+   */
+  listQuarantined(): AsyncIterable<QuarantinedBlob>;
   /**
    * The whole blob as a stream, or null when it is absent (`read` without a range): a backup
    * copies blobs of any size without holding one whole in memory.
@@ -105,9 +153,9 @@ export interface BlobStore {
    */
   readonly backupMode: 'copy' | 'manifest';
   /**
-   * Every blob stored under a content address (never staging), in ascending hash order, with its
-   * size: how `blobs verify` compares the store with the ledger without holding either whole.
-   * Anything under the blobs area that is not a content address is left out.
+   * Every blob stored under a content address (never staging or quarantine), in ascending hash
+   * order, with its size: how `blobs verify` compares the store with the ledger without holding
+   * either whole. Anything under the blobs area that is not a content address is left out.
    */
   list(): AsyncIterable<ListedBlob>;
   /**

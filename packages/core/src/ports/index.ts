@@ -16,7 +16,7 @@ export type { AlbumRecord, AlbumStore, PendingUpgrade, ProposeOutcome, UpgradeIn
 export type { BlobRecord, QuotaAccountRecord, QuotaLedger, SweepResult, SweptBlob } from './quota-ledger.js';
 export type { BlobKind, CompleteOutcome, CompleteUpload, Completed, NewUpload, OpenRefusal, UploadKind, UploadSessionRecord, UploadSessions, UploadState } from './upload-sessions.js';
 export type { AssetBlob, AssetCatalog, AssetRecord, AssetState, BlobReference, MetadataReplace, TrashedAsset } from './asset-catalog.js';
-export type { Arrived, BlobStat, BlobStore, ByteRange, DirectPut, DirectPutGrant, ListedBlob, PresignedAnswer, StagedBlob } from './blob-store.js';
+export type { Arrived, BlobStat, BlobStore, ByteRange, DirectPut, DirectPutGrant, ListedBlob, PresignedAnswer, QuarantinedBlob, StagedBlob } from './blob-store.js';
 export type { MemberUpgradeStore, WriteTransport } from './member-upgrade.js';
 export type { CatalogDatabase, CatalogStep } from './catalog.js';
 export type { Ports } from './ports.js';

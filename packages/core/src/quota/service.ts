@@ -1,5 +1,7 @@
+import { collectBlob, releaseStaging, settleQuarantined, type LedgerHolds } from '../blobs/handoff.js';
+import { storeWholeBytes } from '../blobs/store-bytes.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
-import type { BlobStore } from '../ports/blob-store.js';
+import type { BlobStore, QuarantinedBlob } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { BlobRecord, QuotaAccountRecord, QuotaLedger, SweptBlob } from '../ports/quota-ledger.js';
 import type { Random } from '../ports/random.js';
@@ -151,18 +153,42 @@ export class QuotaService {
     return { accountId, payerId, record, status: quotaStatus(facts, now, this.#d.policy.graceMs), blobs };
   }
 
+  /** Whether the ledger has a row for the hash now: what the blob hand-over reads (blobs/handoff.ts). */
+  readonly holds: LedgerHolds = async (contentHash) => (await guard(STORE, 'quota ledger read', () => this.#d.ledger.findBlob(contentHash))) !== null;
+
+  /**
+   * A writer's last step once its ledger write is done (or found done): the blob checked at its
+   * address, committed again from staging if a sweep took it meanwhile, then the staging dropped.
+   */
+  releaseStaging(stagingId: string, contentHash: string): Promise<void> {
+    return releaseStaging(this.#d.blobs, this.holds, stagingId, contentHash);
+  }
+
+  /**
+   * Bytes held whole into the store, with `record` writing the ledger row that names them
+   * (blobs/store-bytes.ts).
+   */
+  storeWholeBytes<T>(stagingPrefix: string, bytes: Uint8Array, record: (contentHash: string) => Promise<T>): Promise<{ contentHash: string; recorded: T }> {
+    return storeWholeBytes(this.#d.blobs, this.#d.random, this.holds, stagingPrefix, bytes, record);
+  }
+
   /**
    * The garbage collection: blobs nothing references any more leave the ledger and their bytes
-   * are credited to whoever was charged; then their files go. Expired sessions' staged bytes go too.
+   * are credited to whoever was charged; then their files go, through quarantine and a second
+   * read of the ledger, so a finalize of the same bytes racing the sweep keeps them
+   * (blobs/handoff.ts). What a sweep that stopped midway left in quarantine is settled first.
+   * Expired sessions' staged bytes go too.
    */
   async sweep(): Promise<SweepReport> {
+    const leftovers: QuarantinedBlob[] = [];
+    for await (const q of this.#d.blobs.listQuarantined()) leftovers.push(q);
+    for (const q of leftovers) await settleQuarantined(this.#d.blobs, this.holds, q);
     const now = this.#d.clock.now();
     const result = await guard(STORE, 'quota sweep', () => this.#d.ledger.sweep(this.#d.policy, now));
     const credited: Record<string, number> = {};
     for (const b of result.swept) {
       credited[b.chargedTo] = (credited[b.chargedTo] ?? 0) + b.size;
-      // A merge may have re-stored the hash since; only remove bytes the ledger no longer knows.
-      if ((await this.#d.ledger.findBlob(b.contentHash)) === null) await this.#d.blobs.remove(b.contentHash);
+      await collectBlob(this.#d.blobs, this.holds, b.contentHash);
     }
     for (const id of result.expiredUploads) await this.#d.blobs.discard(id);
     return { swept: result.swept, credited, expiredUploads: result.expiredUploads.length };

@@ -1,5 +1,5 @@
 import { concatBytes, sha256Hex } from '../encoding/bytes.js';
-import type { Arrived, BlobStat, BlobStore, ByteRange, DirectPut, DirectPutGrant, ListedBlob, StagedBlob } from '../ports/blob-store.js';
+import type { Arrived, BlobStat, BlobStore, ByteRange, DirectPut, DirectPutGrant, ListedBlob, QuarantinedBlob, StagedBlob } from '../ports/blob-store.js';
 
 /** Chunk size the memory store streams in, small enough that tests see several chunks. */
 const CHUNK = 64 * 1024;
@@ -8,6 +8,9 @@ const CHUNK = 64 * 1024;
 export class MemoryBlobStore implements BlobStore {
   readonly staged = new Map<string, Uint8Array>();
   readonly blobs = new Map<string, Uint8Array>();
+  /** Quarantined copies by their id. */
+  readonly quarantined = new Map<string, { readonly contentHash: string; readonly bytes: Uint8Array }>();
+  #quarantines = 0;
 
   async stage(stagingId: string, body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<StagedBlob | null> {
     this.staged.delete(stagingId);
@@ -26,8 +29,8 @@ export class MemoryBlobStore implements BlobStore {
     const bytes = this.staged.get(stagingId);
     if (!bytes) return 'missing';
     if (sha256Hex(bytes) !== contentHash) return 'hash_mismatch';
-    this.staged.delete(stagingId);
-    if (!this.blobs.has(contentHash)) this.blobs.set(contentHash, bytes);
+    // The staged bytes stay until discarded (the port's commit copies).
+    this.blobs.set(contentHash, bytes);
     return 'stored';
   }
   async discard(stagingId: string): Promise<void> {
@@ -55,6 +58,26 @@ export class MemoryBlobStore implements BlobStore {
   }
   async remove(contentHash: string): Promise<void> {
     this.blobs.delete(contentHash);
+  }
+  async quarantine(contentHash: string): Promise<QuarantinedBlob | null> {
+    const bytes = this.blobs.get(contentHash);
+    if (bytes === undefined) return null;
+    const id = `q${++this.#quarantines}`;
+    this.blobs.delete(contentHash);
+    this.quarantined.set(id, { contentHash, bytes });
+    return { contentHash, id };
+  }
+  async unquarantine(blob: QuarantinedBlob): Promise<void> {
+    const aside = this.quarantined.get(blob.id);
+    if (aside === undefined) return;
+    this.quarantined.delete(blob.id);
+    if (!this.blobs.has(aside.contentHash)) this.blobs.set(aside.contentHash, aside.bytes);
+  }
+  async dropQuarantined(blob: QuarantinedBlob): Promise<void> {
+    this.quarantined.delete(blob.id);
+  }
+  async *listQuarantined(): AsyncIterable<QuarantinedBlob> {
+    yield* [...this.quarantined].map(([id, q]) => ({ contentHash: q.contentHash, id }));
   }
   async stream(contentHash: string): Promise<AsyncIterable<Uint8Array> | null> {
     return this.read(contentHash);

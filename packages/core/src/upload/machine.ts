@@ -19,6 +19,11 @@ export function isInFlight(session: Pick<UploadSessionRecord, 'state' | 'expires
   return isOpenState(uploadState(session, now));
 }
 
+/** Finalized: its bytes are in the ledger (charged, or merged into a blob already there). */
+export function isFinalized(session: Pick<UploadSessionRecord, 'state'>): boolean {
+  return session.state === 'Completed' || session.state === 'Merged';
+}
+
 /** Hex SHA-256 of a ciphertext: the content address. */
 export const CONTENT_HASH_PATTERN = /^[0-9a-f]{64}$/;
 const HEX64 = CONTENT_HASH_PATTERN;
@@ -49,7 +54,7 @@ export function decideFinalize(
   now: number,
 ): Result<{ size: number; done: boolean }, Conflict> {
   const state = uploadState(session, now);
-  if ((state === 'Completed' || state === 'Merged') && session.receivedHash === contentHash && session.receivedSize !== null) {
+  if (isFinalized(session) && session.receivedHash === contentHash && session.receivedSize !== null) {
     return ok({ size: session.receivedSize, done: true });
   }
   if (!isOpenState(state)) return notOpen(state);

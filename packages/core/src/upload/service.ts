@@ -12,7 +12,7 @@ import type { AlbumWriteRefusal, WriteGuard, WriteRefusal } from '../ports/write
 import { albumOfAsset } from '../albums/asset-album.js';
 import type { QuotaService } from '../quota/service.js';
 import { decideArrival, directPutGrant } from './direct.js';
-import { decideCancel, decideFinalize, decidePut, isContentHash, isInFlight, uploadState } from './machine.js';
+import { decideCancel, decideFinalize, decidePut, isContentHash, isFinalized, isInFlight, uploadState } from './machine.js';
 
 export interface UploadServiceDeps {
   readonly sessions: UploadSessions;
@@ -352,15 +352,18 @@ export class UploadService {
     if (!intent.ok) return intent;
     let committed = await this.#d.blobs.commit(id, input.contentHash);
     // Nothing staged, yet these bytes (which this session received) are at their address: a
-    // finalize of this session in another process moved them first. The ledger's transaction
-    // decides which of the two charges (it waits for the other's lock); this one then answers as
-    // that one did, so racing finalizes all get the same 200.
+    // finalize of this session in another process committed them and let its staging go first.
+    // The ledger's transaction decides which of the two charges (it waits for the other's lock);
+    // this one then answers as that one did, so racing finalizes all get the same 200.
     if (committed === 'missing' && (await this.#d.blobs.has(input.contentHash))) committed = 'stored';
     if (committed !== 'stored') {
       // Already settled (a finalize that won while this one read), or bytes of another hash.
       const settled = await this.#finalizedAs(id, input.contentHash, now);
       return settled ? ok(view(settled, now)) : refuse('error.conflict', `The received bytes could not be committed (${committed}).`);
     }
+    // The commit left the staged bytes in place: they are let go only after the ledger write,
+    // once the blob is seen at its address (a sweep racing this finalize may have quarantined it:
+    // blobs/handoff.ts). A session left open (asset_missing, or a failed write) keeps them.
     const outcome = await guard(STORE, 'upload session write', () =>
       this.#d.sessions.completeUpload({ uploadId: id, contentHash: input.contentHash, size: decided.value.size, asset }, this.#d.quota.policy, now),
     );
@@ -368,8 +371,10 @@ export class UploadService {
     if (outcome === 'not_open') {
       // Decided once per session (by the store): another finalize of these bytes won, and this one answers as it did.
       const settled = await this.#finalizedAs(id, input.contentHash, now);
+      if (settled) await this.#d.quota.releaseStaging(id, input.contentHash);
       return settled ? ok(view(settled, now)) : refuse('error.conflict', 'The upload session is no longer open.');
     }
+    await this.#d.quota.releaseStaging(id, input.contentHash);
     return ok(view(outcome.session, now));
   }
 
@@ -379,7 +384,10 @@ export class UploadService {
    * first notices (a quota read or an opening as well as the sweep), and only the sweep's own
    * expiries discarded their bytes; a direct PUT through a presigned URL may also land after its
    * session was cancelled, finalized or expired. Only upload ids are judged: other staging ids are
-   * whole-blob writes in flight (a metadata replace, a federated cache). Returns how many went.
+   * whole-blob writes in flight (a metadata replace, a federated cache). A finalized session's
+   * bytes go as its finalize would have let them go (a finalize in another process may be between
+   * its ledger write and its check of the blob's address): the blob is made sure of at its address
+   * first (blobs/handoff.ts). Returns how many went.
    */
   async sweepStaging(): Promise<number> {
     let discarded = 0;
@@ -389,7 +397,8 @@ export class UploadService {
       const gone = await this.#oneAtATime(id, async () => {
         const s = await guard(STORE, 'upload session read', () => this.#d.sessions.findUpload(id));
         if (s !== null && isInFlight(s, this.#d.clock.now())) return false;
-        await this.#d.blobs.discard(id);
+        if (s !== null && isFinalized(s) && s.receivedHash !== null) await this.#d.quota.releaseStaging(id, s.receivedHash);
+        else await this.#d.blobs.discard(id);
         return true;
       });
       if (gone) discarded++;

@@ -719,7 +719,7 @@ async function freshReal(ports: Ports): Promise<Real> {
   const blobs = new MemoryBlobStore();
   const quota = new QuotaService({ ledger: store, blobs, clock, random, policy: POLICY });
   const uploads = new UploadService({ sessions: store, assets: store, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: TTL, dropTtlMs: DROP_TTL, federationPeers: PEERS });
-  const assets = new AssetService({ assets: store, blobs, quota, sessions: store, writeGuard: admitAllWrites, clock, random });
+  const assets = new AssetService({ assets: store, quota, sessions: store, writeGuard: admitAllWrites, clock });
   const sponsorship = new SponsorshipService({ store: ports.sponsorship, accounts: ports.accounts, quota, clock, random });
   const sponsored = await sponsorship.setSponsor(USERS[2]!, USERS[0]!);
   if (!sponsored.ok) throw new Error('sponsor');

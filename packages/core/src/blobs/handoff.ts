@@ -1,0 +1,61 @@
+import type { BlobStore, QuarantinedBlob } from '../ports/blob-store.js';
+
+/** Whether the ledger holds a row for the hash now (read fresh: never a cached answer). */
+export type LedgerHolds = (contentHash: string) => Promise<boolean>;
+
+/*
+ * How a writer and the sweep hand a blob over without losing it (two processes, no shared lock).
+ *
+ * A writer (upload finalize, a whole-blob write) commits the bytes to their address, writes its
+ * ledger row (W), and only then checks that the bytes are at the address (H), committing them
+ * again from the staging it still holds if they are not; only after that does it discard staging.
+ * The sweep, for a hash whose row it removed, moves the bytes into quarantine (Q), reads the
+ * ledger again (R), and puts them back if a row exists now, else drops the quarantined copy.
+ *
+ * Each side acts before it checks, so they cannot both miss each other (Dekker): if R ran before
+ * W, then Q ran before W and so before H, and H sees the bytes gone and commits them again; if R
+ * ran after W, R sees the row and the sweep puts the bytes back. The sweep's leftover settling and
+ * the staging sweep follow the same rule: a quarantined copy is dropped only on a ledger read
+ * made after it was quarantined, and staged bytes of a written row are discarded only after a
+ * check of the address made after that row was written. Quarantined copies are unique per
+ * quarantine, so one sweep never drops a copy another sweep still has to put back.
+ *
+ * While bytes sit in quarantine, a read of them answers absent; the sweep first reads the ledger
+ * (a row written since its own sweep leaves the blob alone), so that window opens only when a
+ * writer races it.
+ */
+
+/**
+ * The writer's side, after its ledger write: the blob is at its address (committed again from
+ * `stagingId` if a sweep took it meanwhile and the ledger still has a row for it), then the staged
+ * bytes go. Also how the staging sweep lets go of a finalized session's bytes.
+ */
+export async function releaseStaging(blobs: BlobStore, holds: LedgerHolds, stagingId: string, contentHash: string): Promise<void> {
+  if (!(await blobs.has(contentHash)) && (await holds(contentHash))) await blobs.commit(stagingId, contentHash);
+  await blobs.discard(stagingId);
+}
+
+/**
+ * The sweep's side, for a hash whose ledger row it removed: the bytes leave only if, once moved
+ * into quarantine, the ledger still has no row for them. Answers whether they left.
+ */
+export async function collectBlob(blobs: BlobStore, holds: LedgerHolds, contentHash: string): Promise<boolean> {
+  // A writer merged the hash again since the ledger's sweep: leave it at its address.
+  if (await holds(contentHash)) return false;
+  const aside = await blobs.quarantine(contentHash);
+  if (aside === null) return false;
+  return settleQuarantined(blobs, holds, aside);
+}
+
+/**
+ * A quarantined copy is put back when the ledger has a row for its hash, read now, else dropped.
+ * Answers whether it was dropped.
+ */
+export async function settleQuarantined(blobs: BlobStore, holds: LedgerHolds, aside: QuarantinedBlob): Promise<boolean> {
+  if (await holds(aside.contentHash)) {
+    await blobs.unquarantine(aside);
+    return false;
+  }
+  await blobs.dropQuarantined(aside);
+  return true;
+}

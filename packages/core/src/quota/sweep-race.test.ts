@@ -1,0 +1,209 @@
+import { describe, expect, it } from 'vitest';
+import { AssetService } from '../assets/service.js';
+import { sha256Hex } from '../encoding/bytes.js';
+import type { QuotaLedger } from '../ports/quota-ledger.js';
+import type { UploadSessions } from '../ports/upload-sessions.js';
+import { admitAllWrites } from '../ports/write-guard.js';
+import { FakeClock } from '../testing/fake-clock.js';
+import { MemoryBlobStore } from '../testing/memory-blob-store.js';
+import { createMemoryPorts } from '../testing/memory-ports.js';
+import { SeededRandom } from '../testing/seeded-random.js';
+import { UploadService } from '../upload/service.js';
+import type { QuotaPolicy } from './machine.js';
+import { QuotaService } from './service.js';
+
+/*
+ * The GC sweep racing a write of the very bytes it collects, in two "processes" (services of their
+ * own over the same stores, as two server processes over one database and one blob store), with
+ * each interleaving forced at an exact point. Whatever the order, an acknowledged write's blob
+ * must be at its address and in the ledger afterwards (blobs/handoff.ts).
+ */
+
+const ALICE = '0190c000-0000-7000-8000-00000000000a';
+const BOB = '0190c000-0000-7000-8000-00000000000b';
+const POLICY: QuotaPolicy = { defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000 };
+const V = '2026-06-01';
+const WRITE = { protocolVersion: V, intentId: null };
+
+async function* once(bytes: Uint8Array) {
+  yield bytes;
+}
+
+/** The memory store, with a hook run once right after the next commit of a staging id it names. */
+class HookedBlobStore extends MemoryBlobStore {
+  afterCommit: { readonly of: (stagingId: string) => boolean; readonly run: () => Promise<void> } | null = null;
+  override async commit(stagingId: string, contentHash: string) {
+    const done = await super.commit(stagingId, contentHash);
+    const hook = this.afterCommit;
+    if (hook !== null && hook.of(stagingId)) {
+      this.afterCommit = null;
+      await hook.run();
+    }
+    return done;
+  }
+}
+
+/** `target` with `method` answering first, then running `after` (awaited) before its caller goes on. */
+function after<T extends object>(target: T, method: keyof T & string, hook: (...args: unknown[]) => Promise<void>): T {
+  return new Proxy(target, {
+    get(t, key) {
+      const value = Reflect.get(t, key, t) as unknown;
+      if (typeof value !== 'function') return value;
+      if (key !== method) return value.bind(t);
+      return async (...args: unknown[]) => {
+        const answer = await (value as (...a: unknown[]) => Promise<unknown>).apply(t, args);
+        await hook(...args);
+        return answer;
+      };
+    },
+  });
+}
+
+function deployment() {
+  const ports = createMemoryPorts();
+  const clock = new FakeClock();
+  const blobs = new HookedBlobStore();
+  let seed = 1;
+  /** One process: its own services over the shared stores (optionally seen through hooks). */
+  const process = (o: { ledger?: QuotaLedger; sessions?: UploadSessions } = {}) => {
+    const shared = { blobs, clock, random: new SeededRandom(seed++), writeGuard: admitAllWrites };
+    const quota = new QuotaService({ ...shared, ledger: o.ledger ?? ports.quota, policy: POLICY });
+    const sessions = o.sessions ?? ports.quota;
+    const uploads = new UploadService({ ...shared, sessions, assets: ports.quota, quota, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
+    const assets = new AssetService({ ...shared, assets: ports.quota, sessions, quota });
+    return { quota, uploads, assets };
+  };
+  type Process = ReturnType<typeof process>;
+  /** An original of Alice's with `data` received, waiting for its finalize: its id. */
+  const received = async (p: Process, data: Uint8Array): Promise<string> => {
+    const u = await p.uploads.create({ accountId: ALICE }, { declaredSize: data.length, kind: 'original', contentHash: null, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: V });
+    if (!u.ok) throw new Error(u.code);
+    expect((await p.uploads.put({ accountId: ALICE }, u.value.uploadId, once(data), { protocolVersion: V })).ok).toBe(true);
+    return u.value.uploadId;
+  };
+  const finalize = (p: Process, id: string, data: Uint8Array) => p.uploads.finalize({ accountId: ALICE }, id, { protocolVersion: V, contentHash: sha256Hex(data), manifest: null });
+  /** `data` stored once as an asset of Alice's, which is then purged: its ledger row is the sweep's to take. */
+  const storedThenPurged = async (p: Process, data: Uint8Array): Promise<void> => {
+    const id = await received(p, data);
+    expect(await finalize(p, id, data)).toMatchObject({ ok: true });
+    expect((await p.assets.trash({ accountId: ALICE }, id, WRITE)).ok).toBe(true);
+    expect((await p.assets.purge({ accountId: ALICE }, id, WRITE)).ok).toBe(true);
+  };
+  /** The blob is in the ledger and its bytes are at their address, whole; nothing is left aside. */
+  const intact = async (data: Uint8Array): Promise<void> => {
+    const hash = sha256Hex(data);
+    expect(await ports.quota.findBlob(hash)).not.toBeNull();
+    expect(await blobs.has(hash)).toBe(true);
+    expect(blobs.blobs.get(hash)).toEqual(data);
+    expect(blobs.quarantined.size).toBe(0);
+  };
+  return { ports, blobs, process, received, finalize, storedThenPurged, intact };
+}
+
+describe('the GC sweep and a finalize of the same bytes, in two processes', () => {
+  const data = new Uint8Array(48).fill(7);
+  const hash = sha256Hex(data);
+
+  /** The finalize runs whole right after the sweep's `nth` ledger read of the hash. */
+  async function finalizeInsideSweepRead(nth: number) {
+    const d = deployment();
+    const writer = d.process();
+    await d.storedThenPurged(writer, data);
+    const id = await d.received(writer, data);
+    let reads = 0;
+    let finalized: ReturnType<typeof d.finalize> | null = null;
+    const sweeper = d.process({
+      ledger: after(d.ports.quota, 'findBlob', async (h) => {
+        if (h === hash && ++reads === nth) await (finalized = d.finalize(writer, id, data));
+      }),
+    });
+    const report = await sweeper.quota.sweep();
+    expect(report.swept.map((b) => b.contentHash)).toEqual([hash]);
+    // A sweep that never read the hash that often: the finalize runs after it.
+    expect(await (finalized ?? d.finalize(writer, id, data))).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    await d.intact(data);
+    expect(d.blobs.staged.has(id)).toBe(false);
+  }
+
+  it('the finalize commits and writes its row after the sweep read the ledger, before it took the bytes', () => finalizeInsideSweepRead(1));
+
+  it('the finalize commits and writes its row after the sweep\'s read that follows its quarantine', () => finalizeInsideSweepRead(2));
+
+  it('the finalize commits, the sweep runs whole, then the finalize writes its row', async () => {
+    const d = deployment();
+    const writer = d.process();
+    const sweeper = d.process();
+    await d.storedThenPurged(writer, data);
+    const id = await d.received(writer, data);
+    d.blobs.afterCommit = { of: (s) => s === id, run: async () => void (await sweeper.quota.sweep()) };
+    expect(await d.finalize(writer, id, data)).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    expect(d.blobs.afterCommit).toBeNull();
+    await d.intact(data);
+    expect(d.blobs.staged.has(id)).toBe(false);
+  });
+
+  it('the sweep runs whole after the finalize\'s commit, and the staging sweep after its ledger write, before its check of the blob', async () => {
+    const d = deployment();
+    const sweeper = d.process();
+    // The staging sweep finds the session finalized: its bytes are the finalize's last copy.
+    const writer = d.process({ sessions: after(d.ports.quota, 'completeUpload', async () => void (await sweeper.uploads.sweepStaging())) });
+    await d.storedThenPurged(sweeper, data);
+    const id = await d.received(writer, data);
+    d.blobs.afterCommit = { of: (s) => s === id, run: async () => void (await sweeper.quota.sweep()) };
+    expect(await d.finalize(writer, id, data)).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    await d.intact(data);
+    expect(d.blobs.staged.size).toBe(0);
+  });
+
+  it('a federated fill over its budget lets its bytes go while a finalize of them writes its row: the blob stays', async () => {
+    const d = deployment();
+    const writer = d.process();
+    const id = await d.received(writer, data);
+    let finalized: ReturnType<typeof d.finalize> | null = null;
+    const filler = d.process({
+      ledger: after(d.ports.quota, 'findBlob', async (h) => {
+        if (h === hash && finalized === null) await (finalized = d.finalize(writer, id, data));
+      }),
+    });
+    // Bob's share for one peer is a quarter of 40 bytes: the 48 are over it.
+    expect((await filler.quota.setLimits(BOB, { soft: null, hard: 40 })).ok).toBe(true);
+    expect(await filler.quota.cacheFederated(BOB, 'https://peer.example', data)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    expect(await (finalized ?? d.finalize(writer, id, data))).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    await d.intact(data);
+  });
+
+  it('a metadata edit commits its bytes, the sweep runs whole, then the edit writes its row: the blob stays', async () => {
+    const d = deployment();
+    const writer = d.process();
+    const sweeper = d.process();
+    await d.storedThenPurged(writer, data);
+    const live = await d.received(writer, new Uint8Array(16).fill(1));
+    expect(await d.finalize(writer, live, new Uint8Array(16).fill(1))).toMatchObject({ ok: true });
+    d.blobs.afterCommit = { of: (s) => s.startsWith('meta-'), run: async () => void (await sweeper.quota.sweep()) };
+    expect(await writer.assets.replaceMetadata({ accountId: ALICE }, live, data, WRITE)).toMatchObject({ ok: true });
+    expect(d.blobs.afterCommit).toBeNull();
+    await d.intact(data);
+    expect(d.blobs.staged.size).toBe(0);
+  });
+
+  it('what a sweep left in quarantine is settled by the next: put back when the ledger names it, dropped when not', async () => {
+    const d = deployment();
+    const p = d.process();
+    const kept = new Uint8Array(8).fill(2);
+    const orphan = new Uint8Array(8).fill(3);
+    const id = await d.received(p, kept);
+    expect(await d.finalize(p, id, kept)).toMatchObject({ ok: true });
+    // Bytes no ledger row names, as a fill that stopped before its ledger write leaves them.
+    await d.blobs.stage('x', once(orphan), 8);
+    expect(await d.blobs.commit('x', sha256Hex(orphan))).toBe('stored');
+    await d.blobs.discard('x');
+    // A sweep stopped right after moving both aside.
+    expect(await d.blobs.quarantine(sha256Hex(kept))).not.toBeNull();
+    expect(await d.blobs.quarantine(sha256Hex(orphan))).not.toBeNull();
+    expect(await d.blobs.has(sha256Hex(kept))).toBe(false);
+
+    await p.quota.sweep();
+    await d.intact(kept);
+    expect(await d.blobs.has(sha256Hex(orphan))).toBe(false);
+  });
+});
