@@ -9,7 +9,7 @@ import { MemoryBlobStore } from '../testing/memory-blob-store.js';
 import { createMemoryPorts } from '../testing/memory-ports.js';
 import { SeededRandom } from '../testing/seeded-random.js';
 import { UploadService } from '../upload/service.js';
-import type { QuotaPolicy } from './machine.js';
+import { DEFAULT_QUOTA_POLICY, type QuotaPolicy } from './machine.js';
 import { QuotaService } from './service.js';
 
 /*
@@ -21,7 +21,7 @@ import { QuotaService } from './service.js';
 
 const ALICE = '0190c000-0000-7000-8000-00000000000a';
 const BOB = '0190c000-0000-7000-8000-00000000000b';
-const POLICY: QuotaPolicy = { defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000 };
+const POLICY: QuotaPolicy = { ...DEFAULT_QUOTA_POLICY, defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000 };
 const V = '2026-06-01';
 const WRITE = { protocolVersion: V, intentId: null };
 
@@ -153,23 +153,6 @@ describe('the GC sweep and a finalize of the same bytes, in two processes', () =
     expect(await d.finalize(writer, id, data)).toMatchObject({ ok: true, value: { state: 'Completed' } });
     await d.intact(data);
     expect(d.blobs.staged.size).toBe(0);
-  });
-
-  it('a federated fill over its budget lets its bytes go while a finalize of them writes its row: the blob stays', async () => {
-    const d = deployment();
-    const writer = d.process();
-    const id = await d.received(writer, data);
-    let finalized: ReturnType<typeof d.finalize> | null = null;
-    const filler = d.process({
-      ledger: after(d.ports.quota, 'findBlob', async (h) => {
-        if (h === hash && finalized === null) await (finalized = d.finalize(writer, id, data));
-      }),
-    });
-    // Bob's share for one peer is a quarter of 40 bytes: the 48 are over it.
-    expect((await filler.quota.setLimits(BOB, { soft: null, hard: 40 })).ok).toBe(true);
-    expect(await filler.quota.cacheFederated(BOB, 'https://peer.example', data)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
-    expect(await (finalized ?? d.finalize(writer, id, data))).toMatchObject({ ok: true, value: { state: 'Completed' } });
-    await d.intact(data);
   });
 
   it('a metadata edit commits its bytes, the sweep runs whole, then the edit writes its row: the blob stays', async () => {
