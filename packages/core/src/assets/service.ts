@@ -138,7 +138,8 @@ export class AssetService {
     if (!a.ok) return a;
     if (a.value.state !== 'live') return refuse('error.conflict', 'Only a live asset takes metadata edits.');
     const old = a.value.blobs.filter((b) => b.kind === 'metadata').reduce((n, b) => n + b.size, 0);
-    const admitted = await this.#d.quota.admit(caller.accountId, 'metadata_update', bytes.length - old);
+    // Growth is new minus old; `used` gains the new blob whole now (the old is credited by the sweep).
+    const admitted = await this.#d.quota.admit(caller.accountId, 'metadata_update', bytes.length - old, bytes.length);
     if (!admitted.ok) return admitted;
     const now = this.#d.clock.now();
     const payerId = await this.#d.quota.payerOf(caller.accountId, now);

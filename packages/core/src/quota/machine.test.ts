@@ -112,6 +112,12 @@ describe('follow-ups of a delete, restore, purge or trash-empty (contract 3.1)',
     // Already past the line (operator lowered the limit): nothing more.
     expect(admit(at(200, 0), provenance(1))).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
   });
+  it('a metadata edit is held to the line by what it charges now (its new blob whole), not by new minus old', () => {
+    // used 100, hard 100, overdraft 16: an edit of 10 bytes over 5 grows by 5 but charges 10 now
+    // (the old blob is credited only by the sweep), so 17 of charge is one byte past the line.
+    expect(admit(expired, { ...w('metadata_update', 5, null, NOW), charge: 16 }).ok).toBe(true);
+    expect(admit(expired, { ...w('metadata_update', 5, null, NOW), charge: 17 })).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+  });
   it('Suspended refuses follow-ups as it refuses every upload and every metadata growth', () => {
     expect(admit(suspended, provenance(1))).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
     expect(admit(suspended, w('metadata_update', 1, null, NOW))).toMatchObject({ ok: false, code: 'error.quota.write_refused' });

@@ -139,6 +139,12 @@ export interface WriteRequest {
   readonly kind: WriteKind;
   /** Bytes the write adds: an upload's declared size, a metadata edit's new size minus the old. */
   readonly delta: number;
+  /**
+   * Bytes the write adds to `used` now, when that is not `delta`: a metadata edit charges its new
+   * blob whole at once, while the blob it replaces is credited only by the next sweep. The
+   * follow-up line is judged on it (absent: `delta`).
+   */
+  readonly charge?: number;
   /** kind `upload`: the kind of blob its session carries; null for the other kinds. */
   readonly uploadKind: UploadKind | null;
   /**
@@ -170,9 +176,10 @@ export function isFollowUp(write: WriteRequest, policy: Pick<QuotaPolicy, 'follo
  * Uploads are refused when used + delta would pass the hard limit (so from HardExceeded on) and
  * while suspended. Growth of metadata is refused in GraceExpired and Suspended; shrinking or
  * same-size metadata edits are always admitted. A follow-up (`isFollowUp`) the rule above would
- * refuse is admitted all the same, in every state but Suspended, while used + delta stays within
- * the hard limit plus `followUpOverdraft`: repeated trash and restore cycles cannot grow `used`
- * past that line either, since the line is on `used`, not per change.
+ * refuse is admitted all the same, in every state but Suspended, while used plus what the write
+ * charges now (`charge`, else `delta`) stays within the hard limit plus `followUpOverdraft`:
+ * repeated trash and restore cycles cannot grow `used` past that line either, since the line is on
+ * `used`, not per change.
  */
 export function admitWrite(
   status: Pick<QuotaStatus, 'used' | 'hardLimit' | 'state'>,
@@ -182,7 +189,7 @@ export function admitWrite(
 ): Result<void, QuotaRefusal> {
   const verdict = admitByState(status, write.kind, write.delta);
   if (verdict.ok || status.state === 'Suspended' || !isFollowUp(write, policy, now)) return verdict;
-  if (status.hardLimit !== null && status.used + write.delta > status.hardLimit + policy.followUpOverdraft) return verdict;
+  if (status.hardLimit !== null && status.used + (write.charge ?? write.delta) > status.hardLimit + policy.followUpOverdraft) return verdict;
   return ok(undefined);
 }
 

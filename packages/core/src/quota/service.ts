@@ -93,13 +93,15 @@ export class QuotaService {
   /**
    * Whether the payer's current state admits a write of this kind and size delta by the account
    * (a metadata edit soon after the account's own delete or restore is a follow-up: admitWrite).
-   * Upload sessions are admitted by the store's transaction (upload/decisions.ts), not here.
+   * Upload sessions are admitted by the store's transaction (upload/decisions.ts), not here. `charge`:
+   * what the write adds to `used` now when that is not `delta` (WriteRequest.charge).
    */
-  async admit(accountId: string, kind: Exclude<WriteKind, 'upload'>, delta: number): Promise<Result<QuotaStatus, QuotaRefusal>> {
+  async admit(accountId: string, kind: Exclude<WriteKind, 'upload'>, delta: number, charge?: number): Promise<Result<QuotaStatus, QuotaRefusal>> {
     const now = this.#d.clock.now();
     const { own, facts } = await this.payerFacts(accountId, now);
     const status = quotaStatus(facts, now, this.#d.policy.graceMs);
-    const verdict = admitWrite(status, { kind, delta, uploadKind: null, trashActivityAt: own.trashActivityAt }, this.#d.policy, now);
+    const write = { kind, delta, uploadKind: null, trashActivityAt: own.trashActivityAt, ...(charge === undefined ? {} : { charge }) };
+    const verdict = admitWrite(status, write, this.#d.policy, now);
     return verdict.ok ? ok(status) : verdict;
   }
 
