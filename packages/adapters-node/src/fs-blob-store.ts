@@ -202,17 +202,30 @@ export class FsBlobStore implements BlobStore {
     await rm(this.#quarantinedPath(blob), { force: true });
   }
   async *listQuarantined(): AsyncIterable<QuarantinedBlob> {
+    yield* await this.#quarantinedNow();
+  }
+  /**
+   * One directory read: it holds only what interrupted sweeps left (a name or two), so a read
+   * that misses can afford it; a layout per hash would buy nothing here.
+   */
+  async quarantinedCopies(contentHash: string): Promise<readonly QuarantinedBlob[]> {
+    if (!HASH.test(contentHash)) throw new RangeError('bad content hash');
+    return (await this.#quarantinedNow()).filter((q) => q.contentHash === contentHash);
+  }
+  async #quarantinedNow(): Promise<QuarantinedBlob[]> {
     let names: string[];
     try {
       names = await readdir(this.#quarantine);
     } catch (e) {
-      if (isMissing(e)) return;
+      if (isMissing(e)) return [];
       throw e;
     }
+    const out: QuarantinedBlob[] = [];
     for (const name of names) {
       const m = QUARANTINED.exec(name);
-      if (m !== null) yield { contentHash: m[1]!, id: name };
+      if (m !== null) out.push({ contentHash: m[1]!, id: name });
     }
+    return out;
   }
 
   /** Staged ids: the finished files under `staging/` (a `.part` being written is not one yet). */

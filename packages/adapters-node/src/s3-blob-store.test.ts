@@ -176,6 +176,30 @@ describe('S3BlobStore on the wire', () => {
     expect(await store.commit('c', sha256Hex(good))).toBe('stored');
   });
 
+  it('quarantinedCopies is one listing by the prefix quarantine/<sha256>., never of the whole quarantine', async () => {
+    const prefix = `q-${randomBytes(6).toString('hex')}`;
+    const client = rawClient();
+    const listed: (string | undefined)[] = [];
+    client.middlewareStack.add(
+      (next, context) => (args) => {
+        if (context.commandName === 'ListObjectsV2Command') listed.push((args.input as { Prefix?: string }).Prefix);
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
+    const store = storeOn(s3.endpoint, { prefix, client });
+    const stored: { hash: string; aside: { contentHash: string; id: string } }[] = [];
+    for (const fill of [1, 2, 3]) {
+      const bytes = new Uint8Array(10).fill(fill);
+      await store.stage(`s${fill}`, chunks(bytes), 10);
+      expect(await store.commit(`s${fill}`, sha256Hex(bytes))).toBe('stored');
+      stored.push({ hash: sha256Hex(bytes), aside: (await store.quarantine(sha256Hex(bytes)))! });
+    }
+    listed.length = 0;
+    expect(await store.quarantinedCopies(stored[1]!.hash)).toEqual([stored[1]!.aside]);
+    expect(listed).toEqual([`${prefix}/quarantine/${stored[1]!.hash}.`]);
+  });
+
   it('direct: false signs nothing, so the server carries every byte', () => {
     const store = storeOn(s3.endpoint, { direct: false });
     expect('presignGet' in store || 'presignPut' in store || 'arrived' in store).toBe(false);

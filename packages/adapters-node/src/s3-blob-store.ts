@@ -400,8 +400,20 @@ export class S3BlobStore implements BlobStore {
   }
 
   async *listQuarantined(): AsyncIterable<QuarantinedBlob> {
+    yield* this.#quarantinedUnder('');
+  }
+
+  /** One listing by the prefix `quarantine/<sha256>.`: the rest of the quarantine is never read. */
+  async quarantinedCopies(contentHash: string): Promise<readonly QuarantinedBlob[]> {
+    if (!HASH.test(contentHash)) throw new RangeError('bad content hash');
+    const out: QuarantinedBlob[] = [];
+    for await (const q of this.#quarantinedUnder(`${contentHash}.`)) if (q.contentHash === contentHash) out.push(q);
+    return out;
+  }
+
+  async *#quarantinedUnder(namePrefix: string): AsyncIterable<QuarantinedBlob> {
     const under = `${this.#prefix}quarantine/`;
-    for await (const o of this.#objectsUnder(under, 'listing quarantined blobs')) {
+    for await (const o of this.#objectsUnder(`${under}${namePrefix}`, 'listing quarantined blobs')) {
       const m = QUARANTINED.exec(o.key.slice(under.length));
       if (m !== null) yield { contentHash: m[1]!, id: m[0] };
     }

@@ -55,7 +55,8 @@ async function using(setup: BlobSetup, body: (s: BlobStore) => Promise<void>): P
  * The BlobStore contract: staged bytes become a blob only under their own SHA-256, nothing over
  * the declared size or from a failed body is kept, and blobs are content-addressed (one copy).
  * A commit keeps the staged bytes until they are discarded; quarantine moves a blob aside under a
- * key of its own, from which it is put back or dropped (the GC sweep's hand-over).
+ * key of its own, from which it is put back or dropped (the GC sweep's hand-over), found by its
+ * hash when a read misses, and put back by a reader beside a sweep without loss.
  * Reading back streams, by inclusive range when asked, and a missing blob is null, never empty.
  * Run by the filesystem store, the S3 one (adapters-node) and the in-memory one.
  */
@@ -369,6 +370,55 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         // The staging kept through all of it commits the blob once more.
         expect(await s.commit('q3', hash)).toBe('stored');
         expect(digest(await readAll(await s.read(hash)))).toBe(digest(bytes));
+      }));
+
+    it('quarantinedCopies names the copies of one hash, and none of another\'s', () =>
+      using(setup, async (s) => {
+        const bytes = pattern(1500);
+        const hash = await store(s, 'q4', bytes);
+        const other = await store(s, 'q5', pattern(20));
+        expect(await s.quarantinedCopies(hash)).toEqual([]);
+        const first = (await s.quarantine(hash))!;
+        expect(await s.commit('q4', hash)).toBe('stored');
+        const second = (await s.quarantine(hash))!;
+        const elsewhere = (await s.quarantine(other))!;
+        const ids = (copies: readonly { contentHash: string; id: string }[]) => copies.map((c) => c.id).sort();
+        expect(ids(await s.quarantinedCopies(hash))).toEqual([first.id, second.id].sort());
+        expect(await s.quarantinedCopies(other)).toEqual([elsewhere]);
+        expect(await s.quarantinedCopies('e'.repeat(64))).toEqual([]);
+        for (const c of await s.quarantinedCopies(hash)) await s.unquarantine(c);
+        expect(await s.quarantinedCopies(hash)).toEqual([]);
+        expect(digest(await readAll(await s.read(hash)))).toBe(digest(bytes));
+        expect(await s.quarantinedCopies(other)).toEqual([elsewhere]);
+      }));
+
+    it('a reader putting a copy back while a sweep settles the same copy loses nothing: two put-backs, or a put-back and a drop, at once', () =>
+      using(setup, async (s) => {
+        const bytes = pattern(4000);
+        const hash = await store(s, 'q6', bytes);
+        await s.discard('q6');
+        for (let round = 0; round < 4; round++) {
+          // A sweep that found a row puts the copy back, as the reader does: the blob is whole at its address.
+          const aside = (await s.quarantine(hash))!;
+          const [found] = await Promise.all([s.quarantinedCopies(hash), s.unquarantine(aside), s.unquarantine(aside)]);
+          expect(found.every((c) => c.id === aside.id)).toBe(true);
+          expect(digest(await readAll(await s.read(hash)))).toBe(digest(bytes));
+          expect(await s.quarantinedCopies(hash)).toEqual([]);
+        }
+        for (let round = 0; round < 4; round++) {
+          // A sweep that found no row drops the copy as a reader puts it back: put back whole or gone, never half, never aside.
+          const aside = (await s.quarantine(hash))!;
+          await Promise.all(round % 2 === 0 ? [s.unquarantine(aside), s.dropQuarantined(aside)] : [s.dropQuarantined(aside), s.unquarantine(aside)]);
+          const back = await readAll(await s.read(hash));
+          if (back !== null) expect(digest(back)).toBe(digest(bytes));
+          expect(await s.stat(hash)).toEqual(back === null ? null : { size: bytes.length });
+          expect(await s.quarantinedCopies(hash)).toEqual([]);
+          if (back === null) {
+            expect(await s.stage('q7', chunks(bytes), bytes.length)).toMatchObject({ sha256: hash });
+            expect(await s.commit('q7', hash)).toBe('stored');
+            await s.discard('q7');
+          }
+        }
       }));
   });
 }

@@ -50,6 +50,7 @@ describe('blob downloads stream from the filesystem store', { timeout: 300_000 }
       unquarantine: (...a) => fs.unquarantine(...a),
       dropQuarantined: (...a) => fs.dropQuarantined(...a),
       listQuarantined: () => fs.listQuarantined(),
+      quarantinedCopies: (...a) => fs.quarantinedCopies(...a),
       stream: (...a) => fs.stream(...a),
       backupMode: fs.backupMode,
       read: (h, range) => {

@@ -77,10 +77,14 @@ export interface ByteRange {
  *   it to the end or stops early (`break` / `return()`), and either releases the object's
  *   connection or file.
  * - `remove` and `discard` are idempotent (deleting a missing key succeeds); so are
- *   `unquarantine` and `dropQuarantined`. Quarantined copies live under a prefix of their own
- *   (`quarantine/<sha256>.<suffix>`), which `list` and `listStaged` never read; `quarantine` is a
- *   copy to such a key, then a delete of the address. The store must read its own writes and
- *   deletes at once (S3 does): the hand-over relies on a check seeing a quarantine that finished.
+ *   `unquarantine` and `dropQuarantined`, which may also run at once on the same copy (a reader
+ *   putting it back while a sweep settles it): the copy ends up put back whole or dropped, never
+ *   half, and the one that comes second finds nothing to do. Quarantined copies live under a
+ *   prefix of their own (`quarantine/<sha256>.<suffix>`), which `list` and `listStaged` never
+ *   read; `quarantine` is a copy to such a key, then a delete of the address. `quarantinedCopies`
+ *   reads only the keys under `quarantine/<sha256>.` (one ListObjectsV2 by that prefix), never the
+ *   whole quarantine: a read that misses asks it. The store must read its own writes and deletes
+ *   at once (S3 does): the hand-over relies on a check seeing a quarantine that finished.
  * - `presignGet`, when present, answers a URL that serves exactly `read(hash)`'s bytes (ranges
  *   included) to anyone holding it, for at most `ttlS` seconds, with the `Cache-Control` and
  *   `Content-Type` of `answer`; it must not list or reach any other key. The server only calls it
@@ -140,6 +144,12 @@ export interface BlobStore {
    * settled by the next one. Never in `list` or `listStaged`.
    */
   listQuarantined(): AsyncIterable<QuarantinedBlob>;
+  /**
+   * The quarantined copies of one hash now (usually none, at most a few): what a read that finds
+   * its blob absent asks (blobs/handoff.ts). A remote store finds them by their key prefix rather
+   * than by listing the whole quarantine; a local directory read of it is cheap enough.
+   */
+  quarantinedCopies(contentHash: string): Promise<readonly QuarantinedBlob[]>;
   /**
    * The whole blob as a stream, or null when it is absent (`read` without a range): a backup
    * copies blobs of any size without holding one whole in memory.

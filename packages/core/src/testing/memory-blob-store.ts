@@ -79,6 +79,9 @@ export class MemoryBlobStore implements BlobStore {
   async *listQuarantined(): AsyncIterable<QuarantinedBlob> {
     yield* [...this.quarantined].map(([id, q]) => ({ contentHash: q.contentHash, id }));
   }
+  async quarantinedCopies(contentHash: string): Promise<readonly QuarantinedBlob[]> {
+    return [...this.quarantined].filter(([, q]) => q.contentHash === contentHash).map(([id]) => ({ contentHash, id }));
+  }
   async stream(contentHash: string): Promise<AsyncIterable<Uint8Array> | null> {
     return this.read(contentHash);
   }
