@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { blobsAgree, describeBackupProblem, findAccountByAddress, MANIFEST_FILE, NoDeploymentError, normalizeAddress, parseRfc3339Instant, verifyBlobs } from '@strongroom/core';
+import { blobsAgree, checkBlobStore, describeBackupProblem, findAccountByAddress, MANIFEST_FILE, NoDeploymentError, normalizeAddress, parseRfc3339Instant } from '@strongroom/core';
 import { systemClock, takeFileLock } from '@strongroom/adapters-node';
 import { ConfigError, readConfig, type Config } from './config.js';
 import { buildDeps, nodePlatform, openStores, type AppDeps } from './deps.js';
@@ -176,12 +176,14 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     usage: 'blobs verify               compare the blob store with the ledger: entries without objects, objects without entries, wrong sizes (exit 1 when any)',
     run: async (deps, [sub]) => {
       if (sub !== 'verify') throw new Error('usage: blobs verify');
-      const r = await verifyBlobs((after, limit) => deps.stores.quota.listBlobs(after, limit), deps.stores.blobs.list());
+      const r = await checkBlobStore(deps.stores.quota, deps.stores.blobs);
+      const putBack = r.putBack === 0 ? [] : [`put back ${r.putBack} blob${r.putBack === 1 ? '' : 's'} the ledger names from quarantine, where a gc-sweep that stopped midway had left ${r.putBack === 1 ? 'it' : 'them'}`];
       const lines = [`${r.ledgerEntries} ledger entries, ${r.objects} objects in the blob store`];
       for (const b of r.missing) lines.push(`missing object: ${b.contentHash} (${b.size} bytes in the ledger)`);
       for (const b of r.unreferenced) lines.push(`object without a ledger entry: ${b.contentHash} (${b.size} bytes)`);
       for (const b of r.wrongSize) lines.push(`wrong size: ${b.contentHash} (ledger ${b.ledgerSize} bytes, stored ${b.storedSize})`);
-      if (blobsAgree(r)) return `${lines[0]}: they agree`;
+      if (blobsAgree(r)) return [...putBack, `${lines[0]}: they agree`].join('\n');
+      lines.unshift(...putBack);
       lines.push('', 'A missing object is never served (downloads of it answer 500 error.internal): restore it from a backup or the bucket\'s versions. An object without an entry is either a finalize in flight (check again) or bytes nobody is charged for (the GC sweep does not remove it).');
       return { code: 1, out: lines.join('\n') };
     },

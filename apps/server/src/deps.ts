@@ -293,7 +293,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   // Sponsored accounts, links and drops (one block); federated fills are upload sessions.
   const sponsorship = new SponsorshipService({ store: stores.sponsorship, accounts: stores.accounts, quota, clock, random });
   const links = new LinkService({ links: stores.links, writeGuard: albums.writeGuard, sessions: stores.quota, catalog: stores.quota, uploads, assets, quota, clock, random });
-  const blobReads = new BlobReadService({ catalog: stores.quota, links: stores.links, blobs: stores.blobs, clock });
+  const blobReads = new BlobReadService({ catalog: stores.quota, links: stores.links, blobs: stores.blobs, ledger: stores.quota, clock });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
   const totpRecovery = new TotpRecoveryService({ challenges: stores.totp, directories: stores.devices, recovery: stores.secondFactor, accounts: stores.accounts, sessions, clock });
   const oidc = buildOidc(config, stores, platform, sessions, window, secretKey);

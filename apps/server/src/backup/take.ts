@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, open, readFile, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { formatManifest, fromBase64url, MANIFEST_FILE, NoDeploymentError, secretKeyFingerprint, toBase64url, utf8, type BlobStore, type ManifestEntry } from '@strongroom/core';
+import { formatManifest, fromBase64url, MANIFEST_FILE, NoDeploymentError, putBackAllQuarantined, secretKeyFingerprint, toBase64url, utf8, type BlobStore, type ManifestEntry } from '@strongroom/core';
 import { takeFileLock } from '@strongroom/adapters-node';
 import { openBlobStore } from '../blob-store.js';
 import { snapshotSqliteDatabase, SqliteBackupReader } from '@strongroom/adapters-sqlite';
@@ -69,7 +69,8 @@ export async function currentSecretKey(config: Config): Promise<{ key: Uint8Arra
  * 2. the database (SQLite's `VACUUM INTO`: one consistent snapshot, while the server writes on; on
  *    PostgreSQL, `pg_dump` of a snapshot exported by the transaction the ledger is read in);
  * 3. the server key (unless it comes from SVC_SECRET_KEY), checked against the snapshot's record;
- * 4. every blob the snapshot's ledger references, hashed as copied. The database goes first: an
+ * 4. every blob the snapshot's ledger references (put back first if a gc-sweep that stopped
+ *    midway left it in quarantine), hashed as copied. The database goes first: an
  *    upload stores its blob before the ledger row naming it, and blobs never change, so every blob
  *    the snapshot references already exists; taken the other way round, the copy could reference
  *    blobs stored after the blob copy. Blobs stored after the snapshot are left out (nothing
@@ -153,6 +154,13 @@ export async function takeBackup(config: Config, target: string, options: { now:
     const opened = options.blobs === undefined ? await openBlobStore(config) : null;
     closeBlobs = opened?.close ?? closeBlobs;
     const blobs = options.blobs ?? opened!.blobs;
+    // A blob the snapshot's ledger names may sit in quarantine, where a gc-sweep that stopped
+    // midway left it: it goes back first (blobs/handoff.ts). The snapshot answers for the ledger:
+    // the maintenance lock keeps sweeps, the only ones to remove a row, out until the end (and a
+    // put-back never loses anything, whatever runs beside it).
+    const referenced = new Set(ledger.map((b) => b.contentHash));
+    const quarantine = (config.blobStore?.kind ?? 'file') === 'file' ? join(config.dataDir, BLOB_ROOT, 'quarantine') : 'quarantine/ of SVC_BLOB_URL';
+    await naming(quarantine, () => putBackAllQuarantined(blobs, async (hash) => referenced.has(hash)));
     let bytes = 0;
     if (blobs.backupMode === 'copy') {
       for (const b of ledger) {

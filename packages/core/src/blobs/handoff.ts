@@ -1,7 +1,14 @@
+import { guard } from '../errors.js';
 import type { BlobStore, QuarantinedBlob } from '../ports/blob-store.js';
+import type { QuotaLedger } from '../ports/quota-ledger.js';
 
 /** Whether the ledger holds a row for the hash now (read fresh: never a cached answer). */
 export type LedgerHolds = (contentHash: string) => Promise<boolean>;
+
+/** The ledger's answer to `LedgerHolds`, one read per question; a failed read is a store fault. */
+export function ledgerHolds(ledger: Pick<QuotaLedger, 'findBlob'>): LedgerHolds {
+  return async (contentHash) => (await guard('error.store.unavailable', 'quota ledger read', () => ledger.findBlob(contentHash))) !== null;
+}
 
 /*
  * How a writer and the sweep hand a blob over without losing it (two processes, no shared lock).
@@ -20,9 +27,16 @@ export type LedgerHolds = (contentHash: string) => Promise<boolean>;
  * check of the address made after that row was written. Quarantined copies are unique per
  * quarantine, so one sweep never drops a copy another sweep still has to put back.
  *
- * While bytes sit in quarantine, a read of them answers absent; the sweep first reads the ledger
- * (a row written since its own sweep leaves the blob alone), so that window opens only when a
- * writer races it.
+ * While bytes sit in quarantine they are absent at their address; the sweep first reads the
+ * ledger (a row written since its own sweep leaves the blob alone), so that window opens only when
+ * a writer races it. It closes when the sweep reads the ledger again, or, if the sweep died before
+ * that read, at the first of: a read of the blob, `blobs verify`, a backup (each puts back what
+ * the ledger holds a row for), the next sweep. Those only ever put back, never drop, so they may
+ * run beside a sweep: a copy is put back only on a ledger read made after it was found, which
+ * names the blob; at worst the sweep drops what a writer will commit again (the Dekker argument
+ * above), or both put the same copy back, which the store makes harmless (ports/blob-store.ts).
+ * A row removed between that read and the put-back leaves the bytes at their address with no row,
+ * as a writer's late commit can: never a loss, and `blobs verify` names them.
  */
 
 /**
@@ -58,4 +72,34 @@ export async function settleQuarantined(blobs: BlobStore, holds: LedgerHolds, as
   }
   await blobs.dropQuarantined(aside);
   return true;
+}
+
+/**
+ * A read's side, for a blob it may read that is absent at its address: its quarantined copies go
+ * back when the ledger has a row for the hash, read after they were found (a sweep that died
+ * between its quarantine and its second ledger read left them). Never drops anything. Answers
+ * whether a copy was put back, so the caller reads again.
+ */
+export async function putBackQuarantined(blobs: BlobStore, holds: LedgerHolds, contentHash: string): Promise<boolean> {
+  const copies = await blobs.quarantinedCopies(contentHash);
+  if (copies.length === 0 || !(await holds(contentHash))) return false;
+  for (const aside of copies) await blobs.unquarantine(aside);
+  return true;
+}
+
+/**
+ * The sweep's first step without its drops, for checks that compare the store with the ledger
+ * (`blobs verify`, a backup): every quarantined copy whose hash the ledger holds a row for, read
+ * after the copy was listed, goes back; the rest wait for the next sweep. Answers how many went back.
+ */
+export async function putBackAllQuarantined(blobs: BlobStore, holds: LedgerHolds): Promise<number> {
+  const aside: QuarantinedBlob[] = [];
+  for await (const q of blobs.listQuarantined()) aside.push(q);
+  let putBack = 0;
+  for (const q of aside) {
+    if (!(await holds(q.contentHash))) continue;
+    await blobs.unquarantine(q);
+    putBack++;
+  }
+  return putBack;
 }

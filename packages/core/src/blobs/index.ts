@@ -1,6 +1,7 @@
 export { BLOB_ANSWER, linkCoversBlob, MAX_PRESIGN_TTL_S, mayReadBlob } from './rules.js';
 export type { BlobReader } from './rules.js';
 export { BlobReadService } from './service.js';
-export { blobsAgree, verifyBlobs } from './verify.js';
-export type { BlobVerifyReport, LedgerBlob } from './verify.js';
+export { blobsAgree, checkBlobStore, verifyBlobs } from './verify.js';
+export { putBackAllQuarantined } from './handoff.js';
+export type { BlobStoreCheck, BlobVerifyReport, LedgerBlob } from './verify.js';
 export type { BlobReadServiceDeps, ReadableBlob } from './service.js';

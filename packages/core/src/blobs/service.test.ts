@@ -12,7 +12,7 @@ async function setup() {
   const hash = sha256Hex(bytes);
   catalog.assets.set('asset-1', { id: 'asset-1', ownerId: 'a', uploaderId: 'a', state: 'live', createdAt: 0, trashedAt: null, dropExpiresAt: null, blobs: [{ kind: 'original', contentHash: hash, size: 8 }] });
   blobs.blobs.set(hash, bytes);
-  return { catalog, blobs, links, clock, hash, bytes, service: new BlobReadService({ catalog, blobs, links, clock }) };
+  return { catalog, blobs, links, clock, hash, bytes, service: new BlobReadService({ catalog, blobs, links, ledger: catalog, clock }) };
 }
 
 async function all(s: AsyncIterable<Uint8Array>): Promise<number[]> {
@@ -41,6 +41,27 @@ describe('BlobReadService', () => {
     await expect(t.service.forAccount({ accountId: 'a' }, t.hash)).rejects.toMatchObject({ code: 'error.internal' });
     t.catalog.assets.delete('asset-1');
     expect(await t.service.forAccount({ accountId: 'a' }, t.hash)).toMatchObject({ ok: false, code: 'error.not_found' });
+  });
+
+  it('a blob at its address costs what it did: no quarantine lookup, no ledger read; only a miss asks them', async () => {
+    const t = await setup();
+    const asked: string[] = [];
+    t.blobs.quarantinedCopies = async (h) => {
+      asked.push(`quarantinedCopies ${h}`);
+      return [];
+    };
+    t.catalog.findBlob = async (h) => {
+      asked.push(`findBlob ${h}`);
+      return null;
+    };
+    const r = await t.service.forAccount({ accountId: 'a' }, t.hash);
+    if (!r.ok) throw new Error(r.code);
+    expect(await all(await r.value.open({ start: 0, end: 1 }))).toEqual([1, 2]);
+    expect(asked).toEqual([]);
+    t.blobs.blobs.delete(t.hash);
+    await expect(t.service.forAccount({ accountId: 'a' }, t.hash)).rejects.toMatchObject({ code: 'error.internal' });
+    // No copy aside: the ledger is not even asked.
+    expect(asked).toEqual([`quarantinedCopies ${t.hash}`]);
   });
 
   it('a store that fails is a store fault (fail closed), not a 404', async () => {

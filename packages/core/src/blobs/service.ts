@@ -3,13 +3,17 @@ import type { AssetCatalog } from '../ports/asset-catalog.js';
 import type { BlobStore, ByteRange } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { LinkStore } from '../ports/link-store.js';
+import type { QuotaLedger } from '../ports/quota-ledger.js';
 import { isContentHash } from '../upload/machine.js';
+import { ledgerHolds, putBackQuarantined, type LedgerHolds } from './handoff.js';
 import { BLOB_ANSWER, linkCoversBlob, MAX_PRESIGN_TTL_S, mayReadBlob, type BlobReader } from './rules.js';
 
 export interface BlobReadServiceDeps {
   readonly catalog: AssetCatalog;
   readonly links: LinkStore;
   readonly blobs: BlobStore;
+  /** Asked only when a blob is absent at its address: does a quarantined copy of it go back. */
+  readonly ledger: Pick<QuotaLedger, 'findBlob'>;
   readonly clock: Clock;
 }
 
@@ -31,11 +35,15 @@ const NOT_FOUND = 'No such blob.';
  * Reading blobs back. Every path decides with core's rule (rules.ts) over the catalog's facts
  * first, and only then touches the store, so an unknown hash and a refused one look alike (404),
  * and nothing about another account's blobs leaks, not even whether the hash is stored.
+ * A blob found absent at its address is first looked for in quarantine, where a sweep that
+ * died midway may have left it (blobs/handoff.ts); a blob that is there costs nothing more.
  */
 export class BlobReadService {
   readonly #d: BlobReadServiceDeps;
+  readonly #holds: LedgerHolds;
   constructor(deps: BlobReadServiceDeps) {
     this.#d = deps;
+    this.#holds = ledgerHolds(deps.ledger);
   }
 
   /** For the account the request acts as (`GET /v1/blobs/{content_hash}`). */
@@ -63,7 +71,8 @@ export class BlobReadService {
   async #readable(contentHash: string, allowed: () => Promise<boolean>): Promise<Result<ReadableBlob, Missing>> {
     if (!(await allowed())) return refuse('error.not_found', NOT_FOUND);
     const blobs = this.#d.blobs;
-    const stat = await guard(STORE, 'blob stat', () => blobs.stat(contentHash));
+    let stat = await guard(STORE, 'blob stat', () => blobs.stat(contentHash));
+    if (stat === null && (await this.#putBack(contentHash))) stat = await guard(STORE, 'blob stat', () => blobs.stat(contentHash));
     if (stat === null) {
       // Purged and swept since the rule was asked: gone, like any unknown hash. Still referenced
       // but not stored is a lost object: a fault to report, never bytes served as empty.
@@ -75,11 +84,17 @@ export class BlobReadService {
       contentHash,
       size: stat.size,
       open: async (range?: ByteRange) => {
-        const stream = await guard(STORE, 'blob read', () => blobs.read(contentHash, range));
+        let stream = await guard(STORE, 'blob read', () => blobs.read(contentHash, range));
+        if (stream === null && (await this.#putBack(contentHash))) stream = await guard(STORE, 'blob read', () => blobs.read(contentHash, range));
         if (stream === null) throw new CoreError('error.internal', `blob ${contentHash} disappeared from the blob store while being read`);
         return stream;
       },
       presign: presignGet === undefined ? null : () => guard(STORE, 'blob presign', () => presignGet(contentHash, MAX_PRESIGN_TTL_S, BLOB_ANSWER)),
     });
+  }
+
+  /** Only for a caller already allowed to read the blob, and only once it was found absent. */
+  #putBack(contentHash: string): Promise<boolean> {
+    return guard(STORE, 'blob put-back from quarantine', () => putBackQuarantined(this.#d.blobs, this.#holds, contentHash));
   }
 }

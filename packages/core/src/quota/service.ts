@@ -1,4 +1,4 @@
-import { collectBlob, releaseStaging, settleQuarantined, type LedgerHolds } from '../blobs/handoff.js';
+import { collectBlob, ledgerHolds, releaseStaging, settleQuarantined, type LedgerHolds } from '../blobs/handoff.js';
 import { storeWholeBytes } from '../blobs/store-bytes.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { BlobStore, QuarantinedBlob } from '../ports/blob-store.js';
@@ -50,6 +50,7 @@ export class QuotaService {
   readonly #d: QuotaServiceDeps;
   constructor(deps: QuotaServiceDeps) {
     this.#d = deps;
+    this.holds = ledgerHolds(deps.ledger);
   }
 
   get policy(): QuotaPolicy {
@@ -156,7 +157,7 @@ export class QuotaService {
   }
 
   /** Whether the ledger has a row for the hash now: what the blob hand-over reads (blobs/handoff.ts). */
-  readonly holds: LedgerHolds = async (contentHash) => (await guard(STORE, 'quota ledger read', () => this.#d.ledger.findBlob(contentHash))) !== null;
+  readonly holds: LedgerHolds;
 
   /**
    * A writer's last step once its ledger write is done (or found done): the blob checked at its
