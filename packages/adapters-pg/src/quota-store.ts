@@ -2,6 +2,7 @@ import { and, asc, eq, gt, sql } from 'drizzle-orm';
 import {
   decideAssetTransition,
   decideCompletion,
+  decideMetadataReplace,
   decideOpenGroup,
   EMPTY_TRASH_CANDIDATE_STATES,
   ledgerRecordWith,
@@ -17,6 +18,7 @@ import {
   type BlobRecord,
   type CompleteOutcome,
   type CompleteUpload,
+  type MetadataEditRefusal,
   type MetadataReplace,
   type TrashedAsset,
   type LinkRecord,
@@ -204,14 +206,14 @@ function writeOpenings(w: OpeningsWrite) {
 
 /**
  * The quota ledger, upload sessions and asset references over PostgreSQL. Every decision is core's
- * (`decideOpenGroup`, `decideCompletion`, `settledHardSince`); what is here is
- * locking and SQL. SQLite serialises writers on one lock; here each decision that checks a limit
- * holds the paying account's `quota_accounts` row (SELECT ... FOR UPDATE) from its read to its
- * commit, so creations for one account queue while other accounts proceed, and no two can pass
- * the hard limit together under READ COMMITTED.
+ * (`decideOpenGroup`, `decideCompletion`, `decideMetadataReplace`, `settledHardSince`); what is
+ * here is locking and SQL. SQLite serialises writers on one lock; here each decision that checks a
+ * limit holds the paying account's `quota_accounts` row (SELECT ... FOR UPDATE) from its read to
+ * its commit, so creations and metadata edits for one account queue while other accounts proceed,
+ * and no two can pass a limit together under READ COMMITTED.
  *
- * Lock order, to stay free of deadlocks: the payer's quota row, then upload session rows, then
- * asset rows. Counters only ever move by `col = col + delta` in the same transaction as the rows
+ * Lock order, to stay free of deadlocks: the payer's quota row (several quota rows in key order),
+ * then upload session rows, then asset rows. Counters only ever move by `col = col + delta` in the same transaction as the rows
  * they summarise.
  */
 export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
@@ -713,19 +715,55 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   async discardDrop(id: string): Promise<boolean> {
     return this.db.transaction((tx) => this.#transition(tx, id, { kind: 'discard' }));
   }
-  async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<'replaced' | 'not_live'> {
-    return this.db.transaction(async (tx): Promise<'replaced' | 'not_live'> => {
+  /**
+   * Read, decided by core (`decideMetadataReplace`) and written in one transaction holding the
+   * acting account's and its payer's quota rows (the store's lock order: quota rows, in key order,
+   * then the asset row): concurrent edits for one payer, on any connection, queue on the payer's
+   * row, and each is judged on the ledger as the ones before it left it.
+   */
+  async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<Result<void, MetadataEditRefusal>> {
+    return this.db.transaction(async (tx): Promise<Result<void, MetadataEditRefusal>> => {
       await this.#blobLock(tx, 'shared');
-      await this.#lockPayer(tx, input.payerId);
+      const { account, payer } = await this.#lockWithPayer(tx, input.accountId, now);
       // The asset row: two replacements of one asset queue here, so one metadata reference remains.
       const [a] = await tx.select({ state: assets.state }).from(assets).where(eq(assets.id, input.assetId)).for('update');
-      if (!a || a.state !== 'live') return 'not_live';
-      await this.#storeBlob(tx, input.contentHash, input.size, input.payerId, null, now);
+      const metadata = a
+        ? await tx.select({ size: assetBlobs.size }).from(assetBlobs).where(and(eq(assetBlobs.assetId, input.assetId), eq(assetBlobs.kind, 'metadata')))
+        : [];
+      const stored = await this.#blob(tx, input.contentHash);
+      const plan = decideMetadataReplace(
+        { assetState: a?.state ?? null, metadataSizes: metadata.map((m) => m.size), account, payer, storedBlobSize: stored?.size ?? null },
+        input,
+        policy,
+        now,
+      );
+      if (!plan.ok) return plan;
+      const { newBlob, reference, payerId, hardSince } = plan.value;
+      if (newBlob) await this.#storeBlob(tx, newBlob.contentHash, newBlob.size, newBlob.chargedTo, null, now);
       await tx.delete(assetBlobs).where(and(eq(assetBlobs.assetId, input.assetId), eq(assetBlobs.kind, 'metadata')));
-      const size = (await this.#blob(tx, input.contentHash))!.size;
-      await tx.insert(assetBlobs).values({ assetId: input.assetId, kind: 'metadata', contentHash: input.contentHash, size });
-      await this.#settle(tx, input.payerId, policy, now);
-      return 'replaced';
+      await tx.insert(assetBlobs).values({ assetId: input.assetId, ...reference });
+      await tx.update(quotaAccounts).set({ hardSince }).where(eq(quotaAccounts.accountId, payerId));
+      return ok(undefined);
     });
+  }
+
+  /**
+   * Locks (creating where missing) the account's quota row and its payer's, in key order, and
+   * expires the payer's lapsed sessions; answers both rows as they then stand. The payer is read
+   * before the locks and checked under them: a sponsor change waits on the account's row, and one
+   * that committed in between has its new payer locked too.
+   */
+  async #lockWithPayer(tx: PgDb, accountId: string, now: number): Promise<{ account: QuotaAccountRecord; payer: QuotaAccountRecord }> {
+    const locked = new Map<string, QuotaAccountRecord>();
+    let wanted = [accountId, payerIdOf(await this.#account(tx, accountId))];
+    for (;;) {
+      for (const id of [...new Set(wanted)].sort()) if (!locked.has(id)) locked.set(id, quotaAccountFromRow(id, await this.#lockPayer(tx, id)));
+      const payerId = payerIdOf(locked.get(accountId)!);
+      if (locked.has(payerId)) {
+        if ((await this.#expire(tx, payerId, now)).length > 0) locked.set(payerId, await this.#account(tx, payerId));
+        return { account: locked.get(accountId)!, payer: locked.get(payerId)! };
+      }
+      wanted = [payerId];
+    }
   }
 }

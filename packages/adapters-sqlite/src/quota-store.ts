@@ -4,6 +4,7 @@ import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3'
 import {
   decideAssetTransition,
   decideCompletion,
+  decideMetadataReplace,
   decideOpenGroup,
   EMPTY_TRASH_CANDIDATE_STATES,
   ok,
@@ -19,6 +20,7 @@ import {
   type BlobRecord,
   type CompleteOutcome,
   type CompleteUpload,
+  type MetadataEditRefusal,
   type MetadataReplace,
   type TrashedAsset,
   type LinkRecord,
@@ -47,7 +49,7 @@ const OPEN = OPEN_STATE_SQL;
 /**
  * The quota ledger, upload sessions and asset references over SQLite. Counters (charged,
  * reserved) live on the account row and move in the same transaction as the rows they summarise.
- * Every decision is core's (`decideOpenGroup`, `decideCompletion`,
+ * Every decision is core's (`decideOpenGroup`, `decideCompletion`, `decideMetadataReplace`,
  * `settledHardSince`): each method reads the facts, decides and writes in one BEGIN IMMEDIATE
  * transaction, so concurrent processes serialise on the write lock and many concurrent creations
  * can never pass the hard limit together.
@@ -126,6 +128,8 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       ),
       insertAsset: p('INSERT INTO assets (id, owner_id, uploader_id, state, created_at, trashed_at, drop_expires_at) VALUES (?, ?, ?, ?, ?, NULL, ?)'),
       insertRef: p('INSERT INTO asset_blobs (asset_id, kind, content_hash, size) VALUES (?, ?, ?, ?)'),
+      metadataSizes: p(`SELECT size FROM asset_blobs WHERE asset_id = ? AND kind = 'metadata'`),
+      dropMetadata: p(`DELETE FROM asset_blobs WHERE asset_id = ? AND kind = 'metadata'`),
       fedInsert: p('INSERT INTO federated_refs (receiver, peer, content_hash) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
       fedSpent: p('SELECT coalesce(sum(size), 0) AS n FROM blobs WHERE charged_to = ? AND peer = ?'),
       sweepBlobs: p(
@@ -472,16 +476,39 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async discardDrop(id: string): Promise<boolean> {
     return this.sqlite.transaction(() => this.#transition(id, { kind: 'discard' })).immediate();
   }
-  async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<'replaced' | 'not_live'> {
+  /**
+   * Read, decided by core (`decideMetadataReplace`) and written in one IMMEDIATE transaction: edits
+   * in other connections or processes wait on the write lock, so each is judged on the ledger as
+   * the ones before it left it.
+   */
+  async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<Result<void, MetadataEditRefusal>> {
     return this.sqlite
-      .transaction((): 'replaced' | 'not_live' => {
-        const a = this.#statements.asset.get(input.assetId) as { state: string } | undefined;
-        if (!a || a.state !== 'live') return 'not_live';
-        this.#storeBlob(input.contentHash, input.size, input.payerId, null, now);
-        this.sqlite.prepare(`DELETE FROM asset_blobs WHERE asset_id = ? AND kind = 'metadata'`).run(input.assetId);
-        this.#statements.insertRef.run(input.assetId, 'metadata', input.contentHash, this.#blob(input.contentHash)!.size);
-        this.#settle(input.payerId, policy, now);
-        return 'replaced';
+      .transaction((): Result<void, MetadataEditRefusal> => {
+        const a = this.#statements.asset.get(input.assetId) as { state: AssetState } | undefined;
+        const own = this.#account(input.accountId);
+        const payerId = payerIdOf(own);
+        this.#expire(payerId, now);
+        const payer = this.#account(payerId);
+        const plan = decideMetadataReplace(
+          {
+            assetState: a?.state ?? null,
+            metadataSizes: a ? (this.#statements.metadataSizes.all(input.assetId) as { size: number }[]).map((r) => r.size) : [],
+            account: payerId === input.accountId ? payer : own,
+            payer,
+            storedBlobSize: this.#blob(input.contentHash)?.size ?? null,
+          },
+          input,
+          policy,
+          now,
+        );
+        if (!plan.ok) return plan;
+        const { newBlob, reference } = plan.value;
+        if (newBlob) this.#storeBlob(newBlob.contentHash, newBlob.size, newBlob.chargedTo, null, now);
+        this.#statements.dropMetadata.run(input.assetId);
+        this.#statements.insertRef.run(input.assetId, reference.kind, reference.contentHash, reference.size);
+        this.#statements.ensure.run(plan.value.payerId);
+        this.#statements.setHardSince.run(plan.value.hardSince, plan.value.payerId);
+        return ok(undefined);
       })
       .immediate();
   }

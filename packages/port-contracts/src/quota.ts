@@ -39,6 +39,9 @@ async function open(s: Ports['quota'], u: NewUpload, hard: number | null, now: n
   return r.value.state === 'Merged' ? 'merged' : 'reserved';
 }
 
+/** What `replaceMetadata` answers when it wrote the edit. */
+const REPLACED = { ok: true, value: undefined };
+
 const outcome = (c: CompleteOutcome): string => (typeof c === 'string' ? c : c.outcome);
 
 async function using(setup: Setup, body: (store: Ports['quota'], ports: Ports) => Promise<void>): Promise<void> {
@@ -419,8 +422,8 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
       using(setup, async (s) => {
         const a = id('a000');
         const x = await stored(s, a, hash(9), 10);
-        expect(await s.replaceMetadata({ assetId: x, payerId: a, contentHash: hash(10), size: 30 }, UNLIMITED, 2_000)).toBe('replaced');
-        expect(await s.replaceMetadata({ assetId: x, payerId: a, contentHash: hash(11), size: 5 }, UNLIMITED, 2_000)).toBe('replaced');
+        expect(await s.replaceMetadata({ assetId: x, accountId: a, contentHash: hash(10), size: 30 }, UNLIMITED, 2_000)).toEqual(REPLACED);
+        expect(await s.replaceMetadata({ assetId: x, accountId: a, contentHash: hash(11), size: 5 }, UNLIMITED, 2_000)).toEqual(REPLACED);
         expect((await s.findAsset(x))!.blobs.map((b) => [b.kind, b.contentHash])).toEqual([
           ['original', hash(9)],
           ['metadata', hash(11)],
@@ -428,8 +431,78 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         expect((await s.readLedger(a, 2_000)).charged).toBe(45);
         expect((await s.sweep(UNLIMITED, 2_000)).swept.map((b) => b.contentHash)).toEqual([hash(10)]);
         await s.trashAsset(x, 2_000);
-        expect(await s.replaceMetadata({ assetId: x, payerId: a, contentHash: hash(12), size: 5 }, UNLIMITED, 2_000)).toBe('not_live');
+        expect(await s.replaceMetadata({ assetId: x, accountId: a, contentHash: hash(12), size: 5 }, UNLIMITED, 2_000)).toMatchObject({ ok: false, code: 'error.conflict' });
+        expect(await s.findBlob(hash(12))).toBeNull();
+        expect(await s.replaceMetadata({ assetId: id('e000'), accountId: a, contentHash: hash(12), size: 5 }, UNLIMITED, 2_000)).toMatchObject({ ok: false, code: 'error.conflict' });
       }));
+
+    it('decides a metadata edit itself, in its transaction: GraceExpired and Suspended refuse growth (stored hash or not) and nothing is written; a follow-up is held to the overdraft line; a sponsored account spends its sponsor\'s', () =>
+      using(setup, async (s, ports) => {
+        const a = id('a000');
+        const p: QuotaPolicy = { ...policy(1_000), followUpMs: 1_000, followUpOverdraft: 50 };
+        const x = await stored(s, a, hash(80), 990);
+        const y = await stored(s, a, hash(81), 10);
+        await stored(s, id('a000'), hash(82), 20);
+        expect(await s.replaceMetadata({ assetId: y, accountId: a, contentHash: hash(83), size: 10 }, UNLIMITED, 1_000)).toEqual(REPLACED);
+        // Used 1,010 since 1,000 (hard 1,000, grace 1,000 ms): GraceExpired from 2,001 on.
+        expect(await s.settleHardSince(a, p, 1_000)).toBe(1_000);
+        const grow = await s.replaceMetadata({ assetId: y, accountId: a, contentHash: hash(84), size: 11 }, p, 2_500);
+        expect(grow).toMatchObject({ ok: false, code: 'error.quota.write_refused', data: { state: 'GraceExpired' } });
+        // A stored hash is refused the same: the answer never says whether a hash is stored.
+        expect(await s.replaceMetadata({ assetId: y, accountId: a, contentHash: hash(82), size: 20 }, p, 2_500)).toEqual(grow);
+        expect(await s.findBlob(hash(84))).toBeNull();
+        expect((await s.findAsset(y))!.blobs.filter((b) => b.kind === 'metadata')).toEqual([{ kind: 'metadata', contentHash: hash(83), size: 10 }]);
+        expect(await s.readLedger(a, 2_500)).toMatchObject({ charged: 1_010, hardSince: 1_000 });
+        // Same size is no growth: admitted, the new blob charged whole (the old is credited by the sweep).
+        expect(await s.replaceMetadata({ assetId: y, accountId: a, contentHash: hash(85), size: 10 }, p, 2_500)).toEqual(REPLACED);
+        expect(await s.readLedger(a, 2_500)).toMatchObject({ charged: 1_020 });
+        // A follow-up of the owner's trash: growth admitted while used + the new blob stays within 1,050.
+        expect(await s.trashAsset(x, 3_000)).toBe(true);
+        expect(await s.replaceMetadata({ assetId: y, accountId: a, contentHash: hash(86), size: 31 }, p, 3_500)).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+        expect(await s.replaceMetadata({ assetId: y, accountId: a, contentHash: hash(86), size: 30 }, p, 3_500)).toEqual(REPLACED);
+        expect(await s.readLedger(a, 3_500)).toMatchObject({ charged: 1_050 });
+        // Suspended refuses growth even as a follow-up.
+        await s.setSuspended(a, 3_600);
+        expect(await s.replaceMetadata({ assetId: y, accountId: a, contentHash: hash(87), size: 40 }, p, 3_700)).toMatchObject({ ok: false, code: 'error.quota.write_refused', data: { state: 'Suspended' } });
+        // A sponsored account's edit is judged on, and charged to, its sponsor's row.
+        const payer = id('a000');
+        const kid = id('a000');
+        await sponsor(ports, kid, payer);
+        const k = await stored(s, kid, hash(88), 5);
+        await s.setSuspended(payer, 3_800);
+        expect(await s.replaceMetadata({ assetId: k, accountId: kid, contentHash: hash(89), size: 6 }, p, 3_900)).toMatchObject({ ok: false, code: 'error.quota.write_refused', data: { state: 'Suspended' } });
+        await s.setSuspended(payer, null);
+        expect(await s.replaceMetadata({ assetId: k, accountId: kid, contentHash: hash(89), size: 6 }, p, 3_900)).toEqual(REPLACED);
+        expect(await s.findBlob(hash(89))).toMatchObject({ size: 6, chargedTo: payer });
+        expect(await s.readLedger(kid, 3_900)).toMatchObject({ charged: 0 });
+      }));
+
+    // The edit is decided where it is written: concurrent edits, over several connections, each see
+    // the charges of those before them (on PostgreSQL they queue on the payer's quota row).
+    it('concurrent follow-up metadata edits on several connections never take used past hard limit + overdraft', async () => {
+      const { ports, connect, cleanup } = await setup();
+      try {
+        const stores = [ports.quota, ...(await Promise.all([connect(), connect(), connect()])).map((p) => p.quota)];
+        const a = id('a000');
+        const p: QuotaPolicy = { ...policy(1_000), followUpMs: 10_000, followUpOverdraft: 50 };
+        const x = await stored(ports.quota, a, hash(100), 960);
+        const live = [];
+        for (let i = 0; i < 8; i++) live.push(await stored(ports.quota, a, hash(101 + i), 5));
+        expect(await ports.quota.settleHardSince(a, p, 1_000)).toBe(1_000);
+        expect(await ports.quota.trashAsset(x, 2_500)).toBe(true);
+        // GraceExpired, used 1,000, a follow-up window open: 20-byte edits, two on each connection at once.
+        const edits = await Promise.all(
+          live.map((assetId, i) => stores[i % stores.length]!.replaceMetadata({ assetId, accountId: a, contentHash: hash(120 + i), size: 20 }, p, 3_000)),
+        );
+        expect(edits.filter((e) => e.ok)).toHaveLength(2);
+        for (const e of edits) if (!e.ok) expect(e).toMatchObject({ code: 'error.quota.write_refused', data: { state: 'GraceExpired' } });
+        expect(await ports.quota.readLedger(a, 3_000)).toMatchObject({ charged: 1_040, reserved: 0 });
+        const written = await Promise.all(live.map((assetId) => ports.quota.findAsset(assetId)));
+        expect(written.filter((w) => w!.blobs.some((b) => b.kind === 'metadata'))).toHaveLength(2);
+      } finally {
+        await cleanup?.();
+      }
+    });
 
     it('listTrash names the owner\'s trashed assets with their album; emptyTrash purges only those named that are the owner\'s and trashed', () =>
       using(setup, async (s) => {
@@ -472,7 +545,7 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         const again = upload(a, { kind: 'provenance', declaredSize: 50 });
         await open(s, again, null, 1_000);
         expect(outcome(await s.completeUpload({ uploadId: again.id, contentHash: hash(40), size: 50, asset: { attachTo: x } }, UNLIMITED, 1_000))).toBe('merged');
-        expect(await s.replaceMetadata({ assetId: x, payerId: a, contentHash: hash(42), size: 5 }, UNLIMITED, 1_000)).toBe('replaced');
+        expect(await s.replaceMetadata({ assetId: x, accountId: a, contentHash: hash(42), size: 5 }, UNLIMITED, 1_000)).toEqual(REPLACED);
         // b holds the same bytes in an asset of its own, outside any album.
         const y = await stored(s, b, hash(40), 50);
         const ofA = { assetId: x, ownerId: a, state: 'live', albumId: album };

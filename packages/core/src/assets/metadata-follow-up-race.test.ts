@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { sha256Hex } from '../encoding/bytes.js';
 import type { QuotaPolicy } from '../quota/machine.js';
 import { QuotaService } from '../quota/service.js';
 import { FakeClock } from '../testing/fake-clock.js';
@@ -15,15 +16,14 @@ const OVERDRAFT = 50;
 const POLICY: QuotaPolicy = { defaults: { soft: null, hard: HARD }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000, followUpMs: 900_000, followUpOverdraft: OVERDRAFT };
 
 /*
- * KNOWN DEFECT (reported, not fixed here): AssetService.replaceMetadata admits the edit
- * (QuotaService.admit, a read) outside the store's transaction that charges it, so follow-up edits
- * in several processes at once each see room under the line and all charge: 5 x 20 bytes took
- * used from 1000 to 1100 past hard 1000 + overdraft 50. Upload openings decide inside the store's
- * transaction (decideOpen); the edit's decision should too. `it.fails` passes while the defect
- * stands; make it `it` once fixed.
+ * AssetService.replaceMetadata once admitted the edit (QuotaService.admit, a read) outside the
+ * store's transaction that charged it, so follow-up edits in several processes at once each saw
+ * room under the line and all charged: 5 x 20 bytes took used from 1000 to 1100, past hard 1000 +
+ * overdraft 50. The store now decides the edit in that transaction (decideMetadataReplace), as it
+ * decides an upload opening.
  */
 describe('follow-up metadata edits in several processes at once', () => {
-  it.fails('never take used past hard limit + overdraft together', async () => {
+  it('never take used past hard limit + overdraft together, and the refused edits leave no bytes behind', async () => {
     const ports = createMemoryPorts();
     const store = ports.quota as unknown as MemoryQuotaStore;
     const clock = new FakeClock(10_000);
@@ -42,5 +42,10 @@ describe('follow-up metadata edits in several processes at once', () => {
     );
     const used = store.accounts.get(OWNER)!.charged + store.accounts.get(OWNER)!.reserved;
     expect({ used, admitted: answers.filter((a) => a.ok).length }).toEqual({ used: HARD + 40, admitted: 2 });
+    for (const a of answers) if (!a.ok) expect(a).toMatchObject({ code: 'error.quota.write_refused', data: { state: 'GraceExpired' } });
+    // Each refused edit's bytes were committed before the store refused them: they went again (handoff.ts).
+    const kept = await Promise.all(ids.map((_, i) => blobs.has(sha256Hex(new Uint8Array(20).fill(i + 1)))));
+    expect(kept).toEqual(answers.map((a) => a.ok));
+    expect(kept.map((k, i) => k === store.blobs.has(sha256Hex(new Uint8Array(20).fill(i + 1))))).toEqual(ids.map(() => true));
   });
 });

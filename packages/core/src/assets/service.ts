@@ -5,12 +5,12 @@ import type { Clock } from '../ports/clock.js';
 import type { UploadSessions } from '../ports/upload-sessions.js';
 import type { AlbumWriteRefusal, WriteGuard } from '../ports/write-guard.js';
 import { albumOfAsset } from '../albums/asset-album.js';
-import type { QuotaRefusal } from '../quota/machine.js';
+import { admitsMetadataEdit, type MetadataEditRefusal } from './metadata-edit.js';
 import type { QuotaService } from '../quota/service.js';
 
 export interface AssetServiceDeps {
   readonly assets: AssetCatalog;
-  /** Also stores a metadata edit's bytes, with the blob hand-over (blobs/handoff.ts). */
+  /** Also stores a metadata edit's bytes, and collects a refused edit's, with the blob hand-over (blobs/handoff.ts). */
   readonly quota: QuotaService;
   /** Where an asset's album is read from (its original's upload session). */
   readonly sessions: Pick<UploadSessions, 'findUpload'>;
@@ -128,25 +128,28 @@ export class AssetService {
   }
 
   /**
-   * A caption or tag edit: the asset's metadata blob is replaced. The size delta (new minus old)
-   * decides whether it is growth, refused in GraceExpired and Suspended unless it follows the
-   * caller's own delete or restore (quota/machine.ts admitWrite); the new blob is charged now, the
-   * old one is credited by the sweep.
+   * A caption or tag edit: the asset's metadata blob is replaced. The store decides it in the
+   * transaction that charges it (decideMetadataReplace): growth (new minus old) is refused in
+   * GraceExpired and Suspended unless it follows the caller's own delete or restore, within the
+   * overdraft; the new blob is charged now, the old one is credited by the sweep. Concurrent edits
+   * for one payer are each judged on the charges of those before them. The bytes are stored first
+   * (blobs/store-bytes.ts): when the edit is refused they go as the sweep's do (handoff.ts), unless
+   * the ledger holds them for another writer.
    */
-  async replaceMetadata(caller: Caller, id: string, bytes: Uint8Array, write: AssetWrite): Promise<Result<AssetRecord, Missing | Conflict | QuotaRefusal | Guarded>> {
+  async replaceMetadata(caller: Caller, id: string, bytes: Uint8Array, write: AssetWrite): Promise<Result<AssetRecord, Missing | MetadataEditRefusal | Guarded>> {
     const a = await this.#reachToWrite(caller, id, write);
     if (!a.ok) return a;
-    if (a.value.state !== 'live') return refuse('error.conflict', 'Only a live asset takes metadata edits.');
-    const old = a.value.blobs.filter((b) => b.kind === 'metadata').reduce((n, b) => n + b.size, 0);
-    // Growth is new minus old; `used` gains the new blob whole now (the old is credited by the sweep).
-    const admitted = await this.#d.quota.admit(caller.accountId, 'metadata_update', bytes.length - old, bytes.length);
-    if (!admitted.ok) return admitted;
+    // Read before the bytes are stored, so a trashed asset costs no write; the store judges it again.
+    const live = admitsMetadataEdit(a.value.state);
+    if (!live.ok) return live;
     const now = this.#d.clock.now();
-    const payerId = await this.#d.quota.payerOf(caller.accountId, now);
-    const { recorded: r } = await this.#d.quota.storeWholeBytes('meta', bytes, (contentHash) =>
-      guard(STORE, 'asset write', () => this.#d.assets.replaceMetadata({ assetId: id, payerId, contentHash, size: bytes.length }, this.#d.quota.policy, now)),
+    const { contentHash, recorded } = await this.#d.quota.storeWholeBytes('meta', bytes, (contentHash) =>
+      guard(STORE, 'asset write', () => this.#d.assets.replaceMetadata({ assetId: id, accountId: caller.accountId, contentHash, size: bytes.length }, this.#d.quota.policy, now)),
     );
-    if (r === 'not_live') return refuse('error.conflict', 'Only a live asset takes metadata edits.');
+    if (!recorded.ok) {
+      await this.#d.quota.collectUnrecorded(contentHash);
+      return recorded;
+    }
     return ok((await this.#d.assets.findAsset(id))!);
   }
 

@@ -1,3 +1,5 @@
+import type { Result } from '../errors.js';
+import type { MetadataEditRefusal } from '../assets/metadata-edit.js';
 import type { QuotaPolicy } from '../quota/machine.js';
 import type { BlobKind } from './upload-sessions.js';
 
@@ -39,7 +41,8 @@ export interface TrashedAsset {
 
 export interface MetadataReplace {
   readonly assetId: string;
-  readonly payerId: string;
+  /** The account the edit acts as (the asset's owner): its payer is read from its ledger row, in the transaction. */
+  readonly accountId: string;
   readonly contentHash: string;
   readonly size: number;
 }
@@ -82,9 +85,13 @@ export interface AssetCatalog {
   /** Deletes a pending drop and its references (the link owner discards it). False when it is not one (adopted meanwhile). */
   discardDrop(id: string): Promise<boolean>;
   /**
-   * Atomically replaces the asset's metadata blob: the new one is stored (charged to the payer
-   * unless already stored) and referenced, the old reference dropped, `hard_since` settled.
-   * Returns 'not_live' when the asset is not live.
+   * A metadata edit, decided and written in one transaction (serialised with every other write to
+   * the payer's ledger row): the store reads the asset's state and metadata references, the acting
+   * account's row, its payer's row (after expiring the payer's lapsed sessions) and whether the new
+   * hash is stored, asks core's `decideMetadataReplace`, and writes what it answers: the new blob
+   * (charged to the payer unless already stored) and its reference, the old reference dropped,
+   * `hard_since` as the plan says. Refused (the asset not live, the quota), nothing is written but
+   * the lapsed sessions' expiry.
    */
-  replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<'replaced' | 'not_live'>;
+  replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<Result<void, MetadataEditRefusal>>;
 }

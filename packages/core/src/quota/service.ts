@@ -92,17 +92,15 @@ export class QuotaService {
   }
 
   /**
-   * Whether the payer's current state admits a write of this kind and size delta by the account
-   * (a metadata edit soon after the account's own delete or restore is a follow-up: admitWrite).
-   * Upload sessions are admitted by the store's transaction (upload/decisions.ts), not here. `charge`:
-   * what the write adds to `used` now when that is not `delta` (WriteRequest.charge).
+   * Whether the payer's current state admits a write of this kind and size delta by the account: a
+   * read, for writes that charge no bytes (a new link). Upload sessions are admitted by the store's
+   * transaction (upload/decisions.ts), and so are metadata edits (assets/metadata-edit.ts), not here.
    */
-  async admit(accountId: string, kind: Exclude<WriteKind, 'upload'>, delta: number, charge?: number): Promise<Result<QuotaStatus, QuotaRefusal>> {
+  async admit(accountId: string, kind: Exclude<WriteKind, 'upload' | 'metadata_update'>, delta: number): Promise<Result<QuotaStatus, QuotaRefusal>> {
     const now = this.#d.clock.now();
     const { own, facts } = await this.payerFacts(accountId, now);
     const status = quotaStatus(facts, now, this.#d.policy.graceMs);
-    const write = { kind, delta, uploadKind: null, trashActivityAt: own.trashActivityAt, ...(charge === undefined ? {} : { charge }) };
-    const verdict = admitWrite(status, write, this.#d.policy, now);
+    const verdict = admitWrite(status, { kind, delta, uploadKind: null, trashActivityAt: own.trashActivityAt }, this.#d.policy, now);
     return verdict.ok ? ok(status) : verdict;
   }
 
@@ -165,6 +163,16 @@ export class QuotaService {
    */
   releaseStaging(stagingId: string, contentHash: string): Promise<void> {
     return releaseStaging(this.#d.blobs, this.holds, stagingId, contentHash);
+  }
+
+  /**
+   * Bytes committed to their address whose ledger write was then refused (a metadata edit the
+   * store's decision turned down) go as the sweep's do (blobs/handoff.ts collectBlob): unless the
+   * ledger holds a row for the hash (another writer's), through quarantine and a second read of
+   * the ledger, so a writer of the same bytes racing this keeps them. Answers whether they went.
+   */
+  collectUnrecorded(contentHash: string): Promise<boolean> {
+    return collectBlob(this.#d.blobs, this.holds, contentHash);
   }
 
   /**

@@ -5,6 +5,7 @@ import type { CompleteOutcome, CompleteUpload, NewUpload, OpenRefusal, UploadSes
 import { emptyLedgerRecord, payerIdOf, settledHardSince } from '../quota/ledger-rules.js';
 import type { QuotaLimits, QuotaPolicy } from '../quota/machine.js';
 import { decideAssetTransition, EMPTY_TRASH_CANDIDATE_STATES, type AssetAction } from '../assets/lifecycle.js';
+import { decideMetadataReplace, type MetadataEditRefusal } from '../assets/metadata-edit.js';
 import { decideCompletion, decideOpen, type OpenFacts } from '../upload/decisions.js';
 import type { MemoryLinkStore } from './memory-sharing.js';
 import { isInFlight, isOpenState } from '../upload/machine.js';
@@ -295,13 +296,28 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async discardDrop(id: string): Promise<boolean> {
     return this.#transition(id, { kind: 'discard' });
   }
-  async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<'replaced' | 'not_live'> {
-    const a = this.assets.get(input.assetId);
-    if (!a || a.state !== 'live') return 'not_live';
-    this.#storeBlob(input.contentHash, input.size, input.payerId, null, now);
-    const size = this.blobs.get(input.contentHash)!.size;
-    this.assets.set(a.id, { ...a, blobs: [...a.blobs.filter((b) => b.kind !== 'metadata'), { kind: 'metadata', contentHash: input.contentHash, size }] });
-    this.#settle(input.payerId, policy, now);
-    return 'replaced';
+  async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<Result<void, MetadataEditRefusal>> {
+    const a = this.assets.get(input.assetId) ?? null;
+    const account = this.accounts.get(input.accountId) ?? zero(input.accountId);
+    const payerId = payerIdOf(account);
+    this.#expire(now, payerId);
+    const plan = decideMetadataReplace(
+      {
+        assetState: a?.state ?? null,
+        metadataSizes: (a?.blobs ?? []).filter((b) => b.kind === 'metadata').map((b) => b.size),
+        account,
+        payer: this.accounts.get(payerId) ?? zero(payerId),
+        storedBlobSize: this.blobs.get(input.contentHash)?.size ?? null,
+      },
+      input,
+      policy,
+      now,
+    );
+    if (!plan.ok) return plan;
+    const { newBlob, reference } = plan.value;
+    if (newBlob) this.#storeBlob(newBlob.contentHash, newBlob.size, newBlob.chargedTo, null, now);
+    this.assets.set(a!.id, { ...a!, blobs: [...a!.blobs.filter((b) => b.kind !== 'metadata'), reference] });
+    this.#row(plan.value.payerId).hardSince = plan.value.hardSince;
+    return ok(undefined);
   }
 }
