@@ -153,4 +153,27 @@ describe('follow-up writes of a delete, a restore or a trash-empty (contract 3.1
     expect((await open(asKid, 'provenance', 10)).status).toBe(201);
     expect(await quota(sponsor)).toMatchObject({ used: HARD + 10 });
   });
+
+  it('a growing follow-up edit is judged on the bytes it charges now, not on new minus old', async () => {
+    const a = await user();
+    const y = await store(a, bytes(900, 1));
+    const z = await store(a, bytes(52, 2));
+    // The line is on `used`, and an edit charges its new blob whole now (the old one is credited
+    // only by the next sweep), so the line judges what the edit adds to `used`, not new minus old.
+    // HardExceeded admits metadata edits: z takes a 48-byte metadata blob (used 1000).
+    expect((await meta(a, z, bytes(48, 3))).status).toBe(200);
+    expect((await quota(a)).used).toBe(HARD);
+    s.clock.advance(GRACE_S * 1000 + 1);
+    expect((await call(s.app, 'POST', `/v1/assets/${y}/trash`, a)).status).toBe(200);
+    // 49 bytes for the old 48: +1 "growth" (1001 <= 1050), yet used gains 49 now (the 48 are
+    // credited only by the sweep): 1049. The next, 50 for 49, is +1 again (1050 <= 1050) and
+    // would charge 50 more: 1099, past the line, and is refused.
+    expect((await meta(a, z, bytes(49, 4))).status).toBe(200);
+    expect((await quota(a)).used).toBe(HARD + 49);
+    expect(await meta(a, z, bytes(50, 5))).toMatchObject({ status: 403, body: expect.objectContaining({ code: 'error.quota.write_refused' }) });
+    expect((await quota(a)).used).toBe(HARD + 49);
+    // An edit whose new blob reaches the line exactly is admitted.
+    expect((await meta(a, z, bytes(1, 6))).status).toBe(200);
+    expect((await quota(a)).used).toBe(HARD + OVERDRAFT);
+  });
 });
