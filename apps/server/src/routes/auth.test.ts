@@ -10,6 +10,7 @@ afterEach(async () => {
   await s.close();
 });
 
+const DAY = 86_400_000;
 const problem = (status: number, code: string) => ({ status, body: expect.objectContaining({ status, code, type: 'about:blank', title: expect.any(String), detail: expect.any(String) }) });
 
 describe('POST /v1/auth/register', () => {
@@ -252,6 +253,36 @@ describe('POST /v1/auth/password', () => {
     expect(await call(s.app, 'POST', '/v1/auth/password', { token: u.access_token, body: { current_password: 'wrong password!!', new_password: 'an entirely new passphrase' } })).toMatchObject(problem(403, 'error.auth.invalid_credentials'));
     expect((await call(s.app, 'GET', '/v1/auth/profile', { token: u.access_token })).status).toBe(200);
     expect((await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } })).status).toBe(200);
+  });
+  it('its answer is an access-token issuance: it restarts the idle clock, leaves the hard expiry alone', async () => {
+    const u = await registerUser(s.app);
+    s.clock.advance(10 * 60_000);
+    const r = await call(s.app, 'POST', '/v1/auth/password', { token: u.access_token, body: { current_password: PASSWORD, new_password: 'an entirely new passphrase' } });
+    expect(r.status).toBe(200);
+    const changedAt = s.clock.now();
+    const listed = await call(s.app, 'GET', '/v1/auth/sessions', { token: r.body.access_token });
+    expect(listed.body.sessions[0]).toMatchObject({ current: true, expires_at: new Date(changedAt + 180 * DAY).toISOString() });
+    // 180 days after registration but not after the change's issuance: still open.
+    s.clock.advance(180 * DAY - 5 * 60_000);
+    expect((await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: r.body.session_token } })).status).toBe(200);
+  });
+  it('mints nothing for a session past its hard expiry: 401 session_invalid, and nothing changes', async () => {
+    const u = await registerUser(s.app);
+    const other = await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } });
+    for (let day = 100; day <= 300; day += 100) {
+      s.clock.advance(100 * DAY);
+      expect((await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: u.session_token } })).status).toBe(200);
+      expect((await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: other.body.session_token } })).status).toBe(200);
+    }
+    s.clock.advance(65 * DAY - 60_000);
+    const last = await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: u.session_token } });
+    expect(last.status).toBe(200);
+    s.clock.advance(2 * 60_000); // the session is 365 days old; its access token still has 13 minutes
+    expect((await call(s.app, 'GET', '/v1/auth/profile', { token: last.body.access_token })).status).toBe(200);
+    const r = await call(s.app, 'POST', '/v1/auth/password', { token: last.body.access_token, body: { current_password: PASSWORD, new_password: 'an entirely new passphrase' } });
+    expect(r).toMatchObject(problem(401, 'error.auth.session_invalid'));
+    expect((await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } })).status).toBe(200);
+    expect((await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: 'an entirely new passphrase' } })).status).toBe(401);
   });
   it('a weak new password is 400; a locked account is 403 account_locked', async () => {
     const u = await registerUser(s.app);

@@ -169,6 +169,9 @@ export class AccountService {
     const account = await this.#account(principal);
     if (!account.ok) return account;
     if (account.value.passwordHash === null) return refuse('error.auth.no_local_password', NO_LOCAL_PASSWORD);
+    // The answer is an access-token issuance: a session past an expiry gets none, and nothing changes.
+    const issuable = await this.#d.sessions.issuable(principal.sessionId);
+    if (!issuable.ok) return issuable;
     const matches = couldBePassword(input.currentPassword) && (await this.#d.hasher.verify(account.value.passwordHash, input.currentPassword));
     if (!matches) return refuse('error.auth.invalid_credentials', 'The current password is wrong.');
     if (account.value.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
@@ -179,8 +182,9 @@ export class AccountService {
       this.#d.accounts.changePassword({ accountId: principal.accountId, passwordHash, sessionId: principal.sessionId, tokenHash, at, credentialsChangedAt: account.value.credentialsChangedAt ?? null }),
     );
     if (!changed) return refuse('error.auth.session_invalid', 'The session is no longer open.');
-    const access = await this.#d.sessions.issueFor(principal.accountId, principal.sessionId);
-    return ok({ sessionId: principal.sessionId, sessionToken: token, accessToken: access.accessToken, expiresIn: access.expiresIn });
+    const access = await this.#d.sessions.issueFor(principal.accountId, principal.sessionId, tokenHash);
+    if (!access.ok) return access;
+    return ok({ sessionId: principal.sessionId, sessionToken: token, accessToken: access.value.accessToken, expiresIn: access.value.expiresIn });
   }
 
   /** The caller's profile: from the account read with the session when there is one, else read now. */

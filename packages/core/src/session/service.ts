@@ -260,14 +260,30 @@ export class SessionService {
     return { sessions, cohorts };
   }
 
-  /** Issues an access token for a session just (re)opened by the caller, without another lookup. */
-  async issueFor(accountId: string, sessionId: string): Promise<AccessGrant> {
+  /**
+   * Whether an access token may be minted for this session now (contract 3.2: both expiries are
+   * enforced at issuance). Asked before a change whose answer is an issuance (a password change), so
+   * an expired session changes nothing.
+   */
+  async issuable(sessionId: string): Promise<Result<SessionRecord, 'error.auth.session_invalid'>> {
+    const session = await guard('error.auth.unavailable', 'reading the session ledger', () => this.#d.ledger.findSessionById(sessionId));
+    return decideIssuance(session, this.#d.clock.now(), this.#d.policy);
+  }
+
+  /**
+   * Mints an access token for a session whose token is now `tokenHash` (after a password change
+   * re-keyed it), as a refresh does: judged by the same expiries, and it restarts the idle clock.
+   */
+  async issueFor(accountId: string, sessionId: string, tokenHash: string): Promise<Result<AccessGrant, 'error.auth.session_invalid'>> {
+    const decision = await this.issuable(sessionId);
+    if (!decision.ok) return decision;
     // At or after the session's access floor, which a password change may set a millisecond ahead
     // of the clock (past a refresh recorded in the same millisecond): the caller's new token works.
-    const session = await guard('error.store.unavailable', 'reading a session', () => this.#d.ledger.findSessionById(sessionId));
-    const at = Math.max(this.#d.clock.now(), session?.accessFloor ?? 0);
+    const at = Math.max(this.#d.clock.now(), decision.value.accessFloor);
+    const recorded = await guard('error.auth.unavailable', 'recording issuance', () => this.#d.ledger.recordIssuance(sessionId, tokenHash, at, at - this.#d.policy.touchIntervalMs));
+    if (!recorded) return refuse('error.auth.session_invalid', 'The session is unknown, closed or expired.');
     const access = await this.#d.tokens.issue(accountId, sessionId, at);
-    return { accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S };
+    return ok({ accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S });
   }
 }
 

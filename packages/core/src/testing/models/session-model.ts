@@ -138,8 +138,8 @@ class ChangePassword implements fc.AsyncCommand<Model, Real> {
     const s = m.sessions[i]!;
     const next = `new password number ${this.suffix}`;
     const res = await r.core.accounts.changePassword({ accountId: r.accountIds[s.account]!, sessionId: r.ids[i]! }, { currentPassword: m.passwords[s.account]!, newPassword: next });
-    // The ledger only needs the caller's session not closed; expiry is judged at issuance.
-    expect(res.ok).toBe(!s.closed);
+    // Its answer is an access-token issuance: the caller's session must be open and unexpired.
+    expect(res.ok).toBe(live(m, i));
     if (res.ok) {
       m.passwords[s.account] = next;
       m.sessions.forEach((o, j) => {
@@ -150,6 +150,8 @@ class ChangePassword implements fc.AsyncCommand<Model, Real> {
       // Past every token issued to the session so far, a refresh in this very millisecond included.
       const floor = Math.max(m.now, s.refreshedAt + 1);
       m.floors.set(i, floor);
+      // The issuance restarts the idle clock, as a refresh does.
+      s.refreshedAt = floor;
       m.access.push({ session: i, issuedAt: floor, token: res.value.accessToken });
     }
     await checkAll(m, r);
