@@ -399,3 +399,48 @@ describe('authorization matrix over HTTP: OpenID start and complete (X-Svc-Act-A
     expect(done.status, JSON.stringify(done.body)).toBe(200);
   });
 });
+
+/**
+ * The local credential routes act on the caller's own sign-in: a password, a reauthentication, a
+ * second factor. A sponsored account has none of its own (no way to sign in), so acting as one is
+ * 403 error.sponsored.no_identity before anything is read or changed, as for its handle and
+ * profile; naming an account the caller does not own is 403 error.auth.not_an_owner.
+ */
+describe('authorization matrix over HTTP: local credential routes (X-Svc-Act-As)', { timeout: 120_000 }, () => {
+  let b: Backend;
+  let w: World;
+  beforeAll(async () => {
+    b = await sqliteBackend();
+    w = await makeWorld(b.app);
+  }, 120_000);
+  afterAll(async () => {
+    await b?.close();
+  });
+
+  const refused = [
+    { who: 'alice as S', options: () => as(w.alice.token, w.s), code: 'error.sponsored.no_identity' },
+    { who: 'alice as S2', options: () => as(w.alice.token, w.s2), code: 'error.sponsored.no_identity' },
+    { who: 'bob as S', options: () => as(w.bob.token, w.s), code: 'error.sponsored.no_identity' },
+    { who: 'carol as S', options: () => as(w.carol.token, w.s), code: 'error.auth.not_an_owner' },
+  ];
+  const routes: { path: string; body?: Record<string, unknown> }[] = [
+    { path: '/v1/auth/reauthenticate', body: { password: PASSWORD } },
+    { path: '/v1/auth/password', body: { current_password: PASSWORD, new_password: 'another long passphrase 42' } },
+    { path: '/v1/auth/totp/enroll' },
+    { path: '/v1/auth/totp/verify-enrollment', body: { code: '123456' } },
+    { path: '/v1/auth/totp/disable', body: { code: '123456' } },
+  ];
+  for (const r of routes) {
+    it(`POST ${r.path}`, async () => {
+      const before = await b.dump();
+      for (const c of refused) {
+        const got = await call(b.app, 'POST', r.path, { ...c.options(), ...(r.body ? { body: r.body } : {}) });
+        expect([got.status, got.body?.code], `${r.path} as ${c.who}: ${JSON.stringify(got.body)}`).toEqual([403, c.code]);
+      }
+      expect(await b.dump(), `refusing ${r.path} changed the database`).toEqual(before);
+      // The reference says so.
+      const doc = (await call(b.app, 'GET', '/openapi.json', { version: null })).body;
+      expect(JSON.stringify(doc.paths[r.path].post.responses['403']), r.path).toContain('error.sponsored.no_identity');
+    });
+  }
+});

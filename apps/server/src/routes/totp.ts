@@ -29,7 +29,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
         },
       },
       localAuth: true,
-      errors: ['error.auth.totp_already_enrolled', 'error.auth.no_local_password', 'error.auth.reauthentication_required', 'error.auth.unavailable'],
+      errors: ['error.auth.totp_already_enrolled', 'error.auth.no_local_password', 'error.auth.reauthentication_required', 'error.auth.unavailable', 'error.sponsored.no_identity'],
       handle: async ({ c, principal }) => {
         const enrolled = unwrap(await deps.totp.enroll(principal));
         return json(c, 200, { secret: enrolled.secret, uri: enrolled.uri });
@@ -44,7 +44,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'json', schema: v.strictObject({ code: Code }) },
       responses: { 204: { description: 'Confirmed; sign-in now asks for a code. The code is used up.' } },
       localAuth: true,
-      errors: ['error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.auth.totp_already_enrolled', 'error.auth.reauthentication_required', 'error.auth.throttled', 'error.request.invalid', 'error.auth.unavailable'],
+      errors: ['error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.auth.totp_already_enrolled', 'error.auth.reauthentication_required', 'error.auth.throttled', 'error.request.invalid', 'error.auth.unavailable', 'error.sponsored.no_identity'],
       statusContext: 'managingFactor',
       handle: async ({ c, body, principal }) => {
         unwrap(await deps.totp.verifyEnrollment(principal, body.code));
@@ -60,7 +60,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'json', schema: v.strictObject({ code: Code }) },
       responses: { 204: { description: 'Removed; sign-in no longer asks for a code' } },
       localAuth: true,
-      errors: ['error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.auth.reauthentication_required', 'error.auth.throttled', 'error.request.invalid', 'error.auth.unavailable'],
+      errors: ['error.auth.invalid_code', 'error.auth.totp_not_enrolled', 'error.auth.reauthentication_required', 'error.auth.throttled', 'error.request.invalid', 'error.auth.unavailable', 'error.sponsored.no_identity'],
       statusContext: 'managingFactor',
       handle: async ({ c, body, principal }) => {
         unwrap(await deps.totp.disable(principal, body.code));

@@ -5852,7 +5852,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.account_locked, error.auth.invalid_credentials, error.auth.local_disabled, error.auth.not_an_owner */
+            /** @description error.auth.account_locked, error.auth.invalid_credentials, error.auth.local_disabled, error.auth.not_an_owner, error.sponsored.no_identity */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -5863,7 +5863,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.account_locked" | "error.auth.invalid_credentials" | "error.auth.local_disabled" | "error.auth.not_an_owner";
+                        code?: "error.auth.account_locked" | "error.auth.invalid_credentials" | "error.auth.local_disabled" | "error.auth.not_an_owner" | "error.sponsored.no_identity";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -6299,7 +6299,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.invalid_credentials, error.auth.local_disabled, error.auth.not_an_owner */
+            /** @description error.auth.invalid_credentials, error.auth.local_disabled, error.auth.not_an_owner, error.sponsored.no_identity */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -6310,7 +6310,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.invalid_credentials" | "error.auth.local_disabled" | "error.auth.not_an_owner";
+                        code?: "error.auth.invalid_credentials" | "error.auth.local_disabled" | "error.auth.not_an_owner" | "error.sponsored.no_identity";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -7013,7 +7013,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.local_disabled, error.auth.not_an_owner, error.auth.reauthentication_required */
+            /** @description error.auth.local_disabled, error.auth.not_an_owner, error.auth.reauthentication_required, error.sponsored.no_identity */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -7024,7 +7024,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner" | "error.auth.reauthentication_required";
+                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner" | "error.auth.reauthentication_required" | "error.sponsored.no_identity";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -7204,7 +7204,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.local_disabled, error.auth.not_an_owner, error.auth.reauthentication_required */
+            /** @description error.auth.local_disabled, error.auth.not_an_owner, error.auth.reauthentication_required, error.sponsored.no_identity */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -7215,7 +7215,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner" | "error.auth.reauthentication_required";
+                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner" | "error.auth.reauthentication_required" | "error.sponsored.no_identity";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -7372,7 +7372,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.local_disabled, error.auth.not_an_owner, error.auth.reauthentication_required */
+            /** @description error.auth.local_disabled, error.auth.not_an_owner, error.auth.reauthentication_required, error.sponsored.no_identity */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -7383,7 +7383,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner" | "error.auth.reauthentication_required";
+                        code?: "error.auth.local_disabled" | "error.auth.not_an_owner" | "error.auth.reauthentication_required" | "error.sponsored.no_identity";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];

@@ -142,7 +142,13 @@ export class AccountService {
   }
 
   /** Confirms the caller still knows the password. No second factor is asked for. */
-  async reauthenticate(principal: Principal, password: string): Promise<Result<{ reauthenticatedAt: number }, 'error.auth.invalid_credentials' | 'error.auth.session_invalid' | 'error.auth.no_local_password'>> {
+  async reauthenticate(
+    principal: Principal,
+    password: string,
+  ): Promise<Result<{ reauthenticatedAt: number }, 'error.auth.invalid_credentials' | 'error.auth.session_invalid' | 'error.auth.no_local_password' | 'error.sponsored.no_identity'>> {
+    // A sponsored account has no password of its own: acting as one, nothing is read or hashed.
+    const own = decideOwnIdentity(principal);
+    if (!own.ok) return own;
     this.#d.hasher.shedIfFull?.();
     const account = await this.#account(principal);
     if (!account.ok) return account;
@@ -162,7 +168,9 @@ export class AccountService {
   async changePassword(
     principal: Principal,
     input: { currentPassword: string; newPassword: string },
-  ): Promise<Result<TokenPair, 'error.auth.weak_password' | 'error.request.invalid' | 'error.auth.invalid_credentials' | 'error.auth.account_locked' | 'error.auth.session_invalid' | 'error.auth.no_local_password'>> {
+  ): Promise<Result<TokenPair, 'error.auth.weak_password' | 'error.request.invalid' | 'error.auth.invalid_credentials' | 'error.auth.account_locked' | 'error.auth.session_invalid' | 'error.auth.no_local_password' | 'error.sponsored.no_identity'>> {
+    const own = decideOwnIdentity(principal);
+    if (!own.ok) return own;
     const strength = checkPassword(input.newPassword);
     if (!strength.ok) return strength;
     this.#d.hasher.shedIfFull?.();

@@ -27,6 +27,7 @@ import {
   type TotpState,
 } from './machine.js';
 import { TotpSecretBox } from './secret-box.js';
+import { decideOwnIdentity } from '../sponsorship/rules.js';
 
 export interface TotpServiceDeps {
   readonly store: TotpStore;
@@ -85,7 +86,10 @@ export class TotpService implements LoginGate {
   /** Issues a fresh secret: None or Pending -> Pending. Over a confirmed factor it is refused. */
   async enroll(
     principal: Principal,
-  ): Promise<Result<TotpEnrollment, 'error.auth.totp_already_enrolled' | 'error.auth.session_invalid' | 'error.auth.no_local_password' | 'error.auth.reauthentication_required'>> {
+  ): Promise<Result<TotpEnrollment, 'error.auth.totp_already_enrolled' | 'error.auth.session_invalid' | 'error.auth.no_local_password' | 'error.auth.reauthentication_required' | 'error.sponsored.no_identity'>> {
+    // A sponsored account has no sign-in of its own to guard: acting as one, nothing is read.
+    const own = decideOwnIdentity(principal);
+    if (!own.ok) return own;
     const recent = await this.#d.sessions.requireRecentAuthentication(principal, 'totp_enroll');
     if (!recent.ok) return recent;
     const now = this.#d.clock.now();
@@ -121,9 +125,17 @@ export class TotpService implements LoginGate {
   ): Promise<
     Result<
       void,
-      'error.request.invalid' | 'error.auth.invalid_code' | 'error.auth.totp_not_enrolled' | 'error.auth.totp_already_enrolled' | 'error.auth.reauthentication_required' | 'error.auth.throttled'
+      | 'error.request.invalid'
+      | 'error.auth.invalid_code'
+      | 'error.auth.totp_not_enrolled'
+      | 'error.auth.totp_already_enrolled'
+      | 'error.auth.reauthentication_required'
+      | 'error.auth.throttled'
+      | 'error.sponsored.no_identity'
     >
   > {
+    const own = decideOwnIdentity(principal);
+    if (!own.ok) return own;
     if (!isWellFormedCode(code)) return refuse('error.request.invalid', MALFORMED_CODE);
     // Before any code is checked: a stale session may not even guess.
     const recent = await this.#d.sessions.requireRecentAuthentication(principal, 'totp_verify_enrollment');
@@ -152,7 +164,11 @@ export class TotpService implements LoginGate {
   async disable(
     principal: Principal,
     code: string,
-  ): Promise<Result<void, 'error.request.invalid' | 'error.auth.invalid_code' | 'error.auth.totp_not_enrolled' | 'error.auth.reauthentication_required' | 'error.auth.throttled'>> {
+  ): Promise<
+    Result<void, 'error.request.invalid' | 'error.auth.invalid_code' | 'error.auth.totp_not_enrolled' | 'error.auth.reauthentication_required' | 'error.auth.throttled' | 'error.sponsored.no_identity'>
+  > {
+    const own = decideOwnIdentity(principal);
+    if (!own.ok) return own;
     if (!isWellFormedCode(code)) return refuse('error.request.invalid', MALFORMED_CODE);
     const recent = await this.#d.sessions.requireRecentAuthentication(principal, 'totp_disable');
     if (!recent.ok) return recent;
