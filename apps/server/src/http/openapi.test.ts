@@ -150,6 +150,17 @@ describe('the OpenAPI document', () => {
     expect(doc.paths['/v1/auth/sessions/{session_id}'].delete.parameters[0].schema.pattern).toMatch(/^\^\[0-9a-f\]\{8\}/);
   });
 
+  it('states its method rule as the server applies it: HEAD on a GET path answers as GET, never 405', async () => {
+    // The document says an unlisted method answers 405, and lists no HEAD; the server answers HEAD on
+    // every GET path (decisions.md, "Reading blobs back": "Both: HEAD"), so the rule must say so.
+    const hash = 'a'.repeat(64);
+    for (const path of ['/quota', `/v1/blobs/${hash}`, '/.well-known/svc/server-info']) {
+      const head = await call(s.app, 'HEAD', path);
+      expect(head.status, path).not.toBe(405);
+    }
+    expect(doc.info.description).toMatch(/HEAD on a path that takes GET answers as GET would/);
+  });
+
   it('describes the public records', () => {
     for (const path of ['/.well-known/svc/server-info', '/.well-known/svc/revoked-jti', '/.well-known/svc/deprecation', '/.well-known/svc/attestation-keys']) {
       expect(doc.paths[path].get.responses['200'].content['application/json'].schema.type, path).toBe('object');

@@ -245,7 +245,7 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
       title: 'Strongroom API',
       version: info.window.max,
       description:
-        'Accounts, sessions, quota and versioning for an end-to-end-encrypted media library. Every /v1, /upload and /quota request carries X-Svc-Protocol; every response carries X-Svc-Protocol-Min, X-Svc-Protocol-Max and X-Svc-Min-Client-Build. Errors are RFC 9457 problem details with a stable `code`, listed per operation and status. A known path asked with a method it does not list answers 405 error.request.method_not_allowed with an Allow header; an unknown path answers 404 error.not_found. See docs/api.md for the choices the contract leaves open.',
+        'Accounts, sessions, quota and versioning for an end-to-end-encrypted media library. Every /v1, /upload and /quota request carries X-Svc-Protocol; every response carries X-Svc-Protocol-Min, X-Svc-Protocol-Max and X-Svc-Min-Client-Build. Errors are RFC 9457 problem details with a stable `code`, listed per operation and status. HEAD on a path that takes GET answers as GET would, without the body (the two blob downloads included: same status, ETag, Content-Length and Content-Range); a known path asked with any other method it does not list answers 405 error.request.method_not_allowed with an Allow header; an unknown path answers 404 error.not_found. See docs/api.md for the choices the contract leaves open.',
     },
     servers: [{ url: info.baseUrl }],
     tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name, ...(TAGS[name] ? { description: TAGS[name] } : {}) })),
