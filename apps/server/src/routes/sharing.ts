@@ -217,7 +217,7 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
       path: '/v1/links/:link_id/drops',
       tag: 'links',
       summary:
-        'A guest (no token) opens a drop through an upload link: charged to the link owner now, within max_bytes and the owner\'s hard limit; upload_token (send it as `Authorization: Upload <token>`) admits PUT /upload/{id} and its finalize only. The drop lands in the link\'s album: below its pin 426; while the album quiesces for an upgrade 409 error.upload.album_quiescing (a guest names no intent); an open drop counts in the album\'s in_flight and toward the owner\'s payer\'s open sessions, of which drops may hold only half of SVC_MAX_OPEN_UPLOADS (past it 429)',
+        'A guest (no token) opens a drop through an upload link: charged to the link owner now, within max_bytes and the owner\'s hard limit; upload_token (send it as `Authorization: Upload <token>`) admits PUT /upload/{id} and its finalize only. The drop lands in the link\'s album: below its pin 426; while the album quiesces for an upgrade 409 error.upload.album_quiescing with live_intent_id (a guest names no intent, so no drop opens until the ceremony ends); an open drop counts in the album\'s in_flight and toward the owner\'s payer\'s open sessions, of which drops may hold only half of SVC_MAX_OPEN_UPLOADS (past it 429)',
       auth: false,
       params: v.object({ link_id: LinkId }),
       body: { type: 'json', schema: v.strictObject({ declared_size: Size, content_hash: v.optional(ContentHash) }) },

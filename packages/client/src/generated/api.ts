@@ -1035,7 +1035,7 @@ export interface paths {
         get: operations["getLinksByLinkIdDrops"];
         put?: never;
         /**
-         * A guest (no token) opens a drop through an upload link: charged to the link owner now, within max_bytes and the owner's hard limit; upload_token (send it as `Authorization: Upload <token>`) admits PUT /upload/{id} and its finalize only. The drop lands in the link's album: below its pin 426; while the album quiesces for an upgrade 409 error.upload.album_quiescing (a guest names no intent); an open drop counts in the album's in_flight and toward the owner's payer's open sessions, of which drops may hold only half of SVC_MAX_OPEN_UPLOADS (past it 429)
+         * A guest (no token) opens a drop through an upload link: charged to the link owner now, within max_bytes and the owner's hard limit; upload_token (send it as `Authorization: Upload <token>`) admits PUT /upload/{id} and its finalize only. The drop lands in the link's album: below its pin 426; while the album quiesces for an upgrade 409 error.upload.album_quiescing with live_intent_id (a guest names no intent, so no drop opens until the ceremony ends); an open drop counts in the album's in_flight and toward the owner's payer's open sessions, of which drops may hold only half of SVC_MAX_OPEN_UPLOADS (past it 429)
          * @description Sends no `Authorization` header. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         post: operations["postLinksByLinkIdDrops"];

@@ -165,12 +165,12 @@ export class LinkService {
     const now = this.#d.clock.now();
     if (link === null || link.kind !== 'upload' || linkStatus(link, now) !== 'active') return refuse('error.not_found', 'No such upload link.');
     if (!Number.isSafeInteger(input.declaredSize) || input.declaredSize < 1) return refuse('error.request.invalid', 'declared_size must be a whole number from 1 to 2^53-1.');
-    // A drop lands in the link's album: its pin and quiescence hold as for any write there. A guest
-    // cannot name an upgrade intent, so while the album quiesces no drop opens.
+    // A drop lands in the link's album: its pin and quiescence hold as for any write there, and it
+    // is answered as any write there is (decisions.md: the 409 names `live_intent_id`). A guest
+    // cannot name an upgrade intent, so while the album quiesces no drop opens; the id it is told
+    // opens nothing to it (every write that may name it needs the owner's or a member's token).
     if (link.albumId !== null) {
       const gate = await this.#d.writeGuard.checkAlbumWrite({ accountId: link.ownerId, albumId: link.albumId, intentId: null, protocolVersion: input.protocolVersion }, now);
-      // A guest is told the album is quiescing, not which intent holds it: that id is the owner's.
-      if (!gate.ok && gate.code === 'error.upload.album_quiescing') return refuse(gate.code, 'The album is being upgraded; try the drop again later.');
       if (!gate.ok) return gate;
     }
     const state = await this.#d.quota.admit(link.ownerId, 'metadata_growth', 0);
