@@ -161,13 +161,25 @@ describe('authenticated lookup', () => {
       const u = await user();
       const bearer = { authorization: `Bearer ${u.token}` };
       await claim(u.token, 'ann');
-      const keys = (handle: string) => ({ handle, account_id: 'acc', display_name: 'Mallory', identity_key: 'A'.repeat(43), directory: null });
+      const keys = (handle: string) => ({ handle, account_id: 'acc', display_name: 'Mallory', identity_key: 'A'.repeat(43), directory: 'oWFhAQ' });
       peer.answer({ status: 200, body: keys(`eve@${peer.host}`), retryAfter: null });
       expect(await lookup(`eve@${peer.host}`, bearer)).toMatchObject({ status: 200, body: keys(`eve@${peer.host}`) });
       // The peer's own other user, our user, another server's user: none is the handle asked.
       for (const other of [`mallory@${peer.host}`, `ann@${HOST}`, 'eve@elsewhere.example']) {
         peer.answer({ status: 200, body: keys(other), retryAfter: null });
         expect(await lookup(`eve@${peer.host}`, bearer), other).toMatchObject(problem(502, 'error.federation.peer_unavailable'));
+      }
+    });
+  });
+
+  it('takes a peer\'s 200 that is not the lookup answer (a key that is no Ed25519 key, a key without its directory) as a bad answer', async () => {
+    await withPeer(async (peer) => {
+      const u = await user();
+      const bearer = { authorization: `Bearer ${u.token}` };
+      const handle = `eve@${peer.host}`;
+      for (const [identity_key, directory] of [['not base64!!', 'oWFhAQ'], ['A'.repeat(42), 'oWFhAQ'], ['A'.repeat(43), null], [null, 'oWFhAQ']]) {
+        peer.answer({ status: 200, body: { handle, account_id: 'acc', display_name: null, identity_key, directory }, retryAfter: null });
+        expect(await lookup(handle, bearer), `${identity_key} ${directory}`).toMatchObject(problem(502, 'error.federation.peer_unavailable'));
       }
     });
   });

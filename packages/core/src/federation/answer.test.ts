@@ -26,6 +26,33 @@ describe('a peer\'s answer to a forwarded lookup', () => {
     expect(decidePeerAnswer(PEER, elsewhere, answer('bob@a.example'))).toMatchObject({ ok: false, code: 'error.federation.peer_unavailable' });
   });
 
+  it('is refused as a bad answer when its 200 is not the lookup answer of the wire, though for the handle asked', () => {
+    const KEY = 'Ml0ZUUF6347oFEC6Ihp0zQg0YZFV2mxhnYWBW9xpTyc';
+    const reply = (over: Record<string, unknown>) => ({ status: 200, body: { handle: 'bob@b.example:8443', account_id: 'x', display_name: null, identity_key: KEY, directory: 'oWFhAQ', ...over }, retryAfter: null });
+    for (const over of [{}, { display_name: 'Bob' }, { identity_key: null, directory: null }]) {
+      expect(decidePeerAnswer(PEER, asked, reply(over)), JSON.stringify(over)).toEqual({ ok: true, value: reply(over) });
+    }
+    const bad: Record<string, unknown>[] = [
+      { identity_key: 'not base64!!' },
+      { identity_key: `${KEY}=` },
+      { identity_key: KEY.slice(0, 42) },
+      { identity_key: `${KEY}AAAA` },
+      { identity_key: 7 },
+      { directory: 'not base64!!' },
+      { directory: '' },
+      { directory: null },
+      { identity_key: null },
+      { account_id: 5 },
+      { account_id: '' },
+      { account_id: undefined },
+      { display_name: 7 },
+      { display_name: undefined },
+    ];
+    for (const over of bad) {
+      expect(decidePeerAnswer(PEER, asked, reply(over)), JSON.stringify(over)).toMatchObject({ ok: false, code: 'error.federation.peer_unavailable' });
+    }
+  });
+
   it('passes a refusal on as it came: it names no handle', () => {
     for (const [status, code] of [[404, 'error.not_found'], [429, 'error.federation.rate_limited'], [503, 'error.auth.unavailable'], [400, 'error.something_new_to_us']] as const) {
       const refusal = { status, body: { code }, retryAfter: null };

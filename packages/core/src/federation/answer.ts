@@ -1,3 +1,4 @@
+import { fromBase64url } from '../encoding/bytes.js';
 import { ok, refuse, type Result } from '../errors.js';
 import { formatHandle, handleHost, parseHandle, type Handle } from '../discovery/rules.js';
 import type { PeerReply } from '../ports/peer-lookup.js';
@@ -13,7 +14,9 @@ const MAX_CODE_LENGTH = 100;
  * only when it is for the handle asked and that handle is the peer's own: a listed peer is trusted
  * for its own users' keys, and for nobody else's, so it must not present keys it controls under a
  * handle of another server (this one included) or of another of its users. Handles are compared as
- * {@link parseHandle} normalises them (the host in lower case, a default port dropped).
+ * {@link parseHandle} normalises them (the host in lower case, a default port dropped). A 200 is also
+ * the lookup answer this server itself gives ({@link isLookupAnswer}): its caller is told the same shape
+ * whether the handle is local or a peer's, so a peer's garbage is a bad answer, never passed on.
  */
 export function decidePeerAnswer(peer: string, asked: Handle, reply: PeerReply): Result<PeerReply, 'error.federation.peer_unavailable'> {
   if (reply.status !== 200) {
@@ -24,6 +27,29 @@ export function decidePeerAnswer(peer: string, asked: Handle, reply: PeerReply):
   const host = handleHost(peer);
   const named = typeof reply.body === 'object' && reply.body !== null && !Array.isArray(reply.body) ? (reply.body as Record<string, unknown>)['handle'] : undefined;
   const answered = typeof named === 'string' ? parseHandle(named) : null;
-  if (asked.host === host && answered !== null && answered.host === host && answered.user === asked.user) return ok(reply);
-  return refuse('error.federation.peer_unavailable', `${peer} answered a lookup of ${formatHandle(asked.user, asked.host)} with another handle.`);
+  if (!(asked.host === host && answered !== null && answered.host === host && answered.user === asked.user)) {
+    return refuse('error.federation.peer_unavailable', `${peer} answered a lookup of ${formatHandle(asked.user, asked.host)} with another handle.`);
+  }
+  if (!isLookupAnswer(reply.body)) return refuse('error.federation.peer_unavailable', `${peer} sent a malformed answer to a lookup.`);
+  return ok(reply);
 }
+
+/** An Ed25519 public key: the identity anchor a lookup answers with. */
+const IDENTITY_KEY_BYTES = 32;
+
+const base64urlText = (x: unknown): x is string => typeof x === 'string' && /^[A-Za-z0-9_-]+$/.test(x) && fromBase64url(x) !== null;
+
+/**
+ * The lookup answer of the wire (decisions.md, Discovery and federation): `account_id` a string,
+ * `display_name` a string or null, `identity_key` (base64url of an Ed25519 public key) and `directory`
+ * (base64url) both null while nothing is published, both present otherwise.
+ */
+export function isLookupAnswer(body: unknown): boolean {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return false;
+  const b = body as Record<string, unknown>;
+  if (typeof b['account_id'] !== 'string' || b['account_id'] === '') return false;
+  if (b['display_name'] !== null && typeof b['display_name'] !== 'string') return false;
+  if (b['identity_key'] === null && b['directory'] === null) return true;
+  return base64urlText(b['identity_key']) && fromBase64url(b['identity_key'])!.length === IDENTITY_KEY_BYTES && base64urlText(b['directory']);
+}
+
