@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm';
 import {
   decideAssetTransition,
   decideCompletion,
@@ -355,34 +355,46 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   async sweep(policy: QuotaPolicy, now: number): Promise<SweepResult> {
     return this.db.transaction(async (tx): Promise<SweepResult> => {
       await this.#blobLock(tx, 'exclusive');
-      // Payer rows first, in a fixed order, as every other writer takes them first too.
+      // Every quota row the sweep may move is locked first, in one key-ordered pass (the store's
+      // lock order): the payers of lapsed sessions, and the accounts charged for the blobs no
+      // reference will name once the lapsed drops go. Locking the credited rows after deleting
+      // the drops held an asset row while waiting for its owner's quota row, the reverse of a
+      // purge's order, and locking them after the payers in a second pass crossed openings and
+      // sponsor changes that lock a payee and its sponsor together.
       const payers = await tx
         .selectDistinct({ payerId: uploadSessions.payerId })
         .from(uploadSessions)
-        .where(and(sql`${uploadSessions.state} IN ${OPEN}`, sql`${uploadSessions.expiresAt} <= ${now}`))
-        .orderBy(uploadSessions.payerId);
-      const expiredUploads: string[] = [];
-      for (const { payerId } of payers) {
-        await this.#lockPayer(tx, payerId);
-        expiredUploads.push(...(await this.#expire(tx, payerId, now)));
-      }
-      await tx.delete(assets).where(and(eq(assets.state, 'pending_drop'), sql`${assets.dropExpiresAt} <= ${now}`));
-      const gone = await tx
-        .delete(blobs)
+        .where(and(sql`${uploadSessions.state} IN ${OPEN}`, sql`${uploadSessions.expiresAt} <= ${now}`));
+      const lapsedDrop = sql`${assets.state} = 'pending_drop' AND ${assets.dropExpiresAt} <= ${now}`;
+      const notCached = sql`NOT EXISTS (SELECT 1 FROM ${federatedRefs} f WHERE f.content_hash = ${blobs.contentHash})`;
+      const credited = await tx
+        .selectDistinct({ accountId: blobs.chargedTo })
+        .from(blobs)
         .where(
           and(
-            sql`NOT EXISTS (SELECT 1 FROM ${assetBlobs} r WHERE r.content_hash = ${blobs.contentHash})`,
-            sql`NOT EXISTS (SELECT 1 FROM ${federatedRefs} f WHERE f.content_hash = ${blobs.contentHash})`,
+            sql`NOT EXISTS (SELECT 1 FROM ${assetBlobs} r JOIN ${assets} ON ${assets.id} = r.asset_id
+                            WHERE r.content_hash = ${blobs.contentHash} AND (${lapsedDrop}) IS NOT TRUE)`,
+            notCached,
           ),
-        )
-        .returning({ contentHash: blobs.contentHash, size: blobs.size, chargedTo: blobs.chargedTo });
+        );
+      const locked = [...new Set([...payers.map((p) => p.payerId), ...credited.map((c) => c.accountId)])].sort();
+      for (const accountId of locked) await this.#lockPayer(tx, accountId);
+      const expiredUploads: string[] = [];
+      for (const { payerId } of [...payers].sort((a, b) => (a.payerId < b.payerId ? -1 : 1))) expiredUploads.push(...(await this.#expire(tx, payerId, now)));
+      await tx.delete(assets).where(lapsedDrop);
+      // A blob whose last reference a purge dropped after the read above is charged to a row not
+      // locked here: it waits for the next sweep rather than take that row out of order.
+      const gone =
+        locked.length === 0
+          ? []
+          : await tx
+              .delete(blobs)
+              .where(and(inArray(blobs.chargedTo, locked), sql`NOT EXISTS (SELECT 1 FROM ${assetBlobs} r WHERE r.content_hash = ${blobs.contentHash})`, notCached))
+              .returning({ contentHash: blobs.contentHash, size: blobs.size, chargedTo: blobs.chargedTo });
       const swept: SweptBlob[] = gone.sort((a, b) => (a.contentHash < b.contentHash ? -1 : a.contentHash > b.contentHash ? 1 : 0));
       const credits = new Map<string, number>();
       for (const b of swept) credits.set(b.chargedTo, (credits.get(b.chargedTo) ?? 0) + b.size);
-      for (const [accountId, size] of [...credits].sort(([a], [b]) => (a < b ? -1 : 1))) {
-        await this.#lockPayer(tx, accountId);
-        await this.#addCharged(tx, accountId, -size);
-      }
+      for (const [accountId, size] of [...credits].sort(([a], [b]) => (a < b ? -1 : 1))) await this.#addCharged(tx, accountId, -size);
       const moved = new Set([...payers.map((p) => p.payerId), ...credits.keys()]);
       for (const accountId of [...moved].sort()) await this.#settle(tx, accountId, policy, now);
       return { swept, expiredUploads };

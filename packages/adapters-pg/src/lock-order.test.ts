@@ -1,0 +1,217 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AccountRecord, LinkRecord, NewUpload, QuotaPolicy } from '@strongroom/core';
+import { OPEN_STATE_SQL } from '@strongroom/sql-common';
+import pg from 'pg';
+import { openPgDatabase, type OpenPgDatabase } from './open.js';
+import { PgQuotaStore } from './quota-store.js';
+import { PgLinkStore, PgSponsorshipStore } from './sharing-store.js';
+import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from './testing.js';
+
+/**
+ * The store's lock order (quota rows in key order, then upload sessions, then assets and blobs)
+ * under real concurrency: several pools stand in for several server processes on one database.
+ * Only meaningful with many connections: PG_URL.
+ */
+const PG_URL = pgUrlFromEnv();
+if (!PG_URL) console.warn('lock-order.test.ts: SKIPPED: PG_URL is not set; PGlite has a single connection, so nothing can deadlock.');
+
+const POLICY: QuotaPolicy = { defaults: { soft: null, hard: null }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 100_000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
+const hash = (i: number): string => i.toString(16).padStart(64, '0');
+let seq = 0;
+const uid = (prefix: string): string => `${prefix}-0000-7000-8000-${String(++seq).padStart(12, '0')}`;
+
+function upload(uploaderId: string, over: Partial<NewUpload> = {}): NewUpload {
+  return { id: uid('0190d000'), uploaderId, kind: 'original', declaredSize: 10, contentHash: null, sourcePeer: null, albumId: null, intentId: null, dropLinkId: null, createdAt: 1_000, expiresAt: 10_000_000, ...over };
+}
+function uploadLink(ownerId: string): LinkRecord {
+  return { id: uid('0190e000'), ownerId, kind: 'upload', albumId: 'album', assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: null, acceptedBytes: 0, createdAt: 1_000, expiresAt: null, revokedAt: null };
+}
+const sponsoredAccount = (id: string): AccountRecord => ({ id, address: null, addressKey: null, passwordHash: null, displayName: null, createdAt: 1_000, lockedAt: null, credentialsChangedAt: null });
+
+/** The sqlstate of an error or, through drizzle, of its cause. */
+function sqlState(error: unknown): string {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string') return e.code;
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** Waits until `n` backends of this database wait on a lock (a heavyweight lock: row, transaction or advisory). */
+async function waiters(admin: pg.Client, n: number): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const r = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+    if (r.rows[0]!.n >= n) return;
+    await new Promise((res) => setTimeout(res, 10));
+  }
+  throw new Error(`never saw ${n} waiters`);
+}
+
+describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)', () => {
+  let scratch: ScratchDatabase;
+  const pools: OpenPgDatabase[] = [];
+  let admin: pg.Client;
+  beforeAll(async () => {
+    scratch = await createScratchDatabase(PG_URL!, 'lockorder');
+    for (let i = 0; i < 4; i++) pools.push(await openPgDatabase(scratch.url, { maxConnections: 4, connectTimeoutMs: 60_000 }));
+    admin = new pg.Client({ connectionString: scratch.url });
+    await admin.connect();
+  }, 60_000);
+  afterAll(async () => {
+    await admin?.end();
+    for (const p of pools) await p.close();
+    await scratch?.drop();
+  });
+
+  it('a purge of an expired drop and the sweep collecting it lock the owner\'s quota row and the asset row in one order', async () => {
+    const [q1, q2] = [new PgQuotaStore(pools[0]!.db), new PgQuotaStore(pools[1]!.db)];
+    const owner = uid('0190a000');
+    const link = uploadLink(owner);
+    await new PgLinkStore(pools[0]!.db).createLink(link);
+    const d = upload(owner, { dropLinkId: link.id });
+    expect((await q1.openDrop({ ...d, dropLinkId: link.id }, 'ab'.repeat(32), POLICY, 1_000)).ok).toBe(true);
+    const h = hash(0xd70b);
+    const done = await q1.completeUpload({ uploadId: d.id, contentHash: h, size: 10, asset: { create: { id: d.id, ownerId: owner, dropExpiresAt: 5_000 } } }, POLICY, 1_001);
+    expect(typeof done === 'string' ? done : done.outcome).toBe('completed');
+
+    // A third connection holds the blob's row, so the sweep stops between the asset it deletes and
+    // the owner's row it credits; the purge then takes the owner's row and waits for the asset.
+    const holder = new pg.Client({ connectionString: scratch.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM blobs WHERE content_hash = $1 FOR UPDATE', [h]);
+      const sweep = q2.sweep(POLICY, 10_000).then(
+        (r) => ({ ok: true as const, swept: r.swept.map((b) => b.contentHash) }),
+        (e: unknown) => ({ ok: false as const, error: sqlState(e) }),
+      );
+      await waiters(admin, 1);
+      const purge = q1.purgeAsset(d.id, 10_000).then(
+        (r) => ({ ok: true as const, purged: r }),
+        (e: unknown) => ({ ok: false as const, error: sqlState(e) }),
+      );
+      await waiters(admin, 2);
+      await holder.query('COMMIT');
+      const [swept, purged] = await Promise.all([sweep, purge]);
+      // Neither is chosen to break a deadlock: the sweep collects the drop and its bytes, and the
+      // purge finds the asset gone.
+      expect({ swept, purged }).toEqual({ swept: { ok: true, swept: [h] }, purged: { ok: true, purged: false } });
+    } finally {
+      await holder.end();
+    }
+    const [row] = (await admin.query<{ charged: string }>('SELECT charged FROM quota_accounts WHERE account_id = $1', [owner])).rows;
+    expect(Number(row!.charged)).toBe(0);
+  }, 30_000);
+
+  it('~15 s of mixed writers on two sponsors, their payees and sponsored accounts: no deadlock, no error, the ledger adds up', async () => {
+    // Keys chosen so that payees sort on both sides of their sponsors.
+    const S = '0190b000-0000-7000-8000-000000000001';
+    const S2 = '0190c000-0000-7000-8000-000000000001';
+    const K1 = '0190a000-0000-7000-8000-000000000001';
+    const K2 = '0190f000-0000-7000-8000-000000000001';
+    const P1 = '0190a800-0000-7000-8000-000000000001';
+    const P2 = '0190d800-0000-7000-8000-000000000001';
+    const stores = pools.map((p) => ({ q: new PgQuotaStore(p.db), s: new PgSponsorshipStore(p.db), l: new PgLinkStore(p.db) }));
+    const first = stores[0]!;
+    for (const k of [K1, K2]) expect(await first.s.createSponsoredAccount({ account: sponsoredAccount(k), sponsorId: S })).toEqual({ ok: true, value: undefined });
+    const links = [uploadLink(K1), uploadLink(K2), uploadLink(P1)];
+    for (const l of links) await first.l.createLink(l);
+
+    const start = Date.now();
+    const clock = (): number => 1_000_000 + (Date.now() - start) * 10;
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(Math.random() * xs.length)]!;
+    const uploaders = [S, S2, K1, K2, P1, P2];
+    const assets: { id: string; owner: string }[] = [];
+    const errors = new Map<string, number>();
+    const ops = new Map<string, number>();
+
+    async function step(st: (typeof stores)[number]): Promise<void> {
+      const now = clock();
+      const roll = Math.random();
+      if (roll < 0.3) {
+        ops.set('upload', (ops.get('upload') ?? 0) + 1);
+        const who = pick(uploaders);
+        const size = 1 + Math.floor(Math.random() * 50);
+        const u = upload(who, { declaredSize: size, createdAt: now, expiresAt: now + Math.floor(Math.random() * 4_000) });
+        const o = await st.q.openUpload(u, POLICY, now);
+        if (!o.ok || Math.random() < 0.2) return;
+        if (Math.random() < 0.1) {
+          await st.q.cancelUpload(u.id, POLICY, clock());
+          return;
+        }
+        const h = hash(Math.floor(Math.random() * 40));
+        const target = Math.random() < 0.2 && assets.length > 0 ? pick(assets) : null;
+        const c = await st.q.completeUpload({ uploadId: u.id, contentHash: h, size, asset: target ? { attachTo: target.id } : { create: { id: u.id, ownerId: who, dropExpiresAt: null } } }, POLICY, clock());
+        if (typeof c !== 'string' && !target) assets.push({ id: u.id, owner: who });
+      } else if (roll < 0.4) {
+        ops.set('drop', (ops.get('drop') ?? 0) + 1);
+        const l = pick(links);
+        const size = 1 + Math.floor(Math.random() * 50);
+        const d = upload(l.ownerId, { declaredSize: size, dropLinkId: l.id, createdAt: now, expiresAt: now + 5_000 });
+        const o = await st.q.openDrop({ ...d, dropLinkId: l.id }, 'ab'.repeat(32), POLICY, now);
+        if (!o.ok) return;
+        const c = await st.q.completeUpload({ uploadId: d.id, contentHash: hash(Math.floor(Math.random() * 40)), size, asset: { create: { id: d.id, ownerId: l.ownerId, dropExpiresAt: clock() + Math.floor(Math.random() * 3_000) } } }, POLICY, clock());
+        if (typeof c === 'string') return;
+        assets.push({ id: d.id, owner: l.ownerId });
+        const r = Math.random();
+        if (r < 0.2) await st.q.adoptDrop(d.id, clock());
+        else if (r < 0.3) await st.q.discardDrop(d.id);
+      } else if (roll < 0.6) {
+        ops.set('metadata', (ops.get('metadata') ?? 0) + 1);
+        if (assets.length === 0) return;
+        const a = pick(assets);
+        const actor = Math.random() < 0.7 ? a.owner : pick([S, K1, K2, P1]);
+        await st.q.replaceMetadata({ assetId: a.id, accountId: actor, contentHash: hash(Math.floor(Math.random() * 40)), size: 1 + Math.floor(Math.random() * 20) }, POLICY, now);
+      } else if (roll < 0.8) {
+        ops.set('trash', (ops.get('trash') ?? 0) + 1);
+        if (assets.length === 0) return;
+        const a = pick(assets);
+        const r = Math.random();
+        if (r < 0.35) await st.q.trashAsset(a.id, now);
+        else if (r < 0.6) await st.q.restoreAsset(a.id, now);
+        else if (r < 0.85) await st.q.purgeAsset(a.id, now);
+        else await st.q.emptyTrash(a.owner, (await st.q.listTrash(a.owner)).map((t) => t.assetId), now);
+      } else if (roll < 0.9) {
+        ops.set('sponsor', (ops.get('sponsor') ?? 0) + 1);
+        if (Math.random() < 0.2) {
+          const k = uid(pick(['01900000', '0190bbbb', '0190ffff']));
+          await st.s.createSponsoredAccount({ account: sponsoredAccount(k), sponsorId: pick([S, S2]) });
+          uploaders.push(k);
+        } else await st.s.setSponsor(pick([P1, P2]), pick([S, S2, null]));
+      } else if (roll < 0.95) {
+        ops.set('sweep', (ops.get('sweep') ?? 0) + 1);
+        await st.q.sweep(POLICY, now);
+      } else {
+        ops.set('ledger', (ops.get('ledger') ?? 0) + 1);
+        await st.q.readLedger(pick(uploaders), now);
+      }
+    }
+
+    const workers = stores.flatMap((st) =>
+      Array.from({ length: 3 }, async () => {
+        while (Date.now() - start < 15_000) {
+          try {
+            await step(st);
+          } catch (e) {
+            const code = sqlState(e);
+            errors.set(code, (errors.get(code) ?? 0) + 1);
+          }
+        }
+      }),
+    );
+    await Promise.all(workers);
+    console.log('lock-order stress: operations', Object.fromEntries(ops), 'errors', Object.fromEntries(errors));
+    expect(Object.fromEntries(errors)).toEqual({});
+
+    // The invariant, per payer: the ledger's charges are its stored blobs, its reservations and
+    // open count are its sessions in an open state.
+    const bad = await admin.query(`
+      SELECT q.account_id, q.charged, q.reserved, q.open_uploads, b.n AS blob_bytes, s.n AS open_bytes, s.c AS open_count
+      FROM quota_accounts q
+      LEFT JOIN (SELECT charged_to, sum(size) AS n FROM blobs GROUP BY charged_to) b ON b.charged_to = q.account_id
+      LEFT JOIN (SELECT payer_id, sum(declared_size) AS n, count(*) AS c FROM upload_sessions WHERE state IN ${OPEN_STATE_SQL} GROUP BY payer_id) s ON s.payer_id = q.account_id
+      WHERE q.charged <> coalesce(b.n, 0) OR q.reserved <> coalesce(s.n, 0) OR q.open_uploads <> coalesce(s.c, 0)`);
+    expect(bad.rows).toEqual([]);
+    const orphans = await admin.query(`SELECT charged_to FROM blobs WHERE charged_to NOT IN (SELECT account_id FROM quota_accounts)`);
+    expect(orphans.rows).toEqual([]);
+  }, 60_000);
+});
