@@ -102,6 +102,55 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     expect(Number(row!.charged)).toBe(0);
   }, 30_000);
 
+  it('a metadata edit whose payer changes under its lock does not take the new payer out of key order', async () => {
+    const [q1, q2] = [new PgQuotaStore(pools[0]!.db), new PgQuotaStore(pools[1]!.db)];
+    const sp1 = new PgSponsorshipStore(pools[2]!.db);
+    // The sponsor's key sorts before the payee's.
+    const sponsor = uid('0190c100');
+    const payee = uid('0190d100');
+    await q1.setLimits(sponsor, null);
+    const u = upload(payee);
+    expect((await q1.openUpload(u, POLICY, 1_000)).ok).toBe(true);
+    const done = await q1.completeUpload({ uploadId: u.id, contentHash: hash(0x3e7a), size: 10, asset: { create: { id: u.id, ownerId: payee, dropExpiresAt: null } } }, POLICY, 1_001);
+    expect(typeof done === 'string' ? done : done.outcome).toBe('completed');
+
+    const settled = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (e: unknown) => ({ ok: false as const, error: sqlState(e) }));
+    // A third connection holds the payee's row. Queued behind it: a sponsor change (holding the
+    // sponsor's row) and the edit (which read the payee as its own payer); a fourth connection
+    // then waits for the sponsor's row. When the change commits, the fourth connection has the
+    // sponsor's row and the edit the payee's, and finds the sponsor its payer. The fourth then
+    // takes the payee's row, as an opening for the payee takes both, in key order.
+    const [holder, other] = [new pg.Client({ connectionString: scratch.url }), new pg.Client({ connectionString: scratch.url })];
+    await holder.connect();
+    await other.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [payee]);
+      const change = settled(sp1.setSponsor(payee, sponsor));
+      await waiters(admin, 1);
+      const edit = settled(q2.replaceMetadata({ assetId: u.id, accountId: payee, contentHash: hash(0x3e7b), size: 5 }, POLICY, 2_000));
+      await waiters(admin, 2);
+      await other.query('BEGIN');
+      const sponsorRow = other.query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [sponsor]);
+      await waiters(admin, 3);
+      await holder.query('COMMIT');
+      expect(await change).toEqual({ ok: true, value: { ok: true, value: undefined } });
+      await sponsorRow;
+      // The edit now waits for the sponsor's row (holding the payee's, before the fix).
+      await waiters(admin, 1);
+      const payeeRow = settled(other.query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [payee]).then((r) => r.rows.length));
+      const taken = await payeeRow;
+      await other.query(taken.ok ? 'COMMIT' : 'ROLLBACK');
+      expect({ taken, edited: await edit }).toEqual({ taken: { ok: true, value: 1 }, edited: { ok: true, value: { ok: true, value: undefined } } });
+    } finally {
+      await holder.end();
+      await other.end();
+    }
+    // The edit's new blob is the sponsor's to pay for.
+    const [row] = (await admin.query<{ charged_to: string }>('SELECT charged_to FROM blobs WHERE content_hash = $1', [hash(0x3e7b)])).rows;
+    expect(row?.charged_to).toBe(sponsor);
+  }, 30_000);
+
   it('~15 s of mixed writers on two sponsors, their payees and sponsored accounts: no deadlock, no error, the ledger adds up', async () => {
     // Keys chosen so that payees sort on both sides of their sponsors.
     const S = '0190b000-0000-7000-8000-000000000001';

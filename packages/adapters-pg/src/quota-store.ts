@@ -95,6 +95,9 @@ function isDeadlock(error: unknown): boolean {
   return false;
 }
 
+/** A metadata edit's payer changed, under its locks, to a row sorting before one it holds: run it again. */
+class PayerMoved extends Error {}
+
 const num = (v: string | number | null): number | null => (v === null ? null : Number(v));
 function quotaAccountFromSqlRow(r: AccountSqlRow): QuotaAccountRecord {
   return quotaAccountFromRow(r.account_id, {
@@ -734,9 +737,20 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
    * row, and each is judged on the ledger as the ones before it left it.
    */
   async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<Result<void, MetadataEditRefusal>> {
+    // Run again from the start when the payer moved under the locks to a row that sorts before
+    // one already held (see #lockWithPayer), or when PostgreSQL chose this edit to break a deadlock.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#replaceMetadataOnce(input, policy, now, attempt < 3);
+      } catch (error) {
+        if (attempt >= 3 || !(error instanceof PayerMoved || isDeadlock(error))) throw error;
+      }
+    }
+  }
+  async #replaceMetadataOnce(input: MetadataReplace, policy: QuotaPolicy, now: number, mayRestart: boolean): Promise<Result<void, MetadataEditRefusal>> {
     return this.db.transaction(async (tx): Promise<Result<void, MetadataEditRefusal>> => {
       await this.#blobLock(tx, 'shared');
-      const { account, payer } = await this.#lockWithPayer(tx, input.accountId, now);
+      const { account, payer } = await this.#lockWithPayer(tx, input.accountId, now, mayRestart);
       // The asset row: two replacements of one asset queue here, so one metadata reference remains.
       const [a] = await tx.select({ state: assets.state }).from(assets).where(eq(assets.id, input.assetId)).for('update');
       const metadata = a
@@ -763,14 +777,18 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
    * Locks (creating where missing) the account's quota row and its payer's, in key order, and
    * expires the payer's lapsed sessions; answers both rows as they then stand. The payer is read
    * before the locks and checked under them: a sponsor change waits on the account's row, and one
-   * that committed in between has its new payer locked too.
+   * that committed in between has its new payer locked too, in key order when it sorts after the
+   * rows held; when it sorts before one, taking it now would reverse the store's lock order, so the
+   * transaction is abandoned (PayerMoved) and run again, its first read then seeing the new payer
+   * (`mayRestart` false, on a last attempt, takes it out of order instead).
    */
-  async #lockWithPayer(tx: PgDb, accountId: string, now: number): Promise<{ account: QuotaAccountRecord; payer: QuotaAccountRecord }> {
+  async #lockWithPayer(tx: PgDb, accountId: string, now: number, mayRestart: boolean): Promise<{ account: QuotaAccountRecord; payer: QuotaAccountRecord }> {
     const locked = new Map<string, QuotaAccountRecord>();
     let wanted = [accountId, payerIdOf(await this.#account(tx, accountId))];
     for (;;) {
       for (const id of [...new Set(wanted)].sort()) if (!locked.has(id)) locked.set(id, quotaAccountFromRow(id, await this.#lockPayer(tx, id)));
       const payerId = payerIdOf(locked.get(accountId)!);
+      if (!locked.has(payerId) && mayRestart && [...locked.keys()].some((held) => held > payerId)) throw new PayerMoved();
       if (locked.has(payerId)) {
         if ((await this.#expire(tx, payerId, now)).length > 0) locked.set(payerId, await this.#account(tx, payerId));
         return { account: locked.get(accountId)!, payer: locked.get(payerId)! };
