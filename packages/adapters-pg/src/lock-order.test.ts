@@ -151,6 +151,49 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     expect(row?.charged_to).toBe(sponsor);
   }, 30_000);
 
+  it('a link revocation cancelling a drop its owner\'s former sponsor pays for, beside the drop\'s finalize', async () => {
+    const [q1, q2] = [new PgQuotaStore(pools[0]!.db), new PgQuotaStore(pools[1]!.db)];
+    const sp = new PgSponsorshipStore(pools[2]!.db);
+    // The owner's key sorts before its sponsor's.
+    const owner = uid('0190a200');
+    const sponsor = uid('0190b200');
+    await q1.setLimits(sponsor, null);
+    expect(await sp.setSponsor(owner, sponsor)).toEqual({ ok: true, value: undefined });
+    const link = uploadLink(owner);
+    await new PgLinkStore(pools[0]!.db).createLink(link);
+    const d = upload(owner, { dropLinkId: link.id });
+    const opened = await q1.openDrop({ ...d, dropLinkId: link.id }, 'ab'.repeat(32), POLICY, 1_000);
+    expect(opened.ok && opened.value.payerId).toBe(sponsor);
+    // The operator ends the sponsorship: the owner pays for itself from now on, the drop's
+    // reservation stays the sponsor's.
+    expect(await sp.setSponsor(owner, null)).toEqual({ ok: true, value: undefined });
+
+    const settled = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (e: unknown) => ({ ok: false as const, error: sqlState(e) }));
+    // A third connection holds the sponsor's row: the finalize waits for it (before the session
+    // row), the revocation cancels the session and then waits for it to release the reservation.
+    const holder = new pg.Client({ connectionString: scratch.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [sponsor]);
+      const finalize = settled(q1.completeUpload({ uploadId: d.id, contentHash: hash(0x1ec0), size: 10, asset: { create: { id: d.id, ownerId: owner, dropExpiresAt: 90_000 } } }, POLICY, 2_000));
+      await waiters(admin, 1);
+      const revoke = settled(q2.revokeLink(owner, link.id, POLICY, 2_000));
+      await waiters(admin, 2);
+      await holder.query('COMMIT');
+      const [f, r] = await Promise.all([finalize, revoke]);
+      // The finalize went first (it queued first): the revocation finds nothing left to cancel.
+      expect({ f: f.ok ? (typeof f.value === 'string' ? f.value : f.value.outcome) : f.error, r }).toEqual({ f: 'completed', r: { ok: true, value: { revoked: true, cancelled: [] } } });
+    } finally {
+      await holder.end();
+    }
+    const rows = (await admin.query<{ account_id: string; reserved: string; charged: string }>('SELECT account_id, reserved, charged FROM quota_accounts WHERE account_id IN ($1, $2) ORDER BY account_id', [owner, sponsor])).rows;
+    expect(rows.map((x) => [x.account_id, Number(x.reserved), Number(x.charged)])).toEqual([
+      [owner, 0, 0],
+      [sponsor, 0, 10],
+    ]);
+  }, 30_000);
+
   it('~15 s of mixed writers on two sponsors, their payees and sponsored accounts: no deadlock, no error, the ledger adds up', async () => {
     // Keys chosen so that payees sort on both sides of their sponsors.
     const S = '0190b000-0000-7000-8000-000000000001';

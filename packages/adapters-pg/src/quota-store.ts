@@ -423,12 +423,20 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   }
   /**
    * Holds the link owner's payer row (as an opening does, so no drop opens through the link while
-   * it is being revoked), then revokes and cancels the link's drops still uploading.
+   * it is being revoked), then revokes and cancels the link's drops still uploading. The payers of
+   * those drops (the owner's payer when each opened, which a sponsor change since may have made
+   * another account) are locked with it, in one key-ordered pass before the link and session rows:
+   * releasing them afterwards took a quota row behind session rows, the reverse of a finalize.
    */
   async revokeLink(ownerId: string, linkId: string, policy: QuotaPolicy, now: number): Promise<{ revoked: boolean; cancelled: string[] }> {
     return this.db.transaction(async (tx) => {
       const owner = await this.#account(tx, ownerId);
-      await this.#lockPayer(tx, payerIdOf(owner));
+      const dropPayers = await tx
+        .selectDistinct({ payerId: uploadSessions.payerId })
+        .from(uploadSessions)
+        .where(and(eq(uploadSessions.dropLinkId, linkId), sql`${uploadSessions.state} IN ${OPEN}`));
+      const locked = new Set([payerIdOf(owner), ...dropPayers.map((p) => p.payerId)]);
+      for (const accountId of [...locked].sort()) await this.#lockPayer(tx, accountId);
       const done = await tx
         .update(links)
         .set({ revokedAt: now })
@@ -446,6 +454,8 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
         moved.set(r.payerId, { bytes: m.bytes + r.declaredSize, sessions: m.sessions + 1 });
       }
       for (const [payerId, { bytes, sessions }] of [...moved].sort(([a], [b]) => (a < b ? -1 : 1))) {
+        // A payer not locked above (a drop opened for a new payer between that read and the
+        // locks, after a sponsor change) is locked here, out of order: the one case left.
         await this.#release(tx, payerId, bytes, sessions);
         await this.#settle(tx, payerId, policy, now);
       }
