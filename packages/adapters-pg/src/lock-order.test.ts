@@ -4,6 +4,7 @@ import { OPEN_STATE_SQL } from '@strongroom/sql-common';
 import pg from 'pg';
 import { openPgDatabase, type OpenPgDatabase } from './open.js';
 import { PgQuotaStore } from './quota-store.js';
+import { PgStore } from './store.js';
 import { PgLinkStore, PgSponsorshipStore } from './sharing-store.js';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from './testing.js';
 
@@ -192,6 +193,34 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
       [owner, 0, 0],
       [sponsor, 0, 10],
     ]);
+  }, 30_000);
+
+  it('a password change and a sign-out-everywhere of one account: both finish, neither is chosen to break a deadlock', async () => {
+    const [a, b] = [new PgStore(pools[0]!.db), new PgStore(pools[1]!.db)];
+    const accountId = uid('0190a300');
+    expect(await a.createAccount({ id: accountId, address: `${accountId}@example.org`, addressKey: `${accountId}@example.org`, passwordHash: 'h', displayName: null, createdAt: 1, lockedAt: null, credentialsChangedAt: null })).toBe('created');
+    const session = (n: number) => ({ id: uid('0190a301'), accountId, tokenHash: String(n).repeat(64), cohortHash: null, createdAt: 10, refreshedAt: 10, lastUsedAt: 10, accessFloor: 10, closedAt: null, method: 'password' as const, authenticatedAt: 10 });
+    const [mine, other] = [session(1), session(2)];
+    for (const s of [mine, other]) expect(await a.openSession(s, null)).toBe(true);
+
+    const settled = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (e: unknown) => ({ ok: false as const, error: sqlState(e) }));
+    // A third connection holds the account's row: the sign-out-everywhere waits for it, and the
+    // password change (on another connection) arrives meanwhile.
+    const holder = new pg.Client({ connectionString: scratch.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
+      const everywhere = settled(a.closeAllSessions(accountId, 20));
+      await waiters(admin, 1);
+      const change = settled(b.changePassword({ accountId, passwordHash: 'h2', sessionId: mine.id, tokenHash: 'f'.repeat(64), at: 21, credentialsChangedAt: null }));
+      await waiters(admin, 2);
+      await holder.query('COMMIT');
+      // The sign-out went first (it queued first) and closed the caller's session too: the change finds it closed.
+      expect({ everywhere: await everywhere, change: await change }).toEqual({ everywhere: { ok: true, value: 2 }, change: { ok: true, value: false } });
+    } finally {
+      await holder.end();
+    }
   }, 30_000);
 
   it('~15 s of mixed writers on two sponsors, their payees and sponsored accounts: no deadlock, no error, the ledger adds up', async () => {

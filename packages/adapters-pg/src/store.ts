@@ -129,8 +129,12 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
   }
   async changePassword(c: PasswordChange): Promise<boolean> {
     return this.db.transaction(async (tx) => {
-      // The caller's row lock is taken first: a concurrent revocation of it either committed before
-      // (and this matches nothing) or waits for this transaction.
+      // The account's row first, then session rows, as a sign-out-everywhere (closeAllSessions)
+      // takes them: taking the caller's session row first, this deadlocked with one (it holds the
+      // account's row and closes every session), and with a change from another of its sessions.
+      await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, c.accountId)).for('update');
+      // A concurrent revocation of the caller's session either committed before (and this matches
+      // nothing) or waits for this transaction.
       const reopened = await tx
         .update(sessions)
         // Past every access token issued to the session so far: see PasswordChange.
