@@ -152,6 +152,49 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     expect(row?.charged_to).toBe(sponsor);
   }, 30_000);
 
+  it('an opening whose uploader gains a sponsor under its lock does not take the sponsor out of key order', async () => {
+    const q = new PgQuotaStore(pools[1]!.db);
+    const sp = new PgSponsorshipStore(pools[2]!.db);
+    // The sponsor's key sorts before the payee's.
+    const sponsor = uid('0190c400');
+    const payee = uid('0190d400');
+    await q.setLimits(sponsor, null);
+    await q.setLimits(payee, null);
+
+    const settled = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (e: unknown) => ({ ok: false as const, error: sqlState(e) }));
+    // As for the metadata edit above: the opening read the payee as its own payer and waits for
+    // its row behind a sponsor change; a fourth connection gets the sponsor's row when the change
+    // commits and then takes the payee's. It checks for deadlocks first (a short deadlock_timeout),
+    // so a cycle surfaces on it rather than as a silent retry of the opening.
+    const [holder, other] = [new pg.Client({ connectionString: scratch.url }), new pg.Client({ connectionString: scratch.url })];
+    await holder.connect();
+    await other.connect();
+    try {
+      await other.query(`SET deadlock_timeout = '20ms'`);
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [payee]);
+      const change = settled(sp.setSponsor(payee, sponsor));
+      await waiters(admin, 1);
+      const u = upload(payee, { declaredSize: 7 });
+      const opening = settled(q.openUpload(u, POLICY, 2_000));
+      await waiters(admin, 2);
+      await other.query('BEGIN');
+      const sponsorRow = other.query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [sponsor]);
+      await waiters(admin, 3);
+      await holder.query('COMMIT');
+      expect(await change).toEqual({ ok: true, value: { ok: true, value: undefined } });
+      await sponsorRow;
+      await waiters(admin, 1);
+      const taken = await settled(other.query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [payee]).then((r) => r.rows.length));
+      await other.query(taken.ok ? 'COMMIT' : 'ROLLBACK');
+      const opened = await opening;
+      expect({ taken, payer: opened.ok && opened.value.ok ? opened.value.value.payerId : opened }).toEqual({ taken: { ok: true, value: 1 }, payer: sponsor });
+    } finally {
+      await holder.end();
+      await other.end();
+    }
+  }, 30_000);
+
   it('a link revocation cancelling a drop its owner\'s former sponsor pays for, beside the drop\'s finalize', async () => {
     const [q1, q2] = [new PgQuotaStore(pools[0]!.db), new PgQuotaStore(pools[1]!.db)];
     const sp = new PgSponsorshipStore(pools[2]!.db);
@@ -245,7 +288,7 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     const errors = new Map<string, number>();
     const ops = new Map<string, number>();
 
-    async function step(st: (typeof stores)[number]): Promise<void> {
+    async function step(st: (typeof stores)[number], at: { op: string }): Promise<void> {
       const now = clock();
       const roll = Math.random();
       if (roll < 0.3) {
@@ -253,14 +296,17 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
         const who = pick(uploaders);
         const size = 1 + Math.floor(Math.random() * 50);
         const u = upload(who, { declaredSize: size, createdAt: now, expiresAt: now + Math.floor(Math.random() * 4_000) });
+        at.op = 'openUpload';
         const o = await st.q.openUpload(u, POLICY, now);
         if (!o.ok || Math.random() < 0.2) return;
         if (Math.random() < 0.1) {
+          at.op = 'cancelUpload';
           await st.q.cancelUpload(u.id, POLICY, clock());
           return;
         }
         const h = hash(Math.floor(Math.random() * 40));
         const target = Math.random() < 0.2 && assets.length > 0 ? pick(assets) : null;
+        at.op = 'completeUpload';
         const c = await st.q.completeUpload({ uploadId: u.id, contentHash: h, size, asset: target ? { attachTo: target.id } : { create: { id: u.id, ownerId: who, dropExpiresAt: null } } }, POLICY, clock());
         if (typeof c !== 'string' && !target) assets.push({ id: u.id, owner: who });
       } else if (roll < 0.4) {
@@ -268,12 +314,15 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
         const l = pick(links);
         const size = 1 + Math.floor(Math.random() * 50);
         const d = upload(l.ownerId, { declaredSize: size, dropLinkId: l.id, createdAt: now, expiresAt: now + 5_000 });
+        at.op = 'openDrop';
         const o = await st.q.openDrop({ ...d, dropLinkId: l.id }, 'ab'.repeat(32), POLICY, now);
         if (!o.ok) return;
+        at.op = 'completeUpload';
         const c = await st.q.completeUpload({ uploadId: d.id, contentHash: hash(Math.floor(Math.random() * 40)), size, asset: { create: { id: d.id, ownerId: l.ownerId, dropExpiresAt: clock() + Math.floor(Math.random() * 3_000) } } }, POLICY, clock());
         if (typeof c === 'string') return;
         assets.push({ id: d.id, owner: l.ownerId });
         const r = Math.random();
+        at.op = r < 0.2 ? 'adoptDrop' : 'discardDrop';
         if (r < 0.2) await st.q.adoptDrop(d.id, clock());
         else if (r < 0.3) await st.q.discardDrop(d.id);
       } else if (roll < 0.6) {
@@ -281,12 +330,14 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
         if (assets.length === 0) return;
         const a = pick(assets);
         const actor = Math.random() < 0.7 ? a.owner : pick([S, K1, K2, P1]);
+        at.op = 'replaceMetadata';
         await st.q.replaceMetadata({ assetId: a.id, accountId: actor, contentHash: hash(Math.floor(Math.random() * 40)), size: 1 + Math.floor(Math.random() * 20) }, POLICY, now);
       } else if (roll < 0.8) {
         ops.set('trash', (ops.get('trash') ?? 0) + 1);
         if (assets.length === 0) return;
         const a = pick(assets);
         const r = Math.random();
+        at.op = r < 0.35 ? 'trashAsset' : r < 0.6 ? 'restoreAsset' : r < 0.85 ? 'purgeAsset' : 'emptyTrash';
         if (r < 0.35) await st.q.trashAsset(a.id, now);
         else if (r < 0.6) await st.q.restoreAsset(a.id, now);
         else if (r < 0.85) await st.q.purgeAsset(a.id, now);
@@ -295,14 +346,20 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
         ops.set('sponsor', (ops.get('sponsor') ?? 0) + 1);
         if (Math.random() < 0.2) {
           const k = uid(pick(['01900000', '0190bbbb', '0190ffff']));
+          at.op = 'createSponsoredAccount';
           await st.s.createSponsoredAccount({ account: sponsoredAccount(k), sponsorId: pick([S, S2]) });
           uploaders.push(k);
-        } else await st.s.setSponsor(pick([P1, P2]), pick([S, S2, null]));
+        } else {
+          at.op = 'setSponsor';
+          await st.s.setSponsor(pick([P1, P2]), pick([S, S2, null]));
+        }
       } else if (roll < 0.95) {
         ops.set('sweep', (ops.get('sweep') ?? 0) + 1);
+        at.op = 'sweep';
         await st.q.sweep(POLICY, now);
       } else {
         ops.set('ledger', (ops.get('ledger') ?? 0) + 1);
+        at.op = 'readLedger';
         await st.q.readLedger(pick(uploaders), now);
       }
     }
@@ -310,10 +367,11 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     const workers = stores.flatMap((st) =>
       Array.from({ length: 3 }, async () => {
         while (Date.now() - start < 15_000) {
+          const at = { op: '' };
           try {
-            await step(st);
+            await step(st, at);
           } catch (e) {
-            const code = sqlState(e);
+            const code = `${at.op}: ${sqlState(e)}`;
             errors.set(code, (errors.get(code) ?? 0) + 1);
           }
         }

@@ -63,6 +63,9 @@ const BLOB_INDEX_LOCK = 0x626c6f62; // 'blob'
  */
 const MAX_OPEN_GROUPS_IN_FLIGHT = 1;
 
+/** How often a group of openings runs before its refusal or error is final (see #openGroup). */
+const OPEN_GROUP_ATTEMPTS = 4;
+
 interface Opening {
   readonly request: NewUpload;
   /** A guest drop: its upload token's hash, recorded with the session. */
@@ -95,7 +98,7 @@ function isDeadlock(error: unknown): boolean {
   return false;
 }
 
-/** A metadata edit's payer changed, under its locks, to a row sorting before one it holds: run it again. */
+/** A payer changed under a transaction's locks to a row sorting before one it holds: run it again. */
 class PayerMoved extends Error {}
 
 const num = (v: string | number | null): number | null => (v === null ? null : Number(v));
@@ -475,18 +478,19 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   }
 
   async #openGroup(group: Opening[], policy: QuotaPolicy): Promise<Opened[]> {
-    // A group that PostgreSQL chose to break a deadlock (possible only when a sponsor changed
-    // while the group was locking, see below) was rolled back whole: it simply runs again.
+    // A group whose uploader's sponsor changed while it was locking, to a row sorting before one
+    // it holds (see below), or that PostgreSQL chose to break a deadlock, was rolled back whole:
+    // it simply runs again.
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.#openGroupOnce(group, policy);
+        return await this.#openGroupOnce(group, policy, attempt < OPEN_GROUP_ATTEMPTS);
       } catch (error) {
-        if (attempt >= 3 || !isDeadlock(error)) throw error;
+        if (attempt >= OPEN_GROUP_ATTEMPTS || !(error instanceof PayerMoved || isDeadlock(error))) throw error;
       }
     }
   }
 
-  async #openGroupOnce(group: Opening[], policy: QuotaPolicy): Promise<Opened[]> {
+  async #openGroupOnce(group: Opening[], policy: QuotaPolicy, mayRestart: boolean): Promise<Opened[]> {
     // Four statements, and the payers' rows are held for the last three only: lock-and-read, write,
     // COMMIT. Each round trip under the lock is time every other group for those payers waits, so
     // BEGIN and COMMIT ride along with the statements beside them (namedTransaction).
@@ -507,9 +511,16 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       };
       for (const r of read) take(r);
       // A sponsor set between the statement's snapshot and its lock is locked (and its lapsed
-      // sessions expired) now; the rare deadlock that ordering allows is broken by PostgreSQL and
-      // the group runs again (#openGroup).
+      // sessions expired) now when it sorts after every row held. One sorting before a held row
+      // would be taken against the store's lock order, crossing any writer that takes the payee's
+      // and the sponsor's rows in key order (an opening with a fresh snapshot, a metadata edit,
+      // the sweep): the group is rolled back and runs again (#openGroup), its snapshot then
+      // showing the sponsor; only a last attempt takes it out of order.
       const late = [...new Set(uploaderIds.map((id) => rows.get(id)!.sponsorId).filter((id): id is string => id !== null && !rows.has(id)))];
+      if (late.length > 0 && mayRestart) {
+        const highest = [...rows.keys()].reduce((a, b) => (a > b ? a : b));
+        if (late.some((id) => id < highest)) throw new PayerMoved();
+      }
       if (late.length > 0) {
         for (const r of await tx.named<OpenReadRow>('sr_open_lock_late_sponsors', LOCK_LATE_SPONSORS.with({ ids: late, latest }))) take(r);
       }
