@@ -154,6 +154,19 @@ export function startServerProcess(options: StartOptions): Promise<ServerProcess
 
 /** Runs the operator CLI (`apps/server/src/cli.ts`) to its end; `out` is stdout and stderr together. */
 export async function runCliProcess(args: readonly string[], env: Env = {}): Promise<{ code: number | null; out: string }> {
+  const { ended } = await spawnCliProcess(args, env);
+  const { code, out } = await ended;
+  return { code, out };
+}
+
+/**
+ * Starts the operator CLI without waiting for it: `child` to signal (a crash test's SIGKILL), and
+ * `ended` with how it ended; `out` is stdout and stderr together.
+ */
+export async function spawnCliProcess(
+  args: readonly string[],
+  env: Env = {},
+): Promise<{ child: ChildProcess; ended: Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> }> {
   const child = spawn(process.execPath, [...(await entryArgs('cli', [])), ...args], {
     cwd: ROOT,
     env: environment({ SVC_BASE_URL: TEST_BASE_URL, ...env }),
@@ -162,8 +175,10 @@ export async function runCliProcess(args: readonly string[], env: Env = {}): Pro
   let out = '';
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
-  return { code, out };
+  const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal, out })),
+  );
+  return { child, ended };
 }
 
 function environment(env: Env): Record<string, string> {
