@@ -169,7 +169,7 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
         await lock.release();
       }
       const credits = Object.entries(r.credited).map(([a, n]) => `  ${a}: -${n} bytes`);
-      return [`swept ${r.swept.length} blobs, expired ${r.expiredUploads} upload sessions (federated fills included), discarded ${staged} staged uploads`, ...credits].join('\n');
+      return [`swept ${r.swept.length} blobs, expired ${r.expiredUploads} upload sessions (federated fills included), discarded ${staged} staged uploads, removed ${r.unrecorded} stored blobs without a ledger entry`, ...credits].join('\n');
     },
   },
   blobs: {
@@ -184,7 +184,7 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
       for (const b of r.wrongSize) lines.push(`wrong size: ${b.contentHash} (ledger ${b.ledgerSize} bytes, stored ${b.storedSize})`);
       if (blobsAgree(r)) return [...putBack, `${lines[0]}: they agree`].join('\n');
       lines.unshift(...putBack);
-      lines.push('', 'A missing object is never served (downloads of it answer 500 error.internal): restore it from a backup or the bucket\'s versions. An object without an entry is either a finalize in flight (check again) or bytes nobody is charged for (the GC sweep does not remove it).');
+      lines.push('', 'A missing object is never served (downloads of it answer 500 error.internal): restore it from a backup or the bucket\'s versions. An object without an entry is either a finalize in flight (check again) or bytes nobody is charged for, such as a stopped gc-sweep leaves (the next gc-sweep removes it).');
       return { code: 1, out: lines.join('\n') };
     },
   },

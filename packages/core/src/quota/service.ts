@@ -1,4 +1,5 @@
 import { collectBlob, ledgerHolds, releaseStaging, settleQuarantined, type LedgerHolds } from '../blobs/handoff.js';
+import { verifyBlobs } from '../blobs/verify.js';
 import { storeWholeBytes } from '../blobs/store-bytes.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { BlobStore, QuarantinedBlob } from '../ports/blob-store.js';
@@ -38,6 +39,11 @@ export interface SweepReport {
   readonly swept: readonly SweptBlob[];
   readonly credited: Readonly<Record<string, number>>;
   readonly expiredUploads: number;
+  /**
+   * Objects at a content address that no ledger row named, removed (through quarantine, as the
+   * sweep's own): what a sweep stopped between its ledger write and its collection left.
+   */
+  readonly unrecorded: number;
 }
 
 const STORE = 'error.store.unavailable' as const;
@@ -187,8 +193,9 @@ export class QuotaService {
    * The garbage collection: blobs nothing references any more leave the ledger and their bytes
    * are credited to whoever was charged; then their files go, through quarantine and a second
    * read of the ledger, so a finalize of the same bytes racing the sweep keeps them
-   * (blobs/handoff.ts). What a sweep that stopped midway left in quarantine is settled first.
-   * Expired sessions' staged bytes go too.
+   * (blobs/handoff.ts). What a sweep that stopped midway left in quarantine is settled first,
+   * and what it left at an address with no ledger row goes last. Expired sessions' staged bytes
+   * go too.
    */
   async sweep(): Promise<SweepReport> {
     const leftovers: QuarantinedBlob[] = [];
@@ -202,7 +209,14 @@ export class QuotaService {
       await collectBlob(this.#d.blobs, this.holds, b.contentHash);
     }
     for (const id of result.expiredUploads) await this.#d.blobs.discard(id);
-    return { swept: result.swept, credited, expiredUploads: result.expiredUploads.length };
+    // A sweep stopped after its ledger write and before its collection (kill -9) left bytes at
+    // their address whose row is gone and already credited: nobody is charged for them and no
+    // later ledger write names them. Every object without a row goes as the sweep's own do; one a
+    // finalize committed and has not yet recorded is safe (the writer's check commits it again).
+    const listed = await verifyBlobs((after, limit) => guard(STORE, 'quota ledger read', () => this.#d.ledger.listBlobs(after, limit)), this.#d.blobs.list());
+    let unrecorded = 0;
+    for (const b of listed.unreferenced) if (await collectBlob(this.#d.blobs, this.holds, b.contentHash)) unrecorded++;
+    return { swept: result.swept, credited, expiredUploads: result.expiredUploads.length, unrecorded };
   }
 
   async evictFederated(receiverId: string, peer: string, contentHash: string): Promise<boolean> {

@@ -177,6 +177,35 @@ describe('the GC sweep and a finalize of the same bytes, in two processes', () =
     expect(d.blobs.staged.size).toBe(0);
   });
 
+  it('a sweep stopped after its ledger write, before it took the bytes: the next sweep removes them (nobody is charged for them)', async () => {
+    const d = deployment();
+    const p = d.process();
+    await d.storedThenPurged(p, data);
+    // The killed sweep's transaction (rows removed, bytes credited), and nothing after it.
+    expect((await d.ports.quota.sweep(POLICY, 0)).swept.map((b) => b.contentHash)).toEqual([hash]);
+    expect(await d.blobs.has(hash)).toBe(true);
+    const report = await p.quota.sweep();
+    expect(report).toMatchObject({ swept: [], credited: {}, unrecorded: 1 });
+    expect(await d.blobs.has(hash)).toBe(false);
+    expect(d.blobs.quarantined.size).toBe(0);
+    expect(blobsAgree(await checkBlobStore(d.ports.quota, d.blobs))).toBe(true);
+  });
+
+  it('bytes never stored before, committed by a finalize not yet recorded, while a sweep runs whole: the blob stays', async () => {
+    const d = deployment();
+    const writer = d.process();
+    const sweeper = d.process();
+    const id = await d.received(writer, data);
+    let unrecorded = -1;
+    // The sweep finds the bytes at their address with no row and takes them; the finalize's check
+    // after its ledger write commits them again from its staging.
+    d.blobs.afterCommit = { of: (s) => s === id, run: async () => void ({ unrecorded } = await sweeper.quota.sweep()) };
+    expect(await d.finalize(writer, id, data)).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    expect(unrecorded).toBe(1);
+    await d.intact(data);
+    expect(d.blobs.staged.has(id)).toBe(false);
+  });
+
   it('what a sweep left in quarantine is settled by the next: put back when the ledger names it, dropped when not', async () => {
     const d = deployment();
     const p = d.process();
