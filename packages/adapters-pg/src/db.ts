@@ -35,6 +35,30 @@ function poolOf(db: PgDb): pg.Pool | null {
   return client instanceof pg.Pool ? client : null;
 }
 
+/** PostgreSQL's deadlock_detected (40P01), on the error or, through drizzle, on its cause. */
+export function isDeadlock(error: unknown): boolean {
+  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 3; e = e.cause as typeof e, depth++) {
+    if (e.code === '40P01') return true;
+  }
+  return false;
+}
+
+/**
+ * Runs `run` (one whole transaction) again while it fails with an error `retryable` accepts, at
+ * most `attempts` times in all: a transaction PostgreSQL chose to break a deadlock, or one that
+ * abandoned itself to keep the lock order, was rolled back whole and simply runs again.
+ * `mayRestart` is false on the last attempt, which must then see its work through.
+ */
+export async function retrying<T>(attempts: number, retryable: (error: unknown) => boolean, run: (mayRestart: boolean) => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run(attempt < attempts);
+    } catch (error) {
+      if (attempt >= attempts || !retryable(error)) throw error;
+    }
+  }
+}
+
 /** Turns a drizzle `sql` template into the text and values a driver takes (drizzle's public dialect). */
 const dialect = new PgDialect();
 

@@ -238,6 +238,94 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     ]);
   }, 30_000);
 
+  it('a sponsor change PostgreSQL chooses to break a deadlock runs again', async () => {
+    const q = new PgQuotaStore(pools[0]!.db);
+    const sp = new PgSponsorshipStore(pools[2]!.db);
+    const payee = uid('0190a500');
+    const sponsor = uid('0190b500');
+    await q.setLimits(payee, null);
+    await q.setLimits(sponsor, null);
+
+    const settled = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (e: unknown) => ({ ok: false as const, error: sqlState(e) }));
+    // A second connection holds the sponsor's row; the change takes the payee's and waits for it;
+    // the connection then wants the payee's row: a cycle. It checks for deadlocks late (a long
+    // deadlock_timeout), so PostgreSQL breaks the cycle by rolling the sponsor change back.
+    const other = new pg.Client({ connectionString: scratch.url });
+    await other.connect();
+    try {
+      await other.query(`SET deadlock_timeout = '10s'`);
+      await other.query('BEGIN');
+      await other.query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [sponsor]);
+      const change = settled(sp.setSponsor(payee, sponsor));
+      await waiters(admin, 1);
+      const taken = await settled(other.query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [payee]).then((r) => r.rows.length));
+      await other.query(taken.ok ? 'COMMIT' : 'ROLLBACK');
+      expect({ taken, changed: await change }).toEqual({ taken: { ok: true, value: 1 }, changed: { ok: true, value: { ok: true, value: undefined } } });
+    } finally {
+      await other.end();
+    }
+    const [row] = (await admin.query<{ sponsor_id: string | null }>('SELECT sponsor_id FROM quota_accounts WHERE account_id = $1', [payee])).rows;
+    expect(row?.sponsor_id).toBe(sponsor);
+  }, 30_000);
+
+  it('a drop opening through the link\'s owner while the link is revoked, its owner\'s sponsor ended meanwhile, is refused or cancelled', async () => {
+    const [q1, q2] = [new PgQuotaStore(pools[0]!.db), new PgQuotaStore(pools[1]!.db)];
+    const sp = new PgSponsorshipStore(pools[2]!.db);
+    const owner = uid('0190a600');
+    const sponsor = uid('0190b600');
+    await q1.setLimits(sponsor, null);
+    expect(await sp.setSponsor(owner, sponsor)).toEqual({ ok: true, value: undefined });
+    const link = uploadLink(owner);
+    await new PgLinkStore(pools[0]!.db).createLink(link);
+    const d0 = upload(owner, { dropLinkId: link.id });
+    const first = await q1.openDrop({ ...d0, dropLinkId: link.id }, 'ab'.repeat(32), POLICY, 1_000);
+    expect(first.ok && first.value.payerId).toBe(sponsor);
+
+    const settled = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (e: unknown) => ({ ok: false as const, error: sqlState(e) }));
+    /** Waits until `p` has settled or `n` backends wait on a lock, whichever comes first; answers whether `p` settled. */
+    const settledOrWaiting = async (p: Promise<unknown>, n: number): Promise<boolean> => {
+      let done = false;
+      void p.then(() => (done = true));
+      for (let i = 0; i < 500; i++) {
+        if (done) return true;
+        const r = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+        if (r.rows[0]!.n >= n) return done;
+        await new Promise((res) => setTimeout(res, 10));
+      }
+      throw new Error(`neither settled nor saw ${n} waiters`);
+    };
+    // A third connection holds the first drop's session row, so the revocation stops after marking
+    // the link revoked (uncommitted) and before cancelling the link's drops. Meanwhile the operator
+    // ends the sponsorship and a guest opens a second drop through the link.
+    const holder = new pg.Client({ connectionString: scratch.url });
+    await holder.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query('SELECT 1 FROM upload_sessions WHERE id = $1 FOR UPDATE', [d0.id]);
+      const revoke = settled(q2.revokeLink(owner, link.id, POLICY, 2_000));
+      await waiters(admin, 1);
+      const change = settled(sp.setSponsor(owner, null));
+      const changed = await settledOrWaiting(change, 2);
+      const d1 = upload(owner, { dropLinkId: link.id, createdAt: 2_000 });
+      const second = settled(q1.openDrop({ ...d1, dropLinkId: link.id }, 'cd'.repeat(32), POLICY, 2_000));
+      await waiters(admin, changed ? 2 : 3);
+      await holder.query('COMMIT');
+      expect({ revoke: await revoke, change: await change }).toEqual({ revoke: { ok: true, value: { revoked: true, cancelled: [d0.id] } }, change: { ok: true, value: { ok: true, value: undefined } } });
+      // The second drop is refused (the link is revoked) or opened and then cancelled: never an error.
+      expect((await second).ok).toBe(true);
+    } finally {
+      await holder.end();
+    }
+    // No drop is left uploading through the revoked link, and the ledger adds up.
+    const open = await admin.query(`SELECT id FROM upload_sessions WHERE drop_link_id = $1 AND state IN ${OPEN_STATE_SQL}`, [link.id]);
+    expect(open.rows).toEqual([]);
+    const rows = (await admin.query<{ account_id: string; reserved: string; open_uploads: number }>('SELECT account_id, reserved, open_uploads FROM quota_accounts WHERE account_id IN ($1, $2) ORDER BY account_id', [owner, sponsor])).rows;
+    expect(rows.map((x) => [x.account_id, Number(x.reserved), x.open_uploads])).toEqual([
+      [owner, 0, 0],
+      [sponsor, 0, 0],
+    ]);
+  }, 30_000);
+
   it('a password change and a sign-out-everywhere of one account: both finish, neither is chosen to break a deadlock', async () => {
     const [a, b] = [new PgStore(pools[0]!.db), new PgStore(pools[1]!.db)];
     const accountId = uid('0190a300');

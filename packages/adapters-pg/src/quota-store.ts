@@ -35,7 +35,7 @@ import {
   type UploadSessions,
 } from '@strongroom/core';
 import { BATCH_HOLD_MS, loadOf, OPEN_STATE_SQL, quotaAccountFromRow, sqlStringList, StatementBatch } from '@strongroom/sql-common';
-import { namedTransaction, RenderedStatement, rowsOf, type PgDb } from './db.js';
+import { isDeadlock, namedTransaction, RenderedStatement, retrying, rowsOf, type PgDb } from './db.js';
 import { assetBlobs, assets, blobs, federatedRefs, quotaAccounts, uploadSessions } from './schema/quota.js';
 import { linkDrops, links } from './schema/sharing.js';
 
@@ -62,6 +62,9 @@ const BLOB_INDEX_LOCK = 0x626c6f62; // 'blob'
  * four, 3.1k and 5.0k. Other processes on the database still run their own groups alongside.
  */
 const MAX_OPEN_GROUPS_IN_FLIGHT = 1;
+
+/** How often a link revocation runs before its error is final (see revokeLink). */
+const REVOKE_ATTEMPTS = 3;
 
 /** How often a group of openings runs before its refusal or error is final (see #openGroup). */
 const OPEN_GROUP_ATTEMPTS = 4;
@@ -90,16 +93,9 @@ interface AccountSqlRow {
   trash_activity_at: string | number | null;
 }
 
-/** PostgreSQL's deadlock_detected (40P01), on the error or, through drizzle, on its cause. */
-function isDeadlock(error: unknown): boolean {
-  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 3; e = e.cause as typeof e, depth++) {
-    if (e.code === '40P01') return true;
-  }
-  return false;
-}
-
 /** A payer changed under a transaction's locks to a row sorting before one it holds: run it again. */
 class PayerMoved extends Error {}
+const payerMovedOrDeadlock = (error: unknown): boolean => error instanceof PayerMoved || isDeadlock(error);
 
 const num = (v: string | number | null): number | null => (v === null ? null : Number(v));
 function quotaAccountFromSqlRow(r: AccountSqlRow): QuotaAccountRecord {
@@ -425,21 +421,35 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
     return this.#opens.run({ request, tokenHash, policy, now });
   }
   /**
-   * Holds the link owner's payer row (as an opening does, so no drop opens through the link while
-   * it is being revoked), then revokes and cancels the link's drops still uploading. The payers of
-   * those drops (the owner's payer when each opened, which a sponsor change since may have made
-   * another account) are locked with it, in one key-ordered pass before the link and session rows:
-   * releasing them afterwards took a quota row behind session rows, the reverse of a finalize.
+   * Holds the link owner's quota row (every drop through the link locks it, its uploader, to open,
+   * and every change of the owner's sponsor locks it too), then revokes and cancels the link's
+   * drops still uploading. The payers of those drops (the owner's payer when each opened, which a
+   * sponsor change since may have made another account) are locked with it, in one key-ordered
+   * pass before the link and session rows: releasing them afterwards took a quota row behind
+   * session rows, the reverse of a finalize. Holding the owner's payer instead, as read before any
+   * lock, let a drop open through the new payer after a sponsor change, its session uncancelled on
+   * the revoked link. The drops' payers are read again under the owner's row, final now: one that
+   * was not locked (a drop opened between the read and the lock) is locked in key order when it
+   * sorts after every row held, and otherwise the revocation runs again (the last attempt takes
+   * it out of order instead).
    */
   async revokeLink(ownerId: string, linkId: string, policy: QuotaPolicy, now: number): Promise<{ revoked: boolean; cancelled: string[] }> {
+    return retrying(REVOKE_ATTEMPTS, payerMovedOrDeadlock, (mayRestart) => this.#revokeLinkOnce(ownerId, linkId, policy, now, mayRestart));
+  }
+  async #revokeLinkOnce(ownerId: string, linkId: string, policy: QuotaPolicy, now: number, mayRestart: boolean): Promise<{ revoked: boolean; cancelled: string[] }> {
     return this.db.transaction(async (tx) => {
-      const owner = await this.#account(tx, ownerId);
-      const dropPayers = await tx
-        .selectDistinct({ payerId: uploadSessions.payerId })
-        .from(uploadSessions)
-        .where(and(eq(uploadSessions.dropLinkId, linkId), sql`${uploadSessions.state} IN ${OPEN}`));
-      const locked = new Set([payerIdOf(owner), ...dropPayers.map((p) => p.payerId)]);
+      const dropPayers = async () =>
+        (
+          await tx
+            .selectDistinct({ payerId: uploadSessions.payerId })
+            .from(uploadSessions)
+            .where(and(eq(uploadSessions.dropLinkId, linkId), sql`${uploadSessions.state} IN ${OPEN}`))
+        ).map((p) => p.payerId);
+      const locked = new Set([ownerId, ...(await dropPayers())]);
       for (const accountId of [...locked].sort()) await this.#lockPayer(tx, accountId);
+      const late = (await dropPayers()).filter((id) => !locked.has(id)).sort();
+      if (late.length > 0 && mayRestart && late.some((id) => [...locked].some((held) => held > id))) throw new PayerMoved();
+      for (const accountId of late) await this.#lockPayer(tx, accountId);
       const done = await tx
         .update(links)
         .set({ revokedAt: now })
@@ -457,8 +467,6 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
         moved.set(r.payerId, { bytes: m.bytes + r.declaredSize, sessions: m.sessions + 1 });
       }
       for (const [payerId, { bytes, sessions }] of [...moved].sort(([a], [b]) => (a < b ? -1 : 1))) {
-        // A payer not locked above (a drop opened for a new payer between that read and the
-        // locks, after a sponsor change) is locked here, out of order: the one case left.
         await this.#release(tx, payerId, bytes, sessions);
         await this.#settle(tx, payerId, policy, now);
       }
@@ -481,13 +489,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
     // A group whose uploader's sponsor changed while it was locking, to a row sorting before one
     // it holds (see below), or that PostgreSQL chose to break a deadlock, was rolled back whole:
     // it simply runs again.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.#openGroupOnce(group, policy, attempt < OPEN_GROUP_ATTEMPTS);
-      } catch (error) {
-        if (attempt >= OPEN_GROUP_ATTEMPTS || !(error instanceof PayerMoved || isDeadlock(error))) throw error;
-      }
-    }
+    return retrying(OPEN_GROUP_ATTEMPTS, payerMovedOrDeadlock, (mayRestart) => this.#openGroupOnce(group, policy, mayRestart));
   }
 
   async #openGroupOnce(group: Opening[], policy: QuotaPolicy, mayRestart: boolean): Promise<Opened[]> {
@@ -760,13 +762,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<Result<void, MetadataEditRefusal>> {
     // Run again from the start when the payer moved under the locks to a row that sorts before
     // one already held (see #lockWithPayer), or when PostgreSQL chose this edit to break a deadlock.
-    for (let attempt = 1; ; attempt++) {
-      try {
-        return await this.#replaceMetadataOnce(input, policy, now, attempt < 3);
-      } catch (error) {
-        if (attempt >= 3 || !(error instanceof PayerMoved || isDeadlock(error))) throw error;
-      }
-    }
+    return retrying(3, payerMovedOrDeadlock, (mayRestart) => this.#replaceMetadataOnce(input, policy, now, mayRestart));
   }
   async #replaceMetadataOnce(input: MetadataReplace, policy: QuotaPolicy, now: number, mayRestart: boolean): Promise<Result<void, MetadataEditRefusal>> {
     return this.db.transaction(async (tx): Promise<Result<void, MetadataEditRefusal>> => {

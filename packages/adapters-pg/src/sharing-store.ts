@@ -13,7 +13,7 @@ import {
   type SponsorshipStore,
 } from '@strongroom/core';
 import { OPEN_STATE_SQL } from '@strongroom/sql-common';
-import { rowsOf, type PgDb } from './db.js';
+import { isDeadlock, retrying, rowsOf, type PgDb } from './db.js';
 import { accounts } from './schema/accounts.js';
 import { quotaAccounts } from './schema/quota.js';
 import { linkDrops, links, sponsoredAccounts, sponsoredOwners } from './schema/sharing.js';
@@ -21,6 +21,9 @@ import { linkDrops, links, sponsoredAccounts, sponsoredOwners } from './schema/s
 type LinkRow = typeof links.$inferSelect;
 const OPEN = sql.raw(OPEN_STATE_SQL);
 const toLink = (r: LinkRow): LinkRecord => ({ ...r, assetIds: JSON.parse(r.assetIds) as string[] });
+
+/** How often a sponsor change runs before a deadlock it was chosen to break is final. */
+const SPONSOR_CHANGE_ATTEMPTS = 3;
 
 /** Sponsored accounts and their owners over PostgreSQL. */
 export class PgSponsorshipStore implements SponsorshipStore {
@@ -48,6 +51,11 @@ export class PgSponsorshipStore implements SponsorshipStore {
     });
   }
   async setSponsor(accountId: string, sponsorId: string | null): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
+    // A change PostgreSQL chose to break a deadlock (a writer taking quota rows out of key order,
+    // as a last attempt may) was rolled back whole: it runs again, as openings and edits do.
+    return retrying(SPONSOR_CHANGE_ATTEMPTS, isDeadlock, () => this.#setSponsorOnce(accountId, sponsorId));
+  }
+  async #setSponsorOnce(accountId: string, sponsorId: string | null): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
     return this.db.transaction(async (tx): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> => {
       // Both ledger rows locked (in id order, so two changes never wait on each other crosswise):
       // a change of either's payer, or a sponsored account created by either, waits for this
