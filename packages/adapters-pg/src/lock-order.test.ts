@@ -39,7 +39,8 @@ function sqlState(error: unknown): string {
 
 /** Waits until `n` backends of this database wait on a lock (a heavyweight lock: row, transaction or advisory). */
 async function waiters(admin: pg.Client, n: number): Promise<void> {
-  for (let i = 0; i < 500; i++) {
+  // Up to 15 s: on a loaded two-core machine a transaction may take seconds to reach its lock.
+  for (let i = 0; i < 1_500; i++) {
     const r = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
     if (r.rows[0]!.n >= n) return;
     await new Promise((res) => setTimeout(res, 10));
