@@ -1,13 +1,13 @@
-import { createHash, randomBytes, randomInt } from 'node:crypto';
+import { randomBytes, randomInt } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
-import { fetchCall, VERSION } from '../harness/http.js';
+import { VERSION } from '../harness/http.js';
 import { runCliProcess, spawnCliProcess, startServer, type ServerProcess } from '../harness/spawn.js';
+import { sha, uploaderOn } from './uploader.js';
 
 /**
  * `gc-sweep` killed (SIGKILL) at random moments, as a real process, while a server process
@@ -21,7 +21,6 @@ import { runCliProcess, spawnCliProcess, startServer, type ServerProcess } from 
  */
 
 const PG_URL = pgUrlFromEnv();
-const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 const ROUNDS = 4;
 /** Assets purged each round: their blobs are what the killed sweep is collecting. */
 const PURGED = 32;
@@ -65,24 +64,7 @@ for (const backend of backends) {
     });
 
     it('every acknowledged upload survives each kill; verify finds nothing missing; the next sweep leaves nothing aside', async () => {
-      const call = (method: string, path: string, o: Parameters<typeof fetchCall>[3] = {}) => fetchCall(server.url, method, path, o);
-      const r = await call('POST', '/v1/auth/register', { body: { address: `kill-${randomBytes(4).toString('hex')}@example.org`, password: 'correct horse battery staple' } });
-      expect(r.status).toBe(200);
-      const token = (r.body as { access_token: string }).access_token;
-      const accountId = ((await call('GET', '/v1/auth/profile', { token })).body as { account_id: string }).account_id;
-      expect((await call('PUT', '/v1/devices/directory', { token, cbor: new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]) })).status).toBeLessThan(300);
-
-      const received = async (data: Uint8Array): Promise<string> => {
-        const opened = await call('POST', '/upload', { token, body: { declared_size: data.length, kind: 'original', device_id: 'phone' } });
-        expect(opened.status).toBe(201);
-        const id = (opened.body as { upload_id: string }).upload_id;
-        expect((await call('PUT', `/upload/${id}`, { token, raw: data.slice(), contentType: 'application/octet-stream' })).status).toBe(200);
-        return id;
-      };
-      const finalize = async (id: string, data: Uint8Array): Promise<void> => {
-        const done = await call('POST', `/upload/${id}/finalize`, { token, body: { content_hash: sha(data) } });
-        expect(done.status, JSON.stringify(done.body)).toBe(200);
-      };
+      const { token, call, received, finalize } = await uploaderOn(server.url, 'kill');
       const purge = async (id: string): Promise<void> => {
         expect((await call('POST', `/v1/assets/${id}/trash`, { token })).status).toBe(200);
         expect((await call('DELETE', `/v1/assets/${id}`, { token })).status).toBe(204);

@@ -1,15 +1,16 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { blobsAgree, verifyBlobs } from '@strongroom/core';
-import { MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
+import { MemoryLogger } from '@strongroom/core/testing';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
 import { readConfig } from '@strongroom/server/config';
 import { buildDeps, nodePlatform, openStores, type AppDeps, type Stores } from '@strongroom/server/deps';
-import { fetchCall, VERSION } from '../harness/http.js';
+import { VERSION } from '../harness/http.js';
 import { startServer, type ServerProcess } from '../harness/spawn.js';
+import { sha, uploaderOn } from './uploader.js';
 
 /**
  * The GC sweep racing finalizes of the very bytes it collects, in two processes: a server process
@@ -21,7 +22,6 @@ import { startServer, type ServerProcess } from '../harness/spawn.js';
  */
 
 const PG_URL = pgUrlFromEnv();
-const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 /** Client loops running at once, and rounds each: ROUNDS * LOOPS uploads race the sweeps. */
 const LOOPS = 6;
 const ROUNDS = 25;
@@ -67,25 +67,7 @@ for (const backend of backends) {
     });
 
     it('every acknowledged upload is readable afterwards, however the sweeps fell', async () => {
-      const call = (method: string, path: string, o: Parameters<typeof fetchCall>[3] = {}) => fetchCall(server.url, method, path, o);
-      const r = await call('POST', '/v1/auth/register', { body: { address: `gc-${randomBytes(4).toString('hex')}@example.org`, password: 'correct horse battery staple' } });
-      expect(r.status).toBe(200);
-      const token = (r.body as { access_token: string }).access_token;
-      const accountId = ((await call('GET', '/v1/auth/profile', { token })).body as { account_id: string }).account_id;
-      expect((await call('PUT', '/v1/devices/directory', { token, cbor: new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]) })).status).toBeLessThan(300);
-
-      /** An upload session with `data` received: its id. */
-      const received = async (data: Uint8Array): Promise<string> => {
-        const opened = await call('POST', '/upload', { token, body: { declared_size: data.length, kind: 'original', device_id: 'phone' } });
-        expect(opened.status).toBe(201);
-        const id = (opened.body as { upload_id: string }).upload_id;
-        expect((await call('PUT', `/upload/${id}`, { token, raw: data.slice(), contentType: 'application/octet-stream' })).status).toBe(200);
-        return id;
-      };
-      const finalize = async (id: string, data: Uint8Array): Promise<void> => {
-        const done = await call('POST', `/upload/${id}/finalize`, { token, body: { content_hash: sha(data) } });
-        expect(done.status, JSON.stringify(done.body)).toBe(200);
-      };
+      const { token, call, received, finalize } = await uploaderOn(server.url, 'gc');
 
       let running = true;
       let sweeps = 0;
