@@ -93,13 +93,26 @@ export async function putBackQuarantined(blobs: BlobStore, holds: LedgerHolds, c
  * after the copy was listed, goes back; the rest wait for the next sweep. Answers how many went back.
  */
 export async function putBackAllQuarantined(blobs: BlobStore, holds: LedgerHolds): Promise<number> {
-  const aside: QuarantinedBlob[] = [];
-  for await (const q of blobs.listQuarantined()) aside.push(q);
   let putBack = 0;
-  for (const q of aside) {
+  for (const q of await quarantinedNow(blobs)) {
     if (!(await holds(q.contentHash))) continue;
     await blobs.unquarantine(q);
     putBack++;
   }
   return putBack;
+}
+
+/**
+ * The sweep's first step: every quarantined copy a stopped sweep left is settled as the sweep
+ * settles its own (`settleQuarantined`: back when the ledger names it, else dropped).
+ */
+export async function settleAllQuarantined(blobs: BlobStore, holds: LedgerHolds): Promise<void> {
+  for (const q of await quarantinedNow(blobs)) await settleQuarantined(blobs, holds, q);
+}
+
+/** The quarantined copies as listed now, read whole before any is moved (a listing is not a snapshot). */
+async function quarantinedNow(blobs: BlobStore): Promise<QuarantinedBlob[]> {
+  const aside: QuarantinedBlob[] = [];
+  for await (const q of blobs.listQuarantined()) aside.push(q);
+  return aside;
 }

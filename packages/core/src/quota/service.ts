@@ -1,8 +1,8 @@
-import { collectBlob, ledgerHolds, releaseStaging, settleQuarantined, type LedgerHolds } from '../blobs/handoff.js';
+import { collectBlob, ledgerHolds, releaseStaging, settleAllQuarantined, type LedgerHolds } from '../blobs/handoff.js';
 import { verifyBlobs } from '../blobs/verify.js';
 import { storeWholeBytes } from '../blobs/store-bytes.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
-import type { BlobStore, QuarantinedBlob } from '../ports/blob-store.js';
+import type { BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { BlobRecord, QuotaAccountRecord, QuotaLedger, SweptBlob } from '../ports/quota-ledger.js';
 import type { Random } from '../ports/random.js';
@@ -198,9 +198,7 @@ export class QuotaService {
    * go too.
    */
   async sweep(): Promise<SweepReport> {
-    const leftovers: QuarantinedBlob[] = [];
-    for await (const q of this.#d.blobs.listQuarantined()) leftovers.push(q);
-    for (const q of leftovers) await settleQuarantined(this.#d.blobs, this.holds, q);
+    await settleAllQuarantined(this.#d.blobs, this.holds);
     const now = this.#d.clock.now();
     const result = await guard(STORE, 'quota sweep', () => this.#d.ledger.sweep(this.#d.policy, now));
     const credited: Record<string, number> = {};
