@@ -1,7 +1,7 @@
 import { ok, refuse, type Result } from '../errors.js';
 import type { AssetBlob, AssetState, MetadataReplace } from '../ports/asset-catalog.js';
 import type { QuotaAccountRecord } from '../ports/quota-ledger.js';
-import { ledgerFacts, ledgerRecordWith, payerIdOf, settledHardSince } from '../quota/ledger-rules.js';
+import { payerIdOf, settledLedgerFacts } from '../quota/ledger-rules.js';
 import { admitWrite, nextHardSince, quotaStatus, type QuotaPolicy, type QuotaRefusal } from '../quota/machine.js';
 
 /** Why a metadata edit is refused: the asset is not live (any more), or the payer's quota refuses it. */
@@ -59,8 +59,7 @@ export function decideMetadataReplace(
   const live = admitsMetadataEdit(facts.assetState);
   if (!live.ok) return live;
   const payerId = payerIdOf(facts.account);
-  const settled = ledgerRecordWith(facts.payer, facts.payer.reserved, settledHardSince(facts.payer, policy, now));
-  const lf = ledgerFacts(settled, policy);
+  const lf = settledLedgerFacts(facts.payer, policy, now);
   const old = facts.metadataSizes.reduce((n, s) => n + s, 0);
   const verdict = admitWrite(
     quotaStatus(lf, now, policy.graceMs),

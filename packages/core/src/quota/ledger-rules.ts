@@ -28,6 +28,11 @@ export function settledHardSince(record: QuotaAccountRecord, policy: QuotaPolicy
   return nextHardSince({ charged: record.charged, reserved: record.reserved, hardSince: record.hardSince, limits: effectiveLimits(record.limits, policy) }, now);
 }
 
+/** A payer's facts as of `now`, its `hard_since` settled first: what a write's admission judges. */
+export function settledLedgerFacts(record: QuotaAccountRecord, policy: QuotaPolicy, now: number): LedgerFacts {
+  return ledgerFacts(ledgerRecordWith(record, record.reserved, settledHardSince(record, policy, now)), policy);
+}
+
 /**
  * A ledger row with its reservations and `hard_since` changed. Written out field by field, as every
  * copy of a row on the upload path is: a spread followed by new fields gave each copy a shape V8 had

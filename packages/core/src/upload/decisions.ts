@@ -4,7 +4,7 @@ import type { QuotaAccountRecord } from '../ports/quota-ledger.js';
 import type { LinkRecord } from '../ports/link-store.js';
 import type { BlobKind, CompleteUpload, NewUpload, OpenRefusal, UploadSessionRecord } from '../ports/upload-sessions.js';
 import { decideDropReservation } from '../links/rules.js';
-import { emptyLedgerRecord, ledgerFacts, ledgerRecordWith, payerIdOf, settledHardSince } from '../quota/ledger-rules.js';
+import { emptyLedgerRecord, ledgerRecordWith, payerIdOf, settledHardSince, settledLedgerFacts } from '../quota/ledger-rules.js';
 import { federatedBudget } from '../peer-blob-cache/budget.js';
 import { admitWrite, nextHardSince, quotaStatus, type QuotaPolicy } from '../quota/machine.js';
 import { isInFlight } from './machine.js';
@@ -82,8 +82,7 @@ export function decideOpen(facts: OpenFacts, request: NewUpload, policy: QuotaPo
     });
   }
   const payerId = payerIdOf(facts.uploader);
-  const settled = ledgerRecordWith(facts.payer, facts.payer.reserved, settledHardSince(facts.payer, policy, now));
-  const lf = ledgerFacts(settled, policy);
+  const lf = settledLedgerFacts(facts.payer, policy, now);
   const verdict = admitWrite(
     quotaStatus(lf, now, policy.graceMs),
     { kind: 'upload', delta: request.declaredSize, uploadKind: request.kind, trashActivityAt: facts.uploader.trashActivityAt },
