@@ -37,6 +37,9 @@ function sqlState(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** A transaction's outcome as a value: what it answered, or the sqlstate it failed with. */
+const settled = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (e: unknown) => ({ ok: false as const, error: sqlState(e) }));
+
 /** Waits until `n` backends of this database wait on a lock (a heavyweight lock: row, transaction or advisory). */
 async function waiters(admin: pg.Client, n: number): Promise<void> {
   // Up to 15 s: on a loaded two-core machine a transaction may take seconds to reach its lock.
@@ -116,7 +119,6 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     const done = await q1.completeUpload({ uploadId: u.id, contentHash: hash(0x3e7a), size: 10, asset: { create: { id: u.id, ownerId: payee, dropExpiresAt: null } } }, POLICY, 1_001);
     expect(typeof done === 'string' ? done : done.outcome).toBe('completed');
 
-    const settled = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (e: unknown) => ({ ok: false as const, error: sqlState(e) }));
     // A third connection holds the payee's row. Queued behind it: a sponsor change (holding the
     // sponsor's row) and the edit (which read the payee as its own payer); a fourth connection
     // then waits for the sponsor's row. When the change commits, the fourth connection has the
@@ -162,7 +164,6 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     await q.setLimits(sponsor, null);
     await q.setLimits(payee, null);
 
-    const settled = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (e: unknown) => ({ ok: false as const, error: sqlState(e) }));
     // As for the metadata edit above: the opening read the payee as its own payer and waits for
     // its row behind a sponsor change; a fourth connection gets the sponsor's row when the change
     // commits and then takes the payee's. It checks for deadlocks first (a short deadlock_timeout),
@@ -213,7 +214,6 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     // reservation stays the sponsor's.
     expect(await sp.setSponsor(owner, null)).toEqual({ ok: true, value: undefined });
 
-    const settled = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (e: unknown) => ({ ok: false as const, error: sqlState(e) }));
     // A third connection holds the sponsor's row: the finalize waits for it (before the session
     // row), the revocation cancels the session and then waits for it to release the reservation.
     const holder = new pg.Client({ connectionString: scratch.url });
@@ -247,7 +247,6 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     await q.setLimits(payee, null);
     await q.setLimits(sponsor, null);
 
-    const settled = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (e: unknown) => ({ ok: false as const, error: sqlState(e) }));
     // A second connection holds the sponsor's row; the change takes the payee's and waits for it;
     // the connection then wants the payee's row: a cycle. It checks for deadlocks late (a long
     // deadlock_timeout), so PostgreSQL breaks the cycle by rolling the sponsor change back.
@@ -282,7 +281,6 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     const first = await q1.openDrop({ ...d0, dropLinkId: link.id }, 'ab'.repeat(32), POLICY, 1_000);
     expect(first.ok && first.value.payerId).toBe(sponsor);
 
-    const settled = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (e: unknown) => ({ ok: false as const, error: sqlState(e) }));
     /** Waits until `p` has settled or `n` backends wait on a lock, whichever comes first; answers whether `p` settled. */
     const settledOrWaiting = async (p: Promise<unknown>, n: number): Promise<boolean> => {
       let done = false;
@@ -335,7 +333,6 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     const [mine, other] = [session(1), session(2)];
     for (const s of [mine, other]) expect(await a.openSession(s, null)).toBe(true);
 
-    const settled = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (e: unknown) => ({ ok: false as const, error: sqlState(e) }));
     // A third connection holds the account's row: the sign-out-everywhere waits for it, and the
     // password change (on another connection) arrives meanwhile.
     const holder = new pg.Client({ connectionString: scratch.url });
