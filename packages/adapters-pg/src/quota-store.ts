@@ -69,6 +69,9 @@ const REVOKE_ATTEMPTS = 3;
 /** How often a group of openings runs before its refusal or error is final (see #openGroup). */
 const OPEN_GROUP_ATTEMPTS = 4;
 
+/** How often a metadata edit runs before its error is final (see replaceMetadata). */
+const METADATA_EDIT_ATTEMPTS = 3;
+
 interface Opening {
   readonly request: NewUpload;
   /** A guest drop: its upload token's hash, recorded with the session. */
@@ -762,7 +765,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<Result<void, MetadataEditRefusal>> {
     // Run again from the start when the payer moved under the locks to a row that sorts before
     // one already held (see #lockWithPayer), or when PostgreSQL chose this edit to break a deadlock.
-    return retrying(3, payerMovedOrDeadlock, (mayRestart) => this.#replaceMetadataOnce(input, policy, now, mayRestart));
+    return retrying(METADATA_EDIT_ATTEMPTS, payerMovedOrDeadlock, (mayRestart) => this.#replaceMetadataOnce(input, policy, now, mayRestart));
   }
   async #replaceMetadataOnce(input: MetadataReplace, policy: QuotaPolicy, now: number, mayRestart: boolean): Promise<Result<void, MetadataEditRefusal>> {
     return this.db.transaction(async (tx): Promise<Result<void, MetadataEditRefusal>> => {
