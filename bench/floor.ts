@@ -40,15 +40,20 @@ const SET_AGAINST: Record<string, string> = Object.fromEntries(
   Object.entries(PARTS).flatMap(([scenario, parts]) => parts.filter((p) => p.setAgainst).map((p) => [p.name, scenario])),
 );
 
+/** The floor row a scenario's server figure is compared with: for uploads the guarded floor, the same request. */
+export function floorOf(scenario: string): string {
+  return Object.entries(SET_AGAINST).find(([, against]) => against === scenario)?.[0] ?? scenario;
+}
+
 /** The floor server, on SQLite in a directory of its own unless `env` names a PostgreSQL database. */
-function startFloor(port: number, env: Record<string, string>) {
+export function startFloor(port: number, env: Record<string, string>) {
   const dir = mkdtempSync(join(tmpdir(), 'strongroom-floor-'));
   // Unauthenticated, the profile answers 401: up, and nothing measured yet.
   return startScript('bench/floor-server.ts', port, '/floor/profile', { FLOOR_DIR: dir, FLOOR_TOKEN: TOKEN, ...env }, () => rmSync(dir, { recursive: true, force: true }));
 }
 
 /** The floor's load for each scenario, by the scenario's name (the same shape of traffic). */
-function floorLoads(url: string): Record<string, Load> {
+export function floorLoads(url: string): Record<string, Load> {
   const bearer = (i: number) => ({ authorization: `Bearer floor-at-${i}`, 'x-svc-protocol': VERSION });
   const json = { 'content-type': 'application/json', 'x-svc-protocol': VERSION };
   const refresh = (parts: string): Load => ({ url: `${url}/floor/${parts}`, method: 'POST', headers: json, body: JSON.stringify({ session_token: TOKEN }) });

@@ -1,7 +1,8 @@
 /**
  * The summary bench:perf prints from `perf script` output: where the server's CPU went, each sample
  * charged to the nearest JavaScript function on its stack (V8 names compiled functions `JS:*name
- * file:line:column` under --perf-basic-prof), by function, by package, and for V8's slow paths.
+ * file:line:column` under --perf-basic-prof), by function, by package, and for V8's slow paths;
+ * with --floor, the server's profile set against its floor server's in µs of CPU per request.
  */
 
 /**
@@ -44,6 +45,7 @@ const PACKAGES: [RegExp, string][] = [
   [/node_modules\//, 'other packages'],
   [/apps\/server\//, 'apps/server'],
   [/packages\/([\w-]+)\//, 'packages/$1'],
+  [/\/bench\//, 'bench (the floor server)'],
   [/node:_http|node:internal\/deps\/undici/, 'node http'],
   [/node:internal\/streams|node:net|node:internal\/stream_base/, 'node streams and sockets'],
   [/node:/, 'node other'],
@@ -63,9 +65,12 @@ function parse(script: string): Sample[] {
   return samples;
 }
 
-/** `JS:*create file:///…/packages/core/src/upload/service.ts:1:1006` → `create packages/core/src/upload/service.ts:1:1006`. */
+/**
+ * `JS:*create file:///…/packages/core/src/upload/service.ts:1:1006` → `create packages/core/src/upload/service.ts:1:1006`;
+ * CommonJS modules (node-postgres) are named by their bare path.
+ */
 function jsName(frame: string): string {
-  const name = frame.replace(/^JS:[*~^+-]?/, '').replace(/file:\/\/\/?\S*?\/(node_modules|packages|apps|bench)\//, '$1/');
+  const name = frame.replace(/^JS:[*~^+-]?/, '').replace(/(?:file:\/\/)?\/\S*?\/(node_modules|packages|apps|bench)\//, '$1/');
   return name.startsWith(' ') ? `(anonymous)${name}` : name;
 }
 
@@ -85,35 +90,101 @@ function top(counts: Map<string, number>, total: number, n: number): string[] {
     .map(([key, count]) => `${((100 * count) / total).toFixed(1).padStart(5)} %  ${key}`);
 }
 
-export function summarise(script: string, rows = 25): string[] {
+/** One profile's samples, counted by where each was charged: what is printed, or set against another. */
+export interface Tally {
+  samples: number;
+  byFunction: Map<string, number>;
+  byPackage: Map<string, number>;
+  /** V8 slow-path samples, by the function that caused them. */
+  slow: Map<string, number>;
+  compiling: number;
+}
+
+export function tally(script: string): Tally {
   const samples = parse(script);
-  const byFunction = new Map<string, number>();
-  const byPackage = new Map<string, number>();
-  const slow = new Map<string, number>();
-  let compiling = 0;
+  const t: Tally = { samples: samples.length, byFunction: new Map(), byPackage: new Map(), slow: new Map(), compiling: 0 };
   const add = (m: Map<string, number>, key: string) => m.set(key, (m.get(key) ?? 0) + 1);
   for (const frames of samples) {
     const at = frames.findIndex((f) => f.startsWith('JS:'));
     const js = at === -1 ? undefined : frames[at];
-    add(byFunction, js === undefined ? '(no JavaScript on the stack)' : jsName(js));
-    add(byPackage, packageOf(js));
-    if (js !== undefined && frames.slice(0, at).some((f) => SLOW_PATH.test(f))) add(slow, jsName(js));
-    if (frames.some((f) => COMPILER.test(f))) compiling++;
+    add(t.byFunction, js === undefined ? '(no JavaScript on the stack)' : jsName(js));
+    add(t.byPackage, packageOf(js));
+    if (js !== undefined && frames.slice(0, at).some((f) => SLOW_PATH.test(f))) add(t.slow, jsName(js));
+    if (frames.some((f) => COMPILER.test(f))) t.compiling++;
   }
-  const total = Math.max(samples.length, 1);
-  const slowTotal = [...slow.values()].reduce((a, b) => a + b, 0);
+  return t;
+}
+
+export function summarise(script: string, rows = 25): string[] {
+  const t = tally(script);
+  const total = Math.max(t.samples, 1);
+  const slowTotal = [...t.slow.values()].reduce((a, b) => a + b, 0);
   return [
-    `${samples.length} samples of the server process; each charged to the nearest JavaScript function on its stack`,
+    `${t.samples} samples of the server process; each charged to the nearest JavaScript function on its stack`,
     '',
     'by function:',
-    ...top(byFunction, total, rows),
+    ...top(t.byFunction, total, rows),
     '',
     'by package:',
-    ...top(byPackage, total, rows),
+    ...top(t.byPackage, total, rows),
     '',
     `V8 slow paths (inline-cache misses, shape changes, deoptimizations): ${((100 * slowTotal) / total).toFixed(1)} % in all, by the function that caused them:`,
-    ...top(slow, total, 10),
+    ...top(t.slow, total, 10),
     '',
-    `the optimizing compiler (V8's worker threads): ${((100 * compiling) / total).toFixed(1)} %`,
+    `the optimizing compiler (V8's worker threads): ${((100 * t.compiling) / total).toFixed(1)} %`,
+  ];
+}
+
+/**
+ * Sample counts as µs of CPU per request: each key's share of the samples times the process's CPU
+ * per request (from /proc). Shares alone cannot be set side by side: the server and its floor spend
+ * different CPU per request, so the same share is a different cost.
+ */
+export function microsPerRequest(counts: Map<string, number>, samples: number, cpuPerRequest: number): Map<string, number> {
+  return new Map([...counts].map(([key, n]) => [key, samples === 0 ? 0 : (n / samples) * cpuPerRequest]));
+}
+
+export interface Difference {
+  key: string;
+  server: number;
+  floor: number;
+  /** server − floor: what the server spends on this key beyond its floor. */
+  extra: number;
+}
+
+/** Every key of either side, in µs per request, the server's largest extra cost first. */
+export function difference(server: Map<string, number>, floor: Map<string, number>): Difference[] {
+  const keys = new Set([...server.keys(), ...floor.keys()]);
+  return [...keys]
+    .map((key) => ({ key, server: server.get(key) ?? 0, floor: floor.get(key) ?? 0 }))
+    .map((d) => ({ ...d, extra: d.server - d.floor }))
+    .sort((a, b) => b.extra - a.extra);
+}
+
+/** One side of a comparison: its profile and its process CPU per request. */
+export interface Side {
+  tally: Tally;
+  cpuPerRequest: number;
+}
+
+/**
+ * The server against its floor, in µs of CPU per request: by package (where the server's extra µs
+ * go), then the server's functions the floor never ran (no floor sample): the server's own work.
+ */
+export function compareToFloor(server: Side, floor: Side, rows = 20): string[] {
+  const us = (x: number) => x.toFixed(1).padStart(7);
+  const perRequest = (s: Side, pick: (t: Tally) => Map<string, number>) => microsPerRequest(pick(s.tally), s.tally.samples, s.cpuPerRequest);
+  const byPackage = difference(perRequest(server, (t) => t.byPackage), perRequest(floor, (t) => t.byPackage));
+  const serverOnly = difference(perRequest(server, (t) => t.byFunction), perRequest(floor, (t) => t.byFunction)).filter((d) => floor.tally.byFunction.get(d.key) === undefined);
+  return [
+    `µs of CPU per request, by package (each side's sample share × its process CPU per request; ${server.tally.samples} server and ${floor.tally.samples} floor samples):`,
+    '',
+    '| package | server | floor | server − floor |',
+    '|---|---:|---:|---:|',
+    ...byPackage.map((d) => `| ${d.key} | ${us(d.server)} | ${us(d.floor)} | ${us(d.extra)} |`),
+    `| all | ${us(server.cpuPerRequest)} | ${us(floor.cpuPerRequest)} | ${us(server.cpuPerRequest - floor.cpuPerRequest)} |`,
+    '',
+    `the server's functions the floor does not have, µs of CPU per request (${rows} largest):`,
+    ...serverOnly.slice(0, rows).map((d) => `${us(d.server)} µs  ${d.key}`),
   ];
 }

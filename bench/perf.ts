@@ -11,6 +11,10 @@
  * an object moved to a new shape, a deoptimization) are charged to the code that caused them.
  * That is how upload creation's spread-built objects showed up (see docs/capacity.md).
  *
+ * With `--floor`, the floor server (floor-server.ts: the scenario's floor load, the guarded floor for
+ * uploads) is profiled the same way after the server, alone, on the same store, and the two are
+ * printed side by side in µs of CPU per request: where the server's CPU beyond its floor goes.
+ *
  * Needs `perf` (Debian: linux-perf) and permission to sample the process (root, or
  * kernel.perf_event_paranoid <= 1). The raw samples stay in the printed directory for `perf report`.
  */
@@ -19,13 +23,17 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { measure, setLaunchPrefix, startServer } from './lib.js';
+import pg from 'pg';
+import { backendCpu, backendDelta, cpuMicros, measure, setLaunchPrefix, startServer, type Load } from './lib.js';
 import { SCENARIOS } from './scenarios.js';
-import { latestPerfMap, summarise } from './perf-report.js';
+import { floorLoads, floorOf, startFloor } from './floor.js';
+import { compareToFloor, latestPerfMap, summarise, tally } from './perf-report.js';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 
-const wanted = process.argv[2] ?? '';
-const seconds = Number(process.argv[3] ?? 8);
+const args = process.argv.slice(2);
+const againstFloor = args.includes('--floor');
+const [wanted = '', secondsArg] = args.filter((a) => a !== '--floor');
+const seconds = Number(secondsArg ?? 8);
 const scenario = SCENARIOS.find((s) => s.name.toLowerCase().includes(wanted.toLowerCase()));
 if (!scenario) throw new Error(`no scenario matches "${wanted}": ${SCENARIOS.map((s) => s.name).join(' | ')}`);
 await promisify(execFile)('perf', ['--version']).catch(() => {
@@ -33,33 +41,81 @@ await promisify(execFile)('perf', ['--version']).catch(() => {
 });
 
 const dir = mkdtempSync(join(tmpdir(), 'strongroom-perf-'));
-const data = join(dir, 'perf.data');
 // Node refuses V8 flags of this kind in NODE_OPTIONS: a launcher puts it right after the node binary.
 const launcher = join(dir, 'node-perf.sh');
 writeFileSync(launcher, `#!/bin/sh\nnode="$1"; shift\nexec "$node" --perf-basic-prof-only-functions "$@"\n`);
 chmodSync(launcher, 0o755);
 setLaunchPrefix([launcher]);
 
-const pg = pgUrlFromEnv();
-const scratch = pg ? await createScratchDatabase(pg) : null;
-const server = await startServer(4710, { ...(scratch ? { SVC_DATABASE_URL: scratch.url } : {}) });
-const serverPid = server.pid;
+interface Profiled {
+  /** `perf script` output. */
+  script: string;
+  data: string;
+  /** The process's CPU per answered request. */
+  cpuPerRequest: number;
+}
+
+/**
+ * One side: a warm-up, then the load with perf sampling the process and its CPU (and the database
+ * backends') read from /proc around it. The process is stopped before its samples are read, so the
+ * next side runs alone, and so V8's map of its code is complete.
+ */
+async function profile(side: 'server' | 'floor', proc: { pid: number; stop(): Promise<void> }, load: Load, db: pg.Client | null): Promise<Profiled> {
+  const data = join(dir, `${side}.data`);
+  let cpuPerRequest: number;
+  try {
+    // Past the warm-up the optimizing compiler has mostly settled; its later work is still counted.
+    await measure({ ...load, seconds: 3 });
+    const recorder = spawn('perf', ['record', '-F', '1999', '-g', '-p', String(proc.pid), '-o', data, '--', 'sleep', String(seconds)], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const recorded = new Promise<number | null>((done) => recorder.on('exit', done));
+    const before = cpuMicros(proc.pid);
+    const dbBefore = db ? await backendCpu(db) : null;
+    const f = await measure({ ...load, seconds });
+    const after = cpuMicros(proc.pid);
+    const dbAfter = db ? await backendCpu(db) : null;
+    if ((await recorded) !== 0) throw new Error('perf record failed (permissions? see kernel.perf_event_paranoid)');
+    const perRequest = (us: number) => us / Math.max(f.ok, 1);
+    cpuPerRequest = perRequest(after! - before!);
+    const inDb = dbBefore && dbAfter ? ` + ${perRequest(backendDelta(dbBefore, dbAfter)).toFixed(1)} µs in the database backends` : '';
+    console.log(`${side}: ${Math.round(f.rps)} req/s, p99 ${f.p99.toFixed(1)} ms, non-2xx ${f.non2xx}, CPU ${cpuPerRequest.toFixed(1)} µs per request${inDb}`);
+  } finally {
+    await proc.stop();
+  }
+  // perf reads V8's map of the process's code when it names the samples: the latest name for each address.
+  const map = `/tmp/perf-${proc.pid}.map`;
+  if (existsSync(map)) writeFileSync(map, latestPerfMap(readFileSync(map, 'utf8')));
+  const { stdout } = await promisify(execFile)('perf', ['script', '-i', data], { maxBuffer: 1 << 30 });
+  return { script: stdout, data, cpuPerRequest };
+}
+
+const pgUrl = pgUrlFromEnv();
+// One scratch database for both sides (the floor's tables are its own), used by one side at a time.
+const scratch = pgUrl ? await createScratchDatabase(pgUrl) : null;
+const db = scratch ? new pg.Client({ connectionString: scratch.url }) : null;
+await db?.connect();
+console.log(`${scenario.name}, ${seconds} s${scratch ? ' (PostgreSQL)' : ' (SQLite)'}`);
 try {
-  const { load } = await scenario.setup(server.url);
-  // Past the warm-up the optimizing compiler has mostly settled; its later work is still counted.
-  await measure({ ...load, seconds: 3 });
-  const recorder = spawn('perf', ['record', '-F', '1999', '-g', '-p', String(server.pid), '-o', data, '--', 'sleep', String(seconds)], { stdio: ['ignore', 'ignore', 'inherit'] });
-  const recorded = new Promise<number | null>((done) => recorder.on('exit', done));
-  const f = await measure({ ...load, seconds });
-  if ((await recorded) !== 0) throw new Error('perf record failed (permissions? see kernel.perf_event_paranoid)');
-  console.log(`${scenario.name}: ${Math.round(f.rps)} req/s, p99 ${f.p99} ms, non-2xx ${f.non2xx}${scratch ? ' (PostgreSQL)' : ' (SQLite)'}`);
+  const server = await startServer(4710, { ...(scratch ? { SVC_DATABASE_URL: scratch.url } : {}) });
+  const { load } = await scenario.setup(server.url).catch(async (err: unknown) => {
+    await server.stop();
+    throw err;
+  });
+  const ofServer = await profile('server', server, load, db);
+  if (!againstFloor) {
+    console.log(summarise(ofServer.script).join('\n'));
+    console.log(`\nsamples: ${ofServer.data} (perf report -i ${ofServer.data})`);
+  } else {
+    const floor = await startFloor(4711, scratch ? { FLOOR_PG_URL: scratch.url } : {});
+    const floorName = floorOf(scenario.name);
+    // The server's connections (measure's default where it names none) on the floor too: the same load.
+    const floorLoad = { ...floorLoads(floor.url)[floorName]!, connections: load.connections };
+    console.log(`floor: ${floorName}`);
+    const ofFloor = await profile('floor', floor, floorLoad, db);
+    const side = (p: Profiled) => ({ tally: tally(p.script), cpuPerRequest: p.cpuPerRequest });
+    console.log(['', ...compareToFloor(side(ofServer), side(ofFloor))].join('\n'));
+    console.log(`\nsamples: ${ofServer.data}, ${ofFloor.data} (perf report -i FILE)`);
+  }
 } finally {
-  await server.stop();
+  await db?.end();
   await scratch?.drop();
 }
-// perf reads V8's map of the process's code when it names the samples: the latest name for each address.
-const map = `/tmp/perf-${serverPid}.map`;
-if (existsSync(map)) writeFileSync(map, latestPerfMap(readFileSync(map, 'utf8')));
-const { stdout } = await promisify(execFile)('perf', ['script', '-i', data], { maxBuffer: 1 << 30 });
-console.log(summarise(stdout).join('\n'));
-console.log(`\nsamples: ${data} (perf report -i ${data})`);
