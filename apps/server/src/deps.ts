@@ -292,7 +292,11 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   const assets = new AssetService({ assets: stores.quota, quota, sessions: stores.quota, writeGuard: albums.writeGuard, clock });
   // Sponsored accounts, links and drops (one block); federated fills are upload sessions.
   const sponsorship = new SponsorshipService({ store: stores.sponsorship, accounts: stores.accounts, quota, clock, random });
-  const links = new LinkService({ links: stores.links, writeGuard: albums.writeGuard, sessions: stores.quota, catalog: stores.quota, uploads, assets, quota, clock, random });
+  // Link ids are bearer capabilities: stored as their hash, sealed for the owner's listing under the server key.
+  const links = new LinkService({ links: stores.links, writeGuard: albums.writeGuard, sessions: stores.quota, catalog: stores.quota, uploads, assets, quota, clock, random, sealer: keyBox });
+  // Before serving: links an earlier build stored in clear move to their hash (no id is logged).
+  const movedLinks = await links.sealClearIds();
+  if (movedLinks > 0) logger.info('links.sealed_in_place', { count: movedLinks });
   const blobReads = new BlobReadService({ catalog: stores.quota, links: stores.links, blobs: stores.blobs, ledger: stores.quota, clock });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
   const totpRecovery = new TotpRecoveryService({ challenges: stores.totp, directories: stores.devices, recovery: stores.secondFactor, accounts: stores.accounts, sessions, clock });

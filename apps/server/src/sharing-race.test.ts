@@ -8,6 +8,7 @@ import { Argon2Hasher, cryptoRandom, systemClock } from '@strongroom/adapters-no
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts } from '@strongroom/adapters-pg';
 import { openTestDatabase, type TestDatabase } from '@strongroom/adapters-pg/testing';
+import { linkIdHash } from '@strongroom/core';
 import { MemoryBlobStore, MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { createApp } from './app.js';
 import { readConfig } from './config.js';
@@ -104,7 +105,7 @@ for (const [name, open] of [
       expect(q).toMatchObject({ used: 9_950, reserved: 9_950, hard_limit: 10_000 });
       expect((await call(app(0), 'GET', `/v1/links/${linkId}/drops`, { token: o.token })).body.drops).toHaveLength(9);
       // Refused drops gave their link bytes back.
-      expect((await b.deps.stores.links.findLink(linkId))!.acceptedBytes).toBe(900);
+      expect((await b.deps.stores.links.findLink(linkIdHash(linkId)!))!.acceptedBytes).toBe(900);
     });
 
     it('50 concurrent drops never pass the link\'s max_bytes', async () => {
@@ -114,7 +115,7 @@ for (const [name, open] of [
       expect(replies.filter((r) => r.status === 201)).toHaveLength(20);
       expect(replies.filter((r) => r.status !== 201).every((r) => r.status === 403 && r.body.code === 'error.quota.exceeded')).toBe(true);
       expect((await call(app(0), 'GET', '/quota', { token: o.token })).body).toMatchObject({ used: 2_000, reserved: 2_000 });
-      expect((await b.deps.stores.links.findLink(linkId))!.acceptedBytes).toBe(2_000);
+      expect((await b.deps.stores.links.findLink(linkIdHash(linkId)!))!.acceptedBytes).toBe(2_000);
     });
 
     it('50 concurrent federated caches never pass the per-peer budget', async () => {

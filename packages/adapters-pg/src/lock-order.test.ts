@@ -22,10 +22,10 @@ let seq = 0;
 const uid = (prefix: string): string => `${prefix}-0000-7000-8000-${String(++seq).padStart(12, '0')}`;
 
 function upload(uploaderId: string, over: Partial<NewUpload> = {}): NewUpload {
-  return { id: uid('0190d000'), uploaderId, kind: 'original', declaredSize: 10, contentHash: null, sourcePeer: null, albumId: null, intentId: null, dropLinkId: null, createdAt: 1_000, expiresAt: 10_000_000, ...over };
+  return { id: uid('0190d000'), uploaderId, kind: 'original', declaredSize: 10, contentHash: null, sourcePeer: null, albumId: null, intentId: null, dropLinkIdHash: null, createdAt: 1_000, expiresAt: 10_000_000, ...over };
 }
 function uploadLink(ownerId: string): LinkRecord {
-  return { id: uid('0190e000'), ownerId, kind: 'upload', albumId: 'album', assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: null, acceptedBytes: 0, createdAt: 1_000, expiresAt: null, revokedAt: null };
+  return { idHash: uid('0190e000'), sealedId: 'v1.sealed.id', ownerId, kind: 'upload', albumId: 'album', assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: null, acceptedBytes: 0, createdAt: 1_000, expiresAt: null, revokedAt: null };
 }
 const sponsoredAccount = (id: string): AccountRecord => ({ id, address: null, addressKey: null, passwordHash: null, displayName: null, createdAt: 1_000, lockedAt: null, credentialsChangedAt: null });
 
@@ -72,8 +72,8 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     const owner = uid('0190a000');
     const link = uploadLink(owner);
     await new PgLinkStore(pools[0]!.db).createLink(link);
-    const d = upload(owner, { dropLinkId: link.id });
-    expect((await q1.openDrop({ ...d, dropLinkId: link.id }, 'ab'.repeat(32), POLICY, 1_000)).ok).toBe(true);
+    const d = upload(owner, { dropLinkIdHash: link.idHash });
+    expect((await q1.openDrop({ ...d, dropLinkIdHash: link.idHash }, 'ab'.repeat(32), POLICY, 1_000)).ok).toBe(true);
     const h = hash(0xd70b);
     const done = await q1.completeUpload({ uploadId: d.id, contentHash: h, size: 10, asset: { create: { id: d.id, ownerId: owner, dropExpiresAt: 5_000 } } }, POLICY, 1_001);
     expect(typeof done === 'string' ? done : done.outcome).toBe('completed');
@@ -207,8 +207,8 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     expect(await sp.setSponsor(owner, sponsor)).toEqual({ ok: true, value: undefined });
     const link = uploadLink(owner);
     await new PgLinkStore(pools[0]!.db).createLink(link);
-    const d = upload(owner, { dropLinkId: link.id });
-    const opened = await q1.openDrop({ ...d, dropLinkId: link.id }, 'ab'.repeat(32), POLICY, 1_000);
+    const d = upload(owner, { dropLinkIdHash: link.idHash });
+    const opened = await q1.openDrop({ ...d, dropLinkIdHash: link.idHash }, 'ab'.repeat(32), POLICY, 1_000);
     expect(opened.ok && opened.value.payerId).toBe(sponsor);
     // The operator ends the sponsorship: the owner pays for itself from now on, the drop's
     // reservation stays the sponsor's.
@@ -223,7 +223,7 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
       await holder.query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [sponsor]);
       const finalize = settled(q1.completeUpload({ uploadId: d.id, contentHash: hash(0x1ec0), size: 10, asset: { create: { id: d.id, ownerId: owner, dropExpiresAt: 90_000 } } }, POLICY, 2_000));
       await waiters(admin, 1);
-      const revoke = settled(q2.revokeLink(owner, link.id, POLICY, 2_000));
+      const revoke = settled(q2.revokeLink(owner, link.idHash, POLICY, 2_000));
       await waiters(admin, 2);
       await holder.query('COMMIT');
       const [f, r] = await Promise.all([finalize, revoke]);
@@ -277,8 +277,8 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     expect(await sp.setSponsor(owner, sponsor)).toEqual({ ok: true, value: undefined });
     const link = uploadLink(owner);
     await new PgLinkStore(pools[0]!.db).createLink(link);
-    const d0 = upload(owner, { dropLinkId: link.id });
-    const first = await q1.openDrop({ ...d0, dropLinkId: link.id }, 'ab'.repeat(32), POLICY, 1_000);
+    const d0 = upload(owner, { dropLinkIdHash: link.idHash });
+    const first = await q1.openDrop({ ...d0, dropLinkIdHash: link.idHash }, 'ab'.repeat(32), POLICY, 1_000);
     expect(first.ok && first.value.payerId).toBe(sponsor);
 
     /** Waits until `p` has settled or `n` backends wait on a lock, whichever comes first; answers whether `p` settled. */
@@ -301,12 +301,12 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     try {
       await holder.query('BEGIN');
       await holder.query('SELECT 1 FROM upload_sessions WHERE id = $1 FOR UPDATE', [d0.id]);
-      const revoke = settled(q2.revokeLink(owner, link.id, POLICY, 2_000));
+      const revoke = settled(q2.revokeLink(owner, link.idHash, POLICY, 2_000));
       await waiters(admin, 1);
       const change = settled(sp.setSponsor(owner, null));
       const changed = await settledOrWaiting(change, 2);
-      const d1 = upload(owner, { dropLinkId: link.id, createdAt: 2_000 });
-      const second = settled(q1.openDrop({ ...d1, dropLinkId: link.id }, 'cd'.repeat(32), POLICY, 2_000));
+      const d1 = upload(owner, { dropLinkIdHash: link.idHash, createdAt: 2_000 });
+      const second = settled(q1.openDrop({ ...d1, dropLinkIdHash: link.idHash }, 'cd'.repeat(32), POLICY, 2_000));
       await waiters(admin, changed ? 2 : 3);
       await holder.query('COMMIT');
       expect({ revoke: await revoke, change: await change }).toEqual({ revoke: { ok: true, value: { revoked: true, cancelled: [d0.id] } }, change: { ok: true, value: { ok: true, value: undefined } } });
@@ -316,7 +316,7 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
       await holder.end();
     }
     // No drop is left uploading through the revoked link, and the ledger adds up.
-    const open = await admin.query(`SELECT id FROM upload_sessions WHERE drop_link_id = $1 AND state IN ${OPEN_STATE_SQL}`, [link.id]);
+    const open = await admin.query(`SELECT id FROM upload_sessions WHERE drop_link_id_hash = $1 AND state IN ${OPEN_STATE_SQL}`, [link.idHash]);
     expect(open.rows).toEqual([]);
     const rows = (await admin.query<{ account_id: string; reserved: string; open_uploads: number }>('SELECT account_id, reserved, open_uploads FROM quota_accounts WHERE account_id IN ($1, $2) ORDER BY account_id', [owner, sponsor])).rows;
     expect(rows.map((x) => [x.account_id, Number(x.reserved), x.open_uploads])).toEqual([
@@ -399,9 +399,9 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
         ops.set('drop', (ops.get('drop') ?? 0) + 1);
         const l = pick(links);
         const size = 1 + Math.floor(Math.random() * 50);
-        const d = upload(l.ownerId, { declaredSize: size, dropLinkId: l.id, createdAt: now, expiresAt: now + 5_000 });
+        const d = upload(l.ownerId, { declaredSize: size, dropLinkIdHash: l.idHash, createdAt: now, expiresAt: now + 5_000 });
         at.op = 'openDrop';
-        const o = await st.q.openDrop({ ...d, dropLinkId: l.id }, 'ab'.repeat(32), POLICY, now);
+        const o = await st.q.openDrop({ ...d, dropLinkIdHash: l.idHash }, 'ab'.repeat(32), POLICY, now);
         if (!o.ok) return;
         at.op = 'completeUpload';
         const c = await st.q.completeUpload({ uploadId: d.id, contentHash: hash(Math.floor(Math.random() * 40)), size, asset: { create: { id: d.id, ownerId: l.ownerId, dropExpiresAt: clock() + Math.floor(Math.random() * 3_000) } } }, POLICY, clock());

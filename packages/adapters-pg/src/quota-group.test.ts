@@ -17,7 +17,7 @@ const opening = (uploaderId: string, declaredSize: number, at = 10_000, contentH
   contentHash,
   albumId: null,
   intentId: null,
-  dropLinkId: null,
+  dropLinkIdHash: null,
   sourcePeer: null,
   createdAt: at,
   expiresAt: at + 5_000,

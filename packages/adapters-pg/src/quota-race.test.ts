@@ -33,7 +33,7 @@ describe.skipIf(!PG_URL)('PgQuotaStore under real concurrency (PG_URL)', () => {
       contentHash: null,
       albumId: null,
       intentId: null,
-      dropLinkId: null,
+      dropLinkIdHash: null,
       sourcePeer: null,
       createdAt: 1_000,
       expiresAt: 100_000,

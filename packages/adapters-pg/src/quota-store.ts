@@ -1,4 +1,4 @@
-import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
 import {
   decideAssetTransition,
   decideCompletion,
@@ -181,7 +181,7 @@ const SESSION_COLUMNS = [
   'sourcePeer',
   'albumId',
   'intentId',
-  'dropLinkId',
+  'dropLinkIdHash',
   'state',
   'receivedSize',
   'receivedHash',
@@ -434,7 +434,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
     return this.#opens.run({ request, tokenHash: null, policy, now });
   }
   /** A drop joins a group like any opening: its link, session, reservation and drop record commit together. */
-  async openDrop(request: NewUpload & { readonly dropLinkId: string }, tokenHash: string, policy: QuotaPolicy, now: number): Promise<Opened> {
+  async openDrop(request: NewUpload & { readonly dropLinkIdHash: string }, tokenHash: string, policy: QuotaPolicy, now: number): Promise<Opened> {
     return this.#opens.run({ request, tokenHash, policy, now });
   }
   /**
@@ -450,17 +450,17 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
    * sorts after every row held, and otherwise the revocation runs again (the last attempt takes
    * it out of order instead).
    */
-  async revokeLink(ownerId: string, linkId: string, policy: QuotaPolicy, now: number): Promise<{ revoked: boolean; cancelled: string[] }> {
-    return retrying(REVOKE_ATTEMPTS, payerMovedOrDeadlock, (mayRestart) => this.#revokeLinkOnce(ownerId, linkId, policy, now, mayRestart));
+  async revokeLink(ownerId: string, linkIdHash: string, policy: QuotaPolicy, now: number): Promise<{ revoked: boolean; cancelled: string[] }> {
+    return retrying(REVOKE_ATTEMPTS, payerMovedOrDeadlock, (mayRestart) => this.#revokeLinkOnce(ownerId, linkIdHash, policy, now, mayRestart));
   }
-  async #revokeLinkOnce(ownerId: string, linkId: string, policy: QuotaPolicy, now: number, mayRestart: boolean): Promise<{ revoked: boolean; cancelled: string[] }> {
+  async #revokeLinkOnce(ownerId: string, linkIdHash: string, policy: QuotaPolicy, now: number, mayRestart: boolean): Promise<{ revoked: boolean; cancelled: string[] }> {
     return this.db.transaction(async (tx) => {
       const dropPayers = async () =>
         (
           await tx
             .selectDistinct({ payerId: uploadSessions.payerId })
             .from(uploadSessions)
-            .where(and(eq(uploadSessions.dropLinkId, linkId), sql`${uploadSessions.state} IN ${OPEN}`))
+            .where(and(eq(uploadSessions.dropLinkIdHash, linkIdHash), sql`${uploadSessions.state} IN ${OPEN}`))
         ).map((p) => p.payerId);
       const locked = new Set([ownerId, ...(await dropPayers())]);
       for (const accountId of [...locked].sort()) await this.#lockPayer(tx, accountId);
@@ -470,13 +470,13 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const done = await tx
         .update(links)
         .set({ revokedAt: now })
-        .where(and(eq(links.id, linkId), eq(links.ownerId, ownerId), sql`${links.revokedAt} IS NULL`))
-        .returning({ id: links.id });
+        .where(and(eq(links.idHash, linkIdHash), eq(links.ownerId, ownerId), sql`${links.revokedAt} IS NULL`))
+        .returning({ idHash: links.idHash });
       if (done.length !== 1) return { revoked: false, cancelled: [] };
       const rows = await tx
         .update(uploadSessions)
         .set({ state: 'Cancelled' })
-        .where(and(eq(uploadSessions.dropLinkId, linkId), sql`${uploadSessions.state} IN ${OPEN}`, sql`${uploadSessions.expiresAt} > ${now}`))
+        .where(and(eq(uploadSessions.dropLinkIdHash, linkIdHash), sql`${uploadSessions.state} IN ${OPEN}`, sql`${uploadSessions.expiresAt} > ${now}`))
         .returning({ id: uploadSessions.id, payerId: uploadSessions.payerId, declaredSize: uploadSessions.declaredSize });
       const moved = new Map<string, { bytes: number; sessions: number }>();
       for (const r of rows) {
@@ -488,6 +488,24 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
         await this.#settle(tx, payerId, policy, now);
       }
       return { revoked: true, cancelled: rows.map((r) => r.id) };
+    });
+  }
+
+  /**
+   * The clear row is locked while still in clear, so a second process starting at once waits and
+   * then finds it gone; it is copied under its hash (every column as stored, whatever later
+   * migrations add), its references moved and the clear row deleted, in one transaction. Copied,
+   * not updated in place: link_drops' foreign key holds the key.
+   */
+  async rekeyLink(clearId: string, to: { idHash: string; sealedId: string }): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx.select().from(links).where(and(eq(links.idHash, clearId), isNull(links.sealedId))).for('update');
+      if (!row) return false;
+      await tx.insert(links).values({ ...row, idHash: to.idHash, sealedId: to.sealedId });
+      await tx.update(linkDrops).set({ linkIdHash: to.idHash }).where(eq(linkDrops.linkIdHash, clearId));
+      await tx.update(uploadSessions).set({ dropLinkIdHash: to.idHash }).where(eq(uploadSessions.dropLinkIdHash, clearId));
+      await tx.delete(links).where(eq(links.idHash, clearId));
+      return true;
     });
   }
 
@@ -578,9 +596,9 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
           );
           fromPeer.set(peerKey(payerId, request.sourcePeer), Number(r?.n ?? 0));
         }
-        if (request.dropLinkId !== null && !linkRows.has(request.dropLinkId)) {
-          const [l] = await tx.db.select().from(links).where(eq(links.id, request.dropLinkId));
-          if (l) linkRows.set(l.id, { ...l, assetIds: JSON.parse(l.assetIds) as string[] });
+        if (request.dropLinkIdHash !== null && !linkRows.has(request.dropLinkIdHash)) {
+          const [l] = await tx.db.select().from(links).where(eq(links.idHash, request.dropLinkIdHash));
+          if (l) linkRows.set(l.idHash, { ...l, assetIds: JSON.parse(l.assetIds) as string[] });
         }
       }
       const plan = decideOpenGroup(
@@ -590,8 +608,8 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       );
       const sessions = plan.decisions.flatMap((d) => (d.ok ? [d.value.session] : []));
       const drops = plan.decisions.flatMap((d, i) =>
-        d.ok && d.value.session.dropLinkId !== null && group[i]!.tokenHash !== null
-          ? [{ uploadId: d.value.session.id, linkId: d.value.session.dropLinkId, ownerId: d.value.session.uploaderId, tokenHash: group[i]!.tokenHash!, declaredSize: d.value.session.declaredSize, createdAt: d.value.session.createdAt }]
+        d.ok && d.value.session.dropLinkIdHash !== null && group[i]!.tokenHash !== null
+          ? [{ uploadId: d.value.session.id, linkIdHash: d.value.session.dropLinkIdHash, ownerId: d.value.session.uploaderId, tokenHash: group[i]!.tokenHash!, declaredSize: d.value.session.declaredSize, createdAt: d.value.session.createdAt }]
           : [],
       );
       // Every payer whose row moved: its reservations by (reserved now - released), its open
@@ -608,7 +626,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
         await (writeIsLast ? tx.namedThenCommit('sr_open_write', write) : tx.named('sr_open_write', write));
       }
       if (drops.length > 0) await tx.db.insert(linkDrops).values(drops);
-      for (const [linkId, bytes] of plan.links) await tx.db.update(links).set({ acceptedBytes: sql`${links.acceptedBytes} + ${bytes}` }).where(eq(links.id, linkId));
+      for (const [linkIdHash, bytes] of plan.links) await tx.db.update(links).set({ acceptedBytes: sql`${links.acceptedBytes} + ${bytes}` }).where(eq(links.idHash, linkIdHash));
       return plan.decisions.map((d) => (d.ok ? ok(d.value.session) : d));
     });
   }

@@ -135,18 +135,21 @@ export class PgLinkStore implements LinkStore {
   async createLink(link: LinkRecord): Promise<void> {
     await this.db.insert(links).values({ ...link, assetIds: JSON.stringify(link.assetIds) });
   }
-  async findLink(id: string): Promise<LinkRecord | null> {
-    const [r] = await this.db.select().from(links).where(eq(links.id, id));
+  async findLink(idHash: string): Promise<LinkRecord | null> {
+    const [r] = await this.db.select().from(links).where(eq(links.idHash, idHash));
     return r ? toLink(r) : null;
   }
   async listLinks(ownerId: string): Promise<LinkRecord[]> {
-    return (await this.db.select().from(links).where(eq(links.ownerId, ownerId)).orderBy(asc(links.createdAt), asc(links.id))).map(toLink);
+    return (await this.db.select().from(links).where(eq(links.ownerId, ownerId)).orderBy(asc(links.createdAt), asc(links.idHash))).map(toLink);
   }
   async findDrop(uploadId: string): Promise<DropRecord | null> {
     const [r] = await this.db.select().from(linkDrops).where(eq(linkDrops.uploadId, uploadId));
     return r ?? null;
   }
-  async listDrops(linkId: string): Promise<DropRecord[]> {
-    return this.db.select().from(linkDrops).where(eq(linkDrops.linkId, linkId)).orderBy(asc(linkDrops.createdAt), asc(linkDrops.uploadId));
+  async listDrops(linkIdHash: string): Promise<DropRecord[]> {
+    return this.db.select().from(linkDrops).where(eq(linkDrops.linkIdHash, linkIdHash)).orderBy(asc(linkDrops.createdAt), asc(linkDrops.uploadId));
+  }
+  async listClearLinkIds(): Promise<string[]> {
+    return (await this.db.select({ id: links.idHash }).from(links).where(isNull(links.sealedId))).map((r) => r.id);
   }
 }

@@ -9,7 +9,7 @@ const outcomes: string[] = [];
 for (let i = 0; i < count; i++) {
   const id = `${prefix}-${i}`;
   const r = await store.openUpload(
-    { id, uploaderId: payer, kind: 'original', declaredSize: declared, contentHash: null, albumId: null, intentId: null, dropLinkId: null, sourcePeer: null, createdAt: 1, expiresAt: 1e15 },
+    { id, uploaderId: payer, kind: 'original', declaredSize: declared, contentHash: null, albumId: null, intentId: null, dropLinkIdHash: null, sourcePeer: null, createdAt: 1, expiresAt: 1e15 },
     { defaults: { soft: null, hard }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1000, followUpMs: 900_000, followUpOverdraft: 16_777_216 },
     1_000,
   );

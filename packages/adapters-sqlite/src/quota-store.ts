@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { asc, eq, gt } from 'drizzle-orm';
+import { and, asc, eq, gt, isNull } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
   decideAssetTransition,
@@ -38,7 +38,7 @@ import {
 } from '@strongroom/core';
 import { Admission, groupCommitOf, loadOf, OPEN_STATE_SQL, quotaAccountFromRow, sqlStringList, type GroupCommit, type QuotaAccountRow } from '@strongroom/sql-common';
 import * as schema from './schema/index.js';
-import { assets, blobs, quotaAccounts, uploadSessions } from './schema/index.js';
+import { assets, blobs, linkDrops, links, quotaAccounts, uploadSessions } from './schema/index.js';
 
 type Db = BetterSQLite3Database<typeof schema>;
 type AssetRow = typeof assets.$inferSelect;
@@ -94,15 +94,15 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       insertUpload: p(
         // Positional: named parameters are looked up on the bound object one by one through V8's
         // generic property access, which on the hottest insert costs more than its binding.
-        `INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, content_hash, source_peer, album_id, intent_id, drop_link_id, state,
+        `INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, content_hash, source_peer, album_id, intent_id, drop_link_id_hash, state,
          received_size, received_hash, asset_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       openFromPeer: p(`SELECT coalesce(sum(declared_size), 0) AS n FROM upload_sessions WHERE payer_id = ? AND state IN ${OPEN} AND expires_at > ? AND source_peer = ?`),
-      link: p('SELECT * FROM links WHERE id = ?'),
-      acceptDrop: p('UPDATE links SET accepted_bytes = accepted_bytes + ? WHERE id = ?'),
-      insertDrop: p('INSERT INTO link_drops (upload_id, link_id, owner_id, token_hash, declared_size, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
-      revokeLink: p('UPDATE links SET revoked_at = ? WHERE id = ? AND owner_id = ? AND revoked_at IS NULL'),
-      cancelDrops: p(`UPDATE upload_sessions SET state = 'Cancelled' WHERE drop_link_id = ? AND state IN ${OPEN} AND expires_at > ? RETURNING id, payer_id, declared_size`),
+      link: p('SELECT * FROM links WHERE id_hash = ?'),
+      acceptDrop: p('UPDATE links SET accepted_bytes = accepted_bytes + ? WHERE id_hash = ?'),
+      insertDrop: p('INSERT INTO link_drops (upload_id, link_id_hash, owner_id, token_hash, declared_size, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      revokeLink: p('UPDATE links SET revoked_at = ? WHERE id_hash = ? AND owner_id = ? AND revoked_at IS NULL'),
+      cancelDrops: p(`UPDATE upload_sessions SET state = 'Cancelled' WHERE drop_link_id_hash = ? AND state IN ${OPEN} AND expires_at > ? RETURNING id, payer_id, declared_size`),
       upload: p('SELECT * FROM upload_sessions WHERE id = ?'),
       setUploadState: p(`UPDATE upload_sessions SET state = @state, received_size = @size, received_hash = @hash WHERE id = @id AND state IN ${OPEN} AND expires_at > @now`),
       finishUpload: p('UPDATE upload_sessions SET state = ?, asset_id = ? WHERE id = ?'),
@@ -256,13 +256,13 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     return this.#enqueueOpening(request, null, policy, now);
   }
   /** A drop joins the turn's group like any opening: its link, session, reservation and drop record commit together. */
-  openDrop(request: NewUpload & { readonly dropLinkId: string }, tokenHash: string, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>> {
+  openDrop(request: NewUpload & { readonly dropLinkIdHash: string }, tokenHash: string, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>> {
     return this.#enqueueOpening(request, tokenHash, policy, now);
   }
-  async revokeLink(ownerId: string, linkId: string, policy: QuotaPolicy, now: number): Promise<{ revoked: boolean; cancelled: string[] }> {
+  async revokeLink(ownerId: string, linkIdHash: string, policy: QuotaPolicy, now: number): Promise<{ revoked: boolean; cancelled: string[] }> {
     return this.#commits.run(() => {
-      if (this.#statements.revokeLink.run(now, linkId, ownerId).changes !== 1) return { revoked: false, cancelled: [] };
-      const rows = this.#statements.cancelDrops.all(linkId, now) as { id: string; payer_id: string; declared_size: number }[];
+      if (this.#statements.revokeLink.run(now, linkIdHash, ownerId).changes !== 1) return { revoked: false, cancelled: [] };
+      const rows = this.#statements.cancelDrops.all(linkIdHash, now) as { id: string; payer_id: string; declared_size: number }[];
       const moved = new Set<string>();
       for (const r of rows) {
         this.#statements.release.run(r.declared_size, 1, r.payer_id);
@@ -271,6 +271,34 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       for (const payerId of moved) this.#settle(payerId, policy, now);
       return { revoked: true, cancelled: rows.map((r) => r.id) };
     });
+  }
+  /**
+   * One savepoint of the turn's commit, under the write lock: the row is read only while still in
+   * clear, copied under its hash (every column as stored, whatever later migrations add), its
+   * references moved, and the clear row deleted. Copied, not updated in place: link_drops' foreign
+   * key holds the key. SQLite leaves what it deletes in the file's free space and the old pages in
+   * its write-ahead log, so the move overwrites what it deletes (secure_delete) and then checkpoints
+   * the log: a copy of the file holds the clear id in no free page and no log frame.
+   */
+  async rekeyLink(clearId: string, to: { idHash: string; sealedId: string }): Promise<boolean> {
+    const moved = await this.#commits.run(() => {
+      const row = this.db.select().from(links).where(and(eq(links.idHash, clearId), isNull(links.sealedId))).get();
+      if (!row) return false;
+      const secureDelete = this.sqlite.pragma('secure_delete', { simple: true }) as number;
+      this.sqlite.pragma('secure_delete = ON');
+      try {
+        this.db.insert(links).values({ ...row, idHash: to.idHash, sealedId: to.sealedId }).run();
+        this.db.update(linkDrops).set({ linkIdHash: to.idHash }).where(eq(linkDrops.linkIdHash, clearId)).run();
+        this.db.update(uploadSessions).set({ dropLinkIdHash: to.idHash }).where(eq(uploadSessions.dropLinkIdHash, clearId)).run();
+        this.db.delete(links).where(eq(links.idHash, clearId)).run();
+      } finally {
+        this.sqlite.pragma(`secure_delete = ${secureDelete}`);
+      }
+      return true;
+    });
+    // Best effort: a reader elsewhere may hold the log; then the next checkpoint carries the zeroed pages over.
+    if (moved && !this.sqlite.inTransaction) this.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+    return moved;
   }
 
   #enqueueOpening(request: NewUpload, tokenHash: string | null, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>> {
@@ -327,7 +355,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       if (this.#expire(payerId, latest) > 0 || !rows.has(payerId)) read(payerId);
     }
     const fromPeer = new Map<string, number>();
-    const links = new Map<string, LinkRecord>();
+    const linkRows = new Map<string, LinkRecord>();
     for (const { request } of openings) {
       const payerId = payerIdOf(rows.get(request.uploaderId)!);
       if (request.sourcePeer !== null && !fromPeer.has(peerKey(payerId, request.sourcePeer))) {
@@ -335,21 +363,21 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
         const cached = (this.#statements.fedSpent.get(payerId, request.sourcePeer) as { n: number }).n;
         fromPeer.set(peerKey(payerId, request.sourcePeer), open + cached);
       }
-      if (request.dropLinkId !== null && !links.has(request.dropLinkId)) {
-        const l = this.#statements.link.get(request.dropLinkId) as Record<string, unknown> | undefined;
-        if (l) links.set(request.dropLinkId, linkFromRow(l));
+      if (request.dropLinkIdHash !== null && !linkRows.has(request.dropLinkIdHash)) {
+        const l = this.#statements.link.get(request.dropLinkIdHash) as Record<string, unknown> | undefined;
+        if (l) linkRows.set(request.dropLinkIdHash, linkFromRow(l));
       }
     }
-    const plan = decideOpenGroup({ accounts: rows, openSessions, fromPeer, links }, openings, policy);
+    const plan = decideOpenGroup({ accounts: rows, openSessions, fromPeer, links: linkRows }, openings, policy);
     plan.decisions.forEach((d, i) => {
       if (!d.ok) return;
       const u = d.value.session;
-      this.#statements.insertUpload.run(u.id, u.uploaderId, u.payerId, u.kind, u.declaredSize, u.contentHash, u.sourcePeer, u.albumId, u.intentId, u.dropLinkId, u.state, u.receivedSize, u.receivedHash, u.assetId, u.createdAt, u.expiresAt);
+      this.#statements.insertUpload.run(u.id, u.uploaderId, u.payerId, u.kind, u.declaredSize, u.contentHash, u.sourcePeer, u.albumId, u.intentId, u.dropLinkIdHash, u.state, u.receivedSize, u.receivedHash, u.assetId, u.createdAt, u.expiresAt);
       const tokenHash = openings[i]!.tokenHash;
-      if (u.dropLinkId !== null && tokenHash !== null) this.#statements.insertDrop.run(u.id, u.dropLinkId, u.uploaderId, tokenHash, u.declaredSize, u.createdAt);
+      if (u.dropLinkIdHash !== null && tokenHash !== null) this.#statements.insertDrop.run(u.id, u.dropLinkIdHash, u.uploaderId, tokenHash, u.declaredSize, u.createdAt);
     });
     for (const [payerId, p] of plan.payers) this.#statements.reserveOpenings.run(payerId, p.reserve, p.opened, p.hardSince);
-    for (const [linkId, bytes] of plan.links) this.#statements.acceptDrop.run(bytes, linkId);
+    for (const [linkIdHash, bytes] of plan.links) this.#statements.acceptDrop.run(bytes, linkIdHash);
     return plan.decisions.map((d) => (d.ok ? ok(d.value.session) : d));
   }
 
@@ -517,7 +545,8 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
 /** A links row as SQLite returns it (snake_case columns), as core's record. */
 function linkFromRow(r: Record<string, unknown>): LinkRecord {
   return {
-    id: r.id as string,
+    idHash: r.id_hash as string,
+    sealedId: r.sealed_id as string | null,
     ownerId: r.owner_id as string,
     kind: r.kind as LinkRecord['kind'],
     albumId: r.album_id as string | null,

@@ -126,17 +126,20 @@ export class SqliteLinkStore implements LinkStore {
   async createLink(link: LinkRecord): Promise<void> {
     this.db.insert(links).values({ ...link, assetIds: JSON.stringify(link.assetIds) }).run();
   }
-  async findLink(id: string): Promise<LinkRecord | null> {
-    const r = this.db.select().from(links).where(eq(links.id, id)).get();
+  async findLink(idHash: string): Promise<LinkRecord | null> {
+    const r = this.db.select().from(links).where(eq(links.idHash, idHash)).get();
     return r ? toLink(r) : null;
   }
   async listLinks(ownerId: string): Promise<LinkRecord[]> {
-    return this.db.select().from(links).where(eq(links.ownerId, ownerId)).orderBy(asc(links.createdAt), asc(links.id)).all().map(toLink);
+    return this.db.select().from(links).where(eq(links.ownerId, ownerId)).orderBy(asc(links.createdAt), asc(links.idHash)).all().map(toLink);
   }
   async findDrop(uploadId: string): Promise<DropRecord | null> {
     return this.db.select().from(linkDrops).where(eq(linkDrops.uploadId, uploadId)).get() ?? null;
   }
-  async listDrops(linkId: string): Promise<DropRecord[]> {
-    return this.db.select().from(linkDrops).where(eq(linkDrops.linkId, linkId)).orderBy(asc(linkDrops.createdAt), asc(linkDrops.uploadId)).all();
+  async listDrops(linkIdHash: string): Promise<DropRecord[]> {
+    return this.db.select().from(linkDrops).where(eq(linkDrops.linkIdHash, linkIdHash)).orderBy(asc(linkDrops.createdAt), asc(linkDrops.uploadId)).all();
+  }
+  async listClearLinkIds(): Promise<string[]> {
+    return this.db.select({ id: links.idHash }).from(links).where(isNull(links.sealedId)).all().map((r) => r.id);
   }
 }

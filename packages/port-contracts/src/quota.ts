@@ -18,7 +18,7 @@ function upload(uploaderId: string, over: Partial<NewUpload> = {}): NewUpload {
     sourcePeer: null,
     albumId: null,
     intentId: null,
-    dropLinkId: null,
+    dropLinkIdHash: null,
     createdAt: 1_000,
     expiresAt: 10_000,
     ...over,
@@ -89,9 +89,9 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         const s = ports.quota;
         const owner = id('a000');
         // A drop opens only through a live upload link (the store checks it in its transaction).
-        await ports.links.createLink({ id: 'link-2', ownerId: owner, kind: 'upload', albumId: 'album-2', assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: null, acceptedBytes: 0, createdAt: 1_000, expiresAt: null, revokedAt: null });
-        const d = upload(owner, { declaredSize: 10, albumId: 'album-2', dropLinkId: 'link-2' });
-        const opened = await s.openDrop({ ...d, dropLinkId: 'link-2' }, 'cd'.repeat(32), UNLIMITED, 1_000);
+        await ports.links.createLink({ idHash: 'link-2', sealedId: 'v1.sealed.id', ownerId: owner, kind: 'upload', albumId: 'album-2', assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: null, acceptedBytes: 0, createdAt: 1_000, expiresAt: null, revokedAt: null });
+        const d = upload(owner, { declaredSize: 10, albumId: 'album-2', dropLinkIdHash: 'link-2' });
+        const opened = await s.openDrop({ ...d, dropLinkIdHash: 'link-2' }, 'cd'.repeat(32), UNLIMITED, 1_000);
         expect(opened.ok).toBe(true);
         expect(await s.countInFlightUploads('album-2', 1_000)).toBe(1);
         expect(await s.markUploading(d.id, 1_001)).toBe(true);

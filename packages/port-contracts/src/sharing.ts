@@ -6,7 +6,8 @@ import { describeContract } from './registry.js';
 
 let n = 0;
 const id = (prefix: string): string => `0190${prefix}-0000-7000-8000-${String(++n).padStart(12, '0')}`;
-const linkId = (): string => `link${String(++n).padStart(18, '0')}`;
+/** Stands in for a link's hash: the store treats the key as opaque. */
+const linkKey = (): string => `link${String(++n).padStart(18, '0')}`;
 
 async function using(setup: Setup, body: (ports: Ports) => Promise<void>): Promise<void> {
   const { ports, cleanup } = await setup();
@@ -19,14 +20,15 @@ async function using(setup: Setup, body: (ports: Ports) => Promise<void>): Promi
 
 const POLICY: QuotaPolicy = { defaults: { soft: null, hard: null }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1_000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
 
-/** A guest drop of `size` bytes through `linkId`, charged to the link owner. */
-function drop(ownerId: string, linkId: string, size: number): NewUpload & { dropLinkId: string } {
-  return { id: id('dr00'), uploaderId: ownerId, kind: 'original', declaredSize: size, contentHash: null, sourcePeer: null, albumId: null, intentId: null, dropLinkId: linkId, createdAt: 2_000, expiresAt: 50_000 };
+/** A guest drop of `size` bytes through the link stored under `linkIdHash`, charged to the link owner. */
+function drop(ownerId: string, linkIdHash: string, size: number): NewUpload & { dropLinkIdHash: string } {
+  return { id: id('dr00'), uploaderId: ownerId, kind: 'original', declaredSize: size, contentHash: null, sourcePeer: null, albumId: null, intentId: null, dropLinkIdHash: linkIdHash, createdAt: 2_000, expiresAt: 50_000 };
 }
 
 function link(ownerId: string, over: Partial<LinkRecord> = {}): LinkRecord {
   return {
-    id: linkId(),
+    idHash: linkKey(),
+    sealedId: `v1.${linkKey()}.sealed`,
     ownerId,
     kind: 'upload',
     albumId: id('ab00'),
@@ -198,7 +200,7 @@ export function describeLinkStoreContract(adapter: string, setup: Setup): void {
         await s.createLink(share);
         await s.createLink(upload);
         await s.createLink(link(id('li00')));
-        expect(await s.findLink(share.id)).toEqual(share);
+        expect(await s.findLink(share.idHash)).toEqual(share);
         expect(await s.findLink('nope')).toBeNull();
         expect(await s.listLinks(owner)).toEqual([upload, share]);
       }));
@@ -208,22 +210,22 @@ export function describeLinkStoreContract(adapter: string, setup: Setup): void {
         const owner = id('li00');
         const l = link(owner);
         await s.createLink(l);
-        const open = await q.openDrop(drop(owner, l.id, 300), 'ab'.repeat(32), POLICY, 2_000);
-        const done = await q.openDrop(drop(owner, l.id, 100), 'cd'.repeat(32), POLICY, 2_000);
+        const open = await q.openDrop(drop(owner, l.idHash, 300), 'ab'.repeat(32), POLICY, 2_000);
+        const done = await q.openDrop(drop(owner, l.idHash, 100), 'cd'.repeat(32), POLICY, 2_000);
         expect(open.ok && done.ok).toBe(true);
         const doneId = done.ok ? done.value.id : '';
         expect(await q.markReceived(doneId, { size: 100, hash: 'ee'.repeat(32) }, 2_000)).toBe(true);
         expect(await q.completeUpload({ uploadId: doneId, contentHash: 'ee'.repeat(32), size: 100, asset: { create: { id: doneId, ownerId: owner, dropExpiresAt: 99_000 } } }, POLICY, 2_000)).toMatchObject({ outcome: 'completed' });
         expect(await q.readLedger(owner, 2_000)).toMatchObject({ charged: 100, reserved: 300 });
-        expect(await q.revokeLink(id('li00'), l.id, POLICY, 3_000)).toEqual({ revoked: false, cancelled: [] });
-        const revoked = await q.revokeLink(owner, l.id, POLICY, 3_000);
+        expect(await q.revokeLink(id('li00'), l.idHash, POLICY, 3_000)).toEqual({ revoked: false, cancelled: [] });
+        const revoked = await q.revokeLink(owner, l.idHash, POLICY, 3_000);
         expect(revoked).toEqual({ revoked: true, cancelled: [open.ok ? open.value.id : ''] });
         expect(await q.readLedger(owner, 3_000)).toMatchObject({ charged: 100, reserved: 0 });
         expect((await q.findUpload(open.ok ? open.value.id : ''))!.state).toBe('Cancelled');
         expect(await q.findAsset(doneId)).toMatchObject({ state: 'pending_drop' });
-        expect(await q.revokeLink(owner, l.id, POLICY, 4_000)).toEqual({ revoked: false, cancelled: [] });
-        expect((await s.findLink(l.id))!.revokedAt).toBe(3_000);
-        expect(await q.openDrop(drop(owner, l.id, 1), 'ab'.repeat(32), POLICY, 5_000)).toMatchObject({ ok: false, code: 'error.not_found' });
+        expect(await q.revokeLink(owner, l.idHash, POLICY, 4_000)).toEqual({ revoked: false, cancelled: [] });
+        expect((await s.findLink(l.idHash))!.revokedAt).toBe(3_000);
+        expect(await q.openDrop(drop(owner, l.idHash, 1), 'ab'.repeat(32), POLICY, 5_000)).toMatchObject({ ok: false, code: 'error.not_found' });
       }));
 
     it('opens a drop with its link\'s cap, the session, the reservation and the drop record together; refused, nothing is written', () =>
@@ -233,21 +235,21 @@ export function describeLinkStoreContract(adapter: string, setup: Setup): void {
         const share = link(owner, { kind: 'share', wrappedKey: 'a2V5', sealKey: null });
         await s.createLink(capped);
         await s.createLink(share);
-        const first = drop(owner, capped.id, 600);
-        expect(await q.openDrop(first, 'ab'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: true, value: { id: first.id, state: 'Pending', dropLinkId: capped.id } });
-        expect(await s.findDrop(first.id)).toEqual({ uploadId: first.id, linkId: capped.id, ownerId: owner, tokenHash: 'ab'.repeat(32), declaredSize: 600, createdAt: 2_000 });
-        const over = drop(owner, capped.id, 401);
+        const first = drop(owner, capped.idHash, 600);
+        expect(await q.openDrop(first, 'ab'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: true, value: { id: first.id, state: 'Pending', dropLinkIdHash: capped.idHash } });
+        expect(await s.findDrop(first.id)).toEqual({ uploadId: first.id, linkIdHash: capped.idHash, ownerId: owner, tokenHash: 'ab'.repeat(32), declaredSize: 600, createdAt: 2_000 });
+        const over = drop(owner, capped.idHash, 401);
         expect(await q.openDrop(over, 'cd'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
         expect(await s.findDrop(over.id)).toBeNull();
         expect(await q.findUpload(over.id)).toBeNull();
-        expect((await s.findLink(capped.id))!.acceptedBytes).toBe(600);
+        expect((await s.findLink(capped.idHash))!.acceptedBytes).toBe(600);
         expect(await q.readLedger(owner, 2_000)).toMatchObject({ reserved: 600 });
-        expect((await q.openDrop(drop(owner, capped.id, 400), 'ef'.repeat(32), POLICY, 2_000)).ok).toBe(true);
-        expect(await q.openDrop(drop(owner, capped.id, 1), 'ef'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
-        expect(await q.openDrop(drop(owner, capped.id, 1), 'ef'.repeat(32), POLICY, 8_000)).toMatchObject({ ok: false, code: 'error.not_found' }); // expired: from time
-        expect(await q.openDrop(drop(owner, share.id, 1), 'ef'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: false, code: 'error.not_found' });
+        expect((await q.openDrop(drop(owner, capped.idHash, 400), 'ef'.repeat(32), POLICY, 2_000)).ok).toBe(true);
+        expect(await q.openDrop(drop(owner, capped.idHash, 1), 'ef'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+        expect(await q.openDrop(drop(owner, capped.idHash, 1), 'ef'.repeat(32), POLICY, 8_000)).toMatchObject({ ok: false, code: 'error.not_found' }); // expired: from time
+        expect(await q.openDrop(drop(owner, share.idHash, 1), 'ef'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: false, code: 'error.not_found' });
         expect(await q.openDrop(drop(owner, 'missing', 1), 'ef'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: false, code: 'error.not_found' });
-        expect(await s.listDrops(capped.id)).toHaveLength(2);
+        expect(await s.listDrops(capped.idHash)).toHaveLength(2);
         expect(await s.listDrops('other')).toEqual([]);
       }));
 
@@ -256,10 +258,61 @@ export function describeLinkStoreContract(adapter: string, setup: Setup): void {
         const owner = id('li00');
         const l = link(owner, { maxBytes: 1_000 });
         await s.createLink(l);
-        const outcomes = await Promise.all(Array.from({ length: 30 }, () => q.openDrop(drop(owner, l.id, 70), 'ab'.repeat(32), POLICY, 2_000)));
+        const outcomes = await Promise.all(Array.from({ length: 30 }, () => q.openDrop(drop(owner, l.idHash, 70), 'ab'.repeat(32), POLICY, 2_000)));
         expect(outcomes.filter((o) => o.ok)).toHaveLength(14);
-        expect((await s.findLink(l.id))!.acceptedBytes).toBe(980);
-        expect(await s.listDrops(l.id)).toHaveLength(14);
+        expect((await s.findLink(l.idHash))!.acceptedBytes).toBe(980);
+        expect(await s.listDrops(l.idHash)).toHaveLength(14);
       }));
+
+    it('lists the links an earlier build stored in clear and moves one, its drops and their sessions with it, to its hash and sealed id, once', () =>
+      using(setup, async ({ links: s, quota: q }) => {
+        const owner = id('li00');
+        // As an earlier build stored it: keyed by its clear id, nothing sealed.
+        const clear = link(owner, { sealedId: null, maxBytes: 1_000 });
+        const sealed = link(owner);
+        await s.createLink(clear);
+        await s.createLink(sealed);
+        const d = drop(owner, clear.idHash, 300);
+        expect((await q.openDrop(d, 'ab'.repeat(32), POLICY, 2_000)).ok).toBe(true);
+        expect(await s.listClearLinkIds()).toContain(clear.idHash);
+        expect(await s.listClearLinkIds()).not.toContain(sealed.idHash);
+
+        const to = { idHash: linkKey(), sealedId: 'v1.moved.sealed' };
+        expect(await q.rekeyLink(clear.idHash, to)).toBe(true);
+        expect(await s.findLink(clear.idHash)).toBeNull();
+        expect(await s.findLink(to.idHash)).toEqual({ ...clear, ...to, acceptedBytes: 300 });
+        expect(await s.findDrop(d.id)).toMatchObject({ uploadId: d.id, linkIdHash: to.idHash });
+        expect(await s.listDrops(to.idHash)).toHaveLength(1);
+        expect(await s.listDrops(clear.idHash)).toEqual([]);
+        expect((await q.findUpload(d.id))!.dropLinkIdHash).toBe(to.idHash);
+        expect(await s.listClearLinkIds()).not.toContain(clear.idHash);
+        expect((await s.listLinks(owner)).map((l) => l.idHash).sort()).toEqual([sealed.idHash, to.idHash].sort());
+
+        // Once only; a sealed link and an unknown key are never moved.
+        expect(await q.rekeyLink(clear.idHash, { idHash: linkKey(), sealedId: 'v1.again.sealed' })).toBe(false);
+        expect(await q.rekeyLink(sealed.idHash, { idHash: linkKey(), sealedId: 'v1.again.sealed' })).toBe(false);
+        expect(await q.rekeyLink(linkKey(), { idHash: linkKey(), sealedId: 'v1.again.sealed' })).toBe(false);
+        expect(await s.findLink(sealed.idHash)).toEqual(sealed);
+        // The moved link works as any other: revoking it cancels the drop opened before the move.
+        expect(await q.revokeLink(owner, to.idHash, POLICY, 3_000)).toEqual({ revoked: true, cancelled: [d.id] });
+      }));
+
+    it('two processes moving the same link at once move it once', async () => {
+      const { ports, connect, cleanup } = await setup();
+      try {
+        const other = await connect();
+        for (let round = 0; round < 5; round++) {
+          const clear = link(id('li01'), { sealedId: null });
+          await ports.links.createLink(clear);
+          const idHash = linkKey();
+          const outcomes = await Promise.all([ports.quota.rekeyLink(clear.idHash, { idHash, sealedId: 'v1.a.a' }), other.quota.rekeyLink(clear.idHash, { idHash, sealedId: 'v1.b.b' })]);
+          expect(outcomes.filter(Boolean)).toHaveLength(1);
+          expect((await ports.links.findLink(idHash))!.sealedId).toBe(outcomes[0] ? 'v1.a.a' : 'v1.b.b');
+          expect(await ports.links.findLink(clear.idHash)).toBeNull();
+        }
+      } finally {
+        await cleanup?.();
+      }
+    });
   });
 }

@@ -77,7 +77,7 @@ describe('blob downloads stream from the filesystem store', { timeout: 300_000 }
     hash = staged.sha256;
     expect(await fs.commit('big', hash)).toBe('stored');
     const id = '01900000-0000-7000-8000-00000000b1b0';
-    const opened = await stores.quota.openUpload({ id, uploaderId: accountId, kind: 'original', declaredSize: SIZE, contentHash: null, albumId: null, intentId: null, dropLinkId: null, sourcePeer: null, createdAt: 0, expiresAt: Date.parse('2100-01-01') }, UNLIMITED, 0);
+    const opened = await stores.quota.openUpload({ id, uploaderId: accountId, kind: 'original', declaredSize: SIZE, contentHash: null, albumId: null, intentId: null, dropLinkIdHash: null, sourcePeer: null, createdAt: 0, expiresAt: Date.parse('2100-01-01') }, UNLIMITED, 0);
     expect(opened.ok).toBe(true);
     const done = await stores.quota.completeUpload({ uploadId: id, contentHash: hash, size: SIZE, asset: { create: { id, ownerId: accountId, dropExpiresAt: null } } }, UNLIMITED, 0);
     expect(typeof done === 'string' ? done : done.outcome).toBe('completed');

@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { DropView, LinkRecord, SponsoredRecord } from '@strongroom/core';
+import type { DropView, Link, SponsoredRecord } from '@strongroom/core';
 import { linkStatus } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { iso, isoOrNull, json, noContent, unwrap } from '../http/respond.js';
@@ -39,7 +39,7 @@ const LinkSummary = v.object({
   expires_at: v.nullable(Timestamp),
   revoked_at: v.nullable(Timestamp),
 });
-const linkSummary = (l: LinkRecord, now: number) => ({
+const linkSummary = (l: Link, now: number) => ({
   link_id: l.id,
   kind: l.kind,
   album_id: l.albumId,
@@ -63,7 +63,7 @@ const PublicLink = v.object({
   expires_at: v.nullable(Timestamp),
 });
 /** What anyone holding the link id sees: the wrapped key and what it covers (share), or the seal key and the album drops go to (upload). Never the owner. */
-const publicLink = (l: LinkRecord) =>
+const publicLink = (l: Link) =>
   l.kind === 'share'
     ? { link_id: l.id, kind: l.kind, album_id: l.albumId, asset_ids: l.assetIds, wrapped_key: l.wrappedKey, expires_at: isoOrNull(l.expiresAt) }
     : { link_id: l.id, kind: l.kind, album_id: l.albumId, seal_key: l.sealKey, max_bytes: l.maxBytes, expires_at: isoOrNull(l.expiresAt) };

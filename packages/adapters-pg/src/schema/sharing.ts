@@ -27,11 +27,16 @@ export const sponsoredOwners = pgTable(
   (t) => [primaryKey({ columns: [t.accountId, t.ownerId] }), index('sponsored_owners_owner_idx').on(t.ownerId)],
 );
 
-/** Share links and web-upload links. */
+/**
+ * Share links and web-upload links, keyed by the hash of their id (a bearer capability): the id
+ * itself is only in `sealed_id`, sealed under the server key, so a copy of the database reaches none.
+ */
 export const links = pgTable(
   'links',
   {
-    id: text('id').primaryKey(),
+    idHash: text('id_hash').primaryKey(),
+    /** Null only on a row an earlier build wrote (id_hash then holds the clear id) until a start seals it. */
+    sealedId: text('sealed_id'),
     ownerId: text('owner_id').notNull(),
     kind: text('kind', { enum: ['share', 'upload'] }).notNull(),
     albumId: text('album_id'),
@@ -53,13 +58,13 @@ export const linkDrops = pgTable(
   'link_drops',
   {
     uploadId: text('upload_id').primaryKey(),
-    linkId: text('link_id')
+    linkIdHash: text('link_id_hash')
       .notNull()
-      .references(() => links.id),
+      .references(() => links.idHash),
     ownerId: text('owner_id').notNull(),
     tokenHash: text('token_hash').notNull(),
     declaredSize: n('declared_size').notNull(),
     createdAt: n('created_at').notNull(),
   },
-  (t) => [index('link_drops_link_idx').on(t.linkId)],
+  (t) => [index('link_drops_link_idx').on(t.linkIdHash)],
 );

@@ -64,7 +64,7 @@ export const uploadSessions = sqliteTable(
     sourcePeer: text('source_peer'),
     albumId: text('album_id'),
     intentId: text('intent_id'),
-    dropLinkId: text('drop_link_id'),
+    dropLinkIdHash: text('drop_link_id_hash'),
     state: text('state', { enum: ['Pending', 'Uploading', 'WaitingForProcessing', 'Completed', 'Merged', 'Cancelled', 'Expired'] }).notNull(),
     receivedSize: integer('received_size'),
     receivedHash: text('received_hash'),
@@ -74,10 +74,12 @@ export const uploadSessions = sqliteTable(
   },
   // Every lookup by payer asks for open sessions only, so the partial index is the only payer index:
   // each opening then updates one payer index, not two. Most sessions have no album, and those are
-  // left out of the album index (a lookup by album id implies one).
+  // left out of the album index (a lookup by album id implies one). Likewise only drops are in the
+  // drop-link index, by which revoking a link finds its drops still uploading.
   (t) => [
     index('upload_sessions_open_payer_idx').on(t.payerId, t.expiresAt).where(OPEN_ONLY),
     index('upload_sessions_album_idx').on(t.albumId).where(sql`album_id IS NOT NULL`),
+    index('upload_sessions_drop_link_idx').on(t.dropLinkIdHash).where(sql`drop_link_id_hash IS NOT NULL`),
     index('upload_sessions_expiry_idx').on(t.expiresAt),
   ],
 );

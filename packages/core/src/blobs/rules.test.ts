@@ -6,7 +6,8 @@ const A = 'acct-a';
 const S = 'acct-s';
 const ref = (over: Partial<BlobReference> = {}): BlobReference => ({ assetId: 'asset-1', ownerId: A, state: 'live', albumId: null, ...over });
 const link = (over: Partial<LinkRecord> = {}): LinkRecord => ({
-  id: 'link',
+  idHash: 'link',
+  sealedId: 'sealed',
   ownerId: A,
   kind: 'share',
   albumId: null,

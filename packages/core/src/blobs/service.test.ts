@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { sha256Hex } from '../encoding/bytes.js';
-import { FakeClock, MemoryBlobStore, MemoryLinkStore, MemoryQuotaStore } from '../testing/index.js';
+import { linkIdHash } from '../links/link-id.js';
+import { FakeClock, MemoryBlobStore, MemoryLinkStore, MemoryQuotaStore, storedLink, testLinkId } from '../testing/index.js';
 import { BlobReadService } from './service.js';
 
 async function setup() {
@@ -74,10 +75,14 @@ describe('BlobReadService', () => {
 
   it('a share link reads what it covers; a revoked one nothing', async () => {
     const t = await setup();
-    await t.links.createLink({ id: 'L', ownerId: 'a', kind: 'share', albumId: null, assetIds: ['asset-1'], wrappedKey: 'k', sealKey: null, maxBytes: null, acceptedBytes: 0, createdAt: 0, expiresAt: null, revokedAt: null });
-    expect((await t.service.forLink('L', t.hash)).ok).toBe(true);
-    expect(await t.service.forLink('M', t.hash)).toMatchObject({ ok: false, code: 'error.not_found' });
-    await t.links.createLink({ id: 'R', ownerId: 'a', kind: 'share', albumId: null, assetIds: ['asset-1'], wrappedKey: 'k', sealKey: null, maxBytes: null, acceptedBytes: 0, createdAt: 0, expiresAt: null, revokedAt: 1 });
-    expect(await t.service.forLink('R', t.hash)).toMatchObject({ ok: false, code: 'error.not_found' });
+    const [live, revoked] = [testLinkId(1), testLinkId(2)];
+    const fields = { ownerId: 'a', kind: 'share' as const, albumId: null, assetIds: ['asset-1'], wrappedKey: 'k', sealKey: null, maxBytes: null, acceptedBytes: 0, createdAt: 0, expiresAt: null, revokedAt: null };
+    await t.links.createLink(await storedLink(live, fields));
+    expect((await t.service.forLink(live, t.hash)).ok).toBe(true);
+    expect(await t.service.forLink(testLinkId(3), t.hash)).toMatchObject({ ok: false, code: 'error.not_found' });
+    await t.links.createLink(await storedLink(revoked, { ...fields, revokedAt: 1 }));
+    expect(await t.service.forLink(revoked, t.hash)).toMatchObject({ ok: false, code: 'error.not_found' });
+    // Only the id reaches the link: the key it is stored under (all a copy of the database shows) does not.
+    expect(await t.service.forLink(linkIdHash(live)!, t.hash)).toMatchObject({ ok: false, code: 'error.not_found' });
   });
 });

@@ -4,6 +4,7 @@ import type { BlobStore, ByteRange } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { LinkStore } from '../ports/link-store.js';
 import type { QuotaLedger } from '../ports/quota-ledger.js';
+import { findLinkById } from '../links/link-id.js';
 import { isContentHash } from '../upload/machine.js';
 import { ledgerHolds, putBackQuarantined, type LedgerHolds } from './handoff.js';
 import { BLOB_ANSWER, linkCoversBlob, MAX_PRESIGN_TTL_S, mayReadBlob, type BlobReader } from './rules.js';
@@ -60,7 +61,7 @@ export class BlobReadService {
   async forLink(linkId: string, contentHash: string): Promise<Result<ReadableBlob, Missing>> {
     const allowed = async (): Promise<boolean> => {
       if (!isContentHash(contentHash)) return false;
-      const link = await guard(STORE, 'link read', () => this.#d.links.findLink(linkId));
+      const link = await guard(STORE, 'link read', () => findLinkById(this.#d.links, linkId));
       if (link === null) return false;
       const refs = await guard(STORE, 'blob reference read', () => this.#d.catalog.blobReferences(contentHash, link.ownerId));
       return linkCoversBlob(link, refs, this.#d.clock.now());

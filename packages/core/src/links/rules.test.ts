@@ -4,7 +4,8 @@ import type { LinkRecord } from '../ports/link-store.js';
 import { checkLinkKey, decideDropReservation, linkStatus } from './rules.js';
 
 const link = (over: Partial<LinkRecord> = {}): LinkRecord => ({
-  id: 'l',
+  idHash: 'l',
+  sealedId: 'sealed',
   ownerId: 'o',
   kind: 'upload',
   albumId: null,

@@ -5,6 +5,7 @@ import type { AssetCatalog, AssetRecord } from '../ports/asset-catalog.js';
 import type { Clock } from '../ports/clock.js';
 import type { DropRecord, LinkKind, LinkRecord, LinkStore } from '../ports/link-store.js';
 import type { Random } from '../ports/random.js';
+import type { SecretSealer } from '../secrets/secret-box.js';
 import type { OpenRefusal, UploadSessionRecord, UploadSessions } from '../ports/upload-sessions.js';
 import type { AlbumWriteRefusal, WriteGuard } from '../ports/write-guard.js';
 import { albumOfAsset } from '../albums/asset-album.js';
@@ -14,6 +15,7 @@ import type { QuotaService } from '../quota/service.js';
 import type { Principal } from '../session/service.js';
 import { isOpenState, uploadState } from '../upload/machine.js';
 import type { UploadService } from '../upload/service.js';
+import { findLinkById, LINK_ID_BYTES, linkIdHash, openLinkId, sealClearLinkIds, sealLinkId } from './link-id.js';
 import { checkLinkKey, linkStatus, MAX_LINK_ASSETS } from './rules.js';
 
 export interface LinkServiceDeps {
@@ -25,6 +27,8 @@ export interface LinkServiceDeps {
   readonly quota: QuotaService;
   readonly clock: Clock;
   readonly random: Random;
+  /** Seals each link's id under the server key for its owner's listing (the store keeps only its hash). */
+  readonly sealer: SecretSealer;
   /** The album guard (pin, quiescence) every link on an album and every drop through one passes. */
   readonly writeGuard: WriteGuard;
 }
@@ -48,12 +52,16 @@ export type DropState = 'uploading' | 'ready' | 'adopted' | 'discarded' | 'expir
 
 export interface DropView {
   readonly uploadId: string;
-  readonly linkId: string;
   readonly declaredSize: number;
   readonly state: DropState;
   readonly createdAt: number;
   /** Until when the upload may be sent (while uploading) or the drop adopted (while ready). */
   readonly expiresAt: number | null;
+}
+
+/** A link with its clear id: as its creator, its owner and anyone presenting the id see it. */
+export interface Link extends LinkRecord {
+  readonly id: string;
 }
 
 export interface OpenedDrop {
@@ -83,7 +91,7 @@ export class LinkService {
     this.#d = deps;
   }
 
-  async create(caller: Caller, input: NewLink): Promise<Result<LinkRecord, 'error.request.invalid' | 'error.not_found' | AlbumWriteRefusal | QuotaRefusal>> {
+  async create(caller: Caller, input: NewLink): Promise<Result<Link, 'error.request.invalid' | 'error.not_found' | AlbumWriteRefusal | QuotaRefusal>> {
     if (!mayActForAccount(caller)) return refuse('error.not_found', 'No such account to link from.');
     const now = this.#d.clock.now();
     const bad = this.#check(input, now);
@@ -98,8 +106,11 @@ export class LinkService {
     for (const id of input.assetIds) {
       if (!(await this.#d.assets.get(caller, id)).ok) return refuse('error.not_found', `No such asset: ${id}.`);
     }
+    const id = toBase64url(this.#d.random.bytes(LINK_ID_BYTES));
+    const idHash = linkIdHash(id)!;
     const link: LinkRecord = {
-      id: toBase64url(this.#d.random.bytes(16)),
+      idHash,
+      sealedId: await sealLinkId(this.#d.sealer, id, idHash),
       ownerId: caller.accountId,
       kind: input.kind,
       albumId: input.albumId,
@@ -113,7 +124,7 @@ export class LinkService {
       revokedAt: null,
     };
     await guard(STORE, 'link write', () => this.#d.links.createLink(link));
-    return ok(link);
+    return ok({ ...link, id });
   }
 
   #check(input: NewLink, now: number): string | null {
@@ -131,23 +142,37 @@ export class LinkService {
   }
 
   /** The link as anyone holding its id sees it: only while active. */
-  async read(linkId: string): Promise<Result<LinkRecord, Missing>> {
-    const link = await guard(STORE, 'link read', () => this.#d.links.findLink(linkId));
+  async read(linkId: string): Promise<Result<Link, Missing>> {
+    const link = await this.#find(linkId);
     if (link === null || linkStatus(link, this.#d.clock.now()) !== 'active') return refuse('error.not_found', 'No such link.');
-    return ok(link);
+    return ok({ ...link, id: linkId });
   }
 
-  async list(caller: Caller): Promise<LinkRecord[]> {
+  /** The caller's links, each with its id opened from its sealed copy. */
+  async list(caller: Caller): Promise<Link[]> {
     if (!mayActForAccount(caller)) return [];
-    return guard(STORE, 'link read', () => this.#d.links.listLinks(caller.accountId));
+    const links = await guard(STORE, 'link read', () => this.#d.links.listLinks(caller.accountId));
+    return Promise.all(links.map(async (l) => ({ ...l, id: await openLinkId(this.#d.sealer, l) })));
+  }
+
+  /**
+   * Moves the links an earlier build stored under their clear id to their hash (core's
+   * `sealClearLinkIds`); the server runs it once at start, before serving. Returns how many moved.
+   */
+  sealClearIds(): Promise<number> {
+    return guard(STORE, 'link write', () => sealClearLinkIds({ links: this.#d.links, sessions: this.#d.sessions }, this.#d.sealer));
+  }
+
+  #find(linkId: string): Promise<LinkRecord | null> {
+    return guard(STORE, 'link read', () => findLinkById(this.#d.links, linkId));
   }
 
   /** Revoking is always admitted, in every quota state. */
   async revoke(caller: Caller, linkId: string): Promise<Result<void, Missing>> {
-    const link = await guard(STORE, 'link read', () => this.#d.links.findLink(linkId));
+    const link = await this.#find(linkId);
     if (link === null || !mayReach(caller, linkObject(link), 'write')) return refuse('error.not_found', 'No such link.');
     // The store's owner match restates the link's own owner: a link never changes hands.
-    const done = await this.#d.uploads.revokeLink(link.ownerId, linkId);
+    const done = await this.#d.uploads.revokeLink(link.ownerId, link.idHash);
     return done ? ok(undefined) : refuse('error.not_found', 'No such link.');
   }
 
@@ -161,7 +186,7 @@ export class LinkService {
     linkId: string,
     input: { declaredSize: number; contentHash: string | null; protocolVersion: string },
   ): Promise<Result<OpenedDrop, Missing | OpenRefusal | AlbumWriteRefusal | 'error.request.invalid'>> {
-    const link = await guard(STORE, 'link read', () => this.#d.links.findLink(linkId));
+    const link = await this.#find(linkId);
     const now = this.#d.clock.now();
     if (link === null || link.kind !== 'upload' || linkStatus(link, now) !== 'active') return refuse('error.not_found', 'No such upload link.');
     if (!Number.isSafeInteger(input.declaredSize) || input.declaredSize < 1) return refuse('error.request.invalid', 'declared_size must be a whole number from 1 to 2^53-1.');
@@ -177,7 +202,7 @@ export class LinkService {
     if (!state.ok) return state;
     const tokenBytes = this.#d.random.bytes(32);
     // The session targets the link's album, so an open drop counts as in flight for its quiescence.
-    const opened = await this.#d.uploads.openDrop(link.ownerId, linkId, { declaredSize: input.declaredSize, contentHash: input.contentHash, albumId: link.albumId }, sha256Hex(tokenBytes));
+    const opened = await this.#d.uploads.openDrop(link.ownerId, link.idHash, { declaredSize: input.declaredSize, contentHash: input.contentHash, albumId: link.albumId }, sha256Hex(tokenBytes));
     // A drop names no device or peer, and its album passed the guard above: only the link, the bounds and the size can refuse it.
     if (!opened.ok) return opened as Result<never, Missing | OpenRefusal | 'error.request.invalid'>;
     return ok({ uploadId: opened.value.uploadId, uploadToken: toBase64url(tokenBytes), expiresAt: opened.value.expiresAt });
@@ -193,17 +218,17 @@ export class LinkService {
     const drop = await guard(STORE, 'link read', () => this.#d.links.findDrop(uploadId));
     if (drop === null || !constantTimeEqual(fromHex(drop.tokenHash) ?? new Uint8Array(0), fromHex(hash)!)) return null;
     // A revoked link's tokens are refused at once (its drops still uploading were cancelled with it).
-    const link = await guard(STORE, 'link read', () => this.#d.links.findLink(drop.linkId));
+    const link = await guard(STORE, 'link read', () => this.#d.links.findLink(drop.linkIdHash));
     if (link === null || link.revokedAt !== null) return null;
     return { accountId: drop.ownerId, sessionId: '', guestUploadId: uploadId };
   }
 
   /** The drops of one of the caller's links. */
   async drops(caller: Caller, linkId: string): Promise<Result<DropView[], Missing>> {
-    const link = await guard(STORE, 'link read', () => this.#d.links.findLink(linkId));
+    const link = await this.#find(linkId);
     if (link === null || link.kind !== 'upload' || !mayReach(caller, linkObject(link), 'read')) return refuse('error.not_found', 'No such upload link.');
     const now = this.#d.clock.now();
-    const drops = await guard(STORE, 'link read', () => this.#d.links.listDrops(linkId));
+    const drops = await guard(STORE, 'link read', () => this.#d.links.listDrops(link.idHash));
     const out: DropView[] = [];
     for (const d of drops) out.push(await this.#view(d, now));
     return ok(out);
@@ -211,7 +236,7 @@ export class LinkService {
 
   async #view(d: DropRecord, now: number): Promise<DropView> {
     const [session, asset] = await guard(STORE, 'drop read', () => Promise.all([this.#d.sessions.findUpload(d.uploadId), this.#d.catalog.findAsset(d.uploadId)]));
-    return { uploadId: d.uploadId, linkId: d.linkId, declaredSize: d.declaredSize, createdAt: d.createdAt, ...dropState(session, asset, now) };
+    return { uploadId: d.uploadId, declaredSize: d.declaredSize, createdAt: d.createdAt, ...dropState(session, asset, now) };
   }
 
   /** The owner takes a finalized drop into the library. */
@@ -258,7 +283,7 @@ export class LinkService {
 }
 
 /** A link as the access rule sees it: it belongs to the account that made it. */
-const linkObject = (l: LinkRecord) => ({ kind: 'link' as const, id: l.id, accountId: l.ownerId });
+const linkObject = (l: LinkRecord) => ({ kind: 'link' as const, id: l.idHash, accountId: l.ownerId });
 
 /** Where a drop stands, from its upload session, its asset and the clock. */
 export function dropState(session: UploadSessionRecord | null, asset: AssetRecord | null, now: number): { state: DropState; expiresAt: number | null } {

@@ -1,5 +1,5 @@
 export { OidcService } from './service.js';
-export type { CallbackOutcome, Completion, OidcServiceDeps, SecretSealer, StartInput } from './service.js';
+export type { CallbackOutcome, Completion, OidcServiceDeps, StartInput } from './service.js';
 export {
   FLOW_TTL_MS,
   LOGIN_CODE_TTL_MS,

@@ -9,6 +9,7 @@ import type { IdentityProvider, RedeemOutcome } from '../ports/identity-provider
 import type { Logger } from '../ports/logger.js';
 import type { OidcFlowStore, OidcPurpose } from '../ports/oidc-flow-store.js';
 import type { Random } from '../ports/random.js';
+import type { SecretSealer } from '../secrets/secret-box.js';
 import type { Principal, SessionService, TokenPair } from '../session/service.js';
 import { outlivesCredentialChange } from '../account/credential-change.js';
 import { negotiateProtocol, type ProtocolWindow } from '../versioning/protocol.js';
@@ -27,12 +28,6 @@ import {
   nonceForState,
   verifiedAddress,
 } from './rules.js';
-
-/** Seals a secret at rest under the server key, bound to a context string (TotpSecretBox fits). */
-export interface SecretSealer {
-  seal(secret: Uint8Array, context: string): Promise<string>;
-  open(sealed: string, context: string): Promise<Uint8Array | null>;
-}
 
 export interface OidcServiceDeps {
   readonly provider: IdentityProvider;

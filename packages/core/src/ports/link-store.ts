@@ -2,10 +2,19 @@ export type LinkKind = 'share' | 'upload';
 
 /**
  * A share link (decryption keys wrapped under a secret that stays in the link) or a web-upload
- * link (guests seal contributions to `sealKey`). The id is 16 random bytes, base64url.
+ * link (guests seal contributions to `sealKey`). Its id, 16 random bytes in base64url, is a bearer
+ * capability: the store holds only its hash and a sealed copy (core's links/link-id.ts), so a copy
+ * of the database reaches no link.
  */
 export interface LinkRecord {
-  readonly id: string;
+  /** Hex SHA-256 of the id's bytes (core's `linkIdHash`): the key the link is stored and found under. */
+  readonly idHash: string;
+  /**
+   * The id sealed under the server key, bound to `idHash`, for the owner's listing. Null only on a
+   * row an earlier build wrote, whose `idHash` then holds the clear id, until a start seals it in
+   * place (core's `sealClearLinkIds`).
+   */
+  readonly sealedId: string | null;
   readonly ownerId: string;
   readonly kind: LinkKind;
   readonly albumId: string | null;
@@ -29,7 +38,8 @@ export interface LinkRecord {
 export interface DropRecord {
   /** The upload session (and, once finalized, the pending asset) id. */
   readonly uploadId: string;
-  readonly linkId: string;
+  /** The link's `idHash`. */
+  readonly linkIdHash: string;
   /** The link owner, charged for the drop. */
   readonly ownerId: string;
   /** Hex SHA-256 of the one-drop upload token; the token itself is never stored. */
@@ -44,10 +54,12 @@ export type DropReservation = 'reserved' | 'closed' | 'over_max';
 /** Links and the drops guests open through them. "Not found" is null. */
 export interface LinkStore {
   createLink(link: LinkRecord): Promise<void>;
-  findLink(id: string): Promise<LinkRecord | null>;
+  findLink(idHash: string): Promise<LinkRecord | null>;
   /** The owner's links, revoked and expired ones included, oldest first. */
   listLinks(ownerId: string): Promise<LinkRecord[]>;
   findDrop(uploadId: string): Promise<DropRecord | null>;
   /** The link's drops, oldest first. */
-  listDrops(linkId: string): Promise<DropRecord[]>;
+  listDrops(linkIdHash: string): Promise<DropRecord[]>;
+  /** The clear ids of the links an earlier build stored unhashed (`sealedId` null), for `UploadSessions.rekeyLink`. */
+  listClearLinkIds(): Promise<string[]>;
 }

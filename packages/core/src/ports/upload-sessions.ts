@@ -31,8 +31,8 @@ export interface UploadSessionRecord {
   readonly sourcePeer: string | null;
   readonly albumId: string | null;
   readonly intentId: string | null;
-  /** Set for a web-upload drop session: finalize creates a pending drop, not an asset. */
-  readonly dropLinkId: string | null;
+  /** Set for a web-upload drop session (its link's `idHash`): finalize creates a pending drop, not an asset. */
+  readonly dropLinkIdHash: string | null;
   readonly state: UploadState;
   /** Size and hash of the bytes received by PUT, once they are staged. */
   readonly receivedSize: number | null;
@@ -75,13 +75,21 @@ export interface UploadSessions extends UploadsInFlight {
    * in it also applies the link's cap (core's `decideOpen` with the link as stored), grows the
    * link's accepted bytes and records the drop with its token hash: a crash leaves all or none.
    */
-  openDrop(request: NewUpload & { readonly dropLinkId: string }, tokenHash: string, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>>;
+  openDrop(request: NewUpload & { readonly dropLinkIdHash: string }, tokenHash: string, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>>;
   /**
    * Revokes one of the owner's links in one transaction, and cancels its drops still uploading
    * (reservations released, `hard_since` settled); finalized drops stay. False when there was no
    * such unrevoked link of the owner. Returns the cancelled upload ids (their staged bytes can go).
    */
-  revokeLink(ownerId: string, linkId: string, policy: QuotaPolicy, now: number): Promise<{ readonly revoked: boolean; readonly cancelled: readonly string[] }>;
+  revokeLink(ownerId: string, linkIdHash: string, policy: QuotaPolicy, now: number): Promise<{ readonly revoked: boolean; readonly cancelled: readonly string[] }>;
+  /**
+   * Moves a link an earlier build stored under its clear id to its `idHash` and `sealedId`, with
+   * every reference to it (its drops, their upload sessions), in one transaction; only while it is
+   * still stored in clear, so two processes starting at once move it once. False when no link is
+   * stored in clear under `clearId`. What the store deletes it leaves, where it can, in no free page
+   * or log of its files. Here beside `revokeLink` because it spans links and sessions.
+   */
+  rekeyLink(clearId: string, to: { readonly idHash: string; readonly sealedId: string }): Promise<boolean>;
   findUpload(id: string): Promise<UploadSessionRecord | null>;
   /** Moves an open (non-terminal, unexpired) session to Uploading / WaitingForProcessing. False if not open. */
   markUploading(id: string, now: number): Promise<boolean>;

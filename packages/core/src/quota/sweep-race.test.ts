@@ -10,6 +10,7 @@ import { FakeClock } from '../testing/fake-clock.js';
 import { MemoryBlobStore } from '../testing/memory-blob-store.js';
 import { createMemoryPorts } from '../testing/memory-ports.js';
 import { SeededRandom } from '../testing/seeded-random.js';
+import { storedLink, testLinkId } from '../testing/links.js';
 import { UploadService } from '../upload/service.js';
 import { DEFAULT_QUOTA_POLICY, type QuotaPolicy } from './machine.js';
 import { QuotaService } from './service.js';
@@ -270,9 +271,10 @@ describe('a sweep killed between its quarantine and its second ledger read, afte
 
   it('so does a ranged read through a share link, the bytes put back between the stat and the read', async () => {
     const d = await crashed();
-    await d.ports.links.createLink({ id: 'L', ownerId: ALICE, kind: 'share', albumId: null, assetIds: [d.id], wrappedKey: 'k', sealKey: null, maxBytes: null, acceptedBytes: 0, createdAt: 0, expiresAt: null, revokedAt: null });
+    const linkId = testLinkId(7);
+    await d.ports.links.createLink(await storedLink(linkId, { ownerId: ALICE, kind: 'share', albumId: null, assetIds: [d.id], wrappedKey: 'k', sealKey: null, maxBytes: null, acceptedBytes: 0, createdAt: 0, expiresAt: null, revokedAt: null }));
     // Put back for the stat, then quarantined again (another sweep stopped at the same point) before the bytes are read.
-    const r = await d.reader().forLink('L', hash);
+    const r = await d.reader().forLink(linkId, hash);
     expect(r).toMatchObject({ ok: true, value: { size: data.length } });
     if (!r.ok) return;
     expect(await d.blobs.quarantine(hash)).not.toBeNull();

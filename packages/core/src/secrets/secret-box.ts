@@ -3,6 +3,12 @@ import { CoreError } from '../errors.js';
 import type { Random } from '../ports/random.js';
 
 const VERSION = 'v1';
+
+/** Seals a secret at rest under the server key, bound to a context string (SecretBox and TotpSecretBox fit). */
+export interface SecretSealer {
+  seal(secret: Uint8Array, context: string): Promise<string>;
+  open(sealed: string, context: string): Promise<Uint8Array | null>;
+}
 const IV_BYTES = 12;
 
 /**
@@ -11,7 +17,7 @@ const IV_BYTES = 12;
  * (what the secret is and whose), which is the additional data: a sealed value copied onto another
  * row, account or kind of secret does not open. Wire form: `v1.<iv base64url>.<ciphertext+tag base64url>`.
  */
-export class SecretBox {
+export class SecretBox implements SecretSealer {
   readonly #key: Promise<CryptoKey>;
   readonly #random: Random;
 

@@ -31,6 +31,7 @@ export type { FakePerson } from './fake-identity-provider.js';
 export { MemoryDeprecationStore } from './memory-deprecations.js';
 export { MemoryAttestationKeyStore } from './memory-attestation.js';
 export { MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
+export { storedLink, testLinkId } from './links.js';
 export { MemoryDiscoveryStore, memoryDiscoveryState } from './memory-discovery.js';
 export type { MemoryDiscoveryState } from './memory-discovery.js';
 export { TEST_SECRET_KEY, testSecretBox } from './secret-box.js';

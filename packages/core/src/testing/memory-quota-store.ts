@@ -132,7 +132,7 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       if (request.sourcePeer !== null && s.sourcePeer === request.sourcePeer) fromPeer += s.declaredSize;
     }
     if (request.sourcePeer !== null) for (const b of this.blobs.values()) if (b.chargedTo === payerId && b.peer === request.sourcePeer) fromPeer += b.size;
-    const link = request.dropLinkId === null ? null : (this.links?.links.get(request.dropLinkId) ?? null);
+    const link = request.dropLinkIdHash === null ? null : (this.links?.links.get(request.dropLinkIdHash) ?? null);
     return { uploader, payer, openSessions, fromPeer, link };
   }
 
@@ -146,9 +146,9 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     const row = this.#row(session.payerId);
     row.reserved += plan.value.reserve;
     row.hardSince = plan.value.hardSince;
-    if (plan.value.linkAccepts > 0 && session.dropLinkId !== null) {
-      const l = this.links!.links.get(session.dropLinkId)!;
-      this.links!.links.set(l.id, { ...l, acceptedBytes: l.acceptedBytes + plan.value.linkAccepts });
+    if (plan.value.linkAccepts > 0 && session.dropLinkIdHash !== null) {
+      const l = this.links!.links.get(session.dropLinkIdHash)!;
+      this.links!.links.set(l.idHash, { ...l, acceptedBytes: l.acceptedBytes + plan.value.linkAccepts });
     }
     return ok(session);
   }
@@ -156,21 +156,21 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>> {
     return this.#applyOpen(request, policy, now);
   }
-  async openDrop(request: NewUpload & { readonly dropLinkId: string }, tokenHash: string, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>> {
+  async openDrop(request: NewUpload & { readonly dropLinkIdHash: string }, tokenHash: string, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>> {
     if (!this.links) throw new Error('MemoryQuotaStore: drops need the link store');
     const opened = this.#applyOpen(request, policy, now);
     if (!opened.ok) return opened;
-    this.links.drops.set(request.id, { uploadId: request.id, linkId: request.dropLinkId, ownerId: request.uploaderId, tokenHash, declaredSize: request.declaredSize, createdAt: now });
+    this.links.drops.set(request.id, { uploadId: request.id, linkIdHash: request.dropLinkIdHash, ownerId: request.uploaderId, tokenHash, declaredSize: request.declaredSize, createdAt: now });
     return opened;
   }
-  async revokeLink(ownerId: string, linkId: string, policy: QuotaPolicy, now: number): Promise<{ revoked: boolean; cancelled: string[] }> {
-    const l = this.links?.links.get(linkId);
+  async revokeLink(ownerId: string, linkIdHash: string, policy: QuotaPolicy, now: number): Promise<{ revoked: boolean; cancelled: string[] }> {
+    const l = this.links?.links.get(linkIdHash);
     if (!l || l.ownerId !== ownerId || l.revokedAt !== null) return { revoked: false, cancelled: [] };
-    this.links!.links.set(linkId, { ...l, revokedAt: now });
+    this.links!.links.set(linkIdHash, { ...l, revokedAt: now });
     const cancelled: string[] = [];
     const moved = new Set<string>();
     for (const s of [...this.uploads.values()]) {
-      if (s.dropLinkId !== linkId || !isInFlight(s, now)) continue;
+      if (s.dropLinkIdHash !== linkIdHash || !isInFlight(s, now)) continue;
       this.uploads.set(s.id, { ...s, state: 'Cancelled' });
       this.#row(s.payerId).reserved -= s.declaredSize;
       moved.add(s.payerId);
@@ -178,6 +178,15 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     }
     for (const id of moved) this.#settle(id, policy, now);
     return { revoked: true, cancelled };
+  }
+  async rekeyLink(clearId: string, to: { idHash: string; sealedId: string }): Promise<boolean> {
+    const l = this.links?.links.get(clearId);
+    if (!l || l.sealedId !== null) return false;
+    this.links!.links.delete(clearId);
+    this.links!.links.set(to.idHash, { ...l, idHash: to.idHash, sealedId: to.sealedId });
+    for (const [id, d] of this.links!.drops) if (d.linkIdHash === clearId) this.links!.drops.set(id, { ...d, linkIdHash: to.idHash });
+    for (const [id, s] of this.uploads) if (s.dropLinkIdHash === clearId) this.uploads.set(id, { ...s, dropLinkIdHash: to.idHash });
+    return true;
   }
   async findUpload(id: string): Promise<UploadSessionRecord | null> {
     return this.uploads.get(id) ?? null;

@@ -69,23 +69,27 @@ export class MemorySponsorshipStore implements SponsorshipStore {
 
 /** In-memory reference implementation of the link store. Each method runs without awaiting, so it is atomic. */
 export class MemoryLinkStore implements LinkStore {
+  /** By `idHash`. */
   readonly links = new Map<string, LinkRecord>();
   readonly drops = new Map<string, DropRecord>();
 
   async createLink(link: LinkRecord): Promise<void> {
-    if (this.links.has(link.id)) throw new Error(`link ${link.id} exists`);
-    this.links.set(link.id, link);
+    if (this.links.has(link.idHash)) throw new Error('a link is stored under this hash already');
+    this.links.set(link.idHash, link);
   }
-  async findLink(id: string): Promise<LinkRecord | null> {
-    return this.links.get(id) ?? null;
+  async findLink(idHash: string): Promise<LinkRecord | null> {
+    return this.links.get(idHash) ?? null;
   }
   async listLinks(ownerId: string): Promise<LinkRecord[]> {
-    return [...this.links.values()].filter((l) => l.ownerId === ownerId).sort((a, b) => a.createdAt - b.createdAt || (a.id < b.id ? -1 : 1));
+    return [...this.links.values()].filter((l) => l.ownerId === ownerId).sort((a, b) => a.createdAt - b.createdAt || (a.idHash < b.idHash ? -1 : 1));
   }
   async findDrop(uploadId: string): Promise<DropRecord | null> {
     return this.drops.get(uploadId) ?? null;
   }
-  async listDrops(linkId: string): Promise<DropRecord[]> {
-    return [...this.drops.values()].filter((d) => d.linkId === linkId).sort((a, b) => a.createdAt - b.createdAt || (a.uploadId < b.uploadId ? -1 : 1));
+  async listDrops(linkIdHash: string): Promise<DropRecord[]> {
+    return [...this.drops.values()].filter((d) => d.linkIdHash === linkIdHash).sort((a, b) => a.createdAt - b.createdAt || (a.uploadId < b.uploadId ? -1 : 1));
+  }
+  async listClearLinkIds(): Promise<string[]> {
+    return [...this.links.values()].filter((l) => l.sealedId === null).map((l) => l.idHash);
   }
 }

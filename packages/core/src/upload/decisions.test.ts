@@ -71,7 +71,7 @@ describe('decideOpenGroup', () => {
             sourcePeer: null,
             albumId: null,
             intentId: null,
-            dropLinkId: null,
+            dropLinkIdHash: null,
             createdAt: now,
             expiresAt: now + 1_000,
           };
@@ -114,11 +114,11 @@ describe('decideOpenGroup', () => {
   it("guest drops may take only half of the payer's open-session places; the payer's own uploads may take them all", () => {
     const wide: QuotaPolicy = { ...policy, defaults: { soft: null, hard: null }, maxOpenUploads: 4 };
     const payer = emptyLedgerRecord('a');
-    const link = { id: 'l1', ownerId: 'a', kind: 'upload' as const, albumId: 'al', assetIds: [], wrappedKey: null, sealKey: 'k', maxBytes: null, acceptedBytes: 0, createdAt: 0, expiresAt: null, revokedAt: null };
-    const request = (dropLinkId: string | null): NewUpload => ({
-      id: 'u', uploaderId: 'a', kind: 'original', declaredSize: 1, contentHash: null, sourcePeer: null, albumId: null, intentId: null, dropLinkId, createdAt: 0, expiresAt: 1_000,
+    const link = { idHash: 'l1', sealedId: 'sealed', ownerId: 'a', kind: 'upload' as const, albumId: 'al', assetIds: [], wrappedKey: null, sealKey: 'k', maxBytes: null, acceptedBytes: 0, createdAt: 0, expiresAt: null, revokedAt: null };
+    const request = (dropLinkIdHash: string | null): NewUpload => ({
+      id: 'u', uploaderId: 'a', kind: 'original', declaredSize: 1, contentHash: null, sourcePeer: null, albumId: null, intentId: null, dropLinkIdHash, createdAt: 0, expiresAt: 1_000,
     });
-    const open = (n: number, dropLinkId: string | null) => decideOpen({ uploader: payer, payer, openSessions: n, fromPeer: 0, link: dropLinkId === null ? null : link }, request(dropLinkId), wide, 0);
+    const open = (n: number, dropLinkIdHash: string | null) => decideOpen({ uploader: payer, payer, openSessions: n, fromPeer: 0, link: dropLinkIdHash === null ? null : link }, request(dropLinkIdHash), wide, 0);
     expect(open(1, 'l1').ok).toBe(true);
     expect(open(2, 'l1')).toMatchObject({ ok: false, code: 'error.request.too_many', data: { max_open_uploads: 2 } });
     expect(open(2, null).ok).toBe(true);
@@ -138,7 +138,7 @@ describe('decideOpen: follow-ups', () => {
     sourcePeer: null,
     albumId: null,
     intentId: null,
-    dropLinkId: null,
+    dropLinkIdHash: null,
     createdAt: 50_000,
     expiresAt: 60_000,
   });

@@ -55,7 +55,7 @@ export const OPEN_UPLOADS_RETRY_AFTER_S = 60;
  * drop waits like any other opening, and revoking the link frees the places its drops hold.
  */
 export function openSessionCap(request: NewUpload, policy: QuotaPolicy): number {
-  return request.dropLinkId === null ? policy.maxOpenUploads : Math.floor(policy.maxOpenUploads / 2);
+  return request.dropLinkIdHash === null ? policy.maxOpenUploads : Math.floor(policy.maxOpenUploads / 2);
 }
 
 /**
@@ -70,8 +70,8 @@ export function openSessionCap(request: NewUpload, policy: QuotaPolicy): number 
  * size is always reserved, and a merge is decided at finalize, once the bytes hash to it.
  */
 export function decideOpen(facts: OpenFacts, request: NewUpload, policy: QuotaPolicy, now: number): Result<OpenPlan, OpenRefusal> {
-  if (request.dropLinkId !== null) {
-    const link = facts.link !== null && facts.link.id === request.dropLinkId ? facts.link : null;
+  if (request.dropLinkIdHash !== null) {
+    const link = facts.link !== null && facts.link.idHash === request.dropLinkIdHash ? facts.link : null;
     if (decideDropReservation(link, 0, now) === 'closed') return refuse('error.not_found', 'No such upload link.');
   }
   const cap = openSessionCap(request, policy);
@@ -101,7 +101,7 @@ export function decideOpen(facts: OpenFacts, request: NewUpload, policy: QuotaPo
     }
   }
   let linkAccepts = 0;
-  if (request.dropLinkId !== null) {
+  if (request.dropLinkIdHash !== null) {
     if (decideDropReservation(facts.link, request.declaredSize, now) === 'over_max') {
       return refuse('error.quota.exceeded', "This drop would pass the upload link's max_bytes.", { max_bytes: facts.link!.maxBytes, declared_size: request.declaredSize });
     }
@@ -128,7 +128,7 @@ function newSession(request: NewUpload, payerId: string): UploadSessionRecord {
     sourcePeer: request.sourcePeer,
     albumId: request.albumId,
     intentId: request.intentId,
-    dropLinkId: request.dropLinkId,
+    dropLinkIdHash: request.dropLinkIdHash,
     state: 'Pending',
     receivedSize: null,
     receivedHash: null,
@@ -149,7 +149,7 @@ export interface GroupOpenFacts {
   readonly openSessions: ReadonlyMap<string, number>;
   /** Per `peerKey(payer, peer)` of the group's federated fills: bytes cached from it plus open fills (absent: 0). */
   readonly fromPeer: ReadonlyMap<string, number>;
-  /** The upload links of the group's drops, as stored (absent: no such link). */
+  /** The upload links of the group's drops by `idHash`, as stored (absent: no such link). */
   readonly links: ReadonlyMap<string, LinkRecord>;
 }
 
@@ -161,7 +161,7 @@ export interface GroupOpenPlan {
    * ones (a store keeping a count of them), and its new `hard_since`.
    */
   readonly payers: ReadonlyMap<string, { readonly reserve: number; readonly opened: number; readonly hardSince: number | null }>;
-  /** Per link that accepted a drop: bytes to add to its accepted bytes. */
+  /** Per link (by `idHash`) that accepted a drop: bytes to add to its accepted bytes. */
   readonly links: ReadonlyMap<string, number>;
 }
 
@@ -183,7 +183,7 @@ export function decideOpenGroup(facts: GroupOpenFacts, requests: readonly { read
     const uploader = row(request.uploaderId);
     const payer = row(payerIdOf(uploader));
     const key = request.sourcePeer === null ? null : peerKey(payer.accountId, request.sourcePeer);
-    const link = request.dropLinkId === null ? null : (links.get(request.dropLinkId) ?? null);
+    const link = request.dropLinkIdHash === null ? null : (links.get(request.dropLinkIdHash) ?? null);
     const plan = decideOpen({ uploader, payer, openSessions: open.get(payer.accountId) ?? 0, fromPeer: key === null ? 0 : (peers.get(key) ?? 0), link }, request, policy, now);
     if (plan.ok) {
       const { reserve, hardSince, linkAccepts } = plan.value;
@@ -191,8 +191,8 @@ export function decideOpenGroup(facts: GroupOpenFacts, requests: readonly { read
       open.set(payer.accountId, (open.get(payer.accountId) ?? 0) + 1);
       if (key !== null) peers.set(key, (peers.get(key) ?? 0) + reserve);
       if (link !== null && linkAccepts > 0) {
-        links.set(link.id, { ...link, acceptedBytes: link.acceptedBytes + linkAccepts });
-        accepted.set(link.id, (accepted.get(link.id) ?? 0) + linkAccepts);
+        links.set(link.idHash, { ...link, acceptedBytes: link.acceptedBytes + linkAccepts });
+        accepted.set(link.idHash, (accepted.get(link.idHash) ?? 0) + linkAccepts);
       }
       const sum = payers.get(payer.accountId);
       payers.set(payer.accountId, { reserve: (sum?.reserve ?? 0) + reserve, opened: (sum?.opened ?? 0) + 1, hardSince });

@@ -145,7 +145,7 @@ export class UploadService {
   }
 
   /**
-   * A guest's web-upload drop through `linkId`: charged to the link owner at creation, within the
+   * A guest's web-upload drop through the link stored under `linkIdHash`: charged to the link owner at creation, within the
    * link's cap, and recorded with its token's hash, all in one transaction; finalized into a
    * pending drop that waits for adoption. No device check: the link's creation was the write; the
    * caller has passed the album guard. The session targets the link's album, so an open drop counts
@@ -153,7 +153,7 @@ export class UploadService {
    */
   async openDrop(
     linkOwnerId: string,
-    linkId: string,
+    linkIdHash: string,
     input: { declaredSize: number; contentHash: string | null; albumId: string | null },
     tokenHash: string,
   ): Promise<Result<UploadView, CreateRefusal>> {
@@ -161,12 +161,12 @@ export class UploadService {
     const bad = checkCreate(full);
     if (bad) return refuse('error.request.invalid', bad);
     const now = this.#d.clock.now();
-    const request = { ...this.#request(linkOwnerId, full, null, linkId, now), dropLinkId: linkId };
+    const request = { ...this.#request(linkOwnerId, full, null, linkIdHash, now), dropLinkIdHash: linkIdHash };
     const opened = await guard(STORE, 'upload session write', () => this.#d.sessions.openDrop(request, tokenHash, this.#d.quota.policy, now));
     return opened.ok ? ok(view(opened.value, now)) : opened;
   }
 
-  #request(uploaderId: string, input: CreateUpload, sourcePeer: string | null, dropLinkId: string | null, now: number): NewUpload {
+  #request(uploaderId: string, input: CreateUpload, sourcePeer: string | null, dropLinkIdHash: string | null, now: number): NewUpload {
     return {
       id: uuidv7(now, this.#d.random.bytes(10)),
       uploaderId,
@@ -176,7 +176,7 @@ export class UploadService {
       sourcePeer,
       albumId: input.albumId,
       intentId: input.intentId,
-      dropLinkId,
+      dropLinkIdHash,
       createdAt: now,
       expiresAt: now + this.#d.ttlMs,
     };
@@ -186,8 +186,8 @@ export class UploadService {
    * Revokes one of the caller's links; its drops still uploading are cancelled in the same
    * transaction (their reservations released), and their staged bytes let go.
    */
-  async revokeLink(ownerId: string, linkId: string): Promise<boolean> {
-    const done = await guard(STORE, 'link write', () => this.#d.sessions.revokeLink(ownerId, linkId, this.#d.quota.policy, this.#d.clock.now()));
+  async revokeLink(ownerId: string, linkIdHash: string): Promise<boolean> {
+    const done = await guard(STORE, 'link write', () => this.#d.sessions.revokeLink(ownerId, linkIdHash, this.#d.quota.policy, this.#d.clock.now()));
     for (const id of done.cancelled) await this.#d.blobs.discard(id);
     return done.revoked;
   }
@@ -331,7 +331,7 @@ export class UploadService {
     if (s.kind === 'federated') {
       asset = null;
     } else if (s.kind === 'original') {
-      asset = { create: { id: s.id, ownerId: s.uploaderId, dropExpiresAt: s.dropLinkId === null ? null : now + this.#d.dropTtlMs } };
+      asset = { create: { id: s.id, ownerId: s.uploaderId, dropExpiresAt: s.dropLinkIdHash === null ? null : now + this.#d.dropTtlMs } };
     } else {
       const target = input.manifest?.assetId ?? null;
       if (target === null) return refuse('error.request.invalid', `A ${s.kind} blob needs manifest.asset_id.`);

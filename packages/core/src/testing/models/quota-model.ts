@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { sha256Hex } from '../../encoding/bytes.js';
+import { linkIdHash } from '../../links/link-id.js';
 import { LinkService } from '../../links/service.js';
 import type { LinkStore } from '../../ports/link-store.js';
 import type { Ports } from '../../ports/ports.js';
@@ -12,6 +13,8 @@ import { UploadService } from '../../upload/service.js';
 import { FakeClock } from '../fake-clock.js';
 import { MemoryBlobStore } from '../memory-blob-store.js';
 import { SeededRandom } from '../seeded-random.js';
+import { storedLink, testLinkId } from '../links.js';
+import { testSecretBox } from '../secret-box.js';
 
 /**
  * The quota ledger's model-based property, shared by every adapter: uploads, dedup, cancels,
@@ -81,7 +84,7 @@ const USERS = ['0190c000-0000-7000-8000-000000000000', '0190c000-0000-7000-8000-
 const PAYER = [0, 1, 0];
 const PAYERS = [0, 1];
 // u1's web-upload link, with a cap of its own; federated peers and the per-peer budget (25 % of HARD).
-const LINK = 'link-of-u1-aaaaaaaaaaa';
+const LINK = testLinkId(0x11);
 const LINK_MAX = 1500;
 const PEERS = ['https://peer-a.example', 'https://peer-b.example'];
 const BUDGET = Math.floor(HARD * 0.25);
@@ -209,7 +212,7 @@ async function checkAll(m: Model, r: Real, sweep = false): Promise<void> {
     expect(listed, `ledger blobs of payer ${p}`).toBe(m.charged[p]);
   }
   // The link's cap and every (payer, peer) budget hold.
-  expect((await r.linkStore.findLink(LINK))!.acceptedBytes).toBe(m.linkAccepted);
+  expect((await r.linkStore.findLink(linkIdHash(LINK)!))!.acceptedBytes).toBe(m.linkAccepted);
   expect(m.linkAccepted).toBeLessThanOrEqual(LINK_MAX);
   for (const p of PAYERS) for (let peer = 0; peer < PEERS.length; peer++) expect(cachedFrom(m, p, peer) + pendingFrom(m, p, peer)).toBeLessThanOrEqual(BUDGET);
 }
@@ -724,8 +727,8 @@ async function freshReal(ports: Ports): Promise<Real> {
   const sponsored = await sponsorship.setSponsor(USERS[2]!, USERS[0]!);
   if (!sponsored.ok) throw new Error('sponsor');
   const linkStore = ports.links;
-  await linkStore.createLink({ id: LINK, ownerId: USERS[1]!, kind: 'upload', albumId: null, assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: LINK_MAX, acceptedBytes: 0, createdAt: clock.now(), expiresAt: null, revokedAt: null });
-  const links = new LinkService({ links: linkStore, writeGuard: admitAllWrites, sessions: store, catalog: store, uploads, assets, quota, clock, random });
+  await linkStore.createLink(await storedLink(LINK, { ownerId: USERS[1]!, kind: 'upload', albumId: null, assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: LINK_MAX, acceptedBytes: 0, createdAt: clock.now(), expiresAt: null, revokedAt: null }));
+  const links = new LinkService({ links: linkStore, writeGuard: admitAllWrites, sessions: store, catalog: store, uploads, assets, quota, clock, random, sealer: testSecretBox() });
   return { clock, store, blobs, quota, uploads, assets, sponsorship, links, linkStore };
 }
 
