@@ -60,6 +60,8 @@ interface Own {
   sessionToken: string;
   revokedToken: string;
   blobs: { hash: string; bytes: Uint8Array }[];
+  /** A share link covering the last blob's asset: its id is stored only hashed and sealed. */
+  shareLinkId: string;
 }
 
 async function ownWrites(url: string): Promise<Own> {
@@ -69,20 +71,23 @@ async function ownWrites(url: string): Promise<Own> {
   const accountId = (await must(url, 'GET', '/v1/auth/profile', { token }, 200)).body.account_id as string;
   await fetchCall(url, 'PUT', '/v1/devices/directory', { token, cbor: new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]) });
   const blobs: Own['blobs'] = [];
+  let lastAsset = '';
   for (const size of [1, 4096, 70_000]) {
     const bytes = new Uint8Array(size).map((_, i) => (i * 31 + size) % 256);
     const up = (await must(url, 'POST', '/upload', { token, body: { declared_size: size, kind: 'original', device_id: 'phone' } }, 201)).body;
     await must(url, 'PUT', `/upload/${up.upload_id}`, { token, raw: bytes, contentType: 'application/octet-stream' }, 200);
     await must(url, 'POST', `/upload/${up.upload_id}/finalize`, { token, body: { content_hash: sha(bytes) } }, 200);
     blobs.push({ hash: sha(bytes), bytes });
+    lastAsset = up.upload_id as string;
   }
+  const shareLinkId = (await must(url, 'POST', '/v1/links', { token, body: { kind: 'share', asset_ids: [lastAsset], wrapped_key: 'a2V5' } }, 201)).body.link_id as string;
   const totp = totpSecretBytes((await must(url, 'POST', '/v1/auth/totp/enroll', { token }, 200)).body.secret);
   await must(url, 'POST', '/v1/auth/totp/verify-enrollment', { token, body: { code: codeForStep(totp, stepAt(Date.now()) - 1) } }, 204);
   // A second session, revoked: it must stay revoked in the copy.
   const login = (await must(url, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } }, 202)).body;
   const second = (await must(url, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: login.challenge, code: codeForStep(totp, stepAt(Date.now())) } }, 200)).body;
   await must(url, 'DELETE', `/v1/auth/sessions/${second.session_id}`, { token }, 204);
-  return { address, totp, sessionToken: reg.session_token, revokedToken: second.session_token, blobs };
+  return { address, totp, sessionToken: reg.session_token, revokedToken: second.session_token, blobs, shareLinkId };
 }
 
 describe('backup drill: back up under load, restore, start, everything acknowledged is there', { timeout: 180_000 }, () => {
@@ -141,6 +146,9 @@ describe('backup drill: back up under load, restore, start, everything acknowled
     expect(Number(sealed)).toBeGreaterThanOrEqual(3);
     expect(Number(blobCount)).toBeGreaterThanOrEqual(3);
 
+    // The copy of the database alone reaches no link: the share link's id is nowhere in it.
+    expect(readFileSync(join(backup, 'strongroom.db')).includes(Buffer.from(own.shareLinkId))).toBe(false);
+
     const r = await runCli(['restore', backup], cliEnv(restored));
     expect(r.code, r.out).toBe(0);
     phase('verified and restored');
@@ -154,10 +162,16 @@ describe('backup drill: back up under load, restore, start, everything acknowled
     // The drill's own account: password and a fresh TOTP code sign in, the session refreshes, the
     // revoked one stays refused, and every blob's bytes are there.
     const login = await must(copy.url, 'POST', '/v1/auth/login', { body: { address: own.address, password: PASSWORD } }, 202);
-    await must(copy.url, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: login.body.challenge, code: codeForStep(own.totp, stepAt(Date.now()) + 1) } }, 200);
+    const signedIn = await must(copy.url, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: login.body.challenge, code: codeForStep(own.totp, stepAt(Date.now()) + 1) } }, 200);
     await must(copy.url, 'POST', '/v1/auth/refresh', { body: { session_token: own.sessionToken } }, 200);
     const revoked = await fetchCall(copy.url, 'POST', '/v1/auth/refresh', { body: { session_token: own.revokedToken } });
     expect([revoked.status, revoked.body?.code]).toEqual([401, 'error.auth.session_invalid']);
+    // The share link, whose id the copy holds only hashed and sealed: it reads its blob, and its owner lists it by id.
+    const last = own.blobs[2]!;
+    await must(copy.url, 'GET', `/v1/links/${own.shareLinkId}`, {}, 200);
+    await must(copy.url, 'GET', `/v1/links/${own.shareLinkId}/blobs/${last.hash}`, {}, 200);
+    const listed = await must(copy.url, 'GET', '/v1/links', { token: signedIn.body.access_token }, 200);
+    expect(listed.body.links.map((l: { link_id: string }) => l.link_id)).toEqual([own.shareLinkId]);
     // The bytes are read through the restored data dir's blob store.
     const store = new FsBlobStore(join(restored, 'blobs'));
     for (const b of own.blobs) expect(sha((await bytesOf(await store.read(b.hash))) ?? new Uint8Array()), `blob ${b.hash}`).toBe(b.hash);

@@ -59,10 +59,17 @@ export class SqliteBackupReader {
     return row?.f ?? null;
   }
 
-  /** The values of one sealed column with the context each was sealed under (its additional data). */
+  /**
+   * The values of one sealed column with the context each was sealed under (its additional data).
+   * None from a copy of an older schema that has not the column yet, and none of its rows not yet
+   * sealed (null): a server of this build seals those in place when it first starts on the restored
+   * copy, as it would have on the original.
+   */
   sealedValues(table: string, column: string, context: string): { context: string; sealed: string }[] {
     for (const id of [table, column, context]) if (!IDENT.test(id)) throw new RangeError(`not an identifier: ${id}`);
-    return this.#db.prepare(`SELECT ${context} AS context, ${column} AS sealed FROM ${table}`).all() as { context: string; sealed: string }[];
+    const columns = new Set((this.#db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).map((c) => c.name));
+    if (!columns.has(column) || !columns.has(context)) return [];
+    return this.#db.prepare(`SELECT ${context} AS context, ${column} AS sealed FROM ${table} WHERE ${column} IS NOT NULL`).all() as { context: string; sealed: string }[];
   }
 
   close(): void {

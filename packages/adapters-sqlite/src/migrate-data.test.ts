@@ -2,6 +2,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { SqliteBackupReader } from './backup.js';
 import { MIGRATIONS_FOLDER, openSqliteDatabase } from './migrate.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'sr-sqlite-upgrade-'));
@@ -61,6 +62,31 @@ describe('SQLite schema upgrade of a database holding data', () => {
       ]);
     } finally {
       db.close();
+    }
+  });
+});
+
+describe('a backup copy of an older schema', () => {
+  it('has no sealed link ids to open before the link-id migration, and none for links still in clear after it', () => {
+    const before = join(dir, 'before-link-hash.db');
+    openSqliteDatabase(before, { migrationsFolder: migrationsUpTo(migrationIndex('0007_link_id_hash')) }).close();
+    const old = SqliteBackupReader.open(before);
+    try {
+      expect(old.sealedValues('links', 'sealed_id', 'id_hash')).toEqual([]);
+    } finally {
+      old.close();
+    }
+    const after = join(dir, 'after-link-hash.db');
+    const db = openSqliteDatabase(after);
+    const insert = db.prepare("INSERT INTO links (id_hash, sealed_id, owner_id, kind, asset_ids, created_at) VALUES (?, ?, 'o', 'share', '[]', 1)");
+    insert.run('clear-id-of-an-earlier-build', null);
+    insert.run('ab'.repeat(32), 'v1.iv.sealed');
+    db.close();
+    const reader = SqliteBackupReader.open(after);
+    try {
+      expect(reader.sealedValues('links', 'sealed_id', 'id_hash')).toEqual([{ context: 'ab'.repeat(32), sealed: 'v1.iv.sealed' }]);
+    } finally {
+      reader.close();
     }
   });
 });

@@ -1,4 +1,4 @@
-import { keySealContext, SecretBox, TotpSecretBox, type Random, type SealedKeyKind } from '@strongroom/core';
+import { keySealContext, openLinkId, SecretBox, TotpSecretBox, type Random, type SealedKeyKind } from '@strongroom/core';
 
 /**
  * Every database column holding a value sealed under the server key, with the column whose value
@@ -32,9 +32,20 @@ const keyBox = (kind: SealedKeyKind) => (key: Uint8Array) => {
   return async (sealed: string, kid: string) => (await box.open(sealed, keySealContext(kind, kid))) !== null;
 };
 
+/** A link's id: sealed with its row's hash as the context, and opening to an id of that hash (core's openLinkId). */
+const linkIdBox = (key: Uint8Array) => {
+  const box = new SecretBox({ key, random: noRandom });
+  return (sealed: string, idHash: string) =>
+    openLinkId(box, { idHash, sealedId: sealed }).then(
+      () => true,
+      () => false,
+    );
+};
+
 export const SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'totp_enrollments', column: 'sealed_secret', context: 'account_id', opener: totpBox },
   { table: 'oidc_flows', column: 'sealed_verifier', context: 'state_hash', opener: totpBox },
   { table: 'signing_keys', column: 'private_key', context: 'kid', opener: keyBox('signing') },
   { table: 'attestation_keys', column: 'private_key', context: 'kid', opener: keyBox('attestation') },
+  { table: 'links', column: 'sealed_id', context: 'id_hash', opener: linkIdBox },
 ];
