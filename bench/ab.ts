@@ -8,7 +8,8 @@
  */
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { cpuMicros, measure, setLaunchPrefix, startBare, startServer, median } from './lib.js';
+import pgClient from 'pg';
+import { backendCpu, backendDelta, cpuMicros, measure, setLaunchPrefix, startBare, startServer, median } from './lib.js';
 import { pinCores } from './pinning.js';
 import { SCENARIOS } from './scenarios.js';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
@@ -32,6 +33,8 @@ const scratch = pg ? [await createScratchDatabase(pg), await createScratchDataba
 const store = (i: number) => ({ SVC_DATABASE_URL: scratch ? scratch[i]!.url : '' });
 console.log(`store: ${scratch ? 'postgresql' : 'sqlite'}`);
 const here = await startServer(4791, store(0));
+// A connection to each side's database, to read its backends' CPU (lib.ts backendCpu).
+const watchers = scratch ? await Promise.all(scratch.map(async (d) => { const c = new pgClient.Client(d.url); await c.connect(); return c; })) : null;
 const there = await startServer(4792, store(1), undefined, resolve(other));
 try {
   const loads = { here: (await scenario.setup(here.url)).load, there: (await scenario.setup(there.url)).load };
@@ -41,15 +44,21 @@ try {
   const rps: Record<'here' | 'there', number[]> = { here: [], there: [] };
   const cpu: Record<'here' | 'there', number[]> = { here: [], there: [] };
   const p99: Record<'here' | 'there', number[]> = { here: [], there: [] };
+  // On PostgreSQL, each side's database backends too: a change in SQL can move CPU from the server
+  // to the database, or save it there, where the server's figure cannot see it.
+  const dbCpu: Record<'here' | 'there', number[]> = { here: [], there: [] };
   const servers = { here, there };
   for (let i = 0; i < ROUNDS; i++) {
     // Alternate which goes first, so neither always runs on the warmer machine.
     for (const side of i % 2 === 0 ? (['here', 'there'] as const) : (['there', 'here'] as const)) {
       const b = await measure({ url: `${bare.url}/bare`, seconds: SECONDS });
+      const client = watchers?.[side === 'here' ? 0 : 1];
+      const dbBefore = client ? await backendCpu(client) : null;
       const before = cpuMicros(servers[side].pid);
       const r = await measure({ ...loads[side], seconds: SECONDS });
       const after = cpuMicros(servers[side].pid);
       if (before !== null && after !== null && r.ok > 0) cpu[side].push((after - before) / r.ok);
+      if (client && dbBefore && r.ok > 0) dbCpu[side].push(backendDelta(dbBefore, await backendCpu(client)) / r.ok);
       ratios[side].push(r.rps / b.rps);
       rps[side].push(r.rps);
       p99[side].push(r.p99);
@@ -62,10 +71,12 @@ try {
       `${label.padEnd(24)} median ${Math.round(median(rps[side]))} req/s, ratio ${(median(ratios[side]) * 100).toFixed(1)} % ` +
         `(rounds: ${ratios[side].map((x) => (x * 100).toFixed(1)).join(' ')}; req/s: ${rps[side].map((x) => Math.round(x)).join(' ')})` +
         (cpu[side].length > 0 ? `; server CPU per request: median ${median(cpu[side]).toFixed(1)} µs (${cpu[side].map((x) => x.toFixed(1)).join(' ')})` : '') +
+        (dbCpu[side].length > 0 ? `; database backends' CPU per request: median ${median(dbCpu[side]).toFixed(1)} µs (${dbCpu[side].map((x) => x.toFixed(1)).join(' ')})` : '') +
         `; p99 ms: ${p99[side].join(' ')}`,
     );
   }
 } finally {
+  for (const c of watchers ?? []) await c.end();
   await Promise.all([here.stop(), there.stop(), bare.stop()]);
   for (const d of scratch ?? []) await d.drop();
 }
