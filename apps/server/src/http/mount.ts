@@ -5,7 +5,7 @@ import { authFailure, bearerToken, uploadToken } from './credentials.js';
 import { HttpProblem, type StatusContext } from './problem.js';
 import type { ProtocolMoment } from './protocol-state.js';
 import { issuesText, readBody, requestHeader } from './request.js';
-import type { ResponseHeaders } from './respond.js';
+import { withNoStore, type ResponseHeaders } from './respond.js';
 import type { AnyRoute, Method } from './route-def.js';
 
 /** Mounting routes on Hono: protocol negotiation, path and query, credentials, body, then the handler. */
@@ -89,8 +89,9 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
       if (localRefused) throw new HttpProblem('error.auth.local_disabled', 'Local sign-in is turned off on this server; sign in through its OpenID provider.');
       // Awaited rather than returned: handing back a pending promise from an async function costs
       // two more turns of the microtask queue.
+      const noStoreSet = r.noStore === true && withNoStore(c);
       const res = await handle({ c, body, params, query, principal, caller, version } as never);
-      if (r.noStore === true) res.headers.set('cache-control', 'no-store');
+      if (r.noStore === true && !noStoreSet) res.headers.set('cache-control', 'no-store');
       return res;
     });
   }

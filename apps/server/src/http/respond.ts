@@ -19,16 +19,41 @@ export function unwrap<T>(result: Result<T>, context?: StatusContext): T {
 export interface ResponseHeaders {
   readonly protocol: Readonly<Record<string, string>>;
   readonly json: Readonly<Record<string, string>>;
+  /**
+   * The same with `Cache-Control: no-store` (its own `noStore` is itself), for the answers of
+   * routes that hand out secrets: put in the environment before such a handler runs (withNoStore),
+   * so the header is in the plain object the response is built with. Set on the finished response
+   * instead, it made @hono/node-server build a Fetch Headers object for every refresh and sign-in.
+   */
+  readonly noStore: ResponseHeaders;
 }
 
 export function responseHeaders(protocol: Record<string, string>): ResponseHeaders {
-  return { protocol: { ...protocol }, json: { 'content-type': 'application/json', ...protocol } };
+  const cached = { ...protocol, 'cache-control': 'no-store' };
+  const noStore: { protocol: Record<string, string>; json: Record<string, string>; noStore?: ResponseHeaders } = {
+    protocol: cached,
+    json: { 'content-type': 'application/json', ...cached },
+  };
+  noStore.noStore = noStore as ResponseHeaders;
+  return { protocol: { ...protocol }, json: { 'content-type': 'application/json', ...protocol }, noStore: noStore as ResponseHeaders };
 }
 
 const NONE: ResponseHeaders = responseHeaders({});
 
 function headersOf(c: Context): ResponseHeaders {
   return (c.env as { responseHeaders?: ResponseHeaders } | undefined)?.responseHeaders ?? NONE;
+}
+
+/**
+ * Makes every response built from `c` from here on carry `Cache-Control: no-store` (see
+ * ResponseHeaders.noStore). False when `c` has no environment (a handler called directly in a
+ * test): the caller then sets the header on the response.
+ */
+export function withNoStore(c: Context): boolean {
+  const env = c.env as { responseHeaders?: ResponseHeaders } | undefined;
+  if (env === undefined || env === null) return false;
+  env.responseHeaders = (env.responseHeaders ?? NONE).noStore;
+  return true;
 }
 
 // Every response goes through one of these (or problemResponse), so every one carries the protocol
