@@ -1,10 +1,11 @@
 import type { Context, Hono } from 'hono';
 import * as v from 'valibot';
 import { negotiateProtocol, type Principal, type ProtocolWindow, type Result } from '@strongroom/core';
+import { readsAuthorization } from './challenge.js';
 import { authFailure, bearerToken, uploadToken } from './credentials.js';
 import { HttpProblem, type StatusContext } from './problem.js';
 import type { ProtocolMoment } from './protocol-state.js';
-import { issuesText, readBody, requestHeader } from './request.js';
+import { issuesText, readBody, repeatsHeader, requestHeader } from './request.js';
 import { withNoStore, type ResponseHeaders } from './respond.js';
 import type { AnyRoute, Method } from './route-def.js';
 
@@ -37,15 +38,21 @@ function honoMethod(m: Method): 'get' | 'post' | 'put' | 'patch' | 'delete' {
 }
 
 /**
- * Registers the routes on the app, in this order per request: protocol negotiation, path and query
- * parameters, authentication, body. (A known path with another method is answered by the app's
- * notFound handler, through allowedMethods.)
+ * Registers the routes on the app, in this order per request: Authorization given at most once,
+ * protocol negotiation, path and query parameters, authentication, body. (A known path with
+ * another method is answered by the app's notFound handler, through allowedMethods.)
  */
 export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: MountOptions): void {
   for (const r of routes) {
     const handle = r.statusContext === undefined ? r.handle : inContext(r.handle, r.statusContext);
     const localRefused = r.localAuth === true && options.localAuth === false;
+    const takesAuthorization = readsAuthorization(r);
     app[honoMethod(r.method)](r.path, async (c) => {
+      // Authorization is no list (RFC 9110 sections 5.3, 11.6.2). Node would authenticate the first
+      // of two lines, where a proxy in front may have judged the last: neither is taken.
+      if (takesAuthorization && repeatsHeader(c, 'authorization')) {
+        throw new HttpProblem('error.request.invalid', 'A request may carry Authorization only once.');
+      }
       const versioned = r.versioned ?? true;
       let version = '';
       if (versioned) {

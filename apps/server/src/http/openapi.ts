@@ -1,6 +1,7 @@
 import { toJsonSchema } from '@valibot/to-json-schema';
 import type * as v from 'valibot';
 import type { AnyRoute } from './route-def.js';
+import { readsAuthorization } from './challenge.js';
 import { STATUS, statusOf, type ProblemCode } from './problem.js';
 import { ruleKeywords } from './rules.js';
 
@@ -40,6 +41,8 @@ export function problemStatuses(r: AnyRoute): Map<number, Set<ProblemCode>> {
   // A malformed id names nothing: 404, like an unknown one.
   if (r.path.includes(':')) add('error.not_found');
   if (r.query) add('error.request.invalid');
+  // Authorization sent more than once, where the operation reads it (mount.ts).
+  if (readsAuthorization(r)) add('error.request.invalid');
   if (r.auth || r.optionalAuth) {
     add('error.auth.session_invalid');
     // An unreadable session ledger refuses the token with 401, not 503 (decisions: Token pair and sessions).

@@ -28,6 +28,35 @@ export function requestHeader(c: Context, name: string): string | undefined {
   return Array.isArray(value) ? value.join(', ') : value;
 }
 
+/**
+ * Whether the request carries the field `name` (lower case: letters, digits, `-`) on more than one
+ * line. Node keeps the first line of the fields it holds to be single (Authorization among them)
+ * and drops the others, so only its raw lines show them. They are scanned only when the field is
+ * there at all. Through app.request() (tests) the Fetch API has already joined the lines into one
+ * value: false there.
+ */
+export function repeatsHeader(c: Context, name: string): boolean {
+  const incoming = (c.env as NodeBindings | undefined)?.incoming;
+  if (incoming === undefined || incoming.headers[name] === undefined) return false;
+  const lines = incoming.rawHeaders;
+  let seen = false;
+  for (let i = 0; i < lines.length; i += 2) {
+    if (!isFieldName(lines[i]!, name)) continue;
+    if (seen) return true;
+    seen = true;
+  }
+  return false;
+}
+
+/** `field` is `lower` in any case, compared without making a lower-case copy of each line's name. */
+function isFieldName(field: string, lower: string): boolean {
+  if (field.length !== lower.length) return false;
+  if (field === lower) return true;
+  // A field name is ASCII token characters: of those, only a letter and its upper case differ by 0x20 alone.
+  for (let i = 0; i < field.length; i++) if ((field.charCodeAt(i) | 0x20) !== lower.charCodeAt(i)) return false;
+  return true;
+}
+
 /** The request body as a stream of chunks, from Node directly when possible (see requestHeader). */
 export function bodyChunks(c: Context): AsyncIterable<Uint8Array> {
   const incoming = (c.env as NodeBindings | undefined)?.incoming;
