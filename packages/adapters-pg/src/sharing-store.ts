@@ -34,6 +34,16 @@ export class PgSponsorshipStore implements SponsorshipStore {
     return rows.map((r) => r.o);
   }
 
+  /**
+   * Not retried on deadlock, unlike setSponsor and the quota writers, because it cannot be part of
+   * one. The only row it locks that another transaction can reach is the sponsor's ledger row, and
+   * it locks that row first. After that it waits for nobody: every later write is keyed by the new
+   * account's id, which no other transaction can name yet, so no unique check waits, and the one
+   * foreign key (owners to sponsored_accounts) points at the row it has just written. So it only
+   * ever waits while holding nothing that a writer waits for, and it cannot close a cycle: a
+   * setSponsor, an opening or revocation paid by the sponsor, or a sweep queues on that row, or
+   * this transaction queues behind it. A new lock taken after the ledger row would end this.
+   */
   async createSponsoredAccount(input: { account: AccountRecord; sponsorId: string }): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
     const { account, sponsorId } = input;
     return this.db.transaction(async (tx): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> => {
