@@ -167,7 +167,7 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
     await admin.query('INSERT INTO quota_accounts (account_id) VALUES ($1) ON CONFLICT DO NOTHING', [accountId]);
     await holding('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [accountId], async () => {
       const open = call(app, 'POST', '/upload', { token, body });
-      expect(await waitForBlockedBackend()).toMatch(/INSERT INTO "quota_accounts"/i);
+      expect(await waitForBlockedBackend()).toMatch(/FROM "quota_accounts"[\s\S]*FOR UPDATE/i);
       await terminateServerBackends();
       expect(await open).toMatchObject({ status: 503, body: { code: 'error.store.unavailable' } });
     });
