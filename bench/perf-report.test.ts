@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareToFloor, difference, microsPerRequest, tally } from './perf-report.js';
+import { compareToFloor, difference, microsPerRequest, tally, workPerRequest } from './perf-report.js';
 
 /** `perf script` output: one block per sample, a header line, then its frames from the leaf outward. */
 const script = (samples: string[][]) => samples.map((frames) => ['node 1 [000] 1.0: 1 cycles:', ...frames.map((f) => `\t    7f00 ${f}+0x1c (/tmp/perf-1.map)`)].join('\n')).join('\n\n');
@@ -43,5 +43,14 @@ describe('compareToFloor', () => {
     expect(lines).toContain('| all |    50.0 |    10.0 |    40.0 |');
     const only = lines.slice(lines.findIndex((l) => l.startsWith("the server's functions")) + 1);
     expect(only).toEqual(['   20.0 µs  parse node_modules/valibot/dist/index.js:1:5', '   10.0 µs  query.callback node_modules/pg/lib/client.js:733:24']);
+  });
+});
+
+describe('workPerRequest', () => {
+  it("divides each counter's growth by the requests answered", () => {
+    expect(workPerRequest({ walRecords: 100, blocks: 7 }, { walRecords: 700, blocks: 307 }, 100)).toEqual({ walRecords: 6, blocks: 3 });
+  });
+  it('never divides by zero: a run that answered nothing shows the whole growth', () => {
+    expect(workPerRequest({ walRecords: 1 }, { walRecords: 5 }, 0)).toEqual({ walRecords: 4 });
   });
 });

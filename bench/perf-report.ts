@@ -188,3 +188,10 @@ export function compareToFloor(server: Side, floor: Side, rows = 20): string[] {
     ...serverOnly.slice(0, rows).map((d) => `${us(d.server)} µs  ${d.key}`),
   ];
 }
+
+/** Each of a database's cumulative counters, as its growth between two readings per answered request. */
+export function workPerRequest<K extends string>(before: Record<K, number>, after: Record<K, number>, requests: number): Record<K, number> {
+  const out = {} as Record<K, number>;
+  for (const key of Object.keys(before) as K[]) out[key] = (after[key] - before[key]) / Math.max(requests, 1);
+  return out;
+}

@@ -27,7 +27,7 @@ import pg from 'pg';
 import { backendCpu, backendDelta, cpuMicros, measure, setLaunchPrefix, startServer, type Load } from './lib.js';
 import { SCENARIOS } from './scenarios.js';
 import { floorLoads, floorOf, startFloor } from './floor.js';
-import { compareToFloor, latestPerfMap, summarise, tally } from './perf-report.js';
+import { compareToFloor, latestPerfMap, summarise, tally, workPerRequest } from './perf-report.js';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 
 const args = process.argv.slice(2);
@@ -66,6 +66,9 @@ async function profile(side: 'server' | 'floor', proc: { pid: number; stop(): Pr
   try {
     // Past the warm-up the optimizing compiler has mostly settled; its later work is still counted.
     await measure({ ...load, seconds: 3 });
+    // PostgreSQL's statistics reach its views within a second of a backend going idle: wait that
+    // long on both sides of the window, so neither the warm-up's work nor the run's is misplaced.
+    const workBefore = db ? await databaseWork(db) : null;
     const recorder = spawn('perf', ['record', '-F', '1999', '-g', '-p', String(proc.pid), '-o', data, '--', 'sleep', String(seconds)], { stdio: ['ignore', 'ignore', 'inherit'] });
     const recorded = new Promise<number | null>((done) => recorder.on('exit', done));
     const before = cpuMicros(proc.pid);
@@ -78,6 +81,13 @@ async function profile(side: 'server' | 'floor', proc: { pid: number; stop(): Pr
     cpuPerRequest = perRequest(after! - before!);
     const inDb = dbBefore && dbAfter ? ` + ${perRequest(backendDelta(dbBefore, dbAfter)).toFixed(1)} µs in the database backends` : '';
     console.log(`${side}: ${Math.round(f.rps)} req/s, p99 ${f.p99.toFixed(1)} ms, non-2xx ${f.non2xx}, CPU ${cpuPerRequest.toFixed(1)} µs per request${inDb}`);
+    if (db && workBefore) {
+      const w = workPerRequest(workBefore, await databaseWork(db), f.ok);
+      console.log(
+        `${side}: the database's work per request: ${w.transactions.toFixed(2)} transactions, ${w.walRecords.toFixed(1)} WAL records (${Math.round(w.walBytes)} bytes), ` +
+          `${w.blocks.toFixed(1)} buffer reads, ${w.tuplesRead.toFixed(1)} rows read, ${w.tuplesWritten.toFixed(1)} rows written`,
+      );
+    }
   } finally {
     await proc.stop();
   }
@@ -86,6 +96,20 @@ async function profile(side: 'server' | 'floor', proc: { pid: number; stop(): Pr
   if (existsSync(map)) writeFileSync(map, latestPerfMap(readFileSync(map, 'utf8')));
   const { stdout } = await promisify(execFile)('perf', ['script', '-i', data], { maxBuffer: 1 << 30 });
   return { script: stdout, data, cpuPerRequest };
+}
+
+type DatabaseWork = Record<'transactions' | 'walRecords' | 'walBytes' | 'blocks' | 'tuplesRead' | 'tuplesWritten', number>;
+
+/**
+ * This database's cumulative work (pg_stat_database) and the cluster's WAL (pg_stat_wal: only this
+ * bench writes on a quiet machine), read after a second's pause (see profile).
+ */
+async function databaseWork(db: pg.Client): Promise<DatabaseWork> {
+  await new Promise((done) => setTimeout(done, 1200));
+  const { rows } = await db.query(`SELECT d.xact_commit + d.xact_rollback AS transactions, w.wal_records AS "walRecords", w.wal_bytes AS "walBytes",
+      d.blks_hit + d.blks_read AS blocks, d.tup_returned AS "tuplesRead", d.tup_inserted + d.tup_updated + d.tup_deleted AS "tuplesWritten"
+    FROM pg_stat_database d, pg_stat_wal w WHERE d.datname = current_database()`);
+  return Object.fromEntries(Object.entries(rows[0] as Record<string, unknown>).map(([k, v]) => [k, Number(v)])) as DatabaseWork;
 }
 
 const pgUrl = pgUrlFromEnv();
