@@ -358,6 +358,16 @@ export class S3BlobStore implements BlobStore {
     return isNotFound(inner) || inner?.name === 'PreconditionFailed' || inner?.$metadata?.httpStatusCode === 412;
   }
 
+  /**
+   * Whether a failed copy of `from` failed because a racing hand-over removed its source: S3 says
+   * so with a 404 or a 412, but a store whose objects are files (s3rver, seen in the contract
+   * suite) may answer 500 when the file goes mid-copy. Any other answer is asked again: the source
+   * gone is the same outcome either way, and a source still there means the failure was real.
+   */
+  async #copyLostSource(e: unknown, from: string): Promise<boolean> {
+    return this.#sourceGone(e) || (await this.#head(from, 'checking a copy source')) === null;
+  }
+
   #quarantinedKey(blob: QuarantinedBlob): string {
     const m = QUARANTINED.exec(blob.id);
     if (m === null || m[1] !== blob.contentHash) throw new RangeError('bad quarantined blob');
@@ -373,7 +383,7 @@ export class S3BlobStore implements BlobStore {
       // Not pinned to the ETag: whatever is at the address has this hash, so the same bytes.
       await this.#copy(address, this.#quarantinedKey(blob), found.size, undefined, 'moving a blob to quarantine');
     } catch (e) {
-      if (this.#sourceGone(e)) return null;
+      if (await this.#copyLostSource(e, address)) return null;
       throw e;
     }
     // From this delete on the address is empty: the point a writer's later check sees (handoff.ts).
@@ -388,7 +398,7 @@ export class S3BlobStore implements BlobStore {
     try {
       await this.#copy(key, this.#blobKey(blob.contentHash), found.size, undefined, 'putting a blob back from quarantine');
     } catch (e) {
-      if (this.#sourceGone(e)) return;
+      if (await this.#copyLostSource(e, key)) return;
       throw e;
     }
     await this.dropQuarantined(blob);
