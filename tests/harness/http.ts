@@ -89,6 +89,8 @@ export async function listen(app: Hono): Promise<{ baseUrl: string; close(): Pro
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
   server.unref();
+  // As main.ts does: every header line is kept, however many.
+  (server as unknown as { maxHeadersCount: number }).maxHeadersCount = 0;
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   listening.set(app, baseUrl);
   return {

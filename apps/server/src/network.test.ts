@@ -90,6 +90,30 @@ describe('the server over loopback (SQLite)', () => {
     }
   });
 
+  it('refuses Authorization given twice however many lines come between (Node keeps only the first 1,000 or so by default)', async () => {
+    const reg = await api('POST', '/v1/auth/register', { body: { address: 'many-lines@example.org', password: 'correct horse battery staple' } });
+    const good = `Bearer ${reg.body.access_token as string}`;
+    const status = (lines: string[]) =>
+      new Promise<number>((resolve, reject) => {
+        const url = new URL(BASE);
+        const socket = connect(Number(url.port), url.hostname, () => socket.write(`GET /v1/auth/profile HTTP/1.1\r\nHost: x\r\nX-Svc-Protocol: ${V['x-svc-protocol']}\r\nConnection: close\r\n${lines.map((l) => `${l}\r\n`).join('')}\r\n`));
+        let text = '';
+        socket.setEncoding('latin1');
+        socket.on('data', (d) => (text += d));
+        socket.on('end', () => resolve(Number(text.split(' ')[1])));
+        socket.on('error', reject);
+      });
+    // Short filler lines, well within the 16 KiB of headers Node admits: the first Authorization is
+    // the request's 1,000th line, the second comes 30 lines later. By default Node keeps the first
+    // (as the request's Authorization) and drops the second from every view of the request, where
+    // a proxy in front may have judged the second.
+    const filler = (n: number, p: string) => Array.from({ length: n }, (_, i) => `${p}${i}: 1`);
+    expect(await status([...filler(996, 'a'), `Authorization: ${good}`, ...filler(30, 'b'), 'Authorization: Bearer someone-else'])).toBe(400);
+    // One Authorization after as many lines still authenticates.
+    expect(await status([...filler(996, 'a'), `Authorization: ${good}`, ...filler(30, 'b')])).toBe(200);
+    expect(await status([...filler(1100, 'a'), `Authorization: ${good}`])).toBe(200);
+  });
+
   it('refuses an oversized chunked JSON body with 413 and a wrong media type with 415', async () => {
     expect(await chunked('/v1/auth/register', 200 * 1024)).toMatchObject({ status: 413, body: { code: 'error.request.too_large' } });
     expect((await api('POST', '/v1/auth/register', { raw: 'address=x', type: 'text/plain' })).body.code).toBe('error.request.unsupported_media_type');

@@ -31,8 +31,8 @@ export function requestHeader(c: Context, name: string): string | undefined {
 /**
  * Whether the request carries the field `name` (lower case: letters, digits, `-`) on more than one
  * line. Node keeps the first line of the fields it holds to be single (Authorization among them)
- * and drops the others, so only its raw lines show them. They are scanned only when the field is
- * there at all. Through app.request() (tests) the Fetch API has already joined the lines into one
+ * and drops the others, so only its raw lines show them (all of them: main.ts lifts Node's cap on
+ * how many lines it keeps). They are scanned only when the field is there at all. Through app.request() (tests) the Fetch API has already joined the lines into one
  * value: false there.
  */
 export function repeatsHeader(c: Context, name: string): boolean {
