@@ -129,7 +129,7 @@ function sqliteBackend(): Backend {
 const rowsIn = (result: unknown): Record<string, unknown>[] => (Array.isArray(result) ? result : (result as { rows: Record<string, unknown>[] }).rows);
 
 function pgBackend(): Backend {
-  const scanOf = (db: Awaited<ReturnType<typeof openUnmigratedTestDatabase>>['db']) => async (needles: (string | Uint8Array)[]) => {
+  const scanOf = (db: Awaited<ReturnType<typeof openUnmigratedTestDatabase>>['db'], kind: string) => async (needles: (string | Uint8Array)[]) => {
     const hits: string[] = [];
     const tables = rowsIn(await db.execute(sql`SELECT tablename AS t FROM pg_tables WHERE schemaname = 'public'`)) as { t: string }[];
     for (const { t } of tables) {
@@ -137,11 +137,23 @@ function pgBackend(): Backend {
         for (const [column, value] of Object.entries(row)) if (found(value, needles)) hits.push(`${t}.${column}`);
       }
     }
+    // On a PostgreSQL server, the pages themselves (pageinspect): no row version a move left
+    // behind, in the table or in its indexes, still holds an id.
+    if (kind === 'postgres') {
+      await db.execute(sql`CREATE EXTENSION IF NOT EXISTS pageinspect`);
+      const relations = rowsIn(await db.execute(sql`SELECT c.relname AS r, pg_relation_size(c.oid) / current_setting('block_size')::int AS pages FROM pg_class c WHERE c.relkind IN ('r', 'i') AND c.relnamespace = 'public'::regnamespace AND c.relpersistence = 'p'`)) as { r: string; pages: number }[];
+      for (const { r, pages } of relations) {
+        for (let page = 0; page < Number(pages); page++) {
+          const [raw] = rowsIn(await db.execute(sql`SELECT get_raw_page(${r}, ${page}) AS p`));
+          if (found(raw!['p'], needles)) hits.push(`${r} page ${page}`);
+        }
+      }
+    }
     return [...new Set(hits)];
   };
   // The database outlives the apps opened over it (a second start opens another): the backend closes it.
   const open = (t: Awaited<ReturnType<typeof openUnmigratedTestDatabase>>): Promise<Opened> =>
-    appOver({ ...createPgPorts(t.db), blobs: new MemoryBlobStore(), close: async () => undefined }, scanOf(t.db), async () => undefined);
+    appOver({ ...createPgPorts(t.db), blobs: new MemoryBlobStore(), close: async () => undefined }, scanOf(t.db, t.kind), async () => undefined);
   let n = 0;
   return {
     fresh: async () => {

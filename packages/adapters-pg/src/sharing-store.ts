@@ -15,7 +15,7 @@ import {
 import { OPEN_STATE_SQL } from '@strongroom/sql-common';
 import { isDeadlock, retrying, rowsOf, type PgDb } from './db.js';
 import { accounts } from './schema/accounts.js';
-import { quotaAccounts } from './schema/quota.js';
+import { quotaAccounts, uploadSessions } from './schema/quota.js';
 import { linkDrops, links, sponsoredAccounts, sponsoredOwners } from './schema/sharing.js';
 
 type LinkRow = typeof links.$inferSelect;
@@ -161,5 +161,14 @@ export class PgLinkStore implements LinkStore {
   }
   async listClearLinkIds(): Promise<string[]> {
     return (await this.db.select({ id: links.idHash }).from(links).where(isNull(links.sealedId))).map((r) => r.id);
+  }
+  /**
+   * A move deletes the clear row and updates its drops and sessions: their old versions, clear id
+   * included, stay in the tables' and indexes' pages until vacuumed, which autovacuum may put off
+   * for long on a small table. VACUUM prunes them now (a snapshot still open elsewhere may keep a
+   * version for autovacuum to take later). The write-ahead log keeps them until it is recycled.
+   */
+  async purgeMovedLinkIds(): Promise<void> {
+    await this.db.execute(sql`VACUUM ${links}, ${linkDrops}, ${uploadSessions}`);
   }
 }

@@ -293,6 +293,12 @@ export function describeLinkStoreContract(adapter: string, setup: Setup): void {
         expect(await q.rekeyLink(sealed.idHash, { idHash: linkKey(), sealedId: 'v1.again.sealed' })).toBe(false);
         expect(await q.rekeyLink(linkKey(), { idHash: linkKey(), sealedId: 'v1.again.sealed' })).toBe(false);
         expect(await s.findLink(sealed.idHash)).toEqual(sealed);
+        // Purging what the move left changes no live row.
+        await s.purgeMovedLinkIds();
+        expect(await s.findLink(to.idHash)).toEqual({ ...clear, ...to, acceptedBytes: 300 });
+        expect(await s.findDrop(d.id)).toMatchObject({ uploadId: d.id, linkIdHash: to.idHash });
+        expect((await q.findUpload(d.id))!.dropLinkIdHash).toBe(to.idHash);
+        expect(await s.listClearLinkIds()).not.toContain(clear.idHash);
         // The moved link works as any other: revoking it cancels the drop opened before the move.
         expect(await q.revokeLink(owner, to.idHash, POLICY, 3_000)).toEqual({ revoked: true, cancelled: [d.id] });
       }));

@@ -61,13 +61,15 @@ export async function findLinkById(links: Pick<LinkStore, 'findLink'>, linkId: s
  * two processes starting at once move each link once and a second run finds nothing; a crash
  * leaves every link either moved or still in clear, for the next start. Returns how many this call
  * moved. A clear id that is not a link id stops the start (naming no id): it would reach nothing.
+ * When any moved, the store then purges what the moves left of the clear ids (`purgeMovedLinkIds`).
  */
-export async function sealClearLinkIds(stores: { links: Pick<LinkStore, 'listClearLinkIds'>; sessions: Pick<UploadSessions, 'rekeyLink'> }, sealer: SecretSealer): Promise<number> {
+export async function sealClearLinkIds(stores: { links: Pick<LinkStore, 'listClearLinkIds' | 'purgeMovedLinkIds'>; sessions: Pick<UploadSessions, 'rekeyLink'> }, sealer: SecretSealer): Promise<number> {
   let moved = 0;
   for (const clearId of await stores.links.listClearLinkIds()) {
     const idHash = linkIdHash(clearId);
     if (idHash === null) throw new CoreError('error.internal', 'a link stored in clear has an id that is not 16 bytes of base64url');
     if (await stores.sessions.rekeyLink(clearId, { idHash, sealedId: await sealLinkId(sealer, clearId, idHash) })) moved++;
   }
+  if (moved > 0) await stores.links.purgeMovedLinkIds();
   return moved;
 }

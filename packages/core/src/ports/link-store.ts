@@ -62,4 +62,10 @@ export interface LinkStore {
   listDrops(linkIdHash: string): Promise<DropRecord[]>;
   /** The clear ids of the links an earlier build stored unhashed (`sealedId` null), for `UploadSessions.rekeyLink`. */
   listClearLinkIds(): Promise<string[]>;
+  /**
+   * After links moved from their clear ids (`UploadSessions.rekeyLink`): clears what the moves left
+   * of those ids in the store's files, where a deleted or updated row's old version outlives it
+   * (PostgreSQL's, until vacuumed). A copy of the files taken afterwards holds no clear id.
+   */
+  purgeMovedLinkIds(): Promise<void>;
 }

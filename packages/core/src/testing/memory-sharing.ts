@@ -92,4 +92,6 @@ export class MemoryLinkStore implements LinkStore {
   async listClearLinkIds(): Promise<string[]> {
     return [...this.links.values()].filter((l) => l.sealedId === null).map((l) => l.idHash);
   }
+  /** Nothing outlives a deleted entry in memory. */
+  async purgeMovedLinkIds(): Promise<void> {}
 }
