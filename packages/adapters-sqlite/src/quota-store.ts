@@ -277,8 +277,9 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
    * clear, copied under its hash (every column as stored, whatever later migrations add), its
    * references moved, and the clear row deleted. Copied, not updated in place: link_drops' foreign
    * key holds the key. SQLite leaves what it deletes in the file's free space and the old pages in
-   * its write-ahead log, so the move overwrites what it deletes (secure_delete) and then checkpoints
-   * the log: a copy of the file holds the clear id in no free page and no log frame.
+   * its write-ahead log, so the move overwrites what it deletes (secure_delete), and the start
+   * checkpoints the log once every link has moved (LinkStore.purgeMovedLinkIds): a copy of the
+   * file then holds the clear id in no free page and no log frame.
    */
   async rekeyLink(clearId: string, to: { idHash: string; sealedId: string }): Promise<boolean> {
     const moved = await this.#commits.run(() => {
@@ -296,8 +297,6 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       }
       return true;
     });
-    // Best effort: a reader elsewhere may hold the log; then the next checkpoint carries the zeroed pages over.
-    if (moved && !this.sqlite.inTransaction) this.sqlite.pragma('wal_checkpoint(TRUNCATE)');
     return moved;
   }
 

@@ -142,6 +142,13 @@ export class SqliteLinkStore implements LinkStore {
   async listClearLinkIds(): Promise<string[]> {
     return this.db.select({ id: links.idHash }).from(links).where(isNull(links.sealedId)).all().map((r) => r.id);
   }
-  /** Each move already overwrote what it deleted and checkpointed the log (rekeyLink). */
-  async purgeMovedLinkIds(): Promise<void> {}
+  /**
+   * Each move overwrote what it deleted (rekeyLink's secure_delete); the old pages are still in the
+   * write-ahead log until it is checkpointed, once for every move of the start: a checkpoint per
+   * link made a start with thousands of links take minutes. Best effort: a reader elsewhere may
+   * hold the log, and then a later checkpoint carries the zeroed pages over.
+   */
+  async purgeMovedLinkIds(): Promise<void> {
+    if (!this.sqlite.inTransaction) this.sqlite.pragma('wal_checkpoint(TRUNCATE)');
+  }
 }
