@@ -13,6 +13,16 @@ export interface SealedColumn {
   readonly context: string;
   /** Opens a value under `key`, bound to `context`; false when it does not open. */
   readonly opener: (key: Uint8Array) => (sealed: string, context: string) => Promise<boolean>;
+  /**
+   * The context is the hash of a bearer secret (a link id, a flow's state): a message never names
+   * it, as nothing the server says names a link id or its hash.
+   */
+  readonly contextWithheld?: true;
+}
+
+/** How a failure names the row whose value did not open. */
+export function rowNamed(col: SealedColumn, context: string): string {
+  return col.contextWithheld ? `one row (its ${col.context} withheld: it is the hash of a bearer secret)` : `${col.context} ${context}`;
 }
 
 // Sealing needs randomness, opening does not: the boxes here only open.
@@ -44,8 +54,8 @@ const linkIdBox = (key: Uint8Array) => {
 
 export const SEALED_COLUMNS: readonly SealedColumn[] = [
   { table: 'totp_enrollments', column: 'sealed_secret', context: 'account_id', opener: totpBox },
-  { table: 'oidc_flows', column: 'sealed_verifier', context: 'state_hash', opener: totpBox },
+  { table: 'oidc_flows', column: 'sealed_verifier', context: 'state_hash', opener: totpBox, contextWithheld: true },
   { table: 'signing_keys', column: 'private_key', context: 'kid', opener: keyBox('signing') },
   { table: 'attestation_keys', column: 'private_key', context: 'kid', opener: keyBox('attestation') },
-  { table: 'links', column: 'sealed_id', context: 'id_hash', opener: linkIdBox },
+  { table: 'links', column: 'sealed_id', context: 'id_hash', opener: linkIdBox, contextWithheld: true },
 ];

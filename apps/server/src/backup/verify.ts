@@ -5,7 +5,7 @@ import { checkManifest, fromBase64url, MANIFEST_FILE, parseManifest, refuseNewer
 import { buildSchemaVersion, SqliteBackupReader } from '@strongroom/adapters-sqlite';
 import { BACKUP_INFO_FILE, BackupFailure, blobPath, DATABASE_FILE, hashFile, naming, OBJECTS_FILE, SECRET_KEY_FILE } from './files.js';
 import type { BackupInfo } from './take.js';
-import { SEALED_COLUMNS } from './sealed.js';
+import { rowNamed, SEALED_COLUMNS } from './sealed.js';
 
 export interface VerifiedBackup {
   readonly info: BackupInfo;
@@ -100,7 +100,7 @@ export async function verifyBackup(dir: string, options: { envKey: Uint8Array | 
         for (const row of reader.sealedValues(col.table, col.column, col.context)) {
           sealedValues++;
           if (!(await open(row.sealed, row.context))) {
-            throw new BackupFailure({ file, cause: `${col.table}.${col.column} of ${col.context} ${row.context} does not open with ${keyFromBackup ? SECRET_KEY_FILE : 'SVC_SECRET_KEY'}` });
+            throw new BackupFailure({ file, cause: `${col.table}.${col.column} of ${rowNamed(col, row.context)} does not open with ${keyFromBackup ? SECRET_KEY_FILE : 'SVC_SECRET_KEY'}` });
           }
         }
       }

@@ -67,7 +67,10 @@ export async function sealClearLinkIds(stores: { links: Pick<LinkStore, 'listCle
   let moved = 0;
   for (const clearId of await stores.links.listClearLinkIds()) {
     const idHash = linkIdHash(clearId);
-    if (idHash === null) throw new CoreError('error.internal', 'a link stored in clear has an id that is not 16 bytes of base64url');
+    if (idHash === null) throw new CoreError(
+        'error.internal',
+        'a link stored in clear has an id that is not 16 bytes of base64url, so it reaches no one: it is among the links rows whose sealed_id is null, which this build moves at start',
+      );
     if (await stores.sessions.rekeyLink(clearId, { idHash, sealedId: await sealLinkId(sealer, clearId, idHash) })) moved++;
   }
   if (moved > 0) await stores.links.purgeMovedLinkIds();
