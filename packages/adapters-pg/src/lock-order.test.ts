@@ -67,13 +67,20 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     await scratch?.drop();
   });
 
+  /** An upload link of `owner`'s and one drop opened through it at t = 1,000, as a guest opens it. */
+  async function linkWithDrop(q: PgQuotaStore, owner: string) {
+    const link = uploadLink(owner);
+    await new PgLinkStore(pools[0]!.db).createLink(link);
+    const drop = upload(owner, { dropLinkIdHash: link.idHash });
+    const opened = await q.openDrop({ ...drop, dropLinkIdHash: link.idHash }, 'ab'.repeat(32), POLICY, 1_000);
+    return { link, drop, opened };
+  }
+
   it('a purge of an expired drop and the sweep collecting it lock the owner\'s quota row and the asset row in one order', async () => {
     const [q1, q2] = [new PgQuotaStore(pools[0]!.db), new PgQuotaStore(pools[1]!.db)];
     const owner = uid('0190a000');
-    const link = uploadLink(owner);
-    await new PgLinkStore(pools[0]!.db).createLink(link);
-    const d = upload(owner, { dropLinkIdHash: link.idHash });
-    expect((await q1.openDrop({ ...d, dropLinkIdHash: link.idHash }, 'ab'.repeat(32), POLICY, 1_000)).ok).toBe(true);
+    const { drop: d, opened: dropped } = await linkWithDrop(q1, owner);
+    expect(dropped.ok).toBe(true);
     const h = hash(0xd70b);
     const done = await q1.completeUpload({ uploadId: d.id, contentHash: h, size: 10, asset: { create: { id: d.id, ownerId: owner, dropExpiresAt: 5_000 } } }, POLICY, 1_001);
     expect(typeof done === 'string' ? done : done.outcome).toBe('completed');
@@ -205,10 +212,7 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     const sponsor = uid('0190b200');
     await q1.setLimits(sponsor, null);
     expect(await sp.setSponsor(owner, sponsor)).toEqual({ ok: true, value: undefined });
-    const link = uploadLink(owner);
-    await new PgLinkStore(pools[0]!.db).createLink(link);
-    const d = upload(owner, { dropLinkIdHash: link.idHash });
-    const opened = await q1.openDrop({ ...d, dropLinkIdHash: link.idHash }, 'ab'.repeat(32), POLICY, 1_000);
+    const { link, drop: d, opened } = await linkWithDrop(q1, owner);
     expect(opened.ok && opened.value.payerId).toBe(sponsor);
     // The operator ends the sponsorship: the owner pays for itself from now on, the drop's
     // reservation stays the sponsor's.
@@ -275,10 +279,7 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     const sponsor = uid('0190b600');
     await q1.setLimits(sponsor, null);
     expect(await sp.setSponsor(owner, sponsor)).toEqual({ ok: true, value: undefined });
-    const link = uploadLink(owner);
-    await new PgLinkStore(pools[0]!.db).createLink(link);
-    const d0 = upload(owner, { dropLinkIdHash: link.idHash });
-    const first = await q1.openDrop({ ...d0, dropLinkIdHash: link.idHash }, 'ab'.repeat(32), POLICY, 1_000);
+    const { link, drop: d0, opened: first } = await linkWithDrop(q1, owner);
     expect(first.ok && first.value.payerId).toBe(sponsor);
 
     /** Waits until `p` has settled or `n` backends wait on a lock, whichever comes first; answers whether `p` settled. */
