@@ -3,9 +3,10 @@ import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqli
 import { FakeClock, MemoryBlobStore, MemoryLogger, SeededRandom, breakable } from '@strongroom/core/testing';
 import { serve } from '@hono/node-server';
 import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import type { Hono } from 'hono';
 import type { BlobStore } from '@strongroom/core';
-import { createApp } from '@strongroom/server';
+import { createApp, keepEveryHeaderLine } from '@strongroom/server';
 import { readConfig, type Config } from '@strongroom/server/config';
 import { buildDeps, type AppDeps, type Platform, type Stores } from '@strongroom/server/deps';
 
@@ -89,8 +90,7 @@ export async function listen(app: Hono): Promise<{ baseUrl: string; close(): Pro
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
   server.unref();
-  // As main.ts does: every header line is kept, however many.
-  (server as unknown as { maxHeadersCount: number }).maxHeadersCount = 0;
+  keepEveryHeaderLine(server as Server);
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   listening.set(app, baseUrl);
   return {

@@ -30,6 +30,7 @@ import { discoveryRoutes } from './routes/discovery.js';
 import { failureForLog } from './logs/failure.js';
 
 export type { AppDeps } from './deps.js';
+export { keepEveryHeaderLine } from './http/request.js';
 
 /** Every route group. Each area adds one line. Exported for tests that walk the route table (the authorization matrix). */
 export function allRoutes(deps: AppDeps): AnyRoute[] {

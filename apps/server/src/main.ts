@@ -6,6 +6,7 @@ import { ConfigError, readConfig, type Config, type HttpTimeouts } from './confi
 import { buildDeps, nodePlatform, openStores } from './deps.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
 import { answerClientErrors } from './http/client-error.js';
+import { keepEveryHeaderLine } from './http/request.js';
 import { checkDataDir, checkPortFree, recordSettingReads, redactedUrl, unknownSettings } from './startup-checks.js';
 import { BackupScheduler, checkBackupDir } from './backup/schedule.js';
 import { DURABILITY_LOST_EXIT, followPrimary, superviseWorkers } from './workers.js';
@@ -83,10 +84,7 @@ async function main(): Promise<void> {
     },
   ) as Server;
   answerClientErrors(server, () => deps.protocol.headers.protocol);
-  // Every header line of a request, however many: by default Node keeps about the first thousand
-  // and drops the rest unseen, so a second Authorization placed after them escaped the rule that
-  // it comes only once (http/mount.ts). Node's 16 KiB bound on a request's headers still holds.
-  server.maxHeadersCount = 0;
+  keepEveryHeaderLine(server);
   // The port was free a moment ago; if another process took it since, say so in one line.
   server.once('error', (err: NodeJS.ErrnoException) => {
     process.stderr.write(`strongroom: configuration error: PORT=${config.port}: cannot listen on ${host}:${config.port}: ${err.code ?? err.message}\n`);

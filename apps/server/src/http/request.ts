@@ -31,9 +31,9 @@ export function requestHeader(c: Context, name: string): string | undefined {
 /**
  * Whether the request carries the field `name` (lower case: letters, digits, `-`) on more than one
  * line. Node keeps the first line of the fields it holds to be single (Authorization among them)
- * and drops the others, so only its raw lines show them (all of them: main.ts lifts Node's cap on
- * how many lines it keeps). They are scanned only when the field is there at all. Through app.request() (tests) the Fetch API has already joined the lines into one
- * value: false there.
+ * and drops the others, so only its raw lines show them (all of them: see keepEveryHeaderLine).
+ * They are scanned only when the field is there at all. Through app.request() (tests) the Fetch
+ * API has already joined the lines into one value: false there.
  */
 export function repeatsHeader(c: Context, name: string): boolean {
   const incoming = (c.env as NodeBindings | undefined)?.incoming;
@@ -180,4 +180,14 @@ export async function readBody(c: Context, spec: BodySpec | undefined): Promise<
 export function octetStream(c: Context): void {
   const type = requestHeader(c, 'content-type')?.split(';')[0]?.trim().toLowerCase();
   if (type !== 'application/octet-stream') throw new HttpProblem('error.request.unsupported_media_type', 'This operation takes an application/octet-stream body.');
+}
+
+/**
+ * Has Node keep every header line of a request, however many: by default it keeps about the first
+ * thousand and drops the rest unseen, so a second Authorization placed after them escaped the rule
+ * that it comes only once (repeatsHeader). Node's 16 KiB bound on a request's headers still holds.
+ * Every listener serving the app calls it: the server's (main.ts) and the tests'.
+ */
+export function keepEveryHeaderLine(server: { maxHeadersCount: number | null }): void {
+  server.maxHeadersCount = 0;
 }
