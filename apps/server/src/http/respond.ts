@@ -29,13 +29,14 @@ export interface ResponseHeaders {
 }
 
 export function responseHeaders(protocol: Record<string, string>): ResponseHeaders {
-  const cached = { ...protocol, 'cache-control': 'no-store' };
-  const noStore: { protocol: Record<string, string>; json: Record<string, string>; noStore?: ResponseHeaders } = {
-    protocol: cached,
-    json: { 'content-type': 'application/json', ...cached },
-  };
-  noStore.noStore = noStore as ResponseHeaders;
-  return { protocol: { ...protocol }, json: { 'content-type': 'application/json', ...protocol }, noStore: noStore as ResponseHeaders };
+  return headerSet(protocol, headerSet({ ...protocol, 'cache-control': 'no-store' }, null));
+}
+
+/** One set of response headers; `noStore` null when the set already says no-store (it is then its own). */
+function headerSet(protocol: Record<string, string>, noStore: ResponseHeaders | null): ResponseHeaders {
+  const set = { protocol: { ...protocol }, json: { 'content-type': 'application/json', ...protocol }, noStore: noStore as ResponseHeaders };
+  if (noStore === null) set.noStore = set;
+  return set;
 }
 
 const NONE: ResponseHeaders = responseHeaders({});
