@@ -8,6 +8,7 @@ import { rowsOf, type PgDb } from './db.js';
 import { CONNECTION_SETTINGS } from './open.js';
 import { PgDeviceStore } from './devices-store.js';
 import { PgStore } from './store.js';
+import { LOCK_AND_READ } from './quota-store.js';
 import { openTestDatabase, type TestDatabase } from './testing.js';
 
 /**
@@ -31,7 +32,8 @@ beforeAll(async () => {
   await t.db.execute(sql`INSERT INTO device_directories (account_id, identity_key, seq, body, accepted_at) SELECT id, '\\x00', 1, '\\x00', 0 FROM (${ids}) AS k`);
   await t.db.execute(sql`INSERT INTO directory_devices (account_id, device_id, position, ed25519, mldsa65, added_at)
     SELECT id, 'phone', 0, '\\x00', '\\x00', 0 FROM (${ids}) AS k`);
-  await t.db.execute(sql`ANALYZE`);
+  // Only the tables filled here: the quota tables stay as a new deployment has them, never analyzed.
+  await t.db.execute(sql`ANALYZE accounts, sessions, device_directories, directory_devices`);
 }, 60_000);
 afterAll(async () => {
   await t?.close();
@@ -53,7 +55,7 @@ async function planOf(query: string, params: unknown[]): Promise<string> {
     for (const setting of CONNECTION_SETTINGS) await tx.execute(sql.raw(setting.replace(/^SET /, 'SET LOCAL ')));
     await tx.execute(sql.raw(`PREPARE hot_read AS ${query}`));
     try {
-      const literal = (v: unknown) => `ARRAY[${(v as string[]).map((s) => `'${s.replace(/'/g, "''")}'`).join(', ')}]`;
+      const literal = (v: unknown) => (typeof v === 'number' ? String(v) : `ARRAY[${(v as string[]).map((s) => `'${s.replace(/'/g, "''")}'`).join(', ')}]::text[]`);
       const plan = await rowsOf<{ 'QUERY PLAN': string }>(tx, sql.raw(`EXPLAIN EXECUTE hot_read(${params.map(literal).join(', ')})`));
       return plan.map((r) => r['QUERY PLAN']).join('\n');
     } finally {
@@ -79,5 +81,20 @@ describe('the hot reads use their indexes on 1,000 accounts', () => {
     const plan = await planOf(read!.query, read!.params);
     expect(plan).not.toMatch(/Seq Scan on directory_devices\b/);
     expect(plan).toMatch(/directory_devices_account_id_device_id_pk/);
+  });
+});
+
+describe('the opening lock, planned before the first upload', () => {
+  // A connection plans the statement once, on its first opening: on a new deployment, or a new
+  // scratch database, upload_sessions is empty then, and the plan stays while the table grows.
+  it("expires lapsed sessions through the open-session index by payer, not by walking every open session", async () => {
+    const { text, values } = LOCK_AND_READ.with({ ids: [account(1), account(2), account(3)], latest: 1 });
+    const plan = await planOf(text, values);
+    expect(plan).not.toMatch(/Seq Scan on upload_sessions\b/);
+    // The payer bounds the index scan: its entries only, not every open session of the library.
+    const lines = plan.split('\n');
+    const scan = lines.findIndex((line) => /Scan (using|on) upload_sessions_open_payer_idx/.test(line));
+    expect(scan).toBeGreaterThanOrEqual(0);
+    expect(lines[scan + 1]).toMatch(/Index Cond: \(\(?payer_id = /);
   });
 });

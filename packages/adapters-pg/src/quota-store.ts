@@ -146,6 +146,14 @@ interface OpenReadRow extends AccountSqlRow {
  * QuotaRowsMissing). Creating rows here (INSERT ... ON CONFLICT DO UPDATE, as this statement once
  * did) writes a new version of every row it locks, which the group's write then replaces again:
  * in a pgbench of the two shapes on this machine, that halved the transactions per second.
+ *
+ * The lapsed sessions are found by `payer_id = ANY (ARRAY(...))`, not `payer_id IN (SELECT ...)`.
+ * Each connection plans this statement once (GENERIC_PLANS in open.ts), on its first opening, when
+ * on a new deployment the table is empty and has no statistics. Planned then, the IN form joined
+ * the locked rows to a scan of the whole open-session index bounded by expiry alone, a scan as
+ * long as the library's pile of open sessions, kept for the connection's life (2 ms a group at
+ * 40,000 open sessions: plans.test.ts, docs/capacity.md run 60). An array of payers is an index
+ * condition on the index's first column whatever the statistics say.
  */
 function lockAndRead(withSponsors: boolean) {
   const ids = sql.placeholder('ids');
@@ -157,14 +165,14 @@ function lockAndRead(withSponsors: boolean) {
       SELECT * FROM ${quotaAccounts} WHERE account_id IN (${wanted}) ORDER BY account_id FOR UPDATE
     ), expired AS (
       UPDATE ${uploadSessions} SET state = 'Expired'
-      WHERE ${uploadSessions.payerId} IN (SELECT account_id FROM locked) AND ${uploadSessions.state} IN ${OPEN} AND ${uploadSessions.expiresAt} <= ${sql.placeholder('latest')}
+      WHERE ${uploadSessions.payerId} = ANY (ARRAY(SELECT account_id FROM locked)) AND ${uploadSessions.state} IN ${OPEN} AND ${uploadSessions.expiresAt} <= ${sql.placeholder('latest')}
       RETURNING payer_id, declared_size
     )
     SELECT 'account' AS row_kind, account_id, charged, reserved, open_uploads, custom_limits, soft_limit, hard_limit, hard_since, suspended_at, sponsor_id, trash_activity_at FROM locked
     UNION ALL
     SELECT 'expired', payer_id, NULL, sum(declared_size), count(*)::int, NULL, NULL, NULL, NULL, NULL, NULL, NULL FROM expired GROUP BY payer_id`);
 }
-const LOCK_AND_READ = lockAndRead(true);
+export const LOCK_AND_READ = lockAndRead(true);
 const LOCK_LATE_SPONSORS = lockAndRead(false);
 
 /**
