@@ -69,6 +69,7 @@ async function profile(side: 'server' | 'floor', proc: { pid: number; stop(): Pr
     // PostgreSQL's statistics reach its views within a second of a backend going idle: wait that
     // long on both sides of the window, so neither the warm-up's work nor the run's is misplaced.
     const workBefore = db ? await databaseWork(db) : null;
+    if (db && (await statementsTracked(db))) await db.query('SELECT pg_stat_statements_reset()');
     const recorder = spawn('perf', ['record', '-F', '1999', '-g', '-p', String(proc.pid), '-o', data, '--', 'sleep', String(seconds)], { stdio: ['ignore', 'ignore', 'inherit'] });
     const recorded = new Promise<number | null>((done) => recorder.on('exit', done));
     const before = cpuMicros(proc.pid);
@@ -87,6 +88,7 @@ async function profile(side: 'server' | 'floor', proc: { pid: number; stop(): Pr
         `${side}: the database's work per request: ${w.transactions.toFixed(2)} transactions, ${w.walRecords.toFixed(1)} WAL records (${Math.round(w.walBytes)} bytes), ` +
           `${w.blocks.toFixed(1)} buffer reads, ${w.tuplesRead.toFixed(1)} rows read, ${w.tuplesWritten.toFixed(1)} rows written`,
       );
+      if (await statementsTracked(db)) console.log((await statementWork(db, f.ok)).map((line) => `${side}:   ${line}`).join('\n'));
     }
   } finally {
     await proc.stop();
@@ -110,6 +112,40 @@ async function databaseWork(db: pg.Client): Promise<DatabaseWork> {
       d.blks_hit + d.blks_read AS blocks, d.tup_returned AS "tuplesRead", d.tup_inserted + d.tup_updated + d.tup_deleted AS "tuplesWritten"
     FROM pg_stat_database d, pg_stat_wal w WHERE d.datname = current_database()`);
   return Object.fromEntries(Object.entries(rows[0] as Record<string, unknown>).map(([k, v]) => [k, Number(v)])) as DatabaseWork;
+}
+
+/**
+ * Whether the cluster keeps pg_stat_statements (it must be in shared_preload_libraries, which needs
+ * a restart: a scratch cluster for the bench, not the one the tests use). When it does, each side's
+ * database work is also charged to the statements that did it.
+ */
+async function statementsTracked(db: pg.Client): Promise<boolean> {
+  const { rows } = await db.query(`SELECT current_setting('shared_preload_libraries') AS libs`);
+  if (!String((rows[0] as { libs: string }).libs).includes('pg_stat_statements')) return false;
+  await db.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  return true;
+}
+
+/**
+ * This database's statements since the window's reset, the costliest first, per answered request:
+ * how often each ran, its time in the executor (wall time: a lock wait counts, and a COMMIT's is
+ * its WAL flush), the buffers it touched and the WAL it wrote. The bench's own reads are left out.
+ */
+async function statementWork(db: pg.Client, requests: number): Promise<string[]> {
+  await new Promise((done) => setTimeout(done, 1200));
+  const { rows } = await db.query(`SELECT regexp_replace(s.query, '\\s+', ' ', 'g') AS query, s.calls, s.total_exec_time AS ms,
+      s.shared_blks_hit + s.shared_blks_read AS blocks, s.wal_records, s.wal_bytes
+    FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
+    WHERE d.datname = current_database() AND s.query NOT LIKE '%pg_stat%' ORDER BY s.total_exec_time DESC LIMIT 14`);
+  const per = (v: unknown) => Number(v) / Math.max(requests, 1);
+  return [
+    'per request: calls, executor µs (µs per call), buffers, WAL records (bytes) — statement',
+    ...rows.map((r: Record<string, unknown>) => {
+      const calls = per(r.calls);
+      const us = per(r.ms) * 1000;
+      return `${calls.toFixed(3)}, ${us.toFixed(1)} (${(us / calls).toFixed(0)}), ${per(r.blocks).toFixed(1)}, ${per(r.wal_records).toFixed(2)} (${per(r.wal_bytes).toFixed(0)}) — ${String(r.query).slice(0, 110)}`;
+    }),
+  ];
 }
 
 const pgUrl = pgUrlFromEnv();
