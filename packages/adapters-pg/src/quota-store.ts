@@ -152,7 +152,7 @@ interface OpenReadRow extends AccountSqlRow {
  * on a new deployment the table is empty and has no statistics. Planned then, the IN form joined
  * the locked rows to a scan of the whole open-session index bounded by expiry alone, a scan as
  * long as the library's pile of open sessions, kept for the connection's life (2 ms a group at
- * 40,000 open sessions: plans.test.ts, docs/capacity.md run 60). An array of payers is an index
+ * 40,000 open sessions: plans.test.ts, docs/capacity.md run 61). An array of payers is an index
  * condition on the index's first column whatever the statistics say.
  */
 function lockAndRead(withSponsors: boolean) {
