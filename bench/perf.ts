@@ -69,7 +69,7 @@ async function profile(side: 'server' | 'floor', proc: { pid: number; stop(): Pr
     // PostgreSQL's statistics reach its views within a second of a backend going idle: wait that
     // long on both sides of the window, so neither the warm-up's work nor the run's is misplaced.
     const workBefore = db ? await databaseWork(db) : null;
-    if (db && (await statementsTracked(db))) await db.query('SELECT pg_stat_statements_reset()');
+    if (db && tracked) await db.query('SELECT pg_stat_statements_reset()');
     const recorder = spawn('perf', ['record', '-F', '1999', '-g', '-p', String(proc.pid), '-o', data, '--', 'sleep', String(seconds)], { stdio: ['ignore', 'ignore', 'inherit'] });
     const recorded = new Promise<number | null>((done) => recorder.on('exit', done));
     const before = cpuMicros(proc.pid);
@@ -88,7 +88,7 @@ async function profile(side: 'server' | 'floor', proc: { pid: number; stop(): Pr
         `${side}: the database's work per request: ${w.transactions.toFixed(2)} transactions, ${w.walRecords.toFixed(1)} WAL records (${Math.round(w.walBytes)} bytes), ` +
           `${w.blocks.toFixed(1)} buffer reads, ${w.tuplesRead.toFixed(1)} rows read, ${w.tuplesWritten.toFixed(1)} rows written`,
       );
-      if (await statementsTracked(db)) console.log((await statementWork(db, f.ok)).map((line) => `${side}:   ${line}`).join('\n'));
+      if (tracked) console.log((await statementWork(db, f.ok)).map((line) => `${side}:   ${line}`).join('\n'));
     }
   } finally {
     await proc.stop();
@@ -153,6 +153,8 @@ const pgUrl = pgUrlFromEnv();
 const scratch = pgUrl ? await createScratchDatabase(pgUrl) : null;
 const db = scratch ? new pg.Client({ connectionString: scratch.url }) : null;
 await db?.connect();
+/** Asked once: whether this cluster keeps pg_stat_statements (see statementsTracked). */
+const tracked = db ? await statementsTracked(db) : false;
 console.log(`${scenario.name}, ${seconds} s${scratch ? ' (PostgreSQL)' : ' (SQLite)'}`);
 try {
   const server = await startServer(4710, { ...(scratch ? { SVC_DATABASE_URL: scratch.url } : {}) });
