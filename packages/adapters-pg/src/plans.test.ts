@@ -32,7 +32,9 @@ beforeAll(async () => {
   await t.db.execute(sql`INSERT INTO device_directories (account_id, identity_key, seq, body, accepted_at) SELECT id, '\\x00', 1, '\\x00', 0 FROM (${ids}) AS k`);
   await t.db.execute(sql`INSERT INTO directory_devices (account_id, device_id, position, ed25519, mldsa65, added_at)
     SELECT id, 'phone', 0, '\\x00', '\\x00', 0 FROM (${ids}) AS k`);
-  // Only the tables filled here: the quota tables stay as a new deployment has them, never analyzed.
+  // Every account's ledger row is written with it (createLedgerRow).
+  await t.db.execute(sql`INSERT INTO quota_accounts (account_id) SELECT id FROM (${ids}) AS k`);
+  // Only these tables: the quota tables stay as a new deployment has them, never analyzed.
   await t.db.execute(sql`ANALYZE accounts, sessions, device_directories, directory_devices`);
 }, 60_000);
 afterAll(async () => {
@@ -96,5 +98,12 @@ describe('the opening lock, planned before the first upload', () => {
     const scan = lines.findIndex((line) => /Scan (using|on) upload_sessions_open_payer_idx/.test(line));
     expect(scan).toBeGreaterThanOrEqual(0);
     expect(lines[scan + 1]).toMatch(/Index Cond: \(\(?payer_id = /);
+  });
+
+  it("locks the uploaders' and their sponsors' ledger rows by key, not by reading every account's", async () => {
+    const { text, values } = LOCK_AND_READ.with({ ids: [account(1), account(2), account(3)], latest: 1 });
+    const plan = await planOf(text, values);
+    expect(plan).not.toMatch(/Seq Scan on quota_accounts\b/);
+    expect(plan).toMatch(/quota_accounts_pkey/);
   });
 });

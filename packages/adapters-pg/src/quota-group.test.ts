@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { NewUpload, QuotaPolicy } from '@strongroom/core';
+import type { AccountRecord, NewUpload, QuotaPolicy } from '@strongroom/core';
 import { openPgDatabase, type OpenPgDatabase } from './open.js';
 import { PgQuotaStore } from './quota-store.js';
 import { PgSponsorshipStore } from './sharing-store.js';
+import { PgStore } from './store.js';
+import { PgOidcStore } from './oidc-store.js';
 import { createScratchDatabase, openTestDatabase, pgUrlFromEnv, type ScratchDatabase, type TestDatabase } from './testing.js';
 
 /** Upload-session openings that arrive together are decided and written as one group (openUpload). */
@@ -23,6 +25,16 @@ const opening = (uploaderId: string, declaredSize: number, at = 10_000, contentH
   expiresAt: at + 5_000,
 });
 const outcome = (r: Awaited<ReturnType<PgQuotaStore['openUpload']>>) => (r.ok ? r.value.state : r.code);
+const newAccount = (n: number): AccountRecord => ({
+  id: `0190f000-0000-7000-8000-a${String(n).padStart(11, '0')}`,
+  address: `first${n}@example.org`,
+  addressKey: `first${n}@example.org`,
+  passwordHash: 'hash',
+  displayName: null,
+  createdAt: 1_000,
+  lockedAt: null,
+  credentialsChangedAt: null,
+});
 
 describe('PgQuotaStore: openings in one group', () => {
   let t: TestDatabase;
@@ -37,6 +49,20 @@ describe('PgQuotaStore: openings in one group', () => {
   });
 
   // Arrival order, lapsed sessions and sponsors within one group: the quota port contract (every adapter).
+
+  it("an account's ledger row is written with it, so its first openings are not rolled back to create one", async () => {
+    const registered = newAccount(1);
+    const signedInWithOidc = newAccount(2);
+    expect(await new PgStore(t.db).createAccount(registered)).toBe('created');
+    expect(await new PgOidcStore(t.db).createLinkedAccount(signedInWithOidc, { issuer: 'https://op.example', subject: 's2', accountId: signedInWithOidc.id, createdAt: 1_000 })).toBe('created');
+    const first = await Promise.all([store.openUpload(opening(registered.id, 10), policy, 10_000), store.openUpload(opening(signedInWithOidc.id, 10), policy, 10_000)]);
+    expect(first.map(outcome)).toEqual(['Pending', 'Pending']);
+    expect(store.groupsMissingRows).toBe(0);
+    // An account from before rows were written with accounts still gets its row on its first opening.
+    expect(outcome(await store.openUpload(opening('from-before', 10), policy, 10_000))).toBe('Pending');
+    expect(store.groupsMissingRows).toBe(1);
+    expect((await store.readLedger('from-before', 10_000)).reserved).toBe(10);
+  });
 
   it('never merge at creation: an announced hash that is stored already reserves like any other (a merge needs the bytes, at finalize)', async () => {
     const hash = 'a'.repeat(64);

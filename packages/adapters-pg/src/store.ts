@@ -14,6 +14,7 @@ import type {
 import { cohortSighting } from '@strongroom/core';
 import { BATCH_HOLD_MS, distinct, loadOf, StatementBatch } from '@strongroom/sql-common';
 import { namedRowsOf, rowsOf, type PgDb } from './db.js';
+import { createLedgerRow } from './quota-store.js';
 import { accounts, deviceCohorts, handles, sessions, signingKeys } from './schema/index.js';
 
 const toAccount = (r: typeof accounts.$inferSelect): AccountRecord => ({ ...r });
@@ -106,8 +107,12 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
   // Accounts
 
   async createAccount(account: AccountRecord): Promise<'created' | 'address_taken'> {
-    const r = await this.db.insert(accounts).values(account).onConflictDoNothing({ target: accounts.addressKey }).returning({ id: accounts.id });
-    return r.length === 1 ? 'created' : 'address_taken';
+    return this.db.transaction(async (tx) => {
+      const r = await tx.insert(accounts).values(account).onConflictDoNothing({ target: accounts.addressKey }).returning({ id: accounts.id });
+      if (r.length !== 1) return 'address_taken';
+      await createLedgerRow(tx, account.id);
+      return 'created';
+    });
   }
   async findAccountByAddress(addressKey: string): Promise<AccountRecord | null> {
     const [r] = await this.db.select().from(accounts).where(eq(accounts.addressKey, addressKey));
