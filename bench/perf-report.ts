@@ -74,7 +74,7 @@ function jsName(frame: string): string {
   return name.startsWith(' ') ? `(anonymous)${name}` : name;
 }
 
-function packageOf(frame: string | undefined): string {
+export function packageOf(frame: string | undefined): string {
   if (frame === undefined) return 'no JavaScript on the stack (GC, compiler, libuv, kernel)';
   for (const [pattern, name] of PACKAGES) {
     const m = frame.match(pattern);
