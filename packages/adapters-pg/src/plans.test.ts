@@ -8,7 +8,7 @@ import { rowsOf, type PgDb } from './db.js';
 import { CONNECTION_SETTINGS } from './open.js';
 import { PgDeviceStore } from './devices-store.js';
 import { PgStore } from './store.js';
-import { LOCK_AND_READ } from './quota-store.js';
+import { LOCK_AND_READ, WRITE_OPENINGS } from './quota-store.js';
 import { openTestDatabase, type TestDatabase } from './testing.js';
 
 /**
@@ -57,7 +57,10 @@ async function planOf(query: string, params: unknown[]): Promise<string> {
     for (const setting of CONNECTION_SETTINGS) await tx.execute(sql.raw(setting.replace(/^SET /, 'SET LOCAL ')));
     await tx.execute(sql.raw(`PREPARE hot_read AS ${query}`));
     try {
-      const literal = (v: unknown) => (typeof v === 'number' ? String(v) : `ARRAY[${(v as string[]).map((s) => `'${s.replace(/'/g, "''")}'`).join(', ')}]::text[]`);
+      // Untyped literals: each takes the type the statement gives its parameter.
+      const quoted = (s: string) => `'${s.replace(/'/g, "''")}'`;
+      const element = (e: unknown) => (e === null ? 'NULL' : `"${String(e).replace(/["\\]/g, '\\$&')}"`);
+      const literal = (v: unknown) => (typeof v === 'number' ? String(v) : typeof v === 'string' ? quoted(v) : quoted(`{${(v as unknown[]).map(element).join(',')}}`));
       const plan = await rowsOf<{ 'QUERY PLAN': string }>(tx, sql.raw(`EXPLAIN EXECUTE hot_read(${params.map(literal).join(', ')})`));
       return plan.map((r) => r['QUERY PLAN']).join('\n');
     } finally {
@@ -98,6 +101,13 @@ describe('the opening lock, planned before the first upload', () => {
     const scan = lines.findIndex((line) => /Scan (using|on) upload_sessions_open_payer_idx/.test(line));
     expect(scan).toBeGreaterThanOrEqual(0);
     expect(lines[scan + 1]).toMatch(/Index Cond: \(\(?payer_id = /);
+  });
+
+  it("the group's write moves its payers' ledger rows by key, not by reading every account's", async () => {
+    const { text, values } = WRITE_OPENINGS.with({ sessions: '[]', moved: [account(1), account(2)], delta: [10, 20], openDelta: [1, 1], hardSince: [null, null] });
+    const plan = await planOf(text, values);
+    expect(plan).not.toMatch(/Seq Scan on quota_accounts\b/);
+    expect(plan).toMatch(/quota_accounts_pkey/);
   });
 
   it("locks the uploaders' and their sponsors' ledger rows by key, not by reading every account's", async () => {

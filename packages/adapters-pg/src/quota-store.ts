@@ -228,7 +228,7 @@ interface OpeningsWrite {
  * arrays cost sixteen maps over the group and node-postgres's escaping of every element into an
  * array literal.
  */
-const WRITE_OPENINGS = new RenderedStatement<{ sessions: string; moved: readonly string[]; delta: readonly number[]; openDelta: readonly number[]; hardSince: readonly (number | null)[] }>(sql`WITH inserted AS (
+export const WRITE_OPENINGS = new RenderedStatement<{ sessions: string; moved: readonly string[]; delta: readonly number[]; openDelta: readonly number[]; hardSince: readonly (number | null)[] }>(sql`WITH inserted AS (
       INSERT INTO ${uploadSessions} (${sql.join(
         SESSION_COLUMNS.map((key) => sql.identifier(uploadSessions[key].name)),
         sql`, `,
