@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { AccountRecord, NewUpload, QuotaPolicy } from '@strongroom/core';
+import type { NewUpload, QuotaPolicy } from '@strongroom/core';
+import { testAccount } from '@strongroom/port-contracts';
 import { openPgDatabase, type OpenPgDatabase } from './open.js';
 import { PgQuotaStore } from './quota-store.js';
 import { PgSponsorshipStore } from './sharing-store.js';
@@ -25,17 +26,6 @@ const opening = (uploaderId: string, declaredSize: number, at = 10_000, contentH
   expiresAt: at + 5_000,
 });
 const outcome = (r: Awaited<ReturnType<PgQuotaStore['openUpload']>>) => (r.ok ? r.value.state : r.code);
-const newAccount = (n: number): AccountRecord => ({
-  id: `0190f000-0000-7000-8000-a${String(n).padStart(11, '0')}`,
-  address: `first${n}@example.org`,
-  addressKey: `first${n}@example.org`,
-  passwordHash: 'hash',
-  displayName: null,
-  createdAt: 1_000,
-  lockedAt: null,
-  credentialsChangedAt: null,
-});
-
 describe('PgQuotaStore: openings in one group', () => {
   let t: TestDatabase;
   let store: PgQuotaStore;
@@ -51,8 +41,8 @@ describe('PgQuotaStore: openings in one group', () => {
   // Arrival order, lapsed sessions and sponsors within one group: the quota port contract (every adapter).
 
   it("an account's ledger row is written with it, so its first openings are not rolled back to create one", async () => {
-    const registered = newAccount(1);
-    const signedInWithOidc = newAccount(2);
+    const registered = testAccount('first');
+    const signedInWithOidc = testAccount('first');
     expect(await new PgStore(t.db).createAccount(registered)).toBe('created');
     expect(await new PgOidcStore(t.db).createLinkedAccount(signedInWithOidc, { issuer: 'https://op.example', subject: 's2', accountId: signedInWithOidc.id, createdAt: 1_000 })).toBe('created');
     const first = await Promise.all([store.openUpload(opening(registered.id, 10), policy, 10_000), store.openUpload(opening(signedInWithOidc.id, 10), policy, 10_000)]);

@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import type { AccountRecord, SessionRecord } from '@strongroom/core';
 import { describeContract } from './registry.js';
+import { testAccount } from './fixtures.js';
 
 import type { Ports } from '@strongroom/core';
 
@@ -23,20 +24,8 @@ async function insertSession(s: Pick<Ports['accounts'], 'findAccountById' | 'ope
 }
 
 let n = 0;
-function account(over: Partial<AccountRecord> = {}): AccountRecord {
-  n++;
-  return {
-    id: `0190a000-0000-7000-8000-${String(n).padStart(12, '0')}`,
-    address: `User${n}@Example.org`,
-    addressKey: `user${n}@example.org`,
-    passwordHash: 'hash',
-    displayName: null,
-    createdAt: 1_000,
-    lockedAt: null,
-    credentialsChangedAt: null,
-    ...over,
-  };
-}
+// Registered as typed, mixed case and all: the key is its lower-case form.
+const account = (over: Partial<AccountRecord> = {}): AccountRecord => testAccount('User', over);
 function session(accountId: string, over: Partial<SessionRecord> = {}): SessionRecord {
   n++;
   return {

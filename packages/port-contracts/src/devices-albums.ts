@@ -1,24 +1,16 @@
 import { expect, it } from 'vitest';
-import type { AccountRecord, AlbumRecord, DeviceEntry, DirectoryRecord, UpgradeIntentRecord } from '@strongroom/core';
+import type { AlbumRecord, DeviceEntry, DirectoryRecord, UpgradeIntentRecord } from '@strongroom/core';
 import type { Ports, RevokeAllAdmission } from '@strongroom/core';
 import { admitRevokeAllChallenge, MAX_LIVE_REVOKE_ALL_CHALLENGES } from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
 import { describeContract } from './registry.js';
+import { testAccount } from './fixtures.js';
 
 let n = 0;
 const id = (prefix: string): string => `${prefix}-0000-7000-8000-${String(++n).padStart(12, '0')}`;
 
 async function withAccount(ports: Ports): Promise<string> {
-  const account: AccountRecord = {
-    id: id('0190c000'),
-    address: `dev${n}@example.org`,
-    addressKey: `dev${n}@example.org`,
-    passwordHash: 'hash',
-    displayName: null,
-    createdAt: 1_000,
-    lockedAt: null,
-    credentialsChangedAt: null,
-  };
+  const account = testAccount('dev');
   await ports.accounts.createAccount(account);
   return account.id;
 }

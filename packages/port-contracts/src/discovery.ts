@@ -2,21 +2,9 @@ import { expect, it } from 'vitest';
 import { UNITS_PER_TOKEN, type AccountRecord, type Ports } from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
 import { describeContract } from './registry.js';
+import { testAccount } from './fixtures.js';
 
-let n = 0;
-function account(): AccountRecord {
-  n++;
-  return {
-    id: `0190d000-0000-7000-8000-${String(n).padStart(12, '0')}`,
-    address: `disc${n}@example.org`,
-    addressKey: `disc${n}@example.org`,
-    passwordHash: 'hash',
-    displayName: null,
-    createdAt: 1_000,
-    lockedAt: null,
-    credentialsChangedAt: null,
-  };
-}
+const account = (): AccountRecord => testAccount('disc');
 
 async function using(setup: Setup, count: number, body: (store: Ports['discovery'], ids: string[]) => Promise<void>): Promise<void> {
   const { ports, cleanup } = await setup();

@@ -3,6 +3,7 @@
  * own test file; a new adapter is proven by passing these and nothing else.
  */
 export { describePortContracts } from './all.js';
+export { testAccount } from './fixtures.js';
 export type { Setup } from './accounts-sessions.js';
 export { SUITES, describeContract, missingSuites } from './registry.js';
 export type { SuiteName } from './registry.js';

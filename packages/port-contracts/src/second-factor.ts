@@ -2,21 +2,10 @@ import { expect, it } from 'vitest';
 import { claimCodeCheck, THROTTLE_FREE_WRONG_CODES, THROTTLE_WINDOW_MS, type AccountRecord, type Ports, type SessionRecord, type TotpThrottleState } from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
 import { describeContract } from './registry.js';
+import { testAccount } from './fixtures.js';
 
 let n = 0;
-function account(): AccountRecord {
-  n++;
-  return {
-    id: `0190d000-0000-7000-8000-${String(n).padStart(12, '0')}`,
-    address: `second${n}@example.org`,
-    addressKey: `second${n}@example.org`,
-    passwordHash: 'hash',
-    displayName: null,
-    createdAt: 1_000,
-    lockedAt: null,
-    credentialsChangedAt: null,
-  };
-}
+const account = (): AccountRecord => testAccount('second');
 function session(accountId: string): SessionRecord {
   n++;
   return {

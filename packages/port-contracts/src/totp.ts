@@ -2,21 +2,9 @@ import { expect, it } from 'vitest';
 import type { AccountRecord, TotpStore } from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
 import { describeContract } from './registry.js';
+import { testAccount } from './fixtures.js';
 
-let n = 0;
-function account(): AccountRecord {
-  n++;
-  return {
-    id: `0190c000-0000-7000-8000-${String(n).padStart(12, '0')}`,
-    address: `totp${n}@example.org`,
-    addressKey: `totp${n}@example.org`,
-    passwordHash: 'hash',
-    displayName: null,
-    createdAt: 1_000,
-    lockedAt: null,
-    credentialsChangedAt: null,
-  };
-}
+const account = (): AccountRecord => testAccount('totp');
 /** A time inside TOTP step `step` (the stores judge a step against the time they are given). */
 const nearStep = (step: number): number => step * 30_000 + 1_000;
 const hash = (i: number): string => i.toString(16).padStart(64, '0');
