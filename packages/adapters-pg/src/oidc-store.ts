@@ -1,7 +1,7 @@
 import { and, eq, lt } from 'drizzle-orm';
 import type { AccountRecord, IdentityLink, IdentityLinkStore, LoginCodeRecord, OidcFlowRecord, OidcFlowStore } from '@strongroom/core';
 import type { PgDb } from './db.js';
-import { createLedgerRow } from './quota-store.js';
+import { createLedgerRows } from './quota-store.js';
 import { accounts, identityLinks, oidcFlows, oidcLoginCodes } from './schema/index.js';
 
 /** Thrown inside a transaction to roll it back with a known outcome. */
@@ -61,7 +61,7 @@ export class PgOidcStore implements OidcFlowStore, IdentityLinkStore {
         }
         const linked = await tx.insert(identityLinks).values(link).onConflictDoNothing().returning({ subject: identityLinks.subject });
         if (linked.length !== 1) throw new Outcome('link_taken');
-        await createLedgerRow(tx, account.id);
+        await createLedgerRows(tx, [account.id]);
         return 'created' as const;
       });
     } catch (e) {

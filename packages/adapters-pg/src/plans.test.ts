@@ -32,7 +32,7 @@ beforeAll(async () => {
   await t.db.execute(sql`INSERT INTO device_directories (account_id, identity_key, seq, body, accepted_at) SELECT id, '\\x00', 1, '\\x00', 0 FROM (${ids}) AS k`);
   await t.db.execute(sql`INSERT INTO directory_devices (account_id, device_id, position, ed25519, mldsa65, added_at)
     SELECT id, 'phone', 0, '\\x00', '\\x00', 0 FROM (${ids}) AS k`);
-  // Every account's ledger row is written with it (createLedgerRow).
+  // Every account's ledger row is written with it (createLedgerRows).
   await t.db.execute(sql`INSERT INTO quota_accounts (account_id) SELECT id FROM (${ids}) AS k`);
   // Only these tables: the quota tables stay as a new deployment has them, never analyzed.
   await t.db.execute(sql`ANALYZE accounts, sessions, device_directories, directory_devices`);

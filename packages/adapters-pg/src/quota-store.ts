@@ -109,14 +109,19 @@ class QuotaRowsMissing extends Error {
   }
 }
 /**
- * An account's ledger row, written with the account (registration, a first OpenID sign-in; a
- * sponsored account's is written with its sponsor): the opening lock only locks, so an account
- * without a row rolls back its first group of openings, every other opening in it included, to
- * create one. A new row is the zero record, as no row is, so writing it early decides nothing.
- * Accounts created before this was done still get theirs on their first opening.
+ * Makes these accounts' ledger rows exist; a new row is the zero record, as no row is, so writing
+ * one early decides nothing. Every path that needs a row goes through here. An account's is
+ * written with the account (registration, a first OpenID sign-in; a sponsored account's with its
+ * sponsor): the opening lock only locks, so an account without a row rolls back its first group
+ * of openings, every other opening in it included, to create one (accounts from before rows were
+ * written with them still do). Rows go in the order given: callers that lock them pass id order.
  */
-export async function createLedgerRow(tx: PgDb, accountId: string): Promise<void> {
-  await tx.insert(quotaAccounts).values({ accountId }).onConflictDoNothing();
+export async function createLedgerRows(db: PgDb, accountIds: readonly string[]): Promise<void> {
+  if (accountIds.length === 0) return;
+  await db
+    .insert(quotaAccounts)
+    .values(accountIds.map((accountId) => ({ accountId })))
+    .onConflictDoNothing();
 }
 
 const payerMovedOrDeadlock = (error: unknown): boolean => error instanceof PayerMoved || isDeadlock(error);
@@ -165,7 +170,7 @@ interface OpenReadRow extends AccountSqlRow {
  * - the lapsed sessions: the locked rows joined to a scan of the whole open-session index bounded
  *   by expiry alone, as long as the library's pile of open sessions (2 ms a group at 40,000 open
  *   sessions: docs/capacity.md run 61);
- * - the rows to lock: every account's ledger row (createLedgerRow writes one per account), read
+ * - the rows to lock: every account's ledger row (createLedgerRows writes one per account), read
  *   in full and hashed against the wanted ids, once a group.
  * An array is an index condition on the index's first column whatever the statistics say
  * (plans.test.ts).
@@ -335,7 +340,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       .onConflictDoNothing()
       .returning({ h: blobs.contentHash });
     if (inserted.length !== 1) return false;
-    await tx.insert(quotaAccounts).values({ accountId: chargedTo }).onConflictDoNothing();
+    await createLedgerRows(tx, [chargedTo]);
     await this.#addCharged(tx, chargedTo, size);
     return true;
   }
@@ -566,7 +571,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       } catch (error) {
         if (!(error instanceof QuotaRowsMissing) || created >= 2) throw error;
         this.groupsMissingRows++;
-        await this.db.execute(sql`INSERT INTO ${quotaAccounts} (account_id) SELECT unnest(${sql.param(error.ids)}::text[]) ON CONFLICT DO NOTHING`);
+        await createLedgerRows(this.db, error.ids);
       }
     }
   }

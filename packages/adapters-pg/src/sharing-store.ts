@@ -14,6 +14,7 @@ import {
 } from '@strongroom/core';
 import { OPEN_STATE_SQL } from '@strongroom/sql-common';
 import { isDeadlock, retrying, rowsOf, type PgDb } from './db.js';
+import { createLedgerRows } from './quota-store.js';
 import { accounts } from './schema/accounts.js';
 import { quotaAccounts, uploadSessions } from './schema/quota.js';
 import { linkDrops, links, sponsoredAccounts, sponsoredOwners } from './schema/sharing.js';
@@ -84,7 +85,7 @@ export class PgSponsorshipStore implements SponsorshipStore {
   /** Makes each account's ledger row exist (an empty row is the zero record) and locks them, in id order. */
   async #lockLedgerRows(tx: PgDb, accountIds: readonly string[]): Promise<void> {
     const ids = [...new Set(accountIds)].sort();
-    for (const id of ids) await tx.insert(quotaAccounts).values({ accountId: id }).onConflictDoNothing();
+    await createLedgerRows(tx, ids);
     for (const id of ids) await tx.select({ id: quotaAccounts.accountId }).from(quotaAccounts).where(eq(quotaAccounts.accountId, id)).for('update');
   }
 

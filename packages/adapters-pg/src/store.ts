@@ -14,7 +14,7 @@ import type {
 import { cohortSighting } from '@strongroom/core';
 import { BATCH_HOLD_MS, distinct, loadOf, StatementBatch } from '@strongroom/sql-common';
 import { namedRowsOf, rowsOf, type PgDb } from './db.js';
-import { createLedgerRow } from './quota-store.js';
+import { createLedgerRows } from './quota-store.js';
 import { accounts, deviceCohorts, handles, sessions, signingKeys } from './schema/index.js';
 
 const toAccount = (r: typeof accounts.$inferSelect): AccountRecord => ({ ...r });
@@ -110,7 +110,7 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
     return this.db.transaction(async (tx) => {
       const r = await tx.insert(accounts).values(account).onConflictDoNothing({ target: accounts.addressKey }).returning({ id: accounts.id });
       if (r.length !== 1) return 'address_taken';
-      await createLedgerRow(tx, account.id);
+      await createLedgerRows(tx, [account.id]);
       return 'created';
     });
   }
