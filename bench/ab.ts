@@ -11,14 +11,13 @@ import { join, resolve } from 'node:path';
 import pgClient from 'pg';
 import { backendCpu, backendDelta, cpuMicros, measure, setLaunchPrefix, startBare, startServer, median } from './lib.js';
 import { pinCores } from './pinning.js';
-import { SCENARIOS } from './scenarios.js';
+import { scenarioMatching } from './scenarios.js';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 
 const other = process.argv[2];
 if (!other || !existsSync(join(other, 'apps/server/src/main.ts'))) throw new Error('usage: bench/ab.ts <other checkout with node_modules> [scenario words]');
 const wanted = (process.argv[3] ?? 'profile').toLowerCase();
-const scenario = SCENARIOS.find((s) => s.name.toLowerCase().includes(wanted));
-if (!scenario) throw new Error(`no scenario matches "${wanted}"`);
+const scenario = scenarioMatching(wanted);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 

@@ -16,15 +16,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { measure, startServer, type Load } from './lib.js';
-import { SCENARIOS } from './scenarios.js';
+import { scenarioMatching } from './scenarios.js';
 import { floorLoads, floorOf, startFloor } from './floor.js';
 import { allocations, compareAllocations, type Allocations, type HeapProfile } from './heap-report.js';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 
 const [wanted = '', secondsArg] = process.argv.slice(2);
 const seconds = Number(secondsArg ?? 4);
-const scenario = SCENARIOS.find((s) => s.name.toLowerCase().includes(wanted.toLowerCase()));
-if (!scenario) throw new Error(`no scenario matches "${wanted}": ${SCENARIOS.map((s) => s.name).join(' | ')}`);
+const scenario = scenarioMatching(wanted);
 const dir = mkdtempSync(join(tmpdir(), 'strongroom-heap-'));
 const sampler = fileURLToPath(new URL('./heap-sampler.mjs', import.meta.url));
 const samplerEnv = (side: string) => ({ NODE_OPTIONS: `--import=${sampler}`, HEAP_OUT: join(dir, `${side}.heapprofile`) });

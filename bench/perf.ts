@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { backendCpu, backendDelta, cpuMicros, measure, setLaunchPrefix, startServer, type Load } from './lib.js';
-import { SCENARIOS } from './scenarios.js';
+import { scenarioMatching } from './scenarios.js';
 import { floorLoads, floorOf, startFloor } from './floor.js';
 import { compareToFloor, latestPerfMap, summarise, tally, workPerRequest } from './perf-report.js';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
@@ -34,8 +34,7 @@ const args = process.argv.slice(2);
 const againstFloor = args.includes('--floor');
 const [wanted = '', secondsArg] = args.filter((a) => a !== '--floor');
 const seconds = Number(secondsArg ?? 8);
-const scenario = SCENARIOS.find((s) => s.name.toLowerCase().includes(wanted.toLowerCase()));
-if (!scenario) throw new Error(`no scenario matches "${wanted}": ${SCENARIOS.map((s) => s.name).join(' | ')}`);
+const scenario = scenarioMatching(wanted);
 await promisify(execFile)('perf', ['--version']).catch(() => {
   throw new Error('bench:perf needs Linux perf on the PATH (Debian: apt-get install linux-perf)');
 });

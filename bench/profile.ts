@@ -7,15 +7,14 @@ import { chmodSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { measure, setLaunchPrefix, startServer } from './lib.js';
-import { SCENARIOS } from './scenarios.js';
+import { scenarioMatching } from './scenarios.js';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 
 const wanted = process.argv[2] ?? '';
 const seconds = Number(process.argv[3] ?? 8);
 /** Another checkout's server instead of this one's (as in ab.ts). */
 const root = process.argv[4];
-const scenario = SCENARIOS.find((s) => s.name.toLowerCase().includes(wanted.toLowerCase()));
-if (!scenario) throw new Error(`no scenario matches "${wanted}": ${SCENARIOS.map((s) => s.name).join(' | ')}`);
+const scenario = scenarioMatching(wanted);
 const dir = mkdtempSync(join(tmpdir(), 'strongroom-prof-'));
 const pg = pgUrlFromEnv();
 const scratch = pg ? await createScratchDatabase(pg) : null;

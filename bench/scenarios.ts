@@ -80,3 +80,10 @@ export const mixed: Scenario = {
 };
 
 export const SCENARIOS: Scenario[] = [profileGet, refresh, uploadsOneAccount, uploadsManyAccounts, mixed];
+
+/** The scenario whose name contains `words` (any case), as the one-scenario benches take it on their command line. */
+export function scenarioMatching(words: string): Scenario {
+  const scenario = SCENARIOS.find((s) => s.name.toLowerCase().includes(words.toLowerCase()));
+  if (!scenario) throw new Error(`no scenario matches "${words}": ${SCENARIOS.map((s) => s.name).join(' | ')}`);
+  return scenario;
+}
