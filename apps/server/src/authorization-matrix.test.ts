@@ -57,6 +57,12 @@ interface Recipe {
   /** For `public` routes whose answer is the same non-2xx for everyone. */
   readonly status?: number;
   readonly make: Make | Readonly<Record<string, Make>>;
+  /**
+   * The route takes one of core's RECENT_AUTH_ACTIONS (it lets another principal in for good): with
+   * the owner's stale session (recent authentication lapsed), every principal that would succeed
+   * gets 403 error.auth.reauthentication_required instead, and nothing changes.
+   */
+  readonly recentAuth?: true;
 }
 
 const octets = (data: Uint8Array): CallOptions => ({ raw: raw(data), contentType: 'application/octet-stream' });
@@ -109,13 +115,14 @@ const RECIPES: Record<string, Recipe> = {
   },
   'POST /v1/sponsored/:id/owners': {
     access: 'sponsorship',
+    recentAuth: true,
     owners: ['alice'],
-    make: async (m, _owner, w) => ({ params: { id: await sponsoredWithBob(m, w) }, request: { body: { account_id: w.carol.accountId } } }),
+    make: async (m, owner, w) => ({ params: { id: await sponsoredWithBob(m, w, owner) }, request: { body: { account_id: w.carol.accountId } } }),
   },
   'DELETE /v1/sponsored/:id/owners/:owner_id': {
     access: 'sponsorship',
     owners: ['alice'],
-    make: async (m, _owner, w) => ({ params: { id: await sponsoredWithBob(m, w), owner_id: w.bob.accountId } }),
+    make: async (m, owner, w) => ({ params: { id: await sponsoredWithBob(m, w, owner), owner_id: w.bob.accountId } }),
   },
   // A link id is a bearer capability: reading an active link and opening a drop need no account.
   'GET /v1/links/:link_id': { access: 'public', make: async (m, owner) => ({ params: { link_id: await m.shareLink(owner) } }) },
@@ -169,10 +176,10 @@ const RECIPES: Record<string, Recipe> = {
   'GET /.well-known/svc/moved/:user': { access: 'public', status: 404, make: async () => ({ params: { user: 'alice' } }) },
 };
 
-/** A fresh sponsored account of Alice's with Bob as a second owner. */
-async function sponsoredWithBob(m: Maker, w: World): Promise<string> {
-  const id = (await expectOk(call(m.app, 'POST', '/v1/sponsored', { token: w.alice.token }), 'sponsor')).body.account_id as string;
-  await expectOk(call(m.app, 'POST', `/v1/sponsored/${id}/owners`, { token: w.alice.token, body: { account_id: w.bob.accountId } }), 'add owner');
+/** A fresh sponsored account of Alice's with Bob as a second owner; `alice` holds a session of hers that authenticated recently. */
+async function sponsoredWithBob(m: Maker, w: World, alice: CallOptions): Promise<string> {
+  const id = (await expectOk(call(m.app, 'POST', '/v1/sponsored', { token: alice.token }), 'sponsor')).body.account_id as string;
+  await expectOk(call(m.app, 'POST', `/v1/sponsored/${id}/owners`, { token: alice.token, body: { account_id: w.bob.accountId } }), 'add owner');
   return id;
 }
 
@@ -202,8 +209,10 @@ describe('the authorization matrix covers the route table', () => {
 // PostgreSQL too with AUTHZ_MATRIX_PG=1 (and PG_URL): about a minute on a shared machine, so not by default.
 const pgWanted = process.env.AUTHZ_MATRIX_PG === '1';
 // Every cell twice: with sessions fresh from sign-in, and with every session's recent
-// authentication lapsed (issue 29). Reaching an object never needs recent authentication, and a
-// lapsed session reaches nothing more than a fresh one: the answers must be the same.
+// authentication lapsed (the owner's stale session, as a stolen access token would be). Reaching an
+// object never needs recent authentication, and a lapsed session reaches nothing more than a fresh
+// one: the answers are the same, except on a route that lets another principal in (`recentAuth`),
+// which refuses the stale session everything it would have granted.
 const REAUTH_WINDOW_MS = 300_000;
 for (const open of pgWanted ? [sqliteBackend, pgBackend] : [sqliteBackend])
 for (const recency of ['recent sign-in', 'recent authentication lapsed'] as const) {
@@ -213,6 +222,12 @@ for (const recency of ['recent sign-in', 'recent authentication lapsed'] as cons
     let m: Maker;
     /** Per owner, the upload token of a drop on one of its links: a guest with the same account. */
     const guests = new Map<OwnerKey, string>();
+    /**
+     * The sessions fixtures are made with. With recent authentication lapsed, Alice and Bob also sign
+     * in afresh to make objects (an upload link, a co-owner) that a stale session may not make; the
+     * principals under test keep their stale sessions.
+     */
+    const makers = new Map<'alice' | 'bob', string>();
     beforeAll(async () => {
       b = await open();
       w = await makeWorld(b.app);
@@ -228,13 +243,18 @@ for (const recency of ['recent sign-in', 'recent authentication lapsed'] as cons
         // Each session's last-used time is written once per minute of use: write it now, so the
         // database comparisons below see only what a refused request itself might change.
         for (const token of [w.alice.token, w.bob.token, w.carol.token]) await call(b.app, 'GET', '/quota', as(token));
+        for (const who of ['alice', 'bob'] as const) {
+          const signedIn = await expectOk(call(b.app, 'POST', '/v1/auth/login', { body: { address: w[who].address, password: PASSWORD } }), `sign-in of ${who}`);
+          makers.set(who, signedIn.body.access_token as string);
+        }
       }
     }, 120_000);
     afterAll(async () => {
       await b?.close();
     });
 
-    const ownerOptions = (o: OwnerKey): CallOptions => (o === 'alice' ? as(w.alice.token) : as(w.bob.token, w.s));
+    const ownerOptions = (o: OwnerKey): CallOptions =>
+      o === 'alice' ? as(makers.get('alice') ?? w.alice.token) : as(makers.get('bob') ?? w.bob.token, w.s);
     const ownerAccount = (o: OwnerKey): string => (o === 'alice' ? w.alice.accountId : w.s);
     /** The principal's credentials, and the account it acts as (null: a guest or nobody). */
     function principal(p: PrincipalKey, o: OwnerKey): { options: CallOptions; actsAs: string | null; registered: string | null } {
@@ -261,6 +281,10 @@ for (const recency of ['recent sign-in', 'recent authentication lapsed'] as cons
 
     /** What the principal should get: 'ok' (any 2xx) or the refusal's status. */
     function expected(recipe: Recipe, p: PrincipalKey, o: OwnerKey): 'ok' | number {
+      const fresh = expectedFresh(recipe, p, o);
+      return fresh === 'ok' && recipe.recentAuth && recency === 'recent authentication lapsed' ? 403 : fresh;
+    }
+    function expectedFresh(recipe: Recipe, p: PrincipalKey, o: OwnerKey): 'ok' | number {
       const who = principal(p, o);
       switch (recipe.access ?? 'owned') {
         case 'public':

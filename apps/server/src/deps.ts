@@ -291,9 +291,9 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: config.dropTtlMs, federationPeers: config.federationPeers });
   const assets = new AssetService({ assets: stores.quota, quota, sessions: stores.quota, writeGuard: albums.writeGuard, clock });
   // Sponsored accounts, links and drops (one block); federated fills are upload sessions.
-  const sponsorship = new SponsorshipService({ store: stores.sponsorship, accounts: stores.accounts, quota, clock, random });
+  const sponsorship = new SponsorshipService({ store: stores.sponsorship, accounts: stores.accounts, quota, clock, random, sessions });
   // Link ids are bearer capabilities: stored as their hash, sealed for the owner's listing under the server key.
-  const links = new LinkService({ links: stores.links, writeGuard: albums.writeGuard, sessions: stores.quota, catalog: stores.quota, uploads, assets, quota, clock, random, sealer: keyBox });
+  const links = new LinkService({ links: stores.links, writeGuard: albums.writeGuard, sessions: stores.quota, catalog: stores.quota, uploads, assets, quota, clock, random, sealer: keyBox, recentAuth: sessions });
   // Before serving: links an earlier build stored in clear move to their hash (no id is logged).
   const movedLinks = await links.sealClearIds();
   if (movedLinks > 0) logger.info('links.sealed_in_place', { count: movedLinks });
@@ -303,7 +303,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   const oidc = buildOidc(config, stores, platform, sessions, window, secretKey);
   const signInMethods = new SignInMethodsService({ accounts: stores.accounts, totp: stores.totp, links: stores.oidc, localSignIn: config.authLocal });
   // Discovery and federation.
-  const discovery = new DiscoveryService({ handles: stores.discovery, accounts: stores.accounts, directories: stores.devices, clock, baseUrl: config.baseUrl });
+  const discovery = new DiscoveryService({ handles: stores.discovery, accounts: stores.accounts, directories: stores.devices, clock, baseUrl: config.baseUrl, sessions });
   const peers = platform.peers ?? new HttpPeers({ clock, timeoutMs: config.federationTimeoutMs, revokedTtlMs: config.federationRevokedCacheMs });
   const federation = new FederationService({
     keyRing,

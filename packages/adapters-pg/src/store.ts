@@ -143,7 +143,7 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
       const reopened = await tx
         .update(sessions)
         // Past every access token issued to the session so far: see PasswordChange.
-        .set({ tokenHash: c.tokenHash, accessFloor: sql`GREATEST(${c.at}, ${sessions.refreshedAt} + 1)` })
+        .set({ tokenHash: c.tokenHash, accessFloor: sql`GREATEST(${c.at}, ${sessions.refreshedAt} + 1)`, authenticatedAt: c.at })
         .where(and(eq(sessions.id, c.sessionId), eq(sessions.accountId, c.accountId), isNull(sessions.closedAt)))
         .returning({ id: sessions.id });
       if (reopened.length !== 1) return false;

@@ -135,7 +135,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
       const reopened = tx
         .update(sessions)
         // Past every access token issued to the session so far: see PasswordChange.
-        .set({ tokenHash: c.tokenHash, accessFloor: sql`max(${c.at}, ${sessions.refreshedAt} + 1)` })
+        .set({ tokenHash: c.tokenHash, accessFloor: sql`max(${c.at}, ${sessions.refreshedAt} + 1)`, authenticatedAt: c.at })
         .where(and(eq(sessions.id, c.sessionId), eq(sessions.accountId, c.accountId), isNull(sessions.closedAt)))
         .run();
       if (reopened.changes !== 1) return false;

@@ -110,7 +110,8 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
         const newHash = 'f'.repeat(64);
         expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: mine.id, tokenHash: newHash, at: 2_000, credentialsChangedAt: null })).toBe(true);
         expect((await s.findAccountById(a.id))?.passwordHash).toBe('new');
-        expect(await s.findSessionById(mine.id)).toMatchObject({ tokenHash: newHash, accessFloor: 2_000, closedAt: null, createdAt: 1_000 });
+        // Proving the current password is a credential proof: the caller's session is freshly authenticated.
+        expect(await s.findSessionById(mine.id)).toMatchObject({ tokenHash: newHash, accessFloor: 2_000, closedAt: null, createdAt: 1_000, authenticatedAt: 2_000 });
         expect((await s.findSessionById(other.id))?.closedAt).toBe(2_000);
         expect((await s.findSessionById(foreign.id))?.closedAt).toBeNull();
         // A closed caller session changes nothing.

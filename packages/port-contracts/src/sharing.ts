@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { QuotaService, SponsorshipService, sponsoredAddressKey, uuidv7, type LinkRecord, type NewUpload, type Ports, type QuotaPolicy } from '@strongroom/core';
-import { FakeClock, MemoryBlobStore } from '@strongroom/core/testing';
+import { FakeClock, freshSession, MemoryBlobStore } from '@strongroom/core/testing';
 import type { Setup } from './accounts-sessions.js';
 import { describeContract } from './registry.js';
 
@@ -87,7 +87,7 @@ function sponsorshipOver(ports: Ports, now: number, bytes: Uint8Array): Sponsors
   const clock = new FakeClock(now);
   const random = { bytes: (length: number) => bytes.slice(0, length) };
   const quota = new QuotaService({ ledger: ports.quota, blobs: new MemoryBlobStore(), clock, random, policy: POLICY });
-  return new SponsorshipService({ store: ports.sponsorship, accounts: ports.accounts, quota, clock, random });
+  return new SponsorshipService({ store: ports.sponsorship, accounts: ports.accounts, quota, clock, random, sessions: freshSession });
 }
 
 /** Creating a sponsored account through the service: one transaction on every adapter. */

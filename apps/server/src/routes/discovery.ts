@@ -84,7 +84,7 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       body: { type: 'json', schema: v.strictObject({ user: HandleUser }) },
       responses: { 200: { description: 'The handle (the same claim again answers the same)', schema: HandleBody } },
-      errors: ['error.request.invalid', 'error.discovery.handle_taken', 'error.discovery.handle_fixed', 'error.sponsored.no_identity'],
+      errors: ['error.request.invalid', 'error.discovery.handle_taken', 'error.discovery.handle_fixed', 'error.sponsored.no_identity', 'error.auth.reauthentication_required'],
       handle: async ({ c, body, principal }) => json(c, 200, unwrap(await deps.discovery.claim(principal, body.user))),
     }),
     route({
@@ -95,7 +95,7 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       body: { type: 'json', schema: v.strictObject({ published: v.boolean() }) },
       responses: { 200: { description: 'The record\'s state', schema: v.object({ handle: v.string(), published: v.boolean() }) } },
-      errors: ['error.request.invalid', 'error.discovery.no_handle', 'error.sponsored.no_identity'],
+      errors: ['error.request.invalid', 'error.discovery.no_handle', 'error.sponsored.no_identity', 'error.auth.reauthentication_required'],
       handle: async ({ c, body, principal }) => json(c, 200, unwrap(await deps.discovery.setPublished(principal, body.published))),
     }),
     route({

@@ -36,6 +36,7 @@ const LinkSummary = v.object({
   accepted_bytes: v.pipe(v.number(), v.description('Upload links: declared bytes of the drops opened through it')),
   status: v.picklist(['active', 'expired', 'revoked']),
   created_at: Timestamp,
+  created_session_id: v.pipe(v.nullable(Uuid), v.description('The session that created the link (null for links made before it was kept): compare with GET /v1/auth/sessions to find a link a stolen token made')),
   expires_at: v.nullable(Timestamp),
   revoked_at: v.nullable(Timestamp),
 });
@@ -48,6 +49,7 @@ const linkSummary = (l: Link, now: number) => ({
   accepted_bytes: l.acceptedBytes,
   status: linkStatus(l, now),
   created_at: iso(l.createdAt),
+  created_session_id: l.createdSessionId ?? null,
   expires_at: isoOrNull(l.expiresAt),
   revoked_at: isoOrNull(l.revokedAt),
 });
@@ -131,7 +133,7 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
       params: v.object({ id: Uuid }),
       body: { type: 'json', schema: v.strictObject({ account_id: Uuid }) },
       responses: { 200: { description: 'The sponsored account with its owners', schema: SponsoredBody } },
-      errors: ['error.auth.not_an_owner', 'error.not_found', 'error.sponsored.cannot_sponsor', 'error.request.invalid'],
+      errors: ['error.auth.not_an_owner', 'error.not_found', 'error.sponsored.cannot_sponsor', 'error.request.invalid', 'error.auth.reauthentication_required'],
       handle: async ({ c, params, body, principal }) => json(c, 200, sponsoredBody(unwrap(await deps.sponsorship.addOwner(principal, params.id, body.account_id)))),
     }),
     route({
@@ -157,7 +159,7 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       body: { type: 'json', schema: NewLink },
       responses: { 201: { description: 'Created; link_id is 16 random bytes, base64url', schema: v.object({ link_id: LinkId, kind: LinkKind, expires_at: v.nullable(Timestamp) }) } },
-      errors: ['error.quota.write_refused', 'error.not_found', 'error.request.invalid', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
+      errors: ['error.quota.write_refused', 'error.not_found', 'error.request.invalid', 'error.protocol.below_album_pin', 'error.upload.album_quiescing', 'error.auth.reauthentication_required'],
       handle: async ({ c, body, principal, version }) => {
         const link = unwrap(
           await deps.links.create(principal, {

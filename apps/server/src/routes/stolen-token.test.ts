@@ -1,4 +1,4 @@
-import { codeForStep, fromBase64url, sha256, SIGN_IN_CHANGES, stepAt, toBase64url, utf8, type SignInChange } from '@strongroom/core';
+import { codeForStep, fromBase64url, sha256, RECENT_AUTH_ACTIONS, stepAt, toBase64url, utf8, type RecentAuthAction } from '@strongroom/core';
 import { TestDevice, TestIdentity, totpSecretBytes } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, registerUser, testServer, PASSWORD, type TestServer } from '@strongroom/tests';
@@ -209,34 +209,140 @@ describe('a stolen token and the second factor', { timeout: 30_000 }, () => {
   }
 });
 
-describe('every change core lists answers 403 reauthentication_required over HTTP once the proof lapsed', { timeout: 30_000 }, () => {
-  /** The request that makes each listed change. A change added to the list without a request here does not compile. */
-  const requests: Record<SignInChange, (s: TestServer, token: string, accountId: string) => Promise<{ status: number; body: Record<string, unknown> }>> = {
+describe('every action core lists answers 403 reauthentication_required over HTTP once the proof lapsed', { timeout: 30_000 }, () => {
+  /** What a request may need made while the session is fresh (an album for an upload link, a handle to publish). */
+  interface Ctx {
+    accountId: string;
+    albumId?: string;
+    sponsoredId?: string;
+    otherId?: string;
+  }
+  const SEAL = Buffer.from('x25519 public key of the link......').toString('base64url');
+  const prepare: Partial<Record<RecentAuthAction, (s: TestServer, token: string, ctx: Ctx) => Promise<void>>> = {
+    sponsored_owner_add: async (s, token, ctx) => {
+      ctx.sponsoredId = (await call(s.app, 'POST', '/v1/sponsored', { token })).body.account_id as string;
+      const other = await registerUser(s.app);
+      ctx.otherId = await accountOf(s, other.access_token);
+    },
+    discovery_publish: async (s, token) => {
+      expect((await call(s.app, 'PUT', '/v1/discovery/handle', { token, body: { user: `pub${++people}` } })).status).toBe(200);
+    },
+    upload_link_create: async (s, token, ctx) => {
+      const dir = new TestIdentity('owner').signDirectory(ctx.accountId, 1, [new TestDevice('phone')]);
+      expect((await call(s.app, 'PUT', '/v1/devices/directory', { token, raw: dir.slice(), contentType: 'application/cbor' })).status).toBe(200);
+      ctx.albumId = (await call(s.app, 'POST', '/v1/albums', { token, body: { device_id: 'phone' } })).body.album_id as string;
+    },
+  };
+  /** The request that takes each listed action. An action added to the list without a request here does not compile. */
+  const requests: Record<RecentAuthAction, (s: TestServer, token: string, ctx: Ctx) => Promise<{ status: number; body: Record<string, unknown> }>> = {
     oidc_link: (s, token) => call(s.app, 'POST', '/v1/auth/oidc/start', { token, body: { return_to: RETURN, purpose: 'link', app_challenge: app('x').challenge } }),
     oidc_unlink: (s, token) => call(s.app, 'DELETE', '/v1/auth/oidc/link', { token }),
     totp_enroll: (s, token) => call(s.app, 'POST', '/v1/auth/totp/enroll', { token }),
     totp_verify_enrollment: (s, token) => call(s.app, 'POST', '/v1/auth/totp/verify-enrollment', { token, body: { code: '123456' } }),
     totp_disable: (s, token) => call(s.app, 'POST', '/v1/auth/totp/disable', { token, body: { code: '123456' } }),
-    first_identity_anchor: (s, token, accountId) =>
-      call(s.app, 'PUT', '/v1/devices/directory', { token, raw: new TestIdentity('late').signDirectory(accountId, 1, [new TestDevice('phone')]).slice(), contentType: 'application/cbor' }),
+    first_identity_anchor: (s, token, ctx) =>
+      call(s.app, 'PUT', '/v1/devices/directory', { token, raw: new TestIdentity('late').signDirectory(ctx.accountId, 1, [new TestDevice('phone')]).slice(), contentType: 'application/cbor' }),
+    sponsored_owner_add: (s, token, ctx) => call(s.app, 'POST', `/v1/sponsored/${ctx.sponsoredId}/owners`, { token, body: { account_id: ctx.otherId } }),
+    handle_claim: (s, token) => call(s.app, 'PUT', '/v1/discovery/handle', { token, body: { user: `late${++people}` } }),
+    discovery_publish: (s, token) => call(s.app, 'PUT', '/v1/discovery/public', { token, body: { published: true } }),
+    upload_link_create: (s, token, ctx) => call(s.app, 'POST', '/v1/links', { token, body: { kind: 'upload', album_id: ctx.albumId, seal_key: SEAL, max_bytes: 500_000_000 } }),
   };
+  /** Everything any listed action could change, as its owner sees it: equal before and after a refusal. */
+  async function everything(s: TestServer, token: string) {
+    const get = async (path: string) => {
+      const r = await call(s.app, 'GET', path, { token });
+      return { status: r.status, body: r.body };
+    };
+    return {
+      methods: await get('/v1/auth/methods'),
+      directory: (await call(s.app, 'GET', '/v1/devices/directory', { token })).status,
+      profile: await get('/v1/auth/profile'),
+      sponsored: await get('/v1/sponsored'),
+      links: await get('/v1/links'),
+      quota: await get('/quota'),
+    };
+  }
 
-  for (const change of SIGN_IN_CHANGES) {
-    it(`${change}: 403 after the window, nothing changed; the same request a fresh session makes is not refused for it`, async () => {
+  for (const action of RECENT_AUTH_ACTIONS) {
+    it(`${action}: 403 after the window, nothing changed; the same request a fresh session makes is not refused for it`, async () => {
       const s = await server();
       const user = await registerUser(s.app);
-      const accountId = await accountOf(s, user.access_token);
+      const ctx: Ctx = { accountId: await accountOf(s, user.access_token) };
+      await prepare[action]?.(s, user.access_token, ctx);
       s.clock.advance(WINDOW_MS + 1);
       const access = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: user.session_token } })).body.access_token as string;
-      const before = (await methods(s, access)).body;
-      expect(await requests[change](s, access, accountId)).toEqual(problem(403, 'error.auth.reauthentication_required'));
-      expect((await methods(s, access)).body).toEqual(before);
-      expect((await call(s.app, 'GET', '/v1/devices/directory', { token: access })).status).toBe(404);
+      const before = await everything(s, access);
+      expect(await requests[action](s, access, ctx)).toEqual(problem(403, 'error.auth.reauthentication_required'));
+      expect(await everything(s, access)).toEqual(before);
       expect((await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: access, body: { password: PASSWORD } })).status).toBe(200);
-      const fresh = await requests[change](s, access, accountId);
+      const fresh = await requests[action](s, access, ctx);
       expect(fresh.body.code).not.toBe('error.auth.reauthentication_required');
+      expect(fresh.status, JSON.stringify(fresh.body)).toBeLessThan(500);
     });
   }
+});
+
+describe('a stale stolen token leaves nothing behind that outlives the owner\'s password change and revoke-all', { timeout: 30_000 }, () => {
+  it('it cannot make the attacker a co-owner of the victim\'s sponsored account, so after the clean-up the attacker acts as nothing', async () => {
+    const s = await testServer();
+    open.push(s);
+    const victim = await withFactor(s);
+    const sponsored = (await call(s.app, 'POST', '/v1/sponsored', { token: victim.access_token })).body.account_id as string;
+    const attacker = await registerUser(s.app);
+    const attackerId = await accountOf(s, attacker.access_token);
+    s.clock.advance(WINDOW_MS + 1);
+    const stolen = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: victim.session_token } })).body.access_token as string;
+    expect(await call(s.app, 'POST', `/v1/sponsored/${sponsored}/owners`, { token: stolen, body: { account_id: attackerId } })).toEqual(problem(403, 'error.auth.reauthentication_required'));
+    expect((await call(s.app, 'GET', '/v1/sponsored', { token: stolen })).body.sponsored).toEqual([expect.objectContaining({ owners: [victim.accountId] })]);
+    // The owner cleans up: a new password, then revoke-all.
+    const changed = await call(s.app, 'POST', '/v1/auth/password', { token: victim.access_token, body: { current_password: PASSWORD, new_password: `${PASSWORD}-new` } });
+    expect(changed.status).toBe(200);
+    const ch = (await call(s.app, 'POST', '/v1/auth/logout/all/challenge', { token: changed.body.access_token })).body.challenge as string;
+    expect((await call(s.app, 'POST', '/v1/auth/logout/all', { body: { challenge: ch, signature: victim.identity.signLogoutAll(victim.accountId, fromBase64url(ch)!) } })).status).toBe(200);
+    expect((await call(s.app, 'GET', '/v1/auth/profile', { token: stolen })).status).toBe(401);
+    const actAs = await call(s.app, 'GET', '/quota', { token: attacker.access_token, headers: { 'x-svc-act-as': sponsored } });
+    expect(actAs).toEqual(problem(403, 'error.auth.not_an_owner'));
+  });
+
+  it('it creates no upload link (no guest can reserve the victim\'s quota), while a share link stays creatable and shows the session that made it', async () => {
+    const s = await testServer();
+    open.push(s);
+    const victim = await registerUser(s.app);
+    const accountId = await accountOf(s, victim.access_token);
+    const dir = new TestIdentity('victim').signDirectory(accountId, 1, [new TestDevice('phone')]);
+    expect((await call(s.app, 'PUT', '/v1/devices/directory', { token: victim.access_token, raw: dir.slice(), contentType: 'application/cbor' })).status).toBe(200);
+    const albumId = (await call(s.app, 'POST', '/v1/albums', { token: victim.access_token, body: { device_id: 'phone' } })).body.album_id as string;
+    s.clock.advance(WINDOW_MS + 1);
+    const stolen = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: victim.session_token } })).body.access_token as string;
+    const seal = Buffer.from('x25519 public key of the link......').toString('base64url');
+    expect(await call(s.app, 'POST', '/v1/links', { token: stolen, body: { kind: 'upload', album_id: albumId, seal_key: seal, max_bytes: 500_000_000 } })).toEqual(problem(403, 'error.auth.reauthentication_required'));
+    const share = await call(s.app, 'POST', '/v1/links', { token: stolen, body: { kind: 'share', album_id: albumId, wrapped_key: seal } });
+    expect(share.status).toBe(201);
+    const listed = (await call(s.app, 'GET', '/v1/links', { token: victim.access_token })).body.links as Record<string, unknown>[];
+    expect(listed).toEqual([expect.objectContaining({ link_id: share.body.link_id, kind: 'share', created_session_id: victim.session_id, created_at: expect.any(String) })]);
+  });
+
+  it('it claims no handle and publishes nothing', async () => {
+    const s = await testServer();
+    open.push(s);
+    const victim = await registerUser(s.app);
+    s.clock.advance(WINDOW_MS + 1);
+    const stolen = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: victim.session_token } })).body.access_token as string;
+    expect(await call(s.app, 'PUT', '/v1/discovery/handle', { token: stolen, body: { user: 'victim' } })).toEqual(problem(403, 'error.auth.reauthentication_required'));
+    expect((await call(s.app, 'GET', '/v1/auth/profile', { token: stolen })).body.handle).toBeNull();
+  });
+
+  it('a password change is a credential proof: the owner enrols TOTP right after it, from a session that was stale', async () => {
+    const s = await testServer();
+    open.push(s);
+    const victim = await registerUser(s.app);
+    s.clock.advance(WINDOW_MS + 1);
+    const stale = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: victim.session_token } })).body.access_token as string;
+    expect(await call(s.app, 'POST', '/v1/auth/totp/enroll', { token: stale })).toEqual(problem(403, 'error.auth.reauthentication_required'));
+    const changed = await call(s.app, 'POST', '/v1/auth/password', { token: stale, body: { current_password: PASSWORD, new_password: `${PASSWORD}-new` } });
+    expect(changed.status).toBe(200);
+    expect((await call(s.app, 'POST', '/v1/auth/totp/enroll', { token: changed.body.access_token })).status).toBe(200);
+  });
 });
 
 describe('revoke-all challenges are bounded', () => {

@@ -49,6 +49,8 @@ export const links = pgTable(
     createdAt: n('created_at').notNull(),
     expiresAt: n('expires_at'),
     revokedAt: n('revoked_at'),
+    /** The session that created the link, shown to its owner (null for links made before it was kept). */
+    createdSessionId: text('created_session_id'),
   },
   (t) => [index('links_owner_idx').on(t.ownerId)],
 );

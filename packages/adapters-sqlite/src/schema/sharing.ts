@@ -48,6 +48,8 @@ export const links = sqliteTable(
     createdAt: integer('created_at').notNull(),
     expiresAt: integer('expires_at'),
     revokedAt: integer('revoked_at'),
+    /** The session that created the link, shown to its owner (null for links made before it was kept). */
+    createdSessionId: text('created_session_id'),
   },
   (t) => [index('links_owner_idx').on(t.ownerId)],
 );

@@ -8291,7 +8291,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.not_an_owner, error.sponsored.no_identity */
+            /** @description error.auth.not_an_owner, error.auth.reauthentication_required, error.sponsored.no_identity */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -8302,7 +8302,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.not_an_owner" | "error.sponsored.no_identity";
+                        code?: "error.auth.not_an_owner" | "error.auth.reauthentication_required" | "error.sponsored.no_identity";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -8639,7 +8639,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.not_an_owner, error.sponsored.no_identity */
+            /** @description error.auth.not_an_owner, error.auth.reauthentication_required, error.sponsored.no_identity */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -8650,7 +8650,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.not_an_owner" | "error.sponsored.no_identity";
+                        code?: "error.auth.not_an_owner" | "error.auth.reauthentication_required" | "error.sponsored.no_identity";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -9114,6 +9114,8 @@ export interface operations {
                              * @description RFC 3339 UTC timestamp
                              */
                             created_at: string;
+                            /** @description The session that created the link (null for links made before it was kept): compare with GET /v1/auth/sessions to find a link a stolen token made */
+                            created_session_id: string | null;
                             expires_at: string | null;
                             /** @enum {string} */
                             kind: "share" | "upload";
@@ -9301,7 +9303,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.not_an_owner, error.quota.write_refused */
+            /** @description error.auth.not_an_owner, error.auth.reauthentication_required, error.quota.write_refused */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -9312,7 +9314,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.not_an_owner" | "error.quota.write_refused";
+                        code?: "error.auth.not_an_owner" | "error.auth.reauthentication_required" | "error.quota.write_refused";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];
@@ -10503,7 +10505,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.auth.not_an_owner, error.sponsored.cannot_sponsor */
+            /** @description error.auth.not_an_owner, error.auth.reauthentication_required, error.sponsored.cannot_sponsor */
             403: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -10514,7 +10516,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.auth.not_an_owner" | "error.sponsored.cannot_sponsor";
+                        code?: "error.auth.not_an_owner" | "error.auth.reauthentication_required" | "error.sponsored.cannot_sponsor";
                         /** @constant */
                         status?: 403;
                     } & components["schemas"]["Problem"];

@@ -1,35 +1,48 @@
 import { describe, expect, it } from 'vitest';
-import { FakeClock, MemoryDeviceStore, MemoryDiscoveryStore, MemoryStore } from '../testing/index.js';
+import { FakeClock, freshSession, MemoryDeviceStore, MemoryDiscoveryStore, MemoryStore, staleSession } from '../testing/index.js';
 import { DiscoveryService } from './service.js';
 
 describe('DiscoveryService', () => {
-  async function setup() {
+  async function setup(sessions = freshSession) {
     const accounts = new MemoryStore();
     const handles = new MemoryDiscoveryStore();
-    const service = new DiscoveryService({ handles, accounts, directories: new MemoryDeviceStore(), clock: new FakeClock(), baseUrl: 'https://photos.example' });
+    const over = (gate: typeof freshSession) => new DiscoveryService({ handles, accounts, directories: new MemoryDeviceStore(), clock: new FakeClock(), baseUrl: 'https://photos.example', sessions: gate });
+    const service = over(sessions);
     const id = '0190f000-0000-7000-8000-000000000001';
     await accounts.createAccount({ id, address: 'a@x', addressKey: 'a@x', passwordHash: null, displayName: 'Ann', createdAt: 0, lockedAt: null, credentialsChangedAt: null });
-    return { service, id };
+    return { service, id, over };
   }
 
   it('claims, refuses a bad name, and shows the handle', async () => {
     const { service, id } = await setup();
     expect(await service.handleOf(id)).toBeNull();
-    expect(await service.claim({ accountId: id }, 'Ann')).toMatchObject({ ok: false, code: 'error.request.invalid' });
-    expect(await service.claim({ accountId: id }, 'ann')).toEqual({ ok: true, value: { handle: 'ann@photos.example' } });
-    expect(await service.claim({ accountId: id }, 'other')).toMatchObject({ ok: false, code: 'error.discovery.handle_fixed' });
+    expect(await service.claim({ accountId: id, sessionId: 's' }, 'Ann')).toMatchObject({ ok: false, code: 'error.request.invalid' });
+    expect(await service.claim({ accountId: id, sessionId: 's' }, 'ann')).toEqual({ ok: true, value: { handle: 'ann@photos.example' } });
+    expect(await service.claim({ accountId: id, sessionId: 's' }, 'other')).toMatchObject({ ok: false, code: 'error.discovery.handle_fixed' });
     expect(await service.handleOf(id)).toBe('ann@photos.example');
+  });
+
+  it('a stale session claims no handle and publishes or withdraws nothing', async () => {
+    const fresh = await setup();
+    await fresh.service.claim({ accountId: fresh.id, sessionId: 's' }, 'ann');
+    const stale = fresh.over(staleSession);
+    expect(await stale.claim({ accountId: fresh.id, sessionId: 's' }, 'bob')).toMatchObject({ ok: false, code: 'error.auth.reauthentication_required' });
+    expect(await stale.setPublished({ accountId: fresh.id, sessionId: 's' }, true)).toMatchObject({ ok: false, code: 'error.auth.reauthentication_required' });
+    expect(await fresh.service.webfinger('acct:ann@photos.example')).toMatchObject({ ok: false, code: 'error.not_found' });
+    const empty = await setup(staleSession);
+    expect(await empty.service.claim({ accountId: empty.id, sessionId: 's' }, 'ann')).toMatchObject({ ok: false, code: 'error.auth.reauthentication_required' });
+    expect(await empty.service.handleOf(empty.id)).toBeNull();
   });
 
   it('answers WebFinger only for a published handle of this host, the same "no" otherwise', async () => {
     const { service, id } = await setup();
-    expect(await service.setPublished({ accountId: id }, true)).toMatchObject({ ok: false, code: 'error.discovery.no_handle' });
-    await service.claim({ accountId: id }, 'ann');
+    expect(await service.setPublished({ accountId: id, sessionId: 's' }, true)).toMatchObject({ ok: false, code: 'error.discovery.no_handle' });
+    await service.claim({ accountId: id, sessionId: 's' }, 'ann');
     const no = await service.webfinger('acct:ann@photos.example');
     expect(no).toMatchObject({ ok: false, code: 'error.not_found' });
     expect(await service.webfinger('acct:nobody@photos.example')).toEqual(no);
     expect(await service.webfinger('acct:ann@elsewhere.example')).toEqual(no);
-    await service.setPublished({ accountId: id }, true);
+    await service.setPublished({ accountId: id, sessionId: 's' }, true);
     expect(await service.webfinger('acct:ann@photos.example')).toEqual({ ok: true, value: { subject: 'acct:ann@photos.example', displayName: 'Ann' } });
     expect(await service.webfinger('acct:ann@elsewhere.example')).toEqual(no);
     expect(await service.webfinger('ann@photos.example')).toMatchObject({ ok: false, code: 'error.request.invalid' });

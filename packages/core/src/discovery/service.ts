@@ -5,6 +5,7 @@ import type { AccountStore } from '../ports/account-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { DeviceDirectoryStore } from '../ports/device-directory.js';
 import type { HandleStore } from '../ports/handle-store.js';
+import type { Principal, SessionService } from '../session/service.js';
 import {
   anonymousRecord,
   formatHandle,
@@ -23,6 +24,8 @@ export interface DiscoveryServiceDeps {
   readonly clock: Clock;
   /** This server's base URL (SVC_BASE_URL): its host is every local handle's host. */
   readonly baseUrl: string;
+  /** A handle is claimed for good and a public record outlives the session: both need a recent credential proof. */
+  readonly sessions: Pick<SessionService, 'requireRecentAuthentication'>;
 }
 
 /** Handles, the opt-in public record, and lookups of this server's own accounts. */
@@ -33,13 +36,15 @@ export class DiscoveryService {
   }
 
   async claim(
-    caller: { readonly accountId: string; readonly actingOwnerId?: string | undefined },
+    caller: Principal,
     user: string,
-  ): Promise<Result<{ handle: string }, 'error.request.invalid' | 'error.discovery.handle_taken' | 'error.discovery.handle_fixed' | 'error.sponsored.no_identity'>> {
+  ): Promise<Result<{ handle: string }, 'error.request.invalid' | 'error.discovery.handle_taken' | 'error.discovery.handle_fixed' | 'error.sponsored.no_identity' | 'error.auth.reauthentication_required'>> {
     const own = decideOwnIdentity(caller);
     if (!own.ok) return own;
     const { accountId } = caller;
     if (!isHandleUser(user)) return refuse('error.request.invalid', 'user must match [a-z0-9][a-z0-9._-]{0,63}.');
+    const recent = await this.d.sessions.requireRecentAuthentication(caller, 'handle_claim');
+    if (!recent.ok) return recent;
     const outcome = await guard('error.store.unavailable', 'claiming a handle', () => this.d.handles.claimHandle({ accountId, user, at: this.d.clock.now() }));
     if (outcome === 'taken') return refuse('error.discovery.handle_taken', 'Another account holds this handle.');
     if (outcome === 'fixed') return refuse('error.discovery.handle_fixed', 'This account already has a handle; it cannot be changed.');
@@ -47,11 +52,14 @@ export class DiscoveryService {
   }
 
   async setPublished(
-    caller: { readonly accountId: string; readonly actingOwnerId?: string | undefined },
+    caller: Principal,
     published: boolean,
-  ): Promise<Result<{ handle: string; published: boolean }, 'error.discovery.no_handle' | 'error.sponsored.no_identity'>> {
+  ): Promise<Result<{ handle: string; published: boolean }, 'error.discovery.no_handle' | 'error.sponsored.no_identity' | 'error.auth.reauthentication_required'>> {
     const own = decideOwnIdentity(caller);
     if (!own.ok) return own;
+    // Publishing and withdrawing alike: the record is the account's public face, not the session's.
+    const recent = await this.d.sessions.requireRecentAuthentication(caller, 'discovery_publish');
+    if (!recent.ok) return recent;
     const { accountId } = caller;
     const changed = await guard('error.store.unavailable', 'publishing a handle', () => this.d.handles.setHandlePublished(accountId, published));
     const record = changed ? await this.d.handles.findHandleByAccount(accountId) : null;

@@ -11,6 +11,7 @@ import { FakeClock } from '../testing/fake-clock.js';
 import { testLinkId } from '../testing/links.js';
 import { MemoryBlobStore } from '../testing/memory-blob-store.js';
 import { createMemoryPorts } from '../testing/memory-ports.js';
+import { freshSession } from '../testing/recent-auth.js';
 import { testSecretBox } from '../testing/secret-box.js';
 import { SeededRandom } from '../testing/seeded-random.js';
 import { UploadService } from '../upload/service.js';
@@ -26,7 +27,7 @@ function linksOver(ports: Ports, sealer: SecretSealer = testSecretBox()): LinkSe
   const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: DEFAULT_QUOTA_POLICY });
   const uploads = new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
   const assets = new AssetService({ assets: ports.quota, quota, sessions: ports.quota, writeGuard: admitAllWrites, clock });
-  return new LinkService({ links: ports.links, writeGuard: admitAllWrites, sessions: ports.quota, catalog: ports.quota, uploads, assets, quota, clock, random, sealer });
+  return new LinkService({ links: ports.links, writeGuard: admitAllWrites, sessions: ports.quota, catalog: ports.quota, uploads, assets, quota, clock, random, sealer, recentAuth: freshSession });
 }
 
 const newUploadLink = { kind: 'upload' as const, albumId: 'album-1', assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: null, expiresAt: null, intentId: null, protocolVersion: '2026-11-01' };
@@ -67,7 +68,7 @@ describe('link ids at rest', () => {
   it('a created link is stored under its hash with its id sealed, never the id; it is reached by its id alone and listed with it', async () => {
     const ports = createMemoryPorts();
     const service = linksOver(ports);
-    const created = await service.create({ accountId: OWNER }, newUploadLink);
+    const created = await service.create({ accountId: OWNER, sessionId: 's' }, newUploadLink);
     if (!created.ok) throw new Error(created.code);
     const id = created.value.id;
     const stored = await ports.links.findLink(linkIdHash(id)!);

@@ -12,7 +12,7 @@ import { albumOfAsset } from '../albums/asset-album.js';
 import type { QuotaRefusal } from '../quota/machine.js';
 import type { AssetService } from '../assets/service.js';
 import type { QuotaService } from '../quota/service.js';
-import type { Principal } from '../session/service.js';
+import type { Principal, SessionService } from '../session/service.js';
 import { isOpenState, uploadState } from '../upload/machine.js';
 import type { UploadService } from '../upload/service.js';
 import { findLinkById, LINK_ID_BYTES, linkIdHash, openLinkId, sealClearLinkIds, sealLinkId } from './link-id.js';
@@ -31,6 +31,12 @@ export interface LinkServiceDeps {
   readonly sealer: SecretSealer;
   /** The album guard (pin, quiescence) every link on an album and every drop through one passes. */
   readonly writeGuard: WriteGuard;
+  /**
+   * An upload link lets guests reserve the owner's quota until it expires, beyond every session of
+   * the account: creating one needs a recent credential proof. A share link does not (what it
+   * exposes without the master key is ciphertext).
+   */
+  readonly recentAuth: Pick<SessionService, 'requireRecentAuthentication'>;
 }
 
 export interface NewLink {
@@ -91,7 +97,10 @@ export class LinkService {
     this.#d = deps;
   }
 
-  async create(caller: Caller, input: NewLink): Promise<Result<Link, 'error.request.invalid' | 'error.not_found' | AlbumWriteRefusal | QuotaRefusal>> {
+  async create(
+    caller: Principal,
+    input: NewLink,
+  ): Promise<Result<Link, 'error.request.invalid' | 'error.not_found' | 'error.auth.reauthentication_required' | AlbumWriteRefusal | QuotaRefusal>> {
     if (!mayActForAccount(caller)) return refuse('error.not_found', 'No such account to link from.');
     const now = this.#d.clock.now();
     const bad = this.#check(input, now);
@@ -105,6 +114,11 @@ export class LinkService {
     }
     for (const id of input.assetIds) {
       if (!(await this.#d.assets.get(caller, id)).ok) return refuse('error.not_found', `No such asset: ${id}.`);
+    }
+    // Last of the refusals, so that the answer to a fresh session is the same as before.
+    if (input.kind === 'upload') {
+      const recent = await this.#d.recentAuth.requireRecentAuthentication(caller, 'upload_link_create');
+      if (!recent.ok) return recent;
     }
     const id = toBase64url(this.#d.random.bytes(LINK_ID_BYTES));
     const idHash = linkIdHash(id)!;
@@ -120,6 +134,7 @@ export class LinkService {
       maxBytes: input.kind === 'upload' ? input.maxBytes : null,
       acceptedBytes: 0,
       createdAt: now,
+      createdSessionId: caller.sessionId,
       expiresAt: input.expiresAt,
       revokedAt: null,
     };

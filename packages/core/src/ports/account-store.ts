@@ -24,7 +24,10 @@ export interface AccountRecord {
 export interface PasswordChange {
   readonly accountId: string;
   readonly passwordHash: string;
-  /** The caller's session: kept open under its id, with a fresh token. */
+  /**
+   * The caller's session: kept open under its id, with a fresh token, and authenticated at `at`
+   * (the current password it just proved is a credential proof like a sign-in).
+   */
   readonly sessionId: string;
   readonly tokenHash: string;
   readonly at: number;

@@ -29,6 +29,11 @@ export interface LinkRecord {
   /** Upload links: declared bytes of the drops opened through it so far. */
   readonly acceptedBytes: number;
   readonly createdAt: number;
+  /**
+   * The session that created the link, so that its owner can tell a link they made from one a
+   * stolen token made (`GET /v1/links`). Absent or null on links made before it was kept.
+   */
+  readonly createdSessionId?: string | null;
   /** null = never expires; the link reads as gone from this instant on (computed, no job). */
   readonly expiresAt: number | null;
   readonly revokedAt: number | null;

@@ -10,5 +10,5 @@ export {
   sessionStatus,
 } from './machine.js';
 export type { SessionPolicy, SessionStatus } from './machine.js';
-export { SIGN_IN_CHANGES, DEFAULT_REAUTH_WINDOW_MS, decideRecentAuthentication } from './recent-auth.js';
-export type { SignInChange } from './recent-auth.js';
+export { RECENT_AUTH_ACTIONS, DEFAULT_REAUTH_WINDOW_MS, decideRecentAuthentication } from './recent-auth.js';
+export type { RecentAuthAction } from './recent-auth.js';

@@ -8,7 +8,7 @@ import type { Logger } from '../ports/logger.js';
 import type { Random } from '../ports/random.js';
 import type { AccountSummary, SessionLedger, SessionRecord, SignInMethod } from '../ports/session-ledger.js';
 import { ACCESS_TOKEN_TTL_S, type AccessTokens } from '../tokens/access-token.js';
-import { decideRecentAuthentication, type SignInChange } from './recent-auth.js';
+import { decideRecentAuthentication, type RecentAuthAction } from './recent-auth.js';
 import { decideAccess, decideIssuance, needsTouch, sessionExpiresAt, sessionStatus, type SessionPolicy } from './machine.js';
 
 export interface SessionServiceDeps {
@@ -214,11 +214,11 @@ export class SessionService {
   }
 
   /**
-   * The gate of every change listed in SIGN_IN_CHANGES: the caller's session must have proved a
+   * The gate of every change listed in RECENT_AUTH_ACTIONS: the caller's session must have proved a
    * credential within the window. `change` names which one (the list is the rule; the name is for
    * the log and keeps callers to the list).
    */
-  async requireRecentAuthentication(principal: Principal, change: SignInChange): Promise<Result<void, 'error.auth.reauthentication_required'>> {
+  async requireRecentAuthentication(principal: Principal, change: RecentAuthAction): Promise<Result<void, 'error.auth.reauthentication_required'>> {
     const session = await guard('error.auth.unavailable', 'reading the session ledger', () => this.#d.ledger.findSessionById(principal.sessionId));
     const open = session !== null && session.closedAt === null && session.accountId === (principal.actingOwnerId ?? principal.accountId);
     const decision = decideRecentAuthentication(open ? session.authenticatedAt : null, this.#d.clock.now(), this.#d.policy.reauthWindowMs);

@@ -5,7 +5,7 @@ import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 import type { SponsoredRecord, SponsorshipStore } from '../ports/sponsorship-store.js';
 import type { QuotaService } from '../quota/service.js';
-import type { Principal } from '../session/service.js';
+import type { Principal, SessionService } from '../session/service.js';
 import { decideActAs, decideOwnerRemoval, decideSponsor } from './rules.js';
 
 export interface SponsorshipServiceDeps {
@@ -14,6 +14,8 @@ export interface SponsorshipServiceDeps {
   readonly quota: QuotaService;
   readonly clock: Clock;
   readonly random: Random;
+  /** Adding an owner lets another account in for good: it needs a recent credential proof. */
+  readonly sessions: Pick<SessionService, 'requireRecentAuthentication'>;
 }
 
 type Caller = Pick<Principal, 'accountId' | 'actingOwnerId'>;
@@ -82,10 +84,17 @@ export class SponsorshipService {
   }
 
   /** An owner adds a registered account as another owner. */
-  async addOwner(caller: Caller, accountId: string, ownerId: string): Promise<Result<SponsoredRecord, 'error.auth.not_an_owner' | 'error.not_found' | 'error.sponsored.cannot_sponsor'>> {
+  async addOwner(
+    caller: Principal,
+    accountId: string,
+    ownerId: string,
+  ): Promise<Result<SponsoredRecord, 'error.auth.not_an_owner' | 'error.not_found' | 'error.sponsored.cannot_sponsor' | 'error.auth.reauthentication_required'>> {
     const record = await guard(STORE, 'sponsorship read', () => this.#d.store.findSponsored(accountId));
     const may = decideActAs(caller.accountId, record);
     if (!may.ok) return may;
+    // A co-owner outlives every session of the account that added it: a stale token adds none.
+    const recent = await this.#d.sessions.requireRecentAuthentication(caller, 'sponsored_owner_add');
+    if (!recent.ok) return recent;
     const [account, ownerRecord] = await guard(STORE, 'account read', () => Promise.all([this.#d.accounts.findAccountById(ownerId), this.#d.store.findSponsored(ownerId)]));
     if (account === null) return refuse('error.not_found', 'No such account.');
     const registered = decideSponsor({}, ownerRecord);

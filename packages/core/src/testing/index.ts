@@ -35,3 +35,4 @@ export { storedLink, testLinkId } from './links.js';
 export { MemoryDiscoveryStore, memoryDiscoveryState } from './memory-discovery.js';
 export type { MemoryDiscoveryState } from './memory-discovery.js';
 export { TEST_SECRET_KEY, testSecretBox } from './secret-box.js';
+export { freshSession, staleSession } from './recent-auth.js';

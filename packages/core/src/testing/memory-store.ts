@@ -52,7 +52,7 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
     }
     // Past every access token issued to the session so far (a refresh that recorded its issuance
     // just before the change, at an instant after `at`, is refused too).
-    this.sessions.set(s.id, { ...s, tokenHash: change.tokenHash, accessFloor: Math.max(change.at, s.refreshedAt + 1) });
+    this.sessions.set(s.id, { ...s, tokenHash: change.tokenHash, accessFloor: Math.max(change.at, s.refreshedAt + 1), authenticatedAt: change.at });
     return true;
   }
 

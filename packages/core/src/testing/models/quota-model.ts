@@ -9,6 +9,7 @@ import { AssetService } from '../../assets/service.js';
 import type { QuotaPolicy, QuotaState } from '../../quota/machine.js';
 import { QuotaService } from '../../quota/service.js';
 import { SponsorshipService } from '../../sponsorship/service.js';
+import { freshSession } from '../recent-auth.js';
 import { UploadService } from '../../upload/service.js';
 import { FakeClock } from '../fake-clock.js';
 import { MemoryBlobStore } from '../memory-blob-store.js';
@@ -723,12 +724,12 @@ async function freshReal(ports: Ports): Promise<Real> {
   const quota = new QuotaService({ ledger: store, blobs, clock, random, policy: POLICY });
   const uploads = new UploadService({ sessions: store, assets: store, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: TTL, dropTtlMs: DROP_TTL, federationPeers: PEERS });
   const assets = new AssetService({ assets: store, quota, sessions: store, writeGuard: admitAllWrites, clock });
-  const sponsorship = new SponsorshipService({ store: ports.sponsorship, accounts: ports.accounts, quota, clock, random });
+  const sponsorship = new SponsorshipService({ store: ports.sponsorship, accounts: ports.accounts, quota, clock, random, sessions: freshSession });
   const sponsored = await sponsorship.setSponsor(USERS[2]!, USERS[0]!);
   if (!sponsored.ok) throw new Error('sponsor');
   const linkStore = ports.links;
   await linkStore.createLink(await storedLink(LINK, { ownerId: USERS[1]!, kind: 'upload', albumId: null, assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: LINK_MAX, acceptedBytes: 0, createdAt: clock.now(), expiresAt: null, revokedAt: null }));
-  const links = new LinkService({ links: linkStore, writeGuard: admitAllWrites, sessions: store, catalog: store, uploads, assets, quota, clock, random, sealer: testSecretBox() });
+  const links = new LinkService({ links: linkStore, writeGuard: admitAllWrites, sessions: store, catalog: store, uploads, assets, quota, clock, random, sealer: testSecretBox(), recentAuth: freshSession });
   return { clock, store, blobs, quota, uploads, assets, sponsorship, links, linkStore };
 }
 
