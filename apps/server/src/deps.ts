@@ -160,7 +160,7 @@ export async function openStores(config: Config, options: OpenOptions = {}): Pro
     throw new ConfigError(`${join(config.dataDir, RESTORE_MARKER)}: a restore into SVC_DATA_DIR did not finish; empty the directory and run \`npm run cli -- restore\` again`);
   }
   // Created for the server's user only: the database, the secret key and the blobs live here.
-  // An existing directory keeps the permissions its operator gave it (shared storage may need a group).
+  // The server's start (checkDataDir) narrows an existing directory to 0700 as well; the CLI opens what is there.
   if (create) mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // Without `create`, the SQLite database is looked for before anything else is opened.
   const sqlite = config.databaseUrl === null ? openSqliteDatabase(join(config.dataDir, 'strongroom.db'), { create }) : null;

@@ -36,15 +36,17 @@ async function main(): Promise<void> {
   // A worker (SVC_WORKERS > 1): its primary ran every check and prepared the store already.
   const worker = cluster.isWorker ? cluster.worker!.id : null;
   const primary = worker === null ? followNobody() : followPrimary();
+  let dataDirNarrowedFrom: number | null = null;
   if (worker === null) {
     const backupDirProblem = await checkBackupDir(config);
     if (backupDirProblem) throw new ConfigError(backupDirProblem);
     // Nothing is written before these pass: no key file, no database, no migration.
     await checkPortFree(host, config.port);
-    checkDataDir(config.dataDir);
+    dataDirNarrowedFrom = checkDataDir(config.dataDir);
   }
   const platform = nodePlatform(worker === null ? undefined : { worker });
   const { logger } = platform;
+  if (dataDirNarrowedFrom !== null) logger.warn('data_dir.narrowed', { from: `0${dataDirNarrowedFrom.toString(8)}`, to: '0700' });
   if (worker === null && config.workers > 1) {
     // Once, before any worker exists: the secret key file, migrations, the deployment check and the
     // first signing and attestation keys, exactly as a single server would make them. The workers

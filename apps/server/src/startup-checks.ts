@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, mkdirSync, openSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { ConfigError } from './config.js';
@@ -23,10 +23,21 @@ export async function checkPortFree(host: string, port: number): Promise<void> {
   });
 }
 
-/** The data directory exists (created 0700 when absent) and takes a durable write. */
-export function checkDataDir(dir: string): void {
+/**
+ * The data directory exists, is the server's user's alone (0700), and takes a durable write. It
+ * holds the database, the secret key and the blobs: a directory an operator made in advance with a
+ * looser mode (mkdir's 0755) is narrowed, and the mode it had is returned so that the start can say
+ * so; null when nothing was changed.
+ */
+export function checkDataDir(dir: string): number | null {
+  let narrowedFrom: number | null = null;
   try {
     makeDirectory(dir, 0o700);
+    const mode = statSync(dir).mode & 0o777;
+    if ((mode & 0o077) !== 0) {
+      chmodSync(dir, 0o700);
+      narrowedFrom = mode;
+    }
   } catch (err) {
     throw new ConfigError(`SVC_DATA_DIR=${dir}: cannot create it: ${reason(err)}`);
   }
@@ -43,6 +54,7 @@ export function checkDataDir(dir: string): void {
   } catch (err) {
     throw new ConfigError(`SVC_DATA_DIR=${dir}: not a writable directory: ${reason(err)}`);
   }
+  return narrowedFrom;
 }
 
 /**
