@@ -61,7 +61,7 @@ describe('PUT and GET /v1/devices/directory', () => {
 
   it('refuses bad keys with 400 error.device.invalid_key', async () => {
     const u = await user();
-    for (const entry of [{ ...phone.entry(), ed25519: SMALL_ORDER }, { ...phone.entry(), mldsa65: phone.mldsa65.subarray(1) }]) {
+    for (const entry of [{ ...phone.entry(), ed25519: SMALL_ORDER }, { ...phone.entry(), mldsa65: phone.mldsa65.subarray(1) }, { ...phone.entry(), mldsa65: new Uint8Array(1952) }]) {
       expect(await put(u.access_token, u.identity.signDirectory(u.accountId, 1, [entry]))).toMatchObject(problem(400, 'error.device.invalid_key'));
     }
   });

@@ -62,7 +62,7 @@ export function parseDirectory(body: Uint8Array): Result<ParsedDirectory, 'error
   if (!isAcceptableEd25519Key(identityKey)) return refuse('error.device.invalid_key', 'The identity key is not an acceptable Ed25519 key.');
   for (const e of entries) {
     if (!isAcceptableEd25519Key(e.ed25519)) return refuse('error.device.invalid_key', `Device ${e.deviceId}: the Ed25519 key is of small order, non-canonical or not 32 bytes.`);
-    if (!isAcceptableMlDsa65Key(e.mldsa65)) return refuse('error.device.invalid_key', `Device ${e.deviceId}: the ML-DSA-65 key is not 1952 bytes.`);
+    if (!isAcceptableMlDsa65Key(e.mldsa65)) return refuse('error.device.invalid_key', `Device ${e.deviceId}: the ML-DSA-65 key is not a 1,952-byte key that key generation could have made.`);
   }
   return ok({ identityKey, seq, devices: entries, rawDevices: devices, sig });
 }

@@ -85,7 +85,21 @@ describe('verifyMlDsa65: Wycheproof mldsa_65_verify_test.json subset', () => {
     // The project fixes an empty context, so a vector valid only under a non-empty one must fail here.
     const emptyContext = t.ctx === undefined || t.ctx === '';
     expect(verifyMlDsa65(hex(t.pk), hex(t.msg), hex(t.sig))).toBe(t.result === 'valid' && emptyContext);
+    // Every vector's key came from key generation (or is cut short): only the length refuses any.
     expect(isAcceptableMlDsa65Key(hex(t.pk))).toBe(hex(t.pk).length === 1952);
+  });
+  it('a key that cannot be real is refused: all zero, all 0xff, or ρ or t1 one byte repeated; a generated key is accepted', () => {
+    const real = ml_dsa65.keygen(new Uint8Array(32).fill(7)).publicKey;
+    expect(isAcceptableMlDsa65Key(real)).toBe(true);
+    expect(isAcceptableMlDsa65Key(new Uint8Array(1952))).toBe(false);
+    expect(isAcceptableMlDsa65Key(new Uint8Array(1952).fill(0xff))).toBe(false);
+    const zeroRho = real.slice();
+    zeroRho.fill(0, 0, 32);
+    expect(isAcceptableMlDsa65Key(zeroRho)).toBe(false);
+    const zeroT1 = real.slice();
+    zeroT1.fill(0, 32);
+    expect(isAcceptableMlDsa65Key(zeroT1)).toBe(false);
+    expect(isAcceptableMlDsa65Key(real.subarray(0, 1951))).toBe(false);
   });
   it('a freshly signed message verifies, and not under another key', () => {
     const a = ml_dsa65.keygen(new Uint8Array(32).fill(1));

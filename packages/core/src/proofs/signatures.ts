@@ -45,7 +45,21 @@ export function verifyMlDsa65(publicKey: Uint8Array, message: Uint8Array, signat
   }
 }
 
-/** ML-DSA-65 public keys are the raw 1,952-byte encoding; nothing else is accepted. */
+/** The seed ρ that opens an ML-DSA public key (FIPS 204, pkEncode); t1 follows it. */
+const MLDSA_RHO_LENGTH = 32;
+
+/** Every byte of `bytes` is the same value (all zero, all 0xff, …). */
+const isOneByteRepeated = (bytes: Uint8Array): boolean => bytes.every((b) => b === bytes[0]);
+
+/**
+ * ML-DSA-65 public keys are the raw 1,952-byte encoding, and one that cannot be real is refused too.
+ * Any 1,952 bytes decode, so length alone admits an all-zero key: a placeholder that verifies
+ * nothing yet sits in a directory as if it were a device's key. A real key's ρ is the output of
+ * SHAKE256 and its t1 is 1,920 bytes of packed 10-bit coefficients of a pseudorandom vector: either
+ * being one byte repeated happens with probability about 2^-256 at most, so a key whose ρ or t1 is
+ * one byte repeated was not made by key generation.
+ */
 export function isAcceptableMlDsa65Key(publicKey: Uint8Array): boolean {
-  return publicKey.length === MLDSA65_PUBLIC_KEY_LENGTH;
+  if (publicKey.length !== MLDSA65_PUBLIC_KEY_LENGTH) return false;
+  return !isOneByteRepeated(publicKey.subarray(0, MLDSA_RHO_LENGTH)) && !isOneByteRepeated(publicKey.subarray(MLDSA_RHO_LENGTH));
 }
