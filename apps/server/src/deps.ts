@@ -303,7 +303,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   const oidc = buildOidc(config, stores, platform, sessions, window, secretKey);
   const signInMethods = new SignInMethodsService({ accounts: stores.accounts, totp: stores.totp, links: stores.oidc, localSignIn: config.authLocal });
   // Discovery and federation.
-  const discovery = new DiscoveryService({ handles: stores.discovery, accounts: stores.accounts, directories: stores.devices, clock, baseUrl: config.baseUrl, sessions });
+  const discovery = new DiscoveryService({ handles: stores.discovery, accounts: stores.accounts, directories: stores.devices, clock, baseUrl: config.baseUrl, sessions, buckets: stores.discovery, lookupRate: config.lookupRate });
   const peers = platform.peers ?? new HttpPeers({ clock, timeoutMs: config.federationTimeoutMs, revokedTtlMs: config.federationRevokedCacheMs });
   const federation = new FederationService({
     keyRing,

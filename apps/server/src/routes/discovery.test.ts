@@ -218,6 +218,23 @@ describe('authenticated lookup', () => {
     });
   });
 
+  it('bounds each account\'s lookups (60 a minute by default), unpublished and unknown handles alike: the 61st is 429 with Retry-After, another account is untouched', async () => {
+    const ann = await user();
+    const bob = await user();
+    await claim(bob.token, 'bob');
+    const asAnn = { authorization: `Bearer ${ann.token}` };
+    for (let i = 0; i < 60; i++) {
+      const handle = i % 2 === 0 ? `bob@${HOST}` : `nobody${i}@${HOST}`;
+      expect((await lookup(handle, asAnn)).status, `lookup ${i + 1}`).toBe(i % 2 === 0 ? 200 : 404);
+    }
+    const refused = await lookup(`bob@${HOST}`, asAnn);
+    expect(refused).toMatchObject(problem(429, 'error.request.too_many'));
+    expect(refused.headers.get('retry-after')).toBe('1');
+    expect((await lookup(`bob@${HOST}`, { authorization: `Bearer ${bob.token}` })).status).toBe(200);
+    s.clock.advance(1_000);
+    expect((await lookup(`bob@${HOST}`, asAnn)).status).toBe(200);
+  });
+
   it('is 401 without a token, with a bad one, and with something that is not a capability token', async () => {
     const u = await user();
     await claim(u.token, 'ann');

@@ -120,11 +120,13 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
         'error.federation.unknown_peer',
         'error.federation.rate_limited',
         'error.federation.peer_unavailable',
+        'error.request.too_many',
       ],
       handle: async ({ c, query, version, caller }) => {
         const who = await looker(deps, c, caller);
         const handle = parseHandle(query.handle);
         if (handle === null) throw new HttpProblem('error.request.invalid', 'handle must be user@host.');
+        if (who.kind === 'local') unwrap(await deps.discovery.admitLookup(who.principal));
         if (unwrap(deps.discovery.lookupRoute(who, handle)) === 'local') return json(c, 200, lookupBody(unwrap(await deps.discovery.lookup(handle))));
         // Only narrows the type: decideLookup has already refused to forward a peer's lookup.
         if (who.kind !== 'local') throw new Error('a peer lookup reached the forwarding path');

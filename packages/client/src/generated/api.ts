@@ -8516,7 +8516,7 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
-            /** @description error.federation.rate_limited */
+            /** @description error.federation.rate_limited, error.request.too_many */
             429: {
                 headers: {
                     "Retry-After": components["headers"]["Retry-After"];
@@ -8528,7 +8528,7 @@ export interface operations {
                 content: {
                     "application/problem+json": {
                         /** @enum {unknown} */
-                        code?: "error.federation.rate_limited";
+                        code?: "error.federation.rate_limited" | "error.request.too_many";
                         /** @constant */
                         status?: 429;
                     } & components["schemas"]["Problem"];

@@ -5,6 +5,8 @@ import type { AccountStore } from '../ports/account-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { DeviceDirectoryStore } from '../ports/device-directory.js';
 import type { HandleStore } from '../ports/handle-store.js';
+import type { PeerRateStore } from '../ports/peer-rate-store.js';
+import { decideLookupDraw, lookupBucketKey, lookupBudgetHolder } from './lookup-budget.js';
 import type { Principal, SessionService } from '../session/service.js';
 import {
   anonymousRecord,
@@ -26,6 +28,10 @@ export interface DiscoveryServiceDeps {
   readonly baseUrl: string;
   /** A handle is claimed for good and a public record outlives the session: both need a recent credential proof. */
   readonly sessions: Pick<SessionService, 'requireRecentAuthentication'>;
+  /** The keyed token buckets (shared by every process) each account's lookups draw from. */
+  readonly buckets: PeerRateStore;
+  /** Lookups per minute per account (SVC_LOOKUP_RATE). */
+  readonly lookupRate: number;
 }
 
 /** Handles, the opt-in public record, and lookups of this server's own accounts. */
@@ -88,6 +94,16 @@ export class DiscoveryService {
    */
   lookupRoute(looker: Looker, handle: Handle): Result<'local' | 'forward', 'error.not_found'> {
     return decideLookup(looker, this.isLocal(handle));
+  }
+
+  /**
+   * Every lookup a local account makes, of a local handle or forwarded to a peer, first draws one
+   * token from the account's bucket (the acting owner's, when acting as a sponsored account).
+   */
+  async admitLookup(principal: Principal): Promise<Result<void, 'error.request.too_many'>> {
+    const key = lookupBucketKey(lookupBudgetHolder(principal));
+    const decision = await guard('error.store.unavailable', 'drawing from a lookup budget', () => this.d.buckets.takePeerToken(key, this.d.clock.now(), this.d.lookupRate));
+    return decideLookupDraw(decision, this.d.lookupRate);
   }
 
   /** An authenticated lookup of one of this server's handles. */
