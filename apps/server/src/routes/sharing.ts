@@ -36,7 +36,7 @@ const LinkSummary = v.object({
   accepted_bytes: v.pipe(v.number(), v.description('Upload links: declared bytes of the drops opened through it')),
   status: v.picklist(['active', 'expired', 'revoked']),
   created_at: Timestamp,
-  created_session_id: v.pipe(v.nullable(Uuid), v.description('The session that created the link (null for links made before it was kept): compare with GET /v1/auth/sessions to find a link a stolen token made')),
+  session_id: v.pipe(v.nullable(Uuid), v.description('The session that created the link (null for links made before it was kept): compare with GET /v1/auth/sessions to find a link a stolen token made')),
   expires_at: v.nullable(Timestamp),
   revoked_at: v.nullable(Timestamp),
 });
@@ -49,7 +49,7 @@ const linkSummary = (l: Link, now: number) => ({
   accepted_bytes: l.acceptedBytes,
   status: linkStatus(l, now),
   created_at: iso(l.createdAt),
-  created_session_id: l.createdSessionId ?? null,
+  session_id: l.createdSessionId ?? null,
   expires_at: isoOrNull(l.expiresAt),
   revoked_at: isoOrNull(l.revokedAt),
 });

@@ -319,7 +319,7 @@ describe('a stale stolen token leaves nothing behind that outlives the owner\'s 
     const share = await call(s.app, 'POST', '/v1/links', { token: stolen, body: { kind: 'share', album_id: albumId, wrapped_key: seal } });
     expect(share.status).toBe(201);
     const listed = (await call(s.app, 'GET', '/v1/links', { token: victim.access_token })).body.links as Record<string, unknown>[];
-    expect(listed).toEqual([expect.objectContaining({ link_id: share.body.link_id, kind: 'share', created_session_id: victim.session_id, created_at: expect.any(String) })]);
+    expect(listed).toEqual([expect.objectContaining({ link_id: share.body.link_id, kind: 'share', session_id: victim.session_id, created_at: expect.any(String) })]);
   });
 
   it('it claims no handle and publishes nothing', async () => {

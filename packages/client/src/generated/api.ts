@@ -9114,14 +9114,14 @@ export interface operations {
                              * @description RFC 3339 UTC timestamp
                              */
                             created_at: string;
-                            /** @description The session that created the link (null for links made before it was kept): compare with GET /v1/auth/sessions to find a link a stolen token made */
-                            created_session_id: string | null;
                             expires_at: string | null;
                             /** @enum {string} */
                             kind: "share" | "upload";
                             link_id: string;
                             max_bytes: number | null;
                             revoked_at: string | null;
+                            /** @description The session that created the link (null for links made before it was kept): compare with GET /v1/auth/sessions to find a link a stolen token made */
+                            session_id: string | null;
                             /** @enum {string} */
                             status: "active" | "expired" | "revoked";
                         }[];
