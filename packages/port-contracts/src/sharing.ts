@@ -38,6 +38,7 @@ function link(ownerId: string, over: Partial<LinkRecord> = {}): LinkRecord {
     maxBytes: null,
     acceptedBytes: 0,
     createdAt: 1_000,
+    createdSessionId: null,
     expiresAt: null,
     revokedAt: null,
     ...over,
@@ -196,7 +197,7 @@ export function describeLinkStoreContract(adapter: string, setup: Setup): void {
       using(setup, async ({ links: s }) => {
         const owner = id('li00');
         const share = link(owner, { kind: 'share', assetIds: [id('as00'), id('as00')], wrappedKey: 'a2V5', sealKey: null, createdAt: 2_000, expiresAt: 9_000 });
-        const upload = link(owner, { maxBytes: 500 });
+        const upload = link(owner, { maxBytes: 500, createdSessionId: id('se00') });
         await s.createLink(share);
         await s.createLink(upload);
         await s.createLink(link(id('li00')));
