@@ -103,14 +103,23 @@ export interface BlobStore {
    */
   stage(stagingId: string, body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<StagedBlob | null>;
   /**
-   * Copies staged bytes to their content address if their SHA-256 is `contentHash` (replacing
-   * whatever is there, which has the same hash). The staged bytes STAY until `discard`: the writer
-   * may need to commit them again after its ledger write (blobs/handoff.ts). 'missing': nothing
-   * is staged under that id.
+   * Copies staged bytes to their content address if their SHA-256 is `contentHash`. What reaches
+   * the address is only ever bytes this commit hashed where no one else can write (a private copy
+   * on an object store, whose staging key a client's URL may still reach), and an address that
+   * already holds bytes hashing to `contentHash` is left as it is, never overwritten. The staged
+   * bytes STAY until `discard`: the writer may need to commit them again after its ledger write
+   * (blobs/handoff.ts). 'missing': nothing is staged under that id.
    */
   commit(stagingId: string, contentHash: string): Promise<'stored' | 'hash_mismatch' | 'missing'>;
   /** Drops staged bytes (committed or not). */
   discard(stagingId: string): Promise<void>;
+  /**
+   * What is at the content address now, read back from there: its size and the SHA-256 of its
+   * bytes, streamed (never a checksum the store merely keeps, which a store that ignores checksums
+   * could hold wrong); null when nothing is there. Finalize asks it after `commit`, before anything
+   * is charged (upload/direct.ts decideStored).
+   */
+  digest(contentHash: string): Promise<StagedBlob | null>;
   has(contentHash: string): Promise<boolean>;
   /** The stored blob's size; null when no blob is stored under that hash. */
   stat(contentHash: string): Promise<BlobStat | null>;
