@@ -123,3 +123,66 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     },
   };
 }
+
+/** One S3 request as an intercepting proxy saw it (path-style addressing). */
+export interface SeenS3Request {
+  readonly method: string;
+  /** The object key, decoded (without the bucket); "" for a bucket request. */
+  readonly key: string;
+  /** A copy's source key (x-amz-copy-source, decoded, without the bucket), else null. */
+  readonly copySource: string | null;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+}
+
+/**
+ * An HTTP proxy in front of a test S3 server that records every request and may act before
+ * forwarding one (`before`): a fault injector for races a real store would let happen, such as a
+ * client replacing a staged object through its still-valid URL exactly while the server copies it.
+ * Requests are forwarded byte for byte (the Host header too), so SigV4 signatures still verify.
+ */
+export interface InterceptingProxy {
+  /** `http://127.0.0.1:<port>`: use it as the store's endpoint. */
+  readonly endpoint: string;
+  readonly seen: SeenS3Request[];
+  /** Runs (and is awaited) before a request is forwarded. */
+  before: ((r: SeenS3Request) => Promise<void>) | null;
+  close(): Promise<void>;
+}
+
+export async function startInterceptingProxy(target: string, bucket: string): Promise<InterceptingProxy> {
+  const { createServer: createHttpServer, request } = await import('node:http');
+  const url = new URL(target);
+  const keyOf = (path: string): string => {
+    const p = decodeURIComponent(path.split('?')[0] ?? '');
+    const prefix = `/${bucket}/`;
+    return p.startsWith(prefix) ? p.slice(prefix.length) : '';
+  };
+  const proxy: InterceptingProxy = {
+    endpoint: '',
+    seen: [],
+    before: null,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+  const server = createHttpServer((req, res) => {
+    const source = req.headers['x-amz-copy-source'];
+    const copySource = typeof source === 'string' ? keyOf(`/${decodeURIComponent(source).replace(/^\//, '')}`) : null;
+    const seen: SeenS3Request = { method: req.method ?? 'GET', key: keyOf(req.url ?? '/'), copySource, headers: { ...req.headers } };
+    proxy.seen.push(seen);
+    const forward = () => {
+      const upstream = request({ host: url.hostname, port: Number(url.port), method: req.method, path: req.url, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', () => res.destroy());
+      req.pipe(upstream);
+    };
+    req.pause();
+    void (proxy.before ? proxy.before(seen) : Promise.resolve()).then(forward, () => res.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  Object.assign(proxy, { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+  return proxy;
+}
