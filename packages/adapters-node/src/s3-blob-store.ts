@@ -73,8 +73,10 @@ function isNotFound(e: unknown): boolean {
  * Content-addressed blobs in an S3-compatible bucket: `<prefix>/staging/<id>` while an upload is
  * received, `<prefix>/blobs/<2 hex>/<sha256>` once committed. A staged object appears only whole
  * (a single PUT, or a multipart upload that becomes visible only when completed), and is copied to
- * its content address only after its bytes, read back from the store, hash to the claimed SHA-256;
- * so a crash, an oversize or failed body, or a wrong hash leaves nothing under a content address.
+ * its content address only after a private copy of it (`<prefix>/verifying/<id>.<16 hex>`, which no
+ * signed URL reaches) hashes to the claimed SHA-256, and then from that copy; so a crash, an
+ * oversize or failed body, a wrong hash, or a staged object replaced mid-commit through its URL
+ * leaves nothing wrong under a content address, and an address holding its bytes is never rewritten.
  * The staged object stays until discarded. The sweep's quarantine is
  * `<prefix>/quarantine/<sha256>.<16 hex>`: a copy, then a delete of the address (and back).
  * Any failure to reach the store is a CoreError `error.store.unavailable` (503), never taken for

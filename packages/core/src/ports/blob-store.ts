@@ -66,9 +66,12 @@ export interface ByteRange {
  * What an object store (S3 and its kin) must do to implement this port:
  * - `stage` writes under a staging key (never under the content address) and keeps nothing when the
  *   body fails or passes `maxBytes` (abort the multipart upload / delete the staging object);
- *   `commit` checks the SHA-256 of what is staged (its own checksum when it has one, else a streamed
- *   hash) and only then copies it to the content address, keeping the staging object until
- *   `discard`: a reader never sees a partial or wrong object under a hash.
+ *   `commit` copies the staged object to a key of its own that no URL reaches, hashes that copy
+ *   (streamed), and only then copies those bytes to the content address, unless the address
+ *   already holds bytes of that hash (never written over); it keeps the staging object until
+ *   `discard`: a reader never sees a partial or wrong object under a hash, even when a client
+ *   replaces its staged object mid-commit or the store ignores copy preconditions. `digest`
+ *   reads the address back by streaming it.
  * - `has`, `stat` and `read` answer for the content address only (HeadObject / GetObject);
  *   "no such key" is false / null, never an error, and never an empty body. Any other failure
  *   (unreachable, denied, slow past its bound) throws, so callers fail closed.
