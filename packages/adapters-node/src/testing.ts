@@ -38,9 +38,10 @@ export interface TestS3 {
  * A real S3 wire-protocol server (@20minutes/s3rver) on a loopback port, with one empty bucket.
  * It refuses a request whose SigV4 signature does not match its key (403 SignatureDoesNotMatch).
  */
-export async function startTestS3(bucket = 'strongroom-test'): Promise<TestS3> {
+export async function startTestS3(bucket = 'strongroom-test', options: { readonly cors?: CorsRule[] } = {}): Promise<TestS3> {
   const directory = await mkdtemp(join(tmpdir(), 's3rver-'));
-  const server = new S3rver({ address: '127.0.0.1', port: 0, directory, silent: true, configureBuckets: [{ name: bucket }] });
+  const configs = options.cors === undefined ? [] : [corsXml(options.cors)];
+  const server = new S3rver({ address: '127.0.0.1', port: 0, directory, silent: true, configureBuckets: [{ name: bucket, configs }] });
   const { port } = await server.run();
   let stopped = false;
   return {
@@ -65,6 +66,28 @@ export async function startTestS3(bucket = 'strongroom-test'): Promise<TestS3> {
       await rm(directory, { recursive: true, force: true });
     },
   };
+}
+
+/** One rule of a bucket's CORS configuration, as `aws s3api put-bucket-cors` takes it (JSON). */
+export interface CorsRule {
+  readonly AllowedOrigins: readonly string[];
+  readonly AllowedMethods: readonly string[];
+  readonly AllowedHeaders?: readonly string[];
+  readonly ExposeHeaders?: readonly string[];
+  readonly MaxAgeSeconds?: number;
+}
+
+/** The same rules as S3's XML (what s3rver reads from its bucket configs). */
+function corsXml(rules: readonly CorsRule[]): string {
+  const esc = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const each = (tag: string, values: readonly string[] = []) => values.map((v) => `<${tag}>${esc(v)}</${tag}>`).join('');
+  const body = rules
+    .map(
+      (r) =>
+        `<CORSRule>${each('AllowedOrigin', r.AllowedOrigins)}${each('AllowedMethod', r.AllowedMethods)}${each('AllowedHeader', r.AllowedHeaders)}${each('ExposeHeader', r.ExposeHeaders)}${r.MaxAgeSeconds === undefined ? '' : `<MaxAgeSeconds>${r.MaxAgeSeconds}</MaxAgeSeconds>`}</CORSRule>`,
+    )
+    .join('');
+  return `<CORSConfiguration>${body}</CORSConfiguration>`;
 }
 
 /** A TCP relay in front of a test server, to make it unreachable or silent on demand. */
