@@ -13,8 +13,9 @@ import { call, registerUser } from '@strongroom/tests';
 
 /**
  * Finalize against a store that ignores copy preconditions and checksums (s3rver ignores
- * CopySourceIfMatch and If-None-Match), behind a proxy that lets the uploader win every race it
- * can: it replaces the staged object through the uploader's still-valid URL right before the
+ * CopySourceIfMatch, If-None-Match and x-amz-checksum-sha256), and against one that honours them
+ * (the same behind a proxy that enforces them as S3 does: no S3 double that honours them installs
+ * here from npm or Debian), both behind a proxy that lets the uploader win every race it can: it replaces the staged object through the uploader's still-valid URL right before the
  * server's n-th request that touches it (the HEAD, the copy, the reads). Whatever the moment, no
  * upload ends Completed or Merged with other bytes at its address than the ones it claimed, nothing
  * is charged for bytes that are not there, and another account's blob is never written again.
@@ -30,7 +31,10 @@ interface Created {
   direct_put: { url: string; headers: Record<string, string> };
 }
 
-describe('finalize when the uploader races the copy (s3rver behind a swapping proxy)', { timeout: 120_000 }, () => {
+describe.each([
+  ['ignores', false],
+  ['honours', true],
+] as const)('finalize when the uploader races the copy, on a store that %s preconditions and checksums (s3rver behind a swapping proxy)', { timeout: 120_000 }, (_, honour) => {
   let s3: TestS3;
   let proxy: InterceptingProxy;
   let raw: S3Client;
@@ -42,6 +46,7 @@ describe('finalize when the uploader races the copy (s3rver behind a swapping pr
   beforeAll(async () => {
     s3 = await startTestS3();
     proxy = await startInterceptingProxy(s3.endpoint, s3.bucket);
+    proxy.honour = honour;
     raw = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { ...S3RVER_KEY } });
     dataDir = await mkdtemp(join(tmpdir(), 's3-attack-'));
     restoreCredentials = useS3rverCredentials();
@@ -166,5 +171,17 @@ describe('finalize when the uploader races the copy (s3rver behind a swapping pr
     expect(copy?.headers['if-none-match']).toBe('*');
     // Read back after the copy (the digest), before the ledger write.
     expect(toAddress.slice(toAddress.indexOf(copy!) + 1).some((r) => r.method === 'GET')).toBe(true);
+  });
+
+  it('a body whose SHA-256 is not the announced one: refused by a store that checks, and by finalize on one that does not', async () => {
+    const me = await account();
+    const meant = randomBytes(1000);
+    const r = await call(app, 'POST', '/upload', { token: me.token, body: { declared_size: meant.length, kind: 'original', device_id: 'phone', content_hash: sha(meant) } });
+    const u = r.body as Created;
+    const sent = await put(u.direct_put, randomBytes(1000));
+    expect(sent.status).toBe(honour ? 400 : 200);
+    expect((await call(app, 'POST', `/upload/${u.upload_id}/finalize`, { token: me.token, body: { content_hash: sha(meant) } })).status).toBe(409);
+    expect(await at(sha(meant))).toBeNull();
+    expect(await charged(me.id)).not.toContain(sha(meant));
   });
 });

@@ -169,11 +169,32 @@ export interface InterceptingProxy {
   readonly seen: SeenS3Request[];
   /** Runs (and is awaited) before a request is forwarded. */
   before: ((r: SeenS3Request) => Promise<void>) | null;
+  /**
+   * When true the proxy makes the store behind it honour what s3rver ignores, as S3 does:
+   * `If-None-Match: *` on a PUT or copy (412 when the key exists), `x-amz-copy-source-if-match`
+   * (412 when the source's ETag differs) and `x-amz-checksum-sha256` on a PUT (400 BadDigest when
+   * the body's SHA-256 differs). Judged after `before`, so a swap there is seen.
+   */
+  honour: boolean;
   close(): Promise<void>;
 }
 
 export async function startInterceptingProxy(target: string, bucket: string): Promise<InterceptingProxy> {
   const { createServer: createHttpServer, request } = await import('node:http');
+  const { createHash } = await import('node:crypto');
+  const { S3Client, HeadObjectCommand } = await import('@aws-sdk/client-s3');
+  const direct = new S3Client({ endpoint: target, region: 'us-east-1', forcePathStyle: true, credentials: { ...S3RVER_KEY } });
+  const etagOf = async (key: string): Promise<string | null> => {
+    try {
+      return (await direct.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).ETag ?? null;
+    } catch {
+      return null;
+    }
+  };
+  const refuse = (res: import('node:http').ServerResponse, status: number, code: string) => {
+    res.writeHead(status, { 'content-type': 'application/xml' });
+    res.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${code}</Message></Error>`);
+  };
   const url = new URL(target);
   const keyOf = (path: string): string => {
     const p = decodeURIComponent(path.split('?')[0] ?? '');
@@ -184,7 +205,9 @@ export async function startInterceptingProxy(target: string, bucket: string): Pr
     endpoint: '',
     seen: [],
     before: null,
+    honour: false,
     close: async () => {
+      direct.destroy();
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
     },
@@ -194,16 +217,31 @@ export async function startInterceptingProxy(target: string, bucket: string): Pr
     const copySource = typeof source === 'string' ? keyOf(`/${decodeURIComponent(source).replace(/^\//, '')}`) : null;
     const seen: SeenS3Request = { method: req.method ?? 'GET', key: keyOf(req.url ?? '/'), copySource, headers: { ...req.headers } };
     proxy.seen.push(seen);
-    const forward = () => {
+    const forward = (body: Buffer | null) => {
       const upstream = request({ host: url.hostname, port: Number(url.port), method: req.method, path: req.url, headers: req.headers }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);
       });
       upstream.on('error', () => res.destroy());
-      req.pipe(upstream);
+      if (body === null) req.pipe(upstream);
+      else upstream.end(body);
+    };
+    /** Forwards, or answers as S3 would where s3rver would not (with `honour`). */
+    const judge = async (): Promise<void> => {
+      if (!proxy.honour || seen.method !== 'PUT') return forward(null);
+      if (seen.headers['if-none-match'] === '*' && (await etagOf(seen.key)) !== null) return refuse(res, 412, 'PreconditionFailed');
+      const ifMatch = seen.headers['x-amz-copy-source-if-match'];
+      if (typeof ifMatch === 'string' && seen.copySource !== null && (await etagOf(seen.copySource)) !== ifMatch) return refuse(res, 412, 'PreconditionFailed');
+      const checksum = seen.headers['x-amz-checksum-sha256'];
+      if (typeof checksum !== 'string' || seen.copySource !== null) return forward(null);
+      const parts: Buffer[] = [];
+      for await (const chunk of req) parts.push(chunk as Buffer);
+      const body = Buffer.concat(parts);
+      if (createHash('sha256').update(body).digest('base64') !== checksum) return refuse(res, 400, 'BadDigest');
+      return forward(body);
     };
     req.pause();
-    void (proxy.before ? proxy.before(seen) : Promise.resolve()).then(forward, () => res.destroy());
+    void (proxy.before ? proxy.before(seen) : Promise.resolve()).then(judge).catch(() => res.destroy());
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   Object.assign(proxy, { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
