@@ -8,7 +8,8 @@ import { MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing
 import { S3RVER_KEY, startInterceptingProxy, startTestS3, useS3rverCredentials, type InterceptingProxy, type TestS3 } from '@strongroom/adapters-node/testing';
 import { createApp } from './app.js';
 import { readConfig } from './config.js';
-import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
+import { buildDeps, nodePlatform, openStores, type AppDeps, type Stores } from './deps.js';
+import { StagingSweeper } from './staging-sweep.js';
 import { call, registerUser } from '@strongroom/tests';
 
 /**
@@ -185,3 +186,122 @@ describe.each([
     expect(await charged(me.id)).not.toContain(sha(meant));
   });
 });
+
+/**
+ * The same attacker against two server processes that share one database and one bucket (each its
+ * own deps, its own S3 client, its own in-process turn-taking): finalizes of one session, and first
+ * commits of one hash by two accounts, race across them while the attacker swaps staged bytes.
+ */
+describe('finalize raced across two servers on one database and bucket, while the uploader swaps', { timeout: 120_000 }, () => {
+  let s3: TestS3;
+  let proxy: InterceptingProxy;
+  let raw: S3Client;
+  let dataDir: string;
+  const servers: { stores: Stores; app: Awaited<ReturnType<typeof createApp>>; deps: AppDeps }[] = [];
+  let restoreCredentials = (): void => {};
+
+  beforeAll(async () => {
+    s3 = await startTestS3();
+    proxy = await startInterceptingProxy(s3.endpoint, s3.bucket);
+    raw = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { ...S3RVER_KEY } });
+    dataDir = await mkdtemp(join(tmpdir(), 's3-attack-two-'));
+    restoreCredentials = useS3rverCredentials();
+    const config = readConfig({ ...BASE, SVC_DATA_DIR: dataDir, SVC_BLOB_URL: `s3://${s3.bucket}/${PREFIX}`, SVC_S3_ENDPOINT: proxy.endpoint, SVC_S3_FORCE_PATH_STYLE: 'true', SVC_S3_TIMEOUT_S: '5' });
+    for (let i = 0; i < 2; i++) {
+      const stores = await openStores(config);
+      const deps = await buildDeps(config, stores, { ...nodePlatform(), logger: new MemoryLogger() });
+      servers.push({ stores, deps, app: createApp(deps) });
+    }
+  }, 60_000);
+  afterAll(async () => {
+    proxy.before = null;
+    for (const s of servers) await s.stores.close();
+    raw?.destroy();
+    await proxy?.close();
+    await s3?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+    restoreCredentials();
+  });
+
+  const at = async (hash: string): Promise<string | null> => {
+    try {
+      const o = await raw.send(new GetObjectCommand({ Bucket: s3.bucket, Key: addressOf(hash) }));
+      return sha(await o.Body!.transformToByteArray());
+    } catch {
+      return null;
+    }
+  };
+  const put = (d: Created['direct_put'], body: Uint8Array) => fetch(d.url, { method: 'PUT', headers: d.headers, body: new Uint8Array(body) });
+  const account = async () => {
+    const app = servers[0]!.app;
+    const { access_token: token } = await registerUser(app);
+    const id = ((await call(app, 'GET', '/v1/auth/profile', { token })).body as { account_id: string }).account_id;
+    expect((await call(app, 'PUT', '/v1/devices/directory', { token, cbor: new TestIdentity(id).signDirectory(id, 1, [new TestDevice('phone')]) })).status).toBeLessThan(300);
+    return { token, id };
+  };
+  const open = async (token: string, size: number) => (await call(servers[0]!.app, 'POST', '/upload', { token, body: { declared_size: size, kind: 'original', device_id: 'phone' } })).body as Created;
+
+  it('one session finalized on both servers at once, a swap at any request: each answers 200 or 409, and the address holds the claimed bytes or nothing', async () => {
+    const me = await account();
+    for (let n = 1; n <= 6; n++) {
+      const meant = randomBytes(4096);
+      const u = await open(me.token, meant.length);
+      expect((await put(u.direct_put, meant)).status).toBe(200);
+      const staged = `${PREFIX}/staging/${u.upload_id}`;
+      let count = 0;
+      proxy.before = async (r) => {
+        if ((r.key === staged || r.copySource === staged) && !(r.method === 'PUT' && r.copySource === null) && ++count === n) {
+          proxy.before = null;
+          expect((await put(u.direct_put, randomBytes(4096))).status).toBe(200);
+        }
+      };
+      const answers = await Promise.all(servers.map((s) => call(s.app, 'POST', `/upload/${u.upload_id}/finalize`, { token: me.token, body: { content_hash: sha(meant) } })));
+      proxy.before = null;
+      const completed = answers.filter((a) => a.status === 200);
+      for (const a of answers) expect([n, [200, 409]]).toEqual([n, expect.arrayContaining([a.status])]);
+      if (completed.length > 0) expect([n, await at(sha(meant))]).toEqual([n, sha(meant)]);
+      expect([sha(meant), null]).toContain(await at(sha(meant)));
+      for (const b of await servers[0]!.stores.quota.listChargedBlobs(me.id)) expect(await at(b.contentHash)).toBe(b.contentHash);
+    }
+  });
+
+  it('two accounts commit the same new bytes on the two servers at once while one swaps: the other\'s blob is never wrong', async () => {
+    const victim = await account();
+    const attacker = await account();
+    for (let n = 1; n <= 5; n++) {
+      const bytes = randomBytes(3000);
+      const [v, a] = [await open(victim.token, bytes.length), await open(attacker.token, bytes.length)];
+      expect((await put(v.direct_put, bytes)).status).toBe(200);
+      expect((await put(a.direct_put, bytes)).status).toBe(200);
+      const staged = `${PREFIX}/staging/${a.upload_id}`;
+      let count = 0;
+      proxy.before = async (r) => {
+        if ((r.key === staged || r.copySource === staged) && !(r.method === 'PUT' && r.copySource === null) && ++count === n) {
+          proxy.before = null;
+          expect((await put(a.direct_put, new Uint8Array(bytes.length))).status).toBe(200);
+        }
+      };
+      const [mine, theirs] = await Promise.all([
+        call(servers[0]!.app, 'POST', `/upload/${v.upload_id}/finalize`, { token: victim.token, body: { content_hash: sha(bytes) } }),
+        call(servers[1]!.app, 'POST', `/upload/${a.upload_id}/finalize`, { token: attacker.token, body: { content_hash: sha(bytes) } }),
+      ]);
+      proxy.before = null;
+      expect([n, mine.status]).toEqual([n, 200]);
+      expect([n, [200, 409]]).toEqual([n, expect.arrayContaining([theirs.status])]);
+      expect([n, await at(sha(bytes))]).toEqual([n, sha(bytes)]);
+      expect(await at(sha(new Uint8Array(bytes.length)))).toBeNull();
+    }
+  });
+
+  it('the staging sweep runs in one of the two at a time and removes what an old URL sent after a cancel', async () => {
+    const me = await account();
+    const u = await open(me.token, 2048);
+    expect((await call(servers[1]!.app, 'DELETE', `/upload/${u.upload_id}`, { token: me.token })).status).toBe(200);
+    expect((await put(u.direct_put, randomBytes(2048))).status).toBe(200);
+    const sweepers = servers.map((s) => new StagingSweeper({ uploads: s.deps.uploads, dataDir, intervalMs: 3_600_000, clock: { now: () => Date.now() }, logger: new MemoryLogger() }));
+    const outcomes = await Promise.all(sweepers.map((w) => w.tick()));
+    expect(outcomes.map((o) => o.outcome).sort()).toEqual(['skipped', 'swept']);
+    expect(await s3.keys(`${PREFIX}/staging/${u.upload_id}`)).toEqual([]);
+  });
+});
+
