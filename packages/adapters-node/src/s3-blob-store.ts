@@ -302,8 +302,9 @@ export class S3BlobStore implements BlobStore {
       const there = await this.#digestKey(final, 'checking a content address');
       if (there?.sha256 === contentHash) return 'stored';
       try {
-        if (copied.size > this.#copyPartBytes) await this.#copyInParts(mine, final, copied.size, undefined);
-        else await this.#client.send(new CopyObjectCommand({ Bucket: this.#bucket, Key: final, CopySource: this.#copySource(mine), ...(there === null ? { IfNoneMatch: '*' } : {}) }));
+        const ifNoneMatch = there === null ? { IfNoneMatch: '*' } : {};
+        if (copied.size > this.#copyPartBytes) await this.#copyInParts(mine, final, copied.size, undefined, ifNoneMatch);
+        else await this.#client.send(new CopyObjectCommand({ Bucket: this.#bucket, Key: final, CopySource: this.#copySource(mine), ...ifNoneMatch }));
       } catch (e) {
         const inner = ((e as { cause?: unknown }).cause ?? e) as { name?: string; $metadata?: { httpStatusCode?: number } };
         // Another commit wrote the address first: fine if those are these bytes.
@@ -444,7 +445,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   /** A multipart copy for objects beyond what one CopyObject takes; visible only once completed. */
-  async #copyInParts(from: string, to: string, size: number, etag: string | undefined): Promise<void> {
+  async #copyInParts(from: string, to: string, size: number, etag: string | undefined, complete: { IfNoneMatch?: string } = {}): Promise<void> {
     const created = await this.#send('starting a multipart copy', () => this.#client.send(new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: to })));
     const uploadId = created.UploadId;
     if (!uploadId) throw new CoreError('error.store.unavailable', 'object store: no multipart upload id');
@@ -459,7 +460,7 @@ export class S3BlobStore implements BlobStore {
         );
         parts.push({ PartNumber: n, ETag: part.CopyPartResult?.ETag ?? '' });
       }
-      await this.#send('completing a multipart copy', () => this.#client.send(new CompleteMultipartUploadCommand({ Bucket: this.#bucket, Key: to, UploadId: uploadId, MultipartUpload: { Parts: parts } })));
+      await this.#send('completing a multipart copy', () => this.#client.send(new CompleteMultipartUploadCommand({ Bucket: this.#bucket, Key: to, UploadId: uploadId, MultipartUpload: { Parts: parts }, ...complete })));
     } catch (e) {
       await this.#client.send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: to, UploadId: uploadId })).catch(() => undefined);
       throw e;
