@@ -36,11 +36,12 @@ describe('directPutGrant', () => {
 });
 
 describe('decideStored', () => {
-  it('the bytes at the address must be exactly the size and SHA-256 that were received', () => {
-    expect(decideStored({ size: 42, sha256: HASH }, HASH, 42)).toBe(true);
-    expect(decideStored(null, HASH, 42)).toBe(false);
-    expect(decideStored({ size: 0, sha256: HASH }, HASH, 42)).toBe(false);
-    expect(decideStored({ size: 42, sha256: 'b'.repeat(64) }, HASH, 42)).toBe(false);
+  it('the bytes at the address must be exactly the size and SHA-256 that were received, or gone to a sweep', () => {
+    expect(decideStored({ size: 42, sha256: HASH }, HASH, 42)).toBe('held');
+    expect(decideStored({ size: 0, sha256: HASH }, HASH, 42)).toBe('other');
+    expect(decideStored({ size: 42, sha256: 'b'.repeat(64) }, HASH, 42)).toBe('other');
+    // Nothing there: a sweep took it between the copy and the read; the hand-over commits it again.
+    expect(decideStored(null, HASH, 42)).toBe('taken');
   });
 });
 
@@ -166,4 +167,26 @@ describe('UploadService with a store a client sends to directly', () => {
     expect(await t.used()).toBe(before);
     expect(await t.uploads.get({ accountId: ALICE }, u.uploadId)).toMatchObject({ ok: true, value: { state: 'WaitingForProcessing' } });
   });
+
+  it('a blob a sweep moved aside between the copy and the read-back: committed again from staging, charged once, and at its address', async () => {
+    const t = await setup();
+    const data = new Uint8Array(12).fill(6);
+    const u = await t.open(12, null);
+    t.blobs.send(u.uploadId, data);
+    const commit = t.blobs.commit.bind(t.blobs);
+    let swept = false;
+    t.blobs.commit = async (id, hash) => {
+      const r = await commit(id, hash);
+      if (!swept) {
+        swept = true;
+        await t.blobs.quarantine(hash);
+      }
+      return r;
+    };
+    const before = await t.used();
+    expect(await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null })).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    expect(t.blobs.blobs.get(sha256Hex(data))).toEqual(data);
+    expect(await t.used()).toBe(before);
+  });
 });
+

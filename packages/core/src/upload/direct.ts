@@ -36,13 +36,16 @@ export function directPutGrant(
 }
 
 /**
- * Whether what a store holds at `contentHash` after a commit is exactly the bytes received: their
- * size and their SHA-256, read back from the address itself. Asked before anything is charged, so
- * a store that ignores copy preconditions or checksums (or a staged object swapped mid-copy)
- * never leaves a finalized upload whose address holds other bytes.
+ * What a store holds at `contentHash` after a commit, read back from the address itself: `held`,
+ * exactly the bytes received (their size and SHA-256); `other`, anything else, which is never
+ * charged, so a store that ignores copy preconditions or checksums (or a staged object swapped
+ * mid-copy) never leaves a finalized upload whose address holds other bytes; `taken`, nothing:
+ * a sweep moved the blob aside between the copy and the read, and the hand-over after the ledger
+ * write (blobs/handoff.ts) commits it again, which only ever writes bytes it hashed.
  */
-export function decideStored(found: StagedBlob | null, contentHash: string, size: number): boolean {
-  return found !== null && found.sha256 === contentHash && found.size === size;
+export function decideStored(found: StagedBlob | null, contentHash: string, size: number): 'held' | 'taken' | 'other' {
+  if (found === null) return 'taken';
+  return found.sha256 === contentHash && found.size === size ? 'held' : 'other';
 }
 
 /**

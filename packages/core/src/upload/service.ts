@@ -390,14 +390,12 @@ export class UploadService {
     }
     // Read back from the address before anything is charged: a store that ignores copy
     // preconditions or checksums must not leave a finalized upload whose address holds other bytes.
-    let stored = await guard(STORE, 'blob digest', () => this.#d.blobs.digest(input.contentHash));
-    if (stored === null) {
-      // A sweep may have moved the blob aside between the copy and this read (blobs/handoff.ts):
-      // the staged bytes are still there, so they are committed once more.
-      if ((await this.#d.blobs.commit(id, input.contentHash)) === 'stored') stored = await guard(STORE, 'blob digest', () => this.#d.blobs.digest(input.contentHash));
-    }
-    if (!decideStored(stored, input.contentHash, decided.value.size)) {
-      return refuse('error.conflict', 'The blob store does not hold the received bytes at their address after the commit; nothing was charged.');
+    const readBack = () => guard(STORE, 'blob digest', () => this.#d.blobs.digest(input.contentHash));
+    let stored = decideStored(await readBack(), input.contentHash, decided.value.size);
+    // Absent: a sweep moved it aside meanwhile (blobs/handoff.ts); the staged bytes are still there.
+    if (stored === 'taken' && (await this.#d.blobs.commit(id, input.contentHash)) === 'stored') stored = decideStored(await readBack(), input.contentHash, decided.value.size);
+    if (stored === 'other') {
+      return refuse('error.conflict', 'The blob store holds other bytes at the address than the ones received; nothing was charged.');
     }
     // The commit left the staged bytes in place: they are let go only after the ledger write,
     // once the blob is seen at its address (a sweep racing this finalize may have quarantined it:
