@@ -298,7 +298,7 @@ describe('finalize raced across two servers on one database and bucket, while th
     const u = await open(me.token, 2048);
     expect((await call(servers[1]!.app, 'DELETE', `/upload/${u.upload_id}`, { token: me.token })).status).toBe(200);
     expect((await put(u.direct_put, randomBytes(2048))).status).toBe(200);
-    const sweepers = servers.map((s) => new StagingSweeper({ uploads: s.deps.uploads, dataDir, intervalMs: 3_600_000, clock: { now: () => Date.now() }, logger: new MemoryLogger() }));
+    const sweepers = servers.map((s) => new StagingSweeper({ uploads: s.deps.uploads, leases: s.stores.deployment, intervalMs: 3_600_000, clock: { now: () => Date.now() }, logger: new MemoryLogger() }));
     const outcomes = await Promise.all(sweepers.map((w) => w.tick()));
     expect(outcomes.map((o) => o.outcome).sort()).toEqual(['skipped', 'swept']);
     expect(await s3.keys(`${PREFIX}/staging/${u.upload_id}`)).toEqual([]);

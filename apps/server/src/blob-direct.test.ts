@@ -172,7 +172,7 @@ describe('direct transfers on S3 (s3rver on loopback)', { timeout: 60_000 }, () 
     expect(await ledger()).toContain(`${sha(bytes)}:500`);
   });
 
-  const sweeper = () => new StagingSweeper({ uploads: deps.uploads, dataDir, intervalMs: 3_600_000, clock: { now: () => Date.now() }, logger: new MemoryLogger() });
+  const sweeper = () => new StagingSweeper({ uploads: deps.uploads, leases: stores.deployment, intervalMs: 3_600_000, clock: { now: () => Date.now() }, logger: new MemoryLogger() });
 
   it('after a cancel, 20 MB sent through the old URL never reach a content address, charge nothing, and the staging sweep removes them', async () => {
     const bytes = new Uint8Array(20 * 1024 * 1024).map((_, i) => (i * 7) % 256);
@@ -186,7 +186,7 @@ describe('direct transfers on S3 (s3rver on loopback)', { timeout: 60_000 }, () 
     expect((await call(app, 'POST', `/upload/${u.upload_id}/direct-put`, { token })).status).toBe(409);
     expect(await s3.keys(`lib/blobs/${sha(bytes).slice(0, 2)}/`)).not.toContain(`lib/blobs/${sha(bytes).slice(0, 2)}/${sha(bytes)}`);
     expect({ ledger: await ledger(), used: await used() }).toEqual(before);
-    // One process sweeps at a time: a second one finds the lock held and skips.
+    // One process sweeps at a time: a second one finds the lease held and skips.
     const [a, b] = [sweeper(), sweeper()];
     const [first, second] = await Promise.all([a.tick(), b.tick()]);
     expect([first.outcome, second.outcome].sort()).toEqual(['skipped', 'swept']);

@@ -96,8 +96,8 @@ async function main(): Promise<void> {
   // One scheduler per deployment, not per worker: the first worker takes the backups.
   const backups = config.backup && (worker === null || worker === 1) ? new BackupScheduler({ schedule: config.backup, clock: platform.clock, logger, metrics: deps.metrics }) : null;
   backups?.start();
-  // Every process runs the timer; the lock in the data directory lets one sweep at a time.
-  const staging = new StagingSweeper({ uploads: deps.uploads, dataDir: config.dataDir, intervalMs: config.stagingSweepMs, clock: platform.clock, logger });
+  // Every process runs the timer; a lease in the database lets one sweep at a time.
+  const staging = new StagingSweeper({ uploads: deps.uploads, leases: stores.deployment, intervalMs: config.stagingSweepMs, clock: platform.clock, logger });
   staging.start();
   // Socket inactivity: a body that stops moving frees its connection (the request timeout bounds a slow trickle).
   server.setTimeout(config.http.idleMs, (socket) => socket.destroy());

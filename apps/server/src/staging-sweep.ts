@@ -1,26 +1,28 @@
-import { join } from 'node:path';
-import type { Clock, Logger, UploadService } from '@strongroom/core';
-import { LockHeldError, takeFileLock } from '@strongroom/adapters-node';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Clock, LeaseStore, Logger, UploadService } from '@strongroom/core';
 
-/** The lock file, in SVC_DATA_DIR, that makes the staging sweep one process at a time. */
-export const STAGING_SWEEP_LOCK = 'staging-sweep.lock';
+/** The lease, in the database, that makes the staging sweep one process at a time. */
+export const STAGING_SWEEP_LEASE = 'staging-sweep';
 
-/** What one tick did: swept (how many staged objects went), or skipped because another process holds the lock. */
+/** What one tick did: swept (how many staged objects went), or skipped because another process holds the lease. */
 export type StagingSweepOutcome = { readonly outcome: 'swept'; readonly discarded: number } | { readonly outcome: 'skipped'; readonly reason: string };
 
 /**
  * The server's staging sweep (SVC_STAGING_SWEEP_S): every so often it removes staged bytes of upload
  * sessions that are no longer open (UploadService.sweepStaging, which asks core which sessions are),
  * so bytes a client sent through a presigned URL after its session was cancelled, expired or
- * finalized stay no longer than one interval. One process at a time: whoever holds the lock file in
- * the data directory sweeps, the others skip that tick (every process of a deployment that shares
- * the directory runs this timer, so one that dies hands the work to the next).
+ * finalized stay no longer than one interval. Every process of a deployment runs the timer; a lease
+ * in the database (operations/lease.ts) lets one of them, on any host, sweep at a time, and a
+ * process that dies mid-sweep hands the lease on once it lapses (one interval).
  */
 export class StagingSweeper {
   #timer: NodeJS.Timeout | null = null;
   #running = false;
+  /** This process, as the lease names its holder (never reused by another process). */
+  readonly #holder = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
 
-  constructor(private readonly d: { uploads: Pick<UploadService, 'sweepStaging'>; dataDir: string; intervalMs: number; clock: Clock; logger: Logger }) {}
+  constructor(private readonly d: { uploads: Pick<UploadService, 'sweepStaging'>; leases: LeaseStore; intervalMs: number; clock: Clock; logger: Logger }) {}
 
   start(): void {
     // A failed tick is logged by tick itself; the next one tries again.
@@ -37,19 +39,16 @@ export class StagingSweeper {
     if (this.#running) return { outcome: 'skipped', reason: 'a sweep of this process is still running' };
     this.#running = true;
     try {
-      let lock;
-      try {
-        lock = await takeFileLock(join(this.d.dataDir, STAGING_SWEEP_LOCK), 'staging sweep', this.d.clock.now());
-      } catch (err) {
-        if (err instanceof LockHeldError) return { outcome: 'skipped', reason: err.message };
-        throw err;
+      // Held for an interval at most: a holder that died leaves it to the next tick after that.
+      if (!(await this.d.leases.takeLease(STAGING_SWEEP_LEASE, this.#holder, this.d.clock.now(), this.d.intervalMs))) {
+        return { outcome: 'skipped', reason: 'another process holds the staging sweep' };
       }
       try {
         const discarded = await this.d.uploads.sweepStaging();
         if (discarded > 0) this.d.logger.info('staging.swept', { discarded });
         return { outcome: 'swept', discarded };
       } finally {
-        await lock.release();
+        await this.d.leases.releaseLease(STAGING_SWEEP_LEASE, this.#holder);
       }
     } catch (err) {
       this.d.logger.error('staging.sweep_failed', { error: err instanceof Error ? err.message : String(err) });
