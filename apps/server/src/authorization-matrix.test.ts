@@ -145,6 +145,8 @@ const RECIPES: Record<string, Recipe> = {
       },
     },
   },
+  // A fresh direct upload URL: whoever may send the session's bytes, and no one else.
+  'POST /upload/:id/direct-put': { make: { 'upload session': upload, 'federated fill': fill } },
   'POST /upload/:id/finalize': {
     make: {
       'upload session': async (m, owner) => {

@@ -31,13 +31,16 @@ describe('SVC_BLOB_URL', () => {
 
   it('s3://bucket/prefix with the SVC_S3_* settings names a bucket', async () => {
     const config = readConfig({ ...BASE, SVC_BLOB_URL: 's3://media-eu/strongroom/prod/', SVC_S3_ENDPOINT: 'https://s3.example.net/', SVC_S3_REGION: 'eu-central-1', SVC_S3_FORCE_PATH_STYLE: 'true', SVC_S3_TIMEOUT_S: '4' });
-    expect(config.blobStore).toEqual({ kind: 's3', bucket: 'media-eu', prefix: 'strongroom/prod', endpoint: 'https://s3.example.net', region: 'eu-central-1', forcePathStyle: true, timeoutMs: 4000, direct: true });
+    expect(config.blobStore).toEqual({ kind: 's3', bucket: 'media-eu', prefix: 'strongroom/prod', endpoint: 'https://s3.example.net', region: 'eu-central-1', forcePathStyle: true, timeoutMs: 4000, direct: true, putUrlTtlS: 900 });
     const opened = await openBlobStore(config);
     expect(opened.blobs).toBeInstanceOf(S3BlobStore);
     expect(opened.blobs.backupMode).toBe('manifest');
     opened.close();
-    expect(readConfig({ ...BASE, SVC_BLOB_URL: 's3://media-eu' }).blobStore).toEqual({ kind: 's3', bucket: 'media-eu', prefix: '', endpoint: null, region: 'us-east-1', forcePathStyle: false, timeoutMs: 10_000, direct: true });
+    expect(readConfig({ ...BASE, SVC_BLOB_URL: 's3://media-eu' }).blobStore).toEqual({ kind: 's3', bucket: 'media-eu', prefix: '', endpoint: null, region: 'us-east-1', forcePathStyle: false, timeoutMs: 10_000, direct: true, putUrlTtlS: 900 });
     expect(readConfig({ ...BASE, SVC_BLOB_URL: 's3://media-eu', SVC_S3_DIRECT: 'false' }).blobStore).toMatchObject({ direct: false });
+    expect(readConfig({ ...BASE, SVC_BLOB_URL: 's3://media-eu', SVC_S3_PUT_URL_S: '120' }).blobStore).toMatchObject({ putUrlTtlS: 120 });
+    expect(readConfig({ ...BASE }).stagingSweepMs).toBe(3_600_000);
+    expect(readConfig({ ...BASE, SVC_STAGING_SWEEP_S: '60' }).stagingSweepMs).toBe(60_000);
     expect(readConfig({ ...BASE, SVC_BLOB_URL: 's3://media-eu', AWS_REGION: 'ap-south-1' }).blobStore).toMatchObject({ region: 'ap-south-1' });
   });
 
@@ -53,6 +56,12 @@ describe('SVC_BLOB_URL', () => {
       { SVC_BLOB_URL: 's3://bucket', SVC_S3_REGION: 'Europe West' },
       { SVC_BLOB_URL: 's3://bucket', SVC_S3_TIMEOUT_S: '0' },
       { SVC_BLOB_URL: 's3://bucket', SVC_S3_DIRECT: 'no' },
+      { SVC_BLOB_URL: 's3://bucket', SVC_S3_PUT_URL_S: '0' },
+      { SVC_BLOB_URL: 's3://bucket', SVC_S3_PUT_URL_S: '604801' },
+      { SVC_BLOB_URL: 's3://bucket', SVC_S3_PUT_URL_S: '15m' },
+      { SVC_S3_PUT_URL_S: '900' },
+      { SVC_STAGING_SWEEP_S: '0' },
+      { SVC_STAGING_SWEEP_S: 'hourly' },
       // A bucket setting without SVC_BLOB_URL would silently keep blobs on local disk.
       { SVC_S3_ENDPOINT: 'https://s3.example.net' },
     ];

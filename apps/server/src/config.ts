@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
-import { DEFAULT_HASH_QUEUE, DEFAULT_LOOKUP_RATE_PER_MINUTE, DEFAULT_HASH_WAIT_MS, DEFAULT_QUOTA_POLICY, fromBase64url, isProtocolVersion } from '@strongroom/core';
+import { DEFAULT_DIRECT_PUT_TTL_S, DEFAULT_HASH_QUEUE, DEFAULT_LOOKUP_RATE_PER_MINUTE, DEFAULT_HASH_WAIT_MS, DEFAULT_QUOTA_POLICY, fromBase64url, isProtocolVersion } from '@strongroom/core';
 import { DEFAULT_QUEUE_BOUND } from '@strongroom/adapters-sqlite';
 
 /** Everything the server reads from its environment, validated once at start. */
@@ -25,6 +25,11 @@ export interface Config {
   readonly quotaFollowUpOverdraft: number;
   readonly keyGraceMs: number;
   readonly uploadTtlMs: number;
+  /**
+   * `SVC_STAGING_SWEEP_S`: how often the server removes staged bytes of upload sessions that are no
+   * longer open (default 3600), one process at a time.
+   */
+  readonly stagingSweepMs: number;
   readonly protocolMin: string;
   readonly protocolMax: string;
   readonly minClientBuild: string;
@@ -125,6 +130,8 @@ export type BlobStoreConfig =
       readonly timeoutMs: number;
       /** `SVC_S3_DIRECT`: clients send and fetch bytes with presigned URLs (true), or the server carries them all (false). */
       readonly direct: boolean;
+      /** `SVC_S3_PUT_URL_S`: the longest a presigned upload URL lives (default 900), never past its session. */
+      readonly putUrlTtlS: number;
     };
 
 export interface OidcConfig {
@@ -359,7 +366,7 @@ function backupSchedule(env: Record<string, string | undefined>): BackupSchedule
   return { dir, intervalMs: seconds(env, 'SVC_BACKUP_INTERVAL_S', 0, 1), keep: wholeNumber(env, 'SVC_BACKUP_KEEP', 7, 1, 10_000) };
 }
 
-const S3_VARS = ['SVC_S3_ENDPOINT', 'SVC_S3_REGION', 'SVC_S3_FORCE_PATH_STYLE', 'SVC_S3_TIMEOUT_S', 'SVC_S3_DIRECT'] as const;
+const S3_VARS = ['SVC_S3_ENDPOINT', 'SVC_S3_REGION', 'SVC_S3_FORCE_PATH_STYLE', 'SVC_S3_TIMEOUT_S', 'SVC_S3_DIRECT', 'SVC_S3_PUT_URL_S'] as const;
 
 function blobStore(env: Record<string, string | undefined>): BlobStoreConfig {
   const raw = (env.SVC_BLOB_URL ?? '').trim();
@@ -395,6 +402,8 @@ function blobStore(env: Record<string, string | undefined>): BlobStoreConfig {
     forcePathStyle: pathStyle === 'true',
     timeoutMs: wholeNumber(env, 'SVC_S3_TIMEOUT_S', 10, 1, 300) * 1000,
     direct: direct !== 'false',
+    // S3 signs URLs for at most seven days.
+    putUrlTtlS: wholeNumber(env, 'SVC_S3_PUT_URL_S', DEFAULT_DIRECT_PUT_TTL_S, 1, 604_800),
   };
 }
 
@@ -426,6 +435,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     // Never shorter than an access token's fifteen minutes, or a retired key would strand live tokens.
     keyGraceMs: seconds(env, 'SVC_KEY_GRACE_S', DAY_S, 900),
     uploadTtlMs: seconds(env, 'SVC_UPLOAD_TTL_S', DAY_S),
+    stagingSweepMs: seconds(env, 'SVC_STAGING_SWEEP_S', 3600),
     protocolMin: version(env, 'SVC_PROTOCOL_MIN', '2026-03-01'),
     protocolMax: version(env, 'SVC_PROTOCOL_MAX', '2026-11-01'),
     minClientBuild: env.SVC_MIN_CLIENT_BUILD ?? '1',

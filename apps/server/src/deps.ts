@@ -288,7 +288,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     random,
     policy: { ...DEFAULT_QUOTA_POLICY, defaults: { soft: config.quotaSoftBytes, hard: config.quotaHardBytes }, graceMs: config.quotaGraceMs, federatedShare: config.federatedBudgetPct / 100, maxOpenUploads: config.maxOpenUploads, followUpMs: config.quotaFollowUpMs, followUpOverdraft: config.quotaFollowUpOverdraft },
   });
-  const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: config.dropTtlMs, federationPeers: config.federationPeers });
+  const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: config.dropTtlMs, federationPeers: config.federationPeers, ...(config.blobStore?.kind === 's3' ? { directPutTtlS: config.blobStore.putUrlTtlS } : {}) });
   const assets = new AssetService({ assets: stores.quota, quota, sessions: stores.quota, writeGuard: albums.writeGuard, clock });
   // Sponsored accounts, links and drops (one block); federated fills are upload sessions.
   const sponsorship = new SponsorshipService({ store: stores.sponsorship, accounts: stores.accounts, quota, clock, random, sessions });

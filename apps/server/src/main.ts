@@ -9,6 +9,7 @@ import { answerClientErrors } from './http/client-error.js';
 import { keepEveryHeaderLine } from './http/request.js';
 import { checkDataDir, checkPortFree, recordSettingReads, redactedUrl, unknownSettings } from './startup-checks.js';
 import { BackupScheduler, checkBackupDir } from './backup/schedule.js';
+import { StagingSweeper } from './staging-sweep.js';
 import { DURABILITY_LOST_EXIT, followPrimary, superviseWorkers } from './workers.js';
 import { failureForLog } from './logs/failure.js';
 
@@ -95,6 +96,9 @@ async function main(): Promise<void> {
   // One scheduler per deployment, not per worker: the first worker takes the backups.
   const backups = config.backup && (worker === null || worker === 1) ? new BackupScheduler({ schedule: config.backup, clock: platform.clock, logger, metrics: deps.metrics }) : null;
   backups?.start();
+  // Every process runs the timer; a lease in the database lets one sweep at a time.
+  const staging = new StagingSweeper({ uploads: deps.uploads, leases: stores.deployment, intervalMs: config.stagingSweepMs, clock: platform.clock, logger });
+  staging.start();
   // Socket inactivity: a body that stops moving frees its connection (the request timeout bounds a slow trickle).
   server.setTimeout(config.http.idleMs, (socket) => socket.destroy());
 
@@ -106,6 +110,7 @@ async function main(): Promise<void> {
     }
     draining = true;
     backups?.stop();
+    staging.stop();
     const started = Date.now();
     logger.info('server.stopping', { signal, grace_ms: config.http.shutdownGraceMs });
     // Stop accepting; idle kept-alive connections close now, busy ones as soon as their answer is out.

@@ -107,8 +107,10 @@ export class FsBlobStore implements BlobStore {
       const hash = createHash('sha256');
       for await (const chunk of createReadStream(temp)) hash.update(chunk as Buffer);
       if (hash.digest('hex') !== contentHash) return 'hash_mismatch';
+      // Bytes already verified at the address stay as they are; anything else there is replaced
+      // by these, which were hashed under a name only this commit knows (atomic, never absent between).
+      if ((await this.digest(contentHash))?.sha256 === contentHash) return 'stored';
       await mkdir(join(this.#blobs, contentHash.slice(0, 2)), { recursive: true, mode: 0o700 });
-      // Same hash, same bytes: renaming over an existing blob is harmless and atomic.
       await rename(temp, final);
       return 'stored';
     } finally {
@@ -118,6 +120,20 @@ export class FsBlobStore implements BlobStore {
 
   async discard(stagingId: string): Promise<void> {
     await rm(this.#stagedPath(stagingId), { force: true });
+  }
+  async digest(contentHash: string): Promise<StagedBlob | null> {
+    const hash = createHash('sha256');
+    let size = 0;
+    try {
+      for await (const chunk of createReadStream(this.#blobPath(contentHash))) {
+        size += (chunk as Buffer).length;
+        hash.update(chunk as Buffer);
+      }
+    } catch (e) {
+      if (isMissing(e)) return null;
+      throw e;
+    }
+    return { size, sha256: hash.digest('hex') };
   }
   async has(contentHash: string): Promise<boolean> {
     try {

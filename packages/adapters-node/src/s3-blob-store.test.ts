@@ -154,7 +154,7 @@ describe('S3BlobStore on the wire', () => {
     expect(await store.has(hash)).toBe(true);
   });
 
-  it('commit copies what this process already hashed without reading it again; replaced behind its back, it hashes what it finds', async () => {
+  it('commit hashes a private copy of the staged object, and never writes over an address that holds the bytes; replaced behind its back, it hashes what it finds', async () => {
     const prefix = `h-${randomBytes(6).toString('hex')}`;
     const client = rawClient();
     const sent: string[] = [];
@@ -167,11 +167,14 @@ describe('S3BlobStore on the wire', () => {
     await store.stage('proxied', chunks(good), 6);
     sent.length = 0;
     expect(await store.commit('proxied', sha256Hex(good))).toBe('stored');
-    expect(sent).toEqual(['HeadObjectCommand', 'CopyObjectCommand']);
-    // Committed again from the staging it kept (a writer's check after its ledger write): as cheap.
+    // Staging is read once (the copy aside); the private copy is hashed, the address looked at, then written.
+    expect(sent).toEqual(['HeadObjectCommand', 'CopyObjectCommand', 'GetObjectCommand', 'GetObjectCommand', 'CopyObjectCommand', 'DeleteObjectCommand']);
+    expect(await keysUnder(`${prefix}/verifying/`)).toEqual([]);
+    // Committed again (a writer's check after its ledger write): the address holds these bytes, so it is not written.
     sent.length = 0;
     expect(await store.commit('proxied', sha256Hex(good))).toBe('stored');
-    expect(sent).toEqual(['HeadObjectCommand', 'CopyObjectCommand']);
+    expect(sent.filter((c) => c === 'CopyObjectCommand')).toHaveLength(1);
+    expect(await store.digest(sha256Hex(good))).toEqual({ size: 6, sha256: sha256Hex(good) });
     await store.discard('proxied');
     // A direct PUT, then the object replaced after arrived hashed it: the ETag no longer matches, so
     // commit reads what is there, and those bytes do not hash to the claim.

@@ -22,8 +22,6 @@ const HASH = /^[0-9a-f]{64}$/;
 /** A quarantined copy's key name: its content hash and a random suffix of its own. */
 const QUARANTINED = /^([0-9a-f]{64})\.([0-9a-f]{16})$/;
 const MiB = 1024 * 1024;
-/** How many staged objects' hashes a store remembers between staging (or arrival) and commit. */
-const HASHED_MEMORY = 4096;
 
 export interface S3BlobStoreOptions {
   readonly bucket: string;
@@ -64,12 +62,6 @@ export interface S3BlobStoreOptions {
   readonly direct?: boolean;
 }
 
-/** What this process hashed of a staged object, pinned to the object's ETag. */
-interface Hashed {
-  readonly etag: string;
-  readonly sha256: string;
-  readonly size: number;
-}
 
 /** The SDK's answer for a key that is not there (GET says NoSuchKey, HEAD only a 404). */
 function isNotFound(e: unknown): boolean {
@@ -81,8 +73,10 @@ function isNotFound(e: unknown): boolean {
  * Content-addressed blobs in an S3-compatible bucket: `<prefix>/staging/<id>` while an upload is
  * received, `<prefix>/blobs/<2 hex>/<sha256>` once committed. A staged object appears only whole
  * (a single PUT, or a multipart upload that becomes visible only when completed), and is copied to
- * its content address only after its bytes, read back from the store, hash to the claimed SHA-256;
- * so a crash, an oversize or failed body, or a wrong hash leaves nothing under a content address.
+ * its content address only after a private copy of it (`<prefix>/verifying/<id>.<16 hex>`, which no
+ * signed URL reaches) hashes to the claimed SHA-256, and then from that copy; so a crash, an
+ * oversize or failed body, a wrong hash, or a staged object replaced mid-commit through its URL
+ * leaves nothing wrong under a content address, and an address holding its bytes is never rewritten.
  * The staged object stays until discarded. The sweep's quarantine is
  * `<prefix>/quarantine/<sha256>.<16 hex>`: a copy, then a delete of the address (and back).
  * Any failure to reach the store is a CoreError `error.store.unavailable` (503), never taken for
@@ -94,8 +88,6 @@ export class S3BlobStore implements BlobStore {
   readonly #prefix: string;
   readonly #partBytes: number;
   readonly #copyPartBytes: number;
-  /** By staging id: lets commit copy an object it already hashed (pinned by ETag) without reading it again. */
-  readonly #hashed = new Map<string, Hashed>();
 
   declare readonly presignGet?: (contentHash: string, ttlS: number, answer: PresignedAnswer) => Promise<string>;
   declare readonly presignPut?: (stagingId: string, grant: DirectPutGrant) => Promise<DirectPut>;
@@ -131,13 +123,6 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
-  #remember(stagingId: string, hashed: Hashed | null): void {
-    this.#hashed.delete(stagingId);
-    if (hashed === null || hashed.etag === '') return;
-    if (this.#hashed.size >= HASHED_MEMORY) this.#hashed.delete(this.#hashed.keys().next().value as string);
-    this.#hashed.set(stagingId, hashed);
-  }
-
   /**
    * A GET of the blob's key, signed for `ttlS` seconds; Range passes through unsigned, as S3 allows.
    * The answer's Cache-Control and Content-Type are set by the signed response-* overrides.
@@ -165,7 +150,6 @@ export class S3BlobStore implements BlobStore {
         unhoistableHeaders: new Set(checksum === null ? [] : ['x-amz-checksum-sha256']),
       }),
     );
-    this.#remember(stagingId, null);
     return { url, headers: { 'content-length': String(grant.size), ...(checksum === null ? {} : { 'x-amz-checksum-sha256': checksum }) } };
   }
 
@@ -184,16 +168,13 @@ export class S3BlobStore implements BlobStore {
       throw new CoreError('error.store.unavailable', 'object store: checking staged bytes failed', { cause: e });
     }
     const tooLarge = async (): Promise<'too_large'> => {
-      this.#remember(stagingId, null);
-      await this.#send('discarding staged bytes', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
+        await this.#send('discarding staged bytes', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
       return 'too_large';
     };
     if ((head.ContentLength ?? 0) > maxBytes) return tooLarge();
     const checksum = head.ChecksumSHA256;
     if (checksum !== undefined && head.ChecksumType !== 'COMPOSITE' && !checksum.includes('-')) {
-      const hashed = { etag: head.ETag ?? '', sha256: Buffer.from(checksum, 'base64').toString('hex'), size: head.ContentLength ?? 0 };
-      this.#remember(stagingId, hashed);
-      return { size: hashed.size, sha256: hashed.sha256 };
+      return { size: head.ContentLength ?? 0, sha256: Buffer.from(checksum, 'base64').toString('hex') };
     }
     let object;
     try {
@@ -217,9 +198,7 @@ export class S3BlobStore implements BlobStore {
       return false;
     });
     if (over) return tooLarge();
-    const hashed = { etag: object.ETag ?? '', sha256: hash.digest('hex'), size };
-    this.#remember(stagingId, hashed);
-    return { size, sha256: hashed.sha256 };
+    return { size, sha256: hash.digest('hex') };
   }
 
   #stagedKey(id: string): string {
@@ -273,22 +252,17 @@ export class S3BlobStore implements BlobStore {
         bufferedBytes += chunk.length;
         if (bufferedBytes >= this.#partBytes) await flushPart();
       }
-      this.#remember(stagingId, null);
-      let etag: string | undefined;
       if (uploadId === null) {
         const data = Buffer.concat(buffered, bufferedBytes);
-        etag = (await this.#send('storing staged bytes', () => this.#client.send(new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: data, ContentLength: data.length })))).ETag;
+        await this.#send('storing staged bytes', () => this.#client.send(new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: data, ContentLength: data.length })));
       } else {
         if (bufferedBytes > 0) await flushPart();
         const id: string = uploadId;
-        etag = (
-          await this.#send('completing a multipart upload', () =>
-            this.#client.send(new CompleteMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId: id, MultipartUpload: { Parts: parts } })),
-          )
-        ).ETag;
+        await this.#send('completing a multipart upload', () =>
+          this.#client.send(new CompleteMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId: id, MultipartUpload: { Parts: parts } })),
+        );
       }
       kept = true;
-      this.#remember(stagingId, { etag: etag ?? '', sha256: hash.copy().digest('hex'), size });
     } finally {
       if (!kept) {
         // Neither the unfinished parts nor an earlier staging stay: the upload has nothing staged.
@@ -301,37 +275,74 @@ export class S3BlobStore implements BlobStore {
     return { size, sha256: hash.digest('hex') };
   }
 
+  /**
+   * The staged object is first copied to a key of this commit's own (`<prefix>verifying/<id>.<16
+   * hex>`), for which no URL was ever signed, and hashed THERE: a client still holding the staging
+   * URL may replace the staged object at any moment, and a store that ignores CopySourceIfMatch
+   * would copy the replacement, but nobody can write the private copy. Only those hashed bytes are
+   * copied to the content address, and only when the address does not already hold bytes of this
+   * hash (read back and hashed; the copy also carries If-None-Match where the store honours it).
+   */
   async commit(stagingId: string, contentHash: string): Promise<'stored' | 'hash_mismatch' | 'missing'> {
     const staged = this.#stagedKey(stagingId);
     const final = this.#blobKey(contentHash);
-    const known = this.#hashed.get(stagingId);
-    if (known !== undefined && known.sha256 === contentHash) {
-      // Hashed by this process as it was staged or arrived: copied only if it is still that very
-      // object (its ETag), so nothing is read again; anything else falls back to a streamed hash.
-      // Remembered still: a second commit of the same staging (handoff.ts) copies it as cheaply.
-      const copied = await this.#copyIfUnchanged(staged, final, known);
-      if (copied === 'missing') return 'missing';
-      if (copied === 'copied') return 'stored';
+    const found = await this.#head(staged, 'checking staged bytes');
+    if (found === null) return 'missing';
+    const mine = `${this.#prefix}verifying/${stagingId}.${randomBytes(8).toString('hex')}`;
+    try {
+      try {
+        await this.#copy(staged, mine, found.size, found.etag, 'copying staged bytes aside');
+      } catch (e) {
+        if (await this.#copyLostSource(e, staged)) return 'missing';
+        throw e;
+      }
+      const copied = await this.#digestKey(mine, 'hashing staged bytes');
+      if (copied === null) return 'missing';
+      if (copied.sha256 !== contentHash) return 'hash_mismatch';
+      const there = await this.#digestKey(final, 'checking a content address');
+      if (there?.sha256 === contentHash) return 'stored';
+      try {
+        const ifNoneMatch = there === null ? { IfNoneMatch: '*' } : {};
+        if (copied.size > this.#copyPartBytes) await this.#copyInParts(mine, final, copied.size, undefined, ifNoneMatch);
+        else await this.#client.send(new CopyObjectCommand({ Bucket: this.#bucket, Key: final, CopySource: this.#copySource(mine), ...ifNoneMatch }));
+      } catch (e) {
+        const inner = ((e as { cause?: unknown }).cause ?? e) as { name?: string; $metadata?: { httpStatusCode?: number } };
+        // Another commit wrote the address first: fine if those are these bytes.
+        const raced = inner?.name === 'PreconditionFailed' || inner?.$metadata?.httpStatusCode === 412 || inner?.$metadata?.httpStatusCode === 409;
+        if (!raced) throw e instanceof CoreError ? e : new CoreError('error.store.unavailable', 'object store: copying to the content address failed', { cause: e });
+        if ((await this.#digestKey(final, 'checking a content address'))?.sha256 !== contentHash) {
+          throw new CoreError('error.store.unavailable', 'object store: the content address was written meanwhile with other bytes');
+        }
+      }
+      return 'stored';
+    } finally {
+      await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: mine })).catch(() => undefined);
     }
-    this.#hashed.delete(stagingId);
-    // The bytes are read back and hashed here rather than trusted from staging: what sits under
-    // the staging key is what gets copied, whoever wrote it.
+  }
+
+  /** Size and streamed SHA-256 of the object at a content address; null when none is there. */
+  digest(contentHash: string): Promise<StagedBlob | null> {
+    return this.#digestKey(this.#blobKey(contentHash), 'hashing a blob');
+  }
+
+  /** Size and streamed SHA-256 of the object at `key` (never a checksum the store merely keeps); null when none. */
+  async #digestKey(key: string, what: string): Promise<StagedBlob | null> {
     let object;
     try {
-      object = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: staged }));
+      object = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
     } catch (e) {
-      if (isNotFound(e)) return 'missing';
-      throw new CoreError('error.store.unavailable', 'object store: reading staged bytes failed', { cause: e });
+      if (isNotFound(e)) return null;
+      throw new CoreError('error.store.unavailable', `object store: ${what} failed`, { cause: e });
     }
     const hash = createHash('sha256');
-    await this.#send('reading staged bytes', async () => {
-      for await (const chunk of object.Body as AsyncIterable<Uint8Array>) hash.update(chunk);
+    let size = 0;
+    await this.#send(what, async () => {
+      for await (const chunk of object.Body as AsyncIterable<Uint8Array>) {
+        size += chunk.length;
+        hash.update(chunk);
+      }
     });
-    if (hash.digest('hex') !== contentHash) return 'hash_mismatch';
-    // Same hash, same bytes: copying over an existing blob is harmless, and a copy appears whole.
-    const size = object.ContentLength ?? 0;
-    await this.#copy(staged, final, size, object.ETag, 'copying to the content address');
-    return 'stored';
+    return { size, sha256: hash.digest('hex') };
   }
 
   /** One object to another key, whole or in parts by size, pinned to `etag` when given. */
@@ -429,39 +440,12 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
-  /**
-   * Copies the staged object to its content address if it is still the object this process hashed:
-   * its ETag is compared first (a store that ignores copy preconditions still never gets a replaced
-   * object copied unread), then pinned on the copy itself (CopySourceIfMatch), as the read-back path does.
-   */
-  async #copyIfUnchanged(from: string, to: string, known: Hashed): Promise<'copied' | 'changed' | 'missing'> {
-    let head;
-    try {
-      head = await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: from }));
-    } catch (e) {
-      if (isNotFound(e)) return 'missing';
-      throw new CoreError('error.store.unavailable', 'object store: checking staged bytes failed', { cause: e });
-    }
-    if (head.ETag !== known.etag || head.ContentLength !== known.size) return 'changed';
-    try {
-      if (known.size > this.#copyPartBytes) await this.#copyInParts(from, to, known.size, known.etag);
-      else await this.#client.send(new CopyObjectCommand({ Bucket: this.#bucket, Key: to, CopySource: this.#copySource(from), CopySourceIfMatch: known.etag }));
-      return 'copied';
-    } catch (e) {
-      const err = e as { name?: string; $metadata?: { httpStatusCode?: number }; cause?: unknown };
-      const inner = (err.cause ?? err) as typeof err;
-      if (isNotFound(inner)) return 'missing';
-      if (inner?.name === 'PreconditionFailed' || inner?.$metadata?.httpStatusCode === 412) return 'changed';
-      throw e instanceof CoreError ? e : new CoreError('error.store.unavailable', 'object store: copying to the content address failed', { cause: e });
-    }
-  }
-
   #copySource(key: string): string {
     return `${this.#bucket}/${key.split('/').map(encodeURIComponent).join('/')}`;
   }
 
   /** A multipart copy for objects beyond what one CopyObject takes; visible only once completed. */
-  async #copyInParts(from: string, to: string, size: number, etag: string | undefined): Promise<void> {
+  async #copyInParts(from: string, to: string, size: number, etag: string | undefined, complete: { IfNoneMatch?: string } = {}): Promise<void> {
     const created = await this.#send('starting a multipart copy', () => this.#client.send(new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: to })));
     const uploadId = created.UploadId;
     if (!uploadId) throw new CoreError('error.store.unavailable', 'object store: no multipart upload id');
@@ -476,7 +460,7 @@ export class S3BlobStore implements BlobStore {
         );
         parts.push({ PartNumber: n, ETag: part.CopyPartResult?.ETag ?? '' });
       }
-      await this.#send('completing a multipart copy', () => this.#client.send(new CompleteMultipartUploadCommand({ Bucket: this.#bucket, Key: to, UploadId: uploadId, MultipartUpload: { Parts: parts } })));
+      await this.#send('completing a multipart copy', () => this.#client.send(new CompleteMultipartUploadCommand({ Bucket: this.#bucket, Key: to, UploadId: uploadId, MultipartUpload: { Parts: parts }, ...complete })));
     } catch (e) {
       await this.#client.send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: to, UploadId: uploadId })).catch(() => undefined);
       throw e;
@@ -485,7 +469,6 @@ export class S3BlobStore implements BlobStore {
 
   async discard(stagingId: string): Promise<void> {
     const key = this.#stagedKey(stagingId);
-    this.#hashed.delete(stagingId);
     await this.#send('discarding staged bytes', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
   }
 

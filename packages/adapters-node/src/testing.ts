@@ -38,9 +38,10 @@ export interface TestS3 {
  * A real S3 wire-protocol server (@20minutes/s3rver) on a loopback port, with one empty bucket.
  * It refuses a request whose SigV4 signature does not match its key (403 SignatureDoesNotMatch).
  */
-export async function startTestS3(bucket = 'strongroom-test'): Promise<TestS3> {
+export async function startTestS3(bucket = 'strongroom-test', options: { readonly cors?: CorsRule[] } = {}): Promise<TestS3> {
   const directory = await mkdtemp(join(tmpdir(), 's3rver-'));
-  const server = new S3rver({ address: '127.0.0.1', port: 0, directory, silent: true, configureBuckets: [{ name: bucket }] });
+  const configs = options.cors === undefined ? [] : [corsXml(options.cors)];
+  const server = new S3rver({ address: '127.0.0.1', port: 0, directory, silent: true, configureBuckets: [{ name: bucket, configs }] });
   const { port } = await server.run();
   let stopped = false;
   return {
@@ -65,6 +66,28 @@ export async function startTestS3(bucket = 'strongroom-test'): Promise<TestS3> {
       await rm(directory, { recursive: true, force: true });
     },
   };
+}
+
+/** One rule of a bucket's CORS configuration, as `aws s3api put-bucket-cors` takes it (JSON). */
+export interface CorsRule {
+  readonly AllowedOrigins: readonly string[];
+  readonly AllowedMethods: readonly string[];
+  readonly AllowedHeaders?: readonly string[];
+  readonly ExposeHeaders?: readonly string[];
+  readonly MaxAgeSeconds?: number;
+}
+
+/** The same rules as S3's XML (what s3rver reads from its bucket configs). */
+function corsXml(rules: readonly CorsRule[]): string {
+  const esc = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  const each = (tag: string, values: readonly string[] = []) => values.map((v) => `<${tag}>${esc(v)}</${tag}>`).join('');
+  const body = rules
+    .map(
+      (r) =>
+        `<CORSRule>${each('AllowedOrigin', r.AllowedOrigins)}${each('AllowedMethod', r.AllowedMethods)}${each('AllowedHeader', r.AllowedHeaders)}${each('ExposeHeader', r.ExposeHeaders)}${r.MaxAgeSeconds === undefined ? '' : `<MaxAgeSeconds>${r.MaxAgeSeconds}</MaxAgeSeconds>`}</CORSRule>`,
+    )
+    .join('');
+  return `<CORSConfiguration>${body}</CORSConfiguration>`;
 }
 
 /** A TCP relay in front of a test server, to make it unreachable or silent on demand. */
@@ -122,4 +145,105 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       await new Promise((r) => server.close(r));
     },
   };
+}
+
+/** One S3 request as an intercepting proxy saw it (path-style addressing). */
+export interface SeenS3Request {
+  readonly method: string;
+  /** The object key, decoded (without the bucket); "" for a bucket request. */
+  readonly key: string;
+  /** A copy's source key (x-amz-copy-source, decoded, without the bucket), else null. */
+  readonly copySource: string | null;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+}
+
+/**
+ * An HTTP proxy in front of a test S3 server that records every request and may act before
+ * forwarding one (`before`): a fault injector for races a real store would let happen, such as a
+ * client replacing a staged object through its still-valid URL exactly while the server copies it.
+ * Requests are forwarded byte for byte (the Host header too), so SigV4 signatures still verify.
+ */
+export interface InterceptingProxy {
+  /** `http://127.0.0.1:<port>`: use it as the store's endpoint. */
+  readonly endpoint: string;
+  readonly seen: SeenS3Request[];
+  /** Runs (and is awaited) before a request is forwarded. */
+  before: ((r: SeenS3Request) => Promise<void>) | null;
+  /**
+   * When true the proxy makes the store behind it honour what s3rver ignores, as S3 does:
+   * `If-None-Match: *` on a PUT or copy (412 when the key exists), `x-amz-copy-source-if-match`
+   * (412 when the source's ETag differs) and `x-amz-checksum-sha256` on a PUT (400 BadDigest when
+   * the body's SHA-256 differs). Judged after `before`, so a swap there is seen.
+   */
+  honour: boolean;
+  close(): Promise<void>;
+}
+
+export async function startInterceptingProxy(target: string, bucket: string): Promise<InterceptingProxy> {
+  const { createServer: createHttpServer, request } = await import('node:http');
+  const { createHash } = await import('node:crypto');
+  const { S3Client, HeadObjectCommand } = await import('@aws-sdk/client-s3');
+  const direct = new S3Client({ endpoint: target, region: 'us-east-1', forcePathStyle: true, credentials: { ...S3RVER_KEY } });
+  const etagOf = async (key: string): Promise<string | null> => {
+    try {
+      return (await direct.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).ETag ?? null;
+    } catch {
+      return null;
+    }
+  };
+  const refuse = (res: import('node:http').ServerResponse, status: number, code: string) => {
+    res.writeHead(status, { 'content-type': 'application/xml' });
+    res.end(`<?xml version="1.0" encoding="UTF-8"?><Error><Code>${code}</Code><Message>${code}</Message></Error>`);
+  };
+  const url = new URL(target);
+  const keyOf = (path: string): string => {
+    const p = decodeURIComponent(path.split('?')[0] ?? '');
+    const prefix = `/${bucket}/`;
+    return p.startsWith(prefix) ? p.slice(prefix.length) : '';
+  };
+  const proxy: InterceptingProxy = {
+    endpoint: '',
+    seen: [],
+    before: null,
+    honour: false,
+    close: async () => {
+      direct.destroy();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+  const server = createHttpServer((req, res) => {
+    const source = req.headers['x-amz-copy-source'];
+    const copySource = typeof source === 'string' ? keyOf(`/${decodeURIComponent(source).replace(/^\//, '')}`) : null;
+    const seen: SeenS3Request = { method: req.method ?? 'GET', key: keyOf(req.url ?? '/'), copySource, headers: { ...req.headers } };
+    proxy.seen.push(seen);
+    const forward = (body: Buffer | null) => {
+      const upstream = request({ host: url.hostname, port: Number(url.port), method: req.method, path: req.url, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      upstream.on('error', () => res.destroy());
+      if (body === null) req.pipe(upstream);
+      else upstream.end(body);
+    };
+    /** Forwards, or answers as S3 would where s3rver would not (with `honour`). */
+    const judge = async (): Promise<void> => {
+      if (!proxy.honour || seen.method !== 'PUT') return forward(null);
+      if (seen.headers['if-none-match'] === '*' && (await etagOf(seen.key)) !== null) return refuse(res, 412, 'PreconditionFailed');
+      const ifMatch = seen.headers['x-amz-copy-source-if-match'];
+      if (typeof ifMatch === 'string' && seen.copySource !== null && (await etagOf(seen.copySource)) !== ifMatch) return refuse(res, 412, 'PreconditionFailed');
+      const checksum = seen.headers['x-amz-checksum-sha256'];
+      if (typeof checksum !== 'string' || seen.copySource !== null) return forward(null);
+      const parts: Buffer[] = [];
+      for await (const chunk of req) parts.push(chunk as Buffer);
+      const body = Buffer.concat(parts);
+      if (createHash('sha256').update(body).digest('base64') !== checksum) return refuse(res, 400, 'BadDigest');
+      return forward(body);
+    };
+    req.pause();
+    void (proxy.before ? proxy.before(seen) : Promise.resolve()).then(judge).catch(() => res.destroy());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  Object.assign(proxy, { endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+  return proxy;
 }

@@ -1,6 +1,9 @@
 import { and, eq } from 'drizzle-orm';
 import {
   claimCodeCheck,
+  decideLease,
+  mayReleaseLease,
+  type LeaseStore,
   refundCodeCheck,
   type CodeCheckAdmission,
   type DeploymentRecord,
@@ -12,7 +15,7 @@ import {
 } from '@strongroom/core';
 import type { PgDb } from './db.js';
 import { accounts, sessions } from './schema/accounts.js';
-import { deployment, totpThrottles } from './schema/second-factor.js';
+import { deployment, leases, totpThrottles } from './schema/second-factor.js';
 import { totpEnrollments } from './schema/totp.js';
 
 const parseTimes = (json: string): TotpThrottleState => ({ wrongCodesAt: JSON.parse(json) as number[] });
@@ -65,7 +68,7 @@ export class PgSecondFactorStore implements TotpThrottleStore, TotpRecoveryStore
 }
 
 /** The deployment record over PostgreSQL: one row, inserted by the first process to start. */
-export class PgDeploymentStore implements DeploymentStore {
+export class PgDeploymentStore implements DeploymentStore, LeaseStore {
   constructor(readonly db: PgDb) {}
 
   async claimDeployment(first: DeploymentRecord): Promise<DeploymentRecord> {
@@ -79,5 +82,27 @@ export class PgDeploymentStore implements DeploymentStore {
   async setDeploymentIssuer(change: { issuer: string; issuerConfigured: boolean }): Promise<boolean> {
     const updated = await this.db.update(deployment).set(change).where(eq(deployment.id, 1)).returning({ id: deployment.id });
     return updated.length === 1;
+  }
+
+  /**
+   * Makes sure the lease's row exists (a lapsed one nobody holds), locks it, lets core decide,
+   * writes what it decided: concurrent takers from any process queue on the row lock.
+   */
+  async takeLease(name: string, holder: string, now: number, ttlMs: number): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      await tx.insert(leases).values({ name, holder: '', expiresAt: 0 }).onConflictDoNothing();
+      const [current] = await tx.select().from(leases).where(eq(leases.name, name)).for('update');
+      const next = decideLease(current ?? null, holder, now, ttlMs);
+      if (next === null) return false;
+      await tx.update(leases).set(next).where(eq(leases.name, name));
+      return true;
+    });
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const [current] = await tx.select().from(leases).where(eq(leases.name, name)).for('update');
+      if (mayReleaseLease(current ?? null, holder)) await tx.delete(leases).where(eq(leases.name, name));
+    });
   }
 }

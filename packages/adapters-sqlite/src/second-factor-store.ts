@@ -3,6 +3,9 @@ import { and, eq } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
   claimCodeCheck,
+  decideLease,
+  mayReleaseLease,
+  type LeaseStore,
   refundCodeCheck,
   type CodeCheckAdmission,
   type DeploymentRecord,
@@ -13,7 +16,7 @@ import {
   type TotpThrottleStore,
 } from '@strongroom/core';
 import { accounts, sessions } from './schema/accounts.js';
-import { deployment, totpThrottles } from './schema/second-factor.js';
+import { deployment, leases, totpThrottles } from './schema/second-factor.js';
 import { totpEnrollments } from './schema/totp.js';
 
 const parseTimes = (json: string): TotpThrottleState => ({ wrongCodesAt: JSON.parse(json) as number[] });
@@ -76,8 +79,8 @@ export class SqliteSecondFactorStore implements TotpThrottleStore, TotpRecoveryS
   }
 }
 
-/** The deployment record over SQLite: one row, inserted by the first process to start. */
-export class SqliteDeploymentStore implements DeploymentStore {
+/** The deployment record over SQLite: one row, inserted by the first process to start; and the leases. */
+export class SqliteDeploymentStore implements DeploymentStore, LeaseStore {
   readonly #db: BetterSQLite3Database;
 
   constructor(sqlite: Database.Database) {
@@ -97,5 +100,29 @@ export class SqliteDeploymentStore implements DeploymentStore {
 
   async setDeploymentIssuer(change: { issuer: string; issuerConfigured: boolean }): Promise<boolean> {
     return this.#db.update(deployment).set(change).where(eq(deployment.id, 1)).run().changes === 1;
+  }
+
+  /** Reads the lease under the write lock, lets core decide, writes what it decided. */
+  async takeLease(name: string, holder: string, now: number, ttlMs: number): Promise<boolean> {
+    return this.#db.transaction(
+      (tx) => {
+        const current = tx.select().from(leases).where(eq(leases.name, name)).get() ?? null;
+        const next = decideLease(current, holder, now, ttlMs);
+        if (next === null) return false;
+        tx.insert(leases).values({ name, ...next }).onConflictDoUpdate({ target: leases.name, set: next }).run();
+        return true;
+      },
+      { behavior: 'immediate' },
+    );
+  }
+
+  async releaseLease(name: string, holder: string): Promise<void> {
+    this.#db.transaction(
+      (tx) => {
+        const current = tx.select().from(leases).where(eq(leases.name, name)).get() ?? null;
+        if (mayReleaseLease(current, holder)) tx.delete(leases).where(eq(leases.name, name)).run();
+      },
+      { behavior: 'immediate' },
+    );
   }
 }

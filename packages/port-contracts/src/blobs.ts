@@ -139,6 +139,28 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         await s.remove(hash);
       }));
 
+    it('digest hashes what is at the address itself: size and SHA-256, null when nothing is there', () =>
+      using(setup, async (s) => {
+        const bytes = pattern(300_000);
+        const hash = await store(s, 'dg', bytes);
+        expect(await s.digest(hash)).toEqual({ size: 300_000, sha256: hash });
+        expect(await s.digest('e'.repeat(64))).toBeNull();
+        await s.remove(hash);
+        expect(await s.digest(hash)).toBeNull();
+      }));
+
+    it('a commit never replaces bytes already verified at the address, and a second commit of other staged bytes under that hash is refused', () =>
+      using(setup, async (s) => {
+        const bytes = pattern(2000);
+        const hash = await store(s, 'nw1', bytes);
+        await s.stage('nw2', chunks(bytes), bytes.length);
+        expect(await s.commit('nw2', hash)).toBe('stored');
+        await s.stage('nw3', chunks(pattern(1999)), 2000);
+        expect(await s.commit('nw3', hash)).toBe('hash_mismatch');
+        expect(await s.digest(hash)).toEqual({ size: 2000, sha256: hash });
+        expect(digest(await readAll(await s.read(hash)))).toBe(digest(bytes));
+      }));
+
     it('stat answers the stored size, null for a hash never stored or removed', () =>
       using(setup, async (s) => {
         const bytes = pattern(1000);

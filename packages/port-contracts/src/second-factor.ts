@@ -127,6 +127,30 @@ export function describeDeploymentContract(adapter: string, setup: Setup): void 
         expect(await d.claimDeployment(first)).toEqual({ ...first, issuer: 'https://moved.example', issuerConfigured: true });
       }));
 
+    it('a lease goes to one holder at a time: refused to others while live, taken over once lapsed, ended only by its holder', () =>
+      using(setup, 0, async ({ deployment: d }) => {
+        expect(await d.takeLease('staging-sweep', 'p1', T0, 60_000)).toBe(true);
+        expect(await d.takeLease('staging-sweep', 'p2', T0 + 1, 60_000)).toBe(false);
+        // Another name is another lease.
+        expect(await d.takeLease('other-job', 'p2', T0 + 1, 60_000)).toBe(true);
+        // Its holder renews it; another's release leaves it.
+        expect(await d.takeLease('staging-sweep', 'p1', T0 + 2, 60_000)).toBe(true);
+        await d.releaseLease('staging-sweep', 'p2');
+        expect(await d.takeLease('staging-sweep', 'p2', T0 + 60_001, 60_000)).toBe(false);
+        // Lapsed (its holder died): the next asker takes it over, and the old holder cannot end it.
+        expect(await d.takeLease('staging-sweep', 'p2', T0 + 60_002, 60_000)).toBe(true);
+        await d.releaseLease('staging-sweep', 'p1');
+        expect(await d.takeLease('staging-sweep', 'p1', T0 + 60_003, 60_000)).toBe(false);
+        await d.releaseLease('staging-sweep', 'p2');
+        expect(await d.takeLease('staging-sweep', 'p1', T0 + 60_004, 60_000)).toBe(true);
+      }));
+
+    it('concurrent takers of one lease: exactly one holds it', () =>
+      using(setup, 0, async ({ deployment: d }) => {
+        const taken = await Promise.all(Array.from({ length: 6 }, (_, i) => d.takeLease('race', `p${i}`, T0, 60_000)));
+        expect(taken.filter(Boolean)).toHaveLength(1);
+      }));
+
     it('concurrent first claims agree on one record', () =>
       using(setup, 0, async ({ deployment: d }) => {
         const claims = Array.from({ length: 5 }, (_, i) => ({ keyFingerprint: String(i).repeat(64), issuer: `https://p${i}.example`, issuerConfigured: i % 2 === 0, recordedAt: T0 + i }));

@@ -43,6 +43,14 @@ describe('CORS (SVC_CORS_ORIGINS)', () => {
     expect(ok.headers.get('access-control-allow-origin')).toBe(APP);
     const exposed = ok.headers.get('access-control-expose-headers')!.toLowerCase().split(', ');
     expect(exposed).toEqual(expect.arrayContaining(['x-svc-protocol-min', 'x-svc-protocol-max', 'x-svc-min-client-build']));
+    // What a browser app's downloads and sign-in read: a ranged answer's Content-Range (a client
+    // cannot use a 206 without it), its length, Accept-Ranges, the blob's ETag, a redirect's
+    // Location and a 401's challenge.
+    expect(exposed).toEqual(expect.arrayContaining(['content-range', 'content-length', 'accept-ranges', 'etag', 'location', 'www-authenticate']));
+    const challenged = await s.app.request('/v1/auth/sessions', { headers: { origin: APP, 'x-svc-protocol': VERSION } });
+    expect(challenged.status).toBe(401);
+    expect(challenged.headers.get('www-authenticate')).not.toBeNull();
+    expect(challenged.headers.get('access-control-expose-headers')!.toLowerCase().split(', ')).toContain('www-authenticate');
     const refused = await s.app.request('/v1/auth/sessions', { headers: { origin: APP } });
     expect(refused.status).toBe(426);
     expect(refused.headers.get('access-control-allow-origin')).toBe(APP);

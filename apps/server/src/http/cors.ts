@@ -9,8 +9,13 @@
  * protocol date, crypto suite, sidecar schema, acting-as). Named when the preflight names none.
  */
 const ALLOW_HEADERS = 'Authorization, Content-Type, X-Svc-Protocol, X-Svc-Crypto-Suite, X-Svc-Sidecar-Schema, X-Svc-Act-As';
-/** What a browser script may read from an answer: the protocol window, deprecation notices, Retry-After. */
-const EXPOSE_HEADERS = 'X-Svc-Protocol-Min, X-Svc-Protocol-Max, X-Svc-Min-Client-Build, Deprecation, Sunset, Retry-After';
+/**
+ * What a browser script may read from an answer: the protocol window, deprecation notices,
+ * Retry-After, and what downloads and sign-in need: a ranged answer's Content-Range (and its
+ * length, Accept-Ranges, the blob's ETag), a redirect's Location, a 401's WWW-Authenticate.
+ */
+const EXPOSE_HEADERS =
+  'X-Svc-Protocol-Min, X-Svc-Protocol-Max, X-Svc-Min-Client-Build, Deprecation, Sunset, Retry-After, Content-Range, Content-Length, Accept-Ranges, ETag, Location, WWW-Authenticate';
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE';
 /** How long a browser may reuse a preflight answer (seconds). */
 const MAX_AGE = '600';

@@ -180,8 +180,9 @@ function operation(r: AnyRoute): Json {
   const responses: Record<string, Json> = {};
   for (const [status, spec] of Object.entries(r.responses)) {
     const binaryType = spec.contentType ?? 'application/octet-stream';
+    // A binary answer may also come as JSON on request (a blob's `?as=url`): both are listed.
     const content = spec.binary
-      ? { [binaryType]: { schema: { type: 'string', format: 'binary', contentMediaType: binaryType } } }
+      ? { [binaryType]: { schema: { type: 'string', format: 'binary', contentMediaType: binaryType } }, ...(spec.schema ? { 'application/json': { schema: responseSchema(undefined, spec.schema) } } : {}) }
       : spec.schema
         ? { [spec.contentType ?? 'application/json']: { schema: responseSchema(spec.contentType, spec.schema) } }
         : undefined;

@@ -6,12 +6,24 @@ import { HttpProblem } from '../http/problem.js';
 import { noneMatch } from '../http/public-record.js';
 import { resolveRange } from '../http/range.js';
 import { requestHeader } from '../http/request.js';
-import { streamed, unwrap } from '../http/respond.js';
+import { iso, json, streamed, unwrap, withNoStore } from '../http/respond.js';
 import { route, type AnyRoute, type HandlerInput } from '../http/route-def.js';
-import { ContentHash } from './schemas.js';
+import { ContentHash, Timestamp } from './schemas.js';
 
 const LinkId = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{22}$/, 'must be a link id (16 bytes, base64url)'));
 const OwnParams = v.object({ content_hash: ContentHash });
+const AsQuery = v.object({
+  as: v.optional(
+    v.pipe(
+      v.picklist(['url']),
+      v.description('`url`: answer 200 JSON {"url","expires_at"} naming a presigned URL of the bytes (object storage only; 409 error.conflict on the filesystem store, where this GET itself serves), so a browser fetches the bucket itself with its own Origin and never sends a token there'),
+    ),
+  ),
+});
+const PresignedUrl = v.object({
+  url: v.pipe(v.string(), v.description('Presigned GET of the blob in the bucket: the same bytes, ranges included, with the same Content-Type and Cache-Control; send no Authorization with it')),
+  expires_at: v.pipe(Timestamp, v.description('The URL is refused after this (at most 5 minutes from now)')),
+});
 const LinkParams = v.object({ link_id: LinkId, content_hash: ContentHash });
 
 /** A blob's bytes never change under its hash, so any cache may keep them for good (but only the reader's own). */
@@ -36,12 +48,17 @@ const BYTES_HEADERS = {
   'Content-Length': 'Bytes in this body',
 };
 const RESPONSES = {
-  200: { description: 'The stored ciphertext, streamed', binary: true, headers: BYTES_HEADERS },
+  200: {
+    description: 'The stored ciphertext, streamed; with ?as=url (object storage only), application/json {"url","expires_at"} instead, with Cache-Control: no-store',
+    binary: true,
+    schema: PresignedUrl,
+    headers: BYTES_HEADERS,
+  },
   206: { description: 'One range of it', binary: true, headers: { ...BYTES_HEADERS, 'Content-Range': 'bytes <first>-<last>/<size>' } },
   304: { description: 'If-None-Match named the ETag: no body', headers: { ETag: BYTES_HEADERS.ETag, 'Cache-Control': CACHE_CONTROL } },
   307: {
     description:
-      'Object storage only, for a GET without Range or any If-* header (those are answered with the bytes here): Location is a presigned URL (valid at most 5 minutes) that serves the same bytes with the same Content-Type and Cache-Control; its ETag is the object store\'s own',
+      'Object storage only, for a GET without Range or any If-* header (those are answered with the bytes here): Location is a presigned URL (valid at most 5 minutes) that serves the same bytes with the same Content-Type and Cache-Control; its ETag is the object store\'s own. The URL carries its own signature: follow it WITHOUT the Authorization header (a browser does; a bucket refuses a request that carries both). A browser sends `Origin: null` after this cross-origin redirect, so the bucket\'s CORS rule must allow it (README), or use ?as=url',
     headers: { Location: 'The presigned URL', 'Cache-Control': 'no-store' },
   },
   416: { description: 'The range lies wholly outside the blob', headers: { 'Content-Range': 'bytes */<size>' } },
@@ -70,8 +87,15 @@ function pullStream(source: AsyncIterable<Uint8Array>): ReadableStream<Uint8Arra
  * tag, a redirect when the store hands out URLs, else the bytes (one range or all) streamed from
  * the store. A HEAD states the same headers and opens nothing.
  */
-async function answer({ c }: Pick<HandlerInput<unknown, unknown, unknown>, 'c'>, found: Result<ReadableBlob, 'error.not_found'>): Promise<Response> {
+async function answer({ c, query }: Pick<HandlerInput<unknown, unknown, { as?: 'url' | undefined }>, 'c' | 'query'>, found: Result<ReadableBlob, 'error.not_found'>): Promise<Response> {
   const blob = unwrap(found);
+  if (query.as === 'url') {
+    if (blob.presign === null) throw new HttpProblem('error.conflict', 'This server keeps blobs on its own disk and hands out no URLs: GET this path without ?as=url.');
+    // A URL is a short-lived bearer of the bytes: no cache keeps the answer.
+    withNoStore(c);
+    const signed = await blob.presign();
+    return json(c, 200, { url: signed.url, expires_at: iso(signed.expiresAt) });
+  }
   const etag = `"${blob.contentHash}"`;
   const head = isHeadRequest(c.req.raw);
   const fixed = { etag, 'cache-control': CACHE_CONTROL };
@@ -86,7 +110,7 @@ async function answer({ c }: Pick<HandlerInput<unknown, unknown, unknown>, 'c'>,
     throw p;
   }
   // A presigned URL is signed for GET only: a HEAD is answered here, from the stat core already took.
-  if (blob.presign !== null && !head && ANSWERED_HERE.every((name) => requestHeader(c, name) === undefined)) return streamed(c, 307, null, { location: await blob.presign(), 'cache-control': 'no-store', etag });
+  if (blob.presign !== null && !head && ANSWERED_HERE.every((name) => requestHeader(c, name) === undefined)) return streamed(c, 307, null, { location: (await blob.presign()).url, 'cache-control': 'no-store', etag });
   if (range.kind === 'part') {
     const length = range.end - range.start + 1;
     const body = head ? null : pullStream(await blob.open({ start: range.start, end: range.end }));
@@ -106,9 +130,10 @@ export function blobRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'A blob that an asset of the account the request acts as references (any role; trashed assets until purged). Anything else, an unknown hash included, is 404.',
       auth: true,
       params: OwnParams,
+      query: AsQuery,
       requestHeaders: REQUEST_HEADERS,
       responses: RESPONSES,
-      errors: ['error.request.range_not_satisfiable'],
+      errors: ['error.request.range_not_satisfiable', 'error.conflict'],
       handle: async (input) => answer(input, await deps.blobReads.forAccount(input.principal, input.params.content_hash)),
     }),
     route({
@@ -118,9 +143,10 @@ export function blobRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'A blob that a live asset covered by this share link references (its asset_ids, or its album\'s assets); no token. Revoked, expired, unknown and upload links: 404.',
       auth: false,
       params: LinkParams,
+      query: AsQuery,
       requestHeaders: REQUEST_HEADERS,
       responses: RESPONSES,
-      errors: ['error.request.range_not_satisfiable'],
+      errors: ['error.request.range_not_satisfiable', 'error.conflict'],
       handle: async (input) => answer(input, await deps.blobReads.forLink(input.params.link_id, input.params.content_hash)),
     }),
   ];

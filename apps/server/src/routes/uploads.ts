@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { UploadView } from '@strongroom/core';
+import type { SignedDirectPut, UploadView } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { bodyChunks, octetStream } from '../http/request.js';
 import { iso, json, unwrap } from '../http/respond.js';
@@ -12,10 +12,11 @@ const DirectPut = v.pipe(
     url: v.pipe(v.string(), v.description('Presigned URL of this session\'s staging object in the bucket')),
     method: v.picklist(['PUT']),
     headers: v.pipe(v.record(v.string(), v.string()), v.description('Send exactly these (they are signed): content-length (= declared_size) and, when content_hash was announced, x-amz-checksum-sha256')),
-    expires_at: v.pipe(Timestamp, v.description('The URL is refused after this (at most the session\'s expiry, and a day)')),
+    expires_at: v.pipe(Timestamp, v.description('The URL is refused after this: at most SVC_S3_PUT_URL_S (default 900 s) from now, and never past the session\'s expiry. A PUT begun in time may finish later; ask POST /upload/{id}/direct-put for a fresh URL')),
   }),
   v.description('Object storage with SVC_S3_DIRECT on: send the ciphertext straight to the store with this request instead of PUT /upload/{id} (which keeps working), then finalize as usual'),
 );
+const directBody = (d: SignedDirectPut) => ({ url: d.url, method: 'PUT' as const, headers: d.headers, expires_at: iso(d.expiresAt) });
 const Created = v.object({ upload_id: Uuid, state: UploadState, expires_at: Timestamp, direct_put: v.nullable(DirectPut) });
 const UploadBody = v.object({ upload_id: Uuid, state: UploadState, expires_at: Timestamp, kind: Kind, declared_size: v.number(), asset_id: v.nullable(Uuid) });
 const uploadBody = (u: UploadView) => ({ upload_id: u.uploadId, state: u.state, expires_at: iso(u.expiresAt), kind: u.kind, declared_size: u.declaredSize, asset_id: u.assetId });
@@ -69,8 +70,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
             protocolVersion: version,
           }),
         );
-        const direct = u.directPut === null ? null : { url: u.directPut.url, method: 'PUT', headers: u.directPut.headers, expires_at: iso(u.directPut.expiresAt) };
-        return json(c, 201, { upload_id: u.uploadId, state: u.state, expires_at: iso(u.expiresAt), direct_put: direct });
+        return json(c, 201, { upload_id: u.uploadId, state: u.state, expires_at: iso(u.expiresAt), direct_put: u.directPut === null ? null : directBody(u.directPut) });
       },
     }),
     route({
@@ -99,6 +99,19 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
         octetStream(c);
         return json(c, 200, uploadBody(unwrap(await deps.uploads.put(principal, params.id, bodyChunks(c), { protocolVersion: version }))));
       },
+    }),
+    route({
+      method: 'POST',
+      path: '/upload/:id/direct-put',
+      tag: 'quota',
+      summary:
+        'A fresh presigned PUT URL for a session still waiting for bytes (Pending), as POST /upload answered: the same signed length and checksum, living at most SVC_S3_PUT_URL_S and never past the session. Earlier URLs stay valid until their own expiry; what they send is checked at finalize like any direct upload. Whoever may PUT /upload/{id} may ask (a guest with `Authorization: Upload <upload_token>`). 409 error.conflict once the session is not Pending (received, finalized, cancelled, expired) and on a server whose blob store takes no direct uploads (the filesystem store, or SVC_S3_DIRECT=false)',
+      auth: true,
+      uploadToken: true,
+      params: IdParam,
+      responses: { 200: { description: 'A fresh URL', schema: DirectPut } },
+      errors: ['error.conflict', 'error.not_found'],
+      handle: async ({ c, params, principal }) => json(c, 200, directBody(unwrap(await deps.uploads.directPut(principal, params.id)))),
     }),
     route({
       method: 'POST',

@@ -27,3 +27,13 @@ export const deployment = pgTable(
   },
   (t) => [check('deployment_single_row', sql`${t.id} = 1`)],
 );
+
+/**
+ * Named leases of periodic jobs (core's LeaseRecord): who runs the job now, until when (epoch ms).
+ * No row: nobody holds it.
+ */
+export const leases = pgTable('leases', {
+  name: text('name').primaryKey(),
+  holder: text('holder').notNull(),
+  expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+});

@@ -25,3 +25,13 @@ export const deployment = sqliteTable(
   },
   (t) => [check('deployment_single_row', sql`${t.id} = 1`)],
 );
+
+/**
+ * Named leases of periodic jobs (core's LeaseRecord): who runs the job now, until when (epoch ms).
+ * No row: nobody holds it.
+ */
+export const leases = sqliteTable('leases', {
+  name: text('name').primaryKey(),
+  holder: text('holder').notNull(),
+  expiresAt: integer('expires_at').notNull(),
+});

@@ -253,6 +253,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/upload/{id}/direct-put": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A fresh presigned PUT URL for a session still waiting for bytes (Pending), as POST /upload answered: the same signed length and checksum, living at most SVC_S3_PUT_URL_S and never past the session. Earlier URLs stay valid until their own expiry; what they send is checked at finalize like any direct upload. Whoever may PUT /upload/{id} may ask (a guest with `Authorization: Upload <upload_token>`). 409 error.conflict once the session is not Pending (received, finalized, cancelled, expired) and on a server whose blob store takes no direct uploads (the filesystem store, or SVC_S3_DIRECT=false)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A guest may send its drop's `Authorization: Upload <upload token>` instead. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
+        post: operations["postUploadByIdDirectPut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/upload/{id}/finalize": {
         parameters: {
             query?: never;
@@ -1873,7 +1893,7 @@ export interface operations {
                         direct_put: {
                             /**
                              * Format: date-time
-                             * @description The URL is refused after this (at most the session's expiry, and a day)
+                             * @description The URL is refused after this: at most SVC_S3_PUT_URL_S (default 900 s) from now, and never past the session's expiry. A PUT begun in time may finish later; ask POST /upload/{id}/direct-put for a fresh URL
                              */
                             expires_at: string;
                             /** @description Send exactly these (they are signed): content-length (= declared_size) and, when content_hash was announced, x-amz-checksum-sha256 */
@@ -2436,6 +2456,169 @@ export interface operations {
                         /** @enum {string} */
                         state: "Pending" | "Uploading" | "WaitingForProcessing" | "Completed" | "Merged" | "Cancelled" | "Expired";
                         upload_id: string;
+                    };
+                };
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.conflict */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.conflict";
+                        /** @constant */
+                        status?: 409;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.below_min, error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.server.busy" | "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postUploadByIdDirectPut: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A fresh URL */
+            200: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description The URL is refused after this: at most SVC_S3_PUT_URL_S (default 900 s) from now, and never past the session's expiry. A PUT begun in time may finish later; ask POST /upload/{id}/direct-put for a fresh URL
+                         */
+                        expires_at: string;
+                        /** @description Send exactly these (they are signed): content-length (= declared_size) and, when content_hash was announced, x-amz-checksum-sha256 */
+                        headers: {
+                            [key: string]: string;
+                        };
+                        /** @enum {string} */
+                        method: "PUT";
+                        /** @description Presigned URL of this session's staging object in the bucket */
+                        url: string;
                     };
                 };
             };
@@ -7701,7 +7884,9 @@ export interface operations {
     };
     getBlobsByContentHash: {
         parameters: {
-            query?: never;
+            query?: {
+                as?: "url";
+            };
             header?: {
                 /** @description The blob's ETag ("<content_hash>") or *: 304, no body. */
                 "If-None-Match"?: string;
@@ -7719,7 +7904,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stored ciphertext, streamed */
+            /** @description The stored ciphertext, streamed; with ?as=url (object storage only), application/json {"url","expires_at"} instead, with Cache-Control: no-store */
             200: {
                 headers: {
                     /** @description bytes */
@@ -7736,6 +7921,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description The URL is refused after this (at most 5 minutes from now)
+                         */
+                        expires_at: string;
+                        /** @description Presigned GET of the blob in the bucket: the same bytes, ranges included, with the same Content-Type and Cache-Control; send no Authorization with it */
+                        url: string;
+                    };
                     "application/octet-stream": string;
                 };
             };
@@ -7775,7 +7969,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Object storage only, for a GET without Range or any If-* header (those are answered with the bytes here): Location is a presigned URL (valid at most 5 minutes) that serves the same bytes with the same Content-Type and Cache-Control; its ETag is the object store's own */
+            /** @description Object storage only, for a GET without Range or any If-* header (those are answered with the bytes here): Location is a presigned URL (valid at most 5 minutes) that serves the same bytes with the same Content-Type and Cache-Control; its ETag is the object store's own. The URL carries its own signature: follow it WITHOUT the Authorization header (a browser does; a bucket refuses a request that carries both). A browser sends `Origin: null` after this cross-origin redirect, so the bucket's CORS rule must allow it (README), or use ?as=url */
             307: {
                 headers: {
                     /** @description no-store */
@@ -7855,6 +8049,23 @@ export interface operations {
                         code?: "error.not_found";
                         /** @constant */
                         status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.conflict */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.conflict";
+                        /** @constant */
+                        status?: 409;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -9646,7 +9857,9 @@ export interface operations {
     };
     getLinksByLinkIdBlobsByContentHash: {
         parameters: {
-            query?: never;
+            query?: {
+                as?: "url";
+            };
             header?: {
                 /** @description The blob's ETag ("<content_hash>") or *: 304, no body. */
                 "If-None-Match"?: string;
@@ -9663,7 +9876,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The stored ciphertext, streamed */
+            /** @description The stored ciphertext, streamed; with ?as=url (object storage only), application/json {"url","expires_at"} instead, with Cache-Control: no-store */
             200: {
                 headers: {
                     /** @description bytes */
@@ -9680,6 +9893,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description The URL is refused after this (at most 5 minutes from now)
+                         */
+                        expires_at: string;
+                        /** @description Presigned GET of the blob in the bucket: the same bytes, ranges included, with the same Content-Type and Cache-Control; send no Authorization with it */
+                        url: string;
+                    };
                     "application/octet-stream": string;
                 };
             };
@@ -9719,7 +9941,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Object storage only, for a GET without Range or any If-* header (those are answered with the bytes here): Location is a presigned URL (valid at most 5 minutes) that serves the same bytes with the same Content-Type and Cache-Control; its ETag is the object store's own */
+            /** @description Object storage only, for a GET without Range or any If-* header (those are answered with the bytes here): Location is a presigned URL (valid at most 5 minutes) that serves the same bytes with the same Content-Type and Cache-Control; its ETag is the object store's own. The URL carries its own signature: follow it WITHOUT the Authorization header (a browser does; a bucket refuses a request that carries both). A browser sends `Origin: null` after this cross-origin redirect, so the bucket's CORS rule must allow it (README), or use ?as=url */
             307: {
                 headers: {
                     /** @description no-store */
@@ -9732,6 +9954,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
             };
             /** @description error.not_found */
             404: {
@@ -9747,6 +9986,23 @@ export interface operations {
                         code?: "error.not_found";
                         /** @constant */
                         status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.conflict */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.conflict";
+                        /** @constant */
+                        status?: 409;
                     } & components["schemas"]["Problem"];
                 };
             };

@@ -4,4 +4,4 @@ export { BlobReadService } from './service.js';
 export { blobsAgree, checkBlobStore, verifyBlobs } from './verify.js';
 export { putBackAllQuarantined } from './handoff.js';
 export type { BlobStoreCheck, BlobVerifyReport, LedgerBlob } from './verify.js';
-export type { BlobReadServiceDeps, ReadableBlob } from './service.js';
+export type { BlobReadServiceDeps, PresignedBlob, ReadableBlob } from './service.js';

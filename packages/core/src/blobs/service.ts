@@ -24,8 +24,17 @@ export interface ReadableBlob {
   readonly size: number;
   /** Streams the bytes (or an inclusive range within `size`) from the store. */
   open(range?: ByteRange): Promise<AsyncIterable<Uint8Array>>;
-  /** A short-lived URL serving the same bytes, when the store can hand one out; else null. */
-  readonly presign: (() => Promise<string>) | null;
+  /**
+   * A short-lived URL serving the same bytes (at most MAX_PRESIGN_TTL_S), and when it stops
+   * working, when the store can hand one out; else null.
+   */
+  readonly presign: (() => Promise<PresignedBlob>) | null;
+}
+
+/** A URL that serves a blob's bytes to whoever holds it, until `expiresAt`. */
+export interface PresignedBlob {
+  readonly url: string;
+  readonly expiresAt: number;
 }
 
 type Missing = 'error.not_found';
@@ -90,7 +99,13 @@ export class BlobReadService {
         if (stream === null) throw new CoreError('error.internal', `blob ${contentHash} disappeared from the blob store while being read`);
         return stream;
       },
-      presign: presignGet === undefined ? null : () => guard(STORE, 'blob presign', () => presignGet(contentHash, MAX_PRESIGN_TTL_S, BLOB_ANSWER)),
+      presign:
+        presignGet === undefined
+          ? null
+          : async () => {
+              const expiresAt = this.#d.clock.now() + MAX_PRESIGN_TTL_S * 1000;
+              return { url: await guard(STORE, 'blob presign', () => presignGet(contentHash, MAX_PRESIGN_TTL_S, BLOB_ANSWER)), expiresAt };
+            },
     });
   }
 

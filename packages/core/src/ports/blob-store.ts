@@ -66,9 +66,12 @@ export interface ByteRange {
  * What an object store (S3 and its kin) must do to implement this port:
  * - `stage` writes under a staging key (never under the content address) and keeps nothing when the
  *   body fails or passes `maxBytes` (abort the multipart upload / delete the staging object);
- *   `commit` checks the SHA-256 of what is staged (its own checksum when it has one, else a streamed
- *   hash) and only then copies it to the content address, keeping the staging object until
- *   `discard`: a reader never sees a partial or wrong object under a hash.
+ *   `commit` copies the staged object to a key of its own that no URL reaches, hashes that copy
+ *   (streamed), and only then copies those bytes to the content address, unless the address
+ *   already holds bytes of that hash (never written over); it keeps the staging object until
+ *   `discard`: a reader never sees a partial or wrong object under a hash, even when a client
+ *   replaces its staged object mid-commit or the store ignores copy preconditions. `digest`
+ *   reads the address back by streaming it.
  * - `has`, `stat` and `read` answer for the content address only (HeadObject / GetObject);
  *   "no such key" is false / null, never an error, and never an empty body. Any other failure
  *   (unreachable, denied, slow past its bound) throws, so callers fail closed.
@@ -103,14 +106,23 @@ export interface BlobStore {
    */
   stage(stagingId: string, body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<StagedBlob | null>;
   /**
-   * Copies staged bytes to their content address if their SHA-256 is `contentHash` (replacing
-   * whatever is there, which has the same hash). The staged bytes STAY until `discard`: the writer
-   * may need to commit them again after its ledger write (blobs/handoff.ts). 'missing': nothing
-   * is staged under that id.
+   * Copies staged bytes to their content address if their SHA-256 is `contentHash`. What reaches
+   * the address is only ever bytes this commit hashed where no one else can write (a private copy
+   * on an object store, whose staging key a client's URL may still reach), and an address that
+   * already holds bytes hashing to `contentHash` is left as it is, never overwritten. The staged
+   * bytes STAY until `discard`: the writer may need to commit them again after its ledger write
+   * (blobs/handoff.ts). 'missing': nothing is staged under that id.
    */
   commit(stagingId: string, contentHash: string): Promise<'stored' | 'hash_mismatch' | 'missing'>;
   /** Drops staged bytes (committed or not). */
   discard(stagingId: string): Promise<void>;
+  /**
+   * What is at the content address now, read back from there: its size and the SHA-256 of its
+   * bytes, streamed (never a checksum the store merely keeps, which a store that ignores checksums
+   * could hold wrong); null when nothing is there. Finalize asks it after `commit`, before anything
+   * is charged (upload/direct.ts decideStored).
+   */
+  digest(contentHash: string): Promise<StagedBlob | null>;
   has(contentHash: string): Promise<boolean>;
   /** The stored blob's size; null when no blob is stored under that hash. */
   stat(contentHash: string): Promise<BlobStat | null>;

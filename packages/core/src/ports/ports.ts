@@ -13,6 +13,7 @@ import type { SchemaStatus } from './schema-status.js';
 import type { TotpThrottleStore } from './totp-throttle.js';
 import type { TotpRecoveryStore } from './totp-recovery.js';
 import type { DeploymentStore } from './deployment.js';
+import type { LeaseStore } from './lease-store.js';
 import type { IdentityLinkStore } from './identity-link-store.js';
 import type { OidcFlowStore } from './oidc-flow-store.js';
 import type { DeprecationStore } from './deprecation-store.js';
@@ -40,8 +41,8 @@ export interface Ports {
   readonly schema: SchemaStatus;
   /** Per-account wrong-code record (second-factor throttling) and recovery through the identity anchor. */
   readonly secondFactor: TotpThrottleStore & TotpRecoveryStore;
-  /** The deployment record: key fingerprint and token issuer, checked at start. */
-  readonly deployment: DeploymentStore;
+  /** The deployment record (key fingerprint and token issuer, checked at start), and the leases of periodic jobs. */
+  readonly deployment: DeploymentStore & LeaseStore;
   /** OpenID Connect: started flows, login codes and the accounts' provider identities. */
   readonly oidc: OidcFlowStore & IdentityLinkStore;
   /** Protocol deprecation announcements. */

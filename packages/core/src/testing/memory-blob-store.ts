@@ -29,8 +29,10 @@ export class MemoryBlobStore implements BlobStore {
     const bytes = this.staged.get(stagingId);
     if (!bytes) return 'missing';
     if (sha256Hex(bytes) !== contentHash) return 'hash_mismatch';
-    // The staged bytes stay until discarded (the port's commit copies).
-    this.blobs.set(contentHash, bytes);
+    // The staged bytes stay until discarded (the port's commit copies); verified bytes already
+    // at the address are never replaced.
+    const there = this.blobs.get(contentHash);
+    if (there === undefined || sha256Hex(there) !== contentHash) this.blobs.set(contentHash, bytes);
     return 'stored';
   }
   async discard(stagingId: string): Promise<void> {
@@ -38,6 +40,10 @@ export class MemoryBlobStore implements BlobStore {
   }
   async *listStaged(): AsyncIterable<string> {
     yield* [...this.staged.keys()];
+  }
+  async digest(contentHash: string): Promise<StagedBlob | null> {
+    const bytes = this.blobs.get(contentHash);
+    return bytes === undefined ? null : { size: bytes.length, sha256: sha256Hex(bytes) };
   }
   async has(contentHash: string): Promise<boolean> {
     return this.blobs.has(contentHash);

@@ -7,7 +7,7 @@ import { FakeClock } from '../testing/fake-clock.js';
 import { MemoryDirectBlobStore } from '../testing/memory-blob-store.js';
 import { createMemoryPorts } from '../testing/memory-ports.js';
 import { SeededRandom } from '../testing/seeded-random.js';
-import { decideArrival, directPutGrant, MAX_DIRECT_PUT_TTL_S } from './direct.js';
+import { DEFAULT_DIRECT_PUT_TTL_S, decideArrival, decideStored, directPutGrant } from './direct.js';
 import { UploadService } from './service.js';
 
 const ALICE = '0190c000-0000-7000-8000-00000000000a';
@@ -19,12 +19,29 @@ describe('directPutGrant', () => {
   it('exactly the declared size, the announced hash, and at most the session\'s remaining lifetime', () => {
     expect(directPutGrant(pending, 40_500)).toEqual({ size: 42, sha256: HASH, ttlS: 59 });
     expect(directPutGrant({ ...pending, contentHash: null }, 0)).toEqual({ size: 42, sha256: null, ttlS: 100 });
-    expect(directPutGrant({ ...pending, expiresAt: 10 * 86_400_000 }, 0)?.ttlS).toBe(MAX_DIRECT_PUT_TTL_S);
+    expect(directPutGrant({ ...pending, expiresAt: 10 * 86_400_000 }, 0)?.ttlS).toBe(DEFAULT_DIRECT_PUT_TTL_S);
+  });
+  it('a URL lives at most 900 s by default, at most the deployment\'s bound, and never past its session', () => {
+    expect(DEFAULT_DIRECT_PUT_TTL_S).toBe(900);
+    const long = { ...pending, expiresAt: 86_400_000 };
+    expect(directPutGrant(long, 0)?.ttlS).toBe(900);
+    expect(directPutGrant(long, 0, 60)?.ttlS).toBe(60);
+    expect(directPutGrant(long, 86_400_000 - 30_000, 600)?.ttlS).toBe(30);
   });
   it('nothing for a session no longer waiting for bytes, or with under a second left', () => {
     expect(directPutGrant(pending, 99_500)).toBeNull();
     expect(directPutGrant(pending, 100_000)).toBeNull();
     for (const state of ['Uploading', 'WaitingForProcessing', 'Completed', 'Merged', 'Cancelled', 'Expired'] as const) expect(directPutGrant({ ...pending, state }, 0)).toBeNull();
+  });
+});
+
+describe('decideStored', () => {
+  it('the bytes at the address must be exactly the size and SHA-256 that were received, or gone to a sweep', () => {
+    expect(decideStored({ size: 42, sha256: HASH }, HASH, 42)).toBe('held');
+    expect(decideStored({ size: 0, sha256: HASH }, HASH, 42)).toBe('other');
+    expect(decideStored({ size: 42, sha256: 'b'.repeat(64) }, HASH, 42)).toBe('other');
+    // Nothing there: a sweep took it between the copy and the read; the hand-over commits it again.
+    expect(decideStored(null, HASH, 42)).toBe('taken');
   });
 });
 
@@ -49,7 +66,7 @@ async function setup() {
   const random = new SeededRandom(11);
   const blobs = new MemoryDirectBlobStore();
   const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
-  const uploads = new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
+  const uploads = new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [], directPutTtlS: 20 });
   const open = async (declaredSize: number, contentHash: string | null) => {
     const u = await uploads.create({ accountId: ALICE }, { declaredSize, kind: 'original', contentHash, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: '2026-06-01' });
     if (!u.ok) throw new Error(u.code);
@@ -64,8 +81,10 @@ describe('UploadService with a store a client sends to directly', () => {
     const t = await setup();
     const data = new Uint8Array(20).fill(7);
     const u = await t.open(20, sha256Hex(data));
-    expect(u.directPut).toMatchObject({ url: `memory:staging/${u.uploadId}`, headers: { 'content-length': '20', 'x-checksum-sha256': sha256Hex(data) }, expiresAt: u.expiresAt });
-    expect(t.blobs.grants.get(u.uploadId)).toEqual({ size: 20, sha256: sha256Hex(data), ttlS: 60 });
+    expect(u.directPut).toMatchObject({ url: `memory:staging/${u.uploadId}`, headers: { 'content-length': '20', 'x-checksum-sha256': sha256Hex(data) } });
+    // The deployment's bound (20 s here), well inside the session's 60 s.
+    expect(u.directPut?.expiresAt).toBe(u.expiresAt - 40_000);
+    expect(t.blobs.grants.get(u.uploadId)).toEqual({ size: 20, sha256: sha256Hex(data), ttlS: 20 });
     const before = await t.used();
     expect(t.blobs.send(u.uploadId, data)).toBe(true);
     const done = await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null });
@@ -113,4 +132,61 @@ describe('UploadService with a store a client sends to directly', () => {
     expect((await t.uploads.put({ accountId: ALICE }, u.uploadId, body(), { protocolVersion: '2026-06-01' })).ok).toBe(true);
     expect(await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null })).toMatchObject({ ok: true, value: { state: 'Completed' } });
   });
+
+  it('a fresh URL while the session waits for bytes, within the bound and the session; none once it is over, and none for another account', async () => {
+    const t = await setup();
+    const u = await t.open(8, null);
+    t.clock.advance(50_000);
+    const renewed = await t.uploads.directPut({ accountId: ALICE }, u.uploadId);
+    // 10 s of the session are left: the URL lives no longer, whatever the bound.
+    expect(renewed).toMatchObject({ ok: true, value: { url: `memory:staging/${u.uploadId}`, expiresAt: u.expiresAt } });
+    expect(t.blobs.grants.get(u.uploadId)).toEqual({ size: 8, sha256: null, ttlS: 10 });
+    expect(await t.uploads.directPut({ accountId: '0190c000-0000-7000-8000-00000000000b' }, u.uploadId)).toMatchObject({ ok: false, code: 'error.not_found' });
+    expect((await t.uploads.cancel({ accountId: ALICE }, u.uploadId)).ok).toBe(true);
+    expect(await t.uploads.directPut({ accountId: ALICE }, u.uploadId)).toMatchObject({ ok: false, code: 'error.conflict' });
+    const lapsed = await t.open(8, null);
+    t.clock.advance(60_000);
+    expect(await t.uploads.directPut({ accountId: ALICE }, lapsed.uploadId)).toMatchObject({ ok: false, code: 'error.conflict' });
+  });
+
+  it('a store that leaves other bytes at the address than it was told to commit: refused, nothing charged', async () => {
+    const t = await setup();
+    const data = new Uint8Array(16).fill(5);
+    const u = await t.open(16, null);
+    t.blobs.send(u.uploadId, data);
+    // A store that ignores its own checks: the address ends up holding other bytes.
+    const commit = t.blobs.commit.bind(t.blobs);
+    t.blobs.commit = async (id, hash) => {
+      const r = await commit(id, hash);
+      t.blobs.blobs.set(hash, new Uint8Array(0));
+      return r;
+    };
+    const before = await t.used();
+    const done = await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null });
+    expect(done).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(await t.used()).toBe(before);
+    expect(await t.uploads.get({ accountId: ALICE }, u.uploadId)).toMatchObject({ ok: true, value: { state: 'WaitingForProcessing' } });
+  });
+
+  it('a blob a sweep moved aside between the copy and the read-back: committed again from staging, charged once, and at its address', async () => {
+    const t = await setup();
+    const data = new Uint8Array(12).fill(6);
+    const u = await t.open(12, null);
+    t.blobs.send(u.uploadId, data);
+    const commit = t.blobs.commit.bind(t.blobs);
+    let swept = false;
+    t.blobs.commit = async (id, hash) => {
+      const r = await commit(id, hash);
+      if (!swept) {
+        swept = true;
+        await t.blobs.quarantine(hash);
+      }
+      return r;
+    };
+    const before = await t.used();
+    expect(await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null })).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    expect(t.blobs.blobs.get(sha256Hex(data))).toEqual(data);
+    expect(await t.used()).toBe(before);
+  });
 });
+

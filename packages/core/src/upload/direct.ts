@@ -10,24 +10,42 @@ import { uploadState } from './machine.js';
  */
 
 /**
- * The longest a direct upload URL lives, however long its session does. A PUT that starts before
- * the URL expires may finish after (object stores check the signature when a request begins), so
- * this bounds how long a leaked URL is good for, not how long an upload may take; a day keeps a
- * large upload on a slow link viable (Ente's museum uses seven days; its reviewers cut PUTs to one).
+ * How long a direct upload URL lives by default (SVC_S3_PUT_URL_S), however long its session does.
+ * Object stores check the signature when a request begins, so a PUT that starts in time may finish
+ * later: this bounds how long a leaked URL is good for, not how long an upload may take. A client
+ * whose URL lapsed asks for a fresh one (POST /upload/{id}/direct-put) while its session is open.
  */
-export const MAX_DIRECT_PUT_TTL_S = 86_400;
+export const DEFAULT_DIRECT_PUT_TTL_S = 900;
 
 /**
  * What a direct upload URL for `session` may allow as of `now`: exactly the declared size (the
  * signature pins Content-Length, so the client declares the exact size it sends), the announced
- * hash when there is one (the store's checksum then refuses any other body), and at most the
- * session's remaining lifetime. Null when the session is no longer open, or has under a second left.
+ * hash when there is one (the store's checksum then refuses any other body), for at most
+ * `maxTtlS` seconds and never past the session's expiry. Null when the session is not waiting for
+ * bytes (Pending), or has under a second left.
  */
-export function directPutGrant(session: Pick<UploadSessionRecord, 'state' | 'expiresAt' | 'declaredSize' | 'contentHash'>, now: number): DirectPutGrant | null {
+export function directPutGrant(
+  session: Pick<UploadSessionRecord, 'state' | 'expiresAt' | 'declaredSize' | 'contentHash'>,
+  now: number,
+  maxTtlS: number = DEFAULT_DIRECT_PUT_TTL_S,
+): DirectPutGrant | null {
   if (uploadState(session, now) !== 'Pending') return null;
-  const ttlS = Math.min(Math.floor((session.expiresAt - now) / 1000), MAX_DIRECT_PUT_TTL_S);
+  const ttlS = Math.min(Math.floor((session.expiresAt - now) / 1000), maxTtlS);
   if (ttlS < 1) return null;
   return { size: session.declaredSize, sha256: session.contentHash, ttlS };
+}
+
+/**
+ * What a store holds at `contentHash` after a commit, read back from the address itself: `held`,
+ * exactly the bytes received (their size and SHA-256); `other`, anything else, which is never
+ * charged, so a store that ignores copy preconditions or checksums (or a staged object swapped
+ * mid-copy) never leaves a finalized upload whose address holds other bytes; `taken`, nothing:
+ * a sweep moved the blob aside between the copy and the read, and the hand-over after the ledger
+ * write (blobs/handoff.ts) commits it again, which only ever writes bytes it hashed.
+ */
+export function decideStored(found: StagedBlob | null, contentHash: string, size: number): 'held' | 'taken' | 'other' {
+  if (found === null) return 'taken';
+  return found.sha256 === contentHash && found.size === size ? 'held' : 'other';
 }
 
 /**

@@ -11,7 +11,7 @@ import { decideSourcePeer } from '../peer-blob-cache/rules.js';
 import type { AlbumWriteRefusal, WriteGuard, WriteRefusal } from '../ports/write-guard.js';
 import { albumOfAsset } from '../albums/asset-album.js';
 import type { QuotaService } from '../quota/service.js';
-import { decideArrival, directPutGrant } from './direct.js';
+import { decideArrival, decideStored, DEFAULT_DIRECT_PUT_TTL_S, directPutGrant } from './direct.js';
 import { decideCancel, decideFinalize, decidePut, isContentHash, isFinalized, isInFlight, uploadState } from './machine.js';
 
 export interface UploadServiceDeps {
@@ -28,6 +28,8 @@ export interface UploadServiceDeps {
   readonly dropTtlMs: number;
   /** The peers a federated fill may name as its source (SVC_FEDERATION_PEERS). */
   readonly federationPeers: readonly string[];
+  /** The longest a direct upload URL lives (SVC_S3_PUT_URL_S); direct.ts DEFAULT_DIRECT_PUT_TTL_S when unset. */
+  readonly directPutTtlS?: number;
 }
 
 export const BLOB_KINDS: readonly BlobKind[] = ['original', 'derivative', 'metadata', 'provenance'];
@@ -78,8 +80,10 @@ export interface UploadView {
   readonly assetId: string | null;
 }
 
+/** A direct upload URL and when it stops being accepted. */
+export type SignedDirectPut = DirectPut & { readonly expiresAt: number };
 /** A new session, and the direct upload URL when the store offers one (else null: PUT /upload/{id}). */
-export type CreatedUpload = UploadView & { readonly directPut: (DirectPut & { readonly expiresAt: number }) | null };
+export type CreatedUpload = UploadView & { readonly directPut: SignedDirectPut | null };
 
 type CreateRefusal = WriteRefusal | OpenRefusal | 'error.request.invalid' | 'error.federation.unknown_peer';
 type Caller = Accessor & { readonly actingOwnerId?: string | undefined };
@@ -135,13 +139,36 @@ export class UploadService {
   }
 
   /** The direct upload URL for a new session, within core's grant, when the store can sign one. */
-  async #directPut(request: NewUpload, now: number): Promise<CreatedUpload['directPut']> {
+  #directPut(request: NewUpload, now: number): Promise<CreatedUpload['directPut']> {
+    return this.#sign({ id: request.id, state: 'Pending', expiresAt: request.expiresAt, declaredSize: request.declaredSize, contentHash: request.contentHash }, now);
+  }
+
+  /** A URL within core's grant (direct.ts directPutGrant) for `s` as of `now`; null when the store cannot sign or the grant is none. */
+  async #sign(s: Pick<UploadSessionRecord, 'id' | 'state' | 'expiresAt' | 'declaredSize' | 'contentHash'>, now: number): Promise<SignedDirectPut | null> {
     const presignPut = this.#d.blobs.presignPut?.bind(this.#d.blobs);
     if (presignPut === undefined || this.#d.blobs.arrived === undefined) return null;
-    const grant = directPutGrant({ state: 'Pending', expiresAt: request.expiresAt, declaredSize: request.declaredSize, contentHash: request.contentHash }, now);
+    const grant = directPutGrant(s, now, this.#d.directPutTtlS ?? DEFAULT_DIRECT_PUT_TTL_S);
     if (grant === null) return null;
-    const signed = await guard(STORE, 'direct upload presign', () => presignPut(request.id, grant));
+    const signed = await guard(STORE, 'direct upload presign', () => presignPut(s.id, grant));
     return { ...signed, expiresAt: now + grant.ttlS * 1000 };
+  }
+
+  /**
+   * A fresh direct upload URL for a session still waiting for bytes, to whoever may send them
+   * (the same reach as PUT /upload/{id}: the session's account, or its drop's upload token). It
+   * lives as long as core's grant allows, never past the session. A store a client cannot reach
+   * directly, or a session not Pending, is a conflict.
+   */
+  async directPut(caller: Caller, id: string): Promise<Result<SignedDirectPut, 'error.not_found' | 'error.conflict'>> {
+    const s = await this.#reach(caller, id, 'send');
+    if (!s) return refuse('error.not_found', 'No such upload session.');
+    if (this.#d.blobs.presignPut === undefined || this.#d.blobs.arrived === undefined) {
+      return refuse('error.conflict', 'This server\'s blob store takes no direct uploads: send the bytes with PUT /upload/{id}.');
+    }
+    const now = this.#d.clock.now();
+    const state = uploadState(s, now);
+    const signed = await this.#sign(s, now);
+    return signed === null ? refuse('error.conflict', `The upload session is ${state}: a direct upload URL is only given while it waits for bytes.`, { state }) : ok(signed);
   }
 
   /**
@@ -360,6 +387,15 @@ export class UploadService {
       // Already settled (a finalize that won while this one read), or bytes of another hash.
       const settled = await this.#finalizedAs(id, input.contentHash, now);
       return settled ? ok(view(settled, now)) : refuse('error.conflict', `The received bytes could not be committed (${committed}).`);
+    }
+    // Read back from the address before anything is charged: a store that ignores copy
+    // preconditions or checksums must not leave a finalized upload whose address holds other bytes.
+    const readBack = () => guard(STORE, 'blob digest', () => this.#d.blobs.digest(input.contentHash));
+    let stored = decideStored(await readBack(), input.contentHash, decided.value.size);
+    // Absent: a sweep moved it aside meanwhile (blobs/handoff.ts); the staged bytes are still there.
+    if (stored === 'taken' && (await this.#d.blobs.commit(id, input.contentHash)) === 'stored') stored = decideStored(await readBack(), input.contentHash, decided.value.size);
+    if (stored === 'other') {
+      return refuse('error.conflict', 'The blob store holds other bytes at the address than the ones received; nothing was charged.');
     }
     // The commit left the staged bytes in place: they are let go only after the ledger write,
     // once the blob is seen at its address (a sweep racing this finalize may have quarantined it:

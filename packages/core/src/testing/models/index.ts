@@ -11,3 +11,4 @@ export { totpThrottleModelProperty } from './throttle-model.js';
 export { oidcModelProperty } from './oidc-model.js';
 export { recordsModelProperty } from './records-model.js';
 export { peerBucketModelProperty } from './peer-bucket-model.js';
+export { leaseModelProperty } from './lease-model.js';
