@@ -106,6 +106,34 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
       return `unlocked ${id}`;
     },
   },
+  'allow-registration': {
+    usage: 'allow-registration <address|@domain>   let an address, or every address at a domain, register while SVC_REGISTRATION=allowlist (every server sees it at its next registration)',
+    run: async (deps, [what]) => {
+      if (!what) throw new Error('name an address (ann@example.org) or a domain (@example.org)');
+      const r = await deps.registration.allow(what);
+      if (!r.ok) throw new Error(r.detail ?? r.code);
+      const line = r.value.added ? `allowed to register: ${r.value.entry}` : `already allowed to register: ${r.value.entry}`;
+      return deps.registration.mode === 'allowlist' ? line : `${line}\nnote: SVC_REGISTRATION is ${deps.registration.mode} here; the list applies only with SVC_REGISTRATION=allowlist`;
+    },
+  },
+  'disallow-registration': {
+    usage: 'disallow-registration <address|@domain>   take an entry off the registration allowlist (accounts already made stay)',
+    run: async (deps, [what]) => {
+      if (!what) throw new Error('name an address (ann@example.org) or a domain (@example.org)');
+      const r = await deps.registration.disallow(what);
+      if (!r.ok) throw new Error(r.detail ?? r.code);
+      if (!r.value.removed) return { code: 1, out: `error: ${r.value.entry} is not on the registration allowlist; nothing was changed` };
+      return `no longer allowed to register: ${r.value.entry}`;
+    },
+  },
+  'registration-allowlist': {
+    usage: 'registration-allowlist     list who may register while SVC_REGISTRATION=allowlist',
+    run: async (deps) => {
+      const entries = await deps.registration.list();
+      const head = `SVC_REGISTRATION=${deps.registration.mode}; ${entries.length} entr${entries.length === 1 ? 'y' : 'ies'} on the allowlist`;
+      return [head, ...entries.map((e) => `  ${e.entry}  (added ${new Date(e.addedAt).toISOString()})`)].join('\n');
+    },
+  },
   'quota-limits': {
     usage: 'quota-limits <address|id> <soft|-|default> <hard|-|default>   set an account\'s limits in bytes (- = unlimited; default default = back to the deployment\'s)',
     run: async (deps, [who, soft, hard]) => {

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
-import { DEFAULT_DIRECT_PUT_TTL_S, DEFAULT_HASH_QUEUE, DEFAULT_LOOKUP_RATE_PER_MINUTE, DEFAULT_HASH_WAIT_MS, DEFAULT_QUOTA_POLICY, fromBase64url, isProtocolVersion } from '@strongroom/core';
+import { DEFAULT_DIRECT_PUT_TTL_S, DEFAULT_HASH_QUEUE, DEFAULT_LOOKUP_RATE_PER_MINUTE, DEFAULT_HASH_WAIT_MS, DEFAULT_QUOTA_POLICY, fromBase64url, isProtocolVersion, isRegistrationMode, REGISTRATION_MODES, type RegistrationMode } from '@strongroom/core';
 import { DEFAULT_QUEUE_BOUND } from '@strongroom/adapters-sqlite';
 
 /** Everything the server reads from its environment, validated once at start. */
@@ -59,6 +59,8 @@ export interface Config {
   readonly authLocal: boolean;
   /** OpenID Connect sign-in, when `SVC_OIDC_ISSUER` is set. */
   readonly oidc: OidcConfig | null;
+  /** `SVC_REGISTRATION`: who may create an account (open, closed, or the allowlist in the database). */
+  readonly registration: RegistrationMode;
   /** `SVC_DEPRECATION_NOTICE_S`: the least time between announcing a new Min and its effective instant. */
   readonly deprecationNoticeMs: number;
   /** `SVC_DROP_TTL_S`: how long a finalized web-upload drop waits for adoption (default 7 days). */
@@ -284,6 +286,13 @@ function authLocal(env: Record<string, string | undefined>): boolean {
   throw new ConfigError(`SVC_AUTH_LOCAL must be true or false, got "${raw}"`);
 }
 
+function registration(env: Record<string, string | undefined>): RegistrationMode {
+  const raw = env.SVC_REGISTRATION;
+  if (raw === undefined || raw === '') return 'open';
+  if (isRegistrationMode(raw)) return raw;
+  throw new ConfigError(`SVC_REGISTRATION must be ${REGISTRATION_MODES.join(', ')}, got "${raw}"`);
+}
+
 /** A return URI: an absolute https URL, a loopback http URL, or an app's own scheme (RFC 8252). */
 function returnUri(raw: string): boolean {
   let u: URL;
@@ -446,6 +455,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     baseUrlConfigured: env.SVC_BASE_URL !== undefined,
     authLocal: authLocal(env),
     oidc: oidc(env),
+    registration: registration(env),
     deprecationNoticeMs: seconds(env, 'SVC_DEPRECATION_NOTICE_S', 90 * DAY_S),
     dropTtlMs: seconds(env, 'SVC_DROP_TTL_S', 7 * DAY_S),
     federatedBudgetPct: percent(env, 'SVC_FEDERATED_BUDGET_PCT', 25),

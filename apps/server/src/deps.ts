@@ -42,6 +42,7 @@ import {
   FederationService,
   type PeerDirectory,
   type PeerLookup,
+  RegistrationGate,
 } from '@strongroom/core';
 import { Argon2Hasher, HttpPeers, JsonLogger, cryptoRandom, systemClock, OidcRelyingParty, platformEd25519Signer } from '@strongroom/adapters-node';
 import { createSqlitePorts, groupCommitOf, openSqliteDatabase } from '@strongroom/adapters-sqlite';
@@ -101,6 +102,8 @@ export interface AppDeps {
   readonly totpRecovery: TotpRecoveryService;
   /** OpenID Connect sign-in; null when no provider is configured. */
   readonly oidc: OidcService | null;
+  /** Who may create an account (SVC_REGISTRATION) and the allowlist the operator edits. */
+  readonly registration: RegistrationGate;
   /** Every way into an account (GET /v1/auth/methods). */
   readonly signInMethods: SignInMethodsService;
   /** Deprecation announcements (the operator's `deprecate`) and the window they make at each instant. */
@@ -258,7 +261,8 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     issuer: config.totpIssuer,
     throttle: stores.secondFactor,
   });
-  const accounts = new AccountService({ accounts: stores.accounts, sessions, hasher, clock, random, loginGate: totp });
+  const registration = new RegistrationGate({ mode: config.registration, allowlist: stores.registration, clock });
+  const accounts = new AccountService({ accounts: stores.accounts, sessions, hasher, clock, random, loginGate: totp, registration });
   // Deprecations and attestation: the window is live (its Min follows announcements as time
   // passes), so every service reporting the supported range reads it through `protocol`.
   const deprecations = new DeprecationService({
@@ -300,7 +304,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   const blobReads = new BlobReadService({ catalog: stores.quota, links: stores.links, blobs: stores.blobs, ledger: stores.quota, clock });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
   const totpRecovery = new TotpRecoveryService({ challenges: stores.totp, directories: stores.devices, recovery: stores.secondFactor, accounts: stores.accounts, sessions, clock });
-  const oidc = buildOidc(config, stores, platform, sessions, window, secretKey);
+  const oidc = buildOidc(config, stores, platform, sessions, window, secretKey, registration);
   const signInMethods = new SignInMethodsService({ accounts: stores.accounts, totp: stores.totp, links: stores.oidc, localSignIn: config.authLocal });
   // Discovery and federation.
   const discovery = new DiscoveryService({ handles: stores.discovery, accounts: stores.accounts, directories: stores.devices, clock, baseUrl: config.baseUrl, sessions, buckets: stores.discovery, lookupRate: config.lookupRate });
@@ -340,6 +344,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     assets,
     metrics: new HttpMetrics(),
     oidc,
+    registration,
     signInMethods,
     deprecations,
     protocol,
@@ -356,7 +361,15 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
  * OpenID Connect sign-in over the configured provider. Discovery starts now without holding the
  * start up: a provider that is down leaves OIDC answering 503 until it is back.
  */
-function buildOidc(config: Config, stores: Stores, platform: Platform, sessions: SessionService, window: ProtocolWindow, secretKey: Uint8Array): OidcService | null {
+function buildOidc(
+  config: Config,
+  stores: Stores,
+  platform: Platform,
+  sessions: SessionService,
+  window: ProtocolWindow,
+  secretKey: Uint8Array,
+  registration: RegistrationGate,
+): OidcService | null {
   if (config.oidc === null) return null;
   const { clock, random, logger } = platform;
   let provider = platform.identityProvider;
@@ -387,5 +400,6 @@ function buildOidc(config: Config, stores: Stores, platform: Platform, sessions:
     returnUris: config.oidc.returnUris,
     localSignIn: config.authLocal,
     window,
+    registration,
   });
 }

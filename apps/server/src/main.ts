@@ -79,7 +79,7 @@ async function main(): Promise<void> {
       serverOptions: serverOptions(config.http),
     },
     (info) => {
-      logger.info('server.listening', { port: info.port, base_url: config.baseUrl, database: config.databaseUrl ? 'postgresql' : 'sqlite', pid: process.pid });
+      logger.info('server.listening', { port: info.port, base_url: config.baseUrl, database: config.databaseUrl ? 'postgresql' : 'sqlite', registration: config.registration, pid: process.pid });
       if (worker !== null && worker > 1) return;
       for (const { name, closest } of unknownSettings(Object.keys(process.env), settings.asked)) {
         logger.warn('config.unknown_setting', { name, ...(closest !== null ? { did_you_mean: closest } : {}) });

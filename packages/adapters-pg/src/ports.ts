@@ -9,7 +9,7 @@ import { PgTotpStore } from './totp-store.js';
 import { PgSchemaStatus } from './schema-status.js';
 import { PgDeploymentStore, PgSecondFactorStore } from './second-factor-store.js';
 import { PgOidcStore } from './oidc-store.js';
-import { PgAttestationStore, PgDeprecationStore } from './records-store.js';
+import { PgAttestationStore, PgDeprecationStore, PgRegistrationAllowlist } from './records-store.js';
 import { PgLinkStore, PgSponsorshipStore } from './sharing-store.js';
 import { PgDiscoveryStore } from './discovery-store.js';
 
@@ -36,5 +36,6 @@ export function createPgPorts(db: PgDb, options: PgPortsOptions = {}): Ports {
     sponsorship: new PgSponsorshipStore(db),
     links: new PgLinkStore(db),
     discovery: new PgDiscoveryStore(db),
+    registration: new PgRegistrationAllowlist(db),
   };
 }

@@ -1,14 +1,16 @@
-import { and, asc, desc, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import {
   acceptsHistoryEntry,
   decideAnnouncement,
   type AttestationHistoryEntry,
   type AttestationKeyRecord,
   type AttestationKeyStore,
+  type AllowlistEntry,
   type DeprecationStore,
+  type RegistrationAllowlist,
 } from '@strongroom/core';
 import type { PgDb } from './db.js';
-import { attestationHistory, attestationKeys, deprecations } from './schema/records.js';
+import { attestationHistory, attestationKeys, deprecations, registrationAllowlist } from './schema/records.js';
 
 /** Serialise announcements, and attestation appends, across every process on the database. */
 const DEPRECATION_LOCK = 0x64657072; // 'depr'
@@ -66,5 +68,30 @@ export class PgAttestationStore implements AttestationKeyStore {
   async resealAttestationKey(kid: string, from: string, to: string): Promise<boolean> {
     const changed = await this.db.update(attestationKeys).set({ privateKey: to }).where(and(eq(attestationKeys.kid, kid), eq(attestationKeys.privateKey, from))).returning({ kid: attestationKeys.kid });
     return changed.length === 1;
+  }
+}
+
+/** The registration allowlist over PostgreSQL: one row per entry, matched exactly. */
+export class PgRegistrationAllowlist implements RegistrationAllowlist {
+  constructor(readonly db: PgDb) {}
+
+  async allowRegistration(entry: string, at: number): Promise<boolean> {
+    const rows = await this.db.insert(registrationAllowlist).values({ entry, addedAt: at }).onConflictDoNothing().returning({ entry: registrationAllowlist.entry });
+    return rows.length === 1;
+  }
+
+  async disallowRegistration(entry: string): Promise<boolean> {
+    const rows = await this.db.delete(registrationAllowlist).where(eq(registrationAllowlist.entry, entry)).returning({ entry: registrationAllowlist.entry });
+    return rows.length === 1;
+  }
+
+  async listAllowedRegistrations(): Promise<AllowlistEntry[]> {
+    return this.db.select().from(registrationAllowlist).orderBy(asc(registrationAllowlist.entry));
+  }
+
+  async findAllowedRegistrations(entries: readonly string[]): Promise<string[]> {
+    if (entries.length === 0) return [];
+    const rows = await this.db.select({ entry: registrationAllowlist.entry }).from(registrationAllowlist).where(inArray(registrationAllowlist.entry, [...entries]));
+    return rows.map((r) => r.entry);
   }
 }

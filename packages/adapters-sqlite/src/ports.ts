@@ -9,7 +9,7 @@ import { SqliteTotpStore } from './totp-store.js';
 import { SqliteSchemaStatus } from './schema-status.js';
 import { SqliteDeploymentStore, SqliteSecondFactorStore } from './second-factor-store.js';
 import { SqliteOidcStore } from './oidc-store.js';
-import { SqliteAttestationStore, SqliteDeprecationStore } from './records-store.js';
+import { SqliteAttestationStore, SqliteDeprecationStore, SqliteRegistrationAllowlist } from './records-store.js';
 import { SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';
 import { SqliteDiscoveryStore } from './discovery-store.js';
 
@@ -36,5 +36,6 @@ export function createSqlitePorts(db: Database.Database, options: SqlitePortsOpt
     sponsorship: new SqliteSponsorshipStore(db),
     links: new SqliteLinkStore(db),
     discovery: new SqliteDiscoveryStore(db),
+    registration: new SqliteRegistrationAllowlist(db),
   };
 }

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { and, asc, desc, eq, isNull } from 'drizzle-orm';
+import { and, asc, desc, eq, inArray, isNull } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
   acceptsHistoryEntry,
@@ -7,9 +7,11 @@ import {
   type AttestationHistoryEntry,
   type AttestationKeyRecord,
   type AttestationKeyStore,
+  type AllowlistEntry,
   type DeprecationStore,
+  type RegistrationAllowlist,
 } from '@strongroom/core';
-import { attestationHistory, attestationKeys, deprecations } from './schema/records.js';
+import { attestationHistory, attestationKeys, deprecations, registrationAllowlist } from './schema/records.js';
 
 /**
  * Deprecation announcements over SQLite. The announcement is read, judged by core's
@@ -77,5 +79,32 @@ export class SqliteAttestationStore implements AttestationKeyStore {
   async resealAttestationKey(kid: string, from: string, to: string): Promise<boolean> {
     const r = this.#db.update(attestationKeys).set({ privateKey: to }).where(and(eq(attestationKeys.kid, kid), eq(attestationKeys.privateKey, from))).run();
     return r.changes === 1;
+  }
+}
+
+/** The registration allowlist over SQLite: one row per entry, matched exactly. */
+export class SqliteRegistrationAllowlist implements RegistrationAllowlist {
+  readonly #db: BetterSQLite3Database;
+
+  constructor(sqlite: Database.Database) {
+    this.#db = drizzle(sqlite);
+  }
+
+  async allowRegistration(entry: string, at: number): Promise<boolean> {
+    return this.#db.insert(registrationAllowlist).values({ entry, addedAt: at }).onConflictDoNothing().run().changes === 1;
+  }
+
+  async disallowRegistration(entry: string): Promise<boolean> {
+    return this.#db.delete(registrationAllowlist).where(eq(registrationAllowlist.entry, entry)).run().changes === 1;
+  }
+
+  async listAllowedRegistrations(): Promise<AllowlistEntry[]> {
+    return this.#db.select().from(registrationAllowlist).orderBy(asc(registrationAllowlist.entry)).all();
+  }
+
+  async findAllowedRegistrations(entries: readonly string[]): Promise<string[]> {
+    if (entries.length === 0) return [];
+    const rows = this.#db.select({ entry: registrationAllowlist.entry }).from(registrationAllowlist).where(inArray(registrationAllowlist.entry, [...entries])).all();
+    return rows.map((r) => r.entry);
   }
 }

@@ -13,6 +13,7 @@ export type ErrorCode =
   | 'error.not_found'
   | 'error.conflict'
   | 'error.auth.user_already_exists'
+  | 'error.auth.registration_closed'
   | 'error.auth.weak_password'
   | 'error.auth.invalid_credentials'
   | 'error.auth.account_locked'

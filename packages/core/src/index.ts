@@ -15,6 +15,7 @@ export * from './profile/index.js';
 export * from './session/index.js';
 export * from './tokens/index.js';
 export * from './account/index.js';
+export * from './registration/index.js';
 export * from './secrets/index.js';
 export * from './totp/index.js';
 export * from './proofs/index.js';

@@ -13,7 +13,7 @@ import { describeSchemaStatusContract } from './schema-status.js';
 import { describeTotpStoreContract } from './totp.js';
 import { describeDeploymentContract, describeSecondFactorContract } from './second-factor.js';
 import { describeIdentityLinkStoreContract, describeOidcFlowStoreContract } from './oidc.js';
-import { describeAttestationKeyStoreContract, describeDeprecationStoreContract } from './records.js';
+import { describeAttestationKeyStoreContract, describeDeprecationStoreContract, describeRegistrationAllowlistContract } from './records.js';
 import { describeLinkStoreContract, describeSponsorshipContract } from './sharing.js';
 import { describeCapabilityRevocationContract, describeHandleStoreContract, describePeerRateStoreContract } from './discovery.js';
 
@@ -42,6 +42,7 @@ export const CONTRACT_SUITES: Record<SuiteName, (adapter: string, setup: Setup) 
   handles: describeHandleStoreContract,
   'peer-buckets': describePeerRateStoreContract,
   'capability-revocations': describeCapabilityRevocationContract,
+  'registration-allowlist': describeRegistrationAllowlistContract,
 };
 
 /**

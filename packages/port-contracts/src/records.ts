@@ -118,3 +118,37 @@ export function describeAttestationKeyStoreContract(adapter: string, setup: Setu
       }));
   });
 }
+
+export function describeRegistrationAllowlistContract(adapter: string, setup: Setup): void {
+  describeContract(adapter, 'registration-allowlist', 'RegistrationAllowlist', () => {
+    it('adds, lists in entry order, finds exact entries and removes; a repeat add keeps the first instant', () =>
+      using(setup, 'registration', async (s) => {
+        expect(await s.listAllowedRegistrations()).toEqual([]);
+        expect(await s.findAllowedRegistrations(['ann@example.org', '@example.org'])).toEqual([]);
+        expect(await s.allowRegistration('@example.org', T0)).toBe(true);
+        expect(await s.allowRegistration('ann@example.org', T0 + 1)).toBe(true);
+        expect(await s.allowRegistration('@example.org', T0 + 2)).toBe(false);
+        expect(await s.listAllowedRegistrations()).toEqual([
+          { entry: '@example.org', addedAt: T0 },
+          { entry: 'ann@example.org', addedAt: T0 + 1 },
+        ]);
+        expect((await s.findAllowedRegistrations(['bob@example.org', '@example.org', 'ann@example.org', '@EXAMPLE.org'])).sort()).toEqual(['@example.org', 'ann@example.org']);
+        expect(await s.findAllowedRegistrations([])).toEqual([]);
+        expect(await s.disallowRegistration('@example.org')).toBe(true);
+        expect(await s.disallowRegistration('@example.org')).toBe(false);
+        expect(await s.findAllowedRegistrations(['@example.org', 'ann@example.org'])).toEqual(['ann@example.org']);
+      }));
+    it('a change made through one connection is seen through another at its next read', async () => {
+      const { ports, connect, cleanup } = await setup();
+      try {
+        const other = await connect();
+        expect(await ports.registration.allowRegistration('@family.example', T0)).toBe(true);
+        expect(await other.registration.findAllowedRegistrations(['@family.example'])).toEqual(['@family.example']);
+        expect(await other.registration.disallowRegistration('@family.example')).toBe(true);
+        expect(await ports.registration.findAllowedRegistrations(['@family.example'])).toEqual([]);
+      } finally {
+        await cleanup?.();
+      }
+    });
+  });
+}

@@ -20,6 +20,7 @@ export const SUITES = [
   'oidc-flows',
   'peer-buckets',
   'quota',
+  'registration-allowlist',
   'schema',
   'second-factor',
   'sessions',

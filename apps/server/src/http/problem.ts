@@ -18,6 +18,7 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.not_found': 404,
   'error.conflict': 409,
   'error.auth.user_already_exists': 409,
+  'error.auth.registration_closed': 403,
   'error.auth.weak_password': 400,
   'error.auth.invalid_credentials': 401,
   'error.auth.account_locked': 403,

@@ -21,6 +21,31 @@ describe('POST /v1/auth/register', () => {
     const profile = await call(s.app, 'GET', '/v1/auth/profile', { token: r.body.access_token });
     expect(profile.body.address).toBe('Ada@Example.org');
   });
+  it('SVC_REGISTRATION=closed: 403 error.auth.registration_closed, and nothing is created', async () => {
+    const closed = await testServer({ SVC_REGISTRATION: 'closed' });
+    try {
+      expect(await call(closed.app, 'POST', '/v1/auth/register', { body: { address: 'ada@example.org', password: PASSWORD } })).toMatchObject(problem(403, 'error.auth.registration_closed'));
+      expect(await closed.deps.stores.accounts.findAccountByAddress('ada@example.org')).toBeNull();
+    } finally {
+      await closed.close();
+    }
+  });
+  it('SVC_REGISTRATION=allowlist: only listed addresses and @domains register; a change is seen at the next request', async () => {
+    const listed = await testServer({ SVC_REGISTRATION: 'allowlist' });
+    try {
+      const register = (address: string) => call(listed.app, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } });
+      expect(await register('ada@example.org')).toMatchObject(problem(403, 'error.auth.registration_closed'));
+      // Written straight to the store, as the CLI of another process would.
+      await listed.deps.stores.registration.allowRegistration('@example.org', 0);
+      expect((await register('Ada@EXAMPLE.org')).status).toBe(200);
+      expect(await register('eve@example.org.evil')).toMatchObject(problem(403, 'error.auth.registration_closed'));
+      await listed.deps.stores.registration.disallowRegistration('@example.org');
+      expect(await register('bob@example.org')).toMatchObject(problem(403, 'error.auth.registration_closed'));
+      expect((await call(listed.app, 'POST', '/v1/auth/login', { body: { address: 'ada@example.org', password: PASSWORD } })).status).toBe(200);
+    } finally {
+      await listed.close();
+    }
+  });
   it('refuses a taken address, case-insensitively: 409', async () => {
     await registerUser(s.app, 'bob@example.org');
     expect(await call(s.app, 'POST', '/v1/auth/register', { body: { address: 'BOB@example.org', password: PASSWORD } })).toMatchObject(problem(409, 'error.auth.user_already_exists'));

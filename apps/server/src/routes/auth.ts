@@ -55,7 +55,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'json', schema: v.strictObject({ address: Address, password: NewPassword }) },
       responses: { 200: { description: 'The new account signed in', schema: TokenPair } },
       localAuth: true,
-      errors: ['error.auth.user_already_exists', 'error.auth.weak_password', 'error.request.invalid', 'error.server.busy', 'error.auth.account_locked'],
+      errors: ['error.auth.registration_closed', 'error.auth.user_already_exists', 'error.auth.weak_password', 'error.request.invalid', 'error.server.busy', 'error.auth.account_locked'],
       handle: async ({ c, body }) => {
         const pair = unwrap(await deps.accounts.register({ address: body.address, password: body.password }));
         return json(c, 200, tokenPairBody(pair));

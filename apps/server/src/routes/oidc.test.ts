@@ -128,6 +128,22 @@ describe('OIDC sign-in against a real provider (oidc-provider)', { timeout: 30_0
     expect((await start(plain, { return_to: RETURN })).status).toBe(404);
   });
 
+  it('a first sign-in that would create an account follows SVC_REGISTRATION: 302 back with error.auth.registration_closed', async () => {
+    const closed = await server({ SVC_REGISTRATION: 'closed' });
+    expect(await flowError(closed, person())).toBe('error.auth.registration_closed');
+    const listed = await server({ SVC_REGISTRATION: 'allowlist' });
+    const p = person();
+    expect(await flowError(listed, p)).toBe('error.auth.registration_closed');
+    expect((await listed.deps.registration.allow(p.email!)).ok).toBe(true);
+    const first = await signIn(listed, p);
+    expect((await listed.deps.registration.disallow(p.email!)).ok).toBe(true);
+    // Its account exists now: signing in again creates nothing, so the rule does not apply.
+    const again = await signIn(listed, p);
+    const profile = await call(listed.app, 'GET', '/v1/auth/profile', { token: again.access_token });
+    const firstProfile = await call(listed.app, 'GET', '/v1/auth/profile', { token: first.access_token });
+    expect(profile.body.account_id).toBe(firstProfile.body.account_id);
+  });
+
   it('first sign-in creates the account from the verified email and name; the session says oidc', async () => {
     const s = await server();
     const p = person({ name: '  Ada Lovelace ' });

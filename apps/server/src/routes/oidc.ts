@@ -106,7 +106,7 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
         302: {
           description:
             'To return_to with `login_code` (32 random bytes, base64url, single use, 60 s) or with `error`: error.oidc.provider_denied, ' +
-            'error.oidc.exchange_failed, error.oidc.id_token_invalid, error.oidc.reauthentication_stale, error.auth.user_already_exists, ' +
+            'error.oidc.exchange_failed, error.oidc.id_token_invalid, error.oidc.reauthentication_stale, error.auth.user_already_exists, error.auth.registration_closed, ' +
             'error.oidc.already_linked, error.auth.not_the_initiator',
         },
       },

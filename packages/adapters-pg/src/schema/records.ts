@@ -36,3 +36,9 @@ export const attestationHistory = pgTable('attestation_history', {
   hash: text('hash').notNull().unique(),
   sig: text('sig').notNull(),
 });
+
+/** Who may register under SVC_REGISTRATION=allowlist: address keys and `@domain`s, as core keys them. */
+export const registrationAllowlist = pgTable('registration_allowlist', {
+  entry: text('entry').primaryKey(),
+  addedAt: ms('added_at').notNull(),
+});

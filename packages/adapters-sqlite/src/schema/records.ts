@@ -33,3 +33,9 @@ export const attestationHistory = sqliteTable('attestation_history', {
   hash: text('hash').notNull().unique(),
   sig: text('sig').notNull(),
 });
+
+/** Who may register under SVC_REGISTRATION=allowlist: address keys and `@domain`s, as core keys them. */
+export const registrationAllowlist = sqliteTable('registration_allowlist', {
+  entry: text('entry').primaryKey(),
+  addedAt: integer('added_at').notNull(),
+});

@@ -50,6 +50,36 @@ describe('AccountService', () => {
     expect(await core.accounts.login({ address: 'long@example.org', password: longest, cohortHash: null })).toMatchObject({ ok: true });
     expect(hasher.verifies).toBe(before + 1);
   });
+  it('registration follows SVC_REGISTRATION: closed refuses before hashing or writing; allowlist admits listed addresses and domains', async () => {
+    class CountingHashes extends CountingHasher {
+      hashes = 0;
+      override hash(p: string) {
+        this.hashes++;
+        return super.hash(p);
+      }
+    }
+    const hasher = new CountingHashes();
+    const store = new MemoryStore();
+    const closed = await createCoreServices({ store, clock: new FakeClock(), random: new SeededRandom(), hasher, logger: new MemoryLogger(), registration: { mode: 'closed' } });
+    expect(await closed.accounts.register({ address: 'ada@example.org', password: 'correct horse battery' })).toMatchObject({ ok: false, code: 'error.auth.registration_closed' });
+    expect(await closed.accounts.register({ address: 'not an address', password: 'short' })).toMatchObject({ ok: false, code: 'error.auth.registration_closed' });
+    expect(hasher.hashes).toBe(0);
+    expect(store.accounts.size).toBe(0);
+
+    const listed = await createCoreServices({ store, clock: new FakeClock(), random: new SeededRandom(), hasher, logger: new MemoryLogger(), registration: { mode: 'allowlist' } });
+    expect(await listed.accounts.register({ address: 'ada@example.org', password: 'correct horse battery' })).toMatchObject({ ok: false, code: 'error.auth.registration_closed' });
+    expect(await listed.registration.allow('ADA@example.org')).toEqual({ ok: true, value: { entry: 'ada@example.org', added: true } });
+    expect(await listed.registration.allow('ada@example.org')).toEqual({ ok: true, value: { entry: 'ada@example.org', added: false } });
+    expect((await listed.accounts.register({ address: 'Ada@Example.org', password: 'correct horse battery' })).ok).toBe(true);
+    expect(await listed.accounts.register({ address: 'bob@example.org', password: 'correct horse battery' })).toMatchObject({ ok: false, code: 'error.auth.registration_closed' });
+    expect((await listed.registration.allow('@example.org')).ok).toBe(true);
+    expect((await listed.accounts.register({ address: 'bob@example.org', password: 'correct horse battery' })).ok).toBe(true);
+    expect(await listed.registration.disallow('@Example.org')).toEqual({ ok: true, value: { entry: '@example.org', removed: true } });
+    expect(await listed.accounts.register({ address: 'cy@example.org', password: 'correct horse battery' })).toMatchObject({ ok: false, code: 'error.auth.registration_closed' });
+    expect(store.accounts.size).toBe(2);
+    expect((await listed.registration.list()).map((e) => e.entry)).toEqual(['ada@example.org']);
+  });
+
   it('a login gate that asks for a challenge opens no session', async () => {
     const store = new MemoryStore();
     const clock = new FakeClock();
@@ -63,6 +93,7 @@ describe('AccountService', () => {
       clock,
       random: new SeededRandom(2),
       loginGate: { afterPassword: async (a) => ({ kind: 'challenge', challenge: 'c', expiresIn: 300, accountId: a.id }) },
+      registration: base.registration,
     });
     const before = store.sessions.size;
     expect(await gated.login({ address: 'ada@example.org', password: 'correct horse battery', cohortHash: 'a'.repeat(64) })).toEqual({

@@ -9,6 +9,7 @@ import type { Random } from '../ports/random.js';
 import { checkPassword, couldBePassword, findAccountByAddress, holdsInvisible, normalizeAddress, normalizeDisplayName } from '../profile/rules.js';
 import { newSessionToken, type Principal, type SessionService, type TokenPair } from '../session/service.js';
 import { toBase64url } from '../encoding/bytes.js';
+import type { RegistrationGate } from '../registration/service.js';
 
 /**
  * What happens after a correct password. Without a confirmed second factor the session opens at
@@ -28,6 +29,8 @@ export interface AccountServiceDeps {
   readonly clock: Clock;
   readonly random: Random;
   readonly loginGate?: LoginGate;
+  /** Who may create an account (SVC_REGISTRATION); asked before anything is hashed or written. */
+  readonly registration: RegistrationGate;
 }
 
 export interface Profile {
@@ -74,8 +77,11 @@ export class AccountService {
   /** Registering signs in: the new account gets its first session at once. */
   async register(
     input: Credentials & { cohortHash?: string | null },
-  ): Promise<Result<TokenPair, 'error.request.invalid' | 'error.auth.weak_password' | 'error.auth.user_already_exists' | 'error.auth.account_locked'>> {
+  ): Promise<Result<TokenPair, 'error.request.invalid' | 'error.auth.weak_password' | 'error.auth.user_already_exists' | 'error.auth.account_locked' | 'error.auth.registration_closed'>> {
     const address = normalizeAddress(input.address);
+    // Asked first: a server that takes no new accounts says so whatever else the request holds.
+    const admitted = await this.#d.registration.admit(address.ok ? address.value : null);
+    if (!admitted.ok) return admitted;
     if (!address.ok) return address;
     const strength = checkPassword(input.password);
     if (!strength.ok) return strength;

@@ -8,6 +8,7 @@ import {
   FakeIdentityProvider,
   MemoryLogger,
   MemoryOidcStore,
+  MemoryRegistrationAllowlist,
   MemoryStore,
   PlainHasher,
   SeededRandom,
@@ -15,6 +16,7 @@ import {
 } from '../testing/index.js';
 import { OidcService } from './service.js';
 import { DEFAULT_PROTOCOL_WINDOW, type ProtocolWindow } from '../versioning/protocol.js';
+import type { RegistrationMode } from '../registration/rules.js';
 
 const RETURN = 'https://app.example/done';
 const V = DEFAULT_PROTOCOL_WINDOW.max;
@@ -23,13 +25,14 @@ const APP_VERIFIER = 'service-test-app-verifier'.padEnd(43, 'x');
 const APP_CHALLENGE = toBase64url(sha256(utf8(APP_VERIFIER)));
 const APP = 'com.example.photos:/oauth';
 
-async function setup(options: { localSignIn?: boolean; window?: ProtocolWindow } = {}) {
+async function setup(options: { localSignIn?: boolean; window?: ProtocolWindow; registration?: RegistrationMode } = {}) {
   const accounts = new MemoryStore();
   const ports = { accounts, oidc: new MemoryOidcStore(accounts) };
   const clock = new FakeClock();
   const random = new SeededRandom(11);
   const logger = new MemoryLogger();
-  const core = await createCoreServices({ store: ports.accounts, clock, random, hasher: new PlainHasher(), logger });
+  const allowlist = new MemoryRegistrationAllowlist();
+  const core = await createCoreServices({ store: ports.accounts, clock, random, hasher: new PlainHasher(), logger, registration: { mode: options.registration ?? 'open', allowlist } });
   const provider = new FakeIdentityProvider('https://idp.example', () => clock.now());
   const oidc = new OidcService({
     provider,
@@ -37,6 +40,7 @@ async function setup(options: { localSignIn?: boolean; window?: ProtocolWindow }
     links: ports.oidc,
     accounts: ports.accounts,
     sessions: core.sessions,
+    registration: core.registration,
     sealer: new TotpSecretBox({ key: new Uint8Array(32).fill(5), random }),
     clock,
     random,
@@ -65,7 +69,7 @@ async function setup(options: { localSignIn?: boolean; window?: ProtocolWindow }
     if (!done.ok || done.value.kind !== 'session') throw new Error(JSON.stringify(done));
     return principalOf(done.value.pair.accessToken);
   }
-  return { ports, clock, provider, oidc, core, flow, signIn, logger };
+  return { ports, clock, provider, oidc, core, flow, signIn, logger, allowlist };
 }
 
 const ann: FakePerson = { subject: 'ann', email: 'Ann@Example.org', emailVerified: true, name: 'Ann' };
@@ -110,6 +114,24 @@ describe('OidcService with a fake provider', () => {
     expect(outcome).toEqual({ kind: 'redirect', returnTo: RETURN, error: 'error.auth.user_already_exists' });
     expect(t.ports.accounts.accounts.size).toBe(before);
     expect(await t.ports.oidc.findLink('https://idp.example', 'someone-else')).toBeNull();
+  });
+
+  it('a first sign-in that would create an account follows the registration rule; a linked identity still signs in', async () => {
+    const closed = await setup({ registration: 'closed' });
+    const { outcome } = await closed.flow(ann);
+    expect(outcome).toEqual({ kind: 'redirect', returnTo: RETURN, error: 'error.auth.registration_closed' });
+    expect(closed.ports.accounts.accounts.size).toBe(0);
+    expect(await closed.ports.oidc.findLink('https://idp.example', 'ann')).toBeNull();
+
+    const listed = await setup({ registration: 'allowlist' });
+    expect((await listed.flow(ann)).outcome).toMatchObject({ error: 'error.auth.registration_closed' });
+    expect((await listed.flow({ subject: 'nomail', email: 'x@example.org', emailVerified: false })).outcome).toMatchObject({ error: 'error.auth.registration_closed' });
+    expect((await listed.core.registration.allow('@EXAMPLE.org')).ok).toBe(true);
+    const first = await listed.signIn(ann);
+    // Taken off the list, the account it made still signs in: the rule is about creating accounts.
+    expect((await listed.core.registration.disallow('@example.org')).ok).toBe(true);
+    expect((await listed.signIn(ann)).accountId).toBe(first.accountId);
+    expect((await listed.flow({ subject: 'bob', email: 'bob@example.org', emailVerified: true })).outcome).toMatchObject({ error: 'error.auth.registration_closed' });
   });
 
   it('links to the initiator at complete, and refuses an identity bound to another account', async () => {

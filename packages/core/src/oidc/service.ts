@@ -11,6 +11,7 @@ import type { OidcFlowStore, OidcPurpose } from '../ports/oidc-flow-store.js';
 import type { Random } from '../ports/random.js';
 import type { SecretSealer } from '../secrets/secret-box.js';
 import type { Principal, SessionService, TokenPair } from '../session/service.js';
+import type { RegistrationGate } from '../registration/service.js';
 import { outlivesCredentialChange } from '../account/credential-change.js';
 import { negotiateProtocol, type ProtocolWindow } from '../versioning/protocol.js';
 import {
@@ -45,6 +46,8 @@ export interface OidcServiceDeps {
   readonly localSignIn: boolean;
   /** The protocol window: link and reauthenticate completions are writes. */
   readonly window: ProtocolWindow;
+  /** Who may create an account: a first sign-in that would create one asks as register does. */
+  readonly registration: RegistrationGate;
 }
 
 export interface StartInput {
@@ -176,6 +179,8 @@ export class OidcService {
       if (decision.value.kind === 'existing') {
         accountId = decision.value.accountId;
       } else {
+        const admitted = await this.#d.registration.admit(decision.value.address);
+        if (!admitted.ok) return back(admitted.code);
         const created = await this.#create(decision.value.address, decision.value.displayName, identity.issuer, identity.subject, now);
         if (!created.ok) return back(created.code);
         accountId = created.value;

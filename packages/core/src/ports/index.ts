@@ -37,3 +37,4 @@ export type { PeerRateStore } from './peer-rate-store.js';
 export type { CapabilityRevocationStore, MintedCapability, RevokedCapability } from './capability-revocations.js';
 export type { PeerDirectory } from './peer-directory.js';
 export type { PeerLookup, PeerReply } from './peer-lookup.js';
+export type { AllowlistEntry, RegistrationAllowlist } from './registration-allowlist.js';

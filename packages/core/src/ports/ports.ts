@@ -23,6 +23,7 @@ import type { LinkStore } from './link-store.js';
 import type { CapabilityRevocationStore } from './capability-revocations.js';
 import type { HandleStore } from './handle-store.js';
 import type { PeerRateStore } from './peer-rate-store.js';
+import type { RegistrationAllowlist } from './registration-allowlist.js';
 
 /**
  * Every store port a deployment runs on, one entry per area. Each adapter builds the whole set in
@@ -55,4 +56,6 @@ export interface Ports {
   readonly links: LinkStore;
   /** Handles and the public record, per-peer rate buckets, and revocations of minted capability tokens. */
   readonly discovery: HandleStore & PeerRateStore & CapabilityRevocationStore;
+  /** Who may register while registration is limited to an allowlist. */
+  readonly registration: RegistrationAllowlist;
 }

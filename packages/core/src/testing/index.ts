@@ -29,6 +29,7 @@ export { MemoryOidcStore } from './memory-oidc.js';
 export { FakeIdentityProvider } from './fake-identity-provider.js';
 export type { FakePerson } from './fake-identity-provider.js';
 export { MemoryDeprecationStore } from './memory-deprecations.js';
+export { MemoryRegistrationAllowlist } from './memory-registration.js';
 export { MemoryAttestationKeyStore } from './memory-attestation.js';
 export { MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
 export { storedLink, testLinkId } from './links.js';

@@ -12,6 +12,7 @@ import { MemoryDeprecationStore } from './memory-deprecations.js';
 import { MemoryAttestationKeyStore } from './memory-attestation.js';
 import { MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
 import { MemoryDiscoveryStore } from './memory-discovery.js';
+import { MemoryRegistrationAllowlist } from './memory-registration.js';
 
 /** The whole port set in memory: the reference implementation every adapter is held to. */
 export function createMemoryPorts(): Ports {
@@ -36,5 +37,6 @@ export function createMemoryPorts(): Ports {
     sponsorship: new MemorySponsorshipStore({ accounts, quota }),
     links,
     discovery,
+    registration: new MemoryRegistrationAllowlist(),
   };
 }

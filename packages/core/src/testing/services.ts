@@ -16,6 +16,10 @@ import type { TotpStore } from '../ports/totp-store.js';
 import type { TotpThrottleStore } from '../ports/totp-throttle.js';
 import { TotpService } from '../totp/service.js';
 import { MemoryTotpStore } from './memory-totp-store.js';
+import { MemoryRegistrationAllowlist } from './memory-registration.js';
+import { RegistrationGate } from '../registration/service.js';
+import type { RegistrationMode } from '../registration/rules.js';
+import type { RegistrationAllowlist } from '../ports/registration-allowlist.js';
 
 export interface CoreServices {
   keyRing: KeyRing;
@@ -23,6 +27,7 @@ export interface CoreServices {
   sessions: SessionService;
   accounts: AccountService;
   totp: TotpService;
+  registration: RegistrationGate;
 }
 
 /** Wires the account and session services over any set of store ports. */
@@ -39,6 +44,8 @@ export async function createCoreServices(deps: {
   totpStore?: TotpStore;
   /** The per-account wrong-code record; none (only the per-challenge limit) unless given. */
   throttle?: TotpThrottleStore;
+  /** Who may register: open over an empty in-memory allowlist unless a test says otherwise. */
+  registration?: { mode: RegistrationMode; allowlist?: RegistrationAllowlist };
 }): Promise<CoreServices> {
   const keyRing = new KeyRing({ store: deps.store, clock: deps.clock, random: deps.random, graceMs: deps.keyGraceMs ?? 86_400_000, box: testSecretBox(deps.random) });
   await keyRing.init();
@@ -63,6 +70,7 @@ export async function createCoreServices(deps: {
     issuer: 'Strongroom',
     ...(deps.throttle ? { throttle: deps.throttle } : {}),
   });
-  const accounts = new AccountService({ accounts: deps.store, sessions, hasher: deps.hasher, clock: deps.clock, random: deps.random, loginGate: totp });
-  return { keyRing, tokens, sessions, accounts, totp };
+  const registration = new RegistrationGate({ mode: deps.registration?.mode ?? 'open', allowlist: deps.registration?.allowlist ?? new MemoryRegistrationAllowlist(), clock: deps.clock });
+  const accounts = new AccountService({ accounts: deps.store, sessions, hasher: deps.hasher, clock: deps.clock, random: deps.random, loginGate: totp, registration });
+  return { keyRing, tokens, sessions, accounts, totp, registration };
 }

@@ -145,6 +145,7 @@ export function oidcModelProperty(makePorts: () => Promise<Pick<Ports, 'accounts
       links: ports.oidc,
       accounts: ports.accounts,
       sessions: core.sessions,
+      registration: core.registration,
       sealer: new TotpSecretBox({ key: new Uint8Array(32).fill(9), random }),
       clock,
       random,

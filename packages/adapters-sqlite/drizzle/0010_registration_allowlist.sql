@@ -1,0 +1,4 @@
+CREATE TABLE `registration_allowlist` (
+	`entry` text PRIMARY KEY NOT NULL,
+	`added_at` integer NOT NULL
+);

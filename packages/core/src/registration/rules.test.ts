@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { normalizeAddress, type NormalizedAddress } from '../profile/rules.js';
+import { allowlistCandidates, allowlistEntry, decideRegistration, isRegistrationMode } from './rules.js';
+
+const addr = (text: string): NormalizedAddress => {
+  const n = normalizeAddress(text);
+  if (!n.ok) throw new Error(text);
+  return n.value;
+};
+const entries = (...typed: string[]): string[] =>
+  typed.map((t) => {
+    const e = allowlistEntry(t);
+    if (!e.ok) throw new Error(t);
+    return e.value;
+  });
+/** What the store answers: the listed entries among the candidates. */
+const found = (list: string[], address: NormalizedAddress): string[] => allowlistCandidates(address).filter((c) => list.includes(c));
+
+describe('who may register', () => {
+  it('open admits everyone, with or without an address; closed admits nobody', () => {
+    expect(decideRegistration('open', addr('a@example.org'), [])).toEqual({ ok: true, value: undefined });
+    expect(decideRegistration('open', null, [])).toEqual({ ok: true, value: undefined });
+    expect(decideRegistration('closed', addr('a@example.org'), [])).toMatchObject({ ok: false, code: 'error.auth.registration_closed' });
+    expect(decideRegistration('closed', null, [])).toMatchObject({ ok: false, code: 'error.auth.registration_closed' });
+  });
+
+  it('allowlist admits a listed address in any spelling that reaches the same account', () => {
+    const list = entries('Anna@Example.org');
+    for (const spelling of ['anna@example.org', 'ANNA@EXAMPLE.ORG', ' Anna@Example.org ']) {
+      expect(decideRegistration('allowlist', addr(spelling), found(list, addr(spelling))).ok).toBe(true);
+    }
+    expect(decideRegistration('allowlist', addr('anne@example.org'), found(list, addr('anne@example.org')))).toMatchObject({ ok: false, code: 'error.auth.registration_closed' });
+  });
+
+  it('allowlist admits every address at a listed @domain, case-insensitively, and not its subdomains or look-alikes', () => {
+    const list = entries('@Family.Example');
+    expect(decideRegistration('allowlist', addr('kid@family.example'), found(list, addr('kid@family.example'))).ok).toBe(true);
+    expect(decideRegistration('allowlist', addr('Kid@FAMILY.EXAMPLE'), found(list, addr('Kid@FAMILY.EXAMPLE'))).ok).toBe(true);
+    for (const outside of ['kid@sub.family.example', 'kid@family.example.org', 'kid@evilfamily.example']) {
+      expect(decideRegistration('allowlist', addr(outside), found(list, addr(outside))).ok).toBe(false);
+    }
+  });
+
+  it('allowlist refuses a first OpenID sign-in that brings no verified address', () => {
+    expect(decideRegistration('allowlist', null, []).ok).toBe(false);
+  });
+
+  it('an entry is an address (keyed as sign-in keys it) or @ and a domain; anything else is refused', () => {
+    expect(entries('Straße@Example.org')).toEqual([addr('strasse@example.org').key]);
+    expect(entries('@EXAMPLE.org')).toEqual(['@example.org']);
+    for (const bad of ['', '@', '@example', '@exa mple.org', '@a@b.org', 'not-an-address', '@-x.org', '@x..org', '@x.org\u200b']) {
+      expect(allowlistEntry(bad)).toMatchObject({ ok: false, code: 'error.request.invalid' });
+    }
+  });
+
+  it('a listed address admits exactly the addresses with its key (property)', () => {
+    const local = fc.stringMatching(/^[a-zA-Z0-9._-]{1,12}$/);
+    const domain = fc.stringMatching(/^[a-zA-Z0-9]{1,8}\.[a-zA-Z]{2,4}$/);
+    fc.assert(
+      fc.property(local, domain, local, domain, (l1, d1, l2, d2) => {
+        const list = entries(`${l1}@${d1}`);
+        const other = addr(`${l2}@${d2}`);
+        expect(decideRegistration('allowlist', other, found(list, other)).ok).toBe(other.key === addr(`${l1}@${d1}`).key);
+      }),
+    );
+  });
+
+  it('knows its modes', () => {
+    expect(['open', 'closed', 'allowlist'].every(isRegistrationMode)).toBe(true);
+    expect(isRegistrationMode('Open')).toBe(false);
+  });
+});
