@@ -10,6 +10,11 @@ describe('readConfig', () => {
     const c = readConfig({ SVC_SESSION_IDLE_S: '60', SVC_SESSION_MAX_S: '120', SVC_QUOTA_SOFT_BYTES: '10', SVC_QUOTA_HARD_BYTES: '', SVC_PROTOCOL_MIN: '2026-01-01', SVC_BASE_URL: 'https://photos.example.org/' });
     expect(c).toMatchObject({ sessionIdleMs: 60_000, sessionMaxMs: 120_000, quotaSoftBytes: 10, quotaHardBytes: null, protocolMin: '2026-01-01', baseUrl: 'https://photos.example.org' });
   });
+  it('reads who may register: open unless SVC_REGISTRATION says closed or allowlist', () => {
+    expect(readConfig({}).registration).toBe('open');
+    expect(readConfig({ SVC_REGISTRATION: 'closed' }).registration).toBe('closed');
+    expect(readConfig({ SVC_REGISTRATION: 'allowlist' }).registration).toBe('allowlist');
+  });
   it('bounds each store queue at SVC_STORE_QUEUE calls (default 1,024)', () => {
     expect(readConfig({})).toMatchObject({ storeQueue: 1024 });
     expect(readConfig({ SVC_STORE_QUEUE: '16' })).toMatchObject({ storeQueue: 16 });
@@ -35,6 +40,8 @@ describe('readConfig', () => {
       ['SVC_STORE_QUEUE', '0'],
       ['SVC_FEDERATED_BUDGET_PCT', '101'],
       ['SVC_FEDERATED_BUDGET_PCT', '2.5'],
+      ['SVC_REGISTRATION', 'Closed'],
+      ['SVC_REGISTRATION', 'invite'],
     ] as const) {
       expect(() => readConfig({ [name]: value })).toThrow(ConfigError);
       expect(() => readConfig({ [name]: value })).toThrow(name);
