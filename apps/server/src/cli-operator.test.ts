@@ -79,4 +79,74 @@ describe.each(STORES)('operator CLI on %s', (store) => {
     const open = await runCli(['allow-registration', 'bob@example.org'], { ...env, SVC_REGISTRATION: 'open' });
     expect(open.out).toContain('note: SVC_REGISTRATION is open here');
   });
+
+  it('accounts lists every account (table and --json); sessions and revoke-sessions show and end one account\'s sessions', { timeout: 60_000 }, async () => {
+    const { env, stores, deps, register } = await deployment(store);
+    expect(await runCli(['accounts'], env)).toEqual({ code: 0, out: 'no accounts' });
+    const ann = await register('ann@example.org');
+    const bob = await register('bob@example.org');
+    const annId = (await stores.accounts.findAccountByAddress('ann@example.org'))!.id;
+    const bobId = (await stores.accounts.findAccountByAddress('bob@example.org'))!.id;
+    await deps.accounts.login({ address: 'ann@example.org', password: 'correct horse battery', cohortHash: null });
+    const kid = await deps.sponsorship.create({ accountId: annId });
+    if (!kid.ok) throw new Error(kid.code);
+    expect(await stores.oidc.insertLink({ issuer: 'https://idp.example', subject: 'bob', accountId: bobId, createdAt: Date.now() })).toBe('linked');
+    expect(await stores.totp.savePendingTotp({ accountId: bobId, sealedSecret: 'sealed', at: Date.now() })).toBe(true);
+    expect(await stores.totp.confirmTotp({ accountId: bobId, sealedSecret: 'sealed', step: 1, at: Date.now() })).toBe(true);
+    await runCli(['lock', 'bob@example.org'], env);
+
+    const listed = await runCli(['accounts', '--json'], env);
+    expect(listed.code).toBe(0);
+    const rows = JSON.parse(listed.out) as Record<string, unknown>[];
+    const byId = new Map(rows.map((r) => [r.account_id, r]));
+    expect(rows).toHaveLength(3);
+    expect(byId.get(annId)).toMatchObject({ address: 'ann@example.org', sponsor: null, state: 'active', sessions_open: 2, totp: false, openid_issuers: [], quota: { charged_to: annId, state: 'OK', used: 0, reserved: 0, hard_limit: 10 * 1024 ** 3 } });
+    expect(byId.get(annId)!.last_used_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+    expect(byId.get(bobId)).toMatchObject({ state: 'locked', sessions_open: 0, last_used_at: null, totp: true, openid_issuers: ['https://idp.example'] });
+    expect(byId.get(kid.value.accountId)).toMatchObject({ address: null, sponsor: { account_id: annId, address: 'ann@example.org' }, quota: { charged_to: annId } });
+
+    const tableOut = await runCli(['accounts'], env);
+    expect(tableOut.code).toBe(0);
+    const lines = tableOut.out.split('\n');
+    expect(lines[0]).toMatch(/^ID +ADDRESS +CREATED +STATE +QUOTA +SESSIONS +LAST USED +TOTP +OPENID$/);
+    expect(lines.find((l) => l.startsWith(bobId))).toMatch(/bob@example\.org .* locked .* on +https:\/\/idp\.example$/);
+    expect(lines.find((l) => l.startsWith(kid.value.accountId))).toContain('(sponsored by ann@example.org)');
+    expect(lines.at(-1)).toBe('3 accounts');
+    expect(await runCli(['accounts', '--csv'], env)).toMatchObject({ code: 1, out: expect.stringContaining('--json') });
+
+    const sessions = await runCli(['sessions', 'ANN@example.org'], env);
+    expect(sessions.code).toBe(0);
+    expect(sessions.out.split('\n')).toHaveLength(3);
+    expect(sessions.out).toContain(ann.sessionId);
+    expect(await runCli(['sessions', bobId], env)).toEqual({ code: 0, out: `${bobId} has no open sessions` });
+
+    expect(await runCli(['revoke-sessions', 'ann@example.org'], env)).toEqual({ code: 0, out: `closed 2 sessions of ${annId}` });
+    expect(await deps.sessions.authenticate(ann.accessToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+    expect(await deps.sessions.refresh(ann.sessionToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+    // Not a lock: the account signs in again.
+    expect((await deps.accounts.login({ address: 'ann@example.org', password: 'correct horse battery', cohortHash: null })).ok).toBe(true);
+    expect(bob.accessToken).not.toBe(ann.accessToken);
+
+    for (const name of ['sessions', 'revoke-sessions']) {
+      expect(await runCli([name, 'nobody@example.org'], env), name).toMatchObject({ code: 1, out: expect.stringContaining('no account nobody@example.org') });
+      expect((await runCli([name], env)).code, name).toBe(1);
+      expect((await runCli([name, 'a', 'b'], env)).code, name).toBe(2);
+    }
+    expect((await runCli(['--help'], env)).out).toMatch(/accounts \[--json\][\s\S]*sessions <address\|id>[\s\S]*revoke-sessions <address\|id>/);
+  });
+
+  it('lock ends the account\'s sessions: its access token is refused at the next request and refresh mints nothing', { timeout: 60_000 }, async () => {
+    const { env, stores, deps, register } = await deployment(store);
+    const ann = await register('ann@example.org');
+    const other = await register('bob@example.org');
+    const annId = (await stores.accounts.findAccountByAddress('ann@example.org'))!.id;
+    expect((await deps.sessions.authenticate(ann.accessToken)).ok).toBe(true);
+    expect(await runCli(['lock', 'ann@example.org'], env)).toEqual({ code: 0, out: `locked ${annId}; closed 1 session` });
+    expect(await deps.sessions.authenticate(ann.accessToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+    expect(await deps.sessions.refresh(ann.sessionToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+    expect(await deps.accounts.login({ address: 'ann@example.org', password: 'correct horse battery', cohortHash: null })).toMatchObject({ ok: false, code: 'error.auth.account_locked' });
+    expect((await deps.sessions.authenticate(other.accessToken)).ok).toBe(true);
+    expect(await runCli(['unlock', 'ann@example.org'], env)).toEqual({ code: 0, out: `unlocked ${annId}` });
+    expect((await deps.accounts.login({ address: 'ann@example.org', password: 'correct horse battery', cohortHash: null })).ok).toBe(true);
+  });
 });

@@ -131,7 +131,7 @@ describe('operator CLI', () => {
     // An account as OpenID sign-in makes it when the provider gives no verified email: no address, no password.
     const oidcOnly = '0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
     expect(await stores.accounts.createAccount({ id: oidcOnly, address: null, addressKey: null, passwordHash: null, displayName: null, createdAt: 1, lockedAt: null, credentialsChangedAt: null })).toBe('created');
-    expect(await runCli(['lock', oidcOnly], env)).toEqual({ code: 0, out: `locked ${oidcOnly}` });
+    expect(await runCli(['lock', oidcOnly], env)).toEqual({ code: 0, out: `locked ${oidcOnly}; closed 0 sessions` });
     expect((await stores.accounts.findAccountById(oidcOnly))?.lockedAt).not.toBeNull();
     expect((await runCli(['unlock', oidcOnly], env)).code).toBe(0);
     expect((await stores.accounts.findAccountById(oidcOnly))?.lockedAt).toBeNull();

@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { blobsAgree, checkBlobStore, describeBackupProblem, findAccountByAddress, MANIFEST_FILE, NoDeploymentError, normalizeAddress, parseRfc3339Instant } from '@strongroom/core';
+import { blobsAgree, checkBlobStore, type AccountOverview, describeBackupProblem, findAccountByAddress, MANIFEST_FILE, NoDeploymentError, normalizeAddress, parseRfc3339Instant } from '@strongroom/core';
 import { systemClock, takeFileLock } from '@strongroom/adapters-node';
 import { ConfigError, readConfig, type Config } from './config.js';
 import { buildDeps, nodePlatform, openStores, type AppDeps } from './deps.js';
@@ -50,6 +50,65 @@ function parseInstant(text: string): number {
   return ms;
 }
 
+const iso = (ms: number): string => new Date(ms).toISOString();
+
+function endedLine(ended: { sessionsClosed: number; ticketsVoided: number }): string {
+  const n = ended.sessionsClosed;
+  const tickets = ended.ticketsVoided === 0 ? '' : `, voided ${ended.ticketsVoided} sign-in ticket${ended.ticketsVoided === 1 ? '' : 's'}`;
+  return `closed ${n} session${n === 1 ? '' : 's'}${tickets}`;
+}
+
+/** Bytes for a person reading a table (exact figures are in --json). */
+function bytes(n: number | null): string {
+  if (n === null) return 'unlimited';
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+  let v = n;
+  let u = 0;
+  while (v >= 1024 && u < units.length - 1) {
+    v /= 1024;
+    u++;
+  }
+  return u === 0 ? `${n} B` : `${v.toFixed(1)} ${units[u]}`;
+}
+
+/** Columns padded to their widest cell, two spaces apart. */
+function table(head: string[], rows: string[][]): string {
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  return [head, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+}
+
+function accountsTable(rows: AccountOverview[]): string {
+  if (rows.length === 0) return 'no accounts';
+  const body = rows.map((a) => [
+    a.id,
+    a.address ?? (a.sponsor ? `(sponsored by ${a.sponsor.address ?? a.sponsor.id})` : '(no address)'),
+    iso(a.createdAt).slice(0, 10),
+    a.locked ? 'locked' : 'active',
+    `${a.quota.state} ${bytes(a.quota.used)} (${bytes(a.quota.reserved)} reserved) of ${bytes(a.quota.hardLimit)}${a.quota.chargedTo === a.id ? '' : ' (sponsor\'s)'}`,
+    String(a.sessionsOpen),
+    a.lastUsedAt === null ? '-' : iso(a.lastUsedAt),
+    a.totp ? 'on' : 'off',
+    a.openIdIssuers.length === 0 ? '-' : a.openIdIssuers.join(','),
+  ]);
+  return `${table(['ID', 'ADDRESS', 'CREATED', 'STATE', 'QUOTA', 'SESSIONS', 'LAST USED', 'TOTP', 'OPENID'], body)}\n${rows.length} account${rows.length === 1 ? '' : 's'}`;
+}
+
+/** One account for scripts: snake_case, exact bytes, RFC 3339 instants. */
+function accountJson(a: AccountOverview): Record<string, unknown> {
+  return {
+    account_id: a.id,
+    address: a.address,
+    sponsor: a.sponsor === null ? null : { account_id: a.sponsor.id, address: a.sponsor.address },
+    created_at: iso(a.createdAt),
+    state: a.locked ? 'locked' : 'active',
+    quota: { charged_to: a.quota.chargedTo, state: a.quota.state, used: a.quota.used, reserved: a.quota.reserved, soft_limit: a.quota.softLimit, hard_limit: a.quota.hardLimit },
+    sessions_open: a.sessionsOpen,
+    last_used_at: a.lastUsedAt === null ? null : iso(a.lastUsedAt),
+    totp: a.totp,
+    openid_issuers: a.openIdIssuers,
+  };
+}
+
 /**
  * `createsDeployment`: the command may make the deployment where there is none (directory, key,
  * database, schema, first keys). Every other command works on an existing one and refuses, naming
@@ -91,18 +150,46 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     },
   },
   lock: {
-    usage: 'lock <address|id>          lock an account (sign-in and password change refused)',
+    usage: 'lock <address|id>          lock an account (sign-in and password change refused) and end its sessions',
     run: async (deps, [who]) => {
       const id = await accountIdOf(deps, who);
-      await deps.stores.accounts.setLocked(id, deps.clock.now());
-      return `locked ${id}`;
+      const ended = await deps.operator.lock(id);
+      return `locked ${id}; ${endedLine(ended)}`;
+    },
+  },
+  accounts: {
+    usage: 'accounts [--json]          every account: address (or sponsor), created, state, quota, open sessions, last use, TOTP, OpenID links',
+    run: async (deps, [flag]) => {
+      if (flag !== undefined && flag !== '--json') throw new Error(`accounts takes only --json, got "${flag}"`);
+      const rows: AccountOverview[] = [];
+      for await (const row of deps.operator.accounts()) rows.push(row);
+      return flag === '--json' ? JSON.stringify(rows.map(accountJson), null, 2) : accountsTable(rows);
+    },
+  },
+  sessions: {
+    usage: 'sessions <address|id>      an account\'s open sessions: id, how it signed in, created, last used, expires',
+    run: async (deps, [who]) => {
+      const id = await accountIdOf(deps, who);
+      const sessions = await deps.operator.sessions(id);
+      if (sessions.length === 0) return `${id} has no open sessions`;
+      return table(
+        ['SESSION', 'METHOD', 'CREATED', 'LAST USED', 'EXPIRES'],
+        sessions.map((x) => [x.sessionId, x.method, iso(x.createdAt), iso(x.lastUsedAt), iso(x.expiresAt)]),
+      );
+    },
+  },
+  'revoke-sessions': {
+    usage: 'revoke-sessions <address|id>   end every session of an account, as its revoke-all does (it can sign in again)',
+    run: async (deps, [who]) => {
+      const id = await accountIdOf(deps, who);
+      return `${endedLine(await deps.operator.revokeSessions(id))} of ${id}`;
     },
   },
   unlock: {
     usage: 'unlock <address|id>        unlock an account',
     run: async (deps, [who]) => {
       const id = await accountIdOf(deps, who);
-      await deps.stores.accounts.setLocked(id, null);
+      await deps.operator.unlock(id);
       return `unlocked ${id}`;
     },
   },

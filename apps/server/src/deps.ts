@@ -43,6 +43,7 @@ import {
   type PeerDirectory,
   type PeerLookup,
   RegistrationGate,
+  OperatorService,
 } from '@strongroom/core';
 import { Argon2Hasher, HttpPeers, JsonLogger, cryptoRandom, systemClock, OidcRelyingParty, platformEd25519Signer } from '@strongroom/adapters-node';
 import { createSqlitePorts, groupCommitOf, openSqliteDatabase } from '@strongroom/adapters-sqlite';
@@ -104,6 +105,8 @@ export interface AppDeps {
   readonly oidc: OidcService | null;
   /** Who may create an account (SVC_REGISTRATION) and the allowlist the operator edits. */
   readonly registration: RegistrationGate;
+  /** The operator's view: every account, ending an account's sessions, lock, the deployment's totals. */
+  readonly operator: OperatorService;
   /** Every way into an account (GET /v1/auth/methods). */
   readonly signInMethods: SignInMethodsService;
   /** Deprecation announcements (the operator's `deprecate`) and the window they make at each instant. */
@@ -345,6 +348,16 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     metrics: new HttpMetrics(),
     oidc,
     registration,
+    operator: new OperatorService({
+      census: stores.census,
+      accounts: stores.accounts,
+      sessions,
+      quota,
+      totp: stores.totp,
+      links: stores.oidc,
+      clock,
+      policy: sessions.policy,
+    }),
     signInMethods,
     deprecations,
     protocol,

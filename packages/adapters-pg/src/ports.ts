@@ -12,6 +12,7 @@ import { PgOidcStore } from './oidc-store.js';
 import { PgAttestationStore, PgDeprecationStore, PgRegistrationAllowlist } from './records-store.js';
 import { PgLinkStore, PgSponsorshipStore } from './sharing-store.js';
 import { PgDiscoveryStore } from './discovery-store.js';
+import { PgDeploymentCensus } from './census-store.js';
 
 export interface PgPortsOptions {
   /** Calls each of the database's batch queues may hold before it answers error.server.busy (SVC_STORE_QUEUE). */
@@ -37,5 +38,6 @@ export function createPgPorts(db: PgDb, options: PgPortsOptions = {}): Ports {
     links: new PgLinkStore(db),
     discovery: new PgDiscoveryStore(db),
     registration: new PgRegistrationAllowlist(db),
+    census: new PgDeploymentCensus(db),
   };
 }

@@ -12,6 +12,7 @@ import { SqliteOidcStore } from './oidc-store.js';
 import { SqliteAttestationStore, SqliteDeprecationStore, SqliteRegistrationAllowlist } from './records-store.js';
 import { SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';
 import { SqliteDiscoveryStore } from './discovery-store.js';
+import { SqliteDeploymentCensus } from './census-store.js';
 
 export interface SqlitePortsOptions {
   /** Calls each of the connection's batch queues may hold before it answers error.server.busy (SVC_STORE_QUEUE). */
@@ -37,5 +38,6 @@ export function createSqlitePorts(db: Database.Database, options: SqlitePortsOpt
     links: new SqliteLinkStore(db),
     discovery: new SqliteDiscoveryStore(db),
     registration: new SqliteRegistrationAllowlist(db),
+    census: new SqliteDeploymentCensus(db),
   };
 }

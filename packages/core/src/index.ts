@@ -28,6 +28,7 @@ export * from './assets/index.js';
 export * from './upload/index.js';
 export * from './catalog/index.js';
 export * from './operations/index.js';
+export * from './operator/index.js';
 export * from './second-factor/index.js';
 export * from './deployment/index.js';
 export * from './oidc/index.js';

@@ -7,7 +7,7 @@ import {
   type Setup,
 } from './accounts-sessions.js';
 import { describeAlbumStoreContract, describeDeviceStoreContract } from './devices-albums.js';
-import { describeQuotaContract } from './quota.js';
+import { describeCensusContract, describeQuotaContract } from './quota.js';
 import { missingSuites, type SuiteName } from './registry.js';
 import { describeSchemaStatusContract } from './schema-status.js';
 import { describeTotpStoreContract } from './totp.js';
@@ -43,6 +43,7 @@ export const CONTRACT_SUITES: Record<SuiteName, (adapter: string, setup: Setup) 
   'peer-buckets': describePeerRateStoreContract,
   'capability-revocations': describeCapabilityRevocationContract,
   'registration-allowlist': describeRegistrationAllowlistContract,
+  census: describeCensusContract,
 };
 
 /**

@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
-import type { CompleteOutcome, NewUpload, QuotaPolicy, UploadSessionRecord } from '@strongroom/core';
+import { censusBounds, type CompleteOutcome, type NewUpload, type QuotaPolicy, type SessionRecord, type UploadSessionRecord } from '@strongroom/core';
+import { testAccount } from './fixtures.js';
 import { describeContract } from './registry.js';
 import type { Ports } from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
@@ -693,6 +694,64 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         const neighbour = outcomes[1]!.status === 'fulfilled' && (outcomes[1] as PromiseFulfilledResult<{ ok: boolean }>).value.ok;
         expect(ledger.reserved).toBe(neighbour ? 150 : 100);
         expect((await s.findUpload(first.id))?.declaredSize).toBe(100);
+      }));
+  });
+}
+
+/** A session record as a sign-in would open it, `over` replacing fields. */
+const session = (accountId: string, over: Partial<SessionRecord> = {}): SessionRecord => ({
+  id: id('5e55'),
+  accountId,
+  tokenHash: hash(++n),
+  cohortHash: null,
+  createdAt: 1_000,
+  refreshedAt: 1_000,
+  lastUsedAt: 1_000,
+  accessFloor: 1_000,
+  closedAt: null,
+  authenticatedAt: 1_000,
+  ...over,
+});
+
+export function describeCensusContract(adapter: string, setup: Setup): void {
+  describeContract(adapter, 'census', 'DeploymentCensus', () => {
+    it('an empty deployment counts zero everywhere and lists no account', () =>
+      using(setup, async (_s, ports) => {
+        expect(await ports.census.listAccounts(null, 10)).toEqual([]);
+        expect(await ports.census.countDeployment(censusBounds(5_000, { idleMs: 1_000, maxMs: 2_000 }))).toEqual({ accounts: 0, openSessions: 0, charged: 0, reserved: 0, openUploads: 0, blobs: 0, blobBytes: 0 });
+      }));
+
+    it('lists every account in id order, a page at a time', () =>
+      using(setup, async (_s, ports) => {
+        const made = [testAccount('census'), testAccount('census'), testAccount('census', { address: null, addressKey: null, passwordHash: null })];
+        for (const a of [made[2]!, made[0]!, made[1]!]) expect(await ports.accounts.createAccount(a)).toBe('created');
+        expect(await ports.census.listAccounts(null, 10)).toEqual(made);
+        expect(await ports.census.listAccounts(null, 2)).toEqual(made.slice(0, 2));
+        expect(await ports.census.listAccounts(made[1]!.id, 2)).toEqual(made.slice(2));
+        expect(await ports.census.listAccounts(made[2]!.id, 2)).toEqual([]);
+      }));
+
+    it('counts sessions open by core\'s bounds (both expiries at their exact instant), in-flight uploads, charges and blobs', () =>
+      using(setup, async (s, ports) => {
+        const a = testAccount('census');
+        const b = testAccount('census');
+        for (const x of [a, b]) expect(await ports.accounts.createAccount(x)).toBe('created');
+        const policy = { idleMs: 1_000, maxMs: 5_000 };
+        const now = 10_000;
+        // Open: created after now - maxMs and refreshed after now - idleMs. Each expiry is reached at its instant.
+        const counted = [session(a.id, { createdAt: now - 4_999, refreshedAt: now - 999 }), session(b.id, { createdAt: now - 100, refreshedAt: now - 100 })];
+        const notCounted = [session(a.id, { createdAt: now - 5_000, refreshedAt: now - 10 }), session(a.id, { createdAt: now - 100, refreshedAt: now - 1_000 })];
+        const closed = session(b.id, { createdAt: now - 10, refreshedAt: now - 10 });
+        for (const x of [...counted, ...notCounted, closed]) expect(await ports.accounts.openSession(x, null)).toBe(true);
+        expect(await ports.accounts.closeSession(b.id, closed.id, now - 5)).toBe(true);
+
+        await stored(s, a.id, hash(900_001), 300, now - 50);
+        await stored(s, b.id, hash(900_002), 200, now - 50);
+        // In flight until its expiry instant: one expiring later counts, one expiring exactly now does not.
+        expect(await open(s, upload(a.id, { declaredSize: 40, createdAt: now - 10, expiresAt: now + 1 }), null, now - 10)).toBe('reserved');
+        expect(await open(s, upload(b.id, { declaredSize: 7, createdAt: now - 10, expiresAt: now }), null, now - 10)).toBe('reserved');
+
+        expect(await ports.census.countDeployment(censusBounds(now, policy))).toEqual({ accounts: 2, openSessions: 2, charged: 500, reserved: 40, openUploads: 1, blobs: 2, blobBytes: 500 });
       }));
   });
 }

@@ -10,6 +10,7 @@ export const SUITES = [
   'albums',
   'attestation',
   'capability-revocations',
+  'census',
   'cohorts',
   'deployment',
   'deprecations',

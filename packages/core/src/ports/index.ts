@@ -38,3 +38,4 @@ export type { CapabilityRevocationStore, MintedCapability, RevokedCapability } f
 export type { PeerDirectory } from './peer-directory.js';
 export type { PeerLookup, PeerReply } from './peer-lookup.js';
 export type { AllowlistEntry, RegistrationAllowlist } from './registration-allowlist.js';
+export type { CensusBounds, CensusCounts, DeploymentCensus } from './deployment-census.js';

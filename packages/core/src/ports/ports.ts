@@ -24,6 +24,7 @@ import type { CapabilityRevocationStore } from './capability-revocations.js';
 import type { HandleStore } from './handle-store.js';
 import type { PeerRateStore } from './peer-rate-store.js';
 import type { RegistrationAllowlist } from './registration-allowlist.js';
+import type { DeploymentCensus } from './deployment-census.js';
 
 /**
  * Every store port a deployment runs on, one entry per area. Each adapter builds the whole set in
@@ -58,4 +59,6 @@ export interface Ports {
   readonly discovery: HandleStore & PeerRateStore & CapabilityRevocationStore;
   /** Who may register while registration is limited to an allowlist. */
   readonly registration: RegistrationAllowlist;
+  /** Every account and the deployment's totals, for the operator's commands and /metrics. */
+  readonly census: DeploymentCensus;
 }

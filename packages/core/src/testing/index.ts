@@ -30,6 +30,7 @@ export { FakeIdentityProvider } from './fake-identity-provider.js';
 export type { FakePerson } from './fake-identity-provider.js';
 export { MemoryDeprecationStore } from './memory-deprecations.js';
 export { MemoryRegistrationAllowlist } from './memory-registration.js';
+export { MemoryDeploymentCensus } from './memory-census.js';
 export { MemoryAttestationKeyStore } from './memory-attestation.js';
 export { MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
 export { storedLink, testLinkId } from './links.js';

@@ -13,6 +13,7 @@ import { MemoryAttestationKeyStore } from './memory-attestation.js';
 import { MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
 import { MemoryDiscoveryStore } from './memory-discovery.js';
 import { MemoryRegistrationAllowlist } from './memory-registration.js';
+import { MemoryDeploymentCensus } from './memory-census.js';
 
 /** The whole port set in memory: the reference implementation every adapter is held to. */
 export function createMemoryPorts(): Ports {
@@ -38,5 +39,6 @@ export function createMemoryPorts(): Ports {
     links,
     discovery,
     registration: new MemoryRegistrationAllowlist(),
+    census: new MemoryDeploymentCensus({ accounts, quota }),
   };
 }
