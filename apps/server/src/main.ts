@@ -10,7 +10,8 @@ import { keepEveryHeaderLine } from './http/request.js';
 import { checkDataDir, checkPortFree, recordSettingReads, redactedUrl, unknownSettings } from './startup-checks.js';
 import { BackupScheduler, checkBackupDir } from './backup/schedule.js';
 import { StagingSweeper } from './staging-sweep.js';
-import { DURABILITY_LOST_EXIT, followPrimary, superviseWorkers } from './workers.js';
+import { DURABILITY_LOST_EXIT, followPrimary, metricsThroughPrimary, superviseWorkers } from './workers.js';
+import { DeploymentGauges } from './http/deployment-metrics.js';
 import { failureForLog } from './logs/failure.js';
 
 /** How long 503s are answered after a failed fsync before the process exits (DURABILITY_LOST_EXIT). */
@@ -99,6 +100,10 @@ async function main(): Promise<void> {
   // Every process runs the timer; a lease in the database lets one sweep at a time.
   const staging = new StagingSweeper({ uploads: deps.uploads, leases: stores.deployment, intervalMs: config.stagingSweepMs, clock: platform.clock, logger });
   staging.start();
+  // The deployment's totals are counted by one process too, so the workers' aggregated scrape shows each once.
+  const totals = worker === null || worker === 1 ? new DeploymentGauges({ metrics: deps.metrics, operator: deps.operator, clock: platform.clock, logger }) : null;
+  totals?.start();
+  if (worker !== null) deps.metrics.answerFor(metricsThroughPrimary(deps.metrics.registries()));
   // Socket inactivity: a body that stops moving frees its connection (the request timeout bounds a slow trickle).
   server.setTimeout(config.http.idleMs, (socket) => socket.destroy());
 
@@ -111,6 +116,7 @@ async function main(): Promise<void> {
     draining = true;
     backups?.stop();
     staging.stop();
+    totals?.stop();
     const started = Date.now();
     logger.info('server.stopping', { signal, grace_ms: config.http.shutdownGraceMs });
     // Stop accepting; idle kept-alive connections close now, busy ones as soon as their answer is out.

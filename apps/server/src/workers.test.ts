@@ -222,6 +222,37 @@ describe.each(stores)('SVC_WORKERS=2 on %s', { timeout: 60_000 }, (_name, open) 
     }
   });
 
+  it('one scrape answers for every worker: repeated scrapes see the same totals, and counters that only grow', async () => {
+    const value = (text: string, series: string): number | null => {
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      return line === undefined ? null : Number(line.slice(series.length + 1));
+    };
+    const registered = 'strongroom_http_requests_total{method="POST",route="/v1/auth/register",status="200"}';
+    const scraped = 'strongroom_http_requests_total{method="GET",route="/metrics",status="200"}';
+    const TOTALS = ['strongroom_accounts', 'strongroom_sessions_open', 'strongroom_quota_used_bytes', 'strongroom_quota_reserved_bytes', 'strongroom_blobs_stored', 'strongroom_blobs_stored_bytes', 'strongroom_uploads_open'];
+    // Worker 1 counts the totals as it starts; until its first count lands they are absent.
+    let first = await send(c, 'GET', '/metrics');
+    for (let i = 0; i < 50 && value(first.body, 'strongroom_accounts') === null; i++) first = await send(c, 'GET', '/metrics');
+    const totals = TOTALS.map((name) => value(first.body, name));
+    expect(totals.every((v) => v !== null)).toBe(true);
+    const workersSeen = new Set<number>();
+    let lastScrapes = value(first.body, scraped) ?? 0;
+    for (let i = 0; i < 6; i++) {
+      const r = await send(c, 'GET', '/metrics');
+      expect(r.status).toBe(200);
+      workersSeen.add(r.worker);
+      // Every registration of the earlier tests (1 + 24, through both workers), whichever worker answers.
+      expect(value(r.body, registered)).toBe(25);
+      const scrapes = value(r.body, scraped)!;
+      expect(scrapes).toBeGreaterThan(lastScrapes);
+      lastScrapes = scrapes;
+      expect(TOTALS.map((name) => value(r.body, name))).toEqual(totals);
+      // A total is counted by one process: it appears once, never once per worker.
+      expect(r.body.split('\n').filter((l: string) => l.startsWith('strongroom_accounts ')).length).toBe(1);
+    }
+    expect([...workersSeen].sort()).toEqual([1, 2]);
+  });
+
   it('SIGTERM drains every worker and the primary exits 0', async () => {
     const pids = [...c.workers.values()];
     expect(pids.every(alive)).toBe(true);

@@ -1,4 +1,5 @@
 import cluster, { type Worker } from 'node:cluster';
+import { AggregatorRegistry, type Registry } from 'prom-client';
 import type { Logger } from '@strongroom/core';
 
 /**
@@ -11,8 +12,20 @@ import type { Logger } from '@strongroom/core';
  * separate servers: nothing here decides anything about a request.
  */
 
-/** What the primary tells a worker: drain (as on SIGTERM), or cut what is still in flight. */
-export type WorkerMessage = { readonly type: 'stop'; readonly signal: string } | { readonly type: 'cut' };
+/**
+ * What the primary tells a worker: drain (as on SIGTERM), cut what is still in flight, or the
+ * answer to a metrics scrape the worker asked for.
+ */
+export type WorkerMessage =
+  | { readonly type: 'stop'; readonly signal: string }
+  | { readonly type: 'cut' }
+  | { readonly type: 'metrics:answer'; readonly id: number; readonly text?: string; readonly error?: string };
+
+/** What a worker asks the primary: the metrics of every worker, for a scrape it received. */
+type WorkerRequest = { readonly type: 'metrics:scrape'; readonly id: number };
+
+/** How long a worker waits for the primary's aggregated metrics (prom-client waits 5 s for the workers). */
+const SCRAPE_WAIT_MS = 6_000;
 
 /** The exit status of a process whose durable write failed (EX_IOERR); see main.ts. */
 export const DURABILITY_LOST_EXIT = 74;
@@ -41,6 +54,17 @@ export function superviseWorkers(count: number, logger: Logger): void {
       /* already gone: its 'exit' comes next */
     }
   };
+  // One scrape answers for every worker: the worker that received it asks here, and prom-client's
+  // aggregator collects every worker's registries over IPC and sums the families (counters and
+  // histograms add up; a total that one worker counts appears once).
+  const aggregator = new AggregatorRegistry();
+  cluster.on('message', (worker, message: WorkerRequest) => {
+    if (message?.type !== 'metrics:scrape') return;
+    aggregator.clusterMetrics().then(
+      (text) => tell(worker, { type: 'metrics:answer', id: message.id, text }),
+      (error: unknown) => tell(worker, { type: 'metrics:answer', id: message.id, error: String((error as Error)?.message ?? error) }),
+    );
+  });
   for (let i = 0; i < count; i++) workers.add(cluster.fork());
   cluster.on('exit', (worker, code, signal) => {
     workers.delete(worker);
@@ -93,4 +117,36 @@ export function followPrimary(): { ready(stop: (signal: string, cut: boolean) =>
       if (asked) stop(asked.signal, asked.cut);
     },
   };
+}
+
+/**
+ * In a worker: offers `registries` to the primary's aggregator, and returns the scrape that asks the
+ * primary for every worker's metrics (what /metrics answers with under SVC_WORKERS).
+ */
+export function metricsThroughPrimary(registries: Registry[]): () => Promise<string> {
+  // Constructing one in a worker adds prom-client's listener that answers the primary's requests.
+  new AggregatorRegistry();
+  AggregatorRegistry.setRegistries(registries);
+  let next = 0;
+  const waiting = new Map<number, { resolve: (text: string) => void; reject: (error: Error) => void }>();
+  process.on('message', (message: WorkerMessage) => {
+    if (message?.type !== 'metrics:answer') return;
+    const waiter = waiting.get(message.id);
+    waiting.delete(message.id);
+    if (message.error !== undefined) waiter?.reject(new Error(`metrics from the workers: ${message.error}`));
+    else waiter?.resolve(message.text ?? '');
+  });
+  return () =>
+    new Promise<string>((resolve, reject) => {
+      const id = next++;
+      const timer = setTimeout(() => {
+        waiting.delete(id);
+        reject(new Error('the primary did not answer a metrics scrape'));
+      }, SCRAPE_WAIT_MS);
+      waiting.set(id, {
+        resolve: (text) => (clearTimeout(timer), resolve(text)),
+        reject: (error) => (clearTimeout(timer), reject(error)),
+      });
+      process.send!({ type: 'metrics:scrape', id } satisfies WorkerRequest);
+    });
 }

@@ -106,6 +106,8 @@ export class HttpMetrics {
   #databaseErrors = 0;
   readonly unmatched = new RouteStats('', UNMATCHED, false);
   readonly #registry = new Registry();
+  /** Set in a worker of SVC_WORKERS: a scrape is answered with every worker's metrics, aggregated by the primary. */
+  #scrape: (() => Promise<string>) | null = null;
 
   constructor() {
     const r = this.#registry;
@@ -190,8 +192,19 @@ export class HttpMetrics {
     return this.#registry.contentType;
   }
 
-  /** The exposition text: this app's metrics, then the process's. */
+  /** What this process reports: this app's metrics, then the process's. */
+  registries(): Registry[] {
+    return [this.#registry, processMetrics()];
+  }
+
+  /** From now on a scrape answers with `scrape` (every worker's metrics) instead of this process's alone. */
+  answerFor(scrape: () => Promise<string>): void {
+    this.#scrape = scrape;
+  }
+
+  /** The exposition text: this process's metrics, or with SVC_WORKERS every worker's. */
   async render(): Promise<string> {
-    return Registry.merge([this.#registry, processMetrics()]).metrics();
+    if (this.#scrape !== null) return this.#scrape();
+    return Registry.merge(this.registries()).metrics();
   }
 }

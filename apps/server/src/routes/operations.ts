@@ -73,7 +73,7 @@ export function operationsRoutes(deps: AppDeps): AnyRoute[] {
       responses: {
         200: {
           description:
-            'Requests by method, route template and status; latency histograms; sign-ins by outcome; refusals by code; database errors; process metrics. No label holds an account id, address, token or path id.',
+            'Requests by method, route template and status; latency histograms; sign-ins by outcome; refusals by code; database errors; the deployment totals (counted at most once a minute; with SVC_WORKERS, one scrape answers for every worker); process metrics. No label holds an account id, address, token or path id.',
           contentType: 'text/plain',
           schema: v.pipe(v.string(), v.description('Prometheus text exposition format 0.0.4')),
         },

@@ -1633,7 +1633,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Requests by method, route template and status; latency histograms; sign-ins by outcome; refusals by code; database errors; process metrics. No label holds an account id, address, token or path id. */
+            /** @description Requests by method, route template and status; latency histograms; sign-ins by outcome; refusals by code; database errors; the deployment totals (counted at most once a minute; with SVC_WORKERS, one scrape answers for every worker); process metrics. No label holds an account id, address, token or path id. */
             200: {
                 headers: {
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
