@@ -41,6 +41,15 @@ function plainEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
 
 let server: ReturnType<typeof spawn> | null = null;
 
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
 afterAll(() => {
   // The start command runs in a shell of its own process group: stop the group (the shell and node).
   if (server?.pid !== undefined && server.exitCode === null) process.kill(-server.pid, 'SIGKILL');
@@ -53,9 +62,12 @@ describe('npm start runs compiled JavaScript', { timeout: 120_000 }, () => {
     if (build.status !== 0) throw new Error(`npm run build failed (${build.status}): ${build.stderr}${build.stdout}`);
   });
 
-  it('the start and cli scripts name a file under dist/ and no TypeScript loader', () => {
+  it('the start and cli scripts name a file under dist/ and no TypeScript loader; start execs node in place of its shell', () => {
+    // `exec`: npm forwards SIGTERM and SIGINT to the shell it runs a script in, and a shell that
+    // runs node as its child neither passes them on nor waits: node would be left running.
+    expect(scripts.start).toMatch(/^exec node /);
     for (const name of ['start', 'cli']) {
-      expect(scripts[name]).toMatch(/^node (--[a-z-]+ )*apps\/server\/dist\/[a-z]+\.js$/);
+      expect(scripts[name]).toMatch(/^(exec )?node (--[a-z-]+ )*apps\/server\/dist\/[a-z]+\.js$/);
       expect(scripts[name]).not.toMatch(/tsx|--import|--loader|\.ts\b/);
     }
     // Built on install: `npm install` and `npm ci` run the root prepare script.
@@ -91,6 +103,46 @@ describe('npm start runs compiled JavaScript', { timeout: 120_000 }, () => {
     expect(doc.status).toBe(200);
     expect(stderr).toBe('');
   });
+
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+    it(`${signal} to the npm process of \`npm start\` drains the server: the port closes within the drain timeout, no node is left`, async () => {
+      const grace = 5;
+      const npm = spawn('npm', ['start', '--silent'], {
+        cwd: ROOT,
+        env: plainEnv({ PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: join(work, `npm-${signal}`), SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SHUTDOWN_GRACE_S: String(grace) }),
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+      });
+      let stderr = '';
+      npm.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => npm.once('exit', (code, sig) => resolve({ code, signal: sig })));
+      const lines: string[] = [];
+      const listening = await new Promise<{ port: number; pid: number }>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`not listening in 30 s: ${stderr}`)), 30_000);
+        void exited.then(({ code }) => reject(new Error(`npm exited ${code} before listening: ${stderr}`)));
+        createInterface({ input: npm.stdout! }).on('line', (line) => {
+          lines.push(line);
+          if (!line.includes('"server.listening"')) return;
+          clearTimeout(timer);
+          resolve(JSON.parse(line) as { port: number; pid: number });
+        });
+      });
+      try {
+        expect(listening.pid).not.toBe(npm.pid);
+        expect((await fetch(`http://127.0.0.1:${listening.port}/healthz`)).status).toBe(200);
+        npm.kill(signal);
+        const outcome = await Promise.race([exited, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), (grace + 2) * 1000).unref())]);
+        expect(outcome).toEqual({ code: 0, signal: null });
+        expect(lines.some((l) => l.includes('"server.stopped"'))).toBe(true);
+        // The server process itself is gone (not reparented and still serving), and the port is closed.
+        expect(alive(listening.pid)).toBe(false);
+        await expect(fetch(`http://127.0.0.1:${listening.port}/healthz`)).rejects.toThrow();
+      } finally {
+        if (alive(listening.pid)) process.kill(listening.pid, 'SIGKILL');
+        if (npm.exitCode === null && npm.pid !== undefined) process.kill(-npm.pid, 'SIGKILL');
+      }
+    });
+  }
 
   it('the cli command runs compiled too', () => {
     const cli = spawnSync('sh', ['-c', `${scripts.cli!} --help`], { cwd: ROOT, encoding: 'utf8', env: plainEnv({ SVC_DATA_DIR: join(work, 'cli-data') }), timeout: 30_000 });
