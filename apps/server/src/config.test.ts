@@ -10,6 +10,15 @@ describe('readConfig', () => {
     const c = readConfig({ SVC_SESSION_IDLE_S: '60', SVC_SESSION_MAX_S: '120', SVC_QUOTA_SOFT_BYTES: '10', SVC_QUOTA_HARD_BYTES: '', SVC_PROTOCOL_MIN: '2026-01-01', SVC_BASE_URL: 'https://photos.example.org/' });
     expect(c).toMatchObject({ sessionIdleMs: 60_000, sessionMaxMs: 120_000, quotaSoftBytes: 10, quotaHardBytes: null, protocolMin: '2026-01-01', baseUrl: 'https://photos.example.org' });
   });
+  it('without SVC_BASE_URL, the base URL is the address the server listens on (HOST, default 127.0.0.1), never localhost', () => {
+    expect(readConfig({}).baseUrl).toBe('http://127.0.0.1:8080');
+    expect(readConfig({}).totpIssuer).toBe('127.0.0.1');
+    expect(readConfig({ PORT: '9000', HOST: '192.168.1.20' }).baseUrl).toBe('http://192.168.1.20:9000');
+    expect(readConfig({ HOST: '0.0.0.0' }).baseUrl).toBe('http://127.0.0.1:8080');
+    expect(readConfig({ HOST: '::' }).baseUrl).toBe('http://127.0.0.1:8080');
+    expect(readConfig({ HOST: '::1', SVC_TOTP_ISSUER: 'Photos' }).baseUrl).toBe('http://[::1]:8080');
+    expect(readConfig({ HOST: '::1', SVC_BASE_URL: 'https://photos.example.org' }).baseUrl).toBe('https://photos.example.org');
+  });
   it('reads who may register: open unless SVC_REGISTRATION says closed or allowlist', () => {
     expect(readConfig({}).registration).toBe('open');
     expect(readConfig({ SVC_REGISTRATION: 'closed' }).registration).toBe('closed');

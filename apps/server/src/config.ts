@@ -417,11 +417,21 @@ function blobStore(env: Record<string, string | undefined>): BlobStoreConfig {
 }
 
 /** Reads and checks the configuration; throws ConfigError naming the variable on any bad value. */
+/**
+ * Without SVC_BASE_URL the server is reached where it listens: HOST (default 127.0.0.1, as main.ts
+ * binds), so tokens' issuer and the authenticator apps' label name that address. A wildcard address
+ * names no host to reach, so loopback stands for it.
+ */
+export function defaultBaseUrl(host: string | undefined, port: number): string {
+  const h = host === undefined || host.trim() === '' || host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.trim();
+  return `http://${h.includes(':') && !h.startsWith('[') ? `[${h}]` : h}:${port}`;
+}
+
 export function readConfig(env: Record<string, string | undefined> = process.env): Config {
   const portRaw = env.PORT ?? '8080';
   if (!/^\d+$/.test(portRaw) || Number(portRaw) > 65535) throw new ConfigError(`PORT must be a port number, got "${portRaw}"`);
   const port = Number(portRaw);
-  const baseUrl = env.SVC_BASE_URL ?? `http://localhost:${port}`;
+  const baseUrl = env.SVC_BASE_URL ?? defaultBaseUrl(env.HOST, port);
   if (!v.is(v.pipe(v.string(), v.url()), baseUrl) || !/^https?:\/\//.test(baseUrl)) throw new ConfigError(`SVC_BASE_URL must be an http(s) URL, got "${baseUrl}"`);
   const databaseUrl = env.SVC_DATABASE_URL || null;
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new ConfigError('SVC_DATABASE_URL must be a postgres:// URL');
