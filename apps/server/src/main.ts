@@ -7,7 +7,7 @@ import { buildDeps, nodePlatform, openStores } from './deps.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
 import { answerClientErrors } from './http/client-error.js';
 import { keepEveryHeaderLine } from './http/request.js';
-import { checkDataDir, checkPortFree, recordSettingReads, redactedUrl, unknownSettings } from './startup-checks.js';
+import { checkDataDir, checkObjectStore, checkPortFree, recordSettingReads, redactedUrl, unknownSettings } from './startup-checks.js';
 import { BackupScheduler, checkBackupDir } from './backup/schedule.js';
 import { StagingSweeper } from './staging-sweep.js';
 import { DURABILITY_LOST_EXIT, followPrimary, metricsThroughPrimary, superviseWorkers } from './workers.js';
@@ -45,6 +45,7 @@ async function main(): Promise<void> {
     // Nothing is written before these pass: no key file, no database, no migration.
     await checkPortFree(host, config.port);
     dataDirNarrowedFrom = checkDataDir(config.dataDir);
+    await checkObjectStore(config);
   }
   const platform = nodePlatform(worker === null ? undefined : { worker });
   const { logger } = platform;

@@ -1,7 +1,9 @@
 import { chmodSync, closeSync, fsyncSync, mkdirSync, openSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
-import { ConfigError } from './config.js';
+import type { S3BlobStore } from '@strongroom/adapters-node/s3';
+import { openBlobStore } from './blob-store.js';
+import { ConfigError, type Config } from './config.js';
 
 /**
  * What can fail at start is checked before anything is written (the secret key, the database, a
@@ -139,4 +141,24 @@ function editDistance(a: string, b: string): number {
     }
   }
   return row[b.length]!;
+}
+
+/**
+ * Object storage answers as the server needs it: credentials found, the bucket reachable, and a
+ * probe object written, read back and deleted. A failure stops the start in one line naming
+ * SVC_BLOB_URL (and SVC_S3_ENDPOINT when set) and the store's reason. The filesystem store is
+ * checked with the data directory (checkDataDir).
+ */
+export async function checkObjectStore(config: Config): Promise<void> {
+  const c = config.blobStore;
+  if (c === undefined || c.kind !== 's3') return;
+  const { blobs, close } = await openBlobStore(config);
+  try {
+    await (blobs as S3BlobStore).probe();
+  } catch (err) {
+    const where = `SVC_BLOB_URL=s3://${c.bucket}${c.prefix === '' ? '' : `/${c.prefix}`}${c.endpoint === null ? '' : ` (SVC_S3_ENDPOINT=${c.endpoint})`}`;
+    throw new ConfigError(`${where}: the object store did not take a write, read and delete: ${(err as Error).message}`);
+  } finally {
+    close();
+  }
 }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnServer, type ServerProcess } from '@strongroom/tests/spawn';
 import { afterAll, describe, expect, it } from 'vitest';
+import { S3RVER_KEY, startTestS3 } from '@strongroom/adapters-node/testing';
 import { unknownSettings } from './startup-checks.js';
 
 /**
@@ -80,6 +81,38 @@ describe('start-up failures name the setting, the value and the cause', { timeou
     expect(o.code).toBe(1);
     expect(o.stderr).toContain('SVC_DATABASE_URL=postgres://strongroom:***@127.0.0.1:1/strongroom');
     expect(o.stderr).not.toContain('hunter2secret');
+  });
+
+  it('object storage is probed at start (write, read back, delete): no credentials, a wrong key or an unknown bucket stop it in one line naming SVC_BLOB_URL', async () => {
+    const s3 = await startTestS3('probe-bucket');
+    try {
+      // Only what these settings say: no credentials file, profile or instance metadata to find. The
+      // SDK's own notice about Node 20 (a stderr line of its own at load) is not what this checks.
+      const aws = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', AWS_EC2_METADATA_DISABLED: 'true', AWS_SHARED_CREDENTIALS_FILE: join(tempDir(), 'none'), AWS_CONFIG_FILE: join(tempDir(), 'none'), AWS_PROFILE: '', AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '' };
+      const bucket = { SVC_S3_ENDPOINT: s3.endpoint, SVC_S3_FORCE_PATH_STYLE: 'true', SVC_S3_TIMEOUT_S: '5' };
+      const key = { AWS_ACCESS_KEY_ID: S3RVER_KEY.accessKeyId, AWS_SECRET_ACCESS_KEY: S3RVER_KEY.secretAccessKey };
+      for (const [env, cause] of [
+        [{ ...aws, ...bucket, SVC_BLOB_URL: 's3://probe-bucket/sr' }, 'no AWS credentials found'],
+        [{ ...aws, ...bucket, ...key, AWS_SECRET_ACCESS_KEY: 'wrong', SVC_BLOB_URL: 's3://probe-bucket/sr' }, 'writing a probe object failed'],
+        [{ ...aws, ...bucket, ...key, SVC_BLOB_URL: 's3://no-such-bucket/sr' }, 'NoSuchBucket'],
+      ] as const) {
+        const dataDir = join(tempDir(), 'data');
+        const o = await run({ ...env, SVC_DATA_DIR: dataDir });
+        expect(o.listening, cause).toBe(false);
+        expect(o.code, cause).toBe(1);
+        expect(o.stderr.trim().split('\n'), o.stderr).toHaveLength(1);
+        expect(o.stderr).toContain(`configuration error: SVC_BLOB_URL=${env.SVC_BLOB_URL} (SVC_S3_ENDPOINT=${s3.endpoint})`);
+        expect(o.stderr).toContain(cause);
+        expect(o.stderr).not.toContain(S3RVER_KEY.secretAccessKey);
+        expect(existsSync(join(dataDir, 'strongroom.db')), cause).toBe(false);
+      }
+      const ok = await run({ ...aws, ...bucket, ...key, SVC_BLOB_URL: 's3://probe-bucket/sr', SVC_DATA_DIR: join(tempDir(), 'data') });
+      expect(ok.listening, ok.stderr).toBe(true);
+      // The probe leaves nothing behind.
+      expect((await s3.keys('sr/')).filter((k) => k.includes('probe/'))).toEqual([]);
+    } finally {
+      await s3.stop();
+    }
   });
 
   it('a misspelt setting is warned about by name, with the closest known one', async () => {

@@ -525,6 +525,33 @@ export class S3BlobStore implements BlobStore {
     return first === range.start && last === range.end ? body : sliceOf(body, range, first);
   }
 
+  /**
+   * The start-up check: writes a small object under `probe/`, reads it back and deletes it, so that
+   * missing credentials, an unknown bucket or a policy without one of the three rights stop the
+   * start instead of failing the first upload. Throws naming the step that failed and the store's
+   * own reason; leaves nothing behind when it succeeds.
+   */
+  async probe(): Promise<void> {
+    const key = `${this.#prefix}probe/${randomBytes(12).toString('hex')}`;
+    const body = new TextEncoder().encode(`strongroom start-up probe ${key}`);
+    const step = async <T>(what: string, call: () => Promise<T>): Promise<T> => {
+      try {
+        return await call();
+      } catch (cause) {
+        throw new Error(`${what} failed: ${describeS3Failure(cause)}`);
+      }
+    };
+    await step('writing a probe object', () => this.#client.send(new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: body, ContentLength: body.length })));
+    const back = await step('reading it back', async () => {
+      const object = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
+      const chunks: Uint8Array[] = [];
+      for await (const chunk of object.Body as AsyncIterable<Uint8Array>) chunks.push(chunk);
+      return Buffer.concat(chunks);
+    });
+    if (!back.equals(body)) throw new Error('reading it back failed: the object read is not the object written');
+    await step('deleting it', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
+  }
+
   async remove(contentHash: string): Promise<void> {
     const key = this.#blobKey(contentHash);
     // S3 answers a delete of an absent key with success: removing twice is harmless.
@@ -596,4 +623,12 @@ async function* sliceOf(body: AsyncIterable<Uint8Array>, range: ByteRange, offse
     at += chunk.length;
     if (at > range.end) return;
   }
+}
+
+/** An S3 failure in one line: the SDK's error name and message (never a request, which holds signatures). */
+function describeS3Failure(cause: unknown): string {
+  const e = cause as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
+  if (e?.name === 'CredentialsProviderError') return 'no AWS credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)';
+  const status = e?.$metadata?.httpStatusCode;
+  return `${e?.name ?? 'Error'}${status ? ` (HTTP ${status})` : ''}: ${e?.message ?? String(cause)}`;
 }
