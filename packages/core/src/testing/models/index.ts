@@ -12,3 +12,4 @@ export { oidcModelProperty } from './oidc-model.js';
 export { recordsModelProperty } from './records-model.js';
 export { peerBucketModelProperty } from './peer-bucket-model.js';
 export { leaseModelProperty } from './lease-model.js';
+export { registrationModelProperty } from './registration-model.js';
