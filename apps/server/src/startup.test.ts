@@ -115,6 +115,17 @@ describe('start-up failures name the setting, the value and the cause', { timeou
     }
   });
 
+  it('the start-up log names who may register; a mode that is not one stops the start naming SVC_REGISTRATION', async () => {
+    const open = await run({ SVC_DATA_DIR: join(tempDir(), 'data') });
+    expect(open.events.find((e) => e.event === 'server.listening')).toMatchObject({ registration: 'open' });
+    const listed = await run({ SVC_DATA_DIR: join(tempDir(), 'data'), SVC_REGISTRATION: 'allowlist' });
+    expect(listed.events.find((e) => e.event === 'server.listening')).toMatchObject({ registration: 'allowlist' });
+    const bad = await run({ SVC_DATA_DIR: join(tempDir(), 'data'), SVC_REGISTRATION: 'invite-only' });
+    expect(bad.listening).toBe(false);
+    expect(bad.stderr.trim().split('\n')).toHaveLength(1);
+    expect(bad.stderr).toContain('SVC_REGISTRATION must be open, closed, allowlist, got "invite-only"');
+  });
+
   it('a misspelt setting is warned about by name, with the closest known one', async () => {
     const dataDir = tempDir();
     const o = await run({ SVC_DATA_DIR: dataDir, SVC_QUOTA_HARD: '1000' });
