@@ -149,14 +149,6 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
       return `attestation key rotated; new kid ${entry.kid}, history entry ${entry.seq} (${entry.hash})`;
     },
   },
-  lock: {
-    usage: 'lock <address|id>          lock an account (sign-in and password change refused) and end its sessions',
-    run: async (deps, [who]) => {
-      const id = await accountIdOf(deps, who);
-      const ended = await deps.operator.lock(id);
-      return `locked ${id}; ${endedLine(ended)}`;
-    },
-  },
   accounts: {
     usage: 'accounts [--json]          every account: address (or sponsor), created, state, quota, open sessions, last use, TOTP, OpenID links',
     run: async (deps, [flag]) => {
@@ -183,6 +175,14 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     run: async (deps, [who]) => {
       const id = await accountIdOf(deps, who);
       return `${endedLine(await deps.operator.revokeSessions(id))} of ${id}`;
+    },
+  },
+  lock: {
+    usage: 'lock <address|id>          lock an account (sign-in and password change refused) and end its sessions',
+    run: async (deps, [who]) => {
+      const id = await accountIdOf(deps, who);
+      const ended = await deps.operator.lock(id);
+      return `locked ${id}; ${endedLine(ended)}`;
     },
   },
   unlock: {
