@@ -66,6 +66,30 @@ describe('who may register', () => {
     );
   });
 
+  it('is not fooled by look-alikes of a listed address or domain', () => {
+    const list = entries('ann@family.example', '@family.example');
+    const refused = (typed: string) => {
+      const n = normalizeAddress(typed);
+      // An address no account could hold is refused before the allowlist is read.
+      return !n.ok || !decideRegistration('allowlist', n.value, found(list, n.value)).ok;
+    };
+    for (const attempt of [
+      'ann@fаmily.example', // Cyrillic а
+      'ann@family.example.', // a trailing dot is another name
+      'ann@family.example.evil.org',
+      'ann@evilfamily.example',
+      'ann@sub.family.example',
+      'ann@family.exa\u200bmple', // zero-width space
+      'ann@family\u00adexample', // soft hyphen
+      'ann@family@family.example',
+    ]) {
+      expect(refused(attempt), attempt).toBe(true);
+    }
+    const listedOnly = entries('ann@family.example');
+    // Plus-addressing is another address: listed alone, ann's address admits only itself.
+    expect(decideRegistration('allowlist', addr('ann+x@family.example'), found(listedOnly, addr('ann+x@family.example'))).ok).toBe(false);
+  });
+
   it('knows its modes', () => {
     expect(['open', 'closed', 'allowlist'].every(isRegistrationMode)).toBe(true);
     expect(isRegistrationMode('Open')).toBe(false);
