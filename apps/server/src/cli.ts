@@ -52,10 +52,9 @@ function parseInstant(text: string): number {
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
-function endedLine(ended: { sessionsClosed: number; ticketsVoided: number }): string {
+function endedLine(ended: { sessionsClosed: number }): string {
   const n = ended.sessionsClosed;
-  const tickets = ended.ticketsVoided === 0 ? '' : `, voided ${ended.ticketsVoided} sign-in ticket${ended.ticketsVoided === 1 ? '' : 's'}`;
-  return `closed ${n} session${n === 1 ? '' : 's'}${tickets}`;
+  return `closed ${n} session${n === 1 ? '' : 's'}`;
 }
 
 /** Bytes for a person reading a table (exact figures are in --json). */

@@ -8,7 +8,7 @@ import { uploadState } from '../upload/machine.js';
 import { OPEN_STATES, TERMINAL_STATES } from '../upload/machine.js';
 import { createCoreServices, createMemoryPorts, FakeClock, MemoryBlobStore, MemoryLogger, PlainHasher, SeededRandom } from '../testing/index.js';
 import { censusBounds, sessionCounted, uploadCounted } from './census.js';
-import { OperatorService, type SignInTicketVoider } from './service.js';
+import { OperatorService } from './service.js';
 
 const POLICY: SessionPolicy = { idleMs: 1_000, maxMs: 5_000, touchIntervalMs: 60_000, reauthWindowMs: 300_000 };
 
@@ -30,7 +30,7 @@ describe('the census counts what the session and upload rules call open', () => 
   });
 });
 
-async function setup(tickets?: SignInTicketVoider) {
+async function setup() {
   const ports = createMemoryPorts();
   const clock = new FakeClock();
   const random = new SeededRandom(3);
@@ -45,7 +45,6 @@ async function setup(tickets?: SignInTicketVoider) {
     links: ports.oidc,
     clock,
     policy: POLICY,
-    ...(tickets ? { signInTickets: tickets } : {}),
   });
   const register = async (address: string) => {
     const r = await core.accounts.register({ address, password: 'correct horse battery' });
@@ -57,14 +56,12 @@ async function setup(tickets?: SignInTicketVoider) {
 
 describe('OperatorService', () => {
   it('lock closes every session: the old access token is refused, refresh mints nothing, sign-in is refused', async () => {
-    const voided: string[] = [];
-    const t = await setup({ voidSignInTickets: async (id) => (voided.push(id), 2) });
+    const t = await setup();
     const pair = await t.register('ann@example.org');
     const other = await t.register('bob@example.org');
     const who = await t.core.sessions.authenticate(pair.accessToken);
     if (!who.ok) throw new Error('auth');
-    expect(await t.operator.lock(who.value.accountId)).toEqual({ sessionsClosed: 1, ticketsVoided: 2 });
-    expect(voided).toEqual([who.value.accountId]);
+    expect(await t.operator.lock(who.value.accountId)).toEqual({ sessionsClosed: 1 });
     expect(await t.core.sessions.authenticate(pair.accessToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
     expect(await t.core.sessions.refresh(pair.sessionToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
     expect(await t.core.accounts.login({ address: 'ann@example.org', password: 'correct horse battery', cohortHash: null })).toMatchObject({ ok: false, code: 'error.auth.account_locked' });
@@ -81,7 +78,7 @@ describe('OperatorService', () => {
     const who = await t.core.sessions.authenticate(a.accessToken);
     if (!who.ok) throw new Error('auth');
     expect((await t.operator.sessions(who.value.accountId)).map((s) => s.method)).toEqual(['password', 'password']);
-    expect(await t.operator.revokeSessions(who.value.accountId)).toEqual({ sessionsClosed: 2, ticketsVoided: 0 });
+    expect(await t.operator.revokeSessions(who.value.accountId)).toEqual({ sessionsClosed: 2 });
     expect(await t.operator.sessions(who.value.accountId)).toEqual([]);
     expect(await t.core.sessions.refresh(a.sessionToken)).toMatchObject({ ok: false });
     expect((await t.core.accounts.login({ address: 'ann@example.org', password: 'correct horse battery', cohortHash: null })).ok).toBe(true);

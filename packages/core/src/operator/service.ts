@@ -11,15 +11,6 @@ import { sessionExpiresAt, sessionStatus, type SessionPolicy } from '../session/
 import type { SessionService } from '../session/service.js';
 import { censusBounds, deploymentTotals, type DeploymentTotals } from './census.js';
 
-/**
- * Where the sign-in tickets of an account are voided when the operator ends its sessions or locks
- * it (decisions.md, "Password guessing": tickets end with revoke-all and lock). The ticket store is
- * built beside this one; until it is wired here, nothing is voided through this hook.
- */
-export interface SignInTicketVoider {
-  voidSignInTickets(accountId: string, at: number): Promise<number>;
-}
-
 export interface OperatorServiceDeps {
   readonly census: DeploymentCensus;
   readonly accounts: AccountStore & SessionLedger;
@@ -29,7 +20,6 @@ export interface OperatorServiceDeps {
   readonly links: Pick<IdentityLinkStore, 'listLinks'>;
   readonly clock: Clock;
   readonly policy: SessionPolicy;
-  readonly signInTickets?: SignInTicketVoider;
 }
 
 /** One row of the operator's accounts table. */
@@ -64,8 +54,9 @@ const PAGE = 500;
 /**
  * The operator's view of the deployment (the CLI's accounts, sessions, revoke-sessions, lock) and
  * the totals /metrics shows. Ending sessions goes through the session service's closeAll, the
- * credential change revoke-all makes, so whatever it ends (sessions, and with them challenges,
- * login codes and flows started before it) the operator's commands end too.
+ * credential change revoke-all makes: whatever revoke-all ends with the sessions (second-factor
+ * challenges, login codes and flows started before it, and the account's sign-in tickets where
+ * closeAll voids them) the operator's commands end too, with no rule of their own.
  */
 export class OperatorService {
   readonly #d: OperatorServiceDeps;
@@ -134,10 +125,8 @@ export class OperatorService {
    * Ends every session of the account as revoke-all does: the next request of any of its access
    * tokens is refused and no refresh mints another. Returns how many were open.
    */
-  async revokeSessions(accountId: string): Promise<{ sessionsClosed: number; ticketsVoided: number }> {
-    const sessionsClosed = await this.#d.sessions.closeAll(accountId);
-    const ticketsVoided = (await this.#d.signInTickets?.voidSignInTickets(accountId, this.#d.clock.now())) ?? 0;
-    return { sessionsClosed, ticketsVoided };
+  async revokeSessions(accountId: string): Promise<{ sessionsClosed: number }> {
+    return { sessionsClosed: await this.#d.sessions.closeAll(accountId) };
   }
 
   /**
@@ -145,7 +134,7 @@ export class OperatorService {
    * opens a session (the lock is a credential change a sign-in in flight is judged against), so the
    * sessions closed next are the last.
    */
-  async lock(accountId: string): Promise<{ sessionsClosed: number; ticketsVoided: number }> {
+  async lock(accountId: string): Promise<{ sessionsClosed: number }> {
     await guard('error.store.unavailable', 'locking the account', () => this.#d.accounts.setLocked(accountId, this.#d.clock.now()));
     return this.revokeSessions(accountId);
   }
