@@ -51,7 +51,7 @@ export interface Config {
    */
   readonly metricsToken?: string | null;
   /**
-   * Whether SVC_BASE_URL was set (false: derived from PORT). Only a set base URL is held against
+   * Whether SVC_BASE_URL was set (false: derived from HOST and PORT). Only a set base URL is held against
    * the database's recorded token issuer at start; absent counts as set.
    */
   readonly baseUrlConfigured?: boolean;
