@@ -61,8 +61,11 @@ for (const backend of backends) {
       // The sessions lapse after 2 s; a sweep runs every second in each process. Waits for the
       // servers (bounded by the test's timeout), never for a fixed time.
       while ((await staged()).some((id) => ids.includes(id))) await new Promise((r) => setTimeout(r, 200));
-      const swept = servers.flatMap((s) => s.events.filter((e) => e.event === 'staging.swept'));
-      expect(swept.reduce((n, e) => n + Number(e.discarded), 0)).toBe(ids.length);
+      // The sweep removes the files before it logs what it removed, and the log line reaches this
+      // process through a pipe: wait for it as well (a busy machine delays it), then count exactly.
+      const discarded = () => servers.flatMap((s) => s.events.filter((e) => e.event === 'staging.swept')).reduce((n, e) => n + Number(e.discarded), 0);
+      while (discarded() < ids.length) await new Promise((r) => setTimeout(r, 100));
+      expect(discarded()).toBe(ids.length);
       for (const s of servers) expect(s.events.filter((e) => e.event === 'staging.sweep_failed')).toEqual([]);
     });
   });
