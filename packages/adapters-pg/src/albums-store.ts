@@ -1,5 +1,6 @@
 import { eq } from 'drizzle-orm';
 import {
+  albumCreated,
   decideAbort,
   decideProposal,
   type AlbumRecord,
@@ -9,6 +10,7 @@ import {
 } from '@strongroom/core';
 import { albumFromRow, intentFromRow } from '@strongroom/sql-common';
 import type { PgDb } from './db.js';
+import { appendSyncChanges } from './sync-store.js';
 import { albumUpgradeIntents, albums } from './schema/devices-albums.js';
 
 
@@ -22,7 +24,8 @@ export class PgAlbumStore implements AlbumStore {
   constructor(readonly db: PgDb) {}
 
   async createAlbum(a: AlbumRecord): Promise<void> {
-    await this.db.insert(albums).values({
+    await this.db.transaction(async (tx) => {
+    await tx.insert(albums).values({
       id: a.id,
       accountId: a.accountId,
       protocolVersion: a.protocolVersion,
@@ -31,6 +34,8 @@ export class PgAlbumStore implements AlbumStore {
       intentId: a.upgrade?.intentId ?? null,
       upgradeReceivedAt: a.upgrade?.receivedAt ?? null,
       upgradeExpiresAt: a.upgrade?.expiresAt ?? null,
+    });
+      await appendSyncChanges(tx, a.accountId, albumCreated(a.id), a.createdAt);
     });
   }
 

@@ -13,6 +13,7 @@ import { PgAttestationStore, PgDeprecationStore, PgRegistrationAllowlist } from 
 import { PgLinkStore, PgSponsorshipStore } from './sharing-store.js';
 import { PgDiscoveryStore } from './discovery-store.js';
 import { PgDeploymentCensus } from './census-store.js';
+import { PgSyncLog } from './sync-store.js';
 
 export interface PgPortsOptions {
   /** Calls each of the database's batch queues may hold before it answers error.server.busy (SVC_STORE_QUEUE). */
@@ -39,5 +40,6 @@ export function createPgPorts(db: PgDb, options: PgPortsOptions = {}): Ports {
     discovery: new PgDiscoveryStore(db),
     registration: new PgRegistrationAllowlist(db),
     census: new PgDeploymentCensus(db),
+    sync: new PgSyncLog(db),
   };
 }

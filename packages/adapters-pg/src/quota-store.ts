@@ -1,5 +1,7 @@
 import { and, asc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
 import {
+  assetChanges,
+  linkChanges,
   decideAssetTransition,
   decideCompletion,
   decideMetadataReplace,
@@ -36,6 +38,7 @@ import {
 } from '@strongroom/core';
 import { BATCH_HOLD_MS, loadOf, OPEN_STATE_SQL, quotaAccountFromRow, sqlStringList, StatementBatch } from '@strongroom/sql-common';
 import { isDeadlock, namedTransaction, RenderedStatement, retrying, rowsOf, type PgDb } from './db.js';
+import { appendSyncChanges, PendingSync } from './sync-store.js';
 import { assetBlobs, assets, blobs, federatedRefs, quotaAccounts, uploadSessions } from './schema/quota.js';
 import { linkDrops, links } from './schema/sharing.js';
 
@@ -510,6 +513,8 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
         .where(and(eq(links.idHash, linkIdHash), eq(links.ownerId, ownerId), sql`${links.revokedAt} IS NULL`))
         .returning({ idHash: links.idHash });
       if (done.length !== 1) return { revoked: false, cancelled: [] };
+      const pending = new PendingSync();
+      pending.add(ownerId, linkChanges(linkIdHash, true));
       const rows = await tx
         .update(uploadSessions)
         .set({ state: 'Cancelled' })
@@ -524,6 +529,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
         await this.#release(tx, payerId, bytes, sessions);
         await this.#settle(tx, payerId, policy, now);
       }
+      await pending.flush(tx, now);
       return { revoked: true, cancelled: rows.map((r) => r.id) };
     });
   }
@@ -696,7 +702,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const [session] = await tx.select().from(uploadSessions).where(eq(uploadSessions.id, input.uploadId)).for('update');
       // FOR SHARE keeps a concurrent purge from deleting the asset under the new reference.
       const [target] =
-        input.asset !== null && 'attachTo' in input.asset ? await tx.select({ state: assets.state }).from(assets).where(eq(assets.id, input.asset.attachTo)).for('share') : [];
+        input.asset !== null && 'attachTo' in input.asset ? await tx.select({ state: assets.state, ownerId: assets.ownerId }).from(assets).where(eq(assets.id, input.asset.attachTo)).for('share') : [];
       const stored = await this.#blob(tx, input.contentHash);
       const plan = decideCompletion({ session: session ?? null, storedBlobSize: stored?.size ?? null, attachTarget: target?.state ?? null, payer }, input, policy, now);
       if (typeof plan === 'string') return plan;
@@ -710,6 +716,10 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       if (plan.reference && plan.assetId !== null) await tx.insert(assetBlobs).values({ assetId: plan.assetId, ...plan.reference });
       if (plan.federatedRef) await tx.insert(federatedRefs).values(plan.federatedRef).onConflictDoNothing();
       await tx.update(uploadSessions).set({ state: plan.session.state, assetId: plan.assetId }).where(eq(uploadSessions.id, plan.session.id));
+      if (plan.reference && plan.assetId !== null) {
+        if (c) await appendSyncChanges(tx, c.ownerId, assetChanges(c.id, plan.session.id === c.id ? plan.session.albumId : await this.#albumOf(tx, c.id), null, c.state), now);
+        else if (target) await appendSyncChanges(tx, target.ownerId, assetChanges(plan.assetId, await this.#albumOf(tx, plan.assetId), target.state, target.state), now);
+      }
       return { outcome: plan.outcome, session: plan.session };
     });
   }
@@ -766,9 +776,9 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
    * racing step on the same asset waits here, then reads the row as the winner left it, or no row
    * if it was deleted), core decides, and the write names the row by its id alone.
    */
-  async #transition(tx: PgDb, id: string, action: AssetAction): Promise<boolean> {
+  async #transition(tx: PgDb, id: string, action: AssetAction, pending: PendingSync): Promise<boolean> {
     const [a] = await tx
-      .select({ state: assets.state, trashedAt: assets.trashedAt, dropExpiresAt: assets.dropExpiresAt })
+      .select({ state: assets.state, trashedAt: assets.trashedAt, dropExpiresAt: assets.dropExpiresAt, ownerId: assets.ownerId })
       .from(assets)
       .where(eq(assets.id, id))
       .for('update');
@@ -779,7 +789,23 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       t.write === 'delete'
         ? await tx.delete(assets).where(eq(assets.id, id)).returning({ id: assets.id })
         : await tx.update(assets).set(t.next).where(eq(assets.id, id)).returning({ id: assets.id });
-    return r.length === 1;
+    if (r.length !== 1) return false;
+    pending.add(a!.ownerId, assetChanges(id, await this.#albumOf(tx, id), a!.state, t.write === 'delete' ? null : t.next.state));
+    return true;
+  }
+  /** The album an asset lies in: its original's upload session's (core's albums/asset-album.ts). */
+  async #albumOf(tx: PgDb, assetId: string): Promise<string | null> {
+    const [s] = await tx.select({ albumId: uploadSessions.albumId }).from(uploadSessions).where(eq(uploadSessions.id, assetId));
+    return s?.albumId ?? null;
+  }
+  /** One lifecycle step in its own transaction, its sync changes appended last. */
+  #step(id: string, action: AssetAction, now: number): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const pending = new PendingSync();
+      const done = await this.#transition(tx, id, action, pending);
+      await pending.flush(tx, now);
+      return done;
+    });
   }
   /**
    * A trash, restore or purge and, when it applied, the owner's trash activity, in one transaction.
@@ -793,8 +819,10 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
         sql`INSERT INTO ${quotaAccounts} (account_id) SELECT owner_id FROM ${assets} WHERE id = ${id}
             ON CONFLICT (account_id) DO UPDATE SET account_id = excluded.account_id RETURNING account_id`,
       );
-      if (!owner || !(await this.#transition(tx, id, action))) return false;
+      const pending = new PendingSync();
+      if (!owner || !(await this.#transition(tx, id, action, pending))) return false;
       await tx.update(quotaAccounts).set({ trashActivityAt: now }).where(eq(quotaAccounts.accountId, owner.account_id));
+      await pending.flush(tx, now);
       return true;
     });
   }
@@ -830,16 +858,19 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
         .where(and(eq(assets.ownerId, ownerId), sql`${assets.state} IN ${TRASH_CANDIDATES}`))
         .orderBy(asc(assets.id));
       let n = 0;
-      for (const { id } of ids) if (named.has(id) && (await this.#transition(tx, id, { kind: 'empty_trash' }))) n++;
+      const pending = new PendingSync();
+      for (const { id } of ids) if (named.has(id) && (await this.#transition(tx, id, { kind: 'empty_trash' }, pending))) n++;
       if (n > 0) await tx.update(quotaAccounts).set({ trashActivityAt: now }).where(eq(quotaAccounts.accountId, ownerId));
+      await pending.flush(tx, now);
       return n;
     });
   }
   async adoptDrop(id: string, now: number): Promise<boolean> {
-    return this.db.transaction((tx) => this.#transition(tx, id, { kind: 'adopt', now }));
+    return this.#step(id, { kind: 'adopt', now }, now);
   }
   async discardDrop(id: string): Promise<boolean> {
-    return this.db.transaction((tx) => this.#transition(tx, id, { kind: 'discard' }));
+    // A pending drop was never synced: its discard records nothing (core's assetChanges), so no instant is needed.
+    return this.#step(id, { kind: 'discard' }, 0);
   }
   /**
    * Read, decided by core (`decideMetadataReplace`) and written in one transaction holding the
@@ -857,7 +888,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       await this.#blobLock(tx, 'shared');
       const { account, payer } = await this.#lockWithPayer(tx, input.accountId, now, mayRestart);
       // The asset row: two replacements of one asset queue here, so one metadata reference remains.
-      const [a] = await tx.select({ state: assets.state }).from(assets).where(eq(assets.id, input.assetId)).for('update');
+      const [a] = await tx.select({ state: assets.state, ownerId: assets.ownerId }).from(assets).where(eq(assets.id, input.assetId)).for('update');
       const metadata = a
         ? await tx.select({ size: assetBlobs.size }).from(assetBlobs).where(and(eq(assetBlobs.assetId, input.assetId), eq(assetBlobs.kind, 'metadata')))
         : [];
@@ -874,6 +905,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       await tx.delete(assetBlobs).where(and(eq(assetBlobs.assetId, input.assetId), eq(assetBlobs.kind, 'metadata')));
       await tx.insert(assetBlobs).values({ assetId: input.assetId, ...reference });
       await tx.update(quotaAccounts).set({ hardSince }).where(eq(quotaAccounts.accountId, payerId));
+      await appendSyncChanges(tx, a!.ownerId, assetChanges(input.assetId, await this.#albumOf(tx, input.assetId), a!.state, a!.state), now);
       return ok(undefined);
     });
   }

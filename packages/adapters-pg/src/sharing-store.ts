@@ -1,5 +1,6 @@
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import {
+  linkChanges,
   decideDropReservation,
   decideSponsorChange,
   type SponsorFacts,
@@ -15,13 +16,14 @@ import {
 import { OPEN_STATE_SQL } from '@strongroom/sql-common';
 import { isDeadlock, retrying, rowsOf, type PgDb } from './db.js';
 import { createLedgerRows } from './quota-store.js';
+import { appendSyncChanges } from './sync-store.js';
 import { accounts } from './schema/accounts.js';
 import { quotaAccounts, uploadSessions } from './schema/quota.js';
 import { linkDrops, links, sponsoredAccounts, sponsoredOwners } from './schema/sharing.js';
 
 type LinkRow = typeof links.$inferSelect;
 const OPEN = sql.raw(OPEN_STATE_SQL);
-const toLink = (r: LinkRow): LinkRecord => ({ ...r, assetIds: JSON.parse(r.assetIds) as string[] });
+export const toLink = (r: LinkRow): LinkRecord => ({ ...r, assetIds: JSON.parse(r.assetIds) as string[] });
 
 /** How often a sponsor change runs before a deadlock it was chosen to break is final. */
 const SPONSOR_CHANGE_ATTEMPTS = 3;
@@ -144,7 +146,10 @@ export class PgLinkStore implements LinkStore {
   constructor(readonly db: PgDb) {}
 
   async createLink(link: LinkRecord): Promise<void> {
-    await this.db.insert(links).values({ ...link, assetIds: JSON.stringify(link.assetIds) });
+    await this.db.transaction(async (tx) => {
+      await tx.insert(links).values({ ...link, assetIds: JSON.stringify(link.assetIds) });
+      await appendSyncChanges(tx, link.ownerId, linkChanges(link.idHash, link.revokedAt !== null), link.createdAt);
+    });
   }
   async findLink(idHash: string): Promise<LinkRecord | null> {
     const [r] = await this.db.select().from(links).where(eq(links.idHash, idHash));

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { eq } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
+  albumCreated,
   decideAbort,
   decideProposal,
   type AlbumRecord,
@@ -10,6 +11,7 @@ import {
   type UpgradeIntentRecord,
 } from '@strongroom/core';
 import { albumFromRow, intentFromRow } from '@strongroom/sql-common';
+import { appendSyncChanges } from './sync-store.js';
 import { albumUpgradeIntents, albums } from './schema/devices-albums.js';
 
 
@@ -21,11 +23,15 @@ import { albumUpgradeIntents, albums } from './schema/devices-albums.js';
 export class SqliteAlbumStore implements AlbumStore {
   readonly #db: BetterSQLite3Database;
 
+  readonly #sqlite: Database.Database;
+
   constructor(sqlite: Database.Database) {
+    this.#sqlite = sqlite;
     this.#db = drizzle(sqlite);
   }
 
   async createAlbum(a: AlbumRecord): Promise<void> {
+    this.#sqlite.transaction(() => {
     this.#db
       .insert(albums)
       .values({
@@ -39,6 +45,8 @@ export class SqliteAlbumStore implements AlbumStore {
         upgradeExpiresAt: a.upgrade?.expiresAt ?? null,
       })
       .run();
+      appendSyncChanges(this.#sqlite, a.accountId, albumCreated(a.id), a.createdAt);
+    }).immediate();
   }
 
   async findAlbum(albumId: string): Promise<AlbumRecord | null> {

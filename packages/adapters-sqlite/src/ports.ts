@@ -13,6 +13,7 @@ import { SqliteAttestationStore, SqliteDeprecationStore, SqliteRegistrationAllow
 import { SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';
 import { SqliteDiscoveryStore } from './discovery-store.js';
 import { SqliteDeploymentCensus } from './census-store.js';
+import { SqliteSyncLog } from './sync-store.js';
 
 export interface SqlitePortsOptions {
   /** Calls each of the connection's batch queues may hold before it answers error.server.busy (SVC_STORE_QUEUE). */
@@ -39,5 +40,6 @@ export function createSqlitePorts(db: Database.Database, options: SqlitePortsOpt
     discovery: new SqliteDiscoveryStore(db),
     registration: new SqliteRegistrationAllowlist(db),
     census: new SqliteDeploymentCensus(db),
+    sync: new SqliteSyncLog(db),
   };
 }

@@ -2,6 +2,8 @@ import type Database from 'better-sqlite3';
 import { and, asc, eq, gt, isNull } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
+  assetChanges,
+  linkChanges,
   decideAssetTransition,
   decideCompletion,
   decideMetadataReplace,
@@ -39,6 +41,7 @@ import {
 import { Admission, groupCommitOf, loadOf, OPEN_STATE_SQL, quotaAccountFromRow, sqlStringList, type GroupCommit, type QuotaAccountRow } from '@strongroom/sql-common';
 import * as schema from './schema/index.js';
 import { assets, blobs, linkDrops, links, quotaAccounts, uploadSessions } from './schema/index.js';
+import { appendSyncChanges } from './sync-store.js';
 
 type Db = BetterSQLite3Database<typeof schema>;
 type AssetRow = typeof assets.$inferSelect;
@@ -110,6 +113,8 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       cancelUpload: p(`UPDATE upload_sessions SET state = 'Cancelled' WHERE id = ? AND state IN ${OPEN} AND expires_at > ? RETURNING payer_id, declared_size`),
       inFlight: p(`SELECT count(*) AS n FROM upload_sessions WHERE album_id = ? AND state IN ${OPEN} AND expires_at > ?`),
       asset: p('SELECT * FROM assets WHERE id = ?'),
+      /** The album an asset lies in: its original's upload session's (core's albums/asset-album.ts). */
+      assetAlbum: p('SELECT album_id FROM upload_sessions WHERE id = ?'),
       // Candidates narrowed by the (owner, state) index to the states core says can apply; core decides each row.
       // The owner's rows in the states core says empty_trash can take, by the (owner, state) index;
       // the album is the original's session's.
@@ -262,6 +267,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async revokeLink(ownerId: string, linkIdHash: string, policy: QuotaPolicy, now: number): Promise<{ revoked: boolean; cancelled: string[] }> {
     return this.#commits.run(() => {
       if (this.#statements.revokeLink.run(now, linkIdHash, ownerId).changes !== 1) return { revoked: false, cancelled: [] };
+      appendSyncChanges(this.sqlite, ownerId, linkChanges(linkIdHash, true), now);
       const rows = this.#statements.cancelDrops.all(linkIdHash, now) as { id: string; payer_id: string; declared_size: number }[];
       const moved = new Set<string>();
       for (const r of rows) {
@@ -394,7 +400,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async completeUpload(input: CompleteUpload, policy: QuotaPolicy, now: number): Promise<CompleteOutcome> {
     return this.#commits.run((): CompleteOutcome => {
       const session = this.db.select().from(uploadSessions).where(eq(uploadSessions.id, input.uploadId)).get() ?? null;
-      const target = input.asset !== null && 'attachTo' in input.asset ? (this.#statements.assetState.get(input.asset.attachTo) as { state: AssetState } | undefined) : undefined;
+      const target = input.asset !== null && 'attachTo' in input.asset ? (this.#statements.asset.get(input.asset.attachTo) as { owner_id: string; state: AssetState } | undefined) : undefined;
       const plan = decideCompletion(
         {
           session,
@@ -416,6 +422,10 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       if (plan.reference) this.#statements.insertRef.run(plan.assetId, plan.reference.kind, plan.reference.contentHash, plan.reference.size);
       if (plan.federatedRef) this.#statements.fedInsert.run(plan.federatedRef.receiver, plan.federatedRef.peer, plan.federatedRef.contentHash);
       this.#statements.finishUpload.run(plan.session.state, plan.assetId, plan.session.id);
+      if (plan.reference && plan.assetId !== null) {
+        if (c) appendSyncChanges(this.sqlite, c.ownerId, assetChanges(c.id, plan.session.id === c.id ? plan.session.albumId : this.#albumOf(c.id), null, c.state), now);
+        else if (target) appendSyncChanges(this.sqlite, target.owner_id, assetChanges(plan.assetId, this.#albumOf(plan.assetId), target.state, target.state), now);
+      }
       return { outcome: plan.outcome, session: plan.session };
     });
   }
@@ -450,24 +460,29 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
    * is held from the read to the write, so no other connection or process moves the row between
    * them), core decides, and the write names the row by its id alone.
    */
-  #transition(id: string, action: AssetAction): boolean {
-    return this.#transitionOwner(id, action) !== null;
+  #transition(id: string, action: AssetAction, now: number): boolean {
+    return this.#transitionOwner(id, action, now) !== null;
+  }
+  #albumOf(assetId: string): string | null {
+    return (this.#statements.assetAlbum.get(assetId) as { album_id: string | null } | undefined)?.album_id ?? null;
   }
   /** `#transition`, answering the asset's owner when the step applied (null when it did not). */
-  #transitionOwner(id: string, action: AssetAction): string | null {
+  #transitionOwner(id: string, action: AssetAction, now: number): string | null {
     const a = this.#statements.asset.get(id) as { owner_id: string; state: AssetState; trashed_at: number | null; drop_expires_at: number | null } | undefined;
     const t = decideAssetTransition(a ? { state: a.state, trashedAt: a.trashed_at, dropExpiresAt: a.drop_expires_at } : null, action);
     if (!t.ok || !a) return null;
     // asset_blobs rows go with the asset (ON DELETE CASCADE): the references drop, the bytes stay charged.
     const changes =
       t.write === 'delete' ? this.#statements.deleteAsset.run(id).changes : this.#statements.setAssetState.run(t.next.state, t.next.trashedAt, t.next.dropExpiresAt, id).changes;
-    return changes === 1 ? a.owner_id : null;
+    if (changes !== 1) return null;
+    appendSyncChanges(this.sqlite, a.owner_id, assetChanges(id, this.#albumOf(id), a.state, t.write === 'delete' ? null : t.next.state), now);
+    return a.owner_id;
   }
   /** A trash, restore or purge and, when it applied, the owner's trash activity, in one transaction. */
   async #trashActivity(id: string, action: AssetAction, now: number): Promise<boolean> {
     return this.sqlite
       .transaction(() => {
-        const ownerId = this.#transitionOwner(id, action);
+        const ownerId = this.#transitionOwner(id, action, now);
         if (ownerId !== null) this.#statements.stampTrashActivity.run(ownerId, now);
         return ownerId !== null;
       })
@@ -491,17 +506,18 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       .transaction(() => {
         // Read again under the write lock: only the owner's rows named, each decided by core as it now stands.
         const rows = this.#statements.trashCandidates.all(ownerId) as TrashedAsset[];
-        const n = rows.filter((r) => named.has(r.assetId) && this.#transition(r.assetId, { kind: 'empty_trash' })).length;
+        const n = rows.filter((r) => named.has(r.assetId) && this.#transition(r.assetId, { kind: 'empty_trash' }, now)).length;
         if (n > 0) this.#statements.stampTrashActivity.run(ownerId, now);
         return n;
       })
       .immediate();
   }
   async adoptDrop(id: string, now: number): Promise<boolean> {
-    return this.sqlite.transaction(() => this.#transition(id, { kind: 'adopt', now })).immediate();
+    return this.sqlite.transaction(() => this.#transition(id, { kind: 'adopt', now }, now)).immediate();
   }
   async discardDrop(id: string): Promise<boolean> {
-    return this.sqlite.transaction(() => this.#transition(id, { kind: 'discard' })).immediate();
+    // A pending drop was never synced: its discard records nothing (core's assetChanges), so no instant is needed.
+    return this.sqlite.transaction(() => this.#transition(id, { kind: 'discard' }, 0)).immediate();
   }
   /**
    * Read, decided by core (`decideMetadataReplace`) and written in one IMMEDIATE transaction: edits
@@ -511,7 +527,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<Result<void, MetadataEditRefusal>> {
     return this.sqlite
       .transaction((): Result<void, MetadataEditRefusal> => {
-        const a = this.#statements.asset.get(input.assetId) as { state: AssetState } | undefined;
+        const a = this.#statements.asset.get(input.assetId) as { owner_id: string; state: AssetState } | undefined;
         const own = this.#account(input.accountId);
         const payerId = payerIdOf(own);
         this.#expire(payerId, now);
@@ -535,6 +551,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
         this.#statements.insertRef.run(input.assetId, reference.kind, reference.contentHash, reference.size);
         this.#statements.ensure.run(plan.value.payerId);
         this.#statements.setHardSince.run(plan.value.hardSince, plan.value.payerId);
+        appendSyncChanges(this.sqlite, a!.owner_id, assetChanges(input.assetId, this.#albumOf(input.assetId), a!.state, a!.state), now);
         return ok(undefined);
       })
       .immediate();

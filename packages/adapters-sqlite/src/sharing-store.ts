@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
+  linkChanges,
   decideDropReservation,
   decideSponsorChange,
   type SponsorFacts,
@@ -15,6 +16,7 @@ import {
   type SponsorshipStore,
 } from '@strongroom/core';
 import { OPEN_STATE_SQL } from '@strongroom/sql-common';
+import { appendSyncChanges } from './sync-store.js';
 import * as schema from './schema/index.js';
 import { accounts, linkDrops, links, quotaAccounts, sponsoredAccounts, sponsoredOwners } from './schema/index.js';
 
@@ -23,7 +25,7 @@ type LinkRow = typeof links.$inferSelect;
 
 const OPEN = sql.raw(OPEN_STATE_SQL);
 
-const toLink = (r: LinkRow): LinkRecord => ({ ...r, assetIds: JSON.parse(r.assetIds) as string[] });
+export const toLink = (r: LinkRow): LinkRecord => ({ ...r, assetIds: JSON.parse(r.assetIds) as string[] });
 
 /** Sponsored accounts and their owners over SQLite. */
 export class SqliteSponsorshipStore implements SponsorshipStore {
@@ -124,7 +126,12 @@ export class SqliteLinkStore implements LinkStore {
   }
 
   async createLink(link: LinkRecord): Promise<void> {
-    this.db.insert(links).values({ ...link, assetIds: JSON.stringify(link.assetIds) }).run();
+    this.sqlite
+      .transaction(() => {
+        this.db.insert(links).values({ ...link, assetIds: JSON.stringify(link.assetIds) }).run();
+        appendSyncChanges(this.sqlite, link.ownerId, linkChanges(link.idHash, link.revokedAt !== null), link.createdAt);
+      })
+      .immediate();
   }
   async findLink(idHash: string): Promise<LinkRecord | null> {
     const r = this.db.select().from(links).where(eq(links.idHash, idHash)).get();

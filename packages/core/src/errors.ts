@@ -10,6 +10,7 @@
 /** Every stable code a refusal or a CoreError can carry. */
 export type ErrorCode =
   | 'error.request.invalid'
+  | 'error.sync.cursor_expired'
   | 'error.not_found'
   | 'error.conflict'
   | 'error.auth.user_already_exists'

@@ -42,3 +42,4 @@ export * from './federation/index.js';
 export * from './peer-rate-limit/index.js';
 export * from './backup/index.js';
 export * from './access/index.js';
+export * from './sync/index.js';

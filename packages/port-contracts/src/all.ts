@@ -15,6 +15,7 @@ import { describeDeploymentContract, describeSecondFactorContract } from './seco
 import { describeIdentityLinkStoreContract, describeOidcFlowStoreContract } from './oidc.js';
 import { describeAttestationKeyStoreContract, describeDeprecationStoreContract, describeRegistrationAllowlistContract } from './records.js';
 import { describeLinkStoreContract, describeSponsorshipContract } from './sharing.js';
+import { describeSyncLogContract } from './sync.js';
 import { describeCapabilityRevocationContract, describeHandleStoreContract, describePeerRateStoreContract } from './discovery.js';
 
 /**
@@ -44,6 +45,7 @@ export const CONTRACT_SUITES: Record<SuiteName, (adapter: string, setup: Setup) 
   'capability-revocations': describeCapabilityRevocationContract,
   'registration-allowlist': describeRegistrationAllowlistContract,
   census: describeCensusContract,
+  sync: describeSyncLogContract,
 };
 
 /**

@@ -27,6 +27,7 @@ export const SUITES = [
   'sessions',
   'signing-keys',
   'sponsorship',
+  'sync',
   'totp',
 ] as const;
 export type SuiteName = (typeof SUITES)[number];

@@ -7,3 +7,4 @@ export * from './oidc.js';
 export * from './records.js';
 export * from './sharing.js';
 export * from './discovery.js';
+export * from './sync.js';

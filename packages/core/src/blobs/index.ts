@@ -1,4 +1,4 @@
-export { BLOB_ANSWER, linkCoversBlob, MAX_PRESIGN_TTL_S, mayReadBlob } from './rules.js';
+export { BLOB_ANSWER, linkCoversAsset, linkCoversBlob, MAX_PRESIGN_TTL_S, mayReadBlob } from './rules.js';
 export type { BlobReader } from './rules.js';
 export { BlobReadService } from './service.js';
 export { blobsAgree, checkBlobStore, verifyBlobs } from './verify.js';

@@ -46,11 +46,22 @@ export function mayReadBlob(who: BlobReader, refs: readonly BlobReference[]): bo
 
 /** Does `link` (as stored, or null) let an anonymous holder read the blob these references point to? */
 export function linkCoversBlob(link: LinkRecord | null, refs: readonly BlobReference[], now: number): boolean {
+  return refs.some((r) => linkCoversAsset(link, r, now));
+}
+
+/**
+ * Does `link` (as stored, or null) cover this asset: is it an active share link, and the asset a
+ * live one of the link's owner, named by the link or lying in its album? What a recipient may list
+ * (`GET /v1/links/{id}/assets`) and read a blob through are this one rule.
+ */
+export function linkCoversAsset(link: LinkRecord | null, asset: BlobReference, now: number): boolean {
   if (link === null || link.kind !== 'share' || linkStatus(link, now) !== 'active') return false;
   // A share link reads as its owner would, and only what it covers: the owner must still reach the
   // asset (the one rule), and the asset must be live and named by the link or in its album.
   const owner = { accountId: link.ownerId };
-  return refs.some(
-    (r) => mayReach(owner, assetOf(r), 'read') && r.state === 'live' && (link.assetIds.includes(r.assetId) || (link.albumId !== null && r.albumId === link.albumId)),
+  return (
+    mayReach(owner, assetOf(asset), 'read') &&
+    asset.state === 'live' &&
+    (link.assetIds.includes(asset.assetId) || (link.albumId !== null && asset.albumId === link.albumId))
   );
 }

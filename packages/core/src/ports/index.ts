@@ -39,3 +39,4 @@ export type { PeerDirectory } from './peer-directory.js';
 export type { PeerLookup, PeerReply } from './peer-lookup.js';
 export type { AllowlistEntry, RegistrationAllowlist } from './registration-allowlist.js';
 export type { CensusBounds, CensusCounts, DeploymentCensus } from './deployment-census.js';
+export type { SyncAlbum, SyncAsset, SyncChange, SyncEntry, SyncKind, SyncLog, SyncOp, SyncRead } from './sync-log.js';

@@ -25,6 +25,7 @@ import type { HandleStore } from './handle-store.js';
 import type { PeerRateStore } from './peer-rate-store.js';
 import type { RegistrationAllowlist } from './registration-allowlist.js';
 import type { DeploymentCensus } from './deployment-census.js';
+import type { SyncLog } from './sync-log.js';
 
 /**
  * Every store port a deployment runs on, one entry per area. Each adapter builds the whole set in
@@ -61,4 +62,6 @@ export interface Ports {
   readonly registration: RegistrationAllowlist;
   /** Every account and the deployment's totals, for the operator's commands and /metrics. */
   readonly census: DeploymentCensus;
+  /** The per-account change log library sync pages over, and the album and asset views a client lists. */
+  readonly sync: SyncLog;
 }

@@ -33,6 +33,7 @@ export { MemoryRegistrationAllowlist } from './memory-registration.js';
 export { MemoryDeploymentCensus } from './memory-census.js';
 export { MemoryAttestationKeyStore } from './memory-attestation.js';
 export { MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
+export { MemorySyncLog } from './memory-sync.js';
 export { storedLink, testLinkId } from './links.js';
 export { MemoryDiscoveryStore, memoryDiscoveryState } from './memory-discovery.js';
 export type { MemoryDiscoveryState } from './memory-discovery.js';

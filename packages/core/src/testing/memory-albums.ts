@@ -1,15 +1,20 @@
 import { decideAbort, decideProposal, withUpgrade } from '../album-upgrade/server.js';
 import type { AlbumRecord, AlbumStore, ProposeOutcome, UpgradeIntentRecord } from '../ports/album-store.js';
 import type { UploadsInFlight } from '../ports/uploads-in-flight.js';
+import { albumCreated } from '../sync/changes.js';
+import type { MemorySyncLog } from './memory-sync.js';
 
 /** In-memory reference implementation of the album store. */
 export class MemoryAlbumStore implements AlbumStore {
   readonly albums = new Map<string, AlbumRecord>();
   readonly intents = new Map<string, UpgradeIntentRecord>();
+  /** The sync log album creation appends to in the same step (createMemoryPorts wires it). */
+  sync: MemorySyncLog | null = null;
 
   async createAlbum(album: AlbumRecord): Promise<void> {
     if (this.albums.has(album.id)) throw new Error(`album ${album.id} exists`);
     this.albums.set(album.id, album);
+    this.sync?.append(album.accountId, albumCreated(album.id), album.createdAt);
   }
   async findAlbum(albumId: string): Promise<AlbumRecord | null> {
     return this.albums.get(albumId) ?? null;

@@ -14,6 +14,7 @@ import { MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
 import { MemoryDiscoveryStore } from './memory-discovery.js';
 import { MemoryRegistrationAllowlist } from './memory-registration.js';
 import { MemoryDeploymentCensus } from './memory-census.js';
+import { MemorySyncLog } from './memory-sync.js';
 
 /** The whole port set in memory: the reference implementation every adapter is held to. */
 export function createMemoryPorts(): Ports {
@@ -23,11 +24,16 @@ export function createMemoryPorts(): Ports {
   const links = new MemoryLinkStore();
   const quota = new MemoryQuotaStore(links);
   accounts.handleUserOf = (id) => discovery.state.handles.get(id)?.user ?? null;
+  const albums = new MemoryAlbumStore();
+  const sync = new MemorySyncLog({ quota, albums, links });
+  quota.sync = sync;
+  albums.sync = sync;
+  links.sync = sync;
   return {
     accounts,
     totp,
     devices: new MemoryDeviceStore(),
-    albums: new MemoryAlbumStore(),
+    albums,
     quota,
     schema: new MemorySchemaStatus(),
     secondFactor: new MemorySecondFactorStore({ totp, ledger: accounts }),
@@ -40,5 +46,6 @@ export function createMemoryPorts(): Ports {
     discovery,
     registration: new MemoryRegistrationAllowlist(),
     census: new MemoryDeploymentCensus({ accounts, quota }),
+    sync,
   };
 }

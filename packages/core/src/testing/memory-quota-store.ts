@@ -8,6 +8,8 @@ import { decideAssetTransition, EMPTY_TRASH_CANDIDATE_STATES, type AssetAction }
 import { decideMetadataReplace, type MetadataEditRefusal } from '../assets/metadata-edit.js';
 import { decideCompletion, decideOpen, type OpenFacts } from '../upload/decisions.js';
 import type { MemoryLinkStore } from './memory-sharing.js';
+import type { MemorySyncLog } from './memory-sync.js';
+import { assetChanges, linkChanges } from '../sync/changes.js';
 import { isInFlight, isOpenState } from '../upload/machine.js';
 
 type Row = { -readonly [K in keyof QuotaAccountRecord]: QuotaAccountRecord[K] };
@@ -27,6 +29,8 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   readonly assets = new Map<string, AssetRecord>();
   /** Federated cache references, keyed receiver \n peer \n hash. */
   readonly federated = new Set<string>();
+  /** The sync log each write appends its changes to in the same step (createMemoryPorts wires it). */
+  sync: MemorySyncLog | null = null;
 
   #row(accountId: string): Row {
     let r = this.accounts.get(accountId);
@@ -167,6 +171,7 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     const l = this.links?.links.get(linkIdHash);
     if (!l || l.ownerId !== ownerId || l.revokedAt !== null) return { revoked: false, cancelled: [] };
     this.links!.links.set(linkIdHash, { ...l, revokedAt: now });
+    this.sync?.append(ownerId, linkChanges(linkIdHash, true), now);
     const cancelled: string[] = [];
     const moved = new Set<string>();
     for (const s of [...this.uploads.values()]) {
@@ -227,9 +232,11 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     if (blob !== null && plan.assetId !== null) {
       if (plan.createAsset) {
         this.assets.set(plan.assetId, { ...plan.createAsset, createdAt: now, trashedAt: null, blobs: [blob] });
+        this.sync?.append(plan.createAsset.ownerId, assetChanges(plan.assetId, this.#albumOf(plan.assetId, plan.session), null, plan.createAsset.state), now);
       } else {
         const a = this.assets.get(plan.assetId)!;
         this.assets.set(plan.assetId, { ...a, blobs: [...a.blobs, blob] });
+        this.sync?.append(a.ownerId, assetChanges(a.id, this.#albumOf(a.id), a.state, a.state), now);
       }
     }
     this.uploads.set(plan.session.id, plan.session);
@@ -263,18 +270,23 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     return out.sort((x, y) => (x.assetId < y.assetId ? -1 : x.assetId > y.assetId ? 1 : 0));
   }
   // The lifecycle is core's (decideAssetTransition); this fake reads, asks, and writes, as the stores do.
-  #transition(id: string, action: AssetAction): boolean {
+  #transition(id: string, action: AssetAction, now: number): boolean {
     const a = this.assets.get(id) ?? null;
     const t = decideAssetTransition(a, action);
     if (!t.ok || !a) return false;
     if (t.write === 'delete') this.assets.delete(id);
     else this.assets.set(id, { ...a, ...t.next });
+    this.sync?.append(a.ownerId, assetChanges(id, this.#albumOf(id), a.state, t.write === 'delete' ? null : t.next.state), now);
     return true;
+  }
+  /** The album an asset lies in: its original's upload session's (albums/asset-album.ts). */
+  #albumOf(assetId: string, session?: UploadSessionRecord): string | null {
+    return (session?.id === assetId ? session : this.uploads.get(assetId))?.albumId ?? null;
   }
   /** A trash, restore or purge, and (when it applied) the owner's trash activity stamped with it. */
   #trashActivity(id: string, action: AssetAction, now: number): boolean {
     const ownerId = this.assets.get(id)?.ownerId;
-    if (ownerId === undefined || !this.#transition(id, action)) return false;
+    if (ownerId === undefined || !this.#transition(id, action, now)) return false;
     this.#row(ownerId).trashActivityAt = now;
     return true;
   }
@@ -295,15 +307,16 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   }
   async emptyTrash(ownerId: string, assetIds: readonly string[], now: number): Promise<number> {
     let n = 0;
-    for (const id of new Set(assetIds)) if (this.assets.get(id)?.ownerId === ownerId && this.#transition(id, { kind: 'empty_trash' })) n++;
+    for (const id of new Set(assetIds)) if (this.assets.get(id)?.ownerId === ownerId && this.#transition(id, { kind: 'empty_trash' }, now)) n++;
     if (n > 0) this.#row(ownerId).trashActivityAt = now;
     return n;
   }
   async adoptDrop(id: string, now: number): Promise<boolean> {
-    return this.#transition(id, { kind: 'adopt', now });
+    return this.#transition(id, { kind: 'adopt', now }, now);
   }
   async discardDrop(id: string): Promise<boolean> {
-    return this.#transition(id, { kind: 'discard' });
+    // A pending drop was never synced: its discard records nothing (core's assetChanges), so no instant is needed.
+    return this.#transition(id, { kind: 'discard' }, 0);
   }
   async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<Result<void, MetadataEditRefusal>> {
     const a = this.assets.get(input.assetId) ?? null;
@@ -326,6 +339,7 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     const { newBlob, reference } = plan.value;
     if (newBlob) this.#storeBlob(newBlob.contentHash, newBlob.size, newBlob.chargedTo, null, now);
     this.assets.set(a!.id, { ...a!, blobs: [...a!.blobs.filter((b) => b.kind !== 'metadata'), reference] });
+    this.sync?.append(a!.ownerId, assetChanges(a!.id, this.#albumOf(a!.id), a!.state, a!.state), now);
     this.#row(plan.value.payerId).hardSince = plan.value.hardSince;
     return ok(undefined);
   }

@@ -1,3 +1,5 @@
+import type { MemorySyncLog } from './memory-sync.js';
+import { linkChanges } from '../sync/changes.js';
 import type { Result } from '../errors.js';
 import { decideDropReservation } from '../links/rules.js';
 import type { AccountRecord } from '../ports/account-store.js';
@@ -72,10 +74,13 @@ export class MemoryLinkStore implements LinkStore {
   /** By `idHash`. */
   readonly links = new Map<string, LinkRecord>();
   readonly drops = new Map<string, DropRecord>();
+  /** The sync log link creation appends to in the same step (createMemoryPorts wires it). */
+  sync: MemorySyncLog | null = null;
 
   async createLink(link: LinkRecord): Promise<void> {
     if (this.links.has(link.idHash)) throw new Error('a link is stored under this hash already');
     this.links.set(link.idHash, link);
+    this.sync?.append(link.ownerId, linkChanges(link.idHash, link.revokedAt !== null), link.createdAt);
   }
   async findLink(idHash: string): Promise<LinkRecord | null> {
     return this.links.get(idHash) ?? null;

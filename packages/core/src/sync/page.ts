@@ -1,0 +1,83 @@
+import type { LinkRecord } from '../ports/link-store.js';
+import type { SyncAlbum, SyncAsset, SyncEntry, SyncRead } from '../ports/sync-log.js';
+
+/** `limit` of a sync page: 1 to 1,000, 500 when the client names none. */
+export const SYNC_PAGE_LIMIT = { min: 1, max: 1000, default: 500 } as const;
+export const DEFAULT_TOMBSTONE_DAYS = 90;
+const DAY_MS = 86_400_000;
+
+/** Where a client stands in its account's log: the last sequence number its pages returned, and when that page was read. */
+export interface SyncPosition {
+  readonly seq: number;
+  readonly issuedAt: number;
+}
+
+/** Tombstones written before this instant may be pruned; a cursor issued before it is expired. */
+export function tombstoneHorizon(now: number, tombstoneDays: number): number {
+  return now - tombstoneDays * DAY_MS;
+}
+
+/**
+ * A cursor is expired (410, the client starts again without one) when it is older than the
+ * tombstone horizon, or when a tombstone it has not seen was pruned (a removal it would never learn).
+ */
+export function cursorExpired(position: SyncPosition, prunedThrough: number, now: number, tombstoneDays: number): boolean {
+  return position.issuedAt < tombstoneHorizon(now, tombstoneDays) || prunedThrough > position.seq;
+}
+
+/** One change of a page, its object as it now stands (null for a removal). */
+export type PageChange =
+  | { readonly kind: 'asset'; readonly objectId: string; readonly op: 'upsert'; readonly record: SyncAsset }
+  | { readonly kind: 'album'; readonly objectId: string; readonly op: 'upsert'; readonly record: SyncAlbum }
+  | { readonly kind: 'link'; readonly objectId: string; readonly op: 'upsert'; readonly record: LinkRecord }
+  | { readonly kind: 'asset' | 'album'; readonly objectId: string; readonly op: 'remove'; readonly record: null }
+  | { readonly kind: 'link'; readonly objectId: string; readonly op: 'remove'; readonly record: LinkRecord };
+
+export interface PagePlan {
+  readonly changes: readonly PageChange[];
+  /** The sequence number the next page starts after. */
+  readonly seq: number;
+  readonly hasMore: boolean;
+}
+
+/**
+ * A page from the facts the store read with `limit + 1` entries after the client's position (null:
+ * a first listing). Entries come in sequence order, which is the order the account's writes
+ * committed; each object appears once, as its latest change. A first listing leaves out removals
+ * (of objects the client never held); a later page keeps them. An entry whose object the snapshot
+ * no longer holds (it cannot: entry and object are read together) is a removal.
+ */
+export function planSyncPage(read: SyncRead, after: SyncPosition | null, limit: number): PagePlan {
+  const taken = read.entries.slice(0, limit);
+  const assets = new Map(read.assets.map((a) => [a.id, a]));
+  const albums = new Map(read.albums.map((a) => [a.id, a]));
+  const links = new Map(read.links.map((l) => [l.idHash, l]));
+  const changes: PageChange[] = [];
+  for (const e of taken) {
+    const change = pageChange(e, assets, albums, links);
+    if (change === null || (after === null && change.op === 'remove')) continue;
+    changes.push(change);
+  }
+  return { changes, seq: taken.length > 0 ? taken[taken.length - 1]!.seq : (after?.seq ?? 0), hasMore: read.entries.length > limit };
+}
+
+function pageChange(e: SyncEntry, assets: Map<string, SyncAsset>, albums: Map<string, SyncAlbum>, links: Map<string, LinkRecord>): PageChange | null {
+  if (e.kind === 'link') {
+    const link = links.get(e.objectId);
+    // A link is never deleted, only revoked: one missing is not the account's to name.
+    if (link === undefined) return null;
+    return e.op === 'upsert' && link.revokedAt === null ? { kind: 'link', objectId: e.objectId, op: 'upsert', record: link } : { kind: 'link', objectId: e.objectId, op: 'remove', record: link };
+  }
+  if (e.kind === 'asset') {
+    const a = assets.get(e.objectId);
+    return e.op === 'upsert' && a !== undefined ? { kind: 'asset', objectId: e.objectId, op: 'upsert', record: a } : { kind: 'asset', objectId: e.objectId, op: 'remove', record: null };
+  }
+  const album = albums.get(e.objectId);
+  return e.op === 'upsert' && album !== undefined ? { kind: 'album', objectId: e.objectId, op: 'upsert', record: album } : { kind: 'album', objectId: e.objectId, op: 'remove', record: null };
+}
+
+/** The records a recipient of a share link lists: keyset pages by asset id. */
+export function planKeysetPage<T extends { readonly id: string }>(covered: readonly T[], limit: number): { readonly items: readonly T[]; readonly hasMore: boolean; readonly last: string | null } {
+  const items = covered.slice(0, limit);
+  return { items, hasMore: covered.length > limit, last: items.length > 0 ? items[items.length - 1]!.id : null };
+}
