@@ -111,14 +111,14 @@ export class PgSyncLog implements SyncLog {
           .where(and(eq(syncChanges.accountId, accountId), gt(syncChanges.seq, after)))
           .orderBy(syncChanges.seq)
           .limit(limit);
-        const [head] = await tx.select({ prunedThrough: syncHeads.prunedThrough }).from(syncHeads).where(eq(syncHeads.accountId, accountId));
+        const [head] = await tx.select({ seq: syncHeads.seq, prunedThrough: syncHeads.prunedThrough }).from(syncHeads).where(eq(syncHeads.accountId, accountId));
         const ids = (kind: string) => entries.filter((e) => e.kind === kind).map((e) => e.objectId);
         const assets = await this.#assetsById(tx, ids('asset'));
         const albumIds = ids('album');
         const albums = albumIds.length === 0 ? [] : (await rowsOf<AlbumViewRow>(tx, sql`${ALBUM_VIEW} WHERE al.id IN ${list(albumIds)}`)).map((r) => this.#album(r));
         const linkIds = ids('link');
         const linkRows: LinkRecord[] = linkIds.length === 0 ? [] : (await tx.select().from(links).where(inArray(links.idHash, linkIds))).map(toLink);
-        return { entries, prunedThrough: head?.prunedThrough ?? 0, assets, albums, links: linkRows };
+        return { entries, prunedThrough: head?.prunedThrough ?? 0, head: head?.seq ?? 0, assets, albums, links: linkRows };
       },
       { isolationLevel: 'repeatable read', accessMode: 'read only' },
     );

@@ -66,7 +66,7 @@ export class SqliteSyncLog implements SyncLog {
     this.#s = {
       // One range of the (account_id, seq) index.
       entries: p('SELECT kind, object_id AS objectId, op, seq, at FROM sync_changes WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
-      head: p('SELECT pruned_through FROM sync_heads WHERE account_id = ?'),
+      head: p('SELECT seq, pruned_through FROM sync_heads WHERE account_id = ?'),
       asset: p(`${ASSET_VIEW} WHERE a.id = ?`),
       blobs: p('SELECT kind, content_hash, size FROM asset_blobs WHERE asset_id = ? ORDER BY seq'),
       albumAssets: (states: readonly string[]) => p(`${ASSET_VIEW} WHERE s.album_id = ? AND a.owner_id = ? AND a.state IN ${sqlStringList(states)} AND a.id > ? ORDER BY a.id LIMIT ?`),
@@ -103,13 +103,13 @@ export class SqliteSyncLog implements SyncLog {
   async readSync(accountId: string, after: number, limit: number): Promise<SyncRead> {
     return this.sqlite.transaction((): SyncRead => {
       const entries = this.#s.entries.all(accountId, after, limit) as SyncEntry[];
-      const head = this.#s.head.get(accountId) as { pruned_through: number } | undefined;
+      const head = this.#s.head.get(accountId) as { seq: number; pruned_through: number } | undefined;
       const ids = (kind: string) => entries.filter((e) => e.kind === kind).map((e) => e.objectId);
       const assets = ids('asset').flatMap((id) => this.#asset(id) ?? []);
       const albums = ids('album').flatMap((id) => this.#album(this.#s.album.get(id) as never) ?? []);
       const linkIds = ids('link');
       const linkRows: LinkRecord[] = linkIds.length === 0 ? [] : this.#db.select().from(links).where(inArray(links.idHash, linkIds)).all().map(toLink);
-      return { entries, prunedThrough: head?.pruned_through ?? 0, assets, albums, links: linkRows };
+      return { entries, prunedThrough: head?.pruned_through ?? 0, head: head?.seq ?? 0, assets, albums, links: linkRows };
     })();
   }
   async pruneSyncTombstones(before: number): Promise<number> {

@@ -44,6 +44,8 @@ export interface SyncRead {
   readonly entries: readonly SyncEntry[];
   /** The highest sequence number of a tombstone pruned from the account's log (0: none). */
   readonly prunedThrough: number;
+  /** The account's last sequence number handed out (0: none), as of the snapshot. */
+  readonly head: number;
   /** The assets the entries name that exist (any state). */
   readonly assets: readonly SyncAsset[];
   readonly albums: readonly SyncAlbum[];

@@ -11,14 +11,14 @@ const syncContext = (accountId: string): string => `svc-sync-cursor/v1:${account
 const linkContext = (idHash: string): string => `svc-link-cursor/v1:${idHash}`;
 
 export function sealSyncCursor(sealer: SecretSealer, accountId: string, position: SyncPosition): Promise<string> {
-  return sealer.seal(utf8(JSON.stringify([position.seq, position.issuedAt])), syncContext(accountId));
+  return sealer.seal(utf8(JSON.stringify([position.seq, position.issuedAt, position.floor])), syncContext(accountId));
 }
 
 /** The position, or null when the cursor is not one this server issued for this account. */
 export async function openSyncCursor(sealer: SecretSealer, accountId: string, cursor: string): Promise<SyncPosition | null> {
   const parsed = await openJson(sealer, cursor, syncContext(accountId));
-  if (!Array.isArray(parsed) || parsed.length !== 2 || !parsed.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)) return null;
-  return { seq: parsed[0] as number, issuedAt: parsed[1] as number };
+  if (!Array.isArray(parsed) || parsed.length !== 3 || !parsed.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)) return null;
+  return { seq: parsed[0] as number, issuedAt: parsed[1] as number, floor: parsed[2] as number };
 }
 
 export function sealLinkCursor(sealer: SecretSealer, idHash: string, lastAssetId: string): Promise<string> {

@@ -6,10 +6,19 @@ export const SYNC_PAGE_LIMIT = { min: 1, max: 1000, default: 500 } as const;
 export const DEFAULT_TOMBSTONE_DAYS = 90;
 const DAY_MS = 86_400_000;
 
-/** Where a client stands in its account's log: the last sequence number its pages returned, and when that page was read. */
+/** Where a client stands in its account's log. */
 export interface SyncPosition {
+  /** The last sequence number its pages returned. */
   readonly seq: number;
+  /** When the page that returned it was read. */
   readonly issuedAt: number;
+  /**
+   * The account's last sequence number when the client's listing began. A removal is final (a
+   * purged asset, a revoked link never come back), so a tombstone numbered up to it removed an
+   * object before the listing could read it: the client never held that object, and its pruning
+   * takes nothing from the client.
+   */
+  readonly floor: number;
 }
 
 /** Tombstones written before this instant may be pruned; a cursor issued before it is expired. */
@@ -19,10 +28,12 @@ export function tombstoneHorizon(now: number, tombstoneDays: number): number {
 
 /**
  * A cursor is expired (410, the client starts again without one) when it is older than the
- * tombstone horizon, or when a tombstone it has not seen was pruned (a removal it would never learn).
+ * tombstone horizon, or when a tombstone it has not seen was pruned since its listing began (a
+ * removal it would never learn: a write that read the clock before the page but committed after
+ * it, pruned at the horizon's edge).
  */
 export function cursorExpired(position: SyncPosition, prunedThrough: number, now: number, tombstoneDays: number): boolean {
-  return position.issuedAt < tombstoneHorizon(now, tombstoneDays) || prunedThrough > position.seq;
+  return position.issuedAt < tombstoneHorizon(now, tombstoneDays) || prunedThrough > Math.max(position.seq, position.floor);
 }
 
 /** One change of a page, its object as it now stands (null for a removal). */
@@ -37,6 +48,8 @@ export interface PagePlan {
   readonly changes: readonly PageChange[];
   /** The sequence number the next page starts after. */
   readonly seq: number;
+  /** The position's floor (SyncPosition.floor): set by a first listing, then carried. */
+  readonly floor: number;
   readonly hasMore: boolean;
 }
 
@@ -58,7 +71,8 @@ export function planSyncPage(read: SyncRead, after: SyncPosition | null, limit: 
     if (change === null || (after === null && change.op === 'remove')) continue;
     changes.push(change);
   }
-  return { changes, seq: taken.length > 0 ? taken[taken.length - 1]!.seq : (after?.seq ?? 0), hasMore: read.entries.length > limit };
+  const seq = taken.length > 0 ? taken[taken.length - 1]!.seq : (after?.seq ?? 0);
+  return { changes, seq, floor: after === null ? read.head : after.floor, hasMore: read.entries.length > limit };
 }
 
 function pageChange(e: SyncEntry, assets: Map<string, SyncAsset>, albums: Map<string, SyncAlbum>, links: Map<string, LinkRecord>): PageChange | null {

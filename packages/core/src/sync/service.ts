@@ -72,7 +72,7 @@ export class SyncService {
       if (c.kind === 'link') return openLinkId(this.#d.sealer, c.record).then((id) => (c.op === 'upsert' ? { kind: 'link', id, op: 'upsert', record: { ...c.record, id } } : { kind: 'link', id, op: 'remove', record: null }));
       return c.op === 'upsert' ? ({ kind: c.kind, id: c.objectId, op: 'upsert', record: c.record } as SyncPageChange) : { kind: c.kind, id: c.objectId, op: 'remove', record: null };
     }));
-    return ok({ changes, cursor: await sealSyncCursor(this.#d.sealer, accountId, { seq: plan.seq, issuedAt: now }), hasMore: plan.hasMore });
+    return ok({ changes, cursor: await sealSyncCursor(this.#d.sealer, accountId, { seq: plan.seq, issuedAt: now, floor: plan.floor }), hasMore: plan.hasMore });
   }
 
   /** The caller's albums, oldest first. */

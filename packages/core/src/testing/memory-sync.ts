@@ -49,7 +49,8 @@ export class MemorySyncLog implements SyncLog {
         if (l) links.push(l);
       }
     }
-    return { entries, prunedThrough: this.heads.get(accountId)?.prunedThrough ?? 0, assets, albums, links };
+    const head = this.heads.get(accountId);
+    return { entries, prunedThrough: head?.prunedThrough ?? 0, head: head?.seq ?? 0, assets, albums, links };
   }
 
   async pruneSyncTombstones(before: number): Promise<number> {

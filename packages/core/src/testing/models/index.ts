@@ -13,3 +13,4 @@ export { recordsModelProperty } from './records-model.js';
 export { peerBucketModelProperty } from './peer-bucket-model.js';
 export { leaseModelProperty } from './lease-model.js';
 export { registrationModelProperty } from './registration-model.js';
+export { syncModelProperty } from './sync-model.js';
