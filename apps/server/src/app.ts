@@ -26,6 +26,7 @@ import { operationsRoutes } from './routes/operations.js';
 import { Cors } from './http/cors.js';
 import type { HttpMetrics, RouteStats } from './http/metrics.js';
 import { sharingRoutes } from './routes/sharing.js';
+import { syncRoutes } from './routes/sync.js';
 import { discoveryRoutes } from './routes/discovery.js';
 import { failureForLog } from './logs/failure.js';
 
@@ -48,6 +49,7 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...secondFactorRoutes(deps),
     ...oidcRoutes(deps),
     ...sharingRoutes(deps),
+    ...syncRoutes(deps),
     ...blobRoutes(deps),
     ...discoveryRoutes(deps),
   ];

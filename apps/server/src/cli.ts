@@ -275,15 +275,18 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
       const lock = await naming(path, () => takeFileLock(path, 'gc-sweep', deps.clock.now()));
       let r;
       let staged;
+      let pruned;
       try {
         r = await deps.quota.sweep();
         // Then staged bytes no session in flight holds (expired elsewhere, or sent after a cancel).
         staged = await deps.uploads.sweepStaging();
+        // And the sync removals past SVC_SYNC_TOMBSTONE_DAYS.
+        pruned = await deps.sync.prune();
       } finally {
         await lock.release();
       }
       const credits = Object.entries(r.credited).map(([a, n]) => `  ${a}: -${n} bytes`);
-      return [`swept ${r.swept.length} blobs, expired ${r.expiredUploads} upload sessions (federated fills included), discarded ${staged} staged uploads, removed ${r.unrecorded} stored blobs without a ledger entry`, ...credits].join('\n');
+      return [`swept ${r.swept.length} blobs, expired ${r.expiredUploads} upload sessions (federated fills included), discarded ${staged} staged uploads, removed ${r.unrecorded} stored blobs without a ledger entry, pruned ${pruned} sync removals older than ${deps.config.syncTombstoneDays} days`, ...credits].join('\n');
     },
   },
   blobs: {

@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
-import { DEFAULT_DIRECT_PUT_TTL_S, DEFAULT_HASH_QUEUE, DEFAULT_LOOKUP_RATE_PER_MINUTE, DEFAULT_HASH_WAIT_MS, DEFAULT_QUOTA_POLICY, fromBase64url, isProtocolVersion, isRegistrationMode, REGISTRATION_MODES, type RegistrationMode } from '@strongroom/core';
+import { DEFAULT_DIRECT_PUT_TTL_S, DEFAULT_HASH_QUEUE, DEFAULT_LOOKUP_RATE_PER_MINUTE, DEFAULT_TOMBSTONE_DAYS, DEFAULT_HASH_WAIT_MS, DEFAULT_QUOTA_POLICY, fromBase64url, isProtocolVersion, isRegistrationMode, REGISTRATION_MODES, type RegistrationMode } from '@strongroom/core';
 import { DEFAULT_QUEUE_BOUND } from '@strongroom/adapters-sqlite';
 
 /** Everything the server reads from its environment, validated once at start. */
@@ -75,6 +75,8 @@ export interface Config {
   readonly federationRate: number;
   /** Handle lookups per minute per account, local and forwarded (SVC_LOOKUP_RATE). */
   readonly lookupRate: number;
+  /** How long sync keeps removals, and so how old a sync cursor may be, in days (SVC_SYNC_TOMBSTONE_DAYS). */
+  readonly syncTombstoneDays: number;
   /** Password checks that may wait for a free hasher before sign-in answers 503 error.server.busy (SVC_HASH_QUEUE). */
   readonly hashQueue: number;
   /** The longest a password check may expect to wait for a hasher before that 503 instead (SVC_HASH_WAIT_MS; 0: no time bound). */
@@ -473,6 +475,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     maxOpenUploads: positiveCount(env, 'SVC_MAX_OPEN_UPLOADS', DEFAULT_QUOTA_POLICY.maxOpenUploads),
     federationRate: wholeNumber(env, 'SVC_FEDERATION_RATE', 600, 1, 1_000_000),
     lookupRate: wholeNumber(env, 'SVC_LOOKUP_RATE', DEFAULT_LOOKUP_RATE_PER_MINUTE, 1, 1_000_000),
+    syncTombstoneDays: wholeNumber(env, 'SVC_SYNC_TOMBSTONE_DAYS', DEFAULT_TOMBSTONE_DAYS, 1, 36_500),
     hashQueue: wholeNumber(env, 'SVC_HASH_QUEUE', DEFAULT_HASH_QUEUE, 0, 1_000_000),
     hashWaitMs: wholeNumber(env, 'SVC_HASH_WAIT_MS', DEFAULT_HASH_WAIT_MS, 0, 600_000),
     workers: env.SVC_WORKERS === 'auto' ? availableParallelism() : wholeNumber(env, 'SVC_WORKERS', 1, 1, 256),

@@ -33,6 +33,7 @@ import {
   OidcService,
   TotpSecretBox,
   SecretBox,
+  SyncService,
   type IdentityProvider,
   AttestationRing,
   DeprecationService,
@@ -122,6 +123,8 @@ export interface AppDeps {
   readonly blobReads: BlobReadService;
   /** Handles, the opt-in public record and lookups of local accounts. */
   readonly discovery: DiscoveryService;
+  /** Library sync, the album listing, asset views and what a share link covers. */
+  readonly sync: SyncService;
   /** Capability tokens between servers, forwarded lookups and the per-peer limit. */
   readonly federation: FederationService;
 }
@@ -304,6 +307,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   // Before serving: links an earlier build stored in clear move to their hash (no id is logged).
   const movedLinks = await links.sealClearIds();
   if (movedLinks > 0) logger.info('links.sealed_in_place', { count: movedLinks });
+  const sync = new SyncService({ log: stores.sync, links: stores.links, clock, sealer: keyBox, tombstoneDays: config.syncTombstoneDays });
   const blobReads = new BlobReadService({ catalog: stores.quota, links: stores.links, blobs: stores.blobs, ledger: stores.quota, clock });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
   const totpRecovery = new TotpRecoveryService({ challenges: stores.totp, directories: stores.devices, recovery: stores.secondFactor, accounts: stores.accounts, sessions, clock });
@@ -367,6 +371,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     blobReads,
     discovery,
     federation,
+    sync,
   };
 }
 

@@ -96,6 +96,7 @@ const TAGS: Record<string, string> = {
   sponsored: 'Sponsored accounts: created and paid for by an account, acted as by their owners',
   links: 'Share links (read an album without an account) and upload links (guests drop files into an album)',
   discovery: 'Handles, their publication, and looking people up here and on listed peer servers',
+  sync: 'Library sync: what an account holds, page by page, and what changed since a cursor',
 };
 
 /**

@@ -12,6 +12,7 @@ export type ProblemCode = ErrorCode | HttpOnlyCode;
  */
 export const STATUS: Record<ProblemCode, number> = {
   'error.request.invalid': 400,
+  'error.sync.cursor_expired': 410,
   'error.request.too_large': 413,
   'error.request.unsupported_media_type': 415,
   'error.request.method_not_allowed': 405,

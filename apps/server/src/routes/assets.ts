@@ -1,5 +1,5 @@
 import * as v from 'valibot';
-import type { AssetRecord } from '@strongroom/core';
+import type { AssetRecord, Principal, SyncAsset } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { JSON_LIMIT, octetStream, readLimited } from '../http/request.js';
 import { iso, isoOrNull, json, noContent, unwrap } from '../http/respond.js';
@@ -7,25 +7,38 @@ import { route, type AnyRoute } from '../http/route-def.js';
 import { Timestamp, Uuid } from './schemas.js';
 import { Hash, IdParam, Kind } from './upload-fields.js';
 
-/** An asset on the wire (also the answer to adopting a drop). */
+/** An asset on the wire (also the answer to adopting a drop, a sync change's record and a share link's listing). */
 export const AssetBody = v.object({
   asset_id: Uuid,
   owner_id: Uuid,
   upload_user_id: Uuid,
+  album_id: v.pipe(v.nullable(Uuid), v.description('The album its original was uploaded into (null: none)')),
   state: v.picklist(['live', 'trashed']),
   created_at: Timestamp,
+  updated_at: v.pipe(Timestamp, v.description('Its latest change: created, trashed, restored, a blob added or its metadata replaced')),
   trashed_at: v.nullable(Timestamp),
-  blobs: v.array(v.object({ kind: Kind, content_hash: Hash, size: v.number() })),
+  blobs: v.array(v.object({ role: v.pipe(Kind, v.description('What the blob is to the asset')), kind: v.pipe(Kind, v.description('The same as role (the name earlier builds used)')), content_hash: Hash, size: v.number() })),
 });
-export const assetBody = (a: AssetRecord) => ({
+export const assetBody = (a: SyncAsset) => ({
   asset_id: a.id,
   owner_id: a.ownerId,
   upload_user_id: a.uploaderId,
+  album_id: a.albumId,
   state: a.state,
   created_at: iso(a.createdAt),
+  updated_at: iso(a.updatedAt),
   trashed_at: isoOrNull(a.trashedAt),
-  blobs: a.blobs.map((b) => ({ kind: b.kind, content_hash: b.contentHash, size: b.size })),
+  blobs: a.blobs.map((b) => ({ role: b.kind, kind: b.kind, content_hash: b.contentHash, size: b.size })),
 });
+
+/**
+ * The asset a write answered, as GET answers it now (with its album and last change). Should a
+ * racing purge have taken it since, the write's own record stands, its album unknown.
+ */
+export async function assetView(deps: AppDeps, principal: Pick<Principal, 'accountId' | 'guestUploadId'>, a: AssetRecord): Promise<SyncAsset> {
+  const now = await deps.sync.asset(principal, a.id);
+  return now.ok ? now.value : { ...a, albumId: null, updatedAt: a.createdAt };
+}
 
 /** A write to an asset of an album is a write to that album: this names the live intent while it quiesces. */
 const IntentQuery = v.object({
@@ -47,7 +60,7 @@ export function assetRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       params: IdParam,
       responses: { 200: { description: 'The asset', schema: AssetBody } },
-      handle: async ({ c, params, principal }) => json(c, 200, assetBody(unwrap(await deps.assets.get(principal, params.id)))),
+      handle: async ({ c, params, principal }) => json(c, 200, assetBody(unwrap(await deps.sync.asset(principal, params.id)))),
     }),
     route({
       method: 'POST',
@@ -60,7 +73,7 @@ export function assetRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'empty' },
       responses: { 200: { description: 'Trashed', schema: AssetBody } },
       errors: ['error.conflict', 'error.not_found', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
-      handle: async ({ c, params, query, principal, version }) => json(c, 200, assetBody(unwrap(await deps.assets.trash(principal, params.id, guarded(query, version))))),
+      handle: async ({ c, params, query, principal, version }) => json(c, 200, assetBody(await assetView(deps, principal, unwrap(await deps.assets.trash(principal, params.id, guarded(query, version)))))),
     }),
     route({
       method: 'POST',
@@ -73,7 +86,7 @@ export function assetRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'empty' },
       responses: { 200: { description: 'Live again', schema: AssetBody } },
       errors: ['error.conflict', 'error.not_found', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
-      handle: async ({ c, params, query, principal, version }) => json(c, 200, assetBody(unwrap(await deps.assets.restore(principal, params.id, guarded(query, version))))),
+      handle: async ({ c, params, query, principal, version }) => json(c, 200, assetBody(await assetView(deps, principal, unwrap(await deps.assets.restore(principal, params.id, guarded(query, version)))))),
     }),
     route({
       method: 'DELETE',
@@ -120,7 +133,7 @@ export function assetRoutes(deps: AppDeps): AnyRoute[] {
       handle: async ({ c, params, query, principal, version }) => {
         octetStream(c);
         const bytes = await readLimited(c, JSON_LIMIT);
-        return json(c, 200, assetBody(unwrap(await deps.assets.replaceMetadata(principal, params.id, bytes, guarded(query, version)))));
+        return json(c, 200, assetBody(await assetView(deps, principal, unwrap(await deps.assets.replaceMetadata(principal, params.id, bytes, guarded(query, version))))));
       },
     }),
   ];

@@ -6,7 +6,7 @@ import { iso, isoOrNull, json, noContent, unwrap } from '../http/respond.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 import { ContentHash, Timestamp, Uuid } from './schemas.js';
 import { Size } from './upload-fields.js';
-import { AssetBody, assetBody } from './assets.js';
+import { AssetBody, assetBody, assetView } from './assets.js';
 
 const LinkId = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{22}$/, 'must be a link id (16 bytes, base64url)'));
 const Key = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]+$/, 'must be unpadded base64url'), v.maxLength(5462, 'may hold at most 4 KiB'));
@@ -27,7 +27,7 @@ const SponsoredBody = v.object({
 const sponsoredBody = (r: SponsoredRecord) => ({ account_id: r.accountId, sponsor_id: r.sponsorId, owners: r.owners, created_at: iso(r.createdAt) });
 
 const LinkKind = v.picklist(['share', 'upload']);
-const LinkSummary = v.object({
+export const LinkSummary = v.object({
   link_id: LinkId,
   kind: LinkKind,
   album_id: v.nullable(Uuid),
@@ -40,7 +40,7 @@ const LinkSummary = v.object({
   expires_at: v.nullable(Timestamp),
   revoked_at: v.nullable(Timestamp),
 });
-const linkSummary = (l: Link, now: number) => ({
+export const linkSummary = (l: Link, now: number) => ({
   link_id: l.id,
   kind: l.kind,
   album_id: l.albumId,
@@ -254,7 +254,7 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
       responses: { 200: { description: 'The asset', schema: AssetBody } },
       errors: ['error.not_found', 'error.conflict', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
       handle: async ({ c, params, query, principal, version }) =>
-        json(c, 200, assetBody(unwrap(await deps.links.adopt(principal, params.id, { intentId: query.intent_id ?? null, protocolVersion: version })))),
+        json(c, 200, assetBody(await assetView(deps, principal, unwrap(await deps.links.adopt(principal, params.id, { intentId: query.intent_id ?? null, protocolVersion: version }))))),
     }),
     route({
       method: 'DELETE',
