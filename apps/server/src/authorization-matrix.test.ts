@@ -92,6 +92,7 @@ const RECIPES: Record<string, Recipe> = {
     },
   },
   'GET /v1/albums/:album_id/upgrade': { make: async (m, owner) => ({ params: { album_id: await m.album(owner) }, request: pinned }) },
+  'GET /v1/albums/:album_id': { make: async (m, owner) => ({ params: { album_id: await m.album(owner) } }) },
   'DELETE /v1/albums/:album_id/upgrade': {
     make: async (m, owner, _w, b) => {
       const albumId = await m.album(owner);
@@ -126,6 +127,7 @@ const RECIPES: Record<string, Recipe> = {
   },
   // A link id is a bearer capability: reading an active link and opening a drop need no account.
   'GET /v1/links/:link_id': { access: 'public', make: async (m, owner) => ({ params: { link_id: await m.shareLink(owner) } }) },
+  'GET /v1/links/:link_id/assets': { access: 'public', make: async (m, owner) => ({ params: { link_id: await m.shareLink(owner) } }) },
   'POST /v1/links/:link_id/drops': { access: 'public', make: async (m, owner) => ({ params: { link_id: await m.uploadLink(owner) }, request: { body: { declared_size: 10 } } }) },
   'DELETE /v1/links/:link_id': { make: async (m, owner) => ({ params: { link_id: await m.shareLink(owner) } }) },
   'GET /v1/links/:link_id/drops': { make: async (m, owner) => ({ params: { link_id: await m.uploadLink(owner) } }) },

@@ -293,6 +293,63 @@ export class StrongroomClient {
     this.setSession(null);
   }
 
+  /**
+   * Library sync (`GET /v1/sync`): the account's changes since `cursor` (none: the whole library),
+   * page by page, in the order the account's writes committed. Apply each page's changes in order
+   * (an upsert's `record` is the object as `GET` answers it now; a removal's is null), then keep
+   * the page's `cursor` for the next sync: the iterator ends when the server has no more. A cursor
+   * older than the server keeps removals (410 `error.sync.cursor_expired`) is not an error here:
+   * the iterator starts again without one, and its next page says `restarted: true`, so the app
+   * drops what it holds before applying that page. Pass `actAs` to sync a sponsored account.
+   */
+  async *sync(options: { cursor?: string | null; limit?: number; actAs?: string; signal?: AbortSignal } = {}): AsyncGenerator<SyncPage & { restarted: boolean }> {
+    let cursor = options.cursor ?? null;
+    let restarted = false;
+    for (;;) {
+      const query = { ...(cursor === null ? {} : { cursor }), ...(options.limit === undefined ? {} : { limit: String(options.limit) }) };
+      const header = options.actAs === undefined ? {} : { 'X-Svc-Act-As': options.actAs };
+      const { data, error, response } = await this.api.GET('/v1/sync', { params: { query, header }, ...(options.signal ? { signal: options.signal } : {}) });
+      if (data === undefined) {
+        const problem = await problemOf(response, error);
+        if (problem.code === 'error.sync.cursor_expired' && cursor !== null) {
+          cursor = null;
+          restarted = true;
+          continue;
+        }
+        throw this.#errorFor(problem);
+      }
+      yield { ...data, restarted };
+      restarted = false;
+      cursor = data.cursor;
+      if (!data.has_more) return;
+    }
+  }
+
+  /** The account's albums, oldest first, each with its live asset count (`actAs`: a sponsored account's). */
+  async albums(options: { actAs?: string } = {}) {
+    const header = options.actAs === undefined ? {} : { 'X-Svc-Act-As': options.actAs };
+    const { data, error, response } = await this.api.GET('/v1/albums', { params: { header } });
+    if (data === undefined) throw this.#errorFor(await problemOf(response, error));
+    return data.albums;
+  }
+
+  /**
+   * What a share link covers, for its recipient (no account needed): its live assets with their
+   * blobs, page by page (`GET /v1/links/{id}/assets`). A revoked, expired or unknown link is a
+   * `StrongroomError` with `error.not_found`.
+   */
+  async *linkAssets(linkId: string, options: { limit?: number; signal?: AbortSignal } = {}): AsyncGenerator<LinkAssetPage> {
+    let cursor: string | null = null;
+    for (;;) {
+      const query = { ...(cursor === null ? {} : { cursor }), ...(options.limit === undefined ? {} : { limit: String(options.limit) }) };
+      const { data, error, response } = await this.api.GET('/v1/links/{link_id}/assets', { params: { path: { link_id: linkId }, query }, ...(options.signal ? { signal: options.signal } : {}) });
+      if (data === undefined) throw this.#errorFor(await problemOf(response, error));
+      yield data;
+      cursor = data.cursor;
+      if (!data.has_more) return;
+    }
+  }
+
   /** The account's open sessions (the current one marked) and its device cohorts. */
   async listSessions() {
     const { data, error, response } = await this.api.GET('/v1/auth/sessions');
@@ -465,6 +522,11 @@ export class StrongroomClient {
 }
 
 /** What {@link StrongroomClient.download} reads: all of a blob, or one range of it. */
+/** One page of library changes (`GET /v1/sync`). */
+export type SyncPage = paths['/v1/sync']['get']['responses'][200]['content']['application/json'];
+/** One page of what a share link covers (`GET /v1/links/{link_id}/assets`). */
+export type LinkAssetPage = paths['/v1/links/{link_id}/assets']['get']['responses'][200]['content']['application/json'];
+
 export type DownloadRange = { readonly start: number; readonly end?: number } | { readonly suffix: number };
 
 /** How {@link StrongroomClient.download} reads: as whom, which bytes. */
