@@ -52,6 +52,8 @@ const ASSET_VIEW = `SELECT a.*, s.album_id AS album_id, c.at AS updated_at FROM 
   LEFT JOIN upload_sessions s ON s.id = a.id
   LEFT JOIN sync_changes c ON c.account_id = a.owner_id AND c.kind = 'asset' AND c.object_id = a.id`;
 const COUNTED = sqlStringList(ALBUM_COUNTED_STATES);
+/** A page's entries: one range of the (account_id, seq) index, read in its order. */
+export const SYNC_PAGE_SQL = 'SELECT kind, object_id AS objectId, op, seq, at FROM sync_changes WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?';
 const ALBUM_VIEW = `SELECT al.id, al.account_id, al.protocol_version, al.created_at,
   (SELECT count(*) FROM upload_sessions s JOIN assets a ON a.id = s.id WHERE s.album_id = al.id AND a.state IN ${COUNTED}) AS asset_count FROM albums al`;
 
@@ -64,8 +66,7 @@ export class SqliteSyncLog implements SyncLog {
     this.#db = drizzle(sqlite, { schema });
     const p = (text: string) => sqlite.prepare(text);
     this.#s = {
-      // One range of the (account_id, seq) index.
-      entries: p('SELECT kind, object_id AS objectId, op, seq, at FROM sync_changes WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?'),
+      entries: p(SYNC_PAGE_SQL),
       head: p('SELECT seq, pruned_through FROM sync_heads WHERE account_id = ?'),
       asset: p(`${ASSET_VIEW} WHERE a.id = ?`),
       blobs: p('SELECT kind, content_hash, size FROM asset_blobs WHERE asset_id = ? ORDER BY seq'),

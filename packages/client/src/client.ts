@@ -521,12 +521,12 @@ export class StrongroomClient {
   }
 }
 
-/** What {@link StrongroomClient.download} reads: all of a blob, or one range of it. */
 /** One page of library changes (`GET /v1/sync`). */
 export type SyncPage = paths['/v1/sync']['get']['responses'][200]['content']['application/json'];
 /** One page of what a share link covers (`GET /v1/links/{link_id}/assets`). */
 export type LinkAssetPage = paths['/v1/links/{link_id}/assets']['get']['responses'][200]['content']['application/json'];
 
+/** What {@link StrongroomClient.download} reads: all of a blob, or one range of it. */
 export type DownloadRange = { readonly start: number; readonly end?: number } | { readonly suffix: number };
 
 /** How {@link StrongroomClient.download} reads: as whom, which bytes. */
