@@ -89,4 +89,32 @@ describe('a backup copy of an older schema', () => {
       reader.close();
     }
   });
+
+  it("the sync log starts with every live object of each account, in creation order, and each account's head after it", () => {
+    const file = join(dir, 'sync.db');
+    const old = openSqliteDatabase(file, { migrationsFolder: migrationsUpTo(migrationIndex('0010_sync_changes')) });
+    old.prepare("INSERT INTO accounts (id, address, address_key, password_hash, created_at) VALUES ('a1', 'a@x.org', 'a@x.org', 'h', 1), ('a2', 'b@x.org', 'b@x.org', 'h', 1)").run();
+    old.prepare("INSERT INTO albums (id, account_id, protocol_version, created_at) VALUES ('al1', 'a1', '2026-01-01', 10)").run();
+    old.prepare(
+      "INSERT INTO assets (id, owner_id, uploader_id, state, created_at) VALUES ('x1', 'a1', 'a1', 'live', 20), ('x2', 'a1', 'a1', 'trashed', 5), ('x3', 'a1', 'a1', 'pending_drop', 30), ('y1', 'a2', 'a2', 'live', 7)",
+    ).run();
+    old.prepare("INSERT INTO links (id_hash, sealed_id, owner_id, kind, asset_ids, created_at, revoked_at) VALUES ('h1', 's', 'a1', 'share', '[]', 40, NULL), ('h2', 's', 'a1', 'share', '[]', 41, 50)").run();
+    old.close();
+    const db = openSqliteDatabase(file);
+    try {
+      expect(db.prepare('SELECT account_id, kind, object_id, op, seq, at FROM sync_changes ORDER BY account_id, seq').all()).toEqual([
+        { account_id: 'a1', kind: 'asset', object_id: 'x2', op: 'upsert', seq: 1, at: 5 },
+        { account_id: 'a1', kind: 'album', object_id: 'al1', op: 'upsert', seq: 2, at: 10 },
+        { account_id: 'a1', kind: 'asset', object_id: 'x1', op: 'upsert', seq: 3, at: 20 },
+        { account_id: 'a1', kind: 'link', object_id: 'h1', op: 'upsert', seq: 4, at: 40 },
+        { account_id: 'a2', kind: 'asset', object_id: 'y1', op: 'upsert', seq: 1, at: 7 },
+      ]);
+      expect(db.prepare('SELECT account_id, seq, pruned_through FROM sync_heads ORDER BY account_id').all()).toEqual([
+        { account_id: 'a1', seq: 4, pruned_through: 0 },
+        { account_id: 'a2', seq: 1, pruned_through: 0 },
+      ]);
+    } finally {
+      db.close();
+    }
+  });
 });
