@@ -306,7 +306,7 @@ export class StrongroomClient {
     let cursor = options.cursor ?? null;
     let restarted = false;
     for (;;) {
-      const query = { ...(cursor === null ? {} : { cursor }), ...(options.limit === undefined ? {} : { limit: String(options.limit) }) };
+      const query: { cursor?: string; limit?: string } = { ...(cursor === null ? {} : { cursor }), ...(options.limit === undefined ? {} : { limit: String(options.limit) }) };
       const header = options.actAs === undefined ? {} : { 'X-Svc-Act-As': options.actAs };
       const { data, error, response } = await this.api.GET('/v1/sync', { params: { query, header }, ...(options.signal ? { signal: options.signal } : {}) });
       if (data === undefined) {
@@ -341,8 +341,8 @@ export class StrongroomClient {
   async *linkAssets(linkId: string, options: { limit?: number; signal?: AbortSignal } = {}): AsyncGenerator<LinkAssetPage> {
     let cursor: string | null = null;
     for (;;) {
-      const query = { ...(cursor === null ? {} : { cursor }), ...(options.limit === undefined ? {} : { limit: String(options.limit) }) };
-      const { data, error, response } = await this.api.GET('/v1/links/{link_id}/assets', { params: { path: { link_id: linkId }, query }, ...(options.signal ? { signal: options.signal } : {}) });
+      const query: { cursor?: string; limit?: string } = { ...(cursor === null ? {} : { cursor }), ...(options.limit === undefined ? {} : { limit: String(options.limit) }) };
+      const { data, error, response }: { data?: LinkAssetPage; error?: unknown; response: Response } = await this.api.GET('/v1/links/{link_id}/assets', { params: { path: { link_id: linkId }, query }, ...(options.signal ? { signal: options.signal } : {}) });
       if (data === undefined) throw this.#errorFor(await problemOf(response, error));
       yield data;
       cursor = data.cursor;
