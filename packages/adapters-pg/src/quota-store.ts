@@ -40,6 +40,7 @@ import { BATCH_HOLD_MS, loadOf, OPEN_STATE_SQL, quotaAccountFromRow, sqlStringLi
 import { isDeadlock, namedTransaction, RenderedStatement, retrying, rowsOf, type PgDb } from './db.js';
 import { appendSyncChanges, PendingSync } from './sync-store.js';
 import { assetBlobs, assets, blobs, federatedRefs, quotaAccounts, uploadSessions } from './schema/quota.js';
+import { syncChanges } from './schema/sync.js';
 import { linkDrops, links } from './schema/sharing.js';
 
 type AccountRow = typeof quotaAccounts.$inferSelect;
@@ -547,6 +548,8 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       await tx.insert(links).values({ ...row, idHash: to.idHash, sealedId: to.sealedId });
       await tx.update(linkDrops).set({ linkIdHash: to.idHash }).where(eq(linkDrops.linkIdHash, clearId));
       await tx.update(uploadSessions).set({ dropLinkIdHash: to.idHash }).where(eq(uploadSessions.dropLinkIdHash, clearId));
+      // Its sync entry (the migration that began the log keyed it by the row's key then) moves too.
+      await tx.update(syncChanges).set({ objectId: to.idHash }).where(and(eq(syncChanges.kind, 'link'), eq(syncChanges.objectId, clearId)));
       await tx.delete(links).where(eq(links.idHash, clearId));
       return true;
     });

@@ -40,7 +40,7 @@ import {
 } from '@strongroom/core';
 import { Admission, groupCommitOf, loadOf, OPEN_STATE_SQL, quotaAccountFromRow, sqlStringList, type GroupCommit, type QuotaAccountRow } from '@strongroom/sql-common';
 import * as schema from './schema/index.js';
-import { assets, blobs, linkDrops, links, quotaAccounts, uploadSessions } from './schema/index.js';
+import { assets, blobs, linkDrops, links, quotaAccounts, syncChanges, uploadSessions } from './schema/index.js';
 import { appendSyncChanges } from './sync-store.js';
 
 type Db = BetterSQLite3Database<typeof schema>;
@@ -297,6 +297,8 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
         this.db.insert(links).values({ ...row, idHash: to.idHash, sealedId: to.sealedId }).run();
         this.db.update(linkDrops).set({ linkIdHash: to.idHash }).where(eq(linkDrops.linkIdHash, clearId)).run();
         this.db.update(uploadSessions).set({ dropLinkIdHash: to.idHash }).where(eq(uploadSessions.dropLinkIdHash, clearId)).run();
+        // Its sync entry (the migration that began the log keyed it by the row's key then) moves too.
+        this.db.update(syncChanges).set({ objectId: to.idHash }).where(and(eq(syncChanges.kind, 'link'), eq(syncChanges.objectId, clearId))).run();
         this.db.delete(links).where(eq(links.idHash, clearId)).run();
       } finally {
         this.sqlite.pragma(`secure_delete = ${secureDelete}`);

@@ -107,6 +107,20 @@ export function describeSyncLogContract(adapter: string, setup: Setup): void {
         expect(page.prunedThrough).toBe(4);
       }));
 
+    it('a link an earlier build stored in clear keeps its entry when it moves to its hash; the clear key leaves the log', () =>
+      using(setup, async (ports) => {
+        const a = await account(ports);
+        const albumId = await album(ports, a, 1_000);
+        const clear = { ...shareLink(a, albumId, 2_000), sealedId: null };
+        await ports.links.createLink(clear);
+        const before = await ports.sync.readSync(a, 0, 10);
+        const to = { idHash: hash(++n), sealedId: 'v1.moved.sealed' };
+        expect(await ports.quota.rekeyLink(clear.idHash, to)).toBe(true);
+        const after = await ports.sync.readSync(a, 0, 10);
+        expect(after.entries.map((e) => [e.kind, e.objectId, e.seq])).toEqual(before.entries.map((e) => [e.kind, e.kind === 'link' ? to.idHash : e.objectId, e.seq]));
+        expect(after.links.map((l) => l.idHash)).toEqual([to.idHash]);
+      }));
+
     it('views: an asset with its album and last change, an album with its count, the albums of an account, the assets of an album', () =>
       using(setup, async (ports) => {
         const [a, b] = [await account(ports), await account(ports)];

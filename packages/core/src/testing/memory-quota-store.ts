@@ -191,6 +191,7 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     this.links!.links.set(to.idHash, { ...l, idHash: to.idHash, sealedId: to.sealedId });
     for (const [id, d] of this.links!.drops) if (d.linkIdHash === clearId) this.links!.drops.set(id, { ...d, linkIdHash: to.idHash });
     for (const [id, s] of this.uploads) if (s.dropLinkIdHash === clearId) this.uploads.set(id, { ...s, dropLinkIdHash: to.idHash });
+    this.sync?.rekeyLink(clearId, to.idHash);
     return true;
   }
   async findUpload(id: string): Promise<UploadSessionRecord | null> {

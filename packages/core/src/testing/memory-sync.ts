@@ -32,6 +32,16 @@ export class MemorySyncLog implements SyncLog {
     this.entries.set(accountId, log);
   }
 
+  /** A link an earlier build stored in clear moved to its hash: its entry moves with it. */
+  rekeyLink(clearId: string, idHash: string): void {
+    for (const log of this.entries.values()) {
+      const e = log.get(key('link', clearId));
+      if (e === undefined) continue;
+      log.delete(key('link', clearId));
+      log.set(key('link', idHash), { ...e, objectId: idHash });
+    }
+  }
+
   async readSync(accountId: string, after: number, limit: number): Promise<SyncRead> {
     const entries = [...(this.entries.get(accountId)?.values() ?? [])].filter((e) => e.seq > after).sort((a, b) => a.seq - b.seq).slice(0, limit);
     const assets: SyncAsset[] = [];
