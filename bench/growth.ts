@@ -8,7 +8,11 @@
  * BENCH_GROWTH_SESSIONS sessions spread over them (default 1,000,000, a third closed), and
  * BENCH_GROWTH_UPLOADS upload sessions on the hot account (default 100,000). Seeded upload
  * sessions are finished ones (Expired or Cancelled, past their expiry), the rows a long-lived
- * account leaves behind: they hold no reservation, so the ledger stays exact.
+ * account leaves behind: they hold no reservation, so the ledger stays exact. The hot account also
+ * holds BENCH_GROWTH_ASSETS live assets (default 100,000: each an original blob charged to it, and
+ * its sync entry), and the sync log BENCH_GROWTH_SYNC entries across the seeded accounts (default
+ * 1,000,000: recent removals of assets that are gone, as purges leave them), so the sync page read
+ * is planned on a log of that size.
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -25,6 +29,8 @@ export interface SeedCounts {
   accounts: number;
   sessions: number;
   uploads: number;
+  assets: number;
+  syncEntries: number;
 }
 
 export function seedCounts(): SeedCounts {
@@ -34,7 +40,13 @@ export function seedCounts(): SeedCounts {
     if (!Number.isInteger(value) || value < 1) throw new Error(`${name} must be a positive integer, got ${raw}`);
     return value;
   };
-  return { accounts: n('BENCH_GROWTH_ACCOUNTS', 100_000), sessions: n('BENCH_GROWTH_SESSIONS', 1_000_000), uploads: n('BENCH_GROWTH_UPLOADS', 100_000) };
+  return {
+    accounts: n('BENCH_GROWTH_ACCOUNTS', 100_000),
+    sessions: n('BENCH_GROWTH_SESSIONS', 1_000_000),
+    uploads: n('BENCH_GROWTH_UPLOADS', 100_000),
+    assets: n('BENCH_GROWTH_ASSETS', 100_000),
+    syncEntries: n('BENCH_GROWTH_SYNC', 1_000_000),
+  };
 }
 
 /** Where the server under test keeps its rows: its data dir (SQLite) or its database URL. */
@@ -44,7 +56,8 @@ export interface Target {
 }
 
 /** UUID-shaped ids, distinct per kind of row, sorting before every id the server mints. */
-const TAG = { account: '8001', session: '8002', upload: '8003' } as const;
+const TAG = { account: '8001', session: '8002', upload: '8003', asset: '8004', gone: '8005' } as const;
+const BLOB_BYTES = 1024;
 const seedId = (tag: string, i: number) => `00000000-0000-7000-${tag}-${i.toString(16).padStart(12, '0')}`;
 const DAY = 86_400_000;
 
@@ -86,6 +99,30 @@ async function seedSqlite(dataDir: string, hot: string, c: SeedCounts, passwordH
         const at = now - 2 * DAY + i;
         upload.run(seedId(TAG.upload, i), hot, hot, i % 2 === 0 ? 'Expired' : 'Cancelled', at, at + 3_600_000);
       }
+      // The hot account's library: live originals, each charged to it, each with its sync entry.
+      const asset = db.prepare(`INSERT INTO assets (id, owner_id, uploader_id, state, created_at) VALUES (?, ?, ?, 'live', ?)`);
+      const ref = db.prepare(`INSERT INTO asset_blobs (asset_id, kind, content_hash, size) VALUES (?, 'original', ?, ${BLOB_BYTES})`);
+      const blob = db.prepare(`INSERT INTO blobs (content_hash, size, charged_to, peer, stored_at) VALUES (?, ${BLOB_BYTES}, ?, NULL, ?)`);
+      const entry = db.prepare('INSERT INTO sync_changes (account_id, kind, object_id, op, seq, at) VALUES (?, ?, ?, ?, ?, ?)');
+      for (let i = 0; i < c.assets; i++) {
+        const id = seedId(TAG.asset, i);
+        const hash = createHash('sha256').update(`seed-asset-${i}`).digest('hex');
+        const at = now - 5 * DAY + i;
+        asset.run(id, hot, hot, at);
+        blob.run(hash, hot, at);
+        ref.run(id, hash);
+        entry.run(hot, 'asset', id, 'upsert', i + 1, at);
+      }
+      db.prepare('INSERT INTO quota_accounts (account_id) VALUES (?) ON CONFLICT DO NOTHING').run(hot);
+      db.prepare('UPDATE quota_accounts SET charged = charged + ? WHERE account_id = ?').run(c.assets * BLOB_BYTES, hot);
+      const heads = db.prepare('INSERT INTO sync_heads (account_id, seq) VALUES (?, ?)');
+      heads.run(hot, c.assets);
+      // The rest of the log: removals spread over the seeded accounts, numbered per account.
+      for (let i = 0; i < c.syncEntries; i++) {
+        const a = i % c.accounts;
+        entry.run(seedId(TAG.account, a), 'asset', seedId(TAG.gone, i), 'remove', Math.floor(i / c.accounts) + 1, now - DAY + i);
+      }
+      db.prepare('INSERT INTO sync_heads (account_id, seq) SELECT account_id, max(seq) FROM sync_changes WHERE account_id <> ? GROUP BY account_id').run(hot);
     })();
   } finally {
     db.close();
@@ -143,6 +180,32 @@ async function seedPg(url: string, hot: string, c: SeedCounts, passwordHash: str
        FROM generate_series(0, $1::int - 1) g, LATERAL (SELECT $3::bigint - ${2 * DAY} + g AS t) x`,
       [c.uploads, hot, Date.now()],
     );
+    // The hot account's library: live originals, each charged to it, each with its sync entry.
+    const assetHash = `encode(sha256(convert_to('seed-asset-' || g, 'UTF8')), 'hex')`;
+    await db.query(
+      `INSERT INTO assets (id, owner_id, uploader_id, state, created_at) SELECT ${id(TAG.asset)}, $2, $2, 'live', $3::bigint - ${5 * DAY} + g FROM generate_series(0, $1::int - 1) g`,
+      [c.assets, hot, Date.now()],
+    );
+    await db.query(
+      `INSERT INTO blobs (content_hash, size, charged_to, stored_at) SELECT ${assetHash}, ${BLOB_BYTES}, $2, $3::bigint FROM generate_series(0, $1::int - 1) g`,
+      [c.assets, hot, Date.now()],
+    );
+    await db.query(`INSERT INTO asset_blobs (asset_id, kind, content_hash, size) SELECT ${id(TAG.asset)}, 'original', ${assetHash}, ${BLOB_BYTES} FROM generate_series(0, $1::int - 1) g`, [c.assets]);
+    await db.query(
+      `INSERT INTO sync_changes (account_id, kind, object_id, op, seq, at) SELECT $2, 'asset', ${id(TAG.asset)}, 'upsert', g + 1, $3::bigint - ${5 * DAY} + g FROM generate_series(0, $1::int - 1) g`,
+      [c.assets, hot, Date.now()],
+    );
+    await db.query('INSERT INTO quota_accounts (account_id) VALUES ($1) ON CONFLICT DO NOTHING', [hot]);
+    await db.query('UPDATE quota_accounts SET charged = charged + $1 WHERE account_id = $2', [c.assets * BLOB_BYTES, hot]);
+    await db.query('INSERT INTO sync_heads (account_id, seq) VALUES ($1, $2)', [hot, c.assets]);
+    // The rest of the log: removals spread over the seeded accounts, numbered per account.
+    await db.query(
+      `INSERT INTO sync_changes (account_id, kind, object_id, op, seq, at)
+       SELECT '00000000-0000-7000-${TAG.account}-' || lpad(to_hex(g % $2::int), 12, '0'), 'asset', ${id(TAG.gone)}, 'remove', g / $2::int + 1, $3::bigint - ${DAY} + g
+       FROM generate_series(0, $1::int - 1) g`,
+      [c.syncEntries, c.accounts, Date.now()],
+    );
+    await db.query('INSERT INTO sync_heads (account_id, seq) SELECT account_id, max(seq) FROM sync_changes WHERE account_id <> $1 GROUP BY account_id', [hot]);
     await db.query('COMMIT');
     // A long-lived deployment has had autovacuum's statistics for a while; a just-seeded one has not.
     await db.query('ANALYZE');
@@ -170,7 +233,7 @@ export async function prepareGrowth(url: string, target: Target, counts: SeedCou
   return {
     hotAccountId: hot.accountId,
     hotAddress: `${label}@example.org`,
-    summary: `seeded ${n(counts.accounts)} accounts, ${n(counts.sessions)} sessions, ${n(counts.uploads)} upload sessions on the hot account in ${seconds.toFixed(1)} s`,
+    summary: `seeded ${n(counts.accounts)} accounts, ${n(counts.sessions)} sessions, ${n(counts.uploads)} upload sessions and ${n(counts.assets)} assets on the hot account, ${n(counts.syncEntries)} sync entries across the store in ${seconds.toFixed(1)} s`,
   };
 }
 
@@ -226,6 +289,8 @@ export async function traceHotRequests(url: string, traceFile: string, hotAddres
     { name: 'authenticated GET /v1/auth/profile', send: (t) => api(url, 'GET', '/v1/auth/profile', undefined, t.access) },
     { name: 'POST /v1/auth/refresh', send: (t) => api(url, 'POST', '/v1/auth/refresh', { session_token: t.session }) },
     { name: 'POST /upload (opening)', send: (t) => api(url, 'POST', '/upload', JSON.parse(UPLOAD_BODY), t.access) },
+    // The first page of the hot account's library (a new device's first sync).
+    { name: 'GET /v1/sync (a page of 500)', send: (t) => api(url, 'GET', '/v1/sync?limit=500', undefined, t.access) },
   ];
   const signIn = await api(url, 'POST', '/v1/auth/login', { address: hotAddress, password: PASSWORD });
   if (signIn.status !== 200) throw new Error(`hot account sign-in: ${signIn.status} ${JSON.stringify(signIn.body)}`);

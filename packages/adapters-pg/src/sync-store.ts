@@ -60,9 +60,11 @@ interface AlbumViewRow {
   asset_count: string | number;
 }
 
-const ASSET_VIEW = sql.raw(`SELECT a.id, a.owner_id, a.uploader_id, a.state, a.created_at, a.trashed_at, a.drop_expires_at, s.album_id, c.at AS updated_at FROM assets a
-  LEFT JOIN upload_sessions s ON s.id = a.id
-  LEFT JOIN sync_changes c ON c.account_id = a.owner_id AND c.kind = 'asset' AND c.object_id = a.id`);
+// The album and the last change are looked up per asset by key (scalar subqueries): as joins, the
+// planner hashes the whole upload_sessions and sync_changes tables for a page of 500 assets.
+const ASSET_VIEW = sql.raw(`SELECT a.id, a.owner_id, a.uploader_id, a.state, a.created_at, a.trashed_at, a.drop_expires_at,
+  (SELECT s.album_id FROM upload_sessions s WHERE s.id = a.id) AS album_id,
+  (SELECT c.at FROM sync_changes c WHERE c.account_id = a.owner_id AND c.kind = 'asset' AND c.object_id = a.id) AS updated_at FROM assets a`);
 const ALBUM_VIEW = sql.raw(`SELECT al.id, al.account_id, al.protocol_version, al.created_at,
   (SELECT count(*) FROM upload_sessions s JOIN assets a ON a.id = s.id WHERE s.album_id = al.id AND a.state IN ${sqlStringList(ALBUM_COUNTED_STATES)}) AS asset_count FROM albums al`);
 const num = (v: string | number): number => Number(v);
@@ -147,7 +149,7 @@ export class PgSyncLog implements SyncLog {
           tx,
           await rowsOf<AssetViewRow>(
             tx,
-            sql`${ASSET_VIEW} WHERE s.album_id = ${albumId} AND a.owner_id = ${ownerId} AND a.state IN ${sql.raw(sqlStringList(states))} AND a.id > ${afterId ?? ''} ORDER BY a.id LIMIT ${limit}`,
+            sql`${ASSET_VIEW} WHERE a.id IN (SELECT s.id FROM upload_sessions s WHERE s.album_id = ${albumId}) AND a.owner_id = ${ownerId} AND a.state IN ${sql.raw(sqlStringList(states))} AND a.id > ${afterId ?? ''} ORDER BY a.id LIMIT ${limit}`,
           ),
         ),
       { isolationLevel: 'repeatable read', accessMode: 'read only' },
