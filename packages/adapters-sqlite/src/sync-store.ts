@@ -57,6 +57,20 @@ export const SYNC_PAGE_SQL = 'SELECT kind, object_id AS objectId, op, seq, at FR
 const ALBUM_VIEW = `SELECT al.id, al.account_id, al.protocol_version, al.created_at,
   (SELECT count(*) FROM upload_sessions s JOIN assets a ON a.id = s.id WHERE s.album_id = al.id AND a.state IN ${COUNTED}) AS asset_count FROM albums al`;
 
+const marks = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
+/** One prepared statement per count of parameters, made on first use (a page holds at most 1,001 ids). */
+function byCount(make: (n: number) => Database.Statement): (n: number) => Database.Statement {
+  const made = new Map<number, Database.Statement>();
+  return (n) => {
+    let s = made.get(n);
+    if (s === undefined) {
+      s = make(n);
+      made.set(n, s);
+    }
+    return s;
+  };
+}
+
 /** The sync log and the album and asset views over SQLite; reads run in one transaction (one snapshot). */
 export class SqliteSyncLog implements SyncLog {
   readonly #db: BetterSQLite3Database<typeof schema>;
@@ -68,8 +82,9 @@ export class SqliteSyncLog implements SyncLog {
     this.#s = {
       entries: p(SYNC_PAGE_SQL),
       head: p('SELECT seq, pruned_through FROM sync_heads WHERE account_id = ?'),
-      asset: p(`${ASSET_VIEW} WHERE a.id = ?`),
-      blobs: p('SELECT kind, content_hash, size FROM asset_blobs WHERE asset_id = ? ORDER BY seq'),
+      // A page's assets and their blobs in one statement each: `IN (?, …)` searches each key by its index.
+      assets: byCount((n) => p(`${ASSET_VIEW} WHERE a.id IN (${marks(n)}) ORDER BY a.id`)),
+      blobs: byCount((n) => p(`SELECT asset_id, kind, content_hash, size FROM asset_blobs WHERE asset_id IN (${marks(n)}) ORDER BY seq`)),
       albumAssets: (states: readonly string[]) => p(`${ASSET_VIEW} WHERE s.album_id = ? AND a.owner_id = ? AND a.state IN ${sqlStringList(states)} AND a.id > ? ORDER BY a.id LIMIT ?`),
       album: p(`${ALBUM_VIEW} WHERE al.id = ?`),
       albums: p(`${ALBUM_VIEW} WHERE al.account_id = ? ORDER BY al.created_at, al.id`),
@@ -78,12 +93,18 @@ export class SqliteSyncLog implements SyncLog {
     };
   }
 
-  #asset(id: string): SyncAsset | null {
-    const r = this.#s.asset.get(id) as AssetViewRow | undefined;
-    return r ? this.#view(r) : null;
+  /** Those of `ids` that exist, in id order. */
+  #assets(ids: readonly string[]): SyncAsset[] {
+    return ids.length === 0 ? [] : this.#views(this.#s.assets(ids.length).all(...ids) as AssetViewRow[]);
   }
-  #view(r: AssetViewRow): SyncAsset {
-    const blobs = (this.#s.blobs.all(r.id) as { kind: AssetBlob['kind']; content_hash: string; size: number }[]).map((b) => ({ kind: b.kind, contentHash: b.content_hash, size: b.size }));
+  #views(rows: readonly AssetViewRow[]): SyncAsset[] {
+    if (rows.length === 0) return [];
+    const refs = this.#s.blobs(rows.length).all(...rows.map((r) => r.id)) as { asset_id: string; kind: AssetBlob['kind']; content_hash: string; size: number }[];
+    const byAsset = new Map<string, AssetBlob[]>();
+    for (const b of refs) byAsset.set(b.asset_id, [...(byAsset.get(b.asset_id) ?? []), { kind: b.kind, contentHash: b.content_hash, size: b.size }]);
+    return rows.map((r) => this.#view(r, byAsset.get(r.id) ?? []));
+  }
+  #view(r: AssetViewRow, blobs: AssetBlob[]): SyncAsset {
     return {
       id: r.id,
       ownerId: r.owner_id,
@@ -106,7 +127,7 @@ export class SqliteSyncLog implements SyncLog {
       const entries = this.#s.entries.all(accountId, after, limit) as SyncEntry[];
       const head = this.#s.head.get(accountId) as { seq: number; pruned_through: number } | undefined;
       const ids = (kind: string) => entries.filter((e) => e.kind === kind).map((e) => e.objectId);
-      const assets = ids('asset').flatMap((id) => this.#asset(id) ?? []);
+      const assets = this.#assets(ids('asset'));
       const albums = ids('album').flatMap((id) => this.#album(this.#s.album.get(id) as never) ?? []);
       const linkIds = ids('link');
       const linkRows: LinkRecord[] = linkIds.length === 0 ? [] : this.#db.select().from(links).where(inArray(links.idHash, linkIds)).all().map(toLink);
@@ -125,13 +146,13 @@ export class SqliteSyncLog implements SyncLog {
       .immediate();
   }
   async findAssetView(assetId: string): Promise<SyncAsset | null> {
-    return this.sqlite.transaction(() => this.#asset(assetId))();
+    return this.sqlite.transaction(() => this.#assets([assetId])[0] ?? null)();
   }
   async findAssetViews(assetIds: readonly string[]): Promise<SyncAsset[]> {
-    return this.sqlite.transaction(() => [...new Set(assetIds)].sort().flatMap((id) => this.#asset(id) ?? []))();
+    return this.sqlite.transaction(() => this.#assets([...new Set(assetIds)]))();
   }
   async listAlbumAssets(ownerId: string, albumId: string, states: readonly string[], afterId: string | null, limit: number): Promise<SyncAsset[]> {
-    return this.sqlite.transaction(() => (this.#s.albumAssets(states).all(albumId, ownerId, afterId ?? '', limit) as AssetViewRow[]).map((r) => this.#view(r)))();
+    return this.sqlite.transaction(() => this.#views(this.#s.albumAssets(states).all(albumId, ownerId, afterId ?? '', limit) as AssetViewRow[]))();
   }
   async findAlbumView(albumId: string): Promise<SyncAlbum | null> {
     return this.#album(this.#s.album.get(albumId) as never);
