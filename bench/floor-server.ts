@@ -13,6 +13,10 @@
  * - `GET /floor/profile`, Bearer: reads the session and its account, answers them.
  * - `POST /floor/upload`, Bearer, any JSON body: reads the session, then durably records an upload
  *   row and adds its size to the account's reserved bytes.
+ * - `GET /floor/sync?after=N&limit=L`, Bearer: a sync page, one indexed range read of the
+ *   account's change log (account, seq) after N, answered as rows: what a sync page cannot do
+ *   without. Account 4's log holds FLOOR_SYNC_ROWS changes (default 1,000, the sync scenarios'
+ *   library).
  * - `POST /floor/upload-guarded`: the same, plus the two things the contract and the architecture
  *   add to it: the device's row is read (contract 5.14: a write comes from a listed device), and
  *   the limit is decided outside SQL, as core decides it: the account's row is read under a lock
@@ -59,7 +63,19 @@ interface FloorStore {
   deviceAddedAt(account: string, device: string): Promise<number | undefined>;
   /** openUpload, decided here against HARD_LIMIT on the account's row read under its lock; null when refused. */
   openUploadLocked(account: string, size: number): Promise<string | null>;
+  /** One range of the account's change log: at most `limit` rows after `after`, in order. */
+  syncPage(account: string, after: number, limit: number): Promise<SyncRow[]>;
 }
+interface SyncRow {
+  kind: string;
+  object_id: string;
+  op: string;
+  seq: number;
+  at: number;
+}
+/** The account whose change log is seeded (access token `floor-at-4`), and its size. */
+const SYNC_ACCOUNT = 4;
+const SYNC_ROWS = Number(process.env.FLOOR_SYNC_ROWS ?? 1000);
 
 /** The guarded upload's hard limit: high enough that no bench run reaches it, checked all the same. */
 const HARD_LIMIT = Number.MAX_SAFE_INTEGER;
@@ -75,7 +91,9 @@ function sqliteFloor(dir: string): FloorStore {
   db.exec(`CREATE TABLE floor_accounts (id TEXT PRIMARY KEY, address TEXT NOT NULL, reserved INTEGER NOT NULL);
     CREATE TABLE floor_sessions (id TEXT PRIMARY KEY, account TEXT NOT NULL REFERENCES floor_accounts(id), token_hash BLOB NOT NULL UNIQUE, refreshed_at INTEGER NOT NULL);
     CREATE TABLE floor_uploads (id TEXT PRIMARY KEY, account TEXT NOT NULL REFERENCES floor_accounts(id), size INTEGER NOT NULL);
-    CREATE TABLE floor_devices (account TEXT NOT NULL REFERENCES floor_accounts(id), device TEXT NOT NULL, added_at INTEGER NOT NULL, PRIMARY KEY (account, device))`);
+    CREATE TABLE floor_devices (account TEXT NOT NULL REFERENCES floor_accounts(id), device TEXT NOT NULL, added_at INTEGER NOT NULL, PRIMARY KEY (account, device));
+    CREATE TABLE floor_changes (account TEXT NOT NULL, seq INTEGER NOT NULL, kind TEXT NOT NULL, object_id TEXT NOT NULL, op TEXT NOT NULL, at INTEGER NOT NULL, PRIMARY KEY (account, seq))`);
+  const addChange = db.prepare(`INSERT INTO floor_changes VALUES (?, ?, 'asset', ?, 'upsert', ?)`);
   const addAccount = db.prepare('INSERT INTO floor_accounts VALUES (?, ?, 0)');
   const addSession = db.prepare('INSERT INTO floor_sessions VALUES (?, ?, ?, 0)');
   const addDevice = db.prepare('INSERT INTO floor_devices VALUES (?, ?, 0)');
@@ -86,7 +104,9 @@ function sqliteFloor(dir: string): FloorStore {
       addSession.run(s.id, s.account, s.tokenHash);
       addDevice.run(s.account, FLOOR_DEVICE);
     }
+    for (let i = 1; i <= SYNC_ROWS; i++) addChange.run(sessionOf(SYNC_ACCOUNT).account, i, uuid(3, i), i);
   })();
+  const changes = db.prepare('SELECT kind, object_id, op, seq, at FROM floor_changes WHERE account = ? AND seq > ? ORDER BY seq LIMIT ?');
   const byHash = db.prepare('SELECT id, account FROM floor_sessions WHERE token_hash = ?');
   const profile = db.prepare('SELECT s.id, s.account, a.address, a.reserved FROM floor_sessions s JOIN floor_accounts a ON a.id = s.account WHERE s.id = ?');
   const refresh = db.prepare('UPDATE floor_sessions SET refreshed_at = ? WHERE id = ?');
@@ -112,6 +132,7 @@ function sqliteFloor(dir: string): FloorStore {
     // The group commit's turn is SQLite's lock: the read, the decision and the write see no other writer.
     openUploadLocked: (account, size) =>
       commits.run(() => ((reserved.get(account) as { reserved: number }).reserved + size > HARD_LIMIT ? null : recordUpload(account, size))),
+    syncPage: (account, after, limit) => reads.run(() => changes.all(account, after, limit) as SyncRow[]),
   };
 }
 
@@ -129,11 +150,14 @@ async function pgFloor(url: string): Promise<FloorStore> {
   await pool.query(`CREATE TABLE floor_accounts (id uuid PRIMARY KEY, address text NOT NULL, reserved bigint NOT NULL);
     CREATE TABLE floor_sessions (id uuid PRIMARY KEY, account uuid NOT NULL REFERENCES floor_accounts(id), token_hash bytea NOT NULL UNIQUE, refreshed_at bigint NOT NULL);
     CREATE TABLE floor_uploads (id uuid PRIMARY KEY, account uuid NOT NULL REFERENCES floor_accounts(id), size bigint NOT NULL);
-    CREATE TABLE floor_devices (account uuid NOT NULL REFERENCES floor_accounts(id), device text NOT NULL, added_at bigint NOT NULL, PRIMARY KEY (account, device))`);
+    CREATE TABLE floor_devices (account uuid NOT NULL REFERENCES floor_accounts(id), device text NOT NULL, added_at bigint NOT NULL, PRIMARY KEY (account, device));
+    CREATE TABLE floor_changes (account uuid NOT NULL, seq bigint NOT NULL, kind text NOT NULL, object_id text NOT NULL, op text NOT NULL, at bigint NOT NULL, PRIMARY KEY (account, seq))`);
   const all = Array.from({ length: ACCOUNTS }, (_, i) => sessionOf(i));
   await pool.query(`INSERT INTO floor_accounts SELECT a, 'floor-' || a::text, 0 FROM unnest($1::uuid[]) AS a`, [all.map((s) => s.account)]);
   await pool.query('INSERT INTO floor_sessions SELECT s, a, h, 0 FROM unnest($1::uuid[], $2::uuid[], $3::bytea[]) AS t(s, a, h)', [all.map((s) => s.id), all.map((s) => s.account), all.map((s) => s.tokenHash)]);
   await pool.query(`INSERT INTO floor_devices SELECT a, $2, 0 FROM unnest($1::uuid[]) AS a`, [all.map((s) => s.account), FLOOR_DEVICE]);
+  await pool.query(`INSERT INTO floor_changes SELECT $1, g, 'asset', 'floor-object-' || g, 'upsert', g FROM generate_series(1, $2::int) g`, [sessionOf(SYNC_ACCOUNT).account, SYNC_ROWS]);
+  await pool.query('ANALYZE floor_changes');
   // Each store call of a turn joins one statement, held while the process is busy, as the server's.
   // A write batch runs alone, as the server's do: two in flight would lock the same rows in no set order.
   const batch = <I, O>(exec: (inputs: readonly I[]) => Promise<readonly O[]>, maxInFlight = Infinity) =>
@@ -196,6 +220,10 @@ async function pgFloor(url: string): Promise<FloorStore> {
     openUpload: (account, size) => upload.run({ id: randomUUID(), account, size }),
     deviceAddedAt: (account, id) => device.run({ account, device: id }),
     openUploadLocked: (account, size) => locked.run({ id: randomUUID(), account, size }),
+    syncPage: async (account, after, limit) =>
+      (await pool.query({ name: 'floor_sync', text: 'SELECT kind, object_id, op, seq, at FROM floor_changes WHERE account = $1 AND seq > $2 ORDER BY seq LIMIT $3', values: [account, after, limit] })).rows.map(
+        (r) => ({ ...r, seq: Number(r.seq), at: Number(r.at) }),
+      ),
   };
 }
 
@@ -214,6 +242,15 @@ app.get('/floor/profile', async (c) => {
   const p = sessionId === undefined ? undefined : await store.profile(sessionId);
   if (p === undefined) return c.json({ error: 'unknown session' }, 401);
   return c.json({ account_id: p.account, address: p.address, reserved: Number(p.reserved) });
+});
+app.get('/floor/sync', async (c) => {
+  const sessionId = verified.get(c.req.header('authorization') ?? '');
+  const p = sessionId === undefined ? undefined : await store.profile(sessionId);
+  if (p === undefined) return c.json({ error: 'unknown session' }, 401);
+  const limit = Number(c.req.query('limit') ?? 500);
+  const rows = await store.syncPage(p.account, Number(c.req.query('after') ?? 0), limit + 1);
+  const page = rows.slice(0, limit);
+  return c.json({ changes: page, cursor: String(page.at(-1)?.seq ?? c.req.query('after') ?? 0), has_more: rows.length > limit });
 });
 app.post('/floor/upload', async (c) => {
   const sessionId = verified.get(c.req.header('authorization') ?? '');

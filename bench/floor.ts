@@ -15,6 +15,7 @@ import pg from 'pg';
 import { backendCpu, backendDelta, cpuMicros, measure, median, startScript, VERSION, type Load } from './lib.js';
 import { SCENARIOS } from './scenarios.js';
 import { body as UPLOAD_BODY } from './uploads.js';
+import { SYNC_ASSETS, SYNC_PAGE, syncFromCursor, syncFromScratch } from './sync.js';
 
 export interface FloorFigures {
   lines: string[];
@@ -49,7 +50,7 @@ export function floorOf(scenario: string): string {
 export function startFloor(port: number, env: Record<string, string>) {
   const dir = mkdtempSync(join(tmpdir(), 'strongroom-floor-'));
   // Unauthenticated, the profile answers 401: up, and nothing measured yet.
-  return startScript('bench/floor-server.ts', port, '/floor/profile', { FLOOR_DIR: dir, FLOOR_TOKEN: TOKEN, ...env }, () => rmSync(dir, { recursive: true, force: true }));
+  return startScript('bench/floor-server.ts', port, '/floor/profile', { FLOOR_DIR: dir, FLOOR_TOKEN: TOKEN, FLOOR_SYNC_ROWS: String(SYNC_ASSETS), ...env }, () => rmSync(dir, { recursive: true, force: true }));
 }
 
 /** The floor's load for each scenario, by the scenario's name (the same shape of traffic). */
@@ -70,6 +71,9 @@ export function floorLoads(url: string): Record<string, Load> {
     'POST /upload, 1,000 accounts, 50 concurrent clients': { url: `${url}/floor/upload`, connections: 50, requests: Array.from({ length: 1000 }, (_, i) => upload(i)) },
     [GUARDED_ONE]: { url: `${url}/floor/upload-guarded`, method: 'POST', headers: { ...json, ...bearer(3) }, body: UPLOAD_BODY, connections: 50 },
     [GUARDED_MANY]: { url: `${url}/floor/upload-guarded`, connections: 50, requests: Array.from({ length: 1000 }, (_, i) => upload(i, '/floor/upload-guarded')) },
+    // One indexed range read of account 4's change log: the first page, and an empty one past its end.
+    [syncFromScratch.name]: { url: `${url}/floor/sync?after=0&limit=${SYNC_PAGE}`, headers: bearer(4) },
+    [syncFromCursor.name]: { url: `${url}/floor/sync?after=${SYNC_ASSETS}&limit=${SYNC_PAGE}`, headers: bearer(4) },
     'mixed: 90 % GET profile, 5 % refresh, 5 % upload': {
       url: `${url}/floor/profile`,
       connections: 20,

@@ -1,5 +1,6 @@
 import { api, register, VERSION, type Load } from './lib.js';
 import { body as uploadBody, uploader, uploadsManyAccounts, uploadsOneAccount } from './uploads.js';
+import { syncFromCursor, syncFromScratch } from './sync.js';
 
 /** One workload against a running server: `setup` prepares it, the runner measures `load`. */
 export interface Scenario {
@@ -79,7 +80,7 @@ export const mixed: Scenario = {
   },
 };
 
-export const SCENARIOS: Scenario[] = [profileGet, refresh, uploadsOneAccount, uploadsManyAccounts, mixed];
+export const SCENARIOS: Scenario[] = [profileGet, refresh, uploadsOneAccount, uploadsManyAccounts, mixed, syncFromScratch, syncFromCursor];
 
 /** The scenario whose name contains `words` (any case), as the one-scenario benches take it on their command line. */
 export function scenarioMatching(words: string): Scenario {
