@@ -65,6 +65,9 @@ interface AlbumViewRow {
 const ASSET_VIEW = sql.raw(`SELECT a.id, a.owner_id, a.uploader_id, a.state, a.created_at, a.trashed_at, a.drop_expires_at,
   (SELECT s.album_id FROM upload_sessions s WHERE s.id = a.id) AS album_id,
   (SELECT c.at FROM sync_changes c WHERE c.account_id = a.owner_id AND c.kind = 'asset' AND c.object_id = a.id) AS updated_at FROM assets a`);
+/** A page's assets: their last change is the entry that named them, so the log is not read again. */
+const PAGE_ASSET_VIEW = sql.raw(`SELECT a.id, a.owner_id, a.uploader_id, a.state, a.created_at, a.trashed_at, a.drop_expires_at,
+  (SELECT s.album_id FROM upload_sessions s WHERE s.id = a.id) AS album_id, NULL AS updated_at FROM assets a`);
 const ALBUM_VIEW = sql.raw(`SELECT al.id, al.account_id, al.protocol_version, al.created_at,
   (SELECT count(*) FROM upload_sessions s JOIN assets a ON a.id = s.id WHERE s.album_id = al.id AND a.state IN ${sqlStringList(ALBUM_COUNTED_STATES)}) AS asset_count FROM albums al`);
 const num = (v: string | number): number => Number(v);
@@ -115,7 +118,10 @@ export class PgSyncLog implements SyncLog {
           .limit(limit);
         const [head] = await tx.select({ seq: syncHeads.seq, prunedThrough: syncHeads.prunedThrough }).from(syncHeads).where(eq(syncHeads.accountId, accountId));
         const ids = (kind: string) => entries.filter((e) => e.kind === kind).map((e) => e.objectId);
-        const assets = await this.#assetsById(tx, ids('asset'));
+        const stamps = new Map(entries.filter((e) => e.kind === 'asset').map((e) => [e.objectId, e.at]));
+        const assetIds = [...stamps.keys()];
+        const rows = assetIds.length === 0 ? [] : await rowsOf<AssetViewRow>(tx, sql`${PAGE_ASSET_VIEW} WHERE a.id IN ${list(assetIds)} ORDER BY a.id`);
+        const assets = await this.#views(tx, rows.map((r) => ({ ...r, updated_at: stamps.get(r.id) ?? null })));
         const albumIds = ids('album');
         const albums = albumIds.length === 0 ? [] : (await rowsOf<AlbumViewRow>(tx, sql`${ALBUM_VIEW} WHERE al.id IN ${list(albumIds)}`)).map((r) => this.#album(r));
         const linkIds = ids('link');

@@ -84,6 +84,8 @@ export class SqliteSyncLog implements SyncLog {
       head: p('SELECT seq, pruned_through FROM sync_heads WHERE account_id = ?'),
       // A page's assets and their blobs in one statement each: `IN (?, …)` searches each key by its index.
       assets: byCount((n) => p(`${ASSET_VIEW} WHERE a.id IN (${marks(n)}) ORDER BY a.id`)),
+      // A page's assets: their last change is the entry that named them, so the log is not read again.
+      pageAssets: byCount((n) => p(`SELECT a.*, s.album_id AS album_id, NULL AS updated_at FROM assets a LEFT JOIN upload_sessions s ON s.id = a.id WHERE a.id IN (${marks(n)}) ORDER BY a.id`)),
       blobs: byCount((n) => p(`SELECT asset_id, kind, content_hash, size FROM asset_blobs WHERE asset_id IN (${marks(n)}) ORDER BY seq`)),
       albumAssets: (states: readonly string[]) => p(`${ASSET_VIEW} WHERE s.album_id = ? AND a.owner_id = ? AND a.state IN ${sqlStringList(states)} AND a.id > ? ORDER BY a.id LIMIT ?`),
       album: p(`${ALBUM_VIEW} WHERE al.id = ?`),
@@ -127,7 +129,10 @@ export class SqliteSyncLog implements SyncLog {
       const entries = this.#s.entries.all(accountId, after, limit) as SyncEntry[];
       const head = this.#s.head.get(accountId) as { seq: number; pruned_through: number } | undefined;
       const ids = (kind: string) => entries.filter((e) => e.kind === kind).map((e) => e.objectId);
-      const assets = this.#assets(ids('asset'));
+      const stamps = new Map(entries.filter((e) => e.kind === 'asset').map((e) => [e.objectId, e.at]));
+      const assetIds = [...stamps.keys()];
+      const rows = assetIds.length === 0 ? [] : (this.#s.pageAssets(assetIds.length).all(...assetIds) as AssetViewRow[]);
+      const assets = this.#views(rows.map((r) => ({ ...r, updated_at: stamps.get(r.id) ?? null })));
       const albums = ids('album').flatMap((id) => this.#album(this.#s.album.get(id) as never) ?? []);
       const linkIds = ids('link');
       const linkRows: LinkRecord[] = linkIds.length === 0 ? [] : this.#db.select().from(links).where(inArray(links.idHash, linkIds)).all().map(toLink);
