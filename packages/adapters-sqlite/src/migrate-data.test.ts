@@ -92,7 +92,7 @@ describe('a backup copy of an older schema', () => {
 
   it("the sync log starts with every live object of each account, in creation order, and each account's head after it", () => {
     const file = join(dir, 'sync.db');
-    const old = openSqliteDatabase(file, { migrationsFolder: migrationsUpTo(migrationIndex('0010_sync_changes')) });
+    const old = openSqliteDatabase(file, { migrationsFolder: migrationsUpTo(migrationIndex('0011_sync_changes')) });
     old.prepare("INSERT INTO accounts (id, address, address_key, password_hash, created_at) VALUES ('a1', 'a@x.org', 'a@x.org', 'h', 1), ('a2', 'b@x.org', 'b@x.org', 'h', 1)").run();
     old.prepare("INSERT INTO albums (id, account_id, protocol_version, created_at) VALUES ('al1', 'a1', '2026-01-01', 10)").run();
     old.prepare(

@@ -300,13 +300,37 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * The caller's albums, oldest first
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
+        get: operations["getAlbums"];
         put?: never;
         /**
          * Create an album pinned to the request's X-Svc-Protocol (immutable)
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         post: operations["postAlbums"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/albums/{album_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One of the caller's albums
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
+        get: operations["getAlbumsByAlbumId"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1021,6 +1045,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/links/{link_id}/assets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a share link covers, without a token: its live assets (named by the link, or in its album), blobs included, in pages by asset id. 404 as for the link itself (revoked, expired, unknown, or an upload link); a cursor of another link's listing is 400
+         * @description Sends no `Authorization` header.
+         */
+        get: operations["getLinksByLinkIdAssets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/links/{link_id}/blobs/{content_hash}": {
         parameters: {
             query?: never;
@@ -1129,6 +1173,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account's changes since `cursor`, in the order its writes committed: without a cursor every live album, asset and link once; with one, each object created, trashed, restored, its metadata replaced or a blob added, purged or revoked since the page that gave the cursor, once, as it now stands. A write committed while a client pages appears on a later page. Removals are kept SVC_SYNC_TOMBSTONE_DAYS (default 90): an older cursor is 410 error.sync.cursor_expired, and the client syncs again without one. A cursor is bound to its account (another account's: 400)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
+        get: operations["getSync"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/trash/empty": {
         parameters: {
             query?: never;
@@ -1163,7 +1227,7 @@ export interface components {
              * @description Stable problem code; each operation lists the ones it can answer
              * @enum {string}
              */
-            code: "error.album.intent_mismatch" | "error.album.proposer_invalid" | "error.album.upgrade_in_flight" | "error.attestation.history_invalid" | "error.auth.account_locked" | "error.auth.challenge_exhausted" | "error.auth.challenge_invalid" | "error.auth.invalid_code" | "error.auth.invalid_credentials" | "error.auth.last_sign_in_method" | "error.auth.local_disabled" | "error.auth.login_code_invalid" | "error.auth.no_local_password" | "error.auth.not_an_owner" | "error.auth.not_the_initiator" | "error.auth.proof_invalid" | "error.auth.reauthentication_required" | "error.auth.registration_closed" | "error.auth.session_invalid" | "error.auth.throttled" | "error.auth.totp_already_enrolled" | "error.auth.totp_not_enrolled" | "error.auth.unavailable" | "error.auth.user_already_exists" | "error.auth.weak_password" | "error.catalog.too_new" | "error.conflict" | "error.deprecation.invalid" | "error.deprecation.too_soon" | "error.device.directory_invalid" | "error.device.invalid_key" | "error.device.unknown" | "error.discovery.handle_fixed" | "error.discovery.handle_taken" | "error.discovery.no_handle" | "error.federation.capability_invalid" | "error.federation.peer_unavailable" | "error.federation.rate_limited" | "error.federation.unknown_peer" | "error.internal" | "error.not_found" | "error.oidc.already_linked" | "error.oidc.app_challenge_required" | "error.oidc.exchange_failed" | "error.oidc.id_token_invalid" | "error.oidc.provider_denied" | "error.oidc.reauthentication_stale" | "error.oidc.return_to_invalid" | "error.oidc.state_invalid" | "error.profile.invalid_display_name" | "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused" | "error.request.headers_too_large" | "error.request.invalid" | "error.request.method_not_allowed" | "error.request.range_not_satisfiable" | "error.request.timeout" | "error.request.too_large" | "error.request.too_many" | "error.request.unsupported_media_type" | "error.server.busy" | "error.server.shutting_down" | "error.sponsored.cannot_sponsor" | "error.sponsored.no_identity" | "error.store.unavailable" | "error.upload.album_quiescing" | "error.upload.too_large";
+            code: "error.album.intent_mismatch" | "error.album.proposer_invalid" | "error.album.upgrade_in_flight" | "error.attestation.history_invalid" | "error.auth.account_locked" | "error.auth.challenge_exhausted" | "error.auth.challenge_invalid" | "error.auth.invalid_code" | "error.auth.invalid_credentials" | "error.auth.last_sign_in_method" | "error.auth.local_disabled" | "error.auth.login_code_invalid" | "error.auth.no_local_password" | "error.auth.not_an_owner" | "error.auth.not_the_initiator" | "error.auth.proof_invalid" | "error.auth.reauthentication_required" | "error.auth.registration_closed" | "error.auth.session_invalid" | "error.auth.throttled" | "error.auth.totp_already_enrolled" | "error.auth.totp_not_enrolled" | "error.auth.unavailable" | "error.auth.user_already_exists" | "error.auth.weak_password" | "error.catalog.too_new" | "error.conflict" | "error.deprecation.invalid" | "error.deprecation.too_soon" | "error.device.directory_invalid" | "error.device.invalid_key" | "error.device.unknown" | "error.discovery.handle_fixed" | "error.discovery.handle_taken" | "error.discovery.no_handle" | "error.federation.capability_invalid" | "error.federation.peer_unavailable" | "error.federation.rate_limited" | "error.federation.unknown_peer" | "error.internal" | "error.not_found" | "error.oidc.already_linked" | "error.oidc.app_challenge_required" | "error.oidc.exchange_failed" | "error.oidc.id_token_invalid" | "error.oidc.provider_denied" | "error.oidc.reauthentication_stale" | "error.oidc.return_to_invalid" | "error.oidc.state_invalid" | "error.profile.invalid_display_name" | "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused" | "error.request.headers_too_large" | "error.request.invalid" | "error.request.method_not_allowed" | "error.request.range_not_satisfiable" | "error.request.timeout" | "error.request.too_large" | "error.request.too_many" | "error.request.unsupported_media_type" | "error.server.busy" | "error.server.shutting_down" | "error.sponsored.cannot_sponsor" | "error.sponsored.no_identity" | "error.store.unavailable" | "error.sync.cursor_expired" | "error.upload.album_quiescing" | "error.upload.too_large";
             detail: string;
             /** @description On 409 album refusals: the live upgrade intent */
             live_intent_id?: string;
@@ -2955,6 +3019,132 @@ export interface operations {
             };
         };
     };
+    getAlbums: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Albums */
+            200: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        albums: {
+                            album_id: string;
+                            /** @description Its live assets (the trash is apart) */
+                            asset_count: number;
+                            /**
+                             * Format: date-time
+                             * @description RFC 3339 UTC timestamp
+                             */
+                            created_at: string;
+                            /** @description The version the album is pinned to (its writes need at least it) */
+                            protocol_version: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.server.busy" | "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     postAlbums: {
         parameters: {
             query?: never;
@@ -3086,6 +3276,149 @@ export interface operations {
                     "application/problem+json": {
                         /** @enum {unknown} */
                         code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.server.busy" | "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getAlbumsByAlbumId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                album_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The album */
+            200: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        album_id: string;
+                        /** @description Its live assets (the trash is apart) */
+                        asset_count: number;
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339 UTC timestamp
+                         */
+                        created_at: string;
+                        /** @description The version the album is pinned to (its writes need at least it) */
+                        protocol_version: string;
+                    };
+                };
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
                     } & components["schemas"]["Problem"];
@@ -3618,11 +3951,21 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The album its original was uploaded into (null: none) */
+                        album_id: string | null;
                         asset_id: string;
                         blobs: {
                             content_hash: string;
-                            /** @enum {string} */
+                            /**
+                             * @description The same as role (the name earlier builds used)
+                             * @enum {string}
+                             */
                             kind: "original" | "derivative" | "metadata" | "provenance";
+                            /**
+                             * @description What the blob is to the asset
+                             * @enum {string}
+                             */
+                            role: "original" | "derivative" | "metadata" | "provenance";
                             size: number;
                         }[];
                         /**
@@ -3634,6 +3977,11 @@ export interface operations {
                         /** @enum {string} */
                         state: "live" | "trashed";
                         trashed_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description Its latest change: created, trashed, restored, a blob added or its metadata replaced
+                         */
+                        updated_at: string;
                         upload_user_id: string;
                     };
                 };
@@ -3924,11 +4272,21 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The album its original was uploaded into (null: none) */
+                        album_id: string | null;
                         asset_id: string;
                         blobs: {
                             content_hash: string;
-                            /** @enum {string} */
+                            /**
+                             * @description The same as role (the name earlier builds used)
+                             * @enum {string}
+                             */
                             kind: "original" | "derivative" | "metadata" | "provenance";
+                            /**
+                             * @description What the blob is to the asset
+                             * @enum {string}
+                             */
+                            role: "original" | "derivative" | "metadata" | "provenance";
                             size: number;
                         }[];
                         /**
@@ -3940,6 +4298,11 @@ export interface operations {
                         /** @enum {string} */
                         state: "live" | "trashed";
                         trashed_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description Its latest change: created, trashed, restored, a blob added or its metadata replaced
+                         */
+                        updated_at: string;
                         upload_user_id: string;
                     };
                 };
@@ -4132,11 +4495,21 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The album its original was uploaded into (null: none) */
+                        album_id: string | null;
                         asset_id: string;
                         blobs: {
                             content_hash: string;
-                            /** @enum {string} */
+                            /**
+                             * @description The same as role (the name earlier builds used)
+                             * @enum {string}
+                             */
                             kind: "original" | "derivative" | "metadata" | "provenance";
+                            /**
+                             * @description What the blob is to the asset
+                             * @enum {string}
+                             */
+                            role: "original" | "derivative" | "metadata" | "provenance";
                             size: number;
                         }[];
                         /**
@@ -4148,6 +4521,11 @@ export interface operations {
                         /** @enum {string} */
                         state: "live" | "trashed";
                         trashed_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description Its latest change: created, trashed, restored, a blob added or its metadata replaced
+                         */
+                        updated_at: string;
                         upload_user_id: string;
                     };
                 };
@@ -4340,11 +4718,21 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The album its original was uploaded into (null: none) */
+                        album_id: string | null;
                         asset_id: string;
                         blobs: {
                             content_hash: string;
-                            /** @enum {string} */
+                            /**
+                             * @description The same as role (the name earlier builds used)
+                             * @enum {string}
+                             */
                             kind: "original" | "derivative" | "metadata" | "provenance";
+                            /**
+                             * @description What the blob is to the asset
+                             * @enum {string}
+                             */
+                            role: "original" | "derivative" | "metadata" | "provenance";
                             size: number;
                         }[];
                         /**
@@ -4356,6 +4744,11 @@ export interface operations {
                         /** @enum {string} */
                         state: "live" | "trashed";
                         trashed_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description Its latest change: created, trashed, restored, a blob added or its metadata replaced
+                         */
+                        updated_at: string;
                         upload_user_id: string;
                     };
                 };
@@ -9116,11 +9509,21 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description The album its original was uploaded into (null: none) */
+                        album_id: string | null;
                         asset_id: string;
                         blobs: {
                             content_hash: string;
-                            /** @enum {string} */
+                            /**
+                             * @description The same as role (the name earlier builds used)
+                             * @enum {string}
+                             */
                             kind: "original" | "derivative" | "metadata" | "provenance";
+                            /**
+                             * @description What the blob is to the asset
+                             * @enum {string}
+                             */
+                            role: "original" | "derivative" | "metadata" | "provenance";
                             size: number;
                         }[];
                         /**
@@ -9132,6 +9535,11 @@ export interface operations {
                         /** @enum {string} */
                         state: "live" | "trashed";
                         trashed_at: string | null;
+                        /**
+                         * Format: date-time
+                         * @description Its latest change: created, trashed, restored, a blob added or its metadata replaced
+                         */
+                        updated_at: string;
                         upload_user_id: string;
                     };
                 };
@@ -9830,6 +10238,147 @@ export interface operations {
                     "application/problem+json": {
                         /** @enum {unknown} */
                         code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.server.busy" | "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getLinksByLinkIdAssets: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: string;
+            };
+            header?: never;
+            path: {
+                link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the assets it covers */
+            200: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        changes: {
+                            id: string;
+                            /** @constant */
+                            kind: "asset";
+                            /** @constant */
+                            op: "upsert";
+                            record: {
+                                /** @description The album its original was uploaded into (null: none) */
+                                album_id: string | null;
+                                asset_id: string;
+                                blobs: {
+                                    content_hash: string;
+                                    /**
+                                     * @description The same as role (the name earlier builds used)
+                                     * @enum {string}
+                                     */
+                                    kind: "original" | "derivative" | "metadata" | "provenance";
+                                    /**
+                                     * @description What the blob is to the asset
+                                     * @enum {string}
+                                     */
+                                    role: "original" | "derivative" | "metadata" | "provenance";
+                                    size: number;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 UTC timestamp
+                                 */
+                                created_at: string;
+                                owner_id: string;
+                                /** @enum {string} */
+                                state: "live" | "trashed";
+                                trashed_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Its latest change: created, trashed, restored, a blob added or its metadata replaced
+                                 */
+                                updated_at: string;
+                                upload_user_id: string;
+                            };
+                        }[];
+                        cursor: string;
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
                     } & components["schemas"]["Problem"];
@@ -10989,6 +11538,218 @@ export interface operations {
                     "application/problem+json": {
                         /** @enum {unknown} */
                         code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.server.busy" | "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSync: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: string;
+            };
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of changes */
+            200: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        changes: {
+                            /** @description The album or asset id, or the link id */
+                            id: string;
+                            /** @enum {string} */
+                            kind: "album" | "asset" | "link";
+                            /** @enum {string} */
+                            op: "upsert" | "remove";
+                            /** @description An upsert: the object as GET answers it now (an album, an asset, a link as GET /v1/links lists it). A removal: null */
+                            record: ({
+                                album_id: string;
+                                /** @description Its live assets (the trash is apart) */
+                                asset_count: number;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 UTC timestamp
+                                 */
+                                created_at: string;
+                                /** @description The version the album is pinned to (its writes need at least it) */
+                                protocol_version: string;
+                            } | {
+                                /** @description The album its original was uploaded into (null: none) */
+                                album_id: string | null;
+                                asset_id: string;
+                                blobs: {
+                                    content_hash: string;
+                                    /**
+                                     * @description The same as role (the name earlier builds used)
+                                     * @enum {string}
+                                     */
+                                    kind: "original" | "derivative" | "metadata" | "provenance";
+                                    /**
+                                     * @description What the blob is to the asset
+                                     * @enum {string}
+                                     */
+                                    role: "original" | "derivative" | "metadata" | "provenance";
+                                    size: number;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 UTC timestamp
+                                 */
+                                created_at: string;
+                                owner_id: string;
+                                /** @enum {string} */
+                                state: "live" | "trashed";
+                                trashed_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Its latest change: created, trashed, restored, a blob added or its metadata replaced
+                                 */
+                                updated_at: string;
+                                upload_user_id: string;
+                            } | {
+                                /** @description Upload links: declared bytes of the drops opened through it */
+                                accepted_bytes: number;
+                                album_id: string | null;
+                                asset_ids: string[];
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 UTC timestamp
+                                 */
+                                created_at: string;
+                                expires_at: string | null;
+                                /** @enum {string} */
+                                kind: "share" | "upload";
+                                link_id: string;
+                                max_bytes: number | null;
+                                revoked_at: string | null;
+                                /** @description The session that created the link (null for links made before it was kept): compare with GET /v1/auth/sessions to find a link a stolen token made */
+                                session_id: string | null;
+                                /** @enum {string} */
+                                status: "active" | "expired" | "revoked";
+                            }) | null;
+                        }[];
+                        /** @description Where the next page starts: send it back as `cursor`, now or on the next sync */
+                        cursor: string;
+                        /** @description More changes wait: ask again with the cursor at once */
+                        has_more: boolean;
+                    };
+                };
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.sync.cursor_expired */
+            410: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.sync.cursor_expired";
+                        /** @constant */
+                        status?: 410;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.unsupported";
                         /** @constant */
                         status?: 426;
                     } & components["schemas"]["Problem"];
