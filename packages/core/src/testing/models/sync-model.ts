@@ -253,8 +253,9 @@ class AdvanceAndPrune implements fc.AsyncCommand<Model, Real> {
  * interleaving of writes to two accounts (one sponsored by the other; the sponsored one's clients
  * are partly its owner acting as it) and page reads by clients from any cursor, with time passing
  * the tombstone horizon and prunes. A client that has read to the end of its log holds exactly the
- * account's live objects, as GET answers them now; a cursor is refused (410) exactly when it is
- * older than the horizon, and the client then starts again.
+ * account's live objects, as GET answers them now. A cursor older than the horizon is refused
+ * (410); a younger one only when a prune since its listing began may have taken a removal it had
+ * not reached. The client then starts again.
  */
 export function syncModelProperty(fresh: () => Promise<Ports>): fc.IAsyncPropertyWithHooks<[readonly fc.AsyncCommand<Model, Real>[]]> {
   const account = fc.integer({ min: 0, max: 1 });
