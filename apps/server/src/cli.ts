@@ -220,6 +220,17 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
       return [head, ...entries.map((e) => `  ${e.entry}  (added ${new Date(e.addedAt).toISOString()})`)].join('\n');
     },
   },
+  'delete-account': {
+    usage: 'delete-account <address|id>   delete an account as DELETE /v1/auth/account does (its sponsored accounts with it); the address may register again, the handle stays retired',
+    run: async (deps, [who]) => {
+      const id = await accountIdOf(deps, who);
+      const r = await deps.deletion.deleteByOperator({ id });
+      if (!r.ok) throw new Error(`no account ${who} (${r.detail ?? r.code})`);
+      const { erased, cancelledUploads, purgedAssets } = r.value;
+      const sponsored = erased.length > 1 ? ` and its sponsored accounts ${erased.slice(1).join(', ')}` : '';
+      return `deleted ${id}${sponsored}; ${cancelledUploads.length} uploads cancelled, ${purgedAssets} assets purged (the next gc-sweep credits their bytes)`;
+    },
+  },
   'quota-limits': {
     usage: 'quota-limits <address|id> <soft|-|default> <hard|-|default>   set an account\'s limits in bytes (- = unlimited; default default = back to the deployment\'s)',
     run: async (deps, [who, soft, hard]) => {

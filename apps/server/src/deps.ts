@@ -39,6 +39,7 @@ import {
   DeprecationService,
   LinkService,
   SponsorshipService,
+  AccountDeletionService,
   DiscoveryService,
   FederationService,
   type PeerDirectory,
@@ -127,6 +128,8 @@ export interface AppDeps {
   readonly sync: SyncService;
   /** Capability tokens between servers, forwarded lookups and the per-peer limit. */
   readonly federation: FederationService;
+  /** Deleting an account: the account's own request and the operator's command, one operation. */
+  readonly deletion: AccountDeletionService;
 }
 
 export interface Platform {
@@ -308,6 +311,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   const movedLinks = await links.sealClearIds();
   if (movedLinks > 0) logger.info('links.sealed_in_place', { count: movedLinks });
   const sync = new SyncService({ log: stores.sync, links: stores.links, clock, sealer: keyBox, tombstoneDays: config.syncTombstoneDays });
+  const deletion = new AccountDeletionService({ erasure: stores.erasure, accounts: stores.accounts, sponsorship: stores.sponsorship, sessions, clock, logger, policy: quota.policy });
   const blobReads = new BlobReadService({ catalog: stores.quota, links: stores.links, blobs: stores.blobs, ledger: stores.quota, clock });
   const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
   const totpRecovery = new TotpRecoveryService({ challenges: stores.totp, directories: stores.devices, recovery: stores.secondFactor, accounts: stores.accounts, sessions, clock });
@@ -372,6 +376,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     discovery,
     federation,
     sync,
+    deletion,
   };
 }
 

@@ -14,6 +14,7 @@ import { PgLinkStore, PgSponsorshipStore } from './sharing-store.js';
 import { PgDiscoveryStore } from './discovery-store.js';
 import { PgDeploymentCensus } from './census-store.js';
 import { PgSyncLog } from './sync-store.js';
+import { PgAccountErasure } from './erasure-store.js';
 
 export interface PgPortsOptions {
   /** Calls each of the database's batch queues may hold before it answers error.server.busy (SVC_STORE_QUEUE). */
@@ -41,5 +42,6 @@ export function createPgPorts(db: PgDb, options: PgPortsOptions = {}): Ports {
     registration: new PgRegistrationAllowlist(db),
     census: new PgDeploymentCensus(db),
     sync: new PgSyncLog(db),
+    erasure: new PgAccountErasure(db),
   };
 }

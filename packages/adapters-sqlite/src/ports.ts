@@ -14,6 +14,7 @@ import { SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';
 import { SqliteDiscoveryStore } from './discovery-store.js';
 import { SqliteDeploymentCensus } from './census-store.js';
 import { SqliteSyncLog } from './sync-store.js';
+import { SqliteAccountErasure } from './erasure-store.js';
 
 export interface SqlitePortsOptions {
   /** Calls each of the connection's batch queues may hold before it answers error.server.busy (SVC_STORE_QUEUE). */
@@ -41,5 +42,6 @@ export function createSqlitePorts(db: Database.Database, options: SqlitePortsOpt
     registration: new SqliteRegistrationAllowlist(db),
     census: new SqliteDeploymentCensus(db),
     sync: new SqliteSyncLog(db),
+    erasure: new SqliteAccountErasure(db),
   };
 }

@@ -43,3 +43,4 @@ export * from './peer-rate-limit/index.js';
 export * from './backup/index.js';
 export * from './access/index.js';
 export * from './sync/index.js';
+export * from './account-deletion/index.js';

@@ -16,6 +16,7 @@ import { describeIdentityLinkStoreContract, describeOidcFlowStoreContract } from
 import { describeAttestationKeyStoreContract, describeDeprecationStoreContract, describeRegistrationAllowlistContract } from './records.js';
 import { describeLinkStoreContract, describeSponsorshipContract } from './sharing.js';
 import { describeSyncLogContract } from './sync.js';
+import { describeAccountErasureContract } from './erasure.js';
 import { describeCapabilityRevocationContract, describeHandleStoreContract, describePeerRateStoreContract } from './discovery.js';
 
 /**
@@ -46,6 +47,7 @@ export const CONTRACT_SUITES: Record<SuiteName, (adapter: string, setup: Setup) 
   'registration-allowlist': describeRegistrationAllowlistContract,
   census: describeCensusContract,
   sync: describeSyncLogContract,
+  erasure: describeAccountErasureContract,
 };
 
 /**

@@ -15,6 +15,7 @@ export const SUITES = [
   'deployment',
   'deprecations',
   'devices',
+  'erasure',
   'handles',
   'identity-links',
   'links',

@@ -3,7 +3,7 @@ import { readCohortHash, type Profile, type TokenPair as CoreTokenPair } from '@
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { route, type AnyRoute } from '../http/route-def.js';
-import { iso, isoOrNull, json, unwrap } from '../http/respond.js';
+import { iso, isoOrNull, json, noContent, unwrap } from '../http/respond.js';
 import { Address, Advisory, DisplayName, NewPassword, Timestamp, TokenPair, Uuid } from './schemas.js';
 
 export const tokenPairBody = (p: CoreTokenPair) => ({
@@ -170,6 +170,24 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       handle: async ({ c, principal }) => {
         const m = await deps.signInMethods.list(principal);
         return json(c, 200, { password: m.password, totp: m.totp, oidc: m.oidc.map((l) => ({ issuer: l.issuer, subject: l.subject, linked_at: iso(l.linkedAt) })) });
+      },
+    }),
+    route({
+      method: 'DELETE',
+      path: '/v1/auth/account',
+      noStore: true,
+      tag: 'auth',
+      summary:
+        'Delete the account (needs a recent sign-in): every session, second factor, OpenID link, device directory, public record, share and upload link ends; ' +
+        'open uploads and drops are cancelled; every asset is purged (the bytes are credited by the next GC sweep); the sponsored accounts it sponsors ' +
+        'are deleted the same way and its co-ownerships removed; capability tokens minted for it are revoked. The address may register again (a new ' +
+        'account); the handle stays retired. Acting as a sponsored account (X-Svc-Act-As), its sponsor deletes that account; another owner is refused',
+      auth: true,
+      responses: { 204: { description: 'Deleted: every token of the account is refused from now on' } },
+      errors: ['error.auth.reauthentication_required', 'error.auth.not_an_owner', 'error.not_found'],
+      handle: async ({ c, principal }) => {
+        unwrap(await deps.deletion.deleteOwn(principal));
+        return noContent(c);
       },
     }),
     route({

@@ -135,7 +135,7 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
         const subject = (await deps.discovery.handleOf(who.principal.accountId)) ?? who.principal.accountId;
         let reply: PeerReply;
         try {
-          const forwarded = await deps.federation.forward(peer, handle, subject, version);
+          const forwarded = await deps.federation.forward(peer, handle, subject, version, who.principal.accountId);
           if (!forwarded.ok) deps.logger.warn('federation.peer_unavailable', { peer, error: forwarded.detail ?? forwarded.code });
           reply = unwrap(forwarded);
         } catch (err) {

@@ -246,6 +246,7 @@ describe('every action core lists answers 403 reauthentication_required over HTT
     handle_claim: (s, token) => call(s.app, 'PUT', '/v1/discovery/handle', { token, body: { user: `late${++people}` } }),
     discovery_publish: (s, token) => call(s.app, 'PUT', '/v1/discovery/public', { token, body: { published: true } }),
     upload_link_create: (s, token, ctx) => call(s.app, 'POST', '/v1/links', { token, body: { kind: 'upload', album_id: ctx.albumId, seal_key: SEAL, max_bytes: 500_000_000 } }),
+    account_delete: (s, token) => call(s.app, 'DELETE', '/v1/auth/account', { token }),
   };
   /** Everything any listed action could change, as its owner sees it: equal before and after a refusal. */
   async function everything(s: TestServer, token: string) {

@@ -15,6 +15,8 @@ export const accounts = pgTable('accounts', {
   lockedAt: ms('locked_at'),
   /** Password change, revoke-all, recovery or lock: what was in flight before it is ended (core's outlivesCredentialChange). */
   credentialsChangedAt: ms('credentials_changed_at'),
+  /** When the account was deleted: its address, password and display name are cleared, the row stays so its handle stays retired. */
+  deletedAt: ms('deleted_at'),
 });
 
 export const sessions = pgTable(

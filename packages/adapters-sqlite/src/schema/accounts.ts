@@ -12,6 +12,8 @@ export const accounts = sqliteTable('accounts', {
   lockedAt: integer('locked_at'),
   /** Password change, revoke-all, recovery or lock: what was in flight before it is ended (core's outlivesCredentialChange). */
   credentialsChangedAt: integer('credentials_changed_at'),
+  /** When the account was deleted: its address, password and display name are cleared, the row stays so its handle stays retired. */
+  deletedAt: integer('deleted_at'),
 });
 
 export const sessions = sqliteTable(

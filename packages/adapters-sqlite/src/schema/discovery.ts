@@ -24,9 +24,11 @@ export const mintedCapabilities = sqliteTable(
   {
     jti: text('jti').primaryKey(),
     peer: text('peer').notNull(),
+    /** The local account it was minted on behalf of, so deleting the account revokes it (null: minted before this was kept). */
+    accountId: text('account_id'),
     issuedAt: integer('issued_at').notNull(),
     expiresAt: integer('expires_at').notNull(),
     revokedAt: integer('revoked_at'),
   },
-  (t) => [index('minted_capabilities_peer_idx').on(t.peer, t.expiresAt), index('minted_capabilities_revoked_idx').on(t.revokedAt)],
+  (t) => [index('minted_capabilities_peer_idx').on(t.peer, t.expiresAt), index('minted_capabilities_revoked_idx').on(t.revokedAt), index('minted_capabilities_account_idx').on(t.accountId)],
 );

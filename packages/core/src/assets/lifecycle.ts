@@ -9,6 +9,7 @@ import type { AssetState } from '../ports/asset-catalog.js';
  *   trashed ──purge / empty_trash──▶ (deleted; references drop, bytes credited by the sweep)
  *   pending_drop ──purge / discard──▶ (deleted)
  *   pending_drop (unexpired) ──adopt──▶ live
+ *   any state ──erase──▶ (deleted: its owner's account is being deleted)
  */
 
 /** What the rule needs of an asset row. */
@@ -27,7 +28,12 @@ export type AssetAction =
   | { readonly kind: 'empty_trash' }
   /** The link owner discards a guest's pending drop: only a drop still pending goes (adopted, it stays). */
   | { readonly kind: 'discard' }
-  | { readonly kind: 'adopt'; readonly now: number };
+  | { readonly kind: 'adopt'; readonly now: number }
+  /**
+   * The owner's account is deleted: every asset goes, whatever its state. The two-step purge guards
+   * a library against one click; deleting the account is a recent-authenticated decision to lose it.
+   */
+  | { readonly kind: 'erase' };
 
 /** Why the action does not apply to the asset as it stands (or as it no longer stands). */
 export type AssetTransitionRefusal = 'missing' | 'not_live' | 'not_trashed' | 'not_purgeable' | 'not_pending_drop' | 'drop_expired';
@@ -65,6 +71,8 @@ export function decideAssetTransition(asset: AssetLifecycleFacts | null, action:
       if (asset.state !== 'pending_drop') return refused('not_pending_drop');
       if (dropExpired(asset.dropExpiresAt, action.now)) return refused('drop_expired');
       return { ok: true, write: 'update', next: { state: 'live', trashedAt: asset.trashedAt, dropExpiresAt: null } };
+    case 'erase':
+      return { ok: true, write: 'delete' };
   }
 }
 

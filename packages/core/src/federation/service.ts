@@ -46,12 +46,15 @@ export class FederationService {
     return this.#byHost.get(host) ?? null;
   }
 
-  /** Mints a token for `peer` on behalf of `subject`, remembering it so it can be revoked. */
-  async mint(peer: string, subject: string): Promise<{ token: string; claims: CapabilityClaims }> {
+  /**
+   * Mints a token for `peer` on behalf of `subject`, remembering it (and the local account it was
+   * minted for, so deleting the account revokes it) so it can be revoked.
+   */
+  async mint(peer: string, subject: string, accountId: string | null = null): Promise<{ token: string; claims: CapabilityClaims }> {
     const claims = capabilityClaims({ issuer: this.d.baseUrl, peer, subject, now: this.d.clock.now(), random: this.d.random.bytes(10) });
     const token = await signCapability(claims, await this.d.keyRing.signingKey());
     await guard('error.store.unavailable', 'recording a capability', () =>
-      this.d.revocations.recordMintedCapability({ jti: claims.jti, peer, issuedAt: claims.iat * 1000, expiresAt: claims.exp * 1000 }),
+      this.d.revocations.recordMintedCapability({ jti: claims.jti, peer, accountId, issuedAt: claims.iat * 1000, expiresAt: claims.exp * 1000 }),
     );
     const now = this.d.clock.now();
     if (now - this.#purgedAt >= 3_600_000) {
@@ -95,8 +98,8 @@ export class FederationService {
    * Mints a token for the peer and forwards the lookup; a 200 for another handle than the one asked
    * is refused (decidePeerAnswer). Rejects with PeerUnavailableError when the peer does not answer.
    */
-  async forward(peer: string, handle: Handle, subject: string, protocolVersion: string): Promise<Result<PeerReply, 'error.federation.peer_unavailable'>> {
-    const { token } = await this.mint(peer, subject);
+  async forward(peer: string, handle: Handle, subject: string, protocolVersion: string, accountId: string | null = null): Promise<Result<PeerReply, 'error.federation.peer_unavailable'>> {
+    const { token } = await this.mint(peer, subject, accountId);
     const reply = await this.d.forwarder.lookup({ peer, handle: formatHandle(handle.user, handle.host), capability: token, protocolVersion });
     return decidePeerAnswer(peer, handle, reply);
   }

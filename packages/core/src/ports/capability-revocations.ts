@@ -3,6 +3,8 @@ export interface MintedCapability {
   readonly jti: string;
   /** The base URL of the peer it was minted for (its audience). */
   readonly peer: string;
+  /** The local account it was minted on behalf of (null on tokens minted before this was kept): deleting the account revokes it. */
+  readonly accountId?: string | null;
   readonly issuedAt: number;
   readonly expiresAt: number;
 }

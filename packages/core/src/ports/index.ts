@@ -40,3 +40,4 @@ export type { PeerLookup, PeerReply } from './peer-lookup.js';
 export type { AllowlistEntry, RegistrationAllowlist } from './registration-allowlist.js';
 export type { CensusBounds, CensusCounts, DeploymentCensus } from './deployment-census.js';
 export type { SyncAlbum, SyncAsset, SyncChange, SyncEntry, SyncKind, SyncLog, SyncOp, SyncRead } from './sync-log.js';
+export type { AccountErasureStore, ErasureOutcome } from './account-erasure.js';

@@ -26,6 +26,7 @@ import type { PeerRateStore } from './peer-rate-store.js';
 import type { RegistrationAllowlist } from './registration-allowlist.js';
 import type { DeploymentCensus } from './deployment-census.js';
 import type { SyncLog } from './sync-log.js';
+import type { AccountErasureStore } from './account-erasure.js';
 
 /**
  * Every store port a deployment runs on, one entry per area. Each adapter builds the whole set in
@@ -64,4 +65,6 @@ export interface Ports {
   readonly census: DeploymentCensus;
   /** The per-account change log library sync pages over, and the album and asset views a client lists. */
   readonly sync: SyncLog;
+  /** Deleting an account and everything it holds, in one transaction. */
+  readonly erasure: AccountErasureStore;
 }

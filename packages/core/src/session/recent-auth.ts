@@ -7,7 +7,7 @@ import { ok, refuse, type Result } from '../errors.js';
  * password change) within the reauthentication window, so that a stolen access token can read for
  * its fifteen minutes but never add a way in that survives the owner's password change and
  * revoke-all: no sign-in method, no co-owner of a sponsored account, no handle, no public record, no
- * upload link reserving the owner's quota. This is the one list: the services name their action
+ * upload link reserving the owner's quota, no deletion of the account. This is the one list: the services name their action
  * from it, and the HTTP test of the rule is generated from it.
  */
 export const RECENT_AUTH_ACTIONS = [
@@ -21,6 +21,7 @@ export const RECENT_AUTH_ACTIONS = [
   'handle_claim',
   'discovery_publish',
   'upload_link_create',
+  'account_delete',
 ] as const;
 export type RecentAuthAction = (typeof RECENT_AUTH_ACTIONS)[number];
 

@@ -39,3 +39,4 @@ export { MemoryDiscoveryStore, memoryDiscoveryState } from './memory-discovery.j
 export type { MemoryDiscoveryState } from './memory-discovery.js';
 export { TEST_SECRET_KEY, testSecretBox } from './secret-box.js';
 export { freshSession, staleSession } from './recent-auth.js';
+export { MemoryAccountErasure } from './memory-erasure.js';

@@ -15,6 +15,7 @@ import { MemoryDiscoveryStore } from './memory-discovery.js';
 import { MemoryRegistrationAllowlist } from './memory-registration.js';
 import { MemoryDeploymentCensus } from './memory-census.js';
 import { MemorySyncLog } from './memory-sync.js';
+import { MemoryAccountErasure } from './memory-erasure.js';
 
 /** The whole port set in memory: the reference implementation every adapter is held to. */
 export function createMemoryPorts(): Ports {
@@ -29,23 +30,28 @@ export function createMemoryPorts(): Ports {
   quota.sync = sync;
   albums.sync = sync;
   links.sync = sync;
+  const devices = new MemoryDeviceStore();
+  const secondFactor = new MemorySecondFactorStore({ totp, ledger: accounts });
+  const oidc = new MemoryOidcStore(accounts);
+  const sponsorship = new MemorySponsorshipStore({ accounts, quota });
   return {
     accounts,
     totp,
-    devices: new MemoryDeviceStore(),
+    devices,
     albums,
     quota,
     schema: new MemorySchemaStatus(),
-    secondFactor: new MemorySecondFactorStore({ totp, ledger: accounts }),
+    secondFactor,
     deployment: new MemoryDeploymentStore(),
-    oidc: new MemoryOidcStore(accounts),
+    oidc,
     deprecations: new MemoryDeprecationStore(),
     attestation: new MemoryAttestationKeyStore(),
-    sponsorship: new MemorySponsorshipStore({ accounts, quota }),
+    sponsorship,
     links,
     discovery,
     registration: new MemoryRegistrationAllowlist(),
     census: new MemoryDeploymentCensus({ accounts, quota }),
     sync,
+    erasure: new MemoryAccountErasure({ accounts, totp, secondFactor, devices, oidc, discovery, links, quota, sponsorship }),
   };
 }
