@@ -78,7 +78,7 @@ export class PgAccountErasure implements AccountErasureStore {
       await q(sql`DELETE FROM federated_refs WHERE receiver = ${id}`);
       await q(sql`DELETE FROM sponsored_owners WHERE account_id = ${id} OR owner_id = ${id}`);
       await q(sql`DELETE FROM sponsored_accounts WHERE account_id = ${id}`);
-      await q(sql`UPDATE handles SET published = false WHERE account_id = ${id}`);
+      await q(sql`UPDATE handles SET published = false, retired_at = ${now} WHERE account_id = ${id}`);
       for (const t of await q<{ jti: string; account_id: string; expires_at: string; revoked_at: string | null }>(
         sql`SELECT jti, account_id, expires_at, revoked_at FROM minted_capabilities WHERE account_id = ${id}`,
       )) {

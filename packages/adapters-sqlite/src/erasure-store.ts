@@ -57,7 +57,7 @@ export class SqliteAccountErasure implements AccountErasureStore {
         'DELETE FROM sponsored_owners WHERE owner_id = ?',
         'DELETE FROM sponsored_accounts WHERE account_id = ?',
       ].map(p),
-      retireHandle: p('UPDATE handles SET published = 0 WHERE account_id = ?'),
+      retireHandle: p('UPDATE handles SET published = 0, retired_at = ? WHERE account_id = ?'),
       minted: p('SELECT jti, account_id, expires_at, revoked_at FROM minted_capabilities WHERE account_id = ?'),
       revokeMinted: p('UPDATE minted_capabilities SET revoked_at = ? WHERE jti = ?'),
       revokeLinks: p('UPDATE links SET revoked_at = ? WHERE owner_id = ? AND revoked_at IS NULL'),
@@ -95,7 +95,7 @@ export class SqliteAccountErasure implements AccountErasureStore {
         q.clearAccount.run(now, now, id);
         q.closeSessions.run(now, id);
         for (const d of q.deletes) d.run(id);
-        q.retireHandle.run(id);
+        q.retireHandle.run(now, id);
         for (const t of q.minted.all(id) as { jti: string; account_id: string; expires_at: number; revoked_at: number | null }[]) {
           if (revokedByErasure({ accountId: t.account_id, expiresAt: t.expires_at, revokedAt: t.revoked_at }, erased, now)) q.revokeMinted.run(now, t.jti);
         }

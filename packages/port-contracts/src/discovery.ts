@@ -30,7 +30,7 @@ export function describeHandleStoreContract(adapter: string, setup: Setup): void
       using(setup, 2, async (s, [a, b]) => {
         expect(await s.findHandleByAccount(a!)).toBeNull();
         expect(await s.claimHandle({ accountId: a!, user: 'ann', at: 10 })).toBe('claimed');
-        const ann = { accountId: a, user: 'ann', published: false, claimedAt: 10 };
+        const ann = { accountId: a, user: 'ann', published: false, claimedAt: 10, retiredAt: null };
         expect(await s.findHandleByAccount(a!)).toEqual(ann);
         expect(await s.findHandleByUser('ann')).toEqual(ann);
         expect(await s.claimHandle({ accountId: a!, user: 'ann', at: 20 })).toBe('claimed');

@@ -102,7 +102,7 @@ export function describeAccountErasureContract(adapter: string, setup: Setup): v
         expect(await p.accounts.listOpenSessions(gone.id)).toEqual([]);
         expect(await p.totp.findTotpEnrollment(gone.id)).toBeNull();
         expect(await p.oidc.listLinks(gone.id)).toEqual([]);
-        expect(await p.discovery.findHandleByAccount(gone.id)).toMatchObject({ user, published: false });
+        expect(await p.discovery.findHandleByAccount(gone.id)).toMatchObject({ user, published: false, retiredAt: NOW });
         expect(await p.discovery.claimHandle({ accountId: other.id, user, at: NOW })).toBe('taken');
         expect(await p.accounts.createAccount({ ...gone, id: id('e500') })).toBe('created');
         expect((await p.discovery.listRevokedCapabilities(0)).map((r) => r.jti)).not.toContain(otherJti);

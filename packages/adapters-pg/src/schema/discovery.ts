@@ -12,6 +12,8 @@ export const handles = pgTable('handles', {
   user: text('user_name').notNull().unique(),
   published: boolean('published').notNull().default(false),
   claimedAt: ms('claimed_at').notNull(),
+  /** Set when its account was deleted: the row stays so the name is never claimed again, and no lookup answers it. */
+  retiredAt: ms('retired_at'),
 });
 
 /** The per-peer token bucket (level in units, see core's bucket), shared by every process. */

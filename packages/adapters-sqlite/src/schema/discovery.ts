@@ -9,6 +9,8 @@ export const handles = sqliteTable('handles', {
   user: text('user_name').notNull().unique(),
   published: integer('published', { mode: 'boolean' }).notNull().default(false),
   claimedAt: integer('claimed_at').notNull(),
+  /** Set when its account was deleted: the row stays so the name is never claimed again, and no lookup answers it. */
+  retiredAt: integer('retired_at'),
 });
 
 /** The per-peer token bucket (level in units, see core's bucket), shared by every process. */

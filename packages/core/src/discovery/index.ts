@@ -1,5 +1,6 @@
 export {
   anonymousRecord,
+  handleInService,
   formatHandle,
   handleHost,
   isHandleUser,

@@ -18,6 +18,15 @@ export function handleHost(baseUrl: string): string {
   return new URL(baseUrl).host.toLowerCase();
 }
 
+/**
+ * A handle answers lookups only while its account lives. A deleted account's handle is retired:
+ * its record stays (so nobody claims the name and is taken for the person who left), but every
+ * lookup of it is the same "no such handle" as a name never claimed.
+ */
+export function handleInService<T extends { readonly retiredAt: number | null }>(record: T | null): T | null {
+  return record !== null && record.retiredAt === null ? record : null;
+}
+
 export interface Handle {
   readonly user: string;
   /** Lower-cased host (with a non-default port). */

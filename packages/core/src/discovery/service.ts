@@ -10,6 +10,7 @@ import { decideLookupDraw, lookupBucketKey, lookupBudgetHolder } from './lookup-
 import type { Principal, SessionService } from '../session/service.js';
 import {
   anonymousRecord,
+  handleInService,
   formatHandle,
   handleHost,
   isHandleUser,
@@ -110,7 +111,7 @@ export class DiscoveryService {
   async lookup(handle: Handle): Promise<Result<LookupAnswer, 'error.not_found'>> {
     const missing = refuse('error.not_found', 'No account has this handle.');
     if (!this.isLocal(handle)) return missing;
-    const record = await guard('error.store.unavailable', 'looking up a handle', () => this.d.handles.findHandleByUser(handle.user));
+    const record = handleInService(await guard('error.store.unavailable', 'looking up a handle', () => this.d.handles.findHandleByUser(handle.user)));
     if (record === null) return missing;
     const [account, directory] = await Promise.all([this.d.accounts.findAccountById(record.accountId), this.d.directories.findDirectory(record.accountId)]);
     if (account === null) return missing;
@@ -127,7 +128,7 @@ export class DiscoveryService {
     // A well-formed acct: URI that no handle could ever match (say, upper case) is simply nobody.
     const handle = parseAcctResource(resource);
     if (handle === null || !this.isLocal(handle)) return nothing;
-    const record = await guard('error.store.unavailable', 'reading a public record', () => this.d.handles.findHandleByUser(handle.user));
+    const record = handleInService(await guard('error.store.unavailable', 'reading a public record', () => this.d.handles.findHandleByUser(handle.user)));
     const account = record?.published ? await this.d.accounts.findAccountById(record.accountId) : null;
     const shown = account ? anonymousRecord(record, this.host, account.displayName) : null;
     if (shown === null) return nothing;

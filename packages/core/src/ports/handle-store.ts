@@ -5,6 +5,11 @@ export interface HandleRecord {
   /** Opted in to the anonymous record (WebFinger). False until the owner publishes. */
   readonly published: boolean;
   readonly claimedAt: number;
+  /**
+   * When its account was deleted (null while it lives): the record stays so the name can never be
+   * claimed again, and no lookup answers it (core's `handleInService`).
+   */
+  readonly retiredAt: number | null;
 }
 
 /** `claimed` also answers a repeat claim of the same user by the same account. */

@@ -20,7 +20,7 @@ export class MemoryDiscoveryStore implements HandleStore, PeerRateStore, Capabil
     const mine = this.state.handles.get(claim.accountId);
     if (mine) return mine.user === claim.user ? 'claimed' : 'fixed';
     for (const h of this.state.handles.values()) if (h.user === claim.user) return 'taken';
-    this.state.handles.set(claim.accountId, { accountId: claim.accountId, user: claim.user, published: false, claimedAt: claim.at });
+    this.state.handles.set(claim.accountId, { accountId: claim.accountId, user: claim.user, published: false, claimedAt: claim.at, retiredAt: null });
     return 'claimed';
   }
 

@@ -53,7 +53,7 @@ export class MemoryAccountErasure implements AccountErasureStore {
       secondFactor.throttles.delete(id);
       devices.directories.delete(id);
       const handle = discovery.state.handles.get(id);
-      if (handle) discovery.state.handles.set(id, { ...handle, published: false });
+      if (handle) discovery.state.handles.set(id, { ...handle, published: false, retiredAt: now });
     }
     for (const session of accounts.sessions.values()) if (erased.has(session.accountId) && session.closedAt === null) accounts.sessions.set(session.id, { ...session, closedAt: now });
     for (const [k, c] of totp.challenges) if (erased.has(c.accountId)) totp.challenges.delete(k);
