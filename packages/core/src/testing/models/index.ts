@@ -14,3 +14,4 @@ export { peerBucketModelProperty } from './peer-bucket-model.js';
 export { leaseModelProperty } from './lease-model.js';
 export { registrationModelProperty } from './registration-model.js';
 export { syncModelProperty } from './sync-model.js';
+export { deletionModelProperty } from './deletion-model.js';

@@ -1,0 +1,58 @@
+import { describe, expect, it } from 'vitest';
+import { decideAssetTransition } from '../assets/lifecycle.js';
+import { handleInService } from '../discovery/rules.js';
+import { cancelledByErasure, decideDeletionCaller, planErasure, revokedByErasure } from './rules.js';
+
+describe('planErasure', () => {
+  it('deletes the account and the sponsored accounts it sponsors; registered payees pay for themselves again', () => {
+    expect(planErasure({ accountId: 'a', exists: true, sponsoredAccounts: ['k2', 'k1', 'k1'], ledgerPayees: ['k1', 'k2', 'payee'] })).toEqual({
+      ok: true,
+      value: { accounts: ['a', 'k1', 'k2'], unsponsor: ['payee'] },
+    });
+  });
+  it('refuses an account that does not exist or is deleted already', () => {
+    expect(planErasure({ accountId: 'a', exists: false, sponsoredAccounts: ['k'], ledgerPayees: [] })).toMatchObject({ ok: false, code: 'error.not_found' });
+  });
+});
+
+describe('what a deletion ends', () => {
+  const erased = new Set(['gone']);
+  it('cancels every session still open that a deleted account uploads or pays for, lapsed ones too', () => {
+    for (const state of ['Pending', 'Uploading', 'WaitingForProcessing'] as const) {
+      expect(cancelledByErasure({ state, uploaderId: 'gone', payerId: 'gone' }, erased)).toBe(true);
+      expect(cancelledByErasure({ state, uploaderId: 'kid', payerId: 'gone' }, erased)).toBe(true);
+      expect(cancelledByErasure({ state, uploaderId: 'gone', payerId: 'sponsor' }, erased)).toBe(true);
+      expect(cancelledByErasure({ state, uploaderId: 'other', payerId: 'other' }, erased)).toBe(false);
+    }
+    for (const state of ['Completed', 'Merged', 'Cancelled', 'Expired'] as const) expect(cancelledByErasure({ state, uploaderId: 'gone', payerId: 'gone' }, erased)).toBe(false);
+  });
+  it('revokes the live capability tokens minted for a deleted account, and no other', () => {
+    expect(revokedByErasure({ accountId: 'gone', expiresAt: 11, revokedAt: null }, erased, 10)).toBe(true);
+    expect(revokedByErasure({ accountId: 'gone', expiresAt: 10, revokedAt: null }, erased, 10)).toBe(false);
+    expect(revokedByErasure({ accountId: 'gone', expiresAt: 11, revokedAt: 5 }, erased, 10)).toBe(false);
+    expect(revokedByErasure({ accountId: 'other', expiresAt: 11, revokedAt: null }, erased, 10)).toBe(false);
+    expect(revokedByErasure({ accountId: null, expiresAt: 11, revokedAt: null }, erased, 10)).toBe(false);
+  });
+  it('erases an asset in every state, where a purge refuses a live one', () => {
+    for (const state of ['live', 'trashed', 'pending_drop'] as const) {
+      expect(decideAssetTransition({ state, trashedAt: null, dropExpiresAt: null }, { kind: 'erase' })).toEqual({ ok: true, write: 'delete' });
+    }
+    expect(decideAssetTransition(null, { kind: 'erase' })).toMatchObject({ ok: false, refusal: 'missing' });
+  });
+  it('a retired handle answers no lookup; a live one does', () => {
+    expect(handleInService({ user: 'ann', retiredAt: 5 })).toBeNull();
+    expect(handleInService({ user: 'ann', retiredAt: null })).toEqual({ user: 'ann', retiredAt: null });
+    expect(handleInService(null)).toBeNull();
+  });
+});
+
+describe('decideDeletionCaller', () => {
+  const record = { accountId: 'kid', sponsorId: 'sponsor', createdAt: 0, owners: ['sponsor', 'co'] };
+  it('an account deletes itself; acting as a sponsored account, only its sponsor deletes it', () => {
+    expect(decideDeletionCaller({ accountId: 'me' }, null)).toEqual({ ok: true, value: undefined });
+    expect(decideDeletionCaller({ accountId: 'kid', actingOwnerId: 'sponsor' }, record)).toEqual({ ok: true, value: undefined });
+    expect(decideDeletionCaller({ accountId: 'kid', actingOwnerId: 'co' }, record)).toMatchObject({ ok: false, code: 'error.auth.not_an_owner' });
+    expect(decideDeletionCaller({ accountId: 'kid', actingOwnerId: 'sponsor' }, null)).toMatchObject({ ok: false, code: 'error.auth.not_an_owner' });
+    expect(decideDeletionCaller({ accountId: 'me', guestUploadId: 'u' }, null)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+  });
+});
