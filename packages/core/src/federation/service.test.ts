@@ -54,6 +54,11 @@ async function pair(rate = 2) {
 }
 
 describe('FederationService', () => {
+  it('a forwarded lookup remembers the local account its token was minted for, so deleting the account can revoke it', async () => {
+    const { fedA, storeA } = await pair();
+    await fedA.forward(B, { user: 'bob', host: 'b.example:8443' }, 'ann@a.example', '2026-11-01', 'ann-id');
+    expect([...storeA.state.minted.values()]).toEqual([expect.objectContaining({ peer: B, accountId: 'ann-id', revokedAt: null })]);
+  });
   it('B accepts what A minted for it, once per token drawn from A\'s bucket', async () => {
     const { fedA, fedB, storeA } = await pair();
     const { token, claims } = await fedA.mint(B, 'ann@a.example');
