@@ -251,6 +251,19 @@ describe('signing out, sessions, outages and refresh ahead of expiry', () => {
     await phone.signOut(); // signed out already: nothing to do
   });
 
+  it('deletes the account: the session is forgotten, its token refused, sign-in fails, the address registers anew', async () => {
+    const who = address();
+    const phone = newClient();
+    await phone.register(who, PASSWORD);
+    const laptop = newClient();
+    await laptop.signIn(who, PASSWORD);
+    await phone.deleteAccount();
+    expect(phone.session).toBeNull();
+    expect((await laptop.api.GET('/quota')).response.status).toBe(401);
+    await expect(newClient().signIn(who, PASSWORD)).rejects.toMatchObject({ name: 'StrongroomError', code: 'error.auth.invalid_credentials' });
+    await newClient().register(who, PASSWORD);
+  });
+
   it('a server that cannot be reached is an OutageError, not a raw TypeError', async () => {
     const client = new StrongroomClient({ baseUrl: 'http://127.0.0.1:9' });
     const err = await client.register(address(), PASSWORD).catch((e: unknown) => e);

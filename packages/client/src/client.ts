@@ -350,6 +350,17 @@ export class StrongroomClient {
     }
   }
 
+  /**
+   * Deletes the account for good (the server needs a recent sign-in: reauthenticate first when the
+   * session is older than the window, or this throws `error.auth.reauthentication_required`). Every
+   * session, factor, link and asset of the account ends; the session held here is forgotten.
+   */
+  async deleteAccount(): Promise<void> {
+    const { error, response } = await this.api.DELETE('/v1/auth/account');
+    if (!response.ok) throw this.#errorFor(await problemOf(response, error));
+    this.setSession(null);
+  }
+
   /** The account's open sessions (the current one marked) and its device cohorts. */
   async listSessions() {
     const { data, error, response } = await this.api.GET('/v1/auth/sessions');
