@@ -17,7 +17,8 @@ import { namedRowsOf, rowsOf, type PgDb } from './db.js';
 import { createLedgerRows } from './quota-store.js';
 import { accounts, deviceCohorts, handles, sessions, signingKeys } from './schema/index.js';
 
-const toAccount = (r: typeof accounts.$inferSelect): AccountRecord => ({ ...r });
+/** `deleted_at` is the erasure store's fact (a deleted account's row keeps its id, cleared), not part of the record. */
+const toAccount = ({ deletedAt: _deleted, ...r }: typeof accounts.$inferSelect): AccountRecord => r;
 const toSession = (r: typeof sessions.$inferSelect): SessionRecord => ({ ...r });
 
 /**

@@ -20,7 +20,8 @@ import { accounts, deviceCohorts, sessions, signingKeys } from './schema/index.j
 
 type Db = BetterSQLite3Database<typeof schema>;
 
-const toAccount = (r: typeof accounts.$inferSelect): AccountRecord => ({ ...r });
+/** `deleted_at` is the erasure store's fact (a deleted account's row keeps its id, cleared), not part of the record. */
+const toAccount = ({ deletedAt: _deleted, ...r }: typeof accounts.$inferSelect): AccountRecord => r;
 const toSession = (r: typeof sessions.$inferSelect): SessionRecord => ({ ...r });
 
 type SessionRow = typeof sessions.$inferSelect;
