@@ -36,6 +36,15 @@ export class PgAccountErasure implements AccountErasureStore {
     return retrying(ERASE_ATTEMPTS, isDeadlock, () => this.db.transaction((tx) => this.#erase(tx, accountId, policy, now)));
   }
 
+  /**
+   * Sign-in tickets end with the account. This build has none yet (they are being added beside
+   * this work); when they land, the account's tickets are voided here, in the deletion's transaction.
+   */
+  async #voidSignInTickets(tx: PgDb, accountId: string): Promise<void> {
+    void tx;
+    void accountId;
+  }
+
   async #erase(tx: PgDb, accountId: string, policy: QuotaPolicy, now: number): Promise<Result<ErasureOutcome, 'error.not_found'>> {
     const q = <T>(query: SQL) => rowsOf<T>(tx, query);
     const [account] = await q<{ deleted_at: string | null }>(sql`SELECT deleted_at FROM accounts WHERE id = ${accountId} FOR UPDATE`);
@@ -86,6 +95,7 @@ export class PgAccountErasure implements AccountErasureStore {
         if (revokedByErasure(token, erased, now)) await q(sql`UPDATE minted_capabilities SET revoked_at = ${now} WHERE jti = ${t.jti}`);
       }
       await q(sql`UPDATE links SET revoked_at = ${now} WHERE owner_id = ${id} AND revoked_at IS NULL`);
+      await this.#voidSignInTickets(tx, id);
     }
     // Upload sessions next, then assets (the store's lock order). What an account uploads is paid
     // by it or by its payer (core's payerIdOf): both found by the open-sessions payer index.

@@ -142,6 +142,13 @@ describe('DELETE /v1/auth/account', () => {
     expect((await call(s.app, 'POST', `/v1/sponsored/${kid}/owners`, { token: sponsor.token, body: { account_id: coOwner.accountId } })).status).toBe(200);
     const kidAsset = await store(as(sponsor.token, kid), bytes(60, 8));
     expect(await call(s.app, 'DELETE', '/v1/auth/account', as(coOwner.token, kid))).toMatchObject(problem(403, 'error.auth.not_an_owner'));
+    // A stranger acting as it, and a guest's upload token, are refused before anything is read.
+    const stranger = await user();
+    expect(await call(s.app, 'DELETE', '/v1/auth/account', as(stranger.token, kid))).toMatchObject(problem(403, 'error.auth.not_an_owner'));
+    const link = await call(s.app, 'POST', '/v1/links', { token: sponsor.token, body: { kind: 'upload', album_id: await album({ token: sponsor.token }), seal_key: SEAL } });
+    const drop = await call(s.app, 'POST', `/v1/links/${link.body.link_id}/drops`, { body: { declared_size: 5 } });
+    expect((await call(s.app, 'DELETE', '/v1/auth/account', guest(drop.body.upload_token))).status).toBe(401);
+    expect((await call(s.app, 'DELETE', '/v1/auth/account', {})).status).toBe(401);
     expect((await call(s.app, 'GET', `/v1/assets/${kidAsset}`, as(coOwner.token, kid))).status).toBe(200);
     expect((await call(s.app, 'DELETE', '/v1/auth/account', as(sponsor.token, kid))).status).toBe(204);
     expect(await call(s.app, 'GET', '/v1/auth/profile', as(sponsor.token, kid))).toMatchObject(problem(403, 'error.auth.not_an_owner'));

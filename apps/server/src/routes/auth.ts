@@ -175,7 +175,6 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
     route({
       method: 'DELETE',
       path: '/v1/auth/account',
-      noStore: true,
       tag: 'auth',
       summary:
         'Delete the account (needs a recent sign-in): every session, second factor, OpenID link, device directory, public record, share and upload link ends; ' +

@@ -26,7 +26,8 @@ export interface ErasureOutcome {
  * password and display name, stamping it deleted, so the address may register again as a new
  * account. Ledger rows stay: the sweep credits the bytes to whoever each blob is charged to.
  * Registered accounts the plan names in `unsponsor` pay for themselves again.
- * Refused (`error.not_found`: no such account, or deleted already), nothing is written.
+ * Sign-in tickets, when this build has them, are voided in the same transaction (each adapter's
+ * `voidSignInTickets`). Refused (`error.not_found`: no such account, or deleted already), nothing is written.
  */
 export interface AccountErasureStore {
   eraseAccount(accountId: string, policy: QuotaPolicy, now: number): Promise<Result<ErasureOutcome, 'error.not_found'>>;
