@@ -461,7 +461,7 @@ export interface paths {
         post?: never;
         /**
          * Delete the account (needs a recent sign-in): every session, second factor, OpenID link, device directory, public record, share and upload link ends; open uploads and drops are cancelled; every asset is purged (the bytes are credited by the next GC sweep); the sponsored accounts it sponsors are deleted the same way and its co-ownerships removed; capability tokens minted for it are revoked. The address may register again (a new account); the handle stays retired. Acting as a sponsored account (X-Svc-Act-As), its sponsor deletes that account; another owner is refused
-         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force. Its answers hold secrets and carry `Cache-Control: no-store`.
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         delete: operations["deleteAuthAccount"];
         options?: never;
@@ -4945,7 +4945,6 @@ export interface operations {
             /** @description Deleted: every token of the account is refused from now on */
             204: {
                 headers: {
-                    "Cache-Control": components["headers"]["Cache-Control-no-store"];
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
