@@ -79,7 +79,7 @@ describe('DELETE /v1/auth/account', () => {
 
     const before = {
       quota: await quota({ token: other.token }),
-      asset: await call(s.app, 'GET', `/v1/assets/${othersAsset}`, { token: other.token }),
+      asset: (await call(s.app, 'GET', `/v1/assets/${othersAsset}`, { token: other.token })).body,
       blob: (await call(s.app, 'GET', `/v1/blobs/${sha(shared)}`, { token: other.token })).status,
       sponsored: await call(s.app, 'GET', '/v1/sponsored', { token: other.token }),
     };
@@ -106,7 +106,8 @@ describe('DELETE /v1/auth/account', () => {
 
     // The other account reads and pays exactly as before.
     expect(await quota({ token: other.token })).toEqual(before.quota);
-    expect(await call(s.app, 'GET', `/v1/assets/${othersAsset}`, { token: other.token })).toEqual(before.asset);
+    expect((await call(s.app, 'GET', `/v1/assets/${othersAsset}`, { token: other.token })).body).toEqual(before.asset);
+    expect(before.asset).toMatchObject({ asset_id: othersAsset });
     expect((await call(s.app, 'GET', `/v1/blobs/${sha(shared)}`, { token: other.token })).status).toBe(before.blob);
 
     // The sweep credits exactly the deleted account's charges that nobody else references.
