@@ -17,6 +17,7 @@ import {
 import { OPEN_STATE_SQL, quotaAccountFromRow } from '@strongroom/sql-common';
 import { quotaAccounts } from './schema/quota.js';
 import { isDeadlock, retrying, rowsOf, type PgDb } from './db.js';
+import { createLedgerRows } from './quota-store.js';
 
 /** A deletion PostgreSQL chose to break a deadlock was rolled back whole: it runs again. */
 const ERASE_ATTEMPTS = 3;
@@ -53,10 +54,20 @@ export class PgAccountErasure implements AccountErasureStore {
       sponsored: (await q<{ account_id: string }>(sql`SELECT account_id FROM sponsored_accounts WHERE sponsor_id = ${accountId}`)).map((r) => r.account_id),
       payees: (await q<{ account_id: string }>(sql`SELECT account_id FROM quota_accounts WHERE sponsor_id = ${accountId}`)).map((r) => r.account_id),
     });
+    const exists = account !== undefined && account.deleted_at === null;
+    // Refused before anything is locked or made: nothing is written.
+    if (!exists) {
+      const refused = planErasure({ accountId, exists, sponsoredAccounts: [], ledgerPayees: [] });
+      if (!refused.ok) return refused;
+    }
     const seen = await facts();
     const locked = new Set<string>();
+    // Each row made to exist first (an empty row is the zero record), as a sponsorship's creation
+    // makes and locks its sponsor's: the two then always meet on the same row.
     const lock = async (ids: Iterable<string>) => {
-      for (const id of [...new Set(ids)].filter((i) => !locked.has(i)).sort()) {
+      const fresh = [...new Set(ids)].filter((i) => !locked.has(i)).sort();
+      await createLedgerRows(tx, fresh);
+      for (const id of fresh) {
         await q(sql`SELECT account_id FROM quota_accounts WHERE account_id = ${id} FOR UPDATE`);
         locked.add(id);
       }
@@ -64,8 +75,8 @@ export class PgAccountErasure implements AccountErasureStore {
     await lock([accountId, payerIdOf(await ledger(accountId)), ...seen.sponsored, ...seen.payees]);
     // Read again under the locks: a sponsored account created meanwhile (its creation holds the
     // sponsor's ledger row) is seen here.
-    const fresh = await facts();
-    const plan = planErasure({ accountId, exists: account !== undefined && account.deleted_at === null, sponsoredAccounts: fresh.sponsored, ledgerPayees: fresh.payees });
+    const current = await facts();
+    const plan = planErasure({ accountId, exists, sponsoredAccounts: current.sponsored, ledgerPayees: current.payees });
     if (!plan.ok) return plan;
     await lock([...plan.value.accounts, ...plan.value.unsponsor]);
     const erased = new Set(plan.value.accounts);
