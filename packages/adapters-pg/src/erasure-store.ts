@@ -54,10 +54,10 @@ export class PgAccountErasure implements AccountErasureStore {
       sponsored: (await q<{ account_id: string }>(sql`SELECT account_id FROM sponsored_accounts WHERE sponsor_id = ${accountId}`)).map((r) => r.account_id),
       payees: (await q<{ account_id: string }>(sql`SELECT account_id FROM quota_accounts WHERE sponsor_id = ${accountId}`)).map((r) => r.account_id),
     });
-    const exists = account !== undefined && account.deleted_at === null;
+    const state = account === undefined ? 'missing' : account.deleted_at === null ? 'live' : 'deleted';
     // Refused before anything is locked or made: nothing is written.
-    if (!exists) {
-      const refused = planErasure({ accountId, exists, sponsoredAccounts: [], ledgerPayees: [] });
+    if (state === 'missing') {
+      const refused = planErasure({ accountId, account: state, sponsoredAccounts: [], ledgerPayees: [] });
       if (!refused.ok) return refused;
     }
     const seen = await facts();
@@ -76,14 +76,14 @@ export class PgAccountErasure implements AccountErasureStore {
     // Read again under the locks: a sponsored account created meanwhile (its creation holds the
     // sponsor's ledger row) is seen here.
     const current = await facts();
-    const plan = planErasure({ accountId, exists, sponsoredAccounts: current.sponsored, ledgerPayees: current.payees });
+    const plan = planErasure({ accountId, account: state, sponsoredAccounts: current.sponsored, ledgerPayees: current.payees });
     if (!plan.ok) return plan;
     await lock([...plan.value.accounts, ...plan.value.unsponsor]);
     const erased = new Set(plan.value.accounts);
     const cancelled = new Map<string, string>();
     let purgedAssets = 0;
     for (const id of plan.value.accounts) {
-      await q(sql`UPDATE accounts SET address = NULL, address_key = NULL, password_hash = NULL, display_name = NULL, credentials_changed_at = ${now}, deleted_at = ${now} WHERE id = ${id}`);
+      await q(sql`UPDATE accounts SET address = NULL, address_key = NULL, password_hash = NULL, display_name = NULL, credentials_changed_at = ${now}, deleted_at = coalesce(deleted_at, ${now}) WHERE id = ${id}`);
       await q(sql`UPDATE sessions SET closed_at = ${now} WHERE account_id = ${id} AND closed_at IS NULL`);
       await q(sql`DELETE FROM device_cohorts WHERE user_id = ${id}`);
       await q(sql`DELETE FROM totp_challenges WHERE account_id = ${id}`);

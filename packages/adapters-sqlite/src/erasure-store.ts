@@ -39,7 +39,7 @@ export class SqliteAccountErasure implements AccountErasureStore {
       account: p('SELECT deleted_at FROM accounts WHERE id = ?'),
       sponsored: p('SELECT account_id FROM sponsored_accounts WHERE sponsor_id = ?'),
       payees: p('SELECT account_id FROM quota_accounts WHERE sponsor_id = ?'),
-      clearAccount: p('UPDATE accounts SET address = NULL, address_key = NULL, password_hash = NULL, display_name = NULL, credentials_changed_at = ?, deleted_at = ? WHERE id = ?'),
+      clearAccount: p('UPDATE accounts SET address = NULL, address_key = NULL, password_hash = NULL, display_name = NULL, credentials_changed_at = ?, deleted_at = coalesce(deleted_at, ?) WHERE id = ?'),
       closeSessions: p('UPDATE sessions SET closed_at = ? WHERE account_id = ? AND closed_at IS NULL'),
       deletes: [
         'DELETE FROM device_cohorts WHERE user_id = ?',
@@ -91,7 +91,7 @@ export class SqliteAccountErasure implements AccountErasureStore {
       const row = q.account.get(accountId) as { deleted_at: number | null } | undefined;
       const plan = planErasure({
         accountId,
-        exists: row !== undefined && row.deleted_at === null,
+        account: row === undefined ? 'missing' : row.deleted_at === null ? 'live' : 'deleted',
         sponsoredAccounts: (q.sponsored.all(accountId) as { account_id: string }[]).map((r) => r.account_id),
         ledgerPayees: (q.payees.all(accountId) as { account_id: string }[]).map((r) => r.account_id),
       });

@@ -93,8 +93,7 @@ export function describeAccountErasureContract(adapter: string, setup: Setup): v
 
         const done = await p.erasure.eraseAccount(gone.id, POLICY, NOW);
         expect(done).toEqual({ ok: true, value: { erased: [gone.id, kid.id], cancelledUploads: [drop.id, goneUpload, kidUpload].sort(), purgedAssets: 3 } });
-        expect(await p.erasure.eraseAccount(gone.id, POLICY, NOW)).toMatchObject({ ok: false, code: 'error.not_found' });
-        expect(await p.erasure.eraseAccount(kid.id, POLICY, NOW)).toMatchObject({ ok: false, code: 'error.not_found' });
+        expect(await p.erasure.eraseAccount(testAccount('nobody').id, POLICY, NOW)).toMatchObject({ ok: false, code: 'error.not_found' });
 
         // Every way in is gone; the address is free, the handle is not.
         expect(await p.accounts.findAccountByAddress(gone.addressKey!)).toBeNull();
@@ -127,6 +126,23 @@ export function describeAccountErasureContract(adapter: string, setup: Setup): v
         expect(await p.quota.findBlob(shared)).toMatchObject({ chargedTo: gone.id });
         expect(await p.quota.readLedger(other.id, NOW)).toEqual(otherBefore.ledger);
         expect((await p.quota.readLedger(gone.id, NOW)).charged).toBe(500);
+      }));
+
+    it('deleting a deleted account again ends what a request in flight wrote for it afterwards, and keeps the first stamp', () =>
+      using(setup, async (p) => {
+        const gone = testAccount('again');
+        expect(await p.accounts.createAccount(gone)).toBe('created');
+        expect(await p.erasure.eraseAccount(gone.id, POLICY, NOW)).toEqual({ ok: true, value: { erased: [gone.id], cancelledUploads: [], purgedAssets: 0 } });
+        // What a request that passed authentication before the deletion wrote after it.
+        const linkIdHash = `link${String(++n).padStart(18, '0')}`;
+        await p.links.createLink({ idHash: linkIdHash, sealedId: 'v1.x.sealed', ownerId: gone.id, kind: 'upload', albumId: null, assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: null, acceptedBytes: 0, createdAt: NOW, expiresAt: null, revokedAt: null });
+        const late = await opened(p, gone.id, 9);
+        const lateAsset = await stored(p, gone.id, hash(4), 9);
+        expect(await p.erasure.eraseAccount(gone.id, POLICY, NOW + 1)).toEqual({ ok: true, value: { erased: [gone.id], cancelledUploads: [late], purgedAssets: 1 } });
+        expect((await p.links.findLink(linkIdHash))!.revokedAt).toBe(NOW + 1);
+        expect(await p.quota.findAsset(lateAsset)).toBeNull();
+        expect(await p.quota.readLedger(gone.id, NOW + 1)).toMatchObject({ reserved: 0 });
+        expect(await p.erasure.eraseAccount(gone.id, POLICY, NOW + 2)).toEqual({ ok: true, value: { erased: [gone.id], cancelledUploads: [], purgedAssets: 0 } });
       }));
   });
 }

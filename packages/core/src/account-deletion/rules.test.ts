@@ -5,13 +5,14 @@ import { cancelledByErasure, decideDeletionCaller, planErasure, revokedByErasure
 
 describe('planErasure', () => {
   it('deletes the account and the sponsored accounts it sponsors; registered payees pay for themselves again', () => {
-    expect(planErasure({ accountId: 'a', exists: true, sponsoredAccounts: ['k2', 'k1', 'k1'], ledgerPayees: ['k1', 'k2', 'payee'] })).toEqual({
+    expect(planErasure({ accountId: 'a', account: 'live', sponsoredAccounts: ['k2', 'k1', 'k1'], ledgerPayees: ['k1', 'k2', 'payee'] })).toEqual({
       ok: true,
       value: { accounts: ['a', 'k1', 'k2'], unsponsor: ['payee'] },
     });
   });
-  it('refuses an account that does not exist or is deleted already', () => {
-    expect(planErasure({ accountId: 'a', exists: false, sponsoredAccounts: ['k'], ledgerPayees: [] })).toMatchObject({ ok: false, code: 'error.not_found' });
+  it('refuses an account that does not exist; deletes one deleted already again, with what was left', () => {
+    expect(planErasure({ accountId: 'a', account: 'missing', sponsoredAccounts: ['k'], ledgerPayees: [] })).toMatchObject({ ok: false, code: 'error.not_found' });
+    expect(planErasure({ accountId: 'a', account: 'deleted', sponsoredAccounts: ['late'], ledgerPayees: [] })).toEqual({ ok: true, value: { accounts: ['a', 'late'], unsponsor: [] } });
   });
 });
 

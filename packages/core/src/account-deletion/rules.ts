@@ -7,8 +7,8 @@ import { isOpenState } from '../upload/machine.js';
 /** What a store reads, inside the deleting transaction, before it asks `planErasure`. */
 export interface ErasureFacts {
   readonly accountId: string;
-  /** The account row exists and is not deleted already. */
-  readonly exists: boolean;
+  /** Whether the account row exists, and whether it was deleted already. */
+  readonly account: 'missing' | 'live' | 'deleted';
   /** The sponsored accounts whose sponsor (payer) is the account, in any order. */
   readonly sponsoredAccounts: readonly string[];
   /** The accounts whose ledger row names the account as payer (its sponsored accounts among them). */
@@ -30,9 +30,14 @@ export interface ErasurePlan {
  * account has no identity of its own and nobody left to pay for it. Sponsorship is one level deep
  * (a sponsored account sponsors nobody), so the plan never recurses. Co-ownerships the account
  * holds of others' sponsored accounts are removed, not the accounts.
+ *
+ * An account deleted already is deleted again (the operator's door: its own tokens are refused):
+ * a request that passed authentication before the deletion committed may still have written one
+ * thing for it afterwards (an upload session, a link, a sponsored account), and running the
+ * deletion again ends that too. Usually it finds nothing.
  */
 export function planErasure(facts: ErasureFacts): Result<ErasurePlan, 'error.not_found'> {
-  if (!facts.exists) return refuse('error.not_found', 'No such account.');
+  if (facts.account === 'missing') return refuse('error.not_found', 'No such account.');
   const sponsored = [...new Set(facts.sponsoredAccounts)].filter((id) => id !== facts.accountId).sort();
   const erased = new Set([facts.accountId, ...sponsored]);
   const unsponsor = [...new Set(facts.ledgerPayees)].filter((id) => !erased.has(id)).sort();

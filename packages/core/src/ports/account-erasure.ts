@@ -27,7 +27,8 @@ export interface ErasureOutcome {
  * account. Ledger rows stay: the sweep credits the bytes to whoever each blob is charged to.
  * Registered accounts the plan names in `unsponsor` pay for themselves again.
  * Sign-in tickets, when this build has them, are voided in the same transaction (each adapter's
- * `voidSignInTickets`). Refused (`error.not_found`: no such account, or deleted already), nothing is written.
+ * `voidSignInTickets`). An account deleted already is deleted again (see `planErasure`), keeping
+ * its first deletion's stamp. Refused (`error.not_found`: no such account), nothing is written.
  */
 export interface AccountErasureStore {
   eraseAccount(accountId: string, policy: QuotaPolicy, now: number): Promise<Result<ErasureOutcome, 'error.not_found'>>;

@@ -45,7 +45,7 @@ export class MemoryAccountErasure implements AccountErasureStore {
     const { accounts, totp, secondFactor, devices, oidc, discovery, links, quota, sponsorship } = this.s;
     const plan = planErasure({
       accountId,
-      exists: accounts.accounts.has(accountId) && !accounts.deleted.has(accountId),
+      account: !accounts.accounts.has(accountId) ? 'missing' : accounts.deleted.has(accountId) ? 'deleted' : 'live',
       sponsoredAccounts: [...sponsorship.records.values()].filter((r) => r.sponsorId === accountId).map((r) => r.accountId),
       ledgerPayees: [...quota.accounts.values()].filter((r) => r.sponsorId === accountId).map((r) => r.accountId),
     });
