@@ -46,6 +46,11 @@ for (const [name, database] of backends) {
         const done = await runCli(['delete-account', 'Leaver@Example.org'], env);
         expect(done).toEqual({ code: 0, out: expect.stringContaining(`deleted ${leaver.id} and its sponsored accounts ${kid.ok ? kid.value.accountId : ''}`) });
         expect(await stores.accounts.findAccountByAddress('leaver@example.org')).toBeNull();
+        // The operator's listing shows the accounts that are left.
+        const listed = await runCli(['accounts', '--json'], env);
+        expect(listed.code).toBe(0);
+        expect(listed.out).not.toContain(leaver.id);
+        expect(listed.out).toContain('stayer@example.org');
         expect(await stores.sponsorship.findSponsored(kid.ok ? kid.value.accountId : '')).toBeNull();
         expect((await deps.accounts.login({ address: 'leaver@example.org', password: PASSWORD, cohortHash: null })).ok).toBe(false);
         expect((await deps.accounts.login({ address: 'stayer@example.org', password: PASSWORD, cohortHash: null })).ok).toBe(true);

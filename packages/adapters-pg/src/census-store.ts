@@ -1,6 +1,6 @@
 import { asc, gt, sql } from 'drizzle-orm';
 import type { AccountRecord, CensusBounds, CensusCounts, DeploymentCensus } from '@strongroom/core';
-import { OPEN_STATE_SQL } from '@strongroom/sql-common';
+import { accountFromRow, OPEN_STATE_SQL } from '@strongroom/sql-common';
 import { rowsOf, type PgDb } from './db.js';
 import { accounts } from './schema/index.js';
 
@@ -16,14 +16,14 @@ export class PgDeploymentCensus implements DeploymentCensus {
 
   async listAccounts(after: string | null, limit: number): Promise<AccountRecord[]> {
     const q = this.db.select().from(accounts);
-    return (after === null ? q : q.where(gt(accounts.id, after))).orderBy(asc(accounts.id)).limit(limit);
+    return (await (after === null ? q : q.where(gt(accounts.id, after))).orderBy(asc(accounts.id)).limit(limit)).map(accountFromRow);
   }
 
   async countDeployment(bounds: CensusBounds): Promise<CensusCounts> {
     const open = sql.raw(OPEN_STATE_SQL);
     const [r] = await rowsOf<CountsRow>(
       this.db,
-      sql`SELECT (SELECT count(*) FROM accounts) AS accounts,
+      sql`SELECT (SELECT count(*) FROM accounts WHERE deleted_at IS NULL) AS accounts,
                  (SELECT count(*) FROM sessions WHERE closed_at IS NULL AND created_at > ${bounds.sessionsCreatedAfter} AND refreshed_at > ${bounds.sessionsRefreshedAfter}) AS open_sessions,
                  (SELECT coalesce(sum(charged), 0) FROM quota_accounts) AS charged,
                  (SELECT coalesce(sum(declared_size), 0) FROM upload_sessions WHERE state IN ${open} AND expires_at > ${bounds.now}) AS reserved,

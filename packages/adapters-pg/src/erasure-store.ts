@@ -1,5 +1,6 @@
 import { eq, sql, type SQL } from 'drizzle-orm';
 import {
+  accountState,
   cancelledByErasure,
   decideAssetTransition,
   ok,
@@ -54,7 +55,7 @@ export class PgAccountErasure implements AccountErasureStore {
       sponsored: (await q<{ account_id: string }>(sql`SELECT account_id FROM sponsored_accounts WHERE sponsor_id = ${accountId}`)).map((r) => r.account_id),
       payees: (await q<{ account_id: string }>(sql`SELECT account_id FROM quota_accounts WHERE sponsor_id = ${accountId}`)).map((r) => r.account_id),
     });
-    const state = account === undefined ? 'missing' : account.deleted_at === null ? 'live' : 'deleted';
+    const state = accountState(account === undefined ? null : { deletedAt: account.deleted_at === null ? null : Number(account.deleted_at) });
     // Refused before anything is locked or made: nothing is written.
     if (state === 'missing') {
       const refused = planErasure({ accountId, account: state, sponsoredAccounts: [], ledgerPayees: [] });

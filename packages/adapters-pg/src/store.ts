@@ -12,13 +12,12 @@ import type {
   SigningKeyStore,
 } from '@strongroom/core';
 import { cohortSighting } from '@strongroom/core';
-import { BATCH_HOLD_MS, distinct, loadOf, StatementBatch } from '@strongroom/sql-common';
+import { accountFromRow, BATCH_HOLD_MS, distinct, loadOf, StatementBatch } from '@strongroom/sql-common';
 import { namedRowsOf, rowsOf, type PgDb } from './db.js';
 import { createLedgerRows } from './quota-store.js';
 import { accounts, deviceCohorts, handles, sessions, signingKeys } from './schema/index.js';
 
-/** `deleted_at` is the erasure store's fact (a deleted account's row keeps its id, cleared), not part of the record. */
-const toAccount = ({ deletedAt: _deleted, ...r }: typeof accounts.$inferSelect): AccountRecord => r;
+const toAccount = (r: typeof accounts.$inferSelect): AccountRecord => accountFromRow(r);
 const toSession = (r: typeof sessions.$inferSelect): SessionRecord => ({ ...r });
 
 /**

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { asc, gt } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import type { AccountRecord, CensusBounds, CensusCounts, DeploymentCensus } from '@strongroom/core';
-import { OPEN_STATE_SQL } from '@strongroom/sql-common';
+import { accountFromRow, OPEN_STATE_SQL } from '@strongroom/sql-common';
 import { accounts } from './schema/index.js';
 
 type CountsRow = { accounts: number; open_sessions: number; charged: number; reserved: number; open_uploads: number; blobs: number; blob_bytes: number };
@@ -18,7 +18,7 @@ export class SqliteDeploymentCensus implements DeploymentCensus {
   constructor(sqlite: Database.Database) {
     this.#db = drizzle(sqlite);
     this.#counts = sqlite.prepare(
-      `SELECT (SELECT count(*) FROM accounts) AS accounts,
+      `SELECT (SELECT count(*) FROM accounts WHERE deleted_at IS NULL) AS accounts,
               (SELECT count(*) FROM sessions WHERE closed_at IS NULL AND created_at > @created AND refreshed_at > @refreshed) AS open_sessions,
               (SELECT coalesce(sum(charged), 0) FROM quota_accounts) AS charged,
               (SELECT coalesce(sum(declared_size), 0) FROM upload_sessions WHERE state IN ${OPEN_STATE_SQL} AND expires_at > @now) AS reserved,
@@ -30,7 +30,7 @@ export class SqliteDeploymentCensus implements DeploymentCensus {
 
   async listAccounts(after: string | null, limit: number): Promise<AccountRecord[]> {
     const q = this.#db.select().from(accounts);
-    return (after === null ? q : q.where(gt(accounts.id, after))).orderBy(asc(accounts.id)).limit(limit).all();
+    return (after === null ? q : q.where(gt(accounts.id, after))).orderBy(asc(accounts.id)).limit(limit).all().map(accountFromRow);
   }
 
   async countDeployment(bounds: CensusBounds): Promise<CensusCounts> {

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import {
+  accountState,
   cancelledByErasure,
   decideAssetTransition,
   ok,
@@ -91,7 +92,7 @@ export class SqliteAccountErasure implements AccountErasureStore {
       const row = q.account.get(accountId) as { deleted_at: number | null } | undefined;
       const plan = planErasure({
         accountId,
-        account: row === undefined ? 'missing' : row.deleted_at === null ? 'live' : 'deleted',
+        account: accountState(row === undefined ? null : { deletedAt: row.deleted_at }),
         sponsoredAccounts: (q.sponsored.all(accountId) as { account_id: string }[]).map((r) => r.account_id),
         ledgerPayees: (q.payees.all(accountId) as { account_id: string }[]).map((r) => r.account_id),
       });

@@ -14,14 +14,13 @@ import type {
   SigningKeyStore,
 } from '@strongroom/core';
 import { cohortSighting } from '@strongroom/core';
-import { groupCommitOf, readBatchOf, type GroupCommit, type ReadBatch } from '@strongroom/sql-common';
+import { accountFromRow, groupCommitOf, readBatchOf, type GroupCommit, type ReadBatch } from '@strongroom/sql-common';
 import * as schema from './schema/index.js';
 import { accounts, deviceCohorts, sessions, signingKeys } from './schema/index.js';
 
 type Db = BetterSQLite3Database<typeof schema>;
 
-/** `deleted_at` is the erasure store's fact (a deleted account's row keeps its id, cleared), not part of the record. */
-const toAccount = ({ deletedAt: _deleted, ...r }: typeof accounts.$inferSelect): AccountRecord => r;
+const toAccount = (r: typeof accounts.$inferSelect): AccountRecord => accountFromRow(r);
 const toSession = (r: typeof sessions.$inferSelect): SessionRecord => ({ ...r });
 
 type SessionRow = typeof sessions.$inferSelect;
@@ -63,7 +62,7 @@ const ACCESS_SELECT =
   'SELECT s.account_id, s.access_floor, s.closed_at, s.last_used_at, a.address, a.display_name, a.created_at, h.user_name ' +
   'FROM sessions s JOIN accounts a ON a.id = s.account_id LEFT JOIN handles h ON h.account_id = a.id WHERE s.id = ?';
 const ACCOUNT_SELECT =
-  'SELECT id, address, address_key AS addressKey, password_hash AS passwordHash, display_name AS displayName, created_at AS createdAt, locked_at AS lockedAt, credentials_changed_at AS credentialsChangedAt FROM accounts';
+  'SELECT id, address, address_key AS addressKey, password_hash AS passwordHash, display_name AS displayName, created_at AS createdAt, locked_at AS lockedAt, credentials_changed_at AS credentialsChangedAt, deleted_at AS deletedAt FROM accounts';
 
 /**
  * The account, session, cohort and signing-key ports over SQLite. better-sqlite3 is synchronous,

@@ -95,8 +95,12 @@ export function describeAccountErasureContract(adapter: string, setup: Setup): v
         expect(done).toEqual({ ok: true, value: { erased: [gone.id, kid.id], cancelledUploads: [drop.id, goneUpload, kidUpload].sort(), purgedAssets: 3 } });
         expect(await p.erasure.eraseAccount(testAccount('nobody').id, POLICY, NOW)).toMatchObject({ ok: false, code: 'error.not_found' });
 
-        // Every way in is gone; the address is free, the handle is not.
+        // Every way in is gone; the address is free, the handle is not; the row stays, stamped.
         expect(await p.accounts.findAccountByAddress(gone.addressKey!)).toBeNull();
+        expect(await p.accounts.findAccountById(gone.id)).toEqual({ ...gone, address: null, addressKey: null, passwordHash: null, displayName: null, credentialsChangedAt: NOW, deletedAt: NOW });
+        expect(await p.accounts.findAccountById(other.id)).toEqual(other);
+        expect((await p.census.listAccounts(null, 100)).find((a) => a.id === gone.id)).toMatchObject({ deletedAt: NOW });
+        expect((await p.census.countDeployment({ now: NOW, sessionsCreatedAfter: 0, sessionsRefreshedAfter: 0 })).accounts).toBe(3);
         expect((await p.accounts.findSessionById(goneSession.id))!.closedAt).toBe(NOW);
         expect(await p.accounts.listOpenSessions(gone.id)).toEqual([]);
         expect(await p.totp.findTotpEnrollment(gone.id)).toBeNull();

@@ -1,5 +1,5 @@
 import { OPEN_STATES } from '@strongroom/core';
-import type { AlbumRecord, DeviceEntry, DirectoryRecord, QuotaAccountRecord, UpgradeIntentRecord } from '@strongroom/core';
+import type { AccountRecord, AlbumRecord, DeviceEntry, DirectoryRecord, QuotaAccountRecord, UpgradeIntentRecord } from '@strongroom/core';
 import { emptyLedgerRecord } from '@strongroom/core';
 
 /** Bytes as both drivers hand them back (Buffer from better-sqlite3 and node-postgres, Uint8Array from PGlite). */
@@ -32,6 +32,15 @@ export function quotaAccountFromRow(accountId: string, r: QuotaAccountRow | unde
     sponsorId: r.sponsorId,
     trashActivityAt: r.trashActivityAt,
   };
+}
+
+/**
+ * An account row as the record: the deletion stamp only when there is one, so a live account reads
+ * back exactly as it was written.
+ */
+export function accountFromRow<R extends AccountRecord & { readonly deletedAt: number | null }>(row: R): AccountRecord {
+  const { deletedAt, ...live } = row;
+  return deletedAt === null ? live : { ...live, deletedAt };
 }
 
 export interface AlbumRow {

@@ -1,4 +1,5 @@
 import { ok, refuse, type Result } from '../errors.js';
+import type { AccountRecord } from '../ports/account-store.js';
 import type { MintedCapability } from '../ports/capability-revocations.js';
 import type { SponsoredRecord } from '../ports/sponsorship-store.js';
 import type { UploadSessionRecord } from '../ports/upload-sessions.js';
@@ -14,6 +15,15 @@ export interface ErasureFacts {
   /** The accounts whose ledger row names the account as payer (its sponsored accounts among them). */
   readonly ledgerPayees: readonly string[];
 }
+
+/** Whether an account row exists, and whether it was deleted. */
+export function accountState(account: Pick<AccountRecord, 'deletedAt'> | null): ErasureFacts['account'] {
+  if (account === null) return 'missing';
+  return account.deletedAt == null ? 'live' : 'deleted';
+}
+
+/** A deleted account is no account: the operator's listing and the deployment's totals leave it out. */
+export const isLiveAccount = (account: Pick<AccountRecord, 'deletedAt'>): boolean => accountState(account) === 'live';
 
 export interface ErasurePlan {
   /** The accounts to delete: the one asked for first, then its sponsored accounts, sorted. */

@@ -10,6 +10,7 @@ import type { QuotaService } from '../quota/service.js';
 import { sessionExpiresAt, sessionStatus, type SessionPolicy } from '../session/machine.js';
 import type { SessionService } from '../session/service.js';
 import { censusBounds, deploymentTotals, type DeploymentTotals } from './census.js';
+import { isLiveAccount } from '../account-deletion/rules.js';
 
 export interface OperatorServiceDeps {
   readonly census: DeploymentCensus;
@@ -72,6 +73,7 @@ export class OperatorService {
     for (;;) {
       const page: AccountRecord[] = await guard('error.store.unavailable', 'listing accounts', () => this.#d.census.listAccounts(after, PAGE));
       for (const account of page) {
+        if (!isLiveAccount(account)) continue;
         addresses.set(account.id, account.address);
         yield await this.#overview(account, addresses);
       }

@@ -13,6 +13,11 @@ export interface AccountRecord {
    * anything in flight opened before it is ended (core's outlivesCredentialChange). Null: never.
    */
   readonly credentialsChangedAt: number | null;
+  /**
+   * When the account was deleted (core's account-deletion): its row stays, cleared, so its id and
+   * handle stay taken. Absent or null: a live account.
+   */
+  readonly deletedAt?: number | null;
 }
 
 /**

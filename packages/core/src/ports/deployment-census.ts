@@ -14,6 +14,7 @@ export interface CensusBounds {
 
 /** What the database holds, counted in one read. */
 export interface CensusCounts {
+  /** Live accounts: a deleted one (its row kept, `deleted_at` set) is no account (core's isLiveAccount). */
   readonly accounts: number;
   readonly openSessions: number;
   /** Bytes of stored blobs charged to accounts (the ledger's `charged`, summed). */
@@ -27,7 +28,7 @@ export interface CensusCounts {
 
 /** The whole deployment as an operator sees it: every account, and the totals. Reads only. */
 export interface DeploymentCensus {
-  /** Accounts ordered by id, after `after` (exclusive; null: from the first), at most `limit`. */
+  /** Accounts ordered by id, after `after` (exclusive; null: from the first), at most `limit`; deleted ones too, stamped. */
   listAccounts(after: string | null, limit: number): Promise<AccountRecord[]>;
   countDeployment(bounds: CensusBounds): Promise<CensusCounts>;
 }

@@ -1,6 +1,7 @@
 import type { AccountRecord } from '../ports/account-store.js';
 import type { CensusBounds, CensusCounts, DeploymentCensus } from '../ports/deployment-census.js';
 import { sessionCounted, uploadCounted } from '../operator/census.js';
+import { isLiveAccount } from '../account-deletion/rules.js';
 import type { MemoryQuotaStore } from './memory-quota-store.js';
 import type { MemoryStore } from './memory-store.js';
 
@@ -20,7 +21,7 @@ export class MemoryDeploymentCensus implements DeploymentCensus {
     const uploads = [...this.stores.quota.uploads.values()].filter((u) => uploadCounted(u, bounds));
     const blobs = [...this.stores.quota.blobs.values()];
     return {
-      accounts: this.stores.accounts.accounts.size,
+      accounts: [...this.stores.accounts.accounts.values()].filter(isLiveAccount).length,
       openSessions: [...this.stores.accounts.sessions.values()].filter((s) => sessionCounted(s, bounds)).length,
       charged: [...this.stores.quota.accounts.values()].reduce((n, r) => n + r.charged, 0),
       reserved: uploads.reduce((n, u) => n + u.declaredSize, 0),

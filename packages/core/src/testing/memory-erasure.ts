@@ -1,5 +1,5 @@
 import { ok, type Result } from '../errors.js';
-import { cancelledByErasure, planErasure, revokedByErasure } from '../account-deletion/rules.js';
+import { accountState, cancelledByErasure, planErasure, revokedByErasure } from '../account-deletion/rules.js';
 import { decideAssetTransition } from '../assets/lifecycle.js';
 import type { AccountErasureStore, ErasureOutcome } from '../ports/account-erasure.js';
 import { settledHardSince } from '../quota/ledger-rules.js';
@@ -45,7 +45,7 @@ export class MemoryAccountErasure implements AccountErasureStore {
     const { accounts, totp, secondFactor, devices, oidc, discovery, links, quota, sponsorship } = this.s;
     const plan = planErasure({
       accountId,
-      account: !accounts.accounts.has(accountId) ? 'missing' : accounts.deleted.has(accountId) ? 'deleted' : 'live',
+      account: accountState(accounts.accounts.get(accountId) ?? null),
       sponsoredAccounts: [...sponsorship.records.values()].filter((r) => r.sponsorId === accountId).map((r) => r.accountId),
       ledgerPayees: [...quota.accounts.values()].filter((r) => r.sponsorId === accountId).map((r) => r.accountId),
     });
@@ -54,8 +54,7 @@ export class MemoryAccountErasure implements AccountErasureStore {
 
     for (const id of erased) {
       const a = accounts.accounts.get(id)!;
-      accounts.accounts.set(id, { ...a, address: null, addressKey: null, passwordHash: null, displayName: null, credentialsChangedAt: now });
-      accounts.deleted.add(id);
+      accounts.accounts.set(id, { ...a, address: null, addressKey: null, passwordHash: null, displayName: null, credentialsChangedAt: now, deletedAt: a.deletedAt ?? now });
       accounts.cohorts.delete(id);
       this.voidSignInTickets(id);
       totp.enrollments.delete(id);

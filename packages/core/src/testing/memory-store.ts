@@ -13,8 +13,6 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
   readonly sessions = new Map<string, SessionRecord>();
   readonly cohorts = new Map<string, Map<string, CohortRecord>>();
   signingKeys: SigningKeyRecord[] = [];
-  /** Accounts deleted (MemoryAccountErasure): their rows stay, cleared, as the SQL stores keep them. */
-  readonly deleted = new Set<string>();
 
   async createAccount(account: AccountRecord): Promise<'created' | 'address_taken'> {
     if (account.addressKey !== null) for (const a of this.accounts.values()) if (a.addressKey === account.addressKey) return 'address_taken';
