@@ -97,6 +97,8 @@ export class PgAccountErasure implements AccountErasureStore {
       await q(sql`DELETE FROM device_directories WHERE account_id = ${id}`);
       await q(sql`DELETE FROM revoke_all_challenges WHERE account_id = ${id}`);
       await q(sql`DELETE FROM federated_refs WHERE receiver = ${id}`);
+      await q(sql`DELETE FROM sync_changes WHERE account_id = ${id}`);
+      await q(sql`DELETE FROM sync_heads WHERE account_id = ${id}`);
       await q(sql`DELETE FROM sponsored_owners WHERE account_id = ${id} OR owner_id = ${id}`);
       await q(sql`DELETE FROM sponsored_accounts WHERE account_id = ${id}`);
       await q(sql`UPDATE handles SET published = false, retired_at = ${now} WHERE account_id = ${id}`);

@@ -54,6 +54,8 @@ export class SqliteAccountErasure implements AccountErasureStore {
         'DELETE FROM device_directories WHERE account_id = ?',
         'DELETE FROM revoke_all_challenges WHERE account_id = ?',
         'DELETE FROM federated_refs WHERE receiver = ?',
+        'DELETE FROM sync_changes WHERE account_id = ?',
+        'DELETE FROM sync_heads WHERE account_id = ?',
         'DELETE FROM sponsored_owners WHERE account_id = ?',
         'DELETE FROM sponsored_owners WHERE owner_id = ?',
         'DELETE FROM sponsored_accounts WHERE account_id = ?',

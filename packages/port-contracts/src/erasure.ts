@@ -89,7 +89,9 @@ export function describeAccountErasureContract(adapter: string, setup: Setup): v
         const kidUpload = await opened(p, kid.id, 13);
         const otherUpload = await opened(p, other.id, 17);
 
-        const otherBefore = { ledger: await p.quota.readLedger(other.id, NOW), asset: await p.quota.findAsset(othersAsset), upload: await p.quota.findUpload(otherUpload) };
+        const otherView = async () => ({ ledger: await p.quota.readLedger(other.id, NOW), asset: await p.quota.findAsset(othersAsset), upload: await p.quota.findUpload(otherUpload), sync: await p.sync.readSync(other.id, 0, 100) });
+        const otherBefore = await otherView();
+        expect((await p.sync.readSync(gone.id, 0, 100)).entries.length).toBeGreaterThan(0);
 
         const done = await p.erasure.eraseAccount(gone.id, POLICY, NOW);
         expect(done).toEqual({ ok: true, value: { erased: [gone.id, kid.id], cancelledUploads: [drop.id, goneUpload, kidUpload].sort(), purgedAssets: 3 } });
@@ -121,7 +123,8 @@ export function describeAccountErasureContract(adapter: string, setup: Setup): v
 
         // The other account: exactly as it was.
         expect(await p.accounts.listOpenSessions(other.id)).toEqual([otherSession]);
-        expect({ ledger: await p.quota.readLedger(other.id, NOW), asset: await p.quota.findAsset(othersAsset), upload: await p.quota.findUpload(otherUpload) }).toEqual(otherBefore);
+        expect(await otherView()).toEqual(otherBefore);
+        expect(await p.sync.readSync(gone.id, 0, 100)).toMatchObject({ entries: [], head: 0 });
 
         // The sweep credits what no one else references, to whoever it was charged.
         const swept = await p.quota.sweep(POLICY, NOW);

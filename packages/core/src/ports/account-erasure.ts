@@ -17,7 +17,7 @@ export interface ErasureOutcome {
  * accounts it sponsors, the accounts whose ledger row names it as payer), asks it, and then, for
  * every account of the plan: closes its sessions; deletes its second factor (enrollment,
  * challenges, wrong-code record), OpenID links, login codes and flows, device directory, devices,
- * revoke-all challenges and cohort map; retires its handle (the row stays, unpublished, so the name
+ * revoke-all challenges, cohort map and sync log; retires its handle (the row stays, unpublished, so the name
  * can never be claimed again); revokes its links, and the capability tokens minted for it that
  * `revokedByErasure` names; cancels the upload sessions `cancelledByErasure` names (drops through
  * its links among them), releasing their reservations as a cancel does; deletes every asset it

@@ -12,6 +12,7 @@ import type { MemorySecondFactorStore } from './memory-second-factor.js';
 import type { MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
 import type { MemoryStore } from './memory-store.js';
 import type { MemoryTotpStore } from './memory-totp-store.js';
+import type { MemorySyncLog } from './memory-sync.js';
 
 export interface MemoryErasureStores {
   readonly accounts: MemoryStore;
@@ -23,6 +24,7 @@ export interface MemoryErasureStores {
   readonly links: MemoryLinkStore;
   readonly quota: MemoryQuotaStore;
   readonly sponsorship: MemorySponsorshipStore;
+  readonly sync: MemorySyncLog;
 }
 
 /**
@@ -42,7 +44,7 @@ export class MemoryAccountErasure implements AccountErasureStore {
   }
 
   async eraseAccount(accountId: string, policy: QuotaPolicy, now: number): Promise<Result<ErasureOutcome, 'error.not_found'>> {
-    const { accounts, totp, secondFactor, devices, oidc, discovery, links, quota, sponsorship } = this.s;
+    const { accounts, totp, secondFactor, devices, oidc, discovery, links, quota, sponsorship, sync } = this.s;
     const plan = planErasure({
       accountId,
       account: accountState(accounts.accounts.get(accountId) ?? null),
@@ -60,6 +62,8 @@ export class MemoryAccountErasure implements AccountErasureStore {
       totp.enrollments.delete(id);
       secondFactor.throttles.delete(id);
       devices.directories.delete(id);
+      sync.heads.delete(id);
+      sync.entries.delete(id);
       const handle = discovery.state.handles.get(id);
       if (handle) discovery.state.handles.set(id, { ...handle, published: false, retiredAt: now });
     }

@@ -152,6 +152,7 @@ async function survivorsView(m: Model, p: Ports, survivors: ReadonlySet<string>)
       links: await p.links.listLinks(id),
       owned: await p.sponsorship.listOwnedBy(id),
       record: await p.sponsorship.findSponsored(id),
+      sync: await p.sync.readSync(id, 0, 1_000),
     };
   }
   const assets: Record<string, unknown> = {};
