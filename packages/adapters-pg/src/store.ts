@@ -185,7 +185,7 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
              WHERE ${accounts.id} = ${s.accountId} AND ${accounts.credentialsChangedAt} IS NOT DISTINCT FROM ${credentialsChangedAt}::bigint
                FOR SHARE)
           INSERT INTO ${sessions} (id, account_id, token_hash, cohort_hash, created_at, refreshed_at, last_used_at, access_floor, closed_at, method, authenticated_at)
-          SELECT ${s.id}, ${s.accountId}, ${s.tokenHash}, ${s.cohortHash}, ${s.createdAt}::bigint, ${s.refreshedAt}::bigint, ${s.lastUsedAt}::bigint,
+          SELECT ${s.id}, ${s.accountId}, ${s.tokenHash}, ${s.cohortHash ?? null}, ${s.createdAt}::bigint, ${s.refreshedAt}::bigint, ${s.lastUsedAt}::bigint,
                  ${s.accessFloor}::bigint, ${s.closedAt}::bigint, ${s.method ?? 'password'}, ${s.authenticatedAt}::bigint
             FROM account
           RETURNING id`,
