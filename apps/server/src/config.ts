@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
-import { DEFAULT_DIRECT_PUT_TTL_S, DEFAULT_HASH_QUEUE, DEFAULT_LOOKUP_RATE_PER_MINUTE, DEFAULT_TOMBSTONE_DAYS, DEFAULT_HASH_WAIT_MS, DEFAULT_QUOTA_POLICY, fromBase64url, isProtocolVersion, isRegistrationMode, REGISTRATION_MODES, type RegistrationMode } from '@strongroom/core';
+import { DEFAULT_DIRECT_PUT_TTL_S, DEFAULT_HASH_QUEUE, DEFAULT_LOOKUP_RATE_PER_MINUTE, DEFAULT_TOMBSTONE_DAYS, DEFAULT_HASH_WAIT_MS, DEFAULT_QUOTA_POLICY, DEFAULT_SOURCE_FAILURES, fromBase64url, isProtocolVersion, isRegistrationMode, parseCidrList, REGISTRATION_MODES, type Cidr, type RegistrationMode } from '@strongroom/core';
 import { DEFAULT_QUEUE_BOUND } from '@strongroom/adapters-sqlite';
 
 /** Everything the server reads from its environment, validated once at start. */
@@ -79,6 +79,13 @@ export interface Config {
   readonly syncTombstoneDays: number;
   /** Password checks that may wait for a free hasher before sign-in answers 503 error.server.busy (SVC_HASH_QUEUE). */
   readonly hashQueue: number;
+  /** `SVC_SIGNIN_FAILURES_PER_SOURCE`: failed password sign-ins one client address may have per hour before 429 (default 100). */
+  readonly signInFailuresPerSource: number;
+  /**
+   * `SVC_TRUSTED_PROXIES`: CIDRs of the reverse proxies whose X-Forwarded-For is believed (default
+   * none: the client address is the socket's peer).
+   */
+  readonly trustedProxies: readonly Cidr[];
   /** The longest a password check may expect to wait for a hasher before that 503 instead (SVC_HASH_WAIT_MS; 0: no time bound). */
   readonly hashWaitMs: number;
   /**
@@ -227,6 +234,12 @@ function positiveCount(env: Record<string, string | undefined>, name: string, fa
   if (raw === undefined || raw === '') return fallback;
   if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) throw new ConfigError(`${name} must be a whole number >= 1, got "${raw}"`);
   return Number(raw);
+}
+
+function trustedProxies(env: Record<string, string | undefined>): Cidr[] {
+  const { cidrs, malformed } = parseCidrList(env.SVC_TRUSTED_PROXIES ?? '');
+  if (malformed.length > 0) throw new ConfigError(`SVC_TRUSTED_PROXIES must list CIDRs such as 10.0.0.0/8 or fd00::/8, got "${malformed[0]}"`);
+  return cidrs;
 }
 
 function metricsToken(env: Record<string, string | undefined>): string | null {
@@ -477,6 +490,8 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     lookupRate: wholeNumber(env, 'SVC_LOOKUP_RATE', DEFAULT_LOOKUP_RATE_PER_MINUTE, 1, 1_000_000),
     syncTombstoneDays: wholeNumber(env, 'SVC_SYNC_TOMBSTONE_DAYS', DEFAULT_TOMBSTONE_DAYS, 1, 36_500),
     hashQueue: wholeNumber(env, 'SVC_HASH_QUEUE', DEFAULT_HASH_QUEUE, 0, 1_000_000),
+    signInFailuresPerSource: positiveCount(env, 'SVC_SIGNIN_FAILURES_PER_SOURCE', DEFAULT_SOURCE_FAILURES),
+    trustedProxies: trustedProxies(env),
     hashWaitMs: wholeNumber(env, 'SVC_HASH_WAIT_MS', DEFAULT_HASH_WAIT_MS, 0, 600_000),
     workers: env.SVC_WORKERS === 'auto' ? availableParallelism() : wholeNumber(env, 'SVC_WORKERS', 1, 1, 256),
     storeQueue: wholeNumber(env, 'SVC_STORE_QUEUE', DEFAULT_QUEUE_BOUND, 1, 1_000_000),

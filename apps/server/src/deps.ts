@@ -258,6 +258,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     random,
     logger,
     policy: { ...DEFAULT_SESSION_POLICY, idleMs: config.sessionIdleMs, maxMs: config.sessionMaxMs, reauthWindowMs: config.reauthWindowMs },
+    tickets: stores.signIn,
   });
   const totp = new TotpService({
     store: stores.totp,
@@ -271,7 +272,17 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     throttle: stores.secondFactor,
   });
   const registration = new RegistrationGate({ mode: config.registration, allowlist: stores.registration, clock });
-  const accounts = new AccountService({ accounts: stores.accounts, sessions, hasher, clock, random, loginGate: totp, registration });
+  const accounts = new AccountService({
+    accounts: stores.accounts,
+    sessions,
+    hasher,
+    clock,
+    random,
+    loginGate: totp,
+    registration,
+    signIn: stores.signIn,
+    sourceFailureLimit: config.signInFailuresPerSource,
+  });
   // Deprecations and attestation: the window is live (its Min follows announcements as time
   // passes), so every service reporting the supported range reads it through `protocol`.
   const deprecations = new DeprecationService({

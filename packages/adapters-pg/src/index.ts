@@ -19,6 +19,7 @@ export { PgOidcStore } from './oidc-store.js';
 export { PgDeprecationStore, PgAttestationStore } from './records-store.js';
 export { PgLinkStore, PgSponsorshipStore } from './sharing-store.js';
 export { PgDiscoveryStore } from './discovery-store.js';
+export { PgSignInStore } from './sign-in-store.js';
 /** One statement for the calls of a turn, as the stores batch their hot reads and writes (the bench's floor server uses it too). */
 export { StatementBatch } from '@strongroom/sql-common';
 export { readPgLedgerForBackup, withPgBackupSnapshot } from './backup.js';

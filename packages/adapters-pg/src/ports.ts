@@ -15,6 +15,7 @@ import { PgDiscoveryStore } from './discovery-store.js';
 import { PgDeploymentCensus } from './census-store.js';
 import { PgSyncLog } from './sync-store.js';
 import { PgAccountErasure } from './erasure-store.js';
+import { PgSignInStore } from './sign-in-store.js';
 
 export interface PgPortsOptions {
   /** Calls each of the database's batch queues may hold before it answers error.server.busy (SVC_STORE_QUEUE). */
@@ -32,6 +33,7 @@ export function createPgPorts(db: PgDb, options: PgPortsOptions = {}): Ports {
     quota: new PgQuotaStore(db),
     schema: new PgSchemaStatus(db),
     secondFactor: new PgSecondFactorStore(db),
+    signIn: new PgSignInStore(db),
     deployment: new PgDeploymentStore(db),
     oidc: new PgOidcStore(db),
     deprecations: new PgDeprecationStore(db),

@@ -14,6 +14,7 @@ export { SqliteOidcStore } from './oidc-store.js';
 export { SqliteDeprecationStore, SqliteAttestationStore } from './records-store.js';
 export { SqliteLinkStore, SqliteSponsorshipStore } from './sharing-store.js';
 export { SqliteDiscoveryStore } from './discovery-store.js';
+export { SqliteSignInStore } from './sign-in-store.js';
 /**
  * The per-connection read batch and group commit the stores share: for code that reads or writes
  * the same connection beside them (the bench's floor server uses them to measure what the

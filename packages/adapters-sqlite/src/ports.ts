@@ -15,6 +15,7 @@ import { SqliteDiscoveryStore } from './discovery-store.js';
 import { SqliteDeploymentCensus } from './census-store.js';
 import { SqliteSyncLog } from './sync-store.js';
 import { SqliteAccountErasure } from './erasure-store.js';
+import { SqliteSignInStore } from './sign-in-store.js';
 
 export interface SqlitePortsOptions {
   /** Calls each of the connection's batch queues may hold before it answers error.server.busy (SVC_STORE_QUEUE). */
@@ -32,6 +33,7 @@ export function createSqlitePorts(db: Database.Database, options: SqlitePortsOpt
     quota: new SqliteQuotaStore(db),
     schema: new SqliteSchemaStatus(db),
     secondFactor: new SqliteSecondFactorStore(db),
+    signIn: new SqliteSignInStore(db),
     deployment: new SqliteDeploymentStore(db),
     oidc: new SqliteOidcStore(db),
     deprecations: new SqliteDeprecationStore(db),

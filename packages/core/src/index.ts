@@ -30,6 +30,7 @@ export * from './catalog/index.js';
 export * from './operations/index.js';
 export * from './operator/index.js';
 export * from './second-factor/index.js';
+export * from './sign-in-throttle/index.js';
 export * from './deployment/index.js';
 export * from './oidc/index.js';
 export * from './attestation/index.js';

@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import * as v from 'valibot';
-import { concatBytes } from '@strongroom/core';
+import { clientAddress, concatBytes, sourceKey, type Cidr } from '@strongroom/core';
 import { HttpProblem } from './problem.js';
 import type { BodySpec } from './route-def.js';
 import { problemCodeOf } from './rules.js';
@@ -55,6 +55,18 @@ function isFieldName(field: string, lower: string): boolean {
   // A field name is ASCII token characters: of those, only a letter and its upper case differ by 0x20 alone.
   for (let i = 0; i < field.length; i++) if ((field.charCodeAt(i) | 0x20) !== lower.charCodeAt(i)) return false;
   return true;
+}
+
+/**
+ * The key the request's failed sign-ins count under: its client address (the socket's peer, or
+ * behind a trusted proxy the nearest X-Forwarded-For entry that is not one), by /32 or /64.
+ * Through app.request() (tests) there is no socket: every such request shares `unknown`.
+ */
+export function signInSource(c: Context, trustedProxies: readonly Cidr[]): string {
+  const incoming = (c.env as NodeBindings | undefined)?.incoming;
+  const peer = incoming?.socket?.remoteAddress ?? null;
+  const forwarded = trustedProxies.length > 0 ? requestHeader(c, 'x-forwarded-for') : undefined;
+  return sourceKey(clientAddress(peer, forwarded, trustedProxies));
 }
 
 /** The request body as a stream of chunks, from Node directly when possible (see requestHeader). */

@@ -4,7 +4,8 @@ import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 import { iso, isoOrNull, json, noContent, unwrap } from '../http/respond.js';
-import { Address, Advisory, DisplayName, NewPassword, Timestamp, TokenPair, Uuid } from './schemas.js';
+import { Address, Advisory, DisplayName, NewPassword, SignedIn, SignInTicketField, Timestamp, TokenPair, Uuid } from './schemas.js';
+import { signInSource } from '../http/request.js';
 
 export const tokenPairBody = (p: CoreTokenPair) => ({
   session_id: p.sessionId,
@@ -12,6 +13,7 @@ export const tokenPairBody = (p: CoreTokenPair) => ({
   access_token: p.accessToken,
   token_type: 'Bearer' as const,
   expires_in: p.expiresIn,
+  ...(p.signInTicket !== undefined ? { sign_in_ticket: p.signInTicket } : {}),
 });
 
 const Profile = v.object({
@@ -53,7 +55,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Create an account and sign in (address and password only)',
       auth: false,
       body: { type: 'json', schema: v.strictObject({ address: Address, password: NewPassword }) },
-      responses: { 200: { description: 'The new account signed in', schema: TokenPair } },
+      responses: { 200: { description: 'The new account signed in', schema: SignedIn } },
       localAuth: true,
       errors: ['error.auth.registration_closed', 'error.auth.user_already_exists', 'error.auth.weak_password', 'error.request.invalid', 'error.server.busy', 'error.auth.account_locked'],
       handle: async ({ c, body }) => {
@@ -69,9 +71,9 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Sign in with address and password',
       auth: false,
       write: false,
-      body: { type: 'json', schema: v.strictObject({ address: v.string(), password: Password, cohort_hash: Advisory, device_id: Advisory }) },
+      body: { type: 'json', schema: v.strictObject({ address: v.string(), password: Password, cohort_hash: Advisory, device_id: Advisory, sign_in_ticket: SignInTicketField }) },
       responses: {
-        200: { description: 'Signed in (no confirmed second factor)', schema: TokenPair },
+        200: { description: 'Signed in (no confirmed second factor)', schema: SignedIn },
         202: {
           description:
             'A second factor is confirmed: answer the challenge at /v1/auth/login/verify-totp, or with the identity key at /v1/auth/login/recover-totp (which signs over account_id)',
@@ -81,8 +83,15 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       localAuth: true,
       errors: ['error.request.invalid', 'error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.throttled', 'error.auth.unavailable', 'error.server.busy'],
       handle: async ({ c, body }) => {
-        const result = await deps.accounts.login({ address: body.address, password: body.password, cohortHash: readCohortHash(body.cohort_hash) });
-        // Too many wrong codes for this account lately (only after a correct password): 429 with Retry-After.
+        const result = await deps.accounts.login({
+          address: body.address,
+          password: body.password,
+          cohortHash: readCohortHash(body.cohort_hash),
+          signInTicket: body.sign_in_ticket ?? null,
+          source: signInSource(c, deps.config.trustedProxies),
+        });
+        // Too many wrong passwords for this address or from this client address, or too many wrong
+        // codes for this account lately: 429 with Retry-After.
         if (!result.ok) throw HttpProblem.from(result);
         const outcome = result.value;
         if (outcome.kind === 'challenge') return json(c, 202, { challenge: outcome.challenge, expires_in: outcome.expiresIn, account_id: outcome.accountId });

@@ -5,7 +5,7 @@ import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { iso, json, noContent, unwrap } from '../http/respond.js';
 import { route, type AnyRoute } from '../http/route-def.js';
-import { Advisory, Timestamp, TokenPair } from './schemas.js';
+import { Advisory, SignedIn, Timestamp } from './schemas.js';
 import { tokenPairBody } from './auth.js';
 
 function configured(deps: AppDeps): OidcService {
@@ -142,7 +142,7 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
       responses: {
         200: {
           description: 'sign_in: a token pair (the session is opened with method oidc); reauthenticate: the reauthentication time',
-          schema: v.union([TokenPair, v.object({ reauthenticated_at: Timestamp })]),
+          schema: v.union([SignedIn, v.object({ reauthenticated_at: Timestamp })]),
         },
         204: { description: 'link: the provider identity is bound to the caller' },
       },

@@ -27,6 +27,20 @@ export const TokenPair = v.object({
   expires_in: v.literal(900),
 });
 
+/** What every sign-in answers: the token pair and a sign-in ticket (a password change answers TokenPair alone). */
+export const SignedIn = v.object({
+  ...TokenPair.entries,
+  sign_in_ticket: v.pipe(
+    v.string(),
+    v.description(
+      'Opaque, base64url. Keep it with the address and send it as sign_in_ticket on later logins: they are then judged by the ticket (5 wrong passwords void it) instead of the per-address and per-client-address throttles. Valid as long as a session may live; a password change, revoke-all or lock ends it.',
+    ),
+  ),
+});
+
+/** A sign-in ticket presented at login; one that is unknown, void or for another address counts as absent. */
+export const SignInTicketField = v.optional(v.pipe(v.string(), v.maxLength(256), v.description('The sign_in_ticket an earlier sign-in for this address returned.')));
+
 export const Problem = v.object({
   type: v.string(),
   title: v.string(),

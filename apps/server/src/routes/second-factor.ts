@@ -3,7 +3,7 @@ import { readCohortHash } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 import { json, unwrap } from '../http/respond.js';
-import { Advisory, TokenPair } from './schemas.js';
+import { Advisory, SignedIn } from './schemas.js';
 import { tokenPairBody } from './auth.js';
 
 const B64 = v.pipe(v.string(), v.description('unpadded base64url'));
@@ -34,7 +34,7 @@ export function secondFactorRoutes(deps: AppDeps): AnyRoute[] {
           device_id: Advisory,
         }),
       },
-      responses: { 200: { description: 'Signed in; the second factor is removed (enroll again to restore it)', schema: TokenPair } },
+      responses: { 200: { description: 'Signed in; the second factor is removed (enroll again to restore it)', schema: SignedIn } },
       errors: ['error.auth.proof_invalid', 'error.auth.account_locked', 'error.request.invalid', 'error.auth.unavailable'],
       handle: async ({ c, body }) => {
         const pair = unwrap(await deps.totpRecovery.recover({ challenge: body.challenge, signature: body.signature, cohortHash: readCohortHash(body.cohort_hash) }));

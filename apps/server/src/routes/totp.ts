@@ -5,7 +5,7 @@ import { HttpProblem } from '../http/problem.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 import { json, noContent, unwrap } from '../http/respond.js';
 import { tokenPairBody } from './auth.js';
-import { Advisory, TokenPair } from './schemas.js';
+import { Advisory, SignedIn } from './schemas.js';
 
 /** Exactly six ASCII digits, as a JSON string: anything else is malformed (400) and costs no attempt. */
 const Code = v.pipe(v.string(), v.regex(TOTP_CODE_PATTERN, 'must be a string of exactly six digits'));
@@ -77,7 +77,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       // Signing in is not a write: a client below Min may still sign in to read.
       write: false,
       body: { type: 'json', schema: v.strictObject({ challenge: v.string(), code: Code, cohort_hash: Advisory, device_id: Advisory }) },
-      responses: { 200: { description: 'Signed in', schema: TokenPair } },
+      responses: { 200: { description: 'Signed in', schema: SignedIn } },
       localAuth: true,
       errors: [
         'error.auth.invalid_code',

@@ -8,3 +8,4 @@ export * from './records.js';
 export * from './sharing.js';
 export * from './discovery.js';
 export * from './sync.js';
+export * from './sign-in.js';

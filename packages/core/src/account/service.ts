@@ -10,6 +10,9 @@ import { checkPassword, couldBePassword, findAccountByAddress, holdsInvisible, n
 import { newSessionToken, type Principal, type SessionService, type TokenPair } from '../session/service.js';
 import { toBase64url } from '../encoding/bytes.js';
 import type { RegistrationGate } from '../registration/service.js';
+import type { SignInThrottleStore } from '../ports/sign-in-throttle.js';
+import { DEFAULT_SOURCE_FAILURES, type CheckedBy, type PasswordCheckClaim } from '../sign-in-throttle/rules.js';
+import { signInTicketHash } from '../sign-in-throttle/ticket.js';
 
 /**
  * What happens after a correct password. Without a confirmed second factor the session opens at
@@ -31,6 +34,10 @@ export interface AccountServiceDeps {
   readonly loginGate?: LoginGate;
   /** Who may create an account (SVC_REGISTRATION); asked before anything is hashed or written. */
   readonly registration: RegistrationGate;
+  /** The password-guessing counts; without it logins are not throttled (some unit tests). */
+  readonly signIn?: SignInThrottleStore;
+  /** Failed sign-ins one client address may have per hour (SVC_SIGNIN_FAILURES_PER_SOURCE). */
+  readonly sourceFailureLimit?: number;
 }
 
 export interface Profile {
@@ -47,6 +54,15 @@ export type LoginOutcome =
   | { readonly kind: 'challenge'; readonly challenge: string; readonly expiresIn: number; readonly accountId: string };
 
 type Credentials = { address: string; password: string };
+
+/** Where a login comes from and what it carries besides its credentials. */
+type LoginContext = {
+  cohortHash: string | null;
+  /** The sign-in ticket a previous sign-in handed out, if the client kept one. */
+  signInTicket?: string | null;
+  /** The client address's key (sign-in-throttle/client-address.ts#sourceKey); `unknown` when absent. */
+  source?: string;
+};
 
 function profileOf(a: Pick<AccountSummary, 'id' | 'address' | 'displayName' | 'createdAt'> & { readonly handleUser?: string | null }): Profile {
   return { accountId: a.id, address: a.address, displayName: a.displayName, createdAt: a.createdAt, ...(a.handleUser !== undefined ? { handleUser: a.handleUser } : {}) };
@@ -112,33 +128,81 @@ export class AccountService {
   }
 
   /** Checks a password; unknown addresses cost one argon2 verification too. */
-  async #checkCredentials(credentials: Credentials): Promise<AccountRecord | null> {
+  async #checkCredentials(credentials: Credentials, lane: string): Promise<AccountRecord | null> {
     if (!couldBePassword(credentials.password)) return null;
-    // Under a flood of sign-ins, one the hasher has no room for is refused before the account is
-    // read: the refusal then costs no database work, and the database serves everyone else.
-    this.#d.hasher.shedIfFull?.();
     const address = normalizeAddress(credentials.address);
     const account = address.ok
       ? await guard('error.store.unavailable', 'reading the account', () => findAccountByAddress(this.#d.accounts, address.value))
       : null;
     const hash = account?.passwordHash ?? (await this.#dummy());
-    const matches = await this.#d.hasher.verify(hash, credentials.password);
+    const matches = await this.#d.hasher.verify(hash, credentials.password, lane);
     return account !== null && account.passwordHash !== null && matches ? account : null;
   }
 
+  /** The claim a login makes on the password-guessing counts (sign-in-throttle/rules.ts). */
+  #claimFor(input: Credentials & LoginContext): PasswordCheckClaim {
+    const address = normalizeAddress(input.address);
+    // An address that cannot be normalized is still a key: guessing at it is counted like any other.
+    const addressKey = address.ok ? address.value.key : `unnormalized:${input.address}`;
+    return {
+      addressKey,
+      legacyKey: address.ok ? address.value.legacyKey : addressKey,
+      sourceKey: input.source ?? 'unknown',
+      ticketHash: input.signInTicket ? signInTicketHash(input.signInTicket) : null,
+      at: this.#d.clock.now(),
+      sourceLimit: this.#d.sourceFailureLimit ?? DEFAULT_SOURCE_FAILURES,
+    };
+  }
+
+  /**
+   * Judges the password under the guessing counts: claims a check (refused: throttled, nothing
+   * hashed), hashes, and gives the claim back when the password was right or was never compared
+   * (a fault or load shedding between claim and compare must not count against the address).
+   */
+  async #judgedCheck(input: Credentials & LoginContext): Promise<Result<AccountRecord | null, 'error.auth.throttled'>> {
+    // Under a flood of sign-ins, one the hasher has no room for is refused before the account is
+    // read: the refusal then costs no database work, and the database serves everyone else.
+    this.#d.hasher.shedIfFull?.();
+    const lane = input.source ?? 'unknown';
+    const store = this.#d.signIn;
+    if (store === undefined) return ok(await this.#checkCredentials(input, lane));
+    const claim = this.#claimFor(input);
+    const admission = await guard('error.store.unavailable', 'counting a password check', () => store.claimPasswordCheck(claim));
+    if (!admission.admitted) {
+      // `retry_after_s` is for the Retry-After header; the HTTP layer moves it there.
+      return refuse('error.auth.throttled', admission.heldBy === 'address' ? 'Too many wrong passwords for this address; try again later.' : 'Too many failed sign-ins from this client address; try again later.', {
+        retry_after_s: admission.retryAfterS,
+      });
+    }
+    let account: AccountRecord | null;
+    try {
+      account = await this.#checkCredentials(input, lane);
+    } catch (fault) {
+      await this.#refund(store, claim, admission.by);
+      throw fault;
+    }
+    if (account !== null) await this.#refund(store, claim, admission.by);
+    return ok(account);
+  }
+
+  async #refund(store: SignInThrottleStore, claim: PasswordCheckClaim, by: CheckedBy): Promise<void> {
+    await guard('error.store.unavailable', 'refunding a password check', () => store.refundPasswordCheck(claim, by));
+  }
+
   async login(
-    input: Credentials & { cohortHash: string | null },
+    input: Credentials & LoginContext,
   ): Promise<Result<LoginOutcome, 'error.request.invalid' | 'error.auth.invalid_credentials' | 'error.auth.account_locked' | 'error.auth.throttled'>> {
     // An address no account can hold (an invisible or control character in it) is bad input, not
     // a wrong credential; it says nothing about any account.
     if (holdsInvisible(input.address)) return refuse('error.request.invalid', 'The address holds an invisible or control character.');
-    const account = await this.#checkCredentials(input);
+    const checked = await this.#judgedCheck(input);
+    if (!checked.ok) return checked;
+    const account = checked.value;
     if (account === null) return refuse('error.auth.invalid_credentials', INVALID);
     if (account.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
     const gate = this.#d.loginGate ? await this.#d.loginGate.afterPassword(account) : ({ kind: 'open' } as const);
     if (gate.kind === 'challenge') return ok(gate);
     if (gate.kind === 'throttled') {
-      // `retry_after_s` is for the Retry-After header; the HTTP layer moves it there.
       return refuse('error.auth.throttled', 'Too many wrong codes for this account; try again later.', { retry_after_s: gate.retryAfterS });
     }
     const pair = await this.#d.sessions.open(account, { cohortHash: input.cohortHash });

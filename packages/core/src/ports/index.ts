@@ -22,6 +22,7 @@ export type { CatalogDatabase, CatalogStep } from './catalog.js';
 export type { Ports } from './ports.js';
 export type { SchemaStamps, SchemaStatus } from './schema-status.js';
 export type { TotpThrottleStore } from './totp-throttle.js';
+export type { SignInThrottleStore } from './sign-in-throttle.js';
 export type { TotpRecoveryStore } from './totp-recovery.js';
 export type { DeploymentRecord, DeploymentStore } from './deployment.js';
 export type { LeaseStore } from './lease-store.js';

@@ -12,6 +12,7 @@ import type { UploadSessions } from './upload-sessions.js';
 import type { SchemaStatus } from './schema-status.js';
 import type { TotpThrottleStore } from './totp-throttle.js';
 import type { TotpRecoveryStore } from './totp-recovery.js';
+import type { SignInThrottleStore } from './sign-in-throttle.js';
 import type { DeploymentStore } from './deployment.js';
 import type { LeaseStore } from './lease-store.js';
 import type { IdentityLinkStore } from './identity-link-store.js';
@@ -45,6 +46,8 @@ export interface Ports {
   readonly schema: SchemaStatus;
   /** Per-account wrong-code record (second-factor throttling) and recovery through the identity anchor. */
   readonly secondFactor: TotpThrottleStore & TotpRecoveryStore;
+  /** Password guessing: the per-address, per-client-address and per-ticket counts, and the sign-in tickets. */
+  readonly signIn: SignInThrottleStore;
   /** The deployment record (key fingerprint and token issuer, checked at start), and the leases of periodic jobs. */
   readonly deployment: DeploymentStore & LeaseStore;
   /** OpenID Connect: started flows, login codes and the accounts' provider identities. */

@@ -67,7 +67,7 @@ export class TotpRecoveryService {
     // A challenge from before a password change, revoke-all, another recovery or a lock proves nothing now.
     if (account === null || !outlivesCredentialChange(challengeOpenedAt(record), account)) return invalid;
     if (account.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
-    const pair = await this.#d.sessions.openWith(accountId, { cohortHash: input.cohortHash }, (session) => this.#d.recovery.recoverTotp(accountId, session));
+    const pair = await this.#d.sessions.openWith(accountId, { cohortHash: input.cohortHash, credentialsAt: (session) => session.createdAt }, (session) => this.#d.recovery.recoverTotp(accountId, session));
     // The factor was disabled after the password step: nothing to recover, and the challenge is gone.
     return pair === null ? invalid : ok(pair);
   }

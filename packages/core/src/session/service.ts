@@ -7,6 +7,8 @@ import type { CohortMap, CohortRecord } from '../ports/cohort-map.js';
 import type { Logger } from '../ports/logger.js';
 import type { Random } from '../ports/random.js';
 import type { AccountSummary, SessionLedger, SessionRecord, SignInMethod } from '../ports/session-ledger.js';
+import type { SignInThrottleStore } from '../ports/sign-in-throttle.js';
+import { newSignInTicket } from '../sign-in-throttle/ticket.js';
 import { ACCESS_TOKEN_TTL_S, type AccessTokens } from '../tokens/access-token.js';
 import { decideRecentAuthentication, type RecentAuthAction } from './recent-auth.js';
 import { decideAccess, decideIssuance, needsTouch, sessionExpiresAt, sessionStatus, type SessionPolicy } from './machine.js';
@@ -19,6 +21,8 @@ export interface SessionServiceDeps {
   readonly random: Random;
   readonly logger: Logger;
   readonly policy: SessionPolicy;
+  /** Where sign-in tickets are kept; without it a sign-in hands none out. */
+  readonly tickets?: Pick<SignInThrottleStore, 'issueSignInTicket'>;
 }
 
 /** What register, login, verify-totp and password change hand back. */
@@ -27,6 +31,11 @@ export interface TokenPair {
   readonly sessionToken: string;
   readonly accessToken: string;
   readonly expiresIn: number;
+  /**
+   * Handed out by every sign-in (not by a password change): the owner's exemption from the
+   * per-address and per-source password throttles on its next logins (sign-in-throttle/rules.ts).
+   */
+  readonly signInTicket?: string;
 }
 
 export interface AccessGrant {
@@ -118,8 +127,9 @@ export class SessionService {
     const opened = await guard('error.store.unavailable', 'opening a session', () => this.#d.ledger.openSession(session, account.credentialsChangedAt));
     if (!opened) return null;
     await this.#recordCohort(accountId, options.cohortHash, now);
+    const signInTicket = await this.#issueTicket(accountId, account.credentialsChangedAt, now);
     const access = await this.#d.tokens.issue(accountId, session.id);
-    return { sessionId: session.id, sessionToken: token, accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S };
+    return { sessionId: session.id, sessionToken: token, accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S, ...signInTicket };
   }
 
   /**
@@ -127,7 +137,11 @@ export class SessionService {
    * one atomic step (second-factor recovery removes the factor in the same step). Null when
    * `insert` declined, and then nothing was opened.
    */
-  async openWith(accountId: string, options: { cohortHash: string | null }, insert: (session: SessionRecord) => Promise<boolean>): Promise<TokenPair | null> {
+  async openWith(
+    accountId: string,
+    options: { cohortHash: string | null; /** The account's credentials stamp once `insert` committed. */ credentialsAt: (session: SessionRecord) => number | null },
+    insert: (session: SessionRecord) => Promise<boolean>,
+  ): Promise<TokenPair | null> {
     const now = this.#d.clock.now();
     const { token, tokenHash } = newSessionToken(this.#d.random);
     const session: SessionRecord = {
@@ -145,8 +159,20 @@ export class SessionService {
     const inserted = await guard('error.store.unavailable', 'opening a session', () => insert(session));
     if (!inserted) return null;
     await this.#recordCohort(accountId, options.cohortHash, now);
+    const signInTicket = await this.#issueTicket(accountId, options.credentialsAt(session), now);
     const access = await this.#d.tokens.issue(accountId, session.id);
-    return { sessionId: session.id, sessionToken: token, accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S };
+    return { sessionId: session.id, sessionToken: token, accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S, ...signInTicket };
+  }
+
+  /** A new sign-in ticket for the account, valid as long as a session may live (SVC_SESSION_MAX_S). */
+  async #issueTicket(accountId: string, credentialsAt: number | null, now: number): Promise<{ signInTicket?: string }> {
+    const store = this.#d.tickets;
+    if (store === undefined) return {};
+    const { ticket, ticketHash } = newSignInTicket(this.#d.random);
+    await guard('error.store.unavailable', 'issuing a sign-in ticket', () =>
+      store.issueSignInTicket({ ticketHash, accountId, issuedAt: now, expiresAt: now + this.#d.policy.maxMs, credentialsAt, wrongPasswords: 0 }),
+    );
+    return { signInTicket: ticket };
   }
 
   /** Advisory: a failure here is logged and dropped, never failing the sign-in. */

@@ -24,6 +24,7 @@ export { MemoryCatalog } from './memory-catalog.js';
 export { createMemoryPorts } from './memory-ports.js';
 export { MemorySchemaStatus } from './memory-schema.js';
 export { MemorySecondFactorStore } from './memory-second-factor.js';
+export { MemorySignInStore } from './memory-sign-in.js';
 export { MemoryDeploymentStore } from './memory-deployment.js';
 export { MemoryOidcStore } from './memory-oidc.js';
 export { FakeIdentityProvider } from './fake-identity-provider.js';

@@ -6,6 +6,7 @@ import { MemoryStore } from './memory-store.js';
 import { MemoryTotpStore } from './memory-totp-store.js';
 import { MemorySchemaStatus } from './memory-schema.js';
 import { MemorySecondFactorStore } from './memory-second-factor.js';
+import { MemorySignInStore } from './memory-sign-in.js';
 import { MemoryDeploymentStore } from './memory-deployment.js';
 import { MemoryOidcStore } from './memory-oidc.js';
 import { MemoryDeprecationStore } from './memory-deprecations.js';
@@ -32,6 +33,7 @@ export function createMemoryPorts(): Ports {
   links.sync = sync;
   const devices = new MemoryDeviceStore();
   const secondFactor = new MemorySecondFactorStore({ totp, ledger: accounts });
+  const signIn = new MemorySignInStore(accounts);
   const oidc = new MemoryOidcStore(accounts);
   const sponsorship = new MemorySponsorshipStore({ accounts, quota });
   return {
@@ -42,6 +44,7 @@ export function createMemoryPorts(): Ports {
     quota,
     schema: new MemorySchemaStatus(),
     secondFactor,
+    signIn,
     deployment: new MemoryDeploymentStore(),
     oidc,
     deprecations: new MemoryDeprecationStore(),

@@ -14,6 +14,7 @@ import { KeyRing } from '../tokens/key-ring.js';
 import { testSecretBox } from './secret-box.js';
 import type { TotpStore } from '../ports/totp-store.js';
 import type { TotpThrottleStore } from '../ports/totp-throttle.js';
+import type { SignInThrottleStore } from '../ports/sign-in-throttle.js';
 import { TotpService } from '../totp/service.js';
 import { MemoryTotpStore } from './memory-totp-store.js';
 import { MemoryRegistrationAllowlist } from './memory-registration.js';
@@ -46,6 +47,9 @@ export async function createCoreServices(deps: {
   throttle?: TotpThrottleStore;
   /** Who may register: open over an empty in-memory allowlist unless a test says otherwise. */
   registration?: { mode: RegistrationMode; allowlist?: RegistrationAllowlist };
+  /** The password-guessing counts and sign-in tickets; none (no throttle, no tickets) unless given. */
+  signIn?: SignInThrottleStore;
+  sourceFailureLimit?: number;
 }): Promise<CoreServices> {
   const keyRing = new KeyRing({ store: deps.store, clock: deps.clock, random: deps.random, graceMs: deps.keyGraceMs ?? 86_400_000, box: testSecretBox(deps.random) });
   await keyRing.init();
@@ -58,6 +62,7 @@ export async function createCoreServices(deps: {
     random: deps.random,
     logger: deps.logger,
     policy: deps.policy ?? DEFAULT_SESSION_POLICY,
+    ...(deps.signIn ? { tickets: deps.signIn } : {}),
   });
   const totp = new TotpService({
     store: deps.totpStore ?? new MemoryTotpStore(),
@@ -71,6 +76,16 @@ export async function createCoreServices(deps: {
     ...(deps.throttle ? { throttle: deps.throttle } : {}),
   });
   const registration = new RegistrationGate({ mode: deps.registration?.mode ?? 'open', allowlist: deps.registration?.allowlist ?? new MemoryRegistrationAllowlist(), clock: deps.clock });
-  const accounts = new AccountService({ accounts: deps.store, sessions, hasher: deps.hasher, clock: deps.clock, random: deps.random, loginGate: totp, registration });
+  const accounts = new AccountService({
+    accounts: deps.store,
+    sessions,
+    hasher: deps.hasher,
+    clock: deps.clock,
+    random: deps.random,
+    loginGate: totp,
+    registration,
+    ...(deps.signIn ? { signIn: deps.signIn } : {}),
+    ...(deps.sourceFailureLimit !== undefined ? { sourceFailureLimit: deps.sourceFailureLimit } : {}),
+  });
   return { keyRing, tokens, sessions, accounts, totp, registration };
 }

@@ -1,0 +1,31 @@
+import { bigint, index, integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { accounts } from './accounts.js';
+
+// Mirrors adapters-sqlite/src/schema/sign-in.ts column for column.
+
+/**
+ * Password-guessing counts (core's sign-in-throttle): one row per key, `a:` and a normalized
+ * address (its wrong passwords) or `s:` and a client address key (its failed sign-ins), with the
+ * times of the most recent ones as a JSON array of epoch milliseconds. No row: none recorded.
+ */
+export const signInCounts = pgTable('sign_in_counts', {
+  key: text('key').primaryKey(),
+  times: text('times').notNull(),
+});
+
+/** Sign-in tickets, by the SHA-256 of the ticket (the ticket itself is never stored). */
+export const signInTickets = pgTable(
+  'sign_in_tickets',
+  {
+    ticketHash: text('ticket_hash').primaryKey(),
+    accountId: text('account_id')
+      .notNull()
+      .references(() => accounts.id),
+    issuedAt: bigint('issued_at', { mode: 'number' }).notNull(),
+    expiresAt: bigint('expires_at', { mode: 'number' }).notNull(),
+    /** The account's credentials stamp the issuing sign-in was judged under (null: never changed). */
+    credentialsAt: bigint('credentials_at', { mode: 'number' }),
+    wrongPasswords: integer('wrong_passwords').notNull(),
+  },
+  (t) => [index('sign_in_tickets_account').on(t.accountId)],
+);

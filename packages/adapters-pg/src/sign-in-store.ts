@@ -1,0 +1,105 @@
+import { and, eq, lte } from 'drizzle-orm';
+import {
+  claimPasswordCheck,
+  refundPasswordCheck,
+  type AddressGuessState,
+  type CheckedBy,
+  type PasswordCheckAdmission,
+  type PasswordCheckClaim,
+  type PasswordCheckFacts,
+  type PasswordCheckWrites,
+  type SignInThrottleStore,
+  type SignInTicketRecord,
+  type SourceFailureState,
+} from '@strongroom/core';
+import type { PgDb } from './db.js';
+import { accounts } from './schema/accounts.js';
+import { signInCounts, signInTickets } from './schema/sign-in.js';
+
+const addressKey = (key: string) => `a:${key}`;
+const sourceKey = (key: string) => `s:${key}`;
+const times = (json: string) => JSON.parse(json) as number[];
+
+/**
+ * The password-guessing counts and sign-in tickets over PostgreSQL, mirroring the SQLite store. A
+ * claim makes sure the address's and the source's rows exist (INSERT ... ON CONFLICT DO NOTHING),
+ * then locks them (SELECT ... FOR UPDATE), the address's first, then the source's, then the
+ * ticket's: every claim and refund takes its locks in that order, so concurrent claims from any
+ * number of processes queue and never deadlock, and each applies core's rule to what the
+ * previous one committed.
+ */
+export class PgSignInStore implements SignInThrottleStore {
+  constructor(readonly db: PgDb) {}
+
+  async claimPasswordCheck(claim: PasswordCheckClaim): Promise<PasswordCheckAdmission> {
+    return this.#apply(claim, (facts) => claimPasswordCheck(facts, claim));
+  }
+
+  async refundPasswordCheck(claim: PasswordCheckClaim, by: CheckedBy): Promise<void> {
+    await this.#apply(claim, (facts) => ({ admission: undefined, writes: refundPasswordCheck(facts, claim, by) }));
+  }
+
+  async #apply<T>(claim: PasswordCheckClaim, decide: (facts: PasswordCheckFacts) => { admission: T; writes: PasswordCheckWrites }): Promise<T> {
+    const aKey = addressKey(claim.addressKey);
+    const sKey = sourceKey(claim.sourceKey);
+    return this.db.transaction(async (tx) => {
+      await tx.insert(signInCounts).values({ key: aKey, times: '[]' }).onConflictDoNothing();
+      await tx.insert(signInCounts).values({ key: sKey, times: '[]' }).onConflictDoNothing();
+      const [address] = await tx.select().from(signInCounts).where(eq(signInCounts.key, aKey)).for('update');
+      const [source] = await tx.select().from(signInCounts).where(eq(signInCounts.key, sKey)).for('update');
+      const [ticket] =
+        claim.ticketHash === null
+          ? []
+          : await tx
+              .select({ record: signInTickets, holder: accounts.id, addressKey: accounts.addressKey, credentialsChangedAt: accounts.credentialsChangedAt, lockedAt: accounts.lockedAt })
+              .from(signInTickets)
+              .leftJoin(accounts, eq(accounts.id, signInTickets.accountId))
+              .where(eq(signInTickets.ticketHash, claim.ticketHash))
+              .for('update', { of: signInTickets });
+      const facts: PasswordCheckFacts = {
+        address: address ? { wrongAt: times(address.times) } : null,
+        source: source ? { failedAt: times(source.times) } : null,
+        ticket: ticket
+          ? { record: ticket.record, account: ticket.holder === null ? null : { addressKey: ticket.addressKey, credentialsChangedAt: ticket.credentialsChangedAt, lockedAt: ticket.lockedAt } }
+          : null,
+      };
+      const { admission, writes } = decide(facts);
+      if (writes.address !== undefined) await tx.update(signInCounts).set({ times: JSON.stringify(writes.address.wrongAt) }).where(eq(signInCounts.key, aKey));
+      if (writes.source !== undefined) await tx.update(signInCounts).set({ times: JSON.stringify(writes.source.failedAt) }).where(eq(signInCounts.key, sKey));
+      if (writes.ticketWrongPasswords !== undefined && claim.ticketHash !== null) {
+        await tx.update(signInTickets).set({ wrongPasswords: writes.ticketWrongPasswords }).where(eq(signInTickets.ticketHash, claim.ticketHash));
+      }
+      return admission;
+    });
+  }
+
+  async issueSignInTicket(ticket: SignInTicketRecord): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      await tx.delete(signInTickets).where(and(eq(signInTickets.accountId, ticket.accountId), lte(signInTickets.expiresAt, ticket.issuedAt)));
+      await tx.insert(signInTickets).values(ticket);
+    });
+  }
+
+  async voidSignInTickets(accountId: string): Promise<number> {
+    return (await this.db.delete(signInTickets).where(eq(signInTickets.accountId, accountId)).returning({ h: signInTickets.ticketHash })).length;
+  }
+
+  async voidAllSignInTickets(): Promise<number> {
+    return (await this.db.delete(signInTickets).returning({ h: signInTickets.ticketHash })).length;
+  }
+
+  async findAddressGuesses(key: string): Promise<AddressGuessState | null> {
+    const [row] = await this.db.select().from(signInCounts).where(eq(signInCounts.key, addressKey(key)));
+    return row ? { wrongAt: times(row.times) } : null;
+  }
+
+  async findSourceFailures(key: string): Promise<SourceFailureState | null> {
+    const [row] = await this.db.select().from(signInCounts).where(eq(signInCounts.key, sourceKey(key)));
+    return row ? { failedAt: times(row.times) } : null;
+  }
+
+  async findSignInTicket(ticketHash: string): Promise<SignInTicketRecord | null> {
+    const [row] = await this.db.select().from(signInTickets).where(eq(signInTickets.ticketHash, ticketHash));
+    return row ?? null;
+  }
+}

@@ -1,0 +1,191 @@
+import { throttleDecision, recordWrongCode, THROTTLE_KEPT } from '../second-factor/throttle.js';
+
+/**
+ * Password guessing (decisions.md, "Password guessing (turn 4)"). Three counts judge a password
+ * sign-in before its password is hashed:
+ *
+ * - per address: every address string, normalized as for lookup and whether an account holds it
+ *   or not, has a wrong-password record. From the eleventh wrong password in an hour, sign-in for
+ *   it is refused for a minute after the latest, doubling per further wrong password, at most an
+ *   hour. This is the same back-off as the per-account wrong-code rule (second-factor/throttle.ts),
+ *   applied to a different key, so it is computed by that rule's functions;
+ * - per client address (the source): more than `sourceLimit` failed sign-ins in the hour ending
+ *   now refuse that source's password sign-ins until the hour's window has room;
+ * - per sign-in ticket: a login carrying a ticket that is valid for the address is judged by the
+ *   ticket's own count instead of both of the above, so a stranger guessing at the address never
+ *   locks its owner out. Five wrong passwords with one ticket void it.
+ *
+ * Count, then compare, as for codes: a check first claims its place inside the store's
+ * transaction ({@link claimPasswordCheck}), counted as wrong before the password is hashed, and a
+ * right password gives the place back ({@link refundPasswordCheck}). Reading the counts, hashing,
+ * then recording would let every guess sent together pass the same "not held" reading.
+ */
+
+export const SOURCE_WINDOW_MS = 60 * 60_000;
+/** Failed sign-ins one client address may have in an hour before it is refused (SVC_SIGNIN_FAILURES_PER_SOURCE). */
+export const DEFAULT_SOURCE_FAILURES = 100;
+/** Wrong passwords one ticket absorbs; the one that reaches this voids it. */
+export const TICKET_WRONG_PASSWORDS = 5;
+
+/** The wrong passwords recently given for one address, oldest first (at most THROTTLE_KEPT). */
+export interface AddressGuessState {
+  readonly wrongAt: readonly number[];
+}
+
+/** The failed sign-ins recently made from one client address, oldest first (at most the limit). */
+export interface SourceFailureState {
+  readonly failedAt: readonly number[];
+}
+
+/** A sign-in ticket as stored: only its hash, its account and its own count. */
+export interface SignInTicketRecord {
+  readonly ticketHash: string;
+  readonly accountId: string;
+  readonly issuedAt: number;
+  readonly expiresAt: number;
+  /**
+   * The account's credentials stamp (`credentialsChangedAt`) the sign-in that issued the ticket was
+   * judged under; the ticket holds only while the account's stamp is still this one.
+   */
+  readonly credentialsAt: number | null;
+  readonly wrongPasswords: number;
+}
+
+/** What the ticket's account says about it, read in the same transaction. */
+export interface TicketAccount {
+  readonly addressKey: string | null;
+  readonly credentialsChangedAt: number | null;
+  readonly lockedAt: number | null;
+}
+
+/** One password check asking to go ahead. */
+export interface PasswordCheckClaim {
+  /** The normalized address's lookup key; the per-address count is kept under it. */
+  readonly addressKey: string;
+  /** The key an account stored before the current normalization would hold (a ticket may name either). */
+  readonly legacyKey: string;
+  /** The client address's key ({@link sourceKey}). */
+  readonly sourceKey: string;
+  /** The hash of the presented ticket, or null. */
+  readonly ticketHash: string | null;
+  readonly at: number;
+  readonly sourceLimit: number;
+}
+
+/** The facts a claim is decided on, read by the store under its transaction. */
+export interface PasswordCheckFacts {
+  readonly address: AddressGuessState | null;
+  readonly source: SourceFailureState | null;
+  readonly ticket: { readonly record: SignInTicketRecord; readonly account: TicketAccount | null } | null;
+}
+
+/** Which count a check was admitted by, and so which count a right password refunds. */
+export type CheckedBy = 'ticket' | 'address';
+
+export type PasswordCheckAdmission =
+  | { readonly admitted: true; readonly by: CheckedBy }
+  | { readonly admitted: false; readonly retryAfterS: number; readonly heldBy: 'address' | 'source' };
+
+/** What the store writes after a claim or refund; an absent field is left as it was. */
+export interface PasswordCheckWrites {
+  readonly address?: AddressGuessState;
+  readonly source?: SourceFailureState;
+  readonly ticketWrongPasswords?: number;
+}
+
+/**
+ * Whether a presented ticket judges a login for the address in `claim`: it names an account that
+ * holds this address, it is not expired, its count is below five, and the account's credentials
+ * did not change since the sign-in that issued it (a password change, revoke-all, recovery and an
+ * operator lock all move that stamp, so each ends every earlier ticket of the account, whatever
+ * the clocks of the processes involved say).
+ */
+export function ticketHolds(ticket: PasswordCheckFacts['ticket'], claim: Pick<PasswordCheckClaim, 'addressKey' | 'legacyKey' | 'at'>): boolean {
+  if (ticket === null || ticket.account === null) return false;
+  const { record, account } = ticket;
+  if (account.addressKey === null || (account.addressKey !== claim.addressKey && account.addressKey !== claim.legacyKey)) return false;
+  if (account.lockedAt !== null) return false;
+  if (claim.at >= record.expiresAt) return false;
+  if (record.wrongPasswords >= TICKET_WRONG_PASSWORDS) return false;
+  return account.credentialsChangedAt === record.credentialsAt;
+}
+
+const asTimes = (s: AddressGuessState | null) => (s === null ? null : { wrongCodesAt: s.wrongAt });
+
+/** The per-address hold at `now`: the wrong-code back-off over this address's wrong passwords. */
+export function addressDecision(state: AddressGuessState | null, now: number): { held: false } | { held: true; retryAfterS: number } {
+  return throttleDecision(asTimes(state), now);
+}
+
+/** The address's record after one more wrong password at `now`. */
+export function recordWrongPassword(state: AddressGuessState | null, now: number): AddressGuessState {
+  return { wrongAt: recordWrongCode(asTimes(state), now).wrongCodesAt };
+}
+
+/** The source's failures in the hour ending at `now`, oldest first. */
+function recentFailures(state: SourceFailureState | null, now: number): number[] {
+  return (state?.failedAt ?? []).filter((t) => t > now - SOURCE_WINDOW_MS && t <= now).sort((a, b) => a - b);
+}
+
+/**
+ * The per-source hold at `now`: with `limit` failures in the hour, refused until the oldest one
+ * that keeps the count at the limit leaves the window.
+ */
+export function sourceDecision(state: SourceFailureState | null, now: number, limit: number): { held: false } | { held: true; retryAfterS: number } {
+  const recent = recentFailures(state, now);
+  if (recent.length < limit) return { held: false };
+  const leaves = recent[recent.length - limit]! + SOURCE_WINDOW_MS;
+  return { held: true, retryAfterS: Math.max(1, Math.ceil((leaves - now) / 1000)) };
+}
+
+/** The source's record after one more failure at `now`: older than the hour dropped, at most `limit` kept. */
+export function recordSourceFailure(state: SourceFailureState | null, now: number, limit: number): SourceFailureState {
+  const recent = recentFailures(state, now);
+  recent.push(now);
+  return { failedAt: recent.slice(-Math.max(1, limit)) };
+}
+
+function withoutOne(times: readonly number[], at: number): number[] {
+  const out = [...times];
+  const i = out.lastIndexOf(at);
+  if (i >= 0) out.splice(i, 1);
+  return out;
+}
+
+/**
+ * The claim of one password check, decided on the facts the store read under its transaction.
+ * With a ticket that holds for the address, the ticket's count alone decides (it is always
+ * admitted while it holds) and the check counts on the ticket. Otherwise the address, then the
+ * source, may refuse it (nothing is written then); admitted, it counts on both.
+ */
+export function claimPasswordCheck(facts: PasswordCheckFacts, claim: PasswordCheckClaim): { admission: PasswordCheckAdmission; writes: PasswordCheckWrites } {
+  if (ticketHolds(facts.ticket, claim)) {
+    return { admission: { admitted: true, by: 'ticket' }, writes: { ticketWrongPasswords: facts.ticket!.record.wrongPasswords + 1 } };
+  }
+  const address = addressDecision(facts.address, claim.at);
+  if (address.held) return { admission: { admitted: false, retryAfterS: address.retryAfterS, heldBy: 'address' }, writes: {} };
+  const source = sourceDecision(facts.source, claim.at, claim.sourceLimit);
+  if (source.held) return { admission: { admitted: false, retryAfterS: source.retryAfterS, heldBy: 'source' }, writes: {} };
+  return {
+    admission: { admitted: true, by: 'address' },
+    writes: { address: recordWrongPassword(facts.address, claim.at), source: recordSourceFailure(facts.source, claim.at, claim.sourceLimit) },
+  };
+}
+
+/**
+ * A check claimed at `claim.at` found the right password (or was never compared): its place is
+ * given back on the count that admitted it. Only wrong passwords count.
+ */
+export function refundPasswordCheck(facts: PasswordCheckFacts, claim: PasswordCheckClaim, by: CheckedBy): PasswordCheckWrites {
+  if (by === 'ticket') {
+    if (facts.ticket === null) return {};
+    return { ticketWrongPasswords: Math.max(0, facts.ticket.record.wrongPasswords - 1) };
+  }
+  return {
+    ...(facts.address !== null ? { address: { wrongAt: withoutOne(facts.address.wrongAt, claim.at) } } : {}),
+    ...(facts.source !== null ? { source: { failedAt: withoutOne(facts.source.failedAt, claim.at) } } : {}),
+  };
+}
+
+/** How many wrong-password times per address are worth keeping (older ones cannot change a decision). */
+export const ADDRESS_KEPT = THROTTLE_KEPT;
