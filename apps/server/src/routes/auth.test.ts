@@ -17,7 +17,14 @@ describe('POST /v1/auth/register', () => {
   it('signs the new account in with a token pair', async () => {
     const r = await call(s.app, 'POST', '/v1/auth/register', { body: { address: '  Ada@Example.org ', password: PASSWORD } });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual({ session_id: expect.stringMatching(/^[0-9a-f-]{36}$/), session_token: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/), access_token: expect.any(String), token_type: 'Bearer', expires_in: 900 });
+    expect(r.body).toEqual({
+      session_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      session_token: expect.stringMatching(/^[A-Za-z0-9_-]{22}$/),
+      access_token: expect.any(String),
+      token_type: 'Bearer',
+      expires_in: 900,
+      sign_in_ticket: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/),
+    });
     const profile = await call(s.app, 'GET', '/v1/auth/profile', { token: r.body.access_token });
     expect(profile.body.address).toBe('Ada@Example.org');
   });

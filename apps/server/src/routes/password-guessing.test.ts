@@ -1,0 +1,214 @@
+import { request as httpRequest } from 'node:http';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Argon2Hasher } from '@strongroom/adapters-node';
+import { PASSWORD, VERSION, call, registerUser, testServer, type Reply, type TestServer } from '@strongroom/tests';
+
+let s: TestServer;
+afterEach(async () => {
+  await s?.close();
+});
+
+/** Argon2id that counts its checks, to see that a throttled login hashes nothing. */
+class CountingHasher extends Argon2Hasher {
+  checks = 0;
+  override async verify(hash: string, password: string): Promise<boolean> {
+    this.checks++;
+    return super.verify(hash, password);
+  }
+}
+
+const WRONG = 'not the password at all';
+
+/** A login through the real server from a chosen loopback client address (127.0.0.2 and up are distinct peers). */
+function loginFrom(from: string, body: Record<string, unknown>): Promise<Reply> {
+  const url = new URL(`${s.baseUrl}/v1/auth/login`);
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'POST',
+        localAddress: from,
+        agent: false,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), 'x-svc-protocol': VERSION },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          const headers = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') headers.set(k, v);
+          resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : null, headers });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+const login = (address: string, password: string, ticket?: string) =>
+  call(s.app, 'POST', '/v1/auth/login', { body: { address, password, ...(ticket !== undefined ? { sign_in_ticket: ticket } : {}) } });
+
+describe('password guessing, per address', () => {
+  it('25 wrong passwords then the right one: the 11th on are 429 without hashing, the right one too, and with a ticket 200', async () => {
+    const hasher = new CountingHasher();
+    s = await testServer({}, { hasher });
+    const user = await registerUser(s.app);
+    const ticket = (user as unknown as { sign_in_ticket: string }).sign_in_ticket;
+    expect(ticket).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    const statuses: number[] = [];
+    const checksBefore = hasher.checks;
+    for (let i = 0; i < 25; i++) {
+      const r = await login(user.address, WRONG);
+      statuses.push(r.status);
+      if (i >= 10) {
+        expect(r.body.code).toBe('error.auth.throttled');
+        expect(r.headers.get('retry-after')).toBe('60');
+      }
+    }
+    expect(statuses).toEqual([...Array<number>(10).fill(401), ...Array<number>(15).fill(429)]);
+    // Only the ten admitted checks ran the hasher.
+    expect(hasher.checks - checksBefore).toBe(10);
+    const right = await login(user.address, PASSWORD);
+    expect(right.status).toBe(429);
+    expect(right.body.code).toBe('error.auth.throttled');
+    const owner = await login(user.address, PASSWORD, ticket);
+    expect(owner.status).toBe(200);
+    expect(owner.body.sign_in_ticket).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(owner.body.sign_in_ticket).not.toBe(ticket);
+  }, 60_000);
+
+  it('holds an unknown address the same way, and the normalized spelling shares the count', async () => {
+    const hasher = new CountingHasher();
+    s = await testServer({}, { hasher });
+    for (let i = 0; i < 10; i++) expect((await login(i % 2 === 0 ? 'nobody@example.org' : '  NoBody@Example.ORG ', WRONG)).status).toBe(401);
+    const checks = hasher.checks;
+    const held = await login('nobody@example.org', WRONG);
+    expect(held.status).toBe(429);
+    expect(held.headers.get('retry-after')).toBe('60');
+    expect(hasher.checks).toBe(checks);
+  }, 60_000);
+
+  it('after the hold, each further wrong password doubles the wait; once the early ones leave the hour, it is free again', async () => {
+    s = await testServer();
+    const user = await registerUser(s.app);
+    for (let i = 0; i < 10; i++) await login(user.address, WRONG);
+    expect((await login(user.address, WRONG)).headers.get('retry-after')).toBe('60');
+    s.clock.advance(30_000);
+    expect((await login(user.address, PASSWORD)).headers.get('retry-after')).toBe('30');
+    s.clock.advance(30_000);
+    let wait = 0;
+    for (const expected of [120, 240, 480, 960, 1920]) {
+      s.clock.advance(wait * 1000);
+      expect((await login(user.address, WRONG)).status).toBe(401);
+      const held = await login(user.address, WRONG);
+      expect(held.status).toBe(429);
+      expect(held.headers.get('retry-after')).toBe(String(expected));
+      wait = expected;
+    }
+    // 61.5 minutes after the first ten: they have left the hour, and the count starts below ten.
+    s.clock.advance(wait * 1000);
+    expect((await login(user.address, WRONG)).status).toBe(401);
+    expect((await login(user.address, PASSWORD)).status).toBe(200);
+  }, 60_000);
+
+  it('a ticket is judged by its own count: five wrong passwords with it void it, then it counts as absent', async () => {
+    s = await testServer();
+    const user = await registerUser(s.app);
+    const ticket = (user as unknown as { sign_in_ticket: string }).sign_in_ticket;
+    for (let i = 0; i < 11; i++) await login(user.address, WRONG);
+    expect((await login(user.address, PASSWORD)).status).toBe(429);
+    for (let i = 0; i < 5; i++) expect((await login(user.address, WRONG, ticket)).status).toBe(401);
+    const voided = await login(user.address, PASSWORD, ticket);
+    expect(voided.status).toBe(429);
+    expect(voided.body.code).toBe('error.auth.throttled');
+  }, 60_000);
+
+  it('a right password with a ticket costs it nothing and hands out a fresh ticket with its own count of five', async () => {
+    s = await testServer();
+    const user = await registerUser(s.app);
+    const first = (user as unknown as { sign_in_ticket: string }).sign_in_ticket;
+    for (let i = 0; i < 11; i++) await login(user.address, WRONG);
+    for (let i = 0; i < 4; i++) expect((await login(user.address, WRONG, first)).status).toBe(401);
+    const signedIn = await login(user.address, PASSWORD, first);
+    expect(signedIn.status).toBe(200);
+    const fresh = signedIn.body.sign_in_ticket as string;
+    // The first ticket kept its four: one more wrong password is its fifth, and voids it.
+    expect((await login(user.address, WRONG, first)).status).toBe(401);
+    expect((await login(user.address, PASSWORD, first)).status).toBe(429);
+    for (let i = 0; i < 4; i++) expect((await login(user.address, WRONG, fresh)).status).toBe(401);
+    expect((await login(user.address, PASSWORD, fresh)).status).toBe(200);
+  }, 60_000);
+
+  it('a ticket is for its own account\'s address, and ends with a password change, revoke-all and lock', async () => {
+    s = await testServer();
+    const alice = await registerUser(s.app);
+    const bob = await registerUser(s.app);
+    const aliceTicket = (alice as unknown as { sign_in_ticket: string }).sign_in_ticket;
+    const bobTicket = (bob as unknown as { sign_in_ticket: string }).sign_in_ticket;
+    for (let i = 0; i < 11; i++) await login(alice.address, WRONG);
+    // Bob's ticket does not open Alice's address; a made-up or malformed one neither.
+    expect((await login(alice.address, PASSWORD, bobTicket)).status).toBe(429);
+    expect((await login(alice.address, PASSWORD, 'A'.repeat(32))).status).toBe(429);
+    expect((await login(alice.address, PASSWORD, 'not a ticket')).status).toBe(429);
+    // A password change ends Alice's earlier ticket.
+    const NEW = 'a brand new passphrase here';
+    expect((await call(s.app, 'POST', '/v1/auth/password', { token: alice.access_token, body: { current_password: PASSWORD, new_password: NEW } })).status).toBe(200);
+    expect((await login(alice.address, NEW, aliceTicket)).status).toBe(429);
+    // An operator lock ends Bob's (and an unlock does not bring it back).
+    const bobId = (await call(s.app, 'GET', '/v1/auth/profile', { token: bob.access_token })).body.account_id as string;
+    for (let i = 0; i < 11; i++) await login(bob.address, WRONG);
+    await s.deps.stores.accounts.setLocked(bobId, s.clock.now());
+    await s.deps.stores.accounts.setLocked(bobId, null);
+    expect((await login(bob.address, PASSWORD, bobTicket)).status).toBe(429);
+  }, 60_000);
+
+  it('every sign-in hands out a ticket that works: login 200 as well as register', async () => {
+    s = await testServer();
+    const user = await registerUser(s.app);
+    const second = await login(user.address, PASSWORD);
+    expect(second.status).toBe(200);
+    for (let i = 0; i < 11; i++) await login(user.address, WRONG);
+    expect((await login(user.address, PASSWORD, second.body.sign_in_ticket)).status).toBe(200);
+  }, 60_000);
+});
+
+describe('password guessing, per client address', () => {
+  it('more failed sign-ins than the limit from one client address, over any accounts, are 429 until the hour has room; other addresses and ticket holders go on', async () => {
+    s = await testServer({ SVC_SIGNIN_FAILURES_PER_SOURCE: '3' });
+    const user = await registerUser(s.app);
+    const ticket = (user as unknown as { sign_in_ticket: string }).sign_in_ticket;
+    for (let i = 0; i < 3; i++) {
+      expect((await loginFrom('127.0.0.2', { address: `victim${i}@example.org`, password: WRONG })).status).toBe(401);
+      s.clock.advance(1000);
+    }
+    const held = await loginFrom('127.0.0.2', { address: 'victim9@example.org', password: WRONG });
+    expect(held.status).toBe(429);
+    expect(held.body.code).toBe('error.auth.throttled');
+    // Room comes when the first failure (three seconds ago) leaves the hour.
+    expect(held.headers.get('retry-after')).toBe('3597');
+    // The source is held for every address, the right password included...
+    expect((await loginFrom('127.0.0.2', { address: user.address, password: PASSWORD })).status).toBe(429);
+    // ...except with a valid ticket for the address.
+    expect((await loginFrom('127.0.0.2', { address: user.address, password: PASSWORD, sign_in_ticket: ticket })).status).toBe(200);
+    // Another client address is not held.
+    expect((await loginFrom('127.0.0.3', { address: 'victim9@example.org', password: WRONG })).status).toBe(401);
+    // The window slides: an hour after the first failure there is room for one more.
+    s.clock.advance(3_597_000);
+    expect((await loginFrom('127.0.0.2', { address: 'victim9@example.org', password: WRONG })).status).toBe(401);
+    expect((await loginFrom('127.0.0.2', { address: 'victim8@example.org', password: WRONG })).status).toBe(429);
+  }, 60_000);
+
+  it('a right password does not count as a failure', async () => {
+    s = await testServer({ SVC_SIGNIN_FAILURES_PER_SOURCE: '2' });
+    const user = await registerUser(s.app);
+    for (let i = 0; i < 5; i++) expect((await loginFrom('127.0.0.4', { address: user.address, password: PASSWORD })).status).toBe(200);
+    expect((await loginFrom('127.0.0.4', { address: user.address, password: WRONG })).status).toBe(401);
+    expect((await loginFrom('127.0.0.4', { address: user.address, password: WRONG })).status).toBe(401);
+    expect((await loginFrom('127.0.0.4', { address: user.address, password: PASSWORD })).status).toBe(429);
+  }, 60_000);
+});
