@@ -172,6 +172,7 @@ describe('password guessing, per address', () => {
     const user = await registerUser(s.app);
     const second = await login(user.address, PASSWORD);
     expect(second.status).toBe(200);
+    expect(second.body.sign_in_ticket).toMatch(/^[A-Za-z0-9_-]{32}$/);
     for (let i = 0; i < 11; i++) await login(user.address, WRONG);
     expect((await login(user.address, PASSWORD, second.body.sign_in_ticket)).status).toBe(200);
   }, 60_000);
