@@ -12,6 +12,7 @@ import { missingSuites, type SuiteName } from './registry.js';
 import { describeSchemaStatusContract } from './schema-status.js';
 import { describeTotpStoreContract } from './totp.js';
 import { describeDeploymentContract, describeSecondFactorContract } from './second-factor.js';
+import { describeSignInContract } from './sign-in.js';
 import { describeIdentityLinkStoreContract, describeOidcFlowStoreContract } from './oidc.js';
 import { describeAttestationKeyStoreContract, describeDeprecationStoreContract, describeRegistrationAllowlistContract } from './records.js';
 import { describeLinkStoreContract, describeSponsorshipContract } from './sharing.js';
@@ -34,6 +35,7 @@ export const CONTRACT_SUITES: Record<SuiteName, (adapter: string, setup: Setup) 
   quota: describeQuotaContract,
   schema: describeSchemaStatusContract,
   'second-factor': describeSecondFactorContract,
+  'sign-in': describeSignInContract,
   deployment: describeDeploymentContract,
   'oidc-flows': describeOidcFlowStoreContract,
   'identity-links': describeIdentityLinkStoreContract,

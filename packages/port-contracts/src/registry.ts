@@ -25,6 +25,7 @@ export const SUITES = [
   'registration-allowlist',
   'schema',
   'second-factor',
+  'sign-in',
   'sessions',
   'signing-keys',
   'sponsorship',
