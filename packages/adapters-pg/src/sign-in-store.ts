@@ -18,7 +18,15 @@ import { signInCounts, signInTickets } from './schema/sign-in.js';
 
 const addressKey = (key: string) => `a:${key}`;
 const sourceKey = (key: string) => `s:${key}`;
-const times = (json: string) => JSON.parse(json) as number[];
+/** A stored record, or null when it holds none (a row made only to be locked holds `{}`). */
+function addressOf(json: string): AddressGuessState | null {
+  const s = JSON.parse(json) as Partial<AddressGuessState>;
+  return Array.isArray(s.wrongAt) ? { wrongAt: s.wrongAt, strikes: s.strikes ?? 0, lastStrikeAt: s.lastStrikeAt ?? null } : null;
+}
+function sourceOf(json: string): SourceFailureState | null {
+  const s = JSON.parse(json) as Partial<SourceFailureState>;
+  return Array.isArray(s.failedAt) ? { failedAt: s.failedAt } : null;
+}
 
 /**
  * The password-guessing counts and sign-in tickets over PostgreSQL, mirroring the SQLite store. A
@@ -43,8 +51,8 @@ export class PgSignInStore implements SignInThrottleStore {
     const aKey = addressKey(claim.addressKey);
     const sKey = sourceKey(claim.sourceKey);
     return this.db.transaction(async (tx) => {
-      await tx.insert(signInCounts).values({ key: aKey, times: '[]' }).onConflictDoNothing();
-      await tx.insert(signInCounts).values({ key: sKey, times: '[]' }).onConflictDoNothing();
+      await tx.insert(signInCounts).values({ key: aKey, state: '{}' }).onConflictDoNothing();
+      await tx.insert(signInCounts).values({ key: sKey, state: '{}' }).onConflictDoNothing();
       const [address] = await tx.select().from(signInCounts).where(eq(signInCounts.key, aKey)).for('update');
       const [source] = await tx.select().from(signInCounts).where(eq(signInCounts.key, sKey)).for('update');
       const [ticket] =
@@ -57,15 +65,15 @@ export class PgSignInStore implements SignInThrottleStore {
               .where(eq(signInTickets.ticketHash, claim.ticketHash))
               .for('update', { of: signInTickets });
       const facts: PasswordCheckFacts = {
-        address: address ? { wrongAt: times(address.times) } : null,
-        source: source ? { failedAt: times(source.times) } : null,
+        address: address ? addressOf(address.state) : null,
+        source: source ? sourceOf(source.state) : null,
         ticket: ticket
           ? { record: ticket.record, account: ticket.holder === null ? null : { addressKey: ticket.addressKey, credentialsChangedAt: ticket.credentialsChangedAt, lockedAt: ticket.lockedAt } }
           : null,
       };
       const { admission, writes } = decide(facts);
-      if (writes.address !== undefined) await tx.update(signInCounts).set({ times: JSON.stringify(writes.address.wrongAt) }).where(eq(signInCounts.key, aKey));
-      if (writes.source !== undefined) await tx.update(signInCounts).set({ times: JSON.stringify(writes.source.failedAt) }).where(eq(signInCounts.key, sKey));
+      if (writes.address !== undefined) await tx.update(signInCounts).set({ state: JSON.stringify(writes.address) }).where(eq(signInCounts.key, aKey));
+      if (writes.source !== undefined) await tx.update(signInCounts).set({ state: JSON.stringify(writes.source) }).where(eq(signInCounts.key, sKey));
       if (writes.ticketWrongPasswords !== undefined && claim.ticketHash !== null) {
         await tx.update(signInTickets).set({ wrongPasswords: writes.ticketWrongPasswords }).where(eq(signInTickets.ticketHash, claim.ticketHash));
       }
@@ -90,12 +98,12 @@ export class PgSignInStore implements SignInThrottleStore {
 
   async findAddressGuesses(key: string): Promise<AddressGuessState | null> {
     const [row] = await this.db.select().from(signInCounts).where(eq(signInCounts.key, addressKey(key)));
-    return row ? { wrongAt: times(row.times) } : null;
+    return row ? addressOf(row.state) : null;
   }
 
   async findSourceFailures(key: string): Promise<SourceFailureState | null> {
     const [row] = await this.db.select().from(signInCounts).where(eq(signInCounts.key, sourceKey(key)));
-    return row ? { failedAt: times(row.times) } : null;
+    return row ? sourceOf(row.state) : null;
   }
 
   async findSignInTicket(ticketHash: string): Promise<SignInTicketRecord | null> {

@@ -19,7 +19,15 @@ import { signInCounts, signInTickets } from './schema/sign-in.js';
 
 const addressKey = (key: string) => `a:${key}`;
 const sourceKey = (key: string) => `s:${key}`;
-const times = (json: string) => JSON.parse(json) as number[];
+/** A stored record, or null when it holds none (a row made only to be locked holds `{}`). */
+function addressOf(json: string): AddressGuessState | null {
+  const s = JSON.parse(json) as Partial<AddressGuessState>;
+  return Array.isArray(s.wrongAt) ? { wrongAt: s.wrongAt, strikes: s.strikes ?? 0, lastStrikeAt: s.lastStrikeAt ?? null } : null;
+}
+function sourceOf(json: string): SourceFailureState | null {
+  const s = JSON.parse(json) as Partial<SourceFailureState>;
+  return Array.isArray(s.failedAt) ? { failedAt: s.failedAt } : null;
+}
 
 /**
  * The password-guessing counts and sign-in tickets over SQLite. A claim or refund is one IMMEDIATE
@@ -58,19 +66,19 @@ export class SqliteSignInStore implements SignInThrottleStore {
                 .where(eq(signInTickets.ticketHash, claim.ticketHash))
                 .get();
         const facts: PasswordCheckFacts = {
-          address: address ? { wrongAt: times(address.times) } : null,
-          source: source ? { failedAt: times(source.times) } : null,
+          address: address ? addressOf(address.state) : null,
+          source: source ? sourceOf(source.state) : null,
           ticket: ticket
             ? { record: ticket.record, account: ticket.holder === null ? null : { addressKey: ticket.addressKey, credentialsChangedAt: ticket.credentialsChangedAt, lockedAt: ticket.lockedAt } }
             : null,
         };
         const { admission, writes } = decide(facts);
-        const put = (key: string, list: readonly number[]) => {
-          const json = JSON.stringify(list);
-          tx.insert(signInCounts).values({ key, times: json }).onConflictDoUpdate({ target: signInCounts.key, set: { times: json } }).run();
+        const put = (key: string, state: AddressGuessState | SourceFailureState) => {
+          const json = JSON.stringify(state);
+          tx.insert(signInCounts).values({ key, state: json }).onConflictDoUpdate({ target: signInCounts.key, set: { state: json } }).run();
         };
-        if (writes.address !== undefined) put(addressKey(claim.addressKey), writes.address.wrongAt);
-        if (writes.source !== undefined) put(sourceKey(claim.sourceKey), writes.source.failedAt);
+        if (writes.address !== undefined) put(addressKey(claim.addressKey), writes.address);
+        if (writes.source !== undefined) put(sourceKey(claim.sourceKey), writes.source);
         if (writes.ticketWrongPasswords !== undefined && claim.ticketHash !== null) {
           tx.update(signInTickets).set({ wrongPasswords: writes.ticketWrongPasswords }).where(eq(signInTickets.ticketHash, claim.ticketHash)).run();
         }
@@ -100,12 +108,12 @@ export class SqliteSignInStore implements SignInThrottleStore {
 
   async findAddressGuesses(key: string): Promise<AddressGuessState | null> {
     const row = this.#db.select().from(signInCounts).where(eq(signInCounts.key, addressKey(key))).get();
-    return row ? { wrongAt: times(row.times) } : null;
+    return row ? addressOf(row.state) : null;
   }
 
   async findSourceFailures(key: string): Promise<SourceFailureState | null> {
     const row = this.#db.select().from(signInCounts).where(eq(signInCounts.key, sourceKey(key))).get();
-    return row ? { failedAt: times(row.times) } : null;
+    return row ? sourceOf(row.state) : null;
   }
 
   async findSignInTicket(ticketHash: string): Promise<SignInTicketRecord | null> {

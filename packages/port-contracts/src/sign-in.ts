@@ -2,7 +2,7 @@ import { expect, it } from 'vitest';
 import {
   claimPasswordCheck,
   SOURCE_WINDOW_MS,
-  THROTTLE_FREE_WRONG_CODES,
+  ADDRESS_FREE_WRONG,
   TICKET_WRONG_PASSWORDS,
   type AccountRecord,
   type PasswordCheckClaim,
@@ -51,7 +51,7 @@ export function describeSignInContract(adapter: string, setup: Setup): void {
         expect(await s.findAddressGuesses(base.addressKey)).toBeNull();
         expect(await s.findSourceFailures(base.sourceKey)).toBeNull();
         let facts: PasswordCheckFacts = { address: null, source: null, ticket: null };
-        for (let i = 0; i < THROTTLE_FREE_WRONG_CODES + 2; i++) {
+        for (let i = 0; i < ADDRESS_FREE_WRONG + 2; i++) {
           const claim = { ...base, at: T0 + i * 1000 };
           const expected = claimPasswordCheck(facts, claim);
           facts = { ...facts, address: expected.writes.address ?? facts.address, source: expected.writes.source ?? facts.source };
@@ -59,9 +59,11 @@ export function describeSignInContract(adapter: string, setup: Setup): void {
         }
         expect(await s.findAddressGuesses(base.addressKey)).toEqual(facts.address);
         expect(await s.findSourceFailures(base.sourceKey)).toEqual(facts.source);
-        expect(facts.address!.wrongAt).toHaveLength(THROTTLE_FREE_WRONG_CODES);
-        // The eleventh was refused for the address: a minute after the tenth, and nothing written.
-        expect(await s.claimPasswordCheck({ ...base, at: T0 + 10_000 })).toEqual({ admitted: false, retryAfterS: 59, heldBy: 'address' });
+        expect(facts.address).toEqual({ wrongAt: Array.from({ length: ADDRESS_FREE_WRONG }, (_, i) => T0 + i * 1000), strikes: 2, lastStrikeAt: T0 + 11_000 });
+        // Refused again: the third strike, four minutes, and only the strike is written.
+        expect(await s.claimPasswordCheck({ ...base, at: T0 + 12_000 })).toEqual({ admitted: false, retryAfterS: 240, heldBy: 'address' });
+        expect(await s.findAddressGuesses(base.addressKey)).toEqual({ ...facts.address, strikes: 3, lastStrikeAt: T0 + 12_000 });
+        expect(await s.findSourceFailures(base.sourceKey)).toEqual(facts.source);
         // A refund removes the claim's time from both.
         await s.refundPasswordCheck({ ...base, at: T0 + 9000 }, 'address');
         expect((await s.findAddressGuesses(base.addressKey))!.wrongAt).not.toContain(T0 + 9000);
@@ -126,8 +128,8 @@ export function describeSignInContract(adapter: string, setup: Setup): void {
       using(setup, 1, async ({ signIn: s }, [a]) => {
         const claim = claimOf();
         const claims = await Promise.all(Array.from({ length: 30 }, (_, i) => s.claimPasswordCheck({ ...claim, at: T0 + (i % 3) })));
-        expect(claims.filter((c) => c.admitted)).toHaveLength(THROTTLE_FREE_WRONG_CODES);
-        expect((await s.findAddressGuesses(claim.addressKey))!.wrongAt).toHaveLength(THROTTLE_FREE_WRONG_CODES);
+        expect(claims.filter((c) => c.admitted)).toHaveLength(ADDRESS_FREE_WRONG);
+        expect((await s.findAddressGuesses(claim.addressKey))!.wrongAt).toHaveLength(ADDRESS_FREE_WRONG);
         const ticket = ticketOf(a!.id);
         await s.issueSignInTicket(ticket);
         const withTicket = claimOf({ addressKey: a!.addressKey!, legacyKey: a!.addressKey!, ticketHash: ticket.ticketHash });

@@ -5,12 +5,13 @@ import { accounts } from './accounts.js';
 
 /**
  * Password-guessing counts (core's sign-in-throttle): one row per key, `a:` and a normalized
- * address (its wrong passwords) or `s:` and a client address key (its failed sign-ins), with the
- * times of the most recent ones as a JSON array of epoch milliseconds. No row: none recorded.
+ * address (core's AddressGuessState: its latest wrong passwords and strikes) or `s:` and a client
+ * address key (SourceFailureState: its latest failed sign-ins), as JSON with epoch milliseconds.
+ * No row, or `{}`: none recorded.
  */
 export const signInCounts = pgTable('sign_in_counts', {
   key: text('key').primaryKey(),
-  times: text('times').notNull(),
+  state: text('state').notNull(),
 });
 
 /** Sign-in tickets, by the SHA-256 of the ticket (the ticket itself is never stored). */

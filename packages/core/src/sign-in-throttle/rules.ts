@@ -1,16 +1,16 @@
-import { throttleDecision, recordWrongCode, THROTTLE_KEPT } from '../second-factor/throttle.js';
-
 /**
  * Password guessing (decisions.md, "Password guessing (turn 4)"). Three counts judge a password
  * sign-in before its password is hashed:
  *
  * - per address: every address string, normalized as for lookup and whether an account holds it
- *   or not, has a wrong-password record. From the eleventh wrong password in an hour, sign-in for
- *   it is refused for a minute after the latest, doubling per further wrong password, at most an
- *   hour. This is the same back-off as the per-account wrong-code rule (second-factor/throttle.ts),
- *   applied to a different key, so it is computed by that rule's functions;
- * - per client address (the source): more than `sourceLimit` failed sign-ins in the hour ending
- *   now refuse that source's password sign-ins until the hour's window has room;
+ *   or not, has a record of the wrong passwords checked for it. With ten in the hour ending now,
+ *   sign-in for it is refused (429) until the oldest of those ten leaves the hour, so no hour ever
+ *   sees more than ten checked. Each refusal is a strike: the first answers `Retry-After: 60`,
+ *   every further attempt while throttled doubles it (at most 3,600 s), and the address stays
+ *   refused at least that long after the latest strike, even once the hour has room. The first
+ *   attempt that is let through ends the strikes;
+ * - per client address (the source): with `sourceLimit` failed sign-ins in the hour ending now,
+ *   that source's password sign-ins are refused until the oldest of them leaves the hour;
  * - per sign-in ticket: a login carrying a ticket that is valid for the address is judged by the
  *   ticket's own count instead of both of the above, so a stranger guessing at the address never
  *   locks its owner out. Five wrong passwords with one ticket void it.
@@ -21,15 +21,26 @@ import { throttleDecision, recordWrongCode, THROTTLE_KEPT } from '../second-fact
  * then recording would let every guess sent together pass the same "not held" reading.
  */
 
+/** Wrong passwords an address may have checked in an hour; the next attempt is refused. */
+export const ADDRESS_FREE_WRONG = 10;
+export const ADDRESS_WINDOW_MS = 60 * 60_000;
+export const ADDRESS_FIRST_RETRY_MS = 60_000;
+export const ADDRESS_MAX_RETRY_MS = 60 * 60_000;
 export const SOURCE_WINDOW_MS = 60 * 60_000;
 /** Failed sign-ins one client address may have in an hour before it is refused (SVC_SIGNIN_FAILURES_PER_SOURCE). */
 export const DEFAULT_SOURCE_FAILURES = 100;
 /** Wrong passwords one ticket absorbs; the one that reaches this voids it. */
 export const TICKET_WRONG_PASSWORDS = 5;
 
-/** The wrong passwords recently given for one address, oldest first (at most THROTTLE_KEPT). */
+/**
+ * What the store keeps per address: the times of the latest wrong passwords checked for it
+ * (oldest first, at most ten: older ones cannot change a decision), and the strikes of the
+ * current throttled spell (attempts refused since the last one let through) with the latest's time.
+ */
 export interface AddressGuessState {
   readonly wrongAt: readonly number[];
+  readonly strikes: number;
+  readonly lastStrikeAt: number | null;
 }
 
 /** The failed sign-ins recently made from one client address, oldest first (at most the limit). */
@@ -110,21 +121,42 @@ export function ticketHolds(ticket: PasswordCheckFacts['ticket'], claim: Pick<Pa
   return account.credentialsChangedAt === record.credentialsAt;
 }
 
-const asTimes = (s: AddressGuessState | null) => (s === null ? null : { wrongCodesAt: s.wrongAt });
-
-/** The per-address hold at `now`: the wrong-code back-off over this address's wrong passwords. */
-export function addressDecision(state: AddressGuessState | null, now: number): { held: false } | { held: true; retryAfterS: number } {
-  return throttleDecision(asTimes(state), now);
+/** The Retry-After of the n-th strike (n >= 1): a minute, doubling per strike, at most an hour. */
+export function strikeDelayMs(strikes: number): number {
+  return Math.min(ADDRESS_FIRST_RETRY_MS * 2 ** Math.max(0, strikes - 1), ADDRESS_MAX_RETRY_MS);
 }
 
-/** The address's record after one more wrong password at `now`. */
+/** The address's wrong passwords in the hour ending at `now`, oldest first. */
+function recentWrong(state: AddressGuessState | null, now: number): number[] {
+  return (state?.wrongAt ?? []).filter((t) => t > now - ADDRESS_WINDOW_MS).sort((a, b) => a - b);
+}
+
+/**
+ * Whether sign-in for the address is refused at `now`: while its last ten wrong passwords all lie
+ * in the hour ending now, or within the delay of its latest strike.
+ */
+export function addressHeld(state: AddressGuessState | null, now: number): boolean {
+  const recent = recentWrong(state, now);
+  if (recent.length >= ADDRESS_FREE_WRONG) return true;
+  return state !== null && state.strikes > 0 && state.lastStrikeAt !== null && now < state.lastStrikeAt + strikeDelayMs(state.strikes);
+}
+
+/** The address's record after one more refused attempt at `now`, and the Retry-After (seconds) it answers. */
+export function recordStrike(state: AddressGuessState | null, now: number): { state: AddressGuessState; retryAfterS: number } {
+  const strikes = (state?.strikes ?? 0) + 1;
+  return { state: { wrongAt: recentWrong(state, now), strikes, lastStrikeAt: now }, retryAfterS: strikeDelayMs(strikes) / 1000 };
+}
+
+/** The address's record after an attempt let through at `now`, counted as wrong until refunded: the strikes end. */
 export function recordWrongPassword(state: AddressGuessState | null, now: number): AddressGuessState {
-  return { wrongAt: recordWrongCode(asTimes(state), now).wrongCodesAt };
+  const recent = recentWrong(state, now);
+  recent.push(now);
+  return { wrongAt: recent.slice(-ADDRESS_FREE_WRONG), strikes: 0, lastStrikeAt: null };
 }
 
 /** The source's failures in the hour ending at `now`, oldest first. */
 function recentFailures(state: SourceFailureState | null, now: number): number[] {
-  return (state?.failedAt ?? []).filter((t) => t > now - SOURCE_WINDOW_MS && t <= now).sort((a, b) => a - b);
+  return (state?.failedAt ?? []).filter((t) => t > now - SOURCE_WINDOW_MS).sort((a, b) => a - b);
 }
 
 /**
@@ -155,15 +187,17 @@ function withoutOne(times: readonly number[], at: number): number[] {
 /**
  * The claim of one password check, decided on the facts the store read under its transaction.
  * With a ticket that holds for the address, the ticket's count alone decides (it is always
- * admitted while it holds) and the check counts on the ticket. Otherwise the address, then the
- * source, may refuse it (nothing is written then); admitted, it counts on both.
+ * admitted while it holds) and the check counts on the ticket. Otherwise the address may refuse it
+ * (a strike is written), then the source (nothing is written); admitted, it counts on both.
  */
 export function claimPasswordCheck(facts: PasswordCheckFacts, claim: PasswordCheckClaim): { admission: PasswordCheckAdmission; writes: PasswordCheckWrites } {
   if (ticketHolds(facts.ticket, claim)) {
     return { admission: { admitted: true, by: 'ticket' }, writes: { ticketWrongPasswords: facts.ticket!.record.wrongPasswords + 1 } };
   }
-  const address = addressDecision(facts.address, claim.at);
-  if (address.held) return { admission: { admitted: false, retryAfterS: address.retryAfterS, heldBy: 'address' }, writes: {} };
+  if (addressHeld(facts.address, claim.at)) {
+    const strike = recordStrike(facts.address, claim.at);
+    return { admission: { admitted: false, retryAfterS: strike.retryAfterS, heldBy: 'address' }, writes: { address: strike.state } };
+  }
   const source = sourceDecision(facts.source, claim.at, claim.sourceLimit);
   if (source.held) return { admission: { admitted: false, retryAfterS: source.retryAfterS, heldBy: 'source' }, writes: {} };
   return {
@@ -182,10 +216,7 @@ export function refundPasswordCheck(facts: PasswordCheckFacts, claim: PasswordCh
     return { ticketWrongPasswords: Math.max(0, facts.ticket.record.wrongPasswords - 1) };
   }
   return {
-    ...(facts.address !== null ? { address: { wrongAt: withoutOne(facts.address.wrongAt, claim.at) } } : {}),
+    ...(facts.address !== null ? { address: { ...facts.address, wrongAt: withoutOne(facts.address.wrongAt, claim.at) } } : {}),
     ...(facts.source !== null ? { source: { failedAt: withoutOne(facts.source.failedAt, claim.at) } } : {}),
   };
 }
-
-/** How many wrong-password times per address are worth keeping (older ones cannot change a decision). */
-export const ADDRESS_KEPT = THROTTLE_KEPT;
