@@ -260,6 +260,8 @@ export class AccountService {
       this.#d.accounts.changePassword({ accountId: principal.accountId, passwordHash, sessionId: principal.sessionId, tokenHash, at, credentialsChangedAt: account.value.credentialsChangedAt ?? null }),
     );
     if (!changed) return refuse('error.auth.session_invalid', 'The session is no longer open.');
+    // The new stamp ends the account's tickets; voiding also ends one issued in the same millisecond.
+    await this.#d.sessions.voidTickets(principal.accountId);
     const access = await this.#d.sessions.issueFor(principal.accountId, principal.sessionId, tokenHash);
     if (!access.ok) return access;
     return ok({ sessionId: principal.sessionId, sessionToken: token, accessToken: access.value.accessToken, expiresIn: access.value.expiresIn });

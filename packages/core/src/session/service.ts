@@ -22,7 +22,7 @@ export interface SessionServiceDeps {
   readonly logger: Logger;
   readonly policy: SessionPolicy;
   /** Where sign-in tickets are kept; without it a sign-in hands none out. */
-  readonly tickets?: Pick<SignInThrottleStore, 'issueSignInTicket'>;
+  readonly tickets?: Pick<SignInThrottleStore, 'issueSignInTicket' | 'voidSignInTickets'>;
 }
 
 /** What register, login, verify-totp and password change hand back. */
@@ -260,9 +260,21 @@ export class SessionService {
     return recorded ? ok(undefined) : refuse('error.auth.session_invalid', 'The session is no longer open.');
   }
 
-  /** Closes every session of the account (the revoke-all ceremony calls this after its proof). */
+  /**
+   * Closes every session of the account (the revoke-all ceremony calls this after its proof) and
+   * voids its sign-in tickets. The credentials stamp the close moves already ends them; voiding
+   * also ends one issued within the same millisecond, when the stamp would read the same.
+   */
   async closeAll(accountId: string): Promise<number> {
-    return guard('error.store.unavailable', 'closing sessions', () => this.#d.ledger.closeAllSessions(accountId, this.#d.clock.now()));
+    const closed = await guard('error.store.unavailable', 'closing sessions', () => this.#d.ledger.closeAllSessions(accountId, this.#d.clock.now()));
+    await this.voidTickets(accountId);
+    return closed;
+  }
+
+  /** Voids every sign-in ticket of the account (password change, revoke-all, lock; deletion and restore call it too). */
+  async voidTickets(accountId: string): Promise<void> {
+    const store = this.#d.tickets;
+    if (store !== undefined) await guard('error.store.unavailable', 'voiding sign-in tickets', () => store.voidSignInTickets(accountId));
   }
 
   /** Live sessions (expired ones left out) and the account's cohort map. */

@@ -15,3 +15,4 @@ export { leaseModelProperty } from './lease-model.js';
 export { registrationModelProperty } from './registration-model.js';
 export { syncModelProperty } from './sync-model.js';
 export { deletionModelProperty } from './deletion-model.js';
+export { signInThrottleModelProperty } from './sign-in-model.js';
