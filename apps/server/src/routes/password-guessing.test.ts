@@ -1,5 +1,7 @@
 import { request as httpRequest } from 'node:http';
+import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
+import { PlainHasher } from '@strongroom/core/testing';
 import { Argon2Hasher } from '@strongroom/adapters-node';
 import { PASSWORD, VERSION, call, registerUser, testServer, type Reply, type TestServer } from '@strongroom/tests';
 
@@ -218,4 +220,78 @@ describe('password guessing, per client address', () => {
     expect((await loginFrom('127.0.0.4', { address: user.address, password: WRONG })).status).toBe(401);
     expect((await loginFrom('127.0.0.4', { address: user.address, password: PASSWORD })).status).toBe(429);
   }, 60_000);
+});
+
+/** A fast hasher that counts its checks: the property is about which passwords get checked, not about argon2. */
+class CountingPlainHasher extends PlainHasher {
+  checks = 0;
+  override async verify(hash: string, password: string): Promise<boolean> {
+    this.checks++;
+    return super.verify(hash, password);
+  }
+}
+
+describe('password guessing, a property over HTTP', () => {
+  it('for any sign-ins with wrong and right passwords, with and without tickets, from several client addresses: at most 10 wrong passwords per address an hour are checked without a ticket, and a valid ticket is never refused for the counts', async () => {
+    const ADDRESSES = ['ada@example.org', 'bob@example.org', 'nobody@example.org'];
+    const SOURCES = ['127.0.0.2', '127.0.0.3', '127.0.0.4'];
+    const HOUR = 3_600_000;
+    type Step =
+      | { kind: 'login'; address: number; right: boolean; source: number; ticket: number | null }
+      | { kind: 'wait'; ms: number };
+    const step: fc.Arbitrary<Step> = fc.oneof(
+      { weight: 6, arbitrary: fc.record({ kind: fc.constant('login' as const), address: fc.nat(2), right: fc.boolean(), source: fc.nat(2), ticket: fc.option(fc.nat(9), { nil: null }) }) },
+      { weight: 4, arbitrary: fc.record({ kind: fc.constant('login' as const), address: fc.nat(1), right: fc.constant(false), source: fc.nat(2), ticket: fc.constant(null) }) },
+      { weight: 1, arbitrary: fc.record({ kind: fc.constant('wait' as const), ms: fc.oneof(fc.integer({ min: 1000, max: 120_000 }), fc.integer({ min: 10 * 60_000, max: 2 * HOUR })) }) },
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 10, maxLength: 45 }), async (steps) => {
+        const hasher = new CountingPlainHasher();
+        s = await testServer({ SVC_SIGNIN_FAILURES_PER_SOURCE: '12' }, { hasher });
+        try {
+          const tickets: { value: string; account: number; wrong: number }[] = [];
+          for (const address of ADDRESSES.slice(0, 2)) {
+            const r = await call(s.app, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } });
+            tickets.push({ value: r.body.sign_in_ticket, account: tickets.length, wrong: 0 });
+          }
+          const checkedWithoutTicket: number[][] = ADDRESSES.map(() => []);
+          for (const st of steps) {
+            if (st.kind === 'wait') {
+              s.clock.advance(st.ms);
+              continue;
+            }
+            const t = st.ticket === null ? null : tickets[st.ticket % tickets.length]!;
+            const holds = t !== null && t.account === st.address && t.wrong < 5;
+            const before = hasher.checks;
+            const r = await loginFrom(SOURCES[st.source]!, {
+              address: ADDRESSES[st.address],
+              password: st.right ? PASSWORD : WRONG,
+              ...(t !== null ? { sign_in_ticket: t.value } : {}),
+            });
+            if (r.status === 429) {
+              // Refused without hashing, and never the holder of a valid ticket.
+              expect(hasher.checks).toBe(before);
+              expect(holds).toBe(false);
+              expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
+              continue;
+            }
+            if (st.right && st.address < 2) {
+              expect(r.status).toBe(200);
+              tickets.push({ value: r.body.sign_in_ticket, account: st.address, wrong: 0 });
+            } else {
+              expect(r.status).toBe(401);
+              if (holds) t.wrong++;
+              else checkedWithoutTicket[st.address]!.push(s.clock.now());
+            }
+          }
+          for (const times of checkedWithoutTicket) {
+            for (const from of times) expect(times.filter((u) => u >= from && u < from + HOUR).length).toBeLessThanOrEqual(10);
+          }
+        } finally {
+          await s.close();
+        }
+      }),
+      { numRuns: 12 },
+    );
+  }, 240_000);
 });
