@@ -77,3 +77,52 @@ describe('BoundedHasher: the bound on waiting sign-ins', () => {
     await expect(Promise.all(admitted)).resolves.toHaveLength(6);
   });
 });
+
+describe('BoundedHasher: fairness between client addresses', () => {
+  /** A hasher whose checks finish in the order they started, one per call of `finishOne`, recording the password each checked. */
+  function orderedHasher() {
+    const pending: { password: string; done: () => void }[] = [];
+    const served: string[] = [];
+    const hasher: PasswordHasher = {
+      hash: (password) => new Promise((done) => pending.push({ password, done: () => done('h') })),
+      verify: (_hash, password) => new Promise((done) => pending.push({ password, done: () => done(true) })),
+    };
+    const finishOne = async () => {
+      const next = pending.shift()!;
+      served.push(next.password);
+      next.done();
+      await new Promise((r) => setImmediate(r));
+    };
+    return { hasher, served, finishOne, get pending() {
+      return pending.length;
+    } };
+  }
+
+  it('serves waiting lanes round-robin: a check from a quiet client address waits one check per active lane, not behind the whole flood', async () => {
+    const held = orderedHasher();
+    const bounded = new BoundedHasher(held.hasher, { running: 1, waiting: 64 });
+    const all: Promise<boolean>[] = [bounded.verify('h', 'first', 'flood-a')];
+    // Forty checks from two flooding addresses queue first, then one from a quiet address.
+    for (let i = 0; i < 20; i++) all.push(bounded.verify('h', `a${i}`, 'flood-a'), bounded.verify('h', `b${i}`, 'flood-b'));
+    all.push(bounded.verify('h', 'legit', 'quiet'));
+    expect(bounded.load.waiting).toBe(41);
+    while (held.pending > 0) await held.finishOne();
+    await Promise.all(all);
+    // After the running one: a0, b0 (each lane's turn), then the quiet one, then the floods alternate.
+    expect(held.served.slice(0, 4)).toEqual(['first', 'a0', 'b0', 'legit']);
+    expect(held.served.slice(4, 8)).toEqual(['a1', 'b1', 'a2', 'b2']);
+    // Within a lane, first come first served.
+    expect(held.served.filter((p) => p.startsWith('a'))).toEqual(Array.from({ length: 20 }, (_, i) => `a${i}`));
+  });
+
+  it('keeps the bound over all lanes together', async () => {
+    const held = orderedHasher();
+    const bounded = new BoundedHasher(held.hasher, { running: 1, waiting: 3 });
+    const admitted = [bounded.verify('h', 'p', 'x'), bounded.verify('h', 'p', 'x'), bounded.verify('h', 'p', 'y'), bounded.verify('h', 'p', 'z')];
+    await expect(bounded.verify('h', 'p', 'w')).rejects.toMatchObject(busy);
+    expect(() => bounded.shedIfFull()).toThrow();
+    while (held.pending > 0) await held.finishOne();
+    await expect(Promise.all(admitted)).resolves.toEqual([true, true, true, true]);
+    expect(bounded.load).toMatchObject({ running: 0, waiting: 0 });
+  });
+});

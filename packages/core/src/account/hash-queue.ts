@@ -41,6 +41,12 @@ const busy = () => new CoreError('error.server.busy', 'Too many sign-ins at once
  * start within `maxWaitMs` at the pace checks have been finishing. One more is refused at once
  * with `error.server.busy` (503, Retry-After: 1) before it hashes anything, so the request does
  * nothing. It refuses load, never an account: nothing is counted against anyone.
+ *
+ * Fairness under a flood (decisions.md, "Password guessing (turn 4)"): the waiting checks are kept
+ * in one queue per lane (a sign-in's client address; checks without one share the lane `''`), and
+ * a freed hasher serves the lanes round-robin, the oldest check of each in turn. A flood from some
+ * client addresses then delays a sign-in from another by at most one check per active lane, not
+ * by every check the flood queued before it. The bound on waiting checks is over all lanes.
  */
 export class BoundedHasher implements PasswordHasher {
   readonly #inner: PasswordHasher;
@@ -51,7 +57,11 @@ export class BoundedHasher implements PasswordHasher {
   /** The mean time a check took here, once one finished (until then only the count bounds the queue). */
   #meanMs: number | null = null;
   #active = 0;
-  readonly #queue: (() => void)[] = [];
+  /** Waiting checks per lane, oldest first; a lane is here only while it has one. */
+  readonly #lanes = new Map<string, (() => void)[]>();
+  /** The lanes with waiting checks, in the order they will be served. */
+  readonly #turns: string[] = [];
+  #waitingCount = 0;
 
   constructor(inner: PasswordHasher, bounds: HasherBounds) {
     this.#inner = inner;
@@ -62,11 +72,11 @@ export class BoundedHasher implements PasswordHasher {
   }
 
   hash(password: string): Promise<string> {
-    return this.#admit(() => this.#inner.hash(password));
+    return this.#admit(() => this.#inner.hash(password), '');
   }
 
-  verify(hash: string, password: string): Promise<boolean> {
-    return this.#admit(() => this.#inner.verify(hash, password));
+  verify(hash: string, password: string, lane = ''): Promise<boolean> {
+    return this.#admit(() => this.#inner.verify(hash, password), lane);
   }
 
   /**
@@ -81,27 +91,27 @@ export class BoundedHasher implements PasswordHasher {
 
   /** Checks running and waiting now, and the mean time a check took (for metrics and tests). */
   get load(): { running: number; waiting: number; meanMs: number | null } {
-    return { running: this.#active, waiting: this.#queue.length, meanMs: this.#meanMs };
+    return { running: this.#active, waiting: this.#waitingCount, meanMs: this.#meanMs };
   }
 
   /** What a newcomer would wait: the checks ahead of it pass `running` at a time, each taking the mean. */
   #expectedWaitMs(): number {
     if (this.#meanMs === null) return 0;
-    return Math.ceil((this.#queue.length + 1) / this.#running) * this.#meanMs;
+    return Math.ceil((this.#waitingCount + 1) / this.#running) * this.#meanMs;
   }
 
   /** No hasher is free, and the queue is at its bound or a newcomer would wait longer than `maxWaitMs`. */
   #full(): boolean {
     if (this.#active < this.#running) return false;
     const tooLong = this.#maxWaitMs > 0 && this.#expectedWaitMs() > this.#maxWaitMs;
-    return this.#queue.length >= this.#waiting || tooLong;
+    return this.#waitingCount >= this.#waiting || tooLong;
   }
 
-  async #admit<T>(task: () => Promise<T>): Promise<T> {
+  async #admit<T>(task: () => Promise<T>, lane: string): Promise<T> {
     if (this.#active >= this.#running) {
       if (this.#full()) throw busy();
       // The slot is handed over by the finishing task, so a newcomer never overtakes a waiter.
-      await new Promise<void>((go) => this.#queue.push(go));
+      await new Promise<void>((go) => this.#enqueue(lane, go));
     } else {
       this.#active++;
     }
@@ -113,9 +123,31 @@ export class BoundedHasher implements PasswordHasher {
         const took = Math.max(0, this.#clock.now() - started);
         this.#meanMs = this.#meanMs === null ? took : this.#meanMs + MEAN_WEIGHT * (took - this.#meanMs);
       }
-      const next = this.#queue.shift();
+      const next = this.#dequeue();
       if (next) next();
       else this.#active--;
     }
+  }
+
+  #enqueue(lane: string, go: () => void): void {
+    const waiting = this.#lanes.get(lane);
+    if (waiting !== undefined) waiting.push(go);
+    else {
+      this.#lanes.set(lane, [go]);
+      this.#turns.push(lane);
+    }
+    this.#waitingCount++;
+  }
+
+  /** The oldest check of the lane whose turn it is; the lane goes to the back if it has more. */
+  #dequeue(): (() => void) | undefined {
+    const lane = this.#turns.shift();
+    if (lane === undefined) return undefined;
+    const waiting = this.#lanes.get(lane)!;
+    const go = waiting.shift()!;
+    if (waiting.length > 0) this.#turns.push(lane);
+    else this.#lanes.delete(lane);
+    this.#waitingCount--;
+    return go;
   }
 }
