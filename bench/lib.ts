@@ -140,6 +140,8 @@ export interface Load {
   requests?: { method?: string; path?: string; headers?: Record<string, string>; body?: string; setupRequest?: (req: any) => any }[];
   connections?: number;
   seconds?: number;
+  /** Local addresses the connections bind in turn (sockets generator only). */
+  localAddresses?: string[];
 }
 
 /**
@@ -231,8 +233,17 @@ export async function measure(load: Load, generator: LoadGenerator = LOAD_GENERA
   const connections = load.connections ?? 20;
   const seconds = load.seconds ?? Number(process.env.BENCH_SECONDS ?? 5);
   if (generator === 'sockets') {
-    const { method, headers, body, requests } = load;
-    return runLoad({ url: load.url, connections, seconds, ...(method ? { method } : {}), ...(headers ? { headers } : {}), ...(body !== undefined ? { body } : {}), ...(requests ? { requests } : {}) });
+    const { method, headers, body, requests, localAddresses } = load;
+    return runLoad({
+      url: load.url,
+      connections,
+      seconds,
+      ...(method ? { method } : {}),
+      ...(headers ? { headers } : {}),
+      ...(body !== undefined ? { body } : {}),
+      ...(requests ? { requests } : {}),
+      ...(localAddresses ? { localAddresses } : {}),
+    });
   }
   const result = await autocannon({
     url: load.url,

@@ -31,6 +31,11 @@ export interface LoadOptions {
   requests?: LoadRequest[];
   connections: number;
   seconds: number;
+  /**
+   * Local addresses the connections bind in turn (loopback 127.0.0.2 and up are distinct peers to
+   * the server): a flood from many client addresses. Unset, the system picks.
+   */
+  localAddresses?: string[];
 }
 
 export interface LoadResult {
@@ -129,8 +134,10 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   const sockets = new Set<Socket>();
   let nextStart = 0;
 
+  let nextLocal = 0;
   const client = (startAt: number) =>
     new Promise<void>((done) => {
+      const localAddress = opts.localAddresses && opts.localAddresses.length > 0 ? opts.localAddresses[nextLocal++ % opts.localAddresses.length] : undefined;
       let index = startAt;
       let socket: Socket;
       let pending: Buffer = Buffer.alloc(0);
@@ -151,7 +158,7 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
       };
       const open = () => {
         pending = Buffer.alloc(0);
-        socket = connect({ port, host: url.hostname, noDelay: true });
+        socket = connect({ port, host: url.hostname, noDelay: true, ...(localAddress !== undefined ? { localAddress } : {}) });
         sockets.add(socket);
         socket.on('connect', send);
         socket.on('data', (chunk: Buffer) => {

@@ -126,3 +126,37 @@ describe('BoundedHasher: fairness between client addresses', () => {
     expect(bounded.load).toMatchObject({ running: 0, waiting: 0 });
   });
 });
+
+describe('BoundedHasher: at the bound, the flood is shed rather than a quiet client address', () => {
+  it('a newcomer from a lane with fewer waiting takes the place of the longest lane\'s newest check, which is refused', async () => {
+    const pending: (() => void)[] = [];
+    const hasher: PasswordHasher = { hash: async () => 'h', verify: () => new Promise((done) => pending.push(() => done(true))) };
+    const bounded = new BoundedHasher(hasher, { running: 1, waiting: 4 });
+    const running = bounded.verify('h', 'p', 'flood');
+    const flood = [1, 2, 3, 4].map(() => bounded.verify('h', 'p', 'flood'));
+    const settled = flood.map((p) => p.then(() => 'checked', (e: { code?: string }) => e.code));
+    // The queue is full of the flood: another check from it is refused, as before.
+    await expect(bounded.verify('h', 'p', 'flood')).rejects.toMatchObject(busy);
+    expect(() => bounded.shedIfFull('flood')).toThrow();
+    // One from a quiet address is not: the flood's newest waiting check gives way.
+    expect(() => bounded.shedIfFull('quiet')).not.toThrow();
+    const quiet = bounded.verify('h', 'p', 'quiet');
+    expect(bounded.load.waiting).toBe(4);
+    while (pending.length > 0) {
+      pending.shift()!();
+      await new Promise((r) => setImmediate(r));
+    }
+    await expect(Promise.all([running, quiet])).resolves.toEqual([true, true]);
+    expect(await Promise.all(settled)).toEqual(['checked', 'checked', 'checked', 'error.server.busy']);
+    // Two lanes with one check each: nobody is displaced (a lane must hold two more than the newcomer's).
+    const b2 = new BoundedHasher(hasher, { running: 1, waiting: 2 });
+    void b2.verify('h', 'p', 'a');
+    void b2.verify('h', 'p', 'a');
+    void b2.verify('h', 'p', 'b');
+    expect(() => b2.shedIfFull('c')).toThrow();
+    while (pending.length > 0) {
+      pending.shift()!();
+      await new Promise((r) => setImmediate(r));
+    }
+  });
+});

@@ -32,6 +32,12 @@ export interface HasherBounds {
   readonly clock?: Clock;
 }
 
+/** A waiting check: `go` hands it the freed hasher, `drop` refuses it. */
+interface Waiter {
+  readonly go: () => void;
+  readonly drop: (e: Error) => void;
+}
+
 const busy = () => new CoreError('error.server.busy', 'Too many sign-ins at once; try again in a second.');
 
 /**
@@ -46,7 +52,10 @@ const busy = () => new CoreError('error.server.busy', 'Too many sign-ins at once
  * in one queue per lane (a sign-in's client address; checks without one share the lane `''`), and
  * a freed hasher serves the lanes round-robin, the oldest check of each in turn. A flood from some
  * client addresses then delays a sign-in from another by at most one check per active lane, not
- * by every check the flood queued before it. The bound on waiting checks is over all lanes.
+ * by every check the flood queued before it. The bound on waiting checks is over all lanes; at
+ * the bound, a newcomer whose lane holds fewer waiting checks than the longest lane (by two or
+ * more) takes the place of that lane's newest check, which is refused as busy instead: the flood
+ * is shed, not the one sign-in from elsewhere.
  */
 export class BoundedHasher implements PasswordHasher {
   readonly #inner: PasswordHasher;
@@ -58,7 +67,7 @@ export class BoundedHasher implements PasswordHasher {
   #meanMs: number | null = null;
   #active = 0;
   /** Waiting checks per lane, oldest first; a lane is here only while it has one. */
-  readonly #lanes = new Map<string, (() => void)[]>();
+  readonly #lanes = new Map<string, Waiter[]>();
   /** The lanes with waiting checks, in the order they will be served. */
   readonly #turns: string[] = [];
   #waitingCount = 0;
@@ -85,8 +94,8 @@ export class BoundedHasher implements PasswordHasher {
    * included): during a flood, a refusal costs the least it can. Not a reservation: the check
    * itself is admitted or refused again when it comes.
    */
-  shedIfFull(): void {
-    if (this.#full()) throw busy();
+  shedIfFull(lane = ''): void {
+    if (this.#full(lane)) throw busy();
   }
 
   /** Checks running and waiting now, and the mean time a check took (for metrics and tests). */
@@ -94,24 +103,43 @@ export class BoundedHasher implements PasswordHasher {
     return { running: this.#active, waiting: this.#waitingCount, meanMs: this.#meanMs };
   }
 
-  /** What a newcomer would wait: the checks ahead of it pass `running` at a time, each taking the mean. */
-  #expectedWaitMs(): number {
+  /**
+   * What a newcomer in `lane` would wait: served round-robin, ahead of it are its own lane's
+   * waiting checks and, from every other lane, as many as one more than that; they pass `running`
+   * at a time, each taking the mean.
+   */
+  #expectedWaitMs(lane: string): number {
     if (this.#meanMs === null) return 0;
-    return Math.ceil((this.#waitingCount + 1) / this.#running) * this.#meanMs;
+    const own = this.#lanes.get(lane)?.length ?? 0;
+    let ahead = own;
+    for (const [other, waiting] of this.#lanes) if (other !== lane) ahead += Math.min(waiting.length, own + 1);
+    return Math.ceil((ahead + 1) / this.#running) * this.#meanMs;
   }
 
-  /** No hasher is free, and the queue is at its bound or a newcomer would wait longer than `maxWaitMs`. */
-  #full(): boolean {
+  /** The lane with the most waiting checks, if taking its newest would make room for one from `lane`. */
+  #displaceable(lane: string): Waiter[] | null {
+    const own = this.#lanes.get(lane)?.length ?? 0;
+    let longest: Waiter[] | null = null;
+    for (const [other, waiting] of this.#lanes) if (other !== lane && waiting.length > (longest?.length ?? 0)) longest = waiting;
+    return longest !== null && longest.length >= own + 2 ? longest : null;
+  }
+
+  /**
+   * No hasher is free, and a newcomer in `lane` would wait longer than `maxWaitMs`, or the queue is
+   * at its bound and no longer lane can give up its newest check.
+   */
+  #full(lane: string): boolean {
     if (this.#active < this.#running) return false;
-    const tooLong = this.#maxWaitMs > 0 && this.#expectedWaitMs() > this.#maxWaitMs;
-    return this.#waitingCount >= this.#waiting || tooLong;
+    if (this.#maxWaitMs > 0 && this.#expectedWaitMs(lane) > this.#maxWaitMs) return true;
+    return this.#waitingCount >= this.#waiting && this.#displaceable(lane) === null;
   }
 
   async #admit<T>(task: () => Promise<T>, lane: string): Promise<T> {
     if (this.#active >= this.#running) {
-      if (this.#full()) throw busy();
-      // The slot is handed over by the finishing task, so a newcomer never overtakes a waiter.
-      await new Promise<void>((go) => this.#enqueue(lane, go));
+      if (this.#full(lane)) throw busy();
+      if (this.#waitingCount >= this.#waiting) this.#displace(lane);
+      // The slot is handed over by the finishing task, so a newcomer never overtakes a waiter of its lane.
+      await new Promise<void>((go, drop) => this.#enqueue(lane, { go, drop }));
     } else {
       this.#active++;
     }
@@ -129,14 +157,22 @@ export class BoundedHasher implements PasswordHasher {
     }
   }
 
-  #enqueue(lane: string, go: () => void): void {
+  #enqueue(lane: string, waiter: Waiter): void {
     const waiting = this.#lanes.get(lane);
-    if (waiting !== undefined) waiting.push(go);
+    if (waiting !== undefined) waiting.push(waiter);
     else {
-      this.#lanes.set(lane, [go]);
+      this.#lanes.set(lane, [waiter]);
       this.#turns.push(lane);
     }
     this.#waitingCount++;
+  }
+
+  /** Refuses the newest check of the longest lane, to make room for one from `lane` (see #full). */
+  #displace(lane: string): void {
+    const longest = this.#displaceable(lane)!;
+    // The longest lane keeps at least two waiting, so it stays in the turn order.
+    longest.pop()!.drop(busy());
+    this.#waitingCount--;
   }
 
   /** The oldest check of the lane whose turn it is; the lane goes to the back if it has more. */
@@ -144,10 +180,10 @@ export class BoundedHasher implements PasswordHasher {
     const lane = this.#turns.shift();
     if (lane === undefined) return undefined;
     const waiting = this.#lanes.get(lane)!;
-    const go = waiting.shift()!;
+    const next = waiting.shift()!;
     if (waiting.length > 0) this.#turns.push(lane);
     else this.#lanes.delete(lane);
     this.#waitingCount--;
-    return go;
+    return next.go;
   }
 }

@@ -162,8 +162,8 @@ export class AccountService {
   async #judgedCheck(input: Credentials & LoginContext): Promise<Result<AccountRecord | null, 'error.auth.throttled'>> {
     // Under a flood of sign-ins, one the hasher has no room for is refused before the account is
     // read: the refusal then costs no database work, and the database serves everyone else.
-    this.#d.hasher.shedIfFull?.();
     const lane = input.source ?? 'unknown';
+    this.#d.hasher.shedIfFull?.(lane);
     const store = this.#d.signIn;
     if (store === undefined) return ok(await this.#checkCredentials(input, lane));
     const claim = this.#claimFor(input);

@@ -10,5 +10,5 @@ export interface PasswordHasher {
    * Throws `error.server.busy` when a hash or check asked for now would be refused for load (core's
    * BoundedHasher); callers ask before any other work for a sign-in. A hasher without a queue has none.
    */
-  shedIfFull?(): void;
+  shedIfFull?(lane?: string): void;
 }
