@@ -59,7 +59,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       localAuth: true,
       errors: ['error.auth.registration_closed', 'error.auth.user_already_exists', 'error.auth.weak_password', 'error.request.invalid', 'error.server.busy', 'error.auth.account_locked'],
       handle: async ({ c, body }) => {
-        const pair = unwrap(await deps.accounts.register({ address: body.address, password: body.password }));
+        const pair = unwrap(await deps.accounts.register({ address: body.address, password: body.password, source: signInSource(c, deps.config.trustedProxies) }));
         return json(c, 200, tokenPairBody(pair));
       },
     }),
@@ -126,7 +126,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       errors: ['error.auth.invalid_credentials', 'error.auth.no_local_password', 'error.auth.session_invalid', 'error.server.busy', 'error.sponsored.no_identity'],
       statusContext: 'reconfirming',
       handle: async ({ c, body, principal }) => {
-        const r = unwrap(await deps.accounts.reauthenticate(principal, body.password));
+        const r = unwrap(await deps.accounts.reauthenticate(principal, body.password, signInSource(c, deps.config.trustedProxies)));
         return json(c, 200, { reauthenticated_at: iso(r.reauthenticatedAt) });
       },
     }),
@@ -144,7 +144,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       statusContext: 'reconfirming',
       handle: async ({ c, body, principal }) => {
         const pair = unwrap(
-          await deps.accounts.changePassword(principal, { currentPassword: body.current_password, newPassword: body.new_password }),
+          await deps.accounts.changePassword(principal, { currentPassword: body.current_password, newPassword: body.new_password, source: signInSource(c, deps.config.trustedProxies) }),
         );
         return json(c, 200, tokenPairBody(pair));
       },

@@ -49,7 +49,7 @@ const busy = () => new CoreError('error.server.busy', 'Too many sign-ins at once
  * nothing. It refuses load, never an account: nothing is counted against anyone.
  *
  * Fairness under a flood (decisions.md, "Password guessing (turn 4)"): the waiting checks are kept
- * in one queue per lane (a sign-in's client address; checks without one share the lane `''`), and
+ * in one queue per lane (the request's client address; work without one shares the lane `''`), and
  * a freed hasher serves the lanes round-robin, the oldest check of each in turn. A flood from some
  * client addresses then delays a sign-in from another by at most one check per active lane, not
  * by every check the flood queued before it. The bound on waiting checks is over all lanes; at
@@ -80,8 +80,8 @@ export class BoundedHasher implements PasswordHasher {
     this.#clock = bounds.clock ?? null;
   }
 
-  hash(password: string): Promise<string> {
-    return this.#admit(() => this.#inner.hash(password), '');
+  hash(password: string, lane = ''): Promise<string> {
+    return this.#admit(() => this.#inner.hash(password), lane);
   }
 
   verify(hash: string, password: string, lane = ''): Promise<boolean> {

@@ -92,7 +92,7 @@ export class AccountService {
 
   /** Registering signs in: the new account gets its first session at once. */
   async register(
-    input: Credentials & { cohortHash?: string | null },
+    input: Credentials & { cohortHash?: string | null; /** The client address's key: the hasher's lane. */ source?: string },
   ): Promise<Result<TokenPair, 'error.request.invalid' | 'error.auth.weak_password' | 'error.auth.user_already_exists' | 'error.auth.account_locked' | 'error.auth.registration_closed'>> {
     const address = normalizeAddress(input.address);
     // Asked first: a server that takes no new accounts says so whatever else the request holds.
@@ -101,7 +101,8 @@ export class AccountService {
     if (!address.ok) return address;
     const strength = checkPassword(input.password);
     if (!strength.ok) return strength;
-    this.#d.hasher.shedIfFull?.();
+    const lane = input.source ?? 'unknown';
+    this.#d.hasher.shedIfFull?.(lane);
     // An account stored before NFC and case folding holds its old key: this spelling must not get a
     // second account beside it (the unique key guards only the new spelling).
     if (address.value.legacyKey !== address.value.key) {
@@ -113,7 +114,7 @@ export class AccountService {
       id: uuidv7(now, this.#d.random.bytes(10)),
       address: address.value.address,
       addressKey: address.value.key,
-      passwordHash: await this.#d.hasher.hash(input.password),
+      passwordHash: await this.#d.hasher.hash(input.password, lane),
       displayName: null,
       createdAt: now,
       lockedAt: null,
@@ -215,15 +216,17 @@ export class AccountService {
   async reauthenticate(
     principal: Principal,
     password: string,
+    /** The client address's key: the hasher's lane. */
+    source = 'unknown',
   ): Promise<Result<{ reauthenticatedAt: number }, 'error.auth.invalid_credentials' | 'error.auth.session_invalid' | 'error.auth.no_local_password' | 'error.sponsored.no_identity'>> {
     // A sponsored account has no password of its own: acting as one, nothing is read or hashed.
     const own = decideOwnIdentity(principal);
     if (!own.ok) return own;
-    this.#d.hasher.shedIfFull?.();
+    this.#d.hasher.shedIfFull?.(source);
     const account = await this.#account(principal);
     if (!account.ok) return account;
     if (account.value.passwordHash === null) return refuse('error.auth.no_local_password', NO_LOCAL_PASSWORD);
-    const matches = couldBePassword(password) && (await this.#d.hasher.verify(account.value.passwordHash, password));
+    const matches = couldBePassword(password) && (await this.#d.hasher.verify(account.value.passwordHash, password, source));
     if (!matches) return refuse('error.auth.invalid_credentials', 'The password is wrong.');
     const at = this.#d.clock.now();
     const recorded = await this.#d.sessions.recordAuthentication(principal, at);
@@ -237,23 +240,24 @@ export class AccountService {
    */
   async changePassword(
     principal: Principal,
-    input: { currentPassword: string; newPassword: string },
+    input: { currentPassword: string; newPassword: string; /** The client address's key: the hasher's lane. */ source?: string },
   ): Promise<Result<TokenPair, 'error.auth.weak_password' | 'error.request.invalid' | 'error.auth.invalid_credentials' | 'error.auth.account_locked' | 'error.auth.session_invalid' | 'error.auth.no_local_password' | 'error.sponsored.no_identity'>> {
     const own = decideOwnIdentity(principal);
     if (!own.ok) return own;
     const strength = checkPassword(input.newPassword);
     if (!strength.ok) return strength;
-    this.#d.hasher.shedIfFull?.();
+    const lane = input.source ?? 'unknown';
+    this.#d.hasher.shedIfFull?.(lane);
     const account = await this.#account(principal);
     if (!account.ok) return account;
     if (account.value.passwordHash === null) return refuse('error.auth.no_local_password', NO_LOCAL_PASSWORD);
     // The answer is an access-token issuance: a session past an expiry gets none, and nothing changes.
     const issuable = await this.#d.sessions.issuable(principal.sessionId);
     if (!issuable.ok) return issuable;
-    const matches = couldBePassword(input.currentPassword) && (await this.#d.hasher.verify(account.value.passwordHash, input.currentPassword));
+    const matches = couldBePassword(input.currentPassword) && (await this.#d.hasher.verify(account.value.passwordHash, input.currentPassword, lane));
     if (!matches) return refuse('error.auth.invalid_credentials', 'The current password is wrong.');
     if (account.value.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
-    const passwordHash = await this.#d.hasher.hash(input.newPassword);
+    const passwordHash = await this.#d.hasher.hash(input.newPassword, lane);
     const { token, tokenHash } = newSessionToken(this.#d.random);
     const at = this.#d.clock.now();
     const changed = await guard('error.store.unavailable', 'changing the password', () =>
