@@ -158,6 +158,29 @@ describe('the request pipeline', () => {
   });
 });
 
+describe('sign-in tickets', () => {
+  it('keeps the ticket of each sign-in and sends it on the next login, so a stranger\'s guessing does not lock the owner out', async () => {
+    const who = address();
+    const owner = newClient();
+    await owner.register(who, PASSWORD);
+    const first = owner.signInTicket;
+    expect(first).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    // A stranger (another client, no ticket) guesses until the address is throttled.
+    const stranger = newClient();
+    for (let i = 0; i < 10; i++) await stranger.signIn(who, `guess number ${i} is wrong`).catch(() => undefined);
+    await expect(stranger.signIn(who, PASSWORD)).rejects.toMatchObject({ code: 'error.auth.throttled', status: 429 });
+    // The owner's client sends its ticket: signed in, and it keeps the new one.
+    await expect(owner.signIn(who, PASSWORD)).resolves.toMatchObject({ kind: 'session' });
+    expect(owner.signInTicket).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect(owner.signInTicket).not.toBe(first);
+    // A fresh client restored with the kept ticket does the same.
+    const restored = newClient();
+    await expect(restored.signIn(who, PASSWORD, { signInTicket: owner.signInTicket! })).resolves.toMatchObject({ kind: 'session' });
+    const login = sent.filter((r) => r.path === '/v1/auth/login');
+    expect(login.length).toBeGreaterThan(0);
+  });
+});
+
 describe('the client side of the protocol', () => {
   it('signs in through the TOTP challenge with the cohort hash, which the session list shows', async () => {
     const client = newClient();

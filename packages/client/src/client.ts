@@ -42,6 +42,12 @@ export interface SignInContext {
   /** From `cohortHash(...)`: 64 lower-case hex characters. */
   readonly cohortHash?: string;
   readonly deviceId?: string;
+  /**
+   * For {@link StrongroomClient.signIn}: a sign-in ticket kept from an earlier sign-in for this
+   * address (see {@link StrongroomClient.signInTicket}). Without it, the client sends the last one
+   * it received itself, if any.
+   */
+  readonly signInTicket?: string;
 }
 
 /** A finished upload. */
@@ -86,6 +92,7 @@ export class StrongroomClient {
   readonly #fetch: (input: Request, init?: RequestInit) => Promise<Response>;
   readonly #onSessionChange: ((session: SessionTokens | null) => void) | undefined;
   #session: SessionTokens | null;
+  #signInTicket: string | null = null;
   #refreshing: Promise<boolean> | null = null;
   /**
    * When the current access token runs out by this device's clock: its lifetime (exp - iat) from
@@ -106,6 +113,17 @@ export class StrongroomClient {
   /** The current session, or null when signed out. */
   get session(): SessionTokens | null {
     return this.#session;
+  }
+
+  /**
+   * The sign-in ticket of the latest sign-in through this client, or null. Keep it with the address
+   * (it is a secret, like the session token) and pass it back as `signInTicket` on a later
+   * {@link signIn}: that login is then judged by the ticket's own count, not refused because
+   * strangers guessed at the address or shared the client's network address. A password change,
+   * revoke-all or lock ends it.
+   */
+  get signInTicket(): string | null {
+    return this.#signInTicket;
   }
 
   /** The signed-in account's id (the access token's `sub`), or null when signed out. */
@@ -245,7 +263,10 @@ export class StrongroomClient {
 
   /** Signs in with a password: a session, or (with a confirmed second factor) a challenge for {@link verifyTotp}. */
   async signIn(address: string, password: string, context: SignInContext = {}): Promise<SignInResult> {
-    const { data, error, response } = await this.api.POST('/v1/auth/login', { body: { address, password, ...signInExtras(context) } });
+    const ticket = context.signInTicket ?? this.#signInTicket;
+    const { data, error, response } = await this.api.POST('/v1/auth/login', {
+      body: { address, password, ...signInExtras(context), ...(ticket !== null ? { sign_in_ticket: ticket } : {}) },
+    });
     if (data === undefined) throw this.#errorFor(await problemOf(response, error));
     if (response.status === 202 && 'challenge' in data) {
       const extra = data as { challenge: string; expires_in: number; account_id?: string };
@@ -262,6 +283,7 @@ export class StrongroomClient {
   }
 
   #signedIn(pair: TokenPairBody): SessionTokens {
+    if (typeof pair.sign_in_ticket === 'string') this.#signInTicket = pair.sign_in_ticket;
     const session = { sessionId: pair.session_id, sessionToken: pair.session_token, accessToken: pair.access_token };
     this.#received(session);
     return session;
@@ -593,6 +615,7 @@ interface TokenPairBody {
   readonly session_id: string;
   readonly session_token: string;
   readonly access_token: string;
+  readonly sign_in_ticket?: string;
 }
 
 function signInExtras(context: SignInContext): Record<string, string> {

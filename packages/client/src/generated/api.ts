@@ -5072,6 +5072,8 @@ export interface operations {
                     cohort_hash?: unknown;
                     device_id?: unknown;
                     password: string;
+                    /** @description The sign_in_ticket an earlier sign-in for this address returned. */
+                    sign_in_ticket?: string;
                 };
             };
         };
@@ -5094,6 +5096,8 @@ export interface operations {
                         session_id: string;
                         /** @description Opaque 128-bit session token, base64url. Only ever sent in bodies. */
                         session_token: string;
+                        /** @description Opaque, base64url. Keep it with the address and send it as sign_in_ticket on later logins: they are then judged by the ticket (5 wrong passwords void it) instead of the per-address and per-client-address throttles. Valid as long as a session may live; a password change, revoke-all or lock ends it. */
+                        sign_in_ticket: string;
                         /** @constant */
                         token_type: "Bearer";
                     };
@@ -5295,6 +5299,8 @@ export interface operations {
                         session_id: string;
                         /** @description Opaque 128-bit session token, base64url. Only ever sent in bodies. */
                         session_token: string;
+                        /** @description Opaque, base64url. Keep it with the address and send it as sign_in_ticket on later logins: they are then judged by the ticket (5 wrong passwords void it) instead of the per-address and per-client-address throttles. Valid as long as a session may live; a password change, revoke-all or lock ends it. */
+                        sign_in_ticket: string;
                         /** @constant */
                         token_type: "Bearer";
                     };
@@ -5459,6 +5465,8 @@ export interface operations {
                         session_id: string;
                         /** @description Opaque 128-bit session token, base64url. Only ever sent in bodies. */
                         session_token: string;
+                        /** @description Opaque, base64url. Keep it with the address and send it as sign_in_ticket on later logins: they are then judged by the ticket (5 wrong passwords void it) instead of the per-address and per-client-address throttles. Valid as long as a session may live; a password change, revoke-all or lock ends it. */
+                        sign_in_ticket: string;
                         /** @constant */
                         token_type: "Bearer";
                     };
@@ -6146,6 +6154,8 @@ export interface operations {
                         session_id: string;
                         /** @description Opaque 128-bit session token, base64url. Only ever sent in bodies. */
                         session_token: string;
+                        /** @description Opaque, base64url. Keep it with the address and send it as sign_in_ticket on later logins: they are then judged by the ticket (5 wrong passwords void it) instead of the per-address and per-client-address throttles. Valid as long as a session may live; a password change, revoke-all or lock ends it. */
+                        sign_in_ticket: string;
                         /** @constant */
                         token_type: "Bearer";
                     } | {
@@ -7472,6 +7482,8 @@ export interface operations {
                         session_id: string;
                         /** @description Opaque 128-bit session token, base64url. Only ever sent in bodies. */
                         session_token: string;
+                        /** @description Opaque, base64url. Keep it with the address and send it as sign_in_ticket on later logins: they are then judged by the ticket (5 wrong passwords void it) instead of the per-address and per-client-address throttles. Valid as long as a session may live; a password change, revoke-all or lock ends it. */
+                        sign_in_ticket: string;
                         /** @constant */
                         token_type: "Bearer";
                     };

@@ -56,7 +56,7 @@ const outcome = (r: Result<unknown>) => (r.ok ? 'ok' : r.code);
 function specAddressHeld(m: Model, a: number): boolean {
   if (m.wrongAt[a]!.filter((t) => t > m.now - HOUR).length >= 10) return true;
   const last = m.lastStrikeAt[a];
-  return m.strikes[a]! > 0 && last !== null && m.now < last + Math.min(MINUTE * 2 ** (m.strikes[a]! - 1), HOUR);
+  return m.strikes[a]! > 0 && last !== null && last !== undefined && m.now < last + Math.min(MINUTE * 2 ** (m.strikes[a]! - 1), HOUR);
 }
 function specSourceRetry(m: Model, s: number): number | null {
   const recent = m.failedAt[s]!.filter((t) => t > m.now - HOUR).sort((x, y) => x - y);
