@@ -163,7 +163,7 @@ describe('OIDC sign-in against a real provider (oidc-provider)', { timeout: 30_0
     const cohort = 'a'.repeat(64);
     const pair = await complete(s, { login_code: code, cohort_hash: cohort });
     expect(pair.status).toBe(200);
-    expect(Object.keys(pair.body).sort()).toEqual(['access_token', 'expires_in', 'session_id', 'session_token', 'token_type']);
+    expect(Object.keys(pair.body).sort()).toEqual(['access_token', 'expires_in', 'session_id', 'session_token', 'sign_in_ticket', 'token_type']);
     const profile = await call(s.app, 'GET', '/v1/auth/profile', { token: pair.body.access_token });
     expect(profile.body).toMatchObject({ address: p.email, display_name: 'Ada Lovelace' });
     const sessions = await call(s.app, 'GET', '/v1/auth/sessions', { token: pair.body.access_token });

@@ -67,7 +67,14 @@ describe('TOTP enrollment over HTTP', () => {
     s.clock.advance(30_000);
     const verified = await call(s.app, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: login.body.challenge, code: codeNow(secret), cohort_hash: COHORT, device_id: 'phone' } });
     expect(verified.status).toBe(200);
-    expect(verified.body).toEqual({ session_id: expect.any(String), session_token: expect.any(String), access_token: expect.any(String), token_type: 'Bearer', expires_in: 900 });
+    expect(verified.body).toEqual({
+      session_id: expect.any(String),
+      session_token: expect.any(String),
+      access_token: expect.any(String),
+      token_type: 'Bearer',
+      expires_in: 900,
+      sign_in_ticket: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/),
+    });
     const sessions = await call(s.app, 'GET', '/v1/auth/sessions', { token: verified.body.access_token });
     expect(sessions.body.sessions).toHaveLength(before + 1);
     expect(sessions.body.sessions.find((x: { current: boolean }) => x.current).cohort_hash).toBe(COHORT);
