@@ -51,10 +51,21 @@ describe('readConfig', () => {
       ['SVC_FEDERATED_BUDGET_PCT', '2.5'],
       ['SVC_REGISTRATION', 'Closed'],
       ['SVC_REGISTRATION', 'invite'],
+      ['SVC_SIGNIN_FAILURES_PER_SOURCE', '0'],
+      ['SVC_SIGNIN_FAILURES_PER_SOURCE', 'lots'],
+      ['SVC_TRUSTED_PROXIES', '10.0.0.0/8, proxy.internal'],
+      ['SVC_TRUSTED_PROXIES', '10.0.0.0/33'],
     ] as const) {
       expect(() => readConfig({ [name]: value })).toThrow(ConfigError);
       expect(() => readConfig({ [name]: value })).toThrow(name);
     }
+  });
+
+  it('reads the per-client-address sign-in limit (default 100) and the trusted proxies (default none)', () => {
+    expect(readConfig({})).toMatchObject({ signInFailuresPerSource: 100, trustedProxies: [] });
+    const c = readConfig({ SVC_SIGNIN_FAILURES_PER_SOURCE: '20', SVC_TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8 192.168.1.1' });
+    expect(c.signInFailuresPerSource).toBe(20);
+    expect(c.trustedProxies.map((p) => p.prefix)).toEqual([8, 8, 32]);
   });
 
   it('reads the drop lifetime and the federated budget share', () => {
