@@ -1,7 +1,14 @@
+import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PlainHasher } from '@strongroom/core/testing';
+import { FakeClock, MemoryBlobStore, MemoryLogger, PlainHasher, SeededRandom } from '@strongroom/core/testing';
+import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
+import { createApp } from '../app.js';
+import { readConfig } from '../config.js';
+import { buildDeps } from '../deps.js';
 import { Argon2Hasher } from '@strongroom/adapters-node';
 import { PASSWORD, VERSION, call, registerUser, testServer, type Reply, type TestServer } from '@strongroom/tests';
 
@@ -210,6 +217,53 @@ describe('password guessing, per client address', () => {
     s.clock.advance(3_597_000);
     expect((await loginFrom('127.0.0.2', { address: 'victim9@example.org', password: WRONG })).status).toBe(401);
     expect((await loginFrom('127.0.0.2', { address: 'victim8@example.org', password: WRONG })).status).toBe(429);
+  }, 60_000);
+
+  it('behind a trusted proxy the X-Forwarded-For client counts; from anyone else the header is ignored', async () => {
+    const from = (xff: string, n: number) => call(s.app, 'POST', '/v1/auth/login', { body: { address: `someone${n}@example.org`, password: WRONG }, headers: { 'x-forwarded-for': xff } });
+    s = await testServer({ SVC_SIGNIN_FAILURES_PER_SOURCE: '2', SVC_TRUSTED_PROXIES: '127.0.0.1/32' });
+    expect((await from('198.51.100.7', 1)).status).toBe(401);
+    expect((await from('6.6.6.6, 198.51.100.7', 2)).status).toBe(401);
+    expect((await from('198.51.100.7', 3)).status).toBe(429);
+    // Another client behind the same proxy is its own source.
+    expect((await from('198.51.100.8', 4)).status).toBe(401);
+    await s.close();
+    // The proxy not listed: the header is the client's to write, and is ignored.
+    s = await testServer({ SVC_SIGNIN_FAILURES_PER_SOURCE: '2' });
+    expect((await from('198.51.100.1', 1)).status).toBe(401);
+    expect((await from('198.51.100.2', 2)).status).toBe(401);
+    expect((await from('198.51.100.3', 3)).status).toBe(429);
+  }, 60_000);
+
+  it('is held across processes: two servers on one database share the counts', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pwguess-'));
+    const file = join(dir, 'db.sqlite');
+    const open = async () => {
+      const db = openSqliteDatabase(file);
+      const config = readConfig({ SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc' });
+      const deps = await buildDeps(config, { ...createSqlitePorts(db), blobs: new MemoryBlobStore(), close: async () => void db.close() }, {
+        clock: new FakeClock(),
+        random: new SeededRandom(7),
+        logger: new MemoryLogger(),
+        hasher: new PlainHasher(),
+      });
+      return { app: createApp(deps), close: () => deps.stores.close() };
+    };
+    const [a, b] = [await open(), await open()];
+    try {
+      const login = (app: typeof a.app, password: string) => call(app, 'POST', '/v1/auth/login', { body: { address: 'shared@example.org', password } });
+      expect((await call(a.app, 'POST', '/v1/auth/register', { body: { address: 'shared@example.org', password: PASSWORD } })).status).toBe(200);
+      // Ten wrong passwords spread over both processes, sent together.
+      const wrong = await Promise.all(Array.from({ length: 16 }, (_, i) => login(i % 2 === 0 ? a.app : b.app, WRONG)));
+      expect(wrong.filter((r) => r.status === 401)).toHaveLength(10);
+      expect(wrong.filter((r) => r.status === 429)).toHaveLength(6);
+      expect((await login(b.app, PASSWORD)).status).toBe(429);
+      expect((await login(a.app, PASSWORD)).status).toBe(429);
+    } finally {
+      await a.close();
+      await b.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   }, 60_000);
 
   it('a right password does not count as a failure', async () => {
