@@ -1,5 +1,6 @@
 import { and, eq, lte } from 'drizzle-orm';
 import {
+  addressCountKey,
   claimPasswordCheck,
   refundPasswordCheck,
   type AddressGuessState,
@@ -16,7 +17,7 @@ import type { PgDb } from './db.js';
 import { accounts } from './schema/accounts.js';
 import { signInCounts, signInTickets } from './schema/sign-in.js';
 
-const addressKey = (key: string) => `a:${key}`;
+const addressKey = (key: string) => `a:${addressCountKey(key)}`;
 const sourceKey = (key: string) => `s:${key}`;
 /** A stored record, or null when it holds none (a row made only to be locked holds `{}`). */
 function addressOf(json: string): AddressGuessState | null {

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { and, eq, lte } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
+  addressCountKey,
   claimPasswordCheck,
   refundPasswordCheck,
   type AddressGuessState,
@@ -17,7 +18,7 @@ import {
 import { accounts } from './schema/accounts.js';
 import { signInCounts, signInTickets } from './schema/sign-in.js';
 
-const addressKey = (key: string) => `a:${key}`;
+const addressKey = (key: string) => `a:${addressCountKey(key)}`;
 const sourceKey = (key: string) => `s:${key}`;
 /** A stored record, or null when it holds none (a row made only to be locked holds `{}`). */
 function addressOf(json: string): AddressGuessState | null {

@@ -101,6 +101,10 @@ describe('password guessing, per address', () => {
     expect(held.status).toBe(429);
     expect(held.headers.get('retry-after')).toBe('60');
     expect(hasher.checks).toBe(checks);
+    // The count is kept under a hash: the database holds no list of the addresses people tried.
+    const keys = (s.db.prepare('SELECT key FROM sign_in_counts').all() as { key: string }[]).map((r) => r.key);
+    expect(keys.some((k) => k.startsWith('a:'))).toBe(true);
+    expect(keys.filter((k) => k.toLowerCase().includes('nobody'))).toEqual([]);
   }, 60_000);
 
   it('a client that waits out each Retry-After is refused until the hour has room: 60, 120, ... s, then signs in', async () => {

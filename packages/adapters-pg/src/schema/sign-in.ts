@@ -4,10 +4,10 @@ import { accounts } from './accounts.js';
 // Mirrors adapters-sqlite/src/schema/sign-in.ts column for column.
 
 /**
- * Password-guessing counts (core's sign-in-throttle): one row per key, `a:` and a normalized
- * address (core's AddressGuessState: its latest wrong passwords and strikes) or `s:` and a client
- * address key (SourceFailureState: its latest failed sign-ins), as JSON with epoch milliseconds.
- * No row, or `{}`: none recorded.
+ * Password-guessing counts (core's sign-in-throttle): one row per key, `a:` and the hash of a
+ * normalized address (core's addressCountKey; the state is AddressGuessState, its latest wrong
+ * passwords and strikes), or `s:` and a client address key (SourceFailureState, its latest failed
+ * sign-ins), as JSON with epoch milliseconds. No row, or `{}`: none recorded.
  */
 export const signInCounts = pgTable('sign_in_counts', {
   key: text('key').primaryKey(),

@@ -6,6 +6,7 @@ export {
   DEFAULT_SOURCE_FAILURES,
   SOURCE_WINDOW_MS,
   TICKET_WRONG_PASSWORDS,
+  addressCountKey,
   addressHeld,
   recordStrike,
   strikeDelayMs,

@@ -21,6 +21,17 @@
  * then recording would let every guess sent together pass the same "not held" reading.
  */
 
+import { sha256Hex } from '../encoding/bytes.js';
+
+/**
+ * The key an address's count is stored under: the SHA-256 of its normalized key. Attempts name
+ * addresses nobody holds (typos, other people's), and the store keeps no list of them in clear; an
+ * address that cannot be normalized may be long, and its hash is not.
+ */
+export function addressCountKey(addressKey: string): string {
+  return sha256Hex(addressKey);
+}
+
 /** Wrong passwords an address may have checked in an hour; the next attempt is refused. */
 export const ADDRESS_FREE_WRONG = 10;
 export const ADDRESS_WINDOW_MS = 60 * 60_000;

@@ -1,5 +1,6 @@
 import type { SignInThrottleStore } from '../ports/sign-in-throttle.js';
 import {
+  addressCountKey,
   claimPasswordCheck,
   refundPasswordCheck,
   type AddressGuessState,
@@ -19,6 +20,7 @@ import type { MemoryStore } from './memory-store.js';
  * accounts table; each method runs without awaiting, so it is atomic.
  */
 export class MemorySignInStore implements SignInThrottleStore {
+  /** By core's addressCountKey, as the SQL stores keep them. */
   readonly addresses = new Map<string, AddressGuessState>();
   readonly sources = new Map<string, SourceFailureState>();
   readonly tickets = new Map<string, SignInTicketRecord>();
@@ -29,14 +31,14 @@ export class MemorySignInStore implements SignInThrottleStore {
     const record = claim.ticketHash === null ? undefined : this.tickets.get(claim.ticketHash);
     const account = record === undefined ? undefined : this.ledger.accounts.get(record.accountId);
     return {
-      address: this.addresses.get(claim.addressKey) ?? null,
+      address: this.addresses.get(addressCountKey(claim.addressKey)) ?? null,
       source: this.sources.get(claim.sourceKey) ?? null,
       ticket: record === undefined ? null : { record, account: account === undefined ? null : { addressKey: account.addressKey, credentialsChangedAt: account.credentialsChangedAt ?? null, lockedAt: account.lockedAt } },
     };
   }
 
   #write(claim: PasswordCheckClaim, writes: PasswordCheckWrites): void {
-    if (writes.address !== undefined) this.addresses.set(claim.addressKey, writes.address);
+    if (writes.address !== undefined) this.addresses.set(addressCountKey(claim.addressKey), writes.address);
     if (writes.source !== undefined) this.sources.set(claim.sourceKey, writes.source);
     if (writes.ticketWrongPasswords !== undefined && claim.ticketHash !== null) {
       const t = this.tickets.get(claim.ticketHash);
@@ -72,7 +74,7 @@ export class MemorySignInStore implements SignInThrottleStore {
   }
 
   async findAddressGuesses(addressKey: string): Promise<AddressGuessState | null> {
-    return this.addresses.get(addressKey) ?? null;
+    return this.addresses.get(addressCountKey(addressKey)) ?? null;
   }
 
   async findSourceFailures(sourceKey: string): Promise<SourceFailureState | null> {
