@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -90,6 +91,12 @@ describe('password guessing, per address', () => {
     expect(owner.status).toBe(200);
     expect(owner.body.sign_in_ticket).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(owner.body.sign_in_ticket).not.toBe(ticket);
+    // Stored only as its SHA-256, and never logged.
+    const hashes = (s.db.prepare('SELECT ticket_hash FROM sign_in_tickets').all() as { ticket_hash: string }[]).map((r) => r.ticket_hash);
+    expect(hashes).toContain(createHash('sha256').update(Buffer.from(ticket, 'base64url')).digest('hex'));
+    expect(JSON.stringify(s.db.prepare('SELECT * FROM sign_in_tickets').all())).not.toContain(ticket);
+    expect(JSON.stringify(s.logger.lines)).not.toContain(ticket);
+    expect(JSON.stringify(s.logger.lines)).not.toContain(owner.body.sign_in_ticket);
   }, 60_000);
 
   it('holds an unknown address the same way, and the normalized spelling shares the count', async () => {
