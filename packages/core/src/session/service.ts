@@ -22,7 +22,7 @@ export interface SessionServiceDeps {
   readonly logger: Logger;
   readonly policy: SessionPolicy;
   /** Where sign-in tickets are kept; without it a sign-in hands none out. */
-  readonly tickets?: Pick<SignInThrottleStore, 'issueSignInTicket' | 'voidSignInTickets'>;
+  readonly tickets?: Pick<SignInThrottleStore, 'issueSignInTicket' | 'voidSignInTickets' | 'voidAllSignInTickets'>;
 }
 
 /** What register, login, verify-totp and password change hand back. */
@@ -275,6 +275,12 @@ export class SessionService {
   async voidTickets(accountId: string): Promise<void> {
     const store = this.#d.tickets;
     if (store !== undefined) await guard('error.store.unavailable', 'voiding sign-in tickets', () => store.voidSignInTickets(accountId));
+  }
+
+  /** Voids every sign-in ticket of every account (a restore closes them all). */
+  async voidAllTickets(): Promise<void> {
+    const store = this.#d.tickets;
+    if (store !== undefined) await guard('error.store.unavailable', 'voiding sign-in tickets', () => store.voidAllSignInTickets());
   }
 
   /** Live sessions (expired ones left out) and the account's cohort map. */
