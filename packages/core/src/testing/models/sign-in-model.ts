@@ -134,14 +134,14 @@ class Login implements fc.AsyncCommand<Model, Real> {
   toString = () => `Login(${ADDRESSES[this.address]}, ${this.right ? 'right' : 'wrong'}, ${SOURCES[this.source]}, ticket ${this.ticket})`;
 }
 
-/** An operator lock and unlock as the CLI does it: a credential change, and the account's tickets voided. */
+/** An operator lock (OperatorService.lock: the lock, then closeAll, which voids the tickets) and an unlock. */
 class LockAndUnlock implements fc.AsyncCommand<Model, Real> {
   constructor(readonly account: number) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     const id = r.accountIds[this.account]!;
     await r.ports.accounts.setLocked(id, m.now);
-    await r.core.sessions.voidTickets(id);
+    await r.core.sessions.closeAll(id);
     await r.ports.accounts.setLocked(id, null);
     for (const t of m.tickets) if (t.account === this.account) t.ended = true;
   }
