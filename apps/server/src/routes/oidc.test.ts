@@ -191,6 +191,19 @@ describe('OIDC sign-in against a real provider (oidc-provider)', { timeout: 30_0
     expect(second.session_id).not.toBe(first.session_id);
   });
 
+  it('is not held by the password throttle: with the address held for wrong passwords, the provider still signs its person in, with a ticket', async () => {
+    const s = await server();
+    const p = person();
+    const first = await signIn(s, p);
+    for (let i = 0; i < 11; i++) await call(s.app, 'POST', '/v1/auth/login', { body: { address: p.email, password: `wrong guess ${i} here` } });
+    expect((await call(s.app, 'POST', '/v1/auth/login', { body: { address: p.email, password: 'wrong guess again' } })).status).toBe(429);
+    const again = (await signIn(s, p)) as unknown as { access_token: string; sign_in_ticket: string };
+    expect(again.sign_in_ticket).toMatch(/^[A-Za-z0-9_-]{32}$/);
+    expect((await call(s.app, 'GET', '/v1/auth/profile', { token: again.access_token })).body.account_id).toBe(
+      (await call(s.app, 'GET', '/v1/auth/profile', { token: first.access_token })).body.account_id,
+    );
+  });
+
   it('works as a public client too (PKCE only, no secret)', async () => {
     const s = await server({}, publicIdp);
     const pair = await signIn(s, person(), publicIdp);
