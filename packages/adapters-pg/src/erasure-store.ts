@@ -17,6 +17,7 @@ import {
 } from '@strongroom/core';
 import { OPEN_STATE_SQL, quotaAccountFromRow } from '@strongroom/sql-common';
 import { quotaAccounts } from './schema/quota.js';
+import { signInTickets } from './schema/sign-in.js';
 import { isDeadlock, retrying, rowsOf, type PgDb } from './db.js';
 import { createLedgerRows } from './quota-store.js';
 
@@ -39,12 +40,11 @@ export class PgAccountErasure implements AccountErasureStore {
   }
 
   /**
-   * Sign-in tickets end with the account. This build has none yet (they are being added beside
-   * this work); when they land, the account's tickets are voided here, in the deletion's transaction.
+   * Sign-in tickets end with the account, in the deletion's transaction (the credentials stamp the
+   * deletion moves already ends them; their rows go too).
    */
   async #voidSignInTickets(tx: PgDb, accountId: string): Promise<void> {
-    void tx;
-    void accountId;
+    await tx.delete(signInTickets).where(eq(signInTickets.accountId, accountId));
   }
 
   async #erase(tx: PgDb, accountId: string, policy: QuotaPolicy, now: number): Promise<Result<ErasureOutcome, 'error.not_found'>> {

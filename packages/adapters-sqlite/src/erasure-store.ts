@@ -60,6 +60,7 @@ export class SqliteAccountErasure implements AccountErasureStore {
         'DELETE FROM sponsored_owners WHERE owner_id = ?',
         'DELETE FROM sponsored_accounts WHERE account_id = ?',
       ].map(p),
+      voidTickets: p('DELETE FROM sign_in_tickets WHERE account_id = ?'),
       retireHandle: p('UPDATE handles SET published = 0, retired_at = ? WHERE account_id = ?'),
       minted: p('SELECT jti, account_id, expires_at, revoked_at FROM minted_capabilities WHERE account_id = ?'),
       revokeMinted: p('UPDATE minted_capabilities SET revoked_at = ? WHERE jti = ?'),
@@ -77,11 +78,11 @@ export class SqliteAccountErasure implements AccountErasureStore {
   }
 
   /**
-   * Sign-in tickets end with the account. This build has none yet (they are being added beside
-   * this work); when they land, the account's tickets are voided here, in the deletion's transaction.
+   * Sign-in tickets end with the account, in the deletion's transaction (the credentials stamp the
+   * deletion moves already ends them; their rows go too).
    */
   #voidSignInTickets(accountId: string): void {
-    void accountId;
+    this.#q.voidTickets.run(accountId);
   }
 
   #ledger(accountId: string) {

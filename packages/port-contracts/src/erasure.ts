@@ -135,6 +135,21 @@ export function describeAccountErasureContract(adapter: string, setup: Setup): v
         expect((await p.quota.readLedger(gone.id, NOW)).charged).toBe(500);
       }));
 
+    it('voids the account\'s sign-in tickets in the same step, and no one else\'s', () =>
+      using(setup, async (p) => {
+        const gone = testAccount('tgone');
+        const other = testAccount('tother');
+        for (const a of [gone, other]) expect(await p.accounts.createAccount(a)).toBe('created');
+        const ticket = (accountId: string) => ({ ticketHash: hash(7), accountId, issuedAt: 1_000, expiresAt: 1_000_000, credentialsAt: null, wrongPasswords: 0 });
+        const mine = ticket(gone.id);
+        const theirs = ticket(other.id);
+        await p.signIn.issueSignInTicket(mine);
+        await p.signIn.issueSignInTicket(theirs);
+        expect((await p.erasure.eraseAccount(gone.id, POLICY, NOW)).ok).toBe(true);
+        expect(await p.signIn.findSignInTicket(mine.ticketHash)).toBeNull();
+        expect(await p.signIn.findSignInTicket(theirs.ticketHash)).toEqual(theirs);
+      }));
+
     it('deleting a deleted account again ends what a request in flight wrote for it afterwards, and keeps the first stamp', () =>
       using(setup, async (p) => {
         const gone = testAccount('again');

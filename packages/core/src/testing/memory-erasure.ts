@@ -13,6 +13,7 @@ import type { MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.j
 import type { MemoryStore } from './memory-store.js';
 import type { MemoryTotpStore } from './memory-totp-store.js';
 import type { MemorySyncLog } from './memory-sync.js';
+import type { MemorySignInStore } from './memory-sign-in.js';
 
 export interface MemoryErasureStores {
   readonly accounts: MemoryStore;
@@ -25,6 +26,7 @@ export interface MemoryErasureStores {
   readonly quota: MemoryQuotaStore;
   readonly sponsorship: MemorySponsorshipStore;
   readonly sync: MemorySyncLog;
+  readonly signIn: MemorySignInStore;
 }
 
 /**
@@ -36,11 +38,12 @@ export class MemoryAccountErasure implements AccountErasureStore {
   constructor(readonly s: MemoryErasureStores) {}
 
   /**
-   * Sign-in tickets end with the account. This build has none yet (they are being added beside
-   * this work); when they land, the account's tickets are voided here, in the deletion's transaction.
+   * Sign-in tickets end with the account, in the deletion's step (the credentials stamp the
+   * deletion moves already ends them; their records go too).
    */
   voidSignInTickets(accountId: string): void {
-    void accountId;
+    const tickets = this.s.signIn.tickets;
+    for (const [hash, t] of tickets) if (t.accountId === accountId) tickets.delete(hash);
   }
 
   async eraseAccount(accountId: string, policy: QuotaPolicy, now: number): Promise<Result<ErasureOutcome, 'error.not_found'>> {

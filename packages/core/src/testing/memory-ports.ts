@@ -55,6 +55,6 @@ export function createMemoryPorts(): Ports {
     registration: new MemoryRegistrationAllowlist(),
     census: new MemoryDeploymentCensus({ accounts, quota }),
     sync,
-    erasure: new MemoryAccountErasure({ accounts, totp, secondFactor, devices, oidc, discovery, links, quota, sponsorship, sync }),
+    erasure: new MemoryAccountErasure({ accounts, totp, secondFactor, devices, oidc, discovery, links, quota, sponsorship, sync, signIn }),
   };
 }
