@@ -1,4 +1,5 @@
-import { and, eq, lte } from 'drizzle-orm';
+import { createHash } from 'node:crypto';
+import { and, eq, lte, sql } from 'drizzle-orm';
 import {
   addressCountKey,
   claimPasswordCheck,
@@ -29,13 +30,19 @@ function sourceOf(json: string): SourceFailureState | null {
   return Array.isArray(s.failedAt) ? { failedAt: s.failedAt } : null;
 }
 
+/** The advisory lock class of the count keys ('Sign'); each key's lock is (class, a 32-bit hash of the key). */
+const COUNT_LOCK_CLASS = 0x5369676e;
+const lockIdOf = (key: string): number => createHash('sha256').update(key).digest().readInt32BE(0);
+
 /**
  * The password-guessing counts and sign-in tickets over PostgreSQL, mirroring the SQLite store. A
- * claim makes sure the address's and the source's rows exist (INSERT ... ON CONFLICT DO NOTHING),
- * then locks them (SELECT ... FOR UPDATE), the address's first, then the source's, then the
- * ticket's: every claim and refund takes its locks in that order, so concurrent claims from any
- * number of processes queue and never deadlock, and each applies core's rule to what the
- * previous one committed.
+ * claim takes a transaction-scoped advisory lock per count key (the address's and the source's, in
+ * ascending lock id, so two claims never wait on each other in a cycle), then reads, lets core
+ * decide and writes (an upsert): concurrent claims from any number of processes queue on those
+ * locks and each applies core's rule to what the previous one committed. Locks rather than rows
+ * locked FOR UPDATE, because a row would have to be made to exist first: an attempt that is refused
+ * and writes nothing must leave nothing behind, or a flood of made-up addresses fills the table.
+ * The presented ticket's row, which exists, is locked FOR UPDATE after them.
  */
 export class PgSignInStore implements SignInThrottleStore {
   constructor(readonly db: PgDb) {}
@@ -52,10 +59,11 @@ export class PgSignInStore implements SignInThrottleStore {
     const aKey = addressKey(claim.addressKey);
     const sKey = sourceKey(claim.sourceKey);
     return this.db.transaction(async (tx) => {
-      await tx.insert(signInCounts).values({ key: aKey, state: '{}' }).onConflictDoNothing();
-      await tx.insert(signInCounts).values({ key: sKey, state: '{}' }).onConflictDoNothing();
-      const [address] = await tx.select().from(signInCounts).where(eq(signInCounts.key, aKey)).for('update');
-      const [source] = await tx.select().from(signInCounts).where(eq(signInCounts.key, sKey)).for('update');
+      for (const id of [...new Set([lockIdOf(aKey), lockIdOf(sKey)])].sort((x, y) => x - y)) {
+        await tx.execute(sql`SELECT pg_advisory_xact_lock(${COUNT_LOCK_CLASS}, ${id})`);
+      }
+      const [address] = await tx.select().from(signInCounts).where(eq(signInCounts.key, aKey));
+      const [source] = await tx.select().from(signInCounts).where(eq(signInCounts.key, sKey));
       const [ticket] =
         claim.ticketHash === null
           ? []
@@ -73,8 +81,12 @@ export class PgSignInStore implements SignInThrottleStore {
           : null,
       };
       const { admission, writes } = decide(facts);
-      if (writes.address !== undefined) await tx.update(signInCounts).set({ state: JSON.stringify(writes.address) }).where(eq(signInCounts.key, aKey));
-      if (writes.source !== undefined) await tx.update(signInCounts).set({ state: JSON.stringify(writes.source) }).where(eq(signInCounts.key, sKey));
+      const put = async (key: string, state: AddressGuessState | SourceFailureState) => {
+        const json = JSON.stringify(state);
+        await tx.insert(signInCounts).values({ key, state: json }).onConflictDoUpdate({ target: signInCounts.key, set: { state: json } });
+      };
+      if (writes.address !== undefined) await put(aKey, writes.address);
+      if (writes.source !== undefined) await put(sKey, writes.source);
       if (writes.ticketWrongPasswords !== undefined && claim.ticketHash !== null) {
         await tx.update(signInTickets).set({ wrongPasswords: writes.ticketWrongPasswords }).where(eq(signInTickets.ticketHash, claim.ticketHash));
       }

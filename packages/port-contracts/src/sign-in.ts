@@ -73,11 +73,15 @@ export function describeSignInContract(adapter: string, setup: Setup): void {
         for (const at of [20_000, 21_000, 22_000]) {
           expect(await s.claimPasswordCheck({ ...claimOf(), sourceKey: base.sourceKey, sourceLimit: 12, at: T0 + at })).toEqual({ admitted: true, by: 'address' });
         }
-        expect(await s.claimPasswordCheck({ ...claimOf(), sourceKey: base.sourceKey, sourceLimit: 12, at: T0 + 23_000 })).toEqual({
+        const refused = claimOf({ sourceKey: base.sourceKey, sourceLimit: 12, at: T0 + 23_000 });
+        expect(await s.claimPasswordCheck(refused)).toEqual({
           admitted: false,
           retryAfterS: (SOURCE_WINDOW_MS - 23_000) / 1000,
           heldBy: 'source',
         });
+        // A refusal by the source leaves nothing behind for the address it named (a flood of
+        // made-up addresses must not fill the store).
+        expect(await s.findAddressGuesses(refused.addressKey)).toBeNull();
       }));
 
     it('a ticket that holds for the address is judged by its own count; five wrong passwords void it', () =>
