@@ -123,7 +123,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'json', schema: v.strictObject({ password: Password }) },
       responses: { 200: { description: 'Confirmed', schema: v.object({ reauthenticated_at: Timestamp }) } },
       localAuth: true,
-      errors: ['error.auth.invalid_credentials', 'error.auth.no_local_password', 'error.auth.session_invalid', 'error.server.busy', 'error.sponsored.no_identity'],
+      errors: ['error.auth.invalid_credentials', 'error.auth.no_local_password', 'error.auth.session_invalid', 'error.server.busy', 'error.sponsored.no_identity', 'error.auth.throttled'],
       statusContext: 'reconfirming',
       handle: async ({ c, body, principal }) => {
         const r = unwrap(await deps.accounts.reauthenticate(principal, body.password, signInSource(c, deps.config.trustedProxies)));
@@ -140,7 +140,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'json', schema: v.strictObject({ current_password: Password, new_password: NewPassword }) },
       responses: { 200: { description: 'A fresh token pair for the caller\'s unchanged session id', schema: TokenPair } },
       localAuth: true,
-      errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.weak_password', 'error.auth.no_local_password', 'error.server.busy', 'error.sponsored.no_identity'],
+      errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.weak_password', 'error.auth.no_local_password', 'error.server.busy', 'error.sponsored.no_identity', 'error.auth.throttled'],
       statusContext: 'reconfirming',
       handle: async ({ c, body, principal }) => {
         const pair = unwrap(

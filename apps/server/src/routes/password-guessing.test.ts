@@ -204,6 +204,32 @@ describe('password guessing, per address', () => {
   }, 60_000);
 });
 
+describe('password guessing with a stolen access token', () => {
+  it('reauthenticate and password change are bounded per session: the 11th wrong guess is 429 and hashes nothing; strangers\' guesses never stop the owner\'s own session', async () => {
+    s = await testServer();
+    const victim = await registerUser(s.app);
+    const owner = await login(victim.address, PASSWORD);
+    const stolen = victim.access_token;
+    for (let i = 0; i < 5; i++) expect((await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: stolen, body: { password: `${WRONG} ${i}` } })).status).toBe(403);
+    for (let i = 0; i < 5; i++) {
+      const changed = await call(s.app, 'POST', '/v1/auth/password', { token: stolen, body: { current_password: `${WRONG} ${i}`, new_password: `${WRONG} and longer` } });
+      expect(changed.status).toBe(403);
+    }
+    const eleventh = await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: stolen, body: { password: PASSWORD } });
+    expect(eleventh).toMatchObject({ status: 429, body: { code: 'error.auth.throttled' } });
+    expect(Number(eleventh.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await call(s.app, 'POST', '/v1/auth/password', { token: stolen, body: { current_password: PASSWORD, new_password: `${PASSWORD}-new` } })).status).toBe(429);
+    // The address is not held by them, and strangers holding the address do not stop the owner's session.
+    for (let i = 0; i < 11; i++) await login(victim.address, WRONG);
+    expect((await login(victim.address, PASSWORD)).status).toBe(429);
+    expect((await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: owner.body.access_token, body: { password: PASSWORD } })).status).toBe(200);
+    const changed = await call(s.app, 'POST', '/v1/auth/password', { token: owner.body.access_token, body: { current_password: PASSWORD, new_password: `${PASSWORD}-new` } });
+    expect(changed.status).toBe(200);
+    // The owner's change closed the stolen session.
+    expect((await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: stolen, body: { password: `${PASSWORD}-new` } })).status).toBe(401);
+  }, 60_000);
+});
+
 describe('password guessing, per client address', () => {
   it('more failed sign-ins than the limit from one client address, over any accounts, are 429 until the hour has room; other addresses and ticket holders go on', async () => {
     s = await testServer({ SVC_SIGNIN_FAILURES_PER_SOURCE: '3' });

@@ -11,7 +11,7 @@ import { newSessionToken, type Principal, type SessionService, type TokenPair } 
 import { toBase64url } from '../encoding/bytes.js';
 import type { RegistrationGate } from '../registration/service.js';
 import type { SignInThrottleStore } from '../ports/sign-in-throttle.js';
-import { DEFAULT_SOURCE_FAILURES, type CheckedBy, type PasswordCheckClaim } from '../sign-in-throttle/rules.js';
+import { DEFAULT_SOURCE_FAILURES, sessionCountKey, type CheckedBy, type PasswordCheckClaim } from '../sign-in-throttle/rules.js';
 import { signInTicketHash } from '../sign-in-throttle/ticket.js';
 
 /**
@@ -186,6 +186,38 @@ export class AccountService {
     return ok(account);
   }
 
+  /**
+   * The password of a signed-in account, checked for reauthenticate or a password change, under a
+   * count of the session's own: a stolen access token must not be a way around the guessing bound
+   * (a right guess there buys a fresh authentication, then every action a stale token is refused),
+   * yet strangers guessing at the address must not stop the owner's own session from reconfirming
+   * or changing the password. So the session is both the count's address and its source: ten wrong
+   * passwords an hour per session, with the same backoff as sign-in; a stolen session cannot be
+   * multiplied without signing in, which needs the password.
+   */
+  async #sessionPasswordCheck(principal: Principal, account: AccountRecord, password: string, lane: string): Promise<Result<boolean, 'error.auth.throttled'>> {
+    const hash = account.passwordHash;
+    if (hash === null) return ok(false);
+    const verify = async () => couldBePassword(password) && (await this.#d.hasher.verify(hash, password, lane));
+    const store = this.#d.signIn;
+    if (store === undefined) return ok(await verify());
+    const key = sessionCountKey(principal.sessionId);
+    const claim: PasswordCheckClaim = { addressKey: key, legacyKey: key, sourceKey: key, ticketHash: null, at: this.#d.clock.now(), sourceLimit: this.#d.sourceFailureLimit ?? DEFAULT_SOURCE_FAILURES };
+    const admission = await guard('error.store.unavailable', 'counting a password check', () => store.claimPasswordCheck(claim));
+    if (!admission.admitted) {
+      return refuse('error.auth.throttled', 'Too many wrong passwords from this session; try again later.', { retry_after_s: admission.retryAfterS });
+    }
+    let matches: boolean;
+    try {
+      matches = await verify();
+    } catch (fault) {
+      await this.#refund(store, claim, admission.by);
+      throw fault;
+    }
+    if (matches) await this.#refund(store, claim, admission.by);
+    return ok(matches);
+  }
+
   async #refund(store: SignInThrottleStore, claim: PasswordCheckClaim, by: CheckedBy): Promise<void> {
     await guard('error.store.unavailable', 'refunding a password check', () => store.refundPasswordCheck(claim, by));
   }
@@ -218,7 +250,9 @@ export class AccountService {
     password: string,
     /** The client address's key: the hasher's lane. */
     source = 'unknown',
-  ): Promise<Result<{ reauthenticatedAt: number }, 'error.auth.invalid_credentials' | 'error.auth.session_invalid' | 'error.auth.no_local_password' | 'error.sponsored.no_identity'>> {
+  ): Promise<
+    Result<{ reauthenticatedAt: number }, 'error.auth.invalid_credentials' | 'error.auth.session_invalid' | 'error.auth.no_local_password' | 'error.sponsored.no_identity' | 'error.auth.throttled'>
+  > {
     // A sponsored account has no password of its own: acting as one, nothing is read or hashed.
     const own = decideOwnIdentity(principal);
     if (!own.ok) return own;
@@ -226,8 +260,9 @@ export class AccountService {
     const account = await this.#account(principal);
     if (!account.ok) return account;
     if (account.value.passwordHash === null) return refuse('error.auth.no_local_password', NO_LOCAL_PASSWORD);
-    const matches = couldBePassword(password) && (await this.#d.hasher.verify(account.value.passwordHash, password, source));
-    if (!matches) return refuse('error.auth.invalid_credentials', 'The password is wrong.');
+    const matches = await this.#sessionPasswordCheck(principal, account.value, password, source);
+    if (!matches.ok) return matches;
+    if (!matches.value) return refuse('error.auth.invalid_credentials', 'The password is wrong.');
     const at = this.#d.clock.now();
     const recorded = await this.#d.sessions.recordAuthentication(principal, at);
     if (!recorded.ok) return recorded;
@@ -241,7 +276,19 @@ export class AccountService {
   async changePassword(
     principal: Principal,
     input: { currentPassword: string; newPassword: string; /** The client address's key: the hasher's lane. */ source?: string },
-  ): Promise<Result<TokenPair, 'error.auth.weak_password' | 'error.request.invalid' | 'error.auth.invalid_credentials' | 'error.auth.account_locked' | 'error.auth.session_invalid' | 'error.auth.no_local_password' | 'error.sponsored.no_identity'>> {
+  ): Promise<
+    Result<
+      TokenPair,
+      | 'error.auth.weak_password'
+      | 'error.request.invalid'
+      | 'error.auth.invalid_credentials'
+      | 'error.auth.account_locked'
+      | 'error.auth.session_invalid'
+      | 'error.auth.no_local_password'
+      | 'error.sponsored.no_identity'
+      | 'error.auth.throttled'
+    >
+  > {
     const own = decideOwnIdentity(principal);
     if (!own.ok) return own;
     const strength = checkPassword(input.newPassword);
@@ -254,8 +301,9 @@ export class AccountService {
     // The answer is an access-token issuance: a session past an expiry gets none, and nothing changes.
     const issuable = await this.#d.sessions.issuable(principal.sessionId);
     if (!issuable.ok) return issuable;
-    const matches = couldBePassword(input.currentPassword) && (await this.#d.hasher.verify(account.value.passwordHash, input.currentPassword, lane));
-    if (!matches) return refuse('error.auth.invalid_credentials', 'The current password is wrong.');
+    const matches = await this.#sessionPasswordCheck(principal, account.value, input.currentPassword, lane);
+    if (!matches.ok) return matches;
+    if (!matches.value) return refuse('error.auth.invalid_credentials', 'The current password is wrong.');
     if (account.value.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
     const passwordHash = await this.#d.hasher.hash(input.newPassword, lane);
     const { token, tokenHash } = newSessionToken(this.#d.random);

@@ -24,6 +24,14 @@
 import { sha256Hex } from '../encoding/bytes.js';
 
 /**
+ * The key a signed-in session's own password checks (reauthenticate, password change) are counted
+ * under, as address and as source alike. It holds no `@`, so no address key is ever the same.
+ */
+export function sessionCountKey(sessionId: string): string {
+  return `session:${sessionId}`;
+}
+
+/**
  * The key an address's count is stored under: the SHA-256 of its normalized key. Attempts name
  * addresses nobody holds (typos, other people's), and the store keeps no list of them in clear; an
  * address that cannot be normalized may be long, and its hash is not.
