@@ -75,6 +75,14 @@ export class FsBlobStore implements BlobStore {
       }
     }
     await rename(temp, target);
+    // The rename is durable only once the directory is: a resumable upload's offset is
+    // acknowledged on the strength of this staged file, so its name must survive a power cut too.
+    const dir = await open(this.#staging, 'r');
+    try {
+      await dir.sync();
+    } finally {
+      await dir.close();
+    }
     return { size, sha256: hash.digest('hex') };
   }
 
@@ -120,6 +128,17 @@ export class FsBlobStore implements BlobStore {
 
   async discard(stagingId: string): Promise<void> {
     await rm(this.#stagedPath(stagingId), { force: true });
+  }
+  async readStaged(stagingId: string): Promise<AsyncIterable<Uint8Array> | null> {
+    let file: FileHandle;
+    try {
+      file = await open(this.#stagedPath(stagingId), 'r');
+    } catch (e) {
+      if (isMissing(e)) return null;
+      throw e;
+    }
+    // Opened before returning, so a file that goes meanwhile is still read whole.
+    return file.createReadStream();
   }
   async digest(contentHash: string): Promise<StagedBlob | null> {
     const hash = createHash('sha256');

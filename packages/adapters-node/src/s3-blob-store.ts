@@ -472,6 +472,17 @@ export class S3BlobStore implements BlobStore {
     await this.#send('discarding staged bytes', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
   }
 
+  async readStaged(stagingId: string): Promise<AsyncIterable<Uint8Array> | null> {
+    const key = this.#stagedKey(stagingId);
+    try {
+      const object = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
+      return object.Body as AsyncIterable<Uint8Array>;
+    } catch (e) {
+      if (isNotFound(e)) return null;
+      throw new CoreError('error.store.unavailable', 'object store: reading staged bytes failed', { cause: e });
+    }
+  }
+
   async has(contentHash: string): Promise<boolean> {
     const key = this.#blobKey(contentHash);
     try {

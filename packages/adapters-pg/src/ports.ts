@@ -16,6 +16,7 @@ import { PgDeploymentCensus } from './census-store.js';
 import { PgSyncLog } from './sync-store.js';
 import { PgAccountErasure } from './erasure-store.js';
 import { PgSignInStore } from './sign-in-store.js';
+import { PgUploadSegments } from './segments-store.js';
 
 export interface PgPortsOptions {
   /** Calls each of the database's batch queues may hold before it answers error.server.busy (SVC_STORE_QUEUE). */
@@ -31,6 +32,7 @@ export function createPgPorts(db: PgDb, options: PgPortsOptions = {}): Ports {
     devices: new PgDeviceStore(db),
     albums: new PgAlbumStore(db),
     quota: new PgQuotaStore(db),
+    segments: new PgUploadSegments(db),
     schema: new PgSchemaStatus(db),
     secondFactor: new PgSecondFactorStore(db),
     signIn: new PgSignInStore(db),

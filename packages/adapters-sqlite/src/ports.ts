@@ -16,6 +16,7 @@ import { SqliteDeploymentCensus } from './census-store.js';
 import { SqliteSyncLog } from './sync-store.js';
 import { SqliteAccountErasure } from './erasure-store.js';
 import { SqliteSignInStore } from './sign-in-store.js';
+import { SqliteUploadSegments } from './segments-store.js';
 
 export interface SqlitePortsOptions {
   /** Calls each of the connection's batch queues may hold before it answers error.server.busy (SVC_STORE_QUEUE). */
@@ -31,6 +32,7 @@ export function createSqlitePorts(db: Database.Database, options: SqlitePortsOpt
     devices: new SqliteDeviceStore(db),
     albums: new SqliteAlbumStore(db),
     quota: new SqliteQuotaStore(db),
+    segments: new SqliteUploadSegments(db),
     schema: new SqliteSchemaStatus(db),
     secondFactor: new SqliteSecondFactorStore(db),
     signIn: new SqliteSignInStore(db),

@@ -33,6 +33,8 @@ export type ErrorCode =
   | 'error.quota.exceeded'
   | 'error.quota.write_refused'
   | 'error.upload.too_large'
+  | 'error.upload.checksum_mismatch'
+  | 'error.upload.tus_version'
   | 'error.upload.album_quiescing'
   | 'error.device.unknown'
   | 'error.device.invalid_key'

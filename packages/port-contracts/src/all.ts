@@ -10,6 +10,7 @@ import { describeAlbumStoreContract, describeDeviceStoreContract } from './devic
 import { describeCensusContract, describeQuotaContract } from './quota.js';
 import { missingSuites, type SuiteName } from './registry.js';
 import { describeSchemaStatusContract } from './schema-status.js';
+import { describeUploadSegmentsContract } from './segments.js';
 import { describeTotpStoreContract } from './totp.js';
 import { describeDeploymentContract, describeSecondFactorContract } from './second-factor.js';
 import { describeSignInContract } from './sign-in.js';
@@ -50,6 +51,7 @@ export const CONTRACT_SUITES: Record<SuiteName, (adapter: string, setup: Setup) 
   census: describeCensusContract,
   sync: describeSyncLogContract,
   erasure: describeAccountErasureContract,
+  'upload-segments': describeUploadSegmentsContract,
 };
 
 /**

@@ -31,6 +31,7 @@ export const SUITES = [
   'sponsorship',
   'sync',
   'totp',
+  'upload-segments',
 ] as const;
 export type SuiteName = (typeof SUITES)[number];
 

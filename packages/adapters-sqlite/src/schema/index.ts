@@ -9,3 +9,4 @@ export * from './sharing.js';
 export * from './discovery.js';
 export * from './sync.js';
 export * from './sign-in.js';
+export * from './segments.js';

@@ -117,6 +117,11 @@ export interface BlobStore {
   /** Drops staged bytes (committed or not). */
   discard(stagingId: string): Promise<void>;
   /**
+   * The bytes staged under `stagingId`, streamed (never whole in memory); null when nothing is
+   * staged there. How the runs of a resumable upload become its staged bytes (upload/resumable.ts).
+   */
+  readStaged(stagingId: string): Promise<AsyncIterable<Uint8Array> | null>;
+  /**
    * What is at the content address now, read back from there: its size and the SHA-256 of its
    * bytes, streamed (never a checksum the store merely keeps, which a store that ignores checksums
    * could hold wrong); null when nothing is there. Finalize asks it after `commit`, before anything

@@ -15,6 +15,7 @@ export type { RevokeAllAdmission, RevokeAllChallenge, RevokeAllChallengeStore } 
 export type { AlbumRecord, AlbumStore, PendingUpgrade, ProposeOutcome, UpgradeIntentRecord } from './album-store.js';
 export type { BlobRecord, QuotaAccountRecord, QuotaLedger, SweepResult, SweptBlob } from './quota-ledger.js';
 export type { BlobKind, CompleteOutcome, CompleteUpload, Completed, NewUpload, OpenRefusal, UploadKind, UploadSessionRecord, UploadSessions, UploadState } from './upload-sessions.js';
+export type { AppendRefusal, Appended, UploadSegment, UploadSegments } from './upload-segments.js';
 export type { AssetBlob, AssetCatalog, AssetRecord, AssetState, BlobReference, MetadataReplace, TrashedAsset } from './asset-catalog.js';
 export type { Arrived, BlobStat, BlobStore, ByteRange, DirectPut, DirectPutGrant, ListedBlob, PresignedAnswer, QuarantinedBlob, StagedBlob } from './blob-store.js';
 export type { MemberUpgradeStore, WriteTransport } from './member-upgrade.js';

@@ -9,6 +9,7 @@ import type { SessionLedger } from './session-ledger.js';
 import type { SigningKeyStore } from './signing-key-store.js';
 import type { TotpStore } from './totp-store.js';
 import type { UploadSessions } from './upload-sessions.js';
+import type { UploadSegments } from './upload-segments.js';
 import type { SchemaStatus } from './schema-status.js';
 import type { TotpThrottleStore } from './totp-throttle.js';
 import type { TotpRecoveryStore } from './totp-recovery.js';
@@ -42,6 +43,8 @@ export interface Ports {
   readonly albums: AlbumStore;
   /** Quota ledger, upload sessions (which also count in-flight uploads per album) and asset references. */
   readonly quota: QuotaLedger & UploadSessions & AssetCatalog;
+  /** The runs of bytes resumable (tus) uploads received: each session's durable offset. */
+  readonly segments: UploadSegments;
   /** The database's schema stamps, read live for the readiness probe. */
   readonly schema: SchemaStatus;
   /** Per-account wrong-code record (second-factor throttling) and recovery through the identity anchor. */

@@ -32,6 +32,7 @@ export type { FakePerson } from './fake-identity-provider.js';
 export { MemoryDeprecationStore } from './memory-deprecations.js';
 export { MemoryRegistrationAllowlist } from './memory-registration.js';
 export { MemoryDeploymentCensus } from './memory-census.js';
+export { MemoryUploadSegments } from './memory-segments.js';
 export { MemoryAttestationKeyStore } from './memory-attestation.js';
 export { MemoryLinkStore, MemorySponsorshipStore } from './memory-sharing.js';
 export { MemorySyncLog } from './memory-sync.js';

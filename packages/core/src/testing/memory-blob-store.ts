@@ -38,6 +38,13 @@ export class MemoryBlobStore implements BlobStore {
   async discard(stagingId: string): Promise<void> {
     this.staged.delete(stagingId);
   }
+  async readStaged(stagingId: string): Promise<AsyncIterable<Uint8Array> | null> {
+    const bytes = this.staged.get(stagingId);
+    if (bytes === undefined) return null;
+    return (async function* () {
+      for (let at = 0; at < bytes.length; at += CHUNK) yield bytes.subarray(at, at + CHUNK);
+    })();
+  }
   async *listStaged(): AsyncIterable<string> {
     yield* [...this.staged.keys()];
   }

@@ -17,6 +17,7 @@ import { MemoryRegistrationAllowlist } from './memory-registration.js';
 import { MemoryDeploymentCensus } from './memory-census.js';
 import { MemorySyncLog } from './memory-sync.js';
 import { MemoryAccountErasure } from './memory-erasure.js';
+import { MemoryUploadSegments } from './memory-segments.js';
 
 /** The whole port set in memory: the reference implementation every adapter is held to. */
 export function createMemoryPorts(): Ports {
@@ -42,6 +43,7 @@ export function createMemoryPorts(): Ports {
     devices,
     albums,
     quota,
+    segments: new MemoryUploadSegments(quota),
     schema: new MemorySchemaStatus(),
     secondFactor,
     signIn,

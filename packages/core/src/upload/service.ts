@@ -12,6 +12,7 @@ import type { AlbumWriteRefusal, WriteGuard, WriteRefusal } from '../ports/write
 import { albumOfAsset } from '../albums/asset-album.js';
 import type { QuotaService } from '../quota/service.js';
 import { decideArrival, decideStored, DEFAULT_DIRECT_PUT_TTL_S, directPutGrant } from './direct.js';
+import { segmentOwner, takesSegments } from './resumable.js';
 import { decideCancel, decideFinalize, decidePut, isContentHash, isFinalized, isInFlight, uploadState } from './machine.js';
 
 export interface UploadServiceDeps {
@@ -428,6 +429,17 @@ export class UploadService {
   async sweepStaging(): Promise<number> {
     let discarded = 0;
     for await (const id of this.#d.blobs.listStaged()) {
+      // A resumable upload's run: needed only while its session takes runs (once the runs are
+      // assembled, or the session is over, the run's bytes are nobody's).
+      const owner = segmentOwner(id);
+      if (owner !== null) {
+        const s = await guard(STORE, 'upload session read', () => this.#d.sessions.findUpload(owner));
+        if (s === null || !takesSegments(s, this.#d.clock.now())) {
+          await this.#d.blobs.discard(id);
+          discarded++;
+        }
+        continue;
+      }
       if (!isUuid(id)) continue;
       // In turn with a finalize or cancel of the same session in this process.
       const gone = await this.#oneAtATime(id, async () => {
