@@ -16,6 +16,7 @@ import { totpRoutes } from './routes/totp.js';
 import { secondFactorRoutes } from './routes/second-factor.js';
 import { quotaRoutes } from './routes/quota.js';
 import { uploadRoutes } from './routes/uploads.js';
+import { tusRoutes } from './routes/tus.js';
 import { assetRoutes } from './routes/assets.js';
 import { oidcRoutes } from './routes/oidc.js';
 import { albumRoutes } from './routes/albums.js';
@@ -44,6 +45,7 @@ export function allRoutes(deps: AppDeps): AnyRoute[] {
     ...wellKnownRoutes(deps),
     ...quotaRoutes(deps),
     ...uploadRoutes(deps),
+    ...tusRoutes(deps),
     ...assetRoutes(deps),
     ...operationsRoutes(deps),
     ...secondFactorRoutes(deps),

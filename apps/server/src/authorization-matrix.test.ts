@@ -82,6 +82,13 @@ async function expectOk(r: Promise<Reply>, what: string): Promise<Reply> {
 
 const upload: Make = async (m, owner) => ({ params: { id: (await m.openUpload(owner)).uploadId } });
 const fill: Make = async (m, owner) => ({ params: { id: (await m.fill(owner)).uploadId } });
+const TUS = { 'tus-resumable': '1.0.0' };
+/** A recipe's request with the tus header every tus request carries. */
+const withTus =
+  (make: Make): Make =>
+  async (...a) => ({ ...(await make(...a)), request: { headers: TUS } });
+/** The whole upload in one tus PATCH from offset 0. */
+const tusChunk = (data: Uint8Array): CallOptions => ({ raw: raw(data), contentType: 'application/offset+octet-stream', headers: { ...TUS, 'upload-offset': '0' } });
 
 /** One entry per route with a path parameter. */
 const RECIPES: Record<string, Recipe> = {
@@ -148,6 +155,21 @@ const RECIPES: Record<string, Recipe> = {
     },
   },
   // A fresh direct upload URL: whoever may send the session's bytes, and no one else.
+  // Resumable (tus) uploads: the same sessions, the same rule, through the offset routes.
+  'GET /upload-tus/:id': { make: { 'upload session': withTus(upload), 'federated fill': withTus(fill) } },
+  'DELETE /upload-tus/:id': { make: { 'upload session': withTus(upload), 'federated fill': withTus(fill) } },
+  'PATCH /upload-tus/:id': {
+    make: {
+      'upload session': async (m, owner) => {
+        const u = await m.openUpload(owner);
+        return { params: { id: u.uploadId }, request: tusChunk(u.data) };
+      },
+      'federated fill': async (m, owner) => {
+        const f = await m.fill(owner);
+        return { params: { id: f.uploadId }, request: tusChunk(f.data) };
+      },
+    },
+  },
   'POST /upload/:id/direct-put': { make: { 'upload session': upload, 'federated fill': fill } },
   'POST /upload/:id/finalize': {
     make: {

@@ -23,6 +23,7 @@ import {
   BlobReadService,
   QuotaService,
   UploadService,
+  ResumableUploads,
   type BlobStore,
   type Ports,
   DEFAULT_QUOTA_POLICY,
@@ -98,6 +99,8 @@ export interface AppDeps {
   readonly writeGuard: WriteGuard;
   readonly quota: QuotaService;
   readonly uploads: UploadService;
+  /** Resumable (tus) uploads' offsets: HEAD and PATCH on upload sessions. */
+  readonly resumable: ResumableUploads;
   readonly assets: AssetService;
   /** Prometheus metrics of this app (requests, latency, sign-ins, refusals, database errors). */
   readonly metrics: HttpMetrics;
@@ -313,6 +316,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     policy: { ...DEFAULT_QUOTA_POLICY, defaults: { soft: config.quotaSoftBytes, hard: config.quotaHardBytes }, graceMs: config.quotaGraceMs, federatedShare: config.federatedBudgetPct / 100, maxOpenUploads: config.maxOpenUploads, followUpMs: config.quotaFollowUpMs, followUpOverdraft: config.quotaFollowUpOverdraft },
   });
   const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: config.dropTtlMs, federationPeers: config.federationPeers, ...(config.blobStore?.kind === 's3' ? { directPutTtlS: config.blobStore.putUrlTtlS } : {}) });
+  const resumable = new ResumableUploads({ sessions: stores.quota, segments: stores.segments, blobs: stores.blobs, writeGuard: albums.writeGuard, clock, random });
   const assets = new AssetService({ assets: stores.quota, quota, sessions: stores.quota, writeGuard: albums.writeGuard, clock });
   // Sponsored accounts, links and drops (one block); federated fills are upload sessions.
   const sponsorship = new SponsorshipService({ store: stores.sponsorship, accounts: stores.accounts, quota, clock, random, sessions });
@@ -363,6 +367,7 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     writeGuard: albums.writeGuard,
     quota,
     uploads,
+    resumable,
     assets,
     metrics: new HttpMetrics(),
     oidc,

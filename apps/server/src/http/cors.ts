@@ -8,14 +8,16 @@
  * What a browser may send: the bearer token, the body's type and every `X-Svc-*` header (the
  * protocol date, crypto suite, sidecar schema, acting-as). Named when the preflight names none.
  */
-const ALLOW_HEADERS = 'Authorization, Content-Type, X-Svc-Protocol, X-Svc-Crypto-Suite, X-Svc-Sidecar-Schema, X-Svc-Act-As';
+const ALLOW_HEADERS = 'Authorization, Content-Type, X-Svc-Protocol, X-Svc-Crypto-Suite, X-Svc-Sidecar-Schema, X-Svc-Act-As, Tus-Resumable, Upload-Length, Upload-Metadata, Upload-Offset, Upload-Checksum';
+/** The request headers a tus client sends (resumable uploads, routes/tus.ts). */
+const TUS_REQUEST_HEADERS = new Set(['tus-resumable', 'upload-length', 'upload-metadata', 'upload-offset', 'upload-checksum']);
 /**
  * What a browser script may read from an answer: the protocol window, deprecation notices,
  * Retry-After, and what downloads and sign-in need: a ranged answer's Content-Range (and its
  * length, Accept-Ranges, the blob's ETag), a redirect's Location, a 401's WWW-Authenticate.
  */
 const EXPOSE_HEADERS =
-  'X-Svc-Protocol-Min, X-Svc-Protocol-Max, X-Svc-Min-Client-Build, Deprecation, Sunset, Retry-After, Content-Range, Content-Length, Accept-Ranges, ETag, Location, WWW-Authenticate';
+  'X-Svc-Protocol-Min, X-Svc-Protocol-Max, X-Svc-Min-Client-Build, Deprecation, Sunset, Retry-After, Content-Range, Content-Length, Accept-Ranges, ETag, Location, WWW-Authenticate, Tus-Resumable, Tus-Version, Tus-Extension, Tus-Max-Size, Tus-Checksum-Algorithm, Upload-Offset, Upload-Length, Upload-Expires';
 const ALLOW_METHODS = 'GET, HEAD, POST, PUT, PATCH, DELETE';
 /** How long a browser may reuse a preflight answer (seconds). */
 const MAX_AGE = '600';
@@ -71,6 +73,6 @@ function allowedHeaders(requested: string | null): string {
   return requested
     .split(',')
     .map((h) => h.trim().toLowerCase())
-    .filter((h) => h === 'authorization' || h === 'content-type' || /^x-svc-[a-z0-9-]+$/.test(h))
+    .filter((h) => h === 'authorization' || h === 'content-type' || TUS_REQUEST_HEADERS.has(h) || /^x-svc-[a-z0-9-]+$/.test(h))
     .join(', ');
 }

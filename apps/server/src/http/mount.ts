@@ -33,8 +33,8 @@ export interface ProtocolBindings {
   protocol?: ProtocolMoment;
 }
 
-function honoMethod(m: Method): 'get' | 'post' | 'put' | 'patch' | 'delete' {
-  return m.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete';
+function honoMethod(m: Method): 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options' {
+  return m.toLowerCase() as 'get' | 'post' | 'put' | 'patch' | 'delete' | 'options';
 }
 
 /**

@@ -38,6 +38,10 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.quota.exceeded': 403,
   'error.quota.write_refused': 403,
   'error.upload.too_large': 413,
+  /** tus 1.0's checksum extension: 460 Checksum Mismatch, so a tus client knows the chunk was refused. */
+  'error.upload.checksum_mismatch': 460,
+  /** A tus request without `Tus-Resumable: 1.0.0`: 412 Precondition Failed, as tus 1.0 asks. */
+  'error.upload.tus_version': 412,
   'error.upload.album_quiescing': 409,
   'error.device.unknown': 403,
   'error.device.invalid_key': 400,
@@ -119,9 +123,11 @@ const TITLES: Record<number, string> = {
   405: 'Method Not Allowed',
   408: 'Request Timeout',
   409: 'Conflict',
+  412: 'Precondition Failed',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
   416: 'Range Not Satisfiable',
+  460: 'Checksum Mismatch',
   426: 'Upgrade Required',
   429: 'Too Many Requests',
   431: 'Request Header Fields Too Large',

@@ -8,7 +8,8 @@ import type { StatusContext } from './problem.js';
  * definition drives the router (mount.ts), the body reader (request.ts) and the API reference.
  */
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+/** OPTIONS is a route of its own only where a protocol defines it (tus discovery); a CORS preflight never reaches a route. */
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
 /** How a route takes its body. `bytes` leaves reading to the handler (uploads stream their own). */
 export type BodySpec =

@@ -41,6 +41,7 @@ describe('blob downloads stream from the filesystem store', { timeout: 300_000 }
       stage: (...a) => fs.stage(...a),
       commit: (...a) => fs.commit(...a),
       discard: (...a) => fs.discard(...a),
+      readStaged: (...a) => fs.readStaged(...a),
       digest: (...a) => fs.digest(...a),
       has: (...a) => fs.has(...a),
       stat: (...a) => fs.stat(...a),
