@@ -16,3 +16,4 @@ export { registrationModelProperty } from './registration-model.js';
 export { syncModelProperty } from './sync-model.js';
 export { deletionModelProperty } from './deletion-model.js';
 export { signInThrottleModelProperty } from './sign-in-model.js';
+export { resumableModelProperty } from './resumable-model.js';
