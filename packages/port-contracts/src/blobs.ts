@@ -98,6 +98,16 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         expect(await s.commit('u3', sha256Hex(new Uint8Array(2)))).toBe('missing');
       }));
 
+    it('reads staged bytes back as a stream (a resumable upload\'s runs), null once discarded or never staged', () =>
+      using(setup, async (s) => {
+        const bytes = pattern(300_000);
+        await s.stage('u9_0_ab', chunks(bytes.subarray(0, 100_000), bytes.subarray(100_000)), bytes.length);
+        expect(digest(await readAll(await s.readStaged('u9_0_ab')))).toBe(digest(bytes));
+        await s.discard('u9_0_ab');
+        expect(await s.readStaged('u9_0_ab')).toBeNull();
+        expect(await s.readStaged('never-staged')).toBeNull();
+      }));
+
     it('re-staging replaces the earlier bytes; discard drops them', () =>
       using(setup, async (s) => {
         const a = new Uint8Array([1]);
