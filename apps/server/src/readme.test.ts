@@ -88,7 +88,10 @@ describe("the README's shell blocks", { timeout: 120_000 }, () => {
     expect(failures, context).toEqual([{ status: 401, method: 'GET', path: '/v1/auth/profile' }]);
     // The walk-through reaches its end: the guest's drop is finalized, then adopted, then read back.
     const statusOf = (method: string, pattern: RegExp) => answers.filter((a) => a.method === method && pattern.test(a.path)).map((a) => a.status);
-    expect(statusOf('POST', /^\/upload\/[^/]+\/finalize$/), context).toEqual([200]);
+    // Two finalizes: the guest's drop, then the resumable (tus) upload sent in two PATCHes.
+    expect(statusOf('POST', /^\/upload\/[^/]+\/finalize$/), context).toEqual([200, 200]);
+    expect(statusOf('PATCH', /^\/upload-tus\/[^/]+$/), context).toEqual([204, 204]);
+    expect(stdout).toContain('upload-offset: 3');
     expect(statusOf('POST', /^\/v1\/drops\/[^/]+\/adopt$/), context).toEqual([200]);
     expect(statusOf('GET', /^\/v1\/blobs\//), context).toEqual([200, 206]);
     expect(stdout).toContain('hello');
