@@ -188,7 +188,7 @@ export function tusRoutes(deps: AppDeps): AnyRoute[] {
       path: '/upload-tus/:id',
       tag: 'quota',
       summary:
-        'tus HEAD (GET answers the same with a body): Upload-Offset is what the database holds, durable in every process; a session whose bytes are all in (or finalized) answers its received size. Cancelled or expired: 404. Whoever may PATCH may ask (a guest with `Authorization: Upload <upload_token>`)',
+        'tus HEAD (GET answers the same with a body): Upload-Offset is what the database holds, durable in every process; a session whose bytes are all in (or finalized) answers its received size. Cancelled or expired: 404. Should the PATCH that recorded the last bytes have stopped before they became the session\'s, HEAD finishes that step. Whoever may PATCH may ask (a guest with `Authorization: Upload <upload_token>`)',
       auth: true,
       uploadToken: true,
       params: IdParam,
@@ -208,14 +208,14 @@ export function tusRoutes(deps: AppDeps): AnyRoute[] {
       path: '/upload-tus/:id',
       tag: 'quota',
       summary:
-        'tus PATCH: appends the body (application/offset+octet-stream) at Upload-Offset, which must be the offset the server holds (else 409 error.conflict with upload_offset and the Upload-Offset header). The bytes are staged and fsynced, then recorded in the database; 204 carries the new Upload-Offset only after that record is durable. Of two PATCHes at one offset one wins; the other is 409 and nothing of it is kept. Bytes past declared_size: 413 error.upload.too_large, nothing kept. Upload-Checksum `sha256 <base64>` (optional): a mismatch is 460 error.upload.checksum_mismatch, nothing kept. A session not waiting for bytes (received, finalized, cancelled, expired) is 409. Once the offset reaches Upload-Length the bytes are the session\'s (WaitingForProcessing): finalize with POST /upload/{id}/finalize. Bytes of a session opened in an album are a write to it (its pin, 426). A guest sends with `Authorization: Upload <upload_token>`',
+        'tus PATCH: appends the body (application/offset+octet-stream) at Upload-Offset, which must be the offset the server holds (else 409 error.conflict with upload_offset and the Upload-Offset header). The bytes are staged and fsynced, then recorded in the database; 204 carries the new Upload-Offset only after that record is durable. Of two PATCHes at one offset one wins; the other is 409 and nothing of it is kept. Bytes past declared_size: 413 error.upload.too_large, nothing kept. Upload-Checksum `sha256 <base64>` (optional): a mismatch is 460 error.upload.checksum_mismatch, nothing kept. A session not waiting for bytes (received, finalized, cancelled, expired) is 409. A session holds at most 10,000 PATCHes (runs): past that, 429 error.request.too_many (send larger chunks). Once the offset reaches Upload-Length the bytes are the session\'s (WaitingForProcessing): finalize with POST /upload/{id}/finalize. Bytes of a session opened in an album are a write to it (its pin, 426). A guest sends with `Authorization: Upload <upload_token>`',
       auth: true,
       uploadToken: true,
       params: IdParam,
       requestHeaders: { 'Tus-Resumable': '1.0.0 (412 otherwise)', 'Upload-Offset': 'Where these bytes start: the offset the server holds', 'Upload-Checksum': 'sha256 <base64 digest of this body> (optional)' },
       body: { type: 'bytes', description: 'The next bytes of the ciphertext, application/offset+octet-stream' },
       responses: { 204: { description: 'Appended and durable', headers: TUS_HEADERS } },
-      errors: ['error.conflict', 'error.not_found', 'error.upload.too_large', 'error.upload.checksum_mismatch', 'error.request.unsupported_media_type', 'error.protocol.below_album_pin', 'error.upload.tus_version', 'error.request.invalid'],
+      errors: ['error.conflict', 'error.not_found', 'error.upload.too_large', 'error.upload.checksum_mismatch', 'error.request.unsupported_media_type', 'error.protocol.below_album_pin', 'error.upload.tus_version', 'error.request.invalid', 'error.request.too_many'],
       handle: ({ c, params, principal, version }) =>
         tus(async () => {
         tusResumable(c);

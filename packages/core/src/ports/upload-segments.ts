@@ -12,8 +12,11 @@ export interface UploadSegment {
   readonly segmentId: string;
 }
 
-/** Why an append is refused, nothing written: the session is not taking bytes, the offset moved meanwhile, or the run passes the declared size. */
-export type AppendRefusal = 'not_open' | 'offset_moved' | 'too_large';
+/**
+ * Why an append is refused, nothing written: the session is not taking bytes, the offset moved
+ * meanwhile, the run passes the declared size, or the session holds as many runs as it may.
+ */
+export type AppendRefusal = 'not_open' | 'offset_moved' | 'too_large' | 'too_many';
 
 /** The upload's offset after an append. */
 export interface Appended {

@@ -7,7 +7,7 @@ import { FakeClock } from '../testing/fake-clock.js';
 import { MemoryBlobStore } from '../testing/memory-blob-store.js';
 import { createMemoryPorts } from '../testing/memory-ports.js';
 import { SeededRandom } from '../testing/seeded-random.js';
-import { ResumableUploads, segmentOwner, segmentStagingId, uploadOffset } from './resumable.js';
+import { decideAppend, MAX_RUNS, ResumableUploads, segmentOwner, segmentStagingId, uploadOffset } from './resumable.js';
 import { UploadService } from './service.js';
 
 const ALICE = { accountId: '0190c000-0000-7000-8000-00000000000a' };
@@ -18,11 +18,23 @@ async function* once(bytes: Uint8Array) {
   yield bytes;
 }
 
+/** A store that fails the next staging of `failing` (a process that stops while it assembles the runs). */
+class FailingOnce extends MemoryBlobStore {
+  failing: string | null = null;
+  override stage(stagingId: string, body: AsyncIterable<Uint8Array>, maxBytes: number) {
+    if (stagingId === this.failing) {
+      this.failing = null;
+      return Promise.reject(new Error('the disk went away'));
+    }
+    return super.stage(stagingId, body, maxBytes);
+  }
+}
+
 function world() {
   const ports = createMemoryPorts();
   const clock = new FakeClock();
   const random = new SeededRandom(7);
-  const blobs = new MemoryBlobStore();
+  const blobs = new FailingOnce();
   const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
   const uploads = new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
   const resumable = new ResumableUploads({ sessions: ports.quota, segments: ports.segments, blobs, writeGuard: admitAllWrites, clock, random });
@@ -33,7 +45,7 @@ function world() {
   };
   const append = (id: string, offset: number, bytes: Uint8Array) => resumable.append(ALICE, id, { offset, body: once(bytes), sha256: null, protocolVersion: V });
   const runs = (id: string) => [...blobs.staged.keys()].filter((k) => segmentOwner(k) === id);
-  return { clock, blobs, uploads, resumable, open, append, runs };
+  return { clock, blobs, uploads, resumable, open, append, runs, ports };
 }
 
 describe('the offset of a resumable upload', () => {
@@ -84,5 +96,34 @@ describe('the runs a resumable upload stages', () => {
     w.clock.advance(60_000);
     expect(await w.uploads.sweepStaging()).toBe(2);
     expect([w.runs(open).length, w.runs(lapsing).length]).toEqual([0, 0]);
+  });
+});
+
+describe('what a resumable upload refuses or recovers', () => {
+  it('holds at most MAX_RUNS runs: a client cannot leave a million one-byte runs behind', () => {
+    const session = { id: 'x', uploaderId: 'a', payerId: 'a', kind: 'original' as const, declaredSize: MAX_RUNS + 10, contentHash: null, sourcePeer: null, albumId: null, intentId: null, dropLinkIdHash: null, state: 'Uploading' as const, receivedSize: null, receivedHash: null, assetId: null, createdAt: 0, expiresAt: 10 };
+    const runs = Array.from({ length: MAX_RUNS }, (_, i) => ({ uploadId: 'x', start: i, length: 1, segmentId: `x_${i}_0` }));
+    expect(decideAppend({ session, segments: runs.slice(0, MAX_RUNS - 1) }, { start: MAX_RUNS - 1, length: 1 }, 0)).toEqual({ offset: MAX_RUNS });
+    expect(decideAppend({ session, segments: runs }, { start: MAX_RUNS, length: 10 }, 0)).toBe('too_many');
+  });
+
+  it('a process that stopped between recording the last run and assembling them: HEAD assembles, and finalize works', async () => {
+    const w = world();
+    const data = new Uint8Array(8).fill(9);
+    const id = await w.open(8);
+    w.blobs.failing = id;
+    await expect(w.append(id, 0, data)).rejects.toThrow('the disk went away');
+    expect(await w.resumable.offset(ALICE, id)).toMatchObject({ ok: true, value: { offset: 8 } });
+    expect(await w.uploads.get(ALICE, id)).toMatchObject({ ok: true, value: { state: 'WaitingForProcessing' } });
+    expect(await w.uploads.finalize(ALICE, id, { protocolVersion: V, contentHash: sha256Hex(data), manifest: null })).toMatchObject({ ok: true, value: { state: 'Completed' } });
+  });
+
+  it('a run gone before the assembly (the session ended meanwhile) is a conflict, not a fault', async () => {
+    const w = world();
+    const id = await w.open(8);
+    expect((await w.append(id, 0, new Uint8Array(4))).ok).toBe(true);
+    for (const run of w.runs(id)) w.blobs.staged.delete(run);
+    expect(await w.append(id, 4, new Uint8Array(4))).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(w.blobs.staged.has(id)).toBe(false);
   });
 });

@@ -40,9 +40,18 @@ export function takesSegments(session: Pick<UploadSessionRecord, 'state' | 'expi
 }
 
 /**
+ * The most runs one session may hold. Each is a staged object and a row, read again when the
+ * session's bytes are assembled: without a bound a client could leave a million one-byte runs
+ * behind one small reservation. 10,000 runs of tus clients' usual chunks (a few MiB, or the whole
+ * rest of the file) are tens of gigabytes.
+ */
+export const MAX_RUNS = 10_000;
+
+/**
  * May this run be recorded? Only on a session that takes runs, only at exactly the offset the
- * session has reached (what a racing PATCH that landed first moved is `offset_moved`), and only
- * within the declared size. What the store writes: the run, and the session Uploading.
+ * session has reached (what a racing PATCH that landed first moved is `offset_moved`), only
+ * within the declared size, and only while the session holds fewer than MAX_RUNS runs. What the
+ * store writes: the run, and the session Uploading.
  */
 export function decideAppend(
   facts: { readonly session: UploadSessionRecord | null; readonly segments: readonly UploadSegment[] },
@@ -53,6 +62,7 @@ export function decideAppend(
   if (s === null || !takesSegments(s, now)) return 'not_open';
   if (segment.start !== uploadOffset(facts.segments)) return 'offset_moved';
   if (!Number.isSafeInteger(segment.length) || segment.length < 1 || segment.start + segment.length > s.declaredSize) return 'too_large';
+  if (facts.segments.length >= MAX_RUNS) return 'too_many';
   return { offset: segment.start + segment.length };
 }
 
@@ -108,7 +118,7 @@ export interface ResumableView {
   readonly expiresAt: number;
 }
 
-type AppendError = 'error.not_found' | 'error.conflict' | 'error.upload.too_large' | 'error.upload.checksum_mismatch' | 'error.protocol.below_album_pin';
+type AppendError = 'error.not_found' | 'error.conflict' | 'error.upload.too_large' | 'error.upload.checksum_mismatch' | 'error.protocol.below_album_pin' | 'error.request.too_many';
 const STORE = 'error.store.unavailable' as const;
 
 /** An upload session as the access rule sees it (as upload/service.ts has it). */
@@ -134,8 +144,14 @@ export class ResumableUploads {
   async offset(caller: Accessor, id: string): Promise<Result<ResumableView, 'error.not_found'>> {
     const s = await this.#reach(caller, id);
     if (!s) return refuse('error.not_found', 'No such upload session.');
-    const offset = resumableOffset(s, await this.#segments(id), this.#d.clock.now());
+    const now = this.#d.clock.now();
+    const offset = resumableOffset(s, await this.#segments(id), now);
     if (offset === null) return refuse('error.not_found', 'The upload session is over: nothing to resume.');
+    // Every byte recorded, yet not assembled: the PATCH that recorded the last run stopped before
+    // that step. A tus client HEADs after any failure and sees nothing left to send, so HEAD
+    // finishes the step (it only ever stages bytes already acknowledged); a refusal there is
+    // finalize's to report.
+    if (offset === s.declaredSize && takesSegments(s, now)) await this.#assemble(s);
     return ok({ offset, length: s.declaredSize, expiresAt: s.expiresAt });
   }
 
@@ -195,6 +211,9 @@ export class ResumableUploads {
       await this.#d.blobs.discard(segmentId);
       if (appended === 'offset_moved') return moved(uploadOffset(await this.#segments(id)));
       if (appended === 'too_large') return refuse('error.upload.too_large', 'More bytes were sent than the upload declared; nothing was kept.', { declared_size: s.declaredSize });
+      if (appended === 'too_many') {
+        return refuse('error.request.too_many', `An upload takes at most ${MAX_RUNS} PATCHes; send larger chunks, or the rest in one.`, { max_runs: MAX_RUNS, upload_offset: input.offset });
+      }
       return refuse('error.conflict', 'The upload session closed while the bytes were arriving; nothing was kept.');
     }
     if (appended.offset === s.declaredSize) {
@@ -215,11 +234,18 @@ export class ResumableUploads {
     const runs = async function* (): AsyncIterable<Uint8Array> {
       for (const seg of segments) {
         const bytes = await blobs.readStaged(seg.segmentId);
-        if (bytes === null) throw new Error(`the staged run ${seg.segmentId} is missing`);
+        if (bytes === null) throw new RunGone();
         yield* bytes;
       }
     };
-    const staged = (await blobs.stage(s.id, runs(), s.declaredSize)) ?? 'too_large';
+    let staged;
+    try {
+      staged = (await blobs.stage(s.id, runs(), s.declaredSize)) ?? 'too_large';
+    } catch (e) {
+      // Only the sweep removes a recorded run, and only once its session ended (cancelled, expired).
+      if (e instanceof RunGone) return refuse('error.conflict', 'The upload session closed while the bytes were arriving.');
+      throw e;
+    }
     const accepted = decideArrival(s, staged);
     const now = this.#d.clock.now();
     if (!accepted.ok) {
@@ -235,6 +261,9 @@ export class ResumableUploads {
     return ok(undefined);
   }
 }
+
+/** A recorded run no longer staged: the session ended and the sweep took it. */
+class RunGone extends Error {}
 
 function moved(offset: number): Result<never, 'error.conflict'> {
   return refuse('error.conflict', `Upload-Offset does not match: the server holds ${offset} bytes of this upload; send from there.`, { upload_offset: offset });
