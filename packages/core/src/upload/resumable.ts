@@ -1,7 +1,7 @@
 import { mayReach, type Accessor } from '../access/rules.js';
 import { toHex } from '../encoding/bytes.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
-import type { BlobStore } from '../ports/blob-store.js';
+import type { Arrived, BlobStore } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 import type { Appended, AppendRefusal, UploadSegment, UploadSegments } from '../ports/upload-segments.js';
@@ -238,7 +238,7 @@ export class ResumableUploads {
         yield* bytes;
       }
     };
-    let staged;
+    let staged: Arrived;
     try {
       staged = (await blobs.stage(s.id, runs(), s.declaredSize)) ?? 'too_large';
     } catch (e) {

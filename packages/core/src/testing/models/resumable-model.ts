@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { concatBytes, sha256Hex } from '../../encoding/bytes.js';
-import type { Result } from '../../errors.js';
+import type { ErrorCode, Result } from '../../errors.js';
 import type { Ports } from '../../ports/ports.js';
 import { admitAllWrites } from '../../ports/write-guard.js';
 import type { QuotaPolicy } from '../../quota/machine.js';
@@ -43,7 +43,7 @@ async function* chunks(bytes: Uint8Array, size = 3): AsyncIterable<Uint8Array> {
 /** `n` bytes that tell runs apart: each byte names the run (`tag`) and its place. */
 const bytesOf = (n: number, tag: number): Uint8Array => Uint8Array.from({ length: n }, (_, i) => (tag * 31 + i) & 0xff);
 
-function code(r: Result<unknown, string>): string {
+function code(r: Result<unknown, ErrorCode>): string {
   return r.ok ? 'ok' : r.code;
 }
 
@@ -178,6 +178,7 @@ export function resumableModelProperty(openPorts: () => Promise<Pick<Ports, 'quo
     const created = await uploads.create(caller, { declaredSize: length, kind: 'original', contentHash: null, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: VERSION });
     if (!created.ok) throw new Error(created.code);
     const real: Real = { clock, blobs, uploads, resumable: [process(), process()], id: created.value.uploadId, length };
-    await fc.asyncModelRun(() => ({ model: { accepted: [], offset: 0, state: 'open' }, real }), cmds);
+    const model: Model = { accepted: [], offset: 0, state: 'open' };
+    await fc.asyncModelRun(() => ({ model, real }), cmds);
   });
 }
