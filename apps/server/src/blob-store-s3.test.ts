@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,8 @@ import { restoreBackup } from './backup/restore.js';
 import { OBJECTS_FILE } from './backup/files.js';
 import { openBlobStore } from './blob-store.js';
 import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
-import { call, listen, registerUser } from '@strongroom/tests';
+import { Upload, type HttpRequest } from 'tus-js-client';
+import { call, listen, registerUser, VERSION } from '@strongroom/tests';
 
 const BASE = { SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc' };
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
@@ -148,4 +149,68 @@ describe('a server whose blobs live in an S3 bucket (s3rver on loopback)', { tim
     expect((put.body as { code: string }).code).toBe('error.store.unavailable');
     expect(Date.now() - started).toBeLessThan(5000);
   });
+});
+
+describe('resumable (tus) uploads to a server whose blobs live in an S3 bucket (s3rver on loopback)', { timeout: 60_000 }, () => {
+  let s3: TestS3;
+  let dataDir: string;
+  let stores: Stores;
+  let server: { baseUrl: string; close(): Promise<void> };
+  let app: Awaited<ReturnType<typeof createApp>>;
+  let restoreCredentials = (): void => {};
+
+  beforeAll(async () => {
+    s3 = await startTestS3();
+    dataDir = await mkdtemp(join(tmpdir(), 's3-tus-'));
+    restoreCredentials = useS3rverCredentials();
+    const config = readConfig({ ...BASE, SVC_DATA_DIR: dataDir, SVC_BLOB_URL: `s3://${s3.bucket}/lib`, SVC_S3_ENDPOINT: s3.endpoint, SVC_S3_FORCE_PATH_STYLE: 'true', SVC_S3_TIMEOUT_S: '5' });
+    stores = await openStores(config);
+    app = createApp(await buildDeps(config, stores, { ...nodePlatform(), logger: new MemoryLogger() }));
+    server = await listen(app);
+  }, 60_000);
+  afterAll(async () => {
+    await server?.close();
+    await stores?.close();
+    await s3?.stop();
+    await rm(dataDir, { recursive: true, force: true });
+    restoreCredentials();
+  });
+
+  it('tus-js-client uploads through the server to the bucket, is cut off, resumes, and only the blob stays', async () => {
+    const { access_token: token } = await registerUser(app);
+    const me = ((await call(app, 'GET', '/v1/auth/profile', { token })).body as { account_id: string }).account_id;
+    expect((await call(app, 'PUT', '/v1/devices/directory', { token, cbor: new TestIdentity(me).signDirectory(me, 1, [new TestDevice('phone')]) })).status).toBeLessThan(300);
+    // Above the store's 8 MiB part size: each run is itself a multipart upload to the bucket.
+    const data = new Uint8Array(randomBytes(20 * 1024 * 1024));
+    const headers = { Authorization: `Bearer ${token}`, 'X-Svc-Protocol': VERSION };
+    const send = (options: { endpoint?: string; uploadUrl?: string; stopAfter?: number }) =>
+      new Promise<{ url: string; offsets: number[] }>((resolve, reject) => {
+        const offsets: number[] = [];
+        const up: Upload = new Upload(Buffer.from(data), {
+          ...(options.endpoint ? { endpoint: options.endpoint } : { uploadUrl: options.uploadUrl! }),
+          headers,
+          metadata: { device_id: 'phone' },
+          chunkSize: 12 * 1024 * 1024,
+          retryDelays: [],
+          onBeforeRequest: (req: HttpRequest) => void (req.getMethod() === 'PATCH' && offsets.push(Number(req.getHeader('Upload-Offset')))),
+          onChunkComplete: (_c, accepted) => {
+            if (options.stopAfter !== undefined && accepted >= options.stopAfter) void up.abort().then(() => resolve({ url: up.url!, offsets }));
+          },
+          onSuccess: () => resolve({ url: up.url!, offsets }),
+          onError: reject,
+        });
+        up.start();
+      });
+    const first = await send({ endpoint: `${server.baseUrl}/upload-tus`, stopAfter: 12 * 1024 * 1024 });
+    const id = first.url.split('/').pop()!;
+    expect((await s3.keys('lib/staging/')).filter((k) => k.includes(`${id}_`))).toHaveLength(1);
+    const second = await send({ uploadUrl: first.url });
+    expect(second.offsets).toEqual([12 * 1024 * 1024]);
+    const done = await call(app, 'POST', `/upload/${id}/finalize`, { token, body: { content_hash: sha(data) } });
+    expect(done.status).toBe(200);
+    // The runs went once assembled; the staged whole goes after the finalize's ledger write.
+    expect((await s3.keys('lib/staging/')).filter((k) => k.includes(id))).toEqual([]);
+    expect(await stores.blobs.digest(sha(data))).toEqual({ size: data.length, sha256: sha(data) });
+  });
+
 });
