@@ -225,6 +225,58 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/upload-tus": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * tus creation: opens an upload session exactly as POST /upload does (the same device, album, pin, quiescence, open-session and quota checks, the declared size reserved; refusals are its refusals). Upload-Length is declared_size; Upload-Metadata carries the POST /upload fields by their names, values base64 (device_id required; kind defaults to original; content_hash, album_id, intent_id, source_peer optional); any other key is 400. No body (creation-with-upload is not offered). 201 with Location /upload-tus/{upload_id}; send the bytes with PATCH there, then finalize with POST /upload/{id}/finalize
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
+        post: operations["postUploadTus"];
+        delete?: never;
+        /**
+         * tus 1.0 discovery: the version, extensions (creation, termination, checksum, expiration), the largest Upload-Length and the checksum algorithm (sha256). Needs no token
+         * @description Sends no `Authorization` header.
+         */
+        options: operations["optionsUploadTus"];
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/upload-tus/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * tus HEAD (GET answers the same with a body): Upload-Offset is what the database holds, durable in every process; a session whose bytes are all in (or finalized) answers its received size. Cancelled or expired: 404. Should the PATCH that recorded the last bytes have stopped before they became the session's, HEAD finishes that step. Whoever may PATCH may ask (a guest with `Authorization: Upload <upload_token>`)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A guest may send its drop's `Authorization: Upload <upload token>` instead.
+         */
+        get: operations["getUploadTusById"];
+        put?: never;
+        post?: never;
+        /**
+         * tus termination: cancels the upload session as DELETE /upload/{id} does (its reservation released, its bytes let go). A session no longer open is 409; a guest cannot terminate (404, as it cannot cancel)
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
+        delete: operations["deleteUploadTusById"];
+        options?: never;
+        head?: never;
+        /**
+         * tus PATCH: appends the body (application/offset+octet-stream) at Upload-Offset, which must be the offset the server holds (else 409 error.conflict with upload_offset and the Upload-Offset header). The bytes are staged and fsynced, then recorded in the database; 204 carries the new Upload-Offset only after that record is durable. Of two PATCHes at one offset one wins; the other is 409 and nothing of it is kept. Bytes past declared_size: 413 error.upload.too_large, nothing kept. Upload-Checksum `sha256 <base64>` (optional): a mismatch is 460 error.upload.checksum_mismatch, nothing kept. A session not waiting for bytes (received, finalized, cancelled, expired) is 409. A session holds at most 10,000 PATCHes (runs): past that, 429 error.request.too_many (send larger chunks). Once the offset reaches Upload-Length the bytes are the session's (WaitingForProcessing): finalize with POST /upload/{id}/finalize. Bytes of a session opened in an album are a write to it (its pin, 426). A guest sends with `Authorization: Upload <upload_token>`
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A guest may send its drop's `Authorization: Upload <upload token>` instead. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
+        patch: operations["patchUploadTusById"];
+        trace?: never;
+    };
     "/upload/{id}": {
         parameters: {
             query?: never;
@@ -1247,7 +1299,7 @@ export interface components {
              * @description Stable problem code; each operation lists the ones it can answer
              * @enum {string}
              */
-            code: "error.album.intent_mismatch" | "error.album.proposer_invalid" | "error.album.upgrade_in_flight" | "error.attestation.history_invalid" | "error.auth.account_locked" | "error.auth.challenge_exhausted" | "error.auth.challenge_invalid" | "error.auth.invalid_code" | "error.auth.invalid_credentials" | "error.auth.last_sign_in_method" | "error.auth.local_disabled" | "error.auth.login_code_invalid" | "error.auth.no_local_password" | "error.auth.not_an_owner" | "error.auth.not_the_initiator" | "error.auth.proof_invalid" | "error.auth.reauthentication_required" | "error.auth.registration_closed" | "error.auth.session_invalid" | "error.auth.throttled" | "error.auth.totp_already_enrolled" | "error.auth.totp_not_enrolled" | "error.auth.unavailable" | "error.auth.user_already_exists" | "error.auth.weak_password" | "error.catalog.too_new" | "error.conflict" | "error.deprecation.invalid" | "error.deprecation.too_soon" | "error.device.directory_invalid" | "error.device.invalid_key" | "error.device.unknown" | "error.discovery.handle_fixed" | "error.discovery.handle_taken" | "error.discovery.no_handle" | "error.federation.capability_invalid" | "error.federation.peer_unavailable" | "error.federation.rate_limited" | "error.federation.unknown_peer" | "error.internal" | "error.not_found" | "error.oidc.already_linked" | "error.oidc.app_challenge_required" | "error.oidc.exchange_failed" | "error.oidc.id_token_invalid" | "error.oidc.provider_denied" | "error.oidc.reauthentication_stale" | "error.oidc.return_to_invalid" | "error.oidc.state_invalid" | "error.profile.invalid_display_name" | "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused" | "error.request.headers_too_large" | "error.request.invalid" | "error.request.method_not_allowed" | "error.request.range_not_satisfiable" | "error.request.timeout" | "error.request.too_large" | "error.request.too_many" | "error.request.unsupported_media_type" | "error.server.busy" | "error.server.shutting_down" | "error.sponsored.cannot_sponsor" | "error.sponsored.no_identity" | "error.store.unavailable" | "error.sync.cursor_expired" | "error.upload.album_quiescing" | "error.upload.too_large";
+            code: "error.album.intent_mismatch" | "error.album.proposer_invalid" | "error.album.upgrade_in_flight" | "error.attestation.history_invalid" | "error.auth.account_locked" | "error.auth.challenge_exhausted" | "error.auth.challenge_invalid" | "error.auth.invalid_code" | "error.auth.invalid_credentials" | "error.auth.last_sign_in_method" | "error.auth.local_disabled" | "error.auth.login_code_invalid" | "error.auth.no_local_password" | "error.auth.not_an_owner" | "error.auth.not_the_initiator" | "error.auth.proof_invalid" | "error.auth.reauthentication_required" | "error.auth.registration_closed" | "error.auth.session_invalid" | "error.auth.throttled" | "error.auth.totp_already_enrolled" | "error.auth.totp_not_enrolled" | "error.auth.unavailable" | "error.auth.user_already_exists" | "error.auth.weak_password" | "error.catalog.too_new" | "error.conflict" | "error.deprecation.invalid" | "error.deprecation.too_soon" | "error.device.directory_invalid" | "error.device.invalid_key" | "error.device.unknown" | "error.discovery.handle_fixed" | "error.discovery.handle_taken" | "error.discovery.no_handle" | "error.federation.capability_invalid" | "error.federation.peer_unavailable" | "error.federation.rate_limited" | "error.federation.unknown_peer" | "error.internal" | "error.not_found" | "error.oidc.already_linked" | "error.oidc.app_challenge_required" | "error.oidc.exchange_failed" | "error.oidc.id_token_invalid" | "error.oidc.provider_denied" | "error.oidc.reauthentication_stale" | "error.oidc.return_to_invalid" | "error.oidc.state_invalid" | "error.profile.invalid_display_name" | "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused" | "error.request.headers_too_large" | "error.request.invalid" | "error.request.method_not_allowed" | "error.request.range_not_satisfiable" | "error.request.timeout" | "error.request.too_large" | "error.request.too_many" | "error.request.unsupported_media_type" | "error.server.busy" | "error.server.shutting_down" | "error.sponsored.cannot_sponsor" | "error.sponsored.no_identity" | "error.store.unavailable" | "error.sync.cursor_expired" | "error.upload.album_quiescing" | "error.upload.checksum_mismatch" | "error.upload.too_large" | "error.upload.tus_version";
             detail: string;
             /** @description On 409 album refusals: the live upgrade intent */
             live_intent_id?: string;
@@ -2135,6 +2187,883 @@ export interface operations {
                         code?: "error.request.too_many";
                         /** @constant */
                         status?: 429;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.server.busy" | "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postUploadTus: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1.0.0 (412 otherwise) */
+                "Tus-Resumable"?: string;
+                /** @description declared_size */
+                "Upload-Length"?: string;
+                /** @description kind, content_hash, album_id, intent_id, device_id, source_peer: `key base64value` pairs, comma-separated */
+                "Upload-Metadata"?: string;
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description None, or an empty JSON object */
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description Reserved (Pending), as POST /upload answers */
+            201: {
+                headers: {
+                    /** @description The upload URL (/upload-tus/{upload_id}) */
+                    Location?: string;
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    /** @description When the session expires (RFC 9110 date) */
+                    "Upload-Expires"?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339 UTC timestamp
+                         */
+                        expires_at: string;
+                        /** @enum {string} */
+                        state: "Pending" | "Uploading" | "WaitingForProcessing" | "Completed" | "Merged" | "Cancelled" | "Expired";
+                        upload_id: string;
+                    };
+                };
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner, error.device.unknown, error.federation.unknown_peer, error.quota.exceeded, error.quota.federated_budget, error.quota.write_refused */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner" | "error.device.unknown" | "error.federation.unknown_peer" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.upload.album_quiescing */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.upload.album_quiescing";
+                        /** @constant */
+                        status?: 409;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.upload.tus_version */
+            412: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.upload.tus_version";
+                        /** @constant */
+                        status?: 412;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.too_large */
+            413: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.too_large";
+                        /** @constant */
+                        status?: 413;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.unsupported_media_type";
+                        /** @constant */
+                        status?: 415;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.below_album_pin, error.protocol.below_min, error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.too_many */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.too_many";
+                        /** @constant */
+                        status?: 429;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.server.busy" | "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    optionsUploadTus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description What this server speaks of tus */
+            204: {
+                headers: {
+                    /** @description sha256 */
+                    "Tus-Checksum-Algorithm"?: string;
+                    /** @description creation,termination,checksum,expiration */
+                    "Tus-Extension"?: string;
+                    /** @description 9007199254740991 */
+                    "Tus-Max-Size"?: string;
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    /** @description 1.0.0 */
+                    "Tus-Version"?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.server.busy" | "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getUploadTusById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Where the upload stands */
+            200: {
+                headers: {
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    /** @description When the session expires (RFC 9110 date) */
+                    "Upload-Expires"?: string;
+                    /** @description The declared size */
+                    "Upload-Length"?: string;
+                    /** @description Bytes of the upload the server holds durably */
+                    "Upload-Offset"?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: date-time
+                         * @description RFC 3339 UTC timestamp
+                         */
+                        expires_at: string;
+                        upload_id: string;
+                        /** @description The declared size (the Upload-Length header) */
+                        upload_length: number;
+                        /** @description Bytes received so far (the Upload-Offset header) */
+                        upload_offset: number;
+                    };
+                };
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.upload.tus_version */
+            412: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.upload.tus_version";
+                        /** @constant */
+                        status?: 412;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.server.busy" | "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteUploadTusById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled */
+            204: {
+                headers: {
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.conflict */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.conflict";
+                        /** @constant */
+                        status?: 409;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.upload.tus_version */
+            412: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.upload.tus_version";
+                        /** @constant */
+                        status?: 412;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.below_min, error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.server.busy" | "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    patchUploadTusById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description 1.0.0 (412 otherwise) */
+                "Tus-Resumable"?: string;
+                /** @description sha256 <base64 digest of this body> (optional) */
+                "Upload-Checksum"?: string;
+                /** @description Where these bytes start: the offset the server holds */
+                "Upload-Offset"?: string;
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The next bytes of the ciphertext, application/offset+octet-stream */
+        requestBody: {
+            content: {
+                "application/octet-stream": string;
+            };
+        };
+        responses: {
+            /** @description Appended and durable */
+            204: {
+                headers: {
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    /** @description When the session expires (RFC 9110 date) */
+                    "Upload-Expires"?: string;
+                    /** @description The declared size */
+                    "Upload-Length"?: string;
+                    /** @description Bytes of the upload the server holds durably */
+                    "Upload-Offset"?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.conflict */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.conflict";
+                        /** @constant */
+                        status?: 409;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.upload.tus_version */
+            412: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.upload.tus_version";
+                        /** @constant */
+                        status?: 412;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.upload.too_large */
+            413: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.upload.too_large";
+                        /** @constant */
+                        status?: 413;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.unsupported_media_type";
+                        /** @constant */
+                        status?: 415;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.below_album_pin, error.protocol.below_min, error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.below_album_pin" | "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.too_many */
+            429: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.too_many";
+                        /** @constant */
+                        status?: 429;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.upload.checksum_mismatch */
+            460: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.upload.checksum_mismatch";
+                        /** @constant */
+                        status?: 460;
                     } & components["schemas"]["Problem"];
                 };
             };
