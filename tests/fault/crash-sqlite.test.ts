@@ -8,8 +8,9 @@ import { MixedWorkload, seededRandom } from '../harness/fault/workload.js';
 /**
  * Pulling the plug on SQLite: the real server under a mixed write load is killed with SIGKILL at a
  * random moment, restarted on the same data directory, and every write it acknowledged must be
- * there (sessions open, revocations biting, reservations present, TOTP steps used), with nothing it
- * never acknowledged (reserved bytes bounded by acknowledged plus unanswered creations).
+ * there (sessions open, revocations biting, reservations present, TOTP steps used, resumable
+ * uploads at the offset their last 204 named, or past a whole unanswered PATCH, never inside one),
+ * with nothing it never acknowledged (reserved bytes bounded by acknowledged plus unanswered creations).
  * FAULT_SEED replays a run; FAULT_ITERATIONS sets the number of kills.
  */
 

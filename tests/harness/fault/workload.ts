@@ -44,6 +44,19 @@ interface SessionRec {
   state: 'open' | 'revoking' | 'revoked';
 }
 
+/**
+ * An acknowledged reservation, and what resumable (tus) PATCHes sent to it: `offset` is the last
+ * offset a 204 acknowledged; `pending`, the length of a PATCH after it that got no answer (it may
+ * or may not have landed), so the durable offset is `offset` or `offset + pending`, never between.
+ */
+interface TrackedUpload {
+  readonly id: string;
+  readonly size: number;
+  offset: number;
+  pending: number;
+  busy: boolean;
+}
+
 interface Account {
   readonly address: string;
   readonly accountId: string;
@@ -58,7 +71,7 @@ interface Account {
   checkedStep: number;
   busy: boolean;
   /** The latest acknowledged reservations, checked one by one (at most `maxTracked`). */
-  readonly uploads: { id: string; size: number }[];
+  readonly uploads: TrackedUpload[];
   /** Bytes of every acknowledged reservation, including those no longer tracked one by one. */
   ackedBytes: number;
   /** Bytes of upload creations that got no answer: the reservation may or may not exist. */
@@ -212,7 +225,8 @@ export class MixedWorkload {
   /** One random operation. */
   async step(): Promise<void> {
     const roll = this.#rand();
-    if (roll < 0.25) return this.#upload();
+    if (roll < 0.18) return this.#upload();
+    if (roll < 0.25) return this.#append();
     if (roll < 0.45) return this.#refresh();
     if (roll < 0.6) return this.#login();
     if (roll < 0.75) return this.#revoke();
@@ -298,8 +312,46 @@ export class MixedWorkload {
     account.unknownBytes -= size;
     if (outcome === 'ack') {
       account.ackedBytes += size;
-      account.uploads.push({ id: r!.body.upload_id as string, size });
+      account.uploads.push({ id: r!.body.upload_id as string, size, offset: 0, pending: 0, busy: false });
       if (account.uploads.length > this.#o.maxTracked) account.uploads.shift();
+    }
+  }
+
+  /**
+   * A resumable (tus) PATCH of part of an upload's bytes at the offset the model holds: a 204 must
+   * name exactly the offset plus what was sent. A 409 is the earlier unanswered PATCH having landed
+   * (its header then names that offset) or, once every byte is in, the session taking no more.
+   */
+  async #append(): Promise<void> {
+    const account = this.#pick(this.#accounts);
+    const u = account && this.#pick(account.uploads.filter((x) => !x.busy && x.offset < x.size));
+    if (!account || !u) return;
+    u.busy = true;
+    try {
+      const n = 1 + Math.floor(this.#rand() * (u.size - u.offset));
+      const body = new Uint8Array(n).fill(u.offset & 0xff);
+      const headers = { 'tus-resumable': '1.0.0', 'upload-offset': String(u.offset) };
+      const r = await this.#call('PATCH', `/upload-tus/${u.id}`, { token: await this.#homeToken(account), raw: body, contentType: 'application/offset+octet-stream', headers });
+      const outcome = this.#classify('tus-patch', r, 204, ['error.conflict']);
+      if (outcome === 'unknown') {
+        u.pending = n;
+        return;
+      }
+      const held = Number(r!.headers.get('upload-offset'));
+      if (outcome === 'ack') {
+        if (held !== u.offset + n) this.#violation(`tus PATCH of ${n} at ${u.offset} acknowledged offset ${held}`, r);
+        u.offset = held;
+        u.pending = 0;
+      } else if (outcome === 'refused') {
+        // Only the earlier unanswered PATCH may have moved the offset, and only by all of it.
+        if (held !== u.offset && held !== u.offset + u.pending) this.#violation(`tus offset ${held}, expected ${u.offset} or ${u.offset + u.pending}`, r);
+        else if (held === u.offset + u.pending) {
+          u.offset = held;
+          u.pending = 0;
+        }
+      }
+    } finally {
+      u.busy = false;
     }
   }
 
@@ -337,7 +389,7 @@ export class MixedWorkload {
     for (const a of options.settledBy ? options.settledBy.#accounts : []) for (const s of [a.home, ...a.sessions]) settled.set(s.id, s.state);
     const atMost = options.settledBy === undefined;
     const problems: string[] = [];
-    const checks: Record<string, number> = { sessions: 0, revocations: 0, uploads: 0, quotas: 0, totpReplays: 0, registrations: 0 };
+    const checks: Record<string, number> = { sessions: 0, revocations: 0, uploads: 0, tusOffsets: 0, quotas: 0, totpReplays: 0, registrations: 0 };
     const expect = (what: string, r: Reply | null, status: number, code?: string) => {
       if (r === null || r.status !== status || (code !== undefined && r.body?.code !== code)) {
         problems.push(`${what}: expected ${status}${code ? ` ${code}` : ''}, got ${r === null ? 'no answer' : `${r.status} ${JSON.stringify(r.body)}`}`);
@@ -364,6 +416,14 @@ export class MixedWorkload {
       for (const u of a.uploads) {
         checks.uploads!++;
         expect(`acknowledged upload ${u.id}`, await this.#call('GET', `/upload/${u.id}`, { token: a.home.access }), 200);
+        if (u.offset === 0 && u.pending === 0) continue;
+        // The durable offset is what a 204 acknowledged, or that plus a whole unanswered PATCH: never part of one.
+        checks.tusOffsets!++;
+        const r = await this.#call('GET', `/upload-tus/${u.id}`, { token: a.home.access, headers: { 'tus-resumable': '1.0.0' } });
+        const held = r?.body?.upload_offset as number | undefined;
+        // Checked against a later load (a backup drill), only the lower bound: later PATCHes may be in the copy.
+        const fine = held !== undefined && (atMost ? held === u.offset || held === u.offset + u.pending : held >= u.offset && held <= u.size);
+        if (r?.status !== 200 || !fine) problems.push(`upload ${u.id} holds offset ${held}, expected ${u.offset}${u.pending ? ` or ${u.offset + u.pending}` : ''} (${r?.status})`);
       }
       checks.quotas!++;
       const q = await this.#call('GET', '/quota', { token: a.home.access });
