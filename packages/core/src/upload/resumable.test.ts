@@ -127,3 +127,17 @@ describe('what a resumable upload refuses or recovers', () => {
     expect(w.blobs.staged.has(id)).toBe(false);
   });
 });
+
+describe('a PATCH at the full offset', () => {
+  it('with bytes is past the declared size (413, nothing kept); empty, it assembles what is recorded', async () => {
+    const w = world();
+    const data = new Uint8Array(6).fill(4);
+    const id = await w.open(6);
+    w.blobs.failing = id;
+    await expect(w.append(id, 0, data)).rejects.toThrow('the disk went away');
+    expect(await w.append(id, 6, new Uint8Array(1))).toMatchObject({ ok: false, code: 'error.upload.too_large' });
+    expect(w.blobs.staged.has(id)).toBe(false);
+    expect(await w.append(id, 6, new Uint8Array(0))).toMatchObject({ ok: true, value: { offset: 6 } });
+    expect(sha256Hex(w.blobs.staged.get(id)!)).toBe(sha256Hex(data));
+  });
+});

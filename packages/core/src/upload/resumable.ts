@@ -178,10 +178,6 @@ export class ResumableUploads {
     const reached = uploadOffset(await this.#segments(id));
     if (input.offset !== reached) return moved(reached);
     const view = (offset: number): ResumableView => ({ offset, length: s.declaredSize, expiresAt: s.expiresAt });
-    if (reached === s.declaredSize) {
-      const assembled = await this.#assemble(s);
-      return assembled.ok ? ok(view(reached)) : assembled;
-    }
     const segmentId = segmentStagingId(id, input.offset, this.#d.random.bytes(8));
     let staged;
     try {
@@ -198,6 +194,10 @@ export class ResumableUploads {
     }
     if (staged.size === 0) {
       await this.#d.blobs.discard(segmentId);
+      if (reached === s.declaredSize) {
+        const assembled = await this.#assemble(s);
+        if (!assembled.ok) return assembled;
+      }
       return ok(view(reached));
     }
     if (input.sha256 !== null && input.sha256 !== staged.sha256) {
