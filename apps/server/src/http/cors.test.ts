@@ -57,6 +57,19 @@ describe('CORS (SVC_CORS_ORIGINS)', () => {
     expect(refused.headers.get('content-type')).toBe('application/problem+json');
   });
 
+  it('lets a browser tus client through: its request headers are allowed, the offset and the length exposed', async () => {
+    s = await testServer({ SVC_CORS_ORIGINS: APP });
+    const pre = await s.app.request('/upload-tus/01a1fd8c-6900-7768-aa4a-28bfe5bc8363', preflight(APP, 'PATCH', 'authorization, x-svc-protocol, tus-resumable, upload-offset, upload-checksum, content-type, upload-concat'));
+    expect(pre.status).toBe(204);
+    expect(pre.headers.get('access-control-allow-headers')!.split(', ')).toEqual(['authorization', 'x-svc-protocol', 'tus-resumable', 'upload-offset', 'upload-checksum', 'content-type']);
+    const creation = await s.app.request('/upload-tus', preflight(APP, 'POST', 'tus-resumable, upload-length, upload-metadata'));
+    expect(creation.headers.get('access-control-allow-headers')).toBe('tus-resumable, upload-length, upload-metadata');
+    const answer = await s.app.request('/upload-tus', { method: 'OPTIONS', headers: { origin: APP, 'x-svc-protocol': VERSION } });
+    expect(answer.status).toBe(204);
+    const exposed = answer.headers.get('access-control-expose-headers')!.toLowerCase().split(', ');
+    expect(exposed).toEqual(expect.arrayContaining(['upload-offset', 'upload-length', 'upload-expires', 'location', 'tus-resumable', 'tus-version', 'tus-extension', 'tus-max-size', 'tus-checksum-algorithm']));
+  });
+
   it('leaves a record open to any origin as it is: WebFinger keeps Access-Control-Allow-Origin: * for a listed origin too', async () => {
     s = await testServer({ SVC_CORS_ORIGINS: APP });
     for (const origin of [APP, 'https://elsewhere.example']) {

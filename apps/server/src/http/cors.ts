@@ -5,8 +5,9 @@
  */
 
 /**
- * What a browser may send: the bearer token, the body's type and every `X-Svc-*` header (the
- * protocol date, crypto suite, sidecar schema, acting-as). Named when the preflight names none.
+ * What a browser may send: the bearer token, the body's type, every `X-Svc-*` header (the
+ * protocol date, crypto suite, sidecar schema, acting-as) and the headers of a tus client's
+ * resumable upload. Named when the preflight names none.
  */
 const ALLOW_HEADERS = 'Authorization, Content-Type, X-Svc-Protocol, X-Svc-Crypto-Suite, X-Svc-Sidecar-Schema, X-Svc-Act-As, Tus-Resumable, Upload-Length, Upload-Metadata, Upload-Offset, Upload-Checksum';
 /** The request headers a tus client sends (resumable uploads, routes/tus.ts). */
@@ -14,7 +15,8 @@ const TUS_REQUEST_HEADERS = new Set(['tus-resumable', 'upload-length', 'upload-m
 /**
  * What a browser script may read from an answer: the protocol window, deprecation notices,
  * Retry-After, and what downloads and sign-in need: a ranged answer's Content-Range (and its
- * length, Accept-Ranges, the blob's ETag), a redirect's Location, a 401's WWW-Authenticate.
+ * length, Accept-Ranges, the blob's ETag), a redirect's Location, a 401's WWW-Authenticate, and
+ * what a tus client reads (the offset, the length, the expiry, the server's tus version).
  */
 const EXPOSE_HEADERS =
   'X-Svc-Protocol-Min, X-Svc-Protocol-Max, X-Svc-Min-Client-Build, Deprecation, Sunset, Retry-After, Content-Range, Content-Length, Accept-Ranges, ETag, Location, WWW-Authenticate, Tus-Resumable, Tus-Version, Tus-Extension, Tus-Max-Size, Tus-Checksum-Algorithm, Upload-Offset, Upload-Length, Upload-Expires';
