@@ -1,4 +1,4 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import {
   claimCodeCheck,
   decideLease,
@@ -6,6 +6,7 @@ import {
   type LeaseStore,
   refundCodeCheck,
   type CodeCheckAdmission,
+  type ClosedByRestore,
   type DeploymentRecord,
   type DeploymentStore,
   type SessionRecord,
@@ -16,7 +17,9 @@ import {
 import type { PgDb } from './db.js';
 import { accounts, sessions } from './schema/accounts.js';
 import { deployment, leases, totpThrottles } from './schema/second-factor.js';
-import { totpEnrollments } from './schema/totp.js';
+import { totpChallenges, totpEnrollments } from './schema/totp.js';
+import { revokeAllChallenges } from './schema/devices-albums.js';
+import { oidcFlows, oidcLoginCodes } from './schema/oidc.js';
 
 const parseTimes = (json: string): TotpThrottleState => ({ wrongCodesAt: JSON.parse(json) as number[] });
 
@@ -82,6 +85,19 @@ export class PgDeploymentStore implements DeploymentStore, LeaseStore {
   async setDeploymentIssuer(change: { issuer: string; issuerConfigured: boolean }): Promise<boolean> {
     const updated = await this.db.update(deployment).set(change).where(eq(deployment.id, 1)).returning({ id: deployment.id });
     return updated.length === 1;
+  }
+
+  async closeEverythingForRestore(at: number): Promise<ClosedByRestore> {
+    // Account rows first, then session rows: the order every credential change locks in.
+    return this.db.transaction(async (tx) => {
+      await tx.update(accounts).set({ credentialsChangedAt: at });
+      const closed = await tx.update(sessions).set({ closedAt: at }).where(isNull(sessions.closedAt)).returning({ id: sessions.id });
+      const challenges = await tx.delete(totpChallenges).returning({ k: totpChallenges.idHash });
+      const revokeAll = await tx.delete(revokeAllChallenges).returning({ k: revokeAllChallenges.challengeHash });
+      const codes = await tx.delete(oidcLoginCodes).returning({ k: oidcLoginCodes.codeHash });
+      const flows = await tx.delete(oidcFlows).returning({ k: oidcFlows.stateHash });
+      return { sessions: closed.length, secondFactorChallenges: challenges.length, revokeAllChallenges: revokeAll.length, oidcLoginCodes: codes.length, oidcFlows: flows.length };
+    });
   }
 
   /**

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { and, eq } from 'drizzle-orm';
+import { and, eq, isNull } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
   claimCodeCheck,
@@ -8,6 +8,7 @@ import {
   type LeaseStore,
   refundCodeCheck,
   type CodeCheckAdmission,
+  type ClosedByRestore,
   type DeploymentRecord,
   type DeploymentStore,
   type SessionRecord,
@@ -17,7 +18,9 @@ import {
 } from '@strongroom/core';
 import { accounts, sessions } from './schema/accounts.js';
 import { deployment, leases, totpThrottles } from './schema/second-factor.js';
-import { totpEnrollments } from './schema/totp.js';
+import { totpChallenges, totpEnrollments } from './schema/totp.js';
+import { revokeAllChallenges } from './schema/devices-albums.js';
+import { oidcFlows, oidcLoginCodes } from './schema/oidc.js';
 
 const parseTimes = (json: string): TotpThrottleState => ({ wrongCodesAt: JSON.parse(json) as number[] });
 
@@ -100,6 +103,23 @@ export class SqliteDeploymentStore implements DeploymentStore, LeaseStore {
 
   async setDeploymentIssuer(change: { issuer: string; issuerConfigured: boolean }): Promise<boolean> {
     return this.#db.update(deployment).set(change).where(eq(deployment.id, 1)).run().changes === 1;
+  }
+
+  async closeEverythingForRestore(at: number): Promise<ClosedByRestore> {
+    // One IMMEDIATE transaction: a server started early on the restored copy sees all of it or none.
+    return this.#db.transaction(
+      (tx) => {
+        tx.update(accounts).set({ credentialsChangedAt: at }).run();
+        return {
+          sessions: tx.update(sessions).set({ closedAt: at }).where(isNull(sessions.closedAt)).run().changes,
+          secondFactorChallenges: tx.delete(totpChallenges).run().changes,
+          revokeAllChallenges: tx.delete(revokeAllChallenges).run().changes,
+          oidcLoginCodes: tx.delete(oidcLoginCodes).run().changes,
+          oidcFlows: tx.delete(oidcFlows).run().changes,
+        };
+      },
+      { behavior: 'immediate' },
+    );
   }
 
   /** Reads the lease under the write lock, lets core decide, writes what it decided. */

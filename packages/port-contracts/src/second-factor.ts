@@ -151,6 +151,32 @@ export function describeDeploymentContract(adapter: string, setup: Setup): void 
         expect(taken.filter(Boolean)).toHaveLength(1);
       }));
 
+    it('what a restore closes: every open session, challenge, login code and OpenID flow, every account stamped, nothing else', () =>
+      using(setup, 2, async (ports, [a, b]) => {
+        const { accounts, totp, devices, oidc, deployment: d } = ports;
+        const [x, y, z] = [session(a!), session(a!), session(b!)];
+        for (const s of [x, y, z]) expect(await accounts.openSession(s, null)).toBe(true);
+        expect(await accounts.closeSession(a!, y.id, T0)).toBe(true);
+        await totp.createTotpChallenge({ idHash: 'c'.repeat(64), accountId: a!, expiresAt: T0 + 300_000, attempts: 0 });
+        await devices.insertRevokeAllChallenge({ challengeHash: 'd'.repeat(64), accountId: b!, expiresAt: T0 + 300_000 }, T0, () => ({ admitted: true }));
+        await oidc.insertFlow({ stateHash: 'e'.repeat(64), purpose: 'sign_in', initiator: null, returnTo: 'https://app.example/done', appChallenge: null, sealedVerifier: 'v1.iv.body', createdAt: T0, expiresAt: T0 + 600_000 }, 0);
+        await oidc.insertLoginCode({ codeHash: 'f'.repeat(64), purpose: 'sign_in', accountId: b!, appChallenge: null, issuer: null, subject: null, authenticatedAt: T0, createdAt: T0, expiresAt: T0 + 60_000 });
+        const at = T0 + 7;
+        expect(await d.closeEverythingForRestore(at)).toEqual({ sessions: 2, secondFactorChallenges: 1, revokeAllChallenges: 1, oidcLoginCodes: 1, oidcFlows: 1 });
+        expect(await accounts.listOpenSessions(a!)).toEqual([]);
+        expect(await accounts.listOpenSessions(b!)).toEqual([]);
+        // Closed at the restore's time; the one closed before keeps its own time.
+        expect((await accounts.findSessionById(x.id))?.closedAt).toBe(at);
+        expect((await accounts.findSessionById(y.id))?.closedAt).toBe(T0);
+        for (const id of [a!, b!]) expect((await accounts.findAccountById(id))?.credentialsChangedAt).toBe(at);
+        expect(await totp.consumeTotpChallenge('c'.repeat(64))).toBe(false);
+        expect(await devices.consumeRevokeAllChallenge('d'.repeat(64))).toBeNull();
+        expect(await oidc.takeFlow('e'.repeat(64))).toBeNull();
+        expect(await oidc.takeLoginCode('f'.repeat(64))).toBeNull();
+        // Nothing left to close the second time.
+        expect(await d.closeEverythingForRestore(at + 1)).toEqual({ sessions: 0, secondFactorChallenges: 0, revokeAllChallenges: 0, oidcLoginCodes: 0, oidcFlows: 0 });
+      }));
+
     it('concurrent first claims agree on one record', () =>
       using(setup, 0, async ({ deployment: d }) => {
         const claims = Array.from({ length: 5 }, (_, i) => ({ keyFingerprint: String(i).repeat(64), issuer: `https://p${i}.example`, issuerConfigured: i % 2 === 0, recordedAt: T0 + i }));

@@ -12,6 +12,12 @@ import {
   parseLockHolder,
   formatLockHolder,
   parseManifest,
+  BACKUP_MAC_LABEL,
+  backupManifestMac,
+  CLOSED_BY_RESTORE,
+  closeRestoredDeployment,
+  openManifest,
+  sealManifest,
 } from './index.js';
 
 const A = 'a'.repeat(64);
@@ -100,5 +106,58 @@ describe('maintenance lock', () => {
     expect(lockIsStale(holder, { host: 'box', holderAlive: false })).toBe(true);
     expect(lockIsStale(holder, { host: 'other', holderAlive: false })).toBe(false);
     expect(lockIsStale(null, { host: 'box', holderAlive: false })).toBe(true);
+  });
+});
+
+describe('the manifest MAC', () => {
+  const key = new Uint8Array(32).fill(7);
+  const body = `${A}  backup.json\n${B}  strongroom.db.age\n`;
+
+  it('a sealed manifest opens under its key, and is still a sha256sum file (the MAC line is a comment)', () => {
+    const sealed = sealManifest(key, body);
+    expect(sealed.startsWith(body)).toBe(true);
+    expect(sealed.slice(body.length)).toMatch(/^# strongroom-backup-mac\/v1 [0-9a-f]{64}\n$/);
+    expect(openManifest(key, sealed)).toEqual({ ok: true, body });
+    // Keyed by HKDF under its own label: not the key fingerprint, not a plain HMAC of the body under the key.
+    expect(backupManifestMac(key, body)).not.toBe(backupManifestMac(new Uint8Array(32).fill(8), body));
+    expect(BACKUP_MAC_LABEL).toBe('strongroom/backup-manifest-mac/v1');
+  });
+
+  it('refuses an edited body, a recomputed SHA-256 line, another key, a missing or damaged MAC line', () => {
+    const sealed = sealManifest(key, body);
+    const edited = sealed.replace(B, 'c'.repeat(64));
+    for (const [text, k, cause] of [
+      [edited, key, /MAC does not verify/],
+      [sealed, new Uint8Array(32).fill(9), /MAC does not verify/],
+      [body, key, /carries no MAC line/],
+      [sealed.replace(/[0-9a-f]\n$/, 'x\n'), key, /carries no MAC line/],
+      [sealed + '\n', key, /carries no MAC line/],
+      [`${body}${sealed.slice(body.length)}${A}  extra\n`, key, /carries no MAC line/],
+    ] as const) {
+      const r = openManifest(k, text);
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.problem.cause).toMatch(cause);
+    }
+  });
+});
+
+describe('what a restore closes', () => {
+  const clock = { now: () => 42_000 };
+  const closed = { sessions: 3, secondFactorChallenges: 1, revokeAllChallenges: 0, oidcLoginCodes: 2, oidcFlows: 1 };
+
+  it('closes everything in the listed order of kinds at the clock\'s time, tickets through their hook', async () => {
+    const calls: number[] = [];
+    const stores = {
+      deployment: { closeEverythingForRestore: async (at: number) => (calls.push(at), closed) },
+      tickets: { voidAllSignInTickets: async (at: number) => (calls.push(at), 5) },
+    };
+    expect(await closeRestoredDeployment(stores, clock, { keepSessions: false })).toEqual({ at: 42_000, ...closed, signInTickets: 5 });
+    expect(calls).toEqual([42_000, 42_000]);
+    expect(CLOSED_BY_RESTORE).toEqual(['session', 'second_factor_challenge', 'revoke_all_challenge', 'oidc_login_code', 'oidc_flow', 'sign_in_ticket']);
+  });
+
+  it('--keep-sessions closes nothing and touches no store', async () => {
+    const stores = { deployment: { closeEverythingForRestore: async (): Promise<typeof closed> => { throw new Error('must not be called'); } } };
+    expect(await closeRestoredDeployment(stores, clock, { keepSessions: true })).toEqual({ at: null, sessions: 0, secondFactorChallenges: 0, revokeAllChallenges: 0, oidcLoginCodes: 0, oidcFlows: 0, signInTickets: 0 });
   });
 });

@@ -1,3 +1,5 @@
 export * from './manifest.js';
 export * from './retention.js';
 export * from './lock.js';
+export * from './mac.js';
+export * from './restore-closes.js';

@@ -13,6 +13,15 @@ export interface DeploymentRecord {
   readonly recordedAt: number;
 }
 
+/** How many of each a restore closed (core's `CLOSED_BY_RESTORE`). */
+export interface ClosedByRestore {
+  readonly sessions: number;
+  readonly secondFactorChallenges: number;
+  readonly revokeAllChallenges: number;
+  readonly oidcLoginCodes: number;
+  readonly oidcFlows: number;
+}
+
 /** The deployment record: one per database. */
 export interface DeploymentStore {
   /**
@@ -25,4 +34,11 @@ export interface DeploymentStore {
    * configured base URL replacing a derived one). False when no record exists.
    */
   setDeploymentIssuer(issuer: { issuer: string; issuerConfigured: boolean }): Promise<boolean>;
+  /**
+   * What a restore closes (core's `closeRestoredDeployment`), in one transaction over the whole
+   * database: closes every open session at `at`, deletes every pending second-factor and revoke-all
+   * challenge, every OpenID login code and flow, and stamps every account's `credentialsChangedAt`
+   * with `at`. Returns how many of each it closed or deleted.
+   */
+  closeEverythingForRestore(at: number): Promise<ClosedByRestore>;
 }

@@ -25,7 +25,7 @@ export type { SchemaStamps, SchemaStatus } from './schema-status.js';
 export type { TotpThrottleStore } from './totp-throttle.js';
 export type { SignInThrottleStore } from './sign-in-throttle.js';
 export type { TotpRecoveryStore } from './totp-recovery.js';
-export type { DeploymentRecord, DeploymentStore } from './deployment.js';
+export type { ClosedByRestore, DeploymentRecord, DeploymentStore } from './deployment.js';
 export type { LeaseStore } from './lease-store.js';
 export type { AuthorizationRequest, IdentityProvider, RedeemOutcome, Redemption, VerifiedIdentity } from './identity-provider.js';
 export type { LoginCodeRecord, OidcFlowRecord, OidcFlowStore, OidcPurpose } from './oidc-flow-store.js';

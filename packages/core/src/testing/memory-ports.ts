@@ -47,7 +47,7 @@ export function createMemoryPorts(): Ports {
     schema: new MemorySchemaStatus(),
     secondFactor,
     signIn,
-    deployment: new MemoryDeploymentStore(),
+    deployment: new MemoryDeploymentStore({ ledger: accounts, totp, devices, oidc }),
     oidc,
     deprecations: new MemoryDeprecationStore(),
     attestation: new MemoryAttestationKeyStore(),
