@@ -1,14 +1,17 @@
+import { existsSync } from 'node:fs';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { blobsAgree, checkBlobStore, type AccountOverview, describeBackupProblem, findAccountByAddress, MANIFEST_FILE, NoDeploymentError, normalizeAddress, parseRfc3339Instant } from '@strongroom/core';
+import { blobsAgree, checkBlobStore, closeRestoredDeployment, type AccountOverview, describeBackupProblem, findAccountByAddress, MANIFEST_FILE, NoDeploymentError, normalizeAddress, parseRfc3339Instant } from '@strongroom/core';
 import { systemClock, takeFileLock } from '@strongroom/adapters-node';
 import { ConfigError, readConfig, type Config } from './config.js';
 import { buildDeps, nodePlatform, openStores, type AppDeps } from './deps.js';
-import { BackupFailure, MAINTENANCE_LOCK, naming } from './backup/files.js';
+import { BackupFailure, CLOSE_SESSIONS_MARKER, MAINTENANCE_LOCK, naming } from './backup/files.js';
+import { checkRecipients, newIdentity, readIdentityFile, readPassphraseFile, type BackupOpener, type BackupSealing } from './backup/age.js';
 import { restoreBackup } from './backup/restore.js';
 import { openBlobStore } from './blob-store.js';
 import { runScheduledBackup } from './backup/schedule.js';
 import { takeBackup } from './backup/take.js';
-import { verifyBackup } from './backup/verify.js';
+import { parseKeyText, verifyBackup } from './backup/verify.js';
 import { redactedUrl } from './startup-checks.js';
 
 /** Operator commands. Each takes the same environment as the server and talks to its database. */
@@ -113,7 +116,7 @@ function accountJson(a: AccountOverview): Record<string, unknown> {
  * database, schema, first keys). Every other command works on an existing one and refuses, naming
  * the setting, when there is none there.
  */
-export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseUrl?: boolean; createsDeployment?: boolean }> = {
+export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseUrl?: boolean; createsDeployment?: boolean; closesRestoredSessions?: boolean }> = {
   init: {
     usage: 'init                       create the deployment SVC_DATA_DIR (or SVC_DATABASE_URL) names, as the server\'s first start does; one already there is left as it is',
     createsDeployment: true,
@@ -146,6 +149,19 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     run: async (deps) => {
       const entry = await deps.attestation.rotate();
       return `attestation key rotated; new kid ${entry.kid}, history entry ${entry.seq} (${entry.hash})`;
+    },
+  },
+  'close-restored-sessions': {
+    usage: 'close-restored-sessions    after restoring a PostgreSQL backup and pg_restore: close what a restore closes (sessions, challenges, OpenID flows)',
+    closesRestoredSessions: true,
+    run: async (deps) => {
+      const marker = join(deps.config.dataDir, CLOSE_SESSIONS_MARKER);
+      // Only a restore waiting for it: run on a live deployment, it would sign everyone out.
+      if (!existsSync(marker)) throw new Error(`${marker}: missing; no restore into SVC_DATA_DIR waits for this step (nothing was changed)`);
+      const from = (await readFile(marker, 'utf8')).trim();
+      const closed = await closeRestoredDeployment({ deployment: deps.stores.deployment }, deps.clock, { keepSessions: false });
+      await rm(marker);
+      return `${describeClosing(closed, /taken (\S+)/.exec(from)?.[1] ?? 'the backup')}\nthe server may start now`;
     },
   },
   accounts: {
@@ -368,7 +384,100 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
  * Commands on the data directory and backups rather than through the stores: they must not open
  * (and so create or migrate) the database. Each failure is one line naming the file and the cause.
  */
-type FileCommand = (config: Config, args: string[]) => Promise<string>;
+type FileCommand = (config: Config, args: string[], options: ParsedOptions) => Promise<string>;
+
+/** A command's `--name value` / `--name=value` options (repeatable ones keep every value) and bare flags. */
+interface ParsedOptions {
+  readonly values: ReadonlyMap<string, readonly string[]>;
+  readonly flags: ReadonlySet<string>;
+}
+type OptionSpec = Readonly<Record<string, 'value' | 'repeat' | 'flag'>>;
+const NO_OPTIONS: ParsedOptions = { values: new Map(), flags: new Set() };
+
+/** Splits options from arguments; an unknown option, a missing value or a repeated single one is refused. */
+function parseOptions(args: readonly string[], spec: OptionSpec): { positional: string[]; options: ParsedOptions } | { error: string } {
+  const positional: string[] = [];
+  const values = new Map<string, string[]>();
+  const flags = new Set<string>();
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (!arg.startsWith('--')) {
+      positional.push(arg);
+      continue;
+    }
+    const eq = arg.indexOf('=');
+    const name = eq === -1 ? arg.slice(2) : arg.slice(2, eq);
+    const kind = Object.hasOwn(spec, name) ? spec[name] : undefined;
+    if (kind === undefined) return { error: `unknown option --${name}` };
+    if (kind === 'flag') {
+      if (eq !== -1) return { error: `--${name} takes no value` };
+      flags.add(name);
+      continue;
+    }
+    const value = eq === -1 ? args[++i] : arg.slice(eq + 1);
+    if (value === undefined || value === '') return { error: `--${name} needs a value` };
+    if (kind === 'value' && values.has(name)) return { error: `--${name} given twice` };
+    values.set(name, [...(values.get(name) ?? []), value]);
+  }
+  return { positional, options: { values, flags } };
+}
+
+const one = (o: ParsedOptions, name: string): string | null => o.values.get(name)?.[0] ?? null;
+
+/**
+ * How `backup` (and a scheduled one, with no options) seals the backup: the command line's
+ * --recipient / --passphrase-file / --unencrypted when any is given, else SVC_BACKUP_RECIPIENTS /
+ * SVC_BACKUP_PASSPHRASE_FILE / SVC_BACKUP_UNENCRYPTED. With none of them, refused, naming the setting.
+ */
+export async function sealingFrom(config: Config, o: ParsedOptions = NO_OPTIONS): Promise<BackupSealing> {
+  const onCommandLine = o.values.has('recipient') || o.values.has('passphrase-file') || o.flags.has('unencrypted');
+  const recipients = onCommandLine ? (o.values.get('recipient') ?? []) : config.backupEncryption.recipients;
+  const passphraseFile = onCommandLine ? one(o, 'passphrase-file') : config.backupEncryption.passphraseFile;
+  const unencrypted = onCommandLine ? o.flags.has('unencrypted') : config.backupEncryption.unencrypted;
+  const where = onCommandLine ? { r: '--recipient', p: '--passphrase-file', u: '--unencrypted' } : { r: 'SVC_BACKUP_RECIPIENTS', p: 'SVC_BACKUP_PASSPHRASE_FILE', u: 'SVC_BACKUP_UNENCRYPTED' };
+  if (unencrypted && (recipients.length > 0 || passphraseFile !== null)) throw new BackupFailure({ file: where.u, cause: `contradicts ${recipients.length > 0 ? where.r : where.p}; nothing was written` });
+  if (recipients.length > 0 && passphraseFile !== null) throw new BackupFailure({ file: where.p, cause: `excludes ${where.r}: age encrypts to recipients or to one passphrase; nothing was written` });
+  if (recipients.length > 0) {
+    checkRecipients(recipients, where.r);
+    return { kind: 'recipients', recipients };
+  }
+  if (passphraseFile !== null) return { kind: 'passphrase', passphrase: await readPassphraseFile(passphraseFile, where.p), from: passphraseFile };
+  if (unencrypted) return { kind: 'none' };
+  throw new BackupFailure({
+    file: 'SVC_BACKUP_RECIPIENTS',
+    cause:
+      'is not set: a backup is encrypted to its operator. Give --recipient age1… (repeatable; or SVC_BACKUP_RECIPIENTS; `backup-keygen` makes one), or --passphrase-file <file> (or SVC_BACKUP_PASSPHRASE_FILE), or --unencrypted (SVC_BACKUP_UNENCRYPTED=1) for a backup that never holds the secret key; nothing was written',
+  });
+}
+
+/** What opens an encrypted backup: --identity-file (else SVC_BACKUP_IDENTITY_FILE) and/or --passphrase-file (else SVC_BACKUP_PASSPHRASE_FILE). */
+async function openerFrom(config: Config, o: ParsedOptions): Promise<BackupOpener | null> {
+  const identityFile = one(o, 'identity-file') ?? config.backupEncryption.identityFile;
+  const passphraseFile = one(o, 'passphrase-file') ?? config.backupEncryption.passphraseFile;
+  if (identityFile === null && passphraseFile === null) return null;
+  return {
+    identities: identityFile === null ? [] : await readIdentityFile(identityFile, one(o, 'identity-file') !== null ? '--identity-file' : 'SVC_BACKUP_IDENTITY_FILE'),
+    identityFile,
+    passphrase: passphraseFile === null ? null : await readPassphraseFile(passphraseFile, one(o, 'passphrase-file') !== null ? '--passphrase-file' : 'SVC_BACKUP_PASSPHRASE_FILE'),
+    passphraseFile,
+  };
+}
+
+/** `--key-file`: the data directory's secret.key, kept apart from an unencrypted backup. */
+async function keyFileFrom(o: ParsedOptions): Promise<{ path: string; key: Uint8Array } | null> {
+  const path = one(o, 'key-file');
+  if (path === null) return null;
+  return { path, key: parseKeyText(await naming(path, () => readFile(path, 'utf8')), path) };
+}
+
+/** What a restore closed, in one line, with the backup's time. */
+function describeClosing(closed: { at: number | null; sessions: number; secondFactorChallenges: number; revokeAllChallenges: number; oidcLoginCodes: number; oidcFlows: number; signInTickets: number }, takenAt: string): string {
+  if (closed.at === null) return `kept every session as of the backup (${takenAt}), --keep-sessions: sessions revoked after it are open again`;
+  return (
+    `closed what was open at the backup (${takenAt}): ${closed.sessions} sessions, ${closed.secondFactorChallenges} second-factor challenges, ` +
+    `${closed.revokeAllChallenges} revoke-all challenges, ${closed.oidcLoginCodes} OpenID login codes, ${closed.oidcFlows} OpenID flows, ${closed.signInTickets} sign-in tickets; everyone signs in again`
+  );
+}
 
 function backupDirArg(args: string[], what: string): string {
   const dir = args[0];
@@ -376,60 +485,92 @@ function backupDirArg(args: string[], what: string): string {
   return dir;
 }
 
-export const FILE_COMMANDS: Record<string, { usage: string; run: FileCommand; hidden?: boolean }> = {
+const OPEN_OPTIONS: OptionSpec = { 'identity-file': 'value', 'passphrase-file': 'value', 'key-file': 'value' };
+
+export const FILE_COMMANDS: Record<string, { usage: string; run: FileCommand; hidden?: boolean; options?: OptionSpec }> = {
   backup: {
-    usage: 'backup <dir>               copy the database (online), the secret key and the blobs into a new or empty dir, with a SHA-256 manifest',
-    run: async (config, args) => {
+    usage: 'backup <dir>               copy the database (online), the key and the blobs into a new or empty dir, age-encrypted: --recipient age1… (repeatable) | --passphrase-file <file> | --unencrypted (never holds the key)',
+    options: { recipient: 'repeat', 'passphrase-file': 'value', unencrypted: 'flag' },
+    run: async (config, args, o) => {
       const dir = backupDirArg(args, 'backup');
-      const r = await takeBackup(config, dir, { now: () => systemClock.now() });
+      const sealing = await sealingFrom(config, o);
+      const r = await takeBackup(config, dir, { now: () => systemClock.now(), sealing });
+      const enc = r.info.encryption === 'none' ? '' : '.age';
       const lines = [
         `backup written to ${r.dir}`,
-        `  database: ${r.info.database === 'sqlite' ? `strongroom.db (SQLite online snapshot, schema version ${r.info.schema_version})` : 'strongroom.pgdump (pg_dump of the snapshot the blob list was read in; restore it with pg_restore)'}`,
-        `  secret key: ${r.info.key_in_backup ? 'secret.key' : 'NOT copied (it comes from SVC_SECRET_KEY): keep that value with this backup, it cannot be restored without it'}`,
-        `  blobs: ${r.info.blobs} referenced by the ledger, ${r.info.blob_bytes} bytes${r.info.blob_mode === 'manifest' ? ' (listed in objects.txt; the object store keeps the bytes)' : ''}`,
+        `  encryption: ${r.info.encryption === 'age-x25519' ? `age, to ${sealing.kind === 'recipients' ? sealing.recipients.length : 0} X25519 recipient(s)` : r.info.encryption === 'age-passphrase' ? 'age, to the passphrase' : 'NONE (--unencrypted): the database is in the clear; the key is not in it'}`,
+        `  database: ${r.info.database === 'sqlite' ? `strongroom.db${enc} (SQLite online snapshot, schema version ${r.info.schema_version})` : `strongroom.pgdump${enc} (pg_dump of the snapshot the blob list was read in; restore prints the pg_restore step)`}`,
+        `  secret key: ${r.info.key_in_backup ? 'secret.key.age' : `NOT in the backup (${r.info.encryption === 'none' ? 'an unencrypted backup never holds it' : 'it comes from SVC_SECRET_KEY'}): keep it apart; restore needs it (--key-file or SVC_SECRET_KEY)`}`,
+        `  blobs: ${r.info.blobs} referenced by the ledger, ${r.info.blob_bytes} bytes${r.info.blob_mode === 'manifest' ? ' (listed in objects.txt; the object store keeps the bytes)' : ' (copied as stored: client-side ciphertext)'}`,
       ];
       if (r.pgDump) lines.push(`  ran: ${r.pgDump}`);
-      lines.push('', `${MANIFEST_FILE} (check with: cd ${r.dir} && sha256sum -c ${MANIFEST_FILE}):`, r.manifest.trimEnd());
+      lines.push('', `${r.manifestName} (with a MAC under the server key; verify with: npm run cli -- verify-backup ${r.dir}):`, r.manifest.trimEnd());
       return lines.join('\n');
     },
   },
   'verify-backup': {
-    usage: 'verify-backup <dir>        check a backup: it opens, its schema is accepted, its key opens the sealed secrets, every blob and file matches',
-    run: async (config, args) => {
+    usage: 'verify-backup <dir>        check a backup: it decrypts (--identity-file | --passphrase-file), its MAC verifies, its schema is accepted, its key opens the sealed secrets, every blob and file matches',
+    options: OPEN_OPTIONS,
+    run: async (config, args, o) => {
       const dir = backupDirArg(args, 'verify-backup');
+      const [opener, keyFile] = [await openerFrom(config, o), await keyFileFrom(o)];
       // An object-store backup is checked against the store configured here (SVC_BLOB_URL).
       const objects = (config.blobStore?.kind ?? 'file') === 'file' ? null : await openBlobStore(config);
       let v;
       try {
-        v = await verifyBackup(dir, { envKey: config.secretKey, objects: objects?.blobs ?? null });
+        v = await verifyBackup(dir, { envKey: config.secretKey, keyFile, opener, objects: objects?.blobs ?? null });
       } finally {
         objects?.close();
       }
+      await v.dispose();
+      const keyName = v.keySource === 'backup' ? 'secret.key.age' : v.keySource === '--key-file' ? keyFile!.path : 'SVC_SECRET_KEY';
       return (
-        `backup ${dir} verified: ${v.info.database === 'sqlite' ? `database opens, schema version ${v.info.schema_version} accepted` : 'PostgreSQL dump matches its SHA-256 (its contents are checked by pg_restore)'}, ` +
-        (v.info.database === 'sqlite'
-          ? `${v.sealedValues} sealed secrets open with ${v.keyFromBackup ? 'secret.key' : 'SVC_SECRET_KEY'}, `
-          : `${v.keyFromBackup ? 'secret.key' : 'SVC_SECRET_KEY'} is the key the database was sealed under, `) +
-        `${v.info.blob_mode === 'copy' ? `${v.blobs.length} blobs present with their SHA-256` : `${v.blobs.length} objects present in the object store at their sizes`}, ${v.entries.length} files match ${MANIFEST_FILE}`
+        `backup ${dir} verified (taken ${v.info.created_at}, encryption ${v.info.encryption}): manifest MAC verifies under ${keyName}, ` +
+        `${v.info.database === 'sqlite' ? `database opens, schema version ${v.info.schema_version} accepted` : 'PostgreSQL dump matches its SHA-256 (its contents are checked by pg_restore)'}, ` +
+        (v.info.database === 'sqlite' ? `${v.sealedValues} sealed secrets open with ${keyName}, ` : `${keyName} is the key the database was sealed under, `) +
+        `${v.info.blob_mode === 'copy' ? `${v.blobs.length} blobs present with their SHA-256` : `${v.blobs.length} objects present in the object store at their sizes`}, ${v.entries.length} files match the manifest`
       );
     },
   },
   restore: {
-    usage: 'restore <dir>              restore a backup into an empty SVC_DATA_DIR (verified first; refused if the dir is not empty)',
-    run: async (config, args) => {
+    usage: 'restore <dir>              restore a backup into an empty SVC_DATA_DIR (verified first; --identity-file | --passphrase-file, --key-file); closes every session as backed up unless --keep-sessions',
+    options: { ...OPEN_OPTIONS, 'keep-sessions': 'flag' },
+    run: async (config, args, o) => {
       const dir = backupDirArg(args, 'restore');
-      const r = await restoreBackup(config, dir);
+      const [opener, keyFile] = [await openerFrom(config, o), await keyFileFrom(o)];
+      const r = await restoreBackup(config, dir, { opener, keyFile, keepSessions: o.flags.has('keep-sessions'), clock: systemClock });
       const blobs = r.backup.info.blob_mode === 'copy' ? `${r.backup.blobs.length} blobs` : `${r.backup.blobs.length} objects left in the object store (start with the same SVC_BLOB_URL)`;
-      const lines = [`restored ${dir} into ${r.dataDir}: ${blobs}, ${r.backup.keyFromBackup ? 'secret.key' : 'no key file (start with the same SVC_SECRET_KEY)'}`];
-      if (r.pgRestore) lines.push('now restore the database:', `  ${r.pgRestore}`);
+      const key = config.secretKey !== null ? 'no key file (start with the same SVC_SECRET_KEY)' : r.backup.keySource === 'backup' ? 'secret.key from the backup' : `secret.key from ${keyFile?.path ?? 'SVC_SECRET_KEY'}`;
+      const lines = [`restored ${dir} (taken ${r.backup.info.created_at}) into ${r.dataDir}: ${blobs}, ${key}`];
+      if (r.closed !== null) lines.push(describeClosing(r.closed, r.backup.info.created_at));
+      if (r.pgRestore) {
+        lines.push('now restore the database:', `  ${r.pgRestore}`);
+        if (r.pendingClose) lines.push('then close what was open at the backup (the server refuses to start until then):', '  npm run cli -- close-restored-sessions');
+        else lines.push(describeClosing({ at: null, sessions: 0, secondFactorChallenges: 0, revokeAllChallenges: 0, oidcLoginCodes: 0, oidcFlows: 0, signInTickets: 0 }, r.backup.info.created_at));
+      }
       lines.push(`start the server with SVC_DATA_DIR=${r.dataDir}`);
       return lines.join('\n');
+    },
+  },
+  'backup-keygen': {
+    usage: 'backup-keygen <file>       write a new age identity to a new file (0600, as age-keygen -o) and print its recipient for --recipient / SVC_BACKUP_RECIPIENTS',
+    run: async (_config, args) => {
+      const path = args[0];
+      if (!path) throw new BackupFailure({ file: 'usage', cause: 'npm run cli -- backup-keygen <file>' });
+      const { identityFile, recipient } = await newIdentity(new Date(systemClock.now()));
+      await naming(path, () => writeFile(path, identityFile, { flag: 'wx', mode: 0o600 }));
+      return [
+        `age identity written to ${path} (keep it off this machine: whoever holds it opens the backups)`,
+        `recipient: ${recipient}`,
+        `back up with: npm run cli -- backup --recipient ${recipient} <dir>   (or SVC_BACKUP_RECIPIENTS=${recipient})`,
+        `open with:    npm run cli -- verify-backup --identity-file ${path} <dir>`,
+      ].join('\n');
     },
   },
   'backup-scheduled': {
     usage: 'backup-scheduled           one run of the SVC_BACKUP_DIR schedule (the server starts it)',
     hidden: true,
-    run: async (config) => JSON.stringify(await runScheduledBackup(config, () => systemClock.now())),
+    run: async (config) => JSON.stringify(await runScheduledBackup(config, () => systemClock.now(), await sealingFrom(config))),
   },
 };
 
@@ -443,18 +584,26 @@ function arity(usage: string): number {
 }
 
 export async function runCli(argv: string[], env: Record<string, string | undefined> = process.env): Promise<{ code: number; out: string }> {
-  const [name, ...args] = argv;
+  const [name, ...rest] = argv;
+  let args = rest;
   const usages = [...Object.values(COMMANDS), ...Object.values(FILE_COMMANDS).filter((c) => !c.hidden)].map((c) => `  ${c.usage}`);
   const usage = `usage: npm run cli -- <command>\n\n${usages.join('\n')}`;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') return { code: 0, out: usage };
   const known = Object.hasOwn(FILE_COMMANDS, name) ? FILE_COMMANDS[name] : Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  const fileCommand = Object.hasOwn(FILE_COMMANDS, name) ? FILE_COMMANDS[name] : undefined;
+  let options = NO_OPTIONS;
+  if (fileCommand?.options !== undefined) {
+    const parsed = parseOptions(args, fileCommand.options);
+    if ('error' in parsed) return { code: 2, out: `${name}: ${parsed.error}; nothing was done\n\nusage: npm run cli -- ${fileCommand.usage}` };
+    args = parsed.positional;
+    options = parsed.options;
+  }
   if (known !== undefined && args.length > arity(known.usage)) {
     return { code: 2, out: `${name}: unexpected argument ${JSON.stringify(args[arity(known.usage)])}; nothing was done\n\nusage: npm run cli -- ${known.usage}` };
   }
-  const fileCommand = Object.hasOwn(FILE_COMMANDS, name) ? FILE_COMMANDS[name] : undefined;
   if (fileCommand) {
     try {
-      return { code: 0, out: await fileCommand.run(readConfig(env), args) };
+      return { code: 0, out: await fileCommand.run(readConfig(env), args, options) };
     } catch (err) {
       if (err instanceof NoDeploymentError) return { code: 1, out: noDeployment(readConfig(env), err) };
       const line = err instanceof BackupFailure ? describeBackupProblem(err.problem) : ((err as Error)?.message ?? String(err));
@@ -475,7 +624,7 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
   const create = command.createsDeployment ?? false;
   let stores: Awaited<ReturnType<typeof openStores>>;
   try {
-    stores = await openStores(config, { create });
+    stores = await openStores(config, { create, closingRestoredSessions: command.closesRestoredSessions ?? false });
   } catch (err) {
     if (err instanceof NoDeploymentError) return { code: 1, out: noDeployment(config, err) };
     // A data directory that is a file, a database that is not one, a restore left unfinished: one

@@ -104,6 +104,8 @@ export interface Config {
    * newest `SVC_BACKUP_KEEP` (default 7). Null: no schedule (`npm run cli -- backup` still works).
    */
   readonly backup: BackupSchedule | null;
+  /** How backups are encrypted and opened (SVC_BACKUP_RECIPIENTS, SVC_BACKUP_PASSPHRASE_FILE, SVC_BACKUP_UNENCRYPTED, SVC_BACKUP_IDENTITY_FILE). */
+  readonly backupEncryption: BackupEncryptionConfig;
   /** How the HTTP server treats slow clients and how long it drains at shutdown (see `main.ts`). */
   readonly http: HttpTimeouts;
   /** How long a request waits on PostgreSQL before it fails closed (see `databaseTimeoutsFit`). */
@@ -153,6 +155,20 @@ export interface OidcConfig {
   /** Exact URIs a flow may send the client back to. */
   readonly returnUris: readonly string[];
   readonly scopes: string;
+}
+
+/**
+ * Backups are encrypted to the operator with age: to `SVC_BACKUP_RECIPIENTS` (comma-separated
+ * X25519 recipients, `age1…`) or to the passphrase in `SVC_BACKUP_PASSPHRASE_FILE` (not both: age
+ * cannot mix them); without either, a backup is refused unless `SVC_BACKUP_UNENCRYPTED=1` (and then
+ * never holds the secret key). `SVC_BACKUP_IDENTITY_FILE` (an age identity file) opens them for
+ * verify-backup and restore. The CLI's flags take precedence over each.
+ */
+export interface BackupEncryptionConfig {
+  readonly recipients: readonly string[];
+  readonly passphraseFile: string | null;
+  readonly unencrypted: boolean;
+  readonly identityFile: string | null;
 }
 
 export interface BackupSchedule {
@@ -377,6 +393,26 @@ function wholeNumber(env: Record<string, string | undefined>, name: string, fall
   return Number(raw);
 }
 
+/** `age1` and 58 bech32 characters: an age X25519 recipient (its checksum is checked when a backup encrypts to it). */
+const AGE_RECIPIENT = /^age1[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{58}$/;
+
+function backupEncryption(env: Record<string, string | undefined>): BackupEncryptionConfig {
+  const recipients = (env.SVC_BACKUP_RECIPIENTS ?? '')
+    .split(',')
+    .map((r) => r.trim())
+    .filter((r) => r !== '');
+  for (const r of recipients) {
+    if (!AGE_RECIPIENT.test(r)) throw new ConfigError(`SVC_BACKUP_RECIPIENTS must list age X25519 recipients (age1…, as age-keygen -y or \`npm run cli -- backup-keygen\` prints), got "${r.slice(0, 80)}"`);
+  }
+  const unencryptedRaw = env.SVC_BACKUP_UNENCRYPTED ?? '';
+  if (unencryptedRaw !== '' && unencryptedRaw !== '0' && unencryptedRaw !== '1') throw new ConfigError(`SVC_BACKUP_UNENCRYPTED must be 1 or 0, got "${unencryptedRaw}"`);
+  const unencrypted = unencryptedRaw === '1';
+  const passphraseFile = env.SVC_BACKUP_PASSPHRASE_FILE || null;
+  if (recipients.length > 0 && passphraseFile !== null) throw new ConfigError('SVC_BACKUP_RECIPIENTS and SVC_BACKUP_PASSPHRASE_FILE exclude each other (age encrypts to recipients or to one passphrase)');
+  if (unencrypted && (recipients.length > 0 || passphraseFile !== null)) throw new ConfigError('SVC_BACKUP_UNENCRYPTED=1 contradicts SVC_BACKUP_RECIPIENTS / SVC_BACKUP_PASSPHRASE_FILE');
+  return { recipients, passphraseFile, unencrypted, identityFile: env.SVC_BACKUP_IDENTITY_FILE || null };
+}
+
 function backupSchedule(env: Record<string, string | undefined>): BackupSchedule | null {
   const dir = env.SVC_BACKUP_DIR ?? '';
   const interval = env.SVC_BACKUP_INTERVAL_S ?? '';
@@ -386,6 +422,11 @@ function backupSchedule(env: Record<string, string | undefined>): BackupSchedule
   }
   if (dir === '') throw new ConfigError('SVC_BACKUP_INTERVAL_S needs SVC_BACKUP_DIR (where the backups go)');
   if (interval === '') throw new ConfigError('SVC_BACKUP_DIR needs SVC_BACKUP_INTERVAL_S (how often to take one)');
+  const sealing = backupEncryption(env);
+  // A scheduled backup is refused at start as `backup` would refuse it, not found missing later.
+  if (sealing.recipients.length === 0 && sealing.passphraseFile === null && !sealing.unencrypted) {
+    throw new ConfigError('SVC_BACKUP_RECIPIENTS is not set: scheduled backups (SVC_BACKUP_DIR) are encrypted to the operator; set it (age1…), or SVC_BACKUP_PASSPHRASE_FILE, or SVC_BACKUP_UNENCRYPTED=1 for backups without the secret key');
+  }
   // A run still going when the next is due makes that one wait (the lock), never run twice.
   return { dir, intervalMs: seconds(env, 'SVC_BACKUP_INTERVAL_S', 0, 1), keep: wholeNumber(env, 'SVC_BACKUP_KEEP', 7, 1, 10_000) };
 }
@@ -498,6 +539,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     federationTimeoutMs: wholeNumber(env, 'SVC_FEDERATION_TIMEOUT_S', 5, 1, 300) * 1000,
     federationRevokedCacheMs: wholeNumber(env, 'SVC_FEDERATION_REVOKED_CACHE_S', 60, 1, 60) * 1000,
     backup: backupSchedule(env),
+    backupEncryption: backupEncryption(env),
     blobStore: blobStore(env),
     http: {
       headersMs: seconds(env, 'SVC_HEADERS_TIMEOUT_S', 10),

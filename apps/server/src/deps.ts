@@ -52,7 +52,7 @@ import { Argon2Hasher, HttpPeers, JsonLogger, cryptoRandom, systemClock, OidcRel
 import { createSqlitePorts, groupCommitOf, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
 import { ConfigError, type Config } from './config.js';
-import { RESTORE_MARKER } from './backup/files.js';
+import { CLOSE_SESSIONS_MARKER, RESTORE_MARKER } from './backup/files.js';
 import { openBlobStore } from './blob-store.js';
 import { loadOrCreateSecretKey } from './secret-key.js';
 import { HttpMetrics } from './http/metrics.js';
@@ -164,6 +164,8 @@ export interface OpenOptions {
    * applied to an empty one (NoDeploymentError), no key file written. Default true.
    */
   readonly create?: boolean;
+  /** `close-restored-sessions`: opens the stores beside the marker a PostgreSQL restore leaves, to do what it waits for. */
+  readonly closingRestoredSessions?: boolean;
 }
 
 /** Opens the configured database (SQLite under the data dir by default), migrating it forward. */
@@ -173,6 +175,10 @@ export async function openStores(config: Config, options: OpenOptions = {}): Pro
   // starting on it would create an empty one beside the restored key and blobs.
   if (existsSync(join(config.dataDir, RESTORE_MARKER))) {
     throw new ConfigError(`${join(config.dataDir, RESTORE_MARKER)}: a restore into SVC_DATA_DIR did not finish; empty the directory and run \`npm run cli -- restore\` again`);
+  }
+  // A restored PostgreSQL deployment whose sessions are still as backed up: revoked ones would work again.
+  if (!(options.closingRestoredSessions ?? false) && existsSync(join(config.dataDir, CLOSE_SESSIONS_MARKER))) {
+    throw new ConfigError(`${join(config.dataDir, CLOSE_SESSIONS_MARKER)}: a restore is not finished; after pg_restore, run \`npm run cli -- close-restored-sessions\` (it closes the sessions of the deployment as backed up)`);
   }
   // Created for the server's user only: the database, the secret key and the blobs live here.
   // The server's start (checkDataDir) narrows an existing directory to 0700 as well; the CLI opens what is there.

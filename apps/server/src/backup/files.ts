@@ -11,6 +11,12 @@ export const SECRET_KEY_FILE = 'secret.key';
 export const BLOB_ROOT = 'blobs';
 /** Written first by restore and removed last: a server refuses to start beside it. */
 export const RESTORE_MARKER = 'restore.incomplete';
+/**
+ * Left by a restore of a PostgreSQL backup (whose dump is loaded afterwards with pg_restore): a
+ * server refuses to start beside it until `close-restored-sessions` has closed what a restore
+ * closes (core's `closeRestoredDeployment`) and removed it.
+ */
+export const CLOSE_SESSIONS_MARKER = 'restore.close-sessions';
 /** Beside the blobs: a backup and a GC sweep take it in turn. */
 export const MAINTENANCE_LOCK = 'maintenance.lock';
 /** The backup's description (format, database kind, schema, key fingerprint). */
@@ -19,6 +25,16 @@ export const BACKUP_INFO_FILE = 'backup.json';
 export const OBJECTS_FILE = 'objects.txt';
 /** Where the printed `pg_dump` command writes the database of a PostgreSQL deployment. */
 export const PG_DUMP_FILE = 'strongroom.pgdump';
+
+/** An age-encrypted file of a backup is its plain name with this suffix (`strongroom.db.age`). */
+export const AGE_SUFFIX = '.age';
+/**
+ * Beside the live database, while an encrypted backup runs: the snapshot (or dump) before it is
+ * encrypted into the backup, so no plaintext copy is ever written into the backup directory. Owner
+ * only, as everything in the data directory; removed when the backup ends (and, if one was killed,
+ * by the next).
+ */
+export const BACKUP_SNAPSHOT = 'backup-snapshot.tmp';
 
 /** A blob's place in a backup (and in the data dir's blob store): `blobs/<2 hex>/<sha256>`. */
 export const blobPath = (hash: string): string => `${BLOB_ROOT}/${hash.slice(0, 2)}/${hash}`;

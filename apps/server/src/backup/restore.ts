@@ -1,10 +1,12 @@
 import { createReadStream } from 'node:fs';
-import { copyFile, mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FsBlobStore } from '@strongroom/adapters-node';
-import { secretKeyFingerprint } from '@strongroom/core';
+import { closeRestoredDeployment, secretKeyFingerprint, toBase64url, type Clock, type RestoreClosing } from '@strongroom/core';
+import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import type { Config } from '../config.js';
-import { BackupFailure, BLOB_ROOT, blobPath, DATABASE_FILE, emptyOrAbsent, naming, PG_DUMP_FILE, realish, RESTORE_MARKER, SECRET_KEY_FILE, syncDir, within } from './files.js';
+import type { BackupOpener } from './age.js';
+import { AGE_SUFFIX, BackupFailure, BLOB_ROOT, blobPath, CLOSE_SESSIONS_MARKER, DATABASE_FILE, emptyOrAbsent, naming, PG_DUMP_FILE, realish, RESTORE_MARKER, SECRET_KEY_FILE, syncDir, within } from './files.js';
 import { verifyBackup, type VerifiedBackup } from './verify.js';
 import { openBlobStore } from '../blob-store.js';
 
@@ -13,6 +15,21 @@ export interface RestoreReport {
   readonly backup: VerifiedBackup;
   /** On PostgreSQL, the command that restores the database. */
   readonly pgRestore: string | null;
+  /**
+   * What the restore closed (core's `closeRestoredDeployment`); on PostgreSQL, null: the dump is
+   * not loaded yet, and `close-restored-sessions` closes them after pg_restore (`pendingClose`).
+   */
+  readonly closed: RestoreClosing | null;
+  /** On PostgreSQL without --keep-sessions: the data directory holds the close-sessions marker until that step runs. */
+  readonly pendingClose: boolean;
+}
+
+export interface RestoreOptions {
+  readonly opener?: BackupOpener | null;
+  readonly keyFile?: { readonly path: string; readonly key: Uint8Array } | null;
+  /** `--keep-sessions`: the restored deployment keeps every session open as backed up. */
+  readonly keepSessions?: boolean;
+  readonly clock: Clock;
 }
 
 /**
@@ -20,10 +37,14 @@ export interface RestoreReport {
  * untouched and the restore refused, naming the path). The whole backup is verified first, so a
  * damaged one is refused before anything is written. Then: a marker (a server refuses to start
  * beside it), the blobs (through the blob store, which checks each one's SHA-256 again as it
- * commits it), the key, the database (under a temporary name, renamed when whole), and the marker
- * removed last. If anything fails midway (a full disk), what was written is removed again.
+ * commits it), the key, the database (under a temporary name, renamed when whole), what a restore
+ * closes applied to it (core's `closeRestoredDeployment`, unless `keepSessions`: a restore cannot
+ * know what was revoked after the backup), and the marker removed last. On PostgreSQL the dump is
+ * loaded afterwards by pg_restore, so the closing waits for `close-restored-sessions`, and a marker
+ * keeps the server from starting until then. If anything fails midway (a full disk), what was
+ * written is removed again.
  */
-export async function restoreBackup(config: Config, source: string): Promise<RestoreReport> {
+export async function restoreBackup(config: Config, source: string, options: RestoreOptions): Promise<RestoreReport> {
   const target = config.dataDir;
   const state = await naming(target, () => emptyOrAbsent(target));
   if (state === 'not_empty') throw new BackupFailure({ file: target, cause: 'is not empty; restore only into an empty SVC_DATA_DIR (nothing was changed)' });
@@ -35,10 +56,19 @@ export async function restoreBackup(config: Config, source: string): Promise<Res
   const objects = (config.blobStore?.kind ?? 'file') === 'file' ? null : await openBlobStore(config);
   let backup: VerifiedBackup;
   try {
-    backup = await verifyBackup(source, { envKey: config.secretKey, objects: objects?.blobs ?? null });
+    backup = await verifyBackup(source, { envKey: config.secretKey, keyFile: options.keyFile ?? null, opener: options.opener ?? null, objects: objects?.blobs ?? null });
   } finally {
     objects?.close();
   }
+  try {
+    return await restoreVerified(config, source, backup, state, options);
+  } finally {
+    await backup.dispose();
+  }
+}
+
+async function restoreVerified(config: Config, source: string, backup: VerifiedBackup, state: 'absent' | 'empty', options: RestoreOptions): Promise<RestoreReport> {
+  const target = config.dataDir;
   if (backup.info.database === 'sqlite' && config.databaseUrl !== null) {
     throw new BackupFailure({ file: join(source, DATABASE_FILE), cause: 'is a SQLite backup but SVC_DATABASE_URL is set; unset it to restore onto SQLite' });
   }
@@ -50,9 +80,15 @@ export async function restoreBackup(config: Config, source: string): Promise<Res
   if (backup.keyFromBackup && config.secretKey !== null && secretKeyFingerprint(config.secretKey) !== backup.info.key_fingerprint) {
     throw new BackupFailure({ file: 'SVC_SECRET_KEY', cause: "is not the key this backup was taken with; unset it to use the backup's secret.key, or set it to that key (nothing was changed)" });
   }
-  if (!backup.keyFromBackup && config.secretKey === null) {
-    throw new BackupFailure({ file: join(source, SECRET_KEY_FILE), cause: 'is not in this backup: set SVC_SECRET_KEY to the key it was taken with' });
+  // A --key-file beside SVC_SECRET_KEY: the environment's key wins at start, so they must agree.
+  if (options.keyFile && config.secretKey !== null && secretKeyFingerprint(config.secretKey) !== secretKeyFingerprint(options.keyFile.key)) {
+    throw new BackupFailure({ file: 'SVC_SECRET_KEY', cause: `is not the key in ${options.keyFile.path}; unset it, or give only one (nothing was changed)` });
   }
+  if (options.keyFile && backup.keyFromBackup && secretKeyFingerprint(options.keyFile.key) !== backup.info.key_fingerprint) {
+    throw new BackupFailure({ file: options.keyFile.path, cause: 'is not the key this backup was taken with (nothing was changed)' });
+  }
+  // Written into the data directory unless it comes from SVC_SECRET_KEY, as the server would find it.
+  const keyToWrite = config.secretKey === null ? backup.key : null;
 
   const created = state === 'absent';
   try {
@@ -73,27 +109,47 @@ export async function restoreBackup(config: Config, source: string): Promise<Res
         if (outcome !== 'stored') throw new BackupFailure({ file: from, cause: outcome === 'hash_mismatch' ? 'changed while being restored (SHA-256 differs)' : 'vanished while being restored' });
       });
     }
-    if (backup.keyFromBackup) {
+    if (keyToWrite !== null) {
       // Created 0600 from the first byte: the key is never readable by others, not even briefly.
-      await naming(join(target, SECRET_KEY_FILE), async () => writeFile(join(target, SECRET_KEY_FILE), await readFile(join(source, SECRET_KEY_FILE)), { flag: 'wx', mode: 0o600 }));
+      await naming(join(target, SECRET_KEY_FILE), async () => writeFile(join(target, SECRET_KEY_FILE), `${toBase64url(keyToWrite)}\n`, { flag: 'wx', mode: 0o600 }));
     }
     let pgRestore: string | null = null;
+    let closed: RestoreClosing | null = null;
+    const keepSessions = options.keepSessions ?? false;
     if (backup.info.database === 'sqlite') {
       const temp = join(target, `${DATABASE_FILE}.restoring`);
       await naming(join(target, DATABASE_FILE), async () => {
-        await copyFile(join(source, DATABASE_FILE), temp);
+        // The verified copy in the clear (the backup's file, or its decryption).
+        await copyFile(backup.database, temp);
         const fh = await open(temp, 'r+');
         await fh.sync();
         await fh.close();
         await rename(temp, join(target, DATABASE_FILE));
       });
+      // Before the restore marker goes: a server never starts on the copy with its sessions still open.
+      closed = await naming(join(target, DATABASE_FILE), async () => {
+        const db = openSqliteDatabase(join(target, DATABASE_FILE), { create: false });
+        try {
+          return await closeRestoredDeployment(createSqlitePorts(db), options.clock, { keepSessions });
+        } finally {
+          db.close();
+        }
+      });
     } else {
-      pgRestore = `pg_restore --no-owner --dbname="$SVC_DATABASE_URL" ${join(source, PG_DUMP_FILE)}   # into an empty database`;
+      let dump = join(source, PG_DUMP_FILE);
+      if (backup.info.encryption !== 'none') {
+        // The decrypted dump, owner-only in the data directory, for pg_restore to read.
+        dump = join(target, PG_DUMP_FILE);
+        await naming(dump, () => copyFile(backup.database, dump));
+      }
+      pgRestore = `pg_restore --no-owner --dbname="$SVC_DATABASE_URL" ${dump}   # into an empty database`;
+      // The server refuses to start beside this marker until close-restored-sessions ran.
+      if (!keepSessions) await naming(join(target, CLOSE_SESSIONS_MARKER), () => writeFile(join(target, CLOSE_SESSIONS_MARKER), `restored ${source}, taken ${backup.info.created_at}\n`, { flag: 'wx', mode: 0o600 }));
     }
     await naming(target, () => syncDir(target));
     await rm(join(target, RESTORE_MARKER));
     await naming(target, () => syncDir(target));
-    return { dataDir: target, backup, pgRestore };
+    return { dataDir: target, backup, pgRestore, closed, pendingClose: backup.info.database === 'postgresql' && !keepSessions };
   } catch (err) {
     // The directory was empty: everything in it now is ours to take back.
     if (created) await rm(target, { recursive: true, force: true });

@@ -9,6 +9,7 @@ import type { BackupSchedule, Config } from '../config.js';
 import type { HttpMetrics } from '../http/metrics.js';
 import { BackupFailure, realish, syncDir, within } from './files.js';
 import { takeBackup } from './take.js';
+import type { BackupSealing } from './age.js';
 
 const PARTIAL = '.partial-';
 const LOCK = '.lock';
@@ -25,7 +26,7 @@ export type ScheduledOutcome =
  * removed, the backup is written under `.partial-<name>` and renamed to `<name>` only when whole,
  * then all but the newest `keep` are deleted.
  */
-export async function runScheduledBackup(config: Config, now: () => number): Promise<ScheduledOutcome> {
+export async function runScheduledBackup(config: Config, now: () => number, sealing: BackupSealing): Promise<ScheduledOutcome> {
   const schedule = config.backup;
   if (schedule === null) throw new BackupFailure({ file: 'SVC_BACKUP_DIR', cause: 'is not set' });
   await mkdir(schedule.dir, { recursive: true, mode: 0o700 });
@@ -45,7 +46,7 @@ export async function runScheduledBackup(config: Config, now: () => number): Pro
     const partial = join(schedule.dir, PARTIAL + name);
     let report;
     try {
-      report = await takeBackup(config, partial, { now });
+      report = await takeBackup(config, partial, { now, sealing });
     } catch (err) {
       await rm(partial, { recursive: true, force: true });
       throw err;

@@ -1,15 +1,18 @@
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { chmod, mkdir, open, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { formatManifest, fromBase64url, MANIFEST_FILE, NoDeploymentError, putBackAllQuarantined, secretKeyFingerprint, toBase64url, utf8, type BlobStore, type ManifestEntry } from '@strongroom/core';
+import { formatManifest, fromBase64url, MANIFEST_FILE, NoDeploymentError, putBackAllQuarantined, sealManifest, secretKeyFingerprint, toBase64url, utf8, type BlobStore, type ManifestEntry } from '@strongroom/core';
 import { takeFileLock } from '@strongroom/adapters-node';
 import { openBlobStore } from '../blob-store.js';
 import { snapshotSqliteDatabase, SqliteBackupReader } from '@strongroom/adapters-sqlite';
 import { openPgDatabase, withPgBackupSnapshot } from '@strongroom/adapters-pg';
 import type { Config } from '../config.js';
+import { encryptBytes, encryptFile, type BackupSealing } from './age.js';
 import {
+  AGE_SUFFIX,
   BACKUP_INFO_FILE,
+  BACKUP_SNAPSHOT,
   BackupFailure,
   BLOB_ROOT,
   blobPath,
@@ -29,17 +32,28 @@ import {
   writeWhole,
 } from './files.js';
 
+export type BackupEncryption = 'age-x25519' | 'age-passphrase' | 'none';
+
+export const encryptionOf = (sealing: BackupSealing): BackupEncryption => (sealing.kind === 'recipients' ? 'age-x25519' : sealing.kind === 'passphrase' ? 'age-passphrase' : 'none');
+
 /** `backup.json`: what the backup is, read by verify-backup and restore. */
 export interface BackupInfo {
-  readonly format: 1;
+  /** 2: the manifest carries a MAC, and the database, key and manifest may be age-encrypted. */
+  readonly format: 2;
   readonly created_at: string;
   readonly database: 'sqlite' | 'postgresql';
   /** Migrations applied in the copied database (SQLite); null on PostgreSQL (in the dump). */
   readonly schema_version: number | null;
   /** Keyed fingerprint of the server key (never the key): tells another key apart. */
   readonly key_fingerprint: string;
-  /** False when the key came from SVC_SECRET_KEY: it is not written to disk; keep it with the backup. */
+  /**
+   * Whether `secret.key.age` is in the backup: only in an encrypted backup of a deployment whose
+   * key is the data directory's file. An unencrypted backup never holds the key, nor does any
+   * backup of a key from SVC_SECRET_KEY: keep that key apart and give it to restore.
+   */
   readonly key_in_backup: boolean;
+  /** How the database, key and manifest are sealed: to age X25519 recipients, to a passphrase, or not. */
+  readonly encryption: BackupEncryption;
   readonly blob_mode: 'copy' | 'manifest';
   readonly blobs: number;
   readonly blob_bytes: number;
@@ -48,7 +62,10 @@ export interface BackupInfo {
 export interface BackupReport {
   readonly dir: string;
   readonly info: BackupInfo;
+  /** The manifest's body (every file and its SHA-256), as `sha256sum -c` reads it. */
   readonly manifest: string;
+  /** `MANIFEST.sha256.age` or, unencrypted, `MANIFEST.sha256`. */
+  readonly manifestName: string;
   /** On PostgreSQL, the pg_dump command the backup ran (the password never in it). */
   readonly pgDump: string | null;
 }
@@ -67,17 +84,24 @@ export async function currentSecretKey(config: Config): Promise<{ key: Uint8Arra
  * Takes a backup of the running deployment into `target` (absent or empty), in this order:
  * 1. the maintenance lock beside the blobs, so no GC sweep deletes a blob between steps 2 and 4;
  * 2. the database (SQLite's `VACUUM INTO`: one consistent snapshot, while the server writes on; on
- *    PostgreSQL, `pg_dump` of a snapshot exported by the transaction the ledger is read in);
- * 3. the server key (unless it comes from SVC_SECRET_KEY), checked against the snapshot's record;
+ *    PostgreSQL, `pg_dump` of a snapshot exported by the transaction the ledger is read in),
+ *    age-encrypted into the backup unless `sealing` is none (the plaintext snapshot is made in the
+ *    data directory, never in the backup);
+ * 3. the server key, checked against the snapshot's record, written age-encrypted when the
+ *    backup is encrypted and the key is the data directory's file; an unencrypted backup never
+ *    holds it, so copying the folder opens nothing sealed;
  * 4. every blob the snapshot's ledger references (put back first if a gc-sweep that stopped
- *    midway left it in quarantine), hashed as copied. The database goes first: an
- *    upload stores its blob before the ledger row naming it, and blobs never change, so every blob
- *    the snapshot references already exists; taken the other way round, the copy could reference
- *    blobs stored after the blob copy. Blobs stored after the snapshot are left out (nothing
- *    references them there), as are staged uploads;
- * 5. `backup.json` and, last, `MANIFEST.sha256`: a directory without it is an unfinished backup.
+ *    midway left it in quarantine), hashed as copied, as stored (blobs are client-side
+ *    ciphertext). The database goes first: an upload stores its blob before the ledger row naming
+ *    it, and blobs never change, so every blob the snapshot references already exists; taken the
+ *    other way round, the copy could reference blobs stored after the blob copy. Blobs stored
+ *    after the snapshot are left out (nothing references them there), as are staged uploads;
+ * 5. `backup.json` and, last, the manifest with its MAC under the server key (core's
+ *    `sealManifest`), age-encrypted as `MANIFEST.sha256.age` or plain as `MANIFEST.sha256`: a
+ *    directory without it is an unfinished backup.
  */
-export async function takeBackup(config: Config, target: string, options: { now: () => number; blobs?: BlobStore }): Promise<BackupReport> {
+export async function takeBackup(config: Config, target: string, options: { now: () => number; blobs?: BlobStore; sealing: BackupSealing }): Promise<BackupReport> {
+  const sealing = options.sealing;
   const dataDir = await realish(config.dataDir);
   const dir = await realish(target);
   if (within(dir, dataDir)) throw new BackupFailure({ file: target, cause: `is inside SVC_DATA_DIR (${config.dataDir}); a backup must live elsewhere, ideally on another disk` });
@@ -87,29 +111,42 @@ export async function takeBackup(config: Config, target: string, options: { now:
   if (state === 'not_empty') throw new BackupFailure({ file: target, cause: 'is not empty; back up into a new or empty directory' });
   if (state === 'not_a_directory') throw new BackupFailure({ file: target, cause: 'is not a directory' });
   await naming(target, () => mkdir(target, { recursive: true, mode: 0o700 }));
-  // It will hold the server key: only its owner may read it.
+  // Only its owner may read it, encrypted or not.
   await naming(target, () => chmod(target, 0o700));
 
   const lock = await naming(join(config.dataDir, MAINTENANCE_LOCK), () => takeFileLock(join(config.dataDir, MAINTENANCE_LOCK), 'backup', options.now()));
   let closeBlobs = (): void => undefined;
+  // Under the lock, no other backup uses it: a snapshot left by a killed one goes first.
+  const snapshot = join(config.dataDir, BACKUP_SNAPSHOT);
   try {
+    await naming(snapshot, () => rm(snapshot, { force: true }));
     const entries: ManifestEntry[] = [];
     const { key, fromFile } = await currentSecretKey(config);
     const fingerprint = secretKeyFingerprint(key);
+    /** The database copy another program wrote at `written`, into the backup as `name` (encrypted, or in place). */
+    const intoBackup = async (written: string, name: string): Promise<void> => {
+      if (sealing.kind === 'none') {
+        entries.push({ path: name, sha256: (await settleWrittenFile(written)).sha256 });
+        return;
+      }
+      const out = join(target, name + AGE_SUFFIX);
+      const w = await naming(out, () => encryptFile(written, out, sealing));
+      entries.push({ path: name + AGE_SUFFIX, sha256: w.sha256 });
+    };
 
     // 2. The database.
     let ledger: { contentHash: string; size: number }[];
     let schemaVersion: number | null = null;
     let pgDump: string | null = null;
     if (config.databaseUrl === null) {
-      const out = join(target, DATABASE_FILE);
+      const out = sealing.kind === 'none' ? join(target, DATABASE_FILE) : snapshot;
       try {
         snapshotSqliteDatabase(join(config.dataDir, DATABASE_FILE), out);
       } catch (err) {
         // SQLite's own words (a full disk reads "database or disk is full"), naming both ends.
         throw new BackupFailure({ file: out, cause: `snapshot of ${join(config.dataDir, DATABASE_FILE)} failed: ${causeOf(err)}` });
       }
-      entries.push({ path: DATABASE_FILE, sha256: (await settleWrittenFile(out)).sha256 });
+      if (sealing.kind !== 'none') await naming(out, () => chmod(out, 0o600));
       const reader = await naming(out, async () => SqliteBackupReader.open(out));
       try {
         ledger = reader.ledgerBlobs();
@@ -121,32 +158,37 @@ export async function takeBackup(config: Config, target: string, options: { now:
       } finally {
         reader.close();
       }
+      await intoBackup(out, DATABASE_FILE);
     } else {
       // pg_dump dumps the snapshot the ledger is read in: the blobs copied below are exactly those
       // the dump's ledger references, however the server writes meanwhile.
-      const out = join(target, PG_DUMP_FILE);
+      const out = sealing.kind === 'none' ? join(target, PG_DUMP_FILE) : snapshot;
       const pg = await naming('SVC_DATABASE_URL', () => openPgDatabase(config.databaseUrl!, { maxConnections: 1, create: false }));
       try {
         ledger = await naming('SVC_DATABASE_URL', () =>
-          withPgBackupSnapshot(pg.db, async (snapshot, facts) => {
+          withPgBackupSnapshot(pg.db, async (snap, facts) => {
             if (facts.keyFingerprint !== null && facts.keyFingerprint !== fingerprint) {
               throw new BackupFailure({ file: fromFile ?? 'SVC_SECRET_KEY', cause: 'is not the key this database\'s secrets are sealed under; the backup would not open them' });
             }
-            await runPgDump(config.databaseUrl!, snapshot, out);
+            await runPgDump(config.databaseUrl!, snap, out);
             return facts.blobs;
           }),
         );
       } finally {
         await pg.close();
       }
-      entries.push({ path: PG_DUMP_FILE, sha256: (await settleWrittenFile(out)).sha256 });
-      pgDump = `pg_dump --format=custom --no-owner --snapshot=<the backup's snapshot> --file=${shellQuote(out)}`;
+      if (sealing.kind !== 'none') await naming(out, () => chmod(out, 0o600));
+      await intoBackup(out, PG_DUMP_FILE);
+      pgDump = `pg_dump --format=custom --no-owner --snapshot=<the backup's snapshot> --file=${shellQuote(out)}${sealing.kind === 'none' ? '' : `, then age-encrypted into ${PG_DUMP_FILE}${AGE_SUFFIX}`}`;
     }
+    await naming(snapshot, () => rm(snapshot, { force: true }));
 
-    // 3. The key.
-    if (fromFile !== null) {
-      const w = await naming(join(target, SECRET_KEY_FILE), () => writeWhole(join(target, SECRET_KEY_FILE), utf8(`${toBase64url(key)}\n`)));
-      entries.push({ path: SECRET_KEY_FILE, sha256: w.sha256 });
+    // 3. The key: only encrypted, and only when it is the data directory's file.
+    const keyInBackup = fromFile !== null && sealing.kind !== 'none';
+    if (keyInBackup) {
+      const out = join(target, SECRET_KEY_FILE + AGE_SUFFIX);
+      const w = await naming(out, () => encryptBytes(utf8(`${toBase64url(key)}\n`), out, sealing));
+      entries.push({ path: SECRET_KEY_FILE + AGE_SUFFIX, sha256: w.sha256 });
     }
 
     // 4. The blobs.
@@ -187,12 +229,13 @@ export async function takeBackup(config: Config, target: string, options: { now:
 
     // 5. What it is, then the manifest.
     const info: BackupInfo = {
-      format: 1,
+      format: 2,
       created_at: new Date(options.now()).toISOString(),
       database: config.databaseUrl === null ? 'sqlite' : 'postgresql',
       schema_version: schemaVersion,
       key_fingerprint: fingerprint,
-      key_in_backup: fromFile !== null,
+      key_in_backup: keyInBackup,
+      encryption: encryptionOf(sealing),
       blob_mode: blobs.backupMode,
       blobs: ledger.length,
       blob_bytes: bytes,
@@ -200,7 +243,9 @@ export async function takeBackup(config: Config, target: string, options: { now:
     const infoWritten = await naming(join(target, BACKUP_INFO_FILE), () => writeWhole(join(target, BACKUP_INFO_FILE), utf8(JSON.stringify(info, null, 2) + '\n')));
     entries.push({ path: BACKUP_INFO_FILE, sha256: infoWritten.sha256 });
     const manifest = formatManifest(entries);
-    await naming(join(target, MANIFEST_FILE), async () => {
+    const sealed = sealManifest(key, manifest);
+    const manifestName = sealing.kind === 'none' ? MANIFEST_FILE : MANIFEST_FILE + AGE_SUFFIX;
+    await naming(join(target, manifestName), async () => {
       const dirs = new Set<string>();
       for (const e of entries) {
         const parts = e.path.split('/');
@@ -208,12 +253,18 @@ export async function takeBackup(config: Config, target: string, options: { now:
       }
       // Deepest first: each directory's new names are durable before its parent's.
       for (const d of [...dirs].sort((a, b) => b.length - a.length)) await syncDir(join(target, d));
-      await writeWhole(join(target, MANIFEST_FILE), utf8(manifest), 0o600);
+      if (sealing.kind === 'none') await writeWhole(join(target, MANIFEST_FILE), utf8(sealed), 0o600);
+      else {
+        // Through a temporary name, as writeWhole: the manifest's name appears only whole.
+        await encryptBytes(utf8(sealed), join(target, `${manifestName}.tmp`), sealing);
+        await rename(join(target, `${manifestName}.tmp`), join(target, manifestName));
+      }
       await syncDir(target);
     });
-    return { dir, info, manifest, pgDump };
+    return { dir, info, manifest, manifestName, pgDump };
   } finally {
     closeBlobs();
+    await rm(snapshot, { force: true }).catch(() => undefined);
     await lock.release();
   }
 }
