@@ -1,8 +1,9 @@
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCli } from '../cli.js';
+import { newIdentity } from './age.js';
 
 /**
  * A restore whose SVC_SECRET_KEY differs from the key its backup was taken with: the restored
@@ -14,18 +15,22 @@ const dataDir = join(work, 'data');
 const backup = join(work, 'backup');
 const env = { SVC_DATA_DIR: dataDir, SVC_BASE_URL: 'http://127.0.0.1:8080' };
 const OTHER_KEY = 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc';
+const identityFile = join(work, 'backup-identity.txt');
+const opening = ['--identity-file', identityFile];
 
 describe('restore and SVC_SECRET_KEY', { timeout: 60_000 }, () => {
   beforeAll(async () => {
     // The data directory's own secret.key, and a database with a sealed signing key.
     expect((await runCli(['init'], env)).code).toBe(0);
-    expect((await runCli(['backup', backup], env)).code).toBe(0);
+    const { identityFile: text, recipient } = await newIdentity(new Date());
+    writeFileSync(identityFile, text, { mode: 0o600 });
+    expect((await runCli(['backup', '--recipient', recipient, backup], env)).code).toBe(0);
   }, 60_000);
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
   it('refuses a key that is not the backup\'s, naming it, and writes nothing', async () => {
     const target = join(work, 'restored-other');
-    const r = await runCli(['restore', backup], { ...env, SVC_DATA_DIR: target, SVC_SECRET_KEY: OTHER_KEY });
+    const r = await runCli(['restore', ...opening, backup], { ...env, SVC_DATA_DIR: target, SVC_SECRET_KEY: OTHER_KEY });
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/^error: SVC_SECRET_KEY: is not the key this backup was taken with/);
     expect(existsSync(target) ? readdirSync(target) : []).toEqual([]);
@@ -33,7 +38,7 @@ describe('restore and SVC_SECRET_KEY', { timeout: 60_000 }, () => {
 
   it("restores with the backup's own key when SVC_SECRET_KEY is unset", async () => {
     const target = join(work, 'restored');
-    const r = await runCli(['restore', backup], { ...env, SVC_DATA_DIR: target });
+    const r = await runCli(['restore', ...opening, backup], { ...env, SVC_DATA_DIR: target });
     expect(r.code).toBe(0);
     expect(readdirSync(target)).toContain('secret.key');
   });
