@@ -9,6 +9,7 @@ import { S3BlobStore } from '@strongroom/adapters-node/s3';
 import { startTestS3, useS3rverCredentials, type TestS3 } from '@strongroom/adapters-node/testing';
 import { createApp } from './app.js';
 import { ConfigError, readConfig, type Config } from './config.js';
+import { generateX25519Identity, identityToRecipient } from 'age-encryption';
 import { takeBackup } from './backup/take.js';
 import { verifyBackup } from './backup/verify.js';
 import { restoreBackup } from './backup/restore.js';
@@ -115,16 +116,21 @@ describe('a server whose blobs live in an S3 bucket (s3rver on loopback)', { tim
     // A backup of this deployment lists the object rather than looking for it on local disk.
     const target = join(dataDir, '..', `${dataDir.split('/').pop()}-backup`);
     try {
-      const report = await takeBackup(config, target, { now: () => Date.now() });
+      // Encrypted to a recipient, opened with its identity.
+      const identity = await generateX25519Identity();
+      const opener = { identities: [identity], identityFile: 'the test identity', passphrase: null, passphraseFile: null };
+      const report = await takeBackup(config, target, { now: () => Date.now(), sealing: { kind: 'recipients', recipients: [await identityToRecipient(identity)] } });
       expect(report.info.blob_mode).toBe('manifest');
       expect(await readFile(join(target, OBJECTS_FILE), 'utf8')).toBe(`${sha(bytes)} ${bytes.length}\n`);
       // verify-backup checks the listed objects in the store configured; without one it says so.
-      expect((await verifyBackup(target, { envKey: config.secretKey, objects: stores.blobs })).blobs).toEqual([{ contentHash: sha(bytes), size: bytes.length }]);
-      await expect(verifyBackup(target, { envKey: config.secretKey })).rejects.toMatchObject({ problem: { cause: expect.stringContaining('set SVC_BLOB_URL') } });
+      const verified = await verifyBackup(target, { envKey: config.secretKey, objects: stores.blobs, opener });
+      await verified.dispose();
+      expect(verified.blobs).toEqual([{ contentHash: sha(bytes), size: bytes.length }]);
+      await expect(verifyBackup(target, { envKey: config.secretKey, opener })).rejects.toMatchObject({ problem: { cause: expect.stringContaining('set SVC_BLOB_URL') } });
       // It restores into an empty data directory: the database and key come back, the objects stay where they are.
       const restoredDir = `${target}-restored`;
       try {
-        const restored = await restoreBackup({ ...config, dataDir: restoredDir }, target);
+        const restored = await restoreBackup({ ...config, dataDir: restoredDir }, target, { opener, clock: { now: () => Date.now() } });
         expect(restored.backup.info.blob_mode).toBe('manifest');
         // The key came from SVC_SECRET_KEY, so only the database is written; no blobs directory.
         expect((await readdir(restoredDir)).sort()).toEqual(['strongroom.db']);
@@ -133,7 +139,7 @@ describe('a server whose blobs live in an S3 bucket (s3rver on loopback)', { tim
       }
       // An object gone from the store since the backup: verify names it and fails.
       await stores.blobs.remove(sha(bytes));
-      await expect(verifyBackup(target, { envKey: config.secretKey, objects: stores.blobs })).rejects.toMatchObject({ problem: { file: `object ${sha(bytes)}`, cause: expect.stringContaining('missing from the object store') } });
+      await expect(verifyBackup(target, { envKey: config.secretKey, objects: stores.blobs, opener })).rejects.toMatchObject({ problem: { file: `object ${sha(bytes)}`, cause: expect.stringContaining('missing from the object store') } });
     } finally {
       await rm(target, { recursive: true, force: true });
     }

@@ -16,14 +16,14 @@ import { redactedUrl } from './startup-checks.js';
 
 /** The commands that make a deployment where there is none; every other one needs one. */
 const CREATING = new Set(['init', 'restore']);
-/** Commands on a backup alone, not on a deployment: they read no data dir and write none. */
-const ON_BACKUPS = new Set(['verify-backup']);
+/** Commands on a backup or its keys alone, not on a deployment: they read no data dir and write none. */
+const ON_BACKUPS = new Set(['verify-backup', 'backup-keygen']);
 /** Run by the server it belongs to, never by an operator. */
 const INTERNAL = new Set(Object.entries(FILE_COMMANDS).filter(([, c]) => c.hidden).map(([n]) => n));
 
 const onDeployments = [...Object.keys(COMMANDS), ...Object.keys(FILE_COMMANDS)].filter((n) => !CREATING.has(n) && !ON_BACKUPS.has(n) && !INTERNAL.has(n));
 /** Arguments that get each command past its own checks to where it would open the deployment. */
-const args = (name: string, work: string): string[] => (name === 'backup' ? [join(work, 'backup-target')] : name === 'blobs' ? ['verify'] : []);
+const args = (name: string, work: string): string[] => (name === 'backup' ? ['--unencrypted', join(work, 'backup-target')] : name === 'blobs' ? ['verify'] : []);
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -72,7 +72,7 @@ describe('CLI commands on a deployment that is not there (SQLite)', () => {
     expect((await runCli(['init'], env)).code).toBe(0);
     expect((await runCli(['rotate-key'], env)).code).toBe(0);
     expect((await runCli(['gc-sweep'], env)).code).toBe(0);
-    expect((await runCli(['backup', join(w, 'b')], env)).code).toBe(0);
+    expect((await runCli(['backup', '--unencrypted', join(w, 'b')], env)).code).toBe(0);
   });
 
   it('a deployment whose key file is gone is refused naming the key, and no new key is made', async () => {

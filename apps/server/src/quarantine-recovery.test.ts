@@ -178,7 +178,7 @@ for (const backend of backends) {
     it('backup puts it back and succeeds; the backup verifies', async () => {
       await sweepKilledAfterQuarantine();
       const dir = join(work, `backup-${Date.now()}`);
-      const b = await runCli(['backup', dir], env);
+      const b = await runCli(['backup', '--unencrypted', dir], env);
       expect(b.out).not.toContain('missing');
       expect(b.code, b.out).toBe(0);
       expect(b.out).toContain(`blobs: 1 referenced by the ledger, ${data.length} bytes`);
