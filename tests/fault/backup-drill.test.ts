@@ -2,36 +2,47 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, truncateSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
 import { codeForStep, secretKeyFingerprint, stepAt } from '@strongroom/core';
 import { TestDevice, TestIdentity, totpSecretBytes } from '@strongroom/core/testing';
 import { FsBlobStore, takeFileLock } from '@strongroom/adapters-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '@strongroom/server/cli';
+import { Encrypter, generateX25519Identity, identityToRecipient } from 'age-encryption';
 import { fetchCall, PASSWORD, type CallOptions, type Reply } from '../harness/http.js';
 import { runCliProcess, startServerProcess, type ServerProcess } from '../harness/spawn.js';
 import { MixedWorkload } from '../harness/fault/workload.js';
 
 /**
  * The backup drill: a real server process under a mixed write load (sign-ins, TOTP enrolment and
- * sign-ins, uploads, revocations) is backed up with `npm run cli -- backup` in a process of its own;
- * the copy is verified, restored into a fresh data directory and started, and every write the
- * server acknowledged before the backup began must be there and work. Then the copy is damaged in
+ * sign-ins, uploads, revocations) is backed up with `npm run cli -- backup --recipient` in a process
+ * of its own (its scheduled backups go to a passphrase); the copy is verified, restored with
+ * --keep-sessions into a fresh data directory and started, and every write the server acknowledged
+ * before the backup began must be there and work. Restored without it, every session is closed: one
+ * revoked after the backup stays revoked, and everyone signs in again. Then the copy is damaged in
  * the ways an operator meets (a blob gone, a truncated database, another key) and `verify-backup`
  * and `restore` must refuse it naming the file; restore must refuse a non-empty directory without
  * touching it. The server key lives in the data dir here (SVC_SECRET_KEY unset), as on a small
- * self-hosted machine, so the backup has to carry it.
+ * self-hosted machine, so the backup carries it, encrypted.
  */
 
 const SEED = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 1e9));
 const work = mkdtempSync(join(tmpdir(), 'sr-backup-drill-'));
 const live = join(work, 'live');
 const restored = join(work, 'restored');
+const restoredKeep = join(work, 'restored-keep');
 const backup = join(work, 'backup');
 const scheduled = join(work, 'scheduled');
 // The key comes from the data dir's secret.key (empty = unset).
 const ENV = { SVC_SECRET_KEY: '', SVC_QUOTA_HARD_BYTES: '200000' };
-const cliEnv = (dataDir: string, extra: Record<string, string> = {}) => ({ ...process.env, ...ENV, SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_DATA_DIR: dataDir, ...extra });
+// The operator's age identity (backups are encrypted to its recipient) and the schedule's passphrase.
+const identityFile = join(work, 'backup-identity.txt');
+const passphraseFile = join(work, 'backup-passphrase.txt');
+const secretIdentity = await generateX25519Identity();
+const identity = { recipient: await identityToRecipient(secretIdentity) };
+writeFileSync(identityFile, `# an age identity file, as age-keygen writes it\n${secretIdentity}\n`, { mode: 0o600 });
+writeFileSync(passphraseFile, 'drill passphrase: tiny wombat orbits the lemon\n', { mode: 0o600 });
+const RECIPIENT = ['--recipient', identity.recipient];
+const cliEnv = (dataDir: string, extra: Record<string, string> = {}) => ({ ...process.env, ...ENV, SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_DATA_DIR: dataDir, SVC_BACKUP_IDENTITY_FILE: identityFile, ...extra });
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
 /** `npm run cli -- <args>` as an operator runs it: a process of its own. */
@@ -47,6 +58,14 @@ function tree(dir: string): Record<string, string> {
   return out;
 }
 
+/** The drill's own account signs in with its password and a TOTP code: a new session. */
+async function signInOwn(url: string, own: Own): Promise<{ access_token: string; session_token: string }> {
+  const login = await must(url, 'POST', '/v1/auth/login', { body: { address: own.address, password: PASSWORD } }, 202);
+  // A step no earlier sign-in used (each code is single-use).
+  own.step = Math.max(own.step + 1, stepAt(Date.now()) + 1);
+  return (await must(url, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: login.body.challenge, code: codeForStep(own.totp, own.step) } }, 200)).body;
+}
+
 async function must(url: string, method: string, path: string, o: CallOptions, status: number): Promise<Reply> {
   const r = await fetchCall(url, method, path, o);
   if (r.status !== status) throw new Error(`${method} ${path}: expected ${status}, got ${r.status} ${JSON.stringify(r.body)}`);
@@ -57,7 +76,10 @@ async function must(url: string, method: string, path: string, o: CallOptions, s
 interface Own {
   address: string;
   totp: Uint8Array;
+  /** The last TOTP step a sign-in used. */
+  step: number;
   sessionToken: string;
+  sessionId: string;
   revokedToken: string;
   blobs: { hash: string; bytes: Uint8Array }[];
   /** A share link covering the last blob's asset: its id is stored only hashed and sealed. */
@@ -87,21 +109,23 @@ async function ownWrites(url: string): Promise<Own> {
   const login = (await must(url, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } }, 202)).body;
   const second = (await must(url, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: login.challenge, code: codeForStep(totp, stepAt(Date.now())) } }, 200)).body;
   await must(url, 'DELETE', `/v1/auth/sessions/${second.session_id}`, { token }, 204);
-  return { address, totp, sessionToken: reg.session_token, revokedToken: second.session_token, blobs, shareLinkId };
+  return { address, totp, step: stepAt(Date.now()), sessionToken: reg.session_token, sessionId: reg.session_id, revokedToken: second.session_token, blobs, shareLinkId };
 }
 
 describe('backup drill: back up under load, restore, start, everything acknowledged is there', { timeout: 180_000 }, () => {
   let server: ServerProcess | undefined;
   let copy: ServerProcess | undefined;
+  let keptCopy: ServerProcess | undefined;
   afterAll(async () => {
     await server?.kill();
     await copy?.kill();
+    await keptCopy?.kill();
     rmSync(work, { recursive: true, force: true });
   });
 
   it(`restores every write acknowledged before the backup began (seed ${SEED})`, async () => {
     // The live server also runs the schedule: its first backup is due at once.
-    server = await startServerProcess({ dataDir: live, startTimeoutMs: 90_000, env: { ...ENV, SVC_BACKUP_DIR: scheduled, SVC_BACKUP_INTERVAL_S: '3600', SVC_BACKUP_KEEP: '2' } });
+    server = await startServerProcess({ dataDir: live, startTimeoutMs: 90_000, env: { ...ENV, SVC_BACKUP_DIR: scheduled, SVC_BACKUP_INTERVAL_S: '3600', SVC_BACKUP_KEEP: '2', SVC_BACKUP_PASSPHRASE_FILE: passphraseFile } });
     const t0 = Date.now();
     const phase = (what: string) => console.info(`backup drill: ${what} at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     // The schedule's first run finishes before the drill's own backup begins: both take the data
@@ -124,7 +148,7 @@ describe('backup drill: back up under load, restore, start, everything acknowled
     const before = load.snapshot();
     const ackedBefore = load.stats().acknowledged;
     phase('load running');
-    const taken = await cliProcess(['backup', backup], cliEnv(live));
+    const taken = await cliProcess(['backup', ...RECIPIENT, backup], cliEnv(live));
     phase('backup taken');
     const ackedDuring = load.stats().acknowledged - ackedBefore;
     const after = load.snapshot();
@@ -132,40 +156,64 @@ describe('backup drill: back up under load, restore, start, everything acknowled
     await running;
     expect(taken.code, taken.out).toBe(0);
     expect(taken.out).toMatch(/^backup written to /);
-    expect(taken.out).toContain('MANIFEST.sha256');
+    expect(taken.out).toContain('MANIFEST.sha256.age');
+    expect(taken.out).toContain('encryption: age, to 1 X25519 recipient(s)');
     expect(ackedDuring, 'the load kept writing while the backup ran').toBeGreaterThan(0);
     expect(load.stats().violations).toEqual([]);
-    // The key file travels with the backup, and only its owner can read either.
-    expect(statSync(join(backup, 'secret.key')).mode & 0o077).toBe(0);
+    // The key travels with the backup only encrypted, with the database and the manifest; only
+    // the owner can read any of it.
+    expect(readdirSync(backup).filter((n) => n !== 'blobs').sort()).toEqual(['MANIFEST.sha256.age', 'backup.json', 'secret.key.age', 'strongroom.db.age']);
+    expect(statSync(join(backup, 'secret.key.age')).mode & 0o077).toBe(0);
     expect(statSync(backup).mode & 0o077).toBe(0);
+    // The owner revokes a session after the backup was taken: a restore must not bring it back.
+    const access = (await must(server.url, 'POST', '/v1/auth/refresh', { body: { session_token: own.sessionToken } }, 200)).body.access_token as string;
+    await must(server.url, 'DELETE', `/v1/auth/sessions/${own.sessionId}`, { token: access }, 204);
+    await must(server.url, 'POST', '/v1/auth/refresh', { body: { session_token: own.sessionToken } }, 401);
 
     const verified = await runCli(['verify-backup', backup], cliEnv(live));
     expect(verified, verified.out).toMatchObject({ code: 0 });
     // Every TOTP secret was opened with the copied key (the load's and the drill's own), every blob hashed.
-    const [, sealed, blobCount] = /(\d+) sealed secrets open with secret\.key, (\d+) blobs present/.exec(verified.out) ?? [];
+    const [, sealed, blobCount] = /(\d+) sealed secrets open with secret\.key\.age, (\d+) blobs present/.exec(verified.out) ?? [];
     expect(Number(sealed)).toBeGreaterThanOrEqual(3);
     expect(Number(blobCount)).toBeGreaterThanOrEqual(3);
 
+    // Restored as backed up (--keep-sessions): every acknowledged write is there and works.
+    const kept = await runCli(['restore', '--keep-sessions', backup], cliEnv(restoredKeep));
+    expect(kept.code, kept.out).toBe(0);
+    expect(kept.out).toMatch(/^kept every session as of the backup \(.*\), --keep-sessions: sessions revoked after it are open again$/m);
     // The copy of the database alone reaches no link: the share link's id is nowhere in it.
-    expect(readFileSync(join(backup, 'strongroom.db')).includes(Buffer.from(own.shareLinkId))).toBe(false);
-
-    const r = await runCli(['restore', backup], cliEnv(restored));
-    expect(r.code, r.out).toBe(0);
+    expect(readFileSync(join(restoredKeep, 'strongroom.db')).includes(Buffer.from(own.shareLinkId))).toBe(false);
     phase('verified and restored');
-    copy = await startServerProcess({ dataDir: restored, startTimeoutMs: 90_000, env: ENV });
+    keptCopy = await startServerProcess({ dataDir: restoredKeep, startTimeoutMs: 90_000, env: ENV });
     phase('restored server started');
-    before.url = copy.url;
+    before.url = keptCopy.url;
     const { problems, checks } = await before.verify({ settledBy: after });
     expect(problems, `seed ${SEED}`).toEqual([]);
     for (const k of ['sessions', 'revocations', 'uploads']) expect(checks[k] ?? 0, `${k} checked`).toBeGreaterThan(0);
+    // Kept as backed up: the session revoked after the backup refreshes there again (what
+    // --keep-sessions trades away), the one revoked before stays refused.
+    await must(keptCopy.url, 'POST', '/v1/auth/refresh', { body: { session_token: own.sessionToken } }, 200);
+    const revokedBefore = await fetchCall(keptCopy.url, 'POST', '/v1/auth/refresh', { body: { session_token: own.revokedToken } });
+    expect([revokedBefore.status, revokedBefore.body?.code]).toEqual([401, 'error.auth.session_invalid']);
+    await keptCopy.kill();
+    keptCopy = undefined;
 
-    // The drill's own account: password and a fresh TOTP code sign in, the session refreshes, the
-    // revoked one stays refused, and every blob's bytes are there.
-    const login = await must(copy.url, 'POST', '/v1/auth/login', { body: { address: own.address, password: PASSWORD } }, 202);
-    const signedIn = await must(copy.url, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: login.body.challenge, code: codeForStep(own.totp, stepAt(Date.now()) + 1) } }, 200);
-    await must(copy.url, 'POST', '/v1/auth/refresh', { body: { session_token: own.sessionToken } }, 200);
-    const revoked = await fetchCall(copy.url, 'POST', '/v1/auth/refresh', { body: { session_token: own.revokedToken } });
-    expect([revoked.status, revoked.body?.code]).toEqual([401, 'error.auth.session_invalid']);
+    // Restored by default: everything that was open at the backup is closed, and it says how much and when.
+    const r = await runCli(['restore', backup], cliEnv(restored));
+    expect(r.code, r.out).toBe(0);
+    const takenAt = JSON.parse(readFileSync(join(backup, 'backup.json'), 'utf8')).created_at as string;
+    const [, closedSessions] = new RegExp(`^closed what was open at the backup \\(${takenAt.replace(/\./g, '\\.')}\\): (\\d+) sessions, `, 'm').exec(r.out) ?? [];
+    expect(Number(closedSessions), r.out).toBeGreaterThanOrEqual(1);
+    copy = await startServerProcess({ dataDir: restored, startTimeoutMs: 90_000, env: ENV });
+
+    // The drill's own account: the session revoked after the backup stays revoked, as does every
+    // other; password and a fresh TOTP code sign in, and every blob's bytes are there.
+    for (const token of [own.sessionToken, own.revokedToken]) {
+      const refused = await fetchCall(copy.url, 'POST', '/v1/auth/refresh', { body: { session_token: token } });
+      expect([refused.status, refused.body?.code]).toEqual([401, 'error.auth.session_invalid']);
+    }
+    const signedIn = { body: await signInOwn(copy.url, own) };
+    await must(copy.url, 'POST', '/v1/auth/refresh', { body: { session_token: signedIn.body.session_token } }, 200);
     // The share link, whose id the copy holds only hashed and sealed: it reads its blob, and its owner lists it by id.
     const last = own.blobs[2]!;
     await must(copy.url, 'GET', `/v1/links/${own.shareLinkId}`, {}, 200);
@@ -178,8 +226,11 @@ describe('backup drill: back up under load, restore, start, everything acknowled
     expect(Buffer.from((await bytesOf(await store.read(own.blobs[2]!.hash)))!)).toEqual(Buffer.from(own.blobs[2]!.bytes));
 
     phase('checked');
-    // The schedule took its backup, and /metrics shows its age.
-    expect(readdirSync(scheduled).some((n) => n.startsWith('strongroom-'))).toBe(true);
+    // The schedule took its backup, encrypted to the passphrase, and /metrics shows its age.
+    const scheduledNames = readdirSync(scheduled).filter((n) => n.startsWith('strongroom-'));
+    expect(scheduledNames.length).toBeGreaterThan(0);
+    const scheduledOk = await runCli(['verify-backup', '--passphrase-file', passphraseFile, join(scheduled, scheduledNames[0]!)], cliEnv(live, { SVC_BACKUP_IDENTITY_FILE: '' }));
+    expect(scheduledOk.out).toMatch(/^backup .* verified \(taken .*, encryption age-passphrase\)/);
     const backupEvents = JSON.stringify(server.events.filter((e) => String(e.event).startsWith('backup')));
     expect(server.events.some((e) => e.event === 'backup.taken'), backupEvents).toBe(true);
     const metrics = await fetch(`${server.url}/metrics`).then((res) => res.text());
@@ -187,11 +238,18 @@ describe('backup drill: back up under load, restore, start, everything acknowled
   });
 
   /** A damaged copy of the drill's backup. */
-  function damaged(name: string, harm: (dir: string) => void): string {
+  async function damaged(name: string, harm: (dir: string) => Promise<void>): Promise<string> {
     const dir = join(work, `damaged-${name}`);
     cpSync(backup, dir, { recursive: true });
-    harm(dir);
+    await harm(dir);
     return dir;
+  }
+
+  /** Writes `text` age-encrypted to the backup's (public) recipient, as anyone who copied the folder could. */
+  async function encryptedTo(path: string, text: string): Promise<void> {
+    const e = new Encrypter();
+    e.addRecipient(identity.recipient);
+    writeFileSync(path, await e.encrypt(text), { mode: 0o600 });
   }
 
   const firstBlob = (dir: string) => {
@@ -199,34 +257,29 @@ describe('backup drill: back up under load, restore, start, everything acknowled
     return join(dir, 'blobs', shard, readdirSync(join(dir, 'blobs', shard))[0]!);
   };
 
-  const cases: [string, (dir: string) => string][] = [
-    ['a missing blob', (dir) => {
+  const cases: [string, (dir: string) => Promise<string>][] = [
+    ['a missing blob', async (dir) => {
       const blob = firstBlob(dir);
       unlinkSync(blob);
-      return `error: ${blob}: is referenced by the ledger but missing`;
+      return `error: ${blob}: is listed in the manifest but missing`;
     }],
-    ['a truncated database', (dir) => {
-      const db = join(dir, 'strongroom.db');
+    ['a truncated database', async (dir) => {
+      const db = join(dir, 'strongroom.db.age');
       truncateSync(db, Math.floor(statSync(db).size / 2));
       return `error: ${db}: `;
     }],
-    ['another secret key', (dir) => {
-      writeFileSync(join(dir, 'secret.key'), 'AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE\n', { mode: 0o600 });
-      return `error: ${join(dir, 'secret.key')}: is not the key this backup was taken with`;
+    ['another secret key (anyone can encrypt one to the public recipient)', async (dir) => {
+      await encryptedTo(join(dir, 'secret.key.age'), 'AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE\n');
+      return `error: ${join(dir, 'secret.key.age')}: is not the key this backup was taken with`;
     }],
-    ['a key the records were rewritten to name, which cannot open the sealed secrets', (dir) => {
-      // Deployment record and backup.json both made to name another key: only opening the
-      // sealed values themselves can tell.
+    ['a key the records were rewritten to name: the manifest MAC does not verify under it', async (dir) => {
       const other = new Uint8Array(32).fill(9);
-      writeFileSync(join(dir, 'secret.key'), `${Buffer.from(other).toString('base64url')}\n`, { mode: 0o600 });
-      const db = new Database(join(dir, 'strongroom.db'));
-      db.prepare('UPDATE deployment SET key_fingerprint = ? WHERE id = 1').run(secretKeyFingerprint(other));
-      db.close();
+      await encryptedTo(join(dir, 'secret.key.age'), `${Buffer.from(other).toString('base64url')}\n`);
       const info = JSON.parse(readFileSync(join(dir, 'backup.json'), 'utf8'));
       writeFileSync(join(dir, 'backup.json'), JSON.stringify({ ...info, key_fingerprint: secretKeyFingerprint(other) }));
-      return `error: ${join(dir, 'strongroom.db')}: totp_enrollments.sealed_secret of account_id `;
+      return `error: ${join(dir, 'MANIFEST.sha256.age')}: MAC does not verify under the deployment's secret key`;
     }],
-    ['a blob replaced by a symbolic link', (dir) => {
+    ['a blob replaced by a symbolic link', async (dir) => {
       const blob = firstBlob(dir);
       const elsewhere = join(work, 'elsewhere');
       cpSync(blob, elsewhere);
@@ -234,11 +287,11 @@ describe('backup drill: back up under load, restore, start, everything acknowled
       symlinkSync(elsewhere, blob);
       return `error: ${blob}: is not a regular file`;
     }],
-    ['an unfinished backup (no manifest)', (dir) => {
-      unlinkSync(join(dir, 'MANIFEST.sha256'));
+    ['an unfinished backup (no manifest)', async (dir) => {
+      unlinkSync(join(dir, 'MANIFEST.sha256.age'));
       return `error: ${join(dir, 'MANIFEST.sha256')}: missing: the backup did not finish`;
     }],
-    ['a changed backup.json', (dir) => {
+    ['a changed backup.json', async (dir) => {
       const p = join(dir, 'backup.json');
       writeFileSync(p, readFileSync(p, 'utf8').replace('"blobs"', '"blobs_"'));
       return `error: ${p}: SHA-256 is `;
@@ -247,12 +300,12 @@ describe('backup drill: back up under load, restore, start, everything acknowled
   for (const [what, harm] of cases) {
     it(`verify-backup and restore refuse ${what}, naming the file, and restore writes nothing`, async () => {
       let expected = '';
-      const dir = damaged(what.replace(/\W+/g, '-'), (d) => (expected = harm(d)));
+      const dir = await damaged(what.replace(/\W+/g, '-').slice(0, 60), async (d) => void (expected = await harm(d)));
       const v = await runCli(['verify-backup', dir], cliEnv(live));
       expect(v.code).toBe(1);
       expect(v.out.split('\n')).toHaveLength(1);
       expect(v.out.startsWith(expected), `${v.out}\nexpected to start with ${expected}`).toBe(true);
-      const target = join(work, `target-${what.replace(/\W+/g, '-')}`);
+      const target = join(work, `target-${what.replace(/\W+/g, '-').slice(0, 60)}`);
       const r = await runCli(['restore', dir], cliEnv(target));
       expect(r).toEqual({ code: 1, out: v.out });
       expect(existsSync(target), 'restore created nothing').toBe(false);
@@ -276,15 +329,15 @@ describe('backup drill: back up under load, restore, start, everything acknowled
   });
 
   it('backup refuses a target inside the data dir, or one that is not empty', async () => {
-    const inside = await runCli(['backup', join(live, 'backups')], cliEnv(live));
+    const inside = await runCli(['backup', ...RECIPIENT, join(live, 'backups')], cliEnv(live));
     expect(inside.code).toBe(1);
     expect(inside.out).toMatch(/^error: .*backups: is inside SVC_DATA_DIR/);
     expect(existsSync(join(live, 'backups'))).toBe(false);
     // Nor through a symbolic link that leads into it.
     symlinkSync(live, join(work, 'sneaky'));
-    const linked = await runCli(['backup', join(work, 'sneaky', 'b')], cliEnv(live));
+    const linked = await runCli(['backup', ...RECIPIENT, join(work, 'sneaky', 'b')], cliEnv(live));
     expect(linked.out).toBe(`error: ${join(work, 'sneaky', 'b')}: is inside SVC_DATA_DIR (${live}); a backup must live elsewhere, ideally on another disk`);
-    const full = await runCli(['backup', backup], cliEnv(live));
+    const full = await runCli(['backup', ...RECIPIENT, backup], cliEnv(live));
     expect(full.out).toBe(`error: ${backup}: is not empty; back up into a new or empty directory`);
   });
 
@@ -294,7 +347,7 @@ describe('backup drill: back up under load, restore, start, everything acknowled
       const sweep = await runCli(['gc-sweep'], cliEnv(live));
       expect(sweep.code).toBe(1);
       expect(sweep.out).toMatch(new RegExp(`^error: ${join(live, 'maintenance.lock')}: a backup is running \\(pid ${process.pid} `));
-      const other = await runCli(['backup', join(work, 'while-locked')], cliEnv(live));
+      const other = await runCli(['backup', ...RECIPIENT, join(work, 'while-locked')], cliEnv(live));
       expect(other.out).toMatch(/maintenance\.lock: a backup is running/);
     } finally {
       await lock.release();
