@@ -189,6 +189,22 @@ describe('backups that leak nothing', { timeout: 120_000 }, () => {
     expect((await runCli(['verify-backup', '--passphrase-file', passphraseFile, toPassphrase], env)).code).toBe(0);
   });
 
+  it('a whole other deployment\'s backup, encrypted to the (public) recipient, is refused when the operator gives the key it must have', async () => {
+    // The attacker needs only the recipient: their own deployment, backed up to it, verifies on its own key.
+    const theirs = join(work, 'attacker-data');
+    const forged = join(work, 'forged');
+    expect((await runCli(['init'], { ...env, SVC_DATA_DIR: theirs })).code).toBe(0);
+    expect((await runCli(['backup', '--recipient', recipient, forged], { ...env, SVC_DATA_DIR: theirs })).code).toBe(0);
+    const keyFile = join(work, 'operator-key');
+    writeFileSync(keyFile, `${toBase64url(liveKey)}\n`, { mode: 0o600 });
+    const target = join(work, 'r-forged');
+    const r = await runCli(['restore', '--identity-file', identityFile, '--key-file', keyFile, forged], { ...env, SVC_DATA_DIR: target });
+    expect(r).toEqual({ code: 1, out: `error: ${keyFile}: is not the key this backup was taken with (nothing was changed)` });
+    const e = await runCli(['restore', '--identity-file', identityFile, forged], { ...env, SVC_DATA_DIR: target, SVC_SECRET_KEY: toBase64url(liveKey) });
+    expect(e.out).toMatch(/^error: SVC_SECRET_KEY: is not the key this backup was taken with/);
+    expect(existsSync(target)).toBe(false);
+  });
+
   /** Plants an account and an open session in a SQLite file, as a tamperer with a copy would. */
   async function plantSession(dbFile: string): Promise<void> {
     const db = openSqliteDatabase(dbFile, { create: false });
