@@ -3,7 +3,7 @@ import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, sta
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { Decrypter, Encrypter } from 'age-encryption';
+import { Decrypter, Encrypter, identityToRecipient } from 'age-encryption';
 import { fromBase64url, toBase64url, type AccountRecord, type SessionRecord } from '@strongroom/core';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -203,6 +203,33 @@ describe('backups that leak nothing', { timeout: 120_000 }, () => {
     const e = await runCli(['restore', '--identity-file', identityFile, forged], { ...env, SVC_DATA_DIR: target, SVC_SECRET_KEY: toBase64url(liveKey) });
     expect(e.out).toMatch(/^error: SVC_SECRET_KEY: is not the key this backup was taken with/);
     expect(existsSync(target)).toBe(false);
+  });
+
+  it('backup-keygen writes a new identity file (0600, never over another) and prints its recipient, which backups encrypt to', async () => {
+    const file = join(work, 'keygen-identity.txt');
+    const r = await runCli(['backup-keygen', file], env);
+    expect(r.code, r.out).toBe(0);
+    expect(statSync(file).mode & 0o077).toBe(0);
+    const secret = readFileSync(file, 'utf8').split('\n').find((l) => l.startsWith('AGE-SECRET-KEY-1'))!;
+    const printed = /^recipient: (age1\S+)$/m.exec(r.out)?.[1];
+    expect(printed).toBe(await identityToRecipient(secret));
+    expect(readFileSync(file, 'utf8')).toContain(`# public key: ${printed}`);
+    const again = await runCli(['backup-keygen', file], env);
+    expect(again.code).toBe(1);
+    expect(readFileSync(file, 'utf8')).toContain(secret);
+    const target = join(work, 'to-keygen');
+    expect((await runCli(['backup', '--recipient', printed!, target], env)).code).toBe(0);
+    expect((await runCli(['verify-backup', '--identity-file', file, target], env)).code).toBe(0);
+  });
+
+  it('a backup of an earlier build (format 1: no MAC, the key in the clear) is refused, saying so', async () => {
+    const dir = join(work, 'format-1');
+    cpSync(join(work, 'copy-unencrypted'), dir, { recursive: true });
+    const info = JSON.parse(readFileSync(join(dir, 'backup.json'), 'utf8'));
+    writeFileSync(join(dir, 'backup.json'), JSON.stringify({ ...info, format: 1 }));
+    expect((await runCli(['verify-backup', dir], { ...env, SVC_SECRET_KEY: toBase64url(liveKey) })).out).toBe(
+      `error: ${join(dir, 'backup.json')}: has format 1: a backup of an older build, whose manifest carries no MAC and whose folder may hold the key in the clear; this build reads format 2 (take a new backup, then destroy that one)`,
+    );
   });
 
   /** Plants an account and an open session in a SQLite file, as a tamperer with a copy would. */
