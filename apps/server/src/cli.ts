@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { blobsAgree, checkBlobStore, closeRestoredDeployment, type AccountOverview, describeBackupProblem, findAccountByAddress, MANIFEST_FILE, NoDeploymentError, normalizeAddress, parseRfc3339Instant } from '@strongroom/core';
+import { blobsAgree, checkBlobStore, chooseBackupSealing, closeRestoredDeployment, type AccountOverview, describeBackupProblem, findAccountByAddress, MANIFEST_FILE, NoDeploymentError, normalizeAddress, parseRfc3339Instant } from '@strongroom/core';
 import { systemClock, takeFileLock } from '@strongroom/adapters-node';
 import { ConfigError, readConfig, type Config } from './config.js';
 import { buildDeps, nodePlatform, openStores, type AppDeps } from './deps.js';
-import { BackupFailure, CLOSE_SESSIONS_MARKER, MAINTENANCE_LOCK, naming } from './backup/files.js';
+import { BackupFailure, CLOSE_SESSIONS_MARKER, MAINTENANCE_LOCK, naming, PG_DUMP_FILE } from './backup/files.js';
 import { checkRecipients, newIdentity, readIdentityFile, readPassphraseFile, type BackupOpener, type BackupSealing } from './backup/age.js';
 import { restoreBackup } from './backup/restore.js';
 import { openBlobStore } from './blob-store.js';
@@ -161,7 +161,11 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
       const from = (await readFile(marker, 'utf8')).trim();
       const closed = await closeRestoredDeployment({ deployment: deps.stores.deployment }, deps.clock, { keepSessions: false });
       await rm(marker);
-      return `${describeClosing(closed, /taken (\S+)/.exec(from)?.[1] ?? 'the backup')}\nthe server may start now`;
+      // The decrypted dump restore left for pg_restore: loaded by now, and a plaintext copy of the database.
+      const dump = join(deps.config.dataDir, PG_DUMP_FILE);
+      const removed = existsSync(dump);
+      await rm(dump, { force: true });
+      return [describeClosing(closed, /taken (\S+)/.exec(from)?.[1] ?? 'the backup'), ...(removed ? [`removed ${dump} (the decrypted dump pg_restore loaded)`] : []), 'the server may start now'].join('\n');
     },
   },
   accounts: {
@@ -435,19 +439,23 @@ export async function sealingFrom(config: Config, o: ParsedOptions = NO_OPTIONS)
   const passphraseFile = onCommandLine ? one(o, 'passphrase-file') : config.backupEncryption.passphraseFile;
   const unencrypted = onCommandLine ? o.flags.has('unencrypted') : config.backupEncryption.unencrypted;
   const where = onCommandLine ? { r: '--recipient', p: '--passphrase-file', u: '--unencrypted' } : { r: 'SVC_BACKUP_RECIPIENTS', p: 'SVC_BACKUP_PASSPHRASE_FILE', u: 'SVC_BACKUP_UNENCRYPTED' };
-  if (unencrypted && (recipients.length > 0 || passphraseFile !== null)) throw new BackupFailure({ file: where.u, cause: `contradicts ${recipients.length > 0 ? where.r : where.p}; nothing was written` });
-  if (recipients.length > 0 && passphraseFile !== null) throw new BackupFailure({ file: where.p, cause: `excludes ${where.r}: age encrypts to recipients or to one passphrase; nothing was written` });
-  if (recipients.length > 0) {
+  const chosen = chooseBackupSealing({ recipients: recipients.length, passphrase: passphraseFile !== null, unencrypted });
+  if (!chosen.ok) {
+    const { setting, cause } = chosen.problem;
+    if (cause === 'contradicts_unencrypted') throw new BackupFailure({ file: where.u, cause: `contradicts ${recipients.length > 0 ? where.r : where.p}; nothing was written` });
+    if (cause === 'recipients_and_passphrase') throw new BackupFailure({ file: where.p, cause: `excludes ${where.r}: age encrypts to recipients or to one passphrase; nothing was written` });
+    throw new BackupFailure({
+      file: setting === 'recipients' ? 'SVC_BACKUP_RECIPIENTS' : where.r,
+      cause:
+        'is not set: a backup is encrypted to its operator. Give --recipient age1… (repeatable; or SVC_BACKUP_RECIPIENTS; `backup-keygen` makes one), or --passphrase-file <file> (or SVC_BACKUP_PASSPHRASE_FILE), or --unencrypted (SVC_BACKUP_UNENCRYPTED=1) for a backup that never holds the secret key; nothing was written',
+    });
+  }
+  if (chosen.sealing === 'recipients') {
     checkRecipients(recipients, where.r);
     return { kind: 'recipients', recipients };
   }
-  if (passphraseFile !== null) return { kind: 'passphrase', passphrase: await readPassphraseFile(passphraseFile, where.p), from: passphraseFile };
-  if (unencrypted) return { kind: 'none' };
-  throw new BackupFailure({
-    file: 'SVC_BACKUP_RECIPIENTS',
-    cause:
-      'is not set: a backup is encrypted to its operator. Give --recipient age1… (repeatable; or SVC_BACKUP_RECIPIENTS; `backup-keygen` makes one), or --passphrase-file <file> (or SVC_BACKUP_PASSPHRASE_FILE), or --unencrypted (SVC_BACKUP_UNENCRYPTED=1) for a backup that never holds the secret key; nothing was written',
-  });
+  if (chosen.sealing === 'passphrase') return { kind: 'passphrase', passphrase: await readPassphraseFile(passphraseFile!, where.p), from: passphraseFile! };
+  return { kind: 'none' };
 }
 
 /** What opens an encrypted backup: --identity-file (else SVC_BACKUP_IDENTITY_FILE) and/or --passphrase-file (else SVC_BACKUP_PASSPHRASE_FILE). */

@@ -112,6 +112,9 @@ describe.skipIf(!PG_URL)('backups on PostgreSQL', { timeout: 60_000 }, () => {
     await client.end();
     expect(rows[0]?.closed_at).not.toBeNull();
     expect(existsSync(join(target, 'restore.close-sessions'))).toBe(false);
+    // The plaintext dump it loaded goes with the step.
+    expect(closed.out).toContain(`removed ${join(target, 'strongroom.pgdump')} (the decrypted dump pg_restore loaded)`);
+    expect(readdirSync(target).sort()).toEqual(['blobs', 'secret.key']);
     expect((await runCli(['rotate-key'], restoreEnv)).code).toBe(0);
     // Not a second time, and never on a deployment no restore waits on.
     expect((await runCli(['close-restored-sessions'], restoreEnv)).out).toMatch(/restore\.close-sessions: missing; no restore into SVC_DATA_DIR waits for this step/);

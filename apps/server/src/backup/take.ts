@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { formatManifest, fromBase64url, MANIFEST_FILE, NoDeploymentError, putBackAllQuarantined, sealManifest, secretKeyFingerprint, toBase64url, utf8, type BlobStore, type ManifestEntry } from '@strongroom/core';
+import { backupHoldsKey, formatManifest, fromBase64url, MANIFEST_FILE, NoDeploymentError, putBackAllQuarantined, sealManifest, secretKeyFingerprint, toBase64url, utf8, type BlobStore, type ManifestEntry } from '@strongroom/core';
 import { takeFileLock } from '@strongroom/adapters-node';
 import { openBlobStore } from '../blob-store.js';
 import { snapshotSqliteDatabase, SqliteBackupReader } from '@strongroom/adapters-sqlite';
@@ -184,8 +184,9 @@ export async function takeBackup(config: Config, target: string, options: { now:
     await naming(snapshot, () => rm(snapshot, { force: true }));
 
     // 3. The key: only encrypted, and only when it is the data directory's file.
-    const keyInBackup = fromFile !== null && sealing.kind !== 'none';
+    const keyInBackup = backupHoldsKey({ keyFromDataDir: fromFile !== null, sealing: sealing.kind });
     if (keyInBackup) {
+      if (sealing.kind === 'none') throw new Error('an unencrypted backup never holds the key (core\'s backupHoldsKey)');
       const out = join(target, SECRET_KEY_FILE + AGE_SUFFIX);
       const w = await naming(out, () => encryptBytes(utf8(`${toBase64url(key)}\n`), out, sealing));
       entries.push({ path: SECRET_KEY_FILE + AGE_SUFFIX, sha256: w.sha256 });

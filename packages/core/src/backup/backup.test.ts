@@ -18,6 +18,8 @@ import {
   closeRestoredDeployment,
   openManifest,
   sealManifest,
+  chooseBackupSealing,
+  backupHoldsKey,
 } from './index.js';
 
 const A = 'a'.repeat(64);
@@ -159,5 +161,25 @@ describe('what a restore closes', () => {
   it('--keep-sessions closes nothing and touches no store', async () => {
     const stores = { deployment: { closeEverythingForRestore: async (): Promise<typeof closed> => { throw new Error('must not be called'); } } };
     expect(await closeRestoredDeployment(stores, clock, { keepSessions: true })).toEqual({ at: null, sessions: 0, secondFactorChallenges: 0, revokeAllChallenges: 0, oidcLoginCodes: 0, oidcFlows: 0, signInTickets: 0 });
+  });
+});
+
+describe('how a backup is sealed', () => {
+  it('to recipients or to a passphrase; nothing configured is refused, naming the recipients setting; unencrypted only when asked', () => {
+    expect(chooseBackupSealing({ recipients: 2, passphrase: false, unencrypted: false })).toEqual({ ok: true, sealing: 'recipients' });
+    expect(chooseBackupSealing({ recipients: 0, passphrase: true, unencrypted: false })).toEqual({ ok: true, sealing: 'passphrase' });
+    expect(chooseBackupSealing({ recipients: 0, passphrase: false, unencrypted: true })).toEqual({ ok: true, sealing: 'none' });
+    expect(chooseBackupSealing({ recipients: 0, passphrase: false, unencrypted: false })).toEqual({ ok: false, problem: { setting: 'recipients', cause: 'missing' } });
+    expect(chooseBackupSealing({ recipients: 1, passphrase: true, unencrypted: false })).toEqual({ ok: false, problem: { setting: 'passphrase', cause: 'recipients_and_passphrase' } });
+    for (const s of [{ recipients: 1, passphrase: false }, { recipients: 0, passphrase: true }]) {
+      expect(chooseBackupSealing({ ...s, unencrypted: true })).toEqual({ ok: false, problem: { setting: 'unencrypted', cause: 'contradicts_unencrypted' } });
+    }
+  });
+
+  it('the key goes in only encrypted, and only the data directory\'s file', () => {
+    expect(backupHoldsKey({ keyFromDataDir: true, sealing: 'recipients' })).toBe(true);
+    expect(backupHoldsKey({ keyFromDataDir: true, sealing: 'passphrase' })).toBe(true);
+    expect(backupHoldsKey({ keyFromDataDir: true, sealing: 'none' })).toBe(false);
+    expect(backupHoldsKey({ keyFromDataDir: false, sealing: 'recipients' })).toBe(false);
   });
 });
