@@ -160,7 +160,7 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
       if (!existsSync(marker)) throw new Error(`${marker}: missing; no restore into SVC_DATA_DIR waits for this step (nothing was changed)`);
       const from = (await readFile(marker, 'utf8')).trim();
       const closed = await closeRestoredDeployment({ deployment: deps.stores.deployment }, deps.clock, { keepSessions: false });
-      await rm(marker);
+      await rm(marker, { force: true });
       // The decrypted dump restore left for pg_restore: loaded by now, and a plaintext copy of the database.
       const dump = join(deps.config.dataDir, PG_DUMP_FILE);
       const removed = existsSync(dump);

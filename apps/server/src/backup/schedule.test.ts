@@ -110,6 +110,11 @@ describe('scheduled backups', { timeout: 60_000 }, () => {
   it('refuses a backup dir inside the data dir at start, and half a schedule', async () => {
     expect(await checkBackupDir(readConfig({ ...env, SVC_BACKUP_DIR: join(dataDir, 'backups') }))).toMatch(/is inside SVC_DATA_DIR/);
     expect(await checkBackupDir(config)).toBeNull();
+    // A passphrase file the schedule could not read is named at start, not at the first run.
+    const viaPassphrase = { ...env, SVC_BACKUP_RECIPIENTS: '', SVC_BACKUP_PASSPHRASE_FILE: join(work, 'keys', 'no-such-file') };
+    expect(await checkBackupDir(readConfig(viaPassphrase))).toBe(`SVC_BACKUP_PASSPHRASE_FILE: ${join(work, 'keys', 'no-such-file')}: missing`);
+    writeFileSync(join(work, 'keys', 'empty-passphrase'), '\n');
+    expect(await checkBackupDir(readConfig({ ...viaPassphrase, SVC_BACKUP_PASSPHRASE_FILE: join(work, 'keys', 'empty-passphrase') }))).toMatch(/holds no passphrase on its first line/);
     expect(() => readConfig({ ...env, SVC_BACKUP_INTERVAL_S: '' })).toThrow(/SVC_BACKUP_DIR needs SVC_BACKUP_INTERVAL_S/);
     expect(() => readConfig({ ...env, SVC_BACKUP_DIR: '' })).toThrow(/SVC_BACKUP_INTERVAL_S needs SVC_BACKUP_DIR/);
     expect(() => readConfig({ ...env, SVC_BACKUP_KEEP: '0' })).toThrow(/SVC_BACKUP_KEEP must be a whole number from 1/);

@@ -3,13 +3,13 @@ import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { backupDue, backupName, backupsToPrune, finishedBackups, newestBackupAgeSeconds, type Clock, type Logger } from '@strongroom/core';
+import { backupDue, backupName, backupsToPrune, describeBackupProblem, finishedBackups, newestBackupAgeSeconds, type Clock, type Logger } from '@strongroom/core';
 import { LockHeldError, takeFileLock } from '@strongroom/adapters-node';
 import type { BackupSchedule, Config } from '../config.js';
 import type { HttpMetrics } from '../http/metrics.js';
 import { BackupFailure, realish, syncDir, within } from './files.js';
 import { takeBackup } from './take.js';
-import type { BackupSealing } from './age.js';
+import { readPassphraseFile, type BackupSealing } from './age.js';
 
 const PARTIAL = '.partial-';
 const LOCK = '.lock';
@@ -61,9 +61,20 @@ export async function runScheduledBackup(config: Config, now: () => number, seal
   }
 }
 
-/** Refuses at start a backup directory inside the data directory (or containing it). */
+/**
+ * Refuses at start a backup directory inside the data directory (or containing it), and a
+ * schedule whose passphrase file cannot be read: found at start, not at the first run.
+ */
 export async function checkBackupDir(config: Config): Promise<string | null> {
   if (config.backup === null) return null;
+  const passphraseFile = config.backupEncryption.passphraseFile;
+  if (passphraseFile !== null) {
+    try {
+      await readPassphraseFile(passphraseFile, 'SVC_BACKUP_PASSPHRASE_FILE');
+    } catch (err) {
+      return `SVC_BACKUP_PASSPHRASE_FILE: ${err instanceof BackupFailure ? describeBackupProblem(err.problem) : String(err)}`;
+    }
+  }
   const [dir, data] = [await realish(config.backup.dir), await realish(config.dataDir)];
   if (within(dir, data)) return `SVC_BACKUP_DIR (${config.backup.dir}) is inside SVC_DATA_DIR; put backups elsewhere, ideally on another disk`;
   if (within(data, dir)) return `SVC_BACKUP_DIR (${config.backup.dir}) contains SVC_DATA_DIR`;
