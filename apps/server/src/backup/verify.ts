@@ -2,7 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import type { BlobStore } from '@strongroom/core';
 import { join } from 'node:path';
-import { checkManifest, fromBase64url, MANIFEST_FILE, openManifest, parseManifest, refuseNewerSchema, secretKeyFingerprint, utf8, type ManifestEntry } from '@strongroom/core';
+import { checkManifest, fromBase64url, MANIFEST_FILE, openManifest, parseManifest, refuseNewerSchema, secretKeyFingerprint, type ManifestEntry } from '@strongroom/core';
 import { buildSchemaVersion, SqliteBackupReader } from '@strongroom/adapters-sqlite';
 import { decryptToBytes, decryptToFile, type BackupOpener } from './age.js';
 import { AGE_SUFFIX, BACKUP_INFO_FILE, BackupFailure, blobPath, DATABASE_FILE, hashFile, naming, OBJECTS_FILE, PG_DUMP_FILE, SECRET_KEY_FILE } from './files.js';
@@ -152,7 +152,7 @@ export async function verifyBackup(dir: string, options: VerifyOptions): Promise
       database = join(scratch, dbName);
       await decryptToFile(at(dbInBackup), database, needOpener(dbInBackup));
     }
-    const checked = await checkContents(dir, info, { key, keyName, keySource, database, dbInBackup, listed, entries, hashOf, objects: options.objects });
+    const checked = await checkContents(dir, info, { key, keyName, keySource, database, dbInBackup, manifestName, listed, entries, hashOf, objects: options.objects });
     return { info, entries, key, keyFromBackup, keySource, blobs: checked.blobs, sealedValues: checked.sealedValues, database, dispose };
   } catch (err) {
     await dispose();
@@ -170,6 +170,7 @@ async function checkContents(
     keySource: KeySource;
     database: string;
     dbInBackup: string;
+    manifestName: string;
     listed: Set<string>;
     entries: readonly ManifestEntry[];
     hashOf: (rel: string) => Promise<{ sha256: string; size: number } | 'not_a_file' | null>;
@@ -232,7 +233,7 @@ async function checkContents(
       if (h === null || h === 'not_a_file') continue; // reported by the manifest check below
       blobs.push({ contentHash: m[1]!, size: h.size });
     }
-    if (blobs.length !== info.blobs) throw new BackupFailure({ file: at(BACKUP_INFO_FILE), cause: `lists ${blobs.length} blobs; ${BACKUP_INFO_FILE} says ${info.blobs}` });
+    if (blobs.length !== info.blobs) throw new BackupFailure({ file: at(c.manifestName), cause: `lists ${blobs.length} blobs; ${BACKUP_INFO_FILE} says ${info.blobs}` });
   }
 
   // The blobs the ledger references.
