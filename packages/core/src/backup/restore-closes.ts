@@ -19,11 +19,11 @@ export const CLOSED_BY_RESTORE = ['session', 'second_factor_challenge', 'revoke_
 export type ClosedByRestoreKind = (typeof CLOSED_BY_RESTORE)[number];
 
 /**
- * The hook for sign-in tickets: the store that holds them voids every one at `at` and says how
- * many. Absent while this build has no tickets (nothing to void).
+ * The hook for sign-in tickets: the store that holds them voids every one and says how many.
+ * Absent while this build has no tickets (nothing to void).
  */
 export interface SignInTicketVoider {
-  voidAllSignInTickets(at: number): Promise<number>;
+  voidAllSignInTickets(): Promise<number>;
 }
 
 export interface RestoreClosing extends ClosedByRestore {
@@ -41,6 +41,6 @@ export async function closeRestoredDeployment(
   if (options.keepSessions) return { at: null, sessions: 0, secondFactorChallenges: 0, revokeAllChallenges: 0, oidcLoginCodes: 0, oidcFlows: 0, signInTickets: 0 };
   const at = clock.now();
   const closed = await stores.deployment.closeEverythingForRestore(at);
-  const signInTickets = stores.tickets === undefined ? 0 : await stores.tickets.voidAllSignInTickets(at);
+  const signInTickets = stores.tickets === undefined ? 0 : await stores.tickets.voidAllSignInTickets();
   return { at, ...closed, signInTickets };
 }
