@@ -159,8 +159,8 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
       // Only a restore waiting for it: run on a live deployment, it would sign everyone out.
       if (!existsSync(marker)) throw new Error(`${marker}: missing; no restore into SVC_DATA_DIR waits for this step (nothing was changed)`);
       const from = (await readFile(marker, 'utf8')).trim();
-      // As restore does on SQLite; sign-in tickets through core's SignInTicketVoider hook once a store holds them.
-      const closed = await closeRestoredDeployment({ deployment: deps.stores.deployment }, deps.clock, { keepSessions: false });
+      // What restore does on SQLite, here once pg_restore has loaded the dump.
+      const closed = await closeRestoredDeployment(deps.stores, deps.clock, { keepSessions: false });
       await rm(marker, { force: true });
       // The decrypted dump restore left for pg_restore: loaded by now, and a plaintext copy of the database.
       const dump = join(deps.config.dataDir, PG_DUMP_FILE);

@@ -232,6 +232,47 @@ describe('backups that leak nothing', { timeout: 120_000 }, () => {
     );
   });
 
+  it('a restore voids every sign-in ticket and closes every session as backed up; --keep-sessions keeps both', async () => {
+    const live = join(work, 'ticket-data');
+    const liveEnv = { ...env, SVC_DATA_DIR: live };
+    expect((await runCli(['init'], liveEnv)).code).toBe(0);
+    const ticketHash = sha('a ticket');
+    const sessionId = '0190fffe-0000-7000-8000-000000000002';
+    const db = openSqliteDatabase(join(live, 'strongroom.db'), { create: false });
+    try {
+      const ports = createSqlitePorts(db);
+      const account: AccountRecord = { id: '0190fffe-0000-7000-8000-000000000001', address: 'ticket@example.org', addressKey: 'ticket@example.org', passwordHash: 'x', displayName: null, createdAt: 1, lockedAt: null, credentialsChangedAt: null };
+      await ports.accounts.createAccount(account);
+      const now = Date.now();
+      expect(await ports.accounts.openSession({ id: sessionId, accountId: account.id, tokenHash: sha('a session'), cohortHash: null, createdAt: now, refreshedAt: now, lastUsedAt: now, accessFloor: 0, closedAt: null, authenticatedAt: now, method: 'password' }, null)).toBe(true);
+      await ports.signIn.issueSignInTicket({ ticketHash, accountId: account.id, issuedAt: now, expiresAt: now + 3_600_000, credentialsAt: null, wrongPasswords: 0 });
+    } finally {
+      db.close();
+    }
+    const backup = join(work, 'ticket-backup');
+    expect((await runCli(['backup', '--recipient', recipient, backup], liveEnv)).code).toBe(0);
+    const restoredFacts = async (dir: string) => {
+      const rdb = openSqliteDatabase(join(dir, 'strongroom.db'), { create: false });
+      try {
+        const ports = createSqlitePorts(rdb);
+        return { ticket: await ports.signIn.findSignInTicket(ticketHash), closedAt: (await ports.accounts.findSessionById(sessionId))?.closedAt ?? null };
+      } finally {
+        rdb.close();
+      }
+    };
+    const r = await runCli(['restore', '--identity-file', identityFile, backup], { ...env, SVC_DATA_DIR: join(work, 'ticket-restored') });
+    expect(r.code, r.out).toBe(0);
+    expect(r.out).toMatch(/^closed what was open at the backup \(.+\): 1 sessions, 0 second-factor challenges, 0 revoke-all challenges, 0 OpenID login codes, 0 OpenID flows, 1 sign-in tickets; everyone signs in again$/m);
+    const closed = await restoredFacts(join(work, 'ticket-restored'));
+    expect(closed.ticket).toBeNull();
+    expect(closed.closedAt).not.toBeNull();
+    const kept = await runCli(['restore', '--keep-sessions', '--identity-file', identityFile, backup], { ...env, SVC_DATA_DIR: join(work, 'ticket-kept') });
+    expect(kept.code, kept.out).toBe(0);
+    const open = await restoredFacts(join(work, 'ticket-kept'));
+    expect(open.ticket?.ticketHash).toBe(ticketHash);
+    expect(open.closedAt).toBeNull();
+  });
+
   /** Plants an account and an open session in a SQLite file, as a tamperer with a copy would. */
   async function plantSession(dbFile: string): Promise<void> {
     const db = openSqliteDatabase(dbFile, { create: false });

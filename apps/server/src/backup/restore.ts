@@ -130,8 +130,6 @@ async function restoreVerified(config: Config, source: string, backup: VerifiedB
       closed = await naming(join(target, DATABASE_FILE), async () => {
         const db = openSqliteDatabase(join(target, DATABASE_FILE), { create: false });
         try {
-          // Sign-in tickets are voided through core's SignInTicketVoider hook once a store holds
-          // them (pass it as `tickets`); until then the credentials stamp is what ends them.
           return await closeRestoredDeployment(createSqlitePorts(db), options.clock, { keepSessions });
         } finally {
           db.close();
