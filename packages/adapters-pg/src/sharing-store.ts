@@ -20,6 +20,7 @@ import { appendSyncChanges } from './sync-store.js';
 import { accounts } from './schema/accounts.js';
 import { quotaAccounts, uploadSessions } from './schema/quota.js';
 import { linkDrops, links, sponsoredAccounts, sponsoredOwners } from './schema/sharing.js';
+import { syncChanges } from './schema/sync.js';
 
 type LinkRow = typeof links.$inferSelect;
 const OPEN = sql.raw(OPEN_STATE_SQL);
@@ -169,12 +170,12 @@ export class PgLinkStore implements LinkStore {
     return (await this.db.select({ id: links.idHash }).from(links).where(isNull(links.sealedId))).map((r) => r.id);
   }
   /**
-   * A move deletes the clear row and updates its drops and sessions: their old versions, clear id
-   * included, stay in the tables' and indexes' pages until vacuumed, which autovacuum may put off
+   * A move deletes the clear row and updates its drops, sessions and sync-log entry: their old
+   * versions, clear id included, stay in the tables' and indexes' pages until vacuumed, which autovacuum may put off
    * for long on a small table. VACUUM prunes them now (a snapshot still open elsewhere may keep a
    * version for autovacuum to take later). The write-ahead log keeps them until it is recycled.
    */
   async purgeMovedLinkIds(): Promise<void> {
-    await this.db.execute(sql`VACUUM ${links}, ${linkDrops}, ${uploadSessions}`);
+    await this.db.execute(sql`VACUUM ${links}, ${linkDrops}, ${uploadSessions}, ${syncChanges}`);
   }
 }
