@@ -44,6 +44,9 @@ interface Victim {
   token: string;
   accountId: string;
   sessionId: string;
+  /** The bearer secrets the victim holds: none may appear in a copy of the database. */
+  sessionToken: string;
+  signInTicket: string;
 }
 
 async function victim(url: string): Promise<Victim> {
@@ -55,7 +58,7 @@ async function victim(url: string): Promise<Victim> {
   const accountId = claims.sub!;
   const dir = new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]);
   expect((await fetchCall(url, 'PUT', '/v1/devices/directory', { token, raw: dir as unknown as BodyInit, contentType: 'application/cbor' })).status).toBeLessThan(300);
-  return { token, accountId, sessionId: claims['sid'] as string };
+  return { token, accountId, sessionId: claims['sid'] as string, sessionToken: r.body.session_token as string, signInTicket: r.body.sign_in_ticket as string };
 }
 
 /** create + PUT + finalize; the receipt's kid. */
@@ -127,14 +130,29 @@ async function dumpPg(url: string): Promise<{ tables: Record<string, Record<stri
  * signing key row, signed with whatever that row holds.
  */
 /** Every candidate in the dump was tried, and none signed a token the server took or matched a key. */
-function expectNothingUsable(result: { matched: string[]; accepted: number; tried: number }): void {
+interface Loot {
+  matched: string[];
+  accepted: number;
+  tried: number;
+  /** Values of the session and ticket tables that refreshed a session when sent as a session token. */
+  refreshed: number;
+  triedTokens: number;
+  /** The victim's own bearer secrets found in the copy, as stored. */
+  secretsInCopy: string[];
+}
+
+function expectNothingUsable(result: Loot): void {
   expect(result.tried).toBeGreaterThan(0);
   // Before keys were sealed: the forged token was accepted (200) and both raw seeds matched.
   expect(result.accepted).toBe(0);
   expect(result.matched).toEqual([]);
+  // Session tokens and tickets are kept as their hashes: nothing in the copy refreshes a session.
+  expect(result.triedTokens).toBeGreaterThan(0);
+  expect(result.refreshed).toBe(0);
+  expect(result.secretsInCopy).toEqual([]);
 }
 
-async function attack(url: string, dump: { tables: Record<string, Record<string, unknown>[]> }, v: Victim): Promise<{ matched: string[]; accepted: number; tried: number }> {
+async function attack(url: string, dump: { tables: Record<string, Record<string, unknown>[]> }, v: Victim): Promise<Loot> {
   const info = (await fetchCall(url, 'GET', '/.well-known/svc/server-info', { version: null })).body;
   const attest = (await fetchCall(url, 'GET', '/.well-known/svc/attestation-keys', { version: null })).body;
   const published = new Set<string>([...info.signing_keys.keys.map((k: { x: string }) => k.x), ...attest.history.map((e: { jwk: { x: string } }) => e.jwk.x)]);
@@ -161,7 +179,14 @@ async function attack(url: string, dump: { tables: Record<string, Record<string,
       if ((await fetchCall(url, 'GET', '/v1/auth/profile', { token: forged })).status === 200) accepted++;
     }
   }
-  return { matched, accepted, tried };
+  // Every value the session and ticket tables hold, sent as a session token.
+  const bearerRows = [...(dump.tables['sessions'] ?? []), ...(dump.tables['sign_in_tickets'] ?? [])];
+  const values = new Set(bearerRows.flatMap((r) => Object.values(r)).filter((x): x is string => typeof x === 'string' && x.length >= 16));
+  let refreshed = 0;
+  for (const value of values) if ((await fetchCall(url, 'POST', '/v1/auth/refresh', { body: { session_token: value } })).status === 200) refreshed++;
+  const everything = JSON.stringify(dump.tables);
+  const secretsInCopy = [v.sessionToken, v.signInTicket].filter((secret) => everything.includes(secret));
+  return { matched, accepted, tried, refreshed, triedTokens: values.size, secretsInCopy };
 }
 
 describe('a stolen database forges nothing', () => {
