@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { and, eq, lte, sql } from 'drizzle-orm';
 import {
-  addressCountKey,
   claimPasswordCheck,
-  refundPasswordCheck,
   type AddressGuessState,
+  type SourceFailureState,
+  refundPasswordCheck,
   type CheckedBy,
   type PasswordCheckAdmission,
   type PasswordCheckClaim,
@@ -12,23 +12,16 @@ import {
   type PasswordCheckWrites,
   type SignInThrottleStore,
   type SignInTicketRecord,
-  type SourceFailureState,
 } from '@strongroom/core';
+import { addressGuessFromJson, signInAddressCountKey, signInSourceCountKey, sourceFailuresFromJson } from '@strongroom/sql-common';
 import type { PgDb } from './db.js';
 import { accounts } from './schema/accounts.js';
 import { signInCounts, signInTickets } from './schema/sign-in.js';
 
-const addressKey = (key: string) => `a:${addressCountKey(key)}`;
-const sourceKey = (key: string) => `s:${key}`;
-/** A stored record, or null when it holds none (a row made only to be locked holds `{}`). */
-function addressOf(json: string): AddressGuessState | null {
-  const s = JSON.parse(json) as Partial<AddressGuessState>;
-  return Array.isArray(s.wrongAt) ? { wrongAt: s.wrongAt, strikes: s.strikes ?? 0, lastStrikeAt: s.lastStrikeAt ?? null } : null;
-}
-function sourceOf(json: string): SourceFailureState | null {
-  const s = JSON.parse(json) as Partial<SourceFailureState>;
-  return Array.isArray(s.failedAt) ? { failedAt: s.failedAt } : null;
-}
+const addressKey = signInAddressCountKey;
+const sourceKey = signInSourceCountKey;
+const addressOf = addressGuessFromJson;
+const sourceOf = sourceFailuresFromJson;
 
 /** The advisory lock class of the count keys ('Sign'); each key's lock is (class, a 32-bit hash of the key). */
 const COUNT_LOCK_CLASS = 0x5369676e;

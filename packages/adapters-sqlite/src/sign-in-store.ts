@@ -2,10 +2,10 @@ import type Database from 'better-sqlite3';
 import { and, eq, lte } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
-  addressCountKey,
   claimPasswordCheck,
-  refundPasswordCheck,
   type AddressGuessState,
+  type SourceFailureState,
+  refundPasswordCheck,
   type CheckedBy,
   type PasswordCheckAdmission,
   type PasswordCheckClaim,
@@ -13,22 +13,15 @@ import {
   type PasswordCheckWrites,
   type SignInThrottleStore,
   type SignInTicketRecord,
-  type SourceFailureState,
 } from '@strongroom/core';
+import { addressGuessFromJson, signInAddressCountKey, signInSourceCountKey, sourceFailuresFromJson } from '@strongroom/sql-common';
 import { accounts } from './schema/accounts.js';
 import { signInCounts, signInTickets } from './schema/sign-in.js';
 
-const addressKey = (key: string) => `a:${addressCountKey(key)}`;
-const sourceKey = (key: string) => `s:${key}`;
-/** A stored record, or null when it holds none (a row made only to be locked holds `{}`). */
-function addressOf(json: string): AddressGuessState | null {
-  const s = JSON.parse(json) as Partial<AddressGuessState>;
-  return Array.isArray(s.wrongAt) ? { wrongAt: s.wrongAt, strikes: s.strikes ?? 0, lastStrikeAt: s.lastStrikeAt ?? null } : null;
-}
-function sourceOf(json: string): SourceFailureState | null {
-  const s = JSON.parse(json) as Partial<SourceFailureState>;
-  return Array.isArray(s.failedAt) ? { failedAt: s.failedAt } : null;
-}
+const addressKey = signInAddressCountKey;
+const sourceKey = signInSourceCountKey;
+const addressOf = addressGuessFromJson;
+const sourceOf = sourceFailuresFromJson;
 
 /**
  * The password-guessing counts and sign-in tickets over SQLite. A claim or refund is one IMMEDIATE

@@ -1,5 +1,5 @@
-import { OPEN_STATES } from '@strongroom/core';
-import type { AccountRecord, AlbumRecord, DeviceEntry, DirectoryRecord, QuotaAccountRecord, UpgradeIntentRecord } from '@strongroom/core';
+import { addressCountKey, OPEN_STATES } from '@strongroom/core';
+import type { AccountRecord, AddressGuessState, AlbumRecord, DeviceEntry, DirectoryRecord, QuotaAccountRecord, SourceFailureState, UpgradeIntentRecord } from '@strongroom/core';
 import { emptyLedgerRecord } from '@strongroom/core';
 
 /** Bytes as both drivers hand them back (Buffer from better-sqlite3 and node-postgres, Uint8Array from PGlite). */
@@ -110,3 +110,22 @@ export function sqlStringList(values: readonly string[]): string {
  * expired, so each statement pairs it with its `expires_at` test, as core's isInFlight does.
  */
 export const OPEN_STATE_SQL = sqlStringList(OPEN_STATES);
+
+/**
+ * The sign-in counts' keys: an address's count under the hash core gives it (tried addresses are
+ * never kept in clear), a client address's under its own key; the prefixes keep the two apart.
+ */
+export const signInAddressCountKey = (key: string): string => `a:${addressCountKey(key)}`;
+export const signInSourceCountKey = (key: string): string => `s:${key}`;
+
+/** A stored address count, or null when the row holds none (a row made only to be locked holds `{}`). */
+export function addressGuessFromJson(json: string): AddressGuessState | null {
+  const s = JSON.parse(json) as Partial<AddressGuessState>;
+  return Array.isArray(s.wrongAt) ? { wrongAt: s.wrongAt, strikes: s.strikes ?? 0, lastStrikeAt: s.lastStrikeAt ?? null } : null;
+}
+
+/** A stored client-address count, or null when the row holds none. */
+export function sourceFailuresFromJson(json: string): SourceFailureState | null {
+  const s = JSON.parse(json) as Partial<SourceFailureState>;
+  return Array.isArray(s.failedAt) ? { failedAt: s.failedAt } : null;
+}
