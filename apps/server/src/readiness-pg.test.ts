@@ -41,7 +41,7 @@ describe.skipIf(!PG_URL)('readiness on PostgreSQL (PG_URL)', { timeout: 60_000 }
     const down = await call(app, 'GET', '/readyz', { version: null });
     expect(down.status).toBe(503);
     expect(down.headers.get('content-type')).toBe('application/problem+json');
-    expect(down.body).toMatchObject({ code: 'error.store.unavailable', status: 503 });
+    expect(down.body).toMatchObject({ code: 'error.store.unavailable', status: 503, dependency: 'database', reason: 'unreachable', detail: 'The database does not answer.' });
     expect((await call(app, 'GET', '/healthz', { version: null })).status).toBe(200);
     await proxy.up();
     // The pool drops the dead connections and opens new ones by itself.

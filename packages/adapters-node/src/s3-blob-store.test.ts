@@ -37,6 +37,32 @@ afterAll(async () => {
 // Each test gets its own prefix in the one bucket: a fresh, empty store.
 describeBlobStoreContract('S3 (s3rver on loopback)', async () => ({ store: storeOn(s3.endpoint) }));
 
+describe('S3BlobStore failing says why (what /readyz names)', () => {
+  const faultOfHas = async (store: S3BlobStore): Promise<unknown> => {
+    const e = await store.has('0'.repeat(64)).then(
+      () => null,
+      (err: unknown) => err,
+    );
+    expect(e).toBeInstanceOf(CoreError);
+    return (e as CoreError).fault;
+  };
+
+  it('a key the store does not know, or a wrong secret, is refused credentials, not an outage', async () => {
+    expect(await faultOfHas(storeOn(s3.endpoint, { credentials: { accessKeyId: 'NOT-A-KEY', secretAccessKey: 'S3RVER' } }))).toBe('credentials');
+    expect(await faultOfHas(storeOn(s3.endpoint, { credentials: { accessKeyId: KEY.accessKeyId, secretAccessKey: 'wrong' } }))).toBe('credentials');
+    // The right key still answers: the refusal above was the credentials'.
+    expect(await storeOn(s3.endpoint).has('0'.repeat(64))).toBe(false);
+  });
+
+  it('a port nothing listens on does not answer', async () => {
+    const closed = createServer();
+    await new Promise<void>((r) => closed.listen(0, '127.0.0.1', r));
+    const { port } = closed.address() as { port: number };
+    await new Promise<void>((r) => closed.close(() => r()));
+    expect(await faultOfHas(storeOn(`http://127.0.0.1:${port}`, { maxAttempts: 1 }))).toBe('unreachable');
+  });
+});
+
 describe('S3BlobStore on the wire', () => {
   it('keeps objects only under the content address once committed, and staging only whole', async () => {
     const prefix = `k-${randomBytes(6).toString('hex')}`;

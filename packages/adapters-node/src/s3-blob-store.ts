@@ -15,7 +15,7 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { CoreError, type Arrived, type BlobStat, type BlobStore, type ByteRange, type DirectPut, type DirectPutGrant, type ListedBlob, type PresignedAnswer, type QuarantinedBlob, type StagedBlob } from '@strongroom/core';
+import { CoreError, type Arrived, type BlobStat, type BlobStore, type ByteRange, type DirectPut, type DirectPutGrant, type ListedBlob, type PresignedAnswer, type QuarantinedBlob, type StagedBlob, type StoreFault } from '@strongroom/core';
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const HASH = /^[0-9a-f]{64}$/;
@@ -165,7 +165,7 @@ export class S3BlobStore implements BlobStore {
       head = await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: key, ChecksumMode: 'ENABLED' }));
     } catch (e) {
       if (isNotFound(e)) return 'nothing';
-      throw new CoreError('error.store.unavailable', 'object store: checking staged bytes failed', { cause: e });
+      throw new CoreError('error.store.unavailable', 'object store: checking staged bytes failed', { cause: e, fault: faultOf(e) });
     }
     const tooLarge = async (): Promise<'too_large'> => {
         await this.#send('discarding staged bytes', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
@@ -181,7 +181,7 @@ export class S3BlobStore implements BlobStore {
       object = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
     } catch (e) {
       if (isNotFound(e)) return 'nothing';
-      throw new CoreError('error.store.unavailable', 'object store: reading staged bytes failed', { cause: e });
+      throw new CoreError('error.store.unavailable', 'object store: reading staged bytes failed', { cause: e, fault: faultOf(e) });
     }
     const hash = createHash('sha256');
     let size = 0;
@@ -215,7 +215,7 @@ export class S3BlobStore implements BlobStore {
     try {
       return await call();
     } catch (cause) {
-      throw new CoreError('error.store.unavailable', `object store: ${what} failed`, { cause });
+      throw new CoreError('error.store.unavailable', `object store: ${what} failed`, { cause, fault: faultOf(cause) });
     }
   }
 
@@ -309,7 +309,7 @@ export class S3BlobStore implements BlobStore {
         const inner = ((e as { cause?: unknown }).cause ?? e) as { name?: string; $metadata?: { httpStatusCode?: number } };
         // Another commit wrote the address first: fine if those are these bytes.
         const raced = inner?.name === 'PreconditionFailed' || inner?.$metadata?.httpStatusCode === 412 || inner?.$metadata?.httpStatusCode === 409;
-        if (!raced) throw e instanceof CoreError ? e : new CoreError('error.store.unavailable', 'object store: copying to the content address failed', { cause: e });
+        if (!raced) throw e instanceof CoreError ? e : new CoreError('error.store.unavailable', 'object store: copying to the content address failed', { cause: e, fault: faultOf(e) });
         if ((await this.#digestKey(final, 'checking a content address'))?.sha256 !== contentHash) {
           throw new CoreError('error.store.unavailable', 'object store: the content address was written meanwhile with other bytes');
         }
@@ -332,7 +332,7 @@ export class S3BlobStore implements BlobStore {
       object = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
     } catch (e) {
       if (isNotFound(e)) return null;
-      throw new CoreError('error.store.unavailable', `object store: ${what} failed`, { cause: e });
+      throw new CoreError('error.store.unavailable', `object store: ${what} failed`, { cause: e, fault: faultOf(e) });
     }
     const hash = createHash('sha256');
     let size = 0;
@@ -358,7 +358,7 @@ export class S3BlobStore implements BlobStore {
       return { size: head.ContentLength ?? 0, etag: head.ETag };
     } catch (e) {
       if (isNotFound(e)) return null;
-      throw new CoreError('error.store.unavailable', `object store: ${what} failed`, { cause: e });
+      throw new CoreError('error.store.unavailable', `object store: ${what} failed`, { cause: e, fault: faultOf(e) });
     }
   }
 
@@ -479,7 +479,7 @@ export class S3BlobStore implements BlobStore {
       return object.Body as AsyncIterable<Uint8Array>;
     } catch (e) {
       if (isNotFound(e)) return null;
-      throw new CoreError('error.store.unavailable', 'object store: reading staged bytes failed', { cause: e });
+      throw new CoreError('error.store.unavailable', 'object store: reading staged bytes failed', { cause: e, fault: faultOf(e) });
     }
   }
 
@@ -491,7 +491,7 @@ export class S3BlobStore implements BlobStore {
     } catch (e) {
       // Only a 404 means absent: an unreachable store must not look like a missing blob.
       if (isNotFound(e)) return false;
-      throw new CoreError('error.store.unavailable', 'object store: checking a blob failed', { cause: e });
+      throw new CoreError('error.store.unavailable', 'object store: checking a blob failed', { cause: e, fault: faultOf(e) });
     }
   }
 
@@ -502,7 +502,7 @@ export class S3BlobStore implements BlobStore {
       return { size: head.ContentLength ?? 0 };
     } catch (e) {
       if (isNotFound(e)) return null;
-      throw new CoreError('error.store.unavailable', 'object store: checking a blob failed', { cause: e });
+      throw new CoreError('error.store.unavailable', 'object store: checking a blob failed', { cause: e, fault: faultOf(e) });
     }
   }
 
@@ -519,7 +519,7 @@ export class S3BlobStore implements BlobStore {
     } catch (e) {
       if (isNotFound(e)) return null;
       if ((e as { name?: string }).name === 'InvalidRange') throw new RangeError(`range ${range?.start}-${range?.end} lies outside the blob`);
-      throw new CoreError('error.store.unavailable', 'object store: reading a blob failed', { cause: e });
+      throw new CoreError('error.store.unavailable', 'object store: reading a blob failed', { cause: e, fault: faultOf(e) });
     }
     const body = object.Body as AsyncIterable<Uint8Array> & { destroy?: () => void };
     if (range === undefined) return body;
@@ -637,6 +637,20 @@ async function* sliceOf(body: AsyncIterable<Uint8Array>, range: ByteRange, offse
 }
 
 /** An S3 failure in one line: the SDK's error name and message (never a request, which holds signatures). */
+/**
+ * What a failed call says about the store: no answer at all (refused, reset, timed out, unknown
+ * host: the SDK got no HTTP status), an answer refusing these credentials (none in the SDK's
+ * chain, or 401/403: a wrong key, a signature mismatch, a policy without the right), or some
+ * other answer.
+ */
+function faultOf(cause: unknown): StoreFault {
+  const e = cause as { name?: string; $metadata?: { httpStatusCode?: number } };
+  if (e?.name === 'CredentialsProviderError') return 'credentials';
+  const status = e?.$metadata?.httpStatusCode;
+  if (status === 401 || status === 403) return 'credentials';
+  return status === undefined ? 'unreachable' : 'failed';
+}
+
 function describeS3Failure(cause: unknown): string {
   const e = cause as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
   if (e?.name === 'CredentialsProviderError') return 'no AWS credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)';

@@ -106,13 +106,24 @@ export function refuse<C extends ErrorCode>(
   return { ok: false, code, ...(detail === undefined ? {} : { detail }), ...(data === undefined ? {} : { data }) };
 }
 
+/**
+ * Why a store could not be used, as far as its adapter can tell from the driver's error: it did
+ * not answer (refused, timed out, unknown host), it answered but refused this server's
+ * credentials, or it answered with some other error. Readiness names it, so an operator looks at
+ * the right thing (a key, not the network).
+ */
+export type StoreFault = 'unreachable' | 'credentials' | 'failed';
+
 /** Thrown for faults: an unreachable store, a broken invariant. Carries the underlying `cause`. */
 export class CoreError extends Error {
   override readonly name = 'CoreError';
   readonly code: ErrorCode;
-  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+  /** Set by an adapter that could tell why its store failed. */
+  readonly fault: StoreFault | undefined;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; fault?: StoreFault }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
+    this.fault = options?.fault;
   }
 }
 

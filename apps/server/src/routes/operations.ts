@@ -48,7 +48,7 @@ export function operationsRoutes(deps: AppDeps): AnyRoute[] {
       method: 'GET',
       path: '/readyz',
       tag: 'operations',
-      summary: 'Readiness: 200 when the database answers, its schema is the one this build expects, the blob store answers and no durable write has failed; a 503 names the failing dependency (`dependency`: database or blob_store)',
+      summary: 'Readiness: 200 when the database answers, its schema is the one this build expects, the blob store answers and no durable write has failed; a 503 names the failing dependency (`dependency`: database or blob_store) and why (`reason`: unreachable, credentials, failed or schema)',
       auth: false,
       versioned: false,
       responses: { 200: { description: 'Ready for traffic.', schema: Status } },

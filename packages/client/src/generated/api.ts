@@ -193,7 +193,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Readiness: 200 when the database answers, its schema is the one this build expects, the blob store answers and no durable write has failed; a 503 names the failing dependency (`dependency`: database or blob_store)
+         * Readiness: 200 when the database answers, its schema is the one this build expects, the blob store answers and no durable write has failed; a 503 names the failing dependency (`dependency`: database or blob_store) and why (`reason`: unreachable, credentials, failed or schema)
          * @description Sends no `Authorization` header. Needs no `X-Svc-Protocol`.
          */
         get: operations["getReadyz"];

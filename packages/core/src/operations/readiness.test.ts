@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { CoreError } from '../errors.js';
 import type { SchemaStamps } from '../ports/schema-status.js';
 import { checkReadiness, schemaIsCurrent } from './readiness.js';
 
@@ -30,5 +31,30 @@ describe('readiness', () => {
     const down = { has: async (): Promise<boolean> => { throw new Error('connect ECONNREFUSED'); } };
     expect(await checkReadiness(status({ build: at(3, 30), database: at(3, 30) }), answering)).toEqual({ ok: true, value: undefined });
     expect(await checkReadiness(status({ build: at(3, 30), database: at(3, 30) }), down)).toMatchObject({ ok: false, code: 'error.store.unavailable', detail: 'The blob store does not answer.', data: { dependency: 'blob_store' } });
+  });
+  it('names the cause a store reports: refused credentials are not an outage, and a store that does not say is "does not answer"', async () => {
+    const current = status({ build: at(3, 30), database: at(3, 30) });
+    const failing = (fault?: 'unreachable' | 'credentials' | 'failed') => ({
+      has: async (): Promise<boolean> => {
+        throw new CoreError('error.store.unavailable', 'object store: checking a blob failed', fault === undefined ? {} : { fault });
+      },
+    });
+    expect(await checkReadiness(current, failing('credentials'))).toMatchObject({
+      ok: false,
+      code: 'error.store.unavailable',
+      detail: 'The blob store refuses this server\'s credentials (none found, or not allowed to read the bucket).',
+      data: { dependency: 'blob_store', reason: 'credentials' },
+    });
+    expect(await checkReadiness(current, failing('unreachable'))).toMatchObject({ detail: 'The blob store does not answer.', data: { dependency: 'blob_store', reason: 'unreachable' } });
+    expect(await checkReadiness(current, failing('failed'))).toMatchObject({ detail: 'The blob store answers with an error.', data: { dependency: 'blob_store', reason: 'failed' } });
+    expect(await checkReadiness(current, failing())).toMatchObject({ detail: 'The blob store does not answer.', data: { dependency: 'blob_store', reason: 'unreachable' } });
+
+    const database = (fault: 'unreachable' | 'credentials') => ({
+      readSchemaStamps: async (): Promise<never> => {
+        throw new CoreError('error.store.unavailable', 'reading the schema stamps failed', { fault });
+      },
+    });
+    expect(await checkReadiness(database('credentials'))).toMatchObject({ detail: 'The database refuses this server\'s credentials.', data: { dependency: 'database', reason: 'credentials' } });
+    expect(await checkReadiness(database('unreachable'))).toMatchObject({ detail: 'The database does not answer.', data: { dependency: 'database', reason: 'unreachable' } });
   });
 });
