@@ -61,6 +61,16 @@ describe('readConfig', () => {
     }
   });
 
+  it('reads the pooler in front of PostgreSQL (default none), and refuses one without PostgreSQL or of an unknown kind', () => {
+    const pg = { SVC_DATABASE_URL: 'postgres://app@pgbouncer.internal:6432/strongroom' };
+    expect(readConfig(pg).pgPooler).toBe('none');
+    expect(readConfig({ ...pg, SVC_PG_POOLER: 'transaction' }).pgPooler).toBe('transaction');
+    for (const env of [{ ...pg, SVC_PG_POOLER: 'session' }, { ...pg, SVC_PG_POOLER: 'Transaction' }, { SVC_PG_POOLER: 'transaction' }]) {
+      expect(() => readConfig(env)).toThrow(ConfigError);
+      expect(() => readConfig(env)).toThrow('SVC_PG_POOLER');
+    }
+  });
+
   it('reads the per-client-address sign-in limit (default 100) and the trusted proxies (default none)', () => {
     expect(readConfig({})).toMatchObject({ signInFailuresPerSource: 100, trustedProxies: [] });
     const c = readConfig({ SVC_SIGNIN_FAILURES_PER_SOURCE: '20', SVC_TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8 192.168.1.1' });

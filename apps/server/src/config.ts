@@ -8,6 +8,12 @@ export interface Config {
   readonly port: number;
   readonly dataDir: string;
   readonly databaseUrl: string | null;
+  /**
+   * `SVC_PG_POOLER`: what sits between the server and PostgreSQL. `none` (default) or `transaction`
+   * (PgBouncer's `pool_mode = transaction`): no named statements, settings per transaction, the
+   * migration lock held by a transaction. Only with SVC_DATABASE_URL.
+   */
+  readonly pgPooler: 'none' | 'transaction';
   readonly baseUrl: string;
   readonly sessionIdleMs: number;
   readonly sessionMaxMs: number;
@@ -491,6 +497,10 @@ export function readConfig(env: Record<string, string | undefined> = process.env
   if (!v.is(v.pipe(v.string(), v.url()), baseUrl) || !/^https?:\/\//.test(baseUrl)) throw new ConfigError(`SVC_BASE_URL must be an http(s) URL, got "${baseUrl}"`);
   const databaseUrl = env.SVC_DATABASE_URL || null;
   if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new ConfigError('SVC_DATABASE_URL must be a postgres:// URL');
+  const pgPooler = env.SVC_PG_POOLER || 'none';
+  if (pgPooler !== 'none' && pgPooler !== 'transaction') throw new ConfigError(`SVC_PG_POOLER must be "none" or "transaction", got "${pgPooler}"`);
+  // A pooler in front of SQLite is a mistake in the settings, not something to ignore.
+  if (pgPooler !== 'none' && databaseUrl === null) throw new ConfigError('SVC_PG_POOLER needs SVC_DATABASE_URL (a pooler stands in front of PostgreSQL)');
   const hardLimit = bytes(env, 'SVC_QUOTA_HARD_BYTES', 10 * 1024 ** 3);
   // Unset, the soft limit follows the hard one (80 %), so setting only the hard limit just works.
   const softLimit = env.SVC_QUOTA_SOFT_BYTES === undefined ? (hardLimit === null ? null : Math.floor(hardLimit * 0.8)) : bytes(env, 'SVC_QUOTA_SOFT_BYTES', null);
@@ -498,6 +508,7 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     port,
     dataDir: env.SVC_DATA_DIR || './data',
     databaseUrl,
+    pgPooler,
     baseUrl: baseUrl.replace(/\/+$/, ''),
     sessionIdleMs: seconds(env, 'SVC_SESSION_IDLE_S', 180 * DAY_S),
     sessionMaxMs: seconds(env, 'SVC_SESSION_MAX_S', 365 * DAY_S),

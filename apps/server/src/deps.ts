@@ -197,7 +197,7 @@ export async function openStores(config: Config, options: OpenOptions = {}): Pro
     // Several stateless processes may share this database; every port call goes to it (no cache).
     let pg;
     try {
-      pg = await openPgDatabase(config.databaseUrl!, { queryTimeoutMs: config.database.statementMs, connectTimeoutMs: config.database.connectMs, create });
+      pg = await openPgDatabase(config.databaseUrl!, { queryTimeoutMs: config.database.statementMs, connectTimeoutMs: config.database.connectMs, create, pooler: config.pgPooler });
     } catch (err) {
       closeBlobs();
       throw err;

@@ -57,12 +57,49 @@ export async function databaseSchemaVersion(db: PgDb): Promise<SchemaStamp> {
 export async function bringSchemaForward(
   db: PgDb,
   migrate: (config: { migrationsFolder: string; migrationsSchema: string; migrationsTable: string }) => Promise<void>,
-  options: { migrationsFolder?: string; create?: boolean } = {},
+  options: { migrationsFolder?: string; create?: boolean; lockScope?: 'session' | 'transaction' } = {},
 ): Promise<void> {
   const folder = options.migrationsFolder ?? MIGRATIONS_FOLDER;
   const build = buildSchemaVersion(folder);
+  if (options.lockScope === 'transaction') {
+    await lockedByTransaction(db, () => migrateUnderLock(db, migrate, folder, build, options));
+    return;
+  }
   await db.execute(sql`SELECT pg_advisory_lock(${MIGRATION_LOCK})`);
   try {
+    await migrateUnderLock(db, migrate, folder, build, options);
+  } finally {
+    await db.execute(sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`).catch(() => undefined);
+  }
+}
+
+/**
+ * Behind a transaction pooler a session lock would stay with whichever server connection took it,
+ * and the unlock go to another. Here the lock is a transaction's, opened before the version is read
+ * and held to the end: drizzle's migrator opens its own transaction inside this one (PostgreSQL
+ * answers that BEGIN with a warning and carries on) and its COMMIT or ROLLBACK ends both, the lock
+ * with them; the pooler keeps the server connection for as long as the transaction is open.
+ */
+async function lockedByTransaction(db: PgDb, body: () => Promise<void>): Promise<void> {
+  await db.execute(sql`BEGIN`);
+  try {
+    await db.execute(sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK})`);
+    await body();
+  } finally {
+    // Nothing left open when drizzle committed or rolled back; otherwise (nothing to migrate, or a
+    // refusal before it) this ends the read-only transaction and its lock.
+    await db.execute(sql`COMMIT`).catch(() => undefined);
+  }
+}
+
+async function migrateUnderLock(
+  db: PgDb,
+  migrate: (config: { migrationsFolder: string; migrationsSchema: string; migrationsTable: string }) => Promise<void>,
+  folder: string,
+  build: SchemaStamp,
+  options: { create?: boolean },
+): Promise<void> {
+  {
     const current = await databaseSchemaVersion(db);
     const newer = refuseNewerSchema(current, build);
     if (newer) throw newer;
@@ -73,7 +110,5 @@ export async function bringSchemaForward(
     } catch (cause) {
       throw migrationFailed(current.version, build, cause);
     }
-  } finally {
-    await db.execute(sql`SELECT pg_advisory_unlock(${MIGRATION_LOCK})`).catch(() => undefined);
   }
 }

@@ -26,7 +26,18 @@ export interface PgDatabaseOptions {
   readonly queryTimeoutMs?: number;
   /** Told about connections that died on their own (the pool replaces them). Never gets secrets. */
   readonly onConnectionError?: (error: Error) => void;
+  /**
+   * What stands between this process and PostgreSQL. `none` (default): every connection is a
+   * session of its own. `transaction`: a transaction pooler (PgBouncer's `pool_mode = transaction`)
+   * hands each transaction, and each statement outside one, whichever server connection is free, so
+   * nothing may rest on session state: see `SessionFreeClient`.
+   */
+  readonly pooler?: Pooler;
 }
+
+/** The kinds of pooler the adapter can work behind (see `PgDatabaseOptions.pooler`). */
+export const POOLERS = ['none', 'transaction'] as const;
+export type Pooler = (typeof POOLERS)[number];
 
 /**
  * Every pooled connection plans its prepared statements once. With PostgreSQL's default (`auto`)
@@ -53,6 +64,41 @@ export const INDEX_COSTS = 'SET random_page_cost = 1.1';
 
 /** What every pooled connection is set to before it is handed out, in one round trip. */
 export const CONNECTION_SETTINGS: readonly string[] = [GENERIC_PLANS, INDEX_COSTS];
+
+/**
+ * The settings of CONNECTION_SETTINGS that still matter behind a transaction pooler, scoped to one
+ * transaction. The generic-plan setting does not: it governs named statements, and there are none.
+ */
+export const TRANSACTION_SETTINGS = INDEX_COSTS.replace(/^SET /, 'SET LOCAL ');
+
+/** A BEGIN as drizzle and `namedTransaction` send it (text only, no values, any options after it). */
+const BEGIN = /^\s*begin\b/i;
+
+/**
+ * A node-postgres client for a connection that is one session only for the length of a
+ * transaction. A statement's name is dropped, so it goes out unnamed: a named one is prepared on
+ * whichever server connection ran it first and is unknown to the next, and PgBouncer 1.18 (Debian
+ * 12) does not carry prepared statements across. Every BEGIN carries the per-transaction settings
+ * in the same round trip. Statements outside a transaction run with the database's own settings
+ * (README: "Behind PgBouncer").
+ */
+export class SessionFreeClient extends pg.Client {
+  // node-postgres's query has many overloads; this sees every call and changes only the two shapes above.
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  override query(config: any, values?: any, callback?: any): any {
+    if (typeof config === 'string') return super.query(isBegin(config, values) ? `${config}; ${TRANSACTION_SETTINGS}` : config, values, callback);
+    // A submittable (a cursor, a stream) is node-postgres's own object, passed on as it is.
+    if (config === null || typeof config !== 'object' || typeof config.submit === 'function') return super.query(config, values, callback);
+    const { name: _name, ...unnamed } = config as { name?: string; text?: unknown; values?: unknown };
+    if (typeof unnamed.text === 'string' && isBegin(unnamed.text, unnamed.values ?? values)) unnamed.text = `${unnamed.text}; ${TRANSACTION_SETTINGS}`;
+    return super.query(unnamed, values, callback);
+  }
+}
+
+/** A BEGIN with no parameters: sent as a simple query, which may carry a second statement. */
+function isBegin(text: string, values: unknown): boolean {
+  return (values === undefined || (Array.isArray(values) && values.length === 0)) && BEGIN.test(text);
+}
 
 export interface OpenPgDatabase {
   readonly db: PgDb;
@@ -82,14 +128,16 @@ export async function openPgDatabase(url: string, options: PgDatabaseOptions = {
     keepAlive: true,
   };
   const onError = options.onConnectionError ?? (() => undefined);
-  // Migration runs on a connection of its own: the advisory lock that keeps concurrent starts apart
-  // is held by a session, so it needs the same connection from lock to unlock.
-  const single = new pg.Client(common);
+  const pooled = (options.pooler ?? 'none') === 'transaction';
+  // Migration runs on a connection of its own: without a pooler the advisory lock that keeps
+  // concurrent starts apart is held by the session, so it needs the same connection from lock to
+  // unlock; behind one it is held by a transaction around the whole migration (bringSchemaForward).
+  const single = pooled ? new SessionFreeClient(common) : new pg.Client(common);
   single.on('error', onError);
   await single.connect();
   try {
     const db = drizzle({ client: single });
-    await bringSchemaForward(db, (config) => migrate(db, config), options);
+    await bringSchemaForward(db, (config) => migrate(db, config), { ...options, lockScope: pooled ? 'transaction' : 'session' });
   } finally {
     await single.end().catch(() => undefined);
   }
@@ -98,9 +146,15 @@ export async function openPgDatabase(url: string, options: PgDatabaseOptions = {
     ...common,
     max: options.maxConnections ?? 10,
     query_timeout: options.queryTimeoutMs ?? 30_000,
-    // Before the pool hands a new connection out (a failure here fails that checkout, and the
-    // connection is dropped): see CONNECTION_SETTINGS.
-    onConnect: (client) => client.query(CONNECTION_SETTINGS.join('; ')),
+    // Behind a pooler a session SET would land on one server connection of many, for whoever
+    // comes next: the settings go with each transaction instead (SessionFreeClient).
+    ...(pooled
+      ? { Client: SessionFreeClient }
+      : {
+          // Before the pool hands a new connection out (a failure here fails that checkout, and the
+          // connection is dropped): see CONNECTION_SETTINGS.
+          onConnect: (client: pg.PoolClient) => client.query(CONNECTION_SETTINGS.join('; ')),
+        }),
   });
   // node-postgres emits 'error' for a connection that dies while idle (on the pool) or while checked
   // out between queries (on the client); unheard, either would end the process.

@@ -188,3 +188,4 @@ export class TcpProxy {
     if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
   }
 }
+export { pgbouncerBinary, startPgBouncer, type RunningPgBouncer } from './pgbouncer-harness.js';
