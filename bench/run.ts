@@ -10,7 +10,10 @@
  * BENCH_PORT the first of the loopback ports it uses (default 18100; the servers take the next three).
  *
  *   --json FILE  also write every figure to FILE
- *   --store NAME only this store (sqlite or postgresql), for a quicker look at one
+ *   --store NAME only this store (sqlite or postgresql), for a quicker look at one; or
+ *                postgresql-pooler (SVC_PG_POOLER=transaction straight to PostgreSQL: what giving
+ *                up session state costs) or postgresql-pgbouncer (the same through a PgBouncer in
+ *                transaction mode on loopback, when pgbouncer is installed)
  *   --growth     run the scenarios on a fresh store, seed it at scale (growth.ts), run them again
  *   --explain    seed a store and print the hot-path statements' query plans only (no load)
  *   --storm      authenticated GET p99 alone and during a sign-in storm, against the hasher alone
@@ -34,7 +37,7 @@ import { runFloor, type FloorFigures } from './floor.js';
 import { runWorkers, type WorkersFigures } from './workers.js';
 import { runPeers, type PeersFigures } from './peers.js';
 import { runLoadgen } from './loadgen.js';
-import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
+import { createScratchDatabase, pgUrlFromEnv, startPgBouncer } from '@strongroom/adapters-pg/testing';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
 /** The bare route's port; the servers take the next few (BENCH_PORT, so two benches can run at once). */
@@ -161,11 +164,21 @@ interface Store {
 }
 
 async function stores(only: string | null): Promise<Store[]> {
-  if (only !== null && only !== 'sqlite' && only !== 'postgresql') throw new Error(`--store: sqlite or postgresql, not ${only}`);
+  if (only !== null && !['sqlite', 'postgresql', 'postgresql-pooler', 'postgresql-pgbouncer'].includes(only)) {
+    throw new Error(`--store: sqlite, postgresql, postgresql-pooler or postgresql-pgbouncer, not ${only}`);
+  }
+  const pgUrl = pgUrlFromEnv();
+  if ((only === 'postgresql-pooler' || only === 'postgresql-pgbouncer') && pgUrl) {
+    const scratch = await createScratchDatabase(pgUrl, 'bench');
+    if (only === 'postgresql-pooler') return [{ name: only, env: { SVC_DATABASE_URL: scratch.url, SVC_PG_POOLER: 'transaction' }, pgUrl: scratch.url, drop: scratch.drop }];
+    // As many server connections as one process's pool: the figure is the hop and the mode, not a queue.
+    const bouncer = await startPgBouncer(pgUrl, 10);
+    const url = bouncer.through(scratch.url);
+    return [{ name: only, env: { SVC_DATABASE_URL: url, SVC_PG_POOLER: 'transaction' }, pgUrl: url, drop: async () => (await bouncer.stop(), await scratch.drop()) }];
+  }
   const list: Store[] = only === 'postgresql' ? [] : [{ name: 'sqlite', env: {} }];
   if (only === 'sqlite') return list;
   // Every scenario also runs on PostgreSQL, in a scratch database on PG_URL's server dropped after.
-  const pgUrl = pgUrlFromEnv();
   if (pgUrl) {
     const scratch = await createScratchDatabase(pgUrl, 'bench');
     list.push({ name: 'postgresql', env: { SVC_DATABASE_URL: scratch.url }, pgUrl: scratch.url, drop: scratch.drop });
