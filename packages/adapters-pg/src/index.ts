@@ -9,7 +9,7 @@ export { PgTotpStore } from './totp-store.js';
 export { PgDeviceStore } from './devices-store.js';
 export { PgAlbumStore } from './albums-store.js';
 export { PgQuotaStore } from './quota-store.js';
-export { CONNECTION_SETTINGS, openPgDatabase, POOLERS, SessionFreeClient } from './open.js';
+export { CONNECTION_SETTINGS, openPgDatabase, SessionFreeClient } from './open.js';
 export type { OpenPgDatabase, PgDatabaseOptions, Pooler } from './open.js';
 export { bringSchemaForward, buildSchemaVersion, databaseSchemaVersion, SchemaVersionError, MIGRATIONS_FOLDER } from './migrate.js';
 export * as pgSchema from './schema/index.js';

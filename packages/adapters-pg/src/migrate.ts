@@ -51,7 +51,8 @@ export async function databaseSchemaVersion(db: PgDb): Promise<SchemaStamp> {
  *
  * `db` must be a single connection (a pool would take the advisory lock on one connection and
  * release it on another); `migrate` is the driver's drizzle migrator bound to that connection.
- * `create: false` brings an existing deployment forward only: a database that holds no schema is
+ * `lockScope: 'transaction'` (behind a transaction pooler) holds the lock by a transaction instead
+ * (see `lockedByTransaction`). `create: false` brings an existing deployment forward only: a database that holds no schema is
  * refused (NoDeploymentError) and left as it is.
  */
 export async function bringSchemaForward(
@@ -92,6 +93,7 @@ async function lockedByTransaction(db: PgDb, body: () => Promise<void>): Promise
   }
 }
 
+/** Reads the database's version, refuses what `bringSchemaForward` refuses, and migrates; the caller holds the lock. */
 async function migrateUnderLock(
   db: PgDb,
   migrate: (config: { migrationsFolder: string; migrationsSchema: string; migrationsTable: string }) => Promise<void>,
@@ -99,16 +101,14 @@ async function migrateUnderLock(
   build: SchemaStamp,
   options: { create?: boolean },
 ): Promise<void> {
-  {
-    const current = await databaseSchemaVersion(db);
-    const newer = refuseNewerSchema(current, build);
-    if (newer) throw newer;
-    const absent = options.create === false ? refuseAbsentSchema(current) : null;
-    if (absent) throw absent;
-    try {
-      await migrate({ migrationsFolder: folder, migrationsSchema: MIGRATIONS_SCHEMA, migrationsTable: MIGRATIONS_TABLE });
-    } catch (cause) {
-      throw migrationFailed(current.version, build, cause);
-    }
+  const current = await databaseSchemaVersion(db);
+  const newer = refuseNewerSchema(current, build);
+  if (newer) throw newer;
+  const absent = options.create === false ? refuseAbsentSchema(current) : null;
+  if (absent) throw absent;
+  try {
+    await migrate({ migrationsFolder: folder, migrationsSchema: MIGRATIONS_SCHEMA, migrationsTable: MIGRATIONS_TABLE });
+  } catch (cause) {
+    throw migrationFailed(current.version, build, cause);
   }
 }

@@ -36,8 +36,7 @@ export interface PgDatabaseOptions {
 }
 
 /** The kinds of pooler the adapter can work behind (see `PgDatabaseOptions.pooler`). */
-export const POOLERS = ['none', 'transaction'] as const;
-export type Pooler = (typeof POOLERS)[number];
+export type Pooler = 'none' | 'transaction';
 
 /**
  * Every pooled connection plans its prepared statements once. With PostgreSQL's default (`auto`)
@@ -83,7 +82,7 @@ const BEGIN = /^\s*begin\b/i;
  * (README: "Behind PgBouncer").
  */
 export class SessionFreeClient extends pg.Client {
-  // node-postgres's query has many overloads; this sees every call and changes only the two shapes above.
+  // node-postgres's query has many overloads; this sees every call, drops any name and extends a BEGIN.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override query(config: any, values?: any, callback?: any): any {
     if (typeof config === 'string') return super.query(isBegin(config, values) ? `${config}; ${TRANSACTION_SETTINGS}` : config, values, callback);
