@@ -88,7 +88,7 @@ export class SessionFreeClient extends pg.Client {
     if (typeof config === 'string') return super.query(isBegin(config, values) ? `${config}; ${TRANSACTION_SETTINGS}` : config, values, callback);
     // A submittable (a cursor, a stream) is node-postgres's own object, passed on as it is.
     if (config === null || typeof config !== 'object' || typeof config.submit === 'function') return super.query(config, values, callback);
-    const { name: _name, ...unnamed } = config as { name?: string; text?: unknown; values?: unknown };
+    const unnamed = { ...config, name: undefined };
     if (typeof unnamed.text === 'string' && isBegin(unnamed.text, unnamed.values ?? values)) unnamed.text = `${unnamed.text}; ${TRANSACTION_SETTINGS}`;
     return super.query(unnamed, values, callback);
   }
@@ -152,7 +152,7 @@ export async function openPgDatabase(url: string, options: PgDatabaseOptions = {
       : {
           // Before the pool hands a new connection out (a failure here fails that checkout, and the
           // connection is dropped): see CONNECTION_SETTINGS.
-          onConnect: (client: pg.PoolClient) => client.query(CONNECTION_SETTINGS.join('; ')),
+          onConnect: (client: pg.ClientBase) => client.query(CONNECTION_SETTINGS.join('; ')),
         }),
   });
   // node-postgres emits 'error' for a connection that dies while idle (on the pool) or while checked
