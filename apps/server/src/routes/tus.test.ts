@@ -238,6 +238,22 @@ describe('tus bad input: a problem answer, and nothing lost', () => {
     expect((await finalize(auth, id, data)).status).toBe(200);
   });
 
+  it('a client whose last PATCH went unanswered but landed is told, at its next PATCH, that every byte is in: 409 naming the full offset', async () => {
+    const a = await user();
+    const auth = bearer(a.token);
+    const data = new Uint8Array(randomBytes(10));
+    const id = await create(a.token, 10);
+    expect((await patch(auth, id, 0, raw(data.subarray(0, 3)))).status).toBe(204);
+    // The rest lands, but the client never hears so (a dropped connection, a killed server)...
+    expect((await patch(auth, id, 3, raw(data.subarray(3)))).status).toBe(204);
+    // ... and sends it again from the offset it last knew.
+    const again = await patch(auth, id, 3, raw(data.subarray(3)));
+    expect(again.status).toBe(409);
+    expect(again.headers.get('upload-offset')).toBe('10');
+    expect(await again.json()).toMatchObject({ code: 'error.conflict', state: 'WaitingForProcessing', upload_offset: 10 });
+    expect((await finalize(auth, id, data)).status).toBe(200);
+  });
+
   it('a PATCH to a finalized or cancelled session is 409, and the cancelled one answers HEAD 404', async () => {
     const a = await user();
     const auth = bearer(a.token);

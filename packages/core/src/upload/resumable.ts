@@ -173,7 +173,10 @@ export class ResumableUploads {
     const now = this.#d.clock.now();
     if (!takesSegments(s, now)) {
       const state = uploadState(s, now);
-      return refuse('error.conflict', `The upload session is ${state}: it takes no more bytes.`, { state });
+      // Every byte is in (an earlier PATCH, perhaps unanswered, reached the length): the answer
+      // names the full offset, as HEAD does, so a client resuming learns it is done.
+      const full = state === 'WaitingForProcessing' ? { upload_offset: s.declaredSize } : {};
+      return refuse('error.conflict', `The upload session is ${state}: it takes no more bytes.`, { state, ...full });
     }
     const reached = uploadOffset(await this.#segments(id));
     if (input.offset !== reached) return moved(reached);
