@@ -60,7 +60,7 @@ describe('upload sessions', () => {
     const a = await user();
     const o = await open(a.token, { declared_size: 300 });
     expect(o).toMatchObject({ status: 201, body: { upload_id: expect.any(String), state: 'Pending', expires_at: expect.any(String) } });
-    // direct_put is null: this store cannot take bytes from clients directly (blob-direct.test.ts: S3).
+    // direct_put is null: this store cannot take bytes from clients directly (system-tests/blobs/blob-direct.test.ts: S3).
     expect(Object.keys(o.body).sort()).toEqual(['direct_put', 'expires_at', 'state', 'upload_id']);
     expect(o.body.direct_put).toBeNull();
     expect(await quota(a.token)).toMatchObject({ used: 300, reserved: 300 });

@@ -13,7 +13,7 @@ import { SeededRandom } from '../testing/seeded-random.js';
 /**
  * The services ask the access rule, not the payer: over the memory ports, S is paid for by Alice
  * (so before the rule, "same payer" let S reach Alice's asset and Alice reach S's). The HTTP
- * version of this, on SQLite and PostgreSQL, is apps/server/src/isolation.test.ts.
+ * version of this, on SQLite and PostgreSQL, is apps/server/src/system-tests/properties/isolation.test.ts.
  */
 
 const ALICE = '0190c000-0000-7000-8000-00000000000a';

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { admitAllWrites } from '@strongroom/core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli } from './cli.js';
-import { readConfig } from './config.js';
-import { buildDeps, nodePlatform, openStores } from './deps.js';
+import { runCli } from '../../cli.js';
+import { readConfig } from '../../config.js';
+import { buildDeps, nodePlatform, openStores } from '../../deps.js';
 
 const dirs: string[] = [];
 afterEach(() => {

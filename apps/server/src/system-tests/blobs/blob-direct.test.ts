@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { startTestS3, useS3rverCredentials, type TestS3 } from '@strongroom/adapters-node/testing';
-import { createApp } from './app.js';
-import { readConfig } from './config.js';
-import { buildDeps, nodePlatform, openStores, type AppDeps, type Stores } from './deps.js';
+import { createApp } from '../../app.js';
+import { readConfig } from '../../config.js';
+import { buildDeps, nodePlatform, openStores, type AppDeps, type Stores } from '../../deps.js';
 import { call, listen, registerUser, testServer, VERSION } from '@strongroom/tests';
-import { StagingSweeper } from './staging-sweep.js';
+import { StagingSweeper } from '../../staging-sweep.js';
 import { WRAPPED } from '@strongroom/tests/access';
 
 /**

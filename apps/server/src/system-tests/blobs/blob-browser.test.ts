@@ -9,9 +9,9 @@ import { chromium, type Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { startTestS3, useS3rverCredentials, type CorsRule, type TestS3 } from '@strongroom/adapters-node/testing';
-import { createApp } from './app.js';
-import { readConfig } from './config.js';
-import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
+import { createApp } from '../../app.js';
+import { readConfig } from '../../config.js';
+import { buildDeps, nodePlatform, openStores, type Stores } from '../../deps.js';
 import { call, fetchCall, listen, registerUser, VERSION } from '@strongroom/tests';
 
 /**
@@ -31,7 +31,7 @@ if (!chromiumThere) console.log(`blob-browser.test: the Chromium part is skipped
 
 /** The bucket CORS rule as README.md gives it (the JSON block after "The bucket's CORS rule"). */
 function readmeCorsRules(): CorsRule[] {
-  const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+  const readme = readFileSync(new URL('../../../../../README.md', import.meta.url), 'utf8');
   const from = readme.indexOf('The bucket\'s CORS rule');
   const block = /```json\n([\s\S]*?)```/.exec(readme.slice(from));
   if (from < 0 || block === null) throw new Error('README.md gives no bucket CORS rule');

@@ -3,9 +3,9 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { createScratchDatabase, pgUrlFromEnv, TcpProxy, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
-import { createApp } from './app.js';
-import { readConfig } from './config.js';
-import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
+import { createApp } from '../../app.js';
+import { readConfig } from '../../config.js';
+import { buildDeps, nodePlatform, openStores, type Stores } from '../../deps.js';
 import { call } from '@strongroom/tests';
 
 /**

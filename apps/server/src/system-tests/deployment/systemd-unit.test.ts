@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { readConfig } from './config.js';
+import { readConfig } from '../../config.js';
 
 /**
  * docs/strongroom.service: the compiled server under plain node, hardened so that the data
@@ -12,7 +12,7 @@ import { readConfig } from './config.js';
  * grace before the SIGKILL. systemd's own parser checks it where systemd-analyze is installed.
  */
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../../../', import.meta.url));
 const UNIT = readFileSync(join(ROOT, 'docs/strongroom.service'), 'utf8');
 const work = mkdtempSync(join(tmpdir(), 'sr-unit-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));

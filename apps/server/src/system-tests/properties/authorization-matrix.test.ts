@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { uuidv7 } from '@strongroom/core';
 import type { MemoryDirectBlobStore } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { allRoutes } from './app.js';
-import type { AnyRoute } from './http/route-def.js';
+import { allRoutes } from '../../app.js';
+import type { AnyRoute } from '../../http/route-def.js';
 import { call, PASSWORD, type CallOptions, type Reply } from '@strongroom/tests';
 import { as, fresh, guestOf, Maker, makeWorld, OIDC_RETURN, phone, pgBackend, PIN, raw, sha, sqliteBackend, type Backend, type World } from '@strongroom/tests/access';
 

@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { COMMANDS, FILE_COMMANDS, runCli } from './cli.js';
-import { redactedUrl } from './startup-checks.js';
+import { COMMANDS, FILE_COMMANDS, runCli } from '../../cli.js';
+import { redactedUrl } from '../../startup-checks.js';
 
 /**
  * A mistyped SVC_DATA_DIR (or a database URL naming an empty database) given to a command that
@@ -89,7 +89,7 @@ describe('CLI commands on a deployment that is not there (SQLite)', () => {
 });
 
 const PG_URL = pgUrlFromEnv();
-if (!PG_URL) console.warn('cli-deployment.test.ts: PostgreSQL cases SKIPPED: PG_URL is not set.');
+if (!PG_URL) console.warn('cli/deployment.test.ts: PostgreSQL cases SKIPPED: PG_URL is not set.');
 
 describe.skipIf(!PG_URL)('CLI commands on a deployment that is not there (PostgreSQL)', { timeout: 120_000 }, () => {
   let scratch: ScratchDatabase;

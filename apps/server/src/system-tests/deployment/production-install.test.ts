@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
  * loader and the embedded PostgreSQL, and must keep everything the server imports at run time.
  */
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../../../', import.meta.url));
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; link?: boolean }> };
 const manifest = (dir: string) =>

@@ -11,9 +11,9 @@ import { openUnmigratedTestDatabase } from '@strongroom/adapters-pg/testing';
 import { addressKeyOf, sha256Hex, toBase64url, uuidv7 } from '@strongroom/core';
 import { MemoryBlobStore, MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { call, listen, PASSWORD, registerUser } from '@strongroom/tests';
-import { createApp } from './app.js';
-import { readConfig } from './config.js';
-import { buildDeps, type AppDeps, type Stores } from './deps.js';
+import { createApp } from '../../app.js';
+import { readConfig } from '../../config.js';
+import { buildDeps, type AppDeps, type Stores } from '../../deps.js';
 
 /**
  * Link ids are bearer capabilities (decisions.md: reading a share link's blobs, dropping into an

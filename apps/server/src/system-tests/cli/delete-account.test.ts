@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { runCli } from './cli.js';
-import { readConfig } from './config.js';
-import { buildDeps, nodePlatform, openStores } from './deps.js';
+import { runCli } from '../../cli.js';
+import { readConfig } from '../../config.js';
+import { buildDeps, nodePlatform, openStores } from '../../deps.js';
 
 const PASSWORD = 'correct horse battery';
 const dirs: string[] = [];

@@ -18,7 +18,7 @@ import { VERSION } from '@strongroom/tests';
  * requests to different workers.
  */
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../../../', import.meta.url));
 const PASSWORD = 'correct horse battery staple';
 const PG_URL = pgUrlFromEnv();
 

@@ -6,10 +6,10 @@ import { DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { S3RVER_KEY, startFaultProxy, startTestS3, useS3rverCredentials, type FaultProxy, type TestS3 } from '@strongroom/adapters-node/testing';
-import { createApp } from './app.js';
-import { runCli } from './cli.js';
-import { readConfig } from './config.js';
-import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
+import { createApp } from '../../app.js';
+import { runCli } from '../../cli.js';
+import { readConfig } from '../../config.js';
+import { buildDeps, nodePlatform, openStores, type Stores } from '../../deps.js';
 import { call, listen, registerUser, VERSION } from '@strongroom/tests';
 
 /**

@@ -14,7 +14,7 @@ import { startServerProcess, type ServerProcess } from '@strongroom/tests/spawn'
  * success except the one the README shows as an error.
  */
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../../../', import.meta.url));
 const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
 const NOT_RUN = /^<!-- readme-test: not run \((.+)\) -->$/;
 

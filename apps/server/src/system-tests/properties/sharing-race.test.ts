@@ -10,9 +10,9 @@ import { createPgPorts } from '@strongroom/adapters-pg';
 import { openTestDatabase, type TestDatabase } from '@strongroom/adapters-pg/testing';
 import { linkIdHash } from '@strongroom/core';
 import { MemoryBlobStore, MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
-import { createApp } from './app.js';
-import { readConfig } from './config.js';
-import { buildDeps, type AppDeps, type Stores } from './deps.js';
+import { createApp } from '../../app.js';
+import { readConfig } from '../../config.js';
+import { buildDeps, type AppDeps, type Stores } from '../../deps.js';
 import { call, registerUser, type CallOptions } from '@strongroom/tests';
 
 /**

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli } from './cli.js';
-import { readConfig } from './config.js';
-import { buildDeps, nodePlatform, openStores } from './deps.js';
+import { runCli } from '../../cli.js';
+import { readConfig } from '../../config.js';
+import { buildDeps, nodePlatform, openStores } from '../../deps.js';
 
 /**
  * The operator's commands on who may register and what the deployment holds, each run against
@@ -13,7 +13,7 @@ import { buildDeps, nodePlatform, openStores } from './deps.js';
  */
 
 const PG_URL = pgUrlFromEnv();
-if (!PG_URL) console.warn('cli-operator.test.ts: PostgreSQL cases SKIPPED: PG_URL is not set.');
+if (!PG_URL) console.warn('cli/operator.test.ts: PostgreSQL cases SKIPPED: PG_URL is not set.');
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {

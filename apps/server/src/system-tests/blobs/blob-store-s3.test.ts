@@ -7,15 +7,15 @@ import { MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing
 import { FsBlobStore } from '@strongroom/adapters-node';
 import { S3BlobStore } from '@strongroom/adapters-node/s3';
 import { startTestS3, useS3rverCredentials, type TestS3 } from '@strongroom/adapters-node/testing';
-import { createApp } from './app.js';
-import { ConfigError, readConfig, type Config } from './config.js';
+import { createApp } from '../../app.js';
+import { ConfigError, readConfig, type Config } from '../../config.js';
 import { generateX25519Identity, identityToRecipient } from 'age-encryption';
-import { takeBackup } from './backup/take.js';
-import { verifyBackup } from './backup/verify.js';
-import { restoreBackup } from './backup/restore.js';
-import { OBJECTS_FILE } from './backup/files.js';
-import { openBlobStore } from './blob-store.js';
-import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
+import { takeBackup } from '../../backup/take.js';
+import { verifyBackup } from '../../backup/verify.js';
+import { restoreBackup } from '../../backup/restore.js';
+import { OBJECTS_FILE } from '../../backup/files.js';
+import { openBlobStore } from '../../blob-store.js';
+import { buildDeps, nodePlatform, openStores, type Stores } from '../../deps.js';
 import { Upload, type HttpRequest } from 'tus-js-client';
 import { call, listen, registerUser, VERSION } from '@strongroom/tests';
 

@@ -2,9 +2,9 @@ import type { Hono } from 'hono';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryLogger } from '@strongroom/core/testing';
 import { createScratchDatabase, pgUrlFromEnv, TcpProxy, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
-import { createApp } from './app.js';
-import { readConfig } from './config.js';
-import { buildDeps, nodePlatform, openStores, type Stores } from './deps.js';
+import { createApp } from '../../app.js';
+import { readConfig } from '../../config.js';
+import { buildDeps, nodePlatform, openStores, type Stores } from '../../deps.js';
 import { call } from '@strongroom/tests';
 
 /**

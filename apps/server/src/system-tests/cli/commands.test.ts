@@ -2,9 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli } from './cli.js';
-import { readConfig } from './config.js';
-import { buildDeps, nodePlatform, openStores } from './deps.js';
+import { runCli } from '../../cli.js';
+import { readConfig } from '../../config.js';
+import { buildDeps, nodePlatform, openStores } from '../../deps.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -7,9 +7,9 @@ import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqli
 import { createPgPorts } from '@strongroom/adapters-pg';
 import { openTestDatabase } from '@strongroom/adapters-pg/testing';
 import { FakeClock, MemoryBlobStore, MemoryLogger, SeededRandom, TestDevice, TestIdentity } from '@strongroom/core/testing';
-import { createApp } from './app.js';
-import { readConfig } from './config.js';
-import { buildDeps, type AppDeps, type Stores } from './deps.js';
+import { createApp } from '../../app.js';
+import { readConfig } from '../../config.js';
+import { buildDeps, type AppDeps, type Stores } from '../../deps.js';
 import { call, listen, registerUser, testSeed, type CallOptions } from '@strongroom/tests';
 
 /**

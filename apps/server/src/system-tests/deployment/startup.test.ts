@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { spawnServer, type ServerProcess } from '@strongroom/tests/spawn';
 import { afterAll, describe, expect, it } from 'vitest';
 import { S3RVER_KEY, startTestS3 } from '@strongroom/adapters-node/testing';
-import { unknownSettings } from './startup-checks.js';
+import { unknownSettings } from '../../startup-checks.js';
 
 /**
  * Start-up failures of a real server process: each is one line on stderr naming the setting, its

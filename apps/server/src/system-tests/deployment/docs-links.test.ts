@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 
 /** scripts/check-links.mjs, which .ci/run runs over README.md, docs/ and the package READMEs. */
 
-const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
+const ROOT = fileURLToPath(new URL('../../../../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'sr-links-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 

@@ -6,10 +6,10 @@ import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { S3RVER_KEY, startInterceptingProxy, startTestS3, useS3rverCredentials, type InterceptingProxy, type TestS3 } from '@strongroom/adapters-node/testing';
-import { createApp } from './app.js';
-import { readConfig } from './config.js';
-import { buildDeps, nodePlatform, openStores, type AppDeps, type Stores } from './deps.js';
-import { StagingSweeper } from './staging-sweep.js';
+import { createApp } from '../../app.js';
+import { readConfig } from '../../config.js';
+import { buildDeps, nodePlatform, openStores, type AppDeps, type Stores } from '../../deps.js';
+import { StagingSweeper } from '../../staging-sweep.js';
 import { call, registerUser } from '@strongroom/tests';
 
 /**
