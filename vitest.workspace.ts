@@ -10,12 +10,21 @@ import type { TestProjectConfiguration } from 'vitest/config';
 // found it, and what a file records for itself (the contract suites that ran) is keyed by the file.
 // Projects never share a context, so a file that mocks a module (vi.mock), which would hand its
 // mock to the files after it, is named in `isolated` and runs as a project of its own.
-const pkg = (dir: string, name: string, options: { config?: string; isolated?: string[] } = {}): TestProjectConfiguration[] => {
+const pkg = (
+  dir: string,
+  name: string,
+  options: { config?: string; isolated?: string[] } = {},
+): TestProjectConfiguration[] => {
   const base = options.config ? { extends: `./${dir}/${options.config}` } : {};
   const isolated = options.isolated ?? [];
   return [
-    { ...base, test: { name, root: `./${dir}`, isolate: false, exclude: ['**/node_modules/**', '**/dist/**', ...isolated] } },
-    ...(isolated.length > 0 ? [{ ...base, test: { name: `${name} (isolated)`, root: `./${dir}`, isolate: true, include: isolated } }] : []),
+    {
+      ...base,
+      test: { name, root: `./${dir}`, isolate: false, exclude: ['**/node_modules/**', '**/dist/**', ...isolated] },
+    },
+    ...(isolated.length > 0
+      ? [{ ...base, test: { name: `${name} (isolated)`, root: `./${dir}`, isolate: true, include: isolated } }]
+      : []),
   ];
 };
 

@@ -9,13 +9,23 @@
 import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import pgClient from 'pg';
-import { backendCpu, backendDelta, cpuMicros, measure, setLaunchPrefix, startBare, startServer, median } from './lib.js';
+import {
+  backendCpu,
+  backendDelta,
+  cpuMicros,
+  measure,
+  setLaunchPrefix,
+  startBare,
+  startServer,
+  median,
+} from './lib.js';
 import { pinCores } from './pinning.js';
 import { scenarioMatching } from './scenarios.js';
 import { createScratchDatabase, pgUrlFromEnv } from '@strongroom/adapters-pg/testing';
 
 const other = process.argv[2];
-if (!other || !existsSync(join(other, 'apps/server/src/main.ts'))) throw new Error('usage: bench/ab.ts <other checkout with node_modules> [scenario words]');
+if (!other || !existsSync(join(other, 'apps/server/src/main.ts')))
+  throw new Error('usage: bench/ab.ts <other checkout with node_modules> [scenario words]');
 const wanted = (process.argv[3] ?? 'profile').toLowerCase();
 const scenario = scenarioMatching(wanted);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 6);
@@ -33,7 +43,15 @@ const store = (i: number) => ({ SVC_DATABASE_URL: scratch ? scratch[i]!.url : ''
 console.log(`store: ${scratch ? 'postgresql' : 'sqlite'}`);
 const here = await startServer(4791, store(0));
 // A connection to each side's database, to read its backends' CPU (lib.ts backendCpu).
-const watchers = scratch ? await Promise.all(scratch.map(async (d) => { const c = new pgClient.Client(d.url); await c.connect(); return c; })) : null;
+const watchers = scratch
+  ? await Promise.all(
+      scratch.map(async (d) => {
+        const c = new pgClient.Client(d.url);
+        await c.connect();
+        return c;
+      }),
+    )
+  : null;
 const there = await startServer(4792, store(1), undefined, resolve(other));
 try {
   const loads = { here: (await scenario.setup(here.url)).load, there: (await scenario.setup(there.url)).load };
@@ -69,8 +87,12 @@ try {
     console.log(
       `${label.padEnd(24)} median ${Math.round(median(rps[side]))} req/s, ratio ${(median(ratios[side]) * 100).toFixed(1)} % ` +
         `(rounds: ${ratios[side].map((x) => (x * 100).toFixed(1)).join(' ')}; req/s: ${rps[side].map((x) => Math.round(x)).join(' ')})` +
-        (cpu[side].length > 0 ? `; server CPU per request: median ${median(cpu[side]).toFixed(1)} µs (${cpu[side].map((x) => x.toFixed(1)).join(' ')})` : '') +
-        (dbCpu[side].length > 0 ? `; database backends' CPU per request: median ${median(dbCpu[side]).toFixed(1)} µs (${dbCpu[side].map((x) => x.toFixed(1)).join(' ')})` : '') +
+        (cpu[side].length > 0
+          ? `; server CPU per request: median ${median(cpu[side]).toFixed(1)} µs (${cpu[side].map((x) => x.toFixed(1)).join(' ')})`
+          : '') +
+        (dbCpu[side].length > 0
+          ? `; database backends' CPU per request: median ${median(dbCpu[side]).toFixed(1)} µs (${dbCpu[side].map((x) => x.toFixed(1)).join(' ')})`
+          : '') +
         `; p99 ms: ${p99[side].join(' ')}`,
     );
   }

@@ -27,7 +27,13 @@ interface Figures {
 
 const s3 = await startTestS3('bench');
 const awsEnv = { AWS_ACCESS_KEY_ID: S3RVER_KEY.accessKeyId, AWS_SECRET_ACCESS_KEY: S3RVER_KEY.secretAccessKey };
-const s3Env = (prefix: string, direct: boolean) => ({ ...awsEnv, SVC_BLOB_URL: `s3://${s3.bucket}/${prefix}`, SVC_S3_ENDPOINT: s3.endpoint, SVC_S3_FORCE_PATH_STYLE: 'true', SVC_S3_DIRECT: String(direct) });
+const s3Env = (prefix: string, direct: boolean) => ({
+  ...awsEnv,
+  SVC_BLOB_URL: `s3://${s3.bucket}/${prefix}`,
+  SVC_S3_ENDPOINT: s3.endpoint,
+  SVC_S3_FORCE_PATH_STYLE: 'true',
+  SVC_S3_DIRECT: String(direct),
+});
 const common = { SVC_QUOTA_HARD_BYTES: String(1024 * 1024 * MiB), SVC_QUOTA_SOFT_BYTES: String(1024 * 1024 * MiB) };
 const servers = {
   filesystem: await startServer(4801, common),
@@ -58,16 +64,33 @@ try {
       // Upload: open, send (to the bucket or to the server), finalize; timed and CPU-counted as one.
       let cpu = cpuMicros(server.pid);
       let started = performance.now();
-      const opened = await json(await fetch(`${server.url}/upload`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ declared_size: SIZE, kind: 'original', device_id: 'bench', content_hash: hash }) }));
+      const opened = await json(
+        await fetch(`${server.url}/upload`, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify({ declared_size: SIZE, kind: 'original', device_id: 'bench', content_hash: hash }),
+        }),
+      );
       const direct = opened.direct_put as { url: string; headers: Record<string, string> } | null;
-      if ((mode === 'direct') !== (direct !== null)) throw new Error(`${name}: direct_put ${direct === null ? 'absent' : 'offered'}`);
+      if ((mode === 'direct') !== (direct !== null))
+        throw new Error(`${name}: direct_put ${direct === null ? 'absent' : 'offered'}`);
       const sent =
         mode === 'direct'
           ? await fetch(direct!.url, { method: 'PUT', headers: direct!.headers, body: bytes })
-          : await fetch(`${server.url}/upload/${opened.upload_id as string}`, { method: 'PUT', headers: { ...headers, 'content-type': 'application/octet-stream' }, body: bytes });
+          : await fetch(`${server.url}/upload/${opened.upload_id as string}`, {
+              method: 'PUT',
+              headers: { ...headers, 'content-type': 'application/octet-stream' },
+              body: bytes,
+            });
       if (sent.status >= 300) throw new Error(`${name}: send ${sent.status} ${await sent.text()}`);
       await sent.arrayBuffer();
-      await json(await fetch(`${server.url}/upload/${opened.upload_id as string}/finalize`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ content_hash: hash }) }));
+      await json(
+        await fetch(`${server.url}/upload/${opened.upload_id as string}/finalize`, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json' },
+          body: JSON.stringify({ content_hash: hash }),
+        }),
+      );
       let seconds = (performance.now() - started) / 1000;
       let after = cpuMicros(server.pid);
       f.upMiBs.push(SIZE / MiB / seconds);
@@ -88,7 +111,9 @@ try {
     }
     results[`${name} (${mode})`] = f;
   }
-  console.log(`${SIZE / MiB} MiB blob, ${ROUNDS} rounds, medians (server CPU = the server process's user + system time, from /proc)`);
+  console.log(
+    `${SIZE / MiB} MiB blob, ${ROUNDS} rounds, medians (server CPU = the server process's user + system time, from /proc)`,
+  );
   const fmt = (xs: number[]) => (xs.length === 0 ? 'n/a' : median(xs).toFixed(1));
   for (const [label, f] of Object.entries(results)) {
     console.log(

@@ -23,7 +23,10 @@ const f = await measure({
       method: 'POST',
       path: '/v1/auth/login',
       headers: { 'content-type': 'application/json', 'x-svc-protocol': VERSION },
-      setupRequest: (req: Record<string, unknown>) => ({ ...req, body: JSON.stringify({ address: addresses[next++ % addresses.length], password: PASSWORD }) }),
+      setupRequest: (req: Record<string, unknown>) => ({
+        ...req,
+        body: JSON.stringify({ address: addresses[next++ % addresses.length], password: PASSWORD }),
+      }),
     },
   ],
 });

@@ -82,7 +82,11 @@ const HARD_LIMIT = Number.MAX_SAFE_INTEGER;
 
 const hashOf = (token: string) => createHash('sha256').update(token).digest();
 const uuid = (kind: number, i: number) => `0190f0f0-000${kind}-7000-8000-${i.toString(16).padStart(12, '0')}`;
-const sessionOf = (i: number) => ({ id: uuid(1, i), account: uuid(2, i), tokenHash: hashOf(i === 0 ? FLOOR_TOKEN : `floor-session-${i}`) });
+const sessionOf = (i: number) => ({
+  id: uuid(1, i),
+  account: uuid(2, i),
+  tokenHash: hashOf(i === 0 ? FLOOR_TOKEN : `floor-session-${i}`),
+});
 
 function sqliteFloor(dir: string): FloorStore {
   const db = new Database(join(dir, 'floor.db'));
@@ -106,9 +110,13 @@ function sqliteFloor(dir: string): FloorStore {
     }
     for (let i = 1; i <= SYNC_ROWS; i++) addChange.run(sessionOf(SYNC_ACCOUNT).account, i, uuid(3, i), i);
   })();
-  const changes = db.prepare('SELECT kind, object_id, op, seq, at FROM floor_changes WHERE account = ? AND seq > ? ORDER BY seq LIMIT ?');
+  const changes = db.prepare(
+    'SELECT kind, object_id, op, seq, at FROM floor_changes WHERE account = ? AND seq > ? ORDER BY seq LIMIT ?',
+  );
   const byHash = db.prepare('SELECT id, account FROM floor_sessions WHERE token_hash = ?');
-  const profile = db.prepare('SELECT s.id, s.account, a.address, a.reserved FROM floor_sessions s JOIN floor_accounts a ON a.id = s.account WHERE s.id = ?');
+  const profile = db.prepare(
+    'SELECT s.id, s.account, a.address, a.reserved FROM floor_sessions s JOIN floor_accounts a ON a.id = s.account WHERE s.id = ?',
+  );
   const refresh = db.prepare('UPDATE floor_sessions SET refreshed_at = ? WHERE id = ?');
   const insertUpload = db.prepare('INSERT INTO floor_uploads VALUES (?, ?, ?)');
   const reserve = db.prepare('UPDATE floor_accounts SET reserved = reserved + ? WHERE id = ?');
@@ -128,10 +136,15 @@ function sqliteFloor(dir: string): FloorStore {
     profile: (id) => reads.run(() => profile.get(id) as Profile | undefined),
     recordRefresh: async (id, at) => void (await commits.run(() => refresh.run(at, id))),
     openUpload: (account, size) => commits.run(() => recordUpload(account, size)),
-    deviceAddedAt: (account, id) => reads.run(() => (device.get(account, id) as { added_at: number } | undefined)?.added_at),
+    deviceAddedAt: (account, id) =>
+      reads.run(() => (device.get(account, id) as { added_at: number } | undefined)?.added_at),
     // The group commit's turn is SQLite's lock: the read, the decision and the write see no other writer.
     openUploadLocked: (account, size) =>
-      commits.run(() => ((reserved.get(account) as { reserved: number }).reserved + size > HARD_LIMIT ? null : recordUpload(account, size))),
+      commits.run(() =>
+        (reserved.get(account) as { reserved: number }).reserved + size > HARD_LIMIT
+          ? null
+          : recordUpload(account, size),
+      ),
     syncPage: (account, after, limit) => reads.run(() => changes.all(account, after, limit) as SyncRow[]),
   };
 }
@@ -144,7 +157,11 @@ const uploadWrite = (items: readonly { id: string; account: string; size: number
 
 async function pgFloor(url: string): Promise<FloorStore> {
   // Connections set as the server's are (adapters-pg open.ts): the same plans for the same reads.
-  const pool = new pg.Pool({ connectionString: url, max: 10, onConnect: (client) => client.query(CONNECTION_SETTINGS.join('; ')) } as pg.PoolConfig);
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    onConnect: (client) => client.query(CONNECTION_SETTINGS.join('; ')),
+  } as pg.PoolConfig);
   // The server's statement helpers over the same pool, for the writes it sends the same way.
   const overPool = drizzle({ client: pool });
   await pool.query(`CREATE TABLE floor_accounts (id uuid PRIMARY KEY, address text NOT NULL, reserved bigint NOT NULL);
@@ -153,25 +170,48 @@ async function pgFloor(url: string): Promise<FloorStore> {
     CREATE TABLE floor_devices (account uuid NOT NULL REFERENCES floor_accounts(id), device text NOT NULL, added_at bigint NOT NULL, PRIMARY KEY (account, device));
     CREATE TABLE floor_changes (account uuid NOT NULL, seq bigint NOT NULL, kind text NOT NULL, object_id text NOT NULL, op text NOT NULL, at bigint NOT NULL, PRIMARY KEY (account, seq))`);
   const all = Array.from({ length: ACCOUNTS }, (_, i) => sessionOf(i));
-  await pool.query(`INSERT INTO floor_accounts SELECT a, 'floor-' || a::text, 0 FROM unnest($1::uuid[]) AS a`, [all.map((s) => s.account)]);
-  await pool.query('INSERT INTO floor_sessions SELECT s, a, h, 0 FROM unnest($1::uuid[], $2::uuid[], $3::bytea[]) AS t(s, a, h)', [all.map((s) => s.id), all.map((s) => s.account), all.map((s) => s.tokenHash)]);
-  await pool.query(`INSERT INTO floor_devices SELECT a, $2, 0 FROM unnest($1::uuid[]) AS a`, [all.map((s) => s.account), FLOOR_DEVICE]);
-  await pool.query(`INSERT INTO floor_changes SELECT $1, g, 'asset', 'floor-object-' || g, 'upsert', g FROM generate_series(1, $2::int) g`, [sessionOf(SYNC_ACCOUNT).account, SYNC_ROWS]);
+  await pool.query(`INSERT INTO floor_accounts SELECT a, 'floor-' || a::text, 0 FROM unnest($1::uuid[]) AS a`, [
+    all.map((s) => s.account),
+  ]);
+  await pool.query(
+    'INSERT INTO floor_sessions SELECT s, a, h, 0 FROM unnest($1::uuid[], $2::uuid[], $3::bytea[]) AS t(s, a, h)',
+    [all.map((s) => s.id), all.map((s) => s.account), all.map((s) => s.tokenHash)],
+  );
+  await pool.query(`INSERT INTO floor_devices SELECT a, $2, 0 FROM unnest($1::uuid[]) AS a`, [
+    all.map((s) => s.account),
+    FLOOR_DEVICE,
+  ]);
+  await pool.query(
+    `INSERT INTO floor_changes SELECT $1, g, 'asset', 'floor-object-' || g, 'upsert', g FROM generate_series(1, $2::int) g`,
+    [sessionOf(SYNC_ACCOUNT).account, SYNC_ROWS],
+  );
   await pool.query('ANALYZE floor_changes');
   // Each store call of a turn joins one statement, held while the process is busy, as the server's.
   // A write batch runs alone, as the server's do: two in flight would lock the same rows in no set order.
   const batch = <I, O>(exec: (inputs: readonly I[]) => Promise<readonly O[]>, maxInFlight = Infinity) =>
     new StatementBatch<I, O>(exec, { load: loadOf(pool), holdMs: BATCH_HOLD_MS, maxInFlight });
   const byHash = batch<Buffer, Session | undefined>(async (hashes) => {
-    const r = await pool.query({ name: 'floor_by_hash', text: 'SELECT id, account, token_hash FROM floor_sessions WHERE token_hash = ANY($1)', values: [hashes] });
+    const r = await pool.query({
+      name: 'floor_by_hash',
+      text: 'SELECT id, account, token_hash FROM floor_sessions WHERE token_hash = ANY($1)',
+      values: [hashes],
+    });
     return hashes.map((h) => r.rows.find((row) => (row.token_hash as Buffer).equals(h)));
   });
   const profile = batch<string, Profile | undefined>(async (ids) => {
-    const r = await pool.query({ name: 'floor_profile', text: 'SELECT s.id, s.account, a.address, a.reserved FROM floor_sessions s JOIN floor_accounts a ON a.id = s.account WHERE s.id = ANY($1::uuid[])', values: [ids] });
+    const r = await pool.query({
+      name: 'floor_profile',
+      text: 'SELECT s.id, s.account, a.address, a.reserved FROM floor_sessions s JOIN floor_accounts a ON a.id = s.account WHERE s.id = ANY($1::uuid[])',
+      values: [ids],
+    });
     return ids.map((id) => r.rows.find((row) => row.id === id));
   });
   const refresh = batch<{ id: string; at: number }, void>(async (items) => {
-    await pool.query({ name: 'floor_refresh', text: 'UPDATE floor_sessions SET refreshed_at = $1 WHERE id = ANY($2::uuid[])', values: [Math.max(...items.map((i) => i.at)), items.map((i) => i.id)] });
+    await pool.query({
+      name: 'floor_refresh',
+      text: 'UPDATE floor_sessions SET refreshed_at = $1 WHERE id = ANY($2::uuid[])',
+      values: [Math.max(...items.map((i) => i.at)), items.map((i) => i.id)],
+    });
     return items.map(() => undefined);
   }, 1);
   const upload = batch<{ id: string; account: string; size: number }, string>(async (items) => {
@@ -221,20 +261,27 @@ async function pgFloor(url: string): Promise<FloorStore> {
     deviceAddedAt: (account, id) => device.run({ account, device: id }),
     openUploadLocked: (account, size) => locked.run({ id: randomUUID(), account, size }),
     syncPage: async (account, after, limit) =>
-      (await pool.query({ name: 'floor_sync', text: 'SELECT kind, object_id, op, seq, at FROM floor_changes WHERE account = $1 AND seq > $2 ORDER BY seq LIMIT $3', values: [account, after, limit] })).rows.map(
-        (r) => ({ ...r, seq: Number(r.seq), at: Number(r.at) }),
-      ),
+      (
+        await pool.query({
+          name: 'floor_sync',
+          text: 'SELECT kind, object_id, op, seq, at FROM floor_changes WHERE account = $1 AND seq > $2 ORDER BY seq LIMIT $3',
+          values: [account, after, limit],
+        })
+      ).rows.map((r) => ({ ...r, seq: Number(r.seq), at: Number(r.at) })),
   };
 }
 
-const store = process.env.FLOOR_PG_URL ? await pgFloor(process.env.FLOOR_PG_URL) : sqliteFloor(process.env.FLOOR_DIR ?? '.');
+const store = process.env.FLOOR_PG_URL
+  ? await pgFloor(process.env.FLOOR_PG_URL)
+  : sqliteFloor(process.env.FLOOR_DIR ?? '.');
 const signer = platformEd25519Signer();
 const jwk = generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' });
 const key = { kid: 'floor', seed: jwk.d!, publicKey: jwk.x! };
 const header = Buffer.from(JSON.stringify({ alg: 'EdDSA', typ: 'at+jwt', kid: key.kid })).toString('base64url');
 /** Access token → session id: what the server's verified-token cache holds. */
 const verified = new Map(Array.from({ length: ACCOUNTS }, (_, i) => [`Bearer floor-at-${i}`, sessionOf(i).id]));
-const json = async (c: Parameters<typeof readLimited>[0]) => JSON.parse(Buffer.from(await readLimited(c, JSON_LIMIT)).toString());
+const json = async (c: Parameters<typeof readLimited>[0]) =>
+  JSON.parse(Buffer.from(await readLimited(c, JSON_LIMIT)).toString());
 
 const app = new Hono();
 app.get('/floor/profile', async (c) => {
@@ -250,7 +297,11 @@ app.get('/floor/sync', async (c) => {
   const limit = Number(c.req.query('limit') ?? 500);
   const rows = await store.syncPage(p.account, Number(c.req.query('after') ?? 0), limit + 1);
   const page = rows.slice(0, limit);
-  return c.json({ changes: page, cursor: String(page.at(-1)?.seq ?? c.req.query('after') ?? 0), has_more: rows.length > limit });
+  return c.json({
+    changes: page,
+    cursor: String(page.at(-1)?.seq ?? c.req.query('after') ?? 0),
+    has_more: rows.length > limit,
+  });
 });
 app.post('/floor/upload', async (c) => {
   const sessionId = verified.get(c.req.header('authorization') ?? '');
@@ -279,7 +330,9 @@ app.post('/floor/:parts', async (c) => {
   const now = Date.now();
   if (parts.includes('write')) await store.recordRefresh(row.id, now);
   const iat = Math.floor(now / 1000);
-  const claims = Buffer.from(JSON.stringify({ sub: row.account, sid: row.id, iat, exp: iat + 900, jti: now.toString(36) })).toString('base64url');
+  const claims = Buffer.from(
+    JSON.stringify({ sub: row.account, sid: row.id, iat, exp: iat + 900, jti: now.toString(36) }),
+  ).toString('base64url');
   const input = `${header}.${claims}`;
   let signature = '';
   if (parts.includes('sign')) {

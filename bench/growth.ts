@@ -66,7 +66,9 @@ async function seedSqlite(dataDir: string, hot: string, c: SeedCounts, passwordH
   db.pragma('busy_timeout = 30000');
   try {
     const now = Date.now();
-    const account = db.prepare('INSERT INTO accounts (id, address, address_key, password_hash, display_name, created_at, locked_at) VALUES (?, ?, ?, ?, NULL, ?, NULL)');
+    const account = db.prepare(
+      'INSERT INTO accounts (id, address, address_key, password_hash, display_name, created_at, locked_at) VALUES (?, ?, ?, ?, NULL, ?, NULL)',
+    );
     const quota = db.prepare('INSERT INTO quota_accounts (account_id) VALUES (?)');
     const session = db.prepare(
       `INSERT INTO sessions (id, account_id, token_hash, cohort_hash, created_at, refreshed_at, last_used_at, access_floor, closed_at, method)
@@ -75,8 +77,12 @@ async function seedSqlite(dataDir: string, hot: string, c: SeedCounts, passwordH
     const upload = db.prepare(
       `INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, state, created_at, expires_at) VALUES (?, ?, ?, 'original', 1024, ?, ?, ?)`,
     );
-    const directory = db.prepare('INSERT INTO device_directories (account_id, identity_key, seq, body, accepted_at) VALUES (?, ?, 1, ?, ?)');
-    const device = db.prepare('INSERT INTO directory_devices (account_id, device_id, position, ed25519, mldsa65, added_at) VALUES (?, ?, ?, ?, ?, ?)');
+    const directory = db.prepare(
+      'INSERT INTO device_directories (account_id, identity_key, seq, body, accepted_at) VALUES (?, ?, 1, ?, ?)',
+    );
+    const device = db.prepare(
+      'INSERT INTO directory_devices (account_id, device_id, position, ed25519, mldsa65, added_at) VALUES (?, ?, ?, ?, ?, ?)',
+    );
     const handle = db.prepare('INSERT INTO handles (account_id, user_name, published, claimed_at) VALUES (?, ?, 1, ?)');
     const key = Buffer.alloc(32, 7);
     db.transaction(() => {
@@ -87,23 +93,40 @@ async function seedSqlite(dataDir: string, hot: string, c: SeedCounts, passwordH
         // Two devices each (the keys are placeholders: no seeded account signs anything), and a
         // published handle for one account in ten.
         directory.run(id, key, key, now - 30 * DAY);
-        for (const [position, deviceId] of ['phone', 'laptop'].entries()) device.run(id, deviceId, position, key, key, now - 30 * DAY);
+        for (const [position, deviceId] of ['phone', 'laptop'].entries())
+          device.run(id, deviceId, position, key, key, now - 30 * DAY);
         if (i % 10 === 0) handle.run(id, `seed${i}`, now - 30 * DAY);
       }
       for (let i = 0; i < c.sessions; i++) {
         const at = now - 10 * DAY + i;
         const tokenHash = createHash('sha256').update(`seed-session-${i}`).digest('hex');
-        session.run(seedId(TAG.session, i), seedId(TAG.account, i % c.accounts), tokenHash, at, at, at, i % 3 === 0 ? at + 1 : null);
+        session.run(
+          seedId(TAG.session, i),
+          seedId(TAG.account, i % c.accounts),
+          tokenHash,
+          at,
+          at,
+          at,
+          i % 3 === 0 ? at + 1 : null,
+        );
       }
       for (let i = 0; i < c.uploads; i++) {
         const at = now - 2 * DAY + i;
         upload.run(seedId(TAG.upload, i), hot, hot, i % 2 === 0 ? 'Expired' : 'Cancelled', at, at + 3_600_000);
       }
       // The hot account's library: live originals, each charged to it, each with its sync entry.
-      const asset = db.prepare(`INSERT INTO assets (id, owner_id, uploader_id, state, created_at) VALUES (?, ?, ?, 'live', ?)`);
-      const ref = db.prepare(`INSERT INTO asset_blobs (asset_id, kind, content_hash, size) VALUES (?, 'original', ?, ${BLOB_BYTES})`);
-      const blob = db.prepare(`INSERT INTO blobs (content_hash, size, charged_to, peer, stored_at) VALUES (?, ${BLOB_BYTES}, ?, NULL, ?)`);
-      const entry = db.prepare('INSERT INTO sync_changes (account_id, kind, object_id, op, seq, at) VALUES (?, ?, ?, ?, ?, ?)');
+      const asset = db.prepare(
+        `INSERT INTO assets (id, owner_id, uploader_id, state, created_at) VALUES (?, ?, ?, 'live', ?)`,
+      );
+      const ref = db.prepare(
+        `INSERT INTO asset_blobs (asset_id, kind, content_hash, size) VALUES (?, 'original', ?, ${BLOB_BYTES})`,
+      );
+      const blob = db.prepare(
+        `INSERT INTO blobs (content_hash, size, charged_to, peer, stored_at) VALUES (?, ${BLOB_BYTES}, ?, NULL, ?)`,
+      );
+      const entry = db.prepare(
+        'INSERT INTO sync_changes (account_id, kind, object_id, op, seq, at) VALUES (?, ?, ?, ?, ?, ?)',
+      );
       for (let i = 0; i < c.assets; i++) {
         const id = seedId(TAG.asset, i);
         const hash = createHash('sha256').update(`seed-asset-${i}`).digest('hex');
@@ -114,15 +137,27 @@ async function seedSqlite(dataDir: string, hot: string, c: SeedCounts, passwordH
         entry.run(hot, 'asset', id, 'upsert', i + 1, at);
       }
       db.prepare('INSERT INTO quota_accounts (account_id) VALUES (?) ON CONFLICT DO NOTHING').run(hot);
-      db.prepare('UPDATE quota_accounts SET charged = charged + ? WHERE account_id = ?').run(c.assets * BLOB_BYTES, hot);
+      db.prepare('UPDATE quota_accounts SET charged = charged + ? WHERE account_id = ?').run(
+        c.assets * BLOB_BYTES,
+        hot,
+      );
       const heads = db.prepare('INSERT INTO sync_heads (account_id, seq) VALUES (?, ?)');
       heads.run(hot, c.assets);
       // The rest of the log: removals spread over the seeded accounts, numbered per account.
       for (let i = 0; i < c.syncEntries; i++) {
         const a = i % c.accounts;
-        entry.run(seedId(TAG.account, a), 'asset', seedId(TAG.gone, i), 'remove', Math.floor(i / c.accounts) + 1, now - DAY + i);
+        entry.run(
+          seedId(TAG.account, a),
+          'asset',
+          seedId(TAG.gone, i),
+          'remove',
+          Math.floor(i / c.accounts) + 1,
+          now - DAY + i,
+        );
       }
-      db.prepare('INSERT INTO sync_heads (account_id, seq) SELECT account_id, max(seq) FROM sync_changes WHERE account_id <> ? GROUP BY account_id').run(hot);
+      db.prepare(
+        'INSERT INTO sync_heads (account_id, seq) SELECT account_id, max(seq) FROM sync_changes WHERE account_id <> ? GROUP BY account_id',
+      ).run(hot);
     })();
   } finally {
     db.close();
@@ -149,7 +184,10 @@ async function seedPg(url: string, hot: string, c: SeedCounts, passwordHash: str
        FROM generate_series(0, $3::int - 1) g`,
       [passwordHash, Date.now(), c.accounts],
     );
-    await db.query(`INSERT INTO quota_accounts (account_id) SELECT ${id(TAG.account)} FROM generate_series(0, $1::int - 1) g`, [c.accounts]);
+    await db.query(
+      `INSERT INTO quota_accounts (account_id) SELECT ${id(TAG.account)} FROM generate_series(0, $1::int - 1) g`,
+      [c.accounts],
+    );
     // Two devices each (placeholder keys: no seeded account signs anything), a published handle for one in ten.
     await db.query(
       `INSERT INTO device_directories (account_id, identity_key, seq, body, accepted_at)
@@ -190,13 +228,19 @@ async function seedPg(url: string, hot: string, c: SeedCounts, passwordHash: str
       `INSERT INTO blobs (content_hash, size, charged_to, stored_at) SELECT ${assetHash}, ${BLOB_BYTES}, $2, $3::bigint FROM generate_series(0, $1::int - 1) g`,
       [c.assets, hot, Date.now()],
     );
-    await db.query(`INSERT INTO asset_blobs (asset_id, kind, content_hash, size) SELECT ${id(TAG.asset)}, 'original', ${assetHash}, ${BLOB_BYTES} FROM generate_series(0, $1::int - 1) g`, [c.assets]);
+    await db.query(
+      `INSERT INTO asset_blobs (asset_id, kind, content_hash, size) SELECT ${id(TAG.asset)}, 'original', ${assetHash}, ${BLOB_BYTES} FROM generate_series(0, $1::int - 1) g`,
+      [c.assets],
+    );
     await db.query(
       `INSERT INTO sync_changes (account_id, kind, object_id, op, seq, at) SELECT $2, 'asset', ${id(TAG.asset)}, 'upsert', g + 1, $3::bigint - ${5 * DAY} + g FROM generate_series(0, $1::int - 1) g`,
       [c.assets, hot, Date.now()],
     );
     await db.query('INSERT INTO quota_accounts (account_id) VALUES ($1) ON CONFLICT DO NOTHING', [hot]);
-    await db.query('UPDATE quota_accounts SET charged = charged + $1 WHERE account_id = $2', [c.assets * BLOB_BYTES, hot]);
+    await db.query('UPDATE quota_accounts SET charged = charged + $1 WHERE account_id = $2', [
+      c.assets * BLOB_BYTES,
+      hot,
+    ]);
     await db.query('INSERT INTO sync_heads (account_id, seq) VALUES ($1, $2)', [hot, c.assets]);
     // The rest of the log: removals spread over the seeded accounts, numbered per account.
     await db.query(
@@ -205,7 +249,10 @@ async function seedPg(url: string, hot: string, c: SeedCounts, passwordHash: str
        FROM generate_series(0, $1::int - 1) g`,
       [c.syncEntries, c.accounts, Date.now()],
     );
-    await db.query('INSERT INTO sync_heads (account_id, seq) SELECT account_id, max(seq) FROM sync_changes WHERE account_id <> $1 GROUP BY account_id', [hot]);
+    await db.query(
+      'INSERT INTO sync_heads (account_id, seq) SELECT account_id, max(seq) FROM sync_changes WHERE account_id <> $1 GROUP BY account_id',
+      [hot],
+    );
     await db.query('COMMIT');
     // A long-lived deployment has had autovacuum's statistics for a while; a just-seeded one has not.
     await db.query('ANALYZE');
@@ -286,7 +333,10 @@ const isPlannable = (sql: string) => /^\s*(WITH|SELECT|INSERT|UPDATE|DELETE)\b/i
 export async function traceHotRequests(url: string, traceFile: string, hotAddress: string): Promise<TracedRequest[]> {
   const requests: { name: string; send: (s: { access: string; session: string }) => Promise<{ status: number }> }[] = [
     { name: 'sign-in', send: () => api(url, 'POST', '/v1/auth/login', { address: hotAddress, password: PASSWORD }) },
-    { name: 'authenticated GET /v1/auth/profile', send: (t) => api(url, 'GET', '/v1/auth/profile', undefined, t.access) },
+    {
+      name: 'authenticated GET /v1/auth/profile',
+      send: (t) => api(url, 'GET', '/v1/auth/profile', undefined, t.access),
+    },
     { name: 'POST /v1/auth/refresh', send: (t) => api(url, 'POST', '/v1/auth/refresh', { session_token: t.session }) },
     { name: 'POST /upload (opening)', send: (t) => api(url, 'POST', '/upload', JSON.parse(UPLOAD_BODY), t.access) },
     // The first page of the hot account's library (a new device's first sync).
@@ -310,26 +360,30 @@ export async function traceHotRequests(url: string, traceFile: string, hotAddres
       seen.add(t.sql);
       statements.push(t);
     }
-    if (statements.length === 0) throw new Error(`${r.name}: the trace holds no statement (was the server started with ${SQL_TRACE_PRELOAD}?)`);
+    if (statements.length === 0)
+      throw new Error(`${r.name}: the trace holds no statement (was the server started with ${SQL_TRACE_PRELOAD}?)`);
     traced.push({ name: r.name, statements });
   }
   return traced;
 }
 
 /** A traced value as better-sqlite3 takes it. */
-const sqliteValue = (v: unknown): unknown => (v !== null && typeof v === 'object' && 'bytes' in v ? Buffer.from((v as { bytes: string }).bytes, 'hex') : v);
+const sqliteValue = (v: unknown): unknown =>
+  v !== null && typeof v === 'object' && 'bytes' in v ? Buffer.from((v as { bytes: string }).bytes, 'hex') : v;
 
 /** A traced value as an SQL literal of unknown type, which PostgreSQL casts to the parameter's type. */
 function pgLiteral(v: unknown): string {
   if (v === null || v === undefined) return 'NULL';
   if (typeof v === 'object' && 'bytes' in (v as object)) return `'\\x${(v as { bytes: string }).bytes}'`;
   const quote = (x: string) => `'${x.replace(/'/g, "''")}'`;
-  if (Array.isArray(v)) return quote(`{${v.map((x) => (x === null ? 'NULL' : `"${String(x).replace(/(["\\])/g, '\\$1')}"`)).join(',')}}`);
+  if (Array.isArray(v))
+    return quote(`{${v.map((x) => (x === null ? 'NULL' : `"${String(x).replace(/(["\\])/g, '\\$1')}"`)).join(',')}}`);
   return quote(String(v));
 }
 
 /** A plan line that reads a whole table (SQLite: SCAN without an index; PostgreSQL: Seq Scan). */
-const sqliteScan = (line: string) => /\bSCAN \w+/.test(line) && !/USING (COVERING )?INDEX|USING INTEGER PRIMARY KEY|CONSTANT ROW/.test(line);
+const sqliteScan = (line: string) =>
+  /\bSCAN \w+/.test(line) && !/USING (COVERING )?INDEX|USING INTEGER PRIMARY KEY|CONSTANT ROW/.test(line);
 const pgScan = (line: string) => /Seq Scan on/.test(line);
 
 /**
@@ -352,20 +406,26 @@ export async function explainHotPaths(target: Target, requests: TracedRequest[])
         await db.query('BEGIN');
         try {
           for (const setting of CONNECTION_SETTINGS) await db.query(setting.replace(/^SET /, 'SET LOCAL '));
-          const execute = values.length > 0 ? `EXECUTE hot_path(${values.map(pgLiteral).join(', ')})` : 'EXECUTE hot_path';
+          const execute =
+            values.length > 0 ? `EXECUTE hot_path(${values.map(pgLiteral).join(', ')})` : 'EXECUTE hot_path';
           // A write whose row the traced request already made (an insert of that key) cannot run
           // again: its plan is then shown without being run.
           await db.query('SAVEPOINT analyzed');
           let plan: string[];
           try {
-            plan = (await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${execute}`)).rows.map((row: Record<string, string>) => row['QUERY PLAN']!);
+            plan = (await db.query(`EXPLAIN (ANALYZE, BUFFERS) ${execute}`)).rows.map(
+              (row: Record<string, string>) => row['QUERY PLAN']!,
+            );
           } catch (error) {
             await db.query('ROLLBACK TO SAVEPOINT analyzed');
             plan = (await db.query(`EXPLAIN ${execute}`)).rows.map((row: Record<string, string>) => row['QUERY PLAN']!);
             plan.push(`(not run again: ${(error as Error).message})`);
           }
           const ms = Number(/Execution Time: ([\d.]+) ms/.exec(plan.join('\n'))?.[1] ?? 0);
-          const removed = plan.reduce((n, l) => n + Number(/Rows Removed by (?:Filter|Index Recheck): (\d+)/.exec(l)?.[1] ?? 0), 0);
+          const removed = plan.reduce(
+            (n, l) => n + Number(/Rows Removed by (?:Filter|Index Recheck): (\d+)/.exec(l)?.[1] ?? 0),
+            0,
+          );
           plans.push({ store: 'postgresql', name: s.name, sql: s.sql, plan, fullScan: plan.some(pgScan), ms, removed });
         } finally {
           await db.query('ROLLBACK');
@@ -379,7 +439,9 @@ export async function explainHotPaths(target: Target, requests: TracedRequest[])
   db.pragma('busy_timeout = 30000');
   try {
     return all.map((s) => {
-      const args = Array.isArray(s.values) ? s.values.map(sqliteValue) : [Object.fromEntries(Object.entries(s.values).map(([k, v]) => [k, sqliteValue(v)]))];
+      const args = Array.isArray(s.values)
+        ? s.values.map(sqliteValue)
+        : [Object.fromEntries(Object.entries(s.values).map(([k, v]) => [k, sqliteValue(v)]))];
       const rows = db.prepare(`EXPLAIN QUERY PLAN ${s.sql}`).all(...args) as { detail: string }[];
       const plan = rows.map((r) => r.detail);
       const stmt = db.prepare(s.sql);

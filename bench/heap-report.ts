@@ -36,7 +36,13 @@ export function allocations(profile: HeapProfile, requests: number): Allocations
     const { functionName, url, lineNumber } = node.callFrame;
     total += node.selfSize;
     // V8 and Node's native code (a Buffer's store, a string flattened) come without a script.
-    add(byFunction, url === '' ? `${functionName || '(native)'} (V8 and Node internals)` : `${functionName || '(anonymous)'} ${shortUrl(url)}:${lineNumber + 1}`, node.selfSize);
+    add(
+      byFunction,
+      url === ''
+        ? `${functionName || '(native)'} (V8 and Node internals)`
+        : `${functionName || '(anonymous)'} ${shortUrl(url)}:${lineNumber + 1}`,
+      node.selfSize,
+    );
     add(byPackage, url === '' ? 'V8 and Node internals' : packageOf(url), node.selfSize);
   }
   return { byFunction, byPackage, total, requests };
@@ -44,7 +50,8 @@ export function allocations(profile: HeapProfile, requests: number): Allocations
 
 /** The server's allocations beside its floor's, in bytes per answered request. */
 export function compareAllocations(server: Allocations, floor: Allocations, rows = 25): string[] {
-  const perRequest = (a: Allocations, m: Map<string, number>) => new Map([...m].map(([k, v]) => [k, v / Math.max(a.requests, 1)]));
+  const perRequest = (a: Allocations, m: Map<string, number>) =>
+    new Map([...m].map(([k, v]) => [k, v / Math.max(a.requests, 1)]));
   const bytes = (x: number) => Math.round(x).toLocaleString('en-US').padStart(8);
   const byPackage = difference(perRequest(server, server.byPackage), perRequest(floor, floor.byPackage));
   const byFunction = difference(perRequest(server, server.byFunction), perRequest(floor, floor.byFunction));

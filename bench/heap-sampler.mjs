@@ -10,14 +10,21 @@ import { Session } from 'node:inspector';
 
 const session = new Session();
 session.connect();
-const post = (method, params = {}) => new Promise((done, fail) => session.post(method, params, (error, result) => (error ? fail(error) : done(result))));
+const post = (method, params = {}) =>
+  new Promise((done, fail) => session.post(method, params, (error, result) => (error ? fail(error) : done(result))));
 let sampling = false;
 process.on('SIGUSR2', () => {
   const step = sampling
-    ? post('HeapProfiler.stopSampling').then(({ profile }) => writeFileSync(process.env.HEAP_OUT, JSON.stringify(profile)))
+    ? post('HeapProfiler.stopSampling').then(({ profile }) =>
+        writeFileSync(process.env.HEAP_OUT, JSON.stringify(profile)),
+      )
     : post('HeapProfiler.enable').then(() =>
         // One sample per 256 bytes on average: a request allocates tens of kilobytes.
-        post('HeapProfiler.startSampling', { samplingInterval: 256, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true }),
+        post('HeapProfiler.startSampling', {
+          samplingInterval: 256,
+          includeObjectsCollectedByMajorGC: true,
+          includeObjectsCollectedByMinorGC: true,
+        }),
       );
   sampling = !sampling;
   step.catch((error) => process.stderr.write(`heap sampler: ${error}\n`));

@@ -26,10 +26,17 @@ const seconds = Number(secondsArg ?? 4);
 const scenario = scenarioMatching(wanted);
 const dir = mkdtempSync(join(tmpdir(), 'strongroom-heap-'));
 const sampler = fileURLToPath(new URL('./heap-sampler.mjs', import.meta.url));
-const samplerEnv = (side: string) => ({ NODE_OPTIONS: `--import=${sampler}`, HEAP_OUT: join(dir, `${side}.heapprofile`) });
+const samplerEnv = (side: string) => ({
+  NODE_OPTIONS: `--import=${sampler}`,
+  HEAP_OUT: join(dir, `${side}.heapprofile`),
+});
 
 /** A warm-up, then the load with the sampler on (one SIGUSR2 to start it, one to stop and write). */
-async function sample(side: 'server' | 'floor', proc: { pid: number; stop(): Promise<void> }, load: Load): Promise<Allocations> {
+async function sample(
+  side: 'server' | 'floor',
+  proc: { pid: number; stop(): Promise<void> },
+  load: Load,
+): Promise<Allocations> {
   const file = samplerEnv(side).HEAP_OUT;
   try {
     await measure({ ...load, seconds: 3 });
@@ -51,7 +58,10 @@ const pgUrl = pgUrlFromEnv();
 const scratch = pgUrl ? await createScratchDatabase(pgUrl) : null;
 console.log(`${scenario.name}, ${seconds} s${scratch ? ' (PostgreSQL)' : ' (SQLite)'}`);
 try {
-  const server = await startServer(4720, { ...(scratch ? { SVC_DATABASE_URL: scratch.url } : {}), ...samplerEnv('server') });
+  const server = await startServer(4720, {
+    ...(scratch ? { SVC_DATABASE_URL: scratch.url } : {}),
+    ...samplerEnv('server'),
+  });
   const { load } = await scenario.setup(server.url).catch(async (err: unknown) => {
     await server.stop();
     throw err;

@@ -23,7 +23,8 @@ export function setLaunchPrefix(prefix: string[]): void {
 
 /** Spawns `node ...args`, behind the launch prefix when one is set. */
 export function spawnNode(args: string[], options: SpawnOptions): ChildProcess {
-  const [cmd, ...rest] = launchPrefix.length > 0 ? [...launchPrefix, process.execPath, ...args] : [process.execPath, ...args];
+  const [cmd, ...rest] =
+    launchPrefix.length > 0 ? [...launchPrefix, process.execPath, ...args] : [process.execPath, ...args];
   return spawn(cmd!, rest, options);
 }
 
@@ -106,15 +107,30 @@ export async function startServer(
     child.kill('SIGKILL');
     throw err;
   }
-  return { url, dataDir, pid: child.pid!, stop: stopper(child, () => (keepDataDir ? undefined : rmSync(dataDir, { recursive: true, force: true }))) };
+  return {
+    url,
+    dataDir,
+    pid: child.pid!,
+    stop: stopper(child, () => (keepDataDir ? undefined : rmSync(dataDir, { recursive: true, force: true }))),
+  };
 }
 
 /**
  * A server script of the bench (`bench/...ts`) in its own process on PORT, ready once `readyPath`
  * answers below 500; `cleanup` runs after it stopped.
  */
-export async function startScript(script: string, port: number, readyPath: string, env: Record<string, string> = {}, cleanup = () => {}): Promise<Running & { pid: number }> {
-  const child = spawnNode(['--import', 'tsx', script], { cwd: ROOT, env: { ...process.env, PORT: String(port), ...env }, stdio: ['ignore', 'ignore', 'inherit'] });
+export async function startScript(
+  script: string,
+  port: number,
+  readyPath: string,
+  env: Record<string, string> = {},
+  cleanup = () => {},
+): Promise<Running & { pid: number }> {
+  const child = spawnNode(['--import', 'tsx', script], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), ...env },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const url = `http://127.0.0.1:${port}`;
   await waitFor(`${url}${readyPath}`, child);
   return { url, pid: child.pid!, stop: stopper(child, cleanup) };
@@ -137,7 +153,13 @@ export interface Load {
   headers?: Record<string, string>;
   body?: string;
   /** Different bodies per request (autocannon cycles through them). */
-  requests?: { method?: string; path?: string; headers?: Record<string, string>; body?: string; setupRequest?: (req: any) => any }[];
+  requests?: {
+    method?: string;
+    path?: string;
+    headers?: Record<string, string>;
+    body?: string;
+    setupRequest?: (req: any) => any;
+  }[];
   connections?: number;
   seconds?: number;
   /** Local addresses the connections bind in turn (sockets generator only). */
@@ -162,7 +184,9 @@ export function cpuMicros(pid: number): number | null {
 }
 /** CPU time of this database's backends, per backend pid, read from /proc. */
 export async function backendCpu(client: pg.Client): Promise<Map<number, number>> {
-  const { rows } = await client.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()');
+  const { rows } = await client.query<{ pid: number }>(
+    'SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+  );
   const cpu = new Map<number, number>();
   for (const { pid } of rows) {
     const us = cpuMicros(pid);
@@ -213,7 +237,11 @@ export function machineCpuMicros(): { busy: number; total: number } | null {
   try {
     const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!;
     // cpu user nice system idle iowait irq softirq steal (guest time is inside user already).
-    const [user, nice, system, idle, iowait, irq, softirq, steal] = line.trim().split(/\s+/).slice(1, 9).map(Number) as number[];
+    const [user, nice, system, idle, iowait, irq, softirq, steal] = line
+      .trim()
+      .split(/\s+/)
+      .slice(1, 9)
+      .map(Number) as number[];
     const busy = user! + nice! + system! + irq! + softirq! + steal!;
     const scale = 1_000_000 / CLOCK_TICKS;
     return { busy: busy * scale, total: (busy + idle! + iowait!) * scale };
@@ -256,10 +284,25 @@ export async function measure(load: Load, generator: LoadGenerator = LOAD_GENERA
   });
   const stats = (result as unknown as { statusCodeStats?: Record<string, { count: number }> }).statusCodeStats ?? {};
   const statuses = Object.fromEntries(Object.entries(stats).map(([code, { count }]) => [code, count]));
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors, non2xx: result.non2xx, ok: result['2xx'], duration: result.duration, statuses };
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors,
+    non2xx: result.non2xx,
+    ok: result['2xx'],
+    duration: result.duration,
+    statuses,
+  };
 }
 
-export async function api(url: string, method: string, path: string, body?: unknown, token?: string): Promise<{ status: number; body: any }> {
+export async function api(
+  url: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  token?: string,
+): Promise<{ status: number; body: any }> {
   const headers: Record<string, string> = { 'x-svc-protocol': VERSION };
   if (body !== undefined) headers['content-type'] = 'application/json';
   if (token) headers.authorization = `Bearer ${token}`;
@@ -268,13 +311,17 @@ export async function api(url: string, method: string, path: string, body?: unkn
   return { status: r.status, body: text ? JSON.parse(text) : null };
 }
 
-export async function register(url: string, address: string): Promise<{ session_id: string; session_token: string; access_token: string }> {
+export async function register(
+  url: string,
+  address: string,
+): Promise<{ session_id: string; session_token: string; access_token: string }> {
   // Scenarios register many accounts at once; past what the hasher may queue the server sheds
   // them (503 error.server.busy), and a client tries again after Retry-After, as this does.
   for (let attempt = 1; ; attempt++) {
     const r = await api(url, 'POST', '/v1/auth/register', { address, password: PASSWORD });
     if (r.status === 200) return r.body;
-    if (r.status !== 503 || r.body?.code !== 'error.server.busy' || attempt >= 60) throw new Error(`register: ${r.status} ${JSON.stringify(r.body)}`);
+    if (r.status !== 503 || r.body?.code !== 'error.server.busy' || attempt >= 60)
+      throw new Error(`register: ${r.status} ${JSON.stringify(r.body)}`);
     await new Promise((done) => setTimeout(done, 1000 * (0.5 + Math.random())));
   }
 }

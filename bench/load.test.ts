@@ -89,7 +89,12 @@ describe('runLoad', () => {
     });
     await new Promise<void>((done) => dropping.listen(0, '127.0.0.1', done));
     const { port } = dropping.address() as { port: number };
-    const result = await runLoad({ url: `http://127.0.0.1:${port}/`, connections: 2, seconds: 0.5, requests: [{ path: '/drop' }, { path: '/fine' }] });
+    const result = await runLoad({
+      url: `http://127.0.0.1:${port}/`,
+      connections: 2,
+      seconds: 0.5,
+      requests: [{ path: '/drop' }, { path: '/fine' }],
+    });
     await new Promise<void>((done) => dropping.close(() => done()));
     expect(result.errors).toBeGreaterThan(0);
     expect(result.ok).toBeGreaterThan(0);

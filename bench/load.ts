@@ -19,7 +19,12 @@ export interface LoadRequest {
   headers?: Record<string, string>;
   body?: string;
   /** Called before each send of this request; returns the request to send (a new body, say). */
-  setupRequest?: (req: { method: string; path: string; headers: Record<string, string>; body?: string }) => { method: string; path: string; headers: Record<string, string>; body?: string };
+  setupRequest?: (req: { method: string; path: string; headers: Record<string, string>; body?: string }) => {
+    method: string;
+    path: string;
+    headers: Record<string, string>;
+    body?: string;
+  };
 }
 
 export interface LoadOptions {
@@ -59,7 +64,10 @@ interface Prepared {
   template: LoadRequest & { method: string; path: string; headers: Record<string, string> };
 }
 
-function encode(host: string, req: { method: string; path: string; headers: Record<string, string>; body?: string }): Buffer {
+function encode(
+  host: string,
+  req: { method: string; path: string; headers: Record<string, string>; body?: string },
+): Buffer {
   const body = req.body === undefined ? null : Buffer.from(req.body);
   let head = `${req.method} ${req.path} HTTP/1.1\r\nhost: ${host}\r\n`;
   for (const [name, value] of Object.entries(req.headers)) head += `${name}: ${value}\r\n`;
@@ -137,7 +145,10 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   let nextLocal = 0;
   const client = (startAt: number) =>
     new Promise<void>((done) => {
-      const localAddress = opts.localAddresses && opts.localAddresses.length > 0 ? opts.localAddresses[nextLocal++ % opts.localAddresses.length] : undefined;
+      const localAddress =
+        opts.localAddresses && opts.localAddresses.length > 0
+          ? opts.localAddresses[nextLocal++ % opts.localAddresses.length]
+          : undefined;
       let index = startAt;
       let socket: Socket;
       let pending: Buffer = Buffer.alloc(0);
@@ -151,14 +162,20 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
         }
         const p = prepared[index]!;
         index = (index + 1) % prepared.length;
-        const bytes = p.bytes ?? encode(host, p.template.setupRequest!({ ...p.template, headers: { ...p.template.headers } }));
+        const bytes =
+          p.bytes ?? encode(host, p.template.setupRequest!({ ...p.template, headers: { ...p.template.headers } }));
         sentAt = performance.now();
         inFlight = true;
         socket.write(bytes);
       };
       const open = () => {
         pending = Buffer.alloc(0);
-        socket = connect({ port, host: url.hostname, noDelay: true, ...(localAddress !== undefined ? { localAddress } : {}) });
+        socket = connect({
+          port,
+          host: url.hostname,
+          noDelay: true,
+          ...(localAddress !== undefined ? { localAddress } : {}),
+        });
         sockets.add(socket);
         socket.on('connect', send);
         socket.on('data', (chunk: Buffer) => {
@@ -194,7 +211,8 @@ export async function runLoad(opts: LoadOptions): Promise<LoadResult> {
   // The figures are those of the run's length; answers still arriving are not counted.
   const result = { rps: (ok + non2xx) / duration, errors, non2xx, ok, duration, statuses: { ...statuses } };
   const sorted = Float64Array.from(latencies).sort();
-  const at = (q: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!);
+  const at = (q: number) =>
+    sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
   // A client stops at its next answer; one still waiting after a second is cut off.
   await Promise.race([Promise.all(clients), new Promise((r) => setTimeout(r, 1000))]);
   for (const socket of sockets) socket.destroy();

@@ -58,12 +58,20 @@ const LINES = 100_000;
 const devNull = openSync('/dev/null', 'w');
 const json = new JsonLogger((chunk) => void writeSync(devNull, chunk));
 const pinoLogger = pino(
-  { base: null, timestamp: pino.stdTimeFunctions.isoTime, messageKey: 'event', redact: { paths: REDACT_PATHS, censor: '[redacted]' } },
+  {
+    base: null,
+    timestamp: pino.stdTimeFunctions.isoTime,
+    messageKey: 'event',
+    redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+  },
   pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }),
 );
 
 /** The same without redaction, to tell what redaction itself costs. */
-const pinoPlain = pino({ base: null, timestamp: pino.stdTimeFunctions.isoTime, messageKey: 'event' }, pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }));
+const pinoPlain = pino(
+  { base: null, timestamp: pino.stdTimeFunctions.isoTime, messageKey: 'event' },
+  pino.destination({ dest: '/dev/null', sync: false, minLength: 4096 }),
+);
 
 const fields = (i: number) => ({ method: 'GET', path: '/v1/auth/profile', status: 200, ms: (i % 50) / 10 });
 
@@ -116,7 +124,15 @@ async function main(): Promise<void> {
   // The in-process app logs through a MemoryLogger; it is emptied every round.
   const logger: MemoryLogger = s.logger;
 
-  const results: Record<string, number[]> = { 'JsonLogger line': [], 'pino line (redact)': [], 'pino line (no redact)': [], 'metrics record': [], 'empty loop (overhead)': [], 'authenticated GET in process': [], 'same, metrics records off': [] };
+  const results: Record<string, number[]> = {
+    'JsonLogger line': [],
+    'pino line (redact)': [],
+    'pino line (no redact)': [],
+    'metrics record': [],
+    'empty loop (overhead)': [],
+    'authenticated GET in process': [],
+    'same, metrics records off': [],
+  };
   for (let round = 0; round < ROUNDS + 1; round++) {
     const r = {
       'JsonLogger line': await timeIt(LINES, (i) => json.info('http.request', fields(i))),
@@ -139,7 +155,9 @@ async function main(): Promise<void> {
   process.stdout.write(`median of ${ROUNDS} rounds (CPU ns per call; share of one in-process authenticated GET)\n`);
   for (const [k, v] of Object.entries(results)) {
     const m = median(v);
-    process.stdout.write(`${k.padEnd(32)} ${m.toFixed(0).padStart(8)} ns   ${((m / request) * 100).toFixed(2).padStart(6)} %   [${v.map((x) => x.toFixed(0)).join(', ')}]\n`);
+    process.stdout.write(
+      `${k.padEnd(32)} ${m.toFixed(0).padStart(8)} ns   ${((m / request) * 100).toFixed(2).padStart(6)} %   [${v.map((x) => x.toFixed(0)).join(', ')}]\n`,
+    );
   }
   await s.close();
 }

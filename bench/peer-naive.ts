@@ -38,10 +38,18 @@ async function open(): Promise<Store> {
   if (process.env.PEER_PG_URL) {
     const pool = new pg.Pool({ connectionString: process.env.PEER_PG_URL, max: 10 });
     for (const s of schema) await pool.query(s);
-    const numbered = (sql: string) => sql.replace(/\?/g, ((n) => () => `$${++n}`)(0));
+    const numbered = (sql: string) =>
+      sql.replace(
+        /\?/g,
+        (
+          (n) => () =>
+            `$${++n}`
+        )(0),
+      );
     return {
       run: async (sql, params) => void (await pool.query(numbered(sql), params)),
-      row: async <T>(sql: string, params: unknown[]) => (await pool.query(numbered(sql), params)).rows[0] as T | undefined,
+      row: async <T>(sql: string, params: unknown[]) =>
+        (await pool.query(numbered(sql), params)).rows[0] as T | undefined,
     };
   }
   const db = new Database(join(process.env.PEER_DIR!, 'naive.db'));
@@ -58,28 +66,47 @@ async function open(): Promise<Store> {
 
 const store = await open();
 const sign = (userId: string, sessionId: string) =>
-  new SignJWT({ sid: sessionId }).setProtectedHeader({ alg: 'EdDSA' }).setSubject(userId).setIssuedAt().setExpirationTime('15m').sign(privateKey);
+  new SignJWT({ sid: sessionId })
+    .setProtectedHeader({ alg: 'EdDSA' })
+    .setSubject(userId)
+    .setIssuedAt()
+    .setExpirationTime('15m')
+    .sign(privateKey);
 
 const app = new Hono();
 app.post('/naive/register', async (c) => {
   const { email, password } = await c.req.json<{ email: string; password: string }>();
-  await store.run('INSERT INTO users (id, email, password_hash) VALUES (?, ?, ?)', [randomUUID(), email, await hash(password, ARGON2)]);
+  await store.run('INSERT INTO users (id, email, password_hash) VALUES (?, ?, ?)', [
+    randomUUID(),
+    email,
+    await hash(password, ARGON2),
+  ]);
   return c.json({ ok: true });
 });
 app.post('/naive/login', async (c) => {
   const { email, password } = await c.req.json<{ email: string; password: string }>();
-  const user = await store.row<{ id: string; password_hash: string }>('SELECT id, password_hash FROM users WHERE email = ?', [email]);
+  const user = await store.row<{ id: string; password_hash: string }>(
+    'SELECT id, password_hash FROM users WHERE email = ?',
+    [email],
+  );
   if (!user || !(await verify(user.password_hash, password))) return c.json({ error: 'invalid' }, 401);
   const sessionId = randomUUID();
   const token = randomBytes(32).toString('base64url');
-  await store.run('INSERT INTO sessions (id, user_id, token_hash, refreshed_at) VALUES (?, ?, ?, ?)', [sessionId, user.id, sha(token), Date.now()]);
+  await store.run('INSERT INTO sessions (id, user_id, token_hash, refreshed_at) VALUES (?, ?, ?, ?)', [
+    sessionId,
+    user.id,
+    sha(token),
+    Date.now(),
+  ]);
   return c.json({ access_token: await sign(user.id, sessionId), session_token: token });
 });
 app.get('/naive/profile', async (c) => {
   const bearer = c.req.header('authorization')?.replace(/^Bearer /, '') ?? '';
   try {
     const { payload } = await jwtVerify(bearer, publicKey, { algorithms: ['EdDSA'] });
-    const session = await store.row<{ user_id: string }>('SELECT user_id FROM sessions WHERE id = ? AND revoked = 0', [payload.sid]);
+    const session = await store.row<{ user_id: string }>('SELECT user_id FROM sessions WHERE id = ? AND revoked = 0', [
+      payload.sid,
+    ]);
     if (!session) return c.json({ error: 'revoked' }, 401);
     return c.json({ user_id: session.user_id });
   } catch {
@@ -88,7 +115,10 @@ app.get('/naive/profile', async (c) => {
 });
 app.post('/naive/refresh', async (c) => {
   const { session_token } = await c.req.json<{ session_token: string }>();
-  const session = await store.row<{ id: string; user_id: string }>('UPDATE sessions SET refreshed_at = ? WHERE token_hash = ? AND revoked = 0 RETURNING id, user_id', [Date.now(), sha(session_token)]);
+  const session = await store.row<{ id: string; user_id: string }>(
+    'UPDATE sessions SET refreshed_at = ? WHERE token_hash = ? AND revoked = 0 RETURNING id, user_id',
+    [Date.now(), sha(session_token)],
+  );
   if (!session) return c.json({ error: 'invalid' }, 401);
   return c.json({ access_token: await sign(session.user_id, session.id) });
 });

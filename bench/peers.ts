@@ -42,13 +42,30 @@ const OPERATIONS: Operation[] = ['sign-in', 'session read', 'refresh'];
 
 /** What each implementation's operation is, for the table. */
 const ROUTES: Record<Impl, Record<Operation, string>> = {
-  ours: { 'sign-in': 'POST /v1/auth/login (argon2id)', 'session read': 'GET /v1/auth/profile', refresh: 'POST /v1/auth/refresh' },
-  'better-auth': { 'sign-in': 'POST /api/auth/sign-in/email (its scrypt)', 'session read': 'GET /api/auth/get-session', refresh: 'GET /api/auth/token (jwt plugin)' },
-  naive: { 'sign-in': 'POST /naive/login (argon2id)', 'session read': 'GET /naive/profile', refresh: 'POST /naive/refresh' },
+  ours: {
+    'sign-in': 'POST /v1/auth/login (argon2id)',
+    'session read': 'GET /v1/auth/profile',
+    refresh: 'POST /v1/auth/refresh',
+  },
+  'better-auth': {
+    'sign-in': 'POST /api/auth/sign-in/email (its scrypt)',
+    'session read': 'GET /api/auth/get-session',
+    refresh: 'GET /api/auth/token (jwt plugin)',
+  },
+  naive: {
+    'sign-in': 'POST /naive/login (argon2id)',
+    'session read': 'GET /naive/profile',
+    refresh: 'POST /naive/refresh',
+  },
 };
 
 /** Sign-ins that name each of `addresses` in turn, `body` making one request's JSON. */
-function signIns(url: string, path: string, body: (address: string) => unknown, headers: Record<string, string> = {}): Load {
+function signIns(
+  url: string,
+  path: string,
+  body: (address: string) => unknown,
+  headers: Record<string, string> = {},
+): Load {
   const addresses = Array.from({ length: ACCOUNTS }, (_, i) => i);
   let next = 0;
   return {
@@ -59,14 +76,21 @@ function signIns(url: string, path: string, body: (address: string) => unknown, 
         method: 'POST',
         path,
         headers: { 'content-type': 'application/json', ...headers },
-        setupRequest: (req: Record<string, unknown>) => ({ ...req, body: JSON.stringify(body(String(addresses[next++ % ACCOUNTS]))) }),
+        setupRequest: (req: Record<string, unknown>) => ({
+          ...req,
+          body: JSON.stringify(body(String(addresses[next++ % ACCOUNTS]))),
+        }),
       },
     ],
   };
 }
 
 async function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  const r = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   if (r.status >= 300) throw new Error(`${url}: ${r.status} ${await r.text()}`);
   return r;
 }
@@ -77,9 +101,22 @@ async function oursLoads(url: string): Promise<Record<Operation, Load>> {
   for (let i = 0; i < ACCOUNTS; i++) accounts.push(await register(url, `peers-${stamp}-${i}@example.org`));
   const json = { 'content-type': 'application/json', 'x-svc-protocol': VERSION };
   return {
-    'sign-in': signIns(url, '/v1/auth/login', (i) => ({ address: `peers-${stamp}-${i}@example.org`, password: PASSWORD }), { 'x-svc-protocol': VERSION }),
-    'session read': { url: `${url}/v1/auth/profile`, headers: { authorization: `Bearer ${accounts[0]!.access_token}`, 'x-svc-protocol': VERSION } },
-    refresh: { url: `${url}/v1/auth/refresh`, method: 'POST', headers: json, body: JSON.stringify({ session_token: accounts[1]!.session_token }) },
+    'sign-in': signIns(
+      url,
+      '/v1/auth/login',
+      (i) => ({ address: `peers-${stamp}-${i}@example.org`, password: PASSWORD }),
+      { 'x-svc-protocol': VERSION },
+    ),
+    'session read': {
+      url: `${url}/v1/auth/profile`,
+      headers: { authorization: `Bearer ${accounts[0]!.access_token}`, 'x-svc-protocol': VERSION },
+    },
+    refresh: {
+      url: `${url}/v1/auth/refresh`,
+      method: 'POST',
+      headers: json,
+      body: JSON.stringify({ session_token: accounts[1]!.session_token }),
+    },
   };
 }
 
@@ -87,7 +124,8 @@ async function betterAuthLoads(url: string): Promise<Record<Operation, Load>> {
   const email = (i: string | number) => `peers-${i}@example.org`;
   // Its CSRF check wants the page's origin on a POST from a fetch, as a browser on that origin sends.
   const origin = { origin: url };
-  for (let i = 0; i < ACCOUNTS; i++) await post(`${url}/api/auth/sign-up/email`, { email: email(i), password: PASSWORD, name: `peer ${i}` }, origin);
+  for (let i = 0; i < ACCOUNTS; i++)
+    await post(`${url}/api/auth/sign-up/email`, { email: email(i), password: PASSWORD, name: `peer ${i}` }, origin);
   const signedIn = await post(`${url}/api/auth/sign-in/email`, { email: email(0), password: PASSWORD }, origin);
   // The session cookie alone (its signed value), as a browser would send it back.
   const cookie = signedIn.headers
@@ -110,11 +148,19 @@ async function betterAuthLoads(url: string): Promise<Record<Operation, Load>> {
 async function naiveLoads(url: string): Promise<Record<Operation, Load>> {
   const email = (i: string | number) => `peers-${i}@example.org`;
   for (let i = 0; i < ACCOUNTS; i++) await post(`${url}/naive/register`, { email: email(i), password: PASSWORD });
-  const first = (await (await post(`${url}/naive/login`, { email: email(0), password: PASSWORD })).json()) as { access_token: string; session_token: string };
+  const first = (await (await post(`${url}/naive/login`, { email: email(0), password: PASSWORD })).json()) as {
+    access_token: string;
+    session_token: string;
+  };
   return {
     'sign-in': signIns(url, '/naive/login', (i) => ({ email: email(i), password: PASSWORD })),
     'session read': { url: `${url}/naive/profile`, headers: { authorization: `Bearer ${first.access_token}` } },
-    refresh: { url: `${url}/naive/refresh`, method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ session_token: first.session_token }) },
+    refresh: {
+      url: `${url}/naive/refresh`,
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ session_token: first.session_token }),
+    },
   };
 }
 
@@ -135,8 +181,20 @@ export async function runPeers(
 ): Promise<PeersFigures> {
   const dirs = [mkdtempSync(join(tmpdir(), 'strongroom-peer-')), mkdtempSync(join(tmpdir(), 'strongroom-peer-'))];
   const cleanup = (i: number) => () => rmSync(dirs[i]!, { recursive: true, force: true });
-  const betterAuth = await startScript('bench/peer-better-auth.ts', opts.ports[0], '/api/auth/ok', pgUrls ? { PEER_PG_URL: pgUrls[0] } : { PEER_DIR: dirs[0]! }, cleanup(0));
-  const naive = await startScript('bench/peer-naive.ts', opts.ports[1], '/naive/profile', pgUrls ? { PEER_PG_URL: pgUrls[1] } : { PEER_DIR: dirs[1]! }, cleanup(1)).catch(async (err: unknown) => {
+  const betterAuth = await startScript(
+    'bench/peer-better-auth.ts',
+    opts.ports[0],
+    '/api/auth/ok',
+    pgUrls ? { PEER_PG_URL: pgUrls[0] } : { PEER_DIR: dirs[0]! },
+    cleanup(0),
+  );
+  const naive = await startScript(
+    'bench/peer-naive.ts',
+    opts.ports[1],
+    '/naive/profile',
+    pgUrls ? { PEER_PG_URL: pgUrls[1] } : { PEER_DIR: dirs[1]! },
+    cleanup(1),
+  ).catch(async (err: unknown) => {
     await betterAuth.stop();
     throw err;
   });
@@ -147,8 +205,11 @@ export async function runPeers(
       naive: { pid: naive.pid, loads: await naiveLoads(naive.url) },
     };
     const cells = new Map<string, Cell>();
-    const cell = (impl: Impl, op: Operation) => cells.get(`${impl}|${op}`) ?? cells.set(`${impl}|${op}`, { rps: [], ratio: [], cpu: [], failures: 0 }).get(`${impl}|${op}`)!;
-    for (const impl of IMPLS) for (const op of OPERATIONS) await measure({ ...servers[impl].loads[op], seconds: op === 'sign-in' ? 3 : 1 });
+    const cell = (impl: Impl, op: Operation) =>
+      cells.get(`${impl}|${op}`) ??
+      cells.set(`${impl}|${op}`, { rps: [], ratio: [], cpu: [], failures: 0 }).get(`${impl}|${op}`)!;
+    for (const impl of IMPLS)
+      for (const op of OPERATIONS) await measure({ ...servers[impl].loads[op], seconds: op === 'sign-in' ? 3 : 1 });
     for (let round = 0; round < opts.rounds; round++) {
       await measure({ url: `${bareUrl}/bare`, seconds: opts.seconds });
       const order = [...IMPLS.slice(round % IMPLS.length), ...IMPLS.slice(0, round % IMPLS.length)];
@@ -157,7 +218,10 @@ export async function runPeers(
         for (const impl of order) {
           await quiet(servers[impl].pid);
           const before = cpuMicros(servers[impl].pid);
-          const f = await measure({ ...servers[impl].loads[op], seconds: op === 'sign-in' ? Math.max(10, opts.seconds * 3) : opts.seconds });
+          const f = await measure({
+            ...servers[impl].loads[op],
+            seconds: op === 'sign-in' ? Math.max(10, opts.seconds * 3) : opts.seconds,
+          });
           // CPU over the window alone, divided by what the window answered: the steady-state cost.
           const after = cpuMicros(servers[impl].pid);
           const c = cell(impl, op);
@@ -194,7 +258,15 @@ export async function runPeers(
         rows: OPERATIONS.flatMap((op) =>
           IMPLS.map((impl) => {
             const c = cell(impl, op);
-            return { operation: op, implementation: impl, route: ROUTES[impl][op], rps: c.rps, ratio_to_ours: c.ratio, cpu_us_per_request: c.cpu, failures: c.failures };
+            return {
+              operation: op,
+              implementation: impl,
+              route: ROUTES[impl][op],
+              rps: c.rps,
+              ratio_to_ours: c.ratio,
+              cpu_us_per_request: c.cpu,
+              failures: c.failures,
+            };
           }),
         ),
       },

@@ -59,7 +59,12 @@ function parse(script: string): Sample[] {
     const frames = lines
       .map((line) => line.trim())
       .filter((line) => line.length > 0)
-      .map((line) => line.slice(line.indexOf(' ') + 1).replace(/ \([^)]*\)$/, '').replace(/\+0x[0-9a-f]+$/, ''));
+      .map((line) =>
+        line
+          .slice(line.indexOf(' ') + 1)
+          .replace(/ \([^)]*\)$/, '')
+          .replace(/\+0x[0-9a-f]+$/, ''),
+      );
     if (frames.length > 0) samples.push(frames);
   }
   return samples;
@@ -70,7 +75,9 @@ function parse(script: string): Sample[] {
  * CommonJS modules (node-postgres) are named by their bare path.
  */
 function jsName(frame: string): string {
-  const name = frame.replace(/^JS:[*~^+-]?/, '').replace(/(?:file:\/\/)?\/\S*?\/(node_modules|packages|apps|bench)\//, '$1/');
+  const name = frame
+    .replace(/^JS:[*~^+-]?/, '')
+    .replace(/(?:file:\/\/)?\/\S*?\/(node_modules|packages|apps|bench)\//, '$1/');
   return name.startsWith(' ') ? `(anonymous)${name}` : name;
 }
 
@@ -102,7 +109,13 @@ export interface Tally {
 
 export function tally(script: string): Tally {
   const samples = parse(script);
-  const t: Tally = { samples: samples.length, byFunction: new Map(), byPackage: new Map(), slow: new Map(), compiling: 0 };
+  const t: Tally = {
+    samples: samples.length,
+    byFunction: new Map(),
+    byPackage: new Map(),
+    slow: new Map(),
+    compiling: 0,
+  };
   const add = (m: Map<string, number>, key: string) => m.set(key, (m.get(key) ?? 0) + 1);
   for (const frames of samples) {
     const at = frames.findIndex((f) => f.startsWith('JS:'));
@@ -140,7 +153,11 @@ export function summarise(script: string, rows = 25): string[] {
  * per request (from /proc). Shares alone cannot be set side by side: the server and its floor spend
  * different CPU per request, so the same share is a different cost.
  */
-export function microsPerRequest(counts: Map<string, number>, samples: number, cpuPerRequest: number): Map<string, number> {
+export function microsPerRequest(
+  counts: Map<string, number>,
+  samples: number,
+  cpuPerRequest: number,
+): Map<string, number> {
   return new Map([...counts].map(([key, n]) => [key, samples === 0 ? 0 : (n / samples) * cpuPerRequest]));
 }
 
@@ -173,9 +190,16 @@ export interface Side {
  */
 export function compareToFloor(server: Side, floor: Side, rows = 20): string[] {
   const us = (x: number) => x.toFixed(1).padStart(7);
-  const perRequest = (s: Side, pick: (t: Tally) => Map<string, number>) => microsPerRequest(pick(s.tally), s.tally.samples, s.cpuPerRequest);
-  const byPackage = difference(perRequest(server, (t) => t.byPackage), perRequest(floor, (t) => t.byPackage));
-  const serverOnly = difference(perRequest(server, (t) => t.byFunction), perRequest(floor, (t) => t.byFunction)).filter((d) => floor.tally.byFunction.get(d.key) === undefined);
+  const perRequest = (s: Side, pick: (t: Tally) => Map<string, number>) =>
+    microsPerRequest(pick(s.tally), s.tally.samples, s.cpuPerRequest);
+  const byPackage = difference(
+    perRequest(server, (t) => t.byPackage),
+    perRequest(floor, (t) => t.byPackage),
+  );
+  const serverOnly = difference(
+    perRequest(server, (t) => t.byFunction),
+    perRequest(floor, (t) => t.byFunction),
+  ).filter((d) => floor.tally.byFunction.get(d.key) === undefined);
   return [
     `µs of CPU per request, by package (each side's sample share × its process CPU per request; ${server.tally.samples} server and ${floor.tally.samples} floor samples):`,
     '',
@@ -190,7 +214,11 @@ export function compareToFloor(server: Side, floor: Side, rows = 20): string[] {
 }
 
 /** Each of a database's cumulative counters, as its growth between two readings per answered request. */
-export function workPerRequest<K extends string>(before: Record<K, number>, after: Record<K, number>, requests: number): Record<K, number> {
+export function workPerRequest<K extends string>(
+  before: Record<K, number>,
+  after: Record<K, number>,
+  requests: number,
+): Record<K, number> {
   const out = {} as Record<K, number>;
   for (const key of Object.keys(before) as K[]) out[key] = (after[key] - before[key]) / Math.max(requests, 1);
   return out;

@@ -59,7 +59,12 @@ interface Profiled {
  * backends') read from /proc around it. The process is stopped before its samples are read, so the
  * next side runs alone, and so V8's map of its code is complete.
  */
-async function profile(side: 'server' | 'floor', proc: { pid: number; stop(): Promise<void> }, load: Load, db: pg.Client | null): Promise<Profiled> {
+async function profile(
+  side: 'server' | 'floor',
+  proc: { pid: number; stop(): Promise<void> },
+  load: Load,
+  db: pg.Client | null,
+): Promise<Profiled> {
   const data = join(dir, `${side}.data`);
   let cpuPerRequest: number;
   try {
@@ -69,7 +74,11 @@ async function profile(side: 'server' | 'floor', proc: { pid: number; stop(): Pr
     // long on both sides of the window, so neither the warm-up's work nor the run's is misplaced.
     const workBefore = db ? await databaseWork(db) : null;
     if (db && tracked) await db.query('SELECT pg_stat_statements_reset()');
-    const recorder = spawn('perf', ['record', '-F', '1999', '-g', '-p', String(proc.pid), '-o', data, '--', 'sleep', String(seconds)], { stdio: ['ignore', 'ignore', 'inherit'] });
+    const recorder = spawn(
+      'perf',
+      ['record', '-F', '1999', '-g', '-p', String(proc.pid), '-o', data, '--', 'sleep', String(seconds)],
+      { stdio: ['ignore', 'ignore', 'inherit'] },
+    );
     const recorded = new Promise<number | null>((done) => recorder.on('exit', done));
     const before = cpuMicros(proc.pid);
     const dbBefore = db ? await backendCpu(db) : null;
@@ -79,8 +88,13 @@ async function profile(side: 'server' | 'floor', proc: { pid: number; stop(): Pr
     if ((await recorded) !== 0) throw new Error('perf record failed (permissions? see kernel.perf_event_paranoid)');
     const perRequest = (us: number) => us / Math.max(f.ok, 1);
     cpuPerRequest = perRequest(after! - before!);
-    const inDb = dbBefore && dbAfter ? ` + ${perRequest(backendDelta(dbBefore, dbAfter)).toFixed(1)} µs in the database backends` : '';
-    console.log(`${side}: ${Math.round(f.rps)} req/s, p99 ${f.p99.toFixed(1)} ms, non-2xx ${f.non2xx}, CPU ${cpuPerRequest.toFixed(1)} µs per request${inDb}`);
+    const inDb =
+      dbBefore && dbAfter
+        ? ` + ${perRequest(backendDelta(dbBefore, dbAfter)).toFixed(1)} µs in the database backends`
+        : '';
+    console.log(
+      `${side}: ${Math.round(f.rps)} req/s, p99 ${f.p99.toFixed(1)} ms, non-2xx ${f.non2xx}, CPU ${cpuPerRequest.toFixed(1)} µs per request${inDb}`,
+    );
     if (db && workBefore) {
       const w = workPerRequest(workBefore, await databaseWork(db), f.ok);
       console.log(
@@ -99,7 +113,10 @@ async function profile(side: 'server' | 'floor', proc: { pid: number; stop(): Pr
   return { script: stdout, data, cpuPerRequest };
 }
 
-type DatabaseWork = Record<'transactions' | 'walRecords' | 'walBytes' | 'blocks' | 'tuplesRead' | 'tuplesWritten', number>;
+type DatabaseWork = Record<
+  'transactions' | 'walRecords' | 'walBytes' | 'blocks' | 'tuplesRead' | 'tuplesWritten',
+  number
+>;
 
 /**
  * This database's cumulative work (pg_stat_database) and the cluster's WAL (pg_stat_wal: only this
@@ -107,10 +124,13 @@ type DatabaseWork = Record<'transactions' | 'walRecords' | 'walBytes' | 'blocks'
  */
 async function databaseWork(db: pg.Client): Promise<DatabaseWork> {
   await new Promise((done) => setTimeout(done, 1200));
-  const { rows } = await db.query(`SELECT d.xact_commit + d.xact_rollback AS transactions, w.wal_records AS "walRecords", w.wal_bytes AS "walBytes",
+  const { rows } =
+    await db.query(`SELECT d.xact_commit + d.xact_rollback AS transactions, w.wal_records AS "walRecords", w.wal_bytes AS "walBytes",
       d.blks_hit + d.blks_read AS blocks, d.tup_returned AS "tuplesRead", d.tup_inserted + d.tup_updated + d.tup_deleted AS "tuplesWritten"
     FROM pg_stat_database d, pg_stat_wal w WHERE d.datname = current_database()`);
-  return Object.fromEntries(Object.entries(rows[0] as Record<string, unknown>).map(([k, v]) => [k, Number(v)])) as DatabaseWork;
+  return Object.fromEntries(
+    Object.entries(rows[0] as Record<string, unknown>).map(([k, v]) => [k, Number(v)]),
+  ) as DatabaseWork;
 }
 
 /**
@@ -132,7 +152,8 @@ async function statementsTracked(db: pg.Client): Promise<boolean> {
  */
 async function statementWork(db: pg.Client, requests: number): Promise<string[]> {
   await new Promise((done) => setTimeout(done, 1200));
-  const { rows } = await db.query(`SELECT regexp_replace(s.query, '\\s+', ' ', 'g') AS query, s.calls, s.total_exec_time AS ms,
+  const { rows } =
+    await db.query(`SELECT regexp_replace(s.query, '\\s+', ' ', 'g') AS query, s.calls, s.total_exec_time AS ms,
       s.shared_blks_hit + s.shared_blks_read AS blocks, s.wal_records, s.wal_bytes
     FROM pg_stat_statements s JOIN pg_database d ON d.oid = s.dbid
     WHERE d.datname = current_database() AND s.query NOT LIKE '%pg_stat%' ORDER BY s.total_exec_time DESC LIMIT 14`);

@@ -18,7 +18,10 @@ export interface Pinning {
 /** The cores this process may run on, from `taskset -cp`, or null when taskset is unavailable. */
 function allowedCores(): number[] | null {
   try {
-    const out = execFileSync('taskset', ['-cp', String(process.pid)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+    const out = execFileSync('taskset', ['-cp', String(process.pid)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     const list = out.split(':').pop()!.trim();
     const cores: number[] = [];
     for (const part of list.split(',')) {
@@ -36,15 +39,29 @@ export function pinCores(disabled = process.env.BENCH_PIN === '0', why = 'BENCH_
   const cores = allowedCores();
   const all = cores?.join(',') ?? 'all';
   if (disabled) return { serverPrefix: [], serverCores: all, description: `pinning: off (${why})` };
-  if (cores === null) return { serverPrefix: [], serverCores: all, description: 'pinning: none (taskset not found; install util-linux to pin)' };
-  if (cores.length < 2) return { serverPrefix: [], serverCores: all, description: `pinning: none (only core ${all} allowed to this process)` };
+  if (cores === null)
+    return {
+      serverPrefix: [],
+      serverCores: all,
+      description: 'pinning: none (taskset not found; install util-linux to pin)',
+    };
+  if (cores.length < 2)
+    return {
+      serverPrefix: [],
+      serverCores: all,
+      description: `pinning: none (only core ${all} allowed to this process)`,
+    };
   const generator = cores[0]!;
   const servers = cores.slice(1).join(',');
   try {
     // -a: every thread of this process (libuv's pool and V8's helpers already exist).
     execFileSync('taskset', ['-a', '-cp', String(generator), String(process.pid)], { stdio: 'ignore' });
   } catch (err) {
-    return { serverPrefix: [], serverCores: all, description: `pinning: none (taskset refused: ${(err as Error).message.split('\n')[0]})` };
+    return {
+      serverPrefix: [],
+      serverCores: all,
+      description: `pinning: none (taskset refused: ${(err as Error).message.split('\n')[0]})`,
+    };
   }
   return {
     serverPrefix: ['taskset', '-c', servers],

@@ -31,7 +31,16 @@ import { join } from 'node:path';
 import { api, measure, PASSWORD, startBare, startServer, setLaunchPrefix, type Figures, median } from './lib.js';
 import { SCENARIOS, type Scenario, type ScenarioContext } from './scenarios.js';
 import { pinCores } from './pinning.js';
-import { explainHotPaths, isSlow, prepareGrowth, seedCounts, SLOW_MS, SQL_TRACE_PRELOAD, traceHotRequests, type Plan } from './growth.js';
+import {
+  explainHotPaths,
+  isSlow,
+  prepareGrowth,
+  seedCounts,
+  SLOW_MS,
+  SQL_TRACE_PRELOAD,
+  traceHotRequests,
+  type Plan,
+} from './growth.js';
 import { runStorm, type StormFigures } from './storm.js';
 import { runFloor, type FloorFigures } from './floor.js';
 import { runWorkers, type WorkersFigures } from './workers.js';
@@ -86,7 +95,14 @@ const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
 const span = (s: { min: number; max: number }) => `${(s.min * 100).toFixed(1)}-${(s.max * 100).toFixed(1)} %`;
 
-async function runScenario(scenario: Scenario, serverUrl: string, bareUrl: string, store: string, phase: Row['phase'], ctx?: ScenarioContext): Promise<Row> {
+async function runScenario(
+  scenario: Scenario,
+  serverUrl: string,
+  bareUrl: string,
+  store: string,
+  phase: Row['phase'],
+  ctx?: ScenarioContext,
+): Promise<Row> {
   const { load, after } = await scenario.setup(serverUrl, ctx);
   // The bare route had its warm-up at the start; a scenario that may repeat gets one of its own.
   if (scenario.warm) await measure({ ...load, seconds: 2 });
@@ -111,23 +127,36 @@ async function runScenario(scenario: Scenario, serverUrl: string, bareUrl: strin
     errors: rounds.reduce((n, r) => n + r.run.errors, 0),
     non2xx: rounds.reduce((n, r) => n + r.run.non2xx, 0),
     note,
-    rounds: rounds.map((r, i) => ({ rps: r.run.rps, bareRps: r.bare.rps, ratio: ratios[i]!, p50: r.run.p50, p99: r.run.p99 })),
+    rounds: rounds.map((r, i) => ({
+      rps: r.run.rps,
+      bareRps: r.bare.rps,
+      ratio: ratios[i]!,
+      p50: r.run.p50,
+      p99: r.run.p99,
+    })),
   };
 }
 
 /** One line per scenario, one column group per store: req/s, ratio to bare with its spread, p99. */
 function sideBySide(rows: Row[], stores: string[], phase: Row['phase']): string[] {
-  const cell = (r: Row | undefined) => (r ? `${fmt(r.rps)} | ${pct(r.ratio)} (${span(r.spread)}) | ${r.p99}` : '– | – | –');
+  const cell = (r: Row | undefined) =>
+    r ? `${fmt(r.rps)} | ${pct(r.ratio)} (${span(r.spread)}) | ${r.p99}` : '– | – | –';
   return [
     `| scenario | ${stores.map((s) => `${s} req/s | ${s} / bare (spread) | ${s} p99 ms`).join(' | ')} |`,
     `|---|${stores.map(() => '---:|---:|---:').join('|')}|`,
-    ...SCENARIOS.map((sc) => `| ${sc.name} | ${stores.map((st) => cell(rows.find((r) => r.store === st && r.phase === phase && r.scenario === sc.name))).join(' | ')} |`),
+    ...SCENARIOS.map(
+      (sc) =>
+        `| ${sc.name} | ${stores.map((st) => cell(rows.find((r) => r.store === st && r.phase === phase && r.scenario === sc.name))).join(' | ')} |`,
+    ),
   ];
 }
 
 /** Fresh against grown, per scenario and store: the growth mode's verdict (within 15 %). */
 function growthTable(rows: Row[]): string[] {
-  const lines = ['| store | scenario | fresh / bare | grown / bare | grown ÷ fresh | fresh p99 ms | grown p99 ms |', '|---|---|---:|---:|---:|---:|---:|'];
+  const lines = [
+    '| store | scenario | fresh / bare | grown / bare | grown ÷ fresh | fresh p99 ms | grown p99 ms |',
+    '|---|---|---:|---:|---:|---:|---:|',
+  ];
   for (const fresh of rows.filter((r) => r.phase === 'fresh')) {
     const grown = rows.find((r) => r.phase === 'grown' && r.store === fresh.store && r.scenario === fresh.scenario);
     if (!grown) continue;
@@ -142,12 +171,23 @@ function growthTable(rows: Row[]): string[] {
 function planLines(plans: Plan[]): string[] {
   const lines: string[] = [];
   for (const p of plans) {
-    const flags = [p.fullScan ? 'FULL SCAN' : '', isSlow(p) ? `SLOW (${p.ms.toFixed(3)} ms${p.removed > 0 ? `, ${p.removed} rows thrown away` : ''})` : ''].filter(Boolean);
-    lines.push(`[${p.store}] ${p.name}${flags.length > 0 ? `   <-- ${flags.join(', ')}` : ''}`, `  ${p.sql}`, ...p.plan.map((l) => `    ${l}`));
+    const flags = [
+      p.fullScan ? 'FULL SCAN' : '',
+      isSlow(p) ? `SLOW (${p.ms.toFixed(3)} ms${p.removed > 0 ? `, ${p.removed} rows thrown away` : ''})` : '',
+    ].filter(Boolean);
+    lines.push(
+      `[${p.store}] ${p.name}${flags.length > 0 ? `   <-- ${flags.join(', ')}` : ''}`,
+      `  ${p.sql}`,
+      ...p.plan.map((l) => `    ${l}`),
+    );
   }
   const scans = plans.filter((p) => p.fullScan);
   const slow = plans.filter(isSlow);
-  lines.push(scans.length === 0 ? 'no full scan on the hot paths' : `${scans.length} statement(s) scan a whole table: ${scans.map((p) => `${p.store}: ${p.name}`).join('; ')}`);
+  lines.push(
+    scans.length === 0
+      ? 'no full scan on the hot paths'
+      : `${scans.length} statement(s) scan a whole table: ${scans.map((p) => `${p.store}: ${p.name}`).join('; ')}`,
+  );
   lines.push(
     slow.length === 0
       ? `none slower than ${SLOW_MS} ms or throwing away more than 1,000 rows`
@@ -170,11 +210,26 @@ async function stores(only: string | null): Promise<Store[]> {
   const pgUrl = pgUrlFromEnv();
   if ((only === 'postgresql-pooler' || only === 'postgresql-pgbouncer') && pgUrl) {
     const scratch = await createScratchDatabase(pgUrl, 'bench');
-    if (only === 'postgresql-pooler') return [{ name: only, env: { SVC_DATABASE_URL: scratch.url, SVC_PG_POOLER: 'transaction' }, pgUrl: scratch.url, drop: scratch.drop }];
+    if (only === 'postgresql-pooler')
+      return [
+        {
+          name: only,
+          env: { SVC_DATABASE_URL: scratch.url, SVC_PG_POOLER: 'transaction' },
+          pgUrl: scratch.url,
+          drop: scratch.drop,
+        },
+      ];
     // As many server connections as one process's pool: the figure is the hop and the mode, not a queue.
     const bouncer = await startPgBouncer(pgUrl, 10);
     const url = bouncer.through(scratch.url);
-    return [{ name: only, env: { SVC_DATABASE_URL: url, SVC_PG_POOLER: 'transaction' }, pgUrl: url, drop: async () => (await bouncer.stop(), await scratch.drop()) }];
+    return [
+      {
+        name: only,
+        env: { SVC_DATABASE_URL: url, SVC_PG_POOLER: 'transaction' },
+        pgUrl: url,
+        drop: async () => (await bouncer.stop(), await scratch.drop()),
+      },
+    ];
   }
   const list: Store[] = only === 'postgresql' ? [] : [{ name: 'sqlite', env: {} }];
   if (only === 'sqlite') return list;
@@ -183,7 +238,9 @@ async function stores(only: string | null): Promise<Store[]> {
     const scratch = await createScratchDatabase(pgUrl, 'bench');
     list.push({ name: 'postgresql', env: { SVC_DATABASE_URL: scratch.url }, pgUrl: scratch.url, drop: scratch.drop });
   } else {
-    process.stderr.write('bench: PG_URL is not set: PostgreSQL column skipped (the server needs a PostgreSQL server, not PGlite)\n');
+    process.stderr.write(
+      'bench: PG_URL is not set: PostgreSQL column skipped (the server needs a PostgreSQL server, not PGlite)\n',
+    );
   }
   return list;
 }
@@ -209,10 +266,25 @@ async function main(): Promise<void> {
     }
     return;
   }
-  const mode = storm ? 'storm' : floor ? 'floor' : workers ? 'workers' : peers ? 'peers' : explainOnly ? 'explain' : growth ? 'growth' : 'paired';
+  const mode = storm
+    ? 'storm'
+    : floor
+      ? 'floor'
+      : workers
+        ? 'workers'
+        : peers
+          ? 'peers'
+          : explainOnly
+            ? 'explain'
+            : growth
+              ? 'growth'
+              : 'paired';
 
   // Two workers on the one core pinning leaves the servers would measure nothing.
-  const pinning = mode === 'workers' ? pinCores(true, 'the workers mode: servers, load generator and bare route share every core') : pinCores();
+  const pinning =
+    mode === 'workers'
+      ? pinCores(true, 'the workers mode: servers, load generator and bare route share every core')
+      : pinCores();
   setLaunchPrefix(pinning.serverPrefix);
   process.stdout.write(`${pinning.description}\n`);
 
@@ -222,7 +294,10 @@ async function main(): Promise<void> {
   const floorFigures: FloorFigures[] = [];
   const workersFigures: WorkersFigures[] = [];
   const peersFigures: PeersFigures[] = [];
-  const bare = mode === 'paired' || mode === 'growth' || mode === 'floor' || mode === 'workers' || mode === 'peers' ? await startBare(PORT) : null;
+  const bare =
+    mode === 'paired' || mode === 'growth' || mode === 'floor' || mode === 'workers' || mode === 'peers'
+      ? await startBare(PORT)
+      : null;
   // Warm the load generator and the baseline first: both speed up markedly as the JIT settles.
   if (bare) await measure({ url: `${bare.url}/bare`, seconds: 3 });
 
@@ -234,7 +309,13 @@ async function main(): Promise<void> {
         const second = store.pgUrl ? await createScratchDatabase(pgUrlFromEnv()!, 'bench') : null;
         try {
           const urls: [string, string] | null = store.pgUrl && second ? [store.pgUrl, second.url] : null;
-          workersFigures.push(await runWorkers(store.name, {}, urls, bare!.url, { seconds: SECONDS, rounds: ROUNDS, ports: [PORT + 1, PORT + 3] }));
+          workersFigures.push(
+            await runWorkers(store.name, {}, urls, bare!.url, {
+              seconds: SECONDS,
+              rounds: ROUNDS,
+              ports: [PORT + 1, PORT + 3],
+            }),
+          );
         } finally {
           await second?.drop();
           await store.drop?.();
@@ -245,25 +326,46 @@ async function main(): Promise<void> {
       let server = await startServer(PORT + 1, store.env, dataDir);
       try {
         if (mode === 'storm') {
-          stormFigures.push(await runStorm(server.url, store.name, pinning.serverPrefix, { seconds: SECONDS, rounds: ROUNDS }));
+          stormFigures.push(
+            await runStorm(server.url, store.name, pinning.serverPrefix, { seconds: SECONDS, rounds: ROUNDS }),
+          );
           continue;
         }
         if (mode === 'peers') {
           // On PostgreSQL each peer gets a scratch database of its own on the same server.
-          const scratch = store.pgUrl ? [await createScratchDatabase(pgUrlFromEnv()!, 'peer'), await createScratchDatabase(pgUrlFromEnv()!, 'peer')] : null;
+          const scratch = store.pgUrl
+            ? [
+                await createScratchDatabase(pgUrlFromEnv()!, 'peer'),
+                await createScratchDatabase(pgUrlFromEnv()!, 'peer'),
+              ]
+            : null;
           try {
             const urls: [string, string] | null = scratch ? [scratch[0]!.url, scratch[1]!.url] : null;
-            peersFigures.push(await runPeers(store.name, server, bare!.url, urls, { seconds: SECONDS, rounds: ROUNDS, ports: [PORT + 2, PORT + 3] }));
+            peersFigures.push(
+              await runPeers(store.name, server, bare!.url, urls, {
+                seconds: SECONDS,
+                rounds: ROUNDS,
+                ports: [PORT + 2, PORT + 3],
+              }),
+            );
           } finally {
             for (const d of scratch ?? []) await d.drop();
           }
           continue;
         }
         if (mode === 'floor') {
-          floorFigures.push(await runFloor(store.name, server, bare!.url, store.pgUrl ? { FLOOR_PG_URL: store.pgUrl } : {}, { seconds: SECONDS, rounds: ROUNDS, port: PORT + 2 }));
+          floorFigures.push(
+            await runFloor(store.name, server, bare!.url, store.pgUrl ? { FLOOR_PG_URL: store.pgUrl } : {}, {
+              seconds: SECONDS,
+              rounds: ROUNDS,
+              port: PORT + 2,
+            }),
+          );
           continue;
         }
-        if (mode !== 'explain') for (const scenario of SCENARIOS) rows.push(await runScenario(scenario, server.url, bare!.url, store.name, 'fresh'));
+        if (mode !== 'explain')
+          for (const scenario of SCENARIOS)
+            rows.push(await runScenario(scenario, server.url, bare!.url, store.name, 'fresh'));
         if (mode === 'growth' || mode === 'explain') {
           const grown = await prepareGrowth(server.url, { dataDir: server.dataDir, pgUrl: store.pgUrl }, seedCounts());
           process.stdout.write(`${store.name}: ${grown.summary}\n`);
@@ -272,7 +374,11 @@ async function main(): Promise<void> {
           await server.stop();
           const traceFile = join(dataDir, 'sql-trace.jsonl');
           writeFileSync(traceFile, '');
-          server = await startServer(PORT + 1, { ...store.env, NODE_OPTIONS: `--import=${SQL_TRACE_PRELOAD}`, BENCH_SQL_TRACE: traceFile }, dataDir);
+          server = await startServer(
+            PORT + 1,
+            { ...store.env, NODE_OPTIONS: `--import=${SQL_TRACE_PRELOAD}`, BENCH_SQL_TRACE: traceFile },
+            dataDir,
+          );
           const traced = await traceHotRequests(server.url, traceFile, grown.hotAddress);
           await server.stop();
           plans.push(...(await explainHotPaths({ dataDir: server.dataDir, pgUrl: store.pgUrl }, traced)));
@@ -280,10 +386,15 @@ async function main(): Promise<void> {
             // A new server process on the seeded store, so the grown figures start as cold as the fresh ones did.
             server = await startServer(PORT + 1, store.env, dataDir);
             // A fresh access token for the hot account (the one from before seeding may have lapsed).
-            const signIn = await api(server.url, 'POST', '/v1/auth/login', { address: grown.hotAddress, password: PASSWORD });
-            if (signIn.status !== 200) throw new Error(`hot account sign-in: ${signIn.status} ${JSON.stringify(signIn.body)}`);
+            const signIn = await api(server.url, 'POST', '/v1/auth/login', {
+              address: grown.hotAddress,
+              password: PASSWORD,
+            });
+            if (signIn.status !== 200)
+              throw new Error(`hot account sign-in: ${signIn.status} ${JSON.stringify(signIn.body)}`);
             const ctx = { hotToken: signIn.body.access_token as string };
-            for (const scenario of SCENARIOS) rows.push(await runScenario(scenario, server.url, bare!.url, store.name, 'grown', ctx));
+            for (const scenario of SCENARIOS)
+              rows.push(await runScenario(scenario, server.url, bare!.url, store.name, 'grown', ctx));
           }
         }
       } finally {
@@ -312,9 +423,11 @@ async function main(): Promise<void> {
       '',
       ...sideBySide(rows, names, 'fresh'),
     );
-    if (mode === 'growth') lines.push('', 'after seeding:', '', ...sideBySide(rows, names, 'grown'), '', ...growthTable(rows));
+    if (mode === 'growth')
+      lines.push('', 'after seeding:', '', ...sideBySide(rows, names, 'grown'), '', ...growthTable(rows));
   }
-  if (plans.length > 0) lines.push('', 'query plans of the hot-path statements on the seeded store:', ...planLines(plans));
+  if (plans.length > 0)
+    lines.push('', 'query plans of the hot-path statements on the seeded store:', ...planLines(plans));
   for (const s of stormFigures) lines.push('', ...s.lines);
   for (const f of floorFigures) lines.push('', ...f.lines);
   for (const w of workersFigures) lines.push('', ...w.lines);
@@ -327,7 +440,11 @@ async function main(): Promise<void> {
       mode,
       seconds: SECONDS,
       rounds: ROUNDS,
-      pinning: { description: pinning.description, server_cores: pinning.serverCores, pinned: pinning.serverPrefix.length > 0 },
+      pinning: {
+        description: pinning.description,
+        server_cores: pinning.serverCores,
+        pinned: pinning.serverPrefix.length > 0,
+      },
       figures: rows.map((r) => ({
         scenario: r.scenario,
         store: r.store,
@@ -341,9 +458,28 @@ async function main(): Promise<void> {
         non_2xx: r.non2xx,
         spread: { min: r.spread.min, max: r.spread.max },
         note: r.note,
-        rounds: r.rounds.map((x) => ({ rps: x.rps, bare_rps: x.bareRps, ratio: x.ratio, p50_ms: x.p50, p99_ms: x.p99 })),
+        rounds: r.rounds.map((x) => ({
+          rps: x.rps,
+          bare_rps: x.bareRps,
+          ratio: x.ratio,
+          p50_ms: x.p50,
+          p99_ms: x.p99,
+        })),
       })),
-      ...(plans.length > 0 ? { plans: plans.map((p) => ({ store: p.store, statement: p.name, sql: p.sql, plan: p.plan, full_scan: p.fullScan, ms: p.ms, rows_thrown_away: p.removed, slow: isSlow(p) })) } : {}),
+      ...(plans.length > 0
+        ? {
+            plans: plans.map((p) => ({
+              store: p.store,
+              statement: p.name,
+              sql: p.sql,
+              plan: p.plan,
+              full_scan: p.fullScan,
+              ms: p.ms,
+              rows_thrown_away: p.removed,
+              slow: isSlow(p),
+            })),
+          }
+        : {}),
       ...(stormFigures.length > 0 ? { storm: stormFigures.map((s) => s.json) } : {}),
       ...(floorFigures.length > 0 ? { floor: floorFigures.map((f) => f.json) } : {}),
       ...(workersFigures.length > 0 ? { workers: workersFigures.map((w) => w.json) } : {}),

@@ -21,12 +21,16 @@ export const profileGet: Scenario = {
   async setup(url) {
     const u = await register(url, `bench-profile-${Date.now()}@example.org`);
     return {
-      load: { url: `${url}/v1/auth/profile`, headers: { authorization: `Bearer ${u.access_token}`, 'x-svc-protocol': VERSION } },
+      load: {
+        url: `${url}/v1/auth/profile`,
+        headers: { authorization: `Bearer ${u.access_token}`, 'x-svc-protocol': VERSION },
+      },
       // The figure only counts if revocation still bites on the very next request.
       async after() {
         const revoke = await api(url, 'DELETE', `/v1/auth/sessions/${u.session_id}`, undefined, u.access_token);
         const next = await api(url, 'GET', '/v1/auth/profile', undefined, u.access_token);
-        if (revoke.status !== 204 || next.status !== 401) throw new Error(`revocation did not bite: ${revoke.status} then ${next.status}`);
+        if (revoke.status !== 204 || next.status !== 401)
+          throw new Error(`revocation did not bite: ${revoke.status} then ${next.status}`);
         return 'revoked token refused on next request: yes';
       },
     };
@@ -62,7 +66,11 @@ export const mixed: Scenario = {
     const reader = await register(url, `bench-mixed-read-${stamp}@example.org`);
     const refresher = await register(url, `bench-mixed-refresh-${stamp}@example.org`);
     const uploadToken = await uploader(url, `bench-mixed-upload-${stamp}`);
-    const get = { method: 'GET', path: '/v1/auth/profile', headers: { authorization: `Bearer ${reader.access_token}`, 'x-svc-protocol': VERSION } };
+    const get = {
+      method: 'GET',
+      path: '/v1/auth/profile',
+      headers: { authorization: `Bearer ${reader.access_token}`, 'x-svc-protocol': VERSION },
+    };
     const refreshRequest = {
       method: 'POST',
       path: '/v1/auth/refresh',
@@ -72,15 +80,32 @@ export const mixed: Scenario = {
     const upload = {
       method: 'POST',
       path: '/upload',
-      headers: { 'content-type': 'application/json', 'x-svc-protocol': VERSION, authorization: `Bearer ${uploadToken}` },
+      headers: {
+        'content-type': 'application/json',
+        'x-svc-protocol': VERSION,
+        authorization: `Bearer ${uploadToken}`,
+      },
       body: uploadBody,
     };
-    const requests = [...Array.from({ length: 9 }, () => get), refreshRequest, ...Array.from({ length: 9 }, () => get), upload];
+    const requests = [
+      ...Array.from({ length: 9 }, () => get),
+      refreshRequest,
+      ...Array.from({ length: 9 }, () => get),
+      upload,
+    ];
     return { load: { url: `${url}/v1/auth/profile`, connections: 20, requests } };
   },
 };
 
-export const SCENARIOS: Scenario[] = [profileGet, refresh, uploadsOneAccount, uploadsManyAccounts, mixed, syncFromScratch, syncFromCursor];
+export const SCENARIOS: Scenario[] = [
+  profileGet,
+  refresh,
+  uploadsOneAccount,
+  uploadsManyAccounts,
+  mixed,
+  syncFromScratch,
+  syncFromCursor,
+];
 
 /** The scenario whose name contains `words` (any case), as the one-scenario benches take it on their command line. */
 export function scenarioMatching(words: string): Scenario {

@@ -66,9 +66,17 @@ async function main(): Promise<number> {
     });
   try {
     let window: number[] = [];
-    const load = new MixedWorkload({ seed: SEED, plainAccounts: 6, totpAccounts: 6, maxTracked: 100, onLatency: (ms) => window.push(ms) });
+    const load = new MixedWorkload({
+      seed: SEED,
+      plainAccounts: 6,
+      totpAccounts: 6,
+      maxTracked: 100,
+      onLatency: (ms) => window.push(ms),
+    });
     load.url = server.url;
-    console.log(`soak: ${ON_PG ? 'PostgreSQL' : 'SQLite'}, ${SECONDS} s after ${WARMUP_S} s of warm-up, ${WORKERS} workers, seed ${SEED}`);
+    console.log(
+      `soak: ${ON_PG ? 'PostgreSQL' : 'SQLite'}, ${SECONDS} s after ${WARMUP_S} s of warm-up, ${WORKERS} workers, seed ${SEED}`,
+    );
     await load.setup();
     const abort = new AbortController();
     const running = load.run(abort.signal, WORKERS);
@@ -117,8 +125,12 @@ async function main(): Promise<number> {
     console.log(`acknowledged ${stats.acknowledged} (${JSON.stringify(stats.byOp)}), refused ${stats.refused}`);
     console.log(`errors: ${errors} (${errorsAtStart.violations.length + errorsAtStart.unknown} during warm-up)`);
     for (const v of stats.violations.slice(0, 10)) console.log(`  ${v}`);
-    console.log(`RSS:  ${mib(start.rss)} -> ${mib(end.rss)} (${pct(growth(start.rss, end.rss))}); median of the first and last three readings ${mib(rssFirst)} -> ${mib(rssLast)} (${pct(rssGrowth)})`);
-    console.log(`heap: ${mib(start.heapUsed)} -> ${mib(end.heapUsed)} (${pct(heapGrowth)}), total ${mib(start.heapTotal)} -> ${mib(end.heapTotal)}`);
+    console.log(
+      `RSS:  ${mib(start.rss)} -> ${mib(end.rss)} (${pct(growth(start.rss, end.rss))}); median of the first and last three readings ${mib(rssFirst)} -> ${mib(rssLast)} (${pct(rssGrowth)})`,
+    );
+    console.log(
+      `heap: ${mib(start.heapUsed)} -> ${mib(end.heapUsed)} (${pct(heapGrowth)}), total ${mib(start.heapTotal)} -> ${mib(end.heapTotal)}`,
+    );
     console.log(`final check of acknowledged writes: ${problems.length} problems (${JSON.stringify(checks)})`);
     for (const p of problems.slice(0, 10)) console.log(`  ${p}`);
     const passed = errors === 0 && problems.length === 0 && rssGrowth < MAX_GROWTH && heapGrowth < MAX_GROWTH;

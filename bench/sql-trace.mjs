@@ -12,8 +12,17 @@ import pg from 'pg';
 const file = process.env.BENCH_SQL_TRACE;
 if (file) {
   const record = (store, sql, values) => {
-    const plain = (v) => (Buffer.isBuffer(v) || v instanceof Uint8Array ? { bytes: Buffer.from(v).toString('hex') } : typeof v === 'bigint' ? Number(v) : v);
-    const bound = Array.isArray(values) ? values.map(plain) : values && typeof values === 'object' ? Object.fromEntries(Object.entries(values).map(([k, v]) => [k, plain(v)])) : [];
+    const plain = (v) =>
+      Buffer.isBuffer(v) || v instanceof Uint8Array
+        ? { bytes: Buffer.from(v).toString('hex') }
+        : typeof v === 'bigint'
+          ? Number(v)
+          : v;
+    const bound = Array.isArray(values)
+      ? values.map(plain)
+      : values && typeof values === 'object'
+        ? Object.fromEntries(Object.entries(values).map(([k, v]) => [k, plain(v)]))
+        : [];
     appendFileSync(file, `${JSON.stringify({ store, sql, values: bound })}\n`);
   };
 
@@ -25,7 +34,14 @@ if (file) {
     const original = statement[method];
     statement[method] = function (...args) {
       // Positional values, or one object of named ones (as better-sqlite3 takes them).
-      const values = args.length === 1 && args[0] !== null && typeof args[0] === 'object' && !Array.isArray(args[0]) && !Buffer.isBuffer(args[0]) ? args[0] : args;
+      const values =
+        args.length === 1 &&
+        args[0] !== null &&
+        typeof args[0] === 'object' &&
+        !Array.isArray(args[0]) &&
+        !Buffer.isBuffer(args[0])
+          ? args[0]
+          : args;
       record('sqlite', this.source, values);
       return original.apply(this, args);
     };

@@ -50,7 +50,14 @@ async function hasherAlone(seconds: number): Promise<number> {
 async function floodFrom(url: string, addresses: string[], seconds: number): Promise<Figures> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/flood.ts'], {
     cwd: new URL('..', import.meta.url).pathname,
-    env: { ...process.env, FLOOD_URL: url, FLOOD_ADDRESSES: JSON.stringify(addresses), FLOOD_CONNECTIONS: String(FLOOD_CLIENTS), FLOOD_SECONDS: String(seconds), FLOOD_SOURCES: String(FLOOD_SOURCES) },
+    env: {
+      ...process.env,
+      FLOOD_URL: url,
+      FLOOD_ADDRESSES: JSON.stringify(addresses),
+      FLOOD_CONNECTIONS: String(FLOOD_CLIENTS),
+      FLOOD_SECONDS: String(seconds),
+      FLOOD_SOURCES: String(FLOOD_SOURCES),
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
@@ -60,7 +67,12 @@ async function floodFrom(url: string, addresses: string[], seconds: number): Pro
   return JSON.parse(out.trim().split('\n').pop()!) as Figures;
 }
 
-export async function runStorm(url: string, store: string, serverPrefix: string[], opts: { seconds: number; rounds: number }): Promise<StormFigures> {
+export async function runStorm(
+  url: string,
+  store: string,
+  serverPrefix: string[],
+  opts: { seconds: number; rounds: number },
+): Promise<StormFigures> {
   const stamp = Date.now();
   const reader = await register(url, `bench-storm-read-${stamp}@example.org`);
   const addresses: string[] = [];
@@ -68,7 +80,10 @@ export async function runStorm(url: string, store: string, serverPrefix: string[
     addresses.push(`bench-storm-${stamp}-${i}@example.org`);
     await register(url, addresses[i]!);
   }
-  const get = { url: `${url}/v1/auth/profile`, headers: { authorization: `Bearer ${reader.access_token}`, 'x-svc-protocol': VERSION } };
+  const get = {
+    url: `${url}/v1/auth/profile`,
+    headers: { authorization: `Bearer ${reader.access_token}`, 'x-svc-protocol': VERSION },
+  };
   // Each sign-in names the next of the 20 accounts in turn.
   let next = 0;
   const signIns = {
@@ -79,7 +94,10 @@ export async function runStorm(url: string, store: string, serverPrefix: string[
         method: 'POST',
         path: '/v1/auth/login',
         headers: { 'content-type': 'application/json', 'x-svc-protocol': VERSION },
-        setupRequest: (req: Record<string, unknown>) => ({ ...req, body: JSON.stringify({ address: addresses[next++ % addresses.length], password: PASSWORD }) }),
+        setupRequest: (req: Record<string, unknown>) => ({
+          ...req,
+          body: JSON.stringify({ address: addresses[next++ % addresses.length], password: PASSWORD }),
+        }),
       },
     ],
   };
@@ -99,7 +117,10 @@ export async function runStorm(url: string, store: string, serverPrefix: string[
   const rounds: { alone: Figures; during: Figures; storm: Figures; signInsAlone: Figures; hasher: number }[] = [];
   for (let i = 0; i < opts.rounds; i++) {
     const alone = await measure({ ...get, seconds: opts.seconds });
-    const [during, storm] = await Promise.all([measure({ ...get, seconds: opts.seconds }), measure({ ...signIns, seconds: opts.seconds })]);
+    const [during, storm] = await Promise.all([
+      measure({ ...get, seconds: opts.seconds }),
+      measure({ ...signIns, seconds: opts.seconds }),
+    ]);
     const signInsAlone = await measure({ ...signIns, seconds: opts.seconds });
     const hasher = await hasherAlone(opts.seconds);
     rounds.push({ alone, during, storm, signInsAlone, hasher });
@@ -131,7 +152,19 @@ export async function runStorm(url: string, store: string, serverPrefix: string[
   const aloneShare = signInAloneRate / hasherRate;
   const p99Factor = p99During / Math.max(p99Alone, 1);
   const hashShare = signInRate / hasherRate;
-  const failures = rounds.reduce((n, r) => n + r.storm.errors + r.storm.non2xx + r.signInsAlone.errors + r.signInsAlone.non2xx + r.during.errors + r.during.non2xx + r.alone.errors + r.alone.non2xx, 0);
+  const failures = rounds.reduce(
+    (n, r) =>
+      n +
+      r.storm.errors +
+      r.storm.non2xx +
+      r.signInsAlone.errors +
+      r.signInsAlone.non2xx +
+      r.during.errors +
+      r.during.non2xx +
+      r.alone.errors +
+      r.alone.non2xx,
+    0,
+  );
   const cores = serverPrefix.length > 0 ? `cores ${serverPrefix[serverPrefix.length - 1]}` : 'unpinned';
   const lines = [
     `login storm on ${store}: ${opts.rounds} rounds of ${opts.seconds} s, medians (server and hasher ${cores}, ${SIGN_IN_CLIENTS} sign-in clients)`,
@@ -147,7 +180,7 @@ export async function runStorm(url: string, store: string, serverPrefix: string[
     `| sign-ins during the storm ÷ hasher alone | ${(hashShare * 100).toFixed(1)} % | >= 80 %${hashShare < 0.8 ? ' MISSED' : ''} |`,
     `| errors and non-2xx (all loads) | ${failures} | 0 |`,
     '',
-    `sign-in flood on ${store}: ${opts.rounds} rounds of ${opts.seconds} s, ${FLOOD_CLIENTS} connections signing in from ${FLOOD_SOURCES || 'the legitimate client\'s'} client addresses, one legitimate client signing in one request at a time, the authenticated GET on 5 connections; medians of the rounds`,
+    `sign-in flood on ${store}: ${opts.rounds} rounds of ${opts.seconds} s, ${FLOOD_CLIENTS} connections signing in from ${FLOOD_SOURCES || "the legitimate client's"} client addresses, one legitimate client signing in one request at a time, the authenticated GET on 5 connections; medians of the rounds`,
     '| figure | value |',
     '|---|---:|',
     `| legitimate sign-in alone: p50 / p99 | ${legitAlone.p50} / ${legitAlone.p99} ms |`,
@@ -180,7 +213,13 @@ export async function runStorm(url: string, store: string, serverPrefix: string[
         flood_shed: floodShed,
         flood_other: floodOther,
         get_failures: getFailures,
-        rounds: floods.map((f) => ({ legit_p50_ms: f.legit.p50, legit_p99_ms: f.legit.p99, legit_statuses: f.legit.statuses, flood_statuses: f.flood.statuses, get_p99_ms: f.get.p99 })),
+        rounds: floods.map((f) => ({
+          legit_p50_ms: f.legit.p50,
+          legit_p99_ms: f.legit.p99,
+          legit_statuses: f.legit.statuses,
+          flood_statuses: f.flood.statuses,
+          get_p99_ms: f.get.p99,
+        })),
       },
       rounds: rounds.map((r) => ({
         get_alone: { rps: r.alone.rps, p50_ms: r.alone.p50, p99_ms: r.alone.p99 },

@@ -13,19 +13,43 @@ async function library(url: string, label: string, count: number): Promise<strin
   const token = await uploader(url, label);
   const one = async (i: number) => {
     const bytes = Buffer.from(`${label}-${i}`.padEnd(64, '.'));
-    const opened = await api(url, 'POST', '/upload', { declared_size: bytes.length, kind: 'original', device_id: 'bench' }, token);
+    const opened = await api(
+      url,
+      'POST',
+      '/upload',
+      { declared_size: bytes.length, kind: 'original', device_id: 'bench' },
+      token,
+    );
     if (opened.status !== 201) throw new Error(`upload: ${opened.status} ${JSON.stringify(opened.body)}`);
     const id = opened.body.upload_id as string;
-    const put = await fetch(`${url}/upload/${id}`, { method: 'PUT', headers: { 'x-svc-protocol': VERSION, authorization: `Bearer ${token}`, 'content-type': 'application/octet-stream' }, body: bytes });
+    const put = await fetch(`${url}/upload/${id}`, {
+      method: 'PUT',
+      headers: {
+        'x-svc-protocol': VERSION,
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/octet-stream',
+      },
+      body: bytes,
+    });
     if (put.status !== 200) throw new Error(`put: ${put.status} ${await put.text()}`);
-    const done = await api(url, 'POST', `/upload/${id}/finalize`, { content_hash: createHash('sha256').update(bytes).digest('hex') }, token);
+    const done = await api(
+      url,
+      'POST',
+      `/upload/${id}/finalize`,
+      { content_hash: createHash('sha256').update(bytes).digest('hex') },
+      token,
+    );
     if (done.status !== 200) throw new Error(`finalize: ${done.status} ${JSON.stringify(done.body)}`);
   };
-  for (let i = 0; i < count; i += 20) await Promise.all(Array.from({ length: Math.min(20, count - i) }, (_, j) => one(i + j)));
+  for (let i = 0; i < count; i += 20)
+    await Promise.all(Array.from({ length: Math.min(20, count - i) }, (_, j) => one(i + j)));
   return token;
 }
 
-const get = (url: string, token: string, query: string) => ({ url: `${url}/v1/sync?${query}`, headers: { authorization: `Bearer ${token}`, 'x-svc-protocol': VERSION } });
+const get = (url: string, token: string, query: string) => ({
+  url: `${url}/v1/sync?${query}`,
+  headers: { authorization: `Bearer ${token}`, 'x-svc-protocol': VERSION },
+});
 
 /** A new device's first page: SYNC_PAGE changes with their records, from no cursor. */
 export const syncFromScratch: Scenario = {
@@ -51,7 +75,13 @@ export const syncFromCursor: Scenario = {
     const token = await library(url, `bench-sync-cursor-${Date.now()}`, SYNC_ASSETS);
     let cursor = '';
     for (;;) {
-      const r = await api(url, 'GET', `/v1/sync?limit=${SYNC_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, undefined, token);
+      const r = await api(
+        url,
+        'GET',
+        `/v1/sync?limit=${SYNC_PAGE}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        undefined,
+        token,
+      );
       if (r.status !== 200) throw new Error(`sync: ${r.status} ${JSON.stringify(r.body)}`);
       cursor = r.body.cursor;
       if (!r.body.has_more) break;

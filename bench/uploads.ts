@@ -15,7 +15,11 @@ export async function uploaderAccount(url: string, label: string): Promise<{ tok
   const dir = new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('bench')]);
   const r = await fetch(`${url}/v1/devices/directory`, {
     method: 'PUT',
-    headers: { 'x-svc-protocol': VERSION, authorization: `Bearer ${u.access_token}`, 'content-type': 'application/cbor' },
+    headers: {
+      'x-svc-protocol': VERSION,
+      authorization: `Bearer ${u.access_token}`,
+      'content-type': 'application/cbor',
+    },
     body: dir.slice() as Uint8Array<ArrayBuffer>,
   });
   if (r.status >= 300) throw new Error(`directory: ${r.status} ${await r.text()}`);
@@ -55,7 +59,9 @@ export const uploadsManyAccounts: Scenario = {
     const stamp = Date.now();
     const tokens: string[] = [];
     for (let i = 0; i < 1000; i += 25) {
-      tokens.push(...(await Promise.all(Array.from({ length: 25 }, (_, j) => uploader(url, `bench-upload-${stamp}-${i + j}`)))));
+      tokens.push(
+        ...(await Promise.all(Array.from({ length: 25 }, (_, j) => uploader(url, `bench-upload-${stamp}-${i + j}`)))),
+      );
     }
     return {
       load: {

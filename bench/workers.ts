@@ -12,7 +12,16 @@
  */
 import pg from 'pg';
 import { availableParallelism } from 'node:os';
-import { backendCpu, backendDelta, machineCpuMicros, measure, median, startServer, treeCpuMicros, type Load } from './lib.js';
+import {
+  backendCpu,
+  backendDelta,
+  machineCpuMicros,
+  measure,
+  median,
+  startServer,
+  treeCpuMicros,
+  type Load,
+} from './lib.js';
 import { SCENARIOS } from './scenarios.js';
 
 export interface WorkersFigures {
@@ -40,8 +49,18 @@ export async function runWorkers(
 ): Promise<WorkersFigures> {
   // A paying account may hold 1,000 open upload sessions; the one-account scenario opens more.
   const common = { SVC_MAX_OPEN_UPLOADS: '100000000' };
-  const one = await startServer(opts.ports[0], { ...common, ...env, ...(pgUrls ? { SVC_DATABASE_URL: pgUrls[0] } : {}) });
-  const two = await startServer(opts.ports[1], { ...common, ...env, ...(pgUrls ? { SVC_DATABASE_URL: pgUrls[1] } : {}) }, undefined, undefined, 2).catch(async (err: unknown) => {
+  const one = await startServer(opts.ports[0], {
+    ...common,
+    ...env,
+    ...(pgUrls ? { SVC_DATABASE_URL: pgUrls[0] } : {}),
+  });
+  const two = await startServer(
+    opts.ports[1],
+    { ...common, ...env, ...(pgUrls ? { SVC_DATABASE_URL: pgUrls[1] } : {}) },
+    undefined,
+    undefined,
+    2,
+  ).catch(async (err: unknown) => {
     await one.stop();
     throw err;
   });
@@ -53,7 +72,18 @@ export async function runWorkers(
       const sides: (Side & { load: Load; pid: number; db: pg.Client | null })[] = [];
       for (const [i, server] of [one, two].entries()) {
         const { load } = await scenario.setup(server.url);
-        sides.push({ workers: i + 1, load, pid: server.pid, db: clients?.[i] ?? null, rps: [], cpu: [], dbCpu: [], p99: [], non2xx: 0, cores: [] });
+        sides.push({
+          workers: i + 1,
+          load,
+          pid: server.pid,
+          db: clients?.[i] ?? null,
+          rps: [],
+          cpu: [],
+          dbCpu: [],
+          p99: [],
+          non2xx: 0,
+          cores: [],
+        });
       }
       if (scenario.warm) for (const side of sides) await measure({ ...side.load, seconds: 2 });
       for (let round = 0; round < opts.rounds; round++) {
@@ -72,9 +102,16 @@ export async function runWorkers(
           const dbAfter = side.db ? await backendCpu(side.db) : null;
           if (machineBefore && machineAfter && before !== null && after !== null) {
             // The machine's busy share, in cores: all of its cores busy reads as availableParallelism().
-            const machine = ((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) * availableParallelism();
+            const machine =
+              ((machineAfter.busy - machineBefore.busy) / (machineAfter.total - machineBefore.total)) *
+              availableParallelism();
             const db = dbBefore && dbAfter ? backendDelta(dbBefore, dbAfter) / wallMicros : 0;
-            side.cores.push({ machine, server: (after - before) / wallMicros, db, load: (loadUsed.user + loadUsed.system) / wallMicros });
+            side.cores.push({
+              machine,
+              server: (after - before) / wallMicros,
+              db,
+              load: (loadUsed.user + loadUsed.system) / wallMicros,
+            });
           }
           side.rps.push(f.rps);
           side.p99.push(f.p99);
@@ -90,7 +127,8 @@ export async function runWorkers(
     await Promise.all([one.stop(), two.stop()]);
   }
   const us = (xs: number[]) => (xs.length > 0 ? `${median(xs).toFixed(1)} µs` : '–');
-  const coresOf = (side: Side, key: keyof Side['cores'][number]) => (side.cores.length > 0 ? median(side.cores.map((c) => c[key])).toFixed(2) : '–');
+  const coresOf = (side: Side, key: keyof Side['cores'][number]) =>
+    side.cores.length > 0 ? median(side.cores.map((c) => c[key])).toFixed(2) : '–';
   const perCoreSecond = (xs: number[]) => (xs.length > 0 ? Math.round(1e6 / median(xs)).toLocaleString('en-US') : '–');
   const lines = [
     `${store}: one server process against SVC_WORKERS=2, ${opts.rounds} rounds of ${opts.seconds} s, each round after a bare-route run, the order alternating; medians. Servers unpinned, sharing the cores with the load generator. CPU per request: user + system time of the primary and its workers (and of this database's PostgreSQL backends), from /proc, per 2xx answer.`,
@@ -109,9 +147,10 @@ export async function runWorkers(
     '',
     `| scenario | machine busy, 1 / 2 | server, 1 / 2 |${pgUrls ? ' PostgreSQL backends, 1 / 2 |' : ''} load generator, 1 / 2 |`,
     `|---|---:|---:|${pgUrls ? '---:|' : ''}---:|`,
-    ...rows.map(({ scenario, sides: [a, b] }) =>
-      `| ${scenario} | ${coresOf(a!, 'machine')} / ${coresOf(b!, 'machine')} | ${coresOf(a!, 'server')} / ${coresOf(b!, 'server')} |` +
-      `${pgUrls ? ` ${coresOf(a!, 'db')} / ${coresOf(b!, 'db')} |` : ''} ${coresOf(a!, 'load')} / ${coresOf(b!, 'load')} |`,
+    ...rows.map(
+      ({ scenario, sides: [a, b] }) =>
+        `| ${scenario} | ${coresOf(a!, 'machine')} / ${coresOf(b!, 'machine')} | ${coresOf(a!, 'server')} / ${coresOf(b!, 'server')} |` +
+        `${pgUrls ? ` ${coresOf(a!, 'db')} / ${coresOf(b!, 'db')} |` : ''} ${coresOf(a!, 'load')} / ${coresOf(b!, 'load')} |`,
     ),
   ];
   return {
@@ -120,7 +159,15 @@ export async function runWorkers(
       store,
       rows: rows.map(({ scenario, sides }) => ({
         scenario,
-        sides: sides.map((s) => ({ workers: s.workers, rps: s.rps, server_cpu_us_per_request: s.cpu, db_cpu_us_per_request: s.dbCpu, p99_ms: s.p99, non_2xx_and_errors: s.non2xx, cores: s.cores })),
+        sides: sides.map((s) => ({
+          workers: s.workers,
+          rps: s.rps,
+          server_cpu_us_per_request: s.cpu,
+          db_cpu_us_per_request: s.dbCpu,
+          p99_ms: s.p99,
+          non_2xx_and_errors: s.non2xx,
+          cores: s.cores,
+        })),
       })),
     },
   };

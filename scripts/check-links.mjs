@@ -15,7 +15,12 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 function defaultFiles() {
   const files = readdirSync(ROOT).filter((name) => name.endsWith('.md'));
   for (const extra of ['tests/README.md']) if (existsSync(join(ROOT, extra))) files.push(extra);
-  if (existsSync(join(ROOT, 'bench'))) files.push(...readdirSync(join(ROOT, 'bench')).filter((n) => n.endsWith('.md')).map((n) => join('bench', n)));
+  if (existsSync(join(ROOT, 'bench')))
+    files.push(
+      ...readdirSync(join(ROOT, 'bench'))
+        .filter((n) => n.endsWith('.md'))
+        .map((n) => join('bench', n)),
+    );
   const walk = (dir) => {
     for (const e of readdirSync(join(ROOT, dir), { withFileTypes: true })) {
       const p = join(dir, e.name);
@@ -67,8 +72,10 @@ export function brokenLinks(file) {
   const problems = [];
   const targets = [];
   const lineOf = (index) => text.slice(0, index).split('\n').length;
-  for (const m of text.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) targets.push({ target: m[1], line: lineOf(m.index) });
-  for (const m of text.matchAll(/^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+"[^"]*")?\s*$/gm)) targets.push({ target: m[1], line: lineOf(m.index) });
+  for (const m of text.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g))
+    targets.push({ target: m[1], line: lineOf(m.index) });
+  for (const m of text.matchAll(/^\s*\[[^\]]+\]:\s*<?(\S+?)>?(?:\s+"[^"]*")?\s*$/gm))
+    targets.push({ target: m[1], line: lineOf(m.index) });
   for (const m of text.matchAll(/\b(?:href|src)="([^"]+)"/g)) targets.push({ target: m[1], line: lineOf(m.index) });
   for (const { target, line } of targets) {
     if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto: and the like
@@ -80,7 +87,12 @@ export function brokenLinks(file) {
       problems.push(`${where}: no such file`);
       continue;
     }
-    if (fragment && statSync(resolved).isFile() && resolved.endsWith('.md') && !anchorsOf(readFileSync(resolved, 'utf8')).has(fragment.toLowerCase())) {
+    if (
+      fragment &&
+      statSync(resolved).isFile() &&
+      resolved.endsWith('.md') &&
+      !anchorsOf(readFileSync(resolved, 'utf8')).has(fragment.toLowerCase())
+    ) {
       problems.push(`${where}: no heading with that anchor in ${relative(ROOT, resolved)}`);
     }
   }

@@ -48,11 +48,15 @@ describe('SQLite: SIGKILL under a mixed write load, restart on the same data dir
       for (const [k, n] of Object.entries(checks)) checked[k] = (checked[k] ?? 0) + n;
     }
     const stats = load.stats();
-    console.info(`crash-sqlite seed ${SEED}: ${ITERATIONS} kills, ${JSON.stringify(stats.byOp)} acknowledged, ${stats.unknown} unanswered, checks ${JSON.stringify(checked)}`);
+    console.info(
+      `crash-sqlite seed ${SEED}: ${ITERATIONS} kills, ${JSON.stringify(stats.byOp)} acknowledged, ${stats.unknown} unanswered, checks ${JSON.stringify(checked)}`,
+    );
     expect(stats.violations, `seed ${SEED}`).toEqual([]);
     // The load really wrote, and each kind of write was really checked after a kill.
-    for (const op of ['upload', 'refresh', 'login', 'revoke', 'totp']) expect(stats.byOp[op] ?? 0, `${op} acknowledged (seed ${SEED})`).toBeGreaterThan(0);
-    for (const k of ['sessions', 'revocations', 'uploads', 'totpReplays']) expect(checked[k] ?? 0, `${k} checked (seed ${SEED})`).toBeGreaterThan(0);
+    for (const op of ['upload', 'refresh', 'login', 'revoke', 'totp'])
+      expect(stats.byOp[op] ?? 0, `${op} acknowledged (seed ${SEED})`).toBeGreaterThan(0);
+    for (const k of ['sessions', 'revocations', 'uploads', 'totpReplays'])
+      expect(checked[k] ?? 0, `${k} checked (seed ${SEED})`).toBeGreaterThan(0);
     expect(stats.unknown, 'some requests were cut by the kills').toBeGreaterThan(0);
   });
 
@@ -74,7 +78,8 @@ describe('SQLite: SIGKILL under a mixed write load, restart on the same data dir
       };
       await burst();
       // Quiet: every acknowledged write is committed, so the files copied now are a consistent snapshot.
-      for (const f of ['strongroom.db', 'strongroom.db-wal']) if (existsSync(join(live, f))) cpSync(join(live, f), join(stale, f));
+      for (const f of ['strongroom.db', 'strongroom.db-wal'])
+        if (existsSync(join(live, f))) cpSync(join(live, f), join(stale, f));
       await burst();
       await s.kill();
       s = await startServerProcess({ dataDir: stale, env: ENV });

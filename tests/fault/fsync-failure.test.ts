@@ -23,7 +23,9 @@ describe('a failed fsync on SQLite', { timeout: 120_000 }, () => {
     const nodeArgs = ['--import', './tests/harness/fault/failing-fsync.ts'];
     let server: ServerProcess = await startServerProcess({ dataDir, env, nodeArgs });
     const address = 'fsync@example.org';
-    expect((await fetchCall(server.url, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } })).status).toBe(200);
+    expect(
+      (await fetchCall(server.url, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } })).status,
+    ).toBe(200);
     // Acknowledged sign-ins: each opened a session through the group commit.
     const acknowledged: string[] = [];
     for (let i = 0; i < 4; i++) {
@@ -34,7 +36,11 @@ describe('a failed fsync on SQLite', { timeout: 120_000 }, () => {
     // The disk starts failing its fsyncs.
     writeFileSync(flag, '');
     const during: (Reply | Error)[] = await Promise.all(
-      Array.from({ length: 6 }, () => fetchCall(server.url, 'POST', '/v1/auth/refresh', { body: { session_token: acknowledged[0] } }).catch((e: Error) => e)),
+      Array.from({ length: 6 }, () =>
+        fetchCall(server.url, 'POST', '/v1/auth/refresh', { body: { session_token: acknowledged[0] } }).catch(
+          (e: Error) => e,
+        ),
+      ),
     );
     // Not one of them was acknowledged.
     for (const r of during) if (!(r instanceof Error)) expect(r.status).toBe(503);
@@ -44,10 +50,15 @@ describe('a failed fsync on SQLite', { timeout: 120_000 }, () => {
       .catch((e: Error) => e);
     if (!(ready instanceof Error)) expect(ready.status).toBe(503);
     // And no later write either, on any path, until the process is gone.
-    const later = await fetchCall(server.url, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } }).catch((e: Error) => e);
+    const later = await fetchCall(server.url, 'POST', '/v1/auth/login', {
+      body: { address, password: PASSWORD },
+    }).catch((e: Error) => e);
     if (!(later instanceof Error)) expect(later.status).toBe(503);
     expect(ready).not.toBeInstanceOf(Error);
-    const exit = await Promise.race([server.exited, new Promise<'still running'>((r) => setTimeout(() => r('still running'), 15_000))]);
+    const exit = await Promise.race([
+      server.exited,
+      new Promise<'still running'>((r) => setTimeout(() => r('still running'), 15_000)),
+    ]);
     expect(exit).not.toBe('still running');
     expect(exit === 'still running' ? null : exit.code).not.toBe(0);
     if (exit === 'still running') await server.kill();
@@ -57,7 +68,10 @@ describe('a failed fsync on SQLite', { timeout: 120_000 }, () => {
     server = await startServerProcess({ dataDir, env, nodeArgs });
     try {
       expect((await fetchCall(server.url, 'GET', '/readyz', { version: null })).status).toBe(200);
-      for (const token of acknowledged) expect((await fetchCall(server.url, 'POST', '/v1/auth/refresh', { body: { session_token: token } })).status).toBe(200);
+      for (const token of acknowledged)
+        expect(
+          (await fetchCall(server.url, 'POST', '/v1/auth/refresh', { body: { session_token: token } })).status,
+        ).toBe(200);
     } finally {
       await server.stop();
     }

@@ -14,7 +14,10 @@ import { startServerProcess, type ServerProcess } from '../harness/spawn.js';
  */
 
 const PG_URL = pgUrlFromEnv();
-if (!PG_URL) console.warn('pg-partition.test.ts: SKIPPED: PG_URL is not set. A partition needs a PostgreSQL server behind a proxy.');
+if (!PG_URL)
+  console.warn(
+    'pg-partition.test.ts: SKIPPED: PG_URL is not set. A partition needs a PostgreSQL server behind a proxy.',
+  );
 
 const PASSWORD = 'correct horse battery staple';
 
@@ -62,14 +65,22 @@ describe.skipIf(!PG_URL)('a database partition under the real server (PG_URL)', 
   };
 
   it('a request caught in the partition receives its problem, not a closed socket; after it heals, all works', async () => {
-    const reg = await send('POST', '/v1/auth/register', { body: { address: 'partition@example.org', password: PASSWORD } });
+    const reg = await send('POST', '/v1/auth/register', {
+      body: { address: 'partition@example.org', password: PASSWORD },
+    });
     expect(reg.status).toBe(200);
-    const { access_token: token, session_token: sessionToken } = reg.body as { access_token: string; session_token: string };
+    const { access_token: token, session_token: sessionToken } = reg.body as {
+      access_token: string;
+      session_token: string;
+    };
     expect((await send('GET', '/v1/auth/profile', { token })).status).toBe(200);
     proxy.stall();
     try {
       const started = Date.now();
-      const [profile, refresh] = await Promise.all([send('GET', '/v1/auth/profile', { token }), send('POST', '/v1/auth/refresh', { body: { session_token: sessionToken } })]);
+      const [profile, refresh] = await Promise.all([
+        send('GET', '/v1/auth/profile', { token }),
+        send('POST', '/v1/auth/refresh', { body: { session_token: sessionToken } }),
+      ]);
       expect(profile).toMatchObject({ status: 401, body: { code: 'error.auth.unavailable' } });
       expect(refresh).toMatchObject({ status: 503, body: { code: 'error.auth.unavailable' } });
       expect(Date.now() - started).toBeLessThan(4_000);
@@ -92,9 +103,15 @@ describe('a configuration whose database waits outlast a socket timeout', { time
     try {
       const start = startServerProcess({
         dataDir,
-        env: { SVC_DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none', SVC_IDLE_TIMEOUT_S: '30', SVC_DB_STATEMENT_TIMEOUT_S: '30' },
+        env: {
+          SVC_DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none',
+          SVC_IDLE_TIMEOUT_S: '30',
+          SVC_DB_STATEMENT_TIMEOUT_S: '30',
+        },
       });
-      await expect(start).rejects.toThrow(/exited \(1\).*configuration error: SVC_DB_CONNECT_TIMEOUT_S \+ SVC_DB_STATEMENT_TIMEOUT_S \(5 \+ 30 s\) must be shorter than SVC_IDLE_TIMEOUT_S \(30 s\)/s);
+      await expect(start).rejects.toThrow(
+        /exited \(1\).*configuration error: SVC_DB_CONNECT_TIMEOUT_S \+ SVC_DB_STATEMENT_TIMEOUT_S \(5 \+ 30 s\) must be shorter than SVC_IDLE_TIMEOUT_S \(30 s\)/s,
+      );
     } finally {
       rmSync(dataDir, { recursive: true, force: true });
     }

@@ -27,7 +27,10 @@ describe.skipIf(SKIP !== null)('PostgreSQL restarted under load', { timeout: 120
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'sr-pgrestart-'));
     cluster = await startPgCluster();
-    server = await startServerProcess({ dataDir, env: { SVC_DATABASE_URL: cluster.url, SVC_QUOTA_HARD_BYTES: '6000' } });
+    server = await startServerProcess({
+      dataDir,
+      env: { SVC_DATABASE_URL: cluster.url, SVC_QUOTA_HARD_BYTES: '6000' },
+    });
   }, 60_000);
   afterAll(async () => {
     await server?.kill();
@@ -41,9 +44,14 @@ describe.skipIf(SKIP !== null)('PostgreSQL restarted under load', { timeout: 120
     await load.setup();
     // A session revoked before any outage, and a live one, probed all through the restarts.
     const address = `probe-${SEED}@example.org`;
-    const live = (await fetchCall(server.url, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } })).body;
-    const revoked = (await fetchCall(server.url, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } })).body;
-    expect((await fetchCall(server.url, 'DELETE', `/v1/auth/sessions/${revoked.session_id}`, { token: live.access_token })).status).toBe(204);
+    const live = (await fetchCall(server.url, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } }))
+      .body;
+    const revoked = (await fetchCall(server.url, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } }))
+      .body;
+    expect(
+      (await fetchCall(server.url, 'DELETE', `/v1/auth/sessions/${revoked.session_id}`, { token: live.access_token }))
+        .status,
+    ).toBe(204);
 
     const recoveries: number[] = [];
     const seen = { revokedAdmitted: [] as Reply[], liveRefused: 0, liveOther: [] as Reply[], probes: 0 };
@@ -59,7 +67,8 @@ describe.skipIf(SKIP !== null)('PostgreSQL restarted under load', { timeout: 120
           ]);
           if (bad?.status === 200) seen.revokedAdmitted.push(bad);
           if (good && good.status !== 200) {
-            if ((good.status === 401 || good.status === 503) && good.body?.code === 'error.auth.unavailable') seen.liveRefused++;
+            if ((good.status === 401 || good.status === 503) && good.body?.code === 'error.auth.unavailable')
+              seen.liveRefused++;
             else seen.liveOther.push(good);
           }
         }
@@ -71,7 +80,9 @@ describe.skipIf(SKIP !== null)('PostgreSQL restarted under load', { timeout: 120
       const back = Date.now();
       let recovered = false;
       while (!recovered && Date.now() - back < 10_000) {
-        recovered = (await fetchCall(server.url, 'GET', '/quota', { token: live.access_token }).catch(() => null))?.status === 200;
+        recovered =
+          (await fetchCall(server.url, 'GET', '/quota', { token: live.access_token }).catch(() => null))?.status ===
+          200;
         if (!recovered) await new Promise((res) => setTimeout(res, 50));
       }
       recoveries.push(Date.now() - back);
@@ -83,7 +94,9 @@ describe.skipIf(SKIP !== null)('PostgreSQL restarted under load', { timeout: 120
       expect(problems, `seed ${SEED}, restart ${r + 1}`).toEqual([]);
     }
     const stats = load.stats();
-    console.info(`pg-restart seed ${SEED}: ${JSON.stringify(stats.byOp)} acknowledged, ${stats.unknown} unanswered or unavailable, probes ${seen.probes}, live refused ${seen.liveRefused}, serving again ${recoveries.join('/')} ms after each restart`);
+    console.info(
+      `pg-restart seed ${SEED}: ${JSON.stringify(stats.byOp)} acknowledged, ${stats.unknown} unanswered or unavailable, probes ${seen.probes}, live refused ${seen.liveRefused}, serving again ${recoveries.join('/')} ms after each restart`,
+    );
     expect(stats.violations, `seed ${SEED}`).toEqual([]);
     expect(seen.revokedAdmitted, 'a revoked session admitted during the outage').toEqual([]);
     expect(seen.liveOther, 'a live session answered other than 200 or fail-closed').toEqual([]);

@@ -30,31 +30,52 @@ async function start(env: Record<string, string>, dataDir = mkdtempSync(join(tmp
 /** An account with a device and an open 10-byte upload session. */
 async function uploadSession(url: string): Promise<{ token: string; uploadId: string }> {
   const address = `term-${Math.random().toString(36).slice(2, 10)}@example.org`;
-  const token = (await fetchCall(url, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } })).body.access_token as string;
+  const token = (await fetchCall(url, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } })).body
+    .access_token as string;
   const accountId = (await fetchCall(url, 'GET', '/v1/auth/profile', { token })).body.account_id as string;
   const directory = new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]);
   expect((await fetchCall(url, 'PUT', '/v1/devices/directory', { token, cbor: directory })).status).toBeLessThan(300);
-  const created = await fetchCall(url, 'POST', '/upload', { token, body: { declared_size: 10, kind: 'original', device_id: 'phone' } });
+  const created = await fetchCall(url, 'POST', '/upload', {
+    token,
+    body: { declared_size: 10, kind: 'original', device_id: 'phone' },
+  });
   expect(created.status).toBe(201);
   return { token, uploadId: created.body.upload_id as string };
 }
 
 const putHead = (uploadId: string, token: string) =>
-  requestHead('PUT', `/upload/${uploadId}`, { authorization: `Bearer ${token}`, 'x-svc-protocol': VERSION, 'content-type': 'application/octet-stream', 'content-length': 10 });
+  requestHead('PUT', `/upload/${uploadId}`, {
+    authorization: `Bearer ${token}`,
+    'x-svc-protocol': VERSION,
+    'content-type': 'application/octet-stream',
+    'content-length': 10,
+  });
 
 const within = <T>(p: Promise<T>, ms: number, what: string) =>
-  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms))]);
+  Promise.race([
+    p,
+    new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms)),
+  ]);
 
 describe('SIGTERM', { timeout: 60_000 }, () => {
   it('lets the request in flight finish, refuses new ones, checkpoints SQLite and exits 0', async () => {
     const { server, dataDir } = await start({ SVC_SHUTDOWN_GRACE_S: '10' });
     const { token, uploadId } = await uploadSession(server.url);
-    expect(statSync(join(dataDir, 'strongroom.db-wal')).size, 'the writes sit in the WAL before shutdown').toBeGreaterThan(0);
+    expect(
+      statSync(join(dataDir, 'strongroom.db-wal')).size,
+      'the writes sit in the WAL before shutdown',
+    ).toBeGreaterThan(0);
 
     // An idle kept-alive connection, and an upload whose body is half sent.
     const idle = await openRaw(server.port);
     idle.write(requestHead('GET', '/.well-known/svc/server-info', {}));
-    await within(new Promise<void>((r) => { const t = setInterval(() => idle.received().includes('\r\n\r\n') && (clearInterval(t), r()), 10); }), 5_000, 'idle answer');
+    await within(
+      new Promise<void>((r) => {
+        const t = setInterval(() => idle.received().includes('\r\n\r\n') && (clearInterval(t), r()), 10);
+      }),
+      5_000,
+      'idle answer',
+    );
     const inFlight = await openRaw(server.port);
     inFlight.write(putHead(uploadId, token) + '01234');
     await new Promise((r) => setTimeout(r, 300));
@@ -65,7 +86,10 @@ describe('SIGTERM', { timeout: 60_000 }, () => {
     await within(idle.closed, 2_000, 'idle connection closed');
     let refused = false;
     for (let i = 0; i < 40 && !refused; i++) {
-      refused = await fetch(`${server.url}/.well-known/svc/server-info`).then(() => false, () => true);
+      refused = await fetch(`${server.url}/.well-known/svc/server-info`).then(
+        () => false,
+        () => true,
+      );
       if (!refused) await new Promise((r) => setTimeout(r, 50));
     }
     expect(refused, 'a new connection after SIGTERM is refused').toBe(true);
@@ -93,7 +117,9 @@ describe('SIGTERM', { timeout: 60_000 }, () => {
 
     // And what the in-flight request wrote is there after a restart.
     const again = (await start({}, dataDir)).server;
-    expect((await fetchCall(again.url, 'GET', `/upload/${uploadId}`, { token })).body).toMatchObject({ state: 'WaitingForProcessing' });
+    expect((await fetchCall(again.url, 'GET', `/upload/${uploadId}`, { token })).body).toMatchObject({
+      state: 'WaitingForProcessing',
+    });
   });
 
   it('cuts a request that never finishes at SVC_SHUTDOWN_GRACE_S and still exits 0', async () => {

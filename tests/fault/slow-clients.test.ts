@@ -15,7 +15,12 @@ import { startServerProcess, type ServerProcess } from '../harness/spawn.js';
  * connection (on PostgreSQL, more trickling uploads than the pool has connections; needs PG_URL).
  */
 
-const TIMEOUTS = { SVC_HEADERS_TIMEOUT_S: '1', SVC_REQUEST_TIMEOUT_S: '3', SVC_IDLE_TIMEOUT_S: '1', SVC_KEEPALIVE_TIMEOUT_S: '1' };
+const TIMEOUTS = {
+  SVC_HEADERS_TIMEOUT_S: '1',
+  SVC_REQUEST_TIMEOUT_S: '3',
+  SVC_IDLE_TIMEOUT_S: '1',
+  SVC_KEEPALIVE_TIMEOUT_S: '1',
+};
 const PG_URL = pgUrlFromEnv();
 /** More than the server's pool (10 connections per process). */
 const SLOW_UPLOADS = 14;
@@ -24,7 +29,8 @@ if (!PG_URL) console.warn('slow-clients.test.ts: the PostgreSQL case is SKIPPED:
 
 async function account(url: string): Promise<{ token: string }> {
   const address = `slow-${Math.random().toString(36).slice(2, 10)}@example.org`;
-  const token = (await fetchCall(url, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } })).body.access_token as string;
+  const token = (await fetchCall(url, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } })).body
+    .access_token as string;
   const accountId = (await fetchCall(url, 'GET', '/v1/auth/profile', { token })).body.account_id as string;
   const directory = new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]);
   expect((await fetchCall(url, 'PUT', '/v1/devices/directory', { token, cbor: directory })).status).toBeLessThan(300);
@@ -32,7 +38,10 @@ async function account(url: string): Promise<{ token: string }> {
 }
 
 async function createUpload(url: string, token: string, size = 1000): Promise<string> {
-  const r = await fetchCall(url, 'POST', '/upload', { token, body: { declared_size: size, kind: 'original', device_id: 'phone' } });
+  const r = await fetchCall(url, 'POST', '/upload', {
+    token,
+    body: { declared_size: size, kind: 'original', device_id: 'phone' },
+  });
   expect(r.status).toBe(201);
   return r.body.upload_id as string;
 }
@@ -43,17 +52,29 @@ async function servesBesideTrickles(server: ServerProcess): Promise<void> {
   const ids = await Promise.all(Array.from({ length: SLOW_UPLOADS }, () => createUpload(server.url, token)));
   const slow = await Promise.all(ids.map(() => openRaw(server.port)));
   slow.forEach((conn, i) => {
-    conn.write(requestHead('PUT', `/upload/${ids[i]}`, { authorization: `Bearer ${token}`, 'x-svc-protocol': VERSION, 'content-type': 'application/octet-stream', 'content-length': 1000 }));
+    conn.write(
+      requestHead('PUT', `/upload/${ids[i]}`, {
+        authorization: `Bearer ${token}`,
+        'x-svc-protocol': VERSION,
+        'content-type': 'application/octet-stream',
+        'content-length': 1000,
+      }),
+    );
     void conn.trickle('x'.repeat(1000), 200);
   });
   await new Promise((r) => setTimeout(r, 600));
-  const states = await Promise.all(ids.map(async (id) => (await fetchCall(server.url, 'GET', `/upload/${id}`, { token })).body.state));
+  const states = await Promise.all(
+    ids.map(async (id) => (await fetchCall(server.url, 'GET', `/upload/${id}`, { token })).body.state),
+  );
   expect(states, 'every trickling upload is inside its handler').toEqual(ids.map(() => 'Uploading'));
   for (let i = 0; i < 5; i++) {
     const started = Date.now();
     const [quota, created] = await Promise.all([
       fetchCall(server.url, 'GET', '/quota', { token }),
-      fetchCall(server.url, 'POST', '/upload', { token, body: { declared_size: 5, kind: 'original', device_id: 'phone' } }),
+      fetchCall(server.url, 'POST', '/upload', {
+        token,
+        body: { declared_size: 5, kind: 'original', device_id: 'phone' },
+      }),
     ]);
     expect([quota.status, created.status]).toEqual([200, 201]);
     expect(Date.now() - started, 'answered without waiting for a database connection').toBeLessThan(1_500);
@@ -77,7 +98,10 @@ describe('slow clients (SQLite)', { timeout: 60_000 }, () => {
 
   it('headers trickling in are cut at the headers timeout', async () => {
     const conn = await openRaw(server.port);
-    void conn.trickle(`GET /.well-known/svc/server-info HTTP/1.1\r\nhost: 127.0.0.1\r\nx-padding: ${'a'.repeat(100)}\r\n\r\n`, 100);
+    void conn.trickle(
+      `GET /.well-known/svc/server-info HTTP/1.1\r\nhost: 127.0.0.1\r\nx-padding: ${'a'.repeat(100)}\r\n\r\n`,
+      100,
+    );
     const ms = await conn.closed;
     expect(ms).toBeGreaterThanOrEqual(900);
     expect(ms).toBeLessThan(3_000);
@@ -86,7 +110,13 @@ describe('slow clients (SQLite)', { timeout: 60_000 }, () => {
 
   it('a body trickling in is cut at the request timeout, one that stalls at the idle timeout', async () => {
     const { token } = await account(server.url);
-    const head = (id: string) => requestHead('PUT', `/upload/${id}`, { authorization: `Bearer ${token}`, 'x-svc-protocol': VERSION, 'content-type': 'application/octet-stream', 'content-length': 1000 });
+    const head = (id: string) =>
+      requestHead('PUT', `/upload/${id}`, {
+        authorization: `Bearer ${token}`,
+        'x-svc-protocol': VERSION,
+        'content-type': 'application/octet-stream',
+        'content-length': 1000,
+      });
     const [a, b] = await Promise.all([createUpload(server.url, token), createUpload(server.url, token)]);
     const trickling = await openRaw(server.port);
     trickling.write(head(a));
@@ -139,7 +169,13 @@ describe.skipIf(!PG_URL)('slow clients hold no PostgreSQL connection (PG_URL)', 
     // The database must give up before a socket timeout could cut a request waiting on it (the
     // server refuses to start otherwise): 1 s + 1 s of database waits under a 3 s idle timeout.
     // Trickles move a byte every 200 ms, so the idle timeout does not touch them.
-    const env = { ...TIMEOUTS, SVC_IDLE_TIMEOUT_S: '3', SVC_DB_STATEMENT_TIMEOUT_S: '1', SVC_DB_CONNECT_TIMEOUT_S: '1', SVC_DATABASE_URL: db.url };
+    const env = {
+      ...TIMEOUTS,
+      SVC_IDLE_TIMEOUT_S: '3',
+      SVC_DB_STATEMENT_TIMEOUT_S: '1',
+      SVC_DB_CONNECT_TIMEOUT_S: '1',
+      SVC_DATABASE_URL: db.url,
+    };
     server = await startServerProcess({ dataDir, env });
   }, 60_000);
   afterAll(async () => {

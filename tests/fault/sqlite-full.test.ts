@@ -62,17 +62,24 @@ describe.skipIf(!mounted)('SQLite on a full disk', { timeout: 90_000 }, () => {
     expect(r.headers.get('content-type')).toMatch(/^application\/problem\+json/);
     expect(r.body.code).toBe(code);
   };
-  const upload = (size: number) => fetchCall(server.url, 'POST', '/upload', { token, body: { declared_size: size, kind: 'original', device_id: 'phone' } });
+  const upload = (size: number) =>
+    fetchCall(server.url, 'POST', '/upload', {
+      token,
+      body: { declared_size: size, kind: 'original', device_id: 'phone' },
+    });
 
   beforeAll(async () => {
     server = await startServerProcess({ dataDir: join(MOUNT, 'data'), env: { SVC_QUOTA_HARD_BYTES: '' } });
     const address = `full-${Math.random().toString(36).slice(2, 10)}@example.org`;
-    const pair = (await fetchCall(server.url, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } })).body;
+    const pair = (await fetchCall(server.url, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } }))
+      .body;
     token = pair.access_token;
     sessionToken = pair.session_token;
     const accountId = (await fetchCall(server.url, 'GET', '/v1/auth/profile', { token })).body.account_id as string;
     const directory = new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]);
-    expect((await fetchCall(server.url, 'PUT', '/v1/devices/directory', { token, cbor: directory })).status).toBeLessThan(300);
+    expect(
+      (await fetchCall(server.url, 'PUT', '/v1/devices/directory', { token, cbor: directory })).status,
+    ).toBeLessThan(300);
   }, 60_000);
   afterAll(async () => {
     await server?.kill();
@@ -99,8 +106,18 @@ describe.skipIf(!mounted)('SQLite on a full disk', { timeout: 90_000 }, () => {
 
     // Every kind of write fails closed, the same way, again and again.
     problem(await upload(7), 503, 'error.store.unavailable');
-    problem(await fetchCall(server.url, 'POST', '/v1/auth/register', { body: { address: 'late@example.org', password: PASSWORD } }), 503, 'error.store.unavailable');
-    problem(await fetchCall(server.url, 'POST', '/v1/auth/refresh', { body: { session_token: sessionToken } }), 503, 'error.auth.unavailable');
+    problem(
+      await fetchCall(server.url, 'POST', '/v1/auth/register', {
+        body: { address: 'late@example.org', password: PASSWORD },
+      }),
+      503,
+      'error.store.unavailable',
+    );
+    problem(
+      await fetchCall(server.url, 'POST', '/v1/auth/refresh', { body: { session_token: sessionToken } }),
+      503,
+      'error.auth.unavailable',
+    );
 
     // Reads, and authenticated requests that write nothing, still work.
     const quota = await fetchCall(server.url, 'GET', '/quota', { token });
@@ -109,7 +126,8 @@ describe.skipIf(!mounted)('SQLite on a full disk', { timeout: 90_000 }, () => {
     expect((await fetchCall(server.url, 'GET', '/v1/auth/profile', { token })).status).toBe(200);
     expect((await fetchCall(server.url, 'GET', '/v1/auth/sessions', { token })).status).toBe(200);
     expect((await fetchCall(server.url, 'GET', '/v1/devices/directory', { token })).status).toBe(200);
-    for (const id of acknowledged.slice(-3)) expect((await fetchCall(server.url, 'GET', `/upload/${id}`, { token })).status).toBe(200);
+    for (const id of acknowledged.slice(-3))
+      expect((await fetchCall(server.url, 'GET', `/upload/${id}`, { token })).status).toBe(200);
     expect((await fetchCall(server.url, 'GET', '/.well-known/svc/server-info')).status).toBe(200);
     expect(server.child.exitCode).toBeNull();
 
@@ -120,7 +138,9 @@ describe.skipIf(!mounted)('SQLite on a full disk', { timeout: 90_000 }, () => {
       expect(r.status, JSON.stringify(r.body)).toBe(201);
       acked += 11;
     }
-    expect((await fetchCall(server.url, 'POST', '/v1/auth/refresh', { body: { session_token: sessionToken } })).status).toBe(200);
+    expect(
+      (await fetchCall(server.url, 'POST', '/v1/auth/refresh', { body: { session_token: sessionToken } })).status,
+    ).toBe(200);
     // Nothing refused was half-kept: the reservations are exactly the acknowledged ones.
     expect((await fetchCall(server.url, 'GET', '/quota', { token })).body.reserved).toBe(acked);
     expect(server.child.exitCode).toBeNull();

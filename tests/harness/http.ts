@@ -39,8 +39,16 @@ export interface TestServer {
  * A real app over a real in-memory SQLite database and real argon2id, with a fake clock and seeded
  * randomness. Stores are wrapped so a test can break them. Areas extend `stores` here as they land.
  */
-export async function testServer(env: Record<string, string> = {}, platform: Partial<Pick<Platform, 'identityProvider' | 'hasher'>> = {}, options: { blobs?: BlobStore } = {}): Promise<TestServer> {
-  const config: Config = readConfig({ SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc', ...env });
+export async function testServer(
+  env: Record<string, string> = {},
+  platform: Partial<Pick<Platform, 'identityProvider' | 'hasher'>> = {},
+  options: { blobs?: BlobStore } = {},
+): Promise<TestServer> {
+  const config: Config = readConfig({
+    SVC_BASE_URL: 'http://127.0.0.1:8080',
+    SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc',
+    ...env,
+  });
   const clock = new FakeClock();
   const logger = new MemoryLogger();
   const db = openSqliteDatabase(':memory:');
@@ -48,8 +56,21 @@ export async function testServer(env: Record<string, string> = {}, platform: Par
   const accounts = breakable(ports.accounts);
   const totp = breakable(ports.totp);
   const schema = breakable(ports.schema);
-  const stores: Stores = { ...ports, accounts: accounts.port, totp: totp.port, schema: schema.port, blobs: options.blobs ?? new MemoryBlobStore(), close: async () => void db.close() };
-  const deps = await buildDeps(config, stores, { clock, random: new SeededRandom(testSeed()), logger, hasher: new Argon2Hasher(), ...platform });
+  const stores: Stores = {
+    ...ports,
+    accounts: accounts.port,
+    totp: totp.port,
+    schema: schema.port,
+    blobs: options.blobs ?? new MemoryBlobStore(),
+    close: async () => void db.close(),
+  };
+  const deps = await buildDeps(config, stores, {
+    clock,
+    random: new SeededRandom(testSeed()),
+    logger,
+    hasher: new Argon2Hasher(),
+    ...platform,
+  });
   const app = createApp(deps);
   const { baseUrl, close, connections } = await listen(app);
   return {
@@ -85,7 +106,9 @@ const listening = new WeakMap<Hono, string>();
  * Serves the app the way main.ts does (@hono/node-server) on an ephemeral loopback port. HTTP tests
  * then exercise the same header and body reading as production, not a second path.
  */
-export async function listen(app: Hono): Promise<{ baseUrl: string; close(): Promise<void>; connections(): Promise<number> }> {
+export async function listen(
+  app: Hono,
+): Promise<{ baseUrl: string; close(): Promise<void>; connections(): Promise<number> }> {
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
@@ -95,7 +118,8 @@ export async function listen(app: Hono): Promise<{ baseUrl: string; close(): Pro
   listening.set(app, baseUrl);
   return {
     baseUrl,
-    connections: () => new Promise((resolve, reject) => server.getConnections((error, n) => (error ? reject(error) : resolve(n)))),
+    connections: () =>
+      new Promise((resolve, reject) => server.getConnections((error, n) => (error ? reject(error) : resolve(n)))),
     close: () =>
       new Promise<void>((resolve) => {
         listening.delete(app);
@@ -113,7 +137,10 @@ let seed: number | undefined;
 export function testSeed(): number {
   if (seed === undefined) {
     const fromEnv = Number(process.env.TEST_SEED);
-    seed = Number.isSafeInteger(fromEnv) && process.env.TEST_SEED !== undefined ? fromEnv : Math.floor(Math.random() * 2 ** 31);
+    seed =
+      Number.isSafeInteger(fromEnv) && process.env.TEST_SEED !== undefined
+        ? fromEnv
+        : Math.floor(Math.random() * 2 ** 31);
     console.info(`test randomness seed ${seed} (replay with TEST_SEED=${seed})`);
   }
   return seed;
@@ -167,7 +194,9 @@ async function reply(res: Response): Promise<Reply> {
 /** One request, JSON in and out: through the real server when the app is a test server's, else app.request(). */
 export async function call(app: Hono, method: string, path: string, o: CallOptions = {}): Promise<Reply> {
   const base = listening.get(app);
-  return reply(await (base === undefined ? app.request(path, requestInit(method, o)) : fetch(base + path, requestInit(method, o))));
+  return reply(
+    await (base === undefined ? app.request(path, requestInit(method, o)) : fetch(base + path, requestInit(method, o))),
+  );
 }
 
 /** The same over the network, for tests of real server processes. */
@@ -177,7 +206,10 @@ export async function fetchCall(baseUrl: string, method: string, path: string, o
 
 let counter = 0;
 /** Registers a fresh account and returns its token pair and address. */
-export async function registerUser(app: Hono, address = `user${++counter}-${(testSeed() + counter).toString(36)}@example.org`) {
+export async function registerUser(
+  app: Hono,
+  address = `user${++counter}-${(testSeed() + counter).toString(36)}@example.org`,
+) {
   const r = await call(app, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } });
   if (r.status !== 200) throw new Error(`register failed: ${r.status} ${JSON.stringify(r.body)}`);
   return { address, ...(r.body as { session_id: string; session_token: string; access_token: string }) };

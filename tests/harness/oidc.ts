@@ -24,7 +24,10 @@ export interface TestProvider {
   /** Signs an ID token with the provider's own key (for tampered token responses). */
   sign(claims: Record<string, unknown>): Promise<string>;
   /** A fetch that rewrites the ID token in token responses through `edit` (then stops). */
-  tamperingFetch(edit: (claims: Record<string, unknown>) => Record<string, unknown>, signer?: (claims: Record<string, unknown>) => Promise<string>): typeof fetch;
+  tamperingFetch(
+    edit: (claims: Record<string, unknown>) => Record<string, unknown>,
+    signer?: (claims: Record<string, unknown>) => Promise<string>,
+  ): typeof fetch;
   close(): Promise<void>;
 }
 
@@ -34,7 +37,12 @@ export interface TestProvider {
  * asked for, or refuses with `access_denied`. No browser: the test follows redirects itself
  * (see {@link Browser}).
  */
-export async function startTestProvider(options: { redirectUris: string[]; clientSecret?: string | null; port?: number; kid?: string }): Promise<TestProvider> {
+export async function startTestProvider(options: {
+  redirectUris: string[];
+  clientSecret?: string | null;
+  port?: number;
+  kid?: string;
+}): Promise<TestProvider> {
   const { privateKey } = await generateKeyPair('RS256', { extractable: true });
   const jwk: JWK = { ...(await exportJWK(privateKey)), kid: options.kid ?? 'test-key-1', alg: 'RS256', use: 'sig' };
   const people = new Map<string, TestPerson>();
@@ -50,7 +58,9 @@ export async function startTestProvider(options: { redirectUris: string[]; clien
     clients: [
       {
         client_id: clientId,
-        ...(clientSecret === null ? { token_endpoint_auth_method: 'none' } : { client_secret: clientSecret, token_endpoint_auth_method: 'client_secret_basic' }),
+        ...(clientSecret === null
+          ? { token_endpoint_auth_method: 'none' }
+          : { client_secret: clientSecret, token_endpoint_auth_method: 'client_secret_basic' }),
         redirect_uris: options.redirectUris,
         grant_types: ['authorization_code'],
         response_types: ['code'],
@@ -84,14 +94,24 @@ export async function startTestProvider(options: { redirectUris: string[]; clien
         const step = next;
         next = null;
         if (step === null || step.kind === 'deny') {
-          await provider.interactionFinished(req, res, { error: 'access_denied', error_description: 'The person said no.' }, { mergeWithLastSubmission: false });
+          await provider.interactionFinished(
+            req,
+            res,
+            { error: 'access_denied', error_description: 'The person said no.' },
+            { mergeWithLastSubmission: false },
+          );
           return;
         }
         people.set(step.person.sub, step.person);
         const grant = new provider.Grant({ accountId: step.person.sub, clientId: details.params.client_id });
         grant.addOIDCScope(String(details.params.scope));
         const grantId = await grant.save();
-        await provider.interactionFinished(req, res, { login: { accountId: step.person.sub }, consent: { grantId } }, { mergeWithLastSubmission: false });
+        await provider.interactionFinished(
+          req,
+          res,
+          { login: { accountId: step.person.sub }, consent: { grantId } },
+          { mergeWithLastSubmission: false },
+        );
       } catch (e) {
         res.statusCode = 500;
         res.end(String(e));
@@ -142,7 +162,10 @@ export class Browser {
     let at = url;
     for (let hops = 0; hops < 20; hops++) {
       if (at.startsWith(stopAt)) return new URL(at);
-      const res = await fetch(at, { redirect: 'manual', headers: { cookie: [...this.#cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
+      const res = await fetch(at, {
+        redirect: 'manual',
+        headers: { cookie: [...this.#cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+      });
       for (const line of res.headers.getSetCookie()) {
         const [pair] = line.split(';');
         const eq = pair!.indexOf('=');

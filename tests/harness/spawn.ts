@@ -59,7 +59,9 @@ export interface SpawnOptions {
 }
 
 /** A server that listened, or how it ended without listening (a refused configuration). */
-export type Spawned = { ok: true; server: ServerProcess } | { ok: false; code: number | null; signal: NodeJS.Signals | null; stderr: string };
+export type Spawned =
+  | { ok: true; server: ServerProcess }
+  | { ok: false; code: number | null; signal: NodeJS.Signals | null; stderr: string };
 
 /** Starts the server; resolves once it listens, or with its exit if it ends first. */
 export async function spawnServer(options: SpawnOptions = {}): Promise<Spawned> {
@@ -149,11 +151,17 @@ export interface StartOptions extends SpawnOptions {
 
 /** The fault tests' server: over `dataDir`, sealed with FAULT_SECRET_KEY unless `env` says otherwise. */
 export function startServerProcess(options: StartOptions): Promise<ServerProcess> {
-  return startServer({ ...options, env: { SVC_DATA_DIR: options.dataDir, SVC_SECRET_KEY: FAULT_SECRET_KEY, ...options.env } });
+  return startServer({
+    ...options,
+    env: { SVC_DATA_DIR: options.dataDir, SVC_SECRET_KEY: FAULT_SECRET_KEY, ...options.env },
+  });
 }
 
 /** Runs the operator CLI (`apps/server/src/cli.ts`) to its end; `out` is stdout and stderr together. */
-export async function runCliProcess(args: readonly string[], env: Env = {}): Promise<{ code: number | null; out: string }> {
+export async function runCliProcess(
+  args: readonly string[],
+  env: Env = {},
+): Promise<{ code: number | null; out: string }> {
   const { ended } = await spawnCliProcess(args, env);
   const { code, out } = await ended;
   return { code, out };
@@ -166,7 +174,10 @@ export async function runCliProcess(args: readonly string[], env: Env = {}): Pro
 export async function spawnCliProcess(
   args: readonly string[],
   env: Env = {},
-): Promise<{ child: ChildProcess; ended: Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }> }> {
+): Promise<{
+  child: ChildProcess;
+  ended: Promise<{ code: number | null; signal: NodeJS.Signals | null; out: string }>;
+}> {
   const child = spawn(process.execPath, [...(await entryArgs('cli', [])), ...args], {
     cwd: ROOT,
     env: environment({ SVC_BASE_URL: TEST_BASE_URL, ...env }),
@@ -208,7 +219,14 @@ function bundles(): Promise<string> {
   return built;
 }
 
-const SOURCE_DIRS = ['apps/server/src', 'packages/core/src', 'packages/sql-common/src', 'packages/adapters-node/src', 'packages/adapters-sqlite/src', 'packages/adapters-pg/src'];
+const SOURCE_DIRS = [
+  'apps/server/src',
+  'packages/core/src',
+  'packages/sql-common/src',
+  'packages/adapters-node/src',
+  'packages/adapters-sqlite/src',
+  'packages/adapters-pg/src',
+];
 
 async function buildBundles(): Promise<string> {
   // Named by a hash of every source file it may contain, so an edit builds a new one and runs of
@@ -218,7 +236,12 @@ async function buildBundles(): Promise<string> {
     for (const name of readdirSync(join(ROOT, dir)).sort()) {
       const rel = `${dir}/${name}`;
       if (statSync(join(ROOT, rel)).isDirectory()) walk(rel);
-      else if (/\.(ts|json|sql)$/.test(name) && !name.endsWith('.test.ts')) hash.update(rel).update('\0').update(readFileSync(join(ROOT, rel))).update('\0');
+      else if (/\.(ts|json|sql)$/.test(name) && !name.endsWith('.test.ts'))
+        hash
+          .update(rel)
+          .update('\0')
+          .update(readFileSync(join(ROOT, rel)))
+          .update('\0');
     }
   };
   for (const dir of SOURCE_DIRS) walk(dir);
@@ -249,11 +272,16 @@ async function buildBundles(): Promise<string> {
           name: 'strongroom-sources',
           setup(b) {
             // Workspace packages are bundled; every npm package stays a Node import.
-            b.onResolve({ filter: /^[^./]/ }, (a) => (a.path.startsWith('@strongroom/') ? undefined : { external: true }));
+            b.onResolve({ filter: /^[^./]/ }, (a) =>
+              a.path.startsWith('@strongroom/') ? undefined : { external: true },
+            );
             b.onLoad({ filter: /\.ts$/ }, async (a) => {
               const text = await readFile(a.path, 'utf8');
               // The entry keeps its own URL (the CLI runs when it is the process's main module).
-              const contents = a.path === entryPath ? text : text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(a.path).href));
+              const contents =
+                a.path === entryPath
+                  ? text
+                  : text.replaceAll('import.meta.url', JSON.stringify(pathToFileURL(a.path).href));
               return { contents, loader: 'ts' };
             });
           },

@@ -57,17 +57,45 @@ async function victim(url: string): Promise<Victim> {
   const token = r.body.access_token as string;
   const accountId = claims.sub!;
   const dir = new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]);
-  expect((await fetchCall(url, 'PUT', '/v1/devices/directory', { token, raw: dir as unknown as BodyInit, contentType: 'application/cbor' })).status).toBeLessThan(300);
-  return { token, accountId, sessionId: claims['sid'] as string, sessionToken: r.body.session_token as string, signInTicket: r.body.sign_in_ticket as string };
+  expect(
+    (
+      await fetchCall(url, 'PUT', '/v1/devices/directory', {
+        token,
+        raw: dir as unknown as BodyInit,
+        contentType: 'application/cbor',
+      })
+    ).status,
+  ).toBeLessThan(300);
+  return {
+    token,
+    accountId,
+    sessionId: claims['sid'] as string,
+    sessionToken: r.body.session_token as string,
+    signInTicket: r.body.sign_in_ticket as string,
+  };
 }
 
 /** create + PUT + finalize; the receipt's kid. */
 async function receiptKid(url: string, token: string): Promise<string> {
   const data = randomBytes(64);
-  const o = await fetchCall(url, 'POST', '/upload', { token, body: { device_id: 'phone', kind: 'original', declared_size: data.length } });
+  const o = await fetchCall(url, 'POST', '/upload', {
+    token,
+    body: { device_id: 'phone', kind: 'original', declared_size: data.length },
+  });
   expect(o.status).toBe(201);
-  expect((await fetchCall(url, 'PUT', `/upload/${o.body.upload_id}`, { token, raw: data as unknown as BodyInit, contentType: 'application/octet-stream' })).status).toBe(200);
-  const f = await fetchCall(url, 'POST', `/upload/${o.body.upload_id}/finalize`, { token, body: { content_hash: sha(data) } });
+  expect(
+    (
+      await fetchCall(url, 'PUT', `/upload/${o.body.upload_id}`, {
+        token,
+        raw: data as unknown as BodyInit,
+        contentType: 'application/octet-stream',
+      })
+    ).status,
+  ).toBe(200);
+  const f = await fetchCall(url, 'POST', `/upload/${o.body.upload_id}/finalize`, {
+    token,
+    body: { content_hash: sha(data) },
+  });
   expect(f.status).toBe(200);
   return decodeProtectedHeader(f.body.receipt as string).kid!;
 }
@@ -93,7 +121,8 @@ function candidateSeeds(values: readonly unknown[]): Uint8Array[] {
     windows(Buffer.from(text, 'utf8'));
     for (const part of text.split(/[^A-Za-z0-9_-]+/)) {
       if (part.length >= 43) windows(Buffer.from(part, 'base64url'));
-      if (part.length >= 64 && /^[0-9a-fA-F]+$/.test(part)) windows(Buffer.from(part.slice(0, part.length & ~1), 'hex'));
+      if (part.length >= 64 && /^[0-9a-fA-F]+$/.test(part))
+        windows(Buffer.from(part.slice(0, part.length & ~1), 'hex'));
     }
   }
   return out;
@@ -104,7 +133,11 @@ function dumpSqlite(file: string): { tables: Record<string, Record<string, unkno
   const db = new Database(file);
   try {
     const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as { name: string }[];
-    return { tables: Object.fromEntries(names.map(({ name }) => [name, db.prepare(`SELECT * FROM "${name}"`).all() as Record<string, unknown>[]])) };
+    return {
+      tables: Object.fromEntries(
+        names.map(({ name }) => [name, db.prepare(`SELECT * FROM "${name}"`).all() as Record<string, unknown>[]]),
+      ),
+    };
   } finally {
     db.close();
   }
@@ -115,9 +148,12 @@ async function dumpPg(url: string): Promise<{ tables: Record<string, Record<stri
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {
-    const { rows } = await client.query<{ s: string; t: string }>("SELECT table_schema AS s, table_name AS t FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')");
+    const { rows } = await client.query<{ s: string; t: string }>(
+      "SELECT table_schema AS s, table_name AS t FROM information_schema.tables WHERE table_type = 'BASE TABLE' AND table_schema NOT IN ('pg_catalog', 'information_schema')",
+    );
     const tables: Record<string, Record<string, unknown>[]> = {};
-    for (const { s, t } of rows) tables[s === 'public' ? t : `${s}.${t}`] = (await client.query(`SELECT * FROM "${s}"."${t}"`)).rows;
+    for (const { s, t } of rows)
+      tables[s === 'public' ? t : `${s}.${t}`] = (await client.query(`SELECT * FROM "${s}"."${t}"`)).rows;
     return { tables };
   } finally {
     await client.end();
@@ -152,10 +188,17 @@ function expectNothingUsable(result: Loot): void {
   expect(result.secretsInCopy).toEqual([]);
 }
 
-async function attack(url: string, dump: { tables: Record<string, Record<string, unknown>[]> }, v: Victim): Promise<Loot> {
+async function attack(
+  url: string,
+  dump: { tables: Record<string, Record<string, unknown>[]> },
+  v: Victim,
+): Promise<Loot> {
   const info = (await fetchCall(url, 'GET', '/.well-known/svc/server-info', { version: null })).body;
   const attest = (await fetchCall(url, 'GET', '/.well-known/svc/attestation-keys', { version: null })).body;
-  const published = new Set<string>([...info.signing_keys.keys.map((k: { x: string }) => k.x), ...attest.history.map((e: { jwk: { x: string } }) => e.jwk.x)]);
+  const published = new Set<string>([
+    ...info.signing_keys.keys.map((k: { x: string }) => k.x),
+    ...attest.history.map((e: { jwk: { x: string } }) => e.jwk.x),
+  ]);
   expect(published.size).toBeGreaterThanOrEqual(2);
   const all = Object.values(dump.tables).flatMap((rows) => rows.flatMap((r) => Object.values(r)));
   const matched = candidateSeeds(all)
@@ -168,7 +211,10 @@ async function attack(url: string, dump: { tables: Record<string, Record<string,
   const now = Math.floor(Date.now() / 1000);
   for (const row of signingRows) {
     for (const seed of candidateSeeds(Object.values(row))) {
-      const key = await importJWK({ kty: 'OKP', crv: 'Ed25519', x: toBase64url(ed25519.getPublicKey(seed)), d: toBase64url(seed) }, 'EdDSA');
+      const key = await importJWK(
+        { kty: 'OKP', crv: 'Ed25519', x: toBase64url(ed25519.getPublicKey(seed)), d: toBase64url(seed) },
+        'EdDSA',
+      );
       const forged = await new SignJWT({ sub: v.accountId, sid: v.sessionId, jti: uuidv7(Date.now(), randomBytes(10)) })
         .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid: String(row['kid']) })
         .setIssuer(ISSUER)
@@ -181,16 +227,20 @@ async function attack(url: string, dump: { tables: Record<string, Record<string,
   }
   // Every value the session and ticket tables hold, sent as a session token.
   const bearerRows = [...(dump.tables['sessions'] ?? []), ...(dump.tables['sign_in_tickets'] ?? [])];
-  const values = new Set(bearerRows.flatMap((r) => Object.values(r)).filter((x): x is string => typeof x === 'string' && x.length >= 16));
+  const values = new Set(
+    bearerRows.flatMap((r) => Object.values(r)).filter((x): x is string => typeof x === 'string' && x.length >= 16),
+  );
   let refreshed = 0;
-  for (const value of values) if ((await fetchCall(url, 'POST', '/v1/auth/refresh', { body: { session_token: value } })).status === 200) refreshed++;
+  for (const value of values)
+    if ((await fetchCall(url, 'POST', '/v1/auth/refresh', { body: { session_token: value } })).status === 200)
+      refreshed++;
   const everything = JSON.stringify(dump.tables);
   const secretsInCopy = [v.sessionToken, v.signInTicket].filter((secret) => everything.includes(secret));
   return { matched, accepted, tried, refreshed, triedTokens: values.size, secretsInCopy };
 }
 
 describe('a stolen database forges nothing', () => {
-  it('SQLite: the files of a running server, copied, hold no usable private key; the files are the server user\'s alone', async () => {
+  it("SQLite: the files of a running server, copied, hold no usable private key; the files are the server user's alone", async () => {
     const dir = dataDir();
     const server = await start({ dataDir: dir });
     try {
@@ -206,36 +256,64 @@ describe('a stolen database forges nothing', () => {
       // The attacker copies the database files (WAL included) while the server runs.
       const loot = mkdtempSync(join(tmpdir(), 'sr-loot-'));
       dirs.push(loot);
-      for (const f of ['strongroom.db', 'strongroom.db-wal', 'strongroom.db-shm']) copyFileSync(join(dir, f), join(loot, f));
+      for (const f of ['strongroom.db', 'strongroom.db-wal', 'strongroom.db-shm'])
+        copyFileSync(join(dir, f), join(loot, f));
       expectNothingUsable(await attack(server.url, dumpSqlite(join(loot, 'strongroom.db')), v));
     } finally {
       await server.stop();
     }
   }, 300_000);
 
-  it.skipIf(PG_URL === null)('PostgreSQL: every table of a running server\'s database holds no usable private key', async () => {
-    const db = await createScratchDatabase(PG_URL!, 'keys');
-    scratch.push(db);
-    const server = await start({ dataDir: dataDir(), env: { SVC_DATABASE_URL: db.url } });
-    try {
-      const v = await victim(server.url);
-      await receiptKid(server.url, v.token);
-      expect((await fetchCall(server.url, 'GET', '/v1/auth/profile', { token: v.token })).status).toBe(200);
-      expectNothingUsable(await attack(server.url, await dumpPg(db.url), v));
-    } finally {
-      await server.stop();
-    }
-  }, 300_000);
+  it.skipIf(PG_URL === null)(
+    "PostgreSQL: every table of a running server's database holds no usable private key",
+    async () => {
+      const db = await createScratchDatabase(PG_URL!, 'keys');
+      scratch.push(db);
+      const server = await start({ dataDir: dataDir(), env: { SVC_DATABASE_URL: db.url } });
+      try {
+        const v = await victim(server.url);
+        await receiptKid(server.url, v.token);
+        expect((await fetchCall(server.url, 'GET', '/v1/auth/profile', { token: v.token })).status).toBe(200);
+        expectNothingUsable(await attack(server.url, await dumpPg(db.url), v));
+      } finally {
+        await server.stop();
+      }
+    },
+    300_000,
+  );
 });
 
 /** What an earlier build left: raw keys in both tables, and (on SQLite) a world-readable file. */
-async function writeEarlierBuild(ports: { accounts: { ensureSigningKey(k: unknown): Promise<unknown> }; attestation: { appendAttestationKey(k: unknown, e: unknown, at: number): Promise<unknown> } }) {
+async function writeEarlierBuild(ports: {
+  accounts: { ensureSigningKey(k: unknown): Promise<unknown> };
+  attestation: { appendAttestationKey(k: unknown, e: unknown, at: number): Promise<unknown> };
+}) {
   const signingSeed = randomBytes(32);
-  const signing = { kid: 'legacy-sign', privateKey: toBase64url(signingSeed), publicKey: toBase64url(ed25519.getPublicKey(signingSeed)), createdAt: Date.now(), retiredAt: null };
+  const signing = {
+    kid: 'legacy-sign',
+    privateKey: toBase64url(signingSeed),
+    publicKey: toBase64url(ed25519.getPublicKey(signingSeed)),
+    createdAt: Date.now(),
+    retiredAt: null,
+  };
   await ports.accounts.ensureSigningKey(signing);
   const attestSeed = randomBytes(32);
-  const attest = { kid: 'legacy-attest', privateKey: toBase64url(attestSeed), publicKey: toBase64url(ed25519.getPublicKey(attestSeed)), createdAt: Date.now(), retiredAt: null };
-  await ports.attestation.appendAttestationKey(attest, makeHistoryEntry(null, { kid: attest.kid, publicKey: attest.publicKey, addedAt: Math.floor(Date.now() / 1000) }, attestSeed), Date.now());
+  const attest = {
+    kid: 'legacy-attest',
+    privateKey: toBase64url(attestSeed),
+    publicKey: toBase64url(ed25519.getPublicKey(attestSeed)),
+    createdAt: Date.now(),
+    retiredAt: null,
+  };
+  await ports.attestation.appendAttestationKey(
+    attest,
+    makeHistoryEntry(
+      null,
+      { kid: attest.kid, publicKey: attest.publicKey, addedAt: Math.floor(Date.now() / 1000) },
+      attestSeed,
+    ),
+    Date.now(),
+  );
   return { signing, attest };
 }
 
@@ -275,36 +353,45 @@ describe('a database from an earlier build is sealed forward at start', () => {
     }
   }, 300_000);
 
-  it.skipIf(PG_URL === null)('PostgreSQL: two processes starting at once seal each raw key once and both serve', async () => {
-    const scratchDb = await createScratchDatabase(PG_URL!, 'keys');
-    scratch.push(scratchDb);
-    const pgDb = await openPgDatabase(scratchDb.url);
-    const legacy = await writeEarlierBuild(createPgPorts(pgDb.db));
-    await pgDb.close();
-    const env = { SVC_DATABASE_URL: scratchDb.url };
-    const servers = await Promise.all([start({ dataDir: dataDir(), env }), start({ dataDir: dataDir(), env })]);
-    try {
-      const dump = await dumpPg(scratchDb.url);
-      const sealed = dump.tables['signing_keys']!.map((r) => String(r['private_key']));
-      expect(sealed).not.toContain(legacy.signing.privateKey);
-      expect(sealed.every((p) => p.startsWith('v1.'))).toBe(true);
-      expect(dump.tables['attestation_keys']!.map((r) => r['private_key'])).not.toContain(legacy.attest.privateKey);
-      for (const s of servers) {
-        const v = await victim(s.url);
-        expect(decodeProtectedHeader(v.token).kid).toBe('legacy-sign');
-        expect(await receiptKid(s.url, v.token)).toBe('legacy-attest');
+  it.skipIf(PG_URL === null)(
+    'PostgreSQL: two processes starting at once seal each raw key once and both serve',
+    async () => {
+      const scratchDb = await createScratchDatabase(PG_URL!, 'keys');
+      scratch.push(scratchDb);
+      const pgDb = await openPgDatabase(scratchDb.url);
+      const legacy = await writeEarlierBuild(createPgPorts(pgDb.db));
+      await pgDb.close();
+      const env = { SVC_DATABASE_URL: scratchDb.url };
+      const servers = await Promise.all([start({ dataDir: dataDir(), env }), start({ dataDir: dataDir(), env })]);
+      try {
+        const dump = await dumpPg(scratchDb.url);
+        const sealed = dump.tables['signing_keys']!.map((r) => String(r['private_key']));
+        expect(sealed).not.toContain(legacy.signing.privateKey);
+        expect(sealed.every((p) => p.startsWith('v1.'))).toBe(true);
+        expect(dump.tables['attestation_keys']!.map((r) => r['private_key'])).not.toContain(legacy.attest.privateKey);
+        for (const s of servers) {
+          const v = await victim(s.url);
+          expect(decodeProtectedHeader(v.token).kid).toBe('legacy-sign');
+          expect(await receiptKid(s.url, v.token)).toBe('legacy-attest');
+        }
+      } finally {
+        await Promise.all(servers.map((s) => s.stop()));
       }
-    } finally {
-      await Promise.all(servers.map((s) => s.stop()));
-    }
-  }, 300_000);
+    },
+    300_000,
+  );
 });
 
 describe('an attestation rotation by another process', () => {
   const rotateThenFinalize = async (server: ServerProcess, env: Record<string, string>) => {
     const v = await victim(server.url);
     const before = await receiptKid(server.url, v.token);
-    const out = await runCli(['rotate-attestation-key'], { ...process.env, SVC_SECRET_KEY: FAULT_SECRET_KEY, SVC_BASE_URL: ISSUER, ...env });
+    const out = await runCli(['rotate-attestation-key'], {
+      ...process.env,
+      SVC_SECRET_KEY: FAULT_SECRET_KEY,
+      SVC_BASE_URL: ISSUER,
+      ...env,
+    });
     expect(out.code, out.out).toBe(0);
     const rotated = /new kid ([^,;\s]+)/.exec(out.out)![1]!;
     expect(rotated).not.toBe(before);
@@ -314,7 +401,7 @@ describe('an attestation rotation by another process', () => {
     expect(record.keys.map((k: { kid: string }) => k.kid)).toEqual([rotated]);
   };
 
-  it('SQLite: the running server\'s next receipt is signed with the key the CLI rotated in', async () => {
+  it("SQLite: the running server's next receipt is signed with the key the CLI rotated in", async () => {
     const dir = dataDir();
     const server = await start({ dataDir: dir });
     try {
@@ -324,15 +411,19 @@ describe('an attestation rotation by another process', () => {
     }
   }, 300_000);
 
-  it.skipIf(PG_URL === null)('PostgreSQL: the same', async () => {
-    const db = await createScratchDatabase(PG_URL!, 'keys');
-    scratch.push(db);
-    const dir = dataDir();
-    const server = await start({ dataDir: dir, env: { SVC_DATABASE_URL: db.url } });
-    try {
-      await rotateThenFinalize(server, { SVC_DATA_DIR: dir, SVC_DATABASE_URL: db.url });
-    } finally {
-      await server.stop();
-    }
-  }, 300_000);
+  it.skipIf(PG_URL === null)(
+    'PostgreSQL: the same',
+    async () => {
+      const db = await createScratchDatabase(PG_URL!, 'keys');
+      scratch.push(db);
+      const dir = dataDir();
+      const server = await start({ dataDir: dir, env: { SVC_DATABASE_URL: db.url } });
+      try {
+        await rotateThenFinalize(server, { SVC_DATA_DIR: dir, SVC_DATABASE_URL: db.url });
+      } finally {
+        await server.stop();
+      }
+    },
+    300_000,
+  );
 });

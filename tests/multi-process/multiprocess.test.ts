@@ -33,18 +33,25 @@ const SHARED_ENV = {
 const DATA_DIR = mkdtempSync(join(tmpdir(), 'sr-multiproc-'));
 
 if (!PG_URL) {
-  console.warn('multiprocess.test.ts: SKIPPED: PG_URL is not set. Several server processes need a PostgreSQL server; PGlite is in-process only. .ci/run sets PG_URL.');
+  console.warn(
+    'multiprocess.test.ts: SKIPPED: PG_URL is not set. Several server processes need a PostgreSQL server; PGlite is in-process only. .ci/run sets PG_URL.',
+  );
 }
 
 type Server = ServerProcess;
 
 /** A server process of this deployment over `databaseUrl`. */
-const startServer = (databaseUrl: string): Promise<Server> => startProcess({ env: { ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, SVC_DATABASE_URL: databaseUrl, SVC_BASE_URL: BASE_URL } });
+const startServer = (databaseUrl: string): Promise<Server> =>
+  startProcess({
+    env: { ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, SVC_DATABASE_URL: databaseUrl, SVC_BASE_URL: BASE_URL },
+  });
 
 /** Runs the operator CLI as a separate process against the same database. */
-const cli = (databaseUrl: string, ...args: string[]) => runCliProcess(args, { ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, SVC_DATABASE_URL: databaseUrl, SVC_BASE_URL: BASE_URL });
+const cli = (databaseUrl: string, ...args: string[]) =>
+  runCliProcess(args, { ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, SVC_DATABASE_URL: databaseUrl, SVC_BASE_URL: BASE_URL });
 
-const call = (server: Server, method: string, path: string, o: CallOptions = {}): Promise<Reply> => fetchCall(server.url, method, path, o);
+const call = (server: Server, method: string, path: string, o: CallOptions = {}): Promise<Reply> =>
+  fetchCall(server.url, method, path, o);
 
 interface Pair {
   session_id: string;
@@ -61,7 +68,8 @@ async function register(server: Server): Promise<{ address: string; pair: Pair }
 async function login(server: Server, address: string, password = PASSWORD): Promise<Reply> {
   return call(server, 'POST', '/v1/auth/login', { body: { address, password } });
 }
-const kidOf = (jwt: string): string => (JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid;
+const kidOf = (jwt: string): string =>
+  (JSON.parse(Buffer.from(jwt.split('.')[0]!, 'base64url').toString()) as { kid: string }).kid;
 
 describe.skipIf(!PG_URL)('two server processes over one PostgreSQL database (PG_URL)', { timeout: 60_000 }, () => {
   let db: ScratchDatabase;
@@ -90,10 +98,14 @@ describe.skipIf(!PG_URL)('two server processes over one PostgreSQL database (PG_
     const { address, pair } = await register(a);
     const other = (await login(a, address)).body as Pair;
     expect((await call(b, 'GET', '/v1/auth/profile', { token: pair.access_token })).status).toBe(200);
-    expect((await call(a, 'DELETE', `/v1/auth/sessions/${pair.session_id}`, { token: other.access_token })).status).toBe(204);
+    expect(
+      (await call(a, 'DELETE', `/v1/auth/sessions/${pair.session_id}`, { token: other.access_token })).status,
+    ).toBe(204);
     const refused = await call(b, 'GET', '/v1/auth/profile', { token: pair.access_token });
     expect(refused).toMatchObject({ status: 401, body: { code: 'error.auth.session_invalid' } });
-    expect((await call(b, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } })).body.code).toBe('error.auth.session_invalid');
+    expect((await call(b, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } })).body.code).toBe(
+      'error.auth.session_invalid',
+    );
     expect((await call(b, 'GET', '/v1/auth/profile', { token: other.access_token })).status).toBe(200);
   });
 
@@ -108,13 +120,21 @@ describe.skipIf(!PG_URL)('two server processes over one PostgreSQL database (PG_
     expect(changed.status).toBe(200);
     expect(changed.body.session_id).toBe(mine.session_id);
     // B: the other session, its refresh, and the caller's pre-change access token are all refused.
-    expect((await call(b, 'GET', '/v1/auth/profile', { token: onB.access_token })).body.code).toBe('error.auth.session_invalid');
-    expect((await call(b, 'POST', '/v1/auth/refresh', { body: { session_token: onB.session_token } })).status).toBe(401);
+    expect((await call(b, 'GET', '/v1/auth/profile', { token: onB.access_token })).body.code).toBe(
+      'error.auth.session_invalid',
+    );
+    expect((await call(b, 'POST', '/v1/auth/refresh', { body: { session_token: onB.session_token } })).status).toBe(
+      401,
+    );
     expect((await call(b, 'GET', '/v1/auth/profile', { token: mine.access_token })).status).toBe(401);
-    expect((await call(b, 'POST', '/v1/auth/refresh', { body: { session_token: mine.session_token } })).status).toBe(401);
+    expect((await call(b, 'POST', '/v1/auth/refresh', { body: { session_token: mine.session_token } })).status).toBe(
+      401,
+    );
     // ... and the caller's fresh pair works there.
     expect((await call(b, 'GET', '/v1/auth/profile', { token: changed.body.access_token })).status).toBe(200);
-    expect((await call(b, 'POST', '/v1/auth/refresh', { body: { session_token: changed.body.session_token } })).status).toBe(200);
+    expect(
+      (await call(b, 'POST', '/v1/auth/refresh', { body: { session_token: changed.body.session_token } })).status,
+    ).toBe(200);
     expect((await login(b, address)).status).toBe(401);
     expect((await login(b, address, 'another long passphrase')).status).toBe(200);
   });
@@ -130,10 +150,14 @@ describe.skipIf(!PG_URL)('two server processes over one PostgreSQL database (PG_
     const { pair: after } = await register(c);
     expect(kidOf(after.access_token)).not.toBe(oldKid);
     // ...and A and B, whose key rings were loaded before it, verify that token on first sight,
-    for (const s of [a, b]) expect((await call(s, 'GET', '/v1/auth/profile', { token: after.access_token })).status).toBe(200);
+    for (const s of [a, b])
+      expect((await call(s, 'GET', '/v1/auth/profile', { token: after.access_token })).status).toBe(200);
     // while the token signed under the retired key still verifies everywhere (grace window).
-    for (const s of [a, b, c]) expect((await call(s, 'GET', '/v1/auth/profile', { token: before.access_token })).status).toBe(200);
-    const jwks = (await call(c, 'GET', '/.well-known/svc/server-info')).body.signing_keys.keys.map((k: { kid: string }) => k.kid);
+    for (const s of [a, b, c])
+      expect((await call(s, 'GET', '/v1/auth/profile', { token: before.access_token })).status).toBe(200);
+    const jwks = (await call(c, 'GET', '/.well-known/svc/server-info')).body.signing_keys.keys.map(
+      (k: { kid: string }) => k.kid,
+    );
     expect(jwks).toEqual(expect.arrayContaining([oldKid, kidOf(after.access_token)]));
   });
 
@@ -146,15 +170,25 @@ describe.skipIf(!PG_URL)('two server processes over one PostgreSQL database (PG_
     const size = 30;
     const replies = await Promise.all(
       Array.from({ length: 40 }, (_, i) =>
-        call(i % 2 === 0 ? a : b, 'POST', '/upload', { token, body: { declared_size: size, kind: 'original', device_id: 'phone' } }),
+        call(i % 2 === 0 ? a : b, 'POST', '/upload', {
+          token,
+          body: { declared_size: size, kind: 'original', device_id: 'phone' },
+        }),
       ),
     );
     const admitted = replies.filter((r) => r.status === 201).length;
     const refused = replies.filter((r) => r.status === 403 && r.body.code === 'error.quota.exceeded').length;
     // Exactly as many as fit: none over the limit, and none refused that would have fitted.
-    expect({ admitted, refused }).toEqual({ admitted: Math.floor(HARD_LIMIT / size), refused: 40 - Math.floor(HARD_LIMIT / size) });
+    expect({ admitted, refused }).toEqual({
+      admitted: Math.floor(HARD_LIMIT / size),
+      refused: 40 - Math.floor(HARD_LIMIT / size),
+    });
     for (const s of [a, b]) {
-      expect((await call(s, 'GET', '/quota', { token })).body).toMatchObject({ used: admitted * size, reserved: admitted * size, hard_limit: HARD_LIMIT });
+      expect((await call(s, 'GET', '/quota', { token })).body).toMatchObject({
+        used: admitted * size,
+        reserved: admitted * size,
+        hard_limit: HARD_LIMIT,
+      });
     }
   });
 
@@ -168,28 +202,44 @@ describe.skipIf(!PG_URL)('two server processes over one PostgreSQL database (PG_
     if (into > 20_000) await new Promise((r) => setTimeout(r, 30_100 - into));
     const step = stepAt(Date.now());
     // Confirmed through B with the previous step's code (within the drift), so the current step is still unused.
-    expect((await call(b, 'POST', '/v1/auth/totp/verify-enrollment', { token: pair.access_token, body: { code: codeForStep(secret, step - 1) } })).status).toBeLessThan(300);
+    expect(
+      (
+        await call(b, 'POST', '/v1/auth/totp/verify-enrollment', {
+          token: pair.access_token,
+          body: { code: codeForStep(secret, step - 1) },
+        })
+      ).status,
+    ).toBeLessThan(300);
     const onA = await login(a, address);
     const onB = await login(b, address);
     expect([onA.status, onB.status]).toEqual([202, 202]);
     const code = codeForStep(secret, step);
-    const accepted = await call(a, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: onA.body.challenge, code } });
+    const accepted = await call(a, 'POST', '/v1/auth/login/verify-totp', {
+      body: { challenge: onA.body.challenge, code },
+    });
     expect(accepted.status).toBe(200);
-    const replayed = await call(b, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: onB.body.challenge, code } });
+    const replayed = await call(b, 'POST', '/v1/auth/login/verify-totp', {
+      body: { challenge: onB.body.challenge, code },
+    });
     expect(replayed).toMatchObject({ status: 401, body: { code: 'error.auth.invalid_code' } });
     // B still takes the next step's code: the refusal was the replay ledger, not a broken factor.
-    const next = await call(b, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: onB.body.challenge, code: codeForStep(secret, step + 1) } });
+    const next = await call(b, 'POST', '/v1/auth/login/verify-totp', {
+      body: { challenge: onB.body.challenge, code: codeForStep(secret, step + 1) },
+    });
     expect(next.status).toBe(200);
   });
 
   it('both processes outlive having every database connection killed, and serve on without a restart', async () => {
     const { pair } = await register(a);
-    for (const s of [a, b]) expect((await call(s, 'GET', '/v1/auth/profile', { token: pair.access_token })).status).toBe(200);
+    for (const s of [a, b])
+      expect((await call(s, 'GET', '/v1/auth/profile', { token: pair.access_token })).status).toBe(200);
     const admin = new pg.Client({ connectionString: db.url });
     admin.on('error', () => undefined);
     await admin.connect();
     try {
-      const killed = await admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'strongroom'");
+      const killed = await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND application_name = 'strongroom'",
+      );
       expect(killed.rowCount).toBeGreaterThanOrEqual(2);
     } finally {
       await admin.end();
@@ -197,6 +247,7 @@ describe.skipIf(!PG_URL)('two server processes over one PostgreSQL database (PG_
     await new Promise((r) => setTimeout(r, 300));
     // An unheard 'error' from an idle pooled connection would have ended the process.
     expect([a.child.exitCode, b.child.exitCode]).toEqual([null, null]);
-    for (const s of [a, b]) expect((await call(s, 'GET', '/v1/auth/profile', { token: pair.access_token })).status).toBe(200);
+    for (const s of [a, b])
+      expect((await call(s, 'GET', '/v1/auth/profile', { token: pair.access_token })).status).toBe(200);
   });
 });

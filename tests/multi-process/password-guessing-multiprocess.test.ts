@@ -14,7 +14,10 @@ import { fetchCall, PASSWORD, type Reply } from '../harness/http.js';
  */
 
 const PG_URL = pgUrlFromEnv();
-if (!PG_URL) console.warn('password-guessing-multiprocess.test.ts: SKIPPED: PG_URL is not set (two processes need a PostgreSQL server).');
+if (!PG_URL)
+  console.warn(
+    'password-guessing-multiprocess.test.ts: SKIPPED: PG_URL is not set (two processes need a PostgreSQL server).',
+  );
 
 describe.skipIf(!PG_URL)('password guessing over two processes on PostgreSQL', { timeout: 120_000 }, () => {
   let db: ScratchDatabase;
@@ -34,7 +37,8 @@ describe.skipIf(!PG_URL)('password guessing over two processes on PostgreSQL', {
     if (dataDir) rmSync(dataDir, { recursive: true, force: true });
   });
 
-  const throttled = (r: Reply) => r.status === 429 && r.body?.code === 'error.auth.throttled' && Number(r.headers.get('retry-after')) > 0;
+  const throttled = (r: Reply) =>
+    r.status === 429 && r.body?.code === 'error.auth.throttled' && Number(r.headers.get('retry-after')) > 0;
 
   it('30 wrong passwords at once over both processes: at most ten checked, then held on both; the ticket still signs in', async () => {
     const [a, b] = servers.map((s) => s.url) as [string, string];
@@ -43,14 +47,21 @@ describe.skipIf(!PG_URL)('password guessing over two processes on PostgreSQL', {
     expect(reg.status).toBe(200);
     const ticket = reg.body.sign_in_ticket as string;
     const replies = await Promise.all(
-      Array.from({ length: 30 }, (_, i) => fetchCall(i % 2 ? a : b, 'POST', '/v1/auth/login', { body: { address, password: `wrong guess number ${i}` } })),
+      Array.from({ length: 30 }, (_, i) =>
+        fetchCall(i % 2 ? a : b, 'POST', '/v1/auth/login', { body: { address, password: `wrong guess number ${i}` } }),
+      ),
     );
     const checked = replies.filter((r) => r.status === 401);
     // Every one is wrong, so none gives its place back: exactly the bound is checked.
     expect(checked).toHaveLength(ADDRESS_FREE_WRONG);
     for (const r of replies) expect(r.status === 401 || throttled(r)).toBe(true);
-    for (const url of [a, b]) expect(throttled(await fetchCall(url, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } }))).toBe(true);
-    const owner = await fetchCall(b, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD, sign_in_ticket: ticket } });
+    for (const url of [a, b])
+      expect(throttled(await fetchCall(url, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } }))).toBe(
+        true,
+      );
+    const owner = await fetchCall(b, 'POST', '/v1/auth/login', {
+      body: { address, password: PASSWORD, sign_in_ticket: ticket },
+    });
     expect(owner.status).toBe(200);
   });
 });

@@ -19,24 +19,36 @@ const BASE_URL = 'http://127.0.0.1:8080';
 const NOTICE_S = 2;
 const OLD = '2026-05-01';
 const NEW_MIN = '2026-06-01';
-const SHARED_ENV = { SVC_SECRET_KEY: randomBytes(32).toString('base64url'), SVC_DEPRECATION_NOTICE_S: String(NOTICE_S), SVC_BASE_URL: BASE_URL };
+const SHARED_ENV = {
+  SVC_SECRET_KEY: randomBytes(32).toString('base64url'),
+  SVC_DEPRECATION_NOTICE_S: String(NOTICE_S),
+  SVC_BASE_URL: BASE_URL,
+};
 const DATA_DIR = mkdtempSync(join(tmpdir(), 'sr-records-'));
 
-if (!PG_URL) console.warn('records-multiprocess.test.ts: SKIPPED: PG_URL is not set (several processes need a PostgreSQL server).');
+if (!PG_URL)
+  console.warn(
+    'records-multiprocess.test.ts: SKIPPED: PG_URL is not set (several processes need a PostgreSQL server).',
+  );
 
 type Server = ServerProcess;
 
-const startServer = (databaseUrl: string): Promise<Server> => startProcess({ env: { ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, SVC_DATABASE_URL: databaseUrl } });
+const startServer = (databaseUrl: string): Promise<Server> =>
+  startProcess({ env: { ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, SVC_DATABASE_URL: databaseUrl } });
 
-const cli = (databaseUrl: string, ...args: string[]) => runCliProcess(args, { ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, SVC_DATABASE_URL: databaseUrl });
+const cli = (databaseUrl: string, ...args: string[]) =>
+  runCliProcess(args, { ...SHARED_ENV, SVC_DATA_DIR: DATA_DIR, SVC_DATABASE_URL: databaseUrl });
 
-const call = (server: Server, method: string, path: string, o: CallOptions = {}): Promise<Reply> => fetchCall(server.url, method, path, o);
+const call = (server: Server, method: string, path: string, o: CallOptions = {}): Promise<Reply> =>
+  fetchCall(server.url, method, path, o);
 const sleepUntil = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms - Date.now())));
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 
 async function user(server: Server) {
   const address = `rec-${Math.random().toString(36).slice(2, 10)}@example.org`;
-  const r = await call(server, 'POST', '/v1/auth/register', { body: { address, password: 'correct horse battery staple' } });
+  const r = await call(server, 'POST', '/v1/auth/register', {
+    body: { address, password: 'correct horse battery staple' },
+  });
   expect(r.status).toBe(200);
   const token = r.body.access_token as string;
   const accountId = (await call(server, 'GET', '/v1/auth/profile', { token })).body.account_id as string;
@@ -46,10 +58,24 @@ async function user(server: Server) {
 }
 
 async function upload(server: Server, token: string, data: Uint8Array): Promise<string> {
-  const o = await call(server, 'POST', '/upload', { token, body: { device_id: 'phone', kind: 'original', declared_size: data.length } });
+  const o = await call(server, 'POST', '/upload', {
+    token,
+    body: { device_id: 'phone', kind: 'original', declared_size: data.length },
+  });
   expect(o.status).toBe(201);
-  expect((await call(server, 'PUT', `/upload/${o.body.upload_id}`, { token, raw: data as unknown as BodyInit, contentType: 'application/octet-stream' })).status).toBe(200);
-  const f = await call(server, 'POST', `/upload/${o.body.upload_id}/finalize`, { token, body: { content_hash: sha(data) } });
+  expect(
+    (
+      await call(server, 'PUT', `/upload/${o.body.upload_id}`, {
+        token,
+        raw: data as unknown as BodyInit,
+        contentType: 'application/octet-stream',
+      })
+    ).status,
+  ).toBe(200);
+  const f = await call(server, 'POST', `/upload/${o.body.upload_id}/finalize`, {
+    token,
+    body: { content_hash: sha(data) },
+  });
   expect(f.status).toBe(200);
   return f.body.receipt as string;
 }
@@ -73,7 +99,10 @@ describe.skipIf(!PG_URL)('deprecations and attestation keys across two processes
   it('an announcement made through another process (the operator CLI) is enforced by both servers from its effective instant, with no restart', async () => {
     const u = await user(b);
     // B has served with its announcement list cached from before the announcement.
-    expect((await call(b, 'PATCH', '/v1/auth/profile', { token: u.token, version: OLD, body: { display_name: 'before' } })).status).toBe(200);
+    expect(
+      (await call(b, 'PATCH', '/v1/auth/profile', { token: u.token, version: OLD, body: { display_name: 'before' } }))
+        .status,
+    ).toBe(200);
     // Far enough ahead for a CLI process to start on a busy machine (tsx compiles on each start).
     const effectiveAt = Date.now() + 25_000;
     const announced = await cli(db.url, 'deprecate', NEW_MIN, new Date(effectiveAt).toISOString());
@@ -82,13 +111,17 @@ describe.skipIf(!PG_URL)('deprecations and attestation keys across two processes
     // Until the instant B still admits the old client's writes, and soon tells it when they end.
     await sleepUntil(Date.now() + 1_500);
     expect(Date.now()).toBeLessThan(effectiveAt - 1_000);
-    const warned = await call(b, 'PATCH', '/v1/auth/profile', { token: u.token, version: OLD, body: { display_name: 'warned' } });
+    const warned = await call(b, 'PATCH', '/v1/auth/profile', {
+      token: u.token,
+      version: OLD,
+      body: { display_name: 'warned' },
+    });
     expect(warned.status).toBe(200);
     expect(warned.headers.get('sunset')).toBe(new Date(effectiveAt).toUTCString());
     expect(warned.headers.get('x-svc-protocol-min')).toBe('2026-03-01');
-    expect((await call(b, 'GET', '/.well-known/svc/server-info', { version: null })).body.min_protocol_version).toEqual([
-      { min_protocol_version: NEW_MIN, effective_at: new Date(effectiveAt).toISOString() },
-    ]);
+    expect((await call(b, 'GET', '/.well-known/svc/server-info', { version: null })).body.min_protocol_version).toEqual(
+      [{ min_protocol_version: NEW_MIN, effective_at: new Date(effectiveAt).toISOString() }],
+    );
     // Too soon is refused with the reason, through the same command.
     const tooSoon = await cli(db.url, 'deprecate', '2026-07-01', new Date(Date.now() + 500).toISOString());
     expect(tooSoon.code).toBe(1);
@@ -96,8 +129,15 @@ describe.skipIf(!PG_URL)('deprecations and attestation keys across two processes
 
     await sleepUntil(effectiveAt + 50);
     for (const s of [b, a]) {
-      const refused = await call(s, 'PATCH', '/v1/auth/profile', { token: u.token, version: OLD, body: { display_name: 'after' } });
-      expect(refused).toMatchObject({ status: 426, body: { code: 'error.protocol.below_min', supported_min: NEW_MIN } });
+      const refused = await call(s, 'PATCH', '/v1/auth/profile', {
+        token: u.token,
+        version: OLD,
+        body: { display_name: 'after' },
+      });
+      expect(refused).toMatchObject({
+        status: 426,
+        body: { code: 'error.protocol.below_min', supported_min: NEW_MIN },
+      });
       expect(refused.headers.get('x-svc-protocol-min')).toBe(NEW_MIN);
       const read = await call(s, 'GET', '/v1/auth/profile', { token: u.token, version: OLD });
       expect(read).toMatchObject({ status: 200, body: { display_name: 'warned' } });
@@ -122,7 +162,10 @@ describe.skipIf(!PG_URL)('deprecations and attestation keys across two processes
     for (const receipt of [before, after]) {
       const { kid } = decodeProtectedHeader(receipt);
       const jwk = onB.history.find((e: { kid: string }) => e.kid === kid).jwk;
-      const { payload } = await jwtVerify(receipt, await importJWK(jwk, 'EdDSA'), { typ: 'svc-receipt+jwt', issuer: BASE_URL });
+      const { payload } = await jwtVerify(receipt, await importJWK(jwk, 'EdDSA'), {
+        typ: 'svc-receipt+jwt',
+        issuer: BASE_URL,
+      });
       expect(payload).toMatchObject({ sub: u.accountId, charged_to: u.accountId, size: 40 });
     }
   });

@@ -15,7 +15,10 @@ import { fetchCall, PASSWORD, type Reply } from '../harness/http.js';
  */
 
 const PG_URL = pgUrlFromEnv();
-if (!PG_URL) console.warn('second-factor-multiprocess.test.ts: SKIPPED: PG_URL is not set (two processes need a PostgreSQL server).');
+if (!PG_URL)
+  console.warn(
+    'second-factor-multiprocess.test.ts: SKIPPED: PG_URL is not set (two processes need a PostgreSQL server).',
+  );
 
 describe.skipIf(!PG_URL)('second-factor bound over two processes on PostgreSQL', { timeout: 120_000 }, () => {
   let db: ScratchDatabase;
@@ -42,7 +45,8 @@ describe.skipIf(!PG_URL)('second-factor bound over two processes on PostgreSQL',
     return ['000000', '111111', '222222', '333333'].find((c) => !near.has(c))!;
   };
   const compared = (r: Reply) => r.body?.code === 'error.auth.invalid_code';
-  const throttled = (r: Reply) => r.status === 429 && r.body?.code === 'error.auth.throttled' && Number(r.headers.get('retry-after')) > 0;
+  const throttled = (r: Reply) =>
+    r.status === 429 && r.body?.code === 'error.auth.throttled' && Number(r.headers.get('retry-after')) > 0;
 
   it('concurrent wrong codes on verify-totp, disable and verify-enrollment, split over both processes: at most the bound compared', async () => {
     const [a, b] = servers.map((s) => s.url) as [string, string];
@@ -52,9 +56,16 @@ describe.skipIf(!PG_URL)('second-factor bound over two processes on PostgreSQL',
     const token = reg.body.access_token as string;
     const secret = totpSecretBytes((await fetchCall(b, 'POST', '/v1/auth/totp/enroll', { token })).body.secret);
     // Four wrong verify-enrollment codes at once on both processes, then the right one confirms.
-    const early = await Promise.all([a, b, a, b].map((url) => fetchCall(url, 'POST', '/v1/auth/totp/verify-enrollment', { token, body: { code: wrongCode(secret) } })));
+    const early = await Promise.all(
+      [a, b, a, b].map((url) =>
+        fetchCall(url, 'POST', '/v1/auth/totp/verify-enrollment', { token, body: { code: wrongCode(secret) } }),
+      ),
+    );
     expect(early.filter(compared)).toHaveLength(4);
-    expect((await fetchCall(a, 'POST', '/v1/auth/totp/verify-enrollment', { token, body: { code: codeNow(secret) } })).status).toBe(204);
+    expect(
+      (await fetchCall(a, 'POST', '/v1/auth/totp/verify-enrollment', { token, body: { code: codeNow(secret) } }))
+        .status,
+    ).toBe(204);
     const challenges: string[] = [];
     for (let i = 0; i < 6; i++) {
       const c = await fetchCall(i % 2 ? a : b, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } });
@@ -64,13 +75,24 @@ describe.skipIf(!PG_URL)('second-factor bound over two processes on PostgreSQL',
     let i = 0;
     const at = () => (i++ % 2 ? a : b);
     const replies = await Promise.all([
-      ...challenges.flatMap((challenge) => Array.from({ length: 4 }, () => fetchCall(at(), 'POST', '/v1/auth/login/verify-totp', { body: { challenge, code: wrongCode(secret) } }))),
-      ...Array.from({ length: 16 }, () => fetchCall(at(), 'POST', '/v1/auth/totp/disable', { token, body: { code: wrongCode(secret) } })),
+      ...challenges.flatMap((challenge) =>
+        Array.from({ length: 4 }, () =>
+          fetchCall(at(), 'POST', '/v1/auth/login/verify-totp', { body: { challenge, code: wrongCode(secret) } }),
+        ),
+      ),
+      ...Array.from({ length: 16 }, () =>
+        fetchCall(at(), 'POST', '/v1/auth/totp/disable', { token, body: { code: wrongCode(secret) } }),
+      ),
     ]);
     expect(early.length + replies.filter(compared).length).toBeLessThanOrEqual(THROTTLE_FREE_WRONG_CODES);
     for (const r of replies) expect(compared(r) || throttled(r)).toBe(true);
     // Held on both processes, whatever the route: the right code is not compared.
-    for (const url of [a, b]) expect(throttled(await fetchCall(url, 'POST', '/v1/auth/totp/disable', { token, body: { code: codeNow(secret) } }))).toBe(true);
-    expect(throttled(await fetchCall(b, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } }))).toBe(true);
+    for (const url of [a, b])
+      expect(
+        throttled(await fetchCall(url, 'POST', '/v1/auth/totp/disable', { token, body: { code: codeNow(secret) } })),
+      ).toBe(true);
+    expect(throttled(await fetchCall(b, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } }))).toBe(
+      true,
+    );
   });
 });

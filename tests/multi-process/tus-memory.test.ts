@@ -45,7 +45,13 @@ describe('tus with flat memory in a server process (filesystem store)', { timeou
   let u: Uploader;
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'sr-tus-mem-'));
-    server = await startServer({ env: { SVC_DATA_DIR: dataDir, SVC_SECRET_KEY: randomBytes(32).toString('base64url'), SVC_BASE_URL: 'http://127.0.0.1:8080' } });
+    server = await startServer({
+      env: {
+        SVC_DATA_DIR: dataDir,
+        SVC_SECRET_KEY: randomBytes(32).toString('base64url'),
+        SVC_BASE_URL: 'http://127.0.0.1:8080',
+      },
+    });
     u = await uploaderOn(server.url, 'tusmem');
   }, 60_000);
   afterAll(async () => {
@@ -58,7 +64,14 @@ describe('tus with flat memory in a server process (filesystem store)', { timeou
     for await (const chunk of part(0, SIZE) as unknown as AsyncIterable<Uint8Array>) expected.update(chunk);
     const hash = expected.digest('hex');
     const auth = { authorization: `Bearer ${u.token}`, 'x-svc-protocol': VERSION, 'tus-resumable': '1.0.0' };
-    const created = await fetch(`${server.url}/upload-tus`, { method: 'POST', headers: { ...auth, 'upload-length': String(SIZE), 'upload-metadata': `device_id ${Buffer.from('phone').toString('base64')}` } });
+    const created = await fetch(`${server.url}/upload-tus`, {
+      method: 'POST',
+      headers: {
+        ...auth,
+        'upload-length': String(SIZE),
+        'upload-metadata': `device_id ${Buffer.from('phone').toString('base64')}`,
+      },
+    });
     expect(created.status).toBe(201);
     const id = created.headers.get('location')!.split('/').pop()!;
     const before = peakRss(server.child.pid!);
@@ -74,7 +87,11 @@ describe('tus with flat memory in a server process (filesystem store)', { timeou
       } as RequestInit);
       expect([r.status, r.headers.get('upload-offset')]).toEqual([204, String(to)]);
     }
-    const f = await fetch(`${server.url}/upload/${id}/finalize`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ content_hash: hash }) });
+    const f = await fetch(`${server.url}/upload/${id}/finalize`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ content_hash: hash }),
+    });
     expect(f.status).toBe(200);
     const grown = peakRss(server.child.pid!) - before;
     console.info(`tus 256 MiB: server peak RSS grew ${(grown / MiB).toFixed(1)} MiB`);

@@ -19,7 +19,11 @@ import { sha, uploaderOn, type Uploader } from './uploader.js';
 const PG_URL = pgUrlFromEnv();
 if (!PG_URL) console.warn('tus-multiprocess.test.ts: PostgreSQL SKIPPED: PG_URL is not set; SQLite runs.');
 
-const backends: readonly { name: string; skip: boolean; database: () => Promise<{ env: Record<string, string>; drop(): Promise<void> }> }[] = [
+const backends: readonly {
+  name: string;
+  skip: boolean;
+  database: () => Promise<{ env: Record<string, string>; drop(): Promise<void> }>;
+}[] = [
   { name: 'SQLite', skip: false, database: async () => ({ env: {}, drop: async () => undefined }) },
   {
     name: 'PostgreSQL',
@@ -45,7 +49,12 @@ for (const backend of backends) {
       dataDir = mkdtempSync(join(tmpdir(), 'sr-tus-'));
       const db = await backend.database();
       drop = db.drop;
-      env = { SVC_DATA_DIR: dataDir, SVC_SECRET_KEY: randomBytes(32).toString('base64url'), SVC_BASE_URL: 'http://127.0.0.1:8080', ...db.env };
+      env = {
+        SVC_DATA_DIR: dataDir,
+        SVC_SECRET_KEY: randomBytes(32).toString('base64url'),
+        SVC_BASE_URL: 'http://127.0.0.1:8080',
+        ...db.env,
+      };
       for (let i = 0; i < 2; i++) servers.push(await startServer({ env }));
       u = await uploaderOn(servers[0]!.url, 'tus');
     }, 60_000);
@@ -64,13 +73,28 @@ for (const backend of backends) {
     const create = async (server: ServerProcess, length: number) => {
       const r = await fetch(`${server.url}/upload-tus`, {
         method: 'POST',
-        headers: { ...auth(), ...TUS, 'upload-length': String(length), 'upload-metadata': `device_id ${Buffer.from('phone').toString('base64')}` },
+        headers: {
+          ...auth(),
+          ...TUS,
+          'upload-length': String(length),
+          'upload-metadata': `device_id ${Buffer.from('phone').toString('base64')}`,
+        },
       });
       expect(r.status).toBe(201);
       return r.headers.get('location')!.split('/').pop()!;
     };
     const patch = (server: ServerProcess, id: string, offset: number, body: BodyInit) =>
-      fetch(`${server.url}/upload-tus/${id}`, { method: 'PATCH', headers: { ...auth(), ...TUS, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream' }, body, duplex: 'half' } as RequestInit);
+      fetch(`${server.url}/upload-tus/${id}`, {
+        method: 'PATCH',
+        headers: {
+          ...auth(),
+          ...TUS,
+          'upload-offset': String(offset),
+          'content-type': 'application/offset+octet-stream',
+        },
+        body,
+        duplex: 'half',
+      } as RequestInit);
 
     it('tus-js-client begins on one process, is cut off, and resumes on the other from the offset the first acknowledged', async () => {
       const data = new Uint8Array(randomBytes(512 * 1024));
@@ -115,13 +139,20 @@ for (const backend of backends) {
       expect(offsets[0]).toBe(held);
       await u.finalize(id, data);
       const blob = await fetch(`${servers[1]!.url}/v1/blobs/${sha(data)}`, { headers: auth() });
-      expect(createHash('sha256').update(new Uint8Array(await blob.arrayBuffer())).digest('hex')).toBe(sha(data));
+      expect(
+        createHash('sha256')
+          .update(new Uint8Array(await blob.arrayBuffer()))
+          .digest('hex'),
+      ).toBe(sha(data));
     });
 
     it('two PATCHes at one offset, one to each process: one 204, the other 409, and both processes then agree on the offset', async () => {
       const id = await create(servers[0]!, 8 * 1024 * 1024);
       const bodies = [new Uint8Array(4 * 1024 * 1024).fill(1), new Uint8Array(3 * 1024 * 1024).fill(2)];
-      const answers = await Promise.all([patch(servers[0]!, id, 0, bodies[0]! as unknown as BodyInit), patch(servers[1]!, id, 0, bodies[1]! as unknown as BodyInit)]);
+      const answers = await Promise.all([
+        patch(servers[0]!, id, 0, bodies[0]! as unknown as BodyInit),
+        patch(servers[1]!, id, 0, bodies[1]! as unknown as BodyInit),
+      ]);
       const statuses = answers.map((a) => a.status).sort();
       expect(statuses).toEqual([204, 409]);
       const winner = answers.findIndex((a) => a.status === 204);
@@ -156,9 +187,17 @@ for (const backend of backends) {
       expect(await head(servers[0]!, id)).toBe(first);
       expect((await patch(servers[0]!, id, first, data.slice(first) as unknown as BodyInit)).status).toBe(204);
       // The first process's address went with it: the restarted one and the other one serve the rest.
-      const used = async () => (await (await fetch(`${servers[1]!.url}/quota`, { headers: auth() })).json()) as { used: number; reserved: number };
+      const used = async () =>
+        (await (await fetch(`${servers[1]!.url}/quota`, { headers: auth() })).json()) as {
+          used: number;
+          reserved: number;
+        };
       const finalize = () =>
-        fetch(`${servers[0]!.url}/upload/${id}/finalize`, { method: 'POST', headers: { ...auth(), 'content-type': 'application/json' }, body: JSON.stringify({ content_hash: sha(data) }) });
+        fetch(`${servers[0]!.url}/upload/${id}/finalize`, {
+          method: 'POST',
+          headers: { ...auth(), 'content-type': 'application/json' },
+          body: JSON.stringify({ content_hash: sha(data) }),
+        });
       const before = await used();
       expect((await finalize()).status).toBe(200);
       // The reservation became a charge of exactly the bytes; finalizing again charges nothing more.
@@ -167,7 +206,11 @@ for (const backend of backends) {
       expect((await finalize()).status).toBe(200);
       expect(await used()).toEqual(after);
       const blob = await fetch(`${servers[1]!.url}/v1/blobs/${sha(data)}`, { headers: auth() });
-      expect(createHash('sha256').update(new Uint8Array(await blob.arrayBuffer())).digest('hex')).toBe(sha(data));
+      expect(
+        createHash('sha256')
+          .update(new Uint8Array(await blob.arrayBuffer()))
+          .digest('hex'),
+      ).toBe(sha(data));
     });
   });
 }

@@ -65,11 +65,21 @@ describe.skipIf(!PG_URL)('two hosts, no shared disk: one PostgreSQL, one bucket'
 
   async function account(host: Host) {
     const address = `fleet-${randomBytes(4).toString('hex')}@example.org`;
-    const r = await fetchCall(host.url, 'POST', '/v1/auth/register', { body: { address, password: 'correct horse battery staple' } });
+    const r = await fetchCall(host.url, 'POST', '/v1/auth/register', {
+      body: { address, password: 'correct horse battery staple' },
+    });
     expect(r.status).toBe(200);
     const token = (r.body as { access_token: string }).access_token;
-    const id = ((await fetchCall(host.url, 'GET', '/v1/auth/profile', { token })).body as { account_id: string }).account_id;
-    expect((await fetchCall(host.url, 'PUT', '/v1/devices/directory', { token, cbor: new TestIdentity(id).signDirectory(id, 1, [new TestDevice('phone')]) })).status).toBeLessThan(300);
+    const id = ((await fetchCall(host.url, 'GET', '/v1/auth/profile', { token })).body as { account_id: string })
+      .account_id;
+    expect(
+      (
+        await fetchCall(host.url, 'PUT', '/v1/devices/directory', {
+          token,
+          cbor: new TestIdentity(id).signDirectory(id, 1, [new TestDevice('phone')]),
+        })
+      ).status,
+    ).toBeLessThan(300);
     return { token, id };
   }
 
@@ -80,27 +90,66 @@ describe.skipIf(!PG_URL)('two hosts, no shared disk: one PostgreSQL, one bucket'
     const hash = sha(bytes);
 
     // Through A: the bytes go straight to the bucket with A's presigned PUT.
-    const opened = await fetchCall(a.url, 'POST', '/upload', { token: alice.token, body: { declared_size: bytes.length, kind: 'original', device_id: 'phone', content_hash: hash } });
+    const opened = await fetchCall(a.url, 'POST', '/upload', {
+      token: alice.token,
+      body: { declared_size: bytes.length, kind: 'original', device_id: 'phone', content_hash: hash },
+    });
     expect(opened.status).toBe(201);
-    const { upload_id: uploadId, direct_put: direct } = opened.body as { upload_id: string; direct_put: { url: string; headers: Record<string, string> } };
+    const { upload_id: uploadId, direct_put: direct } = opened.body as {
+      upload_id: string;
+      direct_put: { url: string; headers: Record<string, string> };
+    };
     expect((await fetch(direct.url, { method: 'PUT', headers: direct.headers, body: bytes })).status).toBe(200);
-    expect((await fetchCall(a.url, 'POST', `/upload/${uploadId}/finalize`, { token: alice.token, body: { content_hash: hash } })).body).toMatchObject({ state: 'Completed' });
+    expect(
+      (
+        await fetchCall(a.url, 'POST', `/upload/${uploadId}/finalize`, {
+          token: alice.token,
+          body: { content_hash: hash },
+        })
+      ).body,
+    ).toMatchObject({ state: 'Completed' });
 
     // Through B: the 307 to the bucket serves Alice the same bytes.
-    const got = await fetch(`${b.url}/v1/blobs/${hash}`, { headers: { authorization: `Bearer ${alice.token}`, 'x-svc-protocol': VERSION }, redirect: 'manual' });
+    const got = await fetch(`${b.url}/v1/blobs/${hash}`, {
+      headers: { authorization: `Bearer ${alice.token}`, 'x-svc-protocol': VERSION },
+      redirect: 'manual',
+    });
     expect(got.status).toBe(307);
     expect(sha(new Uint8Array(await (await fetch(got.headers.get('location')!)).arrayBuffer()))).toBe(hash);
 
     // Through B: Bob's upload of the same bytes (proxied) is a merge, charged nothing.
-    const bobs = await fetchCall(b.url, 'POST', '/upload', { token: bob.token, body: { declared_size: bytes.length, kind: 'original', device_id: 'phone' } });
+    const bobs = await fetchCall(b.url, 'POST', '/upload', {
+      token: bob.token,
+      body: { declared_size: bytes.length, kind: 'original', device_id: 'phone' },
+    });
     const bobUpload = (bobs.body as { upload_id: string }).upload_id;
-    expect((await fetchCall(b.url, 'PUT', `/upload/${bobUpload}`, { token: bob.token, raw: bytes, contentType: 'application/octet-stream' })).status).toBe(200);
-    expect((await fetchCall(b.url, 'POST', `/upload/${bobUpload}/finalize`, { token: bob.token, body: { content_hash: hash } })).body).toMatchObject({ state: 'Merged' });
-    expect(((await fetchCall(b.url, 'GET', '/quota', { token: alice.token })).body as { used: number }).used).toBe(bytes.length);
+    expect(
+      (
+        await fetchCall(b.url, 'PUT', `/upload/${bobUpload}`, {
+          token: bob.token,
+          raw: bytes,
+          contentType: 'application/octet-stream',
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await fetchCall(b.url, 'POST', `/upload/${bobUpload}/finalize`, {
+          token: bob.token,
+          body: { content_hash: hash },
+        })
+      ).body,
+    ).toMatchObject({ state: 'Merged' });
+    expect(((await fetchCall(b.url, 'GET', '/quota', { token: alice.token })).body as { used: number }).used).toBe(
+      bytes.length,
+    );
     expect(((await fetchCall(b.url, 'GET', '/quota', { token: bob.token })).body as { used: number }).used).toBe(0);
 
     // Through B: both purge; B's sweep removes the object and credits Alice.
-    for (const [who, asset] of [[alice, uploadId], [bob, bobUpload]] as const) {
+    for (const [who, asset] of [
+      [alice, uploadId],
+      [bob, bobUpload],
+    ] as const) {
       expect((await fetchCall(b.url, 'POST', `/v1/assets/${asset}/trash`, { token: who.token })).status).toBe(200);
       expect((await fetchCall(b.url, 'DELETE', `/v1/assets/${asset}`, { token: who.token })).status).toBeLessThan(300);
     }

@@ -17,19 +17,34 @@ export interface Uploader {
 
 export async function uploaderOn(url: string, prefix: string): Promise<Uploader> {
   const call = (method: string, path: string, o: CallOptions = {}) => fetchCall(url, method, path, o);
-  const r = await call('POST', '/v1/auth/register', { body: { address: `${prefix}-${randomBytes(4).toString('hex')}@example.org`, password: PASSWORD } });
+  const r = await call('POST', '/v1/auth/register', {
+    body: { address: `${prefix}-${randomBytes(4).toString('hex')}@example.org`, password: PASSWORD },
+  });
   expect(r.status).toBe(200);
   const token = (r.body as { access_token: string }).access_token;
   const accountId = ((await call('GET', '/v1/auth/profile', { token })).body as { account_id: string }).account_id;
-  expect((await call('PUT', '/v1/devices/directory', { token, cbor: new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]) })).status).toBeLessThan(300);
+  expect(
+    (
+      await call('PUT', '/v1/devices/directory', {
+        token,
+        cbor: new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]),
+      })
+    ).status,
+  ).toBeLessThan(300);
   return {
     token,
     call,
     async received(data) {
-      const opened = await call('POST', '/upload', { token, body: { declared_size: data.length, kind: 'original', device_id: 'phone' } });
+      const opened = await call('POST', '/upload', {
+        token,
+        body: { declared_size: data.length, kind: 'original', device_id: 'phone' },
+      });
       expect(opened.status).toBe(201);
       const id = (opened.body as { upload_id: string }).upload_id;
-      expect((await call('PUT', `/upload/${id}`, { token, raw: data.slice(), contentType: 'application/octet-stream' })).status).toBe(200);
+      expect(
+        (await call('PUT', `/upload/${id}`, { token, raw: data.slice(), contentType: 'application/octet-stream' }))
+          .status,
+      ).toBe(200);
       return id;
     },
     async finalize(id, data) {

@@ -69,47 +69,72 @@ export function createApp(deps: AppDeps): Hono {
   // The protocol headers of the moment a request arrives (its Min follows announced deprecations
   // as time passes); set on the request's environment by the fetch wrapper below.
   const protocolHeadersOf = (c: Context): Record<string, string> =>
-    ((c.env as { responseHeaders?: ResponseHeaders } | undefined)?.responseHeaders ?? protocol.fast(deps.clock.now())?.headers)?.protocol ?? {};
+    (
+      (c.env as { responseHeaders?: ResponseHeaders } | undefined)?.responseHeaders ??
+      protocol.fast(deps.clock.now())?.headers
+    )?.protocol ?? {};
 
-  mountRoutes(app, routes.map((r) => instrumented(r, deps.metrics)), {
-    window: deps.window,
-    authenticate: (token) => deps.sessions.authenticate(token),
-    actAs: (principal, target) => deps.sponsorship.actAs(principal, target),
-    guest: (token, uploadId) => deps.links.guest(token, uploadId),
-    localAuth: deps.config.authLocal,
+  mountRoutes(
+    app,
+    routes.map((r) => instrumented(r, deps.metrics)),
+    {
+      window: deps.window,
+      authenticate: (token) => deps.sessions.authenticate(token),
+      actAs: (principal, target) => deps.sponsorship.actAs(principal, target),
+      guest: (token, uploadId) => deps.links.guest(token, uploadId),
+      localAuth: deps.config.authLocal,
+    },
+  );
+
+  const doc = openApiDocument(routes, {
+    baseUrl: deps.config.baseUrl,
+    window: { min: deps.config.protocolMin, max: deps.config.protocolMax },
   });
-
-  const doc = openApiDocument(routes, { baseUrl: deps.config.baseUrl, window: { min: deps.config.protocolMin, max: deps.config.protocolMax } });
   app.get('/openapi.json', (c) => publicRecord(c, doc, RECORD_MAX_AGE_S.openApi));
   mountDocs(app, () => protocol.headers.protocol);
 
   const allowed = allowedMethods(routes);
   // The 401 challenge of each route, looked up by the template Hono matched (only when refusing).
   const challenges = new Map<string, { schemes: Scheme[]; header: boolean; optional: boolean }>(
-    routes.map((r) => [`${r.method} ${r.path}`, { schemes: schemesOf(r), header: readsAuthorization(r), optional: r.optionalAuth === true }]),
+    routes.map((r) => [
+      `${r.method} ${r.path}`,
+      { schemes: schemesOf(r), header: readsAuthorization(r), optional: r.optionalAuth === true },
+    ]),
   );
   // A peer's 401 passed on says nothing against the caller's own token: no error="invalid_token";
   // nor, where the token is optional, a 401 refusing something else than the token.
   const challengeOf = (c: Context, err: HttpProblem): string => {
     const method = c.req.method === 'HEAD' ? 'GET' : c.req.method;
-    const found = challenges.get(`${method} ${c.req.routePath}`) ?? { schemes: ['Bearer' as const], header: false, optional: false };
+    const found = challenges.get(`${method} ${c.req.routePath}`) ?? {
+      schemes: ['Bearer' as const],
+      header: false,
+      optional: false,
+    };
     // A ledger that cannot be read refused nothing: the token may be good (RFC 6750 section 3).
-    const ownTokenRefused = !err.relayedFromPeer && err.code !== 'error.auth.unavailable' && (!found.optional || TOKEN_REFUSALS.has(err.code));
+    const ownTokenRefused =
+      !err.relayedFromPeer &&
+      err.code !== 'error.auth.unavailable' &&
+      (!found.optional || TOKEN_REFUSALS.has(err.code));
     return challengeFor(found.schemes, ownTokenRefused ? c.req.header('authorization') : undefined, found.header);
   };
   app.notFound((c) => {
     const protocolHeaders = protocolHeadersOf(c);
     const allow = allowed(c.req.path);
     deps.metrics.refused(allow === null ? 'error.not_found' : 'error.request.method_not_allowed');
-    if (allow === null) return problemResponse(new HttpProblem('error.not_found', 'No such resource.'), protocolHeaders);
-    return problemResponse(new HttpProblem('error.request.method_not_allowed', `This resource supports ${allow}.`), { ...protocolHeaders, allow });
+    if (allow === null)
+      return problemResponse(new HttpProblem('error.not_found', 'No such resource.'), protocolHeaders);
+    return problemResponse(new HttpProblem('error.request.method_not_allowed', `This resource supports ${allow}.`), {
+      ...protocolHeaders,
+      allow,
+    });
   });
 
   app.onError((err, c) => {
     const protocolHeaders = protocolHeadersOf(c);
     // Refused before the handler ran (protocol, path, token, body): find the route Hono matched.
     const bindings = c.env as Bindings | undefined;
-    if (bindings !== undefined && bindings.stats === undefined) bindings.stats = deps.metrics.lookup(c.req.method, c.req.routePath);
+    if (bindings !== undefined && bindings.stats === undefined)
+      bindings.stats = deps.metrics.lookup(c.req.method, c.req.routePath);
     countProblem(deps.metrics, err);
     if (err instanceof HttpProblem) {
       // Every 401 names the scheme it wants (RFC 9110 section 11.6.1, RFC 6750 section 3).
@@ -122,23 +147,39 @@ export function createApp(deps: AppDeps): Hono {
     }
     if (err instanceof CoreError && (err.code === 'error.auth.unavailable' || err.code === 'error.store.unavailable')) {
       deps.logger.error('store.unavailable', { code: err.code, error: failureForLog(err) });
-      return problemResponse(new HttpProblem(err.code, 'A backing store is unavailable; nothing was changed. Try again shortly.'), protocolHeaders);
+      return problemResponse(
+        new HttpProblem(err.code, 'A backing store is unavailable; nothing was changed. Try again shortly.'),
+        protocolHeaders,
+      );
     }
-    deps.logger.error('http.unhandled', { error: failureForLog(err), code: err instanceof CoreError ? err.code : undefined });
+    deps.logger.error('http.unhandled', {
+      error: failureForLog(err),
+      code: err instanceof CoreError ? err.code : undefined,
+    });
     return problemResponse(new HttpProblem('error.internal', 'Something went wrong on our side.'), protocolHeaders);
   });
 
   // Logging and the protocol headers wrap fetch rather than sitting in a Hono middleware: every
   // request would pass through the layer's closure and extra promise, for work that needs neither.
   const dispatch = app.fetch.bind(app);
-  const cors = deps.config.corsOrigins.length > 0 ? new Cors(deps.config.corsOrigins, () => protocol.headers.protocol) : null;
+  const cors =
+    deps.config.corsOrigins.length > 0 ? new Cors(deps.config.corsOrigins, () => protocol.headers.protocol) : null;
   const preflights = deps.metrics.statsFor('OPTIONS', 'preflight');
   /** Answers an allowed origin's preflight itself, and marks every answer to a cross-origin request. */
-  const withCors = async (cors: Cors, request: Request, bindings: Bindings, ctx: Parameters<typeof dispatch>[2]): Promise<Response> => {
+  const withCors = async (
+    cors: Cors,
+    request: Request,
+    bindings: Bindings,
+    ctx: Parameters<typeof dispatch>[2],
+  ): Promise<Response> => {
     const origin = headerOf(request, bindings, 'origin');
     if (origin === undefined) return dispatch(request, bindings, ctx);
     const allowed = cors.allows(origin);
-    if (allowed && request.method === 'OPTIONS' && headerOf(request, bindings, 'access-control-request-method') !== undefined) {
+    if (
+      allowed &&
+      request.method === 'OPTIONS' &&
+      headerOf(request, bindings, 'access-control-request-method') !== undefined
+    ) {
       bindings.stats = preflights;
       return cors.preflight(origin, headerOf(request, bindings, 'access-control-request-headers') ?? null);
     }
@@ -160,7 +201,13 @@ export function createApp(deps: AppDeps): Hono {
         // Only when the cached announcements are too old to trust and cannot be re-read: better
         // refuse than judge a request by a window that may miss an announcement now in force.
         deps.logger.error('store.unavailable', { code: 'error.store.unavailable', error: failureForLog(err) });
-        return problemResponse(new HttpProblem('error.store.unavailable', 'A backing store is unavailable; nothing was changed. Try again shortly.'), protocol.headers.protocol);
+        return problemResponse(
+          new HttpProblem(
+            'error.store.unavailable',
+            'A backing store is unavailable; nothing was changed. Try again shortly.',
+          ),
+          protocol.headers.protocol,
+        );
       }
     }
     const bindings = (env ?? {}) as Bindings;
@@ -187,8 +234,15 @@ export function createApp(deps: AppDeps): Hono {
     // while the client reuses the socket, which it then sees reset (found by the property test).
     // Told to Node's response directly: the Response itself is left as built.
     const incoming = bindings.incoming as { readableEnded?: boolean } | undefined;
-    if (incoming !== undefined && incoming.readableEnded === false && request.method !== 'GET' && request.method !== 'HEAD') {
-      const outgoing = (bindings as { outgoing?: { headersSent: boolean; setHeader(name: string, value: string): void } }).outgoing;
+    if (
+      incoming !== undefined &&
+      incoming.readableEnded === false &&
+      request.method !== 'GET' &&
+      request.method !== 'HEAD'
+    ) {
+      const outgoing = (
+        bindings as { outgoing?: { headersSent: boolean; setHeader(name: string, value: string): void } }
+      ).outgoing;
       if (outgoing !== undefined && !outgoing.headersSent) outgoing.setHeader('connection', 'close');
     }
     // Only numbers bumped in place (see http/metrics.ts); the label is the route template.

@@ -1,12 +1,31 @@
 import { existsSync } from 'node:fs';
 import { readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { blobsAgree, checkBlobStore, chooseBackupSealing, closeRestoredDeployment, type AccountOverview, describeBackupProblem, findAccountByAddress, MANIFEST_FILE, NoDeploymentError, normalizeAddress, parseRfc3339Instant } from '@strongroom/core';
+import {
+  blobsAgree,
+  checkBlobStore,
+  chooseBackupSealing,
+  closeRestoredDeployment,
+  type AccountOverview,
+  describeBackupProblem,
+  findAccountByAddress,
+  MANIFEST_FILE,
+  NoDeploymentError,
+  normalizeAddress,
+  parseRfc3339Instant,
+} from '@strongroom/core';
 import { systemClock, takeFileLock } from '@strongroom/adapters-node';
 import { ConfigError, readConfig, type Config } from './config.js';
 import { buildDeps, nodePlatform, openStores, type AppDeps } from './deps.js';
 import { BackupFailure, CLOSE_SESSIONS_MARKER, MAINTENANCE_LOCK, naming, PG_DUMP_FILE } from './backup/files.js';
-import { checkRecipients, newIdentity, readIdentityFile, readPassphraseFile, type BackupOpener, type BackupSealing } from './backup/age.js';
+import {
+  checkRecipients,
+  newIdentity,
+  readIdentityFile,
+  readPassphraseFile,
+  type BackupOpener,
+  type BackupSealing,
+} from './backup/age.js';
 import { restoreBackup } from './backup/restore.js';
 import { openBlobStore } from './blob-store.js';
 import { runScheduledBackup } from './backup/schedule.js';
@@ -20,7 +39,9 @@ type Command = (deps: AppDeps, args: string[]) => Promise<string | { code: numbe
 
 /** Where the configuration points: the setting an operator would correct, never a password. */
 const deploymentSetting = (config: Config): string =>
-  config.databaseUrl === null ? `SVC_DATA_DIR=${config.dataDir}` : `SVC_DATABASE_URL=${redactedUrl(config.databaseUrl)}`;
+  config.databaseUrl === null
+    ? `SVC_DATA_DIR=${config.dataDir}`
+    : `SVC_DATABASE_URL=${redactedUrl(config.databaseUrl)}`;
 
 /**
  * A command on an existing deployment found none where the configuration points (a mistyped
@@ -48,7 +69,9 @@ async function accountIdOf(deps: AppDeps, who: string | undefined): Promise<stri
 function parseInstant(text: string): number {
   const ms = parseRfc3339Instant(text);
   if (ms === null) {
-    throw new Error(`effective_at must be an RFC 3339 instant on a real calendar date, such as 2027-03-01T00:00:00Z, got "${text}"`);
+    throw new Error(
+      `effective_at must be an RFC 3339 instant on a real calendar date, such as 2027-03-01T00:00:00Z, got "${text}"`,
+    );
   }
   return ms;
 }
@@ -76,7 +99,9 @@ function bytes(n: number | null): string {
 /** Columns padded to their widest cell, two spaces apart. */
 function table(head: string[], rows: string[][]): string {
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-  return [head, ...rows].map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  ')).join('\n');
+  return [head, ...rows]
+    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  '))
+    .join('\n');
 }
 
 function accountsTable(rows: AccountOverview[]): string {
@@ -86,7 +111,7 @@ function accountsTable(rows: AccountOverview[]): string {
     a.address ?? (a.sponsor ? `(sponsored by ${a.sponsor.address ?? a.sponsor.id})` : '(no address)'),
     iso(a.createdAt).slice(0, 10),
     a.locked ? 'locked' : 'active',
-    `${a.quota.state} ${bytes(a.quota.used)} (${bytes(a.quota.reserved)} reserved) of ${bytes(a.quota.hardLimit)}${a.quota.chargedTo === a.id ? '' : ' (sponsor\'s)'}`,
+    `${a.quota.state} ${bytes(a.quota.used)} (${bytes(a.quota.reserved)} reserved) of ${bytes(a.quota.hardLimit)}${a.quota.chargedTo === a.id ? '' : " (sponsor's)"}`,
     String(a.sessionsOpen),
     a.lastUsedAt === null ? '-' : iso(a.lastUsedAt),
     a.totp ? 'on' : 'off',
@@ -103,7 +128,14 @@ function accountJson(a: AccountOverview): Record<string, unknown> {
     sponsor: a.sponsor === null ? null : { account_id: a.sponsor.id, address: a.sponsor.address },
     created_at: iso(a.createdAt),
     state: a.locked ? 'locked' : 'active',
-    quota: { charged_to: a.quota.chargedTo, state: a.quota.state, used: a.quota.used, reserved: a.quota.reserved, soft_limit: a.quota.softLimit, hard_limit: a.quota.hardLimit },
+    quota: {
+      charged_to: a.quota.chargedTo,
+      state: a.quota.state,
+      used: a.quota.used,
+      reserved: a.quota.reserved,
+      soft_limit: a.quota.softLimit,
+      hard_limit: a.quota.hardLimit,
+    },
     sessions_open: a.sessionsOpen,
     last_used_at: a.lastUsedAt === null ? null : iso(a.lastUsedAt),
     totp: a.totp,
@@ -116,16 +148,29 @@ function accountJson(a: AccountOverview): Record<string, unknown> {
  * database, schema, first keys). Every other command works on an existing one and refuses, naming
  * the setting, when there is none there.
  */
-export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseUrl?: boolean; createsDeployment?: boolean; closesRestoredSessions?: boolean }> = {
+export const COMMANDS: Record<
+  string,
+  {
+    usage: string;
+    run: Command;
+    adoptsBaseUrl?: boolean;
+    createsDeployment?: boolean;
+    closesRestoredSessions?: boolean;
+  }
+> = {
   init: {
-    usage: 'init                       create the deployment SVC_DATA_DIR (or SVC_DATABASE_URL) names, as the server\'s first start does; one already there is left as it is',
+    usage:
+      "init                       create the deployment SVC_DATA_DIR (or SVC_DATABASE_URL) names, as the server's first start does; one already there is left as it is",
     createsDeployment: true,
-    run: async (deps) => `deployment ready at ${deploymentSetting(deps.config)}${deps.config.databaseUrl === null ? '' : ` (key and file blobs under SVC_DATA_DIR=${deps.config.dataDir})`}`,
+    run: async (deps) =>
+      `deployment ready at ${deploymentSetting(deps.config)}${deps.config.databaseUrl === null ? '' : ` (key and file blobs under SVC_DATA_DIR=${deps.config.dataDir})`}`,
   },
   'adopt-base-url': {
-    usage: 'adopt-base-url             record SVC_BASE_URL as the deployment\'s token issuer (after moving it; stop every process first)',
+    usage:
+      "adopt-base-url             record SVC_BASE_URL as the deployment's token issuer (after moving it; stop every process first)",
     adoptsBaseUrl: true,
-    run: async (deps) => `the database now records ${deps.config.baseUrl} as the token issuer; start every process with this SVC_BASE_URL`,
+    run: async (deps) =>
+      `the database now records ${deps.config.baseUrl} as the token issuer; start every process with this SVC_BASE_URL`,
   },
   'rotate-key': {
     usage: 'rotate-key                 retire the signing key and start signing with a new one',
@@ -135,7 +180,8 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     },
   },
   deprecate: {
-    usage: 'deprecate <version> <effective_at>   announce that from effective_at (RFC 3339) the Min becomes version (at least SVC_DEPRECATION_NOTICE_S away)',
+    usage:
+      'deprecate <version> <effective_at>   announce that from effective_at (RFC 3339) the Min becomes version (at least SVC_DEPRECATION_NOTICE_S away)',
     run: async (deps, [version, when]) => {
       if (!version || !when) throw new Error('usage: deprecate <version YYYY-MM-DD> <effective_at RFC 3339>');
       const effectiveAt = parseInstant(when);
@@ -152,12 +198,14 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     },
   },
   'close-restored-sessions': {
-    usage: 'close-restored-sessions    after restoring a PostgreSQL backup and pg_restore: close what a restore closes (sessions, challenges, OpenID flows)',
+    usage:
+      'close-restored-sessions    after restoring a PostgreSQL backup and pg_restore: close what a restore closes (sessions, challenges, OpenID flows)',
     closesRestoredSessions: true,
     run: async (deps) => {
       const marker = join(deps.config.dataDir, CLOSE_SESSIONS_MARKER);
       // Only a restore waiting for it: run on a live deployment, it would sign everyone out.
-      if (!existsSync(marker)) throw new Error(`${marker}: missing; no restore into SVC_DATA_DIR waits for this step (nothing was changed)`);
+      if (!existsSync(marker))
+        throw new Error(`${marker}: missing; no restore into SVC_DATA_DIR waits for this step (nothing was changed)`);
       const from = (await readFile(marker, 'utf8')).trim();
       // What restore does on SQLite, here once pg_restore has loaded the dump.
       const closed = await closeRestoredDeployment(deps.stores, deps.clock, { keepSessions: false });
@@ -166,11 +214,16 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
       const dump = join(deps.config.dataDir, PG_DUMP_FILE);
       const removed = existsSync(dump);
       await rm(dump, { force: true });
-      return [describeClosing(closed, /taken (\S+)/.exec(from)?.[1] ?? 'the backup'), ...(removed ? [`removed ${dump} (the decrypted dump pg_restore loaded)`] : []), 'the server may start now'].join('\n');
+      return [
+        describeClosing(closed, /taken (\S+)/.exec(from)?.[1] ?? 'the backup'),
+        ...(removed ? [`removed ${dump} (the decrypted dump pg_restore loaded)`] : []),
+        'the server may start now',
+      ].join('\n');
     },
   },
   accounts: {
-    usage: 'accounts [--json]          every account: address (or sponsor), created, state, quota, open sessions, last use, TOTP, OpenID links',
+    usage:
+      'accounts [--json]          every account: address (or sponsor), created, state, quota, open sessions, last use, TOTP, OpenID links',
     run: async (deps, [flag]) => {
       if (flag !== undefined && flag !== '--json') throw new Error(`accounts takes only --json, got "${flag}"`);
       const rows: AccountOverview[] = [];
@@ -179,7 +232,7 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     },
   },
   sessions: {
-    usage: 'sessions <address|id>      an account\'s open sessions: id, how it signed in, created, last used, expires',
+    usage: "sessions <address|id>      an account's open sessions: id, how it signed in, created, last used, expires",
     run: async (deps, [who]) => {
       const id = await accountIdOf(deps, who);
       const sessions = await deps.operator.sessions(id);
@@ -191,7 +244,8 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     },
   },
   'revoke-sessions': {
-    usage: 'revoke-sessions <address|id>   end every session of an account, as its revoke-all does (it can sign in again)',
+    usage:
+      'revoke-sessions <address|id>   end every session of an account, as its revoke-all does (it can sign in again)',
     run: async (deps, [who]) => {
       const id = await accountIdOf(deps, who);
       return `${endedLine(await deps.operator.revokeSessions(id))} of ${id}`;
@@ -214,22 +268,29 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     },
   },
   'allow-registration': {
-    usage: 'allow-registration <address|@domain>   let an address, or every address at a domain, register while SVC_REGISTRATION=allowlist (every server sees it at its next registration)',
+    usage:
+      'allow-registration <address|@domain>   let an address, or every address at a domain, register while SVC_REGISTRATION=allowlist (every server sees it at its next registration)',
     run: async (deps, [what]) => {
       if (!what) throw new Error('name an address (ann@example.org) or a domain (@example.org)');
       const r = await deps.registration.allow(what);
       if (!r.ok) throw new Error(r.detail ?? r.code);
-      const line = r.value.added ? `allowed to register: ${r.value.entry}` : `already allowed to register: ${r.value.entry}`;
-      return deps.registration.mode === 'allowlist' ? line : `${line}\nnote: SVC_REGISTRATION is ${deps.registration.mode} here; the list applies only with SVC_REGISTRATION=allowlist`;
+      const line = r.value.added
+        ? `allowed to register: ${r.value.entry}`
+        : `already allowed to register: ${r.value.entry}`;
+      return deps.registration.mode === 'allowlist'
+        ? line
+        : `${line}\nnote: SVC_REGISTRATION is ${deps.registration.mode} here; the list applies only with SVC_REGISTRATION=allowlist`;
     },
   },
   'disallow-registration': {
-    usage: 'disallow-registration <address|@domain>   take an entry off the registration allowlist (accounts already made stay)',
+    usage:
+      'disallow-registration <address|@domain>   take an entry off the registration allowlist (accounts already made stay)',
     run: async (deps, [what]) => {
       if (!what) throw new Error('name an address (ann@example.org) or a domain (@example.org)');
       const r = await deps.registration.disallow(what);
       if (!r.ok) throw new Error(r.detail ?? r.code);
-      if (!r.value.removed) return { code: 1, out: `error: ${r.value.entry} is not on the registration allowlist; nothing was changed` };
+      if (!r.value.removed)
+        return { code: 1, out: `error: ${r.value.entry} is not on the registration allowlist; nothing was changed` };
       return `no longer allowed to register: ${r.value.entry}`;
     },
   },
@@ -242,7 +303,8 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     },
   },
   'delete-account': {
-    usage: 'delete-account <address|id>   delete an account as DELETE /v1/auth/account does (its sponsored accounts with it); the address may register again, the handle stays retired',
+    usage:
+      'delete-account <address|id>   delete an account as DELETE /v1/auth/account does (its sponsored accounts with it); the address may register again, the handle stays retired',
     run: async (deps, [who]) => {
       const id = await accountIdOf(deps, who);
       const r = await deps.deletion.deleteByOperator({ id });
@@ -253,18 +315,22 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     },
   },
   'quota-limits': {
-    usage: 'quota-limits <address|id> <soft|-|default> <hard|-|default>   set an account\'s limits in bytes (- = unlimited; default default = back to the deployment\'s)',
+    usage:
+      "quota-limits <address|id> <soft|-|default> <hard|-|default>   set an account's limits in bytes (- = unlimited; default default = back to the deployment's)",
     run: async (deps, [who, soft, hard]) => {
       // An account has its own pair of limits or the deployment's, never one of each: a `default`
       // beside a value would drop the value (or take the deployment's for both), so it is refused.
       if ((soft === 'default') !== (hard === 'default')) {
-        throw new Error('default puts both limits back to the deployment\'s: give it for both (quota-limits <account> default default), or a value (bytes or -) for both; nothing was changed');
+        throw new Error(
+          "default puts both limits back to the deployment's: give it for both (quota-limits <account> default default), or a value (bytes or -) for both; nothing was changed",
+        );
       }
       const id = await accountIdOf(deps, who);
       const bytes = (x: string | undefined): number | null => {
         if (x === '-') return null;
         // Whole numbers a JSON number holds exactly (up to 2^53 - 1), never rounded on the way in.
-        if (!x || !/^\d+$/.test(x) || !Number.isSafeInteger(Number(x))) throw new Error('limits are whole numbers of bytes up to 9007199254740991, or -');
+        if (!x || !/^\d+$/.test(x) || !Number.isSafeInteger(Number(x)))
+          throw new Error('limits are whole numbers of bytes up to 9007199254740991, or -');
         return Number(x);
       };
       const limits = hard === 'default' ? null : { soft: bytes(soft), hard: bytes(hard) };
@@ -274,7 +340,7 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     },
   },
   suspend: {
-    usage: 'suspend <address|id>       suspend an account\'s quota (uploads and metadata growth refused)',
+    usage: "suspend <address|id>       suspend an account's quota (uploads and metadata growth refused)",
     run: async (deps, [who]) => {
       const id = await accountIdOf(deps, who);
       const r = await deps.quota.suspend(id);
@@ -290,7 +356,8 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     },
   },
   sponsor: {
-    usage: 'sponsor <address|id> <sponsor address|id|->   charge an account\'s uploads to a sponsor (- ends it); one level: a sponsor pays for itself, and an account that sponsors others cannot be sponsored',
+    usage:
+      "sponsor <address|id> <sponsor address|id|->   charge an account's uploads to a sponsor (- ends it); one level: a sponsor pays for itself, and an account that sponsors others cannot be sponsored",
     run: async (deps, [who, by]) => {
       const id = await accountIdOf(deps, who);
       const sponsor = by === '-' ? null : await accountIdOf(deps, by);
@@ -318,22 +385,35 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
         await lock.release();
       }
       const credits = Object.entries(r.credited).map(([a, n]) => `  ${a}: -${n} bytes`);
-      return [`swept ${r.swept.length} blobs, expired ${r.expiredUploads} upload sessions (federated fills included), discarded ${staged} staged uploads, removed ${r.unrecorded} stored blobs without a ledger entry, pruned ${pruned} sync removals older than ${deps.config.syncTombstoneDays} days`, ...credits].join('\n');
+      return [
+        `swept ${r.swept.length} blobs, expired ${r.expiredUploads} upload sessions (federated fills included), discarded ${staged} staged uploads, removed ${r.unrecorded} stored blobs without a ledger entry, pruned ${pruned} sync removals older than ${deps.config.syncTombstoneDays} days`,
+        ...credits,
+      ].join('\n');
     },
   },
   blobs: {
-    usage: 'blobs verify               compare the blob store with the ledger: entries without objects, objects without entries, wrong sizes (exit 1 when any)',
+    usage:
+      'blobs verify               compare the blob store with the ledger: entries without objects, objects without entries, wrong sizes (exit 1 when any)',
     run: async (deps, [sub]) => {
       if (sub !== 'verify') throw new Error('usage: blobs verify');
       const r = await checkBlobStore(deps.stores.quota, deps.stores.blobs);
-      const putBack = r.putBack === 0 ? [] : [`put back ${r.putBack} blob${r.putBack === 1 ? '' : 's'} the ledger names from quarantine, where a gc-sweep that stopped midway had left ${r.putBack === 1 ? 'it' : 'them'}`];
+      const putBack =
+        r.putBack === 0
+          ? []
+          : [
+              `put back ${r.putBack} blob${r.putBack === 1 ? '' : 's'} the ledger names from quarantine, where a gc-sweep that stopped midway had left ${r.putBack === 1 ? 'it' : 'them'}`,
+            ];
       const lines = [`${r.ledgerEntries} ledger entries, ${r.objects} objects in the blob store`];
       for (const b of r.missing) lines.push(`missing object: ${b.contentHash} (${b.size} bytes in the ledger)`);
       for (const b of r.unreferenced) lines.push(`object without a ledger entry: ${b.contentHash} (${b.size} bytes)`);
-      for (const b of r.wrongSize) lines.push(`wrong size: ${b.contentHash} (ledger ${b.ledgerSize} bytes, stored ${b.storedSize})`);
+      for (const b of r.wrongSize)
+        lines.push(`wrong size: ${b.contentHash} (ledger ${b.ledgerSize} bytes, stored ${b.storedSize})`);
       if (blobsAgree(r)) return [...putBack, `${lines[0]}: they agree`].join('\n');
       lines.unshift(...putBack);
-      lines.push('', 'A missing object is never served (downloads of it answer 500 error.internal): restore it from a backup or the bucket\'s versions. An object without an entry is either a finalize in flight (check again) or bytes nobody is charged for, such as a stopped gc-sweep leaves (the next gc-sweep removes it).');
+      lines.push(
+        '',
+        "A missing object is never served (downloads of it answer 500 error.internal): restore it from a backup or the bucket's versions. An object without an entry is either a finalize in flight (check again) or bytes nobody is charged for, such as a stopped gc-sweep leaves (the next gc-sweep removes it).",
+      );
       return { code: 1, out: lines.join('\n') };
     },
   },
@@ -358,7 +438,7 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
     },
   },
   ledger: {
-    usage: 'ledger <address|id>        show an account\'s quota ledger and the blobs charged to it',
+    usage: "ledger <address|id>        show an account's quota ledger and the blobs charged to it",
     run: async (deps, [who]) => {
       const id = await accountIdOf(deps, who);
       const r = await deps.quota.report(id);
@@ -376,7 +456,12 @@ export const COMMANDS: Record<string, { usage: string; run: Command; adoptsBaseU
           alerts: r.status.alerts,
           sponsor_id: r.record.sponsorId,
           suspended_at: r.record.suspendedAt,
-          blobs: r.blobs.map((b) => ({ content_hash: b.contentHash, size: b.size, peer: b.peer, stored_at: new Date(b.storedAt).toISOString() })),
+          blobs: r.blobs.map((b) => ({
+            content_hash: b.contentHash,
+            size: b.size,
+            peer: b.peer,
+            stored_at: new Date(b.storedAt).toISOString(),
+          })),
         },
         null,
         2,
@@ -400,7 +485,10 @@ type OptionSpec = Readonly<Record<string, 'value' | 'repeat' | 'flag'>>;
 const NO_OPTIONS: ParsedOptions = { values: new Map(), flags: new Set() };
 
 /** Splits options from arguments; an unknown option, a missing value or a repeated single one is refused. */
-function parseOptions(args: readonly string[], spec: OptionSpec): { positional: string[]; options: ParsedOptions } | { error: string } {
+function parseOptions(
+  args: readonly string[],
+  spec: OptionSpec,
+): { positional: string[]; options: ParsedOptions } | { error: string } {
   const positional: string[] = [];
   const values = new Map<string, string[]>();
   const flags = new Set<string>();
@@ -439,12 +527,26 @@ export async function sealingFrom(config: Config, o: ParsedOptions = NO_OPTIONS)
   const recipients = onCommandLine ? (o.values.get('recipient') ?? []) : config.backupEncryption.recipients;
   const passphraseFile = onCommandLine ? one(o, 'passphrase-file') : config.backupEncryption.passphraseFile;
   const unencrypted = onCommandLine ? o.flags.has('unencrypted') : config.backupEncryption.unencrypted;
-  const where = onCommandLine ? { r: '--recipient', p: '--passphrase-file', u: '--unencrypted' } : { r: 'SVC_BACKUP_RECIPIENTS', p: 'SVC_BACKUP_PASSPHRASE_FILE', u: 'SVC_BACKUP_UNENCRYPTED' };
-  const chosen = chooseBackupSealing({ recipients: recipients.length, passphrase: passphraseFile !== null, unencrypted });
+  const where = onCommandLine
+    ? { r: '--recipient', p: '--passphrase-file', u: '--unencrypted' }
+    : { r: 'SVC_BACKUP_RECIPIENTS', p: 'SVC_BACKUP_PASSPHRASE_FILE', u: 'SVC_BACKUP_UNENCRYPTED' };
+  const chosen = chooseBackupSealing({
+    recipients: recipients.length,
+    passphrase: passphraseFile !== null,
+    unencrypted,
+  });
   if (!chosen.ok) {
     const { setting, cause } = chosen.problem;
-    if (cause === 'contradicts_unencrypted') throw new BackupFailure({ file: where.u, cause: `contradicts ${recipients.length > 0 ? where.r : where.p}; nothing was written` });
-    if (cause === 'recipients_and_passphrase') throw new BackupFailure({ file: where.p, cause: `excludes ${where.r}: age encrypts to recipients or to one passphrase; nothing was written` });
+    if (cause === 'contradicts_unencrypted')
+      throw new BackupFailure({
+        file: where.u,
+        cause: `contradicts ${recipients.length > 0 ? where.r : where.p}; nothing was written`,
+      });
+    if (cause === 'recipients_and_passphrase')
+      throw new BackupFailure({
+        file: where.p,
+        cause: `excludes ${where.r}: age encrypts to recipients or to one passphrase; nothing was written`,
+      });
     throw new BackupFailure({
       file: setting === 'recipients' ? 'SVC_BACKUP_RECIPIENTS' : where.r,
       cause:
@@ -455,7 +557,12 @@ export async function sealingFrom(config: Config, o: ParsedOptions = NO_OPTIONS)
     checkRecipients(recipients, where.r);
     return { kind: 'recipients', recipients };
   }
-  if (chosen.sealing === 'passphrase') return { kind: 'passphrase', passphrase: await readPassphraseFile(passphraseFile!, where.p), from: passphraseFile! };
+  if (chosen.sealing === 'passphrase')
+    return {
+      kind: 'passphrase',
+      passphrase: await readPassphraseFile(passphraseFile!, where.p),
+      from: passphraseFile!,
+    };
   return { kind: 'none' };
 }
 
@@ -465,9 +572,21 @@ async function openerFrom(config: Config, o: ParsedOptions): Promise<BackupOpene
   const passphraseFile = one(o, 'passphrase-file') ?? config.backupEncryption.passphraseFile;
   if (identityFile === null && passphraseFile === null) return null;
   return {
-    identities: identityFile === null ? [] : await readIdentityFile(identityFile, one(o, 'identity-file') !== null ? '--identity-file' : 'SVC_BACKUP_IDENTITY_FILE'),
+    identities:
+      identityFile === null
+        ? []
+        : await readIdentityFile(
+            identityFile,
+            one(o, 'identity-file') !== null ? '--identity-file' : 'SVC_BACKUP_IDENTITY_FILE',
+          ),
     identityFile,
-    passphrase: passphraseFile === null ? null : await readPassphraseFile(passphraseFile, one(o, 'passphrase-file') !== null ? '--passphrase-file' : 'SVC_BACKUP_PASSPHRASE_FILE'),
+    passphrase:
+      passphraseFile === null
+        ? null
+        : await readPassphraseFile(
+            passphraseFile,
+            one(o, 'passphrase-file') !== null ? '--passphrase-file' : 'SVC_BACKUP_PASSPHRASE_FILE',
+          ),
     passphraseFile,
   };
 }
@@ -480,8 +599,20 @@ async function keyFileFrom(o: ParsedOptions): Promise<{ path: string; key: Uint8
 }
 
 /** What a restore closed, in one line, with the backup's time. */
-function describeClosing(closed: { at: number | null; sessions: number; secondFactorChallenges: number; revokeAllChallenges: number; oidcLoginCodes: number; oidcFlows: number; signInTickets: number }, takenAt: string): string {
-  if (closed.at === null) return `kept every session as of the backup (${takenAt}), --keep-sessions: sessions revoked after it are open again`;
+function describeClosing(
+  closed: {
+    at: number | null;
+    sessions: number;
+    secondFactorChallenges: number;
+    revokeAllChallenges: number;
+    oidcLoginCodes: number;
+    oidcFlows: number;
+    signInTickets: number;
+  },
+  takenAt: string,
+): string {
+  if (closed.at === null)
+    return `kept every session as of the backup (${takenAt}), --keep-sessions: sessions revoked after it are open again`;
   return (
     `closed what was open at the backup (${takenAt}): ${closed.sessions} sessions, ${closed.secondFactorChallenges} second-factor challenges, ` +
     `${closed.revokeAllChallenges} revoke-all challenges, ${closed.oidcLoginCodes} OpenID login codes, ${closed.oidcFlows} OpenID flows, ${closed.signInTickets} sign-in tickets; everyone signs in again`
@@ -496,9 +627,13 @@ function backupDirArg(args: string[], what: string): string {
 
 const OPEN_OPTIONS: OptionSpec = { 'identity-file': 'value', 'passphrase-file': 'value', 'key-file': 'value' };
 
-export const FILE_COMMANDS: Record<string, { usage: string; run: FileCommand; hidden?: boolean; options?: OptionSpec }> = {
+export const FILE_COMMANDS: Record<
+  string,
+  { usage: string; run: FileCommand; hidden?: boolean; options?: OptionSpec }
+> = {
   backup: {
-    usage: 'backup <dir>               copy the database (online), the key and the blobs into a new or empty dir, age-encrypted: --recipient age1… (repeatable) | --passphrase-file <file> | --unencrypted (never holds the key)',
+    usage:
+      'backup <dir>               copy the database (online), the key and the blobs into a new or empty dir, age-encrypted: --recipient age1… (repeatable) | --passphrase-file <file> | --unencrypted (never holds the key)',
     options: { recipient: 'repeat', 'passphrase-file': 'value', unencrypted: 'flag' },
     run: async (config, args, o) => {
       const dir = backupDirArg(args, 'backup');
@@ -513,12 +648,17 @@ export const FILE_COMMANDS: Record<string, { usage: string; run: FileCommand; hi
         `  blobs: ${r.info.blobs} referenced by the ledger, ${r.info.blob_bytes} bytes${r.info.blob_mode === 'manifest' ? ' (listed in objects.txt; the object store keeps the bytes)' : ' (copied as stored: client-side ciphertext)'}`,
       ];
       if (r.pgDump) lines.push(`  ran: ${r.pgDump}`);
-      lines.push('', `${r.manifestName} (with a MAC under the server key; verify with: npm run cli -- verify-backup ${r.dir}):`, r.manifest.trimEnd());
+      lines.push(
+        '',
+        `${r.manifestName} (with a MAC under the server key; verify with: npm run cli -- verify-backup ${r.dir}):`,
+        r.manifest.trimEnd(),
+      );
       return lines.join('\n');
     },
   },
   'verify-backup': {
-    usage: 'verify-backup <dir>        check a backup: it decrypts (--identity-file | --passphrase-file), its MAC verifies, its schema is accepted, its key opens the sealed secrets, every blob and file matches',
+    usage:
+      'verify-backup <dir>        check a backup: it decrypts (--identity-file | --passphrase-file), its MAC verifies, its schema is accepted, its key opens the sealed secrets, every blob and file matches',
     options: OPEN_OPTIONS,
     run: async (config, args, o) => {
       const dir = backupDirArg(args, 'verify-backup');
@@ -532,37 +672,73 @@ export const FILE_COMMANDS: Record<string, { usage: string; run: FileCommand; hi
         objects?.close();
       }
       await v.dispose();
-      const keyName = v.keySource === 'backup' ? 'secret.key.age' : v.keySource === '--key-file' ? keyFile!.path : 'SVC_SECRET_KEY';
+      const keyName =
+        v.keySource === 'backup' ? 'secret.key.age' : v.keySource === '--key-file' ? keyFile!.path : 'SVC_SECRET_KEY';
       return (
         `backup ${dir} verified (taken ${v.info.created_at}, encryption ${v.info.encryption}): manifest MAC verifies under ${keyName}, ` +
         `${v.info.database === 'sqlite' ? `database opens, schema version ${v.info.schema_version} accepted` : 'PostgreSQL dump matches its SHA-256 (its contents are checked by pg_restore)'}, ` +
-        (v.info.database === 'sqlite' ? `${v.sealedValues} sealed secrets open with ${keyName}, ` : `${keyName} is the key the database was sealed under, `) +
+        (v.info.database === 'sqlite'
+          ? `${v.sealedValues} sealed secrets open with ${keyName}, `
+          : `${keyName} is the key the database was sealed under, `) +
         `${v.info.blob_mode === 'copy' ? `${v.blobs.length} blobs present with their SHA-256` : `${v.blobs.length} objects present in the object store at their sizes`}, ${v.entries.length} files match the manifest`
       );
     },
   },
   restore: {
-    usage: 'restore <dir>              restore a backup into an empty SVC_DATA_DIR (verified first; --identity-file | --passphrase-file, --key-file); closes every session as backed up unless --keep-sessions',
+    usage:
+      'restore <dir>              restore a backup into an empty SVC_DATA_DIR (verified first; --identity-file | --passphrase-file, --key-file); closes every session as backed up unless --keep-sessions',
     options: { ...OPEN_OPTIONS, 'keep-sessions': 'flag' },
     run: async (config, args, o) => {
       const dir = backupDirArg(args, 'restore');
       const [opener, keyFile] = [await openerFrom(config, o), await keyFileFrom(o)];
-      const r = await restoreBackup(config, dir, { opener, keyFile, keepSessions: o.flags.has('keep-sessions'), clock: systemClock });
-      const blobs = r.backup.info.blob_mode === 'copy' ? `${r.backup.blobs.length} blobs` : `${r.backup.blobs.length} objects left in the object store (start with the same SVC_BLOB_URL)`;
-      const key = config.secretKey !== null ? 'no key file (start with the same SVC_SECRET_KEY)' : r.backup.keySource === 'backup' ? 'secret.key from the backup' : `secret.key from ${keyFile?.path ?? 'SVC_SECRET_KEY'}`;
+      const r = await restoreBackup(config, dir, {
+        opener,
+        keyFile,
+        keepSessions: o.flags.has('keep-sessions'),
+        clock: systemClock,
+      });
+      const blobs =
+        r.backup.info.blob_mode === 'copy'
+          ? `${r.backup.blobs.length} blobs`
+          : `${r.backup.blobs.length} objects left in the object store (start with the same SVC_BLOB_URL)`;
+      const key =
+        config.secretKey !== null
+          ? 'no key file (start with the same SVC_SECRET_KEY)'
+          : r.backup.keySource === 'backup'
+            ? 'secret.key from the backup'
+            : `secret.key from ${keyFile?.path ?? 'SVC_SECRET_KEY'}`;
       const lines = [`restored ${dir} (taken ${r.backup.info.created_at}) into ${r.dataDir}: ${blobs}, ${key}`];
       if (r.closed !== null) lines.push(describeClosing(r.closed, r.backup.info.created_at));
       if (r.pgRestore) {
         lines.push('now restore the database:', `  ${r.pgRestore}`);
-        if (r.pendingClose) lines.push('then close what was open at the backup (the server refuses to start until then):', '  npm run cli -- close-restored-sessions');
-        else lines.push(describeClosing({ at: null, sessions: 0, secondFactorChallenges: 0, revokeAllChallenges: 0, oidcLoginCodes: 0, oidcFlows: 0, signInTickets: 0 }, r.backup.info.created_at));
+        if (r.pendingClose)
+          lines.push(
+            'then close what was open at the backup (the server refuses to start until then):',
+            '  npm run cli -- close-restored-sessions',
+          );
+        else
+          lines.push(
+            describeClosing(
+              {
+                at: null,
+                sessions: 0,
+                secondFactorChallenges: 0,
+                revokeAllChallenges: 0,
+                oidcLoginCodes: 0,
+                oidcFlows: 0,
+                signInTickets: 0,
+              },
+              r.backup.info.created_at,
+            ),
+          );
       }
       lines.push(`start the server with SVC_DATA_DIR=${r.dataDir}`);
       return lines.join('\n');
     },
   },
   'backup-keygen': {
-    usage: 'backup-keygen <file>       write a new age identity to a new file (0600, as age-keygen -o) and print its recipient for --recipient / SVC_BACKUP_RECIPIENTS',
+    usage:
+      'backup-keygen <file>       write a new age identity to a new file (0600, as age-keygen -o) and print its recipient for --recipient / SVC_BACKUP_RECIPIENTS',
     run: async (_config, args) => {
       const path = args[0];
       if (!path) throw new BackupFailure({ file: 'usage', cause: 'npm run cli -- backup-keygen <file>' });
@@ -579,7 +755,8 @@ export const FILE_COMMANDS: Record<string, { usage: string; run: FileCommand; hi
   'backup-scheduled': {
     usage: 'backup-scheduled           one run of the SVC_BACKUP_DIR schedule (the server starts it)',
     hidden: true,
-    run: async (config) => JSON.stringify(await runScheduledBackup(config, () => systemClock.now(), await sealingFrom(config))),
+    run: async (config) =>
+      JSON.stringify(await runScheduledBackup(config, () => systemClock.now(), await sealingFrom(config))),
   },
 };
 
@@ -592,30 +769,47 @@ function arity(usage: string): number {
   return (synopsis.match(/<[^>]*>|\S+/g) ?? []).length - 1;
 }
 
-export async function runCli(argv: string[], env: Record<string, string | undefined> = process.env): Promise<{ code: number; out: string }> {
+export async function runCli(
+  argv: string[],
+  env: Record<string, string | undefined> = process.env,
+): Promise<{ code: number; out: string }> {
   const [name, ...rest] = argv;
   let args = rest;
-  const usages = [...Object.values(COMMANDS), ...Object.values(FILE_COMMANDS).filter((c) => !c.hidden)].map((c) => `  ${c.usage}`);
+  const usages = [...Object.values(COMMANDS), ...Object.values(FILE_COMMANDS).filter((c) => !c.hidden)].map(
+    (c) => `  ${c.usage}`,
+  );
   const usage = `usage: npm run cli -- <command>\n\n${usages.join('\n')}`;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') return { code: 0, out: usage };
-  const known = Object.hasOwn(FILE_COMMANDS, name) ? FILE_COMMANDS[name] : Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  const known = Object.hasOwn(FILE_COMMANDS, name)
+    ? FILE_COMMANDS[name]
+    : Object.hasOwn(COMMANDS, name)
+      ? COMMANDS[name]
+      : undefined;
   const fileCommand = Object.hasOwn(FILE_COMMANDS, name) ? FILE_COMMANDS[name] : undefined;
   let options = NO_OPTIONS;
   if (fileCommand?.options !== undefined) {
     const parsed = parseOptions(args, fileCommand.options);
-    if ('error' in parsed) return { code: 2, out: `${name}: ${parsed.error}; nothing was done\n\nusage: npm run cli -- ${fileCommand.usage}` };
+    if ('error' in parsed)
+      return {
+        code: 2,
+        out: `${name}: ${parsed.error}; nothing was done\n\nusage: npm run cli -- ${fileCommand.usage}`,
+      };
     args = parsed.positional;
     options = parsed.options;
   }
   if (known !== undefined && args.length > arity(known.usage)) {
-    return { code: 2, out: `${name}: unexpected argument ${JSON.stringify(args[arity(known.usage)])}; nothing was done\n\nusage: npm run cli -- ${known.usage}` };
+    return {
+      code: 2,
+      out: `${name}: unexpected argument ${JSON.stringify(args[arity(known.usage)])}; nothing was done\n\nusage: npm run cli -- ${known.usage}`,
+    };
   }
   if (fileCommand) {
     try {
       return { code: 0, out: await fileCommand.run(readConfig(env), args, options) };
     } catch (err) {
       if (err instanceof NoDeploymentError) return { code: 1, out: noDeployment(readConfig(env), err) };
-      const line = err instanceof BackupFailure ? describeBackupProblem(err.problem) : ((err as Error)?.message ?? String(err));
+      const line =
+        err instanceof BackupFailure ? describeBackupProblem(err.problem) : ((err as Error)?.message ?? String(err));
       return { code: 1, out: `error: ${line.replace(/\s*\n\s*/g, ' ')}` };
     }
   }
@@ -638,7 +832,10 @@ export async function runCli(argv: string[], env: Record<string, string | undefi
     if (err instanceof NoDeploymentError) return { code: 1, out: noDeployment(config, err) };
     // A data directory that is a file, a database that is not one, a restore left unfinished: one
     // line naming it, never a stack trace.
-    return { code: 1, out: `${err instanceof ConfigError ? 'configuration error' : 'error'}: ${(err as Error)?.message ?? String(err)}` };
+    return {
+      code: 1,
+      out: `${err instanceof ConfigError ? 'configuration error' : 'error'}: ${(err as Error)?.message ?? String(err)}`,
+    };
   }
   try {
     const deps = await buildDeps(config, stores, platform, { adoptBaseUrl: command.adoptsBaseUrl ?? false, create });

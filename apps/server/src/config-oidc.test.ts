@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, readConfig } from './config.js';
 
-const OIDC = { SVC_OIDC_ISSUER: 'https://idp.example', SVC_OIDC_CLIENT_ID: 'photos', SVC_OIDC_RETURN_URIS: 'https://photos.example/done,com.example.photos:/oauth' };
+const OIDC = {
+  SVC_OIDC_ISSUER: 'https://idp.example',
+  SVC_OIDC_CLIENT_ID: 'photos',
+  SVC_OIDC_RETURN_URIS: 'https://photos.example/done,com.example.photos:/oauth',
+};
 
 describe('OpenID Connect and local sign-in configuration', () => {
   it('is off by default, with local sign-in on', () => {
@@ -18,7 +22,12 @@ describe('OpenID Connect and local sign-in configuration', () => {
       returnUris: ['https://photos.example/done', 'com.example.photos:/oauth'],
       scopes: 'openid email profile',
     });
-    const c = readConfig({ ...OIDC, SVC_OIDC_CLIENT_SECRET: 's3cret', SVC_OIDC_SCOPES: 'openid  email', SVC_AUTH_LOCAL: 'false' });
+    const c = readConfig({
+      ...OIDC,
+      SVC_OIDC_CLIENT_SECRET: 's3cret',
+      SVC_OIDC_SCOPES: 'openid  email',
+      SVC_AUTH_LOCAL: 'false',
+    });
     expect(c.oidc).toMatchObject({ clientSecret: 's3cret', scopes: 'openid email' });
     expect(c.authLocal).toBe(false);
   });
@@ -38,7 +47,11 @@ describe('OpenID Connect and local sign-in configuration', () => {
   });
 
   it('accepts an http issuer and return URI on loopback only (development)', () => {
-    const c = readConfig({ ...OIDC, SVC_OIDC_ISSUER: 'http://127.0.0.1:9000', SVC_OIDC_RETURN_URIS: 'http://127.0.0.1:3000/done' });
+    const c = readConfig({
+      ...OIDC,
+      SVC_OIDC_ISSUER: 'http://127.0.0.1:9000',
+      SVC_OIDC_RETURN_URIS: 'http://127.0.0.1:3000/done',
+    });
     expect(c.oidc?.issuer).toBe('http://127.0.0.1:9000');
   });
 

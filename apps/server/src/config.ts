@@ -1,6 +1,21 @@
 import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
-import { DEFAULT_DIRECT_PUT_TTL_S, DEFAULT_HASH_QUEUE, DEFAULT_LOOKUP_RATE_PER_MINUTE, DEFAULT_TOMBSTONE_DAYS, DEFAULT_HASH_WAIT_MS, DEFAULT_QUOTA_POLICY, DEFAULT_SOURCE_FAILURES, fromBase64url, isProtocolVersion, isRegistrationMode, parseCidrList, REGISTRATION_MODES, type Cidr, type RegistrationMode } from '@strongroom/core';
+import {
+  DEFAULT_DIRECT_PUT_TTL_S,
+  DEFAULT_HASH_QUEUE,
+  DEFAULT_LOOKUP_RATE_PER_MINUTE,
+  DEFAULT_TOMBSTONE_DAYS,
+  DEFAULT_HASH_WAIT_MS,
+  DEFAULT_QUOTA_POLICY,
+  DEFAULT_SOURCE_FAILURES,
+  fromBase64url,
+  isProtocolVersion,
+  isRegistrationMode,
+  parseCidrList,
+  REGISTRATION_MODES,
+  type Cidr,
+  type RegistrationMode,
+} from '@strongroom/core';
 import { DEFAULT_QUEUE_BOUND } from '@strongroom/adapters-sqlite';
 
 /** Everything the server reads from its environment, validated once at start. */
@@ -213,7 +228,10 @@ export class ConfigError extends Error {
  */
 function databaseTimeoutsFit(db: DatabaseTimeouts, http: HttpTimeouts): void {
   const wait = db.connectMs + db.statementMs;
-  for (const [name, ms] of [['SVC_IDLE_TIMEOUT_S', http.idleMs], ['SVC_REQUEST_TIMEOUT_S', http.requestMs]] as const) {
+  for (const [name, ms] of [
+    ['SVC_IDLE_TIMEOUT_S', http.idleMs],
+    ['SVC_REQUEST_TIMEOUT_S', http.requestMs],
+  ] as const) {
     if (wait >= ms) {
       throw new ConfigError(
         `SVC_DB_CONNECT_TIMEOUT_S + SVC_DB_STATEMENT_TIMEOUT_S (${db.connectMs / 1000} + ${db.statementMs / 1000} s) must be shorter than ${name} (${ms / 1000} s), ` +
@@ -238,7 +256,8 @@ function bytes(env: Record<string, string | undefined>, name: string, fallback: 
   const raw = env[name];
   if (raw === undefined) return fallback;
   if (raw === '') return null; // empty = unlimited
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw new ConfigError(`${name} must be a whole number of bytes, or empty for unlimited, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw)))
+    throw new ConfigError(`${name} must be a whole number of bytes, or empty for unlimited, got "${raw}"`);
   return Number(raw);
 }
 
@@ -247,20 +266,23 @@ function secretKey(env: Record<string, string | undefined>): Uint8Array | null {
   if (raw === undefined || raw === '') return null;
   const key = fromBase64url(raw.trim());
   // Never echo the value: it is a secret even when malformed.
-  if (key === null || key.length !== 32) throw new ConfigError('SVC_SECRET_KEY must be 32 bytes as unpadded base64url (43 characters)');
+  if (key === null || key.length !== 32)
+    throw new ConfigError('SVC_SECRET_KEY must be 32 bytes as unpadded base64url (43 characters)');
   return key;
 }
 
 function positiveCount(env: Record<string, string | undefined>, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw))) throw new ConfigError(`${name} must be a whole number >= 1, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) < 1 || !Number.isSafeInteger(Number(raw)))
+    throw new ConfigError(`${name} must be a whole number >= 1, got "${raw}"`);
   return Number(raw);
 }
 
 function trustedProxies(env: Record<string, string | undefined>): Cidr[] {
   const { cidrs, malformed } = parseCidrList(env.SVC_TRUSTED_PROXIES ?? '');
-  if (malformed.length > 0) throw new ConfigError(`SVC_TRUSTED_PROXIES must list CIDRs such as 10.0.0.0/8 or fd00::/8, got "${malformed[0]}"`);
+  if (malformed.length > 0)
+    throw new ConfigError(`SVC_TRUSTED_PROXIES must list CIDRs such as 10.0.0.0/8 or fd00::/8, got "${malformed[0]}"`);
   return cidrs;
 }
 
@@ -268,14 +290,16 @@ function metricsToken(env: Record<string, string | undefined>): string | null {
   const raw = env.SVC_METRICS_TOKEN;
   if (raw === undefined || raw === '') return null;
   // Never echo the value. Short tokens can be guessed; a scraper's config holds it anyway.
-  if (raw.length < 16 || /[\s,]/.test(raw)) throw new ConfigError('SVC_METRICS_TOKEN must be at least 16 characters, without spaces or commas');
+  if (raw.length < 16 || /[\s,]/.test(raw))
+    throw new ConfigError('SVC_METRICS_TOKEN must be at least 16 characters, without spaces or commas');
   return raw;
 }
 
 function percent(env: Record<string, string | undefined>, name: string, fallback: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) > 100) throw new ConfigError(`${name} must be a whole number of percent from 0 to 100, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) > 100)
+    throw new ConfigError(`${name} must be a whole number of percent from 0 to 100, got "${raw}"`);
   return Number(raw);
 }
 
@@ -289,7 +313,8 @@ function totpIssuer(env: Record<string, string | undefined>, baseUrl: string): s
   const raw = env.SVC_TOTP_ISSUER;
   if (raw !== undefined && raw !== '') {
     const issuer = raw.trim();
-    if (issuer === '' || issuer.includes(':') || /\p{Cc}/u.test(issuer)) throw new ConfigError(`SVC_TOTP_ISSUER must be a name without colons or control characters, got "${raw}"`);
+    if (issuer === '' || issuer.includes(':') || /\p{Cc}/u.test(issuer))
+      throw new ConfigError(`SVC_TOTP_ISSUER must be a name without colons or control characters, got "${raw}"`);
     return issuer;
   }
   const host = new URL(baseUrl).hostname;
@@ -300,7 +325,10 @@ function totpIssuer(env: Record<string, string | undefined>, baseUrl: string): s
 
 function corsOrigins(env: Record<string, string | undefined>): string[] {
   const raw = env.SVC_CORS_ORIGINS ?? '';
-  const origins = raw.split(',').map((o) => o.trim()).filter((o) => o !== '');
+  const origins = raw
+    .split(',')
+    .map((o) => o.trim())
+    .filter((o) => o !== '');
   for (const origin of origins) {
     // An origin is exactly scheme://host[:port], as browsers send it: no path, no trailing slash.
     let parsed: URL | null = null;
@@ -310,7 +338,9 @@ function corsOrigins(env: Record<string, string | undefined>): string[] {
       /* reported below */
     }
     if (parsed === null || !/^https?:$/.test(parsed.protocol) || parsed.origin !== origin) {
-      throw new ConfigError(`SVC_CORS_ORIGINS must be comma-separated origins such as https://app.example.org, got "${origin}"`);
+      throw new ConfigError(
+        `SVC_CORS_ORIGINS must be comma-separated origins such as https://app.example.org, got "${origin}"`,
+      );
     }
   }
   return origins;
@@ -354,18 +384,30 @@ function oidc(env: Record<string, string | undefined>): OidcConfig | null {
   } catch {
     u = null;
   }
-  const loopback = u !== null && u.protocol === 'http:' && (u.hostname === '127.0.0.1' || u.hostname === 'localhost' || u.hostname === '[::1]');
+  const loopback =
+    u !== null &&
+    u.protocol === 'http:' &&
+    (u.hostname === '127.0.0.1' || u.hostname === 'localhost' || u.hostname === '[::1]');
   if (u === null || (u.protocol !== 'https:' && !loopback) || u.search !== '' || u.hash !== '') {
     throw new ConfigError(`SVC_OIDC_ISSUER must be an https URL (http only on loopback), got "${issuer}"`);
   }
   const clientId = env.SVC_OIDC_CLIENT_ID;
-  if (clientId === undefined || clientId.trim() === '') throw new ConfigError('SVC_OIDC_CLIENT_ID must be set when SVC_OIDC_ISSUER is');
-  const returnUris = (env.SVC_OIDC_RETURN_URIS ?? '').split(',').map((x) => x.trim()).filter((x) => x !== '');
-  if (returnUris.length === 0) throw new ConfigError('SVC_OIDC_RETURN_URIS must list at least one return URI when SVC_OIDC_ISSUER is set');
+  if (clientId === undefined || clientId.trim() === '')
+    throw new ConfigError('SVC_OIDC_CLIENT_ID must be set when SVC_OIDC_ISSUER is');
+  const returnUris = (env.SVC_OIDC_RETURN_URIS ?? '')
+    .split(',')
+    .map((x) => x.trim())
+    .filter((x) => x !== '');
+  if (returnUris.length === 0)
+    throw new ConfigError('SVC_OIDC_RETURN_URIS must list at least one return URI when SVC_OIDC_ISSUER is set');
   for (const r of returnUris) {
-    if (!returnUri(r)) throw new ConfigError(`SVC_OIDC_RETURN_URIS holds "${r}", which is neither an https URL nor an app scheme URI`);
+    if (!returnUri(r))
+      throw new ConfigError(`SVC_OIDC_RETURN_URIS holds "${r}", which is neither an https URL nor an app scheme URI`);
   }
-  const scopes = (env.SVC_OIDC_SCOPES ?? 'openid email profile').trim().split(/\s+/).filter((x) => x !== '');
+  const scopes = (env.SVC_OIDC_SCOPES ?? 'openid email profile')
+    .trim()
+    .split(/\s+/)
+    .filter((x) => x !== '');
   if (!scopes.includes('openid')) throw new ConfigError('SVC_OIDC_SCOPES must include openid');
   return {
     issuer,
@@ -392,10 +434,17 @@ function federationPeers(env: Record<string, string | undefined>, baseUrl: strin
   return [...new Set(peers)];
 }
 
-function wholeNumber(env: Record<string, string | undefined>, name: string, fallback: number, min: number, max: number): number {
+function wholeNumber(
+  env: Record<string, string | undefined>,
+  name: string,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
-  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max) throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
+  if (!/^\d+$/.test(raw) || Number(raw) < min || Number(raw) > max)
+    throw new ConfigError(`${name} must be a whole number from ${min} to ${max}, got "${raw}"`);
   return Number(raw);
 }
 
@@ -408,14 +457,22 @@ function backupEncryption(env: Record<string, string | undefined>): BackupEncryp
     .map((r) => r.trim())
     .filter((r) => r !== '');
   for (const r of recipients) {
-    if (!AGE_RECIPIENT.test(r)) throw new ConfigError(`SVC_BACKUP_RECIPIENTS must list age X25519 recipients (age1…, as age-keygen -y or \`npm run cli -- backup-keygen\` prints), got "${r.slice(0, 80)}"`);
+    if (!AGE_RECIPIENT.test(r))
+      throw new ConfigError(
+        `SVC_BACKUP_RECIPIENTS must list age X25519 recipients (age1…, as age-keygen -y or \`npm run cli -- backup-keygen\` prints), got "${r.slice(0, 80)}"`,
+      );
   }
   const unencryptedRaw = env.SVC_BACKUP_UNENCRYPTED ?? '';
-  if (unencryptedRaw !== '' && unencryptedRaw !== '0' && unencryptedRaw !== '1') throw new ConfigError(`SVC_BACKUP_UNENCRYPTED must be 1 or 0, got "${unencryptedRaw}"`);
+  if (unencryptedRaw !== '' && unencryptedRaw !== '0' && unencryptedRaw !== '1')
+    throw new ConfigError(`SVC_BACKUP_UNENCRYPTED must be 1 or 0, got "${unencryptedRaw}"`);
   const unencrypted = unencryptedRaw === '1';
   const passphraseFile = env.SVC_BACKUP_PASSPHRASE_FILE || null;
-  if (recipients.length > 0 && passphraseFile !== null) throw new ConfigError('SVC_BACKUP_RECIPIENTS and SVC_BACKUP_PASSPHRASE_FILE exclude each other (age encrypts to recipients or to one passphrase)');
-  if (unencrypted && (recipients.length > 0 || passphraseFile !== null)) throw new ConfigError('SVC_BACKUP_UNENCRYPTED=1 contradicts SVC_BACKUP_RECIPIENTS / SVC_BACKUP_PASSPHRASE_FILE');
+  if (recipients.length > 0 && passphraseFile !== null)
+    throw new ConfigError(
+      'SVC_BACKUP_RECIPIENTS and SVC_BACKUP_PASSPHRASE_FILE exclude each other (age encrypts to recipients or to one passphrase)',
+    );
+  if (unencrypted && (recipients.length > 0 || passphraseFile !== null))
+    throw new ConfigError('SVC_BACKUP_UNENCRYPTED=1 contradicts SVC_BACKUP_RECIPIENTS / SVC_BACKUP_PASSPHRASE_FILE');
   return { recipients, passphraseFile, unencrypted, identityFile: env.SVC_BACKUP_IDENTITY_FILE || null };
 }
 
@@ -431,13 +488,26 @@ function backupSchedule(env: Record<string, string | undefined>): BackupSchedule
   const sealing = backupEncryption(env);
   // A scheduled backup is refused at start as `backup` would refuse it, not found missing later.
   if (sealing.recipients.length === 0 && sealing.passphraseFile === null && !sealing.unencrypted) {
-    throw new ConfigError('SVC_BACKUP_RECIPIENTS is not set: scheduled backups (SVC_BACKUP_DIR) are encrypted to the operator; set it (age1…), or SVC_BACKUP_PASSPHRASE_FILE, or SVC_BACKUP_UNENCRYPTED=1 for backups without the secret key');
+    throw new ConfigError(
+      'SVC_BACKUP_RECIPIENTS is not set: scheduled backups (SVC_BACKUP_DIR) are encrypted to the operator; set it (age1…), or SVC_BACKUP_PASSPHRASE_FILE, or SVC_BACKUP_UNENCRYPTED=1 for backups without the secret key',
+    );
   }
   // A run still going when the next is due makes that one wait (the lock), never run twice.
-  return { dir, intervalMs: seconds(env, 'SVC_BACKUP_INTERVAL_S', 0, 1), keep: wholeNumber(env, 'SVC_BACKUP_KEEP', 7, 1, 10_000) };
+  return {
+    dir,
+    intervalMs: seconds(env, 'SVC_BACKUP_INTERVAL_S', 0, 1),
+    keep: wholeNumber(env, 'SVC_BACKUP_KEEP', 7, 1, 10_000),
+  };
 }
 
-const S3_VARS = ['SVC_S3_ENDPOINT', 'SVC_S3_REGION', 'SVC_S3_FORCE_PATH_STYLE', 'SVC_S3_TIMEOUT_S', 'SVC_S3_DIRECT', 'SVC_S3_PUT_URL_S'] as const;
+const S3_VARS = [
+  'SVC_S3_ENDPOINT',
+  'SVC_S3_REGION',
+  'SVC_S3_FORCE_PATH_STYLE',
+  'SVC_S3_TIMEOUT_S',
+  'SVC_S3_DIRECT',
+  'SVC_S3_PUT_URL_S',
+] as const;
 
 function blobStore(env: Record<string, string | undefined>): BlobStoreConfig {
   const raw = (env.SVC_BLOB_URL ?? '').trim();
@@ -450,20 +520,26 @@ function blobStore(env: Record<string, string | undefined>): BlobStoreConfig {
   const m = /^s3:\/\/([^/?#]+)(\/[^?#]*)?$/.exec(raw);
   // Bucket names as S3 allows them: 3 to 63 lowercase letters, digits, dots and hyphens.
   if (m === null || !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(m[1]!)) {
-    throw new ConfigError(`SVC_BLOB_URL must be file:// (blobs under SVC_DATA_DIR) or s3://bucket/prefix, got "${raw}"`);
+    throw new ConfigError(
+      `SVC_BLOB_URL must be file:// (blobs under SVC_DATA_DIR) or s3://bucket/prefix, got "${raw}"`,
+    );
   }
   const prefix = (m[2] ?? '').replace(/^\/+|\/+$/g, '');
-  if (prefix.split('/').some((p) => p === '.' || p === '..') || prefix.includes('//')) throw new ConfigError(`SVC_BLOB_URL's prefix must be a plain key path, got "${prefix}"`);
+  if (prefix.split('/').some((p) => p === '.' || p === '..') || prefix.includes('//'))
+    throw new ConfigError(`SVC_BLOB_URL's prefix must be a plain key path, got "${prefix}"`);
   const endpoint = (env.SVC_S3_ENDPOINT ?? '').trim().replace(/\/+$/, '');
   if (endpoint !== '' && (!v.is(v.pipe(v.string(), v.url()), endpoint) || !/^https?:\/\/[^/?#]+$/.test(endpoint))) {
     throw new ConfigError(`SVC_S3_ENDPOINT must be an http(s) URL without a path, got "${endpoint}"`);
   }
   const region = (env.SVC_S3_REGION || env.AWS_REGION || 'us-east-1').trim();
-  if (!/^[a-z0-9-]{1,64}$/.test(region)) throw new ConfigError(`SVC_S3_REGION must be a region name such as eu-west-1 (or auto), got "${region}"`);
+  if (!/^[a-z0-9-]{1,64}$/.test(region))
+    throw new ConfigError(`SVC_S3_REGION must be a region name such as eu-west-1 (or auto), got "${region}"`);
   const pathStyle = env.SVC_S3_FORCE_PATH_STYLE ?? '';
-  if (pathStyle !== '' && pathStyle !== 'true' && pathStyle !== 'false') throw new ConfigError(`SVC_S3_FORCE_PATH_STYLE must be true or false, got "${pathStyle}"`);
+  if (pathStyle !== '' && pathStyle !== 'true' && pathStyle !== 'false')
+    throw new ConfigError(`SVC_S3_FORCE_PATH_STYLE must be true or false, got "${pathStyle}"`);
   const direct = env.SVC_S3_DIRECT ?? '';
-  if (direct !== '' && direct !== 'true' && direct !== 'false') throw new ConfigError(`SVC_S3_DIRECT must be true or false, got "${direct}"`);
+  if (direct !== '' && direct !== 'true' && direct !== 'false')
+    throw new ConfigError(`SVC_S3_DIRECT must be true or false, got "${direct}"`);
   return {
     kind: 's3',
     bucket: m[1]!,
@@ -491,19 +567,29 @@ export function defaultBaseUrl(host: string | undefined, port: number): string {
 
 export function readConfig(env: Record<string, string | undefined> = process.env): Config {
   const portRaw = env.PORT ?? '8080';
-  if (!/^\d+$/.test(portRaw) || Number(portRaw) > 65535) throw new ConfigError(`PORT must be a port number, got "${portRaw}"`);
+  if (!/^\d+$/.test(portRaw) || Number(portRaw) > 65535)
+    throw new ConfigError(`PORT must be a port number, got "${portRaw}"`);
   const port = Number(portRaw);
   const baseUrl = env.SVC_BASE_URL ?? defaultBaseUrl(env.HOST, port);
-  if (!v.is(v.pipe(v.string(), v.url()), baseUrl) || !/^https?:\/\//.test(baseUrl)) throw new ConfigError(`SVC_BASE_URL must be an http(s) URL, got "${baseUrl}"`);
+  if (!v.is(v.pipe(v.string(), v.url()), baseUrl) || !/^https?:\/\//.test(baseUrl))
+    throw new ConfigError(`SVC_BASE_URL must be an http(s) URL, got "${baseUrl}"`);
   const databaseUrl = env.SVC_DATABASE_URL || null;
-  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) throw new ConfigError('SVC_DATABASE_URL must be a postgres:// URL');
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl))
+    throw new ConfigError('SVC_DATABASE_URL must be a postgres:// URL');
   const pgPooler = env.SVC_PG_POOLER || 'none';
-  if (pgPooler !== 'none' && pgPooler !== 'transaction') throw new ConfigError(`SVC_PG_POOLER must be "none" or "transaction", got "${pgPooler}"`);
+  if (pgPooler !== 'none' && pgPooler !== 'transaction')
+    throw new ConfigError(`SVC_PG_POOLER must be "none" or "transaction", got "${pgPooler}"`);
   // A pooler in front of SQLite is a mistake in the settings, not something to ignore.
-  if (pgPooler !== 'none' && databaseUrl === null) throw new ConfigError('SVC_PG_POOLER needs SVC_DATABASE_URL (a pooler stands in front of PostgreSQL)');
+  if (pgPooler !== 'none' && databaseUrl === null)
+    throw new ConfigError('SVC_PG_POOLER needs SVC_DATABASE_URL (a pooler stands in front of PostgreSQL)');
   const hardLimit = bytes(env, 'SVC_QUOTA_HARD_BYTES', 10 * 1024 ** 3);
   // Unset, the soft limit follows the hard one (80 %), so setting only the hard limit just works.
-  const softLimit = env.SVC_QUOTA_SOFT_BYTES === undefined ? (hardLimit === null ? null : Math.floor(hardLimit * 0.8)) : bytes(env, 'SVC_QUOTA_SOFT_BYTES', null);
+  const softLimit =
+    env.SVC_QUOTA_SOFT_BYTES === undefined
+      ? hardLimit === null
+        ? null
+        : Math.floor(hardLimit * 0.8)
+      : bytes(env, 'SVC_QUOTA_SOFT_BYTES', null);
   const config: Config = {
     port,
     dataDir: env.SVC_DATA_DIR || './data',
@@ -517,7 +603,13 @@ export function readConfig(env: Record<string, string | undefined> = process.env
     quotaHardBytes: hardLimit,
     quotaGraceMs: seconds(env, 'SVC_QUOTA_GRACE_S', 14 * DAY_S),
     quotaFollowUpMs: seconds(env, 'SVC_QUOTA_FOLLOW_UP_S', DEFAULT_QUOTA_POLICY.followUpMs / 1000, 0),
-    quotaFollowUpOverdraft: wholeNumber(env, 'SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES', DEFAULT_QUOTA_POLICY.followUpOverdraft, 0, Number.MAX_SAFE_INTEGER),
+    quotaFollowUpOverdraft: wholeNumber(
+      env,
+      'SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES',
+      DEFAULT_QUOTA_POLICY.followUpOverdraft,
+      0,
+      Number.MAX_SAFE_INTEGER,
+    ),
     // Never shorter than an access token's fifteen minutes, or a retired key would strand live tokens.
     keyGraceMs: seconds(env, 'SVC_KEY_GRACE_S', DAY_S, 900),
     uploadTtlMs: seconds(env, 'SVC_UPLOAD_TTL_S', DAY_S),
@@ -564,11 +656,17 @@ export function readConfig(env: Record<string, string | undefined> = process.env
       connectMs: seconds(env, 'SVC_DB_CONNECT_TIMEOUT_S', 5),
     },
   };
-  if (config.http.headersMs > config.http.requestMs) throw new ConfigError('SVC_HEADERS_TIMEOUT_S must not exceed SVC_REQUEST_TIMEOUT_S');
+  if (config.http.headersMs > config.http.requestMs)
+    throw new ConfigError('SVC_HEADERS_TIMEOUT_S must not exceed SVC_REQUEST_TIMEOUT_S');
   // SQLite is a file in this process: no network to partition, and neither wait applies.
   if (config.databaseUrl !== null) databaseTimeoutsFit(config.database, config.http);
-  if (config.protocolMin > config.protocolMax) throw new ConfigError('SVC_PROTOCOL_MIN must not be after SVC_PROTOCOL_MAX');
-  if (config.quotaSoftBytes !== null && config.quotaHardBytes !== null && config.quotaSoftBytes > config.quotaHardBytes) {
+  if (config.protocolMin > config.protocolMax)
+    throw new ConfigError('SVC_PROTOCOL_MIN must not be after SVC_PROTOCOL_MAX');
+  if (
+    config.quotaSoftBytes !== null &&
+    config.quotaHardBytes !== null &&
+    config.quotaSoftBytes > config.quotaHardBytes
+  ) {
     throw new ConfigError('SVC_QUOTA_SOFT_BYTES must not exceed SVC_QUOTA_HARD_BYTES');
   }
   return config;

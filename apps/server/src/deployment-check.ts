@@ -17,7 +17,15 @@ import { ConfigError } from './config.js';
  */
 export async function checkDeployment(
   store: DeploymentStore,
-  mine: { secretKey: Uint8Array; issuer: string; issuerConfigured: boolean; now: number; keySource: string; adoptIssuer?: boolean; logger?: Logger },
+  mine: {
+    secretKey: Uint8Array;
+    issuer: string;
+    issuerConfigured: boolean;
+    now: number;
+    keySource: string;
+    adoptIssuer?: boolean;
+    logger?: Logger;
+  },
 ): Promise<void> {
   const keyFingerprint = secretKeyFingerprint(mine.secretKey);
   const own = { keyFingerprint, issuer: mine.issuer, issuerConfigured: mine.issuerConfigured };
@@ -31,14 +39,20 @@ export async function checkDeployment(
     );
   }
   if (verdict === 'issuer') {
-    const yours = mine.issuerConfigured ? `SVC_BASE_URL is ${mine.issuer}` : `SVC_BASE_URL is unset (so ${mine.issuer})`;
+    const yours = mine.issuerConfigured
+      ? `SVC_BASE_URL is ${mine.issuer}`
+      : `SVC_BASE_URL is unset (so ${mine.issuer})`;
     throw new ConfigError(
       `${yours}, but this database's access tokens are issued under ${recorded.issuer}. Every process over one database must ` +
         `share SVC_BASE_URL; to move the deployment, stop every process and run \`npm run cli -- adopt-base-url\` with the new SVC_BASE_URL.`,
     );
   }
   if (verdict === 'adopt_issuer') {
-    await store.setDeploymentIssuer({ issuer: mine.issuer, issuerConfigured: mine.issuerConfigured || (mine.adoptIssuer ?? false) });
-    if (recorded.issuer !== mine.issuer) mine.logger?.warn('deployment.issuer_changed', { from: recorded.issuer, to: mine.issuer });
+    await store.setDeploymentIssuer({
+      issuer: mine.issuer,
+      issuerConfigured: mine.issuerConfigured || (mine.adoptIssuer ?? false),
+    });
+    if (recorded.issuer !== mine.issuer)
+      mine.logger?.warn('deployment.issuer_changed', { from: recorded.issuer, to: mine.issuer });
   }
 }

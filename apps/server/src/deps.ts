@@ -48,7 +48,15 @@ import {
   RegistrationGate,
   OperatorService,
 } from '@strongroom/core';
-import { Argon2Hasher, HttpPeers, JsonLogger, cryptoRandom, systemClock, OidcRelyingParty, platformEd25519Signer } from '@strongroom/adapters-node';
+import {
+  Argon2Hasher,
+  HttpPeers,
+  JsonLogger,
+  cryptoRandom,
+  systemClock,
+  OidcRelyingParty,
+  platformEd25519Signer,
+} from '@strongroom/adapters-node';
 import { createSqlitePorts, groupCommitOf, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
 import { ConfigError, type Config } from './config.js';
@@ -174,17 +182,22 @@ export async function openStores(config: Config, options: OpenOptions = {}): Pro
   // A restore that did not finish (killed, disk full) left a directory without a whole database:
   // starting on it would create an empty one beside the restored key and blobs.
   if (existsSync(join(config.dataDir, RESTORE_MARKER))) {
-    throw new ConfigError(`${join(config.dataDir, RESTORE_MARKER)}: a restore into SVC_DATA_DIR did not finish; empty the directory and run \`npm run cli -- restore\` again`);
+    throw new ConfigError(
+      `${join(config.dataDir, RESTORE_MARKER)}: a restore into SVC_DATA_DIR did not finish; empty the directory and run \`npm run cli -- restore\` again`,
+    );
   }
   // A restored PostgreSQL deployment whose sessions are still as backed up: revoked ones would work again.
   if (!(options.closingRestoredSessions ?? false) && existsSync(join(config.dataDir, CLOSE_SESSIONS_MARKER))) {
-    throw new ConfigError(`${join(config.dataDir, CLOSE_SESSIONS_MARKER)}: a restore is not finished; after pg_restore, run \`npm run cli -- close-restored-sessions\` (it closes the sessions of the deployment as backed up)`);
+    throw new ConfigError(
+      `${join(config.dataDir, CLOSE_SESSIONS_MARKER)}: a restore is not finished; after pg_restore, run \`npm run cli -- close-restored-sessions\` (it closes the sessions of the deployment as backed up)`,
+    );
   }
   // Created for the server's user only: the database, the secret key and the blobs live here.
   // The server's start (checkDataDir) narrows an existing directory to 0700 as well; the CLI opens what is there.
   if (create) mkdirSync(config.dataDir, { recursive: true, mode: 0o700 });
   // Without `create`, the SQLite database is looked for before anything else is opened.
-  const sqlite = config.databaseUrl === null ? openSqliteDatabase(join(config.dataDir, 'strongroom.db'), { create }) : null;
+  const sqlite =
+    config.databaseUrl === null ? openSqliteDatabase(join(config.dataDir, 'strongroom.db'), { create }) : null;
   let opened;
   try {
     opened = await openBlobStore(config);
@@ -197,7 +210,12 @@ export async function openStores(config: Config, options: OpenOptions = {}): Pro
     // Several stateless processes may share this database; every port call goes to it (no cache).
     let pg;
     try {
-      pg = await openPgDatabase(config.databaseUrl!, { queryTimeoutMs: config.database.statementMs, connectTimeoutMs: config.database.connectMs, create, pooler: config.pgPooler });
+      pg = await openPgDatabase(config.databaseUrl!, {
+        queryTimeoutMs: config.database.statementMs,
+        connectTimeoutMs: config.database.connectMs,
+        create,
+        pooler: config.pgPooler,
+      });
     } catch (err) {
       closeBlobs();
       throw err;
@@ -233,7 +251,12 @@ function secretKeyFromDataDir(dataDir: string, logger: Logger, create: boolean):
 }
 
 /** Wires the core services over a set of stores. */
-export async function buildDeps(config: Config, stores: Stores, platform: Platform, options: { adoptBaseUrl?: boolean } & OpenOptions = {}): Promise<AppDeps> {
+export async function buildDeps(
+  config: Config,
+  stores: Stores,
+  platform: Platform,
+  options: { adoptBaseUrl?: boolean } & OpenOptions = {},
+): Promise<AppDeps> {
   const { clock, random, logger } = platform;
   // One bounded queue in front of every password hash and check: past it, sign-in sheds load. The
   // cores are shared among the worker processes, so each runs its share of hashes at once.
@@ -258,7 +281,13 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
   const keyBox = new SecretBox({ key: secretKey, random });
   const keyRing = new KeyRing({ store: stores.accounts, clock, random, graceMs: config.keyGraceMs, box: keyBox });
   await keyRing.init();
-  const tokens = new AccessTokens({ keyRing, clock, random, issuer: config.baseUrl, signer: platform.signer ?? platformEd25519Signer() });
+  const tokens = new AccessTokens({
+    keyRing,
+    clock,
+    random,
+    issuer: config.baseUrl,
+    signer: platform.signer ?? platformEd25519Signer(),
+  });
   const sessions = new SessionService({
     ledger: stores.accounts,
     cohorts: stores.accounts,
@@ -266,7 +295,12 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     clock,
     random,
     logger,
-    policy: { ...DEFAULT_SESSION_POLICY, idleMs: config.sessionIdleMs, maxMs: config.sessionMaxMs, reauthWindowMs: config.reauthWindowMs },
+    policy: {
+      ...DEFAULT_SESSION_POLICY,
+      idleMs: config.sessionIdleMs,
+      maxMs: config.sessionMaxMs,
+      reauthWindowMs: config.reauthWindowMs,
+    },
     tickets: stores.signIn,
   });
   const totp = new TotpService({
@@ -309,38 +343,152 @@ export async function buildDeps(config: Config, stores: Stores, platform: Platfo
     },
     max: config.protocolMax,
   };
-  const attestation = new AttestationRing({ store: stores.attestation, blobs: stores.quota, clock, random, issuer: config.baseUrl, box: keyBox });
+  const attestation = new AttestationRing({
+    store: stores.attestation,
+    blobs: stores.quota,
+    clock,
+    random,
+    issuer: config.baseUrl,
+    box: keyBox,
+  });
   await attestation.init();
   const devices = new DeviceDirectoryService({ directories: stores.devices, clock, sessions });
-  const revokeAll = new RevokeAllService({ challenges: stores.devices, directories: stores.devices, sessions, clock, random });
+  const revokeAll = new RevokeAllService({
+    challenges: stores.devices,
+    directories: stores.devices,
+    sessions,
+    clock,
+    random,
+  });
   const albums = new AlbumService({ albums: stores.albums, directories: stores.devices, clock, random, window });
   const quota = new QuotaService({
     ledger: stores.quota,
     blobs: stores.blobs,
     clock,
     random,
-    policy: { ...DEFAULT_QUOTA_POLICY, defaults: { soft: config.quotaSoftBytes, hard: config.quotaHardBytes }, graceMs: config.quotaGraceMs, federatedShare: config.federatedBudgetPct / 100, maxOpenUploads: config.maxOpenUploads, followUpMs: config.quotaFollowUpMs, followUpOverdraft: config.quotaFollowUpOverdraft },
+    policy: {
+      ...DEFAULT_QUOTA_POLICY,
+      defaults: { soft: config.quotaSoftBytes, hard: config.quotaHardBytes },
+      graceMs: config.quotaGraceMs,
+      federatedShare: config.federatedBudgetPct / 100,
+      maxOpenUploads: config.maxOpenUploads,
+      followUpMs: config.quotaFollowUpMs,
+      followUpOverdraft: config.quotaFollowUpOverdraft,
+    },
   });
-  const uploads = new UploadService({ sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota, writeGuard: albums.writeGuard, clock, random, ttlMs: config.uploadTtlMs, dropTtlMs: config.dropTtlMs, federationPeers: config.federationPeers, ...(config.blobStore?.kind === 's3' ? { directPutTtlS: config.blobStore.putUrlTtlS } : {}) });
-  const resumable = new ResumableUploads({ sessions: stores.quota, segments: stores.segments, blobs: stores.blobs, writeGuard: albums.writeGuard, clock, random });
-  const assets = new AssetService({ assets: stores.quota, quota, sessions: stores.quota, writeGuard: albums.writeGuard, clock });
+  const uploads = new UploadService({
+    sessions: stores.quota,
+    assets: stores.quota,
+    blobs: stores.blobs,
+    quota,
+    writeGuard: albums.writeGuard,
+    clock,
+    random,
+    ttlMs: config.uploadTtlMs,
+    dropTtlMs: config.dropTtlMs,
+    federationPeers: config.federationPeers,
+    ...(config.blobStore?.kind === 's3' ? { directPutTtlS: config.blobStore.putUrlTtlS } : {}),
+  });
+  const resumable = new ResumableUploads({
+    sessions: stores.quota,
+    segments: stores.segments,
+    blobs: stores.blobs,
+    writeGuard: albums.writeGuard,
+    clock,
+    random,
+  });
+  const assets = new AssetService({
+    assets: stores.quota,
+    quota,
+    sessions: stores.quota,
+    writeGuard: albums.writeGuard,
+    clock,
+  });
   // Sponsored accounts, links and drops (one block); federated fills are upload sessions.
-  const sponsorship = new SponsorshipService({ store: stores.sponsorship, accounts: stores.accounts, quota, clock, random, sessions });
+  const sponsorship = new SponsorshipService({
+    store: stores.sponsorship,
+    accounts: stores.accounts,
+    quota,
+    clock,
+    random,
+    sessions,
+  });
   // Link ids are bearer capabilities: stored as their hash, sealed for the owner's listing under the server key.
-  const links = new LinkService({ links: stores.links, writeGuard: albums.writeGuard, sessions: stores.quota, catalog: stores.quota, uploads, assets, quota, clock, random, sealer: keyBox, recentAuth: sessions });
+  const links = new LinkService({
+    links: stores.links,
+    writeGuard: albums.writeGuard,
+    sessions: stores.quota,
+    catalog: stores.quota,
+    uploads,
+    assets,
+    quota,
+    clock,
+    random,
+    sealer: keyBox,
+    recentAuth: sessions,
+  });
   // Before serving: links an earlier build stored in clear move to their hash (no id is logged).
   const movedLinks = await links.sealClearIds();
   if (movedLinks > 0) logger.info('links.sealed_in_place', { count: movedLinks });
-  const sync = new SyncService({ log: stores.sync, links: stores.links, clock, sealer: keyBox, tombstoneDays: config.syncTombstoneDays });
-  const deletion = new AccountDeletionService({ erasure: stores.erasure, accounts: stores.accounts, sponsorship: stores.sponsorship, sessions, clock, logger, policy: quota.policy });
-  const blobReads = new BlobReadService({ catalog: stores.quota, links: stores.links, blobs: stores.blobs, ledger: stores.quota, clock });
-  const upgrades = new UpgradeService({ albums: stores.albums, directories: stores.devices, uploads: stores.quota, clock, window });
-  const totpRecovery = new TotpRecoveryService({ challenges: stores.totp, directories: stores.devices, recovery: stores.secondFactor, accounts: stores.accounts, sessions, clock });
+  const sync = new SyncService({
+    log: stores.sync,
+    links: stores.links,
+    clock,
+    sealer: keyBox,
+    tombstoneDays: config.syncTombstoneDays,
+  });
+  const deletion = new AccountDeletionService({
+    erasure: stores.erasure,
+    accounts: stores.accounts,
+    sponsorship: stores.sponsorship,
+    sessions,
+    clock,
+    logger,
+    policy: quota.policy,
+  });
+  const blobReads = new BlobReadService({
+    catalog: stores.quota,
+    links: stores.links,
+    blobs: stores.blobs,
+    ledger: stores.quota,
+    clock,
+  });
+  const upgrades = new UpgradeService({
+    albums: stores.albums,
+    directories: stores.devices,
+    uploads: stores.quota,
+    clock,
+    window,
+  });
+  const totpRecovery = new TotpRecoveryService({
+    challenges: stores.totp,
+    directories: stores.devices,
+    recovery: stores.secondFactor,
+    accounts: stores.accounts,
+    sessions,
+    clock,
+  });
   const oidc = buildOidc(config, stores, platform, sessions, window, secretKey, registration);
-  const signInMethods = new SignInMethodsService({ accounts: stores.accounts, totp: stores.totp, links: stores.oidc, localSignIn: config.authLocal });
+  const signInMethods = new SignInMethodsService({
+    accounts: stores.accounts,
+    totp: stores.totp,
+    links: stores.oidc,
+    localSignIn: config.authLocal,
+  });
   // Discovery and federation.
-  const discovery = new DiscoveryService({ handles: stores.discovery, accounts: stores.accounts, directories: stores.devices, clock, baseUrl: config.baseUrl, sessions, buckets: stores.discovery, lookupRate: config.lookupRate });
-  const peers = platform.peers ?? new HttpPeers({ clock, timeoutMs: config.federationTimeoutMs, revokedTtlMs: config.federationRevokedCacheMs });
+  const discovery = new DiscoveryService({
+    handles: stores.discovery,
+    accounts: stores.accounts,
+    directories: stores.devices,
+    clock,
+    baseUrl: config.baseUrl,
+    sessions,
+    buckets: stores.discovery,
+    lookupRate: config.lookupRate,
+  });
+  const peers =
+    platform.peers ??
+    new HttpPeers({ clock, timeoutMs: config.federationTimeoutMs, revokedTtlMs: config.federationRevokedCacheMs });
   const federation = new FederationService({
     keyRing,
     clock,

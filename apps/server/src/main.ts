@@ -7,7 +7,14 @@ import { buildDeps, nodePlatform, openStores } from './deps.js';
 import { HttpProblem, problemResponse } from './http/problem.js';
 import { answerClientErrors } from './http/client-error.js';
 import { keepEveryHeaderLine } from './http/request.js';
-import { checkDataDir, checkObjectStore, checkPortFree, recordSettingReads, redactedUrl, unknownSettings } from './startup-checks.js';
+import {
+  checkDataDir,
+  checkObjectStore,
+  checkPortFree,
+  recordSettingReads,
+  redactedUrl,
+  unknownSettings,
+} from './startup-checks.js';
 import { BackupScheduler, checkBackupDir } from './backup/schedule.js';
 import { StagingSweeper } from './staging-sweep.js';
 import { DURABILITY_LOST_EXIT, followPrimary, metricsThroughPrimary, superviseWorkers } from './workers.js';
@@ -22,9 +29,14 @@ async function openConfiguredStores(config: Config): Promise<Awaited<ReturnType<
   try {
     return await openStores(config);
   } catch (err) {
-    const where = config.databaseUrl !== null ? `SVC_DATABASE_URL=${redactedUrl(config.databaseUrl)}` : `SVC_DATA_DIR=${config.dataDir}`;
+    const where =
+      config.databaseUrl !== null
+        ? `SVC_DATABASE_URL=${redactedUrl(config.databaseUrl)}`
+        : `SVC_DATA_DIR=${config.dataDir}`;
     const cause = err as NodeJS.ErrnoException;
-    throw new Error(`${where}: cannot open the database: ${cause?.code ? `${cause.code} ` : ''}${cause?.message ?? String(err)}`);
+    throw new Error(
+      `${where}: cannot open the database: ${cause?.code ? `${cause.code} ` : ''}${cause?.message ?? String(err)}`,
+    );
   }
 }
 
@@ -49,7 +61,8 @@ async function main(): Promise<void> {
   }
   const platform = nodePlatform(worker === null ? undefined : { worker });
   const { logger } = platform;
-  if (dataDirNarrowedFrom !== null) logger.warn('data_dir.narrowed', { from: `0${dataDirNarrowedFrom.toString(8)}`, to: '0700' });
+  if (dataDirNarrowedFrom !== null)
+    logger.warn('data_dir.narrowed', { from: `0${dataDirNarrowedFrom.toString(8)}`, to: '0700' });
   if (worker === null && config.workers > 1) {
     // Once, before any worker exists: the secret key file, migrations, the deployment check and the
     // first signing and attestation keys, exactly as a single server would make them. The workers
@@ -72,16 +85,34 @@ async function main(): Promise<void> {
       // connection is closed behind the answer so the client reconnects elsewhere.
       fetch: (request, env) =>
         durabilityLost
-          ? problemResponse(new HttpProblem('error.store.unavailable', 'A durable write failed; this process is stopping for a restart.'), { connection: 'close', 'retry-after': '1' })
+          ? problemResponse(
+              new HttpProblem(
+                'error.store.unavailable',
+                'A durable write failed; this process is stopping for a restart.',
+              ),
+              { connection: 'close', 'retry-after': '1' },
+            )
           : draining
-            ? problemResponse(new HttpProblem('error.server.shutting_down', 'The server is shutting down; retry on a new connection.'), { connection: 'close', 'retry-after': '1' })
+            ? problemResponse(
+                new HttpProblem(
+                  'error.server.shutting_down',
+                  'The server is shutting down; retry on a new connection.',
+                ),
+                { connection: 'close', 'retry-after': '1' },
+              )
             : app.fetch(request, env),
       port: config.port,
       hostname: host,
       serverOptions: serverOptions(config.http),
     },
     (info) => {
-      logger.info('server.listening', { port: info.port, base_url: config.baseUrl, database: config.databaseUrl ? 'postgresql' : 'sqlite', registration: config.registration, pid: process.pid });
+      logger.info('server.listening', {
+        port: info.port,
+        base_url: config.baseUrl,
+        database: config.databaseUrl ? 'postgresql' : 'sqlite',
+        registration: config.registration,
+        pid: process.pid,
+      });
       if (worker !== null && worker > 1) return;
       for (const { name, closest } of unknownSettings(Object.keys(process.env), settings.asked)) {
         logger.warn('config.unknown_setting', { name, ...(closest !== null ? { did_you_mean: closest } : {}) });
@@ -92,17 +123,31 @@ async function main(): Promise<void> {
   keepEveryHeaderLine(server);
   // The port was free a moment ago; if another process took it since, say so in one line.
   server.once('error', (err: NodeJS.ErrnoException) => {
-    process.stderr.write(`strongroom: configuration error: PORT=${config.port}: cannot listen on ${host}:${config.port}: ${err.code ?? err.message}\n`);
+    process.stderr.write(
+      `strongroom: configuration error: PORT=${config.port}: cannot listen on ${host}:${config.port}: ${err.code ?? err.message}\n`,
+    );
     process.exit(1);
   });
   // One scheduler per deployment, not per worker: the first worker takes the backups.
-  const backups = config.backup && (worker === null || worker === 1) ? new BackupScheduler({ schedule: config.backup, clock: platform.clock, logger, metrics: deps.metrics }) : null;
+  const backups =
+    config.backup && (worker === null || worker === 1)
+      ? new BackupScheduler({ schedule: config.backup, clock: platform.clock, logger, metrics: deps.metrics })
+      : null;
   backups?.start();
   // Every process runs the timer; a lease in the database lets one sweep at a time.
-  const staging = new StagingSweeper({ uploads: deps.uploads, leases: stores.deployment, intervalMs: config.stagingSweepMs, clock: platform.clock, logger });
+  const staging = new StagingSweeper({
+    uploads: deps.uploads,
+    leases: stores.deployment,
+    intervalMs: config.stagingSweepMs,
+    clock: platform.clock,
+    logger,
+  });
   staging.start();
   // The deployment's totals are counted by one process too, so the workers' aggregated scrape shows each once.
-  const totals = worker === null || worker === 1 ? new DeploymentGauges({ metrics: deps.metrics, operator: deps.operator, clock: platform.clock, logger }) : null;
+  const totals =
+    worker === null || worker === 1
+      ? new DeploymentGauges({ metrics: deps.metrics, operator: deps.operator, clock: platform.clock, logger })
+      : null;
   totals?.start();
   if (worker !== null) deps.metrics.answerFor(metricsThroughPrimary(deps.metrics.registries()));
   // Socket inactivity: a body that stops moving frees its connection (the request timeout bounds a slow trickle).
@@ -124,7 +169,9 @@ async function main(): Promise<void> {
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
     const sweep = setInterval(() => server.closeIdleConnections(), 50);
-    const grace = new Promise<'cut'>((resolve) => setTimeout(() => resolve('cut'), config.http.shutdownGraceMs).unref());
+    const grace = new Promise<'cut'>((resolve) =>
+      setTimeout(() => resolve('cut'), config.http.shutdownGraceMs).unref(),
+    );
     void Promise.race([closed.then(() => 'drained' as const), grace])
       .then(async (how) => {
         clearInterval(sweep);
@@ -178,7 +225,10 @@ function serverOptions(t: HttpTimeouts) {
 }
 
 main().catch((err: unknown) => {
-  const message = err instanceof ConfigError ? `configuration error: ${err.message}` : `startup failed: ${(err as Error)?.message ?? String(err)}`;
+  const message =
+    err instanceof ConfigError
+      ? `configuration error: ${err.message}`
+      : `startup failed: ${(err as Error)?.message ?? String(err)}`;
   process.stderr.write(`strongroom: ${message}\n`);
   process.exit(1);
 });

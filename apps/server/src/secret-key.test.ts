@@ -22,7 +22,12 @@ describe('server secret key', () => {
     const key = new Uint8Array(32).fill(3);
     expect(readConfig({ SVC_SECRET_KEY: toBase64url(key) }).secretKey).toEqual(key);
     expect(readConfig({}).secretKey).toBeNull();
-    for (const bad of ['short', toBase64url(new Uint8Array(31)), toBase64url(new Uint8Array(33)), toBase64url(key) + '=']) {
+    for (const bad of [
+      'short',
+      toBase64url(new Uint8Array(31)),
+      toBase64url(new Uint8Array(33)),
+      toBase64url(key) + '=',
+    ]) {
       expect(() => readConfig({ SVC_SECRET_KEY: bad })).toThrow(ConfigError);
       expect(() => readConfig({ SVC_SECRET_KEY: bad })).toThrow('SVC_SECRET_KEY');
     }

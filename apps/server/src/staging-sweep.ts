@@ -6,7 +6,9 @@ import type { Clock, LeaseStore, Logger, UploadService } from '@strongroom/core'
 export const STAGING_SWEEP_LEASE = 'staging-sweep';
 
 /** What one tick did: swept (how many staged objects went), or skipped because another process holds the lease. */
-export type StagingSweepOutcome = { readonly outcome: 'swept'; readonly discarded: number } | { readonly outcome: 'skipped'; readonly reason: string };
+export type StagingSweepOutcome =
+  | { readonly outcome: 'swept'; readonly discarded: number }
+  | { readonly outcome: 'skipped'; readonly reason: string };
 
 /**
  * The server's staging sweep (SVC_STAGING_SWEEP_S): every so often it removes staged bytes of upload
@@ -22,7 +24,15 @@ export class StagingSweeper {
   /** This process, as the lease names its holder (never reused by another process). */
   readonly #holder = `${hostname()}:${process.pid}:${randomBytes(6).toString('hex')}`;
 
-  constructor(private readonly d: { uploads: Pick<UploadService, 'sweepStaging'>; leases: LeaseStore; intervalMs: number; clock: Clock; logger: Logger }) {}
+  constructor(
+    private readonly d: {
+      uploads: Pick<UploadService, 'sweepStaging'>;
+      leases: LeaseStore;
+      intervalMs: number;
+      clock: Clock;
+      logger: Logger;
+    },
+  ) {}
 
   start(): void {
     // A failed tick is logged by tick itself; the next one tries again.

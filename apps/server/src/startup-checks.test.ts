@@ -15,14 +15,14 @@ const scratch = (): string => {
 };
 const modeOf = (dir: string): number => statSync(dir).mode & 0o777;
 
-describe('the data directory is the server user\'s alone', () => {
+describe("the data directory is the server user's alone", () => {
   it('one it creates is 0700', () => {
     const dir = join(scratch(), 'data');
     expect(checkDataDir(dir)).toBeNull();
     expect(modeOf(dir)).toBe(0o700);
   });
 
-  it('one an operator made in advance with mkdir\'s 0755 is narrowed to 0700, and the old mode is reported', () => {
+  it("one an operator made in advance with mkdir's 0755 is narrowed to 0700, and the old mode is reported", () => {
     const dir = join(scratch(), 'data');
     mkdirSync(dir, { mode: 0o755 });
     expect(modeOf(dir)).toBe(0o755);

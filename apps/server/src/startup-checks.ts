@@ -18,7 +18,12 @@ export async function checkPortFree(host: string, port: number): Promise<void> {
   await new Promise<void>((resolve, reject) => {
     const probe = createServer();
     probe.once('error', (err: NodeJS.ErrnoException) => {
-      const why = err.code === 'EADDRINUSE' ? 'the address is already in use' : err.code === 'EACCES' ? 'permission denied' : err.message;
+      const why =
+        err.code === 'EADDRINUSE'
+          ? 'the address is already in use'
+          : err.code === 'EACCES'
+            ? 'permission denied'
+            : err.message;
       reject(new ConfigError(`PORT=${port}: cannot listen on ${host}:${port}: ${why} (${err.code ?? 'error'})`));
     });
     probe.listen({ host, port, exclusive: true }, () => probe.close(() => resolve()));
@@ -70,7 +75,8 @@ function makeDirectory(dir: string, mode: number): void {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'EEXIST') {
-      if (!statSync(dir).isDirectory()) throw Object.assign(new Error(`${dir} exists and is not a directory`), { code: 'ENOTDIR' });
+      if (!statSync(dir).isDirectory())
+        throw Object.assign(new Error(`${dir} exists and is not a directory`), { code: 'ENOTDIR' });
       return;
     }
     const parent = dirname(dir);
@@ -112,7 +118,10 @@ export function recordSettingReads(env: NodeJS.ProcessEnv): { env: NodeJS.Proces
 }
 
 /** The SVC_* variables set but never asked for, each with the closest name that was. */
-export function unknownSettings(present: readonly string[], asked: ReadonlySet<string>): { name: string; closest: string | null }[] {
+export function unknownSettings(
+  present: readonly string[],
+  asked: ReadonlySet<string>,
+): { name: string; closest: string | null }[] {
   const known = [...asked];
   return present
     .filter((name) => name.startsWith('SVC_') && !asked.has(name))
@@ -157,7 +166,9 @@ export async function checkObjectStore(config: Config): Promise<void> {
     await (blobs as S3BlobStore).probe();
   } catch (err) {
     const where = `SVC_BLOB_URL=s3://${c.bucket}${c.prefix === '' ? '' : `/${c.prefix}`}${c.endpoint === null ? '' : ` (SVC_S3_ENDPOINT=${c.endpoint})`}`;
-    throw new ConfigError(`${where}: the object store did not take a write, read and delete: ${(err as Error).message}`);
+    throw new ConfigError(
+      `${where}: the object store did not take a write, read and delete: ${(err as Error).message}`,
+    );
   } finally {
     close();
   }

@@ -62,7 +62,8 @@ export function superviseWorkers(count: number, logger: Logger): void {
     if (message?.type !== 'metrics:scrape') return;
     aggregator.clusterMetrics().then(
       (text) => tell(worker, { type: 'metrics:answer', id: message.id, text }),
-      (error: unknown) => tell(worker, { type: 'metrics:answer', id: message.id, error: String((error as Error)?.message ?? error) }),
+      (error: unknown) =>
+        tell(worker, { type: 'metrics:answer', id: message.id, error: String((error as Error)?.message ?? error) }),
     );
   });
   for (let i = 0; i < count; i++) workers.add(cluster.fork());

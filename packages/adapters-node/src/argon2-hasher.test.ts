@@ -26,15 +26,17 @@ describe('Slots (how many hashes run at once)', () => {
     let running = 0;
     let most = 0;
     const started: number[] = [];
-    const task = (i: number, fail = false) => async () => {
-      started.push(i);
-      running++;
-      most = Math.max(most, running);
-      await new Promise((r) => setTimeout(r, 5));
-      running--;
-      if (fail) throw new Error(`task ${i} failed`);
-      return i;
-    };
+    const task =
+      (i: number, fail = false) =>
+      async () => {
+        started.push(i);
+        running++;
+        most = Math.max(most, running);
+        await new Promise((r) => setTimeout(r, 5));
+        running--;
+        if (fail) throw new Error(`task ${i} failed`);
+        return i;
+      };
     const outcomes = await Promise.allSettled([0, 1, 2, 3, 4].map((i) => slots.run(task(i, i === 1))));
     expect(most).toBe(2);
     expect(started).toEqual([0, 1, 2, 3, 4]);
@@ -49,6 +51,10 @@ describe('Slots (how many hashes run at once)', () => {
   it('the hasher itself still hashes and verifies through its single slot', async () => {
     const hasher = new Argon2Hasher(OWASP_ARGON2ID, 1);
     const [a, b] = await Promise.all([hasher.hash('one'), hasher.hash('two')]);
-    expect(await Promise.all([hasher.verify(a, 'one'), hasher.verify(b, 'one'), hasher.verify(b, 'two')])).toEqual([true, false, true]);
+    expect(await Promise.all([hasher.verify(a, 'one'), hasher.verify(b, 'one'), hasher.verify(b, 'two')])).toEqual([
+      true,
+      false,
+      true,
+    ]);
   });
 });

@@ -10,7 +10,11 @@ describeSignerContract('node:crypto (adapters-node)', nodeEd25519Signer);
 describeSignerContract('libsodium (adapters-node)', () => sodiumEd25519Signer(sodium));
 
 const seed = new Uint8Array(32).fill(7);
-const key = { kid: 'k', seed: Buffer.from(seed).toString('base64url'), publicKey: Buffer.from(ed25519.getPublicKey(seed)).toString('base64url') };
+const key = {
+  kid: 'k',
+  seed: Buffer.from(seed).toString('base64url'),
+  publicKey: Buffer.from(ed25519.getPublicKey(seed)).toString('base64url'),
+};
 const message = new Uint8Array([1, 2, 3]);
 
 describe.each([
@@ -30,7 +34,9 @@ describe('sodiumEd25519Signer', () => {
     expect(() => sodiumEd25519Signer(sodium).sign({ ...key, publicKey: other }, message)).toThrow(/does not match/);
   });
   it('refuses a seed of the wrong length', () => {
-    expect(() => sodiumEd25519Signer(sodium).sign({ ...key, seed: Buffer.alloc(31).toString('base64url') }, message)).toThrow(/32 bytes/);
+    expect(() =>
+      sodiumEd25519Signer(sodium).sign({ ...key, seed: Buffer.alloc(31).toString('base64url') }, message),
+    ).toThrow(/32 bytes/);
   });
 });
 
@@ -40,6 +46,8 @@ describe('platformEd25519Signer', () => {
     expect(Buffer.from(out).equals(Buffer.from(nodeEd25519Signer().sign(key, message) as Uint8Array))).toBe(true);
     // Only the libsodium signer checks the public key against the seed: this tells which one it is.
     const other = Buffer.from(ed25519.getPublicKey(new Uint8Array(32).fill(8))).toString('base64url');
-    expect(() => platformEd25519Signer().sign({ ...key, kid: 'k2', publicKey: other }, message)).toThrow(/does not match/);
+    expect(() => platformEd25519Signer().sign({ ...key, kid: 'k2', publicKey: other }, message)).toThrow(
+      /does not match/,
+    );
   });
 });

@@ -14,7 +14,10 @@ export function nodeEd25519Signer(): Ed25519Signer {
     sign(k: Ed25519Key, message: Uint8Array): Uint8Array {
       let hit = imported.get(k.kid);
       if (hit === undefined || hit.seed !== k.seed) {
-        hit = { seed: k.seed, key: createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', x: k.publicKey, d: k.seed }, format: 'jwk' }) };
+        hit = {
+          seed: k.seed,
+          key: createPrivateKey({ key: { kty: 'OKP', crv: 'Ed25519', x: k.publicKey, d: k.seed }, format: 'jwk' }),
+        };
         imported.set(k.kid, hit);
       }
       return sign(null, message, hit.key);
@@ -46,7 +49,8 @@ export function sodiumEd25519Signer(sodium: Sodium): Ed25519Signer {
         const publicKey = Buffer.alloc(32);
         const secretKey = Buffer.alloc(64);
         sodium.crypto_sign_seed_keypair(publicKey, secretKey, seed);
-        if (publicKey.toString('base64url') !== k.publicKey) throw new Error(`Ed25519 key ${k.kid}: the public key does not match the seed`);
+        if (publicKey.toString('base64url') !== k.publicKey)
+          throw new Error(`Ed25519 key ${k.kid}: the public key does not match the seed`);
         hit = { seed: k.seed, secretKey };
         derived.set(k.kid, hit);
       }

@@ -36,7 +36,8 @@ export async function takeFileLock(path: string, what: string, now: number): Pro
           release: async () => {
             // Only our own lock: a lock taken over as stale meanwhile belongs to its new holder.
             const holder = parseLockHolder(await readFile(path, 'utf8').catch(() => ''));
-            if (holder?.pid === me.pid && holder.host === me.host && holder.since === me.since) await rm(path, { force: true });
+            if (holder?.pid === me.pid && holder.host === me.host && holder.since === me.since)
+              await rm(path, { force: true });
           },
         };
       } catch (e) {
@@ -45,7 +46,8 @@ export async function takeFileLock(path: string, what: string, now: number): Pro
       const text = await readFile(path, 'utf8').catch(() => null);
       if (text === null) continue; // released meanwhile: try again
       const holder = parseLockHolder(text);
-      if (!lockIsStale(holder, { host: me.host, holderAlive: holder !== null && alive(holder.pid) })) throw new LockHeldError(lockRefusal(holder));
+      if (!lockIsStale(holder, { host: me.host, holderAlive: holder !== null && alive(holder.pid) }))
+        throw new LockHeldError(lockRefusal(holder));
       await rm(path, { force: true });
     }
     throw new LockHeldError(lockRefusal(null));

@@ -15,7 +15,10 @@ async function files(dir: string): Promise<string[]> {
 }
 /** Every file under `dir`, by its path from there. */
 async function paths(dir: string): Promise<string[]> {
-  return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => relative(dir, join(e.parentPath, e.name))).sort();
+  return (await readdir(dir, { recursive: true, withFileTypes: true }))
+    .filter((e) => e.isFile())
+    .map((e) => relative(dir, join(e.parentPath, e.name)))
+    .sort();
 }
 
 describeBlobStoreContract('filesystem', async () => {
@@ -43,7 +46,8 @@ describe('FsBlobStore on disk', () => {
       expect(await store.commit('s1', sha(bytes))).toBe('stored');
       const hash = sha(bytes);
       expect((await stat(join(root, 'blobs', hash.slice(0, 2), hash))).mode & 0o777).toBe(0o600);
-      for (const dir of ['staging', 'blobs', join('blobs', hash.slice(0, 2))]) expect((await stat(join(root, dir))).mode & 0o777).toBe(0o700);
+      for (const dir of ['staging', 'blobs', join('blobs', hash.slice(0, 2))])
+        expect((await stat(join(root, dir))).mode & 0o777).toBe(0o700);
     } finally {
       process.umask(previous);
     }
@@ -51,7 +55,10 @@ describe('FsBlobStore on disk', () => {
 
   it('stages, then stores under the SHA-256 only when it matches', async () => {
     const bytes = new Uint8Array([1, 2, 3, 4, 5]);
-    expect(await store.stage('u1', chunks(bytes.subarray(0, 2), bytes.subarray(2)), 5)).toEqual({ size: 5, sha256: sha(bytes) });
+    expect(await store.stage('u1', chunks(bytes.subarray(0, 2), bytes.subarray(2)), 5)).toEqual({
+      size: 5,
+      sha256: sha(bytes),
+    });
     expect(await store.commit('u1', 'f'.repeat(64))).toBe('hash_mismatch');
     expect(await store.has('f'.repeat(64))).toBe(false);
     expect(await store.commit('u1', sha(bytes))).toBe('stored');
@@ -82,7 +89,10 @@ describe('FsBlobStore on disk', () => {
     const second = new Uint8Array(256 * 1024).fill(2);
     for (let i = 0; i < 10; i++) {
       await store.stage('swap', chunks(first), first.length);
-      const [committed] = await Promise.all([store.commit('swap', sha(first)), store.stage('swap', chunks(second), second.length)]);
+      const [committed] = await Promise.all([
+        store.commit('swap', sha(first)),
+        store.stage('swap', chunks(second), second.length),
+      ]);
       if (committed === 'stored') expect(sha((await readAll(await store.read(sha(first))))!)).toBe(sha(first));
       else expect(committed).toBe('hash_mismatch');
       await store.remove(sha(first));

@@ -16,24 +16,33 @@ function fakePeer() {
     state.hits.set(url.pathname, (state.hits.get(url.pathname) ?? 0) + 1);
     if (state.down) throw new TypeError('fetch failed');
     if (state.hang) {
-      return new Promise<Response>((_, reject) => init?.signal?.addEventListener('abort', () => reject(init.signal!.reason)));
+      return new Promise<Response>((_, reject) =>
+        init?.signal?.addEventListener('abort', () => reject(init.signal!.reason)),
+      );
     }
     if (url.pathname === '/.well-known/svc/server-info') {
       return Response.json({ api_base_url: PEER, signing_keys: { keys: state.kids.map(key) } });
     }
     if (url.pathname === '/.well-known/svc/revoked-jti') {
-      return Response.json({ issuer: PEER, window_s: 86400, revoked: state.revoked.map((jti) => ({ jti, revoked_at: 'x', exp: 'y' })) });
+      return Response.json({
+        issuer: PEER,
+        window_s: 86400,
+        revoked: state.revoked.map((jti) => ({ jti, revoked_at: 'x', exp: 'y' })),
+      });
     }
     if (url.pathname === '/v1/discovery/lookup') {
       const auth = new Headers(init?.headers).get('authorization');
-      return Response.json({ type: 'about:blank', status: 429, code: 'error.federation.rate_limited', auth }, { status: 429, headers: { 'retry-after': '7' } });
+      return Response.json(
+        { type: 'about:blank', status: 429, code: 'error.federation.rate_limited', auth },
+        { status: 429, headers: { 'retry-after': '7' } },
+      );
     }
     return new Response('no', { status: 404 });
   }) as typeof fetch;
   return { state, fetchFn, hits: (p: string) => state.hits.get(p) ?? 0 };
 }
 
-describe('HttpPeers: a peer\'s records over HTTP', () => {
+describe("HttpPeers: a peer's records over HTTP", () => {
   it('fetches the keys once, then serves known kids from the cache', async () => {
     const peer = fakePeer();
     const peers = new HttpPeers({ clock: new FakeClock(), fetch: peer.fetchFn });
@@ -75,7 +84,9 @@ describe('HttpPeers: a peer\'s records over HTTP', () => {
     const peers = new HttpPeers({ clock: new FakeClock(), fetch: peer.fetchFn, timeoutMs: 50 });
     peer.state.hang = true;
     await expect(peers.verificationKey(PEER, 'k1')).rejects.toBeInstanceOf(PeerUnavailableError);
-    await expect(peers.lookup({ peer: PEER, handle: 'a@b', capability: 't', protocolVersion: '2026-11-01' })).rejects.toBeInstanceOf(PeerUnavailableError);
+    await expect(
+      peers.lookup({ peer: PEER, handle: 'a@b', capability: 't', protocolVersion: '2026-11-01' }),
+    ).rejects.toBeInstanceOf(PeerUnavailableError);
     peer.state.hang = false;
     peer.state.down = true;
     await expect(peers.revokedJtis(PEER)).rejects.toBeInstanceOf(PeerUnavailableError);
@@ -86,7 +97,8 @@ describe('HttpPeers: a peer\'s records over HTTP', () => {
     const clock = new FakeClock();
     const peers = new HttpPeers({ clock, fetch: peer.fetchFn, failureBackoffMs: 5_000 });
     peer.state.down = true;
-    for (let i = 0; i < 10; i++) await expect(peers.verificationKey(PEER, 'k1')).rejects.toBeInstanceOf(PeerUnavailableError);
+    for (let i = 0; i < 10; i++)
+      await expect(peers.verificationKey(PEER, 'k1')).rejects.toBeInstanceOf(PeerUnavailableError);
     expect(peer.hits('/.well-known/svc/server-info')).toBe(1);
     peer.state.down = false;
     clock.advance(5_000);
@@ -95,15 +107,28 @@ describe('HttpPeers: a peer\'s records over HTTP', () => {
   });
 
   it('refuses server info that names another base URL', async () => {
-    const peers = new HttpPeers({ clock: new FakeClock(), fetch: (async () => Response.json({ api_base_url: 'https://evil.example', signing_keys: { keys: [key('k1')] } })) as typeof fetch });
+    const peers = new HttpPeers({
+      clock: new FakeClock(),
+      fetch: (async () =>
+        Response.json({ api_base_url: 'https://evil.example', signing_keys: { keys: [key('k1')] } })) as typeof fetch,
+    });
     await expect(peers.verificationKey(PEER, 'k1')).rejects.toBeInstanceOf(PeerUnavailableError);
   });
 
-  it('forwards a lookup with the capability and passes the peer\'s answer back, Retry-After included', async () => {
+  it("forwards a lookup with the capability and passes the peer's answer back, Retry-After included", async () => {
     const peer = fakePeer();
     const peers = new HttpPeers({ clock: new FakeClock(), fetch: peer.fetchFn });
-    const reply = await peers.lookup({ peer: PEER, handle: 'ann@peer.example', capability: 'tok', protocolVersion: '2026-11-01' });
-    expect(reply).toEqual({ status: 429, body: expect.objectContaining({ code: 'error.federation.rate_limited', auth: 'SvcCapability tok' }), retryAfter: '7' });
+    const reply = await peers.lookup({
+      peer: PEER,
+      handle: 'ann@peer.example',
+      capability: 'tok',
+      protocolVersion: '2026-11-01',
+    });
+    expect(reply).toEqual({
+      status: 429,
+      body: expect.objectContaining({ code: 'error.federation.rate_limited', auth: 'SvcCapability tok' }),
+      retryAfter: '7',
+    });
   });
 });
 
@@ -142,15 +167,19 @@ function flood(res: ServerResponse, state: { sent: number }, chunk: Buffer): voi
 
 const elapsed = async (p: Promise<unknown>): Promise<{ ms: number; error: unknown }> => {
   const started = performance.now();
-  const error = await p.then(() => null, (e: unknown) => e);
+  const error = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   return { ms: performance.now() - started, error };
 };
 
 describe('HttpPeers: a hostile peer cannot exhaust memory or time', () => {
-  const ask = (peers: HttpPeers, url: string) => [
-    ['lookup', () => peers.lookup({ peer: url, handle: 'eve@x', capability: 't', protocolVersion: '2026-11-01' })],
-    ['server info', () => peers.verificationKey(url, 'k1')],
-  ] as const;
+  const ask = (peers: HttpPeers, url: string) =>
+    [
+      ['lookup', () => peers.lookup({ peer: url, handle: 'eve@x', capability: 't', protocolVersion: '2026-11-01' })],
+      ['server info', () => peers.verificationKey(url, 'k1')],
+    ] as const;
 
   it('refuses an answer declaring more than the cap at once, without reading it', async () => {
     const peer = await loopbackPeer((res, state) => {

@@ -1,4 +1,10 @@
-import { PeerUnavailableError, type Clock, type PeerDirectory, type PeerLookup, type PeerReply } from '@strongroom/core';
+import {
+  PeerUnavailableError,
+  type Clock,
+  type PeerDirectory,
+  type PeerLookup,
+  type PeerReply,
+} from '@strongroom/core';
 import type { JWK } from 'jose';
 
 export interface HttpPeersOptions {
@@ -85,7 +91,8 @@ export class HttpPeers implements PeerDirectory, PeerLookup {
     if (cache !== undefined && now - cache.fetchedAt < this.#o.revokedTtlMs) return cache.jtis;
     return this.#once(`revoked ${peer}`, async () => {
       const body = await this.#getJson(`${peer}/.well-known/svc/revoked-jti`);
-      if (!isRecord(body) || body['issuer'] !== peer || !Array.isArray(body['revoked'])) throw new PeerUnavailableError(`${peer} sent a malformed revoked-jti record`);
+      if (!isRecord(body) || body['issuer'] !== peer || !Array.isArray(body['revoked']))
+        throw new PeerUnavailableError(`${peer} sent a malformed revoked-jti record`);
       const jtis = new Set<string>();
       for (const r of body['revoked']) if (isRecord(r) && typeof r['jti'] === 'string') jtis.add(r['jti']);
       this.#revoked.set(peer, { jtis, fetchedAt: now });
@@ -93,7 +100,12 @@ export class HttpPeers implements PeerDirectory, PeerLookup {
     });
   }
 
-  async lookup(request: { peer: string; handle: string; capability: string; protocolVersion: string }): Promise<PeerReply> {
+  async lookup(request: {
+    peer: string;
+    handle: string;
+    capability: string;
+    protocolVersion: string;
+  }): Promise<PeerReply> {
     const url = `${request.peer}/v1/discovery/lookup?handle=${encodeURIComponent(request.handle)}`;
     const headers = { authorization: `SvcCapability ${request.capability}`, 'x-svc-protocol': request.protocolVersion };
     return this.#exchange(url, headers, () => true);
@@ -102,12 +114,20 @@ export class HttpPeers implements PeerDirectory, PeerLookup {
   #loadKeys(peer: string, now: number): Promise<KeyCache> {
     return this.#once(`keys ${peer}`, async () => {
       const info = await this.#getJson(`${peer}/.well-known/svc/server-info`);
-      if (!isRecord(info) || info['api_base_url'] !== peer) throw new PeerUnavailableError(`${peer} sent server info for another base URL`);
+      if (!isRecord(info) || info['api_base_url'] !== peer)
+        throw new PeerUnavailableError(`${peer} sent server info for another base URL`);
       const jwks = info['signing_keys'];
-      if (!isRecord(jwks) || !Array.isArray(jwks['keys'])) throw new PeerUnavailableError(`${peer} sent server info without signing keys`);
+      if (!isRecord(jwks) || !Array.isArray(jwks['keys']))
+        throw new PeerUnavailableError(`${peer} sent server info without signing keys`);
       const keys = new Map<string, JWK>();
       for (const k of jwks['keys']) {
-        if (isRecord(k) && k['kty'] === 'OKP' && k['crv'] === 'Ed25519' && typeof k['x'] === 'string' && typeof k['kid'] === 'string') {
+        if (
+          isRecord(k) &&
+          k['kty'] === 'OKP' &&
+          k['crv'] === 'Ed25519' &&
+          typeof k['x'] === 'string' &&
+          typeof k['kid'] === 'string'
+        ) {
           keys.set(k['kid'], { kty: 'OKP', crv: 'Ed25519', x: k['x'], kid: k['kid'] });
         }
       }
@@ -151,11 +171,19 @@ export class HttpPeers implements PeerDirectory, PeerLookup {
    * refused once it is past the cap (declared or read), so a peer can spend neither our memory nor
    * our time. `wanted` says which statuses have a body worth reading.
    */
-  async #exchange(url: string, headers: Record<string, string>, wanted: (status: number) => boolean): Promise<PeerReply> {
+  async #exchange(
+    url: string,
+    headers: Record<string, string>,
+    wanted: (status: number) => boolean,
+  ): Promise<PeerReply> {
     const signal = AbortSignal.timeout(this.#o.timeoutMs);
     let res: Response;
     try {
-      res = await this.#o.fetch(url, { headers: { accept: 'application/json', ...headers }, redirect: 'error', signal });
+      res = await this.#o.fetch(url, {
+        headers: { accept: 'application/json', ...headers },
+        redirect: 'error',
+        signal,
+      });
     } catch (cause) {
       throw new PeerUnavailableError(`${url} cannot be reached: ${(cause as Error)?.message ?? cause}`, { cause });
     }
@@ -167,7 +195,9 @@ export class HttpPeers implements PeerDirectory, PeerLookup {
     try {
       text = await readCapped(res, signal, MAX_BODY_BYTES);
     } catch (cause) {
-      throw new PeerUnavailableError(`${url} sent an unreadable body: ${(cause as Error)?.message ?? cause}`, { cause });
+      throw new PeerUnavailableError(`${url} sent an unreadable body: ${(cause as Error)?.message ?? cause}`, {
+        cause,
+      });
     }
     let body: unknown;
     try {

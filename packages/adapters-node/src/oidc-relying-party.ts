@@ -1,5 +1,12 @@
 import * as oauth from 'oauth4webapi';
-import { CoreError, type AuthorizationRequest, type IdentityProvider, type Logger, type RedeemOutcome, type Redemption } from '@strongroom/core';
+import {
+  CoreError,
+  type AuthorizationRequest,
+  type IdentityProvider,
+  type Logger,
+  type RedeemOutcome,
+  type Redemption,
+} from '@strongroom/core';
 
 export interface OidcRelyingPartyOptions {
   /** The provider's issuer identifier; its discovery document is read from under it. */
@@ -82,7 +89,10 @@ export class OidcRelyingParty implements IdentityProvider {
         return as;
       } catch (cause) {
         this.#failedAt = (this.#o.now ?? Date.now)();
-        this.#o.logger.warn('oidc.discovery_failed', { issuer: this.#o.issuer, error: String((cause as Error)?.message ?? cause) });
+        this.#o.logger.warn('oidc.discovery_failed', {
+          issuer: this.#o.issuer,
+          error: String((cause as Error)?.message ?? cause),
+        });
         throw new CoreError('error.auth.unavailable', 'the OpenID provider cannot be reached', { cause });
       } finally {
         this.#pending = null;
@@ -101,7 +111,8 @@ export class OidcRelyingParty implements IdentityProvider {
 
   async authorizationUrl(request: AuthorizationRequest): Promise<string> {
     const as = await this.#metadata();
-    if (as.authorization_endpoint === undefined) throw new CoreError('error.auth.unavailable', 'the provider publishes no authorization endpoint');
+    if (as.authorization_endpoint === undefined)
+      throw new CoreError('error.auth.unavailable', 'the provider publishes no authorization endpoint');
     const url = new URL(as.authorization_endpoint);
     const p = url.searchParams;
     p.set('response_type', 'code');
@@ -126,15 +137,27 @@ export class OidcRelyingParty implements IdentityProvider {
     }
     let response: Response;
     try {
-      response = await oauth.authorizationCodeGrantRequest(as, this.#client, this.#auth, params, this.#o.redirectUri, r.codeVerifier, this.#http());
+      response = await oauth.authorizationCodeGrantRequest(
+        as,
+        this.#client,
+        this.#auth,
+        params,
+        this.#o.redirectUri,
+        r.codeVerifier,
+        this.#http(),
+      );
     } catch (cause) {
       return this.#refused('exchange_failed', 'token request', cause);
     }
     let result: oauth.TokenEndpointResponse;
     try {
-      result = await oauth.processAuthorizationCodeResponse(as, this.#client, response, { expectedNonce: r.nonce, requireIdToken: true });
+      result = await oauth.processAuthorizationCodeResponse(as, this.#client, response, {
+        expectedNonce: r.nonce,
+        requireIdToken: true,
+      });
     } catch (cause) {
-      const protocolError = cause instanceof oauth.ResponseBodyError || cause instanceof oauth.WWWAuthenticateChallengeError;
+      const protocolError =
+        cause instanceof oauth.ResponseBodyError || cause instanceof oauth.WWWAuthenticateChallengeError;
       return this.#refused(protocolError ? 'exchange_failed' : 'id_token_invalid', 'token response', cause);
     }
     try {
@@ -174,7 +197,12 @@ export class OidcRelyingParty implements IdentityProvider {
 
   #refused(reason: 'exchange_failed' | 'id_token_invalid', stage: string, cause: unknown): RedeemOutcome {
     const code = (cause as { code?: unknown })?.code;
-    this.#o.logger.warn('oidc.redeem_refused', { stage, reason, code: typeof code === 'string' ? code : undefined, error: String((cause as Error)?.message ?? cause) });
+    this.#o.logger.warn('oidc.redeem_refused', {
+      stage,
+      reason,
+      code: typeof code === 'string' ? code : undefined,
+      error: String((cause as Error)?.message ?? cause),
+    });
     return { ok: false, reason };
   }
 }

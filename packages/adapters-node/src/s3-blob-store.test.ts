@@ -17,7 +17,15 @@ async function* chunks(...parts: Uint8Array[]): AsyncIterable<Uint8Array> {
 let s3: TestS3;
 const stores: S3BlobStore[] = [];
 function storeOn(endpoint: string, extra: Partial<S3BlobStoreOptions> = {}): S3BlobStore {
-  const store = new S3BlobStore({ bucket: BUCKET, prefix: `t-${randomBytes(6).toString('hex')}/lib`, endpoint, region: 'us-east-1', forcePathStyle: true, credentials: KEY, ...extra });
+  const store = new S3BlobStore({
+    bucket: BUCKET,
+    prefix: `t-${randomBytes(6).toString('hex')}/lib`,
+    endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: KEY,
+    ...extra,
+  });
   stores.push(store);
   return store;
 }
@@ -48,8 +56,14 @@ describe('S3BlobStore failing says why (what /readyz names)', () => {
   };
 
   it('a key the store does not know, or a wrong secret, is refused credentials, not an outage', async () => {
-    expect(await faultOfHas(storeOn(s3.endpoint, { credentials: { accessKeyId: 'NOT-A-KEY', secretAccessKey: 'S3RVER' } }))).toBe('credentials');
-    expect(await faultOfHas(storeOn(s3.endpoint, { credentials: { accessKeyId: KEY.accessKeyId, secretAccessKey: 'wrong' } }))).toBe('credentials');
+    expect(
+      await faultOfHas(storeOn(s3.endpoint, { credentials: { accessKeyId: 'NOT-A-KEY', secretAccessKey: 'S3RVER' } })),
+    ).toBe('credentials');
+    expect(
+      await faultOfHas(
+        storeOn(s3.endpoint, { credentials: { accessKeyId: KEY.accessKeyId, secretAccessKey: 'wrong' } }),
+      ),
+    ).toBe('credentials');
     // The right key still answers: the refusal above was the credentials'.
     expect(await storeOn(s3.endpoint).has('0'.repeat(64))).toBe(false);
   });
@@ -75,7 +89,10 @@ describe('S3BlobStore on the wire', () => {
     expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/staging/u1`]);
     expect(await store.commit('u1', hash)).toBe('stored');
     // The staging stays until the writer discards it (after its ledger write).
-    expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/blobs/${hash.slice(0, 2)}/${hash}`, `${prefix}/staging/u1`]);
+    expect(await keysUnder(`${prefix}/`)).toEqual([
+      `${prefix}/blobs/${hash.slice(0, 2)}/${hash}`,
+      `${prefix}/staging/u1`,
+    ]);
     await store.discard('u1');
     expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/blobs/${hash.slice(0, 2)}/${hash}`]);
     // Oversize and failed bodies leave no object behind (not even a staging one).
@@ -114,7 +131,10 @@ describe('S3BlobStore on the wire', () => {
     for await (const chunk of (await store.read(hash, { start: 10, end: 19 }))!) part.push(chunk);
     expect(new Uint8Array(Buffer.concat(part))).toEqual(bytes.subarray(10, 20));
     expect(await store.stat(hash)).toEqual({ size: bytes.length });
-    expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/blobs/${hash.slice(0, 2)}/${hash}`, `${prefix}/staging/big`]);
+    expect(await keysUnder(`${prefix}/`)).toEqual([
+      `${prefix}/blobs/${hash.slice(0, 2)}/${hash}`,
+      `${prefix}/staging/big`,
+    ]);
     await store.discard('big');
     // Into quarantine and back, a large blob is copied in parts both ways, whole.
     const aside = (await store.quarantine(hash))!;
@@ -134,7 +154,9 @@ describe('S3BlobStore on the wire', () => {
     const store = storeOn(s3.endpoint, { prefix });
     const good = new Uint8Array([9, 9, 9]);
     await store.stage('u', chunks(good), 3);
-    await rawClient().send(new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}/staging/u`, Body: Buffer.from([6, 6, 6]) }));
+    await rawClient().send(
+      new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}/staging/u`, Body: Buffer.from([6, 6, 6]) }),
+    );
     expect(await store.commit('u', sha256Hex(good))).toBe('hash_mismatch');
     expect(await store.has(sha256Hex(good))).toBe(false);
   });
@@ -148,10 +170,17 @@ describe('S3BlobStore on the wire', () => {
     client.middlewareStack.add(
       (next, context) => async (args) => {
         if (context.commandName === 'CopyObjectCommand' && failCopy !== null) {
-          const source = decodeURIComponent(String((args.input as { CopySource: string }).CopySource)).slice(BUCKET.length + 1);
-          if (failCopy === 'removing the source') await rawClient().send(new DeleteObjectCommand({ Bucket: BUCKET, Key: source }));
+          const source = decodeURIComponent(String((args.input as { CopySource: string }).CopySource)).slice(
+            BUCKET.length + 1,
+          );
+          if (failCopy === 'removing the source')
+            await rawClient().send(new DeleteObjectCommand({ Bucket: BUCKET, Key: source }));
           failCopy = null;
-          throw Object.assign(new Error('We encountered an internal error. Please try again.'), { name: 'InternalError', $fault: 'server', $metadata: { httpStatusCode: 500 } });
+          throw Object.assign(new Error('We encountered an internal error. Please try again.'), {
+            name: 'InternalError',
+            $fault: 'server',
+            $metadata: { httpStatusCode: 500 },
+          });
         }
         return next(args);
       },
@@ -184,17 +213,27 @@ describe('S3BlobStore on the wire', () => {
     const prefix = `h-${randomBytes(6).toString('hex')}`;
     const client = rawClient();
     const sent: string[] = [];
-    client.middlewareStack.add((next, context) => (args) => {
-      sent.push(String(context.commandName));
-      return next(args);
-    }, { step: 'initialize' });
+    client.middlewareStack.add(
+      (next, context) => (args) => {
+        sent.push(String(context.commandName));
+        return next(args);
+      },
+      { step: 'initialize' },
+    );
     const store = storeOn(s3.endpoint, { prefix, client });
     const good = new Uint8Array([1, 1, 2, 3, 5, 8]);
     await store.stage('proxied', chunks(good), 6);
     sent.length = 0;
     expect(await store.commit('proxied', sha256Hex(good))).toBe('stored');
     // Staging is read once (the copy aside); the private copy is hashed, the address looked at, then written.
-    expect(sent).toEqual(['HeadObjectCommand', 'CopyObjectCommand', 'GetObjectCommand', 'GetObjectCommand', 'CopyObjectCommand', 'DeleteObjectCommand']);
+    expect(sent).toEqual([
+      'HeadObjectCommand',
+      'CopyObjectCommand',
+      'GetObjectCommand',
+      'GetObjectCommand',
+      'CopyObjectCommand',
+      'DeleteObjectCommand',
+    ]);
     expect(await keysUnder(`${prefix}/verifying/`)).toEqual([]);
     // Committed again (a writer's check after its ledger write): the address holds these bytes, so it is not written.
     sent.length = 0;
@@ -207,14 +246,19 @@ describe('S3BlobStore on the wire', () => {
     const put = await store.presignPut!('direct', { size: 6, sha256: null, ttlS: 60 });
     expect((await fetch(put.url, { method: 'PUT', headers: put.headers, body: good })).status).toBe(200);
     expect(await store.arrived!('direct', 6)).toEqual({ size: 6, sha256: sha256Hex(good) });
-    await rawClient().send(new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}/staging/direct`, Body: Buffer.from([6, 6, 6]) }));
+    await rawClient().send(
+      new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}/staging/direct`, Body: Buffer.from([6, 6, 6]) }),
+    );
     const other = new Uint8Array([2, 2]);
     expect(await store.commit('direct', sha256Hex(good))).toBe('hash_mismatch');
-    expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/blobs/${sha256Hex(good).slice(0, 2)}/${sha256Hex(good)}`, `${prefix}/staging/direct`]);
+    expect(await keysUnder(`${prefix}/`)).toEqual([
+      `${prefix}/blobs/${sha256Hex(good).slice(0, 2)}/${sha256Hex(good)}`,
+      `${prefix}/staging/direct`,
+    ]);
     expect(await store.has(sha256Hex(other))).toBe(false);
   });
 
-  it('arrived takes the store\'s full-object SHA-256 checksum when it reports one, reading nothing; a composite one is not trusted', async () => {
+  it("arrived takes the store's full-object SHA-256 checksum when it reports one, reading nothing; a composite one is not trusted", async () => {
     // s3rver keeps no checksums: the HEAD's answer gets the one S3 reports for a PUT signed with x-amz-checksum-sha256.
     const prefix = `c-${randomBytes(6).toString('hex')}`;
     const good = new Uint8Array([3, 1, 4, 1, 5, 9]);
@@ -225,7 +269,8 @@ describe('S3BlobStore on the wire', () => {
       (next, context) => async (args) => {
         sent.push(String(context.commandName));
         const result = await next(args);
-        if (context.commandName === 'HeadObjectCommand' && reported !== null) Object.assign(result.output as object, reported);
+        if (context.commandName === 'HeadObjectCommand' && reported !== null)
+          Object.assign(result.output as object, reported);
         return result;
       },
       { step: 'initialize' },
@@ -277,7 +322,9 @@ describe('S3BlobStore on the wire', () => {
   });
 
   it('a wrong secret key is refused by the store (403 SignatureDoesNotMatch), as error.store.unavailable', async () => {
-    const store = storeOn(s3.endpoint, { credentials: { accessKeyId: KEY.accessKeyId, secretAccessKey: 'not-the-secret' } });
+    const store = storeOn(s3.endpoint, {
+      credentials: { accessKeyId: KEY.accessKeyId, secretAccessKey: 'not-the-secret' },
+    });
     // A GET, so the refusal has a body naming it (a HEAD answers the bare 403).
     const err = await store.read('a'.repeat(64)).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(CoreError);
@@ -286,7 +333,9 @@ describe('S3BlobStore on the wire', () => {
     expect(cause.$metadata.httpStatusCode).toBe(403);
     expect(cause.name).toBe('SignatureDoesNotMatch');
     await expect(store.has('a'.repeat(64))).rejects.toMatchObject({ code: 'error.store.unavailable' });
-    await expect(store.stage('w', chunks(new Uint8Array(1)), 1)).rejects.toMatchObject({ code: 'error.store.unavailable' });
+    await expect(store.stage('w', chunks(new Uint8Array(1)), 1)).rejects.toMatchObject({
+      code: 'error.store.unavailable',
+    });
     // The same request with the right secret goes through.
     expect(await storeOn(s3.endpoint).has('a'.repeat(64))).toBe(false);
   });

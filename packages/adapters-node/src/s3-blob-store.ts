@@ -15,7 +15,20 @@ import {
   type S3ClientConfig,
 } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { CoreError, type Arrived, type BlobStat, type BlobStore, type ByteRange, type DirectPut, type DirectPutGrant, type ListedBlob, type PresignedAnswer, type QuarantinedBlob, type StagedBlob, type StoreFault } from '@strongroom/core';
+import {
+  CoreError,
+  type Arrived,
+  type BlobStat,
+  type BlobStore,
+  type ByteRange,
+  type DirectPut,
+  type DirectPutGrant,
+  type ListedBlob,
+  type PresignedAnswer,
+  type QuarantinedBlob,
+  type StagedBlob,
+  type StoreFault,
+} from '@strongroom/core';
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,128}$/;
 const HASH = /^[0-9a-f]{64}$/;
@@ -62,7 +75,6 @@ export interface S3BlobStoreOptions {
   readonly direct?: boolean;
 }
 
-
 /** The SDK's answer for a key that is not there (GET says NoSuchKey, HEAD only a 404). */
 function isNotFound(e: unknown): boolean {
   const err = e as { name?: string; $metadata?: { httpStatusCode?: number } };
@@ -104,7 +116,11 @@ export class S3BlobStore implements BlobStore {
       region: options.region ?? 'us-east-1',
       forcePathStyle: options.forcePathStyle ?? false,
       maxAttempts: options.maxAttempts ?? 2,
-      requestHandler: { connectionTimeout: Math.ceil(timeoutMs / 3), requestTimeout: timeoutMs, throwOnRequestTimeout: true },
+      requestHandler: {
+        connectionTimeout: Math.ceil(timeoutMs / 3),
+        requestTimeout: timeoutMs,
+        throwOnRequestTimeout: true,
+      },
       // Only the checksums an operation requires: not every S3-compatible store accepts the
       // newer default CRC32 trailers.
       requestChecksumCalculation: 'WHEN_REQUIRED',
@@ -129,7 +145,12 @@ export class S3BlobStore implements BlobStore {
    */
   async #presignGet(contentHash: string, ttlS: number, answer: PresignedAnswer): Promise<string> {
     const key = this.#blobKey(contentHash);
-    const command = new GetObjectCommand({ Bucket: this.#bucket, Key: key, ResponseCacheControl: answer.cacheControl, ResponseContentType: answer.contentType });
+    const command = new GetObjectCommand({
+      Bucket: this.#bucket,
+      Key: key,
+      ResponseCacheControl: answer.cacheControl,
+      ResponseContentType: answer.contentType,
+    });
     return this.#send('signing a download URL', () => getSignedUrl(this.#client, command, { expiresIn: ttlS }));
   }
 
@@ -142,7 +163,12 @@ export class S3BlobStore implements BlobStore {
   async #presignPut(stagingId: string, grant: DirectPutGrant): Promise<DirectPut> {
     const key = this.#stagedKey(stagingId);
     const checksum = grant.sha256 === null ? null : Buffer.from(grant.sha256, 'hex').toString('base64');
-    const command = new PutObjectCommand({ Bucket: this.#bucket, Key: key, ContentLength: grant.size, ...(checksum === null ? {} : { ChecksumSHA256: checksum }) });
+    const command = new PutObjectCommand({
+      Bucket: this.#bucket,
+      Key: key,
+      ContentLength: grant.size,
+      ...(checksum === null ? {} : { ChecksumSHA256: checksum }),
+    });
     const url = await this.#send('signing an upload URL', () =>
       getSignedUrl(this.#client, command, {
         expiresIn: grant.ttlS,
@@ -150,7 +176,13 @@ export class S3BlobStore implements BlobStore {
         unhoistableHeaders: new Set(checksum === null ? [] : ['x-amz-checksum-sha256']),
       }),
     );
-    return { url, headers: { 'content-length': String(grant.size), ...(checksum === null ? {} : { 'x-amz-checksum-sha256': checksum }) } };
+    return {
+      url,
+      headers: {
+        'content-length': String(grant.size),
+        ...(checksum === null ? {} : { 'x-amz-checksum-sha256': checksum }),
+      },
+    };
   }
 
   /**
@@ -162,13 +194,20 @@ export class S3BlobStore implements BlobStore {
     const key = this.#stagedKey(stagingId);
     let head;
     try {
-      head = await this.#client.send(new HeadObjectCommand({ Bucket: this.#bucket, Key: key, ChecksumMode: 'ENABLED' }));
+      head = await this.#client.send(
+        new HeadObjectCommand({ Bucket: this.#bucket, Key: key, ChecksumMode: 'ENABLED' }),
+      );
     } catch (e) {
       if (isNotFound(e)) return 'nothing';
-      throw new CoreError('error.store.unavailable', 'object store: checking staged bytes failed', { cause: e, fault: faultOf(e) });
+      throw new CoreError('error.store.unavailable', 'object store: checking staged bytes failed', {
+        cause: e,
+        fault: faultOf(e),
+      });
     }
     const tooLarge = async (): Promise<'too_large'> => {
-        await this.#send('discarding staged bytes', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
+      await this.#send('discarding staged bytes', () =>
+        this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })),
+      );
       return 'too_large';
     };
     if ((head.ContentLength ?? 0) > maxBytes) return tooLarge();
@@ -181,7 +220,10 @@ export class S3BlobStore implements BlobStore {
       object = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
     } catch (e) {
       if (isNotFound(e)) return 'nothing';
-      throw new CoreError('error.store.unavailable', 'object store: reading staged bytes failed', { cause: e, fault: faultOf(e) });
+      throw new CoreError('error.store.unavailable', 'object store: reading staged bytes failed', {
+        cause: e,
+        fault: faultOf(e),
+      });
     }
     const hash = createHash('sha256');
     let size = 0;
@@ -229,7 +271,9 @@ export class S3BlobStore implements BlobStore {
     const parts: { PartNumber: number; ETag: string }[] = [];
     const flushPart = async (): Promise<void> => {
       if (uploadId === null) {
-        const created = await this.#send('starting a multipart upload', () => this.#client.send(new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: key })));
+        const created = await this.#send('starting a multipart upload', () =>
+          this.#client.send(new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: key })),
+        );
         uploadId = created.UploadId ?? null;
         if (uploadId === null) throw new CoreError('error.store.unavailable', 'object store: no multipart upload id');
       }
@@ -238,7 +282,18 @@ export class S3BlobStore implements BlobStore {
       buffered = [];
       bufferedBytes = 0;
       const id = uploadId;
-      const sent = await this.#send('uploading a part', () => this.#client.send(new UploadPartCommand({ Bucket: this.#bucket, Key: key, UploadId: id, PartNumber: partNumber, Body: data, ContentLength: data.length })));
+      const sent = await this.#send('uploading a part', () =>
+        this.#client.send(
+          new UploadPartCommand({
+            Bucket: this.#bucket,
+            Key: key,
+            UploadId: id,
+            PartNumber: partNumber,
+            Body: data,
+            ContentLength: data.length,
+          }),
+        ),
+      );
       parts.push({ PartNumber: partNumber, ETag: sent.ETag ?? '' });
     };
     let kept = false;
@@ -254,12 +309,23 @@ export class S3BlobStore implements BlobStore {
       }
       if (uploadId === null) {
         const data = Buffer.concat(buffered, bufferedBytes);
-        await this.#send('storing staged bytes', () => this.#client.send(new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: data, ContentLength: data.length })));
+        await this.#send('storing staged bytes', () =>
+          this.#client.send(
+            new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: data, ContentLength: data.length }),
+          ),
+        );
       } else {
         if (bufferedBytes > 0) await flushPart();
         const id: string = uploadId;
         await this.#send('completing a multipart upload', () =>
-          this.#client.send(new CompleteMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId: id, MultipartUpload: { Parts: parts } })),
+          this.#client.send(
+            new CompleteMultipartUploadCommand({
+              Bucket: this.#bucket,
+              Key: key,
+              UploadId: id,
+              MultipartUpload: { Parts: parts },
+            }),
+          ),
         );
       }
       kept = true;
@@ -268,7 +334,10 @@ export class S3BlobStore implements BlobStore {
         // Neither the unfinished parts nor an earlier staging stay: the upload has nothing staged.
         // Best effort when the store is what failed; the cleanup error must not hide the first one.
         const id: string | null = uploadId;
-        if (id !== null) await this.#client.send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId: id })).catch(() => undefined);
+        if (id !== null)
+          await this.#client
+            .send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId: id }))
+            .catch(() => undefined);
         await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })).catch(() => undefined);
       }
     }
@@ -303,15 +372,39 @@ export class S3BlobStore implements BlobStore {
       if (there?.sha256 === contentHash) return 'stored';
       try {
         const ifNoneMatch = there === null ? { IfNoneMatch: '*' } : {};
-        if (copied.size > this.#copyPartBytes) await this.#copyInParts(mine, final, copied.size, undefined, ifNoneMatch);
-        else await this.#client.send(new CopyObjectCommand({ Bucket: this.#bucket, Key: final, CopySource: this.#copySource(mine), ...ifNoneMatch }));
+        if (copied.size > this.#copyPartBytes)
+          await this.#copyInParts(mine, final, copied.size, undefined, ifNoneMatch);
+        else
+          await this.#client.send(
+            new CopyObjectCommand({
+              Bucket: this.#bucket,
+              Key: final,
+              CopySource: this.#copySource(mine),
+              ...ifNoneMatch,
+            }),
+          );
       } catch (e) {
-        const inner = ((e as { cause?: unknown }).cause ?? e) as { name?: string; $metadata?: { httpStatusCode?: number } };
+        const inner = ((e as { cause?: unknown }).cause ?? e) as {
+          name?: string;
+          $metadata?: { httpStatusCode?: number };
+        };
         // Another commit wrote the address first: fine if those are these bytes.
-        const raced = inner?.name === 'PreconditionFailed' || inner?.$metadata?.httpStatusCode === 412 || inner?.$metadata?.httpStatusCode === 409;
-        if (!raced) throw e instanceof CoreError ? e : new CoreError('error.store.unavailable', 'object store: copying to the content address failed', { cause: e, fault: faultOf(e) });
+        const raced =
+          inner?.name === 'PreconditionFailed' ||
+          inner?.$metadata?.httpStatusCode === 412 ||
+          inner?.$metadata?.httpStatusCode === 409;
+        if (!raced)
+          throw e instanceof CoreError
+            ? e
+            : new CoreError('error.store.unavailable', 'object store: copying to the content address failed', {
+                cause: e,
+                fault: faultOf(e),
+              });
         if ((await this.#digestKey(final, 'checking a content address'))?.sha256 !== contentHash) {
-          throw new CoreError('error.store.unavailable', 'object store: the content address was written meanwhile with other bytes');
+          throw new CoreError(
+            'error.store.unavailable',
+            'object store: the content address was written meanwhile with other bytes',
+          );
         }
       }
       return 'stored';
@@ -348,7 +441,17 @@ export class S3BlobStore implements BlobStore {
   /** One object to another key, whole or in parts by size, pinned to `etag` when given. */
   async #copy(from: string, to: string, size: number, etag: string | undefined, what: string): Promise<void> {
     if (size > this.#copyPartBytes) await this.#copyInParts(from, to, size, etag);
-    else await this.#send(what, () => this.#client.send(new CopyObjectCommand({ Bucket: this.#bucket, Key: to, CopySource: this.#copySource(from), ...(etag ? { CopySourceIfMatch: etag } : {}) })));
+    else
+      await this.#send(what, () =>
+        this.#client.send(
+          new CopyObjectCommand({
+            Bucket: this.#bucket,
+            Key: to,
+            CopySource: this.#copySource(from),
+            ...(etag ? { CopySourceIfMatch: etag } : {}),
+          }),
+        ),
+      );
   }
 
   /** Size and ETag of the object at `key`, null when there is none. */
@@ -398,7 +501,9 @@ export class S3BlobStore implements BlobStore {
       throw e;
     }
     // From this delete on the address is empty: the point a writer's later check sees (handoff.ts).
-    await this.#send('moving a blob to quarantine', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: address })));
+    await this.#send('moving a blob to quarantine', () =>
+      this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: address })),
+    );
     return blob;
   }
 
@@ -407,7 +512,13 @@ export class S3BlobStore implements BlobStore {
     const found = await this.#head(key, 'checking a quarantined blob');
     if (found === null) return;
     try {
-      await this.#copy(key, this.#blobKey(blob.contentHash), found.size, undefined, 'putting a blob back from quarantine');
+      await this.#copy(
+        key,
+        this.#blobKey(blob.contentHash),
+        found.size,
+        undefined,
+        'putting a blob back from quarantine',
+      );
     } catch (e) {
       if (await this.#copyLostSource(e, key)) return;
       throw e;
@@ -417,7 +528,9 @@ export class S3BlobStore implements BlobStore {
 
   async dropQuarantined(blob: QuarantinedBlob): Promise<void> {
     const key = this.#quarantinedKey(blob);
-    await this.#send('dropping a quarantined blob', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
+    await this.#send('dropping a quarantined blob', () =>
+      this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })),
+    );
   }
 
   async *listQuarantined(): AsyncIterable<QuarantinedBlob> {
@@ -445,8 +558,16 @@ export class S3BlobStore implements BlobStore {
   }
 
   /** A multipart copy for objects beyond what one CopyObject takes; visible only once completed. */
-  async #copyInParts(from: string, to: string, size: number, etag: string | undefined, complete: { IfNoneMatch?: string } = {}): Promise<void> {
-    const created = await this.#send('starting a multipart copy', () => this.#client.send(new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: to })));
+  async #copyInParts(
+    from: string,
+    to: string,
+    size: number,
+    etag: string | undefined,
+    complete: { IfNoneMatch?: string } = {},
+  ): Promise<void> {
+    const created = await this.#send('starting a multipart copy', () =>
+      this.#client.send(new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: to })),
+    );
     const uploadId = created.UploadId;
     if (!uploadId) throw new CoreError('error.store.unavailable', 'object store: no multipart upload id');
     try {
@@ -455,21 +576,43 @@ export class S3BlobStore implements BlobStore {
         const end = Math.min(start + this.#copyPartBytes, size) - 1;
         const part = await this.#send('copying a part', () =>
           this.#client.send(
-            new UploadPartCopyCommand({ Bucket: this.#bucket, Key: to, UploadId: uploadId, PartNumber: n, CopySource: this.#copySource(from), CopySourceRange: `bytes=${start}-${end}`, ...(etag ? { CopySourceIfMatch: etag } : {}) }),
+            new UploadPartCopyCommand({
+              Bucket: this.#bucket,
+              Key: to,
+              UploadId: uploadId,
+              PartNumber: n,
+              CopySource: this.#copySource(from),
+              CopySourceRange: `bytes=${start}-${end}`,
+              ...(etag ? { CopySourceIfMatch: etag } : {}),
+            }),
           ),
         );
         parts.push({ PartNumber: n, ETag: part.CopyPartResult?.ETag ?? '' });
       }
-      await this.#send('completing a multipart copy', () => this.#client.send(new CompleteMultipartUploadCommand({ Bucket: this.#bucket, Key: to, UploadId: uploadId, MultipartUpload: { Parts: parts }, ...complete })));
+      await this.#send('completing a multipart copy', () =>
+        this.#client.send(
+          new CompleteMultipartUploadCommand({
+            Bucket: this.#bucket,
+            Key: to,
+            UploadId: uploadId,
+            MultipartUpload: { Parts: parts },
+            ...complete,
+          }),
+        ),
+      );
     } catch (e) {
-      await this.#client.send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: to, UploadId: uploadId })).catch(() => undefined);
+      await this.#client
+        .send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: to, UploadId: uploadId }))
+        .catch(() => undefined);
       throw e;
     }
   }
 
   async discard(stagingId: string): Promise<void> {
     const key = this.#stagedKey(stagingId);
-    await this.#send('discarding staged bytes', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
+    await this.#send('discarding staged bytes', () =>
+      this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })),
+    );
   }
 
   async readStaged(stagingId: string): Promise<AsyncIterable<Uint8Array> | null> {
@@ -479,7 +622,10 @@ export class S3BlobStore implements BlobStore {
       return object.Body as AsyncIterable<Uint8Array>;
     } catch (e) {
       if (isNotFound(e)) return null;
-      throw new CoreError('error.store.unavailable', 'object store: reading staged bytes failed', { cause: e, fault: faultOf(e) });
+      throw new CoreError('error.store.unavailable', 'object store: reading staged bytes failed', {
+        cause: e,
+        fault: faultOf(e),
+      });
     }
   }
 
@@ -491,7 +637,10 @@ export class S3BlobStore implements BlobStore {
     } catch (e) {
       // Only a 404 means absent: an unreachable store must not look like a missing blob.
       if (isNotFound(e)) return false;
-      throw new CoreError('error.store.unavailable', 'object store: checking a blob failed', { cause: e, fault: faultOf(e) });
+      throw new CoreError('error.store.unavailable', 'object store: checking a blob failed', {
+        cause: e,
+        fault: faultOf(e),
+      });
     }
   }
 
@@ -502,12 +651,23 @@ export class S3BlobStore implements BlobStore {
       return { size: head.ContentLength ?? 0 };
     } catch (e) {
       if (isNotFound(e)) return null;
-      throw new CoreError('error.store.unavailable', 'object store: checking a blob failed', { cause: e, fault: faultOf(e) });
+      throw new CoreError('error.store.unavailable', 'object store: checking a blob failed', {
+        cause: e,
+        fault: faultOf(e),
+      });
     }
   }
 
   async read(contentHash: string, range?: ByteRange): Promise<AsyncIterable<Uint8Array> | null> {
-    if (range !== undefined && !(Number.isSafeInteger(range.start) && Number.isSafeInteger(range.end) && range.start >= 0 && range.start <= range.end)) {
+    if (
+      range !== undefined &&
+      !(
+        Number.isSafeInteger(range.start) &&
+        Number.isSafeInteger(range.end) &&
+        range.start >= 0 &&
+        range.start <= range.end
+      )
+    ) {
       throw new RangeError(`not a byte range: ${range.start}-${range.end}`);
     }
     const key = this.#blobKey(contentHash);
@@ -515,11 +675,21 @@ export class S3BlobStore implements BlobStore {
     try {
       // Requested before returning, so an absent blob is null here rather than an error mid-stream;
       // the range goes to the store as it is (inclusive ends, as HTTP), so only those bytes travel.
-      object = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key, ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }));
+      object = await this.#client.send(
+        new GetObjectCommand({
+          Bucket: this.#bucket,
+          Key: key,
+          ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}),
+        }),
+      );
     } catch (e) {
       if (isNotFound(e)) return null;
-      if ((e as { name?: string }).name === 'InvalidRange') throw new RangeError(`range ${range?.start}-${range?.end} lies outside the blob`);
-      throw new CoreError('error.store.unavailable', 'object store: reading a blob failed', { cause: e, fault: faultOf(e) });
+      if ((e as { name?: string }).name === 'InvalidRange')
+        throw new RangeError(`range ${range?.start}-${range?.end} lies outside the blob`);
+      throw new CoreError('error.store.unavailable', 'object store: reading a blob failed', {
+        cause: e,
+        fault: faultOf(e),
+      });
     }
     const body = object.Body as AsyncIterable<Uint8Array> & { destroy?: () => void };
     if (range === undefined) return body;
@@ -552,7 +722,11 @@ export class S3BlobStore implements BlobStore {
         throw new Error(`${what} failed: ${describeS3Failure(cause)}`);
       }
     };
-    await step('writing a probe object', () => this.#client.send(new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: body, ContentLength: body.length })));
+    await step('writing a probe object', () =>
+      this.#client.send(
+        new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: body, ContentLength: body.length }),
+      ),
+    );
     const back = await step('reading it back', async () => {
       const object = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
       const chunks: Uint8Array[] = [];
@@ -566,7 +740,9 @@ export class S3BlobStore implements BlobStore {
   async remove(contentHash: string): Promise<void> {
     const key = this.#blobKey(contentHash);
     // S3 answers a delete of an absent key with success: removing twice is harmless.
-    await this.#send('removing a blob', () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
+    await this.#send('removing a blob', () =>
+      this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })),
+    );
   }
 
   stream(contentHash: string): Promise<AsyncIterable<Uint8Array> | null> {
@@ -601,7 +777,11 @@ export class S3BlobStore implements BlobStore {
   async *#objectsUnder(prefix: string, what: string): AsyncIterable<{ key: string; size: number }> {
     let token: string | undefined;
     do {
-      const command = new ListObjectsV2Command({ Bucket: this.#bucket, Prefix: prefix, ...(token ? { ContinuationToken: token } : {}) });
+      const command = new ListObjectsV2Command({
+        Bucket: this.#bucket,
+        Prefix: prefix,
+        ...(token ? { ContinuationToken: token } : {}),
+      });
       // Path-style listings go out as `/bucket?list-type=2`, the form S3 has always taken (the SDK's
       // `/bucket/` is refused by s3rver's signature check, which follows the older SDK's form).
       command.middlewareStack.add(
@@ -653,7 +833,8 @@ function faultOf(cause: unknown): StoreFault {
 
 function describeS3Failure(cause: unknown): string {
   const e = cause as { name?: string; message?: string; $metadata?: { httpStatusCode?: number } };
-  if (e?.name === 'CredentialsProviderError') return 'no AWS credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)';
+  if (e?.name === 'CredentialsProviderError')
+    return 'no AWS credentials found (set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE)';
   const status = e?.$metadata?.httpStatusCode;
   return `${e?.name ?? 'Error'}${status ? ` (HTTP ${status})` : ''}: ${e?.message ?? String(cause)}`;
 }

@@ -14,8 +14,15 @@ describe('JsonLogger', () => {
     expect(writes).toEqual([]);
     await new Promise((r) => setImmediate(r));
     expect(writes).toHaveLength(1);
-    const lines = writes[0]!.trimEnd().split('\n').map((l) => JSON.parse(l));
-    expect(lines.map((l) => [l.level, l.event])).toEqual([['info', 'a'], ['warn', 'b'], ['error', 'c']]);
+    const lines = writes[0]!
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines.map((l) => [l.level, l.event])).toEqual([
+      ['info', 'a'],
+      ['warn', 'b'],
+      ['error', 'c'],
+    ]);
     expect(lines[0]).toMatchObject({ n: 1, ts: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/) });
     expect(lines[1]).toEqual({ ts: expect.any(String), level: 'warn', event: 'b' });
   });
@@ -24,22 +31,42 @@ describe('JsonLogger', () => {
     const log = new JsonLogger((chunk) => writes.push(Buffer.from(chunk).toString()));
     log.info('quote"and\nnewline', { path: '/a"b\\c', nested: { x: [1, '2'] } });
     log.flush();
-    expect(JSON.parse(writes[0]!)).toMatchObject({ event: 'quote"and\nnewline', path: '/a"b\\c', nested: { x: [1, '2'] } });
+    expect(JSON.parse(writes[0]!)).toMatchObject({
+      event: 'quote"and\nnewline',
+      path: '/a"b\\c',
+      nested: { x: [1, '2'] },
+    });
   });
 
   it('writes every record as JSON.stringify would, leaving out undefined fields', () => {
-    const value = fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.double(), fc.integer(), fc.boolean(), fc.constant(null), fc.constant(undefined), fc.jsonValue({ maxDepth: 2 }));
+    const value = fc.oneof(
+      fc.string(),
+      fc.string({ unit: 'grapheme' }),
+      fc.double(),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.constant(undefined),
+      fc.jsonValue({ maxDepth: 2 }),
+    );
     fc.assert(
-      fc.property(fc.string(), fc.dictionary(fc.string().filter((k) => !['ts', 'level', 'event', '__proto__'].includes(k)), value), (event, fields) => {
-        const writes: string[] = [];
-        const log = new JsonLogger((chunk) => writes.push(Buffer.from(chunk).toString()));
-        log.info(event, fields);
-        log.flush();
-        expect(writes[0]!.endsWith('}\n')).toBe(true);
-        const { ts, level, event: written, ...rest } = JSON.parse(writes[0]!);
-        expect([typeof ts, level, written]).toEqual(['string', 'info', event]);
-        expect(rest).toEqual(JSON.parse(JSON.stringify(fields)));
-      }),
+      fc.property(
+        fc.string(),
+        fc.dictionary(
+          fc.string().filter((k) => !['ts', 'level', 'event', '__proto__'].includes(k)),
+          value,
+        ),
+        (event, fields) => {
+          const writes: string[] = [];
+          const log = new JsonLogger((chunk) => writes.push(Buffer.from(chunk).toString()));
+          log.info(event, fields);
+          log.flush();
+          expect(writes[0]!.endsWith('}\n')).toBe(true);
+          const { ts, level, event: written, ...rest } = JSON.parse(writes[0]!);
+          expect([typeof ts, level, written]).toEqual(['string', 'info', event]);
+          expect(rest).toEqual(JSON.parse(JSON.stringify(fields)));
+        },
+      ),
       { numRuns: 500 },
     );
   });
@@ -54,7 +81,12 @@ describe('JsonLogger', () => {
     expect(writes).toEqual([]);
     await new Promise((r) => setTimeout(r, 60));
     expect(writes).toHaveLength(1);
-    expect(writes[0]!.trimEnd().split('\n').map((l) => JSON.parse(l).event)).toEqual(['one', 'two']);
+    expect(
+      writes[0]!
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l).event),
+    ).toEqual(['one', 'two']);
     // The timer went with the write: the next line starts a new wait.
     log.info('three');
     expect(writes).toHaveLength(1);
@@ -64,23 +96,37 @@ describe('JsonLogger', () => {
 
   it('writes at once when maxPendingBytes have gathered, keeping the order', () => {
     const writes: string[] = [];
-    const log = new JsonLogger((chunk) => writes.push(Buffer.from(chunk).toString()), { flushMs: 60_000, maxPendingBytes: 300 });
+    const log = new JsonLogger((chunk) => writes.push(Buffer.from(chunk).toString()), {
+      flushMs: 60_000,
+      maxPendingBytes: 300,
+    });
     for (let i = 0; i < 10; i++) log.info('line', { i, pad: 'x'.repeat(40) });
     expect(writes.length).toBeGreaterThan(0);
     expect(writes.every((w) => w.length >= 300)).toBe(true);
     log.flush();
-    const order = writes.join('').trimEnd().split('\n').map((l) => JSON.parse(l).i);
+    const order = writes
+      .join('')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l).i);
     expect(order).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
   });
 
   it('writes a line longer than its buffer whole, after what was pending', () => {
     const writes: string[] = [];
-    const log = new JsonLogger((chunk) => writes.push(Buffer.from(chunk).toString()), { flushMs: 60_000, maxPendingBytes: 200 });
+    const log = new JsonLogger((chunk) => writes.push(Buffer.from(chunk).toString()), {
+      flushMs: 60_000,
+      maxPendingBytes: 200,
+    });
     log.info('before');
     log.info('long', { text: 'é'.repeat(5000) });
     log.info('after');
     log.flush();
-    const lines = writes.join('').trimEnd().split('\n').map((l) => JSON.parse(l));
+    const lines = writes
+      .join('')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(lines.map((l) => l.event)).toEqual(['before', 'long', 'after']);
     expect(lines[1].text).toBe('é'.repeat(5000));
   });
@@ -109,8 +155,16 @@ describe('JsonLogger', () => {
       const b = new JsonLogger(undefined, { flushMs: 60_000 });
       a.info('first'); b.info('second'); a.flush(); a.info('third');
       process.exit(0);`;
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { encoding: 'utf8' });
-    expect(out.trimEnd().split('\n').map((l) => JSON.parse(l).event).sort()).toEqual(['first', 'second', 'third']);
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      encoding: 'utf8',
+    });
+    expect(
+      out
+        .trimEnd()
+        .split('\n')
+        .map((l) => JSON.parse(l).event)
+        .sort(),
+    ).toEqual(['first', 'second', 'third']);
   });
 });
 

@@ -13,7 +13,10 @@ export const S3RVER_KEY = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } a
  * so whatever a file sets it must undo.
  */
 export function useS3rverCredentials(): () => void {
-  const saved = { AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY };
+  const saved = {
+    AWS_ACCESS_KEY_ID: process.env.AWS_ACCESS_KEY_ID,
+    AWS_SECRET_ACCESS_KEY: process.env.AWS_SECRET_ACCESS_KEY,
+  };
   process.env.AWS_ACCESS_KEY_ID = S3RVER_KEY.accessKeyId;
   process.env.AWS_SECRET_ACCESS_KEY = S3RVER_KEY.secretAccessKey;
   return () => {
@@ -38,10 +41,19 @@ export interface TestS3 {
  * A real S3 wire-protocol server (@20minutes/s3rver) on a loopback port, with one empty bucket.
  * It refuses a request whose SigV4 signature does not match its key (403 SignatureDoesNotMatch).
  */
-export async function startTestS3(bucket = 'strongroom-test', options: { readonly cors?: CorsRule[] } = {}): Promise<TestS3> {
+export async function startTestS3(
+  bucket = 'strongroom-test',
+  options: { readonly cors?: CorsRule[] } = {},
+): Promise<TestS3> {
   const directory = await mkdtemp(join(tmpdir(), 's3rver-'));
   const configs = options.cors === undefined ? [] : [corsXml(options.cors)];
-  const server = new S3rver({ address: '127.0.0.1', port: 0, directory, silent: true, configureBuckets: [{ name: bucket, configs }] });
+  const server = new S3rver({
+    address: '127.0.0.1',
+    port: 0,
+    directory,
+    silent: true,
+    configureBuckets: [{ name: bucket, configs }],
+  });
   const { port } = await server.run();
   let stopped = false;
   return {
@@ -54,7 +66,11 @@ export async function startTestS3(bucket = 'strongroom-test', options: { readonl
       const entries = await readdir(root, { recursive: true, withFileTypes: true });
       return entries
         .filter((e) => e.isFile() && e.name.endsWith('._S3rver_object'))
-        .map((e) => join(e.parentPath, e.name).slice(root.length + 1).replace(/\._S3rver_object$/, ''))
+        .map((e) =>
+          join(e.parentPath, e.name)
+            .slice(root.length + 1)
+            .replace(/\._S3rver_object$/, ''),
+        )
         .filter((k) => k.startsWith(prefix))
         .sort();
     },
@@ -80,7 +96,8 @@ export interface CorsRule {
 /** The same rules as S3's XML (what s3rver reads from its bucket configs). */
 function corsXml(rules: readonly CorsRule[]): string {
   const esc = (t: string) => t.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
-  const each = (tag: string, values: readonly string[] = []) => values.map((v) => `<${tag}>${esc(v)}</${tag}>`).join('');
+  const each = (tag: string, values: readonly string[] = []) =>
+    values.map((v) => `<${tag}>${esc(v)}</${tag}>`).join('');
   const body = rules
     .map(
       (r) =>
@@ -183,7 +200,12 @@ export async function startInterceptingProxy(target: string, bucket: string): Pr
   const { createServer: createHttpServer, request } = await import('node:http');
   const { createHash } = await import('node:crypto');
   const { S3Client, HeadObjectCommand } = await import('@aws-sdk/client-s3');
-  const direct = new S3Client({ endpoint: target, region: 'us-east-1', forcePathStyle: true, credentials: { ...S3RVER_KEY } });
+  const direct = new S3Client({
+    endpoint: target,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: { ...S3RVER_KEY },
+  });
   const etagOf = async (key: string): Promise<string | null> => {
     try {
       return (await direct.send(new HeadObjectCommand({ Bucket: bucket, Key: key }))).ETag ?? null;
@@ -215,13 +237,21 @@ export async function startInterceptingProxy(target: string, bucket: string): Pr
   const server = createHttpServer((req, res) => {
     const source = req.headers['x-amz-copy-source'];
     const copySource = typeof source === 'string' ? keyOf(`/${decodeURIComponent(source).replace(/^\//, '')}`) : null;
-    const seen: SeenS3Request = { method: req.method ?? 'GET', key: keyOf(req.url ?? '/'), copySource, headers: { ...req.headers } };
+    const seen: SeenS3Request = {
+      method: req.method ?? 'GET',
+      key: keyOf(req.url ?? '/'),
+      copySource,
+      headers: { ...req.headers },
+    };
     proxy.seen.push(seen);
     const forward = (body: Buffer | null) => {
-      const upstream = request({ host: url.hostname, port: Number(url.port), method: req.method, path: req.url, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
+      const upstream = request(
+        { host: url.hostname, port: Number(url.port), method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        },
+      );
       upstream.on('error', () => res.destroy());
       if (body === null) req.pipe(upstream);
       else upstream.end(body);
@@ -229,9 +259,11 @@ export async function startInterceptingProxy(target: string, bucket: string): Pr
     /** Forwards, or answers as S3 would where s3rver would not (with `honour`). */
     const judge = async (): Promise<void> => {
       if (!proxy.honour || seen.method !== 'PUT') return forward(null);
-      if (seen.headers['if-none-match'] === '*' && (await etagOf(seen.key)) !== null) return refuse(res, 412, 'PreconditionFailed');
+      if (seen.headers['if-none-match'] === '*' && (await etagOf(seen.key)) !== null)
+        return refuse(res, 412, 'PreconditionFailed');
       const ifMatch = seen.headers['x-amz-copy-source-if-match'];
-      if (typeof ifMatch === 'string' && seen.copySource !== null && (await etagOf(seen.copySource)) !== ifMatch) return refuse(res, 412, 'PreconditionFailed');
+      if (typeof ifMatch === 'string' && seen.copySource !== null && (await etagOf(seen.copySource)) !== ifMatch)
+        return refuse(res, 412, 'PreconditionFailed');
       const checksum = seen.headers['x-amz-checksum-sha256'];
       if (typeof checksum !== 'string' || seen.copySource !== null) return forward(null);
       const parts: Buffer[] = [];

@@ -13,7 +13,6 @@ import type { PgDb } from './db.js';
 import { appendSyncChanges } from './sync-store.js';
 import { albumUpgradeIntents, albums } from './schema/devices-albums.js';
 
-
 /**
  * Albums and the server side of the upgrade ceremony over PostgreSQL, mirroring SqliteAlbumStore.
  * `proposeIntent` and `abortIntent` take the album row with SELECT ... FOR UPDATE before reading
@@ -25,16 +24,16 @@ export class PgAlbumStore implements AlbumStore {
 
   async createAlbum(a: AlbumRecord): Promise<void> {
     await this.db.transaction(async (tx) => {
-    await tx.insert(albums).values({
-      id: a.id,
-      accountId: a.accountId,
-      protocolVersion: a.protocolVersion,
-      createdAt: a.createdAt,
-      upgradePendingTo: a.upgrade?.toVersion ?? null,
-      intentId: a.upgrade?.intentId ?? null,
-      upgradeReceivedAt: a.upgrade?.receivedAt ?? null,
-      upgradeExpiresAt: a.upgrade?.expiresAt ?? null,
-    });
+      await tx.insert(albums).values({
+        id: a.id,
+        accountId: a.accountId,
+        protocolVersion: a.protocolVersion,
+        createdAt: a.createdAt,
+        upgradePendingTo: a.upgrade?.toVersion ?? null,
+        intentId: a.upgrade?.intentId ?? null,
+        upgradeReceivedAt: a.upgrade?.receivedAt ?? null,
+        upgradeExpiresAt: a.upgrade?.expiresAt ?? null,
+      });
       await appendSyncChanges(tx, a.accountId, albumCreated(a.id), a.createdAt);
     });
   }
@@ -47,13 +46,26 @@ export class PgAlbumStore implements AlbumStore {
   async proposeIntent(intent: UpgradeIntentRecord, now: number): Promise<ProposeOutcome> {
     return this.db.transaction(async (tx) => {
       const [album] = await tx.select().from(albums).where(eq(albums.id, intent.albumId)).for('update');
-      const [known] = await tx.select().from(albumUpgradeIntents).where(eq(albumUpgradeIntents.intentId, intent.intentId));
-      const outcome = decideProposal(album ? albumFromRow(album) : null, known ? intentFromRow(known) : null, intent, now);
+      const [known] = await tx
+        .select()
+        .from(albumUpgradeIntents)
+        .where(eq(albumUpgradeIntents.intentId, intent.intentId));
+      const outcome = decideProposal(
+        album ? albumFromRow(album) : null,
+        known ? intentFromRow(known) : null,
+        intent,
+        now,
+      );
       if (outcome.kind === 'accepted') {
         await tx.insert(albumUpgradeIntents).values({ ...intent, intentCbor: Buffer.from(intent.intentCbor) });
         await tx
           .update(albums)
-          .set({ upgradePendingTo: intent.toVersion, intentId: intent.intentId, upgradeReceivedAt: intent.receivedAt, upgradeExpiresAt: intent.expiresAt })
+          .set({
+            upgradePendingTo: intent.toVersion,
+            intentId: intent.intentId,
+            upgradeReceivedAt: intent.receivedAt,
+            upgradeExpiresAt: intent.expiresAt,
+          })
           .where(eq(albums.id, intent.albumId));
       }
       return outcome;

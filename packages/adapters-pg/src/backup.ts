@@ -7,10 +7,18 @@ import { rowsOf } from './db.js';
  * `pg_dump`): the blobs the ledger references, and the deployment's key fingerprint, so the backup
  * can refuse a key that is not the one the database's secrets are sealed under.
  */
-export async function readPgLedgerForBackup(db: PgDb): Promise<{ blobs: { contentHash: string; size: number }[]; keyFingerprint: string | null }> {
-  const blobs = await rowsOf<{ content_hash: string; size: string | number }>(db, sql`SELECT content_hash, size FROM blobs ORDER BY content_hash`);
+export async function readPgLedgerForBackup(
+  db: PgDb,
+): Promise<{ blobs: { contentHash: string; size: number }[]; keyFingerprint: string | null }> {
+  const blobs = await rowsOf<{ content_hash: string; size: string | number }>(
+    db,
+    sql`SELECT content_hash, size FROM blobs ORDER BY content_hash`,
+  );
   const [dep] = await rowsOf<{ key_fingerprint: string }>(db, sql`SELECT key_fingerprint FROM deployment WHERE id = 1`);
-  return { blobs: blobs.map((b) => ({ contentHash: b.content_hash, size: Number(b.size) })), keyFingerprint: dep?.key_fingerprint ?? null };
+  return {
+    blobs: blobs.map((b) => ({ contentHash: b.content_hash, size: Number(b.size) })),
+    keyFingerprint: dep?.key_fingerprint ?? null,
+  };
 }
 
 /**

@@ -5,7 +5,15 @@ import { rowsOf, type PgDb } from './db.js';
 import { accounts } from './schema/index.js';
 
 type Big = string | number;
-type CountsRow = { accounts: Big; open_sessions: Big; charged: Big; reserved: Big; open_uploads: Big; blobs: Big; blob_bytes: Big };
+type CountsRow = {
+  accounts: Big;
+  open_sessions: Big;
+  charged: Big;
+  reserved: Big;
+  open_uploads: Big;
+  blobs: Big;
+  blob_bytes: Big;
+};
 
 /**
  * Every account and the deployment's totals over PostgreSQL, mirroring SqliteDeploymentCensus:
@@ -16,7 +24,9 @@ export class PgDeploymentCensus implements DeploymentCensus {
 
   async listAccounts(after: string | null, limit: number): Promise<AccountRecord[]> {
     const q = this.db.select().from(accounts);
-    return (await (after === null ? q : q.where(gt(accounts.id, after))).orderBy(asc(accounts.id)).limit(limit)).map(accountFromRow);
+    return (await (after === null ? q : q.where(gt(accounts.id, after))).orderBy(asc(accounts.id)).limit(limit)).map(
+      accountFromRow,
+    );
   }
 
   async countDeployment(bounds: CensusBounds): Promise<CensusCounts> {

@@ -22,7 +22,13 @@ beforeEach(async () => {
   await t.reset();
 });
 
-const key = (kid: string, at: number): SigningKeyRecord => ({ kid, privateKey: `p${kid}`, publicKey: `x${kid}`, createdAt: at, retiredAt: null });
+const key = (kid: string, at: number): SigningKeyRecord => ({
+  kid,
+  privateKey: `p${kid}`,
+  publicKey: `x${kid}`,
+  createdAt: at,
+  retiredAt: null,
+});
 
 describe('PostgreSQL: cross-connection races', () => {
   it('servers starting together on an empty key table agree on one first key', async () => {
@@ -46,23 +52,58 @@ describe('PostgreSQL: cross-connection races', () => {
     const store = new PgStore(t.db);
     const totp = new PgTotpStore(t.db);
     const accountId = '0190a000-0000-7000-8000-00000000c0de';
-    await store.createAccount({ id: accountId, address: 'race@example.org', addressKey: 'race@example.org', passwordHash: 'h', displayName: null, createdAt: 1, lockedAt: null, credentialsChangedAt: null });
+    await store.createAccount({
+      id: accountId,
+      address: 'race@example.org',
+      addressKey: 'race@example.org',
+      passwordHash: 'h',
+      displayName: null,
+      createdAt: 1,
+      lockedAt: null,
+      credentialsChangedAt: null,
+    });
     await totp.savePendingTotp({ accountId, sealedSecret: 'sealed', at: 1 });
     expect(await totp.confirmTotp({ accountId, sealedSecret: 'sealed', step: 100, at: 2 })).toBe(true);
-    const wins = await Promise.all(Array.from({ length: 10 }, () => totp.advanceTotpStep(accountId, 101, 101 * 30_000)));
+    const wins = await Promise.all(
+      Array.from({ length: 10 }, () => totp.advanceTotpStep(accountId, 101, 101 * 30_000)),
+    );
     expect(wins.filter(Boolean)).toHaveLength(1);
     // A lower step after a higher one is a replay too.
-    const mixed = await Promise.all([totp.advanceTotpStep(accountId, 103, 102 * 30_000), totp.advanceTotpStep(accountId, 102, 102 * 30_000)]);
+    const mixed = await Promise.all([
+      totp.advanceTotpStep(accountId, 103, 102 * 30_000),
+      totp.advanceTotpStep(accountId, 102, 102 * 30_000),
+    ]);
     expect(mixed[0]).toBe(true);
     expect((await totp.findTotpEnrollment(accountId))?.highestUsedStep).toBe(103);
   });
 
-  it('a sign-in\'s session and a credential change committing meanwhile: the session is not opened (it waits for the change, then sees it)', async () => {
+  it("a sign-in's session and a credential change committing meanwhile: the session is not opened (it waits for the change, then sees it)", async () => {
     if (t.kind !== 'postgres') return; // one connection: nothing runs meanwhile
     const store = new PgStore(t.db);
     const accountId = '0190a000-0000-7000-8000-00000000c1a0';
-    await store.createAccount({ id: accountId, address: 'cred@example.org', addressKey: 'cred@example.org', passwordHash: 'h', displayName: null, createdAt: 1, lockedAt: null, credentialsChangedAt: null });
-    const session = { id: '0190a000-0000-7000-8000-00000000c1a1', accountId, tokenHash: 'c'.repeat(64), cohortHash: null, createdAt: 10, refreshedAt: 10, lastUsedAt: 10, accessFloor: 10, closedAt: null, method: 'password' as const, authenticatedAt: 10 };
+    await store.createAccount({
+      id: accountId,
+      address: 'cred@example.org',
+      addressKey: 'cred@example.org',
+      passwordHash: 'h',
+      displayName: null,
+      createdAt: 1,
+      lockedAt: null,
+      credentialsChangedAt: null,
+    });
+    const session = {
+      id: '0190a000-0000-7000-8000-00000000c1a1',
+      accountId,
+      tokenHash: 'c'.repeat(64),
+      cohortHash: null,
+      createdAt: 10,
+      refreshedAt: 10,
+      lastUsedAt: 10,
+      accessFloor: 10,
+      closedAt: null,
+      method: 'password' as const,
+      authenticatedAt: 10,
+    };
     let opening: Promise<boolean> | null = null;
     let settled = false;
     // A revoke-all as the stores run it: the account's stamp, then every open session closed; the

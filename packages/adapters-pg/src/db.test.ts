@@ -17,7 +17,8 @@ describe('named statements and transactions on the driver', () => {
   });
   afterAll(async () => t.close());
 
-  const prepared = async () => (await rowsOf<{ name: string }>(t.db, sql`SELECT name FROM pg_prepared_statements`)).map((r) => r.name);
+  const prepared = async () =>
+    (await rowsOf<{ name: string }>(t.db, sql`SELECT name FROM pg_prepared_statements`)).map((r) => r.name);
 
   it('namedRowsOf answers rows and, on node-postgres, leaves the statement prepared under its name', async () => {
     const rows = await namedRowsOf<{ n: number }>(t.db, 'sr_probe_select', sql`SELECT ${sql.param(41)}::int + 1 AS n`);
@@ -36,8 +37,13 @@ describe('named statements and transactions on the driver', () => {
     const statement = new RenderedStatement<{ ids: number[]; shift: number }>(
       sql`SELECT x + ${sql.placeholder('shift')} AS n FROM unnest(${sql.placeholder('ids')}::int[]) AS x WHERE x = ANY(${sql.placeholder('ids')}::int[]) AND x > ${sql.param(0)} ORDER BY x`,
     );
-    expect(await namedRowsOf(t.db, 'sr_probe_rendered', statement.with({ ids: [3, 1], shift: 10 }))).toEqual([{ n: 11 }, { n: 13 }]);
-    expect(await namedRowsOf(t.db, 'sr_probe_rendered', statement.with({ ids: [5], shift: 100 }))).toEqual([{ n: 105 }]);
+    expect(await namedRowsOf(t.db, 'sr_probe_rendered', statement.with({ ids: [3, 1], shift: 10 }))).toEqual([
+      { n: 11 },
+      { n: 13 },
+    ]);
+    expect(await namedRowsOf(t.db, 'sr_probe_rendered', statement.with({ ids: [5], shift: 100 }))).toEqual([
+      { n: 105 },
+    ]);
     const inside = await namedTransaction(t.db, async (tx) => [
       await tx.named<{ n: number }>('sr_probe_rendered', statement.with({ ids: [2], shift: 1 })),
       await tx.namedThenCommit<{ n: number }>('sr_probe_rendered', statement.with({ ids: [7, 8], shift: -7 })),
@@ -50,7 +56,13 @@ describe('named statements and transactions on the driver', () => {
     await namedTransaction(t.db, async (tx) => {
       await tx.named('sr_probe_insert', sql`INSERT INTO named_probe VALUES (${sql.param(1)}) RETURNING id`);
       await tx.db.execute(sql`INSERT INTO named_probe VALUES (2)`);
-      if (t.kind === 'postgres') expect(await tx.named<{ name: string }>('sr_probe_prepared', sql`SELECT name FROM pg_prepared_statements WHERE name = 'sr_probe_insert'`)).toHaveLength(1);
+      if (t.kind === 'postgres')
+        expect(
+          await tx.named<{ name: string }>(
+            'sr_probe_prepared',
+            sql`SELECT name FROM pg_prepared_statements WHERE name = 'sr_probe_insert'`,
+          ),
+        ).toHaveLength(1);
     });
     await expect(
       namedTransaction(t.db, async (tx) => {
@@ -64,10 +76,14 @@ describe('named statements and transactions on the driver', () => {
   });
 
   it('namedThenCommit: the last statement and its COMMIT together; a failing one keeps nothing of the transaction', async () => {
-    const ids = async () => (await rowsOf<{ id: number }>(t.db, sql`SELECT id FROM named_probe WHERE id >= 10 ORDER BY id`)).map((r) => r.id);
+    const ids = async () =>
+      (await rowsOf<{ id: number }>(t.db, sql`SELECT id FROM named_probe WHERE id >= 10 ORDER BY id`)).map((r) => r.id);
     const rows = await namedTransaction(t.db, async (tx) => {
       await tx.named('sr_probe_insert', sql`INSERT INTO named_probe VALUES (${sql.param(10)}) RETURNING id`);
-      return tx.namedThenCommit<{ id: number }>('sr_probe_insert', sql`INSERT INTO named_probe VALUES (${sql.param(11)}) RETURNING id`);
+      return tx.namedThenCommit<{ id: number }>(
+        'sr_probe_insert',
+        sql`INSERT INTO named_probe VALUES (${sql.param(11)}) RETURNING id`,
+      );
     });
     expect(rows).toEqual([{ id: 11 }]);
     expect(await ids()).toEqual([10, 11]);
@@ -76,7 +92,10 @@ describe('named statements and transactions on the driver', () => {
     await expect(
       namedTransaction(t.db, async (tx) => {
         await tx.named('sr_probe_insert', sql`INSERT INTO named_probe VALUES (${sql.param(12)}) RETURNING id`);
-        return tx.namedThenCommit('sr_probe_insert', sql`INSERT INTO named_probe VALUES (${sql.param(10)}) RETURNING id`);
+        return tx.namedThenCommit(
+          'sr_probe_insert',
+          sql`INSERT INTO named_probe VALUES (${sql.param(10)}) RETURNING id`,
+        );
       }),
     ).rejects.toThrow(/duplicate key|Failed query/);
     expect(await ids()).toEqual([10, 11]);
@@ -89,7 +108,21 @@ describe('named statements and transactions on the driver', () => {
       }),
     ).rejects.toThrow('after the first statement');
     expect(await ids()).toEqual([10, 11]);
-    const many = await Promise.all(Array.from({ length: 12 }, (_, i) => namedTransaction(t.db, (tx) => tx.namedThenCommit<{ id: number }>('sr_probe_insert', sql`INSERT INTO named_probe VALUES (${sql.param(20 + i)}) RETURNING id`))));
-    expect(many.flat().map((r) => r.id).sort((a, b) => a - b)).toEqual(Array.from({ length: 12 }, (_, i) => 20 + i));
+    const many = await Promise.all(
+      Array.from({ length: 12 }, (_, i) =>
+        namedTransaction(t.db, (tx) =>
+          tx.namedThenCommit<{ id: number }>(
+            'sr_probe_insert',
+            sql`INSERT INTO named_probe VALUES (${sql.param(20 + i)}) RETURNING id`,
+          ),
+        ),
+      ),
+    );
+    expect(
+      many
+        .flat()
+        .map((r) => r.id)
+        .sort((a, b) => a - b),
+    ).toEqual(Array.from({ length: 12 }, (_, i) => 20 + i));
   });
 });

@@ -37,7 +37,11 @@ function poolOf(db: PgDb): pg.Pool | null {
 
 /** PostgreSQL's deadlock_detected (40P01), on the error or, through drizzle, on its cause. */
 export function isDeadlock(error: unknown): boolean {
-  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 3; e = e.cause as typeof e, depth++) {
+  for (
+    let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0;
+    e && depth < 3;
+    e = e.cause as typeof e, depth++
+  ) {
     if (e.code === '40P01') return true;
   }
   return false;
@@ -49,7 +53,11 @@ export function isDeadlock(error: unknown): boolean {
  * abandoned itself to keep the lock order, was rolled back whole and simply runs again.
  * `mayRestart` is false on the last attempt, which must then see its work through.
  */
-export async function retrying<T>(attempts: number, retryable: (error: unknown) => boolean, run: (mayRestart: boolean) => Promise<T>): Promise<T> {
+export async function retrying<T>(
+  attempts: number,
+  retryable: (error: unknown) => boolean,
+  run: (mayRestart: boolean) => Promise<T>,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await run(attempt < attempts);
@@ -91,7 +99,9 @@ export class RenderedStatement<V extends Record<string, unknown>> {
 function asSql(bound: BoundStatement): SQL {
   // The text alternates literal SQL and parameter numbers: "a $1 b $2 c" splits to [a, 1, b, 2, c].
   const parts = bound.text.split(/\$(\d+)/);
-  return sql.join(parts.map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${sql.param(bound.values[Number(part) - 1])}`)));
+  return sql.join(
+    parts.map((part, i) => (i % 2 === 0 ? sql.raw(part) : sql`${sql.param(bound.values[Number(part) - 1])}`)),
+  );
 }
 
 /** Either kind of statement as text and values. */
@@ -152,7 +162,14 @@ export interface NamedTransaction {
  */
 export async function namedTransaction<T>(db: PgDb, body: (tx: NamedTransaction) => Promise<T>): Promise<T> {
   const pool = poolOf(db);
-  if (pool === null) return db.transaction((tx) => body({ named: (name, query) => rowsOf(tx, drizzleSql(query)), namedThenCommit: (name, query) => rowsOf(tx, drizzleSql(query)), db: tx }));
+  if (pool === null)
+    return db.transaction((tx) =>
+      body({
+        named: (name, query) => rowsOf(tx, drizzleSql(query)),
+        namedThenCommit: (name, query) => rowsOf(tx, drizzleSql(query)),
+        db: tx,
+      }),
+    );
   const client = await pool.connect();
   let unusable: Error | undefined;
   try {

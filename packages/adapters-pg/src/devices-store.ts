@@ -34,21 +34,31 @@ export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeSt
 
   constructor(readonly db: PgDb) {
     const many = db
-      .select({ accountId: directoryDevices.accountId, deviceId: directoryDevices.deviceId, addedAt: directoryDevices.addedAt })
+      .select({
+        accountId: directoryDevices.accountId,
+        deviceId: directoryDevices.deviceId,
+        addedAt: directoryDevices.addedAt,
+      })
       .from(directoryDevices)
       .where(
         sql`(${directoryDevices.accountId}, ${directoryDevices.deviceId}) IN
             (SELECT * FROM unnest(${sql.placeholder('accounts')}::text[], ${sql.placeholder('devices')}::text[]))`,
       )
       .prepare('sr_directory_device_added_many');
-    this.#addedAt = new StatementBatch(async (keys) => {
-      // PostgreSQL refuses NUL in text, and one refused parameter would fail the whole batch: such
-      // an id names no stored device, so it is answered "none" without asking.
-      const asked = keys.filter((k) => !k.deviceId.includes('\u0000') && !k.accountId.includes('\u0000'));
-      const rows = asked.length === 0 ? [] : await many.execute({ accounts: asked.map((k) => k.accountId), devices: asked.map((k) => k.deviceId) });
-      const found = new Map(rows.map((r) => [deviceKey(r.accountId, r.deviceId), r.addedAt]));
-      return keys.map((k) => found.get(deviceKey(k.accountId, k.deviceId)) ?? null);
-    }, { load: loadOf(db) });
+    this.#addedAt = new StatementBatch(
+      async (keys) => {
+        // PostgreSQL refuses NUL in text, and one refused parameter would fail the whole batch: such
+        // an id names no stored device, so it is answered "none" without asking.
+        const asked = keys.filter((k) => !k.deviceId.includes('\u0000') && !k.accountId.includes('\u0000'));
+        const rows =
+          asked.length === 0
+            ? []
+            : await many.execute({ accounts: asked.map((k) => k.accountId), devices: asked.map((k) => k.deviceId) });
+        const found = new Map(rows.map((r) => [deviceKey(r.accountId, r.deviceId), r.addedAt]));
+        return keys.map((k) => found.get(deviceKey(k.accountId, k.deviceId)) ?? null);
+      },
+      { load: loadOf(db) },
+    );
   }
 
   async publishDirectory(d: DirectoryRecord): Promise<PublishOutcome> {
@@ -66,7 +76,13 @@ export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeSt
       } else {
         await tx
           .insert(deviceDirectories)
-          .values({ accountId: d.accountId, identityKey: buf(d.identityKey), seq: d.seq, body: buf(d.body), acceptedAt: d.acceptedAt });
+          .values({
+            accountId: d.accountId,
+            identityKey: buf(d.identityKey),
+            seq: d.seq,
+            body: buf(d.body),
+            acceptedAt: d.acceptedAt,
+          });
       }
       if (d.devices.length > 0) {
         await tx.insert(directoryDevices).values(
@@ -90,7 +106,11 @@ export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeSt
       async (tx) => {
         const [r] = await tx.select().from(deviceDirectories).where(eq(deviceDirectories.accountId, accountId));
         if (!r) return null;
-        const devices = await tx.select().from(directoryDevices).where(eq(directoryDevices.accountId, accountId)).orderBy(asc(directoryDevices.position));
+        const devices = await tx
+          .select()
+          .from(directoryDevices)
+          .where(eq(directoryDevices.accountId, accountId))
+          .orderBy(asc(directoryDevices.position));
         return directoryFromRows(accountId, r, devices);
       },
       { isolationLevel: 'repeatable read', accessMode: 'read only' },
@@ -112,16 +132,26 @@ export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeSt
   }
 
   async findIdentityAnchor(accountId: string): Promise<Uint8Array | null> {
-    const [r] = await this.db.select({ k: deviceDirectories.identityKey }).from(deviceDirectories).where(eq(deviceDirectories.accountId, accountId));
+    const [r] = await this.db
+      .select({ k: deviceDirectories.identityKey })
+      .from(deviceDirectories)
+      .where(eq(deviceDirectories.accountId, accountId));
     return r ? new Uint8Array(r.k) : null;
   }
 
-  async insertRevokeAllChallenge(c: RevokeAllChallenge, now: number, admit: (expiries: readonly number[]) => RevokeAllAdmission): Promise<RevokeAllAdmission> {
+  async insertRevokeAllChallenge(
+    c: RevokeAllChallenge,
+    now: number,
+    admit: (expiries: readonly number[]) => RevokeAllAdmission,
+  ): Promise<RevokeAllAdmission> {
     return this.db.transaction(async (tx) => {
       // The account row's lock serialises two requests of one account: each counts what the other wrote.
       await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, c.accountId)).for('update');
       await tx.delete(revokeAllChallenges).where(lte(revokeAllChallenges.expiresAt, now));
-      const rows = await tx.select({ e: revokeAllChallenges.expiresAt }).from(revokeAllChallenges).where(eq(revokeAllChallenges.accountId, c.accountId));
+      const rows = await tx
+        .select({ e: revokeAllChallenges.expiresAt })
+        .from(revokeAllChallenges)
+        .where(eq(revokeAllChallenges.accountId, c.accountId));
       const admission = admit(rows.map((r) => r.e));
       if (admission.admitted) await tx.insert(revokeAllChallenges).values(c);
       return admission;
@@ -130,8 +160,10 @@ export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeSt
 
   async consumeRevokeAllChallenge(challengeHash: string): Promise<RevokeAllChallenge | null> {
     // DELETE ... RETURNING: of two racing consumers, exactly one gets the row.
-    const [r] = await this.db.delete(revokeAllChallenges).where(eq(revokeAllChallenges.challengeHash, challengeHash)).returning();
+    const [r] = await this.db
+      .delete(revokeAllChallenges)
+      .where(eq(revokeAllChallenges.challengeHash, challengeHash))
+      .returning();
     return r ? { challengeHash: r.challengeHash, accountId: r.accountId, expiresAt: r.expiresAt } : null;
   }
 }
-

@@ -46,7 +46,11 @@ export class PgDiscoveryStore implements HandleStore, PeerRateStore, CapabilityR
   }
 
   async setHandlePublished(accountId: string, published: boolean): Promise<boolean> {
-    const r = await this.db.update(handles).set({ published }).where(eq(handles.accountId, accountId)).returning({ id: handles.accountId });
+    const r = await this.db
+      .update(handles)
+      .set({ published })
+      .where(eq(handles.accountId, accountId))
+      .returning({ id: handles.accountId });
     return r.length === 1;
   }
 
@@ -81,7 +85,13 @@ export class PgDiscoveryStore implements HandleStore, PeerRateStore, CapabilityR
     const r = await this.db
       .update(mintedCapabilities)
       .set({ revokedAt: at })
-      .where(and(eq(mintedCapabilities.peer, peer), isNull(mintedCapabilities.revokedAt), gt(mintedCapabilities.expiresAt, at)))
+      .where(
+        and(
+          eq(mintedCapabilities.peer, peer),
+          isNull(mintedCapabilities.revokedAt),
+          gt(mintedCapabilities.expiresAt, at),
+        ),
+      )
       .returning({ jti: mintedCapabilities.jti });
     return r.length;
   }
@@ -89,14 +99,23 @@ export class PgDiscoveryStore implements HandleStore, PeerRateStore, CapabilityR
   async purgeMintedCapabilities(before: number): Promise<number> {
     const r = await this.db
       .delete(mintedCapabilities)
-      .where(and(lte(mintedCapabilities.expiresAt, before), or(isNull(mintedCapabilities.revokedAt), lte(mintedCapabilities.revokedAt, before))))
+      .where(
+        and(
+          lte(mintedCapabilities.expiresAt, before),
+          or(isNull(mintedCapabilities.revokedAt), lte(mintedCapabilities.revokedAt, before)),
+        ),
+      )
       .returning({ jti: mintedCapabilities.jti });
     return r.length;
   }
 
   async listRevokedCapabilities(since: number): Promise<RevokedCapability[]> {
     const rows = await this.db
-      .select({ jti: mintedCapabilities.jti, revokedAt: mintedCapabilities.revokedAt, expiresAt: mintedCapabilities.expiresAt })
+      .select({
+        jti: mintedCapabilities.jti,
+        revokedAt: mintedCapabilities.revokedAt,
+        expiresAt: mintedCapabilities.expiresAt,
+      })
       .from(mintedCapabilities)
       .where(and(isNotNull(mintedCapabilities.revokedAt), gte(mintedCapabilities.revokedAt, since)))
       .orderBy(asc(mintedCapabilities.revokedAt), asc(mintedCapabilities.jti));

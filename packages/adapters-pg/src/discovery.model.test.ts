@@ -29,7 +29,10 @@ describe(`per-peer bucket, model-based, on PostgreSQL`, () => {
     }
     const seed = Date.now();
     try {
-      await fc.assert(peerBucketModelProperty(async () => [new PgDiscoveryStore(t.db), second] as const), { numRuns: 25, seed });
+      await fc.assert(
+        peerBucketModelProperty(async () => [new PgDiscoveryStore(t.db), second] as const),
+        { numRuns: 25, seed },
+      );
     } catch (err) {
       console.error(`peer bucket model on ${t.kind} failed with seed ${seed}`);
       throw err;

@@ -35,8 +35,14 @@ const OPEN = sql.raw(OPEN_STATE_SQL);
 export class PgAccountErasure implements AccountErasureStore {
   constructor(readonly db: PgDb) {}
 
-  eraseAccount(accountId: string, policy: QuotaPolicy, now: number): Promise<Result<ErasureOutcome, 'error.not_found'>> {
-    return retrying(ERASE_ATTEMPTS, isDeadlock, () => this.db.transaction((tx) => this.#erase(tx, accountId, policy, now)));
+  eraseAccount(
+    accountId: string,
+    policy: QuotaPolicy,
+    now: number,
+  ): Promise<Result<ErasureOutcome, 'error.not_found'>> {
+    return retrying(ERASE_ATTEMPTS, isDeadlock, () =>
+      this.db.transaction((tx) => this.#erase(tx, accountId, policy, now)),
+    );
   }
 
   /**
@@ -47,15 +53,29 @@ export class PgAccountErasure implements AccountErasureStore {
     await tx.delete(signInTickets).where(eq(signInTickets.accountId, accountId));
   }
 
-  async #erase(tx: PgDb, accountId: string, policy: QuotaPolicy, now: number): Promise<Result<ErasureOutcome, 'error.not_found'>> {
+  async #erase(
+    tx: PgDb,
+    accountId: string,
+    policy: QuotaPolicy,
+    now: number,
+  ): Promise<Result<ErasureOutcome, 'error.not_found'>> {
     const q = <T>(query: SQL) => rowsOf<T>(tx, query);
-    const [account] = await q<{ deleted_at: string | null }>(sql`SELECT deleted_at FROM accounts WHERE id = ${accountId} FOR UPDATE`);
-    const ledger = async (id: string) => quotaAccountFromRow(id, (await tx.select().from(quotaAccounts).where(eq(quotaAccounts.accountId, id)))[0]);
+    const [account] = await q<{ deleted_at: string | null }>(
+      sql`SELECT deleted_at FROM accounts WHERE id = ${accountId} FOR UPDATE`,
+    );
+    const ledger = async (id: string) =>
+      quotaAccountFromRow(id, (await tx.select().from(quotaAccounts).where(eq(quotaAccounts.accountId, id)))[0]);
     const facts = async () => ({
-      sponsored: (await q<{ account_id: string }>(sql`SELECT account_id FROM sponsored_accounts WHERE sponsor_id = ${accountId}`)).map((r) => r.account_id),
-      payees: (await q<{ account_id: string }>(sql`SELECT account_id FROM quota_accounts WHERE sponsor_id = ${accountId}`)).map((r) => r.account_id),
+      sponsored: (
+        await q<{ account_id: string }>(sql`SELECT account_id FROM sponsored_accounts WHERE sponsor_id = ${accountId}`)
+      ).map((r) => r.account_id),
+      payees: (
+        await q<{ account_id: string }>(sql`SELECT account_id FROM quota_accounts WHERE sponsor_id = ${accountId}`)
+      ).map((r) => r.account_id),
     });
-    const state = accountState(account === undefined ? null : { deletedAt: account.deleted_at === null ? null : Number(account.deleted_at) });
+    const state = accountState(
+      account === undefined ? null : { deletedAt: account.deleted_at === null ? null : Number(account.deleted_at) },
+    );
     // Refused before anything is locked or made: nothing is written.
     if (state === 'missing') {
       const refused = planErasure({ accountId, account: state, sponsoredAccounts: [], ledgerPayees: [] });
@@ -77,14 +97,21 @@ export class PgAccountErasure implements AccountErasureStore {
     // Read again under the locks: a sponsored account created meanwhile (its creation holds the
     // sponsor's ledger row) is seen here.
     const current = await facts();
-    const plan = planErasure({ accountId, account: state, sponsoredAccounts: current.sponsored, ledgerPayees: current.payees });
+    const plan = planErasure({
+      accountId,
+      account: state,
+      sponsoredAccounts: current.sponsored,
+      ledgerPayees: current.payees,
+    });
     if (!plan.ok) return plan;
     await lock([...plan.value.accounts, ...plan.value.unsponsor]);
     const erased = new Set(plan.value.accounts);
     const cancelled = new Map<string, string>();
     let purgedAssets = 0;
     for (const id of plan.value.accounts) {
-      await q(sql`UPDATE accounts SET address = NULL, address_key = NULL, password_hash = NULL, display_name = NULL, credentials_changed_at = ${now}, deleted_at = coalesce(deleted_at, ${now}) WHERE id = ${id}`);
+      await q(
+        sql`UPDATE accounts SET address = NULL, address_key = NULL, password_hash = NULL, display_name = NULL, credentials_changed_at = ${now}, deleted_at = coalesce(deleted_at, ${now}) WHERE id = ${id}`,
+      );
       await q(sql`UPDATE sessions SET closed_at = ${now} WHERE account_id = ${id} AND closed_at IS NULL`);
       await q(sql`DELETE FROM device_cohorts WHERE user_id = ${id}`);
       await q(sql`DELETE FROM totp_challenges WHERE account_id = ${id}`);
@@ -105,8 +132,13 @@ export class PgAccountErasure implements AccountErasureStore {
       for (const t of await q<{ jti: string; account_id: string; expires_at: string; revoked_at: string | null }>(
         sql`SELECT jti, account_id, expires_at, revoked_at FROM minted_capabilities WHERE account_id = ${id}`,
       )) {
-        const token = { accountId: t.account_id, expiresAt: Number(t.expires_at), revokedAt: t.revoked_at === null ? null : Number(t.revoked_at) };
-        if (revokedByErasure(token, erased, now)) await q(sql`UPDATE minted_capabilities SET revoked_at = ${now} WHERE jti = ${t.jti}`);
+        const token = {
+          accountId: t.account_id,
+          expiresAt: Number(t.expires_at),
+          revokedAt: t.revoked_at === null ? null : Number(t.revoked_at),
+        };
+        if (revokedByErasure(token, erased, now))
+          await q(sql`UPDATE minted_capabilities SET revoked_at = ${now} WHERE jti = ${t.jti}`);
       }
       await q(sql`UPDATE links SET revoked_at = ${now} WHERE owner_id = ${id} AND revoked_at IS NULL`);
       await this.#voidSignInTickets(tx, id);
@@ -116,32 +148,58 @@ export class PgAccountErasure implements AccountErasureStore {
     const payers = new Set<string>();
     for (const id of plan.value.accounts) payers.add(id).add(payerIdOf(await ledger(id)));
     for (const payer of [...payers].sort()) {
-      const open = await q<{ id: string; uploader_id: string; payer_id: string; state: UploadState; declared_size: string }>(
+      const open = await q<{
+        id: string;
+        uploader_id: string;
+        payer_id: string;
+        state: UploadState;
+        declared_size: string;
+      }>(
         sql`SELECT id, uploader_id, payer_id, state, declared_size FROM upload_sessions WHERE payer_id = ${payer} AND state IN ${OPEN} ORDER BY id FOR UPDATE`,
       );
       for (const u of open) {
-        if (cancelled.has(u.id) || !cancelledByErasure({ state: u.state, uploaderId: u.uploader_id, payerId: u.payer_id }, erased)) continue;
+        if (
+          cancelled.has(u.id) ||
+          !cancelledByErasure({ state: u.state, uploaderId: u.uploader_id, payerId: u.payer_id }, erased)
+        )
+          continue;
         await q(sql`UPDATE upload_sessions SET state = 'Cancelled' WHERE id = ${u.id}`);
-        await q(sql`UPDATE quota_accounts SET reserved = reserved - ${Number(u.declared_size)}, open_uploads = open_uploads - 1 WHERE account_id = ${u.payer_id}`);
+        await q(
+          sql`UPDATE quota_accounts SET reserved = reserved - ${Number(u.declared_size)}, open_uploads = open_uploads - 1 WHERE account_id = ${u.payer_id}`,
+        );
         cancelled.set(u.id, u.payer_id);
       }
     }
     for (const id of plan.value.accounts) {
-      for (const a of await q<{ id: string; state: AssetState; trashed_at: string | null; drop_expires_at: string | null }>(
+      for (const a of await q<{
+        id: string;
+        state: AssetState;
+        trashed_at: string | null;
+        drop_expires_at: string | null;
+      }>(
         sql`SELECT id, state, trashed_at, drop_expires_at FROM assets WHERE owner_id = ${id} ORDER BY id FOR UPDATE`,
       )) {
-        const t = decideAssetTransition({ state: a.state, trashedAt: a.trashed_at === null ? null : Number(a.trashed_at), dropExpiresAt: a.drop_expires_at === null ? null : Number(a.drop_expires_at) }, { kind: 'erase' });
+        const t = decideAssetTransition(
+          {
+            state: a.state,
+            trashedAt: a.trashed_at === null ? null : Number(a.trashed_at),
+            dropExpiresAt: a.drop_expires_at === null ? null : Number(a.drop_expires_at),
+          },
+          { kind: 'erase' },
+        );
         if (!t.ok || t.write !== 'delete') continue;
         await q(sql`DELETE FROM asset_blobs WHERE asset_id = ${a.id}`);
         await q(sql`DELETE FROM assets WHERE id = ${a.id}`);
         purgedAssets++;
       }
     }
-    for (const id of plan.value.unsponsor) await q(sql`UPDATE quota_accounts SET sponsor_id = NULL WHERE account_id = ${id}`);
+    for (const id of plan.value.unsponsor)
+      await q(sql`UPDATE quota_accounts SET sponsor_id = NULL WHERE account_id = ${id}`);
     for (const payer of [...new Set(cancelled.values())].sort()) {
       const r = await ledger(payer);
       const hardSince = settledHardSince(r, policy, now);
-      if (hardSince !== r.hardSince) await q(sql`UPDATE quota_accounts SET hard_since = ${hardSince} WHERE account_id = ${payer}`);
+      if (hardSince !== r.hardSince)
+        await q(sql`UPDATE quota_accounts SET hard_since = ${hardSince} WHERE account_id = ${payer}`);
     }
     return ok({ erased: plan.value.accounts, cancelledUploads: [...cancelled.keys()].sort(), purgedAssets });
   }

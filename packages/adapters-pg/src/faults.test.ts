@@ -9,7 +9,10 @@ import { createScratchDatabase, pgUrlFromEnv, TcpProxy, type ScratchDatabase } f
  * once the partition heals. Needs a TCP connection to cut: PG_URL.
  */
 const PG_URL = pgUrlFromEnv();
-if (!PG_URL) console.warn('faults.test.ts: SKIPPED: PG_URL is not set; a network partition needs a TCP connection (PGlite is in-process).');
+if (!PG_URL)
+  console.warn(
+    'faults.test.ts: SKIPPED: PG_URL is not set; a network partition needs a TCP connection (PGlite is in-process).',
+  );
 
 describe.skipIf(!PG_URL)('PostgreSQL behind a partition (PG_URL)', () => {
   let scratch: ScratchDatabase;
@@ -32,7 +35,11 @@ describe.skipIf(!PG_URL)('PostgreSQL behind a partition (PG_URL)', () => {
     const target = new URL(scratch.url);
     proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
     await proxy.up();
-    opened = await openPgDatabase(proxy.urlFor(scratch.url), { queryTimeoutMs: 500, connectTimeoutMs: 500, maxConnections: 2 });
+    opened = await openPgDatabase(proxy.urlFor(scratch.url), {
+      queryTimeoutMs: 500,
+      connectTimeoutMs: 500,
+      maxConnections: 2,
+    });
     store = new PgStore(opened.db);
     await store.createAccount(account);
   });

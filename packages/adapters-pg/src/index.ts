@@ -11,7 +11,13 @@ export { PgAlbumStore } from './albums-store.js';
 export { PgQuotaStore } from './quota-store.js';
 export { CONNECTION_SETTINGS, openPgDatabase, SessionFreeClient } from './open.js';
 export type { OpenPgDatabase, PgDatabaseOptions, Pooler } from './open.js';
-export { bringSchemaForward, buildSchemaVersion, databaseSchemaVersion, SchemaVersionError, MIGRATIONS_FOLDER } from './migrate.js';
+export {
+  bringSchemaForward,
+  buildSchemaVersion,
+  databaseSchemaVersion,
+  SchemaVersionError,
+  MIGRATIONS_FOLDER,
+} from './migrate.js';
 export * as pgSchema from './schema/index.js';
 export { createPgPorts, type PgPortsOptions } from './ports.js';
 export { PgSchemaStatus } from './schema-status.js';

@@ -22,7 +22,9 @@ describe('job leases, model-based, on PostgreSQL', () => {
   it('two store instances over one database never both hold a lease', async () => {
     let second = new PgDeploymentStore(t.db);
     if (pgUrlFromEnv() && t.kind === 'postgres') {
-      const result = (await t.db.execute('select current_database() as name')) as unknown as { rows: { name: string }[] };
+      const result = (await t.db.execute('select current_database() as name')) as unknown as {
+        rows: { name: string }[];
+      };
       const url = new URL(pgUrlFromEnv()!);
       url.pathname = `/${result.rows[0]!.name}`;
       secondPool = new pg.Pool({ connectionString: url.toString(), max: 4 });
@@ -31,7 +33,10 @@ describe('job leases, model-based, on PostgreSQL', () => {
     }
     const seed = Date.now();
     try {
-      await fc.assert(leaseModelProperty(async () => [new PgDeploymentStore(t.db), second] as const), { numRuns: 25, seed });
+      await fc.assert(
+        leaseModelProperty(async () => [new PgDeploymentStore(t.db), second] as const),
+        { numRuns: 25, seed },
+      );
     } catch (err) {
       console.error(`lease model on ${t.kind} failed with seed ${seed}`);
       throw err;

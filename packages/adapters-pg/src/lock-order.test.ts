@@ -14,38 +14,94 @@ import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from './tes
  * Only meaningful with many connections: PG_URL.
  */
 const PG_URL = pgUrlFromEnv();
-if (!PG_URL) console.warn('lock-order.test.ts: SKIPPED: PG_URL is not set; PGlite has a single connection, so nothing can deadlock.');
+if (!PG_URL)
+  console.warn(
+    'lock-order.test.ts: SKIPPED: PG_URL is not set; PGlite has a single connection, so nothing can deadlock.',
+  );
 
-const POLICY: QuotaPolicy = { defaults: { soft: null, hard: null }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 100_000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
+const POLICY: QuotaPolicy = {
+  defaults: { soft: null, hard: null },
+  graceMs: 1_000,
+  federatedShare: 0.25,
+  maxOpenUploads: 100_000,
+  followUpMs: 900_000,
+  followUpOverdraft: 16_777_216,
+};
 const hash = (i: number): string => i.toString(16).padStart(64, '0');
 let seq = 0;
 const uid = (prefix: string): string => `${prefix}-0000-7000-8000-${String(++seq).padStart(12, '0')}`;
 
 function upload(uploaderId: string, over: Partial<NewUpload> = {}): NewUpload {
-  return { id: uid('0190d000'), uploaderId, kind: 'original', declaredSize: 10, contentHash: null, sourcePeer: null, albumId: null, intentId: null, dropLinkIdHash: null, createdAt: 1_000, expiresAt: 10_000_000, ...over };
+  return {
+    id: uid('0190d000'),
+    uploaderId,
+    kind: 'original',
+    declaredSize: 10,
+    contentHash: null,
+    sourcePeer: null,
+    albumId: null,
+    intentId: null,
+    dropLinkIdHash: null,
+    createdAt: 1_000,
+    expiresAt: 10_000_000,
+    ...over,
+  };
 }
 function uploadLink(ownerId: string): LinkRecord {
-  return { idHash: uid('0190e000'), sealedId: 'v1.sealed.id', ownerId, kind: 'upload', albumId: 'album', assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: null, acceptedBytes: 0, createdAt: 1_000, expiresAt: null, revokedAt: null };
+  return {
+    idHash: uid('0190e000'),
+    sealedId: 'v1.sealed.id',
+    ownerId,
+    kind: 'upload',
+    albumId: 'album',
+    assetIds: [],
+    wrappedKey: null,
+    sealKey: 'c2VhbA',
+    maxBytes: null,
+    acceptedBytes: 0,
+    createdAt: 1_000,
+    expiresAt: null,
+    revokedAt: null,
+  };
 }
-const sponsoredAccount = (id: string): AccountRecord => ({ id, address: null, addressKey: null, passwordHash: null, displayName: null, createdAt: 1_000, lockedAt: null, credentialsChangedAt: null });
+const sponsoredAccount = (id: string): AccountRecord => ({
+  id,
+  address: null,
+  addressKey: null,
+  passwordHash: null,
+  displayName: null,
+  createdAt: 1_000,
+  lockedAt: null,
+  credentialsChangedAt: null,
+});
 
 /** The sqlstate of an error or, through drizzle, of its cause. */
 function sqlState(error: unknown): string {
-  for (let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+  for (
+    let e = error as { code?: unknown; cause?: unknown } | undefined, depth = 0;
+    e && depth < 4;
+    e = e.cause as typeof e, depth++
+  ) {
     if (typeof e.code === 'string') return e.code;
   }
   return error instanceof Error ? error.message : String(error);
 }
 
 /** A transaction's outcome as a value: what it answered, or the sqlstate it failed with. */
-const settled = <T>(p: Promise<T>) => p.then((value) => ({ ok: true as const, value }), (e: unknown) => ({ ok: false as const, error: sqlState(e) }));
+const settled = <T>(p: Promise<T>) =>
+  p.then(
+    (value) => ({ ok: true as const, value }),
+    (e: unknown) => ({ ok: false as const, error: sqlState(e) }),
+  );
 
 /** Waits until `n` backends of this database wait on a lock (a heavyweight lock: row, transaction or advisory). */
 async function waiters(admin: pg.Client, n: number, orElse: () => boolean = () => false): Promise<void> {
   // Up to 15 s: on a loaded two-core machine a transaction may take seconds to reach its lock.
   for (let i = 0; i < 1_500; i++) {
     if (orElse()) return;
-    const r = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+    const r = await admin.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+    );
     if (r.rows[0]!.n >= n) return;
     await new Promise((res) => setTimeout(res, 10));
   }
@@ -58,7 +114,8 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
   let admin: pg.Client;
   beforeAll(async () => {
     scratch = await createScratchDatabase(PG_URL!, 'lockorder');
-    for (let i = 0; i < 4; i++) pools.push(await openPgDatabase(scratch.url, { maxConnections: 4, connectTimeoutMs: 60_000 }));
+    for (let i = 0; i < 4; i++)
+      pools.push(await openPgDatabase(scratch.url, { maxConnections: 4, connectTimeoutMs: 60_000 }));
     admin = new pg.Client({ connectionString: scratch.url });
     await admin.connect();
   }, 60_000);
@@ -77,13 +134,22 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     return { link, drop, opened };
   }
 
-  it('a purge of an expired drop and the sweep collecting it lock the owner\'s quota row and the asset row in one order', async () => {
+  it("a purge of an expired drop and the sweep collecting it lock the owner's quota row and the asset row in one order", async () => {
     const [q1, q2] = [new PgQuotaStore(pools[0]!.db), new PgQuotaStore(pools[1]!.db)];
     const owner = uid('0190a000');
     const { drop: d, opened: dropped } = await linkWithDrop(q1, owner);
     expect(dropped.ok).toBe(true);
     const h = hash(0xd70b);
-    const done = await q1.completeUpload({ uploadId: d.id, contentHash: h, size: 10, asset: { create: { id: d.id, ownerId: owner, dropExpiresAt: 5_000 } } }, POLICY, 1_001);
+    const done = await q1.completeUpload(
+      {
+        uploadId: d.id,
+        contentHash: h,
+        size: 10,
+        asset: { create: { id: d.id, ownerId: owner, dropExpiresAt: 5_000 } },
+      },
+      POLICY,
+      1_001,
+    );
     expect(typeof done === 'string' ? done : done.outcome).toBe('completed');
 
     // A third connection holds the blob's row, so the sweep stops between the asset it deletes and
@@ -111,7 +177,9 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     } finally {
       await holder.end();
     }
-    const [row] = (await admin.query<{ charged: string }>('SELECT charged FROM quota_accounts WHERE account_id = $1', [owner])).rows;
+    const [row] = (
+      await admin.query<{ charged: string }>('SELECT charged FROM quota_accounts WHERE account_id = $1', [owner])
+    ).rows;
     expect(Number(row!.charged)).toBe(0);
   }, 30_000);
 
@@ -124,7 +192,16 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     await q1.setLimits(sponsor, null);
     const u = upload(payee);
     expect((await q1.openUpload(u, POLICY, 1_000)).ok).toBe(true);
-    const done = await q1.completeUpload({ uploadId: u.id, contentHash: hash(0x3e7a), size: 10, asset: { create: { id: u.id, ownerId: payee, dropExpiresAt: null } } }, POLICY, 1_001);
+    const done = await q1.completeUpload(
+      {
+        uploadId: u.id,
+        contentHash: hash(0x3e7a),
+        size: 10,
+        asset: { create: { id: u.id, ownerId: payee, dropExpiresAt: null } },
+      },
+      POLICY,
+      1_001,
+    );
     expect(typeof done === 'string' ? done : done.outcome).toBe('completed');
 
     // A third connection holds the payee's row. Queued behind it: a sponsor change (holding the
@@ -132,7 +209,10 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     // then waits for the sponsor's row. When the change commits, the fourth connection has the
     // sponsor's row and the edit the payee's, and finds the sponsor its payer. The fourth then
     // takes the payee's row, as an opening for the payee takes both, in key order.
-    const [holder, other] = [new pg.Client({ connectionString: scratch.url }), new pg.Client({ connectionString: scratch.url })];
+    const [holder, other] = [
+      new pg.Client({ connectionString: scratch.url }),
+      new pg.Client({ connectionString: scratch.url }),
+    ];
     await holder.connect();
     await other.connect();
     try {
@@ -140,7 +220,9 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
       await holder.query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [payee]);
       const change = settled(sp1.setSponsor(payee, sponsor));
       await waiters(admin, 1);
-      const edit = settled(q2.replaceMetadata({ assetId: u.id, accountId: payee, contentHash: hash(0x3e7b), size: 5 }, POLICY, 2_000));
+      const edit = settled(
+        q2.replaceMetadata({ assetId: u.id, accountId: payee, contentHash: hash(0x3e7b), size: 5 }, POLICY, 2_000),
+      );
       await waiters(admin, 2);
       await other.query('BEGIN');
       const sponsorRow = other.query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [sponsor]);
@@ -154,16 +236,25 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
       let editDone = false;
       void edit.then(() => (editDone = true));
       await waiters(admin, 1, () => editDone);
-      const payeeRow = settled(other.query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [payee]).then((r) => r.rows.length));
+      const payeeRow = settled(
+        other
+          .query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [payee])
+          .then((r) => r.rows.length),
+      );
       const taken = await payeeRow;
       await other.query(taken.ok ? 'COMMIT' : 'ROLLBACK');
-      expect({ taken, edited: await edit }).toEqual({ taken: { ok: true, value: 1 }, edited: { ok: true, value: { ok: true, value: undefined } } });
+      expect({ taken, edited: await edit }).toEqual({
+        taken: { ok: true, value: 1 },
+        edited: { ok: true, value: { ok: true, value: undefined } },
+      });
     } finally {
       await holder.end();
       await other.end();
     }
     // The edit's new blob is the sponsor's to pay for.
-    const [row] = (await admin.query<{ charged_to: string }>('SELECT charged_to FROM blobs WHERE content_hash = $1', [hash(0x3e7b)])).rows;
+    const [row] = (
+      await admin.query<{ charged_to: string }>('SELECT charged_to FROM blobs WHERE content_hash = $1', [hash(0x3e7b)])
+    ).rows;
     expect(row?.charged_to).toBe(sponsor);
   }, 30_000);
 
@@ -180,7 +271,10 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     // its row behind a sponsor change; a fourth connection gets the sponsor's row when the change
     // commits and then takes the payee's. It checks for deadlocks first (a short deadlock_timeout),
     // so a cycle surfaces on it rather than as a silent retry of the opening.
-    const [holder, other] = [new pg.Client({ connectionString: scratch.url }), new pg.Client({ connectionString: scratch.url })];
+    const [holder, other] = [
+      new pg.Client({ connectionString: scratch.url }),
+      new pg.Client({ connectionString: scratch.url }),
+    ];
     await holder.connect();
     await other.connect();
     try {
@@ -199,17 +293,24 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
       expect(await change).toEqual({ ok: true, value: { ok: true, value: undefined } });
       await sponsorRow;
       await waiters(admin, 1);
-      const taken = await settled(other.query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [payee]).then((r) => r.rows.length));
+      const taken = await settled(
+        other
+          .query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [payee])
+          .then((r) => r.rows.length),
+      );
       await other.query(taken.ok ? 'COMMIT' : 'ROLLBACK');
       const opened = await opening;
-      expect({ taken, payer: opened.ok && opened.value.ok ? opened.value.value.payerId : opened }).toEqual({ taken: { ok: true, value: 1 }, payer: sponsor });
+      expect({ taken, payer: opened.ok && opened.value.ok ? opened.value.value.payerId : opened }).toEqual({
+        taken: { ok: true, value: 1 },
+        payer: sponsor,
+      });
     } finally {
       await holder.end();
       await other.end();
     }
   }, 30_000);
 
-  it('a link revocation cancelling a drop its owner\'s former sponsor pays for, beside the drop\'s finalize', async () => {
+  it("a link revocation cancelling a drop its owner's former sponsor pays for, beside the drop's finalize", async () => {
     const [q1, q2] = [new PgQuotaStore(pools[0]!.db), new PgQuotaStore(pools[1]!.db)];
     const sp = new PgSponsorshipStore(pools[2]!.db);
     // The owner's key sorts before its sponsor's.
@@ -230,18 +331,37 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     try {
       await holder.query('BEGIN');
       await holder.query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [sponsor]);
-      const finalize = settled(q1.completeUpload({ uploadId: d.id, contentHash: hash(0x1ec0), size: 10, asset: { create: { id: d.id, ownerId: owner, dropExpiresAt: 90_000 } } }, POLICY, 2_000));
+      const finalize = settled(
+        q1.completeUpload(
+          {
+            uploadId: d.id,
+            contentHash: hash(0x1ec0),
+            size: 10,
+            asset: { create: { id: d.id, ownerId: owner, dropExpiresAt: 90_000 } },
+          },
+          POLICY,
+          2_000,
+        ),
+      );
       await waiters(admin, 1);
       const revoke = settled(q2.revokeLink(owner, link.idHash, POLICY, 2_000));
       await waiters(admin, 2);
       await holder.query('COMMIT');
       const [f, r] = await Promise.all([finalize, revoke]);
       // The finalize went first (it queued first): the revocation finds nothing left to cancel.
-      expect({ f: f.ok ? (typeof f.value === 'string' ? f.value : f.value.outcome) : f.error, r }).toEqual({ f: 'completed', r: { ok: true, value: { revoked: true, cancelled: [] } } });
+      expect({ f: f.ok ? (typeof f.value === 'string' ? f.value : f.value.outcome) : f.error, r }).toEqual({
+        f: 'completed',
+        r: { ok: true, value: { revoked: true, cancelled: [] } },
+      });
     } finally {
       await holder.end();
     }
-    const rows = (await admin.query<{ account_id: string; reserved: string; charged: string }>('SELECT account_id, reserved, charged FROM quota_accounts WHERE account_id IN ($1, $2) ORDER BY account_id', [owner, sponsor])).rows;
+    const rows = (
+      await admin.query<{ account_id: string; reserved: string; charged: string }>(
+        'SELECT account_id, reserved, charged FROM quota_accounts WHERE account_id IN ($1, $2) ORDER BY account_id',
+        [owner, sponsor],
+      )
+    ).rows;
     expect(rows.map((x) => [x.account_id, Number(x.reserved), Number(x.charged)])).toEqual([
       [owner, 0, 0],
       [sponsor, 0, 10],
@@ -267,17 +387,28 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
       await other.query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [sponsor]);
       const change = settled(sp.setSponsor(payee, sponsor));
       await waiters(admin, 1);
-      const taken = await settled(other.query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [payee]).then((r) => r.rows.length));
+      const taken = await settled(
+        other
+          .query('SELECT 1 FROM quota_accounts WHERE account_id = $1 FOR UPDATE', [payee])
+          .then((r) => r.rows.length),
+      );
       await other.query(taken.ok ? 'COMMIT' : 'ROLLBACK');
-      expect({ taken, changed: await change }).toEqual({ taken: { ok: true, value: 1 }, changed: { ok: true, value: { ok: true, value: undefined } } });
+      expect({ taken, changed: await change }).toEqual({
+        taken: { ok: true, value: 1 },
+        changed: { ok: true, value: { ok: true, value: undefined } },
+      });
     } finally {
       await other.end();
     }
-    const [row] = (await admin.query<{ sponsor_id: string | null }>('SELECT sponsor_id FROM quota_accounts WHERE account_id = $1', [payee])).rows;
+    const [row] = (
+      await admin.query<{ sponsor_id: string | null }>('SELECT sponsor_id FROM quota_accounts WHERE account_id = $1', [
+        payee,
+      ])
+    ).rows;
     expect(row?.sponsor_id).toBe(sponsor);
   }, 30_000);
 
-  it('a drop opening through the link\'s owner while the link is revoked, its owner\'s sponsor ended meanwhile, is refused or cancelled', async () => {
+  it("a drop opening through the link's owner while the link is revoked, its owner's sponsor ended meanwhile, is refused or cancelled", async () => {
     const [q1, q2] = [new PgQuotaStore(pools[0]!.db), new PgQuotaStore(pools[1]!.db)];
     const sp = new PgSponsorshipStore(pools[2]!.db);
     const owner = uid('0190a600');
@@ -293,7 +424,9 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
       void p.then(() => (done = true));
       for (let i = 0; i < 500; i++) {
         if (done) return true;
-        const r = await admin.query<{ n: number }>(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`);
+        const r = await admin.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
         if (r.rows[0]!.n >= n) return done;
         await new Promise((res) => setTimeout(res, 10));
       }
@@ -315,16 +448,27 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
       const second = settled(q1.openDrop({ ...d1, dropLinkIdHash: link.idHash }, 'cd'.repeat(32), POLICY, 2_000));
       await waiters(admin, changed ? 2 : 3);
       await holder.query('COMMIT');
-      expect({ revoke: await revoke, change: await change }).toEqual({ revoke: { ok: true, value: { revoked: true, cancelled: [d0.id] } }, change: { ok: true, value: { ok: true, value: undefined } } });
+      expect({ revoke: await revoke, change: await change }).toEqual({
+        revoke: { ok: true, value: { revoked: true, cancelled: [d0.id] } },
+        change: { ok: true, value: { ok: true, value: undefined } },
+      });
       // The second drop is refused (the link is revoked) or opened and then cancelled: never an error.
       expect((await second).ok).toBe(true);
     } finally {
       await holder.end();
     }
     // No drop is left uploading through the revoked link, and the ledger adds up.
-    const open = await admin.query(`SELECT id FROM upload_sessions WHERE drop_link_id_hash = $1 AND state IN ${OPEN_STATE_SQL}`, [link.idHash]);
+    const open = await admin.query(
+      `SELECT id FROM upload_sessions WHERE drop_link_id_hash = $1 AND state IN ${OPEN_STATE_SQL}`,
+      [link.idHash],
+    );
     expect(open.rows).toEqual([]);
-    const rows = (await admin.query<{ account_id: string; reserved: string; open_uploads: number }>('SELECT account_id, reserved, open_uploads FROM quota_accounts WHERE account_id IN ($1, $2) ORDER BY account_id', [owner, sponsor])).rows;
+    const rows = (
+      await admin.query<{ account_id: string; reserved: string; open_uploads: number }>(
+        'SELECT account_id, reserved, open_uploads FROM quota_accounts WHERE account_id IN ($1, $2) ORDER BY account_id',
+        [owner, sponsor],
+      )
+    ).rows;
     expect(rows.map((x) => [x.account_id, Number(x.reserved), x.open_uploads])).toEqual([
       [owner, 0, 0],
       [sponsor, 0, 0],
@@ -334,8 +478,31 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
   it('a password change and a sign-out-everywhere of one account: both finish, neither is chosen to break a deadlock', async () => {
     const [a, b] = [new PgStore(pools[0]!.db), new PgStore(pools[1]!.db)];
     const accountId = uid('0190a300');
-    expect(await a.createAccount({ id: accountId, address: `${accountId}@example.org`, addressKey: `${accountId}@example.org`, passwordHash: 'h', displayName: null, createdAt: 1, lockedAt: null, credentialsChangedAt: null })).toBe('created');
-    const session = (n: number) => ({ id: uid('0190a301'), accountId, tokenHash: String(n).repeat(64), cohortHash: null, createdAt: 10, refreshedAt: 10, lastUsedAt: 10, accessFloor: 10, closedAt: null, method: 'password' as const, authenticatedAt: 10 });
+    expect(
+      await a.createAccount({
+        id: accountId,
+        address: `${accountId}@example.org`,
+        addressKey: `${accountId}@example.org`,
+        passwordHash: 'h',
+        displayName: null,
+        createdAt: 1,
+        lockedAt: null,
+        credentialsChangedAt: null,
+      }),
+    ).toBe('created');
+    const session = (n: number) => ({
+      id: uid('0190a301'),
+      accountId,
+      tokenHash: String(n).repeat(64),
+      cohortHash: null,
+      createdAt: 10,
+      refreshedAt: 10,
+      lastUsedAt: 10,
+      accessFloor: 10,
+      closedAt: null,
+      method: 'password' as const,
+      authenticatedAt: 10,
+    });
     const [mine, other] = [session(1), session(2)];
     for (const s of [mine, other]) expect(await a.openSession(s, null)).toBe(true);
 
@@ -348,11 +515,23 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
       await holder.query('SELECT 1 FROM accounts WHERE id = $1 FOR UPDATE', [accountId]);
       const everywhere = settled(a.closeAllSessions(accountId, 20));
       await waiters(admin, 1);
-      const change = settled(b.changePassword({ accountId, passwordHash: 'h2', sessionId: mine.id, tokenHash: 'f'.repeat(64), at: 21, credentialsChangedAt: null }));
+      const change = settled(
+        b.changePassword({
+          accountId,
+          passwordHash: 'h2',
+          sessionId: mine.id,
+          tokenHash: 'f'.repeat(64),
+          at: 21,
+          credentialsChangedAt: null,
+        }),
+      );
       await waiters(admin, 2);
       await holder.query('COMMIT');
       // The sign-out went first (it queued first) and closed the caller's session too: the change finds it closed.
-      expect({ everywhere: await everywhere, change: await change }).toEqual({ everywhere: { ok: true, value: 2 }, change: { ok: true, value: false } });
+      expect({ everywhere: await everywhere, change: await change }).toEqual({
+        everywhere: { ok: true, value: 2 },
+        change: { ok: true, value: false },
+      });
     } finally {
       await holder.end();
     }
@@ -366,9 +545,17 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
     const K2 = '0190f000-0000-7000-8000-000000000001';
     const P1 = '0190a800-0000-7000-8000-000000000001';
     const P2 = '0190d800-0000-7000-8000-000000000001';
-    const stores = pools.map((p) => ({ q: new PgQuotaStore(p.db), s: new PgSponsorshipStore(p.db), l: new PgLinkStore(p.db) }));
+    const stores = pools.map((p) => ({
+      q: new PgQuotaStore(p.db),
+      s: new PgSponsorshipStore(p.db),
+      l: new PgLinkStore(p.db),
+    }));
     const first = stores[0]!;
-    for (const k of [K1, K2]) expect(await first.s.createSponsoredAccount({ account: sponsoredAccount(k), sponsorId: S })).toEqual({ ok: true, value: undefined });
+    for (const k of [K1, K2])
+      expect(await first.s.createSponsoredAccount({ account: sponsoredAccount(k), sponsorId: S })).toEqual({
+        ok: true,
+        value: undefined,
+      });
     const links = [uploadLink(K1), uploadLink(K2), uploadLink(P1)];
     for (const l of links) await first.l.createLink(l);
 
@@ -387,7 +574,11 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
         ops.set('upload', (ops.get('upload') ?? 0) + 1);
         const who = pick(uploaders);
         const size = 1 + Math.floor(Math.random() * 50);
-        const u = upload(who, { declaredSize: size, createdAt: now, expiresAt: now + Math.floor(Math.random() * 4_000) });
+        const u = upload(who, {
+          declaredSize: size,
+          createdAt: now,
+          expiresAt: now + Math.floor(Math.random() * 4_000),
+        });
         at.op = 'openUpload';
         const o = await st.q.openUpload(u, POLICY, now);
         if (!o.ok || Math.random() < 0.2) return;
@@ -399,18 +590,43 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
         const h = hash(Math.floor(Math.random() * 40));
         const target = Math.random() < 0.2 && assets.length > 0 ? pick(assets) : null;
         at.op = 'completeUpload';
-        const c = await st.q.completeUpload({ uploadId: u.id, contentHash: h, size, asset: target ? { attachTo: target.id } : { create: { id: u.id, ownerId: who, dropExpiresAt: null } } }, POLICY, clock());
+        const c = await st.q.completeUpload(
+          {
+            uploadId: u.id,
+            contentHash: h,
+            size,
+            asset: target ? { attachTo: target.id } : { create: { id: u.id, ownerId: who, dropExpiresAt: null } },
+          },
+          POLICY,
+          clock(),
+        );
         if (typeof c !== 'string' && !target) assets.push({ id: u.id, owner: who });
       } else if (roll < 0.4) {
         ops.set('drop', (ops.get('drop') ?? 0) + 1);
         const l = pick(links);
         const size = 1 + Math.floor(Math.random() * 50);
-        const d = upload(l.ownerId, { declaredSize: size, dropLinkIdHash: l.idHash, createdAt: now, expiresAt: now + 5_000 });
+        const d = upload(l.ownerId, {
+          declaredSize: size,
+          dropLinkIdHash: l.idHash,
+          createdAt: now,
+          expiresAt: now + 5_000,
+        });
         at.op = 'openDrop';
         const o = await st.q.openDrop({ ...d, dropLinkIdHash: l.idHash }, 'ab'.repeat(32), POLICY, now);
         if (!o.ok) return;
         at.op = 'completeUpload';
-        const c = await st.q.completeUpload({ uploadId: d.id, contentHash: hash(Math.floor(Math.random() * 40)), size, asset: { create: { id: d.id, ownerId: l.ownerId, dropExpiresAt: clock() + Math.floor(Math.random() * 3_000) } } }, POLICY, clock());
+        const c = await st.q.completeUpload(
+          {
+            uploadId: d.id,
+            contentHash: hash(Math.floor(Math.random() * 40)),
+            size,
+            asset: {
+              create: { id: d.id, ownerId: l.ownerId, dropExpiresAt: clock() + Math.floor(Math.random() * 3_000) },
+            },
+          },
+          POLICY,
+          clock(),
+        );
         if (typeof c === 'string') return;
         assets.push({ id: d.id, owner: l.ownerId });
         const r = Math.random();
@@ -423,7 +639,16 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
         const a = pick(assets);
         const actor = Math.random() < 0.7 ? a.owner : pick([S, K1, K2, P1]);
         at.op = 'replaceMetadata';
-        await st.q.replaceMetadata({ assetId: a.id, accountId: actor, contentHash: hash(Math.floor(Math.random() * 40)), size: 1 + Math.floor(Math.random() * 20) }, POLICY, now);
+        await st.q.replaceMetadata(
+          {
+            assetId: a.id,
+            accountId: actor,
+            contentHash: hash(Math.floor(Math.random() * 40)),
+            size: 1 + Math.floor(Math.random() * 20),
+          },
+          POLICY,
+          now,
+        );
       } else if (roll < 0.8) {
         ops.set('trash', (ops.get('trash') ?? 0) + 1);
         if (assets.length === 0) return;
@@ -433,7 +658,12 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
         if (r < 0.35) await st.q.trashAsset(a.id, now);
         else if (r < 0.6) await st.q.restoreAsset(a.id, now);
         else if (r < 0.85) await st.q.purgeAsset(a.id, now);
-        else await st.q.emptyTrash(a.owner, (await st.q.listTrash(a.owner)).map((t) => t.assetId), now);
+        else
+          await st.q.emptyTrash(
+            a.owner,
+            (await st.q.listTrash(a.owner)).map((t) => t.assetId),
+            now,
+          );
       } else if (roll < 0.9) {
         ops.set('sponsor', (ops.get('sponsor') ?? 0) + 1);
         if (Math.random() < 0.2) {
@@ -482,7 +712,9 @@ describe.skipIf(!PG_URL)('PostgreSQL lock order under real concurrency (PG_URL)'
       LEFT JOIN (SELECT payer_id, sum(declared_size) AS n, count(*) AS c FROM upload_sessions WHERE state IN ${OPEN_STATE_SQL} GROUP BY payer_id) s ON s.payer_id = q.account_id
       WHERE q.charged <> coalesce(b.n, 0) OR q.reserved <> coalesce(s.n, 0) OR q.open_uploads <> coalesce(s.c, 0)`);
     expect(bad.rows).toEqual([]);
-    const orphans = await admin.query(`SELECT charged_to FROM blobs WHERE charged_to NOT IN (SELECT account_id FROM quota_accounts)`);
+    const orphans = await admin.query(
+      `SELECT charged_to FROM blobs WHERE charged_to NOT IN (SELECT account_id FROM quota_accounts)`,
+    );
     expect(orphans.rows).toEqual([]);
   }, 60_000);
 });

@@ -21,7 +21,10 @@ afterEach(async () => {
 /** Everything a migration could touch: the public tables with their columns, and the ledger. */
 async function snapshot(db: PgDb): Promise<unknown> {
   return {
-    columns: await rowsOf(db, sql`SELECT table_schema, table_name, column_name, data_type FROM information_schema.columns WHERE table_schema IN ('public', 'drizzle') ORDER BY 1, 2, 3`),
+    columns: await rowsOf(
+      db,
+      sql`SELECT table_schema, table_name, column_name, data_type FROM information_schema.columns WHERE table_schema IN ('public', 'drizzle') ORDER BY 1, 2, 3`,
+    ),
     ledger: await rowsOf(db, sql`SELECT id, hash, created_at::text FROM drizzle.__drizzle_migrations ORDER BY id`),
   };
 }
@@ -31,11 +34,22 @@ function foldersWithFailingMigration(): string {
   const dir = mkdtempSync(join(tmpdir(), 'sr-pg-migrations-'));
   cpSync(MIGRATIONS_FOLDER, dir, { recursive: true });
   const journalPath = join(dir, 'meta', '_journal.json');
-  const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as { entries: { idx: number; version: string; when: number; tag: string; breakpoints: boolean }[] };
+  const journal = JSON.parse(readFileSync(journalPath, 'utf8')) as {
+    entries: { idx: number; version: string; when: number; tag: string; breakpoints: boolean }[];
+  };
   const last = journal.entries[journal.entries.length - 1]!;
-  journal.entries.push({ idx: last.idx + 1, version: last.version, when: last.when + 1, tag: '9999_broken', breakpoints: true });
+  journal.entries.push({
+    idx: last.idx + 1,
+    version: last.version,
+    when: last.when + 1,
+    tag: '9999_broken',
+    breakpoints: true,
+  });
   writeFileSync(journalPath, JSON.stringify(journal));
-  writeFileSync(join(dir, '9999_broken.sql'), 'CREATE TABLE "half_done" ("x" integer);\n--> statement-breakpoint\nALTER TABLE "accounts" ADD COLUMN "address" text;');
+  writeFileSync(
+    join(dir, '9999_broken.sql'),
+    'CREATE TABLE "half_done" ("x" integer);\n--> statement-breakpoint\nALTER TABLE "accounts" ADD COLUMN "address" text;',
+  );
   return dir;
 }
 
@@ -46,7 +60,12 @@ describe('PostgreSQL schema migration', () => {
     const t = await fresh();
     await expect(t.migrate({ create: false })).rejects.toBeInstanceOf(NoDeploymentError);
     expect(await databaseSchemaVersion(t.db)).toEqual({ version: 0, latestWhen: 0 });
-    expect(await rowsOf(t.db, sql`SELECT table_name FROM information_schema.tables WHERE table_schema IN ('public', 'drizzle')`)).toEqual([]);
+    expect(
+      await rowsOf(
+        t.db,
+        sql`SELECT table_name FROM information_schema.tables WHERE table_schema IN ('public', 'drizzle')`,
+      ),
+    ).toEqual([]);
     await t.migrate();
     await t.migrate({ create: false });
     expect(await databaseSchemaVersion(t.db)).toEqual(build);
@@ -65,9 +84,14 @@ describe('PostgreSQL schema migration', () => {
   it('refuses a database stamped newer than the build, naming both versions, and changes nothing', async () => {
     const t = await fresh();
     await t.migrate();
-    await t.db.execute(sql`INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ('from-a-newer-build', ${build.latestWhen + 1000})`);
+    await t.db.execute(
+      sql`INSERT INTO drizzle.__drizzle_migrations (hash, created_at) VALUES ('from-a-newer-build', ${build.latestWhen + 1000})`,
+    );
     const before = await snapshot(t.db);
-    const err = await t.migrate().then(() => null, (e: unknown) => e);
+    const err = await t.migrate().then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(SchemaVersionError);
     expect((err as SchemaVersionError).message).toContain(`database schema version ${build.version + 1}`);
     expect((err as SchemaVersionError).message).toContain(`this build's schema version ${build.version}`);
@@ -77,7 +101,9 @@ describe('PostgreSQL schema migration', () => {
   it('refuses a newer stamp even when the migration count matches', async () => {
     const t = await fresh();
     await t.migrate();
-    await t.db.execute(sql`UPDATE drizzle.__drizzle_migrations SET created_at = created_at + 1000 WHERE id = (SELECT max(id) FROM drizzle.__drizzle_migrations)`);
+    await t.db.execute(
+      sql`UPDATE drizzle.__drizzle_migrations SET created_at = created_at + 1000 WHERE id = (SELECT max(id) FROM drizzle.__drizzle_migrations)`,
+    );
     const before = await snapshot(t.db);
     await expect(t.migrate()).rejects.toBeInstanceOf(SchemaVersionError);
     expect(await snapshot(t.db)).toEqual(before);
@@ -89,10 +115,15 @@ describe('PostgreSQL schema migration', () => {
     const before = await snapshot(t.db);
     const folder = foldersWithFailingMigration();
     try {
-      const err = await t.migrate({ migrationsFolder: folder }).then(() => null, (e: unknown) => e);
+      const err = await t.migrate({ migrationsFolder: folder }).then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(SchemaVersionError);
       expect(err).toMatchObject({ databaseVersion: build.version, buildVersion: build.version + 1 });
-      expect((err as Error).message).toMatch(new RegExp(`from schema version ${build.version} to ${build.version + 1} failed`));
+      expect((err as Error).message).toMatch(
+        new RegExp(`from schema version ${build.version} to ${build.version + 1} failed`),
+      );
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
@@ -101,9 +132,12 @@ describe('PostgreSQL schema migration', () => {
   });
 
   // Needs separate sessions: PGlite has one, on which the advisory lock is re-entrant.
-  it.skipIf(pgUrlFromEnv() === null)('several processes starting at once on an empty database migrate it exactly once (needs PG_URL)', async () => {
-    const t = await fresh();
-    await Promise.all([t.migrate(), t.migrate(), t.migrate(), t.migrate()]);
-    expect(await databaseSchemaVersion(t.db)).toEqual(build);
-  });
+  it.skipIf(pgUrlFromEnv() === null)(
+    'several processes starting at once on an empty database migrate it exactly once (needs PG_URL)',
+    async () => {
+      const t = await fresh();
+      await Promise.all([t.migrate(), t.migrate(), t.migrate(), t.migrate()]);
+      expect(await databaseSchemaVersion(t.db)).toEqual(build);
+    },
+  );
 });

@@ -11,7 +11,9 @@ import { rowsOf, type PgDb } from './db.js';
  * Found through the package, not next to this file: the compiled server bundles this module into
  * apps/server/dist, where a path relative to the code would point at no migrations.
  */
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL('./drizzle', pathToFileURL(createRequire(import.meta.url).resolve('@strongroom/adapters-pg/package.json'))));
+export const MIGRATIONS_FOLDER = fileURLToPath(
+  new URL('./drizzle', pathToFileURL(createRequire(import.meta.url).resolve('@strongroom/adapters-pg/package.json'))),
+);
 
 /** Where drizzle's migrator records what it applied (its defaults, named so we can read them). */
 const MIGRATIONS_SCHEMA = 'drizzle';
@@ -34,7 +36,10 @@ export function buildSchemaVersion(folder = MIGRATIONS_FOLDER): SchemaStamp {
 
 /** The database's version, read without creating anything: a fresh database is version 0. */
 export async function databaseSchemaVersion(db: PgDb): Promise<SchemaStamp> {
-  const [exists] = await rowsOf<{ t: string | null }>(db, sql`SELECT to_regclass(${`${MIGRATIONS_SCHEMA}.${MIGRATIONS_TABLE}`})::text AS t`);
+  const [exists] = await rowsOf<{ t: string | null }>(
+    db,
+    sql`SELECT to_regclass(${`${MIGRATIONS_SCHEMA}.${MIGRATIONS_TABLE}`})::text AS t`,
+  );
   if (!exists?.t) return { version: 0, latestWhen: 0 };
   const [row] = await rowsOf<{ n: string | number; latest: string | number }>(
     db,

@@ -1,5 +1,10 @@
 import fc from 'fast-check';
-import { recordsModelProperty, sessionModelProperty, totpModelProperty, upgradeModelProperty } from '@strongroom/core/testing/models';
+import {
+  recordsModelProperty,
+  sessionModelProperty,
+  totpModelProperty,
+  upgradeModelProperty,
+} from '@strongroom/core/testing/models';
 import { afterAll, beforeAll, describe, it } from 'vitest';
 import { createPgPorts } from './ports.js';
 import { openTestDatabase, type TestDatabase } from './testing.js';
@@ -37,7 +42,6 @@ describe('model-based properties on PostgreSQL', () => {
       { numRuns: 30 },
     );
   }, 180_000);
-
 
   it('upgrade ceremony keeps one live intent and fixed expiries after every step', async () => {
     await fc.assert(

@@ -1,5 +1,12 @@
 import { and, eq, lt } from 'drizzle-orm';
-import type { AccountRecord, IdentityLink, IdentityLinkStore, LoginCodeRecord, OidcFlowRecord, OidcFlowStore } from '@strongroom/core';
+import type {
+  AccountRecord,
+  IdentityLink,
+  IdentityLinkStore,
+  LoginCodeRecord,
+  OidcFlowRecord,
+  OidcFlowStore,
+} from '@strongroom/core';
 import type { PgDb } from './db.js';
 import { createLedgerRows } from './quota-store.js';
 import { accounts, identityLinks, oidcFlows, oidcLoginCodes } from './schema/index.js';
@@ -37,29 +44,54 @@ export class PgOidcStore implements OidcFlowStore, IdentityLinkStore {
   }
 
   async findLink(issuer: string, subject: string): Promise<IdentityLink | null> {
-    const [r] = await this.db.select().from(identityLinks).where(and(eq(identityLinks.issuer, issuer), eq(identityLinks.subject, subject)));
+    const [r] = await this.db
+      .select()
+      .from(identityLinks)
+      .where(and(eq(identityLinks.issuer, issuer), eq(identityLinks.subject, subject)));
     return r ?? null;
   }
   async listLinks(accountId: string): Promise<IdentityLink[]> {
-    return this.db.select().from(identityLinks).where(eq(identityLinks.accountId, accountId)).orderBy(identityLinks.createdAt);
+    return this.db
+      .select()
+      .from(identityLinks)
+      .where(eq(identityLinks.accountId, accountId))
+      .orderBy(identityLinks.createdAt);
   }
   async insertLink(link: IdentityLink): Promise<'linked' | 'exists' | 'taken'> {
-    const inserted = await this.db.insert(identityLinks).values(link).onConflictDoNothing().returning({ subject: identityLinks.subject });
+    const inserted = await this.db
+      .insert(identityLinks)
+      .values(link)
+      .onConflictDoNothing()
+      .returning({ subject: identityLinks.subject });
     if (inserted.length === 1) return 'linked';
     const held = await this.findLink(link.issuer, link.subject);
     return held?.accountId === link.accountId ? 'exists' : 'taken';
   }
-  async createLinkedAccount(account: AccountRecord, link: IdentityLink): Promise<'created' | 'address_taken' | 'link_taken'> {
+  async createLinkedAccount(
+    account: AccountRecord,
+    link: IdentityLink,
+  ): Promise<'created' | 'address_taken' | 'link_taken'> {
     try {
       return await this.db.transaction(async (tx) => {
-        const created = await tx.insert(accounts).values(account).onConflictDoNothing({ target: accounts.addressKey }).returning({ id: accounts.id });
+        const created = await tx
+          .insert(accounts)
+          .values(account)
+          .onConflictDoNothing({ target: accounts.addressKey })
+          .returning({ id: accounts.id });
         if (created.length !== 1) {
           // The address is held; if by this very identity's account (a first sign-in that won the
           // race, its row committed by now), that is link_taken, as the port says: the loser signs in.
-          const [held] = await tx.select({ accountId: identityLinks.accountId }).from(identityLinks).where(and(eq(identityLinks.issuer, link.issuer), eq(identityLinks.subject, link.subject)));
+          const [held] = await tx
+            .select({ accountId: identityLinks.accountId })
+            .from(identityLinks)
+            .where(and(eq(identityLinks.issuer, link.issuer), eq(identityLinks.subject, link.subject)));
           throw new Outcome(held ? 'link_taken' : 'address_taken');
         }
-        const linked = await tx.insert(identityLinks).values(link).onConflictDoNothing().returning({ subject: identityLinks.subject });
+        const linked = await tx
+          .insert(identityLinks)
+          .values(link)
+          .onConflictDoNothing()
+          .returning({ subject: identityLinks.subject });
         if (linked.length !== 1) throw new Outcome('link_taken');
         await createLedgerRows(tx, [account.id]);
         return 'created' as const;

@@ -31,7 +31,11 @@ describe.skipIf(!PG_URL)('openPgDatabase (PG_URL)', () => {
       // The shape of the batched session read, always sent one id (as one session's requests do).
       const text = 'SELECT s.id FROM sessions s JOIN accounts a ON a.id = s.account_id WHERE s.id = ANY($1::text[])';
       for (let i = 0; i < 12; i++) await client.query({ name: 'open_test_batch', text, values: [[`id-${i}`]] });
-      const [stats] = (await client.query("SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = 'open_test_batch'")).rows;
+      const [stats] = (
+        await client.query(
+          "SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE name = 'open_test_batch'",
+        )
+      ).rows;
       expect(Number(stats.custom_plans)).toBe(0);
       expect(Number(stats.generic_plans)).toBe(12);
     } finally {

@@ -85,11 +85,14 @@ export class SessionFreeClient extends pg.Client {
   // node-postgres's query has many overloads; this sees every call, drops any name and extends a BEGIN.
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   override query(config: any, values?: any, callback?: any): any {
-    if (typeof config === 'string') return super.query(isBegin(config, values) ? `${config}; ${TRANSACTION_SETTINGS}` : config, values, callback);
+    if (typeof config === 'string')
+      return super.query(isBegin(config, values) ? `${config}; ${TRANSACTION_SETTINGS}` : config, values, callback);
     // A submittable (a cursor, a stream) is node-postgres's own object, passed on as it is.
-    if (config === null || typeof config !== 'object' || typeof config.submit === 'function') return super.query(config, values, callback);
+    if (config === null || typeof config !== 'object' || typeof config.submit === 'function')
+      return super.query(config, values, callback);
     const unnamed = { ...config, name: undefined };
-    if (typeof unnamed.text === 'string' && isBegin(unnamed.text, unnamed.values ?? values)) unnamed.text = `${unnamed.text}; ${TRANSACTION_SETTINGS}`;
+    if (typeof unnamed.text === 'string' && isBegin(unnamed.text, unnamed.values ?? values))
+      unnamed.text = `${unnamed.text}; ${TRANSACTION_SETTINGS}`;
     return super.query(unnamed, values, callback);
   }
 }
@@ -136,7 +139,10 @@ export async function openPgDatabase(url: string, options: PgDatabaseOptions = {
   await single.connect();
   try {
     const db = drizzle({ client: single });
-    await bringSchemaForward(db, (config) => migrate(db, config), { ...options, lockScope: pooled ? 'transaction' : 'session' });
+    await bringSchemaForward(db, (config) => migrate(db, config), {
+      ...options,
+      lockScope: pooled ? 'transaction' : 'session',
+    });
   } finally {
     await single.end().catch(() => undefined);
   }

@@ -39,7 +39,8 @@ function freePort(): Promise<number> {
 /** Resolves once something accepts connections on `port`, or rejects when `child` ends first. */
 async function listening(port: number, child: ChildProcess, log: () => string): Promise<void> {
   for (;;) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`pgbouncer exited (${child.exitCode ?? child.signalCode}): ${log()}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`pgbouncer exited (${child.exitCode ?? child.signalCode}): ${log()}`);
     const open = await new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1');
       socket.once('connect', () => {

@@ -27,10 +27,14 @@ let t: TestDatabase;
 beforeAll(async () => {
   t = await openTestDatabase();
   const ids = sql`SELECT '0190f0f0-0000-7000-8000-' || lpad(to_hex(i), 12, '0') AS id, i FROM generate_series(1, ${ACCOUNTS}) AS i`;
-  await t.db.execute(sql`INSERT INTO accounts (id, address, address_key, created_at) SELECT id, 'a' || i || '@example.org', 'a' || i || '@example.org', 0 FROM (${ids}) AS k`);
+  await t.db.execute(
+    sql`INSERT INTO accounts (id, address, address_key, created_at) SELECT id, 'a' || i || '@example.org', 'a' || i || '@example.org', 0 FROM (${ids}) AS k`,
+  );
   await t.db.execute(sql`INSERT INTO sessions (id, account_id, token_hash, created_at, refreshed_at, last_used_at, access_floor)
     SELECT 's' || id, id, 'h' || id, 0, 0, 0, 0 FROM (${ids}) AS k`);
-  await t.db.execute(sql`INSERT INTO device_directories (account_id, identity_key, seq, body, accepted_at) SELECT id, '\\x00', 1, '\\x00', 0 FROM (${ids}) AS k`);
+  await t.db.execute(
+    sql`INSERT INTO device_directories (account_id, identity_key, seq, body, accepted_at) SELECT id, '\\x00', 1, '\\x00', 0 FROM (${ids}) AS k`,
+  );
   await t.db.execute(sql`INSERT INTO directory_devices (account_id, device_id, position, ed25519, mldsa65, added_at)
     SELECT id, 'phone', 0, '\\x00', '\\x00', 0 FROM (${ids}) AS k`);
   // Every account's ledger row is written with it (createLedgerRows).
@@ -47,7 +51,10 @@ async function statementsOf(call: (db: PgDb) => Promise<unknown>): Promise<{ que
   const seen: { query: string; params: unknown[] }[] = [];
   const logger = { logQuery: (query: string, params: unknown[]) => void seen.push({ query, params }) };
   const client = (t.db as unknown as { $client: unknown }).$client;
-  const db = t.kind === 'pglite' ? drizzleLite({ client: client as PGlite, logger }) : drizzlePg({ client: client as pg.Pool, logger });
+  const db =
+    t.kind === 'pglite'
+      ? drizzleLite({ client: client as PGlite, logger })
+      : drizzlePg({ client: client as pg.Pool, logger });
   await call(db as unknown as PgDb);
   return seen;
 }
@@ -61,8 +68,16 @@ async function planOf(query: string, params: unknown[]): Promise<string> {
       // Untyped literals: each takes the type the statement gives its parameter.
       const quoted = (s: string) => `'${s.replace(/'/g, "''")}'`;
       const element = (e: unknown) => (e === null ? 'NULL' : `"${String(e).replace(/["\\]/g, '\\$&')}"`);
-      const literal = (v: unknown) => (typeof v === 'number' ? String(v) : typeof v === 'string' ? quoted(v) : quoted(`{${(v as unknown[]).map(element).join(',')}}`));
-      const plan = await rowsOf<{ 'QUERY PLAN': string }>(tx, sql.raw(`EXPLAIN EXECUTE hot_read(${params.map(literal).join(', ')})`));
+      const literal = (v: unknown) =>
+        typeof v === 'number'
+          ? String(v)
+          : typeof v === 'string'
+            ? quoted(v)
+            : quoted(`{${(v as unknown[]).map(element).join(',')}}`);
+      const plan = await rowsOf<{ 'QUERY PLAN': string }>(
+        tx,
+        sql.raw(`EXPLAIN EXECUTE hot_read(${params.map(literal).join(', ')})`),
+      );
       return plan.map((r) => r['QUERY PLAN']).join('\n');
     } finally {
       await tx.execute(sql.raw('DEALLOCATE hot_read'));
@@ -74,7 +89,9 @@ const account = (i: number) => `0190f0f0-0000-7000-8000-${i.toString(16).padStar
 
 describe('the hot reads use their indexes on 1,000 accounts', () => {
   it('the batched session read: sessions and accounts by key, neither read whole', async () => {
-    const [read] = await statementsOf((db) => Promise.all([1, 2, 3].map((i) => new PgStore(db).findSessionAccess(`s${account(i)}`))));
+    const [read] = await statementsOf((db) =>
+      Promise.all([1, 2, 3].map((i) => new PgStore(db).findSessionAccess(`s${account(i)}`))),
+    );
     expect(read?.query).toContain('ANY(');
     const plan = await planOf(read!.query, read!.params);
     expect(plan).not.toMatch(/Seq Scan on (sessions|accounts)\b/);
@@ -82,7 +99,9 @@ describe('the hot reads use their indexes on 1,000 accounts', () => {
   });
 
   it("the batched device lookup: the directory's key, the table not read whole", async () => {
-    const [read] = await statementsOf((db) => Promise.all([1, 2, 3].map((i) => new PgDeviceStore(db).findDeviceAddedAt(account(i), 'phone'))));
+    const [read] = await statementsOf((db) =>
+      Promise.all([1, 2, 3].map((i) => new PgDeviceStore(db).findDeviceAddedAt(account(i), 'phone'))),
+    );
     expect(read?.query).toContain('unnest(');
     const plan = await planOf(read!.query, read!.params);
     expect(plan).not.toMatch(/Seq Scan on directory_devices\b/);
@@ -93,7 +112,7 @@ describe('the hot reads use their indexes on 1,000 accounts', () => {
 describe('the opening lock, planned before the first upload', () => {
   // A connection plans the statement once, on its first opening: on a new deployment, or a new
   // scratch database, upload_sessions is empty then, and the plan stays while the table grows.
-  it("expires lapsed sessions through the open-session index by payer, not by walking every open session", async () => {
+  it('expires lapsed sessions through the open-session index by payer, not by walking every open session', async () => {
     const { text, values } = LOCK_AND_READ.with({ ids: [account(1), account(2), account(3)], latest: 1 });
     const plan = await planOf(text, values);
     expect(plan).not.toMatch(/Seq Scan on upload_sessions\b/);
@@ -105,7 +124,13 @@ describe('the opening lock, planned before the first upload', () => {
   });
 
   it("the group's write moves its payers' ledger rows by key, not by reading every account's", async () => {
-    const { text, values } = WRITE_OPENINGS.with({ sessions: '[]', moved: [account(1), account(2)], delta: [10, 20], openDelta: [1, 1], hardSince: [null, null] });
+    const { text, values } = WRITE_OPENINGS.with({
+      sessions: '[]',
+      moved: [account(1), account(2)],
+      delta: [10, 20],
+      openDelta: [1, 1],
+      hardSince: [null, null],
+    });
     const plan = await planOf(text, values);
     expect(plan).not.toMatch(/Seq Scan on quota_accounts\b/);
     expect(plan).toMatch(/quota_accounts_pkey/);
@@ -125,7 +150,9 @@ describe('the sync page read is one index range scan', () => {
     await t.db.execute(sql`INSERT INTO sync_changes (account_id, kind, object_id, op, seq, at)
       SELECT k.id, 'asset', k.id || '-' || n, 'upsert', n, 0 FROM (${ids}) AS k, generate_series(1, 20) AS n`);
     await t.db.execute(sql`ANALYZE sync_changes`);
-    const entries = (await statementsOf((db) => new PgSyncLog(db).readSync(account(7), 5, 501))).find((s) => /from "sync_changes"/i.test(s.query))!;
+    const entries = (await statementsOf((db) => new PgSyncLog(db).readSync(account(7), 5, 501))).find((s) =>
+      /from "sync_changes"/i.test(s.query),
+    )!;
     expect(entries.params).toEqual([account(7), 5, 501]);
     const plan = await planOf(entries.query, entries.params);
     expect(plan).toMatch(/Index (Only )?Scan using sync_changes_seq_idx on sync_changes/);

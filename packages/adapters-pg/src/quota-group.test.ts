@@ -6,13 +6,31 @@ import { PgQuotaStore } from './quota-store.js';
 import { PgSponsorshipStore } from './sharing-store.js';
 import { PgStore } from './store.js';
 import { PgOidcStore } from './oidc-store.js';
-import { createScratchDatabase, openTestDatabase, pgUrlFromEnv, type ScratchDatabase, type TestDatabase } from './testing.js';
+import {
+  createScratchDatabase,
+  openTestDatabase,
+  pgUrlFromEnv,
+  type ScratchDatabase,
+  type TestDatabase,
+} from './testing.js';
 
 /** Upload-session openings that arrive together are decided and written as one group (openUpload). */
 
-const policy: QuotaPolicy = { defaults: { soft: null, hard: 1_000 }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
+const policy: QuotaPolicy = {
+  defaults: { soft: null, hard: 1_000 },
+  graceMs: 1_000,
+  federatedShare: 0.25,
+  maxOpenUploads: 1000,
+  followUpMs: 900_000,
+  followUpOverdraft: 16_777_216,
+};
 let serial = 0;
-const opening = (uploaderId: string, declaredSize: number, at = 10_000, contentHash: string | null = null): NewUpload => ({
+const opening = (
+  uploaderId: string,
+  declaredSize: number,
+  at = 10_000,
+  contentHash: string | null = null,
+): NewUpload => ({
   id: `0190f000-0000-7000-8000-${String(++serial).padStart(12, '0')}`,
   uploaderId,
   kind: 'original',
@@ -44,8 +62,18 @@ describe('PgQuotaStore: openings in one group', () => {
     const registered = testAccount('first');
     const signedInWithOidc = testAccount('first');
     expect(await new PgStore(t.db).createAccount(registered)).toBe('created');
-    expect(await new PgOidcStore(t.db).createLinkedAccount(signedInWithOidc, { issuer: 'https://op.example', subject: 's2', accountId: signedInWithOidc.id, createdAt: 1_000 })).toBe('created');
-    const first = await Promise.all([store.openUpload(opening(registered.id, 10), policy, 10_000), store.openUpload(opening(signedInWithOidc.id, 10), policy, 10_000)]);
+    expect(
+      await new PgOidcStore(t.db).createLinkedAccount(signedInWithOidc, {
+        issuer: 'https://op.example',
+        subject: 's2',
+        accountId: signedInWithOidc.id,
+        createdAt: 1_000,
+      }),
+    ).toBe('created');
+    const first = await Promise.all([
+      store.openUpload(opening(registered.id, 10), policy, 10_000),
+      store.openUpload(opening(signedInWithOidc.id, 10), policy, 10_000),
+    ]);
     expect(first.map(outcome)).toEqual(['Pending', 'Pending']);
     expect(store.groupsMissingRows).toBe(0);
     // An account from before rows were written with accounts still gets its row on its first opening.
@@ -59,9 +87,21 @@ describe('PgQuotaStore: openings in one group', () => {
     const first = await store.openUpload(opening('a', 10, 10_000, hash), policy, 10_000);
     expect(first.ok).toBe(true);
     await store.markReceived(first.ok ? first.value.id : '', { size: 10, hash }, 10_000);
-    const done = await store.completeUpload({ uploadId: first.ok ? first.value.id : '', contentHash: hash, size: 10, asset: { create: { id: '0190f000-0000-7000-8000-aaaaaaaaaaaa', ownerId: 'a', dropExpiresAt: null } } }, policy, 10_000);
+    const done = await store.completeUpload(
+      {
+        uploadId: first.ok ? first.value.id : '',
+        contentHash: hash,
+        size: 10,
+        asset: { create: { id: '0190f000-0000-7000-8000-aaaaaaaaaaaa', ownerId: 'a', dropExpiresAt: null } },
+      },
+      policy,
+      10_000,
+    );
     expect(typeof done === 'string' ? done : done.outcome).toBe('completed');
-    const results = await Promise.all([store.openUpload(opening('b', 500, 10_000, hash), policy, 10_000), store.openUpload(opening('b', 500, 10_000, 'b'.repeat(64)), policy, 10_000)]);
+    const results = await Promise.all([
+      store.openUpload(opening('b', 500, 10_000, hash), policy, 10_000),
+      store.openUpload(opening('b', 500, 10_000, 'b'.repeat(64)), policy, 10_000),
+    ]);
     expect(results.map(outcome)).toEqual(['Pending', 'Pending']);
     expect((await store.readLedger('b', 10_000)).reserved).toBe(1_000);
   });
@@ -73,7 +113,8 @@ describe.skipIf(!PG_URL)('PgQuotaStore: groups from several processes (PG_URL)',
   const pools: OpenPgDatabase[] = [];
   beforeAll(async () => {
     scratch = await createScratchDatabase(PG_URL!, 'quotagroup');
-    for (let i = 0; i < 4; i++) pools.push(await openPgDatabase(scratch.url, { maxConnections: 4, connectTimeoutMs: 60_000 }));
+    for (let i = 0; i < 4; i++)
+      pools.push(await openPgDatabase(scratch.url, { maxConnections: 4, connectTimeoutMs: 60_000 }));
   });
   afterAll(async () => {
     for (const p of pools) await p.close();

@@ -9,14 +9,18 @@ import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from './tes
  * upload sessions for one payer at once. Only meaningful with many connections: PG_URL.
  */
 const PG_URL = pgUrlFromEnv();
-if (!PG_URL) console.warn('quota-race.test.ts: SKIPPED: PG_URL is not set; PGlite has a single connection, so there is no race to run.');
+if (!PG_URL)
+  console.warn(
+    'quota-race.test.ts: SKIPPED: PG_URL is not set; PGlite has a single connection, so there is no race to run.',
+  );
 
 describe.skipIf(!PG_URL)('PgQuotaStore under real concurrency (PG_URL)', () => {
   let scratch: ScratchDatabase;
   const pools: OpenPgDatabase[] = [];
   beforeAll(async () => {
     scratch = await createScratchDatabase(PG_URL!, 'quotarace');
-    for (let i = 0; i < 8; i++) pools.push(await openPgDatabase(scratch.url, { maxConnections: 3, connectTimeoutMs: 60_000 }));
+    for (let i = 0; i < 8; i++)
+      pools.push(await openPgDatabase(scratch.url, { maxConnections: 3, connectTimeoutMs: 60_000 }));
   });
   afterAll(async () => {
     for (const p of pools) await p.close();
@@ -38,7 +42,14 @@ describe.skipIf(!PG_URL)('PgQuotaStore under real concurrency (PG_URL)', () => {
       createdAt: 1_000,
       expiresAt: 100_000,
     });
-    const policy: QuotaPolicy = { defaults: { soft: null, hard: 1000 }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
+    const policy: QuotaPolicy = {
+      defaults: { soft: null, hard: 1000 },
+      graceMs: 1_000,
+      federatedShare: 0.25,
+      maxOpenUploads: 1000,
+      followUpMs: 900_000,
+      followUpOverdraft: 16_777_216,
+    };
     const outcomes = (
       await Promise.all(
         pools.map((p, t) => {

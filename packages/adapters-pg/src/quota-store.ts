@@ -36,7 +36,14 @@ import {
   type UploadSessionRecord,
   type UploadSessions,
 } from '@strongroom/core';
-import { BATCH_HOLD_MS, loadOf, OPEN_STATE_SQL, quotaAccountFromRow, sqlStringList, StatementBatch } from '@strongroom/sql-common';
+import {
+  BATCH_HOLD_MS,
+  loadOf,
+  OPEN_STATE_SQL,
+  quotaAccountFromRow,
+  sqlStringList,
+  StatementBatch,
+} from '@strongroom/sql-common';
 import { isDeadlock, namedTransaction, RenderedStatement, retrying, rowsOf, type PgDb } from './db.js';
 import { appendSyncChanges, PendingSync } from './sync-store.js';
 import { assetBlobs, assets, blobs, federatedRefs, quotaAccounts, uploadSessions } from './schema/quota.js';
@@ -56,7 +63,6 @@ const TRASH_CANDIDATES = sql.raw(sqlStringList(EMPTY_TRASH_CANDIDATE_STATES));
  * finalize is adding the first reference to that blob in a transaction not yet committed.
  */
 const BLOB_INDEX_LOCK = 0x626c6f62; // 'blob'
-
 
 /**
  * Groups of openings in flight at once in this process. One: a group's rows stay locked until its
@@ -237,7 +243,13 @@ interface OpeningsWrite {
  * arrays cost sixteen maps over the group and node-postgres's escaping of every element into an
  * array literal.
  */
-export const WRITE_OPENINGS = new RenderedStatement<{ sessions: string; moved: readonly string[]; delta: readonly number[]; openDelta: readonly number[]; hardSince: readonly (number | null)[] }>(sql`WITH inserted AS (
+export const WRITE_OPENINGS = new RenderedStatement<{
+  sessions: string;
+  moved: readonly string[];
+  delta: readonly number[];
+  openDelta: readonly number[];
+  hardSince: readonly (number | null)[];
+}>(sql`WITH inserted AS (
       INSERT INTO ${uploadSessions} (${sql.join(
         SESSION_COLUMNS.map((key) => sql.identifier(uploadSessions[key].name)),
         sql`, `,
@@ -259,7 +271,13 @@ export const WRITE_OPENINGS = new RenderedStatement<{ sessions: string; moved: r
     SELECT (SELECT count(*) FROM inserted) AS inserted, (SELECT count(*) FROM counters) AS counters`);
 
 function writeOpenings(w: OpeningsWrite) {
-  return WRITE_OPENINGS.with({ sessions: JSON.stringify(w.sessions), moved: w.moved, delta: w.delta, openDelta: w.openDelta, hardSince: w.hardSince });
+  return WRITE_OPENINGS.with({
+    sessions: JSON.stringify(w.sessions),
+    moved: w.moved,
+    delta: w.delta,
+    openDelta: w.openDelta,
+    hardSince: w.hardSince,
+  });
 }
 
 /**
@@ -310,7 +328,8 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   async #settle(tx: PgDb, accountId: string, policy: QuotaPolicy, now: number): Promise<number | null> {
     const r = await this.#account(tx, accountId);
     const hardSince = settledHardSince(r, policy, now);
-    if (hardSince !== r.hardSince) await tx.update(quotaAccounts).set({ hardSince }).where(eq(quotaAccounts.accountId, accountId));
+    if (hardSince !== r.hardSince)
+      await tx.update(quotaAccounts).set({ hardSince }).where(eq(quotaAccounts.accountId, accountId));
     return hardSince;
   }
 
@@ -319,9 +338,21 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
     const rows = await tx
       .update(uploadSessions)
       .set({ state: 'Expired' })
-      .where(and(eq(uploadSessions.payerId, payerId), sql`${uploadSessions.state} IN ${OPEN}`, sql`${uploadSessions.expiresAt} <= ${now}`))
+      .where(
+        and(
+          eq(uploadSessions.payerId, payerId),
+          sql`${uploadSessions.state} IN ${OPEN}`,
+          sql`${uploadSessions.expiresAt} <= ${now}`,
+        ),
+      )
       .returning({ id: uploadSessions.id, declaredSize: uploadSessions.declaredSize });
-    if (rows.length > 0) await this.#release(tx, payerId, rows.reduce((n, r) => n + r.declaredSize, 0), rows.length);
+    if (rows.length > 0)
+      await this.#release(
+        tx,
+        payerId,
+        rows.reduce((n, r) => n + r.declaredSize, 0),
+        rows.length,
+      );
     return rows.map((r) => r.id);
   }
 
@@ -329,15 +360,28 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   async #release(tx: PgDb, accountId: string, bytes: number, sessions: number): Promise<void> {
     await tx
       .update(quotaAccounts)
-      .set({ reserved: sql`${quotaAccounts.reserved} - ${bytes}`, openUploads: sql`${quotaAccounts.openUploads} - ${sessions}` })
+      .set({
+        reserved: sql`${quotaAccounts.reserved} - ${bytes}`,
+        openUploads: sql`${quotaAccounts.openUploads} - ${sessions}`,
+      })
       .where(eq(quotaAccounts.accountId, accountId));
   }
   async #addCharged(tx: PgDb, accountId: string, delta: number): Promise<void> {
-    await tx.update(quotaAccounts).set({ charged: sql`${quotaAccounts.charged} + ${delta}` }).where(eq(quotaAccounts.accountId, accountId));
+    await tx
+      .update(quotaAccounts)
+      .set({ charged: sql`${quotaAccounts.charged} + ${delta}` })
+      .where(eq(quotaAccounts.accountId, accountId));
   }
 
   /** Indexes a blob unless its hash is known (global dedup); charges `chargedTo` only when it is new. */
-  async #storeBlob(tx: PgDb, contentHash: string, size: number, chargedTo: string, peer: string | null, now: number): Promise<boolean> {
+  async #storeBlob(
+    tx: PgDb,
+    contentHash: string,
+    size: number,
+    chargedTo: string,
+    peer: string | null,
+    now: number,
+  ): Promise<boolean> {
     const inserted = await tx
       .insert(blobs)
       .values({ contentHash, size, chargedTo, peer, storedAt: now })
@@ -384,16 +428,26 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   }
   async settleHardSince(accountId: string, policy: QuotaPolicy, now: number): Promise<number | null> {
     return this.db.transaction(async (tx) => {
-      const [locked] = await tx.select({ id: quotaAccounts.accountId }).from(quotaAccounts).where(eq(quotaAccounts.accountId, accountId)).for('update');
+      const [locked] = await tx
+        .select({ id: quotaAccounts.accountId })
+        .from(quotaAccounts)
+        .where(eq(quotaAccounts.accountId, accountId))
+        .for('update');
       return locked ? this.#settle(tx, accountId, policy, now) : null;
     });
   }
   async setLimits(accountId: string, limits: QuotaLimits | null): Promise<void> {
     const values = { customLimits: limits ? 1 : 0, softLimit: limits?.soft ?? null, hardLimit: limits?.hard ?? null };
-    await this.db.insert(quotaAccounts).values({ accountId, ...values }).onConflictDoUpdate({ target: quotaAccounts.accountId, set: values });
+    await this.db
+      .insert(quotaAccounts)
+      .values({ accountId, ...values })
+      .onConflictDoUpdate({ target: quotaAccounts.accountId, set: values });
   }
   async setSuspended(accountId: string, suspendedAt: number | null): Promise<void> {
-    await this.db.insert(quotaAccounts).values({ accountId, suspendedAt }).onConflictDoUpdate({ target: quotaAccounts.accountId, set: { suspendedAt } });
+    await this.db
+      .insert(quotaAccounts)
+      .values({ accountId, suspendedAt })
+      .onConflictDoUpdate({ target: quotaAccounts.accountId, set: { suspendedAt } });
   }
   async findBlob(contentHash: string): Promise<BlobRecord | null> {
     return this.#blob(this.db, contentHash);
@@ -403,12 +457,22 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
     return (after === null ? q : q.where(gt(blobs.contentHash, after))).orderBy(asc(blobs.contentHash)).limit(limit);
   }
   async listChargedBlobs(accountId: string): Promise<BlobRecord[]> {
-    return this.db.select().from(blobs).where(eq(blobs.chargedTo, accountId)).orderBy(blobs.storedAt, blobs.contentHash);
+    return this.db
+      .select()
+      .from(blobs)
+      .where(eq(blobs.chargedTo, accountId))
+      .orderBy(blobs.storedAt, blobs.contentHash);
   }
   async evictFederated(receiver: string, peer: string, contentHash: string): Promise<boolean> {
     const r = await this.db
       .delete(federatedRefs)
-      .where(and(eq(federatedRefs.receiver, receiver), eq(federatedRefs.peer, peer), eq(federatedRefs.contentHash, contentHash)))
+      .where(
+        and(
+          eq(federatedRefs.receiver, receiver),
+          eq(federatedRefs.peer, peer),
+          eq(federatedRefs.contentHash, contentHash),
+        ),
+      )
       .returning({ h: federatedRefs.contentHash });
     return r.length === 1;
   }
@@ -440,7 +504,8 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const locked = [...new Set([...payers.map((p) => p.payerId), ...credited.map((c) => c.accountId)])].sort();
       for (const accountId of locked) await this.#lockPayer(tx, accountId);
       const expiredUploads: string[] = [];
-      for (const { payerId } of [...payers].sort((a, b) => (a.payerId < b.payerId ? -1 : 1))) expiredUploads.push(...(await this.#expire(tx, payerId, now)));
+      for (const { payerId } of [...payers].sort((a, b) => (a.payerId < b.payerId ? -1 : 1)))
+        expiredUploads.push(...(await this.#expire(tx, payerId, now)));
       await tx.delete(assets).where(lapsedDrop);
       // A blob whose last reference a purge dropped after the read above is charged to a row not
       // locked here: it waits for the next sweep rather than take that row out of order.
@@ -449,12 +514,21 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
           ? []
           : await tx
               .delete(blobs)
-              .where(and(inArray(blobs.chargedTo, locked), sql`NOT EXISTS (SELECT 1 FROM ${assetBlobs} r WHERE r.content_hash = ${blobs.contentHash})`, notCached))
+              .where(
+                and(
+                  inArray(blobs.chargedTo, locked),
+                  sql`NOT EXISTS (SELECT 1 FROM ${assetBlobs} r WHERE r.content_hash = ${blobs.contentHash})`,
+                  notCached,
+                ),
+              )
               .returning({ contentHash: blobs.contentHash, size: blobs.size, chargedTo: blobs.chargedTo });
-      const swept: SweptBlob[] = gone.sort((a, b) => (a.contentHash < b.contentHash ? -1 : a.contentHash > b.contentHash ? 1 : 0));
+      const swept: SweptBlob[] = gone.sort((a, b) =>
+        a.contentHash < b.contentHash ? -1 : a.contentHash > b.contentHash ? 1 : 0,
+      );
       const credits = new Map<string, number>();
       for (const b of swept) credits.set(b.chargedTo, (credits.get(b.chargedTo) ?? 0) + b.size);
-      for (const [accountId, size] of [...credits].sort(([a], [b]) => (a < b ? -1 : 1))) await this.#addCharged(tx, accountId, -size);
+      for (const [accountId, size] of [...credits].sort(([a], [b]) => (a < b ? -1 : 1)))
+        await this.#addCharged(tx, accountId, -size);
       const moved = new Set([...payers.map((p) => p.payerId), ...credits.keys()]);
       for (const accountId of [...moved].sort()) await this.#settle(tx, accountId, policy, now);
       return { swept, expiredUploads };
@@ -475,7 +549,12 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
     return this.#opens.run({ request, tokenHash: null, policy, now });
   }
   /** A drop joins a group like any opening: its link, session, reservation and drop record commit together. */
-  async openDrop(request: NewUpload & { readonly dropLinkIdHash: string }, tokenHash: string, policy: QuotaPolicy, now: number): Promise<Opened> {
+  async openDrop(
+    request: NewUpload & { readonly dropLinkIdHash: string },
+    tokenHash: string,
+    policy: QuotaPolicy,
+    now: number,
+  ): Promise<Opened> {
     return this.#opens.run({ request, tokenHash, policy, now });
   }
   /**
@@ -491,10 +570,23 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
    * sorts after every row held, and otherwise the revocation runs again (the last attempt takes
    * it out of order instead).
    */
-  async revokeLink(ownerId: string, linkIdHash: string, policy: QuotaPolicy, now: number): Promise<{ revoked: boolean; cancelled: string[] }> {
-    return retrying(REVOKE_ATTEMPTS, payerMovedOrDeadlock, (mayRestart) => this.#revokeLinkOnce(ownerId, linkIdHash, policy, now, mayRestart));
+  async revokeLink(
+    ownerId: string,
+    linkIdHash: string,
+    policy: QuotaPolicy,
+    now: number,
+  ): Promise<{ revoked: boolean; cancelled: string[] }> {
+    return retrying(REVOKE_ATTEMPTS, payerMovedOrDeadlock, (mayRestart) =>
+      this.#revokeLinkOnce(ownerId, linkIdHash, policy, now, mayRestart),
+    );
   }
-  async #revokeLinkOnce(ownerId: string, linkIdHash: string, policy: QuotaPolicy, now: number, mayRestart: boolean): Promise<{ revoked: boolean; cancelled: string[] }> {
+  async #revokeLinkOnce(
+    ownerId: string,
+    linkIdHash: string,
+    policy: QuotaPolicy,
+    now: number,
+    mayRestart: boolean,
+  ): Promise<{ revoked: boolean; cancelled: string[] }> {
     return this.db.transaction(async (tx) => {
       const dropPayers = async () =>
         (
@@ -506,7 +598,8 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const locked = new Set([ownerId, ...(await dropPayers())]);
       for (const accountId of [...locked].sort()) await this.#lockPayer(tx, accountId);
       const late = (await dropPayers()).filter((id) => !locked.has(id)).sort();
-      if (late.length > 0 && mayRestart && late.some((id) => [...locked].some((held) => held > id))) throw new PayerMoved();
+      if (late.length > 0 && mayRestart && late.some((id) => [...locked].some((held) => held > id)))
+        throw new PayerMoved();
       for (const accountId of late) await this.#lockPayer(tx, accountId);
       const done = await tx
         .update(links)
@@ -519,8 +612,18 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const rows = await tx
         .update(uploadSessions)
         .set({ state: 'Cancelled' })
-        .where(and(eq(uploadSessions.dropLinkIdHash, linkIdHash), sql`${uploadSessions.state} IN ${OPEN}`, sql`${uploadSessions.expiresAt} > ${now}`))
-        .returning({ id: uploadSessions.id, payerId: uploadSessions.payerId, declaredSize: uploadSessions.declaredSize });
+        .where(
+          and(
+            eq(uploadSessions.dropLinkIdHash, linkIdHash),
+            sql`${uploadSessions.state} IN ${OPEN}`,
+            sql`${uploadSessions.expiresAt} > ${now}`,
+          ),
+        )
+        .returning({
+          id: uploadSessions.id,
+          payerId: uploadSessions.payerId,
+          declaredSize: uploadSessions.declaredSize,
+        });
       const moved = new Map<string, { bytes: number; sessions: number }>();
       for (const r of rows) {
         const m = moved.get(r.payerId) ?? { bytes: 0, sessions: 0 };
@@ -543,13 +646,23 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
    */
   async rekeyLink(clearId: string, to: { idHash: string; sealedId: string }): Promise<boolean> {
     return this.db.transaction(async (tx) => {
-      const [row] = await tx.select().from(links).where(and(eq(links.idHash, clearId), isNull(links.sealedId))).for('update');
+      const [row] = await tx
+        .select()
+        .from(links)
+        .where(and(eq(links.idHash, clearId), isNull(links.sealedId)))
+        .for('update');
       if (!row) return false;
       await tx.insert(links).values({ ...row, idHash: to.idHash, sealedId: to.sealedId });
       await tx.update(linkDrops).set({ linkIdHash: to.idHash }).where(eq(linkDrops.linkIdHash, clearId));
-      await tx.update(uploadSessions).set({ dropLinkIdHash: to.idHash }).where(eq(uploadSessions.dropLinkIdHash, clearId));
+      await tx
+        .update(uploadSessions)
+        .set({ dropLinkIdHash: to.idHash })
+        .where(eq(uploadSessions.dropLinkIdHash, clearId));
       // Its sync entry (the migration that began the log keyed it by the row's key then) moves too.
-      await tx.update(syncChanges).set({ objectId: to.idHash }).where(and(eq(syncChanges.kind, 'link'), eq(syncChanges.objectId, clearId)));
+      await tx
+        .update(syncChanges)
+        .set({ objectId: to.idHash })
+        .where(and(eq(syncChanges.kind, 'link'), eq(syncChanges.objectId, clearId)));
       await tx.delete(links).where(eq(links.idHash, clearId));
       return true;
     });
@@ -560,7 +673,10 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
     const results: Opened[] = new Array(openings.length);
     for (const policy of new Set(openings.map((o) => o.policy))) {
       const at = openings.flatMap((o, i) => (o.policy === policy ? [i] : []));
-      const decided = await this.#openGroup(at.map((i) => openings[i]!), policy);
+      const decided = await this.#openGroup(
+        at.map((i) => openings[i]!),
+        policy,
+      );
       at.forEach((i, k) => (results[i] = decided[k]!));
     }
     return results;
@@ -576,7 +692,9 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
     // so a second miss would need a sponsor set in between; a third is a fault.
     for (let created = 0; ; created++) {
       try {
-        return await retrying(OPEN_GROUP_ATTEMPTS, payerMovedOrDeadlock, (mayRestart) => this.#openGroupOnce(group, policy, mayRestart));
+        return await retrying(OPEN_GROUP_ATTEMPTS, payerMovedOrDeadlock, (mayRestart) =>
+          this.#openGroupOnce(group, policy, mayRestart),
+        );
       } catch (error) {
         if (!(error instanceof QuotaRowsMissing) || created >= 2) throw error;
         this.groupsMissingRows++;
@@ -593,7 +711,10 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const uploaderIds = [...new Set(group.map((p) => p.request.uploaderId))];
       // Sessions lapsed by the latest arrival are lapsed for every opening of the group.
       const latest = Math.max(...group.map((p) => p.now));
-      const read = await tx.named<OpenReadRow>('sr_open_lock_and_read', LOCK_AND_READ.with({ ids: uploaderIds, latest }));
+      const read = await tx.named<OpenReadRow>(
+        'sr_open_lock_and_read',
+        LOCK_AND_READ.with({ ids: uploaderIds, latest }),
+      );
       const rows = new Map<string, QuotaAccountRecord>();
       // Per payer: open sessions as its row counts them (lapsed ones included), and what expiring the lapsed ones released.
       const counted = new Map<string, number>();
@@ -613,13 +734,21 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       // and the sponsor's rows in key order (an opening with a fresh snapshot, a metadata edit,
       // the sweep): the group is rolled back and runs again (#openGroup), its snapshot then
       // showing the sponsor; only a last attempt takes it out of order.
-      const late = [...new Set(uploaderIds.map((id) => rows.get(id)!.sponsorId).filter((id): id is string => id !== null && !rows.has(id)))];
+      const late = [
+        ...new Set(
+          uploaderIds.map((id) => rows.get(id)!.sponsorId).filter((id): id is string => id !== null && !rows.has(id)),
+        ),
+      ];
       if (late.length > 0 && mayRestart) {
         const highest = [...rows.keys()].reduce((a, b) => (a > b ? a : b));
         if (late.some((id) => id < highest)) throw new PayerMoved();
       }
       if (late.length > 0) {
-        for (const r of await tx.named<OpenReadRow>('sr_open_lock_late_sponsors', LOCK_LATE_SPONSORS.with({ ids: late, latest }))) take(r);
+        for (const r of await tx.named<OpenReadRow>(
+          'sr_open_lock_late_sponsors',
+          LOCK_LATE_SPONSORS.with({ ids: late, latest }),
+        ))
+          take(r);
         const lateUnlocked = late.filter((id) => !rows.has(id));
         if (lateUnlocked.length > 0) throw new QuotaRowsMissing(lateUnlocked);
       }
@@ -656,7 +785,16 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const sessions = plan.decisions.flatMap((d) => (d.ok ? [d.value.session] : []));
       const drops = plan.decisions.flatMap((d, i) =>
         d.ok && d.value.session.dropLinkIdHash !== null && group[i]!.tokenHash !== null
-          ? [{ uploadId: d.value.session.id, linkIdHash: d.value.session.dropLinkIdHash, ownerId: d.value.session.uploaderId, tokenHash: group[i]!.tokenHash!, declaredSize: d.value.session.declaredSize, createdAt: d.value.session.createdAt }]
+          ? [
+              {
+                uploadId: d.value.session.id,
+                linkIdHash: d.value.session.dropLinkIdHash,
+                ownerId: d.value.session.uploaderId,
+                tokenHash: group[i]!.tokenHash!,
+                declaredSize: d.value.session.declaredSize,
+                createdAt: d.value.session.createdAt,
+              },
+            ]
           : [],
       );
       // Every payer whose row moved: its reservations by (reserved now - released), its open
@@ -665,7 +803,9 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const moved = [...new Set([...releasedBy.keys(), ...plan.payers.keys()])].sort();
       const delta = moved.map((id) => (plan.payers.get(id)?.reserve ?? 0) - (releasedBy.get(id)?.bytes ?? 0));
       const openDelta = moved.map((id) => (plan.payers.get(id)?.opened ?? 0) - (releasedBy.get(id)?.sessions ?? 0));
-      const hardSince = moved.map((id) => (plan.payers.has(id) ? plan.payers.get(id)!.hardSince : rows.get(id)!.hardSince));
+      const hardSince = moved.map((id) =>
+        plan.payers.has(id) ? plan.payers.get(id)!.hardSince : rows.get(id)!.hardSince,
+      );
       // The write is the last statement of a group of plain openings: its COMMIT goes right behind it.
       const writeIsLast = drops.length === 0 && plan.links.size === 0;
       if (sessions.length > 0 || moved.length > 0) {
@@ -673,7 +813,11 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
         await (writeIsLast ? tx.namedThenCommit('sr_open_write', write) : tx.named('sr_open_write', write));
       }
       if (drops.length > 0) await tx.db.insert(linkDrops).values(drops);
-      for (const [linkIdHash, bytes] of plan.links) await tx.db.update(links).set({ acceptedBytes: sql`${links.acceptedBytes} + ${bytes}` }).where(eq(links.idHash, linkIdHash));
+      for (const [linkIdHash, bytes] of plan.links)
+        await tx.db
+          .update(links)
+          .set({ acceptedBytes: sql`${links.acceptedBytes} + ${bytes}` })
+          .where(eq(links.idHash, linkIdHash));
       return plan.decisions.map((d) => (d.ok ? ok(d.value.session) : d));
     });
   }
@@ -681,11 +825,22 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
     const [r] = await this.db.select().from(uploadSessions).where(eq(uploadSessions.id, id));
     return r ?? null;
   }
-  async #setUploadState(id: string, state: 'Uploading' | 'WaitingForProcessing' | 'Pending', received: { size: number; hash: string } | null, now: number): Promise<boolean> {
+  async #setUploadState(
+    id: string,
+    state: 'Uploading' | 'WaitingForProcessing' | 'Pending',
+    received: { size: number; hash: string } | null,
+    now: number,
+  ): Promise<boolean> {
     const r = await this.db
       .update(uploadSessions)
       .set({ state, receivedSize: received?.size ?? null, receivedHash: received?.hash ?? null })
-      .where(and(eq(uploadSessions.id, id), sql`${uploadSessions.state} IN ${OPEN}`, sql`${uploadSessions.expiresAt} > ${now}`))
+      .where(
+        and(
+          eq(uploadSessions.id, id),
+          sql`${uploadSessions.state} IN ${OPEN}`,
+          sql`${uploadSessions.expiresAt} > ${now}`,
+        ),
+      )
       .returning({ id: uploadSessions.id });
     return r.length === 1;
   }
@@ -698,43 +853,103 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   async completeUpload(input: CompleteUpload, policy: QuotaPolicy, now: number): Promise<CompleteOutcome> {
     return this.db.transaction(async (tx): Promise<CompleteOutcome> => {
       await this.#blobLock(tx, 'shared');
-      const [head] = await tx.select({ payerId: uploadSessions.payerId }).from(uploadSessions).where(eq(uploadSessions.id, input.uploadId));
+      const [head] = await tx
+        .select({ payerId: uploadSessions.payerId })
+        .from(uploadSessions)
+        .where(eq(uploadSessions.id, input.uploadId));
       if (!head) return 'not_open';
       const payer = quotaAccountFromRow(head.payerId, await this.#lockPayer(tx, head.payerId));
       // The session row itself: of two racing finalizes, the second sees the first's outcome.
-      const [session] = await tx.select().from(uploadSessions).where(eq(uploadSessions.id, input.uploadId)).for('update');
+      const [session] = await tx
+        .select()
+        .from(uploadSessions)
+        .where(eq(uploadSessions.id, input.uploadId))
+        .for('update');
       // FOR SHARE keeps a concurrent purge from deleting the asset under the new reference.
       const [target] =
-        input.asset !== null && 'attachTo' in input.asset ? await tx.select({ state: assets.state, ownerId: assets.ownerId }).from(assets).where(eq(assets.id, input.asset.attachTo)).for('share') : [];
+        input.asset !== null && 'attachTo' in input.asset
+          ? await tx
+              .select({ state: assets.state, ownerId: assets.ownerId })
+              .from(assets)
+              .where(eq(assets.id, input.asset.attachTo))
+              .for('share')
+          : [];
       const stored = await this.#blob(tx, input.contentHash);
-      const plan = decideCompletion({ session: session ?? null, storedBlobSize: stored?.size ?? null, attachTarget: target?.state ?? null, payer }, input, policy, now);
+      const plan = decideCompletion(
+        { session: session ?? null, storedBlobSize: stored?.size ?? null, attachTarget: target?.state ?? null, payer },
+        input,
+        policy,
+        now,
+      );
       if (typeof plan === 'string') return plan;
-      if (plan.newBlob) await this.#storeBlob(tx, plan.newBlob.contentHash, plan.newBlob.size, plan.newBlob.chargedTo, plan.newBlob.peer, now);
+      if (plan.newBlob)
+        await this.#storeBlob(
+          tx,
+          plan.newBlob.contentHash,
+          plan.newBlob.size,
+          plan.newBlob.chargedTo,
+          plan.newBlob.peer,
+          now,
+        );
       await tx
         .update(quotaAccounts)
-        .set({ reserved: sql`${quotaAccounts.reserved} - ${plan.release}`, openUploads: sql`${quotaAccounts.openUploads} - 1`, hardSince: plan.hardSince })
+        .set({
+          reserved: sql`${quotaAccounts.reserved} - ${plan.release}`,
+          openUploads: sql`${quotaAccounts.openUploads} - 1`,
+          hardSince: plan.hardSince,
+        })
         .where(eq(quotaAccounts.accountId, plan.session.payerId));
       const c = plan.createAsset;
       if (c) await tx.insert(assets).values({ ...c, createdAt: now, trashedAt: null });
-      if (plan.reference && plan.assetId !== null) await tx.insert(assetBlobs).values({ assetId: plan.assetId, ...plan.reference });
+      if (plan.reference && plan.assetId !== null)
+        await tx.insert(assetBlobs).values({ assetId: plan.assetId, ...plan.reference });
       if (plan.federatedRef) await tx.insert(federatedRefs).values(plan.federatedRef).onConflictDoNothing();
-      await tx.update(uploadSessions).set({ state: plan.session.state, assetId: plan.assetId }).where(eq(uploadSessions.id, plan.session.id));
+      await tx
+        .update(uploadSessions)
+        .set({ state: plan.session.state, assetId: plan.assetId })
+        .where(eq(uploadSessions.id, plan.session.id));
       if (plan.reference && plan.assetId !== null) {
-        if (c) await appendSyncChanges(tx, c.ownerId, assetChanges(c.id, plan.session.id === c.id ? plan.session.albumId : await this.#albumOf(tx, c.id), null, c.state), now);
-        else if (target) await appendSyncChanges(tx, target.ownerId, assetChanges(plan.assetId, await this.#albumOf(tx, plan.assetId), target.state, target.state), now);
+        if (c)
+          await appendSyncChanges(
+            tx,
+            c.ownerId,
+            assetChanges(
+              c.id,
+              plan.session.id === c.id ? plan.session.albumId : await this.#albumOf(tx, c.id),
+              null,
+              c.state,
+            ),
+            now,
+          );
+        else if (target)
+          await appendSyncChanges(
+            tx,
+            target.ownerId,
+            assetChanges(plan.assetId, await this.#albumOf(tx, plan.assetId), target.state, target.state),
+            now,
+          );
       }
       return { outcome: plan.outcome, session: plan.session };
     });
   }
   async cancelUpload(id: string, policy: QuotaPolicy, now: number): Promise<boolean> {
     return this.db.transaction(async (tx) => {
-      const [head] = await tx.select({ payerId: uploadSessions.payerId }).from(uploadSessions).where(eq(uploadSessions.id, id));
+      const [head] = await tx
+        .select({ payerId: uploadSessions.payerId })
+        .from(uploadSessions)
+        .where(eq(uploadSessions.id, id));
       if (!head) return false;
       await this.#lockPayer(tx, head.payerId);
       const [r] = await tx
         .update(uploadSessions)
         .set({ state: 'Cancelled' })
-        .where(and(eq(uploadSessions.id, id), sql`${uploadSessions.state} IN ${OPEN}`, sql`${uploadSessions.expiresAt} > ${now}`))
+        .where(
+          and(
+            eq(uploadSessions.id, id),
+            sql`${uploadSessions.state} IN ${OPEN}`,
+            sql`${uploadSessions.expiresAt} > ${now}`,
+          ),
+        )
         .returning({ payerId: uploadSessions.payerId, declaredSize: uploadSessions.declaredSize });
       if (!r) return false;
       await this.#release(tx, r.payerId, r.declaredSize, 1);
@@ -759,7 +974,12 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   async blobReferences(contentHash: string, ownerId: string): Promise<BlobReference[]> {
     // By the hash index, then each asset by its key; the album is its original's session's.
     return this.db
-      .selectDistinct({ assetId: assets.id, ownerId: assets.ownerId, state: assets.state, albumId: uploadSessions.albumId })
+      .selectDistinct({
+        assetId: assets.id,
+        ownerId: assets.ownerId,
+        state: assets.state,
+        albumId: uploadSessions.albumId,
+      })
       .from(assetBlobs)
       .innerJoin(assets, eq(assets.id, assetBlobs.assetId))
       .leftJoin(uploadSessions, eq(uploadSessions.id, assets.id))
@@ -781,7 +1001,12 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
    */
   async #transition(tx: PgDb, id: string, action: AssetAction, pending: PendingSync): Promise<boolean> {
     const [a] = await tx
-      .select({ state: assets.state, trashedAt: assets.trashedAt, dropExpiresAt: assets.dropExpiresAt, ownerId: assets.ownerId })
+      .select({
+        state: assets.state,
+        trashedAt: assets.trashedAt,
+        dropExpiresAt: assets.dropExpiresAt,
+        ownerId: assets.ownerId,
+      })
       .from(assets)
       .where(eq(assets.id, id))
       .for('update');
@@ -793,12 +1018,18 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
         ? await tx.delete(assets).where(eq(assets.id, id)).returning({ id: assets.id })
         : await tx.update(assets).set(t.next).where(eq(assets.id, id)).returning({ id: assets.id });
     if (r.length !== 1) return false;
-    pending.add(a!.ownerId, assetChanges(id, await this.#albumOf(tx, id), a!.state, t.write === 'delete' ? null : t.next.state));
+    pending.add(
+      a!.ownerId,
+      assetChanges(id, await this.#albumOf(tx, id), a!.state, t.write === 'delete' ? null : t.next.state),
+    );
     return true;
   }
   /** The album an asset lies in: its original's upload session's (core's albums/asset-album.ts). */
   async #albumOf(tx: PgDb, assetId: string): Promise<string | null> {
-    const [s] = await tx.select({ albumId: uploadSessions.albumId }).from(uploadSessions).where(eq(uploadSessions.id, assetId));
+    const [s] = await tx
+      .select({ albumId: uploadSessions.albumId })
+      .from(uploadSessions)
+      .where(eq(uploadSessions.id, assetId));
     return s?.albumId ?? null;
   }
   /** One lifecycle step in its own transaction, its sync changes appended last. */
@@ -862,8 +1093,10 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
         .orderBy(asc(assets.id));
       let n = 0;
       const pending = new PendingSync();
-      for (const { id } of ids) if (named.has(id) && (await this.#transition(tx, id, { kind: 'empty_trash' }, pending))) n++;
-      if (n > 0) await tx.update(quotaAccounts).set({ trashActivityAt: now }).where(eq(quotaAccounts.accountId, ownerId));
+      for (const { id } of ids)
+        if (named.has(id) && (await this.#transition(tx, id, { kind: 'empty_trash' }, pending))) n++;
+      if (n > 0)
+        await tx.update(quotaAccounts).set({ trashActivityAt: now }).where(eq(quotaAccounts.accountId, ownerId));
       await pending.flush(tx, now);
       return n;
     });
@@ -881,23 +1114,47 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
    * then the asset row): concurrent edits for one payer, on any connection, queue on the payer's
    * row, and each is judged on the ledger as the ones before it left it.
    */
-  async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<Result<void, MetadataEditRefusal>> {
+  async replaceMetadata(
+    input: MetadataReplace,
+    policy: QuotaPolicy,
+    now: number,
+  ): Promise<Result<void, MetadataEditRefusal>> {
     // Run again from the start when the payer moved under the locks to a row that sorts before
     // one already held (see #lockWithPayer), or when PostgreSQL chose this edit to break a deadlock.
-    return retrying(METADATA_EDIT_ATTEMPTS, payerMovedOrDeadlock, (mayRestart) => this.#replaceMetadataOnce(input, policy, now, mayRestart));
+    return retrying(METADATA_EDIT_ATTEMPTS, payerMovedOrDeadlock, (mayRestart) =>
+      this.#replaceMetadataOnce(input, policy, now, mayRestart),
+    );
   }
-  async #replaceMetadataOnce(input: MetadataReplace, policy: QuotaPolicy, now: number, mayRestart: boolean): Promise<Result<void, MetadataEditRefusal>> {
+  async #replaceMetadataOnce(
+    input: MetadataReplace,
+    policy: QuotaPolicy,
+    now: number,
+    mayRestart: boolean,
+  ): Promise<Result<void, MetadataEditRefusal>> {
     return this.db.transaction(async (tx): Promise<Result<void, MetadataEditRefusal>> => {
       await this.#blobLock(tx, 'shared');
       const { account, payer } = await this.#lockWithPayer(tx, input.accountId, now, mayRestart);
       // The asset row: two replacements of one asset queue here, so one metadata reference remains.
-      const [a] = await tx.select({ state: assets.state, ownerId: assets.ownerId }).from(assets).where(eq(assets.id, input.assetId)).for('update');
+      const [a] = await tx
+        .select({ state: assets.state, ownerId: assets.ownerId })
+        .from(assets)
+        .where(eq(assets.id, input.assetId))
+        .for('update');
       const metadata = a
-        ? await tx.select({ size: assetBlobs.size }).from(assetBlobs).where(and(eq(assetBlobs.assetId, input.assetId), eq(assetBlobs.kind, 'metadata')))
+        ? await tx
+            .select({ size: assetBlobs.size })
+            .from(assetBlobs)
+            .where(and(eq(assetBlobs.assetId, input.assetId), eq(assetBlobs.kind, 'metadata')))
         : [];
       const stored = await this.#blob(tx, input.contentHash);
       const plan = decideMetadataReplace(
-        { assetState: a?.state ?? null, metadataSizes: metadata.map((m) => m.size), account, payer, storedBlobSize: stored?.size ?? null },
+        {
+          assetState: a?.state ?? null,
+          metadataSizes: metadata.map((m) => m.size),
+          account,
+          payer,
+          storedBlobSize: stored?.size ?? null,
+        },
         input,
         policy,
         now,
@@ -908,7 +1165,12 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       await tx.delete(assetBlobs).where(and(eq(assetBlobs.assetId, input.assetId), eq(assetBlobs.kind, 'metadata')));
       await tx.insert(assetBlobs).values({ assetId: input.assetId, ...reference });
       await tx.update(quotaAccounts).set({ hardSince }).where(eq(quotaAccounts.accountId, payerId));
-      await appendSyncChanges(tx, a!.ownerId, assetChanges(input.assetId, await this.#albumOf(tx, input.assetId), a!.state, a!.state), now);
+      await appendSyncChanges(
+        tx,
+        a!.ownerId,
+        assetChanges(input.assetId, await this.#albumOf(tx, input.assetId), a!.state, a!.state),
+        now,
+      );
       return ok(undefined);
     });
   }
@@ -922,13 +1184,20 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
    * transaction is abandoned (PayerMoved) and run again, its first read then seeing the new payer
    * (`mayRestart` false, on a last attempt, takes it out of order instead).
    */
-  async #lockWithPayer(tx: PgDb, accountId: string, now: number, mayRestart: boolean): Promise<{ account: QuotaAccountRecord; payer: QuotaAccountRecord }> {
+  async #lockWithPayer(
+    tx: PgDb,
+    accountId: string,
+    now: number,
+    mayRestart: boolean,
+  ): Promise<{ account: QuotaAccountRecord; payer: QuotaAccountRecord }> {
     const locked = new Map<string, QuotaAccountRecord>();
     let wanted = [accountId, payerIdOf(await this.#account(tx, accountId))];
     for (;;) {
-      for (const id of [...new Set(wanted)].sort()) if (!locked.has(id)) locked.set(id, quotaAccountFromRow(id, await this.#lockPayer(tx, id)));
+      for (const id of [...new Set(wanted)].sort())
+        if (!locked.has(id)) locked.set(id, quotaAccountFromRow(id, await this.#lockPayer(tx, id)));
       const payerId = payerIdOf(locked.get(accountId)!);
-      if (!locked.has(payerId) && mayRestart && [...locked.keys()].some((held) => held > payerId)) throw new PayerMoved();
+      if (!locked.has(payerId) && mayRestart && [...locked.keys()].some((held) => held > payerId))
+        throw new PayerMoved();
       if (locked.has(payerId)) {
         if ((await this.#expire(tx, payerId, now)).length > 0) locked.set(payerId, await this.#account(tx, payerId));
         return { account: locked.get(accountId)!, payer: locked.get(payerId)! };

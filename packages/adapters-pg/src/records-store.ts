@@ -27,7 +27,9 @@ export class PgDeprecationStore implements DeprecationStore {
     return this.db.select().from(deprecations);
   }
 
-  async announceDeprecation(...[candidate, policy]: Parameters<DeprecationStore['announceDeprecation']>): ReturnType<DeprecationStore['announceDeprecation']> {
+  async announceDeprecation(
+    ...[candidate, policy]: Parameters<DeprecationStore['announceDeprecation']>
+  ): ReturnType<DeprecationStore['announceDeprecation']> {
     return this.db.transaction(async (tx) => {
       await tx.execute(sql`SELECT pg_advisory_xact_lock(${DEPRECATION_LOCK})`);
       const decided = decideAnnouncement(await tx.select().from(deprecations), candidate, policy);
@@ -52,7 +54,11 @@ export class PgAttestationStore implements AttestationKeyStore {
     return this.db.select().from(attestationHistory).orderBy(asc(attestationHistory.seq));
   }
 
-  async appendAttestationKey(key: AttestationKeyRecord, entry: AttestationHistoryEntry, at: number): Promise<'appended' | 'stale'> {
+  async appendAttestationKey(
+    key: AttestationKeyRecord,
+    entry: AttestationHistoryEntry,
+    at: number,
+  ): Promise<'appended' | 'stale'> {
     if (entry.kid !== key.kid || entry.publicKey !== key.publicKey) return 'stale';
     return this.db.transaction(async (tx) => {
       await tx.execute(sql`SELECT pg_advisory_xact_lock(${ATTESTATION_LOCK})`);
@@ -66,7 +72,11 @@ export class PgAttestationStore implements AttestationKeyStore {
   }
 
   async resealAttestationKey(kid: string, from: string, to: string): Promise<boolean> {
-    const changed = await this.db.update(attestationKeys).set({ privateKey: to }).where(and(eq(attestationKeys.kid, kid), eq(attestationKeys.privateKey, from))).returning({ kid: attestationKeys.kid });
+    const changed = await this.db
+      .update(attestationKeys)
+      .set({ privateKey: to })
+      .where(and(eq(attestationKeys.kid, kid), eq(attestationKeys.privateKey, from)))
+      .returning({ kid: attestationKeys.kid });
     return changed.length === 1;
   }
 }
@@ -76,12 +86,19 @@ export class PgRegistrationAllowlist implements RegistrationAllowlist {
   constructor(readonly db: PgDb) {}
 
   async allowRegistration(entry: string, at: number): Promise<boolean> {
-    const rows = await this.db.insert(registrationAllowlist).values({ entry, addedAt: at }).onConflictDoNothing().returning({ entry: registrationAllowlist.entry });
+    const rows = await this.db
+      .insert(registrationAllowlist)
+      .values({ entry, addedAt: at })
+      .onConflictDoNothing()
+      .returning({ entry: registrationAllowlist.entry });
     return rows.length === 1;
   }
 
   async disallowRegistration(entry: string): Promise<boolean> {
-    const rows = await this.db.delete(registrationAllowlist).where(eq(registrationAllowlist.entry, entry)).returning({ entry: registrationAllowlist.entry });
+    const rows = await this.db
+      .delete(registrationAllowlist)
+      .where(eq(registrationAllowlist.entry, entry))
+      .returning({ entry: registrationAllowlist.entry });
     return rows.length === 1;
   }
 
@@ -91,7 +108,10 @@ export class PgRegistrationAllowlist implements RegistrationAllowlist {
 
   async findAllowedRegistrations(entries: readonly string[]): Promise<string[]> {
     if (entries.length === 0) return [];
-    const rows = await this.db.select({ entry: registrationAllowlist.entry }).from(registrationAllowlist).where(inArray(registrationAllowlist.entry, [...entries]));
+    const rows = await this.db
+      .select({ entry: registrationAllowlist.entry })
+      .from(registrationAllowlist)
+      .where(inArray(registrationAllowlist.entry, [...entries]));
     return rows.map((r) => r.entry);
   }
 }

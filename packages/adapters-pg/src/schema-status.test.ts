@@ -30,7 +30,11 @@ async function faultReading(url: string): Promise<unknown> {
 describe('the PostgreSQL schema read, failing', () => {
   it('reads SQLSTATE class 28 as refused credentials, another SQLSTATE as an error, none as no answer, through wrappers', () => {
     expect(pgFault(Object.assign(new Error('password authentication failed'), { code: '28P01' }))).toBe('credentials');
-    expect(pgFault(new Error('Failed query', { cause: Object.assign(new Error('role "x" does not exist'), { code: '28000' }) }))).toBe('credentials');
+    expect(
+      pgFault(
+        new Error('Failed query', { cause: Object.assign(new Error('role "x" does not exist'), { code: '28000' }) }),
+      ),
+    ).toBe('credentials');
     expect(pgFault(Object.assign(new Error('relation does not exist'), { code: '42P01' }))).toBe('failed');
     expect(pgFault(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }))).toBe('unreachable');
     expect(pgFault(new Error('timeout exceeded when trying to connect'))).toBe('unreachable');

@@ -12,7 +12,8 @@ export function pgFault(e: unknown): StoreFault {
   // Drizzle wraps the driver's error; the SQLSTATE is on the innermost one.
   let err = e as { code?: unknown; cause?: unknown } | undefined;
   for (let depth = 0; depth < 4 && err !== undefined && err !== null; depth++) {
-    if (typeof err.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code)) return err.code.startsWith('28') ? 'credentials' : 'failed';
+    if (typeof err.code === 'string' && /^[0-9A-Z]{5}$/.test(err.code))
+      return err.code.startsWith('28') ? 'credentials' : 'failed';
     err = err.cause as typeof err;
   }
   return 'unreachable';
@@ -32,7 +33,10 @@ export class PgSchemaStatus implements SchemaStatus {
     try {
       return { build: this.#build, database: await databaseSchemaVersion(this.db) };
     } catch (cause) {
-      throw new CoreError('error.store.unavailable', 'reading the applied migrations failed', { cause, fault: pgFault(cause) });
+      throw new CoreError('error.store.unavailable', 'reading the applied migrations failed', {
+        cause,
+        fault: pgFault(cause),
+      });
     }
   }
 }

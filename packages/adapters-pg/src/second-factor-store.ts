@@ -42,16 +42,26 @@ export class PgSecondFactorStore implements TotpThrottleStore, TotpRecoveryStore
   }
 
   async refundTotpCodeCheck(accountId: string, at: number): Promise<void> {
-    await this.#applyToThrottle(accountId, (state) => ({ admission: undefined, next: state === null ? null : refundCodeCheck(state, at) }));
+    await this.#applyToThrottle(accountId, (state) => ({
+      admission: undefined,
+      next: state === null ? null : refundCodeCheck(state, at),
+    }));
   }
 
   /** Locks the account's record, lets core decide on it, writes what it decided: one transaction. */
-  async #applyToThrottle<T>(accountId: string, decide: (state: TotpThrottleState | null) => { admission: T; next: TotpThrottleState | null }): Promise<T> {
+  async #applyToThrottle<T>(
+    accountId: string,
+    decide: (state: TotpThrottleState | null) => { admission: T; next: TotpThrottleState | null },
+  ): Promise<T> {
     return this.db.transaction(async (tx) => {
       await tx.insert(totpThrottles).values({ accountId, wrongCodesAt: '[]' }).onConflictDoNothing();
       const [row] = await tx.select().from(totpThrottles).where(eq(totpThrottles.accountId, accountId)).for('update');
       const { admission, next } = decide(row ? parseTimes(row.wrongCodesAt) : null);
-      if (next !== null) await tx.update(totpThrottles).set({ wrongCodesAt: JSON.stringify(next.wrongCodesAt) }).where(eq(totpThrottles.accountId, accountId));
+      if (next !== null)
+        await tx
+          .update(totpThrottles)
+          .set({ wrongCodesAt: JSON.stringify(next.wrongCodesAt) })
+          .where(eq(totpThrottles.accountId, accountId));
       return admission;
     });
   }
@@ -76,14 +86,21 @@ export class PgDeploymentStore implements DeploymentStore, LeaseStore {
 
   async claimDeployment(first: DeploymentRecord): Promise<DeploymentRecord> {
     // Two processes starting at once: the primary key lets one insert win; both read the winner.
-    await this.db.insert(deployment).values({ id: 1, ...first }).onConflictDoNothing();
+    await this.db
+      .insert(deployment)
+      .values({ id: 1, ...first })
+      .onConflictDoNothing();
     const [row] = await this.db.select().from(deployment).where(eq(deployment.id, 1));
     const { id: _id, ...record } = row!;
     return record;
   }
 
   async setDeploymentIssuer(change: { issuer: string; issuerConfigured: boolean }): Promise<boolean> {
-    const updated = await this.db.update(deployment).set(change).where(eq(deployment.id, 1)).returning({ id: deployment.id });
+    const updated = await this.db
+      .update(deployment)
+      .set(change)
+      .where(eq(deployment.id, 1))
+      .returning({ id: deployment.id });
     return updated.length === 1;
   }
 
@@ -91,12 +108,22 @@ export class PgDeploymentStore implements DeploymentStore, LeaseStore {
     // Account rows first, then session rows: the order every credential change locks in.
     return this.db.transaction(async (tx) => {
       await tx.update(accounts).set({ credentialsChangedAt: at });
-      const closed = await tx.update(sessions).set({ closedAt: at }).where(isNull(sessions.closedAt)).returning({ id: sessions.id });
+      const closed = await tx
+        .update(sessions)
+        .set({ closedAt: at })
+        .where(isNull(sessions.closedAt))
+        .returning({ id: sessions.id });
       const challenges = await tx.delete(totpChallenges).returning({ k: totpChallenges.idHash });
       const revokeAll = await tx.delete(revokeAllChallenges).returning({ k: revokeAllChallenges.challengeHash });
       const codes = await tx.delete(oidcLoginCodes).returning({ k: oidcLoginCodes.codeHash });
       const flows = await tx.delete(oidcFlows).returning({ k: oidcFlows.stateHash });
-      return { sessions: closed.length, secondFactorChallenges: challenges.length, revokeAllChallenges: revokeAll.length, oidcLoginCodes: codes.length, oidcFlows: flows.length };
+      return {
+        sessions: closed.length,
+        secondFactorChallenges: challenges.length,
+        revokeAllChallenges: revokeAll.length,
+        oidcLoginCodes: codes.length,
+        oidcFlows: flows.length,
+      };
     });
   }
 

@@ -1,5 +1,11 @@
 import { asc, eq } from 'drizzle-orm';
-import { decideAppend, type Appended, type AppendRefusal, type UploadSegment, type UploadSegments } from '@strongroom/core';
+import {
+  decideAppend,
+  type Appended,
+  type AppendRefusal,
+  type UploadSegment,
+  type UploadSegments,
+} from '@strongroom/core';
 import type { PgDb } from './db.js';
 import { uploadSegments, uploadSessions } from './schema/index.js';
 
@@ -13,17 +19,26 @@ export class PgUploadSegments implements UploadSegments {
   constructor(readonly db: PgDb) {}
 
   async listSegments(uploadId: string): Promise<readonly UploadSegment[]> {
-    return this.db.select().from(uploadSegments).where(eq(uploadSegments.uploadId, uploadId)).orderBy(asc(uploadSegments.start));
+    return this.db
+      .select()
+      .from(uploadSegments)
+      .where(eq(uploadSegments.uploadId, uploadId))
+      .orderBy(asc(uploadSegments.start));
   }
 
   async appendSegment(segment: UploadSegment, now: number): Promise<Appended | AppendRefusal> {
     return this.db.transaction(async (tx) => {
-      const [session] = await tx.select().from(uploadSessions).where(eq(uploadSessions.id, segment.uploadId)).for('update');
+      const [session] = await tx
+        .select()
+        .from(uploadSessions)
+        .where(eq(uploadSessions.id, segment.uploadId))
+        .for('update');
       const runs = await tx.select().from(uploadSegments).where(eq(uploadSegments.uploadId, segment.uploadId));
       const decided = decideAppend({ session: session ?? null, segments: runs }, segment, now);
       if (typeof decided === 'string') return decided;
       await tx.insert(uploadSegments).values(segment);
-      if (session!.state === 'Pending') await tx.update(uploadSessions).set({ state: 'Uploading' }).where(eq(uploadSessions.id, segment.uploadId));
+      if (session!.state === 'Pending')
+        await tx.update(uploadSessions).set({ state: 'Uploading' }).where(eq(uploadSessions.id, segment.uploadId));
       return decided;
     });
   }

@@ -34,7 +34,11 @@ export class PgSponsorshipStore implements SponsorshipStore {
   constructor(readonly db: PgDb) {}
 
   async #owners(db: PgDb, accountId: string): Promise<string[]> {
-    const rows = await db.select({ o: sponsoredOwners.ownerId }).from(sponsoredOwners).where(eq(sponsoredOwners.accountId, accountId)).orderBy(asc(sponsoredOwners.seq));
+    const rows = await db
+      .select({ o: sponsoredOwners.ownerId })
+      .from(sponsoredOwners)
+      .where(eq(sponsoredOwners.accountId, accountId))
+      .orderBy(asc(sponsoredOwners.seq));
     return rows.map((r) => r.o);
   }
 
@@ -48,37 +52,63 @@ export class PgSponsorshipStore implements SponsorshipStore {
    * setSponsor, an opening or revocation paid by the sponsor, or a sweep queues on that row, or
    * this transaction queues behind it. A new lock taken after the ledger row would end this.
    */
-  async createSponsoredAccount(input: { account: AccountRecord; sponsorId: string }): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
+  async createSponsoredAccount(input: {
+    account: AccountRecord;
+    sponsorId: string;
+  }): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
     const { account, sponsorId } = input;
     return this.db.transaction(async (tx): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> => {
       // The sponsor's ledger row, made to exist (an empty row is the zero record) and locked, so an
       // operator making it someone's payee meanwhile waits for this transaction or is seen by it.
       await this.#lockLedgerRows(tx, [sponsorId]);
       // A new account pays for nobody and has no record yet.
-      const verdict = decideSponsorChange({ accountId: account.id, sponsor: { accountId: sponsorId, ...(await this.#sponsorFacts(tx, sponsorId)) }, payees: 0, record: null });
+      const verdict = decideSponsorChange({
+        accountId: account.id,
+        sponsor: { accountId: sponsorId, ...(await this.#sponsorFacts(tx, sponsorId)) },
+        payees: 0,
+        record: null,
+      });
       if (!verdict.ok) return verdict;
       await tx.insert(accounts).values(account);
-      await tx.insert(quotaAccounts).values({ accountId: account.id, sponsorId }).onConflictDoUpdate({ target: quotaAccounts.accountId, set: { sponsorId } });
+      await tx
+        .insert(quotaAccounts)
+        .values({ accountId: account.id, sponsorId })
+        .onConflictDoUpdate({ target: quotaAccounts.accountId, set: { sponsorId } });
       await tx.insert(sponsoredAccounts).values({ accountId: account.id, sponsorId, createdAt: account.createdAt });
       await tx.insert(sponsoredOwners).values({ accountId: account.id, ownerId: sponsorId, seq: 0 });
       return verdict;
     });
   }
-  async setSponsor(accountId: string, sponsorId: string | null): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
+  async setSponsor(
+    accountId: string,
+    sponsorId: string | null,
+  ): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
     // A change PostgreSQL chose to break a deadlock (a writer taking quota rows out of key order,
     // as a last attempt may) was rolled back whole: it runs again, as openings and edits do.
     return retrying(SPONSOR_CHANGE_ATTEMPTS, isDeadlock, () => this.#setSponsorOnce(accountId, sponsorId));
   }
-  async #setSponsorOnce(accountId: string, sponsorId: string | null): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
+  async #setSponsorOnce(
+    accountId: string,
+    sponsorId: string | null,
+  ): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
     return this.db.transaction(async (tx): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> => {
       // Both ledger rows locked (in id order, so two changes never wait on each other crosswise):
       // a change of either's payer, or a sponsored account created by either, waits for this
       // transaction or is seen by it; the facts below are read after the locks are held.
       await this.#lockLedgerRows(tx, sponsorId === null ? [accountId] : [accountId, sponsorId]);
-      const [payees] = await tx.select({ n: sql<number>`count(*)::int` }).from(quotaAccounts).where(eq(quotaAccounts.sponsorId, accountId));
-      const sponsor = sponsorId === null ? null : { accountId: sponsorId, ...(await this.#sponsorFacts(tx, sponsorId)) };
+      const [payees] = await tx
+        .select({ n: sql<number>`count(*)::int` })
+        .from(quotaAccounts)
+        .where(eq(quotaAccounts.sponsorId, accountId));
+      const sponsor =
+        sponsorId === null ? null : { accountId: sponsorId, ...(await this.#sponsorFacts(tx, sponsorId)) };
       const [record] = await tx.select().from(sponsoredAccounts).where(eq(sponsoredAccounts.accountId, accountId));
-      const verdict = decideSponsorChange({ accountId, sponsor, payees: payees?.n ?? 0, record: record ? { ...record, owners: await this.#owners(tx, accountId) } : null });
+      const verdict = decideSponsorChange({
+        accountId,
+        sponsor,
+        payees: payees?.n ?? 0,
+        record: record ? { ...record, owners: await this.#owners(tx, accountId) } : null,
+      });
       if (!verdict.ok) return verdict;
       await tx.update(quotaAccounts).set({ sponsorId }).where(eq(quotaAccounts.accountId, accountId));
       return verdict;
@@ -89,14 +119,25 @@ export class PgSponsorshipStore implements SponsorshipStore {
   async #lockLedgerRows(tx: PgDb, accountIds: readonly string[]): Promise<void> {
     const ids = [...new Set(accountIds)].sort();
     await createLedgerRows(tx, ids);
-    for (const id of ids) await tx.select({ id: quotaAccounts.accountId }).from(quotaAccounts).where(eq(quotaAccounts.accountId, id)).for('update');
+    for (const id of ids)
+      await tx
+        .select({ id: quotaAccounts.accountId })
+        .from(quotaAccounts)
+        .where(eq(quotaAccounts.accountId, id))
+        .for('update');
   }
 
   /** What core's sponsor rules read of a would-be sponsor (call with its ledger row locked). */
   async #sponsorFacts(tx: PgDb, sponsorId: string): Promise<SponsorFacts> {
-    const [ledger] = await tx.select({ sponsorId: quotaAccounts.sponsorId }).from(quotaAccounts).where(eq(quotaAccounts.accountId, sponsorId));
+    const [ledger] = await tx
+      .select({ sponsorId: quotaAccounts.sponsorId })
+      .from(quotaAccounts)
+      .where(eq(quotaAccounts.accountId, sponsorId));
     const [record] = await tx.select().from(sponsoredAccounts).where(eq(sponsoredAccounts.accountId, sponsorId));
-    return { record: record ? { ...record, owners: await this.#owners(tx, sponsorId) } : null, ledgerSponsorId: ledger?.sponsorId ?? null };
+    return {
+      record: record ? { ...record, owners: await this.#owners(tx, sponsorId) } : null,
+      ledgerSponsorId: ledger?.sponsorId ?? null,
+    };
   }
 
   async createSponsored(r: { accountId: string; sponsorId: string; createdAt: number }): Promise<void> {
@@ -111,7 +152,11 @@ export class PgSponsorshipStore implements SponsorshipStore {
   }
   async listOwnedBy(ownerId: string): Promise<SponsoredRecord[]> {
     const rows = await this.db
-      .select({ accountId: sponsoredAccounts.accountId, sponsorId: sponsoredAccounts.sponsorId, createdAt: sponsoredAccounts.createdAt })
+      .select({
+        accountId: sponsoredAccounts.accountId,
+        sponsorId: sponsoredAccounts.sponsorId,
+        createdAt: sponsoredAccounts.createdAt,
+      })
       .from(sponsoredOwners)
       .innerJoin(sponsoredAccounts, eq(sponsoredAccounts.accountId, sponsoredOwners.accountId))
       .where(eq(sponsoredOwners.ownerId, ownerId))
@@ -123,10 +168,20 @@ export class PgSponsorshipStore implements SponsorshipStore {
   async addOwner(accountId: string, ownerId: string): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       // The account row serialises owner additions, so their order (seq) is well defined.
-      const [acct] = await tx.select().from(sponsoredAccounts).where(eq(sponsoredAccounts.accountId, accountId)).for('update');
+      const [acct] = await tx
+        .select()
+        .from(sponsoredAccounts)
+        .where(eq(sponsoredAccounts.accountId, accountId))
+        .for('update');
       if (!acct) return false;
-      const [next] = await rowsOf<{ n: string | number }>(tx, sql`SELECT coalesce(max(${sponsoredOwners.seq}), 0) + 1 AS n FROM ${sponsoredOwners} WHERE ${sponsoredOwners.accountId} = ${accountId}`);
-      await tx.insert(sponsoredOwners).values({ accountId, ownerId, seq: Number(next?.n ?? 1) }).onConflictDoNothing();
+      const [next] = await rowsOf<{ n: string | number }>(
+        tx,
+        sql`SELECT coalesce(max(${sponsoredOwners.seq}), 0) + 1 AS n FROM ${sponsoredOwners} WHERE ${sponsoredOwners.accountId} = ${accountId}`,
+      );
+      await tx
+        .insert(sponsoredOwners)
+        .values({ accountId, ownerId, seq: Number(next?.n ?? 1) })
+        .onConflictDoNothing();
       return true;
     });
   }
@@ -157,14 +212,24 @@ export class PgLinkStore implements LinkStore {
     return r ? toLink(r) : null;
   }
   async listLinks(ownerId: string): Promise<LinkRecord[]> {
-    return (await this.db.select().from(links).where(eq(links.ownerId, ownerId)).orderBy(asc(links.createdAt), asc(links.idHash))).map(toLink);
+    return (
+      await this.db
+        .select()
+        .from(links)
+        .where(eq(links.ownerId, ownerId))
+        .orderBy(asc(links.createdAt), asc(links.idHash))
+    ).map(toLink);
   }
   async findDrop(uploadId: string): Promise<DropRecord | null> {
     const [r] = await this.db.select().from(linkDrops).where(eq(linkDrops.uploadId, uploadId));
     return r ?? null;
   }
   async listDrops(linkIdHash: string): Promise<DropRecord[]> {
-    return this.db.select().from(linkDrops).where(eq(linkDrops.linkIdHash, linkIdHash)).orderBy(asc(linkDrops.createdAt), asc(linkDrops.uploadId));
+    return this.db
+      .select()
+      .from(linkDrops)
+      .where(eq(linkDrops.linkIdHash, linkIdHash))
+      .orderBy(asc(linkDrops.createdAt), asc(linkDrops.uploadId));
   }
   async listClearLinkIds(): Promise<string[]> {
     return (await this.db.select({ id: links.idHash }).from(links).where(isNull(links.sealedId))).map((r) => r.id);

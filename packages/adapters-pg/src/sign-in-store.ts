@@ -13,7 +13,12 @@ import {
   type SignInThrottleStore,
   type SignInTicketRecord,
 } from '@strongroom/core';
-import { addressGuessFromJson, signInAddressCountKey, signInSourceCountKey, sourceFailuresFromJson } from '@strongroom/sql-common';
+import {
+  addressGuessFromJson,
+  signInAddressCountKey,
+  signInSourceCountKey,
+  sourceFailuresFromJson,
+} from '@strongroom/sql-common';
 import type { PgDb } from './db.js';
 import { accounts } from './schema/accounts.js';
 import { signInCounts, signInTickets } from './schema/sign-in.js';
@@ -48,7 +53,10 @@ export class PgSignInStore implements SignInThrottleStore {
     await this.#apply(claim, (facts) => ({ admission: undefined, writes: refundPasswordCheck(facts, claim, by) }));
   }
 
-  async #apply<T>(claim: PasswordCheckClaim, decide: (facts: PasswordCheckFacts) => { admission: T; writes: PasswordCheckWrites }): Promise<T> {
+  async #apply<T>(
+    claim: PasswordCheckClaim,
+    decide: (facts: PasswordCheckFacts) => { admission: T; writes: PasswordCheckWrites },
+  ): Promise<T> {
     const aKey = addressKey(claim.addressKey);
     const sKey = sourceKey(claim.sourceKey);
     return this.db.transaction(async (tx) => {
@@ -61,7 +69,13 @@ export class PgSignInStore implements SignInThrottleStore {
         claim.ticketHash === null
           ? []
           : await tx
-              .select({ record: signInTickets, holder: accounts.id, addressKey: accounts.addressKey, credentialsChangedAt: accounts.credentialsChangedAt, lockedAt: accounts.lockedAt })
+              .select({
+                record: signInTickets,
+                holder: accounts.id,
+                addressKey: accounts.addressKey,
+                credentialsChangedAt: accounts.credentialsChangedAt,
+                lockedAt: accounts.lockedAt,
+              })
               .from(signInTickets)
               .leftJoin(accounts, eq(accounts.id, signInTickets.accountId))
               .where(eq(signInTickets.ticketHash, claim.ticketHash))
@@ -70,18 +84,34 @@ export class PgSignInStore implements SignInThrottleStore {
         address: address ? addressOf(address.state) : null,
         source: source ? sourceOf(source.state) : null,
         ticket: ticket
-          ? { record: ticket.record, account: ticket.holder === null ? null : { addressKey: ticket.addressKey, credentialsChangedAt: ticket.credentialsChangedAt, lockedAt: ticket.lockedAt } }
+          ? {
+              record: ticket.record,
+              account:
+                ticket.holder === null
+                  ? null
+                  : {
+                      addressKey: ticket.addressKey,
+                      credentialsChangedAt: ticket.credentialsChangedAt,
+                      lockedAt: ticket.lockedAt,
+                    },
+            }
           : null,
       };
       const { admission, writes } = decide(facts);
       const put = async (key: string, state: AddressGuessState | SourceFailureState) => {
         const json = JSON.stringify(state);
-        await tx.insert(signInCounts).values({ key, state: json }).onConflictDoUpdate({ target: signInCounts.key, set: { state: json } });
+        await tx
+          .insert(signInCounts)
+          .values({ key, state: json })
+          .onConflictDoUpdate({ target: signInCounts.key, set: { state: json } });
       };
       if (writes.address !== undefined) await put(aKey, writes.address);
       if (writes.source !== undefined) await put(sKey, writes.source);
       if (writes.ticketWrongPasswords !== undefined && claim.ticketHash !== null) {
-        await tx.update(signInTickets).set({ wrongPasswords: writes.ticketWrongPasswords }).where(eq(signInTickets.ticketHash, claim.ticketHash));
+        await tx
+          .update(signInTickets)
+          .set({ wrongPasswords: writes.ticketWrongPasswords })
+          .where(eq(signInTickets.ticketHash, claim.ticketHash));
       }
       return admission;
     });
@@ -89,13 +119,20 @@ export class PgSignInStore implements SignInThrottleStore {
 
   async issueSignInTicket(ticket: SignInTicketRecord): Promise<void> {
     await this.db.transaction(async (tx) => {
-      await tx.delete(signInTickets).where(and(eq(signInTickets.accountId, ticket.accountId), lte(signInTickets.expiresAt, ticket.issuedAt)));
+      await tx
+        .delete(signInTickets)
+        .where(and(eq(signInTickets.accountId, ticket.accountId), lte(signInTickets.expiresAt, ticket.issuedAt)));
       await tx.insert(signInTickets).values(ticket);
     });
   }
 
   async voidSignInTickets(accountId: string): Promise<number> {
-    return (await this.db.delete(signInTickets).where(eq(signInTickets.accountId, accountId)).returning({ h: signInTickets.ticketHash })).length;
+    return (
+      await this.db
+        .delete(signInTickets)
+        .where(eq(signInTickets.accountId, accountId))
+        .returning({ h: signInTickets.ticketHash })
+    ).length;
   }
 
   async voidAllSignInTickets(): Promise<number> {
@@ -103,12 +140,18 @@ export class PgSignInStore implements SignInThrottleStore {
   }
 
   async findAddressGuesses(key: string): Promise<AddressGuessState | null> {
-    const [row] = await this.db.select().from(signInCounts).where(eq(signInCounts.key, addressKey(key)));
+    const [row] = await this.db
+      .select()
+      .from(signInCounts)
+      .where(eq(signInCounts.key, addressKey(key)));
     return row ? addressOf(row.state) : null;
   }
 
   async findSourceFailures(key: string): Promise<SourceFailureState | null> {
-    const [row] = await this.db.select().from(signInCounts).where(eq(signInCounts.key, sourceKey(key)));
+    const [row] = await this.db
+      .select()
+      .from(signInCounts)
+      .where(eq(signInCounts.key, sourceKey(key)));
     return row ? sourceOf(row.state) : null;
   }
 

@@ -47,8 +47,16 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
   readonly #issuance: StatementBatch<{ id: string; tokenHash: string; at: number; staleBefore: number }, boolean>;
 
   constructor(readonly db: PgDb) {
-    this.#byId = db.select().from(sessions).where(eq(sessions.id, sql.placeholder('id'))).prepare('sr_session_by_id');
-    this.#accountById = db.select().from(accounts).where(eq(accounts.id, sql.placeholder('id'))).prepare('sr_account_by_id');
+    this.#byId = db
+      .select()
+      .from(sessions)
+      .where(eq(sessions.id, sql.placeholder('id')))
+      .prepare('sr_session_by_id');
+    this.#accountById = db
+      .select()
+      .from(accounts)
+      .where(eq(accounts.id, sql.placeholder('id')))
+      .prepare('sr_account_by_id');
     this.#touch = db
       .update(sessions)
       .set({ lastUsedAt: sql`${sql.placeholder('at')}` })
@@ -61,54 +69,81 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
         accessFloor: sessions.accessFloor,
         closedAt: sessions.closedAt,
         lastUsedAt: sessions.lastUsedAt,
-        account: { id: accounts.id, address: accounts.address, displayName: accounts.displayName, createdAt: accounts.createdAt, handleUser: handles.user },
+        account: {
+          id: accounts.id,
+          address: accounts.address,
+          displayName: accounts.displayName,
+          createdAt: accounts.createdAt,
+          handleUser: handles.user,
+        },
       })
       .from(sessions)
       .innerJoin(accounts, eq(accounts.id, sessions.accountId))
       .leftJoin(handles, eq(handles.accountId, accounts.id))
       .where(sql`${sessions.id} = ANY(${sql.placeholder('ids')}::text[])`)
       .prepare('sr_session_access_many');
-    this.#access = new StatementBatch(async (ids) => {
-      const found = new Map((await accessMany.execute({ ids: distinct(ids) })).map(({ id, ...access }) => [id, access as SessionAccess]));
-      return ids.map((id) => found.get(id) ?? null);
-    }, { load: loadOf(db), holdMs: BATCH_HOLD_MS });
-    const byTokenHashMany = db.select().from(sessions).where(sql`${sessions.tokenHash} = ANY(${sql.placeholder('hs')}::text[])`).prepare('sr_session_by_token_many');
-    this.#byTokenHash = new StatementBatch(async (hashes) => {
-      const found = new Map((await byTokenHashMany.execute({ hs: distinct(hashes) })).map((r) => [r.tokenHash, toSession(r)]));
-      return hashes.map((h) => found.get(h) ?? null);
-    }, { load: loadOf(db), holdMs: BATCH_HOLD_MS });
+    this.#access = new StatementBatch(
+      async (ids) => {
+        const found = new Map(
+          (await accessMany.execute({ ids: distinct(ids) })).map(({ id, ...access }) => [id, access as SessionAccess]),
+        );
+        return ids.map((id) => found.get(id) ?? null);
+      },
+      { load: loadOf(db), holdMs: BATCH_HOLD_MS },
+    );
+    const byTokenHashMany = db
+      .select()
+      .from(sessions)
+      .where(sql`${sessions.tokenHash} = ANY(${sql.placeholder('hs')}::text[])`)
+      .prepare('sr_session_by_token_many');
+    this.#byTokenHash = new StatementBatch(
+      async (hashes) => {
+        const found = new Map(
+          (await byTokenHashMany.execute({ hs: distinct(hashes) })).map((r) => [r.tokenHash, toSession(r)]),
+        );
+        return hashes.map((h) => found.get(h) ?? null);
+      },
+      { load: loadOf(db), holdMs: BATCH_HOLD_MS },
+    );
     // One UPDATE for the batch; a session refreshed twice in it keeps the later instant (and across
     // batches, GREATEST). Keyed by session and token: an old token and the new one after a password
     // change may meet in one batch, and only the current one matches.
-    this.#issuance = new StatementBatch(async (items) => {
-      const latest = new Map<string, { id: string; tokenHash: string; at: number; staleBefore: number }>();
-      for (const item of items) {
-        const key = `${item.id} ${item.tokenHash}`;
-        const seen = latest.get(key);
-        if (seen === undefined || item.at > seen.at) latest.set(key, item);
-      }
-      const rows = [...latest.values()];
-      const updated = await namedRowsOf<{ id: string; token_hash: string }>(
-        db,
-        'sr_session_issuance_many',
-        sql`UPDATE ${sessions} SET refreshed_at = GREATEST(${sessions.refreshedAt}, d.at),
+    this.#issuance = new StatementBatch(
+      async (items) => {
+        const latest = new Map<string, { id: string; tokenHash: string; at: number; staleBefore: number }>();
+        for (const item of items) {
+          const key = `${item.id} ${item.tokenHash}`;
+          const seen = latest.get(key);
+          if (seen === undefined || item.at > seen.at) latest.set(key, item);
+        }
+        const rows = [...latest.values()];
+        const updated = await namedRowsOf<{ id: string; token_hash: string }>(
+          db,
+          'sr_session_issuance_many',
+          sql`UPDATE ${sessions} SET refreshed_at = GREATEST(${sessions.refreshedAt}, d.at),
                    last_used_at = CASE WHEN ${sessions.lastUsedAt} <= d.stale THEN GREATEST(${sessions.lastUsedAt}, d.at) ELSE ${sessions.lastUsedAt} END
             FROM unnest(${sql.param(rows.map((r) => r.id))}::text[], ${sql.param(rows.map((r) => r.tokenHash))}::text[], ${sql.param(rows.map((r) => r.at))}::bigint[],
                         ${sql.param(rows.map((r) => r.staleBefore))}::bigint[]) AS d(id, token_hash, at, stale)
             WHERE ${sessions.id} = d.id AND ${sessions.tokenHash} = d.token_hash AND ${sessions.closedAt} IS NULL
             RETURNING ${sessions.id} AS id, ${sessions.tokenHash} AS token_hash`,
-      );
-      // Each caller hears whether its session was still open, under its token, when the write ran.
-      const open = new Set(updated.map((r) => `${r.id} ${r.token_hash}`));
-      return items.map(({ id, tokenHash }) => open.has(`${id} ${tokenHash}`));
-    }, { load: loadOf(db), holdMs: BATCH_HOLD_MS });
+        );
+        // Each caller hears whether its session was still open, under its token, when the write ran.
+        const open = new Set(updated.map((r) => `${r.id} ${r.token_hash}`));
+        return items.map(({ id, tokenHash }) => open.has(`${id} ${tokenHash}`));
+      },
+      { load: loadOf(db), holdMs: BATCH_HOLD_MS },
+    );
   }
 
   // Accounts
 
   async createAccount(account: AccountRecord): Promise<'created' | 'address_taken'> {
     return this.db.transaction(async (tx) => {
-      const r = await tx.insert(accounts).values(account).onConflictDoNothing({ target: accounts.addressKey }).returning({ id: accounts.id });
+      const r = await tx
+        .insert(accounts)
+        .values(account)
+        .onConflictDoNothing({ target: accounts.addressKey })
+        .returning({ id: accounts.id });
       if (r.length !== 1) return 'address_taken';
       await createLedgerRows(tx, [account.id]);
       return 'created';
@@ -133,42 +168,51 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
     return r.length === 1;
   }
   async changePassword(c: PasswordChange): Promise<boolean> {
-    return this.db.transaction(async (tx) => {
-      // The account's row first, then session rows, as a sign-out-everywhere (closeAllSessions)
-      // takes them: taking the caller's session row first, this deadlocked with one (it holds the
-      // account's row and closes every session), and with a change from another of its sessions.
-      await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, c.accountId)).for('update');
-      // A concurrent revocation of the caller's session either committed before (and this matches
-      // nothing) or waits for this transaction.
-      const reopened = await tx
-        .update(sessions)
-        // Past every access token issued to the session so far: see PasswordChange.
-        .set({ tokenHash: c.tokenHash, accessFloor: sql`GREATEST(${c.at}, ${sessions.refreshedAt} + 1)`, authenticatedAt: c.at })
-        .where(and(eq(sessions.id, c.sessionId), eq(sessions.accountId, c.accountId), isNull(sessions.closedAt)))
-        .returning({ id: sessions.id });
-      if (reopened.length !== 1) return false;
-      // Only while the credentials are those the current password was checked under: a change that
-      // committed meanwhile is seen here (the row is re-read under its lock) and this one undone.
-      const stamped = c.credentialsChangedAt === null ? isNull(accounts.credentialsChangedAt) : eq(accounts.credentialsChangedAt, c.credentialsChangedAt);
-      const changed = await tx
-        .update(accounts)
-        .set({ passwordHash: c.passwordHash, credentialsChangedAt: c.at })
-        .where(and(eq(accounts.id, c.accountId), stamped))
-        .returning({ id: accounts.id });
-      if (changed.length !== 1) {
-        tx.rollback();
-        return false;
-      }
-      await tx
-        .update(sessions)
-        .set({ closedAt: c.at })
-        .where(and(eq(sessions.accountId, c.accountId), isNull(sessions.closedAt), ne(sessions.id, c.sessionId)));
-      return true;
-    }).catch((e: unknown) => {
-      // Rolled back by the body (the credentials changed meanwhile): nothing changed.
-      if (e instanceof TransactionRollbackError) return false;
-      throw e;
-    });
+    return this.db
+      .transaction(async (tx) => {
+        // The account's row first, then session rows, as a sign-out-everywhere (closeAllSessions)
+        // takes them: taking the caller's session row first, this deadlocked with one (it holds the
+        // account's row and closes every session), and with a change from another of its sessions.
+        await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, c.accountId)).for('update');
+        // A concurrent revocation of the caller's session either committed before (and this matches
+        // nothing) or waits for this transaction.
+        const reopened = await tx
+          .update(sessions)
+          // Past every access token issued to the session so far: see PasswordChange.
+          .set({
+            tokenHash: c.tokenHash,
+            accessFloor: sql`GREATEST(${c.at}, ${sessions.refreshedAt} + 1)`,
+            authenticatedAt: c.at,
+          })
+          .where(and(eq(sessions.id, c.sessionId), eq(sessions.accountId, c.accountId), isNull(sessions.closedAt)))
+          .returning({ id: sessions.id });
+        if (reopened.length !== 1) return false;
+        // Only while the credentials are those the current password was checked under: a change that
+        // committed meanwhile is seen here (the row is re-read under its lock) and this one undone.
+        const stamped =
+          c.credentialsChangedAt === null
+            ? isNull(accounts.credentialsChangedAt)
+            : eq(accounts.credentialsChangedAt, c.credentialsChangedAt);
+        const changed = await tx
+          .update(accounts)
+          .set({ passwordHash: c.passwordHash, credentialsChangedAt: c.at })
+          .where(and(eq(accounts.id, c.accountId), stamped))
+          .returning({ id: accounts.id });
+        if (changed.length !== 1) {
+          tx.rollback();
+          return false;
+        }
+        await tx
+          .update(sessions)
+          .set({ closedAt: c.at })
+          .where(and(eq(sessions.accountId, c.accountId), isNull(sessions.closedAt), ne(sessions.id, c.sessionId)));
+        return true;
+      })
+      .catch((e: unknown) => {
+        // Rolled back by the body (the credentials changed meanwhile): nothing changed.
+        if (e instanceof TransactionRollbackError) return false;
+        throw e;
+      });
   }
 
   // Sessions
@@ -252,8 +296,15 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
     await this.db.transaction(async (tx) => {
       const key = and(eq(deviceCohorts.userId, accountId), eq(deviceCohorts.cohortHash, cohortHash));
       // Insert-if-absent, then lock the row: two first sightings racing both end up merging.
-      await tx.insert(deviceCohorts).values({ userId: accountId, cohortHash, firstSeen: at, lastSeen: at }).onConflictDoNothing();
-      const [row] = await tx.select({ firstSeen: deviceCohorts.firstSeen, lastSeen: deviceCohorts.lastSeen }).from(deviceCohorts).where(key).for('update');
+      await tx
+        .insert(deviceCohorts)
+        .values({ userId: accountId, cohortHash, firstSeen: at, lastSeen: at })
+        .onConflictDoNothing();
+      const [row] = await tx
+        .select({ firstSeen: deviceCohorts.firstSeen, lastSeen: deviceCohorts.lastSeen })
+        .from(deviceCohorts)
+        .where(key)
+        .for('update');
       const next = cohortSighting(row ? { cohortHash, ...row } : null, cohortHash, at);
       if (row && (row.firstSeen !== next.firstSeen || row.lastSeen !== next.lastSeen)) {
         await tx.update(deviceCohorts).set({ firstSeen: next.firstSeen, lastSeen: next.lastSeen }).where(key);
@@ -262,7 +313,11 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
   }
   async listCohorts(accountId: string): Promise<CohortRecord[]> {
     return this.db
-      .select({ cohortHash: deviceCohorts.cohortHash, firstSeen: deviceCohorts.firstSeen, lastSeen: deviceCohorts.lastSeen })
+      .select({
+        cohortHash: deviceCohorts.cohortHash,
+        firstSeen: deviceCohorts.firstSeen,
+        lastSeen: deviceCohorts.lastSeen,
+      })
       .from(deviceCohorts)
       .where(eq(deviceCohorts.userId, accountId))
       .orderBy(deviceCohorts.firstSeen, deviceCohorts.cohortHash);
@@ -290,7 +345,11 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
     });
   }
   async resealSigningKey(kid: string, from: string, to: string): Promise<boolean> {
-    const changed = await this.db.update(signingKeys).set({ privateKey: to }).where(and(eq(signingKeys.kid, kid), eq(signingKeys.privateKey, from))).returning({ kid: signingKeys.kid });
+    const changed = await this.db
+      .update(signingKeys)
+      .set({ privateKey: to })
+      .where(and(eq(signingKeys.kid, kid), eq(signingKeys.privateKey, from)))
+      .returning({ kid: signingKeys.kid });
     return changed.length === 1;
   }
 }

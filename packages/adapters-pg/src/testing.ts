@@ -45,7 +45,8 @@ export interface ScratchDatabase {
  * because drizzle-kit's PostgreSQL migrations name `"public"` explicitly in foreign keys.
  */
 export async function createScratchDatabase(serverUrl: string, label = 'test'): Promise<ScratchDatabase> {
-  const name = `sr_${label}_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`.toLowerCase();
+  const name =
+    `sr_${label}_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`.toLowerCase();
   await adminQuery(serverUrl, `CREATE DATABASE "${name}"`);
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
@@ -115,11 +116,17 @@ export async function openTestDatabase(): Promise<TestDatabase> {
     kind: raw.kind,
     close: () => raw.close(),
     reset: async () => {
-      const tables = await rowsOf<{ t: string }>(db, sql`SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = 'public'`);
+      const tables = await rowsOf<{ t: string }>(
+        db,
+        sql`SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = 'public'`,
+      );
       if (tables.length > 0) await db.execute(sql.raw(`TRUNCATE ${tables.map((r) => r.t).join(', ')} CASCADE`));
     },
     dump: async () => {
-      const tables = await rowsOf<{ t: string }>(db, sql`SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`);
+      const tables = await rowsOf<{ t: string }>(
+        db,
+        sql`SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`,
+      );
       const out: Record<string, unknown[]> = {};
       for (const { t } of tables) {
         const rows = await rowsOf<Record<string, unknown>>(db, sql.raw(`SELECT * FROM ${t}`));

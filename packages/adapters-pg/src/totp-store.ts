@@ -20,11 +20,21 @@ export class PgTotpStore implements TotpStore {
   }
 
   async savePendingTotp(p: { accountId: string; sealedSecret: string; at: number }): Promise<boolean> {
-    const fresh = { state: 'pending' as const, sealedSecret: p.sealedSecret, highestUsedStep: null, createdAt: p.at, confirmedAt: null };
+    const fresh = {
+      state: 'pending' as const,
+      sealedSecret: p.sealedSecret,
+      highestUsedStep: null,
+      createdAt: p.at,
+      confirmedAt: null,
+    };
     const r = await this.db
       .insert(totpEnrollments)
       .values({ accountId: p.accountId, ...fresh })
-      .onConflictDoUpdate({ target: totpEnrollments.accountId, set: fresh, setWhere: eq(totpEnrollments.state, 'pending') })
+      .onConflictDoUpdate({
+        target: totpEnrollments.accountId,
+        set: fresh,
+        setWhere: eq(totpEnrollments.state, 'pending'),
+      })
       .returning({ id: totpEnrollments.accountId });
     return r.length === 1;
   }
@@ -33,15 +43,30 @@ export class PgTotpStore implements TotpStore {
     const r = await this.db
       .update(totpEnrollments)
       .set({ state: 'confirmed', highestUsedStep: c.step, confirmedAt: c.at })
-      .where(and(eq(totpEnrollments.accountId, c.accountId), eq(totpEnrollments.state, 'pending'), eq(totpEnrollments.sealedSecret, c.sealedSecret)))
+      .where(
+        and(
+          eq(totpEnrollments.accountId, c.accountId),
+          eq(totpEnrollments.state, 'pending'),
+          eq(totpEnrollments.sealedSecret, c.sealedSecret),
+        ),
+      )
       .returning({ id: totpEnrollments.accountId });
     return r.length === 1;
   }
 
   /** Locks the row, asks core whether `step` may be used, and applies `write` if so, in one transaction. */
-  async #withUsableStep(accountId: string, step: number, at: number, write: (tx: Parameters<Parameters<PgDb['transaction']>[0]>[0]) => Promise<unknown>): Promise<boolean> {
+  async #withUsableStep(
+    accountId: string,
+    step: number,
+    at: number,
+    write: (tx: Parameters<Parameters<PgDb['transaction']>[0]>[0]) => Promise<unknown>,
+  ): Promise<boolean> {
     return this.db.transaction(async (tx) => {
-      const [row] = await tx.select().from(totpEnrollments).where(eq(totpEnrollments.accountId, accountId)).for('update');
+      const [row] = await tx
+        .select()
+        .from(totpEnrollments)
+        .where(eq(totpEnrollments.accountId, accountId))
+        .for('update');
       if (!usableStep(row ?? null, step, at)) return false;
       await write(tx);
       return true;
@@ -49,11 +74,15 @@ export class PgTotpStore implements TotpStore {
   }
 
   async advanceTotpStep(accountId: string, step: number, at: number): Promise<boolean> {
-    return this.#withUsableStep(accountId, step, at, (tx) => tx.update(totpEnrollments).set({ highestUsedStep: step }).where(eq(totpEnrollments.accountId, accountId)));
+    return this.#withUsableStep(accountId, step, at, (tx) =>
+      tx.update(totpEnrollments).set({ highestUsedStep: step }).where(eq(totpEnrollments.accountId, accountId)),
+    );
   }
 
   async removeTotp(accountId: string, step: number, at: number): Promise<boolean> {
-    return this.#withUsableStep(accountId, step, at, (tx) => tx.delete(totpEnrollments).where(eq(totpEnrollments.accountId, accountId)));
+    return this.#withUsableStep(accountId, step, at, (tx) =>
+      tx.delete(totpEnrollments).where(eq(totpEnrollments.accountId, accountId)),
+    );
   }
 
   async createTotpChallenge(challenge: TotpChallengeRecord): Promise<void> {
@@ -70,12 +99,18 @@ export class PgTotpStore implements TotpStore {
   }
 
   async consumeTotpChallenge(idHash: string): Promise<boolean> {
-    const r = await this.db.delete(totpChallenges).where(eq(totpChallenges.idHash, idHash)).returning({ id: totpChallenges.idHash });
+    const r = await this.db
+      .delete(totpChallenges)
+      .where(eq(totpChallenges.idHash, idHash))
+      .returning({ id: totpChallenges.idHash });
     return r.length === 1;
   }
 
   async purgeTotpChallenges(before: number): Promise<number> {
-    const r = await this.db.delete(totpChallenges).where(lte(totpChallenges.expiresAt, before)).returning({ id: totpChallenges.idHash });
+    const r = await this.db
+      .delete(totpChallenges)
+      .where(lte(totpChallenges.expiresAt, before))
+      .returning({ id: totpChallenges.idHash });
     return r.length;
   }
 }

@@ -50,12 +50,17 @@ export class SqliteBackupReader {
 
   /** Every blob the ledger knows, with the size it recorded. */
   ledgerBlobs(): { contentHash: string; size: number }[] {
-    return this.#db.prepare('SELECT content_hash AS contentHash, size FROM blobs ORDER BY content_hash').all() as { contentHash: string; size: number }[];
+    return this.#db.prepare('SELECT content_hash AS contentHash, size FROM blobs ORDER BY content_hash').all() as {
+      contentHash: string;
+      size: number;
+    }[];
   }
 
   /** The deployment record's key fingerprint (null before a server ever started on it). */
   keyFingerprint(): string | null {
-    const row = this.#db.prepare('SELECT key_fingerprint AS f FROM deployment WHERE id = 1').get() as { f: string } | undefined;
+    const row = this.#db.prepare('SELECT key_fingerprint AS f FROM deployment WHERE id = 1').get() as
+      | { f: string }
+      | undefined;
     return row?.f ?? null;
   }
 
@@ -67,9 +72,13 @@ export class SqliteBackupReader {
    */
   sealedValues(table: string, column: string, context: string): { context: string; sealed: string }[] {
     for (const id of [table, column, context]) if (!IDENT.test(id)) throw new RangeError(`not an identifier: ${id}`);
-    const columns = new Set((this.#db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).map((c) => c.name));
+    const columns = new Set(
+      (this.#db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).map((c) => c.name),
+    );
     if (!columns.has(column) || !columns.has(context)) return [];
-    return this.#db.prepare(`SELECT ${context} AS context, ${column} AS sealed FROM ${table} WHERE ${column} IS NOT NULL`).all() as { context: string; sealed: string }[];
+    return this.#db
+      .prepare(`SELECT ${context} AS context, ${column} AS sealed FROM ${table} WHERE ${column} IS NOT NULL`)
+      .all() as { context: string; sealed: string }[];
   }
 
   close(): void {

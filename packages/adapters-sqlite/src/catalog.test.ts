@@ -21,10 +21,19 @@ const tempFile = () => {
   return { dir, file: join(dir, 'catalog.db') };
 };
 const hashDir = (dir: string) =>
-  Object.fromEntries(readdirSync(dir).sort().map((f) => [f, createHash('sha256').update(readFileSync(join(dir, f))).digest('hex')]));
+  Object.fromEntries(
+    readdirSync(dir)
+      .sort()
+      .map((f) => [
+        f,
+        createHash('sha256')
+          .update(readFileSync(join(dir, f)))
+          .digest('hex'),
+      ]),
+  );
 
 describe('client catalog on a real SQLite file', () => {
-  it('migrates stepwise, forward only, keyed on the file\'s own stamp', async () => {
+  it("migrates stepwise, forward only, keyed on the file's own stamp", async () => {
     const { file } = tempFile();
     const v1 = await openCatalog(file, { steps: STEPS.slice(0, 1), buildVersion: 1 });
     if (!v1.ok) throw new Error(v1.detail);
@@ -45,7 +54,11 @@ describe('client catalog on a real SQLite file', () => {
     v3.value.close();
     const before = hashDir(dir);
     const old = await openCatalog(file, { steps: STEPS.slice(0, 2), buildVersion: 2 });
-    expect(old).toMatchObject({ ok: false, code: 'error.catalog.too_new', data: { catalog_version: 3, build_version: 2 } });
+    expect(old).toMatchObject({
+      ok: false,
+      code: 'error.catalog.too_new',
+      data: { catalog_version: 3, build_version: 2 },
+    });
     expect(old.ok ? '' : old.detail).toMatch(/schema version 3.*version 2/);
     expect(hashDir(dir)).toEqual(before);
   });

@@ -1,5 +1,11 @@
 import Database from 'better-sqlite3';
-import { migrateCatalog, planCatalogMigration, type CatalogDatabase, type CatalogStep, type Result } from '@strongroom/core';
+import {
+  migrateCatalog,
+  planCatalogMigration,
+  type CatalogDatabase,
+  type CatalogStep,
+  type Result,
+} from '@strongroom/core';
 
 /**
  * The client catalog on SQLite: the stamp is `PRAGMA user_version`, and each step runs with its

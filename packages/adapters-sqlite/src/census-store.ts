@@ -5,7 +5,15 @@ import type { AccountRecord, CensusBounds, CensusCounts, DeploymentCensus } from
 import { accountFromRow, OPEN_STATE_SQL } from '@strongroom/sql-common';
 import { accounts } from './schema/index.js';
 
-type CountsRow = { accounts: number; open_sessions: number; charged: number; reserved: number; open_uploads: number; blobs: number; blob_bytes: number };
+type CountsRow = {
+  accounts: number;
+  open_sessions: number;
+  charged: number;
+  reserved: number;
+  open_uploads: number;
+  blobs: number;
+  blob_bytes: number;
+};
 
 /**
  * Every account and the deployment's totals over SQLite. The counts are one statement (one
@@ -30,11 +38,27 @@ export class SqliteDeploymentCensus implements DeploymentCensus {
 
   async listAccounts(after: string | null, limit: number): Promise<AccountRecord[]> {
     const q = this.#db.select().from(accounts);
-    return (after === null ? q : q.where(gt(accounts.id, after))).orderBy(asc(accounts.id)).limit(limit).all().map(accountFromRow);
+    return (after === null ? q : q.where(gt(accounts.id, after)))
+      .orderBy(asc(accounts.id))
+      .limit(limit)
+      .all()
+      .map(accountFromRow);
   }
 
   async countDeployment(bounds: CensusBounds): Promise<CensusCounts> {
-    const r = this.#counts.get({ created: bounds.sessionsCreatedAfter, refreshed: bounds.sessionsRefreshedAfter, now: bounds.now })!;
-    return { accounts: r.accounts, openSessions: r.open_sessions, charged: r.charged, reserved: r.reserved, openUploads: r.open_uploads, blobs: r.blobs, blobBytes: r.blob_bytes };
+    const r = this.#counts.get({
+      created: bounds.sessionsCreatedAfter,
+      refreshed: bounds.sessionsRefreshedAfter,
+      now: bounds.now,
+    })!;
+    return {
+      accounts: r.accounts,
+      openSessions: r.open_sessions,
+      charged: r.charged,
+      reserved: r.reserved,
+      openUploads: r.open_uploads,
+      blobs: r.blobs,
+      blobBytes: r.blob_bytes,
+    };
   }
 }

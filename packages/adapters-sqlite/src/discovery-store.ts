@@ -72,31 +72,48 @@ export class SqliteDiscoveryStore implements HandleStore, PeerRateStore, Capabil
   }
 
   async revokeCapability(jti: string, at: number): Promise<boolean> {
-    return this.db
-      .update(mintedCapabilities)
-      .set({ revokedAt: at })
-      .where(and(eq(mintedCapabilities.jti, jti), isNull(mintedCapabilities.revokedAt)))
-      .run().changes === 1;
+    return (
+      this.db
+        .update(mintedCapabilities)
+        .set({ revokedAt: at })
+        .where(and(eq(mintedCapabilities.jti, jti), isNull(mintedCapabilities.revokedAt)))
+        .run().changes === 1
+    );
   }
 
   async revokeCapabilitiesFor(peer: string, at: number): Promise<number> {
     return this.db
       .update(mintedCapabilities)
       .set({ revokedAt: at })
-      .where(and(eq(mintedCapabilities.peer, peer), isNull(mintedCapabilities.revokedAt), gt(mintedCapabilities.expiresAt, at)))
+      .where(
+        and(
+          eq(mintedCapabilities.peer, peer),
+          isNull(mintedCapabilities.revokedAt),
+          gt(mintedCapabilities.expiresAt, at),
+        ),
+      )
       .run().changes;
   }
 
   async purgeMintedCapabilities(before: number): Promise<number> {
     return this.db
       .delete(mintedCapabilities)
-      .where(and(lte(mintedCapabilities.expiresAt, before), or(isNull(mintedCapabilities.revokedAt), lte(mintedCapabilities.revokedAt, before))))
+      .where(
+        and(
+          lte(mintedCapabilities.expiresAt, before),
+          or(isNull(mintedCapabilities.revokedAt), lte(mintedCapabilities.revokedAt, before)),
+        ),
+      )
       .run().changes;
   }
 
   async listRevokedCapabilities(since: number): Promise<RevokedCapability[]> {
     const rows = this.db
-      .select({ jti: mintedCapabilities.jti, revokedAt: mintedCapabilities.revokedAt, expiresAt: mintedCapabilities.expiresAt })
+      .select({
+        jti: mintedCapabilities.jti,
+        revokedAt: mintedCapabilities.revokedAt,
+        expiresAt: mintedCapabilities.expiresAt,
+      })
       .from(mintedCapabilities)
       .where(and(isNotNull(mintedCapabilities.revokedAt), gte(mintedCapabilities.revokedAt, since)))
       .orderBy(asc(mintedCapabilities.revokedAt), asc(mintedCapabilities.jti))

@@ -17,7 +17,9 @@ describe('per-peer bucket, model-based, on SQLite', () => {
     const seed = Date.now();
     try {
       await fc.assert(
-        peerBucketModelProperty(async () => [new SqliteDiscoveryStore(first), new SqliteDiscoveryStore(second)] as const),
+        peerBucketModelProperty(
+          async () => [new SqliteDiscoveryStore(first), new SqliteDiscoveryStore(second)] as const,
+        ),
         { numRuns: 80, seed },
       );
     } catch (err) {

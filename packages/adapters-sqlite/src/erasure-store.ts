@@ -40,7 +40,9 @@ export class SqliteAccountErasure implements AccountErasureStore {
       account: p('SELECT deleted_at FROM accounts WHERE id = ?'),
       sponsored: p('SELECT account_id FROM sponsored_accounts WHERE sponsor_id = ?'),
       payees: p('SELECT account_id FROM quota_accounts WHERE sponsor_id = ?'),
-      clearAccount: p('UPDATE accounts SET address = NULL, address_key = NULL, password_hash = NULL, display_name = NULL, credentials_changed_at = ?, deleted_at = coalesce(deleted_at, ?) WHERE id = ?'),
+      clearAccount: p(
+        'UPDATE accounts SET address = NULL, address_key = NULL, password_hash = NULL, display_name = NULL, credentials_changed_at = ?, deleted_at = coalesce(deleted_at, ?) WHERE id = ?',
+      ),
       closeSessions: p('UPDATE sessions SET closed_at = ? WHERE account_id = ? AND closed_at IS NULL'),
       deletes: [
         'DELETE FROM device_cohorts WHERE user_id = ?',
@@ -66,9 +68,13 @@ export class SqliteAccountErasure implements AccountErasureStore {
       revokeMinted: p('UPDATE minted_capabilities SET revoked_at = ? WHERE jti = ?'),
       revokeLinks: p('UPDATE links SET revoked_at = ? WHERE owner_id = ? AND revoked_at IS NULL'),
       // Narrowed to open states by the partial index on payers; core decides each row.
-      uploadsPaid: p(`SELECT id, uploader_id, payer_id, state, declared_size FROM upload_sessions WHERE payer_id = ? AND state IN ${OPEN_STATE_SQL}`),
+      uploadsPaid: p(
+        `SELECT id, uploader_id, payer_id, state, declared_size FROM upload_sessions WHERE payer_id = ? AND state IN ${OPEN_STATE_SQL}`,
+      ),
       cancel: p("UPDATE upload_sessions SET state = 'Cancelled' WHERE id = ?"),
-      release: p('UPDATE quota_accounts SET reserved = reserved - ?, open_uploads = open_uploads - ? WHERE account_id = ?'),
+      release: p(
+        'UPDATE quota_accounts SET reserved = reserved - ?, open_uploads = open_uploads - ? WHERE account_id = ?',
+      ),
       setHardSince: p('UPDATE quota_accounts SET hard_since = ? WHERE account_id = ?'),
       unsponsor: p('UPDATE quota_accounts SET sponsor_id = NULL WHERE account_id = ?'),
       assets: p('SELECT id, state, trashed_at, drop_expires_at FROM assets WHERE owner_id = ?'),
@@ -86,10 +92,17 @@ export class SqliteAccountErasure implements AccountErasureStore {
   }
 
   #ledger(accountId: string) {
-    return quotaAccountFromRow(accountId, this.#db.select().from(quotaAccounts).where(eq(quotaAccounts.accountId, accountId)).get());
+    return quotaAccountFromRow(
+      accountId,
+      this.#db.select().from(quotaAccounts).where(eq(quotaAccounts.accountId, accountId)).get(),
+    );
   }
 
-  eraseAccount(accountId: string, policy: QuotaPolicy, now: number): Promise<Result<ErasureOutcome, 'error.not_found'>> {
+  eraseAccount(
+    accountId: string,
+    policy: QuotaPolicy,
+    now: number,
+  ): Promise<Result<ErasureOutcome, 'error.not_found'>> {
     return this.#commits.run((): Result<ErasureOutcome, 'error.not_found'> => {
       const q = this.#q;
       const row = q.account.get(accountId) as { deleted_at: number | null } | undefined;
@@ -109,22 +122,45 @@ export class SqliteAccountErasure implements AccountErasureStore {
         for (const d of q.deletes) d.run(id);
         q.retireHandle.run(now, id);
         this.#voidSignInTickets(id);
-        for (const t of q.minted.all(id) as { jti: string; account_id: string; expires_at: number; revoked_at: number | null }[]) {
-          if (revokedByErasure({ accountId: t.account_id, expiresAt: t.expires_at, revokedAt: t.revoked_at }, erased, now)) q.revokeMinted.run(now, t.jti);
+        for (const t of q.minted.all(id) as {
+          jti: string;
+          account_id: string;
+          expires_at: number;
+          revoked_at: number | null;
+        }[]) {
+          if (
+            revokedByErasure({ accountId: t.account_id, expiresAt: t.expires_at, revokedAt: t.revoked_at }, erased, now)
+          )
+            q.revokeMinted.run(now, t.jti);
         }
         q.revokeLinks.run(now, id);
         type Open = { id: string; uploader_id: string; payer_id: string; state: UploadState; declared_size: number };
         // What the account uploads is paid by it or by its payer (core's payerIdOf): both by the payer index.
         const payer = payerIdOf(this.#ledger(id));
-        const candidates = [...(q.uploadsPaid.all(id) as Open[]), ...(payer === id ? [] : (q.uploadsPaid.all(payer) as Open[]))];
+        const candidates = [
+          ...(q.uploadsPaid.all(id) as Open[]),
+          ...(payer === id ? [] : (q.uploadsPaid.all(payer) as Open[])),
+        ];
         for (const u of candidates) {
-          if (cancelled.has(u.id) || !cancelledByErasure({ state: u.state, uploaderId: u.uploader_id, payerId: u.payer_id }, erased)) continue;
+          if (
+            cancelled.has(u.id) ||
+            !cancelledByErasure({ state: u.state, uploaderId: u.uploader_id, payerId: u.payer_id }, erased)
+          )
+            continue;
           q.cancel.run(u.id);
           q.release.run(u.declared_size, 1, u.payer_id);
           cancelled.set(u.id, { payer: u.payer_id, size: u.declared_size });
         }
-        for (const a of q.assets.all(id) as { id: string; state: AssetState; trashed_at: number | null; drop_expires_at: number | null }[]) {
-          const t = decideAssetTransition({ state: a.state, trashedAt: a.trashed_at, dropExpiresAt: a.drop_expires_at }, { kind: 'erase' });
+        for (const a of q.assets.all(id) as {
+          id: string;
+          state: AssetState;
+          trashed_at: number | null;
+          drop_expires_at: number | null;
+        }[]) {
+          const t = decideAssetTransition(
+            { state: a.state, trashedAt: a.trashed_at, dropExpiresAt: a.drop_expires_at },
+            { kind: 'erase' },
+          );
           if (!t.ok || t.write !== 'delete') continue;
           q.deleteRefs.run(a.id);
           q.deleteAsset.run(a.id);

@@ -18,7 +18,9 @@ describe('GroupCommit', () => {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.pragma('foreign_keys = ON');
-    db.exec('CREATE TABLE parent (id INTEGER PRIMARY KEY); CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL, p INTEGER REFERENCES parent(id))');
+    db.exec(
+      'CREATE TABLE parent (id INTEGER PRIMARY KEY); CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL, p INTEGER REFERENCES parent(id))',
+    );
     group = new GroupCommit(db);
   });
   afterEach(() => {
@@ -26,7 +28,10 @@ describe('GroupCommit', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const insert = (id: number, v: string | null, p: number | null = null) => () => db.prepare('INSERT INTO t (id, v, p) VALUES (?, ?, ?)').run(id, v, p).changes;
+  const insert =
+    (id: number, v: string | null, p: number | null = null) =>
+    () =>
+      db.prepare('INSERT INTO t (id, v, p) VALUES (?, ?, ?)').run(id, v, p).changes;
   const ids = (conn = db) => (conn.prepare('SELECT id FROM t ORDER BY id').all() as { id: number }[]).map((r) => r.id);
 
   it('commits the writes of one turn together, once, and settles each caller after the commit', async () => {
@@ -43,7 +48,12 @@ describe('GroupCommit', () => {
   });
 
   it('rolls back a failing write alone; the rest of its batch commits', async () => {
-    const outcomes = await Promise.allSettled([group.run(insert(1, 'a')), group.run(insert(2, null)), group.run(insert(3, 'c')), group.run(insert(1, 'again'))]);
+    const outcomes = await Promise.allSettled([
+      group.run(insert(1, 'a')),
+      group.run(insert(2, null)),
+      group.run(insert(3, 'c')),
+      group.run(insert(1, 'again')),
+    ]);
     expect(outcomes.map((o) => o.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected']);
     expect(ids()).toEqual([1, 3]);
     expect(group.commits).toBe(1);
@@ -63,7 +73,11 @@ describe('GroupCommit', () => {
   it('a failing COMMIT keeps nothing of the batch and rejects every caller in it', async () => {
     // A deferred foreign key is checked only at COMMIT: the one real way to make COMMIT fail here.
     db.pragma('defer_foreign_keys = ON');
-    const outcomes = await Promise.allSettled([group.run(insert(1, 'a')), group.run(insert(2, 'b', 999)), group.run(insert(3, 'c'))]);
+    const outcomes = await Promise.allSettled([
+      group.run(insert(1, 'a')),
+      group.run(insert(2, 'b', 999)),
+      group.run(insert(3, 'c')),
+    ]);
     expect(outcomes.every((o) => o.status === 'rejected')).toBe(true);
     expect(String((outcomes[0] as PromiseRejectedResult).reason)).toMatch(/FOREIGN KEY/);
     expect(db.inTransaction).toBe(false);

@@ -20,4 +20,10 @@ export { SqliteSignInStore } from './sign-in-store.js';
  * the same connection beside them (the bench's floor server uses them to measure what the
  * machine allows).
  */
-export { DEFAULT_QUEUE_BOUND, groupCommitOf, readBatchOf, type GroupCommit, type ReadBatch } from '@strongroom/sql-common';
+export {
+  DEFAULT_QUEUE_BOUND,
+  groupCommitOf,
+  readBatchOf,
+  type GroupCommit,
+  type ReadBatch,
+} from '@strongroom/sql-common';

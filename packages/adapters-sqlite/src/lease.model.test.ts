@@ -16,7 +16,10 @@ describe('job leases, model-based, on SQLite', () => {
     const second = openSqliteDatabase(file);
     const seed = Date.now();
     try {
-      await fc.assert(leaseModelProperty(async () => [new SqliteDeploymentStore(first), new SqliteDeploymentStore(second)] as const), { numRuns: 60, seed });
+      await fc.assert(
+        leaseModelProperty(async () => [new SqliteDeploymentStore(first), new SqliteDeploymentStore(second)] as const),
+        { numRuns: 60, seed },
+      );
     } catch (err) {
       console.error(`lease model on SQLite failed with seed ${seed}`);
       throw err;

@@ -42,7 +42,9 @@ describe('openSqliteDatabase', () => {
     const real = join(dir, 'real.db');
     openSqliteDatabase(real).close();
     const db = openSqliteDatabase(real, { create: false });
-    expect((db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number }).n).toBe(buildSchemaVersion().version);
+    expect((db.prepare('SELECT count(*) AS n FROM __drizzle_migrations').get() as { n: number }).n).toBe(
+      buildSchemaVersion().version,
+    );
     db.close();
   });
 
@@ -51,7 +53,9 @@ describe('openSqliteDatabase', () => {
     openSqliteDatabase(file).close();
     const raw = new Database(file);
     raw.pragma('journal_mode = DELETE'); // fold the WAL in so the main file is the whole database
-    raw.prepare('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)').run('from-the-future', Date.parse('2099-01-01'));
+    raw
+      .prepare('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)')
+      .run('from-the-future', Date.parse('2099-01-01'));
     raw.close();
     const before = digest(file);
     const build = buildSchemaVersion().version;
@@ -75,10 +79,15 @@ describe('openSqliteDatabase', () => {
     const last = journal.entries.at(-1);
     journal.entries.push({ ...last, idx: last.idx + 1, when: last.when + 1, tag: '9999_broken' });
     writeFileSync(journalPath, JSON.stringify(journal));
-    writeFileSync(join(folder, '9999_broken.sql'), 'CREATE TABLE half_done (x integer);\n--> statement-breakpoint\nTHIS IS NOT SQL;');
+    writeFileSync(
+      join(folder, '9999_broken.sql'),
+      'CREATE TABLE half_done (x integer);\n--> statement-breakpoint\nTHIS IS NOT SQL;',
+    );
     const file = join(scratch(), 'b.db');
     openSqliteDatabase(file).close();
-    expect(() => openSqliteDatabase(file, { migrationsFolder: folder })).toThrow(/from schema version \d+ to \d+ failed/);
+    expect(() => openSqliteDatabase(file, { migrationsFolder: folder })).toThrow(
+      /from schema version \d+ to \d+ failed/,
+    );
     const db = new Database(file, { readonly: true });
     expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'half_done'").get()).toBeUndefined();
     db.close();

@@ -4,7 +4,14 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { chmodSync, closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { migrationFailed, NoDeploymentError, refuseAbsentSchema, refuseNewerSchema, stampOf, type SchemaStamp } from '@strongroom/core';
+import {
+  migrationFailed,
+  NoDeploymentError,
+  refuseAbsentSchema,
+  refuseNewerSchema,
+  stampOf,
+  type SchemaStamp,
+} from '@strongroom/core';
 
 export { SchemaVersionError } from '@strongroom/core';
 
@@ -12,7 +19,12 @@ export { SchemaVersionError } from '@strongroom/core';
  * Found through the package, not next to this file: the compiled server bundles this module into
  * apps/server/dist, where a path relative to the code would point at no migrations.
  */
-export const MIGRATIONS_FOLDER = fileURLToPath(new URL('./drizzle', pathToFileURL(createRequire(import.meta.url).resolve('@strongroom/adapters-sqlite/package.json'))));
+export const MIGRATIONS_FOLDER = fileURLToPath(
+  new URL(
+    './drizzle',
+    pathToFileURL(createRequire(import.meta.url).resolve('@strongroom/adapters-sqlite/package.json')),
+  ),
+);
 
 interface Journal {
   entries: { idx: number; when: number; tag: string }[];
@@ -25,9 +37,13 @@ export function buildSchemaVersion(folder = MIGRATIONS_FOLDER): SchemaStamp {
 
 /** The database's version: how many migrations it records, and the newest one's stamp. */
 export function databaseSchemaVersion(db: Database.Database): SchemaStamp {
-  const table = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'").get();
+  const table = db
+    .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = '__drizzle_migrations'")
+    .get();
   if (!table) return { version: 0, latestWhen: 0 };
-  const row = db.prepare('SELECT count(*) AS n, coalesce(max(created_at), 0) AS latest FROM __drizzle_migrations').get() as { n: number; latest: number };
+  const row = db
+    .prepare('SELECT count(*) AS n, coalesce(max(created_at), 0) AS latest FROM __drizzle_migrations')
+    .get() as { n: number; latest: number };
   return { version: row.n, latestWhen: Number(row.latest) };
 }
 
@@ -59,7 +75,10 @@ export function restrictDatabaseFiles(file: string): void {
  * `create: false` opens an existing deployment's database only: a file that is absent or holds no
  * schema is refused (NoDeploymentError) before anything is created or written.
  */
-export function openSqliteDatabase(file: string, options: { migrationsFolder?: string; create?: boolean } = {}): Database.Database {
+export function openSqliteDatabase(
+  file: string,
+  options: { migrationsFolder?: string; create?: boolean } = {},
+): Database.Database {
   const folder = options.migrationsFolder ?? MIGRATIONS_FOLDER;
   const build = buildSchemaVersion(folder);
   const create = options.create ?? true;

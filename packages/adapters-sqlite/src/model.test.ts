@@ -20,7 +20,10 @@ afterEach(() => {
 
 describe('model-based properties on SQLite', () => {
   it('session ledger matches the model after every step', async () => {
-    await fc.assert(sessionModelProperty(async () => freshPorts().accounts), { numRuns: 30 });
+    await fc.assert(
+      sessionModelProperty(async () => freshPorts().accounts),
+      { numRuns: 30 },
+    );
   }, 120_000);
 
   it('TOTP second factor matches the model and keeps its invariants after every step', async () => {
@@ -33,8 +36,10 @@ describe('model-based properties on SQLite', () => {
     );
   }, 120_000);
 
-
   it('upgrade ceremony keeps one live intent and fixed expiries after every step', async () => {
-    await fc.assert(upgradeModelProperty(async () => freshPorts()), { numRuns: 40 });
+    await fc.assert(
+      upgradeModelProperty(async () => freshPorts()),
+      { numRuns: 40 },
+    );
   }, 120_000);
 });

@@ -1,7 +1,14 @@
 import type Database from 'better-sqlite3';
 import { and, eq, lt } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import type { AccountRecord, IdentityLink, IdentityLinkStore, LoginCodeRecord, OidcFlowRecord, OidcFlowStore } from '@strongroom/core';
+import type {
+  AccountRecord,
+  IdentityLink,
+  IdentityLinkStore,
+  LoginCodeRecord,
+  OidcFlowRecord,
+  OidcFlowStore,
+} from '@strongroom/core';
 import * as schema from './schema/index.js';
 import { accounts, identityLinks, oidcFlows, oidcLoginCodes } from './schema/index.js';
 
@@ -17,11 +24,14 @@ export class SqliteOidcStore implements OidcFlowStore, IdentityLinkStore {
   }
 
   async insertFlow(flow: OidcFlowRecord, purgeBefore: number): Promise<void> {
-    this.db.transaction((tx) => {
-      tx.delete(oidcFlows).where(lt(oidcFlows.expiresAt, purgeBefore)).run();
-      tx.delete(oidcLoginCodes).where(lt(oidcLoginCodes.expiresAt, purgeBefore)).run();
-      tx.insert(oidcFlows).values(flow).run();
-    }, { behavior: 'immediate' });
+    this.db.transaction(
+      (tx) => {
+        tx.delete(oidcFlows).where(lt(oidcFlows.expiresAt, purgeBefore)).run();
+        tx.delete(oidcLoginCodes).where(lt(oidcLoginCodes.expiresAt, purgeBefore)).run();
+        tx.insert(oidcFlows).values(flow).run();
+      },
+      { behavior: 'immediate' },
+    );
   }
   async takeFlow(stateHash: string): Promise<OidcFlowRecord | null> {
     return this.db.delete(oidcFlows).where(eq(oidcFlows.stateHash, stateHash)).returning().get() ?? null;
@@ -34,30 +44,61 @@ export class SqliteOidcStore implements OidcFlowStore, IdentityLinkStore {
   }
 
   async findLink(issuer: string, subject: string): Promise<IdentityLink | null> {
-    return this.db.select().from(identityLinks).where(and(eq(identityLinks.issuer, issuer), eq(identityLinks.subject, subject))).get() ?? null;
+    return (
+      this.db
+        .select()
+        .from(identityLinks)
+        .where(and(eq(identityLinks.issuer, issuer), eq(identityLinks.subject, subject)))
+        .get() ?? null
+    );
   }
   async listLinks(accountId: string): Promise<IdentityLink[]> {
-    return this.db.select().from(identityLinks).where(eq(identityLinks.accountId, accountId)).orderBy(identityLinks.createdAt).all();
+    return this.db
+      .select()
+      .from(identityLinks)
+      .where(eq(identityLinks.accountId, accountId))
+      .orderBy(identityLinks.createdAt)
+      .all();
   }
   async insertLink(link: IdentityLink): Promise<'linked' | 'exists' | 'taken'> {
-    return this.db.transaction((tx) => {
-      const held = tx.select().from(identityLinks).where(and(eq(identityLinks.issuer, link.issuer), eq(identityLinks.subject, link.subject))).get();
-      if (held) return held.accountId === link.accountId ? 'exists' : 'taken';
-      tx.insert(identityLinks).values(link).run();
-      return 'linked';
-    }, { behavior: 'immediate' });
+    return this.db.transaction(
+      (tx) => {
+        const held = tx
+          .select()
+          .from(identityLinks)
+          .where(and(eq(identityLinks.issuer, link.issuer), eq(identityLinks.subject, link.subject)))
+          .get();
+        if (held) return held.accountId === link.accountId ? 'exists' : 'taken';
+        tx.insert(identityLinks).values(link).run();
+        return 'linked';
+      },
+      { behavior: 'immediate' },
+    );
   }
-  async createLinkedAccount(account: AccountRecord, link: IdentityLink): Promise<'created' | 'address_taken' | 'link_taken'> {
-    return this.db.transaction((tx) => {
-      const held = tx.select().from(identityLinks).where(and(eq(identityLinks.issuer, link.issuer), eq(identityLinks.subject, link.subject))).get();
-      if (held) return 'link_taken';
-      const created = tx.insert(accounts).values(account).onConflictDoNothing({ target: accounts.addressKey }).run();
-      if (created.changes !== 1) return 'address_taken';
-      tx.insert(identityLinks).values(link).run();
-      return 'created';
-    }, { behavior: 'immediate' });
+  async createLinkedAccount(
+    account: AccountRecord,
+    link: IdentityLink,
+  ): Promise<'created' | 'address_taken' | 'link_taken'> {
+    return this.db.transaction(
+      (tx) => {
+        const held = tx
+          .select()
+          .from(identityLinks)
+          .where(and(eq(identityLinks.issuer, link.issuer), eq(identityLinks.subject, link.subject)))
+          .get();
+        if (held) return 'link_taken';
+        const created = tx.insert(accounts).values(account).onConflictDoNothing({ target: accounts.addressKey }).run();
+        if (created.changes !== 1) return 'address_taken';
+        tx.insert(identityLinks).values(link).run();
+        return 'created';
+      },
+      { behavior: 'immediate' },
+    );
   }
   async removeLinks(accountId: string, issuer: string): Promise<number> {
-    return this.db.delete(identityLinks).where(and(eq(identityLinks.accountId, accountId), eq(identityLinks.issuer, issuer))).run().changes;
+    return this.db
+      .delete(identityLinks)
+      .where(and(eq(identityLinks.accountId, accountId), eq(identityLinks.issuer, issuer)))
+      .run().changes;
   }
 }

@@ -15,7 +15,9 @@ afterEach(() => {
 function compete(data: Record<string, unknown>): Promise<string[]> {
   const worker = fileURLToPath(new URL('./quota-race.worker.ts', import.meta.url));
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--import', 'tsx', worker, JSON.stringify(data)], (err, stdout) => (err ? reject(err) : resolve(JSON.parse(stdout))));
+    execFile(process.execPath, ['--import', 'tsx', worker, JSON.stringify(data)], (err, stdout) =>
+      err ? reject(err) : resolve(JSON.parse(stdout)),
+    );
   });
 }
 
@@ -26,7 +28,11 @@ describe('SqliteQuotaStore under real concurrency', () => {
     const file = join(dir, 'race.db');
     openSqliteDatabase(file).close(); // migrate once before the race
     const payer = '0190f000-0000-7000-8000-000000000001';
-    const results = await Promise.all(Array.from({ length: 8 }, (_, t) => compete({ file, payer, count: 300, declared: 3, hard: 1000, prefix: `t${t}` })));
+    const results = await Promise.all(
+      Array.from({ length: 8 }, (_, t) =>
+        compete({ file, payer, count: 300, declared: 3, hard: 1000, prefix: `t${t}` }),
+      ),
+    );
     const all = results.flat();
     // 2,400 attempts of 3 bytes against 1000: exactly floor(1000 / 3) = 333 fit.
     expect(all.filter((o) => o === 'reserved')).toHaveLength(333);

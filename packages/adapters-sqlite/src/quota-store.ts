@@ -38,7 +38,16 @@ import {
   type UploadSessionRecord,
   type UploadSessions,
 } from '@strongroom/core';
-import { Admission, groupCommitOf, loadOf, OPEN_STATE_SQL, quotaAccountFromRow, sqlStringList, type GroupCommit, type QuotaAccountRow } from '@strongroom/sql-common';
+import {
+  Admission,
+  groupCommitOf,
+  loadOf,
+  OPEN_STATE_SQL,
+  quotaAccountFromRow,
+  sqlStringList,
+  type GroupCommit,
+  type QuotaAccountRow,
+} from '@strongroom/sql-common';
 import * as schema from './schema/index.js';
 import { assets, blobs, linkDrops, links, quotaAccounts, syncChanges, uploadSessions } from './schema/index.js';
 import { appendSyncChanges } from './sync-store.js';
@@ -77,13 +86,21 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     this.#statements = {
       account: p('SELECT * FROM quota_accounts WHERE account_id = ?'),
       ensure: p('INSERT INTO quota_accounts (account_id) VALUES (?) ON CONFLICT DO NOTHING'),
-      expirePayer: p(`UPDATE upload_sessions SET state = 'Expired' WHERE payer_id = ? AND state IN ${OPEN} AND expires_at <= ? RETURNING declared_size`),
-      expireAll: p(`UPDATE upload_sessions SET state = 'Expired' WHERE state IN ${OPEN} AND expires_at <= ? RETURNING id, payer_id, declared_size`),
+      expirePayer: p(
+        `UPDATE upload_sessions SET state = 'Expired' WHERE payer_id = ? AND state IN ${OPEN} AND expires_at <= ? RETURNING declared_size`,
+      ),
+      expireAll: p(
+        `UPDATE upload_sessions SET state = 'Expired' WHERE state IN ${OPEN} AND expires_at <= ? RETURNING id, payer_id, declared_size`,
+      ),
       /** Sessions that left an open state: their bytes and their count. */
-      release: p('UPDATE quota_accounts SET reserved = reserved - ?, open_uploads = open_uploads - ? WHERE account_id = ?'),
+      release: p(
+        'UPDATE quota_accounts SET reserved = reserved - ?, open_uploads = open_uploads - ? WHERE account_id = ?',
+      ),
       addCharged: p('UPDATE quota_accounts SET charged = charged + ? WHERE account_id = ?'),
       /** A completed session: its reservation released, and hard_since as the completion leaves it. */
-      releaseCompleted: p('UPDATE quota_accounts SET reserved = reserved - ?, open_uploads = open_uploads - 1, hard_since = ? WHERE account_id = ?'),
+      releaseCompleted: p(
+        'UPDATE quota_accounts SET reserved = reserved - ?, open_uploads = open_uploads - 1, hard_since = ? WHERE account_id = ?',
+      ),
       /** A payer's reservations and hard_since after a group of openings; the row may not exist yet. */
       reserveOpenings: p(
         'INSERT INTO quota_accounts (account_id, reserved, open_uploads, hard_since) VALUES (?, ?, ?, ?) ' +
@@ -91,27 +108,43 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       ),
       setHardSince: p('UPDATE quota_accounts SET hard_since = ? WHERE account_id = ?'),
       /** An owner's trash, restore, purge or trash-empty: the evidence its follow-up writes are admitted on. */
-      stampTrashActivity: p('INSERT INTO quota_accounts (account_id, trash_activity_at) VALUES (?, ?) ON CONFLICT (account_id) DO UPDATE SET trash_activity_at = excluded.trash_activity_at'),
+      stampTrashActivity: p(
+        'INSERT INTO quota_accounts (account_id, trash_activity_at) VALUES (?, ?) ON CONFLICT (account_id) DO UPDATE SET trash_activity_at = excluded.trash_activity_at',
+      ),
       blob: p('SELECT content_hash, size, charged_to, peer, stored_at FROM blobs WHERE content_hash = ?'),
-      insertBlob: p('INSERT INTO blobs (content_hash, size, charged_to, peer, stored_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING'),
+      insertBlob: p(
+        'INSERT INTO blobs (content_hash, size, charged_to, peer, stored_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING',
+      ),
       insertUpload: p(
         // Positional: named parameters are looked up on the bound object one by one through V8's
         // generic property access, which on the hottest insert costs more than its binding.
         `INSERT INTO upload_sessions (id, uploader_id, payer_id, kind, declared_size, content_hash, source_peer, album_id, intent_id, drop_link_id_hash, state,
          received_size, received_hash, asset_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
-      openFromPeer: p(`SELECT coalesce(sum(declared_size), 0) AS n FROM upload_sessions WHERE payer_id = ? AND state IN ${OPEN} AND expires_at > ? AND source_peer = ?`),
+      openFromPeer: p(
+        `SELECT coalesce(sum(declared_size), 0) AS n FROM upload_sessions WHERE payer_id = ? AND state IN ${OPEN} AND expires_at > ? AND source_peer = ?`,
+      ),
       link: p('SELECT * FROM links WHERE id_hash = ?'),
       acceptDrop: p('UPDATE links SET accepted_bytes = accepted_bytes + ? WHERE id_hash = ?'),
-      insertDrop: p('INSERT INTO link_drops (upload_id, link_id_hash, owner_id, token_hash, declared_size, created_at) VALUES (?, ?, ?, ?, ?, ?)'),
+      insertDrop: p(
+        'INSERT INTO link_drops (upload_id, link_id_hash, owner_id, token_hash, declared_size, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+      ),
       revokeLink: p('UPDATE links SET revoked_at = ? WHERE id_hash = ? AND owner_id = ? AND revoked_at IS NULL'),
-      cancelDrops: p(`UPDATE upload_sessions SET state = 'Cancelled' WHERE drop_link_id_hash = ? AND state IN ${OPEN} AND expires_at > ? RETURNING id, payer_id, declared_size`),
+      cancelDrops: p(
+        `UPDATE upload_sessions SET state = 'Cancelled' WHERE drop_link_id_hash = ? AND state IN ${OPEN} AND expires_at > ? RETURNING id, payer_id, declared_size`,
+      ),
       upload: p('SELECT * FROM upload_sessions WHERE id = ?'),
-      setUploadState: p(`UPDATE upload_sessions SET state = @state, received_size = @size, received_hash = @hash WHERE id = @id AND state IN ${OPEN} AND expires_at > @now`),
+      setUploadState: p(
+        `UPDATE upload_sessions SET state = @state, received_size = @size, received_hash = @hash WHERE id = @id AND state IN ${OPEN} AND expires_at > @now`,
+      ),
       finishUpload: p('UPDATE upload_sessions SET state = ?, asset_id = ? WHERE id = ?'),
       assetState: p('SELECT state FROM assets WHERE id = ?'),
-      cancelUpload: p(`UPDATE upload_sessions SET state = 'Cancelled' WHERE id = ? AND state IN ${OPEN} AND expires_at > ? RETURNING payer_id, declared_size`),
-      inFlight: p(`SELECT count(*) AS n FROM upload_sessions WHERE album_id = ? AND state IN ${OPEN} AND expires_at > ?`),
+      cancelUpload: p(
+        `UPDATE upload_sessions SET state = 'Cancelled' WHERE id = ? AND state IN ${OPEN} AND expires_at > ? RETURNING payer_id, declared_size`,
+      ),
+      inFlight: p(
+        `SELECT count(*) AS n FROM upload_sessions WHERE album_id = ? AND state IN ${OPEN} AND expires_at > ?`,
+      ),
       asset: p('SELECT * FROM assets WHERE id = ?'),
       /** The album an asset lies in: its original's upload session's (core's albums/asset-album.ts). */
       assetAlbum: p('SELECT album_id FROM upload_sessions WHERE id = ?'),
@@ -131,7 +164,9 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
            FROM asset_blobs b JOIN assets a ON a.id = b.asset_id LEFT JOIN upload_sessions s ON s.id = a.id
           WHERE b.content_hash = ? AND a.owner_id = ? ORDER BY a.id`,
       ),
-      insertAsset: p('INSERT INTO assets (id, owner_id, uploader_id, state, created_at, trashed_at, drop_expires_at) VALUES (?, ?, ?, ?, ?, NULL, ?)'),
+      insertAsset: p(
+        'INSERT INTO assets (id, owner_id, uploader_id, state, created_at, trashed_at, drop_expires_at) VALUES (?, ?, ?, ?, ?, NULL, ?)',
+      ),
       insertRef: p('INSERT INTO asset_blobs (asset_id, kind, content_hash, size) VALUES (?, ?, ?, ?)'),
       metadataSizes: p(`SELECT size FROM asset_blobs WHERE asset_id = ? AND kind = 'metadata'`),
       dropMetadata: p(`DELETE FROM asset_blobs WHERE asset_id = ? AND kind = 'metadata'`),
@@ -148,7 +183,12 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   /** Expires the payer's lapsed open sessions and releases their reservations; returns how many. */
   #expire(payerId: string, now: number): number {
     const rows = this.#statements.expirePayer.all(payerId, now) as { declared_size: number }[];
-    if (rows.length > 0) this.#statements.release.run(rows.reduce((n, r) => n + r.declared_size, 0), rows.length, payerId);
+    if (rows.length > 0)
+      this.#statements.release.run(
+        rows.reduce((n, r) => n + r.declared_size, 0),
+        rows.length,
+        payerId,
+      );
     return rows.length;
   }
 
@@ -189,8 +229,12 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   }
 
   #blob(contentHash: string): BlobRecord | null {
-    const r = this.#statements.blob.get(contentHash) as { content_hash: string; size: number; charged_to: string; peer: string | null; stored_at: number } | undefined;
-    return r ? { contentHash: r.content_hash, size: r.size, chargedTo: r.charged_to, peer: r.peer, storedAt: r.stored_at } : null;
+    const r = this.#statements.blob.get(contentHash) as
+      | { content_hash: string; size: number; charged_to: string; peer: string | null; stored_at: number }
+      | undefined;
+    return r
+      ? { contentHash: r.content_hash, size: r.size, chargedTo: r.charged_to, peer: r.peer, storedAt: r.stored_at }
+      : null;
   }
 
   // QuotaLedger
@@ -208,36 +252,64 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   }
   async setLimits(accountId: string, limits: QuotaLimits | null): Promise<void> {
     const values = { customLimits: limits ? 1 : 0, softLimit: limits?.soft ?? null, hardLimit: limits?.hard ?? null };
-    this.db.insert(quotaAccounts).values({ accountId, ...values }).onConflictDoUpdate({ target: quotaAccounts.accountId, set: values }).run();
+    this.db
+      .insert(quotaAccounts)
+      .values({ accountId, ...values })
+      .onConflictDoUpdate({ target: quotaAccounts.accountId, set: values })
+      .run();
   }
   async setSuspended(accountId: string, suspendedAt: number | null): Promise<void> {
-    this.db.insert(quotaAccounts).values({ accountId, suspendedAt }).onConflictDoUpdate({ target: quotaAccounts.accountId, set: { suspendedAt } }).run();
+    this.db
+      .insert(quotaAccounts)
+      .values({ accountId, suspendedAt })
+      .onConflictDoUpdate({ target: quotaAccounts.accountId, set: { suspendedAt } })
+      .run();
   }
   async findBlob(contentHash: string): Promise<BlobRecord | null> {
     return this.#blob(contentHash);
   }
   async listBlobs(after: string | null, limit: number): Promise<BlobRecord[]> {
     const q = this.db.select().from(blobs);
-    return (after === null ? q : q.where(gt(blobs.contentHash, after))).orderBy(asc(blobs.contentHash)).limit(limit).all();
+    return (after === null ? q : q.where(gt(blobs.contentHash, after)))
+      .orderBy(asc(blobs.contentHash))
+      .limit(limit)
+      .all();
   }
   async listChargedBlobs(accountId: string): Promise<BlobRecord[]> {
-    return this.db.select().from(blobs).where(eq(blobs.chargedTo, accountId)).orderBy(blobs.storedAt, blobs.contentHash).all();
+    return this.db
+      .select()
+      .from(blobs)
+      .where(eq(blobs.chargedTo, accountId))
+      .orderBy(blobs.storedAt, blobs.contentHash)
+      .all();
   }
   async evictFederated(receiver: string, peer: string, contentHash: string): Promise<boolean> {
-    return this.sqlite.prepare('DELETE FROM federated_refs WHERE receiver = ? AND peer = ? AND content_hash = ?').run(receiver, peer, contentHash).changes === 1;
+    return (
+      this.sqlite
+        .prepare('DELETE FROM federated_refs WHERE receiver = ? AND peer = ? AND content_hash = ?')
+        .run(receiver, peer, contentHash).changes === 1
+    );
   }
   async sweep(policy: QuotaPolicy, now: number): Promise<SweepResult> {
     return this.sqlite
       .transaction((): SweepResult => {
         const moved = new Set<string>();
-        const expired = this.#statements.expireAll.all(now) as { id: string; payer_id: string; declared_size: number }[];
+        const expired = this.#statements.expireAll.all(now) as {
+          id: string;
+          payer_id: string;
+          declared_size: number;
+        }[];
         for (const e of expired) {
           this.#statements.release.run(e.declared_size, 1, e.payer_id);
           moved.add(e.payer_id);
         }
         this.sqlite.prepare(`DELETE FROM assets WHERE state = 'pending_drop' AND drop_expires_at <= ?`).run(now);
         const gone = this.#statements.sweepBlobs.all() as { content_hash: string; size: number; charged_to: string }[];
-        const swept: SweptBlob[] = gone.map((g) => ({ contentHash: g.content_hash, size: g.size, chargedTo: g.charged_to }));
+        const swept: SweptBlob[] = gone.map((g) => ({
+          contentHash: g.content_hash,
+          size: g.size,
+          chargedTo: g.charged_to,
+        }));
         for (const b of swept) {
           this.#statements.addCharged.run(-b.size, b.chargedTo);
           moved.add(b.chargedTo);
@@ -261,14 +333,29 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     return this.#enqueueOpening(request, null, policy, now);
   }
   /** A drop joins the turn's group like any opening: its link, session, reservation and drop record commit together. */
-  openDrop(request: NewUpload & { readonly dropLinkIdHash: string }, tokenHash: string, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>> {
+  openDrop(
+    request: NewUpload & { readonly dropLinkIdHash: string },
+    tokenHash: string,
+    policy: QuotaPolicy,
+    now: number,
+  ): Promise<Result<UploadSessionRecord, OpenRefusal>> {
     return this.#enqueueOpening(request, tokenHash, policy, now);
   }
-  async revokeLink(ownerId: string, linkIdHash: string, policy: QuotaPolicy, now: number): Promise<{ revoked: boolean; cancelled: string[] }> {
+  async revokeLink(
+    ownerId: string,
+    linkIdHash: string,
+    policy: QuotaPolicy,
+    now: number,
+  ): Promise<{ revoked: boolean; cancelled: string[] }> {
     return this.#commits.run(() => {
-      if (this.#statements.revokeLink.run(now, linkIdHash, ownerId).changes !== 1) return { revoked: false, cancelled: [] };
+      if (this.#statements.revokeLink.run(now, linkIdHash, ownerId).changes !== 1)
+        return { revoked: false, cancelled: [] };
       appendSyncChanges(this.sqlite, ownerId, linkChanges(linkIdHash, true), now);
-      const rows = this.#statements.cancelDrops.all(linkIdHash, now) as { id: string; payer_id: string; declared_size: number }[];
+      const rows = this.#statements.cancelDrops.all(linkIdHash, now) as {
+        id: string;
+        payer_id: string;
+        declared_size: number;
+      }[];
       const moved = new Set<string>();
       for (const r of rows) {
         this.#statements.release.run(r.declared_size, 1, r.payer_id);
@@ -289,16 +376,31 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
    */
   async rekeyLink(clearId: string, to: { idHash: string; sealedId: string }): Promise<boolean> {
     const moved = await this.#commits.run(() => {
-      const row = this.db.select().from(links).where(and(eq(links.idHash, clearId), isNull(links.sealedId))).get();
+      const row = this.db
+        .select()
+        .from(links)
+        .where(and(eq(links.idHash, clearId), isNull(links.sealedId)))
+        .get();
       if (!row) return false;
       const secureDelete = this.sqlite.pragma('secure_delete', { simple: true }) as number;
       this.sqlite.pragma('secure_delete = ON');
       try {
-        this.db.insert(links).values({ ...row, idHash: to.idHash, sealedId: to.sealedId }).run();
+        this.db
+          .insert(links)
+          .values({ ...row, idHash: to.idHash, sealedId: to.sealedId })
+          .run();
         this.db.update(linkDrops).set({ linkIdHash: to.idHash }).where(eq(linkDrops.linkIdHash, clearId)).run();
-        this.db.update(uploadSessions).set({ dropLinkIdHash: to.idHash }).where(eq(uploadSessions.dropLinkIdHash, clearId)).run();
+        this.db
+          .update(uploadSessions)
+          .set({ dropLinkIdHash: to.idHash })
+          .where(eq(uploadSessions.dropLinkIdHash, clearId))
+          .run();
         // Its sync entry (the migration that began the log keyed it by the row's key then) moves too.
-        this.db.update(syncChanges).set({ objectId: to.idHash }).where(and(eq(syncChanges.kind, 'link'), eq(syncChanges.objectId, clearId))).run();
+        this.db
+          .update(syncChanges)
+          .set({ objectId: to.idHash })
+          .where(and(eq(syncChanges.kind, 'link'), eq(syncChanges.objectId, clearId)))
+          .run();
         this.db.delete(links).where(eq(links.idHash, clearId)).run();
       } finally {
         this.sqlite.pragma(`secure_delete = ${secureDelete}`);
@@ -308,7 +410,12 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     return moved;
   }
 
-  #enqueueOpening(request: NewUpload, tokenHash: string | null, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>> {
+  #enqueueOpening(
+    request: NewUpload,
+    tokenHash: string | null,
+    policy: QuotaPolicy,
+    now: number,
+  ): Promise<Result<UploadSessionRecord, OpenRefusal>> {
     try {
       this.#openingsHeld.admit();
     } catch (error) {
@@ -379,11 +486,30 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     plan.decisions.forEach((d, i) => {
       if (!d.ok) return;
       const u = d.value.session;
-      this.#statements.insertUpload.run(u.id, u.uploaderId, u.payerId, u.kind, u.declaredSize, u.contentHash, u.sourcePeer, u.albumId, u.intentId, u.dropLinkIdHash, u.state, u.receivedSize, u.receivedHash, u.assetId, u.createdAt, u.expiresAt);
+      this.#statements.insertUpload.run(
+        u.id,
+        u.uploaderId,
+        u.payerId,
+        u.kind,
+        u.declaredSize,
+        u.contentHash,
+        u.sourcePeer,
+        u.albumId,
+        u.intentId,
+        u.dropLinkIdHash,
+        u.state,
+        u.receivedSize,
+        u.receivedHash,
+        u.assetId,
+        u.createdAt,
+        u.expiresAt,
+      );
       const tokenHash = openings[i]!.tokenHash;
-      if (u.dropLinkIdHash !== null && tokenHash !== null) this.#statements.insertDrop.run(u.id, u.dropLinkIdHash, u.uploaderId, tokenHash, u.declaredSize, u.createdAt);
+      if (u.dropLinkIdHash !== null && tokenHash !== null)
+        this.#statements.insertDrop.run(u.id, u.dropLinkIdHash, u.uploaderId, tokenHash, u.declaredSize, u.createdAt);
     });
-    for (const [payerId, p] of plan.payers) this.#statements.reserveOpenings.run(payerId, p.reserve, p.opened, p.hardSince);
+    for (const [payerId, p] of plan.payers)
+      this.#statements.reserveOpenings.run(payerId, p.reserve, p.opened, p.hardSince);
     for (const [linkIdHash, bytes] of plan.links) this.#statements.acceptDrop.run(bytes, linkIdHash);
     return plan.decisions.map((d) => (d.ok ? ok(d.value.session) : d));
   }
@@ -393,16 +519,30 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     return r ?? null;
   }
   async markUploading(id: string, now: number): Promise<boolean> {
-    return this.#commits.run(() => this.#statements.setUploadState.run({ id, state: 'Uploading', size: null, hash: null, now }).changes === 1);
+    return this.#commits.run(
+      () => this.#statements.setUploadState.run({ id, state: 'Uploading', size: null, hash: null, now }).changes === 1,
+    );
   }
   async markReceived(id: string, received: { size: number; hash: string } | null, now: number): Promise<boolean> {
     const state = received ? 'WaitingForProcessing' : 'Pending';
-    return this.#commits.run(() => this.#statements.setUploadState.run({ id, state, size: received?.size ?? null, hash: received?.hash ?? null, now }).changes === 1);
+    return this.#commits.run(
+      () =>
+        this.#statements.setUploadState.run({
+          id,
+          state,
+          size: received?.size ?? null,
+          hash: received?.hash ?? null,
+          now,
+        }).changes === 1,
+    );
   }
   async completeUpload(input: CompleteUpload, policy: QuotaPolicy, now: number): Promise<CompleteOutcome> {
     return this.#commits.run((): CompleteOutcome => {
       const session = this.db.select().from(uploadSessions).where(eq(uploadSessions.id, input.uploadId)).get() ?? null;
-      const target = input.asset !== null && 'attachTo' in input.asset ? (this.#statements.asset.get(input.asset.attachTo) as { owner_id: string; state: AssetState } | undefined) : undefined;
+      const target =
+        input.asset !== null && 'attachTo' in input.asset
+          ? (this.#statements.asset.get(input.asset.attachTo) as { owner_id: string; state: AssetState } | undefined)
+          : undefined;
       const plan = decideCompletion(
         {
           session,
@@ -421,12 +561,35 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       this.#statements.releaseCompleted.run(plan.release, plan.hardSince, payerId);
       const c = plan.createAsset;
       if (c) this.#statements.insertAsset.run(c.id, c.ownerId, c.uploaderId, c.state, now, c.dropExpiresAt);
-      if (plan.reference) this.#statements.insertRef.run(plan.assetId, plan.reference.kind, plan.reference.contentHash, plan.reference.size);
-      if (plan.federatedRef) this.#statements.fedInsert.run(plan.federatedRef.receiver, plan.federatedRef.peer, plan.federatedRef.contentHash);
+      if (plan.reference)
+        this.#statements.insertRef.run(
+          plan.assetId,
+          plan.reference.kind,
+          plan.reference.contentHash,
+          plan.reference.size,
+        );
+      if (plan.federatedRef)
+        this.#statements.fedInsert.run(
+          plan.federatedRef.receiver,
+          plan.federatedRef.peer,
+          plan.federatedRef.contentHash,
+        );
       this.#statements.finishUpload.run(plan.session.state, plan.assetId, plan.session.id);
       if (plan.reference && plan.assetId !== null) {
-        if (c) appendSyncChanges(this.sqlite, c.ownerId, assetChanges(c.id, plan.session.id === c.id ? plan.session.albumId : this.#albumOf(c.id), null, c.state), now);
-        else if (target) appendSyncChanges(this.sqlite, target.owner_id, assetChanges(plan.assetId, this.#albumOf(plan.assetId), target.state, target.state), now);
+        if (c)
+          appendSyncChanges(
+            this.sqlite,
+            c.ownerId,
+            assetChanges(c.id, plan.session.id === c.id ? plan.session.albumId : this.#albumOf(c.id), null, c.state),
+            now,
+          );
+        else if (target)
+          appendSyncChanges(
+            this.sqlite,
+            target.owner_id,
+            assetChanges(plan.assetId, this.#albumOf(plan.assetId), target.state, target.state),
+            now,
+          );
       }
       return { outcome: plan.outcome, session: plan.session };
     });
@@ -454,7 +617,11 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     return this.#statements.blobReferences.all(contentHash, ownerId) as BlobReference[];
   }
   #toAsset(r: AssetRow): AssetRecord {
-    const refs = this.#statements.assetBlobs.all(r.id) as { kind: AssetBlob['kind']; content_hash: string; size: number }[];
+    const refs = this.#statements.assetBlobs.all(r.id) as {
+      kind: AssetBlob['kind'];
+      content_hash: string;
+      size: number;
+    }[];
     return { ...r, blobs: refs.map((b) => ({ kind: b.kind, contentHash: b.content_hash, size: b.size })) };
   }
   /**
@@ -470,14 +637,26 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   }
   /** `#transition`, answering the asset's owner when the step applied (null when it did not). */
   #transitionOwner(id: string, action: AssetAction, now: number): string | null {
-    const a = this.#statements.asset.get(id) as { owner_id: string; state: AssetState; trashed_at: number | null; drop_expires_at: number | null } | undefined;
-    const t = decideAssetTransition(a ? { state: a.state, trashedAt: a.trashed_at, dropExpiresAt: a.drop_expires_at } : null, action);
+    const a = this.#statements.asset.get(id) as
+      | { owner_id: string; state: AssetState; trashed_at: number | null; drop_expires_at: number | null }
+      | undefined;
+    const t = decideAssetTransition(
+      a ? { state: a.state, trashedAt: a.trashed_at, dropExpiresAt: a.drop_expires_at } : null,
+      action,
+    );
     if (!t.ok || !a) return null;
     // asset_blobs rows go with the asset (ON DELETE CASCADE): the references drop, the bytes stay charged.
     const changes =
-      t.write === 'delete' ? this.#statements.deleteAsset.run(id).changes : this.#statements.setAssetState.run(t.next.state, t.next.trashedAt, t.next.dropExpiresAt, id).changes;
+      t.write === 'delete'
+        ? this.#statements.deleteAsset.run(id).changes
+        : this.#statements.setAssetState.run(t.next.state, t.next.trashedAt, t.next.dropExpiresAt, id).changes;
     if (changes !== 1) return null;
-    appendSyncChanges(this.sqlite, a.owner_id, assetChanges(id, this.#albumOf(id), a.state, t.write === 'delete' ? null : t.next.state), now);
+    appendSyncChanges(
+      this.sqlite,
+      a.owner_id,
+      assetChanges(id, this.#albumOf(id), a.state, t.write === 'delete' ? null : t.next.state),
+      now,
+    );
     return a.owner_id;
   }
   /** A trash, restore or purge and, when it applied, the owner's trash activity, in one transaction. */
@@ -508,7 +687,9 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       .transaction(() => {
         // Read again under the write lock: only the owner's rows named, each decided by core as it now stands.
         const rows = this.#statements.trashCandidates.all(ownerId) as TrashedAsset[];
-        const n = rows.filter((r) => named.has(r.assetId) && this.#transition(r.assetId, { kind: 'empty_trash' }, now)).length;
+        const n = rows.filter(
+          (r) => named.has(r.assetId) && this.#transition(r.assetId, { kind: 'empty_trash' }, now),
+        ).length;
         if (n > 0) this.#statements.stampTrashActivity.run(ownerId, now);
         return n;
       })
@@ -526,7 +707,11 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
    * in other connections or processes wait on the write lock, so each is judged on the ledger as
    * the ones before it left it.
    */
-  async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<Result<void, MetadataEditRefusal>> {
+  async replaceMetadata(
+    input: MetadataReplace,
+    policy: QuotaPolicy,
+    now: number,
+  ): Promise<Result<void, MetadataEditRefusal>> {
     return this.sqlite
       .transaction((): Result<void, MetadataEditRefusal> => {
         const a = this.#statements.asset.get(input.assetId) as { owner_id: string; state: AssetState } | undefined;
@@ -537,7 +722,9 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
         const plan = decideMetadataReplace(
           {
             assetState: a?.state ?? null,
-            metadataSizes: a ? (this.#statements.metadataSizes.all(input.assetId) as { size: number }[]).map((r) => r.size) : [],
+            metadataSizes: a
+              ? (this.#statements.metadataSizes.all(input.assetId) as { size: number }[]).map((r) => r.size)
+              : [],
             account: payerId === input.accountId ? payer : own,
             payer,
             storedBlobSize: this.#blob(input.contentHash)?.size ?? null,
@@ -553,7 +740,12 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
         this.#statements.insertRef.run(input.assetId, reference.kind, reference.contentHash, reference.size);
         this.#statements.ensure.run(plan.value.payerId);
         this.#statements.setHardSince.run(plan.value.hardSince, plan.value.payerId);
-        appendSyncChanges(this.sqlite, a!.owner_id, assetChanges(input.assetId, this.#albumOf(input.assetId), a!.state, a!.state), now);
+        appendSyncChanges(
+          this.sqlite,
+          a!.owner_id,
+          assetChanges(input.assetId, this.#albumOf(input.assetId), a!.state, a!.state),
+          now,
+        );
         return ok(undefined);
       })
       .immediate();
@@ -581,5 +773,11 @@ function linkFromRow(r: Record<string, unknown>): LinkRecord {
 
 interface OpeningGroup {
   readonly policy: QuotaPolicy;
-  readonly openings: { request: NewUpload; tokenHash: string | null; now: number; resolve: (r: Result<UploadSessionRecord, OpenRefusal>) => void; reject: (error: unknown) => void }[];
+  readonly openings: {
+    request: NewUpload;
+    tokenHash: string | null;
+    now: number;
+    resolve: (r: Result<UploadSessionRecord, OpenRefusal>) => void;
+    reject: (error: unknown) => void;
+  }[];
 }

@@ -17,7 +17,9 @@ describe('ReadBatch', () => {
     file = join(dir, 'db.sqlite');
     db = new Database(file);
     db.pragma('journal_mode = WAL');
-    db.exec("CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL); INSERT INTO t VALUES (1, 'one'), (2, 'two'), (3, 'three')");
+    db.exec(
+      "CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL); INSERT INTO t VALUES (1, 'one'), (2, 'two'), (3, 'three')",
+    );
     // Another connection to the same file: another process's writes, as far as SQLite can tell.
     other = new Database(file);
     reads = new ReadBatch(db);
@@ -27,7 +29,8 @@ describe('ReadBatch', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const valueOf = (id: number) => () => (db.prepare('SELECT v FROM t WHERE id = ?').get(id) as { v: string } | undefined)?.v ?? null;
+  const valueOf = (id: number) => () =>
+    (db.prepare('SELECT v FROM t WHERE id = ?').get(id) as { v: string } | undefined)?.v ?? null;
 
   it('runs the reads of one turn inside one read transaction, after the turn', async () => {
     const seenInside: boolean[] = [];

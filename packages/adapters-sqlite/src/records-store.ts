@@ -29,7 +29,9 @@ export class SqliteDeprecationStore implements DeprecationStore {
     return this.#db.select().from(deprecations).all();
   }
 
-  async announceDeprecation(...[candidate, policy]: Parameters<DeprecationStore['announceDeprecation']>): ReturnType<DeprecationStore['announceDeprecation']> {
+  async announceDeprecation(
+    ...[candidate, policy]: Parameters<DeprecationStore['announceDeprecation']>
+  ): ReturnType<DeprecationStore['announceDeprecation']> {
     return this.#db.transaction(
       (tx) => {
         const decided = decideAnnouncement(tx.select().from(deprecations).all(), candidate, policy);
@@ -54,21 +56,31 @@ export class SqliteAttestationStore implements AttestationKeyStore {
   }
 
   async listAttestationKeys(): Promise<AttestationKeyRecord[]> {
-    return this.#db.select().from(attestationKeys).orderBy(asc(attestationKeys.createdAt), asc(attestationKeys.kid)).all();
+    return this.#db
+      .select()
+      .from(attestationKeys)
+      .orderBy(asc(attestationKeys.createdAt), asc(attestationKeys.kid))
+      .all();
   }
 
   async listAttestationHistory(): Promise<AttestationHistoryEntry[]> {
     return this.#db.select().from(attestationHistory).orderBy(asc(attestationHistory.seq)).all();
   }
 
-  async appendAttestationKey(key: AttestationKeyRecord, entry: AttestationHistoryEntry, at: number): Promise<'appended' | 'stale'> {
+  async appendAttestationKey(
+    key: AttestationKeyRecord,
+    entry: AttestationHistoryEntry,
+    at: number,
+  ): Promise<'appended' | 'stale'> {
     if (entry.kid !== key.kid || entry.publicKey !== key.publicKey) return 'stale';
     return this.#db.transaction(
       (tx) => {
         const last = tx.select().from(attestationHistory).orderBy(desc(attestationHistory.seq)).limit(1).get() ?? null;
         if (!acceptsHistoryEntry(last, entry)) return 'stale' as const;
         tx.update(attestationKeys).set({ retiredAt: at }).where(isNull(attestationKeys.retiredAt)).run();
-        tx.insert(attestationKeys).values({ ...key, retiredAt: null }).run();
+        tx.insert(attestationKeys)
+          .values({ ...key, retiredAt: null })
+          .run();
         tx.insert(attestationHistory).values(entry).run();
         return 'appended' as const;
       },
@@ -77,7 +89,11 @@ export class SqliteAttestationStore implements AttestationKeyStore {
   }
 
   async resealAttestationKey(kid: string, from: string, to: string): Promise<boolean> {
-    const r = this.#db.update(attestationKeys).set({ privateKey: to }).where(and(eq(attestationKeys.kid, kid), eq(attestationKeys.privateKey, from))).run();
+    const r = this.#db
+      .update(attestationKeys)
+      .set({ privateKey: to })
+      .where(and(eq(attestationKeys.kid, kid), eq(attestationKeys.privateKey, from)))
+      .run();
     return r.changes === 1;
   }
 }
@@ -91,7 +107,9 @@ export class SqliteRegistrationAllowlist implements RegistrationAllowlist {
   }
 
   async allowRegistration(entry: string, at: number): Promise<boolean> {
-    return this.#db.insert(registrationAllowlist).values({ entry, addedAt: at }).onConflictDoNothing().run().changes === 1;
+    return (
+      this.#db.insert(registrationAllowlist).values({ entry, addedAt: at }).onConflictDoNothing().run().changes === 1
+    );
   }
 
   async disallowRegistration(entry: string): Promise<boolean> {
@@ -104,7 +122,11 @@ export class SqliteRegistrationAllowlist implements RegistrationAllowlist {
 
   async findAllowedRegistrations(entries: readonly string[]): Promise<string[]> {
     if (entries.length === 0) return [];
-    const rows = this.#db.select({ entry: registrationAllowlist.entry }).from(registrationAllowlist).where(inArray(registrationAllowlist.entry, [...entries])).all();
+    const rows = this.#db
+      .select({ entry: registrationAllowlist.entry })
+      .from(registrationAllowlist)
+      .where(inArray(registrationAllowlist.entry, [...entries]))
+      .all();
     return rows.map((r) => r.entry);
   }
 }

@@ -12,7 +12,9 @@ describe('the schemas follow core', () => {
     const db = openSqliteDatabase(':memory:');
     try {
       const plan = db
-        .prepare(`EXPLAIN QUERY PLAN UPDATE upload_sessions SET state = 'Expired' WHERE payer_id = ? AND state IN ${OPEN_STATE_SQL} AND expires_at <= ?`)
+        .prepare(
+          `EXPLAIN QUERY PLAN UPDATE upload_sessions SET state = 'Expired' WHERE payer_id = ? AND state IN ${OPEN_STATE_SQL} AND expires_at <= ?`,
+        )
         .all('p', 1) as { detail: string }[];
       expect(plan.map((r) => r.detail).join('\n')).toContain('upload_sessions_open_payer_idx');
     } finally {

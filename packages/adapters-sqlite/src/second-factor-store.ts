@@ -46,18 +46,27 @@ export class SqliteSecondFactorStore implements TotpThrottleStore, TotpRecoveryS
   }
 
   async refundTotpCodeCheck(accountId: string, at: number): Promise<void> {
-    this.#applyToThrottle(accountId, (state) => ({ admission: undefined, next: state === null ? null : refundCodeCheck(state, at) }));
+    this.#applyToThrottle(accountId, (state) => ({
+      admission: undefined,
+      next: state === null ? null : refundCodeCheck(state, at),
+    }));
   }
 
   /** Reads the account's record under the write lock, lets core decide, writes what it decided. */
-  #applyToThrottle<T>(accountId: string, decide: (state: TotpThrottleState | null) => { admission: T; next: TotpThrottleState | null }): T {
+  #applyToThrottle<T>(
+    accountId: string,
+    decide: (state: TotpThrottleState | null) => { admission: T; next: TotpThrottleState | null },
+  ): T {
     return this.#db.transaction(
       (tx) => {
         const row = tx.select().from(totpThrottles).where(eq(totpThrottles.accountId, accountId)).get();
         const { admission, next } = decide(row ? parseTimes(row.wrongCodesAt) : null);
         if (next !== null) {
           const wrongCodesAt = JSON.stringify(next.wrongCodesAt);
-          tx.insert(totpThrottles).values({ accountId, wrongCodesAt }).onConflictDoUpdate({ target: totpThrottles.accountId, set: { wrongCodesAt } }).run();
+          tx.insert(totpThrottles)
+            .values({ accountId, wrongCodesAt })
+            .onConflictDoUpdate({ target: totpThrottles.accountId, set: { wrongCodesAt } })
+            .run();
         }
         return admission;
       },
@@ -93,7 +102,10 @@ export class SqliteDeploymentStore implements DeploymentStore, LeaseStore {
   async claimDeployment(first: DeploymentRecord): Promise<DeploymentRecord> {
     return this.#db.transaction(
       (tx) => {
-        tx.insert(deployment).values({ id: 1, ...first }).onConflictDoNothing().run();
+        tx.insert(deployment)
+          .values({ id: 1, ...first })
+          .onConflictDoNothing()
+          .run();
         const { id: _id, ...row } = tx.select().from(deployment).where(eq(deployment.id, 1)).get()!;
         return row;
       },
@@ -129,7 +141,10 @@ export class SqliteDeploymentStore implements DeploymentStore, LeaseStore {
         const current = tx.select().from(leases).where(eq(leases.name, name)).get() ?? null;
         const next = decideLease(current, holder, now, ttlMs);
         if (next === null) return false;
-        tx.insert(leases).values({ name, ...next }).onConflictDoUpdate({ target: leases.name, set: next }).run();
+        tx.insert(leases)
+          .values({ name, ...next })
+          .onConflictDoUpdate({ target: leases.name, set: next })
+          .run();
         return true;
       },
       { behavior: 'immediate' },

@@ -14,7 +14,12 @@ import {
   type SignInThrottleStore,
   type SignInTicketRecord,
 } from '@strongroom/core';
-import { addressGuessFromJson, signInAddressCountKey, signInSourceCountKey, sourceFailuresFromJson } from '@strongroom/sql-common';
+import {
+  addressGuessFromJson,
+  signInAddressCountKey,
+  signInSourceCountKey,
+  sourceFailuresFromJson,
+} from '@strongroom/sql-common';
 import { accounts } from './schema/accounts.js';
 import { signInCounts, signInTickets } from './schema/sign-in.js';
 
@@ -44,7 +49,10 @@ export class SqliteSignInStore implements SignInThrottleStore {
   }
 
   /** Reads the facts under the write lock, lets core decide, writes what it decided. */
-  #apply<T>(claim: PasswordCheckClaim, decide: (facts: PasswordCheckFacts) => { admission: T; writes: PasswordCheckWrites }): T {
+  #apply<T>(
+    claim: PasswordCheckClaim,
+    decide: (facts: PasswordCheckFacts) => { admission: T; writes: PasswordCheckWrites },
+  ): T {
     return this.#db.transaction(
       (tx) => {
         const count = (key: string) => tx.select().from(signInCounts).where(eq(signInCounts.key, key)).get();
@@ -54,7 +62,13 @@ export class SqliteSignInStore implements SignInThrottleStore {
           claim.ticketHash === null
             ? undefined
             : tx
-                .select({ record: signInTickets, holder: accounts.id, addressKey: accounts.addressKey, credentialsChangedAt: accounts.credentialsChangedAt, lockedAt: accounts.lockedAt })
+                .select({
+                  record: signInTickets,
+                  holder: accounts.id,
+                  addressKey: accounts.addressKey,
+                  credentialsChangedAt: accounts.credentialsChangedAt,
+                  lockedAt: accounts.lockedAt,
+                })
                 .from(signInTickets)
                 .leftJoin(accounts, eq(accounts.id, signInTickets.accountId))
                 .where(eq(signInTickets.ticketHash, claim.ticketHash))
@@ -63,18 +77,34 @@ export class SqliteSignInStore implements SignInThrottleStore {
           address: address ? addressOf(address.state) : null,
           source: source ? sourceOf(source.state) : null,
           ticket: ticket
-            ? { record: ticket.record, account: ticket.holder === null ? null : { addressKey: ticket.addressKey, credentialsChangedAt: ticket.credentialsChangedAt, lockedAt: ticket.lockedAt } }
+            ? {
+                record: ticket.record,
+                account:
+                  ticket.holder === null
+                    ? null
+                    : {
+                        addressKey: ticket.addressKey,
+                        credentialsChangedAt: ticket.credentialsChangedAt,
+                        lockedAt: ticket.lockedAt,
+                      },
+              }
             : null,
         };
         const { admission, writes } = decide(facts);
         const put = (key: string, state: AddressGuessState | SourceFailureState) => {
           const json = JSON.stringify(state);
-          tx.insert(signInCounts).values({ key, state: json }).onConflictDoUpdate({ target: signInCounts.key, set: { state: json } }).run();
+          tx.insert(signInCounts)
+            .values({ key, state: json })
+            .onConflictDoUpdate({ target: signInCounts.key, set: { state: json } })
+            .run();
         };
         if (writes.address !== undefined) put(addressKey(claim.addressKey), writes.address);
         if (writes.source !== undefined) put(sourceKey(claim.sourceKey), writes.source);
         if (writes.ticketWrongPasswords !== undefined && claim.ticketHash !== null) {
-          tx.update(signInTickets).set({ wrongPasswords: writes.ticketWrongPasswords }).where(eq(signInTickets.ticketHash, claim.ticketHash)).run();
+          tx.update(signInTickets)
+            .set({ wrongPasswords: writes.ticketWrongPasswords })
+            .where(eq(signInTickets.ticketHash, claim.ticketHash))
+            .run();
         }
         return admission;
       },
@@ -85,7 +115,9 @@ export class SqliteSignInStore implements SignInThrottleStore {
   async issueSignInTicket(ticket: SignInTicketRecord): Promise<void> {
     this.#db.transaction(
       (tx) => {
-        tx.delete(signInTickets).where(and(eq(signInTickets.accountId, ticket.accountId), lte(signInTickets.expiresAt, ticket.issuedAt))).run();
+        tx.delete(signInTickets)
+          .where(and(eq(signInTickets.accountId, ticket.accountId), lte(signInTickets.expiresAt, ticket.issuedAt)))
+          .run();
         tx.insert(signInTickets).values(ticket).run();
       },
       { behavior: 'immediate' },
@@ -101,12 +133,20 @@ export class SqliteSignInStore implements SignInThrottleStore {
   }
 
   async findAddressGuesses(key: string): Promise<AddressGuessState | null> {
-    const row = this.#db.select().from(signInCounts).where(eq(signInCounts.key, addressKey(key))).get();
+    const row = this.#db
+      .select()
+      .from(signInCounts)
+      .where(eq(signInCounts.key, addressKey(key)))
+      .get();
     return row ? addressOf(row.state) : null;
   }
 
   async findSourceFailures(key: string): Promise<SourceFailureState | null> {
-    const row = this.#db.select().from(signInCounts).where(eq(signInCounts.key, sourceKey(key))).get();
+    const row = this.#db
+      .select()
+      .from(signInCounts)
+      .where(eq(signInCounts.key, sourceKey(key)))
+      .get();
     return row ? sourceOf(row.state) : null;
   }
 

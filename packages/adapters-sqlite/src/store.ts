@@ -57,7 +57,16 @@ const SESSION_SELECT =
   'last_used_at AS lastUsedAt, access_floor AS accessFloor, closed_at AS closedAt, method, authenticated_at AS authenticatedAt FROM sessions';
 // Raw mode (rows as arrays) skips building an object keyed by column names for the hottest read.
 // Each column costs a property write into the row, so the account's id is not read twice.
-type AccessRow = [accountId: string, accessFloor: number, closedAt: number | null, lastUsedAt: number, address: string | null, displayName: string | null, createdAt: number, handleUser: string | null];
+type AccessRow = [
+  accountId: string,
+  accessFloor: number,
+  closedAt: number | null,
+  lastUsedAt: number,
+  address: string | null,
+  displayName: string | null,
+  createdAt: number,
+  handleUser: string | null,
+];
 const ACCESS_SELECT =
   'SELECT s.account_id, s.access_floor, s.closed_at, s.last_used_at, a.address, a.display_name, a.created_at, h.user_name ' +
   'FROM sessions s JOIN accounts a ON a.id = s.account_id LEFT JOIN handles h ON h.account_id = a.id WHERE s.id = ?';
@@ -131,27 +140,49 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     return this.db.update(accounts).set(set).where(eq(accounts.id, id)).run().changes === 1;
   }
   async changePassword(c: PasswordChange): Promise<boolean> {
-    return rolledBackIsFalse(() => this.db.transaction((tx) => {
-      const reopened = tx
-        .update(sessions)
-        // Past every access token issued to the session so far: see PasswordChange.
-        .set({ tokenHash: c.tokenHash, accessFloor: sql`max(${c.at}, ${sessions.refreshedAt} + 1)`, authenticatedAt: c.at })
-        .where(and(eq(sessions.id, c.sessionId), eq(sessions.accountId, c.accountId), isNull(sessions.closedAt)))
-        .run();
-      if (reopened.changes !== 1) return false;
-      // Only while the credentials are those the current password was checked under.
-      const stamped = c.credentialsChangedAt === null ? isNull(accounts.credentialsChangedAt) : eq(accounts.credentialsChangedAt, c.credentialsChangedAt);
-      const changed = tx.update(accounts).set({ passwordHash: c.passwordHash, credentialsChangedAt: c.at }).where(and(eq(accounts.id, c.accountId), stamped)).run();
-      if (changed.changes !== 1) {
-        tx.rollback();
-        return false;
-      }
-      tx.update(sessions)
-        .set({ closedAt: c.at })
-        .where(and(eq(sessions.accountId, c.accountId), isNull(sessions.closedAt), sql`${sessions.id} <> ${c.sessionId}`))
-        .run();
-      return true;
-    }, { behavior: 'immediate' }));
+    return rolledBackIsFalse(() =>
+      this.db.transaction(
+        (tx) => {
+          const reopened = tx
+            .update(sessions)
+            // Past every access token issued to the session so far: see PasswordChange.
+            .set({
+              tokenHash: c.tokenHash,
+              accessFloor: sql`max(${c.at}, ${sessions.refreshedAt} + 1)`,
+              authenticatedAt: c.at,
+            })
+            .where(and(eq(sessions.id, c.sessionId), eq(sessions.accountId, c.accountId), isNull(sessions.closedAt)))
+            .run();
+          if (reopened.changes !== 1) return false;
+          // Only while the credentials are those the current password was checked under.
+          const stamped =
+            c.credentialsChangedAt === null
+              ? isNull(accounts.credentialsChangedAt)
+              : eq(accounts.credentialsChangedAt, c.credentialsChangedAt);
+          const changed = tx
+            .update(accounts)
+            .set({ passwordHash: c.passwordHash, credentialsChangedAt: c.at })
+            .where(and(eq(accounts.id, c.accountId), stamped))
+            .run();
+          if (changed.changes !== 1) {
+            tx.rollback();
+            return false;
+          }
+          tx.update(sessions)
+            .set({ closedAt: c.at })
+            .where(
+              and(
+                eq(sessions.accountId, c.accountId),
+                isNull(sessions.closedAt),
+                sql`${sessions.id} <> ${c.sessionId}`,
+              ),
+            )
+            .run();
+          return true;
+        },
+        { behavior: 'immediate' },
+      ),
+    );
   }
 
   // Sessions
@@ -194,34 +225,66 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     return r.changes === 1;
   }
   async closeAllSessions(accountId: string, at: number): Promise<number> {
-    return this.db.transaction((tx) => {
-      tx.update(accounts).set({ credentialsChangedAt: at }).where(eq(accounts.id, accountId)).run();
-      return tx.update(sessions).set({ closedAt: at }).where(and(eq(sessions.accountId, accountId), isNull(sessions.closedAt))).run().changes;
-    }, { behavior: 'immediate' });
+    return this.db.transaction(
+      (tx) => {
+        tx.update(accounts).set({ credentialsChangedAt: at }).where(eq(accounts.id, accountId)).run();
+        return tx
+          .update(sessions)
+          .set({ closedAt: at })
+          .where(and(eq(sessions.accountId, accountId), isNull(sessions.closedAt)))
+          .run().changes;
+      },
+      { behavior: 'immediate' },
+    );
   }
   async recordAuthentication(id: string, at: number): Promise<boolean> {
-    return this.db.update(sessions).set({ authenticatedAt: at }).where(and(eq(sessions.id, id), isNull(sessions.closedAt))).run().changes === 1;
+    return (
+      this.db
+        .update(sessions)
+        .set({ authenticatedAt: at })
+        .where(and(eq(sessions.id, id), isNull(sessions.closedAt)))
+        .run().changes === 1
+    );
   }
   async listOpenSessions(accountId: string): Promise<SessionRecord[]> {
-    return this.db.select().from(sessions).where(and(eq(sessions.accountId, accountId), isNull(sessions.closedAt))).all().map(toSession);
+    return this.db
+      .select()
+      .from(sessions)
+      .where(and(eq(sessions.accountId, accountId), isNull(sessions.closedAt)))
+      .all()
+      .map(toSession);
   }
 
   // Device cohorts
 
   async recordCohort(accountId: string, cohortHash: string, at: number): Promise<void> {
-    this.db.transaction((tx) => {
-      const key = and(eq(deviceCohorts.userId, accountId), eq(deviceCohorts.cohortHash, cohortHash));
-      const row = tx.select({ firstSeen: deviceCohorts.firstSeen, lastSeen: deviceCohorts.lastSeen }).from(deviceCohorts).where(key).get();
-      const next = cohortSighting(row ? { cohortHash, ...row } : null, cohortHash, at);
-      tx.insert(deviceCohorts)
-        .values({ userId: accountId, ...next })
-        .onConflictDoUpdate({ target: [deviceCohorts.userId, deviceCohorts.cohortHash], set: { firstSeen: next.firstSeen, lastSeen: next.lastSeen } })
-        .run();
-    }, { behavior: 'immediate' });
+    this.db.transaction(
+      (tx) => {
+        const key = and(eq(deviceCohorts.userId, accountId), eq(deviceCohorts.cohortHash, cohortHash));
+        const row = tx
+          .select({ firstSeen: deviceCohorts.firstSeen, lastSeen: deviceCohorts.lastSeen })
+          .from(deviceCohorts)
+          .where(key)
+          .get();
+        const next = cohortSighting(row ? { cohortHash, ...row } : null, cohortHash, at);
+        tx.insert(deviceCohorts)
+          .values({ userId: accountId, ...next })
+          .onConflictDoUpdate({
+            target: [deviceCohorts.userId, deviceCohorts.cohortHash],
+            set: { firstSeen: next.firstSeen, lastSeen: next.lastSeen },
+          })
+          .run();
+      },
+      { behavior: 'immediate' },
+    );
   }
   async listCohorts(accountId: string): Promise<CohortRecord[]> {
     return this.db
-      .select({ cohortHash: deviceCohorts.cohortHash, firstSeen: deviceCohorts.firstSeen, lastSeen: deviceCohorts.lastSeen })
+      .select({
+        cohortHash: deviceCohorts.cohortHash,
+        firstSeen: deviceCohorts.firstSeen,
+        lastSeen: deviceCohorts.lastSeen,
+      })
       .from(deviceCohorts)
       .where(eq(deviceCohorts.userId, accountId))
       .orderBy(deviceCohorts.firstSeen)
@@ -234,21 +297,31 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
     return this.db.select().from(signingKeys).all();
   }
   async rotateSigningKey(next: SigningKeyRecord, at: number): Promise<void> {
-    this.db.transaction((tx) => {
-      tx.update(signingKeys).set({ retiredAt: at }).where(isNull(signingKeys.retiredAt)).run();
-      tx.insert(signingKeys).values(next).run();
-    }, { behavior: 'immediate' });
+    this.db.transaction(
+      (tx) => {
+        tx.update(signingKeys).set({ retiredAt: at }).where(isNull(signingKeys.retiredAt)).run();
+        tx.insert(signingKeys).values(next).run();
+      },
+      { behavior: 'immediate' },
+    );
   }
   async ensureSigningKey(first: SigningKeyRecord): Promise<SigningKeyRecord[]> {
-    return this.db.transaction((tx) => {
-      const existing = tx.select().from(signingKeys).all();
-      if (existing.length > 0) return existing;
-      tx.insert(signingKeys).values(first).run();
-      return [first];
-    }, { behavior: 'immediate' });
+    return this.db.transaction(
+      (tx) => {
+        const existing = tx.select().from(signingKeys).all();
+        if (existing.length > 0) return existing;
+        tx.insert(signingKeys).values(first).run();
+        return [first];
+      },
+      { behavior: 'immediate' },
+    );
   }
   async resealSigningKey(kid: string, from: string, to: string): Promise<boolean> {
-    const r = this.db.update(signingKeys).set({ privateKey: to }).where(and(eq(signingKeys.kid, kid), eq(signingKeys.privateKey, from))).run();
+    const r = this.db
+      .update(signingKeys)
+      .set({ privateKey: to })
+      .where(and(eq(signingKeys.kid, kid), eq(signingKeys.privateKey, from)))
+      .run();
     return r.changes === 1;
   }
 }

@@ -3,7 +3,7 @@ import { openSqliteDatabase } from './migrate.js';
 import { SYNC_PAGE_SQL } from './sync-store.js';
 
 describe('the sync page read on SQLite', () => {
-  it("is one range of the (account_id, seq) index, in its order (no sort, no table scan)", () => {
+  it('is one range of the (account_id, seq) index, in its order (no sort, no table scan)', () => {
     const db = openSqliteDatabase(':memory:');
     try {
       const plan = db

@@ -1,7 +1,18 @@
 import type Database from 'better-sqlite3';
 import { inArray } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import { ALBUM_COUNTED_STATES, type AssetBlob, type AssetState, type LinkRecord, type SyncAlbum, type SyncAsset, type SyncChange, type SyncEntry, type SyncLog, type SyncRead } from '@strongroom/core';
+import {
+  ALBUM_COUNTED_STATES,
+  type AssetBlob,
+  type AssetState,
+  type LinkRecord,
+  type SyncAlbum,
+  type SyncAsset,
+  type SyncChange,
+  type SyncEntry,
+  type SyncLog,
+  type SyncRead,
+} from '@strongroom/core';
 import { sqlStringList } from '@strongroom/sql-common';
 import * as schema from './schema/index.js';
 import { links } from './schema/index.js';
@@ -19,12 +30,19 @@ const appenders = new WeakMap<Database.Database, Appender>();
  * transaction: raising the account's head takes SQLite's write lock, held to the commit, so the
  * account's sequence numbers commit in order.
  */
-export function appendSyncChanges(sqlite: Database.Database, accountId: string, changes: readonly SyncChange[], at: number): void {
+export function appendSyncChanges(
+  sqlite: Database.Database,
+  accountId: string,
+  changes: readonly SyncChange[],
+  at: number,
+): void {
   if (changes.length === 0) return;
   let a = appenders.get(sqlite);
   if (a === undefined) {
     a = {
-      bump: sqlite.prepare('INSERT INTO sync_heads (account_id, seq) VALUES (?, ?) ON CONFLICT (account_id) DO UPDATE SET seq = seq + excluded.seq RETURNING seq'),
+      bump: sqlite.prepare(
+        'INSERT INTO sync_heads (account_id, seq) VALUES (?, ?) ON CONFLICT (account_id) DO UPDATE SET seq = seq + excluded.seq RETURNING seq',
+      ),
       put: sqlite.prepare(
         'INSERT INTO sync_changes (account_id, kind, object_id, op, seq, at) VALUES (?, ?, ?, ?, ?, ?) ' +
           'ON CONFLICT (account_id, kind, object_id) DO UPDATE SET op = excluded.op, seq = excluded.seq, at = excluded.at',
@@ -53,7 +71,8 @@ const ASSET_VIEW = `SELECT a.*, s.album_id AS album_id, c.at AS updated_at FROM 
   LEFT JOIN sync_changes c ON c.account_id = a.owner_id AND c.kind = 'asset' AND c.object_id = a.id`;
 const COUNTED = sqlStringList(ALBUM_COUNTED_STATES);
 /** A page's entries: one range of the (account_id, seq) index, read in its order. */
-export const SYNC_PAGE_SQL = 'SELECT kind, object_id AS objectId, op, seq, at FROM sync_changes WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?';
+export const SYNC_PAGE_SQL =
+  'SELECT kind, object_id AS objectId, op, seq, at FROM sync_changes WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?';
 const ALBUM_VIEW = `SELECT al.id, al.account_id, al.protocol_version, al.created_at,
   (SELECT count(*) FROM upload_sessions s JOIN assets a ON a.id = s.id WHERE s.album_id = al.id AND a.state IN ${COUNTED}) AS asset_count FROM albums al`;
 
@@ -85,9 +104,18 @@ export class SqliteSyncLog implements SyncLog {
       // A page's assets and their blobs in one statement each: `IN (?, …)` searches each key by its index.
       assets: byCount((n) => p(`${ASSET_VIEW} WHERE a.id IN (${marks(n)}) ORDER BY a.id`)),
       // A page's assets: their last change is the entry that named them, so the log is not read again.
-      pageAssets: byCount((n) => p(`SELECT a.*, s.album_id AS album_id, NULL AS updated_at FROM assets a LEFT JOIN upload_sessions s ON s.id = a.id WHERE a.id IN (${marks(n)}) ORDER BY a.id`)),
-      blobs: byCount((n) => p(`SELECT asset_id, kind, content_hash, size FROM asset_blobs WHERE asset_id IN (${marks(n)}) ORDER BY seq`)),
-      albumAssets: (states: readonly string[]) => p(`${ASSET_VIEW} WHERE s.album_id = ? AND a.owner_id = ? AND a.state IN ${sqlStringList(states)} AND a.id > ? ORDER BY a.id LIMIT ?`),
+      pageAssets: byCount((n) =>
+        p(
+          `SELECT a.*, s.album_id AS album_id, NULL AS updated_at FROM assets a LEFT JOIN upload_sessions s ON s.id = a.id WHERE a.id IN (${marks(n)}) ORDER BY a.id`,
+        ),
+      ),
+      blobs: byCount((n) =>
+        p(`SELECT asset_id, kind, content_hash, size FROM asset_blobs WHERE asset_id IN (${marks(n)}) ORDER BY seq`),
+      ),
+      albumAssets: (states: readonly string[]) =>
+        p(
+          `${ASSET_VIEW} WHERE s.album_id = ? AND a.owner_id = ? AND a.state IN ${sqlStringList(states)} AND a.id > ? ORDER BY a.id LIMIT ?`,
+        ),
       album: p(`${ALBUM_VIEW} WHERE al.id = ?`),
       albums: p(`${ALBUM_VIEW} WHERE al.account_id = ? ORDER BY al.created_at, al.id`),
       tombstones: p('DELETE FROM sync_changes WHERE op = ? AND at < ? RETURNING account_id, seq'),
@@ -101,9 +129,18 @@ export class SqliteSyncLog implements SyncLog {
   }
   #views(rows: readonly AssetViewRow[]): SyncAsset[] {
     if (rows.length === 0) return [];
-    const refs = this.#s.blobs(rows.length).all(...rows.map((r) => r.id)) as { asset_id: string; kind: AssetBlob['kind']; content_hash: string; size: number }[];
+    const refs = this.#s.blobs(rows.length).all(...rows.map((r) => r.id)) as {
+      asset_id: string;
+      kind: AssetBlob['kind'];
+      content_hash: string;
+      size: number;
+    }[];
     const byAsset = new Map<string, AssetBlob[]>();
-    for (const b of refs) byAsset.set(b.asset_id, [...(byAsset.get(b.asset_id) ?? []), { kind: b.kind, contentHash: b.content_hash, size: b.size }]);
+    for (const b of refs)
+      byAsset.set(b.asset_id, [
+        ...(byAsset.get(b.asset_id) ?? []),
+        { kind: b.kind, contentHash: b.content_hash, size: b.size },
+      ]);
     return rows.map((r) => this.#view(r, byAsset.get(r.id) ?? []));
   }
   #view(r: AssetViewRow, blobs: AssetBlob[]): SyncAsset {
@@ -120,8 +157,20 @@ export class SqliteSyncLog implements SyncLog {
       updatedAt: r.updated_at ?? r.created_at,
     };
   }
-  #album(r: { id: string; account_id: string; protocol_version: string; created_at: number; asset_count: number } | undefined): SyncAlbum | null {
-    return r ? { id: r.id, accountId: r.account_id, protocolVersion: r.protocol_version, createdAt: r.created_at, assetCount: r.asset_count } : null;
+  #album(
+    r:
+      | { id: string; account_id: string; protocol_version: string; created_at: number; asset_count: number }
+      | undefined,
+  ): SyncAlbum | null {
+    return r
+      ? {
+          id: r.id,
+          accountId: r.account_id,
+          protocolVersion: r.protocol_version,
+          createdAt: r.created_at,
+          assetCount: r.asset_count,
+        }
+      : null;
   }
 
   async readSync(accountId: string, after: number, limit: number): Promise<SyncRead> {
@@ -131,12 +180,23 @@ export class SqliteSyncLog implements SyncLog {
       const ids = (kind: string) => entries.filter((e) => e.kind === kind).map((e) => e.objectId);
       const stamps = new Map(entries.filter((e) => e.kind === 'asset').map((e) => [e.objectId, e.at]));
       const assetIds = [...stamps.keys()];
-      const rows = assetIds.length === 0 ? [] : (this.#s.pageAssets(assetIds.length).all(...assetIds) as AssetViewRow[]);
+      const rows =
+        assetIds.length === 0 ? [] : (this.#s.pageAssets(assetIds.length).all(...assetIds) as AssetViewRow[]);
       const assets = this.#views(rows.map((r) => ({ ...r, updated_at: stamps.get(r.id) ?? null })));
       const albums = ids('album').flatMap((id) => this.#album(this.#s.album.get(id) as never) ?? []);
       const linkIds = ids('link');
-      const linkRows: LinkRecord[] = linkIds.length === 0 ? [] : this.#db.select().from(links).where(inArray(links.idHash, linkIds)).all().map(toLink);
-      return { entries, prunedThrough: head?.pruned_through ?? 0, head: head?.seq ?? 0, assets, albums, links: linkRows };
+      const linkRows: LinkRecord[] =
+        linkIds.length === 0
+          ? []
+          : this.#db.select().from(links).where(inArray(links.idHash, linkIds)).all().map(toLink);
+      return {
+        entries,
+        prunedThrough: head?.pruned_through ?? 0,
+        head: head?.seq ?? 0,
+        assets,
+        albums,
+        links: linkRows,
+      };
     })();
   }
   async pruneSyncTombstones(before: number): Promise<number> {
@@ -156,8 +216,16 @@ export class SqliteSyncLog implements SyncLog {
   async findAssetViews(assetIds: readonly string[]): Promise<SyncAsset[]> {
     return this.sqlite.transaction(() => this.#assets([...new Set(assetIds)]))();
   }
-  async listAlbumAssets(ownerId: string, albumId: string, states: readonly string[], afterId: string | null, limit: number): Promise<SyncAsset[]> {
-    return this.sqlite.transaction(() => this.#views(this.#s.albumAssets(states).all(albumId, ownerId, afterId ?? '', limit) as AssetViewRow[]))();
+  async listAlbumAssets(
+    ownerId: string,
+    albumId: string,
+    states: readonly string[],
+    afterId: string | null,
+    limit: number,
+  ): Promise<SyncAsset[]> {
+    return this.sqlite.transaction(() =>
+      this.#views(this.#s.albumAssets(states).all(albumId, ownerId, afterId ?? '', limit) as AssetViewRow[]),
+    )();
   }
   async findAlbumView(albumId: string): Promise<SyncAlbum | null> {
     return this.#album(this.#s.album.get(albumId) as never);

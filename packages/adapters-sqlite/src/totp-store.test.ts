@@ -3,7 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { codeForStep, stepAt, type TotpStore } from '@strongroom/core';
-import { createCoreServices, FakeClock, MemoryLogger, PlainHasher, SeededRandom, totpSecretBytes } from '@strongroom/core/testing';
+import {
+  createCoreServices,
+  FakeClock,
+  MemoryLogger,
+  PlainHasher,
+  SeededRandom,
+  totpSecretBytes,
+} from '@strongroom/core/testing';
 import { openSqliteDatabase } from './migrate.js';
 import { SqliteStore } from './store.js';
 import { SqliteTotpStore } from './totp-store.js';
@@ -58,7 +65,14 @@ async function twoServers() {
     const db = openSqliteDatabase(file);
     const store = new SqliteStore(db);
     const totpStore = new SqliteTotpStore(db);
-    const core = await createCoreServices({ store, clock, random: new SeededRandom(seed), hasher: new PlainHasher(), logger: new MemoryLogger(), totpStore });
+    const core = await createCoreServices({
+      store,
+      clock,
+      random: new SeededRandom(seed),
+      hasher: new PlainHasher(),
+      logger: new MemoryLogger(),
+      totpStore,
+    });
     return { db, store, totpStore, core };
   };
   const a = await open(1);
@@ -69,7 +83,8 @@ async function twoServers() {
   const enrolled = await a.core.totp.enroll(who.value);
   if (!enrolled.ok) throw new Error('enroll');
   const secret = totpSecretBytes(enrolled.value.secret);
-  if (!(await a.core.totp.verifyEnrollment(who.value, codeForStep(secret, stepAt(clock.now())))).ok) throw new Error('confirm');
+  if (!(await a.core.totp.verifyEnrollment(who.value, codeForStep(secret, stepAt(clock.now())))).ok)
+    throw new Error('confirm');
   clock.advance(30_000);
   const b = await open(2);
   const close = () => {
@@ -80,8 +95,18 @@ async function twoServers() {
   const racers = async () => {
     const race = racing([a.totpStore, b.totpStore]);
     const services = await Promise.all(
-      [a.store, b.store].map(async (store, i) =>
-        (await createCoreServices({ store, clock, random: new SeededRandom(10 + i), hasher: new PlainHasher(), logger: new MemoryLogger(), totpStore: race.stores[i]! })).totp,
+      [a.store, b.store].map(
+        async (store, i) =>
+          (
+            await createCoreServices({
+              store,
+              clock,
+              random: new SeededRandom(10 + i),
+              hasher: new PlainHasher(),
+              logger: new MemoryLogger(),
+              totpStore: race.stores[i]!,
+            })
+          ).totp,
       ),
     );
     return { ta: services[0]!, tb: services[1]!, advances: race.advances };
@@ -102,12 +127,17 @@ describe('TOTP replay protection against real SQLite (two connections)', () => {
       const code = codeForStep(env.secret, stepAt(env.clock.now()));
       const before = (await env.a.store.listOpenSessions(env.principal.accountId)).length;
       const { ta, tb, advances } = await env.racers();
-      const results = await Promise.all([ta.verifyLogin({ challenge: ca, code, cohortHash: null }), tb.verifyLogin({ challenge: cb, code, cohortHash: null })]);
+      const results = await Promise.all([
+        ta.verifyLogin({ challenge: ca, code, cohortHash: null }),
+        tb.verifyLogin({ challenge: cb, code, cohortHash: null }),
+      ]);
       expect(advances()).toBe(2);
       expect(results.filter((r) => r.ok)).toHaveLength(1);
       expect(results.find((r) => !r.ok)).toMatchObject({ code: 'error.auth.invalid_code', data: { attempts_left: 4 } });
       expect((await env.a.store.listOpenSessions(env.principal.accountId)).length).toBe(before + 1);
-      expect((await env.b.totpStore.findTotpEnrollment(env.principal.accountId))?.highestUsedStep).toBe(stepAt(env.clock.now()));
+      expect((await env.b.totpStore.findTotpEnrollment(env.principal.accountId))?.highestUsedStep).toBe(
+        stepAt(env.clock.now()),
+      );
     } finally {
       env.close();
     }

@@ -24,11 +24,21 @@ export class SqliteTotpStore implements TotpStore {
   }
 
   async savePendingTotp(p: { accountId: string; sealedSecret: string; at: number }): Promise<boolean> {
-    const fresh = { state: 'pending' as const, sealedSecret: p.sealedSecret, highestUsedStep: null, createdAt: p.at, confirmedAt: null };
+    const fresh = {
+      state: 'pending' as const,
+      sealedSecret: p.sealedSecret,
+      highestUsedStep: null,
+      createdAt: p.at,
+      confirmedAt: null,
+    };
     const r = this.db
       .insert(totpEnrollments)
       .values({ accountId: p.accountId, ...fresh })
-      .onConflictDoUpdate({ target: totpEnrollments.accountId, set: fresh, setWhere: eq(totpEnrollments.state, 'pending') })
+      .onConflictDoUpdate({
+        target: totpEnrollments.accountId,
+        set: fresh,
+        setWhere: eq(totpEnrollments.state, 'pending'),
+      })
       .run();
     return r.changes === 1;
   }
@@ -37,13 +47,24 @@ export class SqliteTotpStore implements TotpStore {
     const r = this.db
       .update(totpEnrollments)
       .set({ state: 'confirmed', highestUsedStep: c.step, confirmedAt: c.at })
-      .where(and(eq(totpEnrollments.accountId, c.accountId), eq(totpEnrollments.state, 'pending'), eq(totpEnrollments.sealedSecret, c.sealedSecret)))
+      .where(
+        and(
+          eq(totpEnrollments.accountId, c.accountId),
+          eq(totpEnrollments.state, 'pending'),
+          eq(totpEnrollments.sealedSecret, c.sealedSecret),
+        ),
+      )
       .run();
     return r.changes === 1;
   }
 
   /** Reads the row under the write lock, asks core whether `step` may be used, and applies `write` if so. */
-  #withUsableStep(accountId: string, step: number, at: number, write: (tx: BetterSQLite3Database<typeof schema>) => void): boolean {
+  #withUsableStep(
+    accountId: string,
+    step: number,
+    at: number,
+    write: (tx: BetterSQLite3Database<typeof schema>) => void,
+  ): boolean {
     return this.db.transaction(
       (tx) => {
         const row = tx.select().from(totpEnrollments).where(eq(totpEnrollments.accountId, accountId)).get() ?? null;
@@ -56,11 +77,15 @@ export class SqliteTotpStore implements TotpStore {
   }
 
   async advanceTotpStep(accountId: string, step: number, at: number): Promise<boolean> {
-    return this.#withUsableStep(accountId, step, at, (tx) => tx.update(totpEnrollments).set({ highestUsedStep: step }).where(eq(totpEnrollments.accountId, accountId)).run());
+    return this.#withUsableStep(accountId, step, at, (tx) =>
+      tx.update(totpEnrollments).set({ highestUsedStep: step }).where(eq(totpEnrollments.accountId, accountId)).run(),
+    );
   }
 
   async removeTotp(accountId: string, step: number, at: number): Promise<boolean> {
-    return this.#withUsableStep(accountId, step, at, (tx) => tx.delete(totpEnrollments).where(eq(totpEnrollments.accountId, accountId)).run());
+    return this.#withUsableStep(accountId, step, at, (tx) =>
+      tx.delete(totpEnrollments).where(eq(totpEnrollments.accountId, accountId)).run(),
+    );
   }
 
   async createTotpChallenge(challenge: TotpChallengeRecord): Promise<void> {

@@ -15,4 +15,6 @@ if (!accountId || !deviceId) {
   process.exit(2);
 }
 const device = DeviceKeys.generate(deviceId);
-process.stdout.write(IdentityKey.generate().signDirectory(accountId, 1, [device.entry(Math.floor(Date.now() / 1000) - 60)]));
+process.stdout.write(
+  IdentityKey.generate().signDirectory(accountId, 1, [device.entry(Math.floor(Date.now() / 1000) - 60)]),
+);

@@ -22,7 +22,9 @@ const address = `tour-${Date.now().toString(36)}@example.org`;
 const password = 'a long passphrase for the tour';
 
 function step(name: string, detail: unknown = ''): void {
-  process.stdout.write(`ok ${name}${detail === '' ? '' : ` ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`}\n`);
+  process.stdout.write(
+    `ok ${name}${detail === '' ? '' : ` ${typeof detail === 'string' ? detail : JSON.stringify(detail)}`}\n`,
+  );
 }
 
 async function main(): Promise<void> {
@@ -41,7 +43,8 @@ async function main(): Promise<void> {
 
   // 3. Sign in again: the password now yields a challenge, answered with the next code.
   const cohort = client.cohortHash('linux', 'tour-machine-id');
-  if (cohort !== cohortHash({ userId: accountId, platform: 'linux', primaryId: 'tour-machine-id' })) throw new Error('cohort hash mismatch');
+  if (cohort !== cohortHash({ userId: accountId, platform: 'linux', primaryId: 'tour-machine-id' }))
+    throw new Error('cohort hash mismatch');
   const signIn = await client.signIn(address, password, { cohortHash: cohort });
   if (signIn.kind !== 'challenge') throw new Error('expected a second-factor challenge');
   await client.verifyTotp(signIn.challenge, authenticatorCode(secret, Date.now(), 1), { cohortHash: cohort });
@@ -50,7 +53,9 @@ async function main(): Promise<void> {
   // 4. The device directory, signed by the identity anchor; this device may write from a minute ago.
   const identity = IdentityKey.generate();
   const device = DeviceKeys.generate('tour-laptop');
-  const published = await client.publishDirectory(identity.signDirectory(accountId, 1, [device.entry(Math.floor(Date.now() / 1000) - 60)]));
+  const published = await client.publishDirectory(
+    identity.signDirectory(accountId, 1, [device.entry(Math.floor(Date.now() / 1000) - 60)]),
+  );
   step('directory published', published);
 
   // 5. One (already encrypted) file, uploaded and finalized under its SHA-256.

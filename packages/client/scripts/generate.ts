@@ -41,9 +41,12 @@ export async function documentText(): Promise<string> {
  * never pass it.
  */
 export async function typesText(document: string): Promise<string> {
-  const doc = JSON.parse(document) as { paths: Record<string, Record<string, { parameters?: { in?: string; name?: string; $ref?: string }[] }>> };
+  const doc = JSON.parse(document) as {
+    paths: Record<string, Record<string, { parameters?: { in?: string; name?: string; $ref?: string }[] }>>;
+  };
   const isProtocolHeader = (p: { in?: string; name?: string; $ref?: string }): boolean =>
-    (p.in === 'header' && p.name?.toLowerCase() === 'x-svc-protocol') || p.$ref === '#/components/parameters/X-Svc-Protocol';
+    (p.in === 'header' && p.name?.toLowerCase() === 'x-svc-protocol') ||
+    p.$ref === '#/components/parameters/X-Svc-Protocol';
   for (const item of Object.values(doc.paths)) {
     for (const op of Object.values(item)) {
       if (!op.parameters) continue;
@@ -51,7 +54,10 @@ export async function typesText(document: string): Promise<string> {
       if (op.parameters.length === 0) delete op.parameters;
     }
   }
-  const ast = await openapiTS(doc as unknown as Parameters<typeof openapiTS>[0], { exportType: false, alphabetize: true });
+  const ast = await openapiTS(doc as unknown as Parameters<typeof openapiTS>[0], {
+    exportType: false,
+    alphabetize: true,
+  });
   return BANNER + astToString(ast);
 }
 

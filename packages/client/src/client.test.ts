@@ -30,7 +30,13 @@ afterEach(async () => {
   await s.close();
 });
 
-function newClient(options: { session?: SessionTokens | null; protocolVersion?: string; onSessionChange?: (t: SessionTokens | null) => void } = {}) {
+function newClient(
+  options: {
+    session?: SessionTokens | null;
+    protocolVersion?: string;
+    onSessionChange?: (t: SessionTokens | null) => void;
+  } = {},
+) {
   return new StrongroomClient({
     baseUrl: 'http://127.0.0.1:8080',
     ...options,
@@ -71,30 +77,46 @@ describe('the request pipeline', () => {
     expect(client.session!.sessionToken).toBe(first.sessionToken);
     expect(changes.at(-1)).toEqual(client.session);
     // The repeats carried the new token.
-    const repeated = sent.filter((r) => r.path === '/v1/auth/sessions' && r.headers.get('authorization') === `Bearer ${client.session!.accessToken}`);
+    const repeated = sent.filter(
+      (r) =>
+        r.path === '/v1/auth/sessions' && r.headers.get('authorization') === `Bearer ${client.session!.accessToken}`,
+    );
     expect(repeated).toHaveLength(4);
   });
 
-  it('a stale token on a CBOR request is replaced and the request repeated; on an upload\'s bytes it is replaced, the bytes not sent twice', async () => {
+  it("a stale token on a CBOR request is replaced and the request repeated; on an upload's bytes it is replaced, the bytes not sent twice", async () => {
     const first = newClient();
     await first.register(address(), PASSWORD);
     // The first directory (an identity anchor) while the sign-in is recent; the second is the test.
     const identity = IdentityKey.generate();
     const device = DeviceKeys.generate('phone-1');
     const entry = device.entry(Math.floor(s.clock.now() / 1000) - 60);
-    expect(await first.publishDirectory(identity.signDirectory(first.accountId!, 1, [entry]))).toEqual({ seq: 1, devices: 1 });
+    expect(await first.publishDirectory(identity.signDirectory(first.accountId!, 1, [entry]))).toEqual({
+      seq: 1,
+      devices: 1,
+    });
     // As after an app restart: the saved tokens, with no idea when the access token runs out.
     const client = newClient({ session: first.session });
     s.clock.advance(ACCESS_TOKEN_LIFETIME_MS + 60_000);
-    expect(await client.publishDirectory(identity.signDirectory(client.accountId!, 2, [entry]))).toEqual({ seq: 2, devices: 1 });
+    expect(await client.publishDirectory(identity.signDirectory(client.accountId!, 2, [entry]))).toEqual({
+      seq: 2,
+      devices: 1,
+    });
     expect(refreshes()).toBe(1);
     expect(sent.filter((r) => r.path === '/v1/devices/directory')).toHaveLength(3);
 
-    const opened = await client.api.POST('/upload', { body: { declared_size: 3, kind: 'original', device_id: 'phone-1' } });
+    const opened = await client.api.POST('/upload', {
+      body: { declared_size: 3, kind: 'original', device_id: 'phone-1' },
+    });
     expect(opened.response.status).toBe(201);
     s.clock.advance(ACCESS_TOKEN_LIFETIME_MS + 60_000);
     const put = () =>
-      client.api.PUT('/upload/{id}', { params: { path: { id: opened.data!.upload_id } }, body: new Uint8Array([1, 2, 3]) as never, bodySerializer: (b: unknown) => b as BodyInit, headers: { 'content-type': 'application/octet-stream' } });
+      client.api.PUT('/upload/{id}', {
+        params: { path: { id: opened.data!.upload_id } },
+        body: new Uint8Array([1, 2, 3]) as never,
+        bodySerializer: (b: unknown) => b as BodyInit,
+        headers: { 'content-type': 'application/octet-stream' },
+      });
     const refused = await put();
     expect(refused.error).toMatchObject({ code: 'error.auth.session_invalid' });
     expect(refreshes()).toBe(2);
@@ -116,7 +138,13 @@ describe('the request pipeline', () => {
     const session = await client.register(address(), PASSWORD);
     const other = newClient();
     await other.signIn((await client.api.GET('/v1/auth/profile')).data!.address as string, PASSWORD);
-    expect((await other.api.DELETE('/v1/auth/sessions/{session_id}', { params: { path: { session_id: session.sessionId } } })).response.status).toBe(204);
+    expect(
+      (
+        await other.api.DELETE('/v1/auth/sessions/{session_id}', {
+          params: { path: { session_id: session.sessionId } },
+        })
+      ).response.status,
+    ).toBe(204);
 
     const r = await client.api.GET('/quota');
     expect(r.response.status).toBe(401);
@@ -141,7 +169,11 @@ describe('the request pipeline', () => {
 
     // An expired token during the outage: the refresh itself answers 503, still an outage.
     s.clock.advance(ACCESS_TOKEN_LIFETIME_MS + 60_000);
-    await expect(client.refresh()).rejects.toMatchObject({ name: 'OutageError', code: 'error.auth.unavailable', status: 503 });
+    await expect(client.refresh()).rejects.toMatchObject({
+      name: 'OutageError',
+      code: 'error.auth.unavailable',
+      status: 503,
+    });
     expect(client.session).toEqual(session);
     s.mendStore();
     expect((await client.api.GET('/v1/auth/sessions')).response.status).toBe(200);
@@ -153,13 +185,17 @@ describe('the request pipeline', () => {
     await client.register(who, PASSWORD);
     const refused = await client.signIn(who, 'not the password at all').catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(StrongroomError);
-    expect(refused).toMatchObject({ code: 'error.auth.invalid_credentials', status: 401, problem: { type: 'about:blank' } });
+    expect(refused).toMatchObject({
+      code: 'error.auth.invalid_credentials',
+      status: 401,
+      problem: { type: 'about:blank' },
+    });
     expect(refused).not.toBeInstanceOf(OutageError);
   });
 });
 
 describe('sign-in tickets', () => {
-  it('keeps the ticket of each sign-in and sends it on the next login, so a stranger\'s guessing does not lock the owner out', async () => {
+  it("keeps the ticket of each sign-in and sends it on the next login, so a stranger's guessing does not lock the owner out", async () => {
     const who = address();
     const owner = newClient();
     await owner.register(who, PASSWORD);
@@ -175,7 +211,9 @@ describe('sign-in tickets', () => {
     expect(owner.signInTicket).not.toBe(first);
     // A fresh client restored with the kept ticket does the same.
     const restored = newClient();
-    await expect(restored.signIn(who, PASSWORD, { signInTicket: owner.signInTicket! })).resolves.toMatchObject({ kind: 'session' });
+    await expect(restored.signIn(who, PASSWORD, { signInTicket: owner.signInTicket! })).resolves.toMatchObject({
+      kind: 'session',
+    });
     const login = sent.filter((r) => r.path === '/v1/auth/login');
     expect(login.length).toBeGreaterThan(0);
   });
@@ -197,9 +235,14 @@ describe('the client side of the protocol', () => {
     const signIn = await client.signIn(who, PASSWORD, { cohortHash: cohort });
     expect(signIn.kind).toBe('challenge');
     if (signIn.kind !== 'challenge') return;
-    const session = await client.verifyTotp(signIn.challenge, authenticatorCode(secret, s.clock.now(), 1), { cohortHash: cohort });
+    const session = await client.verifyTotp(signIn.challenge, authenticatorCode(secret, s.clock.now(), 1), {
+      cohortHash: cohort,
+    });
     const listed = await client.api.GET('/v1/auth/sessions');
-    expect(listed.data!.sessions.find((x) => x.session_id === session.sessionId)).toMatchObject({ cohort_hash: cohort, current: true });
+    expect(listed.data!.sessions.find((x) => x.session_id === session.sessionId)).toMatchObject({
+      cohort_hash: cohort,
+      current: true,
+    });
   });
 
   it('builds a directory the server accepts byte for byte, a hybrid-signed intent it accepts, and the revoke-all proof', async () => {
@@ -226,7 +269,13 @@ describe('the client side of the protocol', () => {
     const intentId = newUuidV7(s.clock.now());
     const proposed = await client.api.POST('/v1/albums/{album_id}/upgrade', {
       params: { path: { album_id: albumId } },
-      body: restored.signUpgradeIntent({ albumId, fromVersion: '2026-06-01', toVersion: '2026-09-01', intentId, deadlineS: 3600 }) as never,
+      body: restored.signUpgradeIntent({
+        albumId,
+        fromVersion: '2026-06-01',
+        toVersion: '2026-09-01',
+        intentId,
+        deadlineS: 3600,
+      }) as never,
       bodySerializer: (b: unknown) => b as BodyInit,
       headers: { 'content-type': 'application/cbor' },
     });
@@ -237,7 +286,12 @@ describe('the client side of the protocol', () => {
     const stranger = DeviceKeys.generate('phone-1');
     const refused = await client.api.POST('/v1/albums/{album_id}/upgrade', {
       params: { path: { album_id: albumId } },
-      body: stranger.signUpgradeIntent({ albumId, fromVersion: '2026-06-01', toVersion: '2026-09-01', intentId: newUuidV7(s.clock.now()) }) as never,
+      body: stranger.signUpgradeIntent({
+        albumId,
+        fromVersion: '2026-06-01',
+        toVersion: '2026-09-01',
+        intentId: newUuidV7(s.clock.now()),
+      }) as never,
       bodySerializer: (b: unknown) => b as BodyInit,
       headers: { 'content-type': 'application/cbor' },
     });
@@ -249,7 +303,10 @@ describe('the client side of the protocol', () => {
     expect(client.session).toBeNull();
     // A proof by another identity key is refused, and the session stays open.
     await client.signIn(who, PASSWORD);
-    await expect(client.revokeAll(IdentityKey.generate())).rejects.toMatchObject({ name: 'StrongroomError', code: 'error.auth.proof_invalid' });
+    await expect(client.revokeAll(IdentityKey.generate())).rejects.toMatchObject({
+      name: 'StrongroomError',
+      code: 'error.auth.proof_invalid',
+    });
     expect((await client.api.GET('/quota')).response.status).toBe(200);
   });
 });
@@ -270,7 +327,13 @@ describe('signing out, sessions, outages and refresh ahead of expiry', () => {
     await phone.signOut();
     expect(phone.session).toBeNull();
     // The closed session's access token is refused on the server, not just forgotten here.
-    expect((await s.app.request('/quota', { headers: { 'x-svc-protocol': PROTOCOL_VERSION, authorization: `Bearer ${token}` } })).status).toBe(401);
+    expect(
+      (
+        await s.app.request('/quota', {
+          headers: { 'x-svc-protocol': PROTOCOL_VERSION, authorization: `Bearer ${token}` },
+        })
+      ).status,
+    ).toBe(401);
     await phone.signOut(); // signed out already: nothing to do
   });
 
@@ -283,7 +346,10 @@ describe('signing out, sessions, outages and refresh ahead of expiry', () => {
     await phone.deleteAccount();
     expect(phone.session).toBeNull();
     expect((await laptop.api.GET('/quota')).response.status).toBe(401);
-    await expect(newClient().signIn(who, PASSWORD)).rejects.toMatchObject({ name: 'StrongroomError', code: 'error.auth.invalid_credentials' });
+    await expect(newClient().signIn(who, PASSWORD)).rejects.toMatchObject({
+      name: 'StrongroomError',
+      code: 'error.auth.invalid_credentials',
+    });
     await newClient().register(who, PASSWORD);
   });
 
@@ -294,7 +360,7 @@ describe('signing out, sessions, outages and refresh ahead of expiry', () => {
     expect(err).toMatchObject({ code: 'error.client.unreachable' });
   });
 
-  it('replaces an access token before it runs out by this device\'s clock, so a body is never sent twice', async () => {
+  it("replaces an access token before it runs out by this device's clock, so a body is never sent twice", async () => {
     const client = newClient();
     await client.register(address(), PASSWORD);
     const started = Date.now();
@@ -336,7 +402,9 @@ describe('signing out, sessions, outages and refresh ahead of expiry', () => {
 
   it('derives the OpenID app_challenge as RFC 7636 S256 (its appendix B vector)', async () => {
     const { oidcChallenge, newOidcVerifier } = await import('./index.js');
-    expect(oidcChallenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk')).toBe('E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM');
+    expect(oidcChallenge('dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk')).toBe(
+      'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM',
+    );
     expect(newOidcVerifier()).toMatch(/^[A-Za-z0-9_-]{43}$/);
     expect(() => oidcChallenge('short')).toThrow(RangeError);
   });

@@ -154,14 +154,16 @@ export class StrongroomClient {
   #received(session: SessionTokens): void {
     this.setSession(session);
     const claims = claimsOf(session.accessToken);
-    if (typeof claims?.exp === 'number' && typeof claims.iat === 'number') this.#tokenDeadline = Date.now() + (claims.exp - claims.iat) * 1000;
+    if (typeof claims?.exp === 'number' && typeof claims.iat === 'number')
+      this.#tokenDeadline = Date.now() + (claims.exp - claims.iat) * 1000;
   }
 
   // ---- the request pipeline -------------------------------------------------------------------
 
   async #send(request: Request, init?: RequestInit): Promise<Response> {
     let session = this.#session;
-    const authenticated = session !== null && !request.headers.has('authorization') && !request.url.endsWith(REFRESH_PATH);
+    const authenticated =
+      session !== null && !request.headers.has('authorization') && !request.url.endsWith(REFRESH_PATH);
     // Refresh before the access token runs out rather than after a refusal: a request that carries
     // a body (an upload) then never needs sending twice.
     if (authenticated && this.#tokenDeadline !== null && this.#tokenDeadline - Date.now() < REFRESH_AHEAD_S * 1000) {
@@ -192,7 +194,12 @@ export class StrongroomClient {
     try {
       return await this.#fetch(request, init);
     } catch (err) {
-      throw new OutageError(localProblem('error.client.unreachable', `The server could not be reached: ${(err as Error)?.message ?? String(err)}`));
+      throw new OutageError(
+        localProblem(
+          'error.client.unreachable',
+          `The server could not be reached: ${(err as Error)?.message ?? String(err)}`,
+        ),
+      );
     }
   }
 
@@ -238,7 +245,9 @@ export class StrongroomClient {
   async refresh(): Promise<SessionTokens> {
     const session = this.#session;
     if (session === null) throw new SessionLostError(localProblem('error.auth.session_invalid', 'Not signed in.'));
-    const { data, error, response } = await this.api.POST('/v1/auth/refresh', { body: { session_token: session.sessionToken } });
+    const { data, error, response } = await this.api.POST('/v1/auth/refresh', {
+      body: { session_token: session.sessionToken },
+    });
     if (data !== undefined) {
       const next = { ...session, accessToken: data.access_token };
       this.#received(next);
@@ -270,14 +279,21 @@ export class StrongroomClient {
     if (data === undefined) throw this.#errorFor(await problemOf(response, error));
     if (response.status === 202 && 'challenge' in data) {
       const extra = data as { challenge: string; expires_in: number; account_id?: string };
-      return { kind: 'challenge', challenge: extra.challenge, expiresIn: extra.expires_in, ...(extra.account_id ? { accountId: extra.account_id } : {}) };
+      return {
+        kind: 'challenge',
+        challenge: extra.challenge,
+        expiresIn: extra.expires_in,
+        ...(extra.account_id ? { accountId: extra.account_id } : {}),
+      };
     }
     return { kind: 'session', session: this.#signedIn(data as TokenPairBody) };
   }
 
   /** Answers a sign-in challenge with a six-digit code from the authenticator app. */
   async verifyTotp(challenge: string, code: string, context: SignInContext = {}): Promise<SessionTokens> {
-    const { data, error, response } = await this.api.POST('/v1/auth/login/verify-totp', { body: { challenge, code, ...signInExtras(context) } });
+    const { data, error, response } = await this.api.POST('/v1/auth/login/verify-totp', {
+      body: { challenge, code, ...signInExtras(context) },
+    });
     if (data === undefined) throw this.#errorFor(await problemOf(response, error));
     return this.#signedIn(data);
   }
@@ -299,7 +315,9 @@ export class StrongroomClient {
     const issued = await this.api.POST('/v1/auth/logout/all/challenge', {});
     if (issued.data === undefined) throw this.#errorFor(await problemOf(issued.response, issued.error));
     const signature = identity.signRevokeAll(accountId, issued.data.challenge);
-    const { data, error, response } = await this.api.POST('/v1/auth/logout/all', { body: { challenge: issued.data.challenge, signature } });
+    const { data, error, response } = await this.api.POST('/v1/auth/logout/all', {
+      body: { challenge: issued.data.challenge, signature },
+    });
     if (data === undefined) throw this.#errorFor(await problemOf(response, error));
     if (this.#session !== null && accountIdOf(this.#session.accessToken) === accountId) this.setSession(null);
     return data.sessions_closed;
@@ -309,9 +327,12 @@ export class StrongroomClient {
   async signOut(): Promise<void> {
     const session = this.#session;
     if (session === null) return;
-    const { error, response } = await this.api.DELETE('/v1/auth/sessions/{session_id}', { params: { path: { session_id: session.sessionId } } });
+    const { error, response } = await this.api.DELETE('/v1/auth/sessions/{session_id}', {
+      params: { path: { session_id: session.sessionId } },
+    });
     // Already closed or expired on the server: signed out all the same.
-    if (!response.ok && response.status !== 401 && response.status !== 404) throw this.#errorFor(await problemOf(response, error));
+    if (!response.ok && response.status !== 401 && response.status !== 404)
+      throw this.#errorFor(await problemOf(response, error));
     this.setSession(null);
   }
 
@@ -324,13 +345,21 @@ export class StrongroomClient {
    * the iterator starts again without one, and its next page says `restarted: true`, so the app
    * drops what it holds before applying that page. Pass `actAs` to sync a sponsored account.
    */
-  async *sync(options: { cursor?: string | null; limit?: number; actAs?: string; signal?: AbortSignal } = {}): AsyncGenerator<SyncPage & { restarted: boolean }> {
+  async *sync(
+    options: { cursor?: string | null; limit?: number; actAs?: string; signal?: AbortSignal } = {},
+  ): AsyncGenerator<SyncPage & { restarted: boolean }> {
     let cursor = options.cursor ?? null;
     let restarted = false;
     for (;;) {
-      const query: { cursor?: string; limit?: string } = { ...(cursor === null ? {} : { cursor }), ...(options.limit === undefined ? {} : { limit: String(options.limit) }) };
+      const query: { cursor?: string; limit?: string } = {
+        ...(cursor === null ? {} : { cursor }),
+        ...(options.limit === undefined ? {} : { limit: String(options.limit) }),
+      };
       const header = options.actAs === undefined ? {} : { 'X-Svc-Act-As': options.actAs };
-      const { data, error, response } = await this.api.GET('/v1/sync', { params: { query, header }, ...(options.signal ? { signal: options.signal } : {}) });
+      const { data, error, response } = await this.api.GET('/v1/sync', {
+        params: { query, header },
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
       if (data === undefined) {
         const problem = await problemOf(response, error);
         if (problem.code === 'error.sync.cursor_expired' && cursor !== null) {
@@ -360,11 +389,21 @@ export class StrongroomClient {
    * blobs, page by page (`GET /v1/links/{id}/assets`). A revoked, expired or unknown link is a
    * `StrongroomError` with `error.not_found`.
    */
-  async *linkAssets(linkId: string, options: { limit?: number; signal?: AbortSignal } = {}): AsyncGenerator<LinkAssetPage> {
+  async *linkAssets(
+    linkId: string,
+    options: { limit?: number; signal?: AbortSignal } = {},
+  ): AsyncGenerator<LinkAssetPage> {
     let cursor: string | null = null;
     for (;;) {
-      const query: { cursor?: string; limit?: string } = { ...(cursor === null ? {} : { cursor }), ...(options.limit === undefined ? {} : { limit: String(options.limit) }) };
-      const { data, error, response }: { data?: LinkAssetPage; error?: unknown; response: Response } = await this.api.GET('/v1/links/{link_id}/assets', { params: { path: { link_id: linkId }, query }, ...(options.signal ? { signal: options.signal } : {}) });
+      const query: { cursor?: string; limit?: string } = {
+        ...(cursor === null ? {} : { cursor }),
+        ...(options.limit === undefined ? {} : { limit: String(options.limit) }),
+      };
+      const { data, error, response }: { data?: LinkAssetPage; error?: unknown; response: Response } =
+        await this.api.GET('/v1/links/{link_id}/assets', {
+          params: { path: { link_id: linkId }, query },
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
       if (data === undefined) throw this.#errorFor(await problemOf(response, error));
       yield data;
       cursor = data.cursor;
@@ -393,7 +432,9 @@ export class StrongroomClient {
   /** Closes one of the account's sessions (another device); closing the current one is {@link signOut}. */
   async revokeSession(sessionId: string): Promise<void> {
     if (this.#session?.sessionId === sessionId) return this.signOut();
-    const { error, response } = await this.api.DELETE('/v1/auth/sessions/{session_id}', { params: { path: { session_id: sessionId } } });
+    const { error, response } = await this.api.DELETE('/v1/auth/sessions/{session_id}', {
+      params: { path: { session_id: sessionId } },
+    });
     if (!response.ok) throw this.#errorFor(await problemOf(response, error));
   }
 
@@ -403,8 +444,16 @@ export class StrongroomClient {
    * its hash, so a login code that reaches another app, or another browser, is worth nothing.
    * Open `authorizationUrl` in the system browser.
    */
-  async startOidc(options: { returnTo: string; verifier: string; purpose?: 'sign_in' | 'link' | 'reauthenticate' }): Promise<{ authorizationUrl: string; expiresIn: number }> {
-    const body = { return_to: options.returnTo, app_challenge: oidcChallenge(options.verifier), ...(options.purpose ? { purpose: options.purpose } : {}) };
+  async startOidc(options: {
+    returnTo: string;
+    verifier: string;
+    purpose?: 'sign_in' | 'link' | 'reauthenticate';
+  }): Promise<{ authorizationUrl: string; expiresIn: number }> {
+    const body = {
+      return_to: options.returnTo,
+      app_challenge: oidcChallenge(options.verifier),
+      ...(options.purpose ? { purpose: options.purpose } : {}),
+    };
     const { data, error, response } = await this.api.POST('/v1/auth/oidc/start', { body: body as never });
     if (data === undefined) throw this.#errorFor(await problemOf(response, error));
     return { authorizationUrl: data.authorization_url, expiresIn: data.expires_in };
@@ -414,8 +463,14 @@ export class StrongroomClient {
    * Completes a flow with the `login_code` the server sent the app back with. A sign-in returns the
    * new session (and keeps it); a link returns null; a reauthentication returns its instant.
    */
-  async completeOidc(loginCode: string, verifier: string, context: SignInContext = {}): Promise<{ session: SessionTokens } | { linked: true } | { reauthenticatedAt: string }> {
-    const { data, error, response } = await this.api.POST('/v1/auth/oidc/complete', { body: { login_code: loginCode, app_verifier: verifier, ...signInExtras(context) } as never });
+  async completeOidc(
+    loginCode: string,
+    verifier: string,
+    context: SignInContext = {},
+  ): Promise<{ session: SessionTokens } | { linked: true } | { reauthenticatedAt: string }> {
+    const { data, error, response } = await this.api.POST('/v1/auth/oidc/complete', {
+      body: { login_code: loginCode, app_verifier: verifier, ...signInExtras(context) } as never,
+    });
     if (!response.ok) throw this.#errorFor(await problemOf(response, error));
     if (response.status === 204 || data === undefined) return { linked: true };
     const body = data as Partial<TokenPairBody> & { reauthenticated_at?: string };
@@ -461,11 +516,24 @@ export class StrongroomClient {
    */
   async upload(
     bytes: Uint8Array,
-    options: { deviceId: string; kind?: 'original' | 'derivative' | 'metadata' | 'provenance'; albumId?: string; assetId?: string; direct?: boolean; signal?: AbortSignal },
+    options: {
+      deviceId: string;
+      kind?: 'original' | 'derivative' | 'metadata' | 'provenance';
+      albumId?: string;
+      assetId?: string;
+      direct?: boolean;
+      signal?: AbortSignal;
+    },
   ): Promise<UploadResult> {
     const contentHash = sha256Hex(bytes);
     const opened = await this.api.POST('/upload', {
-      body: { declared_size: bytes.length, kind: options.kind ?? 'original', device_id: options.deviceId, content_hash: contentHash, ...(options.albumId ? { album_id: options.albumId } : {}) },
+      body: {
+        declared_size: bytes.length,
+        kind: options.kind ?? 'original',
+        device_id: options.deviceId,
+        content_hash: contentHash,
+        ...(options.albumId ? { album_id: options.albumId } : {}),
+      },
     });
     if (opened.data === undefined) throw this.#errorFor(await problemOf(opened.response, opened.error));
     const uploadId = opened.data.upload_id;
@@ -496,11 +564,20 @@ export class StrongroomClient {
    * true when the store took them. A store that cannot be reached or refuses is false, so the
    * caller falls back to the server; an abort is not a reason to try again.
    */
-  async #sendDirect(offer: { url: string; method: string; headers: Record<string, string> }, bytes: Uint8Array, signal: AbortSignal | undefined): Promise<boolean> {
+  async #sendDirect(
+    offer: { url: string; method: string; headers: Record<string, string> },
+    bytes: Uint8Array,
+    signal: AbortSignal | undefined,
+  ): Promise<boolean> {
     // The fetch API sets Content-Length from the body itself (browsers refuse it as a header).
-    const headers = new Headers(Object.entries(offer.headers).filter(([name]) => name.toLowerCase() !== 'content-length'));
+    const headers = new Headers(
+      Object.entries(offer.headers).filter(([name]) => name.toLowerCase() !== 'content-length'),
+    );
     try {
-      const r = await this.#fetch(new Request(offer.url, { method: offer.method, headers, body: bytes as BodyInit }), signal ? { signal } : undefined);
+      const r = await this.#fetch(
+        new Request(offer.url, { method: offer.method, headers, body: bytes as BodyInit }),
+        signal ? { signal } : undefined,
+      );
       await r.body?.cancel();
       return r.ok;
     } catch (e) {
@@ -517,7 +594,10 @@ export class StrongroomClient {
    * (`error.not_found`, `error.request.range_not_satisfiable`, …).
    */
   async download(contentHash: string, options: DownloadOptions = {}): Promise<BlobDownload> {
-    const path = options.linkId === undefined ? `/v1/blobs/${encodeURIComponent(contentHash)}` : `/v1/links/${encodeURIComponent(options.linkId)}/blobs/${encodeURIComponent(contentHash)}`;
+    const path =
+      options.linkId === undefined
+        ? `/v1/blobs/${encodeURIComponent(contentHash)}`
+        : `/v1/links/${encodeURIComponent(options.linkId)}/blobs/${encodeURIComponent(contentHash)}`;
     const headers = new Headers();
     if (options.range !== undefined) headers.set('range', rangeHeader(options.range));
     if (options.actAs !== undefined) headers.set('x-svc-act-as', options.actAs);
@@ -532,21 +612,30 @@ export class StrongroomClient {
       // own route, which needs the access token again; a browser drops Authorization when the
       // redirect crosses to another origin (the object store), so the store never sees it.
       const token = options.linkId === undefined ? (this.#session?.accessToken ?? null) : null;
-      response = await this.#call(this.#prepare(new Request(request, { redirect: 'follow' }), token), { ...init, redirect: 'follow' });
+      response = await this.#call(this.#prepare(new Request(request, { redirect: 'follow' }), token), {
+        ...init,
+        redirect: 'follow',
+      });
     } else if (response.status === 307 || response.status === 302 || response.status === 303) {
       const location = response.headers.get('location');
       await response.body?.cancel();
-      if (location === null) throw errorFor(localProblem('error.internal', 'A redirect without a Location.', response.status));
+      if (location === null)
+        throw errorFor(localProblem('error.internal', 'A redirect without a Location.', response.status));
       const onward = new Headers();
       if (options.range !== undefined) onward.set('range', rangeHeader(options.range));
-      response = await this.#call(new Request(new URL(location, this.#baseUrl + path), { method: 'GET', headers: onward }), options.signal ? { signal: options.signal } : undefined);
+      response = await this.#call(
+        new Request(new URL(location, this.#baseUrl + path), { method: 'GET', headers: onward }),
+        options.signal ? { signal: options.signal } : undefined,
+      );
     }
     if (response.status !== 200 && response.status !== 206) throw this.#errorFor(await problemOf(response, null));
-    if (response.body === null) throw errorFor(localProblem('error.internal', 'A download without a body.', response.status));
+    if (response.body === null)
+      throw errorFor(localProblem('error.internal', 'A download without a body.', response.status));
     const length = Number(response.headers.get('content-length') ?? NaN);
     if (response.status === 206) {
       const m = /^bytes (\d+)-(\d+)\/(\d+)$/.exec(response.headers.get('content-range') ?? '');
-      if (m === null) throw errorFor(localProblem('error.internal', 'A partial answer without a usable Content-Range.', 206));
+      if (m === null)
+        throw errorFor(localProblem('error.internal', 'A partial answer without a usable Content-Range.', 206));
       return { status: 206, start: Number(m[1]), end: Number(m[2]), size: Number(m[3]), body: response.body };
     }
     const size = Number.isFinite(length) ? length : -1;
@@ -605,7 +694,12 @@ function verified(body: ReadableStream<Uint8Array>, contentHash: string): Readab
         controller.enqueue(chunk);
       },
       flush(controller) {
-        if (bytesToHex(hash.digest()) !== contentHash) controller.error(new StrongroomError(localProblem('error.integrity', 'The downloaded bytes do not hash to the content hash.')));
+        if (bytesToHex(hash.digest()) !== contentHash)
+          controller.error(
+            new StrongroomError(
+              localProblem('error.integrity', 'The downloaded bytes do not hash to the content hash.'),
+            ),
+          );
       },
     }),
   );
@@ -619,13 +713,20 @@ interface TokenPairBody {
 }
 
 function signInExtras(context: SignInContext): Record<string, string> {
-  return { ...(context.cohortHash ? { cohort_hash: context.cohortHash } : {}), ...(context.deviceId ? { device_id: context.deviceId } : {}) };
+  return {
+    ...(context.cohortHash ? { cohort_hash: context.cohortHash } : {}),
+    ...(context.deviceId ? { device_id: context.deviceId } : {}),
+  };
 }
 
 /** The problem of a failed call (parsed by openapi-fetch as `error`), or a stand-in for a bare status. */
 async function problemOf(response: Response, error: unknown): Promise<Problem> {
-  if (error !== null && typeof error === 'object' && typeof (error as Problem).code === 'string') return error as Problem;
-  return (await readProblem(response)) ?? localProblem('error.internal', `Unexpected answer ${response.status}.`, response.status);
+  if (error !== null && typeof error === 'object' && typeof (error as Problem).code === 'string')
+    return error as Problem;
+  return (
+    (await readProblem(response)) ??
+    localProblem('error.internal', `Unexpected answer ${response.status}.`, response.status)
+  );
 }
 
 function localProblem(code: string, detail: string, status = 0): Problem {
@@ -661,7 +762,8 @@ function accountIdOf(accessToken: string): string | null {
 
 /** The unpadded base64url SHA-256 of an app's OpenID verifier: the `app_challenge` (RFC 7636 S256). */
 export function oidcChallenge(verifier: string): string {
-  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier)) throw new RangeError('an OpenID app verifier is 43 to 128 characters of [A-Za-z0-9._~-]');
+  if (!/^[A-Za-z0-9._~-]{43,128}$/.test(verifier))
+    throw new RangeError('an OpenID app verifier is 43 to 128 characters of [A-Za-z0-9._~-]');
   return toBase64url(sha256(new TextEncoder().encode(verifier)));
 }
 

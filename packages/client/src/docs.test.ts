@@ -8,7 +8,14 @@ import { describe, expect, it } from 'vitest';
 describe('@strongroom/client exports', () => {
   it('are all documented', { timeout: 90_000 }, () => {
     const entry = fileURLToPath(new URL('./index.ts', import.meta.url));
-    const program = ts.createProgram([entry], { module: ts.ModuleKind.ESNext, moduleResolution: ts.ModuleResolutionKind.Bundler, target: ts.ScriptTarget.ES2022, strict: true, noEmit: true, skipLibCheck: true });
+    const program = ts.createProgram([entry], {
+      module: ts.ModuleKind.ESNext,
+      moduleResolution: ts.ModuleResolutionKind.Bundler,
+      target: ts.ScriptTarget.ES2022,
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+    });
     const checker = program.getTypeChecker();
     const source = program.getSourceFile(entry)!;
     const exports = checker.getExportsOfModule(checker.getSymbolAtLocation(source)!);

@@ -34,7 +34,10 @@ class PresigningStore extends MemoryBlobStore {
       if (m) {
         const start = Number(m[1]);
         const end = m[2] === '' ? bytes.length - 1 : Math.min(Number(m[2]), bytes.length - 1);
-        res.writeHead(206, { 'content-range': `bytes ${start}-${end}/${bytes.length}`, 'content-length': String(end - start + 1) });
+        res.writeHead(206, {
+          'content-range': `bytes ${start}-${end}/${bytes.length}`,
+          'content-length': String(end - start + 1),
+        });
         return void res.end(bytes.subarray(start, end + 1));
       }
       res.writeHead(200, { 'content-length': String(bytes.length) });
@@ -65,7 +68,11 @@ async function withBlob(server: TestServer, bytes: Uint8Array) {
   const client = new StrongroomClient({ baseUrl: server.baseUrl });
   await client.register(address(), PASSWORD);
   const device = DeviceKeys.generate('phone-1');
-  await client.publishDirectory(IdentityKey.generate().signDirectory(client.accountId!, 1, [device.entry(Math.floor(server.clock.now() / 1000) - 60)]));
+  await client.publishDirectory(
+    IdentityKey.generate().signDirectory(client.accountId!, 1, [
+      device.entry(Math.floor(server.clock.now() / 1000) - 60),
+    ]),
+  );
   const up = await client.upload(bytes, { deviceId: 'phone-1' });
   return { client, up };
 }
@@ -92,7 +99,9 @@ describe('StrongroomClient.download', () => {
     const open = await client.download(up.contentHash, { range: { start: bytes.length - 3 } });
     expect(await bytesOf(open.body)).toEqual(bytes.subarray(bytes.length - 3));
 
-    const link = await client.api.POST('/v1/links', { body: { kind: 'share', asset_ids: [up.assetId!], wrapped_key: 'd3JhcHBlZA' } });
+    const link = await client.api.POST('/v1/links', {
+      body: { kind: 'share', asset_ids: [up.assetId!], wrapped_key: 'd3JhcHBlZA' },
+    });
     const viewer = new StrongroomClient({ baseUrl: s.baseUrl });
     const shown = await viewer.download(up.contentHash, { linkId: link.data!.link_id });
     expect(sha256Hex(await bytesOf(shown.body))).toBe(up.contentHash);
@@ -104,10 +113,17 @@ describe('StrongroomClient.download', () => {
     const { client, up } = await withBlob(s, bytes);
     const other = new StrongroomClient({ baseUrl: s.baseUrl });
     await other.register(address(), PASSWORD);
-    await expect(other.download(up.contentHash)).rejects.toMatchObject({ name: 'StrongroomError', code: 'error.not_found' });
+    await expect(other.download(up.contentHash)).rejects.toMatchObject({
+      name: 'StrongroomError',
+      code: 'error.not_found',
+    });
     await expect(client.download('0'.repeat(64))).rejects.toMatchObject({ code: 'error.not_found' });
-    await expect(client.download(up.contentHash, { range: { start: bytes.length } })).rejects.toMatchObject({ code: 'error.request.range_not_satisfiable' });
-    await expect(new StrongroomClient({ baseUrl: s.baseUrl }).download(up.contentHash, { linkId: 'A'.repeat(22) })).rejects.toMatchObject({ code: 'error.not_found' });
+    await expect(client.download(up.contentHash, { range: { start: bytes.length } })).rejects.toMatchObject({
+      code: 'error.request.range_not_satisfiable',
+    });
+    await expect(
+      new StrongroomClient({ baseUrl: s.baseUrl }).download(up.contentHash, { linkId: 'A'.repeat(22) }),
+    ).rejects.toMatchObject({ code: 'error.not_found' });
   });
 
   it('follows a 307 to a presigned URL by itself, never sending it the token; a ranged download the server serves itself', async () => {
@@ -117,7 +133,10 @@ describe('StrongroomClient.download', () => {
     const bytes = blob();
     const { client, up } = await withBlob(s, bytes);
     // The server answers a redirect, not bytes...
-    const raw = await fetch(`${s.baseUrl}/v1/blobs/${up.contentHash}`, { redirect: 'manual', headers: { authorization: `Bearer ${client.session!.accessToken}`, 'x-svc-protocol': '2026-11-01' } });
+    const raw = await fetch(`${s.baseUrl}/v1/blobs/${up.contentHash}`, {
+      redirect: 'manual',
+      headers: { authorization: `Bearer ${client.session!.accessToken}`, 'x-svc-protocol': '2026-11-01' },
+    });
     expect(raw.status).toBe(307);
     expect(raw.headers.get('location')).toBe(`${store.base}/bucket/${up.contentHash}?ttl=300&sig=stand-in`);
     expect(raw.headers.get('cache-control')).toBe('no-store');
@@ -134,7 +153,9 @@ describe('StrongroomClient.download', () => {
     expect(store.seen[0]!['x-svc-act-as']).toBeUndefined();
     expect(store.seen[0]!.range).toBeUndefined();
     // A range past the end is this server's 416 problem.
-    await expect(client.download(up.contentHash, { range: { start: 200_000 } })).rejects.toMatchObject({ code: 'error.request.range_not_satisfiable' });
+    await expect(client.download(up.contentHash, { range: { start: 200_000 } })).rejects.toMatchObject({
+      code: 'error.request.range_not_satisfiable',
+    });
     expect(store.seen).toHaveLength(1);
     // Another account gets the 404, not a URL: the rule runs before any presigning.
     const other = new StrongroomClient({ baseUrl: s.baseUrl });
@@ -147,7 +168,7 @@ describe('StrongroomClient.download', () => {
     await expect(bytesOf(bad.body)).rejects.toMatchObject({ code: 'error.integrity' });
   });
 
-  it('in a browser, which hides a manual redirect (opaqueredirect), the download follows it with the token for the server\'s own hop only', async () => {
+  it("in a browser, which hides a manual redirect (opaqueredirect), the download follows it with the token for the server's own hop only", async () => {
     store = new PresigningStore();
     await store.start();
     s = await testServer({}, {}, { blobs: store });
@@ -161,7 +182,8 @@ describe('StrongroomClient.download', () => {
       hops.push({ url: request.url, authorization: request.headers.get('authorization') });
       const answer = await fetch(request, { redirect: 'manual' });
       if (answer.status >= 300 && answer.status < 400) {
-        if ((init?.redirect ?? request.redirect) === 'manual') return Object.defineProperty(new Response(null, { status: 200 }), 'type', { value: 'opaqueredirect' });
+        if ((init?.redirect ?? request.redirect) === 'manual')
+          return Object.defineProperty(new Response(null, { status: 200 }), 'type', { value: 'opaqueredirect' });
         const onward = new URL(answer.headers.get('location')!, request.url);
         const headers = new Headers(request.headers);
         if (onward.origin !== new URL(request.url).origin) headers.delete('authorization');

@@ -28,11 +28,15 @@ afterAll(async () => {
 
 describe('examples/tour.ts against a real server process', () => {
   it('gets through every step using only the client', { timeout: 90_000 }, async () => {
-    const child = spawn(process.execPath, ['--conditions=@strongroom/source', '--import', 'tsx', 'packages/client/examples/tour.ts'], {
-      cwd: ROOT,
-      env: { ...process.env, STRONGROOM_URL: baseUrl },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      ['--conditions=@strongroom/source', '--import', 'tsx', 'packages/client/examples/tour.ts'],
+      {
+        cwd: ROOT,
+        env: { ...process.env, STRONGROOM_URL: baseUrl },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -40,8 +44,21 @@ describe('examples/tour.ts against a real server process', () => {
     const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
     expect(stderr).toBe('');
     expect(code).toBe(0);
-    const steps = stdout.trim().split('\n').map((l) => l.replace(/^ok /, '').replace(/ .*$/, ''));
-    expect(steps).toEqual(['register', 'totp', 'signed', 'directory', 'uploaded', 'quota', 'sessions', 'revoked', 'old']);
+    const steps = stdout
+      .trim()
+      .split('\n')
+      .map((l) => l.replace(/^ok /, '').replace(/ .*$/, ''));
+    expect(steps).toEqual([
+      'register',
+      'totp',
+      'signed',
+      'directory',
+      'uploaded',
+      'quota',
+      'sessions',
+      'revoked',
+      'old',
+    ]);
     expect(stdout).toMatch(/ok uploaded \{"state":"Completed"/);
     expect(stdout).toMatch(/ok sessions \{"count":2\}/);
     expect(stdout).toMatch(/ok revoked all \{"sessions_closed":2\}/);

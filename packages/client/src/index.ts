@@ -9,7 +9,18 @@
  * - The member-side album upgrade machine and the catalog migrator, re-exported from the core.
  */
 export { StrongroomClient, PROTOCOL_VERSION, newOidcVerifier, oidcChallenge } from './client.js';
-export type { BlobDownload, DownloadOptions, DownloadRange, LinkAssetPage, SyncPage, SessionTokens, SignInContext, SignInResult, StrongroomClientOptions, UploadResult } from './client.js';
+export type {
+  BlobDownload,
+  DownloadOptions,
+  DownloadRange,
+  LinkAssetPage,
+  SyncPage,
+  SessionTokens,
+  SignInContext,
+  SignInResult,
+  StrongroomClientOptions,
+  UploadResult,
+} from './client.js';
 export { OutageError, SessionLostError, StrongroomError, isOutageCode, readProblem } from './errors.js';
 export type { Problem } from './errors.js';
 export { DeviceKeys, IdentityKey } from './keys.js';

@@ -129,7 +129,8 @@ export class DeviceKeys {
 
   /** The keys of stored secrets (see {@link DeviceKeys.exportSecrets}). */
   static fromSecrets(deviceId: string, secrets: DeviceSecrets): DeviceKeys {
-    if (secrets.ed25519.length !== 32 || secrets.mldsa65Seed.length !== 32) throw new RangeError('device secrets are 32 bytes each');
+    if (secrets.ed25519.length !== 32 || secrets.mldsa65Seed.length !== 32)
+      throw new RangeError('device secrets are 32 bytes each');
     return new DeviceKeys(deviceId, { ed25519: secrets.ed25519.slice(), mldsa65Seed: secrets.mldsa65Seed.slice() });
   }
 
@@ -157,6 +158,10 @@ export class DeviceKeys {
     };
     if (input.deadlineS !== undefined) intent.deadline_s = input.deadlineS;
     const message = upgradeIntentMessage(intent);
-    return canonicalCbor({ intent, sig_ed25519: ed25519.sign(message, this.secrets.ed25519), sig_mldsa65: ml_dsa65.sign(message, this.#mldsaSecret) });
+    return canonicalCbor({
+      intent,
+      sig_ed25519: ed25519.sign(message, this.secrets.ed25519),
+      sig_mldsa65: ml_dsa65.sign(message, this.#mldsaSecret),
+    });
   }
 }

@@ -23,7 +23,9 @@ beforeAll(async () => {
   s = await testServer();
   const app = new StrongroomClient({ baseUrl: s.baseUrl });
   await app.register('openapi-fetch@example.org', 'correct horse battery staple');
-  signed = IdentityKey.generate().signDirectory(app.accountId!, 1, [DeviceKeys.generate('phone').entry(Math.floor(s.clock.now() / 1000) - 60)]);
+  signed = IdentityKey.generate().signDirectory(app.accountId!, 1, [
+    DeviceKeys.generate('phone').entry(Math.floor(s.clock.now() / 1000) - 60),
+  ]);
   await app.publishDirectory(signed);
   api = createClient<paths>({
     baseUrl: s.baseUrl,

@@ -39,7 +39,10 @@ beforeAll(async () => {
   pageOrigin = `http://127.0.0.1:${(page.address() as { port: number }).port}`;
   s = await testServer({ SVC_CORS_ORIGINS: pageOrigin });
 
-  const { stdout } = await run('npm', ['pack', '--pack-destination', work, '--json'], { cwd: PACKAGE_DIR, maxBuffer: 64 * 1024 * 1024 });
+  const { stdout } = await run('npm', ['pack', '--pack-destination', work, '--json'], {
+    cwd: PACKAGE_DIR,
+    maxBuffer: 64 * 1024 * 1024,
+  });
   // prepack's build log comes first on stdout, coloured when the caller forces colour (CI does), so
   // its escape codes hold '[' too: the JSON report is the part that starts a line with '['.
   const tarball = join(work, (JSON.parse(stdout.slice(stdout.search(/^\[/m))) as { filename: string }[])[0]!.filename);
@@ -47,7 +50,10 @@ beforeAll(async () => {
   rmSync(project, { recursive: true, force: true });
   await run('mkdir', ['-p', project]);
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'an-app', private: true, type: 'module' }));
-  await run('npm', ['install', tarball, '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], { cwd: project, maxBuffer: 64 * 1024 * 1024 });
+  await run('npm', ['install', tarball, '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], {
+    cwd: project,
+    maxBuffer: 64 * 1024 * 1024,
+  });
 
   const entry = join(project, 'browser-entry.js');
   writeFileSync(
@@ -62,7 +68,15 @@ window.tour = async (baseUrl, address) => {
   return { address: data.address, signedOut: client.session === null, outage: down instanceof OutageError };
 };`,
   );
-  const bundle = await build({ entryPoints: [entry], bundle: true, format: 'iife', platform: 'browser', target: 'es2022', write: false, absWorkingDir: project });
+  const bundle = await build({
+    entryPoints: [entry],
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: 'es2022',
+    write: false,
+    absWorkingDir: project,
+  });
   files.set('/', { type: 'text/html', body: '<!doctype html><title>app</title><script src="/app.js"></script>' });
   files.set('/app.js', { type: 'text/javascript', body: bundle.outputFiles[0]!.text });
 }, 300_000);
@@ -76,7 +90,9 @@ afterAll(async () => {
 describe('the packed @strongroom/client', { timeout: 120_000 }, () => {
   it('carries the licence its package.json names (Apache-2.0), whole', () => {
     const installed = join(project, 'node_modules', '@strongroom', 'client');
-    expect((JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { license: string }).license).toBe('Apache-2.0');
+    expect((JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as { license: string }).license).toBe(
+      'Apache-2.0',
+    );
     const licence = readFileSync(join(installed, 'LICENSE'), 'utf8');
     expect(licence).toContain('Apache License\n                           Version 2.0, January 2004');
     expect(licence).toContain('END OF TERMS AND CONDITIONS');
@@ -101,18 +117,28 @@ console.log(JSON.stringify({ address: data.address, signedOut: client.session ==
     expect(JSON.parse(stdout.trim())).toEqual({ address: 'packed-node@example.org', signedOut: true, outage: true });
   });
 
-  it.skipIf(!existsSync(CHROMIUM))('runs as a browser bundle in headless Chromium, cross-origin under SVC_CORS_ORIGINS', async () => {
-    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'] });
-    try {
-      const tab = await browser.newPage();
-      const errors: string[] = [];
-      tab.on('pageerror', (e) => errors.push(String(e)));
-      await tab.goto(`${pageOrigin}/`);
-      const result = await tab.evaluate(([base, address]) => (window as unknown as { tour(b: string, a: string): Promise<unknown> }).tour(base!, address!), [s.baseUrl, 'packed-browser@example.org']);
-      expect(result).toEqual({ address: 'packed-browser@example.org', signedOut: true, outage: true });
-      expect(errors).toEqual([]);
-    } finally {
-      await browser.close();
-    }
-  });
+  it.skipIf(!existsSync(CHROMIUM))(
+    'runs as a browser bundle in headless Chromium, cross-origin under SVC_CORS_ORIGINS',
+    async () => {
+      const browser = await chromium.launch({
+        executablePath: CHROMIUM,
+        args: ['--headless', '--no-sandbox', '--disable-gpu'],
+      });
+      try {
+        const tab = await browser.newPage();
+        const errors: string[] = [];
+        tab.on('pageerror', (e) => errors.push(String(e)));
+        await tab.goto(`${pageOrigin}/`);
+        const result = await tab.evaluate(
+          ([base, address]) =>
+            (window as unknown as { tour(b: string, a: string): Promise<unknown> }).tour(base!, address!),
+          [s.baseUrl, 'packed-browser@example.org'],
+        );
+        expect(result).toEqual({ address: 'packed-browser@example.org', signedOut: true, outage: true });
+        expect(errors).toEqual([]);
+      } finally {
+        await browser.close();
+      }
+    },
+  );
 });

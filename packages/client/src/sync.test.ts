@@ -62,7 +62,8 @@ describe('client.sync()', () => {
     const { client, address } = await device();
     const albumId = (await client.api.POST('/v1/albums', { body: { device_id: 'phone-1' } })).data!.album_id;
     const ids: string[] = [];
-    for (let i = 0; i < 5; i++) ids.push((await client.upload(new Uint8Array(8).fill(i + 1), { deviceId: 'phone-1', albumId })).uploadId);
+    for (let i = 0; i < 5; i++)
+      ids.push((await client.upload(new Uint8Array(8).fill(i + 1), { deviceId: 'phone-1', albumId })).uploadId);
     expect((await client.albums()).map((a) => [a.album_id, a.asset_count])).toEqual([[albumId, 5]]);
 
     const second = newClient();
@@ -86,20 +87,26 @@ describe('client.sync()', () => {
 
   it('another error is thrown, not swallowed', async () => {
     const { client } = await device();
-    await expect(replay(client.sync({ cursor: 'v1.not.ours' }))).rejects.toMatchObject({ code: 'error.request.invalid' });
+    await expect(replay(client.sync({ cursor: 'v1.not.ours' }))).rejects.toMatchObject({
+      code: 'error.request.invalid',
+    });
   });
 });
 
 describe('client.linkAssets()', () => {
-  it("lists what a share link covers, without an account; a revoked link is error.not_found", async () => {
+  it('lists what a share link covers, without an account; a revoked link is error.not_found', async () => {
     const { client } = await device();
     const albumId = (await client.api.POST('/v1/albums', { body: { device_id: 'phone-1' } })).data!.album_id;
     const ids = [];
-    for (let i = 0; i < 3; i++) ids.push((await client.upload(new Uint8Array(8).fill(40 + i), { deviceId: 'phone-1', albumId })).uploadId);
-    const link = (await client.api.POST('/v1/links', { body: { kind: 'share', album_id: albumId, wrapped_key: 'a2V5' } })).data!.link_id;
+    for (let i = 0; i < 3; i++)
+      ids.push((await client.upload(new Uint8Array(8).fill(40 + i), { deviceId: 'phone-1', albumId })).uploadId);
+    const link = (
+      await client.api.POST('/v1/links', { body: { kind: 'share', album_id: albumId, wrapped_key: 'a2V5' } })
+    ).data!.link_id;
     const recipient = newClient();
     const listed: string[] = [];
-    for await (const page of recipient.linkAssets(link, { limit: 2 })) for (const c of page.changes) listed.push(c.record.asset_id);
+    for await (const page of recipient.linkAssets(link, { limit: 2 }))
+      for (const c of page.changes) listed.push(c.record.asset_id);
     expect(listed).toEqual([...ids].sort());
     await client.api.DELETE('/v1/links/{link_id}', { params: { path: { link_id: link } } });
     const gone = (async () => {

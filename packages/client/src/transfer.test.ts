@@ -19,7 +19,11 @@ async function signedIn(server: TestServer, fetchImpl?: typeof fetch): Promise<S
   const client = new StrongroomClient({ baseUrl: server.baseUrl, ...(fetchImpl ? { fetch: fetchImpl } : {}) });
   await client.register(address(), PASSWORD);
   const device = DeviceKeys.generate('phone-1');
-  await client.publishDirectory(IdentityKey.generate().signDirectory(client.accountId!, 1, [device.entry(Math.floor(server.clock.now() / 1000) - 60)]));
+  await client.publishDirectory(
+    IdentityKey.generate().signDirectory(client.accountId!, 1, [
+      device.entry(Math.floor(server.clock.now() / 1000) - 60),
+    ]),
+  );
   return client;
 }
 
@@ -28,7 +32,14 @@ let bucket: S3BlobStore;
 const servers: TestServer[] = [];
 beforeAll(async () => {
   s3 = await startTestS3();
-  bucket = new S3BlobStore({ bucket: s3.bucket, prefix: 'client', endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3RVER_KEY });
+  bucket = new S3BlobStore({
+    bucket: s3.bucket,
+    prefix: 'client',
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: S3RVER_KEY,
+  });
   servers.push(await testServer(), await testServer({}, {}, { blobs: bucket }));
 }, 30_000);
 afterAll(async () => {
@@ -47,7 +58,8 @@ describe.each([
     const bytes = blob(200_000, index);
     const up = await client.upload(bytes, { deviceId: 'phone-1' });
     expect(up).toMatchObject({ state: 'Completed', transfer: expected, contentHash: sha256Hex(bytes) });
-    if (expected === 'direct') expect(await s3.keys('client/blobs/')).toContain(`client/blobs/${up.contentHash.slice(0, 2)}/${up.contentHash}`);
+    if (expected === 'direct')
+      expect(await s3.keys('client/blobs/')).toContain(`client/blobs/${up.contentHash.slice(0, 2)}/${up.contentHash}`);
     const whole = await client.download(up.contentHash);
     expect(sha256Hex(await bytesOf(whole.body))).toBe(up.contentHash);
     const part = await client.download(up.contentHash, { range: { start: 1000, end: 1999 } });
@@ -67,7 +79,12 @@ describe('StrongroomClient on a bucket it cannot reach', () => {
     };
     const client = await signedIn(server, blocked);
     const bytes = blob(5000, 9);
-    expect(await client.upload(bytes, { deviceId: 'phone-1' })).toMatchObject({ state: 'Completed', transfer: 'proxied' });
-    await expect((await signedIn(server)).upload(blob(10, 1), { deviceId: 'phone-1', direct: false })).resolves.toMatchObject({ transfer: 'proxied' });
+    expect(await client.upload(bytes, { deviceId: 'phone-1' })).toMatchObject({
+      state: 'Completed',
+      transfer: 'proxied',
+    });
+    await expect(
+      (await signedIn(server)).upload(blob(10, 1), { deviceId: 'phone-1', direct: false }),
+    ).resolves.toMatchObject({ transfer: 'proxied' });
   });
 });

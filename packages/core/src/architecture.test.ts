@@ -30,7 +30,9 @@ const AREAS = [
 
 /** Every `path#name` in backticks, and every backticked path of a TypeScript file. */
 function referencesIn(markdown: string): { path: string; name: string | null }[] {
-  return [...markdown.matchAll(/`([\w./-]+\/[\w.-]+\.ts)(?:#([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)?))?`/g)].map((m) => ({ path: m[1]!, name: m[2] ?? null }));
+  return [...markdown.matchAll(/`([\w./-]+\/[\w.-]+\.ts)(?:#([A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)?))?`/g)].map(
+    (m) => ({ path: m[1]!, name: m[2] ?? null }),
+  );
 }
 
 const parsed = new Map<string, Map<string, Set<string>>>();
@@ -43,12 +45,18 @@ function declarations(file: string): Map<string, Set<string>> {
   const names = new Map<string, Set<string>>();
   for (const statement of source.statements) {
     if (ts.isVariableStatement(statement)) {
-      for (const d of statement.declarationList.declarations) if (ts.isIdentifier(d.name)) names.set(d.name.text, new Set());
+      for (const d of statement.declarationList.declarations)
+        if (ts.isIdentifier(d.name)) names.set(d.name.text, new Set());
     } else if (ts.isClassDeclaration(statement) && statement.name) {
       const members = new Set<string>();
       for (const m of statement.members) if (m.name && ts.isIdentifier(m.name)) members.add(m.name.text);
       names.set(statement.name.text, members);
-    } else if ((ts.isFunctionDeclaration(statement) || ts.isInterfaceDeclaration(statement) || ts.isTypeAliasDeclaration(statement)) && statement.name) {
+    } else if (
+      (ts.isFunctionDeclaration(statement) ||
+        ts.isInterfaceDeclaration(statement) ||
+        ts.isTypeAliasDeclaration(statement)) &&
+      statement.name
+    ) {
       names.set(statement.name.text, new Set());
     }
   }
@@ -72,7 +80,9 @@ function checkReference(root: string, ref: { path: string; name: string | null }
 /** The first cells of the rule table's rows. */
 function tableAreas(markdown: string): Set<string> {
   const table = markdown.slice(markdown.indexOf('## Where each rule lives'));
-  return new Set([...table.matchAll(/^\| ([^|]+?) \|/gm)].map((m) => m[1]!).filter((a) => a !== 'Area' && !a.startsWith('---')));
+  return new Set(
+    [...table.matchAll(/^\| ([^|]+?) \|/gm)].map((m) => m[1]!).filter((a) => a !== 'Area' && !a.startsWith('---')),
+  );
 }
 
 describe('ARCHITECTURE.md', () => {
@@ -85,9 +95,15 @@ describe('ARCHITECTURE.md', () => {
 
   it('would catch a typo, a missing file and a missing method', () => {
     expect(checkReference(ROOT, { path: 'packages/core/src/access/rules.ts', name: 'mayReach' })).toBeNull();
-    expect(checkReference(ROOT, { path: 'packages/core/src/access/rules.ts', name: 'mayReech' })).toMatch(/defines no mayReech/);
-    expect(checkReference(ROOT, { path: 'packages/core/src/access/rule.ts', name: 'mayReach' })).toMatch(/no such file/);
-    expect(checkReference(ROOT, { path: 'packages/core/src/session/service.ts', name: 'SessionService.authenticat' })).toMatch(/has no member authenticat/);
+    expect(checkReference(ROOT, { path: 'packages/core/src/access/rules.ts', name: 'mayReech' })).toMatch(
+      /defines no mayReech/,
+    );
+    expect(checkReference(ROOT, { path: 'packages/core/src/access/rule.ts', name: 'mayReach' })).toMatch(
+      /no such file/,
+    );
+    expect(
+      checkReference(ROOT, { path: 'packages/core/src/session/service.ts', name: 'SessionService.authenticat' }),
+    ).toMatch(/has no member authenticat/);
   });
 
   it('has a row for every area of the contract', () => {

@@ -98,11 +98,7 @@ export function ok<T>(value: T): Success<T> {
   return { ok: true, value };
 }
 
-export function refuse<C extends ErrorCode>(
-  code: C,
-  detail?: string,
-  data?: Record<string, unknown>,
-): Refusal<C> {
+export function refuse<C extends ErrorCode>(code: C, detail?: string, data?: Record<string, unknown>): Refusal<C> {
   return { ok: false, code, ...(detail === undefined ? {} : { detail }), ...(data === undefined ? {} : { data }) };
 }
 

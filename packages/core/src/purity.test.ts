@@ -33,15 +33,23 @@ describe('core purity', () => {
   // The rooms of ARCHITECTURE.md: test support stays out of the product, fast-check out of the fakes.
   const inside = (folder: string) => (f: string) => relative(import.meta.dirname, f).startsWith(`${folder}/`);
   it('imports testing/ only from testing/', () => {
-    const offenders = files.filter((f) => !inside('testing')(f) && /from ['"][./]*\/testing\//.test(readFileSync(f, 'utf8')));
+    const offenders = files.filter(
+      (f) => !inside('testing')(f) && /from ['"][./]*\/testing\//.test(readFileSync(f, 'utf8')),
+    );
     expect(offenders).toEqual([]);
   });
   it('imports fast-check only in testing/models/', () => {
-    const offenders = files.filter((f) => !inside('testing/models')(f) && /from ['"]fast-check['"]/.test(readFileSync(f, 'utf8')));
+    const offenders = files.filter(
+      (f) => !inside('testing/models')(f) && /from ['"]fast-check['"]/.test(readFileSync(f, 'utf8')),
+    );
     expect(offenders).toEqual([]);
   });
   it('ports/ imports and re-exports types only, so any folder may import it', () => {
-    const offenders = files.filter((f) => inside('ports')(f) && /^(import|export) (?!type )(\{[^}]*\}|\*(?: as \w+)?|\w+)\s+from\s+['"]/m.test(readFileSync(f, 'utf8')));
+    const offenders = files.filter(
+      (f) =>
+        inside('ports')(f) &&
+        /^(import|export) (?!type )(\{[^}]*\}|\*(?: as \w+)?|\w+)\s+from\s+['"]/m.test(readFileSync(f, 'utf8')),
+    );
     expect(offenders).toEqual([]);
   });
 });

@@ -11,14 +11,20 @@ import type { Ports } from '@strongroom/core';
  * port set on the same database over its own connection (the same objects where the adapter has
  * only one, as memory and PGlite do), so concurrency contracts race real connections.
  */
-export type Setup = () => Promise<{ ports: Ports; connect: () => Promise<Ports>; cleanup?: () => Promise<void> | void }>;
-
+export type Setup = () => Promise<{
+  ports: Ports;
+  connect: () => Promise<Ports>;
+  cleanup?: () => Promise<void> | void;
+}>;
 
 /**
  * Opens a session as a sign-in would: judged against the account's credentials as they stand now
  * (SessionLedger.openSession), and expected to open.
  */
-async function insertSession(s: Pick<Ports['accounts'], 'findAccountById' | 'openSession'>, x: SessionRecord): Promise<void> {
+async function insertSession(
+  s: Pick<Ports['accounts'], 'findAccountById' | 'openSession'>,
+  x: SessionRecord,
+): Promise<void> {
   const a = await s.findAccountById(x.accountId);
   expect(await s.openSession(x, a?.credentialsChangedAt ?? null)).toBe(true);
 }
@@ -88,10 +94,24 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
         expect(await s.findAccountById(a.id)).toMatchObject({ lockedAt: null, credentialsChangedAt: 5 });
         const mine = session(a.id);
         await insertSession(s, mine);
-        await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: mine.id, tokenHash: 'c'.repeat(64), at: 2_000, credentialsChangedAt: 5 });
+        await s.changePassword({
+          accountId: a.id,
+          passwordHash: 'new',
+          sessionId: mine.id,
+          tokenHash: 'c'.repeat(64),
+          at: 2_000,
+          credentialsChangedAt: 5,
+        });
         expect((await s.findAccountById(a.id))?.credentialsChangedAt).toBe(2_000);
         // A refused password change stamps nothing.
-        await s.changePassword({ accountId: b.id, passwordHash: 'x', sessionId: mine.id, tokenHash: 'b'.repeat(64), at: 2_500, credentialsChangedAt: null });
+        await s.changePassword({
+          accountId: b.id,
+          passwordHash: 'x',
+          sessionId: mine.id,
+          tokenHash: 'b'.repeat(64),
+          at: 2_500,
+          credentialsChangedAt: null,
+        });
         expect((await s.findAccountById(b.id))?.credentialsChangedAt ?? null).toBeNull();
         await s.closeAllSessions(a.id, 3_000);
         expect((await s.findAccountById(a.id))?.credentialsChangedAt).toBe(3_000);
@@ -108,17 +128,50 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
         const foreign = session(b.id);
         for (const x of [mine, other, foreign]) await insertSession(s, x);
         const newHash = 'f'.repeat(64);
-        expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: mine.id, tokenHash: newHash, at: 2_000, credentialsChangedAt: null })).toBe(true);
+        expect(
+          await s.changePassword({
+            accountId: a.id,
+            passwordHash: 'new',
+            sessionId: mine.id,
+            tokenHash: newHash,
+            at: 2_000,
+            credentialsChangedAt: null,
+          }),
+        ).toBe(true);
         expect((await s.findAccountById(a.id))?.passwordHash).toBe('new');
         // Proving the current password is a credential proof: the caller's session is freshly authenticated.
-        expect(await s.findSessionById(mine.id)).toMatchObject({ tokenHash: newHash, accessFloor: 2_000, closedAt: null, createdAt: 1_000, authenticatedAt: 2_000 });
+        expect(await s.findSessionById(mine.id)).toMatchObject({
+          tokenHash: newHash,
+          accessFloor: 2_000,
+          closedAt: null,
+          createdAt: 1_000,
+          authenticatedAt: 2_000,
+        });
         expect((await s.findSessionById(other.id))?.closedAt).toBe(2_000);
         expect((await s.findSessionById(foreign.id))?.closedAt).toBeNull();
         // A closed caller session changes nothing.
-        expect(await s.changePassword({ accountId: a.id, passwordHash: 'newer', sessionId: other.id, tokenHash: 'e'.repeat(64), at: 3_000, credentialsChangedAt: 2_000 })).toBe(false);
+        expect(
+          await s.changePassword({
+            accountId: a.id,
+            passwordHash: 'newer',
+            sessionId: other.id,
+            tokenHash: 'e'.repeat(64),
+            at: 3_000,
+            credentialsChangedAt: 2_000,
+          }),
+        ).toBe(false);
         expect((await s.findAccountById(a.id))?.passwordHash).toBe('new');
         // Another account's session is not the caller's.
-        expect(await s.changePassword({ accountId: b.id, passwordHash: 'x', sessionId: mine.id, tokenHash: 'd'.repeat(64), at: 3_000, credentialsChangedAt: null })).toBe(false);
+        expect(
+          await s.changePassword({
+            accountId: b.id,
+            passwordHash: 'x',
+            sessionId: mine.id,
+            tokenHash: 'd'.repeat(64),
+            at: 3_000,
+            credentialsChangedAt: null,
+          }),
+        ).toBe(false);
       }));
     it('changePassword changes nothing when the credentials changed since the stamp it was judged against', () =>
       using(setup, async (s) => {
@@ -128,11 +181,29 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
         const other = session(a.id);
         for (const x of [mine, other]) await insertSession(s, x);
         // Two changes judged against the same stamp (null): the first wins, the second changes nothing.
-        expect(await s.changePassword({ accountId: a.id, passwordHash: 'first', sessionId: mine.id, tokenHash: 'a'.repeat(64), at: 2_000, credentialsChangedAt: null })).toBe(true);
+        expect(
+          await s.changePassword({
+            accountId: a.id,
+            passwordHash: 'first',
+            sessionId: mine.id,
+            tokenHash: 'a'.repeat(64),
+            at: 2_000,
+            credentialsChangedAt: null,
+          }),
+        ).toBe(true);
         // A sign-in after the first change: the refused second change must not close it.
         const later = session(a.id);
         expect(await s.openSession(later, 2_000)).toBe(true);
-        expect(await s.changePassword({ accountId: a.id, passwordHash: 'second', sessionId: mine.id, tokenHash: 'b'.repeat(64), at: 2_100, credentialsChangedAt: null })).toBe(false);
+        expect(
+          await s.changePassword({
+            accountId: a.id,
+            passwordHash: 'second',
+            sessionId: mine.id,
+            tokenHash: 'b'.repeat(64),
+            at: 2_100,
+            credentialsChangedAt: null,
+          }),
+        ).toBe(false);
         expect(await s.findAccountById(a.id)).toMatchObject({ passwordHash: 'first', credentialsChangedAt: 2_000 });
         expect(await s.findSessionById(mine.id)).toMatchObject({ tokenHash: 'a'.repeat(64), closedAt: null });
         expect((await s.findSessionById(later.id))?.closedAt).toBeNull();
@@ -145,7 +216,16 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
         await insertSession(s, mine);
         // A refresh recorded its issuance at 2,500 (under the old token) before the change at 2,000 committed.
         expect(await s.recordIssuance(mine.id, mine.tokenHash, 2_500, 1_500)).toBe(true);
-        expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: mine.id, tokenHash: 'a'.repeat(64), at: 2_000, credentialsChangedAt: null })).toBe(true);
+        expect(
+          await s.changePassword({
+            accountId: a.id,
+            passwordHash: 'new',
+            sessionId: mine.id,
+            tokenHash: 'a'.repeat(64),
+            at: 2_000,
+            credentialsChangedAt: null,
+          }),
+        ).toBe(true);
         expect((await s.findSessionById(mine.id))?.accessFloor).toBe(2_501);
       }));
   });
@@ -189,15 +269,27 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         await insertSession(s, x);
         const summary = { id: a.id, address: a.address, displayName: 'Ada', createdAt: 1_500, handleUser: null };
         // Exactly these fields: no password hash or address key rides along on every request.
-        expect(await s.findSessionAccess(x.id)).toStrictEqual({ accountId: a.id, accessFloor: 1_200, closedAt: null, lastUsedAt: 1_300, account: summary });
+        expect(await s.findSessionAccess(x.id)).toStrictEqual({
+          accountId: a.id,
+          accessFloor: 1_200,
+          closedAt: null,
+          lastUsedAt: 1_300,
+          account: summary,
+        });
         expect(await s.findSessionAccess('0190b000-0000-7000-8000-ffffffffffff')).toBeNull();
         await s.setDisplayName(a.id, null);
         await s.touchSession(x.id, 70_000, 10_000);
-        expect(await s.findSessionAccess(x.id)).toStrictEqual({ accountId: a.id, accessFloor: 1_200, closedAt: null, lastUsedAt: 70_000, account: { ...summary, displayName: null } });
+        expect(await s.findSessionAccess(x.id)).toStrictEqual({
+          accountId: a.id,
+          accessFloor: 1_200,
+          closedAt: null,
+          lastUsedAt: 70_000,
+          account: { ...summary, displayName: null },
+        });
         await s.closeSession(a.id, x.id, 80_000);
         expect((await s.findSessionAccess(x.id))?.closedAt).toBe(80_000);
       }));
-    it('the per-request read carries the account\'s claimed handle, joined in the same read', async () => {
+    it("the per-request read carries the account's claimed handle, joined in the same read", async () => {
       const { ports, cleanup } = await setup();
       try {
         const a = account();
@@ -218,7 +310,11 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         const x = session(a.id);
         await insertSession(s, x);
         expect(await s.recordIssuance(x.id, x.tokenHash, 5_000, 4_000)).toBe(true);
-        expect(await s.findSessionById(x.id)).toMatchObject({ refreshedAt: 5_000, lastUsedAt: 5_000, createdAt: 1_000 });
+        expect(await s.findSessionById(x.id)).toMatchObject({
+          refreshedAt: 5_000,
+          lastUsedAt: 5_000,
+          createdAt: 1_000,
+        });
         // Another issuance within the interval restarts the idle clock; last-used is not written again.
         expect(await s.recordIssuance(x.id, x.tokenHash, 5_500, 4_500)).toBe(true);
         expect(await s.findSessionById(x.id)).toMatchObject({ refreshedAt: 5_500, lastUsedAt: 5_000 });
@@ -232,7 +328,7 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         expect((await s.findSessionById(x.id))?.refreshedAt).toBe(5_500);
         expect(await s.recordIssuance('0190a000-0000-7000-8000-0000000000ff', x.tokenHash, 90_000, 30_000)).toBe(false);
       }));
-    it('openSession opens a sign-in\'s session only while the account\'s credentials are as the sign-in judged them', () =>
+    it("openSession opens a sign-in's session only while the account's credentials are as the sign-in judged them", () =>
       using(setup, async (s) => {
         const a = account();
         await s.createAccount(a);
@@ -252,14 +348,23 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         // No such account: nothing.
         expect(await s.openSession(session('0190a000-0000-7000-8000-0000000000ee'), null)).toBe(false);
       }));
-    it('records issuance only under the session\'s current token, keeping the later instant', () =>
+    it("records issuance only under the session's current token, keeping the later instant", () =>
       using(setup, async (s) => {
         const a = account();
         await s.createAccount(a);
         const x = session(a.id);
         await insertSession(s, x);
         // Re-keyed by a password change: the old token records nothing.
-        expect(await s.changePassword({ accountId: a.id, passwordHash: 'new', sessionId: x.id, tokenHash: 'e'.repeat(64), at: 2_000, credentialsChangedAt: null })).toBe(true);
+        expect(
+          await s.changePassword({
+            accountId: a.id,
+            passwordHash: 'new',
+            sessionId: x.id,
+            tokenHash: 'e'.repeat(64),
+            at: 2_000,
+            credentialsChangedAt: null,
+          }),
+        ).toBe(true);
         expect(await s.recordIssuance(x.id, x.tokenHash, 3_000, 2_000)).toBe(false);
         expect((await s.findSessionById(x.id))?.refreshedAt).toBe(1_000);
         expect(await s.recordIssuance(x.id, 'e'.repeat(64), 3_000, 2_000)).toBe(true);
@@ -319,7 +424,13 @@ export function describeCohortMapContract(adapter: string, setup: Setup): void {
 
 export function describeSigningKeyStoreContract(adapter: string, setup: Setup): void {
   describeContract(adapter, 'signing-keys', 'SigningKeyStore', () => {
-    const key = (kid: string, createdAt: number) => ({ kid, privateKey: 'p' + kid, publicKey: 'x' + kid, createdAt, retiredAt: null });
+    const key = (kid: string, createdAt: number) => ({
+      kid,
+      privateKey: 'p' + kid,
+      publicKey: 'x' + kid,
+      createdAt,
+      retiredAt: null,
+    });
     it('ensures one first key, then rotates atomically', () =>
       using(setup, async (s) => {
         expect(await s.ensureSigningKey(key('k1', 1))).toEqual([key('k1', 1)]);
@@ -334,10 +445,16 @@ export function describeSigningKeyStoreContract(adapter: string, setup: Setup): 
         await s.rotateSigningKey(key('k2', 2), 2);
         expect(await s.resealSigningKey('k1', 'stale', 'v1.x.y')).toBe(false);
         expect(await s.resealSigningKey('nope', 'pk1', 'v1.x.y')).toBe(false);
-        const outcomes = await Promise.all([s.resealSigningKey('k1', 'pk1', 'v1.a.a'), s.resealSigningKey('k1', 'pk1', 'v1.b.b')]);
+        const outcomes = await Promise.all([
+          s.resealSigningKey('k1', 'pk1', 'v1.a.a'),
+          s.resealSigningKey('k1', 'pk1', 'v1.b.b'),
+        ]);
         expect(outcomes.filter(Boolean)).toHaveLength(1);
         const all = (await s.listSigningKeys()).sort((a, b) => a.createdAt - b.createdAt);
-        expect(all).toEqual([{ ...key('k1', 1), retiredAt: 2, privateKey: outcomes[0] ? 'v1.a.a' : 'v1.b.b' }, key('k2', 2)]);
+        expect(all).toEqual([
+          { ...key('k1', 1), retiredAt: 2, privateKey: outcomes[0] ? 'v1.a.a' : 'v1.b.b' },
+          key('k2', 2),
+        ]);
       }));
   });
 }

@@ -15,11 +15,19 @@ import { describeTotpStoreContract } from './totp.js';
 import { describeDeploymentContract, describeSecondFactorContract } from './second-factor.js';
 import { describeSignInContract } from './sign-in.js';
 import { describeIdentityLinkStoreContract, describeOidcFlowStoreContract } from './oidc.js';
-import { describeAttestationKeyStoreContract, describeDeprecationStoreContract, describeRegistrationAllowlistContract } from './records.js';
+import {
+  describeAttestationKeyStoreContract,
+  describeDeprecationStoreContract,
+  describeRegistrationAllowlistContract,
+} from './records.js';
 import { describeLinkStoreContract, describeSponsorshipContract } from './sharing.js';
 import { describeSyncLogContract } from './sync.js';
 import { describeAccountErasureContract } from './erasure.js';
-import { describeCapabilityRevocationContract, describeHandleStoreContract, describePeerRateStoreContract } from './discovery.js';
+import {
+  describeCapabilityRevocationContract,
+  describeHandleStoreContract,
+  describePeerRateStoreContract,
+} from './discovery.js';
 
 /**
  * Every suite by name. Typed by SUITES, so a suite named there without an entry here (or the

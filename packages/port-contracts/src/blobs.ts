@@ -66,7 +66,10 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
       using(setup, async (s) => {
         const bytes = new Uint8Array([1, 2, 3, 4, 5]);
         const hash = sha256Hex(bytes);
-        expect(await s.stage('u1', chunks(bytes.subarray(0, 2), bytes.subarray(2)), 5)).toEqual({ size: 5, sha256: hash });
+        expect(await s.stage('u1', chunks(bytes.subarray(0, 2), bytes.subarray(2)), 5)).toEqual({
+          size: 5,
+          sha256: hash,
+        });
         expect(await s.commit('u1', 'f'.repeat(64))).toBe('hash_mismatch');
         expect(await s.has('f'.repeat(64))).toBe(false);
         expect(await s.commit('u1', hash)).toBe('stored');
@@ -98,7 +101,7 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         expect(await s.commit('u3', sha256Hex(new Uint8Array(2)))).toBe('missing');
       }));
 
-    it('reads staged bytes back as a stream (a resumable upload\'s runs), null once discarded or never staged', () =>
+    it("reads staged bytes back as a stream (a resumable upload's runs), null once discarded or never staged", () =>
       using(setup, async (s) => {
         const bytes = pattern(300_000);
         await s.stage('u9_0_ab', chunks(bytes.subarray(0, 100_000), bytes.subarray(100_000)), bytes.length);
@@ -207,8 +210,12 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         const bytes = pattern(200_000);
         const hash = await store(s, 'rg', bytes);
         expect(digest(await readAll(await s.read(hash, { start: 0, end: 0 })))).toBe(digest(bytes.subarray(0, 1)));
-        expect(digest(await readAll(await s.read(hash, { start: 1000, end: 150_999 })))).toBe(digest(bytes.subarray(1000, 151_000)));
-        expect(digest(await readAll(await s.read(hash, { start: 199_999, end: 199_999 })))).toBe(digest(bytes.subarray(199_999)));
+        expect(digest(await readAll(await s.read(hash, { start: 1000, end: 150_999 })))).toBe(
+          digest(bytes.subarray(1000, 151_000)),
+        );
+        expect(digest(await readAll(await s.read(hash, { start: 199_999, end: 199_999 })))).toBe(
+          digest(bytes.subarray(199_999)),
+        );
         expect(digest(await readAll(await s.read(hash, { start: 0, end: 199_999 })))).toBe(digest(bytes));
       }));
 
@@ -251,7 +258,10 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
           expect('presignGet' in s).toBe(false);
           return;
         }
-        const answer = { cacheControl: 'private, max-age=31536000, immutable', contentType: 'application/octet-stream' };
+        const answer = {
+          cacheControl: 'private, max-age=31536000, immutable',
+          contentType: 'application/octet-stream',
+        };
         const url = await s.presignGet(hash, 60, answer);
         const whole = await fetch(url);
         expect(whole.status).toBe(200);
@@ -274,9 +284,17 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         expect(await s.arrived('dp-none', 3000)).toBe('nothing');
         const put = await s.presignPut('dp1', { size: 3000, sha256: hash, ttlS: 60 });
         // Another length, or a body without the signed checksum header, is refused by the signature.
-        const short = await fetch(put.url, { method: 'PUT', headers: { ...put.headers, 'content-length': '2999' }, body: new Uint8Array(bytes.subarray(0, 2999)) });
+        const short = await fetch(put.url, {
+          method: 'PUT',
+          headers: { ...put.headers, 'content-length': '2999' },
+          body: new Uint8Array(bytes.subarray(0, 2999)),
+        });
         expect(short.status).toBe(403);
-        const bare = await fetch(put.url, { method: 'PUT', headers: { 'content-length': '3000' }, body: new Uint8Array(bytes) });
+        const bare = await fetch(put.url, {
+          method: 'PUT',
+          headers: { 'content-length': '3000' },
+          body: new Uint8Array(bytes),
+        });
         expect(bare.status).toBe(403);
         expect(await s.arrived('dp1', 3000)).toBe('nothing');
         const sent = await fetch(put.url, { method: 'PUT', headers: put.headers, body: new Uint8Array(bytes) });
@@ -287,7 +305,10 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         expect(digest(await readAll(await s.read(hash)))).toBe(digest(bytes));
         // Without an announced hash any bytes of the granted length arrive; past maxBytes they are dropped.
         const open = await s.presignPut('dp2', { size: 10, sha256: null, ttlS: 60 });
-        expect((await fetch(open.url, { method: 'PUT', headers: open.headers, body: new Uint8Array(bytes.subarray(0, 10)) })).status).toBe(200);
+        expect(
+          (await fetch(open.url, { method: 'PUT', headers: open.headers, body: new Uint8Array(bytes.subarray(0, 10)) }))
+            .status,
+        ).toBe(200);
         expect(await s.arrived('dp2', 9)).toBe('too_large');
         expect(await s.arrived('dp2', 10)).toBe('nothing');
       }));
@@ -300,7 +321,11 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
           return out;
         };
         expect(await all()).toEqual([]);
-        const hashes = [await store(s, 'l1', pattern(10)), await store(s, 'l2', pattern(2000)), await store(s, 'l3', pattern(1))];
+        const hashes = [
+          await store(s, 'l1', pattern(10)),
+          await store(s, 'l2', pattern(2000)),
+          await store(s, 'l3', pattern(1)),
+        ];
         await s.stage('l4', chunks(pattern(7)), 7);
         const listed = await all();
         expect(listed.map((b) => b.contentHash)).toEqual([...hashes].sort());
@@ -404,7 +429,7 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         expect(digest(await readAll(await s.read(hash)))).toBe(digest(bytes));
       }));
 
-    it('quarantinedCopies names the copies of one hash, and none of another\'s', () =>
+    it("quarantinedCopies names the copies of one hash, and none of another's", () =>
       using(setup, async (s) => {
         const bytes = pattern(1500);
         const hash = await store(s, 'q4', bytes);
@@ -440,7 +465,11 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         for (let round = 0; round < 4; round++) {
           // A sweep that found no row drops the copy as a reader puts it back: put back whole or gone, never half, never aside.
           const aside = (await s.quarantine(hash))!;
-          await Promise.all(round % 2 === 0 ? [s.unquarantine(aside), s.dropQuarantined(aside)] : [s.dropQuarantined(aside), s.unquarantine(aside)]);
+          await Promise.all(
+            round % 2 === 0
+              ? [s.unquarantine(aside), s.dropQuarantined(aside)]
+              : [s.dropQuarantined(aside), s.unquarantine(aside)],
+          );
           const back = await readAll(await s.read(hash));
           if (back !== null) expect(digest(back)).toBe(digest(bytes));
           expect(await s.stat(hash)).toEqual(back === null ? null : { size: bytes.length });

@@ -16,7 +16,12 @@ async function withAccount(ports: Ports): Promise<string> {
 }
 
 const bytes = (fill: number, length: number): Uint8Array => new Uint8Array(length).fill(fill);
-const device = (deviceId: string, addedAt = 10): DeviceEntry => ({ deviceId, ed25519: bytes(deviceId.length, 32), mldsa65: bytes(7, 1952), addedAt });
+const device = (deviceId: string, addedAt = 10): DeviceEntry => ({
+  deviceId,
+  ed25519: bytes(deviceId.length, 32),
+  mldsa65: bytes(7, 1952),
+  addedAt,
+});
 const directory = (accountId: string, over: Partial<DirectoryRecord> = {}): DirectoryRecord => ({
   accountId,
   identityKey: bytes(1, 32),
@@ -58,7 +63,12 @@ export function describeDeviceStoreContract(adapter: string, setup: Setup): void
         expect(await s.publishDirectory(directory(a, { seq: 3, devices: [] }))).toBe('stale_seq');
         expect(await s.publishDirectory(directory(a, { seq: 2 }))).toBe('stale_seq');
         expect(await s.findDirectory(a)).toEqual(first);
-        const next = directory(a, { seq: 4, devices: [device('laptop', 20), device('tablet', 30)], body: new Uint8Array([9, 9]), acceptedAt: 6_000 });
+        const next = directory(a, {
+          seq: 4,
+          devices: [device('laptop', 20), device('tablet', 30)],
+          body: new Uint8Array([9, 9]),
+          acceptedAt: 6_000,
+        });
         expect(await s.publishDirectory(next)).toBe('published');
         expect(await s.findDirectory(a)).toEqual(next);
         expect(await s.findDevice(a, 'phone')).toBeNull();
@@ -80,7 +90,7 @@ export function describeDeviceStoreContract(adapter: string, setup: Setup): void
         expect(await s.publishDirectory(next)).toBe('published');
         expect(await s.findDirectory(a)).toEqual(next);
       }));
-    it("answers when a device was listed, for the write gate, from the current directory only", () =>
+    it('answers when a device was listed, for the write gate, from the current directory only', () =>
       using(setup, async (ports) => {
         const s = ports.devices;
         const a = await withAccount(ports);
@@ -88,9 +98,19 @@ export function describeDeviceStoreContract(adapter: string, setup: Setup): void
         expect(await s.findDeviceAddedAt(a, 'phone')).toBeNull();
         await s.publishDirectory(directory(a, { seq: 1, devices: [device('phone', 11), device('laptop', 12)] }));
         // Asked together, as the requests of one turn do, and one of them for another account.
-        expect(await Promise.all([s.findDeviceAddedAt(a, 'laptop'), s.findDeviceAddedAt(a, 'phone'), s.findDeviceAddedAt(b, 'phone'), s.findDeviceAddedAt(a, 'tablet')])).toEqual([12, 11, null, null]);
+        expect(
+          await Promise.all([
+            s.findDeviceAddedAt(a, 'laptop'),
+            s.findDeviceAddedAt(a, 'phone'),
+            s.findDeviceAddedAt(b, 'phone'),
+            s.findDeviceAddedAt(a, 'tablet'),
+          ]),
+        ).toEqual([12, 11, null, null]);
         await s.publishDirectory(directory(a, { seq: 2, devices: [device('tablet', 30)] }));
-        expect(await Promise.all([s.findDeviceAddedAt(a, 'phone'), s.findDeviceAddedAt(a, 'tablet')])).toEqual([null, 30]);
+        expect(await Promise.all([s.findDeviceAddedAt(a, 'phone'), s.findDeviceAddedAt(a, 'tablet')])).toEqual([
+          null,
+          30,
+        ]);
       }));
     it('keeps accounts apart', () =>
       using(setup, async (ports) => {
@@ -108,7 +128,10 @@ export function describeDeviceStoreContract(adapter: string, setup: Setup): void
         const c = { challengeHash: 'a'.repeat(64), accountId: a, expiresAt: 2_000 };
         await s.insertRevokeAllChallenge(c, 1_000, ADMIT);
         expect(await s.consumeRevokeAllChallenge('b'.repeat(64))).toBeNull();
-        const both = await Promise.all([s.consumeRevokeAllChallenge(c.challengeHash), s.consumeRevokeAllChallenge(c.challengeHash)]);
+        const both = await Promise.all([
+          s.consumeRevokeAllChallenge(c.challengeHash),
+          s.consumeRevokeAllChallenge(c.challengeHash),
+        ]);
         expect(both.filter((x) => x !== null)).toEqual([c]);
         const late = { challengeHash: 'c'.repeat(64), accountId: a, expiresAt: 3_000 };
         await s.insertRevokeAllChallenge(late, 2_500, ADMIT);
@@ -118,8 +141,16 @@ export function describeDeviceStoreContract(adapter: string, setup: Setup): void
       using(setup, async (ports) => {
         const s = ports.devices;
         const a = await withAccount(ports);
-        await s.insertRevokeAllChallenge({ challengeHash: 'd'.repeat(64), accountId: a, expiresAt: 2_000 }, 1_000, ADMIT);
-        await s.insertRevokeAllChallenge({ challengeHash: 'e'.repeat(64), accountId: a, expiresAt: 9_000 }, 2_000, ADMIT);
+        await s.insertRevokeAllChallenge(
+          { challengeHash: 'd'.repeat(64), accountId: a, expiresAt: 2_000 },
+          1_000,
+          ADMIT,
+        );
+        await s.insertRevokeAllChallenge(
+          { challengeHash: 'e'.repeat(64), accountId: a, expiresAt: 9_000 },
+          2_000,
+          ADMIT,
+        );
         expect(await s.consumeRevokeAllChallenge('d'.repeat(64))).toBeNull();
         expect(await s.consumeRevokeAllChallenge('e'.repeat(64))).not.toBeNull();
       }));
@@ -128,13 +159,25 @@ export function describeDeviceStoreContract(adapter: string, setup: Setup): void
         const s = ports.devices;
         const a = await withAccount(ports);
         const b = await withAccount(ports);
-        await s.insertRevokeAllChallenge({ challengeHash: '1'.repeat(64), accountId: a, expiresAt: 5_000 }, 1_000, ADMIT);
-        await s.insertRevokeAllChallenge({ challengeHash: '2'.repeat(64), accountId: b, expiresAt: 6_000 }, 1_000, ADMIT);
+        await s.insertRevokeAllChallenge(
+          { challengeHash: '1'.repeat(64), accountId: a, expiresAt: 5_000 },
+          1_000,
+          ADMIT,
+        );
+        await s.insertRevokeAllChallenge(
+          { challengeHash: '2'.repeat(64), accountId: b, expiresAt: 6_000 },
+          1_000,
+          ADMIT,
+        );
         const seen: (readonly number[])[] = [];
-        const refused = await s.insertRevokeAllChallenge({ challengeHash: '3'.repeat(64), accountId: a, expiresAt: 7_000 }, 1_500, (e) => {
-          seen.push(e);
-          return { admitted: false, retryAfterS: 4 };
-        });
+        const refused = await s.insertRevokeAllChallenge(
+          { challengeHash: '3'.repeat(64), accountId: a, expiresAt: 7_000 },
+          1_500,
+          (e) => {
+            seen.push(e);
+            return { admitted: false, retryAfterS: 4 };
+          },
+        );
         expect(refused).toEqual({ admitted: false, retryAfterS: 4 });
         expect(seen).toEqual([[5_000]]);
         expect(await s.consumeRevokeAllChallenge('3'.repeat(64))).toBeNull();
@@ -145,8 +188,10 @@ export function describeDeviceStoreContract(adapter: string, setup: Setup): void
         const a = await withAccount(ports);
         const results = await Promise.all(
           Array.from({ length: 12 }, (_, i) =>
-            s.insertRevokeAllChallenge({ challengeHash: (i + 10).toString(16).padStart(64, 'f'), accountId: a, expiresAt: 9_000 }, 1_000, (e) =>
-              admitRevokeAllChallenge(e, 1_000),
+            s.insertRevokeAllChallenge(
+              { challengeHash: (i + 10).toString(16).padStart(64, 'f'), accountId: a, expiresAt: 9_000 },
+              1_000,
+              (e) => admitRevokeAllChallenge(e, 1_000),
             ),
           ),
         );
@@ -197,11 +242,19 @@ export function describeAlbumStoreContract(adapter: string, setup: Setup): void 
         await s.createAlbum(al);
         const first = intent(al.id);
         expect(await s.proposeIntent(first, 10_000)).toEqual({ kind: 'accepted', intent: first });
-        expect(await s.findAlbum(al.id)).toEqual({ ...al, upgrade: { intentId: first.intentId, toVersion: '2026-08-01', receivedAt: 10_000, expiresAt: 70_000 } });
+        expect(await s.findAlbum(al.id)).toEqual({
+          ...al,
+          upgrade: { intentId: first.intentId, toVersion: '2026-08-01', receivedAt: 10_000, expiresAt: 70_000 },
+        });
         expect(await s.findIntent(first.intentId)).toEqual(first);
         // The same intent again, later: unchanged, first receipt kept.
-        expect(await s.proposeIntent({ ...first, receivedAt: 20_000, expiresAt: 80_000 }, 20_000)).toEqual({ kind: 'same', intent: first });
-        expect(await s.proposeIntent({ ...first, intentCbor: new Uint8Array([0xa0]) }, 20_000)).toEqual({ kind: 'reused' });
+        expect(await s.proposeIntent({ ...first, receivedAt: 20_000, expiresAt: 80_000 }, 20_000)).toEqual({
+          kind: 'same',
+          intent: first,
+        });
+        expect(await s.proposeIntent({ ...first, intentCbor: new Uint8Array([0xa0]) }, 20_000)).toEqual({
+          kind: 'reused',
+        });
         const second = intent(al.id, { receivedAt: 69_999, expiresAt: 129_999 });
         expect(await s.proposeIntent(second, 69_999)).toEqual({ kind: 'in_flight', liveIntentId: first.intentId });
         expect(await s.findIntent(second.intentId)).toBeNull();
@@ -210,7 +263,9 @@ export function describeAlbumStoreContract(adapter: string, setup: Setup): void 
         expect(await s.proposeIntent(third, 70_000)).toEqual({ kind: 'accepted', intent: third });
         expect((await s.findAlbum(al.id))?.upgrade?.intentId).toBe(third.intentId);
         // The expired one cannot come back.
-        expect(await s.proposeIntent({ ...first, receivedAt: 200_000, expiresAt: 260_000 }, 200_000)).toEqual({ kind: 'reused' });
+        expect(await s.proposeIntent({ ...first, receivedAt: 200_000, expiresAt: 260_000 }, 200_000)).toEqual({
+          kind: 'reused',
+        });
         expect(await s.findIntent(first.intentId)).toEqual(first);
         expect(await s.proposeIntent(intent(id('0190d000')), 1)).toEqual({ kind: 'no_album' });
       }));

@@ -6,7 +6,11 @@ import { testAccount } from './fixtures.js';
 
 const account = (): AccountRecord => testAccount('disc');
 
-async function using(setup: Setup, count: number, body: (store: Ports['discovery'], ids: string[]) => Promise<void>): Promise<void> {
+async function using(
+  setup: Setup,
+  count: number,
+  body: (store: Ports['discovery'], ids: string[]) => Promise<void>,
+): Promise<void> {
   const { ports, cleanup } = await setup();
   try {
     const ids: string[] = [];
@@ -45,7 +49,10 @@ export function describeHandleStoreContract(adapter: string, setup: Setup): void
 
     it('gives a contested name to exactly one of two racing accounts', () =>
       using(setup, 2, async (s, [a, b]) => {
-        const outcomes = await Promise.all([s.claimHandle({ accountId: a!, user: 'eve', at: 1 }), s.claimHandle({ accountId: b!, user: 'eve', at: 1 })]);
+        const outcomes = await Promise.all([
+          s.claimHandle({ accountId: a!, user: 'eve', at: 1 }),
+          s.claimHandle({ accountId: b!, user: 'eve', at: 1 }),
+        ]);
         expect([...outcomes].sort()).toEqual(['claimed', 'taken']);
       }));
 
@@ -74,7 +81,11 @@ export function describePeerRateStoreContract(adapter: string, setup: Setup): vo
         expect((await s.takePeerToken('https://a.example', T0 + 20_000, 3)).admitted).toBe(true);
         expect((await s.takePeerToken('https://a.example', T0 + 20_000, 3)).admitted).toBe(false);
         const later = await s.takePeerToken('https://a.example', T0 + 10 * 60_000, 3);
-        expect(later).toEqual({ admitted: true, bucket: { level: 2 * UNITS_PER_TOKEN, updatedAt: T0 + 10 * 60_000 }, retryAfterS: 0 });
+        expect(later).toEqual({
+          admitted: true,
+          bucket: { level: 2 * UNITS_PER_TOKEN, updatedAt: T0 + 10 * 60_000 },
+          retryAfterS: 0,
+        });
       }));
 
     it('admits exactly the bucket to concurrent draws (atomic update)', () =>
@@ -89,8 +100,18 @@ export function describeCapabilityRevocationContract(adapter: string, setup: Set
   describeContract(adapter, 'capability-revocations', 'CapabilityRevocationStore', () => {
     it('revokes one minted token once, and lists revocations from a cutoff, oldest first', () =>
       using(setup, 0, async (s) => {
-        await s.recordMintedCapability({ jti: jti(1), peer: 'https://a.example', issuedAt: T0, expiresAt: T0 + 300_000 });
-        await s.recordMintedCapability({ jti: jti(2), peer: 'https://a.example', issuedAt: T0, expiresAt: T0 + 300_000 });
+        await s.recordMintedCapability({
+          jti: jti(1),
+          peer: 'https://a.example',
+          issuedAt: T0,
+          expiresAt: T0 + 300_000,
+        });
+        await s.recordMintedCapability({
+          jti: jti(2),
+          peer: 'https://a.example',
+          issuedAt: T0,
+          expiresAt: T0 + 300_000,
+        });
         expect(await s.listRevokedCapabilities(0)).toEqual([]);
         expect(await s.revokeCapability(jti(9), T0)).toBe(false);
         expect(await s.revokeCapability(jti(2), T0 + 5)).toBe(true);
@@ -100,16 +121,33 @@ export function describeCapabilityRevocationContract(adapter: string, setup: Set
           { jti: jti(2), revokedAt: T0 + 5, expiresAt: T0 + 300_000 },
           { jti: jti(1), revokedAt: T0 + 7, expiresAt: T0 + 300_000 },
         ]);
-        expect(await s.listRevokedCapabilities(T0 + 6)).toEqual([{ jti: jti(1), revokedAt: T0 + 7, expiresAt: T0 + 300_000 }]);
+        expect(await s.listRevokedCapabilities(T0 + 6)).toEqual([
+          { jti: jti(1), revokedAt: T0 + 7, expiresAt: T0 + 300_000 },
+        ]);
         expect(await s.listRevokedCapabilities(T0 + 8)).toEqual([]);
       }));
 
     it('revokes every live token minted for one peer, and only those', () =>
       using(setup, 0, async (s) => {
-        await s.recordMintedCapability({ jti: jti(11), peer: 'https://a.example', issuedAt: T0, expiresAt: T0 + 300_000 });
+        await s.recordMintedCapability({
+          jti: jti(11),
+          peer: 'https://a.example',
+          issuedAt: T0,
+          expiresAt: T0 + 300_000,
+        });
         await s.recordMintedCapability({ jti: jti(12), peer: 'https://a.example', issuedAt: T0, expiresAt: T0 + 100 });
-        await s.recordMintedCapability({ jti: jti(13), peer: 'https://a.example', issuedAt: T0, expiresAt: T0 + 300_000 });
-        await s.recordMintedCapability({ jti: jti(14), peer: 'https://b.example', issuedAt: T0, expiresAt: T0 + 300_000 });
+        await s.recordMintedCapability({
+          jti: jti(13),
+          peer: 'https://a.example',
+          issuedAt: T0,
+          expiresAt: T0 + 300_000,
+        });
+        await s.recordMintedCapability({
+          jti: jti(14),
+          peer: 'https://b.example',
+          issuedAt: T0,
+          expiresAt: T0 + 300_000,
+        });
         expect(await s.revokeCapability(jti(13), T0 + 50)).toBe(true);
         expect(await s.revokeCapabilitiesFor('https://a.example', T0 + 200)).toBe(1);
         expect(await s.revokeCapabilitiesFor('https://a.example', T0 + 300)).toBe(0);

@@ -33,7 +33,12 @@ describe('every adapter runs the contracts', () => {
   it('the check reads code, not text', () => {
     expect(callsFunction(`describePortContracts('x', setup);`, 'describePortContracts')).toBe(true);
     expect(callsFunction(`// describePortContracts('x', setup);`, 'describePortContracts')).toBe(false);
-    expect(callsFunction(`/* describePortContracts('x', setup); */ const a = 'describePortContracts(';`, 'describePortContracts')).toBe(false);
+    expect(
+      callsFunction(
+        `/* describePortContracts('x', setup); */ const a = 'describePortContracts(';`,
+        'describePortContracts',
+      ),
+    ).toBe(false);
   });
 
   const adapters = readdirSync(packages).filter((d) => d.startsWith('adapters-') && d !== 'adapters-node');
@@ -42,10 +47,14 @@ describe('every adapter runs the contracts', () => {
   });
   for (const adapter of adapters) {
     it(`${adapter} calls describePortContracts`, () => {
-      expect(testSources(join(packages, adapter, 'src')).some((s) => callsFunction(s, 'describePortContracts'))).toBe(true);
+      expect(testSources(join(packages, adapter, 'src')).some((s) => callsFunction(s, 'describePortContracts'))).toBe(
+        true,
+      );
     });
   }
   it('adapters-node runs the BlobStore contract on the filesystem store', () => {
-    expect(testSources(join(packages, 'adapters-node', 'src')).some((s) => callsFunction(s, 'describeBlobStoreContract'))).toBe(true);
+    expect(
+      testSources(join(packages, 'adapters-node', 'src')).some((s) => callsFunction(s, 'describeBlobStoreContract')),
+    ).toBe(true);
   });
 });

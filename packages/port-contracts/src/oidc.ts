@@ -89,7 +89,11 @@ export function describeOidcFlowStoreContract(adapter: string, setup: Setup): vo
       using(setup, async ({ oidc }) => {
         const f = flow();
         await oidc.insertFlow(f, 0);
-        const got = await Promise.all([oidc.takeFlow(f.stateHash), oidc.takeFlow(f.stateHash), oidc.takeFlow(f.stateHash)]);
+        const got = await Promise.all([
+          oidc.takeFlow(f.stateHash),
+          oidc.takeFlow(f.stateHash),
+          oidc.takeFlow(f.stateHash),
+        ]);
         expect(got.filter((g) => g !== null)).toEqual([f]);
       }));
 
@@ -116,7 +120,12 @@ export function describeOidcFlowStoreContract(adapter: string, setup: Setup): vo
       using(setup, async ({ accounts, oidc }) => {
         const a = account();
         await accounts.createAccount(a);
-        const c = code(a.id, { purpose: 'link', issuer: 'https://idp.example', subject: 'sub-1', appChallenge: 'x'.repeat(43) });
+        const c = code(a.id, {
+          purpose: 'link',
+          issuer: 'https://idp.example',
+          subject: 'sub-1',
+          appChallenge: 'x'.repeat(43),
+        });
         await oidc.insertLoginCode(c);
         const got = await Promise.all([oidc.takeLoginCode(c.codeHash), oidc.takeLoginCode(c.codeHash)]);
         expect(got.filter((g) => g !== null)).toEqual([c]);
@@ -154,7 +163,10 @@ export function describeIdentityLinkStoreContract(adapter: string, setup: Setup)
       using(setup, async ({ accounts, oidc }) => {
         const a = account({ address: null, addressKey: null });
         const b = account({ address: null, addressKey: null });
-        const outcomes = await Promise.all([oidc.createLinkedAccount(a, link(a.id, 'race')), oidc.createLinkedAccount(b, link(b.id, 'race'))]);
+        const outcomes = await Promise.all([
+          oidc.createLinkedAccount(a, link(a.id, 'race')),
+          oidc.createLinkedAccount(b, link(b.id, 'race')),
+        ]);
         expect([...outcomes].sort()).toEqual(['created', 'link_taken']);
         const winner = outcomes[0] === 'created' ? a : b;
         const loser = winner === a ? b : a;
@@ -177,7 +189,10 @@ export function describeIdentityLinkStoreContract(adapter: string, setup: Setup)
       using(setup, async ({ accounts, oidc }) => {
         const a = account();
         const b = account({ address: a.address, addressKey: a.addressKey });
-        const outcomes = await Promise.all([oidc.createLinkedAccount(a, link(a.id, 'race2')), oidc.createLinkedAccount(b, link(b.id, 'race2'))]);
+        const outcomes = await Promise.all([
+          oidc.createLinkedAccount(a, link(a.id, 'race2')),
+          oidc.createLinkedAccount(b, link(b.id, 'race2')),
+        ]);
         expect([...outcomes].sort()).toEqual(['created', 'link_taken']);
         const winner = outcomes[0] === 'created' ? a : b;
         expect((await oidc.findLink('https://idp.example', 'race2'))?.accountId).toBe(winner.id);
@@ -212,9 +227,28 @@ export function describeIdentityLinkStoreContract(adapter: string, setup: Setup)
       using(setup, async ({ accounts, oidc }) => {
         const a = account({ address: null, addressKey: null });
         await oidc.createLinkedAccount(a, link(a.id, 's6'));
-        const base = { accountId: a.id, cohortHash: null, createdAt: 1_000, refreshedAt: 1_000, lastUsedAt: 1_000, accessFloor: 1_000, closedAt: null, authenticatedAt: 1_000 };
-        expect(await accounts.openSession({ ...base, id: '0190d000-0000-7000-8000-00000000aaa1', tokenHash: hash(9_001), method: 'oidc' }, null)).toBe(true);
-        expect(await accounts.openSession({ ...base, id: '0190d000-0000-7000-8000-00000000aaa2', tokenHash: hash(9_002) }, null)).toBe(true);
+        const base = {
+          accountId: a.id,
+          cohortHash: null,
+          createdAt: 1_000,
+          refreshedAt: 1_000,
+          lastUsedAt: 1_000,
+          accessFloor: 1_000,
+          closedAt: null,
+          authenticatedAt: 1_000,
+        };
+        expect(
+          await accounts.openSession(
+            { ...base, id: '0190d000-0000-7000-8000-00000000aaa1', tokenHash: hash(9_001), method: 'oidc' },
+            null,
+          ),
+        ).toBe(true);
+        expect(
+          await accounts.openSession(
+            { ...base, id: '0190d000-0000-7000-8000-00000000aaa2', tokenHash: hash(9_002) },
+            null,
+          ),
+        ).toBe(true);
         expect((await accounts.findSessionById('0190d000-0000-7000-8000-00000000aaa1'))?.method).toBe('oidc');
         expect((await accounts.findSessionById('0190d000-0000-7000-8000-00000000aaa2'))?.method).toBe('password');
         const listed = await accounts.listOpenSessions(a.id);

@@ -1,10 +1,21 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { expect, it } from 'vitest';
-import { makeHistoryEntry, toBase64url, verifyHistory, type AttestationHistoryEntry, type AttestationKeyRecord, type Ports } from '@strongroom/core';
+import {
+  makeHistoryEntry,
+  toBase64url,
+  verifyHistory,
+  type AttestationHistoryEntry,
+  type AttestationKeyRecord,
+  type Ports,
+} from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
 import { describeContract } from './registry.js';
 
-async function using<K extends keyof Ports>(setup: Setup, key: K, body: (store: Ports[K]) => Promise<void>): Promise<void> {
+async function using<K extends keyof Ports>(
+  setup: Setup,
+  key: K,
+  body: (store: Ports[K]) => Promise<void>,
+): Promise<void> {
   const { ports, cleanup } = await setup();
   try {
     await body(ports[key]);
@@ -33,9 +44,19 @@ export function describeDeprecationStoreContract(adapter: string, setup: Setup):
       using(setup, 'deprecations', async (s) => {
         const a = { minProtocolVersion: '2026-08-01', announcedAt: T0, effectiveAt: T0 + 90 * DAY };
         expect((await s.announceDeprecation(a, policy)).ok).toBe(true);
-        expect(await s.announceDeprecation({ ...a, minProtocolVersion: '2026-09-01', effectiveAt: T0 + 90 * DAY - 1 }, policy)).toMatchObject({ ok: false, code: 'error.deprecation.too_soon' });
+        expect(
+          await s.announceDeprecation(
+            { ...a, minProtocolVersion: '2026-09-01', effectiveAt: T0 + 90 * DAY - 1 },
+            policy,
+          ),
+        ).toMatchObject({ ok: false, code: 'error.deprecation.too_soon' });
         // Not raising the Min in force at its instant (the stored one already has) is refused.
-        expect(await s.announceDeprecation({ minProtocolVersion: '2026-07-01', announcedAt: T0, effectiveAt: T0 + 100 * DAY }, policy)).toMatchObject({ ok: false, code: 'error.deprecation.invalid' });
+        expect(
+          await s.announceDeprecation(
+            { minProtocolVersion: '2026-07-01', announcedAt: T0, effectiveAt: T0 + 100 * DAY },
+            policy,
+          ),
+        ).toMatchObject({ ok: false, code: 'error.deprecation.invalid' });
         expect(await s.listDeprecations()).toEqual([a]);
       }));
     it('admits only one of two racing announcements that exclude each other', () =>
@@ -53,11 +74,25 @@ export function describeDeprecationStoreContract(adapter: string, setup: Setup):
 
 function key(seedByte: number, createdAt: number): AttestationKeyRecord {
   const seed = new Uint8Array(32).fill(seedByte);
-  return { kid: `kid-${seedByte}`, privateKey: toBase64url(seed), publicKey: toBase64url(ed25519.getPublicKey(seed)), createdAt, retiredAt: null };
+  return {
+    kid: `kid-${seedByte}`,
+    privateKey: toBase64url(seed),
+    publicKey: toBase64url(ed25519.getPublicKey(seed)),
+    createdAt,
+    retiredAt: null,
+  };
 }
 const seedOf = (k: AttestationKeyRecord): Uint8Array => new Uint8Array(32).fill(Number(k.kid.slice(4)));
-const entryFor = (last: AttestationHistoryEntry | null, k: AttestationKeyRecord, signer: AttestationKeyRecord): AttestationHistoryEntry =>
-  makeHistoryEntry(last, { kid: k.kid, publicKey: k.publicKey, addedAt: Math.floor(k.createdAt / 1000) }, seedOf(signer));
+const entryFor = (
+  last: AttestationHistoryEntry | null,
+  k: AttestationKeyRecord,
+  signer: AttestationKeyRecord,
+): AttestationHistoryEntry =>
+  makeHistoryEntry(
+    last,
+    { kid: k.kid, publicKey: k.publicKey, addedAt: Math.floor(k.createdAt / 1000) },
+    seedOf(signer),
+  );
 
 export function describeAttestationKeyStoreContract(adapter: string, setup: Setup): void {
   describeContract(adapter, 'attestation', 'AttestationKeyStore', () => {
@@ -84,7 +119,9 @@ export function describeAttestationKeyStoreContract(adapter: string, setup: Setu
         expect(await s.appendAttestationKey(k1, e1, 1_000)).toBe('appended');
         expect(await s.appendAttestationKey(k2, entryFor(null, k2, k2), 2_000)).toBe('stale');
         expect(await s.appendAttestationKey(k2, entryFor(e1, k2, k2), 2_000)).toBe('stale');
-        expect(await s.appendAttestationKey(k2, { ...entryFor(e1, k2, k1), prev: 'f'.repeat(64) }, 2_000)).toBe('stale');
+        expect(await s.appendAttestationKey(k2, { ...entryFor(e1, k2, k1), prev: 'f'.repeat(64) }, 2_000)).toBe(
+          'stale',
+        );
         expect(await s.appendAttestationKey(k2, { ...entryFor(e1, k2, k1), addedAt: 7 }, 2_000)).toBe('stale');
         expect(await s.appendAttestationKey(k3, entryFor(e1, k2, k1), 2_000)).toBe('stale');
         expect(await s.listAttestationHistory()).toEqual([e1]);
@@ -96,7 +133,10 @@ export function describeAttestationKeyStoreContract(adapter: string, setup: Setu
         const e1 = entryFor(null, k1, k1);
         await s.appendAttestationKey(k1, e1, 1_000);
         const [k2, k3] = [key(2, 2_000), key(3, 2_000)];
-        const outcomes = await Promise.all([s.appendAttestationKey(k2, entryFor(e1, k2, k1), 2_000), s.appendAttestationKey(k3, entryFor(e1, k3, k1), 2_000)]);
+        const outcomes = await Promise.all([
+          s.appendAttestationKey(k2, entryFor(e1, k2, k1), 2_000),
+          s.appendAttestationKey(k3, entryFor(e1, k3, k1), 2_000),
+        ]);
         expect(outcomes.sort()).toEqual(['appended', 'stale']);
         expect(await s.listAttestationHistory()).toHaveLength(2);
         expect((await s.listAttestationKeys()).filter((k) => k.retiredAt === null)).toHaveLength(1);
@@ -110,7 +150,10 @@ export function describeAttestationKeyStoreContract(adapter: string, setup: Setu
         expect(await s.resealAttestationKey('kid-9', k1.privateKey, 'v1.x.y')).toBe(false);
         expect(await s.listAttestationKeys()).toEqual([k1]);
         // Two processes sealing the same raw key at once: one write lands.
-        const outcomes = await Promise.all([s.resealAttestationKey(k1.kid, k1.privateKey, 'v1.a.a'), s.resealAttestationKey(k1.kid, k1.privateKey, 'v1.b.b')]);
+        const outcomes = await Promise.all([
+          s.resealAttestationKey(k1.kid, k1.privateKey, 'v1.a.a'),
+          s.resealAttestationKey(k1.kid, k1.privateKey, 'v1.b.b'),
+        ]);
         expect(outcomes.filter(Boolean)).toHaveLength(1);
         const [stored] = await s.listAttestationKeys();
         expect(stored).toEqual({ ...k1, privateKey: outcomes[0] ? 'v1.a.a' : 'v1.b.b' });
@@ -132,7 +175,11 @@ export function describeRegistrationAllowlistContract(adapter: string, setup: Se
           { entry: '@example.org', addedAt: T0 },
           { entry: 'ann@example.org', addedAt: T0 + 1 },
         ]);
-        expect((await s.findAllowedRegistrations(['bob@example.org', '@example.org', 'ann@example.org', '@EXAMPLE.org'])).sort()).toEqual(['@example.org', 'ann@example.org']);
+        expect(
+          (
+            await s.findAllowedRegistrations(['bob@example.org', '@example.org', 'ann@example.org', '@EXAMPLE.org'])
+          ).sort(),
+        ).toEqual(['@example.org', 'ann@example.org']);
         expect(await s.findAllowedRegistrations([])).toEqual([]);
         expect(await s.disallowRegistration('@example.org')).toBe(true);
         expect(await s.disallowRegistration('@example.org')).toBe(false);

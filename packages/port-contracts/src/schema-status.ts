@@ -6,7 +6,7 @@ import { describeContract } from './registry.js';
 /** The readiness probe's port: a freshly opened store reads as current, and reading changes nothing. */
 export function describeSchemaStatusContract(adapter: string, setup: Setup): void {
   describeContract(adapter, 'schema', 'SchemaStatus', () => {
-    it('reads a freshly opened store as exactly at the build\'s schema, every time', async () => {
+    it("reads a freshly opened store as exactly at the build's schema, every time", async () => {
       const { ports, cleanup } = await setup();
       try {
         const first = await ports.schema.readSchemaStamps();

@@ -1,5 +1,13 @@
 import { expect, it } from 'vitest';
-import { claimCodeCheck, THROTTLE_FREE_WRONG_CODES, THROTTLE_WINDOW_MS, type AccountRecord, type Ports, type SessionRecord, type TotpThrottleState } from '@strongroom/core';
+import {
+  claimCodeCheck,
+  THROTTLE_FREE_WRONG_CODES,
+  THROTTLE_WINDOW_MS,
+  type AccountRecord,
+  type Ports,
+  type SessionRecord,
+  type TotpThrottleState,
+} from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
 import { describeContract } from './registry.js';
 import { testAccount } from './fixtures.js';
@@ -42,7 +50,7 @@ const T0 = Date.parse('2026-11-21T10:00:00.000Z');
 
 export function describeSecondFactorContract(adapter: string, setup: Setup): void {
   describeContract(adapter, 'second-factor', 'TotpThrottleStore and TotpRecoveryStore', () => {
-    it('claims code checks per account by core\'s rule: counted as wrong before the compare, refused while held', () =>
+    it("claims code checks per account by core's rule: counted as wrong before the compare, refused while held", () =>
       using(setup, 2, async ({ secondFactor: s }, [a, b]) => {
         expect(await s.findTotpThrottle(a!)).toBeNull();
         let expected = null as TotpThrottleState | null;
@@ -60,7 +68,8 @@ export function describeSecondFactorContract(adapter: string, setup: Setup): voi
         expect(await s.findTotpThrottle(a!)).toEqual({ wrongCodesAt: [T0 + 60_000, T0 + THROTTLE_WINDOW_MS + 5] });
         // Ten admitted, then held: the eleventh is refused with the delay, and nothing is written.
         expect(await s.findTotpThrottle(b!)).toBeNull();
-        for (let i = 0; i < THROTTLE_FREE_WRONG_CODES; i++) expect(await s.claimTotpCodeCheck(b!, T0 + i * 1000)).toEqual({ admitted: true });
+        for (let i = 0; i < THROTTLE_FREE_WRONG_CODES; i++)
+          expect(await s.claimTotpCodeCheck(b!, T0 + i * 1000)).toEqual({ admitted: true });
         const before = await s.findTotpThrottle(b!);
         expect(await s.claimTotpCodeCheck(b!, T0 + 10_000)).toEqual({ admitted: false, retryAfterS: 59 });
         expect(await s.findTotpThrottle(b!)).toEqual(before);
@@ -120,11 +129,27 @@ export function describeDeploymentContract(adapter: string, setup: Setup): void 
     it('the first claim is recorded; later claims read it back unchanged', () =>
       using(setup, 0, async ({ deployment: d }) => {
         expect(await d.setDeploymentIssuer({ issuer: 'https://nowhere.example', issuerConfigured: true })).toBe(false);
-        const first = { keyFingerprint: 'a'.repeat(64), issuer: 'http://localhost:8080', issuerConfigured: false, recordedAt: T0 };
+        const first = {
+          keyFingerprint: 'a'.repeat(64),
+          issuer: 'http://localhost:8080',
+          issuerConfigured: false,
+          recordedAt: T0,
+        };
         expect(await d.claimDeployment(first)).toEqual(first);
-        expect(await d.claimDeployment({ keyFingerprint: 'b'.repeat(64), issuer: 'https://other.example', issuerConfigured: true, recordedAt: T0 + 1 })).toEqual(first);
+        expect(
+          await d.claimDeployment({
+            keyFingerprint: 'b'.repeat(64),
+            issuer: 'https://other.example',
+            issuerConfigured: true,
+            recordedAt: T0 + 1,
+          }),
+        ).toEqual(first);
         expect(await d.setDeploymentIssuer({ issuer: 'https://moved.example', issuerConfigured: true })).toBe(true);
-        expect(await d.claimDeployment(first)).toEqual({ ...first, issuer: 'https://moved.example', issuerConfigured: true });
+        expect(await d.claimDeployment(first)).toEqual({
+          ...first,
+          issuer: 'https://moved.example',
+          issuerConfigured: true,
+        });
       }));
 
     it('a lease goes to one holder at a time: refused to others while live, taken over once lapsed, ended only by its holder', () =>
@@ -158,11 +183,43 @@ export function describeDeploymentContract(adapter: string, setup: Setup): void 
         for (const s of [x, y, z]) expect(await accounts.openSession(s, null)).toBe(true);
         expect(await accounts.closeSession(a!, y.id, T0)).toBe(true);
         await totp.createTotpChallenge({ idHash: 'c'.repeat(64), accountId: a!, expiresAt: T0 + 300_000, attempts: 0 });
-        await devices.insertRevokeAllChallenge({ challengeHash: 'd'.repeat(64), accountId: b!, expiresAt: T0 + 300_000 }, T0, () => ({ admitted: true }));
-        await oidc.insertFlow({ stateHash: 'e'.repeat(64), purpose: 'sign_in', initiator: null, returnTo: 'https://app.example/done', appChallenge: null, sealedVerifier: 'v1.iv.body', createdAt: T0, expiresAt: T0 + 600_000 }, 0);
-        await oidc.insertLoginCode({ codeHash: 'f'.repeat(64), purpose: 'sign_in', accountId: b!, appChallenge: null, issuer: null, subject: null, authenticatedAt: T0, createdAt: T0, expiresAt: T0 + 60_000 });
+        await devices.insertRevokeAllChallenge(
+          { challengeHash: 'd'.repeat(64), accountId: b!, expiresAt: T0 + 300_000 },
+          T0,
+          () => ({ admitted: true }),
+        );
+        await oidc.insertFlow(
+          {
+            stateHash: 'e'.repeat(64),
+            purpose: 'sign_in',
+            initiator: null,
+            returnTo: 'https://app.example/done',
+            appChallenge: null,
+            sealedVerifier: 'v1.iv.body',
+            createdAt: T0,
+            expiresAt: T0 + 600_000,
+          },
+          0,
+        );
+        await oidc.insertLoginCode({
+          codeHash: 'f'.repeat(64),
+          purpose: 'sign_in',
+          accountId: b!,
+          appChallenge: null,
+          issuer: null,
+          subject: null,
+          authenticatedAt: T0,
+          createdAt: T0,
+          expiresAt: T0 + 60_000,
+        });
         const at = T0 + 7;
-        expect(await d.closeEverythingForRestore(at)).toEqual({ sessions: 2, secondFactorChallenges: 1, revokeAllChallenges: 1, oidcLoginCodes: 1, oidcFlows: 1 });
+        expect(await d.closeEverythingForRestore(at)).toEqual({
+          sessions: 2,
+          secondFactorChallenges: 1,
+          revokeAllChallenges: 1,
+          oidcLoginCodes: 1,
+          oidcFlows: 1,
+        });
         expect(await accounts.listOpenSessions(a!)).toEqual([]);
         expect(await accounts.listOpenSessions(b!)).toEqual([]);
         // Closed at the restore's time; the one closed before keeps its own time.
@@ -174,12 +231,23 @@ export function describeDeploymentContract(adapter: string, setup: Setup): void 
         expect(await oidc.takeFlow('e'.repeat(64))).toBeNull();
         expect(await oidc.takeLoginCode('f'.repeat(64))).toBeNull();
         // Nothing left to close the second time.
-        expect(await d.closeEverythingForRestore(at + 1)).toEqual({ sessions: 0, secondFactorChallenges: 0, revokeAllChallenges: 0, oidcLoginCodes: 0, oidcFlows: 0 });
+        expect(await d.closeEverythingForRestore(at + 1)).toEqual({
+          sessions: 0,
+          secondFactorChallenges: 0,
+          revokeAllChallenges: 0,
+          oidcLoginCodes: 0,
+          oidcFlows: 0,
+        });
       }));
 
     it('concurrent first claims agree on one record', () =>
       using(setup, 0, async ({ deployment: d }) => {
-        const claims = Array.from({ length: 5 }, (_, i) => ({ keyFingerprint: String(i).repeat(64), issuer: `https://p${i}.example`, issuerConfigured: i % 2 === 0, recordedAt: T0 + i }));
+        const claims = Array.from({ length: 5 }, (_, i) => ({
+          keyFingerprint: String(i).repeat(64),
+          issuer: `https://p${i}.example`,
+          issuerConfigured: i % 2 === 0,
+          recordedAt: T0 + i,
+        }));
         const results = await Promise.all(claims.map((c) => d.claimDeployment(c)));
         expect(new Set(results.map((r) => JSON.stringify(r))).size).toBe(1);
         expect(claims.map((c) => JSON.stringify(c))).toContain(JSON.stringify(results[0]));

@@ -5,12 +5,36 @@ import type { Setup } from './accounts-sessions.js';
 
 let n = 0;
 const id = (prefix: string): string => `0190${prefix}-0000-7000-8000-${String(++n).padStart(12, '0')}`;
-const UNLIMITED: QuotaPolicy = { defaults: { soft: null, hard: null }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1_000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
+const UNLIMITED: QuotaPolicy = {
+  defaults: { soft: null, hard: null },
+  graceMs: 1_000,
+  federatedShare: 0.25,
+  maxOpenUploads: 1_000,
+  followUpMs: 900_000,
+  followUpOverdraft: 16_777_216,
+};
 
 function upload(uploaderId: string, declaredSize: number): NewUpload {
-  return { id: id('e000'), uploaderId, kind: 'original', declaredSize, contentHash: null, sourcePeer: null, albumId: null, intentId: null, dropLinkIdHash: null, createdAt: 1_000, expiresAt: 10_000 };
+  return {
+    id: id('e000'),
+    uploaderId,
+    kind: 'original',
+    declaredSize,
+    contentHash: null,
+    sourcePeer: null,
+    albumId: null,
+    intentId: null,
+    dropLinkIdHash: null,
+    createdAt: 1_000,
+    expiresAt: 10_000,
+  };
 }
-const run = (uploadId: string, start: number, length: number, tag = 'a') => ({ uploadId, start, length, segmentId: `${uploadId}_${start}_${tag}` });
+const run = (uploadId: string, start: number, length: number, tag = 'a') => ({
+  uploadId,
+  start,
+  length,
+  segmentId: `${uploadId}_${start}_${tag}`,
+});
 
 export function describeUploadSegmentsContract(adapter: string, setup: Setup): void {
   describeContract(adapter, 'upload-segments', 'UploadSegments', () => {
@@ -51,7 +75,11 @@ export function describeUploadSegmentsContract(adapter: string, setup: Setup): v
         const u = upload(id('a000'), 100);
         expect((await ports.quota.openUpload(u, UNLIMITED, 1_000)).ok).toBe(true);
         const tags = ['a', 'b', 'c', 'd', 'e', 'f'];
-        const outcomes = await Promise.all(tags.map((t, i) => ports.segments.appendSegment(run(u.id, 0, 10 + i, t), 1_001).catch(() => 'failed' as const)));
+        const outcomes = await Promise.all(
+          tags.map((t, i) =>
+            ports.segments.appendSegment(run(u.id, 0, 10 + i, t), 1_001).catch(() => 'failed' as const),
+          ),
+        );
         const won = outcomes.filter((o) => typeof o !== 'string');
         expect(won).toHaveLength(1);
         expect(outcomes.filter((o) => o === 'offset_moved' || o === 'failed')).toHaveLength(tags.length - 1);

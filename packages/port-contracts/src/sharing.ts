@@ -1,5 +1,14 @@
 import { expect, it } from 'vitest';
-import { QuotaService, SponsorshipService, sponsoredAddressKey, uuidv7, type LinkRecord, type NewUpload, type Ports, type QuotaPolicy } from '@strongroom/core';
+import {
+  QuotaService,
+  SponsorshipService,
+  sponsoredAddressKey,
+  uuidv7,
+  type LinkRecord,
+  type NewUpload,
+  type Ports,
+  type QuotaPolicy,
+} from '@strongroom/core';
 import { FakeClock, freshSession, MemoryBlobStore } from '@strongroom/core/testing';
 import type { Setup } from './accounts-sessions.js';
 import { describeContract } from './registry.js';
@@ -18,11 +27,30 @@ async function using(setup: Setup, body: (ports: Ports) => Promise<void>): Promi
   }
 }
 
-const POLICY: QuotaPolicy = { defaults: { soft: null, hard: null }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1_000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
+const POLICY: QuotaPolicy = {
+  defaults: { soft: null, hard: null },
+  graceMs: 1_000,
+  federatedShare: 0.25,
+  maxOpenUploads: 1_000,
+  followUpMs: 900_000,
+  followUpOverdraft: 16_777_216,
+};
 
 /** A guest drop of `size` bytes through the link stored under `linkIdHash`, charged to the link owner. */
 function drop(ownerId: string, linkIdHash: string, size: number): NewUpload & { dropLinkIdHash: string } {
-  return { id: id('dr00'), uploaderId: ownerId, kind: 'original', declaredSize: size, contentHash: null, sourcePeer: null, albumId: null, intentId: null, dropLinkIdHash: linkIdHash, createdAt: 2_000, expiresAt: 50_000 };
+  return {
+    id: id('dr00'),
+    uploaderId: ownerId,
+    kind: 'original',
+    declaredSize: size,
+    contentHash: null,
+    sourcePeer: null,
+    albumId: null,
+    intentId: null,
+    dropLinkIdHash: linkIdHash,
+    createdAt: 2_000,
+    expiresAt: 50_000,
+  };
 }
 
 function link(ownerId: string, over: Partial<LinkRecord> = {}): LinkRecord {
@@ -45,7 +73,6 @@ function link(ownerId: string, over: Partial<LinkRecord> = {}): LinkRecord {
   };
 }
 
-
 export function describeSponsorshipContract(adapter: string, setup: Setup): void {
   describeContract(adapter, 'sponsorship', 'SponsorshipStore', () => {
     it('creates a sponsored account owned by its sponsor, adds and removes owners', () =>
@@ -53,7 +80,12 @@ export function describeSponsorshipContract(adapter: string, setup: Setup): void
         const [acct, sponsor, other] = [id('sp00'), id('sp00'), id('sp00')];
         expect(await s.findSponsored(acct)).toBeNull();
         await s.createSponsored({ accountId: acct, sponsorId: sponsor, createdAt: 5 });
-        expect(await s.findSponsored(acct)).toEqual({ accountId: acct, sponsorId: sponsor, createdAt: 5, owners: [sponsor] });
+        expect(await s.findSponsored(acct)).toEqual({
+          accountId: acct,
+          sponsorId: sponsor,
+          createdAt: 5,
+          owners: [sponsor],
+        });
         expect(await s.addOwner(acct, other, 6)).toBe(true);
         expect(await s.addOwner(acct, other, 7)).toBe(true); // idempotent
         expect((await s.findSponsored(acct))!.owners).toEqual([sponsor, other]);
@@ -82,13 +114,19 @@ export function describeSponsorshipContract(adapter: string, setup: Setup): void
   });
 }
 
-
 /** The sponsorship service over `ports`, with a clock and random source the test can predict. */
 function sponsorshipOver(ports: Ports, now: number, bytes: Uint8Array): SponsorshipService {
   const clock = new FakeClock(now);
   const random = { bytes: (length: number) => bytes.slice(0, length) };
   const quota = new QuotaService({ ledger: ports.quota, blobs: new MemoryBlobStore(), clock, random, policy: POLICY });
-  return new SponsorshipService({ store: ports.sponsorship, accounts: ports.accounts, quota, clock, random, sessions: freshSession });
+  return new SponsorshipService({
+    store: ports.sponsorship,
+    accounts: ports.accounts,
+    quota,
+    clock,
+    random,
+    sessions: freshSession,
+  });
 }
 
 /** Creating a sponsored account through the service: one transaction on every adapter. */
@@ -100,7 +138,12 @@ function sponsoredCreationCases(setup: Setup): void {
         const created = await sponsorshipOver(ports, 7_000, new Uint8Array(10).fill(3)).create({ accountId: sponsor });
         expect(created.ok).toBe(true);
         const acct = created.ok ? created.value.accountId : '';
-        expect(await ports.sponsorship.findSponsored(acct)).toEqual({ accountId: acct, sponsorId: sponsor, createdAt: 7_000, owners: [sponsor] });
+        expect(await ports.sponsorship.findSponsored(acct)).toEqual({
+          accountId: acct,
+          sponsorId: sponsor,
+          createdAt: 7_000,
+          owners: [sponsor],
+        });
         expect((await ports.accounts.findAccountById(acct))?.addressKey).toBe(sponsoredAddressKey(acct));
         expect((await ports.quota.readLedger(acct, 7_000)).sponsorId).toBe(sponsor);
       }));
@@ -115,16 +158,30 @@ function sponsoredCreationCases(setup: Setup): void {
         await expect(sponsorshipOver(ports, 9_000, bytes).create({ accountId: sponsor })).rejects.toThrow();
         expect(await ports.accounts.findAccountById(doomed)).toBeNull();
         expect((await ports.quota.readLedger(doomed, 9_000)).sponsorId).toBeNull();
-        expect(await ports.sponsorship.findSponsored(doomed)).toEqual({ accountId: doomed, sponsorId: squatter, createdAt: 1, owners: [squatter] });
+        expect(await ports.sponsorship.findSponsored(doomed)).toEqual({
+          accountId: doomed,
+          sponsorId: squatter,
+          createdAt: 1,
+          owners: [squatter],
+        });
         expect(await ports.sponsorship.listOwnedBy(sponsor)).toEqual([]);
       }));
-    it('refuses, on facts read in its transaction, a sponsor that is a sponsored account or another\'s payee; nothing is written', () =>
+    it("refuses, on facts read in its transaction, a sponsor that is a sponsored account or another's payee; nothing is written", () =>
       using(setup, async (ports) => {
         const [sponsored, payee, payer] = [id('sp12'), id('sp12'), id('sp12')];
         await ports.sponsorship.createSponsored({ accountId: sponsored, sponsorId: payer, createdAt: 1 });
         expect((await ports.sponsorship.setSponsor(payee, payer)).ok).toBe(true);
         for (const [n, sponsorId] of [sponsored, payee].entries()) {
-          const account = { id: id('sp13'), address: '', addressKey: sponsoredAddressKey(`x${n}`), passwordHash: null, displayName: null, createdAt: 2, lockedAt: null, credentialsChangedAt: null };
+          const account = {
+            id: id('sp13'),
+            address: '',
+            addressKey: sponsoredAddressKey(`x${n}`),
+            passwordHash: null,
+            displayName: null,
+            createdAt: 2,
+            lockedAt: null,
+            credentialsChangedAt: null,
+          };
           const refused = await ports.sponsorship.createSponsoredAccount({ account, sponsorId });
           expect(refused.ok ? null : refused.code).toBe('error.sponsored.cannot_sponsor');
           expect(await ports.accounts.findAccountById(account.id)).toBeNull();
@@ -136,14 +193,17 @@ function sponsoredCreationCases(setup: Setup): void {
         const viaService = await sponsorshipOver(ports, 3, new Uint8Array(10).fill(1)).create({ accountId: payee });
         expect(viaService.ok ? null : viaService.code).toBe('error.sponsored.cannot_sponsor');
       }));
-    it('setSponsor: one level only, on facts read in its transaction (a payer that pays through another, a payee that pays for others, itself, a sponsored account\'s creator replaced); refused, nothing is written', () =>
+    it("setSponsor: one level only, on facts read in its transaction (a payer that pays through another, a payee that pays for others, itself, a sponsored account's creator replaced); refused, nothing is written", () =>
       using(setup, async (ports) => {
         const s = ports.sponsorship;
         const [payer, payee, free, other] = [id('sp14'), id('sp14'), id('sp14'), id('sp14')];
         expect(await s.setSponsor(payee, payer)).toEqual({ ok: true, value: undefined });
         const kid = await sponsorshipOver(ports, 3, new Uint8Array(10).fill(2)).create({ accountId: free });
         const kidId = kid.ok ? kid.value.accountId : '';
-        const sponsors = () => Promise.all([payer, payee, free, other, kidId].map(async (a) => (await ports.quota.readLedger(a, 3)).sponsorId));
+        const sponsors = () =>
+          Promise.all(
+            [payer, payee, free, other, kidId].map(async (a) => (await ports.quota.readLedger(a, 3)).sponsorId),
+          );
         const before = await sponsors();
         expect(before).toEqual([null, payer, null, null, free]);
         for (const [accountId, sponsorId] of [
@@ -174,14 +234,20 @@ function sponsoredCreationCases(setup: Setup): void {
           const [a, b, c] = [id('sp15'), id('sp15'), id('sp15')];
           // Ledger rows that exist already: creating one would itself make the second writer wait.
           for (const x of [a, b, c]) await ports.quota.setSuspended(x, null);
-          const [ab, bc] = await Promise.all([others[0]!.sponsorship.setSponsor(a, b), others[1]!.sponsorship.setSponsor(b, c)]);
+          const [ab, bc] = await Promise.all([
+            others[0]!.sponsorship.setSponsor(a, b),
+            others[1]!.sponsorship.setSponsor(b, c),
+          ]);
           expect([ab.ok, bc.ok].filter(Boolean)).toHaveLength(1);
           const [la, lb] = await Promise.all([a, b].map(async (x) => (await ports.quota.readLedger(x, 3)).sponsorId));
           expect(la === null || lb === null).toBe(true);
           const [d, e] = [id('sp15'), id('sp15')];
           for (const x of [d, e]) await ports.quota.setSuspended(x, null);
           const bytes = new Uint8Array(10).fill(round + 10);
-          const [de, created] = await Promise.all([others[0]!.sponsorship.setSponsor(d, e), sponsorshipOver(others[1]!, 4, bytes).create({ accountId: d })]);
+          const [de, created] = await Promise.all([
+            others[0]!.sponsorship.setSponsor(d, e),
+            sponsorshipOver(others[1]!, 4, bytes).create({ accountId: d }),
+          ]);
           expect([de.ok, created.ok].filter(Boolean)).toHaveLength(1);
         }
       } finally {
@@ -193,10 +259,17 @@ function sponsoredCreationCases(setup: Setup): void {
 
 export function describeLinkStoreContract(adapter: string, setup: Setup): void {
   describeContract(adapter, 'links', 'LinkStore', () => {
-    it('stores links as given and lists an owner\'s oldest first', () =>
+    it("stores links as given and lists an owner's oldest first", () =>
       using(setup, async ({ links: s }) => {
         const owner = id('li00');
-        const share = link(owner, { kind: 'share', assetIds: [id('as00'), id('as00')], wrappedKey: 'a2V5', sealKey: null, createdAt: 2_000, expiresAt: 9_000 });
+        const share = link(owner, {
+          kind: 'share',
+          assetIds: [id('as00'), id('as00')],
+          wrappedKey: 'a2V5',
+          sealKey: null,
+          createdAt: 2_000,
+          expiresAt: 9_000,
+        });
         const upload = link(owner, { maxBytes: 500, createdSessionId: id('se00') });
         await s.createLink(share);
         await s.createLink(upload);
@@ -206,7 +279,7 @@ export function describeLinkStoreContract(adapter: string, setup: Setup): void {
         expect(await s.listLinks(owner)).toEqual([upload, share]);
       }));
 
-    it('revokes only the owner\'s unrevoked link, cancelling its drops still uploading in the same transaction; finalized drops stay', () =>
+    it("revokes only the owner's unrevoked link, cancelling its drops still uploading in the same transaction; finalized drops stay", () =>
       using(setup, async ({ links: s, quota: q }) => {
         const owner = id('li00');
         const l = link(owner);
@@ -216,7 +289,18 @@ export function describeLinkStoreContract(adapter: string, setup: Setup): void {
         expect(open.ok && done.ok).toBe(true);
         const doneId = done.ok ? done.value.id : '';
         expect(await q.markReceived(doneId, { size: 100, hash: 'ee'.repeat(32) }, 2_000)).toBe(true);
-        expect(await q.completeUpload({ uploadId: doneId, contentHash: 'ee'.repeat(32), size: 100, asset: { create: { id: doneId, ownerId: owner, dropExpiresAt: 99_000 } } }, POLICY, 2_000)).toMatchObject({ outcome: 'completed' });
+        expect(
+          await q.completeUpload(
+            {
+              uploadId: doneId,
+              contentHash: 'ee'.repeat(32),
+              size: 100,
+              asset: { create: { id: doneId, ownerId: owner, dropExpiresAt: 99_000 } },
+            },
+            POLICY,
+            2_000,
+          ),
+        ).toMatchObject({ outcome: 'completed' });
         expect(await q.readLedger(owner, 2_000)).toMatchObject({ charged: 100, reserved: 300 });
         expect(await q.revokeLink(id('li00'), l.idHash, POLICY, 3_000)).toEqual({ revoked: false, cancelled: [] });
         const revoked = await q.revokeLink(owner, l.idHash, POLICY, 3_000);
@@ -226,10 +310,13 @@ export function describeLinkStoreContract(adapter: string, setup: Setup): void {
         expect(await q.findAsset(doneId)).toMatchObject({ state: 'pending_drop' });
         expect(await q.revokeLink(owner, l.idHash, POLICY, 4_000)).toEqual({ revoked: false, cancelled: [] });
         expect((await s.findLink(l.idHash))!.revokedAt).toBe(3_000);
-        expect(await q.openDrop(drop(owner, l.idHash, 1), 'ab'.repeat(32), POLICY, 5_000)).toMatchObject({ ok: false, code: 'error.not_found' });
+        expect(await q.openDrop(drop(owner, l.idHash, 1), 'ab'.repeat(32), POLICY, 5_000)).toMatchObject({
+          ok: false,
+          code: 'error.not_found',
+        });
       }));
 
-    it('opens a drop with its link\'s cap, the session, the reservation and the drop record together; refused, nothing is written', () =>
+    it("opens a drop with its link's cap, the session, the reservation and the drop record together; refused, nothing is written", () =>
       using(setup, async ({ links: s, quota: q }) => {
         const owner = id('li00');
         const capped = link(owner, { maxBytes: 1_000, expiresAt: 8_000 });
@@ -237,19 +324,44 @@ export function describeLinkStoreContract(adapter: string, setup: Setup): void {
         await s.createLink(capped);
         await s.createLink(share);
         const first = drop(owner, capped.idHash, 600);
-        expect(await q.openDrop(first, 'ab'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: true, value: { id: first.id, state: 'Pending', dropLinkIdHash: capped.idHash } });
-        expect(await s.findDrop(first.id)).toEqual({ uploadId: first.id, linkIdHash: capped.idHash, ownerId: owner, tokenHash: 'ab'.repeat(32), declaredSize: 600, createdAt: 2_000 });
+        expect(await q.openDrop(first, 'ab'.repeat(32), POLICY, 2_000)).toMatchObject({
+          ok: true,
+          value: { id: first.id, state: 'Pending', dropLinkIdHash: capped.idHash },
+        });
+        expect(await s.findDrop(first.id)).toEqual({
+          uploadId: first.id,
+          linkIdHash: capped.idHash,
+          ownerId: owner,
+          tokenHash: 'ab'.repeat(32),
+          declaredSize: 600,
+          createdAt: 2_000,
+        });
         const over = drop(owner, capped.idHash, 401);
-        expect(await q.openDrop(over, 'cd'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+        expect(await q.openDrop(over, 'cd'.repeat(32), POLICY, 2_000)).toMatchObject({
+          ok: false,
+          code: 'error.quota.exceeded',
+        });
         expect(await s.findDrop(over.id)).toBeNull();
         expect(await q.findUpload(over.id)).toBeNull();
         expect((await s.findLink(capped.idHash))!.acceptedBytes).toBe(600);
         expect(await q.readLedger(owner, 2_000)).toMatchObject({ reserved: 600 });
         expect((await q.openDrop(drop(owner, capped.idHash, 400), 'ef'.repeat(32), POLICY, 2_000)).ok).toBe(true);
-        expect(await q.openDrop(drop(owner, capped.idHash, 1), 'ef'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
-        expect(await q.openDrop(drop(owner, capped.idHash, 1), 'ef'.repeat(32), POLICY, 8_000)).toMatchObject({ ok: false, code: 'error.not_found' }); // expired: from time
-        expect(await q.openDrop(drop(owner, share.idHash, 1), 'ef'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: false, code: 'error.not_found' });
-        expect(await q.openDrop(drop(owner, 'missing', 1), 'ef'.repeat(32), POLICY, 2_000)).toMatchObject({ ok: false, code: 'error.not_found' });
+        expect(await q.openDrop(drop(owner, capped.idHash, 1), 'ef'.repeat(32), POLICY, 2_000)).toMatchObject({
+          ok: false,
+          code: 'error.quota.exceeded',
+        });
+        expect(await q.openDrop(drop(owner, capped.idHash, 1), 'ef'.repeat(32), POLICY, 8_000)).toMatchObject({
+          ok: false,
+          code: 'error.not_found',
+        }); // expired: from time
+        expect(await q.openDrop(drop(owner, share.idHash, 1), 'ef'.repeat(32), POLICY, 2_000)).toMatchObject({
+          ok: false,
+          code: 'error.not_found',
+        });
+        expect(await q.openDrop(drop(owner, 'missing', 1), 'ef'.repeat(32), POLICY, 2_000)).toMatchObject({
+          ok: false,
+          code: 'error.not_found',
+        });
         expect(await s.listDrops(capped.idHash)).toHaveLength(2);
         expect(await s.listDrops('other')).toEqual([]);
       }));
@@ -259,7 +371,9 @@ export function describeLinkStoreContract(adapter: string, setup: Setup): void {
         const owner = id('li00');
         const l = link(owner, { maxBytes: 1_000 });
         await s.createLink(l);
-        const outcomes = await Promise.all(Array.from({ length: 30 }, () => q.openDrop(drop(owner, l.idHash, 70), 'ab'.repeat(32), POLICY, 2_000)));
+        const outcomes = await Promise.all(
+          Array.from({ length: 30 }, () => q.openDrop(drop(owner, l.idHash, 70), 'ab'.repeat(32), POLICY, 2_000)),
+        );
         expect(outcomes.filter((o) => o.ok)).toHaveLength(14);
         expect((await s.findLink(l.idHash))!.acceptedBytes).toBe(980);
         expect(await s.listDrops(l.idHash)).toHaveLength(14);
@@ -312,7 +426,10 @@ export function describeLinkStoreContract(adapter: string, setup: Setup): void {
           const clear = link(id('li01'), { sealedId: null });
           await ports.links.createLink(clear);
           const idHash = linkKey();
-          const outcomes = await Promise.all([ports.quota.rekeyLink(clear.idHash, { idHash, sealedId: 'v1.a.a' }), other.quota.rekeyLink(clear.idHash, { idHash, sealedId: 'v1.b.b' })]);
+          const outcomes = await Promise.all([
+            ports.quota.rekeyLink(clear.idHash, { idHash, sealedId: 'v1.a.a' }),
+            other.quota.rekeyLink(clear.idHash, { idHash, sealedId: 'v1.b.b' }),
+          ]);
           expect(outcomes.filter(Boolean)).toHaveLength(1);
           expect((await ports.links.findLink(idHash))!.sealedId).toBe(outcomes[0] ? 'v1.a.a' : 'v1.b.b');
           expect(await ports.links.findLink(clear.idHash)).toBeNull();

@@ -10,13 +10,19 @@ interface Vector {
   message: string;
   signature: string;
 }
-const VECTORS = JSON.parse(readFileSync(new URL('../../core/test-vectors/ed25519-rfc8032.json', import.meta.url), 'utf8')) as { vectors: Vector[] };
+const VECTORS = JSON.parse(
+  readFileSync(new URL('../../core/test-vectors/ed25519-rfc8032.json', import.meta.url), 'utf8'),
+) as { vectors: Vector[] };
 const bytes = (h: string): Uint8Array => {
   const b = fromHex(h);
   if (b === null) throw new Error(`bad hex in vector ${h.slice(0, 16)}`);
   return b;
 };
-const keyOf = (v: Vector, kid = v.name): Ed25519Key => ({ kid, seed: toBase64url(bytes(v.secretKey)), publicKey: toBase64url(bytes(v.publicKey)) });
+const keyOf = (v: Vector, kid = v.name): Ed25519Key => ({
+  kid,
+  seed: toBase64url(bytes(v.secretKey)),
+  publicKey: toBase64url(bytes(v.publicKey)),
+});
 
 /**
  * The Ed25519Signer contract: RFC 8032's signatures byte for byte (Ed25519 is deterministic, so
@@ -45,7 +51,12 @@ export function describeSignerContract(name: string, make: () => Ed25519Signer):
     it('a compact JWS on this signer verifies with jose and carries the header and claims given', async () => {
       const v = VECTORS.vectors[0]!;
       const key = keyOf(v, 'kid-1');
-      const token = await signCompactJws({ alg: 'EdDSA', typ: 'JWT', kid: 'kid-1' }, { sub: 'acct', n: 1, s: 'ünïcode' }, key, make());
+      const token = await signCompactJws(
+        { alg: 'EdDSA', typ: 'JWT', kid: 'kid-1' },
+        { sub: 'acct', n: 1, s: 'ünïcode' },
+        key,
+        make(),
+      );
       expect(token.split('.')).toHaveLength(3);
       expect(decodeProtectedHeader(token)).toEqual({ alg: 'EdDSA', typ: 'JWT', kid: 'kid-1' });
       const publicKey = await importJWK({ kty: 'OKP', crv: 'Ed25519', x: key.publicKey }, 'EdDSA');

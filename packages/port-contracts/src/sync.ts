@@ -7,7 +7,14 @@ import { describeContract } from './registry.js';
 let n = 0;
 const id = (prefix: string): string => `0190${prefix}-0000-7000-8000-${String(++n).padStart(12, '0')}`;
 const hash = (i: number): string => i.toString(16).padStart(64, '0');
-const POLICY: QuotaPolicy = { defaults: { soft: null, hard: null }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1_000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
+const POLICY: QuotaPolicy = {
+  defaults: { soft: null, hard: null },
+  graceMs: 1_000,
+  federatedShare: 0.25,
+  maxOpenUploads: 1_000,
+  followUpMs: 900_000,
+  followUpOverdraft: 16_777_216,
+};
 
 async function using(setup: Setup, body: (ports: Ports) => Promise<void>): Promise<void> {
   const { ports, cleanup } = await setup();
@@ -26,21 +33,57 @@ async function account(ports: Ports): Promise<string> {
 
 async function album(ports: Ports, accountId: string, at: number): Promise<string> {
   const albumId = id('a1b0');
-  await ports.albums.createAlbum({ id: albumId, accountId, protocolVersion: '2025-01-01', createdAt: at, upgrade: null });
+  await ports.albums.createAlbum({
+    id: albumId,
+    accountId,
+    protocolVersion: '2025-01-01',
+    createdAt: at,
+    upgrade: null,
+  });
   return albumId;
 }
 
 /** A finished original of `ownerId` (in `albumId`, if any) at `at`; its id. */
 async function asset(ports: Ports, ownerId: string, albumId: string | null, h: number, at: number): Promise<string> {
-  const u: NewUpload = { id: id('a55e'), uploaderId: ownerId, kind: 'original', declaredSize: 10, contentHash: null, sourcePeer: null, albumId, intentId: null, dropLinkIdHash: null, createdAt: at, expiresAt: at + 60_000 };
+  const u: NewUpload = {
+    id: id('a55e'),
+    uploaderId: ownerId,
+    kind: 'original',
+    declaredSize: 10,
+    contentHash: null,
+    sourcePeer: null,
+    albumId,
+    intentId: null,
+    dropLinkIdHash: null,
+    createdAt: at,
+    expiresAt: at + 60_000,
+  };
   expect((await ports.quota.openUpload(u, POLICY, at)).ok).toBe(true);
-  const done = await ports.quota.completeUpload({ uploadId: u.id, contentHash: hash(h), size: 10, asset: { create: { id: u.id, ownerId, dropExpiresAt: null } } }, POLICY, at);
+  const done = await ports.quota.completeUpload(
+    { uploadId: u.id, contentHash: hash(h), size: 10, asset: { create: { id: u.id, ownerId, dropExpiresAt: null } } },
+    POLICY,
+    at,
+  );
   expect(typeof done === 'string' ? done : done.outcome).toBe('completed');
   return u.id;
 }
 
 function shareLink(ownerId: string, albumId: string, at: number): LinkRecord {
-  return { idHash: hash(++n), sealedId: 'v1.sealed.id', ownerId, kind: 'share', albumId, assetIds: [], wrappedKey: 'a2V5', sealKey: null, maxBytes: null, acceptedBytes: 0, createdAt: at, expiresAt: null, revokedAt: null };
+  return {
+    idHash: hash(++n),
+    sealedId: 'v1.sealed.id',
+    ownerId,
+    kind: 'share',
+    albumId,
+    assetIds: [],
+    wrappedKey: 'a2V5',
+    sealKey: null,
+    maxBytes: null,
+    acceptedBytes: 0,
+    createdAt: at,
+    expiresAt: null,
+    revokedAt: null,
+  };
 }
 
 const shape = (r: SyncRead) => r.entries.map((e) => `${e.kind}:${e.op}@${e.seq}`);
@@ -61,8 +104,20 @@ export function describeSyncLogContract(adapter: string, setup: Setup): void {
         const page = await ports.sync.readSync(a, 0, 10);
         expect(shape(page)).toEqual(['link:upsert@4', 'asset:upsert@5', 'album:upsert@6']);
         expect(page.prunedThrough).toBe(0);
-        expect(page.assets).toMatchObject([{ id: x, ownerId: a, state: 'trashed', albumId, createdAt: 2_000, updatedAt: 4_000, blobs: [{ kind: 'original', contentHash: hash(1), size: 10 }] }]);
-        expect(page.albums).toEqual([{ id: albumId, accountId: a, protocolVersion: '2025-01-01', createdAt: 1_000, assetCount: 0 }]);
+        expect(page.assets).toMatchObject([
+          {
+            id: x,
+            ownerId: a,
+            state: 'trashed',
+            albumId,
+            createdAt: 2_000,
+            updatedAt: 4_000,
+            blobs: [{ kind: 'original', contentHash: hash(1), size: 10 }],
+          },
+        ]);
+        expect(page.albums).toEqual([
+          { id: albumId, accountId: a, protocolVersion: '2025-01-01', createdAt: 1_000, assetCount: 0 },
+        ]);
         expect(page.links.map((l) => l.idHash)).toEqual([link.idHash]);
         // A range after a position, and a limit.
         expect(shape(await ports.sync.readSync(a, 4, 1))).toEqual(['asset:upsert@5']);
@@ -85,7 +140,12 @@ export function describeSyncLogContract(adapter: string, setup: Setup): void {
         expect(await ports.quota.trashAsset(x, 1_800)).toBe(true);
         expect(await ports.quota.restoreAsset(x, 1_900)).toBe(true);
         const page = await ports.sync.readSync(a, head, 100);
-        expect(page.entries.map((e) => `${e.kind}:${e.op}`)).toEqual(['asset:remove', 'link:remove', 'asset:upsert', 'album:upsert']);
+        expect(page.entries.map((e) => `${e.kind}:${e.op}`)).toEqual([
+          'asset:remove',
+          'link:remove',
+          'asset:upsert',
+          'album:upsert',
+        ]);
         expect(page.entries.map((e) => e.seq)).toEqual([head + 2, head + 3, head + 6, head + 7]);
         expect(page.entries[0]).toMatchObject({ objectId: y, at: 1_600 });
         expect(page.albums[0]!.assetCount).toBe(1);
@@ -117,7 +177,9 @@ export function describeSyncLogContract(adapter: string, setup: Setup): void {
         const to = { idHash: hash(++n), sealedId: 'v1.moved.sealed' };
         expect(await ports.quota.rekeyLink(clear.idHash, to)).toBe(true);
         const after = await ports.sync.readSync(a, 0, 10);
-        expect(after.entries.map((e) => [e.kind, e.objectId, e.seq])).toEqual(before.entries.map((e) => [e.kind, e.kind === 'link' ? to.idHash : e.objectId, e.seq]));
+        expect(after.entries.map((e) => [e.kind, e.objectId, e.seq])).toEqual(
+          before.entries.map((e) => [e.kind, e.kind === 'link' ? to.idHash : e.objectId, e.seq]),
+        );
         expect(after.links.map((l) => l.idHash)).toEqual([to.idHash]);
       }));
 
@@ -131,16 +193,34 @@ export function describeSyncLogContract(adapter: string, setup: Setup): void {
         const y = await asset(ports, a, first, 7, 2_001);
         const z = await asset(ports, a, null, 8, 2_002);
         await ports.quota.trashAsset(y, 3_000);
-        expect(await ports.sync.findAssetView(x)).toMatchObject({ id: x, albumId: first, updatedAt: 2_000, state: 'live' });
+        expect(await ports.sync.findAssetView(x)).toMatchObject({
+          id: x,
+          albumId: first,
+          updatedAt: 2_000,
+          state: 'live',
+        });
         expect(await ports.sync.findAssetView(z)).toMatchObject({ id: z, albumId: null });
         expect(await ports.sync.findAssetView(id('0000'))).toBeNull();
         expect((await ports.sync.findAssetViews([z, x, id('0000'), x])).map((v) => v.id)).toEqual([x, z].sort());
-        expect((await ports.sync.listAlbums(a)).map((v) => [v.id, v.assetCount])).toEqual([[first, 1], [second, 0]]);
-        expect(await ports.sync.findAlbumView(second)).toEqual({ id: second, accountId: a, protocolVersion: '2025-01-01', createdAt: 1_001, assetCount: 0 });
+        expect((await ports.sync.listAlbums(a)).map((v) => [v.id, v.assetCount])).toEqual([
+          [first, 1],
+          [second, 0],
+        ]);
+        expect(await ports.sync.findAlbumView(second)).toEqual({
+          id: second,
+          accountId: a,
+          protocolVersion: '2025-01-01',
+          createdAt: 1_001,
+          assetCount: 0,
+        });
         expect(await ports.sync.findAlbumView(id('0000'))).toBeNull();
         expect((await ports.sync.listAlbumAssets(a, first, ['live'], null, 10)).map((v) => v.id)).toEqual([x]);
-        expect((await ports.sync.listAlbumAssets(a, first, ['live', 'trashed'], null, 10)).map((v) => v.id)).toEqual([x, y].sort());
-        expect((await ports.sync.listAlbumAssets(a, first, ['live', 'trashed'], [x, y].sort()[0]!, 10)).map((v) => v.id)).toEqual([[x, y].sort()[1]]);
+        expect((await ports.sync.listAlbumAssets(a, first, ['live', 'trashed'], null, 10)).map((v) => v.id)).toEqual(
+          [x, y].sort(),
+        );
+        expect(
+          (await ports.sync.listAlbumAssets(a, first, ['live', 'trashed'], [x, y].sort()[0]!, 10)).map((v) => v.id),
+        ).toEqual([[x, y].sort()[1]]);
         expect(await ports.sync.listAlbumAssets(b, first, ['live'], null, 10)).toEqual([]);
       }));
   });

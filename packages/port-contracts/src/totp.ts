@@ -10,7 +10,11 @@ const nearStep = (step: number): number => step * 30_000 + 1_000;
 const hash = (i: number): string => i.toString(16).padStart(64, '0');
 
 /** A fresh store with `count` accounts created first (real adapters hold foreign keys to them). */
-async function using(setup: Setup, count: number, body: (store: TotpStore, ids: string[]) => Promise<void>): Promise<void> {
+async function using(
+  setup: Setup,
+  count: number,
+  body: (store: TotpStore, ids: string[]) => Promise<void>,
+): Promise<void> {
   const { ports, cleanup } = await setup();
   try {
     const ids: string[] = [];
@@ -31,9 +35,23 @@ export function describeTotpStoreContract(adapter: string, setup: Setup): void {
       using(setup, 1, async (s, [a]) => {
         expect(await s.findTotpEnrollment(a!)).toBeNull();
         expect(await s.savePendingTotp({ accountId: a!, sealedSecret: 'v1.one', at: 10 })).toBe(true);
-        expect(await s.findTotpEnrollment(a!)).toEqual({ accountId: a, state: 'pending', sealedSecret: 'v1.one', highestUsedStep: null, createdAt: 10, confirmedAt: null });
+        expect(await s.findTotpEnrollment(a!)).toEqual({
+          accountId: a,
+          state: 'pending',
+          sealedSecret: 'v1.one',
+          highestUsedStep: null,
+          createdAt: 10,
+          confirmedAt: null,
+        });
         expect(await s.savePendingTotp({ accountId: a!, sealedSecret: 'v1.two', at: 20 })).toBe(true);
-        expect(await s.findTotpEnrollment(a!)).toEqual({ accountId: a, state: 'pending', sealedSecret: 'v1.two', highestUsedStep: null, createdAt: 20, confirmedAt: null });
+        expect(await s.findTotpEnrollment(a!)).toEqual({
+          accountId: a,
+          state: 'pending',
+          sealedSecret: 'v1.two',
+          highestUsedStep: null,
+          createdAt: 20,
+          confirmedAt: null,
+        });
       }));
 
     it('confirms only the pending secret it was checked against, and only once', () =>
@@ -43,11 +61,22 @@ export function describeTotpStoreContract(adapter: string, setup: Setup): void {
         expect(await s.confirmTotp({ accountId: a!, sealedSecret: 'v1.one', step: 7, at: 30 })).toBe(false);
         expect((await s.findTotpEnrollment(a!))?.state).toBe('pending');
         expect(await s.confirmTotp({ accountId: a!, sealedSecret: 'v1.two', step: 7, at: 30 })).toBe(true);
-        expect(await s.findTotpEnrollment(a!)).toEqual({ accountId: a, state: 'confirmed', sealedSecret: 'v1.two', highestUsedStep: 7, createdAt: 20, confirmedAt: 30 });
+        expect(await s.findTotpEnrollment(a!)).toEqual({
+          accountId: a,
+          state: 'confirmed',
+          sealedSecret: 'v1.two',
+          highestUsedStep: 7,
+          createdAt: 20,
+          confirmedAt: 30,
+        });
         expect(await s.confirmTotp({ accountId: a!, sealedSecret: 'v1.two', step: 8, at: 40 })).toBe(false);
         // A confirmed factor is never replaced by a new pending one.
         expect(await s.savePendingTotp({ accountId: a!, sealedSecret: 'v1.three', at: 50 })).toBe(false);
-        expect(await s.findTotpEnrollment(a!)).toMatchObject({ state: 'confirmed', sealedSecret: 'v1.two', highestUsedStep: 7 });
+        expect(await s.findTotpEnrollment(a!)).toMatchObject({
+          state: 'confirmed',
+          sealedSecret: 'v1.two',
+          highestUsedStep: 7,
+        });
       }));
 
     it('advanceTotpStep is a compare-and-set on the highest used step of a confirmed factor', () =>
@@ -102,7 +131,12 @@ export function describeTotpStoreContract(adapter: string, setup: Setup): void {
         await s.createTotpChallenge({ idHash: hash(1), accountId: a!, expiresAt: 5_000, attempts: 0 });
         await s.createTotpChallenge({ idHash: hash(2), accountId: a!, expiresAt: 6_000, attempts: 0 });
         expect(await s.countTotpChallengeAttempt(hash(3))).toBeNull();
-        expect(await s.countTotpChallengeAttempt(hash(1))).toEqual({ idHash: hash(1), accountId: a, expiresAt: 5_000, attempts: 1 });
+        expect(await s.countTotpChallengeAttempt(hash(1))).toEqual({
+          idHash: hash(1),
+          accountId: a,
+          expiresAt: 5_000,
+          attempts: 1,
+        });
         const counts = await Promise.all(Array.from({ length: 6 }, () => s.countTotpChallengeAttempt(hash(1))));
         expect(counts.map((c) => c?.attempts).sort((x, y) => x! - y!)).toEqual([2, 3, 4, 5, 6, 7]);
         expect((await s.countTotpChallengeAttempt(hash(2)))?.attempts).toBe(1);
@@ -119,7 +153,11 @@ export function describeTotpStoreContract(adapter: string, setup: Setup): void {
 
     it('purges challenges expired at or before the given time', () =>
       using(setup, 1, async (s, [a]) => {
-        for (const [i, exp] of [[1, 1_000], [2, 2_000], [3, 3_000]] as const) {
+        for (const [i, exp] of [
+          [1, 1_000],
+          [2, 2_000],
+          [3, 3_000],
+        ] as const) {
           await s.createTotpChallenge({ idHash: hash(i), accountId: a!, expiresAt: exp, attempts: 0 });
         }
         expect(await s.purgeTotpChallenges(2_000)).toBe(2);

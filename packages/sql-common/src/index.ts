@@ -7,6 +7,19 @@
  *   commits and fsyncs, their holds, and the bound past which they shed load. Its header has the
  *   diagram.
  */
-export { accountFromRow, addressGuessFromJson, albumFromRow, signInAddressCountKey, signInSourceCountKey, sourceFailuresFromJson, deviceFromRow, directoryFromRows, intentFromRow, quotaAccountFromRow, OPEN_STATE_SQL, sqlStringList } from './rows.js';
+export {
+  accountFromRow,
+  addressGuessFromJson,
+  albumFromRow,
+  signInAddressCountKey,
+  signInSourceCountKey,
+  sourceFailuresFromJson,
+  deviceFromRow,
+  directoryFromRows,
+  intentFromRow,
+  quotaAccountFromRow,
+  OPEN_STATE_SQL,
+  sqlStringList,
+} from './rows.js';
 export type { AlbumRow, DeviceRow, DirectoryRow, IntentRow, QuotaAccountRow } from './rows.js';
 export * from './batching/index.js';

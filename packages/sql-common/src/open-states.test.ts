@@ -27,7 +27,9 @@ describe('the in-flight predicate, once', () => {
     // A list such as ('Pending', 'Uploading', ...) or IN ('Pending') restates core's predicate.
     const names = UPLOAD_STATES.join('|');
     const list = new RegExp(`\\(\\s*'(?:${names})'\\s*[,)]`);
-    const offenders = storeSources().filter((s) => list.test(s.text)).map((s) => s.file);
+    const offenders = storeSources()
+      .filter((s) => list.test(s.text))
+      .map((s) => s.file);
     expect(offenders).toEqual([]);
   });
 });

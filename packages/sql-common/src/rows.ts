@@ -1,5 +1,14 @@
 import { addressCountKey, OPEN_STATES } from '@strongroom/core';
-import type { AccountRecord, AddressGuessState, AlbumRecord, DeviceEntry, DirectoryRecord, QuotaAccountRecord, SourceFailureState, UpgradeIntentRecord } from '@strongroom/core';
+import type {
+  AccountRecord,
+  AddressGuessState,
+  AlbumRecord,
+  DeviceEntry,
+  DirectoryRecord,
+  QuotaAccountRecord,
+  SourceFailureState,
+  UpgradeIntentRecord,
+} from '@strongroom/core';
 import { emptyLedgerRecord } from '@strongroom/core';
 
 /** Bytes as both drivers hand them back (Buffer from better-sqlite3 and node-postgres, Uint8Array from PGlite). */
@@ -63,7 +72,12 @@ export function albumFromRow(r: AlbumRow): AlbumRecord {
     createdAt: r.createdAt,
     upgrade:
       r.intentId !== null && r.upgradePendingTo !== null && r.upgradeReceivedAt !== null && r.upgradeExpiresAt !== null
-        ? { intentId: r.intentId, toVersion: r.upgradePendingTo, receivedAt: r.upgradeReceivedAt, expiresAt: r.upgradeExpiresAt }
+        ? {
+            intentId: r.intentId,
+            toVersion: r.upgradePendingTo,
+            receivedAt: r.upgradeReceivedAt,
+            expiresAt: r.upgradeExpiresAt,
+          }
         : null,
   };
 }
@@ -93,7 +107,14 @@ export interface DirectoryRow {
 }
 
 export function directoryFromRows(accountId: string, r: DirectoryRow, devices: readonly DeviceRow[]): DirectoryRecord {
-  return { accountId, identityKey: u8(r.identityKey), seq: r.seq, devices: devices.map(deviceFromRow), body: u8(r.body), acceptedAt: r.acceptedAt };
+  return {
+    accountId,
+    identityKey: u8(r.identityKey),
+    seq: r.seq,
+    devices: devices.map(deviceFromRow),
+    body: u8(r.body),
+    acceptedAt: r.acceptedAt,
+  };
 }
 
 /**
@@ -121,7 +142,9 @@ export const signInSourceCountKey = (key: string): string => `s:${key}`;
 /** A stored address count, or null when the row holds none (a row made only to be locked holds `{}`). */
 export function addressGuessFromJson(json: string): AddressGuessState | null {
   const s = JSON.parse(json) as Partial<AddressGuessState>;
-  return Array.isArray(s.wrongAt) ? { wrongAt: s.wrongAt, strikes: s.strikes ?? 0, lastStrikeAt: s.lastStrikeAt ?? null } : null;
+  return Array.isArray(s.wrongAt)
+    ? { wrongAt: s.wrongAt, strikes: s.strikes ?? 0, lastStrikeAt: s.lastStrikeAt ?? null }
+    : null;
 }
 
 /** A stored client-address count, or null when the row holds none. */

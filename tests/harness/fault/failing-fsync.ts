@@ -10,7 +10,10 @@ const flag = process.env.SR_FAULT_FSYNC_FLAG;
 const realFsync = fs.fsync;
 fs.fsync = ((fd: number, callback: (err: NodeJS.ErrnoException | null) => void) => {
   if (flag && fs.existsSync(flag)) {
-    process.nextTick(callback, Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO', errno: -5, syscall: 'fsync' }));
+    process.nextTick(
+      callback,
+      Object.assign(new Error('EIO: i/o error, fsync'), { code: 'EIO', errno: -5, syscall: 'fsync' }),
+    );
     return;
   }
   realFsync(fd, callback);

@@ -24,7 +24,9 @@ export interface PgCluster {
 function pgBin(): string | null {
   const base = '/usr/lib/postgresql';
   if (!existsSync(base)) return null;
-  const versions = readdirSync(base).filter((v) => existsSync(join(base, v, 'bin', 'pg_ctl'))).sort((a, b) => Number(b) - Number(a));
+  const versions = readdirSync(base)
+    .filter((v) => existsSync(join(base, v, 'bin', 'pg_ctl')))
+    .sort((a, b) => Number(b) - Number(a));
   return versions[0] ? join(base, versions[0], 'bin') : null;
 }
 
@@ -62,7 +64,8 @@ export async function startPgCluster(): Promise<PgCluster> {
     const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
     chownSync(dir, uid, gid);
   }
-  const command = (tool: string, args: string[]) => (root ? ['runuser', '-u', 'postgres', '--', join(bin, tool), ...args] : [join(bin, tool), ...args]);
+  const command = (tool: string, args: string[]) =>
+    root ? ['runuser', '-u', 'postgres', '--', join(bin, tool), ...args] : [join(bin, tool), ...args];
   const run = (tool: string, args: string[]) => {
     const cmd = command(tool, args);
     return execFileSync(cmd[0]!, cmd.slice(1), { stdio: 'pipe', cwd: dir }).toString();
@@ -79,7 +82,8 @@ export async function startPgCluster(): Promise<PgCluster> {
   run('pg_ctl', ['-D', data, '-l', log, '-o', options, '-w', '-t', '30', 'start']);
   return {
     url: `postgres://postgres@127.0.0.1:${port}/postgres`,
-    restart: (mode = 'fast') => runAsync('pg_ctl', ['-D', data, '-l', log, '-o', options, '-m', mode, '-w', '-t', '30', 'restart']),
+    restart: (mode = 'fast') =>
+      runAsync('pg_ctl', ['-D', data, '-l', log, '-o', options, '-m', mode, '-w', '-t', '30', 'restart']),
     stop: () => {
       try {
         run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);

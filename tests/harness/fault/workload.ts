@@ -130,13 +130,24 @@ export class MixedWorkload {
   snapshot(): MixedWorkload {
     const copy = new MixedWorkload(this.#o);
     copy.url = this.url;
-    for (const a of this.#accounts) copy.#accounts.push({ ...structuredClone({ ...a, totp: null }), totp: a.totp === null ? null : new Uint8Array(a.totp), busy: false });
+    for (const a of this.#accounts)
+      copy.#accounts.push({
+        ...structuredClone({ ...a, totp: null }),
+        totp: a.totp === null ? null : new Uint8Array(a.totp),
+        busy: false,
+      });
     copy.#registered.push(...this.#registered);
     return copy;
   }
 
   stats(): WorkloadStats {
-    return { acknowledged: this.#acknowledged, refused: this.#refused, unknown: this.#unknown, violations: [...this.#violations], byOp: { ...this.#byOp } };
+    return {
+      acknowledged: this.#acknowledged,
+      refused: this.#refused,
+      unknown: this.#unknown,
+      violations: [...this.#violations],
+      byOp: { ...this.#byOp },
+    };
   }
 
   /** A request whose failure to arrive is reported as null (the process died under it). */
@@ -156,8 +167,17 @@ export class MixedWorkload {
   }
 
   /** Sorts an answer; `expected` statuses acknowledge, `refusals` are known no-ops. */
-  #classify(op: string, reply: Reply | null, expected: number, refusals: string[] = []): 'ack' | 'refused' | 'unknown' | 'violation' {
-    if (reply === null || (reply.status >= 500 && UNAVAILABLE.has(reply.body?.code)) || (reply.status === 401 && reply.body?.code === 'error.auth.unavailable')) {
+  #classify(
+    op: string,
+    reply: Reply | null,
+    expected: number,
+    refusals: string[] = [],
+  ): 'ack' | 'refused' | 'unknown' | 'violation' {
+    if (
+      reply === null ||
+      (reply.status >= 500 && UNAVAILABLE.has(reply.body?.code)) ||
+      (reply.status === 401 && reply.body?.code === 'error.auth.unavailable')
+    ) {
       this.#unknown++;
       return 'unknown';
     }
@@ -182,7 +202,13 @@ export class MixedWorkload {
       const address = `load${this.#o.seed}-${++this.#n}@example.org`;
       const r = await this.#must('POST', '/v1/auth/register', { body: { address, password: PASSWORD } }, 200);
       const pair = r.body as Pair;
-      const home: SessionRec = { id: pair.session_id, token: pair.session_token, access: pair.access_token, accessAt: Date.now(), state: 'open' };
+      const home: SessionRec = {
+        id: pair.session_id,
+        token: pair.session_token,
+        access: pair.access_token,
+        accessAt: Date.now(),
+        state: 'open',
+      };
       const token = pair.access_token;
       const accountId = (await this.#must('GET', '/v1/auth/profile', { token }, 200)).body.account_id as string;
       const directory = new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]);
@@ -193,9 +219,27 @@ export class MixedWorkload {
         totp = totpSecretBytes((await this.#must('POST', '/v1/auth/totp/enroll', { token }, 200)).body.secret);
         // Confirmed with the previous step's code: the current and next steps stay free for the load.
         step = stepAt(Date.now()) - 1;
-        await this.#must('POST', '/v1/auth/totp/verify-enrollment', { token, body: { code: codeForStep(totp, step) } }, 204);
+        await this.#must(
+          'POST',
+          '/v1/auth/totp/verify-enrollment',
+          { token, body: { code: codeForStep(totp, step) } },
+          204,
+        );
       }
-      this.#accounts.push({ address, accountId, home, sessions: [], totp, ackedStep: step, sentStep: step, checkedStep: step, busy: false, uploads: [], ackedBytes: 0, unknownBytes: 0 });
+      this.#accounts.push({
+        address,
+        accountId,
+        home,
+        sessions: [],
+        totp,
+        ackedStep: step,
+        sentStep: step,
+        checkedStep: step,
+        busy: false,
+        uploads: [],
+        ackedBytes: 0,
+        unknownBytes: 0,
+      });
     };
     for (let i = 0; i < this.#o.plainAccounts; i++) await make(false);
     for (let i = 0; i < this.#o.totpAccounts; i++) await make(true);
@@ -203,7 +247,8 @@ export class MixedWorkload {
 
   async #must(method: string, path: string, o: CallOptions, ...statuses: number[]): Promise<Reply> {
     const r = await this.#call(method, path, o);
-    if (r === null || !statuses.includes(r.status)) throw new Error(`setup ${method} ${path}: ${r === null ? 'no answer' : `${r.status} ${JSON.stringify(r.body)}`}`);
+    if (r === null || !statuses.includes(r.status))
+      throw new Error(`setup ${method} ${path}: ${r === null ? 'no answer' : `${r.status} ${JSON.stringify(r.body)}`}`);
     return r;
   }
 
@@ -306,7 +351,10 @@ export class MixedWorkload {
     if (!account) return;
     const size = 1 + Math.floor(this.#rand() * this.#o.maxUploadBytes);
     account.unknownBytes += size;
-    const r = await this.#call('POST', '/upload', { token: await this.#homeToken(account), body: { declared_size: size, kind: 'original', device_id: 'phone' } });
+    const r = await this.#call('POST', '/upload', {
+      token: await this.#homeToken(account),
+      body: { declared_size: size, kind: 'original', device_id: 'phone' },
+    });
     const outcome = this.#classify('upload', r, 201, ['error.quota.exceeded']);
     if (outcome === 'unknown') return;
     account.unknownBytes -= size;
@@ -331,7 +379,12 @@ export class MixedWorkload {
       const n = 1 + Math.floor(this.#rand() * (u.size - u.offset));
       const body = new Uint8Array(n).fill(u.offset & 0xff);
       const headers = { 'tus-resumable': '1.0.0', 'upload-offset': String(u.offset) };
-      const r = await this.#call('PATCH', `/upload-tus/${u.id}`, { token: await this.#homeToken(account), raw: body, contentType: 'application/offset+octet-stream', headers });
+      const r = await this.#call('PATCH', `/upload-tus/${u.id}`, {
+        token: await this.#homeToken(account),
+        raw: body,
+        contentType: 'application/offset+octet-stream',
+        headers,
+      });
       const outcome = this.#classify('tus-patch', r, 204, ['error.conflict']);
       if (outcome === 'unknown') {
         u.pending = n;
@@ -344,7 +397,8 @@ export class MixedWorkload {
         u.pending = 0;
       } else if (outcome === 'refused') {
         // Only the earlier unanswered PATCH may have moved the offset, and only by all of it.
-        if (held !== u.offset && held !== u.offset + u.pending) this.#violation(`tus offset ${held}, expected ${u.offset} or ${u.offset + u.pending}`, r);
+        if (held !== u.offset && held !== u.offset + u.pending)
+          this.#violation(`tus offset ${held}, expected ${u.offset} or ${u.offset + u.pending}`, r);
         else if (held === u.offset + u.pending) {
           u.offset = held;
           u.pending = 0;
@@ -358,15 +412,21 @@ export class MixedWorkload {
   async #totpSignIn(): Promise<void> {
     const now = stepAt(Date.now());
     // The next step the server can still accept: above every step sent, within one of now.
-    const account = this.#pick(this.#accounts.filter((a) => a.totp !== null && !a.busy && Math.max(a.sentStep + 1, now) <= now + 1));
+    const account = this.#pick(
+      this.#accounts.filter((a) => a.totp !== null && !a.busy && Math.max(a.sentStep + 1, now) <= now + 1),
+    );
     if (!account) return;
     account.busy = true;
     try {
-      const login = await this.#call('POST', '/v1/auth/login', { body: { address: account.address, password: PASSWORD } });
+      const login = await this.#call('POST', '/v1/auth/login', {
+        body: { address: account.address, password: PASSWORD },
+      });
       if (this.#classify('totp-login', login, 202) !== 'ack') return;
       const step = Math.max(account.sentStep + 1, stepAt(Date.now()));
       account.sentStep = step;
-      const r = await this.#call('POST', '/v1/auth/login/verify-totp', { body: { challenge: login!.body.challenge, code: codeForStep(account.totp!, step) } });
+      const r = await this.#call('POST', '/v1/auth/login/verify-totp', {
+        body: { challenge: login!.body.challenge, code: codeForStep(account.totp!, step) },
+      });
       if (this.#classify('totp', r, 200) === 'ack') {
         account.ackedStep = Math.max(account.ackedStep, step);
         this.#remember(account, r!.body as Pair);
@@ -383,16 +443,29 @@ export class MixedWorkload {
    * returns what is wrong. Reservations are bounded both ways: every acknowledged one is there,
    * and the account's reserved bytes never exceed acknowledged plus unanswered ones.
    */
-  async verify(options: { settledBy?: MixedWorkload } = {}): Promise<{ problems: string[]; checks: Record<string, number> }> {
+  async verify(
+    options: { settledBy?: MixedWorkload } = {},
+  ): Promise<{ problems: string[]; checks: Record<string, number> }> {
     // A session this snapshot saw open that the live load revoked since may be either.
     const settled = new Map<string, SessionRec['state']>();
-    for (const a of options.settledBy ? options.settledBy.#accounts : []) for (const s of [a.home, ...a.sessions]) settled.set(s.id, s.state);
+    for (const a of options.settledBy ? options.settledBy.#accounts : [])
+      for (const s of [a.home, ...a.sessions]) settled.set(s.id, s.state);
     const atMost = options.settledBy === undefined;
     const problems: string[] = [];
-    const checks: Record<string, number> = { sessions: 0, revocations: 0, uploads: 0, tusOffsets: 0, quotas: 0, totpReplays: 0, registrations: 0 };
+    const checks: Record<string, number> = {
+      sessions: 0,
+      revocations: 0,
+      uploads: 0,
+      tusOffsets: 0,
+      quotas: 0,
+      totpReplays: 0,
+      registrations: 0,
+    };
     const expect = (what: string, r: Reply | null, status: number, code?: string) => {
       if (r === null || r.status !== status || (code !== undefined && r.body?.code !== code)) {
-        problems.push(`${what}: expected ${status}${code ? ` ${code}` : ''}, got ${r === null ? 'no answer' : `${r.status} ${JSON.stringify(r.body)}`}`);
+        problems.push(
+          `${what}: expected ${status}${code ? ` ${code}` : ''}, got ${r === null ? 'no answer' : `${r.status} ${JSON.stringify(r.body)}`}`,
+        );
       }
     };
     for (const a of this.#accounts) {
@@ -409,29 +482,58 @@ export class MixedWorkload {
           }
         } else if (s.state === 'revoked') {
           checks.revocations!++;
-          expect(`revoked session ${s.id} refresh`, await this.#call('POST', '/v1/auth/refresh', { body: { session_token: s.token } }), 401, 'error.auth.session_invalid');
-          expect(`revoked session ${s.id} access token`, await this.#call('GET', '/v1/auth/profile', { token: s.access }), 401, 'error.auth.session_invalid');
+          expect(
+            `revoked session ${s.id} refresh`,
+            await this.#call('POST', '/v1/auth/refresh', { body: { session_token: s.token } }),
+            401,
+            'error.auth.session_invalid',
+          );
+          expect(
+            `revoked session ${s.id} access token`,
+            await this.#call('GET', '/v1/auth/profile', { token: s.access }),
+            401,
+            'error.auth.session_invalid',
+          );
         }
       }
       for (const u of a.uploads) {
         checks.uploads!++;
-        expect(`acknowledged upload ${u.id}`, await this.#call('GET', `/upload/${u.id}`, { token: a.home.access }), 200);
+        expect(
+          `acknowledged upload ${u.id}`,
+          await this.#call('GET', `/upload/${u.id}`, { token: a.home.access }),
+          200,
+        );
         if (u.offset === 0 && u.pending === 0) continue;
         // The durable offset is what a 204 acknowledged, or that plus a whole unanswered PATCH: never part of one.
         checks.tusOffsets!++;
-        const r = await this.#call('GET', `/upload-tus/${u.id}`, { token: a.home.access, headers: { 'tus-resumable': '1.0.0' } });
+        const r = await this.#call('GET', `/upload-tus/${u.id}`, {
+          token: a.home.access,
+          headers: { 'tus-resumable': '1.0.0' },
+        });
         const held = r?.body?.upload_offset as number | undefined;
         // Checked against a later load (a backup drill), only the lower bound: later PATCHes may be in the copy.
-        const fine = held !== undefined && (atMost ? held === u.offset || held === u.offset + u.pending : held >= u.offset && held <= u.size);
-        if (r?.status !== 200 || !fine) problems.push(`upload ${u.id} holds offset ${held}, expected ${u.offset}${u.pending ? ` or ${u.offset + u.pending}` : ''} (${r?.status})`);
+        const fine =
+          held !== undefined &&
+          (atMost ? held === u.offset || held === u.offset + u.pending : held >= u.offset && held <= u.size);
+        if (r?.status !== 200 || !fine)
+          problems.push(
+            `upload ${u.id} holds offset ${held}, expected ${u.offset}${u.pending ? ` or ${u.offset + u.pending}` : ''} (${r?.status})`,
+          );
       }
       checks.quotas!++;
       const q = await this.#call('GET', '/quota', { token: a.home.access });
       const acked = a.ackedBytes;
       const reserved = q?.body?.reserved as number | undefined;
       // Checked against a later load (a backup drill), only the lower bound: later reservations may be in the copy.
-      if (q?.status !== 200 || reserved === undefined || reserved < acked || (atMost && reserved > acked + a.unknownBytes)) {
-        problems.push(`account ${a.accountId} reserved ${reserved}, expected ${acked}..${acked + a.unknownBytes} (${q?.status})`);
+      if (
+        q?.status !== 200 ||
+        reserved === undefined ||
+        reserved < acked ||
+        (atMost && reserved > acked + a.unknownBytes)
+      ) {
+        problems.push(
+          `account ${a.accountId} reserved ${reserved}, expected ${acked}..${acked + a.unknownBytes} (${q?.status})`,
+        );
       }
       if (a.totp !== null && a.ackedStep > a.checkedStep && a.ackedStep >= stepAt(Date.now()) - 1) {
         // The accepted code, replayed on a fresh challenge, must be refused: its step stayed used.
@@ -440,14 +542,20 @@ export class MixedWorkload {
         const login = await this.#call('POST', '/v1/auth/login', { body: { address: a.address, password: PASSWORD } });
         expect(`TOTP account ${a.accountId} sign-in`, login, 202);
         if (login?.status === 202) {
-          const r = await this.#call('POST', '/v1/auth/login/verify-totp', { body: { challenge: login.body.challenge, code: codeForStep(a.totp, a.ackedStep) } });
+          const r = await this.#call('POST', '/v1/auth/login/verify-totp', {
+            body: { challenge: login.body.challenge, code: codeForStep(a.totp, a.ackedStep) },
+          });
           expect(`replayed TOTP step ${a.ackedStep} of ${a.accountId}`, r, 401, 'error.auth.invalid_code');
         }
       }
     }
     for (const address of this.#registered.splice(0)) {
       checks.registrations!++;
-      expect(`registered ${address} signs in`, await this.#call('POST', '/v1/auth/login', { body: { address, password: PASSWORD } }), 200);
+      expect(
+        `registered ${address} signs in`,
+        await this.#call('POST', '/v1/auth/login', { body: { address, password: PASSWORD } }),
+        200,
+      );
     }
     return { problems, checks };
   }

@@ -29,8 +29,10 @@ export const X25519_RECIPIENT = /^age1[qpzry9x8gf2tvdw0s3jn54khce6mua7l]{58}$/;
 /** Checks each recipient by encrypting to it (a typo in the checksum is caught here, not at restore). */
 export function checkRecipients(recipients: readonly string[], setting: string): void {
   for (const r of recipients) {
-    const fail = (why: string) => new BackupFailure({ file: setting, cause: `"${r.slice(0, 80)}" is not an age X25519 recipient (age1…): ${why}` });
-    if (!X25519_RECIPIENT.test(r)) throw fail('expected age1 and 58 bech32 characters, as age-keygen -y or backup-keygen prints');
+    const fail = (why: string) =>
+      new BackupFailure({ file: setting, cause: `"${r.slice(0, 80)}" is not an age X25519 recipient (age1…): ${why}` });
+    if (!X25519_RECIPIENT.test(r))
+      throw fail('expected age1 and 58 bech32 characters, as age-keygen -y or backup-keygen prints');
     try {
       new Encrypter().addRecipient(r);
     } catch (err) {
@@ -55,12 +57,18 @@ export async function readIdentityFile(path: string, setting = '--identity-file'
     const line = raw.trim();
     if (line === '' || line.startsWith('#')) continue;
     if (!/^AGE-SECRET-KEY-(PQ-)?1[0-9A-Z]+$/.test(line)) {
-      throw new BackupFailure({ file: path, cause: `(${setting}) holds a line that is not an age identity (AGE-SECRET-KEY-1…)` });
+      throw new BackupFailure({
+        file: path,
+        cause: `(${setting}) holds a line that is not an age identity (AGE-SECRET-KEY-1…)`,
+      });
     }
     try {
       await identityToRecipient(line);
     } catch {
-      throw new BackupFailure({ file: path, cause: `(${setting}) holds an age identity that does not decode (a damaged or mistyped key)` });
+      throw new BackupFailure({
+        file: path,
+        cause: `(${setting}) holds an age identity that does not decode (a damaged or mistyped key)`,
+      });
     }
     identities.push(line);
   }
@@ -83,18 +91,29 @@ function encrypter(sealing: Exclude<BackupSealing, { kind: 'none' }>): Encrypter
 }
 
 /** Encrypts the file at `source` into a new file `target` (streamed, fsynced); its SHA-256 and size. */
-export async function encryptFile(source: string, target: string, sealing: Exclude<BackupSealing, { kind: 'none' }>): Promise<{ sha256: string; size: number }> {
+export async function encryptFile(
+  source: string,
+  target: string,
+  sealing: Exclude<BackupSealing, { kind: 'none' }>,
+): Promise<{ sha256: string; size: number }> {
   const input = Readable.toWeb(createReadStream(source, { highWaterMark: 1 << 20 })) as ReadableStream<Uint8Array>;
   const out = await encrypter(sealing).encrypt(input);
   return writeStream(target, Readable.fromWeb(out as unknown as import('node:stream/web').ReadableStream<Uint8Array>));
 }
 
 /** Encrypts bytes into a new file `target`. */
-export async function encryptBytes(bytes: Uint8Array, target: string, sealing: Exclude<BackupSealing, { kind: 'none' }>): Promise<{ sha256: string; size: number }> {
+export async function encryptBytes(
+  bytes: Uint8Array,
+  target: string,
+  sealing: Exclude<BackupSealing, { kind: 'none' }>,
+): Promise<{ sha256: string; size: number }> {
   const out = await encrypter(sealing).encrypt(bytes);
-  return writeStream(target, (async function* () {
-    yield out;
-  })());
+  return writeStream(
+    target,
+    (async function* () {
+      yield out;
+    })(),
+  );
 }
 
 function decrypter(opener: BackupOpener): Decrypter {
@@ -110,8 +129,16 @@ function cannotDecrypt(file: string, opener: BackupOpener, err: unknown): Backup
   if (/no identity matched/.test(said)) {
     const identity = opener.identityFile === null ? null : `the identity in ${opener.identityFile}`;
     const passphrase = opener.passphraseFile === null ? null : `the passphrase in ${opener.passphraseFile}`;
-    const why = identity !== null && passphrase !== null ? 'wrong identity and wrong passphrase' : identity !== null ? 'wrong identity (it is none of the recipients this backup was encrypted to)' : 'wrong passphrase';
-    return new BackupFailure({ file, cause: `does not decrypt with ${[identity, passphrase].filter((x) => x !== null).join(' or ')}: ${why}` });
+    const why =
+      identity !== null && passphrase !== null
+        ? 'wrong identity and wrong passphrase'
+        : identity !== null
+          ? 'wrong identity (it is none of the recipients this backup was encrypted to)'
+          : 'wrong passphrase';
+    return new BackupFailure({
+      file,
+      cause: `does not decrypt with ${[identity, passphrase].filter((x) => x !== null).join(' or ')}: ${why}`,
+    });
   }
   return new BackupFailure({ file, cause: `does not decrypt: ${said} (damaged, cut short or not an age file)` });
 }
@@ -127,7 +154,11 @@ export async function decryptToBytes(file: string, opener: BackupOpener): Promis
 }
 
 /** Decrypts an age file into a new file `target`, streamed; a damaged or truncated source fails naming `file`. */
-export async function decryptToFile(file: string, target: string, opener: BackupOpener): Promise<{ sha256: string; size: number }> {
+export async function decryptToFile(
+  file: string,
+  target: string,
+  opener: BackupOpener,
+): Promise<{ sha256: string; size: number }> {
   const input = Readable.toWeb(createReadStream(file, { highWaterMark: 1 << 20 })) as ReadableStream<Uint8Array>;
   let out;
   try {
@@ -137,9 +168,13 @@ export async function decryptToFile(file: string, target: string, opener: Backup
     throw cannotDecrypt(file, opener, err);
   }
   try {
-    return await writeStream(target, Readable.fromWeb(out as unknown as import('node:stream/web').ReadableStream<Uint8Array>));
+    return await writeStream(
+      target,
+      Readable.fromWeb(out as unknown as import('node:stream/web').ReadableStream<Uint8Array>),
+    );
   } catch (err) {
-    if ((err as NodeJS.ErrnoException)?.code !== undefined) throw new BackupFailure({ file: target, cause: causeOf(err) });
+    if ((err as NodeJS.ErrnoException)?.code !== undefined)
+      throw new BackupFailure({ file: target, cause: causeOf(err) });
     throw cannotDecrypt(file, opener, err);
   }
 }

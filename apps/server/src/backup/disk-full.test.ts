@@ -24,7 +24,9 @@ try {
   execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', MOUNT], { stdio: 'pipe' });
   mounted = true;
 } catch (err) {
-  console.warn(`backup disk-full.test.ts: SKIPPED: cannot mount a tiny tmpfs (needs root): ${String((err as { stderr?: Buffer }).stderr ?? err).trim()}`);
+  console.warn(
+    `backup disk-full.test.ts: SKIPPED: cannot mount a tiny tmpfs (needs root): ${String((err as { stderr?: Buffer }).stderr ?? err).trim()}`,
+  );
 }
 
 const dataDir = join(work, 'data');
@@ -45,11 +47,20 @@ describe.skipIf(!mounted)('backup and restore on a full disk', { timeout: 60_000
     for (let i = 0; i < 3; i++) {
       const bytes = new Uint8Array(600_000).fill(i + 1);
       const hash = sha256Hex(bytes);
-      await store.stage(`s${i}`, (async function* () {
-        yield bytes;
-      })(), bytes.length);
+      await store.stage(
+        `s${i}`,
+        (async function* () {
+          yield bytes;
+        })(),
+        bytes.length,
+      );
       expect(await store.commit(`s${i}`, hash)).toBe('stored');
-      db.prepare('INSERT INTO blobs (content_hash, size, charged_to, peer, stored_at) VALUES (?, ?, ?, NULL, ?)').run(hash, bytes.length, 'someone', 1);
+      db.prepare('INSERT INTO blobs (content_hash, size, charged_to, peer, stored_at) VALUES (?, ?, ?, NULL, ?)').run(
+        hash,
+        bytes.length,
+        'someone',
+        1,
+      );
       blobs.push(hash);
     }
     db.close();
@@ -71,7 +82,9 @@ describe.skipIf(!mounted)('backup and restore on a full disk', { timeout: 60_000
     expect(existsSync(join(target, 'MANIFEST.sha256.age'))).toBe(false);
     // The plaintext snapshot it encrypted from is gone from the data directory too.
     expect(existsSync(join(dataDir, 'backup-snapshot.tmp'))).toBe(false);
-    expect((await runCli(['verify-backup', target], env)).out).toMatch(/MANIFEST\.sha256: missing: the backup did not finish/);
+    expect((await runCli(['verify-backup', target], env)).out).toMatch(
+      /MANIFEST\.sha256: missing: the backup did not finish/,
+    );
     expect(existsSync(join(dataDir, 'maintenance.lock'))).toBe(false);
     rmSync(target, { recursive: true, force: true });
   });
@@ -83,7 +96,9 @@ describe.skipIf(!mounted)('backup and restore on a full disk', { timeout: 60_000
     mkdirSync(target);
     const r = await runCli(['restore', '--identity-file', identityFile, good], { ...env, SVC_DATA_DIR: target });
     expect(r.code).toBe(1);
-    expect(r.out).toMatch(new RegExp(`^error: ${target}/blobs/blobs/[0-9a-f]{2}/[0-9a-f]{64}: no space left on the device$`));
+    expect(r.out).toMatch(
+      new RegExp(`^error: ${target}/blobs/blobs/[0-9a-f]{2}/[0-9a-f]{64}: no space left on the device$`),
+    );
     expect(readdirSync(target)).toEqual([]);
   });
 });

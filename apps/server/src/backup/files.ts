@@ -81,7 +81,11 @@ export async function naming<T>(file: string, step: () => Promise<T>): Promise<T
  * Writes a stream to a new file (never over an existing one), fsynced, hashing as it goes. At most
  * `maxBytes` are written: a source that grew is refused instead of filling the disk.
  */
-export async function writeStream(path: string, body: AsyncIterable<Uint8Array>, mode = 0o600): Promise<{ sha256: string; size: number }> {
+export async function writeStream(
+  path: string,
+  body: AsyncIterable<Uint8Array>,
+  mode = 0o600,
+): Promise<{ sha256: string; size: number }> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
   const file = await open(path, 'wx', mode);
   const hash = createHash('sha256');
@@ -104,7 +108,11 @@ export async function* once(bytes: Uint8Array): AsyncIterable<Uint8Array> {
 }
 
 /** Writes bytes to `path` through a temp file and a rename, so the name appears only whole. */
-export async function writeWhole(path: string, bytes: Uint8Array, mode = 0o600): Promise<{ sha256: string; size: number }> {
+export async function writeWhole(
+  path: string,
+  bytes: Uint8Array,
+  mode = 0o600,
+): Promise<{ sha256: string; size: number }> {
   const temp = `${path}.tmp`;
   const r = await writeStream(temp, once(bytes), mode);
   await rename(temp, path);

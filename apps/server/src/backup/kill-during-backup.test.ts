@@ -35,11 +35,19 @@ describe('kill -9 during a backup', { timeout: 180_000 }, () => {
       const bytes = new Uint8Array(200_000).fill(i % 256);
       bytes[0] = i >> 8;
       const hash = sha256Hex(bytes);
-      await store.stage(`s${i}`, (async function* () {
-        yield bytes;
-      })(), bytes.length);
+      await store.stage(
+        `s${i}`,
+        (async function* () {
+          yield bytes;
+        })(),
+        bytes.length,
+      );
       await store.commit(`s${i}`, hash);
-      db.prepare('INSERT INTO blobs (content_hash, size, charged_to, peer, stored_at) VALUES (?, ?, ?, NULL, 1)').run(hash, bytes.length, 'someone');
+      db.prepare('INSERT INTO blobs (content_hash, size, charged_to, peer, stored_at) VALUES (?, ?, ?, NULL, 1)').run(
+        hash,
+        bytes.length,
+        'someone',
+      );
     }
     db.close();
   }, 120_000);
@@ -48,7 +56,11 @@ describe('kill -9 during a backup', { timeout: 180_000 }, () => {
   it('leaves an unfinished copy and a stale lock that the next backup and gc-sweep take over', async () => {
     const target = join(work, 'killed');
     const lock = join(dataDir, 'maintenance.lock');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/cli.ts', 'backup', target], { cwd: ROOT, env: { ...process.env, ...env }, stdio: 'ignore' });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/cli.ts', 'backup', target], {
+      cwd: ROOT,
+      env: { ...process.env, ...env },
+      stdio: 'ignore',
+    });
     const closed = new Promise((resolve) => child.once('close', resolve));
     const deadline = Date.now() + 120_000;
     while (!existsSync(lock) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
@@ -57,7 +69,9 @@ describe('kill -9 during a backup', { timeout: 180_000 }, () => {
     const stale = readFileSync(lock, 'utf8');
     expect(parseLockHolder(stale)).toMatchObject({ what: 'backup', pid: child.pid });
     expect(existsSync(join(target, 'MANIFEST.sha256.age'))).toBe(false);
-    expect((await runCli(['verify-backup', target], env)).out).toBe(`error: ${join(target, 'MANIFEST.sha256')}: missing: the backup did not finish, or this is not a backup directory`);
+    expect((await runCli(['verify-backup', target], env)).out).toBe(
+      `error: ${join(target, 'MANIFEST.sha256')}: missing: the backup did not finish, or this is not a backup directory`,
+    );
     const next = await runCli(['backup', join(work, 'next')], env);
     expect(next.code, next.out).toBe(0);
     expect(next.out).toContain('blobs: 200 referenced by the ledger, 40000000 bytes');

@@ -43,9 +43,35 @@ describe.skipIf(!PG_URL)('backups on PostgreSQL', { timeout: 60_000 }, () => {
     const live = await openPgDatabase(scratch.url, { maxConnections: 1, create: false });
     try {
       const ports = createPgPorts(live.db);
-      await ports.accounts.createAccount({ id: session.accountId, address: 'pg-backup@example.org', addressKey: 'pg-backup@example.org', passwordHash: 'x', displayName: null, createdAt: 1, lockedAt: null, credentialsChangedAt: null });
+      await ports.accounts.createAccount({
+        id: session.accountId,
+        address: 'pg-backup@example.org',
+        addressKey: 'pg-backup@example.org',
+        passwordHash: 'x',
+        displayName: null,
+        createdAt: 1,
+        lockedAt: null,
+        credentialsChangedAt: null,
+      });
       const now = Date.now();
-      expect(await ports.accounts.openSession({ id: session.id, accountId: session.accountId, tokenHash: 'ab'.repeat(32), cohortHash: null, createdAt: now, refreshedAt: now, lastUsedAt: now, accessFloor: 0, closedAt: null, authenticatedAt: now, method: 'password' }, null)).toBe(true);
+      expect(
+        await ports.accounts.openSession(
+          {
+            id: session.id,
+            accountId: session.accountId,
+            tokenHash: 'ab'.repeat(32),
+            cohortHash: null,
+            createdAt: now,
+            refreshedAt: now,
+            lastUsedAt: now,
+            accessFloor: 0,
+            closedAt: null,
+            authenticatedAt: now,
+            method: 'password',
+          },
+          null,
+        ),
+      ).toBe(true);
     } finally {
       await live.close();
     }
@@ -55,11 +81,18 @@ describe.skipIf(!PG_URL)('backups on PostgreSQL', { timeout: 60_000 }, () => {
     for (let i = 0; i < 2; i++) {
       const bytes = new Uint8Array(1000 + i).fill(i + 1);
       const hash = sha256Hex(bytes);
-      await store.stage(`s${i}`, (async function* () {
-        yield bytes;
-      })(), bytes.length);
+      await store.stage(
+        `s${i}`,
+        (async function* () {
+          yield bytes;
+        })(),
+        bytes.length,
+      );
       await store.commit(`s${i}`, hash);
-      await client.query('INSERT INTO blobs (content_hash, size, charged_to, peer, stored_at) VALUES ($1, $2, gen_random_uuid(), NULL, 1)', [hash, bytes.length]);
+      await client.query(
+        'INSERT INTO blobs (content_hash, size, charged_to, peer, stored_at) VALUES ($1, $2, gen_random_uuid(), NULL, 1)',
+        [hash, bytes.length],
+      );
       hashes.push(hash);
     }
     await client.end();
@@ -102,13 +135,17 @@ describe.skipIf(!PG_URL)('backups on PostgreSQL', { timeout: 60_000 }, () => {
     // The copy as restored still has the session open: nothing starts on it until the step ran.
     const refused = await runCli(['rotate-key'], restoreEnv);
     expect(refused.code).toBe(1);
-    expect(refused.out).toContain(`${join(target, 'restore.close-sessions')}: a restore is not finished; after pg_restore, run \`npm run cli -- close-restored-sessions\``);
+    expect(refused.out).toContain(
+      `${join(target, 'restore.close-sessions')}: a restore is not finished; after pg_restore, run \`npm run cli -- close-restored-sessions\``,
+    );
     const closed = await runCli(['close-restored-sessions'], restoreEnv);
     expect(closed.code, closed.out).toBe(0);
     expect(closed.out).toMatch(/^closed what was open at the backup \(\d{4}-\d\d-\d\dT[\d:.]+Z\): 1 sessions, /);
     const client = new pg.Client({ connectionString: restoredDb.url });
     await client.connect();
-    const { rows } = await client.query<{ closed_at: string | null }>('SELECT closed_at FROM sessions WHERE id = $1', [session.id]);
+    const { rows } = await client.query<{ closed_at: string | null }>('SELECT closed_at FROM sessions WHERE id = $1', [
+      session.id,
+    ]);
     await client.end();
     expect(rows[0]?.closed_at).not.toBeNull();
     expect(existsSync(join(target, 'restore.close-sessions'))).toBe(false);
@@ -117,7 +154,9 @@ describe.skipIf(!PG_URL)('backups on PostgreSQL', { timeout: 60_000 }, () => {
     expect(readdirSync(target).sort()).toEqual(['blobs', 'secret.key']);
     expect((await runCli(['rotate-key'], restoreEnv)).code).toBe(0);
     // Not a second time, and never on a deployment no restore waits on.
-    expect((await runCli(['close-restored-sessions'], restoreEnv)).out).toMatch(/restore\.close-sessions: missing; no restore into SVC_DATA_DIR waits for this step/);
+    expect((await runCli(['close-restored-sessions'], restoreEnv)).out).toMatch(
+      /restore\.close-sessions: missing; no restore into SVC_DATA_DIR waits for this step/,
+    );
   });
 
   it("the dump's ledger and the copied blobs agree while the ledger grows: the dump is of the snapshot the blob list was read in", async () => {
@@ -133,11 +172,18 @@ describe.skipIf(!PG_URL)('backups on PostgreSQL', { timeout: 60_000 }, () => {
       while (!stop) {
         const bytes = new TextEncoder().encode(`landed while backing up ${added}`);
         const hash = sha256Hex(bytes);
-        await store.stage(`w${added}`, (async function* () {
-          yield bytes;
-        })(), bytes.length);
+        await store.stage(
+          `w${added}`,
+          (async function* () {
+            yield bytes;
+          })(),
+          bytes.length,
+        );
         await store.commit(`w${added}`, hash);
-        await writer.query('INSERT INTO blobs (content_hash, size, charged_to, peer, stored_at) VALUES ($1, $2, gen_random_uuid(), NULL, 1)', [hash, bytes.length]);
+        await writer.query(
+          'INSERT INTO blobs (content_hash, size, charged_to, peer, stored_at) VALUES ($1, $2, gen_random_uuid(), NULL, 1)',
+          [hash, bytes.length],
+        );
         added++;
       }
     })();
@@ -153,7 +199,11 @@ describe.skipIf(!PG_URL)('backups on PostgreSQL', { timeout: 60_000 }, () => {
     await writer.end();
     expect(r.code, r.out).toBe(0);
     // The dump's own ledger, read back with pg_restore, against the blobs the backup copied.
-    const listed = execFileSync('pg_restore', ['--data-only', '--table=blobs', '--file=-', join(dir, 'strongroom.pgdump')], { encoding: 'utf8' });
+    const listed = execFileSync(
+      'pg_restore',
+      ['--data-only', '--table=blobs', '--file=-', join(dir, 'strongroom.pgdump')],
+      { encoding: 'utf8' },
+    );
     const dumped = [...listed.matchAll(/^([0-9a-f]{64})\t/gm)].map((m) => m[1]!).sort();
     const copied = readFileSync(join(dir, 'MANIFEST.sha256'), 'utf8')
       .split('\n')
@@ -163,7 +213,9 @@ describe.skipIf(!PG_URL)('backups on PostgreSQL', { timeout: 60_000 }, () => {
     for (const h of hashes) expect(dumped).toContain(h);
     // Rows landed after the snapshot: the race was run, not missed.
     expect(Number(rows[0]!.n)).toBeGreaterThan(dumped.length);
-    expect((await runCli(['verify-backup', dir], env)).out).toMatch(/^error: .*secret\.key\.age: is not in this backup \(an unencrypted backup never holds the key\)/);
+    expect((await runCli(['verify-backup', dir], env)).out).toMatch(
+      /^error: .*secret\.key\.age: is not in this backup \(an unencrypted backup never holds the key\)/,
+    );
     expect((await runCli(['verify-backup', '--key-file', join(dataDir, 'secret.key'), dir], env)).code).toBe(0);
   });
 });

@@ -28,9 +28,13 @@ describe('restore and SVC_SECRET_KEY', { timeout: 60_000 }, () => {
   }, 60_000);
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  it('refuses a key that is not the backup\'s, naming it, and writes nothing', async () => {
+  it("refuses a key that is not the backup's, naming it, and writes nothing", async () => {
     const target = join(work, 'restored-other');
-    const r = await runCli(['restore', ...opening, backup], { ...env, SVC_DATA_DIR: target, SVC_SECRET_KEY: OTHER_KEY });
+    const r = await runCli(['restore', ...opening, backup], {
+      ...env,
+      SVC_DATA_DIR: target,
+      SVC_SECRET_KEY: OTHER_KEY,
+    });
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/^error: SVC_SECRET_KEY: is not the key this backup was taken with/);
     expect(existsSync(target) ? readdirSync(target) : []).toEqual([]);

@@ -2,11 +2,32 @@ import { createReadStream } from 'node:fs';
 import { copyFile, mkdir, open, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { FsBlobStore } from '@strongroom/adapters-node';
-import { closeRestoredDeployment, secretKeyFingerprint, toBase64url, type Clock, type RestoreClosing } from '@strongroom/core';
+import {
+  closeRestoredDeployment,
+  secretKeyFingerprint,
+  toBase64url,
+  type Clock,
+  type RestoreClosing,
+} from '@strongroom/core';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import type { Config } from '../config.js';
 import type { BackupOpener } from './age.js';
-import { AGE_SUFFIX, BackupFailure, BLOB_ROOT, blobPath, CLOSE_SESSIONS_MARKER, DATABASE_FILE, emptyOrAbsent, naming, PG_DUMP_FILE, realish, RESTORE_MARKER, SECRET_KEY_FILE, syncDir, within } from './files.js';
+import {
+  AGE_SUFFIX,
+  BackupFailure,
+  BLOB_ROOT,
+  blobPath,
+  CLOSE_SESSIONS_MARKER,
+  DATABASE_FILE,
+  emptyOrAbsent,
+  naming,
+  PG_DUMP_FILE,
+  realish,
+  RESTORE_MARKER,
+  SECRET_KEY_FILE,
+  syncDir,
+  within,
+} from './files.js';
 import { verifyBackup, type VerifiedBackup } from './verify.js';
 import { openBlobStore } from '../blob-store.js';
 
@@ -47,16 +68,27 @@ export interface RestoreOptions {
 export async function restoreBackup(config: Config, source: string, options: RestoreOptions): Promise<RestoreReport> {
   const target = config.dataDir;
   const state = await naming(target, () => emptyOrAbsent(target));
-  if (state === 'not_empty') throw new BackupFailure({ file: target, cause: 'is not empty; restore only into an empty SVC_DATA_DIR (nothing was changed)' });
-  if (state === 'not_a_directory') throw new BackupFailure({ file: target, cause: 'is not a directory (nothing was changed)' });
+  if (state === 'not_empty')
+    throw new BackupFailure({
+      file: target,
+      cause: 'is not empty; restore only into an empty SVC_DATA_DIR (nothing was changed)',
+    });
+  if (state === 'not_a_directory')
+    throw new BackupFailure({ file: target, cause: 'is not a directory (nothing was changed)' });
   const [dataReal, backupReal] = [await realish(target), await realish(source)];
-  if (within(dataReal, backupReal) || within(backupReal, dataReal)) throw new BackupFailure({ file: target, cause: `overlaps the backup ${source}` });
+  if (within(dataReal, backupReal) || within(backupReal, dataReal))
+    throw new BackupFailure({ file: target, cause: `overlaps the backup ${source}` });
 
   // An object-store backup's blobs stay in that store: it must be the one configured, and holding them.
   const objects = (config.blobStore?.kind ?? 'file') === 'file' ? null : await openBlobStore(config);
   let backup: VerifiedBackup;
   try {
-    backup = await verifyBackup(source, { envKey: config.secretKey, keyFile: options.keyFile ?? null, opener: options.opener ?? null, objects: objects?.blobs ?? null });
+    backup = await verifyBackup(source, {
+      envKey: config.secretKey,
+      keyFile: options.keyFile ?? null,
+      opener: options.opener ?? null,
+      objects: objects?.blobs ?? null,
+    });
   } finally {
     objects?.close();
   }
@@ -67,25 +99,59 @@ export async function restoreBackup(config: Config, source: string, options: Res
   }
 }
 
-async function restoreVerified(config: Config, source: string, backup: VerifiedBackup, state: 'absent' | 'empty', options: RestoreOptions): Promise<RestoreReport> {
+async function restoreVerified(
+  config: Config,
+  source: string,
+  backup: VerifiedBackup,
+  state: 'absent' | 'empty',
+  options: RestoreOptions,
+): Promise<RestoreReport> {
   const target = config.dataDir;
   if (backup.info.database === 'sqlite' && config.databaseUrl !== null) {
-    throw new BackupFailure({ file: join(source, DATABASE_FILE), cause: 'is a SQLite backup but SVC_DATABASE_URL is set; unset it to restore onto SQLite' });
+    throw new BackupFailure({
+      file: join(source, DATABASE_FILE),
+      cause: 'is a SQLite backup but SVC_DATABASE_URL is set; unset it to restore onto SQLite',
+    });
   }
   if (backup.info.database === 'postgresql' && config.databaseUrl === null) {
-    throw new BackupFailure({ file: source, cause: 'is a PostgreSQL backup; set SVC_DATABASE_URL to the database you restore the dump into' });
+    throw new BackupFailure({
+      file: source,
+      cause: 'is a PostgreSQL backup; set SVC_DATABASE_URL to the database you restore the dump into',
+    });
   }
   // The environment's key wins over the restored key file when the server starts: one that is not
   // the backup's would leave a copy that refuses to start, so it is refused here, before any write.
-  if (backup.keyFromBackup && config.secretKey !== null && secretKeyFingerprint(config.secretKey) !== backup.info.key_fingerprint) {
-    throw new BackupFailure({ file: 'SVC_SECRET_KEY', cause: "is not the key this backup was taken with; unset it to use the backup's secret.key, or set it to that key (nothing was changed)" });
+  if (
+    backup.keyFromBackup &&
+    config.secretKey !== null &&
+    secretKeyFingerprint(config.secretKey) !== backup.info.key_fingerprint
+  ) {
+    throw new BackupFailure({
+      file: 'SVC_SECRET_KEY',
+      cause:
+        "is not the key this backup was taken with; unset it to use the backup's secret.key, or set it to that key (nothing was changed)",
+    });
   }
   // A --key-file beside SVC_SECRET_KEY: the environment's key wins at start, so they must agree.
-  if (options.keyFile && config.secretKey !== null && secretKeyFingerprint(config.secretKey) !== secretKeyFingerprint(options.keyFile.key)) {
-    throw new BackupFailure({ file: 'SVC_SECRET_KEY', cause: `is not the key in ${options.keyFile.path}; unset it, or give only one (nothing was changed)` });
+  if (
+    options.keyFile &&
+    config.secretKey !== null &&
+    secretKeyFingerprint(config.secretKey) !== secretKeyFingerprint(options.keyFile.key)
+  ) {
+    throw new BackupFailure({
+      file: 'SVC_SECRET_KEY',
+      cause: `is not the key in ${options.keyFile.path}; unset it, or give only one (nothing was changed)`,
+    });
   }
-  if (options.keyFile && backup.keyFromBackup && secretKeyFingerprint(options.keyFile.key) !== backup.info.key_fingerprint) {
-    throw new BackupFailure({ file: options.keyFile.path, cause: 'is not the key this backup was taken with (nothing was changed)' });
+  if (
+    options.keyFile &&
+    backup.keyFromBackup &&
+    secretKeyFingerprint(options.keyFile.key) !== backup.info.key_fingerprint
+  ) {
+    throw new BackupFailure({
+      file: options.keyFile.path,
+      cause: 'is not the key this backup was taken with (nothing was changed)',
+    });
   }
   // Written into the data directory unless it comes from SVC_SECRET_KEY, as the server would find it.
   const keyToWrite = config.secretKey === null ? backup.key : null;
@@ -93,7 +159,9 @@ async function restoreVerified(config: Config, source: string, backup: VerifiedB
   const created = state === 'absent';
   try {
     await naming(target, () => mkdir(target, { recursive: true, mode: 0o700 }));
-    await naming(join(target, RESTORE_MARKER), () => writeFile(join(target, RESTORE_MARKER), `restoring ${source}\n`, { flag: 'wx', mode: 0o600 }));
+    await naming(join(target, RESTORE_MARKER), () =>
+      writeFile(join(target, RESTORE_MARKER), `restoring ${source}\n`, { flag: 'wx', mode: 0o600 }),
+    );
     const store = new FsBlobStore(join(target, BLOB_ROOT));
     let n = 0;
     // Copied blobs come back into the data directory; listed ones are in the object store already.
@@ -102,16 +170,30 @@ async function restoreVerified(config: Config, source: string, backup: VerifiedB
       const staging = `restore-${n++}`;
       // Named by where it goes: that is where a full disk or a permission bites (the source was just verified).
       await naming(join(target, BLOB_ROOT, blobPath(b.contentHash)), async () => {
-        const staged = await store.stage(staging, createReadStream(from, { highWaterMark: 1 << 20 }) as AsyncIterable<Uint8Array>, b.size);
-        if (staged === null) throw new BackupFailure({ file: from, cause: `is larger than the ${b.size} bytes the ledger records` });
+        const staged = await store.stage(
+          staging,
+          createReadStream(from, { highWaterMark: 1 << 20 }) as AsyncIterable<Uint8Array>,
+          b.size,
+        );
+        if (staged === null)
+          throw new BackupFailure({ file: from, cause: `is larger than the ${b.size} bytes the ledger records` });
         const outcome = await store.commit(staging, b.contentHash);
         await store.discard(staging);
-        if (outcome !== 'stored') throw new BackupFailure({ file: from, cause: outcome === 'hash_mismatch' ? 'changed while being restored (SHA-256 differs)' : 'vanished while being restored' });
+        if (outcome !== 'stored')
+          throw new BackupFailure({
+            file: from,
+            cause:
+              outcome === 'hash_mismatch'
+                ? 'changed while being restored (SHA-256 differs)'
+                : 'vanished while being restored',
+          });
       });
     }
     if (keyToWrite !== null) {
       // Created 0600 from the first byte: the key is never readable by others, not even briefly.
-      await naming(join(target, SECRET_KEY_FILE), async () => writeFile(join(target, SECRET_KEY_FILE), `${toBase64url(keyToWrite)}\n`, { flag: 'wx', mode: 0o600 }));
+      await naming(join(target, SECRET_KEY_FILE), async () =>
+        writeFile(join(target, SECRET_KEY_FILE), `${toBase64url(keyToWrite)}\n`, { flag: 'wx', mode: 0o600 }),
+      );
     }
     let pgRestore: string | null = null;
     let closed: RestoreClosing | null = null;
@@ -144,16 +226,30 @@ async function restoreVerified(config: Config, source: string, backup: VerifiedB
       }
       pgRestore = `pg_restore --no-owner --dbname="$SVC_DATABASE_URL" ${dump}   # into an empty database`;
       // The server refuses to start beside this marker until close-restored-sessions ran.
-      if (!keepSessions) await naming(join(target, CLOSE_SESSIONS_MARKER), () => writeFile(join(target, CLOSE_SESSIONS_MARKER), `restored ${source}, taken ${backup.info.created_at}\n`, { flag: 'wx', mode: 0o600 }));
+      if (!keepSessions)
+        await naming(join(target, CLOSE_SESSIONS_MARKER), () =>
+          writeFile(join(target, CLOSE_SESSIONS_MARKER), `restored ${source}, taken ${backup.info.created_at}\n`, {
+            flag: 'wx',
+            mode: 0o600,
+          }),
+        );
     }
     await naming(target, () => syncDir(target));
     await rm(join(target, RESTORE_MARKER));
     await naming(target, () => syncDir(target));
-    return { dataDir: target, backup, pgRestore, closed, pendingClose: backup.info.database === 'postgresql' && !keepSessions };
+    return {
+      dataDir: target,
+      backup,
+      pgRestore,
+      closed,
+      pendingClose: backup.info.database === 'postgresql' && !keepSessions,
+    };
   } catch (err) {
     // The directory was empty: everything in it now is ours to take back.
     if (created) await rm(target, { recursive: true, force: true });
-    else for (const name of await readdir(target).catch(() => [])) await rm(join(target, name), { recursive: true, force: true });
+    else
+      for (const name of await readdir(target).catch(() => []))
+        await rm(join(target, name), { recursive: true, force: true });
     throw err;
   }
 }

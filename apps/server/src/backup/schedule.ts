@@ -3,7 +3,16 @@ import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { backupDue, backupName, backupsToPrune, describeBackupProblem, finishedBackups, newestBackupAgeSeconds, type Clock, type Logger } from '@strongroom/core';
+import {
+  backupDue,
+  backupName,
+  backupsToPrune,
+  describeBackupProblem,
+  finishedBackups,
+  newestBackupAgeSeconds,
+  type Clock,
+  type Logger,
+} from '@strongroom/core';
 import { LockHeldError, takeFileLock } from '@strongroom/adapters-node';
 import type { BackupSchedule, Config } from '../config.js';
 import type { HttpMetrics } from '../http/metrics.js';
@@ -26,7 +35,11 @@ export type ScheduledOutcome =
  * removed, the backup is written under `.partial-<name>` and renamed to `<name>` only when whole,
  * then all but the newest `keep` are deleted.
  */
-export async function runScheduledBackup(config: Config, now: () => number, sealing: BackupSealing): Promise<ScheduledOutcome> {
+export async function runScheduledBackup(
+  config: Config,
+  now: () => number,
+  sealing: BackupSealing,
+): Promise<ScheduledOutcome> {
   const schedule = config.backup;
   if (schedule === null) throw new BackupFailure({ file: 'SVC_BACKUP_DIR', cause: 'is not set' });
   await mkdir(schedule.dir, { recursive: true, mode: 0o700 });
@@ -39,9 +52,11 @@ export async function runScheduledBackup(config: Config, now: () => number, seal
   }
   try {
     const names = await readdir(schedule.dir);
-    if (!backupDue(names, now(), schedule.intervalMs)) return { outcome: 'skipped', reason: 'the newest backup is fresh' };
+    if (!backupDue(names, now(), schedule.intervalMs))
+      return { outcome: 'skipped', reason: 'the newest backup is fresh' };
     // Ours to clear: only a lock holder writes partials, and we hold it.
-    for (const n of names.filter((n) => n.startsWith(PARTIAL))) await rm(join(schedule.dir, n), { recursive: true, force: true });
+    for (const n of names.filter((n) => n.startsWith(PARTIAL)))
+      await rm(join(schedule.dir, n), { recursive: true, force: true });
     const name = backupName(now());
     const partial = join(schedule.dir, PARTIAL + name);
     let report;
@@ -76,7 +91,8 @@ export async function checkBackupDir(config: Config): Promise<string | null> {
     }
   }
   const [dir, data] = [await realish(config.backup.dir), await realish(config.dataDir)];
-  if (within(dir, data)) return `SVC_BACKUP_DIR (${config.backup.dir}) is inside SVC_DATA_DIR; put backups elsewhere, ideally on another disk`;
+  if (within(dir, data))
+    return `SVC_BACKUP_DIR (${config.backup.dir}) is inside SVC_DATA_DIR; put backups elsewhere, ideally on another disk`;
   if (within(data, dir)) return `SVC_BACKUP_DIR (${config.backup.dir}) contains SVC_DATA_DIR`;
   return null;
 }
@@ -95,11 +111,11 @@ export class BackupScheduler {
   #failures = 0;
   // The CLI beside the running code: src/cli.ts under tsx, dist/cli.js in the compiled server
   // (where this module is bundled into dist/ and Node runs no TypeScript).
-  readonly #cli = fileURLToPath(import.meta.url.endsWith('.ts') ? new URL('../cli.ts', import.meta.url) : new URL('./cli.js', import.meta.url));
+  readonly #cli = fileURLToPath(
+    import.meta.url.endsWith('.ts') ? new URL('../cli.ts', import.meta.url) : new URL('./cli.js', import.meta.url),
+  );
 
-  constructor(
-    private readonly d: { schedule: BackupSchedule; clock: Clock; logger: Logger; metrics: HttpMetrics },
-  ) {
+  constructor(private readonly d: { schedule: BackupSchedule; clock: Clock; logger: Logger; metrics: HttpMetrics }) {
     const names = () => {
       try {
         return readdirSync(d.schedule.dir);
@@ -107,15 +123,30 @@ export class BackupScheduler {
         return [];
       }
     };
-    d.metrics.watch('strongroom_backup_newest_age_seconds', 'Seconds since the newest finished backup in SVC_BACKUP_DIR (absent when there is none).', 'gauge', () => {
-      const age = newestBackupAgeSeconds(names(), d.clock.now());
-      return age === null ? [] : [{ labels: {}, value: age }];
-    });
-    d.metrics.watch('strongroom_backup_newest_timestamp_seconds', 'When the newest finished backup in SVC_BACKUP_DIR was taken (0 when there is none).', 'gauge', () => {
-      const newest = finishedBackups(names())[0];
-      return [{ labels: {}, value: newest ? newest.at / 1000 : 0 }];
-    });
-    d.metrics.watch('strongroom_backup_failures_total', 'Scheduled backup runs of this process that failed.', 'counter', () => [{ labels: {}, value: this.#failures }]);
+    d.metrics.watch(
+      'strongroom_backup_newest_age_seconds',
+      'Seconds since the newest finished backup in SVC_BACKUP_DIR (absent when there is none).',
+      'gauge',
+      () => {
+        const age = newestBackupAgeSeconds(names(), d.clock.now());
+        return age === null ? [] : [{ labels: {}, value: age }];
+      },
+    );
+    d.metrics.watch(
+      'strongroom_backup_newest_timestamp_seconds',
+      'When the newest finished backup in SVC_BACKUP_DIR was taken (0 when there is none).',
+      'gauge',
+      () => {
+        const newest = finishedBackups(names())[0];
+        return [{ labels: {}, value: newest ? newest.at / 1000 : 0 }];
+      },
+    );
+    d.metrics.watch(
+      'strongroom_backup_failures_total',
+      'Scheduled backup runs of this process that failed.',
+      'counter',
+      () => [{ labels: {}, value: this.#failures }],
+    );
   }
 
   start(): void {
@@ -151,12 +182,22 @@ export class BackupScheduler {
         parsed = null;
       }
       if (code === 0 && parsed?.outcome === 'taken') {
-        this.d.logger.info('backup.taken', { dir: this.d.schedule.dir, name: parsed.name, blobs: parsed.blobs, blob_bytes: parsed.blob_bytes, pruned: parsed.pruned.length, ms: this.d.clock.now() - started });
+        this.d.logger.info('backup.taken', {
+          dir: this.d.schedule.dir,
+          name: parsed.name,
+          blobs: parsed.blobs,
+          blob_bytes: parsed.blob_bytes,
+          pruned: parsed.pruned.length,
+          ms: this.d.clock.now() - started,
+        });
       } else if (code === 0 && parsed?.outcome === 'skipped') {
         this.d.logger.info('backup.skipped', { reason: parsed.reason });
       } else {
         this.#failures++;
-        this.d.logger.error('backup.failed', { dir: this.d.schedule.dir, error: last.replace(/^error: /, '').slice(0, 500) });
+        this.d.logger.error('backup.failed', {
+          dir: this.d.schedule.dir,
+          error: last.replace(/^error: /, '').slice(0, 500),
+        });
       }
     } finally {
       this.#running = false;
@@ -165,7 +206,10 @@ export class BackupScheduler {
 
   #child(): Promise<{ code: number | null; out: string }> {
     return new Promise((resolve) => {
-      const child = spawn(process.execPath, [...process.execArgv, this.#cli, 'backup-scheduled'], { env: process.env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, [...process.execArgv, this.#cli, 'backup-scheduled'], {
+        env: process.env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       child.stdout.on('data', (b: Buffer) => (out += b.toString()));
       child.stderr.on('data', (b: Buffer) => (out += b.toString()));

@@ -9,7 +9,9 @@ describe('the sealed columns verify-backup opens', () => {
     const db = openSqliteDatabase(':memory:');
     try {
       for (const c of SEALED_COLUMNS) {
-        const columns = (db.prepare('SELECT name FROM pragma_table_info(?)').all(c.table) as { name: string }[]).map((r) => r.name);
+        const columns = (db.prepare('SELECT name FROM pragma_table_info(?)').all(c.table) as { name: string }[]).map(
+          (r) => r.name,
+        );
         expect(columns, c.table).toEqual(expect.arrayContaining([c.column, c.context]));
       }
     } finally {

@@ -1,4 +1,11 @@
-import { keySealContext, openLinkId, SecretBox, TotpSecretBox, type Random, type SealedKeyKind } from '@strongroom/core';
+import {
+  keySealContext,
+  openLinkId,
+  SecretBox,
+  TotpSecretBox,
+  type Random,
+  type SealedKeyKind,
+} from '@strongroom/core';
 
 /**
  * Every database column holding a value sealed under the server key, with the column whose value
@@ -22,7 +29,9 @@ export interface SealedColumn {
 
 /** How a failure names the row whose value did not open. */
 export function rowNamed(col: SealedColumn, context: string): string {
-  return col.contextWithheld ? `one row (its ${col.context} withheld: it is the hash of a bearer secret)` : `${col.context} ${context}`;
+  return col.contextWithheld
+    ? `one row (its ${col.context} withheld: it is the hash of a bearer secret)`
+    : `${col.context} ${context}`;
 }
 
 // Sealing needs randomness, opening does not: the boxes here only open.

@@ -2,7 +2,20 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { chmod, mkdir, open, readFile, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { backupHoldsKey, formatManifest, fromBase64url, MANIFEST_FILE, NoDeploymentError, putBackAllQuarantined, sealManifest, secretKeyFingerprint, toBase64url, utf8, type BlobStore, type ManifestEntry } from '@strongroom/core';
+import {
+  backupHoldsKey,
+  formatManifest,
+  fromBase64url,
+  MANIFEST_FILE,
+  NoDeploymentError,
+  putBackAllQuarantined,
+  sealManifest,
+  secretKeyFingerprint,
+  toBase64url,
+  utf8,
+  type BlobStore,
+  type ManifestEntry,
+} from '@strongroom/core';
 import { takeFileLock } from '@strongroom/adapters-node';
 import { openBlobStore } from '../blob-store.js';
 import { snapshotSqliteDatabase, SqliteBackupReader } from '@strongroom/adapters-sqlite';
@@ -34,7 +47,8 @@ import {
 
 export type BackupEncryption = 'age-x25519' | 'age-passphrase' | 'none';
 
-export const encryptionOf = (sealing: BackupSealing): BackupEncryption => (sealing.kind === 'recipients' ? 'age-x25519' : sealing.kind === 'passphrase' ? 'age-passphrase' : 'none');
+export const encryptionOf = (sealing: BackupSealing): BackupEncryption =>
+  sealing.kind === 'recipients' ? 'age-x25519' : sealing.kind === 'passphrase' ? 'age-passphrase' : 'none';
 
 /** `backup.json`: what the backup is, read by verify-backup and restore. */
 export interface BackupInfo {
@@ -76,7 +90,8 @@ export async function currentSecretKey(config: Config): Promise<{ key: Uint8Arra
   const path = join(config.dataDir, SECRET_KEY_FILE);
   const text = await naming(path, () => readFile(path, 'utf8'));
   const key = fromBase64url(text.trim());
-  if (key === null || key.length !== 32) throw new BackupFailure({ file: path, cause: 'does not hold a 32-byte base64url key' });
+  if (key === null || key.length !== 32)
+    throw new BackupFailure({ file: path, cause: 'does not hold a 32-byte base64url key' });
   return { key, fromFile: path };
 }
 
@@ -100,21 +115,33 @@ export async function currentSecretKey(config: Config): Promise<{ key: Uint8Arra
  *    `sealManifest`), age-encrypted as `MANIFEST.sha256.age` or plain as `MANIFEST.sha256`: a
  *    directory without it is an unfinished backup.
  */
-export async function takeBackup(config: Config, target: string, options: { now: () => number; blobs?: BlobStore; sealing: BackupSealing }): Promise<BackupReport> {
+export async function takeBackup(
+  config: Config,
+  target: string,
+  options: { now: () => number; blobs?: BlobStore; sealing: BackupSealing },
+): Promise<BackupReport> {
   const sealing = options.sealing;
   const dataDir = await realish(config.dataDir);
   const dir = await realish(target);
-  if (within(dir, dataDir)) throw new BackupFailure({ file: target, cause: `is inside SVC_DATA_DIR (${config.dataDir}); a backup must live elsewhere, ideally on another disk` });
-  if (within(dataDir, dir)) throw new BackupFailure({ file: target, cause: `contains SVC_DATA_DIR (${config.dataDir})` });
+  if (within(dir, dataDir))
+    throw new BackupFailure({
+      file: target,
+      cause: `is inside SVC_DATA_DIR (${config.dataDir}); a backup must live elsewhere, ideally on another disk`,
+    });
+  if (within(dataDir, dir))
+    throw new BackupFailure({ file: target, cause: `contains SVC_DATA_DIR (${config.dataDir})` });
   await deploymentToBackUp(config);
   const state = await naming(target, () => emptyOrAbsent(target));
-  if (state === 'not_empty') throw new BackupFailure({ file: target, cause: 'is not empty; back up into a new or empty directory' });
+  if (state === 'not_empty')
+    throw new BackupFailure({ file: target, cause: 'is not empty; back up into a new or empty directory' });
   if (state === 'not_a_directory') throw new BackupFailure({ file: target, cause: 'is not a directory' });
   await naming(target, () => mkdir(target, { recursive: true, mode: 0o700 }));
   // Only its owner may read it, encrypted or not.
   await naming(target, () => chmod(target, 0o700));
 
-  const lock = await naming(join(config.dataDir, MAINTENANCE_LOCK), () => takeFileLock(join(config.dataDir, MAINTENANCE_LOCK), 'backup', options.now()));
+  const lock = await naming(join(config.dataDir, MAINTENANCE_LOCK), () =>
+    takeFileLock(join(config.dataDir, MAINTENANCE_LOCK), 'backup', options.now()),
+  );
   let closeBlobs = (): void => undefined;
   // Under the lock, no other backup uses it: a snapshot left by a killed one goes first.
   const snapshot = join(config.dataDir, BACKUP_SNAPSHOT);
@@ -144,7 +171,10 @@ export async function takeBackup(config: Config, target: string, options: { now:
         snapshotSqliteDatabase(join(config.dataDir, DATABASE_FILE), out);
       } catch (err) {
         // SQLite's own words (a full disk reads "database or disk is full"), naming both ends.
-        throw new BackupFailure({ file: out, cause: `snapshot of ${join(config.dataDir, DATABASE_FILE)} failed: ${causeOf(err)}` });
+        throw new BackupFailure({
+          file: out,
+          cause: `snapshot of ${join(config.dataDir, DATABASE_FILE)} failed: ${causeOf(err)}`,
+        });
       }
       if (sealing.kind !== 'none') await naming(out, () => chmod(out, 0o600));
       const reader = await naming(out, async () => SqliteBackupReader.open(out));
@@ -153,7 +183,10 @@ export async function takeBackup(config: Config, target: string, options: { now:
         schemaVersion = reader.schema().version;
         const recorded = reader.keyFingerprint();
         if (recorded !== null && recorded !== fingerprint) {
-          throw new BackupFailure({ file: fromFile ?? 'SVC_SECRET_KEY', cause: 'is not the key this database\'s secrets are sealed under; the backup would not open them' });
+          throw new BackupFailure({
+            file: fromFile ?? 'SVC_SECRET_KEY',
+            cause: "is not the key this database's secrets are sealed under; the backup would not open them",
+          });
         }
       } finally {
         reader.close();
@@ -163,12 +196,17 @@ export async function takeBackup(config: Config, target: string, options: { now:
       // pg_dump dumps the snapshot the ledger is read in: the blobs copied below are exactly those
       // the dump's ledger references, however the server writes meanwhile.
       const out = sealing.kind === 'none' ? join(target, PG_DUMP_FILE) : snapshot;
-      const pg = await naming('SVC_DATABASE_URL', () => openPgDatabase(config.databaseUrl!, { maxConnections: 1, create: false }));
+      const pg = await naming('SVC_DATABASE_URL', () =>
+        openPgDatabase(config.databaseUrl!, { maxConnections: 1, create: false }),
+      );
       try {
         ledger = await naming('SVC_DATABASE_URL', () =>
           withPgBackupSnapshot(pg.db, async (snap, facts) => {
             if (facts.keyFingerprint !== null && facts.keyFingerprint !== fingerprint) {
-              throw new BackupFailure({ file: fromFile ?? 'SVC_SECRET_KEY', cause: 'is not the key this database\'s secrets are sealed under; the backup would not open them' });
+              throw new BackupFailure({
+                file: fromFile ?? 'SVC_SECRET_KEY',
+                cause: "is not the key this database's secrets are sealed under; the backup would not open them",
+              });
             }
             await runPgDump(config.databaseUrl!, snap, out);
             return facts.blobs;
@@ -186,7 +224,7 @@ export async function takeBackup(config: Config, target: string, options: { now:
     // 3. The key: only encrypted, and only when it is the data directory's file.
     const keyInBackup = backupHoldsKey({ keyFromDataDir: fromFile !== null, sealing: sealing.kind });
     if (keyInBackup) {
-      if (sealing.kind === 'none') throw new Error('an unencrypted backup never holds the key (core\'s backupHoldsKey)');
+      if (sealing.kind === 'none') throw new Error("an unencrypted backup never holds the key (core's backupHoldsKey)");
       const out = join(target, SECRET_KEY_FILE + AGE_SUFFIX);
       const w = await naming(out, () => encryptBytes(utf8(`${toBase64url(key)}\n`), out, sealing));
       entries.push({ path: SECRET_KEY_FILE + AGE_SUFFIX, sha256: w.sha256 });
@@ -202,17 +240,27 @@ export async function takeBackup(config: Config, target: string, options: { now:
     // the maintenance lock keeps sweeps, the only ones to remove a row, out until the end (and a
     // put-back never loses anything, whatever runs beside it).
     const referenced = new Set(ledger.map((b) => b.contentHash));
-    const quarantine = (config.blobStore?.kind ?? 'file') === 'file' ? join(config.dataDir, BLOB_ROOT, 'quarantine') : 'quarantine/ of SVC_BLOB_URL';
+    const quarantine =
+      (config.blobStore?.kind ?? 'file') === 'file'
+        ? join(config.dataDir, BLOB_ROOT, 'quarantine')
+        : 'quarantine/ of SVC_BLOB_URL';
     await naming(quarantine, () => putBackAllQuarantined(blobs, async (hash) => referenced.has(hash)));
     let bytes = 0;
     if (blobs.backupMode === 'copy') {
       for (const b of ledger) {
         const rel = blobPath(b.contentHash);
         const source = await naming(join(config.dataDir, BLOB_ROOT, rel), () => blobs.stream(b.contentHash));
-        if (source === null) throw new BackupFailure({ file: join(config.dataDir, BLOB_ROOT, rel), cause: 'is referenced by the ledger but missing from the blob store' });
+        if (source === null)
+          throw new BackupFailure({
+            file: join(config.dataDir, BLOB_ROOT, rel),
+            cause: 'is referenced by the ledger but missing from the blob store',
+          });
         const w = await naming(join(target, rel), () => writeStream(join(target, rel), source, 0o600));
         if (w.sha256 !== b.contentHash || w.size !== b.size) {
-          throw new BackupFailure({ file: join(config.dataDir, BLOB_ROOT, rel), cause: `is damaged in the blob store (SHA-256 ${w.sha256}, ${w.size} bytes; the ledger says ${b.size})` });
+          throw new BackupFailure({
+            file: join(config.dataDir, BLOB_ROOT, rel),
+            cause: `is damaged in the blob store (SHA-256 ${w.sha256}, ${w.size} bytes; the ledger says ${b.size})`,
+          });
         }
         entries.push({ path: rel, sha256: w.sha256 });
         bytes += w.size;
@@ -220,11 +268,17 @@ export async function takeBackup(config: Config, target: string, options: { now:
     } else {
       const lines: string[] = [];
       for (const b of ledger) {
-        if (!(await blobs.has(b.contentHash))) throw new BackupFailure({ file: `object ${b.contentHash}`, cause: 'is referenced by the ledger but missing from the object store' });
+        if (!(await blobs.has(b.contentHash)))
+          throw new BackupFailure({
+            file: `object ${b.contentHash}`,
+            cause: 'is referenced by the ledger but missing from the object store',
+          });
         lines.push(`${b.contentHash} ${b.size}\n`);
         bytes += b.size;
       }
-      const w = await naming(join(target, OBJECTS_FILE), () => writeWhole(join(target, OBJECTS_FILE), utf8(lines.join(''))));
+      const w = await naming(join(target, OBJECTS_FILE), () =>
+        writeWhole(join(target, OBJECTS_FILE), utf8(lines.join(''))),
+      );
       entries.push({ path: OBJECTS_FILE, sha256: w.sha256 });
     }
 
@@ -241,7 +295,9 @@ export async function takeBackup(config: Config, target: string, options: { now:
       blobs: ledger.length,
       blob_bytes: bytes,
     };
-    const infoWritten = await naming(join(target, BACKUP_INFO_FILE), () => writeWhole(join(target, BACKUP_INFO_FILE), utf8(JSON.stringify(info, null, 2) + '\n')));
+    const infoWritten = await naming(join(target, BACKUP_INFO_FILE), () =>
+      writeWhole(join(target, BACKUP_INFO_FILE), utf8(JSON.stringify(info, null, 2) + '\n')),
+    );
     entries.push({ path: BACKUP_INFO_FILE, sha256: infoWritten.sha256 });
     const manifest = formatManifest(entries);
     const sealed = sealManifest(key, manifest);
@@ -337,11 +393,23 @@ async function runPgDump(url: string, snapshot: string, out: string): Promise<vo
       fail(
         new BackupFailure({
           file: 'pg_dump',
-          cause: err.code === 'ENOENT' ? "is not installed; install PostgreSQL's client tools of the server's major version (Debian: postgresql-client)" : causeOf(err),
+          cause:
+            err.code === 'ENOENT'
+              ? "is not installed; install PostgreSQL's client tools of the server's major version (Debian: postgresql-client)"
+              : causeOf(err),
         }),
       ),
     );
-    child.on('exit', (code) => (code === 0 ? done() : fail(new BackupFailure({ file: 'pg_dump', cause: `failed (exit ${code}): ${said.trim().split('\n').pop() ?? ''}` }))));
+    child.on('exit', (code) =>
+      code === 0
+        ? done()
+        : fail(
+            new BackupFailure({
+              file: 'pg_dump',
+              cause: `failed (exit ${code}): ${said.trim().split('\n').pop() ?? ''}`,
+            }),
+          ),
+    );
   });
 }
 

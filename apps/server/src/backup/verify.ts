@@ -2,10 +2,30 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import type { BlobStore } from '@strongroom/core';
 import { join } from 'node:path';
-import { checkManifest, fromBase64url, MANIFEST_FILE, openManifest, parseManifest, refuseNewerSchema, secretKeyFingerprint, type ManifestEntry } from '@strongroom/core';
+import {
+  checkManifest,
+  fromBase64url,
+  MANIFEST_FILE,
+  openManifest,
+  parseManifest,
+  refuseNewerSchema,
+  secretKeyFingerprint,
+  type ManifestEntry,
+} from '@strongroom/core';
 import { buildSchemaVersion, SqliteBackupReader } from '@strongroom/adapters-sqlite';
 import { decryptToBytes, decryptToFile, type BackupOpener } from './age.js';
-import { AGE_SUFFIX, BACKUP_INFO_FILE, BackupFailure, blobPath, DATABASE_FILE, hashFile, naming, OBJECTS_FILE, PG_DUMP_FILE, SECRET_KEY_FILE } from './files.js';
+import {
+  AGE_SUFFIX,
+  BACKUP_INFO_FILE,
+  BackupFailure,
+  blobPath,
+  DATABASE_FILE,
+  hashFile,
+  naming,
+  OBJECTS_FILE,
+  PG_DUMP_FILE,
+  SECRET_KEY_FILE,
+} from './files.js';
 import type { BackupInfo } from './take.js';
 import { rowNamed, SEALED_COLUMNS } from './sealed.js';
 
@@ -66,20 +86,29 @@ export async function verifyBackup(dir: string, options: VerifyOptions): Promise
   const opener = options.opener ?? null;
   const needOpener = (rel: string): BackupOpener => {
     if (opener === null || (opener.identities.length === 0 && opener.passphrase === null)) {
-      throw new BackupFailure({ file: at(rel), cause: 'is encrypted: give --identity-file <age identity file> (or SVC_BACKUP_IDENTITY_FILE), or --passphrase-file <file>' });
+      throw new BackupFailure({
+        file: at(rel),
+        cause:
+          'is encrypted: give --identity-file <age identity file> (or SVC_BACKUP_IDENTITY_FILE), or --passphrase-file <file>',
+      });
     }
     return opener;
   };
 
   // 1. The manifest.
-  const encrypted = (await naming(at(MANIFEST_FILE + AGE_SUFFIX), () => hashFile(at(MANIFEST_FILE + AGE_SUFFIX)))) !== null;
+  const encrypted =
+    (await naming(at(MANIFEST_FILE + AGE_SUFFIX), () => hashFile(at(MANIFEST_FILE + AGE_SUFFIX)))) !== null;
   const manifestName = encrypted ? MANIFEST_FILE + AGE_SUFFIX : MANIFEST_FILE;
   let manifestText: string;
   if (encrypted) {
     manifestText = new TextDecoder().decode(await decryptToBytes(at(manifestName), needOpener(manifestName)));
   } else {
     manifestText = await readFile(at(MANIFEST_FILE), 'utf8').catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') throw new BackupFailure({ file: at(MANIFEST_FILE), cause: 'missing: the backup did not finish, or this is not a backup directory' });
+      if (err.code === 'ENOENT')
+        throw new BackupFailure({
+          file: at(MANIFEST_FILE),
+          cause: 'missing: the backup did not finish, or this is not a backup directory',
+        });
       throw new BackupFailure({ file: at(MANIFEST_FILE), cause: err.message });
     });
   }
@@ -90,7 +119,10 @@ export async function verifyBackup(dir: string, options: VerifyOptions): Promise
   let key: Uint8Array;
   let keySource: KeySource;
   if ((await naming(at(keyInBackup), () => hashFile(at(keyInBackup)))) !== null) {
-    key = parseKeyText(new TextDecoder().decode(await decryptToBytes(at(keyInBackup), needOpener(keyInBackup))), at(keyInBackup));
+    key = parseKeyText(
+      new TextDecoder().decode(await decryptToBytes(at(keyInBackup), needOpener(keyInBackup))),
+      at(keyInBackup),
+    );
     keySource = 'backup';
   } else if (options.keyFile) {
     key = options.keyFile.key;
@@ -104,10 +136,14 @@ export async function verifyBackup(dir: string, options: VerifyOptions): Promise
       cause: `is not in this backup (${info.encryption === 'none' ? 'an unencrypted backup never holds the key' : 'the server key came from SVC_SECRET_KEY'}): give --key-file <the data directory's secret.key>, or set SVC_SECRET_KEY to the key`,
     });
   }
-  const keyName = keySource === 'backup' ? at(keyInBackup) : keySource === '--key-file' ? options.keyFile!.path : 'SVC_SECRET_KEY';
+  const keyName =
+    keySource === 'backup' ? at(keyInBackup) : keySource === '--key-file' ? options.keyFile!.path : 'SVC_SECRET_KEY';
   const keyFromBackup = keySource === 'backup';
   if (secretKeyFingerprint(key) !== info.key_fingerprint) {
-    throw new BackupFailure({ file: keyName, cause: `is not the key this backup was taken with (fingerprint ${info.key_fingerprint.slice(0, 12)}…); the database's second factors and sealed keys would not open` });
+    throw new BackupFailure({
+      file: keyName,
+      cause: `is not the key this backup was taken with (fingerprint ${info.key_fingerprint.slice(0, 12)}…); the database's second factors and sealed keys would not open`,
+    });
   }
 
   // 3. The MAC.
@@ -128,18 +164,25 @@ export async function verifyBackup(dir: string, options: VerifyOptions): Promise
   const observed = new Map<string, string | null>();
   for (const e of entries) {
     const h = await hashOf(e.path);
-    if (h === 'not_a_file') throw new BackupFailure({ file: at(e.path), cause: 'is not a regular file (a symbolic link?)' });
+    if (h === 'not_a_file')
+      throw new BackupFailure({ file: at(e.path), cause: 'is not a regular file (a symbolic link?)' });
     observed.set(e.path, h === null ? null : h.sha256);
   }
   const problem = checkManifest(entries, (p) => observed.get(p) ?? null);
   if (problem) throw new BackupFailure({ file: at(problem.file), cause: problem.cause });
-  if (!listed.has(BACKUP_INFO_FILE)) throw new BackupFailure({ file: at(manifestName), cause: `does not list ${BACKUP_INFO_FILE}` });
-  if ((info.encryption === 'none') === encrypted) throw new BackupFailure({ file: at(BACKUP_INFO_FILE), cause: `says encryption ${info.encryption}, but the manifest is ${encrypted ? '' : 'not '}encrypted` });
+  if (!listed.has(BACKUP_INFO_FILE))
+    throw new BackupFailure({ file: at(manifestName), cause: `does not list ${BACKUP_INFO_FILE}` });
+  if ((info.encryption === 'none') === encrypted)
+    throw new BackupFailure({
+      file: at(BACKUP_INFO_FILE),
+      cause: `says encryption ${info.encryption}, but the manifest is ${encrypted ? '' : 'not '}encrypted`,
+    });
 
   // 5. The database, in the clear: decrypted into an owner-only temporary directory.
   const dbName = info.database === 'sqlite' ? DATABASE_FILE : PG_DUMP_FILE;
   const dbInBackup = encrypted ? dbName + AGE_SUFFIX : dbName;
-  if (!listed.has(dbInBackup)) throw new BackupFailure({ file: at(manifestName), cause: `does not list ${dbInBackup}` });
+  if (!listed.has(dbInBackup))
+    throw new BackupFailure({ file: at(manifestName), cause: `does not list ${dbInBackup}` });
   let scratch: string | null = null;
   const dispose = async () => {
     if (scratch !== null) await rm(scratch, { recursive: true, force: true });
@@ -152,8 +195,29 @@ export async function verifyBackup(dir: string, options: VerifyOptions): Promise
       database = join(scratch, dbName);
       await decryptToFile(at(dbInBackup), database, needOpener(dbInBackup));
     }
-    const checked = await checkContents(dir, info, { key, keyName, keySource, database, dbInBackup, manifestName, listed, entries, hashOf, objects: options.objects });
-    return { info, entries, key, keyFromBackup, keySource, blobs: checked.blobs, sealedValues: checked.sealedValues, database, dispose };
+    const checked = await checkContents(dir, info, {
+      key,
+      keyName,
+      keySource,
+      database,
+      dbInBackup,
+      manifestName,
+      listed,
+      entries,
+      hashOf,
+      objects: options.objects,
+    });
+    return {
+      info,
+      entries,
+      key,
+      keyFromBackup,
+      keySource,
+      blobs: checked.blobs,
+      sealedValues: checked.sealedValues,
+      database,
+      dispose,
+    };
   } catch (err) {
     await dispose();
     throw err;
@@ -199,21 +263,32 @@ async function checkContents(
       } catch (err) {
         damage = (err as Error).message;
       }
-      if (damage !== null) throw new BackupFailure({ file, cause: `is damaged (truncated or changed after the backup): ${damage}` });
+      if (damage !== null)
+        throw new BackupFailure({ file, cause: `is damaged (truncated or changed after the backup): ${damage}` });
       const stamp = reader.schema();
       if (stamp.version === 0) throw new BackupFailure({ file, cause: 'holds no Strongroom schema' });
       const newer = refuseNewerSchema(stamp, buildSchemaVersion());
-      if (newer) throw new BackupFailure({ file, cause: `has schema version ${stamp.version}, newer than this build's ${buildSchemaVersion().version}; restore it with a newer build` });
+      if (newer)
+        throw new BackupFailure({
+          file,
+          cause: `has schema version ${stamp.version}, newer than this build's ${buildSchemaVersion().version}; restore it with a newer build`,
+        });
       const recorded = reader.keyFingerprint();
       if (recorded !== null && recorded !== info.key_fingerprint) {
-        throw new BackupFailure({ file: keyName, cause: 'is not the key this database\'s secrets are sealed under (its deployment record names another)' });
+        throw new BackupFailure({
+          file: keyName,
+          cause: "is not the key this database's secrets are sealed under (its deployment record names another)",
+        });
       }
       for (const col of SEALED_COLUMNS) {
         const open = col.opener(key);
         for (const row of reader.sealedValues(col.table, col.column, col.context)) {
           sealedValues++;
           if (!(await open(row.sealed, row.context))) {
-            throw new BackupFailure({ file, cause: `${col.table}.${col.column} of ${rowNamed(col, row.context)} does not open with ${c.keySource === 'backup' ? SECRET_KEY_FILE + AGE_SUFFIX : keyName}` });
+            throw new BackupFailure({
+              file,
+              cause: `${col.table}.${col.column} of ${rowNamed(col, row.context)} does not open with ${c.keySource === 'backup' ? SECRET_KEY_FILE + AGE_SUFFIX : keyName}`,
+            });
           }
         }
       }
@@ -233,7 +308,11 @@ async function checkContents(
       if (h === null || h === 'not_a_file') continue; // reported by the manifest check below
       blobs.push({ contentHash: m[1]!, size: h.size });
     }
-    if (blobs.length !== info.blobs) throw new BackupFailure({ file: at(c.manifestName), cause: `lists ${blobs.length} blobs; ${BACKUP_INFO_FILE} says ${info.blobs}` });
+    if (blobs.length !== info.blobs)
+      throw new BackupFailure({
+        file: at(c.manifestName),
+        cause: `lists ${blobs.length} blobs; ${BACKUP_INFO_FILE} says ${info.blobs}`,
+      });
   }
 
   // The blobs the ledger references.
@@ -242,32 +321,55 @@ async function checkContents(
       const rel = blobPath(b.contentHash);
       const h = await hashOf(rel);
       if (h === null) throw new BackupFailure({ file: at(rel), cause: 'is referenced by the ledger but missing' });
-      if (h === 'not_a_file') throw new BackupFailure({ file: at(rel), cause: 'is not a regular file (a symbolic link?)' });
-      if (h.sha256 !== b.contentHash) throw new BackupFailure({ file: at(rel), cause: `holds bytes whose SHA-256 is ${h.sha256}` });
-      if (h.size !== b.size) throw new BackupFailure({ file: at(rel), cause: `holds ${h.size} bytes; the ledger says ${b.size}` });
-      if (!listed.has(rel)) throw new BackupFailure({ file: at(rel), cause: 'is referenced by the ledger but not listed in the manifest' });
+      if (h === 'not_a_file')
+        throw new BackupFailure({ file: at(rel), cause: 'is not a regular file (a symbolic link?)' });
+      if (h.sha256 !== b.contentHash)
+        throw new BackupFailure({ file: at(rel), cause: `holds bytes whose SHA-256 is ${h.sha256}` });
+      if (h.size !== b.size)
+        throw new BackupFailure({ file: at(rel), cause: `holds ${h.size} bytes; the ledger says ${b.size}` });
+      if (!listed.has(rel))
+        throw new BackupFailure({ file: at(rel), cause: 'is referenced by the ledger but not listed in the manifest' });
     }
   } else {
     // Object storage keeps the bytes itself: the backup lists them, and the listing is checked
     // against the ledger in the database copy and against the store (each object there at the
     // size the ledger records; its key is its SHA-256, which the store checked when it was
     // committed). Without the store configured there is nothing to check them against.
-    if (!listed.has(OBJECTS_FILE)) throw new BackupFailure({ file: at(OBJECTS_FILE), cause: 'is not listed in the manifest' });
-    const objects = parseObjects(await naming(at(OBJECTS_FILE), () => readFile(at(OBJECTS_FILE), 'utf8')), at(OBJECTS_FILE));
+    if (!listed.has(OBJECTS_FILE))
+      throw new BackupFailure({ file: at(OBJECTS_FILE), cause: 'is not listed in the manifest' });
+    const objects = parseObjects(
+      await naming(at(OBJECTS_FILE), () => readFile(at(OBJECTS_FILE), 'utf8')),
+      at(OBJECTS_FILE),
+    );
     if (info.database === 'sqlite') {
       for (const b of blobs) {
-        if (objects.get(b.contentHash) !== b.size) throw new BackupFailure({ file: at(OBJECTS_FILE), cause: `does not list ${b.contentHash} (${b.size} bytes), which the ledger references` });
+        if (objects.get(b.contentHash) !== b.size)
+          throw new BackupFailure({
+            file: at(OBJECTS_FILE),
+            cause: `does not list ${b.contentHash} (${b.size} bytes), which the ledger references`,
+          });
       }
     } else {
       blobs = [...objects].map(([contentHash, size]) => ({ contentHash, size }));
     }
     if (options.objects === undefined || options.objects === null) {
-      throw new BackupFailure({ file: at(OBJECTS_FILE), cause: 'lists objects in an object store: set SVC_BLOB_URL (and its credentials) to that store to check them' });
+      throw new BackupFailure({
+        file: at(OBJECTS_FILE),
+        cause: 'lists objects in an object store: set SVC_BLOB_URL (and its credentials) to that store to check them',
+      });
     }
     for (const [contentHash, size] of objects) {
       const found = await options.objects.stat(contentHash);
-      if (found === null) throw new BackupFailure({ file: `object ${contentHash}`, cause: 'is listed in the backup but missing from the object store' });
-      if (found.size !== size) throw new BackupFailure({ file: `object ${contentHash}`, cause: `holds ${found.size} bytes in the object store; the backup lists ${size}` });
+      if (found === null)
+        throw new BackupFailure({
+          file: `object ${contentHash}`,
+          cause: 'is listed in the backup but missing from the object store',
+        });
+      if (found.size !== size)
+        throw new BackupFailure({
+          file: `object ${contentHash}`,
+          cause: `holds ${found.size} bytes in the object store; the backup lists ${size}`,
+        });
     }
   }
 
@@ -282,10 +384,21 @@ async function readInfo(path: string): Promise<BackupInfo> {
   } catch {
     throw new BackupFailure({ file: path, cause: 'is not JSON' });
   }
-  if ((v.format as number | undefined) === 1) throw new BackupFailure({ file: path, cause: 'has format 1: a backup of an older build, whose manifest carries no MAC and whose folder may hold the key in the clear; this build reads format 2 (take a new backup, then destroy that one)' });
-  if (v.format !== 2) throw new BackupFailure({ file: path, cause: `has format ${String(v.format)}; this build reads format 2` });
-  if (v.encryption !== 'age-x25519' && v.encryption !== 'age-passphrase' && v.encryption !== 'none') throw new BackupFailure({ file: path, cause: 'does not say how the backup is encrypted (encryption)' });
-  if ((v.database !== 'sqlite' && v.database !== 'postgresql') || typeof v.key_fingerprint !== 'string' || (v.blob_mode !== 'copy' && v.blob_mode !== 'manifest')) {
+  if ((v.format as number | undefined) === 1)
+    throw new BackupFailure({
+      file: path,
+      cause:
+        'has format 1: a backup of an older build, whose manifest carries no MAC and whose folder may hold the key in the clear; this build reads format 2 (take a new backup, then destroy that one)',
+    });
+  if (v.format !== 2)
+    throw new BackupFailure({ file: path, cause: `has format ${String(v.format)}; this build reads format 2` });
+  if (v.encryption !== 'age-x25519' && v.encryption !== 'age-passphrase' && v.encryption !== 'none')
+    throw new BackupFailure({ file: path, cause: 'does not say how the backup is encrypted (encryption)' });
+  if (
+    (v.database !== 'sqlite' && v.database !== 'postgresql') ||
+    typeof v.key_fingerprint !== 'string' ||
+    (v.blob_mode !== 'copy' && v.blob_mode !== 'manifest')
+  ) {
     throw new BackupFailure({ file: path, cause: 'does not describe a backup (database, key_fingerprint, blob_mode)' });
   }
   return v as BackupInfo;
@@ -297,7 +410,8 @@ function parseObjects(text: string, file: string): Map<string, number> {
   for (const line of text.split('\n')) {
     if (line === '') continue;
     const m = /^([0-9a-f]{64}) (\d{1,16})$/.exec(line);
-    if (m === null) throw new BackupFailure({ file, cause: `holds a line that is not "<sha256> <size>": ${line.slice(0, 80)}` });
+    if (m === null)
+      throw new BackupFailure({ file, cause: `holds a line that is not "<sha256> <size>": ${line.slice(0, 80)}` });
     out.set(m[1]!, Number(m[2]));
   }
   return out;

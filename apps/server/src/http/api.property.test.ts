@@ -61,10 +61,16 @@ function find(method: string, path: string): Operation {
  * One call made the way a client would, checked against the document before its body is handed
  * back: the handlers' outputs meet their schemas on the paths that succeed.
  */
-async function checked(method: string, template: string, url: string, init: { token?: string; json?: unknown; raw?: Uint8Array; type?: string; version?: string } = {}) {
+async function checked(
+  method: string,
+  template: string,
+  url: string,
+  init: { token?: string; json?: unknown; raw?: Uint8Array; type?: string; version?: string } = {},
+) {
   const o = find(method, template);
   const headers: Record<string, string> = {};
-  if (template.startsWith('/v1') || template.startsWith('/upload') || template === '/quota') headers['x-svc-protocol'] = init.version ?? VERSION;
+  if (template.startsWith('/v1') || template.startsWith('/upload') || template === '/quota')
+    headers['x-svc-protocol'] = init.version ?? VERSION;
   if (init.token) headers.authorization = `Bearer ${init.token}`;
   let body: BodyInit | undefined;
   if (init.json !== undefined) {
@@ -77,7 +83,10 @@ async function checked(method: string, template: string, url: string, init: { to
   const answer = await answerOf(await s.request(url, { method, headers, ...(body !== undefined ? { body } : {}) }));
   expect(checker.problems(o, answer), `${method} ${url}`).toEqual([]);
   const text = new TextDecoder().decode(answer.bytes);
-  return { status: answer.status, body: answer.headers.get('content-type')?.includes('json') && text ? JSON.parse(text) : text };
+  return {
+    status: answer.status,
+    body: answer.headers.get('content-type')?.includes('json') && text ? JSON.parse(text) : text,
+  };
 }
 
 /** A signed-in account with a published directory, an album, an open upload and an asset. */
@@ -85,15 +94,48 @@ async function fixtures(): Promise<Fixtures> {
   const u = await registerUser(s.app);
   const profile = (await checked('GET', '/v1/auth/profile', '/v1/auth/profile', { token: u.access_token })).body;
   const dir = new TestIdentity(u.address).signDirectory(profile.account_id, 1, [admin]);
-  expect((await checked('PUT', '/v1/devices/directory', '/v1/devices/directory', { token: u.access_token, raw: dir, type: 'application/cbor' })).status).toBe(200);
-  const album = (await checked('POST', '/v1/albums', '/v1/albums', { token: u.access_token, json: { device_id: 'admin' } })).body;
-  const open = (await checked('POST', '/upload', '/upload', { token: u.access_token, json: { declared_size: 10, kind: 'original', device_id: 'admin', album_id: album.album_id } })).body;
-  const done = (await checked('POST', '/upload', '/upload', { token: u.access_token, json: { declared_size: 4, kind: 'original', device_id: 'admin' } })).body;
+  expect(
+    (
+      await checked('PUT', '/v1/devices/directory', '/v1/devices/directory', {
+        token: u.access_token,
+        raw: dir,
+        type: 'application/cbor',
+      })
+    ).status,
+  ).toBe(200);
+  const album = (
+    await checked('POST', '/v1/albums', '/v1/albums', { token: u.access_token, json: { device_id: 'admin' } })
+  ).body;
+  const open = (
+    await checked('POST', '/upload', '/upload', {
+      token: u.access_token,
+      json: { declared_size: 10, kind: 'original', device_id: 'admin', album_id: album.album_id },
+    })
+  ).body;
+  const done = (
+    await checked('POST', '/upload', '/upload', {
+      token: u.access_token,
+      json: { declared_size: 4, kind: 'original', device_id: 'admin' },
+    })
+  ).body;
   const bytes = new TextEncoder().encode(`b${Math.random()}`.slice(0, 4));
-  await checked('PUT', '/upload/{id}', `/upload/${done.upload_id}`, { token: u.access_token, raw: bytes, type: 'application/octet-stream' });
+  await checked('PUT', '/upload/{id}', `/upload/${done.upload_id}`, {
+    token: u.access_token,
+    raw: bytes,
+    type: 'application/octet-stream',
+  });
   const hash = createHash('sha256').update(bytes).digest('hex');
-  const asset = (await checked('POST', '/upload/{id}/finalize', `/upload/${done.upload_id}/finalize`, { token: u.access_token, json: { content_hash: hash } })).body;
-  return { token: u.access_token, sessionToken: u.session_token, ids: [profile.account_id, u.session_id, album.album_id, open.upload_id, done.upload_id, asset.asset_id, hash] };
+  const asset = (
+    await checked('POST', '/upload/{id}/finalize', `/upload/${done.upload_id}/finalize`, {
+      token: u.access_token,
+      json: { content_hash: hash },
+    })
+  ).body;
+  return {
+    token: u.access_token,
+    sessionToken: u.session_token,
+    ids: [profile.account_id, u.session_id, album.album_id, open.upload_id, done.upload_id, asset.asset_id, hash],
+  };
 }
 
 // Characters a path segment carries as they are; `.` and `..` alone are dot segments, which URL
@@ -105,7 +147,9 @@ const safeSegment = (x: string) => SEGMENT.test(x) && x !== '.' && x !== '..';
 
 /** Requests for one operation, read from its documented parameters and body. */
 function requests(o: Operation, f: Fixtures): fc.Arbitrary<Sent> {
-  const params: Json[] = (o.op.parameters ?? []).map((p: Json) => (p.$ref ? doc.components.parameters[p.$ref.split('/').pop()] : p));
+  const params: Json[] = (o.op.parameters ?? []).map((p: Json) =>
+    p.$ref ? doc.components.parameters[p.$ref.split('/').pop()] : p,
+  );
   const pathParams = params.filter((p) => p.in === 'path');
   const queryParams = params.filter((p) => p.in === 'query');
   const versioned = params.some((p) => p.in === 'header' && p.name === 'X-Svc-Protocol');
@@ -125,7 +169,12 @@ function requests(o: Operation, f: Fixtures): fc.Arbitrary<Sent> {
       fc.oneof(
         { weight: 4, arbitrary: valid(p.schema).map((x) => String(x)) },
         { weight: 1, arbitrary: fc.constantFrom(...f.ids) },
-        { weight: 1, arbitrary: mutated(p.schema).map((x) => (x === undefined ? undefined : typeof x === 'string' ? x : JSON.stringify(x))) },
+        {
+          weight: 1,
+          arbitrary: mutated(p.schema).map((x) =>
+            x === undefined ? undefined : typeof x === 'string' ? x : JSON.stringify(x),
+          ),
+        },
         { weight: 1, arbitrary: fc.constant(undefined) },
       ),
     ),
@@ -133,7 +182,17 @@ function requests(o: Operation, f: Fixtures): fc.Arbitrary<Sent> {
   const versionArb = versioned
     ? fc.oneof(
         { weight: 8, arbitrary: fc.constant<string | undefined>(VERSION) },
-        { weight: 1, arbitrary: fc.constantFrom<string | undefined>(undefined, 'garbage', '2026-02-30', '2099-01-01', '2026-01-01', '2026-03-01') },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom<string | undefined>(
+            undefined,
+            'garbage',
+            '2026-02-30',
+            '2099-01-01',
+            '2026-01-01',
+            '2026-03-01',
+          ),
+        },
       )
     : fc.constantFrom<string | undefined>(undefined, VERSION);
   const tokenArb = fc.oneof(
@@ -142,18 +201,20 @@ function requests(o: Operation, f: Fixtures): fc.Arbitrary<Sent> {
   );
   const bodyArb = bodyRequests(o.op.requestBody);
 
-  return fc.record({ path: pathArb, query: queryArb, version: versionArb, token: tokenArb, body: bodyArb }).map(({ path, query, version, token, body }) => {
-    let i = 0;
-    let url = o.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(path[i++]!));
-    const search = new URLSearchParams();
-    queryParams.forEach((p, k) => query[k] !== undefined && search.set(p.name, query[k]!));
-    if (search.size) url += `?${search}`;
-    const headers: Record<string, string> = {};
-    if (version !== undefined) headers['x-svc-protocol'] = version;
-    if (token !== undefined) headers.authorization = `Bearer ${token}`;
-    if (body.type !== undefined) headers['content-type'] = body.type;
-    return { url, init: { method: o.method, headers, ...(body.bytes !== undefined ? { body: body.bytes } : {}) } };
-  });
+  return fc
+    .record({ path: pathArb, query: queryArb, version: versionArb, token: tokenArb, body: bodyArb })
+    .map(({ path, query, version, token, body }) => {
+      let i = 0;
+      let url = o.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(path[i++]!));
+      const search = new URLSearchParams();
+      queryParams.forEach((p, k) => query[k] !== undefined && search.set(p.name, query[k]!));
+      if (search.size) url += `?${search}`;
+      const headers: Record<string, string> = {};
+      if (version !== undefined) headers['x-svc-protocol'] = version;
+      if (token !== undefined) headers.authorization = `Bearer ${token}`;
+      if (body.type !== undefined) headers['content-type'] = body.type;
+      return { url, init: { method: o.method, headers, ...(body.bytes !== undefined ? { body: body.bytes } : {}) } };
+    });
 }
 
 interface BodyChoice {
@@ -164,7 +225,11 @@ interface BodyChoice {
 function bodyRequests(requestBody: Json | undefined): fc.Arbitrary<BodyChoice> {
   if (!requestBody) return fc.constant({});
   const [type, media] = Object.entries<Json>(requestBody.content)[0]!;
-  const wrongType = fc.constantFrom<string | undefined>(undefined, 'text/plain', type === 'application/json' ? 'application/cbor' : 'application/json');
+  const wrongType = fc.constantFrom<string | undefined>(
+    undefined,
+    'text/plain',
+    type === 'application/json' ? 'application/cbor' : 'application/json',
+  );
   const json = (value: unknown) => JSON.stringify(value) ?? 'null';
   if (type === 'application/json') {
     const schema = media.schema as Json;
@@ -173,7 +238,10 @@ function bodyRequests(requestBody: Json | undefined): fc.Arbitrary<BodyChoice> {
       { weight: 4, arbitrary: mutated(schema).map(json) },
       { weight: 1, arbitrary: fc.constantFrom('{', '{"a":1,"a":2}', '"\\ud800"', 'x'.repeat(70 * 1024)) },
     );
-    const content = fc.oneof({ weight: 8, arbitrary: fc.constantFrom<string | undefined>(type, `${type}; charset=utf-8`) }, { weight: 1, arbitrary: wrongType });
+    const content = fc.oneof(
+      { weight: 8, arbitrary: fc.constantFrom<string | undefined>(type, `${type}; charset=utf-8`) },
+      { weight: 1, arbitrary: wrongType },
+    );
     const withBody = fc.record({ type: content, bytes: text });
     return requestBody.required ? withBody : fc.oneof(withBody, fc.constant({}));
   }
@@ -182,7 +250,10 @@ function bodyRequests(requestBody: Json | undefined): fc.Arbitrary<BodyChoice> {
     { weight: 1, arbitrary: fc.constant(new Uint8Array(300 * 1024)) },
   );
   return fc.record({
-    type: fc.oneof({ weight: 6, arbitrary: fc.constant<string | undefined>(type) }, { weight: 1, arbitrary: wrongType }),
+    type: fc.oneof(
+      { weight: 6, arbitrary: fc.constant<string | undefined>(type) },
+      { weight: 1, arbitrary: wrongType },
+    ),
     bytes: bytes.map((b) => b.slice() as Uint8Array<ArrayBuffer>),
   });
 }
@@ -195,14 +266,24 @@ describe('every operation keeps the promises of the document', () => {
     narrowed.paths['/quota'].get.responses['200'].content['application/json'].schema.required.push('not_a_member');
     const strict = new DocChecker(narrowed);
     const anonymous = await answerOf(await s.request('/quota', { headers: { 'x-svc-protocol': VERSION } }));
-    expect(strict.problems({ ...quota, op: narrowed.paths['/quota'].get }, anonymous)).toEqual(['undocumented status 401']);
+    expect(strict.problems({ ...quota, op: narrowed.paths['/quota'].get }, anonymous)).toEqual([
+      'undocumented status 401',
+    ]);
     expect(checker.problems(quota, anonymous)).toEqual([]);
     const f = await fixtures();
-    const mine = await answerOf(await s.request('/quota', { headers: { 'x-svc-protocol': VERSION, authorization: `Bearer ${f.token}` } }));
-    expect(strict.problems({ ...quota, op: narrowed.paths['/quota'].get }, mine).join()).toMatch(/does not match its schema.*not_a_member/);
-    expect(checker.problems(quota, { ...mine, headers: new Headers({ 'content-type': 'text/html' }) }).join()).toMatch(/answered text\/html/);
+    const mine = await answerOf(
+      await s.request('/quota', { headers: { 'x-svc-protocol': VERSION, authorization: `Bearer ${f.token}` } }),
+    );
+    expect(strict.problems({ ...quota, op: narrowed.paths['/quota'].get }, mine).join()).toMatch(
+      /does not match its schema.*not_a_member/,
+    );
+    expect(checker.problems(quota, { ...mine, headers: new Headers({ 'content-type': 'text/html' }) }).join()).toMatch(
+      /answered text\/html/,
+    );
     // Answers are checked closed: a member the document does not name is a departure.
-    const extra = new TextEncoder().encode(JSON.stringify({ ...JSON.parse(new TextDecoder().decode(mine.bytes)), surprise: 1 }));
+    const extra = new TextEncoder().encode(
+      JSON.stringify({ ...JSON.parse(new TextDecoder().decode(mine.bytes)), surprise: 1 }),
+    );
     expect(checker.problems(quota, { ...mine, bytes: extra }).join()).toMatch(/unevaluated properties/);
     expect(checker.problems(quota, mine)).toEqual([]);
   });
@@ -225,7 +306,9 @@ describe('every operation keeps the promises of the document', () => {
         );
       } catch (error) {
         // fast-check keeps the property's own error as the cause: without it a failure says only "failed".
-        failures.push(`${o.method} ${o.path}\n${String((error as Error).message).slice(0, 1500)}\ncause: ${String((error as { cause?: unknown }).cause).slice(0, 800)}`);
+        failures.push(
+          `${o.method} ${o.path}\n${String((error as Error).message).slice(0, 1500)}\ncause: ${String((error as { cause?: unknown }).cause).slice(0, 800)}`,
+        );
       }
     }
     if (process.env.FC_TALLY) for (const [op, t] of seen) console.log(op, JSON.stringify(Object.fromEntries(t)));
@@ -257,26 +340,57 @@ describe('the answers of the ordinary flows match their schemas', () => {
     const f = await fixtures();
     const [, sessionId, albumId, openUpload, , assetId] = f.ids as [string, string, string, string, string, string];
     const t = { token: f.token };
-    for (const path of ['/.well-known/svc/server-info', '/.well-known/svc/revoked-jti', '/.well-known/svc/deprecation', '/.well-known/svc/attestation-keys']) {
+    for (const path of [
+      '/.well-known/svc/server-info',
+      '/.well-known/svc/revoked-jti',
+      '/.well-known/svc/deprecation',
+      '/.well-known/svc/attestation-keys',
+    ]) {
       expect((await checked('GET', path, path)).status).toBe(200);
     }
-    expect((await checked('PATCH', '/v1/auth/profile', '/v1/auth/profile', { ...t, json: { display_name: '  Ada  ' } })).body.display_name).toBe('Ada');
+    expect(
+      (await checked('PATCH', '/v1/auth/profile', '/v1/auth/profile', { ...t, json: { display_name: '  Ada  ' } })).body
+        .display_name,
+    ).toBe('Ada');
     expect((await checked('GET', '/v1/auth/sessions', '/v1/auth/sessions', t)).body.sessions).toHaveLength(1);
     expect((await checked('GET', '/quota', '/quota', t)).status).toBe(200);
     expect((await checked('GET', '/v1/devices/directory', '/v1/devices/directory', t)).status).toBe(200);
-    expect((await checked('GET', '/v1/albums/{album_id}/upgrade', `/v1/albums/${albumId}/upgrade`, t)).body.phase).toBe('normal');
+    expect((await checked('GET', '/v1/albums/{album_id}/upgrade', `/v1/albums/${albumId}/upgrade`, t)).body.phase).toBe(
+      'normal',
+    );
     expect((await checked('GET', '/upload/{id}', `/upload/${openUpload}`, t)).body.state).toBe('Pending');
     expect((await checked('DELETE', '/upload/{id}', `/upload/${openUpload}`, t)).body.state).toBe('Cancelled');
     expect((await checked('GET', '/v1/assets/{id}', `/v1/assets/${assetId}`, t)).body.state).toBe('live');
-    expect((await checked('PUT', '/v1/assets/{id}/metadata', `/v1/assets/${assetId}/metadata`, { ...t, raw: new Uint8Array(8), type: 'application/octet-stream' })).status).toBe(200);
-    expect((await checked('POST', '/v1/assets/{id}/trash', `/v1/assets/${assetId}/trash`, t)).body.state).toBe('trashed');
-    expect((await checked('POST', '/v1/assets/{id}/restore', `/v1/assets/${assetId}/restore`, t)).body.state).toBe('live');
+    expect(
+      (
+        await checked('PUT', '/v1/assets/{id}/metadata', `/v1/assets/${assetId}/metadata`, {
+          ...t,
+          raw: new Uint8Array(8),
+          type: 'application/octet-stream',
+        })
+      ).status,
+    ).toBe(200);
+    expect((await checked('POST', '/v1/assets/{id}/trash', `/v1/assets/${assetId}/trash`, t)).body.state).toBe(
+      'trashed',
+    );
+    expect((await checked('POST', '/v1/assets/{id}/restore', `/v1/assets/${assetId}/restore`, t)).body.state).toBe(
+      'live',
+    );
     await checked('POST', '/v1/assets/{id}/trash', `/v1/assets/${assetId}/trash`, t);
     expect((await checked('POST', '/v1/trash/empty', '/v1/trash/empty', t)).body.purged).toBe(1);
-    expect((await checked('POST', '/v1/auth/refresh', '/v1/auth/refresh', { json: { session_token: f.sessionToken } })).status).toBe(200);
-    expect((await checked('POST', '/v1/auth/totp/enroll', '/v1/auth/totp/enroll', t)).body.uri).toMatch(/^otpauth:\/\/totp\//);
-    expect((await checked('POST', '/v1/auth/logout/all/challenge', '/v1/auth/logout/all/challenge', t)).body.expires_in).toBe(300);
-    expect((await checked('DELETE', '/v1/auth/sessions/{session_id}', `/v1/auth/sessions/${sessionId}`, t)).status).toBe(204);
+    expect(
+      (await checked('POST', '/v1/auth/refresh', '/v1/auth/refresh', { json: { session_token: f.sessionToken } }))
+        .status,
+    ).toBe(200);
+    expect((await checked('POST', '/v1/auth/totp/enroll', '/v1/auth/totp/enroll', t)).body.uri).toMatch(
+      /^otpauth:\/\/totp\//,
+    );
+    expect(
+      (await checked('POST', '/v1/auth/logout/all/challenge', '/v1/auth/logout/all/challenge', t)).body.expires_in,
+    ).toBe(300);
+    expect(
+      (await checked('DELETE', '/v1/auth/sessions/{session_id}', `/v1/auth/sessions/${sessionId}`, t)).status,
+    ).toBe(204);
     expect((await checked('GET', '/quota', '/quota', t)).status).toBe(401);
   });
 });

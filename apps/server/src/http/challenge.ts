@@ -22,14 +22,22 @@ export function schemesOf(r: Pick<AnyRoute, 'auth' | 'uploadToken' | 'security' 
  * `error="invalid_token"`; without a credential in that scheme, no error code. Only the scheme
  * name of the request's header is read, never its value.
  */
-export function challengeFor(schemes: readonly Scheme[], authorization: string | undefined, headerSchemes: boolean): string {
+export function challengeFor(
+  schemes: readonly Scheme[],
+  authorization: string | undefined,
+  headerSchemes: boolean,
+): string {
   const space = authorization?.indexOf(' ') ?? -1;
-  const presented = headerSchemes && authorization !== undefined ? (space < 0 ? authorization : authorization.slice(0, space)).toLowerCase() : null;
+  const presented =
+    headerSchemes && authorization !== undefined
+      ? (space < 0 ? authorization : authorization.slice(0, space)).toLowerCase()
+      : null;
   return schemes.map((s) => (s.toLowerCase() === presented ? `${s} error="invalid_token"` : s)).join(', ');
 }
 
 /** True when the route reads a credential from `Authorization` (false: it comes in the body). */
-export const readsAuthorization = (r: Pick<AnyRoute, 'auth' | 'security' | 'optionalAuth'>): boolean => r.auth || r.optionalAuth === true || (r.security?.length ?? 0) > 0;
+export const readsAuthorization = (r: Pick<AnyRoute, 'auth' | 'security' | 'optionalAuth'>): boolean =>
+  r.auth || r.optionalAuth === true || (r.security?.length ?? 0) > 0;
 
 /**
  * The refusals that say the presented token was refused. On an `optionalAuth` route a 401 may refuse

@@ -4,8 +4,10 @@ import { HttpProblem, problemBody } from './problem.js';
 
 /** The parser's refusals that have a status of their own; any other is malformed input (400). */
 function problemOf(error: NodeJS.ErrnoException): HttpProblem {
-  if (error.code === 'HPE_HEADER_OVERFLOW') return new HttpProblem('error.request.headers_too_large', 'The request headers are larger than this server reads.');
-  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return new HttpProblem('error.request.timeout', 'The request did not arrive in time.');
+  if (error.code === 'HPE_HEADER_OVERFLOW')
+    return new HttpProblem('error.request.headers_too_large', 'The request headers are larger than this server reads.');
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return new HttpProblem('error.request.timeout', 'The request did not arrive in time.');
   return new HttpProblem('error.request.invalid', 'The request is not well-formed HTTP.');
 }
 
@@ -20,15 +22,23 @@ function problemOf(error: NodeJS.ErrnoException): HttpProblem {
 export function answerClientErrors(server: Server, protocolHeaders: () => Record<string, string>): void {
   server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
     // Nothing to answer on a connection the client dropped, or one whose response has begun.
-    const started = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
+    const started =
+      (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
     if (error.code === 'ECONNRESET' || !socket.writable || started) {
       socket.destroy();
       return;
     }
     const problem = problemBody(problemOf(error));
     const body = Buffer.from(JSON.stringify(problem));
-    const headers = { ...protocolHeaders(), 'content-type': 'application/problem+json', 'content-length': String(body.length), connection: 'close' };
-    const head = `HTTP/1.1 ${String(problem.status)} ${String(problem.title)}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n`;
+    const headers = {
+      ...protocolHeaders(),
+      'content-type': 'application/problem+json',
+      'content-length': String(body.length),
+      connection: 'close',
+    };
+    const head = `HTTP/1.1 ${String(problem.status)} ${String(problem.title)}\r\n${Object.entries(headers)
+      .map(([k, v]) => `${k}: ${v}`)
+      .join('\r\n')}\r\n\r\n`;
     socket.end(Buffer.concat([Buffer.from(head, 'latin1'), body]));
   });
 }

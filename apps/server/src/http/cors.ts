@@ -9,9 +9,16 @@
  * protocol date, crypto suite, sidecar schema, acting-as) and the headers of a tus client's
  * resumable upload. Named when the preflight names none.
  */
-const ALLOW_HEADERS = 'Authorization, Content-Type, X-Svc-Protocol, X-Svc-Crypto-Suite, X-Svc-Sidecar-Schema, X-Svc-Act-As, Tus-Resumable, Upload-Length, Upload-Metadata, Upload-Offset, Upload-Checksum';
+const ALLOW_HEADERS =
+  'Authorization, Content-Type, X-Svc-Protocol, X-Svc-Crypto-Suite, X-Svc-Sidecar-Schema, X-Svc-Act-As, Tus-Resumable, Upload-Length, Upload-Metadata, Upload-Offset, Upload-Checksum';
 /** The request headers a tus client sends (resumable uploads, routes/tus.ts). */
-const TUS_REQUEST_HEADERS = new Set(['tus-resumable', 'upload-length', 'upload-metadata', 'upload-offset', 'upload-checksum']);
+const TUS_REQUEST_HEADERS = new Set([
+  'tus-resumable',
+  'upload-length',
+  'upload-metadata',
+  'upload-offset',
+  'upload-checksum',
+]);
 /**
  * What a browser script may read from an answer: the protocol window, deprecation notices,
  * Retry-After, and what downloads and sign-in need: a ranged answer's Content-Range (and its
@@ -75,6 +82,9 @@ function allowedHeaders(requested: string | null): string {
   return requested
     .split(',')
     .map((h) => h.trim().toLowerCase())
-    .filter((h) => h === 'authorization' || h === 'content-type' || TUS_REQUEST_HEADERS.has(h) || /^x-svc-[a-z0-9-]+$/.test(h))
+    .filter(
+      (h) =>
+        h === 'authorization' || h === 'content-type' || TUS_REQUEST_HEADERS.has(h) || /^x-svc-[a-z0-9-]+$/.test(h),
+    )
     .join(', ');
 }

@@ -24,7 +24,12 @@ export function uploadToken(header: string | undefined): string | null {
 /** Turns an unreadable session ledger into 401 error.auth.unavailable, as the contract asks. */
 export function authFailure(cause: unknown): HttpProblem {
   if (cause instanceof CoreError && cause.code === 'error.auth.unavailable') {
-    return new HttpProblem('error.auth.unavailable', 'The session ledger cannot be read; try again shortly.', {}, 'authenticating');
+    return new HttpProblem(
+      'error.auth.unavailable',
+      'The session ledger cannot be read; try again shortly.',
+      {},
+      'authenticating',
+    );
   }
   throw cause;
 }

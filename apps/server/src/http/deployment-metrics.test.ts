@@ -5,15 +5,28 @@ import { registerUser, testServer } from '@strongroom/tests';
 import { DeploymentGauges, TOTALS_INTERVAL_MS } from './deployment-metrics.js';
 import { HttpMetrics } from './metrics.js';
 
-const TOTALS: DeploymentTotals = { accounts: 3, openSessions: 4, usedBytes: 500, reservedBytes: 40, storedBlobs: 2, storedBytes: 460, openUploads: 1 };
+const TOTALS: DeploymentTotals = {
+  accounts: 3,
+  openSessions: 4,
+  usedBytes: 500,
+  reservedBytes: 40,
+  storedBlobs: 2,
+  storedBytes: 460,
+  openUploads: 1,
+};
 
 /** An operator whose counts are counted, each answering the next totals. */
 function countingOperator() {
-  const op = { calls: 0, next: TOTALS, fail: false, totals: async () => {
-    op.calls++;
-    if (op.fail) throw new Error('database down');
-    return op.next;
-  } };
+  const op = {
+    calls: 0,
+    next: TOTALS,
+    fail: false,
+    totals: async () => {
+      op.calls++;
+      if (op.fail) throw new Error('database down');
+      return op.next;
+    },
+  };
   return op;
 }
 
@@ -65,7 +78,12 @@ describe('deployment totals on /metrics', () => {
 
   it('two ticks at once make one count', async () => {
     const operator = countingOperator();
-    const gauges = new DeploymentGauges({ metrics: new HttpMetrics(), operator, clock: new FakeClock(), logger: new MemoryLogger() });
+    const gauges = new DeploymentGauges({
+      metrics: new HttpMetrics(),
+      operator,
+      clock: new FakeClock(),
+      logger: new MemoryLogger(),
+    });
     await Promise.all([gauges.tick(), gauges.tick(), gauges.tick()]);
     expect(operator.calls).toBe(1);
   });
@@ -75,7 +93,12 @@ describe('deployment totals on /metrics', () => {
     try {
       await registerUser(s.app);
       await registerUser(s.app);
-      const gauges = new DeploymentGauges({ metrics: s.deps.metrics, operator: s.deps.operator, clock: s.clock, logger: s.logger });
+      const gauges = new DeploymentGauges({
+        metrics: s.deps.metrics,
+        operator: s.deps.operator,
+        clock: s.clock,
+        logger: s.logger,
+      });
       await gauges.tick();
       const text = await (await s.app.request('/metrics')).text();
       expect(gauge(text, 'strongroom_accounts')).toBe(2);

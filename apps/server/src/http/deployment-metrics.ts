@@ -9,11 +9,19 @@ export const TOTALS_INTERVAL_MS = 60_000;
 const GAUGES: readonly [keyof DeploymentTotals, string, string][] = [
   ['accounts', 'strongroom_accounts', 'Accounts in the deployment.'],
   ['openSessions', 'strongroom_sessions_open', 'Sessions neither closed nor past an expiry.'],
-  ['usedBytes', 'strongroom_quota_used_bytes', 'Quota used over every paying account: bytes charged plus bytes reserved by uploads in flight.'],
+  [
+    'usedBytes',
+    'strongroom_quota_used_bytes',
+    'Quota used over every paying account: bytes charged plus bytes reserved by uploads in flight.',
+  ],
   ['reservedBytes', 'strongroom_quota_reserved_bytes', 'Bytes reserved by upload sessions in flight.'],
   ['storedBlobs', 'strongroom_blobs_stored', 'Blobs in the ledger.'],
   ['storedBytes', 'strongroom_blobs_stored_bytes', 'Bytes of the blobs in the ledger.'],
-  ['openUploads', 'strongroom_uploads_open', 'Upload sessions in flight (open and not expired), guest drops and federated fills included.'],
+  [
+    'openUploads',
+    'strongroom_uploads_open',
+    'Upload sessions in flight (open and not expired), guest drops and federated fills included.',
+  ],
 ];
 
 /**
@@ -23,19 +31,36 @@ const GAUGES: readonly [keyof DeploymentTotals, string, string][] = [
  * and the workers' scrapes are answered for all of them (workers.ts), so each total appears once.
  */
 export class DeploymentGauges {
-  readonly #d: { metrics: HttpMetrics; operator: Pick<OperatorService, 'totals'>; clock: Clock; logger: Logger; intervalMs: number };
+  readonly #d: {
+    metrics: HttpMetrics;
+    operator: Pick<OperatorService, 'totals'>;
+    clock: Clock;
+    logger: Logger;
+    intervalMs: number;
+  };
   #totals: DeploymentTotals | null = null;
   #countedAt: number | null = null;
   #counting: Promise<void> | null = null;
   #timer: ReturnType<typeof setInterval> | null = null;
 
-  constructor(deps: { metrics: HttpMetrics; operator: Pick<OperatorService, 'totals'>; clock: Clock; logger: Logger; intervalMs?: number }) {
+  constructor(deps: {
+    metrics: HttpMetrics;
+    operator: Pick<OperatorService, 'totals'>;
+    clock: Clock;
+    logger: Logger;
+    intervalMs?: number;
+  }) {
     this.#d = { ...deps, intervalMs: deps.intervalMs ?? TOTALS_INTERVAL_MS };
     for (const [field, name, help] of GAUGES) {
-      deps.metrics.watch(name, help, 'gauge', () => (this.#totals === null ? [] : [{ labels: {}, value: this.#totals[field] }]));
+      deps.metrics.watch(name, help, 'gauge', () =>
+        this.#totals === null ? [] : [{ labels: {}, value: this.#totals[field] }],
+      );
     }
-    deps.metrics.watch('strongroom_deployment_totals_timestamp_seconds', 'When the deployment totals were last counted (absent before the first count).', 'gauge', () =>
-      this.#countedAt === null ? [] : [{ labels: {}, value: Math.floor(this.#countedAt / 1000) }],
+    deps.metrics.watch(
+      'strongroom_deployment_totals_timestamp_seconds',
+      'When the deployment totals were last counted (absent before the first count).',
+      'gauge',
+      () => (this.#countedAt === null ? [] : [{ labels: {}, value: Math.floor(this.#countedAt / 1000) }]),
     );
   }
 
@@ -45,7 +70,8 @@ export class DeploymentGauges {
    */
   tick(): Promise<void> {
     if (this.#counting !== null) return this.#counting;
-    if (this.#countedAt !== null && this.#d.clock.now() - this.#countedAt < this.#d.intervalMs) return Promise.resolve();
+    if (this.#countedAt !== null && this.#d.clock.now() - this.#countedAt < this.#d.intervalMs)
+      return Promise.resolve();
     const counting = this.#d.operator
       .totals()
       .then((totals) => {

@@ -22,7 +22,8 @@ export interface Answer {
 
 export function operations(doc: Json): Operation[] {
   const out: Operation[] = [];
-  for (const [path, item] of Object.entries<Json>(doc.paths)) for (const [method, op] of Object.entries<Json>(item)) out.push({ method: method.toUpperCase(), path, op });
+  for (const [path, item] of Object.entries<Json>(doc.paths))
+    for (const [method, op] of Object.entries<Json>(item)) out.push({ method: method.toUpperCase(), path, op });
   return out;
 }
 
@@ -75,11 +76,13 @@ export class DocChecker {
     }
     const type = answer.headers.get('content-type')?.split(';')[0]!.trim().toLowerCase() ?? null;
     if (!response.content) {
-      if (answer.bytes.byteLength > 0) found.push(`${answer.status} documents no body, got ${answer.bytes.byteLength} bytes of ${type}`);
+      if (answer.bytes.byteLength > 0)
+        found.push(`${answer.status} documents no body, got ${answer.bytes.byteLength} bytes of ${type}`);
       return found;
     }
     const media = type === null ? undefined : response.content[type];
-    if (!media || type === null) return [...found, `${answer.status} answered ${type}, documented ${Object.keys(response.content).join(', ')}`];
+    if (!media || type === null)
+      return [...found, `${answer.status} answered ${type}, documented ${Object.keys(response.content).join(', ')}`];
     if (type === 'application/json' || type.endsWith('+json')) {
       let value: unknown;
       try {
@@ -88,7 +91,10 @@ export class DocChecker {
         return [...found, `${answer.status} ${type} body is not JSON`];
       }
       const error = this.validate(media.schema ?? {}, value);
-      if (error) found.push(`${answer.status} body does not match its schema: ${error}; body ${JSON.stringify(value).slice(0, 300)}`);
+      if (error)
+        found.push(
+          `${answer.status} body does not match its schema: ${error}; body ${JSON.stringify(value).slice(0, 300)}`,
+        );
     } else if (answer.bytes.byteLength === 0) {
       found.push(`${answer.status} ${type} body is empty`);
     }
@@ -102,7 +108,8 @@ function closed(schema: unknown): any {
   if (typeof schema !== 'object' || schema === null) return schema;
   const out: Json = {};
   for (const [k, v] of Object.entries(schema)) out[k] = k === 'const' || k === 'enum' ? v : closed(v);
-  if (out.properties && !('additionalProperties' in out) && !('unevaluatedProperties' in out)) out.unevaluatedProperties = false;
+  if (out.properties && !('additionalProperties' in out) && !('unevaluatedProperties' in out))
+    out.unevaluatedProperties = false;
   return out;
 }
 

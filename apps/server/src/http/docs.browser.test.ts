@@ -22,7 +22,8 @@ const FLAGS = [
   '--disable-sync',
 ];
 const available = existsSync(CHROMIUM);
-if (!available) console.log(`docs.browser.test: skipped, no Chromium at ${CHROMIUM} (install Debian's chromium, as .ci/run does)`);
+if (!available)
+  console.log(`docs.browser.test: skipped, no Chromium at ${CHROMIUM} (install Debian's chromium, as .ci/run does)`);
 
 let s: TestServer;
 let net: { base: string; close: () => Promise<void> };
@@ -35,7 +36,12 @@ beforeAll(async () => {
   s = await testServer();
   net = await listen(s.app);
   profile = mkdtempSync(join(tmpdir(), 'strongroom-chromium-'));
-  browser = await chromium.launchPersistentContext(profile, { executablePath: CHROMIUM, headless: true, args: FLAGS, viewport: { width: 1280, height: 900 } });
+  browser = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: FLAGS,
+    viewport: { width: 1280, height: 900 },
+  });
   const origin = new URL(net.base).origin;
   await browser.route('**/*', (route) => {
     const url = route.request().url();
@@ -87,35 +93,46 @@ async function inked(page: Page, png: Buffer): Promise<{ share: number; colours:
 }
 
 describe.skipIf(!available)('the reference page at /docs in headless Chromium', () => {
-  it('renders every operation from /openapi.json with nothing fetched from another origin', { timeout: 60_000 }, async () => {
+  it('renders every operation from /openapi.json with nothing fetched from another origin', {
+    timeout: 60_000,
+  }, async () => {
     const page = await browser.newPage();
     const errors: string[] = [];
     page.on('pageerror', (e) => errors.push(String(e)));
     const res = await page.goto(`${net.base}/docs`, { waitUntil: 'networkidle' });
     expect(res?.status()).toBe(200);
     await page.waitForSelector('.opblock-summary', { timeout: 30_000 });
-    const doc = (await (await fetch(`${net.base}/openapi.json`)).json()) as { paths: Record<string, Record<string, unknown>> };
+    const doc = (await (await fetch(`${net.base}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
     const expected = Object.values(doc.paths).reduce((n, item) => n + Object.keys(item).length, 0);
     expect(await page.locator('.opblock-summary').count()).toBe(expected);
     const text = await page.locator('body').innerText();
-    for (const path of ['/v1/auth/register', '/upload/{id}/finalize', '/.well-known/svc/server-info']) expect(text).toContain(path);
+    for (const path of ['/v1/auth/register', '/upload/{id}/finalize', '/.well-known/svc/server-info'])
+      expect(text).toContain(path);
     expect(text).toContain('Strongroom API');
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
     await page.close();
   });
 
-  it('"Try it out" works at an address other than the document\'s server (SVC_BASE_URL)', { timeout: 60_000 }, async () => {
+  it('"Try it out" works at an address other than the document\'s server (SVC_BASE_URL)', {
+    timeout: 60_000,
+  }, async () => {
     // The test server's SVC_BASE_URL is http://127.0.0.1:8080; the page is served on another port.
     expect(new URL(net.base).origin).not.toBe('http://127.0.0.1:8080');
     const page = await browser.newPage();
     await page.goto(`${net.base}/docs`, { waitUntil: 'networkidle' });
-    const op = page.locator('.opblock').filter({ has: page.locator('.opblock-summary-path', { hasText: /^\/\.well-known\/svc\/server-info$/ }) });
+    const op = page
+      .locator('.opblock')
+      .filter({ has: page.locator('.opblock-summary-path', { hasText: /^\/\.well-known\/svc\/server-info$/ }) });
     await op.locator('.opblock-summary').click();
     await op.locator('button.try-out__btn').click();
     await op.locator('button.execute').click();
     await op.locator('.live-responses-table tbody .response-col_status').first().waitFor({ timeout: 30_000 });
-    expect((await op.locator('.live-responses-table tbody .response-col_status').first().innerText()).trim()).toBe('200');
+    expect((await op.locator('.live-responses-table tbody .response-col_status').first().innerText()).trim()).toBe(
+      '200',
+    );
     expect(foreign).toEqual([]);
     await page.close();
   });

@@ -63,7 +63,16 @@ function assetDir(): string {
 export function mountDocs(app: Hono, headers: () => Readonly<Record<string, string>>): void {
   const cache = new Map<string, Uint8Array>();
   const page = (body: string | Uint8Array, type: string, cacheControl: string) =>
-    new Response(body as BodyInit, { status: 200, headers: { 'content-type': type, 'cache-control': cacheControl, 'content-security-policy': POLICY, 'x-content-type-options': 'nosniff', ...headers() } });
+    new Response(body as BodyInit, {
+      status: 200,
+      headers: {
+        'content-type': type,
+        'cache-control': cacheControl,
+        'content-security-policy': POLICY,
+        'x-content-type-options': 'nosniff',
+        ...headers(),
+      },
+    });
 
   app.get('/docs', () => page(PAGE, 'text/html; charset=utf-8', 'no-cache'));
   // One route for every file, init.js included: a static path beside `/docs/:file` would make

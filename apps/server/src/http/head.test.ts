@@ -15,7 +15,10 @@ afterAll(async () => {
 });
 
 /** HEAD over a real socket, reading the raw response head (fetch would hide nothing, but be sure). */
-function head(path: string, headers: Record<string, string>): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; bodyBytes: number }> {
+function head(
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; bodyBytes: number }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(net.base + path, { method: 'HEAD', headers }, (res) => {
       let bodyBytes = 0;

@@ -113,32 +113,56 @@ export class HttpMetrics {
     const r = this.#registry;
     const all = () => [...this.#routes.values(), this.unmatched];
     r.registerMetric(
-      new View('strongroom_http_requests_total', 'HTTP requests answered, by method, route template and status.', 'counter', () =>
-        all().flatMap((s) => [...s.byStatus].map(([status, value]) => ({ labels: { method: s.method, route: s.route, status }, value }))),
+      new View(
+        'strongroom_http_requests_total',
+        'HTTP requests answered, by method, route template and status.',
+        'counter',
+        () =>
+          all().flatMap((s) =>
+            [...s.byStatus].map(([status, value]) => ({ labels: { method: s.method, route: s.route, status }, value })),
+          ),
       ) as unknown as Metric,
     );
     r.registerMetric(
-      new View('strongroom_http_request_duration_seconds', 'Time from receiving a request to its response, by method and route template.', 'histogram', () =>
-        all()
-          .filter((s) => s.count > 0)
-          .flatMap((s) => {
-            const labels = { method: s.method, route: s.route };
-            const out: Sample[] = [];
-            let cumulative = 0;
-            LATENCY_BUCKETS.forEach((le, i) => {
-              cumulative += s.buckets[i]!;
-              out.push({ metricName: 'strongroom_http_request_duration_seconds_bucket', labels: { ...labels, le }, value: cumulative });
-            });
-            out.push({ metricName: 'strongroom_http_request_duration_seconds_bucket', labels: { ...labels, le: '+Inf' }, value: s.count });
-            out.push({ metricName: 'strongroom_http_request_duration_seconds_sum', labels, value: s.sum });
-            out.push({ metricName: 'strongroom_http_request_duration_seconds_count', labels, value: s.count });
-            return out;
-          }),
+      new View(
+        'strongroom_http_request_duration_seconds',
+        'Time from receiving a request to its response, by method and route template.',
+        'histogram',
+        () =>
+          all()
+            .filter((s) => s.count > 0)
+            .flatMap((s) => {
+              const labels = { method: s.method, route: s.route };
+              const out: Sample[] = [];
+              let cumulative = 0;
+              LATENCY_BUCKETS.forEach((le, i) => {
+                cumulative += s.buckets[i]!;
+                out.push({
+                  metricName: 'strongroom_http_request_duration_seconds_bucket',
+                  labels: { ...labels, le },
+                  value: cumulative,
+                });
+              });
+              out.push({
+                metricName: 'strongroom_http_request_duration_seconds_bucket',
+                labels: { ...labels, le: '+Inf' },
+                value: s.count,
+              });
+              out.push({ metricName: 'strongroom_http_request_duration_seconds_sum', labels, value: s.sum });
+              out.push({ metricName: 'strongroom_http_request_duration_seconds_count', labels, value: s.count });
+              return out;
+            }),
       ) as unknown as Metric,
     );
     r.registerMetric(
-      new View('strongroom_sign_ins_total', 'Sign-in answers by route template and outcome (session, challenge, refused).', 'counter', () =>
-        all().flatMap((s) => [...(s.signIns ?? [])].map(([outcome, value]) => ({ labels: { route: s.route, outcome }, value }))),
+      new View(
+        'strongroom_sign_ins_total',
+        'Sign-in answers by route template and outcome (session, challenge, refused).',
+        'counter',
+        () =>
+          all().flatMap((s) =>
+            [...(s.signIns ?? [])].map(([outcome, value]) => ({ labels: { route: s.route, outcome }, value })),
+          ),
       ) as unknown as Metric,
     );
     r.registerMetric(
@@ -147,9 +171,12 @@ export class HttpMetrics {
       ) as unknown as Metric,
     );
     r.registerMetric(
-      new View('strongroom_database_errors_total', 'Requests and readiness probes that found the database unavailable.', 'counter', () => [
-        { labels: {}, value: this.#databaseErrors },
-      ]) as unknown as Metric,
+      new View(
+        'strongroom_database_errors_total',
+        'Requests and readiness probes that found the database unavailable.',
+        'counter',
+        () => [{ labels: {}, value: this.#databaseErrors }],
+      ) as unknown as Metric,
     );
   }
 
@@ -157,7 +184,12 @@ export class HttpMetrics {
    * A metric read at scrape time from outside the HTTP layer (the backup schedule). Its samples
    * carry no account id, address, token or path.
    */
-  watch(name: string, help: string, type: 'counter' | 'gauge', samples: () => { labels: Record<string, string>; value: number }[]): void {
+  watch(
+    name: string,
+    help: string,
+    type: 'counter' | 'gauge',
+    samples: () => { labels: Record<string, string>; value: number }[],
+  ): void {
     this.#registry.registerMetric(new View(name, help, type, samples) as unknown as Metric);
   }
 

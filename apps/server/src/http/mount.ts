@@ -59,7 +59,9 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
         const write = r.write ?? !(r.method === 'GET');
         const bindings = c.env as ProtocolBindings | undefined;
         const moment = bindings?.protocol;
-        const negotiated = negotiateProtocol(requestHeader(c, 'x-svc-protocol'), moment?.window ?? options.window, { write });
+        const negotiated = negotiateProtocol(requestHeader(c, 'x-svc-protocol'), moment?.window ?? options.window, {
+          write,
+        });
         if (!negotiated.ok) throw HttpProblem.from(negotiated);
         version = negotiated.value.version;
         // Deprecation and Sunset, when they apply, were set for every response by the app's fetch wrapper.
@@ -82,7 +84,8 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
         const guestToken = r.uploadToken === true ? uploadToken(authorization) : null;
         if (guestToken !== null && options.guest) {
           const guest = await options.guest(guestToken, (params as { id: string }).id);
-          if (guest === null) throw new HttpProblem('error.auth.session_invalid', 'The upload token is not valid for this upload.');
+          if (guest === null)
+            throw new HttpProblem('error.auth.session_invalid', 'The upload token is not valid for this upload.');
           principal = guest;
         } else {
           principal = await bearerCaller(authorization, requestHeader(c, 'x-svc-act-as'), options);
@@ -93,7 +96,11 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
       // GETs and uploads read no body here: skipping the call saves a microtask on the hot path.
       const body = r.body === undefined || r.body.type === 'bytes' ? undefined : await readBody(c, r.body);
       // After the body: a malformed request answers 400 whether local sign-in is on or not.
-      if (localRefused) throw new HttpProblem('error.auth.local_disabled', 'Local sign-in is turned off on this server; sign in through its OpenID provider.');
+      if (localRefused)
+        throw new HttpProblem(
+          'error.auth.local_disabled',
+          'Local sign-in is turned off on this server; sign in through its OpenID provider.',
+        );
       // Awaited rather than returned: handing back a pending promise from an async function costs
       // two more turns of the microtask queue.
       const noStoreSet = r.noStore === true && withNoStore(c);
@@ -109,9 +116,14 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
  * account decided, for `auth` routes and for `optionalAuth` routes alike. Refusals throw: 401
  * without a usable token, 403 `error.auth.not_an_owner` for an account the caller does not own.
  */
-async function bearerCaller(authorization: string | undefined, actAs: string | undefined, options: MountOptions): Promise<Principal> {
+async function bearerCaller(
+  authorization: string | undefined,
+  actAs: string | undefined,
+  options: MountOptions,
+): Promise<Principal> {
   const token = bearerToken(authorization);
-  if (token === null) throw new HttpProblem('error.auth.session_invalid', 'An access token is required (Authorization: Bearer).');
+  if (token === null)
+    throw new HttpProblem('error.auth.session_invalid', 'An access token is required (Authorization: Bearer).');
   let who: Result<Principal, 'error.auth.session_invalid'>;
   try {
     who = await options.authenticate(token);

@@ -14,7 +14,10 @@ import { acceptedWarnings, API_DOC, compare, emitDocument, lintDocument } from '
 const dir = mkdtempSync(join(tmpdir(), 'sr-openapi-lint-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-type Doc = { paths: Record<string, Record<string, { description?: string }>>; tags: { name: string; description?: string }[] };
+type Doc = {
+  paths: Record<string, Record<string, { description?: string }>>;
+  tags: { name: string; description?: string }[];
+};
 
 describe('the OpenAPI lint', { timeout: 120_000 }, () => {
   it('fails on a new warning, and only on it', async () => {

@@ -36,14 +36,17 @@ export interface Accepted {
 }
 
 const keyOf = (f: { tool: string; rule: string; where: string }): string => `${f.tool} ${f.rule} ${f.where}`;
-const pointerOf = (path: readonly (string | number)[]): string => `#/${path.map((p) => String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
+const pointerOf = (path: readonly (string | number)[]): string =>
+  `#/${path.map((p) => String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
 
 /** The document the app serves, as a temporary file (the caller removes its directory). */
 export async function emitDocument(dir: string): Promise<string> {
   // The harness lives in @strongroom/tests, which is built on this package: named through a
   // variable, so the server's TypeScript project does not take the harness in.
   const harness: string = '@strongroom/tests';
-  const { testServer } = (await import(harness)) as { testServer(): Promise<{ app: { request(path: string): Promise<Response> }; close(): Promise<void> }> };
+  const { testServer } = (await import(harness)) as {
+    testServer(): Promise<{ app: { request(path: string): Promise<Response> }; close(): Promise<void> }>;
+  };
   const server = await testServer();
   try {
     const res = await server.app.request('/openapi.json');
@@ -63,12 +66,23 @@ function runTool(bin: string, args: string[]): unknown {
     maxBuffer: 64 * 1024 * 1024,
     timeout: 120_000,
     // No telemetry or update checks from CI.
-    env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', SCARF_ANALYTICS: 'false', NO_COLOR: '1' },
+    env: {
+      ...process.env,
+      REDOCLY_TELEMETRY: 'off',
+      REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true',
+      SCARF_ANALYTICS: 'false',
+      NO_COLOR: '1',
+    },
   });
   try {
     return JSON.parse(r.stdout);
   } catch {
-    throw new Error(`${bin} ${args.join(' ')} gave no JSON report (exit ${r.status ?? r.signal}): ${r.stderr}${r.stdout}`.slice(0, 4000));
+    throw new Error(
+      `${bin} ${args.join(' ')} gave no JSON report (exit ${r.status ?? r.signal}): ${r.stderr}${r.stdout}`.slice(
+        0,
+        4000,
+      ),
+    );
   }
 }
 
@@ -77,16 +91,28 @@ export function lintDocument(file: string): Finding[] {
   const redocly = runTool('redocly', ['lint', file, '--config', join(ROOT, 'redocly.yaml'), '--format', 'json']) as {
     problems: { ruleId: string; severity: string; message: string; location: { pointer: string }[] }[];
   };
-  const spectral = runTool('spectral', ['lint', file, '--ruleset', join(ROOT, '.spectral.yaml'), '--format', 'json', '--quiet']) as {
+  const spectral = runTool('spectral', [
+    'lint',
+    file,
+    '--ruleset',
+    join(ROOT, '.spectral.yaml'),
+    '--format',
+    'json',
+    '--quiet',
+  ]) as {
     code: string;
     severity: number;
     message: string;
     path: (string | number)[];
   }[];
   return [
-    ...redocly.problems.map((p): Finding => ({ tool: 'redocly', rule: p.ruleId, where: p.location[0]?.pointer ?? '#', message: p.message })),
+    ...redocly.problems.map(
+      (p): Finding => ({ tool: 'redocly', rule: p.ruleId, where: p.location[0]?.pointer ?? '#', message: p.message }),
+    ),
     // Spectral severities: 0 error, 1 warning, 2 information, 3 hint.
-    ...spectral.filter((p) => p.severity <= 1).map((p): Finding => ({ tool: 'spectral', rule: p.code, where: pointerOf(p.path), message: p.message })),
+    ...spectral
+      .filter((p) => p.severity <= 1)
+      .map((p): Finding => ({ tool: 'spectral', rule: p.code, where: pointerOf(p.path), message: p.message })),
   ];
 }
 
@@ -101,18 +127,30 @@ export function acceptedWarnings(markdown: string): Accepted[] {
     .filter((line) => line.startsWith('|'))
     .slice(2); // the header and its rule
   return rows.map((line) => {
-    const cells = line.split('|').slice(1, -1).map((c) => c.trim());
+    const cells = line
+      .split('|')
+      .slice(1, -1)
+      .map((c) => c.trim());
     const [tool, rule, where, reason] = cells.map((c) => c.replace(/^`|`$/g, ''));
-    if (cells.length !== 4 || !tool || !rule || !where || !reason) throw new Error(`docs/api.md: a row of the accepted warnings needs a tool, a rule, a place and a reason: ${line}`);
+    if (cells.length !== 4 || !tool || !rule || !where || !reason)
+      throw new Error(
+        `docs/api.md: a row of the accepted warnings needs a tool, a rule, a place and a reason: ${line}`,
+      );
     return { tool, rule, where, reason };
   });
 }
 
 /** Findings nobody accepted, and accepted rows no longer found. */
-export function compare(findings: readonly Finding[], accepted: readonly Accepted[]): { unlisted: Finding[]; stale: Accepted[] } {
+export function compare(
+  findings: readonly Finding[],
+  accepted: readonly Accepted[],
+): { unlisted: Finding[]; stale: Accepted[] } {
   const found = new Set(findings.map(keyOf));
   const listed = new Set(accepted.map(keyOf));
-  return { unlisted: findings.filter((f) => !listed.has(keyOf(f))), stale: accepted.filter((a) => !found.has(keyOf(a))) };
+  return {
+    unlisted: findings.filter((f) => !listed.has(keyOf(f))),
+    stale: accepted.filter((a) => !found.has(keyOf(a))),
+  };
 }
 
 async function main(): Promise<number> {
@@ -120,10 +158,16 @@ async function main(): Promise<number> {
   try {
     const findings = lintDocument(await emitDocument(dir));
     const { unlisted, stale } = compare(findings, acceptedWarnings(readFileSync(API_DOC, 'utf8')));
-    for (const f of unlisted) process.stderr.write(`openapi lint: not accepted in docs/api.md: ${f.tool} ${f.rule} ${f.where}: ${f.message}\n`);
-    for (const a of stale) process.stderr.write(`openapi lint: docs/api.md accepts a warning no longer reported (remove its row): ${a.tool} ${a.rule} ${a.where}\n`);
+    for (const f of unlisted)
+      process.stderr.write(`openapi lint: not accepted in docs/api.md: ${f.tool} ${f.rule} ${f.where}: ${f.message}\n`);
+    for (const a of stale)
+      process.stderr.write(
+        `openapi lint: docs/api.md accepts a warning no longer reported (remove its row): ${a.tool} ${a.rule} ${a.where}\n`,
+      );
     if (unlisted.length || stale.length) return 1;
-    process.stdout.write(`openapi lint: ${findings.length} findings of Redocly and Spectral, each accepted in docs/api.md\n`);
+    process.stdout.write(
+      `openapi lint: ${findings.length} findings of Redocly and Spectral, each accepted in docs/api.md\n`,
+    );
     return 0;
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -19,11 +19,13 @@ const ops: [string, string, Op][] = [];
 beforeAll(async () => {
   s = await testServer();
   doc = (await call(s.app, 'GET', '/openapi.json', { version: null })).body;
-  for (const [path, item] of Object.entries<Record<string, Op>>(doc.paths)) for (const [method, op] of Object.entries(item)) ops.push([method, path, op]);
+  for (const [path, item] of Object.entries<Record<string, Op>>(doc.paths))
+    for (const [method, op] of Object.entries(item)) ops.push([method, path, op]);
 });
 afterAll(() => s.close());
 
-const codesAt = (op: Op, status: number): string[] => op.responses[status]?.content?.['application/problem+json']?.schema?.properties?.code?.enum ?? [];
+const codesAt = (op: Op, status: number): string[] =>
+  op.responses[status]?.content?.['application/problem+json']?.schema?.properties?.code?.enum ?? [];
 const versioned = (op: Op) => op.parameters?.some((p) => p.$ref === '#/components/parameters/X-Svc-Protocol') ?? false;
 
 describe('the OpenAPI document', () => {
@@ -38,26 +40,45 @@ describe('the OpenAPI document', () => {
       // Every status that tells the client to come back later declares Retry-After.
       for (const status of ['429', '503']) {
         const r = op.responses[status] as { headers?: Record<string, unknown> } | undefined;
-        if (r) expect(r.headers?.['Retry-After'], `${method} ${path} ${status}`).toEqual({ $ref: '#/components/headers/Retry-After' });
+        if (r)
+          expect(r.headers?.['Retry-After'], `${method} ${path} ${status}`).toEqual({
+            $ref: '#/components/headers/Retry-After',
+          });
       }
       // A bodiless POST takes a closed empty object, never an open map.
       const empty = op.requestBody?.content['application/json'] as { schema?: any } | undefined;
       if (empty?.schema?.type === 'object' && Object.keys(empty.schema.properties ?? { x: 1 }).length === 0) {
-        expect(empty.schema, `${method} ${path}`).toEqual({ type: 'object', properties: {}, additionalProperties: false });
+        expect(empty.schema, `${method} ${path}`).toEqual({
+          type: 'object',
+          properties: {},
+          additionalProperties: false,
+        });
       }
     }
     expect(doc.paths['/v1/auth/login'].post.responses['429'].headers['Retry-After']).toBeDefined();
     // Scheme names outside the IANA registry are described as the Authorization header's value.
-    expect(doc.components.securitySchemes.upload).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
-    expect(doc.components.securitySchemes.svcCapability).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
-    expect(doc.components.schemas.Problem.properties.code.enum).toEqual(expect.arrayContaining(['error.auth.session_invalid', 'error.quota.exceeded']));
+    expect(doc.components.securitySchemes.upload).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'Authorization',
+    });
+    expect(doc.components.securitySchemes.svcCapability).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'Authorization',
+    });
+    expect(doc.components.schemas.Problem.properties.code.enum).toEqual(
+      expect.arrayContaining(['error.auth.session_invalid', 'error.quota.exceeded']),
+    );
   });
 
   it('passes @apidevtools/swagger-parser validation (OpenAPI 3.1 schema and references)', async () => {
     await expect(SwaggerParser.validate(structuredClone(doc))).resolves.toBeTruthy();
     // The validator is not a rubber stamp: a dangling reference fails it.
     const broken = structuredClone(doc);
-    broken.paths['/quota'].get.responses['200'].content['application/json'].schema = { $ref: '#/components/schemas/Nothing' };
+    broken.paths['/quota'].get.responses['200'].content['application/json'].schema = {
+      $ref: '#/components/schemas/Nothing',
+    };
     await expect(SwaggerParser.validate(broken)).rejects.toThrow();
   });
 
@@ -77,8 +98,12 @@ describe('the OpenAPI document', () => {
     let tokenAnswers = 0;
     for (const [method, path, op] of ops) {
       const responses = op.responses as Record<string, { headers?: Record<string, unknown> }>;
-      if (responses['401']) expect(Object.keys(responses['401'].headers ?? {}), `${method} ${path} 401`).toContain('WWW-Authenticate');
-      const hands = /^\/v1\/auth\/(register|login|login\/verify-totp|login\/recover-totp|refresh|password|oidc\/complete)$/.test(path) && method === 'post';
+      if (responses['401'])
+        expect(Object.keys(responses['401'].headers ?? {}), `${method} ${path} 401`).toContain('WWW-Authenticate');
+      const hands =
+        /^\/v1\/auth\/(register|login|login\/verify-totp|login\/recover-totp|refresh|password|oidc\/complete)$/.test(
+          path,
+        ) && method === 'post';
       if (!hands) continue;
       tokenAnswers++;
       expect(Object.keys(responses['200']?.headers ?? {}), `${method} ${path} 200`).toContain('Cache-Control');
@@ -114,10 +139,18 @@ describe('the OpenAPI document', () => {
       const where = `${method} ${path}`;
       // /metrics takes no session: its Bearer is the operator's SVC_METRICS_TOKEN, refused as a credential.
       if (path === '/metrics') expect(codesAt(op, 401), where).toEqual(['error.auth.invalid_credentials']);
-      else if (op.security!.length > 0) expect(codesAt(op, 401), where).toEqual(expect.arrayContaining(['error.auth.session_invalid', 'error.auth.unavailable']));
+      else if (op.security!.length > 0)
+        expect(codesAt(op, 401), where).toEqual(
+          expect.arrayContaining(['error.auth.session_invalid', 'error.auth.unavailable']),
+        );
       if (versioned(op)) expect(codesAt(op, 426), where).toContain('error.protocol.unsupported');
       // The OIDC callback is reached by a browser coming back from the provider: it carries no protocol header.
-      if ((path.startsWith('/v1') && path !== '/v1/auth/oidc/callback') || path.startsWith('/upload') || path === '/quota') expect(versioned(op), where).toBe(true);
+      if (
+        (path.startsWith('/v1') && path !== '/v1/auth/oidc/callback') ||
+        path.startsWith('/upload') ||
+        path === '/quota'
+      )
+        expect(versioned(op), where).toBe(true);
       if (path.includes('{')) expect(codesAt(op, 404), where).toContain('error.not_found');
       if (op.requestBody) expect(codesAt(op, 415), where).toContain('error.request.unsupported_media_type');
       if (op.requestBody?.content['application/json']) {
@@ -136,21 +169,33 @@ describe('the OpenAPI document', () => {
   });
 
   it('states the account rules in the request schemas', () => {
-    const body = (path: string, method: string) => doc.paths[path][method].requestBody.content['application/json'].schema;
+    const body = (path: string, method: string) =>
+      doc.paths[path][method].requestBody.content['application/json'].schema;
     const register = body('/v1/auth/register', 'post').properties;
     expect(register.password).toMatchObject({ type: 'string', minLength: 12, maxLength: 1024 });
     expect(register.address).toMatchObject({ type: 'string', maxLength: 254 });
     const address = new RegExp(register.address.pattern, 'u');
     for (const ok of ['a@b.co', '  x.y+z@example.org ', 'ü@bücher.de']) expect(address.test(ok), ok).toBe(true);
-    for (const bad of ['a@b', 'no at.all', 'a@@b.c', 'a b@c.d', 'a\u0001@b.cd']) expect(address.test(bad), bad).toBe(false);
+    for (const bad of ['a@b', 'no at.all', 'a@@b.c', 'a b@c.d', 'a\u0001@b.cd'])
+      expect(address.test(bad), bad).toBe(false);
     expect(body('/v1/auth/password', 'post').properties.new_password).toMatchObject({ minLength: 12, maxLength: 1024 });
     expect(body('/v1/auth/login', 'post').properties.password).toEqual({ type: 'string' });
-    const display = body('/v1/auth/profile', 'patch').properties.display_name.anyOf.find((s: any) => s.type === 'string');
+    const display = body('/v1/auth/profile', 'patch').properties.display_name.anyOf.find(
+      (s: any) => s.type === 'string',
+    );
     const name = new RegExp(display.pattern, 'u');
-    for (const ok of ['', '   ', 'Ada', ' Ada Lovelace\t', '😀'.repeat(128), ` ${'a'.repeat(128)} `]) expect(name.test(ok), ok).toBe(true);
-    for (const bad of ['a'.repeat(129), 'a\u0000b', 'tab\tinside', 'a\u0085']) expect(name.test(bad), JSON.stringify(bad)).toBe(false);
-    expect(body('/upload', 'post').properties.declared_size).toEqual({ type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER });
-    expect(doc.paths['/v1/auth/sessions/{session_id}'].delete.parameters[0].schema.pattern).toMatch(/^\^\[0-9a-f\]\{8\}/);
+    for (const ok of ['', '   ', 'Ada', ' Ada Lovelace\t', '😀'.repeat(128), ` ${'a'.repeat(128)} `])
+      expect(name.test(ok), ok).toBe(true);
+    for (const bad of ['a'.repeat(129), 'a\u0000b', 'tab\tinside', 'a\u0085'])
+      expect(name.test(bad), JSON.stringify(bad)).toBe(false);
+    expect(body('/upload', 'post').properties.declared_size).toEqual({
+      type: 'integer',
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+    });
+    expect(doc.paths['/v1/auth/sessions/{session_id}'].delete.parameters[0].schema.pattern).toMatch(
+      /^\^\[0-9a-f\]\{8\}/,
+    );
   });
 
   it('states its method rule as the server applies it: HEAD on a GET path answers as GET, never 405', async () => {
@@ -165,7 +210,12 @@ describe('the OpenAPI document', () => {
   });
 
   it('describes the public records', () => {
-    for (const path of ['/.well-known/svc/server-info', '/.well-known/svc/revoked-jti', '/.well-known/svc/deprecation', '/.well-known/svc/attestation-keys']) {
+    for (const path of [
+      '/.well-known/svc/server-info',
+      '/.well-known/svc/revoked-jti',
+      '/.well-known/svc/deprecation',
+      '/.well-known/svc/attestation-keys',
+    ]) {
       expect(doc.paths[path].get.responses['200'].content['application/json'].schema.type, path).toBe('object');
     }
   });

@@ -111,15 +111,21 @@ function operationDescription(r: AnyRoute): string {
     said.push('Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.');
     if (r.uploadToken) said.push("A guest may send its drop's `Authorization: Upload <upload token>` instead.");
   } else if (r.optionalAuth) {
-    said.push('Takes a bearer access token when one is sent, and works without one; `X-Svc-Act-As` acts as a sponsored account the caller owns.');
+    said.push(
+      'Takes a bearer access token when one is sent, and works without one; `X-Svc-Act-As` acts as a sponsored account the caller owns.',
+    );
   } else if (r.security?.length) {
-    said.push(`Checks its own credentials: ${r.security.map((s) => (s === 'bearer' ? 'a bearer token' : "a listed peer's `SvcCapability` token")).join(' or ')}.`);
+    said.push(
+      `Checks its own credentials: ${r.security.map((s) => (s === 'bearer' ? 'a bearer token' : "a listed peer's `SvcCapability` token")).join(' or ')}.`,
+    );
   } else {
     said.push('Sends no `Authorization` header.');
   }
-  if (r.localAuth) said.push('Refused with 403 `error.auth.local_disabled` when password sign-in is off (`SVC_AUTH_LOCAL=false`).');
+  if (r.localAuth)
+    said.push('Refused with 403 `error.auth.local_disabled` when password sign-in is off (`SVC_AUTH_LOCAL=false`).');
   if (!(r.versioned ?? true)) said.push('Needs no `X-Svc-Protocol`.');
-  else if (r.write ?? r.method !== 'GET') said.push('A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.');
+  else if (r.write ?? r.method !== 'GET')
+    said.push('A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.');
   if (r.noStore) said.push('Its answers hold secrets and carry `Cache-Control: no-store`.');
   if (r.responses[304]) said.push('Answers 304 to an `If-None-Match` naming the current `ETag`.');
   return said.join(' ');
@@ -148,7 +154,12 @@ const RETRY_STATUSES = new Set([429, 503]);
 function responseSchema(contentType: string | undefined, s: v.GenericSchema): Json {
   if (contentType === undefined || /[/+]json$/.test(contentType)) return schema(s, 'output');
   const described = schema(s, 'output');
-  return { type: 'string', format: 'binary', contentMediaType: contentType, ...(described.description ? { description: described.description } : {}) };
+  return {
+    type: 'string',
+    format: 'binary',
+    contentMediaType: contentType,
+    ...(described.description ? { description: described.description } : {}),
+  };
 }
 
 function problemContent(status: number, codes: Set<ProblemCode>): Json {
@@ -164,33 +175,57 @@ function problemContent(status: number, codes: Set<ProblemCode>): Json {
 
 function operation(r: AnyRoute): Json {
   const parameters: Json[] = [];
-  const pathSchema = r.params ? (schema(r.params as v.GenericSchema, 'input') as { properties?: Record<string, Json> }) : {};
+  const pathSchema = r.params
+    ? (schema(r.params as v.GenericSchema, 'input') as { properties?: Record<string, Json> })
+    : {};
   for (const m of r.path.matchAll(/:([A-Za-z_]+)/g)) {
-    parameters.push({ name: m[1], in: 'path', required: true, schema: pathSchema.properties?.[m[1]!] ?? { type: 'string' } });
+    parameters.push({
+      name: m[1],
+      in: 'path',
+      required: true,
+      schema: pathSchema.properties?.[m[1]!] ?? { type: 'string' },
+    });
   }
   if (r.query) {
     const q = schema(r.query as v.GenericSchema, 'input') as { properties?: Record<string, Json>; required?: string[] };
-    for (const [name, s] of Object.entries(q.properties ?? {})) parameters.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema: s });
+    for (const [name, s] of Object.entries(q.properties ?? {}))
+      parameters.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema: s });
   }
   if (r.versioned ?? true) {
     parameters.push({ $ref: '#/components/parameters/X-Svc-Protocol' });
   }
   if (r.auth || r.optionalAuth || r.callerFromBearer) parameters.push({ $ref: '#/components/parameters/X-Svc-Act-As' });
-  for (const [name, description] of Object.entries(r.requestHeaders ?? {})) parameters.push({ name, in: 'header', required: false, description, schema: { type: 'string' } });
+  for (const [name, description] of Object.entries(r.requestHeaders ?? {}))
+    parameters.push({ name, in: 'header', required: false, description, schema: { type: 'string' } });
 
   const responses: Record<string, Json> = {};
   for (const [status, spec] of Object.entries(r.responses)) {
     const binaryType = spec.contentType ?? 'application/octet-stream';
     // A binary answer may also come as JSON on request (a blob's `?as=url`): both are listed.
     const content = spec.binary
-      ? { [binaryType]: { schema: { type: 'string', format: 'binary', contentMediaType: binaryType } }, ...(spec.schema ? { 'application/json': { schema: responseSchema(undefined, spec.schema) } } : {}) }
+      ? {
+          [binaryType]: { schema: { type: 'string', format: 'binary', contentMediaType: binaryType } },
+          ...(spec.schema ? { 'application/json': { schema: responseSchema(undefined, spec.schema) } } : {}),
+        }
       : spec.schema
         ? { [spec.contentType ?? 'application/json']: { schema: responseSchema(spec.contentType, spec.schema) } }
         : undefined;
-    const own = Object.fromEntries(Object.entries(spec.headers ?? {}).map(([name, description]) => [name, { description, schema: { type: 'string' } }]));
+    const own = Object.fromEntries(
+      Object.entries(spec.headers ?? {}).map(([name, description]) => [
+        name,
+        { description, schema: { type: 'string' } },
+      ]),
+    );
     // Answers that hand out a secret say so to every cache (decisions: token responses carry no-store).
-    const noStore = r.noStore === true && Number(status) < 300 ? { 'Cache-Control': { $ref: '#/components/headers/Cache-Control-no-store' } } : {};
-    responses[status] = { description: spec.description, headers: { ...PROTOCOL_HEADERS, ...own, ...noStore }, ...(content ? { content } : {}) };
+    const noStore =
+      r.noStore === true && Number(status) < 300
+        ? { 'Cache-Control': { $ref: '#/components/headers/Cache-Control-no-store' } }
+        : {};
+    responses[status] = {
+      description: spec.description,
+      headers: { ...PROTOCOL_HEADERS, ...own, ...noStore },
+      ...(content ? { content } : {}),
+    };
   }
   for (const [status, codes] of [...problemStatuses(r)].sort(([a], [b]) => a - b)) {
     const declared = responses[status];
@@ -200,20 +235,43 @@ function operation(r: AnyRoute): Json {
     // Every 401 names the scheme it wants (RFC 9110 section 11.6.1).
     const challenge = status === 401 ? { 'WWW-Authenticate': { $ref: '#/components/headers/WWW-Authenticate' } } : {};
     const headers = { ...base, ...retry, ...challenge };
-    responses[status] = { description: declared?.description ?? [...codes].sort().join(', '), headers, content: problemContent(status, codes) };
+    responses[status] = {
+      description: declared?.description ?? [...codes].sort().join(', '),
+      headers,
+      content: problemContent(status, codes),
+    };
   }
 
   let requestBody: Json | undefined;
-  if (r.body?.type === 'json') requestBody = { required: true, content: { 'application/json': { schema: schema(r.body.schema, 'input') } } };
+  if (r.body?.type === 'json')
+    requestBody = { required: true, content: { 'application/json': { schema: schema(r.body.schema, 'input') } } };
   if (r.body?.type === 'empty') {
     // A closed object with no properties: generators read `maxProperties: 0` as an open map.
-    requestBody = { required: false, description: 'None, or an empty JSON object', content: { 'application/json': { schema: { type: 'object', properties: {}, additionalProperties: false } } } };
+    requestBody = {
+      required: false,
+      description: 'None, or an empty JSON object',
+      content: { 'application/json': { schema: { type: 'object', properties: {}, additionalProperties: false } } },
+    };
   }
   if (r.body?.type === 'cbor') {
-    requestBody = { required: true, description: r.body.description, content: { 'application/cbor': { schema: { type: 'string', format: 'binary', contentMediaType: 'application/cbor' } } } };
+    requestBody = {
+      required: true,
+      description: r.body.description,
+      content: {
+        'application/cbor': { schema: { type: 'string', format: 'binary', contentMediaType: 'application/cbor' } },
+      },
+    };
   }
   if (r.body?.type === 'bytes') {
-    requestBody = { required: true, description: r.body.description, content: { 'application/octet-stream': { schema: { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream' } } } };
+    requestBody = {
+      required: true,
+      description: r.body.description,
+      content: {
+        'application/octet-stream': {
+          schema: { type: 'string', format: 'binary', contentMediaType: 'application/octet-stream' },
+        },
+      },
+    };
   }
   return {
     operationId: operationIdOf(r),
@@ -234,7 +292,10 @@ function operation(r: AnyRoute): Json {
  * protocol check, authentication and the body reader can answer is added from the definition
  * itself (see problemStatuses), so a new route is documented whole by declaring its own codes.
  */
-export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: string; window: { min: string; max: string } }): Record<string, unknown> {
+export function openApiDocument(
+  routes: readonly AnyRoute[],
+  info: { baseUrl: string; window: { min: string; max: string } },
+): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const ids = new Set<string>();
   for (const r of routes) {
@@ -243,7 +304,11 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
     ids.add(op.operationId as string);
     (paths[r.path.replace(/:([A-Za-z_]+)/g, '{$1}')] ??= {})[r.method.toLowerCase()] = op;
   }
-  const versionHeader = (description: string) => ({ description, required: true, schema: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' } });
+  const versionHeader = (description: string) => ({
+    description,
+    required: true,
+    schema: { type: 'string', pattern: '^\\d{4}-\\d{2}-\\d{2}$' },
+  });
   return {
     openapi: '3.1.0',
     info: {
@@ -253,7 +318,10 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
         'Accounts, sessions, quota and versioning for an end-to-end-encrypted media library. Every /v1, /upload and /quota request carries X-Svc-Protocol; every response carries X-Svc-Protocol-Min, X-Svc-Protocol-Max and X-Svc-Min-Client-Build. Errors are RFC 9457 problem details with a stable `code`, listed per operation and status. HEAD on a path that takes GET answers as GET would, without the body (the two blob downloads included: same status, ETag, Content-Length and Content-Range); a known path asked with any other method it does not list answers 405 error.request.method_not_allowed with an Allow header; an unknown path answers 404 error.not_found. See docs/api.md for the choices the contract leaves open.',
     },
     servers: [{ url: info.baseUrl }],
-    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({ name, ...(TAGS[name] ? { description: TAGS[name] } : {}) })),
+    tags: [...new Set(routes.map((r) => r.tag))].map((name) => ({
+      name,
+      ...(TAGS[name] ? { description: TAGS[name] } : {}),
+    })),
     paths,
     components: {
       securitySchemes: {
@@ -264,13 +332,15 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
           type: 'apiKey',
           in: 'header',
           name: 'Authorization',
-          description: 'The header value is `SvcCapability <capability token>`: an EdDSA JWT (typ svc-capability+jwt) minted by a listed peer',
+          description:
+            'The header value is `SvcCapability <capability token>`: an EdDSA JWT (typ svc-capability+jwt) minted by a listed peer',
         },
         upload: {
           type: 'apiKey',
           in: 'header',
           name: 'Authorization',
-          description: "The header value is `Upload <upload token>`: a guest's one-drop upload token (POST /v1/links/{link_id}/drops), admitting that drop's PUT and finalize only",
+          description:
+            "The header value is `Upload <upload token>`: a guest's one-drop upload token (POST /v1/links/{link_id}/drops), admitting that drop's PUT and finalize only",
         },
       },
       parameters: {
@@ -292,14 +362,27 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
       headers: {
         'X-Svc-Protocol-Min': versionHeader('The oldest protocol version this server accepts writes from'),
         'X-Svc-Protocol-Max': versionHeader('The newest protocol version this server speaks'),
-        'X-Svc-Min-Client-Build': { description: 'The oldest client build the operator supports', required: true, schema: { type: 'string' } },
-        'Retry-After': { description: 'Whole seconds until the request may succeed (throttles, rate limits, load shedding)', required: false, schema: { type: 'integer', minimum: 0 } },
-        'WWW-Authenticate': {
-          description: 'The schemes the operation takes (`Bearer`, `Upload`, `SvcCapability`); the one the request presented and that was refused carries `error="invalid_token"` (RFC 6750 section 3)',
+        'X-Svc-Min-Client-Build': {
+          description: 'The oldest client build the operator supports',
           required: true,
           schema: { type: 'string' },
         },
-        'Cache-Control-no-store': { description: '`no-store`: the answer holds a secret (a token)', required: true, schema: { type: 'string', const: 'no-store' } },
+        'Retry-After': {
+          description: 'Whole seconds until the request may succeed (throttles, rate limits, load shedding)',
+          required: false,
+          schema: { type: 'integer', minimum: 0 },
+        },
+        'WWW-Authenticate': {
+          description:
+            'The schemes the operation takes (`Bearer`, `Upload`, `SvcCapability`); the one the request presented and that was refused carries `error="invalid_token"` (RFC 6750 section 3)',
+          required: true,
+          schema: { type: 'string' },
+        },
+        'Cache-Control-no-store': {
+          description: '`no-store`: the answer holds a secret (a token)',
+          required: true,
+          schema: { type: 'string', const: 'no-store' },
+        },
       },
       schemas: {
         Problem: {
@@ -310,13 +393,23 @@ export function openApiDocument(routes: readonly AnyRoute[], info: { baseUrl: st
             type: { type: 'string' },
             title: { type: 'string' },
             status: { type: 'integer' },
-            code: { type: 'string', enum: Object.keys(STATUS).sort(), description: 'Stable problem code; each operation lists the ones it can answer' },
+            code: {
+              type: 'string',
+              enum: Object.keys(STATUS).sort(),
+              description: 'Stable problem code; each operation lists the ones it can answer',
+            },
             detail: { type: 'string' },
             supported_min: { type: 'string', description: 'On 426: the oldest supported protocol version' },
             supported_max: { type: 'string', description: 'On 426: the newest supported protocol version' },
-            album_pin: { type: 'string', description: 'On 426 error.protocol.below_album_pin: the album\'s pinned version' },
+            album_pin: {
+              type: 'string',
+              description: "On 426 error.protocol.below_album_pin: the album's pinned version",
+            },
             live_intent_id: { type: 'string', description: 'On 409 album refusals: the live upgrade intent' },
-            attempts_left: { type: 'integer', description: 'On 401 error.auth.invalid_code: codes this challenge still takes' },
+            attempts_left: {
+              type: 'integer',
+              description: 'On 401 error.auth.invalid_code: codes this challenge still takes',
+            },
           },
           additionalProperties: true,
         },

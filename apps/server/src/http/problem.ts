@@ -1,8 +1,14 @@
 import type { ErrorCode, Refusal } from '@strongroom/core';
 
 /** Codes only the HTTP layer produces (the router and the body reader). */
-export type HttpOnlyCode = 'error.request.too_large' | 'error.request.unsupported_media_type' | 'error.request.method_not_allowed'
-  | 'error.server.shutting_down' | 'error.request.range_not_satisfiable' | 'error.request.headers_too_large' | 'error.request.timeout';
+export type HttpOnlyCode =
+  | 'error.request.too_large'
+  | 'error.request.unsupported_media_type'
+  | 'error.request.method_not_allowed'
+  | 'error.server.shutting_down'
+  | 'error.request.range_not_satisfiable'
+  | 'error.request.headers_too_large'
+  | 'error.request.timeout';
 export type ProblemCode = ErrorCode | HttpOnlyCode;
 
 /**
@@ -111,7 +117,8 @@ export type StatusContext = keyof typeof CONTEXT_STATUS;
 
 /** The status of a code, in a named context where the contract gives it another. */
 export function statusOf(code: ProblemCode, context?: StatusContext): number {
-  const special = context === undefined ? undefined : (CONTEXT_STATUS[context] as Partial<Record<ProblemCode, number>>)[code];
+  const special =
+    context === undefined ? undefined : (CONTEXT_STATUS[context] as Partial<Record<ProblemCode, number>>)[code];
   return special ?? STATUS[code] ?? 500;
 }
 
@@ -184,7 +191,8 @@ export class HttpProblem extends Error {
    */
   static from(refusal: Refusal, context?: StatusContext): HttpProblem {
     const data = refusal.data ?? {};
-    if (data.retry_after_s === undefined) return new HttpProblem(refusal.code, refusal.detail ?? refusal.code, data, context);
+    if (data.retry_after_s === undefined)
+      return new HttpProblem(refusal.code, refusal.detail ?? refusal.code, data, context);
     const { retry_after_s: retryAfter, ...rest } = data;
     const p = new HttpProblem(refusal.code, refusal.detail ?? refusal.code, rest, context);
     p.headers = { 'retry-after': String(retryAfter) };

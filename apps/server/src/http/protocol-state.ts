@@ -1,4 +1,11 @@
-import { deprecationNotice, effectiveWindow, pendingAnnouncements, type DeprecationAnnouncement, type DeprecationService, type ProtocolWindow } from '@strongroom/core';
+import {
+  deprecationNotice,
+  effectiveWindow,
+  pendingAnnouncements,
+  type DeprecationAnnouncement,
+  type DeprecationService,
+  type ProtocolWindow,
+} from '@strongroom/core';
 import { responseHeaders, type ResponseHeaders } from './respond.js';
 
 /** Everything a request needs to know about the protocol window at its instant. */
@@ -58,7 +65,11 @@ export class LiveProtocol {
   #build(list: readonly DeprecationAnnouncement[], now: number, loadedAt: number, generation: number): ProtocolMoment {
     const window = effectiveWindow(this.deprecations.policy.build, list, now);
     const pending = pendingAnnouncements(list, now);
-    const protocol = { 'x-svc-protocol-min': window.min, 'x-svc-protocol-max': window.max, 'x-svc-min-client-build': this.minClientBuild };
+    const protocol = {
+      'x-svc-protocol-min': window.min,
+      'x-svc-protocol-max': window.max,
+      'x-svc-min-client-build': this.minClientBuild,
+    };
     const headers = responseHeaders(protocol);
     const variants = new Map<DeprecationAnnouncement, ResponseHeaders>();
     const nextInstant = pending[0]?.effectiveAt ?? Infinity;

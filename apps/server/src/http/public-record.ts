@@ -35,7 +35,10 @@ export function noneMatch(header: string | undefined, tag: string): boolean {
 }
 
 function protocolHeadersOf(c: Context): Readonly<Record<string, string>> {
-  return (c.env as { responseHeaders?: { protocol: Readonly<Record<string, string>> } } | undefined)?.responseHeaders?.protocol ?? {};
+  return (
+    (c.env as { responseHeaders?: { protocol: Readonly<Record<string, string>> } } | undefined)?.responseHeaders
+      ?.protocol ?? {}
+  );
 }
 
 /** A 200 with the record, or a 304 when the caller already holds these exact bytes. */
@@ -54,5 +57,8 @@ export function publicRecord(
     ...options.headers,
   };
   if (noneMatch(c.req.header('if-none-match'), tag)) return new Response(null, { status: 304, headers });
-  return new Response(bytes, { status: 200, headers: { 'content-type': options.contentType ?? 'application/json', ...headers } });
+  return new Response(bytes, {
+    status: 200,
+    headers: { 'content-type': options.contentType ?? 'application/json', ...headers },
+  });
 }

@@ -20,7 +20,18 @@ describe('resolveRange', () => {
     expect(resolveRange('bytes=99999999999999999999-', 100)).toEqual({ kind: 'unsatisfiable' });
   });
   it('ignored (whole blob): none, another unit, malformed, reversed, several ranges', () => {
-    for (const h of [undefined, 'items=0-1', 'bytes=a-b', 'bytes=5-1', 'bytes', 'bytes=', 'bytes=0-1,5-6', 'bytes=0-1, -3', 'bytes=--1', 'bytes=1-2-3']) {
+    for (const h of [
+      undefined,
+      'items=0-1',
+      'bytes=a-b',
+      'bytes=5-1',
+      'bytes',
+      'bytes=',
+      'bytes=0-1,5-6',
+      'bytes=0-1, -3',
+      'bytes=--1',
+      'bytes=1-2-3',
+    ]) {
       expect(resolveRange(h, 100), String(h)).toEqual({ kind: 'whole' });
     }
   });

@@ -5,7 +5,8 @@ import { HttpProblem } from './problem.js';
 import { readLimited } from './request.js';
 
 /** A context whose Node request is `stream` (the way @hono/node-server hands it to routes). */
-const contextOf = (stream: Readable, headers: Record<string, string> = {}) => ({ env: { incoming: Object.assign(stream, { headers }) } }) as unknown as Context;
+const contextOf = (stream: Readable, headers: Record<string, string> = {}) =>
+  ({ env: { incoming: Object.assign(stream, { headers }) } }) as unknown as Context;
 
 describe('reading a body from Node’s request', () => {
   it('joins the chunks, in order, into a copy of its own', async () => {
@@ -35,7 +36,9 @@ describe('reading a body from Node’s request', () => {
 
   it('refuses a declared length past the limit before reading anything', async () => {
     const stream = Readable.from([Buffer.from('{}')]);
-    await expect(readLimited(contextOf(stream, { 'content-length': '999' }), 100, 'error.upload.too_large')).rejects.toMatchObject({ code: 'error.upload.too_large' });
+    await expect(
+      readLimited(contextOf(stream, { 'content-length': '999' }), 100, 'error.upload.too_large'),
+    ).rejects.toMatchObject({ code: 'error.upload.too_large' });
     expect(stream.readableEnded).toBe(false);
   });
 

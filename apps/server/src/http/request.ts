@@ -113,9 +113,14 @@ export function issuesText(issues: readonly v.BaseIssue<unknown>[]): string {
 }
 
 /** Reads the raw body within `limit` bytes, checking the declared length first. */
-export async function readLimited(c: Context, limit: number, code: 'error.request.too_large' | 'error.upload.too_large' = 'error.request.too_large'): Promise<Uint8Array> {
+export async function readLimited(
+  c: Context,
+  limit: number,
+  code: 'error.request.too_large' | 'error.upload.too_large' = 'error.request.too_large',
+): Promise<Uint8Array> {
   const declared = requestHeader(c, 'content-length');
-  if (declared !== undefined && Number(declared) > limit) throw new HttpProblem(code, `The body may hold at most ${limit} bytes.`);
+  if (declared !== undefined && Number(declared) > limit)
+    throw new HttpProblem(code, `The body may hold at most ${limit} bytes.`);
   const incoming = (c.env as NodeBindings | undefined)?.incoming;
   if (incoming !== undefined) return collectIncoming(incoming, limit, code);
   // Stream and stop at the limit, so a chunked body without a length cannot make us buffer it all.
@@ -137,7 +142,11 @@ export async function readLimited(c: Context, limit: number, code: 'error.reques
  * to `limit`, else a 413 problem; the stream's error, or an error for a request that closed before
  * its body ended.
  */
-function collectIncoming(incoming: IncomingMessage, limit: number, code: 'error.request.too_large' | 'error.upload.too_large'): Promise<Uint8Array> {
+function collectIncoming(
+  incoming: IncomingMessage,
+  limit: number,
+  code: 'error.request.too_large' | 'error.upload.too_large',
+): Promise<Uint8Array> {
   if (incoming.readableEnded) return Promise.resolve(new Uint8Array(0));
   // Inline listeners, none of them named: tsx (esbuild's keepNames) gives every named closure a
   // defineProperty call, made per request here, which would give back what leaving the iterator
@@ -166,7 +175,11 @@ export async function readBody(c: Context, spec: BodySpec | undefined): Promise<
     // A bodiless POST may send nothing at all, or `{}`.
     const raw = await readLimited(c, JSON_LIMIT);
     if (raw.byteLength === 0) return undefined;
-    if (mediaType(c) !== 'application/json') throw new HttpProblem('error.request.unsupported_media_type', 'This operation takes no body, or an empty JSON object.');
+    if (mediaType(c) !== 'application/json')
+      throw new HttpProblem(
+        'error.request.unsupported_media_type',
+        'This operation takes no body, or an empty JSON object.',
+      );
     const parsed = parseJsonObject(raw);
     if (Object.keys(parsed).length > 0) {
       throw new HttpProblem('error.request.invalid', 'This operation takes no body, or an empty JSON object.');
@@ -174,13 +187,16 @@ export async function readBody(c: Context, spec: BodySpec | undefined): Promise<
     return undefined;
   }
   if (spec.type === 'cbor') {
-    if (mediaType(c) !== 'application/cbor') throw new HttpProblem('error.request.unsupported_media_type', 'This operation takes an application/cbor body.');
+    if (mediaType(c) !== 'application/cbor')
+      throw new HttpProblem('error.request.unsupported_media_type', 'This operation takes an application/cbor body.');
     return readLimited(c, CBOR_LIMIT);
   }
   const type = mediaType(c);
   // No body at all where one is needed is malformed input (400), not a body of the wrong type (415).
-  if (type === null && declaresNoBody(c)) throw new HttpProblem('error.request.invalid', 'This operation needs an application/json body.');
-  if (type !== 'application/json') throw new HttpProblem('error.request.unsupported_media_type', 'This operation takes an application/json body.');
+  if (type === null && declaresNoBody(c))
+    throw new HttpProblem('error.request.invalid', 'This operation needs an application/json body.');
+  if (type !== 'application/json')
+    throw new HttpProblem('error.request.unsupported_media_type', 'This operation takes an application/json body.');
   const raw = await readLimited(c, JSON_LIMIT);
   const parsed = parseJsonObject(raw);
   const result = v.safeParse(spec.schema, parsed);
@@ -191,7 +207,11 @@ export async function readBody(c: Context, spec: BodySpec | undefined): Promise<
 /** Raw bytes (an upload, a metadata blob) must come as application/octet-stream; parameters allowed. */
 export function octetStream(c: Context): void {
   const type = requestHeader(c, 'content-type')?.split(';')[0]?.trim().toLowerCase();
-  if (type !== 'application/octet-stream') throw new HttpProblem('error.request.unsupported_media_type', 'This operation takes an application/octet-stream body.');
+  if (type !== 'application/octet-stream')
+    throw new HttpProblem(
+      'error.request.unsupported_media_type',
+      'This operation takes an application/octet-stream body.',
+    );
 }
 
 /**

@@ -34,7 +34,11 @@ export function responseHeaders(protocol: Record<string, string>): ResponseHeade
 
 /** One set of response headers; `noStore` null when the set already says no-store (it is then its own). */
 function headerSet(protocol: Record<string, string>, noStore: ResponseHeaders | null): ResponseHeaders {
-  const set = { protocol: { ...protocol }, json: { 'content-type': 'application/json', ...protocol }, noStore: noStore as ResponseHeaders };
+  const set = {
+    protocol: { ...protocol },
+    json: { 'content-type': 'application/json', ...protocol },
+    noStore: noStore as ResponseHeaders,
+  };
   if (noStore === null) set.noStore = set;
   return set;
 }
@@ -71,10 +75,18 @@ export function noContent(c: Context): Response {
 }
 
 export function bytes(c: Context, status: number, body: Uint8Array, contentType: string): Response {
-  return new Response(body as Uint8Array<ArrayBuffer>, { status, headers: { 'content-type': contentType, ...headersOf(c).protocol } });
+  return new Response(body as Uint8Array<ArrayBuffer>, {
+    status,
+    headers: { 'content-type': contentType, ...headersOf(c).protocol },
+  });
 }
 
 /** A streamed body (a blob download) with its own headers beside the protocol headers. */
-export function streamed(c: Context, status: number, body: ReadableStream<Uint8Array> | null, headers: Record<string, string>): Response {
+export function streamed(
+  c: Context,
+  status: number,
+  body: ReadableStream<Uint8Array> | null,
+  headers: Record<string, string>,
+): Response {
   return new Response(body, { status, headers: { ...headers, ...headersOf(c).protocol } });
 }

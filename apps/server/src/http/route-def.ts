@@ -46,7 +46,11 @@ export interface HandlerInput<B, P, Q> {
 }
 
 type Out<S> = S extends v.GenericSchema ? v.InferOutput<S> : undefined;
-type BodyOf<BS> = BS extends { type: 'json'; schema: infer S } ? Out<S> : BS extends { type: 'cbor' } ? Uint8Array : undefined;
+type BodyOf<BS> = BS extends { type: 'json'; schema: infer S }
+  ? Out<S>
+  : BS extends { type: 'cbor' }
+    ? Uint8Array
+    : undefined;
 
 /** One HTTP operation: what it accepts, what it answers, and the handler. Drives both Hono and OpenAPI. */
 export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown> {
@@ -117,8 +121,10 @@ export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown>
 export type AnyRoute = RouteDef<BodySpec | undefined, v.GenericSchema | undefined, v.GenericSchema | undefined>;
 
 /** Identity function that keeps the route's schema types for its handler. */
-export function route<const BS extends BodySpec | undefined, PS extends v.GenericSchema | undefined = undefined, QS extends v.GenericSchema | undefined = undefined>(
-  def: RouteDef<BS, PS, QS>,
-): RouteDef<BodySpec | undefined, v.GenericSchema | undefined, v.GenericSchema | undefined> {
+export function route<
+  const BS extends BodySpec | undefined,
+  PS extends v.GenericSchema | undefined = undefined,
+  QS extends v.GenericSchema | undefined = undefined,
+>(def: RouteDef<BS, PS, QS>): RouteDef<BodySpec | undefined, v.GenericSchema | undefined, v.GenericSchema | undefined> {
   return def as never;
 }

@@ -85,7 +85,8 @@ function outOfBounds(s: Json): fc.Arbitrary<unknown>[] {
   if (typeof s.maximum === 'number') out.push(fc.constant(s.maximum + 1), fc.constant(s.maximum * 2));
   if (typeof s.minimum === 'number') out.push(fc.constant(s.minimum - 1));
   if (s.type === 'integer') out.push(fc.constant(1.5));
-  if (typeof s.pattern === 'string') out.push(fc.string({ maxLength: 8 }).filter((x) => !new RegExp(s.pattern, 'u').test(x)));
+  if (typeof s.pattern === 'string')
+    out.push(fc.string({ maxLength: 8 }).filter((x) => !new RegExp(s.pattern, 'u').test(x)));
   return out;
 }
 
@@ -102,7 +103,12 @@ export function mutated(s: Json): fc.Arbitrary<unknown> {
     base.map((o) => ({ ...o, zz_unknown_member: 1 })),
     fc.constantFrom<unknown>([], 'text', 42, null, true),
   ];
-  if (required.length) choices.push(fc.tuple(base, fc.constantFrom(...required)).map(([o, k]) => Object.fromEntries(Object.entries(o).filter(([key]) => key !== k))));
+  if (required.length)
+    choices.push(
+      fc
+        .tuple(base, fc.constantFrom(...required))
+        .map(([o, k]) => Object.fromEntries(Object.entries(o).filter(([key]) => key !== k))),
+    );
   for (const [k, ps] of props) {
     choices.push(fc.tuple(base, wrongType(ps)).map(([o, bad]) => ({ ...o, [k]: bad })));
     for (const edge of outOfBounds(ps)) choices.push(fc.tuple(base, edge).map(([o, bad]) => ({ ...o, [k]: bad })));

@@ -6,7 +6,10 @@ import type { Hono } from 'hono';
 export async function listen(app: Hono): Promise<{ base: string; close: () => Promise<void> }> {
   return new Promise((resolve) => {
     const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info: AddressInfo) => {
-      resolve({ base: `http://127.0.0.1:${info.port}`, close: () => new Promise<void>((done) => server.close(() => done())) });
+      resolve({
+        base: `http://127.0.0.1:${info.port}`,
+        close: () => new Promise<void>((done) => server.close(() => done())),
+      });
     });
   });
 }

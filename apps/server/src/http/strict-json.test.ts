@@ -29,16 +29,25 @@ function objectPaths(v: Json, at: (string | number)[] = []): (string | number)[]
 }
 
 /** A name written with every character as a \u escape: the same name to any JSON reader. */
-const escapedName = (k: string): string => `"${[...k].map((ch) => [...ch].map((u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')).join('')}"`;
+const escapedName = (k: string): string =>
+  `"${[...k].map((ch) => [...ch].map((u) => `\\u${u.charCodeAt(0).toString(16).padStart(4, '0')}`).join('')).join('')}"`;
 
 /**
  * Serialises like JSON.stringify, except that the object at `dup` writes its first member a second
  * time (under an escaped spelling when `escape`), with `extra` as the repeated value.
  */
-function withDuplicate(v: Json, dup: (string | number)[], extra: Json, escape: boolean, at: (string | number)[] = []): string {
+function withDuplicate(
+  v: Json,
+  dup: (string | number)[],
+  extra: Json,
+  escape: boolean,
+  at: (string | number)[] = [],
+): string {
   if (Array.isArray(v)) return `[${v.map((x, i) => withDuplicate(x, dup, extra, escape, [...at, i])).join(',')}]`;
   if (v !== null && typeof v === 'object') {
-    const members = Object.entries(v).map(([k, x]) => `${JSON.stringify(k)}:${withDuplicate(x, dup, extra, escape, [...at, k])}`);
+    const members = Object.entries(v).map(
+      ([k, x]) => `${JSON.stringify(k)}:${withDuplicate(x, dup, extra, escape, [...at, k])}`,
+    );
     if (at.length === dup.length && at.every((p, i) => p === dup[i])) {
       const first = Object.keys(v)[0]!;
       members.push(`${escape ? escapedName(first) : JSON.stringify(first)}:${JSON.stringify(extra)}`);
@@ -48,7 +57,9 @@ function withDuplicate(v: Json, dup: (string | number)[], extra: Json, escape: b
   return JSON.stringify(v);
 }
 
-const loneSurrogate = fc.oneof(fc.integer({ min: 0xd800, max: 0xdbff }), fc.integer({ min: 0xdc00, max: 0xdfff })).map((c) => String.fromCharCode(c));
+const loneSurrogate = fc
+  .oneof(fc.integer({ min: 0xd800, max: 0xdbff }), fc.integer({ min: 0xdc00, max: 0xdfff }))
+  .map((c) => String.fromCharCode(c));
 /** A string holding at least one lone surrogate (the neighbours cannot pair with it). */
 const illFormed = fc
   .tuple(fc.string({ maxLength: 8 }), loneSurrogate, fc.string({ maxLength: 8 }))
@@ -74,7 +85,13 @@ describe('strict JSON body reader', () => {
   });
 
   it('refuses every top level that is not an object', () => {
-    const notObject = fc.oneof(fc.constant(null), fc.boolean(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.string(), fc.array(fc.jsonValue()));
+    const notObject = fc.oneof(
+      fc.constant(null),
+      fc.boolean(),
+      fc.double({ noNaN: true, noDefaultInfinity: true }),
+      fc.string(),
+      fc.array(fc.jsonValue()),
+    );
     fc.assert(
       fc.property(notObject, fc.constantFrom('', ' ', '\n\t'), (value, ws) => {
         expect(outcome(enc(ws + JSON.stringify(value) + ws))).toBe('error.request.invalid');
@@ -132,7 +149,12 @@ describe('strict JSON body reader', () => {
   });
 
   it('treats names in sibling and nested objects as distinct, and strings that look like names as values', () => {
-    expect(parseJsonObject(enc('{"a":{"a":1},"b":[{"a":2},{"a":3}],"c":"a","d":["a","a"]}'))).toEqual({ a: { a: 1 }, b: [{ a: 2 }, { a: 3 }], c: 'a', d: ['a', 'a'] });
+    expect(parseJsonObject(enc('{"a":{"a":1},"b":[{"a":2},{"a":3}],"c":"a","d":["a","a"]}'))).toEqual({
+      a: { a: 1 },
+      b: [{ a: 2 }, { a: 3 }],
+      c: 'a',
+      d: ['a', 'a'],
+    });
     expect(outcome(enc('{"a":1,"\\u0061":2}'))).toBe('error.request.invalid');
     expect(outcome(enc('{"k":"x\\"","k":1}'))).toBe('error.request.invalid');
     expect(outcome(enc('{"a":1}x'))).toBe('error.request.invalid');

@@ -26,7 +26,8 @@ export function parseJsonObject(raw: Uint8Array): Record<string, unknown> {
   }
   const problem = scanStrict(text);
   if (problem !== null) throw invalid(problem);
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw invalid('The body must be a JSON object.');
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+    throw invalid('The body must be a JSON object.');
   return parsed as Record<string, unknown>;
 }
 

@@ -25,7 +25,10 @@ async function user() {
   const token = u.access_token;
   const accountId = (await call(s.app, 'GET', '/v1/auth/profile', { token })).body.account_id as string;
   const dir = new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]);
-  expect((await call(s.app, 'PUT', '/v1/devices/directory', { token, raw: raw(dir), contentType: 'application/cbor' })).status).toBeLessThan(300);
+  expect(
+    (await call(s.app, 'PUT', '/v1/devices/directory', { token, raw: raw(dir), contentType: 'application/cbor' }))
+      .status,
+  ).toBeLessThan(300);
   return { ...u, token, accountId };
 }
 
@@ -33,27 +36,59 @@ describe('request logs', () => {
   it('name the route template, never a path holding a link id, an upload id or a hash', async () => {
     s = await testServer();
     const a = await user();
-    const albumId = (await call(s.app, 'POST', '/v1/albums', { token: a.token, body: { device_id: 'phone' } })).body.album_id as string;
+    const albumId = (await call(s.app, 'POST', '/v1/albums', { token: a.token, body: { device_id: 'phone' } })).body
+      .album_id as string;
     const data = new Uint8Array(40).fill(3);
-    const up = await call(s.app, 'POST', '/upload', { token: a.token, body: { device_id: 'phone', kind: 'original', declared_size: 40, album_id: albumId } });
+    const up = await call(s.app, 'POST', '/upload', {
+      token: a.token,
+      body: { device_id: 'phone', kind: 'original', declared_size: 40, album_id: albumId },
+    });
     expect(up.status).toBe(201);
-    expect((await call(s.app, 'PUT', `/upload/${up.body.upload_id}`, { token: a.token, raw: raw(data), contentType: 'application/octet-stream' })).status).toBe(200);
-    const fin = await call(s.app, 'POST', `/upload/${up.body.upload_id}/finalize`, { token: a.token, body: { content_hash: sha(data) } });
+    expect(
+      (
+        await call(s.app, 'PUT', `/upload/${up.body.upload_id}`, {
+          token: a.token,
+          raw: raw(data),
+          contentType: 'application/octet-stream',
+        })
+      ).status,
+    ).toBe(200);
+    const fin = await call(s.app, 'POST', `/upload/${up.body.upload_id}/finalize`, {
+      token: a.token,
+      body: { content_hash: sha(data) },
+    });
     expect(fin.status).toBe(200);
-    const share = await call(s.app, 'POST', '/v1/links', { token: a.token, body: { kind: 'share', album_id: albumId, wrapped_key: KEY } });
+    const share = await call(s.app, 'POST', '/v1/links', {
+      token: a.token,
+      body: { kind: 'share', album_id: albumId, wrapped_key: KEY },
+    });
     expect(share.status).toBe(201);
-    const uploadLink = await call(s.app, 'POST', '/v1/links', { token: a.token, body: { kind: 'upload', album_id: albumId, seal_key: SEAL, max_bytes: 1000 } });
+    const uploadLink = await call(s.app, 'POST', '/v1/links', {
+      token: a.token,
+      body: { kind: 'upload', album_id: albumId, seal_key: SEAL, max_bytes: 1000 },
+    });
     expect(uploadLink.status).toBe(201);
     const secrets = [share.body.link_id as string, uploadLink.body.link_id as string];
     s.logger.lines.length = 0;
 
     // Everything a holder of the link does, and what a prober tries around it.
     expect((await call(s.app, 'GET', `/v1/links/${secrets[0]}`)).status).toBe(200);
-    expect((await s.request(`/v1/links/${secrets[0]}`, { method: 'HEAD', headers: { 'x-svc-protocol': '2026-11-01' } })).status).toBe(200);
+    expect(
+      (await s.request(`/v1/links/${secrets[0]}`, { method: 'HEAD', headers: { 'x-svc-protocol': '2026-11-01' } }))
+        .status,
+    ).toBe(200);
     const drop = await call(s.app, 'POST', `/v1/links/${secrets[1]}/drops`, { body: { declared_size: 5 } });
     expect(drop.status).toBe(201);
     secrets.push(drop.body.upload_token as string, drop.body.upload_id as string);
-    expect((await call(s.app, 'PUT', `/upload/${drop.body.upload_id}`, { raw: raw(new Uint8Array(5)), contentType: 'application/octet-stream', headers: { authorization: `Upload ${drop.body.upload_token}` } })).status).toBe(200);
+    expect(
+      (
+        await call(s.app, 'PUT', `/upload/${drop.body.upload_id}`, {
+          raw: raw(new Uint8Array(5)),
+          contentType: 'application/octet-stream',
+          headers: { authorization: `Upload ${drop.body.upload_token}` },
+        })
+      ).status,
+    ).toBe(200);
     expect((await call(s.app, 'GET', `/v1/links/${secrets[0]}/nothing-here`)).status).toBe(404);
     expect((await call(s.app, 'GET', `/v1/links/${secrets[0]}?x=${secrets[1]}`)).status).toBe(200);
     expect((await call(s.app, 'DELETE', `/v1/links/${secrets[0]}`)).status).toBe(401);
@@ -88,10 +123,18 @@ describe('/metrics', () => {
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toBe('Bearer');
     expect(await none.json()).toMatchObject({ status: 401, code: 'error.auth.invalid_credentials' });
-    for (const wrong of [`Bearer ${token.slice(0, -1)}`, `Bearer ${token}x`, `Basic ${token}`, `Bearer ${token.toUpperCase()}`, 'Bearer ']) {
+    for (const wrong of [
+      `Bearer ${token.slice(0, -1)}`,
+      `Bearer ${token}x`,
+      `Basic ${token}`,
+      `Bearer ${token.toUpperCase()}`,
+      'Bearer ',
+    ]) {
       const r = await s.request('/metrics', { headers: { authorization: wrong } });
       expect(r.status, wrong).toBe(401);
-      expect(r.headers.get('www-authenticate')).toBe(wrong.startsWith('Bearer') ? 'Bearer error="invalid_token"' : 'Bearer');
+      expect(r.headers.get('www-authenticate')).toBe(
+        wrong.startsWith('Bearer') ? 'Bearer error="invalid_token"' : 'Bearer',
+      );
     }
     const ok = await s.request('/metrics', { headers: { authorization: `Bearer ${token}` } });
     expect(ok.status).toBe(200);
@@ -110,7 +153,12 @@ describe('Cache-Control: no-store on every answer that hands out a token', () =>
   it('every route whose answer carries an access token, a session token or a TOTP secret is marked, in the route table', async () => {
     s = await testServer();
     // Read from the served document: a new token route is covered by being in the table.
-    const served = (await call(s.app, 'GET', '/openapi.json', { version: null })).body as { paths: Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema?: unknown }> }> }>> };
+    const served = (await call(s.app, 'GET', '/openapi.json', { version: null })).body as {
+      paths: Record<
+        string,
+        Record<string, { responses: Record<string, { content?: Record<string, { schema?: unknown }> }> }>
+      >;
+    };
     const carriers: string[] = [];
     for (const [path, ops] of Object.entries(served.paths)) {
       for (const [method, op] of Object.entries(ops)) {
@@ -130,14 +178,20 @@ describe('Cache-Control: no-store on every answer that hands out a token', () =>
         'POST /v1/auth/totp/enroll',
       ].sort(),
     );
-    const marked = allRoutes(s.deps).filter((r) => r.noStore === true).map((r) => `${r.method} ${r.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`);
+    const marked = allRoutes(s.deps)
+      .filter((r) => r.noStore === true)
+      .map((r) => `${r.method} ${r.path.replace(/:([A-Za-z_]+)/g, '{$1}')}`);
     expect(marked.sort()).toEqual(carriers.sort());
   });
 
   it('register, login, verify-totp, refresh, TOTP enroll and password change answer with it over HTTP', async () => {
     s = await testServer();
     const u = await registerUser(s.app, `nostore-${randomBytes(3).toString('hex')}@example.org`);
-    const reg = await s.request('/v1/auth/register', { method: 'POST', headers: { 'x-svc-protocol': '2026-11-01', 'content-type': 'application/json' }, body: JSON.stringify({ address: `r-${randomBytes(3).toString('hex')}@example.org`, password: PASSWORD }) });
+    const reg = await s.request('/v1/auth/register', {
+      method: 'POST',
+      headers: { 'x-svc-protocol': '2026-11-01', 'content-type': 'application/json' },
+      body: JSON.stringify({ address: `r-${randomBytes(3).toString('hex')}@example.org`, password: PASSWORD }),
+    });
     expect(reg.status).toBe(200);
     expect(reg.headers.get('cache-control')).toBe('no-store');
     const login = await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } });
@@ -150,18 +204,34 @@ describe('Cache-Control: no-store on every answer that hands out a token', () =>
     expect(enrolled.status).toBe(200);
     expect(enrolled.headers.get('cache-control')).toBe('no-store');
     const secret = totpSecretBytes(enrolled.body.secret);
-    expect((await call(s.app, 'POST', '/v1/auth/totp/verify-enrollment', { token: u.access_token, body: { code: codeForStep(secret, stepAt(s.clock.now())) } })).status).toBe(204);
+    expect(
+      (
+        await call(s.app, 'POST', '/v1/auth/totp/verify-enrollment', {
+          token: u.access_token,
+          body: { code: codeForStep(secret, stepAt(s.clock.now())) },
+        })
+      ).status,
+    ).toBe(204);
     s.clock.advance(30_000);
-    const challenged = await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } });
+    const challenged = await call(s.app, 'POST', '/v1/auth/login', {
+      body: { address: u.address, password: PASSWORD },
+    });
     expect(challenged.status).toBe(202);
-    const verified = await call(s.app, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: challenged.body.challenge, code: codeForStep(secret, stepAt(s.clock.now())) } });
+    const verified = await call(s.app, 'POST', '/v1/auth/login/verify-totp', {
+      body: { challenge: challenged.body.challenge, code: codeForStep(secret, stepAt(s.clock.now())) },
+    });
     expect(verified.status).toBe(200);
     expect(verified.headers.get('cache-control')).toBe('no-store');
-    const changed = await call(s.app, 'POST', '/v1/auth/password', { token: verified.body.access_token, body: { current_password: PASSWORD, new_password: `${PASSWORD} again` } });
+    const changed = await call(s.app, 'POST', '/v1/auth/password', {
+      token: verified.body.access_token,
+      body: { current_password: PASSWORD, new_password: `${PASSWORD} again` },
+    });
     expect(changed.status).toBe(200);
     expect(changed.headers.get('cache-control')).toBe('no-store');
     // An ordinary read is not marked (nothing forbids caching a profile, the client decides).
-    expect((await call(s.app, 'GET', '/v1/auth/profile', { token: changed.body.access_token })).headers.get('cache-control')).toBeNull();
+    expect(
+      (await call(s.app, 'GET', '/v1/auth/profile', { token: changed.body.access_token })).headers.get('cache-control'),
+    ).toBeNull();
   });
 });
 
@@ -180,10 +250,15 @@ describe('WWW-Authenticate on every 401', () => {
     expect(basic.headers.get('www-authenticate')).toBe('Bearer');
     // A credential sent in the body (a password, a session token): the scheme of the tokens handed out, no error code.
     const u = await registerUser(s.app);
-    const wrong = await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: 'wrong password entirely' } });
+    const wrong = await call(s.app, 'POST', '/v1/auth/login', {
+      body: { address: u.address, password: 'wrong password entirely' },
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.headers.get('www-authenticate')).toBe('Bearer');
-    const stale = await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: 'A'.repeat(22) }, token: u.access_token });
+    const stale = await call(s.app, 'POST', '/v1/auth/refresh', {
+      body: { session_token: 'A'.repeat(22) },
+      token: u.access_token,
+    });
     expect(stale.status).toBe(401);
     expect(stale.headers.get('www-authenticate')).toBe('Bearer');
   });
@@ -191,13 +266,23 @@ describe('WWW-Authenticate on every 401', () => {
   it('an upload route offers Bearer and Upload, and marks a refused upload token', async () => {
     s = await testServer();
     const id = '0190a000-0000-7000-8000-000000000001';
-    const none = await call(s.app, 'PUT', `/upload/${id}`, { raw: raw(new Uint8Array(1)), contentType: 'application/octet-stream' });
+    const none = await call(s.app, 'PUT', `/upload/${id}`, {
+      raw: raw(new Uint8Array(1)),
+      contentType: 'application/octet-stream',
+    });
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toBe('Bearer, Upload');
-    const guest = await call(s.app, 'PUT', `/upload/${id}`, { raw: raw(new Uint8Array(1)), contentType: 'application/octet-stream', headers: { authorization: 'Upload made-up' } });
+    const guest = await call(s.app, 'PUT', `/upload/${id}`, {
+      raw: raw(new Uint8Array(1)),
+      contentType: 'application/octet-stream',
+      headers: { authorization: 'Upload made-up' },
+    });
     expect(guest.status).toBe(401);
     expect(guest.headers.get('www-authenticate')).toBe('Bearer, Upload error="invalid_token"');
-    const bearer = await call(s.app, 'POST', `/upload/${id}/finalize`, { token: 'made.up.token', body: { content_hash: 'a'.repeat(64) } });
+    const bearer = await call(s.app, 'POST', `/upload/${id}/finalize`, {
+      token: 'made.up.token',
+      body: { content_hash: 'a'.repeat(64) },
+    });
     expect(bearer.status).toBe(401);
     expect(bearer.headers.get('www-authenticate')).toBe('Bearer error="invalid_token", Upload');
   });
@@ -207,7 +292,9 @@ describe('WWW-Authenticate on every 401', () => {
     const none = await call(s.app, 'GET', '/v1/discovery/lookup?handle=ann@example.org');
     expect(none.status).toBe(401);
     expect(none.headers.get('www-authenticate')).toBe('Bearer, SvcCapability');
-    const peer = await call(s.app, 'GET', '/v1/discovery/lookup?handle=ann@example.org', { headers: { authorization: 'SvcCapability made.up.token' } });
+    const peer = await call(s.app, 'GET', '/v1/discovery/lookup?handle=ann@example.org', {
+      headers: { authorization: 'SvcCapability made.up.token' },
+    });
     expect(peer.status).toBe(401);
     expect(peer.headers.get('www-authenticate')).toBe('Bearer, SvcCapability error="invalid_token"');
   });

@@ -17,7 +17,11 @@ function databaseError(message: string, code: string): Error {
 
 /** A store failure as it reaches the server: drizzle's error around the driver's, in a CoreError. */
 function storeFailure(cause: Error): CoreError {
-  const statement = new DrizzleQueryError('select "id", "account_id" from "links" where "links"."id" = $1 and "owner" = $2', [LINK_ID, ADDRESS], cause);
+  const statement = new DrizzleQueryError(
+    'select "id", "account_id" from "links" where "links"."id" = $1 and "owner" = $2',
+    [LINK_ID, ADDRESS],
+    cause,
+  );
   return new CoreError('error.store.unavailable', 'reading the link failed', { cause: statement });
 }
 
@@ -40,10 +44,14 @@ describe('failureForLog', () => {
     expect(failureForLog(storeFailure(databaseError('canceling statement due to statement timeout', '57014')))).toBe(
       'postgres ERROR 57014: canceling statement due to statement timeout',
     );
-    expect(failureForLog(storeFailure(databaseError(`invalid input syntax for type uuid: "${LINK_ID}"`, '22P02')))).toBe('postgres ERROR 22P02');
-    expect(failureForLog(storeFailure(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })))).toBe(
-      'Error ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:5432',
-    );
+    expect(
+      failureForLog(storeFailure(databaseError(`invalid input syntax for type uuid: "${LINK_ID}"`, '22P02'))),
+    ).toBe('postgres ERROR 22P02');
+    expect(
+      failureForLog(
+        storeFailure(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' })),
+      ),
+    ).toBe('Error ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:5432');
   });
 
   it('describes an error without a cause by itself', () => {

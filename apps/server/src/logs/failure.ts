@@ -25,7 +25,9 @@ export function failureForLog(err: unknown): string {
   }
   if (isDatabaseError(current)) {
     const { code, severity } = current;
-    return SAFE_CLASSES.has(code.slice(0, 2)) ? `postgres ${severity} ${code}: ${current.message}` : `postgres ${severity} ${code}`;
+    return SAFE_CLASSES.has(code.slice(0, 2))
+      ? `postgres ${severity} ${code}: ${current.message}`
+      : `postgres ${severity} ${code}`;
   }
   if (current instanceof Error) {
     const code = (current as { code?: unknown }).code;

@@ -15,13 +15,17 @@ afterEach(async () => {
   await s.close();
 });
 
-const register = (address: string) => call(s.app, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } });
+const register = (address: string) =>
+  call(s.app, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } });
 const login = (address: string) => call(s.app, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } });
 
 describe('address comparison', () => {
   it('composed and decomposed forms are one account', async () => {
     expect((await register('jos\u00e9@example.org')).status).toBe(200);
-    expect(await register('jose\u0301@example.org')).toMatchObject({ status: 409, body: { code: 'error.auth.user_already_exists' } });
+    expect(await register('jose\u0301@example.org')).toMatchObject({
+      status: 409,
+      body: { code: 'error.auth.user_already_exists' },
+    });
     expect((await login('JOSE\u0301@EXAMPLE.ORG')).status).toBe(200);
   });
 
@@ -43,7 +47,15 @@ describe('address comparison', () => {
 
   it('control and default-ignorable code points are refused: 400, on register and login, nothing created', async () => {
     expect((await register('mallory@example.org')).status).toBe(200);
-    for (const sneaky of ['mall\u200bory@example.org', 'mall\u00adory@example.org', '\ufeffmallory@example.org', 'mallory\ufe0f@example.org', 'mall\u2060ory@example.org', 'mall\u202eory@example.org', 'mallory@exa\u0007mple.org']) {
+    for (const sneaky of [
+      'mall\u200bory@example.org',
+      'mall\u00adory@example.org',
+      '\ufeffmallory@example.org',
+      'mallory\ufe0f@example.org',
+      'mall\u2060ory@example.org',
+      'mall\u202eory@example.org',
+      'mallory@exa\u0007mple.org',
+    ]) {
       expect(await register(sneaky)).toMatchObject({ status: 400, body: { code: 'error.request.invalid' } });
       expect(await login(sneaky)).toMatchObject({ status: 400, body: { code: 'error.request.invalid' } });
     }
@@ -54,7 +66,9 @@ describe('address comparison', () => {
     // As a database written before this change holds it: address as typed, key = toLowerCase().
     expect((await register('legacy@example.org')).status).toBe(200);
     const decomposed = 'Rene\u0301@example.org';
-    s.db.prepare("UPDATE accounts SET address = ?, address_key = ? WHERE address_key = 'legacy@example.org'").run(decomposed, decomposed.toLowerCase());
+    s.db
+      .prepare("UPDATE accounts SET address = ?, address_key = ? WHERE address_key = 'legacy@example.org'")
+      .run(decomposed, decomposed.toLowerCase());
     expect((await login(decomposed)).status).toBe(200);
     expect((await login('rene\u0301@EXAMPLE.org')).status).toBe(200);
     expect((await register(decomposed)).status).toBe(409);

@@ -25,7 +25,7 @@ const statusBody = (s: UpgradeStatus) => ({
 const INTENT_CBOR =
   'SignedUpgradeIntent, canonical CBOR: {"intent": {"album_id","from_version","to_version","intent_id","proposer_device","deadline_s"?}, ' +
   '"sig_ed25519": bstr64, "sig_mldsa65": bstr}; both signatures over canonical CBOR ["svc-upgrade-intent/v1", intent]. ' +
-  'deadline_s (default 604800) at most 7776000; to_version a date within the server\'s protocol window; otherwise 400 error.request.invalid.';
+  "deadline_s (default 604800) at most 7776000; to_version a date within the server's protocol window; otherwise 400 error.request.invalid.";
 
 /** Albums pinned to a protocol version, and the server side of the upgrade ceremony. */
 export function albumRoutes(deps: AppDeps): AnyRoute[] {
@@ -34,13 +34,22 @@ export function albumRoutes(deps: AppDeps): AnyRoute[] {
       method: 'POST',
       path: '/v1/albums',
       tag: 'albums',
-      summary: 'Create an album pinned to the request\'s X-Svc-Protocol (immutable)',
+      summary: "Create an album pinned to the request's X-Svc-Protocol (immutable)",
       auth: true,
       body: { type: 'json', schema: v.strictObject({ device_id: DeviceId }) },
-      responses: { 201: { description: 'Created', schema: v.object({ album_id: Uuid, protocol_version: v.string() }) } },
+      responses: {
+        201: { description: 'Created', schema: v.object({ album_id: Uuid, protocol_version: v.string() }) },
+      },
       errors: ['error.device.unknown', 'error.request.invalid'],
       handle: async ({ c, body, principal, version }) => {
-        const a = unwrap(await deps.albums.create({ accountId: principal.accountId, actingOwnerId: principal.actingOwnerId, deviceId: body.device_id, protocolVersion: version }));
+        const a = unwrap(
+          await deps.albums.create({
+            accountId: principal.accountId,
+            actingOwnerId: principal.actingOwnerId,
+            deviceId: body.device_id,
+            protocolVersion: version,
+          }),
+        );
         return json(c, 201, { album_id: a.albumId, protocol_version: a.protocolVersion });
       },
     }),
@@ -63,7 +72,13 @@ export function albumRoutes(deps: AppDeps): AnyRoute[] {
         'error.conflict',
       ],
       handle: async ({ c, body, params, principal, version }) => {
-        const s = unwrap(await deps.upgrades.propose({ accountId: principal.accountId, actingOwnerId: principal.actingOwnerId, protocolVersion: version }, params.album_id, body));
+        const s = unwrap(
+          await deps.upgrades.propose(
+            { accountId: principal.accountId, actingOwnerId: principal.actingOwnerId, protocolVersion: version },
+            params.album_id,
+            body,
+          ),
+        );
         return json(c, 202, statusBody(s));
       },
     }),
@@ -74,9 +89,12 @@ export function albumRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Upgrade phase, expiry and the count of uploads in flight',
       auth: true,
       params: AlbumParams,
-      responses: { 200: { description: 'The status; expired quiescence reads as normal with null fields', schema: Status } },
+      responses: {
+        200: { description: 'The status; expired quiescence reads as normal with null fields', schema: Status },
+      },
       errors: ['error.not_found'],
-      handle: async ({ c, params, principal }) => json(c, 200, statusBody(unwrap(await deps.upgrades.status(principal.accountId, params.album_id)))),
+      handle: async ({ c, params, principal }) =>
+        json(c, 200, statusBody(unwrap(await deps.upgrades.status(principal.accountId, params.album_id)))),
     }),
     route({
       method: 'DELETE',
@@ -89,7 +107,13 @@ export function albumRoutes(deps: AppDeps): AnyRoute[] {
       responses: { 204: { description: 'Aborted: the album is normal again' } },
       errors: ['error.not_found', 'error.conflict', 'error.protocol.below_album_pin', 'error.request.invalid'],
       handle: async ({ c, params, query, principal, version }) => {
-        unwrap(await deps.upgrades.abort({ accountId: principal.accountId, protocolVersion: version }, params.album_id, query.intent_id));
+        unwrap(
+          await deps.upgrades.abort(
+            { accountId: principal.accountId, protocolVersion: version },
+            params.album_id,
+            query.intent_id,
+          ),
+        );
         return noContent(c);
       },
     }),

@@ -15,9 +15,19 @@ export const AssetBody = v.object({
   album_id: v.pipe(v.nullable(Uuid), v.description('The album its original was uploaded into (null: none)')),
   state: v.picklist(['live', 'trashed']),
   created_at: Timestamp,
-  updated_at: v.pipe(Timestamp, v.description('Its latest change: created, trashed, restored, a blob added or its metadata replaced')),
+  updated_at: v.pipe(
+    Timestamp,
+    v.description('Its latest change: created, trashed, restored, a blob added or its metadata replaced'),
+  ),
   trashed_at: v.nullable(Timestamp),
-  blobs: v.array(v.object({ role: v.pipe(Kind, v.description('What the blob is to the asset')), kind: v.pipe(Kind, v.description('The same as role (the name earlier builds used)')), content_hash: Hash, size: v.number() })),
+  blobs: v.array(
+    v.object({
+      role: v.pipe(Kind, v.description('What the blob is to the asset')),
+      kind: v.pipe(Kind, v.description('The same as role (the name earlier builds used)')),
+      content_hash: Hash,
+      size: v.number(),
+    }),
+  ),
 });
 export const assetBody = (a: SyncAsset) => ({
   asset_id: a.id,
@@ -35,19 +45,35 @@ export const assetBody = (a: SyncAsset) => ({
  * The asset a write answered, as GET answers it now (with its album and last change). Should a
  * racing purge have taken it since, the write's own record stands, its album unknown.
  */
-export async function assetView(deps: AppDeps, principal: Pick<Principal, 'accountId' | 'guestUploadId'>, a: AssetRecord): Promise<SyncAsset> {
+export async function assetView(
+  deps: AppDeps,
+  principal: Pick<Principal, 'accountId' | 'guestUploadId'>,
+  a: AssetRecord,
+): Promise<SyncAsset> {
   const now = await deps.sync.asset(principal, a.id);
   return now.ok ? now.value : { ...a, albumId: null, updatedAt: a.createdAt };
 }
 
 /** A write to an asset of an album is a write to that album: this names the live intent while it quiesces. */
 const IntentQuery = v.object({
-  intent_id: v.optional(v.pipe(Uuid, v.description('The live upgrade intent of the asset\'s album: needed only while that album quiesces (else 409 error.upload.album_quiescing), as for upload sessions'))),
+  intent_id: v.optional(
+    v.pipe(
+      Uuid,
+      v.description(
+        "The live upgrade intent of the asset's album: needed only while that album quiesces (else 409 error.upload.album_quiescing), as for upload sessions",
+      ),
+    ),
+  ),
 });
-const ALBUM_GUARD = ' An asset of an album (the one its original was uploaded into) is written in that album: below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent';
+const ALBUM_GUARD =
+  ' An asset of an album (the one its original was uploaded into) is written in that album: below its pin 426 error.protocol.below_album_pin; while it quiesces for an upgrade 409 error.upload.album_quiescing unless intent_id names the live intent';
 /** What a trash, restore or purge admits afterwards (core's admitWrite); docs/api.md has the whole rule. */
-const FOLLOW_UPS = " For SVC_QUOTA_FOLLOW_UP_S afterwards the owner's provenance and metadata uploads and metadata edits are admitted as its follow-ups, past the hard limit and in GraceExpired, up to the hard limit plus SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES.";
-const guarded = (query: { intent_id?: string | undefined }, version: string) => ({ protocolVersion: version, intentId: query.intent_id ?? null });
+const FOLLOW_UPS =
+  " For SVC_QUOTA_FOLLOW_UP_S afterwards the owner's provenance and metadata uploads and metadata edits are admitted as its follow-ups, past the hard limit and in GraceExpired, up to the hard limit plus SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES.";
+const guarded = (query: { intent_id?: string | undefined }, version: string) => ({
+  protocolVersion: version,
+  intentId: query.intent_id ?? null,
+});
 
 /** The minimal asset lifecycle quota needs: read, trash, restore, purge, empty the trash, replace metadata. */
 export function assetRoutes(deps: AppDeps): AnyRoute[] {
@@ -60,7 +86,8 @@ export function assetRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       params: IdParam,
       responses: { 200: { description: 'The asset', schema: AssetBody } },
-      handle: async ({ c, params, principal }) => json(c, 200, assetBody(unwrap(await deps.sync.asset(principal, params.id)))),
+      handle: async ({ c, params, principal }) =>
+        json(c, 200, assetBody(unwrap(await deps.sync.asset(principal, params.id)))),
     }),
     route({
       method: 'POST',
@@ -73,7 +100,18 @@ export function assetRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'empty' },
       responses: { 200: { description: 'Trashed', schema: AssetBody } },
       errors: ['error.conflict', 'error.not_found', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
-      handle: async ({ c, params, query, principal, version }) => json(c, 200, assetBody(await assetView(deps, principal, unwrap(await deps.assets.trash(principal, params.id, guarded(query, version)))))),
+      handle: async ({ c, params, query, principal, version }) =>
+        json(
+          c,
+          200,
+          assetBody(
+            await assetView(
+              deps,
+              principal,
+              unwrap(await deps.assets.trash(principal, params.id, guarded(query, version))),
+            ),
+          ),
+        ),
     }),
     route({
       method: 'POST',
@@ -86,7 +124,18 @@ export function assetRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'empty' },
       responses: { 200: { description: 'Live again', schema: AssetBody } },
       errors: ['error.conflict', 'error.not_found', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
-      handle: async ({ c, params, query, principal, version }) => json(c, 200, assetBody(await assetView(deps, principal, unwrap(await deps.assets.restore(principal, params.id, guarded(query, version)))))),
+      handle: async ({ c, params, query, principal, version }) =>
+        json(
+          c,
+          200,
+          assetBody(
+            await assetView(
+              deps,
+              principal,
+              unwrap(await deps.assets.restore(principal, params.id, guarded(query, version))),
+            ),
+          ),
+        ),
     }),
     route({
       method: 'DELETE',
@@ -117,7 +166,8 @@ export function assetRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'empty' },
       responses: { 200: { description: 'How many were purged', schema: v.object({ purged: v.number() }) } },
       errors: ['error.protocol.below_album_pin', 'error.upload.album_quiescing'],
-      handle: async ({ c, query, principal, version }) => json(c, 200, { purged: unwrap(await deps.assets.emptyTrash(principal, guarded(query, version))) }),
+      handle: async ({ c, query, principal, version }) =>
+        json(c, 200, { purged: unwrap(await deps.assets.emptyTrash(principal, guarded(query, version))) }),
     }),
     route({
       method: 'PUT',
@@ -129,11 +179,28 @@ export function assetRoutes(deps: AppDeps): AnyRoute[] {
       query: IntentQuery,
       body: { type: 'bytes', description: 'The new metadata ciphertext, application/octet-stream' },
       responses: { 200: { description: 'Replaced; the old blob is credited by the next sweep', schema: AssetBody } },
-      errors: ['error.quota.write_refused', 'error.conflict', 'error.not_found', 'error.request.too_large', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
+      errors: [
+        'error.quota.write_refused',
+        'error.conflict',
+        'error.not_found',
+        'error.request.too_large',
+        'error.protocol.below_album_pin',
+        'error.upload.album_quiescing',
+      ],
       handle: async ({ c, params, query, principal, version }) => {
         octetStream(c);
         const bytes = await readLimited(c, JSON_LIMIT);
-        return json(c, 200, assetBody(await assetView(deps, principal, unwrap(await deps.assets.replaceMetadata(principal, params.id, bytes, guarded(query, version))))));
+        return json(
+          c,
+          200,
+          assetBody(
+            await assetView(
+              deps,
+              principal,
+              unwrap(await deps.assets.replaceMetadata(principal, params.id, bytes, guarded(query, version))),
+            ),
+          ),
+        );
       },
     }),
   ];

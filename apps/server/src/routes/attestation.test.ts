@@ -29,16 +29,33 @@ async function user() {
   const token = u.access_token;
   const accountId = (await call(s.app, 'GET', '/v1/auth/profile', { token })).body.account_id as string;
   const dir = new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]);
-  expect((await call(s.app, 'PUT', '/v1/devices/directory', { token, raw: raw(dir), contentType: 'application/cbor' })).status).toBeLessThan(300);
+  expect(
+    (await call(s.app, 'PUT', '/v1/devices/directory', { token, raw: raw(dir), contentType: 'application/cbor' }))
+      .status,
+  ).toBeLessThan(300);
   return { token, accountId };
 }
 
 /** create + PUT + finalize; returns the finalize reply. */
 async function upload(token: string, data: Uint8Array) {
-  const o = await call(s.app, 'POST', '/upload', { token, body: { device_id: 'phone', kind: 'original', declared_size: data.length } });
+  const o = await call(s.app, 'POST', '/upload', {
+    token,
+    body: { device_id: 'phone', kind: 'original', declared_size: data.length },
+  });
   expect(o.status).toBe(201);
-  expect((await call(s.app, 'PUT', `/upload/${o.body.upload_id}`, { token, raw: raw(data), contentType: 'application/octet-stream' })).status).toBe(200);
-  const f = await call(s.app, 'POST', `/upload/${o.body.upload_id}/finalize`, { token, body: { content_hash: sha(data) } });
+  expect(
+    (
+      await call(s.app, 'PUT', `/upload/${o.body.upload_id}`, {
+        token,
+        raw: raw(data),
+        contentType: 'application/octet-stream',
+      })
+    ).status,
+  ).toBe(200);
+  const f = await call(s.app, 'POST', `/upload/${o.body.upload_id}/finalize`, {
+    token,
+    body: { content_hash: sha(data) },
+  });
   expect(f.status).toBe(200);
   return f.body as { upload_id: string; state: string; receipt: string };
 }
@@ -53,14 +70,24 @@ interface HistoryEntry {
   hash: string;
   sig: string;
 }
-const record = async () => (await call(s.app, 'GET', '/.well-known/svc/attestation-keys', { version: null })).body as { keys: (JWK & { kid: string })[]; history: HistoryEntry[] };
+const record = async () =>
+  (await call(s.app, 'GET', '/.well-known/svc/attestation-keys', { version: null })).body as {
+    keys: (JWK & { kid: string })[];
+    history: HistoryEntry[];
+  };
 
 /** What a client does with a receipt: find its kid among the keys or in the history, then verify. */
 async function verifyReceipt(receipt: string, rec: { keys: JWK[]; history: HistoryEntry[] }) {
   const { kid } = decodeProtectedHeader(receipt);
   const jwk = rec.keys.find((k) => k.kid === kid) ?? rec.history.find((e) => e.kid === kid)?.jwk;
   if (!jwk) throw new Error(`no published attestation key ${kid}`);
-  return (await jwtVerify(receipt, await importJWK(jwk, 'EdDSA'), { typ: 'svc-receipt+jwt', issuer: BASE, algorithms: ['EdDSA'] })).payload;
+  return (
+    await jwtVerify(receipt, await importJWK(jwk, 'EdDSA'), {
+      typ: 'svc-receipt+jwt',
+      issuer: BASE,
+      algorithms: ['EdDSA'],
+    })
+  ).payload;
 }
 
 /** The chain as a client checks it, from the published record only (not through the server's code). */
@@ -69,7 +96,14 @@ function checkChain(history: HistoryEntry[]): void {
     const prev = i === 0 ? null : history[i - 1]!;
     expect(e.seq).toBe(i + 1);
     expect(e.prev).toBe(prev ? prev.hash : '');
-    const preimage = canonicalCbor(['svc-attestation-history/v1', e.seq, e.kid, Buffer.from(e.jwk.x, 'base64url'), e.added_at, e.prev]);
+    const preimage = canonicalCbor([
+      'svc-attestation-history/v1',
+      e.seq,
+      e.kid,
+      Buffer.from(e.jwk.x, 'base64url'),
+      e.added_at,
+      e.prev,
+    ]);
     expect(e.hash).toBe(sha(preimage));
     const signer = Buffer.from((prev ?? e).jwk.x, 'base64url');
     expect(ed25519.verify(Buffer.from(e.sig, 'base64url'), Buffer.from(e.hash, 'hex'), signer)).toBe(true);
@@ -85,9 +119,24 @@ describe('storage receipts', () => {
     expect(decodeProtectedHeader(f.receipt)).toMatchObject({ alg: 'EdDSA', typ: 'svc-receipt+jwt' });
     const rec = await record();
     expect(rec.keys).toHaveLength(1);
-    expect(rec.keys[0]).toEqual({ kty: 'OKP', crv: 'Ed25519', x: expect.any(String), kid: decodeProtectedHeader(f.receipt).kid, alg: 'EdDSA', use: 'sig' });
+    expect(rec.keys[0]).toEqual({
+      kty: 'OKP',
+      crv: 'Ed25519',
+      x: expect.any(String),
+      kid: decodeProtectedHeader(f.receipt).kid,
+      alg: 'EdDSA',
+      use: 'sig',
+    });
     const claims = await verifyReceipt(f.receipt, rec);
-    expect(claims).toEqual({ iss: BASE, sub: accountId, upload_id: f.upload_id, content_hash: sha(data), size: 321, charged_to: accountId, iat: Math.floor(s.clock.now() / 1000) });
+    expect(claims).toEqual({
+      iss: BASE,
+      sub: accountId,
+      upload_id: f.upload_id,
+      content_hash: sha(data),
+      size: 321,
+      charged_to: accountId,
+      iat: Math.floor(s.clock.now() / 1000),
+    });
     // The attestation key is not an access-token key, and a receipt is nothing like an access token.
     const info = (await call(s.app, 'GET', '/.well-known/svc/server-info', { version: null })).body;
     expect(info.signing_keys.keys.map((k: JWK) => k.kid)).not.toContain(rec.keys[0]!.kid);
@@ -100,13 +149,32 @@ describe('storage receipts', () => {
     const data = new Uint8Array(50).fill(9);
     await upload(first.token, data);
     // A merge is decided at finalize, once the second uploader's bytes hash to the stored blob.
-    const o = await call(s.app, 'POST', '/upload', { token: second.token, body: { device_id: 'phone', kind: 'original', declared_size: 50, content_hash: sha(data) } });
+    const o = await call(s.app, 'POST', '/upload', {
+      token: second.token,
+      body: { device_id: 'phone', kind: 'original', declared_size: 50, content_hash: sha(data) },
+    });
     expect(o.body.state).toBe('Pending');
-    expect((await call(s.app, 'PUT', `/upload/${o.body.upload_id}`, { token: second.token, raw: raw(data), contentType: 'application/octet-stream' })).status).toBe(200);
-    const f = await call(s.app, 'POST', `/upload/${o.body.upload_id}/finalize`, { token: second.token, body: { content_hash: sha(data) } });
+    expect(
+      (
+        await call(s.app, 'PUT', `/upload/${o.body.upload_id}`, {
+          token: second.token,
+          raw: raw(data),
+          contentType: 'application/octet-stream',
+        })
+      ).status,
+    ).toBe(200);
+    const f = await call(s.app, 'POST', `/upload/${o.body.upload_id}/finalize`, {
+      token: second.token,
+      body: { content_hash: sha(data) },
+    });
     expect(f.status).toBe(200);
     expect(f.body.state).toBe('Merged');
-    expect(await verifyReceipt(f.body.receipt, await record())).toMatchObject({ sub: second.accountId, charged_to: first.accountId, size: 50, upload_id: o.body.upload_id });
+    expect(await verifyReceipt(f.body.receipt, await record())).toMatchObject({
+      sub: second.accountId,
+      charged_to: first.accountId,
+      size: 50,
+      upload_id: o.body.upload_id,
+    });
   });
 });
 
@@ -115,7 +183,16 @@ describe('the attestation key history', () => {
     const { token } = await user();
     const initial = await record();
     expect(initial.history).toEqual([
-      { seq: 1, kid: initial.keys[0]!.kid, jwk: initial.keys[0], added_at: Math.floor(s.clock.now() / 1000), retired_at: null, prev: '', hash: expect.stringMatching(/^[0-9a-f]{64}$/), sig: expect.any(String) },
+      {
+        seq: 1,
+        kid: initial.keys[0]!.kid,
+        jwk: initial.keys[0],
+        added_at: Math.floor(s.clock.now() / 1000),
+        retired_at: null,
+        prev: '',
+        hash: expect.stringMatching(/^[0-9a-f]{64}$/),
+        sig: expect.any(String),
+      },
     ]);
     const r1 = (await upload(token, new Uint8Array(10).fill(1))).receipt;
     s.clock.advance(60_000);
@@ -127,7 +204,10 @@ describe('the attestation key history', () => {
 
     const rec = await record();
     expect(rec.history.map((e) => e.seq)).toEqual([1, 2, 3]);
-    expect(rec.history[0]).toEqual({ ...initial.history[0]!, retired_at: new Date(s.clock.now() - 60_000).toISOString() });
+    expect(rec.history[0]).toEqual({
+      ...initial.history[0]!,
+      retired_at: new Date(s.clock.now() - 60_000).toISOString(),
+    });
     expect(rec.history.map((e) => e.retired_at === null)).toEqual([false, false, true]);
     expect(rec.keys.map((k) => k.kid)).toEqual([rec.history[2]!.kid]);
     checkChain(rec.history);
@@ -138,7 +218,7 @@ describe('the attestation key history', () => {
 });
 
 describe('start-up re-verification', () => {
-  it('a stored history row changed behind the server\'s back refuses the next start', async () => {
+  it("a stored history row changed behind the server's back refuses the next start", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'strongroom-attest-'));
     const env = { SVC_DATA_DIR: dir, SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc' };
     const platform = { ...nodePlatform(), logger: { info() {}, warn() {}, error() {} } };
@@ -157,7 +237,9 @@ describe('start-up re-verification', () => {
       expect(db.prepare('UPDATE attestation_history SET added_at = added_at - 1 WHERE seq = 1').run().changes).toBe(1);
       db.close();
       const tampered = await openStores(config);
-      await expect(buildDeps(config, tampered, platform)).rejects.toThrow(/attestation history entry 1 .*hash does not match/);
+      await expect(buildDeps(config, tampered, platform)).rejects.toThrow(
+        /attestation history entry 1 .*hash does not match/,
+      );
       await tampered.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

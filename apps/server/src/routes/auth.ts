@@ -4,7 +4,17 @@ import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 import { iso, isoOrNull, json, noContent, unwrap } from '../http/respond.js';
-import { Address, Advisory, DisplayName, NewPassword, SignedIn, SignInTicketField, Timestamp, TokenPair, Uuid } from './schemas.js';
+import {
+  Address,
+  Advisory,
+  DisplayName,
+  NewPassword,
+  SignedIn,
+  SignInTicketField,
+  Timestamp,
+  TokenPair,
+  Uuid,
+} from './schemas.js';
 import { signInSource } from '../http/request.js';
 
 export const tokenPairBody = (p: CoreTokenPair) => ({
@@ -18,12 +28,19 @@ export const tokenPairBody = (p: CoreTokenPair) => ({
 
 const Profile = v.object({
   account_id: Uuid,
-  address: v.pipe(v.nullable(v.string()), v.description('null for a sponsored account or an OpenID account without a verified email')),
+  address: v.pipe(
+    v.nullable(v.string()),
+    v.description('null for a sponsored account or an OpenID account without a verified email'),
+  ),
   display_name: v.nullable(v.string()),
   created_at: Timestamp,
   handle: v.nullable(v.string()),
 });
-const profileBody = (p: { accountId: string; address: string | null; displayName: string | null; createdAt: number }, handle: string | null, sponsored = false) => ({
+const profileBody = (
+  p: { accountId: string; address: string | null; displayName: string | null; createdAt: number },
+  handle: string | null,
+  sponsored = false,
+) => ({
   account_id: p.accountId,
   // A sponsored account (acted as through X-Svc-Act-As) has no address.
   address: sponsored ? null : p.address,
@@ -57,9 +74,22 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'json', schema: v.strictObject({ address: Address, password: NewPassword }) },
       responses: { 200: { description: 'The new account signed in', schema: SignedIn } },
       localAuth: true,
-      errors: ['error.auth.registration_closed', 'error.auth.user_already_exists', 'error.auth.weak_password', 'error.request.invalid', 'error.server.busy', 'error.auth.account_locked'],
+      errors: [
+        'error.auth.registration_closed',
+        'error.auth.user_already_exists',
+        'error.auth.weak_password',
+        'error.request.invalid',
+        'error.server.busy',
+        'error.auth.account_locked',
+      ],
       handle: async ({ c, body }) => {
-        const pair = unwrap(await deps.accounts.register({ address: body.address, password: body.password, source: signInSource(c, deps.config.trustedProxies) }));
+        const pair = unwrap(
+          await deps.accounts.register({
+            address: body.address,
+            password: body.password,
+            source: signInSource(c, deps.config.trustedProxies),
+          }),
+        );
         return json(c, 200, tokenPairBody(pair));
       },
     }),
@@ -71,7 +101,16 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Sign in with address and password',
       auth: false,
       write: false,
-      body: { type: 'json', schema: v.strictObject({ address: v.string(), password: Password, cohort_hash: Advisory, device_id: Advisory, sign_in_ticket: SignInTicketField }) },
+      body: {
+        type: 'json',
+        schema: v.strictObject({
+          address: v.string(),
+          password: Password,
+          cohort_hash: Advisory,
+          device_id: Advisory,
+          sign_in_ticket: SignInTicketField,
+        }),
+      },
       responses: {
         200: { description: 'Signed in (no confirmed second factor)', schema: SignedIn },
         202: {
@@ -81,7 +120,14 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
         },
       },
       localAuth: true,
-      errors: ['error.request.invalid', 'error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.throttled', 'error.auth.unavailable', 'error.server.busy'],
+      errors: [
+        'error.request.invalid',
+        'error.auth.invalid_credentials',
+        'error.auth.account_locked',
+        'error.auth.throttled',
+        'error.auth.unavailable',
+        'error.server.busy',
+      ],
       handle: async ({ c, body }) => {
         const result = await deps.accounts.login({
           address: body.address,
@@ -94,7 +140,12 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
         // codes for this account lately: 429 with Retry-After.
         if (!result.ok) throw HttpProblem.from(result);
         const outcome = result.value;
-        if (outcome.kind === 'challenge') return json(c, 202, { challenge: outcome.challenge, expires_in: outcome.expiresIn, account_id: outcome.accountId });
+        if (outcome.kind === 'challenge')
+          return json(c, 202, {
+            challenge: outcome.challenge,
+            expires_in: outcome.expiresIn,
+            account_id: outcome.accountId,
+          });
         return json(c, 200, tokenPairBody(outcome.pair));
       },
     }),
@@ -107,7 +158,12 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       auth: false,
       write: false,
       body: { type: 'json', schema: v.strictObject({ session_token: v.string() }) },
-      responses: { 200: { description: 'A fresh access token', schema: v.object({ access_token: v.string(), token_type: v.literal('Bearer'), expires_in: v.literal(900) }) } },
+      responses: {
+        200: {
+          description: 'A fresh access token',
+          schema: v.object({ access_token: v.string(), token_type: v.literal('Bearer'), expires_in: v.literal(900) }),
+        },
+      },
       errors: ['error.auth.session_invalid', 'error.auth.unavailable'],
       handle: async ({ c, body }) => {
         const grant = unwrap(await deps.sessions.refresh(body.session_token));
@@ -123,10 +179,19 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       body: { type: 'json', schema: v.strictObject({ password: Password }) },
       responses: { 200: { description: 'Confirmed', schema: v.object({ reauthenticated_at: Timestamp }) } },
       localAuth: true,
-      errors: ['error.auth.invalid_credentials', 'error.auth.no_local_password', 'error.auth.session_invalid', 'error.server.busy', 'error.sponsored.no_identity', 'error.auth.throttled'],
+      errors: [
+        'error.auth.invalid_credentials',
+        'error.auth.no_local_password',
+        'error.auth.session_invalid',
+        'error.server.busy',
+        'error.sponsored.no_identity',
+        'error.auth.throttled',
+      ],
       statusContext: 'reconfirming',
       handle: async ({ c, body, principal }) => {
-        const r = unwrap(await deps.accounts.reauthenticate(principal, body.password, signInSource(c, deps.config.trustedProxies)));
+        const r = unwrap(
+          await deps.accounts.reauthenticate(principal, body.password, signInSource(c, deps.config.trustedProxies)),
+        );
         return json(c, 200, { reauthenticated_at: iso(r.reauthenticatedAt) });
       },
     }),
@@ -138,13 +203,27 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Change the password: closes every session and re-opens the caller under its own id',
       auth: true,
       body: { type: 'json', schema: v.strictObject({ current_password: Password, new_password: NewPassword }) },
-      responses: { 200: { description: 'A fresh token pair for the caller\'s unchanged session id', schema: TokenPair } },
+      responses: {
+        200: { description: "A fresh token pair for the caller's unchanged session id", schema: TokenPair },
+      },
       localAuth: true,
-      errors: ['error.auth.invalid_credentials', 'error.auth.account_locked', 'error.auth.weak_password', 'error.auth.no_local_password', 'error.server.busy', 'error.sponsored.no_identity', 'error.auth.throttled'],
+      errors: [
+        'error.auth.invalid_credentials',
+        'error.auth.account_locked',
+        'error.auth.weak_password',
+        'error.auth.no_local_password',
+        'error.server.busy',
+        'error.sponsored.no_identity',
+        'error.auth.throttled',
+      ],
       statusContext: 'reconfirming',
       handle: async ({ c, body, principal }) => {
         const pair = unwrap(
-          await deps.accounts.changePassword(principal, { currentPassword: body.current_password, newPassword: body.new_password, source: signInSource(c, deps.config.trustedProxies) }),
+          await deps.accounts.changePassword(principal, {
+            currentPassword: body.current_password,
+            newPassword: body.new_password,
+            source: signInSource(c, deps.config.trustedProxies),
+          }),
         );
         return json(c, 200, tokenPairBody(pair));
       },
@@ -156,7 +235,15 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       summary: "The caller's own profile",
       auth: true,
       responses: { 200: { description: 'Profile', schema: Profile } },
-      handle: async ({ c, principal }) => json(c, 200, profileBody(...(await withHandle(deps, unwrap(await deps.accounts.profile(principal)))), principal.actingOwnerId !== undefined)),
+      handle: async ({ c, principal }) =>
+        json(
+          c,
+          200,
+          profileBody(
+            ...(await withHandle(deps, unwrap(await deps.accounts.profile(principal)))),
+            principal.actingOwnerId !== undefined,
+          ),
+        ),
     }),
     route({
       method: 'GET',
@@ -178,7 +265,11 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       },
       handle: async ({ c, principal }) => {
         const m = await deps.signInMethods.list(principal);
-        return json(c, 200, { password: m.password, totp: m.totp, oidc: m.oidc.map((l) => ({ issuer: l.issuer, subject: l.subject, linked_at: iso(l.linkedAt) })) });
+        return json(c, 200, {
+          password: m.password,
+          totp: m.totp,
+          oidc: m.oidc.map((l) => ({ issuer: l.issuer, subject: l.subject, linked_at: iso(l.linkedAt) })),
+        });
       },
     }),
     route({
@@ -209,7 +300,14 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       errors: ['error.profile.invalid_display_name', 'error.request.invalid', 'error.sponsored.no_identity'],
       handle: async ({ c, body, principal }) => {
         const patch = 'display_name' in body ? { displayName: body.display_name ?? null } : {};
-        return json(c, 200, profileBody(...(await withHandle(deps, unwrap(await deps.accounts.updateProfile(principal, patch)))), principal.actingOwnerId !== undefined));
+        return json(
+          c,
+          200,
+          profileBody(
+            ...(await withHandle(deps, unwrap(await deps.accounts.updateProfile(principal, patch)))),
+            principal.actingOwnerId !== undefined,
+          ),
+        );
       },
     }),
   ];

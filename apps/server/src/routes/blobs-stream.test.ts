@@ -19,10 +19,18 @@ import { call, listen, registerUser, testSeed, VERSION } from '@strongroom/tests
 
 const MiB = 1024 * 1024;
 const SIZE = 256 * MiB;
-const UNLIMITED: QuotaPolicy = { defaults: { soft: null, hard: null }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
+const UNLIMITED: QuotaPolicy = {
+  defaults: { soft: null, hard: null },
+  graceMs: 1_000,
+  federatedShare: 0.25,
+  maxOpenUploads: 1000,
+  followUpMs: 900_000,
+  followUpOverdraft: 16_777_216,
+};
 
 async function* generated(size: number): AsyncIterable<Uint8Array> {
-  for (let at = 0, i = 0; at < size; at += MiB, i++) yield new Uint8Array(Math.min(MiB, size - at)).fill((i * 37) & 0xff);
+  for (let at = 0, i = 0; at < size; at += MiB, i++)
+    yield new Uint8Array(Math.min(MiB, size - at)).fill((i * 37) & 0xff);
 }
 
 describe('blob downloads stream from the filesystem store', { timeout: 300_000 }, () => {
@@ -62,8 +70,16 @@ describe('blob downloads stream from the filesystem store', { timeout: 300_000 }
     };
     const db = openSqliteDatabase(':memory:');
     const stores: Stores = { ...createSqlitePorts(db), blobs: counted, close: async () => void db.close() };
-    const env = { SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc' };
-    const deps = await buildDeps(readConfig(env), stores, { clock: new FakeClock(), random: new SeededRandom(testSeed()), logger: new MemoryLogger(), hasher: new Argon2Hasher() });
+    const env = {
+      SVC_BASE_URL: 'http://127.0.0.1:8080',
+      SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc',
+    };
+    const deps = await buildDeps(readConfig(env), stores, {
+      clock: new FakeClock(),
+      random: new SeededRandom(testSeed()),
+      logger: new MemoryLogger(),
+      hasher: new Argon2Hasher(),
+    });
     const app = createApp(deps);
     const server = await listen(app);
     base = server.baseUrl;
@@ -79,9 +95,34 @@ describe('blob downloads stream from the filesystem store', { timeout: 300_000 }
     hash = staged.sha256;
     expect(await fs.commit('big', hash)).toBe('stored');
     const id = '01900000-0000-7000-8000-00000000b1b0';
-    const opened = await stores.quota.openUpload({ id, uploaderId: accountId, kind: 'original', declaredSize: SIZE, contentHash: null, albumId: null, intentId: null, dropLinkIdHash: null, sourcePeer: null, createdAt: 0, expiresAt: Date.parse('2100-01-01') }, UNLIMITED, 0);
+    const opened = await stores.quota.openUpload(
+      {
+        id,
+        uploaderId: accountId,
+        kind: 'original',
+        declaredSize: SIZE,
+        contentHash: null,
+        albumId: null,
+        intentId: null,
+        dropLinkIdHash: null,
+        sourcePeer: null,
+        createdAt: 0,
+        expiresAt: Date.parse('2100-01-01'),
+      },
+      UNLIMITED,
+      0,
+    );
     expect(opened.ok).toBe(true);
-    const done = await stores.quota.completeUpload({ uploadId: id, contentHash: hash, size: SIZE, asset: { create: { id, ownerId: accountId, dropExpiresAt: null } } }, UNLIMITED, 0);
+    const done = await stores.quota.completeUpload(
+      {
+        uploadId: id,
+        contentHash: hash,
+        size: SIZE,
+        asset: { create: { id, ownerId: accountId, dropExpiresAt: null } },
+      },
+      UNLIMITED,
+      0,
+    );
     expect(typeof done === 'string' ? done : done.outcome).toBe('completed');
   }, 300_000);
   afterAll(async () => {
@@ -125,12 +166,19 @@ describe('blob downloads stream from the filesystem store', { timeout: 300_000 }
     const head = await fetch(`${base}/v1/blobs/${hash}`, { method: 'HEAD', headers: headers() });
     expect(head.status).toBe(200);
     expect(head.headers.get('content-length')).toBe(String(SIZE));
-    const ranged = await fetch(`${base}/v1/blobs/${hash}`, { method: 'HEAD', headers: { ...headers(), range: 'bytes=100-' } });
+    const ranged = await fetch(`${base}/v1/blobs/${hash}`, {
+      method: 'HEAD',
+      headers: { ...headers(), range: 'bytes=100-' },
+    });
     expect(ranged.status).toBe(206);
     expect(ranged.headers.get('content-length')).toBe(String(SIZE - 100));
-    expect((await fetch(`${base}/v1/blobs/${hash}`, { headers: { ...headers(), 'if-none-match': `"${hash}"` } })).status).toBe(304);
+    expect(
+      (await fetch(`${base}/v1/blobs/${hash}`, { headers: { ...headers(), 'if-none-match': `"${hash}"` } })).status,
+    ).toBe(304);
     expect(reads.n).toBe(at);
-    const seek = await fetch(`${base}/v1/blobs/${hash}`, { headers: { ...headers(), range: `bytes=${200 * MiB}-${200 * MiB + 9}` } });
+    const seek = await fetch(`${base}/v1/blobs/${hash}`, {
+      headers: { ...headers(), range: `bytes=${200 * MiB}-${200 * MiB + 9}` },
+    });
     expect(seek.status).toBe(206);
     expect(new Uint8Array(await seek.arrayBuffer())).toEqual(new Uint8Array(10).fill((200 * 37) & 0xff));
     expect(reads.n).toBe(at + 1);

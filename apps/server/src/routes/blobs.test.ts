@@ -5,7 +5,14 @@ import { Argon2Hasher } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts } from '@strongroom/adapters-pg';
 import { openTestDatabase } from '@strongroom/adapters-pg/testing';
-import { FakeClock, MemoryBlobStore, MemoryLogger, SeededRandom, TestDevice, TestIdentity } from '@strongroom/core/testing';
+import {
+  FakeClock,
+  MemoryBlobStore,
+  MemoryLogger,
+  SeededRandom,
+  TestDevice,
+  TestIdentity,
+} from '@strongroom/core/testing';
 import { createApp } from '../app.js';
 import { readConfig } from '../config.js';
 import { buildDeps, type Stores } from '../deps.js';
@@ -23,7 +30,10 @@ const SEAL = Buffer.from('x25519 public key of the link......').toString('base64
 const phone = new TestDevice('phone');
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 const raw = (b: Uint8Array): BodyInit => b as unknown as BodyInit;
-const as = (token: string, actAs?: string): CallOptions => ({ token, ...(actAs ? { headers: { 'x-svc-act-as': actAs } } : {}) });
+const as = (token: string, actAs?: string): CallOptions => ({
+  token,
+  ...(actAs ? { headers: { 'x-svc-act-as': actAs } } : {}),
+});
 
 let seq = 0;
 function fresh(size = 300): Uint8Array {
@@ -47,8 +57,18 @@ interface Backend {
 
 async function served(stores: Stores): Promise<Backend> {
   const clock = new FakeClock();
-  const env = { SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc', SVC_QUOTA_SOFT_BYTES: '', SVC_QUOTA_HARD_BYTES: '100000000' };
-  const deps = await buildDeps(readConfig(env), stores, { clock, random: new SeededRandom(testSeed()), logger: new MemoryLogger(), hasher: new Argon2Hasher() });
+  const env = {
+    SVC_BASE_URL: 'http://127.0.0.1:8080',
+    SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc',
+    SVC_QUOTA_SOFT_BYTES: '',
+    SVC_QUOTA_HARD_BYTES: '100000000',
+  };
+  const deps = await buildDeps(readConfig(env), stores, {
+    clock,
+    random: new SeededRandom(testSeed()),
+    logger: new MemoryLogger(),
+    hasher: new Argon2Hasher(),
+  });
   const app = createApp(deps);
   const server = await listen(app);
   return {
@@ -78,22 +98,57 @@ class World {
     const u = await registerUser(this.b.app);
     const id = (await call(this.b.app, 'GET', '/v1/auth/profile', { token: u.access_token })).body.account_id as string;
     const dir = new TestIdentity(id).signDirectory(id, 1, [phone]);
-    expectOk(await call(this.b.app, 'PUT', '/v1/devices/directory', { token: u.access_token, raw: raw(dir), contentType: 'application/cbor' }), 200, 'directory');
+    expectOk(
+      await call(this.b.app, 'PUT', '/v1/devices/directory', {
+        token: u.access_token,
+        raw: raw(dir),
+        contentType: 'application/cbor',
+      }),
+      200,
+      'directory',
+    );
     return { token: u.access_token, id };
   }
 
   /** Sends `data` as a finished upload; returns the upload (= asset, for an original) id. */
-  async upload(o: CallOptions, data: Uint8Array, extra: Record<string, unknown> = {}, manifest?: Record<string, unknown>): Promise<string> {
+  async upload(
+    o: CallOptions,
+    data: Uint8Array,
+    extra: Record<string, unknown> = {},
+    manifest?: Record<string, unknown>,
+  ): Promise<string> {
     const kind = (extra.kind as string | undefined) ?? 'original';
-    const r = expectOk(await call(this.b.app, 'POST', '/upload', { ...o, body: { device_id: 'phone', kind, declared_size: data.length, ...extra } }), 201, 'open upload');
+    const r = expectOk(
+      await call(this.b.app, 'POST', '/upload', {
+        ...o,
+        body: { device_id: 'phone', kind, declared_size: data.length, ...extra },
+      }),
+      201,
+      'open upload',
+    );
     const id = r.body.upload_id as string;
-    expectOk(await call(this.b.app, 'PUT', `/upload/${id}`, { ...o, raw: raw(data), contentType: 'application/octet-stream' }), 200, 'send');
-    expectOk(await call(this.b.app, 'POST', `/upload/${id}/finalize`, { ...o, body: { content_hash: sha(data), ...(manifest ? { manifest } : {}) } }), 200, 'finalize');
+    expectOk(
+      await call(this.b.app, 'PUT', `/upload/${id}`, { ...o, raw: raw(data), contentType: 'application/octet-stream' }),
+      200,
+      'send',
+    );
+    expectOk(
+      await call(this.b.app, 'POST', `/upload/${id}/finalize`, {
+        ...o,
+        body: { content_hash: sha(data), ...(manifest ? { manifest } : {}) },
+      }),
+      200,
+      'finalize',
+    );
     return id;
   }
 
   async album(o: CallOptions): Promise<string> {
-    return expectOk(await call(this.b.app, 'POST', '/v1/albums', { ...o, body: { device_id: 'phone' }, version: PIN }), 201, 'album').body.album_id;
+    return expectOk(
+      await call(this.b.app, 'POST', '/v1/albums', { ...o, body: { device_id: 'phone' }, version: PIN }),
+      201,
+      'album',
+    ).body.album_id;
   }
 
   async link(o: CallOptions, body: Record<string, unknown>): Promise<string> {
@@ -102,14 +157,29 @@ class World {
 }
 
 /** A GET (or HEAD) of a blob path, the body read as bytes. */
-async function get(b: Backend, path: string, o: { token?: string; actAs?: string; headers?: Record<string, string>; method?: string; version?: string | null } = {}) {
+async function get(
+  b: Backend,
+  path: string,
+  o: {
+    token?: string;
+    actAs?: string;
+    headers?: Record<string, string>;
+    method?: string;
+    version?: string | null;
+  } = {},
+) {
   const headers: Record<string, string> = { ...o.headers };
   if (o.version !== null) headers['x-svc-protocol'] = o.version ?? VERSION;
   if (o.token) headers.authorization = `Bearer ${o.token}`;
   if (o.actAs) headers['x-svc-act-as'] = o.actAs;
   const res = await fetch(b.base + path, { method: o.method ?? 'GET', headers, redirect: 'manual' });
   const bytes = new Uint8Array(await res.arrayBuffer());
-  return { status: res.status, headers: res.headers, bytes, json: (): any => JSON.parse(Buffer.from(bytes).toString('utf8')) };
+  return {
+    status: res.status,
+    headers: res.headers,
+    bytes,
+    json: (): any => JSON.parse(Buffer.from(bytes).toString('utf8')),
+  };
 }
 
 for (const [name, open] of [
@@ -125,7 +195,16 @@ for (const [name, open] of [
     let s: string;
     let s2: string;
     // Blobs: Alice's asset (original + derivative), her album asset, a trashed one; S's and S2's assets.
-    const data = { own: fresh(), derivative: fresh(), inAlbum: fresh(), trashed: fresh(), ofS: fresh(), ofS2: fresh(), drop: fresh(), unknown: fresh() };
+    const data = {
+      own: fresh(),
+      derivative: fresh(),
+      inAlbum: fresh(),
+      trashed: fresh(),
+      ofS: fresh(),
+      ofS2: fresh(),
+      drop: fresh(),
+      unknown: fresh(),
+    };
     let ownAsset: string;
     let albumAsset: string;
     let trashedAsset: string;
@@ -142,7 +221,11 @@ for (const [name, open] of [
       [alice, bob, carol] = [await w.account(), await w.account(), await w.account()];
       s = expectOk(await call(b.app, 'POST', '/v1/sponsored', { token: alice.token }), 201, 'S').body.account_id;
       s2 = expectOk(await call(b.app, 'POST', '/v1/sponsored', { token: alice.token }), 201, 'S2').body.account_id;
-      expectOk(await call(b.app, 'POST', `/v1/sponsored/${s}/owners`, { token: alice.token, body: { account_id: bob.id } }), 200, 'add Bob');
+      expectOk(
+        await call(b.app, 'POST', `/v1/sponsored/${s}/owners`, { token: alice.token, body: { account_id: bob.id } }),
+        200,
+        'add Bob',
+      );
       const a = as(alice.token);
       ownAsset = await w.upload(a, data.own);
       await w.upload(a, data.derivative, { kind: 'derivative' }, { asset_id: ownAsset });
@@ -155,11 +238,27 @@ for (const [name, open] of [
       assetLink = await w.link(a, { kind: 'share', asset_ids: [ownAsset, trashedAsset], wrapped_key: WRAPPED });
       albumLink = await w.link(a, { kind: 'share', album_id: album, wrapped_key: WRAPPED });
       uploadLink = await w.link(a, { kind: 'upload', album_id: album, seal_key: SEAL });
-      const d = expectOk(await call(b.app, 'POST', `/v1/links/${uploadLink}/drops`, { body: { declared_size: data.drop.length } }), 201, 'drop');
+      const d = expectOk(
+        await call(b.app, 'POST', `/v1/links/${uploadLink}/drops`, { body: { declared_size: data.drop.length } }),
+        201,
+        'drop',
+      );
       [dropId, dropToken] = [d.body.upload_id, d.body.upload_token];
       const guest = { headers: { authorization: `Upload ${dropToken}` } };
-      expectOk(await call(b.app, 'PUT', `/upload/${dropId}`, { ...guest, raw: raw(data.drop), contentType: 'application/octet-stream' }), 200, 'guest send');
-      expectOk(await call(b.app, 'POST', `/upload/${dropId}/finalize`, { ...guest, body: { content_hash: sha(data.drop) } }), 200, 'guest finalize');
+      expectOk(
+        await call(b.app, 'PUT', `/upload/${dropId}`, {
+          ...guest,
+          raw: raw(data.drop),
+          contentType: 'application/octet-stream',
+        }),
+        200,
+        'guest send',
+      );
+      expectOk(
+        await call(b.app, 'POST', `/upload/${dropId}/finalize`, { ...guest, body: { content_hash: sha(data.drop) } }),
+        200,
+        'guest finalize',
+      );
     }, 120_000);
     afterAll(async () => {
       await b?.close();
@@ -186,18 +285,22 @@ for (const [name, open] of [
       expect(r.headers.get('content-range')).toBeNull();
     }
 
-    it('the owner reads its blobs in every role, trashed ones too; a hash alone or another account\'s reads nothing', async () => {
-      for (const blob of [data.own, data.derivative, data.inAlbum, data.trashed]) await expectBytes(own(sha(blob)), blob, { token: alice.token });
-      for (const blob of [data.ofS, data.ofS2, data.unknown]) await expectMissing(own(sha(blob)), { token: alice.token });
+    it("the owner reads its blobs in every role, trashed ones too; a hash alone or another account's reads nothing", async () => {
+      for (const blob of [data.own, data.derivative, data.inAlbum, data.trashed])
+        await expectBytes(own(sha(blob)), blob, { token: alice.token });
+      for (const blob of [data.ofS, data.ofS2, data.unknown])
+        await expectMissing(own(sha(blob)), { token: alice.token });
       await expectMissing(own(sha(data.own).toUpperCase()), { token: alice.token });
       await expectMissing(own('zz'), { token: alice.token });
       // Carol holds none of them; the same bytes uploaded by Carol then are hers to read.
-      for (const blob of [data.own, data.ofS, data.trashed]) await expectMissing(own(sha(blob)), { token: carol.token });
+      for (const blob of [data.own, data.ofS, data.trashed])
+        await expectMissing(own(sha(blob)), { token: carol.token });
     });
 
-    it('co-owner acting as S reads S\'s blobs only; the sponsor needs act-as; a sibling reads nothing of S', async () => {
+    it("co-owner acting as S reads S's blobs only; the sponsor needs act-as; a sibling reads nothing of S", async () => {
       await expectBytes(own(sha(data.ofS)), data.ofS, { token: bob.token, actAs: s });
-      for (const blob of [data.own, data.ofS2, data.trashed]) await expectMissing(own(sha(blob)), { token: bob.token, actAs: s });
+      for (const blob of [data.own, data.ofS2, data.trashed])
+        await expectMissing(own(sha(blob)), { token: bob.token, actAs: s });
       // Bob as himself reaches nothing of S.
       await expectMissing(own(sha(data.ofS)), { token: bob.token });
       // Alice, the sponsor: without act-as S's blob is not hers; acting as S2 neither.
@@ -211,28 +314,60 @@ for (const [name, open] of [
 
     it('no token, a guest upload token, a share-link id as a token: 401 on the account route', async () => {
       expect((await get(b, own(sha(data.own)))).status).toBe(401);
-      expect((await get(b, own(sha(data.drop)), { headers: { authorization: `Upload ${dropToken}` } })).status).toBe(401);
-      expect((await get(b, own(sha(data.own)), { headers: { authorization: `Bearer ${assetLink}` } })).status).toBe(401);
+      expect((await get(b, own(sha(data.drop)), { headers: { authorization: `Upload ${dropToken}` } })).status).toBe(
+        401,
+      );
+      expect((await get(b, own(sha(data.own)), { headers: { authorization: `Bearer ${assetLink}` } })).status).toBe(
+        401,
+      );
       // And the protocol header is needed.
       expect((await get(b, own(sha(data.own)), { token: alice.token, version: null })).status).toBe(426);
     });
 
-    it('announcing another account\'s hash never makes it readable: no bytes, no reference, no read', async () => {
+    it("announcing another account's hash never makes it readable: no bytes, no reference, no read", async () => {
       const hash = sha(data.own);
       const c = as(carol.token);
-      const opened = expectOk(await call(b.app, 'POST', '/upload', { ...c, body: { device_id: 'phone', kind: 'original', declared_size: data.own.length, content_hash: hash } }), 201, 'open');
+      const opened = expectOk(
+        await call(b.app, 'POST', '/upload', {
+          ...c,
+          body: { device_id: 'phone', kind: 'original', declared_size: data.own.length, content_hash: hash },
+        }),
+        201,
+        'open',
+      );
       expect(opened.body.state).not.toBe('Merged');
       // Finalizing without sending the bytes binds nothing.
-      const fin = await call(b.app, 'POST', `/upload/${opened.body.upload_id}/finalize`, { ...c, body: { content_hash: hash } });
+      const fin = await call(b.app, 'POST', `/upload/${opened.body.upload_id}/finalize`, {
+        ...c,
+        body: { content_hash: hash },
+      });
       expect(fin.status).not.toBe(200);
       await expectMissing(own(hash), { token: carol.token });
       // Nor does sending other bytes under that hash.
       const wrong = fresh(data.own.length);
-      expect((await call(b.app, 'PUT', `/upload/${opened.body.upload_id}`, { ...c, raw: raw(wrong), contentType: 'application/octet-stream' })).status).toBe(409);
-      expect((await call(b.app, 'POST', `/upload/${opened.body.upload_id}/finalize`, { ...c, body: { content_hash: hash } })).status).not.toBe(200);
+      expect(
+        (
+          await call(b.app, 'PUT', `/upload/${opened.body.upload_id}`, {
+            ...c,
+            raw: raw(wrong),
+            contentType: 'application/octet-stream',
+          })
+        ).status,
+      ).toBe(409);
+      expect(
+        (await call(b.app, 'POST', `/upload/${opened.body.upload_id}/finalize`, { ...c, body: { content_hash: hash } }))
+          .status,
+      ).not.toBe(200);
       await expectMissing(own(hash), { token: carol.token });
       // A share link of Carol's naming Alice's asset is refused at creation, so it cannot read it either.
-      expect((await call(b.app, 'POST', '/v1/links', { ...c, body: { kind: 'share', asset_ids: [ownAsset], wrapped_key: WRAPPED } })).status).toBe(404);
+      expect(
+        (
+          await call(b.app, 'POST', '/v1/links', {
+            ...c,
+            body: { kind: 'share', asset_ids: [ownAsset], wrapped_key: WRAPPED },
+          })
+        ).status,
+      ).toBe(404);
       // Holding the bytes is proof of possession: then Carol has an asset of her own, and reads it.
       const hers = await w.upload(c, data.own);
       expect(hers).not.toBe(ownAsset);
@@ -248,7 +383,7 @@ for (const [name, open] of [
       await expectMissing(viaLink(uploadLink, sha(data.drop)), { headers: { authorization: `Upload ${dropToken}` } });
     });
 
-    it('a share link reads what it covers: its assets (every role) or its album\'s live assets; nothing else', async () => {
+    it("a share link reads what it covers: its assets (every role) or its album's live assets; nothing else", async () => {
       await expectBytes(viaLink(assetLink, sha(data.own)), data.own);
       await expectBytes(viaLink(assetLink, sha(data.derivative)), data.derivative);
       await expectBytes(viaLink(albumLink, sha(data.inAlbum)), data.inAlbum);
@@ -268,9 +403,14 @@ for (const [name, open] of [
       expect((await get(b, viaLink(assetLink, sha(data.own)), { version: null })).status).toBe(426);
     });
 
-    it('revoked and expired links read nothing; a purged asset\'s blob is gone for its owner at once', async () => {
+    it("revoked and expired links read nothing; a purged asset's blob is gone for its owner at once", async () => {
       const a = as(alice.token);
-      const temp = await w.link(a, { kind: 'share', asset_ids: [ownAsset], wrapped_key: WRAPPED, expires_at: new Date(b.clock.now() + 60_000).toISOString() });
+      const temp = await w.link(a, {
+        kind: 'share',
+        asset_ids: [ownAsset],
+        wrapped_key: WRAPPED,
+        expires_at: new Date(b.clock.now() + 60_000).toISOString(),
+      });
       const revoked = await w.link(a, { kind: 'share', asset_ids: [ownAsset], wrapped_key: WRAPPED });
       await expectBytes(viaLink(temp, sha(data.own)), data.own);
       await expectBytes(viaLink(revoked, sha(data.own)), data.own);
@@ -326,7 +466,7 @@ for (const [name, open] of [
       }
     });
 
-    it('conditional requests and HEAD: 304 for the tag, HEAD states the GET\'s headers with no body', async () => {
+    it("conditional requests and HEAD: 304 for the tag, HEAD states the GET's headers with no body", async () => {
       const blob = data.inAlbum;
       const hash = sha(blob);
       for (const path of [own(hash), viaLink(albumLink, hash)]) {
@@ -346,10 +486,15 @@ for (const [name, open] of [
         const headRange = await get(b, path, { ...o, method: 'HEAD', headers: { range: 'bytes=-10' } });
         expect(headRange.status).toBe(206);
         expect(headRange.headers.get('content-length')).toBe('10');
-        expect(headRange.headers.get('content-range')).toBe(`bytes ${blob.length - 10}-${blob.length - 1}/${blob.length}`);
+        expect(headRange.headers.get('content-range')).toBe(
+          `bytes ${blob.length - 10}-${blob.length - 1}/${blob.length}`,
+        );
       }
       // A refused or unknown blob: the same 404 with or without a matching tag (the tag proves nothing).
-      await expectMissing(own(sha(data.ofS)), { token: alice.token, headers: { 'if-none-match': `"${sha(data.ofS)}"` } });
+      await expectMissing(own(sha(data.ofS)), {
+        token: alice.token,
+        headers: { 'if-none-match': `"${sha(data.ofS)}"` },
+      });
       await expectMissing(viaLink(albumLink, sha(data.own)), { headers: { 'if-none-match': '*' } });
       expect((await get(b, own(sha(data.ofS)), { token: alice.token, method: 'HEAD' })).status).toBe(404);
     });

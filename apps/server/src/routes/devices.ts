@@ -21,7 +21,8 @@ export function deviceRoutes(deps: AppDeps): AnyRoute[] {
       method: 'PUT',
       path: '/v1/devices/directory',
       tag: 'devices',
-      summary: 'Publish the signed device directory (the first one fixes the identity anchor and needs a recent sign-in)',
+      summary:
+        'Publish the signed device directory (the first one fixes the identity anchor and needs a recent sign-in)',
       auth: true,
       body: { type: 'cbor', description: DIRECTORY_CBOR },
       responses: {
@@ -30,10 +31,22 @@ export function deviceRoutes(deps: AppDeps): AnyRoute[] {
           schema: v.object({ seq: v.number(), identity_key: B64, devices: v.number(), accepted_at: Timestamp }),
         },
       },
-      errors: ['error.request.invalid', 'error.device.invalid_key', 'error.device.directory_invalid', 'error.conflict', 'error.auth.reauthentication_required', 'error.sponsored.no_identity'],
+      errors: [
+        'error.request.invalid',
+        'error.device.invalid_key',
+        'error.device.directory_invalid',
+        'error.conflict',
+        'error.auth.reauthentication_required',
+        'error.sponsored.no_identity',
+      ],
       handle: async ({ c, body, principal }) => {
         const d = unwrap(await deps.devices.publish(principal, body));
-        return json(c, 200, { seq: d.seq, identity_key: toBase64url(d.identityKey), devices: d.devices.length, accepted_at: iso(d.acceptedAt) });
+        return json(c, 200, {
+          seq: d.seq,
+          identity_key: toBase64url(d.identityKey),
+          devices: d.devices.length,
+          accepted_at: iso(d.acceptedAt),
+        });
       },
     }),
     route({
@@ -42,7 +55,13 @@ export function deviceRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'devices',
       summary: 'The latest accepted directory, as the signed CBOR that was accepted',
       auth: true,
-      responses: { 200: { description: 'The stored signed directory', contentType: 'application/cbor', schema: v.pipe(v.string(), v.description(DIRECTORY_CBOR)) } },
+      responses: {
+        200: {
+          description: 'The stored signed directory',
+          contentType: 'application/cbor',
+          schema: v.pipe(v.string(), v.description(DIRECTORY_CBOR)),
+        },
+      },
       errors: ['error.not_found'],
       handle: async ({ c, principal }) => {
         const d = await deps.devices.current(principal.accountId);
@@ -58,7 +77,9 @@ export function deviceRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       write: false,
       body: { type: 'empty' },
-      responses: { 200: { description: 'The challenge', schema: v.object({ challenge: B64, expires_in: v.literal(300) }) } },
+      responses: {
+        200: { description: 'The challenge', schema: v.object({ challenge: B64, expires_in: v.literal(300) }) },
+      },
       errors: ['error.request.too_many'],
       handle: async ({ c, principal }) => {
         const r = unwrap(await deps.revokeAll.issueChallenge(principal.accountId));
@@ -69,17 +90,28 @@ export function deviceRoutes(deps: AppDeps): AnyRoute[] {
       method: 'POST',
       path: '/v1/auth/logout/all',
       tag: 'auth',
-      summary: 'Close every session of the account with the identity key\'s signature over a challenge (no session needed)',
+      summary:
+        "Close every session of the account with the identity key's signature over a challenge (no session needed)",
       auth: false,
       write: false,
       body: {
         type: 'json',
         schema: v.strictObject({
           challenge: B64,
-          signature: v.pipe(v.string(), v.description('base64url Ed25519 signature by the identity anchor over canonical CBOR ["svc-logout-all/v1", account_id, challenge_bytes]')),
+          signature: v.pipe(
+            v.string(),
+            v.description(
+              'base64url Ed25519 signature by the identity anchor over canonical CBOR ["svc-logout-all/v1", account_id, challenge_bytes]',
+            ),
+          ),
         }),
       },
-      responses: { 200: { description: 'Every session of the account is closed', schema: v.object({ sessions_closed: v.number() }) } },
+      responses: {
+        200: {
+          description: 'Every session of the account is closed',
+          schema: v.object({ sessions_closed: v.number() }),
+        },
+      },
       errors: ['error.auth.proof_invalid', 'error.request.invalid'],
       handle: async ({ c, body }) => {
         const r = unwrap(await deps.revokeAll.redeem({ challenge: body.challenge, signature: body.signature }));

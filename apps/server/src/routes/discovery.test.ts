@@ -15,7 +15,10 @@ afterEach(async () => {
 });
 
 const HOST = '127.0.0.1:8080';
-const problem = (status: number, code: string) => ({ status, body: expect.objectContaining({ status, code, type: 'about:blank' }) });
+const problem = (status: number, code: string) => ({
+  status,
+  body: expect.objectContaining({ status, code, type: 'about:blank' }),
+});
 
 async function user() {
   const u = await registerUser(s.app);
@@ -23,11 +26,14 @@ async function user() {
   return { ...u, accountId: profile.body.account_id as string, token: u.access_token };
 }
 const claim = (token: string, user: unknown) => call(s.app, 'PUT', '/v1/discovery/handle', { token, body: { user } });
-const publish = (token: string, published: boolean) => call(s.app, 'PUT', '/v1/discovery/public', { token, body: { published } });
+const publish = (token: string, published: boolean) =>
+  call(s.app, 'PUT', '/v1/discovery/public', { token, body: { published } });
 const lookup = (handle: string, headers: Record<string, string>) =>
   call(s.app, 'GET', `/v1/discovery/lookup?handle=${encodeURIComponent(handle)}`, { headers });
 const webfinger = (resource: string | null) =>
-  s.app.request(resource === null ? '/.well-known/webfinger' : `/.well-known/webfinger?resource=${encodeURIComponent(resource)}`);
+  s.app.request(
+    resource === null ? '/.well-known/webfinger' : `/.well-known/webfinger?resource=${encodeURIComponent(resource)}`,
+  );
 
 describe('handles', () => {
   it('claims user@<host of SVC_BASE_URL> once; the profile shows it', async () => {
@@ -36,7 +42,9 @@ describe('handles', () => {
     expect(await claim(ann.token, 'ann')).toMatchObject({ status: 200, body: { handle: `ann@${HOST}` } });
     expect(await claim(ann.token, 'ann')).toMatchObject({ status: 200, body: { handle: `ann@${HOST}` } });
     expect(await claim(ann.token, 'anne')).toMatchObject(problem(409, 'error.discovery.handle_fixed'));
-    expect((await call(s.app, 'GET', '/v1/auth/profile', { token: ann.token })).body).toMatchObject({ handle: `ann@${HOST}` });
+    expect((await call(s.app, 'GET', '/v1/auth/profile', { token: ann.token })).body).toMatchObject({
+      handle: `ann@${HOST}`,
+    });
     const patched = await call(s.app, 'PATCH', '/v1/auth/profile', { token: ann.token, body: { display_name: 'Ann' } });
     expect(patched.body).toMatchObject({ handle: `ann@${HOST}`, display_name: 'Ann' });
     const bob = await user();
@@ -45,8 +53,11 @@ describe('handles', () => {
 
   it('refuses a malformed user name, an unknown key, and no token', async () => {
     const u = await user();
-    for (const bad of ['', 'Ann', '.ann', 'a'.repeat(65), 'ann@x', 7, null]) expect(await claim(u.token, bad), String(bad)).toMatchObject(problem(400, 'error.request.invalid'));
-    expect(await call(s.app, 'PUT', '/v1/discovery/handle', { token: u.token, body: { user: 'ann', host: 'x' } })).toMatchObject(problem(400, 'error.request.invalid'));
+    for (const bad of ['', 'Ann', '.ann', 'a'.repeat(65), 'ann@x', 7, null])
+      expect(await claim(u.token, bad), String(bad)).toMatchObject(problem(400, 'error.request.invalid'));
+    expect(
+      await call(s.app, 'PUT', '/v1/discovery/handle', { token: u.token, body: { user: 'ann', host: 'x' } }),
+    ).toMatchObject(problem(400, 'error.request.invalid'));
     expect(await call(s.app, 'PUT', '/v1/discovery/handle', { body: { user: 'ann' } })).toMatchObject({ status: 401 });
   });
 
@@ -54,7 +65,10 @@ describe('handles', () => {
     const u = await user();
     expect(await publish(u.token, true)).toMatchObject(problem(409, 'error.discovery.no_handle'));
     await claim(u.token, 'pub');
-    expect(await publish(u.token, true)).toMatchObject({ status: 200, body: { handle: `pub@${HOST}`, published: true } });
+    expect(await publish(u.token, true)).toMatchObject({
+      status: 200,
+      body: { handle: `pub@${HOST}`, published: true },
+    });
     expect(await publish(u.token, false)).toMatchObject({ status: 200, body: { published: false } });
   });
 });
@@ -63,7 +77,12 @@ describe('WebFinger', () => {
   it('answers the same bytes for no account, an unpublished handle and another host', async () => {
     const u = await user();
     await claim(u.token, 'quiet');
-    const answers = await Promise.all([webfinger(`acct:nobody@${HOST}`), webfinger(`acct:quiet@${HOST}`), webfinger('acct:quiet@elsewhere.example'), webfinger(`acct:Quiet@${HOST}`)]);
+    const answers = await Promise.all([
+      webfinger(`acct:nobody@${HOST}`),
+      webfinger(`acct:quiet@${HOST}`),
+      webfinger('acct:quiet@elsewhere.example'),
+      webfinger(`acct:Quiet@${HOST}`),
+    ]);
     const bodies = await Promise.all(answers.map((r) => r.text()));
     for (const r of answers) {
       expect(r.status).toBe(404);
@@ -90,11 +109,17 @@ describe('WebFinger', () => {
     expect(await r.json()).toEqual({ subject: `acct:open@${HOST}`, properties: { 'urn:svc:display_name': null } });
     await call(s.app, 'PATCH', '/v1/auth/profile', { token: u.token, body: { display_name: 'Open Door' } });
     r = await webfinger(`acct:open@${HOST.toUpperCase()}`);
-    expect(await r.json()).toEqual({ subject: `acct:open@${HOST}`, properties: { 'urn:svc:display_name': 'Open Door' } });
+    expect(await r.json()).toEqual({
+      subject: `acct:open@${HOST}`,
+      properties: { 'urn:svc:display_name': 'Open Door' },
+    });
     // A URI scheme is case-insensitive (RFC 3986 section 3.1).
     r = await webfinger(`ACCT:open@${HOST}`);
     expect(r.status).toBe(200);
-    expect(await r.json()).toEqual({ subject: `acct:open@${HOST}`, properties: { 'urn:svc:display_name': 'Open Door' } });
+    expect(await r.json()).toEqual({
+      subject: `acct:open@${HOST}`,
+      properties: { 'urn:svc:display_name': 'Open Door' },
+    });
   });
 
   it('is 400 without a well-formed resource', async () => {
@@ -113,12 +138,35 @@ describe('authenticated lookup', () => {
     const looker = await user();
     const bearer = { authorization: `Bearer ${looker.token}` };
     const before = await lookup(`ann@${HOST}`, bearer);
-    expect(before).toMatchObject({ status: 200, body: { handle: `ann@${HOST}`, account_id: ann.accountId, display_name: null, identity_key: null, directory: null } });
+    expect(before).toMatchObject({
+      status: 200,
+      body: {
+        handle: `ann@${HOST}`,
+        account_id: ann.accountId,
+        display_name: null,
+        identity_key: null,
+        directory: null,
+      },
+    });
     const identity = new TestIdentity(ann.address);
     const signed = identity.signDirectory(ann.accountId, 1, [new TestDevice('phone')]);
-    expect((await call(s.app, 'PUT', '/v1/devices/directory', { token: ann.token, raw: signed.slice(), contentType: 'application/cbor' })).status).toBe(200);
+    expect(
+      (
+        await call(s.app, 'PUT', '/v1/devices/directory', {
+          token: ann.token,
+          raw: signed.slice(),
+          contentType: 'application/cbor',
+        })
+      ).status,
+    ).toBe(200);
     const after = await lookup(`ann@${HOST}`, bearer);
-    expect(Object.keys(after.body).sort()).toEqual(['account_id', 'directory', 'display_name', 'handle', 'identity_key']);
+    expect(Object.keys(after.body).sort()).toEqual([
+      'account_id',
+      'directory',
+      'display_name',
+      'handle',
+      'identity_key',
+    ]);
     expect(fromBase64url(after.body.identity_key)).toEqual(identity.publicKey);
     expect(fromBase64url(after.body.directory)).toEqual(signed);
     // Unpublished handles are found by signed-in users: publishing is about anonymous readers only.
@@ -134,10 +182,15 @@ describe('authenticated lookup', () => {
   });
 
   /** A peer on loopback answering `answer` to every request, listed as this server's only peer. */
-  async function withPeer(run: (peer: { host: string; answer: (a: PeerAnswer) => void }) => Promise<void>): Promise<void> {
+  async function withPeer(
+    run: (peer: { host: string; answer: (a: PeerAnswer) => void }) => Promise<void>,
+  ): Promise<void> {
     let answer: PeerAnswer = { status: 500, body: {}, retryAfter: null };
     const peer = createServer((_req, res) => {
-      res.writeHead(answer.status, { 'content-type': 'application/problem+json', ...(answer.retryAfter ? { 'retry-after': answer.retryAfter } : {}) });
+      res.writeHead(answer.status, {
+        'content-type': 'application/problem+json',
+        ...(answer.retryAfter ? { 'retry-after': answer.retryAfter } : {}),
+      });
       res.end(JSON.stringify(answer.body));
     });
     await new Promise<void>((r) => peer.listen(0, '127.0.0.1', r));
@@ -156,35 +209,54 @@ describe('authenticated lookup', () => {
     retryAfter: string | null;
   }
 
-  it('passes a peer\'s 200 on only when it is for the handle asked: keys under another handle are a bad answer', async () => {
+  it("passes a peer's 200 on only when it is for the handle asked: keys under another handle are a bad answer", async () => {
     await withPeer(async (peer) => {
       const u = await user();
       const bearer = { authorization: `Bearer ${u.token}` };
       await claim(u.token, 'ann');
-      const keys = (handle: string) => ({ handle, account_id: 'acc', display_name: 'Mallory', identity_key: 'A'.repeat(43), directory: 'oWFhAQ' });
+      const keys = (handle: string) => ({
+        handle,
+        account_id: 'acc',
+        display_name: 'Mallory',
+        identity_key: 'A'.repeat(43),
+        directory: 'oWFhAQ',
+      });
       peer.answer({ status: 200, body: keys(`eve@${peer.host}`), retryAfter: null });
       expect(await lookup(`eve@${peer.host}`, bearer)).toMatchObject({ status: 200, body: keys(`eve@${peer.host}`) });
       // The peer's own other user, our user, another server's user: none is the handle asked.
       for (const other of [`mallory@${peer.host}`, `ann@${HOST}`, 'eve@elsewhere.example']) {
         peer.answer({ status: 200, body: keys(other), retryAfter: null });
-        expect(await lookup(`eve@${peer.host}`, bearer), other).toMatchObject(problem(502, 'error.federation.peer_unavailable'));
+        expect(await lookup(`eve@${peer.host}`, bearer), other).toMatchObject(
+          problem(502, 'error.federation.peer_unavailable'),
+        );
       }
     });
   });
 
-  it('takes a peer\'s 200 that is not the lookup answer (a key that is no Ed25519 key, a key without its directory) as a bad answer', async () => {
+  it("takes a peer's 200 that is not the lookup answer (a key that is no Ed25519 key, a key without its directory) as a bad answer", async () => {
     await withPeer(async (peer) => {
       const u = await user();
       const bearer = { authorization: `Bearer ${u.token}` };
       const handle = `eve@${peer.host}`;
-      for (const [identity_key, directory] of [['not base64!!', 'oWFhAQ'], ['A'.repeat(42), 'oWFhAQ'], ['A'.repeat(43), null], [null, 'oWFhAQ']]) {
-        peer.answer({ status: 200, body: { handle, account_id: 'acc', display_name: null, identity_key, directory }, retryAfter: null });
-        expect(await lookup(handle, bearer), `${identity_key} ${directory}`).toMatchObject(problem(502, 'error.federation.peer_unavailable'));
+      for (const [identity_key, directory] of [
+        ['not base64!!', 'oWFhAQ'],
+        ['A'.repeat(42), 'oWFhAQ'],
+        ['A'.repeat(43), null],
+        [null, 'oWFhAQ'],
+      ]) {
+        peer.answer({
+          status: 200,
+          body: { handle, account_id: 'acc', display_name: null, identity_key, directory },
+          retryAfter: null,
+        });
+        expect(await lookup(handle, bearer), `${identity_key} ${directory}`).toMatchObject(
+          problem(502, 'error.federation.peer_unavailable'),
+        );
       }
     });
   });
 
-  it('passes a peer\'s refusal on with the peer\'s status and code, whatever the code, in its own words, without blaming the caller\'s token', async () => {
+  it("passes a peer's refusal on with the peer's status and code, whatever the code, in its own words, without blaming the caller's token", async () => {
     // A peer of a newer build (or a misbehaving one): codes this server does not know, and codes it
     // knows at other statuses. Their status is the peer's (decisions.md, discovery and federation).
     await withPeer(async (peer) => {
@@ -199,16 +271,40 @@ describe('authenticated lookup', () => {
         [401, 'error.auth.session_invalid'],
       ];
       for (const [status, code] of cases) {
-        peer.answer({ status, body: { type: 'https://peer.example/p', title: 'Sign in again', status, code, detail: 'your session is dead, sign in again', extra_member: 1 }, retryAfter: null });
+        peer.answer({
+          status,
+          body: {
+            type: 'https://peer.example/p',
+            title: 'Sign in again',
+            status,
+            code,
+            detail: 'your session is dead, sign in again',
+            extra_member: 1,
+          },
+          retryAfter: null,
+        });
         const r = await lookup(`eve@${peer.host}`, bearer);
-        expect(r, `${status} ${code}`).toMatchObject({ status, body: { type: 'about:blank', status, code, title: 'Refused by the peer server' } });
+        expect(r, `${status} ${code}`).toMatchObject({
+          status,
+          body: { type: 'about:blank', status, code, title: 'Refused by the peer server' },
+        });
         // Our words, not the peer's: nothing else of its body reaches the caller.
         expect(Object.keys(r.body).sort(), `${status} ${code}`).toEqual(['code', 'detail', 'status', 'title', 'type']);
         expect(r.body.detail).toBe(`The peer server http://${peer.host} refused this lookup (${code}).`);
         // A peer's 401 refused the capability token this server minted, not the caller's access token.
         if (status === 401) expect(r.headers.get('www-authenticate')).not.toContain('invalid_token');
       }
-      peer.answer({ status: 429, body: { type: 'about:blank', title: 'x', status: 429, code: 'error.federation.rate_limited', detail: 'slow down' }, retryAfter: '7' });
+      peer.answer({
+        status: 429,
+        body: {
+          type: 'about:blank',
+          title: 'x',
+          status: 429,
+          code: 'error.federation.rate_limited',
+          detail: 'slow down',
+        },
+        retryAfter: '7',
+      });
       const limited = await lookup(`eve@${peer.host}`, bearer);
       expect(limited).toMatchObject(problem(429, 'error.federation.rate_limited'));
       expect(limited.headers.get('retry-after')).toBe('7');
@@ -218,7 +314,7 @@ describe('authenticated lookup', () => {
     });
   });
 
-  it('bounds each account\'s lookups (60 a minute by default), unpublished and unknown handles alike: the 61st is 429 with Retry-After, another account is untouched', async () => {
+  it("bounds each account's lookups (60 a minute by default), unpublished and unknown handles alike: the 61st is 429 with Retry-After, another account is untouched", async () => {
     const ann = await user();
     const bob = await user();
     await claim(bob.token, 'bob');
@@ -242,12 +338,18 @@ describe('authenticated lookup', () => {
     expect(await lookup(h, {})).toMatchObject({ status: 401 });
     expect(await lookup(h, { authorization: 'Bearer nope' })).toMatchObject({ status: 401 });
     expect(await lookup(h, { authorization: 'Basic YTpi' })).toMatchObject({ status: 401 });
-    expect(await lookup(h, { authorization: 'SvcCapability nope' })).toMatchObject(problem(401, 'error.federation.capability_invalid'));
+    expect(await lookup(h, { authorization: 'SvcCapability nope' })).toMatchObject(
+      problem(401, 'error.federation.capability_invalid'),
+    );
     // An access token is never a capability token.
-    expect(await lookup(h, { authorization: `SvcCapability ${u.token}` })).toMatchObject(problem(401, 'error.federation.capability_invalid'));
+    expect(await lookup(h, { authorization: `SvcCapability ${u.token}` })).toMatchObject(
+      problem(401, 'error.federation.capability_invalid'),
+    );
     // A capability token this server minted is not an access token (nor addressed to this server).
     const { token } = await s.deps.federation.mint('http://127.0.0.1:9', u.accountId);
-    expect(await lookup(h, { authorization: `Bearer ${token}` })).toMatchObject(problem(401, 'error.auth.session_invalid'));
+    expect(await lookup(h, { authorization: `Bearer ${token}` })).toMatchObject(
+      problem(401, 'error.auth.session_invalid'),
+    );
   });
 
   it('honours X-Svc-Act-As as every authenticated route does: an account the caller does not own is 403', async () => {
@@ -255,7 +357,9 @@ describe('authenticated lookup', () => {
     await claim(u.token, 'bea');
     const h = `bea@${HOST}`;
     for (const actAs of ['0190a6a1-0000-7000-8000-000000000000', 'zzz', u.accountId]) {
-      expect(await lookup(h, { authorization: `Bearer ${u.token}`, 'x-svc-act-as': actAs }), actAs).toMatchObject(problem(403, 'error.auth.not_an_owner'));
+      expect(await lookup(h, { authorization: `Bearer ${u.token}`, 'x-svc-act-as': actAs }), actAs).toMatchObject(
+        problem(403, 'error.auth.not_an_owner'),
+      );
     }
     // An owner acting as its sponsored account looks up as that account.
     const kid = (await call(s.app, 'POST', '/v1/sponsored', { token: u.token })).body.account_id as string;
@@ -267,25 +371,44 @@ describe('revoked-jti', () => {
   it('lists revocations of the last 24 hours, computed from time, and the CLI revokes by jti or by peer', async () => {
     const peer = 'http://127.0.0.1:9';
     const empty = await call(s.app, 'GET', '/.well-known/svc/revoked-jti', { version: null });
-    expect(empty).toMatchObject({ status: 200, body: { issuer: 'http://127.0.0.1:8080', window_s: 86400, revoked: [] } });
+    expect(empty).toMatchObject({
+      status: 200,
+      body: { issuer: 'http://127.0.0.1:8080', window_s: 86400, revoked: [] },
+    });
     const one = await s.deps.federation.mint(peer, 'a');
     const two = await s.deps.federation.mint(peer, 'b');
     const three = await s.deps.federation.mint('http://127.0.0.1:10', 'c');
     expect(await COMMANDS['revoke-capability']!.run(s.deps, [one.claims.jti])).toContain(one.claims.jti);
     await expect(COMMANDS['revoke-capability']!.run(s.deps, [one.claims.jti])).rejects.toThrow(/no unrevoked/);
     s.clock.advance(3_600_000);
-    expect(await COMMANDS['revoke-peer-capabilities']!.run(s.deps, [`${peer}/`])).toBe(`revoked 0 capability tokens minted for ${peer}`);
+    expect(await COMMANDS['revoke-peer-capabilities']!.run(s.deps, [`${peer}/`])).toBe(
+      `revoked 0 capability tokens minted for ${peer}`,
+    );
     const four = await s.deps.federation.mint(peer, 'd');
-    expect(await COMMANDS['revoke-peer-capabilities']!.run(s.deps, [peer])).toBe(`revoked 1 capability token minted for ${peer}`);
+    expect(await COMMANDS['revoke-peer-capabilities']!.run(s.deps, [peer])).toBe(
+      `revoked 1 capability token minted for ${peer}`,
+    );
     const listed = await call(s.app, 'GET', '/.well-known/svc/revoked-jti', { version: null });
     expect(listed.body.revoked).toEqual([
-      { jti: one.claims.jti, revoked_at: '2026-11-21T10:00:00.000Z', exp: new Date(one.claims.exp * 1000).toISOString() },
-      { jti: four.claims.jti, revoked_at: '2026-11-21T11:00:00.000Z', exp: new Date(four.claims.exp * 1000).toISOString() },
+      {
+        jti: one.claims.jti,
+        revoked_at: '2026-11-21T10:00:00.000Z',
+        exp: new Date(one.claims.exp * 1000).toISOString(),
+      },
+      {
+        jti: four.claims.jti,
+        revoked_at: '2026-11-21T11:00:00.000Z',
+        exp: new Date(four.claims.exp * 1000).toISOString(),
+      },
     ]);
     expect(listed.body.revoked.map((r: { jti: string }) => r.jti)).not.toContain(two.claims.jti); // expired before the peer-wide revocation
     expect(listed.body.revoked.map((r: { jti: string }) => r.jti)).not.toContain(three.claims.jti);
     s.clock.advance(23 * 3_600_000);
-    expect((await call(s.app, 'GET', '/.well-known/svc/revoked-jti', { version: null })).body.revoked.map((r: { jti: string }) => r.jti)).toEqual([four.claims.jti]);
+    expect(
+      (await call(s.app, 'GET', '/.well-known/svc/revoked-jti', { version: null })).body.revoked.map(
+        (r: { jti: string }) => r.jti,
+      ),
+    ).toEqual([four.claims.jti]);
     s.clock.advance(3_600_000);
     expect((await call(s.app, 'GET', '/.well-known/svc/revoked-jti', { version: null })).body.revoked).toEqual([]);
   });
@@ -299,15 +422,23 @@ describe('revoked-jti', () => {
 describe('API reference', () => {
   it('declares every discovery route with its statuses, codes and both lookup schemes', async () => {
     const doc = (await call(s.app, 'GET', '/openapi.json', { version: null })).body;
-    expect(doc.components.securitySchemes.svcCapability).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
+    expect(doc.components.securitySchemes.svcCapability).toMatchObject({
+      type: 'apiKey',
+      in: 'header',
+      name: 'Authorization',
+    });
     const get = doc.paths['/v1/discovery/lookup'].get;
     expect(get.security).toEqual([{ bearer: [] }, { svcCapability: [] }]);
     expect(Object.keys(get.responses).sort()).toEqual(['200', '400', '401', '403', '404', '426', '429', '502', '503']);
     expect(get.parameters).toContainEqual({ $ref: '#/components/parameters/X-Svc-Act-As' });
     expect(get.responses['401'].description).toContain('error.federation.capability_invalid');
-    expect(doc.paths['/v1/discovery/handle'].put.responses['409'].description).toContain('error.discovery.handle_fixed');
+    expect(doc.paths['/v1/discovery/handle'].put.responses['409'].description).toContain(
+      'error.discovery.handle_fixed',
+    );
     expect(doc.paths['/v1/discovery/public'].put.responses['409'].description).toContain('error.discovery.no_handle');
     expect(doc.paths['/.well-known/webfinger'].get.responses['200'].content).toHaveProperty('application/jrd+json');
-    expect(doc.paths['/.well-known/svc/revoked-jti'].get.responses['200'].content['application/json'].schema.properties).toHaveProperty('revoked');
+    expect(
+      doc.paths['/.well-known/svc/revoked-jti'].get.responses['200'].content['application/json'].schema.properties,
+    ).toHaveProperty('revoked');
   });
 });

@@ -1,6 +1,14 @@
 import type { Context } from 'hono';
 import * as v from 'valibot';
-import { CoreError, parseHandle, PeerUnavailableError, toBase64url, type LookupAnswer, type PeerReply, type Principal } from '@strongroom/core';
+import {
+  CoreError,
+  parseHandle,
+  PeerUnavailableError,
+  toBase64url,
+  type LookupAnswer,
+  type PeerReply,
+  type Principal,
+} from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem, type ProblemCode } from '../http/problem.js';
 import { json, unwrap } from '../http/respond.js';
@@ -9,13 +17,23 @@ import { requestHeader } from '../http/request.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 
 const HandleUser = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must match [a-z0-9][a-z0-9._-]{0,63}'));
-const HandleBody = v.object({ handle: v.pipe(v.string(), v.description('user@host, the host being this server\'s (with a non-default port)')) });
+const HandleBody = v.object({
+  handle: v.pipe(v.string(), v.description("user@host, the host being this server's (with a non-default port)")),
+});
 const LookupBody = v.object({
   handle: v.string(),
   account_id: v.string(),
   display_name: v.nullable(v.string()),
-  identity_key: v.pipe(v.nullable(v.string()), v.description('The identity anchor (Ed25519 public key), base64url; null before any directory')),
-  directory: v.pipe(v.nullable(v.string()), v.description('The signed device directory exactly as accepted (canonical CBOR), base64url; verify its signature yourself')),
+  identity_key: v.pipe(
+    v.nullable(v.string()),
+    v.description('The identity anchor (Ed25519 public key), base64url; null before any directory'),
+  ),
+  directory: v.pipe(
+    v.nullable(v.string()),
+    v.description(
+      'The signed device directory exactly as accepted (canonical CBOR), base64url; verify its signature yourself',
+    ),
+  ),
 });
 
 const CAPABILITY_SCHEME = 'svccapability ';
@@ -49,7 +67,10 @@ async function looker(deps: AppDeps, c: Context, caller: () => Promise<Principal
     }
     return { kind: 'peer', issuer: checked.value.issuer };
   }
-  throw new HttpProblem('error.auth.session_invalid', 'A lookup needs Authorization: Bearer <access token> or SvcCapability <capability token>.');
+  throw new HttpProblem(
+    'error.auth.session_invalid',
+    'A lookup needs Authorization: Bearer <access token> or SvcCapability <capability token>.',
+  );
 }
 
 const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'object' && x !== null && !Array.isArray(x);
@@ -60,16 +81,28 @@ const isRecord = (x: unknown): x is Record<string, unknown> => typeof x === 'obj
  * callers ("sign in again"); ours would misread it, so it is replaced by our own words.
  */
 function relay(c: Context, reply: PeerReply, peer: string): Response {
-  if (!isRecord(reply.body)) throw new HttpProblem('error.federation.peer_unavailable', `${peer} sent an unreadable answer.`);
+  if (!isRecord(reply.body))
+    throw new HttpProblem('error.federation.peer_unavailable', `${peer} sent an unreadable answer.`);
   if (reply.status === 200) {
     const answer = v.safeParse(LookupBody, reply.body);
     if (!answer.success) throw new HttpProblem('error.federation.peer_unavailable', `${peer} sent a malformed answer.`);
-    return json(c, 200, { handle: answer.output.handle, account_id: answer.output.account_id, display_name: answer.output.display_name, identity_key: answer.output.identity_key, directory: answer.output.directory });
+    return json(c, 200, {
+      handle: answer.output.handle,
+      account_id: answer.output.account_id,
+      display_name: answer.output.display_name,
+      identity_key: answer.output.identity_key,
+      directory: answer.output.directory,
+    });
   }
   // Core's decidePeerAnswer admitted it: a 4xx or 5xx carrying an error code of the usual shape.
   const code = String(reply.body['code']);
-  const problem = HttpProblem.relayed(code as ProblemCode, `The peer server ${peer} refused this lookup (${code}).`, reply.status);
-  if (reply.retryAfter !== null && /^\d{1,9}$/.test(reply.retryAfter)) problem.headers = { 'retry-after': reply.retryAfter };
+  const problem = HttpProblem.relayed(
+    code as ProblemCode,
+    `The peer server ${peer} refused this lookup (${code}).`,
+    reply.status,
+  );
+  if (reply.retryAfter !== null && /^\d{1,9}$/.test(reply.retryAfter))
+    problem.headers = { 'retry-after': reply.retryAfter };
   throw problem;
 }
 
@@ -80,11 +113,17 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
       method: 'PUT',
       path: '/v1/discovery/handle',
       tag: 'discovery',
-      summary: 'Claim the caller\'s handle, user@<this server\'s host>. Set once: it cannot be changed',
+      summary: "Claim the caller's handle, user@<this server's host>. Set once: it cannot be changed",
       auth: true,
       body: { type: 'json', schema: v.strictObject({ user: HandleUser }) },
       responses: { 200: { description: 'The handle (the same claim again answers the same)', schema: HandleBody } },
-      errors: ['error.request.invalid', 'error.discovery.handle_taken', 'error.discovery.handle_fixed', 'error.sponsored.no_identity', 'error.auth.reauthentication_required'],
+      errors: [
+        'error.request.invalid',
+        'error.discovery.handle_taken',
+        'error.discovery.handle_fixed',
+        'error.sponsored.no_identity',
+        'error.auth.reauthentication_required',
+      ],
       handle: async ({ c, body, principal }) => json(c, 200, unwrap(await deps.discovery.claim(principal, body.user))),
     }),
     route({
@@ -94,23 +133,31 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Publish or withdraw the anonymous record (WebFinger: handle and display name only)',
       auth: true,
       body: { type: 'json', schema: v.strictObject({ published: v.boolean() }) },
-      responses: { 200: { description: 'The record\'s state', schema: v.object({ handle: v.string(), published: v.boolean() }) } },
-      errors: ['error.request.invalid', 'error.discovery.no_handle', 'error.sponsored.no_identity', 'error.auth.reauthentication_required'],
-      handle: async ({ c, body, principal }) => json(c, 200, unwrap(await deps.discovery.setPublished(principal, body.published))),
+      responses: {
+        200: { description: "The record's state", schema: v.object({ handle: v.string(), published: v.boolean() }) },
+      },
+      errors: [
+        'error.request.invalid',
+        'error.discovery.no_handle',
+        'error.sponsored.no_identity',
+        'error.auth.reauthentication_required',
+      ],
+      handle: async ({ c, body, principal }) =>
+        json(c, 200, unwrap(await deps.discovery.setPublished(principal, body.published))),
     }),
     route({
       method: 'GET',
       path: '/v1/discovery/lookup',
       tag: 'discovery',
       summary:
-        'Look up one handle: its identity key and signed device directory, exactly as its owner published them. Authorization: Bearer <access token> (a local account; a handle of a listed peer is forwarded to that peer) or SvcCapability <capability token> (a listed peer, per-peer rate limit; iat at most 60 s and exp at most 3,660 s ahead of this server\'s clock)',
+        "Look up one handle: its identity key and signed device directory, exactly as its owner published them. Authorization: Bearer <access token> (a local account; a handle of a listed peer is forwarded to that peer) or SvcCapability <capability token> (a listed peer, per-peer rate limit; iat at most 60 s and exp at most 3,660 s ahead of this server's clock)",
       auth: false,
       security: ['bearer', 'svcCapability'],
       callerFromBearer: true,
       // It checks its own credentials; an unreadable ledger refuses a Bearer token with 401 as elsewhere.
       statusContext: 'authenticating',
       query: v.object({ handle: v.pipe(v.string(), v.description('user@host')) }),
-      responses: { 200: { description: 'The handle\'s keys', schema: LookupBody } },
+      responses: { 200: { description: "The handle's keys", schema: LookupBody } },
       errors: [
         'error.request.invalid',
         'error.auth.session_invalid',
@@ -127,21 +174,27 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
         const handle = parseHandle(query.handle);
         if (handle === null) throw new HttpProblem('error.request.invalid', 'handle must be user@host.');
         if (who.kind === 'local') unwrap(await deps.discovery.admitLookup(who.principal));
-        if (unwrap(deps.discovery.lookupRoute(who, handle)) === 'local') return json(c, 200, lookupBody(unwrap(await deps.discovery.lookup(handle))));
+        if (unwrap(deps.discovery.lookupRoute(who, handle)) === 'local')
+          return json(c, 200, lookupBody(unwrap(await deps.discovery.lookup(handle))));
         // Only narrows the type: decideLookup has already refused to forward a peer's lookup.
         if (who.kind !== 'local') throw new Error('a peer lookup reached the forwarding path');
         const peer = deps.federation.peerFor(handle.host);
-        if (peer === null) throw new HttpProblem('error.federation.unknown_peer', `${handle.host} is not a peer of this server.`);
+        if (peer === null)
+          throw new HttpProblem('error.federation.unknown_peer', `${handle.host} is not a peer of this server.`);
         const subject = (await deps.discovery.handleOf(who.principal.accountId)) ?? who.principal.accountId;
         let reply: PeerReply;
         try {
           const forwarded = await deps.federation.forward(peer, handle, subject, version, who.principal.accountId);
-          if (!forwarded.ok) deps.logger.warn('federation.peer_unavailable', { peer, error: forwarded.detail ?? forwarded.code });
+          if (!forwarded.ok)
+            deps.logger.warn('federation.peer_unavailable', { peer, error: forwarded.detail ?? forwarded.code });
           reply = unwrap(forwarded);
         } catch (err) {
           if (err instanceof PeerUnavailableError) {
             deps.logger.warn('federation.peer_unavailable', { peer, error: err.message });
-            throw new HttpProblem('error.federation.peer_unavailable', `${peer} could not be reached or did not answer in time.`);
+            throw new HttpProblem(
+              'error.federation.peer_unavailable',
+              `${peer} could not be reached or did not answer in time.`,
+            );
           }
           throw err;
         }

@@ -41,7 +41,8 @@ afterEach(async () => {
   await s.close();
 });
 
-const busy = (r: Reply) => r.status === 503 && r.body?.code === 'error.server.busy' && r.headers.get('retry-after') === '1';
+const busy = (r: Reply) =>
+  r.status === 503 && r.body?.code === 'error.server.busy' && r.headers.get('retry-after') === '1';
 const until = async (what: () => boolean | Promise<boolean>) => {
   for (let i = 0; i < 500 && !(await what()); i++) await new Promise((r) => setTimeout(r, 5));
 };
@@ -56,7 +57,11 @@ describe('sign-in load shedding', () => {
     const before = { accounts: accounts(), sessions: sessions() };
     hasher.slow = true;
     // Fill what may run and what may wait: these are held, not refused.
-    const filling = Array.from({ length: 8 }, (_, i) => call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: i === 0 ? PASSWORD : `${PASSWORD} no ${i}` } }));
+    const filling = Array.from({ length: 8 }, (_, i) =>
+      call(s.app, 'POST', '/v1/auth/login', {
+        body: { address: u.address, password: i === 0 ? PASSWORD : `${PASSWORD} no ${i}` },
+      }),
+    );
     await until(() => hasher.held.length >= 1);
     await new Promise((r) => setTimeout(r, 100));
     const admitted = hasher.calls;
@@ -64,7 +69,10 @@ describe('sign-in load shedding', () => {
     const refused = await Promise.all([
       call(s.app, 'POST', '/v1/auth/register', { body: { address: 'shed@example.org', password: PASSWORD } }),
       call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } }),
-      call(s.app, 'POST', '/v1/auth/password', { token: u.access_token, body: { current_password: PASSWORD, new_password: `${PASSWORD} 2` } }),
+      call(s.app, 'POST', '/v1/auth/password', {
+        token: u.access_token,
+        body: { current_password: PASSWORD, new_password: `${PASSWORD} 2` },
+      }),
       call(s.app, 'POST', '/v1/auth/reauthenticate', { token: u.access_token, body: { password: PASSWORD } }),
     ]);
     for (const r of refused) expect(busy(r), JSON.stringify({ status: r.status, body: r.body })).toBe(true);
@@ -76,10 +84,15 @@ describe('sign-in load shedding', () => {
     expect(filled.every((r) => busy(r) || r.status === 200 || r.status === 401)).toBe(true);
     // Nothing recorded: no account, the password unchanged, only the sessions the admitted logins opened.
     expect(accounts()).toBe(before.accounts);
-    expect((await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } })).status).toBe(200);
+    expect(
+      (await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } })).status,
+    ).toBe(200);
     expect(sessions()).toBe(before.sessions + filled.filter((r) => r.status === 200).length + 1);
     // Once the queue drains, everything works again.
-    expect((await call(s.app, 'POST', '/v1/auth/register', { body: { address: 'shed@example.org', password: PASSWORD } })).status).toBe(200);
+    expect(
+      (await call(s.app, 'POST', '/v1/auth/register', { body: { address: 'shed@example.org', password: PASSWORD } }))
+        .status,
+    ).toBe(200);
   });
 
   /** 25 sign-ins of 60 ms each on the server's clock (the running mean starts from the registration's instant hash), then 40 at once. */
@@ -108,7 +121,11 @@ describe('sign-in load shedding', () => {
     }
     hasher.slow = true;
     let answered = 0;
-    const flood = others.map((o) => call(s.app, 'POST', '/v1/auth/login', { body: { address: o.address, password: PASSWORD } }).finally(() => answered++));
+    const flood = others.map((o) =>
+      call(s.app, 'POST', '/v1/auth/login', { body: { address: o.address, password: PASSWORD } }).finally(
+        () => answered++,
+      ),
+    );
     await until(() => hasher.held.length >= 1);
     await new Promise((r) => setTimeout(r, 100));
     await until(() => answered >= shedFirst);
@@ -122,7 +139,10 @@ describe('sign-in load shedding', () => {
   it('SVC_HASH_WAIT_MS: a sign-in that would wait longer than it for a hasher is shed, though the queue has room', async () => {
     // At 60 ms a check, only the running ones (one per core) and one round behind them start within 100 ms.
     const shed = 40 - 2 * availableParallelism();
-    expect(await paceThenFlood({ SVC_HASH_QUEUE: '100', SVC_HASH_WAIT_MS: '100' }, shed)).toEqual({ ok: 2 * availableParallelism(), shed });
+    expect(await paceThenFlood({ SVC_HASH_QUEUE: '100', SVC_HASH_WAIT_MS: '100' }, shed)).toEqual({
+      ok: 2 * availableParallelism(),
+      shed,
+    });
   });
 
   it('by default only the count bounds the queue (decisions.md: 64 waiting): 40 sign-ins at once all get in, however slow the hasher has been', async () => {
@@ -135,11 +155,15 @@ describe('sign-in load shedding', () => {
     const u = await registerUser(s.app);
     hasher.slow = true;
     // The flood: more sign-ins than may run and wait together.
-    const flood = Array.from({ length: 40 }, () => call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } }));
+    const flood = Array.from({ length: 40 }, () =>
+      call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } }),
+    );
     await until(() => hasher.held.length >= 1);
     await new Promise((r) => setTimeout(r, 100));
     // Full: the next sign-in is shed at once.
-    expect(busy(await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } }))).toBe(true);
+    expect(
+      busy(await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } })),
+    ).toBe(true);
     const held = hasher.held.length;
     const calls = hasher.calls;
     // Every hash is still held, so each of these was answered without waiting behind one.
@@ -164,7 +188,10 @@ describe('sign-in load shedding', () => {
  * the stores' queues together. (fetch would trickle them out over many turns of the loop this
  * test shares with the server.) Each answer is read whole: status line, headers, JSON body.
  */
-async function burst(server: TestServer, requests: { method: string; path: string; token: string; body?: unknown }[]): Promise<Reply[]> {
+async function burst(
+  server: TestServer,
+  requests: { method: string; path: string; token: string; body?: unknown }[],
+): Promise<Reply[]> {
   const { hostname, port } = new URL(server.baseUrl);
   const sockets = await Promise.all(
     requests.map(
@@ -187,7 +214,9 @@ async function burst(server: TestServer, requests: { method: string; path: strin
           const text = Buffer.concat(chunks).toString('utf8');
           const [head = '', body = ''] = text.split('\r\n\r\n');
           const [statusLine = '', ...lines] = head.split('\r\n');
-          const headers = new Headers(lines.map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()] as [string, string]));
+          const headers = new Headers(
+            lines.map((l) => [l.slice(0, l.indexOf(':')), l.slice(l.indexOf(':') + 1).trim()] as [string, string]),
+          );
           resolve({ status: Number(statusLine.split(' ')[1]), headers, body: body === '' ? null : JSON.parse(body) });
         });
       }),
@@ -217,10 +246,23 @@ describe('store load shedding', () => {
     s = await testServer({ SVC_STORE_QUEUE: '4', SVC_MAX_OPEN_UPLOADS: '100000' });
     const { alice } = await makeWorld(s.app);
     const SIZE = 1000;
-    const reserved = () => (s.db.prepare('SELECT reserved FROM quota_accounts WHERE account_id = ?').get(alice.accountId) as { reserved: number } | undefined)?.reserved ?? 0;
-    const sessions = () => (s.db.prepare('SELECT id FROM upload_sessions WHERE payer_id = ?').all(alice.accountId) as { id: string }[]).map((r) => r.id).sort();
+    const reserved = () =>
+      (
+        s.db.prepare('SELECT reserved FROM quota_accounts WHERE account_id = ?').get(alice.accountId) as
+          | { reserved: number }
+          | undefined
+      )?.reserved ?? 0;
+    const sessions = () =>
+      (s.db.prepare('SELECT id FROM upload_sessions WHERE payer_id = ?').all(alice.accountId) as { id: string }[])
+        .map((r) => r.id)
+        .sort();
     const before = { reserved: reserved(), sessions: sessions() };
-    const upload = { method: 'POST', path: '/upload', token: alice.token, body: { declared_size: SIZE, kind: 'original', device_id: 'phone' } };
+    const upload = {
+      method: 'POST',
+      path: '/upload',
+      token: alice.token,
+      body: { declared_size: SIZE, kind: 'original', device_id: 'phone' },
+    };
     const read = { method: 'GET', path: '/v1/auth/profile', token: alice.token };
     // Uploads (the session read, the device check, the group commit) and authenticated reads.
     const sent = Array.from({ length: 120 }, (_, i) => (i % 2 === 0 ? upload : read));

@@ -39,7 +39,11 @@ function oidcEnv(provider: TestProvider = idp): Record<string, string> {
 }
 
 /** A test server with OIDC on, its clock at real time (the provider's tokens carry real times). */
-async function server(env: Record<string, string> = {}, provider: TestProvider = idp, platform: Parameters<typeof testServer>[1] = {}): Promise<TestServer> {
+async function server(
+  env: Record<string, string> = {},
+  provider: TestProvider = idp,
+  platform: Parameters<typeof testServer>[1] = {},
+): Promise<TestServer> {
   const s = await testServer({ ...oidcEnv(provider), ...env }, platform);
   s.clock.set(Date.now());
   open.push(s);
@@ -63,15 +67,29 @@ async function tamperedServer(edit: (claims: Record<string, unknown>) => Record<
 let people = 0;
 function person(over: Partial<TestPerson> = {}): TestPerson {
   people++;
-  return { sub: `sub-${people}-${Math.random().toString(36).slice(2, 8)}`, email: `p${people}-${Math.random().toString(36).slice(2, 8)}@example.org`, emailVerified: true, name: `Person ${people}`, ...over };
+  return {
+    sub: `sub-${people}-${Math.random().toString(36).slice(2, 8)}`,
+    email: `p${people}-${Math.random().toString(36).slice(2, 8)}@example.org`,
+    emailVerified: true,
+    name: `Person ${people}`,
+    ...over,
+  };
 }
 
 async function start(s: TestServer, body: Record<string, unknown>, token?: string) {
-  return call(s.app, 'POST', '/v1/auth/oidc/start', { body: { app_challenge: APP_CHALLENGE, ...body }, ...(token ? { token } : {}) });
+  return call(s.app, 'POST', '/v1/auth/oidc/start', {
+    body: { app_challenge: APP_CHALLENGE, ...body },
+    ...(token ? { token } : {}),
+  });
 }
 
 /** The browser's trip through the provider: returns the URL the provider sends it back to (our callback). */
-async function atProvider(authorizationUrl: string, who: TestPerson | 'deny', browser = new Browser(), provider: TestProvider = idp): Promise<URL> {
+async function atProvider(
+  authorizationUrl: string,
+  who: TestPerson | 'deny',
+  browser = new Browser(),
+  provider: TestProvider = idp,
+): Promise<URL> {
   if (who === 'deny') provider.willDeny();
   else provider.willSignIn(who);
   return browser.follow(authorizationUrl, CALLBACK);
@@ -85,11 +103,20 @@ async function deliver(s: TestServer, callbackUrl: URL) {
 }
 
 async function complete(s: TestServer, body: Record<string, unknown>, token?: string) {
-  return call(s.app, 'POST', '/v1/auth/oidc/complete', { body: { app_verifier: APP_VERIFIER, ...body }, ...(token ? { token } : {}) });
+  return call(s.app, 'POST', '/v1/auth/oidc/complete', {
+    body: { app_verifier: APP_VERIFIER, ...body },
+    ...(token ? { token } : {}),
+  });
 }
 
 /** A whole flow up to the login code; fails the test on any other outcome. */
-async function loginCode(s: TestServer, who: TestPerson, body: Record<string, unknown> = {}, token?: string, provider: TestProvider = idp): Promise<string> {
+async function loginCode(
+  s: TestServer,
+  who: TestPerson,
+  body: Record<string, unknown> = {},
+  token?: string,
+  provider: TestProvider = idp,
+): Promise<string> {
   const started = await start(s, { return_to: RETURN, ...body }, token);
   expect(started.status, JSON.stringify(started.body)).toBe(200);
   const back = await deliver(s, await atProvider(started.body.authorization_url, who, new Browser(), provider));
@@ -107,7 +134,12 @@ async function signIn(s: TestServer, who: TestPerson, provider: TestProvider = i
 }
 
 /** The error a flow ends with on its way back to the client. */
-async function flowError(s: TestServer, who: TestPerson | 'deny', body: Record<string, unknown> = {}, token?: string): Promise<string | null> {
+async function flowError(
+  s: TestServer,
+  who: TestPerson | 'deny',
+  body: Record<string, unknown> = {},
+  token?: string,
+): Promise<string | null> {
   const started = await start(s, { return_to: RETURN, ...body }, token);
   expect(started.status, JSON.stringify(started.body)).toBe(200);
   const back = await deliver(s, await atProvider(started.body.authorization_url, who));
@@ -121,10 +153,16 @@ describe('OIDC sign-in against a real provider (oidc-provider)', { timeout: 30_0
   it('publishes the provider in server-info and keeps local sign-in on', async () => {
     const s = await server();
     const info = await call(s.app, 'GET', '/.well-known/svc/server-info', { version: null });
-    expect(info.body.auth).toEqual({ local: true, oidc: { issuer: idp.issuer, start_endpoint: `${BASE}/v1/auth/oidc/start` } });
+    expect(info.body.auth).toEqual({
+      local: true,
+      oidc: { issuer: idp.issuer, start_endpoint: `${BASE}/v1/auth/oidc/start` },
+    });
     const plain = await testServer();
     open.push(plain);
-    expect((await call(plain.app, 'GET', '/.well-known/svc/server-info', { version: null })).body.auth).toEqual({ local: true, oidc: null });
+    expect((await call(plain.app, 'GET', '/.well-known/svc/server-info', { version: null })).body.auth).toEqual({
+      local: true,
+      oidc: null,
+    });
     expect((await start(plain, { return_to: RETURN })).status).toBe(404);
   });
 
@@ -163,18 +201,35 @@ describe('OIDC sign-in against a real provider (oidc-provider)', { timeout: 30_0
     const cohort = 'a'.repeat(64);
     const pair = await complete(s, { login_code: code, cohort_hash: cohort });
     expect(pair.status).toBe(200);
-    expect(Object.keys(pair.body).sort()).toEqual(['access_token', 'expires_in', 'session_id', 'session_token', 'sign_in_ticket', 'token_type']);
+    expect(Object.keys(pair.body).sort()).toEqual([
+      'access_token',
+      'expires_in',
+      'session_id',
+      'session_token',
+      'sign_in_ticket',
+      'token_type',
+    ]);
     const profile = await call(s.app, 'GET', '/v1/auth/profile', { token: pair.body.access_token });
     expect(profile.body).toMatchObject({ address: p.email, display_name: 'Ada Lovelace' });
     const sessions = await call(s.app, 'GET', '/v1/auth/sessions', { token: pair.body.access_token });
-    expect(sessions.body.sessions).toEqual([expect.objectContaining({ session_id: pair.body.session_id, method: 'oidc', cohort_hash: cohort, current: true })]);
+    expect(sessions.body.sessions).toEqual([
+      expect.objectContaining({ session_id: pair.body.session_id, method: 'oidc', cohort_hash: cohort, current: true }),
+    ]);
     expect(sessions.body.cohorts.map((c: { cohort_hash: string }) => c.cohort_hash)).toEqual([cohort]);
     // The session token refreshes like any other.
-    expect((await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.body.session_token } })).status).toBe(200);
+    expect(
+      (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.body.session_token } })).status,
+    ).toBe(200);
     // No secret of the flow reaches the logs.
     const logged = JSON.stringify(s.logger.lines);
     expect(s.logger.lines.some((l) => l.event === 'oidc.callback_accepted')).toBe(true);
-    for (const secret of [code, auth.searchParams.get('state')!, auth.searchParams.get('nonce')!, pair.body.session_token, idp.clientSecret!]) {
+    for (const secret of [
+      code,
+      auth.searchParams.get('state')!,
+      auth.searchParams.get('nonce')!,
+      pair.body.session_token,
+      idp.clientSecret!,
+    ]) {
       expect(logged).not.toContain(secret);
     }
   });
@@ -195,8 +250,12 @@ describe('OIDC sign-in against a real provider (oidc-provider)', { timeout: 30_0
     const s = await server();
     const p = person();
     const first = await signIn(s, p);
-    for (let i = 0; i < 11; i++) await call(s.app, 'POST', '/v1/auth/login', { body: { address: p.email, password: `wrong guess ${i} here` } });
-    expect((await call(s.app, 'POST', '/v1/auth/login', { body: { address: p.email, password: 'wrong guess again' } })).status).toBe(429);
+    for (let i = 0; i < 11; i++)
+      await call(s.app, 'POST', '/v1/auth/login', { body: { address: p.email, password: `wrong guess ${i} here` } });
+    expect(
+      (await call(s.app, 'POST', '/v1/auth/login', { body: { address: p.email, password: 'wrong guess again' } }))
+        .status,
+    ).toBe(429);
     const again = (await signIn(s, p)) as unknown as { access_token: string; sign_in_ticket: string };
     expect(again.sign_in_ticket).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect((await call(s.app, 'GET', '/v1/auth/profile', { token: again.access_token })).body.account_id).toBe(
@@ -287,7 +346,9 @@ describe('OIDC sign-in against a real provider (oidc-provider)', { timeout: 30_0
     expect(stale.location!.searchParams.get('error')).toBe('error.oidc.reauthentication_stale');
     // Reauthenticating as someone else is refused too.
     s.clock.set(Date.now());
-    expect(await flowError(s, person(), { purpose: 'reauthenticate' }, pair.access_token)).toBe('error.auth.not_the_initiator');
+    expect(await flowError(s, person(), { purpose: 'reauthenticate' }, pair.access_token)).toBe(
+      'error.auth.not_the_initiator',
+    );
   });
 
   it('the provider saying no comes back as error.oidc.provider_denied', async () => {
@@ -316,7 +377,7 @@ describe('OIDC sign-in against a real provider (oidc-provider)', { timeout: 30_0
     expect((await deliver(s, lateUrl)).body.code).toBe('error.oidc.state_invalid');
   });
 
-  it("a provider code replayed into another flow fails the exchange; a login code is good once and for 60 s", async () => {
+  it('a provider code replayed into another flow fails the exchange; a login code is good once and for 60 s', async () => {
     const s = await server();
     const p = person();
     const first = await start(s, { return_to: RETURN });
@@ -343,7 +404,14 @@ describe('OIDC sign-in against a real provider (oidc-provider)', { timeout: 30_0
     ['a nonce from another flow', (c: Record<string, unknown>) => ({ ...c, nonce: 'another-flow-nonce' })],
     ['another audience', (c: Record<string, unknown>) => ({ ...c, aud: 'some-other-client' })],
     ['another issuer', (c: Record<string, unknown>) => ({ ...c, iss: 'https://evil.example' })],
-    ['an expired token', (c: Record<string, unknown>) => ({ ...c, iat: Math.floor(Date.now() / 1000) - 7200, exp: Math.floor(Date.now() / 1000) - 3600 })],
+    [
+      'an expired token',
+      (c: Record<string, unknown>) => ({
+        ...c,
+        iat: Math.floor(Date.now() / 1000) - 7200,
+        exp: Math.floor(Date.now() / 1000) - 3600,
+      }),
+    ],
   ])('an ID token with %s is refused as error.oidc.id_token_invalid', async (_what, edit) => {
     const s = await tamperedServer(edit);
     expect(await flowError(s, person())).toBe('error.oidc.id_token_invalid');
@@ -390,9 +458,13 @@ describe('OIDC sign-in against a real provider (oidc-provider)', { timeout: 30_0
     const code = back.location!.searchParams.get('login_code')!;
     // Someone who caught the code without the verifier gets nothing, and burns it.
     expect((await complete(s, { login_code: code })).body.code).toBe('error.auth.login_code_invalid');
-    expect((await complete(s, { login_code: code, app_verifier: verifier })).body.code).toBe('error.auth.login_code_invalid');
+    expect((await complete(s, { login_code: code, app_verifier: verifier })).body.code).toBe(
+      'error.auth.login_code_invalid',
+    );
     const code2 = await loginCode(s, p, { return_to: APP_RETURN, app_challenge: challenge });
-    expect((await complete(s, { login_code: code2, app_verifier: toBase64url(new Uint8Array(48).fill(4)) })).status).toBe(401);
+    expect(
+      (await complete(s, { login_code: code2, app_verifier: toBase64url(new Uint8Array(48).fill(4)) })).status,
+    ).toBe(401);
     const code3 = await loginCode(s, p, { return_to: APP_RETURN, app_challenge: challenge });
     expect((await complete(s, { login_code: code3, app_verifier: verifier })).status).toBe(200);
   });
@@ -414,7 +486,9 @@ describe('accounts without a local password', { timeout: 30_000 }, () => {
     const p = person();
     const pair = await signIn(s, p);
     const login = await call(s.app, 'POST', '/v1/auth/login', { body: { address: p.email, password: PASSWORD } });
-    const unknown = await call(s.app, 'POST', '/v1/auth/login', { body: { address: 'nobody-here@example.org', password: PASSWORD } });
+    const unknown = await call(s.app, 'POST', '/v1/auth/login', {
+      body: { address: 'nobody-here@example.org', password: PASSWORD },
+    });
     expect(login.status).toBe(401);
     expect(login.body).toEqual(unknown.body);
     for (const [path, body] of [
@@ -434,7 +508,9 @@ describe('the access token on start and complete (optional Bearer)', { timeout: 
   async function accountWithRevokedToken(s: TestServer) {
     const u = await registerUser(s.app);
     const other = await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } });
-    expect((await call(s.app, 'DELETE', `/v1/auth/sessions/${other.body.session_id}`, { token: u.access_token })).status).toBe(204);
+    expect(
+      (await call(s.app, 'DELETE', `/v1/auth/sessions/${other.body.session_id}`, { token: u.access_token })).status,
+    ).toBe(204);
     const tampered = `${u.access_token.slice(0, -4)}${u.access_token.slice(-4) === 'AAAA' ? 'BBBB' : 'AAAA'}`;
     return { u, revoked: other.body.access_token as string, tampered };
   }
@@ -456,11 +532,19 @@ describe('the access token on start and complete (optional Bearer)', { timeout: 
     // A link code redeemed with a refused token: refused as the token it is, and used up.
     const code = await loginCode(s, person(), { purpose: 'link' }, u.access_token);
     const refused = await complete(s, { login_code: code }, tampered);
-    expect([refused.status, refused.body.code, challenge(refused)]).toEqual([401, 'error.auth.session_invalid', 'Bearer error="invalid_token"']);
+    expect([refused.status, refused.body.code, challenge(refused)]).toEqual([
+      401,
+      'error.auth.session_invalid',
+      'Bearer error="invalid_token"',
+    ]);
     expect((await complete(s, { login_code: code }, u.access_token)).body.code).toBe('error.auth.login_code_invalid');
     // A good token with a bad login code: the code is refused, not the token.
     const badCode = await complete(s, { login_code: 'A'.repeat(43) }, u.access_token);
-    expect([badCode.status, badCode.body.code, challenge(badCode)]).toEqual([401, 'error.auth.login_code_invalid', 'Bearer']);
+    expect([badCode.status, badCode.body.code, challenge(badCode)]).toEqual([
+      401,
+      'error.auth.login_code_invalid',
+      'Bearer',
+    ]);
   });
 
   it('signing in reads no token: a stale one sent along does not stop start or complete', async () => {
@@ -490,13 +574,22 @@ describe('acting as a sponsored account (X-Svc-Act-As) on start and complete', {
   async function world(s: TestServer) {
     const owner = await registerUser(s.app);
     const stranger = await registerUser(s.app);
-    const sponsored = (await call(s.app, 'POST', '/v1/sponsored', { token: owner.access_token })).body.account_id as string;
+    const sponsored = (await call(s.app, 'POST', '/v1/sponsored', { token: owner.access_token })).body
+      .account_id as string;
     return { owner, stranger, sponsored, actAs: { 'x-svc-act-as': sponsored } };
   }
   const startAs = (s: TestServer, token: string, headers: Record<string, string>, purpose: string) =>
-    call(s.app, 'POST', '/v1/auth/oidc/start', { token, headers, body: { return_to: RETURN, purpose, app_challenge: APP_CHALLENGE } });
+    call(s.app, 'POST', '/v1/auth/oidc/start', {
+      token,
+      headers,
+      body: { return_to: RETURN, purpose, app_challenge: APP_CHALLENGE },
+    });
   const completeAs = (s: TestServer, token: string, headers: Record<string, string>, loginCode: string) =>
-    call(s.app, 'POST', '/v1/auth/oidc/complete', { token, headers, body: { login_code: loginCode, app_verifier: APP_VERIFIER } });
+    call(s.app, 'POST', '/v1/auth/oidc/complete', {
+      token,
+      headers,
+      body: { login_code: loginCode, app_verifier: APP_VERIFIER },
+    });
 
   it('someone who does not own the account named is 403 not_an_owner, as on every other route', async () => {
     const s = await server();
@@ -522,7 +615,9 @@ describe('acting as a sponsored account (X-Svc-Act-As) on start and complete', {
     const r = await completeAs(s, w.owner.access_token, w.actAs, code);
     expect([r.status, r.body.code]).toEqual([403, 'error.sponsored.no_identity']);
     expect((await call(s.app, 'GET', '/v1/auth/methods', { token: w.owner.access_token })).body.oidc).toEqual([]);
-    expect((await call(s.app, 'GET', '/v1/auth/methods', { token: w.owner.access_token, headers: w.actAs })).body.oidc).toEqual([]);
+    expect(
+      (await call(s.app, 'GET', '/v1/auth/methods', { token: w.owner.access_token, headers: w.actAs })).body.oidc,
+    ).toEqual([]);
     // Without the header the owner links its own account as before.
     const own = await loginCode(s, person(), { purpose: 'link' }, w.owner.access_token);
     expect((await completeAs(s, w.owner.access_token, {}, own)).status).toBe(204);
@@ -554,9 +649,15 @@ describe('SVC_AUTH_LOCAL=false', { timeout: 30_000 }, () => {
       expect(r.body.code, path).toBe('error.auth.local_disabled');
     }
     // The routes marked localAuth in the route table are exactly these, and the reference says so for each.
-    expect(allRoutes(s.deps).filter((r) => r.localAuth === true).map((r) => `${r.method} ${r.path}`).sort()).toEqual(attempts.map(([path]) => `POST ${path}`).sort());
+    expect(
+      allRoutes(s.deps)
+        .filter((r) => r.localAuth === true)
+        .map((r) => `${r.method} ${r.path}`)
+        .sort(),
+    ).toEqual(attempts.map(([path]) => `POST ${path}`).sort());
     const doc = (await call(s.app, 'GET', '/openapi.json', { version: null })).body;
-    for (const [path] of attempts) expect(JSON.stringify(doc.paths[path].post.responses['403']), path).toContain('error.auth.local_disabled');
+    for (const [path] of attempts)
+      expect(JSON.stringify(doc.paths[path].post.responses['403']), path).toContain('error.auth.local_disabled');
   });
 });
 
@@ -574,7 +675,14 @@ describe('provider key rotation', { timeout: 30_000 }, () => {
     const port = await freePort();
     const before = await startTestProvider({ redirectUris: [CALLBACK], port, kid: 'key-before' });
     const logger = new MemoryLogger();
-    const rp = new OidcRelyingParty({ issuer: before.issuer, clientId: before.clientId, clientSecret: before.clientSecret, redirectUri: CALLBACK, scopes: 'openid email profile', logger });
+    const rp = new OidcRelyingParty({
+      issuer: before.issuer,
+      clientId: before.clientId,
+      clientSecret: before.clientSecret,
+      redirectUri: CALLBACK,
+      scopes: 'openid email profile',
+      logger,
+    });
     const s = await server({ SVC_OIDC_ISSUER: before.issuer }, before, { identityProvider: rp });
     await signIn(s, person(), before);
     await before.close();
@@ -596,7 +704,9 @@ describe('a provider that is down', { timeout: 30_000 }, () => {
     const down = await start(s, { return_to: RETURN });
     expect(down.status).toBe(503);
     expect(down.body.code).toBe('error.auth.unavailable');
-    expect((await call(s.app, 'GET', '/.well-known/svc/server-info', { version: null })).body.auth.oidc.issuer).toBe(issuer);
+    expect((await call(s.app, 'GET', '/.well-known/svc/server-info', { version: null })).body.auth.oidc.issuer).toBe(
+      issuer,
+    );
     expect(s.logger.lines.some((l) => l.event === 'oidc.discovery_failed')).toBe(true);
   });
 
@@ -609,14 +719,24 @@ describe('a provider that is down', { timeout: 30_000 }, () => {
       });
     });
     const issuer = `http://127.0.0.1:${port}`;
-    const rp = new OidcRelyingParty({ issuer, clientId: 'strongroom-test', clientSecret: 'test-client-secret-0123456789', redirectUri: CALLBACK, scopes: 'openid email profile', logger: new MemoryLogger(), retryMs: 0 });
+    const rp = new OidcRelyingParty({
+      issuer,
+      clientId: 'strongroom-test',
+      clientSecret: 'test-client-secret-0123456789',
+      redirectUri: CALLBACK,
+      scopes: 'openid email profile',
+      logger: new MemoryLogger(),
+      retryMs: 0,
+    });
     expect(await rp.start()).toBe(false);
     const s = await server({ SVC_OIDC_ISSUER: issuer }, idp, { identityProvider: rp });
     const down = await start(s, { return_to: RETURN });
     expect(down.status).toBe(503);
     expect(down.body.code).toBe('error.auth.unavailable');
     const local = await registerUser(s.app);
-    expect((await call(s.app, 'POST', '/v1/auth/login', { body: { address: local.address, password: PASSWORD } })).status).toBe(200);
+    expect(
+      (await call(s.app, 'POST', '/v1/auth/login', { body: { address: local.address, password: PASSWORD } })).status,
+    ).toBe(200);
     const late = await startTestProvider({ redirectUris: [CALLBACK], port });
     try {
       const pair = await signIn(s, person(), late);

@@ -9,7 +9,8 @@ import { Advisory, SignedIn, Timestamp } from './schemas.js';
 import { tokenPairBody } from './auth.js';
 
 function configured(deps: AppDeps): OidcService {
-  if (deps.oidc === null) throw new HttpProblem('error.not_found', 'OpenID Connect sign-in is not configured on this server.');
+  if (deps.oidc === null)
+    throw new HttpProblem('error.not_found', 'OpenID Connect sign-in is not configured on this server.');
   return deps.oidc;
 }
 
@@ -20,7 +21,9 @@ function configured(deps: AppDeps): OidcService {
  * the caller then gets names its token (401 with error="invalid_token", or 403 not_an_owner).
  * An unreadable session ledger still fails closed.
  */
-async function heldBack(caller: () => Promise<Principal | null>): Promise<{ who: Principal | null; refusal: HttpProblem | null }> {
+async function heldBack(
+  caller: () => Promise<Principal | null>,
+): Promise<{ who: Principal | null; refusal: HttpProblem | null }> {
   try {
     return { who: await caller(), refusal: null };
   } catch (err) {
@@ -33,7 +36,8 @@ async function heldBack(caller: () => Promise<Principal | null>): Promise<{ who:
 function backTo(c: Context, returnTo: string, name: 'login_code' | 'error', value: string): Response {
   const url = new URL(returnTo);
   url.searchParams.set(name, value);
-  const protocol = (c.env as { responseHeaders?: { protocol: Record<string, string> } } | undefined)?.responseHeaders?.protocol ?? {};
+  const protocol =
+    (c.env as { responseHeaders?: { protocol: Record<string, string> } } | undefined)?.responseHeaders?.protocol ?? {};
   return new Response(null, {
     status: 302,
     headers: { ...protocol, location: url.toString(), 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' },
@@ -58,10 +62,23 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
       body: {
         type: 'json',
         schema: v.strictObject({
-          return_to: v.pipe(v.string(), v.description('One of the configured return URIs (exact match): https, or an app scheme')),
-          purpose: v.optional(v.pipe(Purpose, v.description('sign_in (default, no token); link and reauthenticate need the Bearer access token'))),
+          return_to: v.pipe(
+            v.string(),
+            v.description('One of the configured return URIs (exact match): https, or an app scheme'),
+          ),
+          purpose: v.optional(
+            v.pipe(
+              Purpose,
+              v.description('sign_in (default, no token); link and reauthenticate need the Bearer access token'),
+            ),
+          ),
           app_challenge: v.optional(
-            v.pipe(AppSecret, v.description('base64url SHA-256 of a verifier the app keeps (PKCE S256 toward this server); required for every return_to (absent: 400 error.oidc.app_challenge_required)')),
+            v.pipe(
+              AppSecret,
+              v.description(
+                'base64url SHA-256 of a verifier the app keeps (PKCE S256 toward this server); required for every return_to (absent: 400 error.oidc.app_challenge_required)',
+              ),
+            ),
           ),
         }),
       },
@@ -84,7 +101,9 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
         const oidc = configured(deps);
         const purpose = body.purpose ?? 'sign_in';
         const caller = purpose === 'sign_in' ? null : await callerOf();
-        const started = unwrap(await oidc.start({ returnTo: body.return_to, purpose, appChallenge: body.app_challenge ?? null }, caller));
+        const started = unwrap(
+          await oidc.start({ returnTo: body.return_to, purpose, appChallenge: body.app_challenge ?? null }, caller),
+        );
         return json(c, 200, { authorization_url: started.authorizationUrl, expires_in: started.expiresIn });
       },
     }),
@@ -92,7 +111,8 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
       method: 'GET',
       path: '/v1/auth/oidc/callback',
       tag: 'oidc',
-      summary: "The provider's redirect (the registered redirect URI): sends the browser back to return_to with a login code or an error",
+      summary:
+        "The provider's redirect (the registered redirect URI): sends the browser back to return_to with a login code or an error",
       auth: false,
       versioned: false,
       query: v.looseObject({
@@ -114,8 +134,11 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
       handle: async ({ c }) => {
         const oidc = configured(deps);
         const outcome = await oidc.callback(c.req.query());
-        if (outcome.kind === 'state_invalid') throw new HttpProblem('error.oidc.state_invalid', 'The state is absent, unknown, used or expired.');
-        return 'loginCode' in outcome ? backTo(c, outcome.returnTo, 'login_code', outcome.loginCode) : backTo(c, outcome.returnTo, 'error', outcome.error);
+        if (outcome.kind === 'state_invalid')
+          throw new HttpProblem('error.oidc.state_invalid', 'The state is absent, unknown, used or expired.');
+        return 'loginCode' in outcome
+          ? backTo(c, outcome.returnTo, 'login_code', outcome.loginCode)
+          : backTo(c, outcome.returnTo, 'error', outcome.error);
       },
     }),
     route({
@@ -123,7 +146,8 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
       path: '/v1/auth/oidc/complete',
       noStore: true,
       tag: 'oidc',
-      summary: 'Redeem a login code: opens the session (sign_in), binds the provider (link) or confirms a reauthentication',
+      summary:
+        'Redeem a login code: opens the session (sign_in), binds the provider (link) or confirms a reauthentication',
       auth: false,
       // link and reauthenticate codes need the token of the account that started the flow.
       optionalAuth: true,
@@ -134,14 +158,15 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
         type: 'json',
         schema: v.strictObject({
           login_code: v.string(),
-          app_verifier: v.optional(v.pipe(AppSecret, v.description('The verifier behind the flow\'s app_challenge'))),
+          app_verifier: v.optional(v.pipe(AppSecret, v.description("The verifier behind the flow's app_challenge"))),
           cohort_hash: Advisory,
           device_id: Advisory,
         }),
       },
       responses: {
         200: {
-          description: 'sign_in: a token pair (the session is opened with method oidc); reauthenticate: the reauthentication time',
+          description:
+            'sign_in: a token pair (the session is opened with method oidc); reauthenticate: the reauthentication time',
           schema: v.union([SignedIn, v.object({ reauthenticated_at: Timestamp })]),
         },
         204: { description: 'link: the provider identity is bound to the caller' },
@@ -161,10 +186,16 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
         const oidc = configured(deps);
         const caller = await heldBack(callerOf);
         const completed = await oidc.complete(
-          { loginCode: body.login_code, appVerifier: body.app_verifier ?? null, cohortHash: readCohortHash(body.cohort_hash), version },
+          {
+            loginCode: body.login_code,
+            appVerifier: body.app_verifier ?? null,
+            cohortHash: readCohortHash(body.cohort_hash),
+            version,
+          },
           caller.who,
         );
-        if (!completed.ok && completed.code === 'error.auth.session_invalid' && caller.refusal !== null) throw caller.refusal;
+        if (!completed.ok && completed.code === 'error.auth.session_invalid' && caller.refusal !== null)
+          throw caller.refusal;
         const done = unwrap(completed);
         if (done.kind === 'session') return json(c, 200, tokenPairBody(done.pair));
         if (done.kind === 'reauthenticated') return json(c, 200, { reauthenticated_at: iso(done.at) });
@@ -175,10 +206,16 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
       method: 'DELETE',
       path: '/v1/auth/oidc/link',
       tag: 'oidc',
-      summary: "Remove the caller's identity at the provider (needs a recent sign-in; refused when no other usable way in remains)",
+      summary:
+        "Remove the caller's identity at the provider (needs a recent sign-in; refused when no other usable way in remains)",
       auth: true,
       responses: { 204: { description: 'Unlinked' } },
-      errors: ['error.auth.last_sign_in_method', 'error.auth.reauthentication_required', 'error.not_found', 'error.auth.session_invalid'],
+      errors: [
+        'error.auth.last_sign_in_method',
+        'error.auth.reauthentication_required',
+        'error.not_found',
+        'error.auth.session_invalid',
+      ],
       handle: async ({ c, principal }) => {
         unwrap(await configured(deps).unlink(principal));
         return noContent(c);

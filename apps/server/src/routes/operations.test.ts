@@ -24,14 +24,21 @@ describe('/healthz and /readyz', () => {
     const down = await call(s.app, 'GET', '/readyz', { version: null });
     expect(down.status).toBe(503);
     expect(down.headers.get('content-type')).toBe('application/problem+json');
-    expect(down.body).toMatchObject({ status: 503, code: 'error.store.unavailable', type: 'about:blank', detail: 'The database does not answer.' });
+    expect(down.body).toMatchObject({
+      status: 503,
+      code: 'error.store.unavailable',
+      type: 'about:blank',
+      detail: 'The database does not answer.',
+    });
     expect((await call(s.app, 'GET', '/healthz', { version: null })).status).toBe(200);
     s.mendStore();
     expect((await call(s.app, 'GET', '/readyz', { version: null })).status).toBe(200);
   });
 
   it('readiness is 503 when another build migrated the database further, naming both versions', async () => {
-    s.db.prepare('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)').run('from-a-newer-build', Date.parse('2099-01-01'));
+    s.db
+      .prepare('INSERT INTO __drizzle_migrations (hash, created_at) VALUES (?, ?)')
+      .run('from-a-newer-build', Date.parse('2099-01-01'));
     const r = await call(s.app, 'GET', '/readyz', { version: null });
     expect(r.status).toBe(503);
     expect(r.body.detail).toMatch(/schema is at version \d+; this build expects version \d+/);
@@ -61,15 +68,26 @@ describe('/metrics', () => {
     if (found.length === 0) throw new Error(`no metric family ${name}`);
     return { ...found[0]!, metrics: found.flatMap((f) => f.metrics) };
   };
-  const sample = (f: ParsedFamily, labels: Record<string, string>) => f.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
+  const sample = (f: ParsedFamily, labels: Record<string, string>) =>
+    f.metrics.find((m) => Object.entries(labels).every(([k, v]) => m.labels?.[k] === v));
 
   it('counts requests by route template and status, times them, and counts sign-ins, refusals and database errors', async () => {
     const user = await registerUser(s.app);
     const sessions = await call(s.app, 'GET', '/v1/auth/sessions', { token: user.access_token });
     expect(sessions.status).toBe(200);
-    await call(s.app, 'DELETE', `/v1/auth/sessions/${sessions.body.sessions[0].session_id}`, { token: user.access_token });
-    expect((await call(s.app, 'POST', '/v1/auth/login', { body: { address: user.address, password: PASSWORD } })).status).toBe(200);
-    expect((await call(s.app, 'POST', '/v1/auth/login', { body: { address: user.address, password: 'not the password at all' } })).status).toBe(401);
+    await call(s.app, 'DELETE', `/v1/auth/sessions/${sessions.body.sessions[0].session_id}`, {
+      token: user.access_token,
+    });
+    expect(
+      (await call(s.app, 'POST', '/v1/auth/login', { body: { address: user.address, password: PASSWORD } })).status,
+    ).toBe(200);
+    expect(
+      (
+        await call(s.app, 'POST', '/v1/auth/login', {
+          body: { address: user.address, password: 'not the password at all' },
+        })
+      ).status,
+    ).toBe(401);
     expect((await call(s.app, 'GET', '/v1/auth/sessions', { token: 'garbage' })).status).toBe(401);
     expect((await call(s.app, 'GET', '/v1/no/such/thing')).status).toBe(404);
     expect((await call(s.app, 'GET', '/v1/auth/sessions', { version: null })).status).toBe(426);
@@ -84,13 +102,17 @@ describe('/metrics', () => {
     // Refused before reaching the handler (bad token, missing protocol header): still under the template.
     expect(sample(requests, { method: 'GET', route: '/v1/auth/sessions', status: '401' })?.value).toBe('1');
     expect(sample(requests, { method: 'GET', route: '/v1/auth/sessions', status: '426' })?.value).toBe('1');
-    expect(sample(requests, { method: 'DELETE', route: '/v1/auth/sessions/{session_id}', status: '204' })?.value).toBe('1');
+    expect(sample(requests, { method: 'DELETE', route: '/v1/auth/sessions/{session_id}', status: '204' })?.value).toBe(
+      '1',
+    );
     expect(sample(requests, { route: 'unmatched', status: '404' })?.value).toBe('1');
 
     const login = { method: 'POST', route: '/v1/auth/login' };
     expect(sample(family(families, `${LATENCY}_count`), login)?.value).toBe('2');
     expect(Number(sample(family(families, `${LATENCY}_sum`), login)?.value)).toBeGreaterThan(0);
-    const buckets = family(families, `${LATENCY}_bucket`).metrics.filter((m) => m.labels?.route === login.route && m.labels.method === login.method);
+    const buckets = family(families, `${LATENCY}_bucket`).metrics.filter(
+      (m) => m.labels?.route === login.route && m.labels.method === login.method,
+    );
     expect(buckets.find((b) => b.labels?.le === '+Inf')?.value).toBe('2');
     // Cumulative: never decreasing towards +Inf.
     const counts = buckets.map((b) => Number(b.value));

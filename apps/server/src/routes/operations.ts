@@ -48,14 +48,19 @@ export function operationsRoutes(deps: AppDeps): AnyRoute[] {
       method: 'GET',
       path: '/readyz',
       tag: 'operations',
-      summary: 'Readiness: 200 when the database answers, its schema is the one this build expects, the blob store answers and no durable write has failed; a 503 names the failing dependency (`dependency`: database or blob_store) and why (`reason`: unreachable, credentials, failed or schema)',
+      summary:
+        'Readiness: 200 when the database answers, its schema is the one this build expects, the blob store answers and no durable write has failed; a 503 names the failing dependency (`dependency`: database or blob_store) and why (`reason`: unreachable, credentials, failed or schema)',
       auth: false,
       versioned: false,
       responses: { 200: { description: 'Ready for traffic.', schema: Status } },
       errors: ['error.store.unavailable'],
       handle: async ({ c }) => {
         // A failed fsync: what reached the disk is unknown until a restart recovers from the log.
-        if (deps.stores.durability?.lost()) throw new HttpProblem('error.store.unavailable', 'A durable write failed; this process is stopping for a restart.');
+        if (deps.stores.durability?.lost())
+          throw new HttpProblem(
+            'error.store.unavailable',
+            'A durable write failed; this process is stopping for a restart.',
+          );
         const ready = await checkReadiness(deps.stores.schema, deps.stores.blobs);
         // Counted as a database error where every problem is counted (the app's onError).
         if (!ready.ok) throw HttpProblem.from(ready);
@@ -66,7 +71,8 @@ export function operationsRoutes(deps: AppDeps): AnyRoute[] {
       method: 'GET',
       path: '/metrics',
       tag: 'operations',
-      summary: 'Prometheus metrics (text exposition format 0.0.4); with SVC_METRICS_TOKEN set, only for Authorization: Bearer <that token>',
+      summary:
+        'Prometheus metrics (text exposition format 0.0.4); with SVC_METRICS_TOKEN set, only for Authorization: Bearer <that token>',
       auth: false,
       security: ['bearer'],
       versioned: false,
@@ -81,7 +87,10 @@ export function operationsRoutes(deps: AppDeps): AnyRoute[] {
       errors: ['error.auth.invalid_credentials'],
       handle: async ({ c }) => {
         if (!metricsAllowed(requestHeader(c, 'authorization'))) {
-          throw new HttpProblem('error.auth.invalid_credentials', 'This server\'s metrics need Authorization: Bearer <SVC_METRICS_TOKEN>.');
+          throw new HttpProblem(
+            'error.auth.invalid_credentials',
+            "This server's metrics need Authorization: Bearer <SVC_METRICS_TOKEN>.",
+          );
         }
         return bytes(c, 200, new TextEncoder().encode(await deps.metrics.render()), deps.metrics.contentType);
       },

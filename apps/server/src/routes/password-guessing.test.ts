@@ -42,7 +42,11 @@ function loginFrom(from: string, body: Record<string, unknown>): Promise<Reply> 
         method: 'POST',
         localAddress: from,
         agent: false,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), 'x-svc-protocol': VERSION },
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+          'x-svc-protocol': VERSION,
+        },
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -61,7 +65,9 @@ function loginFrom(from: string, body: Record<string, unknown>): Promise<Reply> 
 }
 
 const login = (address: string, password: string, ticket?: string) =>
-  call(s.app, 'POST', '/v1/auth/login', { body: { address, password, ...(ticket !== undefined ? { sign_in_ticket: ticket } : {}) } });
+  call(s.app, 'POST', '/v1/auth/login', {
+    body: { address, password, ...(ticket !== undefined ? { sign_in_ticket: ticket } : {}) },
+  });
 
 describe('password guessing, per address', () => {
   it('25 wrong passwords then the right one: the 11th on are 429 without hashing (Retry-After 60 s doubling to an hour), the right one too, and with a ticket 200', async () => {
@@ -92,7 +98,9 @@ describe('password guessing, per address', () => {
     expect(owner.body.sign_in_ticket).toMatch(/^[A-Za-z0-9_-]{32}$/);
     expect(owner.body.sign_in_ticket).not.toBe(ticket);
     // Stored only as its SHA-256, and never logged.
-    const hashes = (s.db.prepare('SELECT ticket_hash FROM sign_in_tickets').all() as { ticket_hash: string }[]).map((r) => r.ticket_hash);
+    const hashes = (s.db.prepare('SELECT ticket_hash FROM sign_in_tickets').all() as { ticket_hash: string }[]).map(
+      (r) => r.ticket_hash,
+    );
     expect(hashes).toContain(createHash('sha256').update(Buffer.from(ticket, 'base64url')).digest('hex'));
     expect(JSON.stringify(s.db.prepare('SELECT * FROM sign_in_tickets').all())).not.toContain(ticket);
     expect(JSON.stringify(s.logger.lines)).not.toContain(ticket);
@@ -102,7 +110,8 @@ describe('password guessing, per address', () => {
   it('holds an unknown address the same way, and the normalized spelling shares the count', async () => {
     const hasher = new CountingHasher();
     s = await testServer({}, { hasher });
-    for (let i = 0; i < 10; i++) expect((await login(i % 2 === 0 ? 'nobody@example.org' : '  NoBody@Example.ORG ', WRONG)).status).toBe(401);
+    for (let i = 0; i < 10; i++)
+      expect((await login(i % 2 === 0 ? 'nobody@example.org' : '  NoBody@Example.ORG ', WRONG)).status).toBe(401);
     const checks = hasher.checks;
     const held = await login('nobody@example.org', WRONG);
     expect(held.status).toBe(429);
@@ -170,7 +179,7 @@ describe('password guessing, per address', () => {
     expect((await login(user.address, PASSWORD, fresh)).status).toBe(200);
   }, 60_000);
 
-  it('a ticket is for its own account\'s address, and ends with a password change, revoke-all and lock', async () => {
+  it("a ticket is for its own account's address, and ends with a password change, revoke-all and lock", async () => {
     s = await testServer();
     const alice = await registerUser(s.app);
     const bob = await registerUser(s.app);
@@ -183,7 +192,14 @@ describe('password guessing, per address', () => {
     expect((await login(alice.address, PASSWORD, 'not a ticket')).status).toBe(429);
     // A password change ends Alice's earlier ticket.
     const NEW = 'a brand new passphrase here';
-    expect((await call(s.app, 'POST', '/v1/auth/password', { token: alice.access_token, body: { current_password: PASSWORD, new_password: NEW } })).status).toBe(200);
+    expect(
+      (
+        await call(s.app, 'POST', '/v1/auth/password', {
+          token: alice.access_token,
+          body: { current_password: PASSWORD, new_password: NEW },
+        })
+      ).status,
+    ).toBe(200);
     expect((await login(alice.address, NEW, aliceTicket)).status).toBe(429);
     // An operator lock ends Bob's (and an unlock does not bring it back).
     const bobId = (await call(s.app, 'GET', '/v1/auth/profile', { token: bob.access_token })).body.account_id as string;
@@ -205,28 +221,58 @@ describe('password guessing, per address', () => {
 });
 
 describe('password guessing with a stolen access token', () => {
-  it('reauthenticate and password change are bounded per session: the 11th wrong guess is 429 and hashes nothing; strangers\' guesses never stop the owner\'s own session', async () => {
+  it("reauthenticate and password change are bounded per session: the 11th wrong guess is 429 and hashes nothing; strangers' guesses never stop the owner's own session", async () => {
     s = await testServer();
     const victim = await registerUser(s.app);
     const owner = await login(victim.address, PASSWORD);
     const stolen = victim.access_token;
-    for (let i = 0; i < 5; i++) expect((await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: stolen, body: { password: `${WRONG} ${i}` } })).status).toBe(403);
+    for (let i = 0; i < 5; i++)
+      expect(
+        (await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: stolen, body: { password: `${WRONG} ${i}` } }))
+          .status,
+      ).toBe(403);
     for (let i = 0; i < 5; i++) {
-      const changed = await call(s.app, 'POST', '/v1/auth/password', { token: stolen, body: { current_password: `${WRONG} ${i}`, new_password: `${WRONG} and longer` } });
+      const changed = await call(s.app, 'POST', '/v1/auth/password', {
+        token: stolen,
+        body: { current_password: `${WRONG} ${i}`, new_password: `${WRONG} and longer` },
+      });
       expect(changed.status).toBe(403);
     }
-    const eleventh = await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: stolen, body: { password: PASSWORD } });
+    const eleventh = await call(s.app, 'POST', '/v1/auth/reauthenticate', {
+      token: stolen,
+      body: { password: PASSWORD },
+    });
     expect(eleventh).toMatchObject({ status: 429, body: { code: 'error.auth.throttled' } });
     expect(Number(eleventh.headers.get('retry-after'))).toBeGreaterThan(0);
-    expect((await call(s.app, 'POST', '/v1/auth/password', { token: stolen, body: { current_password: PASSWORD, new_password: `${PASSWORD}-new` } })).status).toBe(429);
+    expect(
+      (
+        await call(s.app, 'POST', '/v1/auth/password', {
+          token: stolen,
+          body: { current_password: PASSWORD, new_password: `${PASSWORD}-new` },
+        })
+      ).status,
+    ).toBe(429);
     // The address is not held by them, and strangers holding the address do not stop the owner's session.
     for (let i = 0; i < 11; i++) await login(victim.address, WRONG);
     expect((await login(victim.address, PASSWORD)).status).toBe(429);
-    expect((await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: owner.body.access_token, body: { password: PASSWORD } })).status).toBe(200);
-    const changed = await call(s.app, 'POST', '/v1/auth/password', { token: owner.body.access_token, body: { current_password: PASSWORD, new_password: `${PASSWORD}-new` } });
+    expect(
+      (
+        await call(s.app, 'POST', '/v1/auth/reauthenticate', {
+          token: owner.body.access_token,
+          body: { password: PASSWORD },
+        })
+      ).status,
+    ).toBe(200);
+    const changed = await call(s.app, 'POST', '/v1/auth/password', {
+      token: owner.body.access_token,
+      body: { current_password: PASSWORD, new_password: `${PASSWORD}-new` },
+    });
     expect(changed.status).toBe(200);
     // The owner's change closed the stolen session.
-    expect((await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: stolen, body: { password: `${PASSWORD}-new` } })).status).toBe(401);
+    expect(
+      (await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: stolen, body: { password: `${PASSWORD}-new` } }))
+        .status,
+    ).toBe(401);
   }, 60_000);
 });
 
@@ -247,7 +293,9 @@ describe('password guessing, per client address', () => {
     // The source is held for every address, the right password included...
     expect((await loginFrom('127.0.0.2', { address: user.address, password: PASSWORD })).status).toBe(429);
     // ...except with a valid ticket for the address.
-    expect((await loginFrom('127.0.0.2', { address: user.address, password: PASSWORD, sign_in_ticket: ticket })).status).toBe(200);
+    expect(
+      (await loginFrom('127.0.0.2', { address: user.address, password: PASSWORD, sign_in_ticket: ticket })).status,
+    ).toBe(200);
     // Another client address is not held.
     expect((await loginFrom('127.0.0.3', { address: 'victim9@example.org', password: WRONG })).status).toBe(401);
     // The window slides: an hour after the first failure there is room for one more.
@@ -257,7 +305,11 @@ describe('password guessing, per client address', () => {
   }, 60_000);
 
   it('behind a trusted proxy the X-Forwarded-For client counts; from anyone else the header is ignored', async () => {
-    const from = (xff: string, n: number) => call(s.app, 'POST', '/v1/auth/login', { body: { address: `someone${n}@example.org`, password: WRONG }, headers: { 'x-forwarded-for': xff } });
+    const from = (xff: string, n: number) =>
+      call(s.app, 'POST', '/v1/auth/login', {
+        body: { address: `someone${n}@example.org`, password: WRONG },
+        headers: { 'x-forwarded-for': xff },
+      });
     s = await testServer({ SVC_SIGNIN_FAILURES_PER_SOURCE: '2', SVC_TRUSTED_PROXIES: '127.0.0.1/32' });
     expect((await from('198.51.100.7', 1)).status).toBe(401);
     expect((await from('6.6.6.6, 198.51.100.7', 2)).status).toBe(401);
@@ -277,19 +329,33 @@ describe('password guessing, per client address', () => {
     const file = join(dir, 'db.sqlite');
     const open = async () => {
       const db = openSqliteDatabase(file);
-      const config = readConfig({ SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc' });
-      const deps = await buildDeps(config, { ...createSqlitePorts(db), blobs: new MemoryBlobStore(), close: async () => void db.close() }, {
-        clock: new FakeClock(),
-        random: new SeededRandom(7),
-        logger: new MemoryLogger(),
-        hasher: new PlainHasher(),
+      const config = readConfig({
+        SVC_BASE_URL: 'http://127.0.0.1:8080',
+        SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc',
       });
+      const deps = await buildDeps(
+        config,
+        { ...createSqlitePorts(db), blobs: new MemoryBlobStore(), close: async () => void db.close() },
+        {
+          clock: new FakeClock(),
+          random: new SeededRandom(7),
+          logger: new MemoryLogger(),
+          hasher: new PlainHasher(),
+        },
+      );
       return { app: createApp(deps), close: () => deps.stores.close() };
     };
     const [a, b] = [await open(), await open()];
     try {
-      const login = (app: typeof a.app, password: string) => call(app, 'POST', '/v1/auth/login', { body: { address: 'shared@example.org', password } });
-      expect((await call(a.app, 'POST', '/v1/auth/register', { body: { address: 'shared@example.org', password: PASSWORD } })).status).toBe(200);
+      const login = (app: typeof a.app, password: string) =>
+        call(app, 'POST', '/v1/auth/login', { body: { address: 'shared@example.org', password } });
+      expect(
+        (
+          await call(a.app, 'POST', '/v1/auth/register', {
+            body: { address: 'shared@example.org', password: PASSWORD },
+          })
+        ).status,
+      ).toBe(200);
       // Ten wrong passwords spread over both processes, sent together.
       const wrong = await Promise.all(Array.from({ length: 16 }, (_, i) => login(i % 2 === 0 ? a.app : b.app, WRONG)));
       expect(wrong.filter((r) => r.status === 401)).toHaveLength(10);
@@ -306,7 +372,8 @@ describe('password guessing, per client address', () => {
   it('a right password does not count as a failure', async () => {
     s = await testServer({ SVC_SIGNIN_FAILURES_PER_SOURCE: '2' });
     const user = await registerUser(s.app);
-    for (let i = 0; i < 5; i++) expect((await loginFrom('127.0.0.4', { address: user.address, password: PASSWORD })).status).toBe(200);
+    for (let i = 0; i < 5; i++)
+      expect((await loginFrom('127.0.0.4', { address: user.address, password: PASSWORD })).status).toBe(200);
     expect((await loginFrom('127.0.0.4', { address: user.address, password: WRONG })).status).toBe(401);
     expect((await loginFrom('127.0.0.4', { address: user.address, password: WRONG })).status).toBe(401);
     expect((await loginFrom('127.0.0.4', { address: user.address, password: PASSWORD })).status).toBe(429);
@@ -331,9 +398,33 @@ describe('password guessing, a property over HTTP', () => {
       | { kind: 'login'; address: number; right: boolean; source: number; ticket: number | null }
       | { kind: 'wait'; ms: number };
     const step: fc.Arbitrary<Step> = fc.oneof(
-      { weight: 6, arbitrary: fc.record({ kind: fc.constant('login' as const), address: fc.nat(2), right: fc.boolean(), source: fc.nat(2), ticket: fc.option(fc.nat(9), { nil: null }) }) },
-      { weight: 4, arbitrary: fc.record({ kind: fc.constant('login' as const), address: fc.nat(1), right: fc.constant(false), source: fc.nat(2), ticket: fc.constant(null) }) },
-      { weight: 1, arbitrary: fc.record({ kind: fc.constant('wait' as const), ms: fc.oneof(fc.integer({ min: 1000, max: 120_000 }), fc.integer({ min: 10 * 60_000, max: 2 * HOUR })) }) },
+      {
+        weight: 6,
+        arbitrary: fc.record({
+          kind: fc.constant('login' as const),
+          address: fc.nat(2),
+          right: fc.boolean(),
+          source: fc.nat(2),
+          ticket: fc.option(fc.nat(9), { nil: null }),
+        }),
+      },
+      {
+        weight: 4,
+        arbitrary: fc.record({
+          kind: fc.constant('login' as const),
+          address: fc.nat(1),
+          right: fc.constant(false),
+          source: fc.nat(2),
+          ticket: fc.constant(null),
+        }),
+      },
+      {
+        weight: 1,
+        arbitrary: fc.record({
+          kind: fc.constant('wait' as const),
+          ms: fc.oneof(fc.integer({ min: 1000, max: 120_000 }), fc.integer({ min: 10 * 60_000, max: 2 * HOUR })),
+        }),
+      },
     );
     await fc.assert(
       fc.asyncProperty(fc.array(step, { minLength: 10, maxLength: 45 }), async (steps) => {
@@ -376,7 +467,8 @@ describe('password guessing, a property over HTTP', () => {
             }
           }
           for (const times of checkedWithoutTicket) {
-            for (const from of times) expect(times.filter((u) => u >= from && u < from + HOUR).length).toBeLessThanOrEqual(10);
+            for (const from of times)
+              expect(times.filter((u) => u >= from && u < from + HOUR).length).toBeLessThanOrEqual(10);
           }
         } finally {
           await s.close();

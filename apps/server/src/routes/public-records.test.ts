@@ -39,7 +39,10 @@ describe('public records: caching and conditional requests', () => {
       expect(again.headers.get('etag'), path).toBe(tag);
       expect(again.headers.get('x-svc-protocol-max'), path).toBe('2026-11-01');
       // A weak form of the same tag and a list that holds it match too (RFC 9110 weak comparison).
-      expect((await call(s.app, 'GET', path, { version: null, headers: { 'if-none-match': `"other", W/${tag}` } })).status, path).toBe(304);
+      expect(
+        (await call(s.app, 'GET', path, { version: null, headers: { 'if-none-match': `"other", W/${tag}` } })).status,
+        path,
+      ).toBe(304);
       // Another tag: the whole record again.
       const other = await call(s.app, 'GET', path, { version: null, headers: { 'if-none-match': '"not-this-one"' } });
       expect(other.status, path).toBe(200);
@@ -49,7 +52,10 @@ describe('public records: caching and conditional requests', () => {
   it('the tag follows the bytes: a record that changes gets a new tag, and the old one no longer answers 304', async () => {
     const before = await call(s.app, 'GET', '/.well-known/svc/deprecation', { version: null });
     await s.deps.deprecations.announce('2026-06-01', s.deps.clock.now() + 200 * 86_400_000);
-    const after = await call(s.app, 'GET', '/.well-known/svc/deprecation', { version: null, headers: { 'if-none-match': before.headers.get('etag')! } });
+    const after = await call(s.app, 'GET', '/.well-known/svc/deprecation', {
+      version: null,
+      headers: { 'if-none-match': before.headers.get('etag')! },
+    });
     expect(after.status).toBe(200);
     expect(after.headers.get('etag')).not.toBe(before.headers.get('etag'));
   });
@@ -57,7 +63,10 @@ describe('public records: caching and conditional requests', () => {
     const first = await call(s.app, 'GET', webfinger, { version: null });
     expect(first.headers.get('access-control-allow-origin')).toBe('*');
     expect(first.headers.get('content-type')).toBe('application/jrd+json');
-    const again = await call(s.app, 'GET', webfinger, { version: null, headers: { 'if-none-match': first.headers.get('etag')! } });
+    const again = await call(s.app, 'GET', webfinger, {
+      version: null,
+      headers: { 'if-none-match': first.headers.get('etag')! },
+    });
     expect(again.status).toBe(304);
     expect(again.headers.get('access-control-allow-origin')).toBe('*');
   });

@@ -41,28 +41,60 @@ async function user(): Promise<CallOptions & { token: string; accountId: string 
   const token = u.access_token;
   const accountId = (await call(s.app, 'GET', '/v1/auth/profile', { token })).body.account_id as string;
   const dir = new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]);
-  const put = await call(s.app, 'PUT', '/v1/devices/directory', { token, raw: raw(dir), contentType: 'application/cbor' });
+  const put = await call(s.app, 'PUT', '/v1/devices/directory', {
+    token,
+    raw: raw(dir),
+    contentType: 'application/cbor',
+  });
   if (put.status >= 300) throw new Error(`directory: ${put.status} ${JSON.stringify(put.body)}`);
   return { token, accountId };
 }
-const open = (who: CallOptions, kind: string, declared: number) => call(s.app, 'POST', '/upload', { ...who, body: { device_id: 'phone', kind, declared_size: declared } });
+const open = (who: CallOptions, kind: string, declared: number) =>
+  call(s.app, 'POST', '/upload', { ...who, body: { device_id: 'phone', kind, declared_size: declared } });
 const quota = async (who: CallOptions) => (await call(s.app, 'GET', '/quota', { token: who.token })).body;
-const meta = (who: CallOptions, asset: string, data: Uint8Array) => call(s.app, 'PUT', `/v1/assets/${asset}/metadata`, { ...who, raw: raw(data), contentType: 'application/octet-stream' });
+const meta = (who: CallOptions, asset: string, data: Uint8Array) =>
+  call(s.app, 'PUT', `/v1/assets/${asset}/metadata`, {
+    ...who,
+    raw: raw(data),
+    contentType: 'application/octet-stream',
+  });
 
 /** create + PUT + finalize an original; returns the asset id. */
 async function store(who: CallOptions, data: Uint8Array): Promise<string> {
   const o = await open(who, 'original', data.length);
   expect(o.status).toBe(201);
-  expect((await call(s.app, 'PUT', `/upload/${o.body.upload_id}`, { ...who, raw: raw(data), contentType: 'application/octet-stream' })).status).toBe(200);
-  const f = await call(s.app, 'POST', `/upload/${o.body.upload_id}/finalize`, { ...who, body: { content_hash: sha(data) } });
+  expect(
+    (
+      await call(s.app, 'PUT', `/upload/${o.body.upload_id}`, {
+        ...who,
+        raw: raw(data),
+        contentType: 'application/octet-stream',
+      })
+    ).status,
+  ).toBe(200);
+  const f = await call(s.app, 'POST', `/upload/${o.body.upload_id}/finalize`, {
+    ...who,
+    body: { content_hash: sha(data) },
+  });
   expect(f.status).toBe(200);
   return f.body.asset_id;
 }
 
 /** A follow-up blob sent and finalized into `asset` (in the library or in the trash). */
 async function attach(who: CallOptions, uploadId: string, asset: string, data: Uint8Array): Promise<void> {
-  expect((await call(s.app, 'PUT', `/upload/${uploadId}`, { ...who, raw: raw(data), contentType: 'application/octet-stream' })).status).toBe(200);
-  const f = await call(s.app, 'POST', `/upload/${uploadId}/finalize`, { ...who, body: { content_hash: sha(data), manifest: { asset_id: asset } } });
+  expect(
+    (
+      await call(s.app, 'PUT', `/upload/${uploadId}`, {
+        ...who,
+        raw: raw(data),
+        contentType: 'application/octet-stream',
+      })
+    ).status,
+  ).toBe(200);
+  const f = await call(s.app, 'POST', `/upload/${uploadId}/finalize`, {
+    ...who,
+    body: { content_hash: sha(data), manifest: { asset_id: asset } },
+  });
   expect(f).toMatchObject({ status: 200, body: { state: 'Completed', asset_id: asset } });
 }
 
@@ -73,7 +105,10 @@ describe('follow-up writes of a delete, a restore or a trash-empty (contract 3.1
     expect(await quota(a)).toMatchObject({ used: HARD, state: 'HardExceeded' });
     // No delete yet: a provenance upload is an upload like any other.
     expect(await open(a, 'provenance', 10)).toMatchObject(problem(403, 'error.quota.exceeded'));
-    expect(await call(s.app, 'POST', `/v1/assets/${x}/trash`, a)).toMatchObject({ status: 200, body: { state: 'trashed' } });
+    expect(await call(s.app, 'POST', `/v1/assets/${x}/trash`, a)).toMatchObject({
+      status: 200,
+      body: { state: 'trashed' },
+    });
     const prov = await open(a, 'provenance', 10);
     expect(prov).toMatchObject({ status: 201, body: { state: 'Pending' } });
     await attach(a, prov.body.upload_id, x, bytes(10, 2));
@@ -170,7 +205,10 @@ describe('follow-up writes of a delete, a restore or a trash-empty (contract 3.1
     // would charge 50 more: 1099, past the line, and is refused.
     expect((await meta(a, z, bytes(49, 4))).status).toBe(200);
     expect((await quota(a)).used).toBe(HARD + 49);
-    expect(await meta(a, z, bytes(50, 5))).toMatchObject({ status: 403, body: expect.objectContaining({ code: 'error.quota.write_refused' }) });
+    expect(await meta(a, z, bytes(50, 5))).toMatchObject({
+      status: 403,
+      body: expect.objectContaining({ code: 'error.quota.write_refused' }),
+    });
     expect((await quota(a)).used).toBe(HARD + 49);
     // An edit whose new blob reaches the line exactly is admitted.
     expect((await meta(a, z, bytes(1, 6))).status).toBe(200);

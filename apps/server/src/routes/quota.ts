@@ -11,7 +11,10 @@ const QuotaBody = v.object({
   soft_limit: v.nullable(v.number()),
   hard_limit: v.pipe(v.nullable(v.number()), v.description('null = unlimited')),
   state: v.picklist(QUOTA_STATES),
-  grace_expires_at: v.pipe(v.nullable(Timestamp), v.description('When HardExceeded turns GraceExpired; null below the hard limit')),
+  grace_expires_at: v.pipe(
+    v.nullable(Timestamp),
+    v.description('When HardExceeded turns GraceExpired; null below the hard limit'),
+  ),
   alerts: v.array(v.picklist(QUOTA_ALERTS)),
 });
 const quotaBody = (q: QuotaStatus) => ({

@@ -15,13 +15,19 @@ import { codePoints, rule } from '../http/rules.js';
 /** Shared wire shapes. Request objects are strict: an unknown key is refused, never ignored. */
 // Built from core's own checks, so the wire and the domain cannot disagree on what an id is.
 export const Uuid = v.pipe(v.string(), v.regex(UUID_PATTERN, 'must be a UUID'));
-export const ContentHash = v.pipe(v.string(), v.regex(CONTENT_HASH_PATTERN, 'must be 64 lowercase hex characters (SHA-256 of the ciphertext)'));
+export const ContentHash = v.pipe(
+  v.string(),
+  v.regex(CONTENT_HASH_PATTERN, 'must be 64 lowercase hex characters (SHA-256 of the ciphertext)'),
+);
 export const DeviceId = v.pipe(v.string(), v.regex(DEVICE_ID_PATTERN, 'must be 1 to 128 visible ASCII characters'));
 export const Timestamp = v.pipe(v.string(), v.isoTimestamp(), v.description('RFC 3339 UTC timestamp'));
 
 export const TokenPair = v.object({
   session_id: Uuid,
-  session_token: v.pipe(v.string(), v.description('Opaque 128-bit session token, base64url. Only ever sent in bodies.')),
+  session_token: v.pipe(
+    v.string(),
+    v.description('Opaque 128-bit session token, base64url. Only ever sent in bodies.'),
+  ),
   access_token: v.pipe(v.string(), v.description('EdDSA JWT, 15 minutes')),
   token_type: v.literal('Bearer'),
   expires_in: v.literal(900),
@@ -39,7 +45,13 @@ export const SignedIn = v.object({
 });
 
 /** A sign-in ticket presented at login; one that is unknown, void or for another address counts as absent. */
-export const SignInTicketField = v.optional(v.pipe(v.string(), v.maxLength(256), v.description('The sign_in_ticket an earlier sign-in for this address returned.')));
+export const SignInTicketField = v.optional(
+  v.pipe(
+    v.string(),
+    v.maxLength(256),
+    v.description('The sign_in_ticket an earlier sign-in for this address returned.'),
+  ),
+);
 
 export const Problem = v.object({
   type: v.string(),
@@ -67,10 +79,14 @@ export const Address = v.pipe(
 /** A password being set: 12 to 1,024 code points, no other rule (400 error.auth.weak_password). */
 export const NewPassword = v.pipe(
   v.string(),
-  rule((p) => codePoints(p) >= PASSWORD_MIN && codePoints(p) <= PASSWORD_MAX, `must hold ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`, {
-    code: 'error.auth.weak_password',
-    json: { minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX },
-  }),
+  rule(
+    (p) => codePoints(p) >= PASSWORD_MIN && codePoints(p) <= PASSWORD_MAX,
+    `must hold ${PASSWORD_MIN} to ${PASSWORD_MAX} characters`,
+    {
+      code: 'error.auth.weak_password',
+      json: { minLength: PASSWORD_MIN, maxLength: PASSWORD_MAX },
+    },
+  ),
 );
 
 /**
@@ -79,8 +95,12 @@ export const NewPassword = v.pipe(
  */
 export const DisplayName = v.pipe(
   v.string(),
-  rule((d) => normalizeDisplayName(d).ok, `must hold at most ${DISPLAY_NAME_MAX} characters after trimming and no control character`, {
-    code: 'error.profile.invalid_display_name',
-    json: { pattern: `^\\s*(?:[^${NOT_CC}]{0,${DISPLAY_NAME_MAX - 1}}[^\\s${NOT_CC}])?\\s*$` },
-  }),
+  rule(
+    (d) => normalizeDisplayName(d).ok,
+    `must hold at most ${DISPLAY_NAME_MAX} characters after trimming and no control character`,
+    {
+      code: 'error.profile.invalid_display_name',
+      json: { pattern: `^\\s*(?:[^${NOT_CC}]{0,${DISPLAY_NAME_MAX - 1}}[^\\s${NOT_CC}])?\\s*$` },
+    },
+  ),
 );

@@ -15,7 +15,10 @@ afterEach(async () => {
   await s.close();
 });
 
-const problem = (status: number, code: string) => ({ status, body: expect.objectContaining({ status, code, type: 'about:blank', detail: expect.any(String) }) });
+const problem = (status: number, code: string) => ({
+  status,
+  body: expect.objectContaining({ status, code, type: 'about:blank', detail: expect.any(String) }),
+});
 const codeNow = (secret: Uint8Array, steps = 0) => codeForStep(secret, stepAt(s.clock.now()) + steps);
 /** A code the server cannot accept now: none of the five around the current step. */
 const wrongCode = (secret: Uint8Array) => {
@@ -26,22 +29,37 @@ const wrongCode = (secret: Uint8Array) => {
 /** Registers, publishes an identity anchor, enrolls and confirms a second factor. */
 async function confirmedUser(options: { anchor?: boolean } = {}) {
   const user = await registerUser(s.app);
-  const accountId = (await call(s.app, 'GET', '/v1/auth/profile', { token: user.access_token })).body.account_id as string;
+  const accountId = (await call(s.app, 'GET', '/v1/auth/profile', { token: user.access_token })).body
+    .account_id as string;
   const identity = new TestIdentity(user.address);
   if (options.anchor ?? true) {
-    const put = await call(s.app, 'PUT', '/v1/devices/directory', { token: user.access_token, raw: identity.signDirectory(accountId, 1, [new TestDevice('phone')]).slice(), contentType: 'application/cbor' });
+    const put = await call(s.app, 'PUT', '/v1/devices/directory', {
+      token: user.access_token,
+      raw: identity.signDirectory(accountId, 1, [new TestDevice('phone')]).slice(),
+      contentType: 'application/cbor',
+    });
     expect(put.status).toBe(200);
   }
   const enrolled = await call(s.app, 'POST', '/v1/auth/totp/enroll', { token: user.access_token });
   const secret = totpSecretBytes(enrolled.body.secret);
-  expect((await call(s.app, 'POST', '/v1/auth/totp/verify-enrollment', { token: user.access_token, body: { code: codeNow(secret) } })).status).toBe(204);
+  expect(
+    (
+      await call(s.app, 'POST', '/v1/auth/totp/verify-enrollment', {
+        token: user.access_token,
+        body: { code: codeNow(secret) },
+      })
+    ).status,
+  ).toBe(204);
   s.clock.advance(30_000);
   return { ...user, accountId, identity, secret };
 }
 
-const login = (address: string, password = PASSWORD) => call(s.app, 'POST', '/v1/auth/login', { body: { address, password } });
-const verify = (challenge: string, code: string) => call(s.app, 'POST', '/v1/auth/login/verify-totp', { body: { challenge, code } });
-const recover = (challenge: string, signature: string) => call(s.app, 'POST', '/v1/auth/login/recover-totp', { body: { challenge, signature } });
+const login = (address: string, password = PASSWORD) =>
+  call(s.app, 'POST', '/v1/auth/login', { body: { address, password } });
+const verify = (challenge: string, code: string) =>
+  call(s.app, 'POST', '/v1/auth/login/verify-totp', { body: { challenge, code } });
+const recover = (challenge: string, signature: string) =>
+  call(s.app, 'POST', '/v1/auth/login/recover-totp', { body: { challenge, signature } });
 
 describe('per-account second-factor throttle over HTTP', () => {
   it('ten wrong codes in an hour (over several challenges) hold the account: 429 with Retry-After, after the password check', async () => {
@@ -58,7 +76,9 @@ describe('per-account second-factor throttle over HTTP', () => {
     expect(held.headers.get('retry-after')).toBe('60');
     expect(held.body).not.toHaveProperty('retry_after_s');
     // A wrong password is still just a wrong password: the throttle says nothing to a stranger.
-    expect(await login(u.address, 'not the password at all')).toMatchObject(problem(401, 'error.auth.invalid_credentials'));
+    expect(await login(u.address, 'not the password at all')).toMatchObject(
+      problem(401, 'error.auth.invalid_credentials'),
+    );
     // Sessions stay open; nothing is locked.
     expect((await call(s.app, 'GET', '/v1/auth/profile', { token: u.access_token })).status).toBe(200);
 
@@ -111,7 +131,10 @@ describe('POST /v1/auth/login/recover-totp', () => {
     const c = await login(u.address);
     expect(c.status).toBe(202);
     expect(c.body).toEqual({ challenge: expect.any(String), expires_in: 300, account_id: u.accountId });
-    const r = await recover(c.body.challenge, u.identity.signTotpRecovery(u.accountId, fromBase64url(c.body.challenge)!));
+    const r = await recover(
+      c.body.challenge,
+      u.identity.signTotpRecovery(u.accountId, fromBase64url(c.body.challenge)!),
+    );
     expect(r.status).toBe(200);
     expect(r.body).toEqual({
       session_id: expect.any(String),
@@ -121,17 +144,22 @@ describe('POST /v1/auth/login/recover-totp', () => {
       expires_in: 900,
       sign_in_ticket: expect.stringMatching(/^[A-Za-z0-9_-]{32}$/),
     });
-    expect((await call(s.app, 'GET', '/v1/auth/profile', { token: r.body.access_token })).body.account_id).toBe(u.accountId);
+    expect((await call(s.app, 'GET', '/v1/auth/profile', { token: r.body.access_token })).body.account_id).toBe(
+      u.accountId,
+    );
     // The factor is gone: the password alone signs in, and a new factor can be enrolled.
     expect((await login(u.address)).status).toBe(200);
     expect((await call(s.app, 'POST', '/v1/auth/totp/enroll', { token: r.body.access_token })).status).toBe(200);
     // The challenge was single use.
-    expect(await recover(c.body.challenge, u.identity.signTotpRecovery(u.accountId, fromBase64url(c.body.challenge)!))).toMatchObject(problem(401, 'error.auth.proof_invalid'));
+    expect(
+      await recover(c.body.challenge, u.identity.signTotpRecovery(u.accountId, fromBase64url(c.body.challenge)!)),
+    ).toMatchObject(problem(401, 'error.auth.proof_invalid'));
   });
 
   it('a bad proof is 401 proof_invalid, burns the challenge, opens nothing and keeps the factor', async () => {
     const u = await confirmedUser();
-    const sessionsBefore = (await call(s.app, 'GET', '/v1/auth/sessions', { token: u.access_token })).body.sessions.length;
+    const sessionsBefore = (await call(s.app, 'GET', '/v1/auth/sessions', { token: u.access_token })).body.sessions
+      .length;
     const bodies: unknown[] = [];
     const attempts: ((challenge: string) => string)[] = [
       (ch) => new TestIdentity('someone else').signTotpRecovery(u.accountId, fromBase64url(ch)!),
@@ -145,12 +173,18 @@ describe('POST /v1/auth/login/recover-totp', () => {
       expect(bad).toMatchObject(problem(401, 'error.auth.proof_invalid'));
       bodies.push({ ...bad.body, detail: undefined });
       // Burned: even the right proof and the right code fail on it now.
-      expect(await recover(c, u.identity.signTotpRecovery(u.accountId, fromBase64url(c)!))).toMatchObject(problem(401, 'error.auth.proof_invalid'));
+      expect(await recover(c, u.identity.signTotpRecovery(u.accountId, fromBase64url(c)!))).toMatchObject(
+        problem(401, 'error.auth.proof_invalid'),
+      );
       expect(await verify(c, codeNow(u.secret))).toMatchObject(problem(401, 'error.auth.challenge_invalid'));
     }
     expect(new Set(bodies.map((b) => JSON.stringify(b))).size).toBe(1);
-    expect(await recover('A'.repeat(43), u.identity.signTotpRecovery(u.accountId, new Uint8Array(32)))).toMatchObject(problem(401, 'error.auth.proof_invalid'));
-    expect((await call(s.app, 'GET', '/v1/auth/sessions', { token: u.access_token })).body.sessions.length).toBe(sessionsBefore);
+    expect(await recover('A'.repeat(43), u.identity.signTotpRecovery(u.accountId, new Uint8Array(32)))).toMatchObject(
+      problem(401, 'error.auth.proof_invalid'),
+    );
+    expect((await call(s.app, 'GET', '/v1/auth/sessions', { token: u.access_token })).body.sessions.length).toBe(
+      sessionsBefore,
+    );
     // The factor is still there.
     expect((await login(u.address)).status).toBe(202);
   });
@@ -158,11 +192,15 @@ describe('POST /v1/auth/login/recover-totp', () => {
   it('an account with no published anchor cannot recover; an expired challenge cannot either', async () => {
     const u = await confirmedUser({ anchor: false });
     const c = (await login(u.address)).body.challenge as string;
-    expect(await recover(c, u.identity.signTotpRecovery(u.accountId, fromBase64url(c)!))).toMatchObject(problem(401, 'error.auth.proof_invalid'));
+    expect(await recover(c, u.identity.signTotpRecovery(u.accountId, fromBase64url(c)!))).toMatchObject(
+      problem(401, 'error.auth.proof_invalid'),
+    );
     const v = await confirmedUser();
     const late = (await login(v.address)).body.challenge as string;
     s.clock.advance(300_000);
-    expect(await recover(late, v.identity.signTotpRecovery(v.accountId, fromBase64url(late)!))).toMatchObject(problem(401, 'error.auth.proof_invalid'));
+    expect(await recover(late, v.identity.signTotpRecovery(v.accountId, fromBase64url(late)!))).toMatchObject(
+      problem(401, 'error.auth.proof_invalid'),
+    );
     expect((await login(v.address)).status).toBe(202);
   });
 
@@ -171,10 +209,20 @@ describe('POST /v1/auth/login/recover-totp', () => {
     const below = '2026-02-01';
     expect(below < s.deps.config.protocolMin).toBe(true);
     const c = (await login(u.address)).body.challenge as string;
-    const r = await call(s.app, 'POST', '/v1/auth/login/recover-totp', { version: below, body: { challenge: c, signature: u.identity.signTotpRecovery(u.accountId, fromBase64url(c)!) } });
+    const r = await call(s.app, 'POST', '/v1/auth/login/recover-totp', {
+      version: below,
+      body: { challenge: c, signature: u.identity.signTotpRecovery(u.accountId, fromBase64url(c)!) },
+    });
     expect(r).toMatchObject(problem(426, 'error.protocol.below_min'));
     // Refused before anything was read: the challenge is still good for a code, and the factor stays.
-    expect((await call(s.app, 'POST', '/v1/auth/login/verify-totp', { version: below, body: { challenge: c, code: codeNow(u.secret) } })).status).toBe(200);
+    expect(
+      (
+        await call(s.app, 'POST', '/v1/auth/login/verify-totp', {
+          version: below,
+          body: { challenge: c, code: codeNow(u.secret) },
+        })
+      ).status,
+    ).toBe(200);
     expect((await login(u.address)).status).toBe(202);
     const doc = (await call(s.app, 'GET', '/openapi.json', { version: null })).body;
     expect(doc.paths['/v1/auth/login/recover-totp'].post['x-svc-write']).toBe(true);
@@ -184,17 +232,40 @@ describe('POST /v1/auth/login/recover-totp', () => {
     const u = await confirmedUser();
     const c = (await login(u.address)).body.challenge as string;
     // The same database, served again with local sign-in off.
-    const config = readConfig({ SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc', SVC_AUTH_LOCAL: 'false' });
-    const off = createApp(await buildDeps(config, s.deps.stores, { clock: s.clock, random: new SeededRandom(testSeed()), logger: new MemoryLogger(), hasher: new Argon2Hasher() }));
+    const config = readConfig({
+      SVC_BASE_URL: 'http://127.0.0.1:8080',
+      SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc',
+      SVC_AUTH_LOCAL: 'false',
+    });
+    const off = createApp(
+      await buildDeps(config, s.deps.stores, {
+        clock: s.clock,
+        random: new SeededRandom(testSeed()),
+        logger: new MemoryLogger(),
+        hasher: new Argon2Hasher(),
+      }),
+    );
     const proof = u.identity.signTotpRecovery(u.accountId, fromBase64url(c)!);
-    expect(await call(off, 'POST', '/v1/auth/login/recover-totp', { body: { challenge: c, signature: proof } })).toMatchObject(problem(403, 'error.auth.local_disabled'));
-    expect(await call(off, 'POST', '/v1/auth/login/recover-totp', { body: { challenge: 'A'.repeat(43), signature: 'junk' } })).toMatchObject(problem(403, 'error.auth.local_disabled'));
+    expect(
+      await call(off, 'POST', '/v1/auth/login/recover-totp', { body: { challenge: c, signature: proof } }),
+    ).toMatchObject(problem(403, 'error.auth.local_disabled'));
+    expect(
+      await call(off, 'POST', '/v1/auth/login/recover-totp', {
+        body: { challenge: 'A'.repeat(43), signature: 'junk' },
+      }),
+    ).toMatchObject(problem(403, 'error.auth.local_disabled'));
     // Nothing was used up or removed: with local sign-in on, the same proof still recovers.
     expect((await recover(c, proof)).status).toBe(200);
   });
 
   it('refuses malformed bodies with 400', async () => {
-    expect(await call(s.app, 'POST', '/v1/auth/login/recover-totp', { body: { challenge: 'x' } })).toMatchObject(problem(400, 'error.request.invalid'));
-    expect(await call(s.app, 'POST', '/v1/auth/login/recover-totp', { body: { challenge: 'x', signature: 'y', account_id: 'z' } })).toMatchObject(problem(400, 'error.request.invalid'));
+    expect(await call(s.app, 'POST', '/v1/auth/login/recover-totp', { body: { challenge: 'x' } })).toMatchObject(
+      problem(400, 'error.request.invalid'),
+    );
+    expect(
+      await call(s.app, 'POST', '/v1/auth/login/recover-totp', {
+        body: { challenge: 'x', signature: 'y', account_id: 'z' },
+      }),
+    ).toMatchObject(problem(400, 'error.request.invalid'));
   });
 });

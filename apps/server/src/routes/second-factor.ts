@@ -16,7 +16,8 @@ export function secondFactorRoutes(deps: AppDeps): AnyRoute[] {
       path: '/v1/auth/login/recover-totp',
       noStore: true,
       tag: 'auth',
-      summary: 'Answer a sign-in challenge with the identity key instead of a code: signs in and removes the second factor',
+      summary:
+        'Answer a sign-in challenge with the identity key instead of a code: signs in and removes the second factor',
       auth: false,
       // The second step of a password sign-in: off with local sign-in, like verify-totp.
       localAuth: true,
@@ -28,16 +29,31 @@ export function secondFactorRoutes(deps: AppDeps): AnyRoute[] {
           challenge: v.pipe(B64, v.description('the challenge of the 202 login answer')),
           signature: v.pipe(
             v.string(),
-            v.description('base64url Ed25519 signature by the identity anchor over canonical CBOR ["svc-totp-recovery/v1", account_id, challenge_bytes]; account_id is in the 202 login answer'),
+            v.description(
+              'base64url Ed25519 signature by the identity anchor over canonical CBOR ["svc-totp-recovery/v1", account_id, challenge_bytes]; account_id is in the 202 login answer',
+            ),
           ),
           cohort_hash: Advisory,
           device_id: Advisory,
         }),
       },
-      responses: { 200: { description: 'Signed in; the second factor is removed (enroll again to restore it)', schema: SignedIn } },
-      errors: ['error.auth.proof_invalid', 'error.auth.account_locked', 'error.request.invalid', 'error.auth.unavailable'],
+      responses: {
+        200: { description: 'Signed in; the second factor is removed (enroll again to restore it)', schema: SignedIn },
+      },
+      errors: [
+        'error.auth.proof_invalid',
+        'error.auth.account_locked',
+        'error.request.invalid',
+        'error.auth.unavailable',
+      ],
       handle: async ({ c, body }) => {
-        const pair = unwrap(await deps.totpRecovery.recover({ challenge: body.challenge, signature: body.signature, cohortHash: readCohortHash(body.cohort_hash) }));
+        const pair = unwrap(
+          await deps.totpRecovery.recover({
+            challenge: body.challenge,
+            signature: body.signature,
+            cohortHash: readCohortHash(body.cohort_hash),
+          }),
+        );
         return json(c, 200, tokenPairBody(pair));
       },
     }),

@@ -6,7 +6,15 @@ import { Timestamp, Uuid } from './schemas.js';
 
 const SessionList = v.object({
   sessions: v.array(
-    v.object({ session_id: Uuid, created_at: Timestamp, last_used_at: Timestamp, expires_at: Timestamp, cohort_hash: v.nullable(v.string()), current: v.boolean(), method: v.picklist(['password', 'oidc']) }),
+    v.object({
+      session_id: Uuid,
+      created_at: Timestamp,
+      last_used_at: Timestamp,
+      expires_at: Timestamp,
+      cohort_hash: v.nullable(v.string()),
+      current: v.boolean(),
+      method: v.picklist(['password', 'oidc']),
+    }),
   ),
   cohorts: v.array(v.object({ cohort_hash: v.string(), first_seen: Timestamp, last_seen: Timestamp })),
 });
@@ -33,7 +41,11 @@ export function sessionRoutes(deps: AppDeps): AnyRoute[] {
             current: s.current,
             method: s.method,
           })),
-          cohorts: cohorts.map((k) => ({ cohort_hash: k.cohortHash, first_seen: iso(k.firstSeen), last_seen: iso(k.lastSeen) })),
+          cohorts: cohorts.map((k) => ({
+            cohort_hash: k.cohortHash,
+            first_seen: iso(k.firstSeen),
+            last_seen: iso(k.lastSeen),
+          })),
         });
       },
     }),

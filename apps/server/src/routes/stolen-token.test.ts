@@ -1,4 +1,13 @@
-import { codeForStep, fromBase64url, sha256, RECENT_AUTH_ACTIONS, stepAt, toBase64url, utf8, type RecentAuthAction } from '@strongroom/core';
+import {
+  codeForStep,
+  fromBase64url,
+  sha256,
+  RECENT_AUTH_ACTIONS,
+  stepAt,
+  toBase64url,
+  utf8,
+  type RecentAuthAction,
+} from '@strongroom/core';
 import { TestDevice, TestIdentity, totpSecretBytes } from '@strongroom/core/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, registerUser, testServer, PASSWORD, type TestServer } from '@strongroom/tests';
@@ -26,7 +35,13 @@ afterAll(async () => {
 });
 
 async function server(env: Record<string, string> = {}): Promise<TestServer> {
-  const s = await testServer({ SVC_OIDC_ISSUER: idp.issuer, SVC_OIDC_CLIENT_ID: idp.clientId, SVC_OIDC_CLIENT_SECRET: idp.clientSecret!, SVC_OIDC_RETURN_URIS: RETURN, ...env });
+  const s = await testServer({
+    SVC_OIDC_ISSUER: idp.issuer,
+    SVC_OIDC_CLIENT_ID: idp.clientId,
+    SVC_OIDC_CLIENT_SECRET: idp.clientSecret!,
+    SVC_OIDC_RETURN_URIS: RETURN,
+    ...env,
+  });
   // The provider's tokens carry real times.
   s.clock.set(Date.now());
   open.push(s);
@@ -40,12 +55,25 @@ function app(label: string) {
 }
 
 let people = 0;
-const person = (): TestPerson => ({ sub: `stolen-${++people}-${Math.random().toString(36).slice(2, 8)}`, email: `st${people}-${Math.random().toString(36).slice(2, 8)}@example.org`, emailVerified: true });
-const problem = (status: number, code: string) => expect.objectContaining({ status, body: expect.objectContaining({ status, code }) });
+const person = (): TestPerson => ({
+  sub: `stolen-${++people}-${Math.random().toString(36).slice(2, 8)}`,
+  email: `st${people}-${Math.random().toString(36).slice(2, 8)}@example.org`,
+  emailVerified: true,
+});
+const problem = (status: number, code: string) =>
+  expect.objectContaining({ status, body: expect.objectContaining({ status, code }) });
 
 /** start → provider → callback; returns the login code the browser is sent back with. */
-async function loginCode(s: TestServer, who: TestPerson, body: Record<string, unknown>, token?: string): Promise<string> {
-  const started = await call(s.app, 'POST', '/v1/auth/oidc/start', { body: { return_to: RETURN, ...body }, ...(token ? { token } : {}) });
+async function loginCode(
+  s: TestServer,
+  who: TestPerson,
+  body: Record<string, unknown>,
+  token?: string,
+): Promise<string> {
+  const started = await call(s.app, 'POST', '/v1/auth/oidc/start', {
+    body: { return_to: RETURN, ...body },
+    ...(token ? { token } : {}),
+  });
   expect(started.status, JSON.stringify(started.body)).toBe(200);
   idp.willSignIn(who);
   const cb = await new Browser().follow(started.body.authorization_url, CALLBACK);
@@ -54,7 +82,8 @@ async function loginCode(s: TestServer, who: TestPerson, body: Record<string, un
   expect(code, back.headers.get('location')!).toBeTruthy();
   return code!;
 }
-const complete = (s: TestServer, body: Record<string, unknown>, token?: string) => call(s.app, 'POST', '/v1/auth/oidc/complete', { body, ...(token ? { token } : {}) });
+const complete = (s: TestServer, body: Record<string, unknown>, token?: string) =>
+  call(s.app, 'POST', '/v1/auth/oidc/complete', { body, ...(token ? { token } : {}) });
 const methods = (s: TestServer, token: string) => call(s.app, 'GET', '/v1/auth/methods', { token });
 
 async function accountOf(s: TestServer, token: string): Promise<string> {
@@ -70,38 +99,81 @@ describe('a stolen access token, end to end with a real provider', { timeout: 60
     const phone = app('attacker');
     // Minutes later the access token leaks (it lives 15 minutes; the session's proof is 5 minutes old).
     s.clock.advance(WINDOW_MS + 1);
-    const stolen = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: victim.session_token } })).body.access_token as string;
-    const refused = await call(s.app, 'POST', '/v1/auth/oidc/start', { token: stolen, body: { return_to: RETURN, purpose: 'link', app_challenge: phone.challenge } });
+    const stolen = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: victim.session_token } }))
+      .body.access_token as string;
+    const refused = await call(s.app, 'POST', '/v1/auth/oidc/start', {
+      token: stolen,
+      body: { return_to: RETURN, purpose: 'link', app_challenge: phone.challenge },
+    });
     expect(refused).toEqual(problem(403, 'error.auth.reauthentication_required'));
     expect((await methods(s, stolen)).body).toEqual({ password: true, totp: false, oidc: [] });
 
     // Had the holder proved the password again (the attacker cannot), the link goes through.
-    expect((await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: stolen, body: { password: PASSWORD } })).status).toBe(200);
+    expect(
+      (await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: stolen, body: { password: PASSWORD } })).status,
+    ).toBe(200);
     const code = await loginCode(s, attacker, { purpose: 'link', app_challenge: phone.challenge }, stolen);
     expect((await complete(s, { login_code: code, app_verifier: phone.verifier }, stolen)).status).toBe(204);
-    const landed = await complete(s, { login_code: await loginCode(s, attacker, { app_challenge: phone.challenge }), app_verifier: phone.verifier });
+    const landed = await complete(s, {
+      login_code: await loginCode(s, attacker, { app_challenge: phone.challenge }),
+      app_verifier: phone.verifier,
+    });
     expect(await accountOf(s, landed.body.access_token)).toBe(victimId);
 
     // The owner changes the password and runs revoke-all...
-    const changed = await call(s.app, 'POST', '/v1/auth/password', { token: stolen, body: { current_password: PASSWORD, new_password: 'an entirely new passphrase' } });
+    const changed = await call(s.app, 'POST', '/v1/auth/password', {
+      token: stolen,
+      body: { current_password: PASSWORD, new_password: 'an entirely new passphrase' },
+    });
     expect(changed.status).toBe(200);
     const owner = changed.body as { access_token: string; session_token: string };
     const accountId = victimId;
     const identity = new TestIdentity('victim');
-    expect((await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: owner.access_token, body: { password: 'an entirely new passphrase' } })).status).toBe(200);
-    expect((await call(s.app, 'PUT', '/v1/devices/directory', { token: owner.access_token, raw: identity.signDirectory(accountId, 1, [new TestDevice('phone')]).slice(), contentType: 'application/cbor' })).status).toBe(200);
-    const ch = (await call(s.app, 'POST', '/v1/auth/logout/all/challenge', { token: owner.access_token })).body.challenge as string;
-    expect((await call(s.app, 'POST', '/v1/auth/logout/all', { body: { challenge: ch, signature: identity.signLogoutAll(accountId, fromBase64url(ch)!) } })).body).toEqual({ sessions_closed: 1 });
+    expect(
+      (
+        await call(s.app, 'POST', '/v1/auth/reauthenticate', {
+          token: owner.access_token,
+          body: { password: 'an entirely new passphrase' },
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (
+        await call(s.app, 'PUT', '/v1/devices/directory', {
+          token: owner.access_token,
+          raw: identity.signDirectory(accountId, 1, [new TestDevice('phone')]).slice(),
+          contentType: 'application/cbor',
+        })
+      ).status,
+    ).toBe(200);
+    const ch = (await call(s.app, 'POST', '/v1/auth/logout/all/challenge', { token: owner.access_token })).body
+      .challenge as string;
+    expect(
+      (
+        await call(s.app, 'POST', '/v1/auth/logout/all', {
+          body: { challenge: ch, signature: identity.signLogoutAll(accountId, fromBase64url(ch)!) },
+        })
+      ).body,
+    ).toEqual({ sessions_closed: 1 });
     // The password change already closed the attacker's OpenID session: revoke-all found only the owner's.
     expect((await call(s.app, 'GET', '/v1/auth/profile', { token: landed.body.access_token })).status).toBe(401);
     // ...signs in again, sees the identity they never added, and removes it.
-    const back = await call(s.app, 'POST', '/v1/auth/login', { body: { address: victim.address, password: 'an entirely new passphrase' } });
+    const back = await call(s.app, 'POST', '/v1/auth/login', {
+      body: { address: victim.address, password: 'an entirely new passphrase' },
+    });
     const listed = await methods(s, back.body.access_token);
-    expect(listed.body).toEqual({ password: true, totp: false, oidc: [{ issuer: idp.issuer, subject: attacker.sub, linked_at: expect.any(String) }] });
+    expect(listed.body).toEqual({
+      password: true,
+      totp: false,
+      oidc: [{ issuer: idp.issuer, subject: attacker.sub, linked_at: expect.any(String) }],
+    });
     expect((await call(s.app, 'DELETE', '/v1/auth/oidc/link', { token: back.body.access_token })).status).toBe(204);
     expect((await methods(s, back.body.access_token)).body.oidc).toEqual([]);
     // The attacker's sign-in now opens (at most) an account of their own, never the victim's.
-    const after = await complete(s, { login_code: await loginCode(s, attacker, { app_challenge: phone.challenge }), app_verifier: phone.verifier });
+    const after = await complete(s, {
+      login_code: await loginCode(s, attacker, { app_challenge: phone.challenge }),
+      app_verifier: phone.verifier,
+    });
     if (after.status === 200) expect(await accountOf(s, after.body.access_token)).not.toBe(victimId);
     else expect(after.status).toBeGreaterThanOrEqual(400);
   });
@@ -110,9 +182,13 @@ describe('a stolen access token, end to end with a real provider', { timeout: 60
     const s = await server();
     const attacker = person();
     // The attacker may no longer start a flow without binding it to an app instance.
-    expect(await call(s.app, 'POST', '/v1/auth/oidc/start', { body: { return_to: RETURN } })).toEqual(problem(400, 'error.oidc.app_challenge_required'));
+    expect(await call(s.app, 'POST', '/v1/auth/oidc/start', { body: { return_to: RETURN } })).toEqual(
+      problem(400, 'error.oidc.app_challenge_required'),
+    );
     const theirs = app('attacker');
-    const started = await call(s.app, 'POST', '/v1/auth/oidc/start', { body: { return_to: RETURN, app_challenge: theirs.challenge } });
+    const started = await call(s.app, 'POST', '/v1/auth/oidc/start', {
+      body: { return_to: RETURN, app_challenge: theirs.challenge },
+    });
     idp.willSignIn(attacker);
     // The attacker signs in at the provider and stops before the callback; the victim's browser opens it.
     const cb = await new Browser().follow(started.body.authorization_url, CALLBACK);
@@ -120,10 +196,14 @@ describe('a stolen access token, end to end with a real provider', { timeout: 60
     const code = new URL(back.headers.get('location')!).searchParams.get('login_code')!;
     // The victim's app redeems what arrived with its own verifier (or none): nothing opens.
     const victimApp = app('victim');
-    expect(await complete(s, { login_code: code, app_verifier: victimApp.verifier })).toEqual(problem(401, 'error.auth.login_code_invalid'));
+    expect(await complete(s, { login_code: code, app_verifier: victimApp.verifier })).toEqual(
+      problem(401, 'error.auth.login_code_invalid'),
+    );
     expect(await complete(s, { login_code: code })).toEqual(problem(401, 'error.auth.login_code_invalid'));
     // And the code is used up for the attacker too.
-    expect(await complete(s, { login_code: code, app_verifier: theirs.verifier })).toEqual(problem(401, 'error.auth.login_code_invalid'));
+    expect(await complete(s, { login_code: code, app_verifier: theirs.verifier })).toEqual(
+      problem(401, 'error.auth.login_code_invalid'),
+    );
   });
 
   it('link and reauthenticate completions are writes: below Min 426, nothing linked', async () => {
@@ -131,7 +211,11 @@ describe('a stolen access token, end to end with a real provider', { timeout: 60
     const user = await registerUser(s.app);
     const a = app('old');
     const code = await loginCode(s, person(), { purpose: 'link', app_challenge: a.challenge }, user.access_token);
-    const old = await call(s.app, 'POST', '/v1/auth/oidc/complete', { version: '2026-03-01', token: user.access_token, body: { login_code: code, app_verifier: a.verifier } });
+    const old = await call(s.app, 'POST', '/v1/auth/oidc/complete', {
+      version: '2026-03-01',
+      token: user.access_token,
+      body: { login_code: code, app_verifier: a.verifier },
+    });
     expect(old).toEqual(problem(426, 'error.protocol.below_min'));
     expect((await methods(s, user.access_token)).body.oidc).toEqual([]);
   });
@@ -144,10 +228,25 @@ async function withFactor(s: TestServer) {
   const user = await registerUser(s.app);
   const accountId = await accountOf(s, user.access_token);
   const identity = new TestIdentity(user.address);
-  expect((await call(s.app, 'PUT', '/v1/devices/directory', { token: user.access_token, raw: identity.signDirectory(accountId, 1, [new TestDevice('phone')]).slice(), contentType: 'application/cbor' })).status).toBe(200);
+  expect(
+    (
+      await call(s.app, 'PUT', '/v1/devices/directory', {
+        token: user.access_token,
+        raw: identity.signDirectory(accountId, 1, [new TestDevice('phone')]).slice(),
+        contentType: 'application/cbor',
+      })
+    ).status,
+  ).toBe(200);
   const enrolled = await call(s.app, 'POST', '/v1/auth/totp/enroll', { token: user.access_token });
   const secret = totpSecretBytes(enrolled.body.secret);
-  expect((await call(s.app, 'POST', '/v1/auth/totp/verify-enrollment', { token: user.access_token, body: { code: codeNow(s, secret) } })).status).toBe(204);
+  expect(
+    (
+      await call(s.app, 'POST', '/v1/auth/totp/verify-enrollment', {
+        token: user.access_token,
+        body: { code: codeNow(s, secret) },
+      })
+    ).status,
+  ).toBe(204);
   s.clock.advance(30_000);
   return { ...user, accountId, identity, secret };
 }
@@ -158,31 +257,62 @@ describe('a stolen token and the second factor', { timeout: 30_000 }, () => {
     open.push(s);
     const user = await registerUser(s.app);
     s.clock.advance(WINDOW_MS + 1);
-    const access = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: user.session_token } })).body.access_token as string;
-    expect(await call(s.app, 'POST', '/v1/auth/totp/enroll', { token: access })).toEqual(problem(403, 'error.auth.reauthentication_required'));
+    const access = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: user.session_token } })).body
+      .access_token as string;
+    expect(await call(s.app, 'POST', '/v1/auth/totp/enroll', { token: access })).toEqual(
+      problem(403, 'error.auth.reauthentication_required'),
+    );
     expect((await methods(s, access)).body.totp).toBe(false);
-    expect((await call(s.app, 'POST', '/v1/auth/login', { body: { address: user.address, password: PASSWORD } })).status).toBe(200);
-    expect((await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: access, body: { password: PASSWORD } })).status).toBe(200);
+    expect(
+      (await call(s.app, 'POST', '/v1/auth/login', { body: { address: user.address, password: PASSWORD } })).status,
+    ).toBe(200);
+    expect(
+      (await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: access, body: { password: PASSWORD } })).status,
+    ).toBe(200);
     expect((await call(s.app, 'POST', '/v1/auth/totp/enroll', { token: access })).status).toBe(200);
   });
 
   /** Each credential change, done over HTTP (or by the operator, for the lock). */
   const changes: Record<string, (s: TestServer, u: Awaited<ReturnType<typeof withFactor>>) => Promise<void>> = {
     password_change: async (s, u) => {
-      expect((await call(s.app, 'POST', '/v1/auth/password', { token: u.access_token, body: { current_password: PASSWORD, new_password: PASSWORD } })).status).toBe(200);
+      expect(
+        (
+          await call(s.app, 'POST', '/v1/auth/password', {
+            token: u.access_token,
+            body: { current_password: PASSWORD, new_password: PASSWORD },
+          })
+        ).status,
+      ).toBe(200);
     },
     revoke_all: async (s, u) => {
-      const ch = (await call(s.app, 'POST', '/v1/auth/logout/all/challenge', { token: u.access_token })).body.challenge as string;
-      expect((await call(s.app, 'POST', '/v1/auth/logout/all', { body: { challenge: ch, signature: u.identity.signLogoutAll(u.accountId, fromBase64url(ch)!) } })).status).toBe(200);
+      const ch = (await call(s.app, 'POST', '/v1/auth/logout/all/challenge', { token: u.access_token })).body
+        .challenge as string;
+      expect(
+        (
+          await call(s.app, 'POST', '/v1/auth/logout/all', {
+            body: { challenge: ch, signature: u.identity.signLogoutAll(u.accountId, fromBase64url(ch)!) },
+          })
+        ).status,
+      ).toBe(200);
     },
     totp_recovery: async (s, u) => {
-      const ch = (await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } })).body.challenge as string;
-      const r = await call(s.app, 'POST', '/v1/auth/login/recover-totp', { body: { challenge: ch, signature: u.identity.signTotpRecovery(u.accountId, fromBase64url(ch)!) } });
+      const ch = (await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } }))
+        .body.challenge as string;
+      const r = await call(s.app, 'POST', '/v1/auth/login/recover-totp', {
+        body: { challenge: ch, signature: u.identity.signTotpRecovery(u.accountId, fromBase64url(ch)!) },
+      });
       expect(r.status).toBe(200);
       // Re-arm the factor so the old challenge would otherwise still be answerable.
       const enrolled = await call(s.app, 'POST', '/v1/auth/totp/enroll', { token: r.body.access_token });
       u.secret = totpSecretBytes(enrolled.body.secret);
-      expect((await call(s.app, 'POST', '/v1/auth/totp/verify-enrollment', { token: r.body.access_token, body: { code: codeNow(s, u.secret) } })).status).toBe(204);
+      expect(
+        (
+          await call(s.app, 'POST', '/v1/auth/totp/verify-enrollment', {
+            token: r.body.access_token,
+            body: { code: codeNow(s, u.secret) },
+          })
+        ).status,
+      ).toBe(204);
       s.clock.advance(30_000);
     },
     operator_lock: async (s, u) => {
@@ -202,14 +332,26 @@ describe('a stolen token and the second factor', { timeout: 30_000 }, () => {
       s.clock.advance(1_000);
       await change(s, u);
       s.clock.advance(31_000);
-      expect(await call(s.app, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: before.body.challenge, code: codeNow(s, u.secret) } })).toEqual(problem(401, 'error.auth.challenge_invalid'));
+      expect(
+        await call(s.app, 'POST', '/v1/auth/login/verify-totp', {
+          body: { challenge: before.body.challenge, code: codeNow(s, u.secret) },
+        }),
+      ).toEqual(problem(401, 'error.auth.challenge_invalid'));
       const fresh = await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } });
-      expect((await call(s.app, 'POST', '/v1/auth/login/verify-totp', { body: { challenge: fresh.body.challenge, code: codeNow(s, u.secret) } })).status).toBe(200);
+      expect(
+        (
+          await call(s.app, 'POST', '/v1/auth/login/verify-totp', {
+            body: { challenge: fresh.body.challenge, code: codeNow(s, u.secret) },
+          })
+        ).status,
+      ).toBe(200);
     });
   }
 });
 
-describe('every action core lists answers 403 reauthentication_required over HTTP once the proof lapsed', { timeout: 30_000 }, () => {
+describe('every action core lists answers 403 reauthentication_required over HTTP once the proof lapsed', {
+  timeout: 30_000,
+}, () => {
   /** What a request may need made while the session is fresh (an album for an upload link, a handle to publish). */
   interface Ctx {
     accountId: string;
@@ -225,27 +367,56 @@ describe('every action core lists answers 403 reauthentication_required over HTT
       ctx.otherId = await accountOf(s, other.access_token);
     },
     discovery_publish: async (s, token) => {
-      expect((await call(s.app, 'PUT', '/v1/discovery/handle', { token, body: { user: `pub${++people}` } })).status).toBe(200);
+      expect(
+        (await call(s.app, 'PUT', '/v1/discovery/handle', { token, body: { user: `pub${++people}` } })).status,
+      ).toBe(200);
     },
     upload_link_create: async (s, token, ctx) => {
       const dir = new TestIdentity('owner').signDirectory(ctx.accountId, 1, [new TestDevice('phone')]);
-      expect((await call(s.app, 'PUT', '/v1/devices/directory', { token, raw: dir.slice(), contentType: 'application/cbor' })).status).toBe(200);
-      ctx.albumId = (await call(s.app, 'POST', '/v1/albums', { token, body: { device_id: 'phone' } })).body.album_id as string;
+      expect(
+        (
+          await call(s.app, 'PUT', '/v1/devices/directory', {
+            token,
+            raw: dir.slice(),
+            contentType: 'application/cbor',
+          })
+        ).status,
+      ).toBe(200);
+      ctx.albumId = (await call(s.app, 'POST', '/v1/albums', { token, body: { device_id: 'phone' } })).body
+        .album_id as string;
     },
   };
   /** The request that takes each listed action. An action added to the list without a request here does not compile. */
-  const requests: Record<RecentAuthAction, (s: TestServer, token: string, ctx: Ctx) => Promise<{ status: number; body: Record<string, unknown> }>> = {
-    oidc_link: (s, token) => call(s.app, 'POST', '/v1/auth/oidc/start', { token, body: { return_to: RETURN, purpose: 'link', app_challenge: app('x').challenge } }),
+  const requests: Record<
+    RecentAuthAction,
+    (s: TestServer, token: string, ctx: Ctx) => Promise<{ status: number; body: Record<string, unknown> }>
+  > = {
+    oidc_link: (s, token) =>
+      call(s.app, 'POST', '/v1/auth/oidc/start', {
+        token,
+        body: { return_to: RETURN, purpose: 'link', app_challenge: app('x').challenge },
+      }),
     oidc_unlink: (s, token) => call(s.app, 'DELETE', '/v1/auth/oidc/link', { token }),
     totp_enroll: (s, token) => call(s.app, 'POST', '/v1/auth/totp/enroll', { token }),
-    totp_verify_enrollment: (s, token) => call(s.app, 'POST', '/v1/auth/totp/verify-enrollment', { token, body: { code: '123456' } }),
+    totp_verify_enrollment: (s, token) =>
+      call(s.app, 'POST', '/v1/auth/totp/verify-enrollment', { token, body: { code: '123456' } }),
     totp_disable: (s, token) => call(s.app, 'POST', '/v1/auth/totp/disable', { token, body: { code: '123456' } }),
     first_identity_anchor: (s, token, ctx) =>
-      call(s.app, 'PUT', '/v1/devices/directory', { token, raw: new TestIdentity('late').signDirectory(ctx.accountId, 1, [new TestDevice('phone')]).slice(), contentType: 'application/cbor' }),
-    sponsored_owner_add: (s, token, ctx) => call(s.app, 'POST', `/v1/sponsored/${ctx.sponsoredId}/owners`, { token, body: { account_id: ctx.otherId } }),
-    handle_claim: (s, token) => call(s.app, 'PUT', '/v1/discovery/handle', { token, body: { user: `late${++people}` } }),
+      call(s.app, 'PUT', '/v1/devices/directory', {
+        token,
+        raw: new TestIdentity('late').signDirectory(ctx.accountId, 1, [new TestDevice('phone')]).slice(),
+        contentType: 'application/cbor',
+      }),
+    sponsored_owner_add: (s, token, ctx) =>
+      call(s.app, 'POST', `/v1/sponsored/${ctx.sponsoredId}/owners`, { token, body: { account_id: ctx.otherId } }),
+    handle_claim: (s, token) =>
+      call(s.app, 'PUT', '/v1/discovery/handle', { token, body: { user: `late${++people}` } }),
     discovery_publish: (s, token) => call(s.app, 'PUT', '/v1/discovery/public', { token, body: { published: true } }),
-    upload_link_create: (s, token, ctx) => call(s.app, 'POST', '/v1/links', { token, body: { kind: 'upload', album_id: ctx.albumId, seal_key: SEAL, max_bytes: 500_000_000 } }),
+    upload_link_create: (s, token, ctx) =>
+      call(s.app, 'POST', '/v1/links', {
+        token,
+        body: { kind: 'upload', album_id: ctx.albumId, seal_key: SEAL, max_bytes: 500_000_000 },
+      }),
     // A 204 with no body once fresh.
     account_delete: (s, token) => call(s.app, 'DELETE', '/v1/auth/account', { token }),
   };
@@ -272,11 +443,14 @@ describe('every action core lists answers 403 reauthentication_required over HTT
       const ctx: Ctx = { accountId: await accountOf(s, user.access_token) };
       await prepare[action]?.(s, user.access_token, ctx);
       s.clock.advance(WINDOW_MS + 1);
-      const access = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: user.session_token } })).body.access_token as string;
+      const access = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: user.session_token } }))
+        .body.access_token as string;
       const before = await everything(s, access);
       expect(await requests[action](s, access, ctx)).toEqual(problem(403, 'error.auth.reauthentication_required'));
       expect(await everything(s, access)).toEqual(before);
-      expect((await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: access, body: { password: PASSWORD } })).status).toBe(200);
+      expect(
+        (await call(s.app, 'POST', '/v1/auth/reauthenticate', { token: access, body: { password: PASSWORD } })).status,
+      ).toBe(200);
       const fresh = await requests[action](s, access, ctx);
       expect(fresh.body?.code).not.toBe('error.auth.reauthentication_required');
       expect(fresh.status, JSON.stringify(fresh.body)).toBeLessThan(500);
@@ -284,44 +458,97 @@ describe('every action core lists answers 403 reauthentication_required over HTT
   }
 });
 
-describe('a stale stolen token leaves nothing behind that outlives the owner\'s password change and revoke-all', { timeout: 30_000 }, () => {
-  it('it cannot make the attacker a co-owner of the victim\'s sponsored account, so after the clean-up the attacker acts as nothing', async () => {
+describe("a stale stolen token leaves nothing behind that outlives the owner's password change and revoke-all", {
+  timeout: 30_000,
+}, () => {
+  it("it cannot make the attacker a co-owner of the victim's sponsored account, so after the clean-up the attacker acts as nothing", async () => {
     const s = await testServer();
     open.push(s);
     const victim = await withFactor(s);
-    const sponsored = (await call(s.app, 'POST', '/v1/sponsored', { token: victim.access_token })).body.account_id as string;
+    const sponsored = (await call(s.app, 'POST', '/v1/sponsored', { token: victim.access_token })).body
+      .account_id as string;
     const attacker = await registerUser(s.app);
     const attackerId = await accountOf(s, attacker.access_token);
     s.clock.advance(WINDOW_MS + 1);
-    const stolen = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: victim.session_token } })).body.access_token as string;
-    expect(await call(s.app, 'POST', `/v1/sponsored/${sponsored}/owners`, { token: stolen, body: { account_id: attackerId } })).toEqual(problem(403, 'error.auth.reauthentication_required'));
-    expect((await call(s.app, 'GET', '/v1/sponsored', { token: stolen })).body.sponsored).toEqual([expect.objectContaining({ owners: [victim.accountId] })]);
+    const stolen = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: victim.session_token } }))
+      .body.access_token as string;
+    expect(
+      await call(s.app, 'POST', `/v1/sponsored/${sponsored}/owners`, {
+        token: stolen,
+        body: { account_id: attackerId },
+      }),
+    ).toEqual(problem(403, 'error.auth.reauthentication_required'));
+    expect((await call(s.app, 'GET', '/v1/sponsored', { token: stolen })).body.sponsored).toEqual([
+      expect.objectContaining({ owners: [victim.accountId] }),
+    ]);
     // The owner cleans up: a new password, then revoke-all.
-    const changed = await call(s.app, 'POST', '/v1/auth/password', { token: victim.access_token, body: { current_password: PASSWORD, new_password: `${PASSWORD}-new` } });
+    const changed = await call(s.app, 'POST', '/v1/auth/password', {
+      token: victim.access_token,
+      body: { current_password: PASSWORD, new_password: `${PASSWORD}-new` },
+    });
     expect(changed.status).toBe(200);
-    const ch = (await call(s.app, 'POST', '/v1/auth/logout/all/challenge', { token: changed.body.access_token })).body.challenge as string;
-    expect((await call(s.app, 'POST', '/v1/auth/logout/all', { body: { challenge: ch, signature: victim.identity.signLogoutAll(victim.accountId, fromBase64url(ch)!) } })).status).toBe(200);
+    const ch = (await call(s.app, 'POST', '/v1/auth/logout/all/challenge', { token: changed.body.access_token })).body
+      .challenge as string;
+    expect(
+      (
+        await call(s.app, 'POST', '/v1/auth/logout/all', {
+          body: { challenge: ch, signature: victim.identity.signLogoutAll(victim.accountId, fromBase64url(ch)!) },
+        })
+      ).status,
+    ).toBe(200);
     expect((await call(s.app, 'GET', '/v1/auth/profile', { token: stolen })).status).toBe(401);
-    const actAs = await call(s.app, 'GET', '/quota', { token: attacker.access_token, headers: { 'x-svc-act-as': sponsored } });
+    const actAs = await call(s.app, 'GET', '/quota', {
+      token: attacker.access_token,
+      headers: { 'x-svc-act-as': sponsored },
+    });
     expect(actAs).toEqual(problem(403, 'error.auth.not_an_owner'));
   });
 
-  it('it creates no upload link (no guest can reserve the victim\'s quota), while a share link stays creatable and shows the session that made it', async () => {
+  it("it creates no upload link (no guest can reserve the victim's quota), while a share link stays creatable and shows the session that made it", async () => {
     const s = await testServer();
     open.push(s);
     const victim = await registerUser(s.app);
     const accountId = await accountOf(s, victim.access_token);
     const dir = new TestIdentity('victim').signDirectory(accountId, 1, [new TestDevice('phone')]);
-    expect((await call(s.app, 'PUT', '/v1/devices/directory', { token: victim.access_token, raw: dir.slice(), contentType: 'application/cbor' })).status).toBe(200);
-    const albumId = (await call(s.app, 'POST', '/v1/albums', { token: victim.access_token, body: { device_id: 'phone' } })).body.album_id as string;
+    expect(
+      (
+        await call(s.app, 'PUT', '/v1/devices/directory', {
+          token: victim.access_token,
+          raw: dir.slice(),
+          contentType: 'application/cbor',
+        })
+      ).status,
+    ).toBe(200);
+    const albumId = (
+      await call(s.app, 'POST', '/v1/albums', { token: victim.access_token, body: { device_id: 'phone' } })
+    ).body.album_id as string;
     s.clock.advance(WINDOW_MS + 1);
-    const stolen = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: victim.session_token } })).body.access_token as string;
+    const stolen = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: victim.session_token } }))
+      .body.access_token as string;
     const seal = Buffer.from('x25519 public key of the link......').toString('base64url');
-    expect(await call(s.app, 'POST', '/v1/links', { token: stolen, body: { kind: 'upload', album_id: albumId, seal_key: seal, max_bytes: 500_000_000 } })).toEqual(problem(403, 'error.auth.reauthentication_required'));
-    const share = await call(s.app, 'POST', '/v1/links', { token: stolen, body: { kind: 'share', album_id: albumId, wrapped_key: seal } });
+    expect(
+      await call(s.app, 'POST', '/v1/links', {
+        token: stolen,
+        body: { kind: 'upload', album_id: albumId, seal_key: seal, max_bytes: 500_000_000 },
+      }),
+    ).toEqual(problem(403, 'error.auth.reauthentication_required'));
+    const share = await call(s.app, 'POST', '/v1/links', {
+      token: stolen,
+      body: { kind: 'share', album_id: albumId, wrapped_key: seal },
+    });
     expect(share.status).toBe(201);
-    const listed = (await call(s.app, 'GET', '/v1/links', { token: victim.access_token })).body.links as Record<string, unknown>[];
-    expect(listed).toEqual([expect.objectContaining({ link_id: share.body.link_id, kind: 'share', session_id: victim.session_id, created_at: expect.any(String) })]);
+    const listed = (await call(s.app, 'GET', '/v1/links', { token: victim.access_token })).body.links as Record<
+      string,
+      unknown
+    >[];
+    expect(listed).toEqual([
+      expect.objectContaining({
+        link_id: share.body.link_id,
+        kind: 'share',
+        session_id: victim.session_id,
+        created_at: expect.any(String),
+      }),
+    ]);
   });
 
   it('it claims no handle and publishes nothing', async () => {
@@ -329,8 +556,11 @@ describe('a stale stolen token leaves nothing behind that outlives the owner\'s 
     open.push(s);
     const victim = await registerUser(s.app);
     s.clock.advance(WINDOW_MS + 1);
-    const stolen = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: victim.session_token } })).body.access_token as string;
-    expect(await call(s.app, 'PUT', '/v1/discovery/handle', { token: stolen, body: { user: 'victim' } })).toEqual(problem(403, 'error.auth.reauthentication_required'));
+    const stolen = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: victim.session_token } }))
+      .body.access_token as string;
+    expect(await call(s.app, 'PUT', '/v1/discovery/handle', { token: stolen, body: { user: 'victim' } })).toEqual(
+      problem(403, 'error.auth.reauthentication_required'),
+    );
     expect((await call(s.app, 'GET', '/v1/auth/profile', { token: stolen })).body.handle).toBeNull();
   });
 
@@ -339,9 +569,15 @@ describe('a stale stolen token leaves nothing behind that outlives the owner\'s 
     open.push(s);
     const victim = await registerUser(s.app);
     s.clock.advance(WINDOW_MS + 1);
-    const stale = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: victim.session_token } })).body.access_token as string;
-    expect(await call(s.app, 'POST', '/v1/auth/totp/enroll', { token: stale })).toEqual(problem(403, 'error.auth.reauthentication_required'));
-    const changed = await call(s.app, 'POST', '/v1/auth/password', { token: stale, body: { current_password: PASSWORD, new_password: `${PASSWORD}-new` } });
+    const stale = (await call(s.app, 'POST', '/v1/auth/refresh', { body: { session_token: victim.session_token } }))
+      .body.access_token as string;
+    expect(await call(s.app, 'POST', '/v1/auth/totp/enroll', { token: stale })).toEqual(
+      problem(403, 'error.auth.reauthentication_required'),
+    );
+    const changed = await call(s.app, 'POST', '/v1/auth/password', {
+      token: stale,
+      body: { current_password: PASSWORD, new_password: `${PASSWORD}-new` },
+    });
     expect(changed.status).toBe(200);
     expect((await call(s.app, 'POST', '/v1/auth/totp/enroll', { token: changed.body.access_token })).status).toBe(200);
   });
@@ -354,13 +590,17 @@ describe('revoke-all challenges are bounded', () => {
     const user = await registerUser(s.app);
     const other = await registerUser(s.app);
     for (let i = 0; i < 5; i++) {
-      expect((await call(s.app, 'POST', '/v1/auth/logout/all/challenge', { token: user.access_token })).status).toBe(200);
+      expect((await call(s.app, 'POST', '/v1/auth/logout/all/challenge', { token: user.access_token })).status).toBe(
+        200,
+      );
       s.clock.advance(1_000);
     }
     const sixth = await call(s.app, 'POST', '/v1/auth/logout/all/challenge', { token: user.access_token });
     expect(sixth).toEqual(problem(429, 'error.request.too_many'));
     expect(sixth.headers.get('retry-after')).toBe('295');
-    expect((await call(s.app, 'POST', '/v1/auth/logout/all/challenge', { token: other.access_token })).status).toBe(200);
+    expect((await call(s.app, 'POST', '/v1/auth/logout/all/challenge', { token: other.access_token })).status).toBe(
+      200,
+    );
     s.clock.advance(295_000);
     expect((await call(s.app, 'POST', '/v1/auth/logout/all/challenge', { token: user.access_token })).status).toBe(200);
   });

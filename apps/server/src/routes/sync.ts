@@ -11,31 +11,53 @@ const LinkId = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{22}$/, 'must be a link
 
 export const AlbumBody = v.object({
   album_id: Uuid,
-  protocol_version: v.pipe(v.string(), v.description('The version the album is pinned to (its writes need at least it)')),
+  protocol_version: v.pipe(
+    v.string(),
+    v.description('The version the album is pinned to (its writes need at least it)'),
+  ),
   created_at: Timestamp,
   asset_count: v.pipe(v.number(), v.description('Its live assets (the trash is apart)')),
 });
-export const albumBody = (a: SyncAlbum) => ({ album_id: a.id, protocol_version: a.protocolVersion, created_at: iso(a.createdAt), asset_count: a.assetCount });
+export const albumBody = (a: SyncAlbum) => ({
+  album_id: a.id,
+  protocol_version: a.protocolVersion,
+  created_at: iso(a.createdAt),
+  asset_count: a.assetCount,
+});
 
 const Limit = v.pipe(
   v.string(),
   v.regex(/^[1-9][0-9]{0,3}$/, `must be a whole number from ${SYNC_PAGE_LIMIT.min} to ${SYNC_PAGE_LIMIT.max}`),
   v.transform(Number),
   v.maxValue(SYNC_PAGE_LIMIT.max, `must be a whole number from ${SYNC_PAGE_LIMIT.min} to ${SYNC_PAGE_LIMIT.max}`),
-  v.description(`How many changes at most (${SYNC_PAGE_LIMIT.min} to ${SYNC_PAGE_LIMIT.max}, default ${SYNC_PAGE_LIMIT.default})`),
+  v.description(
+    `How many changes at most (${SYNC_PAGE_LIMIT.min} to ${SYNC_PAGE_LIMIT.max}, default ${SYNC_PAGE_LIMIT.default})`,
+  ),
 );
-const Cursor = v.pipe(v.string(), v.maxLength(512), v.description('The cursor of the previous page, as it was given (opaque)'));
+const Cursor = v.pipe(
+  v.string(),
+  v.maxLength(512),
+  v.description('The cursor of the previous page, as it was given (opaque)'),
+);
 const PageQuery = v.object({ cursor: v.optional(Cursor), limit: v.optional(Limit) });
 
 const Change = v.object({
   kind: v.picklist(['album', 'asset', 'link']),
   id: v.pipe(v.string(), v.description('The album or asset id, or the link id')),
   op: v.picklist(['upsert', 'remove']),
-  record: v.pipe(v.nullable(v.union([AlbumBody, AssetBody, LinkSummary])), v.description('An upsert: the object as GET answers it now (an album, an asset, a link as GET /v1/links lists it). A removal: null')),
+  record: v.pipe(
+    v.nullable(v.union([AlbumBody, AssetBody, LinkSummary])),
+    v.description(
+      'An upsert: the object as GET answers it now (an album, an asset, a link as GET /v1/links lists it). A removal: null',
+    ),
+  ),
 });
 const SyncPage = v.object({
   changes: v.array(Change),
-  cursor: v.pipe(v.string(), v.description('Where the next page starts: send it back as `cursor`, now or on the next sync')),
+  cursor: v.pipe(
+    v.string(),
+    v.description('Where the next page starts: send it back as `cursor`, now or on the next sync'),
+  ),
   has_more: v.pipe(v.boolean(), v.description('More changes wait: ask again with the cursor at once')),
 });
 const LinkAssetPage = v.object({
@@ -56,7 +78,14 @@ export function syncRoutes(deps: AppDeps): AnyRoute[] {
     kind: c.kind,
     id: c.id,
     op: c.op,
-    record: c.record === null ? null : c.kind === 'album' ? albumBody(c.record) : c.kind === 'asset' ? assetBody(c.record) : linkSummary(c.record, now),
+    record:
+      c.record === null
+        ? null
+        : c.kind === 'album'
+          ? albumBody(c.record)
+          : c.kind === 'asset'
+            ? assetBody(c.record)
+            : linkSummary(c.record, now),
   });
   return [
     route({
@@ -69,9 +98,15 @@ export function syncRoutes(deps: AppDeps): AnyRoute[] {
       responses: { 200: { description: 'A page of changes', schema: SyncPage } },
       errors: ['error.request.invalid', 'error.sync.cursor_expired'],
       handle: async ({ c, query, principal }) => {
-        const page = unwrap(await deps.sync.page(principal, query.cursor ?? null, query.limit ?? SYNC_PAGE_LIMIT.default));
+        const page = unwrap(
+          await deps.sync.page(principal, query.cursor ?? null, query.limit ?? SYNC_PAGE_LIMIT.default),
+        );
         const now = deps.clock.now();
-        return json(c, 200, { changes: page.changes.map((ch) => change(ch, now)), cursor: page.cursor, has_more: page.hasMore });
+        return json(c, 200, {
+          changes: page.changes.map((ch) => change(ch, now)),
+          cursor: page.cursor,
+          has_more: page.hasMore,
+        });
       },
     }),
     route({
@@ -87,12 +122,13 @@ export function syncRoutes(deps: AppDeps): AnyRoute[] {
       method: 'GET',
       path: '/v1/albums/:album_id',
       tag: 'albums',
-      summary: 'One of the caller\'s albums',
+      summary: "One of the caller's albums",
       auth: true,
       params: v.object({ album_id: Uuid }),
       responses: { 200: { description: 'The album', schema: AlbumBody } },
       errors: ['error.not_found'],
-      handle: async ({ c, params, principal }) => json(c, 200, albumBody(unwrap(await deps.sync.album(principal, params.album_id)))),
+      handle: async ({ c, params, principal }) =>
+        json(c, 200, albumBody(unwrap(await deps.sync.album(principal, params.album_id)))),
     }),
     route({
       method: 'GET',
@@ -107,8 +143,14 @@ export function syncRoutes(deps: AppDeps): AnyRoute[] {
       responses: { 200: { description: 'A page of the assets it covers', schema: LinkAssetPage } },
       errors: ['error.not_found', 'error.request.invalid'],
       handle: async ({ c, params, query }) => {
-        const page = unwrap(await deps.sync.linkAssets(params.link_id, query.cursor ?? null, query.limit ?? SYNC_PAGE_LIMIT.default));
-        return json(c, 200, { changes: page.changes.map((a) => ({ kind: 'asset', id: a.id, op: 'upsert', record: assetBody(a) })), cursor: page.cursor, has_more: page.hasMore });
+        const page = unwrap(
+          await deps.sync.linkAssets(params.link_id, query.cursor ?? null, query.limit ?? SYNC_PAGE_LIMIT.default),
+        );
+        return json(c, 200, {
+          changes: page.changes.map((a) => ({ kind: 'asset', id: a.id, op: 'upsert', record: assetBody(a) })),
+          cursor: page.cursor,
+          has_more: page.hasMore,
+        });
       },
     }),
   ];

@@ -38,7 +38,10 @@ describe('the otpauth:// URI', () => {
   });
 
   it('takes SVC_TOTP_ISSUER when set, spaces and all', async () => {
-    const { uri, address } = await enrollUri({ SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_TOTP_ISSUER: 'Family Photos' });
+    const { uri, address } = await enrollUri({
+      SVC_BASE_URL: 'http://127.0.0.1:8080',
+      SVC_TOTP_ISSUER: 'Family Photos',
+    });
     const parsed = parse(uri);
     expect(parsed.params.issuer).toBe('Family Photos');
     expect(labelParts(parsed.label)).toEqual({ issuer: 'Family Photos', account: address });

@@ -61,7 +61,11 @@ async function user(): Promise<{ token: string; accountId: string }> {
   const token = u.access_token;
   const accountId = (await call(s.app, 'GET', '/v1/auth/profile', { token })).body.account_id as string;
   const dir = new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]);
-  const put = await call(s.app, 'PUT', '/v1/devices/directory', { token, raw: raw(dir), contentType: 'application/cbor' });
+  const put = await call(s.app, 'PUT', '/v1/devices/directory', {
+    token,
+    raw: raw(dir),
+    contentType: 'application/cbor',
+  });
   if (put.status >= 300) throw new Error(`directory: ${put.status} ${JSON.stringify(put.body)}`);
   return { token, accountId };
 }
@@ -69,8 +73,15 @@ async function user(): Promise<{ token: string; accountId: string }> {
 const bearer = (token: string) => ({ authorization: `Bearer ${token}`, 'x-svc-protocol': VERSION });
 
 /** tus creation by hand: the session's id. */
-async function create(token: string, length: number, metadata: Record<string, string> = { device_id: 'phone' }): Promise<string> {
-  const r = await s.request('/upload-tus', { method: 'POST', headers: { ...bearer(token), ...TUS, 'upload-length': String(length), 'upload-metadata': meta(metadata) } });
+async function create(
+  token: string,
+  length: number,
+  metadata: Record<string, string> = { device_id: 'phone' },
+): Promise<string> {
+  const r = await s.request('/upload-tus', {
+    method: 'POST',
+    headers: { ...bearer(token), ...TUS, 'upload-length': String(length), 'upload-metadata': meta(metadata) },
+  });
   expect(r.status).toBe(201);
   return r.headers.get('location')!.split('/').pop()!;
 }
@@ -78,16 +89,45 @@ const meta = (m: Record<string, string>): string =>
   Object.entries(m)
     .map(([k, v]) => `${k} ${b64(v)}`)
     .join(',');
-const head = (token: string, id: string) => s.request(`/upload-tus/${id}`, { method: 'HEAD', headers: { ...bearer(token), ...TUS } });
-const patch = (headers: Record<string, string>, id: string, offset: number, body: BodyInit, extra: Record<string, string> = {}) =>
-  s.request(`/upload-tus/${id}`, { method: 'PATCH', headers: { ...headers, ...TUS, 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream', ...extra }, body, duplex: 'half' } as RequestInit);
+const head = (token: string, id: string) =>
+  s.request(`/upload-tus/${id}`, { method: 'HEAD', headers: { ...bearer(token), ...TUS } });
+const patch = (
+  headers: Record<string, string>,
+  id: string,
+  offset: number,
+  body: BodyInit,
+  extra: Record<string, string> = {},
+) =>
+  s.request(`/upload-tus/${id}`, {
+    method: 'PATCH',
+    headers: {
+      ...headers,
+      ...TUS,
+      'upload-offset': String(offset),
+      'content-type': 'application/offset+octet-stream',
+      ...extra,
+    },
+    body,
+    duplex: 'half',
+  } as RequestInit);
 const finalize = (headers: Record<string, string>, id: string, data: Uint8Array) =>
-  s.request(`/upload/${id}/finalize`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify({ content_hash: sha(data) }) });
+  s.request(`/upload/${id}/finalize`, {
+    method: 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    body: JSON.stringify({ content_hash: sha(data) }),
+  });
 
 /** Starts a tus-js-client upload and settles when it succeeds, fails, or `stopAt` bytes were sent (then aborted). */
 function tusClient(
   data: Uint8Array,
-  options: { headers: Record<string, string>; endpoint?: string; uploadUrl?: string; chunkSize?: number; metadata?: Record<string, string>; stopAt?: number },
+  options: {
+    headers: Record<string, string>;
+    endpoint?: string;
+    uploadUrl?: string;
+    chunkSize?: number;
+    metadata?: Record<string, string>;
+    stopAt?: number;
+  },
 ): Promise<{ outcome: 'done' | 'aborted'; url: string | null; patchOffsets: number[] }> {
   const patchOffsets: number[] = [];
   return new Promise((resolve, reject) => {
@@ -133,7 +173,12 @@ describe('tus-js-client (unmodified) against the listening server', () => {
     const a = await user();
     const data = new Uint8Array(randomBytes(300 * 1024));
     const headers = { Authorization: `Bearer ${a.token}`, 'X-Svc-Protocol': VERSION };
-    const first = await tusClient(data, { headers, chunkSize: 64 * 1024, metadata: { device_id: 'phone', content_hash: sha(data) }, stopAt: 150 * 1024 });
+    const first = await tusClient(data, {
+      headers,
+      chunkSize: 64 * 1024,
+      metadata: { device_id: 'phone', content_hash: sha(data) },
+      stopAt: 150 * 1024,
+    });
     expect(first.outcome).toBe('aborted');
     const id = first.url!.split('/').pop()!;
     const held = await settledOffset(bearer(a.token), id);
@@ -146,7 +191,11 @@ describe('tus-js-client (unmodified) against the listening server', () => {
     expect(second.outcome).toBe('done');
     expect(second.patchOffsets[0]).toBe(held);
     const h = await head(a.token, id);
-    expect([h.status, h.headers.get('upload-offset'), h.headers.get('upload-length')]).toEqual([200, String(data.length), String(data.length)]);
+    expect([h.status, h.headers.get('upload-offset'), h.headers.get('upload-length')]).toEqual([
+      200,
+      String(data.length),
+      String(data.length),
+    ]);
     const f = await finalize(bearer(a.token), id, data);
     expect(f.status).toBe(200);
     expect(await f.json()).toMatchObject({ state: 'Completed', upload_id: id });
@@ -165,7 +214,13 @@ describe('tus-js-client (unmodified) against the listening server', () => {
     let release!: () => void;
     const arrived = new Promise<void>((go) => (reached = go));
     blobs.gate = { bytes: 1024 * 1024, reached, release: new Promise<void>((go) => (release = go)) };
-    const upload = new Upload(Buffer.from(data), { endpoint: `${s.baseUrl}/upload-tus`, headers, metadata: { device_id: 'phone' }, retryDelays: [], onError: () => undefined });
+    const upload = new Upload(Buffer.from(data), {
+      endpoint: `${s.baseUrl}/upload-tus`,
+      headers,
+      metadata: { device_id: 'phone' },
+      retryDelays: [],
+      onError: () => undefined,
+    });
     upload.start();
     await arrived;
     // The connection goes while the server holds a megabyte of the body: the PATCH never finishes.
@@ -200,7 +255,9 @@ describe('tus-js-client (unmodified) against the listening server', () => {
     const f = await finalize({ authorization: guest.Authorization, 'x-svc-protocol': VERSION }, id, data);
     expect(f.status).toBe(200);
     // A guest terminates nothing (as it cancels nothing): its token reaches its one drop, to send.
-    expect((await s.request(`/upload-tus/${id}`, { method: 'DELETE', headers: { ...guest, ...TUS } })).status).toBe(401);
+    expect((await s.request(`/upload-tus/${id}`, { method: 'DELETE', headers: { ...guest, ...TUS } })).status).toBe(
+      401,
+    );
   });
 });
 
@@ -213,7 +270,11 @@ describe('tus bad input: a problem answer, and nothing lost', () => {
     expect((await patch(auth, id, 0, raw(data.subarray(0, 400)))).status).toBe(204);
 
     const wrong = await patch(auth, id, 300, raw(data.subarray(300, 500)));
-    expect([wrong.status, wrong.headers.get('upload-offset'), wrong.headers.get('tus-resumable')]).toEqual([409, '400', '1.0.0']);
+    expect([wrong.status, wrong.headers.get('upload-offset'), wrong.headers.get('tus-resumable')]).toEqual([
+      409,
+      '400',
+      '1.0.0',
+    ]);
     expect(await wrong.json()).toMatchObject({ code: 'error.conflict', upload_offset: 400 });
     const ahead = await patch(auth, id, 500, raw(data.subarray(500, 600)));
     expect(ahead.status).toBe(409);
@@ -223,16 +284,22 @@ describe('tus bad input: a problem answer, and nothing lost', () => {
     expect(await past.json()).toMatchObject({ code: 'error.upload.too_large', declared_size: 1000 });
 
     const chunk = data.subarray(400, 700);
-    const bad = await patch(auth, id, 400, raw(chunk), { 'upload-checksum': `sha256 ${createHash('sha256').update(data.subarray(0, 300)).digest('base64')}` });
+    const bad = await patch(auth, id, 400, raw(chunk), {
+      'upload-checksum': `sha256 ${createHash('sha256').update(data.subarray(0, 300)).digest('base64')}`,
+    });
     expect(bad.status).toBe(460);
     expect(await bad.json()).toMatchObject({ code: 'error.upload.checksum_mismatch', status: 460 });
-    const otherAlgorithm = await patch(auth, id, 400, raw(chunk), { 'upload-checksum': `md5 ${createHash('md5').update(chunk).digest('base64')}` });
+    const otherAlgorithm = await patch(auth, id, 400, raw(chunk), {
+      'upload-checksum': `md5 ${createHash('md5').update(chunk).digest('base64')}`,
+    });
     expect(otherAlgorithm.status).toBe(400);
 
     expect((await head(a.token, id)).headers.get('upload-offset')).toBe('400');
     // Nothing of the refused requests stayed staged: only the one acknowledged run.
     expect([...blobs.staged.keys()].filter((k) => k.startsWith(id))).toHaveLength(1);
-    const good = await patch(auth, id, 400, raw(chunk), { 'upload-checksum': `sha256 ${createHash('sha256').update(chunk).digest('base64')}` });
+    const good = await patch(auth, id, 400, raw(chunk), {
+      'upload-checksum': `sha256 ${createHash('sha256').update(chunk).digest('base64')}`,
+    });
     expect([good.status, good.headers.get('upload-offset')]).toEqual([204, '700']);
     expect((await patch(auth, id, 700, raw(data.subarray(700)))).headers.get('upload-offset')).toBe('1000');
     expect((await finalize(auth, id, data)).status).toBe(200);
@@ -250,7 +317,11 @@ describe('tus bad input: a problem answer, and nothing lost', () => {
     const again = await patch(auth, id, 3, raw(data.subarray(3)));
     expect(again.status).toBe(409);
     expect(again.headers.get('upload-offset')).toBe('10');
-    expect(await again.json()).toMatchObject({ code: 'error.conflict', state: 'WaitingForProcessing', upload_offset: 10 });
+    expect(await again.json()).toMatchObject({
+      code: 'error.conflict',
+      state: 'WaitingForProcessing',
+      upload_offset: 10,
+    });
     expect((await finalize(auth, id, data)).status).toBe(200);
   });
 
@@ -273,10 +344,12 @@ describe('tus bad input: a problem answer, and nothing lost', () => {
     expect((await call(s.app, 'GET', '/quota', { token: a.token })).body).toMatchObject({ reserved: 0 });
     expect((await patch(auth, gone, 4, raw(data.subarray(4)))).status).toBe(409);
     expect((await head(a.token, gone)).status).toBe(404);
-    expect((await s.request(`/upload-tus/${gone}`, { method: 'DELETE', headers: { ...auth, ...TUS } })).status).toBe(409);
+    expect((await s.request(`/upload-tus/${gone}`, { method: 'DELETE', headers: { ...auth, ...TUS } })).status).toBe(
+      409,
+    );
   });
 
-  it('two PATCHes racing at one offset: one wins, the other is 409, and the bytes are the winner\'s alone', async () => {
+  it("two PATCHes racing at one offset: one wins, the other is 409, and the bytes are the winner's alone", async () => {
     const a = await user();
     const auth = bearer(a.token);
     const id = await create(a.token, 2000);
@@ -292,7 +365,12 @@ describe('tus bad input: a problem answer, and nothing lost', () => {
       },
     });
     const first = patch(auth, id, 0, slow);
-    for (let i = 0; i < 1_000 && ![...blobs.staged.keys(), ...blobs.stagingNow].some((k) => k.startsWith(`${id}_`)); i++) await new Promise((go) => setImmediate(go));
+    for (
+      let i = 0;
+      i < 1_000 && ![...blobs.staged.keys(), ...blobs.stagingNow].some((k) => k.startsWith(`${id}_`));
+      i++
+    )
+      await new Promise((go) => setImmediate(go));
     const fast = new Uint8Array(800).fill(2);
     const second = await patch(auth, id, 0, raw(fast));
     expect([second.status, second.headers.get('upload-offset')]).toEqual([204, '800']);
@@ -310,34 +388,83 @@ describe('tus bad input: a problem answer, and nothing lost', () => {
     const a = await user();
     const auth = bearer(a.token);
     const id = await create(a.token, 10);
-    const noVersion = await s.request(`/upload-tus/${id}`, { method: 'PATCH', headers: { ...auth, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' }, body: raw(new Uint8Array(3)) });
+    const noVersion = await s.request(`/upload-tus/${id}`, {
+      method: 'PATCH',
+      headers: { ...auth, 'upload-offset': '0', 'content-type': 'application/offset+octet-stream' },
+      body: raw(new Uint8Array(3)),
+    });
     expect([noVersion.status, noVersion.headers.get('tus-version')]).toEqual([412, '1.0.0']);
-    expect((await patch(auth, id, 0, raw(new Uint8Array(3)), { 'content-type': 'application/octet-stream' })).status).toBe(415);
-    const noOffset = await s.request(`/upload-tus/${id}`, { method: 'PATCH', headers: { ...auth, ...TUS, 'content-type': 'application/offset+octet-stream' }, body: raw(new Uint8Array(3)) });
+    expect(
+      (await patch(auth, id, 0, raw(new Uint8Array(3)), { 'content-type': 'application/octet-stream' })).status,
+    ).toBe(415);
+    const noOffset = await s.request(`/upload-tus/${id}`, {
+      method: 'PATCH',
+      headers: { ...auth, ...TUS, 'content-type': 'application/offset+octet-stream' },
+      body: raw(new Uint8Array(3)),
+    });
     expect(noOffset.status).toBe(400);
-    const creation = (headers: Record<string, string>) => s.request('/upload-tus', { method: 'POST', headers: { ...auth, ...TUS, ...headers } });
-    expect((await creation({ 'upload-length': '10', 'upload-metadata': `device_id ${b64('phone')},filename ${b64('holiday.mp4')}` })).status).toBe(400);
-    expect((await creation({ 'upload-length': '10', 'upload-metadata': `device_id ${b64('phone')},device_id ${b64('phone')}` })).status).toBe(400);
+    const creation = (headers: Record<string, string>) =>
+      s.request('/upload-tus', { method: 'POST', headers: { ...auth, ...TUS, ...headers } });
+    expect(
+      (
+        await creation({
+          'upload-length': '10',
+          'upload-metadata': `device_id ${b64('phone')},filename ${b64('holiday.mp4')}`,
+        })
+      ).status,
+    ).toBe(400);
+    expect(
+      (
+        await creation({
+          'upload-length': '10',
+          'upload-metadata': `device_id ${b64('phone')},device_id ${b64('phone')}`,
+        })
+      ).status,
+    ).toBe(400);
     expect((await creation({ 'upload-length': '10', 'upload-metadata': 'device_id !!!!' })).status).toBe(400);
-    expect((await creation({ 'upload-length': '0', 'upload-metadata': meta({ device_id: 'phone' }) })).status).toBe(400);
-    expect((await creation({ 'upload-length': '1e3', 'upload-metadata': meta({ device_id: 'phone' }) })).status).toBe(400);
-    expect((await creation({ 'upload-defer-length': '1', 'upload-metadata': meta({ device_id: 'phone' }) })).status).toBe(400);
+    expect((await creation({ 'upload-length': '0', 'upload-metadata': meta({ device_id: 'phone' }) })).status).toBe(
+      400,
+    );
+    expect((await creation({ 'upload-length': '1e3', 'upload-metadata': meta({ device_id: 'phone' }) })).status).toBe(
+      400,
+    );
+    expect(
+      (await creation({ 'upload-defer-length': '1', 'upload-metadata': meta({ device_id: 'phone' }) })).status,
+    ).toBe(400);
     expect((await creation({ 'upload-length': '10' })).status).toBe(400);
     const options = await s.request('/upload-tus', { method: 'OPTIONS', headers: { 'x-svc-protocol': VERSION } });
-    expect([options.status, options.headers.get('tus-version'), options.headers.get('tus-extension'), options.headers.get('tus-checksum-algorithm')]).toEqual([204, '1.0.0', 'creation,termination,checksum,expiration', 'sha256']);
+    expect([
+      options.status,
+      options.headers.get('tus-version'),
+      options.headers.get('tus-extension'),
+      options.headers.get('tus-checksum-algorithm'),
+    ]).toEqual([204, '1.0.0', 'creation,termination,checksum,expiration', 'sha256']);
   });
 });
 
 describe('tus creation decides quota exactly as POST /upload', () => {
   it('the same answers and the same reservations, opening for opening, over a table of sizes, devices, kinds and albums', async () => {
-    const small = await testServer({ SVC_QUOTA_HARD_BYTES: '1000', SVC_MAX_OPEN_UPLOADS: '4', SVC_FEDERATION_PEERS: 'https://peer.example' });
+    const small = await testServer({
+      SVC_QUOTA_HARD_BYTES: '1000',
+      SVC_MAX_OPEN_UPLOADS: '4',
+      SVC_FEDERATION_PEERS: 'https://peer.example',
+    });
     try {
       const accounts = async () => {
         const make = async () => {
           const u = await registerUser(small.app);
-          const accountId = (await call(small.app, 'GET', '/v1/auth/profile', { token: u.access_token })).body.account_id as string;
+          const accountId = (await call(small.app, 'GET', '/v1/auth/profile', { token: u.access_token })).body
+            .account_id as string;
           const dir = new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]);
-          expect((await call(small.app, 'PUT', '/v1/devices/directory', { token: u.access_token, raw: raw(dir), contentType: 'application/cbor' })).status).toBe(200);
+          expect(
+            (
+              await call(small.app, 'PUT', '/v1/devices/directory', {
+                token: u.access_token,
+                raw: raw(dir),
+                contentType: 'application/cbor',
+              })
+            ).status,
+          ).toBe(200);
           return u.access_token;
         };
         return [await make(), await make()] as const;
@@ -360,15 +487,31 @@ describe('tus creation decides quota exactly as POST /upload', () => {
       ];
       for (const row of table) {
         const { declared_size: size, ...fields } = row;
-        const body: Record<string, unknown> = { device_id: 'phone', kind: 'original', declared_size: Number(size), ...fields };
+        const body: Record<string, unknown> = {
+          device_id: 'phone',
+          kind: 'original',
+          declared_size: Number(size),
+          ...fields,
+        };
         const viaJson = await call(small.app, 'POST', '/upload', { token: json, body });
         const viaTus = await fetch(`${small.baseUrl}/upload-tus`, {
           method: 'POST',
-          headers: { ...bearer(tus), ...TUS, 'upload-length': size!, 'upload-metadata': meta({ device_id: 'phone', kind: 'original', ...fields }) },
+          headers: {
+            ...bearer(tus),
+            ...TUS,
+            'upload-length': size!,
+            'upload-metadata': meta({ device_id: 'phone', kind: 'original', ...fields }),
+          },
         });
         const tusBody = (await viaTus.json()) as { code?: string; state?: string };
-        expect([viaTus.status, tusBody.code ?? tusBody.state], JSON.stringify(row)).toEqual([viaJson.status, viaJson.body.code ?? viaJson.body.state]);
-        const [qj, qt] = await Promise.all([call(small.app, 'GET', '/quota', { token: json }), call(small.app, 'GET', '/quota', { token: tus })]);
+        expect([viaTus.status, tusBody.code ?? tusBody.state], JSON.stringify(row)).toEqual([
+          viaJson.status,
+          viaJson.body.code ?? viaJson.body.state,
+        ]);
+        const [qj, qt] = await Promise.all([
+          call(small.app, 'GET', '/quota', { token: json }),
+          call(small.app, 'GET', '/quota', { token: tus }),
+        ]);
         expect(qt.body.reserved, JSON.stringify(row)).toBe(qj.body.reserved);
       }
     } finally {

@@ -9,18 +9,53 @@ import { Hash, IdParam, Kind, Size, UploadState } from './upload-fields.js';
 
 const DirectPut = v.pipe(
   v.object({
-    url: v.pipe(v.string(), v.description('Presigned URL of this session\'s staging object in the bucket')),
+    url: v.pipe(v.string(), v.description("Presigned URL of this session's staging object in the bucket")),
     method: v.picklist(['PUT']),
-    headers: v.pipe(v.record(v.string(), v.string()), v.description('Send exactly these (they are signed): content-length (= declared_size) and, when content_hash was announced, x-amz-checksum-sha256')),
-    expires_at: v.pipe(Timestamp, v.description('The URL is refused after this: at most SVC_S3_PUT_URL_S (default 900 s) from now, and never past the session\'s expiry. A PUT begun in time may finish later; ask POST /upload/{id}/direct-put for a fresh URL')),
+    headers: v.pipe(
+      v.record(v.string(), v.string()),
+      v.description(
+        'Send exactly these (they are signed): content-length (= declared_size) and, when content_hash was announced, x-amz-checksum-sha256',
+      ),
+    ),
+    expires_at: v.pipe(
+      Timestamp,
+      v.description(
+        "The URL is refused after this: at most SVC_S3_PUT_URL_S (default 900 s) from now, and never past the session's expiry. A PUT begun in time may finish later; ask POST /upload/{id}/direct-put for a fresh URL",
+      ),
+    ),
   }),
-  v.description('Object storage with SVC_S3_DIRECT on: send the ciphertext straight to the store with this request instead of PUT /upload/{id} (which keeps working), then finalize as usual'),
+  v.description(
+    'Object storage with SVC_S3_DIRECT on: send the ciphertext straight to the store with this request instead of PUT /upload/{id} (which keeps working), then finalize as usual',
+  ),
 );
-const directBody = (d: SignedDirectPut) => ({ url: d.url, method: 'PUT' as const, headers: d.headers, expires_at: iso(d.expiresAt) });
-const Created = v.object({ upload_id: Uuid, state: UploadState, expires_at: Timestamp, direct_put: v.nullable(DirectPut) });
-const UploadBody = v.object({ upload_id: Uuid, state: UploadState, expires_at: Timestamp, kind: Kind, declared_size: v.number(), asset_id: v.nullable(Uuid) });
-const uploadBody = (u: UploadView) => ({ upload_id: u.uploadId, state: u.state, expires_at: iso(u.expiresAt), kind: u.kind, declared_size: u.declaredSize, asset_id: u.assetId });
-
+const directBody = (d: SignedDirectPut) => ({
+  url: d.url,
+  method: 'PUT' as const,
+  headers: d.headers,
+  expires_at: iso(d.expiresAt),
+});
+const Created = v.object({
+  upload_id: Uuid,
+  state: UploadState,
+  expires_at: Timestamp,
+  direct_put: v.nullable(DirectPut),
+});
+const UploadBody = v.object({
+  upload_id: Uuid,
+  state: UploadState,
+  expires_at: Timestamp,
+  kind: Kind,
+  declared_size: v.number(),
+  asset_id: v.nullable(Uuid),
+});
+const uploadBody = (u: UploadView) => ({
+  upload_id: u.uploadId,
+  state: u.state,
+  expires_at: iso(u.expiresAt),
+  kind: u.kind,
+  declared_size: u.declaredSize,
+  asset_id: u.assetId,
+});
 
 /** The upload-session lifecycle: create (the one hard quota check), send the bytes, finalize, cancel. */
 export function uploadRoutes(deps: AppDeps): AnyRoute[] {
@@ -30,7 +65,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       path: '/upload',
       tag: 'quota',
       summary:
-        'Open an upload session of any kind: the device and album are checked, then, atomically, the payer\'s open sessions against SVC_MAX_OPEN_UPLOADS and used + declared_size against the hard limit; the declared size is reserved. A provenance or metadata session opened within SVC_QUOTA_FOLLOW_UP_S of the caller\'s own trash, restore, purge or trash-empty is that change\'s follow-up: admitted past the hard limit (HardExceeded, GraceExpired; not Suspended) while used + declared_size stays within the hard limit plus SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES. The answer never depends on whether content_hash is stored: a merge is decided at finalize, once the bytes hash to it. kind "federated" caches a blob received from source_peer (one of SVC_FEDERATION_PEERS) for the caller: charged to the caller\'s payer, deduplicated by content_hash at finalize, and also within the per-peer budget (SVC_FEDERATED_BUDGET_PCT of the hard limit)',
+        "Open an upload session of any kind: the device and album are checked, then, atomically, the payer's open sessions against SVC_MAX_OPEN_UPLOADS and used + declared_size against the hard limit; the declared size is reserved. A provenance or metadata session opened within SVC_QUOTA_FOLLOW_UP_S of the caller's own trash, restore, purge or trash-empty is that change's follow-up: admitted past the hard limit (HardExceeded, GraceExpired; not Suspended) while used + declared_size stays within the hard limit plus SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES. The answer never depends on whether content_hash is stored: a merge is decided at finalize, once the bytes hash to it. kind \"federated\" caches a blob received from source_peer (one of SVC_FEDERATION_PEERS) for the caller: charged to the caller's payer, deduplicated by content_hash at finalize, and also within the per-peer budget (SVC_FEDERATED_BUDGET_PCT of the hard limit)",
       auth: true,
       body: {
         type: 'json',
@@ -40,11 +75,26 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
           content_hash: v.optional(Hash),
           album_id: v.optional(Uuid),
           intent_id: v.optional(Uuid),
-          source_peer: v.optional(v.pipe(v.string(), v.maxLength(2048), v.url(), v.regex(/^https?:\/\//i, 'must be an http(s) URL'), v.description('kind "federated" only (and required there): the peer server the blob came from, one of SVC_FEDERATION_PEERS compared as origins (scheme and host case, a default port and a trailing slash make no other peer); any other http(s) URL is 403 error.federation.unknown_peer'))),
+          source_peer: v.optional(
+            v.pipe(
+              v.string(),
+              v.maxLength(2048),
+              v.url(),
+              v.regex(/^https?:\/\//i, 'must be an http(s) URL'),
+              v.description(
+                'kind "federated" only (and required there): the peer server the blob came from, one of SVC_FEDERATION_PEERS compared as origins (scheme and host case, a default port and a trailing slash make no other peer); any other http(s) URL is 403 error.federation.unknown_peer',
+              ),
+            ),
+          ),
           device_id: v.pipe(v.string(), v.minLength(1)),
         }),
       },
-      responses: { 201: { description: 'Reserved (Pending); never Merged at creation, whatever content_hash names', schema: Created } },
+      responses: {
+        201: {
+          description: 'Reserved (Pending); never Merged at creation, whatever content_hash names',
+          schema: Created,
+        },
+      },
       errors: [
         'error.quota.exceeded',
         'error.quota.write_refused',
@@ -70,18 +120,24 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
             protocolVersion: version,
           }),
         );
-        return json(c, 201, { upload_id: u.uploadId, state: u.state, expires_at: iso(u.expiresAt), direct_put: u.directPut === null ? null : directBody(u.directPut) });
+        return json(c, 201, {
+          upload_id: u.uploadId,
+          state: u.state,
+          expires_at: iso(u.expiresAt),
+          direct_put: u.directPut === null ? null : directBody(u.directPut),
+        });
       },
     }),
     route({
       method: 'GET',
       path: '/upload/:id',
       tag: 'quota',
-      summary: 'One of the caller\'s upload sessions (an open session past its expiry reads Expired)',
+      summary: "One of the caller's upload sessions (an open session past its expiry reads Expired)",
       auth: true,
       params: IdParam,
       responses: { 200: { description: 'The session', schema: UploadBody } },
-      handle: async ({ c, params, principal }) => json(c, 200, uploadBody(unwrap(await deps.uploads.get(principal, params.id)))),
+      handle: async ({ c, params, principal }) =>
+        json(c, 200, uploadBody(unwrap(await deps.uploads.get(principal, params.id)))),
     }),
     route({
       method: 'PUT',
@@ -94,10 +150,20 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       params: IdParam,
       body: { type: 'bytes', description: 'The ciphertext, application/octet-stream' },
       responses: { 200: { description: 'Received: WaitingForProcessing', schema: UploadBody } },
-      errors: ['error.upload.too_large', 'error.conflict', 'error.not_found', 'error.request.unsupported_media_type', 'error.protocol.below_album_pin'],
+      errors: [
+        'error.upload.too_large',
+        'error.conflict',
+        'error.not_found',
+        'error.request.unsupported_media_type',
+        'error.protocol.below_album_pin',
+      ],
       handle: async ({ c, params, principal, version }) => {
         octetStream(c);
-        return json(c, 200, uploadBody(unwrap(await deps.uploads.put(principal, params.id, bodyChunks(c), { protocolVersion: version }))));
+        return json(
+          c,
+          200,
+          uploadBody(unwrap(await deps.uploads.put(principal, params.id, bodyChunks(c), { protocolVersion: version }))),
+        );
       },
     }),
     route({
@@ -111,13 +177,15 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       params: IdParam,
       responses: { 200: { description: 'A fresh URL', schema: DirectPut } },
       errors: ['error.conflict', 'error.not_found'],
-      handle: async ({ c, params, principal }) => json(c, 200, directBody(unwrap(await deps.uploads.directPut(principal, params.id)))),
+      handle: async ({ c, params, principal }) =>
+        json(c, 200, directBody(unwrap(await deps.uploads.directPut(principal, params.id)))),
     }),
     route({
       method: 'POST',
       path: '/upload/:id/finalize',
       tag: 'quota',
-      summary: 'Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): bytes sent to direct_put are checked first (size within declared_size, SHA-256 equal to content_hash) and, on any mismatch, deleted and nothing charged; the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A session opened in an album (album_id, or a drop through a link on it) lands in that album: below its pin 426 error.protocol.below_album_pin, judged on this request\'s version whatever version the session was opened with (quiescence is not judged again: the session counts in flight and may finish). A derivative, metadata or provenance blob attached to an asset of an album lands in that album: opened without album_id, it is checked here against the album\'s pin (426 error.protocol.below_album_pin) and quiescence (409 error.upload.album_quiescing unless manifest.intent_id names the live intent); opened naming another album, 409 error.conflict. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller\'s cache entry',
+      summary:
+        "Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): bytes sent to direct_put are checked first (size within declared_size, SHA-256 equal to content_hash) and, on any mismatch, deleted and nothing charged; the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A session opened in an album (album_id, or a drop through a link on it) lands in that album: below its pin 426 error.protocol.below_album_pin, judged on this request's version whatever version the session was opened with (quiescence is not judged again: the session counts in flight and may finish). A derivative, metadata or provenance blob attached to an asset of an album lands in that album: opened without album_id, it is checked here against the album's pin (426 error.protocol.below_album_pin) and quiescence (409 error.upload.album_quiescing unless manifest.intent_id names the live intent); opened naming another album, 409 error.conflict. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller's cache entry",
       auth: true,
       uploadToken: true,
       params: IdParam,
@@ -127,30 +195,63 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
           content_hash: Hash,
           manifest: v.optional(
             v.strictObject({
-              asset_id: v.optional(v.pipe(Uuid, v.description('The asset a derivative, metadata or provenance blob belongs to (required for those kinds)'))),
-              intent_id: v.optional(v.pipe(Uuid, v.description('Must be the album\'s live upgrade intent, else 409 error.conflict'))),
+              asset_id: v.optional(
+                v.pipe(
+                  Uuid,
+                  v.description(
+                    'The asset a derivative, metadata or provenance blob belongs to (required for those kinds)',
+                  ),
+                ),
+              ),
+              intent_id: v.optional(
+                v.pipe(Uuid, v.description("Must be the album's live upgrade intent, else 409 error.conflict")),
+              ),
             }),
           ),
         }),
       },
       responses: {
         200: {
-          description: 'Completed (charged) or Merged (already stored, nothing charged); asset_id names the asset; receipt attests the stored blob',
+          description:
+            'Completed (charged) or Merged (already stored, nothing charged); asset_id names the asset; receipt attests the stored blob',
           schema: v.object({
             ...UploadBody.entries,
             receipt: v.pipe(
               v.string(),
-              v.description('Storage receipt: compact JWS (EdDSA, typ svc-receipt+jwt, kid of an attestation key) with claims iss, sub, upload_id, content_hash, size, charged_to, iat; verify against /.well-known/svc/attestation-keys'),
+              v.description(
+                'Storage receipt: compact JWS (EdDSA, typ svc-receipt+jwt, kid of an attestation key) with claims iss, sub, upload_id, content_hash, size, charged_to, iat; verify against /.well-known/svc/attestation-keys',
+              ),
             ),
           }),
         },
       },
-      errors: ['error.conflict', 'error.not_found', 'error.request.invalid', 'error.upload.too_large', 'error.protocol.below_album_pin', 'error.upload.album_quiescing'],
+      errors: [
+        'error.conflict',
+        'error.not_found',
+        'error.request.invalid',
+        'error.upload.too_large',
+        'error.protocol.below_album_pin',
+        'error.upload.album_quiescing',
+      ],
       handle: async ({ c, body, params, principal, version }) => {
-        const manifest = body.manifest ? { assetId: body.manifest.asset_id ?? null, intentId: body.manifest.intent_id ?? null } : null;
-        const done = uploadBody(unwrap(await deps.uploads.finalize(principal, params.id, { protocolVersion: version, contentHash: body.content_hash, manifest })));
+        const manifest = body.manifest
+          ? { assetId: body.manifest.asset_id ?? null, intentId: body.manifest.intent_id ?? null }
+          : null;
+        const done = uploadBody(
+          unwrap(
+            await deps.uploads.finalize(principal, params.id, {
+              protocolVersion: version,
+              contentHash: body.content_hash,
+              manifest,
+            }),
+          ),
+        );
         // Signed after the finalize committed, from the ledger's record of the blob (attestation).
-        const receipt = await deps.attestation.receipt({ uploaderId: principal.accountId, uploadId: done.upload_id, contentHash: body.content_hash });
+        const receipt = await deps.attestation.receipt({
+          uploaderId: principal.accountId,
+          uploadId: done.upload_id,
+          contentHash: body.content_hash,
+        });
         return json(c, 200, { ...done, receipt });
       },
     }),
@@ -163,7 +264,8 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       params: IdParam,
       responses: { 200: { description: 'Cancelled', schema: UploadBody } },
       errors: ['error.conflict', 'error.not_found'],
-      handle: async ({ c, params, principal }) => json(c, 200, uploadBody(unwrap(await deps.uploads.cancel(principal, params.id)))),
+      handle: async ({ c, params, principal }) =>
+        json(c, 200, uploadBody(unwrap(await deps.uploads.cancel(principal, params.id)))),
     }),
   ];
 }

@@ -33,7 +33,9 @@ export const sessions = pgTable(
     lastUsedAt: ms('last_used_at').notNull(),
     accessFloor: ms('access_floor').notNull(),
     closedAt: ms('closed_at'),
-    method: text('method', { enum: ['password', 'oidc'] }).notNull().default('password'),
+    method: text('method', { enum: ['password', 'oidc'] })
+      .notNull()
+      .default('password'),
     /** Last proof of a credential on this session; 0 (never recently) for sessions from before the column. */
     authenticatedAt: ms('authenticated_at').notNull().default(0),
   },

@@ -35,5 +35,9 @@ export const mintedCapabilities = pgTable(
     expiresAt: ms('expires_at').notNull(),
     revokedAt: ms('revoked_at'),
   },
-  (t) => [index('minted_capabilities_peer_idx').on(t.peer, t.expiresAt), index('minted_capabilities_revoked_idx').on(t.revokedAt), index('minted_capabilities_account_idx').on(t.accountId)],
+  (t) => [
+    index('minted_capabilities_peer_idx').on(t.peer, t.expiresAt),
+    index('minted_capabilities_revoked_idx').on(t.revokedAt),
+    index('minted_capabilities_account_idx').on(t.accountId),
+  ],
 );

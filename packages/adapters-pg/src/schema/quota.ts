@@ -69,7 +69,9 @@ export const uploadSessions = pgTable(
     albumId: text('album_id'),
     intentId: text('intent_id'),
     dropLinkIdHash: text('drop_link_id_hash'),
-    state: text('state', { enum: ['Pending', 'Uploading', 'WaitingForProcessing', 'Completed', 'Merged', 'Cancelled', 'Expired'] }).notNull(),
+    state: text('state', {
+      enum: ['Pending', 'Uploading', 'WaitingForProcessing', 'Completed', 'Merged', 'Cancelled', 'Expired'],
+    }).notNull(),
     receivedSize: n('received_size'),
     receivedHash: text('received_hash'),
     assetId: text('asset_id'),
@@ -124,5 +126,8 @@ export const federatedRefs = pgTable(
     peer: text('peer').notNull(),
     contentHash: text('content_hash').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.receiver, t.peer, t.contentHash] }), index('federated_refs_hash_idx').on(t.contentHash)],
+  (t) => [
+    primaryKey({ columns: [t.receiver, t.peer, t.contentHash] }),
+    index('federated_refs_hash_idx').on(t.contentHash),
+  ],
 );

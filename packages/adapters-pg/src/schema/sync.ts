@@ -27,5 +27,8 @@ export const syncChanges = pgTable(
     seq: n('seq').notNull(),
     at: n('at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.kind, t.objectId] }), uniqueIndex('sync_changes_seq_idx').on(t.accountId, t.seq)],
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.kind, t.objectId] }),
+    uniqueIndex('sync_changes_seq_idx').on(t.accountId, t.seq),
+  ],
 );

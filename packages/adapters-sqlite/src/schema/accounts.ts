@@ -30,7 +30,9 @@ export const sessions = sqliteTable(
     lastUsedAt: integer('last_used_at').notNull(),
     accessFloor: integer('access_floor').notNull(),
     closedAt: integer('closed_at'),
-    method: text('method', { enum: ['password', 'oidc'] }).notNull().default('password'),
+    method: text('method', { enum: ['password', 'oidc'] })
+      .notNull()
+      .default('password'),
     /** Last proof of a credential on this session; 0 (never recently) for sessions from before the column. */
     authenticatedAt: integer('authenticated_at').notNull().default(0),
   },

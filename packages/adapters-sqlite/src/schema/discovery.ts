@@ -32,5 +32,9 @@ export const mintedCapabilities = sqliteTable(
     expiresAt: integer('expires_at').notNull(),
     revokedAt: integer('revoked_at'),
   },
-  (t) => [index('minted_capabilities_peer_idx').on(t.peer, t.expiresAt), index('minted_capabilities_revoked_idx').on(t.revokedAt), index('minted_capabilities_account_idx').on(t.accountId)],
+  (t) => [
+    index('minted_capabilities_peer_idx').on(t.peer, t.expiresAt),
+    index('minted_capabilities_revoked_idx').on(t.revokedAt),
+    index('minted_capabilities_account_idx').on(t.accountId),
+  ],
 );

@@ -65,7 +65,9 @@ export const uploadSessions = sqliteTable(
     albumId: text('album_id'),
     intentId: text('intent_id'),
     dropLinkIdHash: text('drop_link_id_hash'),
-    state: text('state', { enum: ['Pending', 'Uploading', 'WaitingForProcessing', 'Completed', 'Merged', 'Cancelled', 'Expired'] }).notNull(),
+    state: text('state', {
+      enum: ['Pending', 'Uploading', 'WaitingForProcessing', 'Completed', 'Merged', 'Cancelled', 'Expired'],
+    }).notNull(),
     receivedSize: integer('received_size'),
     receivedHash: text('received_hash'),
     assetId: text('asset_id'),
@@ -120,5 +122,8 @@ export const federatedRefs = sqliteTable(
     peer: text('peer').notNull(),
     contentHash: text('content_hash').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.receiver, t.peer, t.contentHash] }), index('federated_refs_hash_idx').on(t.contentHash)],
+  (t) => [
+    primaryKey({ columns: [t.receiver, t.peer, t.contentHash] }),
+    index('federated_refs_hash_idx').on(t.contentHash),
+  ],
 );

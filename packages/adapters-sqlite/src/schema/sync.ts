@@ -25,5 +25,8 @@ export const syncChanges = sqliteTable(
     seq: integer('seq').notNull(),
     at: integer('at').notNull(),
   },
-  (t) => [primaryKey({ columns: [t.accountId, t.kind, t.objectId] }), uniqueIndex('sync_changes_seq_idx').on(t.accountId, t.seq)],
+  (t) => [
+    primaryKey({ columns: [t.accountId, t.kind, t.objectId] }),
+    uniqueIndex('sync_changes_seq_idx').on(t.accountId, t.seq),
+  ],
 );

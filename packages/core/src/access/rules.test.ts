@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { decideLookup, mayActForAccount, mayReach, reach, type Accessor, type ObjectKind, type Reachable } from './rules.js';
+import {
+  decideLookup,
+  mayActForAccount,
+  mayReach,
+  reach,
+  type Accessor,
+  type ObjectKind,
+  type Reachable,
+} from './rules.js';
 
 /**
  * Alice sponsors S and S2 and added Bob as an owner of S. After act-as resolution Bob acting as S is
@@ -52,7 +60,8 @@ describe('mayReach: the object belongs to the account the request acts as', () =
     // Another upload of the link's owner, a federated fill under the same id, any other object.
     expect(mayReach(guest, of('upload', ALICE, 'drop-2'), 'send')).toBe(false);
     expect(mayReach(guest, of('federated_fill', ALICE, 'drop-1'), 'send')).toBe(false);
-    for (const kind of KINDS.filter((k) => k !== 'upload')) expect(mayReach(guest, of(kind, ALICE, 'drop-1'), 'send')).toBe(false);
+    for (const kind of KINDS.filter((k) => k !== 'upload'))
+      expect(mayReach(guest, of(kind, ALICE, 'drop-1'), 'send')).toBe(false);
     // Its own drop's id under another account (cannot happen, but the account still decides).
     expect(mayReach(guest, of('upload', BOB, 'drop-1'), 'send')).toBe(false);
   });

@@ -39,12 +39,18 @@ export interface Accessor {
 export function mayReach(who: Accessor, object: Reachable, action: AccessAction): boolean {
   // An unauthenticated principal (routes without auth carry an empty account) reaches nothing.
   if (who.accountId === '' || object.accountId !== who.accountId) return false;
-  if (who.guestUploadId !== undefined) return object.kind === 'upload' && object.id === who.guestUploadId && action === 'send';
+  if (who.guestUploadId !== undefined)
+    return object.kind === 'upload' && object.id === who.guestUploadId && action === 'send';
   return true;
 }
 
 /** `mayReach` as a Result: the object, or the 404 every refusal shares with "no such object". */
-export function reach<T extends Reachable>(who: Accessor, object: T | null, action: AccessAction, missing = 'No such object.'): Result<T, 'error.not_found'> {
+export function reach<T extends Reachable>(
+  who: Accessor,
+  object: T | null,
+  action: AccessAction,
+  missing = 'No such object.',
+): Result<T, 'error.not_found'> {
   return object !== null && mayReach(who, object, action) ? ok(object) : refuse('error.not_found', missing);
 }
 

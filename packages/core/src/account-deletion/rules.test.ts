@@ -5,14 +5,26 @@ import { cancelledByErasure, decideDeletionCaller, planErasure, revokedByErasure
 
 describe('planErasure', () => {
   it('deletes the account and the sponsored accounts it sponsors; registered payees pay for themselves again', () => {
-    expect(planErasure({ accountId: 'a', account: 'live', sponsoredAccounts: ['k2', 'k1', 'k1'], ledgerPayees: ['k1', 'k2', 'payee'] })).toEqual({
+    expect(
+      planErasure({
+        accountId: 'a',
+        account: 'live',
+        sponsoredAccounts: ['k2', 'k1', 'k1'],
+        ledgerPayees: ['k1', 'k2', 'payee'],
+      }),
+    ).toEqual({
       ok: true,
       value: { accounts: ['a', 'k1', 'k2'], unsponsor: ['payee'] },
     });
   });
   it('refuses an account that does not exist; deletes one deleted already again, with what was left', () => {
-    expect(planErasure({ accountId: 'a', account: 'missing', sponsoredAccounts: ['k'], ledgerPayees: [] })).toMatchObject({ ok: false, code: 'error.not_found' });
-    expect(planErasure({ accountId: 'a', account: 'deleted', sponsoredAccounts: ['late'], ledgerPayees: [] })).toEqual({ ok: true, value: { accounts: ['a', 'late'], unsponsor: [] } });
+    expect(
+      planErasure({ accountId: 'a', account: 'missing', sponsoredAccounts: ['k'], ledgerPayees: [] }),
+    ).toMatchObject({ ok: false, code: 'error.not_found' });
+    expect(planErasure({ accountId: 'a', account: 'deleted', sponsoredAccounts: ['late'], ledgerPayees: [] })).toEqual({
+      ok: true,
+      value: { accounts: ['a', 'late'], unsponsor: [] },
+    });
   });
 });
 
@@ -25,7 +37,8 @@ describe('what a deletion ends', () => {
       expect(cancelledByErasure({ state, uploaderId: 'gone', payerId: 'sponsor' }, erased)).toBe(true);
       expect(cancelledByErasure({ state, uploaderId: 'other', payerId: 'other' }, erased)).toBe(false);
     }
-    for (const state of ['Completed', 'Merged', 'Cancelled', 'Expired'] as const) expect(cancelledByErasure({ state, uploaderId: 'gone', payerId: 'gone' }, erased)).toBe(false);
+    for (const state of ['Completed', 'Merged', 'Cancelled', 'Expired'] as const)
+      expect(cancelledByErasure({ state, uploaderId: 'gone', payerId: 'gone' }, erased)).toBe(false);
   });
   it('revokes the live capability tokens minted for a deleted account, and no other', () => {
     expect(revokedByErasure({ accountId: 'gone', expiresAt: 11, revokedAt: null }, erased, 10)).toBe(true);
@@ -36,7 +49,10 @@ describe('what a deletion ends', () => {
   });
   it('erases an asset in every state, where a purge refuses a live one', () => {
     for (const state of ['live', 'trashed', 'pending_drop'] as const) {
-      expect(decideAssetTransition({ state, trashedAt: null, dropExpiresAt: null }, { kind: 'erase' })).toEqual({ ok: true, write: 'delete' });
+      expect(decideAssetTransition({ state, trashedAt: null, dropExpiresAt: null }, { kind: 'erase' })).toEqual({
+        ok: true,
+        write: 'delete',
+      });
     }
     expect(decideAssetTransition(null, { kind: 'erase' })).toMatchObject({ ok: false, refusal: 'missing' });
   });
@@ -51,9 +67,21 @@ describe('decideDeletionCaller', () => {
   const record = { accountId: 'kid', sponsorId: 'sponsor', createdAt: 0, owners: ['sponsor', 'co'] };
   it('an account deletes itself; acting as a sponsored account, only its sponsor deletes it', () => {
     expect(decideDeletionCaller({ accountId: 'me' }, null)).toEqual({ ok: true, value: undefined });
-    expect(decideDeletionCaller({ accountId: 'kid', actingOwnerId: 'sponsor' }, record)).toEqual({ ok: true, value: undefined });
-    expect(decideDeletionCaller({ accountId: 'kid', actingOwnerId: 'co' }, record)).toMatchObject({ ok: false, code: 'error.auth.not_an_owner' });
-    expect(decideDeletionCaller({ accountId: 'kid', actingOwnerId: 'sponsor' }, null)).toMatchObject({ ok: false, code: 'error.auth.not_an_owner' });
-    expect(decideDeletionCaller({ accountId: 'me', guestUploadId: 'u' }, null)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+    expect(decideDeletionCaller({ accountId: 'kid', actingOwnerId: 'sponsor' }, record)).toEqual({
+      ok: true,
+      value: undefined,
+    });
+    expect(decideDeletionCaller({ accountId: 'kid', actingOwnerId: 'co' }, record)).toMatchObject({
+      ok: false,
+      code: 'error.auth.not_an_owner',
+    });
+    expect(decideDeletionCaller({ accountId: 'kid', actingOwnerId: 'sponsor' }, null)).toMatchObject({
+      ok: false,
+      code: 'error.auth.not_an_owner',
+    });
+    expect(decideDeletionCaller({ accountId: 'me', guestUploadId: 'u' }, null)).toMatchObject({
+      ok: false,
+      code: 'error.auth.session_invalid',
+    });
   });
 });

@@ -59,12 +59,19 @@ export function planErasure(facts: ErasureFacts): Result<ErasurePlan, 'error.not
  * they end now rather than at the next expiry pass) that a deleted account uploads or pays for,
  * drops opened through its links among them.
  */
-export function cancelledByErasure(session: Pick<UploadSessionRecord, 'state' | 'uploaderId' | 'payerId'>, erased: ReadonlySet<string>): boolean {
+export function cancelledByErasure(
+  session: Pick<UploadSessionRecord, 'state' | 'uploaderId' | 'payerId'>,
+  erased: ReadonlySet<string>,
+): boolean {
   return isOpenState(session.state) && (erased.has(session.uploaderId) || erased.has(session.payerId));
 }
 
 /** A capability token minted for a deleted account is revoked unless it is revoked or expired already. */
-export function revokedByErasure(token: Pick<MintedCapability, 'accountId' | 'expiresAt'> & { readonly revokedAt: number | null }, erased: ReadonlySet<string>, now: number): boolean {
+export function revokedByErasure(
+  token: Pick<MintedCapability, 'accountId' | 'expiresAt'> & { readonly revokedAt: number | null },
+  erased: ReadonlySet<string>,
+  now: number,
+): boolean {
   return token.accountId != null && erased.has(token.accountId) && token.revokedAt === null && token.expiresAt > now;
 }
 
@@ -75,10 +82,15 @@ export function revokedByErasure(token: Pick<MintedCapability, 'accountId' | 'ex
  * the sponsor: it removes itself from the owners instead.
  */
 export function decideDeletionCaller(
-  caller: { readonly accountId: string; readonly actingOwnerId?: string | undefined; readonly guestUploadId?: string | undefined },
+  caller: {
+    readonly accountId: string;
+    readonly actingOwnerId?: string | undefined;
+    readonly guestUploadId?: string | undefined;
+  },
   record: SponsoredRecord | null,
 ): Result<void, 'error.auth.not_an_owner' | 'error.auth.session_invalid'> {
-  if (caller.guestUploadId !== undefined) return refuse('error.auth.session_invalid', 'A guest upload token deletes nothing.');
+  if (caller.guestUploadId !== undefined)
+    return refuse('error.auth.session_invalid', 'A guest upload token deletes nothing.');
   if (caller.actingOwnerId === undefined) return ok(undefined);
   if (record === null || record.accountId !== caller.accountId || record.sponsorId !== caller.actingOwnerId) {
     return refuse('error.auth.not_an_owner', 'Only the sponsor of a sponsored account may delete it.');

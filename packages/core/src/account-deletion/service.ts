@@ -19,7 +19,11 @@ export interface AccountDeletionServiceDeps {
   readonly policy: QuotaPolicy;
 }
 
-export type DeletionRefusal = 'error.not_found' | 'error.auth.not_an_owner' | 'error.auth.session_invalid' | 'error.auth.reauthentication_required';
+export type DeletionRefusal =
+  | 'error.not_found'
+  | 'error.auth.not_an_owner'
+  | 'error.auth.session_invalid'
+  | 'error.auth.reauthentication_required';
 const STORE = 'error.store.unavailable' as const;
 
 /**
@@ -35,7 +39,10 @@ export class AccountDeletionService {
 
   /** The caller deletes its account (acting as a sponsored account: its sponsor deletes that one). */
   async deleteOwn(caller: Principal): Promise<Result<ErasureOutcome, DeletionRefusal>> {
-    const record = caller.actingOwnerId === undefined ? null : await guard(STORE, 'sponsorship read', () => this.#d.sponsorship.findSponsored(caller.accountId));
+    const record =
+      caller.actingOwnerId === undefined
+        ? null
+        : await guard(STORE, 'sponsorship read', () => this.#d.sponsorship.findSponsored(caller.accountId));
     const may = decideDeletionCaller(caller, record);
     if (!may.ok) return may;
     const recent = await this.#d.sessions.requireRecentAuthentication(caller, 'account_delete');
@@ -44,15 +51,29 @@ export class AccountDeletionService {
   }
 
   /** The operator deletes an account named by its id or by its address key (normalised address). */
-  async deleteByOperator(account: { readonly id: string } | { readonly addressKey: string }): Promise<Result<ErasureOutcome, 'error.not_found'>> {
-    const id = 'id' in account ? account.id : ((await guard(STORE, 'account read', () => this.#d.accounts.findAccountByAddress(account.addressKey)))?.id ?? null);
+  async deleteByOperator(
+    account: { readonly id: string } | { readonly addressKey: string },
+  ): Promise<Result<ErasureOutcome, 'error.not_found'>> {
+    const id =
+      'id' in account
+        ? account.id
+        : ((await guard(STORE, 'account read', () => this.#d.accounts.findAccountByAddress(account.addressKey)))?.id ??
+          null);
     if (id === null) return refuse('error.not_found', 'No account has this address.');
     return this.#erase(id, 'operator');
   }
 
   async #erase(accountId: string, by: 'account' | 'operator'): Promise<Result<ErasureOutcome, 'error.not_found'>> {
-    const done = await guard(STORE, 'deleting an account', () => this.#d.erasure.eraseAccount(accountId, this.#d.policy, this.#d.clock.now()));
-    if (done.ok) this.#d.logger.info('account.deleted', { by, accounts: done.value.erased.length, cancelled_uploads: done.value.cancelledUploads.length, purged_assets: done.value.purgedAssets });
+    const done = await guard(STORE, 'deleting an account', () =>
+      this.#d.erasure.eraseAccount(accountId, this.#d.policy, this.#d.clock.now()),
+    );
+    if (done.ok)
+      this.#d.logger.info('account.deleted', {
+        by,
+        accounts: done.value.erased.length,
+        cancelled_uploads: done.value.cancelledUploads.length,
+        purged_assets: done.value.purgedAssets,
+      });
     return done;
   }
 }

@@ -22,7 +22,10 @@ export type EndedByCredentialChange = (typeof ENDED_BY_CREDENTIAL_CHANGE)[number
  * A missing account outlives nothing. Opened in the very millisecond of the change counts as after
  * it: the change's own transaction is what any later opening reads.
  */
-export function outlivesCredentialChange(openedAt: number, account: Pick<AccountRecord, 'credentialsChangedAt'> | null): boolean {
+export function outlivesCredentialChange(
+  openedAt: number,
+  account: Pick<AccountRecord, 'credentialsChangedAt'> | null,
+): boolean {
   if (account === null) return false;
   return account.credentialsChangedAt === null || openedAt >= account.credentialsChangedAt;
 }

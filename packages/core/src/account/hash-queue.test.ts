@@ -16,9 +16,13 @@ function heldHasher(clock: FakeClock) {
     // Let the finished check hand its slot over before the test goes on.
     await new Promise((r) => setImmediate(r));
   };
-  return { hasher, finishOne, get pending() {
-    return pending.length;
-  } };
+  return {
+    hasher,
+    finishOne,
+    get pending() {
+      return pending.length;
+    },
+  };
 }
 
 const busy = { code: 'error.server.busy' };
@@ -47,7 +51,10 @@ describe('BoundedHasher: the bound on waiting sign-ins', () => {
   });
 
   it('without a time bound (or before any check finished) only the count bounds the queue', async () => {
-    for (const bounds of [{ maxWaitMs: 0, learn: true }, { maxWaitMs: 100, learn: false }]) {
+    for (const bounds of [
+      { maxWaitMs: 0, learn: true },
+      { maxWaitMs: 100, learn: false },
+    ]) {
       const clock = new FakeClock(0);
       const held = heldHasher(clock);
       const bounded = new BoundedHasher(held.hasher, { running: 1, waiting: 3, maxWaitMs: bounds.maxWaitMs, clock });
@@ -93,9 +100,14 @@ describe('BoundedHasher: fairness between client addresses', () => {
       next.done();
       await new Promise((r) => setImmediate(r));
     };
-    return { hasher, served, finishOne, get pending() {
-      return pending.length;
-    } };
+    return {
+      hasher,
+      served,
+      finishOne,
+      get pending() {
+        return pending.length;
+      },
+    };
   }
 
   it('serves waiting lanes round-robin: a check from a quiet client address waits one check per active lane, not behind the whole flood', async () => {
@@ -103,7 +115,8 @@ describe('BoundedHasher: fairness between client addresses', () => {
     const bounded = new BoundedHasher(held.hasher, { running: 1, waiting: 64 });
     const all: Promise<boolean>[] = [bounded.verify('h', 'first', 'flood-a')];
     // Forty checks from two flooding addresses queue first, then one from a quiet address.
-    for (let i = 0; i < 20; i++) all.push(bounded.verify('h', `a${i}`, 'flood-a'), bounded.verify('h', `b${i}`, 'flood-b'));
+    for (let i = 0; i < 20; i++)
+      all.push(bounded.verify('h', `a${i}`, 'flood-a'), bounded.verify('h', `b${i}`, 'flood-b'));
     all.push(bounded.verify('h', 'legit', 'quiet'));
     expect(bounded.load.waiting).toBe(41);
     while (held.pending > 0) await held.finishOne();
@@ -118,7 +131,12 @@ describe('BoundedHasher: fairness between client addresses', () => {
   it('keeps the bound over all lanes together', async () => {
     const held = orderedHasher();
     const bounded = new BoundedHasher(held.hasher, { running: 1, waiting: 3 });
-    const admitted = [bounded.verify('h', 'p', 'x'), bounded.verify('h', 'p', 'x'), bounded.verify('h', 'p', 'y'), bounded.verify('h', 'p', 'z')];
+    const admitted = [
+      bounded.verify('h', 'p', 'x'),
+      bounded.verify('h', 'p', 'x'),
+      bounded.verify('h', 'p', 'y'),
+      bounded.verify('h', 'p', 'z'),
+    ];
     await expect(bounded.verify('h', 'p', 'w')).rejects.toMatchObject(busy);
     expect(() => bounded.shedIfFull()).toThrow();
     while (held.pending > 0) await held.finishOne();
@@ -128,13 +146,21 @@ describe('BoundedHasher: fairness between client addresses', () => {
 });
 
 describe('BoundedHasher: at the bound, the flood is shed rather than a quiet client address', () => {
-  it('a newcomer from a lane with fewer waiting takes the place of the longest lane\'s newest check, which is refused', async () => {
+  it("a newcomer from a lane with fewer waiting takes the place of the longest lane's newest check, which is refused", async () => {
     const pending: (() => void)[] = [];
-    const hasher: PasswordHasher = { hash: async () => 'h', verify: () => new Promise((done) => pending.push(() => done(true))) };
+    const hasher: PasswordHasher = {
+      hash: async () => 'h',
+      verify: () => new Promise((done) => pending.push(() => done(true))),
+    };
     const bounded = new BoundedHasher(hasher, { running: 1, waiting: 4 });
     const running = bounded.verify('h', 'p', 'flood');
     const flood = [1, 2, 3, 4].map(() => bounded.verify('h', 'p', 'flood'));
-    const settled = flood.map((p) => p.then(() => 'checked', (e: { code?: string }) => e.code));
+    const settled = flood.map((p) =>
+      p.then(
+        () => 'checked',
+        (e: { code?: string }) => e.code,
+      ),
+    );
     // The queue is full of the flood: another check from it is refused, as before.
     await expect(bounded.verify('h', 'p', 'flood')).rejects.toMatchObject(busy);
     expect(() => bounded.shedIfFull('flood')).toThrow();

@@ -120,7 +120,8 @@ export class BoundedHasher implements PasswordHasher {
   #displaceable(lane: string): Waiter[] | null {
     const own = this.#lanes.get(lane)?.length ?? 0;
     let longest: Waiter[] | null = null;
-    for (const [other, waiting] of this.#lanes) if (other !== lane && waiting.length > (longest?.length ?? 0)) longest = waiting;
+    for (const [other, waiting] of this.#lanes)
+      if (other !== lane && waiting.length > (longest?.length ?? 0)) longest = waiting;
     return longest !== null && longest.length >= own + 2 ? longest : null;
   }
 

@@ -23,7 +23,9 @@ export function signInMethodsOf(input: {
   return {
     password: input.passwordHash !== null && input.localSignIn,
     totp: input.totp?.state === 'confirmed',
-    oidc: [...input.links].sort((a, b) => a.createdAt - b.createdAt).map((l) => ({ issuer: l.issuer, subject: l.subject, linkedAt: l.createdAt })),
+    oidc: [...input.links]
+      .sort((a, b) => a.createdAt - b.createdAt)
+      .map((l) => ({ issuer: l.issuer, subject: l.subject, linkedAt: l.createdAt })),
   };
 }
 
@@ -53,6 +55,11 @@ export class SignInMethodsService {
         this.#d.links.listLinks(principal.accountId),
       ]),
     );
-    return signInMethodsOf({ passwordHash: account?.passwordHash ?? null, localSignIn: this.#d.localSignIn, totp, links });
+    return signInMethodsOf({
+      passwordHash: account?.passwordHash ?? null,
+      localSignIn: this.#d.localSignIn,
+      totp,
+      links,
+    });
   }
 }

@@ -6,12 +6,24 @@ import type { AccountSummary } from '../ports/session-ledger.js';
 import type { Clock } from '../ports/clock.js';
 import type { PasswordHasher } from '../ports/password-hasher.js';
 import type { Random } from '../ports/random.js';
-import { checkPassword, couldBePassword, findAccountByAddress, holdsInvisible, normalizeAddress, normalizeDisplayName } from '../profile/rules.js';
+import {
+  checkPassword,
+  couldBePassword,
+  findAccountByAddress,
+  holdsInvisible,
+  normalizeAddress,
+  normalizeDisplayName,
+} from '../profile/rules.js';
 import { newSessionToken, type Principal, type SessionService, type TokenPair } from '../session/service.js';
 import { toBase64url } from '../encoding/bytes.js';
 import type { RegistrationGate } from '../registration/service.js';
 import type { SignInThrottleStore } from '../ports/sign-in-throttle.js';
-import { DEFAULT_SOURCE_FAILURES, sessionCountKey, type CheckedBy, type PasswordCheckClaim } from '../sign-in-throttle/rules.js';
+import {
+  DEFAULT_SOURCE_FAILURES,
+  sessionCountKey,
+  type CheckedBy,
+  type PasswordCheckClaim,
+} from '../sign-in-throttle/rules.js';
 import { signInTicketHash } from '../sign-in-throttle/ticket.js';
 
 /**
@@ -22,7 +34,11 @@ import { signInTicketHash } from '../sign-in-throttle/ticket.js';
 export interface LoginGate {
   afterPassword(
     account: AccountRecord,
-  ): Promise<{ kind: 'open' } | { kind: 'challenge'; challenge: string; expiresIn: number; accountId: string } | { kind: 'throttled'; retryAfterS: number }>;
+  ): Promise<
+    | { kind: 'open' }
+    | { kind: 'challenge'; challenge: string; expiresIn: number; accountId: string }
+    | { kind: 'throttled'; retryAfterS: number }
+  >;
 }
 
 export interface AccountServiceDeps {
@@ -64,8 +80,16 @@ type LoginContext = {
   source?: string;
 };
 
-function profileOf(a: Pick<AccountSummary, 'id' | 'address' | 'displayName' | 'createdAt'> & { readonly handleUser?: string | null }): Profile {
-  return { accountId: a.id, address: a.address, displayName: a.displayName, createdAt: a.createdAt, ...(a.handleUser !== undefined ? { handleUser: a.handleUser } : {}) };
+function profileOf(
+  a: Pick<AccountSummary, 'id' | 'address' | 'displayName' | 'createdAt'> & { readonly handleUser?: string | null },
+): Profile {
+  return {
+    accountId: a.id,
+    address: a.address,
+    displayName: a.displayName,
+    createdAt: a.createdAt,
+    ...(a.handleUser !== undefined ? { handleUser: a.handleUser } : {}),
+  };
 }
 
 const INVALID = 'The address or password is wrong.';
@@ -92,8 +116,20 @@ export class AccountService {
 
   /** Registering signs in: the new account gets its first session at once. */
   async register(
-    input: Credentials & { cohortHash?: string | null; /** The client address's key: the hasher's lane. */ source?: string },
-  ): Promise<Result<TokenPair, 'error.request.invalid' | 'error.auth.weak_password' | 'error.auth.user_already_exists' | 'error.auth.account_locked' | 'error.auth.registration_closed'>> {
+    input: Credentials & {
+      cohortHash?: string | null /** The client address's key: the hasher's lane. */;
+      source?: string;
+    },
+  ): Promise<
+    Result<
+      TokenPair,
+      | 'error.request.invalid'
+      | 'error.auth.weak_password'
+      | 'error.auth.user_already_exists'
+      | 'error.auth.account_locked'
+      | 'error.auth.registration_closed'
+    >
+  > {
     const address = normalizeAddress(input.address);
     // Asked first: a server that takes no new accounts says so whatever else the request holds.
     const admitted = await this.#d.registration.admit(address.ok ? address.value : null);
@@ -106,7 +142,9 @@ export class AccountService {
     // An account stored before NFC and case folding holds its old key: this spelling must not get a
     // second account beside it (the unique key guards only the new spelling).
     if (address.value.legacyKey !== address.value.key) {
-      const holder = await guard('error.store.unavailable', 'reading the account', () => findAccountByAddress(this.#d.accounts, address.value));
+      const holder = await guard('error.store.unavailable', 'reading the account', () =>
+        findAccountByAddress(this.#d.accounts, address.value),
+      );
       if (holder !== null) return refuse('error.auth.user_already_exists', 'An account with this address exists.');
     }
     const now = this.#d.clock.now();
@@ -120,8 +158,11 @@ export class AccountService {
       lockedAt: null,
       credentialsChangedAt: null,
     };
-    const created = await guard('error.store.unavailable', 'creating an account', () => this.#d.accounts.createAccount(account));
-    if (created === 'address_taken') return refuse('error.auth.user_already_exists', 'An account with this address exists.');
+    const created = await guard('error.store.unavailable', 'creating an account', () =>
+      this.#d.accounts.createAccount(account),
+    );
+    if (created === 'address_taken')
+      return refuse('error.auth.user_already_exists', 'An account with this address exists.');
     const pair = await this.#d.sessions.open(account, { cohortHash: input.cohortHash ?? null });
     // Only an operator lock can change a new account's credentials in the meantime.
     if (pair === null) return refuse('error.auth.account_locked', 'This account is locked.');
@@ -133,7 +174,9 @@ export class AccountService {
     if (!couldBePassword(credentials.password)) return null;
     const address = normalizeAddress(credentials.address);
     const account = address.ok
-      ? await guard('error.store.unavailable', 'reading the account', () => findAccountByAddress(this.#d.accounts, address.value))
+      ? await guard('error.store.unavailable', 'reading the account', () =>
+          findAccountByAddress(this.#d.accounts, address.value),
+        )
       : null;
     const hash = account?.passwordHash ?? (await this.#dummy());
     const matches = await this.#d.hasher.verify(hash, credentials.password, lane);
@@ -168,12 +211,20 @@ export class AccountService {
     const store = this.#d.signIn;
     if (store === undefined) return ok(await this.#checkCredentials(input, lane));
     const claim = this.#claimFor(input);
-    const admission = await guard('error.store.unavailable', 'counting a password check', () => store.claimPasswordCheck(claim));
+    const admission = await guard('error.store.unavailable', 'counting a password check', () =>
+      store.claimPasswordCheck(claim),
+    );
     if (!admission.admitted) {
       // `retry_after_s` is for the Retry-After header; the HTTP layer moves it there.
-      return refuse('error.auth.throttled', admission.heldBy === 'address' ? 'Too many wrong passwords for this address; try again later.' : 'Too many failed sign-ins from this client address; try again later.', {
-        retry_after_s: admission.retryAfterS,
-      });
+      return refuse(
+        'error.auth.throttled',
+        admission.heldBy === 'address'
+          ? 'Too many wrong passwords for this address; try again later.'
+          : 'Too many failed sign-ins from this client address; try again later.',
+        {
+          retry_after_s: admission.retryAfterS,
+        },
+      );
     }
     let account: AccountRecord | null;
     try {
@@ -195,17 +246,33 @@ export class AccountService {
    * passwords an hour per session, with the same backoff as sign-in; a stolen session cannot be
    * multiplied without signing in, which needs the password.
    */
-  async #sessionPasswordCheck(principal: Principal, account: AccountRecord, password: string, lane: string): Promise<Result<boolean, 'error.auth.throttled'>> {
+  async #sessionPasswordCheck(
+    principal: Principal,
+    account: AccountRecord,
+    password: string,
+    lane: string,
+  ): Promise<Result<boolean, 'error.auth.throttled'>> {
     const hash = account.passwordHash;
     if (hash === null) return ok(false);
     const verify = async () => couldBePassword(password) && (await this.#d.hasher.verify(hash, password, lane));
     const store = this.#d.signIn;
     if (store === undefined) return ok(await verify());
     const key = sessionCountKey(principal.sessionId);
-    const claim: PasswordCheckClaim = { addressKey: key, legacyKey: key, sourceKey: key, ticketHash: null, at: this.#d.clock.now(), sourceLimit: this.#d.sourceFailureLimit ?? DEFAULT_SOURCE_FAILURES };
-    const admission = await guard('error.store.unavailable', 'counting a password check', () => store.claimPasswordCheck(claim));
+    const claim: PasswordCheckClaim = {
+      addressKey: key,
+      legacyKey: key,
+      sourceKey: key,
+      ticketHash: null,
+      at: this.#d.clock.now(),
+      sourceLimit: this.#d.sourceFailureLimit ?? DEFAULT_SOURCE_FAILURES,
+    };
+    const admission = await guard('error.store.unavailable', 'counting a password check', () =>
+      store.claimPasswordCheck(claim),
+    );
     if (!admission.admitted) {
-      return refuse('error.auth.throttled', 'Too many wrong passwords from this session; try again later.', { retry_after_s: admission.retryAfterS });
+      return refuse('error.auth.throttled', 'Too many wrong passwords from this session; try again later.', {
+        retry_after_s: admission.retryAfterS,
+      });
     }
     let matches: boolean;
     try {
@@ -224,10 +291,16 @@ export class AccountService {
 
   async login(
     input: Credentials & LoginContext,
-  ): Promise<Result<LoginOutcome, 'error.request.invalid' | 'error.auth.invalid_credentials' | 'error.auth.account_locked' | 'error.auth.throttled'>> {
+  ): Promise<
+    Result<
+      LoginOutcome,
+      'error.request.invalid' | 'error.auth.invalid_credentials' | 'error.auth.account_locked' | 'error.auth.throttled'
+    >
+  > {
     // An address no account can hold (an invisible or control character in it) is bad input, not
     // a wrong credential; it says nothing about any account.
-    if (holdsInvisible(input.address)) return refuse('error.request.invalid', 'The address holds an invisible or control character.');
+    if (holdsInvisible(input.address))
+      return refuse('error.request.invalid', 'The address holds an invisible or control character.');
     const checked = await this.#judgedCheck(input);
     if (!checked.ok) return checked;
     const account = checked.value;
@@ -236,7 +309,9 @@ export class AccountService {
     const gate = this.#d.loginGate ? await this.#d.loginGate.afterPassword(account) : ({ kind: 'open' } as const);
     if (gate.kind === 'challenge') return ok(gate);
     if (gate.kind === 'throttled') {
-      return refuse('error.auth.throttled', 'Too many wrong codes for this account; try again later.', { retry_after_s: gate.retryAfterS });
+      return refuse('error.auth.throttled', 'Too many wrong codes for this account; try again later.', {
+        retry_after_s: gate.retryAfterS,
+      });
     }
     const pair = await this.#d.sessions.open(account, { cohortHash: input.cohortHash });
     // The password changed (or the account was locked or revoked) while this one was checked.
@@ -251,7 +326,14 @@ export class AccountService {
     /** The client address's key: the hasher's lane. */
     source = 'unknown',
   ): Promise<
-    Result<{ reauthenticatedAt: number }, 'error.auth.invalid_credentials' | 'error.auth.session_invalid' | 'error.auth.no_local_password' | 'error.sponsored.no_identity' | 'error.auth.throttled'>
+    Result<
+      { reauthenticatedAt: number },
+      | 'error.auth.invalid_credentials'
+      | 'error.auth.session_invalid'
+      | 'error.auth.no_local_password'
+      | 'error.sponsored.no_identity'
+      | 'error.auth.throttled'
+    >
   > {
     // A sponsored account has no password of its own: acting as one, nothing is read or hashed.
     const own = decideOwnIdentity(principal);
@@ -275,7 +357,11 @@ export class AccountService {
    */
   async changePassword(
     principal: Principal,
-    input: { currentPassword: string; newPassword: string; /** The client address's key: the hasher's lane. */ source?: string },
+    input: {
+      currentPassword: string;
+      newPassword: string /** The client address's key: the hasher's lane. */;
+      source?: string;
+    },
   ): Promise<
     Result<
       TokenPair,
@@ -309,14 +395,26 @@ export class AccountService {
     const { token, tokenHash } = newSessionToken(this.#d.random);
     const at = this.#d.clock.now();
     const changed = await guard('error.store.unavailable', 'changing the password', () =>
-      this.#d.accounts.changePassword({ accountId: principal.accountId, passwordHash, sessionId: principal.sessionId, tokenHash, at, credentialsChangedAt: account.value.credentialsChangedAt ?? null }),
+      this.#d.accounts.changePassword({
+        accountId: principal.accountId,
+        passwordHash,
+        sessionId: principal.sessionId,
+        tokenHash,
+        at,
+        credentialsChangedAt: account.value.credentialsChangedAt ?? null,
+      }),
     );
     if (!changed) return refuse('error.auth.session_invalid', 'The session is no longer open.');
     // The new stamp ends the account's tickets; voiding also ends one issued in the same millisecond.
     await this.#d.sessions.voidTickets(principal.accountId);
     const access = await this.#d.sessions.issueFor(principal.accountId, principal.sessionId, tokenHash);
     if (!access.ok) return access;
-    return ok({ sessionId: principal.sessionId, sessionToken: token, accessToken: access.value.accessToken, expiresIn: access.value.expiresIn });
+    return ok({
+      sessionId: principal.sessionId,
+      sessionToken: token,
+      accessToken: access.value.accessToken,
+      expiresIn: access.value.expiresIn,
+    });
   }
 
   /** The caller's profile: from the account read with the session when there is one, else read now. */
@@ -330,7 +428,9 @@ export class AccountService {
   async updateProfile(
     principal: Principal,
     patch: { displayName?: string | null },
-  ): Promise<Result<Profile, 'error.profile.invalid_display_name' | 'error.auth.session_invalid' | 'error.sponsored.no_identity'>> {
+  ): Promise<
+    Result<Profile, 'error.profile.invalid_display_name' | 'error.auth.session_invalid' | 'error.sponsored.no_identity'>
+  > {
     if (patch.displayName === undefined) return this.profile(principal);
     const own = decideOwnIdentity(principal);
     if (!own.ok) return own;
@@ -343,7 +443,14 @@ export class AccountService {
   }
 
   async #account(principal: Principal): Promise<Result<AccountRecord, 'error.auth.session_invalid'>> {
-    const account = await guard('error.store.unavailable', 'reading the account', () => this.#d.accounts.findAccountById(principal.accountId));
-    return account ? ok(account) : (refuse('error.auth.session_invalid', 'The account no longer exists.') as Refusal<'error.auth.session_invalid'>);
+    const account = await guard('error.store.unavailable', 'reading the account', () =>
+      this.#d.accounts.findAccountById(principal.accountId),
+    );
+    return account
+      ? ok(account)
+      : (refuse(
+          'error.auth.session_invalid',
+          'The account no longer exists.',
+        ) as Refusal<'error.auth.session_invalid'>);
   }
 }

@@ -39,14 +39,18 @@ const REQUIRED = ['album_id', 'from_version', 'to_version', 'intent_id', 'propos
  * album that long is a stuck album, and its expiry must stay a date every store and `Date` can hold),
  * or a `to_version` outside the server's window (no member could ever write at it here).
  */
-export function parseSignedUpgradeIntent(body: Uint8Array, window: ProtocolWindow): Result<SignedUpgradeIntent, 'error.request.invalid'> {
+export function parseSignedUpgradeIntent(
+  body: Uint8Array,
+  window: ProtocolWindow,
+): Result<SignedUpgradeIntent, 'error.request.invalid'> {
   const bad = (why: string) => refuse('error.request.invalid', `The signed upgrade intent is malformed: ${why}.`);
   const value = decodeCanonicalCbor(body);
   if (!isRecord(value)) return bad('expected a map');
   const keys = Object.keys(value).sort();
   if (keys.join() !== 'intent,sig_ed25519,sig_mldsa65') return bad('expected exactly intent, sig_ed25519, sig_mldsa65');
   const { intent, sig_ed25519: sigEd25519, sig_mldsa65: sigMlDsa65 } = value;
-  if (!(sigEd25519 instanceof Uint8Array) || !(sigMlDsa65 instanceof Uint8Array)) return bad('signatures must be byte strings');
+  if (!(sigEd25519 instanceof Uint8Array) || !(sigMlDsa65 instanceof Uint8Array))
+    return bad('signatures must be byte strings');
   if (!isRecord(intent)) return bad('intent must be a map');
   const allowed = new Set<string>([...REQUIRED, 'deadline_s']);
   if (Object.keys(intent).some((k) => !allowed.has(k)) || REQUIRED.some((k) => !Object.hasOwn(intent, k))) {
@@ -55,14 +59,18 @@ export function parseSignedUpgradeIntent(body: Uint8Array, window: ProtocolWindo
   const { album_id, from_version, to_version, intent_id, proposer_device, deadline_s } = intent;
   if (typeof album_id !== 'string' || !isUuidV7(album_id)) return bad('album_id must be a UUIDv7');
   if (typeof intent_id !== 'string' || !isUuidV7(intent_id)) return bad('intent_id must be a UUIDv7');
-  if (typeof from_version !== 'string' || !isProtocolVersion(from_version)) return bad('from_version must be a protocol version');
-  if (typeof to_version !== 'string' || !isProtocolVersion(to_version)) return bad('to_version must be a protocol version');
-  if (to_version < window.min || to_version > window.max) return bad(`to_version must lie within this server's window, ${window.min} to ${window.max}`);
+  if (typeof from_version !== 'string' || !isProtocolVersion(from_version))
+    return bad('from_version must be a protocol version');
+  if (typeof to_version !== 'string' || !isProtocolVersion(to_version))
+    return bad('to_version must be a protocol version');
+  if (to_version < window.min || to_version > window.max)
+    return bad(`to_version must lie within this server's window, ${window.min} to ${window.max}`);
   if (!isDeviceId(proposer_device)) return bad('proposer_device must be a device id');
   // Present means a whole number: CBOR's `undefined` (0xf7) under the key is not "absent".
   const hasDeadline = Object.hasOwn(intent, 'deadline_s');
   if (hasDeadline && !isWholeNumber(deadline_s)) return bad('deadline_s must be a whole number');
-  if (hasDeadline && (deadline_s as number) > MAX_UPGRADE_DEADLINE_S) return bad(`deadline_s must be at most ${MAX_UPGRADE_DEADLINE_S} (90 days)`);
+  if (hasDeadline && (deadline_s as number) > MAX_UPGRADE_DEADLINE_S)
+    return bad(`deadline_s must be at most ${MAX_UPGRADE_DEADLINE_S} (90 days)`);
   return ok({
     intent: {
       albumId: album_id,

@@ -1,6 +1,12 @@
 import { guard } from '../errors.js';
 import type { MemberUpgradeStore, WriteTransport } from '../ports/member-upgrade.js';
-import { initialMemberState, memberTransition, type MemberEffect, type MemberEvent, type MemberState } from './member.js';
+import {
+  initialMemberState,
+  memberTransition,
+  type MemberEffect,
+  type MemberEvent,
+  type MemberState,
+} from './member.js';
 
 export interface MemberUpgradeServiceDeps {
   readonly store: MemberUpgradeStore;
@@ -20,7 +26,10 @@ export class MemberUpgradeService {
   }
 
   async #load(albumId: string, version: string): Promise<MemberState> {
-    return (await guard('error.store.unavailable', 'loading member state', () => this.#d.store.loadMemberState(albumId))) ?? initialMemberState(albumId, version);
+    return (
+      (await guard('error.store.unavailable', 'loading member state', () => this.#d.store.loadMemberState(albumId))) ??
+      initialMemberState(albumId, version)
+    );
   }
 
   async #save(state: MemberState): Promise<void> {
@@ -45,7 +54,10 @@ export class MemberUpgradeService {
   }
 
   /** After a restart: finish delivery and report the pending upgrade, if any, to ask the server about. */
-  async resume(album: { albumId: string; version: string }): Promise<{ upgradePendingTo: string | null; intentId: string | null }> {
+  async resume(album: {
+    albumId: string;
+    version: string;
+  }): Promise<{ upgradePendingTo: string | null; intentId: string | null }> {
     await this.deliver(album);
     const state = await this.#load(album.albumId, album.version);
     return state.phase === 'upgraded' || state.intent === null

@@ -8,7 +8,11 @@ import { MemberUpgradeService } from './member-service.js';
 const OLD = { albumId: 'old-album', version: '2026-03-01' };
 const NEW_ALBUM = 'new-album';
 const INTENTS = ['intent-a', 'intent-b'];
-const STATE = { members: ['carol', 'alice', 'bob'], manifestHashes: [new Uint8Array([2]), new Uint8Array([1])], provenanceHead: new Uint8Array([9, 9]) };
+const STATE = {
+  members: ['carol', 'alice', 'bob'],
+  manifestHashes: [new Uint8Array([2]), new Uint8Array([1])],
+  provenanceHead: new Uint8Array([9, 9]),
+};
 const HASH = frozenStateHash(STATE, 1);
 
 /** The server side of delivery: dedups by writeId, and records a write ever sent to two albums. */
@@ -60,7 +64,8 @@ class Intent implements fc.AsyncCommand<Model, Real> {
     const intent = { intentId: INTENTS[this.k]!, fromVersion: OLD.version, toVersion: '2026-09-01' };
     await step(r, async () => {
       const effects = await r.service.handle(OLD, { type: 'intent', intent });
-      if (m.intent !== null && m.intent !== this.k && m.phase !== 'upgraded') expect(effects).toContainEqual(expect.objectContaining({ type: 'reject_intent' }));
+      if (m.intent !== null && m.intent !== this.k && m.phase !== 'upgraded')
+        expect(effects).toContainEqual(expect.objectContaining({ type: 'reject_intent' }));
     });
     if (m.phase === 'normal') {
       m.phase = 'quiescing';
@@ -75,14 +80,19 @@ class LocalWrite implements fc.AsyncCommand<Model, Real> {
   async run(m: Model, r: Real): Promise<void> {
     const id = `w${m.next++}`;
     m.writes.set(id, m.phase === 'normal' ? 'old' : m.phase === 'upgraded' ? 'new' : 'pending');
-    await step(r, () => r.service.handle(OLD, { type: 'local_write', writeId: id, payload: new TextEncoder().encode(id) }));
+    await step(r, () =>
+      r.service.handle(OLD, { type: 'local_write', writeId: id, payload: new TextEncoder().encode(id) }),
+    );
     if (m.writes.get(id) === 'pending') expect(r.receiver.landed.has(id)).toBe(false);
   }
   toString = () => 'LocalWrite';
 }
 
 class ServerPhase implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly phase: 'normal' | 'frozen', readonly k: number) {}
+  constructor(
+    readonly phase: 'normal' | 'frozen',
+    readonly k: number,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     const intentId = this.phase === 'normal' ? null : INTENTS[this.k]!;
@@ -100,7 +110,10 @@ class ServerPhase implements fc.AsyncCommand<Model, Real> {
 }
 
 class Tombstone implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly k: number, readonly match: boolean) {}
+  constructor(
+    readonly k: number,
+    readonly match: boolean,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     const localHash = this.match ? HASH : frozenStateHash({ ...STATE, members: ['alice'] }, 1);
@@ -149,7 +162,11 @@ class Restart implements fc.AsyncCommand<Model, Real> {
       pending = await r.service.resume(OLD);
     });
     if (pending !== null && m.phase !== 'upgraded') {
-      expect(pending).toEqual(m.intent === null ? { upgradePendingTo: null, intentId: null } : { upgradePendingTo: '2026-09-01', intentId: INTENTS[m.intent] });
+      expect(pending).toEqual(
+        m.intent === null
+          ? { upgradePendingTo: null, intentId: null }
+          : { upgradePendingTo: '2026-09-01', intentId: INTENTS[m.intent] },
+      );
     }
   }
   toString = () => 'Restart';
@@ -198,7 +215,11 @@ describe('upgrade ceremony, member side, model-based', () => {
 
 describe('frozenStateHash', () => {
   it('does not depend on member or manifest order, and changes with any content', () => {
-    const shuffled = { members: ['bob', 'carol', 'alice'], manifestHashes: [new Uint8Array([1]), new Uint8Array([2])], provenanceHead: new Uint8Array([9, 9]) };
+    const shuffled = {
+      members: ['bob', 'carol', 'alice'],
+      manifestHashes: [new Uint8Array([1]), new Uint8Array([2])],
+      provenanceHead: new Uint8Array([9, 9]),
+    };
     expect(frozenStateHash(shuffled, 1)).toEqual(HASH);
     expect(frozenStateHash({ ...STATE, provenanceHead: new Uint8Array([9]) }, 1)).not.toEqual(HASH);
     expect(frozenStateHash({ ...STATE, manifestHashes: [new Uint8Array([1])] }, 1)).not.toEqual(HASH);

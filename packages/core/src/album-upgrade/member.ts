@@ -68,7 +68,11 @@ export type MemberEvent =
   | { readonly type: 'intent'; readonly intent: MemberIntent }
   | { readonly type: 'local_write'; readonly writeId: string; readonly payload: Uint8Array }
   /** What the server's upgrade status says (after a crash, or when polled). */
-  | { readonly type: 'server_phase'; readonly phase: 'normal' | 'quiescing' | 'frozen'; readonly intentId: string | null }
+  | {
+      readonly type: 'server_phase';
+      readonly phase: 'normal' | 'quiescing' | 'frozen';
+      readonly intentId: string | null;
+    }
   | {
       readonly type: 'tombstone';
       readonly intentId: string;
@@ -98,47 +102,81 @@ function equalBytes(a: Uint8Array, b: Uint8Array): boolean {
 
 /** Back to normal: every queued write is flushed to the old album at its own version. */
 function flushToOld(state: MemberState): MemberState {
-  const flushed = state.queue.map((w) => ({ writeId: w.writeId, albumId: state.albumId, version: state.version, payload: w.payload }));
+  const flushed = state.queue.map((w) => ({
+    writeId: w.writeId,
+    albumId: state.albumId,
+    version: state.version,
+    payload: w.payload,
+  }));
   return { ...state, phase: 'normal', intent: null, queue: [], outbox: [...state.outbox, ...flushed] };
 }
 
 /** The member's transition: synchronous, total, no I/O. */
-export function memberTransition(state: MemberState, event: MemberEvent): { state: MemberState; effects: MemberEffect[] } {
+export function memberTransition(
+  state: MemberState,
+  event: MemberEvent,
+): { state: MemberState; effects: MemberEffect[] } {
   const same = (s: MemberState, effects: MemberEffect[] = []) => ({ state: s, effects });
   switch (event.type) {
     case 'intent': {
       if (state.phase === 'upgraded') return same(state, [{ type: 'ignored', reason: 'album already upgraded' }]);
       if (state.intent !== null) {
         if (state.intent.intentId === event.intent.intentId) return same(state);
-        return same(state, [{ type: 'reject_intent', intentId: event.intent.intentId, liveIntentId: state.intent.intentId }]);
+        return same(state, [
+          { type: 'reject_intent', intentId: event.intent.intentId, liveIntentId: state.intent.intentId },
+        ]);
       }
-      if (event.intent.fromVersion !== state.version) return same(state, [{ type: 'ignored', reason: 'intent is not from this album\'s version' }]);
+      if (event.intent.fromVersion !== state.version)
+        return same(state, [{ type: 'ignored', reason: "intent is not from this album's version" }]);
       return same({ ...state, phase: 'quiescing', intent: event.intent });
     }
     case 'local_write': {
       if (state.phase === 'normal') {
-        return same({ ...state, outbox: [...state.outbox, { writeId: event.writeId, albumId: state.albumId, version: state.version, payload: event.payload }] });
+        return same({
+          ...state,
+          outbox: [
+            ...state.outbox,
+            { writeId: event.writeId, albumId: state.albumId, version: state.version, payload: event.payload },
+          ],
+        });
       }
       if (state.phase === 'upgraded') {
         const fork = state.fork!;
-        return same({ ...state, outbox: [...state.outbox, { writeId: event.writeId, albumId: fork.albumId, version: fork.version, payload: event.payload }] });
+        return same({
+          ...state,
+          outbox: [
+            ...state.outbox,
+            { writeId: event.writeId, albumId: fork.albumId, version: fork.version, payload: event.payload },
+          ],
+        });
       }
-      const queued: QueuedWrite = { writeId: event.writeId, payload: event.payload, pendingUntilUpgrade: true, intentId: state.intent!.intentId };
+      const queued: QueuedWrite = {
+        writeId: event.writeId,
+        payload: event.payload,
+        pendingUntilUpgrade: true,
+        intentId: state.intent!.intentId,
+      };
       return same({ ...state, queue: [...state.queue, queued] });
     }
     case 'server_phase': {
       if (state.intent === null || state.phase === 'upgraded') return same(state);
       if (event.phase === 'normal' || event.intentId !== state.intent.intentId) {
         // Expired or aborted on the server (expiry is absence of state): the upgrade is off.
-        return same(flushToOld(state), [{ type: 'upgrade_aborted', intentId: state.intent.intentId, reason: 'server_normal' }]);
+        return same(flushToOld(state), [
+          { type: 'upgrade_aborted', intentId: state.intent.intentId, reason: 'server_normal' },
+        ]);
       }
       return same({ ...state, phase: event.phase });
     }
     case 'tombstone': {
-      if (state.phase === 'upgraded' && state.fork?.upgradedFrom.intentId === event.intentId) return same(state, [{ type: 'ignored', reason: 'duplicate tombstone' }]);
-      if (state.intent === null || state.intent.intentId !== event.intentId) return same(state, [{ type: 'ignored', reason: 'tombstone for an intent not held' }]);
+      if (state.phase === 'upgraded' && state.fork?.upgradedFrom.intentId === event.intentId)
+        return same(state, [{ type: 'ignored', reason: 'duplicate tombstone' }]);
+      if (state.intent === null || state.intent.intentId !== event.intentId)
+        return same(state, [{ type: 'ignored', reason: 'tombstone for an intent not held' }]);
       if (!equalBytes(event.frozenStateHash, event.localHash)) {
-        return same(flushToOld(state), [{ type: 'upgrade_aborted', intentId: event.intentId, reason: 'hash_mismatch' }]);
+        return same(flushToOld(state), [
+          { type: 'upgrade_aborted', intentId: event.intentId, reason: 'hash_mismatch' },
+        ]);
       }
       const fork: ForkRecord = {
         albumId: event.newAlbumId,
@@ -149,8 +187,15 @@ export function memberTransition(state: MemberState, event: MemberEvent): { stat
         writeTierKey: event.writeTierKey,
       };
       // The single commit is the cutover: queued writes are re-encoded for to_version and replayed.
-      const replay = state.queue.map((w) => ({ writeId: w.writeId, albumId: fork.albumId, version: fork.version, payload: w.payload }));
-      return same({ ...state, phase: 'upgraded', queue: [], outbox: [...state.outbox, ...replay], fork }, [{ type: 'cut_over', fork }]);
+      const replay = state.queue.map((w) => ({
+        writeId: w.writeId,
+        albumId: fork.albumId,
+        version: fork.version,
+        payload: w.payload,
+      }));
+      return same({ ...state, phase: 'upgraded', queue: [], outbox: [...state.outbox, ...replay], fork }, [
+        { type: 'cut_over', fork },
+      ]);
     }
     case 'sent':
       return same({ ...state, outbox: state.outbox.filter((w) => w.writeId !== event.writeId) });
@@ -175,7 +220,8 @@ const compareBytes = (a: Uint8Array, b: Uint8Array): number => {
  * head. Suite 1 hashes with SHA-256.
  */
 export function frozenStateHash(state: FrozenAlbumState, cryptoSuiteId: number): Uint8Array {
-  if (cryptoSuiteId !== 1) throw new CoreError('error.request.invalid', `crypto_suite_id ${cryptoSuiteId} is not supported`);
+  if (cryptoSuiteId !== 1)
+    throw new CoreError('error.request.invalid', `crypto_suite_id ${cryptoSuiteId} is not supported`);
   const members = [...state.members].sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
   const manifests = [...state.manifestHashes].sort(compareBytes);
   return sha256(canonicalCbor(['svc-frozen-state/v1', members, manifests, state.provenanceHead]));

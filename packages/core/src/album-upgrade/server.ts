@@ -37,7 +37,13 @@ export function upgradeExpiresAt(receivedAt: number, deadlineS: number): number 
 export function upgradeStatus(album: AlbumRecord, inFlight: number, now: number): UpgradeStatus {
   const live = liveUpgrade(album, now);
   if (live === null) return { phase: 'normal', intentId: null, toVersion: null, expiresAt: null, inFlight };
-  return { phase: inFlight > 0 ? 'quiescing' : 'frozen', intentId: live.intentId, toVersion: live.toVersion, expiresAt: live.expiresAt, inFlight };
+  return {
+    phase: inFlight > 0 ? 'quiescing' : 'frozen',
+    intentId: live.intentId,
+    toVersion: live.toVersion,
+    expiresAt: live.expiresAt,
+    inFlight,
+  };
 }
 
 /**
@@ -67,7 +73,15 @@ export function decideProposal(
 
 /** The album row after an accepted proposal. */
 export function withUpgrade(album: AlbumRecord, intent: UpgradeIntentRecord): AlbumRecord {
-  return { ...album, upgrade: { intentId: intent.intentId, toVersion: intent.toVersion, receivedAt: intent.receivedAt, expiresAt: intent.expiresAt } };
+  return {
+    ...album,
+    upgrade: {
+      intentId: intent.intentId,
+      toVersion: intent.toVersion,
+      receivedAt: intent.receivedAt,
+      expiresAt: intent.expiresAt,
+    },
+  };
 }
 
 /** Abort is only by the id of the intent that holds the album now. */
@@ -84,9 +98,13 @@ export function decideQuiescence(
 ): Result<void, 'error.upload.album_quiescing'> {
   const live = liveUpgrade(album, now);
   if (live !== null && live.intentId !== intentId) {
-    return refuse('error.upload.album_quiescing', 'The album is quiescing for an upgrade; the write must name the live intent.', {
-      live_intent_id: live.intentId,
-    });
+    return refuse(
+      'error.upload.album_quiescing',
+      'The album is quiescing for an upgrade; the write must name the live intent.',
+      {
+        live_intent_id: live.intentId,
+      },
+    );
   }
   return ok(undefined);
 }
@@ -95,7 +113,11 @@ export function decideQuiescence(
  * A finalize whose manifest names an intent other than the album's live one (or any intent when
  * none is live) is a generic conflict. A manifest naming no intent is judged at session creation only.
  */
-export function decideManifestIntent(album: AlbumRecord, manifestIntentId: string | null, now: number): Result<void, 'error.conflict'> {
+export function decideManifestIntent(
+  album: AlbumRecord,
+  manifestIntentId: string | null,
+  now: number,
+): Result<void, 'error.conflict'> {
   if (manifestIntentId === null) return ok(undefined);
   const live = liveUpgrade(album, now);
   if (live === null || live.intentId !== manifestIntentId) {

@@ -53,12 +53,18 @@ export class UpgradeService {
   }
 
   async #status(album: AlbumRecord, now: number): Promise<UpgradeStatus> {
-    const inFlight = await guard('error.store.unavailable', 'counting uploads in flight', () => this.#d.uploads.countInFlightUploads(album.id, now));
+    const inFlight = await guard('error.store.unavailable', 'counting uploads in flight', () =>
+      this.#d.uploads.countInFlightUploads(album.id, now),
+    );
     return upgradeStatus(album, inFlight, now);
   }
 
   /** POST /v1/albums/{id}/upgrade: a SignedUpgradeIntent in canonical CBOR enters quiescence. */
-  async propose(caller: UpgradeCaller, albumId: string, body: Uint8Array): Promise<Result<UpgradeStatus, ProposeRefusal>> {
+  async propose(
+    caller: UpgradeCaller,
+    albumId: string,
+    body: Uint8Array,
+  ): Promise<Result<UpgradeStatus, ProposeRefusal>> {
     const now = this.#d.clock.now();
     const parsed = parseSignedUpgradeIntent(body, this.#d.window);
     if (!parsed.ok) return parsed;
@@ -67,16 +73,27 @@ export class UpgradeService {
     const pin = checkAlbumPin(caller.protocolVersion, album.protocolVersion, this.#d.window);
     if (!pin.ok) return pin;
     const { intent } = parsed.value;
-    if (intent.albumId !== album.id || intent.fromVersion !== album.protocolVersion || intent.toVersion <= intent.fromVersion) {
-      return refuse('error.album.intent_mismatch', 'The intent must name this album, its pin as from_version, and a newer to_version.', {
-        album_pin: album.protocolVersion,
-      });
+    if (
+      intent.albumId !== album.id ||
+      intent.fromVersion !== album.protocolVersion ||
+      intent.toVersion <= intent.fromVersion
+    ) {
+      return refuse(
+        'error.album.intent_mismatch',
+        'The intent must name this album, its pin as from_version, and a newer to_version.',
+        {
+          album_pin: album.protocolVersion,
+        },
+      );
     }
     const proposer = await guard('error.store.unavailable', 'reading the device directory', () =>
       this.#d.directories.findDevice(caller.actingOwnerId ?? caller.accountId, intent.proposerDevice),
     );
     if (!isDeviceActive(proposer, now) || !verifyHybrid(parsed.value, proposer)) {
-      return refuse('error.album.proposer_invalid', 'The proposer is not an active device of this account, or its signatures do not verify.');
+      return refuse(
+        'error.album.proposer_invalid',
+        'The proposer is not an active device of this account, or its signatures do not verify.',
+      );
     }
     const outcome = await guard('error.store.unavailable', 'proposing an upgrade intent', () =>
       this.#d.albums.proposeIntent(
@@ -98,7 +115,9 @@ export class UpgradeService {
       case 'no_album':
         return refuse('error.not_found', 'No such album on this account.');
       case 'in_flight':
-        return refuse('error.album.upgrade_in_flight', 'Another upgrade intent holds this album.', { live_intent_id: outcome.liveIntentId });
+        return refuse('error.album.upgrade_in_flight', 'Another upgrade intent holds this album.', {
+          live_intent_id: outcome.liveIntentId,
+        });
       case 'reused':
         return refuse('error.conflict', 'This intent id was already used with other content or is no longer live.');
       case 'accepted':
@@ -129,7 +148,9 @@ export class UpgradeService {
     const pin = checkAlbumPin(caller.protocolVersion, album.protocolVersion, this.#d.window);
     if (!pin.ok) return pin;
     if (!decideAbort(album, intentId, now)) return refuse('error.conflict', 'That intent does not hold this album.');
-    const aborted = await guard('error.store.unavailable', 'aborting an upgrade', () => this.#d.albums.abortIntent(album.id, intentId, now));
+    const aborted = await guard('error.store.unavailable', 'aborting an upgrade', () =>
+      this.#d.albums.abortIntent(album.id, intentId, now),
+    );
     return aborted ? ok(undefined) : refuse('error.conflict', 'That intent does not hold this album.');
   }
 }

@@ -7,7 +7,10 @@ import type { UploadSessions } from '../ports/upload-sessions.js';
  * attached to it at finalize, a drop adopted) is a write to that album, and passes the album's
  * write guard (pin and quiescence) like any other.
  */
-export async function albumOfAsset(uploads: Pick<UploadSessions, 'findUpload'>, assetId: string): Promise<string | null> {
+export async function albumOfAsset(
+  uploads: Pick<UploadSessions, 'findUpload'>,
+  assetId: string,
+): Promise<string | null> {
   const original = await uploads.findUpload(assetId);
   return original?.albumId ?? null;
 }

@@ -35,13 +35,34 @@ export class AlbumService {
     return this.#guard;
   }
 
-  async create(input: { accountId: string; actingOwnerId?: string | undefined; deviceId: string; protocolVersion: string }): Promise<Result<CreatedAlbum, 'error.device.unknown'>> {
+  async create(input: {
+    accountId: string;
+    actingOwnerId?: string | undefined;
+    deviceId: string;
+    protocolVersion: string;
+  }): Promise<Result<CreatedAlbum, 'error.device.unknown'>> {
     const now = this.#d.clock.now();
-    const gate = await this.#guard.checkWrite({ accountId: input.accountId, deviceAccountId: input.actingOwnerId, deviceId: input.deviceId, albumId: null, intentId: null, protocolVersion: input.protocolVersion }, now);
+    const gate = await this.#guard.checkWrite(
+      {
+        accountId: input.accountId,
+        deviceAccountId: input.actingOwnerId,
+        deviceId: input.deviceId,
+        albumId: null,
+        intentId: null,
+        protocolVersion: input.protocolVersion,
+      },
+      now,
+    );
     if (!gate.ok) return refuse('error.device.unknown', gate.detail);
     const albumId = uuidv7(now, this.#d.random.bytes(10));
     await guard('error.store.unavailable', 'creating an album', () =>
-      this.#d.albums.createAlbum({ id: albumId, accountId: input.accountId, protocolVersion: input.protocolVersion, createdAt: now, upgrade: null }),
+      this.#d.albums.createAlbum({
+        id: albumId,
+        accountId: input.accountId,
+        protocolVersion: input.protocolVersion,
+        createdAt: now,
+        upgrade: null,
+      }),
     );
     return ok({ albumId, protocolVersion: input.protocolVersion });
   }

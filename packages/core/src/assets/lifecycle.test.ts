@@ -7,13 +7,21 @@ const drop: AssetLifecycleFacts = { state: 'pending_drop', trashedAt: null, drop
 
 describe('decideAssetTransition', () => {
   it('trash: only a live asset, stamped with the time', () => {
-    expect(decideAssetTransition(live, { kind: 'trash', now: 3_000 })).toEqual({ ok: true, write: 'update', next: { state: 'trashed', trashedAt: 3_000, dropExpiresAt: null } });
+    expect(decideAssetTransition(live, { kind: 'trash', now: 3_000 })).toEqual({
+      ok: true,
+      write: 'update',
+      next: { state: 'trashed', trashedAt: 3_000, dropExpiresAt: null },
+    });
     expect(decideAssetTransition(trashed, { kind: 'trash', now: 3_000 })).toEqual({ ok: false, refusal: 'not_live' });
     expect(decideAssetTransition(drop, { kind: 'trash', now: 3_000 })).toEqual({ ok: false, refusal: 'not_live' });
   });
 
   it('restore: only a trashed asset, and the trash stamp is cleared', () => {
-    expect(decideAssetTransition(trashed, { kind: 'restore' })).toEqual({ ok: true, write: 'update', next: { state: 'live', trashedAt: null, dropExpiresAt: null } });
+    expect(decideAssetTransition(trashed, { kind: 'restore' })).toEqual({
+      ok: true,
+      write: 'update',
+      next: { state: 'live', trashedAt: null, dropExpiresAt: null },
+    });
     expect(decideAssetTransition(live, { kind: 'restore' })).toEqual({ ok: false, refusal: 'not_trashed' });
     expect(decideAssetTransition(drop, { kind: 'restore' })).toEqual({ ok: false, refusal: 'not_trashed' });
   });
@@ -31,11 +39,20 @@ describe('decideAssetTransition', () => {
   });
 
   it('adopt: a pending drop before its expiry (exclusive) becomes live and loses its expiry', () => {
-    expect(decideAssetTransition(drop, { kind: 'adopt', now: 4_999 })).toEqual({ ok: true, write: 'update', next: { state: 'live', trashedAt: null, dropExpiresAt: null } });
+    expect(decideAssetTransition(drop, { kind: 'adopt', now: 4_999 })).toEqual({
+      ok: true,
+      write: 'update',
+      next: { state: 'live', trashedAt: null, dropExpiresAt: null },
+    });
     expect(decideAssetTransition(drop, { kind: 'adopt', now: 5_000 })).toEqual({ ok: false, refusal: 'drop_expired' });
-    expect(decideAssetTransition({ ...drop, dropExpiresAt: null }, { kind: 'adopt', now: 9e12 })).toMatchObject({ ok: true });
+    expect(decideAssetTransition({ ...drop, dropExpiresAt: null }, { kind: 'adopt', now: 9e12 })).toMatchObject({
+      ok: true,
+    });
     expect(decideAssetTransition(live, { kind: 'adopt', now: 1 })).toEqual({ ok: false, refusal: 'not_pending_drop' });
-    expect(decideAssetTransition(trashed, { kind: 'adopt', now: 1 })).toEqual({ ok: false, refusal: 'not_pending_drop' });
+    expect(decideAssetTransition(trashed, { kind: 'adopt', now: 1 })).toEqual({
+      ok: false,
+      refusal: 'not_pending_drop',
+    });
   });
 
   it('discard deletes a pending drop only: an adopted (live) or trashed asset stays', () => {
@@ -45,7 +62,14 @@ describe('decideAssetTransition', () => {
   });
 
   it('a missing row (purged, or taken by a racing call) refuses every action', () => {
-    const actions: AssetAction[] = [{ kind: 'trash', now: 1 }, { kind: 'restore' }, { kind: 'purge' }, { kind: 'empty_trash' }, { kind: 'discard' }, { kind: 'adopt', now: 1 }];
+    const actions: AssetAction[] = [
+      { kind: 'trash', now: 1 },
+      { kind: 'restore' },
+      { kind: 'purge' },
+      { kind: 'empty_trash' },
+      { kind: 'discard' },
+      { kind: 'adopt', now: 1 },
+    ];
     for (const a of actions) expect(decideAssetTransition(null, a)).toEqual({ ok: false, refusal: 'missing' });
   });
 });

@@ -36,7 +36,13 @@ export type AssetAction =
   | { readonly kind: 'erase' };
 
 /** Why the action does not apply to the asset as it stands (or as it no longer stands). */
-export type AssetTransitionRefusal = 'missing' | 'not_live' | 'not_trashed' | 'not_purgeable' | 'not_pending_drop' | 'drop_expired';
+export type AssetTransitionRefusal =
+  | 'missing'
+  | 'not_live'
+  | 'not_trashed'
+  | 'not_purgeable'
+  | 'not_pending_drop'
+  | 'drop_expired';
 
 export type AssetTransition =
   | { readonly ok: true; readonly write: 'update'; readonly next: AssetLifecycleFacts }
@@ -46,17 +52,26 @@ export type AssetTransition =
 const refused = (refusal: AssetTransitionRefusal): AssetTransition => ({ ok: false, refusal });
 
 /** A pending drop is adoptable until its expiry (exclusive); one without an expiry never lapses. */
-export const dropExpired = (dropExpiresAt: number | null, now: number): boolean => dropExpiresAt !== null && now >= dropExpiresAt;
+export const dropExpired = (dropExpiresAt: number | null, now: number): boolean =>
+  dropExpiresAt !== null && now >= dropExpiresAt;
 
 export function decideAssetTransition(asset: AssetLifecycleFacts | null, action: AssetAction): AssetTransition {
   if (!asset) return refused('missing');
   switch (action.kind) {
     case 'trash':
       if (asset.state !== 'live') return refused('not_live');
-      return { ok: true, write: 'update', next: { state: 'trashed', trashedAt: action.now, dropExpiresAt: asset.dropExpiresAt } };
+      return {
+        ok: true,
+        write: 'update',
+        next: { state: 'trashed', trashedAt: action.now, dropExpiresAt: asset.dropExpiresAt },
+      };
     case 'restore':
       if (asset.state !== 'trashed') return refused('not_trashed');
-      return { ok: true, write: 'update', next: { state: 'live', trashedAt: null, dropExpiresAt: asset.dropExpiresAt } };
+      return {
+        ok: true,
+        write: 'update',
+        next: { state: 'live', trashedAt: null, dropExpiresAt: asset.dropExpiresAt },
+      };
     case 'purge':
       // A live asset goes to the trash first, so a purge is never one click from a live library.
       if (asset.state === 'live') return refused('not_purgeable');

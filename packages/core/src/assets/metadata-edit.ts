@@ -63,16 +63,26 @@ export function decideMetadataReplace(
   const old = facts.metadataSizes.reduce((n, s) => n + s, 0);
   const verdict = admitWrite(
     quotaStatus(lf, now, policy.graceMs),
-    { kind: 'metadata_update', delta: input.size - old, charge: input.size, uploadKind: null, trashActivityAt: facts.account.trashActivityAt },
+    {
+      kind: 'metadata_update',
+      delta: input.size - old,
+      charge: input.size,
+      uploadKind: null,
+      trashActivityAt: facts.account.trashActivityAt,
+    },
     policy,
     now,
   );
   if (!verdict.ok) return verdict;
-  const newBlob = facts.storedBlobSize === null ? { contentHash: input.contentHash, size: input.size, chargedTo: payerId } : null;
+  const newBlob =
+    facts.storedBlobSize === null ? { contentHash: input.contentHash, size: input.size, chargedTo: payerId } : null;
   return ok({
     payerId,
     newBlob,
     reference: { kind: 'metadata', contentHash: input.contentHash, size: facts.storedBlobSize ?? input.size },
-    hardSince: nextHardSince({ charged: lf.charged + (newBlob?.size ?? 0), reserved: lf.reserved, hardSince: lf.hardSince, limits: lf.limits }, now),
+    hardSince: nextHardSince(
+      { charged: lf.charged + (newBlob?.size ?? 0), reserved: lf.reserved, hardSince: lf.hardSince, limits: lf.limits },
+      now,
+    ),
   });
 }

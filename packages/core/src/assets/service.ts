@@ -53,7 +53,8 @@ export class AssetService {
 
   async #reach(caller: Caller, id: string, action: 'read' | 'write'): Promise<Result<AssetRecord, Missing>> {
     const a = await guard(STORE, 'asset read', () => this.#d.assets.findAsset(id));
-    if (!a || a.state === 'pending_drop' || !mayReach(caller, assetObject(a), action)) return refuse('error.not_found', 'No such asset.');
+    if (!a || a.state === 'pending_drop' || !mayReach(caller, assetObject(a), action))
+      return refuse('error.not_found', 'No such asset.');
     return ok(a);
   }
 
@@ -72,22 +73,40 @@ export class AssetService {
 
   /** The album's write guard (pin, quiescence) for a write to an asset of `ownerId` that lies in it. */
   #albumAdmits(ownerId: string, albumId: string, write: AssetWrite, now: number): Promise<Result<void, Guarded>> {
-    return this.#d.writeGuard.checkAlbumWrite({ accountId: ownerId, albumId, intentId: write.intentId, protocolVersion: write.protocolVersion }, now);
+    return this.#d.writeGuard.checkAlbumWrite(
+      { accountId: ownerId, albumId, intentId: write.intentId, protocolVersion: write.protocolVersion },
+      now,
+    );
   }
 
-  async trash(caller: Caller, id: string, write: AssetWrite): Promise<Result<AssetRecord, Missing | Conflict | Guarded>> {
+  async trash(
+    caller: Caller,
+    id: string,
+    write: AssetWrite,
+  ): Promise<Result<AssetRecord, Missing | Conflict | Guarded>> {
     return this.#step(caller, id, write, (now) => this.#d.assets.trashAsset(id, now), 'The asset is not live.');
   }
 
-  async restore(caller: Caller, id: string, write: AssetWrite): Promise<Result<AssetRecord, Missing | Conflict | Guarded>> {
-    return this.#step(caller, id, write, (now) => this.#d.assets.restoreAsset(id, now), 'The asset is not in the trash.');
+  async restore(
+    caller: Caller,
+    id: string,
+    write: AssetWrite,
+  ): Promise<Result<AssetRecord, Missing | Conflict | Guarded>> {
+    return this.#step(
+      caller,
+      id,
+      write,
+      (now) => this.#d.assets.restoreAsset(id, now),
+      'The asset is not in the trash.',
+    );
   }
 
   /** Hard purge of a trashed asset: its references drop now, its bytes are credited at the sweep. */
   async purge(caller: Caller, id: string, write: AssetWrite): Promise<Result<void, Missing | Conflict | Guarded>> {
     const a = await this.#reachToWrite(caller, id, write);
     if (!a.ok) return a;
-    if (!(await guard(STORE, 'asset write', () => this.#d.assets.purgeAsset(id, this.#d.clock.now())))) return refuse('error.conflict', 'Only an asset in the trash can be purged.');
+    if (!(await guard(STORE, 'asset write', () => this.#d.assets.purgeAsset(id, this.#d.clock.now()))))
+      return refuse('error.conflict', 'Only an asset in the trash can be purged.');
     return ok(undefined);
   }
 
@@ -106,13 +125,24 @@ export class AssetService {
       const gate = await this.#albumAdmits(caller.accountId, albumId, write, now);
       if (!gate.ok) return { ...gate, data: { ...gate.data, album_id: albumId } };
     }
-    return ok(await guard(STORE, 'asset write', () => this.#d.assets.emptyTrash(caller.accountId, trash.map((t) => t.assetId), now)));
+    return ok(
+      await guard(STORE, 'asset write', () =>
+        this.#d.assets.emptyTrash(
+          caller.accountId,
+          trash.map((t) => t.assetId),
+          now,
+        ),
+      ),
+    );
   }
 
   /** The link owner takes a pending drop into the library (adoption adds only small blobs later). */
   async adoptDrop(linkOwner: Caller, id: string): Promise<Result<AssetRecord, Missing>> {
     const a = await guard(STORE, 'asset read', () => this.#d.assets.findAsset(id));
-    if (!reach(linkOwner, a && assetObject(a), 'write').ok || !(await guard(STORE, 'asset write', () => this.#d.assets.adoptDrop(id, this.#d.clock.now())))) {
+    if (
+      !reach(linkOwner, a && assetObject(a), 'write').ok ||
+      !(await guard(STORE, 'asset write', () => this.#d.assets.adoptDrop(id, this.#d.clock.now())))
+    ) {
       return refuse('error.not_found', 'No such pending drop.');
     }
     return ok((await this.#d.assets.findAsset(id))!);
@@ -121,7 +151,8 @@ export class AssetService {
   /** Discards a pending drop: its bytes are freed at the next sweep. */
   async discardDrop(linkOwner: Caller, id: string): Promise<Result<void, Missing>> {
     const a = await guard(STORE, 'asset read', () => this.#d.assets.findAsset(id));
-    if (!a || a.state !== 'pending_drop' || !mayReach(linkOwner, assetObject(a), 'write')) return refuse('error.not_found', 'No such pending drop.');
+    if (!a || a.state !== 'pending_drop' || !mayReach(linkOwner, assetObject(a), 'write'))
+      return refuse('error.not_found', 'No such pending drop.');
     // Decided again under the store's lock: an adoption that won the race keeps the asset, and this discard says so.
     const discarded = await guard(STORE, 'asset write', () => this.#d.assets.discardDrop(id));
     return discarded ? ok(undefined) : refuse('error.not_found', 'No such pending drop.');
@@ -136,7 +167,12 @@ export class AssetService {
    * (blobs/store-bytes.ts): when the edit is refused they go as the sweep's do (handoff.ts), unless
    * the ledger holds them for another writer.
    */
-  async replaceMetadata(caller: Caller, id: string, bytes: Uint8Array, write: AssetWrite): Promise<Result<AssetRecord, Missing | MetadataEditRefusal | Guarded>> {
+  async replaceMetadata(
+    caller: Caller,
+    id: string,
+    bytes: Uint8Array,
+    write: AssetWrite,
+  ): Promise<Result<AssetRecord, Missing | MetadataEditRefusal | Guarded>> {
     const a = await this.#reachToWrite(caller, id, write);
     if (!a.ok) return a;
     // Read before the bytes are stored, so a trashed asset costs no write; the store judges it again.
@@ -144,7 +180,13 @@ export class AssetService {
     if (!live.ok) return live;
     const now = this.#d.clock.now();
     const { contentHash, recorded } = await this.#d.quota.storeWholeBytes('meta', bytes, (contentHash) =>
-      guard(STORE, 'asset write', () => this.#d.assets.replaceMetadata({ assetId: id, accountId: caller.accountId, contentHash, size: bytes.length }, this.#d.quota.policy, now)),
+      guard(STORE, 'asset write', () =>
+        this.#d.assets.replaceMetadata(
+          { assetId: id, accountId: caller.accountId, contentHash, size: bytes.length },
+          this.#d.quota.policy,
+          now,
+        ),
+      ),
     );
     if (!recorded.ok) {
       await this.#d.quota.collectUnrecorded(contentHash);
@@ -162,7 +204,8 @@ export class AssetService {
   ): Promise<Result<AssetRecord, Missing | Conflict | Guarded>> {
     const a = await this.#reachToWrite(caller, id, write);
     if (!a.ok) return a;
-    if (!(await guard(STORE, 'asset write', () => change(this.#d.clock.now())))) return refuse('error.conflict', conflict);
+    if (!(await guard(STORE, 'asset write', () => change(this.#d.clock.now()))))
+      return refuse('error.conflict', conflict);
     return ok((await this.#d.assets.findAsset(id))!);
   }
 }

@@ -35,7 +35,15 @@ const pub = (seed: Uint8Array): Uint8Array => ed25519.getPublicKey(seed);
 describe('attestation history hashing', () => {
   it('hashes the hand-built canonical CBOR of [domain, seq, kid, key bytes, added_at, prev] (first entry, prev "")', () => {
     const key = pub(seedA);
-    const expected = new Uint8Array([0x86, ...text('svc-attestation-history/v1'), ...uint(1), ...text('kid-one'), ...bytes32(key), ...uint(1_795_000_000), 0x60]);
+    const expected = new Uint8Array([
+      0x86,
+      ...text('svc-attestation-history/v1'),
+      ...uint(1),
+      ...text('kid-one'),
+      ...bytes32(key),
+      ...uint(1_795_000_000),
+      0x60,
+    ]);
     // The domain is 26 bytes, so its head is the two bytes 0x78 0x1a; added_at needs a 4-byte uint.
     expect([...expected.slice(0, 3)]).toEqual([0x86, 0x78, 0x1a]);
     const link = { seq: 1, kid: 'kid-one', publicKey: toBase64url(key), addedAt: 1_795_000_000, prev: '' };
@@ -45,8 +53,23 @@ describe('attestation history hashing', () => {
   it('covers a later entry with a two-byte seq and a 64-character prev', () => {
     const key = pub(seedB);
     const prev = 'ab'.repeat(32);
-    const expected = new Uint8Array([0x86, ...text('svc-attestation-history/v1'), 0x19, 0x01, 0x2c, ...text('k2'), ...bytes32(key), 0x18, 200, 0x78, 0x40, ...new TextEncoder().encode(prev)]);
-    expect(historyHash({ seq: 300, kid: 'k2', publicKey: toBase64url(key), addedAt: 200, prev })).toBe(toHex(sha256(expected)));
+    const expected = new Uint8Array([
+      0x86,
+      ...text('svc-attestation-history/v1'),
+      0x19,
+      0x01,
+      0x2c,
+      ...text('k2'),
+      ...bytes32(key),
+      0x18,
+      200,
+      0x78,
+      0x40,
+      ...new TextEncoder().encode(prev),
+    ]);
+    expect(historyHash({ seq: 300, kid: 'k2', publicKey: toBase64url(key), addedAt: 200, prev })).toBe(
+      toHex(sha256(expected)),
+    );
   });
   it('signs the first entry with its own key and each later one with the previous key, over the 32 hash bytes', () => {
     const e1 = makeHistoryEntry(null, { kid: 'a', publicKey: toBase64url(pub(seedA)), addedAt: 100 }, seedA);
@@ -80,15 +103,23 @@ describe('verifyHistory', () => {
       [e1, e2, makeHistoryEntry(e2, { kid: 'c', publicKey: toBase64url(pub(seedC)), addedAt: 300 }, seedC)],
       [{ ...e1, sig: e2.sig }, e2, e3],
     ];
-    for (const chain of bad) expect(verifyHistory(chain)).toMatchObject({ ok: false, code: 'error.attestation.history_invalid' });
+    for (const chain of bad)
+      expect(verifyHistory(chain)).toMatchObject({ ok: false, code: 'error.attestation.history_invalid' });
   });
 });
 
 describe('AttestationRing', () => {
   const issuer = 'https://photos.example';
-  const blob = { contentHash: 'c'.repeat(64), size: 1234, chargedTo: '0190a000-0000-7000-8000-000000000002', peer: null, storedAt: 0 };
+  const blob = {
+    contentHash: 'c'.repeat(64),
+    size: 1234,
+    chargedTo: '0190a000-0000-7000-8000-000000000002',
+    peer: null,
+    storedAt: 0,
+  };
   const blobs = { findBlob: async (h: string) => (h === blob.contentHash ? blob : null) };
-  const ring = (store = new MemoryAttestationKeyStore(), clock = new FakeClock()) => new AttestationRing({ store, blobs, clock, random: new SeededRandom(42), issuer, box: testSecretBox() });
+  const ring = (store = new MemoryAttestationKeyStore(), clock = new FakeClock()) =>
+    new AttestationRing({ store, blobs, clock, random: new SeededRandom(42), issuer, box: testSecretBox() });
 
   it('creates entry 1 on first start, and each rotation appends exactly one entry signed by the key before', async () => {
     const store = new MemoryAttestationKeyStore();
@@ -134,15 +165,37 @@ describe('AttestationRing', () => {
     const clock = new FakeClock();
     const r = ring(new MemoryAttestationKeyStore(), clock);
     await r.init();
-    const jws = (await r.receipt({ uploaderId: '0190a000-0000-7000-8000-000000000001', uploadId: '0190c000-0000-7000-8000-000000000009', contentHash: blob.contentHash }))!;
+    const jws = (await r.receipt({
+      uploaderId: '0190a000-0000-7000-8000-000000000001',
+      uploadId: '0190c000-0000-7000-8000-000000000009',
+      contentHash: blob.contentHash,
+    }))!;
     const header = decodeProtectedHeader(jws);
     expect(header).toMatchObject({ alg: 'EdDSA', typ: 'svc-receipt+jwt' });
     const jwk = (await r.record()).keys.find((k) => k.kid === header.kid)!;
     const { payload } = await jwtVerify(jws, await importJWK(jwk, 'EdDSA'), { typ: 'svc-receipt+jwt', issuer });
     expect(payload).toEqual(
-      receiptClaims({ issuer, uploaderId: '0190a000-0000-7000-8000-000000000001', uploadId: '0190c000-0000-7000-8000-000000000009', contentHash: blob.contentHash, size: 1234, chargedTo: blob.chargedTo }, clock.now()),
+      receiptClaims(
+        {
+          issuer,
+          uploaderId: '0190a000-0000-7000-8000-000000000001',
+          uploadId: '0190c000-0000-7000-8000-000000000009',
+          contentHash: blob.contentHash,
+          size: 1234,
+          chargedTo: blob.chargedTo,
+        },
+        clock.now(),
+      ),
     );
-    expect(Object.keys(payload).sort()).toEqual(['charged_to', 'content_hash', 'iat', 'iss', 'size', 'sub', 'upload_id']);
+    expect(Object.keys(payload).sort()).toEqual([
+      'charged_to',
+      'content_hash',
+      'iat',
+      'iss',
+      'size',
+      'sub',
+      'upload_id',
+    ]);
     expect(await r.receipt({ uploaderId: 'x', uploadId: 'y', contentHash: 'd'.repeat(64) })).toBeNull();
   });
 
@@ -164,7 +217,14 @@ describe('AttestationRing', () => {
         return seen;
       },
     };
-    await new AttestationRing({ store: racing, blobs, clock: new FakeClock(), random: new SeededRandom(7), issuer, box: testSecretBox() }).init();
+    await new AttestationRing({
+      store: racing,
+      blobs,
+      clock: new FakeClock(),
+      random: new SeededRandom(7),
+      issuer,
+      box: testSecretBox(),
+    }).init();
     expect(await store.listAttestationHistory()).toHaveLength(1);
   });
 
@@ -173,14 +233,51 @@ describe('AttestationRing', () => {
     await ring(store).init();
     await ring(store).rotate();
     const history = await store.listAttestationHistory();
-    const tampered = { listAttestationKeys: () => store.listAttestationKeys(), appendAttestationKey: () => Promise.resolve('stale' as const), resealAttestationKey: () => Promise.resolve(false), listAttestationHistory: async () => [history[0]!, { ...history[1]!, addedAt: history[1]!.addedAt + 1 }] };
-    await expect(new AttestationRing({ store: tampered, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer, box: testSecretBox() }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
-    const swapped = { ...tampered, listAttestationHistory: () => store.listAttestationHistory(), listAttestationKeys: async () => (await store.listAttestationKeys()).map((k) => ({ ...k, privateKey: toBase64url(seedA) })) };
-    await expect(new AttestationRing({ store: swapped, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer, box: testSecretBox() }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
+    const tampered = {
+      listAttestationKeys: () => store.listAttestationKeys(),
+      appendAttestationKey: () => Promise.resolve('stale' as const),
+      resealAttestationKey: () => Promise.resolve(false),
+      listAttestationHistory: async () => [history[0]!, { ...history[1]!, addedAt: history[1]!.addedAt + 1 }],
+    };
+    await expect(
+      new AttestationRing({
+        store: tampered,
+        blobs,
+        clock: new FakeClock(),
+        random: new SeededRandom(1),
+        issuer,
+        box: testSecretBox(),
+      }).init(),
+    ).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
+    const swapped = {
+      ...tampered,
+      listAttestationHistory: () => store.listAttestationHistory(),
+      listAttestationKeys: async () =>
+        (await store.listAttestationKeys()).map((k) => ({ ...k, privateKey: toBase64url(seedA) })),
+    };
+    await expect(
+      new AttestationRing({
+        store: swapped,
+        blobs,
+        clock: new FakeClock(),
+        random: new SeededRandom(1),
+        issuer,
+        box: testSecretBox(),
+      }).init(),
+    ).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
     // A history emptied (or cut short) behind the server's back is refused too, not restarted.
     for (const cut of [[], history.slice(0, 1)]) {
       const truncated = { ...tampered, listAttestationHistory: async () => cut };
-      await expect(new AttestationRing({ store: truncated, blobs, clock: new FakeClock(), random: new SeededRandom(1), issuer, box: testSecretBox() }).init()).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
+      await expect(
+        new AttestationRing({
+          store: truncated,
+          blobs,
+          clock: new FakeClock(),
+          random: new SeededRandom(1),
+          issuer,
+          box: testSecretBox(),
+        }).init(),
+      ).rejects.toMatchObject({ code: 'error.attestation.history_invalid' });
     }
   });
 
@@ -203,12 +300,28 @@ describe('AttestationRing', () => {
     const store = new MemoryAttestationKeyStore();
     const clock = new FakeClock();
     // An earlier build's history: two raw keys, the second vouched for by the first.
-    const k1 = { kid: 'kid-1', privateKey: toBase64url(seedA), publicKey: toBase64url(ed25519.getPublicKey(seedA)), createdAt: 1_000, retiredAt: null };
+    const k1 = {
+      kid: 'kid-1',
+      privateKey: toBase64url(seedA),
+      publicKey: toBase64url(ed25519.getPublicKey(seedA)),
+      createdAt: 1_000,
+      retiredAt: null,
+    };
     const e1 = makeHistoryEntry(null, { kid: k1.kid, publicKey: k1.publicKey, addedAt: 1 }, seedA);
     await store.appendAttestationKey(k1, e1, 1_000);
     const seedB = new Uint8Array(32).fill(0xbb);
-    const k2 = { kid: 'kid-2', privateKey: toBase64url(seedB), publicKey: toBase64url(ed25519.getPublicKey(seedB)), createdAt: 2_000, retiredAt: null };
-    await store.appendAttestationKey(k2, makeHistoryEntry(e1, { kid: k2.kid, publicKey: k2.publicKey, addedAt: 2 }, seedA), 2_000);
+    const k2 = {
+      kid: 'kid-2',
+      privateKey: toBase64url(seedB),
+      publicKey: toBase64url(ed25519.getPublicKey(seedB)),
+      createdAt: 2_000,
+      retiredAt: null,
+    };
+    await store.appendAttestationKey(
+      k2,
+      makeHistoryEntry(e1, { kid: k2.kid, publicKey: k2.publicKey, addedAt: 2 }, seedA),
+      2_000,
+    );
     await Promise.all([ring(store, clock).init(), ring(store, clock).init()]);
     const stored = await store.listAttestationKeys();
     expect(stored.map((k) => k.privateKey.startsWith('v1.'))).toEqual([true, true]);
@@ -221,7 +334,14 @@ describe('AttestationRing', () => {
     expect(decodeProtectedHeader(jws).kid).toBe('kid-2');
     await jwtVerify(jws, await importJWK((await r.record()).keys[0]!, 'EdDSA'), { typ: 'svc-receipt+jwt', issuer });
     // Under another server key the ring does not start.
-    const other = new AttestationRing({ store, blobs, clock, random: new SeededRandom(1), issuer, box: new SecretBox({ key: new Uint8Array(32).fill(1), random: new SeededRandom(1) }) });
+    const other = new AttestationRing({
+      store,
+      blobs,
+      clock,
+      random: new SeededRandom(1),
+      issuer,
+      box: new SecretBox({ key: new Uint8Array(32).fill(1), random: new SeededRandom(1) }),
+    });
     await expect(other.init()).rejects.toThrow(/SVC_SECRET_KEY/);
   });
 });

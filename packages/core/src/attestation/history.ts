@@ -33,8 +33,18 @@ export function historyHash(link: HistoryLink): string {
  * The next entry of a history, signed by `signerSeed`: the previous key's seed, or for the first
  * entry the new key's own (it vouches for itself; every later key is vouched for by its predecessor).
  */
-export function makeHistoryEntry(last: AttestationHistoryEntry | null, key: { kid: string; publicKey: string; addedAt: number }, signerSeed: Uint8Array): AttestationHistoryEntry {
-  const link: HistoryLink = { seq: last === null ? 1 : last.seq + 1, kid: key.kid, publicKey: key.publicKey, addedAt: key.addedAt, prev: last === null ? '' : last.hash };
+export function makeHistoryEntry(
+  last: AttestationHistoryEntry | null,
+  key: { kid: string; publicKey: string; addedAt: number },
+  signerSeed: Uint8Array,
+): AttestationHistoryEntry {
+  const link: HistoryLink = {
+    seq: last === null ? 1 : last.seq + 1,
+    kid: key.kid,
+    publicKey: key.publicKey,
+    addedAt: key.addedAt,
+    prev: last === null ? '' : last.hash,
+  };
   const hash = historyHash(link);
   return { ...link, hash, sig: toBase64url(ed25519.sign(fromHex(hash)!, signerSeed)) };
 }
@@ -43,7 +53,7 @@ export function makeHistoryEntry(last: AttestationHistoryEntry | null, key: { ki
 function linkFault(last: AttestationHistoryEntry | null, entry: AttestationHistoryEntry): string | null {
   const seq = last === null ? 1 : last.seq + 1;
   if (entry.seq !== seq) return `seq is ${entry.seq}, expected ${seq}`;
-  if (entry.prev !== (last === null ? '' : last.hash)) return 'prev is not the previous entry\'s hash';
+  if (entry.prev !== (last === null ? '' : last.hash)) return "prev is not the previous entry's hash";
   if (!Number.isSafeInteger(entry.addedAt) || entry.addedAt < 0) return 'added_at is not a whole number of seconds';
   let hash: string;
   try {
@@ -61,7 +71,11 @@ function linkFault(last: AttestationHistoryEntry | null, entry: AttestationHisto
   } catch {
     verified = false;
   }
-  return verified ? null : (last === null ? 'sig is not the entry key\'s own signature' : 'sig is not the previous key\'s signature');
+  return verified
+    ? null
+    : last === null
+      ? "sig is not the entry key's own signature"
+      : "sig is not the previous key's signature";
 }
 
 /** True when `entry` is the valid next link after `last`. Stores decide appends with this. */
@@ -74,11 +88,18 @@ export function acceptsHistoryEntry(last: AttestationHistoryEntry | null, entry:
  * predecessor's hash, and is signed by its predecessor's key. Anyone can run this against the
  * published record; the server runs it at every start and refuses to start on a broken chain.
  */
-export function verifyHistory(entries: readonly AttestationHistoryEntry[]): Result<void, 'error.attestation.history_invalid'> {
+export function verifyHistory(
+  entries: readonly AttestationHistoryEntry[],
+): Result<void, 'error.attestation.history_invalid'> {
   let last: AttestationHistoryEntry | null = null;
   for (const entry of entries) {
     const fault = linkFault(last, entry);
-    if (fault !== null) return refuse('error.attestation.history_invalid', `attestation history entry ${entry.seq} (kid ${entry.kid}): ${fault}`, { seq: entry.seq });
+    if (fault !== null)
+      return refuse(
+        'error.attestation.history_invalid',
+        `attestation history entry ${entry.seq} (kid ${entry.kid}): ${fault}`,
+        { seq: entry.seq },
+      );
     last = entry;
   }
   return ok(undefined);

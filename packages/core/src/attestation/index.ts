@@ -1,4 +1,11 @@
-export { HISTORY_DOMAIN, historyPreimage, historyHash, makeHistoryEntry, acceptsHistoryEntry, verifyHistory } from './history.js';
+export {
+  HISTORY_DOMAIN,
+  historyPreimage,
+  historyHash,
+  makeHistoryEntry,
+  acceptsHistoryEntry,
+  verifyHistory,
+} from './history.js';
 export type { HistoryLink } from './history.js';
 export { RECEIPT_TYP, receiptClaims } from './receipt.js';
 export type { ReceiptClaims, ReceiptFacts } from './receipt.js';

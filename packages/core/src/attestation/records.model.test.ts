@@ -7,7 +7,10 @@ import { recordsModelProperty } from '../testing/models/records-model.js';
 describe('deprecations and attestation keys, model-based, in memory', () => {
   it('match the model after every step, through two processes', async () => {
     await fc.assert(
-      recordsModelProperty(async () => ({ deprecations: new MemoryDeprecationStore(), attestation: new MemoryAttestationKeyStore() })),
+      recordsModelProperty(async () => ({
+        deprecations: new MemoryDeprecationStore(),
+        attestation: new MemoryAttestationKeyStore(),
+      })),
       { numRuns: 30 },
     );
   }, 60_000);

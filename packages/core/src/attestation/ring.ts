@@ -2,7 +2,11 @@ import { ed25519 } from '@noble/curves/ed25519.js';
 import { importJWK, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { toBase64url } from '../encoding/bytes.js';
 import { CoreError, guard } from '../errors.js';
-import type { AttestationHistoryEntry, AttestationKeyRecord, AttestationKeyStore } from '../ports/attestation-key-store.js';
+import type {
+  AttestationHistoryEntry,
+  AttestationKeyRecord,
+  AttestationKeyStore,
+} from '../ports/attestation-key-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { QuotaLedger } from '../ports/quota-ledger.js';
 import type { Random } from '../ports/random.js';
@@ -27,7 +31,16 @@ export interface AttestationRingOptions {
 /** The published record: the keys that sign now, and the whole history. */
 export interface AttestationRecord {
   readonly keys: PublicJwk[];
-  readonly history: { seq: number; kid: string; jwk: PublicJwk; added_at: number; retired_at: string | null; prev: string; hash: string; sig: string }[];
+  readonly history: {
+    seq: number;
+    kid: string;
+    jwk: PublicJwk;
+    added_at: number;
+    retired_at: string | null;
+    prev: string;
+    hash: string;
+    sig: string;
+  }[];
 }
 
 export interface ReceiptRequest {
@@ -56,7 +69,13 @@ export class AttestationRing {
   async #generate(now: number): Promise<{ record: AttestationKeyRecord; seed: Uint8Array }> {
     const seed = this.#o.random.bytes(32);
     const kid = toBase64url(this.#o.random.bytes(9));
-    const record = { kid, privateKey: await sealKeySeed(this.#o.box, 'attestation', kid, seed), publicKey: toBase64url(ed25519.getPublicKey(seed)), createdAt: now, retiredAt: null };
+    const record = {
+      kid,
+      privateKey: await sealKeySeed(this.#o.box, 'attestation', kid, seed),
+      publicKey: toBase64url(ed25519.getPublicKey(seed)),
+      createdAt: now,
+      retiredAt: null,
+    };
     return { record, seed };
   }
 
@@ -82,11 +101,16 @@ export class AttestationRing {
       // read the history again, after the keys. Still empty, keys without a history were removed,
       // not never made; starting a new chain would hide that.
       history = await this.#o.store.listAttestationHistory();
-      if (history.length === 0) throw new CoreError('error.attestation.history_invalid', 'attestation keys exist but their history is empty');
+      if (history.length === 0)
+        throw new CoreError('error.attestation.history_invalid', 'attestation keys exist but their history is empty');
     }
     if (history.length === 0) {
       const { record: first, seed } = await this.#generate(this.#o.clock.now());
-      const entry = makeHistoryEntry(null, { kid: first.kid, publicKey: first.publicKey, addedAt: Math.floor(first.createdAt / 1000) }, seed);
+      const entry = makeHistoryEntry(
+        null,
+        { kid: first.kid, publicKey: first.publicKey, addedAt: Math.floor(first.createdAt / 1000) },
+        seed,
+      );
       // 'stale': another process started first and wrote entry 1; its key is the one to use.
       await this.#o.store.appendAttestationKey(first, entry, first.createdAt);
       history = await this.#o.store.listAttestationHistory();
@@ -95,7 +119,9 @@ export class AttestationRing {
     if (keys.some((k) => !isSealed(k.privateKey))) {
       // Keys an earlier build stored raw: sealed in place, once, whichever process gets there first.
       try {
-        await sealRawKeys(this.#o.box, 'attestation', keys, (kid, from, to) => this.#o.store.resealAttestationKey(kid, from, to));
+        await sealRawKeys(this.#o.box, 'attestation', keys, (kid, from, to) =>
+          this.#o.store.resealAttestationKey(kid, from, to),
+        );
       } catch (e) {
         throw new CoreError('error.attestation.history_invalid', (e as Error).message);
       }
@@ -106,19 +132,29 @@ export class AttestationRing {
 
   async #check(history: readonly AttestationHistoryEntry[], keys: readonly AttestationKeyRecord[]): Promise<void> {
     const verified = verifyHistory(history);
-    if (!verified.ok) throw new CoreError('error.attestation.history_invalid', verified.detail ?? 'attestation history does not verify');
+    if (!verified.ok)
+      throw new CoreError(
+        'error.attestation.history_invalid',
+        verified.detail ?? 'attestation history does not verify',
+      );
     const byKid = new Map(history.map((e) => [e.kid, e]));
     for (const k of keys) {
       const e = byKid.get(k.kid);
       if (!e || e.publicKey !== k.publicKey) {
-        throw new CoreError('error.attestation.history_invalid', `attestation key ${k.kid} is not the key its history entry names`);
+        throw new CoreError(
+          'error.attestation.history_invalid',
+          `attestation key ${k.kid} is not the key its history entry names`,
+        );
       }
       await this.#seed(k);
     }
     const active = keys.filter((k) => k.retiredAt === null);
     const last = history[history.length - 1];
     if (active.length !== 1 || last === undefined || active[0]!.kid !== last.kid) {
-      throw new CoreError('error.attestation.history_invalid', 'the signing attestation key is not the last entry of the history');
+      throw new CoreError(
+        'error.attestation.history_invalid',
+        'the signing attestation key is not the last entry of the history',
+      );
     }
   }
 
@@ -135,7 +171,11 @@ export class AttestationRing {
       const signer = keys.find((k) => k.kid === last.kid)!;
       const now = this.#o.clock.now();
       const { record: next } = await this.#generate(now);
-      const entry = makeHistoryEntry(last, { kid: next.kid, publicKey: next.publicKey, addedAt: Math.floor(now / 1000) }, await this.#seed(signer));
+      const entry = makeHistoryEntry(
+        last,
+        { kid: next.kid, publicKey: next.publicKey, addedAt: Math.floor(now / 1000) },
+        await this.#seed(signer),
+      );
       if ((await this.#o.store.appendAttestationKey(next, entry, now)) === 'appended') return entry;
     }
     throw new CoreError('error.conflict', 'attestation keys kept rotating underneath; try again');
@@ -157,8 +197,20 @@ export class AttestationRing {
     const active = keys.find((k) => k.retiredAt === null);
     if (!active) throw new CoreError('error.internal', 'no active attestation key');
     const now = this.#o.clock.now();
-    const claims = receiptClaims({ issuer: this.#o.issuer, uploaderId: request.uploaderId, uploadId: request.uploadId, contentHash: blob.contentHash, size: blob.size, chargedTo: blob.chargedTo }, now);
-    return new SignJWT({ ...claims }).setProtectedHeader({ alg: 'EdDSA', typ: RECEIPT_TYP, kid: active.kid }).sign(await this.#privateKey(active));
+    const claims = receiptClaims(
+      {
+        issuer: this.#o.issuer,
+        uploaderId: request.uploaderId,
+        uploadId: request.uploadId,
+        contentHash: blob.contentHash,
+        size: blob.size,
+        chargedTo: blob.chargedTo,
+      },
+      now,
+    );
+    return new SignJWT({ ...claims })
+      .setProtectedHeader({ alg: 'EdDSA', typ: RECEIPT_TYP, kid: active.kid })
+      .sign(await this.#privateKey(active));
   }
 
   /**
@@ -173,14 +225,21 @@ export class AttestationRing {
         Promise.all([this.#o.store.listAttestationHistory(), this.#o.store.listAttestationKeys()]),
       );
       if (agree(history, keys)) return recordOf(history, keys);
-      if (attempt >= RECORD_READS) throw new CoreError('error.store.unavailable', 'the attestation keys kept changing while being read');
+      if (attempt >= RECORD_READS)
+        throw new CoreError('error.store.unavailable', 'the attestation keys kept changing while being read');
     }
   }
 
   #privateKey(k: AttestationKeyRecord): Promise<CryptoKey> {
     let key = this.#imported.get(k.kid);
     if (!key) {
-      key = this.#seed(k).then((seed) => importJWK({ kty: 'OKP', crv: 'Ed25519', x: k.publicKey, d: toBase64url(seed) } satisfies JWK, 'EdDSA') as Promise<CryptoKey>);
+      key = this.#seed(k).then(
+        (seed) =>
+          importJWK(
+            { kty: 'OKP', crv: 'Ed25519', x: k.publicKey, d: toBase64url(seed) } satisfies JWK,
+            'EdDSA',
+          ) as Promise<CryptoKey>,
+      );
       this.#imported.set(k.kid, key);
       // A failure is not remembered: the next receipt tries again.
       key.catch(() => this.#imported.delete(k.kid));
@@ -199,13 +258,25 @@ function agree(history: readonly AttestationHistoryEntry[], keys: readonly Attes
   return keys.every((k) => named.has(k.kid)) && signing.length === 1 && history.at(-1)?.kid === signing[0]!.kid;
 }
 
-function recordOf(history: readonly AttestationHistoryEntry[], keys: readonly AttestationKeyRecord[]): AttestationRecord {
+function recordOf(
+  history: readonly AttestationHistoryEntry[],
+  keys: readonly AttestationKeyRecord[],
+): AttestationRecord {
   const retired = new Map(keys.map((k) => [k.kid, k.retiredAt]));
   return {
     keys: keys.filter((k) => k.retiredAt === null).map((k) => jwkOf(k.kid, k.publicKey)),
     history: history.map((e) => {
       const at = retired.get(e.kid) ?? null;
-      return { seq: e.seq, kid: e.kid, jwk: jwkOf(e.kid, e.publicKey), added_at: e.addedAt, retired_at: at === null ? null : new Date(at).toISOString(), prev: e.prev, hash: e.hash, sig: e.sig };
+      return {
+        seq: e.seq,
+        kid: e.kid,
+        jwk: jwkOf(e.kid, e.publicKey),
+        added_at: e.addedAt,
+        retired_at: at === null ? null : new Date(at).toISOString(),
+        prev: e.prev,
+        hash: e.hash,
+        sig: e.sig,
+      };
     }),
   };
 }

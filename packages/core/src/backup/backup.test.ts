@@ -32,16 +32,27 @@ describe('backup manifest', () => {
       { path: 'blobs/aa/' + A, sha256: A },
     ]);
     expect(text).toBe(`${A}  blobs/aa/${A}\n${B}  strongroom.db\n`);
-    expect(parseManifest(text)).toEqual({ ok: true, entries: [{ path: `blobs/aa/${A}`, sha256: A }, { path: 'strongroom.db', sha256: B }] });
+    expect(parseManifest(text)).toEqual({
+      ok: true,
+      entries: [
+        { path: `blobs/aa/${A}`, sha256: A },
+        { path: 'strongroom.db', sha256: B },
+      ],
+    });
   });
 
   it('refuses paths that leave the backup, in either direction', () => {
-    for (const p of ['../x', '/etc/passwd', 'a/../../b', 'a//b', './a', 'a\\b', '', 'a\nb']) expect(isSafeBackupPath(p), p).toBe(false);
+    for (const p of ['../x', '/etc/passwd', 'a/../../b', 'a//b', './a', 'a\\b', '', 'a\nb'])
+      expect(isSafeBackupPath(p), p).toBe(false);
     for (const p of ['secret.key', 'blobs/ab/abc', 'a.b/c..d']) expect(isSafeBackupPath(p), p).toBe(true);
     expect(() => formatManifest([{ path: '../x', sha256: A }])).toThrow(RangeError);
     const parsed = parseManifest(`${A}  ../../etc/shadow\n`);
     expect(parsed.ok).toBe(false);
-    if (!parsed.ok) expect(parsed.problem).toEqual({ file: 'MANIFEST.sha256', cause: 'line 1 names a path outside the backup ("../../etc/shadow")' });
+    if (!parsed.ok)
+      expect(parsed.problem).toEqual({
+        file: 'MANIFEST.sha256',
+        cause: 'line 1 names a path outside the backup ("../../etc/shadow")',
+      });
   });
 
   it('names the bad line of a damaged manifest, and an empty one as unfinished', () => {
@@ -60,9 +71,14 @@ describe('backup manifest', () => {
       { path: 'b', sha256: B },
     ];
     expect(checkManifest(entries, (p) => ({ a: A, b: B })[p] ?? null)).toBeNull();
-    expect(checkManifest(entries, (p) => ({ a: A })[p] ?? null)).toEqual({ file: 'b', cause: 'is listed in the manifest but missing' });
+    expect(checkManifest(entries, (p) => ({ a: A })[p] ?? null)).toEqual({
+      file: 'b',
+      cause: 'is listed in the manifest but missing',
+    });
     expect(checkManifest(entries, (p) => ({ a: B, b: B })[p] ?? null)?.file).toBe('a');
-    expect(checkManifest(entries, (p) => ({ a: B, b: B })[p] ?? null)?.cause).toMatch(/^SHA-256 is b+, the manifest says a+/);
+    expect(checkManifest(entries, (p) => ({ a: B, b: B })[p] ?? null)?.cause).toMatch(
+      /^SHA-256 is b+, the manifest says a+/,
+    );
   });
 });
 
@@ -74,7 +90,8 @@ describe('backup retention', () => {
     expect(backupName(t0)).toBe('strongroom-20261126T031500123Z');
     expect(backupTakenAt(backupName(t0))).toBe(t0);
     expect(backupName(t0 + 1) > backupName(t0)).toBe(true);
-    for (const n of ['.partial-strongroom-20261126T031500123Z', 'strongroom-20261326T031500123Z', 'notes.txt', '.lock']) expect(backupTakenAt(n), n).toBeNull();
+    for (const n of ['.partial-strongroom-20261126T031500123Z', 'strongroom-20261326T031500123Z', 'notes.txt', '.lock'])
+      expect(backupTakenAt(n), n).toBeNull();
   });
 
   it('keeps the newest `keep`, never touches other names, never the newest', () => {
@@ -86,7 +103,7 @@ describe('backup retention', () => {
     expect(() => backupsToPrune(all, 0)).toThrow(RangeError);
   });
 
-  it('is due when none exists or the newest is an interval old; reports the newest one\'s age', () => {
+  it("is due when none exists or the newest is an interval old; reports the newest one's age", () => {
     expect(backupDue(['README'], t0, hour)).toBe(true);
     expect(newestBackupAgeSeconds(['README'], t0)).toBeNull();
     const names = [backupName(t0), backupName(t0 - 5 * hour)];
@@ -147,15 +164,26 @@ describe('what a restore closes', () => {
   const clock = { now: () => 42_000 };
   const closed = { sessions: 3, secondFactorChallenges: 1, revokeAllChallenges: 0, oidcLoginCodes: 2, oidcFlows: 1 };
 
-  it('closes everything at the clock\'s time, and voids every sign-in ticket', async () => {
+  it("closes everything at the clock's time, and voids every sign-in ticket", async () => {
     const calls: number[] = [];
     const stores = {
       deployment: { closeEverythingForRestore: async (at: number) => (calls.push(at), closed) },
       signIn: { voidAllSignInTickets: async () => (calls.push(-1), 5) },
     };
-    expect(await closeRestoredDeployment(stores, clock, { keepSessions: false })).toEqual({ at: 42_000, ...closed, signInTickets: 5 });
+    expect(await closeRestoredDeployment(stores, clock, { keepSessions: false })).toEqual({
+      at: 42_000,
+      ...closed,
+      signInTickets: 5,
+    });
     expect(calls).toEqual([42_000, -1]);
-    expect(CLOSED_BY_RESTORE).toEqual(['session', 'second_factor_challenge', 'revoke_all_challenge', 'oidc_login_code', 'oidc_flow', 'sign_in_ticket']);
+    expect(CLOSED_BY_RESTORE).toEqual([
+      'session',
+      'second_factor_challenge',
+      'revoke_all_challenge',
+      'oidc_login_code',
+      'oidc_flow',
+      'sign_in_ticket',
+    ]);
   });
 
   it('--keep-sessions closes nothing and touches no store', async () => {
@@ -163,23 +191,52 @@ describe('what a restore closes', () => {
       throw new Error('must not be called');
     };
     const stores = { deployment: { closeEverythingForRestore: never }, signIn: { voidAllSignInTickets: never } };
-    expect(await closeRestoredDeployment(stores, clock, { keepSessions: true })).toEqual({ at: null, sessions: 0, secondFactorChallenges: 0, revokeAllChallenges: 0, oidcLoginCodes: 0, oidcFlows: 0, signInTickets: 0 });
+    expect(await closeRestoredDeployment(stores, clock, { keepSessions: true })).toEqual({
+      at: null,
+      sessions: 0,
+      secondFactorChallenges: 0,
+      revokeAllChallenges: 0,
+      oidcLoginCodes: 0,
+      oidcFlows: 0,
+      signInTickets: 0,
+    });
   });
 });
 
 describe('how a backup is sealed', () => {
   it('to recipients or to a passphrase; nothing configured is refused, naming the recipients setting; unencrypted only when asked', () => {
-    expect(chooseBackupSealing({ recipients: 2, passphrase: false, unencrypted: false })).toEqual({ ok: true, sealing: 'recipients' });
-    expect(chooseBackupSealing({ recipients: 0, passphrase: true, unencrypted: false })).toEqual({ ok: true, sealing: 'passphrase' });
-    expect(chooseBackupSealing({ recipients: 0, passphrase: false, unencrypted: true })).toEqual({ ok: true, sealing: 'none' });
-    expect(chooseBackupSealing({ recipients: 0, passphrase: false, unencrypted: false })).toEqual({ ok: false, problem: { setting: 'recipients', cause: 'missing' } });
-    expect(chooseBackupSealing({ recipients: 1, passphrase: true, unencrypted: false })).toEqual({ ok: false, problem: { setting: 'passphrase', cause: 'recipients_and_passphrase' } });
-    for (const s of [{ recipients: 1, passphrase: false }, { recipients: 0, passphrase: true }]) {
-      expect(chooseBackupSealing({ ...s, unencrypted: true })).toEqual({ ok: false, problem: { setting: 'unencrypted', cause: 'contradicts_unencrypted' } });
+    expect(chooseBackupSealing({ recipients: 2, passphrase: false, unencrypted: false })).toEqual({
+      ok: true,
+      sealing: 'recipients',
+    });
+    expect(chooseBackupSealing({ recipients: 0, passphrase: true, unencrypted: false })).toEqual({
+      ok: true,
+      sealing: 'passphrase',
+    });
+    expect(chooseBackupSealing({ recipients: 0, passphrase: false, unencrypted: true })).toEqual({
+      ok: true,
+      sealing: 'none',
+    });
+    expect(chooseBackupSealing({ recipients: 0, passphrase: false, unencrypted: false })).toEqual({
+      ok: false,
+      problem: { setting: 'recipients', cause: 'missing' },
+    });
+    expect(chooseBackupSealing({ recipients: 1, passphrase: true, unencrypted: false })).toEqual({
+      ok: false,
+      problem: { setting: 'passphrase', cause: 'recipients_and_passphrase' },
+    });
+    for (const s of [
+      { recipients: 1, passphrase: false },
+      { recipients: 0, passphrase: true },
+    ]) {
+      expect(chooseBackupSealing({ ...s, unencrypted: true })).toEqual({
+        ok: false,
+        problem: { setting: 'unencrypted', cause: 'contradicts_unencrypted' },
+      });
     }
   });
 
-  it('the key goes in only encrypted, and only the data directory\'s file', () => {
+  it("the key goes in only encrypted, and only the data directory's file", () => {
     expect(backupHoldsKey({ keyFromDataDir: true, sealing: 'recipients' })).toBe(true);
     expect(backupHoldsKey({ keyFromDataDir: true, sealing: 'passphrase' })).toBe(true);
     expect(backupHoldsKey({ keyFromDataDir: true, sealing: 'none' })).toBe(false);

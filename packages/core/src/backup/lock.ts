@@ -21,7 +21,13 @@ export function formatLockHolder(h: LockHolder): string {
 export function parseLockHolder(text: string): LockHolder | null {
   try {
     const v = JSON.parse(text) as Partial<LockHolder>;
-    if (typeof v.what !== 'string' || !Number.isInteger(v.pid) || typeof v.host !== 'string' || !Number.isFinite(v.since)) return null;
+    if (
+      typeof v.what !== 'string' ||
+      !Number.isInteger(v.pid) ||
+      typeof v.host !== 'string' ||
+      !Number.isFinite(v.since)
+    )
+      return null;
     return { what: v.what, pid: v.pid!, host: v.host, since: v.since! };
   } catch {
     return null;

@@ -39,15 +39,32 @@ export function sealManifest(secretKey: Uint8Array, body: string): string {
  * constant time). The body, or the problem: no MAC line (a manifest from before MACs, or one whose
  * line was cut), or a MAC that does not verify (edited, or another deployment's key).
  */
-export function openManifest(secretKey: Uint8Array, text: string): { ok: true; body: string } | { ok: false; problem: BackupProblem } {
+export function openManifest(
+  secretKey: Uint8Array,
+  text: string,
+): { ok: true; body: string } | { ok: false; problem: BackupProblem } {
   const at = text.lastIndexOf(TRAILER);
   const lineStart = at === 0 || (at > 0 && text[at - 1] === '\n');
   const m = lineStart ? /^([0-9a-f]{64})\n$/.exec(text.slice(at + TRAILER.length)) : null;
-  if (m === null) return { ok: false, problem: { file: MANIFEST_FILE, cause: 'carries no MAC line (not a backup of this build, or its end was cut off)' } };
+  if (m === null)
+    return {
+      ok: false,
+      problem: {
+        file: MANIFEST_FILE,
+        cause: 'carries no MAC line (not a backup of this build, or its end was cut off)',
+      },
+    };
   const body = text.slice(0, at);
   const expected = backupManifestMac(secretKey, body);
   if (!constantTimeEqual(utf8(expected), utf8(m[1]!))) {
-    return { ok: false, problem: { file: MANIFEST_FILE, cause: 'MAC does not verify under the deployment\'s secret key: the backup was changed after it was taken, or it is another deployment\'s' } };
+    return {
+      ok: false,
+      problem: {
+        file: MANIFEST_FILE,
+        cause:
+          "MAC does not verify under the deployment's secret key: the backup was changed after it was taken, or it is another deployment's",
+      },
+    };
   }
   return { ok: true, body };
 }

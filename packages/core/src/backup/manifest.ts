@@ -50,14 +50,19 @@ export function formatManifest(entries: readonly ManifestEntry[]): string {
 }
 
 /** The entries of a manifest, or the problem with its first bad line. */
-export function parseManifest(text: string): { ok: true; entries: ManifestEntry[] } | { ok: false; problem: BackupProblem } {
+export function parseManifest(
+  text: string,
+): { ok: true; entries: ManifestEntry[] } | { ok: false; problem: BackupProblem } {
   const entries: ManifestEntry[] = [];
   const seen = new Set<string>();
   const lines = text.split('\n');
   if (lines[lines.length - 1] === '') lines.pop();
   for (let i = 0; i < lines.length; i++) {
     const m = /^([0-9a-f]{64}) {2}(.+)$/.exec(lines[i]!);
-    const bad = (cause: string) => ({ ok: false as const, problem: { file: MANIFEST_FILE, cause: `line ${i + 1} ${cause}` } });
+    const bad = (cause: string) => ({
+      ok: false as const,
+      problem: { file: MANIFEST_FILE, cause: `line ${i + 1} ${cause}` },
+    });
     if (!m) return bad('is not "<sha256>  <path>"');
     const path = m[2]!;
     if (!isSafeBackupPath(path)) return bad(`names a path outside the backup (${JSON.stringify(path)})`);
@@ -65,7 +70,8 @@ export function parseManifest(text: string): { ok: true; entries: ManifestEntry[
     seen.add(path);
     entries.push({ path, sha256: m[1]! });
   }
-  if (entries.length === 0) return { ok: false, problem: { file: MANIFEST_FILE, cause: 'is empty (the backup did not finish)' } };
+  if (entries.length === 0)
+    return { ok: false, problem: { file: MANIFEST_FILE, cause: 'is empty (the backup did not finish)' } };
   return { ok: true, entries };
 }
 
@@ -73,11 +79,18 @@ export function parseManifest(text: string): { ok: true; entries: ManifestEntry[
  * Compares the manifest with what is on disk: `observed(path)` is the file's SHA-256, or null when
  * it is missing. The first difference, in manifest order, or null when every file matches.
  */
-export function checkManifest(entries: readonly ManifestEntry[], observed: (path: string) => string | null): BackupProblem | null {
+export function checkManifest(
+  entries: readonly ManifestEntry[],
+  observed: (path: string) => string | null,
+): BackupProblem | null {
   for (const e of entries) {
     const actual = observed(e.path);
     if (actual === null) return { file: e.path, cause: 'is listed in the manifest but missing' };
-    if (actual !== e.sha256) return { file: e.path, cause: `SHA-256 is ${actual}, the manifest says ${e.sha256} (changed or damaged after the backup)` };
+    if (actual !== e.sha256)
+      return {
+        file: e.path,
+        cause: `SHA-256 is ${actual}, the manifest says ${e.sha256} (changed or damaged after the backup)`,
+      };
   }
   return null;
 }

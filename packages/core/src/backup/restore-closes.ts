@@ -16,9 +16,15 @@ import type { SignInThrottleStore } from '../ports/sign-in-throttle.js';
  * Nothing else changes: accounts, passwords, factors, keys, directories, the ledger and the blobs
  * stay as backed up, so every owner signs in again with what they had.
  */
-export const CLOSED_BY_RESTORE = ['session', 'second_factor_challenge', 'revoke_all_challenge', 'oidc_login_code', 'oidc_flow', 'sign_in_ticket'] as const;
+export const CLOSED_BY_RESTORE = [
+  'session',
+  'second_factor_challenge',
+  'revoke_all_challenge',
+  'oidc_login_code',
+  'oidc_flow',
+  'sign_in_ticket',
+] as const;
 export type ClosedByRestoreKind = (typeof CLOSED_BY_RESTORE)[number];
-
 
 export interface RestoreClosing extends ClosedByRestore {
   /** When it was done (the restore's time), or null when the operator kept the sessions. */
@@ -28,11 +34,23 @@ export interface RestoreClosing extends ClosedByRestore {
 
 /** Applies the rule above to a restored deployment's stores; `keepSessions` leaves everything open. */
 export async function closeRestoredDeployment(
-  stores: { readonly deployment: Pick<DeploymentStore, 'closeEverythingForRestore'>; readonly signIn: Pick<SignInThrottleStore, 'voidAllSignInTickets'> },
+  stores: {
+    readonly deployment: Pick<DeploymentStore, 'closeEverythingForRestore'>;
+    readonly signIn: Pick<SignInThrottleStore, 'voidAllSignInTickets'>;
+  },
   clock: Clock,
   options: { keepSessions: boolean },
 ): Promise<RestoreClosing> {
-  if (options.keepSessions) return { at: null, sessions: 0, secondFactorChallenges: 0, revokeAllChallenges: 0, oidcLoginCodes: 0, oidcFlows: 0, signInTickets: 0 };
+  if (options.keepSessions)
+    return {
+      at: null,
+      sessions: 0,
+      secondFactorChallenges: 0,
+      revokeAllChallenges: 0,
+      oidcLoginCodes: 0,
+      oidcFlows: 0,
+      signInTickets: 0,
+    };
   const at = clock.now();
   const closed = await stores.deployment.closeEverythingForRestore(at);
   // The stamp above already ends every ticket (one holds only under its account's stamp); voiding

@@ -18,9 +18,13 @@ export interface BackupSealingProblem {
   readonly cause: 'missing' | 'contradicts_unencrypted' | 'recipients_and_passphrase';
 }
 
-export function chooseBackupSealing(s: BackupSealingSettings): { ok: true; sealing: BackupSealingChoice } | { ok: false; problem: BackupSealingProblem } {
-  if (s.unencrypted && (s.recipients > 0 || s.passphrase)) return { ok: false, problem: { setting: 'unencrypted', cause: 'contradicts_unencrypted' } };
-  if (s.recipients > 0 && s.passphrase) return { ok: false, problem: { setting: 'passphrase', cause: 'recipients_and_passphrase' } };
+export function chooseBackupSealing(
+  s: BackupSealingSettings,
+): { ok: true; sealing: BackupSealingChoice } | { ok: false; problem: BackupSealingProblem } {
+  if (s.unencrypted && (s.recipients > 0 || s.passphrase))
+    return { ok: false, problem: { setting: 'unencrypted', cause: 'contradicts_unencrypted' } };
+  if (s.recipients > 0 && s.passphrase)
+    return { ok: false, problem: { setting: 'passphrase', cause: 'recipients_and_passphrase' } };
   if (s.recipients > 0) return { ok: true, sealing: 'recipients' };
   if (s.passphrase) return { ok: true, sealing: 'passphrase' };
   if (s.unencrypted) return { ok: true, sealing: 'none' };
@@ -32,6 +36,9 @@ export function chooseBackupSealing(s: BackupSealingSettings): { ok: true; seali
  * directory's file. An unencrypted backup never holds it (the folder would open every sealed
  * secret in it); a key from the environment is the operator's to keep apart.
  */
-export function backupHoldsKey(k: { readonly keyFromDataDir: boolean; readonly sealing: BackupSealingChoice }): boolean {
+export function backupHoldsKey(k: {
+  readonly keyFromDataDir: boolean;
+  readonly sealing: BackupSealingChoice;
+}): boolean {
   return k.keyFromDataDir && k.sealing !== 'none';
 }

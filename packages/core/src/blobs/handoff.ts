@@ -7,7 +7,8 @@ export type LedgerHolds = (contentHash: string) => Promise<boolean>;
 
 /** The ledger's answer to `LedgerHolds`, one read per question; a failed read is a store fault. */
 export function ledgerHolds(ledger: Pick<QuotaLedger, 'findBlob'>): LedgerHolds {
-  return async (contentHash) => (await guard('error.store.unavailable', 'quota ledger read', () => ledger.findBlob(contentHash))) !== null;
+  return async (contentHash) =>
+    (await guard('error.store.unavailable', 'quota ledger read', () => ledger.findBlob(contentHash))) !== null;
 }
 
 /*
@@ -44,7 +45,12 @@ export function ledgerHolds(ledger: Pick<QuotaLedger, 'findBlob'>): LedgerHolds 
  * `stagingId` if a sweep took it meanwhile and the ledger still has a row for it), then the staged
  * bytes go. Also how the staging sweep lets go of a finalized session's bytes.
  */
-export async function releaseStaging(blobs: BlobStore, holds: LedgerHolds, stagingId: string, contentHash: string): Promise<void> {
+export async function releaseStaging(
+  blobs: BlobStore,
+  holds: LedgerHolds,
+  stagingId: string,
+  contentHash: string,
+): Promise<void> {
   if (!(await blobs.has(contentHash)) && (await holds(contentHash))) await blobs.commit(stagingId, contentHash);
   await blobs.discard(stagingId);
 }
@@ -65,7 +71,11 @@ export async function collectBlob(blobs: BlobStore, holds: LedgerHolds, contentH
  * A quarantined copy is put back when the ledger has a row for its hash, read now, else dropped.
  * Answers whether it was dropped.
  */
-export async function settleQuarantined(blobs: BlobStore, holds: LedgerHolds, aside: QuarantinedBlob): Promise<boolean> {
+export async function settleQuarantined(
+  blobs: BlobStore,
+  holds: LedgerHolds,
+  aside: QuarantinedBlob,
+): Promise<boolean> {
   if (await holds(aside.contentHash)) {
     await blobs.unquarantine(aside);
     return false;

@@ -18,7 +18,21 @@ vi.mock('../access/rules.js', async (importOriginal) => {
 const { linkCoversBlob, mayReadBlob } = await import('./rules.js');
 
 const ref: BlobReference = { assetId: 'asset-1', ownerId: 'a', state: 'live', albumId: null };
-const link: LinkRecord = { idHash: 'L', sealedId: 'sealed', ownerId: 'a', kind: 'share', albumId: null, assetIds: ['asset-1'], wrappedKey: 'k', sealKey: null, maxBytes: null, acceptedBytes: 0, createdAt: 0, expiresAt: null, revokedAt: null };
+const link: LinkRecord = {
+  idHash: 'L',
+  sealedId: 'sealed',
+  ownerId: 'a',
+  kind: 'share',
+  albumId: null,
+  assetIds: ['asset-1'],
+  wrappedKey: 'k',
+  sealKey: null,
+  maxBytes: null,
+  acceptedBytes: 0,
+  createdAt: 0,
+  expiresAt: null,
+  revokedAt: null,
+};
 
 describe('the blob read rule decides through access/rules.ts mayReach', () => {
   it('an account reading its own blob is asked of mayReach, as a read of the referencing asset', () => {

@@ -29,7 +29,10 @@ export const MAX_PRESIGN_TTL_S = 300;
  * How a blob is answered, by the server or by a presigned URL (decisions.md, "Reading blobs
  * back"): ciphertext that never changes under its content hash, for the one reader it was served to.
  */
-export const BLOB_ANSWER = { cacheControl: 'private, max-age=31536000, immutable', contentType: 'application/octet-stream' } as const;
+export const BLOB_ANSWER = {
+  cacheControl: 'private, max-age=31536000, immutable',
+  contentType: 'application/octet-stream',
+} as const;
 
 /** A referencing asset as the access rule sees it. */
 const assetOf = (r: BlobReference): Reachable => ({ kind: 'asset', id: r.assetId, accountId: r.ownerId });

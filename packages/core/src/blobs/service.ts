@@ -60,7 +60,9 @@ export class BlobReadService {
   async forAccount(who: BlobReader, contentHash: string): Promise<Result<ReadableBlob, Missing>> {
     const allowed = async (): Promise<boolean> => {
       if (!isContentHash(contentHash) || who.accountId === '') return false;
-      const refs = await guard(STORE, 'blob reference read', () => this.#d.catalog.blobReferences(contentHash, who.accountId));
+      const refs = await guard(STORE, 'blob reference read', () =>
+        this.#d.catalog.blobReferences(contentHash, who.accountId),
+      );
       return mayReadBlob(who, refs);
     };
     return this.#readable(contentHash, allowed);
@@ -72,7 +74,9 @@ export class BlobReadService {
       if (!isContentHash(contentHash)) return false;
       const link = await guard(STORE, 'link read', () => findLinkById(this.#d.links, linkId));
       if (link === null) return false;
-      const refs = await guard(STORE, 'blob reference read', () => this.#d.catalog.blobReferences(contentHash, link.ownerId));
+      const refs = await guard(STORE, 'blob reference read', () =>
+        this.#d.catalog.blobReferences(contentHash, link.ownerId),
+      );
       return linkCoversBlob(link, refs, this.#d.clock.now());
     };
     return this.#readable(contentHash, allowed);
@@ -82,7 +86,8 @@ export class BlobReadService {
     if (!(await allowed())) return refuse('error.not_found', NOT_FOUND);
     const blobs = this.#d.blobs;
     let stat = await guard(STORE, 'blob stat', () => blobs.stat(contentHash));
-    if (stat === null && (await this.#putBack(contentHash))) stat = await guard(STORE, 'blob stat', () => blobs.stat(contentHash));
+    if (stat === null && (await this.#putBack(contentHash)))
+      stat = await guard(STORE, 'blob stat', () => blobs.stat(contentHash));
     if (stat === null) {
       // Purged and swept since the rule was asked: gone, like any unknown hash. Still referenced
       // but not stored is a lost object: a fault to report, never bytes served as empty.
@@ -95,8 +100,10 @@ export class BlobReadService {
       size: stat.size,
       open: async (range?: ByteRange) => {
         let stream = await guard(STORE, 'blob read', () => blobs.read(contentHash, range));
-        if (stream === null && (await this.#putBack(contentHash))) stream = await guard(STORE, 'blob read', () => blobs.read(contentHash, range));
-        if (stream === null) throw new CoreError('error.internal', `blob ${contentHash} disappeared from the blob store while being read`);
+        if (stream === null && (await this.#putBack(contentHash)))
+          stream = await guard(STORE, 'blob read', () => blobs.read(contentHash, range));
+        if (stream === null)
+          throw new CoreError('error.internal', `blob ${contentHash} disappeared from the blob store while being read`);
         return stream;
       },
       presign:
@@ -104,13 +111,18 @@ export class BlobReadService {
           ? null
           : async () => {
               const expiresAt = this.#d.clock.now() + MAX_PRESIGN_TTL_S * 1000;
-              return { url: await guard(STORE, 'blob presign', () => presignGet(contentHash, MAX_PRESIGN_TTL_S, BLOB_ANSWER)), expiresAt };
+              return {
+                url: await guard(STORE, 'blob presign', () => presignGet(contentHash, MAX_PRESIGN_TTL_S, BLOB_ANSWER)),
+                expiresAt,
+              };
             },
     });
   }
 
   /** Only for a caller already allowed to read the blob, and only once it was found absent. */
   #putBack(contentHash: string): Promise<boolean> {
-    return guard(STORE, 'blob put-back from quarantine', () => putBackQuarantined(this.#d.blobs, this.#holds, contentHash));
+    return guard(STORE, 'blob put-back from quarantine', () =>
+      putBackQuarantined(this.#d.blobs, this.#holds, contentHash),
+    );
   }
 }

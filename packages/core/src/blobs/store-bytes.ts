@@ -30,7 +30,11 @@ export async function storeWholeBytes<T>(
   let recorded: T;
   try {
     const committed = await blobs.commit(staging, contentHash);
-    if (committed !== 'stored') throw new CoreError('error.internal', `blob store: whole bytes staged as ${staging} could not be committed (${committed})`);
+    if (committed !== 'stored')
+      throw new CoreError(
+        'error.internal',
+        `blob store: whole bytes staged as ${staging} could not be committed (${committed})`,
+      );
     recorded = await record(contentHash);
   } catch (cause) {
     // The ledger write may have landed before it failed: its row's bytes are kept all the same.

@@ -17,7 +17,11 @@ export interface BlobVerifyReport {
   /** In the store, not in the ledger: bytes nobody is charged for (a finalize in flight, or a leak). */
   readonly unreferenced: readonly ListedBlob[];
   /** In both, of another size than the ledger says: damaged or replaced. */
-  readonly wrongSize: readonly { readonly contentHash: string; readonly ledgerSize: number; readonly storedSize: number }[];
+  readonly wrongSize: readonly {
+    readonly contentHash: string;
+    readonly ledgerSize: number;
+    readonly storedSize: number;
+  }[];
 }
 
 /** True when the store and the ledger agree entirely. */
@@ -60,7 +64,8 @@ export async function verifyBlobs(
       entry = await peek();
     }
     if (entry !== null && entry.contentHash === object.contentHash) {
-      if (entry.size !== object.size) wrongSize.push({ contentHash: entry.contentHash, ledgerSize: entry.size, storedSize: object.size });
+      if (entry.size !== object.size)
+        wrongSize.push({ contentHash: entry.contentHash, ledgerSize: entry.size, storedSize: object.size });
       ledgerEntries++;
       at++;
     } else {
@@ -86,7 +91,11 @@ export interface BlobStoreCheck extends BlobVerifyReport {
  * run meanwhile), so such a blob is neither reported missing nor sent to a backup's restore; then
  * the ledger and the store are compared.
  */
-export async function checkBlobStore(ledger: Pick<QuotaLedger, 'findBlob' | 'listBlobs'>, blobs: BlobStore, pageSize = 1000): Promise<BlobStoreCheck> {
+export async function checkBlobStore(
+  ledger: Pick<QuotaLedger, 'findBlob' | 'listBlobs'>,
+  blobs: BlobStore,
+  pageSize = 1000,
+): Promise<BlobStoreCheck> {
   const putBack = await putBackAllQuarantined(blobs, ledgerHolds(ledger));
   const report = await verifyBlobs((after, limit) => ledger.listBlobs(after, limit), blobs.list(), pageSize);
   return { ...report, putBack };

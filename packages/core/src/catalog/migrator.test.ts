@@ -10,7 +10,10 @@ describe('client catalog migrator', () => {
     await fc.assert(
       fc.asyncProperty(fc.integer({ min: 0, max: 4 }), async (stamp) => {
         const db = new MemoryCatalog(stamp);
-        expect(await migrateCatalog(db, { steps: STEPS, buildVersion: 4 })).toEqual({ ok: true, value: { from: stamp, to: 4 } });
+        expect(await migrateCatalog(db, { steps: STEPS, buildVersion: 4 })).toEqual({
+          ok: true,
+          value: { from: stamp, to: 4 },
+        });
         expect(db.applied).toEqual(STEPS.slice(stamp).map((s) => `step ${s.to}`));
         expect(db.version).toBe(4);
       }),
@@ -19,7 +22,11 @@ describe('client catalog migrator', () => {
   it('refuses a newer catalog naming both versions, and runs nothing', async () => {
     const db = new MemoryCatalog(6);
     const r = await migrateCatalog(db, { steps: STEPS, buildVersion: 4 });
-    expect(r).toMatchObject({ ok: false, code: 'error.catalog.too_new', data: { catalog_version: 6, build_version: 4 } });
+    expect(r).toMatchObject({
+      ok: false,
+      code: 'error.catalog.too_new',
+      data: { catalog_version: 6, build_version: 4 },
+    });
     expect(r.ok ? '' : r.detail).toMatch(/version 6.*version 4/);
     expect(db.applied).toEqual([]);
     expect(db.version).toBe(6);

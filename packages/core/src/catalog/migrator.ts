@@ -16,7 +16,8 @@ export function planCatalogMigration(
   steps.forEach((s, i) => {
     if (s.to !== i + 1) throw new RangeError(`catalog step ${i} must migrate to version ${i + 1}, not ${s.to}`);
   });
-  if (steps.length !== buildVersion) throw new RangeError(`this build is catalog version ${buildVersion} but ships ${steps.length} steps`);
+  if (steps.length !== buildVersion)
+    throw new RangeError(`this build is catalog version ${buildVersion} but ships ${steps.length} steps`);
   if (!Number.isSafeInteger(stamp) || stamp < 0) throw new RangeError(`catalog stamp ${stamp} is not a version`);
   if (stamp > buildVersion) {
     return refuse(

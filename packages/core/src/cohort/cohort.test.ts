@@ -13,7 +13,13 @@ const text = (s: string): number[] => {
 describe('cohortHash', () => {
   it('is SHA-256 over the hand-built canonical CBOR array of the four text strings', () => {
     const userId = '01890a5d-ac96-774b-bcce-b302099a8057';
-    const bytes = new Uint8Array([0x84, ...text('svc-device-cohort/v1'), ...text(userId), ...text('linux'), ...text('machine-id-123')]);
+    const bytes = new Uint8Array([
+      0x84,
+      ...text('svc-device-cohort/v1'),
+      ...text(userId),
+      ...text('linux'),
+      ...text('machine-id-123'),
+    ]);
     // 0x84 = array of 4; the user id is 36 bytes so its head is 0x78 0x24.
     expect(bytes[0]).toBe(0x84);
     expect(bytes[1]).toBe(0x74); // text of 20 bytes: "svc-device-cohort/v1"
@@ -24,13 +30,16 @@ describe('cohortHash', () => {
     expect(cohortHash({ userId: 'b', platform: 'ios', primaryId: 'seed' })).not.toBe(a);
     expect(cohortHash({ userId: 'a', platform: 'macos', primaryId: 'seed' })).not.toBe(a);
     // No concatenation ambiguity: moving a character between fields changes the hash.
-    expect(cohortHash({ userId: 'ab', platform: 'ios', primaryId: 'c' })).not.toBe(cohortHash({ userId: 'a', platform: 'ios', primaryId: 'bc' }));
+    expect(cohortHash({ userId: 'ab', platform: 'ios', primaryId: 'c' })).not.toBe(
+      cohortHash({ userId: 'a', platform: 'ios', primaryId: 'bc' }),
+    );
   });
   it('refuses a platform outside the closed set', () => {
     expect(() => cohortHash({ userId: 'a', platform: 'beos' as never, primaryId: 'x' })).toThrow(RangeError);
   });
   it('reads only 64 lower-case hex characters; anything else is absent', () => {
     expect(readCohortHash('a'.repeat(64))).toBe('a'.repeat(64));
-    for (const bad of ['A'.repeat(64), 'a'.repeat(63), 'g'.repeat(64), 42, null, undefined, {}]) expect(readCohortHash(bad)).toBeNull();
+    for (const bad of ['A'.repeat(64), 'a'.repeat(63), 'g'.repeat(64), 42, null, undefined, {}])
+      expect(readCohortHash(bad)).toBeNull();
   });
 });

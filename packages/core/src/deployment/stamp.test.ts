@@ -9,11 +9,15 @@ describe('deployment record', () => {
     expect(secretKeyFingerprint(key(7))).toMatch(/^[0-9a-f]{64}$/);
     expect(secretKeyFingerprint(key(7))).toBe(secretKeyFingerprint(key(7)));
     fc.assert(
-      fc.property(fc.uint8Array({ minLength: 32, maxLength: 32 }), fc.uint8Array({ minLength: 32, maxLength: 32 }), (a, b) => {
-        const fa = secretKeyFingerprint(a);
-        expect(fa === secretKeyFingerprint(b)).toBe(Buffer.from(a).equals(Buffer.from(b)));
-        expect(fa).not.toContain(Buffer.from(a).toString('hex'));
-      }),
+      fc.property(
+        fc.uint8Array({ minLength: 32, maxLength: 32 }),
+        fc.uint8Array({ minLength: 32, maxLength: 32 }),
+        (a, b) => {
+          const fa = secretKeyFingerprint(a);
+          expect(fa === secretKeyFingerprint(b)).toBe(Buffer.from(a).equals(Buffer.from(b)));
+          expect(fa).not.toContain(Buffer.from(a).toString('hex'));
+        },
+      ),
     );
     // Not a plain hash of the key: the label is under the key, not beside it.
     expect(secretKeyFingerprint(key(7))).not.toBe(Buffer.from(key(7)).toString('hex'));
@@ -21,7 +25,12 @@ describe('deployment record', () => {
 
   it('a different key is always refused; a configured issuer binds, a derived one gives way', () => {
     const fp = secretKeyFingerprint(key(1));
-    const rec = (issuer: string, issuerConfigured: boolean) => ({ keyFingerprint: fp, issuer, issuerConfigured, recordedAt: 0 });
+    const rec = (issuer: string, issuerConfigured: boolean) => ({
+      keyFingerprint: fp,
+      issuer,
+      issuerConfigured,
+      recordedAt: 0,
+    });
     const me = (issuer: string, issuerConfigured: boolean, k = fp) => ({ keyFingerprint: k, issuer, issuerConfigured });
     const A = 'https://a.example';
     const B = 'https://b.example';

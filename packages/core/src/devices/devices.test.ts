@@ -21,7 +21,9 @@ function fromHexStrict(h: string): Uint8Array {
 
 /** Rewrites `"seq": 1` with a needlessly long head. */
 function longHeadSeq(body: Uint8Array): Uint8Array {
-  const hex = Buffer.from(body).toString('hex').replace('63736571' + '01', '63736571' + '1801');
+  const hex = Buffer.from(body)
+    .toString('hex')
+    .replace('63736571' + '01', '63736571' + '1801');
   return Uint8Array.from(Buffer.from(hex, 'hex'));
 }
 
@@ -42,12 +44,17 @@ describe('device directory', () => {
     const sessions = {
       requireRecentAuthentication: async (_p: unknown, change: string) => {
         asked.push(change);
-        return recent ? ({ ok: true, value: undefined } as const) : ({ ok: false, code: 'error.auth.reauthentication_required' } as const);
+        return recent
+          ? ({ ok: true, value: undefined } as const)
+          : ({ ok: false, code: 'error.auth.reauthentication_required' } as const);
       },
     };
     const service = new DeviceDirectoryService({ directories: store, clock, sessions });
     const me = { accountId: ACCOUNT, sessionId: 'session' };
-    expect(await service.publish(me, id.signDirectory(ACCOUNT, 1, [phone]))).toMatchObject({ ok: false, code: 'error.auth.reauthentication_required' });
+    expect(await service.publish(me, id.signDirectory(ACCOUNT, 1, [phone]))).toMatchObject({
+      ok: false,
+      code: 'error.auth.reauthentication_required',
+    });
     expect(await store.findIdentityAnchor(ACCOUNT)).toBeNull();
     recent = true;
     expect((await service.publish(me, id.signDirectory(ACCOUNT, 1, [phone]))).ok).toBe(true);
@@ -69,19 +76,43 @@ describe('device directory', () => {
     const { service } = setup();
     await service.publish({ accountId: ACCOUNT, sessionId: 'session' }, id.signDirectory(ACCOUNT, 5, [phone]));
     const other = new TestIdentity('mallory');
-    expect(await service.publish({ accountId: ACCOUNT, sessionId: 'session' }, other.signDirectory(ACCOUNT, 9, [phone]))).toMatchObject({ ok: false, code: 'error.device.directory_invalid' });
-    expect(await service.publish({ accountId: ACCOUNT, sessionId: 'session' }, id.signDirectory(ACCOUNT, 5, [phone, laptop]))).toMatchObject({ ok: false, code: 'error.conflict', data: { current_seq: 5 } });
-    expect(await service.publish({ accountId: ACCOUNT, sessionId: 'session' }, id.signDirectory(ACCOUNT, 4, [phone, laptop]))).toMatchObject({ ok: false, code: 'error.conflict' });
-    expect((await service.publish({ accountId: ACCOUNT, sessionId: 'session' }, id.signDirectory(ACCOUNT, 6, [phone, laptop]))).ok).toBe(true);
+    expect(
+      await service.publish({ accountId: ACCOUNT, sessionId: 'session' }, other.signDirectory(ACCOUNT, 9, [phone])),
+    ).toMatchObject({ ok: false, code: 'error.device.directory_invalid' });
+    expect(
+      await service.publish(
+        { accountId: ACCOUNT, sessionId: 'session' },
+        id.signDirectory(ACCOUNT, 5, [phone, laptop]),
+      ),
+    ).toMatchObject({ ok: false, code: 'error.conflict', data: { current_seq: 5 } });
+    expect(
+      await service.publish(
+        { accountId: ACCOUNT, sessionId: 'session' },
+        id.signDirectory(ACCOUNT, 4, [phone, laptop]),
+      ),
+    ).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(
+      (
+        await service.publish(
+          { accountId: ACCOUNT, sessionId: 'session' },
+          id.signDirectory(ACCOUNT, 6, [phone, laptop]),
+        )
+      ).ok,
+    ).toBe(true);
     expect((await service.current(ACCOUNT))?.devices.map((d) => d.deviceId)).toEqual(['phone', 'laptop']);
   });
 
   it('refuses a signature made for another account or over other content', async () => {
     const { service } = setup();
-    expect(await service.publish({ accountId: ACCOUNT, sessionId: 'session' }, id.signDirectory(OTHER, 1, [phone]))).toMatchObject({ ok: false, code: 'error.device.directory_invalid' });
+    expect(
+      await service.publish({ accountId: ACCOUNT, sessionId: 'session' }, id.signDirectory(OTHER, 1, [phone])),
+    ).toMatchObject({ ok: false, code: 'error.device.directory_invalid' });
     const value = decodeCanonicalCbor(id.signDirectory(ACCOUNT, 1, [phone])) as Record<string, unknown>;
     const tampered = canonicalCbor({ ...value, seq: 2 });
-    expect(await service.publish({ accountId: ACCOUNT, sessionId: 'session' }, tampered)).toMatchObject({ ok: false, code: 'error.device.directory_invalid' });
+    expect(await service.publish({ accountId: ACCOUNT, sessionId: 'session' }, tampered)).toMatchObject({
+      ok: false,
+      code: 'error.device.directory_invalid',
+    });
     expect(await service.current(ACCOUNT)).toBeNull();
   });
 
@@ -94,10 +125,17 @@ describe('device directory', () => {
       { ...phone.entry(), mldsa65: new Uint8Array([...phone.mldsa65, 0]) },
     ];
     for (const entry of cases) {
-      expect(await service.publish({ accountId: ACCOUNT, sessionId: 'session' }, id.signDirectory(ACCOUNT, 1, [entry]))).toMatchObject({ ok: false, code: 'error.device.invalid_key' });
+      expect(
+        await service.publish({ accountId: ACCOUNT, sessionId: 'session' }, id.signDirectory(ACCOUNT, 1, [entry])),
+      ).toMatchObject({ ok: false, code: 'error.device.invalid_key' });
     }
     const value = decodeCanonicalCbor(id.signDirectory(ACCOUNT, 1, [phone])) as Record<string, unknown>;
-    expect(await service.publish({ accountId: ACCOUNT, sessionId: 'session' }, canonicalCbor({ ...value, identity_key: SMALL_ORDER }))).toMatchObject({ code: 'error.device.invalid_key' });
+    expect(
+      await service.publish(
+        { accountId: ACCOUNT, sessionId: 'session' },
+        canonicalCbor({ ...value, identity_key: SMALL_ORDER }),
+      ),
+    ).toMatchObject({ code: 'error.device.invalid_key' });
     expect(await service.current(ACCOUNT)).toBeNull();
   });
 
@@ -117,9 +155,15 @@ describe('device directory', () => {
       // Same content with seq's head in two bytes (0x18 0x01): valid CBOR, not deterministic.
       longHeadSeq(id.signDirectory(ACCOUNT, 1, [phone])),
       // Keys in reverse order.
-      encode(good, { mapSorter: (a: [{ value: string }], b: [{ value: string }]) => (a[0].value < b[0].value ? 1 : -1) } as never),
+      encode(good, {
+        mapSorter: (a: [{ value: string }], b: [{ value: string }]) => (a[0].value < b[0].value ? 1 : -1),
+      } as never),
     ];
-    for (const b of bodies) expect(await service.publish({ accountId: ACCOUNT, sessionId: 'session' }, b)).toMatchObject({ ok: false, code: 'error.request.invalid' });
+    for (const b of bodies)
+      expect(await service.publish({ accountId: ACCOUNT, sessionId: 'session' }, b)).toMatchObject({
+        ok: false,
+        code: 'error.request.invalid',
+      });
   });
 
   it('a device is active only once added_at has arrived on the server clock', async () => {
@@ -141,7 +185,13 @@ describe('revoke-all', () => {
     const { clock, store, service } = setup();
     let closed = 0;
     const sessions = { closeAll: async (accountId: string) => (accountId === ACCOUNT ? ++closed && 3 : 0) };
-    const revoke = new RevokeAllService({ challenges: store, directories: store, sessions, clock, random: new SeededRandom(9) });
+    const revoke = new RevokeAllService({
+      challenges: store,
+      directories: store,
+      sessions,
+      clock,
+      random: new SeededRandom(9),
+    });
     return { clock, store, service, revoke, closedCalls: () => closed };
   }
   const issued = async (revoke: RevokeAllService) => {
@@ -149,7 +199,8 @@ describe('revoke-all', () => {
     if (!r.ok) throw new Error(r.code);
     return r.value;
   };
-  const sign = (accountId: string, challenge: string, by = id) => by.signLogoutAll(accountId, fromBase64url(challenge)!);
+  const sign = (accountId: string, challenge: string, by = id) =>
+    by.signLogoutAll(accountId, fromBase64url(challenge)!);
 
   it('closes every session with a proof by the anchor, once', async () => {
     const { service, revoke, closedCalls } = await setupRevoke();
@@ -157,8 +208,14 @@ describe('revoke-all', () => {
     const { challenge, expiresIn } = await issued(revoke);
     expect(expiresIn).toBe(300);
     expect(fromBase64url(challenge)?.length).toBe(32);
-    expect(await revoke.redeem({ challenge, signature: sign(ACCOUNT, challenge) })).toEqual({ ok: true, value: { sessionsClosed: 3 } });
-    expect(await revoke.redeem({ challenge, signature: sign(ACCOUNT, challenge) })).toMatchObject({ ok: false, code: 'error.auth.proof_invalid' });
+    expect(await revoke.redeem({ challenge, signature: sign(ACCOUNT, challenge) })).toEqual({
+      ok: true,
+      value: { sessionsClosed: 3 },
+    });
+    expect(await revoke.redeem({ challenge, signature: sign(ACCOUNT, challenge) })).toMatchObject({
+      ok: false,
+      code: 'error.auth.proof_invalid',
+    });
     expect(closedCalls()).toBe(1);
   });
 
@@ -168,7 +225,9 @@ describe('revoke-all', () => {
     const refusal = { ok: false, code: 'error.auth.proof_invalid', detail: 'The proof is not valid.' };
     // Wrong key (a device key is not the anchor), then the right one: burned already.
     let { challenge } = await issued(revoke);
-    expect(await revoke.redeem({ challenge, signature: sign(ACCOUNT, challenge, new TestIdentity('mallory')) })).toEqual(refusal);
+    expect(
+      await revoke.redeem({ challenge, signature: sign(ACCOUNT, challenge, new TestIdentity('mallory')) }),
+    ).toEqual(refusal);
     expect(await revoke.redeem({ challenge, signature: sign(ACCOUNT, challenge) })).toEqual(refusal);
     // Signed for another account.
     ({ challenge } = await issued(revoke));
@@ -199,18 +258,29 @@ describe('revoke-all', () => {
     }
     const stored = store.challenges.size;
     // The oldest was issued 50 s ago and lives 300 s: a slot frees in 250 s.
-    expect(await revoke.issueChallenge(ACCOUNT)).toMatchObject({ ok: false, code: 'error.request.too_many', data: { retry_after_s: 250 } });
+    expect(await revoke.issueChallenge(ACCOUNT)).toMatchObject({
+      ok: false,
+      code: 'error.request.too_many',
+      data: { retry_after_s: 250 },
+    });
     expect(store.challenges.size).toBe(stored);
     // Another account is not held by this one's.
     expect((await revoke.issueChallenge(OTHER)).ok).toBe(true);
     clock.advance(250_000);
     expect((await revoke.issueChallenge(ACCOUNT)).ok).toBe(true);
-    expect(await revoke.issueChallenge(ACCOUNT)).toMatchObject({ ok: false, code: 'error.request.too_many', data: { retry_after_s: 10 } });
+    expect(await revoke.issueChallenge(ACCOUNT)).toMatchObject({
+      ok: false,
+      code: 'error.request.too_many',
+      data: { retry_after_s: 10 },
+    });
   });
 
   it('an account without an anchor cannot redeem', async () => {
     const { revoke } = await setupRevoke();
     const { challenge } = await issued(revoke);
-    expect(await revoke.redeem({ challenge, signature: sign(ACCOUNT, challenge) })).toMatchObject({ ok: false, code: 'error.auth.proof_invalid' });
+    expect(await revoke.redeem({ challenge, signature: sign(ACCOUNT, challenge) })).toMatchObject({
+      ok: false,
+      code: 'error.auth.proof_invalid',
+    });
   });
 });

@@ -25,12 +25,18 @@ export interface ParsedDirectory {
   readonly sig: Uint8Array;
 }
 
-const bytesOf = (v: unknown, length?: number): v is Uint8Array => v instanceof Uint8Array && (length === undefined || v.length === length);
+const bytesOf = (v: unknown, length?: number): v is Uint8Array =>
+  v instanceof Uint8Array && (length === undefined || v.length === length);
 const exactKeys = (v: Record<string, unknown>, keys: readonly string[]): boolean =>
   Object.keys(v).length === keys.length && keys.every((k) => Object.hasOwn(v, k));
 
 /** The bytes the identity key signs: canonical CBOR of the domain-separated array. */
-export function directorySigningMessage(accountId: string, identityKey: Uint8Array, seq: number, devices: unknown[]): Uint8Array {
+export function directorySigningMessage(
+  accountId: string,
+  identityKey: Uint8Array,
+  seq: number,
+  devices: unknown[],
+): Uint8Array {
   return canonicalCbor([DIRECTORY_DOMAIN, accountId, identityKey, seq, devices]);
 }
 
@@ -39,10 +45,13 @@ export function directorySigningMessage(accountId: string, identityKey: Uint8Arr
  * `error.request.invalid`), then key policy (`error.device.invalid_key`). The signature is checked
  * by {@link acceptDirectory}, which knows the account.
  */
-export function parseDirectory(body: Uint8Array): Result<ParsedDirectory, 'error.request.invalid' | 'error.device.invalid_key'> {
+export function parseDirectory(
+  body: Uint8Array,
+): Result<ParsedDirectory, 'error.request.invalid' | 'error.device.invalid_key'> {
   const value = decodeCanonicalCbor(body);
   const malformed = (why: string) => refuse('error.request.invalid', `The directory is malformed: ${why}.`);
-  if (!isRecord(value) || !exactKeys(value, ['identity_key', 'seq', 'devices', 'sig'])) return malformed('expected exactly identity_key, seq, devices, sig');
+  if (!isRecord(value) || !exactKeys(value, ['identity_key', 'seq', 'devices', 'sig']))
+    return malformed('expected exactly identity_key, seq, devices, sig');
   const { identity_key: identityKey, seq, devices, sig } = value;
   if (!bytesOf(identityKey)) return malformed('identity_key must be a byte string');
   if (!isWholeNumber(seq)) return malformed('seq must be a whole number');
@@ -51,7 +60,8 @@ export function parseDirectory(body: Uint8Array): Result<ParsedDirectory, 'error
   const entries: DeviceEntry[] = [];
   const seen = new Set<string>();
   for (const d of devices) {
-    if (!isRecord(d) || !exactKeys(d, ['device_id', 'ed25519', 'mldsa65', 'added_at'])) return malformed('a device needs exactly device_id, ed25519, mldsa65, added_at');
+    if (!isRecord(d) || !exactKeys(d, ['device_id', 'ed25519', 'mldsa65', 'added_at']))
+      return malformed('a device needs exactly device_id, ed25519, mldsa65, added_at');
     if (!isDeviceId(d.device_id)) return malformed('device_id must be 1 to 128 visible ASCII characters');
     if (seen.has(d.device_id)) return malformed(`device ${d.device_id} is listed twice`);
     seen.add(d.device_id);
@@ -59,10 +69,19 @@ export function parseDirectory(body: Uint8Array): Result<ParsedDirectory, 'error
     if (!isWholeNumber(d.added_at)) return malformed('added_at must be a whole number');
     entries.push({ deviceId: d.device_id, ed25519: d.ed25519, mldsa65: d.mldsa65, addedAt: d.added_at });
   }
-  if (!isAcceptableEd25519Key(identityKey)) return refuse('error.device.invalid_key', 'The identity key is not an acceptable Ed25519 key.');
+  if (!isAcceptableEd25519Key(identityKey))
+    return refuse('error.device.invalid_key', 'The identity key is not an acceptable Ed25519 key.');
   for (const e of entries) {
-    if (!isAcceptableEd25519Key(e.ed25519)) return refuse('error.device.invalid_key', `Device ${e.deviceId}: the Ed25519 key is of small order, non-canonical or not 32 bytes.`);
-    if (!isAcceptableMlDsa65Key(e.mldsa65)) return refuse('error.device.invalid_key', `Device ${e.deviceId}: the ML-DSA-65 key is not a 1,952-byte key that key generation could have made.`);
+    if (!isAcceptableEd25519Key(e.ed25519))
+      return refuse(
+        'error.device.invalid_key',
+        `Device ${e.deviceId}: the Ed25519 key is of small order, non-canonical or not 32 bytes.`,
+      );
+    if (!isAcceptableMlDsa65Key(e.mldsa65))
+      return refuse(
+        'error.device.invalid_key',
+        `Device ${e.deviceId}: the ML-DSA-65 key is not a 1,952-byte key that key generation could have made.`,
+      );
   }
   return ok({ identityKey, seq, devices: entries, rawDevices: devices, sig });
 }
@@ -77,7 +96,10 @@ export function acceptDirectory(
   if (!parsed.ok) return parsed;
   const { identityKey, seq, devices, rawDevices, sig } = parsed.value;
   if (!verifyEd25519(identityKey, directorySigningMessage(accountId, identityKey, seq, rawDevices), sig)) {
-    return refuse('error.device.directory_invalid', 'The directory signature does not verify under its identity key for this account.');
+    return refuse(
+      'error.device.directory_invalid',
+      'The directory signature does not verify under its identity key for this account.',
+    );
   }
   return ok({ accountId, identityKey, seq, devices, body: body.slice(), acceptedAt: now });
 }
@@ -99,7 +121,10 @@ export const MAX_DIRECTORY_SEQ_STEP = 1_000_000;
  * first one fixes the identity anchor; later ones must repeat it (checked first) and raise `seq`,
  * by at most {@link MAX_DIRECTORY_SEQ_STEP}.
  */
-export function decidePublication(current: Pick<DirectoryRecord, 'identityKey' | 'seq'> | null, incoming: Pick<DirectoryRecord, 'identityKey' | 'seq'>): PublishOutcome {
+export function decidePublication(
+  current: Pick<DirectoryRecord, 'identityKey' | 'seq'> | null,
+  incoming: Pick<DirectoryRecord, 'identityKey' | 'seq'>,
+): PublishOutcome {
   if (current === null) return incoming.seq > MAX_DIRECTORY_SEQ_STEP ? 'seq_jump' : 'published';
   if (!constantTimeEqual(current.identityKey, incoming.identityKey)) return 'anchor_mismatch';
   if (incoming.seq <= current.seq) return 'stale_seq';

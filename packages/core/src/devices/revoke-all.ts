@@ -47,7 +47,9 @@ export class RevokeAllService {
     this.#d = deps;
   }
 
-  async issueChallenge(accountId: string): Promise<Result<{ challenge: string; expiresIn: number }, 'error.request.too_many'>> {
+  async issueChallenge(
+    accountId: string,
+  ): Promise<Result<{ challenge: string; expiresIn: number }, 'error.request.too_many'>> {
     const now = this.#d.clock.now();
     const bytes = this.#d.random.bytes(32);
     const record = { challengeHash: sha256Hex(bytes), accountId, expiresAt: now + REVOKE_ALL_CHALLENGE_TTL_S * 1000 };
@@ -55,13 +57,20 @@ export class RevokeAllService {
       this.#d.challenges.insertRevokeAllChallenge(record, now, (expiries) => admitRevokeAllChallenge(expiries, now)),
     );
     if (!admission.admitted) {
-      return refuse('error.request.too_many', `At most ${MAX_LIVE_REVOKE_ALL_CHALLENGES} revoke-all challenges may be live at once.`, { retry_after_s: admission.retryAfterS });
+      return refuse(
+        'error.request.too_many',
+        `At most ${MAX_LIVE_REVOKE_ALL_CHALLENGES} revoke-all challenges may be live at once.`,
+        { retry_after_s: admission.retryAfterS },
+      );
     }
     return ok({ challenge: toBase64url(bytes), expiresIn: REVOKE_ALL_CHALLENGE_TTL_S });
   }
 
   /** Verifies the proof against the anchor only, then closes every session of the account. */
-  async redeem(input: { challenge: string; signature: string }): Promise<Result<{ sessionsClosed: number }, 'error.auth.proof_invalid'>> {
+  async redeem(input: {
+    challenge: string;
+    signature: string;
+  }): Promise<Result<{ sessionsClosed: number }, 'error.auth.proof_invalid'>> {
     const invalid = refuse('error.auth.proof_invalid', 'The proof is not valid.');
     const challenge = fromBase64url(input.challenge);
     if (challenge === null || challenge.length !== 32) return invalid;
@@ -72,8 +81,11 @@ export class RevokeAllService {
     if (record === null || now >= record.expiresAt) return invalid;
     const signature = fromBase64url(input.signature);
     if (signature === null) return invalid;
-    const anchor = await guard('error.store.unavailable', 'reading the identity anchor', () => this.#d.directories.findIdentityAnchor(record.accountId));
-    if (anchor === null || !verifyEd25519(anchor, logoutAllMessage(record.accountId, challenge), signature)) return invalid;
+    const anchor = await guard('error.store.unavailable', 'reading the identity anchor', () =>
+      this.#d.directories.findIdentityAnchor(record.accountId),
+    );
+    if (anchor === null || !verifyEd25519(anchor, logoutAllMessage(record.accountId, challenge), signature))
+      return invalid;
     const sessionsClosed = await this.#d.sessions.closeAll(record.accountId);
     return ok({ sessionsClosed });
   }

@@ -18,14 +18,24 @@ export function lookupBucketKey(accountId: string): string {
 }
 
 /** The person behind a lookup: an owner acting as a sponsored account draws from its own budget. */
-export function lookupBudgetHolder(principal: { readonly accountId: string; readonly actingOwnerId?: string | undefined }): string {
+export function lookupBudgetHolder(principal: {
+  readonly accountId: string;
+  readonly actingOwnerId?: string | undefined;
+}): string {
   return principal.actingOwnerId ?? principal.accountId;
 }
 
 /** A refused draw is 429 with the seconds until the bucket holds a token again. */
-export function decideLookupDraw(decision: BucketDecision, ratePerMinute: number): Result<void, 'error.request.too_many'> {
+export function decideLookupDraw(
+  decision: BucketDecision,
+  ratePerMinute: number,
+): Result<void, 'error.request.too_many'> {
   if (decision.admitted) return ok(undefined);
-  return refuse('error.request.too_many', `At most ${ratePerMinute} handle lookups a minute per account; try again later.`, {
-    retry_after_s: decision.retryAfterS,
-  });
+  return refuse(
+    'error.request.too_many',
+    `At most ${ratePerMinute} handle lookups a minute per account; try again later.`,
+    {
+      retry_after_s: decision.retryAfterS,
+    },
+  );
 }

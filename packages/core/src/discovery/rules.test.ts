@@ -4,7 +4,8 @@ import { anonymousRecord, handleHost, isHandleUser, lookupAnswer, parseAcctResou
 describe('handle syntax', () => {
   it('accepts the documented user pattern and nothing else', () => {
     for (const ok of ['a', 'ann', '0', 'a.b_c-d', 'x'.repeat(64), 'ann.2026']) expect(isHandleUser(ok), ok).toBe(true);
-    for (const bad of ['', 'Ann', '.ann', '-ann', '_ann', 'x'.repeat(65), 'ann@x', 'an n', 'ännа', 'ann\n']) expect(isHandleUser(bad), bad).toBe(false);
+    for (const bad of ['', 'Ann', '.ann', '-ann', '_ann', 'x'.repeat(65), 'ann@x', 'an n', 'ännа', 'ann\n'])
+      expect(isHandleUser(bad), bad).toBe(false);
   });
 
   it('takes the handle host from the base URL, keeping only a non-default port', () => {
@@ -19,7 +20,17 @@ describe('handle syntax', () => {
     expect(parseHandle('ann@photos.example')).toEqual({ user: 'ann', host: 'photos.example' });
     expect(parseHandle('ann@Photos.EXAMPLE')).toEqual({ user: 'ann', host: 'photos.example' });
     expect(parseHandle('ann@127.0.0.1:18201')).toEqual({ user: 'ann', host: '127.0.0.1:18201' });
-    for (const bad of ['ann', '@host', 'ann@', 'Ann@host', 'ann@ho st', 'ann@host/path', 'ann@user:pw@host', 'ann@host?x', 'ann@host#x']) {
+    for (const bad of [
+      'ann',
+      '@host',
+      'ann@',
+      'Ann@host',
+      'ann@ho st',
+      'ann@host/path',
+      'ann@user:pw@host',
+      'ann@host?x',
+      'ann@host#x',
+    ]) {
       expect(parseHandle(bad), bad).toBeNull();
     }
   });
@@ -43,9 +54,20 @@ describe('what a lookup may reveal', () => {
   });
 
   it('answers an authenticated lookup with the keys as signed, and nothing else', () => {
-    const directory = { identityKey: new Uint8Array([1, 2]), body: new Uint8Array([3, 4]), seq: 9, cohort: 'never' } as never;
+    const directory = {
+      identityKey: new Uint8Array([1, 2]),
+      body: new Uint8Array([3, 4]),
+      seq: 9,
+      cohort: 'never',
+    } as never;
     const answer = lookupAnswer(handle, 'h', null, directory);
-    expect(answer).toEqual({ handle: 'ann@h', accountId: 'acct-1', displayName: null, identityKey: new Uint8Array([1, 2]), directory: new Uint8Array([3, 4]) });
+    expect(answer).toEqual({
+      handle: 'ann@h',
+      accountId: 'acct-1',
+      displayName: null,
+      identityKey: new Uint8Array([1, 2]),
+      directory: new Uint8Array([3, 4]),
+    });
     expect(lookupAnswer(handle, 'h', 'Ann', null)).toMatchObject({ identityKey: null, directory: null });
   });
 });

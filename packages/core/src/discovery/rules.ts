@@ -79,7 +79,11 @@ export interface HandleView {
  * display name. Never keys, devices, ids or album hints. Null means "nothing", which callers render
  * exactly as they render an unknown account.
  */
-export function anonymousRecord(handle: HandleView | null, host: string, displayName: string | null): { handle: string; displayName: string | null } | null {
+export function anonymousRecord(
+  handle: HandleView | null,
+  host: string,
+  displayName: string | null,
+): { handle: string; displayName: string | null } | null {
   if (handle === null || !handle.published) return null;
   return { handle: formatHandle(handle.user, host), displayName };
 }

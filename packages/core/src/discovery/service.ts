@@ -45,30 +45,49 @@ export class DiscoveryService {
   async claim(
     caller: Principal,
     user: string,
-  ): Promise<Result<{ handle: string }, 'error.request.invalid' | 'error.discovery.handle_taken' | 'error.discovery.handle_fixed' | 'error.sponsored.no_identity' | 'error.auth.reauthentication_required'>> {
+  ): Promise<
+    Result<
+      { handle: string },
+      | 'error.request.invalid'
+      | 'error.discovery.handle_taken'
+      | 'error.discovery.handle_fixed'
+      | 'error.sponsored.no_identity'
+      | 'error.auth.reauthentication_required'
+    >
+  > {
     const own = decideOwnIdentity(caller);
     if (!own.ok) return own;
     const { accountId } = caller;
     if (!isHandleUser(user)) return refuse('error.request.invalid', 'user must match [a-z0-9][a-z0-9._-]{0,63}.');
     const recent = await this.d.sessions.requireRecentAuthentication(caller, 'handle_claim');
     if (!recent.ok) return recent;
-    const outcome = await guard('error.store.unavailable', 'claiming a handle', () => this.d.handles.claimHandle({ accountId, user, at: this.d.clock.now() }));
+    const outcome = await guard('error.store.unavailable', 'claiming a handle', () =>
+      this.d.handles.claimHandle({ accountId, user, at: this.d.clock.now() }),
+    );
     if (outcome === 'taken') return refuse('error.discovery.handle_taken', 'Another account holds this handle.');
-    if (outcome === 'fixed') return refuse('error.discovery.handle_fixed', 'This account already has a handle; it cannot be changed.');
+    if (outcome === 'fixed')
+      return refuse('error.discovery.handle_fixed', 'This account already has a handle; it cannot be changed.');
     return ok({ handle: formatHandle(user, this.host) });
   }
 
   async setPublished(
     caller: Principal,
     published: boolean,
-  ): Promise<Result<{ handle: string; published: boolean }, 'error.discovery.no_handle' | 'error.sponsored.no_identity' | 'error.auth.reauthentication_required'>> {
+  ): Promise<
+    Result<
+      { handle: string; published: boolean },
+      'error.discovery.no_handle' | 'error.sponsored.no_identity' | 'error.auth.reauthentication_required'
+    >
+  > {
     const own = decideOwnIdentity(caller);
     if (!own.ok) return own;
     // Publishing and withdrawing alike: the record is the account's public face, not the session's.
     const recent = await this.d.sessions.requireRecentAuthentication(caller, 'discovery_publish');
     if (!recent.ok) return recent;
     const { accountId } = caller;
-    const changed = await guard('error.store.unavailable', 'publishing a handle', () => this.d.handles.setHandlePublished(accountId, published));
+    const changed = await guard('error.store.unavailable', 'publishing a handle', () =>
+      this.d.handles.setHandlePublished(accountId, published),
+    );
     const record = changed ? await this.d.handles.findHandleByAccount(accountId) : null;
     if (record === null) return refuse('error.discovery.no_handle', 'Claim a handle before publishing it.');
     return ok({ handle: formatHandle(record.user, this.host), published: record.published });
@@ -81,7 +100,9 @@ export class DiscoveryService {
 
   /** The account's handle as shown in its profile, or null. */
   async handleOf(accountId: string): Promise<string | null> {
-    const record = await guard('error.store.unavailable', 'reading a handle', () => this.d.handles.findHandleByAccount(accountId));
+    const record = await guard('error.store.unavailable', 'reading a handle', () =>
+      this.d.handles.findHandleByAccount(accountId),
+    );
     return record === null ? null : formatHandle(record.user, this.host);
   }
 
@@ -103,7 +124,9 @@ export class DiscoveryService {
    */
   async admitLookup(principal: Principal): Promise<Result<void, 'error.request.too_many'>> {
     const key = lookupBucketKey(lookupBudgetHolder(principal));
-    const decision = await guard('error.store.unavailable', 'drawing from a lookup budget', () => this.d.buckets.takePeerToken(key, this.d.clock.now(), this.d.lookupRate));
+    const decision = await guard('error.store.unavailable', 'drawing from a lookup budget', () =>
+      this.d.buckets.takePeerToken(key, this.d.clock.now(), this.d.lookupRate),
+    );
     return decideLookupDraw(decision, this.d.lookupRate);
   }
 
@@ -111,9 +134,14 @@ export class DiscoveryService {
   async lookup(handle: Handle): Promise<Result<LookupAnswer, 'error.not_found'>> {
     const missing = refuse('error.not_found', 'No account has this handle.');
     if (!this.isLocal(handle)) return missing;
-    const record = handleInService(await guard('error.store.unavailable', 'looking up a handle', () => this.d.handles.findHandleByUser(handle.user)));
+    const record = handleInService(
+      await guard('error.store.unavailable', 'looking up a handle', () => this.d.handles.findHandleByUser(handle.user)),
+    );
     if (record === null) return missing;
-    const [account, directory] = await Promise.all([this.d.accounts.findAccountById(record.accountId), this.d.directories.findDirectory(record.accountId)]);
+    const [account, directory] = await Promise.all([
+      this.d.accounts.findAccountById(record.accountId),
+      this.d.directories.findDirectory(record.accountId),
+    ]);
     if (account === null) return missing;
     return ok(lookupAnswer(record, this.host, account.displayName, directory));
   }
@@ -122,13 +150,20 @@ export class DiscoveryService {
    * The anonymous WebFinger answer. Every "no" (no such handle, not published, another host) is
    * the same refusal, so the answer cannot tell them apart.
    */
-  async webfinger(resource: string): Promise<Result<{ subject: string; displayName: string | null }, 'error.request.invalid' | 'error.not_found'>> {
-    if (!/^acct:[^@\s]+@[^@\s]+$/i.test(resource)) return refuse('error.request.invalid', 'resource must be acct:user@host.');
+  async webfinger(
+    resource: string,
+  ): Promise<Result<{ subject: string; displayName: string | null }, 'error.request.invalid' | 'error.not_found'>> {
+    if (!/^acct:[^@\s]+@[^@\s]+$/i.test(resource))
+      return refuse('error.request.invalid', 'resource must be acct:user@host.');
     const nothing = refuse('error.not_found', 'No public record for this resource.');
     // A well-formed acct: URI that no handle could ever match (say, upper case) is simply nobody.
     const handle = parseAcctResource(resource);
     if (handle === null || !this.isLocal(handle)) return nothing;
-    const record = handleInService(await guard('error.store.unavailable', 'reading a public record', () => this.d.handles.findHandleByUser(handle.user)));
+    const record = handleInService(
+      await guard('error.store.unavailable', 'reading a public record', () =>
+        this.d.handles.findHandleByUser(handle.user),
+      ),
+    );
     const account = record?.published ? await this.d.accounts.findAccountById(record.accountId) : null;
     const shown = account ? anonymousRecord(record, this.host, account.displayName) : null;
     if (shown === null) return nothing;

@@ -1,6 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { base64urlInto, base64urlLength, fromBase64url, fromHex, toBase64url, toHex, utf8ToBase64url } from './bytes.js';
+import {
+  base64urlInto,
+  base64urlLength,
+  fromBase64url,
+  fromHex,
+  toBase64url,
+  toHex,
+  utf8ToBase64url,
+} from './bytes.js';
 
 // Node's Buffer is the reference the table-driven encoders are held to (tests may use it; core may not).
 describe('byte encodings', () => {

@@ -7,7 +7,10 @@ const ENCODER = new TextEncoder();
 
 const B64URL_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
 /** Two base64url characters for each 12-bit value: half the lookups of one table per character. */
-const B64URL_PAIRS: string[] = Array.from({ length: 4096 }, (_, i) => B64URL_ALPHABET[i >> 6]! + B64URL_ALPHABET[i & 63]!);
+const B64URL_PAIRS: string[] = Array.from(
+  { length: 4096 },
+  (_, i) => B64URL_ALPHABET[i >> 6]! + B64URL_ALPHABET[i & 63]!,
+);
 
 /**
  * Unpadded base64url, the wire form of byte strings in JSON. Table-driven: this runs several times

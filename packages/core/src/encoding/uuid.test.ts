@@ -12,18 +12,22 @@ describe('uuidv7', () => {
 
   it('any time and random bytes: a UUIDv7 carrying that millisecond and those bits, each id its own string', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 2 ** 48 - 1 }), fc.uint8Array({ minLength: 10, maxLength: 10 }), (ms, random) => {
-        const id = uuidv7(ms + 0.5, random);
-        const again = uuidv7(ms, random);
-        expect(isUuidV7(id)).toBe(true);
-        expect(uuidv7Time(id)).toBe(ms);
-        expect(again).toBe(id);
-        // The random bits, less the version and variant bits, are the bytes given.
-        const hex = id.replace(/-/g, '');
-        expect(parseInt(hex.slice(13, 16), 16)).toBe(((random[0]! & 0x0f) << 8) | random[1]!);
-        expect(hex.slice(18)).toBe(toHex(random.subarray(3)));
-        expect(parseInt(hex.slice(16, 18), 16) & 0x3f).toBe(random[2]! & 0x3f);
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 2 ** 48 - 1 }),
+        fc.uint8Array({ minLength: 10, maxLength: 10 }),
+        (ms, random) => {
+          const id = uuidv7(ms + 0.5, random);
+          const again = uuidv7(ms, random);
+          expect(isUuidV7(id)).toBe(true);
+          expect(uuidv7Time(id)).toBe(ms);
+          expect(again).toBe(id);
+          // The random bits, less the version and variant bits, are the bytes given.
+          const hex = id.replace(/-/g, '');
+          expect(parseInt(hex.slice(13, 16), 16)).toBe(((random[0]! & 0x0f) << 8) | random[1]!);
+          expect(hex.slice(18)).toBe(toHex(random.subarray(3)));
+          expect(parseInt(hex.slice(16, 18), 16) & 0x3f).toBe(random[2]! & 0x3f);
+        },
+      ),
     );
   });
 

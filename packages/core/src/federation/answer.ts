@@ -18,26 +18,48 @@ const MAX_CODE_LENGTH = 100;
  * the lookup answer this server itself gives ({@link isLookupAnswer}): its caller is told the same shape
  * whether the handle is local or a peer's, so a peer's garbage is a bad answer, never passed on.
  */
-export function decidePeerAnswer(peer: string, asked: Handle, reply: PeerReply): Result<PeerReply, 'error.federation.peer_unavailable'> {
+export function decidePeerAnswer(
+  peer: string,
+  asked: Handle,
+  reply: PeerReply,
+): Result<PeerReply, 'error.federation.peer_unavailable'> {
   if (reply.status !== 200) {
-    const code = typeof reply.body === 'object' && reply.body !== null && !Array.isArray(reply.body) ? (reply.body as Record<string, unknown>)['code'] : undefined;
-    const refusal = reply.status >= 400 && reply.status <= 599 && typeof code === 'string' && code.length <= MAX_CODE_LENGTH && ERROR_CODE.test(code);
-    return refusal ? ok(reply) : refuse('error.federation.peer_unavailable', `${peer} answered ${reply.status} without an error code.`);
+    const code =
+      typeof reply.body === 'object' && reply.body !== null && !Array.isArray(reply.body)
+        ? (reply.body as Record<string, unknown>)['code']
+        : undefined;
+    const refusal =
+      reply.status >= 400 &&
+      reply.status <= 599 &&
+      typeof code === 'string' &&
+      code.length <= MAX_CODE_LENGTH &&
+      ERROR_CODE.test(code);
+    return refusal
+      ? ok(reply)
+      : refuse('error.federation.peer_unavailable', `${peer} answered ${reply.status} without an error code.`);
   }
   const host = handleHost(peer);
-  const named = typeof reply.body === 'object' && reply.body !== null && !Array.isArray(reply.body) ? (reply.body as Record<string, unknown>)['handle'] : undefined;
+  const named =
+    typeof reply.body === 'object' && reply.body !== null && !Array.isArray(reply.body)
+      ? (reply.body as Record<string, unknown>)['handle']
+      : undefined;
   const answered = typeof named === 'string' ? parseHandle(named) : null;
   if (!(asked.host === host && answered !== null && answered.host === host && answered.user === asked.user)) {
-    return refuse('error.federation.peer_unavailable', `${peer} answered a lookup of ${formatHandle(asked.user, asked.host)} with another handle.`);
+    return refuse(
+      'error.federation.peer_unavailable',
+      `${peer} answered a lookup of ${formatHandle(asked.user, asked.host)} with another handle.`,
+    );
   }
-  if (!isLookupAnswer(reply.body)) return refuse('error.federation.peer_unavailable', `${peer} sent a malformed answer to a lookup.`);
+  if (!isLookupAnswer(reply.body))
+    return refuse('error.federation.peer_unavailable', `${peer} sent a malformed answer to a lookup.`);
   return ok(reply);
 }
 
 /** An Ed25519 public key: the identity anchor a lookup answers with. */
 const IDENTITY_KEY_BYTES = 32;
 
-const base64urlText = (x: unknown): x is string => typeof x === 'string' && /^[A-Za-z0-9_-]+$/.test(x) && fromBase64url(x) !== null;
+const base64urlText = (x: unknown): x is string =>
+  typeof x === 'string' && /^[A-Za-z0-9_-]+$/.test(x) && fromBase64url(x) !== null;
 
 /**
  * The lookup answer of the wire (decisions.md, Discovery and federation): `account_id` a string,
@@ -50,6 +72,9 @@ export function isLookupAnswer(body: unknown): boolean {
   if (typeof b['account_id'] !== 'string' || b['account_id'] === '') return false;
   if (b['display_name'] !== null && typeof b['display_name'] !== 'string') return false;
   if (b['identity_key'] === null && b['directory'] === null) return true;
-  return base64urlText(b['identity_key']) && fromBase64url(b['identity_key'])!.length === IDENTITY_KEY_BYTES && base64urlText(b['directory']);
+  return (
+    base64urlText(b['identity_key']) &&
+    fromBase64url(b['identity_key'])!.length === IDENTITY_KEY_BYTES &&
+    base64urlText(b['directory'])
+  );
 }
-

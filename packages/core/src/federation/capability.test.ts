@@ -15,7 +15,16 @@ async function setup() {
   await keyRing.init();
   const jwk = (await keyRing.jwks()).keys[0]!;
   const mint = async (over: Partial<ReturnType<typeof capabilityClaims>> = {}) => {
-    const claims = { ...capabilityClaims({ issuer: US, peer: PEER, subject: 'ann@a.example', now: clock.now(), random: random.bytes(10) }), ...over };
+    const claims = {
+      ...capabilityClaims({
+        issuer: US,
+        peer: PEER,
+        subject: 'ann@a.example',
+        now: clock.now(),
+        random: random.bytes(10),
+      }),
+      ...over,
+    };
     return { claims, token: await signCapability(claims, await keyRing.signingKey()) };
   };
   return { clock, random, keyRing, jwk, mint };
@@ -28,15 +37,24 @@ describe('capability tokens', () => {
     expect(Object.keys(claims).sort()).toEqual(['aud', 'exp', 'iat', 'iss', 'jti', 'scope', 'sub']);
     expect(claims.exp - claims.iat).toBe(300);
     expect(peekCapability(token)).toEqual({ kid: jwk.kid, issuer: US });
-    expect(JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString())).toEqual({ alg: 'EdDSA', typ: CAPABILITY_TYP, kid: jwk.kid });
-    expect(() => capabilityClaims({ issuer: US, peer: PEER, subject: 's', now: 0, random: new Uint8Array(10), ttlS: 3601 })).toThrow(RangeError);
+    expect(JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString())).toEqual({
+      alg: 'EdDSA',
+      typ: CAPABILITY_TYP,
+      kid: jwk.kid,
+    });
+    expect(() =>
+      capabilityClaims({ issuer: US, peer: PEER, subject: 's', now: 0, random: new Uint8Array(10), ttlS: 3601 }),
+    ).toThrow(RangeError);
   });
 
   it('verifies for its audience from its issuer, and for nothing else', async () => {
     const { mint, jwk, clock } = await setup();
     const { token, claims } = await mint();
     const expected = { issuer: US, audience: PEER, now: clock.now() };
-    expect(await verifyCapability(token, jwk, expected)).toEqual({ ok: true, value: { issuer: US, subject: 'ann@a.example', jti: claims.jti, expiresAt: claims.exp * 1000 } });
+    expect(await verifyCapability(token, jwk, expected)).toEqual({
+      ok: true,
+      value: { issuer: US, subject: 'ann@a.example', jti: claims.jti, expiresAt: claims.exp * 1000 },
+    });
     expect((await verifyCapability(token, jwk, { ...expected, audience: 'https://c.example' })).ok).toBe(false);
     expect((await verifyCapability(token, jwk, { ...expected, issuer: 'https://c.example' })).ok).toBe(false);
     expect((await verifyCapability(token, jwk, { ...expected, now: clock.now() + 300_000 })).ok).toBe(false);
@@ -48,7 +66,10 @@ describe('capability tokens', () => {
     const expected = { issuer: US, audience: PEER, now: clock.now() };
     for (const aud of [[PEER, 'https://c.example'], [PEER], ['https://c.example', PEER]]) {
       const { token } = await mint({ aud: aud as unknown as string });
-      expect(await verifyCapability(token, jwk, expected), JSON.stringify(aud)).toMatchObject({ ok: false, code: 'error.federation.capability_invalid' });
+      expect(await verifyCapability(token, jwk, expected), JSON.stringify(aud)).toMatchObject({
+        ok: false,
+        code: 'error.federation.capability_invalid',
+      });
     }
   });
 

@@ -35,15 +35,36 @@ export interface CapabilityClaims {
 }
 
 /** The claims of a fresh token for `peer`, minted at `now` (ms). */
-export function capabilityClaims(input: { issuer: string; peer: string; subject: string; now: number; random: Uint8Array; ttlS?: number }): CapabilityClaims {
+export function capabilityClaims(input: {
+  issuer: string;
+  peer: string;
+  subject: string;
+  now: number;
+  random: Uint8Array;
+  ttlS?: number;
+}): CapabilityClaims {
   const ttl = input.ttlS ?? CAPABILITY_TTL_S;
-  if (!Number.isSafeInteger(ttl) || ttl < 1 || ttl > CAPABILITY_MAX_TTL_S) throw new RangeError(`a capability lives 1 to ${CAPABILITY_MAX_TTL_S} s`);
+  if (!Number.isSafeInteger(ttl) || ttl < 1 || ttl > CAPABILITY_MAX_TTL_S)
+    throw new RangeError(`a capability lives 1 to ${CAPABILITY_MAX_TTL_S} s`);
   const iat = Math.floor(input.now / 1000);
-  return { iss: input.issuer, aud: input.peer, sub: input.subject, scope: CAPABILITY_SCOPE, jti: uuidv7(input.now, input.random), iat, exp: iat + ttl };
+  return {
+    iss: input.issuer,
+    aud: input.peer,
+    sub: input.subject,
+    scope: CAPABILITY_SCOPE,
+    jti: uuidv7(input.now, input.random),
+    iat,
+    exp: iat + ttl,
+  };
 }
 
-export async function signCapability(claims: CapabilityClaims, signer: { kid: string; key: CryptoKey }): Promise<string> {
-  return new SignJWT({ ...claims }).setProtectedHeader({ alg: 'EdDSA', typ: CAPABILITY_TYP, kid: signer.kid }).sign(signer.key);
+export async function signCapability(
+  claims: CapabilityClaims,
+  signer: { kid: string; key: CryptoKey },
+): Promise<string> {
+  return new SignJWT({ ...claims })
+    .setProtectedHeader({ alg: 'EdDSA', typ: CAPABILITY_TYP, kid: signer.kid })
+    .sign(signer.key);
 }
 
 export interface VerifiedCapability {
@@ -94,9 +115,11 @@ export async function verifyCapability(
   }
   const { sub, jti, iat, exp, scope, aud } = payload;
   // jose takes a list that names us; a token for several servers at once could be replayed to each.
-  if (aud !== expected.audience) return bad('The capability token\'s aud must be this server\'s base URL, as one string.');
+  if (aud !== expected.audience)
+    return bad("The capability token's aud must be this server's base URL, as one string.");
   if (scope !== CAPABILITY_SCOPE) return bad('The capability token is not for lookups.');
-  if (typeof sub !== 'string' || typeof jti !== 'string' || uuidv7Time(jti) === null) return bad('The capability token is malformed.');
+  if (typeof sub !== 'string' || typeof jti !== 'string' || uuidv7Time(jti) === null)
+    return bad('The capability token is malformed.');
   if (typeof iat !== 'number' || typeof exp !== 'number' || exp - iat > CAPABILITY_MAX_TTL_S || exp <= iat) {
     return bad(`A capability token lives at most ${CAPABILITY_MAX_TTL_S} s.`);
   }

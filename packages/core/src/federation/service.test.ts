@@ -37,32 +37,81 @@ async function pair(rate = 2) {
   };
   const forwarded: unknown[] = [];
   /** What B answers a forwarded lookup: by default, the handle that was asked. */
-  let answers = (handle: string): unknown => ({ handle, account_id: 'acc', display_name: null, identity_key: null, directory: null });
+  let answers = (handle: string): unknown => ({
+    handle,
+    account_id: 'acc',
+    display_name: null,
+    identity_key: null,
+    directory: null,
+  });
   const forwarder: PeerLookup = {
     lookup: async (request) => {
       forwarded.push(request);
       return { status: 200, body: answers(request.handle), retryAfter: null };
     },
   };
-  const unused: PeerDirectory & PeerLookup = { verificationKey: async () => null, revokedJtis: async () => new Set(), lookup: async () => ({ status: 500, body: null, retryAfter: null }) };
-  const depsA = { keyRing: ringA, clock, random, baseUrl: A, peers: [B], rate, directory: unused, forwarder, revocations: storeA, buckets: storeA };
+  const unused: PeerDirectory & PeerLookup = {
+    verificationKey: async () => null,
+    revokedJtis: async () => new Set(),
+    lookup: async () => ({ status: 500, body: null, retryAfter: null }),
+  };
+  const depsA = {
+    keyRing: ringA,
+    clock,
+    random,
+    baseUrl: A,
+    peers: [B],
+    rate,
+    directory: unused,
+    forwarder,
+    revocations: storeA,
+    buckets: storeA,
+  };
   const fedA = new FederationService(depsA);
   const ringB = new KeyRing({ store: new MemoryStore(), clock, random, graceMs: 3_600_000, box: testSecretBox() });
   await ringB.init();
-  const fedB = new FederationService({ keyRing: ringB, clock, random, baseUrl: B, peers: [A], rate, directory, forwarder: unused, revocations: storeB, buckets: storeB });
-  return { clock, depsA, fedA, fedB, storeA, storeB, revoked, calls, forwarded, setReachable: (r: boolean) => (reachable = r), setAnswers: (f: typeof answers) => (answers = f) };
+  const fedB = new FederationService({
+    keyRing: ringB,
+    clock,
+    random,
+    baseUrl: B,
+    peers: [A],
+    rate,
+    directory,
+    forwarder: unused,
+    revocations: storeB,
+    buckets: storeB,
+  });
+  return {
+    clock,
+    depsA,
+    fedA,
+    fedB,
+    storeA,
+    storeB,
+    revoked,
+    calls,
+    forwarded,
+    setReachable: (r: boolean) => (reachable = r),
+    setAnswers: (f: typeof answers) => (answers = f),
+  };
 }
 
 describe('FederationService', () => {
   it('a forwarded lookup remembers the local account its token was minted for, so deleting the account can revoke it', async () => {
     const { fedA, storeA } = await pair();
     await fedA.forward(B, { user: 'bob', host: 'b.example:8443' }, 'ann@a.example', '2026-11-01', 'ann-id');
-    expect([...storeA.state.minted.values()]).toEqual([expect.objectContaining({ peer: B, accountId: 'ann-id', revokedAt: null })]);
+    expect([...storeA.state.minted.values()]).toEqual([
+      expect.objectContaining({ peer: B, accountId: 'ann-id', revokedAt: null }),
+    ]);
   });
-  it('B accepts what A minted for it, once per token drawn from A\'s bucket', async () => {
+  it("B accepts what A minted for it, once per token drawn from A's bucket", async () => {
     const { fedA, fedB, storeA } = await pair();
     const { token, claims } = await fedA.mint(B, 'ann@a.example');
-    expect(await fedB.check(token)).toEqual({ ok: true, value: { issuer: A, subject: 'ann@a.example', jti: claims.jti, expiresAt: claims.exp * 1000 } });
+    expect(await fedB.check(token)).toEqual({
+      ok: true,
+      value: { issuer: A, subject: 'ann@a.example', jti: claims.jti, expiresAt: claims.exp * 1000 },
+    });
     // A remembers what it minted, so the operator can revoke it.
     expect(await fedA.revoke(claims.jti)).toBe(true);
     expect((await storeA.listRevokedCapabilities(0)).map((r) => r.jti)).toEqual([claims.jti]);
@@ -80,7 +129,17 @@ describe('FederationService', () => {
     const now = Math.floor(clock.now() / 1000);
     let k = 0;
     const forged = async (iat: number, exp: number) => {
-      const claims = { ...capabilityClaims({ issuer: A, peer: B, subject: 'ann@a.example', now: clock.now(), random: new Uint8Array(10).fill(++k) }), iat, exp };
+      const claims = {
+        ...capabilityClaims({
+          issuer: A,
+          peer: B,
+          subject: 'ann@a.example',
+          now: clock.now(),
+          random: new Uint8Array(10).fill(++k),
+        }),
+        iat,
+        exp,
+      };
       return { claims, token: await signCapability(claims, await depsA.keyRing.signingKey()) };
     };
     const tenYears = 10 * 365 * 86_400;
@@ -95,8 +154,14 @@ describe('FederationService', () => {
     const at = Math.floor(clock.now() / 1000);
     // The edges: iat up to 60 s ahead, exp up to 3,660 s ahead (and never more than 3,600 s after iat).
     expect((await fedB.check((await forged(at + 60, at + 3660)).token)).ok).toBe(true);
-    expect(await fedB.check((await forged(at + 61, at + 3661)).token)).toMatchObject({ ok: false, code: 'error.federation.capability_invalid' });
-    expect(await fedB.check((await forged(at + 61, at + 600)).token)).toMatchObject({ ok: false, code: 'error.federation.capability_invalid' });
+    expect(await fedB.check((await forged(at + 61, at + 3661)).token)).toMatchObject({
+      ok: false,
+      code: 'error.federation.capability_invalid',
+    });
+    expect(await fedB.check((await forged(at + 61, at + 600)).token)).toMatchObject({
+      ok: false,
+      code: 'error.federation.capability_invalid',
+    });
     expect((await fedB.check((await forged(at - 10, at + 3590)).token)).ok).toBe(true);
   });
 
@@ -116,25 +181,44 @@ describe('FederationService', () => {
     const { depsA, fedA, fedB, calls, setReachable } = await pair();
     // Same keys, but calling itself by a name B does not list.
     const stranger = new FederationService({ ...depsA, baseUrl: 'https://c.example' });
-    expect(await fedB.check((await stranger.mint(B, 's')).token)).toMatchObject({ ok: false, code: 'error.federation.capability_invalid' });
+    expect(await fedB.check((await stranger.mint(B, 's')).token)).toMatchObject({
+      ok: false,
+      code: 'error.federation.capability_invalid',
+    });
     expect(calls.keys).toBe(0);
     setReachable(false);
-    expect(await fedB.check((await fedA.mint(B, 's')).token)).toMatchObject({ ok: false, code: 'error.federation.capability_invalid' });
+    expect(await fedB.check((await fedA.mint(B, 's')).token)).toMatchObject({
+      ok: false,
+      code: 'error.federation.capability_invalid',
+    });
   });
 
   it('forwards to a peer with a fresh token for it, and maps hosts to listed peers', async () => {
     const { fedA, forwarded } = await pair();
     expect(fedA.peerFor('b.example:8443')).toBe(B);
     expect(fedA.peerFor('b.example')).toBeNull();
-    expect(await fedA.forward(B, { user: 'bob', host: 'b.example:8443' }, 'ann@a.example', '2026-11-01')).toMatchObject({ ok: true, value: { status: 200, body: { handle: 'bob@b.example:8443' } } });
-    expect(forwarded).toEqual([{ peer: B, handle: 'bob@b.example:8443', capability: expect.any(String), protocolVersion: '2026-11-01' }]);
+    expect(await fedA.forward(B, { user: 'bob', host: 'b.example:8443' }, 'ann@a.example', '2026-11-01')).toMatchObject(
+      { ok: true, value: { status: 200, body: { handle: 'bob@b.example:8443' } } },
+    );
+    expect(forwarded).toEqual([
+      { peer: B, handle: 'bob@b.example:8443', capability: expect.any(String), protocolVersion: '2026-11-01' },
+    ]);
   });
 
-  it('refuses a peer\'s 200 for another handle than the one asked, its own or another server\'s', async () => {
+  it("refuses a peer's 200 for another handle than the one asked, its own or another server's", async () => {
     const { fedA, setAnswers } = await pair();
     for (const other of ['eve@b.example:8443', 'ann@a.example']) {
-      setAnswers(() => ({ handle: other, account_id: 'acc', display_name: null, identity_key: 'A'.repeat(43), directory: null }));
-      expect(await fedA.forward(B, { user: 'bob', host: 'b.example:8443' }, 'ann@a.example', '2026-11-01'), other).toMatchObject({ ok: false, code: 'error.federation.peer_unavailable' });
+      setAnswers(() => ({
+        handle: other,
+        account_id: 'acc',
+        display_name: null,
+        identity_key: 'A'.repeat(43),
+        directory: null,
+      }));
+      expect(
+        await fedA.forward(B, { user: 'bob', host: 'b.example:8443' }, 'ann@a.example', '2026-11-01'),
+        other,
+      ).toMatchObject({ ok: false, code: 'error.federation.peer_unavailable' });
     }
   });
 

@@ -8,7 +8,14 @@ import type { Random } from '../ports/random.js';
 import type { KeyRing } from '../tokens/key-ring.js';
 import { formatHandle, handleHost, type Handle } from '../discovery/rules.js';
 import { decidePeerAnswer } from './answer.js';
-import { capabilityClaims, peekCapability, signCapability, verifyCapability, type CapabilityClaims, type VerifiedCapability } from './capability.js';
+import {
+  capabilityClaims,
+  peekCapability,
+  signCapability,
+  verifyCapability,
+  type CapabilityClaims,
+  type VerifiedCapability,
+} from './capability.js';
 import { PeerUnavailableError } from './peer-error.js';
 import { revocationCutoff } from './revocation.js';
 
@@ -28,7 +35,10 @@ export interface FederationServiceDeps {
   readonly buckets: PeerRateStore;
 }
 
-export type CapabilityCheck = Result<VerifiedCapability, 'error.federation.capability_invalid' | 'error.federation.rate_limited'>;
+export type CapabilityCheck = Result<
+  VerifiedCapability,
+  'error.federation.capability_invalid' | 'error.federation.rate_limited'
+>;
 
 /** Capability tokens between servers: minting, checking, forwarding, revoking, and the per-peer limit. */
 export class FederationService {
@@ -50,17 +60,35 @@ export class FederationService {
    * Mints a token for `peer` on behalf of `subject`, remembering it (and the local account it was
    * minted for, so deleting the account revokes it) so it can be revoked.
    */
-  async mint(peer: string, subject: string, accountId: string | null = null): Promise<{ token: string; claims: CapabilityClaims }> {
-    const claims = capabilityClaims({ issuer: this.d.baseUrl, peer, subject, now: this.d.clock.now(), random: this.d.random.bytes(10) });
+  async mint(
+    peer: string,
+    subject: string,
+    accountId: string | null = null,
+  ): Promise<{ token: string; claims: CapabilityClaims }> {
+    const claims = capabilityClaims({
+      issuer: this.d.baseUrl,
+      peer,
+      subject,
+      now: this.d.clock.now(),
+      random: this.d.random.bytes(10),
+    });
     const token = await signCapability(claims, await this.d.keyRing.signingKey());
     await guard('error.store.unavailable', 'recording a capability', () =>
-      this.d.revocations.recordMintedCapability({ jti: claims.jti, peer, accountId, issuedAt: claims.iat * 1000, expiresAt: claims.exp * 1000 }),
+      this.d.revocations.recordMintedCapability({
+        jti: claims.jti,
+        peer,
+        accountId,
+        issuedAt: claims.iat * 1000,
+        expiresAt: claims.exp * 1000,
+      }),
     );
     const now = this.d.clock.now();
     if (now - this.#purgedAt >= 3_600_000) {
       this.#purgedAt = now;
       // Nothing older than the revocation window is ever listed again.
-      await guard('error.store.unavailable', 'forgetting old capabilities', () => this.d.revocations.purgeMintedCapabilities(revocationCutoff(now)));
+      await guard('error.store.unavailable', 'forgetting old capabilities', () =>
+        this.d.revocations.purgeMintedCapabilities(revocationCutoff(now)),
+      );
     }
     return { token, claims };
   }
@@ -89,8 +117,13 @@ export class FederationService {
       if (err instanceof PeerUnavailableError) return invalid('The issuer cannot be reached to check this token.');
       throw err;
     }
-    const decision = await guard('error.store.unavailable', 'drawing from a peer bucket', () => this.d.buckets.takePeerToken(peek.issuer, now, this.d.rate));
-    if (!decision.admitted) return refuse('error.federation.rate_limited', 'Too many lookups from this peer; try again later.', { retry_after: decision.retryAfterS });
+    const decision = await guard('error.store.unavailable', 'drawing from a peer bucket', () =>
+      this.d.buckets.takePeerToken(peek.issuer, now, this.d.rate),
+    );
+    if (!decision.admitted)
+      return refuse('error.federation.rate_limited', 'Too many lookups from this peer; try again later.', {
+        retry_after: decision.retryAfterS,
+      });
     return verified;
   }
 
@@ -98,9 +131,20 @@ export class FederationService {
    * Mints a token for the peer and forwards the lookup; a 200 for another handle than the one asked
    * is refused (decidePeerAnswer). Rejects with PeerUnavailableError when the peer does not answer.
    */
-  async forward(peer: string, handle: Handle, subject: string, protocolVersion: string, accountId: string | null = null): Promise<Result<PeerReply, 'error.federation.peer_unavailable'>> {
+  async forward(
+    peer: string,
+    handle: Handle,
+    subject: string,
+    protocolVersion: string,
+    accountId: string | null = null,
+  ): Promise<Result<PeerReply, 'error.federation.peer_unavailable'>> {
     const { token } = await this.mint(peer, subject, accountId);
-    const reply = await this.d.forwarder.lookup({ peer, handle: formatHandle(handle.user, handle.host), capability: token, protocolVersion });
+    const reply = await this.d.forwarder.lookup({
+      peer,
+      handle: formatHandle(handle.user, handle.host),
+      capability: token,
+      protocolVersion,
+    });
     return decidePeerAnswer(peer, handle, reply);
   }
 
@@ -116,7 +160,9 @@ export class FederationService {
   /** The revocations of the last 24 hours, computed from the clock. */
   async revokedRecord(): Promise<{ issuer: string; revoked: RevokedCapability[] }> {
     const now = this.d.clock.now();
-    const revoked = await guard('error.store.unavailable', 'listing revocations', () => this.d.revocations.listRevokedCapabilities(revocationCutoff(now) + 1));
+    const revoked = await guard('error.store.unavailable', 'listing revocations', () =>
+      this.d.revocations.listRevokedCapabilities(revocationCutoff(now) + 1),
+    );
     return { issuer: this.d.baseUrl, revoked: revoked.filter((r) => r.revokedAt <= now) };
   }
 }

@@ -25,26 +25,87 @@ function linksOver(ports: Ports, sealer: SecretSealer = testSecretBox()): LinkSe
   const random = new SeededRandom(3);
   const blobs = new MemoryBlobStore();
   const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: DEFAULT_QUOTA_POLICY });
-  const uploads = new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
-  const assets = new AssetService({ assets: ports.quota, quota, sessions: ports.quota, writeGuard: admitAllWrites, clock });
-  return new LinkService({ links: ports.links, writeGuard: admitAllWrites, sessions: ports.quota, catalog: ports.quota, uploads, assets, quota, clock, random, sealer, recentAuth: freshSession });
+  const uploads = new UploadService({
+    sessions: ports.quota,
+    assets: ports.quota,
+    blobs,
+    quota,
+    writeGuard: admitAllWrites,
+    clock,
+    random,
+    ttlMs: 60_000,
+    dropTtlMs: 60_000,
+    federationPeers: [],
+  });
+  const assets = new AssetService({
+    assets: ports.quota,
+    quota,
+    sessions: ports.quota,
+    writeGuard: admitAllWrites,
+    clock,
+  });
+  return new LinkService({
+    links: ports.links,
+    writeGuard: admitAllWrites,
+    sessions: ports.quota,
+    catalog: ports.quota,
+    uploads,
+    assets,
+    quota,
+    clock,
+    random,
+    sealer,
+    recentAuth: freshSession,
+  });
 }
 
-const newUploadLink = { kind: 'upload' as const, albumId: 'album-1', assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: null, expiresAt: null, intentId: null, protocolVersion: '2026-11-01' };
+const newUploadLink = {
+  kind: 'upload' as const,
+  albumId: 'album-1',
+  assetIds: [],
+  wrappedKey: null,
+  sealKey: 'c2VhbA',
+  maxBytes: null,
+  expiresAt: null,
+  intentId: null,
+  protocolVersion: '2026-11-01',
+};
 
 /** A link as an earlier build stored it: keyed by its clear id, nothing sealed. */
 async function storeInClear(ports: Ports, id: string): Promise<void> {
-  await ports.links.createLink({ idHash: id, sealedId: null, ownerId: OWNER, kind: 'upload', albumId: 'album-1', assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: null, acceptedBytes: 0, createdAt: 1, expiresAt: null, revokedAt: null });
+  await ports.links.createLink({
+    idHash: id,
+    sealedId: null,
+    ownerId: OWNER,
+    kind: 'upload',
+    albumId: 'album-1',
+    assetIds: [],
+    wrappedKey: null,
+    sealKey: 'c2VhbA',
+    maxBytes: null,
+    acceptedBytes: 0,
+    createdAt: 1,
+    expiresAt: null,
+    revokedAt: null,
+  });
 }
 
 describe('link ids at rest', () => {
-  it('the key is the SHA-256 of the id\'s 16 bytes; anything that is not such an id has none', () => {
+  it("the key is the SHA-256 of the id's 16 bytes; anything that is not such an id has none", () => {
     fc.assert(
       fc.property(fc.uint8Array({ minLength: 16, maxLength: 16 }), (bytes) => {
         expect(linkIdHash(toBase64url(bytes))).toBe(sha256Hex(bytes));
       }),
     );
-    for (const text of ['', 'L', toBase64url(new Uint8Array(15)), toBase64url(new Uint8Array(17)), `${testLinkId(1).slice(0, 21)}B`, sha256Hex('x')]) expect(linkIdHash(text)).toBeNull();
+    for (const text of [
+      '',
+      'L',
+      toBase64url(new Uint8Array(15)),
+      toBase64url(new Uint8Array(17)),
+      `${testLinkId(1).slice(0, 21)}B`,
+      sha256Hex('x'),
+    ])
+      expect(linkIdHash(text)).toBeNull();
   });
 
   it('a sealed id opens only on the row it was sealed for, and only under the key it was sealed with', async () => {
@@ -53,12 +114,20 @@ describe('link ids at rest', () => {
     const sealedA = await sealLinkId(sealer, a, linkIdHash(a)!);
     expect(await openLinkId(sealer, { idHash: linkIdHash(a)!, sealedId: sealedA })).toBe(a);
     // Moved onto another link's row, it does not open there.
-    await expect(openLinkId(sealer, { idHash: linkIdHash(b)!, sealedId: sealedA })).rejects.toMatchObject({ code: 'error.internal' });
+    await expect(openLinkId(sealer, { idHash: linkIdHash(b)!, sealedId: sealedA })).rejects.toMatchObject({
+      code: 'error.internal',
+    });
     // Sealed for the other row's hash but holding this id: it does not reach that row, so it is refused.
-    await expect(openLinkId(sealer, { idHash: linkIdHash(b)!, sealedId: await sealLinkId(sealer, a, linkIdHash(b)!) })).rejects.toMatchObject({ code: 'error.internal' });
+    await expect(
+      openLinkId(sealer, { idHash: linkIdHash(b)!, sealedId: await sealLinkId(sealer, a, linkIdHash(b)!) }),
+    ).rejects.toMatchObject({ code: 'error.internal' });
     const otherKey = { seal: sealer.seal.bind(sealer), open: async () => null };
-    await expect(openLinkId(otherKey, { idHash: linkIdHash(a)!, sealedId: sealedA })).rejects.toMatchObject({ code: 'error.internal' });
-    await expect(openLinkId(sealer, { idHash: linkIdHash(a)!, sealedId: null })).rejects.toMatchObject({ code: 'error.internal' });
+    await expect(openLinkId(otherKey, { idHash: linkIdHash(a)!, sealedId: sealedA })).rejects.toMatchObject({
+      code: 'error.internal',
+    });
+    await expect(openLinkId(sealer, { idHash: linkIdHash(a)!, sealedId: null })).rejects.toMatchObject({
+      code: 'error.internal',
+    });
     // No message names the id or its hash.
     const err = await openLinkId(sealer, { idHash: linkIdHash(b)!, sealedId: sealedA }).catch((e: Error) => e);
     expect(String((err as Error).message)).not.toContain(a);
@@ -79,7 +148,9 @@ describe('link ids at rest', () => {
     expect((await service.read(id)).ok).toBe(true);
     expect(await service.read(stored!.idHash)).toMatchObject({ ok: false, code: 'error.not_found' });
     expect((await service.list({ accountId: OWNER })).map((l) => l.id)).toEqual([id]);
-    expect((await service.openDrop(id, { declaredSize: 10, contentHash: null, protocolVersion: '2026-11-01' })).ok).toBe(true);
+    expect(
+      (await service.openDrop(id, { declaredSize: 10, contentHash: null, protocolVersion: '2026-11-01' })).ok,
+    ).toBe(true);
     expect(await service.drops({ accountId: OWNER }, id)).toMatchObject({ ok: true, value: [{ state: 'uploading' }] });
     expect((await service.revoke({ accountId: OWNER }, id)).ok).toBe(true);
     expect(await service.read(id)).toMatchObject({ ok: false, code: 'error.not_found' });
@@ -90,7 +161,19 @@ describe('link ids at rest', () => {
     const [first, second] = [testLinkId(5), testLinkId(6)];
     await storeInClear(ports, first);
     await storeInClear(ports, second);
-    const drop = { id: 'drop-1', uploaderId: OWNER, kind: 'original' as const, declaredSize: 10, contentHash: null, sourcePeer: null, albumId: null, intentId: null, dropLinkIdHash: first, createdAt: 1, expiresAt: 60_000 };
+    const drop = {
+      id: 'drop-1',
+      uploaderId: OWNER,
+      kind: 'original' as const,
+      declaredSize: 10,
+      contentHash: null,
+      sourcePeer: null,
+      albumId: null,
+      intentId: null,
+      dropLinkIdHash: first,
+      createdAt: 1,
+      expiresAt: 60_000,
+    };
     expect((await ports.quota.openDrop(drop, 'ab'.repeat(32), DEFAULT_QUOTA_POLICY, 1)).ok).toBe(true);
     const service = linksOver(ports);
     expect(await service.sealClearIds()).toBe(2);
@@ -102,7 +185,10 @@ describe('link ids at rest', () => {
     expect((await service.list({ accountId: OWNER })).map((l) => l.id).sort()).toEqual([first, second].sort());
     expect(await ports.links.findDrop('drop-1')).toMatchObject({ linkIdHash: linkIdHash(first) });
     expect((await ports.quota.findUpload('drop-1'))!.dropLinkIdHash).toBe(linkIdHash(first));
-    expect(await service.drops({ accountId: OWNER }, first)).toMatchObject({ ok: true, value: [{ uploadId: 'drop-1' }] });
+    expect(await service.drops({ accountId: OWNER }, first)).toMatchObject({
+      ok: true,
+      value: [{ uploadId: 'drop-1' }],
+    });
     expect(await service.sealClearIds()).toBe(0);
   });
 
@@ -127,7 +213,9 @@ describe('link ids at rest', () => {
   it('a clear id that is not a link id stops the start without naming it', async () => {
     const ports = createMemoryPorts();
     await storeInClear(ports, 'not-a-link-id');
-    const err = await sealClearLinkIds({ links: ports.links, sessions: ports.quota }, testSecretBox()).catch((e: Error) => e);
+    const err = await sealClearLinkIds({ links: ports.links, sessions: ports.quota }, testSecretBox()).catch(
+      (e: Error) => e,
+    );
     expect(err).toMatchObject({ code: 'error.internal' });
     expect((err as Error).message).not.toContain('not-a-link-id');
   });

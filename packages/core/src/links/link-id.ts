@@ -28,7 +28,8 @@ const sealContext = (idHash: string): string => `svc-link-id/v1:${idHash}`;
 /** The id sealed for its owner's listing, bound to the row it is stored on. */
 export async function sealLinkId(sealer: SecretSealer, linkId: string, idHash: string): Promise<string> {
   const bytes = fromBase64url(linkId);
-  if (bytes === null || bytes.length !== LINK_ID_BYTES) throw new CoreError('error.internal', 'only a link id is sealed as one');
+  if (bytes === null || bytes.length !== LINK_ID_BYTES)
+    throw new CoreError('error.internal', 'only a link id is sealed as one');
   return sealer.seal(bytes, sealContext(idHash));
 }
 
@@ -39,11 +40,17 @@ export async function sealLinkId(sealer: SecretSealer, linkId: string, idHash: s
  */
 export async function openLinkId(sealer: SecretSealer, link: Pick<LinkRecord, 'idHash' | 'sealedId'>): Promise<string> {
   if (link.sealedId === null) {
-    throw new CoreError('error.internal', 'a link is stored in clear; restart a server of this build, which moves it to its hash');
+    throw new CoreError(
+      'error.internal',
+      'a link is stored in clear; restart a server of this build, which moves it to its hash',
+    );
   }
   const bytes = await sealer.open(link.sealedId, sealContext(link.idHash));
   if (bytes === null || bytes.length !== LINK_ID_BYTES || sha256Hex(bytes) !== link.idHash) {
-    throw new CoreError('error.internal', "a link's sealed id does not open under this server key (SVC_SECRET_KEY) to the id its row is keyed by");
+    throw new CoreError(
+      'error.internal',
+      "a link's sealed id does not open under this server key (SVC_SECRET_KEY) to the id its row is keyed by",
+    );
   }
   return toBase64url(bytes);
 }
@@ -63,15 +70,23 @@ export async function findLinkById(links: Pick<LinkStore, 'findLink'>, linkId: s
  * moved. A clear id that is not a link id stops the start (naming no id): it would reach nothing.
  * When any moved, the store then purges what the moves left of the clear ids (`purgeMovedLinkIds`).
  */
-export async function sealClearLinkIds(stores: { links: Pick<LinkStore, 'listClearLinkIds' | 'purgeMovedLinkIds'>; sessions: Pick<UploadSessions, 'rekeyLink'> }, sealer: SecretSealer): Promise<number> {
+export async function sealClearLinkIds(
+  stores: {
+    links: Pick<LinkStore, 'listClearLinkIds' | 'purgeMovedLinkIds'>;
+    sessions: Pick<UploadSessions, 'rekeyLink'>;
+  },
+  sealer: SecretSealer,
+): Promise<number> {
   let moved = 0;
   for (const clearId of await stores.links.listClearLinkIds()) {
     const idHash = linkIdHash(clearId);
-    if (idHash === null) throw new CoreError(
+    if (idHash === null)
+      throw new CoreError(
         'error.internal',
         'a link stored in clear has an id that is not 16 bytes of base64url, so it reaches no one: it is among the links rows whose sealed_id is null, which this build moves at start',
       );
-    if (await stores.sessions.rekeyLink(clearId, { idHash, sealedId: await sealLinkId(sealer, clearId, idHash) })) moved++;
+    if (await stores.sessions.rekeyLink(clearId, { idHash, sealedId: await sealLinkId(sealer, clearId, idHash) }))
+      moved++;
   }
   if (moved > 0) await stores.links.purgeMovedLinkIds();
   return moved;

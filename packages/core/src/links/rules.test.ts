@@ -23,21 +23,34 @@ const link = (over: Partial<LinkRecord> = {}): LinkRecord => ({
 describe('link rules', () => {
   it('a link is revoked once revoked, expired from its expiry on, active before', () => {
     fc.assert(
-      fc.property(fc.option(fc.nat(), { nil: null }), fc.option(fc.nat(), { nil: null }), fc.nat(), (expiresAt, revokedAt, now) => {
-        const status = linkStatus({ expiresAt, revokedAt }, now);
-        expect(status).toBe(revokedAt !== null ? 'revoked' : expiresAt !== null && now >= expiresAt ? 'expired' : 'active');
-      }),
+      fc.property(
+        fc.option(fc.nat(), { nil: null }),
+        fc.option(fc.nat(), { nil: null }),
+        fc.nat(),
+        (expiresAt, revokedAt, now) => {
+          const status = linkStatus({ expiresAt, revokedAt }, now);
+          expect(status).toBe(
+            revokedAt !== null ? 'revoked' : expiresAt !== null && now >= expiresAt ? 'expired' : 'active',
+          );
+        },
+      ),
     );
   });
 
   it('a drop is reserved only on an active upload link and only within max_bytes', () => {
     fc.assert(
-      fc.property(fc.option(fc.nat(10_000), { nil: null }), fc.nat(10_000), fc.integer({ min: 1, max: 5_000 }), fc.boolean(), (maxBytes, accepted, size, share) => {
-        const l = link({ maxBytes, acceptedBytes: accepted, kind: share ? 'share' : 'upload' });
-        const outcome = decideDropReservation(l, size, 10);
-        if (share) expect(outcome).toBe('closed');
-        else expect(outcome).toBe(maxBytes === null || accepted + size <= maxBytes ? 'reserved' : 'over_max');
-      }),
+      fc.property(
+        fc.option(fc.nat(10_000), { nil: null }),
+        fc.nat(10_000),
+        fc.integer({ min: 1, max: 5_000 }),
+        fc.boolean(),
+        (maxBytes, accepted, size, share) => {
+          const l = link({ maxBytes, acceptedBytes: accepted, kind: share ? 'share' : 'upload' });
+          const outcome = decideDropReservation(l, size, 10);
+          if (share) expect(outcome).toBe('closed');
+          else expect(outcome).toBe(maxBytes === null || accepted + size <= maxBytes ? 'reserved' : 'over_max');
+        },
+      ),
     );
     expect(decideDropReservation(null, 1, 0)).toBe('closed');
     expect(decideDropReservation(link({ expiresAt: 5 }), 1, 5)).toBe('closed');

@@ -100,7 +100,16 @@ export class LinkService {
   async create(
     caller: Principal,
     input: NewLink,
-  ): Promise<Result<Link, 'error.request.invalid' | 'error.not_found' | 'error.auth.reauthentication_required' | AlbumWriteRefusal | QuotaRefusal>> {
+  ): Promise<
+    Result<
+      Link,
+      | 'error.request.invalid'
+      | 'error.not_found'
+      | 'error.auth.reauthentication_required'
+      | AlbumWriteRefusal
+      | QuotaRefusal
+    >
+  > {
     if (!mayActForAccount(caller)) return refuse('error.not_found', 'No such account to link from.');
     const now = this.#d.clock.now();
     const bad = this.#check(input, now);
@@ -109,7 +118,15 @@ export class LinkService {
     if (!admitted.ok) return admitted;
     if (input.albumId !== null) {
       // The album guard decides who may reach the album (core's access rule), its pin and quiescence.
-      const gate = await this.#d.writeGuard.checkAlbumWrite({ accountId: caller.accountId, albumId: input.albumId, intentId: input.intentId, protocolVersion: input.protocolVersion }, now);
+      const gate = await this.#d.writeGuard.checkAlbumWrite(
+        {
+          accountId: caller.accountId,
+          albumId: input.albumId,
+          intentId: input.intentId,
+          protocolVersion: input.protocolVersion,
+        },
+        now,
+      );
       if (!gate.ok) return gate;
     }
     for (const id of input.assetIds) {
@@ -152,14 +169,16 @@ export class LinkService {
     }
     if (input.albumId === null) return 'An upload link needs album_id.';
     if (input.sealKey === null) return 'An upload link needs seal_key.';
-    if (input.maxBytes !== null && (!Number.isSafeInteger(input.maxBytes) || input.maxBytes < 1)) return 'max_bytes must be a whole number from 1 to 2^53-1.';
+    if (input.maxBytes !== null && (!Number.isSafeInteger(input.maxBytes) || input.maxBytes < 1))
+      return 'max_bytes must be a whole number from 1 to 2^53-1.';
     return checkLinkKey('seal_key', input.sealKey);
   }
 
   /** The link as anyone holding its id sees it: only while active. */
   async read(linkId: string): Promise<Result<Link, Missing>> {
     const link = await this.#find(linkId);
-    if (link === null || linkStatus(link, this.#d.clock.now()) !== 'active') return refuse('error.not_found', 'No such link.');
+    if (link === null || linkStatus(link, this.#d.clock.now()) !== 'active')
+      return refuse('error.not_found', 'No such link.');
     return ok({ ...link, id: linkId });
   }
 
@@ -175,7 +194,9 @@ export class LinkService {
    * `sealClearLinkIds`); the server runs it once at start, before serving. Returns how many moved.
    */
   sealClearIds(): Promise<number> {
-    return guard(STORE, 'link write', () => sealClearLinkIds({ links: this.#d.links, sessions: this.#d.sessions }, this.#d.sealer));
+    return guard(STORE, 'link write', () =>
+      sealClearLinkIds({ links: this.#d.links, sessions: this.#d.sessions }, this.#d.sealer),
+    );
   }
 
   #find(linkId: string): Promise<LinkRecord | null> {
@@ -185,7 +206,8 @@ export class LinkService {
   /** Revoking is always admitted, in every quota state. */
   async revoke(caller: Caller, linkId: string): Promise<Result<void, Missing>> {
     const link = await this.#find(linkId);
-    if (link === null || !mayReach(caller, linkObject(link), 'write')) return refuse('error.not_found', 'No such link.');
+    if (link === null || !mayReach(caller, linkObject(link), 'write'))
+      return refuse('error.not_found', 'No such link.');
     // The store's owner match restates the link's own owner: a link never changes hands.
     const done = await this.#d.uploads.revokeLink(link.ownerId, link.idHash);
     return done ? ok(undefined) : refuse('error.not_found', 'No such link.');
@@ -203,24 +225,38 @@ export class LinkService {
   ): Promise<Result<OpenedDrop, Missing | OpenRefusal | AlbumWriteRefusal | 'error.request.invalid'>> {
     const link = await this.#find(linkId);
     const now = this.#d.clock.now();
-    if (link === null || link.kind !== 'upload' || linkStatus(link, now) !== 'active') return refuse('error.not_found', 'No such upload link.');
-    if (!Number.isSafeInteger(input.declaredSize) || input.declaredSize < 1) return refuse('error.request.invalid', 'declared_size must be a whole number from 1 to 2^53-1.');
+    if (link === null || link.kind !== 'upload' || linkStatus(link, now) !== 'active')
+      return refuse('error.not_found', 'No such upload link.');
+    if (!Number.isSafeInteger(input.declaredSize) || input.declaredSize < 1)
+      return refuse('error.request.invalid', 'declared_size must be a whole number from 1 to 2^53-1.');
     // A drop lands in the link's album: its pin and quiescence hold as for any write there, and it
     // is answered as any write there is (decisions.md: the 409 names `live_intent_id`). A guest
     // cannot name an upgrade intent, so while the album quiesces no drop opens; the id it is told
     // opens nothing to it (every write that may name it needs the owner's or a member's token).
     if (link.albumId !== null) {
-      const gate = await this.#d.writeGuard.checkAlbumWrite({ accountId: link.ownerId, albumId: link.albumId, intentId: null, protocolVersion: input.protocolVersion }, now);
+      const gate = await this.#d.writeGuard.checkAlbumWrite(
+        { accountId: link.ownerId, albumId: link.albumId, intentId: null, protocolVersion: input.protocolVersion },
+        now,
+      );
       if (!gate.ok) return gate;
     }
     const state = await this.#d.quota.admit(link.ownerId, 'metadata_growth', 0);
     if (!state.ok) return state;
     const tokenBytes = this.#d.random.bytes(32);
     // The session targets the link's album, so an open drop counts as in flight for its quiescence.
-    const opened = await this.#d.uploads.openDrop(link.ownerId, link.idHash, { declaredSize: input.declaredSize, contentHash: input.contentHash, albumId: link.albumId }, sha256Hex(tokenBytes));
+    const opened = await this.#d.uploads.openDrop(
+      link.ownerId,
+      link.idHash,
+      { declaredSize: input.declaredSize, contentHash: input.contentHash, albumId: link.albumId },
+      sha256Hex(tokenBytes),
+    );
     // A drop names no device or peer, and its album passed the guard above: only the link, the bounds and the size can refuse it.
     if (!opened.ok) return opened as Result<never, Missing | OpenRefusal | 'error.request.invalid'>;
-    return ok({ uploadId: opened.value.uploadId, uploadToken: toBase64url(tokenBytes), expiresAt: opened.value.expiresAt });
+    return ok({
+      uploadId: opened.value.uploadId,
+      uploadToken: toBase64url(tokenBytes),
+      expiresAt: opened.value.expiresAt,
+    });
   }
 
   /**
@@ -241,7 +277,8 @@ export class LinkService {
   /** The drops of one of the caller's links. */
   async drops(caller: Caller, linkId: string): Promise<Result<DropView[], Missing>> {
     const link = await this.#find(linkId);
-    if (link === null || link.kind !== 'upload' || !mayReach(caller, linkObject(link), 'read')) return refuse('error.not_found', 'No such upload link.');
+    if (link === null || link.kind !== 'upload' || !mayReach(caller, linkObject(link), 'read'))
+      return refuse('error.not_found', 'No such upload link.');
     const now = this.#d.clock.now();
     const drops = await guard(STORE, 'link read', () => this.#d.links.listDrops(link.idHash));
     const out: DropView[] = [];
@@ -250,8 +287,15 @@ export class LinkService {
   }
 
   async #view(d: DropRecord, now: number): Promise<DropView> {
-    const [session, asset] = await guard(STORE, 'drop read', () => Promise.all([this.#d.sessions.findUpload(d.uploadId), this.#d.catalog.findAsset(d.uploadId)]));
-    return { uploadId: d.uploadId, declaredSize: d.declaredSize, createdAt: d.createdAt, ...dropState(session, asset, now) };
+    const [session, asset] = await guard(STORE, 'drop read', () =>
+      Promise.all([this.#d.sessions.findUpload(d.uploadId), this.#d.catalog.findAsset(d.uploadId)]),
+    );
+    return {
+      uploadId: d.uploadId,
+      declaredSize: d.declaredSize,
+      createdAt: d.createdAt,
+      ...dropState(session, asset, now),
+    };
   }
 
   /** The owner takes a finalized drop into the library. */
@@ -272,7 +316,10 @@ export class LinkService {
     if (view.state !== 'ready') return refuse('error.not_found', `The drop is ${view.state}.`);
     const albumId = await guard(STORE, 'upload session read', () => albumOfAsset(this.#d.sessions, uploadId));
     if (albumId !== null) {
-      const gate = await this.#d.writeGuard.checkAlbumWrite({ accountId: drop.ownerId, albumId, intentId: input.intentId, protocolVersion: input.protocolVersion }, now);
+      const gate = await this.#d.writeGuard.checkAlbumWrite(
+        { accountId: drop.ownerId, albumId, intentId: input.intentId, protocolVersion: input.protocolVersion },
+        now,
+      );
       if (!gate.ok) return gate;
     }
     return this.#d.assets.adoptDrop({ accountId: drop.ownerId }, uploadId);
@@ -293,7 +340,9 @@ export class LinkService {
 
   async #ownDrop(caller: Caller, uploadId: string): Promise<DropRecord | null> {
     const drop = await guard(STORE, 'link read', () => this.#d.links.findDrop(uploadId));
-    return drop !== null && mayReach(caller, { kind: 'drop', id: drop.uploadId, accountId: drop.ownerId }, 'write') ? drop : null;
+    return drop !== null && mayReach(caller, { kind: 'drop', id: drop.uploadId, accountId: drop.ownerId }, 'write')
+      ? drop
+      : null;
   }
 }
 
@@ -301,13 +350,24 @@ export class LinkService {
 const linkObject = (l: LinkRecord) => ({ kind: 'link' as const, id: l.idHash, accountId: l.ownerId });
 
 /** Where a drop stands, from its upload session, its asset and the clock. */
-export function dropState(session: UploadSessionRecord | null, asset: AssetRecord | null, now: number): { state: DropState; expiresAt: number | null } {
-  if (session !== null && isOpenState(uploadState(session, now))) return { state: 'uploading', expiresAt: session.expiresAt };
-  if (session === null || session.state === 'Cancelled' || session.state === 'Expired' || uploadState(session, now) === 'Expired') {
+export function dropState(
+  session: UploadSessionRecord | null,
+  asset: AssetRecord | null,
+  now: number,
+): { state: DropState; expiresAt: number | null } {
+  if (session !== null && isOpenState(uploadState(session, now)))
+    return { state: 'uploading', expiresAt: session.expiresAt };
+  if (
+    session === null ||
+    session.state === 'Cancelled' ||
+    session.state === 'Expired' ||
+    uploadState(session, now) === 'Expired'
+  ) {
     return { state: session?.state === 'Cancelled' ? 'discarded' : 'expired', expiresAt: null };
   }
   if (asset === null) return { state: 'discarded', expiresAt: null };
   if (asset.state !== 'pending_drop') return { state: 'adopted', expiresAt: null };
-  if (asset.dropExpiresAt !== null && now >= asset.dropExpiresAt) return { state: 'expired', expiresAt: asset.dropExpiresAt };
+  if (asset.dropExpiresAt !== null && now >= asset.dropExpiresAt)
+    return { state: 'expired', expiresAt: asset.dropExpiresAt };
   return { state: 'ready', expiresAt: asset.dropExpiresAt };
 }

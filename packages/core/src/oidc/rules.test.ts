@@ -47,15 +47,27 @@ const code = (over: Partial<LoginCodeRecord> = {}): LoginCodeRecord => ({
 describe('return URIs', () => {
   it('accepts only exact members of the list', () => {
     // Since turn 3 every return URI needs the app's challenge, https included (login CSRF).
-    expect(checkReturnTo('https://app.example/done', ALLOWED, null)).toMatchObject({ code: 'error.oidc.app_challenge_required' });
-    expect(checkReturnTo('https://app.example/done/', ALLOWED, CHALLENGE)).toMatchObject({ code: 'error.oidc.return_to_invalid' });
-    expect(checkReturnTo('https://APP.example/done', ALLOWED, CHALLENGE)).toMatchObject({ code: 'error.oidc.return_to_invalid' });
-    expect(checkReturnTo('https://evil.example/', ALLOWED, CHALLENGE)).toMatchObject({ code: 'error.oidc.return_to_invalid' });
+    expect(checkReturnTo('https://app.example/done', ALLOWED, null)).toMatchObject({
+      code: 'error.oidc.app_challenge_required',
+    });
+    expect(checkReturnTo('https://app.example/done/', ALLOWED, CHALLENGE)).toMatchObject({
+      code: 'error.oidc.return_to_invalid',
+    });
+    expect(checkReturnTo('https://APP.example/done', ALLOWED, CHALLENGE)).toMatchObject({
+      code: 'error.oidc.return_to_invalid',
+    });
+    expect(checkReturnTo('https://evil.example/', ALLOWED, CHALLENGE)).toMatchObject({
+      code: 'error.oidc.return_to_invalid',
+    });
   });
   it('asks an app scheme for a PKCE challenge and checks its shape', () => {
-    expect(checkReturnTo('com.example.photos:/oauth', ALLOWED, null)).toMatchObject({ code: 'error.oidc.app_challenge_required' });
+    expect(checkReturnTo('com.example.photos:/oauth', ALLOWED, null)).toMatchObject({
+      code: 'error.oidc.app_challenge_required',
+    });
     expect(checkReturnTo('com.example.photos:/oauth', ALLOWED, CHALLENGE).ok).toBe(true);
-    expect(checkReturnTo('com.example.photos:/oauth', ALLOWED, 'short')).toMatchObject({ code: 'error.request.invalid' });
+    expect(checkReturnTo('com.example.photos:/oauth', ALLOWED, 'short')).toMatchObject({
+      code: 'error.request.invalid',
+    });
     expect(checkReturnTo('https://app.example/done', ALLOWED, CHALLENGE).ok).toBe(true);
   });
 });
@@ -69,7 +81,10 @@ describe('purposes', () => {
   });
   it('a sponsored account has no identity of its own: an owner acting as one links nothing and proves nothing for it', () => {
     for (const purpose of ['link', 'reauthenticate'] as const) {
-      expect(initiatorFor(purpose, { accountId: 's', actingOwnerId: 'a' })).toMatchObject({ ok: false, code: 'error.sponsored.no_identity' });
+      expect(initiatorFor(purpose, { accountId: 's', actingOwnerId: 'a' })).toMatchObject({
+        ok: false,
+        code: 'error.sponsored.no_identity',
+      });
     }
     expect(initiatorFor('sign_in', { accountId: 's', actingOwnerId: 'a' })).toEqual({ ok: true, value: null });
   });
@@ -96,12 +111,19 @@ describe('lifetimes and secrets', () => {
 
 describe('accounts from identities', () => {
   it('a linked identity signs in to its account', () => {
-    expect(decideSignIn({ link: link('acct-9'), identity: person(), addressHolder: 'other' })).toEqual({ ok: true, value: { kind: 'existing', accountId: 'acct-9' } });
+    expect(decideSignIn({ link: link('acct-9'), identity: person(), addressHolder: 'other' })).toEqual({
+      ok: true,
+      value: { kind: 'existing', accountId: 'acct-9' },
+    });
   });
   it('a new identity creates an account with its verified email and name', () => {
     expect(decideSignIn({ link: null, identity: person(), addressHolder: null })).toEqual({
       ok: true,
-      value: { kind: 'create', address: { address: 'Ann@Example.org', key: 'ann@example.org', legacyKey: 'ann@example.org' }, displayName: 'Ann' },
+      value: {
+        kind: 'create',
+        address: { address: 'Ann@Example.org', key: 'ann@example.org', legacyKey: 'ann@example.org' },
+        displayName: 'Ann',
+      },
     });
   });
   it('an unverified, absent or malformed email gives no address', () => {
@@ -110,7 +132,10 @@ describe('accounts from identities', () => {
     expect(verifiedAddress(person({ email: 'not an address' }))).toBeNull();
   });
   it('never binds silently to the holder of a verified email', () => {
-    expect(decideSignIn({ link: null, identity: person(), addressHolder: 'acct-2' })).toMatchObject({ ok: false, code: 'error.auth.user_already_exists' });
+    expect(decideSignIn({ link: null, identity: person(), addressHolder: 'acct-2' })).toMatchObject({
+      ok: false,
+      code: 'error.auth.user_already_exists',
+    });
   });
   it('keeps a display name only when the profile rules accept it', () => {
     expect(initialDisplayName(person({ name: '  Ann  ' }))).toBe('Ann');
@@ -128,21 +153,36 @@ describe('link, reauthenticate, unlink', () => {
   });
   it('a reauthentication is fresh for five minutes, for the initiator own identity only', () => {
     const now = 1_000_000;
-    expect(decideReauthentication(link('a'), 'a', now - REAUTH_FRESH_MS, now)).toEqual({ ok: true, value: now - REAUTH_FRESH_MS });
-    expect(decideReauthentication(link('a'), 'a', now - REAUTH_FRESH_MS - 1, now)).toMatchObject({ code: 'error.oidc.reauthentication_stale' });
-    expect(decideReauthentication(link('a'), 'a', null, now)).toMatchObject({ code: 'error.oidc.reauthentication_stale' });
+    expect(decideReauthentication(link('a'), 'a', now - REAUTH_FRESH_MS, now)).toEqual({
+      ok: true,
+      value: now - REAUTH_FRESH_MS,
+    });
+    expect(decideReauthentication(link('a'), 'a', now - REAUTH_FRESH_MS - 1, now)).toMatchObject({
+      code: 'error.oidc.reauthentication_stale',
+    });
+    expect(decideReauthentication(link('a'), 'a', null, now)).toMatchObject({
+      code: 'error.oidc.reauthentication_stale',
+    });
     expect(decideReauthentication(link('b'), 'a', now, now)).toMatchObject({ code: 'error.auth.not_the_initiator' });
     expect(decideReauthentication(null, 'a', now, now)).toMatchObject({ code: 'error.auth.not_the_initiator' });
     // A provider clock up to 60 s ahead is tolerated; further ahead proves nothing.
     expect(decideReauthentication(link('a'), 'a', now + 60_000, now).ok).toBe(true);
-    expect(decideReauthentication(link('a'), 'a', now + 60_001, now)).toMatchObject({ code: 'error.oidc.reauthentication_stale' });
+    expect(decideReauthentication(link('a'), 'a', now + 60_001, now)).toMatchObject({
+      code: 'error.oidc.reauthentication_stale',
+    });
   });
   it('unlink keeps at least one way in', () => {
     expect(decideUnlink({ hasLocalPassword: true, localSignIn: true, links: 1 }).ok).toBe(true);
-    expect(decideUnlink({ hasLocalPassword: false, localSignIn: true, links: 1 })).toMatchObject({ code: 'error.auth.last_sign_in_method' });
+    expect(decideUnlink({ hasLocalPassword: false, localSignIn: true, links: 1 })).toMatchObject({
+      code: 'error.auth.last_sign_in_method',
+    });
     // A password that cannot be used (local sign-in off) is no way in.
-    expect(decideUnlink({ hasLocalPassword: true, localSignIn: false, links: 1 })).toMatchObject({ code: 'error.auth.last_sign_in_method' });
-    expect(decideUnlink({ hasLocalPassword: true, localSignIn: true, links: 0 })).toMatchObject({ code: 'error.not_found' });
+    expect(decideUnlink({ hasLocalPassword: true, localSignIn: false, links: 1 })).toMatchObject({
+      code: 'error.auth.last_sign_in_method',
+    });
+    expect(decideUnlink({ hasLocalPassword: true, localSignIn: true, links: 0 })).toMatchObject({
+      code: 'error.not_found',
+    });
   });
 });
 
@@ -153,16 +193,24 @@ describe('completion', () => {
     expect(decideOidcCompletion(code(), 59_999, null, null).ok).toBe(true);
   });
   it("needs the app's verifier when the flow had a challenge", () => {
-    expect(decideOidcCompletion(code({ appChallenge: CHALLENGE }), 0, null, null)).toMatchObject({ code: 'error.auth.login_code_invalid' });
+    expect(decideOidcCompletion(code({ appChallenge: CHALLENGE }), 0, null, null)).toMatchObject({
+      code: 'error.auth.login_code_invalid',
+    });
     expect(decideOidcCompletion(code({ appChallenge: CHALLENGE }), 0, null, VERIFIER).ok).toBe(true);
   });
   it('link and reauthenticate need the initiator', () => {
     for (const purpose of ['link', 'reauthenticate'] as const) {
-      expect(decideOidcCompletion(code({ purpose }), 0, null, null)).toMatchObject({ code: 'error.auth.session_invalid' });
-      expect(decideOidcCompletion(code({ purpose }), 0, { accountId: 'acct-2' }, null)).toMatchObject({ code: 'error.auth.not_the_initiator' });
+      expect(decideOidcCompletion(code({ purpose }), 0, null, null)).toMatchObject({
+        code: 'error.auth.session_invalid',
+      });
+      expect(decideOidcCompletion(code({ purpose }), 0, { accountId: 'acct-2' }, null)).toMatchObject({
+        code: 'error.auth.not_the_initiator',
+      });
       expect(decideOidcCompletion(code({ purpose }), 0, { accountId: 'acct-1' }, null).ok).toBe(true);
       // The owner who started it, acting as a sponsored account: not a caller with an identity.
-      expect(decideOidcCompletion(code({ purpose }), 0, { accountId: 'sponsored', actingOwnerId: 'acct-1' }, null)).toMatchObject({ code: 'error.sponsored.no_identity' });
+      expect(
+        decideOidcCompletion(code({ purpose }), 0, { accountId: 'sponsored', actingOwnerId: 'acct-1' }, null),
+      ).toMatchObject({ code: 'error.sponsored.no_identity' });
     }
     expect(decideOidcCompletion(code(), 0, { accountId: 'sponsored', actingOwnerId: 'acct-1' }, null).ok).toBe(true);
   });

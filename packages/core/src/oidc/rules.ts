@@ -38,10 +38,18 @@ export function checkReturnTo(
   allowed: readonly string[],
   appChallenge: string | null,
 ): Result<void, 'error.oidc.return_to_invalid' | 'error.oidc.app_challenge_required' | 'error.request.invalid'> {
-  if (!allowed.includes(returnTo)) return refuse('error.oidc.return_to_invalid', 'return_to is not one of the configured return URIs.');
-  if (appChallenge === null) return refuse('error.oidc.app_challenge_required', 'Every flow needs an app_challenge (PKCE S256 between the app and this server).');
+  if (!allowed.includes(returnTo))
+    return refuse('error.oidc.return_to_invalid', 'return_to is not one of the configured return URIs.');
+  if (appChallenge === null)
+    return refuse(
+      'error.oidc.app_challenge_required',
+      'Every flow needs an app_challenge (PKCE S256 between the app and this server).',
+    );
   if (!S256_CHALLENGE.test(appChallenge)) {
-    return refuse('error.request.invalid', 'app_challenge must be the base64url SHA-256 of a verifier (43 characters).');
+    return refuse(
+      'error.request.invalid',
+      'app_challenge must be the base64url SHA-256 of a verifier (43 characters).',
+    );
   }
   return ok(undefined);
 }
@@ -61,7 +69,8 @@ export function initiatorFor(
   caller: FlowCaller | null,
 ): Result<string | null, 'error.auth.session_invalid' | 'error.sponsored.no_identity'> {
   if (purpose === 'sign_in') return ok(null);
-  if (caller === null) return refuse('error.auth.session_invalid', `purpose ${purpose} needs the access token of a signed-in account.`);
+  if (caller === null)
+    return refuse('error.auth.session_invalid', `purpose ${purpose} needs the access token of a signed-in account.`);
   const own = decideOwnIdentity(caller);
   return own.ok ? ok(caller.accountId) : own;
 }
@@ -107,14 +116,22 @@ export function decideSignIn(input: {
 }): Result<SignInDecision, 'error.auth.user_already_exists'> {
   if (input.link !== null) return ok({ kind: 'existing', accountId: input.link.accountId });
   if (input.addressHolder !== null) {
-    return refuse('error.auth.user_already_exists', 'An account holds this email; sign in to it and link the provider from there.');
+    return refuse(
+      'error.auth.user_already_exists',
+      'An account holds this email; sign in to it and link the provider from there.',
+    );
   }
-  return ok({ kind: 'create', address: verifiedAddress(input.identity), displayName: initialDisplayName(input.identity) });
+  return ok({
+    kind: 'create',
+    address: verifiedAddress(input.identity),
+    displayName: initialDisplayName(input.identity),
+  });
 }
 
 /** A link may bind an identity that is free or already the initiator's; never another account's. */
 export function decideLink(link: IdentityLink | null, initiator: string): Result<void, 'error.oidc.already_linked'> {
-  if (link !== null && link.accountId !== initiator) return refuse('error.oidc.already_linked', 'This provider identity belongs to another account.');
+  if (link !== null && link.accountId !== initiator)
+    return refuse('error.oidc.already_linked', 'This provider identity belongs to another account.');
   return ok(undefined);
 }
 
@@ -128,8 +145,13 @@ export function decideReauthentication(
   authTime: number | null,
   now: number,
 ): Result<number, 'error.auth.not_the_initiator' | 'error.oidc.reauthentication_stale'> {
-  if (link === null || link.accountId !== initiator) return refuse('error.auth.not_the_initiator', 'This provider identity is not linked to the account that started the flow.');
-  if (authTime === null || now - authTime > REAUTH_FRESH_MS || authTime - now > AUTH_TIME_SKEW_MS) return refuse('error.oidc.reauthentication_stale', 'The provider did not authenticate the person again.');
+  if (link === null || link.accountId !== initiator)
+    return refuse(
+      'error.auth.not_the_initiator',
+      'This provider identity is not linked to the account that started the flow.',
+    );
+  if (authTime === null || now - authTime > REAUTH_FRESH_MS || authTime - now > AUTH_TIME_SKEW_MS)
+    return refuse('error.oidc.reauthentication_stale', 'The provider did not authenticate the person again.');
   return ok(authTime);
 }
 
@@ -149,14 +171,27 @@ export function decideOidcCompletion(
   now: number,
   caller: FlowCaller | null,
   appVerifier: string | null,
-): Result<LoginCodeRecord, 'error.auth.login_code_invalid' | 'error.auth.session_invalid' | 'error.auth.not_the_initiator' | 'error.sponsored.no_identity'> {
-  if (code === null || !isLive(code, now)) return refuse('error.auth.login_code_invalid', 'The login code is unknown, used or expired.');
-  if (!appVerifierMatches(code.appChallenge, appVerifier)) return refuse('error.auth.login_code_invalid', 'The app_verifier does not match the flow.');
+): Result<
+  LoginCodeRecord,
+  | 'error.auth.login_code_invalid'
+  | 'error.auth.session_invalid'
+  | 'error.auth.not_the_initiator'
+  | 'error.sponsored.no_identity'
+> {
+  if (code === null || !isLive(code, now))
+    return refuse('error.auth.login_code_invalid', 'The login code is unknown, used or expired.');
+  if (!appVerifierMatches(code.appChallenge, appVerifier))
+    return refuse('error.auth.login_code_invalid', 'The app_verifier does not match the flow.');
   if (code.purpose === 'sign_in') return ok(code);
-  if (caller === null) return refuse('error.auth.session_invalid', 'This login code needs the access token of the account that started the flow.');
+  if (caller === null)
+    return refuse(
+      'error.auth.session_invalid',
+      'This login code needs the access token of the account that started the flow.',
+    );
   const own = decideOwnIdentity(caller);
   if (!own.ok) return own;
-  if (caller.accountId !== code.accountId) return refuse('error.auth.not_the_initiator', 'Another account started this flow.');
+  if (caller.accountId !== code.accountId)
+    return refuse('error.auth.not_the_initiator', 'Another account started this flow.');
   return ok(code);
 }
 
@@ -172,7 +207,8 @@ export function decideUnlink(input: {
   readonly links: number;
 }): Result<void, 'error.auth.last_sign_in_method' | 'error.not_found'> {
   if (input.links === 0) return refuse('error.not_found', 'This account has no identity at the provider.');
-  if (!(input.hasLocalPassword && input.localSignIn)) return refuse('error.auth.last_sign_in_method', 'The provider is the only usable way into this account.');
+  if (!(input.hasLocalPassword && input.localSignIn))
+    return refuse('error.auth.last_sign_in_method', 'The provider is the only usable way into this account.');
   return ok(undefined);
 }
 

@@ -129,7 +129,16 @@ export class OidcService {
     const sealedVerifier = await this.#d.sealer.seal(utf8(verifier), stateHash);
     await guard(STORE, 'storing an OpenID flow', () =>
       this.#d.flows.insertFlow(
-        { stateHash, purpose: input.purpose, initiator: initiator.value, returnTo: input.returnTo, appChallenge: input.appChallenge, sealedVerifier, createdAt: now, expiresAt: now + FLOW_TTL_MS },
+        {
+          stateHash,
+          purpose: input.purpose,
+          initiator: initiator.value,
+          returnTo: input.returnTo,
+          appChallenge: input.appChallenge,
+          sealedVerifier,
+          createdAt: now,
+          expiresAt: now + FLOW_TTL_MS,
+        },
         now,
       ),
     );
@@ -148,7 +157,9 @@ export class OidcService {
     if (flow === null || !isLive(flow, now)) return { kind: 'state_invalid' };
     // A flow the account started before its credentials changed was ended by the change.
     if (flow.initiator !== null) {
-      const initiator = await guard(STORE, 'reading an account', () => this.#d.accounts.findAccountById(flow.initiator!));
+      const initiator = await guard(STORE, 'reading an account', () =>
+        this.#d.accounts.findAccountById(flow.initiator!),
+      );
       if (!outlivesCredentialChange(flow.createdAt, initiator)) return { kind: 'state_invalid' };
     }
     const back = (error: ErrorCode): CallbackOutcome => {
@@ -160,20 +171,32 @@ export class OidcService {
     if (verifier === null) return back('error.oidc.exchange_failed');
     let redeemed: RedeemOutcome;
     try {
-      redeemed = await this.#d.provider.redeem({ params, state: params['state']!, nonce: nonceForState(params['state']!), codeVerifier: new TextDecoder().decode(verifier) });
+      redeemed = await this.#d.provider.redeem({
+        params,
+        state: params['state']!,
+        nonce: nonceForState(params['state']!),
+        codeVerifier: new TextDecoder().decode(verifier),
+      });
     } catch (cause) {
-      if (cause instanceof CoreError && cause.code === 'error.auth.unavailable') return back('error.oidc.exchange_failed');
+      if (cause instanceof CoreError && cause.code === 'error.auth.unavailable')
+        return back('error.oidc.exchange_failed');
       throw cause;
     }
-    if (!redeemed.ok) return back(redeemed.reason === 'exchange_failed' ? 'error.oidc.exchange_failed' : 'error.oidc.id_token_invalid');
+    if (!redeemed.ok)
+      return back(redeemed.reason === 'exchange_failed' ? 'error.oidc.exchange_failed' : 'error.oidc.id_token_invalid');
     const identity = redeemed.identity;
-    const link = await guard(STORE, 'reading an identity link', () => this.#d.links.findLink(identity.issuer, identity.subject));
+    const link = await guard(STORE, 'reading an identity link', () =>
+      this.#d.links.findLink(identity.issuer, identity.subject),
+    );
 
     let accountId: string;
     let authenticatedAt = identity.authTime ?? now;
     if (flow.purpose === 'sign_in') {
       const address = link === null ? verifiedAddress(identity) : null;
-      const holder = address === null ? null : await guard(STORE, 'reading an account', () => findAccountByAddress(this.#d.accounts, address));
+      const holder =
+        address === null
+          ? null
+          : await guard(STORE, 'reading an account', () => findAccountByAddress(this.#d.accounts, address));
       const decision = decideSignIn({ link, identity, addressHolder: holder?.id ?? null });
       if (!decision.ok) return back(decision.code);
       if (decision.value.kind === 'existing') {
@@ -181,7 +204,13 @@ export class OidcService {
       } else {
         const admitted = await this.#d.registration.admit(decision.value.address);
         if (!admitted.ok) return back(admitted.code);
-        const created = await this.#create(decision.value.address, decision.value.displayName, identity.issuer, identity.subject, now);
+        const created = await this.#create(
+          decision.value.address,
+          decision.value.displayName,
+          identity.issuer,
+          identity.subject,
+          now,
+        );
         if (!created.ok) return back(created.code);
         accountId = created.value;
       }
@@ -286,9 +315,15 @@ export class OidcService {
       const recent = await this.#d.sessions.requireRecentAuthentication(caller!, 'oidc_link');
       if (!recent.ok) return recent;
       const linked = await guard(STORE, 'linking an identity', () =>
-        this.#d.links.insertLink({ issuer: code.issuer!, subject: code.subject!, accountId: code.accountId, createdAt: this.#d.clock.now() }),
+        this.#d.links.insertLink({
+          issuer: code.issuer!,
+          subject: code.subject!,
+          accountId: code.accountId,
+          createdAt: this.#d.clock.now(),
+        }),
       );
-      if (linked === 'taken') return refuse('error.oidc.already_linked', 'This provider identity belongs to another account.');
+      if (linked === 'taken')
+        return refuse('error.oidc.already_linked', 'This provider identity belongs to another account.');
       return ok({ kind: 'linked' });
     }
     const recorded = await this.#d.sessions.recordAuthentication(caller!, code.authenticatedAt);
@@ -299,10 +334,20 @@ export class OidcService {
   /** Removes the caller's identity at this provider, unless it is the account's only way in. */
   async unlink(
     principal: Principal,
-  ): Promise<Result<void, 'error.auth.last_sign_in_method' | 'error.not_found' | 'error.auth.session_invalid' | 'error.auth.reauthentication_required'>> {
+  ): Promise<
+    Result<
+      void,
+      | 'error.auth.last_sign_in_method'
+      | 'error.not_found'
+      | 'error.auth.session_invalid'
+      | 'error.auth.reauthentication_required'
+    >
+  > {
     const recent = await this.#d.sessions.requireRecentAuthentication(principal, 'oidc_unlink');
     if (!recent.ok) return recent;
-    const account = await guard(STORE, 'reading an account', () => this.#d.accounts.findAccountById(principal.accountId));
+    const account = await guard(STORE, 'reading an account', () =>
+      this.#d.accounts.findAccountById(principal.accountId),
+    );
     if (account === null) return refuse('error.auth.session_invalid', 'The account no longer exists.');
     const links = await guard(STORE, 'reading identity links', () => this.#d.links.listLinks(principal.accountId));
     const decision = decideUnlink({

@@ -12,7 +12,10 @@ describe('decideLease', () => {
   });
   it('a live lease of another holder is refused; its own holder renews it', () => {
     expect(decideLease({ holder: 'b', expiresAt: T + 1 }, 'a', T, 60_000)).toBeNull();
-    expect(decideLease({ holder: 'a', expiresAt: T + 1 }, 'a', T, 60_000)).toEqual({ holder: 'a', expiresAt: T + 60_000 });
+    expect(decideLease({ holder: 'a', expiresAt: T + 1 }, 'a', T, 60_000)).toEqual({
+      holder: 'a',
+      expiresAt: T + 60_000,
+    });
   });
   it('only its holder ends a lease', () => {
     expect(mayReleaseLease({ holder: 'a', expiresAt: T }, 'a')).toBe(true);

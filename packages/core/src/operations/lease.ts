@@ -15,7 +15,12 @@ export interface LeaseRecord {
  * nobody holds, or whose holder let it lapse (a process that died mid-job), goes to the asker;
  * its own holder renews it; another holder's live lease is refused.
  */
-export function decideLease(current: LeaseRecord | null, holder: string, now: number, ttlMs: number): LeaseRecord | null {
+export function decideLease(
+  current: LeaseRecord | null,
+  holder: string,
+  now: number,
+  ttlMs: number,
+): LeaseRecord | null {
   if (current !== null && current.holder !== holder && current.expiresAt > now) return null;
   return { holder, expiresAt: now + ttlMs };
 }

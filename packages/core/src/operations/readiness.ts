@@ -20,12 +20,12 @@ const faultOf = (e: unknown): StoreFault => (e instanceof CoreError && e.fault !
 const DETAIL: Record<'database' | 'blob_store', Record<StoreFault, string>> = {
   database: {
     unreachable: 'The database does not answer.',
-    credentials: 'The database refuses this server\'s credentials.',
+    credentials: "The database refuses this server's credentials.",
     failed: 'The database answers with an error.',
   },
   blob_store: {
     unreachable: 'The blob store does not answer.',
-    credentials: 'The blob store refuses this server\'s credentials (none found, or not allowed to read the bucket).',
+    credentials: "The blob store refuses this server's credentials (none found, or not allowed to read the bucket).",
     failed: 'The blob store answers with an error.',
   },
 };
@@ -37,7 +37,10 @@ const DETAIL: Record<'database' | 'blob_store', Record<StoreFault, string>> = {
  * credentials do not read as an outage. A store that throws is an expected outcome here (that is
  * what the probe is for), so it becomes a refusal, never a throw.
  */
-export async function checkReadiness(status: SchemaStatus, blobs?: Pick<BlobStore, 'has'>): Promise<Result<void, 'error.store.unavailable'>> {
+export async function checkReadiness(
+  status: SchemaStatus,
+  blobs?: Pick<BlobStore, 'has'>,
+): Promise<Result<void, 'error.store.unavailable'>> {
   let stamps: SchemaStamps;
   try {
     stamps = await status.readSchemaStamps();

@@ -14,8 +14,15 @@ export function censusBounds(now: number, policy: Pick<SessionPolicy, 'idleMs' |
 }
 
 /** Whether a count within `bounds` takes this session: what an adapter's count applies row by row. */
-export function sessionCounted(session: Pick<SessionRecord, 'closedAt' | 'createdAt' | 'refreshedAt'>, bounds: CensusBounds): boolean {
-  return session.closedAt === null && session.createdAt > bounds.sessionsCreatedAfter && session.refreshedAt > bounds.sessionsRefreshedAfter;
+export function sessionCounted(
+  session: Pick<SessionRecord, 'closedAt' | 'createdAt' | 'refreshedAt'>,
+  bounds: CensusBounds,
+): boolean {
+  return (
+    session.closedAt === null &&
+    session.createdAt > bounds.sessionsCreatedAfter &&
+    session.refreshedAt > bounds.sessionsRefreshedAfter
+  );
 }
 
 /** Whether a count within `bounds` takes this upload session (in flight: open state, not yet expired). */
@@ -45,4 +52,3 @@ export function deploymentTotals(counts: CensusCounts): DeploymentTotals {
     openUploads: counts.openUploads,
   };
 }
-

@@ -32,7 +32,14 @@ export interface AccountOverview {
   readonly createdAt: number;
   readonly locked: boolean;
   /** The quota that decides for this account: its own, or its sponsor's when sponsored. */
-  readonly quota: { readonly chargedTo: string; readonly used: number; readonly reserved: number; readonly softLimit: number | null; readonly hardLimit: number | null; readonly state: QuotaState };
+  readonly quota: {
+    readonly chargedTo: string;
+    readonly used: number;
+    readonly reserved: number;
+    readonly softLimit: number | null;
+    readonly hardLimit: number | null;
+    readonly state: QuotaState;
+  };
   readonly sessionsOpen: number;
   /** The latest last-used instant among its open sessions; null with none. */
   readonly lastUsedAt: number | null;
@@ -71,7 +78,9 @@ export class OperatorService {
     const addresses = new Map<string, string | null>();
     let after: string | null = null;
     for (;;) {
-      const page: AccountRecord[] = await guard('error.store.unavailable', 'listing accounts', () => this.#d.census.listAccounts(after, PAGE));
+      const page: AccountRecord[] = await guard('error.store.unavailable', 'listing accounts', () =>
+        this.#d.census.listAccounts(after, PAGE),
+      );
       for (const account of page) {
         if (!isLiveAccount(account)) continue;
         addresses.set(account.id, account.address);
@@ -95,7 +104,8 @@ export class OperatorService {
     const sponsorId = payer.own.sponsorId;
     let sponsor: AccountOverview['sponsor'] = null;
     if (sponsorId !== null) {
-      if (!addresses.has(sponsorId)) addresses.set(sponsorId, (await this.#d.accounts.findAccountById(sponsorId))?.address ?? null);
+      if (!addresses.has(sponsorId))
+        addresses.set(sponsorId, (await this.#d.accounts.findAccountById(sponsorId))?.address ?? null);
       sponsor = { id: sponsorId, address: addresses.get(sponsorId) ?? null };
     }
     return {
@@ -105,7 +115,14 @@ export class OperatorService {
       sponsor,
       createdAt: account.createdAt,
       locked: account.lockedAt !== null,
-      quota: { chargedTo: payer.payerId, used: status.used, reserved: status.reserved, softLimit: status.softLimit, hardLimit: status.hardLimit, state: status.state },
+      quota: {
+        chargedTo: payer.payerId,
+        used: status.used,
+        reserved: status.reserved,
+        softLimit: status.softLimit,
+        hardLimit: status.hardLimit,
+        state: status.state,
+      },
       sessionsOpen: live.length,
       lastUsedAt: live.length === 0 ? null : Math.max(...live.map((s) => s.lastUsedAt)),
       totp: enrollment?.state === 'confirmed',
@@ -116,11 +133,19 @@ export class OperatorService {
   /** The account's open sessions (expired ones left out), oldest first. */
   async sessions(accountId: string): Promise<OperatorSessionView[]> {
     const now = this.#d.clock.now();
-    const open = await guard('error.store.unavailable', 'listing sessions', () => this.#d.accounts.listOpenSessions(accountId));
+    const open = await guard('error.store.unavailable', 'listing sessions', () =>
+      this.#d.accounts.listOpenSessions(accountId),
+    );
     return open
       .filter((s) => sessionStatus(s, now, this.#d.policy) === 'open')
       .sort((a, b) => a.createdAt - b.createdAt)
-      .map((s) => ({ sessionId: s.id, method: s.method ?? 'password', createdAt: s.createdAt, lastUsedAt: s.lastUsedAt, expiresAt: sessionExpiresAt(s, this.#d.policy) }));
+      .map((s) => ({
+        sessionId: s.id,
+        method: s.method ?? 'password',
+        createdAt: s.createdAt,
+        lastUsedAt: s.lastUsedAt,
+        expiresAt: sessionExpiresAt(s, this.#d.policy),
+      }));
   }
 
   /**
@@ -137,7 +162,9 @@ export class OperatorService {
    * sessions closed next are the last.
    */
   async lock(accountId: string): Promise<{ sessionsClosed: number }> {
-    await guard('error.store.unavailable', 'locking the account', () => this.#d.accounts.setLocked(accountId, this.#d.clock.now()));
+    await guard('error.store.unavailable', 'locking the account', () =>
+      this.#d.accounts.setLocked(accountId, this.#d.clock.now()),
+    );
     return this.revokeSessions(accountId);
   }
 
@@ -148,6 +175,8 @@ export class OperatorService {
   /** What the deployment holds, read once (the metrics refresh calls it at most once a minute). */
   async totals(): Promise<DeploymentTotals> {
     const bounds = censusBounds(this.#d.clock.now(), this.#d.policy);
-    return deploymentTotals(await guard('error.store.unavailable', 'counting the deployment', () => this.#d.census.countDeployment(bounds)));
+    return deploymentTotals(
+      await guard('error.store.unavailable', 'counting the deployment', () => this.#d.census.countDeployment(bounds)),
+    );
   }
 }

@@ -10,10 +10,17 @@ import { ok, refuse, type Result } from '../errors.js';
  * name the same server; anything more than an origin (a path, query, fragment or credentials) is
  * not a base URL, and so is no peer.
  */
-export function decideSourcePeer(peer: string, configured: readonly string[]): Result<string, 'error.federation.unknown_peer'> {
+export function decideSourcePeer(
+  peer: string,
+  configured: readonly string[],
+): Result<string, 'error.federation.unknown_peer'> {
   const origin = originOf(peer);
   const match = origin === null ? undefined : configured.find((c) => originOf(c) === origin);
-  return match !== undefined ? ok(match) : refuse('error.federation.unknown_peer', 'source_peer is not one of the peers this server federates with.', { source_peer: peer });
+  return match !== undefined
+    ? ok(match)
+    : refuse('error.federation.unknown_peer', 'source_peer is not one of the peers this server federates with.', {
+        source_peer: peer,
+      });
 }
 
 /** The http(s) origin a base URL names (trailing slashes aside), or null when it names more or is none. */

@@ -49,22 +49,26 @@ describe('token bucket arithmetic', () => {
 
   it('never admits more than a full bucket plus refill in any window (random schedules)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 1, max: 20 }), fc.array(fc.integer({ min: 0, max: 20_000 }), { maxLength: 200 }), (rate, gaps) => {
-        let bucket = fullBucket(rate, T0);
-        let now = T0;
-        const admitted: number[] = [];
-        for (const gap of gaps) {
-          now += gap;
-          const d = takeToken(bucket, now, rate);
-          bucket = d.bucket;
-          if (d.admitted) admitted.push(now);
-        }
-        for (let i = 0; i < admitted.length; i++) {
-          for (let j = i; j < admitted.length; j++) {
-            expect(j - i + 1).toBeLessThanOrEqual(admissionBound(rate, admitted[j]! - admitted[i]!));
+      fc.property(
+        fc.integer({ min: 1, max: 20 }),
+        fc.array(fc.integer({ min: 0, max: 20_000 }), { maxLength: 200 }),
+        (rate, gaps) => {
+          let bucket = fullBucket(rate, T0);
+          let now = T0;
+          const admitted: number[] = [];
+          for (const gap of gaps) {
+            now += gap;
+            const d = takeToken(bucket, now, rate);
+            bucket = d.bucket;
+            if (d.admitted) admitted.push(now);
           }
-        }
-      }),
+          for (let i = 0; i < admitted.length; i++) {
+            for (let j = i; j < admitted.length; j++) {
+              expect(j - i + 1).toBeLessThanOrEqual(admissionBound(rate, admitted[j]! - admitted[i]!));
+            }
+          }
+        },
+      ),
     );
   });
 });

@@ -42,7 +42,8 @@ export function fullBucket(rate: number, now: number): Bucket {
  * nothing and never moves the bucket back), then takes one token if there is one.
  */
 export function takeToken(bucket: Bucket | null, now: number, rate: number): BucketDecision {
-  if (!Number.isSafeInteger(rate) || rate < 1) throw new RangeError('the rate must be a whole number of tokens per minute, at least 1');
+  if (!Number.isSafeInteger(rate) || rate < 1)
+    throw new RangeError('the rate must be a whole number of tokens per minute, at least 1');
   const capacity = bucketCapacity(rate);
   const start = bucket ?? fullBucket(rate, now);
   const at = Math.max(start.updatedAt, now);

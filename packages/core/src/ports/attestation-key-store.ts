@@ -40,7 +40,11 @@ export interface AttestationKeyStore {
    * `key` as the active one and appends `entry`. 'stale' (nothing written) when the chain moved on
    * meanwhile (another process rotated first) or the entry does not extend it.
    */
-  appendAttestationKey(key: AttestationKeyRecord, entry: AttestationHistoryEntry, at: number): Promise<'appended' | 'stale'>;
+  appendAttestationKey(
+    key: AttestationKeyRecord,
+    entry: AttestationHistoryEntry,
+    at: number,
+  ): Promise<'appended' | 'stale'>;
   /** Replaces the stored private key of `kid` with `to` only while it still is `from`; false when nothing changed. */
   resealAttestationKey(kid: string, from: string, to: string): Promise<boolean>;
 }

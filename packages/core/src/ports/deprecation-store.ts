@@ -9,5 +9,8 @@ export interface DeprecationStore {
    * Records `candidate` if core's `decideAnnouncement` admits it against the stored announcements,
    * decided inside the store's transaction (two racing announcements are judged one after the other).
    */
-  announceDeprecation(candidate: DeprecationAnnouncement, policy: DeprecationPolicy): Promise<Result<DeprecationAnnouncement, AnnounceRefusal>>;
+  announceDeprecation(
+    candidate: DeprecationAnnouncement,
+    policy: DeprecationPolicy,
+  ): Promise<Result<DeprecationAnnouncement, AnnounceRefusal>>;
 }

@@ -7,17 +7,54 @@ export type { AccountSummary, SessionAccess, SessionRecord, SessionLedger, SignI
 export type { CohortMap, CohortRecord } from './cohort-map.js';
 export type { SigningKeyRecord, SigningKeyStore } from './signing-key-store.js';
 export type { Logger } from './logger.js';
-export type { AlbumWriteContext, AlbumWriteRefusal, FinalizeContext, WriteContext, WriteGuard, WriteRefusal } from './write-guard.js';
+export type {
+  AlbumWriteContext,
+  AlbumWriteRefusal,
+  FinalizeContext,
+  WriteContext,
+  WriteGuard,
+  WriteRefusal,
+} from './write-guard.js';
 export type { UploadsInFlight } from './uploads-in-flight.js';
 export type { TotpChallengeRecord, TotpEnrollmentRecord, TotpStore } from './totp-store.js';
 export type { DeviceDirectoryStore, DeviceEntry, DirectoryRecord, PublishOutcome } from './device-directory.js';
 export type { RevokeAllAdmission, RevokeAllChallenge, RevokeAllChallengeStore } from './revoke-all-challenges.js';
 export type { AlbumRecord, AlbumStore, PendingUpgrade, ProposeOutcome, UpgradeIntentRecord } from './album-store.js';
 export type { BlobRecord, QuotaAccountRecord, QuotaLedger, SweepResult, SweptBlob } from './quota-ledger.js';
-export type { BlobKind, CompleteOutcome, CompleteUpload, Completed, NewUpload, OpenRefusal, UploadKind, UploadSessionRecord, UploadSessions, UploadState } from './upload-sessions.js';
+export type {
+  BlobKind,
+  CompleteOutcome,
+  CompleteUpload,
+  Completed,
+  NewUpload,
+  OpenRefusal,
+  UploadKind,
+  UploadSessionRecord,
+  UploadSessions,
+  UploadState,
+} from './upload-sessions.js';
 export type { AppendRefusal, Appended, UploadSegment, UploadSegments } from './upload-segments.js';
-export type { AssetBlob, AssetCatalog, AssetRecord, AssetState, BlobReference, MetadataReplace, TrashedAsset } from './asset-catalog.js';
-export type { Arrived, BlobStat, BlobStore, ByteRange, DirectPut, DirectPutGrant, ListedBlob, PresignedAnswer, QuarantinedBlob, StagedBlob } from './blob-store.js';
+export type {
+  AssetBlob,
+  AssetCatalog,
+  AssetRecord,
+  AssetState,
+  BlobReference,
+  MetadataReplace,
+  TrashedAsset,
+} from './asset-catalog.js';
+export type {
+  Arrived,
+  BlobStat,
+  BlobStore,
+  ByteRange,
+  DirectPut,
+  DirectPutGrant,
+  ListedBlob,
+  PresignedAnswer,
+  QuarantinedBlob,
+  StagedBlob,
+} from './blob-store.js';
 export type { MemberUpgradeStore, WriteTransport } from './member-upgrade.js';
 export type { CatalogDatabase, CatalogStep } from './catalog.js';
 export type { Ports } from './ports.js';
@@ -27,7 +64,13 @@ export type { SignInThrottleStore } from './sign-in-throttle.js';
 export type { TotpRecoveryStore } from './totp-recovery.js';
 export type { ClosedByRestore, DeploymentRecord, DeploymentStore } from './deployment.js';
 export type { LeaseStore } from './lease-store.js';
-export type { AuthorizationRequest, IdentityProvider, RedeemOutcome, Redemption, VerifiedIdentity } from './identity-provider.js';
+export type {
+  AuthorizationRequest,
+  IdentityProvider,
+  RedeemOutcome,
+  Redemption,
+  VerifiedIdentity,
+} from './identity-provider.js';
 export type { LoginCodeRecord, OidcFlowRecord, OidcFlowStore, OidcPurpose } from './oidc-flow-store.js';
 export type { IdentityLink, IdentityLinkStore } from './identity-link-store.js';
 export type { DeprecationStore } from './deprecation-store.js';

@@ -6,7 +6,9 @@ export interface RevokeAllChallenge {
 }
 
 /** Whether one more challenge may be stored now; when not, how long until the oldest live one expires. */
-export type RevokeAllAdmission = { readonly admitted: true } | { readonly admitted: false; readonly retryAfterS: number };
+export type RevokeAllAdmission =
+  | { readonly admitted: true }
+  | { readonly admitted: false; readonly retryAfterS: number };
 
 /** Single-use challenges for the revoke-all proof (contract 5.10). */
 export interface RevokeAllChallengeStore {
@@ -15,7 +17,11 @@ export interface RevokeAllChallengeStore {
    * challenges, asks `admit` (core's decision), and stores the challenge only when it admits it.
    * Returns what `admit` answered. Challenges of any account already expired at `now` may be dropped.
    */
-  insertRevokeAllChallenge(challenge: RevokeAllChallenge, now: number, admit: (expiries: readonly number[]) => RevokeAllAdmission): Promise<RevokeAllAdmission>;
+  insertRevokeAllChallenge(
+    challenge: RevokeAllChallenge,
+    now: number,
+    admit: (expiries: readonly number[]) => RevokeAllAdmission,
+  ): Promise<RevokeAllAdmission>;
   /**
    * Removes the challenge and returns it as it was (expired or not); null when unknown or already
    * consumed. Atomic: two concurrent calls for one hash never both get it.

@@ -20,7 +20,10 @@ export interface SponsorshipStore {
    * the sponsor's payer, and applies core's `decideSponsorChange`; refused, nothing is written.
    * A failed write (an id already taken) throws and leaves nothing.
    */
-  createSponsoredAccount(input: { account: AccountRecord; sponsorId: string }): Promise<Result<void, 'error.sponsored.cannot_sponsor'>>;
+  createSponsoredAccount(input: {
+    account: AccountRecord;
+    sponsorId: string;
+  }): Promise<Result<void, 'error.sponsored.cannot_sponsor'>>;
   /**
    * Sets who pays for `accountId` in the quota ledger (null: it pays for itself), the operator's
    * `sponsor`. In ONE transaction it reads the facts (the sponsor's sponsorship record and ledger

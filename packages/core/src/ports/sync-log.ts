@@ -70,7 +70,13 @@ export interface SyncLog {
   /** Those of `assetIds` that exist, any state and owner, in id order. */
   findAssetViews(assetIds: readonly string[]): Promise<SyncAsset[]>;
   /** The assets of `ownerId` whose original lies in `albumId`, in the states given, id above `afterId` (null: from the start), in id order, at most `limit`. */
-  listAlbumAssets(ownerId: string, albumId: string, states: readonly string[], afterId: string | null, limit: number): Promise<SyncAsset[]>;
+  listAlbumAssets(
+    ownerId: string,
+    albumId: string,
+    states: readonly string[],
+    afterId: string | null,
+    limit: number,
+  ): Promise<SyncAsset[]>;
   findAlbumView(albumId: string): Promise<SyncAlbum | null>;
   /** The account's albums, oldest first. */
   listAlbums(accountId: string): Promise<SyncAlbum[]>;

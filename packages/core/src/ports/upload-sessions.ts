@@ -2,7 +2,14 @@ import type { Result } from '../errors.js';
 import type { QuotaPolicy, QuotaRefusal } from '../quota/machine.js';
 import type { UploadsInFlight } from './uploads-in-flight.js';
 
-export type UploadState = 'Pending' | 'Uploading' | 'WaitingForProcessing' | 'Completed' | 'Merged' | 'Cancelled' | 'Expired';
+export type UploadState =
+  | 'Pending'
+  | 'Uploading'
+  | 'WaitingForProcessing'
+  | 'Completed'
+  | 'Merged'
+  | 'Cancelled'
+  | 'Expired';
 export type BlobKind = 'original' | 'derivative' | 'metadata' | 'provenance';
 /** What an upload session carries: a blob of an asset, or a blob received from a federated peer for the cache. */
 export type UploadKind = BlobKind | 'federated';
@@ -51,7 +58,10 @@ export interface CompleteUpload {
   readonly contentHash: string;
   readonly size: number;
   /** The asset to create (original, or a drop) or to attach the blob to; null for a federated fill (cached, no asset). */
-  readonly asset: { readonly create: { readonly id: string; readonly ownerId: string; readonly dropExpiresAt: number | null } } | { readonly attachTo: string } | null;
+  readonly asset:
+    | { readonly create: { readonly id: string; readonly ownerId: string; readonly dropExpiresAt: number | null } }
+    | { readonly attachTo: string }
+    | null;
 }
 
 /** A completed finalize: the session as stored afterwards. */
@@ -75,13 +85,23 @@ export interface UploadSessions extends UploadsInFlight {
    * in it also applies the link's cap (core's `decideOpen` with the link as stored), grows the
    * link's accepted bytes and records the drop with its token hash: a crash leaves all or none.
    */
-  openDrop(request: NewUpload & { readonly dropLinkIdHash: string }, tokenHash: string, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>>;
+  openDrop(
+    request: NewUpload & { readonly dropLinkIdHash: string },
+    tokenHash: string,
+    policy: QuotaPolicy,
+    now: number,
+  ): Promise<Result<UploadSessionRecord, OpenRefusal>>;
   /**
    * Revokes one of the owner's links in one transaction, and cancels its drops still uploading
    * (reservations released, `hard_since` settled); finalized drops stay. False when there was no
    * such unrevoked link of the owner. Returns the cancelled upload ids (their staged bytes can go).
    */
-  revokeLink(ownerId: string, linkIdHash: string, policy: QuotaPolicy, now: number): Promise<{ readonly revoked: boolean; readonly cancelled: readonly string[] }>;
+  revokeLink(
+    ownerId: string,
+    linkIdHash: string,
+    policy: QuotaPolicy,
+    now: number,
+  ): Promise<{ readonly revoked: boolean; readonly cancelled: readonly string[] }>;
   /**
    * Moves a link an earlier build stored under its clear id to its `idHash` and `sealedId`, with
    * every reference to it (its drops, their upload sessions), in one transaction; only while it is

@@ -12,6 +12,8 @@ describe('addressKeyOf: the comparison key of an address', () => {
     expect(unsettled).toEqual([]);
   });
   it('folds the German sharp s in both cases with "ss"', () => {
-    expect(new Set(['straße', 'STRASSE', 'STRAẞE', 'straẞe', 'Strasse'].map(addressKeyOf))).toEqual(new Set(['strasse']));
+    expect(new Set(['straße', 'STRASSE', 'STRAẞE', 'straẞe', 'Strasse'].map(addressKeyOf))).toEqual(
+      new Set(['strasse']),
+    );
   });
 });

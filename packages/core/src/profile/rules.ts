@@ -29,7 +29,10 @@ export function normalizeDisplayName(
     return refuse('error.profile.invalid_display_name', 'The display name may not contain control characters.');
   }
   if (codePoints(trimmed) > DISPLAY_NAME_MAX) {
-    return refuse('error.profile.invalid_display_name', `The display name may hold at most ${DISPLAY_NAME_MAX} characters.`);
+    return refuse(
+      'error.profile.invalid_display_name',
+      `The display name may hold at most ${DISPLAY_NAME_MAX} characters.`,
+    );
   }
   return ok(trimmed === '' ? null : trimmed);
 }
@@ -37,8 +40,10 @@ export function normalizeDisplayName(
 /** At least 12 code points, no composition rules, no normalisation. */
 export function checkPassword(password: string): Result<void, 'error.auth.weak_password' | 'error.request.invalid'> {
   const n = codePoints(password);
-  if (n < PASSWORD_MIN) return refuse('error.auth.weak_password', `The password needs at least ${PASSWORD_MIN} characters.`);
-  if (n > PASSWORD_MAX) return refuse('error.auth.weak_password', `The password may hold at most ${PASSWORD_MAX} characters.`);
+  if (n < PASSWORD_MIN)
+    return refuse('error.auth.weak_password', `The password needs at least ${PASSWORD_MIN} characters.`);
+  if (n > PASSWORD_MAX)
+    return refuse('error.auth.weak_password', `The password may hold at most ${PASSWORD_MAX} characters.`);
   return ok(undefined);
 }
 
@@ -109,7 +114,8 @@ export function addressKeyOf(address: string): string {
  */
 export function normalizeAddress(input: string): Result<NormalizedAddress, 'error.request.invalid'> {
   const typed = input.trim();
-  if (holdsInvisible(input)) return refuse('error.request.invalid', 'The address holds an invisible or control character.');
+  if (holdsInvisible(input))
+    return refuse('error.request.invalid', 'The address holds an invisible or control character.');
   const address = typed.normalize('NFC');
   if (codePoints(address) > ADDRESS_MAX || !/^[^\s@]+@[^\s@]+\.[^\s@]+$/u.test(address) || CONTROL.test(address)) {
     return refuse('error.request.invalid', 'The address must be an e-mail address of at most 254 characters.');

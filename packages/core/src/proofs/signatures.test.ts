@@ -14,7 +14,9 @@ const hex = (h: string): Uint8Array => {
 };
 
 describe('verifyEd25519: RFC 8032 section 7.1', () => {
-  const file = load<{ vectors: { name: string; secretKey: string; publicKey: string; message: string; signature: string }[] }>('ed25519-rfc8032.json');
+  const file = load<{
+    vectors: { name: string; secretKey: string; publicKey: string; message: string; signature: string }[];
+  }>('ed25519-rfc8032.json');
   it('has the vectors', () => expect(file.vectors.length).toBeGreaterThanOrEqual(4));
   for (const v of file.vectors) {
     it(`${v.name}: verifies, and fails with one bit flipped`, () => {
@@ -39,7 +41,9 @@ describe('verifyEd25519: Wycheproof ed25519_test.json', () => {
     sig: string;
     result: 'valid' | 'invalid';
   }
-  const file = load<{ numberOfTests: number; testGroups: { publicKey: { pk: string }; tests: Test[] }[] }>('wycheproof-ed25519.json');
+  const file = load<{ numberOfTests: number; testGroups: { publicKey: { pk: string }; tests: Test[] }[] }>(
+    'wycheproof-ed25519.json',
+  );
   const all = file.testGroups.flatMap((g) => g.tests.map((t) => ({ pk: g.publicKey.pk, ...t })));
   it('runs all of them', () => expect(all.length).toBe(file.numberOfTests));
   it.each(all.map((t) => [t.tcId, t] as const))('tcId %i', (_id, t) => {
@@ -58,7 +62,9 @@ describe('Ed25519 edge cases (speccheck): strict verification and key policy', (
   }
   const file = load<{ cases: Case[] }>('ed25519-speccheck.json');
   it.each(file.cases.map((c) => [c.index, c] as const))('case %i', (_i, c) => {
-    expect(verifyEd25519(hex(c.pub_key), hex(c.message), hex(c.signature))).toBe(c.observed.noble_curves_2_4_zip215_false);
+    expect(verifyEd25519(hex(c.pub_key), hex(c.message), hex(c.signature))).toBe(
+      c.observed.noble_curves_2_4_zip215_false,
+    );
     // Small-order and non-canonical keys are refused at publication, whatever a verifier would say.
     expect(isAcceptableEd25519Key(hex(c.pub_key))).toBe(c.pub_key_small_order === false);
   });

@@ -61,5 +61,8 @@ const isOneByteRepeated = (bytes: Uint8Array): boolean => bytes.every((b) => b =
  */
 export function isAcceptableMlDsa65Key(publicKey: Uint8Array): boolean {
   if (publicKey.length !== MLDSA65_PUBLIC_KEY_LENGTH) return false;
-  return !isOneByteRepeated(publicKey.subarray(0, MLDSA_RHO_LENGTH)) && !isOneByteRepeated(publicKey.subarray(MLDSA_RHO_LENGTH));
+  return (
+    !isOneByteRepeated(publicKey.subarray(0, MLDSA_RHO_LENGTH)) &&
+    !isOneByteRepeated(publicKey.subarray(MLDSA_RHO_LENGTH))
+  );
 }

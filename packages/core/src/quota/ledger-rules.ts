@@ -25,7 +25,15 @@ export function ledgerFacts(record: QuotaAccountRecord, policy: QuotaPolicy): Le
 
 /** `hard_since` for the row as it now stands (set when used reaches the hard limit, cleared below it). */
 export function settledHardSince(record: QuotaAccountRecord, policy: QuotaPolicy, now: number): number | null {
-  return nextHardSince({ charged: record.charged, reserved: record.reserved, hardSince: record.hardSince, limits: effectiveLimits(record.limits, policy) }, now);
+  return nextHardSince(
+    {
+      charged: record.charged,
+      reserved: record.reserved,
+      hardSince: record.hardSince,
+      limits: effectiveLimits(record.limits, policy),
+    },
+    now,
+  );
 }
 
 /** A payer's facts as of `now`, its `hard_since` settled first: what a write's admission judges. */
@@ -38,7 +46,11 @@ export function settledLedgerFacts(record: QuotaAccountRecord, policy: QuotaPoli
  * copy of a row on the upload path is: a spread followed by new fields gave each copy a shape V8 had
  * to work out again, on its slow path, once per upload.
  */
-export function ledgerRecordWith(record: QuotaAccountRecord, reserved: number, hardSince: number | null): QuotaAccountRecord {
+export function ledgerRecordWith(
+  record: QuotaAccountRecord,
+  reserved: number,
+  hardSince: number | null,
+): QuotaAccountRecord {
   return {
     accountId: record.accountId,
     charged: record.charged,
@@ -53,5 +65,14 @@ export function ledgerRecordWith(record: QuotaAccountRecord, reserved: number, h
 
 /** A zero row: an account the ledger has never charged. */
 export function emptyLedgerRecord(accountId: string): QuotaAccountRecord {
-  return { accountId, charged: 0, reserved: 0, limits: null, hardSince: null, suspendedAt: null, sponsorId: null, trashActivityAt: null };
+  return {
+    accountId,
+    charged: 0,
+    reserved: 0,
+    limits: null,
+    hardSince: null,
+    suspendedAt: null,
+    sponsorId: null,
+    trashActivityAt: null,
+  };
 }

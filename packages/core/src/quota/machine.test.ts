@@ -1,26 +1,60 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { UploadKind } from '../ports/upload-sessions.js';
-import { admitWrite, isFollowUp, nextHardSince, quotaStatus, type LedgerFacts, type WriteKind, type WriteRequest } from './machine.js';
+import {
+  admitWrite,
+  isFollowUp,
+  nextHardSince,
+  quotaStatus,
+  type LedgerFacts,
+  type WriteKind,
+  type WriteRequest,
+} from './machine.js';
 
 const DAY = 86_400_000;
-const facts = (over: Partial<LedgerFacts> = {}): LedgerFacts => ({ charged: 0, reserved: 0, hardSince: null, suspended: false, limits: { soft: 80, hard: 100 }, ...over });
+const facts = (over: Partial<LedgerFacts> = {}): LedgerFacts => ({
+  charged: 0,
+  reserved: 0,
+  hardSince: null,
+  suspended: false,
+  limits: { soft: 80, hard: 100 },
+  ...over,
+});
 const FOLLOW_UP = { followUpMs: 15 * 60_000, followUpOverdraft: 16 };
 /** A write by an account that never trashed, restored, purged or emptied its trash. */
-const w = (kind: WriteKind, delta: number, uploadKind: UploadKind | null = kind === 'upload' ? 'original' : null, trashActivityAt: number | null = null): WriteRequest => ({
+const w = (
+  kind: WriteKind,
+  delta: number,
+  uploadKind: UploadKind | null = kind === 'upload' ? 'original' : null,
+  trashActivityAt: number | null = null,
+): WriteRequest => ({
   kind,
   delta,
   uploadKind,
   trashActivityAt,
 });
 /** Admission at `now` (20 days in, as the statuses below are derived). */
-const admit = (status: Parameters<typeof admitWrite>[0], write: WriteRequest, now = 20 * DAY) => admitWrite(status, write, FOLLOW_UP, now);
+const admit = (status: Parameters<typeof admitWrite>[0], write: WriteRequest, now = 20 * DAY) =>
+  admitWrite(status, write, FOLLOW_UP, now);
 
 describe('quota states (contract 3.1)', () => {
   it('follows used = charged + reserved across the thresholds', () => {
-    expect(quotaStatus(facts({ charged: 79 }), 0, 14 * DAY)).toMatchObject({ state: 'OK', alerts: [], graceExpiresAt: null });
-    expect(quotaStatus(facts({ charged: 60, reserved: 20 }), 0, 14 * DAY)).toMatchObject({ state: 'SoftWarning', used: 80, reserved: 20, alerts: ['quota_soft'] });
-    expect(quotaStatus(facts({ charged: 100, hardSince: 5 }), 5, 14 * DAY)).toMatchObject({ state: 'HardExceeded', alerts: ['quota_soft', 'quota_grace_expiring'], graceExpiresAt: 5 + 14 * DAY });
+    expect(quotaStatus(facts({ charged: 79 }), 0, 14 * DAY)).toMatchObject({
+      state: 'OK',
+      alerts: [],
+      graceExpiresAt: null,
+    });
+    expect(quotaStatus(facts({ charged: 60, reserved: 20 }), 0, 14 * DAY)).toMatchObject({
+      state: 'SoftWarning',
+      used: 80,
+      reserved: 20,
+      alerts: ['quota_soft'],
+    });
+    expect(quotaStatus(facts({ charged: 100, hardSince: 5 }), 5, 14 * DAY)).toMatchObject({
+      state: 'HardExceeded',
+      alerts: ['quota_soft', 'quota_grace_expiring'],
+      graceExpiresAt: 5 + 14 * DAY,
+    });
   });
   it('turns GraceExpired only once the hard condition has held longer than the grace window', () => {
     const f = facts({ charged: 120, hardSince: 1000 });
@@ -46,7 +80,8 @@ describe('quota states (contract 3.1)', () => {
 });
 
 describe('admission: one pure function of (state, write, policy, now)', () => {
-  const at = (charged: number, hardSince: number | null, suspended = false) => quotaStatus(facts({ charged, hardSince, suspended }), 20 * DAY, 14 * DAY);
+  const at = (charged: number, hardSince: number | null, suspended = false) =>
+    quotaStatus(facts({ charged, hardSince, suspended }), 20 * DAY, 14 * DAY);
   const ok = at(10, null);
   const hard = at(100, 10 * DAY);
   const expired = at(100, 0);
@@ -72,17 +107,19 @@ describe('admission: one pure function of (state, write, policy, now)', () => {
 describe('follow-ups of a delete, restore, purge or trash-empty (contract 3.1)', () => {
   const NOW = 20 * DAY;
   const WINDOW = FOLLOW_UP.followUpMs;
-  const at = (charged: number, hardSince: number | null, suspended = false) => quotaStatus(facts({ charged, hardSince, suspended }), NOW, 14 * DAY);
+  const at = (charged: number, hardSince: number | null, suspended = false) =>
+    quotaStatus(facts({ charged, hardSince, suspended }), NOW, 14 * DAY);
   const hard = at(100, 10 * DAY);
   const expired = at(100, 0);
   const suspended = at(100, 0, true);
   const soft = at(90, null);
   const provenance = (delta: number, trashed: number | null = NOW - 1) => w('upload', delta, 'provenance', trashed);
-  it('a provenance or metadata upload, or a metadata edit, soon after the account\'s trash activity is a follow-up; nothing else is', () => {
+  it("a provenance or metadata upload, or a metadata edit, soon after the account's trash activity is a follow-up; nothing else is", () => {
     expect(isFollowUp(provenance(1), FOLLOW_UP, NOW)).toBe(true);
     expect(isFollowUp(w('upload', 1, 'metadata', NOW), FOLLOW_UP, NOW)).toBe(true);
     expect(isFollowUp(w('metadata_update', 5, null, NOW), FOLLOW_UP, NOW)).toBe(true);
-    for (const kind of ['original', 'derivative', 'federated'] as const) expect(isFollowUp(w('upload', 1, kind, NOW), FOLLOW_UP, NOW)).toBe(false);
+    for (const kind of ['original', 'derivative', 'federated'] as const)
+      expect(isFollowUp(w('upload', 1, kind, NOW), FOLLOW_UP, NOW)).toBe(false);
     expect(isFollowUp(w('metadata_growth', 0, null, NOW), FOLLOW_UP, NOW)).toBe(false);
     expect(isFollowUp(w('upload', 1, null, NOW), FOLLOW_UP, NOW)).toBe(false);
     expect(isFollowUp(provenance(1, null), FOLLOW_UP, NOW)).toBe(false);
@@ -90,22 +127,35 @@ describe('follow-ups of a delete, restore, purge or trash-empty (contract 3.1)',
   it('the window: admitted up to followUpMs after the trash activity inclusive, refused one millisecond later', () => {
     for (const status of [hard, expired]) {
       expect(admit(status, provenance(1, NOW - WINDOW), NOW).ok).toBe(true);
-      expect(admit(status, provenance(1, NOW - WINDOW - 1), NOW)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+      expect(admit(status, provenance(1, NOW - WINDOW - 1), NOW)).toMatchObject({
+        ok: false,
+        code: 'error.quota.exceeded',
+      });
       expect(admit(status, provenance(1, null), NOW)).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
     }
     expect(admit(expired, w('metadata_update', 10, null, NOW - WINDOW), NOW).ok).toBe(true);
-    expect(admit(expired, w('metadata_update', 10, null, NOW - WINDOW - 1), NOW)).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+    expect(admit(expired, w('metadata_update', 10, null, NOW - WINDOW - 1), NOW)).toMatchObject({
+      ok: false,
+      code: 'error.quota.write_refused',
+    });
   });
   it('the overdraft: used + delta may reach hard limit + followUpOverdraft, not one byte more', () => {
     // used 100, hard 100, overdraft 16.
     for (const status of [hard, expired]) {
       expect(admit(status, provenance(16)).ok).toBe(true);
-      expect(admit(status, provenance(17))).toMatchObject({ ok: false, code: 'error.quota.exceeded', detail: expect.anything() });
+      expect(admit(status, provenance(17))).toMatchObject({
+        ok: false,
+        code: 'error.quota.exceeded',
+        detail: expect.anything(),
+      });
       expect(admit(status, w('upload', 16, 'metadata', NOW)).ok).toBe(true);
       expect(admit(status, w('upload', 17, 'metadata', NOW)).ok).toBe(false);
     }
     expect(admit(expired, w('metadata_update', 16, null, NOW)).ok).toBe(true);
-    expect(admit(expired, w('metadata_update', 17, null, NOW))).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+    expect(admit(expired, w('metadata_update', 17, null, NOW))).toMatchObject({
+      ok: false,
+      code: 'error.quota.write_refused',
+    });
     // Below the hard limit the same line holds for a follow-up that would cross it.
     expect(admit(soft, provenance(26)).ok).toBe(true);
     expect(admit(soft, provenance(27))).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
@@ -116,18 +166,33 @@ describe('follow-ups of a delete, restore, purge or trash-empty (contract 3.1)',
     // used 100, hard 100, overdraft 16: an edit of 10 bytes over 5 grows by 5 but charges 10 now
     // (the old blob is credited only by the sweep), so 17 of charge is one byte past the line.
     expect(admit(expired, { ...w('metadata_update', 5, null, NOW), charge: 16 }).ok).toBe(true);
-    expect(admit(expired, { ...w('metadata_update', 5, null, NOW), charge: 17 })).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+    expect(admit(expired, { ...w('metadata_update', 5, null, NOW), charge: 17 })).toMatchObject({
+      ok: false,
+      code: 'error.quota.write_refused',
+    });
   });
   it('Suspended refuses follow-ups as it refuses every upload and every metadata growth', () => {
     expect(admit(suspended, provenance(1))).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
-    expect(admit(suspended, w('metadata_update', 1, null, NOW))).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+    expect(admit(suspended, w('metadata_update', 1, null, NOW))).toMatchObject({
+      ok: false,
+      code: 'error.quota.write_refused',
+    });
   });
   it('never refuses what the rule by state admits, never admits past hard limit + overdraft, and only widens for follow-ups', () => {
-    const status = fc.record({ charged: fc.nat(300), hardSince: fc.option(fc.nat(20 * DAY), { nil: null }), suspended: fc.boolean() }).map((f) => quotaStatus(facts(f), NOW, 14 * DAY));
+    const status = fc
+      .record({ charged: fc.nat(300), hardSince: fc.option(fc.nat(20 * DAY), { nil: null }), suspended: fc.boolean() })
+      .map((f) => quotaStatus(facts(f), NOW, 14 * DAY));
     const write = fc.record({
       kind: fc.constantFrom<WriteKind>('upload', 'metadata_update', 'metadata_growth'),
       delta: fc.integer({ min: -50, max: 200 }),
-      uploadKind: fc.constantFrom<UploadKind | null>('original', 'derivative', 'metadata', 'provenance', 'federated', null),
+      uploadKind: fc.constantFrom<UploadKind | null>(
+        'original',
+        'derivative',
+        'metadata',
+        'provenance',
+        'federated',
+        null,
+      ),
       trashActivityAt: fc.option(fc.integer({ min: NOW - 2 * WINDOW, max: NOW }), { nil: null }),
     });
     fc.assert(

@@ -88,7 +88,10 @@ function atOrOver(used: number, limit: number | null): boolean {
  * The value `hard_since` must hold after the ledger changed: kept while used stays at or over the
  * hard limit, set to `now` when it just got there, cleared below it.
  */
-export function nextHardSince(facts: Pick<LedgerFacts, 'charged' | 'reserved' | 'hardSince' | 'limits'>, now: number): number | null {
+export function nextHardSince(
+  facts: Pick<LedgerFacts, 'charged' | 'reserved' | 'hardSince' | 'limits'>,
+  now: number,
+): number | null {
   if (!atOrOver(usedBytes(facts), facts.limits.hard)) return null;
   return facts.hardSince ?? now;
 }
@@ -111,7 +114,8 @@ export function quotaStatus(facts: LedgerFacts, now: number, graceMs: number): Q
   const over = atOrOver(used, facts.limits.hard);
   const alerts: QuotaAlert[] = [];
   if (atOrOver(used, facts.limits.soft) || over) alerts.push('quota_soft');
-  if (state === 'HardExceeded' || (state === 'Suspended' && over && now - (facts.hardSince ?? now) <= graceMs)) alerts.push('quota_grace_expiring');
+  if (state === 'HardExceeded' || (state === 'Suspended' && over && now - (facts.hardSince ?? now) <= graceMs))
+    alerts.push('quota_grace_expiring');
   return {
     used,
     reserved: facts.reserved,
@@ -189,15 +193,24 @@ export function admitWrite(
 ): Result<void, QuotaRefusal> {
   const verdict = admitByState(status, write.kind, write.delta);
   if (verdict.ok || status.state === 'Suspended' || !isFollowUp(write, policy, now)) return verdict;
-  if (status.hardLimit !== null && status.used + (write.charge ?? write.delta) > status.hardLimit + policy.followUpOverdraft) return verdict;
+  if (
+    status.hardLimit !== null &&
+    status.used + (write.charge ?? write.delta) > status.hardLimit + policy.followUpOverdraft
+  )
+    return verdict;
   return ok(undefined);
 }
 
 /** The rule by state alone, for writes that are no follow-ups. */
-function admitByState(status: Pick<QuotaStatus, 'used' | 'hardLimit' | 'state'>, kind: WriteKind, delta: number): Result<void, QuotaRefusal> {
+function admitByState(
+  status: Pick<QuotaStatus, 'used' | 'hardLimit' | 'state'>,
+  kind: WriteKind,
+  delta: number,
+): Result<void, QuotaRefusal> {
   switch (kind) {
     case 'upload':
-      if (status.state === 'Suspended') return refuse('error.quota.write_refused', 'The account is suspended.', { state: status.state });
+      if (status.state === 'Suspended')
+        return refuse('error.quota.write_refused', 'The account is suspended.', { state: status.state });
       if (status.hardLimit !== null && status.used + delta > status.hardLimit) {
         return refuse('error.quota.exceeded', 'This upload would pass the hard storage limit.', {
           used: status.used,
@@ -210,7 +223,9 @@ function admitByState(status: Pick<QuotaStatus, 'used' | 'hardLimit' | 'state'>,
     case 'metadata_growth': {
       const grows = kind === 'metadata_growth' || delta > 0;
       if (grows && (status.state === 'GraceExpired' || status.state === 'Suspended')) {
-        return refuse('error.quota.write_refused', `Metadata-growth writes are refused in ${status.state}.`, { state: status.state });
+        return refuse('error.quota.write_refused', `Metadata-growth writes are refused in ${status.state}.`, {
+          state: status.state,
+        });
       }
       return ok(undefined);
     }

@@ -73,19 +73,28 @@ export class QuotaService {
    * it did itself, such as its last trash activity). An account that pays for itself (the common
    * case) is read once, not twice.
    */
-  async payerFacts(accountId: string, now: number): Promise<{ payerId: string; own: QuotaAccountRecord; record: QuotaAccountRecord; facts: LedgerFacts }> {
+  async payerFacts(
+    accountId: string,
+    now: number,
+  ): Promise<{ payerId: string; own: QuotaAccountRecord; record: QuotaAccountRecord; facts: LedgerFacts }> {
     const own = await guard(STORE, 'quota ledger read', () => this.#d.ledger.readLedger(accountId, now));
     const payerId = own.sponsorId ?? accountId;
     return { payerId, own, ...(await this.facts(payerId, now, payerId === accountId ? own : undefined)) };
   }
 
   /** The payer's facts as of `now`, with hard_since brought in line with the ledger first. */
-  async facts(payerId: string, now: number, known?: QuotaAccountRecord): Promise<{ record: QuotaAccountRecord; facts: LedgerFacts }> {
+  async facts(
+    payerId: string,
+    now: number,
+    known?: QuotaAccountRecord,
+  ): Promise<{ record: QuotaAccountRecord; facts: LedgerFacts }> {
     let record = known ?? (await guard(STORE, 'quota ledger read', () => this.#d.ledger.readLedger(payerId, now)));
     // Writers settle hard_since in their own transactions; a read settles it only when something
     // else moved the line (an operator's new limits, a changed deployment default).
     if (settledHardSince(record, this.#d.policy, now) !== record.hardSince) {
-      const hardSince = await guard(STORE, 'quota ledger write', () => this.#d.ledger.settleHardSince(payerId, this.#d.policy, now));
+      const hardSince = await guard(STORE, 'quota ledger write', () =>
+        this.#d.ledger.settleHardSince(payerId, this.#d.policy, now),
+      );
       record = { ...record, hardSince };
     }
     return { record, facts: ledgerFacts(record, this.#d.policy) };
@@ -102,11 +111,20 @@ export class QuotaService {
    * read, for writes that charge no bytes (a new link). Upload sessions are admitted by the store's
    * transaction (upload/decisions.ts), and so are metadata edits (assets/metadata-edit.ts), not here.
    */
-  async admit(accountId: string, kind: Exclude<WriteKind, 'upload' | 'metadata_update'>, delta: number): Promise<Result<QuotaStatus, QuotaRefusal>> {
+  async admit(
+    accountId: string,
+    kind: Exclude<WriteKind, 'upload' | 'metadata_update'>,
+    delta: number,
+  ): Promise<Result<QuotaStatus, QuotaRefusal>> {
     const now = this.#d.clock.now();
     const { own, facts } = await this.payerFacts(accountId, now);
     const status = quotaStatus(facts, now, this.#d.policy.graceMs);
-    const verdict = admitWrite(status, { kind, delta, uploadKind: null, trashActivityAt: own.trashActivityAt }, this.#d.policy, now);
+    const verdict = admitWrite(
+      status,
+      { kind, delta, uploadKind: null, trashActivityAt: own.trashActivityAt },
+      this.#d.policy,
+      now,
+    );
     return verdict.ok ? ok(status) : verdict;
   }
 
@@ -118,7 +136,10 @@ export class QuotaService {
   // Operator levers
 
   /** Sets the account's own limits (null restores the deployment defaults). */
-  async setLimits(accountId: string, limits: QuotaLimits | null): Promise<Result<QuotaStatus, 'error.request.invalid'>> {
+  async setLimits(
+    accountId: string,
+    limits: QuotaLimits | null,
+  ): Promise<Result<QuotaStatus, 'error.request.invalid'>> {
     if (limits !== null && limits.soft !== null && limits.hard !== null && limits.soft > limits.hard) {
       return refuse('error.request.invalid', 'The soft limit must not exceed the hard limit.');
     }
@@ -142,8 +163,14 @@ export class QuotaService {
    * effect and change nothing.
    */
   async #ownQuota(accountId: string): Promise<Result<void, 'error.request.invalid'>> {
-    const record = await guard(STORE, 'quota ledger read', () => this.#d.ledger.readLedger(accountId, this.#d.clock.now()));
-    if (record.sponsorId !== null) return refuse('error.request.invalid', `A sponsored account has no quota of its own: its sponsor's (${record.sponsorId}) applies; set that one.`);
+    const record = await guard(STORE, 'quota ledger read', () =>
+      this.#d.ledger.readLedger(accountId, this.#d.clock.now()),
+    );
+    if (record.sponsorId !== null)
+      return refuse(
+        'error.request.invalid',
+        `A sponsored account has no quota of its own: its sponsor's (${record.sponsorId}) applies; set that one.`,
+      );
     return ok(undefined);
   }
 
@@ -185,7 +212,11 @@ export class QuotaService {
    * Bytes held whole into the store, with `record` writing the ledger row that names them
    * (blobs/store-bytes.ts).
    */
-  storeWholeBytes<T>(stagingPrefix: string, bytes: Uint8Array, record: (contentHash: string) => Promise<T>): Promise<{ contentHash: string; recorded: T }> {
+  storeWholeBytes<T>(
+    stagingPrefix: string,
+    bytes: Uint8Array,
+    record: (contentHash: string) => Promise<T>,
+  ): Promise<{ contentHash: string; recorded: T }> {
     return storeWholeBytes(this.#d.blobs, this.#d.random, this.holds, stagingPrefix, bytes, record);
   }
 
@@ -211,7 +242,10 @@ export class QuotaService {
     // their address whose row is gone and already credited: nobody is charged for them and no
     // later ledger write names them. Every object without a row goes as the sweep's own do; one a
     // finalize committed and has not yet recorded is safe (the writer's check commits it again).
-    const listed = await verifyBlobs((after, limit) => guard(STORE, 'quota ledger read', () => this.#d.ledger.listBlobs(after, limit)), this.#d.blobs.list());
+    const listed = await verifyBlobs(
+      (after, limit) => guard(STORE, 'quota ledger read', () => this.#d.ledger.listBlobs(after, limit)),
+      this.#d.blobs.list(),
+    );
     let unrecorded = 0;
     for (const b of listed.unreferenced) if (await collectBlob(this.#d.blobs, this.holds, b.contentHash)) unrecorded++;
     return { swept: result.swept, credited, expiredUploads: result.expiredUploads.length, unrecorded };

@@ -78,19 +78,41 @@ function deployment() {
     const shared = { blobs, clock, random: new SeededRandom(seed++), writeGuard: admitAllWrites };
     const quota = new QuotaService({ ...shared, ledger: o.ledger ?? ports.quota, policy: POLICY });
     const sessions = o.sessions ?? ports.quota;
-    const uploads = new UploadService({ ...shared, sessions, assets: ports.quota, quota, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
+    const uploads = new UploadService({
+      ...shared,
+      sessions,
+      assets: ports.quota,
+      quota,
+      ttlMs: 60_000,
+      dropTtlMs: 60_000,
+      federationPeers: [],
+    });
     const assets = new AssetService({ ...shared, assets: ports.quota, sessions, quota });
     return { quota, uploads, assets };
   };
   type Process = ReturnType<typeof process>;
   /** An original of Alice's with `data` received, waiting for its finalize: its id. */
   const received = async (p: Process, data: Uint8Array): Promise<string> => {
-    const u = await p.uploads.create({ accountId: ALICE }, { declaredSize: data.length, kind: 'original', contentHash: null, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: V });
+    const u = await p.uploads.create(
+      { accountId: ALICE },
+      {
+        declaredSize: data.length,
+        kind: 'original',
+        contentHash: null,
+        albumId: null,
+        intentId: null,
+        deviceId: 'phone',
+        protocolVersion: V,
+      },
+    );
     if (!u.ok) throw new Error(u.code);
-    expect((await p.uploads.put({ accountId: ALICE }, u.value.uploadId, once(data), { protocolVersion: V })).ok).toBe(true);
+    expect((await p.uploads.put({ accountId: ALICE }, u.value.uploadId, once(data), { protocolVersion: V })).ok).toBe(
+      true,
+    );
     return u.value.uploadId;
   };
-  const finalize = (p: Process, id: string, data: Uint8Array) => p.uploads.finalize({ accountId: ALICE }, id, { protocolVersion: V, contentHash: sha256Hex(data), manifest: null });
+  const finalize = (p: Process, id: string, data: Uint8Array) =>
+    p.uploads.finalize({ accountId: ALICE }, id, { protocolVersion: V, contentHash: sha256Hex(data), manifest: null });
   /** `data` stored once as an asset of Alice's, which is then purged: its ledger row is the sweep's to take. */
   const storedThenPurged = async (p: Process, data: Uint8Array): Promise<void> => {
     const id = await received(p, data);
@@ -129,14 +151,19 @@ describe('the GC sweep and a finalize of the same bytes, in two processes', () =
     const report = await sweeper.quota.sweep();
     expect(report.swept.map((b) => b.contentHash)).toEqual([hash]);
     // A sweep that never read the hash that often: the finalize runs after it.
-    expect(await (finalized ?? d.finalize(writer, id, data))).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    expect(await (finalized ?? d.finalize(writer, id, data))).toMatchObject({
+      ok: true,
+      value: { state: 'Completed' },
+    });
     await d.intact(data);
     expect(d.blobs.staged.has(id)).toBe(false);
   }
 
-  it('the finalize commits and writes its row after the sweep read the ledger, before it took the bytes', () => finalizeInsideSweepRead(1));
+  it('the finalize commits and writes its row after the sweep read the ledger, before it took the bytes', () =>
+    finalizeInsideSweepRead(1));
 
-  it('the finalize commits and writes its row after the sweep\'s read that follows its quarantine', () => finalizeInsideSweepRead(2));
+  it("the finalize commits and writes its row after the sweep's read that follows its quarantine", () =>
+    finalizeInsideSweepRead(2));
 
   it('the finalize commits, the sweep runs whole, then the finalize writes its row', async () => {
     const d = deployment();
@@ -151,11 +178,13 @@ describe('the GC sweep and a finalize of the same bytes, in two processes', () =
     expect(d.blobs.staged.has(id)).toBe(false);
   });
 
-  it('the sweep runs whole after the finalize\'s commit, and the staging sweep after its ledger write, before its check of the blob', async () => {
+  it("the sweep runs whole after the finalize's commit, and the staging sweep after its ledger write, before its check of the blob", async () => {
     const d = deployment();
     const sweeper = d.process();
     // The staging sweep finds the session finalized: its bytes are the finalize's last copy.
-    const writer = d.process({ sessions: after(d.ports.quota, 'completeUpload', async () => void (await sweeper.uploads.sweepStaging())) });
+    const writer = d.process({
+      sessions: after(d.ports.quota, 'completeUpload', async () => void (await sweeper.uploads.sweepStaging())),
+    });
     await d.storedThenPurged(sweeper, data);
     const id = await d.received(writer, data);
     d.blobs.afterCommit = { of: (s) => s === id, run: async () => void (await sweeper.quota.sweep()) };
@@ -246,7 +275,8 @@ describe('a sweep killed between its quarantine and its second ledger read, afte
         reads++;
         // Read 1 (collectBlob's, before the quarantine): the finalize runs whole here, its check of
         // the address sees the bytes (not yet quarantined), it lets its staging go, and is acknowledged.
-        if (reads === 1) expect(await d.finalize(writer, id, data)).toMatchObject({ ok: true, value: { state: 'Completed' } });
+        if (reads === 1)
+          expect(await d.finalize(writer, id, data)).toMatchObject({ ok: true, value: { state: 'Completed' } });
         // Read 2 (after the quarantine): the process dies (kill -9) before putting the bytes back.
         if (reads === 2) throw new Error('killed');
       }),
@@ -256,7 +286,14 @@ describe('a sweep killed between its quarantine and its second ledger read, afte
     expect(d.blobs.staged.size).toBe(0);
     expect(await d.blobs.has(hash)).toBe(false);
     expect(d.blobs.quarantined.size).toBe(1);
-    const reader = (ledger: Pick<QuotaLedger, 'findBlob'> = d.ports.quota) => new BlobReadService({ catalog: d.ports.quota, links: d.ports.links, blobs: d.blobs, ledger, clock: new FakeClock() });
+    const reader = (ledger: Pick<QuotaLedger, 'findBlob'> = d.ports.quota) =>
+      new BlobReadService({
+        catalog: d.ports.quota,
+        links: d.ports.links,
+        blobs: d.blobs,
+        ledger,
+        clock: new FakeClock(),
+      });
     return { ...d, id, reader };
   }
 
@@ -272,7 +309,21 @@ describe('a sweep killed between its quarantine and its second ledger read, afte
   it('so does a ranged read through a share link, the bytes put back between the stat and the read', async () => {
     const d = await crashed();
     const linkId = testLinkId(7);
-    await d.ports.links.createLink(await storedLink(linkId, { ownerId: ALICE, kind: 'share', albumId: null, assetIds: [d.id], wrappedKey: 'k', sealKey: null, maxBytes: null, acceptedBytes: 0, createdAt: 0, expiresAt: null, revokedAt: null }));
+    await d.ports.links.createLink(
+      await storedLink(linkId, {
+        ownerId: ALICE,
+        kind: 'share',
+        albumId: null,
+        assetIds: [d.id],
+        wrappedKey: 'k',
+        sealKey: null,
+        maxBytes: null,
+        acceptedBytes: 0,
+        createdAt: 0,
+        expiresAt: null,
+        revokedAt: null,
+      }),
+    );
     // Put back for the stat, then quarantined again (another sweep stopped at the same point) before the bytes are read.
     const r = await d.reader().forLink(linkId, hash);
     expect(r).toMatchObject({ ok: true, value: { size: data.length } });
@@ -290,7 +341,7 @@ describe('a sweep killed between its quarantine and its second ledger read, afte
     await d.intact(data);
   });
 
-  it('a read never puts back a copy the ledger no longer names, nor drops one: that is the sweep\'s call', async () => {
+  it("a read never puts back a copy the ledger no longer names, nor drops one: that is the sweep's call", async () => {
     const d = await crashed();
     // The row goes (the asset purged and swept again) while the copy still sits aside: the read is a fault, the copy stays.
     const reader = d.reader({ findBlob: async () => null });
@@ -298,7 +349,9 @@ describe('a sweep killed between its quarantine and its second ledger read, afte
     expect(await d.blobs.has(hash)).toBe(false);
     expect(d.blobs.quarantined.size).toBe(1);
     // A check reading the same ledger leaves it too (reported missing, as it is).
-    expect(await checkBlobStore({ findBlob: async () => null, listBlobs: (a, l) => d.ports.quota.listBlobs(a, l) }, d.blobs)).toMatchObject({ putBack: 0, missing: [{ contentHash: hash }] });
+    expect(
+      await checkBlobStore({ findBlob: async () => null, listBlobs: (a, l) => d.ports.quota.listBlobs(a, l) }, d.blobs),
+    ).toMatchObject({ putBack: 0, missing: [{ contentHash: hash }] });
     expect(d.blobs.quarantined.size).toBe(1);
   });
 
@@ -312,7 +365,13 @@ describe('a sweep killed between its quarantine and its second ledger read, afte
       const store = after(d.blobs, sweepFirst ? 'quarantinedCopies' : 'unquarantine', async () => {
         if (copies++ === 0) await sweeper.quota.sweep();
       });
-      const reader = new BlobReadService({ catalog: d.ports.quota, links: d.ports.links, blobs: store, ledger: d.ports.quota, clock: new FakeClock() });
+      const reader = new BlobReadService({
+        catalog: d.ports.quota,
+        links: d.ports.links,
+        blobs: store,
+        ledger: d.ports.quota,
+        clock: new FakeClock(),
+      });
       const r = await reader.forAccount({ accountId: ALICE }, hash);
       expect(copies).toBe(1);
       expect(r.ok, `sweep first: ${sweepFirst}`).toBe(true);

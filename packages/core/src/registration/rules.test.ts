@@ -15,13 +15,17 @@ const entries = (...typed: string[]): string[] =>
     return e.value;
   });
 /** What the store answers: the listed entries among the candidates. */
-const found = (list: string[], address: NormalizedAddress): string[] => allowlistCandidates(address).filter((c) => list.includes(c));
+const found = (list: string[], address: NormalizedAddress): string[] =>
+  allowlistCandidates(address).filter((c) => list.includes(c));
 
 describe('who may register', () => {
   it('open admits everyone, with or without an address; closed admits nobody', () => {
     expect(decideRegistration('open', addr('a@example.org'), [])).toEqual({ ok: true, value: undefined });
     expect(decideRegistration('open', null, [])).toEqual({ ok: true, value: undefined });
-    expect(decideRegistration('closed', addr('a@example.org'), [])).toMatchObject({ ok: false, code: 'error.auth.registration_closed' });
+    expect(decideRegistration('closed', addr('a@example.org'), [])).toMatchObject({
+      ok: false,
+      code: 'error.auth.registration_closed',
+    });
     expect(decideRegistration('closed', null, [])).toMatchObject({ ok: false, code: 'error.auth.registration_closed' });
   });
 
@@ -30,13 +34,19 @@ describe('who may register', () => {
     for (const spelling of ['anna@example.org', 'ANNA@EXAMPLE.ORG', ' Anna@Example.org ']) {
       expect(decideRegistration('allowlist', addr(spelling), found(list, addr(spelling))).ok).toBe(true);
     }
-    expect(decideRegistration('allowlist', addr('anne@example.org'), found(list, addr('anne@example.org')))).toMatchObject({ ok: false, code: 'error.auth.registration_closed' });
+    expect(
+      decideRegistration('allowlist', addr('anne@example.org'), found(list, addr('anne@example.org'))),
+    ).toMatchObject({ ok: false, code: 'error.auth.registration_closed' });
   });
 
   it('allowlist admits every address at a listed @domain, case-insensitively, and not its subdomains or look-alikes', () => {
     const list = entries('@Family.Example');
-    expect(decideRegistration('allowlist', addr('kid@family.example'), found(list, addr('kid@family.example'))).ok).toBe(true);
-    expect(decideRegistration('allowlist', addr('Kid@FAMILY.EXAMPLE'), found(list, addr('Kid@FAMILY.EXAMPLE'))).ok).toBe(true);
+    expect(
+      decideRegistration('allowlist', addr('kid@family.example'), found(list, addr('kid@family.example'))).ok,
+    ).toBe(true);
+    expect(
+      decideRegistration('allowlist', addr('Kid@FAMILY.EXAMPLE'), found(list, addr('Kid@FAMILY.EXAMPLE'))).ok,
+    ).toBe(true);
     for (const outside of ['kid@sub.family.example', 'kid@family.example.org', 'kid@evilfamily.example']) {
       expect(decideRegistration('allowlist', addr(outside), found(list, addr(outside))).ok).toBe(false);
     }
@@ -49,7 +59,17 @@ describe('who may register', () => {
   it('an entry is an address (keyed as sign-in keys it) or @ and a domain; anything else is refused', () => {
     expect(entries('Straße@Example.org')).toEqual([addr('strasse@example.org').key]);
     expect(entries('@EXAMPLE.org')).toEqual(['@example.org']);
-    for (const bad of ['', '@', '@example', '@exa mple.org', '@a@b.org', 'not-an-address', '@-x.org', '@x..org', '@x.org\u200b']) {
+    for (const bad of [
+      '',
+      '@',
+      '@example',
+      '@exa mple.org',
+      '@a@b.org',
+      'not-an-address',
+      '@-x.org',
+      '@x..org',
+      '@x.org\u200b',
+    ]) {
       expect(allowlistEntry(bad)).toMatchObject({ ok: false, code: 'error.request.invalid' });
     }
   });
@@ -61,7 +81,9 @@ describe('who may register', () => {
       fc.property(local, domain, local, domain, (l1, d1, l2, d2) => {
         const list = entries(`${l1}@${d1}`);
         const other = addr(`${l2}@${d2}`);
-        expect(decideRegistration('allowlist', other, found(list, other)).ok).toBe(other.key === addr(`${l1}@${d1}`).key);
+        expect(decideRegistration('allowlist', other, found(list, other)).ok).toBe(
+          other.key === addr(`${l1}@${d1}`).key,
+        );
       }),
     );
   });
@@ -87,7 +109,9 @@ describe('who may register', () => {
     }
     const listedOnly = entries('ann@family.example');
     // Plus-addressing is another address: listed alone, ann's address admits only itself.
-    expect(decideRegistration('allowlist', addr('ann+x@family.example'), found(listedOnly, addr('ann+x@family.example'))).ok).toBe(false);
+    expect(
+      decideRegistration('allowlist', addr('ann+x@family.example'), found(listedOnly, addr('ann+x@family.example'))).ok,
+    ).toBe(false);
   });
 
   it('knows its modes', () => {

@@ -28,7 +28,8 @@ export function allowlistEntry(input: string): Result<string, 'error.request.inv
     return ok(`@${addressKeyOf(domain)}`);
   }
   const address = normalizeAddress(typed);
-  if (!address.ok) return refuse('error.request.invalid', `"${typed}" is neither an e-mail address nor @ followed by a domain`);
+  if (!address.ok)
+    return refuse('error.request.invalid', `"${typed}" is neither an e-mail address nor @ followed by a domain`);
   return ok(address.value.key);
 }
 

@@ -29,7 +29,9 @@ export class RegistrationGate {
     // The list is read at every registration (never cached): a change is seen by every process at once.
     const listed =
       this.#d.mode === 'allowlist' && address !== null
-        ? await guard('error.store.unavailable', 'reading the registration allowlist', () => this.#d.allowlist.findAllowedRegistrations(allowlistCandidates(address)))
+        ? await guard('error.store.unavailable', 'reading the registration allowlist', () =>
+            this.#d.allowlist.findAllowedRegistrations(allowlistCandidates(address)),
+          )
         : [];
     return decideRegistration(this.#d.mode, address, listed);
   }

@@ -55,19 +55,29 @@ export class TotpRecoveryService {
     const idHash = sha256Hex(challenge);
     const now = this.#d.clock.now();
     // Read who it belongs to, then burn it: only the one caller whose delete succeeded goes on.
-    const record = await guard(UNAVAILABLE, 'reading the challenge', () => this.#d.challenges.countTotpChallengeAttempt(idHash));
-    const burned = await guard(UNAVAILABLE, 'consuming the challenge', () => this.#d.challenges.consumeTotpChallenge(idHash));
+    const record = await guard(UNAVAILABLE, 'reading the challenge', () =>
+      this.#d.challenges.countTotpChallengeAttempt(idHash),
+    );
+    const burned = await guard(UNAVAILABLE, 'consuming the challenge', () =>
+      this.#d.challenges.consumeTotpChallenge(idHash),
+    );
     if (record === null || !burned || now >= record.expiresAt) return invalid;
     const signature = fromBase64url(input.signature);
     if (signature === null) return invalid;
     const { accountId } = record;
-    const anchor = await guard(UNAVAILABLE, 'reading the identity anchor', () => this.#d.directories.findIdentityAnchor(accountId));
+    const anchor = await guard(UNAVAILABLE, 'reading the identity anchor', () =>
+      this.#d.directories.findIdentityAnchor(accountId),
+    );
     if (anchor === null || !verifyEd25519(anchor, totpRecoveryMessage(accountId, challenge), signature)) return invalid;
     const account = await guard(UNAVAILABLE, 'reading the account', () => this.#d.accounts.findAccountById(accountId));
     // A challenge from before a password change, revoke-all, another recovery or a lock proves nothing now.
     if (account === null || !outlivesCredentialChange(challengeOpenedAt(record), account)) return invalid;
     if (account.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
-    const pair = await this.#d.sessions.openWith(accountId, { cohortHash: input.cohortHash, credentialsAt: (session) => session.createdAt }, (session) => this.#d.recovery.recoverTotp(accountId, session));
+    const pair = await this.#d.sessions.openWith(
+      accountId,
+      { cohortHash: input.cohortHash, credentialsAt: (session) => session.createdAt },
+      (session) => this.#d.recovery.recoverTotp(accountId, session),
+    );
     // The factor was disabled after the password step: nothing to recover, and the challenge is gone.
     return pair === null ? invalid : ok(pair);
   }

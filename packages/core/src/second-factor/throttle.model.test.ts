@@ -5,6 +5,9 @@ import { totpThrottleModelProperty } from '../testing/models/index.js';
 
 describe('per-account second-factor throttle, model-based, in memory', () => {
   it('holds sign-in exactly as the rule says, with the exact Retry-After, after every step', async () => {
-    await fc.assert(totpThrottleModelProperty(async () => createMemoryPorts()), { numRuns: 100 });
+    await fc.assert(
+      totpThrottleModelProperty(async () => createMemoryPorts()),
+      { numRuns: 100 },
+    );
   }, 120_000);
 });

@@ -3,7 +3,8 @@ import { heldUntil, recordWrongCode, throttleDecision, THROTTLE_KEPT, type TotpT
 
 const MIN = 60_000;
 const HOUR = 60 * MIN;
-const wrongAt = (times: number[]): TotpThrottleState => times.reduce<TotpThrottleState>((s, t) => recordWrongCode(s, t), { wrongCodesAt: [] });
+const wrongAt = (times: number[]): TotpThrottleState =>
+  times.reduce<TotpThrottleState>((s, t) => recordWrongCode(s, t), { wrongCodesAt: [] });
 
 describe('second-factor throttle rule', () => {
   it('nine wrong codes in an hour hold nothing; the tenth holds for one minute after it', () => {

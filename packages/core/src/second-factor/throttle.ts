@@ -27,7 +27,8 @@ export const THROTTLE_MAX_DELAY_MS = 60 * 60_000;
  * How many wrong-code times are worth keeping: the delay reaches its cap at ten plus six (2^6
  * minutes is past an hour), so older ones can never change a decision.
  */
-export const THROTTLE_KEPT = THROTTLE_FREE_WRONG_CODES + Math.ceil(Math.log2(THROTTLE_MAX_DELAY_MS / THROTTLE_FIRST_DELAY_MS));
+export const THROTTLE_KEPT =
+  THROTTLE_FREE_WRONG_CODES + Math.ceil(Math.log2(THROTTLE_MAX_DELAY_MS / THROTTLE_FIRST_DELAY_MS));
 
 /** What the store keeps per account: the times of its most recent wrong codes, oldest first. */
 export interface TotpThrottleState {
@@ -60,14 +61,19 @@ export function heldUntil(state: TotpThrottleState | null): number | null {
 }
 
 /** May the account start (or continue) a second-factor sign-in at `now`? If not, for how long not. */
-export function throttleDecision(state: TotpThrottleState | null, now: number): { held: false } | { held: true; retryAfterS: number } {
+export function throttleDecision(
+  state: TotpThrottleState | null,
+  now: number,
+): { held: false } | { held: true; retryAfterS: number } {
   const until = heldUntil(state);
   if (until === null || now >= until) return { held: false };
   return { held: true, retryAfterS: Math.ceil((until - now) / 1000) };
 }
 
 /** Whether one code check may go ahead: as the store reports the claim it made atomically. */
-export type CodeCheckAdmission = { readonly admitted: true } | { readonly admitted: false; readonly retryAfterS: number };
+export type CodeCheckAdmission =
+  | { readonly admitted: true }
+  | { readonly admitted: false; readonly retryAfterS: number };
 
 /**
  * The claim of one code check at `now`, decided on the stored state: held, it is refused and
@@ -75,7 +81,10 @@ export type CodeCheckAdmission = { readonly admitted: true } | { readonly admitt
  * (`next`), so concurrent claims, each applied to the state the previous one left, can admit at
  * most the bound. Stores apply this inside one transaction (a row lock on PostgreSQL).
  */
-export function claimCodeCheck(state: TotpThrottleState | null, now: number): { admission: CodeCheckAdmission; next: TotpThrottleState | null } {
+export function claimCodeCheck(
+  state: TotpThrottleState | null,
+  now: number,
+): { admission: CodeCheckAdmission; next: TotpThrottleState | null } {
   const decision = throttleDecision(state, now);
   if (decision.held) return { admission: { admitted: false, retryAfterS: decision.retryAfterS }, next: null };
   return { admission: { admitted: true }, next: recordWrongCode(state, now) };

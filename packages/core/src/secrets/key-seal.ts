@@ -20,13 +20,23 @@ export function sealKeySeed(box: SecretBox, kind: SealedKeyKind, kid: string, se
  * with or copied from elsewhere), when it is still stored raw, or when it is not the key its
  * public half names: a ring never signs with a key it cannot stand behind.
  */
-export async function openKeySeed(box: SecretBox, kind: SealedKeyKind, record: { kid: string; privateKey: string; publicKey: string }): Promise<Uint8Array> {
+export async function openKeySeed(
+  box: SecretBox,
+  kind: SealedKeyKind,
+  record: { kid: string; privateKey: string; publicKey: string },
+): Promise<Uint8Array> {
   if (!isSealed(record.privateKey)) {
-    throw new CoreError('error.internal', `${kind} key ${record.kid} is stored unsealed; restart a server of this build, which seals it in place`);
+    throw new CoreError(
+      'error.internal',
+      `${kind} key ${record.kid} is stored unsealed; restart a server of this build, which seals it in place`,
+    );
   }
   const seed = await box.open(record.privateKey, keySealContext(kind, record.kid));
   if (seed === null || seed.length !== 32) {
-    throw new CoreError('error.internal', `${kind} key ${record.kid} does not open under this server key (SVC_SECRET_KEY): it was sealed under another key, or its row was altered`);
+    throw new CoreError(
+      'error.internal',
+      `${kind} key ${record.kid} does not open under this server key (SVC_SECRET_KEY): it was sealed under another key, or its row was altered`,
+    );
   }
   if (toBase64url(ed25519.getPublicKey(seed)) !== record.publicKey) {
     throw new CoreError('error.internal', `${kind} key ${record.kid} is not the key its public half names`);
@@ -50,7 +60,10 @@ export async function sealRawKeys(
     if (isSealed(r.privateKey)) continue;
     const seed = fromBase64url(r.privateKey);
     if (seed === null || seed.length !== 32 || toBase64url(ed25519.getPublicKey(seed)) !== r.publicKey) {
-      throw new CoreError('error.internal', `${kind} key ${r.kid} is neither sealed nor a raw key matching its public half`);
+      throw new CoreError(
+        'error.internal',
+        `${kind} key ${r.kid} is neither sealed nor a raw key matching its public half`,
+      );
     }
     if (await reseal(r.kid, r.privateKey, await sealKeySeed(box, kind, r.kid, seed))) sealed++;
   }

@@ -23,13 +23,20 @@ export class SecretBox implements SecretSealer {
 
   constructor(options: { key: Uint8Array; random: Random }) {
     if (options.key.length !== 32) throw new CoreError('error.internal', 'the server secret key must be 32 bytes');
-    this.#key = globalThis.crypto.subtle.importKey('raw', new Uint8Array(options.key), { name: 'AES-GCM' }, false, ['encrypt', 'decrypt']);
+    this.#key = globalThis.crypto.subtle.importKey('raw', new Uint8Array(options.key), { name: 'AES-GCM' }, false, [
+      'encrypt',
+      'decrypt',
+    ]);
     this.#random = options.random;
   }
 
   async seal(secret: Uint8Array, context: string): Promise<string> {
     const iv = new Uint8Array(this.#random.bytes(IV_BYTES));
-    const sealed = await globalThis.crypto.subtle.encrypt({ name: 'AES-GCM', iv, additionalData: utf8Buffer(context) }, await this.#key, new Uint8Array(secret));
+    const sealed = await globalThis.crypto.subtle.encrypt(
+      { name: 'AES-GCM', iv, additionalData: utf8Buffer(context) },
+      await this.#key,
+      new Uint8Array(secret),
+    );
     return `${VERSION}.${toBase64url(iv)}.${toBase64url(new Uint8Array(sealed))}`;
   }
 
@@ -41,7 +48,11 @@ export class SecretBox implements SecretSealer {
     const body = fromBase64url(bodyText);
     if (iv === null || iv.length !== IV_BYTES || body === null) return null;
     try {
-      const plain = await globalThis.crypto.subtle.decrypt({ name: 'AES-GCM', iv: new Uint8Array(iv), additionalData: utf8Buffer(context) }, await this.#key, new Uint8Array(body));
+      const plain = await globalThis.crypto.subtle.decrypt(
+        { name: 'AES-GCM', iv: new Uint8Array(iv), additionalData: utf8Buffer(context) },
+        await this.#key,
+        new Uint8Array(body),
+      );
       return new Uint8Array(plain);
     } catch {
       return null;

@@ -15,7 +15,12 @@ export interface SessionPolicy {
 }
 
 const DAY = 86_400_000;
-export const DEFAULT_SESSION_POLICY: SessionPolicy = { idleMs: 180 * DAY, maxMs: 365 * DAY, touchIntervalMs: 60_000, reauthWindowMs: DEFAULT_REAUTH_WINDOW_MS };
+export const DEFAULT_SESSION_POLICY: SessionPolicy = {
+  idleMs: 180 * DAY,
+  maxMs: 365 * DAY,
+  touchIntervalMs: 60_000,
+  reauthWindowMs: DEFAULT_REAUTH_WINDOW_MS,
+};
 
 export type SessionStatus = 'open' | 'closed' | 'idle_expired' | 'hard_expired';
 
@@ -52,7 +57,12 @@ export function decideAccess<S extends Pick<SessionRecord, 'accountId' | 'closed
   session: S | null,
   token: { accountId: string; issuedAt: number },
 ): Result<S, 'error.auth.session_invalid'> {
-  if (session === null || session.closedAt !== null || session.accountId !== token.accountId || token.issuedAt < session.accessFloor) {
+  if (
+    session === null ||
+    session.closedAt !== null ||
+    session.accountId !== token.accountId ||
+    token.issuedAt < session.accessFloor
+  ) {
     return refuse('error.auth.session_invalid', 'The session behind this access token is no longer open.');
   }
   return ok(session);

@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { createCoreServices, FakeClock, MemoryLogger, MemoryStore, PlainHasher, SeededRandom, breakable } from '../testing/index.js';
+import {
+  createCoreServices,
+  FakeClock,
+  MemoryLogger,
+  MemoryStore,
+  PlainHasher,
+  SeededRandom,
+  breakable,
+} from '../testing/index.js';
 import { CoreError } from '../errors.js';
 import { DEFAULT_SESSION_POLICY } from './machine.js';
 
@@ -34,7 +42,10 @@ describe('a refresh racing a revoke (issue 28, finding 7)', () => {
       if (found) await memory.closeSession(found.accountId, found.id, found.createdAt + 1);
       return found;
     };
-    expect(await core.sessions.refresh(pair.sessionToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+    expect(await core.sessions.refresh(pair.sessionToken)).toMatchObject({
+      ok: false,
+      code: 'error.auth.session_invalid',
+    });
     expect(memory.sessions.get(pair.sessionId)!.closedAt).not.toBeNull();
   });
 });
@@ -46,7 +57,10 @@ describe('a refresh with the old session token racing a password change', () => 
     const who = await t.core.sessions.authenticate(t.pair.accessToken);
     if (!who.ok) throw new Error(who.code);
     const change = async () => {
-      const changed = await t.core.accounts.changePassword(who.value, { currentPassword: 'correct horse battery', newPassword: 'a brand new password' });
+      const changed = await t.core.accounts.changePassword(who.value, {
+        currentPassword: 'correct horse battery',
+        newPassword: 'a brand new password',
+      });
       if (!changed.ok) throw new Error(changed.code);
       return changed.value;
     };
@@ -62,7 +76,10 @@ describe('a refresh with the old session token racing a password change', () => 
       await change();
       return found;
     };
-    expect(await core.sessions.refresh(pair.sessionToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+    expect(await core.sessions.refresh(pair.sessionToken)).toMatchObject({
+      ok: false,
+      code: 'error.auth.session_invalid',
+    });
   });
 
   it('the change commits right after the issuance was recorded: the token handed out is refused from then on', async () => {
@@ -78,10 +95,16 @@ describe('a refresh with the old session token racing a password change', () => 
     };
     const raced = await core.sessions.refresh(pair.sessionToken);
     if (!raced.ok) throw new Error(raced.code);
-    expect(await core.sessions.authenticate(raced.value.accessToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+    expect(await core.sessions.authenticate(raced.value.accessToken)).toMatchObject({
+      ok: false,
+      code: 'error.auth.session_invalid',
+    });
     // The change's own tokens work, and the old session token refreshes nothing.
     expect((await core.sessions.authenticate(fresh!.accessToken)).ok).toBe(true);
-    expect(await core.sessions.refresh(pair.sessionToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+    expect(await core.sessions.refresh(pair.sessionToken)).toMatchObject({
+      ok: false,
+      code: 'error.auth.session_invalid',
+    });
   });
 });
 
@@ -93,7 +116,17 @@ describe('session lifecycle (contract 3.2)', () => {
     // The principal carries the account read with the session (no secrets in it).
     expect(who).toStrictEqual({
       ok: true,
-      value: { accountId: account.id, sessionId: pair.sessionId, account: { id: account.id, address: 'ada@example.org', displayName: null, createdAt: account.createdAt, handleUser: null } },
+      value: {
+        accountId: account.id,
+        sessionId: pair.sessionId,
+        account: {
+          id: account.id,
+          address: 'ada@example.org',
+          displayName: null,
+          createdAt: account.createdAt,
+          handleUser: null,
+        },
+      },
     });
     // Only the hash of the session token is stored.
     const stored = memory.sessions.get(pair.sessionId)!;
@@ -113,7 +146,10 @@ describe('session lifecycle (contract 3.2)', () => {
       if (clock.now() - created + 170 * DAY >= 365 * DAY) break;
     }
     clock.set(created + 365 * DAY);
-    expect(await core.sessions.refresh(pair.sessionToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+    expect(await core.sessions.refresh(pair.sessionToken)).toMatchObject({
+      ok: false,
+      code: 'error.auth.session_invalid',
+    });
   });
 
   it('expires after 180 days without issuance', async () => {
@@ -121,11 +157,16 @@ describe('session lifecycle (contract 3.2)', () => {
     clock.advance(180 * DAY - 1);
     expect((await core.sessions.refresh(pair.sessionToken)).ok).toBe(true);
     clock.advance(180 * DAY);
-    expect(await core.sessions.refresh(pair.sessionToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+    expect(await core.sessions.refresh(pair.sessionToken)).toMatchObject({
+      ok: false,
+      code: 'error.auth.session_invalid',
+    });
   });
 
   it('honours configured expiries', async () => {
-    const { core, pair, clock } = await setup({ policy: { idleMs: 10 * MIN, maxMs: 30 * MIN, touchIntervalMs: MIN, reauthWindowMs: 5 * MIN } });
+    const { core, pair, clock } = await setup({
+      policy: { idleMs: 10 * MIN, maxMs: 30 * MIN, touchIntervalMs: MIN, reauthWindowMs: 5 * MIN },
+    });
     clock.advance(9 * MIN);
     expect((await core.sessions.refresh(pair.sessionToken)).ok).toBe(true);
     clock.advance(10 * MIN);
@@ -133,7 +174,9 @@ describe('session lifecycle (contract 3.2)', () => {
   });
 
   it('an access token minted before expiry lives out its own fifteen minutes', async () => {
-    const { core, pair, clock } = await setup({ policy: { idleMs: 10 * MIN, maxMs: 30 * MIN, touchIntervalMs: MIN, reauthWindowMs: 5 * MIN } });
+    const { core, pair, clock } = await setup({
+      policy: { idleMs: 10 * MIN, maxMs: 30 * MIN, touchIntervalMs: MIN, reauthWindowMs: 5 * MIN },
+    });
     clock.advance(9 * MIN);
     const grant = await core.sessions.refresh(pair.sessionToken);
     if (!grant.ok) throw new Error('refresh');
@@ -145,26 +188,45 @@ describe('session lifecycle (contract 3.2)', () => {
 
   it('revocation bites on the next request, not at the token deadline', async () => {
     const { core, pair } = await setup();
-    const principal = (await core.sessions.authenticate(pair.accessToken)) as { ok: true; value: { accountId: string; sessionId: string } };
+    const principal = (await core.sessions.authenticate(pair.accessToken)) as {
+      ok: true;
+      value: { accountId: string; sessionId: string };
+    };
     expect((await core.sessions.revoke(principal.value, pair.sessionId)).ok).toBe(true);
-    expect(await core.sessions.authenticate(pair.accessToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
-    expect(await core.sessions.refresh(pair.sessionToken)).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+    expect(await core.sessions.authenticate(pair.accessToken)).toMatchObject({
+      ok: false,
+      code: 'error.auth.session_invalid',
+    });
+    expect(await core.sessions.refresh(pair.sessionToken)).toMatchObject({
+      ok: false,
+      code: 'error.auth.session_invalid',
+    });
     // Revoking again, or a session of another account, is not found.
-    expect(await core.sessions.revoke(principal.value, pair.sessionId)).toMatchObject({ ok: false, code: 'error.not_found' });
+    expect(await core.sessions.revoke(principal.value, pair.sessionId)).toMatchObject({
+      ok: false,
+      code: 'error.not_found',
+    });
   });
 
   it('a session of another account cannot be revoked', async () => {
     const { core, pair } = await setup();
     const other = await core.accounts.register({ address: 'bob@example.org', password: 'another long password' });
     if (!other.ok) throw new Error('register');
-    const bob = (await core.sessions.authenticate(other.value.accessToken)) as { ok: true; value: { accountId: string; sessionId: string } };
+    const bob = (await core.sessions.authenticate(other.value.accessToken)) as {
+      ok: true;
+      value: { accountId: string; sessionId: string };
+    };
     expect(await core.sessions.revoke(bob.value, pair.sessionId)).toMatchObject({ ok: false, code: 'error.not_found' });
     expect((await core.sessions.authenticate(pair.accessToken)).ok).toBe(true);
   });
 
   it('close-all closes every session of the account only', async () => {
     const { core, pair } = await setup();
-    const second = await core.accounts.login({ address: 'ADA@example.org', password: 'correct horse battery', cohortHash: null });
+    const second = await core.accounts.login({
+      address: 'ADA@example.org',
+      password: 'correct horse battery',
+      cohortHash: null,
+    });
     const other = await core.accounts.register({ address: 'bob@example.org', password: 'another long password' });
     if (!second.ok || second.value.kind !== 'session' || !other.ok) throw new Error('setup');
     const who = (await core.sessions.authenticate(pair.accessToken)) as { ok: true; value: { accountId: string } };
@@ -176,11 +238,21 @@ describe('session lifecycle (contract 3.2)', () => {
 
   it('password change closes all and re-opens the caller under its own session id', async () => {
     const { core, pair, clock } = await setup();
-    const second = await core.accounts.login({ address: 'ada@example.org', password: 'correct horse battery', cohortHash: null });
+    const second = await core.accounts.login({
+      address: 'ada@example.org',
+      password: 'correct horse battery',
+      cohortHash: null,
+    });
     if (!second.ok || second.value.kind !== 'session') throw new Error('login');
     clock.advance(1000);
-    const me = (await core.sessions.authenticate(pair.accessToken)) as { ok: true; value: { accountId: string; sessionId: string } };
-    const changed = await core.accounts.changePassword(me.value, { currentPassword: 'correct horse battery', newPassword: 'a brand new passphrase' });
+    const me = (await core.sessions.authenticate(pair.accessToken)) as {
+      ok: true;
+      value: { accountId: string; sessionId: string };
+    };
+    const changed = await core.accounts.changePassword(me.value, {
+      currentPassword: 'correct horse battery',
+      newPassword: 'a brand new passphrase',
+    });
     if (!changed.ok) throw new Error(changed.code);
     expect(changed.value.sessionId).toBe(pair.sessionId);
     expect(changed.value.sessionToken).not.toBe(pair.sessionToken);
@@ -191,7 +263,9 @@ describe('session lifecycle (contract 3.2)', () => {
     // The fresh pair works; the old password does not.
     expect((await core.sessions.authenticate(changed.value.accessToken)).ok).toBe(true);
     expect((await core.sessions.refresh(changed.value.sessionToken)).ok).toBe(true);
-    expect(await core.accounts.login({ address: 'ada@example.org', password: 'correct horse battery', cohortHash: null })).toMatchObject({
+    expect(
+      await core.accounts.login({ address: 'ada@example.org', password: 'correct horse battery', cohortHash: null }),
+    ).toMatchObject({
       ok: false,
       code: 'error.auth.invalid_credentials',
     });
@@ -199,8 +273,16 @@ describe('session lifecycle (contract 3.2)', () => {
 
   it('a wrong current password changes nothing', async () => {
     const { core, pair } = await setup();
-    const me = (await core.sessions.authenticate(pair.accessToken)) as { ok: true; value: { accountId: string; sessionId: string } };
-    expect(await core.accounts.changePassword(me.value, { currentPassword: 'not the password', newPassword: 'a brand new passphrase' })).toMatchObject({
+    const me = (await core.sessions.authenticate(pair.accessToken)) as {
+      ok: true;
+      value: { accountId: string; sessionId: string };
+    };
+    expect(
+      await core.accounts.changePassword(me.value, {
+        currentPassword: 'not the password',
+        newPassword: 'a brand new passphrase',
+      }),
+    ).toMatchObject({
       ok: false,
       code: 'error.auth.invalid_credentials',
     });
@@ -224,7 +306,9 @@ describe('session lifecycle (contract 3.2)', () => {
   it('an unreadable ledger fails closed with error.auth.unavailable', async () => {
     const { core, pair, broken } = await setup();
     broken.break();
-    await expect(core.sessions.authenticate(pair.accessToken)).rejects.toMatchObject({ code: 'error.auth.unavailable' });
+    await expect(core.sessions.authenticate(pair.accessToken)).rejects.toMatchObject({
+      code: 'error.auth.unavailable',
+    });
     await expect(core.sessions.refresh(pair.sessionToken)).rejects.toBeInstanceOf(CoreError);
     await expect(core.sessions.refresh(pair.sessionToken)).rejects.toMatchObject({ code: 'error.auth.unavailable' });
     broken.mend();
@@ -251,7 +335,11 @@ describe('session lifecycle (contract 3.2)', () => {
     memory.recordCohort = async () => {
       throw new Error('disk full');
     };
-    const r = await core.accounts.login({ address: 'ada@example.org', password: 'correct horse battery', cohortHash: 'a'.repeat(64) });
+    const r = await core.accounts.login({
+      address: 'ada@example.org',
+      password: 'correct horse battery',
+      cohortHash: 'a'.repeat(64),
+    });
     expect(r.ok).toBe(true);
     expect(logger.lines.some((l) => l.event === 'cohort.record_failed')).toBe(true);
   });
@@ -259,9 +347,16 @@ describe('session lifecycle (contract 3.2)', () => {
   it('records the cohort after the session and lists it', async () => {
     const { core, clock } = await setup();
     clock.advance(5000);
-    const r = await core.accounts.login({ address: 'ada@example.org', password: 'correct horse battery', cohortHash: 'b'.repeat(64) });
+    const r = await core.accounts.login({
+      address: 'ada@example.org',
+      password: 'correct horse battery',
+      cohortHash: 'b'.repeat(64),
+    });
     if (!r.ok || r.value.kind !== 'session') throw new Error('login');
-    const me = (await core.sessions.authenticate(r.value.pair.accessToken)) as { ok: true; value: { accountId: string; sessionId: string } };
+    const me = (await core.sessions.authenticate(r.value.pair.accessToken)) as {
+      ok: true;
+      value: { accountId: string; sessionId: string };
+    };
     const listed = await core.sessions.list(me.value);
     expect(listed.sessions).toHaveLength(2);
     expect(listed.sessions.find((s) => s.current)?.cohortHash).toBe('b'.repeat(64));
@@ -274,7 +369,9 @@ describe('session lifecycle (contract 3.2)', () => {
     expect((await core.sessions.authenticate(pair.accessToken)).ok).toBe(true);
     const fresh = await core.sessions.refresh(pair.sessionToken);
     if (!fresh.ok) throw new Error('refresh');
-    expect(JSON.parse(atob(fresh.value.accessToken.split('.')[0]!)).kid).not.toBe(JSON.parse(atob(pair.accessToken.split('.')[0]!)).kid);
+    expect(JSON.parse(atob(fresh.value.accessToken.split('.')[0]!)).kid).not.toBe(
+      JSON.parse(atob(pair.accessToken.split('.')[0]!)).kid,
+    );
     expect((await core.keyRing.jwks()).keys).toHaveLength(2);
     // The grace window counts from a minute after the rotation (a process may sign with the old key until it re-reads the ring).
     clock.advance(DAY + MIN - 1);
@@ -286,18 +383,26 @@ describe('session lifecycle (contract 3.2)', () => {
 
 describe('recent authentication (decisions: what a stolen access token is worth)', () => {
   it('a session may change sign-in methods within the window after its last proof, and reauthenticate renews it', async () => {
-    const { core, pair, clock, memory } = await setup({ policy: { ...DEFAULT_SESSION_POLICY, reauthWindowMs: 5 * MIN } });
+    const { core, pair, clock, memory } = await setup({
+      policy: { ...DEFAULT_SESSION_POLICY, reauthWindowMs: 5 * MIN },
+    });
     const who = await core.sessions.authenticate(pair.accessToken);
     if (!who.ok) throw new Error('authenticate');
     expect(memory.sessions.get(pair.sessionId)!.authenticatedAt).toBe(clock.now());
     clock.advance(5 * MIN);
     expect((await core.sessions.requireRecentAuthentication(who.value, 'totp_enroll')).ok).toBe(true);
     clock.advance(1);
-    expect(await core.sessions.requireRecentAuthentication(who.value, 'totp_enroll')).toMatchObject({ ok: false, code: 'error.auth.reauthentication_required' });
+    expect(await core.sessions.requireRecentAuthentication(who.value, 'totp_enroll')).toMatchObject({
+      ok: false,
+      code: 'error.auth.reauthentication_required',
+    });
     // A wrong password renews nothing.
     expect(await core.accounts.reauthenticate(who.value, 'wrong password entirely')).toMatchObject({ ok: false });
     expect((await core.sessions.requireRecentAuthentication(who.value, 'oidc_link')).ok).toBe(false);
-    expect(await core.accounts.reauthenticate(who.value, 'correct horse battery')).toEqual({ ok: true, value: { reauthenticatedAt: clock.now() } });
+    expect(await core.accounts.reauthenticate(who.value, 'correct horse battery')).toEqual({
+      ok: true,
+      value: { reauthenticatedAt: clock.now() },
+    });
     expect((await core.sessions.requireRecentAuthentication(who.value, 'oidc_link')).ok).toBe(true);
     // A refresh is not a proof of a credential.
     clock.advance(5 * MIN + 1);
@@ -309,13 +414,25 @@ describe('recent authentication (decisions: what a stolen access token is worth)
     const { core, pair, clock, memory } = await setup();
     const who = await core.sessions.authenticate(pair.accessToken);
     if (!who.ok) throw new Error('authenticate');
-    expect((await core.sessions.requireRecentAuthentication({ ...who.value, accountId: 'someone-else' }, 'oidc_unlink')).ok).toBe(false);
+    expect(
+      (await core.sessions.requireRecentAuthentication({ ...who.value, accountId: 'someone-else' }, 'oidc_unlink')).ok,
+    ).toBe(false);
     // Acting as a sponsored account: the owner's session is what is judged.
-    expect((await core.sessions.requireRecentAuthentication({ ...who.value, accountId: 'sponsored', actingOwnerId: who.value.accountId }, 'oidc_unlink')).ok).toBe(true);
+    expect(
+      (
+        await core.sessions.requireRecentAuthentication(
+          { ...who.value, accountId: 'sponsored', actingOwnerId: who.value.accountId },
+          'oidc_unlink',
+        )
+      ).ok,
+    ).toBe(true);
     memory.sessions.set(pair.sessionId, { ...memory.sessions.get(pair.sessionId)!, authenticatedAt: clock.now() + 1 });
     expect((await core.sessions.requireRecentAuthentication(who.value, 'oidc_unlink')).ok).toBe(false);
     await core.sessions.revoke(who.value, pair.sessionId);
     expect((await core.sessions.requireRecentAuthentication(who.value, 'oidc_unlink')).ok).toBe(false);
-    expect(await core.accounts.reauthenticate(who.value, 'correct horse battery')).toMatchObject({ ok: false, code: 'error.auth.session_invalid' });
+    expect(await core.accounts.reauthenticate(who.value, 'correct horse battery')).toMatchObject({
+      ok: false,
+      code: 'error.auth.session_invalid',
+    });
   });
 });

@@ -11,7 +11,14 @@ import type { SignInThrottleStore } from '../ports/sign-in-throttle.js';
 import { newSignInTicket } from '../sign-in-throttle/ticket.js';
 import { ACCESS_TOKEN_TTL_S, type AccessTokens } from '../tokens/access-token.js';
 import { decideRecentAuthentication, type RecentAuthAction } from './recent-auth.js';
-import { decideAccess, decideIssuance, needsTouch, sessionExpiresAt, sessionStatus, type SessionPolicy } from './machine.js';
+import {
+  decideAccess,
+  decideIssuance,
+  needsTouch,
+  sessionExpiresAt,
+  sessionStatus,
+  type SessionPolicy,
+} from './machine.js';
 
 export interface SessionServiceDeps {
   readonly ledger: SessionLedger;
@@ -124,12 +131,20 @@ export class SessionService {
       authenticatedAt: now,
       method: options.method ?? 'password',
     };
-    const opened = await guard('error.store.unavailable', 'opening a session', () => this.#d.ledger.openSession(session, account.credentialsChangedAt));
+    const opened = await guard('error.store.unavailable', 'opening a session', () =>
+      this.#d.ledger.openSession(session, account.credentialsChangedAt),
+    );
     if (!opened) return null;
     await this.#recordCohort(accountId, options.cohortHash, now);
     const signInTicket = await this.#issueTicket(accountId, account.credentialsChangedAt, now);
     const access = await this.#d.tokens.issue(accountId, session.id);
-    return { sessionId: session.id, sessionToken: token, accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S, ...signInTicket };
+    return {
+      sessionId: session.id,
+      sessionToken: token,
+      accessToken: access.token,
+      expiresIn: ACCESS_TOKEN_TTL_S,
+      ...signInTicket,
+    };
   }
 
   /**
@@ -139,7 +154,10 @@ export class SessionService {
    */
   async openWith(
     accountId: string,
-    options: { cohortHash: string | null; /** The account's credentials stamp once `insert` committed. */ credentialsAt: (session: SessionRecord) => number | null },
+    options: {
+      cohortHash: string | null /** The account's credentials stamp once `insert` committed. */;
+      credentialsAt: (session: SessionRecord) => number | null;
+    },
     insert: (session: SessionRecord) => Promise<boolean>,
   ): Promise<TokenPair | null> {
     const now = this.#d.clock.now();
@@ -161,7 +179,13 @@ export class SessionService {
     await this.#recordCohort(accountId, options.cohortHash, now);
     const signInTicket = await this.#issueTicket(accountId, options.credentialsAt(session), now);
     const access = await this.#d.tokens.issue(accountId, session.id);
-    return { sessionId: session.id, sessionToken: token, accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S, ...signInTicket };
+    return {
+      sessionId: session.id,
+      sessionToken: token,
+      accessToken: access.token,
+      expiresIn: ACCESS_TOKEN_TTL_S,
+      ...signInTicket,
+    };
   }
 
   /** A new sign-in ticket for the account, valid as long as a session may live (SVC_SESSION_MAX_S). */
@@ -170,7 +194,14 @@ export class SessionService {
     if (store === undefined) return {};
     const { ticket, ticketHash } = newSignInTicket(this.#d.random);
     await guard('error.store.unavailable', 'issuing a sign-in ticket', () =>
-      store.issueSignInTicket({ ticketHash, accountId, issuedAt: now, expiresAt: now + this.#d.policy.maxMs, credentialsAt, wrongPasswords: 0 }),
+      store.issueSignInTicket({
+        ticketHash,
+        accountId,
+        issuedAt: now,
+        expiresAt: now + this.#d.policy.maxMs,
+        credentialsAt,
+        wrongPasswords: 0,
+      }),
     );
     return { signInTicket: ticket };
   }
@@ -181,7 +212,10 @@ export class SessionService {
     try {
       await this.#d.cohorts.recordCohort(accountId, cohortHash, now);
     } catch (cause) {
-      this.#d.logger.warn('cohort.record_failed', { account_id: accountId, error: String((cause as Error)?.message ?? cause) });
+      this.#d.logger.warn('cohort.record_failed', {
+        account_id: accountId,
+        error: String((cause as Error)?.message ?? cause),
+      });
     }
   }
 
@@ -190,7 +224,9 @@ export class SessionService {
     const now = this.#d.clock.now();
     const hash = sessionTokenHash(sessionToken);
     if (hash === null) return refuse('error.auth.session_invalid', 'The session token is not valid.');
-    const found = await guard('error.auth.unavailable', 'reading the session ledger', () => this.#d.ledger.findSessionByTokenHash(hash));
+    const found = await guard('error.auth.unavailable', 'reading the session ledger', () =>
+      this.#d.ledger.findSessionByTokenHash(hash),
+    );
     const decision = decideIssuance(found, now, this.#d.policy);
     if (!decision.ok) return decision;
     // Issued as of the recorded instant, so that a password change committing after the record
@@ -198,7 +234,9 @@ export class SessionService {
     // before the floor the session was read with (a change in this very millisecond sets it ahead).
     const at = Math.max(now, decision.value.accessFloor);
     // Last-used is written at most once a minute, by an issuance as by any request (contract 5.4).
-    const recorded = await guard('error.auth.unavailable', 'recording issuance', () => this.#d.ledger.recordIssuance(decision.value.id, hash, at, at - this.#d.policy.touchIntervalMs));
+    const recorded = await guard('error.auth.unavailable', 'recording issuance', () =>
+      this.#d.ledger.recordIssuance(decision.value.id, hash, at, at - this.#d.policy.touchIntervalMs),
+    );
     // Closed, or re-keyed by a password change, between the read and the write: no token for it.
     if (!recorded) return refuse('error.auth.session_invalid', 'The session is unknown, closed or expired.');
     const access = await this.#d.tokens.issue(decision.value.accountId, decision.value.id, at);
@@ -213,7 +251,9 @@ export class SessionService {
   async authenticate(accessToken: string): Promise<Result<Principal, 'error.auth.session_invalid'>> {
     const verified = await this.#d.tokens.verify(accessToken);
     if (verified === null) return refuse('error.auth.session_invalid', 'The access token is not valid.');
-    const access = await guard('error.auth.unavailable', 'reading the session ledger', () => this.#d.ledger.findSessionAccess(verified.sessionId));
+    const access = await guard('error.auth.unavailable', 'reading the session ledger', () =>
+      this.#d.ledger.findSessionAccess(verified.sessionId),
+    );
     const decision = decideAccess(access, verified);
     if (!decision.ok) return decision;
     const now = this.#d.clock.now();
@@ -221,15 +261,22 @@ export class SessionService {
       // Coalesced bookkeeping: losing one write costs a stale "last used", never the request.
       await this.#d.ledger
         .touchSession(verified.sessionId, now, now - this.#d.policy.touchIntervalMs)
-        .catch((cause: unknown) => this.#d.logger.warn('session.touch_failed', { error: String((cause as Error)?.message ?? cause) }));
+        .catch((cause: unknown) =>
+          this.#d.logger.warn('session.touch_failed', { error: String((cause as Error)?.message ?? cause) }),
+        );
     }
     return ok({ accountId: verified.accountId, sessionId: verified.sessionId, account: decision.value.account });
   }
 
   /** Closes one session of the caller's account. Any open session of the account may do it. */
   async revoke(principal: Principal, sessionId: string): Promise<Result<void, 'error.not_found'>> {
-    const session = await guard('error.store.unavailable', 'reading a session', () => this.#d.ledger.findSessionById(sessionId));
-    if (session === null || !mayReach(principal, { kind: 'session', id: session.id, accountId: session.accountId }, 'write')) {
+    const session = await guard('error.store.unavailable', 'reading a session', () =>
+      this.#d.ledger.findSessionById(sessionId),
+    );
+    if (
+      session === null ||
+      !mayReach(principal, { kind: 'session', id: session.id, accountId: session.accountId }, 'write')
+    ) {
       return refuse('error.not_found', 'No such open session on this account.');
     }
     // The ledger's account match restates the session's own account: a session never changes hands.
@@ -244,10 +291,22 @@ export class SessionService {
    * credential within the window. `change` names which one (the list is the rule; the name is for
    * the log and keeps callers to the list).
    */
-  async requireRecentAuthentication(principal: Principal, change: RecentAuthAction): Promise<Result<void, 'error.auth.reauthentication_required'>> {
-    const session = await guard('error.auth.unavailable', 'reading the session ledger', () => this.#d.ledger.findSessionById(principal.sessionId));
-    const open = session !== null && session.closedAt === null && session.accountId === (principal.actingOwnerId ?? principal.accountId);
-    const decision = decideRecentAuthentication(open ? session.authenticatedAt : null, this.#d.clock.now(), this.#d.policy.reauthWindowMs);
+  async requireRecentAuthentication(
+    principal: Principal,
+    change: RecentAuthAction,
+  ): Promise<Result<void, 'error.auth.reauthentication_required'>> {
+    const session = await guard('error.auth.unavailable', 'reading the session ledger', () =>
+      this.#d.ledger.findSessionById(principal.sessionId),
+    );
+    const open =
+      session !== null &&
+      session.closedAt === null &&
+      session.accountId === (principal.actingOwnerId ?? principal.accountId);
+    const decision = decideRecentAuthentication(
+      open ? session.authenticatedAt : null,
+      this.#d.clock.now(),
+      this.#d.policy.reauthWindowMs,
+    );
     if (!decision.ok) this.#d.logger.info('session.reauthentication_required', { change });
     return decision;
   }
@@ -266,7 +325,9 @@ export class SessionService {
    * also ends one issued within the same millisecond, when the stamp would read the same.
    */
   async closeAll(accountId: string): Promise<number> {
-    const closed = await guard('error.store.unavailable', 'closing sessions', () => this.#d.ledger.closeAllSessions(accountId, this.#d.clock.now()));
+    const closed = await guard('error.store.unavailable', 'closing sessions', () =>
+      this.#d.ledger.closeAllSessions(accountId, this.#d.clock.now()),
+    );
     await this.voidTickets(accountId);
     return closed;
   }
@@ -274,20 +335,25 @@ export class SessionService {
   /** Voids every sign-in ticket of the account (password change, revoke-all, lock; deletion and restore call it too). */
   async voidTickets(accountId: string): Promise<void> {
     const store = this.#d.tickets;
-    if (store !== undefined) await guard('error.store.unavailable', 'voiding sign-in tickets', () => store.voidSignInTickets(accountId));
+    if (store !== undefined)
+      await guard('error.store.unavailable', 'voiding sign-in tickets', () => store.voidSignInTickets(accountId));
   }
 
   /** Voids every sign-in ticket of every account (a restore closes them all). */
   async voidAllTickets(): Promise<void> {
     const store = this.#d.tickets;
-    if (store !== undefined) await guard('error.store.unavailable', 'voiding sign-in tickets', () => store.voidAllSignInTickets());
+    if (store !== undefined)
+      await guard('error.store.unavailable', 'voiding sign-in tickets', () => store.voidAllSignInTickets());
   }
 
   /** Live sessions (expired ones left out) and the account's cohort map. */
   async list(principal: Principal): Promise<{ sessions: SessionView[]; cohorts: CohortRecord[] }> {
     const now = this.#d.clock.now();
     const [open, cohorts] = await guard('error.store.unavailable', 'listing sessions', () =>
-      Promise.all([this.#d.ledger.listOpenSessions(principal.accountId), this.#d.cohorts.listCohorts(principal.accountId)]),
+      Promise.all([
+        this.#d.ledger.listOpenSessions(principal.accountId),
+        this.#d.cohorts.listCohorts(principal.accountId),
+      ]),
     );
     const sessions = open
       .filter((s) => sessionStatus(s, now, this.#d.policy) === 'open')
@@ -310,7 +376,9 @@ export class SessionService {
    * an expired session changes nothing.
    */
   async issuable(sessionId: string): Promise<Result<SessionRecord, 'error.auth.session_invalid'>> {
-    const session = await guard('error.auth.unavailable', 'reading the session ledger', () => this.#d.ledger.findSessionById(sessionId));
+    const session = await guard('error.auth.unavailable', 'reading the session ledger', () =>
+      this.#d.ledger.findSessionById(sessionId),
+    );
     return decideIssuance(session, this.#d.clock.now(), this.#d.policy);
   }
 
@@ -318,16 +386,21 @@ export class SessionService {
    * Mints an access token for a session whose token is now `tokenHash` (after a password change
    * re-keyed it), as a refresh does: judged by the same expiries, and it restarts the idle clock.
    */
-  async issueFor(accountId: string, sessionId: string, tokenHash: string): Promise<Result<AccessGrant, 'error.auth.session_invalid'>> {
+  async issueFor(
+    accountId: string,
+    sessionId: string,
+    tokenHash: string,
+  ): Promise<Result<AccessGrant, 'error.auth.session_invalid'>> {
     const decision = await this.issuable(sessionId);
     if (!decision.ok) return decision;
     // At or after the session's access floor, which a password change may set a millisecond ahead
     // of the clock (past a refresh recorded in the same millisecond): the caller's new token works.
     const at = Math.max(this.#d.clock.now(), decision.value.accessFloor);
-    const recorded = await guard('error.auth.unavailable', 'recording issuance', () => this.#d.ledger.recordIssuance(sessionId, tokenHash, at, at - this.#d.policy.touchIntervalMs));
+    const recorded = await guard('error.auth.unavailable', 'recording issuance', () =>
+      this.#d.ledger.recordIssuance(sessionId, tokenHash, at, at - this.#d.policy.touchIntervalMs),
+    );
     if (!recorded) return refuse('error.auth.session_invalid', 'The session is unknown, closed or expired.');
     const access = await this.#d.tokens.issue(accountId, sessionId, at);
     return ok({ accessToken: access.token, expiresIn: ACCESS_TOKEN_TTL_S });
   }
 }
-

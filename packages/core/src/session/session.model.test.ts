@@ -5,6 +5,9 @@ import { sessionModelProperty } from '../testing/models/session-model.js';
 
 describe('session ledger, model-based', () => {
   it('matches the model after every step (in-memory store)', async () => {
-    await fc.assert(sessionModelProperty(async () => new MemoryStore()), { numRuns: 60 });
+    await fc.assert(
+      sessionModelProperty(async () => new MemoryStore()),
+      { numRuns: 60 },
+    );
   });
 });

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { clientAddress, inCidr, parseCidr, parseCidrList, parseIp, sourceKey } from './client-address.js';
 
-const key = (peer: string | null, xff: string | null = null, proxies = '') => sourceKey(clientAddress(peer, xff, parseCidrList(proxies).cidrs));
+const key = (peer: string | null, xff: string | null = null, proxies = '') =>
+  sourceKey(clientAddress(peer, xff, parseCidrList(proxies).cidrs));
 
 describe('client addresses', () => {
   it('parses IPv4 and IPv6 (compressed, embedded IPv4, zones, brackets) and refuses the rest', () => {
@@ -10,7 +11,19 @@ describe('client addresses', () => {
     expect(parseIp('[2001:db8::1]')).toEqual([0x20, 0x01, 0x0d, 0xb8, ...Array(11).fill(0), 1]);
     expect(parseIp('fe80::1%eth0')).toEqual([0xfe, 0x80, ...Array(13).fill(0), 1]);
     expect(parseIp('::')).toEqual(Array(16).fill(0));
-    for (const bad of ['', '1.2.3', '1.2.3.256', '01.2.3.4', '1::2::3', '1:2:3:4:5:6:7:8:9', '12345::', 'example.org', '1.2.3.4/8', ':::']) expect(parseIp(bad)).toBeNull();
+    for (const bad of [
+      '',
+      '1.2.3',
+      '1.2.3.256',
+      '01.2.3.4',
+      '1::2::3',
+      '1:2:3:4:5:6:7:8:9',
+      '12345::',
+      'example.org',
+      '1.2.3.4/8',
+      ':::',
+    ])
+      expect(parseIp(bad)).toBeNull();
   });
 
   it('counts IPv4 by /32 and IPv6 by /64; an IPv4-mapped peer is its IPv4 address', () => {
@@ -28,8 +41,12 @@ describe('client addresses', () => {
     expect(parseCidr('10.1.2.3')).toEqual({ bytes: [10, 1, 2, 3], prefix: 32 });
     expect(parseCidr('fd00::/8')?.prefix).toBe(8);
     expect(parseCidr('::ffff:10.0.0.0/104')).toEqual({ bytes: [10, 0, 0, 0], prefix: 8 });
-    for (const bad of ['10.0.0.0/33', 'fd00::/129', '10.0.0.0/', '10.0.0.0/x', 'proxy.example', '10.0.0.0/-1']) expect(parseCidr(bad)).toBeNull();
-    expect(parseCidrList(' 10.0.0.0/8, 192.168.1.1 fd00::/8 ,')).toEqual({ cidrs: [parseCidr('10.0.0.0/8'), parseCidr('192.168.1.1'), parseCidr('fd00::/8')], malformed: [] });
+    for (const bad of ['10.0.0.0/33', 'fd00::/129', '10.0.0.0/', '10.0.0.0/x', 'proxy.example', '10.0.0.0/-1'])
+      expect(parseCidr(bad)).toBeNull();
+    expect(parseCidrList(' 10.0.0.0/8, 192.168.1.1 fd00::/8 ,')).toEqual({
+      cidrs: [parseCidr('10.0.0.0/8'), parseCidr('192.168.1.1'), parseCidr('fd00::/8')],
+      malformed: [],
+    });
     expect(parseCidrList('10.0.0.0/8,nope,1.2.3.4/40').malformed).toEqual(['nope', '1.2.3.4/40']);
     expect(parseCidrList('').cidrs).toEqual([]);
     expect(inCidr([10, 200, 3, 4], parseCidr('10.0.0.0/8')!)).toBe(true);

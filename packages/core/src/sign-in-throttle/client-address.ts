@@ -119,7 +119,11 @@ const trusted = (ip: IpBytes, proxies: readonly Cidr[]) => proxies.some((c) => i
  * made only of trusted proxies, leaves the last trusted hop as the client: what an untrusted
  * party wrote further left is never believed. Null when the peer is unknown or unparsable.
  */
-export function clientAddress(peer: string | null | undefined, forwardedFor: string | null | undefined, proxies: readonly Cidr[]): IpBytes | null {
+export function clientAddress(
+  peer: string | null | undefined,
+  forwardedFor: string | null | undefined,
+  proxies: readonly Cidr[],
+): IpBytes | null {
   const peerIp = peer ? parseIp(peer) : null;
   if (peerIp === null) return null;
   if (!trusted(peerIp, proxies) || !forwardedFor) return peerIp;

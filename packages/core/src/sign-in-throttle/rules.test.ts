@@ -56,14 +56,20 @@ describe('per address', () => {
   });
 
   it('each strike answers a minute doubling per further strike, at most an hour, and holds that long after it', () => {
-    expect([1, 2, 3, 4, 5, 6, 7, 20].map((n) => strikeDelayMs(n) / 1000)).toEqual([60, 120, 240, 480, 960, 1920, 3600, 3600]);
+    expect([1, 2, 3, 4, 5, 6, 7, 20].map((n) => strikeDelayMs(n) / 1000)).toEqual([
+      60, 120, 240, 480, 960, 1920, 3600, 3600,
+    ]);
     const struck = recordStrike({ wrongAt: [], strikes: 2, lastStrikeAt: T0 - 5000 }, T0);
     expect(struck).toEqual({ state: { wrongAt: [], strikes: 3, lastStrikeAt: T0 }, retryAfterS: 240 });
     // Even with nothing in the hour, the strike holds for its delay.
     expect(addressHeld(struck.state, T0 + 240_000 - 1)).toBe(true);
     expect(addressHeld(struck.state, T0 + 240_000)).toBe(false);
     // An attempt let through ends the strikes.
-    expect(recordWrongPassword(struck.state, T0 + 240_000)).toEqual({ wrongAt: [T0 + 240_000], strikes: 0, lastStrikeAt: null });
+    expect(recordWrongPassword(struck.state, T0 + 240_000)).toEqual({
+      wrongAt: [T0 + 240_000],
+      strikes: 0,
+      lastStrikeAt: null,
+    });
   });
 });
 
@@ -80,7 +86,7 @@ describe('per source', () => {
 });
 
 describe('tickets', () => {
-  it('hold only for their account\'s address (or its legacy key), unexpired, under five wrong passwords, with the credentials unchanged and unlocked', () => {
+  it("hold only for their account's address (or its legacy key), unexpired, under five wrong passwords, with the credentials unchanged and unlocked", () => {
     const t = { record: ticket(), account: holder };
     expect(ticketHolds(t, claim())).toBe(true);
     expect(ticketHolds(t, claim({ addressKey: 'ADA@example.org', legacyKey: 'ada@example.org' }))).toBe(true);
@@ -89,7 +95,12 @@ describe('tickets', () => {
     expect(ticketHolds({ ...t, record: ticket({ wrongPasswords: TICKET_WRONG_PASSWORDS - 1 }) }, claim())).toBe(true);
     expect(ticketHolds({ ...t, record: ticket({ wrongPasswords: TICKET_WRONG_PASSWORDS }) }, claim())).toBe(false);
     expect(ticketHolds({ ...t, account: { ...holder, credentialsChangedAt: T0 - 10 } }, claim())).toBe(false);
-    expect(ticketHolds({ record: ticket({ credentialsAt: T0 - 10 }), account: { ...holder, credentialsChangedAt: T0 - 10 } }, claim())).toBe(true);
+    expect(
+      ticketHolds(
+        { record: ticket({ credentialsAt: T0 - 10 }), account: { ...holder, credentialsChangedAt: T0 - 10 } },
+        claim(),
+      ),
+    ).toBe(true);
     expect(ticketHolds({ ...t, account: { ...holder, lockedAt: T0 - 10 } }, claim())).toBe(false);
     expect(ticketHolds({ ...t, account: { ...holder, addressKey: null } }, claim())).toBe(false);
     expect(ticketHolds({ ...t, account: null }, claim())).toBe(false);
@@ -102,23 +113,39 @@ describe('claimPasswordCheck and refundPasswordCheck', () => {
     let address = null as ReturnType<typeof recordWrongPassword> | null;
     for (let i = 0; i < 10; i++) address = recordWrongPassword(address, T0);
     const source = { failedAt: [T0] };
-    const facts: PasswordCheckFacts = { address, source, ticket: { record: ticket({ wrongPasswords: 2 }), account: holder } };
+    const facts: PasswordCheckFacts = {
+      address,
+      source,
+      ticket: { record: ticket({ wrongPasswords: 2 }), account: holder },
+    };
     const c = claim({ ticketHash: 'h', sourceLimit: 1 });
-    expect(claimPasswordCheck(facts, c)).toEqual({ admission: { admitted: true, by: 'ticket' }, writes: { ticketWrongPasswords: 3 } });
+    expect(claimPasswordCheck(facts, c)).toEqual({
+      admission: { admitted: true, by: 'ticket' },
+      writes: { ticketWrongPasswords: 3 },
+    });
     expect(refundPasswordCheck(facts, c, 'ticket')).toEqual({ ticketWrongPasswords: 1 });
     // Without the ticket, the address refuses first (a strike), then the source (nothing written).
     expect(claimPasswordCheck({ ...facts, ticket: null }, c)).toEqual({
       admission: { admitted: false, retryAfterS: 60, heldBy: 'address' },
       writes: { address: { wrongAt: address!.wrongAt, strikes: 1, lastStrikeAt: T0 } },
     });
-    expect(claimPasswordCheck({ address: null, source, ticket: null }, c)).toEqual({ admission: { admitted: false, retryAfterS: 3600, heldBy: 'source' }, writes: {} });
+    expect(claimPasswordCheck({ address: null, source, ticket: null }, c)).toEqual({
+      admission: { admitted: false, retryAfterS: 3600, heldBy: 'source' },
+      writes: {},
+    });
   });
 
   it('admitted by the address, the check counts on the address and the source; the refund takes exactly that back', () => {
     const c = claim({ at: T0 + 5 });
     const first = claimPasswordCheck(none, c);
-    expect(first).toEqual({ admission: { admitted: true, by: 'address' }, writes: { address: { wrongAt: [T0 + 5], strikes: 0, lastStrikeAt: null }, source: { failedAt: [T0 + 5] } } });
+    expect(first).toEqual({
+      admission: { admitted: true, by: 'address' },
+      writes: { address: { wrongAt: [T0 + 5], strikes: 0, lastStrikeAt: null }, source: { failedAt: [T0 + 5] } },
+    });
     const after: PasswordCheckFacts = { address: first.writes.address!, source: first.writes.source!, ticket: null };
-    expect(refundPasswordCheck(after, c, 'address')).toEqual({ address: { wrongAt: [], strikes: 0, lastStrikeAt: null }, source: { failedAt: [] } });
+    expect(refundPasswordCheck(after, c, 'address')).toEqual({
+      address: { wrongAt: [], strikes: 0, lastStrikeAt: null },
+      source: { failedAt: [] },
+    });
   });
 });

@@ -130,10 +130,17 @@ export interface PasswordCheckWrites {
  * operator lock all move that stamp, so each ends every earlier ticket of the account, whatever
  * the clocks of the processes involved say).
  */
-export function ticketHolds(ticket: PasswordCheckFacts['ticket'], claim: Pick<PasswordCheckClaim, 'addressKey' | 'legacyKey' | 'at'>): boolean {
+export function ticketHolds(
+  ticket: PasswordCheckFacts['ticket'],
+  claim: Pick<PasswordCheckClaim, 'addressKey' | 'legacyKey' | 'at'>,
+): boolean {
   if (ticket === null || ticket.account === null) return false;
   const { record, account } = ticket;
-  if (account.addressKey === null || (account.addressKey !== claim.addressKey && account.addressKey !== claim.legacyKey)) return false;
+  if (
+    account.addressKey === null ||
+    (account.addressKey !== claim.addressKey && account.addressKey !== claim.legacyKey)
+  )
+    return false;
   if (account.lockedAt !== null) return false;
   if (claim.at >= record.expiresAt) return false;
   if (record.wrongPasswords >= TICKET_WRONG_PASSWORDS) return false;
@@ -157,13 +164,24 @@ function recentWrong(state: AddressGuessState | null, now: number): number[] {
 export function addressHeld(state: AddressGuessState | null, now: number): boolean {
   const recent = recentWrong(state, now);
   if (recent.length >= ADDRESS_FREE_WRONG) return true;
-  return state !== null && state.strikes > 0 && state.lastStrikeAt !== null && now < state.lastStrikeAt + strikeDelayMs(state.strikes);
+  return (
+    state !== null &&
+    state.strikes > 0 &&
+    state.lastStrikeAt !== null &&
+    now < state.lastStrikeAt + strikeDelayMs(state.strikes)
+  );
 }
 
 /** The address's record after one more refused attempt at `now`, and the Retry-After (seconds) it answers. */
-export function recordStrike(state: AddressGuessState | null, now: number): { state: AddressGuessState; retryAfterS: number } {
+export function recordStrike(
+  state: AddressGuessState | null,
+  now: number,
+): { state: AddressGuessState; retryAfterS: number } {
   const strikes = (state?.strikes ?? 0) + 1;
-  return { state: { wrongAt: recentWrong(state, now), strikes, lastStrikeAt: now }, retryAfterS: strikeDelayMs(strikes) / 1000 };
+  return {
+    state: { wrongAt: recentWrong(state, now), strikes, lastStrikeAt: now },
+    retryAfterS: strikeDelayMs(strikes) / 1000,
+  };
 }
 
 /** The address's record after an attempt let through at `now`, counted as wrong until refunded: the strikes end. */
@@ -182,7 +200,11 @@ function recentFailures(state: SourceFailureState | null, now: number): number[]
  * The per-source hold at `now`: with `limit` failures in the hour, refused until the oldest one
  * that keeps the count at the limit leaves the window.
  */
-export function sourceDecision(state: SourceFailureState | null, now: number, limit: number): { held: false } | { held: true; retryAfterS: number } {
+export function sourceDecision(
+  state: SourceFailureState | null,
+  now: number,
+  limit: number,
+): { held: false } | { held: true; retryAfterS: number } {
   const recent = recentFailures(state, now);
   if (recent.length < limit) return { held: false };
   const leaves = recent[recent.length - limit]! + SOURCE_WINDOW_MS;
@@ -209,19 +231,32 @@ function withoutOne(times: readonly number[], at: number): number[] {
  * admitted while it holds) and the check counts on the ticket. Otherwise the address may refuse it
  * (a strike is written), then the source (nothing is written); admitted, it counts on both.
  */
-export function claimPasswordCheck(facts: PasswordCheckFacts, claim: PasswordCheckClaim): { admission: PasswordCheckAdmission; writes: PasswordCheckWrites } {
+export function claimPasswordCheck(
+  facts: PasswordCheckFacts,
+  claim: PasswordCheckClaim,
+): { admission: PasswordCheckAdmission; writes: PasswordCheckWrites } {
   if (ticketHolds(facts.ticket, claim)) {
-    return { admission: { admitted: true, by: 'ticket' }, writes: { ticketWrongPasswords: facts.ticket!.record.wrongPasswords + 1 } };
+    return {
+      admission: { admitted: true, by: 'ticket' },
+      writes: { ticketWrongPasswords: facts.ticket!.record.wrongPasswords + 1 },
+    };
   }
   if (addressHeld(facts.address, claim.at)) {
     const strike = recordStrike(facts.address, claim.at);
-    return { admission: { admitted: false, retryAfterS: strike.retryAfterS, heldBy: 'address' }, writes: { address: strike.state } };
+    return {
+      admission: { admitted: false, retryAfterS: strike.retryAfterS, heldBy: 'address' },
+      writes: { address: strike.state },
+    };
   }
   const source = sourceDecision(facts.source, claim.at, claim.sourceLimit);
-  if (source.held) return { admission: { admitted: false, retryAfterS: source.retryAfterS, heldBy: 'source' }, writes: {} };
+  if (source.held)
+    return { admission: { admitted: false, retryAfterS: source.retryAfterS, heldBy: 'source' }, writes: {} };
   return {
     admission: { admitted: true, by: 'address' },
-    writes: { address: recordWrongPassword(facts.address, claim.at), source: recordSourceFailure(facts.source, claim.at, claim.sourceLimit) },
+    writes: {
+      address: recordWrongPassword(facts.address, claim.at),
+      source: recordSourceFailure(facts.source, claim.at, claim.sourceLimit),
+    },
   };
 }
 
@@ -229,13 +264,19 @@ export function claimPasswordCheck(facts: PasswordCheckFacts, claim: PasswordChe
  * A check claimed at `claim.at` found the right password (or was never compared): its place is
  * given back on the count that admitted it. Only wrong passwords count.
  */
-export function refundPasswordCheck(facts: PasswordCheckFacts, claim: PasswordCheckClaim, by: CheckedBy): PasswordCheckWrites {
+export function refundPasswordCheck(
+  facts: PasswordCheckFacts,
+  claim: PasswordCheckClaim,
+  by: CheckedBy,
+): PasswordCheckWrites {
   if (by === 'ticket') {
     if (facts.ticket === null) return {};
     return { ticketWrongPasswords: Math.max(0, facts.ticket.record.wrongPasswords - 1) };
   }
   return {
-    ...(facts.address !== null ? { address: { ...facts.address, wrongAt: withoutOne(facts.address.wrongAt, claim.at) } } : {}),
+    ...(facts.address !== null
+      ? { address: { ...facts.address, wrongAt: withoutOne(facts.address.wrongAt, claim.at) } }
+      : {}),
     ...(facts.source !== null ? { source: { failedAt: withoutOne(facts.source.failedAt, claim.at) } } : {}),
   };
 }

@@ -4,9 +4,16 @@ import type { SponsoredRecord } from '../ports/sponsorship-store.js';
 import { decideActAs, decideOwnerRemoval, decideSponsor, decideSponsorChange, decideSponsorCreation } from './rules.js';
 
 const ids = fc.constantFrom('a', 'b', 'c', 'd', 'e');
-const record = fc.record({ sponsorId: ids, extra: fc.uniqueArray(ids, { maxLength: 4 }) }).map(
-  ({ sponsorId, extra }): SponsoredRecord => ({ accountId: 'kid', sponsorId, createdAt: 0, owners: [sponsorId, ...extra.filter((o) => o !== sponsorId)] }),
-);
+const record = fc
+  .record({ sponsorId: ids, extra: fc.uniqueArray(ids, { maxLength: 4 }) })
+  .map(
+    ({ sponsorId, extra }): SponsoredRecord => ({
+      accountId: 'kid',
+      sponsorId,
+      createdAt: 0,
+      owners: [sponsorId, ...extra.filter((o) => o !== sponsorId)],
+    }),
+  );
 
 describe('who may act as whom', () => {
   it('exactly the owners of a sponsored account may act as it; nobody may act as anything else', () => {
@@ -21,8 +28,14 @@ describe('who may act as whom', () => {
 
   it('a sponsored account, found or acted as, cannot sponsor', () => {
     expect(decideSponsor({}, null).ok).toBe(true);
-    expect(decideSponsor({ actingOwnerId: 'a' }, null)).toMatchObject({ ok: false, code: 'error.sponsored.cannot_sponsor' });
-    expect(decideSponsor({}, { accountId: 'kid', sponsorId: 'a', createdAt: 0, owners: ['a'] })).toMatchObject({ ok: false, code: 'error.sponsored.cannot_sponsor' });
+    expect(decideSponsor({ actingOwnerId: 'a' }, null)).toMatchObject({
+      ok: false,
+      code: 'error.sponsored.cannot_sponsor',
+    });
+    expect(decideSponsor({}, { accountId: 'kid', sponsorId: 'a', createdAt: 0, owners: ['a'] })).toMatchObject({
+      ok: false,
+      code: 'error.sponsored.cannot_sponsor',
+    });
   });
 
   it('creating one: only a registered account that pays for itself may sponsor', () => {
@@ -37,20 +50,38 @@ describe('who may act as whom', () => {
 
   it('setting a payer keeps it one level: the payer pays for itself (as for creation), the payee pays for nobody, never itself; a sponsored account keeps its creator', () => {
     fc.assert(
-      fc.property(ids, fc.option(fc.record({ accountId: ids, record: fc.option(record, { nil: null }), ledgerSponsorId: fc.option(ids, { nil: null }) }), { nil: null }), fc.nat(3), fc.option(record, { nil: null }), (accountId, sponsor, payees, own) => {
-        const verdict = decideSponsorChange({ accountId, sponsor, payees, record: own });
-        // A sponsored account keeps the payer that created it; otherwise the payer pays for itself and the payee for nobody.
-        const keepsCreator = own === null || sponsor?.accountId === own.sponsorId;
-        const admitted = keepsCreator && (sponsor === null || (sponsor.accountId !== accountId && decideSponsorCreation(sponsor).ok && payees === 0));
-        expect(verdict.ok).toBe(admitted);
-        if (!verdict.ok) expect(verdict.code).toBe('error.sponsored.cannot_sponsor');
-      }),
+      fc.property(
+        ids,
+        fc.option(
+          fc.record({
+            accountId: ids,
+            record: fc.option(record, { nil: null }),
+            ledgerSponsorId: fc.option(ids, { nil: null }),
+          }),
+          { nil: null },
+        ),
+        fc.nat(3),
+        fc.option(record, { nil: null }),
+        (accountId, sponsor, payees, own) => {
+          const verdict = decideSponsorChange({ accountId, sponsor, payees, record: own });
+          // A sponsored account keeps the payer that created it; otherwise the payer pays for itself and the payee for nobody.
+          const keepsCreator = own === null || sponsor?.accountId === own.sponsorId;
+          const admitted =
+            keepsCreator &&
+            (sponsor === null ||
+              (sponsor.accountId !== accountId && decideSponsorCreation(sponsor).ok && payees === 0));
+          expect(verdict.ok).toBe(admitted);
+          if (!verdict.ok) expect(verdict.code).toBe('error.sponsored.cannot_sponsor');
+        },
+      ),
     );
     // Creating a sponsored account is the same rule for a new account, which pays for nobody.
     fc.assert(
       fc.property(fc.option(record, { nil: null }), fc.option(ids, { nil: null }), (found, ledgerSponsorId) => {
         const facts = { record: found, ledgerSponsorId };
-        expect(decideSponsorChange({ accountId: 'new', sponsor: { accountId: 'a', ...facts }, payees: 0, record: null }).ok).toBe(decideSponsorCreation(facts).ok);
+        expect(
+          decideSponsorChange({ accountId: 'new', sponsor: { accountId: 'a', ...facts }, payees: 0, record: null }).ok,
+        ).toBe(decideSponsorCreation(facts).ok);
       }),
     );
   });

@@ -13,7 +13,10 @@ export function decideActAs(callerId: string, target: SponsoredRecord | null): R
 }
 
 /** A sponsored account (one acted as, or found in the store) cannot sponsor, nor own another. */
-export function decideSponsor(caller: { actingOwnerId?: string }, callerRecord: SponsoredRecord | null): Result<void, 'error.sponsored.cannot_sponsor'> {
+export function decideSponsor(
+  caller: { actingOwnerId?: string },
+  callerRecord: SponsoredRecord | null,
+): Result<void, 'error.sponsored.cannot_sponsor'> {
   if (caller.actingOwnerId !== undefined || callerRecord !== null) {
     return refuse('error.sponsored.cannot_sponsor', 'A sponsored account cannot sponsor or own another account.');
   }
@@ -37,7 +40,8 @@ export function decideSponsorCreation(sponsor: SponsorFacts): Result<void, 'erro
   const registered = decideSponsor({}, sponsor.record);
   if (!registered.ok) return registered;
   // An account the operator made someone else's payee (CLI `sponsor`) pays through them: it cannot pay for another.
-  if (sponsor.ledgerSponsorId !== null) return refuse('error.sponsored.cannot_sponsor', 'An account sponsored by another cannot sponsor.');
+  if (sponsor.ledgerSponsorId !== null)
+    return refuse('error.sponsored.cannot_sponsor', 'An account sponsored by another cannot sponsor.');
   return ok(undefined);
 }
 
@@ -63,14 +67,21 @@ export interface SponsorChangeFacts {
  */
 export function decideSponsorChange(change: SponsorChangeFacts): Result<void, 'error.sponsored.cannot_sponsor'> {
   if (change.record !== null && change.sponsor?.accountId !== change.record.sponsorId) {
-    return refuse('error.sponsored.cannot_sponsor', `A sponsored account is paid for by the account that created it (${change.record.sponsorId}); that cannot be changed or ended.`);
+    return refuse(
+      'error.sponsored.cannot_sponsor',
+      `A sponsored account is paid for by the account that created it (${change.record.sponsorId}); that cannot be changed or ended.`,
+    );
   }
   if (change.sponsor === null) return ok(undefined);
-  if (change.sponsor.accountId === change.accountId) return refuse('error.sponsored.cannot_sponsor', 'An account cannot sponsor itself.');
+  if (change.sponsor.accountId === change.accountId)
+    return refuse('error.sponsored.cannot_sponsor', 'An account cannot sponsor itself.');
   const payer = decideSponsorCreation(change.sponsor);
   if (!payer.ok) return payer;
   if (change.payees > 0) {
-    return refuse('error.sponsored.cannot_sponsor', `An account that sponsors others (${change.payees}) cannot be sponsored: they would pay through an account that does not pay.`);
+    return refuse(
+      'error.sponsored.cannot_sponsor',
+      `An account that sponsors others (${change.payees}) cannot be sponsored: they would pay through an account that does not pay.`,
+    );
   }
   return ok(undefined);
 }
@@ -79,7 +90,11 @@ export function decideSponsorChange(change: SponsorChangeFacts): Result<void, 'e
  * Removing an owner: any owner may remove any other owner, or itself; the sponsor stays (it pays
  * for the account's writes, so it cannot be removed while it sponsors it).
  */
-export function decideOwnerRemoval(callerId: string, record: SponsoredRecord | null, ownerId: string): Result<void, 'error.auth.not_an_owner' | 'error.not_found' | 'error.conflict'> {
+export function decideOwnerRemoval(
+  callerId: string,
+  record: SponsoredRecord | null,
+  ownerId: string,
+): Result<void, 'error.auth.not_an_owner' | 'error.not_found' | 'error.conflict'> {
   const may = decideActAs(callerId, record);
   if (!may.ok) return may;
   if (ownerId === record!.sponsorId) return refuse('error.conflict', 'The sponsor cannot be removed from the owners.');
@@ -94,7 +109,12 @@ export function decideOwnerRemoval(callerId: string, record: SponsoredRecord | n
  * record, a display name, a device directory (an identity anchor), a way to sign in or a proof of
  * one (an OpenID link or reauthentication).
  */
-export function decideOwnIdentity(caller: { readonly actingOwnerId?: string | undefined }): Result<void, 'error.sponsored.no_identity'> {
+export function decideOwnIdentity(caller: {
+  readonly actingOwnerId?: string | undefined;
+}): Result<void, 'error.sponsored.no_identity'> {
   if (caller.actingOwnerId === undefined) return ok(undefined);
-  return refuse('error.sponsored.no_identity', 'A sponsored account has no identity of its own: no handle, public record, display name, device directory or way to sign in.');
+  return refuse(
+    'error.sponsored.no_identity',
+    'A sponsored account has no identity of its own: no handle, public record, display name, device directory or way to sign in.',
+  );
 }

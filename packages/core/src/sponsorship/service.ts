@@ -40,7 +40,10 @@ export class SponsorshipService {
    */
   async actAs(principal: Principal, targetId: string): Promise<Result<Principal, 'error.auth.not_an_owner'>> {
     if (principal.actingOwnerId !== undefined || principal.guestUploadId !== undefined) {
-      return refuse('error.auth.not_an_owner', 'Only a registered account\'s own session can act as a sponsored account.');
+      return refuse(
+        'error.auth.not_an_owner',
+        "Only a registered account's own session can act as a sponsored account.",
+      );
     }
     const target = await guard(STORE, 'sponsorship read', () => this.#d.store.findSponsored(targetId));
     const verdict = decideActAs(principal.accountId, target);
@@ -58,8 +61,19 @@ export class SponsorshipService {
     // The account row gives the id a home (albums, devices and sessions refer to accounts); it has
     // no password, so nothing can sign in as it, and its address key is no address. The store
     // re-reads whether the caller may sponsor (core's decideSponsorChange) in the same transaction.
-    const account = { id: accountId, address: '', addressKey: sponsoredAddressKey(accountId), passwordHash: null, displayName: null, createdAt: now, lockedAt: null, credentialsChangedAt: null };
-    const created = await guard(STORE, 'sponsorship write', () => this.#d.store.createSponsoredAccount({ account, sponsorId: caller.accountId }));
+    const account = {
+      id: accountId,
+      address: '',
+      addressKey: sponsoredAddressKey(accountId),
+      passwordHash: null,
+      displayName: null,
+      createdAt: now,
+      lockedAt: null,
+      credentialsChangedAt: null,
+    };
+    const created = await guard(STORE, 'sponsorship write', () =>
+      this.#d.store.createSponsoredAccount({ account, sponsorId: caller.accountId }),
+    );
     if (!created.ok) return created;
     return ok({ accountId, sponsorId: caller.accountId, createdAt: now, owners: [caller.accountId] });
   }
@@ -69,7 +83,10 @@ export class SponsorshipService {
    * level only, decided by core's `decideSponsorChange` on facts the store reads in the writing
    * transaction, the same rule `create` goes through.
    */
-  async setSponsor(accountId: string, sponsorId: string | null): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
+  async setSponsor(
+    accountId: string,
+    sponsorId: string | null,
+  ): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
     return guard(STORE, 'sponsorship write', () => this.#d.store.setSponsor(accountId, sponsorId));
   }
 
@@ -88,14 +105,24 @@ export class SponsorshipService {
     caller: Principal,
     accountId: string,
     ownerId: string,
-  ): Promise<Result<SponsoredRecord, 'error.auth.not_an_owner' | 'error.not_found' | 'error.sponsored.cannot_sponsor' | 'error.auth.reauthentication_required'>> {
+  ): Promise<
+    Result<
+      SponsoredRecord,
+      | 'error.auth.not_an_owner'
+      | 'error.not_found'
+      | 'error.sponsored.cannot_sponsor'
+      | 'error.auth.reauthentication_required'
+    >
+  > {
     const record = await guard(STORE, 'sponsorship read', () => this.#d.store.findSponsored(accountId));
     const may = decideActAs(caller.accountId, record);
     if (!may.ok) return may;
     // A co-owner outlives every session of the account that added it: a stale token adds none.
     const recent = await this.#d.sessions.requireRecentAuthentication(caller, 'sponsored_owner_add');
     if (!recent.ok) return recent;
-    const [account, ownerRecord] = await guard(STORE, 'account read', () => Promise.all([this.#d.accounts.findAccountById(ownerId), this.#d.store.findSponsored(ownerId)]));
+    const [account, ownerRecord] = await guard(STORE, 'account read', () =>
+      Promise.all([this.#d.accounts.findAccountById(ownerId), this.#d.store.findSponsored(ownerId)]),
+    );
     if (account === null) return refuse('error.not_found', 'No such account.');
     const registered = decideSponsor({}, ownerRecord);
     if (!registered.ok) return registered;
@@ -103,11 +130,16 @@ export class SponsorshipService {
     return ok((await this.find(accountId))!);
   }
 
-  async removeOwner(caller: Caller, accountId: string, ownerId: string): Promise<Result<void, 'error.auth.not_an_owner' | 'error.not_found' | 'error.conflict'>> {
+  async removeOwner(
+    caller: Caller,
+    accountId: string,
+    ownerId: string,
+  ): Promise<Result<void, 'error.auth.not_an_owner' | 'error.not_found' | 'error.conflict'>> {
     const record = await guard(STORE, 'sponsorship read', () => this.#d.store.findSponsored(accountId));
     const may = decideOwnerRemoval(caller.accountId, record, ownerId);
     if (!may.ok) return may;
-    if (!(await guard(STORE, 'sponsorship write', () => this.#d.store.removeOwner(accountId, ownerId)))) return refuse('error.not_found', 'That account is not an owner.');
+    if (!(await guard(STORE, 'sponsorship write', () => this.#d.store.removeOwner(accountId, ownerId))))
+      return refuse('error.not_found', 'That account is not an owner.');
     return ok(undefined);
   }
 }

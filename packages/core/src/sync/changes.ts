@@ -21,11 +21,17 @@ const counted = (s: AssetState | null): boolean => s !== null && ALBUM_COUNTED_S
  * both are the same: the asset is upserted while it is synced and removed when it stops being, and
  * its album, whose count moved, is upserted with it.
  */
-export function assetChanges(assetId: string, albumId: string | null, before: AssetState | null, after: AssetState | null): SyncChange[] {
+export function assetChanges(
+  assetId: string,
+  albumId: string | null,
+  before: AssetState | null,
+  after: AssetState | null,
+): SyncChange[] {
   const out: SyncChange[] = [];
   if (synced(after)) out.push({ kind: 'asset', objectId: assetId, op: 'upsert' });
   else if (synced(before)) out.push({ kind: 'asset', objectId: assetId, op: 'remove' });
-  if (albumId !== null && counted(before) !== counted(after)) out.push({ kind: 'album', objectId: albumId, op: 'upsert' });
+  if (albumId !== null && counted(before) !== counted(after))
+    out.push({ kind: 'album', objectId: albumId, op: 'upsert' });
   return out;
 }
 

@@ -15,9 +15,18 @@ export function sealSyncCursor(sealer: SecretSealer, accountId: string, position
 }
 
 /** The position, or null when the cursor is not one this server issued for this account. */
-export async function openSyncCursor(sealer: SecretSealer, accountId: string, cursor: string): Promise<SyncPosition | null> {
+export async function openSyncCursor(
+  sealer: SecretSealer,
+  accountId: string,
+  cursor: string,
+): Promise<SyncPosition | null> {
   const parsed = await openJson(sealer, cursor, syncContext(accountId));
-  if (!Array.isArray(parsed) || parsed.length !== 3 || !parsed.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)) return null;
+  if (
+    !Array.isArray(parsed) ||
+    parsed.length !== 3 ||
+    !parsed.every((n) => Number.isSafeInteger(n) && (n as number) >= 0)
+  )
+    return null;
   return { seq: parsed[0] as number, issuedAt: parsed[1] as number, floor: parsed[2] as number };
 }
 

@@ -32,8 +32,15 @@ export function tombstoneHorizon(now: number, tombstoneDays: number): number {
  * removal it would never learn: a write that read the clock before the page but committed after
  * it, pruned at the horizon's edge).
  */
-export function cursorExpired(position: SyncPosition, prunedThrough: number, now: number, tombstoneDays: number): boolean {
-  return position.issuedAt < tombstoneHorizon(now, tombstoneDays) || prunedThrough > Math.max(position.seq, position.floor);
+export function cursorExpired(
+  position: SyncPosition,
+  prunedThrough: number,
+  now: number,
+  tombstoneDays: number,
+): boolean {
+  return (
+    position.issuedAt < tombstoneHorizon(now, tombstoneDays) || prunedThrough > Math.max(position.seq, position.floor)
+  );
 }
 
 /** One change of a page, its object as it now stands (null for a removal). */
@@ -75,23 +82,37 @@ export function planSyncPage(read: SyncRead, after: SyncPosition | null, limit: 
   return { changes, seq, floor: after === null ? read.head : after.floor, hasMore: read.entries.length > limit };
 }
 
-function pageChange(e: SyncEntry, assets: Map<string, SyncAsset>, albums: Map<string, SyncAlbum>, links: Map<string, LinkRecord>): PageChange | null {
+function pageChange(
+  e: SyncEntry,
+  assets: Map<string, SyncAsset>,
+  albums: Map<string, SyncAlbum>,
+  links: Map<string, LinkRecord>,
+): PageChange | null {
   if (e.kind === 'link') {
     const link = links.get(e.objectId);
     // A link is never deleted, only revoked: one missing is not the account's to name.
     if (link === undefined) return null;
-    return e.op === 'upsert' && link.revokedAt === null ? { kind: 'link', objectId: e.objectId, op: 'upsert', record: link } : { kind: 'link', objectId: e.objectId, op: 'remove', record: link };
+    return e.op === 'upsert' && link.revokedAt === null
+      ? { kind: 'link', objectId: e.objectId, op: 'upsert', record: link }
+      : { kind: 'link', objectId: e.objectId, op: 'remove', record: link };
   }
   if (e.kind === 'asset') {
     const a = assets.get(e.objectId);
-    return e.op === 'upsert' && a !== undefined ? { kind: 'asset', objectId: e.objectId, op: 'upsert', record: a } : { kind: 'asset', objectId: e.objectId, op: 'remove', record: null };
+    return e.op === 'upsert' && a !== undefined
+      ? { kind: 'asset', objectId: e.objectId, op: 'upsert', record: a }
+      : { kind: 'asset', objectId: e.objectId, op: 'remove', record: null };
   }
   const album = albums.get(e.objectId);
-  return e.op === 'upsert' && album !== undefined ? { kind: 'album', objectId: e.objectId, op: 'upsert', record: album } : { kind: 'album', objectId: e.objectId, op: 'remove', record: null };
+  return e.op === 'upsert' && album !== undefined
+    ? { kind: 'album', objectId: e.objectId, op: 'upsert', record: album }
+    : { kind: 'album', objectId: e.objectId, op: 'remove', record: null };
 }
 
 /** The records a recipient of a share link lists: keyset pages by asset id. */
-export function planKeysetPage<T extends { readonly id: string }>(covered: readonly T[], limit: number): { readonly items: readonly T[]; readonly hasMore: boolean; readonly last: string | null } {
+export function planKeysetPage<T extends { readonly id: string }>(
+  covered: readonly T[],
+  limit: number,
+): { readonly items: readonly T[]; readonly hasMore: boolean; readonly last: string | null } {
   const items = covered.slice(0, limit);
   return { items, hasMore: covered.length > limit, last: items.length > 0 ? items[items.length - 1]!.id : null };
 }

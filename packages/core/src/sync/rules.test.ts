@@ -28,7 +28,7 @@ describe('which changes a write records', () => {
 });
 
 describe('cursors', () => {
-  it("open only for the account (or link) they were sealed for, and not once altered", async () => {
+  it('open only for the account (or link) they were sealed for, and not once altered', async () => {
     const box = testSecretBox();
     const sealed = await sealSyncCursor(box, 'a', { seq: 7, issuedAt: 1_000, floor: 3 });
     expect(await openSyncCursor(box, 'a', sealed)).toEqual({ seq: 7, issuedAt: 1_000, floor: 3 });
@@ -63,7 +63,20 @@ describe('a page', () => {
     ],
     prunedThrough: 2,
     head: 6,
-    assets: [{ id: 'x', ownerId: 'a', uploaderId: 'a', state: 'live' as const, createdAt: 1, trashedAt: null, dropExpiresAt: null, blobs: [], albumId: null, updatedAt: 1 }],
+    assets: [
+      {
+        id: 'x',
+        ownerId: 'a',
+        uploaderId: 'a',
+        state: 'live' as const,
+        createdAt: 1,
+        trashedAt: null,
+        dropExpiresAt: null,
+        blobs: [],
+        albumId: null,
+        updatedAt: 1,
+      },
+    ],
     albums: [],
     links: [],
   };
@@ -74,10 +87,19 @@ describe('a page', () => {
   });
   it('a later page keeps removals, carries the floor, and an upsert whose object is gone reads as a removal', () => {
     const plan = planSyncPage(read, { seq: 2, issuedAt: 0, floor: 1 }, 10);
-    expect(plan.changes.map((c) => `${c.kind}:${c.op}:${c.objectId}`)).toEqual(['asset:upsert:x', 'asset:remove:y', 'album:remove:al']);
+    expect(plan.changes.map((c) => `${c.kind}:${c.op}:${c.objectId}`)).toEqual([
+      'asset:upsert:x',
+      'asset:remove:y',
+      'album:remove:al',
+    ]);
     expect(plan).toMatchObject({ seq: 6, floor: 1, hasMore: false });
   });
   it('an empty page keeps the position', () => {
-    expect(planSyncPage({ ...read, entries: [] }, { seq: 9, issuedAt: 0, floor: 1 }, 10)).toMatchObject({ changes: [], seq: 9, floor: 1, hasMore: false });
+    expect(planSyncPage({ ...read, entries: [] }, { seq: 9, issuedAt: 0, floor: 1 }, 10)).toMatchObject({
+      changes: [],
+      seq: 9,
+      floor: 1,
+      hasMore: false,
+    });
   });
 });

@@ -54,25 +54,46 @@ export class SyncService {
   }
 
   /** A page of the changes the caller's account made since `cursor` (null: every live object). */
-  async page(caller: Accessor, cursor: string | null, limit: number): Promise<Result<SyncPage<SyncPageChange>, CursorRefusal>> {
+  async page(
+    caller: Accessor,
+    cursor: string | null,
+    limit: number,
+  ): Promise<Result<SyncPage<SyncPageChange>, CursorRefusal>> {
     if (!mayActForAccount(caller)) return refuse('error.request.invalid', 'Only an account has a library to sync.');
     const accountId = caller.accountId;
     const now = this.#d.clock.now();
     let after: SyncPosition | null = null;
     if (cursor !== null) {
       after = await openSyncCursor(this.#d.sealer, accountId, cursor);
-      if (after === null) return refuse('error.request.invalid', 'The cursor is not one this server gave this account.');
+      if (after === null)
+        return refuse('error.request.invalid', 'The cursor is not one this server gave this account.');
     }
     const read = await guard(STORE, 'sync read', () => this.#d.log.readSync(accountId, after?.seq ?? 0, limit + 1));
     if (after !== null && cursorExpired(after, read.prunedThrough, now, this.#d.tombstoneDays)) {
-      return refuse('error.sync.cursor_expired', 'The cursor is older than the removals the server keeps: sync again without a cursor.');
+      return refuse(
+        'error.sync.cursor_expired',
+        'The cursor is older than the removals the server keeps: sync again without a cursor.',
+      );
     }
     const plan = planSyncPage(read, after, limit);
-    const changes = await Promise.all(plan.changes.map((c): Promise<SyncPageChange> | SyncPageChange => {
-      if (c.kind === 'link') return openLinkId(this.#d.sealer, c.record).then((id) => (c.op === 'upsert' ? { kind: 'link', id, op: 'upsert', record: { ...c.record, id } } : { kind: 'link', id, op: 'remove', record: null }));
-      return c.op === 'upsert' ? ({ kind: c.kind, id: c.objectId, op: 'upsert', record: c.record } as SyncPageChange) : { kind: c.kind, id: c.objectId, op: 'remove', record: null };
-    }));
-    return ok({ changes, cursor: await sealSyncCursor(this.#d.sealer, accountId, { seq: plan.seq, issuedAt: now, floor: plan.floor }), hasMore: plan.hasMore });
+    const changes = await Promise.all(
+      plan.changes.map((c): Promise<SyncPageChange> | SyncPageChange => {
+        if (c.kind === 'link')
+          return openLinkId(this.#d.sealer, c.record).then((id) =>
+            c.op === 'upsert'
+              ? { kind: 'link', id, op: 'upsert', record: { ...c.record, id } }
+              : { kind: 'link', id, op: 'remove', record: null },
+          );
+        return c.op === 'upsert'
+          ? ({ kind: c.kind, id: c.objectId, op: 'upsert', record: c.record } as SyncPageChange)
+          : { kind: c.kind, id: c.objectId, op: 'remove', record: null };
+      }),
+    );
+    return ok({
+      changes,
+      cursor: await sealSyncCursor(this.#d.sealer, accountId, { seq: plan.seq, issuedAt: now, floor: plan.floor }),
+      hasMore: plan.hasMore,
+    });
   }
 
   /** The caller's albums, oldest first. */
@@ -84,14 +105,20 @@ export class SyncService {
 
   async album(caller: Accessor, albumId: string): Promise<Result<SyncAlbum, 'error.not_found'>> {
     const a = await guard(STORE, 'album read', () => this.#d.log.findAlbumView(albumId));
-    if (a === null || !mayReach(caller, { kind: 'album', id: a.id, accountId: a.accountId }, 'read')) return refuse('error.not_found', 'No such album.');
+    if (a === null || !mayReach(caller, { kind: 'album', id: a.id, accountId: a.accountId }, 'read'))
+      return refuse('error.not_found', 'No such album.');
     return ok(a);
   }
 
   /** The asset as a client syncs it, if the caller may see it; a pending drop is not an asset yet. */
   async asset(caller: Accessor, assetId: string): Promise<Result<SyncAsset, 'error.not_found'>> {
     const a = await guard(STORE, 'asset read', () => this.#d.log.findAssetView(assetId));
-    if (a === null || a.state === 'pending_drop' || !mayReach(caller, { kind: 'asset', id: a.id, accountId: a.ownerId }, 'read')) return refuse('error.not_found', 'No such asset.');
+    if (
+      a === null ||
+      a.state === 'pending_drop' ||
+      !mayReach(caller, { kind: 'asset', id: a.id, accountId: a.ownerId }, 'read')
+    )
+      return refuse('error.not_found', 'No such asset.');
     return ok(a);
   }
 
@@ -99,15 +126,21 @@ export class SyncService {
    * The live assets a share link covers (core's `linkCoversAsset`, the rule its blob reads follow),
    * in keyset pages by asset id. Anything but an active share link is not found, as the link is.
    */
-  async linkAssets(linkId: string, cursor: string | null, limit: number): Promise<Result<SyncPage<SyncAsset>, 'error.not_found' | 'error.request.invalid'>> {
+  async linkAssets(
+    linkId: string,
+    cursor: string | null,
+    limit: number,
+  ): Promise<Result<SyncPage<SyncAsset>, 'error.not_found' | 'error.request.invalid'>> {
     const link = await guard(STORE, 'link read', () => findLinkById(this.#d.links, linkId));
     const now = this.#d.clock.now();
-    if (link === null || link.kind !== 'share' || linkStatus(link, now) !== 'active') return refuse('error.not_found', 'No such link.');
+    if (link === null || link.kind !== 'share' || linkStatus(link, now) !== 'active')
+      return refuse('error.not_found', 'No such link.');
     const idHash = linkIdHash(linkId)!;
     let afterId: string | null = null;
     if (cursor !== null) {
       afterId = await openLinkCursor(this.#d.sealer, idHash, cursor);
-      if (afterId === null) return refuse('error.request.invalid', 'The cursor is not one this server gave for this link.');
+      if (afterId === null)
+        return refuse('error.request.invalid', 'The cursor is not one this server gave for this link.');
     }
     const candidates = await guard(STORE, 'asset read', () =>
       link.assetIds.length > 0
@@ -115,15 +148,23 @@ export class SyncService {
         : this.#d.log.listAlbumAssets(link.ownerId, link.albumId!, ALBUM_COUNTED_STATES, afterId, limit + 1),
     );
     const covered = candidates
-      .filter((a) => linkCoversAsset(link, { assetId: a.id, ownerId: a.ownerId, state: a.state, albumId: a.albumId }, now))
+      .filter((a) =>
+        linkCoversAsset(link, { assetId: a.id, ownerId: a.ownerId, state: a.state, albumId: a.albumId }, now),
+      )
       .sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
     const plan = planKeysetPage(covered, limit);
     const last = plan.last ?? afterId;
-    return ok({ changes: plan.items, cursor: await sealLinkCursor(this.#d.sealer, idHash, last ?? ''), hasMore: plan.hasMore });
+    return ok({
+      changes: plan.items,
+      cursor: await sealLinkCursor(this.#d.sealer, idHash, last ?? ''),
+      hasMore: plan.hasMore,
+    });
   }
 
   /** Prunes removals older than the horizon (run with the GC sweep); returns how many went. */
   prune(): Promise<number> {
-    return guard(STORE, 'sync prune', () => this.#d.log.pruneSyncTombstones(tombstoneHorizon(this.#d.clock.now(), this.#d.tombstoneDays)));
+    return guard(STORE, 'sync prune', () =>
+      this.#d.log.pruneSyncTombstones(tombstoneHorizon(this.#d.clock.now(), this.#d.tombstoneDays)),
+    );
   }
 }

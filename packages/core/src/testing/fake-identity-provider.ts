@@ -1,6 +1,12 @@
 import { sha256, toBase64url, utf8 } from '../encoding/bytes.js';
 import { CoreError } from '../errors.js';
-import type { AuthorizationRequest, IdentityProvider, RedeemOutcome, Redemption, VerifiedIdentity } from '../ports/identity-provider.js';
+import type {
+  AuthorizationRequest,
+  IdentityProvider,
+  RedeemOutcome,
+  Redemption,
+  VerifiedIdentity,
+} from '../ports/identity-provider.js';
 
 /** A person at the fake provider. */
 export interface FakePerson {
@@ -66,7 +72,8 @@ export class FakeIdentityProvider implements IdentityProvider {
     const held = code === undefined ? undefined : this.#codes.get(code);
     if (code !== undefined) this.#codes.delete(code);
     if (!held || fail === 'exchange_failed') return { ok: false, reason: 'exchange_failed' };
-    if (toBase64url(sha256(utf8(r.codeVerifier))) !== held.request.codeChallenge) return { ok: false, reason: 'exchange_failed' };
+    if (toBase64url(sha256(utf8(r.codeVerifier))) !== held.request.codeChallenge)
+      return { ok: false, reason: 'exchange_failed' };
     if (fail === 'id_token_invalid' || r.nonce !== held.request.nonce) return { ok: false, reason: 'id_token_invalid' };
     return { ok: true, identity: held.identity };
   }

@@ -21,7 +21,15 @@ function importInFreshProcess(entry: string): Promise<{ ok: boolean; output: str
   return new Promise((resolve) => {
     execFile(
       process.execPath,
-      ['--import', 'tsx', '--import', `data:text/javascript,${encodeURIComponent(REGISTER)}`, '--input-type=module', '-e', script],
+      [
+        '--import',
+        'tsx',
+        '--import',
+        `data:text/javascript,${encodeURIComponent(REGISTER)}`,
+        '--input-type=module',
+        '-e',
+        script,
+      ],
       { cwd: ROOT, timeout: 60_000 },
       (err, stdout, stderr) => resolve({ ok: err === null, output: `${stdout}${stderr}` }),
     );

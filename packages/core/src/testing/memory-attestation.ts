@@ -1,5 +1,9 @@
 import { acceptsHistoryEntry } from '../attestation/history.js';
-import type { AttestationHistoryEntry, AttestationKeyRecord, AttestationKeyStore } from '../ports/attestation-key-store.js';
+import type {
+  AttestationHistoryEntry,
+  AttestationKeyRecord,
+  AttestationKeyStore,
+} from '../ports/attestation-key-store.js';
 
 /** In-memory attestation keys and history: the reference implementation of {@link AttestationKeyStore}. */
 export class MemoryAttestationKeyStore implements AttestationKeyStore {
@@ -14,10 +18,20 @@ export class MemoryAttestationKeyStore implements AttestationKeyStore {
     return this.#history.map((e) => ({ ...e }));
   }
 
-  async appendAttestationKey(key: AttestationKeyRecord, entry: AttestationHistoryEntry, at: number): Promise<'appended' | 'stale'> {
-    if (!acceptsHistoryEntry(this.#history[this.#history.length - 1] ?? null, entry) || entry.kid !== key.kid || entry.publicKey !== key.publicKey) return 'stale';
+  async appendAttestationKey(
+    key: AttestationKeyRecord,
+    entry: AttestationHistoryEntry,
+    at: number,
+  ): Promise<'appended' | 'stale'> {
+    if (
+      !acceptsHistoryEntry(this.#history[this.#history.length - 1] ?? null, entry) ||
+      entry.kid !== key.kid ||
+      entry.publicKey !== key.publicKey
+    )
+      return 'stale';
     if (this.#keys.some((k) => k.kid === key.kid)) return 'stale';
-    for (let i = 0; i < this.#keys.length; i++) if (this.#keys[i]!.retiredAt === null) this.#keys[i] = { ...this.#keys[i]!, retiredAt: at };
+    for (let i = 0; i < this.#keys.length; i++)
+      if (this.#keys[i]!.retiredAt === null) this.#keys[i] = { ...this.#keys[i]!, retiredAt: at };
     this.#keys.push({ ...key, retiredAt: null });
     this.#history.push({ ...entry });
     return 'appended';

@@ -1,5 +1,15 @@
 import { concatBytes, sha256Hex } from '../encoding/bytes.js';
-import type { Arrived, BlobStat, BlobStore, ByteRange, DirectPut, DirectPutGrant, ListedBlob, QuarantinedBlob, StagedBlob } from '../ports/blob-store.js';
+import type {
+  Arrived,
+  BlobStat,
+  BlobStore,
+  ByteRange,
+  DirectPut,
+  DirectPutGrant,
+  ListedBlob,
+  QuarantinedBlob,
+  StagedBlob,
+} from '../ports/blob-store.js';
 
 /** Chunk size the memory store streams in, small enough that tests see several chunks. */
 const CHUNK = 64 * 1024;
@@ -64,7 +74,8 @@ export class MemoryBlobStore implements BlobStore {
     if (bytes === undefined) return null;
     const start = range?.start ?? 0;
     const end = range === undefined ? bytes.length : range.end + 1;
-    if (range !== undefined && !(start >= 0 && start <= range.end && range.end < bytes.length)) throw new RangeError('range outside the blob');
+    if (range !== undefined && !(start >= 0 && start <= range.end && range.end < bytes.length))
+      throw new RangeError('range outside the blob');
     return (async function* () {
       for (let at = start; at < end; at += CHUNK) yield bytes.slice(at, Math.min(end, at + CHUNK));
     })();
@@ -127,7 +138,8 @@ export class MemoryDirectBlobStore extends MemoryBlobStore {
   send(stagingId: string, bytes: Uint8Array, enforce = true): boolean {
     const grant = this.grants.get(stagingId);
     if (grant === undefined) return false;
-    if (enforce && (bytes.length !== grant.size || (grant.sha256 !== null && sha256Hex(bytes) !== grant.sha256))) return false;
+    if (enforce && (bytes.length !== grant.size || (grant.sha256 !== null && sha256Hex(bytes) !== grant.sha256)))
+      return false;
     this.staged.set(stagingId, bytes);
     return true;
   }

@@ -15,7 +15,14 @@ export class MemoryDeploymentStore implements DeploymentStore, LeaseStore {
   record: DeploymentRecord | null = null;
   readonly leases = new Map<string, LeaseRecord>();
 
-  constructor(readonly over?: { readonly ledger: MemoryStore; readonly totp: MemoryTotpStore; readonly devices: MemoryDeviceStore; readonly oidc: MemoryOidcStore }) {}
+  constructor(
+    readonly over?: {
+      readonly ledger: MemoryStore;
+      readonly totp: MemoryTotpStore;
+      readonly devices: MemoryDeviceStore;
+      readonly oidc: MemoryOidcStore;
+    },
+  ) {}
 
   async takeLease(name: string, holder: string, now: number, ttlMs: number): Promise<boolean> {
     const next = decideLease(this.leases.get(name) ?? null, holder, now, ttlMs);
@@ -48,7 +55,13 @@ export class MemoryDeploymentStore implements DeploymentStore, LeaseStore {
       sessions++;
     }
     for (const [id, a] of o.ledger.accounts) o.ledger.accounts.set(id, { ...a, credentialsChangedAt: at });
-    const closed = { sessions, secondFactorChallenges: o.totp.challenges.size, revokeAllChallenges: o.devices.challenges.size, oidcLoginCodes: o.oidc.codes.size, oidcFlows: o.oidc.flows.size };
+    const closed = {
+      sessions,
+      secondFactorChallenges: o.totp.challenges.size,
+      revokeAllChallenges: o.devices.challenges.size,
+      oidcLoginCodes: o.oidc.codes.size,
+      oidcFlows: o.oidc.flows.size,
+    };
     o.totp.challenges.clear();
     o.devices.challenges.clear();
     o.oidc.codes.clear();

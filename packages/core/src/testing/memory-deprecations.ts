@@ -9,7 +9,9 @@ export class MemoryDeprecationStore implements DeprecationStore {
     return this.#list.map((a) => ({ ...a }));
   }
 
-  async announceDeprecation(...[candidate, policy]: Parameters<DeprecationStore['announceDeprecation']>): ReturnType<DeprecationStore['announceDeprecation']> {
+  async announceDeprecation(
+    ...[candidate, policy]: Parameters<DeprecationStore['announceDeprecation']>
+  ): ReturnType<DeprecationStore['announceDeprecation']> {
     const decided = decideAnnouncement(this.#list, candidate, policy);
     if (decided.ok) this.#list.push({ ...decided.value });
     return decided;

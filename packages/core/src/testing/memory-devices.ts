@@ -1,5 +1,9 @@
 import type { DeviceDirectoryStore, DeviceEntry, DirectoryRecord, PublishOutcome } from '../ports/device-directory.js';
-import type { RevokeAllAdmission, RevokeAllChallenge, RevokeAllChallengeStore } from '../ports/revoke-all-challenges.js';
+import type {
+  RevokeAllAdmission,
+  RevokeAllChallenge,
+  RevokeAllChallengeStore,
+} from '../ports/revoke-all-challenges.js';
 import { constantTimeEqual } from '../encoding/bytes.js';
 import { decidePublication } from '../devices/directory.js';
 
@@ -27,9 +31,15 @@ export class MemoryDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
     return this.directories.get(accountId)?.identityKey ?? null;
   }
 
-  async insertRevokeAllChallenge(challenge: RevokeAllChallenge, now: number, admit: (expiries: readonly number[]) => RevokeAllAdmission): Promise<RevokeAllAdmission> {
+  async insertRevokeAllChallenge(
+    challenge: RevokeAllChallenge,
+    now: number,
+    admit: (expiries: readonly number[]) => RevokeAllAdmission,
+  ): Promise<RevokeAllAdmission> {
     for (const [hash, c] of this.challenges) if (c.expiresAt <= now) this.challenges.delete(hash);
-    const expiries = [...this.challenges.values()].filter((c) => c.accountId === challenge.accountId).map((c) => c.expiresAt);
+    const expiries = [...this.challenges.values()]
+      .filter((c) => c.accountId === challenge.accountId)
+      .map((c) => c.expiresAt);
     const admission = admit(expiries);
     if (admission.admitted) this.challenges.set(challenge.challengeHash, challenge);
     return admission;

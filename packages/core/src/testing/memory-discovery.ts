@@ -1,5 +1,9 @@
 import { takeToken, type Bucket, type BucketDecision } from '../peer-rate-limit/bucket.js';
-import type { CapabilityRevocationStore, MintedCapability, RevokedCapability } from '../ports/capability-revocations.js';
+import type {
+  CapabilityRevocationStore,
+  MintedCapability,
+  RevokedCapability,
+} from '../ports/capability-revocations.js';
 import type { ClaimOutcome, HandleRecord, HandleStore } from '../ports/handle-store.js';
 import type { PeerRateStore } from '../ports/peer-rate-store.js';
 
@@ -10,7 +14,11 @@ export interface MemoryDiscoveryState {
   readonly minted: Map<string, MintedCapability & { revokedAt: number | null }>;
 }
 
-export const memoryDiscoveryState = (): MemoryDiscoveryState => ({ handles: new Map(), buckets: new Map(), minted: new Map() });
+export const memoryDiscoveryState = (): MemoryDiscoveryState => ({
+  handles: new Map(),
+  buckets: new Map(),
+  minted: new Map(),
+});
 
 /** Handles, peer buckets and capability revocations in memory. Each method runs without an await, so it is atomic. */
 export class MemoryDiscoveryStore implements HandleStore, PeerRateStore, CapabilityRevocationStore {
@@ -20,7 +28,13 @@ export class MemoryDiscoveryStore implements HandleStore, PeerRateStore, Capabil
     const mine = this.state.handles.get(claim.accountId);
     if (mine) return mine.user === claim.user ? 'claimed' : 'fixed';
     for (const h of this.state.handles.values()) if (h.user === claim.user) return 'taken';
-    this.state.handles.set(claim.accountId, { accountId: claim.accountId, user: claim.user, published: false, claimedAt: claim.at, retiredAt: null });
+    this.state.handles.set(claim.accountId, {
+      accountId: claim.accountId,
+      user: claim.user,
+      published: false,
+      claimedAt: claim.at,
+      retiredAt: null,
+    });
     return 'claimed';
   }
 

@@ -46,12 +46,18 @@ export class MemoryAccountErasure implements AccountErasureStore {
     for (const [hash, t] of tickets) if (t.accountId === accountId) tickets.delete(hash);
   }
 
-  async eraseAccount(accountId: string, policy: QuotaPolicy, now: number): Promise<Result<ErasureOutcome, 'error.not_found'>> {
+  async eraseAccount(
+    accountId: string,
+    policy: QuotaPolicy,
+    now: number,
+  ): Promise<Result<ErasureOutcome, 'error.not_found'>> {
     const { accounts, totp, secondFactor, devices, oidc, discovery, links, quota, sponsorship, sync } = this.s;
     const plan = planErasure({
       accountId,
       account: accountState(accounts.accounts.get(accountId) ?? null),
-      sponsoredAccounts: [...sponsorship.records.values()].filter((r) => r.sponsorId === accountId).map((r) => r.accountId),
+      sponsoredAccounts: [...sponsorship.records.values()]
+        .filter((r) => r.sponsorId === accountId)
+        .map((r) => r.accountId),
       ledgerPayees: [...quota.accounts.values()].filter((r) => r.sponsorId === accountId).map((r) => r.accountId),
     });
     if (!plan.ok) return plan;
@@ -59,7 +65,15 @@ export class MemoryAccountErasure implements AccountErasureStore {
 
     for (const id of erased) {
       const a = accounts.accounts.get(id)!;
-      accounts.accounts.set(id, { ...a, address: null, addressKey: null, passwordHash: null, displayName: null, credentialsChangedAt: now, deletedAt: a.deletedAt ?? now });
+      accounts.accounts.set(id, {
+        ...a,
+        address: null,
+        addressKey: null,
+        passwordHash: null,
+        displayName: null,
+        credentialsChangedAt: now,
+        deletedAt: a.deletedAt ?? now,
+      });
       accounts.cohorts.delete(id);
       this.voidSignInTickets(id);
       totp.enrollments.delete(id);
@@ -70,14 +84,18 @@ export class MemoryAccountErasure implements AccountErasureStore {
       const handle = discovery.state.handles.get(id);
       if (handle) discovery.state.handles.set(id, { ...handle, published: false, retiredAt: now });
     }
-    for (const session of accounts.sessions.values()) if (erased.has(session.accountId) && session.closedAt === null) accounts.sessions.set(session.id, { ...session, closedAt: now });
+    for (const session of accounts.sessions.values())
+      if (erased.has(session.accountId) && session.closedAt === null)
+        accounts.sessions.set(session.id, { ...session, closedAt: now });
     for (const [k, c] of totp.challenges) if (erased.has(c.accountId)) totp.challenges.delete(k);
     for (const [k, c] of devices.challenges) if (erased.has(c.accountId)) devices.challenges.delete(k);
     for (const [k, l] of oidc.links) if (erased.has(l.accountId)) oidc.links.delete(k);
     for (const [k, c] of oidc.codes) if (erased.has(c.accountId)) oidc.codes.delete(k);
     for (const [k, f] of oidc.flows) if (f.initiator !== null && erased.has(f.initiator)) oidc.flows.delete(k);
-    for (const t of discovery.state.minted.values()) if (revokedByErasure(t, erased, now)) discovery.state.minted.set(t.jti, { ...t, revokedAt: now });
-    for (const l of links.links.values()) if (erased.has(l.ownerId) && l.revokedAt === null) links.links.set(l.idHash, { ...l, revokedAt: now });
+    for (const t of discovery.state.minted.values())
+      if (revokedByErasure(t, erased, now)) discovery.state.minted.set(t.jti, { ...t, revokedAt: now });
+    for (const l of links.links.values())
+      if (erased.has(l.ownerId) && l.revokedAt === null) links.links.set(l.idHash, { ...l, revokedAt: now });
 
     const cancelledUploads: string[] = [];
     const moved = new Set<string>();
@@ -107,7 +125,8 @@ export class MemoryAccountErasure implements AccountErasureStore {
 
     for (const id of erased) sponsorship.records.delete(id);
     for (const r of sponsorship.records.values()) {
-      if (r.owners.some((o) => erased.has(o))) sponsorship.records.set(r.accountId, { ...r, owners: r.owners.filter((o) => !erased.has(o)) });
+      if (r.owners.some((o) => erased.has(o)))
+        sponsorship.records.set(r.accountId, { ...r, owners: r.owners.filter((o) => !erased.has(o)) });
     }
     return ok({ erased: plan.value.accounts, cancelledUploads: cancelledUploads.sort(), purgedAssets });
   }

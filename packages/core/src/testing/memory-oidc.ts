@@ -42,10 +42,17 @@ export class MemoryOidcStore implements OidcFlowStore, IdentityLinkStore {
     this.links.set(key(link.issuer, link.subject), link);
     return 'linked';
   }
-  async createLinkedAccount(account: AccountRecord, link: IdentityLink): Promise<'created' | 'address_taken' | 'link_taken'> {
+  async createLinkedAccount(
+    account: AccountRecord,
+    link: IdentityLink,
+  ): Promise<'created' | 'address_taken' | 'link_taken'> {
     // Checked and written with no await in between: one step, as a transaction would be.
     if (this.links.has(key(link.issuer, link.subject))) return 'link_taken';
-    if (account.addressKey !== null && [...this.accounts.accounts.values()].some((a) => a.addressKey === account.addressKey)) return 'address_taken';
+    if (
+      account.addressKey !== null &&
+      [...this.accounts.accounts.values()].some((a) => a.addressKey === account.addressKey)
+    )
+      return 'address_taken';
     this.accounts.accounts.set(account.id, account);
     this.links.set(key(link.issuer, link.subject), link);
     return 'created';

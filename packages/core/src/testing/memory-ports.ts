@@ -57,6 +57,18 @@ export function createMemoryPorts(): Ports {
     registration: new MemoryRegistrationAllowlist(),
     census: new MemoryDeploymentCensus({ accounts, quota }),
     sync,
-    erasure: new MemoryAccountErasure({ accounts, totp, secondFactor, devices, oidc, discovery, links, quota, sponsorship, sync, signIn }),
+    erasure: new MemoryAccountErasure({
+      accounts,
+      totp,
+      secondFactor,
+      devices,
+      oidc,
+      discovery,
+      links,
+      quota,
+      sponsorship,
+      sync,
+      signIn,
+    }),
   };
 }

@@ -1,7 +1,21 @@
 import { ok, type Result } from '../errors.js';
-import type { AssetBlob, AssetCatalog, AssetRecord, BlobReference, MetadataReplace, TrashedAsset } from '../ports/asset-catalog.js';
+import type {
+  AssetBlob,
+  AssetCatalog,
+  AssetRecord,
+  BlobReference,
+  MetadataReplace,
+  TrashedAsset,
+} from '../ports/asset-catalog.js';
 import type { BlobRecord, QuotaAccountRecord, QuotaLedger, SweepResult, SweptBlob } from '../ports/quota-ledger.js';
-import type { CompleteOutcome, CompleteUpload, NewUpload, OpenRefusal, UploadSessionRecord, UploadSessions } from '../ports/upload-sessions.js';
+import type {
+  CompleteOutcome,
+  CompleteUpload,
+  NewUpload,
+  OpenRefusal,
+  UploadSessionRecord,
+  UploadSessions,
+} from '../ports/upload-sessions.js';
 import { emptyLedgerRecord, payerIdOf, settledHardSince } from '../quota/ledger-rules.js';
 import type { QuotaLimits, QuotaPolicy } from '../quota/machine.js';
 import { decideAssetTransition, EMPTY_TRASH_CANDIDATE_STATES, type AssetAction } from '../assets/lifecycle.js';
@@ -91,10 +105,15 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     return this.blobs.get(contentHash) ?? null;
   }
   async listBlobs(after: string | null, limit: number): Promise<BlobRecord[]> {
-    return [...this.blobs.values()].filter((b) => after === null || b.contentHash > after).sort((a, b) => (a.contentHash < b.contentHash ? -1 : 1)).slice(0, limit);
+    return [...this.blobs.values()]
+      .filter((b) => after === null || b.contentHash > after)
+      .sort((a, b) => (a.contentHash < b.contentHash ? -1 : 1))
+      .slice(0, limit);
   }
   async listChargedBlobs(accountId: string): Promise<BlobRecord[]> {
-    return [...this.blobs.values()].filter((b) => b.chargedTo === accountId).sort((a, b) => a.storedAt - b.storedAt || (a.contentHash < b.contentHash ? -1 : 1));
+    return [...this.blobs.values()]
+      .filter((b) => b.chargedTo === accountId)
+      .sort((a, b) => a.storedAt - b.storedAt || (a.contentHash < b.contentHash ? -1 : 1));
   }
   async evictFederated(receiver: string, peer: string, contentHash: string): Promise<boolean> {
     return this.federated.delete(`${receiver}\n${peer}\n${contentHash}`);
@@ -135,7 +154,9 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       openSessions++;
       if (request.sourcePeer !== null && s.sourcePeer === request.sourcePeer) fromPeer += s.declaredSize;
     }
-    if (request.sourcePeer !== null) for (const b of this.blobs.values()) if (b.chargedTo === payerId && b.peer === request.sourcePeer) fromPeer += b.size;
+    if (request.sourcePeer !== null)
+      for (const b of this.blobs.values())
+        if (b.chargedTo === payerId && b.peer === request.sourcePeer) fromPeer += b.size;
     const link = request.dropLinkIdHash === null ? null : (this.links?.links.get(request.dropLinkIdHash) ?? null);
     return { uploader, payer, openSessions, fromPeer, link };
   }
@@ -157,17 +178,38 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     return ok(session);
   }
 
-  async openUpload(request: NewUpload, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>> {
+  async openUpload(
+    request: NewUpload,
+    policy: QuotaPolicy,
+    now: number,
+  ): Promise<Result<UploadSessionRecord, OpenRefusal>> {
     return this.#applyOpen(request, policy, now);
   }
-  async openDrop(request: NewUpload & { readonly dropLinkIdHash: string }, tokenHash: string, policy: QuotaPolicy, now: number): Promise<Result<UploadSessionRecord, OpenRefusal>> {
+  async openDrop(
+    request: NewUpload & { readonly dropLinkIdHash: string },
+    tokenHash: string,
+    policy: QuotaPolicy,
+    now: number,
+  ): Promise<Result<UploadSessionRecord, OpenRefusal>> {
     if (!this.links) throw new Error('MemoryQuotaStore: drops need the link store');
     const opened = this.#applyOpen(request, policy, now);
     if (!opened.ok) return opened;
-    this.links.drops.set(request.id, { uploadId: request.id, linkIdHash: request.dropLinkIdHash, ownerId: request.uploaderId, tokenHash, declaredSize: request.declaredSize, createdAt: now });
+    this.links.drops.set(request.id, {
+      uploadId: request.id,
+      linkIdHash: request.dropLinkIdHash,
+      ownerId: request.uploaderId,
+      tokenHash,
+      declaredSize: request.declaredSize,
+      createdAt: now,
+    });
     return opened;
   }
-  async revokeLink(ownerId: string, linkIdHash: string, policy: QuotaPolicy, now: number): Promise<{ revoked: boolean; cancelled: string[] }> {
+  async revokeLink(
+    ownerId: string,
+    linkIdHash: string,
+    policy: QuotaPolicy,
+    now: number,
+  ): Promise<{ revoked: boolean; cancelled: string[] }> {
     const l = this.links?.links.get(linkIdHash);
     if (!l || l.ownerId !== ownerId || l.revokedAt !== null) return { revoked: false, cancelled: [] };
     this.links!.links.set(linkIdHash, { ...l, revokedAt: now });
@@ -189,8 +231,10 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     if (!l || l.sealedId !== null) return false;
     this.links!.links.delete(clearId);
     this.links!.links.set(to.idHash, { ...l, idHash: to.idHash, sealedId: to.sealedId });
-    for (const [id, d] of this.links!.drops) if (d.linkIdHash === clearId) this.links!.drops.set(id, { ...d, linkIdHash: to.idHash });
-    for (const [id, s] of this.uploads) if (s.dropLinkIdHash === clearId) this.uploads.set(id, { ...s, dropLinkIdHash: to.idHash });
+    for (const [id, d] of this.links!.drops)
+      if (d.linkIdHash === clearId) this.links!.drops.set(id, { ...d, linkIdHash: to.idHash });
+    for (const [id, s] of this.uploads)
+      if (s.dropLinkIdHash === clearId) this.uploads.set(id, { ...s, dropLinkIdHash: to.idHash });
     this.sync?.rekeyLink(clearId, to.idHash);
     return true;
   }
@@ -206,12 +250,18 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   async markReceived(id: string, received: { size: number; hash: string } | null, now: number): Promise<boolean> {
     const s = this.uploads.get(id);
     if (!s || !isInFlight(s, now)) return false;
-    this.uploads.set(id, received ? { ...s, state: 'WaitingForProcessing', receivedSize: received.size, receivedHash: received.hash } : { ...s, state: 'Pending', receivedSize: null, receivedHash: null });
+    this.uploads.set(
+      id,
+      received
+        ? { ...s, state: 'WaitingForProcessing', receivedSize: received.size, receivedHash: received.hash }
+        : { ...s, state: 'Pending', receivedSize: null, receivedHash: null },
+    );
     return true;
   }
   async completeUpload(input: CompleteUpload, policy: QuotaPolicy, now: number): Promise<CompleteOutcome> {
     const session = this.uploads.get(input.uploadId) ?? null;
-    const target = input.asset !== null && 'attachTo' in input.asset ? this.assets.get(input.asset.attachTo) : undefined;
+    const target =
+      input.asset !== null && 'attachTo' in input.asset ? this.assets.get(input.asset.attachTo) : undefined;
     const plan = decideCompletion(
       {
         session,
@@ -226,14 +276,20 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     if (typeof plan === 'string') return plan;
     const payer = this.#row(plan.session.payerId);
     payer.reserved -= plan.release;
-    if (plan.newBlob) this.#storeBlob(plan.newBlob.contentHash, plan.newBlob.size, plan.newBlob.chargedTo, plan.newBlob.peer, now);
+    if (plan.newBlob)
+      this.#storeBlob(plan.newBlob.contentHash, plan.newBlob.size, plan.newBlob.chargedTo, plan.newBlob.peer, now);
     payer.hardSince = plan.hardSince;
-    if (plan.federatedRef) this.federated.add(`${plan.federatedRef.receiver}\n${plan.federatedRef.peer}\n${plan.federatedRef.contentHash}`);
+    if (plan.federatedRef)
+      this.federated.add(`${plan.federatedRef.receiver}\n${plan.federatedRef.peer}\n${plan.federatedRef.contentHash}`);
     const blob: AssetBlob | null = plan.reference;
     if (blob !== null && plan.assetId !== null) {
       if (plan.createAsset) {
         this.assets.set(plan.assetId, { ...plan.createAsset, createdAt: now, trashedAt: null, blobs: [blob] });
-        this.sync?.append(plan.createAsset.ownerId, assetChanges(plan.assetId, this.#albumOf(plan.assetId, plan.session), null, plan.createAsset.state), now);
+        this.sync?.append(
+          plan.createAsset.ownerId,
+          assetChanges(plan.assetId, this.#albumOf(plan.assetId, plan.session), null, plan.createAsset.state),
+          now,
+        );
       } else {
         const a = this.assets.get(plan.assetId)!;
         this.assets.set(plan.assetId, { ...a, blobs: [...a.blobs, blob] });
@@ -277,7 +333,11 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     if (!t.ok || !a) return false;
     if (t.write === 'delete') this.assets.delete(id);
     else this.assets.set(id, { ...a, ...t.next });
-    this.sync?.append(a.ownerId, assetChanges(id, this.#albumOf(id), a.state, t.write === 'delete' ? null : t.next.state), now);
+    this.sync?.append(
+      a.ownerId,
+      assetChanges(id, this.#albumOf(id), a.state, t.write === 'delete' ? null : t.next.state),
+      now,
+    );
     return true;
   }
   /** The album an asset lies in: its original's upload session's (albums/asset-album.ts). */
@@ -308,7 +368,8 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   }
   async emptyTrash(ownerId: string, assetIds: readonly string[], now: number): Promise<number> {
     let n = 0;
-    for (const id of new Set(assetIds)) if (this.assets.get(id)?.ownerId === ownerId && this.#transition(id, { kind: 'empty_trash' }, now)) n++;
+    for (const id of new Set(assetIds))
+      if (this.assets.get(id)?.ownerId === ownerId && this.#transition(id, { kind: 'empty_trash' }, now)) n++;
     if (n > 0) this.#row(ownerId).trashActivityAt = now;
     return n;
   }
@@ -319,7 +380,11 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     // A pending drop was never synced: its discard records nothing (core's assetChanges), so no instant is needed.
     return this.#transition(id, { kind: 'discard' }, 0);
   }
-  async replaceMetadata(input: MetadataReplace, policy: QuotaPolicy, now: number): Promise<Result<void, MetadataEditRefusal>> {
+  async replaceMetadata(
+    input: MetadataReplace,
+    policy: QuotaPolicy,
+    now: number,
+  ): Promise<Result<void, MetadataEditRefusal>> {
     const a = this.assets.get(input.assetId) ?? null;
     const account = this.accounts.get(input.accountId) ?? zero(input.accountId);
     const payerId = payerIdOf(account);

@@ -15,7 +15,9 @@ export class MemoryRegistrationAllowlist implements RegistrationAllowlist {
   }
 
   async listAllowedRegistrations(): Promise<AllowlistEntry[]> {
-    return [...this.#entries].map(([entry, addedAt]) => ({ entry, addedAt })).sort((a, b) => (a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0));
+    return [...this.#entries]
+      .map(([entry, addedAt]) => ({ entry, addedAt }))
+      .sort((a, b) => (a.entry < b.entry ? -1 : a.entry > b.entry ? 1 : 0));
   }
 
   async findAllowedRegistrations(entries: readonly string[]): Promise<string[]> {

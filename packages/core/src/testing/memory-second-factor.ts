@@ -1,7 +1,12 @@
 import type { SessionRecord } from '../ports/session-ledger.js';
 import type { TotpRecoveryStore } from '../ports/totp-recovery.js';
 import type { TotpThrottleStore } from '../ports/totp-throttle.js';
-import { claimCodeCheck, refundCodeCheck, type CodeCheckAdmission, type TotpThrottleState } from '../second-factor/throttle.js';
+import {
+  claimCodeCheck,
+  refundCodeCheck,
+  type CodeCheckAdmission,
+  type TotpThrottleState,
+} from '../second-factor/throttle.js';
 import type { MemoryStore } from './memory-store.js';
 import type { MemoryTotpStore } from './memory-totp-store.js';
 

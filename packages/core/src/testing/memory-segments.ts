@@ -18,7 +18,8 @@ export class MemoryUploadSegments implements UploadSegments {
     const decided = decideAppend({ session, segments: runs }, segment, now);
     if (typeof decided === 'string') return decided;
     this.runs.set(segment.uploadId, [...runs, segment]);
-    if (session !== null && session.state === 'Pending') this.quota.uploads.set(session.id, { ...session, state: 'Uploading' });
+    if (session !== null && session.state === 'Pending')
+      this.quota.uploads.set(session.id, { ...session, state: 'Uploading' });
     return decided;
   }
 }

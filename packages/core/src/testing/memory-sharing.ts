@@ -19,30 +19,58 @@ export class MemorySponsorshipStore implements SponsorshipStore {
   constructor(readonly stores: { accounts: MemoryStore; quota: MemoryQuotaStore }) {}
 
   /** Checks every write before making any, and never awaits between them, so it is all or nothing. */
-  async createSponsoredAccount(input: { account: AccountRecord; sponsorId: string }): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
+  async createSponsoredAccount(input: {
+    account: AccountRecord;
+    sponsorId: string;
+  }): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
     const { accounts, quota } = this.stores;
     const { account, sponsorId } = input;
     // A new account pays for nobody and has no record yet.
-    const verdict = decideSponsorChange({ accountId: account.id, sponsor: { accountId: sponsorId, ...this.#sponsorFacts(sponsorId) }, payees: 0, record: null });
+    const verdict = decideSponsorChange({
+      accountId: account.id,
+      sponsor: { accountId: sponsorId, ...this.#sponsorFacts(sponsorId) },
+      payees: 0,
+      record: null,
+    });
     if (!verdict.ok) return verdict;
-    if (accounts.accounts.has(account.id) || [...accounts.accounts.values()].some((a) => a.addressKey === account.addressKey)) throw new Error(`account ${account.id} exists`);
+    if (
+      accounts.accounts.has(account.id) ||
+      [...accounts.accounts.values()].some((a) => a.addressKey === account.addressKey)
+    )
+      throw new Error(`account ${account.id} exists`);
     if (this.records.has(account.id)) throw new Error(`sponsored account ${account.id} exists`);
     accounts.accounts.set(account.id, account);
     quota.sponsorRow(account.id, sponsorId);
-    this.records.set(account.id, { accountId: account.id, sponsorId, createdAt: account.createdAt, owners: [sponsorId] });
+    this.records.set(account.id, {
+      accountId: account.id,
+      sponsorId,
+      createdAt: account.createdAt,
+      owners: [sponsorId],
+    });
     return verdict;
   }
 
-  async setSponsor(accountId: string, sponsorId: string | null): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
+  async setSponsor(
+    accountId: string,
+    sponsorId: string | null,
+  ): Promise<Result<void, 'error.sponsored.cannot_sponsor'>> {
     const { quota } = this.stores;
     const payees = [...quota.accounts.values()].filter((r) => r.sponsorId === accountId).length;
-    const verdict = decideSponsorChange({ accountId, sponsor: sponsorId === null ? null : { accountId: sponsorId, ...this.#sponsorFacts(sponsorId) }, payees, record: this.records.get(accountId) ?? null });
+    const verdict = decideSponsorChange({
+      accountId,
+      sponsor: sponsorId === null ? null : { accountId: sponsorId, ...this.#sponsorFacts(sponsorId) },
+      payees,
+      record: this.records.get(accountId) ?? null,
+    });
     if (verdict.ok) quota.sponsorRow(accountId, sponsorId);
     return verdict;
   }
 
   #sponsorFacts(sponsorId: string): SponsorFacts {
-    return { record: this.records.get(sponsorId) ?? null, ledgerSponsorId: this.stores.quota.accounts.get(sponsorId)?.sponsorId ?? null };
+    return {
+      record: this.records.get(sponsorId) ?? null,
+      ledgerSponsorId: this.stores.quota.accounts.get(sponsorId)?.sponsorId ?? null,
+    };
   }
 
   async createSponsored(r: { accountId: string; sponsorId: string; createdAt: number }): Promise<void> {
@@ -53,7 +81,9 @@ export class MemorySponsorshipStore implements SponsorshipStore {
     return this.records.get(accountId) ?? null;
   }
   async listOwnedBy(ownerId: string): Promise<SponsoredRecord[]> {
-    return [...this.records.values()].filter((r) => r.owners.includes(ownerId)).sort((a, b) => a.createdAt - b.createdAt || (a.accountId < b.accountId ? -1 : 1));
+    return [...this.records.values()]
+      .filter((r) => r.owners.includes(ownerId))
+      .sort((a, b) => a.createdAt - b.createdAt || (a.accountId < b.accountId ? -1 : 1));
   }
   async addOwner(accountId: string, ownerId: string): Promise<boolean> {
     const r = this.records.get(accountId);
@@ -86,13 +116,17 @@ export class MemoryLinkStore implements LinkStore {
     return this.links.get(idHash) ?? null;
   }
   async listLinks(ownerId: string): Promise<LinkRecord[]> {
-    return [...this.links.values()].filter((l) => l.ownerId === ownerId).sort((a, b) => a.createdAt - b.createdAt || (a.idHash < b.idHash ? -1 : 1));
+    return [...this.links.values()]
+      .filter((l) => l.ownerId === ownerId)
+      .sort((a, b) => a.createdAt - b.createdAt || (a.idHash < b.idHash ? -1 : 1));
   }
   async findDrop(uploadId: string): Promise<DropRecord | null> {
     return this.drops.get(uploadId) ?? null;
   }
   async listDrops(linkIdHash: string): Promise<DropRecord[]> {
-    return [...this.drops.values()].filter((d) => d.linkIdHash === linkIdHash).sort((a, b) => a.createdAt - b.createdAt || (a.uploadId < b.uploadId ? -1 : 1));
+    return [...this.drops.values()]
+      .filter((d) => d.linkIdHash === linkIdHash)
+      .sort((a, b) => a.createdAt - b.createdAt || (a.uploadId < b.uploadId ? -1 : 1));
   }
   async listClearLinkIds(): Promise<string[]> {
     return [...this.links.values()].filter((l) => l.sealedId === null).map((l) => l.idHash);

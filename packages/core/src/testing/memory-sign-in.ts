@@ -33,7 +33,20 @@ export class MemorySignInStore implements SignInThrottleStore {
     return {
       address: this.addresses.get(addressCountKey(claim.addressKey)) ?? null,
       source: this.sources.get(claim.sourceKey) ?? null,
-      ticket: record === undefined ? null : { record, account: account === undefined ? null : { addressKey: account.addressKey, credentialsChangedAt: account.credentialsChangedAt ?? null, lockedAt: account.lockedAt } },
+      ticket:
+        record === undefined
+          ? null
+          : {
+              record,
+              account:
+                account === undefined
+                  ? null
+                  : {
+                      addressKey: account.addressKey,
+                      credentialsChangedAt: account.credentialsChangedAt ?? null,
+                      lockedAt: account.lockedAt,
+                    },
+            },
     };
   }
 
@@ -57,7 +70,8 @@ export class MemorySignInStore implements SignInThrottleStore {
   }
 
   async issueSignInTicket(ticket: SignInTicketRecord): Promise<void> {
-    for (const [hash, t] of this.tickets) if (t.accountId === ticket.accountId && t.expiresAt <= ticket.issuedAt) this.tickets.delete(hash);
+    for (const [hash, t] of this.tickets)
+      if (t.accountId === ticket.accountId && t.expiresAt <= ticket.issuedAt) this.tickets.delete(hash);
     this.tickets.set(ticket.ticketHash, ticket);
   }
 

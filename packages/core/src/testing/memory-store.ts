@@ -15,7 +15,8 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
   signingKeys: SigningKeyRecord[] = [];
 
   async createAccount(account: AccountRecord): Promise<'created' | 'address_taken'> {
-    if (account.addressKey !== null) for (const a of this.accounts.values()) if (a.addressKey === account.addressKey) return 'address_taken';
+    if (account.addressKey !== null)
+      for (const a of this.accounts.values()) if (a.addressKey === account.addressKey) return 'address_taken';
     this.accounts.set(account.id, account);
     return 'created';
   }
@@ -52,7 +53,12 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
     }
     // Past every access token issued to the session so far (a refresh that recorded its issuance
     // just before the change, at an instant after `at`, is refused too).
-    this.sessions.set(s.id, { ...s, tokenHash: change.tokenHash, accessFloor: Math.max(change.at, s.refreshedAt + 1), authenticatedAt: change.at });
+    this.sessions.set(s.id, {
+      ...s,
+      tokenHash: change.tokenHash,
+      accessFloor: Math.max(change.at, s.refreshedAt + 1),
+      authenticatedAt: change.at,
+    });
     return true;
   }
 
@@ -77,7 +83,13 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
       accessFloor: s.accessFloor,
       closedAt: s.closedAt,
       lastUsedAt: s.lastUsedAt,
-      account: { id: a.id, address: a.address, displayName: a.displayName, createdAt: a.createdAt, handleUser: this.handleUserOf(a.id) },
+      account: {
+        id: a.id,
+        address: a.address,
+        displayName: a.displayName,
+        createdAt: a.createdAt,
+        handleUser: this.handleUserOf(a.id),
+      },
     };
   }
   async findSessionByTokenHash(tokenHash: string): Promise<SessionRecord | null> {
@@ -87,7 +99,11 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
   async recordIssuance(id: string, tokenHash: string, at: number, staleBefore: number): Promise<boolean> {
     const s = this.sessions.get(id);
     if (!s || s.closedAt !== null || s.tokenHash !== tokenHash) return false;
-    this.sessions.set(id, { ...s, refreshedAt: Math.max(s.refreshedAt, at), lastUsedAt: s.lastUsedAt <= staleBefore ? Math.max(s.lastUsedAt, at) : s.lastUsedAt });
+    this.sessions.set(id, {
+      ...s,
+      refreshedAt: Math.max(s.refreshedAt, at),
+      lastUsedAt: s.lastUsedAt <= staleBefore ? Math.max(s.lastUsedAt, at) : s.lastUsedAt,
+    });
     return true;
   }
   async touchSession(id: string, at: number, staleBefore: number): Promise<void> {

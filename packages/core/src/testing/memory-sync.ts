@@ -17,7 +17,13 @@ export class MemorySyncLog implements SyncLog {
   readonly heads = new Map<string, { seq: number; prunedThrough: number }>();
   readonly entries = new Map<string, Map<string, SyncEntry>>();
 
-  constructor(readonly stores: { readonly quota: MemoryQuotaStore; readonly albums: MemoryAlbumStore; readonly links: MemoryLinkStore }) {}
+  constructor(
+    readonly stores: {
+      readonly quota: MemoryQuotaStore;
+      readonly albums: MemoryAlbumStore;
+      readonly links: MemoryLinkStore;
+    },
+  ) {}
 
   /** Records `changes` for `accountId`: each gets the account's next sequence number and replaces its object's entry. */
   append(accountId: string, changes: readonly SyncChange[], at: number): void {
@@ -43,7 +49,10 @@ export class MemorySyncLog implements SyncLog {
   }
 
   async readSync(accountId: string, after: number, limit: number): Promise<SyncRead> {
-    const entries = [...(this.entries.get(accountId)?.values() ?? [])].filter((e) => e.seq > after).sort((a, b) => a.seq - b.seq).slice(0, limit);
+    const entries = [...(this.entries.get(accountId)?.values() ?? [])]
+      .filter((e) => e.seq > after)
+      .sort((a, b) => a.seq - b.seq)
+      .slice(0, limit);
     const assets: SyncAsset[] = [];
     const albums: SyncAlbum[] = [];
     const links: LinkRecord[] = [];
@@ -87,9 +96,21 @@ export class MemorySyncLog implements SyncLog {
       return a ? [this.#view(a)] : [];
     });
   }
-  async listAlbumAssets(ownerId: string, albumId: string, states: readonly string[], afterId: string | null, limit: number): Promise<SyncAsset[]> {
+  async listAlbumAssets(
+    ownerId: string,
+    albumId: string,
+    states: readonly string[],
+    afterId: string | null,
+    limit: number,
+  ): Promise<SyncAsset[]> {
     return [...this.stores.quota.assets.values()]
-      .filter((a) => a.ownerId === ownerId && states.includes(a.state) && (afterId === null || a.id > afterId) && this.#albumOf(a.id) === albumId)
+      .filter(
+        (a) =>
+          a.ownerId === ownerId &&
+          states.includes(a.state) &&
+          (afterId === null || a.id > afterId) &&
+          this.#albumOf(a.id) === albumId,
+      )
       .sort((x, y) => (x.id < y.id ? -1 : 1))
       .slice(0, limit)
       .map((a) => this.#view(a));
@@ -115,7 +136,8 @@ export class MemorySyncLog implements SyncLog {
     const a = this.stores.albums.albums.get(albumId);
     if (!a) return null;
     let assetCount = 0;
-    for (const asset of this.stores.quota.assets.values()) if (ALBUM_COUNTED_STATES.includes(asset.state) && this.#albumOf(asset.id) === albumId) assetCount++;
+    for (const asset of this.stores.quota.assets.values())
+      if (ALBUM_COUNTED_STATES.includes(asset.state) && this.#albumOf(asset.id) === albumId) assetCount++;
     return { id: a.id, accountId: a.accountId, protocolVersion: a.protocolVersion, createdAt: a.createdAt, assetCount };
   }
 }

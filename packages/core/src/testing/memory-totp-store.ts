@@ -14,7 +14,14 @@ export class MemoryTotpStore implements TotpStore {
   }
   async savePendingTotp(p: { accountId: string; sealedSecret: string; at: number }): Promise<boolean> {
     if (this.enrollments.get(p.accountId)?.state === 'confirmed') return false;
-    this.enrollments.set(p.accountId, { accountId: p.accountId, state: 'pending', sealedSecret: p.sealedSecret, highestUsedStep: null, createdAt: p.at, confirmedAt: null });
+    this.enrollments.set(p.accountId, {
+      accountId: p.accountId,
+      state: 'pending',
+      sealedSecret: p.sealedSecret,
+      highestUsedStep: null,
+      createdAt: p.at,
+      confirmedAt: null,
+    });
     return true;
   }
   async confirmTotp(c: { accountId: string; sealedSecret: string; step: number; at: number }): Promise<boolean> {

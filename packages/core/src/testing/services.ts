@@ -51,9 +51,20 @@ export async function createCoreServices(deps: {
   signIn?: SignInThrottleStore;
   sourceFailureLimit?: number;
 }): Promise<CoreServices> {
-  const keyRing = new KeyRing({ store: deps.store, clock: deps.clock, random: deps.random, graceMs: deps.keyGraceMs ?? 86_400_000, box: testSecretBox(deps.random) });
+  const keyRing = new KeyRing({
+    store: deps.store,
+    clock: deps.clock,
+    random: deps.random,
+    graceMs: deps.keyGraceMs ?? 86_400_000,
+    box: testSecretBox(deps.random),
+  });
   await keyRing.init();
-  const tokens = new AccessTokens({ keyRing, clock: deps.clock, random: deps.random, issuer: deps.issuer ?? 'http://localhost:8080' });
+  const tokens = new AccessTokens({
+    keyRing,
+    clock: deps.clock,
+    random: deps.random,
+    issuer: deps.issuer ?? 'http://localhost:8080',
+  });
   const sessions = new SessionService({
     ledger: deps.store,
     cohorts: deps.store,
@@ -75,7 +86,11 @@ export async function createCoreServices(deps: {
     issuer: 'Strongroom',
     ...(deps.throttle ? { throttle: deps.throttle } : {}),
   });
-  const registration = new RegistrationGate({ mode: deps.registration?.mode ?? 'open', allowlist: deps.registration?.allowlist ?? new MemoryRegistrationAllowlist(), clock: deps.clock });
+  const registration = new RegistrationGate({
+    mode: deps.registration?.mode ?? 'open',
+    allowlist: deps.registration?.allowlist ?? new MemoryRegistrationAllowlist(),
+    clock: deps.clock,
+  });
   const accounts = new AccountService({
     accounts: deps.store,
     sessions,

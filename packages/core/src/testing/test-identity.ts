@@ -16,7 +16,10 @@ export class TestDevice {
   readonly ed25519: Uint8Array;
   readonly mldsa65Secret: Uint8Array;
   readonly mldsa65: Uint8Array;
-  constructor(readonly deviceId: string, options: { addedAt?: number } = {}) {
+  constructor(
+    readonly deviceId: string,
+    options: { addedAt?: number } = {},
+  ) {
     this.ed25519Secret = seedOf(`ed:${deviceId}`);
     this.ed25519 = ed25519.getPublicKey(this.ed25519Secret);
     const pq = ml_dsa65.keygen(seedOf(`pq:${deviceId}`));
@@ -36,7 +39,14 @@ export class TestDevice {
    * undefined. `tamper` lets a test break one signature.
    */
   signUpgradeIntent(
-    intent: { album_id: string; from_version: string; to_version: string; intent_id: string; proposer_device?: string; deadline_s?: number },
+    intent: {
+      album_id: string;
+      from_version: string;
+      to_version: string;
+      intent_id: string;
+      proposer_device?: string;
+      deadline_s?: number;
+    },
     options: { tamper?: 'ed25519' | 'mldsa65' } = {},
   ): Uint8Array {
     const map: Record<string, unknown> = { proposer_device: this.deviceId, ...intent };
@@ -60,7 +70,11 @@ export class TestIdentity {
   }
 
   /** A signed directory body (canonical CBOR) for `accountId`. */
-  signDirectory(accountId: string, seq: number, devices: readonly (TestDevice | Record<string, unknown>)[]): Uint8Array {
+  signDirectory(
+    accountId: string,
+    seq: number,
+    devices: readonly (TestDevice | Record<string, unknown>)[],
+  ): Uint8Array {
     const entries = devices.map((d) => (d instanceof TestDevice ? d.entry() : d));
     const sig = ed25519.sign(directorySigningMessage(accountId, this.publicKey, seq, entries), this.secret);
     return canonicalCbor({ identity_key: this.publicKey, seq, devices: entries, sig });

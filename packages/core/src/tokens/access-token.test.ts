@@ -14,7 +14,13 @@ async function setup(cacheSize?: number) {
   const random = new SeededRandom(7);
   const keyRing = new KeyRing({ store: new MemoryStore(), clock, random, graceMs: GRACE_MS, box: testSecretBox() });
   await keyRing.init();
-  const tokens = new AccessTokens({ keyRing, clock, random, issuer: ISSUER, ...(cacheSize !== undefined ? { cacheSize } : {}) });
+  const tokens = new AccessTokens({
+    keyRing,
+    clock,
+    random,
+    issuer: ISSUER,
+    ...(cacheSize !== undefined ? { cacheSize } : {}),
+  });
   // Every signature check starts by fetching the key, so this counts cache misses.
   const keyLookups = vi.spyOn(keyRing, 'verificationKey');
   return { clock, keyRing, tokens, keyLookups };
@@ -31,7 +37,12 @@ describe('AccessTokens: the verified-token cache', () => {
     const { tokens, keyLookups } = await setup();
     const { token, claims } = await tokens.issue('acct-1', 'sess-1');
     const first = await tokens.verify(token);
-    expect(first).toMatchObject({ accountId: 'acct-1', sessionId: 'sess-1', jti: claims.jti, expiresAt: claims.exp * 1000 });
+    expect(first).toMatchObject({
+      accountId: 'acct-1',
+      sessionId: 'sess-1',
+      jti: claims.jti,
+      expiresAt: claims.exp * 1000,
+    });
     expect(keyLookups).toHaveBeenCalledTimes(1);
     expect(await tokens.verify(token)).toEqual(first);
     expect(await tokens.verify(token.slice(0))).toEqual(first);
@@ -122,15 +133,21 @@ describe('AccessTokens: the verified-token cache', () => {
     expect(await tokens.verify('not.a.jwt')).toBeNull();
     expect(await tokens.verify('')).toBeNull();
     const other = await setup();
-    const foreign = new AccessTokens({ keyRing: other.keyRing, clock: other.clock, random: new SeededRandom(9), issuer: 'https://elsewhere.example' });
+    const foreign = new AccessTokens({
+      keyRing: other.keyRing,
+      clock: other.clock,
+      random: new SeededRandom(9),
+      issuer: 'https://elsewhere.example',
+    });
     expect(await tokens.verify((await foreign.issue('acct-1', 'sess-1')).token)).toBeNull();
   });
 
-  it('refuses, even under the server\'s own key, claims issue never mints: another lifetime, a jti instant outside iat\'s second', async () => {
+  it("refuses, even under the server's own key, claims issue never mints: another lifetime, a jti instant outside iat's second", async () => {
     const { tokens, keyRing, clock } = await setup();
     const { claims } = await tokens.issue('acct-1', 'sess-1');
     const key = await keyRing.activeKey();
-    const signed = (c: Record<string, unknown>) => signCompactJws({ alg: 'EdDSA', typ: 'JWT', kid: key.kid }, c, key, webCryptoSigner());
+    const signed = (c: Record<string, unknown>) =>
+      signCompactJws({ alg: 'EdDSA', typ: 'JWT', kid: key.kid }, c, key, webCryptoSigner());
     // The same claims re-signed verify: the refusals below are the claims' doing.
     expect(await tokens.verify(await signed({ ...claims }))).not.toBeNull();
     expect(await tokens.verify(await signed({ ...claims, exp: claims.exp + 86_400 }))).toBeNull();

@@ -71,7 +71,11 @@ export class AccessTokens {
   }
 
   /** `at`: the instant the issuance was recorded, when the caller recorded one (default now). */
-  async issue(accountId: string, sessionId: string, at?: number): Promise<{ token: string; claims: AccessTokenClaims }> {
+  async issue(
+    accountId: string,
+    sessionId: string,
+    at?: number,
+  ): Promise<{ token: string; claims: AccessTokenClaims }> {
     const now = at ?? this.#o.clock.now();
     const iat = Math.floor(now / 1000);
     const claims: AccessTokenClaims = {
@@ -129,7 +133,14 @@ export class AccessTokens {
       return null;
     }
     const { sub, sid, jti, exp, iat } = payload;
-    if (typeof sub !== 'string' || typeof sid !== 'string' || typeof jti !== 'string' || typeof exp !== 'number' || typeof iat !== 'number') return null;
+    if (
+      typeof sub !== 'string' ||
+      typeof sid !== 'string' ||
+      typeof jti !== 'string' ||
+      typeof exp !== 'number' ||
+      typeof iat !== 'number'
+    )
+      return null;
     const issuedAt = uuidv7Time(jti);
     if (issuedAt === null) return null;
     // Exactly as `issue` mints them: a 15-minute life, and the jti's instant (which the session's

@@ -21,7 +21,10 @@ class CountingStore extends MemoryStore {
 /** A well-formed EdDSA token under a key nobody has: its kid names nothing in the ring. */
 async function garbageToken(i: number): Promise<string> {
   const seed = new Uint8Array(32).fill(i % 251);
-  const key = await importJWK({ kty: 'OKP', crv: 'Ed25519', x: toBase64url(ed25519.getPublicKey(seed)), d: toBase64url(seed) }, 'EdDSA');
+  const key = await importJWK(
+    { kty: 'OKP', crv: 'Ed25519', x: toBase64url(ed25519.getPublicKey(seed)), d: toBase64url(seed) },
+    'EdDSA',
+  );
   return new SignJWT({ sub: 'a', sid: 's', jti: '0190a000-0000-7000-8000-000000000001' })
     .setProtectedHeader({ alg: 'EdDSA', typ: 'JWT', kid: `made-up-${i}` })
     .setIssuedAt()
@@ -35,7 +38,14 @@ describe('KeyRing: unknown kids', () => {
     const store = new CountingStore();
     const clock = new FakeClock();
     const random = new SeededRandom(3);
-    const ring = new KeyRing({ store, clock, random, graceMs: 3_600_000, box: testSecretBox(), unknownKidReloadMs: 1_000 });
+    const ring = new KeyRing({
+      store,
+      clock,
+      random,
+      graceMs: 3_600_000,
+      box: testSecretBox(),
+      unknownKidReloadMs: 1_000,
+    });
     await ring.init();
     const tokens = new AccessTokens({ keyRing: ring, clock, random, issuer: ISSUER });
     const garbage = await Promise.all(Array.from({ length: 200 }, (_, i) => garbageToken(i)));
@@ -58,7 +68,14 @@ describe('KeyRing: unknown kids', () => {
   it('still learns a key another process rotated in, within the interval', async () => {
     const store = new MemoryStore();
     const clock = new FakeClock();
-    const mine = new KeyRing({ store, clock, random: new SeededRandom(4), graceMs: 3_600_000, box: testSecretBox(), unknownKidReloadMs: 1_000 });
+    const mine = new KeyRing({
+      store,
+      clock,
+      random: new SeededRandom(4),
+      graceMs: 3_600_000,
+      box: testSecretBox(),
+      unknownKidReloadMs: 1_000,
+    });
     const theirs = new KeyRing({ store, clock, random: new SeededRandom(5), graceMs: 3_600_000, box: testSecretBox() });
     await mine.init();
     await theirs.init();
@@ -77,7 +94,7 @@ describe('KeyRing: unknown kids', () => {
 });
 
 describe('KeyRing: a rotation seen late by another process', () => {
-  it("a token the other process signed with the retired key before it re-read the ring verifies for the whole of its life, at the shortest grace", async () => {
+  it('a token the other process signed with the retired key before it re-read the ring verifies for the whole of its life, at the shortest grace', async () => {
     const store = new MemoryStore();
     const clock = new FakeClock();
     // The shortest grace a deployment may set: the access token's lifetime.
@@ -105,12 +122,24 @@ describe('KeyRing: a rotation seen late by another process', () => {
 describe('KeyRing: private keys at rest', () => {
   const rawRecord = (seedByte: number, kid: string, createdAt: number, retiredAt: number | null = null) => {
     const seed = new Uint8Array(32).fill(seedByte);
-    return { kid, privateKey: toBase64url(seed), publicKey: toBase64url(ed25519.getPublicKey(seed)), createdAt, retiredAt };
+    return {
+      kid,
+      privateKey: toBase64url(seed),
+      publicKey: toBase64url(ed25519.getPublicKey(seed)),
+      createdAt,
+      retiredAt,
+    };
   };
 
   it('never hands the store a raw seed: a generated or rotated key is stored sealed', async () => {
     const store = new MemoryStore();
-    const ring = new KeyRing({ store, clock: new FakeClock(), random: new SeededRandom(8), graceMs: 3_600_000, box: testSecretBox() });
+    const ring = new KeyRing({
+      store,
+      clock: new FakeClock(),
+      random: new SeededRandom(8),
+      graceMs: 3_600_000,
+      box: testSecretBox(),
+    });
     await ring.init();
     await ring.rotate();
     const active = await ring.activeKey();
@@ -126,13 +155,24 @@ describe('KeyRing: private keys at rest', () => {
     store.signingKeys = [rawRecord(1, 'old', 1, 5), rawRecord(2, 'cur', 5)];
     const raws = store.signingKeys.map((r) => r.privateKey);
     const clock = new FakeClock();
-    const rings = [1, 2].map((i) => new KeyRing({ store, clock, random: new SeededRandom(i), graceMs: 3_600_000, box: testSecretBox(new SeededRandom(i)) }));
+    const rings = [1, 2].map(
+      (i) =>
+        new KeyRing({
+          store,
+          clock,
+          random: new SeededRandom(i),
+          graceMs: 3_600_000,
+          box: testSecretBox(new SeededRandom(i)),
+        }),
+    );
     await Promise.all(rings.map((r) => r.init()));
     const sealed = store.signingKeys.map((r) => r.privateKey);
     expect(sealed.every((v) => v.startsWith('v1.'))).toBe(true);
     for (const raw of raws) expect(sealed.join(' ')).not.toContain(raw);
     // Both sign with the key that was current, and each verifies the other's tokens.
-    const [a, b] = rings.map((keyRing, i) => new AccessTokens({ keyRing, clock, random: new SeededRandom(10 + i), issuer: ISSUER }));
+    const [a, b] = rings.map(
+      (keyRing, i) => new AccessTokens({ keyRing, clock, random: new SeededRandom(10 + i), issuer: ISSUER }),
+    );
     expect((await rings[0]!.activeKey()).seed).toBe(raws[1]);
     expect(await b!.verify((await a!.issue('x', 'y')).token)).toMatchObject({ accountId: 'x' });
     // A later start finds nothing to seal and changes nothing.
@@ -142,8 +182,22 @@ describe('KeyRing: private keys at rest', () => {
 
   it('refuses to start under another server key, naming SVC_SECRET_KEY', async () => {
     const store = new MemoryStore();
-    await new KeyRing({ store, clock: new FakeClock(), random: new SeededRandom(1), graceMs: 3_600_000, box: testSecretBox() }).init();
+    await new KeyRing({
+      store,
+      clock: new FakeClock(),
+      random: new SeededRandom(1),
+      graceMs: 3_600_000,
+      box: testSecretBox(),
+    }).init();
     const other = new SecretBox({ key: new Uint8Array(32).fill(1), random: new SeededRandom(2) });
-    await expect(new KeyRing({ store, clock: new FakeClock(), random: new SeededRandom(3), graceMs: 3_600_000, box: other }).init()).rejects.toThrow(/SVC_SECRET_KEY/);
+    await expect(
+      new KeyRing({
+        store,
+        clock: new FakeClock(),
+        random: new SeededRandom(3),
+        graceMs: 3_600_000,
+        box: other,
+      }).init(),
+    ).rejects.toThrow(/SVC_SECRET_KEY/);
   });
 });

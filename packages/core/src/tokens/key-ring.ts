@@ -60,7 +60,13 @@ export class KeyRing {
     const seed = this.#o.random.bytes(32);
     const publicKey = ed25519.getPublicKey(seed);
     const kid = toBase64url(this.#o.random.bytes(9));
-    return { kid, privateKey: await sealKeySeed(this.#o.box, 'signing', kid, seed), publicKey: toBase64url(publicKey), createdAt: now, retiredAt: null };
+    return {
+      kid,
+      privateKey: await sealKeySeed(this.#o.box, 'signing', kid, seed),
+      publicKey: toBase64url(publicKey),
+      createdAt: now,
+      retiredAt: null,
+    };
   }
 
   /**
@@ -72,7 +78,9 @@ export class KeyRing {
     const now = this.#o.clock.now();
     const records = await this.#o.store.ensureSigningKey(await this.#generate(now));
     if (records.some((r) => !isSealed(r.privateKey))) {
-      await sealRawKeys(this.#o.box, 'signing', records, (kid, from, to) => this.#o.store.resealSigningKey(kid, from, to));
+      await sealRawKeys(this.#o.box, 'signing', records, (kid, from, to) =>
+        this.#o.store.resealSigningKey(kid, from, to),
+      );
       // Re-read: where another process sealed a key first, its sealed value is the one stored.
       this.#records = await this.#o.store.listSigningKeys();
     } else {
@@ -86,7 +94,9 @@ export class KeyRing {
   reload(): Promise<void> {
     this.#reloading ??= (async () => {
       try {
-        const records = await guard('error.auth.unavailable', 'loading signing keys', () => this.#o.store.listSigningKeys());
+        const records = await guard('error.auth.unavailable', 'loading signing keys', () =>
+          this.#o.store.listSigningKeys(),
+        );
         this.#records = records;
         this.#loadedAt = this.#o.clock.now();
       } finally {
@@ -134,7 +144,11 @@ export class KeyRing {
     const active = await this.#active();
     let opened = this.#opened.get(active.kid);
     if (opened === undefined) {
-      opened = openKeySeed(this.#o.box, 'signing', active).then((seed) => ({ kid: active.kid, seed: toBase64url(seed), publicKey: active.publicKey }));
+      opened = openKeySeed(this.#o.box, 'signing', active).then((seed) => ({
+        kid: active.kid,
+        seed: toBase64url(seed),
+        publicKey: active.publicKey,
+      }));
       this.#opened.set(active.kid, opened);
       // A failure is not remembered: the next call tries again (and fails again if the key is wrong).
       opened.catch(() => this.#opened.delete(active.kid));

@@ -48,7 +48,12 @@ function encodedHeader(header: Record<string, unknown>): Uint8Array {
  * than built as a string and encoded again for the signer (an access token is minted on every
  * refresh).
  */
-export async function signCompactJws(header: Record<string, unknown>, payload: Record<string, unknown>, key: Ed25519Key, signer: Ed25519Signer): Promise<string> {
+export async function signCompactJws(
+  header: Record<string, unknown>,
+  payload: Record<string, unknown>,
+  key: Ed25519Key,
+  signer: Ed25519Signer,
+): Promise<string> {
   const head = encodedHeader(header);
   const claims = utf8(JSON.stringify(payload));
   const input = new Uint8Array(head.length + 1 + base64urlLength(claims.length));

@@ -1,7 +1,15 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { fromHex } from '../encoding/bytes.js';
-import { codeForStep, isWellFormedCode, judgeChallenge, matchCode, stepAt, transition, type TotpState } from './machine.js';
+import {
+  codeForStep,
+  isWellFormedCode,
+  judgeChallenge,
+  matchCode,
+  stepAt,
+  transition,
+  type TotpState,
+} from './machine.js';
 
 interface Vector {
   time: number;
@@ -17,12 +25,19 @@ interface VectorFile {
     codes_by_step: Record<string, string>;
     boundary: { time: number; step: number; code_current: string }[];
     window_at_time_90_step_3: { accept: { step: number; code: string }[]; reject: { step: number; code: string }[] };
-    single_use_sequence_last_used_step_initially_none: { time: number; code: string; expect: string; last_used_step_after: number }[];
+    single_use_sequence_last_used_step_initially_none: {
+      time: number;
+      code: string;
+      expect: string;
+      last_used_step_after: number;
+    }[];
     malformed_inputs_strict_policy: { values: unknown[] };
   };
 }
 
-const file = JSON.parse(readFileSync(new URL('../../test-vectors/totp-rfc6238.json', import.meta.url), 'utf8')) as VectorFile;
+const file = JSON.parse(
+  readFileSync(new URL('../../test-vectors/totp-rfc6238.json', import.meta.url), 'utf8'),
+) as VectorFile;
 const SECRET = fromHex(file.secrets_hex['SHA1']!)!;
 const SHA1 = file.vectors.filter((v) => v.mode === 'SHA1');
 const W = file.derived_window_cases;
@@ -53,7 +68,8 @@ describe('derived window cases', () => {
     }
   });
   it('one step of drift either side at t = 90 s, no more', () => {
-    for (const a of W.window_at_time_90_step_3.accept) expect(matchCode(SECRET, a.code, s(90), null)).toEqual({ ok: true, value: a.step });
+    for (const a of W.window_at_time_90_step_3.accept)
+      expect(matchCode(SECRET, a.code, s(90), null)).toEqual({ ok: true, value: a.step });
     for (const r of W.window_at_time_90_step_3.reject) expect(matchCode(SECRET, r.code, s(90), null).ok).toBe(false);
   });
   it('single use: the enrollment code starts the ledger, each later step only once', () => {
@@ -87,26 +103,56 @@ describe('enrollment transitions', () => {
   const confirmed: TotpState = { phase: 'confirmed', secret: SECRET, highestUsedStep: 1 };
   it('enroll: None and Pending go to Pending with the new secret, Confirmed refuses', () => {
     const other = new Uint8Array(20).fill(1);
-    expect(transition(none, { kind: 'enroll', secret: other }, now)).toEqual({ ok: true, value: { state: { phase: 'pending', secret: other }, usedStep: null } });
-    expect(transition(pending, { kind: 'enroll', secret: other }, now)).toEqual({ ok: true, value: { state: { phase: 'pending', secret: other }, usedStep: null } });
-    expect(transition(confirmed, { kind: 'enroll', secret: other }, now)).toMatchObject({ ok: false, code: 'error.auth.totp_already_enrolled' });
+    expect(transition(none, { kind: 'enroll', secret: other }, now)).toEqual({
+      ok: true,
+      value: { state: { phase: 'pending', secret: other }, usedStep: null },
+    });
+    expect(transition(pending, { kind: 'enroll', secret: other }, now)).toEqual({
+      ok: true,
+      value: { state: { phase: 'pending', secret: other }, usedStep: null },
+    });
+    expect(transition(confirmed, { kind: 'enroll', secret: other }, now)).toMatchObject({
+      ok: false,
+      code: 'error.auth.totp_already_enrolled',
+    });
   });
   it('verify_enrollment only from Pending', () => {
-    expect(transition(none, { kind: 'verify_enrollment', code }, now)).toMatchObject({ ok: false, code: 'error.auth.totp_not_enrolled' });
-    expect(transition(confirmed, { kind: 'verify_enrollment', code }, now)).toMatchObject({ ok: false, code: 'error.auth.totp_already_enrolled' });
-    expect(transition(pending, { kind: 'verify_enrollment', code: '000000' }, now)).toMatchObject({ ok: false, code: 'error.auth.invalid_code' });
+    expect(transition(none, { kind: 'verify_enrollment', code }, now)).toMatchObject({
+      ok: false,
+      code: 'error.auth.totp_not_enrolled',
+    });
+    expect(transition(confirmed, { kind: 'verify_enrollment', code }, now)).toMatchObject({
+      ok: false,
+      code: 'error.auth.totp_already_enrolled',
+    });
+    expect(transition(pending, { kind: 'verify_enrollment', code: '000000' }, now)).toMatchObject({
+      ok: false,
+      code: 'error.auth.invalid_code',
+    });
     expect(transition(pending, { kind: 'verify_enrollment', code }, now)).toEqual({
       ok: true,
       value: { state: { phase: 'confirmed', secret: SECRET, highestUsedStep: 3 }, usedStep: 3 },
     });
   });
   it('disable needs Confirmed and a live code', () => {
-    expect(transition(pending, { kind: 'disable', code }, now)).toMatchObject({ ok: false, code: 'error.auth.totp_not_enrolled' });
-    expect(transition({ ...confirmed, highestUsedStep: 3 }, { kind: 'disable', code }, now)).toMatchObject({ ok: false, code: 'error.auth.invalid_code' });
-    expect(transition(confirmed, { kind: 'disable', code }, now)).toEqual({ ok: true, value: { state: { phase: 'none' }, usedStep: 3 } });
+    expect(transition(pending, { kind: 'disable', code }, now)).toMatchObject({
+      ok: false,
+      code: 'error.auth.totp_not_enrolled',
+    });
+    expect(transition({ ...confirmed, highestUsedStep: 3 }, { kind: 'disable', code }, now)).toMatchObject({
+      ok: false,
+      code: 'error.auth.invalid_code',
+    });
+    expect(transition(confirmed, { kind: 'disable', code }, now)).toEqual({
+      ok: true,
+      value: { state: { phase: 'none' }, usedStep: 3 },
+    });
   });
   it('sign_in needs Confirmed', () => {
-    expect(transition(pending, { kind: 'sign_in', code }, now)).toMatchObject({ ok: false, code: 'error.auth.totp_not_enrolled' });
+    expect(transition(pending, { kind: 'sign_in', code }, now)).toMatchObject({
+      ok: false,
+      code: 'error.auth.totp_not_enrolled',
+    });
   });
 });
 

@@ -54,7 +54,11 @@ export function acceptsStep(highestUsedStep: number | null, step: number, now: n
  * What a store asks before advancing or removing a factor with `step`: the factor is confirmed and
  * {@link acceptsStep} holds for its ledger.
  */
-export function usableStep(enrollment: { readonly state: 'pending' | 'confirmed'; readonly highestUsedStep: number | null } | null, step: number, now: number): boolean {
+export function usableStep(
+  enrollment: { readonly state: 'pending' | 'confirmed'; readonly highestUsedStep: number | null } | null,
+  step: number,
+  now: number,
+): boolean {
   return enrollment?.state === 'confirmed' && acceptsStep(enrollment.highestUsedStep, step, now);
 }
 
@@ -72,7 +76,12 @@ export function comparesCode(state: TotpState, event: TotpEvent): boolean {
  * The step a code proves, if any: one {@link acceptsStep} accepts. When a code happens to match two candidate steps, the lowest unused one counts,
  * so a legitimate code is never refused for a collision with a used step.
  */
-export function matchCode(secret: Uint8Array, code: string, now: number, highestUsedStep: number | null): Result<number, 'error.auth.invalid_code'> {
+export function matchCode(
+  secret: Uint8Array,
+  code: string,
+  now: number,
+  highestUsedStep: number | null,
+): Result<number, 'error.auth.invalid_code'> {
   if (isWellFormedCode(code)) {
     const current = stepAt(now);
     for (let step = current - TOTP_DRIFT_STEPS; step <= current + TOTP_DRIFT_STEPS; step++) {
@@ -103,7 +112,10 @@ export interface TotpTransition {
   readonly usedStep: number | null;
 }
 
-export type TotpRefusal = 'error.auth.totp_already_enrolled' | 'error.auth.totp_not_enrolled' | 'error.auth.invalid_code';
+export type TotpRefusal =
+  | 'error.auth.totp_already_enrolled'
+  | 'error.auth.totp_not_enrolled'
+  | 'error.auth.invalid_code';
 
 const NOT_ENROLLED = 'No confirmed second factor.';
 
@@ -114,14 +126,20 @@ const NOT_ENROLLED = 'No confirmed second factor.';
 export function transition(state: TotpState, event: TotpEvent, now: number): Result<TotpTransition, TotpRefusal> {
   switch (event.kind) {
     case 'enroll':
-      if (state.phase === 'confirmed') return refuse('error.auth.totp_already_enrolled', 'A second factor is already confirmed; disable it first.');
+      if (state.phase === 'confirmed')
+        return refuse('error.auth.totp_already_enrolled', 'A second factor is already confirmed; disable it first.');
       return ok({ state: { phase: 'pending', secret: event.secret }, usedStep: null });
     case 'verify_enrollment': {
-      if (state.phase === 'none') return refuse('error.auth.totp_not_enrolled', 'No enrollment is pending; enroll first.');
-      if (state.phase === 'confirmed') return refuse('error.auth.totp_already_enrolled', 'The second factor is already confirmed.');
+      if (state.phase === 'none')
+        return refuse('error.auth.totp_not_enrolled', 'No enrollment is pending; enroll first.');
+      if (state.phase === 'confirmed')
+        return refuse('error.auth.totp_already_enrolled', 'The second factor is already confirmed.');
       const step = matchCode(state.secret, event.code, now, null);
       if (!step.ok) return step;
-      return ok({ state: { phase: 'confirmed', secret: state.secret, highestUsedStep: step.value }, usedStep: step.value });
+      return ok({
+        state: { phase: 'confirmed', secret: state.secret, highestUsedStep: step.value },
+        usedStep: step.value,
+      });
     }
     case 'disable': {
       if (state.phase !== 'confirmed') return refuse('error.auth.totp_not_enrolled', NOT_ENROLLED);

@@ -4,7 +4,16 @@ import { describe, expect, it } from 'vitest';
 import { fromHex, toBase64url } from '../encoding/bytes.js';
 import { CoreError } from '../errors.js';
 import type { Principal } from '../session/service.js';
-import { breakable, createCoreServices, FakeClock, MemoryLogger, MemoryStore, MemoryTotpStore, PlainHasher, SeededRandom } from '../testing/index.js';
+import {
+  breakable,
+  createCoreServices,
+  FakeClock,
+  MemoryLogger,
+  MemoryStore,
+  MemoryTotpStore,
+  PlainHasher,
+  SeededRandom,
+} from '../testing/index.js';
 import { codeForStep, stepAt } from './machine.js';
 import { TotpSecretBox } from './secret-box.js';
 import { TotpService } from './service.js';
@@ -17,13 +26,21 @@ async function setup(options: { start?: number } = {}) {
   const store = new MemoryStore();
   const totpStore = breakable(new MemoryTotpStore());
   const logger = new MemoryLogger();
-  const core = await createCoreServices({ store, clock, random: new SeededRandom(11), hasher: new PlainHasher(), logger, totpStore: totpStore.port });
+  const core = await createCoreServices({
+    store,
+    clock,
+    random: new SeededRandom(11),
+    hasher: new PlainHasher(),
+    logger,
+    totpStore: totpStore.port,
+  });
   const reg = await core.accounts.register({ address: 'ada@example.org', password: PASSWORD });
   if (!reg.ok) throw new Error('register');
   const who = await core.sessions.authenticate(reg.value.accessToken);
   if (!who.ok) throw new Error('authenticate');
   const principal: Principal = who.value;
-  const login = (cohortHash: string | null = COHORT) => core.accounts.login({ address: 'ada@example.org', password: PASSWORD, cohortHash });
+  const login = (cohortHash: string | null = COHORT) =>
+    core.accounts.login({ address: 'ada@example.org', password: PASSWORD, cohortHash });
   return { clock, store, totpStore, logger, core, principal, login, totp: core.totp };
 }
 
@@ -78,7 +95,10 @@ describe('TotpService enrollment', () => {
     expect(second.value.secret).not.toBe(first.value.secret);
     const step = stepAt(env.clock.now());
     const old = codeForStep(Secret.fromBase32(first.value.secret).bytes, step);
-    expect(await env.totp.verifyEnrollment(env.principal, old)).toMatchObject({ ok: false, code: 'error.auth.invalid_code' });
+    expect(await env.totp.verifyEnrollment(env.principal, old)).toMatchObject({
+      ok: false,
+      code: 'error.auth.invalid_code',
+    });
     const fresh = codeForStep(Secret.fromBase32(second.value.secret).bytes, step);
     expect((await env.totp.verifyEnrollment(env.principal, fresh)).ok).toBe(true);
     expect(await env.totp.status(env.principal)).toBe('confirmed');
@@ -86,10 +106,16 @@ describe('TotpService enrollment', () => {
 
   it('refuses enroll over a confirmed factor, and verify-enrollment without a pending one', async () => {
     const env = await setup();
-    expect(await env.totp.verifyEnrollment(env.principal, '123456')).toMatchObject({ ok: false, code: 'error.auth.totp_not_enrolled' });
+    expect(await env.totp.verifyEnrollment(env.principal, '123456')).toMatchObject({
+      ok: false,
+      code: 'error.auth.totp_not_enrolled',
+    });
     await confirmFactor(env);
     expect(await env.totp.enroll(env.principal)).toMatchObject({ ok: false, code: 'error.auth.totp_already_enrolled' });
-    expect(await env.totp.verifyEnrollment(env.principal, '123456')).toMatchObject({ ok: false, code: 'error.auth.totp_already_enrolled' });
+    expect(await env.totp.verifyEnrollment(env.principal, '123456')).toMatchObject({
+      ok: false,
+      code: 'error.auth.totp_already_enrolled',
+    });
     expect(await env.totp.status(env.principal)).toBe('confirmed');
   });
 
@@ -101,14 +127,20 @@ describe('TotpService enrollment', () => {
     env.clock.advance(30_000);
     expect((await env.totp.disable(env.principal, codeForStep(secret, stepAt(env.clock.now())))).ok).toBe(true);
     expect(await env.totp.status(env.principal)).toBe('none');
-    expect(await env.totp.disable(env.principal, '123456')).toMatchObject({ ok: false, code: 'error.auth.totp_not_enrolled' });
+    expect(await env.totp.disable(env.principal, '123456')).toMatchObject({
+      ok: false,
+      code: 'error.auth.totp_not_enrolled',
+    });
   });
 
   it('malformed codes are invalid requests, not guesses', async () => {
     const env = await setup();
     await env.totp.enroll(env.principal);
     for (const code of ['', '12345', '1234567', ' 123456', '１２３４５６']) {
-      expect(await env.totp.verifyEnrollment(env.principal, code)).toMatchObject({ ok: false, code: 'error.request.invalid' });
+      expect(await env.totp.verifyEnrollment(env.principal, code)).toMatchObject({
+        ok: false,
+        code: 'error.request.invalid',
+      });
     }
   });
 
@@ -121,11 +153,18 @@ describe('TotpService enrollment', () => {
     for (const v of file.vectors.filter((x) => x.mode === 'SHA1')) {
       const env = await setup();
       const box = new TotpSecretBox({ key: new Uint8Array(32).fill(7), random: new SeededRandom(5) });
-      await env.totpStore.port.savePendingTotp({ accountId: env.principal.accountId, sealedSecret: await box.seal(secret, env.principal.accountId), at: 0 });
+      await env.totpStore.port.savePendingTotp({
+        accountId: env.principal.accountId,
+        sealedSecret: await box.seal(secret, env.principal.accountId),
+        at: 0,
+      });
       env.clock.set(v.time * 1000);
       // The vectors' instants are years apart: the session proves its credential at each one.
       await env.store.recordAuthentication(env.principal.sessionId, v.time * 1000);
-      expect(await env.totp.verifyEnrollment(env.principal, v.totp6_derived), `t=${v.time}`).toEqual({ ok: true, value: undefined });
+      expect(await env.totp.verifyEnrollment(env.principal, v.totp6_derived), `t=${v.time}`).toEqual({
+        ok: true,
+        value: undefined,
+      });
       expect((await env.totpStore.port.findTotpEnrollment(env.principal.accountId))?.highestUsedStep).toBe(v.T);
     }
   });
@@ -156,7 +195,11 @@ describe('TotpService sign-in', () => {
     expect((await env.core.sessions.authenticate(r.value.accessToken)).ok).toBe(true);
     expect((await env.store.listCohorts(env.principal.accountId)).map((x) => x.cohortHash)).toEqual([COHORT]);
     env.clock.advance(30_000);
-    const again = await env.totp.verifyLogin({ challenge: c, code: codeForStep(secret, stepAt(env.clock.now())), cohortHash: null });
+    const again = await env.totp.verifyLogin({
+      challenge: c,
+      code: codeForStep(secret, stepAt(env.clock.now())),
+      cohortHash: null,
+    });
     expect(again).toMatchObject({ ok: false, code: 'error.auth.challenge_invalid' });
   });
 
@@ -187,12 +230,23 @@ describe('TotpService sign-in', () => {
     const right = codeForStep(secret, stepAt(env.clock.now()));
     const wrong = right === '000000' ? '000001' : '000000';
     for (let i = 1; i <= 5; i++) {
-      expect(await env.totp.verifyLogin({ challenge: c, code: wrong, cohortHash: null })).toMatchObject({ code: 'error.auth.invalid_code', data: { attempts_left: 5 - i } });
+      expect(await env.totp.verifyLogin({ challenge: c, code: wrong, cohortHash: null })).toMatchObject({
+        code: 'error.auth.invalid_code',
+        data: { attempts_left: 5 - i },
+      });
     }
-    expect(await env.totp.verifyLogin({ challenge: c, code: right, cohortHash: null })).toMatchObject({ ok: false, code: 'error.auth.challenge_exhausted' });
-    expect(await env.totp.verifyLogin({ challenge: c, code: right, cohortHash: null })).toMatchObject({ ok: false, code: 'error.auth.challenge_exhausted' });
+    expect(await env.totp.verifyLogin({ challenge: c, code: right, cohortHash: null })).toMatchObject({
+      ok: false,
+      code: 'error.auth.challenge_exhausted',
+    });
+    expect(await env.totp.verifyLogin({ challenge: c, code: right, cohortHash: null })).toMatchObject({
+      ok: false,
+      code: 'error.auth.challenge_exhausted',
+    });
     // The exhausted challenge did not burn the step: a fresh challenge still takes the code.
-    expect((await env.totp.verifyLogin({ challenge: await challenge(env), code: right, cohortHash: null })).ok).toBe(true);
+    expect((await env.totp.verifyLogin({ challenge: await challenge(env), code: right, cohortHash: null })).ok).toBe(
+      true,
+    );
   });
 
   it('challenges expire after five minutes; unknown and malformed ones are invalid', async () => {
@@ -201,9 +255,15 @@ describe('TotpService sign-in', () => {
     const c = await challenge(env);
     env.clock.advance(300_000);
     const code = codeForStep(secret, stepAt(env.clock.now()));
-    expect(await env.totp.verifyLogin({ challenge: c, code, cohortHash: null })).toMatchObject({ code: 'error.auth.challenge_invalid' });
-    expect(await env.totp.verifyLogin({ challenge: toBase64url(new Uint8Array(32)), code, cohortHash: null })).toMatchObject({ code: 'error.auth.challenge_invalid' });
-    expect(await env.totp.verifyLogin({ challenge: 'not a challenge', code, cohortHash: null })).toMatchObject({ code: 'error.auth.challenge_invalid' });
+    expect(await env.totp.verifyLogin({ challenge: c, code, cohortHash: null })).toMatchObject({
+      code: 'error.auth.challenge_invalid',
+    });
+    expect(
+      await env.totp.verifyLogin({ challenge: toBase64url(new Uint8Array(32)), code, cohortHash: null }),
+    ).toMatchObject({ code: 'error.auth.challenge_invalid' });
+    expect(await env.totp.verifyLogin({ challenge: 'not a challenge', code, cohortHash: null })).toMatchObject({
+      code: 'error.auth.challenge_invalid',
+    });
   });
 
   it('a factor disabled after the password step invalidates the challenge', async () => {
@@ -213,7 +273,11 @@ describe('TotpService sign-in', () => {
     env.clock.advance(30_000);
     expect((await env.totp.disable(env.principal, codeForStep(secret, stepAt(env.clock.now())))).ok).toBe(true);
     env.clock.advance(30_000);
-    const r = await env.totp.verifyLogin({ challenge: c, code: codeForStep(secret, stepAt(env.clock.now())), cohortHash: null });
+    const r = await env.totp.verifyLogin({
+      challenge: c,
+      code: codeForStep(secret, stepAt(env.clock.now())),
+      cohortHash: null,
+    });
     expect(r).toMatchObject({ ok: false, code: 'error.auth.challenge_invalid' });
     expect(await env.login()).toMatchObject({ ok: true, value: { kind: 'session' } });
   });
@@ -224,7 +288,11 @@ describe('TotpService sign-in', () => {
     const c = await challenge(env);
     await env.store.setLocked(env.principal.accountId, env.clock.now());
     env.clock.advance(30_000);
-    const r = await env.totp.verifyLogin({ challenge: c, code: codeForStep(secret, stepAt(env.clock.now())), cohortHash: null });
+    const r = await env.totp.verifyLogin({
+      challenge: c,
+      code: codeForStep(secret, stepAt(env.clock.now())),
+      cohortHash: null,
+    });
     expect(r).toMatchObject({ ok: false, code: 'error.auth.account_locked' });
   });
 });
@@ -273,7 +341,9 @@ describe('TotpService fails closed', () => {
       secretKey: new Uint8Array(32).fill(9),
       issuer: 'Strongroom',
     });
-    await expect(other.verifyLogin({ challenge: c, code: '123456', cohortHash: null })).rejects.toMatchObject(unavailable);
+    await expect(other.verifyLogin({ challenge: c, code: '123456', cohortHash: null })).rejects.toMatchObject(
+      unavailable,
+    );
   });
 });
 
@@ -289,7 +359,11 @@ describe('a credential change committing while a sign-in opens its session', () 
       await env.store.closeAllSessions(session.accountId, env.clock.now());
       return open(session, stamp);
     };
-    const r = await env.totp.verifyLogin({ challenge: c, code: codeForStep(secret, stepAt(env.clock.now())), cohortHash: null });
+    const r = await env.totp.verifyLogin({
+      challenge: c,
+      code: codeForStep(secret, stepAt(env.clock.now())),
+      cohortHash: null,
+    });
     expect(r).toMatchObject({ ok: false, code: 'error.auth.challenge_invalid' });
     expect(await openSessions(env)).toEqual([]);
   });
@@ -299,7 +373,10 @@ describe('a credential change committing while a sign-in opens its session', () 
     const open = env.store.openSession.bind(env.store);
     env.store.openSession = async (session, stamp) => {
       env.store.openSession = open;
-      const changed = await env.core.accounts.changePassword(env.principal, { currentPassword: PASSWORD, newPassword: 'another long password' });
+      const changed = await env.core.accounts.changePassword(env.principal, {
+        currentPassword: PASSWORD,
+        newPassword: 'another long password',
+      });
       if (!changed.ok) throw new Error(changed.code);
       return open(session, stamp);
     };

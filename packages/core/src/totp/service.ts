@@ -86,7 +86,16 @@ export class TotpService implements LoginGate {
   /** Issues a fresh secret: None or Pending -> Pending. Over a confirmed factor it is refused. */
   async enroll(
     principal: Principal,
-  ): Promise<Result<TotpEnrollment, 'error.auth.totp_already_enrolled' | 'error.auth.session_invalid' | 'error.auth.no_local_password' | 'error.auth.reauthentication_required' | 'error.sponsored.no_identity'>> {
+  ): Promise<
+    Result<
+      TotpEnrollment,
+      | 'error.auth.totp_already_enrolled'
+      | 'error.auth.session_invalid'
+      | 'error.auth.no_local_password'
+      | 'error.auth.reauthentication_required'
+      | 'error.sponsored.no_identity'
+    >
+  > {
     // A sponsored account has no sign-in of its own to guard: acting as one, nothing is read.
     const own = decideOwnIdentity(principal);
     if (!own.ok) return own;
@@ -97,16 +106,20 @@ export class TotpService implements LoginGate {
     const secret = this.#d.random.bytes(TOTP_SECRET_BYTES);
     const next = transition(state, { kind: 'enroll', secret }, now);
     if (!next.ok) return refuse('error.auth.totp_already_enrolled', next.detail);
-    const account = await guard(UNAVAILABLE, 'reading the account', () => this.#d.accounts.findAccountById(principal.accountId));
+    const account = await guard(UNAVAILABLE, 'reading the account', () =>
+      this.#d.accounts.findAccountById(principal.accountId),
+    );
     if (account === null) return refuse('error.auth.session_invalid', 'The account no longer exists.');
     // A local second factor guards a local password; an OpenID-only account's provider owns its factors.
-    if (account.passwordHash === null) return refuse('error.auth.no_local_password', 'This account signs in through its OpenID provider only.');
+    if (account.passwordHash === null)
+      return refuse('error.auth.no_local_password', 'This account signs in through its OpenID provider only.');
     const sealedSecret = await this.#box.seal(secret, principal.accountId);
     const saved = await guard(UNAVAILABLE, 'saving the enrollment', () =>
       this.#d.store.savePendingTotp({ accountId: principal.accountId, sealedSecret, at: now }),
     );
     // Confirmed by a concurrent request between our read and our write.
-    if (!saved) return refuse('error.auth.totp_already_enrolled', 'A second factor is already confirmed; disable it first.');
+    if (!saved)
+      return refuse('error.auth.totp_already_enrolled', 'A second factor is already confirmed; disable it first.');
     const totp = new TOTP({
       issuer: this.#d.issuer,
       label: account.address ?? account.id,
@@ -165,7 +178,15 @@ export class TotpService implements LoginGate {
     principal: Principal,
     code: string,
   ): Promise<
-    Result<void, 'error.request.invalid' | 'error.auth.invalid_code' | 'error.auth.totp_not_enrolled' | 'error.auth.reauthentication_required' | 'error.auth.throttled' | 'error.sponsored.no_identity'>
+    Result<
+      void,
+      | 'error.request.invalid'
+      | 'error.auth.invalid_code'
+      | 'error.auth.totp_not_enrolled'
+      | 'error.auth.reauthentication_required'
+      | 'error.auth.throttled'
+      | 'error.sponsored.no_identity'
+    >
   > {
     const own = decideOwnIdentity(principal);
     if (!own.ok) return own;
@@ -180,8 +201,11 @@ export class TotpService implements LoginGate {
       if (held !== null) return held;
     }
     const next = transition(state, event, now);
-    if (!next.ok) return refuse(next.code === 'error.auth.invalid_code' ? next.code : 'error.auth.totp_not_enrolled', next.detail);
-    const removed = await guard(UNAVAILABLE, 'removing the factor', () => this.#d.store.removeTotp(principal.accountId, next.value.usedStep!, now));
+    if (!next.ok)
+      return refuse(next.code === 'error.auth.invalid_code' ? next.code : 'error.auth.totp_not_enrolled', next.detail);
+    const removed = await guard(UNAVAILABLE, 'removing the factor', () =>
+      this.#d.store.removeTotp(principal.accountId, next.value.usedStep!, now),
+    );
     if (!removed) return refuse('error.auth.invalid_code', WRONG_CODE);
     await this.#refund(principal.accountId, now);
     return ok(undefined);
@@ -190,21 +214,39 @@ export class TotpService implements LoginGate {
   /** The login gate: a confirmed factor turns a correct password into a challenge, opening nothing. */
   async afterPassword(
     account: AccountRecord,
-  ): Promise<{ kind: 'open' } | { kind: 'challenge'; challenge: string; expiresIn: number; accountId: string } | { kind: 'throttled'; retryAfterS: number }> {
+  ): Promise<
+    | { kind: 'open' }
+    | { kind: 'challenge'; challenge: string; expiresIn: number; accountId: string }
+    | { kind: 'throttled'; retryAfterS: number }
+  > {
     const now = this.#d.clock.now();
-    const record = await guard(UNAVAILABLE, 'reading the second factor', () => this.#d.store.findTotpEnrollment(account.id));
+    const record = await guard(UNAVAILABLE, 'reading the second factor', () =>
+      this.#d.store.findTotpEnrollment(account.id),
+    );
     if (!requiresChallenge({ phase: record?.state ?? 'none' })) return { kind: 'open' };
     const held = await this.#held(account.id, now);
     if (held !== null) return { kind: 'throttled', retryAfterS: held };
     const bytes = this.#d.random.bytes(CHALLENGE_BYTES);
     await guard(UNAVAILABLE, 'creating the challenge', () =>
-      this.#d.store.createTotpChallenge({ idHash: sha256Hex(bytes), accountId: account.id, expiresAt: now + CHALLENGE_TTL_MS, attempts: 0 }),
+      this.#d.store.createTotpChallenge({
+        idHash: sha256Hex(bytes),
+        accountId: account.id,
+        expiresAt: now + CHALLENGE_TTL_MS,
+        attempts: 0,
+      }),
     );
     // Housekeeping only: a failure here costs a few stale rows, never the sign-in.
     await this.#d.store
       .purgeTotpChallenges(now)
-      .catch((cause: unknown) => this.#d.logger.warn('totp.purge_failed', { error: String((cause as Error)?.message ?? cause) }));
-    return { kind: 'challenge', challenge: toBase64url(bytes), expiresIn: CHALLENGE_TTL_MS / 1000, accountId: account.id };
+      .catch((cause: unknown) =>
+        this.#d.logger.warn('totp.purge_failed', { error: String((cause as Error)?.message ?? cause) }),
+      );
+    return {
+      kind: 'challenge',
+      challenge: toBase64url(bytes),
+      expiresIn: CHALLENGE_TTL_MS / 1000,
+      accountId: account.id,
+    };
   }
 
   /** Seconds the account is still held by the wrong-code throttle at `now`, or null when it is not. */
@@ -225,8 +267,12 @@ export class TotpService implements LoginGate {
   async #claim(accountId: string, now: number): Promise<Result<never, 'error.auth.throttled'> | null> {
     const throttle = this.#d.throttle;
     if (throttle === undefined) return null;
-    const admission: CodeCheckAdmission = await guard(UNAVAILABLE, 'counting the code check', () => throttle.claimTotpCodeCheck(accountId, now));
-    return admission.admitted ? null : refuse('error.auth.throttled', THROTTLED, { retry_after_s: admission.retryAfterS });
+    const admission: CodeCheckAdmission = await guard(UNAVAILABLE, 'counting the code check', () =>
+      throttle.claimTotpCodeCheck(accountId, now),
+    );
+    return admission.admitted
+      ? null
+      : refuse('error.auth.throttled', THROTTLED, { retry_after_s: admission.retryAfterS });
   }
 
   /**
@@ -236,7 +282,9 @@ export class TotpService implements LoginGate {
   async #refund(accountId: string, at: number): Promise<void> {
     await this.#d.throttle
       ?.refundTotpCodeCheck(accountId, at)
-      .catch((cause: unknown) => this.#d.logger.warn('totp.refund_failed', { error: String((cause as Error)?.message ?? cause) }));
+      .catch((cause: unknown) =>
+        this.#d.logger.warn('totp.refund_failed', { error: String((cause as Error)?.message ?? cause) }),
+      );
   }
 
   /**
@@ -261,10 +309,13 @@ export class TotpService implements LoginGate {
   > {
     if (!isWellFormedCode(input.code)) return refuse('error.request.invalid', MALFORMED_CODE);
     const bytes = fromBase64url(input.challenge);
-    if (bytes === null || bytes.length !== CHALLENGE_BYTES) return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
+    if (bytes === null || bytes.length !== CHALLENGE_BYTES)
+      return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
     const idHash = sha256Hex(bytes);
     const now = this.#d.clock.now();
-    const counted = await guard(UNAVAILABLE, 'counting the attempt', () => this.#d.store.countTotpChallengeAttempt(idHash));
+    const counted = await guard(UNAVAILABLE, 'counting the attempt', () =>
+      this.#d.store.countTotpChallengeAttempt(idHash),
+    );
     const challenge = judgeChallenge(counted, now);
     if (!challenge.ok) return challenge;
     const { accountId } = challenge.value;
@@ -286,13 +337,18 @@ export class TotpService implements LoginGate {
     if (held !== null) return held;
     const next = transition(state, event, now);
     if (!next.ok) return this.#wrongCode(challenge.value.attempts);
-    const advanced = await guard(UNAVAILABLE, 'advancing the used step', () => this.#d.store.advanceTotpStep(accountId, next.value.usedStep!, now));
+    const advanced = await guard(UNAVAILABLE, 'advancing the used step', () =>
+      this.#d.store.advanceTotpStep(accountId, next.value.usedStep!, now),
+    );
     if (!advanced) return this.#wrongCode(challenge.value.attempts);
     await this.#refund(accountId, now);
-    const consumed = await guard(UNAVAILABLE, 'consuming the challenge', () => this.#d.store.consumeTotpChallenge(idHash));
+    const consumed = await guard(UNAVAILABLE, 'consuming the challenge', () =>
+      this.#d.store.consumeTotpChallenge(idHash),
+    );
     if (!consumed) return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
     const account = await guard(UNAVAILABLE, 'reading the account', () => this.#d.accounts.findAccountById(accountId));
-    if (account === null || !outlivesCredentialChange(challengeOpenedAt(challenge.value), account)) return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
+    if (account === null || !outlivesCredentialChange(challengeOpenedAt(challenge.value), account))
+      return refuse('error.auth.challenge_invalid', CHALLENGE_INVALID);
     // An operator may lock the account between the password and the code.
     if (account.lockedAt !== null) return refuse('error.auth.account_locked', 'This account is locked.');
     const pair = await this.#d.sessions.open(account, { cohortHash: input.cohortHash });
@@ -303,12 +359,16 @@ export class TotpService implements LoginGate {
 
   /** Whether the account has a confirmed factor (for the profile or the client's settings). */
   async status(principal: Principal): Promise<TotpState['phase']> {
-    const record = await guard(UNAVAILABLE, 'reading the second factor', () => this.#d.store.findTotpEnrollment(principal.accountId));
+    const record = await guard(UNAVAILABLE, 'reading the second factor', () =>
+      this.#d.store.findTotpEnrollment(principal.accountId),
+    );
     return record?.state ?? 'none';
   }
 
   async #outlivesCredentialChange(challenge: TotpChallengeRecord): Promise<boolean> {
-    const account = await guard(UNAVAILABLE, 'reading the account', () => this.#d.accounts.findAccountById(challenge.accountId));
+    const account = await guard(UNAVAILABLE, 'reading the account', () =>
+      this.#d.accounts.findAccountById(challenge.accountId),
+    );
     return outlivesCredentialChange(challengeOpenedAt(challenge), account);
   }
 
@@ -320,11 +380,16 @@ export class TotpService implements LoginGate {
 
   /** Reads and unseals the enrollment. Unreadable or undecryptable: fail closed. */
   async #load(accountId: string): Promise<{ state: TotpState; record: TotpEnrollmentRecord | null }> {
-    const record = await guard(UNAVAILABLE, 'reading the second factor', () => this.#d.store.findTotpEnrollment(accountId));
+    const record = await guard(UNAVAILABLE, 'reading the second factor', () =>
+      this.#d.store.findTotpEnrollment(accountId),
+    );
     if (record === null) return { state: { phase: 'none' }, record };
     const secret = await this.#box.open(record.sealedSecret, accountId);
     if (secret === null) {
-      throw new CoreError(UNAVAILABLE, 'the stored TOTP secret does not open under the server key (was SVC_SECRET_KEY changed?)');
+      throw new CoreError(
+        UNAVAILABLE,
+        'the stored TOTP secret does not open under the server key (was SVC_SECRET_KEY changed?)',
+      );
     }
     const state: TotpState =
       record.state === 'pending'

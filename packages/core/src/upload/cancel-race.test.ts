@@ -10,7 +10,14 @@ import { SeededRandom } from '../testing/seeded-random.js';
 import { UploadService } from './service.js';
 
 const ALICE = '0190c000-0000-7000-8000-00000000000a';
-const POLICY: QuotaPolicy = { defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
+const POLICY: QuotaPolicy = {
+  defaults: { soft: null, hard: 1_000_000 },
+  graceMs: 1000,
+  federatedShare: 0.25,
+  maxOpenUploads: 1000,
+  followUpMs: 900_000,
+  followUpOverdraft: 16_777_216,
+};
 
 /** A store whose commit waits, once armed, until the test lets it finish. */
 class HeldCommitStore extends MemoryBlobStore {
@@ -34,12 +41,37 @@ function world(seed: number) {
   const random = new SeededRandom(seed);
   const blobs = new HeldCommitStore();
   const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
-  const service = () => new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
+  const service = () =>
+    new UploadService({
+      sessions: ports.quota,
+      assets: ports.quota,
+      blobs,
+      quota,
+      writeGuard: admitAllWrites,
+      clock,
+      random,
+      ttlMs: 60_000,
+      dropTtlMs: 60_000,
+      federationPeers: [],
+    });
   /** An original of Alice's with `data` received, waiting for its finalize: its id. */
   const received = async (uploads: UploadService, data: Uint8Array): Promise<string> => {
-    const u = await uploads.create({ accountId: ALICE }, { declaredSize: data.length, kind: 'original', contentHash: null, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: '2026-06-01' });
+    const u = await uploads.create(
+      { accountId: ALICE },
+      {
+        declaredSize: data.length,
+        kind: 'original',
+        contentHash: null,
+        albumId: null,
+        intentId: null,
+        deviceId: 'phone',
+        protocolVersion: '2026-06-01',
+      },
+    );
     if (!u.ok) throw new Error(u.code);
-    expect((await uploads.put({ accountId: ALICE }, u.value.uploadId, once(data), { protocolVersion: '2026-06-01' })).ok).toBe(true);
+    expect(
+      (await uploads.put({ accountId: ALICE }, u.value.uploadId, once(data), { protocolVersion: '2026-06-01' })).ok,
+    ).toBe(true);
     return u.value.uploadId;
   };
   return { clock, blobs, quota, service, received };
@@ -53,7 +85,11 @@ describe('a cancel that arrives while a finalize of the same session runs (one p
     const id = await received(uploads, data);
 
     blobs.armed = true;
-    const finalizing = uploads.finalize({ accountId: ALICE }, id, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null });
+    const finalizing = uploads.finalize({ accountId: ALICE }, id, {
+      protocolVersion: '2026-06-01',
+      contentHash: sha256Hex(data),
+      manifest: null,
+    });
     for (let i = 0; i < 100 && blobs.release === null; i++) await new Promise((r) => setImmediate(r));
     expect(blobs.blobs.has(sha256Hex(data))).toBe(true); // committed, not yet in the ledger
     const cancelling = uploads.cancel({ accountId: ALICE }, id);
@@ -71,7 +107,7 @@ describe('a cancel that arrives while a finalize of the same session runs (one p
 });
 
 describe('sweepStaging: staged bytes no session in flight holds go at the sweep', () => {
-  it('discards a lapsed session\'s bytes (expired on any path), a cancelled one\'s sent afterwards, and keeps open ones and whole-blob writes', async () => {
+  it("discards a lapsed session's bytes (expired on any path), a cancelled one's sent afterwards, and keeps open ones and whole-blob writes", async () => {
     const { clock, blobs, quota, service, received } = world(4);
     const uploads = service();
     const open = () => received(uploads, new Uint8Array(8).fill(1));

@@ -2,9 +2,21 @@ import { ok, refuse, type Result } from '../errors.js';
 import type { AssetState } from '../ports/asset-catalog.js';
 import type { QuotaAccountRecord } from '../ports/quota-ledger.js';
 import type { LinkRecord } from '../ports/link-store.js';
-import type { BlobKind, CompleteUpload, NewUpload, OpenRefusal, UploadSessionRecord } from '../ports/upload-sessions.js';
+import type {
+  BlobKind,
+  CompleteUpload,
+  NewUpload,
+  OpenRefusal,
+  UploadSessionRecord,
+} from '../ports/upload-sessions.js';
 import { decideDropReservation } from '../links/rules.js';
-import { emptyLedgerRecord, ledgerRecordWith, payerIdOf, settledHardSince, settledLedgerFacts } from '../quota/ledger-rules.js';
+import {
+  emptyLedgerRecord,
+  ledgerRecordWith,
+  payerIdOf,
+  settledHardSince,
+  settledLedgerFacts,
+} from '../quota/ledger-rules.js';
 import { federatedBudget } from '../peer-blob-cache/budget.js';
 import { admitWrite, nextHardSince, quotaStatus, type QuotaPolicy } from '../quota/machine.js';
 import { isInFlight } from './machine.js';
@@ -69,23 +81,37 @@ export function openSessionCap(request: NewUpload, policy: QuotaPolicy): number 
  * is written. The answer never depends on whether `contentHash` is stored (by anyone): the declared
  * size is always reserved, and a merge is decided at finalize, once the bytes hash to it.
  */
-export function decideOpen(facts: OpenFacts, request: NewUpload, policy: QuotaPolicy, now: number): Result<OpenPlan, OpenRefusal> {
+export function decideOpen(
+  facts: OpenFacts,
+  request: NewUpload,
+  policy: QuotaPolicy,
+  now: number,
+): Result<OpenPlan, OpenRefusal> {
   if (request.dropLinkIdHash !== null) {
     const link = facts.link !== null && facts.link.idHash === request.dropLinkIdHash ? facts.link : null;
     if (decideDropReservation(link, 0, now) === 'closed') return refuse('error.not_found', 'No such upload link.');
   }
   const cap = openSessionCap(request, policy);
   if (facts.openSessions >= cap) {
-    return refuse('error.request.too_many', `At most ${cap} upload sessions may be open at once; finish or cancel some first.`, {
-      max_open_uploads: cap,
-      retry_after_s: OPEN_UPLOADS_RETRY_AFTER_S,
-    });
+    return refuse(
+      'error.request.too_many',
+      `At most ${cap} upload sessions may be open at once; finish or cancel some first.`,
+      {
+        max_open_uploads: cap,
+        retry_after_s: OPEN_UPLOADS_RETRY_AFTER_S,
+      },
+    );
   }
   const payerId = payerIdOf(facts.uploader);
   const lf = settledLedgerFacts(facts.payer, policy, now);
   const verdict = admitWrite(
     quotaStatus(lf, now, policy.graceMs),
-    { kind: 'upload', delta: request.declaredSize, uploadKind: request.kind, trashActivityAt: facts.uploader.trashActivityAt },
+    {
+      kind: 'upload',
+      delta: request.declaredSize,
+      uploadKind: request.kind,
+      trashActivityAt: facts.uploader.trashActivityAt,
+    },
     policy,
     now,
   );
@@ -93,17 +119,24 @@ export function decideOpen(facts: OpenFacts, request: NewUpload, policy: QuotaPo
   if (request.kind === 'federated') {
     const budget = federatedBudget(lf.limits, policy);
     if (budget !== null && facts.fromPeer + request.declaredSize > budget) {
-      return refuse('error.quota.federated_budget', 'This blob would pass the federated cache budget for its source peer.', {
-        source_peer: request.sourcePeer,
-        budget,
-        spent: facts.fromPeer,
-      });
+      return refuse(
+        'error.quota.federated_budget',
+        'This blob would pass the federated cache budget for its source peer.',
+        {
+          source_peer: request.sourcePeer,
+          budget,
+          spent: facts.fromPeer,
+        },
+      );
     }
   }
   let linkAccepts = 0;
   if (request.dropLinkIdHash !== null) {
     if (decideDropReservation(facts.link, request.declaredSize, now) === 'over_max') {
-      return refuse('error.quota.exceeded', "This drop would pass the upload link's max_bytes.", { max_bytes: facts.link!.maxBytes, declared_size: request.declaredSize });
+      return refuse('error.quota.exceeded', "This drop would pass the upload link's max_bytes.", {
+        max_bytes: facts.link!.maxBytes,
+        declared_size: request.declaredSize,
+      });
     }
     linkAccepts = request.declaredSize;
   }
@@ -111,7 +144,10 @@ export function decideOpen(facts: OpenFacts, request: NewUpload, policy: QuotaPo
   return ok({
     session: newSession(request, payerId),
     reserve,
-    hardSince: nextHardSince({ charged: lf.charged, reserved: lf.reserved + reserve, hardSince: lf.hardSince, limits: lf.limits }, now),
+    hardSince: nextHardSince(
+      { charged: lf.charged, reserved: lf.reserved + reserve, hardSince: lf.hardSince, limits: lf.limits },
+      now,
+    ),
     linkAccepts,
   });
 }
@@ -160,7 +196,10 @@ export interface GroupOpenPlan {
    * Per payer that opened anything: bytes to add to its reservations, sessions to add to its open
    * ones (a store keeping a count of them), and its new `hard_since`.
    */
-  readonly payers: ReadonlyMap<string, { readonly reserve: number; readonly opened: number; readonly hardSince: number | null }>;
+  readonly payers: ReadonlyMap<
+    string,
+    { readonly reserve: number; readonly opened: number; readonly hardSince: number | null }
+  >;
   /** Per link (by `idHash`) that accepted a drop: bytes to add to its accepted bytes. */
   readonly links: ReadonlyMap<string, number>;
 }
@@ -171,7 +210,11 @@ export interface GroupOpenPlan {
  * bytes the earlier ones added. Lets a store read all the facts of a group once and write all the
  * plans once with exactly the outcomes one-at-a-time openings in this order would have had.
  */
-export function decideOpenGroup(facts: GroupOpenFacts, requests: readonly { readonly request: NewUpload; readonly now: number }[], policy: QuotaPolicy): GroupOpenPlan {
+export function decideOpenGroup(
+  facts: GroupOpenFacts,
+  requests: readonly { readonly request: NewUpload; readonly now: number }[],
+  policy: QuotaPolicy,
+): GroupOpenPlan {
   const rows = new Map(facts.accounts);
   const open = new Map(facts.openSessions);
   const peers = new Map(facts.fromPeer);
@@ -184,7 +227,18 @@ export function decideOpenGroup(facts: GroupOpenFacts, requests: readonly { read
     const payer = row(payerIdOf(uploader));
     const key = request.sourcePeer === null ? null : peerKey(payer.accountId, request.sourcePeer);
     const link = request.dropLinkIdHash === null ? null : (links.get(request.dropLinkIdHash) ?? null);
-    const plan = decideOpen({ uploader, payer, openSessions: open.get(payer.accountId) ?? 0, fromPeer: key === null ? 0 : (peers.get(key) ?? 0), link }, request, policy, now);
+    const plan = decideOpen(
+      {
+        uploader,
+        payer,
+        openSessions: open.get(payer.accountId) ?? 0,
+        fromPeer: key === null ? 0 : (peers.get(key) ?? 0),
+        link,
+      },
+      request,
+      policy,
+      now,
+    );
     if (plan.ok) {
       const { reserve, hardSince, linkAccepts } = plan.value;
       rows.set(payer.accountId, ledgerRecordWith(payer, payer.reserved + reserve, hardSince));
@@ -195,7 +249,11 @@ export function decideOpenGroup(facts: GroupOpenFacts, requests: readonly { read
         accepted.set(link.idHash, (accepted.get(link.idHash) ?? 0) + linkAccepts);
       }
       const sum = payers.get(payer.accountId);
-      payers.set(payer.accountId, { reserve: (sum?.reserve ?? 0) + reserve, opened: (sum?.opened ?? 0) + 1, hardSince });
+      payers.set(payer.accountId, {
+        reserve: (sum?.reserve ?? 0) + reserve,
+        opened: (sum?.opened ?? 0) + 1,
+        hardSince,
+      });
     }
     return plan;
   });
@@ -220,9 +278,20 @@ export interface CompletionPlan {
   /** Bytes released from the payer's reservation. */
   readonly release: number;
   /** A new blob to index, charged to the payer; null when the hash is stored already (a merge). */
-  readonly newBlob: { readonly contentHash: string; readonly size: number; readonly chargedTo: string; readonly peer: string | null } | null;
+  readonly newBlob: {
+    readonly contentHash: string;
+    readonly size: number;
+    readonly chargedTo: string;
+    readonly peer: string | null;
+  } | null;
   /** The asset to create, or null to attach to `attachTo` (or, a federated fill, no asset at all). */
-  readonly createAsset: { readonly id: string; readonly ownerId: string; readonly uploaderId: string; readonly state: AssetState; readonly dropExpiresAt: number | null } | null;
+  readonly createAsset: {
+    readonly id: string;
+    readonly ownerId: string;
+    readonly uploaderId: string;
+    readonly state: AssetState;
+    readonly dropExpiresAt: number | null;
+  } | null;
   /** The asset the blob belongs to; null for a federated fill. */
   readonly assetId: string | null;
   /** The reference the asset gains (its size is the stored blob's); null for a federated fill. */
@@ -241,16 +310,35 @@ export type CompletionRefusal = 'not_open' | 'asset_missing';
  * released either way. Nothing is refused on quota grounds. A drop becomes a pending asset, a
  * federated fill a cache reference of the payer, anything else a live asset or a blob of one.
  */
-export function decideCompletion(facts: CompletionFacts, input: CompleteUpload, policy: QuotaPolicy, now: number): CompletionPlan | CompletionRefusal {
+export function decideCompletion(
+  facts: CompletionFacts,
+  input: CompleteUpload,
+  policy: QuotaPolicy,
+  now: number,
+): CompletionPlan | CompletionRefusal {
   const s = facts.session;
   if (s === null || !isInFlight(s, now)) return 'not_open';
-  if (input.asset !== null && 'attachTo' in input.asset && (facts.attachTarget === null || facts.attachTarget === 'pending_drop')) return 'asset_missing';
+  if (
+    input.asset !== null &&
+    'attachTo' in input.asset &&
+    (facts.attachTarget === null || facts.attachTarget === 'pending_drop')
+  )
+    return 'asset_missing';
   const release = s.declaredSize;
   const federated = s.kind === 'federated';
-  const newBlob = facts.storedBlobSize === null ? { contentHash: input.contentHash, size: input.size, chargedTo: s.payerId, peer: federated ? s.sourcePeer : null } : null;
+  const newBlob =
+    facts.storedBlobSize === null
+      ? {
+          contentHash: input.contentHash,
+          size: input.size,
+          chargedTo: s.payerId,
+          peer: federated ? s.sourcePeer : null,
+        }
+      : null;
   const outcome = newBlob !== null ? 'completed' : 'merged';
   const create = input.asset !== null && 'create' in input.asset ? input.asset.create : null;
-  const assetId = federated || input.asset === null ? null : create ? create.id : (input.asset as { attachTo: string }).attachTo;
+  const assetId =
+    federated || input.asset === null ? null : create ? create.id : (input.asset as { attachTo: string }).attachTo;
   const before = facts.payer ?? emptyLedgerRecord(s.payerId);
   const payer = { ...before, reserved: before.reserved - release, charged: before.charged + (newBlob?.size ?? 0) };
   return {
@@ -258,9 +346,20 @@ export function decideCompletion(facts: CompletionFacts, input: CompleteUpload, 
     session: { ...s, state: outcome === 'completed' ? 'Completed' : 'Merged', assetId },
     release,
     newBlob,
-    createAsset: federated ? null : create && { id: create.id, ownerId: create.ownerId, uploaderId: s.uploaderId, state: create.dropExpiresAt === null ? 'live' : 'pending_drop', dropExpiresAt: create.dropExpiresAt },
+    createAsset: federated
+      ? null
+      : create && {
+          id: create.id,
+          ownerId: create.ownerId,
+          uploaderId: s.uploaderId,
+          state: create.dropExpiresAt === null ? 'live' : 'pending_drop',
+          dropExpiresAt: create.dropExpiresAt,
+        },
     assetId,
-    reference: federated || assetId === null ? null : { kind: s.kind as BlobKind, contentHash: input.contentHash, size: facts.storedBlobSize ?? input.size },
+    reference:
+      federated || assetId === null
+        ? null
+        : { kind: s.kind as BlobKind, contentHash: input.contentHash, size: facts.storedBlobSize ?? input.size },
     federatedRef: federated ? { receiver: s.payerId, peer: s.sourcePeer!, contentHash: input.contentHash } : null,
     hardSince: settledHardSince(payer, policy, now),
   };

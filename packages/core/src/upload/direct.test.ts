@@ -11,17 +11,24 @@ import { DEFAULT_DIRECT_PUT_TTL_S, decideArrival, decideStored, directPutGrant }
 import { UploadService } from './service.js';
 
 const ALICE = '0190c000-0000-7000-8000-00000000000a';
-const POLICY: QuotaPolicy = { defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
+const POLICY: QuotaPolicy = {
+  defaults: { soft: null, hard: 1_000_000 },
+  graceMs: 1000,
+  federatedShare: 0.25,
+  maxOpenUploads: 1000,
+  followUpMs: 900_000,
+  followUpOverdraft: 16_777_216,
+};
 const HASH = 'a'.repeat(64);
 
 describe('directPutGrant', () => {
   const pending = { state: 'Pending' as const, expiresAt: 100_000, declaredSize: 42, contentHash: HASH };
-  it('exactly the declared size, the announced hash, and at most the session\'s remaining lifetime', () => {
+  it("exactly the declared size, the announced hash, and at most the session's remaining lifetime", () => {
     expect(directPutGrant(pending, 40_500)).toEqual({ size: 42, sha256: HASH, ttlS: 59 });
     expect(directPutGrant({ ...pending, contentHash: null }, 0)).toEqual({ size: 42, sha256: null, ttlS: 100 });
     expect(directPutGrant({ ...pending, expiresAt: 10 * 86_400_000 }, 0)?.ttlS).toBe(DEFAULT_DIRECT_PUT_TTL_S);
   });
-  it('a URL lives at most 900 s by default, at most the deployment\'s bound, and never past its session', () => {
+  it("a URL lives at most 900 s by default, at most the deployment's bound, and never past its session", () => {
     expect(DEFAULT_DIRECT_PUT_TTL_S).toBe(900);
     const long = { ...pending, expiresAt: 86_400_000 };
     expect(directPutGrant(long, 0)?.ttlS).toBe(900);
@@ -31,7 +38,8 @@ describe('directPutGrant', () => {
   it('nothing for a session no longer waiting for bytes, or with under a second left', () => {
     expect(directPutGrant(pending, 99_500)).toBeNull();
     expect(directPutGrant(pending, 100_000)).toBeNull();
-    for (const state of ['Uploading', 'WaitingForProcessing', 'Completed', 'Merged', 'Cancelled', 'Expired'] as const) expect(directPutGrant({ ...pending, state }, 0)).toBeNull();
+    for (const state of ['Uploading', 'WaitingForProcessing', 'Completed', 'Merged', 'Cancelled', 'Expired'] as const)
+      expect(directPutGrant({ ...pending, state }, 0)).toBeNull();
   });
 });
 
@@ -55,8 +63,14 @@ describe('decideArrival', () => {
     expect(decideArrival(s, 'nothing')).toMatchObject({ ok: false, code: 'error.conflict' });
     expect(decideArrival(s, 'too_large')).toMatchObject({ ok: false, code: 'error.upload.too_large' });
     expect(decideArrival(s, { size: 11, sha256: HASH })).toMatchObject({ ok: false, code: 'error.upload.too_large' });
-    expect(decideArrival({ ...s, contentHash: HASH }, { size: 3, sha256: 'b'.repeat(64) })).toMatchObject({ ok: false, code: 'error.conflict' });
-    expect(decideArrival(s, { size: 3, sha256: 'b'.repeat(64) }, HASH)).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(decideArrival({ ...s, contentHash: HASH }, { size: 3, sha256: 'b'.repeat(64) })).toMatchObject({
+      ok: false,
+      code: 'error.conflict',
+    });
+    expect(decideArrival(s, { size: 3, sha256: 'b'.repeat(64) }, HASH)).toMatchObject({
+      ok: false,
+      code: 'error.conflict',
+    });
   });
 });
 
@@ -66,9 +80,32 @@ async function setup() {
   const random = new SeededRandom(11);
   const blobs = new MemoryDirectBlobStore();
   const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
-  const uploads = new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [], directPutTtlS: 20 });
+  const uploads = new UploadService({
+    sessions: ports.quota,
+    assets: ports.quota,
+    blobs,
+    quota,
+    writeGuard: admitAllWrites,
+    clock,
+    random,
+    ttlMs: 60_000,
+    dropTtlMs: 60_000,
+    federationPeers: [],
+    directPutTtlS: 20,
+  });
   const open = async (declaredSize: number, contentHash: string | null) => {
-    const u = await uploads.create({ accountId: ALICE }, { declaredSize, kind: 'original', contentHash, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: '2026-06-01' });
+    const u = await uploads.create(
+      { accountId: ALICE },
+      {
+        declaredSize,
+        kind: 'original',
+        contentHash,
+        albumId: null,
+        intentId: null,
+        deviceId: 'phone',
+        protocolVersion: '2026-06-01',
+      },
+    );
     if (!u.ok) throw new Error(u.code);
     return u.value;
   };
@@ -77,30 +114,52 @@ async function setup() {
 }
 
 describe('UploadService with a store a client sends to directly', () => {
-  it('create answers a URL within core\'s grant; finalize checks what arrived, then charges it', async () => {
+  it("create answers a URL within core's grant; finalize checks what arrived, then charges it", async () => {
     const t = await setup();
     const data = new Uint8Array(20).fill(7);
     const u = await t.open(20, sha256Hex(data));
-    expect(u.directPut).toMatchObject({ url: `memory:staging/${u.uploadId}`, headers: { 'content-length': '20', 'x-checksum-sha256': sha256Hex(data) } });
+    expect(u.directPut).toMatchObject({
+      url: `memory:staging/${u.uploadId}`,
+      headers: { 'content-length': '20', 'x-checksum-sha256': sha256Hex(data) },
+    });
     // The deployment's bound (20 s here), well inside the session's 60 s.
     expect(u.directPut?.expiresAt).toBe(u.expiresAt - 40_000);
     expect(t.blobs.grants.get(u.uploadId)).toEqual({ size: 20, sha256: sha256Hex(data), ttlS: 20 });
     const before = await t.used();
     expect(t.blobs.send(u.uploadId, data)).toBe(true);
-    const done = await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null });
+    const done = await t.uploads.finalize({ accountId: ALICE }, u.uploadId, {
+      protocolVersion: '2026-06-01',
+      contentHash: sha256Hex(data),
+      manifest: null,
+    });
     expect(done).toMatchObject({ ok: true, value: { state: 'Completed' } });
     expect(t.blobs.blobs.get(sha256Hex(data))).toEqual(data);
     // The reservation (20) became a charge of the 20 bytes that arrived.
     expect(await t.used()).toBe(before);
     // Idempotent, like the proxied path.
-    expect(await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null })).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    expect(
+      await t.uploads.finalize({ accountId: ALICE }, u.uploadId, {
+        protocolVersion: '2026-06-01',
+        contentHash: sha256Hex(data),
+        manifest: null,
+      }),
+    ).toMatchObject({ ok: true, value: { state: 'Completed' } });
   });
 
   it('nothing arrived: 409, and the session still waits for bytes', async () => {
     const t = await setup();
     const u = await t.open(8, null);
-    expect(await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { protocolVersion: '2026-06-01', contentHash: HASH, manifest: null })).toMatchObject({ ok: false, code: 'error.conflict' });
-    expect(await t.uploads.get({ accountId: ALICE }, u.uploadId)).toMatchObject({ ok: true, value: { state: 'Pending' } });
+    expect(
+      await t.uploads.finalize({ accountId: ALICE }, u.uploadId, {
+        protocolVersion: '2026-06-01',
+        contentHash: HASH,
+        manifest: null,
+      }),
+    ).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(await t.uploads.get({ accountId: ALICE }, u.uploadId)).toMatchObject({
+      ok: true,
+      value: { state: 'Pending' },
+    });
   });
 
   it('bytes of another hash, or more than declared (a store that checks nothing): refused, nothing kept, nothing charged', async () => {
@@ -108,18 +167,40 @@ describe('UploadService with a store a client sends to directly', () => {
     const before = await t.used();
     const wrong = await t.open(8, null);
     t.blobs.send(wrong.uploadId, new Uint8Array(8).fill(1), false);
-    expect(await t.uploads.finalize({ accountId: ALICE }, wrong.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(new Uint8Array(8).fill(2)), manifest: null })).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(
+      await t.uploads.finalize({ accountId: ALICE }, wrong.uploadId, {
+        protocolVersion: '2026-06-01',
+        contentHash: sha256Hex(new Uint8Array(8).fill(2)),
+        manifest: null,
+      }),
+    ).toMatchObject({ ok: false, code: 'error.conflict' });
     const large = await t.open(8, null);
     t.blobs.send(large.uploadId, new Uint8Array(9), false);
-    expect(await t.uploads.finalize({ accountId: ALICE }, large.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(new Uint8Array(9)), manifest: null })).toMatchObject({ ok: false, code: 'error.upload.too_large' });
+    expect(
+      await t.uploads.finalize({ accountId: ALICE }, large.uploadId, {
+        protocolVersion: '2026-06-01',
+        contentHash: sha256Hex(new Uint8Array(9)),
+        manifest: null,
+      }),
+    ).toMatchObject({ ok: false, code: 'error.upload.too_large' });
     const announced = await t.open(8, sha256Hex(new Uint8Array(8).fill(3)));
     t.blobs.send(announced.uploadId, new Uint8Array(8).fill(4), false);
-    expect(await t.uploads.finalize({ accountId: ALICE }, announced.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(new Uint8Array(8).fill(3)), manifest: null })).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(
+      await t.uploads.finalize({ accountId: ALICE }, announced.uploadId, {
+        protocolVersion: '2026-06-01',
+        contentHash: sha256Hex(new Uint8Array(8).fill(3)),
+        manifest: null,
+      }),
+    ).toMatchObject({ ok: false, code: 'error.conflict' });
     expect(t.blobs.staged.size).toBe(0);
     expect(t.blobs.blobs.size).toBe(0);
     // Only the three reservations (8 each): no charge for any of those bytes.
     expect(await t.used()).toBe(before + 24);
-    for (const u of [wrong, large, announced]) expect(await t.uploads.get({ accountId: ALICE }, u.uploadId)).toMatchObject({ ok: true, value: { state: 'Pending' } });
+    for (const u of [wrong, large, announced])
+      expect(await t.uploads.get({ accountId: ALICE }, u.uploadId)).toMatchObject({
+        ok: true,
+        value: { state: 'Pending' },
+      });
   });
 
   it('the proxied PUT still works on such a store', async () => {
@@ -129,8 +210,16 @@ describe('UploadService with a store a client sends to directly', () => {
     async function* body() {
       yield data;
     }
-    expect((await t.uploads.put({ accountId: ALICE }, u.uploadId, body(), { protocolVersion: '2026-06-01' })).ok).toBe(true);
-    expect(await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null })).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    expect((await t.uploads.put({ accountId: ALICE }, u.uploadId, body(), { protocolVersion: '2026-06-01' })).ok).toBe(
+      true,
+    );
+    expect(
+      await t.uploads.finalize({ accountId: ALICE }, u.uploadId, {
+        protocolVersion: '2026-06-01',
+        contentHash: sha256Hex(data),
+        manifest: null,
+      }),
+    ).toMatchObject({ ok: true, value: { state: 'Completed' } });
   });
 
   it('a fresh URL while the session waits for bytes, within the bound and the session; none once it is over, and none for another account', async () => {
@@ -141,12 +230,21 @@ describe('UploadService with a store a client sends to directly', () => {
     // 10 s of the session are left: the URL lives no longer, whatever the bound.
     expect(renewed).toMatchObject({ ok: true, value: { url: `memory:staging/${u.uploadId}`, expiresAt: u.expiresAt } });
     expect(t.blobs.grants.get(u.uploadId)).toEqual({ size: 8, sha256: null, ttlS: 10 });
-    expect(await t.uploads.directPut({ accountId: '0190c000-0000-7000-8000-00000000000b' }, u.uploadId)).toMatchObject({ ok: false, code: 'error.not_found' });
+    expect(await t.uploads.directPut({ accountId: '0190c000-0000-7000-8000-00000000000b' }, u.uploadId)).toMatchObject({
+      ok: false,
+      code: 'error.not_found',
+    });
     expect((await t.uploads.cancel({ accountId: ALICE }, u.uploadId)).ok).toBe(true);
-    expect(await t.uploads.directPut({ accountId: ALICE }, u.uploadId)).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(await t.uploads.directPut({ accountId: ALICE }, u.uploadId)).toMatchObject({
+      ok: false,
+      code: 'error.conflict',
+    });
     const lapsed = await t.open(8, null);
     t.clock.advance(60_000);
-    expect(await t.uploads.directPut({ accountId: ALICE }, lapsed.uploadId)).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(await t.uploads.directPut({ accountId: ALICE }, lapsed.uploadId)).toMatchObject({
+      ok: false,
+      code: 'error.conflict',
+    });
   });
 
   it('a store that leaves other bytes at the address than it was told to commit: refused, nothing charged', async () => {
@@ -162,10 +260,17 @@ describe('UploadService with a store a client sends to directly', () => {
       return r;
     };
     const before = await t.used();
-    const done = await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null });
+    const done = await t.uploads.finalize({ accountId: ALICE }, u.uploadId, {
+      protocolVersion: '2026-06-01',
+      contentHash: sha256Hex(data),
+      manifest: null,
+    });
     expect(done).toMatchObject({ ok: false, code: 'error.conflict' });
     expect(await t.used()).toBe(before);
-    expect(await t.uploads.get({ accountId: ALICE }, u.uploadId)).toMatchObject({ ok: true, value: { state: 'WaitingForProcessing' } });
+    expect(await t.uploads.get({ accountId: ALICE }, u.uploadId)).toMatchObject({
+      ok: true,
+      value: { state: 'WaitingForProcessing' },
+    });
   });
 
   it('a blob a sweep moved aside between the copy and the read-back: committed again from staging, charged once, and at its address', async () => {
@@ -184,9 +289,14 @@ describe('UploadService with a store a client sends to directly', () => {
       return r;
     };
     const before = await t.used();
-    expect(await t.uploads.finalize({ accountId: ALICE }, u.uploadId, { protocolVersion: '2026-06-01', contentHash: sha256Hex(data), manifest: null })).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    expect(
+      await t.uploads.finalize({ accountId: ALICE }, u.uploadId, {
+        protocolVersion: '2026-06-01',
+        contentHash: sha256Hex(data),
+        manifest: null,
+      }),
+    ).toMatchObject({ ok: true, value: { state: 'Completed' } });
     expect(t.blobs.blobs.get(sha256Hex(data))).toEqual(data);
     expect(await t.used()).toBe(before);
   });
 });
-

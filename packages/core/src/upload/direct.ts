@@ -63,9 +63,15 @@ export function decideArrival(
 ): Result<StagedBlob, 'error.conflict' | 'error.upload.too_large'> {
   if (arrived === 'nothing') return refuse('error.conflict', 'No bytes have been received for this upload yet.');
   if (arrived === 'too_large' || arrived.size > session.declaredSize) {
-    return refuse('error.upload.too_large', `The upload declared ${session.declaredSize} bytes; more were sent and nothing was kept.`, { declared_size: session.declaredSize });
+    return refuse(
+      'error.upload.too_large',
+      `The upload declared ${session.declaredSize} bytes; more were sent and nothing was kept.`,
+      { declared_size: session.declaredSize },
+    );
   }
-  if (session.contentHash !== null && arrived.sha256 !== session.contentHash) return refuse('error.conflict', 'The bytes do not hash to the content_hash announced at creation.');
-  if (claimed !== null && arrived.sha256 !== claimed) return refuse('error.conflict', 'The bytes that arrived do not hash to content_hash; nothing was kept.');
+  if (session.contentHash !== null && arrived.sha256 !== session.contentHash)
+    return refuse('error.conflict', 'The bytes do not hash to the content_hash announced at creation.');
+  if (claimed !== null && arrived.sha256 !== claimed)
+    return refuse('error.conflict', 'The bytes that arrived do not hash to content_hash; nothing was kept.');
   return ok(arrived);
 }

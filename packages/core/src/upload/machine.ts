@@ -61,8 +61,10 @@ export function decideFinalize(
   if (state !== 'WaitingForProcessing' || session.receivedHash === null || session.receivedSize === null) {
     return refuse('error.conflict', 'No bytes have been received for this upload yet.', { state });
   }
-  if (session.contentHash !== null && session.contentHash !== contentHash) return refuse('error.conflict', 'The content hash differs from the one announced at creation.', { state });
-  if (session.receivedHash !== contentHash) return refuse('error.conflict', 'The content hash does not match the bytes received.', { state });
+  if (session.contentHash !== null && session.contentHash !== contentHash)
+    return refuse('error.conflict', 'The content hash differs from the one announced at creation.', { state });
+  if (session.receivedHash !== contentHash)
+    return refuse('error.conflict', 'The content hash does not match the bytes received.', { state });
   return ok({ size: session.receivedSize, done: false });
 }
 

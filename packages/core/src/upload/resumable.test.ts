@@ -12,7 +12,14 @@ import { UploadService } from './service.js';
 
 const ALICE = { accountId: '0190c000-0000-7000-8000-00000000000a' };
 const V = '2026-06-01';
-const POLICY: QuotaPolicy = { defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000, federatedShare: 0.25, maxOpenUploads: 1000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
+const POLICY: QuotaPolicy = {
+  defaults: { soft: null, hard: 1_000_000 },
+  graceMs: 1000,
+  federatedShare: 0.25,
+  maxOpenUploads: 1000,
+  followUpMs: 900_000,
+  followUpOverdraft: 16_777_216,
+};
 
 async function* once(bytes: Uint8Array) {
   yield bytes;
@@ -36,14 +43,41 @@ function world() {
   const random = new SeededRandom(7);
   const blobs = new FailingOnce();
   const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
-  const uploads = new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [] });
-  const resumable = new ResumableUploads({ sessions: ports.quota, segments: ports.segments, blobs, writeGuard: admitAllWrites, clock, random });
+  const uploads = new UploadService({
+    sessions: ports.quota,
+    assets: ports.quota,
+    blobs,
+    quota,
+    writeGuard: admitAllWrites,
+    clock,
+    random,
+    ttlMs: 60_000,
+    dropTtlMs: 60_000,
+    federationPeers: [],
+  });
+  const resumable = new ResumableUploads({
+    sessions: ports.quota,
+    segments: ports.segments,
+    blobs,
+    writeGuard: admitAllWrites,
+    clock,
+    random,
+  });
   const open = async (size: number, contentHash: string | null = null) => {
-    const u = await uploads.create(ALICE, { declaredSize: size, kind: 'original', contentHash, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: V });
+    const u = await uploads.create(ALICE, {
+      declaredSize: size,
+      kind: 'original',
+      contentHash,
+      albumId: null,
+      intentId: null,
+      deviceId: 'phone',
+      protocolVersion: V,
+    });
     if (!u.ok) throw new Error(u.code);
     return u.value.uploadId;
   };
-  const append = (id: string, offset: number, bytes: Uint8Array) => resumable.append(ALICE, id, { offset, body: once(bytes), sha256: null, protocolVersion: V });
+  const append = (id: string, offset: number, bytes: Uint8Array) =>
+    resumable.append(ALICE, id, { offset, body: once(bytes), sha256: null, protocolVersion: V });
   const runs = (id: string) => [...blobs.staged.keys()].filter((k) => segmentOwner(k) === id);
   return { clock, blobs, uploads, resumable, open, append, runs, ports };
 }
@@ -51,8 +85,18 @@ function world() {
 describe('the offset of a resumable upload', () => {
   it('is the contiguous end of its runs from 0, whatever order they are listed in', () => {
     expect(uploadOffset([])).toBe(0);
-    expect(uploadOffset([{ start: 5, length: 5 }, { start: 0, length: 5 }])).toBe(10);
-    expect(uploadOffset([{ start: 0, length: 5 }, { start: 6, length: 5 }])).toBe(5);
+    expect(
+      uploadOffset([
+        { start: 5, length: 5 },
+        { start: 0, length: 5 },
+      ]),
+    ).toBe(10);
+    expect(
+      uploadOffset([
+        { start: 0, length: 5 },
+        { start: 6, length: 5 },
+      ]),
+    ).toBe(5);
   });
 
   it('names the session a run belongs to by its staging id, and nothing else', () => {
@@ -64,7 +108,7 @@ describe('the offset of a resumable upload', () => {
 });
 
 describe('the runs a resumable upload stages', () => {
-  it('become the session\'s bytes at the declared size, and their own copies go', async () => {
+  it("become the session's bytes at the declared size, and their own copies go", async () => {
     const w = world();
     const data = new Uint8Array(10).map((_, i) => i);
     const id = await w.open(10, sha256Hex(data));
@@ -73,7 +117,9 @@ describe('the runs a resumable upload stages', () => {
     expect(await w.append(id, 4, data.subarray(4))).toMatchObject({ ok: true, value: { offset: 10 } });
     expect(w.runs(id)).toEqual([]);
     expect(sha256Hex(w.blobs.staged.get(id)!)).toBe(sha256Hex(data));
-    expect(await w.uploads.finalize(ALICE, id, { protocolVersion: V, contentHash: sha256Hex(data), manifest: null })).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    expect(
+      await w.uploads.finalize(ALICE, id, { protocolVersion: V, contentHash: sha256Hex(data), manifest: null }),
+    ).toMatchObject({ ok: true, value: { state: 'Completed' } });
   });
 
   it('that cannot hash to the announced content_hash are refused at the end, and nothing is staged for finalize', async () => {
@@ -101,9 +147,33 @@ describe('the runs a resumable upload stages', () => {
 
 describe('what a resumable upload refuses or recovers', () => {
   it('holds at most MAX_RUNS runs: a client cannot leave a million one-byte runs behind', () => {
-    const session = { id: 'x', uploaderId: 'a', payerId: 'a', kind: 'original' as const, declaredSize: MAX_RUNS + 10, contentHash: null, sourcePeer: null, albumId: null, intentId: null, dropLinkIdHash: null, state: 'Uploading' as const, receivedSize: null, receivedHash: null, assetId: null, createdAt: 0, expiresAt: 10 };
-    const runs = Array.from({ length: MAX_RUNS }, (_, i) => ({ uploadId: 'x', start: i, length: 1, segmentId: `x_${i}_0` }));
-    expect(decideAppend({ session, segments: runs.slice(0, MAX_RUNS - 1) }, { start: MAX_RUNS - 1, length: 1 }, 0)).toEqual({ offset: MAX_RUNS });
+    const session = {
+      id: 'x',
+      uploaderId: 'a',
+      payerId: 'a',
+      kind: 'original' as const,
+      declaredSize: MAX_RUNS + 10,
+      contentHash: null,
+      sourcePeer: null,
+      albumId: null,
+      intentId: null,
+      dropLinkIdHash: null,
+      state: 'Uploading' as const,
+      receivedSize: null,
+      receivedHash: null,
+      assetId: null,
+      createdAt: 0,
+      expiresAt: 10,
+    };
+    const runs = Array.from({ length: MAX_RUNS }, (_, i) => ({
+      uploadId: 'x',
+      start: i,
+      length: 1,
+      segmentId: `x_${i}_0`,
+    }));
+    expect(
+      decideAppend({ session, segments: runs.slice(0, MAX_RUNS - 1) }, { start: MAX_RUNS - 1, length: 1 }, 0),
+    ).toEqual({ offset: MAX_RUNS });
     expect(decideAppend({ session, segments: runs }, { start: MAX_RUNS, length: 10 }, 0)).toBe('too_many');
   });
 
@@ -115,7 +185,9 @@ describe('what a resumable upload refuses or recovers', () => {
     await expect(w.append(id, 0, data)).rejects.toThrow('the disk went away');
     expect(await w.resumable.offset(ALICE, id)).toMatchObject({ ok: true, value: { offset: 8 } });
     expect(await w.uploads.get(ALICE, id)).toMatchObject({ ok: true, value: { state: 'WaitingForProcessing' } });
-    expect(await w.uploads.finalize(ALICE, id, { protocolVersion: V, contentHash: sha256Hex(data), manifest: null })).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    expect(
+      await w.uploads.finalize(ALICE, id, { protocolVersion: V, contentHash: sha256Hex(data), manifest: null }),
+    ).toMatchObject({ ok: true, value: { state: 'Completed' } });
   });
 
   it('a run gone before the assembly (the session ended meanwhile) is a conflict, not a fault', async () => {

@@ -61,7 +61,8 @@ export function decideAppend(
   const s = facts.session;
   if (s === null || !takesSegments(s, now)) return 'not_open';
   if (segment.start !== uploadOffset(facts.segments)) return 'offset_moved';
-  if (!Number.isSafeInteger(segment.length) || segment.length < 1 || segment.start + segment.length > s.declaredSize) return 'too_large';
+  if (!Number.isSafeInteger(segment.length) || segment.length < 1 || segment.start + segment.length > s.declaredSize)
+    return 'too_large';
   if (facts.segments.length >= MAX_RUNS) return 'too_many';
   return { offset: segment.start + segment.length };
 }
@@ -85,7 +86,11 @@ export function segmentOwner(stagingId: string): string | null {
  * received (WaitingForProcessing) or that finalized answers its received size; cancelled or
  * expired, there is nothing to resume (404, as tus asks for an upload that is gone).
  */
-export function resumableOffset(session: UploadSessionRecord, segments: readonly UploadSegment[], now: number): number | null {
+export function resumableOffset(
+  session: UploadSessionRecord,
+  segments: readonly UploadSegment[],
+  now: number,
+): number | null {
   const state = uploadState(session, now);
   if (state === 'WaitingForProcessing' || isFinalized(session)) return session.receivedSize;
   if (state === 'Pending' || state === 'Uploading') return uploadOffset(segments);
@@ -118,7 +123,13 @@ export interface ResumableView {
   readonly expiresAt: number;
 }
 
-type AppendError = 'error.not_found' | 'error.conflict' | 'error.upload.too_large' | 'error.upload.checksum_mismatch' | 'error.protocol.below_album_pin' | 'error.request.too_many';
+type AppendError =
+  | 'error.not_found'
+  | 'error.conflict'
+  | 'error.upload.too_large'
+  | 'error.upload.checksum_mismatch'
+  | 'error.protocol.below_album_pin'
+  | 'error.request.too_many';
 const STORE = 'error.store.unavailable' as const;
 
 /** An upload session as the access rule sees it (as upload/service.ts has it). */
@@ -167,7 +178,10 @@ export class ResumableUploads {
     const s = await this.#reach(caller, id);
     if (!s) return refuse('error.not_found', 'No such upload session.');
     if (s.albumId !== null) {
-      const pinned = await this.#d.writeGuard.checkInFlightWrite({ albumId: s.albumId, protocolVersion: input.protocolVersion });
+      const pinned = await this.#d.writeGuard.checkInFlightWrite({
+        albumId: s.albumId,
+        protocolVersion: input.protocolVersion,
+      });
       if (!pinned.ok) return pinned;
     }
     const now = this.#d.clock.now();
@@ -190,10 +204,14 @@ export class ResumableUploads {
       throw cause;
     }
     if (staged === null) {
-      return refuse('error.upload.too_large', `The upload declared ${s.declaredSize} bytes and ${input.offset} are received; more were sent and nothing was kept.`, {
-        declared_size: s.declaredSize,
-        upload_offset: input.offset,
-      });
+      return refuse(
+        'error.upload.too_large',
+        `The upload declared ${s.declaredSize} bytes and ${input.offset} are received; more were sent and nothing was kept.`,
+        {
+          declared_size: s.declaredSize,
+          upload_offset: input.offset,
+        },
+      );
     }
     if (staged.size === 0) {
       await this.#d.blobs.discard(segmentId);
@@ -205,17 +223,29 @@ export class ResumableUploads {
     }
     if (input.sha256 !== null && input.sha256 !== staged.sha256) {
       await this.#d.blobs.discard(segmentId);
-      return refuse('error.upload.checksum_mismatch', 'The bytes do not match Upload-Checksum; nothing was kept.', { upload_offset: input.offset });
+      return refuse('error.upload.checksum_mismatch', 'The bytes do not match Upload-Checksum; nothing was kept.', {
+        upload_offset: input.offset,
+      });
     }
     const appended = await guard(STORE, 'upload segment write', () =>
-      this.#d.segments.appendSegment({ uploadId: id, start: input.offset, length: staged.size, segmentId }, this.#d.clock.now()),
+      this.#d.segments.appendSegment(
+        { uploadId: id, start: input.offset, length: staged.size, segmentId },
+        this.#d.clock.now(),
+      ),
     );
     if (typeof appended === 'string') {
       await this.#d.blobs.discard(segmentId);
       if (appended === 'offset_moved') return moved(uploadOffset(await this.#segments(id)));
-      if (appended === 'too_large') return refuse('error.upload.too_large', 'More bytes were sent than the upload declared; nothing was kept.', { declared_size: s.declaredSize });
+      if (appended === 'too_large')
+        return refuse('error.upload.too_large', 'More bytes were sent than the upload declared; nothing was kept.', {
+          declared_size: s.declaredSize,
+        });
       if (appended === 'too_many') {
-        return refuse('error.request.too_many', `An upload takes at most ${MAX_RUNS} PATCHes; send larger chunks, or the rest in one.`, { max_runs: MAX_RUNS, upload_offset: input.offset });
+        return refuse(
+          'error.request.too_many',
+          `An upload takes at most ${MAX_RUNS} PATCHes; send larger chunks, or the rest in one.`,
+          { max_runs: MAX_RUNS, upload_offset: input.offset },
+        );
       }
       return refuse('error.conflict', 'The upload session closed while the bytes were arriving; nothing was kept.');
     }
@@ -246,7 +276,8 @@ export class ResumableUploads {
       staged = (await blobs.stage(s.id, runs(), s.declaredSize)) ?? 'too_large';
     } catch (e) {
       // Only the sweep removes a recorded run, and only once its session ended (cancelled, expired).
-      if (e instanceof RunGone) return refuse('error.conflict', 'The upload session closed while the bytes were arriving.');
+      if (e instanceof RunGone)
+        return refuse('error.conflict', 'The upload session closed while the bytes were arriving.');
       throw e;
     }
     const accepted = decideArrival(s, staged);
@@ -255,7 +286,9 @@ export class ResumableUploads {
       await blobs.discard(s.id);
       return accepted;
     }
-    const marked = await guard(STORE, 'upload session write', () => this.#d.sessions.markReceived(s.id, { size: accepted.value.size, hash: accepted.value.sha256 }, now));
+    const marked = await guard(STORE, 'upload session write', () =>
+      this.#d.sessions.markReceived(s.id, { size: accepted.value.size, hash: accepted.value.sha256 }, now),
+    );
     if (!marked) {
       await blobs.discard(s.id);
       return refuse('error.conflict', 'The upload session closed while the bytes were arriving.');
@@ -269,5 +302,9 @@ export class ResumableUploads {
 class RunGone extends Error {}
 
 function moved(offset: number): Result<never, 'error.conflict'> {
-  return refuse('error.conflict', `Upload-Offset does not match: the server holds ${offset} bytes of this upload; send from there.`, { upload_offset: offset });
+  return refuse(
+    'error.conflict',
+    `Upload-Offset does not match: the server holds ${offset} bytes of this upload; send from there.`,
+    { upload_offset: offset },
+  );
 }

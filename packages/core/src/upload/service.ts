@@ -6,14 +6,31 @@ import { assetObject } from '../assets/service.js';
 import type { Arrived, BlobStore, DirectPut } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
-import type { BlobKind, CompleteUpload, NewUpload, OpenRefusal, UploadKind, UploadSessionRecord, UploadSessions, UploadState } from '../ports/upload-sessions.js';
+import type {
+  BlobKind,
+  CompleteUpload,
+  NewUpload,
+  OpenRefusal,
+  UploadKind,
+  UploadSessionRecord,
+  UploadSessions,
+  UploadState,
+} from '../ports/upload-sessions.js';
 import { decideSourcePeer } from '../peer-blob-cache/rules.js';
 import type { AlbumWriteRefusal, WriteGuard, WriteRefusal } from '../ports/write-guard.js';
 import { albumOfAsset } from '../albums/asset-album.js';
 import type { QuotaService } from '../quota/service.js';
 import { decideArrival, decideStored, DEFAULT_DIRECT_PUT_TTL_S, directPutGrant } from './direct.js';
 import { segmentOwner, takesSegments } from './resumable.js';
-import { decideCancel, decideFinalize, decidePut, isContentHash, isFinalized, isInFlight, uploadState } from './machine.js';
+import {
+  decideCancel,
+  decideFinalize,
+  decidePut,
+  isContentHash,
+  isFinalized,
+  isInFlight,
+  uploadState,
+} from './machine.js';
 
 export interface UploadServiceDeps {
   readonly sessions: UploadSessions;
@@ -90,15 +107,35 @@ type CreateRefusal = WriteRefusal | OpenRefusal | 'error.request.invalid' | 'err
 type Caller = Accessor & { readonly actingOwnerId?: string | undefined };
 
 const STORE = 'error.store.unavailable' as const;
-type FinalizeRefusal = 'error.not_found' | 'error.conflict' | 'error.request.invalid' | 'error.upload.too_large' | AlbumWriteRefusal;
+type FinalizeRefusal =
+  | 'error.not_found'
+  | 'error.conflict'
+  | 'error.request.invalid'
+  | 'error.upload.too_large'
+  | AlbumWriteRefusal;
 
 function view(s: UploadSessionRecord, now: number): UploadView {
-  return { uploadId: s.id, state: uploadState(s, now), expiresAt: s.expiresAt, kind: s.kind, declaredSize: s.declaredSize, assetId: s.assetId };
+  return {
+    uploadId: s.id,
+    state: uploadState(s, now),
+    expiresAt: s.expiresAt,
+    kind: s.kind,
+    declaredSize: s.declaredSize,
+    assetId: s.assetId,
+  };
 }
 
 /** `view` of a session just opened, with its direct upload URL. Not a spread of `view`: see ledgerRecordWith in quota/ledger-rules.ts. */
 function createdView(s: UploadSessionRecord, now: number, directPut: CreatedUpload['directPut']): CreatedUpload {
-  return { uploadId: s.id, state: uploadState(s, now), expiresAt: s.expiresAt, kind: s.kind, declaredSize: s.declaredSize, assetId: s.assetId, directPut };
+  return {
+    uploadId: s.id,
+    state: uploadState(s, now),
+    expiresAt: s.expiresAt,
+    kind: s.kind,
+    declaredSize: s.declaredSize,
+    assetId: s.assetId,
+    directPut,
+  };
 }
 
 /**
@@ -128,24 +165,45 @@ export class UploadService {
     }
     const now = this.#d.clock.now();
     const allowed = await this.#d.writeGuard.checkWrite(
-      { accountId: caller.accountId, deviceAccountId: caller.actingOwnerId, deviceId: input.deviceId, albumId: input.albumId, intentId: input.intentId, protocolVersion: input.protocolVersion },
+      {
+        accountId: caller.accountId,
+        deviceAccountId: caller.actingOwnerId,
+        deviceId: input.deviceId,
+        albumId: input.albumId,
+        intentId: input.intentId,
+        protocolVersion: input.protocolVersion,
+      },
       now,
     );
     if (!allowed.ok) return allowed;
     const request = this.#request(caller.accountId, input, sourcePeer, null, now);
     // Signed before the session is opened, so a store that cannot sign leaves no reservation behind.
     const directPut = await this.#directPut(request, now);
-    const opened = await guard(STORE, 'upload session write', () => this.#d.sessions.openUpload(request, this.#d.quota.policy, now));
+    const opened = await guard(STORE, 'upload session write', () =>
+      this.#d.sessions.openUpload(request, this.#d.quota.policy, now),
+    );
     return opened.ok ? ok(createdView(opened.value, now, directPut)) : opened;
   }
 
   /** The direct upload URL for a new session, within core's grant, when the store can sign one. */
   #directPut(request: NewUpload, now: number): Promise<CreatedUpload['directPut']> {
-    return this.#sign({ id: request.id, state: 'Pending', expiresAt: request.expiresAt, declaredSize: request.declaredSize, contentHash: request.contentHash }, now);
+    return this.#sign(
+      {
+        id: request.id,
+        state: 'Pending',
+        expiresAt: request.expiresAt,
+        declaredSize: request.declaredSize,
+        contentHash: request.contentHash,
+      },
+      now,
+    );
   }
 
   /** A URL within core's grant (direct.ts directPutGrant) for `s` as of `now`; null when the store cannot sign or the grant is none. */
-  async #sign(s: Pick<UploadSessionRecord, 'id' | 'state' | 'expiresAt' | 'declaredSize' | 'contentHash'>, now: number): Promise<SignedDirectPut | null> {
+  async #sign(
+    s: Pick<UploadSessionRecord, 'id' | 'state' | 'expiresAt' | 'declaredSize' | 'contentHash'>,
+    now: number,
+  ): Promise<SignedDirectPut | null> {
     const presignPut = this.#d.blobs.presignPut?.bind(this.#d.blobs);
     if (presignPut === undefined || this.#d.blobs.arrived === undefined) return null;
     const grant = directPutGrant(s, now, this.#d.directPutTtlS ?? DEFAULT_DIRECT_PUT_TTL_S);
@@ -164,12 +222,21 @@ export class UploadService {
     const s = await this.#reach(caller, id, 'send');
     if (!s) return refuse('error.not_found', 'No such upload session.');
     if (this.#d.blobs.presignPut === undefined || this.#d.blobs.arrived === undefined) {
-      return refuse('error.conflict', 'This server\'s blob store takes no direct uploads: send the bytes with PUT /upload/{id}.');
+      return refuse(
+        'error.conflict',
+        "This server's blob store takes no direct uploads: send the bytes with PUT /upload/{id}.",
+      );
     }
     const now = this.#d.clock.now();
     const state = uploadState(s, now);
     const signed = await this.#sign(s, now);
-    return signed === null ? refuse('error.conflict', `The upload session is ${state}: a direct upload URL is only given while it waits for bytes.`, { state }) : ok(signed);
+    return signed === null
+      ? refuse(
+          'error.conflict',
+          `The upload session is ${state}: a direct upload URL is only given while it waits for bytes.`,
+          { state },
+        )
+      : ok(signed);
   }
 
   /**
@@ -190,11 +257,19 @@ export class UploadService {
     if (bad) return refuse('error.request.invalid', bad);
     const now = this.#d.clock.now();
     const request = { ...this.#request(linkOwnerId, full, null, linkIdHash, now), dropLinkIdHash: linkIdHash };
-    const opened = await guard(STORE, 'upload session write', () => this.#d.sessions.openDrop(request, tokenHash, this.#d.quota.policy, now));
+    const opened = await guard(STORE, 'upload session write', () =>
+      this.#d.sessions.openDrop(request, tokenHash, this.#d.quota.policy, now),
+    );
     return opened.ok ? ok(view(opened.value, now)) : opened;
   }
 
-  #request(uploaderId: string, input: CreateUpload, sourcePeer: string | null, dropLinkIdHash: string | null, now: number): NewUpload {
+  #request(
+    uploaderId: string,
+    input: CreateUpload,
+    sourcePeer: string | null,
+    dropLinkIdHash: string | null,
+    now: number,
+  ): NewUpload {
     return {
       id: uuidv7(now, this.#d.random.bytes(10)),
       uploaderId,
@@ -215,7 +290,9 @@ export class UploadService {
    * transaction (their reservations released), and their staged bytes let go.
    */
   async revokeLink(ownerId: string, linkIdHash: string): Promise<boolean> {
-    const done = await guard(STORE, 'link write', () => this.#d.sessions.revokeLink(ownerId, linkIdHash, this.#d.quota.policy, this.#d.clock.now()));
+    const done = await guard(STORE, 'link write', () =>
+      this.#d.sessions.revokeLink(ownerId, linkIdHash, this.#d.quota.policy, this.#d.clock.now()),
+    );
     for (const id of done.cancelled) await this.#d.blobs.discard(id);
     return done.revoked;
   }
@@ -240,17 +317,26 @@ export class UploadService {
     id: string,
     body: AsyncIterable<Uint8Array>,
     input: PutUpload,
-  ): Promise<Result<UploadView, 'error.not_found' | 'error.conflict' | 'error.upload.too_large' | 'error.protocol.below_album_pin'>> {
+  ): Promise<
+    Result<
+      UploadView,
+      'error.not_found' | 'error.conflict' | 'error.upload.too_large' | 'error.protocol.below_album_pin'
+    >
+  > {
     const s = await this.#reach(caller, id, 'send');
     if (!s) return refuse('error.not_found', 'No such upload session.');
     const now = this.#d.clock.now();
     const allowed = decidePut(s, now);
     if (!allowed.ok) return allowed;
     if (s.albumId !== null) {
-      const pinned = await this.#d.writeGuard.checkInFlightWrite({ albumId: s.albumId, protocolVersion: input.protocolVersion });
+      const pinned = await this.#d.writeGuard.checkInFlightWrite({
+        albumId: s.albumId,
+        protocolVersion: input.protocolVersion,
+      });
       if (!pinned.ok) return pinned;
     }
-    if (!(await guard(STORE, 'upload session write', () => this.#d.sessions.markUploading(id, now)))) return refuse('error.conflict', 'The upload session is no longer open.');
+    if (!(await guard(STORE, 'upload session write', () => this.#d.sessions.markUploading(id, now))))
+      return refuse('error.conflict', 'The upload session is no longer open.');
     let staged: Arrived;
     try {
       staged = (await this.#d.blobs.stage(id, body, s.declaredSize)) ?? 'too_large';
@@ -268,7 +354,12 @@ export class UploadService {
    * Records what arrived for session `s` once core accepts it (direct.ts decideArrival); on a
    * refusal nothing stays staged and the session waits for bytes again. Nothing is charged here.
    */
-  async #record(s: UploadSessionRecord, arrived: Arrived, claimed: string | null, now: number): Promise<Result<UploadSessionRecord, 'error.conflict' | 'error.upload.too_large'>> {
+  async #record(
+    s: UploadSessionRecord,
+    arrived: Arrived,
+    claimed: string | null,
+    now: number,
+  ): Promise<Result<UploadSessionRecord, 'error.conflict' | 'error.upload.too_large'>> {
     const id = s.id;
     const accepted = decideArrival(s, arrived, claimed);
     if (!accepted.ok) {
@@ -277,7 +368,9 @@ export class UploadService {
       return accepted;
     }
     const { size, sha256 } = accepted.value;
-    const marked = await guard(STORE, 'upload session write', () => this.#d.sessions.markReceived(id, { size, hash: sha256 }, now));
+    const marked = await guard(STORE, 'upload session write', () =>
+      this.#d.sessions.markReceived(id, { size, hash: sha256 }, now),
+    );
     if (!marked) {
       await this.#d.blobs.discard(id);
       return refuse('error.conflict', 'The upload session closed while the bytes were arriving.');
@@ -290,10 +383,15 @@ export class UploadService {
    * arrived there is checked (size within the declared size, SHA-256 equal to the announced hash
    * and to the hash finalized with) and recorded like a proxied PUT, before anything is committed.
    */
-  async #arrive(s: UploadSessionRecord, contentHash: string, now: number): Promise<Result<UploadSessionRecord, 'error.conflict' | 'error.upload.too_large'>> {
+  async #arrive(
+    s: UploadSessionRecord,
+    contentHash: string,
+    now: number,
+  ): Promise<Result<UploadSessionRecord, 'error.conflict' | 'error.upload.too_large'>> {
     const arrivedIn = this.#d.blobs.arrived?.bind(this.#d.blobs);
     if (arrivedIn === undefined || uploadState(s, now) !== 'Pending') return ok(s);
-    if (!(await guard(STORE, 'upload session write', () => this.#d.sessions.markUploading(s.id, now)))) return refuse('error.conflict', 'The upload session is no longer open.');
+    if (!(await guard(STORE, 'upload session write', () => this.#d.sessions.markUploading(s.id, now))))
+      return refuse('error.conflict', 'The upload session is no longer open.');
     let arrived: Arrived;
     try {
       arrived = await arrivedIn(s.id, s.declaredSize);
@@ -337,12 +435,16 @@ export class UploadService {
   }
 
   async #finalize(caller: Caller, id: string, input: FinalizeUpload): Promise<Result<UploadView, FinalizeRefusal>> {
-    if (!isContentHash(input.contentHash)) return refuse('error.request.invalid', 'content_hash must be 64 lowercase hex characters.');
+    if (!isContentHash(input.contentHash))
+      return refuse('error.request.invalid', 'content_hash must be 64 lowercase hex characters.');
     const found = await this.#reach(caller, id, 'send');
     if (!found) return refuse('error.not_found', 'No such upload session.');
     if (found.albumId !== null) {
       // Before the bytes sent straight to the store are recorded: they are this album's write too.
-      const pinned = await this.#d.writeGuard.checkInFlightWrite({ albumId: found.albumId, protocolVersion: input.protocolVersion });
+      const pinned = await this.#d.writeGuard.checkInFlightWrite({
+        albumId: found.albumId,
+        protocolVersion: input.protocolVersion,
+      });
       if (!pinned.ok) return pinned;
     }
     const now = this.#d.clock.now();
@@ -359,7 +461,13 @@ export class UploadService {
     if (s.kind === 'federated') {
       asset = null;
     } else if (s.kind === 'original') {
-      asset = { create: { id: s.id, ownerId: s.uploaderId, dropExpiresAt: s.dropLinkIdHash === null ? null : now + this.#d.dropTtlMs } };
+      asset = {
+        create: {
+          id: s.id,
+          ownerId: s.uploaderId,
+          dropExpiresAt: s.dropLinkIdHash === null ? null : now + this.#d.dropTtlMs,
+        },
+      };
     } else {
       const target = input.manifest?.assetId ?? null;
       if (target === null) return refuse('error.request.invalid', `A ${s.kind} blob needs manifest.asset_id.`);
@@ -367,16 +475,28 @@ export class UploadService {
       if (!a || !mayReach(caller, assetObject(a), 'write')) return refuse('error.not_found', 'No such asset.');
       asset = { attachTo: target };
       const into = await guard(STORE, 'upload session read', () => albumOfAsset(this.#d.sessions, target));
-      if (into !== null && albumId !== null && into !== albumId) return refuse('error.conflict', 'The upload names another album than its asset\'s.');
+      if (into !== null && albumId !== null && into !== albumId)
+        return refuse('error.conflict', "The upload names another album than its asset's.");
       if (into !== null && albumId === null) {
         // Opened without naming the album, so its creation passed no album guard and it is not
         // counted in flight: the album's pin and quiescence are checked now, before it lands.
-        const gate = await this.#d.writeGuard.checkAlbumWrite({ accountId: caller.accountId, albumId: into, intentId: manifestIntentId, protocolVersion: input.protocolVersion }, now);
+        const gate = await this.#d.writeGuard.checkAlbumWrite(
+          {
+            accountId: caller.accountId,
+            albumId: into,
+            intentId: manifestIntentId,
+            protocolVersion: input.protocolVersion,
+          },
+          now,
+        );
         if (!gate.ok) return gate;
         albumId = into;
       }
     }
-    const intent = await this.#d.writeGuard.checkFinalize({ accountId: caller.accountId, albumId, manifestIntentId }, now);
+    const intent = await this.#d.writeGuard.checkFinalize(
+      { accountId: caller.accountId, albumId, manifestIntentId },
+      now,
+    );
     if (!intent.ok) return intent;
     let committed = await this.#d.blobs.commit(id, input.contentHash);
     // Nothing staged, yet these bytes (which this session received) are at their address: a
@@ -387,22 +507,32 @@ export class UploadService {
     if (committed !== 'stored') {
       // Already settled (a finalize that won while this one read), or bytes of another hash.
       const settled = await this.#finalizedAs(id, input.contentHash, now);
-      return settled ? ok(view(settled, now)) : refuse('error.conflict', `The received bytes could not be committed (${committed}).`);
+      return settled
+        ? ok(view(settled, now))
+        : refuse('error.conflict', `The received bytes could not be committed (${committed}).`);
     }
     // Read back from the address before anything is charged: a store that ignores copy
     // preconditions or checksums must not leave a finalized upload whose address holds other bytes.
     const readBack = () => guard(STORE, 'blob digest', () => this.#d.blobs.digest(input.contentHash));
     let stored = decideStored(await readBack(), input.contentHash, decided.value.size);
     // Absent: a sweep moved it aside meanwhile (blobs/handoff.ts); the staged bytes are still there.
-    if (stored === 'taken' && (await this.#d.blobs.commit(id, input.contentHash)) === 'stored') stored = decideStored(await readBack(), input.contentHash, decided.value.size);
+    if (stored === 'taken' && (await this.#d.blobs.commit(id, input.contentHash)) === 'stored')
+      stored = decideStored(await readBack(), input.contentHash, decided.value.size);
     if (stored === 'other') {
-      return refuse('error.conflict', 'The blob store holds other bytes at the address than the ones received; nothing was charged.');
+      return refuse(
+        'error.conflict',
+        'The blob store holds other bytes at the address than the ones received; nothing was charged.',
+      );
     }
     // The commit left the staged bytes in place: they are let go only after the ledger write,
     // once the blob is seen at its address (a sweep racing this finalize may have quarantined it:
     // blobs/handoff.ts). A session left open (asset_missing, or a failed write) keeps them.
     const outcome = await guard(STORE, 'upload session write', () =>
-      this.#d.sessions.completeUpload({ uploadId: id, contentHash: input.contentHash, size: decided.value.size, asset }, this.#d.quota.policy, now),
+      this.#d.sessions.completeUpload(
+        { uploadId: id, contentHash: input.contentHash, size: decided.value.size, asset },
+        this.#d.quota.policy,
+        now,
+      ),
     );
     if (outcome === 'asset_missing') return refuse('error.not_found', 'No such asset.');
     if (outcome === 'not_open') {
@@ -445,7 +575,8 @@ export class UploadService {
       const gone = await this.#oneAtATime(id, async () => {
         const s = await guard(STORE, 'upload session read', () => this.#d.sessions.findUpload(id));
         if (s !== null && isInFlight(s, this.#d.clock.now())) return false;
-        if (s !== null && isFinalized(s) && s.receivedHash !== null) await this.#d.quota.releaseStaging(id, s.receivedHash);
+        if (s !== null && isFinalized(s) && s.receivedHash !== null)
+          await this.#d.quota.releaseStaging(id, s.receivedHash);
         else await this.#d.blobs.discard(id);
         return true;
       });
@@ -464,7 +595,9 @@ export class UploadService {
     const now = this.#d.clock.now();
     const allowed = decideCancel(s, now);
     if (!allowed.ok) return allowed;
-    if (!(await guard(STORE, 'upload session write', () => this.#d.sessions.cancelUpload(id, this.#d.quota.policy, now)))) {
+    if (
+      !(await guard(STORE, 'upload session write', () => this.#d.sessions.cancelUpload(id, this.#d.quota.policy, now)))
+    ) {
       return refuse('error.conflict', 'The upload session is no longer open.');
     }
     await this.#d.blobs.discard(id);
@@ -476,15 +609,18 @@ export class UploadService {
 const uploadObject = (s: UploadSessionRecord) => ({ kind: 'upload' as const, id: s.id, accountId: s.uploaderId });
 
 function checkCreate(input: CreateUpload): string | null {
-  if (!Number.isSafeInteger(input.declaredSize) || input.declaredSize < 1) return 'declared_size must be a whole number from 1 to 2^53-1.';
+  if (!Number.isSafeInteger(input.declaredSize) || input.declaredSize < 1)
+    return 'declared_size must be a whole number from 1 to 2^53-1.';
   if (input.kind === 'federated') {
-    if (input.sourcePeer == null || input.contentHash === null) return 'A federated blob needs source_peer and content_hash.';
+    if (input.sourcePeer == null || input.contentHash === null)
+      return 'A federated blob needs source_peer and content_hash.';
     if (input.albumId !== null || input.intentId !== null) return 'A federated blob takes no album_id or intent_id.';
   } else if (input.sourcePeer != null) {
     return 'source_peer belongs to kind "federated" only.';
   }
-  if (input.kind !== 'federated' && !BLOB_KINDS.includes(input.kind)) return 'kind must be original, derivative, metadata, provenance or federated.';
-  if (input.contentHash !== null && !isContentHash(input.contentHash)) return 'content_hash must be 64 lowercase hex characters.';
+  if (input.kind !== 'federated' && !BLOB_KINDS.includes(input.kind))
+    return 'kind must be original, derivative, metadata, provenance or federated.';
+  if (input.contentHash !== null && !isContentHash(input.contentHash))
+    return 'content_hash must be 64 lowercase hex characters.';
   return null;
 }
-

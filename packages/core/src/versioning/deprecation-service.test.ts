@@ -13,7 +13,12 @@ describe('DeprecationService', () => {
   it('refuses an announcement sooner than the notice period with the earliest instant named, and stores nothing', async () => {
     const clock = new FakeClock();
     const store = new MemoryDeprecationStore();
-    const s = new DeprecationService({ store, clock, logger: new MemoryLogger(), policy: { build, noticeMs: 90 * DAY } });
+    const s = new DeprecationService({
+      store,
+      clock,
+      logger: new MemoryLogger(),
+      policy: { build, noticeMs: 90 * DAY },
+    });
     const r = await s.announce('2026-06-01', clock.now() + 89 * DAY);
     expect(r).toMatchObject({ ok: false, code: 'error.deprecation.too_soon' });
     expect(r.ok ? '' : r.detail).toContain(new Date(clock.now() + 90 * DAY).toISOString());
@@ -34,14 +39,21 @@ describe('DeprecationService', () => {
           const store = new MemoryDeprecationStore();
           const policy = { build, noticeMs };
           const serving = new DeprecationService({ store, clock, logger: new MemoryLogger(), policy });
-          const operator = new DeprecationService({ store, clock: new FakeClock(clock.now() + announceAfter), logger: new MemoryLogger(), policy });
+          const operator = new DeprecationService({
+            store,
+            clock: new FakeClock(clock.now() + announceAfter),
+            logger: new MemoryLogger(),
+            policy,
+          });
           await serving.refresh();
           const start = clock.now();
           expect((await operator.announce('2026-07-01', start + announceAfter + noticeMs)).ok).toBe(true);
           for (const at of [...asks].sort((a, b) => a - b)) {
             clock.set(start + at);
             const list = await serving.current(clock.now());
-            expect(effectiveWindow(build, list, clock.now())).toEqual(effectiveWindow(build, await store.listDeprecations(), clock.now()));
+            expect(effectiveWindow(build, list, clock.now())).toEqual(
+              effectiveWindow(build, await store.listDeprecations(), clock.now()),
+            );
           }
         },
       ),
@@ -53,8 +65,16 @@ describe('DeprecationService', () => {
     const clock = new FakeClock();
     const store = new MemoryDeprecationStore();
     let reads = 0;
-    const counting = { listDeprecations: () => (reads++, store.listDeprecations()), announceDeprecation: store.announceDeprecation.bind(store) };
-    const s = new DeprecationService({ store: counting, clock, logger: new MemoryLogger(), policy: { build, noticeMs: 90 * DAY } });
+    const counting = {
+      listDeprecations: () => (reads++, store.listDeprecations()),
+      announceDeprecation: store.announceDeprecation.bind(store),
+    };
+    const s = new DeprecationService({
+      store: counting,
+      clock,
+      logger: new MemoryLogger(),
+      policy: { build, noticeMs: 90 * DAY },
+    });
     await s.refresh();
     for (let i = 0; i < 1000; i++) expect(s.cached(clock.now())).not.toBeNull();
     expect(reads).toBe(1);

@@ -2,7 +2,12 @@ import { guard, type Result } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { DeprecationStore } from '../ports/deprecation-store.js';
 import type { Logger } from '../ports/logger.js';
-import { decideAnnouncement, type AnnounceRefusal, type DeprecationAnnouncement, type DeprecationPolicy } from './deprecation.js';
+import {
+  decideAnnouncement,
+  type AnnounceRefusal,
+  type DeprecationAnnouncement,
+  type DeprecationPolicy,
+} from './deprecation.js';
 
 export interface DeprecationServiceOptions {
   readonly store: DeprecationStore;
@@ -60,15 +65,15 @@ export class DeprecationService {
   refresh(): Promise<readonly DeprecationAnnouncement[]> {
     if (this.#loading) return this.#loading;
     const started = this.#o.clock.now();
-    const loading = guard('error.store.unavailable', 'reading deprecation announcements', () => this.#o.store.listDeprecations()).then(
-      (list) => {
-        // Stamped with the instant the read began: anything announced after it is not in the list.
-        this.#list = list;
-        this.#loadedAt = Math.max(this.#loadedAt, started);
-        this.#generation++;
-        return list;
-      },
-    );
+    const loading = guard('error.store.unavailable', 'reading deprecation announcements', () =>
+      this.#o.store.listDeprecations(),
+    ).then((list) => {
+      // Stamped with the instant the read began: anything announced after it is not in the list.
+      this.#list = list;
+      this.#loadedAt = Math.max(this.#loadedAt, started);
+      this.#generation++;
+      return list;
+    });
     this.#loading = loading;
     void loading.then(
       () => void (this.#loading = null),
@@ -86,7 +91,9 @@ export class DeprecationService {
     if (age >= this.refreshMs && this.#loading === null && now >= this.#retryAt) {
       this.refresh().catch((err: unknown) => {
         this.#retryAt = this.#o.clock.now() + this.refreshMs;
-        this.#o.logger.warn('deprecations.refresh_failed', { error: String((err as Error)?.cause ?? (err as Error)?.message ?? err) });
+        this.#o.logger.warn('deprecations.refresh_failed', {
+          error: String((err as Error)?.cause ?? (err as Error)?.message ?? err),
+        });
       });
     }
     return age < this.trustMs ? this.#list : null;
@@ -106,7 +113,9 @@ export class DeprecationService {
     // Judged here first for a clear message without a write; the store judges again in its transaction.
     const early = decideAnnouncement(await this.refresh(), candidate, this.#o.policy);
     if (!early.ok) return early;
-    const r = await guard('error.store.unavailable', 'recording a deprecation', () => this.#o.store.announceDeprecation(candidate, this.#o.policy));
+    const r = await guard('error.store.unavailable', 'recording a deprecation', () =>
+      this.#o.store.announceDeprecation(candidate, this.#o.policy),
+    );
     await this.refresh();
     return r;
   }

@@ -1,6 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decideAnnouncement, deprecationNotice, effectiveWindow, pendingAnnouncements, type DeprecationAnnouncement } from './deprecation.js';
+import {
+  decideAnnouncement,
+  deprecationNotice,
+  effectiveWindow,
+  pendingAnnouncements,
+  type DeprecationAnnouncement,
+} from './deprecation.js';
 
 const BUILD = { min: '2026-03-01', max: '2026-11-01' };
 const DAY = 86_400_000;
@@ -8,10 +14,20 @@ const NOTICE = 90 * DAY;
 const T0 = Date.parse('2026-06-01T00:00:00Z');
 
 /** Versions around and inside the build window, as real calendar dates. */
-const version = fc.date({ min: new Date('2026-01-01'), max: new Date('2027-03-01'), noInvalidDate: true }).map((d) => d.toISOString().slice(0, 10));
+const version = fc
+  .date({ min: new Date('2026-01-01'), max: new Date('2027-03-01'), noInvalidDate: true })
+  .map((d) => d.toISOString().slice(0, 10));
 const announcement: fc.Arbitrary<DeprecationAnnouncement> = fc
-  .record({ v: version, announced: fc.integer({ min: 0, max: 400 * DAY }), lead: fc.integer({ min: 0, max: 200 * DAY }) })
-  .map(({ v, announced, lead }) => ({ minProtocolVersion: v, announcedAt: T0 + announced, effectiveAt: T0 + announced + lead }));
+  .record({
+    v: version,
+    announced: fc.integer({ min: 0, max: 400 * DAY }),
+    lead: fc.integer({ min: 0, max: 200 * DAY }),
+  })
+  .map(({ v, announced, lead }) => ({
+    minProtocolVersion: v,
+    announcedAt: T0 + announced,
+    effectiveAt: T0 + announced + lead,
+  }));
 const instant = fc.integer({ min: 0, max: 800 * DAY }).map((d) => T0 + d);
 
 /** The reference reading of the rule, written plainly: the largest Min among those in effect. */
@@ -66,29 +82,58 @@ describe('decideAnnouncement', () => {
   it('takes an announcement exactly the notice period away and refuses one a millisecond sooner', () => {
     const a = { minProtocolVersion: '2026-06-01', announcedAt: T0, effectiveAt: T0 + NOTICE };
     expect(decideAnnouncement([], a, policy)).toEqual({ ok: true, value: a });
-    expect(decideAnnouncement([], { ...a, effectiveAt: T0 + NOTICE - 1 }, policy)).toMatchObject({ ok: false, code: 'error.deprecation.too_soon' });
+    expect(decideAnnouncement([], { ...a, effectiveAt: T0 + NOTICE - 1 }, policy)).toMatchObject({
+      ok: false,
+      code: 'error.deprecation.too_soon',
+    });
   });
   it('refuses a malformed version, one above the Max, and one that would not raise the Min', () => {
     const at = { announcedAt: T0, effectiveAt: T0 + NOTICE };
-    expect(decideAnnouncement([], { ...at, minProtocolVersion: '2026-02-30' }, policy)).toMatchObject({ ok: false, code: 'error.deprecation.invalid' });
-    expect(decideAnnouncement([], { ...at, minProtocolVersion: '2026-11-02' }, policy)).toMatchObject({ ok: false, code: 'error.deprecation.invalid' });
-    expect(decideAnnouncement([], { ...at, minProtocolVersion: BUILD.min }, policy)).toMatchObject({ ok: false, code: 'error.deprecation.invalid' });
+    expect(decideAnnouncement([], { ...at, minProtocolVersion: '2026-02-30' }, policy)).toMatchObject({
+      ok: false,
+      code: 'error.deprecation.invalid',
+    });
+    expect(decideAnnouncement([], { ...at, minProtocolVersion: '2026-11-02' }, policy)).toMatchObject({
+      ok: false,
+      code: 'error.deprecation.invalid',
+    });
+    expect(decideAnnouncement([], { ...at, minProtocolVersion: BUILD.min }, policy)).toMatchObject({
+      ok: false,
+      code: 'error.deprecation.invalid',
+    });
     const first = { minProtocolVersion: '2026-08-01', announcedAt: T0, effectiveAt: T0 + NOTICE };
-    expect(decideAnnouncement([first], { minProtocolVersion: '2026-07-01', announcedAt: T0, effectiveAt: T0 + NOTICE + DAY }, policy)).toMatchObject({ ok: false, code: 'error.deprecation.invalid' });
+    expect(
+      decideAnnouncement(
+        [first],
+        { minProtocolVersion: '2026-07-01', announcedAt: T0, effectiveAt: T0 + NOTICE + DAY },
+        policy,
+      ),
+    ).toMatchObject({ ok: false, code: 'error.deprecation.invalid' });
     // An older cut-off that lands before the newer one still raises the Min for a while: admitted.
-    expect(decideAnnouncement([first], { minProtocolVersion: '2026-07-01', announcedAt: T0 - DAY, effectiveAt: T0 + NOTICE - DAY }, policy).ok).toBe(true);
+    expect(
+      decideAnnouncement(
+        [first],
+        { minProtocolVersion: '2026-07-01', announcedAt: T0 - DAY, effectiveAt: T0 + NOTICE - DAY },
+        policy,
+      ).ok,
+    ).toBe(true);
   });
   it('admitted announcements give no client less than the notice period: the Min at any instant before now + notice is unchanged', () => {
     fc.assert(
-      fc.property(fc.array(announcement, { maxLength: 6 }), announcement, fc.integer({ min: 0, max: NOTICE - 1 }), (existing, candidate, into) => {
-        const decided = decideAnnouncement(existing, candidate, policy);
-        if (!decided.ok) return;
-        const now = candidate.announcedAt + into;
-        expect(effectiveWindow(BUILD, [...existing, candidate], now)).toEqual(effectiveWindow(BUILD, existing, now));
-        // ...and from its instant on, the Min is at least the announced version, never above Max.
-        const at = effectiveWindow(BUILD, [...existing, candidate], candidate.effectiveAt);
-        expect(at.min >= candidate.minProtocolVersion && at.min <= BUILD.max).toBe(true);
-      }),
+      fc.property(
+        fc.array(announcement, { maxLength: 6 }),
+        announcement,
+        fc.integer({ min: 0, max: NOTICE - 1 }),
+        (existing, candidate, into) => {
+          const decided = decideAnnouncement(existing, candidate, policy);
+          if (!decided.ok) return;
+          const now = candidate.announcedAt + into;
+          expect(effectiveWindow(BUILD, [...existing, candidate], now)).toEqual(effectiveWindow(BUILD, existing, now));
+          // ...and from its instant on, the Min is at least the announced version, never above Max.
+          const at = effectiveWindow(BUILD, [...existing, candidate], candidate.effectiveAt);
+          expect(at.min >= candidate.minProtocolVersion && at.min <= BUILD.max).toBe(true);
+        },
+      ),
       { numRuns: 500 },
     );
   });

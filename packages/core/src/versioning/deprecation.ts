@@ -23,7 +23,11 @@ export interface DeprecationPolicy {
  * never above the build's Max. Only announcements whose instant has come count, so the Min can
  * only grow as time passes (an announcement is never withdrawn), and no job has to flip anything.
  */
-export function effectiveWindow(build: ProtocolWindow, announcements: readonly DeprecationAnnouncement[], now: number): ProtocolWindow {
+export function effectiveWindow(
+  build: ProtocolWindow,
+  announcements: readonly DeprecationAnnouncement[],
+  now: number,
+): ProtocolWindow {
   let min = build.min;
   for (const a of announcements) {
     if (a.effectiveAt <= now && a.minProtocolVersion > min) min = a.minProtocolVersion;
@@ -32,18 +36,32 @@ export function effectiveWindow(build: ProtocolWindow, announcements: readonly D
 }
 
 /** Announcements whose instant has not come yet, soonest first (server-info lists these). */
-export function pendingAnnouncements(announcements: readonly DeprecationAnnouncement[], now: number): DeprecationAnnouncement[] {
-  return announcements.filter((a) => a.effectiveAt > now).sort((a, b) => a.effectiveAt - b.effectiveAt || (a.minProtocolVersion < b.minProtocolVersion ? -1 : 1));
+export function pendingAnnouncements(
+  announcements: readonly DeprecationAnnouncement[],
+  now: number,
+): DeprecationAnnouncement[] {
+  return announcements
+    .filter((a) => a.effectiveAt > now)
+    .sort((a, b) => a.effectiveAt - b.effectiveAt || (a.minProtocolVersion < b.minProtocolVersion ? -1 : 1));
 }
 
 /**
  * What a client written against `version` should be told while it is still admitted: the soonest
  * pending announcement that will leave it below the Min (its Deprecation and Sunset), or null.
  */
-export function deprecationNotice(version: string, announcements: readonly DeprecationAnnouncement[], now: number): DeprecationAnnouncement | null {
+export function deprecationNotice(
+  version: string,
+  announcements: readonly DeprecationAnnouncement[],
+  now: number,
+): DeprecationAnnouncement | null {
   let soonest: DeprecationAnnouncement | null = null;
   for (const a of announcements) {
-    if (a.effectiveAt > now && version < a.minProtocolVersion && (soonest === null || a.effectiveAt < soonest.effectiveAt)) soonest = a;
+    if (
+      a.effectiveAt > now &&
+      version < a.minProtocolVersion &&
+      (soonest === null || a.effectiveAt < soonest.effectiveAt)
+    )
+      soonest = a;
   }
   return soonest;
 }
@@ -62,8 +80,13 @@ export function decideAnnouncement(
   policy: DeprecationPolicy,
 ): Result<DeprecationAnnouncement, AnnounceRefusal> {
   const v = candidate.minProtocolVersion;
-  if (!isProtocolVersion(v)) return refuse('error.deprecation.invalid', `"${v}" is not a protocol version (YYYY-MM-DD).`);
-  if (v > policy.build.max) return refuse('error.deprecation.invalid', `${v} is newer than this server's Max ${policy.build.max}; the Min can never pass the Max.`);
+  if (!isProtocolVersion(v))
+    return refuse('error.deprecation.invalid', `"${v}" is not a protocol version (YYYY-MM-DD).`);
+  if (v > policy.build.max)
+    return refuse(
+      'error.deprecation.invalid',
+      `${v} is newer than this server's Max ${policy.build.max}; the Min can never pass the Max.`,
+    );
   if (!Number.isSafeInteger(candidate.effectiveAt) || !Number.isSafeInteger(candidate.announcedAt)) {
     return refuse('error.deprecation.invalid', 'The effective instant is not a valid time.');
   }
@@ -76,6 +99,10 @@ export function decideAnnouncement(
     );
   }
   const then = effectiveWindow(policy.build, existing, candidate.effectiveAt);
-  if (v <= then.min) return refuse('error.deprecation.invalid', `The Min at that instant is already ${then.min}; announce a newer version.`);
+  if (v <= then.min)
+    return refuse(
+      'error.deprecation.invalid',
+      `The Min at that instant is already ${then.min}; announce a newer version.`,
+    );
   return ok(candidate);
 }

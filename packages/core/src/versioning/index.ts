@@ -1,6 +1,13 @@
 export { negotiateProtocol, checkAlbumPin, isProtocolVersion, DEFAULT_PROTOCOL_WINDOW } from './protocol.js';
 export type { ProtocolWindow, Negotiated } from './protocol.js';
-export { NoDeploymentError, SchemaVersionError, stampOf, refuseAbsentSchema, refuseNewerSchema, migrationFailed } from './schema.js';
+export {
+  NoDeploymentError,
+  SchemaVersionError,
+  stampOf,
+  refuseAbsentSchema,
+  refuseNewerSchema,
+  migrationFailed,
+} from './schema.js';
 export type { SchemaStamp } from './schema.js';
 export { effectiveWindow, pendingAnnouncements, deprecationNotice, decideAnnouncement } from './deprecation.js';
 export type { DeprecationAnnouncement, DeprecationPolicy, AnnounceRefusal } from './deprecation.js';

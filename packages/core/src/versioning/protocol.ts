@@ -48,7 +48,11 @@ export function negotiateProtocol(
   request: { write: boolean },
 ): Result<Negotiated, 'error.protocol.unsupported' | 'error.protocol.below_min'> {
   if (requested === undefined || !isProtocolVersion(requested) || requested > window.max) {
-    return refuse('error.protocol.unsupported', 'The protocol version is missing, malformed or newer than this server supports.', rangeOf(window));
+    return refuse(
+      'error.protocol.unsupported',
+      'The protocol version is missing, malformed or newer than this server supports.',
+      rangeOf(window),
+    );
   }
   if (requested < window.min && request.write) {
     return refuse('error.protocol.below_min', 'This protocol version may read but no longer write.', rangeOf(window));

@@ -69,7 +69,11 @@ export class GroupCommit {
     this.#db = db;
     // After this turn's I/O callbacks: every request that arrived together joins the batch.
     this.#maxBatch = options.maxBatch ?? 512;
-    this.#queue = new TurnQueue((batch) => this.#flush(batch), { maxBatch: this.#maxBatch, load: options.load, holdMs: options.holdMs });
+    this.#queue = new TurnQueue((batch) => this.#flush(batch), {
+      maxBatch: this.#maxBatch,
+      load: options.load,
+      holdMs: options.holdMs,
+    });
     // Only a connection that syncs at COMMIT (FULL or EXTRA) has an fsync worth moving; whatever it
     // was set to is what it goes back to after each batch.
     const level = Number(db.pragma('synchronous', { simple: true }));
@@ -265,4 +269,6 @@ interface Statement {
 type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 /** The one group commit of a connection (every store on it must share it to share the fsync). */
-export const groupCommitOf = perHandle((db: SqliteConnection) => new GroupCommit(db, { load: loadOf(db), holdMs: BATCH_HOLD_MS }));
+export const groupCommitOf = perHandle(
+  (db: SqliteConnection) => new GroupCommit(db, { load: loadOf(db), holdMs: BATCH_HOLD_MS }),
+);

@@ -37,7 +37,10 @@ export function boundQueues(handle: object, queueBound: number): void {
  * was read or written.
  */
 export function queueFull(): CoreError {
-  return new CoreError('error.server.busy', 'The server has more work waiting than it takes on; try again in a second.');
+  return new CoreError(
+    'error.server.busy',
+    'The server has more work waiting than it takes on; try again in a second.',
+  );
 }
 
 /**

@@ -26,7 +26,10 @@ export class ReadBatch {
   /** `load`: the connection's, whose arrivals every read adds to (the group commit's hold watches them). */
   constructor(db: SqliteConnection, options: { maxBatch?: number; load?: HandleLoad } = {}) {
     this.#db = db;
-    this.#queue = new TurnQueue((batch) => this.#flush(batch), { maxBatch: options.maxBatch ?? 256, load: options.load });
+    this.#queue = new TurnQueue((batch) => this.#flush(batch), {
+      maxBatch: options.maxBatch ?? 256,
+      load: options.load,
+    });
     this.#begin = db.prepare('BEGIN');
     this.#commit = db.prepare('COMMIT');
   }

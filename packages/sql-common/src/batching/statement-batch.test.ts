@@ -128,7 +128,10 @@ describe('StatementBatch with maxInFlight', () => {
 
     it('an idle pool sends at the next turn, hold or not', async () => {
       const seen: (readonly number[])[] = [];
-      const batch = new StatementBatch<number, number>(async (xs) => (seen.push(xs), xs), { load: new HandleLoad(), holdMs: 60_000 });
+      const batch = new StatementBatch<number, number>(async (xs) => (seen.push(xs), xs), {
+        load: new HandleLoad(),
+        holdMs: 60_000,
+      });
       const answer = batch.run(1);
       await tick();
       expect(seen).toEqual([[1]]);
@@ -191,7 +194,10 @@ describe('StatementBatch with maxInFlight', () => {
       await tick();
       release[1]!();
       expect(await Promise.all([waiting, ...more])).toEqual([3, 5, 6]);
-      expect(seen).toEqual([[1, 2], [3, 5, 6]]);
+      expect(seen).toEqual([
+        [1, 2],
+        [3, 5, 6],
+      ]);
       expect(batch.held).toBe(0);
     });
 
@@ -199,10 +205,13 @@ describe('StatementBatch with maxInFlight', () => {
       const load = new HandleLoad();
       load.queueBound = 1;
       let fail = true;
-      const batch = new StatementBatch<number, number>(async (xs) => {
-        if (fail) throw new Error('connection reset');
-        return xs;
-      }, { load });
+      const batch = new StatementBatch<number, number>(
+        async (xs) => {
+          if (fail) throw new Error('connection reset');
+          return xs;
+        },
+        { load },
+      );
       await expect(batch.run(1)).rejects.toThrow('connection reset');
       fail = false;
       expect(await batch.run(2)).toBe(2);

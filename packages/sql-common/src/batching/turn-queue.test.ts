@@ -35,7 +35,11 @@ describe('TurnQueue', () => {
 
   it('with a hold, an idle process still passes a lone item on at the next turn', async () => {
     const batches: number[][] = [];
-    const q = new TurnQueue<number>((b) => batches.push(b.map((c) => c.work)), { maxBatch: 10, load: new HandleLoad(), holdMs: 60_000 });
+    const q = new TurnQueue<number>((b) => batches.push(b.map((c) => c.work)), {
+      maxBatch: 10,
+      load: new HandleLoad(),
+      holdMs: 60_000,
+    });
     void q.call(1);
     await nextTurn();
     expect(batches).toEqual([[1]]);

@@ -5,7 +5,14 @@ import { join } from 'node:path';
 import { DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryLogger, TestDevice, TestIdentity } from '@strongroom/core/testing';
-import { S3RVER_KEY, startFaultProxy, startTestS3, useS3rverCredentials, type FaultProxy, type TestS3 } from '@strongroom/adapters-node/testing';
+import {
+  S3RVER_KEY,
+  startFaultProxy,
+  startTestS3,
+  useS3rverCredentials,
+  type FaultProxy,
+  type TestS3,
+} from '@strongroom/adapters-node/testing';
 import { createApp } from '../../app.js';
 import { runCli } from '../../cli.js';
 import { readConfig } from '../../config.js';
@@ -33,23 +40,47 @@ async function deployment(env: Record<string, string>) {
   const server = await listen(app);
   const { access_token: token } = await registerUser(app);
   const accountId = ((await call(app, 'GET', '/v1/auth/profile', { token })).body as { account_id: string }).account_id;
-  expect((await call(app, 'PUT', '/v1/devices/directory', { token, cbor: new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]) })).status).toBeLessThan(300);
+  expect(
+    (
+      await call(app, 'PUT', '/v1/devices/directory', {
+        token,
+        cbor: new TestIdentity(accountId).signDirectory(accountId, 1, [new TestDevice('phone')]),
+      })
+    ).status,
+  ).toBeLessThan(300);
   const ledger = async () => ({
     charged: (await stores.quota.listChargedBlobs(accountId)).map((b) => `${b.contentHash}:${b.size}`).sort(),
     used: ((await call(app, 'GET', '/quota', { token })).body as { used: number }).used,
   });
   const open = async (size: number): Promise<string> => {
-    const r = await call(app, 'POST', '/upload', { token, body: { declared_size: size, kind: 'original', device_id: 'phone' } });
+    const r = await call(app, 'POST', '/upload', {
+      token,
+      body: { declared_size: size, kind: 'original', device_id: 'phone' },
+    });
     expect(r.status).toBe(201);
     return (r.body as { upload_id: string }).upload_id;
   };
   const upload = async (bytes: Uint8Array): Promise<string> => {
     const id = await open(bytes.length);
-    expect((await call(app, 'PUT', `/upload/${id}`, { token, raw: new Uint8Array(bytes), contentType: 'application/octet-stream' })).status).toBe(200);
-    expect((await call(app, 'POST', `/upload/${id}/finalize`, { token, body: { content_hash: sha(bytes) } })).status).toBe(200);
+    expect(
+      (
+        await call(app, 'PUT', `/upload/${id}`, {
+          token,
+          raw: new Uint8Array(bytes),
+          contentType: 'application/octet-stream',
+        })
+      ).status,
+    ).toBe(200);
+    expect(
+      (await call(app, 'POST', `/upload/${id}/finalize`, { token, body: { content_hash: sha(bytes) } })).status,
+    ).toBe(200);
     return sha(bytes);
   };
-  const get = (hash: string) => fetch(`${server.baseUrl}/v1/blobs/${hash}`, { headers: { authorization: `Bearer ${token}`, 'x-svc-protocol': VERSION }, redirect: 'manual' });
+  const get = (hash: string) =>
+    fetch(`${server.baseUrl}/v1/blobs/${hash}`, {
+      headers: { authorization: `Bearer ${token}`, 'x-svc-protocol': VERSION },
+      redirect: 'manual',
+    });
   const close = async () => {
     await server.close();
     await stores.close();
@@ -79,7 +110,13 @@ describe('blob store faults on S3 (s3rver behind a relay that can be cut)', { ti
     relay = await startFaultProxy(s3.endpoint);
     restoreCredentials = useS3rverCredentials();
     // The server carries the bytes (SVC_S3_DIRECT=false), so it is the one caught mid-transfer.
-    d = await deployment({ SVC_BLOB_URL: `s3://${s3.bucket}/lib`, SVC_S3_ENDPOINT: relay.endpoint, SVC_S3_FORCE_PATH_STYLE: 'true', SVC_S3_TIMEOUT_S: '1', SVC_S3_DIRECT: 'false' });
+    d = await deployment({
+      SVC_BLOB_URL: `s3://${s3.bucket}/lib`,
+      SVC_S3_ENDPOINT: relay.endpoint,
+      SVC_S3_FORCE_PATH_STYLE: 'true',
+      SVC_S3_TIMEOUT_S: '1',
+      SVC_S3_DIRECT: 'false',
+    });
   }, 60_000);
   afterAll(async () => {
     await d?.close();
@@ -142,7 +179,11 @@ describe('blob store faults on S3 (s3rver behind a relay that can be cut)', { ti
     const started = Date.now();
     const sending = fetch(`${d.server.baseUrl}/upload/${id}`, {
       method: 'PUT',
-      headers: { authorization: `Bearer ${d.token}`, 'x-svc-protocol': VERSION, 'content-type': 'application/octet-stream' },
+      headers: {
+        authorization: `Bearer ${d.token}`,
+        'x-svc-protocol': VERSION,
+        'content-type': 'application/octet-stream',
+      },
       body,
       duplex: 'half',
     } as RequestInit);
@@ -153,11 +194,22 @@ describe('blob store faults on S3 (s3rver behind a relay that can be cut)', { ti
     push(null);
     await expectUnavailable(started, await sending);
     expect(await d.ledger()).toEqual(opened);
-    expect(await call(d.app, 'GET', `/upload/${id}`, { token: d.token })).toMatchObject({ status: 200, body: { state: 'Pending' } });
+    expect(await call(d.app, 'GET', `/upload/${id}`, { token: d.token })).toMatchObject({
+      status: 200,
+      body: { state: 'Pending' },
+    });
 
     // Sent again with the store back, then the store goes before finalize: nothing committed or charged.
     relay.up();
-    expect((await call(d.app, 'PUT', `/upload/${id}`, { token: d.token, raw: bytes, contentType: 'application/octet-stream' })).status).toBe(200);
+    expect(
+      (
+        await call(d.app, 'PUT', `/upload/${id}`, {
+          token: d.token,
+          raw: bytes,
+          contentType: 'application/octet-stream',
+        })
+      ).status,
+    ).toBe(200);
     relay.down();
     const finalizing = Date.now();
     const fin = await fetch(`${d.server.baseUrl}/upload/${id}/finalize`, {
@@ -168,7 +220,10 @@ describe('blob store faults on S3 (s3rver behind a relay that can be cut)', { ti
     await expectUnavailable(finalizing, fin);
     expect(await d.ledger()).toEqual(opened);
     relay.up();
-    expect((await call(d.app, 'POST', `/upload/${id}/finalize`, { token: d.token, body: { content_hash: sha(bytes) } })).status).toBe(200);
+    expect(
+      (await call(d.app, 'POST', `/upload/${id}/finalize`, { token: d.token, body: { content_hash: sha(bytes) } }))
+        .status,
+    ).toBe(200);
     const after = await d.ledger();
     expect(after.charged).toEqual([...before.charged, `${sha(bytes)}:${bytes.length}`].sort());
     expect(after.used).toBe(opened.used);
@@ -176,11 +231,22 @@ describe('blob store faults on S3 (s3rver behind a relay that can be cut)', { ti
 
   it('direct upload, store gone at finalize: 503 within the bound, nothing charged, the session waits; finalized once the store is back', async () => {
     relay.up();
-    const dd = await deployment({ SVC_BLOB_URL: `s3://${s3.bucket}/direct`, SVC_S3_ENDPOINT: relay.endpoint, SVC_S3_FORCE_PATH_STYLE: 'true', SVC_S3_TIMEOUT_S: '1' });
+    const dd = await deployment({
+      SVC_BLOB_URL: `s3://${s3.bucket}/direct`,
+      SVC_S3_ENDPOINT: relay.endpoint,
+      SVC_S3_FORCE_PATH_STYLE: 'true',
+      SVC_S3_TIMEOUT_S: '1',
+    });
     try {
       const bytes = pattern(MiB, 7);
-      const opened = await call(dd.app, 'POST', '/upload', { token: dd.token, body: { declared_size: bytes.length, kind: 'original', device_id: 'phone', content_hash: sha(bytes) } });
-      const { upload_id: id, direct_put: direct } = opened.body as { upload_id: string; direct_put: { url: string; headers: Record<string, string> } };
+      const opened = await call(dd.app, 'POST', '/upload', {
+        token: dd.token,
+        body: { declared_size: bytes.length, kind: 'original', device_id: 'phone', content_hash: sha(bytes) },
+      });
+      const { upload_id: id, direct_put: direct } = opened.body as {
+        upload_id: string;
+        direct_put: { url: string; headers: Record<string, string> };
+      };
       expect((await fetch(direct.url, { method: 'PUT', headers: direct.headers, body: bytes })).status).toBe(200);
       const before = await dd.ledger();
       relay.down();
@@ -192,24 +258,40 @@ describe('blob store faults on S3 (s3rver behind a relay that can be cut)', { ti
       });
       await expectUnavailable(started, fin);
       expect(await dd.ledger()).toEqual(before);
-      expect(await call(dd.app, 'GET', `/upload/${id}`, { token: dd.token })).toMatchObject({ status: 200, body: { state: 'Pending' } });
+      expect(await call(dd.app, 'GET', `/upload/${id}`, { token: dd.token })).toMatchObject({
+        status: 200,
+        body: { state: 'Pending' },
+      });
       relay.up();
-      expect(await call(dd.app, 'POST', `/upload/${id}/finalize`, { token: dd.token, body: { content_hash: sha(bytes) } })).toMatchObject({ status: 200, body: { state: 'Completed' } });
+      expect(
+        await call(dd.app, 'POST', `/upload/${id}/finalize`, { token: dd.token, body: { content_hash: sha(bytes) } }),
+      ).toMatchObject({ status: 200, body: { state: 'Completed' } });
       expect((await dd.ledger()).charged).toContain(`${sha(bytes)}:${bytes.length}`);
     } finally {
       await dd.close();
     }
   });
 
-  it('an object deleted behind the server\'s back is an error, never an empty 200; blobs verify names it and exits 1', async () => {
+  it("an object deleted behind the server's back is an error, never an empty 200; blobs verify names it and exits 1", async () => {
     relay.up();
     const bytes = pattern(5000, 3);
     const hash = await d.upload(bytes);
     expect((await runCli(['blobs', 'verify'], { ...d.env, SVC_S3_ENDPOINT: s3.endpoint })).code).toBe(0);
-    const raw = new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: S3RVER_KEY });
+    const raw = new S3Client({
+      endpoint: s3.endpoint,
+      region: 'us-east-1',
+      forcePathStyle: true,
+      credentials: S3RVER_KEY,
+    });
     await raw.send(new DeleteObjectCommand({ Bucket: s3.bucket, Key: `lib/blobs/${hash.slice(0, 2)}/${hash}` }));
     const stray = pattern(10, 4);
-    await raw.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `lib/blobs/${sha(stray).slice(0, 2)}/${sha(stray)}`, Body: stray }));
+    await raw.send(
+      new PutObjectCommand({
+        Bucket: s3.bucket,
+        Key: `lib/blobs/${sha(stray).slice(0, 2)}/${sha(stray)}`,
+        Body: stray,
+      }),
+    );
     raw.destroy();
     const r = await d.get(hash);
     expect(r.status).toBe(500);
@@ -221,13 +303,16 @@ describe('blob store faults on S3 (s3rver behind a relay that can be cut)', { ti
   });
 });
 
-describe('a blob deleted behind the server\'s back on the filesystem', { timeout: 60_000 }, () => {
+describe("a blob deleted behind the server's back on the filesystem", { timeout: 60_000 }, () => {
   it('downloads answer an error, not 200 empty; blobs verify names it (and a stray file) and exits 1', async () => {
     const d = await deployment({});
     try {
       const bytes = pattern(3000, 5);
       const hash = await d.upload(bytes);
-      expect(await runCli(['blobs', 'verify'], d.env)).toMatchObject({ code: 0, out: expect.stringContaining('they agree') });
+      expect(await runCli(['blobs', 'verify'], d.env)).toMatchObject({
+        code: 0,
+        out: expect.stringContaining('they agree'),
+      });
       await rm(join(d.dataDir, 'blobs', 'blobs', hash.slice(0, 2), hash));
       const stray = pattern(9, 6);
       await mkdir(join(d.dataDir, 'blobs', 'blobs', sha(stray).slice(0, 2)), { recursive: true });

@@ -51,7 +51,10 @@ describe('operator CLI', () => {
     expect((await stores.accounts.findAccountByAddress('ops@example.org'))?.lockedAt).not.toBeNull();
     expect((await runCli(['unlock', 'ops@example.org'], env)).code).toBe(0);
     expect((await stores.accounts.findAccountByAddress('ops@example.org'))?.lockedAt).toBeNull();
-    expect(await runCli(['lock', 'nobody@example.org'], env)).toMatchObject({ code: 1, out: expect.stringContaining('no account') });
+    expect(await runCli(['lock', 'nobody@example.org'], env)).toMatchObject({
+      code: 1,
+      out: expect.stringContaining('no account'),
+    });
     expect((await runCli(['frobnicate'], env)).code).toBe(2);
     await stores.close();
   });
@@ -60,31 +63,51 @@ describe('operator CLI', () => {
     const { env, stores, deps } = await deployment();
     await deps.accounts.register({ address: 'args@example.org', password: 'correct horse battery' });
     const keys = (await deps.keyRing.jwks()).keys.length;
-    expect(await runCli(['rotate-key', 'extra'], env)).toMatchObject({ code: 2, out: expect.stringContaining('unexpected argument "extra"') });
+    expect(await runCli(['rotate-key', 'extra'], env)).toMatchObject({
+      code: 2,
+      out: expect.stringContaining('unexpected argument "extra"'),
+    });
     await deps.keyRing.reload();
     expect((await deps.keyRing.jwks()).keys).toHaveLength(keys);
     expect(await runCli(['quota-limits', 'args@example.org', '100', '200', 'extra'], env)).toMatchObject({ code: 2 });
-    expect(await runCli(['quota-limits', 'args@example.org', '99999999999999999999', '-'], env)).toMatchObject({ code: 1, out: expect.stringContaining('9007199254740991') });
+    expect(await runCli(['quota-limits', 'args@example.org', '99999999999999999999', '-'], env)).toMatchObject({
+      code: 1,
+      out: expect.stringContaining('9007199254740991'),
+    });
     expect(await runCli(['quota-limits', 'args@example.org', 'default', '1000'], env)).toMatchObject({ code: 1 });
     expect((await runCli(['quota-limits', 'args@example.org', 'default', 'default'], env)).code).toBe(0);
     expect((await runCli(['blobs', 'verify'], env)).code).toBe(0);
-    expect(await runCli(['lock', 'args@example.org'], { ...env, SVC_SECRET_KEY: 'not a key' })).toMatchObject({ code: 1, out: expect.stringMatching(/^configuration error: .*SVC_SECRET_KEY/) });
+    expect(await runCli(['lock', 'args@example.org'], { ...env, SVC_SECRET_KEY: 'not a key' })).toMatchObject({
+      code: 1,
+      out: expect.stringMatching(/^configuration error: .*SVC_SECRET_KEY/),
+    });
     // Revoking for a peer that is not configured is still done, and says so (a typo shows).
-    expect(await runCli(['revoke-peer-capabilities', 'https://typo.example'], env)).toMatchObject({ code: 0, out: expect.stringContaining('note: https://typo.example is not one of SVC_FEDERATION_PEERS') });
+    expect(await runCli(['revoke-peer-capabilities', 'https://typo.example'], env)).toMatchObject({
+      code: 0,
+      out: expect.stringContaining('note: https://typo.example is not one of SVC_FEDERATION_PEERS'),
+    });
     await stores.close();
   });
 
-  it('quota-limits: `default` puts both limits back to the deployment\'s; mixed with a value it is refused in one line, nothing changed', async () => {
+  it("quota-limits: `default` puts both limits back to the deployment's; mixed with a value it is refused in one line, nothing changed", async () => {
     const { env, stores, deps } = await deployment();
     await deps.accounts.register({ address: 'mix@example.org', password: 'correct horse battery' });
     const id = (await stores.accounts.findAccountByAddress('mix@example.org'))!.id;
     expect((await runCli(['quota-limits', 'mix@example.org', '100', '200'], env)).code).toBe(0);
-    for (const [soft, hard] of [['10', 'default'], ['-', 'default'], ['default', '10'], ['default', '-']]) {
+    for (const [soft, hard] of [
+      ['10', 'default'],
+      ['-', 'default'],
+      ['default', '10'],
+      ['default', '-'],
+    ]) {
       const r = await runCli(['quota-limits', 'mix@example.org', soft!, hard!], env);
       expect(r.code, `${soft} ${hard}`).toBe(1);
       expect(r.out.split('\n'), `${soft} ${hard}`).toHaveLength(1);
       expect(r.out).toMatch(/^error: .*default default/);
-      expect((await stores.quota.readLedger(id, Date.now())).limits, `${soft} ${hard}`).toEqual({ soft: 100, hard: 200 });
+      expect((await stores.quota.readLedger(id, Date.now())).limits, `${soft} ${hard}`).toEqual({
+        soft: 100,
+        hard: 200,
+      });
     }
     expect(await runCli(['quota-limits', 'mix@example.org', 'default', 'default'], env)).toMatchObject({ code: 0 });
     expect((await stores.quota.readLedger(id, Date.now())).limits).toBeNull();
@@ -97,7 +120,10 @@ describe('operator CLI', () => {
     // The data directory is a file.
     const file = join(dir, 'not-a-dir');
     writeFileSync(file, 'x');
-    const r1 = await runCli(['rotate-key'], { SVC_DATA_DIR: file, SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc' });
+    const r1 = await runCli(['rotate-key'], {
+      SVC_DATA_DIR: file,
+      SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc',
+    });
     expect(r1.code).toBe(1);
     expect(r1.out.split('\n')).toHaveLength(1);
     expect(r1.out).toMatch(/^(configuration )?error: /);
@@ -105,7 +131,10 @@ describe('operator CLI', () => {
     const garbage = join(dir, 'garbage');
     mkdirSync(garbage);
     writeFileSync(join(garbage, 'strongroom.db'), 'this is not a database, not even close to one');
-    const r2 = await runCli(['rotate-key'], { SVC_DATA_DIR: garbage, SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc' });
+    const r2 = await runCli(['rotate-key'], {
+      SVC_DATA_DIR: garbage,
+      SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc',
+    });
     expect(r2.code).toBe(1);
     expect(r2.out.split('\n')).toHaveLength(1);
     expect(r2.out).toMatch(/^error: .*not a database/);
@@ -130,7 +159,18 @@ describe('operator CLI', () => {
     expect((await stores.accounts.findAccountById(id))?.lockedAt).not.toBeNull();
     // An account as OpenID sign-in makes it when the provider gives no verified email: no address, no password.
     const oidcOnly = '0193a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b';
-    expect(await stores.accounts.createAccount({ id: oidcOnly, address: null, addressKey: null, passwordHash: null, displayName: null, createdAt: 1, lockedAt: null, credentialsChangedAt: null })).toBe('created');
+    expect(
+      await stores.accounts.createAccount({
+        id: oidcOnly,
+        address: null,
+        addressKey: null,
+        passwordHash: null,
+        displayName: null,
+        createdAt: 1,
+        lockedAt: null,
+        credentialsChangedAt: null,
+      }),
+    ).toBe('created');
     expect(await runCli(['lock', oidcOnly], env)).toEqual({ code: 0, out: `locked ${oidcOnly}; closed 0 sessions` });
     expect((await stores.accounts.findAccountById(oidcOnly))?.lockedAt).not.toBeNull();
     expect((await runCli(['unlock', oidcOnly], env)).code).toBe(0);
@@ -145,11 +185,22 @@ describe('operator CLI', () => {
 
   it('sponsor never makes a chain: a payee cannot sponsor, a sponsor cannot become a payee; one line, exit 1, nothing changed', async () => {
     const { env, stores, sponsor: kidSponsor, id: kid } = await sponsoredDeployment('kids@example.org');
-    const deps = await buildDeps(readConfig(env), stores, { ...nodePlatform(), logger: { info() {}, warn() {}, error() {} } });
-    for (const a of ['payer@example.org', 'payee@example.org', 'third@example.org']) await deps.accounts.register({ address: a, password: 'correct horse battery' });
+    const deps = await buildDeps(readConfig(env), stores, {
+      ...nodePlatform(),
+      logger: { info() {}, warn() {}, error() {} },
+    });
+    for (const a of ['payer@example.org', 'payee@example.org', 'third@example.org'])
+      await deps.accounts.register({ address: a, password: 'correct horse battery' });
     const idOf = async (a: string) => (await stores.accounts.findAccountByAddress(a))!.id;
-    const [payer, payee, third] = [await idOf('payer@example.org'), await idOf('payee@example.org'), await idOf('third@example.org')];
-    expect(await runCli(['sponsor', 'payee@example.org', 'payer@example.org'], env)).toEqual({ code: 0, out: `${payee} is sponsored by ${payer}` });
+    const [payer, payee, third] = [
+      await idOf('payer@example.org'),
+      await idOf('payee@example.org'),
+      await idOf('third@example.org'),
+    ];
+    expect(await runCli(['sponsor', 'payee@example.org', 'payer@example.org'], env)).toEqual({
+      code: 0,
+      out: `${payee} is sponsored by ${payer}`,
+    });
     const sponsorOf = async (id: string) => (await stores.quota.readLedger(id, Date.now())).sponsorId;
     const refused = async (who: string, by: string, because: RegExp) => {
       const before = await Promise.all([payer, payee, third, kidSponsor.id, kid].map(sponsorOf));
@@ -162,24 +213,44 @@ describe('operator CLI', () => {
     await refused('third@example.org', 'payee@example.org', /^error: .*cannot sponsor/);
     await refused('third@example.org', kid, /^error: .*cannot sponsor/);
     // The payee-to-be already pays for others (an operator's payee, or a sponsored account it created).
-    await refused('payer@example.org', 'third@example.org', /^error: An account that sponsors others \(1\) cannot be sponsored/);
-    await refused('kids@example.org', 'third@example.org', /^error: An account that sponsors others \(1\) cannot be sponsored/);
+    await refused(
+      'payer@example.org',
+      'third@example.org',
+      /^error: An account that sponsors others \(1\) cannot be sponsored/,
+    );
+    await refused(
+      'kids@example.org',
+      'third@example.org',
+      /^error: An account that sponsors others \(1\) cannot be sponsored/,
+    );
     await refused('third@example.org', 'third@example.org', /^error: .*cannot sponsor itself/);
     // A sponsored account created over HTTP is paid for by its creator, who stays its sponsor (and owner).
     await refused(kid, 'third@example.org', /^error: A sponsored account is paid for by the account that created it/);
     await refused(kid, '-', /^error: A sponsored account is paid for by the account that created it/);
-    expect(await runCli(['sponsor', kid, 'kids@example.org'], env)).toEqual({ code: 0, out: `${kid} is sponsored by ${kidSponsor.id}` });
+    expect(await runCli(['sponsor', kid, 'kids@example.org'], env)).toEqual({
+      code: 0,
+      out: `${kid} is sponsored by ${kidSponsor.id}`,
+    });
     // Ending a sponsorship frees both sides.
     expect((await runCli(['sponsor', 'payee@example.org', '-'], env)).code).toBe(0);
-    expect(await runCli(['sponsor', 'payer@example.org', 'third@example.org'], env)).toEqual({ code: 0, out: `${payer} is sponsored by ${third}` });
+    expect(await runCli(['sponsor', 'payer@example.org', 'third@example.org'], env)).toEqual({
+      code: 0,
+      out: `${payer} is sponsored by ${third}`,
+    });
     await stores.close();
   });
 
   it("refuses to set limits on, or suspend, a sponsored account: its sponsor's quota is the one that decides", async () => {
     const { env, stores, sponsor, id } = await sponsoredDeployment('payer@example.org');
-    for (const command of [['suspend', id], ['quota-limits', id, '1', '2']]) {
+    for (const command of [
+      ['suspend', id],
+      ['quota-limits', id, '1', '2'],
+    ]) {
       const r = await runCli(command, env);
-      expect(r, command.join(' ')).toEqual({ code: 1, out: `error: A sponsored account has no quota of its own: its sponsor's (${sponsor.id}) applies; set that one.` });
+      expect(r, command.join(' ')).toEqual({
+        code: 1,
+        out: `error: A sponsored account has no quota of its own: its sponsor's (${sponsor.id}) applies; set that one.`,
+      });
     }
     const record = await stores.quota.readLedger(id, Date.now());
     expect(record).toMatchObject({ suspendedAt: null, limits: null });

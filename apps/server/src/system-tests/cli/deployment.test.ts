@@ -19,11 +19,18 @@ const CREATING = new Set(['init', 'restore']);
 /** Commands on a backup or its keys alone, not on a deployment: they read no data dir and write none. */
 const ON_BACKUPS = new Set(['verify-backup', 'backup-keygen']);
 /** Run by the server it belongs to, never by an operator. */
-const INTERNAL = new Set(Object.entries(FILE_COMMANDS).filter(([, c]) => c.hidden).map(([n]) => n));
+const INTERNAL = new Set(
+  Object.entries(FILE_COMMANDS)
+    .filter(([, c]) => c.hidden)
+    .map(([n]) => n),
+);
 
-const onDeployments = [...Object.keys(COMMANDS), ...Object.keys(FILE_COMMANDS)].filter((n) => !CREATING.has(n) && !ON_BACKUPS.has(n) && !INTERNAL.has(n));
+const onDeployments = [...Object.keys(COMMANDS), ...Object.keys(FILE_COMMANDS)].filter(
+  (n) => !CREATING.has(n) && !ON_BACKUPS.has(n) && !INTERNAL.has(n),
+);
 /** Arguments that get each command past its own checks to where it would open the deployment. */
-const args = (name: string, work: string): string[] => (name === 'backup' ? ['--unencrypted', join(work, 'backup-target')] : name === 'blobs' ? ['verify'] : []);
+const args = (name: string, work: string): string[] =>
+  name === 'backup' ? ['--unencrypted', join(work, 'backup-target')] : name === 'blobs' ? ['verify'] : [];
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -37,7 +44,9 @@ function work(): string {
 
 describe('CLI commands on a deployment that is not there (SQLite)', () => {
   it('finds the commands to check', () => {
-    expect(onDeployments).toEqual(expect.arrayContaining(['gc-sweep', 'suspend', 'quota-limits', 'rotate-key', 'backup', 'lock', 'sponsor']));
+    expect(onDeployments).toEqual(
+      expect.arrayContaining(['gc-sweep', 'suspend', 'quota-limits', 'rotate-key', 'backup', 'lock', 'sponsor']),
+    );
     expect(Object.keys(COMMANDS)).toContain('init');
   });
 
@@ -105,7 +114,9 @@ describe.skipIf(!PG_URL)('CLI commands on a deployment that is not there (Postgr
     const client = new pg.Client({ connectionString: scratch.url });
     await client.connect();
     try {
-      const r = await client.query<{ t: string }>("SELECT table_schema || '.' || table_name AS t FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1");
+      const r = await client.query<{ t: string }>(
+        "SELECT table_schema || '.' || table_name AS t FROM information_schema.tables WHERE table_schema NOT IN ('pg_catalog', 'information_schema') ORDER BY 1",
+      );
       return r.rows.map((x) => x.t);
     } finally {
       await client.end();

@@ -31,7 +31,10 @@ describe('operator CLI: quota', () => {
     if (!who.ok) throw new Error('auth');
     const me = { accountId: who.value.accountId };
 
-    expect(await runCli(['quota-limits', 'q@example.org', '100', '200'], env)).toMatchObject({ code: 0, out: expect.stringContaining('soft 100, hard 200') });
+    expect(await runCli(['quota-limits', 'q@example.org', '100', '200'], env)).toMatchObject({
+      code: 0,
+      out: expect.stringContaining('soft 100, hard 200'),
+    });
     expect(await deps.quota.status(me.accountId)).toMatchObject({ softLimit: 100, hardLimit: 200 });
     expect((await runCli(['quota-limits', 'q@example.org', '300', '200'], env)).code).toBe(1);
     expect((await runCli(['suspend', 'q@example.org'], env)).out).toContain('Suspended');
@@ -40,22 +43,55 @@ describe('operator CLI: quota', () => {
 
     // Store one blob (the write guard is not what this test is about), then purge it.
     const uploads = new (deps.uploads.constructor as typeof import('@strongroom/core').UploadService)({
-      sessions: stores.quota, assets: stores.quota, blobs: stores.blobs, quota: deps.quota, writeGuard: admitAllWrites, clock: deps.clock, random: deps.random, ttlMs: 60_000, dropTtlMs: 60_000, federationPeers: [],
+      sessions: stores.quota,
+      assets: stores.quota,
+      blobs: stores.blobs,
+      quota: deps.quota,
+      writeGuard: admitAllWrites,
+      clock: deps.clock,
+      random: deps.random,
+      ttlMs: 60_000,
+      dropTtlMs: 60_000,
+      federationPeers: [],
     });
     const data = new Uint8Array(150).fill(7);
     const hash = createHash('sha256').update(data).digest('hex');
-    const o = await uploads.create(me, { declaredSize: 150, kind: 'original', contentHash: null, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
+    const o = await uploads.create(me, {
+      declaredSize: 150,
+      kind: 'original',
+      contentHash: null,
+      albumId: null,
+      intentId: null,
+      deviceId: 'd',
+      protocolVersion: '2026-11-01',
+    });
     if (!o.ok) throw new Error(o.code);
     await uploads.put(me, o.value.uploadId, once(data), { protocolVersion: '2026-06-01' });
-    expect((await uploads.finalize(me, o.value.uploadId, { protocolVersion: '2026-06-01', contentHash: hash, manifest: null })).ok).toBe(true);
+    expect(
+      (
+        await uploads.finalize(me, o.value.uploadId, {
+          protocolVersion: '2026-06-01',
+          contentHash: hash,
+          manifest: null,
+        })
+      ).ok,
+    ).toBe(true);
     expect(await stores.blobs.has(hash)).toBe(true);
     const ledger = JSON.parse((await runCli(['ledger', 'q@example.org'], env)).out);
-    expect(ledger).toMatchObject({ charged: 150, used: 150, state: 'SoftWarning', blobs: [{ content_hash: hash, size: 150 }] });
+    expect(ledger).toMatchObject({
+      charged: 150,
+      used: 150,
+      state: 'SoftWarning',
+      blobs: [{ content_hash: hash, size: 150 }],
+    });
 
     await deps.assets.trash(me, o.value.uploadId, { protocolVersion: '2026-06-01', intentId: null });
     await deps.assets.purge(me, o.value.uploadId, { protocolVersion: '2026-06-01', intentId: null });
     expect((await deps.quota.status(me.accountId)).used).toBe(150);
-    expect(await runCli(['gc-sweep'], env)).toMatchObject({ code: 0, out: expect.stringContaining(`${me.accountId}: -150 bytes`) });
+    expect(await runCli(['gc-sweep'], env)).toMatchObject({
+      code: 0,
+      out: expect.stringContaining(`${me.accountId}: -150 bytes`),
+    });
     expect((await deps.quota.status(me.accountId)).used).toBe(0);
     expect(await stores.blobs.has(hash)).toBe(false);
     await stores.close();

@@ -14,7 +14,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  */
 
 const ROOT = fileURLToPath(new URL('../../../../../', import.meta.url));
-const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+const scripts = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> })
+  .scripts;
 const work = mkdtempSync(join(tmpdir(), 'sr-compiled-'));
 
 // Any module Node is asked to load that is TypeScript fails the start (a loader such as tsx would
@@ -29,7 +30,10 @@ writeFileSync(
 `,
 );
 const register = join(work, 'no-typescript.mjs');
-writeFileSync(register, `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`);
+writeFileSync(
+  register,
+  `import { register } from 'node:module';\nregister(${JSON.stringify(pathToFileURL(hooks).href)});\n`,
+);
 
 /** The environment npm would give a script, minus anything that could load TypeScript for it. */
 function plainEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
@@ -77,7 +81,12 @@ describe('npm start runs compiled JavaScript', { timeout: 120_000 }, () => {
   it('the start command serves, with its migrations applied and the /docs assets found', async () => {
     server = spawn('sh', ['-c', scripts.start!], {
       cwd: ROOT,
-      env: plainEnv({ PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: join(work, 'data'), SVC_BASE_URL: 'http://127.0.0.1:8080' }),
+      env: plainEnv({
+        PORT: '0',
+        HOST: '127.0.0.1',
+        SVC_DATA_DIR: join(work, 'data'),
+        SVC_BASE_URL: 'http://127.0.0.1:8080',
+      }),
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
@@ -109,13 +118,21 @@ describe('npm start runs compiled JavaScript', { timeout: 120_000 }, () => {
       const grace = 5;
       const npm = spawn('npm', ['start', '--silent'], {
         cwd: ROOT,
-        env: plainEnv({ PORT: '0', HOST: '127.0.0.1', SVC_DATA_DIR: join(work, `npm-${signal}`), SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SHUTDOWN_GRACE_S: String(grace) }),
+        env: plainEnv({
+          PORT: '0',
+          HOST: '127.0.0.1',
+          SVC_DATA_DIR: join(work, `npm-${signal}`),
+          SVC_BASE_URL: 'http://127.0.0.1:8080',
+          SVC_SHUTDOWN_GRACE_S: String(grace),
+        }),
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,
       });
       let stderr = '';
       npm.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => npm.once('exit', (code, sig) => resolve({ code, signal: sig })));
+      const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+        npm.once('exit', (code, sig) => resolve({ code, signal: sig })),
+      );
       const lines: string[] = [];
       const listening = await new Promise<{ port: number; pid: number }>((resolve, reject) => {
         const timer = setTimeout(() => reject(new Error(`not listening in 30 s: ${stderr}`)), 30_000);
@@ -131,7 +148,12 @@ describe('npm start runs compiled JavaScript', { timeout: 120_000 }, () => {
         expect(listening.pid).not.toBe(npm.pid);
         expect((await fetch(`http://127.0.0.1:${listening.port}/healthz`)).status).toBe(200);
         npm.kill(signal);
-        const outcome = await Promise.race([exited, new Promise<'still running'>((resolve) => setTimeout(() => resolve('still running'), (grace + 2) * 1000).unref())]);
+        const outcome = await Promise.race([
+          exited,
+          new Promise<'still running'>((resolve) =>
+            setTimeout(() => resolve('still running'), (grace + 2) * 1000).unref(),
+          ),
+        ]);
         expect(outcome).toEqual({ code: 0, signal: null });
         expect(lines.some((l) => l.includes('"server.stopped"'))).toBe(true);
         // The server process itself is gone (not reparented and still serving), and the port is closed.
@@ -145,7 +167,12 @@ describe('npm start runs compiled JavaScript', { timeout: 120_000 }, () => {
   }
 
   it('the cli command runs compiled too', () => {
-    const cli = spawnSync('sh', ['-c', `${scripts.cli!} --help`], { cwd: ROOT, encoding: 'utf8', env: plainEnv({ SVC_DATA_DIR: join(work, 'cli-data') }), timeout: 30_000 });
+    const cli = spawnSync('sh', ['-c', `${scripts.cli!} --help`], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: plainEnv({ SVC_DATA_DIR: join(work, 'cli-data') }),
+      timeout: 30_000,
+    });
     expect(cli.stderr).toBe('');
     expect(cli.status).toBe(0);
     expect(cli.stdout).toContain('usage: npm run cli -- <command>');

@@ -11,7 +11,8 @@ const ROOT = fileURLToPath(new URL('../../../../../', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'sr-links-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const check = (...files: string[]) => spawnSync(process.execPath, [join(ROOT, 'scripts', 'check-links.mjs'), ...files], { cwd: ROOT, encoding: 'utf8' });
+const check = (...files: string[]) =>
+  spawnSync(process.execPath, [join(ROOT, 'scripts', 'check-links.mjs'), ...files], { cwd: ROOT, encoding: 'utf8' });
 
 describe('the relative-link check', () => {
   it('passes on the repository as it is', () => {

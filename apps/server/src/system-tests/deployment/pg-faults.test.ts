@@ -20,9 +20,10 @@ const PASSWORD = 'correct horse battery staple';
 const NEW_PASSWORD = 'a different long passphrase';
 
 if (!PG_URL) {
-  console.warn('pg-faults.test.ts: SKIPPED: PG_URL is not set. Killing database connections needs a PostgreSQL server; .ci/run sets PG_URL.');
+  console.warn(
+    'pg-faults.test.ts: SKIPPED: PG_URL is not set. Killing database connections needs a PostgreSQL server; .ci/run sets PG_URL.',
+  );
 }
-
 
 interface Pair {
   session_id: string;
@@ -47,7 +48,11 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
     proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
     await proxy.up();
     // A fixed key, so the test does not generate secret.key into the working directory's ./data.
-    const config = readConfig({ SVC_DATABASE_URL: proxy.urlFor(scratch.url), SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc' });
+    const config = readConfig({
+      SVC_DATABASE_URL: proxy.urlFor(scratch.url),
+      SVC_BASE_URL: 'http://127.0.0.1:8080',
+      SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc',
+    });
     stores = await openStores(config);
     app = createApp(await buildDeps(config, stores, { ...nodePlatform(), logger }));
     admin = new pg.Pool({ connectionString: scratch.url, max: 2 });
@@ -80,7 +85,10 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
     throw new Error('no server connection ever blocked');
   }
   const terminateServerBackends = () =>
-    admin.query("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'strongroom'", [dbName]);
+    admin.query(
+      "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND application_name = 'strongroom'",
+      [dbName],
+    );
 
   /** Runs `body` inside an admin transaction (whose locks park the server's statements), then rolls it back. */
   async function holding(lock: string, params: unknown[], body: () => Promise<void>): Promise<void> {
@@ -110,10 +118,12 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
       expect(await refresh).toMatchObject({ status: 503, body: { code: 'error.auth.unavailable' } });
     });
     expect((await call(app, 'GET', '/v1/auth/profile', { token: pair.access_token })).status).toBe(200);
-    expect((await call(app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } })).status).toBe(200);
+    expect((await call(app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } })).status).toBe(
+      200,
+    );
   });
 
-  it("a statement cut off under a request is logged without its parameters (an address here; a link id elsewhere)", async () => {
+  it('a statement cut off under a request is logged without its parameters (an address here; a link id elsewhere)', async () => {
     const { address } = await register();
     logger.lines.length = 0;
     await holding('LOCK TABLE accounts IN ACCESS EXCLUSIVE MODE', [], async () => {
@@ -148,10 +158,19 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
     expect((await call(app, 'POST', '/v1/auth/login', { body: { address, password: NEW_PASSWORD } })).status).toBe(401);
     expect((await call(app, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } })).status).toBe(200);
     expect((await call(app, 'GET', '/v1/auth/profile', { token: pair.access_token })).status).toBe(200);
-    expect((await call(app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } })).status).toBe(200);
+    expect((await call(app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } })).status).toBe(
+      200,
+    );
     expect((await call(app, 'GET', '/v1/auth/profile', { token: other.access_token })).status).toBe(200);
     // And the retried change goes through.
-    expect((await call(app, 'POST', '/v1/auth/password', { token: pair.access_token, body: { current_password: PASSWORD, new_password: NEW_PASSWORD } })).status).toBe(200);
+    expect(
+      (
+        await call(app, 'POST', '/v1/auth/password', {
+          token: pair.access_token,
+          body: { current_password: PASSWORD, new_password: NEW_PASSWORD },
+        })
+      ).status,
+    ).toBe(200);
   });
 
   it('an upload-session creation killed mid-transaction reserves nothing and writes no session', async () => {
@@ -171,8 +190,13 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
       await terminateServerBackends();
       expect(await open).toMatchObject({ status: 503, body: { code: 'error.store.unavailable' } });
     });
-    expect((await call(app, 'GET', '/quota', { token })).body).toMatchObject({ used: before.used, reserved: before.reserved });
-    const { rows } = await admin.query('SELECT count(*)::int AS n FROM upload_sessions WHERE payer_id = $1', [accountId]);
+    expect((await call(app, 'GET', '/quota', { token })).body).toMatchObject({
+      used: before.used,
+      reserved: before.reserved,
+    });
+    const { rows } = await admin.query('SELECT count(*)::int AS n FROM upload_sessions WHERE payer_id = $1', [
+      accountId,
+    ]);
     expect(rows[0].n).toBe(0);
     // Retried, it reserves exactly once.
     expect((await call(app, 'POST', '/upload', { token, body })).status).toBe(201);
@@ -184,9 +208,17 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
     await proxy.down();
     try {
       const started = Date.now();
-      expect(await call(app, 'GET', '/v1/auth/profile', { token: pair.access_token })).toMatchObject({ status: 401, body: { code: 'error.auth.unavailable' } });
-      expect(await call(app, 'GET', '/v1/auth/sessions', { token: pair.access_token })).toMatchObject({ status: 401, body: { code: 'error.auth.unavailable' } });
-      expect(await call(app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } })).toMatchObject({ status: 503, body: { code: 'error.auth.unavailable' } });
+      expect(await call(app, 'GET', '/v1/auth/profile', { token: pair.access_token })).toMatchObject({
+        status: 401,
+        body: { code: 'error.auth.unavailable' },
+      });
+      expect(await call(app, 'GET', '/v1/auth/sessions', { token: pair.access_token })).toMatchObject({
+        status: 401,
+        body: { code: 'error.auth.unavailable' },
+      });
+      expect(
+        await call(app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } }),
+      ).toMatchObject({ status: 503, body: { code: 'error.auth.unavailable' } });
       const login = await call(app, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } });
       expect(login.status).toBe(503);
       // Refused promptly, not after a hung request.
@@ -195,7 +227,9 @@ describe.skipIf(!PG_URL)('PostgreSQL connection faults (PG_URL)', { timeout: 60_
       await proxy.up();
     }
     expect((await call(app, 'GET', '/v1/auth/profile', { token: pair.access_token })).status).toBe(200);
-    expect((await call(app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } })).status).toBe(200);
+    expect((await call(app, 'POST', '/v1/auth/refresh', { body: { session_token: pair.session_token } })).status).toBe(
+      200,
+    );
     // Nothing was recorded while it was down: exactly the sessions opened before and after.
     expect((await call(app, 'GET', '/v1/auth/sessions', { token: pair.access_token })).body.sessions).toHaveLength(1);
   });

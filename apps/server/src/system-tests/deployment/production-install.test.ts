@@ -13,14 +13,17 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = fileURLToPath(new URL('../../../../../', import.meta.url));
 const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { dev?: boolean; link?: boolean }> };
+const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
+  packages: Record<string, { dev?: boolean; link?: boolean }>;
+};
 const manifest = (dir: string) =>
   JSON.parse(readFileSync(join(ROOT, dir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
 
 const TOOLING = ['vitest', 'vite', 'typescript', 'tsx', 'esbuild', '@electric-sql/pglite'];
 
 /** Every copy of a package the lockfile installs (hoisted or nested). */
-const copies = (name: string) => Object.keys(lock.packages).filter((p) => p === `node_modules/${name}` || p.endsWith(`/node_modules/${name}`)).length;
+const copies = (name: string) =>
+  Object.keys(lock.packages).filter((p) => p === `node_modules/${name}` || p.endsWith(`/node_modules/${name}`)).length;
 
 describe('the README production install', () => {
   const sequence = /`(npm ci && npm run build && (npm prune [^`]+))`/.exec(readme);
@@ -31,7 +34,11 @@ describe('the README production install', () => {
 
   it('its prune leaves no test runner, bundler, TypeScript or PGlite, and keeps every runtime dependency', () => {
     const prune = sequence![2]!.split(/\s+/).slice(1);
-    const run = spawnSync('npm', [...prune, '--dry-run', '--offline', '--no-audit', '--no-fund'], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync('npm', [...prune, '--dry-run', '--offline', '--no-audit', '--no-fund'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(run.status, run.stderr).toBe(0);
     const removed = new Map<string, number>();
     for (const m of run.stdout.matchAll(/^remove (\S+) \S+$/gm)) removed.set(m[1]!, (removed.get(m[1]!) ?? 0) + 1);
@@ -45,8 +52,16 @@ describe('the README production install', () => {
     // What the compiled server imports: the registry dependencies of the server and of every
     // workspace package it bundles.
     const runtime = new Set<string>();
-    for (const dir of ['apps/server', 'packages/core', 'packages/sql-common', 'packages/adapters-node', 'packages/adapters-sqlite', 'packages/adapters-pg']) {
-      for (const dep of Object.keys(manifest(dir).dependencies ?? {})) if (!dep.startsWith('@strongroom/')) runtime.add(dep);
+    for (const dir of [
+      'apps/server',
+      'packages/core',
+      'packages/sql-common',
+      'packages/adapters-node',
+      'packages/adapters-sqlite',
+      'packages/adapters-pg',
+    ]) {
+      for (const dep of Object.keys(manifest(dir).dependencies ?? {}))
+        if (!dep.startsWith('@strongroom/')) runtime.add(dep);
     }
     expect(runtime.has('hono') && runtime.has('pg') && runtime.has('better-sqlite3')).toBe(true);
     for (const dep of runtime) expect(removed.has(dep), `${dep} is kept`).toBe(false);

@@ -25,7 +25,11 @@ describe.skipIf(!PG_URL)('readiness on PostgreSQL (PG_URL)', { timeout: 60_000 }
     const target = new URL(scratch.url);
     proxy = new TcpProxy(target.hostname, Number(target.port || 5432));
     await proxy.up();
-    const config = readConfig({ SVC_DATABASE_URL: proxy.urlFor(scratch.url), SVC_BASE_URL: 'http://127.0.0.1:8080', SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc' });
+    const config = readConfig({
+      SVC_DATABASE_URL: proxy.urlFor(scratch.url),
+      SVC_BASE_URL: 'http://127.0.0.1:8080',
+      SVC_SECRET_KEY: 'BwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwcHBwc',
+    });
     stores = await openStores(config);
     app = createApp(await buildDeps(config, stores, { ...nodePlatform(), logger: new MemoryLogger() }));
   }, 60_000);
@@ -41,7 +45,13 @@ describe.skipIf(!PG_URL)('readiness on PostgreSQL (PG_URL)', { timeout: 60_000 }
     const down = await call(app, 'GET', '/readyz', { version: null });
     expect(down.status).toBe(503);
     expect(down.headers.get('content-type')).toBe('application/problem+json');
-    expect(down.body).toMatchObject({ code: 'error.store.unavailable', status: 503, dependency: 'database', reason: 'unreachable', detail: 'The database does not answer.' });
+    expect(down.body).toMatchObject({
+      code: 'error.store.unavailable',
+      status: 503,
+      dependency: 'database',
+      reason: 'unreachable',
+      detail: 'The database does not answer.',
+    });
     expect((await call(app, 'GET', '/healthz', { version: null })).status).toBe(200);
     await proxy.up();
     // The pool drops the dead connections and opens new ones by itself.

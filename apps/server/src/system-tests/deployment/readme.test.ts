@@ -67,14 +67,20 @@ describe("the README's shell blocks", { timeout: 120_000 }, () => {
     ]
       .join('\n')
       .replaceAll('http://127.0.0.1:8080', server.url);
-    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-      const child = spawn('bash', ['-c', script], { cwd: ROOT, env: { ...process.env, NODE_OPTIONS: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      child.once('close', (c) => resolve({ code: c, stdout: out, stderr: err }));
-    });
+    const { code, stdout, stderr } = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+      (resolve) => {
+        const child = spawn('bash', ['-c', script], {
+          cwd: ROOT,
+          env: { ...process.env, NODE_OPTIONS: '' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        let err = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+        child.once('close', (c) => resolve({ code: c, stdout: out, stderr: err }));
+      },
+    );
     const answers = stderr
       .split('\n')
       .filter((l) => l.startsWith('readme-test: '))
@@ -87,7 +93,8 @@ describe("the README's shell blocks", { timeout: 120_000 }, () => {
     const failures = answers.filter((a) => a.status >= 400);
     expect(failures, context).toEqual([{ status: 401, method: 'GET', path: '/v1/auth/profile' }]);
     // The walk-through reaches its end: the guest's drop is finalized, then adopted, then read back.
-    const statusOf = (method: string, pattern: RegExp) => answers.filter((a) => a.method === method && pattern.test(a.path)).map((a) => a.status);
+    const statusOf = (method: string, pattern: RegExp) =>
+      answers.filter((a) => a.method === method && pattern.test(a.path)).map((a) => a.status);
     // Two finalizes: the guest's drop, then the resumable (tus) upload sent in two PATCHes.
     expect(statusOf('POST', /^\/upload\/[^/]+\/finalize$/), context).toEqual([200, 200]);
     expect(statusOf('PATCH', /^\/upload-tus\/[^/]+$/), context).toEqual([204, 204]);

@@ -33,7 +33,8 @@ interface Outcome {
 /** Runs main.ts with only `env`'s SVC_ settings until it listens (then stops it) or exits. */
 async function run(env: Record<string, string>): Promise<Outcome> {
   const unset: Record<string, undefined> = { PG_URL: undefined };
-  for (const k of Object.keys(process.env)) if (k.startsWith('SVC_') && !(k in env) && k !== 'SVC_BASE_URL') unset[k] = undefined;
+  for (const k of Object.keys(process.env))
+    if (k.startsWith('SVC_') && !(k in env) && k !== 'SVC_BASE_URL') unset[k] = undefined;
   const s = await spawnServer({ env: { ...unset, ...env }, startTimeoutMs: 60_000 });
   if (!s.ok) return { listening: false, code: s.code, stderr: s.stderr, events: [] };
   // Whatever it logged after listening (the unknown-setting warnings) is written by the time it has
@@ -76,7 +77,10 @@ describe('start-up failures name the setting, the value and the cause', { timeou
   });
 
   it('an unreachable database: one line naming SVC_DATABASE_URL without its password', async () => {
-    const o = await run({ SVC_DATA_DIR: tempDir(), SVC_DATABASE_URL: 'postgres://strongroom:hunter2secret@127.0.0.1:1/strongroom' });
+    const o = await run({
+      SVC_DATA_DIR: tempDir(),
+      SVC_DATABASE_URL: 'postgres://strongroom:hunter2secret@127.0.0.1:1/strongroom',
+    });
     expect(o.listening).toBe(false);
     expect(o.code).toBe(1);
     expect(o.stderr).toContain('SVC_DATABASE_URL=postgres://strongroom:***@127.0.0.1:1/strongroom');
@@ -88,12 +92,23 @@ describe('start-up failures name the setting, the value and the cause', { timeou
     try {
       // Only what these settings say: no credentials file, profile or instance metadata to find. The
       // SDK's own notice about Node 20 (a stderr line of its own at load) is not what this checks.
-      const aws = { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', AWS_EC2_METADATA_DISABLED: 'true', AWS_SHARED_CREDENTIALS_FILE: join(tempDir(), 'none'), AWS_CONFIG_FILE: join(tempDir(), 'none'), AWS_PROFILE: '', AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '' };
+      const aws = {
+        AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+        AWS_EC2_METADATA_DISABLED: 'true',
+        AWS_SHARED_CREDENTIALS_FILE: join(tempDir(), 'none'),
+        AWS_CONFIG_FILE: join(tempDir(), 'none'),
+        AWS_PROFILE: '',
+        AWS_ACCESS_KEY_ID: '',
+        AWS_SECRET_ACCESS_KEY: '',
+      };
       const bucket = { SVC_S3_ENDPOINT: s3.endpoint, SVC_S3_FORCE_PATH_STYLE: 'true', SVC_S3_TIMEOUT_S: '5' };
       const key = { AWS_ACCESS_KEY_ID: S3RVER_KEY.accessKeyId, AWS_SECRET_ACCESS_KEY: S3RVER_KEY.secretAccessKey };
       for (const [env, cause] of [
         [{ ...aws, ...bucket, SVC_BLOB_URL: 's3://probe-bucket/sr' }, 'no AWS credentials found'],
-        [{ ...aws, ...bucket, ...key, AWS_SECRET_ACCESS_KEY: 'wrong', SVC_BLOB_URL: 's3://probe-bucket/sr' }, 'writing a probe object failed'],
+        [
+          { ...aws, ...bucket, ...key, AWS_SECRET_ACCESS_KEY: 'wrong', SVC_BLOB_URL: 's3://probe-bucket/sr' },
+          'writing a probe object failed',
+        ],
         [{ ...aws, ...bucket, ...key, SVC_BLOB_URL: 's3://no-such-bucket/sr' }, 'NoSuchBucket'],
       ] as const) {
         const dataDir = join(tempDir(), 'data');
@@ -101,12 +116,20 @@ describe('start-up failures name the setting, the value and the cause', { timeou
         expect(o.listening, cause).toBe(false);
         expect(o.code, cause).toBe(1);
         expect(o.stderr.trim().split('\n'), o.stderr).toHaveLength(1);
-        expect(o.stderr).toContain(`configuration error: SVC_BLOB_URL=${env.SVC_BLOB_URL} (SVC_S3_ENDPOINT=${s3.endpoint})`);
+        expect(o.stderr).toContain(
+          `configuration error: SVC_BLOB_URL=${env.SVC_BLOB_URL} (SVC_S3_ENDPOINT=${s3.endpoint})`,
+        );
         expect(o.stderr).toContain(cause);
         expect(o.stderr).not.toContain(S3RVER_KEY.secretAccessKey);
         expect(existsSync(join(dataDir, 'strongroom.db')), cause).toBe(false);
       }
-      const ok = await run({ ...aws, ...bucket, ...key, SVC_BLOB_URL: 's3://probe-bucket/sr', SVC_DATA_DIR: join(tempDir(), 'data') });
+      const ok = await run({
+        ...aws,
+        ...bucket,
+        ...key,
+        SVC_BLOB_URL: 's3://probe-bucket/sr',
+        SVC_DATA_DIR: join(tempDir(), 'data'),
+      });
       expect(ok.listening, ok.stderr).toBe(true);
       // The probe leaves nothing behind.
       expect((await s3.keys('sr/')).filter((k) => k.includes('probe/'))).toEqual([]);
@@ -131,7 +154,9 @@ describe('start-up failures name the setting, the value and the cause', { timeou
     const o = await run({ SVC_DATA_DIR: dataDir, SVC_QUOTA_HARD: '1000' });
     expect(o.listening).toBe(true);
     const warnings = o.events.filter((e) => e.event === 'config.unknown_setting');
-    expect(warnings).toEqual([expect.objectContaining({ name: 'SVC_QUOTA_HARD', did_you_mean: 'SVC_QUOTA_HARD_BYTES' })]);
+    expect(warnings).toEqual([
+      expect.objectContaining({ name: 'SVC_QUOTA_HARD', did_you_mean: 'SVC_QUOTA_HARD_BYTES' }),
+    ]);
     expect(readdirSync(dataDir)).toContain('strongroom.db');
   });
 });
@@ -139,7 +164,9 @@ describe('start-up failures name the setting, the value and the cause', { timeou
 describe('unknownSettings', () => {
   it('names only SVC_ variables never asked for, with a close guess or none', () => {
     const asked = new Set(['SVC_QUOTA_HARD_BYTES', 'SVC_DATA_DIR', 'SVC_BASE_URL']);
-    expect(unknownSettings(['PATH', 'SVC_DATA_DIR', 'SVC_QUOTA_HARD', 'SVC_DATADIR', 'SVC_ZZZZZZZZZZZZZZZZZZZZZZZ'], asked)).toEqual([
+    expect(
+      unknownSettings(['PATH', 'SVC_DATA_DIR', 'SVC_QUOTA_HARD', 'SVC_DATADIR', 'SVC_ZZZZZZZZZZZZZZZZZZZZZZZ'], asked),
+    ).toEqual([
       { name: 'SVC_DATADIR', closest: 'SVC_DATA_DIR' },
       { name: 'SVC_QUOTA_HARD', closest: 'SVC_QUOTA_HARD_BYTES' },
       { name: 'SVC_ZZZZZZZZZZZZZZZZZZZZZZZ', closest: null },

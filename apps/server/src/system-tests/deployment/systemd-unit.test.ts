@@ -74,7 +74,10 @@ describe('docs/strongroom.service', () => {
     const copy = (text: string) => {
       const file = join(work, 'strongroom.service');
       writeFileSync(file, existsSync('/usr/bin/node') ? text : text.replace('/usr/bin/node', process.execPath));
-      return spawnSync('systemd-analyze', ['verify', file], { encoding: 'utf8', env: { ...process.env, SYSTEMD_LOG_COLOR: '0' } });
+      return spawnSync('systemd-analyze', ['verify', file], {
+        encoding: 'utf8',
+        env: { ...process.env, SYSTEMD_LOG_COLOR: '0' },
+      });
     };
     const run = copy(UNIT);
     expect(run.status, run.stderr).toBe(0);

@@ -61,7 +61,9 @@ async function startCluster(env: Record<string, string>, nodeArgs: string[] = []
   });
   let stderr = '';
   child.stderr!.on('data', (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('close', (code, signal) => resolve({ code, signal })),
+  );
   void exited.then(() => rmSync(dataDir, { recursive: true, force: true }));
   const workers = new Map<number, number>();
   const exits: LogLine[] = [];
@@ -70,7 +72,9 @@ async function startCluster(env: Record<string, string>, nodeArgs: string[] = []
   let port = 0;
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`workers did not start in time: ${stderr}`)), 60_000);
-    void exited.then(({ code, signal }) => reject(new Error(`server exited (${code ?? signal}) before listening: ${stderr}`)));
+    void exited.then(({ code, signal }) =>
+      reject(new Error(`server exited (${code ?? signal}) before listening: ${stderr}`)),
+    );
     createInterface({ input: child.stdout! }).on('line', (text) => {
       let line: LogLine;
       try {
@@ -109,7 +113,12 @@ async function startCluster(env: Record<string, string>, nodeArgs: string[] = []
 }
 
 /** One request on a connection of its own; resolves with its status, body, and the worker that logged it. */
-async function send(c: Cluster, method: string, path: string, o: { token?: string; body?: unknown; cbor?: Uint8Array } = {}): Promise<{ status: number; body: any; worker: number }> {
+async function send(
+  c: Cluster,
+  method: string,
+  path: string,
+  o: { token?: string; body?: unknown; cbor?: Uint8Array } = {},
+): Promise<{ status: number; body: any; worker: number }> {
   const payload = o.cbor ? Buffer.from(o.cbor) : o.body === undefined ? undefined : JSON.stringify(o.body);
   const type = o.cbor ? 'application/cbor' : 'application/json';
   const reply = await new Promise<{ status: number; body: any }>((resolve, reject) => {
@@ -148,7 +157,9 @@ const alive = (pid: number): boolean => {
 };
 
 type OpenStore = () => Promise<{ env: Record<string, string>; drop(): Promise<void> }>;
-const stores: [string, OpenStore][] = [['SQLite (one database file, WAL)', async () => ({ env: {}, drop: async () => undefined })]];
+const stores: [string, OpenStore][] = [
+  ['SQLite (one database file, WAL)', async () => ({ env: {}, drop: async () => undefined })],
+];
 if (PG_URL) {
   stores.push([
     'PostgreSQL',
@@ -179,7 +190,9 @@ describe.each(stores)('SVC_WORKERS=2 on %s', { timeout: 60_000 }, (_name, open) 
     const registered = await send(c, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } });
     expect(registered.status).toBe(200);
     const victim = registered.body as { session_id: string; session_token: string; access_token: string };
-    const other = (await send(c, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } })).body as { access_token: string };
+    const other = (await send(c, 'POST', '/v1/auth/login', { body: { address, password: PASSWORD } })).body as {
+      access_token: string;
+    };
     const seen = new Set<number>();
     for (let i = 0; i < 10 && seen.size < 2; i++) {
       const read = await send(c, 'GET', '/v1/auth/profile', { token: victim.access_token });
@@ -207,7 +220,9 @@ describe.each(stores)('SVC_WORKERS=2 on %s', { timeout: 60_000 }, (_name, open) 
     // other process had committed (SQLite's BUSY_SNAPSHOT, answered 503 error.store.unavailable).
     const accounts = await Promise.all(
       Array.from({ length: 24 }, async (_, i) => {
-        const r = await send(c, 'POST', '/v1/auth/register', { body: { address: `burst-${i}-${randomBytes(3).toString('hex')}@example.org`, password: PASSWORD } });
+        const r = await send(c, 'POST', '/v1/auth/register', {
+          body: { address: `burst-${i}-${randomBytes(3).toString('hex')}@example.org`, password: PASSWORD },
+        });
         expect(r.status).toBe(200);
         const token = r.body.access_token as string;
         const id = (await send(c, 'GET', '/v1/auth/profile', { token })).body.account_id as string;
@@ -216,7 +231,12 @@ describe.each(stores)('SVC_WORKERS=2 on %s', { timeout: 60_000 }, (_name, open) 
     );
     for (let round = 0; round < 3; round++) {
       const published = await Promise.all(
-        accounts.map(({ token, id }) => send(c, 'PUT', '/v1/devices/directory', { token, cbor: new TestIdentity(id).signDirectory(id, round + 1, [new TestDevice(`d${round}`)]) })),
+        accounts.map(({ token, id }) =>
+          send(c, 'PUT', '/v1/devices/directory', {
+            token,
+            cbor: new TestIdentity(id).signDirectory(id, round + 1, [new TestDevice(`d${round}`)]),
+          }),
+        ),
       );
       expect(published.map((r) => r.status).filter((status) => status >= 300)).toEqual([]);
     }
@@ -229,10 +249,19 @@ describe.each(stores)('SVC_WORKERS=2 on %s', { timeout: 60_000 }, (_name, open) 
     };
     const registered = 'strongroom_http_requests_total{method="POST",route="/v1/auth/register",status="200"}';
     const scraped = 'strongroom_http_requests_total{method="GET",route="/metrics",status="200"}';
-    const TOTALS = ['strongroom_accounts', 'strongroom_sessions_open', 'strongroom_quota_used_bytes', 'strongroom_quota_reserved_bytes', 'strongroom_blobs_stored', 'strongroom_blobs_stored_bytes', 'strongroom_uploads_open'];
+    const TOTALS = [
+      'strongroom_accounts',
+      'strongroom_sessions_open',
+      'strongroom_quota_used_bytes',
+      'strongroom_quota_reserved_bytes',
+      'strongroom_blobs_stored',
+      'strongroom_blobs_stored_bytes',
+      'strongroom_uploads_open',
+    ];
     // Worker 1 counts the totals as it starts; until its first count lands they are absent.
     let first = await send(c, 'GET', '/metrics');
-    for (let i = 0; i < 50 && value(first.body, 'strongroom_accounts') === null; i++) first = await send(c, 'GET', '/metrics');
+    for (let i = 0; i < 50 && value(first.body, 'strongroom_accounts') === null; i++)
+      first = await send(c, 'GET', '/metrics');
     const totals = TOTALS.map((name) => value(first.body, name));
     expect(totals.every((v) => v !== null)).toBe(true);
     const workersSeen = new Set<number>();
@@ -286,17 +315,25 @@ describe('SVC_WORKERS=2: a worker whose fsync fails', { timeout: 60_000 }, () =>
     // Workers inherit the primary's node flags, the failing fsync among them.
     const c = await startCluster({ SR_FAULT_FSYNC_FLAG: flag }, ['--import', './tests/harness/fault/failing-fsync.ts']);
     try {
-      const registered = await send(c, 'POST', '/v1/auth/register', { body: { address: `fsync-${randomBytes(3).toString('hex')}@example.org`, password: PASSWORD } });
+      const registered = await send(c, 'POST', '/v1/auth/register', {
+        body: { address: `fsync-${randomBytes(3).toString('hex')}@example.org`, password: PASSWORD },
+      });
       expect(registered.status).toBe(200);
       writeFileSync(flag, '');
       // A durable write on either worker now fails its fsync; nothing is acknowledged.
-      const during = await send(c, 'POST', '/v1/auth/refresh', { body: { session_token: registered.body.session_token } }).catch((e: Error) => e);
+      const during = await send(c, 'POST', '/v1/auth/refresh', {
+        body: { session_token: registered.body.session_token },
+      }).catch((e: Error) => e);
       if (!(during instanceof Error)) expect(during.status).toBe(503);
       const pids = [...c.workers.values()];
       expect(await c.exited).toEqual({ code: 74, signal: null });
       expect(pids.filter(alive)).toEqual([]);
       // One worker lost durability and exited 74; the primary killed the other outright.
-      expect(c.exits.map((e) => ({ code: e.code, signal: e.signal })).sort((a, b) => String(a.code).localeCompare(String(b.code)))).toEqual([
+      expect(
+        c.exits
+          .map((e) => ({ code: e.code, signal: e.signal }))
+          .sort((a, b) => String(a.code).localeCompare(String(b.code))),
+      ).toEqual([
         { code: 74, signal: null },
         { code: null, signal: 'SIGKILL' },
       ]);

@@ -5,7 +5,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { allRoutes } from '../../app.js';
 import type { AnyRoute } from '../../http/route-def.js';
 import { call, PASSWORD, type CallOptions, type Reply } from '@strongroom/tests';
-import { as, fresh, guestOf, Maker, makeWorld, OIDC_RETURN, phone, pgBackend, PIN, raw, sha, sqliteBackend, type Backend, type World } from '@strongroom/tests/access';
+import {
+  as,
+  fresh,
+  guestOf,
+  Maker,
+  makeWorld,
+  OIDC_RETURN,
+  phone,
+  pgBackend,
+  PIN,
+  raw,
+  sha,
+  sqliteBackend,
+  type Backend,
+  type World,
+} from '@strongroom/tests/access';
 
 /**
  * The authorization matrix over HTTP (issue 28), generated from the route table.
@@ -71,7 +86,10 @@ const pinned: CallOptions = { version: PIN };
 /** An upgrade intent for `albumId`, signed by the `phone` device every account in the world lists. */
 function intent(albumId: string, clock: { now(): number }): { id: string; body: Uint8Array } {
   const id = uuidv7(clock.now(), fresh(10));
-  return { id, body: phone.signUpgradeIntent({ album_id: albumId, from_version: PIN, to_version: '2026-09-01', intent_id: id }) };
+  return {
+    id,
+    body: phone.signUpgradeIntent({ album_id: albumId, from_version: PIN, to_version: '2026-09-01', intent_id: id }),
+  };
 }
 
 async function expectOk(r: Promise<Reply>, what: string): Promise<Reply> {
@@ -88,23 +106,40 @@ const withTus =
   (make: Make): Make =>
   async (...a) => ({ ...(await make(...a)), request: { headers: TUS } });
 /** The whole upload in one tus PATCH from offset 0. */
-const tusChunk = (data: Uint8Array): CallOptions => ({ raw: raw(data), contentType: 'application/offset+octet-stream', headers: { ...TUS, 'upload-offset': '0' } });
+const tusChunk = (data: Uint8Array): CallOptions => ({
+  raw: raw(data),
+  contentType: 'application/offset+octet-stream',
+  headers: { ...TUS, 'upload-offset': '0' },
+});
 
 /** One entry per route with a path parameter. */
 const RECIPES: Record<string, Recipe> = {
   'POST /v1/albums/:album_id/upgrade': {
     make: async (m, owner, _w, b) => {
       const albumId = await m.album(owner);
-      return { params: { album_id: albumId }, request: { ...pinned, raw: raw(intent(albumId, b.clock).body), contentType: 'application/cbor' } };
+      return {
+        params: { album_id: albumId },
+        request: { ...pinned, raw: raw(intent(albumId, b.clock).body), contentType: 'application/cbor' },
+      };
     },
   },
-  'GET /v1/albums/:album_id/upgrade': { make: async (m, owner) => ({ params: { album_id: await m.album(owner) }, request: pinned }) },
+  'GET /v1/albums/:album_id/upgrade': {
+    make: async (m, owner) => ({ params: { album_id: await m.album(owner) }, request: pinned }),
+  },
   'GET /v1/albums/:album_id': { make: async (m, owner) => ({ params: { album_id: await m.album(owner) } }) },
   'DELETE /v1/albums/:album_id/upgrade': {
     make: async (m, owner, _w, b) => {
       const albumId = await m.album(owner);
       const i = intent(albumId, b.clock);
-      await expectOk(call(m.app, 'POST', `/v1/albums/${albumId}/upgrade`, { ...owner, ...pinned, raw: raw(i.body), contentType: 'application/cbor' }), 'propose');
+      await expectOk(
+        call(m.app, 'POST', `/v1/albums/${albumId}/upgrade`, {
+          ...owner,
+          ...pinned,
+          raw: raw(i.body),
+          contentType: 'application/cbor',
+        }),
+        'propose',
+      );
       return { params: { album_id: albumId }, query: `intent_id=${i.id}`, request: pinned };
     },
   },
@@ -112,12 +147,17 @@ const RECIPES: Record<string, Recipe> = {
   'POST /v1/assets/:id/trash': { make: async (m, owner) => ({ params: { id: await m.asset(owner) } }) },
   'POST /v1/assets/:id/restore': { make: async (m, owner) => ({ params: { id: await m.trashedAsset(owner) } }) },
   'DELETE /v1/assets/:id': { make: async (m, owner) => ({ params: { id: await m.trashedAsset(owner) } }) },
-  'PUT /v1/assets/:id/metadata': { make: async (m, owner) => ({ params: { id: await m.asset(owner) }, request: octets(fresh(32)) }) },
+  'PUT /v1/assets/:id/metadata': {
+    make: async (m, owner) => ({ params: { id: await m.asset(owner) }, request: octets(fresh(32)) }),
+  },
   'DELETE /v1/auth/sessions/:session_id': {
     // Sessions belong to registered accounts only: another sign-in of Alice's.
     owners: ['alice'],
     make: async (m, _owner, w) => {
-      const r = await expectOk(call(m.app, 'POST', '/v1/auth/login', { body: { address: w.alice.address, password: PASSWORD } }), 'login');
+      const r = await expectOk(
+        call(m.app, 'POST', '/v1/auth/login', { body: { address: w.alice.address, password: PASSWORD } }),
+        'login',
+      );
       return { params: { session_id: r.body.session_id } };
     },
   },
@@ -125,7 +165,10 @@ const RECIPES: Record<string, Recipe> = {
     access: 'sponsorship',
     recentAuth: true,
     owners: ['alice'],
-    make: async (m, owner, w) => ({ params: { id: await sponsoredWithBob(m, w, owner) }, request: { body: { account_id: w.carol.accountId } } }),
+    make: async (m, owner, w) => ({
+      params: { id: await sponsoredWithBob(m, w, owner) },
+      request: { body: { account_id: w.carol.accountId } },
+    }),
   },
   'DELETE /v1/sponsored/:id/owners/:owner_id': {
     access: 'sponsorship',
@@ -133,9 +176,21 @@ const RECIPES: Record<string, Recipe> = {
     make: async (m, owner, w) => ({ params: { id: await sponsoredWithBob(m, w, owner), owner_id: w.bob.accountId } }),
   },
   // A link id is a bearer capability: reading an active link and opening a drop need no account.
-  'GET /v1/links/:link_id': { access: 'public', make: async (m, owner) => ({ params: { link_id: await m.shareLink(owner) } }) },
-  'GET /v1/links/:link_id/assets': { access: 'public', make: async (m, owner) => ({ params: { link_id: await m.shareLink(owner) } }) },
-  'POST /v1/links/:link_id/drops': { access: 'public', make: async (m, owner) => ({ params: { link_id: await m.uploadLink(owner) }, request: { body: { declared_size: 10 } } }) },
+  'GET /v1/links/:link_id': {
+    access: 'public',
+    make: async (m, owner) => ({ params: { link_id: await m.shareLink(owner) } }),
+  },
+  'GET /v1/links/:link_id/assets': {
+    access: 'public',
+    make: async (m, owner) => ({ params: { link_id: await m.shareLink(owner) } }),
+  },
+  'POST /v1/links/:link_id/drops': {
+    access: 'public',
+    make: async (m, owner) => ({
+      params: { link_id: await m.uploadLink(owner) },
+      request: { body: { declared_size: 10 } },
+    }),
+  },
   'DELETE /v1/links/:link_id': { make: async (m, owner) => ({ params: { link_id: await m.shareLink(owner) } }) },
   'GET /v1/links/:link_id/drops': { make: async (m, owner) => ({ params: { link_id: await m.uploadLink(owner) } }) },
   'POST /v1/drops/:id/adopt': { make: async (m, owner) => ({ params: { id: (await m.drop(owner, true)).uploadId } }) },
@@ -191,7 +246,9 @@ const RECIPES: Record<string, Recipe> = {
     },
   },
   // Reading blobs back: the account's own assets' blobs; through a share link, for anyone holding it.
-  'GET /v1/blobs/:content_hash': { make: async (m, owner) => ({ params: { content_hash: (await m.blob(owner)).contentHash } }) },
+  'GET /v1/blobs/:content_hash': {
+    make: async (m, owner) => ({ params: { content_hash: (await m.blob(owner)).contentHash } }),
+  },
   'GET /v1/links/:link_id/blobs/:content_hash': {
     access: 'public',
     make: async (m, owner) => {
@@ -199,13 +256,21 @@ const RECIPES: Record<string, Recipe> = {
       return { params: { link_id: await m.shareLink(owner, [b.assetId]), content_hash: b.contentHash } };
     },
   },
-  'GET /.well-known/svc/moved/:user': { access: 'public', status: 404, make: async () => ({ params: { user: 'alice' } }) },
+  'GET /.well-known/svc/moved/:user': {
+    access: 'public',
+    status: 404,
+    make: async () => ({ params: { user: 'alice' } }),
+  },
 };
 
 /** A fresh sponsored account of Alice's with Bob as a second owner; `alice` holds a session of hers that authenticated recently. */
 async function sponsoredWithBob(m: Maker, w: World, alice: CallOptions): Promise<string> {
-  const id = (await expectOk(call(m.app, 'POST', '/v1/sponsored', { token: alice.token }), 'sponsor')).body.account_id as string;
-  await expectOk(call(m.app, 'POST', `/v1/sponsored/${id}/owners`, { token: alice.token, body: { account_id: w.bob.accountId } }), 'add owner');
+  const id = (await expectOk(call(m.app, 'POST', '/v1/sponsored', { token: alice.token }), 'sponsor')).body
+    .account_id as string;
+  await expectOk(
+    call(m.app, 'POST', `/v1/sponsored/${id}/owners`, { token: alice.token, body: { account_id: w.bob.accountId } }),
+    'add owner',
+  );
   return id;
 }
 
@@ -224,7 +289,12 @@ const table: AnyRoute[] = await (async () => {
 
 describe('the authorization matrix covers the route table', () => {
   it('every route with an object id has a recipe', () => {
-    expect(table.filter(takesId).map(key).filter((k) => !(k in RECIPES))).toEqual([]);
+    expect(
+      table
+        .filter(takesId)
+        .map(key)
+        .filter((k) => !(k in RECIPES)),
+    ).toEqual([]);
   });
   it('every recipe names a route with an object id', () => {
     const ids = new Set(table.filter(takesId).map(key));
@@ -241,134 +311,162 @@ const pgWanted = process.env.AUTHZ_MATRIX_PG === '1';
 // which refuses the stale session everything it would have granted.
 const REAUTH_WINDOW_MS = 300_000;
 for (const open of pgWanted ? [sqliteBackend, pgBackend] : [sqliteBackend])
-for (const recency of ['recent sign-in', 'recent authentication lapsed'] as const) {
-  describe(`authorization matrix over HTTP (${open === sqliteBackend ? 'SQLite' : 'PostgreSQL'}, ${recency})`, { timeout: 120_000 }, () => {
-    let b: Backend;
-    let w: World;
-    let m: Maker;
-    /** Per owner, the upload token of a drop on one of its links: a guest with the same account. */
-    const guests = new Map<OwnerKey, string>();
-    /**
-     * The sessions fixtures are made with. With recent authentication lapsed, Alice and Bob also sign
-     * in afresh to make objects (an upload link, a co-owner) that a stale session may not make; the
-     * principals under test keep their stale sessions.
-     */
-    const makers = new Map<'alice' | 'bob', string>();
-    beforeAll(async () => {
-      b = await open();
-      w = await makeWorld(b.app);
-      m = new Maker(b.app);
-      guests.set('alice', (await m.drop(as(w.alice.token))).uploadToken);
-      guests.set('s', (await m.drop(as(w.bob.token, w.s))).uploadToken);
-      if (recency === 'recent authentication lapsed') {
-        b.clock.advance(REAUTH_WINDOW_MS + 1_000);
-        // The lapse is real: changing how the account signs in is now refused for Alice.
-        const enroll = await call(b.app, 'POST', '/v1/auth/totp/enroll', as(w.alice.token));
-        expect(enroll.status, JSON.stringify(enroll.body)).toBe(403);
-        expect(enroll.body.code).toBe('error.auth.reauthentication_required');
-        // Each session's last-used time is written once per minute of use: write it now, so the
-        // database comparisons below see only what a refused request itself might change.
-        for (const token of [w.alice.token, w.bob.token, w.carol.token]) await call(b.app, 'GET', '/quota', as(token));
-        for (const who of ['alice', 'bob'] as const) {
-          const signedIn = await expectOk(call(b.app, 'POST', '/v1/auth/login', { body: { address: w[who].address, password: PASSWORD } }), `sign-in of ${who}`);
-          makers.set(who, signedIn.body.access_token as string);
-        }
-      }
-    }, 120_000);
-    afterAll(async () => {
-      await b?.close();
-    });
-
-    const ownerOptions = (o: OwnerKey): CallOptions =>
-      o === 'alice' ? as(makers.get('alice') ?? w.alice.token) : as(makers.get('bob') ?? w.bob.token, w.s);
-    const ownerAccount = (o: OwnerKey): string => (o === 'alice' ? w.alice.accountId : w.s);
-    /** The principal's credentials, and the account it acts as (null: a guest or nobody). */
-    function principal(p: PrincipalKey, o: OwnerKey): { options: CallOptions; actsAs: string | null; registered: string | null } {
-      switch (p) {
-        case 'alice':
-          return { options: as(w.alice.token), actsAs: w.alice.accountId, registered: w.alice.accountId };
-        case 'alice as S':
-          return { options: as(w.alice.token, w.s), actsAs: w.s, registered: null };
-        case 'alice as S2':
-          return { options: as(w.alice.token, w.s2), actsAs: w.s2, registered: null };
-        case 'bob':
-          return { options: as(w.bob.token), actsAs: w.bob.accountId, registered: w.bob.accountId };
-        case 'bob as S':
-          return { options: as(w.bob.token, w.s), actsAs: w.s, registered: null };
-        case 'carol':
-          return { options: as(w.carol.token), actsAs: w.carol.accountId, registered: w.carol.accountId };
-        case 'guest':
-          return { options: guestOf(guests.get(o)!), actsAs: null, registered: null };
-        case 'no token':
-          return { options: {}, actsAs: null, registered: null };
-      }
-    }
-    const PRINCIPALS: PrincipalKey[] = ['alice', 'alice as S', 'alice as S2', 'bob', 'bob as S', 'carol', 'guest', 'no token'];
-
-    /** What the principal should get: 'ok' (any 2xx) or the refusal's status. */
-    function expected(recipe: Recipe, p: PrincipalKey, o: OwnerKey): 'ok' | number {
-      const fresh = expectedFresh(recipe, p, o);
-      return fresh === 'ok' && recipe.recentAuth && recency === 'recent authentication lapsed' ? 403 : fresh;
-    }
-    function expectedFresh(recipe: Recipe, p: PrincipalKey, o: OwnerKey): 'ok' | number {
-      const who = principal(p, o);
-      switch (recipe.access ?? 'owned') {
-        case 'public':
-          return recipe.status ?? 'ok';
-        case 'sponsorship':
-          // Alice sponsors the account and Bob owns it: each, as itself, manages its owners.
-          if (who.actsAs === null) return 401;
-          return who.registered === w.alice.accountId || who.registered === w.bob.accountId ? 'ok' : 403;
-        case 'owned':
-          if (who.actsAs === null) return 401;
-          return who.actsAs === ownerAccount(o) ? 'ok' : 404;
-      }
-    }
-
-    function send(r: AnyRoute, f: Fixture, creds: CallOptions): Promise<Reply> {
-      const path = r.path.replace(/:([A-Za-z_]+)/g, (_all, name: string) => {
-        const value = f.params[name];
-        if (value === undefined) throw new Error(`the recipe for ${key(r)} gave no ${name}`);
-        return encodeURIComponent(value);
-      });
-      const headers = { ...f.request?.headers, ...creds.headers };
-      return call(b.app, r.method, f.query === undefined ? path : `${path}?${f.query}`, { ...f.request, ...creds, headers });
-    }
-
-    for (const r of table.filter((r) => takesId(r) && key(r) in RECIPES)) {
-      const recipe = RECIPES[key(r)]!;
-      const makers = typeof recipe.make === 'function' ? { object: recipe.make } : recipe.make;
-      it(key(r), async () => {
-        for (const [kind, make] of Object.entries(makers)) {
-          for (const o of recipe.owners ?? (['alice', 's'] as const)) {
-            const cells = PRINCIPALS.map((p) => ({ p, want: expected(recipe, p, o) }));
-            // One object for every refusal (a refusal changes nothing, which is checked), then a
-            // fresh object for each principal that may act on it (its 2xx may have changed it).
-            // The database is compared once around all the refusals (a dump per request made the
-            // PostgreSQL run too slow to keep); a failure names every principal that was refused.
-            let f = await make(m, ownerOptions(o), w, b);
-            const refused = cells.filter((c) => c.want !== 'ok');
-            const before = await b.dump();
-            for (const { p, want } of refused) {
-              const label = `${key(r)} on ${o === 'alice' ? "Alice's" : "S's"} ${kind}, as ${p}`;
-              const got = await send(r, f, principal(p, o).options);
-              expect(got.status, `${label}: ${JSON.stringify(got.body)}`).toBe(want);
-            }
-            expect(await b.dump(), `${key(r)} on ${o === 'alice' ? "Alice's" : "S's"} ${kind}: refusing ${refused.map((c) => c.p).join(', ')} changed the database`).toEqual(before);
-            let first = true;
-            for (const { p } of cells.filter((c) => c.want === 'ok')) {
-              const label = `${key(r)} on ${o === 'alice' ? "Alice's" : "S's"} ${kind}, as ${p}`;
-              if (!first && recipe.access !== 'public') f = await make(m, ownerOptions(o), w, b);
-              first = false;
-              const got = await send(r, f, principal(p, o).options);
-              expect(got.status >= 200 && got.status < 300, `${label}: ${got.status} ${JSON.stringify(got.body)}`).toBe(true);
-            }
+  for (const recency of ['recent sign-in', 'recent authentication lapsed'] as const) {
+    describe(`authorization matrix over HTTP (${open === sqliteBackend ? 'SQLite' : 'PostgreSQL'}, ${recency})`, {
+      timeout: 120_000,
+    }, () => {
+      let b: Backend;
+      let w: World;
+      let m: Maker;
+      /** Per owner, the upload token of a drop on one of its links: a guest with the same account. */
+      const guests = new Map<OwnerKey, string>();
+      /**
+       * The sessions fixtures are made with. With recent authentication lapsed, Alice and Bob also sign
+       * in afresh to make objects (an upload link, a co-owner) that a stale session may not make; the
+       * principals under test keep their stale sessions.
+       */
+      const makers = new Map<'alice' | 'bob', string>();
+      beforeAll(async () => {
+        b = await open();
+        w = await makeWorld(b.app);
+        m = new Maker(b.app);
+        guests.set('alice', (await m.drop(as(w.alice.token))).uploadToken);
+        guests.set('s', (await m.drop(as(w.bob.token, w.s))).uploadToken);
+        if (recency === 'recent authentication lapsed') {
+          b.clock.advance(REAUTH_WINDOW_MS + 1_000);
+          // The lapse is real: changing how the account signs in is now refused for Alice.
+          const enroll = await call(b.app, 'POST', '/v1/auth/totp/enroll', as(w.alice.token));
+          expect(enroll.status, JSON.stringify(enroll.body)).toBe(403);
+          expect(enroll.body.code).toBe('error.auth.reauthentication_required');
+          // Each session's last-used time is written once per minute of use: write it now, so the
+          // database comparisons below see only what a refused request itself might change.
+          for (const token of [w.alice.token, w.bob.token, w.carol.token])
+            await call(b.app, 'GET', '/quota', as(token));
+          for (const who of ['alice', 'bob'] as const) {
+            const signedIn = await expectOk(
+              call(b.app, 'POST', '/v1/auth/login', { body: { address: w[who].address, password: PASSWORD } }),
+              `sign-in of ${who}`,
+            );
+            makers.set(who, signedIn.body.access_token as string);
           }
         }
+      }, 120_000);
+      afterAll(async () => {
+        await b?.close();
       });
-    }
-  });
-}
+
+      const ownerOptions = (o: OwnerKey): CallOptions =>
+        o === 'alice' ? as(makers.get('alice') ?? w.alice.token) : as(makers.get('bob') ?? w.bob.token, w.s);
+      const ownerAccount = (o: OwnerKey): string => (o === 'alice' ? w.alice.accountId : w.s);
+      /** The principal's credentials, and the account it acts as (null: a guest or nobody). */
+      function principal(
+        p: PrincipalKey,
+        o: OwnerKey,
+      ): { options: CallOptions; actsAs: string | null; registered: string | null } {
+        switch (p) {
+          case 'alice':
+            return { options: as(w.alice.token), actsAs: w.alice.accountId, registered: w.alice.accountId };
+          case 'alice as S':
+            return { options: as(w.alice.token, w.s), actsAs: w.s, registered: null };
+          case 'alice as S2':
+            return { options: as(w.alice.token, w.s2), actsAs: w.s2, registered: null };
+          case 'bob':
+            return { options: as(w.bob.token), actsAs: w.bob.accountId, registered: w.bob.accountId };
+          case 'bob as S':
+            return { options: as(w.bob.token, w.s), actsAs: w.s, registered: null };
+          case 'carol':
+            return { options: as(w.carol.token), actsAs: w.carol.accountId, registered: w.carol.accountId };
+          case 'guest':
+            return { options: guestOf(guests.get(o)!), actsAs: null, registered: null };
+          case 'no token':
+            return { options: {}, actsAs: null, registered: null };
+        }
+      }
+      const PRINCIPALS: PrincipalKey[] = [
+        'alice',
+        'alice as S',
+        'alice as S2',
+        'bob',
+        'bob as S',
+        'carol',
+        'guest',
+        'no token',
+      ];
+
+      /** What the principal should get: 'ok' (any 2xx) or the refusal's status. */
+      function expected(recipe: Recipe, p: PrincipalKey, o: OwnerKey): 'ok' | number {
+        const fresh = expectedFresh(recipe, p, o);
+        return fresh === 'ok' && recipe.recentAuth && recency === 'recent authentication lapsed' ? 403 : fresh;
+      }
+      function expectedFresh(recipe: Recipe, p: PrincipalKey, o: OwnerKey): 'ok' | number {
+        const who = principal(p, o);
+        switch (recipe.access ?? 'owned') {
+          case 'public':
+            return recipe.status ?? 'ok';
+          case 'sponsorship':
+            // Alice sponsors the account and Bob owns it: each, as itself, manages its owners.
+            if (who.actsAs === null) return 401;
+            return who.registered === w.alice.accountId || who.registered === w.bob.accountId ? 'ok' : 403;
+          case 'owned':
+            if (who.actsAs === null) return 401;
+            return who.actsAs === ownerAccount(o) ? 'ok' : 404;
+        }
+      }
+
+      function send(r: AnyRoute, f: Fixture, creds: CallOptions): Promise<Reply> {
+        const path = r.path.replace(/:([A-Za-z_]+)/g, (_all, name: string) => {
+          const value = f.params[name];
+          if (value === undefined) throw new Error(`the recipe for ${key(r)} gave no ${name}`);
+          return encodeURIComponent(value);
+        });
+        const headers = { ...f.request?.headers, ...creds.headers };
+        return call(b.app, r.method, f.query === undefined ? path : `${path}?${f.query}`, {
+          ...f.request,
+          ...creds,
+          headers,
+        });
+      }
+
+      for (const r of table.filter((r) => takesId(r) && key(r) in RECIPES)) {
+        const recipe = RECIPES[key(r)]!;
+        const makers = typeof recipe.make === 'function' ? { object: recipe.make } : recipe.make;
+        it(key(r), async () => {
+          for (const [kind, make] of Object.entries(makers)) {
+            for (const o of recipe.owners ?? (['alice', 's'] as const)) {
+              const cells = PRINCIPALS.map((p) => ({ p, want: expected(recipe, p, o) }));
+              // One object for every refusal (a refusal changes nothing, which is checked), then a
+              // fresh object for each principal that may act on it (its 2xx may have changed it).
+              // The database is compared once around all the refusals (a dump per request made the
+              // PostgreSQL run too slow to keep); a failure names every principal that was refused.
+              let f = await make(m, ownerOptions(o), w, b);
+              const refused = cells.filter((c) => c.want !== 'ok');
+              const before = await b.dump();
+              for (const { p, want } of refused) {
+                const label = `${key(r)} on ${o === 'alice' ? "Alice's" : "S's"} ${kind}, as ${p}`;
+                const got = await send(r, f, principal(p, o).options);
+                expect(got.status, `${label}: ${JSON.stringify(got.body)}`).toBe(want);
+              }
+              expect(
+                await b.dump(),
+                `${key(r)} on ${o === 'alice' ? "Alice's" : "S's"} ${kind}: refusing ${refused.map((c) => c.p).join(', ')} changed the database`,
+              ).toEqual(before);
+              let first = true;
+              for (const { p } of cells.filter((c) => c.want === 'ok')) {
+                const label = `${key(r)} on ${o === 'alice' ? "Alice's" : "S's"} ${kind}, as ${p}`;
+                if (!first && recipe.access !== 'public') f = await make(m, ownerOptions(o), w, b);
+                first = false;
+                const got = await send(r, f, principal(p, o).options);
+                expect(
+                  got.status >= 200 && got.status < 300,
+                  `${label}: ${got.status} ${JSON.stringify(got.body)}`,
+                ).toBe(true);
+              }
+            }
+          }
+        });
+      }
+    });
+  }
 
 /**
  * The OpenID routes take the caller's token when a flow acts on an account (`link`,
@@ -401,7 +499,10 @@ describe('authorization matrix over HTTP: OpenID start and complete (X-Svc-Act-A
     { who: 'no token', options: () => ({}), want: 401, code: 'error.auth.session_invalid' },
   ];
   const start = (purpose: string, creds: CallOptions) =>
-    call(b.app, 'POST', '/v1/auth/oidc/start', { ...creds, body: { return_to: OIDC_RETURN, purpose, app_challenge: APP_CHALLENGE } });
+    call(b.app, 'POST', '/v1/auth/oidc/start', {
+      ...creds,
+      body: { return_to: OIDC_RETURN, purpose, app_challenge: APP_CHALLENGE },
+    });
   /** A login code for a flow Alice started as herself, after the person signed in at the provider. */
   async function aliceCode(purpose: 'link' | 'reauthenticate', subject: string): Promise<string> {
     const started = await expectOk(start(purpose, as(w.alice.token)), `start ${purpose}`);
@@ -412,15 +513,23 @@ describe('authorization matrix over HTTP: OpenID start and complete (X-Svc-Act-A
     if (code === null) throw new Error(`no login code: ${back.headers.get('location')}`);
     return code;
   }
-  const complete = (loginCode: string, creds: CallOptions) => call(b.app, 'POST', '/v1/auth/oidc/complete', { ...creds, body: { login_code: loginCode, app_verifier: CHALLENGE } });
-  const aliceLinks = async () => (await call(b.app, 'GET', '/v1/auth/methods', as(w.alice.token))).body.oidc as unknown[];
+  const complete = (loginCode: string, creds: CallOptions) =>
+    call(b.app, 'POST', '/v1/auth/oidc/complete', {
+      ...creds,
+      body: { login_code: loginCode, app_verifier: CHALLENGE },
+    });
+  const aliceLinks = async () =>
+    (await call(b.app, 'GET', '/v1/auth/methods', as(w.alice.token))).body.oidc as unknown[];
 
   for (const purpose of ['link', 'reauthenticate'] as const) {
     it(`POST /v1/auth/oidc/start (${purpose})`, async () => {
       const before = await b.dump();
       for (const c of cells().filter((c) => c.want !== 200)) {
         const got = await start(purpose, c.options());
-        expect([got.status, got.body?.code], `${purpose} as ${c.who}: ${JSON.stringify(got.body)}`).toEqual([c.want, c.code]);
+        expect([got.status, got.body?.code], `${purpose} as ${c.who}: ${JSON.stringify(got.body)}`).toEqual([
+          c.want,
+          c.code,
+        ]);
       }
       expect(await b.dump(), `refusing a ${purpose} start changed the database`).toEqual(before);
       expect((await start(purpose, as(w.alice.token))).status).toBe(200);
@@ -440,10 +549,14 @@ describe('authorization matrix over HTTP: OpenID start and complete (X-Svc-Act-A
   });
 
   it('POST /v1/auth/oidc/complete (reauthenticate)', async () => {
-    if ((await aliceLinks()).length === 0) await expectOk(complete(await aliceCode('link', 'alice-at-idp'), as(w.alice.token)), 'link');
+    if ((await aliceLinks()).length === 0)
+      await expectOk(complete(await aliceCode('link', 'alice-at-idp'), as(w.alice.token)), 'link');
     for (const c of cells().filter((c) => c.want !== 200)) {
       const got = await complete(await aliceCode('reauthenticate', 'alice-at-idp'), c.options());
-      expect([got.status, got.body?.code], `reauthenticate as ${c.who}: ${JSON.stringify(got.body)}`).toEqual([c.want, c.code]);
+      expect([got.status, got.body?.code], `reauthenticate as ${c.who}: ${JSON.stringify(got.body)}`).toEqual([
+        c.want,
+        c.code,
+      ]);
     }
     const done = await complete(await aliceCode('reauthenticate', 'alice-at-idp'), as(w.alice.token));
     expect(done.status, JSON.stringify(done.body)).toBe(200);
@@ -485,7 +598,10 @@ describe('authorization matrix over HTTP: local credential routes (X-Svc-Act-As)
       const before = await b.dump();
       for (const c of refused) {
         const got = await call(b.app, 'POST', r.path, { ...c.options(), ...(r.body ? { body: r.body } : {}) });
-        expect([got.status, got.body?.code], `${r.path} as ${c.who}: ${JSON.stringify(got.body)}`).toEqual([403, c.code]);
+        expect([got.status, got.body?.code], `${r.path} as ${c.who}: ${JSON.stringify(got.body)}`).toEqual([
+          403,
+          c.code,
+        ]);
       }
       expect(await b.dump(), `refusing ${r.path} changed the database`).toEqual(before);
       // The reference says so.

@@ -6,7 +6,14 @@ import { Argon2Hasher } from '@strongroom/adapters-node';
 import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts } from '@strongroom/adapters-pg';
 import { openTestDatabase } from '@strongroom/adapters-pg/testing';
-import { FakeClock, MemoryBlobStore, MemoryLogger, SeededRandom, TestDevice, TestIdentity } from '@strongroom/core/testing';
+import {
+  FakeClock,
+  MemoryBlobStore,
+  MemoryLogger,
+  SeededRandom,
+  TestDevice,
+  TestIdentity,
+} from '@strongroom/core/testing';
 import { createApp } from '../../app.js';
 import { readConfig } from '../../config.js';
 import { buildDeps, type AppDeps, type Stores } from '../../deps.js';
@@ -102,16 +109,46 @@ async function world(stores: Omit<Stores, 'blobs' | 'close'>): Promise<World & {
     const u = await registerUser(app);
     const id = (await call(app, 'GET', '/v1/auth/profile', { token: u.access_token })).body.account_id as string;
     const dir = new TestIdentity(id).signDirectory(id, 1, [new TestDevice('phone')]);
-    expect((await call(app, 'PUT', '/v1/devices/directory', { token: u.access_token, raw: raw(dir), contentType: 'application/cbor' })).status).toBeLessThan(300);
+    expect(
+      (
+        await call(app, 'PUT', '/v1/devices/directory', {
+          token: u.access_token,
+          raw: raw(dir),
+          contentType: 'application/cbor',
+        })
+      ).status,
+    ).toBeLessThan(300);
     tokens.push(u.access_token);
     accountIds.push(id);
   }
   const kid = (await call(app, 'POST', '/v1/sponsored', { token: tokens[0] })).body.account_id as string;
-  const actors: { opts: CallOptions; payer: number }[] = [0, 1, 2].map((p) => ({ opts: { token: tokens[p]! }, payer: p }));
+  const actors: { opts: CallOptions; payer: number }[] = [0, 1, 2].map((p) => ({
+    opts: { token: tokens[p]! },
+    payer: p,
+  }));
   actors.push({ opts: { token: tokens[0]!, headers: { 'x-svc-act-as': kid } }, payer: 0 });
   const album = await call(app, 'POST', '/v1/albums', { token: tokens[1], body: { device_id: 'phone' } });
-  const link = await call(app, 'POST', '/v1/links', { token: tokens[1], body: { kind: 'upload', album_id: album.body.album_id, seal_key: SEAL, max_bytes: 2_500 } });
-  return { app, deps, clock, blobs, tokens, accountIds, actors, linkId: link.body.link_id, sessions: [], assets: [], drops: [], advanced: 0, concurrent: false, trashAt: new Map(), close: served.close };
+  const link = await call(app, 'POST', '/v1/links', {
+    token: tokens[1],
+    body: { kind: 'upload', album_id: album.body.album_id, seal_key: SEAL, max_bytes: 2_500 },
+  });
+  return {
+    app,
+    deps,
+    clock,
+    blobs,
+    tokens,
+    accountIds,
+    actors,
+    linkId: link.body.link_id,
+    sessions: [],
+    assets: [],
+    drops: [],
+    advanced: 0,
+    concurrent: false,
+    trashAt: new Map(),
+    close: served.close,
+  };
 }
 
 const OPEN = new Set(['Pending', 'Uploading', 'WaitingForProcessing']);
@@ -122,7 +159,9 @@ async function check(w: World): Promise<void> {
   for (const s of w.sessions) {
     const owner: CallOptions = s.opts.headers?.authorization ? { token: w.tokens[1]! } : s.opts;
     const r = s.opts.headers?.authorization
-      ? (await call(w.app, 'GET', `/v1/links/${w.linkId}/drops`, owner)).body.drops.find((d: { upload_id: string }) => d.upload_id === s.id)?.state === 'uploading'
+      ? (await call(w.app, 'GET', `/v1/links/${w.linkId}/drops`, owner)).body.drops.find(
+          (d: { upload_id: string }) => d.upload_id === s.id,
+        )?.state === 'uploading'
       : OPEN.has((await call(w.app, 'GET', `/upload/${s.id}`, owner)).body.state);
     if (r) reservedBy[s.payer]! += s.declared;
   }
@@ -159,57 +198,89 @@ const run = (body: (w: World) => Promise<unknown>, name: string): Cmd => ({
 
 async function sendAndFinalize(w: World, s: Session): Promise<void> {
   const data = CONTENTS[s.content]!;
-  const put = await call(w.app, 'PUT', `/upload/${s.id}`, { ...s.opts, raw: raw(data), contentType: 'application/octet-stream' });
+  const put = await call(w.app, 'PUT', `/upload/${s.id}`, {
+    ...s.opts,
+    raw: raw(data),
+    contentType: 'application/octet-stream',
+  });
   if (put.status !== 200) return;
   const manifest = s.assetId === null ? {} : { manifest: { asset_id: s.assetId } };
-  const f = await call(w.app, 'POST', `/upload/${s.id}/finalize`, { ...s.opts, body: { content_hash: sha(data), ...manifest } });
-  if (f.status === 200 && s.kind === 'original' && !s.opts.headers?.authorization) w.assets.push({ id: s.id, opts: s.opts });
+  const f = await call(w.app, 'POST', `/upload/${s.id}/finalize`, {
+    ...s.opts,
+    body: { content_hash: sha(data), ...manifest },
+  });
+  if (f.status === 200 && s.kind === 'original' && !s.opts.headers?.authorization)
+    w.assets.push({ id: s.id, opts: s.opts });
 }
 
 function open(actor: number, kind: string, content: number, slack: number, finish: boolean, peer: number): Cmd {
-  return run(async (w) => {
-    const a = w.actors[actor % w.actors.length]!;
-    const data = CONTENTS[content]!;
-    const declared = data.length + slack;
-    let assetId: string | null = null;
-    const body: Record<string, unknown> = { device_id: 'phone', kind, declared_size: declared };
-    if (kind === 'federated') Object.assign(body, { source_peer: PEERS[peer] ?? 'https://made-up.example', content_hash: sha(data) });
-    else if (kind !== 'original') {
-      const mine = w.assets.filter((x) => x.opts === a.opts);
-      if (mine.length === 0) return;
-      assetId = mine[content % mine.length]!.id;
-    } else if (slack % 2 === 0) body.content_hash = sha(data);
-    const before = (await call(w.app, 'GET', '/quota', { token: w.tokens[a.payer]! })).body;
-    const r = await call(w.app, 'POST', '/upload', { ...a.opts, body });
-    if (r.status === 201) {
-      // Admitted only within the hard limit (a follow-up: plus the overdraft), never Merged at
-      // creation, and reserved at once (every kind).
-      const since = w.trashAt.get(actorKey(a.opts));
-      const followUp = (kind === 'provenance' || kind === 'metadata') && since !== undefined && w.clock.now() - since <= FOLLOW_UP_S * 1000;
-      expect(before.used + declared, `${kind}${followUp ? ', a follow-up' : ''}`).toBeLessThanOrEqual(followUp ? HARD + OVERDRAFT : HARD);
-      expect(r.body.state).toBe('Pending');
-      if (!w.concurrent) expect((await call(w.app, 'GET', '/quota', { token: w.tokens[a.payer]! })).body.used, `${kind} reserved at creation`).toBe(before.used + declared);
-      const s = { id: r.body.upload_id, payer: a.payer, declared, content, kind, opts: a.opts, assetId };
-      w.sessions.push(s);
-      if (finish) await sendAndFinalize(w, s);
-    } else {
-      expect([403, 404, 429]).toContain(r.status);
-      if (kind === 'federated' && peer >= PEERS.length) expect(r.body.code).toBe('error.federation.unknown_peer');
-    }
-  }, `open(${actor}, ${kind}, #${content}, +${slack}, ${finish ? 'finish' : 'open'}, peer ${peer})`);
+  return run(
+    async (w) => {
+      const a = w.actors[actor % w.actors.length]!;
+      const data = CONTENTS[content]!;
+      const declared = data.length + slack;
+      let assetId: string | null = null;
+      const body: Record<string, unknown> = { device_id: 'phone', kind, declared_size: declared };
+      if (kind === 'federated')
+        Object.assign(body, { source_peer: PEERS[peer] ?? 'https://made-up.example', content_hash: sha(data) });
+      else if (kind !== 'original') {
+        const mine = w.assets.filter((x) => x.opts === a.opts);
+        if (mine.length === 0) return;
+        assetId = mine[content % mine.length]!.id;
+      } else if (slack % 2 === 0) body.content_hash = sha(data);
+      const before = (await call(w.app, 'GET', '/quota', { token: w.tokens[a.payer]! })).body;
+      const r = await call(w.app, 'POST', '/upload', { ...a.opts, body });
+      if (r.status === 201) {
+        // Admitted only within the hard limit (a follow-up: plus the overdraft), never Merged at
+        // creation, and reserved at once (every kind).
+        const since = w.trashAt.get(actorKey(a.opts));
+        const followUp =
+          (kind === 'provenance' || kind === 'metadata') &&
+          since !== undefined &&
+          w.clock.now() - since <= FOLLOW_UP_S * 1000;
+        expect(before.used + declared, `${kind}${followUp ? ', a follow-up' : ''}`).toBeLessThanOrEqual(
+          followUp ? HARD + OVERDRAFT : HARD,
+        );
+        expect(r.body.state).toBe('Pending');
+        if (!w.concurrent)
+          expect(
+            (await call(w.app, 'GET', '/quota', { token: w.tokens[a.payer]! })).body.used,
+            `${kind} reserved at creation`,
+          ).toBe(before.used + declared);
+        const s = { id: r.body.upload_id, payer: a.payer, declared, content, kind, opts: a.opts, assetId };
+        w.sessions.push(s);
+        if (finish) await sendAndFinalize(w, s);
+      } else {
+        expect([403, 404, 429]).toContain(r.status);
+        if (kind === 'federated' && peer >= PEERS.length) expect(r.body.code).toBe('error.federation.unknown_peer');
+      }
+    },
+    `open(${actor}, ${kind}, #${content}, +${slack}, ${finish ? 'finish' : 'open'}, peer ${peer})`,
+  );
 }
 
 function guestDrop(content: number, finish: boolean): Cmd {
-  return run(async (w) => {
-    const data = CONTENTS[content]!;
-    const r = await call(w.app, 'POST', `/v1/links/${w.linkId}/drops`, { body: { declared_size: data.length } });
-    if (r.status !== 201) return expect([403, 404, 429]).toContain(r.status);
-    const opts: CallOptions = { headers: { authorization: `Upload ${r.body.upload_token}` } };
-    const s = { id: r.body.upload_id, payer: 1, declared: data.length, content, kind: 'original', opts, assetId: null };
-    w.sessions.push(s);
-    w.drops.push(s.id);
-    if (finish) await sendAndFinalize(w, s);
-  }, `drop(#${content}, ${finish ? 'finish' : 'open'})`);
+  return run(
+    async (w) => {
+      const data = CONTENTS[content]!;
+      const r = await call(w.app, 'POST', `/v1/links/${w.linkId}/drops`, { body: { declared_size: data.length } });
+      if (r.status !== 201) return expect([403, 404, 429]).toContain(r.status);
+      const opts: CallOptions = { headers: { authorization: `Upload ${r.body.upload_token}` } };
+      const s = {
+        id: r.body.upload_id,
+        payer: 1,
+        declared: data.length,
+        content,
+        kind: 'original',
+        opts,
+        assetId: null,
+      };
+      w.sessions.push(s);
+      w.drops.push(s.id);
+      if (finish) await sendAndFinalize(w, s);
+    },
+    `drop(#${content}, ${finish ? 'finish' : 'open'})`,
+  );
 }
 
 const finishOne = (pick: number): Cmd =>
@@ -236,7 +307,8 @@ const dropOp = (op: 'adopt' | 'discard', pick: number): Cmd =>
     if (!id) return;
     const owner = { token: w.tokens[1]! };
     if (op === 'adopt') {
-      if ((await call(w.app, 'POST', `/v1/drops/${id}/adopt`, owner)).status === 200) w.assets.push({ id, opts: owner });
+      if ((await call(w.app, 'POST', `/v1/drops/${id}/adopt`, owner)).status === 200)
+        w.assets.push({ id, opts: owner });
     } else await call(w.app, 'DELETE', `/v1/drops/${id}`, owner);
   }, `${op}(${pick})`);
 const sweep = (): Cmd => run((w) => w.deps.quota.sweep(), 'sweep');
@@ -246,7 +318,8 @@ const advance = (s: number): Cmd =>
     w.advanced += s;
     w.clock.advance(s * 1000);
   }, `advance(${s}s)`);
-const revoke = (): Cmd => run((w) => call(w.app, 'DELETE', `/v1/links/${w.linkId}`, { token: w.tokens[1]! }), 'revokeLink');
+const revoke = (): Cmd =>
+  run((w) => call(w.app, 'DELETE', `/v1/links/${w.linkId}`, { token: w.tokens[1]! }), 'revokeLink');
 
 /** Two steps at once (Promise.all), then the invariant. */
 const together = (a: Cmd, b: Cmd): Cmd =>
@@ -262,29 +335,54 @@ const together = (a: Cmd, b: Cmd): Cmd =>
 function commands(): fc.Arbitrary<Cmd>[] {
   const kind = fc.constantFrom('original', 'original', 'derivative', 'metadata', 'provenance', 'federated');
   const single = [
-    fc.tuple(fc.nat(3), kind, fc.nat(CONTENTS.length - 1), fc.integer({ min: 0, max: 40 }), fc.boolean(), fc.nat(PEERS.length)).map(([a, k, c, s, f, p]) => open(a, k, c, s, f, p)),
+    fc
+      .tuple(
+        fc.nat(3),
+        kind,
+        fc.nat(CONTENTS.length - 1),
+        fc.integer({ min: 0, max: 40 }),
+        fc.boolean(),
+        fc.nat(PEERS.length),
+      )
+      .map(([a, k, c, s, f, p]) => open(a, k, c, s, f, p)),
     fc.tuple(fc.nat(CONTENTS.length - 1), fc.boolean()).map(([c, f]) => guestDrop(c, f)),
     fc.nat(20).map(finishOne),
     fc.nat(20).map(cancelOne),
-    fc.tuple(fc.constantFrom<'trash' | 'restore' | 'purge'>('trash', 'restore', 'purge'), fc.nat(20)).map(([op, p]) => assetOp(op, p)),
+    fc
+      .tuple(fc.constantFrom<'trash' | 'restore' | 'purge'>('trash', 'restore', 'purge'), fc.nat(20))
+      .map(([op, p]) => assetOp(op, p)),
     fc.tuple(fc.constantFrom<'adopt' | 'discard'>('adopt', 'discard'), fc.nat(20)).map(([op, p]) => dropOp(op, p)),
     fc.constant(sweep()),
     fc.constantFrom(20, 90, 150).map(advance),
     fc.constant(revoke()),
   ];
   // Openings weigh most: they are what the invariant is about.
-  return [single[0]!, single[0]!, single[0]!, single[0]!, single[1]!, ...single, fc.tuple(fc.oneof(...single.slice(0, 4)), fc.oneof(...single.slice(0, 7))).map(([a, b]) => together(a, b))];
+  return [
+    single[0]!,
+    single[0]!,
+    single[0]!,
+    single[0]!,
+    single[1]!,
+    ...single,
+    fc.tuple(fc.oneof(...single.slice(0, 4)), fc.oneof(...single.slice(0, 7))).map(([a, b]) => together(a, b)),
+  ];
 }
 
 const backends = [
-  ['SQLite', async () => {
-    const db = openSqliteDatabase(':memory:');
-    return { stores: createSqlitePorts(db), close: async () => void db.close() };
-  }],
-  ['PostgreSQL', async () => {
-    const t = await openTestDatabase();
-    return { stores: createPgPorts(t.db), close: () => t.close() };
-  }],
+  [
+    'SQLite',
+    async () => {
+      const db = openSqliteDatabase(':memory:');
+      return { stores: createSqlitePorts(db), close: async () => void db.close() };
+    },
+  ],
+  [
+    'PostgreSQL',
+    async () => {
+      const t = await openTestDatabase();
+      return { stores: createPgPorts(t.db), close: () => t.close() };
+    },
+  ],
 ] as const;
 
 for (const [name, make] of backends) {

@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, type CallOptions } from '@strongroom/tests';
-import { as, Maker, makeWorld, pgBackend, sha, sqliteBackend, type Backend, type World } from '@strongroom/tests/access';
+import {
+  as,
+  Maker,
+  makeWorld,
+  pgBackend,
+  sha,
+  sqliteBackend,
+  type Backend,
+  type World,
+} from '@strongroom/tests/access';
 
 /**
  * Library sync over HTTP with concurrent writers (decisions.md, "Library sync"): two owners write
@@ -16,7 +25,10 @@ type Change = { kind: string; id: string; op: string; record: Record<string, unk
 class Device {
   cursor: string | null = null;
   readonly held = new Map<string, Record<string, unknown>>();
-  constructor(readonly b: Backend, readonly o: CallOptions) {}
+  constructor(
+    readonly b: Backend,
+    readonly o: CallOptions,
+  ) {}
   async page(limit: number): Promise<boolean> {
     const q = new URLSearchParams({ limit: String(limit), ...(this.cursor === null ? {} : { cursor: this.cursor }) });
     const r = await call(this.b.app, 'GET', `/v1/sync?${q}`, this.o);
@@ -55,7 +67,10 @@ async function writer(b: Backend, m: Maker, o: CallOptions, seed: number, steps:
     const id = ids[Math.floor(next() * ids.length)];
     if (pick < 0.35 || id === undefined) {
       const u = await m.receivedUpload(o, next() < 0.5 ? { album_id: albumId } : {});
-      const f = await call(b.app, 'POST', `/upload/${u.uploadId}/finalize`, { ...o, body: { content_hash: sha(u.data) } });
+      const f = await call(b.app, 'POST', `/upload/${u.uploadId}/finalize`, {
+        ...o,
+        body: { content_hash: sha(u.data) },
+      });
       expect(f.status, JSON.stringify(f.body)).toBe(200);
       assets.set(u.uploadId, 'live');
     } else if (pick < 0.5) {
@@ -90,12 +105,20 @@ async function run(b: Backend, w: World, seed: number): Promise<void> {
   const readers = devices.map(async (d) => {
     while (writing) await d.page(1 + Math.floor(next() * 3));
   });
-  const [aliceAsS, bobAsS, alice] = await Promise.all([writer(b, m, sOwner, seed, 14), writer(b, m, sBob, seed + 1, 14), writer(b, m, as(w.alice.token), seed + 2, 10)]);
+  const [aliceAsS, bobAsS, alice] = await Promise.all([
+    writer(b, m, sOwner, seed, 14),
+    writer(b, m, sBob, seed + 1, 14),
+    writer(b, m, as(w.alice.token), seed + 2, 10),
+  ]);
   writing = false;
   await Promise.all(readers);
   for (const d of devices) while (await d.page(2));
   const sLive = [...aliceAsS, ...bobAsS].sort();
-  for (const [d, want] of [[devices[0]!, sLive], [devices[1]!, sLive], [devices[2]!, [...alice].sort()]] as const) {
+  for (const [d, want] of [
+    [devices[0]!, sLive],
+    [devices[1]!, sLive],
+    [devices[2]!, [...alice].sort()],
+  ] as const) {
     expect([...d.held.keys()].sort(), `seed ${seed}`).toEqual(want);
     for (const [key, record] of d.held) {
       const [kind, id] = key.split(':') as [string, string];
@@ -105,7 +128,10 @@ async function run(b: Backend, w: World, seed: number): Promise<void> {
   }
 }
 
-const backends: [string, () => Promise<Backend>][] = [['SQLite', () => sqliteBackend()], ...(process.env.PG_URL ? ([['PostgreSQL', () => pgBackend()]] as [string, () => Promise<Backend>][]) : [])];
+const backends: [string, () => Promise<Backend>][] = [
+  ['SQLite', () => sqliteBackend()],
+  ...(process.env.PG_URL ? ([['PostgreSQL', () => pgBackend()]] as [string, () => Promise<Backend>][]) : []),
+];
 
 describe.each(backends)('library sync with concurrent writers over HTTP, %s', (_name, open) => {
   let b: Backend;

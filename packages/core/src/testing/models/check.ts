@@ -10,16 +10,21 @@ function deepEqual(a: unknown, b: unknown): boolean {
   if (Array.isArray(a) !== Array.isArray(b)) return false;
   const ka = Object.keys(a).filter((k) => (a as Record<string, unknown>)[k] !== undefined);
   const kb = Object.keys(b).filter((k) => (b as Record<string, unknown>)[k] !== undefined);
-  return ka.length === kb.length && ka.every((k) => deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return (
+    ka.length === kb.length &&
+    ka.every((k) => deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
+  );
 }
 
 function matches(actual: unknown, expected: unknown): boolean {
-  if (typeof expected !== 'object' || expected === null || expected instanceof Uint8Array || Array.isArray(expected)) return deepEqual(actual, expected);
+  if (typeof expected !== 'object' || expected === null || expected instanceof Uint8Array || Array.isArray(expected))
+    return deepEqual(actual, expected);
   if (typeof actual !== 'object' || actual === null) return false;
   return Object.entries(expected).every(([k, v]) => matches((actual as Record<string, unknown>)[k], v));
 }
 
-const show = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? String(x) : x)) ?? String(v);
+const show = (v: unknown): string =>
+  JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? String(x) : x)) ?? String(v);
 
 export function expect(actual: unknown, what = 'value') {
   const fail = (how: string, expected: unknown): never => {

@@ -67,7 +67,9 @@ class Rush implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     const wasFree = m.holder === null || m.until <= m.now;
-    const got = await Promise.all(HOLDERS.map((h, i) => r.stores[(i % 2) as 0 | 1].takeLease(r.name, h, m.now, r.ttlMs)));
+    const got = await Promise.all(
+      HOLDERS.map((h, i) => r.stores[(i % 2) as 0 | 1].takeLease(r.name, h, m.now, r.ttlMs)),
+    );
     const winners = HOLDERS.filter((_, i) => got[i]);
     if (wasFree) same(winners.length, 1, 'holders after a rush on a free lease');
     else same(winners.join(), m.holder, 'only the live holder keeps it');
@@ -97,9 +99,16 @@ export function leaseModelProperty(
     fc.constant(new Rush()),
   ];
   let run = 0;
-  return fc.asyncProperty(fc.commands(commands, { maxCommands: 40 }), fc.integer({ min: 1_000, max: 10_000 }), async (cmds, ttlMs) => {
-    const stores = await openTwo();
-    const real: Real = { stores, name: `job-${++run}`, ttlMs };
-    await fc.asyncModelRun(() => ({ model: { now: Date.parse('2026-12-07T06:00:00.000Z'), holder: null, until: 0 }, real }), cmds);
-  });
+  return fc.asyncProperty(
+    fc.commands(commands, { maxCommands: 40 }),
+    fc.integer({ min: 1_000, max: 10_000 }),
+    async (cmds, ttlMs) => {
+      const stores = await openTwo();
+      const real: Real = { stores, name: `job-${++run}`, ttlMs };
+      await fc.asyncModelRun(
+        () => ({ model: { now: Date.parse('2026-12-07T06:00:00.000Z'), holder: null, until: 0 }, real }),
+        cmds,
+      );
+    },
+  );
 }

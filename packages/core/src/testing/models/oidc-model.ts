@@ -68,7 +68,11 @@ class Callback implements fc.AsyncCommand<Model, Real> {
   check = (m: Readonly<Model>): boolean => m.flows.length > 0;
   async run(m: Model, r: Real): Promise<void> {
     const flow = m.flows[this.pick % m.flows.length]!;
-    const params = r.provider.signIn(flow.state, { subject: this.subject, email: `${this.subject}@example.org`, emailVerified: true });
+    const params = r.provider.signIn(flow.state, {
+      subject: this.subject,
+      email: `${this.subject}@example.org`,
+      emailVerified: true,
+    });
     const outcome = await r.oidc.callback(params);
     const redeemable = !flow.used && m.now < flow.startedAt + FLOW_TTL_MS;
     flow.used = true;
@@ -76,7 +80,10 @@ class Callback implements fc.AsyncCommand<Model, Real> {
       check(outcome.kind === 'state_invalid', `a used or expired state was accepted (${JSON.stringify(outcome)})`);
       return;
     }
-    check(outcome.kind === 'redirect' && 'loginCode' in outcome, `a live state was refused (${JSON.stringify(outcome)})`);
+    check(
+      outcome.kind === 'redirect' && 'loginCode' in outcome,
+      `a live state was refused (${JSON.stringify(outcome)})`,
+    );
     if (outcome.kind === 'redirect' && 'loginCode' in outcome) {
       check(outcome.returnTo === RETURN_TO, 'the callback went elsewhere');
       m.codes.push({ code: outcome.loginCode, issuedAt: m.now, used: false, subject: this.subject });
@@ -90,11 +97,17 @@ class Complete implements fc.AsyncCommand<Model, Real> {
   check = (m: Readonly<Model>): boolean => m.codes.length > 0;
   async run(m: Model, r: Real): Promise<void> {
     const code = m.codes[this.pick % m.codes.length]!;
-    const result = await r.oidc.complete({ loginCode: code.code, appVerifier: APP_VERIFIER, cohortHash: null, version: DEFAULT_PROTOCOL_WINDOW.max }, null);
+    const result = await r.oidc.complete(
+      { loginCode: code.code, appVerifier: APP_VERIFIER, cohortHash: null, version: DEFAULT_PROTOCOL_WINDOW.max },
+      null,
+    );
     const redeemable = !code.used && m.now < code.issuedAt + LOGIN_CODE_TTL_MS;
     code.used = true;
     if (!redeemable) {
-      check(!result.ok && result.code === 'error.auth.login_code_invalid', `a used or expired login code was redeemed (${JSON.stringify(result)})`);
+      check(
+        !result.ok && result.code === 'error.auth.login_code_invalid',
+        `a used or expired login code was redeemed (${JSON.stringify(result)})`,
+      );
       return;
     }
     check(result.ok && result.value.kind === 'session', `a live login code was refused (${JSON.stringify(result)})`);
@@ -125,7 +138,9 @@ class Advance implements fc.AsyncCommand<Model, Real> {
  * every step, the real service agrees with the model: a state or a login code is redeemed at most
  * once and never after its lifetime, and every subject keeps landing on one account.
  */
-export function oidcModelProperty(makePorts: () => Promise<Pick<Ports, 'accounts' | 'oidc'>>): fc.IAsyncPropertyWithHooks<[Iterable<fc.AsyncCommand<Model, Real>>]> {
+export function oidcModelProperty(
+  makePorts: () => Promise<Pick<Ports, 'accounts' | 'oidc'>>,
+): fc.IAsyncPropertyWithHooks<[Iterable<fc.AsyncCommand<Model, Real>>]> {
   const commands = [
     fc.constant(new Start()),
     fc.tuple(fc.nat(20), fc.constantFrom(...SUBJECTS)).map(([p, s]) => new Callback(p, s)),

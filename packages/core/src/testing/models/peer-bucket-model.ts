@@ -92,10 +92,15 @@ export function peerBucketModelProperty(
     fc.constant(new Burst()),
   ];
   let run = 0;
-  return fc.asyncProperty(fc.commands(commands, { maxCommands: 60 }), fc.integer({ min: 1, max: 6 }), fc.nat(59_999), async (cmds, rate, offset) => {
-    const stores = await openTwo();
-    const now = Date.parse('2026-11-21T10:00:00.000Z') + offset;
-    const real: Real = { stores, peer: `https://peer-${++run}.example`, rate, clock: now };
-    await fc.asyncModelRun(() => ({ model: { now, bucket: null, admitted: [] }, real }), cmds);
-  });
+  return fc.asyncProperty(
+    fc.commands(commands, { maxCommands: 60 }),
+    fc.integer({ min: 1, max: 6 }),
+    fc.nat(59_999),
+    async (cmds, rate, offset) => {
+      const stores = await openTwo();
+      const now = Date.parse('2026-11-21T10:00:00.000Z') + offset;
+      const real: Real = { stores, peer: `https://peer-${++run}.example`, rate, clock: now };
+      await fc.asyncModelRun(() => ({ model: { now, bucket: null, admitted: [] }, real }), cmds);
+    },
+  );
 }

@@ -74,14 +74,25 @@ const MAX_OPEN_WITH_DROP = Math.floor(MAX_OPEN / 2);
 // smaller than most blobs, so runs reach it.
 const FOLLOW_UP_MS = 10 * 60_000;
 const OVERDRAFT = 150;
-const POLICY: QuotaPolicy = { defaults: { soft: SOFT, hard: HARD }, graceMs: GRACE, federatedShare: 0.25, maxOpenUploads: MAX_OPEN, followUpMs: FOLLOW_UP_MS, followUpOverdraft: OVERDRAFT };
+const POLICY: QuotaPolicy = {
+  defaults: { soft: SOFT, hard: HARD },
+  graceMs: GRACE,
+  federatedShare: 0.25,
+  maxOpenUploads: MAX_OPEN,
+  followUpMs: FOLLOW_UP_MS,
+  followUpOverdraft: OVERDRAFT,
+};
 /** What asset writes carry; the album guard is admitAllWrites here (its rules are tested with the album area). */
 const ASSET_WRITE = { protocolVersion: '2026-06-01', intentId: null };
 const SIZES = [40, 90, 150, 220, 310, 400];
 const content = (i: number): Uint8Array => new Uint8Array(SIZES[i]!).fill(i + 1);
 const HASHES = SIZES.map((_, i) => sha256Hex(content(i)));
 // u0 pays for itself and for u2 (sponsored); u1 owns a web-upload link.
-const USERS = ['0190c000-0000-7000-8000-000000000000', '0190c000-0000-7000-8000-000000000001', '0190c000-0000-7000-8000-000000000002'];
+const USERS = [
+  '0190c000-0000-7000-8000-000000000000',
+  '0190c000-0000-7000-8000-000000000001',
+  '0190c000-0000-7000-8000-000000000002',
+];
 const PAYER = [0, 1, 0];
 const PAYERS = [0, 1];
 // u1's web-upload link, with a cap of its own; federated peers and the per-peer budget (25 % of HARD).
@@ -94,7 +105,10 @@ const FED_SIZES = [40, 60, 110, 160, 230];
 const fedContent = (i: number): Uint8Array => (i === 0 ? content(0) : new Uint8Array(FED_SIZES[i]!).fill(0xa0 + i));
 const FED_HASHES = FED_SIZES.map((_, i) => sha256Hex(fedContent(i)));
 /** The bytes behind every hash the model sends. */
-const BYTES = new Map<string, Uint8Array>([...SIZES.map((_, i) => [HASHES[i]!, content(i)] as const), ...FED_SIZES.map((_, i) => [FED_HASHES[i]!, fedContent(i)] as const)]);
+const BYTES = new Map<string, Uint8Array>([
+  ...SIZES.map((_, i) => [HASHES[i]!, content(i)] as const),
+  ...FED_SIZES.map((_, i) => [FED_HASHES[i]!, fedContent(i)] as const),
+]);
 
 interface MSession {
   id: string;
@@ -164,10 +178,13 @@ interface Real {
 }
 
 const reserved = (m: Model, p: number): number =>
-  m.sessions.filter((s) => s.payer === p && s.state === 'open' && m.now < s.expiresAt).reduce((n, s) => n + s.declared, 0);
+  m.sessions
+    .filter((s) => s.payer === p && s.state === 'open' && m.now < s.expiresAt)
+    .reduce((n, s) => n + s.declared, 0);
 const used = (m: Model, p: number): number => m.charged[p]! + reserved(m, p);
 /** The user trashed, restored, purged or emptied its trash within the follow-up window. */
-const inFollowUpWindow = (m: Model, user: number): boolean => m.trashAt[user] != null && m.now - m.trashAt[user]! <= FOLLOW_UP_MS;
+const inFollowUpWindow = (m: Model, user: number): boolean =>
+  m.trashAt[user] != null && m.now - m.trashAt[user]! <= FOLLOW_UP_MS;
 function expectedState(m: Model, p: number): QuotaState {
   if (m.suspended[p]) return 'Suspended';
   const u = used(m, p);
@@ -182,7 +199,8 @@ function charge(m: Model, hash: string, size: number, payer: number, peer: numbe
 }
 const isOpen = (m: Model, s: MSession): boolean => s.state === 'open' && m.now < s.expiresAt;
 /** The payer is at the cap on open sessions: any opening it pays for is refused, whatever its size. */
-const atOpenCap = (m: Model, p: number, cap = MAX_OPEN): boolean => m.sessions.filter((s) => s.payer === p && isOpen(m, s)).length >= cap;
+const atOpenCap = (m: Model, p: number, cap = MAX_OPEN): boolean =>
+  m.sessions.filter((s) => s.payer === p && isOpen(m, s)).length >= cap;
 const TOO_MANY = { ok: false, code: 'error.request.too_many' };
 
 /** After every command: the real ledger agrees with the model, and nothing was credited outside a sweep. */
@@ -204,7 +222,10 @@ async function checkAll(m: Model, r: Real, sweep = false): Promise<void> {
   // A sponsored account sees (and spends) its sponsor's quota.
   for (let u = 2; u < m.users.length; u++) expect((await r.quota.status(m.users[u]!)).used).toBe(used(m, m.payer[u]!));
   // Each user's trash activity, as its own row records it (the evidence follow-ups are admitted on).
-  for (let u = 0; u < m.users.length; u++) expect((await r.store.readLedger(m.users[u]!, m.now)).trashActivityAt, `trash activity of u${u}`).toBe(m.trashAt[u] ?? null);
+  for (let u = 0; u < m.users.length; u++)
+    expect((await r.store.readLedger(m.users[u]!, m.now)).trashActivityAt, `trash activity of u${u}`).toBe(
+      m.trashAt[u] ?? null,
+    );
   // The ledger is exactly the sum of what each payer is charged for, blob by blob.
   for (const p of PAYERS) {
     const own = [...m.blobs.values()].filter((b) => b.payer === p).reduce((n, b) => n + b.size, 0);
@@ -215,20 +236,41 @@ async function checkAll(m: Model, r: Real, sweep = false): Promise<void> {
   // The link's cap and every (payer, peer) budget hold.
   expect((await r.linkStore.findLink(linkIdHash(LINK)!))!.acceptedBytes).toBe(m.linkAccepted);
   expect(m.linkAccepted).toBeLessThanOrEqual(LINK_MAX);
-  for (const p of PAYERS) for (let peer = 0; peer < PEERS.length; peer++) expect(cachedFrom(m, p, peer) + pendingFrom(m, p, peer)).toBeLessThanOrEqual(BUDGET);
+  for (const p of PAYERS)
+    for (let peer = 0; peer < PEERS.length; peer++)
+      expect(cachedFrom(m, p, peer) + pendingFrom(m, p, peer)).toBeLessThanOrEqual(BUDGET);
 }
 
-const cachedFrom = (m: Model, p: number, peer: number): number => [...m.blobs.values()].filter((b) => b.payer === p && b.peer === peer).reduce((n, b) => n + b.size, 0);
+const cachedFrom = (m: Model, p: number, peer: number): number =>
+  [...m.blobs.values()].filter((b) => b.payer === p && b.peer === peer).reduce((n, b) => n + b.size, 0);
 const pendingFrom = (m: Model, p: number, peer: number): number =>
   m.sessions.filter((s) => s.payer === p && s.peer === peer && isOpen(m, s)).reduce((n, s) => n + s.declared, 0);
 
 /** Creates a session; on success the model reserves, whatever hash it announces; on refusal nothing changed. */
-async function create(m: Model, r: Real, user: number, idx: number, slack: number, announce: boolean): Promise<MSession | null> {
+async function create(
+  m: Model,
+  r: Real,
+  user: number,
+  idx: number,
+  slack: number,
+  announce: boolean,
+): Promise<MSession | null> {
   const hash = HASHES[idx]!;
   const declared = SIZES[idx]! + slack;
   const payer = m.payer[user]!;
   const before = used(m, payer);
-  const res = await r.uploads.create({ accountId: m.users[user]!, ...(user >= USERS.length ? { actingOwnerId: USERS[payer]! } : {}) }, { declaredSize: declared, kind: 'original', contentHash: announce ? hash : null, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
+  const res = await r.uploads.create(
+    { accountId: m.users[user]!, ...(user >= USERS.length ? { actingOwnerId: USERS[payer]! } : {}) },
+    {
+      declaredSize: declared,
+      kind: 'original',
+      contentHash: announce ? hash : null,
+      albumId: null,
+      intentId: null,
+      deviceId: 'd',
+      protocolVersion: '2026-11-01',
+    },
+  );
   if (atOpenCap(m, payer)) {
     expect(res).toMatchObject(TOO_MANY);
     return null;
@@ -244,7 +286,18 @@ async function create(m: Model, r: Real, user: number, idx: number, slack: numbe
   if (!res.ok) throw new Error(`create refused: ${res.code}`);
   // Never Merged at creation: whether the hash is stored is learned only with the bytes.
   expect(res.value.state).toBe('Pending');
-  const s: MSession = { id: res.value.uploadId, user, payer, hash, size: SIZES[idx]!, declared, state: 'open', expiresAt: m.now + TTL, drop: false, peer: null };
+  const s: MSession = {
+    id: res.value.uploadId,
+    user,
+    payer,
+    hash,
+    size: SIZES[idx]!,
+    declared,
+    state: 'open',
+    expiresAt: m.now + TTL,
+    drop: false,
+    peer: null,
+  };
   m.sessions.push(s);
   // Upload creation never takes used past the hard limit.
   expect(used(m, payer)).toBeLessThanOrEqual(HARD);
@@ -253,9 +306,12 @@ async function create(m: Model, r: Real, user: number, idx: number, slack: numbe
 
 /** PUT + finalize: a charge, or a merge when the bytes are stored already; a finalized session answers again as it is. */
 async function finish(m: Model, r: Real, s: MSession): Promise<void> {
-  const caller = s.token !== undefined ? await r.links.guest(s.token, s.id) : { accountId: m.users[s.user]!, ...(s.user >= USERS.length ? { actingOwnerId: USERS[s.payer]! } : {}) };
+  const caller =
+    s.token !== undefined
+      ? await r.links.guest(s.token, s.id)
+      : { accountId: m.users[s.user]!, ...(s.user >= USERS.length ? { actingOwnerId: USERS[s.payer]! } : {}) };
   if (s.token !== undefined && m.linkRevoked) {
-    expect(caller, 'a revoked link\'s upload token').toBe(null);
+    expect(caller, "a revoked link's upload token").toBe(null);
     return;
   }
   if (caller === null) throw new Error('the guest token was refused');
@@ -264,16 +320,27 @@ async function finish(m: Model, r: Real, s: MSession): Promise<void> {
   const target = s.attachTo === undefined ? null : m.assets.find((a) => a.id === s.attachTo)!;
   if (s.state === 'done') {
     // Idempotent: the same bytes finalize again to the same answer, and nothing moves.
-    const again = await r.uploads.finalize(caller, s.id, { protocolVersion: '2026-06-01', contentHash: s.hash, manifest });
+    const again = await r.uploads.finalize(caller, s.id, {
+      protocolVersion: '2026-06-01',
+      contentHash: s.hash,
+      manifest,
+    });
     expect(again.ok, 'a second finalize of a finalized session').toBe(true);
     return;
   }
-  const put = await r.uploads.put(caller, s.id, (async function* () {
-    yield bytes;
-  })(), { protocolVersion: '2026-06-01' });
+  const put = await r.uploads.put(
+    caller,
+    s.id,
+    (async function* () {
+      yield bytes;
+    })(),
+    { protocolVersion: '2026-06-01' },
+  );
   if (!isOpen(m, s)) {
     expect(put).toMatchObject({ ok: false, code: 'error.conflict' });
-    expect(await r.uploads.finalize(caller, s.id, { protocolVersion: '2026-06-01', contentHash: s.hash, manifest })).toMatchObject({ ok: false, code: 'error.conflict' });
+    expect(
+      await r.uploads.finalize(caller, s.id, { protocolVersion: '2026-06-01', contentHash: s.hash, manifest }),
+    ).toMatchObject({ ok: false, code: 'error.conflict' });
     return;
   }
   expect(put.ok).toBe(true);
@@ -289,18 +356,33 @@ async function finish(m: Model, r: Real, s: MSession): Promise<void> {
   s.state = 'done';
   if (s.peer !== null) m.fedRefs.add(`${s.payer}\n${s.peer}\n${s.hash}`);
   else if (target !== null) (s.kind === 'metadata' ? target.metas : target.hashes).push(s.hash);
-  else m.assets.push({ id: s.id, owner: s.user, hashes: [s.hash], metas: [], state: s.drop ? 'drop' : 'live', dropExpiresAt: s.drop ? m.now + DROP_TTL : null });
+  else
+    m.assets.push({
+      id: s.id,
+      owner: s.user,
+      hashes: [s.hash],
+      metas: [],
+      state: s.drop ? 'drop' : 'live',
+      dropExpiresAt: s.drop ? m.now + DROP_TTL : null,
+    });
 }
 
 class Upload implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly user: number, readonly idx: number, readonly slack: number, readonly announce: boolean, readonly finishNow: boolean) {}
+  constructor(
+    readonly user: number,
+    readonly idx: number,
+    readonly slack: number,
+    readonly announce: boolean,
+    readonly finishNow: boolean,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     const s = await create(m, r, this.user % m.users.length, this.idx, this.slack, this.announce);
     if (s && this.finishNow) await finish(m, r, s);
     await checkAll(m, r);
   }
-  toString = () => `Upload(u${this.user}, #${this.idx}, +${this.slack}, ${this.announce ? 'hash' : 'nohash'}, ${this.finishNow ? 'finish' : 'open'})`;
+  toString = () =>
+    `Upload(u${this.user}, #${this.idx}, +${this.slack}, ${this.announce ? 'hash' : 'nohash'}, ${this.finishNow ? 'finish' : 'open'})`;
 }
 
 class Finish implements fc.AsyncCommand<Model, Real> {
@@ -318,7 +400,10 @@ class Cancel implements fc.AsyncCommand<Model, Real> {
   check = (m: Readonly<Model>) => m.sessions.length > 0;
   async run(m: Model, r: Real): Promise<void> {
     const s = m.sessions[this.pick % m.sessions.length]!;
-    const res = await r.uploads.cancel({ accountId: m.users[s.user]!, ...(s.user >= USERS.length ? { actingOwnerId: USERS[s.payer]! } : {}) }, s.id);
+    const res = await r.uploads.cancel(
+      { accountId: m.users[s.user]!, ...(s.user >= USERS.length ? { actingOwnerId: USERS[s.payer]! } : {}) },
+      s.id,
+    );
     expect(res.ok).toBe(isOpen(m, s));
     if (res.ok) s.state = 'cancelled';
     await checkAll(m, r);
@@ -327,14 +412,28 @@ class Cancel implements fc.AsyncCommand<Model, Real> {
 }
 
 class Derivative implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly pick: number, readonly idx: number) {}
+  constructor(
+    readonly pick: number,
+    readonly idx: number,
+  ) {}
   check = (m: Readonly<Model>) => m.assets.some((a) => a.state === 'live');
   async run(m: Model, r: Real): Promise<void> {
     const live = m.assets.filter((a) => a.state === 'live');
     const a = live[this.pick % live.length]!;
     const hash = HASHES[this.idx]!;
     const payer = m.payer[a.owner]!;
-    const res = await r.uploads.create({ accountId: m.users[a.owner]! }, { declaredSize: SIZES[this.idx]!, kind: 'derivative', contentHash: null, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
+    const res = await r.uploads.create(
+      { accountId: m.users[a.owner]! },
+      {
+        declaredSize: SIZES[this.idx]!,
+        kind: 'derivative',
+        contentHash: null,
+        albumId: null,
+        intentId: null,
+        deviceId: 'd',
+        protocolVersion: '2026-11-01',
+      },
+    );
     if (atOpenCap(m, payer)) {
       expect(res).toMatchObject(TOO_MANY);
     } else if (m.suspended[payer] || used(m, payer) + SIZES[this.idx]! > HARD) {
@@ -342,12 +441,36 @@ class Derivative implements fc.AsyncCommand<Model, Real> {
     } else {
       if (!res.ok) throw new Error(res.code);
       const caller = { accountId: m.users[a.owner]! };
-      expect((await r.uploads.put(caller, res.value.uploadId, (async function* () {
-        yield content(HASHES.indexOf(hash));
-      })(), { protocolVersion: '2026-06-01' })).ok).toBe(true);
-      const fin = await r.uploads.finalize(caller, res.value.uploadId, { protocolVersion: '2026-06-01', contentHash: hash, manifest: { assetId: a.id, intentId: null } });
+      expect(
+        (
+          await r.uploads.put(
+            caller,
+            res.value.uploadId,
+            (async function* () {
+              yield content(HASHES.indexOf(hash));
+            })(),
+            { protocolVersion: '2026-06-01' },
+          )
+        ).ok,
+      ).toBe(true);
+      const fin = await r.uploads.finalize(caller, res.value.uploadId, {
+        protocolVersion: '2026-06-01',
+        contentHash: hash,
+        manifest: { assetId: a.id, intentId: null },
+      });
       if (!fin.ok) throw new Error(fin.code);
-      m.sessions.push({ id: res.value.uploadId, user: a.owner, payer, hash, size: SIZES[this.idx]!, declared: SIZES[this.idx]!, state: 'done', expiresAt: m.now + TTL, drop: false, peer: null });
+      m.sessions.push({
+        id: res.value.uploadId,
+        user: a.owner,
+        payer,
+        hash,
+        size: SIZES[this.idx]!,
+        declared: SIZES[this.idx]!,
+        state: 'done',
+        expiresAt: m.now + TTL,
+        drop: false,
+        peer: null,
+      });
       charge(m, hash, SIZES[this.idx]!, payer);
       a.hashes.push(hash);
     }
@@ -357,7 +480,10 @@ class Derivative implements fc.AsyncCommand<Model, Real> {
 }
 
 class Metadata implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly pick: number, readonly size: number) {}
+  constructor(
+    readonly pick: number,
+    readonly size: number,
+  ) {}
   check = (m: Readonly<Model>) => m.assets.some((a) => a.state === 'live');
   async run(m: Model, r: Real): Promise<void> {
     const live = m.assets.filter((a) => a.state === 'live');
@@ -392,7 +518,12 @@ class Metadata implements fc.AsyncCommand<Model, Real> {
  * then within the overdraft; refused while suspended like every upload.
  */
 class FollowUp implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly pick: number, readonly kind: 'provenance' | 'metadata', readonly idx: number, readonly finishNow: boolean) {}
+  constructor(
+    readonly pick: number,
+    readonly kind: 'provenance' | 'metadata',
+    readonly idx: number,
+    readonly finishNow: boolean,
+  ) {}
   check = (m: Readonly<Model>) => m.assets.some((a) => a.state === 'live' || a.state === 'trashed');
   async run(m: Model, r: Real): Promise<void> {
     const targets = m.assets.filter((a) => a.state === 'live' || a.state === 'trashed');
@@ -402,17 +533,41 @@ class FollowUp implements fc.AsyncCommand<Model, Real> {
     const declared = SIZES[this.idx]!;
     const before = used(m, payer);
     const caller = { accountId: m.users[user]!, ...(user >= USERS.length ? { actingOwnerId: USERS[payer]! } : {}) };
-    const res = await r.uploads.create(caller, { declaredSize: declared, kind: this.kind, contentHash: null, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
+    const res = await r.uploads.create(caller, {
+      declaredSize: declared,
+      kind: this.kind,
+      contentHash: null,
+      albumId: null,
+      intentId: null,
+      deviceId: 'd',
+      protocolVersion: '2026-11-01',
+    });
     const followUp = inFollowUpWindow(m, user);
     if (atOpenCap(m, payer)) {
       expect(res).toMatchObject(TOO_MANY);
     } else if (m.suspended[payer]) {
       expect(res).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
     } else if (before + declared > (followUp ? HARD + OVERDRAFT : HARD)) {
-      expect(res, `${this.kind} of ${declared} at used ${before}${followUp ? ', a follow-up' : ''}`).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+      expect(res, `${this.kind} of ${declared} at used ${before}${followUp ? ', a follow-up' : ''}`).toMatchObject({
+        ok: false,
+        code: 'error.quota.exceeded',
+      });
     } else {
       if (!res.ok) throw new Error(`${this.kind} refused: ${res.code} (used ${before}, follow-up ${followUp})`);
-      const s: MSession = { id: res.value.uploadId, user, payer, hash: HASHES[this.idx]!, size: declared, declared, state: 'open', expiresAt: m.now + TTL, drop: false, peer: null, attachTo: a.id, kind: this.kind };
+      const s: MSession = {
+        id: res.value.uploadId,
+        user,
+        payer,
+        hash: HASHES[this.idx]!,
+        size: declared,
+        declared,
+        state: 'open',
+        expiresAt: m.now + TTL,
+        drop: false,
+        peer: null,
+        attachTo: a.id,
+        kind: this.kind,
+      };
       m.sessions.push(s);
       expect(used(m, payer)).toBeLessThanOrEqual(followUp ? HARD + OVERDRAFT : HARD);
       if (this.finishNow) await finish(m, r, s);
@@ -424,7 +579,10 @@ class FollowUp implements fc.AsyncCommand<Model, Real> {
 
 /** What a client does on a delete, a restore or a trash-empty: the change, then its follow-up writes at once. */
 class ChangeThenFollowUp implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly change: OnAsset | EmptyTrash, readonly followUps: readonly FollowUp[]) {}
+  constructor(
+    readonly change: OnAsset | EmptyTrash,
+    readonly followUps: readonly FollowUp[],
+  ) {}
   check = (m: Readonly<Model>) => this.change.check(m);
   async run(m: Model, r: Real): Promise<void> {
     await this.change.run(m, r);
@@ -435,7 +593,10 @@ class ChangeThenFollowUp implements fc.AsyncCommand<Model, Real> {
 
 type AssetOp = 'trash' | 'restore' | 'purge' | 'adopt' | 'discard';
 class OnAsset implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly op: AssetOp, readonly pick: number) {}
+  constructor(
+    readonly op: AssetOp,
+    readonly pick: number,
+  ) {}
   check = (m: Readonly<Model>) => m.assets.length > 0;
   async run(m: Model, r: Real): Promise<void> {
     const a = m.assets[this.pick % m.assets.length]!;
@@ -488,7 +649,10 @@ class EmptyTrash implements fc.AsyncCommand<Model, Real> {
       return;
     }
     const mine = m.assets.filter((a) => a.owner === this.user && a.state === 'trashed');
-    expect(await r.assets.emptyTrash({ accountId: USERS[this.user]! }, ASSET_WRITE)).toMatchObject({ ok: true, value: mine.length });
+    expect(await r.assets.emptyTrash({ accountId: USERS[this.user]! }, ASSET_WRITE)).toMatchObject({
+      ok: true,
+      value: mine.length,
+    });
     for (const a of mine) a.state = 'gone';
     if (mine.length > 0) m.trashAt[this.user] = m.now;
     await checkAll(m, r);
@@ -519,7 +683,10 @@ class Sweep implements fc.AsyncCommand<Model, Real> {
 }
 
 class Suspend implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly payer: number, readonly on: boolean) {}
+  constructor(
+    readonly payer: number,
+    readonly on: boolean,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     if (this.on) await r.quota.suspend(USERS[this.payer]!);
@@ -551,9 +718,15 @@ class CreateSponsored implements fc.AsyncCommand<Model, Real> {
     m.payer.push(this.sponsor);
     m.trashAt.push(null);
     // Its sponsor may act as it; the other payer may not; it cannot sponsor in turn.
-    expect((await r.sponsorship.actAs({ accountId: USERS[this.sponsor]!, sessionId: 's' }, created.value.accountId)).ok).toBe(true);
-    expect(await r.sponsorship.actAs({ accountId: USERS[1 - this.sponsor]!, sessionId: 's' }, created.value.accountId)).toMatchObject({ ok: false, code: 'error.auth.not_an_owner' });
-    expect(await r.sponsorship.create({ accountId: created.value.accountId, actingOwnerId: USERS[this.sponsor]! })).toMatchObject({ ok: false, code: 'error.sponsored.cannot_sponsor' });
+    expect(
+      (await r.sponsorship.actAs({ accountId: USERS[this.sponsor]!, sessionId: 's' }, created.value.accountId)).ok,
+    ).toBe(true);
+    expect(
+      await r.sponsorship.actAs({ accountId: USERS[1 - this.sponsor]!, sessionId: 's' }, created.value.accountId),
+    ).toMatchObject({ ok: false, code: 'error.auth.not_an_owner' });
+    expect(
+      await r.sponsorship.create({ accountId: created.value.accountId, actingOwnerId: USERS[this.sponsor]! }),
+    ).toMatchObject({ ok: false, code: 'error.sponsored.cannot_sponsor' });
     await checkAll(m, r);
   }
   toString = () => `CreateSponsored(by u${this.sponsor})`;
@@ -561,12 +734,19 @@ class CreateSponsored implements fc.AsyncCommand<Model, Real> {
 
 /** A guest's drop through u1's link: GraceExpired and Suspended refuse it, then the open-session cap, then the link cap and the hard limit. */
 class LinkDrop implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly idx: number, readonly finishNow: boolean) {}
+  constructor(
+    readonly idx: number,
+    readonly finishNow: boolean,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     const declared = SIZES[this.idx]!;
     const state = expectedState(m, 1);
-    const res = await r.links.openDrop(LINK, { declaredSize: declared, contentHash: null, protocolVersion: '2026-11-01' });
+    const res = await r.links.openDrop(LINK, {
+      declaredSize: declared,
+      contentHash: null,
+      protocolVersion: '2026-11-01',
+    });
     if (m.linkRevoked) {
       expect(res).toMatchObject({ ok: false, code: 'error.not_found' });
     } else if (state === 'GraceExpired' || state === 'Suspended') {
@@ -579,7 +759,19 @@ class LinkDrop implements fc.AsyncCommand<Model, Real> {
     } else {
       if (!res.ok) throw new Error(`drop refused: ${res.code}`);
       m.linkAccepted += declared;
-      const s: MSession = { id: res.value.uploadId, user: 1, payer: 1, hash: HASHES[this.idx]!, size: declared, declared, state: 'open', expiresAt: m.now + TTL, drop: true, peer: null, token: res.value.uploadToken };
+      const s: MSession = {
+        id: res.value.uploadId,
+        user: 1,
+        payer: 1,
+        hash: HASHES[this.idx]!,
+        size: declared,
+        declared,
+        state: 'open',
+        expiresAt: m.now + TTL,
+        drop: true,
+        peer: null,
+        token: res.value.uploadToken,
+      };
       m.sessions.push(s);
       expect(used(m, 1)).toBeLessThanOrEqual(HARD);
       if (this.finishNow) await finish(m, r, s);
@@ -591,7 +783,10 @@ class LinkDrop implements fc.AsyncCommand<Model, Real> {
 
 /** The link owner adopts or discards a drop through the link service. */
 class LinkDropOp implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly op: 'adopt' | 'discard', readonly pick: number) {}
+  constructor(
+    readonly op: 'adopt' | 'discard',
+    readonly pick: number,
+  ) {}
   check = (m: Readonly<Model>) => m.sessions.some((s) => s.token !== undefined);
   async run(m: Model, r: Real): Promise<void> {
     const drops = m.sessions.filter((s) => s.token !== undefined);
@@ -637,7 +832,12 @@ class RevokeLink implements fc.AsyncCommand<Model, Real> {
  * (index PEERS.length) is refused outright.
  */
 class Federated implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly user: number, readonly peer: number, readonly idx: number, readonly finishNow: boolean) {}
+  constructor(
+    readonly user: number,
+    readonly peer: number,
+    readonly idx: number,
+    readonly finishNow: boolean,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     const user = this.user % m.users.length;
@@ -646,7 +846,16 @@ class Federated implements fc.AsyncCommand<Model, Real> {
     const size = FED_SIZES[this.idx]!;
     const caller = { accountId: m.users[user]!, ...(user >= USERS.length ? { actingOwnerId: USERS[payer]! } : {}) };
     const peer = PEERS[this.peer] ?? 'https://made-up.example';
-    const res = await r.uploads.create(caller, { kind: 'federated', sourcePeer: peer, declaredSize: size, contentHash: hash, albumId: null, intentId: null, deviceId: 'd', protocolVersion: '2026-11-01' });
+    const res = await r.uploads.create(caller, {
+      kind: 'federated',
+      sourcePeer: peer,
+      declaredSize: size,
+      contentHash: hash,
+      albumId: null,
+      intentId: null,
+      deviceId: 'd',
+      protocolVersion: '2026-11-01',
+    });
     if (this.peer >= PEERS.length) {
       expect(res).toMatchObject({ ok: false, code: 'error.federation.unknown_peer' });
     } else if (atOpenCap(m, payer)) {
@@ -660,7 +869,18 @@ class Federated implements fc.AsyncCommand<Model, Real> {
     } else {
       if (!res.ok) throw new Error(`federated refused: ${res.code}`);
       expect(res.value.state).toBe('Pending');
-      const s: MSession = { id: res.value.uploadId, user, payer, hash, size, declared: size, state: 'open', expiresAt: m.now + TTL, drop: false, peer: this.peer };
+      const s: MSession = {
+        id: res.value.uploadId,
+        user,
+        payer,
+        hash,
+        size,
+        declared: size,
+        state: 'open',
+        expiresAt: m.now + TTL,
+        drop: false,
+        peer: this.peer,
+      };
       m.sessions.push(s);
       expect(used(m, payer)).toBeLessThanOrEqual(HARD);
       if (this.finishNow) await finish(m, r, s);
@@ -686,29 +906,50 @@ class Evict implements fc.AsyncCommand<Model, Real> {
 
 function ledgerCommands(): fc.Arbitrary<fc.AsyncCommand<Model, Real>>[] {
   const idx = fc.integer({ min: 0, max: SIZES.length - 1 });
-  const followUp = fc.tuple(fc.nat(30), fc.constantFrom<'provenance' | 'metadata'>('provenance', 'metadata'), idx, fc.boolean()).map(([p, k, i, f]) => new FollowUp(p, k, i, f));
+  const followUp = fc
+    .tuple(fc.nat(30), fc.constantFrom<'provenance' | 'metadata'>('provenance', 'metadata'), idx, fc.boolean())
+    .map(([p, k, i, f]) => new FollowUp(p, k, i, f));
   return [
-    fc.tuple(fc.integer({ min: 0, max: 2 }), idx, fc.integer({ min: 0, max: 60 }), fc.boolean(), fc.boolean()).map(([u, i, s, a, f]) => new Upload(u, i, s, a, f)),
+    fc
+      .tuple(fc.integer({ min: 0, max: 2 }), idx, fc.integer({ min: 0, max: 60 }), fc.boolean(), fc.boolean())
+      .map(([u, i, s, a, f]) => new Upload(u, i, s, a, f)),
     fc.nat(30).map((p) => new Finish(p)),
     fc.nat(30).map((p) => new Cancel(p)),
     fc.tuple(fc.nat(30), idx).map(([p, i]) => new Derivative(p, i)),
     fc.tuple(fc.nat(30), fc.integer({ min: 4, max: 120 })).map(([p, s]) => new Metadata(p, s)),
-    fc.tuple(fc.constantFrom<AssetOp>('trash', 'restore', 'purge', 'adopt', 'discard'), fc.nat(30)).map(([op, p]) => new OnAsset(op, p)),
+    fc
+      .tuple(fc.constantFrom<AssetOp>('trash', 'restore', 'purge', 'adopt', 'discard'), fc.nat(30))
+      .map(([op, p]) => new OnAsset(op, p)),
     followUp,
     ...[1, 2].map(() =>
       fc
-        .tuple(fc.constantFrom<AssetOp | 'empty'>('trash', 'restore', 'purge', 'empty'), fc.nat(30), fc.array(followUp, { minLength: 1, maxLength: 3 }))
+        .tuple(
+          fc.constantFrom<AssetOp | 'empty'>('trash', 'restore', 'purge', 'empty'),
+          fc.nat(30),
+          fc.array(followUp, { minLength: 1, maxLength: 3 }),
+        )
         .map(([op, p, f]) => new ChangeThenFollowUp(op === 'empty' ? new EmptyTrash(null) : new OnAsset(op, p), f)),
     ),
     fc.integer({ min: 0, max: 2 }).map((u) => new EmptyTrash(u)),
     fc.constant(new Sweep()),
     fc.tuple(fc.integer({ min: 0, max: 1 }), fc.boolean()).map(([p, on]) => new Suspend(p, on)),
-    fc.oneof(fc.integer({ min: 1, max: 120_000 }), fc.integer({ min: 5 * 60_000, max: 70 * 60_000 })).map((ms) => new AdvanceClock(ms)),
+    fc
+      .oneof(fc.integer({ min: 1, max: 120_000 }), fc.integer({ min: 5 * 60_000, max: 70 * 60_000 }))
+      .map((ms) => new AdvanceClock(ms)),
     fc.integer({ min: 0, max: 1 }).map((p) => new CreateSponsored(p)),
     fc.tuple(idx, fc.boolean()).map(([i, f]) => new LinkDrop(i, f)),
-    fc.tuple(fc.constantFrom<'adopt' | 'discard'>('adopt', 'discard'), fc.nat(30)).map(([op, p]) => new LinkDropOp(op, p)),
+    fc
+      .tuple(fc.constantFrom<'adopt' | 'discard'>('adopt', 'discard'), fc.nat(30))
+      .map(([op, p]) => new LinkDropOp(op, p)),
     ...[1, 2, 3].map(() =>
-      fc.tuple(fc.nat(5), fc.integer({ min: 0, max: PEERS.length }), fc.integer({ min: 0, max: FED_SIZES.length - 1 }), fc.boolean()).map(([u, peer, i, f]) => new Federated(u, peer, i, f)),
+      fc
+        .tuple(
+          fc.nat(5),
+          fc.integer({ min: 0, max: PEERS.length }),
+          fc.integer({ min: 0, max: FED_SIZES.length - 1 }),
+          fc.boolean(),
+        )
+        .map(([u, peer, i, f]) => new Federated(u, peer, i, f)),
     ),
     fc.constant(new RevokeLink()),
     fc.nat(30).map((p) => new Evict(p)),
@@ -722,19 +963,65 @@ async function freshReal(ports: Ports): Promise<Real> {
   const store = ports.quota;
   const blobs = new MemoryBlobStore();
   const quota = new QuotaService({ ledger: store, blobs, clock, random, policy: POLICY });
-  const uploads = new UploadService({ sessions: store, assets: store, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: TTL, dropTtlMs: DROP_TTL, federationPeers: PEERS });
+  const uploads = new UploadService({
+    sessions: store,
+    assets: store,
+    blobs,
+    quota,
+    writeGuard: admitAllWrites,
+    clock,
+    random,
+    ttlMs: TTL,
+    dropTtlMs: DROP_TTL,
+    federationPeers: PEERS,
+  });
   const assets = new AssetService({ assets: store, quota, sessions: store, writeGuard: admitAllWrites, clock });
-  const sponsorship = new SponsorshipService({ store: ports.sponsorship, accounts: ports.accounts, quota, clock, random, sessions: freshSession });
+  const sponsorship = new SponsorshipService({
+    store: ports.sponsorship,
+    accounts: ports.accounts,
+    quota,
+    clock,
+    random,
+    sessions: freshSession,
+  });
   const sponsored = await sponsorship.setSponsor(USERS[2]!, USERS[0]!);
   if (!sponsored.ok) throw new Error('sponsor');
   const linkStore = ports.links;
-  await linkStore.createLink(await storedLink(LINK, { ownerId: USERS[1]!, kind: 'upload', albumId: null, assetIds: [], wrappedKey: null, sealKey: 'c2VhbA', maxBytes: LINK_MAX, acceptedBytes: 0, createdAt: clock.now(), expiresAt: null, revokedAt: null }));
-  const links = new LinkService({ links: linkStore, writeGuard: admitAllWrites, sessions: store, catalog: store, uploads, assets, quota, clock, random, sealer: testSecretBox(), recentAuth: freshSession });
+  await linkStore.createLink(
+    await storedLink(LINK, {
+      ownerId: USERS[1]!,
+      kind: 'upload',
+      albumId: null,
+      assetIds: [],
+      wrappedKey: null,
+      sealKey: 'c2VhbA',
+      maxBytes: LINK_MAX,
+      acceptedBytes: 0,
+      createdAt: clock.now(),
+      expiresAt: null,
+      revokedAt: null,
+    }),
+  );
+  const links = new LinkService({
+    links: linkStore,
+    writeGuard: admitAllWrites,
+    sessions: store,
+    catalog: store,
+    uploads,
+    assets,
+    quota,
+    clock,
+    random,
+    sealer: testSecretBox(),
+    recentAuth: freshSession,
+  });
   return { clock, store, blobs, quota, uploads, assets, sponsorship, links, linkStore };
 }
 
 /** The property over a fresh, empty port set per run (`makePorts` is called once per run). */
-export function quotaModelProperty(makePorts: () => Promise<Ports>): fc.IAsyncPropertyWithHooks<[Iterable<fc.AsyncCommand<Model, Real>>]> {
+export function quotaModelProperty(
+  makePorts: () => Promise<Ports>,
+): fc.IAsyncPropertyWithHooks<[Iterable<fc.AsyncCommand<Model, Real>>]> {
   return fc.asyncProperty(fc.commands(ledgerCommands(), { maxCommands: 60, size: 'max' }), async (cmds) => {
     const real = await freshReal(await makePorts());
     const model: Model = {

@@ -14,9 +14,25 @@ function check(ok: boolean, what: string): void {
 }
 
 /** Addresses in several spellings: the same person typed in another case is the same address. */
-const ADDRESSES = ['ann@family.example', 'ANN@Family.Example', 'bob@family.example', 'kid@sub.family.example', 'eve@other.example', 'Eve@OTHER.example', 'mallory@family.example.evil'];
+const ADDRESSES = [
+  'ann@family.example',
+  'ANN@Family.Example',
+  'bob@family.example',
+  'kid@sub.family.example',
+  'eve@other.example',
+  'Eve@OTHER.example',
+  'mallory@family.example.evil',
+];
 /** Entries as an operator types them, in any case. */
-const ENTRIES = ['@family.example', '@FAMILY.EXAMPLE', '@other.example', '@sub.family.example', 'ann@family.example', 'EVE@other.example', 'x@family.example'];
+const ENTRIES = [
+  '@family.example',
+  '@FAMILY.EXAMPLE',
+  '@other.example',
+  '@sub.family.example',
+  'ann@family.example',
+  'EVE@other.example',
+  'x@family.example',
+];
 
 interface Model {
   readonly mode: RegistrationMode;
@@ -42,37 +58,62 @@ function admits(m: Model, address: string): boolean {
 }
 
 class Allow implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly process: number, readonly entry: string) {}
+  constructor(
+    readonly process: number,
+    readonly entry: string,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     const added = await r.processes[this.process]!.gate.allow(this.entry);
     const key = this.entry.toLowerCase();
-    check(added.ok && added.value.added === !m.entries.has(key) && added.value.entry === key, `allow ${this.entry}: ${JSON.stringify(added)}`);
+    check(
+      added.ok && added.value.added === !m.entries.has(key) && added.value.entry === key,
+      `allow ${this.entry}: ${JSON.stringify(added)}`,
+    );
     m.entries.add(key);
   }
   toString = () => `Allow(${this.process}, ${this.entry})`;
 }
 
 class Disallow implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly process: number, readonly entry: string) {}
+  constructor(
+    readonly process: number,
+    readonly entry: string,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     const removed = await r.processes[this.process]!.gate.disallow(this.entry);
     const key = this.entry.toLowerCase();
-    check(removed.ok && removed.value.removed === m.entries.has(key), `disallow ${this.entry}: ${JSON.stringify(removed)}`);
+    check(
+      removed.ok && removed.value.removed === m.entries.has(key),
+      `disallow ${this.entry}: ${JSON.stringify(removed)}`,
+    );
     m.entries.delete(key);
   }
   toString = () => `Disallow(${this.process}, ${this.entry})`;
 }
 
 class Register implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly process: number, readonly address: string) {}
+  constructor(
+    readonly process: number,
+    readonly address: string,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
-    const got = await r.processes[this.process]!.accounts.register({ address: this.address, password: 'correct horse battery' });
+    const got = await r.processes[this.process]!.accounts.register({
+      address: this.address,
+      password: 'correct horse battery',
+    });
     const key = this.address.toLowerCase();
-    const expected = !admits(m, this.address) ? 'error.auth.registration_closed' : m.accounts.has(key) ? 'error.auth.user_already_exists' : 'ok';
-    check((got.ok ? 'ok' : got.code) === expected, `register ${this.address} through ${this.process}: ${got.ok ? 'ok' : got.code}, model ${expected}`);
+    const expected = !admits(m, this.address)
+      ? 'error.auth.registration_closed'
+      : m.accounts.has(key)
+        ? 'error.auth.user_already_exists'
+        : 'ok';
+    check(
+      (got.ok ? 'ok' : got.code) === expected,
+      `register ${this.address} through ${this.process}: ${got.ok ? 'ok' : got.code}, model ${expected}`,
+    );
     if (got.ok) m.accounts.add(key);
   }
   toString = () => `Register(${this.process}, ${this.address})`;
@@ -92,14 +133,28 @@ export function registrationModelProperty(
     fc.tuple(process, fc.constantFrom(...ENTRIES)).map(([p, e]) => new Disallow(p, e)),
     fc.tuple(process, fc.constantFrom(...ADDRESSES)).map(([p, a]) => new Register(p, a)),
   ];
-  return fc.asyncProperty(fc.constantFrom<RegistrationMode>('open', 'closed', 'allowlist'), fc.commands(commands, { maxCommands: 30 }), async (mode, cmds) => {
-    const ports = await fresh();
-    const clock = new FakeClock();
-    const processes: Process[] = [];
-    for (const [i, p] of ports.entries()) {
-      const core = await createCoreServices({ store: p.accounts, clock, random: new SeededRandom(i + 1), hasher: new PlainHasher(), logger: new MemoryLogger(), registration: { mode, allowlist: p.registration } });
-      processes.push({ gate: core.registration, accounts: core.accounts });
-    }
-    await fc.asyncModelRun(() => ({ model: { mode, entries: new Set<string>(), accounts: new Set<string>() }, real: { processes } }), cmds);
-  });
+  return fc.asyncProperty(
+    fc.constantFrom<RegistrationMode>('open', 'closed', 'allowlist'),
+    fc.commands(commands, { maxCommands: 30 }),
+    async (mode, cmds) => {
+      const ports = await fresh();
+      const clock = new FakeClock();
+      const processes: Process[] = [];
+      for (const [i, p] of ports.entries()) {
+        const core = await createCoreServices({
+          store: p.accounts,
+          clock,
+          random: new SeededRandom(i + 1),
+          hasher: new PlainHasher(),
+          logger: new MemoryLogger(),
+          registration: { mode, allowlist: p.registration },
+        });
+        processes.push({ gate: core.registration, accounts: core.accounts });
+      }
+      await fc.asyncModelRun(
+        () => ({ model: { mode, entries: new Set<string>(), accounts: new Set<string>() }, real: { processes } }),
+        cmds,
+      );
+    },
+  );
 }

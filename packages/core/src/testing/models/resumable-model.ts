@@ -15,7 +15,14 @@ import { expect } from './check.js';
 const OWNER = '0190c000-0000-7000-8000-0000000000a1';
 const VERSION = '2026-06-01';
 const TTL_MS = 60_000;
-const POLICY: QuotaPolicy = { defaults: { soft: null, hard: null }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1_000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
+const POLICY: QuotaPolicy = {
+  defaults: { soft: null, hard: null },
+  graceMs: 1_000,
+  federatedShare: 0.25,
+  maxOpenUploads: 1_000,
+  followUpMs: 900_000,
+  followUpOverdraft: 16_777_216,
+};
 
 /** What the session must look like, written out here from the protocol's meaning (tus 1.0), not asked of the rules under test. */
 interface Model {
@@ -78,8 +85,18 @@ class Patch implements fc.AsyncCommand<Model, Real> {
   async run(m: Model, r: Real): Promise<void> {
     const at = Math.max(0, m.offset + this.shift);
     const bytes = bytesOf(this.n, this.tag);
-    const sha256 = this.checksum === 'none' ? null : this.checksum === 'right' ? sha256Hex(bytes) : sha256Hex(bytesOf(this.n + 1, this.tag));
-    const got = await r.resumable[this.which].append(caller, r.id, { offset: at, body: chunks(bytes), sha256, protocolVersion: VERSION });
+    const sha256 =
+      this.checksum === 'none'
+        ? null
+        : this.checksum === 'right'
+          ? sha256Hex(bytes)
+          : sha256Hex(bytesOf(this.n + 1, this.tag));
+    const got = await r.resumable[this.which].append(caller, r.id, {
+      offset: at,
+      body: chunks(bytes),
+      sha256,
+      protocolVersion: VERSION,
+    });
     let want: string;
     if (m.state !== 'open') want = 'error.conflict';
     else if (at !== m.offset) want = 'error.conflict';
@@ -87,7 +104,8 @@ class Patch implements fc.AsyncCommand<Model, Real> {
     else if (this.n > 0 && this.checksum === 'wrong') want = 'error.upload.checksum_mismatch';
     else want = 'ok';
     expect(code(got), `${this}`).toBe(want);
-    if (!got.ok && got.code === 'error.conflict' && m.state === 'open') expect(got.data?.upload_offset, 'the offset a 409 names').toBe(m.offset);
+    if (!got.ok && got.code === 'error.conflict' && m.state === 'open')
+      expect(got.data?.upload_offset, 'the offset a 409 names').toBe(m.offset);
     if (want === 'ok' && m.state === 'open' && this.n > 0) {
       m.accepted.push(bytes);
       m.offset += this.n;
@@ -96,7 +114,8 @@ class Patch implements fc.AsyncCommand<Model, Real> {
     expect(got.ok && (got.value as ResumableView).offset, 'the offset a 204 names').toBe(got.ok ? m.offset : false);
     await agree(m, r, this.which === 0 ? 1 : 0);
   }
-  toString = () => `patch(p${this.which}, shift ${this.shift}, ${this.n} bytes, checksum ${this.checksum}, tag ${this.tag})`;
+  toString = () =>
+    `patch(p${this.which}, shift ${this.shift}, ${this.n} bytes, checksum ${this.checksum}, tag ${this.tag})`;
 }
 
 /** Two PATCHes at the offset at once, from both processes, with different bytes: exactly one is kept, whole. */
@@ -110,7 +129,16 @@ class Race implements fc.AsyncCommand<Model, Real> {
     const room = r.length - m.offset;
     const sizes = [Math.min(this.a, room), Math.min(this.b, room)] as const;
     const runs = [bytesOf(sizes[0], 101), bytesOf(sizes[1], 202)] as const;
-    const got = await Promise.all(([0, 1] as const).map((w) => r.resumable[w].append(caller, r.id, { offset: m.offset, body: chunks(runs[w]), sha256: null, protocolVersion: VERSION })));
+    const got = await Promise.all(
+      ([0, 1] as const).map((w) =>
+        r.resumable[w].append(caller, r.id, {
+          offset: m.offset,
+          body: chunks(runs[w]),
+          sha256: null,
+          protocolVersion: VERSION,
+        }),
+      ),
+    );
     const won = ([0, 1] as const).filter((w) => got[w]!.ok);
     expect(won.length, `winners of ${this}`).toBe(1);
     const loser = got[won[0] === 0 ? 1 : 0]!;
@@ -156,29 +184,75 @@ class Lapse implements fc.AsyncCommand<Model, Real> {
  * holds exactly the acknowledged bytes, in order. `openPorts` gives fresh stores (memory in core,
  * each adapter over its database).
  */
-export function resumableModelProperty(openPorts: () => Promise<Pick<Ports, 'quota' | 'segments'>>): fc.IAsyncPropertyWithHooks<[Iterable<fc.AsyncCommand<Model, Real>>, number]> {
+export function resumableModelProperty(
+  openPorts: () => Promise<Pick<Ports, 'quota' | 'segments'>>,
+): fc.IAsyncPropertyWithHooks<[Iterable<fc.AsyncCommand<Model, Real>>, number]> {
   const which = fc.constantFrom<0 | 1>(0, 1);
   const commands = [
-    fc.tuple(which, fc.constantFrom<-1 | 0 | 1>(0, 0, 0, -1, 1), fc.integer({ min: 0, max: 24 }), fc.constantFrom<'none' | 'right' | 'wrong'>('none', 'none', 'right', 'wrong'), fc.integer({ min: 1, max: 99 })).map(
-      ([w, s, n, c, t]) => new Patch(w, s, n, c, t),
-    ),
+    fc
+      .tuple(
+        which,
+        fc.constantFrom<-1 | 0 | 1>(0, 0, 0, -1, 1),
+        fc.integer({ min: 0, max: 24 }),
+        fc.constantFrom<'none' | 'right' | 'wrong'>('none', 'none', 'right', 'wrong'),
+        fc.integer({ min: 1, max: 99 }),
+      )
+      .map(([w, s, n, c, t]) => new Patch(w, s, n, c, t)),
     fc.tuple(fc.integer({ min: 1, max: 16 }), fc.integer({ min: 1, max: 16 })).map(([a, b]) => new Race(a, b)),
     fc.constant(new Terminate()),
     fc.constant(new Lapse()),
   ];
   let seed = 0;
-  return fc.asyncProperty(fc.commands(commands, { maxCommands: 25 }), fc.integer({ min: 1, max: 60 }), async (cmds, length) => {
-    const ports = await openPorts();
-    const clock = new FakeClock();
-    const random = new SeededRandom(++seed);
-    const blobs = new MemoryBlobStore();
-    const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
-    const uploads = new UploadService({ sessions: ports.quota, assets: ports.quota, blobs, quota, writeGuard: admitAllWrites, clock, random, ttlMs: TTL_MS, dropTtlMs: TTL_MS, federationPeers: [] });
-    const process = () => new ResumableUploads({ sessions: ports.quota, segments: ports.segments, blobs, writeGuard: admitAllWrites, clock, random });
-    const created = await uploads.create(caller, { declaredSize: length, kind: 'original', contentHash: null, albumId: null, intentId: null, deviceId: 'phone', protocolVersion: VERSION });
-    if (!created.ok) throw new Error(created.code);
-    const real: Real = { clock, blobs, uploads, resumable: [process(), process()], id: created.value.uploadId, length };
-    const model: Model = { accepted: [], offset: 0, state: 'open' };
-    await fc.asyncModelRun(() => ({ model, real }), cmds);
-  });
+  return fc.asyncProperty(
+    fc.commands(commands, { maxCommands: 25 }),
+    fc.integer({ min: 1, max: 60 }),
+    async (cmds, length) => {
+      const ports = await openPorts();
+      const clock = new FakeClock();
+      const random = new SeededRandom(++seed);
+      const blobs = new MemoryBlobStore();
+      const quota = new QuotaService({ ledger: ports.quota, blobs, clock, random, policy: POLICY });
+      const uploads = new UploadService({
+        sessions: ports.quota,
+        assets: ports.quota,
+        blobs,
+        quota,
+        writeGuard: admitAllWrites,
+        clock,
+        random,
+        ttlMs: TTL_MS,
+        dropTtlMs: TTL_MS,
+        federationPeers: [],
+      });
+      const process = () =>
+        new ResumableUploads({
+          sessions: ports.quota,
+          segments: ports.segments,
+          blobs,
+          writeGuard: admitAllWrites,
+          clock,
+          random,
+        });
+      const created = await uploads.create(caller, {
+        declaredSize: length,
+        kind: 'original',
+        contentHash: null,
+        albumId: null,
+        intentId: null,
+        deviceId: 'phone',
+        protocolVersion: VERSION,
+      });
+      if (!created.ok) throw new Error(created.code);
+      const real: Real = {
+        clock,
+        blobs,
+        uploads,
+        resumable: [process(), process()],
+        id: created.value.uploadId,
+        length,
+      };
+      const model: Model = { accepted: [], offset: 0, state: 'open' };
+      await fc.asyncModelRun(() => ({ model, real }), cmds);
+    },
+  );
 }

@@ -19,7 +19,12 @@ function expect(actual: unknown, what = 'value') {
 }
 
 // Short lifetimes so random clock advances cross every boundary.
-const POLICY: SessionPolicy = { idleMs: 40 * 60_000, maxMs: 100 * 60_000, touchIntervalMs: 60_000, reauthWindowMs: 300_000 };
+const POLICY: SessionPolicy = {
+  idleMs: 40 * 60_000,
+  maxMs: 100 * 60_000,
+  touchIntervalMs: 60_000,
+  reauthWindowMs: 300_000,
+};
 const ACCESS_TTL = 15 * 60_000;
 const ACCOUNTS = ['a@example.org', 'b@example.org'];
 
@@ -73,9 +78,20 @@ class Open implements fc.AsyncCommand<Model, Real> {
   constructor(readonly account: number) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
-    const res = await r.core.accounts.login({ address: ACCOUNTS[this.account]!, password: m.passwords[this.account]!, cohortHash: null });
+    const res = await r.core.accounts.login({
+      address: ACCOUNTS[this.account]!,
+      password: m.passwords[this.account]!,
+      cohortHash: null,
+    });
     if (!res.ok || res.value.kind !== 'session') throw new Error('login failed');
-    m.sessions.push({ account: this.account, createdAt: m.now, refreshedAt: m.now, closed: false, token: res.value.pair.sessionToken, staleTokens: [] });
+    m.sessions.push({
+      account: this.account,
+      createdAt: m.now,
+      refreshedAt: m.now,
+      closed: false,
+      token: res.value.pair.sessionToken,
+      staleTokens: [],
+    });
     m.access.push({ session: m.sessions.length - 1, issuedAt: m.now, token: res.value.pair.accessToken });
     r.ids.push(res.value.pair.sessionId);
     await checkAll(m, r);
@@ -105,7 +121,10 @@ class Issue implements fc.AsyncCommand<Model, Real> {
 }
 
 class Revoke implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly pick: number, readonly by: number) {}
+  constructor(
+    readonly pick: number,
+    readonly by: number,
+  ) {}
   check = (m: Readonly<Model>) => m.sessions.length > 0;
   async run(m: Model, r: Real): Promise<void> {
     const i = this.pick % m.sessions.length;
@@ -131,13 +150,19 @@ class CloseAll implements fc.AsyncCommand<Model, Real> {
 }
 
 class ChangePassword implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly pick: number, readonly suffix: number) {}
+  constructor(
+    readonly pick: number,
+    readonly suffix: number,
+  ) {}
   check = (m: Readonly<Model>) => m.sessions.length > 0;
   async run(m: Model, r: Real): Promise<void> {
     const i = this.pick % m.sessions.length;
     const s = m.sessions[i]!;
     const next = `new password number ${this.suffix}`;
-    const res = await r.core.accounts.changePassword({ accountId: r.accountIds[s.account]!, sessionId: r.ids[i]! }, { currentPassword: m.passwords[s.account]!, newPassword: next });
+    const res = await r.core.accounts.changePassword(
+      { accountId: r.accountIds[s.account]!, sessionId: r.ids[i]! },
+      { currentPassword: m.passwords[s.account]!, newPassword: next },
+    );
     // Its answer is an access-token issuance: the caller's session must be open and unexpired.
     expect(res.ok).toBe(live(m, i));
     if (res.ok) {
@@ -170,7 +195,6 @@ class AdvanceClock implements fc.AsyncCommand<Model, Real> {
   toString = () => `AdvanceClock(${this.ms})`;
 }
 
-
 type Store = AccountStore & SessionLedger & CohortMap & SigningKeyStore;
 
 /**
@@ -179,18 +203,29 @@ type Store = AccountStore & SessionLedger & CohortMap & SigningKeyStore;
  * `makeStore` returns, and checked against a plain model after every step. Core runs it over the
  * in-memory store; each adapter runs it over its own.
  */
-export function sessionModelProperty(makeStore: () => Promise<Store>): fc.IAsyncPropertyWithHooks<[Iterable<fc.AsyncCommand<Model, Real>>]> {
+export function sessionModelProperty(
+  makeStore: () => Promise<Store>,
+): fc.IAsyncPropertyWithHooks<[Iterable<fc.AsyncCommand<Model, Real>>]> {
   const commands = [
     fc.integer({ min: 0, max: 1 }).map((a) => new Open(a)),
     fc.nat(20).map((p) => new Issue(p)),
     fc.tuple(fc.nat(20), fc.nat(1)).map(([p, b]) => new Revoke(p, b)),
     fc.integer({ min: 0, max: 1 }).map((a) => new CloseAll(a)),
     fc.tuple(fc.nat(20), fc.nat(1000)).map(([p, s]) => new ChangePassword(p, s)),
-    fc.oneof(fc.integer({ min: 1, max: 120_000 }), fc.integer({ min: 5 * 60_000, max: 45 * 60_000 })).map((ms) => new AdvanceClock(ms)),
+    fc
+      .oneof(fc.integer({ min: 1, max: 120_000 }), fc.integer({ min: 5 * 60_000, max: 45 * 60_000 }))
+      .map((ms) => new AdvanceClock(ms)),
   ];
   return fc.asyncProperty(fc.commands(commands, { maxCommands: 40 }), async (cmds) => {
     const clock = new FakeClock();
-    const core = await createCoreServices({ store: await makeStore(), clock, random: new SeededRandom(3), hasher: new PlainHasher(), logger: new MemoryLogger(), policy: POLICY });
+    const core = await createCoreServices({
+      store: await makeStore(),
+      clock,
+      random: new SeededRandom(3),
+      hasher: new PlainHasher(),
+      logger: new MemoryLogger(),
+      policy: POLICY,
+    });
     const accountIds: string[] = [];
     for (const address of ACCOUNTS) {
       const r = await core.accounts.register({ address, password: 'initial password' });
@@ -202,7 +237,13 @@ export function sessionModelProperty(makeStore: () => Promise<Store>): fc.IAsync
     }
     // Each step lands on a later millisecond than setup, so "issued before the change" is unambiguous.
     clock.advance(1);
-    const model: Model = { now: clock.now(), passwords: ['initial password', 'initial password'], sessions: [], access: [], floors: new Map() };
+    const model: Model = {
+      now: clock.now(),
+      passwords: ['initial password', 'initial password'],
+      sessions: [],
+      access: [],
+      floors: new Map(),
+    };
     await fc.asyncModelRun(() => ({ model, real: { core, clock, ids: [], accountIds } }), cmds);
   });
 }

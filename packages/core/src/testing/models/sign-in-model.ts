@@ -48,7 +48,8 @@ interface Real {
 }
 
 function same(actual: unknown, expected: unknown, what: string): void {
-  if (JSON.stringify(actual) !== JSON.stringify(expected)) throw new Error(`${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
+  if (JSON.stringify(actual) !== JSON.stringify(expected))
+    throw new Error(`${what}: expected ${JSON.stringify(expected)}, got ${JSON.stringify(actual)}`);
 }
 const outcome = (r: Result<unknown>) => (r.ok ? 'ok' : r.code);
 
@@ -56,7 +57,12 @@ const outcome = (r: Result<unknown>) => (r.ok ? 'ok' : r.code);
 function specAddressHeld(m: Model, a: number): boolean {
   if (m.wrongAt[a]!.filter((t) => t > m.now - HOUR).length >= 10) return true;
   const last = m.lastStrikeAt[a];
-  return m.strikes[a]! > 0 && last !== null && last !== undefined && m.now < last + Math.min(MINUTE * 2 ** (m.strikes[a]! - 1), HOUR);
+  return (
+    m.strikes[a]! > 0 &&
+    last !== null &&
+    last !== undefined &&
+    m.now < last + Math.min(MINUTE * 2 ** (m.strikes[a]! - 1), HOUR)
+  );
 }
 function specSourceRetry(m: Model, s: number): number | null {
   const recent = m.failedAt[s]!.filter((t) => t > m.now - HOUR).sort((x, y) => x - y);
@@ -107,7 +113,12 @@ class Login implements fc.AsyncCommand<Model, Real> {
       m.strikes[this.address]!++;
       m.lastStrikeAt[this.address] = m.now;
       same(outcome(res), 'error.auth.throttled', 'login for a held address');
-      if (!res.ok) same(res.data?.['retry_after_s'], Math.min(60 * 2 ** (m.strikes[this.address]! - 1), 3600), 'Retry-After (address)');
+      if (!res.ok)
+        same(
+          res.data?.['retry_after_s'],
+          Math.min(60 * 2 ** (m.strikes[this.address]! - 1), 3600),
+          'Retry-After (address)',
+        );
     } else if (specSourceRetry(m, this.source) !== null) {
       same(outcome(res), 'error.auth.throttled', 'login from a held source');
       if (!res.ok) same(res.data?.['retry_after_s'], specSourceRetry(m, this.source), 'Retry-After (source)');
@@ -128,10 +139,18 @@ class Login implements fc.AsyncCommand<Model, Real> {
   }
   #signedIn(m: Model, res: Result<unknown>): void {
     const value = (res as { ok: true; value: { kind: string; pair?: { signInTicket?: string } } }).value;
-    if (value.kind !== 'session' || typeof value.pair?.signInTicket !== 'string') throw new Error('a sign-in without a ticket');
-    m.tickets.push({ value: value.pair.signInTicket, account: this.address, wrong: 0, ended: false, expiresAt: m.now + SESSION_MAX_MS });
+    if (value.kind !== 'session' || typeof value.pair?.signInTicket !== 'string')
+      throw new Error('a sign-in without a ticket');
+    m.tickets.push({
+      value: value.pair.signInTicket,
+      account: this.address,
+      wrong: 0,
+      ended: false,
+      expiresAt: m.now + SESSION_MAX_MS,
+    });
   }
-  toString = () => `Login(${ADDRESSES[this.address]}, ${this.right ? 'right' : 'wrong'}, ${SOURCES[this.source]}, ticket ${this.ticket})`;
+  toString = () =>
+    `Login(${ADDRESSES[this.address]}, ${this.right ? 'right' : 'wrong'}, ${SOURCES[this.source]}, ticket ${this.ticket})`;
 }
 
 /** An operator lock (OperatorService.lock: the lock, then closeAll, which voids the tickets) and an unlock. */
@@ -168,11 +187,20 @@ class AdvanceClock implements fc.AsyncCommand<Model, Real> {
  * address's or the source's count; and no hour sees more than ten wrong passwords per address
  * checked without a ticket.
  */
-export function signInThrottleModelProperty(makePorts: () => Promise<Ports>): fc.IAsyncPropertyWithHooks<[Iterable<fc.AsyncCommand<Model, Real>>, number]> {
+export function signInThrottleModelProperty(
+  makePorts: () => Promise<Ports>,
+): fc.IAsyncPropertyWithHooks<[Iterable<fc.AsyncCommand<Model, Real>>, number]> {
   const login = fc
-    .tuple(fc.nat(ADDRESSES.length - 1), fc.boolean(), fc.nat(SOURCES.length - 1), fc.oneof(fc.constant(-1), fc.nat(20)))
+    .tuple(
+      fc.nat(ADDRESSES.length - 1),
+      fc.boolean(),
+      fc.nat(SOURCES.length - 1),
+      fc.oneof(fc.constant(-1), fc.nat(20)),
+    )
     .map(([a, right, s, t]) => new Login(a, right, s, t));
-  const wrongBurst = fc.tuple(fc.nat(ADDRESSES.length - 1), fc.nat(SOURCES.length - 1)).map(([a, s]) => new Login(a, false, s, -1));
+  const wrongBurst = fc
+    .tuple(fc.nat(ADDRESSES.length - 1), fc.nat(SOURCES.length - 1))
+    .map(([a, s]) => new Login(a, false, s, -1));
   const commands = [
     login,
     login,
@@ -180,42 +208,58 @@ export function signInThrottleModelProperty(makePorts: () => Promise<Ports>): fc
     wrongBurst,
     wrongBurst,
     fc.nat(HELD_BY_ACCOUNT - 1).map((a) => new LockAndUnlock(a)),
-    fc.oneof(fc.integer({ min: 1, max: 40_000 }), fc.integer({ min: 50_000, max: 5 * MINUTE }), fc.integer({ min: 20 * MINUTE, max: 2 * HOUR })).map((ms) => new AdvanceClock(ms)),
+    fc
+      .oneof(
+        fc.integer({ min: 1, max: 40_000 }),
+        fc.integer({ min: 50_000, max: 5 * MINUTE }),
+        fc.integer({ min: 20 * MINUTE, max: 2 * HOUR }),
+      )
+      .map((ms) => new AdvanceClock(ms)),
   ];
-  return fc.asyncProperty(fc.commands(commands, { maxCommands: 200, size: 'max' }), fc.nat(1_000_000), async (cmds, seed) => {
-    const clock = new FakeClock(Date.parse('2026-12-07T10:00:00.000Z') + seed);
-    const ports = await makePorts();
-    const core = await createCoreServices({
-      store: ports.accounts,
-      totpStore: ports.totp,
-      throttle: ports.secondFactor,
-      signIn: ports.signIn,
-      sourceFailureLimit: SOURCE_LIMIT,
-      clock,
-      random: new SeededRandom(seed),
-      hasher: new PlainHasher(),
-      logger: new MemoryLogger(),
-      policy: { idleMs: SESSION_MAX_MS, maxMs: SESSION_MAX_MS, touchIntervalMs: MINUTE, reauthWindowMs: 5 * MINUTE },
-    });
-    const accountIds: string[] = [];
-    const tickets: ModelTicket[] = [];
-    for (let a = 0; a < HELD_BY_ACCOUNT; a++) {
-      const reg = await core.accounts.register({ address: ADDRESSES[a]!, password: PASSWORD });
-      if (!reg.ok || reg.value.signInTicket === undefined) throw new Error('register');
-      const who = await core.sessions.authenticate(reg.value.accessToken);
-      if (!who.ok) throw new Error('authenticate');
-      accountIds.push(who.value.accountId);
-      tickets.push({ value: reg.value.signInTicket, account: a, wrong: 0, ended: false, expiresAt: clock.now() + SESSION_MAX_MS });
-    }
-    const model: Model = {
-      now: clock.now(),
-      wrongAt: ADDRESSES.map(() => []),
-      strikes: ADDRESSES.map(() => 0),
-      lastStrikeAt: ADDRESSES.map(() => null),
-      failedAt: SOURCES.map(() => []),
-      tickets,
-      checkedWithoutTicket: ADDRESSES.map(() => []),
-    };
-    await fc.asyncModelRun(() => ({ model, real: { core, clock, ports, accountIds } }), cmds);
-  });
+  return fc.asyncProperty(
+    fc.commands(commands, { maxCommands: 200, size: 'max' }),
+    fc.nat(1_000_000),
+    async (cmds, seed) => {
+      const clock = new FakeClock(Date.parse('2026-12-07T10:00:00.000Z') + seed);
+      const ports = await makePorts();
+      const core = await createCoreServices({
+        store: ports.accounts,
+        totpStore: ports.totp,
+        throttle: ports.secondFactor,
+        signIn: ports.signIn,
+        sourceFailureLimit: SOURCE_LIMIT,
+        clock,
+        random: new SeededRandom(seed),
+        hasher: new PlainHasher(),
+        logger: new MemoryLogger(),
+        policy: { idleMs: SESSION_MAX_MS, maxMs: SESSION_MAX_MS, touchIntervalMs: MINUTE, reauthWindowMs: 5 * MINUTE },
+      });
+      const accountIds: string[] = [];
+      const tickets: ModelTicket[] = [];
+      for (let a = 0; a < HELD_BY_ACCOUNT; a++) {
+        const reg = await core.accounts.register({ address: ADDRESSES[a]!, password: PASSWORD });
+        if (!reg.ok || reg.value.signInTicket === undefined) throw new Error('register');
+        const who = await core.sessions.authenticate(reg.value.accessToken);
+        if (!who.ok) throw new Error('authenticate');
+        accountIds.push(who.value.accountId);
+        tickets.push({
+          value: reg.value.signInTicket,
+          account: a,
+          wrong: 0,
+          ended: false,
+          expiresAt: clock.now() + SESSION_MAX_MS,
+        });
+      }
+      const model: Model = {
+        now: clock.now(),
+        wrongAt: ADDRESSES.map(() => []),
+        strikes: ADDRESSES.map(() => 0),
+        lastStrikeAt: ADDRESSES.map(() => null),
+        failedAt: SOURCES.map(() => []),
+        tickets,
+        checkedWithoutTicket: ADDRESSES.map(() => []),
+      };
+      await fc.asyncModelRun(() => ({ model, real: { core, clock, ports, accountIds } }), cmds);
+    },
+  );
 }

@@ -13,7 +13,14 @@ import { expect } from './check.js';
 
 const DAY = 86_400_000;
 const TOMBSTONE_DAYS = 1;
-const POLICY: QuotaPolicy = { defaults: { soft: null, hard: null }, graceMs: 1_000, federatedShare: 0.25, maxOpenUploads: 1_000, followUpMs: 900_000, followUpOverdraft: 16_777_216 };
+const POLICY: QuotaPolicy = {
+  defaults: { soft: null, hard: null },
+  graceMs: 1_000,
+  federatedShare: 0.25,
+  maxOpenUploads: 1_000,
+  followUpMs: 900_000,
+  followUpOverdraft: 16_777_216,
+};
 
 /** What a client holds of one object after replaying pages: the fields a write can change. */
 type Held = string;
@@ -66,7 +73,8 @@ function truth(m: Model, account: number): Map<string, Held> {
 
 function held(c: SyncPageChange): Held {
   if (c.kind === 'album') return `count=${c.record!.assetCount}`;
-  if (c.kind === 'asset') return `${c.record!.state} album=${c.record!.albumId} metadata=${c.record!.blobs.find((b) => b.kind === 'metadata')?.contentHash ?? null}`;
+  if (c.kind === 'asset')
+    return `${c.record!.state} album=${c.record!.albumId} metadata=${c.record!.blobs.find((b) => b.kind === 'metadata')?.contentHash ?? null}`;
   return 'link';
 }
 
@@ -93,7 +101,10 @@ class CreateAlbum extends Write {
 }
 
 class CreateAsset extends Write {
-  constructor(account: number, readonly album: number | null) {
+  constructor(
+    account: number,
+    readonly album: number | null,
+  ) {
     super(account);
   }
   async apply(m: Model, r: Real, accountId: string): Promise<void> {
@@ -101,12 +112,33 @@ class CreateAsset extends Write {
     const albumId = this.album === null || a.albums.length === 0 ? null : a.albums[this.album % a.albums.length]!;
     const id = uuidv7(m.now, new SeededRandom(++m.n).bytes(10));
     const opened = await r.ports.quota.openUpload(
-      { id, uploaderId: accountId, kind: 'original', declaredSize: 10, contentHash: null, sourcePeer: null, albumId, intentId: null, dropLinkIdHash: null, createdAt: m.now, expiresAt: m.now + DAY * 10 },
+      {
+        id,
+        uploaderId: accountId,
+        kind: 'original',
+        declaredSize: 10,
+        contentHash: null,
+        sourcePeer: null,
+        albumId,
+        intentId: null,
+        dropLinkIdHash: null,
+        createdAt: m.now,
+        expiresAt: m.now + DAY * 10,
+      },
       POLICY,
       m.now,
     );
     expect(opened.ok, 'opening an upload').toBe(true);
-    const done = await r.ports.quota.completeUpload({ uploadId: id, contentHash: hash(++m.n), size: 10, asset: { create: { id, ownerId: accountId, dropExpiresAt: null } } }, POLICY, m.now);
+    const done = await r.ports.quota.completeUpload(
+      {
+        uploadId: id,
+        contentHash: hash(++m.n),
+        size: 10,
+        asset: { create: { id, ownerId: accountId, dropExpiresAt: null } },
+      },
+      POLICY,
+      m.now,
+    );
     expect(typeof done === 'string' ? done : done.outcome, 'finalize').toBe('completed');
     a.assets.set(id, { state: 'live', albumId, metadata: null });
   }
@@ -115,7 +147,11 @@ class CreateAsset extends Write {
 
 type Step = 'trash' | 'restore' | 'purge' | 'metadata';
 class AssetStep extends Write {
-  constructor(account: number, readonly pick: number, readonly step: Step) {
+  constructor(
+    account: number,
+    readonly pick: number,
+    readonly step: Step,
+  ) {
     super(account);
   }
   async apply(m: Model, r: Real, _accountId: string): Promise<void> {
@@ -126,13 +162,22 @@ class AssetStep extends Write {
     const x = a.assets.get(id)!;
     if (this.step === 'metadata') {
       const h = hash(++m.n);
-      const done = await r.ports.quota.replaceMetadata({ assetId: id, accountId: r.ids[this.account]!, contentHash: h, size: 5 }, POLICY, m.now);
+      const done = await r.ports.quota.replaceMetadata(
+        { assetId: id, accountId: r.ids[this.account]!, contentHash: h, size: 5 },
+        POLICY,
+        m.now,
+      );
       expect(done.ok, 'metadata replace').toBe(x.state === 'live');
       if (done.ok) x.metadata = h;
       return;
     }
     const expected = this.step === 'trash' ? x.state === 'live' : x.state === 'trashed';
-    const done = this.step === 'trash' ? await r.ports.quota.trashAsset(id, m.now) : this.step === 'restore' ? await r.ports.quota.restoreAsset(id, m.now) : await r.ports.quota.purgeAsset(id, m.now);
+    const done =
+      this.step === 'trash'
+        ? await r.ports.quota.trashAsset(id, m.now)
+        : this.step === 'restore'
+          ? await r.ports.quota.restoreAsset(id, m.now)
+          : await r.ports.quota.purgeAsset(id, m.now);
     expect(done, `${this.step} of a ${x.state} asset`).toBe(expected);
     if (!done) return;
     if (this.step === 'purge') a.assets.delete(id);
@@ -168,7 +213,10 @@ class CreateLink extends Write {
 }
 
 class RevokeLink extends Write {
-  constructor(account: number, readonly pick: number) {
+  constructor(
+    account: number,
+    readonly pick: number,
+  ) {
     super(account);
   }
   async apply(m: Model, r: Real, accountId: string): Promise<void> {
@@ -185,7 +233,10 @@ class RevokeLink extends Write {
 
 /** A client reads its next page: it applies the changes, and once the log has no more, holds exactly the account's live state. */
 class ReadPage implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly client: number, readonly limit: number) {}
+  constructor(
+    readonly client: number,
+    readonly limit: number,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     const c = m.clients[this.client]!;
@@ -196,7 +247,9 @@ class ReadPage implements fc.AsyncCommand<Model, Real> {
     const expired = c.cursor !== null && c.issuedAt < m.now - TOMBSTONE_DAYS * DAY;
     if (!got.ok) {
       expect(got.code, 'a refused page').toBe('error.sync.cursor_expired');
-      expect(expired || c.pruned, 'a cursor within the horizon refused with no prune since its listing began').toBe(true);
+      expect(expired || c.pruned, 'a cursor within the horizon refused with no prune since its listing began').toBe(
+        true,
+      );
       // The client starts again without a cursor, as docs/api.md says.
       c.cursor = null;
       c.pruned = false;
@@ -215,7 +268,10 @@ class ReadPage implements fc.AsyncCommand<Model, Real> {
     }
     c.cursor = got.value.cursor;
     c.issuedAt = m.now;
-    if (!got.value.hasMore) expect(Object.fromEntries(c.replica), `client ${this.client}'s replica`).toEqual(Object.fromEntries(truth(m, c.account)));
+    if (!got.value.hasMore)
+      expect(Object.fromEntries(c.replica), `client ${this.client}'s replica`).toEqual(
+        Object.fromEntries(truth(m, c.account)),
+      );
   }
   toString = () => `ReadPage(client ${this.client}, limit ${this.limit})`;
 }
@@ -235,7 +291,10 @@ class Restart implements fc.AsyncCommand<Model, Real> {
 
 /** Time passes (sometimes past the tombstone horizon) and the GC prunes old tombstones. */
 class AdvanceAndPrune implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly ms: number, readonly prune: boolean) {}
+  constructor(
+    readonly ms: number,
+    readonly prune: boolean,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     m.now += this.ms;
@@ -257,19 +316,32 @@ class AdvanceAndPrune implements fc.AsyncCommand<Model, Real> {
  * (410); a younger one only when a prune since its listing began may have taken a removal it had
  * not reached. The client then starts again.
  */
-export function syncModelProperty(fresh: () => Promise<Ports>): fc.IAsyncPropertyWithHooks<[readonly fc.AsyncCommand<Model, Real>[]]> {
+export function syncModelProperty(
+  fresh: () => Promise<Ports>,
+): fc.IAsyncPropertyWithHooks<[readonly fc.AsyncCommand<Model, Real>[]]> {
   const account = fc.integer({ min: 0, max: 1 });
   const client = fc.integer({ min: 0, max: 3 });
   const commands = [
     account.map((a) => new CreateAlbum(a)),
     fc.tuple(account, fc.option(fc.nat(3))).map(([a, al]) => new CreateAsset(a, al)),
-    fc.tuple(account, fc.nat(20), fc.constantFrom<Step>('trash', 'restore', 'purge', 'metadata')).map(([a, p, s]) => new AssetStep(a, p, s)),
+    fc
+      .tuple(account, fc.nat(20), fc.constantFrom<Step>('trash', 'restore', 'purge', 'metadata'))
+      .map(([a, p, s]) => new AssetStep(a, p, s)),
     account.map((a) => new CreateLink(a)),
     fc.tuple(account, fc.nat(5)).map(([a, p]) => new RevokeLink(a, p)),
-    fc.tuple(client, fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 4 }), fc.constant(1000))).map(([c, l]) => new ReadPage(c, l)),
-    fc.tuple(client, fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 4 }), fc.constant(1000))).map(([c, l]) => new ReadPage(c, l)),
+    fc
+      .tuple(client, fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 4 }), fc.constant(1000)))
+      .map(([c, l]) => new ReadPage(c, l)),
+    fc
+      .tuple(client, fc.oneof(fc.constant(1), fc.integer({ min: 1, max: 4 }), fc.constant(1000)))
+      .map(([c, l]) => new ReadPage(c, l)),
     client.map((c) => new Restart(c)),
-    fc.tuple(fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.constant(Math.floor(DAY * 0.6)), fc.constant(DAY + 1)), fc.boolean()).map(([ms, p]) => new AdvanceAndPrune(ms, p)),
+    fc
+      .tuple(
+        fc.oneof(fc.integer({ min: 1, max: 1000 }), fc.constant(Math.floor(DAY * 0.6)), fc.constant(DAY + 1)),
+        fc.boolean(),
+      )
+      .map(([ms, p]) => new AdvanceAndPrune(ms, p)),
   ];
   return fc.asyncProperty(fc.commands(commands, { maxCommands: 60, size: 'max' }), async (cmds) => {
     const ports = await fresh();
@@ -277,13 +349,28 @@ export function syncModelProperty(fresh: () => Promise<Ports>): fc.IAsyncPropert
     const ids: string[] = [];
     for (let i = 0; i < 2; i++) {
       const id = uuidv7(clock.now(), new SeededRandom(1_000 + i).bytes(10));
-      const record: AccountRecord = { id, address: `sync${i}-${id}@example.org`, addressKey: `sync${i}-${id}@example.org`, passwordHash: 'hash', displayName: null, createdAt: clock.now(), lockedAt: null, credentialsChangedAt: null };
+      const record: AccountRecord = {
+        id,
+        address: `sync${i}-${id}@example.org`,
+        addressKey: `sync${i}-${id}@example.org`,
+        passwordHash: 'hash',
+        displayName: null,
+        createdAt: clock.now(),
+        lockedAt: null,
+        credentialsChangedAt: null,
+      };
       await ports.accounts.createAccount(record);
       ids.push(id);
     }
     // The second account is sponsored by the first: its uploads are charged to its owner.
     expect((await ports.sponsorship.setSponsor(ids[1]!, ids[0]!)).ok, 'sponsor').toBe(true);
-    const sync = new SyncService({ log: ports.sync, links: ports.links, clock, sealer: testSecretBox(), tombstoneDays: TOMBSTONE_DAYS });
+    const sync = new SyncService({
+      log: ports.sync,
+      links: ports.links,
+      clock,
+      sealer: testSecretBox(),
+      tombstoneDays: TOMBSTONE_DAYS,
+    });
     const model: Model = {
       now: clock.now(),
       accounts: [0, 1].map(() => ({ albums: [], assets: new Map(), links: new Map() })),

@@ -78,7 +78,11 @@ async function checkInvariants(m: Model, r: Real): Promise<void> {
   let s = stored;
   let f = folded;
   for (const later of [0, 1, MINUTE, 10 * MINUTE, HOUR - 1, HOUR, 2 * HOUR]) {
-    same(JSON.stringify(throttleDecision(s, m.now + later)), JSON.stringify(throttleDecision(f, m.now + later)), `the hold ${later} ms on, after further wrong codes`);
+    same(
+      JSON.stringify(throttleDecision(s, m.now + later)),
+      JSON.stringify(throttleDecision(f, m.now + later)),
+      `the hold ${later} ms on, after further wrong codes`,
+    );
     s = recordWrongCode(s, m.now + later);
     f = recordWrongCode(f, m.now + later);
   }
@@ -98,7 +102,8 @@ class Login implements fc.AsyncCommand<Model, Real> {
       same(outcome(res), 'error.auth.throttled', 'login while held');
       if (!res.ok) same(res.data?.['retry_after_s'], Math.ceil((until - m.now) / 1000), 'Retry-After');
     } else {
-      if (!res.ok || res.value.kind !== 'challenge') throw new Error(`login: expected a challenge, got ${JSON.stringify(res)}`);
+      if (!res.ok || res.value.kind !== 'challenge')
+        throw new Error(`login: expected a challenge, got ${JSON.stringify(res)}`);
       m.challenges.push({ token: res.value.challenge, expiresAt: m.now + 300_000, counted: 0, used: false });
     }
     await checkInvariants(m, r);
@@ -109,21 +114,30 @@ class Login implements fc.AsyncCommand<Model, Real> {
 class WrongPassword implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
-    same(outcome(await r.core.accounts.login({ address: ADDRESS, password: 'not the password', cohortHash: null })), 'error.auth.invalid_credentials', 'wrong password');
+    same(
+      outcome(await r.core.accounts.login({ address: ADDRESS, password: 'not the password', cohortHash: null })),
+      'error.auth.invalid_credentials',
+      'wrong password',
+    );
     await checkInvariants(m, r);
   }
   toString = () => 'WrongPassword';
 }
 
 class Verify implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly pick: number, readonly right: boolean) {}
+  constructor(
+    readonly pick: number,
+    readonly right: boolean,
+  ) {}
   check = (m: Readonly<Model>) => m.challenges.length > 0;
   async run(m: Model, r: Real): Promise<void> {
     const n = m.challenges.length;
     const c = m.challenges[this.pick < 0 ? Math.max(0, n + this.pick) : this.pick % n]!;
     const cur = Math.floor(m.now / STEP_MS);
     const near = new Set([-1, 0, 1].map((d) => codeForStep(m.secret, cur + d)));
-    const code = this.right ? codeForStep(m.secret, cur) : ['000000', '111111', '222222', '333333'].find((x) => !near.has(x))!;
+    const code = this.right
+      ? codeForStep(m.secret, cur)
+      : ['000000', '111111', '222222', '333333'].find((x) => !near.has(x))!;
     const res = await r.core.totp.verifyLogin({ challenge: c.token, code, cohortHash: null });
     const until = specHeldUntil(m.wrongAt);
     if (c.used || m.now >= c.expiresAt) same(outcome(res), 'error.auth.challenge_invalid', 'dead challenge');
@@ -192,35 +206,43 @@ export function totpThrottleModelProperty(
     fc.tuple(fc.nat(1), fc.constant(false)).map(([p]) => new Verify(-1 - p, false)),
     fc.tuple(fc.nat(10), fc.boolean()).map(([p, right]) => new Verify(p, right)),
     fc
-      .oneof(fc.integer({ min: 1, max: 40_000 }), fc.integer({ min: 50_000, max: 5 * MINUTE }), fc.integer({ min: 20 * MINUTE, max: 2 * HOUR }))
+      .oneof(
+        fc.integer({ min: 1, max: 40_000 }),
+        fc.integer({ min: 50_000, max: 5 * MINUTE }),
+        fc.integer({ min: 20 * MINUTE, max: 2 * HOUR }),
+      )
       .map((ms) => new AdvanceClock(ms)),
     fc.constantFrom(-1000, -1, 0, 1, 45_000).map((d) => new WaitOutHold(d)),
     fc.constantFrom(0, 1).map((d) => new WaitOutHold(d)),
   ];
-  return fc.asyncProperty(fc.commands(commands, { maxCommands: 150, size: 'max' }), fc.integer({ min: 0, max: STEP_MS - 1 }), async (cmds, offset) => {
-    const clock = new FakeClock(Date.parse('2026-11-21T10:00:00.000Z') + offset);
-    const ports = await makePorts();
-    const core = await createCoreServices({
-      store: ports.accounts,
-      totpStore: ports.totp,
-      throttle: ports.secondFactor,
-      clock,
-      random: new SeededRandom(offset),
-      hasher: new PlainHasher(),
-      logger: new MemoryLogger(),
-    });
-    const reg = await core.accounts.register({ address: ADDRESS, password: PASSWORD });
-    if (!reg.ok) throw new Error('register');
-    const who = await core.sessions.authenticate(reg.value.accessToken);
-    if (!who.ok) throw new Error('authenticate');
-    const enrolled = await core.totp.enroll(who.value);
-    if (!enrolled.ok) throw new Error('enroll');
-    const secret = Secret.fromBase32(enrolled.value.secret).bytes;
-    const step = Math.floor(clock.now() / STEP_MS);
-    const confirmed = await core.totp.verifyEnrollment(who.value, codeForStep(secret, step));
-    if (!confirmed.ok) throw new Error('verify enrollment');
-    clock.advance(STEP_MS);
-    const model: Model = { now: clock.now(), secret, highest: step, wrongAt: [], challenges: [] };
-    await fc.asyncModelRun(() => ({ model, real: { core, clock, ports, accountId: who.value.accountId } }), cmds);
-  });
+  return fc.asyncProperty(
+    fc.commands(commands, { maxCommands: 150, size: 'max' }),
+    fc.integer({ min: 0, max: STEP_MS - 1 }),
+    async (cmds, offset) => {
+      const clock = new FakeClock(Date.parse('2026-11-21T10:00:00.000Z') + offset);
+      const ports = await makePorts();
+      const core = await createCoreServices({
+        store: ports.accounts,
+        totpStore: ports.totp,
+        throttle: ports.secondFactor,
+        clock,
+        random: new SeededRandom(offset),
+        hasher: new PlainHasher(),
+        logger: new MemoryLogger(),
+      });
+      const reg = await core.accounts.register({ address: ADDRESS, password: PASSWORD });
+      if (!reg.ok) throw new Error('register');
+      const who = await core.sessions.authenticate(reg.value.accessToken);
+      if (!who.ok) throw new Error('authenticate');
+      const enrolled = await core.totp.enroll(who.value);
+      if (!enrolled.ok) throw new Error('enroll');
+      const secret = Secret.fromBase32(enrolled.value.secret).bytes;
+      const step = Math.floor(clock.now() / STEP_MS);
+      const confirmed = await core.totp.verifyEnrollment(who.value, codeForStep(secret, step));
+      if (!confirmed.ok) throw new Error('verify enrollment');
+      clock.advance(STEP_MS);
+      const model: Model = { now: clock.now(), secret, highest: step, wrongAt: [], challenges: [] };
+      await fc.asyncModelRun(() => ({ model, real: { core, clock, ports, accountId: who.value.accountId } }), cmds);
+    },
+  );
 }

@@ -211,7 +211,10 @@ class Login implements fc.AsyncCommand<Model, Real> {
 }
 
 class VerifyTotp implements fc.AsyncCommand<Model, Real> {
-  constructor(readonly pick: number, readonly kind: CodeKind) {}
+  constructor(
+    readonly pick: number,
+    readonly kind: CodeKind,
+  ) {}
   check = (m: Readonly<Model>) => m.challenges.length > 0;
   async run(m: Model, r: Real): Promise<void> {
     // A negative pick counts from the newest challenge.
@@ -282,7 +285,10 @@ export function totpModelProperty(
 ): fc.IAsyncPropertyWithHooks<[Iterable<fc.AsyncCommand<Model, Real>>, number]> {
   const kind = fc.constantFrom(...CODE_KINDS);
   // Mostly codes a real device would show, so runs reach Confirmed and long challenge sequences.
-  const likely = fc.oneof({ arbitrary: fc.constantFrom<CodeKind>('current', 'previous', 'next'), weight: 2 }, { arbitrary: kind, weight: 1 });
+  const likely = fc.oneof(
+    { arbitrary: fc.constantFrom<CodeKind>('current', 'previous', 'next'), weight: 2 },
+    { arbitrary: kind, weight: 1 },
+  );
   const commands = [
     fc.constant(new Enroll()),
     likely.map((k) => new VerifyEnrollment(k)),
@@ -294,19 +300,47 @@ export function totpModelProperty(
     // Sign-in attempts on any challenge, and more often on the newest two so runs reach the sixth.
     fc.tuple(fc.nat(10), kind).map(([p, k]) => new VerifyTotp(p, k)),
     fc.tuple(fc.nat(1), kind).map(([p, k]) => new VerifyTotp(-1 - p, k)),
-    fc.tuple(fc.nat(1), fc.constantFrom<CodeKind>('wrong', 'stale', 'replay', 'future')).map(([p, k]) => new VerifyTotp(-1 - p, k)),
-    fc.tuple(fc.nat(1), fc.constantFrom<CodeKind>('wrong', 'stale', 'replay', 'future')).map(([p, k]) => new VerifyTotp(-1 - p, k)),
-    fc.oneof(fc.integer({ min: 1, max: 40_000 }), fc.integer({ min: 200_000, max: 400_000 })).map((ms) => new AdvanceClock(ms)),
+    fc
+      .tuple(fc.nat(1), fc.constantFrom<CodeKind>('wrong', 'stale', 'replay', 'future'))
+      .map(([p, k]) => new VerifyTotp(-1 - p, k)),
+    fc
+      .tuple(fc.nat(1), fc.constantFrom<CodeKind>('wrong', 'stale', 'replay', 'future'))
+      .map(([p, k]) => new VerifyTotp(-1 - p, k)),
+    fc
+      .oneof(fc.integer({ min: 1, max: 40_000 }), fc.integer({ min: 200_000, max: 400_000 }))
+      .map((ms) => new AdvanceClock(ms)),
   ];
-  return fc.asyncProperty(fc.commands(commands, { maxCommands: 80, size: 'max' }), fc.integer({ min: 0, max: STEP_MS - 1 }), async (cmds, offset) => {
-    const clock = new FakeClock(Date.parse('2026-11-21T10:00:00.000Z') + offset);
-    const { store, totpStore } = await makeStores();
-    const core = await createCoreServices({ store, clock, random: new SeededRandom(offset), hasher: new PlainHasher(), logger: new MemoryLogger(), totpStore });
-    const reg = await core.accounts.register({ address: ADDRESS, password: PASSWORD });
-    if (!reg.ok) throw new Error('register');
-    const who = await core.sessions.authenticate(reg.value.accessToken);
-    if (!who.ok) throw new Error('authenticate');
-    const model: Model = { now: clock.now(), phase: 'none', secret: null, generation: 0, highest: null, lastAccepted: null, accepted: new Set(), challenges: [], sessions: 1, provedAt: clock.now() };
-    await fc.asyncModelRun(() => ({ model, real: { core, clock, store, totpStore, principal: who.value } }), cmds);
-  });
+  return fc.asyncProperty(
+    fc.commands(commands, { maxCommands: 80, size: 'max' }),
+    fc.integer({ min: 0, max: STEP_MS - 1 }),
+    async (cmds, offset) => {
+      const clock = new FakeClock(Date.parse('2026-11-21T10:00:00.000Z') + offset);
+      const { store, totpStore } = await makeStores();
+      const core = await createCoreServices({
+        store,
+        clock,
+        random: new SeededRandom(offset),
+        hasher: new PlainHasher(),
+        logger: new MemoryLogger(),
+        totpStore,
+      });
+      const reg = await core.accounts.register({ address: ADDRESS, password: PASSWORD });
+      if (!reg.ok) throw new Error('register');
+      const who = await core.sessions.authenticate(reg.value.accessToken);
+      if (!who.ok) throw new Error('authenticate');
+      const model: Model = {
+        now: clock.now(),
+        phase: 'none',
+        secret: null,
+        generation: 0,
+        highest: null,
+        lastAccepted: null,
+        accepted: new Set(),
+        challenges: [],
+        sessions: 1,
+        provedAt: clock.now(),
+      };
+      await fc.asyncModelRun(() => ({ model, real: { core, clock, store, totpStore, principal: who.value } }), cmds);
+    },
+  );
 }

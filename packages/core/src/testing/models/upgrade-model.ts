@@ -17,7 +17,13 @@ const identity = new TestIdentity('model-owner');
 const DEADLINES = [60, 600, 3_600, undefined] as const;
 const INTENTS = DEADLINES.map((deadline_s, k) => {
   const intent_id = uuidv7(Date.parse('2026-01-02T00:00:00Z') + k, new Uint8Array(10).fill(k + 1));
-  const body = device.signUpgradeIntent({ album_id: ALBUM, from_version: PIN, to_version: '2026-06-01', intent_id, ...(deadline_s === undefined ? {} : { deadline_s }) });
+  const body = device.signUpgradeIntent({
+    album_id: ALBUM,
+    from_version: PIN,
+    to_version: '2026-06-01',
+    intent_id,
+    ...(deadline_s === undefined ? {} : { deadline_s }),
+  });
   return { intentId: intent_id, deadlineMs: (deadline_s ?? 604_800) * 1000, body };
 });
 
@@ -47,10 +53,17 @@ async function checkStatus(m: Model, r: Real): Promise<void> {
     value:
       live === null
         ? { phase: 'normal', intentId: null, toVersion: null, expiresAt: null, inFlight: m.inFlight }
-        : { phase: m.inFlight > 0 ? 'quiescing' : 'frozen', intentId: INTENTS[live.k]!.intentId, toVersion: '2026-06-01', expiresAt: live.expiresAt, inFlight: m.inFlight },
+        : {
+            phase: m.inFlight > 0 ? 'quiescing' : 'frozen',
+            intentId: INTENTS[live.k]!.intentId,
+            toVersion: '2026-06-01',
+            expiresAt: live.expiresAt,
+            inFlight: m.inFlight,
+          },
   });
   // Same intent, never two states: every stored intent keeps the expiry it was first given.
-  for (const [k, expiresAt] of m.expiry) expect((await r.albums.findIntent(INTENTS[k]!.intentId))?.expiresAt).toBe(expiresAt);
+  for (const [k, expiresAt] of m.expiry)
+    expect((await r.albums.findIntent(INTENTS[k]!.intentId))?.expiresAt).toBe(expiresAt);
   let stored = 0;
   for (const i of INTENTS) if ((await r.albums.findIntent(i.intentId)) !== null) stored++;
   expect(stored, 'stored intents').toBe(m.expiry.size);
@@ -63,11 +76,24 @@ class Propose implements fc.AsyncCommand<Model, Real> {
     const res = await r.service.propose(caller, ALBUM, INTENTS[this.k]!.body);
     const live = liveAt(m);
     if (m.expiry.has(this.k)) {
-      if (live?.k === this.k) expect(res).toMatchObject({ ok: true, value: { intentId: INTENTS[this.k]!.intentId, expiresAt: live.expiresAt } });
-      else if (live !== null) expect(res).toMatchObject({ ok: false, code: 'error.album.upgrade_in_flight', data: { live_intent_id: INTENTS[live.k]!.intentId } });
+      if (live?.k === this.k)
+        expect(res).toMatchObject({
+          ok: true,
+          value: { intentId: INTENTS[this.k]!.intentId, expiresAt: live.expiresAt },
+        });
+      else if (live !== null)
+        expect(res).toMatchObject({
+          ok: false,
+          code: 'error.album.upgrade_in_flight',
+          data: { live_intent_id: INTENTS[live.k]!.intentId },
+        });
       else expect(res).toMatchObject({ ok: false, code: 'error.conflict' });
     } else if (live !== null) {
-      expect(res).toMatchObject({ ok: false, code: 'error.album.upgrade_in_flight', data: { live_intent_id: INTENTS[live.k]!.intentId } });
+      expect(res).toMatchObject({
+        ok: false,
+        code: 'error.album.upgrade_in_flight',
+        data: { live_intent_id: INTENTS[live.k]!.intentId },
+      });
     } else {
       const expiresAt = m.now + INTENTS[this.k]!.deadlineMs;
       expect(res).toMatchObject({ ok: true, value: { intentId: INTENTS[this.k]!.intentId, expiresAt } });
@@ -102,14 +128,21 @@ class StartUpload implements fc.AsyncCommand<Model, Real> {
   check = () => true;
   async run(m: Model, r: Real): Promise<void> {
     const intentId = this.k === null ? null : INTENTS[this.k]!.intentId;
-    const res = await r.writes.checkWrite({ accountId: ACCOUNT, deviceId: device.deviceId, albumId: ALBUM, intentId, protocolVersion: PIN }, r.clock.now());
+    const res = await r.writes.checkWrite(
+      { accountId: ACCOUNT, deviceId: device.deviceId, albumId: ALBUM, intentId, protocolVersion: PIN },
+      r.clock.now(),
+    );
     const live = liveAt(m);
     if (live === null || live.k === this.k) {
       expect(res.ok).toBe(true);
       m.inFlight++;
       r.uploads.set(ALBUM, m.inFlight);
     } else {
-      expect(res).toMatchObject({ ok: false, code: 'error.upload.album_quiescing', data: { live_intent_id: INTENTS[live.k]!.intentId } });
+      expect(res).toMatchObject({
+        ok: false,
+        code: 'error.upload.album_quiescing',
+        data: { live_intent_id: INTENTS[live.k]!.intentId },
+      });
     }
     await checkStatus(m, r);
   }
@@ -154,20 +187,34 @@ class ToDeadline implements fc.AsyncCommand<Model, Real> {
  * stores (`fresh` returns an empty port set per run): one live intent, its expiry fixed at
  * received_at + deadline, quiescence as a filter. Every adapter runs it.
  */
-export function upgradeModelProperty(fresh: () => Promise<Pick<Ports, 'accounts' | 'albums' | 'devices'>>, options: { maxCommands?: number } = {}) {
+export function upgradeModelProperty(
+  fresh: () => Promise<Pick<Ports, 'accounts' | 'albums' | 'devices'>>,
+  options: { maxCommands?: number } = {},
+) {
   const commands = [
     fc.nat(INTENTS.length - 1).map((k) => new Propose(k)),
     fc.nat(INTENTS.length - 1).map((k) => new Abort(k)),
     fc.option(fc.nat(INTENTS.length - 1), { nil: null }).map((k) => new StartUpload(k)),
     fc.constant(new EndUpload()),
-    fc.oneof(fc.integer({ min: 1, max: 30_000 }), fc.integer({ min: 60_000, max: 4_000_000 })).map((ms) => new AdvanceClock(ms)),
+    fc
+      .oneof(fc.integer({ min: 1, max: 30_000 }), fc.integer({ min: 60_000, max: 4_000_000 }))
+      .map((ms) => new AdvanceClock(ms)),
     fc.boolean().map((b) => new ToDeadline(b)),
   ];
   return fc.asyncProperty(fc.commands(commands, { maxCommands: options.maxCommands ?? 40 }), async (cmds) => {
     const clock = new FakeClock();
     const { accounts, albums, devices } = await fresh();
     // SQL stores hold albums and directories under an account row.
-    await accounts.createAccount({ id: ACCOUNT, address: 'owner@example.org', addressKey: 'owner@example.org', passwordHash: 'x', displayName: null, createdAt: 0, lockedAt: null, credentialsChangedAt: null });
+    await accounts.createAccount({
+      id: ACCOUNT,
+      address: 'owner@example.org',
+      addressKey: 'owner@example.org',
+      passwordHash: 'x',
+      displayName: null,
+      createdAt: 0,
+      lockedAt: null,
+      credentialsChangedAt: null,
+    });
     const uploads = new FakeUploadsInFlight();
     await devices.publishDirectory({
       accountId: ACCOUNT,
@@ -177,7 +224,13 @@ export function upgradeModelProperty(fresh: () => Promise<Pick<Ports, 'accounts'
       body: new Uint8Array(),
       acceptedAt: 0,
     });
-    await albums.createAlbum({ id: ALBUM, accountId: ACCOUNT, protocolVersion: PIN, createdAt: clock.now(), upgrade: null });
+    await albums.createAlbum({
+      id: ALBUM,
+      accountId: ACCOUNT,
+      protocolVersion: PIN,
+      createdAt: clock.now(),
+      upgrade: null,
+    });
     const window = DEFAULT_PROTOCOL_WINDOW;
     const service = new UpgradeService({ albums, directories: devices, uploads, clock, window });
     const writes = new AlbumWriteGuard({ albums, directories: devices, window });
