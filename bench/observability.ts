@@ -16,7 +16,7 @@
 import { openSync, writeSync } from 'node:fs';
 import { pino } from 'pino';
 import { JsonLogger } from '@strongroom/adapters-node';
-import { MemoryLogger } from '@strongroom/core/testing';
+import type { MemoryLogger } from '@strongroom/core/testing';
 import { createApp } from '../apps/server/src/app.js';
 import { HttpMetrics, RouteStats } from '../apps/server/src/http/metrics.js';
 import { registerUser, testServer, VERSION } from '@strongroom/tests';

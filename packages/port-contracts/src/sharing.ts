@@ -131,7 +131,6 @@ function sponsorshipOver(ports: Ports, now: number, bytes: Uint8Array): Sponsors
 
 /** Creating a sponsored account through the service: one transaction on every adapter. */
 function sponsoredCreationCases(setup: Setup): void {
-  {
     it('writes the account row, its ledger sponsor and its sponsorship together', () =>
       using(setup, async (ports) => {
         const sponsor = id('sp10');
@@ -254,7 +253,6 @@ function sponsoredCreationCases(setup: Setup): void {
         await cleanup?.();
       }
     });
-  }
 }
 
 export function describeLinkStoreContract(adapter: string, setup: Setup): void {
