@@ -24,4 +24,4 @@ await Promise.all(
     }
   }),
 );
-process.stdout.write(JSON.stringify({ verifies, seconds: (performance.now() - started) / 1000 }) + '\n');
+process.stdout.write(`${JSON.stringify({ verifies, seconds: (performance.now() - started) / 1000 })}\n`);

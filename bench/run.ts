@@ -260,7 +260,7 @@ async function main(): Promise<void> {
     try {
       await measure({ url: `${bare.url}/bare`, seconds: 3 });
       const figures = await runLoadgen(bare.url, { rounds: ROUNDS, seconds: SECONDS });
-      process.stdout.write([pinning.description, ...figures.lines].join('\n') + '\n');
+      process.stdout.write(`${[pinning.description, ...figures.lines].join('\n')}\n`);
     } finally {
       await bare.stop();
     }
@@ -432,7 +432,7 @@ async function main(): Promise<void> {
   for (const f of floorFigures) lines.push('', ...f.lines);
   for (const w of workersFigures) lines.push('', ...w.lines);
   for (const p of peersFigures) lines.push('', ...p.lines);
-  process.stdout.write(lines.join('\n') + '\n');
+  process.stdout.write(`${lines.join('\n')}\n`);
 
   if (jsonFile) {
     const doc = {
@@ -485,7 +485,7 @@ async function main(): Promise<void> {
       ...(workersFigures.length > 0 ? { workers: workersFigures.map((w) => w.json) } : {}),
       ...(peersFigures.length > 0 ? { peers: peersFigures.map((p) => p.json) } : {}),
     };
-    writeFileSync(jsonFile, JSON.stringify(doc, null, 2) + '\n');
+    writeFileSync(jsonFile, `${JSON.stringify(doc, null, 2)}\n`);
     process.stdout.write(`figures written to ${jsonFile}\n`);
   }
 }

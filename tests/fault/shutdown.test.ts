@@ -77,7 +77,7 @@ describe('SIGTERM', { timeout: 60_000 }, () => {
       'idle answer',
     );
     const inFlight = await openRaw(server.port);
-    inFlight.write(putHead(uploadId, token) + '01234');
+    inFlight.write(`${putHead(uploadId, token)}01234`);
     await new Promise((r) => setTimeout(r, 300));
 
     const signalled = Date.now();
@@ -97,7 +97,7 @@ describe('SIGTERM', { timeout: 60_000 }, () => {
 
     // The rest of the body: the in-flight request completes normally. A request pipelined behind
     // it on the same connection arrives after SIGTERM: turned away, and the connection closed.
-    inFlight.write('56789' + requestHead('GET', '/.well-known/svc/server-info', {}));
+    inFlight.write(`56789${requestHead('GET', '/.well-known/svc/server-info', {})}`);
     await within(inFlight.closed, 5_000, 'in-flight request answered');
     const [first, second] = inFlight.received().split(/(?=HTTP\/1\.1 )/);
     expect(first).toMatch(/^HTTP\/1\.1 200 /);
@@ -126,7 +126,7 @@ describe('SIGTERM', { timeout: 60_000 }, () => {
     const { server, dataDir } = await start({ SVC_SHUTDOWN_GRACE_S: '1' });
     const { token, uploadId } = await uploadSession(server.url);
     const stuck = await openRaw(server.port);
-    stuck.write(putHead(uploadId, token) + '012');
+    stuck.write(`${putHead(uploadId, token)}012`);
     await new Promise((r) => setTimeout(r, 300));
     const signalled = Date.now();
     server.child.kill('SIGTERM');

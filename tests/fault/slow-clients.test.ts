@@ -122,7 +122,7 @@ describe('slow clients (SQLite)', { timeout: 60_000 }, () => {
     trickling.write(head(a));
     void trickling.trickle('y'.repeat(1000), 150);
     const stalled = await openRaw(server.port);
-    stalled.write(head(b) + 'zz');
+    stalled.write(`${head(b)}zz`);
     const [tricklingMs, stalledMs] = await Promise.all([trickling.closed, stalled.closed]);
     // Bytes keep moving, so only the whole-request bound ends it: after 3 s, at most a check later.
     expect(tricklingMs).toBeGreaterThanOrEqual(2_900);

@@ -9,7 +9,6 @@ import {
   type AccountOverview,
   describeBackupProblem,
   findAccountByAddress,
-  MANIFEST_FILE,
   NoDeploymentError,
   normalizeAddress,
   parseRfc3339Instant,
@@ -851,7 +850,7 @@ export async function runCli(
 if (import.meta.url === `file://${process.argv[1]}`) {
   runCli(process.argv.slice(2)).then(
     ({ code, out }) => {
-      process.stdout.write(out + '\n');
+      process.stdout.write(`${out}\n`);
       process.exit(code);
     },
     (err: unknown) => {

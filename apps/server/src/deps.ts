@@ -29,7 +29,6 @@ import {
   DEFAULT_QUOTA_POLICY,
   DEFAULT_SESSION_POLICY,
   SignInMethodsService,
-  DEFAULT_UPLOAD_POLICY,
   TotpRecoveryService,
   OidcService,
   TotpSecretBox,

@@ -26,7 +26,7 @@ describe('server secret key', () => {
       'short',
       toBase64url(new Uint8Array(31)),
       toBase64url(new Uint8Array(33)),
-      toBase64url(key) + '=',
+      `${toBase64url(key)}=`,
     ]) {
       expect(() => readConfig({ SVC_SECRET_KEY: bad })).toThrow(ConfigError);
       expect(() => readConfig({ SVC_SECRET_KEY: bad })).toThrow('SVC_SECRET_KEY');

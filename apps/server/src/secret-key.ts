@@ -22,7 +22,7 @@ export function loadOrCreateSecretKey(
   if (options.create ?? true) {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     try {
-      writeFileSync(path, toBase64url(new Uint8Array(randomBytes(SECRET_KEY_BYTES))) + '\n', {
+      writeFileSync(path, `${toBase64url(new Uint8Array(randomBytes(SECRET_KEY_BYTES)))}\n`, {
         mode: 0o600,
         flag: 'wx',
       });

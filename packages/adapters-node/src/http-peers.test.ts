@@ -138,7 +138,7 @@ describe("HttpPeers: a peer's records over HTTP", () => {
  */
 async function loopbackPeer(respond: (res: ServerResponse, state: { sent: number }) => void) {
   const state = { sent: 0, closed: 0 };
-  const server = createServer((req, res) => {
+  const server = createServer((_req, res) => {
     res.on('close', () => state.closed++);
     respond(res, state);
   });

@@ -142,7 +142,7 @@ export class JsonLogger implements Logger {
       const value = fields[key];
       if (value !== undefined) line += (FIELD_PREFIX.get(key) ?? fieldPrefix(key)) + jsonValue(value);
     }
-    line += this.#fixed + '}\n';
+    line += `${this.#fixed}}\n`;
     // A UTF-16 unit is at most three bytes of UTF-8: make room first if the line might not fit.
     if (this.#at + line.length * 3 > this.#buffer.length) {
       this.flush();

@@ -9,7 +9,7 @@ import pg from 'pg';
  * are counted through `RETURNING`, never through a driver-specific result field.
  */
 // The schema parameter is left open: the stores use the query builder, not the relational API.
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+// biome-ignore lint/suspicious/noExplicitAny: the schema parameter is open by design (above)
 export type PgDb = PgDatabase<PgQueryResultHKT, any>;
 
 /**
@@ -165,8 +165,8 @@ export async function namedTransaction<T>(db: PgDb, body: (tx: NamedTransaction)
   if (pool === null)
     return db.transaction((tx) =>
       body({
-        named: (name, query) => rowsOf(tx, drizzleSql(query)),
-        namedThenCommit: (name, query) => rowsOf(tx, drizzleSql(query)),
+        named: (_name, query) => rowsOf(tx, drizzleSql(query)),
+        namedThenCommit: (_name, query) => rowsOf(tx, drizzleSql(query)),
         db: tx,
       }),
     );

@@ -74,15 +74,13 @@ export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeSt
           .set({ seq: d.seq, body: buf(d.body), acceptedAt: d.acceptedAt })
           .where(eq(deviceDirectories.accountId, d.accountId));
       } else {
-        await tx
-          .insert(deviceDirectories)
-          .values({
-            accountId: d.accountId,
-            identityKey: buf(d.identityKey),
-            seq: d.seq,
-            body: buf(d.body),
-            acceptedAt: d.acceptedAt,
-          });
+        await tx.insert(deviceDirectories).values({
+          accountId: d.accountId,
+          identityKey: buf(d.identityKey),
+          seq: d.seq,
+          body: buf(d.body),
+          acceptedAt: d.acceptedAt,
+        });
       }
       if (d.devices.length > 0) {
         await tx.insert(directoryDevices).values(

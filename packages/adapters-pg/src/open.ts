@@ -83,7 +83,7 @@ const BEGIN = /^\s*begin\b/i;
  */
 export class SessionFreeClient extends pg.Client {
   // node-postgres's query has many overloads; this sees every call, drops any name and extends a BEGIN.
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  // biome-ignore lint/suspicious/noExplicitAny: it forwards every overload of pg.Client.query unchanged
   override query(config: any, values?: any, callback?: any): any {
     if (typeof config === 'string')
       return super.query(isBegin(config, values) ? `${config}; ${TRANSACTION_SETTINGS}` : config, values, callback);

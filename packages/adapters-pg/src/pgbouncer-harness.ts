@@ -74,7 +74,7 @@ export async function startPgBouncer(serverUrl: string, poolSize = 4): Promise<R
   writeFileSync(users, `"${user}" ""\n`, { mode: 0o644 });
   writeFileSync(
     ini,
-    [
+    `${[
       '[databases]',
       `* = host=${server.hostname} port=${server.port || '5432'}`,
       '[pgbouncer]',
@@ -88,7 +88,7 @@ export async function startPgBouncer(serverUrl: string, poolSize = 4): Promise<R
       'max_client_conn = 500',
       'ignore_startup_parameters = extra_float_digits',
       'server_lifetime = 3600',
-    ].join('\n') + '\n',
+    ].join('\n')}\n`,
     { mode: 0o644 },
   );
   const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;

@@ -1,19 +1,16 @@
 import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import {
   linkChanges,
-  decideDropReservation,
   decideSponsorChange,
   type SponsorFacts,
   type AccountRecord,
   type Result,
   type DropRecord,
-  type DropReservation,
   type LinkRecord,
   type LinkStore,
   type SponsoredRecord,
   type SponsorshipStore,
 } from '@strongroom/core';
-import { OPEN_STATE_SQL } from '@strongroom/sql-common';
 import { isDeadlock, retrying, rowsOf, type PgDb } from './db.js';
 import { createLedgerRows } from './quota-store.js';
 import { appendSyncChanges } from './sync-store.js';
@@ -23,7 +20,6 @@ import { linkDrops, links, sponsoredAccounts, sponsoredOwners } from './schema/s
 import { syncChanges } from './schema/sync.js';
 
 type LinkRow = typeof links.$inferSelect;
-const OPEN = sql.raw(OPEN_STATE_SQL);
 export const toLink = (r: LinkRow): LinkRecord => ({ ...r, assetIds: JSON.parse(r.assetIds) as string[] });
 
 /** How often a sponsor change runs before a deadlock it was chosen to break is final. */

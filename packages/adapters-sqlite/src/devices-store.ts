@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { and, asc, eq, lte } from 'drizzle-orm';
+import { asc, eq, lte } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
   decidePublication,

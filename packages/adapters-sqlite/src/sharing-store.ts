@@ -3,27 +3,22 @@ import { and, asc, eq, isNull, sql } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
   linkChanges,
-  decideDropReservation,
   decideSponsorChange,
   type SponsorFacts,
   type AccountRecord,
   type Result,
   type DropRecord,
-  type DropReservation,
   type LinkRecord,
   type LinkStore,
   type SponsoredRecord,
   type SponsorshipStore,
 } from '@strongroom/core';
-import { OPEN_STATE_SQL } from '@strongroom/sql-common';
 import { appendSyncChanges } from './sync-store.js';
 import * as schema from './schema/index.js';
 import { accounts, linkDrops, links, quotaAccounts, sponsoredAccounts, sponsoredOwners } from './schema/index.js';
 
 type Db = BetterSQLite3Database<typeof schema>;
 type LinkRow = typeof links.$inferSelect;
-
-const OPEN = sql.raw(OPEN_STATE_SQL);
 
 export const toLink = (r: LinkRow): LinkRecord => ({ ...r, assetIds: JSON.parse(r.assetIds) as string[] });
 

@@ -259,7 +259,7 @@ export function describeSessionLedgerContract(adapter: string, setup: Setup): vo
         await insertSession(s, x);
         expect(await s.findSessionById(x.id)).toEqual(x);
         expect(await s.findSessionByTokenHash(x.tokenHash)).toEqual(x);
-        expect(await s.findSessionByTokenHash('0'.repeat(63) + 'z')).toBeNull();
+        expect(await s.findSessionByTokenHash(`${'0'.repeat(63)}z`)).toBeNull();
       }));
     it('reads a session with its account in one call, and sees every change to either', () =>
       using(setup, async (s) => {
@@ -426,8 +426,8 @@ export function describeSigningKeyStoreContract(adapter: string, setup: Setup): 
   describeContract(adapter, 'signing-keys', 'SigningKeyStore', () => {
     const key = (kid: string, createdAt: number) => ({
       kid,
-      privateKey: 'p' + kid,
-      publicKey: 'x' + kid,
+      privateKey: `p${kid}`,
+      publicKey: `x${kid}`,
       createdAt,
       retiredAt: null,
     });

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 const packages = join(import.meta.dirname, '..', '..');
 
 /** Whether the source really calls `name(...)`: parsed, so a call in a comment or a string does not count. */
-export function callsFunction(source: string, name: string): boolean {
+function callsFunction(source: string, name: string): boolean {
   const file = ts.createSourceFile('x.ts', source, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS);
   let found = false;
   const visit = (node: ts.Node): void => {

@@ -131,128 +131,128 @@ function sponsorshipOver(ports: Ports, now: number, bytes: Uint8Array): Sponsors
 
 /** Creating a sponsored account through the service: one transaction on every adapter. */
 function sponsoredCreationCases(setup: Setup): void {
-    it('writes the account row, its ledger sponsor and its sponsorship together', () =>
-      using(setup, async (ports) => {
-        const sponsor = id('sp10');
-        const created = await sponsorshipOver(ports, 7_000, new Uint8Array(10).fill(3)).create({ accountId: sponsor });
-        expect(created.ok).toBe(true);
-        const acct = created.ok ? created.value.accountId : '';
-        expect(await ports.sponsorship.findSponsored(acct)).toEqual({
-          accountId: acct,
-          sponsorId: sponsor,
-          createdAt: 7_000,
-          owners: [sponsor],
-        });
-        expect((await ports.accounts.findAccountById(acct))?.addressKey).toBe(sponsoredAddressKey(acct));
-        expect((await ports.quota.readLedger(acct, 7_000)).sponsorId).toBe(sponsor);
-      }));
-    it('is all or nothing: a clash on the sponsorship row leaves no account row and no ledger sponsor', () =>
-      using(setup, async (ports) => {
-        const [sponsor, squatter] = [id('sp11'), id('sp11')];
-        const bytes = new Uint8Array(10).fill(0x5a);
-        // The id the service will draw, already taken in the sponsorship table only: the account
-        // row and the ledger row go in first, and the sponsorship insert fails after them.
-        const doomed = uuidv7(9_000, bytes);
-        await ports.sponsorship.createSponsored({ accountId: doomed, sponsorId: squatter, createdAt: 1 });
-        await expect(sponsorshipOver(ports, 9_000, bytes).create({ accountId: sponsor })).rejects.toThrow();
-        expect(await ports.accounts.findAccountById(doomed)).toBeNull();
-        expect((await ports.quota.readLedger(doomed, 9_000)).sponsorId).toBeNull();
-        expect(await ports.sponsorship.findSponsored(doomed)).toEqual({
-          accountId: doomed,
-          sponsorId: squatter,
-          createdAt: 1,
-          owners: [squatter],
-        });
-        expect(await ports.sponsorship.listOwnedBy(sponsor)).toEqual([]);
-      }));
-    it("refuses, on facts read in its transaction, a sponsor that is a sponsored account or another's payee; nothing is written", () =>
-      using(setup, async (ports) => {
-        const [sponsored, payee, payer] = [id('sp12'), id('sp12'), id('sp12')];
-        await ports.sponsorship.createSponsored({ accountId: sponsored, sponsorId: payer, createdAt: 1 });
-        expect((await ports.sponsorship.setSponsor(payee, payer)).ok).toBe(true);
-        for (const [n, sponsorId] of [sponsored, payee].entries()) {
-          const account = {
-            id: id('sp13'),
-            address: '',
-            addressKey: sponsoredAddressKey(`x${n}`),
-            passwordHash: null,
-            displayName: null,
-            createdAt: 2,
-            lockedAt: null,
-            credentialsChangedAt: null,
-          };
-          const refused = await ports.sponsorship.createSponsoredAccount({ account, sponsorId });
-          expect(refused.ok ? null : refused.code).toBe('error.sponsored.cannot_sponsor');
-          expect(await ports.accounts.findAccountById(account.id)).toBeNull();
-          expect((await ports.quota.readLedger(account.id, 2)).sponsorId).toBeNull();
-          expect(await ports.sponsorship.findSponsored(account.id)).toBeNull();
-          expect(await ports.sponsorship.listOwnedBy(sponsorId)).toEqual([]);
-        }
-        // Through the service the payee gets the same refusal (it is a fact of the ledger, not of the request).
-        const viaService = await sponsorshipOver(ports, 3, new Uint8Array(10).fill(1)).create({ accountId: payee });
-        expect(viaService.ok ? null : viaService.code).toBe('error.sponsored.cannot_sponsor');
-      }));
-    it("setSponsor: one level only, on facts read in its transaction (a payer that pays through another, a payee that pays for others, itself, a sponsored account's creator replaced); refused, nothing is written", () =>
-      using(setup, async (ports) => {
-        const s = ports.sponsorship;
-        const [payer, payee, free, other] = [id('sp14'), id('sp14'), id('sp14'), id('sp14')];
-        expect(await s.setSponsor(payee, payer)).toEqual({ ok: true, value: undefined });
-        const kid = await sponsorshipOver(ports, 3, new Uint8Array(10).fill(2)).create({ accountId: free });
-        const kidId = kid.ok ? kid.value.accountId : '';
-        const sponsors = () =>
-          Promise.all(
-            [payer, payee, free, other, kidId].map(async (a) => (await ports.quota.readLedger(a, 3)).sponsorId),
-          );
-        const before = await sponsors();
-        expect(before).toEqual([null, payer, null, null, free]);
-        for (const [accountId, sponsorId] of [
-          [other, payee], // the payer pays through another (the operator's payee)
-          [other, kidId], // the payer is a sponsored account
-          [payer, other], // the payee already pays for an account the operator put under it
-          [free, other], // the payee already pays for a sponsored account it created
-          [other, other],
-          [kidId, other], // a sponsored account keeps the payer that created it
-          [kidId, null],
-        ] as const) {
-          const r = await s.setSponsor(accountId, sponsorId);
-          expect(r.ok ? null : r.code, `${accountId} under ${sponsorId}`).toBe('error.sponsored.cannot_sponsor');
-          expect(await sponsors()).toEqual(before);
-        }
-        expect(await s.setSponsor(kidId, free)).toEqual({ ok: true, value: undefined });
-        // Ending a sponsorship frees both sides.
-        expect(await s.setSponsor(payee, null)).toEqual({ ok: true, value: undefined });
-        expect(await s.setSponsor(payer, other)).toEqual({ ok: true, value: undefined });
-        expect((await ports.quota.readLedger(payer, 3)).sponsorId).toBe(other);
-      }));
-
-    it('racing changes over several connections never make a chain: A under B against B under C, and A under B against A creating a sponsored account', async () => {
-      const { ports, connect, cleanup } = await setup();
-      try {
-        const others = await Promise.all([connect(), connect()]);
-        for (let round = 0; round < 6; round++) {
-          const [a, b, c] = [id('sp15'), id('sp15'), id('sp15')];
-          // Ledger rows that exist already: creating one would itself make the second writer wait.
-          for (const x of [a, b, c]) await ports.quota.setSuspended(x, null);
-          const [ab, bc] = await Promise.all([
-            others[0]!.sponsorship.setSponsor(a, b),
-            others[1]!.sponsorship.setSponsor(b, c),
-          ]);
-          expect([ab.ok, bc.ok].filter(Boolean)).toHaveLength(1);
-          const [la, lb] = await Promise.all([a, b].map(async (x) => (await ports.quota.readLedger(x, 3)).sponsorId));
-          expect(la === null || lb === null).toBe(true);
-          const [d, e] = [id('sp15'), id('sp15')];
-          for (const x of [d, e]) await ports.quota.setSuspended(x, null);
-          const bytes = new Uint8Array(10).fill(round + 10);
-          const [de, created] = await Promise.all([
-            others[0]!.sponsorship.setSponsor(d, e),
-            sponsorshipOver(others[1]!, 4, bytes).create({ accountId: d }),
-          ]);
-          expect([de.ok, created.ok].filter(Boolean)).toHaveLength(1);
-        }
-      } finally {
-        await cleanup?.();
+  it('writes the account row, its ledger sponsor and its sponsorship together', () =>
+    using(setup, async (ports) => {
+      const sponsor = id('sp10');
+      const created = await sponsorshipOver(ports, 7_000, new Uint8Array(10).fill(3)).create({ accountId: sponsor });
+      expect(created.ok).toBe(true);
+      const acct = created.ok ? created.value.accountId : '';
+      expect(await ports.sponsorship.findSponsored(acct)).toEqual({
+        accountId: acct,
+        sponsorId: sponsor,
+        createdAt: 7_000,
+        owners: [sponsor],
+      });
+      expect((await ports.accounts.findAccountById(acct))?.addressKey).toBe(sponsoredAddressKey(acct));
+      expect((await ports.quota.readLedger(acct, 7_000)).sponsorId).toBe(sponsor);
+    }));
+  it('is all or nothing: a clash on the sponsorship row leaves no account row and no ledger sponsor', () =>
+    using(setup, async (ports) => {
+      const [sponsor, squatter] = [id('sp11'), id('sp11')];
+      const bytes = new Uint8Array(10).fill(0x5a);
+      // The id the service will draw, already taken in the sponsorship table only: the account
+      // row and the ledger row go in first, and the sponsorship insert fails after them.
+      const doomed = uuidv7(9_000, bytes);
+      await ports.sponsorship.createSponsored({ accountId: doomed, sponsorId: squatter, createdAt: 1 });
+      await expect(sponsorshipOver(ports, 9_000, bytes).create({ accountId: sponsor })).rejects.toThrow();
+      expect(await ports.accounts.findAccountById(doomed)).toBeNull();
+      expect((await ports.quota.readLedger(doomed, 9_000)).sponsorId).toBeNull();
+      expect(await ports.sponsorship.findSponsored(doomed)).toEqual({
+        accountId: doomed,
+        sponsorId: squatter,
+        createdAt: 1,
+        owners: [squatter],
+      });
+      expect(await ports.sponsorship.listOwnedBy(sponsor)).toEqual([]);
+    }));
+  it("refuses, on facts read in its transaction, a sponsor that is a sponsored account or another's payee; nothing is written", () =>
+    using(setup, async (ports) => {
+      const [sponsored, payee, payer] = [id('sp12'), id('sp12'), id('sp12')];
+      await ports.sponsorship.createSponsored({ accountId: sponsored, sponsorId: payer, createdAt: 1 });
+      expect((await ports.sponsorship.setSponsor(payee, payer)).ok).toBe(true);
+      for (const [n, sponsorId] of [sponsored, payee].entries()) {
+        const account = {
+          id: id('sp13'),
+          address: '',
+          addressKey: sponsoredAddressKey(`x${n}`),
+          passwordHash: null,
+          displayName: null,
+          createdAt: 2,
+          lockedAt: null,
+          credentialsChangedAt: null,
+        };
+        const refused = await ports.sponsorship.createSponsoredAccount({ account, sponsorId });
+        expect(refused.ok ? null : refused.code).toBe('error.sponsored.cannot_sponsor');
+        expect(await ports.accounts.findAccountById(account.id)).toBeNull();
+        expect((await ports.quota.readLedger(account.id, 2)).sponsorId).toBeNull();
+        expect(await ports.sponsorship.findSponsored(account.id)).toBeNull();
+        expect(await ports.sponsorship.listOwnedBy(sponsorId)).toEqual([]);
       }
-    });
+      // Through the service the payee gets the same refusal (it is a fact of the ledger, not of the request).
+      const viaService = await sponsorshipOver(ports, 3, new Uint8Array(10).fill(1)).create({ accountId: payee });
+      expect(viaService.ok ? null : viaService.code).toBe('error.sponsored.cannot_sponsor');
+    }));
+  it("setSponsor: one level only, on facts read in its transaction (a payer that pays through another, a payee that pays for others, itself, a sponsored account's creator replaced); refused, nothing is written", () =>
+    using(setup, async (ports) => {
+      const s = ports.sponsorship;
+      const [payer, payee, free, other] = [id('sp14'), id('sp14'), id('sp14'), id('sp14')];
+      expect(await s.setSponsor(payee, payer)).toEqual({ ok: true, value: undefined });
+      const kid = await sponsorshipOver(ports, 3, new Uint8Array(10).fill(2)).create({ accountId: free });
+      const kidId = kid.ok ? kid.value.accountId : '';
+      const sponsors = () =>
+        Promise.all(
+          [payer, payee, free, other, kidId].map(async (a) => (await ports.quota.readLedger(a, 3)).sponsorId),
+        );
+      const before = await sponsors();
+      expect(before).toEqual([null, payer, null, null, free]);
+      for (const [accountId, sponsorId] of [
+        [other, payee], // the payer pays through another (the operator's payee)
+        [other, kidId], // the payer is a sponsored account
+        [payer, other], // the payee already pays for an account the operator put under it
+        [free, other], // the payee already pays for a sponsored account it created
+        [other, other],
+        [kidId, other], // a sponsored account keeps the payer that created it
+        [kidId, null],
+      ] as const) {
+        const r = await s.setSponsor(accountId, sponsorId);
+        expect(r.ok ? null : r.code, `${accountId} under ${sponsorId}`).toBe('error.sponsored.cannot_sponsor');
+        expect(await sponsors()).toEqual(before);
+      }
+      expect(await s.setSponsor(kidId, free)).toEqual({ ok: true, value: undefined });
+      // Ending a sponsorship frees both sides.
+      expect(await s.setSponsor(payee, null)).toEqual({ ok: true, value: undefined });
+      expect(await s.setSponsor(payer, other)).toEqual({ ok: true, value: undefined });
+      expect((await ports.quota.readLedger(payer, 3)).sponsorId).toBe(other);
+    }));
+
+  it('racing changes over several connections never make a chain: A under B against B under C, and A under B against A creating a sponsored account', async () => {
+    const { ports, connect, cleanup } = await setup();
+    try {
+      const others = await Promise.all([connect(), connect()]);
+      for (let round = 0; round < 6; round++) {
+        const [a, b, c] = [id('sp15'), id('sp15'), id('sp15')];
+        // Ledger rows that exist already: creating one would itself make the second writer wait.
+        for (const x of [a, b, c]) await ports.quota.setSuspended(x, null);
+        const [ab, bc] = await Promise.all([
+          others[0]!.sponsorship.setSponsor(a, b),
+          others[1]!.sponsorship.setSponsor(b, c),
+        ]);
+        expect([ab.ok, bc.ok].filter(Boolean)).toHaveLength(1);
+        const [la, lb] = await Promise.all([a, b].map(async (x) => (await ports.quota.readLedger(x, 3)).sponsorId));
+        expect(la === null || lb === null).toBe(true);
+        const [d, e] = [id('sp15'), id('sp15')];
+        for (const x of [d, e]) await ports.quota.setSuspended(x, null);
+        const bytes = new Uint8Array(10).fill(round + 10);
+        const [de, created] = await Promise.all([
+          others[0]!.sponsorship.setSponsor(d, e),
+          sponsorshipOver(others[1]!, 4, bytes).create({ accountId: d }),
+        ]);
+        expect([de.ok, created.ok].filter(Boolean)).toHaveLength(1);
+      }
+    } finally {
+      await cleanup?.();
+    }
+  });
 }
 
 export function describeLinkStoreContract(adapter: string, setup: Setup): void {

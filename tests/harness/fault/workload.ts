@@ -284,7 +284,7 @@ export class MixedWorkload {
     // Forget the oldest settled sessions beyond the cap (the server keeps them; the model need not).
     while (account.sessions.length > this.#o.maxSessions) {
       const i = account.sessions.findIndex((s) => s.state !== 'revoking');
-      account.sessions.splice(i < 0 ? 0 : i, 1);
+      account.sessions.splice(Math.max(i, 0), 1);
     }
   }
 

@@ -13,7 +13,6 @@ import { createSqlitePorts, openSqliteDatabase } from '@strongroom/adapters-sqli
 import type { Config } from '../config.js';
 import type { BackupOpener } from './age.js';
 import {
-  AGE_SUFFIX,
   BackupFailure,
   BLOB_ROOT,
   blobPath,

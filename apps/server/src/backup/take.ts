@@ -296,7 +296,7 @@ export async function takeBackup(
       blob_bytes: bytes,
     };
     const infoWritten = await naming(join(target, BACKUP_INFO_FILE), () =>
-      writeWhole(join(target, BACKUP_INFO_FILE), utf8(JSON.stringify(info, null, 2) + '\n')),
+      writeWhole(join(target, BACKUP_INFO_FILE), utf8(`${JSON.stringify(info, null, 2)}\n`)),
     );
     entries.push({ path: BACKUP_INFO_FILE, sha256: infoWritten.sha256 });
     const manifest = formatManifest(entries);

@@ -74,7 +74,8 @@ export class DocChecker {
     for (const [name, header] of Object.entries<Json>(response.headers ?? {})) {
       if (deref(this.doc, header).required && !answer.headers.has(name)) found.push(`missing header ${name}`);
     }
-    const type = answer.headers.get('content-type')?.split(';')[0]!.trim().toLowerCase() ?? null;
+    const header = answer.headers.get('content-type');
+    const type = header === null ? null : header.split(';')[0]!.trim().toLowerCase();
     if (!response.content) {
       if (answer.bytes.byteLength > 0)
         found.push(`${answer.status} documents no body, got ${answer.bytes.byteLength} bytes of ${type}`);

@@ -66,13 +66,13 @@ export function mountRoutes(app: Hono, routes: readonly AnyRoute[], options: Mou
         version = negotiated.value.version;
         // Deprecation and Sunset, when they apply, were set for every response by the app's fetch wrapper.
       }
-      let params: unknown ;
+      let params: unknown;
       if (r.params) {
         const p = v.safeParse(r.params as v.GenericSchema, c.req.param());
         if (!p.success) throw new HttpProblem('error.not_found', 'No such resource.');
         params = p.output;
       }
-      let query: unknown ;
+      let query: unknown;
       if (r.query) {
         const q = v.safeParse(r.query as v.GenericSchema, c.req.query());
         if (!q.success) throw new HttpProblem('error.request.invalid', issuesText(q.issues));

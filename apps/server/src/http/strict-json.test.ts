@@ -34,23 +34,23 @@ const escapedName = (k: string): string =>
 
 /**
  * Serialises like JSON.stringify, except that the object at `dup` writes its first member a second
- * time (under an escaped spelling when `escape`), with `extra` as the repeated value.
+ * time (under an escaped spelling when `escaped`), with `extra` as the repeated value.
  */
 function withDuplicate(
   v: Json,
   dup: (string | number)[],
   extra: Json,
-  escape: boolean,
+  escaped: boolean,
   at: (string | number)[] = [],
 ): string {
-  if (Array.isArray(v)) return `[${v.map((x, i) => withDuplicate(x, dup, extra, escape, [...at, i])).join(',')}]`;
+  if (Array.isArray(v)) return `[${v.map((x, i) => withDuplicate(x, dup, extra, escaped, [...at, i])).join(',')}]`;
   if (v !== null && typeof v === 'object') {
     const members = Object.entries(v).map(
-      ([k, x]) => `${JSON.stringify(k)}:${withDuplicate(x, dup, extra, escape, [...at, k])}`,
+      ([k, x]) => `${JSON.stringify(k)}:${withDuplicate(x, dup, extra, escaped, [...at, k])}`,
     );
     if (at.length === dup.length && at.every((p, i) => p === dup[i])) {
       const first = Object.keys(v)[0]!;
-      members.push(`${escape ? escapedName(first) : JSON.stringify(first)}:${JSON.stringify(extra)}`);
+      members.push(`${escaped ? escapedName(first) : JSON.stringify(first)}:${JSON.stringify(extra)}`);
     }
     return `{${members.join(',')}}`;
   }
@@ -102,10 +102,10 @@ describe('strict JSON body reader', () => {
   it('refuses a duplicated member name at any depth, however it is spelt', () => {
     const doc = fc.dictionary(fc.string({ maxLength: 6 }), fc.jsonValue({ maxDepth: 4 }), { minKeys: 1 });
     fc.assert(
-      fc.property(doc, fc.nat(), fc.jsonValue({ maxDepth: 1 }), fc.boolean(), (obj, pick, extra, escape) => {
+      fc.property(doc, fc.nat(), fc.jsonValue({ maxDepth: 1 }), fc.boolean(), (obj, pick, extra, escaped) => {
         const paths = objectPaths(obj as Json);
         const dup = paths[pick % paths.length]!;
-        const text = withDuplicate(obj as Json, dup, extra as Json, escape);
+        const text = withDuplicate(obj as Json, dup, extra as Json, escaped);
         expect(outcome(enc(text))).toBe('error.request.invalid');
       }),
     );

@@ -26,7 +26,7 @@ export const tokenPairBody = (p: CoreTokenPair) => ({
   ...(p.signInTicket !== undefined ? { sign_in_ticket: p.signInTicket } : {}),
 });
 
-const Profile = v.object({
+const ProfileBody = v.object({
   account_id: Uuid,
   address: v.pipe(
     v.nullable(v.string()),
@@ -234,7 +234,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'profile',
       summary: "The caller's own profile",
       auth: true,
-      responses: { 200: { description: 'Profile', schema: Profile } },
+      responses: { 200: { description: 'Profile', schema: ProfileBody } },
       handle: async ({ c, principal }) =>
         json(
           c,
@@ -296,7 +296,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Set or clear the display name (absent leaves it, null or empty clears it)',
       auth: true,
       body: { type: 'json', schema: v.strictObject({ display_name: v.optional(v.nullable(DisplayName)) }) },
-      responses: { 200: { description: 'Updated profile', schema: Profile } },
+      responses: { 200: { description: 'Updated profile', schema: ProfileBody } },
       errors: ['error.profile.invalid_display_name', 'error.request.invalid', 'error.sponsored.no_identity'],
       handle: async ({ c, body, principal }) => {
         const patch = 'display_name' in body ? { displayName: body.display_name ?? null } : {};

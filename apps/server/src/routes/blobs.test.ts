@@ -206,7 +206,6 @@ for (const [name, open] of [
       unknown: fresh(),
     };
     let ownAsset: string;
-    let albumAsset: string;
     let trashedAsset: string;
     let album: string;
     let assetLink: string;
@@ -230,7 +229,7 @@ for (const [name, open] of [
       ownAsset = await w.upload(a, data.own);
       await w.upload(a, data.derivative, { kind: 'derivative' }, { asset_id: ownAsset });
       album = await w.album(a);
-      albumAsset = await w.upload(a, data.inAlbum, { album_id: album });
+      await w.upload(a, data.inAlbum, { album_id: album });
       trashedAsset = await w.upload(a, data.trashed);
       expectOk(await call(b.app, 'POST', `/v1/assets/${trashedAsset}/trash`, a), 200, 'trash');
       await w.upload(as(bob.token, s), data.ofS);

@@ -1,7 +1,6 @@
 import type { Context } from 'hono';
 import * as v from 'valibot';
 import {
-  CoreError,
   parseHandle,
   PeerUnavailableError,
   toBase64url,
@@ -12,7 +11,6 @@ import {
 import type { AppDeps } from '../deps.js';
 import { HttpProblem, type ProblemCode } from '../http/problem.js';
 import { json, unwrap } from '../http/respond.js';
-import { bearerToken } from '../http/credentials.js';
 import { requestHeader } from '../http/request.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 

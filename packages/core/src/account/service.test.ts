@@ -68,7 +68,7 @@ describe('AccountService', () => {
     // Code points, not UTF-16 units: 1,024 astral characters are 2,048 units and still allowed.
     const longest = '😀'.repeat(1024);
     expect(
-      (await core.accounts.register({ address: 'long@example.org', password: longest + 'x' })).ok ? 'ok' : 'refused',
+      (await core.accounts.register({ address: 'long@example.org', password: `${longest}x` })).ok ? 'ok' : 'refused',
     ).toBe('refused');
     expect(await core.accounts.register({ address: 'long@example.org', password: 'x'.repeat(1025) })).toMatchObject({
       ok: false,
@@ -83,12 +83,12 @@ describe('AccountService', () => {
     ).toMatchObject({ ok: false, code: 'error.auth.weak_password' });
     const before = hasher.verifies;
     expect(
-      await core.accounts.login({ address: 'long@example.org', password: longest + 'x', cohortHash: null }),
+      await core.accounts.login({ address: 'long@example.org', password: `${longest}x`, cohortHash: null }),
     ).toMatchObject({ ok: false, code: 'error.auth.invalid_credentials' });
     expect(
       await core.accounts.login({ address: 'nobody@example.org', password: 'z'.repeat(60_000), cohortHash: null }),
     ).toMatchObject({ ok: false, code: 'error.auth.invalid_credentials' });
-    expect(await core.accounts.reauthenticate(who.value, longest + 'x')).toMatchObject({
+    expect(await core.accounts.reauthenticate(who.value, `${longest}x`)).toMatchObject({
       ok: false,
       code: 'error.auth.invalid_credentials',
     });

@@ -46,7 +46,7 @@ interface Real {
 }
 
 /** Runs an event; a crash mid-delivery is allowed (the outbox survives), anything else is a bug. */
-async function step(r: Real, run: () => Promise<unknown>): Promise<void> {
+async function step(_r: Real, run: () => Promise<unknown>): Promise<void> {
   try {
     await run();
   } catch (e) {

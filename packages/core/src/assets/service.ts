@@ -151,7 +151,7 @@ export class AssetService {
   /** Discards a pending drop: its bytes are freed at the next sweep. */
   async discardDrop(linkOwner: Caller, id: string): Promise<Result<void, Missing>> {
     const a = await guard(STORE, 'asset read', () => this.#d.assets.findAsset(id));
-    if (!a || a.state !== 'pending_drop' || !mayReach(linkOwner, assetObject(a), 'write'))
+    if (a?.state !== 'pending_drop' || !mayReach(linkOwner, assetObject(a), 'write'))
       return refuse('error.not_found', 'No such pending drop.');
     // Decided again under the store's lock: an adoption that won the race keeps the asset, and this discard says so.
     const discarded = await guard(STORE, 'asset write', () => this.#d.assets.discardDrop(id));

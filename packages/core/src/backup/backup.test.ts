@@ -29,7 +29,7 @@ describe('backup manifest', () => {
   it('formats sha256sum lines sorted by path, and parses them back', () => {
     const text = formatManifest([
       { path: 'strongroom.db', sha256: B },
-      { path: 'blobs/aa/' + A, sha256: A },
+      { path: `blobs/aa/${A}`, sha256: A },
     ]);
     expect(text).toBe(`${A}  blobs/aa/${A}\n${B}  strongroom.db\n`);
     expect(parseManifest(text)).toEqual({
@@ -150,7 +150,7 @@ describe('the manifest MAC', () => {
       [sealed, new Uint8Array(32).fill(9), /MAC does not verify/],
       [body, key, /carries no MAC line/],
       [sealed.replace(/[0-9a-f]\n$/, 'x\n'), key, /carries no MAC line/],
-      [sealed + '\n', key, /carries no MAC line/],
+      [`${sealed}\n`, key, /carries no MAC line/],
       [`${body}${sealed.slice(body.length)}${A}  extra\n`, key, /carries no MAC line/],
     ] as const) {
       const r = openManifest(k, text);

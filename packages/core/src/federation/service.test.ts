@@ -167,7 +167,7 @@ describe('FederationService', () => {
 
   it('limits each peer, and only tokens that verify draw from the bucket', async () => {
     const { fedA, fedB, clock } = await pair(2);
-    const forged = (await fedA.mint(B, 's')).token.slice(0, -4) + 'AAAA';
+    const forged = `${(await fedA.mint(B, 's')).token.slice(0, -4)}AAAA`;
     for (let i = 0; i < 5; i++) expect((await fedB.check(forged)).ok).toBe(false);
     expect((await fedB.check((await fedA.mint(B, 's')).token)).ok).toBe(true);
     expect((await fedB.check((await fedA.mint(B, 's')).token)).ok).toBe(true);

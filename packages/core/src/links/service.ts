@@ -1,4 +1,4 @@
-import { mayActForAccount, mayReach, reach } from '../access/rules.js';
+import { mayActForAccount, mayReach } from '../access/rules.js';
 import { constantTimeEqual, fromBase64url, fromHex, sha256Hex, toBase64url } from '../encoding/bytes.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { AssetCatalog, AssetRecord } from '../ports/asset-catalog.js';

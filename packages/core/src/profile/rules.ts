@@ -8,6 +8,7 @@ export const PASSWORD_MAX = 1024;
 export const ADDRESS_MAX = 254;
 
 // Unicode category Cc: C0 controls, DEL and C1 controls.
+// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/u;
 
 function codePoints(text: string): number {

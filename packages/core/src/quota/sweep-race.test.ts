@@ -23,7 +23,6 @@ import { QuotaService } from './service.js';
  */
 
 const ALICE = '0190c000-0000-7000-8000-00000000000a';
-const BOB = '0190c000-0000-7000-8000-00000000000b';
 const POLICY: QuotaPolicy = { ...DEFAULT_QUOTA_POLICY, defaults: { soft: null, hard: 1_000_000 }, graceMs: 1000 };
 const V = '2026-06-01';
 const WRITE = { protocolVersion: V, intentId: null };
@@ -44,7 +43,7 @@ class HookedBlobStore extends MemoryBlobStore {
   override async commit(stagingId: string, contentHash: string) {
     const done = await super.commit(stagingId, contentHash);
     const hook = this.afterCommit;
-    if (hook !== null && hook.of(stagingId)) {
+    if (hook?.of(stagingId)) {
       this.afterCommit = null;
       await hook.run();
     }

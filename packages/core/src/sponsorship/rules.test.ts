@@ -4,23 +4,21 @@ import type { SponsoredRecord } from '../ports/sponsorship-store.js';
 import { decideActAs, decideOwnerRemoval, decideSponsor, decideSponsorChange, decideSponsorCreation } from './rules.js';
 
 const ids = fc.constantFrom('a', 'b', 'c', 'd', 'e');
-const record = fc
-  .record({ sponsorId: ids, extra: fc.uniqueArray(ids, { maxLength: 4 }) })
-  .map(
-    ({ sponsorId, extra }): SponsoredRecord => ({
-      accountId: 'kid',
-      sponsorId,
-      createdAt: 0,
-      owners: [sponsorId, ...extra.filter((o) => o !== sponsorId)],
-    }),
-  );
+const record = fc.record({ sponsorId: ids, extra: fc.uniqueArray(ids, { maxLength: 4 }) }).map(
+  ({ sponsorId, extra }): SponsoredRecord => ({
+    accountId: 'kid',
+    sponsorId,
+    createdAt: 0,
+    owners: [sponsorId, ...extra.filter((o) => o !== sponsorId)],
+  }),
+);
 
 describe('who may act as whom', () => {
   it('exactly the owners of a sponsored account may act as it; nobody may act as anything else', () => {
     fc.assert(
       fc.property(fc.option(record, { nil: null }), ids, (target, caller) => {
         const verdict = decideActAs(caller, target);
-        expect(verdict.ok).toBe(target !== null && target.owners.includes(caller));
+        expect(verdict.ok).toBe(target?.owners.includes(caller) ?? false);
         if (!verdict.ok) expect(verdict.code).toBe('error.auth.not_an_owner');
       }),
     );

@@ -8,7 +8,7 @@ import type { SponsoredRecord } from '../ports/sponsorship-store.js';
  * whether the id exists.
  */
 export function decideActAs(callerId: string, target: SponsoredRecord | null): Result<void, 'error.auth.not_an_owner'> {
-  if (target !== null && target.owners.includes(callerId)) return ok(undefined);
+  if (target?.owners.includes(callerId)) return ok(undefined);
   return refuse('error.auth.not_an_owner', 'The caller is not an owner of this sponsored account.');
 }
 

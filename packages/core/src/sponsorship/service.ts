@@ -1,5 +1,5 @@
 import { uuidv7 } from '../encoding/uuid.js';
-import { CoreError, guard, ok, refuse, type Result } from '../errors.js';
+import { guard, ok, refuse, type Result } from '../errors.js';
 import type { AccountStore } from '../ports/account-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';

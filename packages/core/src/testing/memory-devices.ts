@@ -4,7 +4,6 @@ import type {
   RevokeAllChallenge,
   RevokeAllChallengeStore,
 } from '../ports/revoke-all-challenges.js';
-import { constantTimeEqual } from '../encoding/bytes.js';
 import { decidePublication } from '../devices/directory.js';
 
 /** In-memory reference implementation of the device directory and revoke-all challenge ports. */

@@ -1,14 +1,12 @@
 import type { MemorySyncLog } from './memory-sync.js';
 import { linkChanges } from '../sync/changes.js';
 import type { Result } from '../errors.js';
-import { decideDropReservation } from '../links/rules.js';
 import type { AccountRecord } from '../ports/account-store.js';
 import { decideSponsorChange, type SponsorFacts } from '../sponsorship/rules.js';
 import type { MemoryQuotaStore } from './memory-quota-store.js';
 import type { MemoryStore } from './memory-store.js';
-import type { DropRecord, DropReservation, LinkRecord, LinkStore } from '../ports/link-store.js';
+import type { DropRecord, LinkRecord, LinkStore } from '../ports/link-store.js';
 import type { SponsoredRecord, SponsorshipStore } from '../ports/sponsorship-store.js';
-import { isOpenState, uploadState } from '../upload/machine.js';
 
 /**
  * In-memory reference implementation of the sponsorship store. Creating a sponsored account also
@@ -93,7 +91,7 @@ export class MemorySponsorshipStore implements SponsorshipStore {
   }
   async removeOwner(accountId: string, ownerId: string): Promise<boolean> {
     const r = this.records.get(accountId);
-    if (!r || !r.owners.includes(ownerId)) return false;
+    if (!r?.owners.includes(ownerId)) return false;
     this.records.set(accountId, { ...r, owners: r.owners.filter((o) => o !== ownerId) });
     return true;
   }

@@ -406,7 +406,7 @@ export class UploadService {
   async #finalizedAs(id: string, contentHash: string, now: number): Promise<UploadSessionRecord | null> {
     const after = await guard(STORE, 'upload session read', () => this.#d.sessions.findUpload(id));
     const again = after === null ? null : decideFinalize(after, contentHash, now);
-    return again !== null && again.ok && again.value.done ? after : null;
+    return again?.ok && again.value.done ? after : null;
   }
 
   /**

@@ -16,7 +16,7 @@ import {
 import { createApp } from '../../app.js';
 import { runCli } from '../../cli.js';
 import { readConfig } from '../../config.js';
-import { buildDeps, nodePlatform, openStores, type Stores } from '../../deps.js';
+import { buildDeps, nodePlatform, openStores } from '../../deps.js';
 import { call, listen, registerUser, VERSION } from '@strongroom/tests';
 
 /**

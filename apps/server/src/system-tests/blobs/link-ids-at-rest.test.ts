@@ -50,8 +50,8 @@ function found(value: unknown, needles: (string | Uint8Array)[]): boolean {
       : String(value);
   return needles.some((n) =>
     typeof n === 'string'
-      ? text.includes(n) || (bytes !== null && bytes.includes(Buffer.from(n)))
-      : bytes !== null && bytes.includes(Buffer.from(n)),
+      ? text.includes(n) || (bytes?.includes(Buffer.from(n)) ?? false)
+      : (bytes?.includes(Buffer.from(n)) ?? false),
   );
 }
 

@@ -154,7 +154,7 @@ describe('operator CLI', () => {
   });
 
   it('reaches an account without an address by its id, and the ledger speaks snake_case', async () => {
-    const { env, stores, sponsor, id } = await sponsoredDeployment('sponsor@example.org');
+    const { env, stores, id } = await sponsoredDeployment('sponsor@example.org');
     expect((await runCli(['lock', id.toUpperCase()], env)).code).toBe(0);
     expect((await stores.accounts.findAccountById(id))?.lockedAt).not.toBeNull();
     // An account as OpenID sign-in makes it when the provider gives no verified email: no address, no password.
