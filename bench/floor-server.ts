@@ -160,6 +160,7 @@ async function pgFloor(url: string): Promise<FloorStore> {
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- pg-pool awaits it (a rejection fails the checkout); @types/pg still types it void
     onConnect: (client) => client.query(CONNECTION_SETTINGS.join('; ')),
   } as pg.PoolConfig);
   // The server's statement helpers over the same pool, for the writes it sends the same way.

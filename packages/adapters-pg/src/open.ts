@@ -158,6 +158,7 @@ export async function openPgDatabase(url: string, options: PgDatabaseOptions = {
       : {
           // Before the pool hands a new connection out (a failure here fails that checkout, and the
           // connection is dropped): see CONNECTION_SETTINGS.
+          // eslint-disable-next-line @typescript-eslint/no-misused-promises -- pg-pool awaits it (a rejection fails the checkout); @types/pg still types it void
           onConnect: (client: pg.ClientBase) => client.query(CONNECTION_SETTINGS.join('; ')),
         }),
   });
