@@ -4,7 +4,19 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/dist-types/**', '**/node_modules/**', '**/*.d.ts', '**/drizzle/**', '**/*.mjs', '**/*.js', '**/*.config.ts', 'vitest.workspace.ts'] },
+  {
+    ignores: [
+      '**/dist/**',
+      '**/dist-types/**',
+      '**/node_modules/**',
+      '**/*.d.ts',
+      '**/drizzle/**',
+      '**/*.mjs',
+      '**/*.js',
+      '**/*.config.ts',
+      'vitest.workspace.ts',
+    ],
+  },
   {
     files: ['**/*.ts'],
     languageOptions: {
