@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { startPgBouncer, type RunningPgBouncer } from '@strongroom/adapters-pg/testing';
 
 /**
  * The one way a test starts a real Strongroom process: the server (`apps/server/src/main.ts`)
@@ -65,9 +66,10 @@ export type Spawned =
 
 /** Starts the server; resolves once it listens, or with its exit if it ends first. */
 export async function spawnServer(options: SpawnOptions = {}): Promise<Spawned> {
+  const env = await throughPooler({ PORT: '0', HOST: '127.0.0.1', SVC_BASE_URL: TEST_BASE_URL, ...options.env });
   const child = spawn(process.execPath, [...(await entryArgs('main', options.nodeArgs ?? []))], {
     cwd: ROOT,
-    env: environment({ PORT: '0', HOST: '127.0.0.1', SVC_BASE_URL: TEST_BASE_URL, ...options.env }),
+    env: environment(env),
     stdio: options.ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -190,6 +192,22 @@ export async function spawnCliProcess(
     child.once('close', (code, signal) => resolve({ code, signal, out })),
   );
   return { child, ended };
+}
+
+/**
+ * STRONGROOM_TEST_PGBOUNCER=1 (.ci/run sets it for a second pass over tests/multi-process): every
+ * server process started over PostgreSQL reaches it through one shared PgBouncer in transaction
+ * mode with SVC_PG_POOLER=transaction, as a fleet behind a pooler runs. Two server connections for
+ * the whole run, so each process's transactions land on connections another process used last.
+ * The CLI keeps the direct address: backups and restores go straight to PostgreSQL (docs/deployment.md).
+ */
+let sharedBouncer: Promise<RunningPgBouncer> | null = null;
+async function throughPooler(env: Env): Promise<Env> {
+  const url = env.SVC_DATABASE_URL ?? process.env.SVC_DATABASE_URL;
+  if (process.env.STRONGROOM_TEST_PGBOUNCER !== '1' || !url || env.SVC_PG_POOLER !== undefined) return env;
+  sharedBouncer ??= startPgBouncer(url, 2);
+  const bouncer = await sharedBouncer;
+  return { ...env, SVC_DATABASE_URL: bouncer.through(url), SVC_PG_POOLER: 'transaction' };
 }
 
 function environment(env: Env): Record<string, string> {

@@ -97,6 +97,8 @@ export interface AppDeps {
   readonly tokens: AccessTokens;
   readonly sessions: SessionService;
   readonly accounts: AccountService;
+  /** The one bounded queue in front of every password hash and check: its load, for tests and metrics. */
+  readonly passwordChecks: Pick<BoundedHasher, 'load'>;
   readonly totp: TotpService;
   readonly devices: DeviceDirectoryService;
   readonly revokeAll: RevokeAllService;
@@ -501,6 +503,7 @@ export async function buildDeps(
     buckets: stores.discovery,
   });
   return {
+    passwordChecks: hasher,
     totpRecovery,
     config,
     clock,

@@ -46,6 +46,12 @@ const busy = (r: Reply) =>
 const until = async (what: () => boolean | Promise<boolean>) => {
   for (let i = 0; i < 500 && !(await what()); i++) await new Promise((r) => setTimeout(r, 5));
 };
+/** Every one of `sent` sign-ins has reached the hash queue (running or waiting there) or been answered. */
+const queued = (sent: number, answered: () => number) =>
+  until(() => {
+    const { running, waiting } = s.deps.passwordChecks.load;
+    return running + waiting + answered() >= sent;
+  });
 
 describe('sign-in load shedding', () => {
   it('past the queue, register, login, password change and reauthenticate are 503 busy with Retry-After: 1 and change nothing', async () => {
@@ -57,13 +63,13 @@ describe('sign-in load shedding', () => {
     const before = { accounts: accounts(), sessions: sessions() };
     hasher.slow = true;
     // Fill what may run and what may wait: these are held, not refused.
+    let fillingAnswered = 0;
     const filling = Array.from({ length: 8 }, (_, i) =>
       call(s.app, 'POST', '/v1/auth/login', {
         body: { address: u.address, password: i === 0 ? PASSWORD : `${PASSWORD} no ${i}` },
-      }),
+      }).finally(() => fillingAnswered++),
     );
-    await until(() => hasher.held.length >= 1);
-    await new Promise((r) => setTimeout(r, 100));
+    await queued(filling.length, () => fillingAnswered);
     const admitted = hasher.calls;
     // Over the bound now: every password route refuses at once, without waiting for the hasher.
     const refused = await Promise.all([
@@ -126,8 +132,7 @@ describe('sign-in load shedding', () => {
         () => answered++,
       ),
     );
-    await until(() => hasher.held.length >= 1);
-    await new Promise((r) => setTimeout(r, 100));
+    await queued(flood.length, () => answered);
     await until(() => answered >= shedFirst);
     hasher.release();
     const replies = await Promise.all(flood);
@@ -155,11 +160,13 @@ describe('sign-in load shedding', () => {
     const u = await registerUser(s.app);
     hasher.slow = true;
     // The flood: more sign-ins than may run and wait together.
+    let floodAnswered = 0;
     const flood = Array.from({ length: 40 }, () =>
-      call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } }),
+      call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } }).finally(
+        () => floodAnswered++,
+      ),
     );
-    await until(() => hasher.held.length >= 1);
-    await new Promise((r) => setTimeout(r, 100));
+    await queued(flood.length, () => floodAnswered);
     // Full: the next sign-in is shed at once.
     expect(
       busy(await call(s.app, 'POST', '/v1/auth/login', { body: { address: u.address, password: PASSWORD } })),
