@@ -117,6 +117,8 @@ export interface FaultProxy {
   down(): void;
   /** Accepts connections and never relays a byte: the store is slow past any timeout. */
   hang(): void;
+  /** Bytes relayed toward the store since the proxy started: a test waits on it, not on a clock. */
+  relayedUp(): number;
   close(): Promise<void>;
 }
 
@@ -124,6 +126,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const url = new URL(target);
   const open = new Set<Socket>();
   let mode: 'up' | 'down' | 'hang' = 'up';
+  let relayedUp = 0;
   const track = (s: Socket) => {
     open.add(s);
     s.on('close', () => open.delete(s));
@@ -135,6 +138,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     if (mode === 'hang') return;
     const upstream = connect(Number(url.port), url.hostname);
     track(upstream);
+    client.on('data', (chunk: Buffer) => (relayedUp += chunk.length));
     client.pipe(upstream);
     upstream.pipe(client);
     upstream.on('close', () => client.destroy());
@@ -157,6 +161,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       mode = 'hang';
       cut();
     },
+    relayedUp: () => relayedUp,
     close: async () => {
       cut();
       await new Promise((r) => server.close(r));

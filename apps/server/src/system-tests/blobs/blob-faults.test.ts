@@ -187,8 +187,10 @@ describe('blob store faults on S3 (s3rver behind a relay that can be cut)', { ti
       body,
       duplex: 'half',
     } as RequestInit);
+    const relayedBefore = relay.relayedUp();
     push(bytes.subarray(0, 9 * MiB));
-    await new Promise((r) => setTimeout(r, 300));
+    // The store has the first 8 MiB part (the S3 store's part size) before it goes.
+    while (relay.relayedUp() - relayedBefore < 8 * MiB) await new Promise((r) => setTimeout(r, 10));
     relay.down();
     push(bytes.subarray(9 * MiB));
     push(null);
