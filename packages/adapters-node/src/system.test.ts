@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { JsonLogger, pooledRandom } from './system.js';
 
 describe('JsonLogger', () => {
@@ -71,15 +71,18 @@ describe('JsonLogger', () => {
     );
   });
 
-  it('holds info lines for up to flushMs, then writes them together', async () => {
+  it('holds info lines for up to flushMs, then writes them together', () => {
+    // The logger's wait is a timer: fake timers step it exactly, with no real time passing.
+    vi.useFakeTimers();
+    onTestFinished(() => void vi.useRealTimers());
     const writes: string[] = [];
     const log = new JsonLogger((chunk) => writes.push(Buffer.from(chunk).toString()), { flushMs: 40 });
     log.info('one');
-    await new Promise((r) => setImmediate(r));
+    vi.advanceTimersByTime(1);
     log.info('two');
-    await new Promise((r) => setTimeout(r, 5));
+    vi.advanceTimersByTime(38);
     expect(writes).toEqual([]);
-    await new Promise((r) => setTimeout(r, 60));
+    vi.advanceTimersByTime(1);
     expect(writes).toHaveLength(1);
     expect(
       writes[0]!
@@ -89,8 +92,9 @@ describe('JsonLogger', () => {
     ).toEqual(['one', 'two']);
     // The timer went with the write: the next line starts a new wait.
     log.info('three');
+    vi.advanceTimersByTime(39);
     expect(writes).toHaveLength(1);
-    await new Promise((r) => setTimeout(r, 60));
+    vi.advanceTimersByTime(1);
     expect(writes).toHaveLength(2);
   });
 
