@@ -113,7 +113,14 @@ describe('PostgreSQL: cross-connection races', () => {
       await tx.execute(sql`UPDATE sessions SET closed_at = 20 WHERE account_id = ${accountId} AND closed_at IS NULL`);
       opening = store.openSession(session, null);
       void opening.then(() => (settled = true));
-      await new Promise((r) => setTimeout(r, 300));
+      // Until the sign-in's connection waits on this transaction's lock (or, wrongly, settles first).
+      const waiting = async () => {
+        const r = (await t.db.execute(
+          sql`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        )) as unknown as { rows: { n: number }[] };
+        return r.rows[0]!.n >= 1;
+      };
+      for (let i = 0; i < 1_500 && !settled && !(await waiting()); i++) await new Promise((r) => setTimeout(r, 10));
       expect(settled).toBe(false);
     });
     expect(await opening!).toBe(false);
