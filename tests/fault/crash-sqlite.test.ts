@@ -36,8 +36,9 @@ describe('SQLite: SIGKILL under a mixed write load, restart on the same data dir
     for (let i = 0; i < ITERATIONS; i++) {
       const abort = new AbortController();
       const running = load.run(abort.signal, 4);
-      // The kill point: anywhere from just started to a second and a half into the load.
-      await new Promise((r) => setTimeout(r, 150 + Math.floor(rand() * 1350)));
+      // The kill point: anywhere from just started to a few hundred writes into the load, counted
+      // in acknowledged writes rather than milliseconds, so a slow machine kills as deep into the load.
+      await load.acknowledgeMore(5 + Math.floor(rand() * 300));
       await server.kill();
       abort.abort();
       await running;
@@ -72,7 +73,7 @@ describe('SQLite: SIGKILL under a mixed write load, restart on the same data dir
       const burst = async () => {
         const abort = new AbortController();
         const running = load.run(abort.signal, 4);
-        await new Promise((r) => setTimeout(r, 1_000));
+        await load.acknowledgeMore(50);
         abort.abort();
         await running;
       };

@@ -73,7 +73,8 @@ describe.skipIf(SKIP !== null)('PostgreSQL restarted under load', { timeout: 120
           }
         }
       })();
-      await new Promise((res) => setTimeout(res, 600));
+      // The load under way (some writes acknowledged) before the database goes.
+      await load.acknowledgeMore(20);
       // A clean restart, then a crash of the database server itself, then clean again.
       await cluster.restart(r % 2 === 1 ? 'immediate' : 'fast');
       // The server must serve again by itself, promptly, and go on under the load for a while.
@@ -87,7 +88,8 @@ describe.skipIf(SKIP !== null)('PostgreSQL restarted under load', { timeout: 120
       }
       recoveries.push(Date.now() - back);
       expect(recovered, `serving again within 10 s of restart ${r + 1}`).toBe(true);
-      await new Promise((res) => setTimeout(res, 1_000));
+      // ...and goes on under the load: more writes acknowledged after the restart.
+      await load.acknowledgeMore(50);
       abort.abort();
       await Promise.all([running, probing]);
       const { problems } = await load.verify();

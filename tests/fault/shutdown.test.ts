@@ -28,6 +28,17 @@ async function start(env: Record<string, string>, dataDir = mkdtempSync(join(tmp
 }
 
 /** An account with a device and an open 10-byte upload session. */
+/** Until the server's handler has taken the upload's first bytes (its state is Uploading), within 10 s. */
+async function uploadStarted(url: string, uploadId: string, token: string): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  for (;;) {
+    const state = (await fetchCall(url, 'GET', `/upload/${uploadId}`, { token })).body?.state;
+    if (state === 'Uploading') return;
+    if (Date.now() > deadline) throw new Error(`the upload never started (state ${String(state)})`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 async function uploadSession(url: string): Promise<{ token: string; uploadId: string }> {
   const address = `term-${Math.random().toString(36).slice(2, 10)}@example.org`;
   const token = (await fetchCall(url, 'POST', '/v1/auth/register', { body: { address, password: PASSWORD } })).body
@@ -78,7 +89,7 @@ describe('SIGTERM', { timeout: 60_000 }, () => {
     );
     const inFlight = await openRaw(server.port);
     inFlight.write(`${putHead(uploadId, token)}01234`);
-    await new Promise((r) => setTimeout(r, 300));
+    await uploadStarted(server.url, uploadId, token);
 
     const signalled = Date.now();
     server.child.kill('SIGTERM');
@@ -127,7 +138,7 @@ describe('SIGTERM', { timeout: 60_000 }, () => {
     const { token, uploadId } = await uploadSession(server.url);
     const stuck = await openRaw(server.port);
     stuck.write(`${putHead(uploadId, token)}012`);
-    await new Promise((r) => setTimeout(r, 300));
+    await uploadStarted(server.url, uploadId, token);
     const signalled = Date.now();
     server.child.kill('SIGTERM');
     const exit = await within(server.exited, 4_000, 'exit after the grace period');

@@ -62,11 +62,13 @@ async function servesBesideTrickles(server: ServerProcess): Promise<void> {
     );
     void conn.trickle('x'.repeat(1000), 200);
   });
-  await new Promise((r) => setTimeout(r, 600));
-  const states = await Promise.all(
-    ids.map(async (id) => (await fetchCall(server.url, 'GET', `/upload/${id}`, { token })).body.state),
-  );
-  expect(states, 'every trickling upload is inside its handler').toEqual(ids.map(() => 'Uploading'));
+  const states = () =>
+    Promise.all(ids.map(async (id) => (await fetchCall(server.url, 'GET', `/upload/${id}`, { token })).body.state));
+  // Until every trickling upload is inside its handler (within 10 s), each answered meanwhile.
+  const deadline = Date.now() + 10_000;
+  while ((await states()).some((s) => s !== 'Uploading') && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 20));
+  expect(await states(), 'every trickling upload is inside its handler').toEqual(ids.map(() => 'Uploading'));
   for (let i = 0; i < 5; i++) {
     const started = Date.now();
     const [quota, created] = await Promise.all([

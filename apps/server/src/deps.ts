@@ -175,6 +175,8 @@ export interface OpenOptions {
   readonly create?: boolean;
   /** `close-restored-sessions`: opens the stores beside the marker a PostgreSQL restore leaves, to do what it waits for. */
   readonly closingRestoredSessions?: boolean;
+  /** PostgreSQL: an idle pooled connection the database ended (the server logs it). */
+  readonly onConnectionError?: (error: Error) => void;
 }
 
 /** Opens the configured database (SQLite under the data dir by default), migrating it forward. */
@@ -216,6 +218,7 @@ export async function openStores(config: Config, options: OpenOptions = {}): Pro
         connectTimeoutMs: config.database.connectMs,
         create,
         pooler: config.pgPooler,
+        ...(options.onConnectionError ? { onConnectionError: options.onConnectionError } : {}),
       });
     } catch (err) {
       closeBlobs();

@@ -1,4 +1,5 @@
 import { serve } from '@hono/node-server';
+import type { Logger } from '@strongroom/core';
 import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import { createApp } from './app.js';
@@ -25,9 +26,14 @@ import { failureForLog } from './logs/failure.js';
 const DURABILITY_LOST_EXIT_DELAY_MS = 1_000;
 
 /** Opens (creating or migrating) the configured store; a failure names the setting that points at it. */
-async function openConfiguredStores(config: Config): Promise<Awaited<ReturnType<typeof openStores>>> {
+async function openConfiguredStores(config: Config, logger: Logger): Promise<Awaited<ReturnType<typeof openStores>>> {
   try {
-    return await openStores(config);
+    // A pooled connection PostgreSQL ended (a restart, a terminated backend): the pool replaces it
+    // at the next checkout; the line tells the operator it happened.
+    return await openStores(config, {
+      onConnectionError: (err) =>
+        logger.warn('db.connection_lost', { code: (err as NodeJS.ErrnoException).code ?? 'unknown' }),
+    });
   } catch (err) {
     const where =
       config.databaseUrl !== null
@@ -67,13 +73,13 @@ async function main(): Promise<void> {
     // Once, before any worker exists: the secret key file, migrations, the deployment check and the
     // first signing and attestation keys, exactly as a single server would make them. The workers
     // then open a store that needs none of it, so no two of them race to create anything.
-    const prepared = await openConfiguredStores(config);
+    const prepared = await openConfiguredStores(config, logger);
     await buildDeps(config, prepared, platform);
     await prepared.close();
     superviseWorkers(config.workers, logger);
     return;
   }
-  const stores = await openConfiguredStores(config);
+  const stores = await openConfiguredStores(config, logger);
   const deps = await buildDeps(config, stores, platform);
   const app = createApp(deps);
   let draining = false;

@@ -150,6 +150,21 @@ export class MixedWorkload {
     };
   }
 
+  /**
+   * Resolves once `more` writes beyond those acknowledged now have been acknowledged: a fault test
+   * lets the load do an amount of work, not run for a stretch of wall-clock time. Rejects after
+   * `withinMs` (a server that stopped answering).
+   */
+  async acknowledgeMore(more: number, withinMs = 60_000): Promise<void> {
+    const target = this.#acknowledged + more;
+    const deadline = Date.now() + withinMs;
+    while (this.#acknowledged < target) {
+      if (Date.now() > deadline)
+        throw new Error(`the load acknowledged ${this.#acknowledged} of ${target} writes in ${withinMs} ms`);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+  }
+
   /** A request whose failure to arrive is reported as null (the process died under it). */
   async #call(method: string, path: string, o: CallOptions = {}): Promise<Reply | null> {
     const started = performance.now();
