@@ -98,7 +98,7 @@ async function attach(who: CallOptions, uploadId: string, asset: string, data: U
   expect(f).toMatchObject({ status: 200, body: { state: 'Completed', asset_id: asset } });
 }
 
-describe('follow-up writes of a delete, a restore or a trash-empty (contract 3.1)', () => {
+describe('follow-up writes of a delete, a restore or a trash-empty (spec §9.6)', () => {
   it('HardExceeded: trash, then a provenance upload is admitted (201) within the overdraft; without a prior delete, past the overdraft or after the window, 403', async () => {
     const a = await user();
     const x = await store(a, bytes(HARD, 1));

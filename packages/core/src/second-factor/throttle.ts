@@ -1,5 +1,5 @@
 /**
- * The per-account bound on second-factor guessing (decisions.md, "Operations"). The challenge's
+ * The per-account bound on second-factor guessing (spec §5.6). The challenge's
  * own limit (five code checks) bounds one challenge; this bounds the account across challenges,
  * so knowing the password no longer buys an unlimited supply of guesses.
  *

@@ -108,7 +108,7 @@ describe('a refresh with the old session token racing a password change', () => 
   });
 });
 
-describe('session lifecycle (contract 3.2)', () => {
+describe('session lifecycle (spec §4.4 to §4.10)', () => {
   it('registration opens a session and returns a working token pair', async () => {
     const { core, pair, memory } = await setup();
     const who = await core.sessions.authenticate(pair.accessToken);
