@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, registerUser, testServer, type CallOptions, type TestServer } from '@strongroom/tests';
 
 /**
- * Contract 3.1: in HardExceeded and GraceExpired "the provenance and metadata writes produced by a
- * delete, a restore or a trash-empty are always admitted". The client writes them (end-to-end
+ * Spec §9.6: in HardExceeded and GraceExpired the provenance and metadata writes a delete, a
+ * restore or a trash-empty produces are always admitted. The client writes them (end-to-end
  * encryption), so the server admits a provenance or metadata upload, or a metadata edit, as a
  * follow-up when the account trashed, restored, purged or emptied its trash within
  * SVC_QUOTA_FOLLOW_UP_S, past the hard limit by at most SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES.

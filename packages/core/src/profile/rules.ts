@@ -63,7 +63,7 @@ export interface NormalizedAddress {
   /** NFC and case-folded ({@link addressKeyOf}), for uniqueness and lookup. */
   readonly key: string;
   /**
-   * The key a database written before issue 28 holds for this spelling (trimmed, `toLowerCase()`
+   * The key a database written before addresses were NFC-normalised and case-folded holds for this spelling (trimmed, `toLowerCase()`
    * only). Lookups try it after {@link key} so accounts stored then are still found.
    */
   readonly legacyKey: string;

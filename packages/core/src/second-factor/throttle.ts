@@ -11,7 +11,7 @@
  *   hour doubles the delay, up to one hour.
  * While held, a correct password yields no new challenge and no code is checked.
  *
- * Count, then compare (issue 28, findings 4 and 8): every code check, on every route that checks
+ * Count, then compare: every code check, on every route that checks
  * one (sign-in, verify-enrollment, disable), first claims its place with {@link claimCodeCheck}
  * inside the store's transaction, which counts it as wrong before the code is looked at; only an
  * admitted check is compared, and a right code gives its place back ({@link refundCodeCheck}).
