@@ -19,7 +19,7 @@ const SKIPPED = new Set(['node_modules', 'dist', 'data', 'coverage', 'reports', 
 const SCANNED = /\.(?:[cm]?[jt]sx?|md|ya?ml|sh)$/;
 
 /** Every rule of docs/spec: `§N.M` to the file that defines it. Duplicates and misplaced rules are problems. */
-export function specRules(files: { path: string; text: string }[]): { rules: Map<string, string>; problems: string[] } {
+function specRules(files: { path: string; text: string }[]): { rules: Map<string, string>; problems: string[] } {
   const rules = new Map<string, string>();
   const problems: string[] = [];
   for (const { path, text } of files) {
@@ -41,7 +41,7 @@ export function specRules(files: { path: string; text: string }[]): { rules: Map
 }
 
 /** The rule numbers a text cites as `spec §…` (case-insensitive: a sentence may begin with it). */
-export function citations(text: string): string[] {
+function citations(text: string): string[] {
   const cited: string[] = [];
   for (const m of text.matchAll(/\bspec (§\d+\.\d+(?:(?:,? and |, | to | or )§\d+\.\d+)*)/gi))
     cited.push(...m[1]!.match(/§\d+\.\d+/g)!);
@@ -58,7 +58,7 @@ const HISTORY: [RegExp, string][] = [
 ];
 
 /** What is wrong with one file's citations, given the rules of docs/spec. */
-export function problemsIn(path: string, text: string, rules: ReadonlyMap<string, string>): string[] {
+function problemsIn(path: string, text: string, rules: ReadonlyMap<string, string>): string[] {
   const problems: string[] = [];
   const cited = path.startsWith('docs/spec/') ? (text.match(/§\d+\.\d+(?!\.\d)/g) ?? []) : citations(text);
   for (const id of new Set(cited)) if (!rules.has(id)) problems.push(`${path}: ${id} names no rule in docs/spec`);
