@@ -17,8 +17,8 @@
  *   account's change log (account, seq) after N, answered as rows: what a sync page cannot do
  *   without. Account 4's log holds FLOOR_SYNC_ROWS changes (default 1,000, the sync scenarios'
  *   library).
- * - `POST /floor/upload-guarded`: the same, plus the two things the contract and the architecture
- *   add to it: the device's row is read (contract 5.14: a write comes from a listed device), and
+ * - `POST /floor/upload-guarded`: the same, plus the two things the specification and the architecture
+ *   add to it: the device's row is read (spec §7.6: a write comes from a listed device), and
  *   the limit is decided outside SQL, as core decides it: the account's row is read under a lock
  *   (FOR UPDATE in a transaction on PostgreSQL; the group commit's turn on SQLite), the size
  *   checked against a hard limit here, then written. What remains between it and the server is

@@ -3,7 +3,7 @@
  * least it can cost on this machine (floor-server.ts), in the same rounds, each round after a run
  * of the bare route. The refresh's floor is also measured without its durable write, its
  * signature or both, so the output shows what each of those costs; the uploads' floor also with the
- * device read and the limit decided on a locked read (what the contract and core's rule add to a
+ * device read and the limit decided on a locked read (what the specification and core's rule add to a
  * write), each beside the server's figure for the same traffic. It answers two questions: can a
  * ratio target be reached here at all (not above the floor's ratio), and how much of a request is
  * the server's own work (its ratio as a share of the floor's).

@@ -5,7 +5,7 @@
  * does the GET's p99 stay within 2x of its p99 alone, and do sign-ins reach 80 % of what the hasher
  * does by itself on the same cores.
  *
- * Then the flood (issue 32, item 7: an outside tester's 300 concurrent sign-ins): in each round,
+ * Then the flood (300 concurrent sign-ins that ignore Retry-After): in each round,
  * 300 connections (from a process of their own, flood.ts, on the load generator's core; they
  * ignore Retry-After, as a flood does) sign in as fast as they are answered while one legitimate client signs in, one
  * request at a time, and the authenticated GET runs beside them. It reports the legitimate

@@ -6,7 +6,7 @@ import { fetchCall, PASSWORD, type Reply } from '../harness/http.js';
 import { startServerProcess, type ServerProcess } from '../harness/spawn.js';
 
 /**
- * Issue 28, finding 7: a failed WAL fsync under the SQLite group commit. The process cannot know
+ * A failed WAL fsync (spec §17.7) under the SQLite group commit. The process cannot know
  * what reached the disk, so no write of the failed group is acknowledged, /readyz answers 503, and
  * the process exits non-zero for a supervisor to restart it; after the restart every write that
  * was acknowledged is there (SQLite recovers from its log).

@@ -19,7 +19,7 @@ import { buildDeps, type AppDeps, type Stores } from '@strongroom/server/deps';
 import { call, listen, registerUser, testSeed, type CallOptions, type Reply } from './http.js';
 
 /**
- * Test support for object-level access (decisions.md, "Isolation, secrets and durability"): a
+ * Test support for object-level access (spec §8.1): a
  * backend (SQLite or PostgreSQL) served on loopback with a dump of every table, and a world of
  * accounts in which Alice sponsors S and S2 and added Bob as an owner of S, with helpers that make
  * each kind of object through the API.

@@ -20,7 +20,7 @@ const PG_URL = pgUrlFromEnv();
 const BASE_URL = 'http://127.0.0.1:8080';
 const CALLBACK = `${BASE_URL}/v1/auth/oidc/callback`;
 const RETURN = 'https://app.example/done';
-/** Every flow carries the app's PKCE challenge (decisions.md, turn 3). */
+/** Every flow carries the app's PKCE challenge (spec §6.4). */
 const APP_VERIFIER = 'multiprocess-app-verifier'.padEnd(43, 'm');
 const APP_CHALLENGE = toBase64url(sha256(utf8(APP_VERIFIER)));
 const DATA_DIR = mkdtempSync(join(tmpdir(), 'sr-oidc-multiproc-'));

@@ -9,7 +9,7 @@ import { startServerProcess, type ServerProcess } from '../harness/spawn.js';
 import { fetchCall, PASSWORD, type Reply } from '../harness/http.js';
 
 /**
- * Issue 28, findings 4 and 8, across processes: wrong codes sent together to two server processes
+ * The per-account second-factor bound (spec §5.6) across processes: wrong codes sent together to two server processes
  * over one PostgreSQL database, on sign-in, disable and verify-enrollment, never get more than the
  * per-account bound compared. Each check is claimed under a row lock before its code is compared.
  */

@@ -214,8 +214,8 @@ export function createApp(deps: AppDeps): Hono {
     bindings.responseHeaders = moment.headers;
     bindings.protocol = moment;
     bindings.stats = undefined;
-    // Below an announced, not yet effective Min, every response says when it ends (decisions.md:
-    // "so clients learn it from any response"), whatever answers it: a route, the router's 404 or
+    // Below an announced, not yet effective Min, every response says when it ends (spec §14.15:
+    // clients learn it from any response), whatever answers it: a route, the router's 404 or
     // 405, a public record, a health probe.
     if (moment.pending.length > 0) {
       const version = headerOf(request, bindings, 'x-svc-protocol');

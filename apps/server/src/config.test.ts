@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, readConfig } from './config.js';
 
 describe('readConfig', () => {
-  it('has the contract defaults', () => {
+  it('has the specified defaults', () => {
     const c = readConfig({});
     expect(c).toMatchObject({
       port: 8080,

@@ -192,7 +192,7 @@ async function main(): Promise<void> {
         process.exit(1);
       });
   };
-  // A failed fsync (decisions.md, "Isolation, secrets and durability"): the process cannot know what
+  // A failed fsync (spec §17.7): the process cannot know what
   // reached the disk. From now on every request, /readyz included, is 503; then the process exits
   // non-zero without closing the database cleanly (no checkpoint of a WAL it cannot trust), so a
   // supervisor restarts it and SQLite recovers from its log. The pause lets probes see the 503.

@@ -79,7 +79,7 @@ const BEGIN = /^\s*begin\b/i;
  * whichever server connection ran it first and is unknown to the next, and PgBouncer 1.18 (Debian
  * 12) does not carry prepared statements across. Every BEGIN carries the per-transaction settings
  * in the same round trip. Statements outside a transaction run with the database's own settings
- * (README: "Behind PgBouncer").
+ * (docs/postgresql.md, "Behind PgBouncer").
  */
 export class SessionFreeClient extends pg.Client {
   // node-postgres's query has many overloads; this sees every call, drops any name and extends a BEGIN.

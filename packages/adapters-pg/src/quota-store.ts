@@ -179,7 +179,7 @@ interface OpenReadRow extends AccountSqlRow {
  * forms read whole what they were matched against, for the connection's life:
  * - the lapsed sessions: the locked rows joined to a scan of the whole open-session index bounded
  *   by expiry alone, as long as the library's pile of open sessions (2 ms a group at 40,000 open
- *   sessions: docs/capacity.md run 61);
+ *   sessions, measured by bench/);
  * - the rows to lock: every account's ledger row (createLedgerRows writes one per account), read
  *   in full and hashed against the wanted ids, once a group.
  * An array is an index condition on the index's first column whatever the statistics say

@@ -1,7 +1,7 @@
 /**
  * Prints (to stdout, as bytes) a first signed device directory for an account: a fresh identity
  * key and one device with fresh Ed25519 and ML-DSA-65 keys, the device added a minute ago. The
- * README's curl walk-through pipes it into `PUT /v1/devices/directory`, since albums and uploads
+ * curl tour (docs/tour.md) pipes it into `PUT /v1/devices/directory`, since albums and uploads
  * come only from a device of the account's directory and shell tools cannot make these keys.
  * The private keys are not kept: enough for a walk-through, not for an app (which keeps them).
  *

@@ -153,7 +153,7 @@ describe('the request pipeline', () => {
     expect(client.session).toBeNull();
     expect(changes.at(-1)).toBeNull();
     await expect(client.refresh()).rejects.toBeInstanceOf(SessionLostError);
-    // The convenience calls say it the way the README promises: SessionLostError, sign in again.
+    // The convenience calls say it the way docs/client.md promises: SessionLostError, sign in again.
     await expect(client.listSessions()).rejects.toBeInstanceOf(SessionLostError);
   });
 

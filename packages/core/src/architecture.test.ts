@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 const ROOT = join(import.meta.dirname, '../../..');
 const DOC = readFileSync(join(ROOT, 'ARCHITECTURE.md'), 'utf8');
 
-/** The contract's areas the rule table must cover (service-contract.md and decisions.md). */
+/** The areas of the specification (docs/spec) the rule table must cover. */
 const AREAS = [
   'Sessions',
   'Revocation',
@@ -106,7 +106,7 @@ describe('ARCHITECTURE.md', () => {
     ).toMatch(/has no member authenticat/);
   });
 
-  it('has a row for every area of the contract', () => {
+  it('has a row for every area of the specification', () => {
     const areas = tableAreas(DOC);
     expect(AREAS.filter((a) => !areas.has(a))).toEqual([]);
   });

@@ -171,7 +171,7 @@ describe('backups that leak nothing', { timeout: 120_000 }, () => {
           expect(bytes.includes(form), `${name} holds the key`).toBe(false);
         }
       }
-      // The tester's reproduction: every key the folder could be read as, against the sealed signing keys.
+      // Every key the folder could be read as, against the sealed signing keys.
       const candidates = keyCandidates(folder);
       expect(candidates.length).toBeGreaterThan(0);
       for (const k of candidates) expect(await opensAnySigningKey(k, liveSigningKeys)).toBe(false);

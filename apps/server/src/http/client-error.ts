@@ -14,7 +14,7 @@ function problemOf(error: NodeJS.ErrnoException): HttpProblem {
 /**
  * Requests Node's HTTP parser refuses before any handler sees them (a malformed request line or
  * Content-Length, both Content-Length and Transfer-Encoding, headers too large or too slow) are
- * answered like every other refusal (decisions.md, "Bad input": problem+json with its code,
+ * answered like every other refusal (spec §2.6, §2.7: problem+json with its code,
  * whatever refused it; the protocol headers on every response), not with Node's bare status line.
  * The connection is closed behind the answer: after a framing error the rest of its bytes cannot
  * be trusted to start a request.

@@ -68,7 +68,7 @@ export class Cors {
   decorate(res: Response, origin: string | null): Response {
     const headers = res.headers;
     headers.append('vary', 'Origin');
-    // A record open to any origin (WebFinger's `*`, decisions.md) stays so: it carries no credentials.
+    // A record open to any origin (WebFinger's `*`, spec §15.9) stays so: it carries no credentials.
     if (origin !== null && headers.get('access-control-allow-origin') !== '*') {
       headers.set('access-control-allow-origin', origin);
       headers.set('access-control-expose-headers', EXPOSE_HEADERS);

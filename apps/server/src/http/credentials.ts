@@ -21,7 +21,7 @@ export function uploadToken(header: string | undefined): string | null {
   return header.slice(7);
 }
 
-/** Turns an unreadable session ledger into 401 error.auth.unavailable, as the contract asks. */
+/** Turns an unreadable session ledger into 401 error.auth.unavailable, as spec §4.6 asks. */
 export function authFailure(cause: unknown): HttpProblem {
   if (cause instanceof CoreError && cause.code === 'error.auth.unavailable') {
     return new HttpProblem(

@@ -200,7 +200,7 @@ describe('the OpenAPI document', () => {
 
   it('states its method rule as the server applies it: HEAD on a GET path answers as GET, never 405', async () => {
     // The document says an unlisted method answers 405, and lists no HEAD; the server answers HEAD on
-    // every GET path (decisions.md, "Reading blobs back": "Both: HEAD"), so the rule must say so.
+    // every GET path (spec §10.11: both reads answer HEAD), so the rule must say so.
     const hash = 'a'.repeat(64);
     for (const path of ['/quota', `/v1/blobs/${hash}`, '/.well-known/svc/server-info']) {
       const head = await call(s.app, 'HEAD', path);

@@ -13,7 +13,7 @@ export type ProblemCode = ErrorCode | HttpOnlyCode;
 
 /**
  * The one place where codes become HTTP statuses: one status per code, and below it the few places
- * where the contract gives a code another status, each named (a route asks for its context by
+ * where the specification gives a code another status, each named (a route asks for its context by
  * name; no route spells a status).
  */
 export const STATUS: Record<ProblemCode, number> = {
@@ -102,11 +102,11 @@ export const STATUS: Record<ProblemCode, number> = {
   'error.request.timeout': 408,
 };
 
-/** Where the contract gives a code a second status. */
+/** Where the specification gives a code a second status. */
 export const CONTEXT_STATUS = {
-  /** On an authenticated request, an unreadable ledger is a 401 so the client refreshes (contract 5.2). */
+  /** On an authenticated request, an unreadable ledger is a 401 so the client refreshes (spec §4.6). */
   authenticating: { 'error.auth.unavailable': 401 },
-  /** Re-confirming the password of a signed-in session: a wrong one is 403, never 401 (contract 4.1). */
+  /** Re-confirming the password of a signed-in session: a wrong one is 403, never 401 (spec §3.13, §3.14). */
   reconfirming: { 'error.auth.invalid_credentials': 403 },
   /** Confirming or disabling a second factor from a session: a wrong or replayed code is 400 (verify-totp keeps 401). */
   managingFactor: { 'error.auth.invalid_code': 400 },
@@ -115,7 +115,7 @@ export const CONTEXT_STATUS = {
 } as const satisfies Record<string, Partial<Record<ProblemCode, number>>>;
 export type StatusContext = keyof typeof CONTEXT_STATUS;
 
-/** The status of a code, in a named context where the contract gives it another. */
+/** The status of a code, in a named context where the specification gives it another. */
 export function statusOf(code: ProblemCode, context?: StatusContext): number {
   const special =
     context === undefined ? undefined : (CONTEXT_STATUS[context] as Partial<Record<ProblemCode, number>>)[code];

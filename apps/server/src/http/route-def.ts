@@ -112,7 +112,7 @@ export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown>
   readonly operationId?: string;
   /**
    * The named context (problem.ts CONTEXT_STATUS) in which this route's refusals take their status,
-   * where the contract gives a code a second one. The document and the answers both follow it.
+   * where the specification gives a code a second one. The document and the answers both follow it.
    */
   readonly statusContext?: StatusContext;
   readonly handle: (input: HandlerInput<BodyOf<BS>, Out<PS>, Out<QS>>) => Promise<Response> | Response;

@@ -3,7 +3,7 @@
  *
  * A failed statement's error, as drizzle raises it, quotes the statement with its parameters:
  * a share or upload link's id (a bearer capability), a session token's hash, an address. Logs
- * never hold those (decisions.md, "Isolation, secrets and durability"), so the statement's error is
+ * never hold those (spec §17.8), so the statement's error is
  * described by what the database said about it, and even that only in part: PostgreSQL quotes the
  * offending value in some messages (`invalid input syntax for type uuid: "…"`), so its message is
  * kept only for the classes of error that are about the connection or the server, not the data.

@@ -2,9 +2,9 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PASSWORD, call, testServer, type TestServer } from '@strongroom/tests';
 
 /**
- * Issue 28, finding 8: addresses are compared after Unicode NFC normalization and full case
+ * Addresses are compared after Unicode NFC normalization and full case
  * folding, and an address holding control or default-ignorable code points is 400
- * error.request.invalid (decisions.md, "Isolation, secrets and durability").
+ * error.request.invalid (spec §3.2).
  */
 
 let s: TestServer;

@@ -309,7 +309,7 @@ describe('the album guard covers links and guest drops', () => {
     // No new drop while the album quiesces (a guest cannot name the intent).
     const refused = await drop(up.body.link_id);
     expect(refused).toMatchObject(problem(409, 'error.upload.album_quiescing'));
-    // Answered as every write to a quiescing album is (decisions.md): the live intent is named.
+    // Answered as every write to a quiescing album is (spec §14.9): the live intent is named.
     expect(refused.body).toMatchObject({ live_intent_id: i.intent_id });
     // Links on the album need the live intent, as upload sessions do.
     expect(await link(o.token, { kind: 'share', album_id: o.albumId, wrapped_key: KEY })).toMatchObject(

@@ -19,7 +19,7 @@ import { buildDeps, type Stores } from '../deps.js';
 import { call, listen, registerUser, testSeed, VERSION, type CallOptions } from '@strongroom/tests';
 
 /**
- * Reading blobs back (decisions.md, "Reading blobs back") over HTTP on SQLite and PostgreSQL:
+ * Reading blobs back (spec §10.9 to §10.11) over HTTP on SQLite and PostgreSQL:
  * every principal against both routes, then ranges, conditional requests and HEAD. Alice sponsors
  * S and S2 and added Bob as an owner of S; Carol is unrelated.
  */

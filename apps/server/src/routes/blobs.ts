@@ -99,7 +99,7 @@ function pullStream(source: AsyncIterable<Uint8Array>): ReadableStream<Uint8Arra
 }
 
 /**
- * The answer for a blob the caller may read (decisions.md, "Reading blobs back"): 304 for its own
+ * The answer for a blob the caller may read (spec §10.11): 304 for its own
  * tag, a redirect when the store hands out URLs, else the bytes (one range or all) streamed from
  * the store. A HEAD states the same headers and opens nothing.
  */

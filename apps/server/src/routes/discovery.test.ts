@@ -258,7 +258,7 @@ describe('authenticated lookup', () => {
 
   it("passes a peer's refusal on with the peer's status and code, whatever the code, in its own words, without blaming the caller's token", async () => {
     // A peer of a newer build (or a misbehaving one): codes this server does not know, and codes it
-    // knows at other statuses. Their status is the peer's (decisions.md, discovery and federation).
+    // knows at other statuses. Their status is the peer's (spec §15.4).
     await withPeer(async (peer) => {
       const u = await user();
       const bearer = { authorization: `Bearer ${u.token}` };

@@ -7,7 +7,7 @@ import { PASSWORD, VERSION, call, registerUser, testServer, type Reply, type Tes
 import { makeWorld } from '@strongroom/tests/access';
 
 /**
- * Sign-in load shedding (decisions.md, end of "Isolation, secrets and durability"): password checks
+ * Sign-in load shedding (spec §3.12): password checks
  * wait in one bounded queue (SVC_HASH_QUEUE); past it, register, login, password change and
  * reauthenticate answer 503 error.server.busy with Retry-After: 1 and do nothing.
  */
@@ -150,7 +150,7 @@ describe('sign-in load shedding', () => {
     });
   });
 
-  it('by default only the count bounds the queue (decisions.md: 64 waiting): 40 sign-ins at once all get in, however slow the hasher has been', async () => {
+  it('by default only the count bounds the queue (spec §3.12: 64 waiting): 40 sign-ins at once all get in, however slow the hasher has been', async () => {
     expect(await paceThenFlood({})).toEqual({ ok: 40, shed: 0 });
   });
 

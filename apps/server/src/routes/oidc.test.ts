@@ -11,7 +11,7 @@ const BASE = 'http://127.0.0.1:8080';
 const CALLBACK = `${BASE}/v1/auth/oidc/callback`;
 const RETURN = 'https://app.example/done';
 const APP_RETURN = 'com.example.photos:/oauth';
-/** Every flow carries the app's PKCE challenge since turn 3; helpers send this pair unless told otherwise. */
+/** Every flow carries the app's PKCE challenge (spec §6.4); helpers send this pair unless told otherwise. */
 const APP_VERIFIER = 'oidc-http-test-app-verifier'.padEnd(43, 'q');
 const APP_CHALLENGE = toBase64url(sha256(utf8(APP_VERIFIER)));
 

@@ -4,8 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, registerUser, testServer, type CallOptions, type TestServer } from '@strongroom/tests';
 
 /**
- * Contract 3.1: in HardExceeded and GraceExpired "the provenance and metadata writes produced by a
- * delete, a restore or a trash-empty are always admitted". The client writes them (end-to-end
+ * Spec §9.6: in HardExceeded and GraceExpired the provenance and metadata writes a delete, a
+ * restore or a trash-empty produces are always admitted. The client writes them (end-to-end
  * encryption), so the server admits a provenance or metadata upload, or a metadata edit, as a
  * follow-up when the account trashed, restored, purged or emptied its trash within
  * SVC_QUOTA_FOLLOW_UP_S, past the hard limit by at most SVC_QUOTA_FOLLOW_UP_OVERDRAFT_BYTES.
@@ -98,7 +98,7 @@ async function attach(who: CallOptions, uploadId: string, asset: string, data: U
   expect(f).toMatchObject({ status: 200, body: { state: 'Completed', asset_id: asset } });
 }
 
-describe('follow-up writes of a delete, a restore or a trash-empty (contract 3.1)', () => {
+describe('follow-up writes of a delete, a restore or a trash-empty (spec §9.6)', () => {
   it('HardExceeded: trash, then a provenance upload is admitted (201) within the overdraft; without a prior delete, past the overdraft or after the window, 403', async () => {
     const a = await user();
     const x = await store(a, bytes(HARD, 1));

@@ -96,7 +96,7 @@ describe('upload sessions', () => {
     expect(f).toMatchObject({ status: 200, body: { state: 'Completed', asset_id: o.body.upload_id } });
     expect(await quota(a.token)).toMatchObject({ used: 250, reserved: 0 });
     // Another account announcing the same hash learns nothing: the answer is the one an unknown hash
-    // gets (Pending, reserved), and without the bytes there is no merge (finding 5).
+    // gets (Pending, reserved), and without the bytes there is no merge (spec §10.4).
     const b = await user();
     const m = await open(b.token, { declared_size: 250, content_hash: sha(data) });
     const unknown = await open(b.token, { declared_size: 250, content_hash: sha(bytes(250, 99)) });

@@ -4,7 +4,7 @@ import { totpSecretBytes } from '@strongroom/core/testing';
 import { call, registerUser, testServer, type Reply, type TestServer } from '@strongroom/tests';
 
 /**
- * Finding 4 and the race of finding 8 (issue 28): every second-factor code check counts toward the
+ * Concurrent second-factor guesses (spec §5.6): every second-factor code check counts toward the
  * per-account bound, and it is counted before the code is compared, so guesses sent together on
  * every route that checks a code (sign-in, verify-enrollment, disable) never get more than the
  * bound compared. A compared wrong code answers `error.auth.invalid_code`; one that was not

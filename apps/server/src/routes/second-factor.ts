@@ -22,7 +22,7 @@ export function secondFactorRoutes(deps: AppDeps): AnyRoute[] {
       // The second step of a password sign-in: off with local sign-in, like verify-totp.
       localAuth: true,
       // Unlike verify-totp it changes how the account signs in (it removes the second factor), and
-      // decisions.md exempts only login, verify-totp, refresh and signing out: a write (426 below Min).
+      // Spec §2.11 exempts only login, verify-totp, refresh and signing out: a write (426 below Min).
       body: {
         type: 'json',
         schema: v.strictObject({

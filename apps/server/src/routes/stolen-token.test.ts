@@ -14,7 +14,7 @@ import { call, registerUser, testServer, PASSWORD, type TestServer } from '@stro
 import { Browser, startTestProvider, type TestPerson, type TestProvider } from '@strongroom/tests/oidc';
 
 /**
- * What a stolen access token is worth (decisions.md, turn 3): it may read for its fifteen minutes
+ * What a stolen access token is worth (spec §4.11, §4.12): it may read for its fifteen minutes
  * but change nothing about how the account signs in, and the owner's password change or revoke-all
  * leaves the attacker nothing. Over HTTP, against a real OpenID provider on loopback.
  */

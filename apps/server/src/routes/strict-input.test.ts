@@ -15,7 +15,7 @@ const problem = (status: number, code: string) => ({ status, body: expect.object
 const raw = (text: string) => ({ raw: text, contentType: 'application/json' });
 
 describe('strict JSON at the HTTP edge', () => {
-  it('a POST that needs a JSON body and sends none is 400 (decisions.md), a body of another type 415', async () => {
+  it('a POST that needs a JSON body and sends none is 400 (spec §2.2), a body of another type 415', async () => {
     expect(await call(s.app, 'POST', '/v1/auth/register')).toMatchObject(problem(400, 'error.request.invalid'));
     expect(await call(s.app, 'POST', '/v1/auth/login', { headers: { 'content-length': '0' } })).toMatchObject(
       problem(400, 'error.request.invalid'),

@@ -1,7 +1,7 @@
 import { ok, refuse, type Result } from '../errors.js';
 
 /**
- * Who may reach an object: the one rule (decisions.md, "Isolation, secrets and durability").
+ * Who may reach an object: the one rule (spec §8.1).
  *
  * A caller reaches an object only when the object belongs to the account the request acts as:
  * the caller's own account, or the sponsored account named by `X-Svc-Act-As` when the caller is one

@@ -10,7 +10,7 @@ export const DEFAULT_HASH_QUEUE = 64;
  * sets no time bound. A count alone does not bound the wait: 64 waiting behind two hashers that
  * take 40 ms each under load is 1.3 s, and during a flood every sign-in that gets in waits that
  * long. An operator who would rather refuse at once (and have clients retry after `Retry-After`)
- * sets a time, say 250 ms. Off by default because decisions.md fixes the default bound as 64
+ * sets a time, say 250 ms. Off by default because spec §3.12 fixes the default bound as 64
  * waiting checks, and a time bound sheds well before that: a burst of registrations that the
  * count admits would be partly refused.
  */
@@ -41,14 +41,14 @@ interface Waiter {
 const busy = () => new CoreError('error.server.busy', 'Too many sign-ins at once; try again in a second.');
 
 /**
- * Sign-in load shedding (decisions.md, end of "Isolation, secrets and durability"): every password
+ * Sign-in load shedding (spec §3.12): every password
  * hash and check (register, login, password change, reauthenticate) goes through this one bounded
  * queue. At most `running` run at once; behind them wait at most `waiting`, and no more than can
  * start within `maxWaitMs` at the pace checks have been finishing. One more is refused at once
  * with `error.server.busy` (503, Retry-After: 1) before it hashes anything, so the request does
  * nothing. It refuses load, never an account: nothing is counted against anyone.
  *
- * Fairness under a flood (decisions.md, "Password guessing (turn 4)"): the waiting checks are kept
+ * Fairness under a flood (spec §3.12): the waiting checks are kept
  * in one queue per lane (the request's client address; work without one shares the lane `''`), and
  * a freed hasher serves the lanes round-robin, the oldest check of each in turn. A flood from some
  * client addresses then delays a sign-in from another by at most one check per active lane, not

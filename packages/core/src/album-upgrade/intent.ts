@@ -10,7 +10,7 @@ import { DEFAULT_UPGRADE_DEADLINE_S, MAX_UPGRADE_DEADLINE_S } from './server.js'
 
 export const UPGRADE_INTENT_DOMAIN = 'svc-upgrade-intent/v1';
 
-/** The UpgradeIntent (contract 2.6) as signed by the proposing device. */
+/** The UpgradeIntent (spec §14.6) as signed by the proposing device. */
 export interface UpgradeIntent {
   readonly albumId: string;
   readonly fromVersion: string;

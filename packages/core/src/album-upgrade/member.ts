@@ -3,7 +3,7 @@ import { canonicalCbor } from '../encoding/cbor.js';
 import { CoreError } from '../errors.js';
 
 /**
- * The member side of the album upgrade ceremony (contract 3.4), for clients that embed core. MLS
+ * The member side of the album upgrade ceremony (spec §14.11), for clients that embed core. MLS
  * is modelled as inputs: the UpgradeIntent application message and the AlbumTombstone commit
  * arrive as events. The state is what the client persists; every write the member must send sits
  * in `outbox` until acknowledged, so a crash between deciding and sending loses nothing and the

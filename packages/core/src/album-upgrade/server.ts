@@ -3,7 +3,7 @@ import { ok, refuse, type Result } from '../errors.js';
 import type { AlbumRecord, PendingUpgrade, ProposeOutcome, UpgradeIntentRecord } from '../ports/album-store.js';
 
 /**
- * The server side of the album upgrade ceremony (contract 3.4, 4.4, 9.9) as pure functions of the
+ * The server side of the album upgrade ceremony (spec §14.6 to §14.10) as pure functions of the
  * album row, the time and (for the phase) the in-flight count. Expiry is computed, never a job: an
  * intent is live while `now < expiresAt`, and an expired one is simply absent.
  */

@@ -4,7 +4,7 @@ import type { BlobReference } from '../ports/asset-catalog.js';
 import type { LinkRecord } from '../ports/link-store.js';
 
 /**
- * Who may read a blob back (decisions.md, "Reading blobs back"). A content hash alone never grants
+ * Who may read a blob back (spec §10.9, §10.10). A content hash alone never grants
  * a read: the reader must reach an asset that references the blob. Two ways exist:
  * - an account, or an owner acting as a sponsored account: an asset of the account the request
  *   acts as references the blob, in any role and any state the catalog still holds (live, trashed
@@ -22,12 +22,11 @@ export interface BlobReader {
   readonly guestUploadId?: string | undefined;
 }
 
-/** How long a presigned download URL may live at most (decisions.md: at most 5 minutes). */
+/** How long a presigned download URL may live at most (spec §12.4: at most 5 minutes). */
 export const MAX_PRESIGN_TTL_S = 300;
 
 /**
- * How a blob is answered, by the server or by a presigned URL (decisions.md, "Reading blobs
- * back"): ciphertext that never changes under its content hash, for the one reader it was served to.
+ * How a blob is answered, by the server or by a presigned URL (spec §10.11): ciphertext that never changes under its content hash, for the one reader it was served to.
  */
 export const BLOB_ANSWER = {
   cacheControl: 'private, max-age=31536000, immutable',

@@ -2,7 +2,7 @@ import { guard, ok, refuse, type Result } from '../errors.js';
 import type { CatalogDatabase, CatalogStep } from '../ports/catalog.js';
 
 /**
- * The client catalog migrator (contract 9.6): forward-only, keyed on the catalog's own stamp, one
+ * The client catalog migrator (spec §14.14): forward-only, keyed on the catalog's own stamp, one
  * step per version walked in order. A catalog stamped above the build is refused naming both
  * versions and is not touched at all (no stamp rewrite, no DDL).
  */

@@ -36,7 +36,7 @@ export interface RevokeAllServiceDeps {
 }
 
 /**
- * Revoke-all (contract 5.10): a session asks for a challenge; anyone holding the identity key's
+ * Revoke-all (spec §7.7, §7.8): a session asks for a challenge; anyone holding the identity key's
  * signature over it redeems it without a session. Every failure is the same refusal, and the
  * challenge is consumed before anything is judged, so it burns on every attempt.
  */

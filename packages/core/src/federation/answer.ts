@@ -62,7 +62,7 @@ const base64urlText = (x: unknown): x is string =>
   typeof x === 'string' && /^[A-Za-z0-9_-]+$/.test(x) && fromBase64url(x) !== null;
 
 /**
- * The lookup answer of the wire (decisions.md, Discovery and federation): `account_id` a string,
+ * The lookup answer of the wire (spec §15.3): `account_id` a string,
  * `display_name` a string or null, `identity_key` (base64url of an Ed25519 public key) and `directory`
  * (base64url) both null while nothing is published, both present otherwise.
  */

@@ -87,7 +87,7 @@ export function uploadTokenHash(token: string): string | null {
 }
 
 /**
- * Share links, web-upload links and the guest drops opened through them (contract 1.6, rule 8.7).
+ * Share links, web-upload links and the guest drops opened through them (spec §8.5 to §8.8, §9.9).
  * New links are metadata growth; revoking always works; a drop is charged to the link owner (its
  * payer) when it is opened, within the link's cap and the payer's hard limit, both atomically.
  */
@@ -230,7 +230,7 @@ export class LinkService {
     if (!Number.isSafeInteger(input.declaredSize) || input.declaredSize < 1)
       return refuse('error.request.invalid', 'declared_size must be a whole number from 1 to 2^53-1.');
     // A drop lands in the link's album: its pin and quiescence hold as for any write there, and it
-    // is answered as any write there is (decisions.md: the 409 names `live_intent_id`). A guest
+    // is answered as any write there is (spec §14.9: the 409 names `live_intent_id`). A guest
     // cannot name an upgrade intent, so while the album quiesces no drop opens; the id it is told
     // opens nothing to it (every write that may name it needs the owner's or a member's token).
     if (link.albumId !== null) {

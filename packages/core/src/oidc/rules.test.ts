@@ -46,7 +46,7 @@ const code = (over: Partial<LoginCodeRecord> = {}): LoginCodeRecord => ({
 
 describe('return URIs', () => {
   it('accepts only exact members of the list', () => {
-    // Since turn 3 every return URI needs the app's challenge, https included (login CSRF).
+    // Every return URI needs the app's challenge, https included (login CSRF).
     expect(checkReturnTo('https://app.example/done', ALLOWED, null)).toMatchObject({
       code: 'error.oidc.app_challenge_required',
     });

@@ -10,7 +10,7 @@ export type RevokeAllAdmission =
   | { readonly admitted: true }
   | { readonly admitted: false; readonly retryAfterS: number };
 
-/** Single-use challenges for the revoke-all proof (contract 5.10). */
+/** Single-use challenges for the revoke-all proof (spec §7.8). */
 export interface RevokeAllChallengeStore {
   /**
    * In one atomic step (serialised per account): reads the expiries of the account's stored

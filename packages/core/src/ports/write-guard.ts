@@ -59,7 +59,7 @@ export interface WriteGuard {
    * The album part for the bytes and the finalize of a session opened in the album: each request
    * is a write to it, so the album's pin holds for each (a session opened at the pin is not a pass
    * for later requests below it). Quiescence is not judged again: the session passed it when it
-   * opened and counts in flight, and an in-flight upload may reach its terminal state (contract 3.4, rule 4).
+   * opened and counts in flight, and an in-flight upload may reach its terminal state (spec §14.9).
    */
   checkInFlightWrite(context: InFlightWriteContext): Promise<Result<void, 'error.protocol.below_album_pin'>>;
   /**

@@ -3,7 +3,7 @@ import type { AccountRecord } from '../ports/account-store.js';
 
 export const DISPLAY_NAME_MAX = 128;
 export const PASSWORD_MIN = 12;
-/** Not fixed by the contract: bounds the work one argon2 call can be asked to do. */
+/** Not fixed by the specification: bounds the work one argon2 call can be asked to do. */
 export const PASSWORD_MAX = 1024;
 export const ADDRESS_MAX = 254;
 
@@ -63,7 +63,7 @@ export interface NormalizedAddress {
   /** NFC and case-folded ({@link addressKeyOf}), for uniqueness and lookup. */
   readonly key: string;
   /**
-   * The key a database written before issue 28 holds for this spelling (trimmed, `toLowerCase()`
+   * The key a database written before addresses were NFC-normalised and case-folded holds for this spelling (trimmed, `toLowerCase()`
    * only). Lookups try it after {@link key} so accounts stored then are still found.
    */
   readonly legacyKey: string;
@@ -109,8 +109,7 @@ export function addressKeyOf(address: string): string {
 
 /**
  * A login address is an e-mail address, trimmed, at most 254 characters, holding no control or
- * default-ignorable code point, compared after NFC and full case folding (decisions.md, "Login and
- * second factor" and "Isolation, secrets and durability"). Register, login, OpenID sign-in and the
+ * default-ignorable code point, compared after NFC and full case folding (spec §3.2). Register, login, OpenID sign-in and the
  * operator's CLI all go through this one function.
  */
 export function normalizeAddress(input: string): Result<NormalizedAddress, 'error.request.invalid'> {

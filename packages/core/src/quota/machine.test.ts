@@ -37,7 +37,7 @@ const w = (
 const admit = (status: Parameters<typeof admitWrite>[0], write: WriteRequest, now = 20 * DAY) =>
   admitWrite(status, write, FOLLOW_UP, now);
 
-describe('quota states (contract 3.1)', () => {
+describe('quota states (spec §9.3)', () => {
   it('follows used = charged + reserved across the thresholds', () => {
     expect(quotaStatus(facts({ charged: 79 }), 0, 14 * DAY)).toMatchObject({
       state: 'OK',
@@ -104,7 +104,7 @@ describe('admission: one pure function of (state, write, policy, now)', () => {
   });
 });
 
-describe('follow-ups of a delete, restore, purge or trash-empty (contract 3.1)', () => {
+describe('follow-ups of a delete, restore, purge or trash-empty (spec §9.6)', () => {
   const NOW = 20 * DAY;
   const WINDOW = FOLLOW_UP.followUpMs;
   const at = (charged: number, hardSince: number | null, suspended = false) =>

@@ -1,11 +1,11 @@
 import { ok, refuse, type Result } from '../errors.js';
 import type { UploadKind } from '../ports/upload-sessions.js';
 
-/** The five quota states (contract 3.1), spelled as on the wire. */
+/** The five quota states (spec §9.3), spelled as on the wire. */
 export type QuotaState = 'OK' | 'SoftWarning' | 'HardExceeded' | 'GraceExpired' | 'Suspended';
 export const QUOTA_STATES: readonly QuotaState[] = ['OK', 'SoftWarning', 'HardExceeded', 'GraceExpired', 'Suspended'];
 
-/** Alert classes the client surfaces (contract 6). */
+/** Alert classes the client surfaces (spec §9.4). */
 export type QuotaAlert = 'quota_soft' | 'quota_grace_expiring';
 export const QUOTA_ALERTS: readonly QuotaAlert[] = ['quota_soft', 'quota_grace_expiring'];
 
@@ -162,9 +162,9 @@ export interface WriteRequest {
 export const FOLLOW_UP_UPLOAD_KINDS: readonly UploadKind[] = ['provenance', 'metadata'];
 
 /**
- * Whether the write is a follow-up of a delete, restore, purge or trash-empty (contract 3.1,
- * GraceExpired: "the provenance and metadata writes produced by a delete, a restore or a
- * trash-empty are always admitted"): a provenance or metadata upload, or a metadata edit, by an
+ * Whether the write is a follow-up of a delete, restore, purge or trash-empty (spec §9.6:
+ * the provenance and metadata writes a delete, a restore, a purge or a trash-empty produces are
+ * admitted in every state): a provenance or metadata upload, or a metadata edit, by an
  * account whose last such change is at most `followUpMs` old. The client writes those blobs, so
  * the server cannot tell them apart from others by content: the window is the evidence.
  */

@@ -159,7 +159,7 @@ export class QuotaService {
 
   /**
    * The operator's levers act on the quota that decides: a sponsored account's uploads are judged
-   * on its sponsor's row (rule 6), so limits or a suspension set on its own row would say they took
+   * on its sponsor's row (spec §8.4), so limits or a suspension set on its own row would say they took
    * effect and change nothing.
    */
   async #ownQuota(accountId: string): Promise<Result<void, 'error.request.invalid'>> {

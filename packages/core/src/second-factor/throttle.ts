@@ -1,5 +1,5 @@
 /**
- * The per-account bound on second-factor guessing (decisions.md, "Operations"). The challenge's
+ * The per-account bound on second-factor guessing (spec §5.6). The challenge's
  * own limit (five code checks) bounds one challenge; this bounds the account across challenges,
  * so knowing the password no longer buys an unlimited supply of guesses.
  *
@@ -11,7 +11,7 @@
  *   hour doubles the delay, up to one hour.
  * While held, a correct password yields no new challenge and no code is checked.
  *
- * Count, then compare (issue 28, findings 4 and 8): every code check, on every route that checks
+ * Count, then compare: every code check, on every route that checks
  * one (sign-in, verify-enrollment, disable), first claims its place with {@link claimCodeCheck}
  * inside the store's transaction, which counts it as wrong before the code is looked at; only an
  * admitted check is compared, and a right code gives its place back ({@link refundCodeCheck}).

@@ -32,7 +32,7 @@ async function setup(options: { policy?: typeof DEFAULT_SESSION_POLICY } = {}) {
   return { clock, memory, broken, logger, core, pair: reg.value };
 }
 
-describe('a refresh racing a revoke (issue 28, finding 7)', () => {
+describe('a refresh racing a revoke (spec §4.7)', () => {
   it('the session closed between the refresh read and its issuance write: 401 session_invalid, no access token', async () => {
     const { core, pair, memory } = await setup();
     const read = memory.findSessionByTokenHash.bind(memory);
@@ -108,7 +108,7 @@ describe('a refresh with the old session token racing a password change', () => 
   });
 });
 
-describe('session lifecycle (contract 3.2)', () => {
+describe('session lifecycle (spec §4.4 to §4.10)', () => {
   it('registration opens a session and returns a working token pair', async () => {
     const { core, pair, memory } = await setup();
     const who = await core.sessions.authenticate(pair.accessToken);

@@ -91,7 +91,7 @@ export function sessionTokenHash(token: string): string | null {
 }
 
 /**
- * The session lifecycle (contract 3.2) over the ledger. Every method reads the clock once and
+ * The session lifecycle (spec §4.4 to §4.10) over the ledger. Every method reads the clock once and
  * hands the decision to the pure machine.
  */
 export class SessionService {
@@ -233,7 +233,7 @@ export class SessionService {
     // (its access floor passes it) refuses this token as it refuses every earlier one; and never
     // before the floor the session was read with (a change in this very millisecond sets it ahead).
     const at = Math.max(now, decision.value.accessFloor);
-    // Last-used is written at most once a minute, by an issuance as by any request (contract 5.4).
+    // Last-used is written at most once a minute, by an issuance as by any request (spec §4.9).
     const recorded = await guard('error.auth.unavailable', 'recording issuance', () =>
       this.#d.ledger.recordIssuance(decision.value.id, hash, at, at - this.#d.policy.touchIntervalMs),
     );
@@ -371,8 +371,8 @@ export class SessionService {
   }
 
   /**
-   * Whether an access token may be minted for this session now (contract 3.2: both expiries are
-   * enforced at issuance). Asked before a change whose answer is an issuance (a password change), so
+   * Whether an access token may be minted for this session now (spec §4.8: both expiries are
+   * judged at issuance). Asked before a change whose answer is an issuance (a password change), so
    * an expired session changes nothing.
    */
   async issuable(sessionId: string): Promise<Result<SessionRecord, 'error.auth.session_invalid'>> {

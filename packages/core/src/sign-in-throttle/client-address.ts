@@ -1,6 +1,6 @@
 /**
  * Which client address a request comes from, and the key its failed sign-ins are counted under
- * (decisions.md, "Password guessing (turn 4)"): the socket's peer, or, when the peer is a trusted
+ * (spec §3.11): the socket's peer, or, when the peer is a trusted
  * proxy (SVC_TRUSTED_PROXIES), the nearest X-Forwarded-For entry that is not itself one. IPv4
  * addresses count one by one (/32); IPv6 addresses count by their /64, the smallest block one
  * subscriber is usually given, so walking through a subscriber's own addresses gains nothing.

@@ -1,5 +1,5 @@
 /**
- * Password guessing (decisions.md, "Password guessing (turn 4)"). Three counts judge a password
+ * Password guessing (spec §3.9 to §3.11). Three counts judge a password
  * sign-in before its password is hashed:
  *
  * - per address: every address string, normalized as for lookup and whether an account holds it

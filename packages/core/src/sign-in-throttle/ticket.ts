@@ -1,7 +1,7 @@
 import { fromBase64url, sha256Hex, toBase64url } from '../encoding/bytes.js';
 import type { Random } from '../ports/random.js';
 
-/** A sign-in ticket's size: at least 16 random bytes (decisions.md); 24 tells it apart from a session token. */
+/** A sign-in ticket's size: at least 16 random bytes (spec §3.10); 24 tells it apart from a session token. */
 export const TICKET_BYTES = 24;
 
 /** A fresh sign-in ticket and the hash that is all the store ever sees. */

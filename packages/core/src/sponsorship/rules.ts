@@ -57,7 +57,7 @@ export interface SponsorChangeFacts {
 }
 
 /**
- * Who pays for whom is one level deep (contract 8, rule 6: a sponsored account's uploads count
+ * Who pays for whom is one level deep (spec §8.4: a sponsored account's uploads count
  * against its sponsor, and there is no separate sponsoree quota): the payer pays for itself, by the
  * same rule as creating a sponsored account (`decideSponsorCreation`), and the account being put
  * under it pays for nobody, else those it pays for would be charged to a row that is itself charged
@@ -103,7 +103,7 @@ export function decideOwnerRemoval(
 }
 
 /**
- * A sponsored account has no identity of its own (contract 1.6; decisions.md: its profile's
+ * A sponsored account has no identity of its own (spec §1.7, §3.15, §7.6: its profile's
  * address, display name and handle are null, and writes made as it name a device of the acting
  * owner's directory). Acting as one, nothing that would give it one is admitted: a handle, a public
  * record, a display name, a device directory (an identity anchor), a way to sign in or a proof of

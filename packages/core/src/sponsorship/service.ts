@@ -25,7 +25,7 @@ const STORE = 'error.store.unavailable' as const;
 export const sponsoredAddressKey = (accountId: string): string => `sponsored:${accountId}`;
 
 /**
- * Sponsored accounts (contract 1.6, rule 8.6): created by a registered account, which pays for
+ * Sponsored accounts (spec §8.2 to §8.4): created by a registered account, which pays for
  * them; their owners act as them with their own sessions.
  */
 export class SponsorshipService {

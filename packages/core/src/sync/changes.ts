@@ -2,7 +2,7 @@ import type { AssetState } from '../ports/asset-catalog.js';
 import type { SyncChange } from '../ports/sync-log.js';
 
 /**
- * Which changes a write records in its account's sync log (decisions.md, "Library sync"). The
+ * Which changes a write records in its account's sync log (spec §13.2, §13.3). The
  * stores call these in the write's own transaction and append what they answer; nothing else
  * decides what a client sees change.
  */

@@ -42,7 +42,7 @@ export type CursorRefusal = 'error.request.invalid' | 'error.sync.cursor_expired
 const STORE = 'error.store.unavailable' as const;
 
 /**
- * Library sync (decisions.md, "Library sync"): pages of an account's changes since a cursor, the
+ * Library sync (spec §13.1 to §13.5): pages of an account's changes since a cursor, the
  * account's albums, an asset as a client syncs it, and what a share link covers. Which changes a
  * cursor has not seen, the tombstone horizon and the page order are decided in sync/page.ts; the
  * store reads one index range of the account's log.

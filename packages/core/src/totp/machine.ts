@@ -3,7 +3,7 @@ import { constantTimeEqual, utf8 } from '../encoding/bytes.js';
 import { ok, refuse, type Result } from '../errors.js';
 import type { TotpChallengeRecord } from '../ports/totp-store.js';
 
-/** RFC 6238 parameters fixed by the contract (5.8): SHA-1, six digits, a 30-second step. */
+/** RFC 6238 parameters fixed by spec §5.2: SHA-1, six digits, a 30-second step. */
 export const TOTP_ALGORITHM = 'SHA1';
 export const TOTP_DIGITS = 6;
 export const TOTP_PERIOD_S = 30;
@@ -92,7 +92,7 @@ export function matchCode(
   return refuse('error.auth.invalid_code', 'The code is wrong, expired or already used.');
 }
 
-/** Enrollment (contract 3.3). "None" has no secret; the replay ledger exists once confirmed. */
+/** Enrollment (spec §5.1). "None" has no secret; the replay ledger exists once confirmed. */
 export type TotpState =
   | { readonly phase: 'none' }
   | { readonly phase: 'pending'; readonly secret: Uint8Array }

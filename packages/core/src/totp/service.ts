@@ -63,7 +63,7 @@ const THROTTLED = 'Too many wrong codes for this account; try again later.';
 const WRONG_CODE = 'The code is wrong, expired or already used.';
 
 /**
- * The TOTP second factor (contract 3.3, 5.8) over a {@link TotpStore}. Every method reads the
+ * The TOTP second factor (spec §5.1 to §5.5) over a {@link TotpStore}. Every method reads the
  * clock once, hands the decision to the pure machine and applies it with one conditional store
  * call, so a concurrent request can only make it refuse, never accept twice. Any store fault
  * throws `error.auth.unavailable`: sign-in and code checks fail closed.

@@ -1,5 +1,5 @@
 /**
- * Server data structures migrate forward only (contract 9.5). The stores' adapters read two stamps
+ * Server data structures migrate forward only (spec §14.13). The stores' adapters read two stamps
  * (what this build ships, what the database has applied) and ask these functions what to do, so
  * every adapter refuses the same cases with the same words.
  */

@@ -23,7 +23,7 @@ export interface AlbumWriteGuardDeps {
 }
 
 /**
- * The write gate every writing operation passes first (contract 5.14, 9.8, 9.9), in this order:
+ * The write gate every writing operation passes first (spec §7.6, §14.5, §14.9), in this order:
  * the device is listed and active, the album exists on the account, the request is not below the
  * album's pin, and the album is not quiescing for an intent the write does not name. Writes into
  * an album that no device makes (links, guest drops) take the album part only, `checkAlbumWrite`.

@@ -37,7 +37,7 @@ import { perHandle, TurnQueue, type QueuedCall } from './turn-queue.js';
  * after such a failure the kernel may have dropped the dirty pages, so no later write is
  * acknowledged until the process restarts. It also tells whoever listens ({@link onBroken}): the
  * server then answers 503 to everything, /readyz included, and exits non-zero so that a supervisor
- * restarts it and SQLite recovers from its log (decisions.md, "Isolation, secrets and durability").
+ * restarts it and SQLite recovers from its log (spec §17.7).
  */
 export class GroupCommit {
   readonly #db: SqliteConnection;

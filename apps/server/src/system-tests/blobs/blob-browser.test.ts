@@ -18,7 +18,7 @@ import { call, fetchCall, listen, registerUser, VERSION } from '@strongroom/test
  * Downloads as a browser app makes them: a page on its own origin calls the API (listed in
  * SVC_CORS_ORIGINS) with its token, downloads a blob whole and by range, and, on S3, fetches the
  * bucket itself through the 307 (the browser then sends `Origin: null`) and through `?as=url`, with
- * the bucket CORS rule exactly as the README gives it. The rule is checked over plain HTTP first;
+ * the bucket CORS rule exactly as docs/object-storage.md gives it. The rule is checked over plain HTTP first;
  * the same in Debian's headless Chromium when it is installed.
  */
 
@@ -41,12 +41,12 @@ if (!chromiumThere)
     `blob-browser.test: the Chromium part is skipped, no Chromium at ${CHROMIUM} (install Debian's chromium)`,
   );
 
-/** The bucket CORS rule as README.md gives it (the JSON block after "The bucket's CORS rule"). */
+/** The bucket CORS rule as docs/object-storage.md gives it (the JSON block after "The bucket's CORS rule"). */
 function readmeCorsRules(): CorsRule[] {
-  const readme = readFileSync(new URL('../../../../../README.md', import.meta.url), 'utf8');
+  const readme = readFileSync(new URL('../../../../../docs/object-storage.md', import.meta.url), 'utf8');
   const from = readme.indexOf("The bucket's CORS rule");
   const block = /```json\n([\s\S]*?)```/.exec(readme.slice(from));
-  if (from < 0 || block === null) throw new Error('README.md gives no bucket CORS rule');
+  if (from < 0 || block === null) throw new Error('docs/object-storage.md gives no bucket CORS rule');
   return (JSON.parse(block[1]!) as { CORSRules: CorsRule[] }).CORSRules;
 }
 
@@ -140,7 +140,7 @@ async function backend(name: Backend['name'], app: string, s3: TestS3 | null): P
   };
 }
 
-describe("browser downloads with the README's bucket CORS rule", { timeout: 120_000 }, () => {
+describe('browser downloads with the bucket CORS rule of docs/object-storage.md', { timeout: 120_000 }, () => {
   let s3: TestS3;
   let app: Awaited<ReturnType<typeof appOrigin>>;
   const backends: Backend[] = [];

@@ -20,7 +20,7 @@ import { readConfig } from '../../config.js';
 import { buildDeps, type AppDeps, type Stores } from '../../deps.js';
 
 /**
- * Link ids are bearer capabilities (decisions.md: reading a share link's blobs, dropping into an
+ * Link ids are bearer capabilities (spec §8.9: reading a share link's blobs, dropping into an
  * owner's album): the database keeps only the SHA-256 of each and a copy sealed under the server
  * key, so a copy of it, or a backup, reaches no link. Checked by reading back every value of every
  * table (and, on SQLite, the bytes of the database files) after the links were used through the

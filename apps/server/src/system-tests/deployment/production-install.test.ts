@@ -5,14 +5,14 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 /**
- * The production install carries only what it runs. The README's production sequence ends with an
+ * The production install carries only what it runs. The production sequence in docs/deployment.md ends with an
  * `npm prune`; that exact command, run as a dry run against the lockfile (offline, nothing
  * changes), must remove every copy of the test runner, the bundlers, the TypeScript compiler and
  * loader and the embedded PostgreSQL, and must keep everything the server imports at run time.
  */
 
 const ROOT = fileURLToPath(new URL('../../../../../', import.meta.url));
-const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const readme = readFileSync(join(ROOT, 'docs/deployment.md'), 'utf8');
 const lock = JSON.parse(readFileSync(join(ROOT, 'package-lock.json'), 'utf8')) as {
   packages: Record<string, { dev?: boolean; link?: boolean }>;
 };
@@ -25,11 +25,11 @@ const TOOLING = ['vitest', 'vite', 'typescript', 'tsx', 'esbuild', '@electric-sq
 const copies = (name: string) =>
   Object.keys(lock.packages).filter((p) => p === `node_modules/${name}` || p.endsWith(`/node_modules/${name}`)).length;
 
-describe('the README production install', () => {
+describe('the production install of docs/deployment.md', () => {
   const sequence = /`(npm ci && npm run build && (npm prune [^`]+))`/.exec(readme);
 
   it('names one production sequence that builds before it prunes', () => {
-    expect(sequence, 'README names `npm ci && npm run build && npm prune …`').not.toBeNull();
+    expect(sequence, 'docs/deployment.md names `npm ci && npm run build && npm prune …`').not.toBeNull();
   });
 
   it('its prune leaves no test runner, bundler, TypeScript or PGlite, and keeps every runtime dependency', () => {

@@ -7,34 +7,39 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServerProcess, type ServerProcess } from '@strongroom/tests/spawn';
 
 /**
- * The README's shell blocks, run: every ```sh block, in order, in one bash, against a fresh server
- * process, except a block the README marks `<!-- readme-test: not run (why) -->` on the line before
- * it. The blocks run as written; only the address they name (127.0.0.1:8080) becomes the test
- * server's. Each curl is wrapped to report its status on stderr, and every answer must be a
- * success except the one the README shows as an error.
+ * The README's shell blocks and those of the tour it continues in docs/tour.md, run: every ```sh
+ * block, in order (the README's first), in one bash, against a fresh server process, except a block
+ * marked `<!-- readme-test: not run (why) -->` on the line before it. The blocks run as written;
+ * only the address they name (127.0.0.1:8080) becomes the test server's. Each curl is wrapped to
+ * report its status on stderr, and every answer must be a success except the one the README shows
+ * as an error.
  */
 
 const ROOT = fileURLToPath(new URL('../../../../../', import.meta.url));
-const README = readFileSync(join(ROOT, 'README.md'), 'utf8');
+const PAGES = ['README.md', 'docs/tour.md'].map((file) => ({ file, text: readFileSync(join(ROOT, file), 'utf8') }));
 const NOT_RUN = /^<!-- readme-test: not run \((.+)\) -->$/;
 
 interface Block {
+  readonly file: string;
   readonly line: number;
   readonly text: string;
 }
 
-/** The README's ```sh blocks that are to run, in order. */
-export function shellBlocks(markdown: string): { run: Block[]; notRun: { line: number; why: string }[] } {
+/** A page's ```sh blocks that are to run, in order. */
+export function shellBlocks(
+  markdown: string,
+  file = 'README.md',
+): { run: Block[]; notRun: { file: string; line: number; why: string }[] } {
   const lines = markdown.split('\n');
   const run: Block[] = [];
-  const notRun: { line: number; why: string }[] = [];
+  const notRun: { file: string; line: number; why: string }[] = [];
   for (let i = 0; i < lines.length; i++) {
     if (lines[i] !== '```sh') continue;
     const end = lines.indexOf('```', i + 1);
-    if (end < 0) throw new Error(`README.md:${i + 1}: a sh block that never closes`);
+    if (end < 0) throw new Error(`${file}:${i + 1}: a sh block that never closes`);
     const why = NOT_RUN.exec(lines[i - 1] ?? '')?.[1];
-    if (why) notRun.push({ line: i + 1, why });
-    else run.push({ line: i + 1, text: lines.slice(i + 1, end).join('\n') });
+    if (why) notRun.push({ file, line: i + 1, why });
+    else run.push({ file, line: i + 1, text: lines.slice(i + 1, end).join('\n') });
     i = end;
   }
   return { run, notRun };
@@ -54,16 +59,19 @@ afterAll(async () => {
 
 describe("the README's shell blocks", { timeout: 120_000 }, () => {
   it('run against a started server, every answer a success but the error the README shows', async () => {
-    const { run, notRun } = shellBlocks(README);
-    // The curl tour and the family, links and guest-upload walk-through at least.
-    expect(run.length).toBeGreaterThanOrEqual(3);
-    for (const n of notRun) expect(n.why.length, `README.md:${n.line}`).toBeGreaterThan(10);
+    const pages = PAGES.map((p) => shellBlocks(p.text, p.file));
+    const run = pages.flatMap((p) => p.run);
+    const notRun = pages.flatMap((p) => p.notRun);
+    // The README's tour, then the family, links and guest-upload walk-through at least.
+    expect(pages[0]!.run.length).toBeGreaterThanOrEqual(2);
+    expect(run.length).toBeGreaterThanOrEqual(4);
+    for (const n of notRun) expect(n.why.length, `${n.file}:${n.line}`).toBeGreaterThan(10);
 
     const script = [
       'set -euo pipefail',
       // Every curl's answer, on stderr, for the checks below; the README's own output is untouched.
       `curl() { command curl -w '%{stderr}readme-test: %{http_code} %{method} %{url_effective}\\n' "$@"; }`,
-      ...run.map((b) => `# README.md:${b.line}\n${b.text}`),
+      ...run.map((b) => `# ${b.file}:${b.line}\n${b.text}`),
     ]
       .join('\n')
       .replaceAll('http://127.0.0.1:8080', server.url);

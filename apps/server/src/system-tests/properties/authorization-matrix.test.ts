@@ -23,7 +23,7 @@ import {
 } from '@strongroom/tests/access';
 
 /**
- * The authorization matrix over HTTP (issue 28), generated from the route table.
+ * The authorization matrix over HTTP (spec §8.1), generated from the route table.
  *
  * For every route in `allRoutes` whose path names an object (a `:param`), and every principal
  * (the owner; other accounts; a co-owner acting as a sponsored account; the sponsor without

@@ -16,8 +16,8 @@ import {
 } from '@strongroom/tests/access';
 
 /**
- * Issue 28, finding 1: a co-owner of a sponsored account reached the sponsor's own assets, because
- * access was decided by "same payer". The rule (packages/core/src/access/rules.ts, `mayReach`): an
+ * Sharing a payer grants no access (spec §8.1): a co-owner of a sponsored account never reaches the
+ * sponsor's own assets, though both are charged to the sponsor. The rule (packages/core/src/access/rules.ts, `mayReach`): an
  * object is reached only by a request acting as the account it belongs to. Alice sponsors S and S2
  * and added Bob as an owner of S.
  */

@@ -15,12 +15,13 @@ import { buildDeps, type AppDeps, type Stores } from '../../deps.js';
 import { call, listen, registerUser, testSeed, type CallOptions } from '@strongroom/tests';
 
 /**
- * Issue 28's quota and upload findings over HTTP, each on SQLite and on PostgreSQL (a scratch
- * database on PG_URL, else PGlite), with the filesystem blob store (the one that raced):
- * - 2: federated fills reserve at creation against the hard limit and name a configured peer;
- * - 5: a merge needs the bytes (creation never says whether a hash is stored), and a guest drop,
+ * Quota and upload rules where stores once disagreed with core, over HTTP, each on SQLite and on
+ * PostgreSQL (a scratch database on PG_URL, else PGlite), with the filesystem blob store (the one
+ * that raced):
+ * - federated fills reserve at creation against the hard limit and name a configured peer;
+ * - a merge needs the bytes (creation never says whether a hash is stored), and a guest drop,
  *   a bytes-less "merge", a discard and a sweep leave the first uploader charged for nothing;
- * - 8: revoking an upload link cancels its drops still uploading (tokens refused with 401);
+ * - revoking an upload link cancels its drops still uploading (tokens refused with 401);
  *   two finalizes of one upload racing both answer, once charged;
  * - 29: at most SVC_MAX_OPEN_UPLOADS open sessions per paying account (429 with Retry-After).
  */
@@ -56,7 +57,7 @@ interface Backend {
 }
 
 async function over(stores: Omit<Stores, 'blobs' | 'close'>, close: () => Promise<void>): Promise<Backend> {
-  const dir = mkdtempSync(join(tmpdir(), 'quota-findings-'));
+  const dir = mkdtempSync(join(tmpdir(), 'quota-uploads-'));
   const clock = new FakeClock();
   const deps = await buildDeps(
     readConfig(ENV),
@@ -100,7 +101,7 @@ const backends = [
 ] as const;
 
 for (const [name, open] of backends) {
-  describe(`quota and upload findings over HTTP: ${name}`, { timeout: 120_000 }, () => {
+  describe(`quota and upload rules over HTTP: ${name}`, { timeout: 120_000 }, () => {
     let b: Backend;
     beforeAll(async () => {
       b = await open();
@@ -143,7 +144,7 @@ for (const [name, open] of backends) {
     const drop = (linkId: string, body: Record<string, unknown>) =>
       call(b.app, 'POST', `/v1/links/${linkId}/drops`, { body });
 
-    it('finding 2: a federated fill names a configured peer, reserves its size at creation against the hard limit, and finalize refuses nothing', async () => {
+    it('a federated fill names a configured peer, reserves its size at creation against the hard limit, and finalize refuses nothing', async () => {
       const a = await user();
       // The reproduction: eight 200 kB fills naming made-up peers, with a 1 MB hard limit.
       for (let i = 0; i < 8; i++) {
@@ -202,7 +203,7 @@ for (const [name, open] of backends) {
       expect(await quota({ token: a.token })).toMatchObject({ used: 1_000_000, reserved: 200_000 });
     });
 
-    it('finding 5: creation never says whether a hash is stored, a merge needs the bytes, and the first uploader is freed when nothing references the blob', async () => {
+    it('creation never says whether a hash is stored, a merge needs the bytes, and the first uploader is freed when nothing references the blob', async () => {
       const owner = await user();
       const other = await user();
       const link = await uploadLink({ token: owner.token });
@@ -228,7 +229,7 @@ for (const [name, open] of backends) {
       expect((await b.deps.quota.report(owner.accountId)).blobs).toEqual([]);
     });
 
-    it('finding 8: revoking an upload link cancels its drops still uploading (tokens 401) and keeps finalized ones', async () => {
+    it('revoking an upload link cancels its drops still uploading (tokens 401) and keeps finalized ones', async () => {
       const owner = await user();
       const link = await uploadLink({ token: owner.token });
       const done = bytes(300, 5);
@@ -253,7 +254,7 @@ for (const [name, open] of backends) {
       );
     });
 
-    it('finding 8: two finalizes of one upload racing both answer 200, and the blob is charged once', async () => {
+    it('two finalizes of one upload racing both answer 200, and the blob is charged once', async () => {
       const a = await user();
       for (let i = 0; i < 5; i++) {
         const data = bytes(64_000, 100 + i);
@@ -269,7 +270,7 @@ for (const [name, open] of backends) {
       expect(await quota({ token: a.token })).toMatchObject({ used: 320_000, reserved: 0 });
     });
 
-    it('issue 29: at most SVC_MAX_OPEN_UPLOADS open sessions per paying account (drops and sponsored accounts count toward the payer); 429 with Retry-After, nothing created', async () => {
+    it('at most SVC_MAX_OPEN_UPLOADS open sessions per paying account (drops and sponsored accounts count toward the payer); 429 with Retry-After, nothing created', async () => {
       const a = await user();
       const kid = (await call(b.app, 'POST', '/v1/sponsored', { token: a.token })).body.account_id as string;
       const link = await uploadLink({ token: a.token });

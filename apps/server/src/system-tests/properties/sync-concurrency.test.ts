@@ -12,7 +12,7 @@ import {
 } from '@strongroom/tests/access';
 
 /**
- * Library sync over HTTP with concurrent writers (decisions.md, "Library sync"): two owners write
+ * Library sync over HTTP with concurrent writers (spec §13.3): two owners write
  * to one sponsored account at once (and its sponsor to its own), while devices of each page with
  * small limits. Once every writer is done and a device reads to the end, it holds exactly the
  * account's live objects, each as GET answers it: no write committed while it paged was lost.

@@ -24,7 +24,7 @@ import { testSecretBox } from '../secret-box.js';
  * caching per peer, suspension and the clock, against a model; after every step the ledger must
  * agree with the model, equal the sum of each payer's blobs, and no cap, budget or hard limit may
  * be passed by a new reservation: a follow-up may pass the hard limit by the overdraft, and no
- * path but a metadata edit (admitted by state, contract 3.1) takes `used` past that line.
+ * path but a metadata edit (admitted by state, spec §9.3) takes `used` past that line.
  */
 
 /** A minimal assertion helper (core's testing code does not depend on a test runner). */
@@ -159,7 +159,7 @@ interface Model {
   trashAt: (number | null)[];
   /**
    * By payer: the most `used` may reach. Hard limit + overdraft, raised only by a metadata edit the
-   * state admits (contract 3.1: metadata edits work below GraceExpired, whatever their size).
+   * state admits (spec §9.3: metadata edits work below GraceExpired, whatever their size).
    */
   line: number[];
   /** The real charged figures after the previous step: nothing may be credited outside a sweep. */

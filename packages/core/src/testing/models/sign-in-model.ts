@@ -53,7 +53,7 @@ function same(actual: unknown, expected: unknown, what: string): void {
 }
 const outcome = (r: Result<unknown>) => (r.ok ? 'ok' : r.code);
 
-/** decisions.md's rule over the complete history: held while ten wrong passwords lie in the last hour, or within the latest strike's delay. */
+/** The rule of spec §3.9 over the complete history: held while ten wrong passwords lie in the last hour, or within the latest strike's delay. */
 function specAddressHeld(m: Model, a: number): boolean {
   if (m.wrongAt[a]!.filter((t) => t > m.now - HOUR).length >= 10) return true;
   const last = m.lastStrikeAt[a];
@@ -178,7 +178,7 @@ class AdvanceClock implements fc.AsyncCommand<Model, Real> {
 }
 
 /**
- * Password guessing as a model-based property (decisions.md, "Password guessing (turn 4)"):
+ * Password guessing as a model-based property (spec §3.9 to §3.11):
  * logins with right and wrong passwords for two accounts and an unknown address, from three
  * client addresses, with no ticket or any ticket handed out so far (another account's included),
  * operator locks, and clock advances from seconds to hours, against the real services over the

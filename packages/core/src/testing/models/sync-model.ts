@@ -308,7 +308,7 @@ class AdvanceAndPrune implements fc.AsyncCommand<Model, Real> {
 }
 
 /**
- * Library sync (decisions.md, "Library sync"), model-based over one adapter's stores: any
+ * Library sync (spec §13.1 to §13.4), model-based over one adapter's stores: any
  * interleaving of writes to two accounts (one sponsored by the other; the sponsored one's clients
  * are partly its owner acting as it) and page reads by clients from any cursor, with time passing
  * the tombstone horizon and prunes. A client that has read to the end of its log holds exactly the

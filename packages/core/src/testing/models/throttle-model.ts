@@ -45,7 +45,7 @@ interface Real {
 }
 
 /**
- * The rule as decisions.md words it, over the complete history: the wrong codes in the hour
+ * The rule as spec §5.6 words it, over the complete history: the wrong codes in the hour
  * ending at the latest; ten or more hold the account for a minute after the latest, doubling per
  * further one, at most an hour.
  */
@@ -190,7 +190,7 @@ class WaitOutHold implements fc.AsyncCommand<Model, Real> {
  * The per-account second-factor throttle as a model-based property: sign-ins (right and wrong
  * passwords), right and wrong codes on old and new challenges, and clock advances from seconds to
  * hours, against the real services over the given port set. After every step: login and code
- * checks are held exactly when decisions.md's rule (computed over the full history) says so, with
+ * checks are held exactly when the rule of spec §5.6 (computed over the full history) says so, with
  * the exact Retry-After; the stored record equals core's rule folded over every wrong code; no
  * hour ever sees more than sixteen wrong codes checked; wrong passwords change nothing.
  */
