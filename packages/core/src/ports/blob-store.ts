@@ -21,6 +21,58 @@ export interface DirectPut {
   readonly headers: Readonly<Record<string, string>>;
 }
 
+/**
+ * What core allows one part of a multipart direct upload to send (upload/multipart.ts decides it):
+ * part `partNumber`, exactly `size` bytes hashing to `sha256`, within `ttlS` seconds.
+ */
+export interface PartGrant {
+  readonly partNumber: number;
+  readonly size: number;
+  /** Hex SHA-256 of the part, as the client announced it: the store's checksum then refuses any other body. */
+  readonly sha256: string;
+  readonly ttlS: number;
+}
+
+/** One part a multipart upload holds now, as the store lists it. */
+export interface StoredPart {
+  readonly partNumber: number;
+  readonly size: number;
+  /** The store's tag for the part, which completing names. */
+  readonly etag: string;
+  /** The part's SHA-256 as the store checked it (base64, as S3 answers), when the store keeps one. */
+  readonly checksum: string | null;
+}
+
+/**
+ * Multipart staging, only on stores a client can reach directly (object storage): a large upload's
+ * bytes arrive as parts through presigned URLs into one multipart upload per staging id, which
+ * becomes the staged object (as a direct PUT would have left it) only when completed. Until then
+ * nothing is under the staging key, and nothing a part URL sends can reach a content address.
+ *
+ * What an object store must do: `presignParts` opens the staging id's multipart upload if none is
+ * open (two racing openings settle on one: every call names the same upload, the oldest), and
+ * signs each part's PUT with its Content-Length and SHA-256 checksum, so the store refuses another
+ * length or body; a URL reaches only that part of that upload. `parts` lists what the open upload
+ * holds (every page); `complete` assembles exactly the parts named, in order, under the staging
+ * key; `abort` ends every open upload of the id, dropping its parts (idempotent); `listOpen`
+ * names the staging ids that have one open now.
+ */
+export interface MultipartStaging {
+  /** One signed PUT per grant, in the grants' order, for the staging id's open multipart upload (opened if none is). */
+  presignParts(stagingId: string, grants: readonly PartGrant[]): Promise<DirectPut[]>;
+  /** The parts the open multipart upload of `stagingId` holds, by part number; null when none is open. */
+  parts(stagingId: string): Promise<readonly StoredPart[] | null>;
+  /**
+   * Assembles `parts` (in ascending part number) into the object at the staging key and ends the
+   * upload: 'nothing' when no multipart upload is open for the id (already completed or aborted).
+   */
+  complete(stagingId: string, parts: readonly StoredPart[]): Promise<'completed' | 'nothing'>;
+  /** Ends every open multipart upload of `stagingId` and drops its parts; none open is nothing to do. */
+  abort(stagingId: string): Promise<void>;
+  /** The staging ids with a multipart upload open now, in no particular order. */
+  listOpen(): AsyncIterable<string>;
+}
+
 /** What a direct upload left under a staging id, as `arrived` finds it. */
 export type Arrived = StagedBlob | 'too_large' | 'nothing';
 
@@ -211,4 +263,9 @@ export interface BlobStore {
    * there, `too_large` (and the object deleted) past `maxBytes`. Reads nothing into memory whole.
    */
   arrived?(stagingId: string, maxBytes: number): Promise<Arrived>;
+  /**
+   * Only with `presignPut` and `arrived`: large direct uploads in parts (see MultipartStaging). What
+   * a completed multipart upload leaves under the staging key is what `arrived` then checks.
+   */
+  readonly multipart?: MultipartStaging;
 }

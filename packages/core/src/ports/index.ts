@@ -51,9 +51,12 @@ export type {
   DirectPut,
   DirectPutGrant,
   ListedBlob,
+  MultipartStaging,
+  PartGrant,
   PresignedAnswer,
   QuarantinedBlob,
   StagedBlob,
+  StoredPart,
 } from './blob-store.js';
 export type { MemberUpgradeStore, WriteTransport } from './member-upgrade.js';
 export type { CatalogDatabase, CatalogStep } from './catalog.js';

@@ -7,8 +7,11 @@ import type {
   DirectPut,
   DirectPutGrant,
   ListedBlob,
+  MultipartStaging,
+  PartGrant,
   QuarantinedBlob,
   StagedBlob,
+  StoredPart,
 } from '../ports/blob-store.js';
 
 /** Chunk size the memory store streams in, small enough that tests see several chunks. */
@@ -152,5 +155,60 @@ export class MemoryDirectBlobStore extends MemoryBlobStore {
       return 'too_large';
     }
     return { size: bytes.length, sha256: sha256Hex(bytes) };
+  }
+
+  /** Open multipart uploads by staging id: their parts by number. */
+  readonly uploads = new Map<string, Map<number, Uint8Array>>();
+  /** The last grant signed for each part, by `<staging id>#<part number>`. */
+  readonly partGrants = new Map<string, PartGrant>();
+
+  readonly multipart: MultipartStaging = {
+    presignParts: async (stagingId, grants) => {
+      if (!this.uploads.has(stagingId)) this.uploads.set(stagingId, new Map());
+      return grants.map((g) => {
+        this.partGrants.set(`${stagingId}#${g.partNumber}`, g);
+        return {
+          url: `memory:staging/${stagingId}?partNumber=${g.partNumber}`,
+          headers: { 'content-length': String(g.size), 'x-checksum-sha256': g.sha256 },
+        };
+      });
+    },
+    parts: async (stagingId) => {
+      const upload = this.uploads.get(stagingId);
+      if (upload === undefined) return null;
+      return [...upload].map(
+        ([partNumber, bytes]): StoredPart => ({
+          partNumber,
+          size: bytes.length,
+          etag: `"${partNumber}-${bytes.length}"`,
+          checksum: null,
+        }),
+      );
+    },
+    complete: async (stagingId, parts) => {
+      const upload = this.uploads.get(stagingId);
+      if (upload === undefined) return 'nothing';
+      this.staged.set(stagingId, concatBytes(...parts.map((p) => upload.get(p.partNumber) ?? new Uint8Array())));
+      this.uploads.delete(stagingId);
+      return 'completed';
+    },
+    abort: async (stagingId) => {
+      this.uploads.delete(stagingId);
+    },
+    listOpen: () => this.#openIds(),
+  };
+
+  async *#openIds(): AsyncIterable<string> {
+    yield* [...this.uploads.keys()];
+  }
+
+  /** The client's PUT of a part to its presigned URL: true when the store took it (its signed length and checksum). */
+  sendPart(stagingId: string, partNumber: number, bytes: Uint8Array, enforce = true): boolean {
+    const grant = this.partGrants.get(`${stagingId}#${partNumber}`);
+    const upload = this.uploads.get(stagingId);
+    if (grant === undefined || upload === undefined) return false;
+    if (enforce && (bytes.length !== grant.size || sha256Hex(bytes) !== grant.sha256)) return false;
+    upload.set(partNumber, bytes);
+    return true;
   }
 }

@@ -2,13 +2,30 @@ export { UploadService, BLOB_KINDS, DEFAULT_UPLOAD_POLICY, MAX_DECLARED_SIZE } f
 export type {
   CreatedUpload,
   CreateUpload,
+  MultipartOffer,
+  PartsView,
   SignedDirectPut,
+  SignedPart,
   FinalizeUpload,
   PutUpload,
   UploadServiceDeps,
   UploadView,
 } from './service.js';
 export { DEFAULT_DIRECT_PUT_TTL_S, decideArrival, decideStored, directPutGrant } from './direct.js';
+export {
+  DEFAULT_PART_BYTES,
+  MAX_PART_BYTES,
+  MAX_PART_URLS,
+  MAX_PARTS,
+  MIN_PART_BYTES,
+  countedParts,
+  decidePartGrants,
+  decidePartsComplete,
+  directPlan,
+  missingParts,
+  partLength,
+} from './multipart.js';
+export type { DirectPlan, PartPlan, PartRequest } from './multipart.js';
 export {
   decideCancel,
   decideFinalize,

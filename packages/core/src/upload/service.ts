@@ -3,7 +3,7 @@ import { isUuid, uuidv7 } from '../encoding/uuid.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
 import type { AssetCatalog } from '../ports/asset-catalog.js';
 import { assetObject } from '../assets/service.js';
-import type { Arrived, BlobStore, DirectPut } from '../ports/blob-store.js';
+import type { Arrived, BlobStore, DirectPut, MultipartStaging, StoredPart } from '../ports/blob-store.js';
 import type { Clock } from '../ports/clock.js';
 import type { Random } from '../ports/random.js';
 import type {
@@ -21,6 +21,15 @@ import type { AlbumWriteRefusal, WriteGuard, WriteRefusal } from '../ports/write
 import { albumOfAsset } from '../albums/asset-album.js';
 import type { QuotaService } from '../quota/service.js';
 import { decideArrival, decideStored, DEFAULT_DIRECT_PUT_TTL_S, directPutGrant } from './direct.js';
+import {
+  countedParts,
+  decidePartGrants,
+  decidePartsComplete,
+  directPlan,
+  missingParts,
+  type PartPlan,
+  type PartRequest,
+} from './multipart.js';
 import { segmentOwner, takesSegments } from './resumable.js';
 import {
   decideCancel,
@@ -48,6 +57,11 @@ export interface UploadServiceDeps {
   readonly federationPeers: readonly string[];
   /** The longest a direct upload URL lives (SVC_S3_PUT_URL_S); direct.ts DEFAULT_DIRECT_PUT_TTL_S when unset. */
   readonly directPutTtlS?: number;
+  /**
+   * The part size and threshold of direct uploads in parts (SVC_S3_PART_BYTES); multipart.ts
+   * DEFAULT_PART_BYTES when unset.
+   */
+  readonly partBytes?: number;
 }
 
 export const BLOB_KINDS: readonly BlobKind[] = ['original', 'derivative', 'metadata', 'provenance'];
@@ -100,8 +114,28 @@ export interface UploadView {
 
 /** A direct upload URL and when it stops being accepted. */
 export type SignedDirectPut = DirectPut & { readonly expiresAt: number };
-/** A new session, and the direct upload URL when the store offers one (else null: PUT /upload/{id}). */
-export type CreatedUpload = UploadView & { readonly directPut: SignedDirectPut | null };
+/** How a direct upload in parts is cut: every part `partSize` bytes, the last one what remains. */
+export interface MultipartOffer {
+  readonly partSize: number;
+  readonly partCount: number;
+}
+/**
+ * A new session, and how its bytes may go straight to the store: one presigned PUT (`directPut`),
+ * or parts (`multipart`: ask their URLs with partUrls); both null: PUT /upload/{id}.
+ */
+export type CreatedUpload = UploadView & {
+  readonly directPut: SignedDirectPut | null;
+  readonly multipart: MultipartOffer | null;
+};
+/** A signed PUT for one part. */
+export type SignedPart = SignedDirectPut & { readonly partNumber: number };
+/** What a direct upload in parts holds now: the parts that count, and the ones still to send. */
+export interface PartsView extends MultipartOffer {
+  readonly stored: readonly { readonly partNumber: number; readonly size: number }[];
+  readonly missing: readonly number[];
+  /** The session's expiry: the parts stay resumable until then. */
+  readonly expiresAt: number;
+}
 
 type CreateRefusal = WriteRefusal | OpenRefusal | 'error.request.invalid' | 'error.federation.unknown_peer';
 type Caller = Accessor & { readonly actingOwnerId?: string | undefined };
@@ -126,7 +160,12 @@ function view(s: UploadSessionRecord, now: number): UploadView {
 }
 
 /** `view` of a session just opened, with its direct upload URL. Not a spread of `view`: see ledgerRecordWith in quota/ledger-rules.ts. */
-function createdView(s: UploadSessionRecord, now: number, directPut: CreatedUpload['directPut']): CreatedUpload {
+function createdView(
+  s: UploadSessionRecord,
+  now: number,
+  directPut: CreatedUpload['directPut'],
+  multipart: CreatedUpload['multipart'],
+): CreatedUpload {
   return {
     uploadId: s.id,
     state: uploadState(s, now),
@@ -135,6 +174,7 @@ function createdView(s: UploadSessionRecord, now: number, directPut: CreatedUplo
     declaredSize: s.declaredSize,
     assetId: s.assetId,
     directPut,
+    multipart,
   };
 }
 
@@ -182,7 +222,22 @@ export class UploadService {
     const opened = await guard(STORE, 'upload session write', () =>
       this.#d.sessions.openUpload(request, this.#d.quota.policy, now),
     );
-    return opened.ok ? ok(createdView(opened.value, now, directPut)) : opened;
+    const plan = this.#partPlan(request);
+    const multipart = plan === null ? null : { partSize: plan.partSize, partCount: plan.partCount };
+    return opened.ok ? ok(createdView(opened.value, now, directPut, multipart)) : opened;
+  }
+
+  /** The store's multipart staging, when a client can send to it directly. */
+  #multipart(): MultipartStaging | null {
+    const b = this.#d.blobs;
+    return b.multipart !== undefined && b.presignPut !== undefined && b.arrived !== undefined ? b.multipart : null;
+  }
+
+  /** How a session's bytes go in parts, when they do (multipart.ts directPlan) on a store that takes parts. */
+  #partPlan(s: Pick<UploadSessionRecord, 'declaredSize'>): PartPlan | null {
+    if (this.#multipart() === null) return null;
+    const plan = directPlan(s.declaredSize, this.#d.partBytes);
+    return plan.kind === 'parts' ? plan : null;
   }
 
   /** The direct upload URL for a new session, within core's grant, when the store can sign one. */
@@ -206,6 +261,8 @@ export class UploadService {
   ): Promise<SignedDirectPut | null> {
     const presignPut = this.#d.blobs.presignPut?.bind(this.#d.blobs);
     if (presignPut === undefined || this.#d.blobs.arrived === undefined) return null;
+    // Above the threshold the bytes go in parts (or, past what parts hold, through the server).
+    if (this.#multipart() !== null && directPlan(s.declaredSize, this.#d.partBytes).kind !== 'single') return null;
     const grant = directPutGrant(s, now, this.#d.directPutTtlS ?? DEFAULT_DIRECT_PUT_TTL_S);
     if (grant === null) return null;
     const signed = await guard(STORE, 'direct upload presign', () => presignPut(s.id, grant));
@@ -229,6 +286,12 @@ export class UploadService {
     }
     const now = this.#d.clock.now();
     const state = uploadState(s, now);
+    if (this.#partPlan(s) !== null)
+      return refuse(
+        'error.conflict',
+        'This upload is larger than one direct PUT takes: send it in parts (POST /upload/{id}/parts).',
+        { state },
+      );
     const signed = await this.#sign(s, now);
     return signed === null
       ? refuse(
@@ -237,6 +300,84 @@ export class UploadService {
           { state },
         )
       : ok(signed);
+  }
+
+  /**
+   * What a direct upload in parts holds now, so a resumed upload sends only the rest: the parts
+   * that count (each whole, at its planned length) and those still missing. For whoever may send
+   * the bytes; a conflict when the session does not go in parts, or no longer waits for bytes.
+   */
+  async parts(caller: Caller, id: string): Promise<Result<PartsView, 'error.not_found' | 'error.conflict'>> {
+    const found = await this.#partsSession(caller, id);
+    if (!found.ok) return found;
+    const { s, plan, multipart } = found.value;
+    const held: readonly StoredPart[] = (await guard(STORE, 'multipart listing', () => multipart.parts(id))) ?? [];
+    return ok({
+      partSize: plan.partSize,
+      partCount: plan.partCount,
+      stored: countedParts(plan, held).map((p) => ({ partNumber: p.partNumber, size: p.size })),
+      missing: missingParts(plan, held),
+      expiresAt: s.expiresAt,
+    });
+  }
+
+  /**
+   * Presigned PUTs for parts of a direct upload in parts, each pinned to its planned length and
+   * the SHA-256 the client announces for it (multipart.ts decidePartGrants), living at most
+   * SVC_S3_PUT_URL_S and never past the session. The store opens the upload's multipart upload
+   * at the first request. Sending a part again replaces it.
+   */
+  async partUrls(
+    caller: Caller,
+    id: string,
+    requests: readonly PartRequest[],
+  ): Promise<Result<SignedPart[], 'error.not_found' | 'error.conflict' | 'error.request.invalid'>> {
+    const found = await this.#partsSession(caller, id);
+    if (!found.ok) return found;
+    const { s, plan, multipart } = found.value;
+    const now = this.#d.clock.now();
+    const grants = decidePartGrants(s, plan, requests, now, this.#d.directPutTtlS ?? DEFAULT_DIRECT_PUT_TTL_S);
+    if (!grants.ok) return grants;
+    const signed = await guard(STORE, 'part presign', () => multipart.presignParts(id, grants.value));
+    return ok(
+      signed.map((put, i) => {
+        const grant = grants.value[i]!;
+        return { ...put, partNumber: grant.partNumber, expiresAt: now + grant.ttlS * 1000 };
+      }),
+    );
+  }
+
+  /** The session, its part plan and the store's multipart staging, for whoever may send its bytes. */
+  async #partsSession(
+    caller: Caller,
+    id: string,
+  ): Promise<
+    Result<
+      { s: UploadSessionRecord; plan: PartPlan; multipart: MultipartStaging },
+      'error.not_found' | 'error.conflict'
+    >
+  > {
+    const s = await this.#reach(caller, id, 'send');
+    if (!s) return refuse('error.not_found', 'No such upload session.');
+    const multipart = this.#multipart();
+    const plan = this.#partPlan(s);
+    if (multipart === null || plan === null)
+      return refuse(
+        'error.conflict',
+        multipart === null
+          ? "This server's blob store takes no direct uploads in parts: send the bytes with PUT /upload/{id}."
+          : 'This upload does not go in parts: use its direct PUT (POST /upload/{id}/direct-put) or PUT /upload/{id}.',
+      );
+    const state = uploadState(s, this.#d.clock.now());
+    if (state !== 'Pending')
+      return refuse(
+        'error.conflict',
+        `The upload session is ${state}: parts are only taken while it waits for bytes.`,
+        {
+          state,
+        },
+      );
+    return ok({ s, plan, multipart });
   }
 
   /**
@@ -394,12 +535,38 @@ export class UploadService {
       return refuse('error.conflict', 'The upload session is no longer open.');
     let arrived: Arrived;
     try {
+      const assembled = await this.#assemble(s);
+      if (!assembled.ok) {
+        await guard(STORE, 'upload session write', () =>
+          this.#d.sessions.markReceived(s.id, null, this.#d.clock.now()),
+        );
+        return assembled;
+      }
       arrived = await arrivedIn(s.id, s.declaredSize);
     } catch (cause) {
       await this.#d.sessions.markReceived(s.id, null, this.#d.clock.now());
       throw cause;
     }
     return this.#record(s, arrived, contentHash, this.#d.clock.now());
+  }
+
+  /**
+   * For a session that goes in parts: completes its multipart upload into the staged object once
+   * every planned part is there whole (multipart.ts decidePartsComplete); a part missing is a
+   * conflict naming it, and the parts stay for the client to finish. No multipart upload open is
+   * nothing to do here (a finalize that completed it already, or none begun): what is staged is
+   * then checked as any direct upload.
+   */
+  async #assemble(s: UploadSessionRecord): Promise<Result<void, 'error.conflict'>> {
+    const multipart = this.#multipart();
+    const plan = this.#partPlan(s);
+    if (multipart === null || plan === null) return ok(undefined);
+    const held = await guard(STORE, 'multipart listing', () => multipart.parts(s.id));
+    if (held === null) return ok(undefined);
+    const whole = decidePartsComplete(plan, held);
+    if (!whole.ok) return whole;
+    await guard(STORE, 'multipart completion', () => multipart.complete(s.id, whole.value));
+    return ok(undefined);
   }
 
   /** The session as stored when it was finalized with these bytes already, else null. */
@@ -582,6 +749,19 @@ export class UploadService {
       });
       if (gone) discarded++;
     }
+    const multipart = this.#d.blobs.multipart;
+    if (multipart !== undefined) {
+      for await (const id of multipart.listOpen()) {
+        // Parts of an upload session (a direct upload in parts, or a proxied PUT's own staging):
+        // kept while the session is open, aborted once it is not. Other ids are whole-blob writes
+        // in flight, left alone (a bucket's lifecycle rule ends those a crash left).
+        if (!isUuid(id)) continue;
+        const s = await guard(STORE, 'upload session read', () => this.#d.sessions.findUpload(id));
+        if (s !== null && isInFlight(s, this.#d.clock.now())) continue;
+        await multipart.abort(id);
+        discarded++;
+      }
+    }
     return discarded;
   }
 
@@ -601,6 +781,7 @@ export class UploadService {
       return refuse('error.conflict', 'The upload session is no longer open.');
     }
     await this.#d.blobs.discard(id);
+    await this.#d.blobs.multipart?.abort(id);
     return ok(view({ ...s, state: 'Cancelled' }, now));
   }
 }
