@@ -7,7 +7,10 @@ import {
   DeleteObjectCommand,
   GetObjectCommand,
   HeadObjectCommand,
+  ListMultipartUploadsCommand,
   ListObjectsV2Command,
+  ListPartsCommand,
+  type ListPartsCommandOutput,
   PutObjectCommand,
   S3Client,
   UploadPartCommand,
@@ -24,9 +27,12 @@ import {
   type DirectPut,
   type DirectPutGrant,
   type ListedBlob,
+  type MultipartStaging,
+  type PartGrant,
   type PresignedAnswer,
   type QuarantinedBlob,
   type StagedBlob,
+  type StoredPart,
   type StoreFault,
 } from '@strongroom/core';
 
@@ -104,6 +110,7 @@ export class S3BlobStore implements BlobStore {
   declare readonly presignGet?: (contentHash: string, ttlS: number, answer: PresignedAnswer) => Promise<string>;
   declare readonly presignPut?: (stagingId: string, grant: DirectPutGrant) => Promise<DirectPut>;
   declare readonly arrived?: (stagingId: string, maxBytes: number) => Promise<Arrived>;
+  declare readonly multipart?: MultipartStaging;
 
   constructor(options: S3BlobStoreOptions) {
     this.#bucket = options.bucket;
@@ -135,6 +142,13 @@ export class S3BlobStore implements BlobStore {
         presignGet: (hash: string, ttlS: number, answer: PresignedAnswer) => this.#presignGet(hash, ttlS, answer),
         presignPut: (id: string, grant: DirectPutGrant) => this.#presignPut(id, grant),
         arrived: (id: string, maxBytes: number) => this.#arrived(id, maxBytes),
+        multipart: {
+          presignParts: (id: string, grants: readonly PartGrant[]) => this.#presignParts(id, grants),
+          parts: (id: string) => this.#parts(id),
+          complete: (id: string, parts: readonly StoredPart[]) => this.#complete(id, parts),
+          abort: (id: string) => this.#abort(id),
+          listOpen: () => this.#listOpen(),
+        } satisfies MultipartStaging,
       });
     }
   }
@@ -241,6 +255,189 @@ export class S3BlobStore implements BlobStore {
     });
     if (over) return tooLarge();
     return { size, sha256: hash.digest('hex') };
+  }
+
+  /**
+   * The multipart uploads open under exactly `key`, oldest first (then by id): every caller settles
+   * on the first, so two openings that raced name the same upload. S3 itself is where an upload's
+   * id is kept, so any process finds it.
+   */
+  async #uploadsOf(key: string): Promise<string[]> {
+    const found: { id: string; at: number }[] = [];
+    for await (const u of this.#multipartUploadsUnder(key)) if (u.key === key) found.push({ id: u.uploadId, at: u.at });
+    return found.sort((a, b) => a.at - b.at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map((u) => u.id);
+  }
+
+  /** Every open multipart upload whose key starts with `prefix` (ListMultipartUploads, page by page). */
+  async *#multipartUploadsUnder(prefix: string): AsyncIterable<{ key: string; uploadId: string; at: number }> {
+    let keyMarker: string | undefined;
+    let uploadIdMarker: string | undefined;
+    for (;;) {
+      const command = new ListMultipartUploadsCommand({
+        Bucket: this.#bucket,
+        Prefix: prefix,
+        ...(keyMarker ? { KeyMarker: keyMarker } : {}),
+        ...(uploadIdMarker ? { UploadIdMarker: uploadIdMarker } : {}),
+      });
+      this.#bucketPath(command);
+      const page = await this.#send('listing multipart uploads', () => this.#client.send(command));
+      for (const u of page.Uploads ?? [])
+        if (u.Key && u.UploadId) yield { key: u.Key, uploadId: u.UploadId, at: u.Initiated?.getTime() ?? 0 };
+      if (!page.IsTruncated) return;
+      keyMarker = page.NextKeyMarker;
+      uploadIdMarker = page.NextUploadIdMarker;
+      if (!keyMarker && !uploadIdMarker) return;
+    }
+  }
+
+  /**
+   * The staging key's open multipart upload, opened (with SHA-256 part checksums) if none is. When
+   * two openings race, each lists again after creating and settles on the oldest; a loser aborts
+   * its own, so at most one stays.
+   */
+  async #openUploadOf(key: string): Promise<string> {
+    const open = (await this.#uploadsOf(key))[0];
+    if (open !== undefined) return open;
+    const created = await this.#send('starting a multipart upload', () =>
+      this.#client.send(
+        new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: key, ChecksumAlgorithm: 'SHA256' }),
+      ),
+    );
+    const mine = created.UploadId;
+    if (!mine) throw new CoreError('error.store.unavailable', 'object store: no multipart upload id');
+    const first = (await this.#uploadsOf(key))[0] ?? mine;
+    if (first !== mine)
+      await this.#client
+        .send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId: mine }))
+        .catch(() => undefined);
+    return first;
+  }
+
+  /**
+   * A PUT per part of the staging key's multipart upload, each signed for its grant's `ttlS` with
+   * Content-Length and x-amz-checksum-sha256 among the signed headers (the query names the upload
+   * and the part number, which the signature covers): S3 refuses another length, another body,
+   * another part number or another upload.
+   */
+  async #presignParts(stagingId: string, grants: readonly PartGrant[]): Promise<DirectPut[]> {
+    const key = this.#stagedKey(stagingId);
+    const uploadId = await this.#openUploadOf(key);
+    return Promise.all(
+      grants.map(async (grant) => {
+        const checksum = Buffer.from(grant.sha256, 'hex').toString('base64');
+        const command = new UploadPartCommand({
+          Bucket: this.#bucket,
+          Key: key,
+          UploadId: uploadId,
+          PartNumber: grant.partNumber,
+          ContentLength: grant.size,
+          ChecksumSHA256: checksum,
+        });
+        const url = await this.#send('signing a part URL', () =>
+          getSignedUrl(this.#client, command, {
+            expiresIn: grant.ttlS,
+            signableHeaders: new Set(['content-length', 'x-amz-checksum-sha256']),
+            unhoistableHeaders: new Set(['x-amz-checksum-sha256']),
+          }),
+        );
+        return { url, headers: { 'content-length': String(grant.size), 'x-amz-checksum-sha256': checksum } };
+      }),
+    );
+  }
+
+  /** What the staging key's open multipart upload holds (ListParts, page by page); null when none is open. */
+  async #parts(stagingId: string): Promise<StoredPart[] | null> {
+    const key = this.#stagedKey(stagingId);
+    const uploadId = (await this.#uploadsOf(key))[0];
+    if (uploadId === undefined) return null;
+    const parts: StoredPart[] = [];
+    let marker: string | undefined;
+    for (;;) {
+      let page: ListPartsCommandOutput;
+      try {
+        page = await this.#client.send(
+          new ListPartsCommand({
+            Bucket: this.#bucket,
+            Key: key,
+            UploadId: uploadId,
+            ...(marker ? { PartNumberMarker: marker } : {}),
+          }),
+        );
+      } catch (e) {
+        // Completed or aborted since it was listed.
+        if (isNotFound(e)) return null;
+        throw new CoreError('error.store.unavailable', 'object store: listing parts failed', {
+          cause: e,
+          fault: faultOf(e),
+        });
+      }
+      for (const p of page.Parts ?? [])
+        if (p.PartNumber !== undefined && p.ETag !== undefined)
+          parts.push({ partNumber: p.PartNumber, size: p.Size ?? 0, etag: p.ETag, checksum: p.ChecksumSHA256 ?? null });
+      if (!page.IsTruncated || !page.NextPartNumberMarker) return parts;
+      marker = page.NextPartNumberMarker;
+    }
+  }
+
+  /** Assembles the named parts under the staging key (CompleteMultipartUpload); 'nothing' when no upload is open. */
+  async #complete(stagingId: string, parts: readonly StoredPart[]): Promise<'completed' | 'nothing'> {
+    const key = this.#stagedKey(stagingId);
+    const uploadId = (await this.#uploadsOf(key))[0];
+    if (uploadId === undefined) return 'nothing';
+    try {
+      await this.#client.send(
+        new CompleteMultipartUploadCommand({
+          Bucket: this.#bucket,
+          Key: key,
+          UploadId: uploadId,
+          MultipartUpload: {
+            Parts: parts.map((p) => ({
+              PartNumber: p.partNumber,
+              ETag: p.etag,
+              ...(p.checksum === null ? {} : { ChecksumSHA256: p.checksum }),
+            })),
+          },
+        }),
+      );
+    } catch (e) {
+      if (isNotFound(e)) return 'nothing';
+      throw new CoreError('error.store.unavailable', 'object store: completing a multipart upload failed', {
+        cause: e,
+        fault: faultOf(e),
+      });
+    }
+    return 'completed';
+  }
+
+  /** Aborts every multipart upload open under the staging key; one already gone is nothing to do. */
+  async #abort(stagingId: string): Promise<void> {
+    const key = this.#stagedKey(stagingId);
+    for (const uploadId of await this.#uploadsOf(key)) {
+      try {
+        await this.#client.send(
+          new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId: uploadId }),
+        );
+      } catch (e) {
+        if (!isNotFound(e))
+          throw new CoreError('error.store.unavailable', 'object store: aborting a multipart upload failed', {
+            cause: e,
+            fault: faultOf(e),
+          });
+      }
+    }
+  }
+
+  /** The staging ids with a multipart upload open under `<prefix>staging/`, each once. */
+  async *#listOpen(): AsyncIterable<string> {
+    const under = `${this.#prefix}staging/`;
+    const seen = new Set<string>();
+    for await (const u of this.#multipartUploadsUnder(under)) {
+      const id = u.key.slice(under.length);
+      if (SAFE_ID.test(id) && !seen.has(id)) {
+        seen.add(id);
+        yield id;
+      }
+    }
   }
 
   #stagedKey(id: string): string {
@@ -782,20 +979,26 @@ export class S3BlobStore implements BlobStore {
         Prefix: prefix,
         ...(token ? { ContinuationToken: token } : {}),
       });
-      // Path-style listings go out as `/bucket?list-type=2`, the form S3 has always taken (the SDK's
-      // `/bucket/` is refused by s3rver's signature check, which follows the older SDK's form).
-      command.middlewareStack.add(
-        (next) => async (args) => {
-          const request = args.request as { path?: string };
-          if (request.path === `/${this.#bucket}/`) request.path = `/${this.#bucket}`;
-          return next(args);
-        },
-        { step: 'build', name: 'strongroomBucketPath' },
-      );
+      this.#bucketPath(command);
       const page = await this.#send(what, () => this.#client.send(command));
       for (const o of page.Contents ?? []) yield { key: o.Key ?? '', size: o.Size ?? 0 };
       token = page.IsTruncated ? page.NextContinuationToken : undefined;
     } while (token !== undefined);
+  }
+
+  /**
+   * Path-style bucket requests (listings) go out as `/bucket?...`, the form S3 has always taken (the
+   * SDK's `/bucket/` is refused by s3rver's signature check, which follows the older SDK's form).
+   */
+  #bucketPath(command: { middlewareStack: ListObjectsV2Command['middlewareStack'] }): void {
+    command.middlewareStack.add(
+      (next) => async (args) => {
+        const request = args.request as { path?: string };
+        if (request.path === `/${this.#bucket}/`) request.path = `/${this.#bucket}`;
+        return next(args);
+      },
+      { step: 'build', name: 'strongroomBucketPath' },
+    );
   }
 
   /** Closes the client's connections. */

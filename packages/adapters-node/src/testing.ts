@@ -1,5 +1,6 @@
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import S3rver from '@20minutes/s3rver';
@@ -27,6 +28,100 @@ export function useS3rverCredentials(): () => void {
   };
 }
 
+/**
+ * What s3rver (4.0) lacks of S3's multipart API, added to it: ListMultipartUploads (GET
+ * `/bucket?uploads`), ListParts (GET `/bucket/key?uploadId=`) and AbortMultipartUpload (DELETE
+ * `/bucket/key?uploadId=`). It has CreateMultipartUpload, UploadPart, UploadPartCopy and
+ * CompleteMultipartUpload itself. The three answer from s3rver's own upload directory (a folder
+ * per upload: its key, and each part's bytes beside a `.md5` written once the part was whole), and
+ * run after s3rver's signature check, so a request signed wrong is refused as any other. Like
+ * s3rver, they check no part checksum. Added once to s3rver's router, which every instance in the
+ * process shares.
+ */
+let multipartAdded = false;
+function addMultipartListing(): void {
+  if (multipartAdded) return;
+  multipartAdded = true;
+  const require = createRequire(import.meta.url);
+  const router = require('@20minutes/s3rver/lib/routes.js') as {
+    use(path: string, mw: (ctx: S3rverContext, next: () => Promise<void>) => Promise<void>): void;
+    stack: { stack: { name?: string }[] }[];
+  };
+  const S3Error = require('@20minutes/s3rver/lib/models/error.js') as new (
+    code: string,
+    message: string,
+    detail?: Record<string, string>,
+  ) => Error;
+  router.use('/:bucket/:key*', async (ctx, next) => {
+    const q = ctx.query;
+    const [, bucket = '', ...rest] = ctx.path.split('/');
+    const key = decodeURIComponent(rest.join('/'));
+    const dir = ctx.store.getResourcePath(bucket, undefined, 'uploads');
+    const uploadKey = async (id: string): Promise<string | null> =>
+      /^[0-9a-f]+$/.test(id) ? await readFile(join(dir, id, 'key'), 'utf8').catch(() => null) : null;
+    const noSuchUpload = () =>
+      new S3Error('NoSuchUpload', 'The specified upload does not exist.', { UploadId: String(q.uploadId) });
+    if (ctx.method === 'GET' && key === '' && 'uploads' in q) {
+      const prefix = typeof q.prefix === 'string' ? q.prefix : '';
+      const ids = await readdir(dir).catch(() => [] as string[]);
+      const uploads = [];
+      for (const id of ids) {
+        const k = await uploadKey(id);
+        if (k === null || !k.startsWith(prefix)) continue;
+        const at = (await stat(join(dir, id, 'key'))).mtime;
+        uploads.push({ Key: k, UploadId: id, Initiated: at.toISOString(), StorageClass: 'STANDARD' });
+      }
+      uploads.sort((a, b) => (a.Key < b.Key ? -1 : a.Key > b.Key ? 1 : a.UploadId < b.UploadId ? -1 : 1));
+      ctx.body = {
+        ListMultipartUploadsResult: { Bucket: bucket, Prefix: prefix, IsTruncated: false, Upload: uploads },
+      };
+      return;
+    }
+    if ((ctx.method === 'GET' || ctx.method === 'DELETE') && key !== '' && typeof q.uploadId === 'string') {
+      if (ctx.method === 'GET' && 'partNumber' in q) return next();
+      if ((await uploadKey(q.uploadId)) !== key) throw noSuchUpload();
+      const at = join(dir, q.uploadId);
+      if (ctx.method === 'DELETE') {
+        await rm(at, { recursive: true, force: true });
+        ctx.status = 204;
+        return;
+      }
+      const names = await readdir(at);
+      const parts = [];
+      for (const name of names.filter((n) => /^\d+$/.test(n)).sort((a, b) => Number(a) - Number(b))) {
+        // A part whose bytes never finished has no .md5 yet: S3 would not list it.
+        const md5 = await readFile(join(at, `${name}.md5`), 'utf8').catch(() => null);
+        if (md5 === null) continue;
+        const info = await stat(join(at, name));
+        parts.push({
+          PartNumber: Number(name),
+          ETag: `"${md5}"`,
+          Size: info.size,
+          LastModified: info.mtime.toISOString(),
+        });
+      }
+      ctx.body = {
+        ListPartsResult: { Bucket: bucket, Key: key, UploadId: q.uploadId, IsTruncated: false, Part: parts },
+      };
+      return;
+    }
+    return next();
+  });
+  // Right after the signature check, before s3rver's own routes refuse these calls.
+  const mine = router.stack.pop()!;
+  const auth = router.stack.findIndex((layer) => layer.stack.some((fn) => fn.name === 'authentication'));
+  router.stack.splice(auth + 1, 0, mine);
+}
+
+interface S3rverContext {
+  method: string;
+  path: string;
+  query: Record<string, string | string[] | undefined>;
+  status: number;
+  body: unknown;
+  store: { getResourcePath(bucket: string, key: string | undefined, resource: string): string };
+}
+
 export interface TestS3 {
   /** `http://127.0.0.1:<port>`; buckets are addressed path-style. */
   readonly endpoint: string;
@@ -45,6 +140,7 @@ export async function startTestS3(
   bucket = 'strongroom-test',
   options: { readonly cors?: CorsRule[] } = {},
 ): Promise<TestS3> {
+  addMultipartListing();
   const directory = await mkdtemp(join(tmpdir(), 's3rver-'));
   const configs = options.cors === undefined ? [] : [corsXml(options.cors)];
   const server = new S3rver({
@@ -119,6 +215,12 @@ export interface FaultProxy {
   hang(): void;
   /** Bytes relayed toward the store since the proxy started: a test waits on it, not on a clock. */
   relayedUp(): number;
+  /**
+   * Cuts the next connection whose request starts with bytes containing `marker` (a request line,
+   * such as `partNumber=2`) once `bytes` of it have been relayed to the store: a transfer dropped
+   * midway. Resolves when it was cut.
+   */
+  cutAfter(marker: string, bytes: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -127,6 +229,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
   const open = new Set<Socket>();
   let mode: 'up' | 'down' | 'hang' = 'up';
   let relayedUp = 0;
+  const cuts: { marker: string; bytes: number; done: () => void }[] = [];
   const track = (s: Socket) => {
     open.add(s);
     s.on('close', () => open.delete(s));
@@ -138,8 +241,39 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     if (mode === 'hang') return;
     const upstream = connect(Number(url.port), url.hostname);
     track(upstream);
-    client.on('data', (chunk: Buffer) => (relayedUp += chunk.length));
-    client.pipe(upstream);
+    let sent = 0;
+    let armed: (typeof cuts)[number] | null = null;
+    let first = true;
+    const relay = (chunk: Buffer) => {
+      relayedUp += chunk.length;
+      if (!upstream.write(chunk)) {
+        client.pause();
+        upstream.once('drain', () => client.resume());
+      }
+    };
+    client.on('data', (chunk: Buffer) => {
+      if (first) {
+        first = false;
+        const head = chunk.subarray(0, 4096).toString('latin1');
+        const at = cuts.findIndex((c) => head.includes(c.marker));
+        if (at >= 0) armed = cuts.splice(at, 1)[0]!;
+      }
+      if (armed === null) return relay(chunk);
+      const room = armed.bytes - sent;
+      if (chunk.length < room) {
+        sent += chunk.length;
+        return relay(chunk);
+      }
+      const cut = armed;
+      relayedUp += room;
+      upstream.write(chunk.subarray(0, room), () => {
+        client.destroy();
+        upstream.destroy();
+        cut.done();
+      });
+      armed = null;
+      client.pause();
+    });
     upstream.pipe(client);
     upstream.on('close', () => client.destroy());
     client.on('close', () => upstream.destroy());
@@ -162,6 +296,7 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       cut();
     },
     relayedUp: () => relayedUp,
+    cutAfter: (marker, bytes) => new Promise<void>((done) => cuts.push({ marker, bytes, done })),
     close: async () => {
       cut();
       await new Promise((r) => server.close(r));

@@ -313,6 +313,66 @@ export function describeBlobStoreContract(name: string, setup: BlobSetup): void 
         expect(await s.arrived('dp2', 10)).toBe('nothing');
       }));
 
+    it('multipart, where a store has it: signed parts of one upload per staging id, listed as they arrive, completed into the staged object or aborted', () =>
+      using(setup, async (s) => {
+        const m = s.multipart;
+        if (m === undefined) {
+          expect('multipart' in s).toBe(false);
+          return;
+        }
+        const open = async () => {
+          const ids: string[] = [];
+          for await (const id of m.listOpen()) ids.push(id);
+          return ids.sort();
+        };
+        // S3's smallest part but the last is 5 MiB.
+        const bytes = pattern(5 * 1024 * 1024 + 100);
+        const one = bytes.subarray(0, 5 * 1024 * 1024);
+        const two = bytes.subarray(5 * 1024 * 1024);
+        const grant = (partNumber: number, part: Uint8Array) => ({
+          partNumber,
+          size: part.length,
+          sha256: sha256Hex(part),
+          ttlS: 60,
+        });
+        expect(await m.parts('mp-none')).toBeNull();
+        expect(await m.complete('mp-none', [])).toBe('nothing');
+        const [p1, p2] = await m.presignParts('mp1', [grant(1, one), grant(2, two)]);
+        expect(await m.parts('mp1')).toEqual([]);
+        expect(await open()).toContain('mp1');
+        const put = (url: string, headers: Readonly<Record<string, string>>, body: Uint8Array) =>
+          fetch(url, { method: 'PUT', headers, body: new Uint8Array(body) });
+        // Another length, or the URL of part 2 used for part 1, is refused by the signature.
+        expect((await put(p2!.url, { ...p2!.headers, 'content-length': '99' }, two.subarray(1))).status).toBe(403);
+        const moved = new URL(p2!.url);
+        moved.searchParams.set('partNumber', '1');
+        expect((await put(moved.toString(), p2!.headers, two)).status).toBe(403);
+        expect(await m.parts('mp1')).toEqual([]);
+        expect((await put(p2!.url, p2!.headers, two)).status).toBe(200);
+        // A second signing names the same upload: what arrived stays.
+        const [again] = await m.presignParts('mp1', [grant(1, one)]);
+        expect((await put(again!.url, again!.headers, one)).status).toBe(200);
+        const held = (await m.parts('mp1')) ?? [];
+        expect(held.map((p) => [p.partNumber, p.size])).toEqual([
+          [1, one.length],
+          [2, two.length],
+        ]);
+        expect(await s.arrived?.('mp1', bytes.length)).toBe('nothing');
+        expect(await m.complete('mp1', held)).toBe('completed');
+        expect(await s.arrived?.('mp1', bytes.length)).toEqual({ size: bytes.length, sha256: sha256Hex(bytes) });
+        expect(await m.parts('mp1')).toBeNull();
+        expect(await m.complete('mp1', held)).toBe('nothing');
+        expect(await open()).not.toContain('mp1');
+        // Aborted: its parts go, and a second abort is nothing to do.
+        const [p3] = await m.presignParts('mp2', [grant(1, two)]);
+        expect((await put(p3!.url, p3!.headers, two)).status).toBe(200);
+        await m.abort('mp2');
+        expect(await m.parts('mp2')).toBeNull();
+        expect(await open()).not.toContain('mp2');
+        await m.abort('mp2');
+        expect(await s.arrived?.('mp2', bytes.length)).toBe('nothing');
+      }));
+
     it('list names every committed blob once, in hash order, with its size; never staging', () =>
       using(setup, async (s) => {
         const all = async () => {
