@@ -2,6 +2,9 @@ import { availableParallelism } from 'node:os';
 import * as v from 'valibot';
 import {
   DEFAULT_DIRECT_PUT_TTL_S,
+  DEFAULT_PART_BYTES,
+  MAX_PART_BYTES,
+  MIN_PART_BYTES,
   DEFAULT_HASH_QUEUE,
   DEFAULT_LOOKUP_RATE_PER_MINUTE,
   DEFAULT_TOMBSTONE_DAYS,
@@ -166,6 +169,11 @@ export type BlobStoreConfig =
       readonly direct: boolean;
       /** `SVC_S3_PUT_URL_S`: the longest a presigned upload URL lives (default 900), never past its session. */
       readonly putUrlTtlS: number;
+      /**
+       * `SVC_S3_PART_BYTES`: a direct upload declaring more goes in parts of this size (default 64
+       * MiB, within S3's part limits of 5 MiB to 5 GiB).
+       */
+      readonly partBytes: number;
     };
 
 export interface OidcConfig {
@@ -507,6 +515,7 @@ const S3_VARS = [
   'SVC_S3_TIMEOUT_S',
   'SVC_S3_DIRECT',
   'SVC_S3_PUT_URL_S',
+  'SVC_S3_PART_BYTES',
 ] as const;
 
 function blobStore(env: Record<string, string | undefined>): BlobStoreConfig {
@@ -551,6 +560,7 @@ function blobStore(env: Record<string, string | undefined>): BlobStoreConfig {
     direct: direct !== 'false',
     // S3 signs URLs for at most seven days.
     putUrlTtlS: wholeNumber(env, 'SVC_S3_PUT_URL_S', DEFAULT_DIRECT_PUT_TTL_S, 1, 604_800),
+    partBytes: wholeNumber(env, 'SVC_S3_PART_BYTES', DEFAULT_PART_BYTES, MIN_PART_BYTES, MAX_PART_BYTES),
   };
 }
 

@@ -391,7 +391,9 @@ export async function buildDeps(
     ttlMs: config.uploadTtlMs,
     dropTtlMs: config.dropTtlMs,
     federationPeers: config.federationPeers,
-    ...(config.blobStore?.kind === 's3' ? { directPutTtlS: config.blobStore.putUrlTtlS } : {}),
+    ...(config.blobStore?.kind === 's3'
+      ? { directPutTtlS: config.blobStore.putUrlTtlS, partBytes: config.blobStore.partBytes }
+      : {}),
   });
   const resumable = new ResumableUploads({
     sessions: stores.quota,

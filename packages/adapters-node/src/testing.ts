@@ -32,7 +32,8 @@ export function useS3rverCredentials(): () => void {
  * What s3rver (4.0) lacks of S3's multipart API, added to it: ListMultipartUploads (GET
  * `/bucket?uploads`), ListParts (GET `/bucket/key?uploadId=`) and AbortMultipartUpload (DELETE
  * `/bucket/key?uploadId=`). It has CreateMultipartUpload, UploadPart, UploadPartCopy and
- * CompleteMultipartUpload itself. The three answer from s3rver's own upload directory (a folder
+ * CompleteMultipartUpload itself, but takes a part for any upload id (completed, aborted or never
+ * made, under any key): here, as on S3, such a part is 404 NoSuchUpload. The three answer from s3rver's own upload directory (a folder
  * per upload: its key, and each part's bytes beside a `.md5` written once the part was whole), and
  * run after s3rver's signature check, so a request signed wrong is refused as any other. Like
  * s3rver, they check no part checksum. Added once to s3rver's router, which every instance in the
@@ -76,6 +77,11 @@ function addMultipartListing(): void {
         ListMultipartUploadsResult: { Bucket: bucket, Prefix: prefix, IsTruncated: false, Upload: uploads },
       };
       return;
+    }
+    // S3 takes a part only for an upload still open under that key; s3rver would make a new folder for it.
+    if (ctx.method === 'PUT' && key !== '' && typeof q.uploadId === 'string') {
+      if ((await uploadKey(q.uploadId)) !== key) throw noSuchUpload();
+      return next();
     }
     if ((ctx.method === 'GET' || ctx.method === 'DELETE') && key !== '' && typeof q.uploadId === 'string') {
       if (ctx.method === 'GET' && 'partNumber' in q) return next();
@@ -275,7 +281,9 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
       client.pause();
     });
     upstream.pipe(client);
-    upstream.on('close', () => client.destroy());
+    // Ended, not destroyed: an answer the store sent before closing (a refusal it gave without
+    // reading the body) still reaches the client.
+    upstream.on('close', () => client.end());
     client.on('close', () => upstream.destroy());
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
@@ -392,7 +400,12 @@ export async function startInterceptingProxy(target: string, bucket: string): Pr
           answer.pipe(res);
         },
       );
-      upstream.on('error', () => res.destroy());
+      // An answer already on its way (a refusal the store gave before reading the body, then
+      // closed) is let through; a request the client gave up leaves no half-sent request behind.
+      upstream.on('error', () => {
+        if (!res.headersSent) res.destroy();
+      });
+      res.on('close', () => upstream.destroy());
       if (body === null) req.pipe(upstream);
       else upstream.end(body);
     };

@@ -83,9 +83,11 @@ describe('upload sessions', () => {
       status: 201,
       body: { upload_id: expect.any(String), state: 'Pending', expires_at: expect.any(String) },
     });
-    // direct_put is null: this store cannot take bytes from clients directly (system-tests/blobs/blob-direct.test.ts: S3).
-    expect(Object.keys(o.body).sort()).toEqual(['direct_put', 'expires_at', 'state', 'upload_id']);
+    // direct_put and multipart are null: this store cannot take bytes from clients directly
+    // (system-tests/blobs/blob-direct.test.ts and blob-multipart.test.ts: S3).
+    expect(Object.keys(o.body).sort()).toEqual(['direct_put', 'expires_at', 'multipart', 'state', 'upload_id']);
     expect(o.body.direct_put).toBeNull();
+    expect(o.body.multipart).toBeNull();
     expect(await quota(a.token)).toMatchObject({ used: 300, reserved: 300 });
     const data = bytes(250, 1);
     expect(await put(a.token, o.body.upload_id, data)).toMatchObject({

@@ -1,5 +1,11 @@
 import * as v from 'valibot';
-import type { SignedDirectPut, UploadView } from '@strongroom/core';
+import {
+  MAX_PART_URLS,
+  type PartsView,
+  type SignedDirectPut,
+  type SignedPart,
+  type UploadView,
+} from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { bodyChunks, octetStream } from '../http/request.js';
 import { iso, json, unwrap } from '../http/respond.js';
@@ -34,11 +40,72 @@ const directBody = (d: SignedDirectPut) => ({
   headers: d.headers,
   expires_at: iso(d.expiresAt),
 });
+const MultipartOffer = v.pipe(
+  v.object({
+    part_size: v.pipe(
+      v.number(),
+      v.description(
+        'Bytes in every part but the last (SVC_S3_PART_BYTES, or more when 10,000 parts would not hold the upload)',
+      ),
+    ),
+    part_count: v.pipe(
+      v.number(),
+      v.description('How many parts: the last holds declared_size - (part_count - 1) * part_size bytes'),
+    ),
+  }),
+  v.description(
+    'Object storage with SVC_S3_DIRECT on, declared_size above SVC_S3_PART_BYTES: send the ciphertext straight to the store in parts (S3 multipart): ask their URLs with POST /upload/{id}/parts, list what arrived with GET /upload/{id}/parts, then finalize as usual. direct_put is then null',
+  ),
+);
 const Created = v.object({
   upload_id: Uuid,
   state: UploadState,
   expires_at: Timestamp,
   direct_put: v.nullable(DirectPut),
+  multipart: v.nullable(MultipartOffer),
+});
+const PartNumber = v.pipe(v.number(), v.integer(), v.minValue(1), v.maxValue(10_000));
+const PartUrl = v.object({
+  part_number: PartNumber,
+  url: v.pipe(v.string(), v.description('Presigned URL of this part of this upload in the bucket')),
+  method: v.picklist(['PUT']),
+  headers: v.pipe(
+    v.record(v.string(), v.string()),
+    v.description(
+      "Send exactly these (they are signed): content-length (the part's planned length) and x-amz-checksum-sha256 (base64 of the part's announced SHA-256)",
+    ),
+  ),
+  expires_at: v.pipe(
+    Timestamp,
+    v.description("At most SVC_S3_PUT_URL_S from now, never past the session's expiry; ask again for a fresh URL"),
+  ),
+});
+const partUrlBody = (p: SignedPart) => ({
+  part_number: p.partNumber,
+  url: p.url,
+  method: 'PUT' as const,
+  headers: p.headers,
+  expires_at: iso(p.expiresAt),
+});
+const PartsBody = v.object({
+  part_size: v.number(),
+  part_count: v.number(),
+  stored: v.pipe(
+    v.array(v.object({ part_number: PartNumber, size: v.number() })),
+    v.description('The parts the store holds whole, at their planned length, ascending'),
+  ),
+  missing: v.pipe(v.array(PartNumber), v.description('The part numbers still to send, ascending')),
+  expires_at: v.pipe(
+    Timestamp,
+    v.description("The session's expiry: the parts stay until then (then the staging sweep aborts them)"),
+  ),
+});
+const partsBody = (p: PartsView) => ({
+  part_size: p.partSize,
+  part_count: p.partCount,
+  stored: p.stored.map((x) => ({ part_number: x.partNumber, size: x.size })),
+  missing: p.missing,
+  expires_at: iso(p.expiresAt),
 });
 const UploadBody = v.object({
   upload_id: Uuid,
@@ -125,6 +192,8 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
           state: u.state,
           expires_at: iso(u.expiresAt),
           direct_put: u.directPut === null ? null : directBody(u.directPut),
+          multipart:
+            u.multipart === null ? null : { part_size: u.multipart.partSize, part_count: u.multipart.partCount },
         });
       },
     }),
@@ -171,7 +240,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       path: '/upload/:id/direct-put',
       tag: 'quota',
       summary:
-        'A fresh presigned PUT URL for a session still waiting for bytes (Pending), as POST /upload answered: the same signed length and checksum, living at most SVC_S3_PUT_URL_S and never past the session. Earlier URLs stay valid until their own expiry; what they send is checked at finalize like any direct upload. Whoever may PUT /upload/{id} may ask (a guest with `Authorization: Upload <upload_token>`). 409 error.conflict once the session is not Pending (received, finalized, cancelled, expired) and on a server whose blob store takes no direct uploads (the filesystem store, or SVC_S3_DIRECT=false)',
+        'A fresh presigned PUT URL for a session still waiting for bytes (Pending), as POST /upload answered: the same signed length and checksum, living at most SVC_S3_PUT_URL_S and never past the session. Earlier URLs stay valid until their own expiry; what they send is checked at finalize like any direct upload. Whoever may PUT /upload/{id} may ask (a guest with `Authorization: Upload <upload_token>`). 409 error.conflict once the session is not Pending (received, finalized, cancelled, expired), for a session that goes in parts (declared_size above SVC_S3_PART_BYTES: POST /upload/{id}/parts), and on a server whose blob store takes no direct uploads (the filesystem store, or SVC_S3_DIRECT=false)',
       auth: true,
       uploadToken: true,
       params: IdParam,
@@ -181,11 +250,69 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
         json(c, 200, directBody(unwrap(await deps.uploads.directPut(principal, params.id)))),
     }),
     route({
+      method: 'GET',
+      path: '/upload/:id/parts',
+      tag: 'quota',
+      summary:
+        'What a direct upload in parts holds now (S3 ListParts), so a resumed upload sends only the rest: the parts stored whole at their planned length, and the part numbers still missing. Parts stay while the session is open (SVC_UPLOAD_TTL_S); after it is cancelled, expires or is finalized the staging sweep aborts what is left. Whoever may PUT /upload/{id} may ask (a guest with `Authorization: Upload <upload_token>`). 409 error.conflict for a session that does not go in parts (multipart null at creation) or no longer waits for bytes',
+      auth: true,
+      uploadToken: true,
+      params: IdParam,
+      responses: { 200: { description: 'The parts held and missing', schema: PartsBody } },
+      errors: ['error.conflict', 'error.not_found'],
+      handle: async ({ c, params, principal }) =>
+        json(c, 200, partsBody(unwrap(await deps.uploads.parts(principal, params.id)))),
+    }),
+    route({
+      method: 'POST',
+      path: '/upload/:id/parts',
+      tag: 'quota',
+      summary: `Presigned PUTs for parts of a direct upload in parts (1 to ${MAX_PART_URLS} per request), each signed with the part's planned length and the SHA-256 announced for it here, so the store refuses another length, other bytes, another part number or another upload. The first request opens the store's multipart upload. Sending a part again replaces it. Send every part, then POST /upload/{id}/finalize: it completes the parts into one object only when every part is there whole (else 409 error.conflict naming missing_parts, nothing charged, the parts kept), then checks its size and SHA-256 like any direct upload before anything is charged. For whoever may PUT /upload/{id}; 409 error.conflict for a session that does not go in parts or no longer waits for bytes`,
+      auth: true,
+      uploadToken: true,
+      params: IdParam,
+      body: {
+        type: 'json',
+        schema: v.strictObject({
+          parts: v.pipe(
+            v.array(
+              v.strictObject({
+                part_number: PartNumber,
+                sha256: v.pipe(
+                  Hash,
+                  v.description("Hex SHA-256 of this part's bytes (signed: the store refuses other bytes)"),
+                ),
+              }),
+            ),
+            v.minLength(1),
+            v.maxLength(MAX_PART_URLS),
+          ),
+        }),
+      },
+      responses: {
+        200: {
+          description: 'One signed PUT per part asked, in the order asked',
+          schema: v.object({ parts: v.array(PartUrl) }),
+        },
+      },
+      errors: ['error.conflict', 'error.not_found', 'error.request.invalid'],
+      handle: async ({ c, body, params, principal }) => {
+        const signed = unwrap(
+          await deps.uploads.partUrls(
+            principal,
+            params.id,
+            body.parts.map((p) => ({ partNumber: p.part_number, sha256: p.sha256 })),
+          ),
+        );
+        return json(c, 200, { parts: signed.map(partUrlBody) });
+      },
+    }),
+    route({
       method: 'POST',
       path: '/upload/:id/finalize',
       tag: 'quota',
       summary:
-        "Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): bytes sent to direct_put are checked first (size within declared_size, SHA-256 equal to content_hash) and, on any mismatch, deleted and nothing charged; the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A session opened in an album (album_id, or a drop through a link on it) lands in that album: below its pin 426 error.protocol.below_album_pin, judged on this request's version whatever version the session was opened with (quiescence is not judged again: the session counts in flight and may finish). A derivative, metadata or provenance blob attached to an asset of an album lands in that album: opened without album_id, it is checked here against the album's pin (426 error.protocol.below_album_pin) and quiescence (409 error.upload.album_quiescing unless manifest.intent_id names the live intent); opened naming another album, 409 error.conflict. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller's cache entry",
+        "Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): parts sent through POST /upload/{id}/parts are first completed into one object, only when every part is there whole (else 409 error.conflict with missing_parts, nothing charged, the parts kept for the client to finish); bytes sent to direct_put or in parts are checked first (size within declared_size, SHA-256 equal to content_hash) and, on any mismatch, deleted and nothing charged; the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A session opened in an album (album_id, or a drop through a link on it) lands in that album: below its pin 426 error.protocol.below_album_pin, judged on this request's version whatever version the session was opened with (quiescence is not judged again: the session counts in flight and may finish). A derivative, metadata or provenance blob attached to an asset of an album lands in that album: opened without album_id, it is checked here against the album's pin (426 error.protocol.below_album_pin) and quiescence (409 error.upload.album_quiescing unless manifest.intent_id names the live intent); opened naming another album, 409 error.conflict. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller's cache entry",
       auth: true,
       uploadToken: true,
       params: IdParam,

@@ -100,6 +100,10 @@ async function expectOk(r: Promise<Reply>, what: string): Promise<Reply> {
 
 const upload: Make = async (m, owner) => ({ params: { id: (await m.openUpload(owner)).uploadId } });
 const fill: Make = async (m, owner) => ({ params: { id: (await m.fill(owner)).uploadId } });
+/** A session that goes in parts: above the direct store's threshold (64 MiB by default). */
+const inParts: Make = async (m, owner) => ({
+  params: { id: (await m.openUpload(owner, { declared_size: 64 * 1024 * 1024 + 1 })).uploadId },
+});
 const TUS = { 'tus-resumable': '1.0.0' };
 /** A recipe's request with the tus header every tus request carries. */
 const withTus =
@@ -226,6 +230,16 @@ const RECIPES: Record<string, Recipe> = {
     },
   },
   'POST /upload/:id/direct-put': { make: { 'upload session': upload, 'federated fill': fill } },
+  // Parts of a direct upload in parts: whoever may send the session's bytes, and no one else.
+  'GET /upload/:id/parts': { make: { 'upload in parts': inParts } },
+  'POST /upload/:id/parts': {
+    make: {
+      'upload in parts': async (m, owner, w, b) => ({
+        ...(await inParts(m, owner, w, b)),
+        request: { body: { parts: [{ part_number: 1, sha256: 'a'.repeat(64) }] } },
+      }),
+    },
+  },
   'POST /upload/:id/finalize': {
     make: {
       'upload session': async (m, owner) => {
