@@ -100,10 +100,17 @@ async function expectOk(r: Promise<Reply>, what: string): Promise<Reply> {
 
 const upload: Make = async (m, owner) => ({ params: { id: (await m.openUpload(owner)).uploadId } });
 const fill: Make = async (m, owner) => ({ params: { id: (await m.fill(owner)).uploadId } });
-/** A session that goes in parts: above the direct store's threshold (64 MiB by default). */
-const inParts: Make = async (m, owner) => ({
-  params: { id: (await m.openUpload(owner, { declared_size: 64 * 1024 * 1024 + 1 })).uploadId },
-});
+/**
+ * A session that goes in parts: above the direct store's threshold (64 MiB by default). Its
+ * reservation is most of a hard limit here, so the one made before it is cancelled first.
+ */
+const openInParts: { id: string; owner: CallOptions }[] = [];
+const inParts: Make = async (m, owner) => {
+  for (const earlier of openInParts.splice(0)) await call(m.app, 'DELETE', `/upload/${earlier.id}`, earlier.owner);
+  const { uploadId } = await m.openUpload(owner, { declared_size: 64 * 1024 * 1024 + 1 });
+  openInParts.push({ id: uploadId, owner });
+  return { params: { id: uploadId } };
+};
 const TUS = { 'tus-resumable': '1.0.0' };
 /** A recipe's request with the tus header every tus request carries. */
 const withTus =
