@@ -50,6 +50,7 @@ describe('SVC_BLOB_URL', () => {
       timeoutMs: 4000,
       direct: true,
       putUrlTtlS: 900,
+      partBytes: 67_108_864,
     });
     const opened = await openBlobStore(config);
     expect(opened.blobs).toBeInstanceOf(S3BlobStore);
@@ -65,6 +66,7 @@ describe('SVC_BLOB_URL', () => {
       timeoutMs: 10_000,
       direct: true,
       putUrlTtlS: 900,
+      partBytes: 67_108_864,
     });
     expect(readConfig({ ...BASE, SVC_BLOB_URL: 's3://media-eu', SVC_S3_DIRECT: 'false' }).blobStore).toMatchObject({
       direct: false,
@@ -72,6 +74,10 @@ describe('SVC_BLOB_URL', () => {
     expect(readConfig({ ...BASE, SVC_BLOB_URL: 's3://media-eu', SVC_S3_PUT_URL_S: '120' }).blobStore).toMatchObject({
       putUrlTtlS: 120,
     });
+    expect(readConfig({ ...BASE, SVC_BLOB_URL: 's3://media-eu' }).blobStore).toMatchObject({ partBytes: 67_108_864 });
+    expect(
+      readConfig({ ...BASE, SVC_BLOB_URL: 's3://media-eu', SVC_S3_PART_BYTES: '5242880' }).blobStore,
+    ).toMatchObject({ partBytes: 5_242_880 });
     expect(readConfig({ ...BASE }).stagingSweepMs).toBe(3_600_000);
     expect(readConfig({ ...BASE, SVC_STAGING_SWEEP_S: '60' }).stagingSweepMs).toBe(60_000);
     expect(readConfig({ ...BASE, SVC_BLOB_URL: 's3://media-eu', AWS_REGION: 'ap-south-1' }).blobStore).toMatchObject({
@@ -95,6 +101,11 @@ describe('SVC_BLOB_URL', () => {
       { SVC_BLOB_URL: 's3://bucket', SVC_S3_PUT_URL_S: '604801' },
       { SVC_BLOB_URL: 's3://bucket', SVC_S3_PUT_URL_S: '15m' },
       { SVC_S3_PUT_URL_S: '900' },
+      // S3's part limits: 5 MiB to 5 GiB.
+      { SVC_BLOB_URL: 's3://bucket', SVC_S3_PART_BYTES: '5242879' },
+      { SVC_BLOB_URL: 's3://bucket', SVC_S3_PART_BYTES: '5368709121' },
+      { SVC_BLOB_URL: 's3://bucket', SVC_S3_PART_BYTES: '64MiB' },
+      { SVC_S3_PART_BYTES: '67108864' },
       { SVC_STAGING_SWEEP_S: '0' },
       { SVC_STAGING_SWEEP_S: 'hourly' },
       // A bucket setting without SVC_BLOB_URL would silently keep blobs on local disk.
