@@ -287,7 +287,17 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
       responses: {
         201: {
           description: 'Opened',
-          schema: v.object({ upload_id: Uuid, upload_token: v.string(), expires_at: Timestamp }),
+          schema: v.object({
+            upload_id: Uuid,
+            upload_token: v.string(),
+            expires_at: Timestamp,
+            multipart: v.pipe(
+              v.nullable(v.object({ part_size: v.number(), part_count: v.number() })),
+              v.description(
+                'On object storage with SVC_S3_DIRECT on, a drop above SVC_S3_PART_BYTES goes straight to the store in parts, as POST /upload answers (POST /upload/{id}/parts with the upload token); else null',
+              ),
+            ),
+          }),
         },
       },
       errors: [
@@ -307,7 +317,13 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
             protocolVersion: version,
           }),
         );
-        return json(c, 201, { upload_id: d.uploadId, upload_token: d.uploadToken, expires_at: iso(d.expiresAt) });
+        const parts = deps.uploads.multipartOffer(body.declared_size);
+        return json(c, 201, {
+          upload_id: d.uploadId,
+          upload_token: d.uploadToken,
+          expires_at: iso(d.expiresAt),
+          multipart: parts === null ? null : { part_size: parts.partSize, part_count: parts.partCount },
+        });
       },
     }),
     route({

@@ -12321,6 +12321,11 @@ export interface operations {
                          * @description RFC 3339 UTC timestamp
                          */
                         expires_at: string;
+                        /** @description On object storage with SVC_S3_DIRECT on, a drop above SVC_S3_PART_BYTES goes straight to the store in parts, as POST /upload answers (POST /upload/{id}/parts with the upload token); else null */
+                        multipart: {
+                            part_count: number;
+                            part_size: number;
+                        } | null;
                         upload_id: string;
                         upload_token: string;
                     };

@@ -222,9 +222,18 @@ export class UploadService {
     const opened = await guard(STORE, 'upload session write', () =>
       this.#d.sessions.openUpload(request, this.#d.quota.policy, now),
     );
-    const plan = this.#partPlan(request);
-    const multipart = plan === null ? null : { partSize: plan.partSize, partCount: plan.partCount };
-    return opened.ok ? ok(createdView(opened.value, now, directPut, multipart)) : opened;
+    return opened.ok
+      ? ok(createdView(opened.value, now, directPut, this.multipartOffer(request.declaredSize)))
+      : opened;
+  }
+
+  /**
+   * How a session of `declaredSize` bytes would go in parts on this server, or null when it would
+   * not (a store clients cannot reach, or one direct PUT): what a drop's guest is told at opening.
+   */
+  multipartOffer(declaredSize: number): MultipartOffer | null {
+    const plan = this.#partPlan({ declaredSize });
+    return plan === null ? null : { partSize: plan.partSize, partCount: plan.partCount };
   }
 
   /** The store's multipart staging, when a client can send to it directly. */

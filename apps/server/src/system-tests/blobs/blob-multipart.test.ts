@@ -337,6 +337,7 @@ describe('direct uploads in parts on S3 (s3rver behind a relay)', { timeout: 120
       body: { declared_size: bytes.length, content_hash: sha(bytes) },
     });
     expect(drop.status).toBe(201);
+    expect(drop.body.multipart).toEqual({ part_size: PART, part_count: 3 });
     const guest: CallOptions = { headers: { authorization: `Upload ${drop.body.upload_token}` } };
     const id = drop.body.upload_id as string;
     expect((await call(app, 'GET', `/upload/${id}/parts`, guest)).body).toMatchObject({
