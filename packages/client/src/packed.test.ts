@@ -1,14 +1,19 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { build } from 'esbuild';
 import { chromium } from 'playwright-core';
 import { testServer, type TestServer } from '@strongroom/tests';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  bundleForBrowser,
+  CHROMIUM,
+  CHROMIUM_FLAGS,
+  chromiumThere,
+  installPackedClient,
+  pageServer,
+} from './testing/packed-app.js';
 
 /**
  * The package as someone outside this repository gets it: `npm pack` (which builds dist/), the
@@ -17,47 +22,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
  */
 
 const run = promisify(execFile);
-const PACKAGE_DIR = fileURLToPath(new URL('..', import.meta.url));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let work: string;
 let project: string;
 let s: TestServer;
-let page: Server;
-let pageOrigin: string;
+let page: Awaited<ReturnType<typeof pageServer>>;
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'sr-packed-'));
   // The page server first: the API server must name its origin in SVC_CORS_ORIGINS.
   const files = new Map<string, { type: string; body: string }>();
-  page = createServer((req, res) => {
-    const file = files.get(req.url ?? '/');
-    if (!file) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': file.type }).end(file.body);
-  });
-  await new Promise<void>((r) => page.listen(0, '127.0.0.1', () => r()));
-  pageOrigin = `http://127.0.0.1:${(page.address() as { port: number }).port}`;
-  s = await testServer({ SVC_CORS_ORIGINS: pageOrigin });
-
-  const { stdout } = await run('npm', ['pack', '--pack-destination', work, '--json'], {
-    cwd: PACKAGE_DIR,
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  // prepack's build log comes first on stdout, coloured when the caller forces colour (CI does), so
-  // its escape codes hold '[' too: the JSON report is the part that starts a line with '['.
-  const tarball = join(work, (JSON.parse(stdout.slice(stdout.search(/^\[/m))) as { filename: string }[])[0]!.filename);
-  project = join(work, 'app');
-  rmSync(project, { recursive: true, force: true });
-  await run('mkdir', ['-p', project]);
-  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'an-app', private: true, type: 'module' }));
-  await run('npm', ['install', tarball, '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], {
-    cwd: project,
-    maxBuffer: 64 * 1024 * 1024,
-  });
-
-  const entry = join(project, 'browser-entry.js');
-  writeFileSync(
-    entry,
+  page = await pageServer(files);
+  s = await testServer({ SVC_CORS_ORIGINS: page.origin });
+  project = await installPackedClient(work);
+  const bundle = await bundleForBrowser(
+    project,
+    'browser-entry',
     `import { StrongroomClient, OutageError } from '@strongroom/client';
 window.tour = async (baseUrl, address) => {
   const client = new StrongroomClient({ baseUrl });
@@ -68,22 +48,13 @@ window.tour = async (baseUrl, address) => {
   return { address: data.address, signedOut: client.session === null, outage: down instanceof OutageError };
 };`,
   );
-  const bundle = await build({
-    entryPoints: [entry],
-    bundle: true,
-    format: 'iife',
-    platform: 'browser',
-    target: 'es2022',
-    write: false,
-    absWorkingDir: project,
-  });
   files.set('/', { type: 'text/html', body: '<!doctype html><title>app</title><script src="/app.js"></script>' });
-  files.set('/app.js', { type: 'text/javascript', body: bundle.outputFiles[0]!.text });
+  files.set('/app.js', { type: 'text/javascript', body: bundle });
 }, 300_000);
 
 afterAll(async () => {
   await s?.close();
-  page?.close();
+  await page?.close();
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
@@ -117,18 +88,15 @@ console.log(JSON.stringify({ address: data.address, signedOut: client.session ==
     expect(JSON.parse(stdout.trim())).toEqual({ address: 'packed-node@example.org', signedOut: true, outage: true });
   });
 
-  it.skipIf(!existsSync(CHROMIUM))(
+  it.skipIf(!chromiumThere)(
     'runs as a browser bundle in headless Chromium, cross-origin under SVC_CORS_ORIGINS',
     async () => {
-      const browser = await chromium.launch({
-        executablePath: CHROMIUM,
-        args: ['--headless', '--no-sandbox', '--disable-gpu'],
-      });
+      const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
       try {
         const tab = await browser.newPage();
         const errors: string[] = [];
         tab.on('pageerror', (e) => errors.push(String(e)));
-        await tab.goto(`${pageOrigin}/`);
+        await tab.goto(`${page.origin}/`);
         const result = await tab.evaluate(
           ([base, address]) =>
             (window as unknown as { tour(b: string, a: string): Promise<unknown> }).tour(base!, address!),

@@ -1,0 +1,91 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { build } from 'esbuild';
+import type { CorsRule } from '@strongroom/adapters-node/testing';
+
+/**
+ * What the tests of the packed client share: the package as someone outside this repository gets
+ * it (`npm pack`, which builds dist/, installed into an empty project), a page bundled from it with
+ * esbuild, and a server for that page on an origin of its own. Only tests import this file.
+ */
+
+const run = promisify(execFile);
+const PACKAGE_DIR = fileURLToPath(new URL('../..', import.meta.url));
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+export const chromiumThere = existsSync(CHROMIUM);
+/** Headless, and nothing a stock profile would fetch or start on its own. */
+export const CHROMIUM_FLAGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
+
+/** Packs the client into `work` and installs the tarball into a new project there; the project's path. */
+export async function installPackedClient(work: string): Promise<string> {
+  const { stdout } = await run('npm', ['pack', '--pack-destination', work, '--json'], {
+    cwd: PACKAGE_DIR,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  // prepack's build log comes first on stdout, coloured when the caller forces colour (CI does), so
+  // its escape codes hold '[' too: the JSON report is the part that starts a line with '['.
+  const tarball = join(work, (JSON.parse(stdout.slice(stdout.search(/^\[/m))) as { filename: string }[])[0]!.filename);
+  const project = join(work, 'app');
+  mkdirSync(project, { recursive: true });
+  writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'an-app', private: true, type: 'module' }));
+  await run('npm', ['install', tarball, '--no-audit', '--no-fund', '--prefer-offline', '--ignore-scripts'], {
+    cwd: project,
+    maxBuffer: 64 * 1024 * 1024,
+  });
+  return project;
+}
+
+/** Bundles `source` (an ES module importing '@strongroom/client') for a browser, from inside `project`. */
+export async function bundleForBrowser(project: string, name: string, source: string): Promise<string> {
+  const entry = join(project, `${name}.js`);
+  writeFileSync(entry, source);
+  const bundle = await build({
+    entryPoints: [entry],
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    target: 'es2022',
+    write: false,
+    absWorkingDir: project,
+  });
+  return bundle.outputFiles[0]!.text;
+}
+
+/** A server for the app's pages: `files` by path, anything else 404. */
+export async function pageServer(
+  files: Map<string, { type: string; body: string }>,
+  host = '127.0.0.1',
+): Promise<{ origin: string; close(): Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    const file = files.get(req.url ?? '/');
+    if (!file) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': file.type }).end(file.body);
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  return {
+    origin: `http://${host}:${(server.address() as { port: number }).port}`,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
+}
+
+/** The bucket CORS rule exactly as README.md gives it (the JSON block after "The bucket's CORS rule"). */
+export function readmeBucketCors(): CorsRule[] {
+  const readme = readFileSync(join(PACKAGE_DIR, '..', '..', 'README.md'), 'utf8');
+  const from = readme.indexOf("The bucket's CORS rule");
+  const block = /```json\n([\s\S]*?)```/.exec(readme.slice(from));
+  if (from < 0 || block === null) throw new Error('README.md gives no bucket CORS rule');
+  return (JSON.parse(block[1]!) as { CORSRules: CorsRule[] }).CORSRules;
+}
