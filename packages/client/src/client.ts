@@ -5,6 +5,7 @@ import { cohortHash, fromBase64url, sha256, sha256Hex, toBase64url, type Platfor
 import { errorFor, OutageError, readProblem, SessionLostError, StrongroomError, type Problem } from './errors.js';
 import type { paths } from './generated/api.js';
 import type { IdentityKey } from './keys.js';
+import { readerOf, type SourceReader, type UploadSource } from './source.js';
 
 /** The protocol version this client speaks (sent as `X-Svc-Protocol` on every request). */
 export const PROTOCOL_VERSION = '2026-11-01';
@@ -61,6 +62,46 @@ export interface UploadResult {
   /** How the bytes went: straight to object storage with the server's presigned URL, or through the server. */
   readonly transfer: 'direct' | 'proxied';
 }
+
+/** How an upload goes: the session's fields, and how the bytes are read, sent, resumed and reported. */
+export interface UploadOptions {
+  /** A device of the account's signed directory (the write guard checks it). */
+  readonly deviceId: string;
+  readonly kind?: 'original' | 'derivative' | 'metadata' | 'provenance';
+  readonly albumId?: string;
+  /** Attach the blob to this asset at finalize (`manifest.asset_id`). */
+  readonly assetId?: string;
+  /** The source's length in bytes: required for a stream or iterable (the session reserves it first). */
+  readonly size?: number;
+  /** `false`: never the server's direct upload to object storage, always through the server. */
+  readonly direct?: boolean;
+  /** Aborts at once; the session stays open, to be resumed (see `resume`). */
+  readonly signal?: AbortSignal;
+  /** Bytes per PATCH, and the most of the source held at once (default 8 MiB). */
+  readonly chunkSize?: number;
+  /** Each acknowledged chunk: how many bytes the server holds, of how many. */
+  readonly onProgress?: (progress: UploadProgress) => void;
+  /** The session's id as soon as it is open: keep it to resume after a crash, a reload or an abort. */
+  readonly onSession?: (uploadId: string) => void;
+  /** Go on with this open session (an id from `onSession`), from the offset the server holds. */
+  readonly resume?: string;
+  /**
+   * Milliseconds to wait before each new try of a request that failed for a reason that may pass
+   * (the server unreachable, a connection cut, a 5xx); as many tries as delays, counted afresh for
+   * every chunk. Default `[0, 1000, 3000, 5000]` (tus-js-client's).
+   */
+  readonly retryDelays?: readonly number[];
+}
+
+/** Where an upload stands: `sent` of `total` bytes are durably held by the server. */
+export interface UploadProgress {
+  readonly sent: number;
+  readonly total: number;
+}
+
+/** What one PATCH carries, and the most of a source an upload holds at once, unless told otherwise. */
+export const DEFAULT_CHUNK_BYTES = 8 * 1024 * 1024;
+const DEFAULT_RETRY_DELAYS: readonly number[] = [0, 1000, 3000, 5000];
 
 const REFRESH_PATH = '/v1/auth/refresh';
 /** How long before its expiry an access token is replaced (clocks drift; a request takes time). */
@@ -507,56 +548,227 @@ export class StrongroomClient {
   }
 
   /**
-   * Uploads one blob (already encrypted by the app): opens a session announcing its SHA-256
-   * (reserving `bytes.length` against the quota), sends the bytes, and finalizes under that hash.
-   * When the server offers a direct upload (`direct_put`: object storage) the bytes go straight to
-   * the store with exactly the signed headers; when it offers none, or the store cannot be reached
-   * or refuses them, they go through the server (`PUT /upload/{id}`), which always works.
-   * `options.direct: false` always sends them through the server.
+   * Uploads one blob (already encrypted by the app) from bytes in memory, a `Blob`/`File`, a
+   * `ReadableStream` or an async iterable of chunks, without ever holding more than one chunk
+   * (`chunkSize`, 8 MiB by default) of it: opens a session reserving the size, sends the bytes, and
+   * finalizes under their SHA-256.
+   *
+   * The SHA-256 is computed as the bytes are sent and announced at finalize (the server checks the
+   * bytes it holds against it there, and decides a merge), so every source is read exactly once;
+   * bytes already in memory are hashed first and announced at creation too. A stream or iterable
+   * has to say its length (`size`): the session reserves it before the first byte, and a source that
+   * ends early or runs past it is refused (the session is cancelled).
+   *
+   * The bytes go through the server's resumable route (`PATCH /upload-tus/{id}`, one chunk per
+   * request, each with its own `Upload-Checksum`). A chunk whose connection fails is sent again from
+   * the offset the server says it holds (`HEAD`), after `retryDelays`; `onProgress` hears each
+   * acknowledged chunk. `options.signal` aborts at once and leaves the session open: pass its id
+   * (from `onSession`) as `resume`, with the same source from its start, to go on from what the
+   * server holds (the bytes it already has are read again here only to hash them).
+   *
+   * Bytes in memory take the server's direct upload when it offers one (`direct_put`: object
+   * storage) with exactly the signed headers, and fall back to the server when the store cannot be
+   * reached or refuses them; `direct: false` always sends them through the server.
    */
-  async upload(
-    bytes: Uint8Array,
-    options: {
-      deviceId: string;
-      kind?: 'original' | 'derivative' | 'metadata' | 'provenance';
-      albumId?: string;
-      assetId?: string;
-      direct?: boolean;
-      signal?: AbortSignal;
-    },
-  ): Promise<UploadResult> {
-    const contentHash = sha256Hex(bytes);
-    const opened = await this.api.POST('/upload', {
-      body: {
-        declared_size: bytes.length,
-        kind: options.kind ?? 'original',
-        device_id: options.deviceId,
-        content_hash: contentHash,
-        ...(options.albumId ? { album_id: options.albumId } : {}),
-      },
-    });
-    if (opened.data === undefined) throw this.#errorFor(await problemOf(opened.response, opened.error));
-    const uploadId = opened.data.upload_id;
-    const path = { path: { id: uploadId } };
-    const offer = options.direct === false ? null : (opened.data.direct_put ?? null);
+  async upload(source: UploadSource, options: UploadOptions): Promise<UploadResult> {
+    const signal = options.signal;
+    signal?.throwIfAborted();
+    const reader = readerOf(source);
+    const size = reader.size ?? options.size;
+    if (size === undefined || !Number.isSafeInteger(size) || size < 0)
+      throw new RangeError('upload() of a stream or iterable needs options.size, its length in bytes');
+    if (reader.size !== null && options.size !== undefined && options.size !== reader.size)
+      throw new RangeError(`options.size (${options.size}) is not the source's length (${reader.size})`);
+    const chunkSize = options.chunkSize ?? DEFAULT_CHUNK_BYTES;
+    if (!Number.isSafeInteger(chunkSize) || chunkSize < 1) throw new RangeError('chunkSize is a positive whole number');
+    const inMemory = source instanceof Uint8Array ? source : null;
+    const announced = inMemory === null ? null : sha256Hex(inMemory);
+    const progress = (sent: number) => options.onProgress?.({ sent, total: size });
+    let uploadId = options.resume ?? null;
     let transfer: UploadResult['transfer'] = 'proxied';
-    if (offer !== null && (await this.#sendDirect(offer, bytes, options.signal))) {
-      transfer = 'direct';
-    } else {
-      const sent = await this.api.PUT('/upload/{id}', {
-        params: path,
-        body: bytes as never,
-        bodySerializer: (body: unknown) => body as BodyInit,
-        headers: { 'content-type': 'application/octet-stream' },
+    try {
+      let sent = false;
+      if (uploadId === null) {
+        const opened = await this.api.POST('/upload', {
+          body: {
+            declared_size: size,
+            kind: options.kind ?? 'original',
+            device_id: options.deviceId,
+            ...(announced !== null ? { content_hash: announced } : {}),
+            ...(options.albumId ? { album_id: options.albumId } : {}),
+          },
+          ...(signal ? { signal } : {}),
+        });
+        if (opened.data === undefined) throw this.#errorFor(await problemOf(opened.response, opened.error));
+        uploadId = opened.data.upload_id;
+        options.onSession?.(uploadId);
+        const offer = options.direct === false ? null : (opened.data.direct_put ?? null);
+        if (inMemory !== null && offer !== null && (await this.#sendDirect(offer, inMemory, signal))) {
+          transfer = 'direct';
+          sent = true;
+          progress(size);
+        }
+      }
+      let contentHash = announced;
+      if (!sent) {
+        const hashed = await this.#sendResumable(uploadId, reader, size, chunkSize, options, progress);
+        contentHash = hashed;
+        if (announced !== null && hashed !== announced)
+          throw errorFor(localProblem('error.integrity', 'The bytes changed while they were sent.'));
+      }
+      const done = await this.#retrying(options, async () => {
+        const r = await this.api.POST('/upload/{id}/finalize', {
+          params: { path: { id: uploadId! } },
+          body: {
+            content_hash: contentHash!,
+            ...(options.assetId ? { manifest: { asset_id: options.assetId } } : {}),
+          },
+          ...(signal ? { signal } : {}),
+        });
+        if (r.data === undefined) throw this.#errorFor(await problemOf(r.response, r.error));
+        return r.data;
       });
-      if (sent.data === undefined) throw this.#errorFor(await problemOf(sent.response, sent.error));
+      return { uploadId, state: done.state, assetId: done.asset_id, contentHash: contentHash!, transfer };
+    } catch (e) {
+      if (signal?.aborted) throw signal.reason;
+      if (e instanceof StrongroomError && e.code === 'error.client.size_mismatch' && uploadId !== null)
+        await this.api.DELETE('/upload/{id}', { params: { path: { id: uploadId } } }).catch(() => undefined);
+      throw e;
+    } finally {
+      await reader.close();
     }
-    const done = await this.api.POST('/upload/{id}/finalize', {
-      params: path,
-      body: { content_hash: contentHash, ...(options.assetId ? { manifest: { asset_id: options.assetId } } : {}) },
+  }
+
+  /**
+   * Sends `reader`'s bytes with tus PATCHes from the offset the server holds, a chunk per request;
+   * the bytes the server already holds (a resumed upload) are read and hashed, not sent. The hex
+   * SHA-256 of all `size` bytes.
+   */
+  async #sendResumable(
+    uploadId: string,
+    reader: SourceReader,
+    size: number,
+    chunkSize: number,
+    options: UploadOptions,
+    progress: (sent: number) => void,
+  ): Promise<string> {
+    const signal = options.signal;
+    const url = `${this.#baseUrl}/upload-tus/${encodeURIComponent(uploadId)}`;
+    const hash = sha256Hasher.create();
+    const short = () =>
+      errorFor(localProblem('error.client.size_mismatch', `The source ended before the ${size} bytes it was to hold.`));
+    let offset = 0;
+    const held = options.resume !== undefined ? await this.#retrying(options, () => this.#tusOffset(url, signal)) : 0;
+    while (offset < held) {
+      const piece = await reader.read(Math.min(chunkSize, held - offset));
+      if (piece.length === 0) throw short();
+      hash.update(piece);
+      offset += piece.length;
+    }
+    progress(offset);
+    while (offset < size) {
+      const chunk = await reader.read(Math.min(chunkSize, size - offset));
+      if (chunk.length === 0) throw short();
+      const checksum = await chunkChecksum(chunk);
+      let failures = 0;
+      for (;;) {
+        signal?.throwIfAborted();
+        let reached: number;
+        try {
+          reached = await this.#tusPatch(url, offset, chunk, checksum, signal);
+        } catch (e) {
+          if (signal?.aborted || !retryable(e) || failures >= retryDelaysOf(options).length) throw e;
+          await pause(retryDelaysOf(options)[failures++]!, signal);
+          reached = await this.#retrying(options, () => this.#tusOffset(url, signal)).catch(() => offset);
+        }
+        if (reached === offset + chunk.length) break;
+        if (reached !== offset)
+          throw errorFor(
+            localProblem(
+              'error.conflict',
+              `The server holds ${reached} bytes of this upload, not ${offset} or ${offset + chunk.length}: another sender is at work on it.`,
+              409,
+            ),
+          );
+      }
+      hash.update(chunk);
+      offset += chunk.length;
+      progress(offset);
+    }
+    if ((await reader.read(1)).length > 0)
+      throw errorFor(
+        localProblem('error.client.size_mismatch', `The source holds more than the ${size} bytes declared.`),
+      );
+    return bytesToHex(hash.digest());
+  }
+
+  /**
+   * One tus PATCH: the offset the server holds afterwards. A 409 (another offset, or every byte
+   * already in) answers with the server's offset too; a refused token, once refreshed, is sent
+   * again. Anything else the server refuses is thrown.
+   */
+  async #tusPatch(
+    url: string,
+    offset: number,
+    chunk: Uint8Array,
+    checksum: string | null,
+    signal: AbortSignal | undefined,
+  ): Promise<number> {
+    for (let attempt = 0; ; attempt++) {
+      const headers = new Headers({
+        'tus-resumable': '1.0.0',
+        'upload-offset': String(offset),
+        'content-type': 'application/offset+octet-stream',
+      });
+      if (checksum !== null) headers.set('upload-checksum', `sha256 ${checksum}`);
+      const request = new Request(url, {
+        method: 'PATCH',
+        headers,
+        body: chunk as BodyInit,
+        ...(signal ? { signal } : {}),
+      });
+      const response = await this.#send(request, signal ? { signal } : undefined);
+      const reached = Number(response.headers.get('upload-offset') ?? NaN);
+      if (response.status === 204 && Number.isSafeInteger(reached)) return reached;
+      if (response.status === 409 && Number.isSafeInteger(reached)) {
+        await response.body?.cancel();
+        return reached;
+      }
+      const problem = await problemOf(response, null);
+      // The pipeline replaced a stale token but does not send bytes twice itself: this loop does.
+      if (response.status === 401 && problem.code === 'error.auth.session_invalid' && this.#session && attempt === 0)
+        continue;
+      throw this.#errorFor(problem);
+    }
+  }
+
+  /** tus HEAD, as its GET form (a refusal then carries its problem): the bytes the server holds durably. */
+  async #tusOffset(url: string, signal: AbortSignal | undefined): Promise<number> {
+    const request = new Request(url, {
+      method: 'GET',
+      headers: { 'tus-resumable': '1.0.0' },
+      ...(signal ? { signal } : {}),
     });
-    if (done.data === undefined) throw this.#errorFor(await problemOf(done.response, done.error));
-    return { uploadId, state: done.data.state, assetId: done.data.asset_id, contentHash, transfer };
+    const response = await this.#send(request, signal ? { signal } : undefined);
+    const held = Number(response.headers.get('upload-offset') ?? NaN);
+    if (response.ok && Number.isSafeInteger(held)) {
+      await response.body?.cancel();
+      return held;
+    }
+    throw this.#errorFor(await problemOf(response, null));
+  }
+
+  /** `step`, tried again after each delay of `retryDelays` while it fails for a reason that may pass. */
+  async #retrying<T>(options: UploadOptions, step: () => Promise<T>): Promise<T> {
+    const delays = retryDelaysOf(options);
+    for (let failures = 0; ; failures++) {
+      try {
+        return await step();
+      } catch (e) {
+        if (options.signal?.aborted || !retryable(e) || failures >= delays.length) throw e;
+        await pause(delays[failures]!, options.signal);
+      }
+    }
   }
 
   /**
@@ -677,6 +889,50 @@ export interface BlobDownload {
    * wherever a redirect led).
    */
   readonly body: ReadableStream<Uint8Array>;
+}
+
+function retryDelaysOf(options: UploadOptions): readonly number[] {
+  return options.retryDelays ?? DEFAULT_RETRY_DELAYS;
+}
+
+/** A failure worth another try: no answer (a cut connection, an outage) or the server's own 5xx. */
+function retryable(e: unknown): boolean {
+  return e instanceof OutageError || (e instanceof StrongroomError && e.status >= 500);
+}
+
+/** Waits `ms`, or rejects with the signal's reason as soon as it aborts. */
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+/** tus Upload-Checksum's value for a chunk (base64 SHA-256), by the platform's native digest; null without one. */
+async function chunkChecksum(chunk: Uint8Array): Promise<string | null> {
+  const subtle = globalThis.crypto?.subtle;
+  if (subtle === undefined) return null;
+  return toBase64(new Uint8Array(await subtle.digest('SHA-256', chunk as BufferSource)));
+}
+
+const BASE64 = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/';
+function toBase64(bytes: Uint8Array): string {
+  let out = '';
+  for (let i = 0; i < bytes.length; i += 3) {
+    const n = (bytes[i]! << 16) | ((bytes[i + 1] ?? 0) << 8) | (bytes[i + 2] ?? 0);
+    out += BASE64[(n >> 18) & 63]! + BASE64[(n >> 12) & 63]!;
+    out += i + 1 < bytes.length ? BASE64[(n >> 6) & 63]! : '=';
+    out += i + 2 < bytes.length ? BASE64[n & 63]! : '=';
+  }
+  return out;
 }
 
 function rangeHeader(range: DownloadRange): string {

@@ -8,7 +8,7 @@
  * - {@link cohortHash}: the advisory device-cohort hash a sign-in may carry.
  * - The member-side album upgrade machine and the catalog migrator, re-exported from the core.
  */
-export { StrongroomClient, PROTOCOL_VERSION, newOidcVerifier, oidcChallenge } from './client.js';
+export { StrongroomClient, PROTOCOL_VERSION, DEFAULT_CHUNK_BYTES, newOidcVerifier, oidcChallenge } from './client.js';
 export type {
   BlobDownload,
   DownloadOptions,
@@ -19,8 +19,11 @@ export type {
   SignInContext,
   SignInResult,
   StrongroomClientOptions,
+  UploadOptions,
+  UploadProgress,
   UploadResult,
 } from './client.js';
+export type { UploadSource } from './source.js';
 export { OutageError, SessionLostError, StrongroomError, isOutageCode, readProblem } from './errors.js';
 export type { Problem } from './errors.js';
 export { DeviceKeys, IdentityKey } from './keys.js';
