@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
@@ -13,6 +14,7 @@ import {
   CHROMIUM_FLAGS,
   chromiumThere,
   installPackedClient,
+  type PageFile,
   pageServer,
   readmeBucketCors,
 } from './testing/packed-app.js';
@@ -57,6 +59,43 @@ window.firstDevice = async ({ api, address, password, notBefore, size }) => {
   }
 };
 
+/** The big file as a Blob, fetched: the browser keeps its bytes in its own storage, not in the page. */
+window.fetchBig = async () => {
+  window.big = await (await fetch('/big')).blob();
+  return window.big.size;
+};
+
+window.uploadBig = async ({ api, address, password, notBefore }) => {
+  try {
+    const client = new StrongroomClient({ baseUrl: api });
+    await client.register(address, password);
+    const device = DeviceKeys.generate('browser-1');
+    await client.publishDirectory(IdentityKey.generate().signDirectory(client.accountId, 1, [device.entry(notBefore)]));
+    let heap = performance.memory ? performance.memory.usedJSHeapSize : 0;
+    const heapBefore = heap;
+    const progress = [];
+    const started = performance.now();
+    const up = await client.upload(window.big, {
+      deviceId: 'browser-1',
+      onProgress: (p) => {
+        progress.push(p.sent);
+        if (performance.memory) heap = Math.max(heap, performance.memory.usedJSHeapSize);
+      },
+    });
+    return {
+      state: up.state,
+      transfer: up.transfer,
+      contentHash: up.contentHash,
+      chunks: progress.length - 1,
+      last: progress.at(-1),
+      heapGrowth: heap - heapBefore,
+      ms: Math.round(performance.now() - started),
+    };
+  } catch (e) {
+    return report(e);
+  }
+};
+
 window.secondDevice = async ({ api, address, password }) => {
   try {
     const client = new StrongroomClient({ baseUrl: api });
@@ -84,6 +123,16 @@ window.secondDevice = async ({ api, address, password }) => {
 };
 `;
 
+const BIG_MIB = 200;
+/** A file of `mib` MiB both sides can make: MiB k holds (i * 31 + k * 7) & 255 at i. */
+function* bigFile(mib: number): Generator<Uint8Array> {
+  for (let k = 0; k < mib; k++) {
+    const part = new Uint8Array(1 << 20);
+    for (let i = 0; i < part.length; i++) part[i] = (i * 31 + k * 7) & 255;
+    yield part;
+  }
+}
+
 interface Backend {
   readonly name: 'filesystem' | 's3';
   readonly server: TestServer;
@@ -95,7 +144,7 @@ let s3: TestS3;
 let bucket: S3BlobStore;
 let app: Awaited<ReturnType<typeof pageServer>>;
 const backends: Backend[] = [];
-const files = new Map<string, { type: string; body: string }>();
+const files = new Map<string, PageFile>();
 
 beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'sr-browser-'));
@@ -118,6 +167,7 @@ beforeAll(async () => {
   project = await installPackedClient(work);
   files.set('/', { type: 'text/html', body: '<!doctype html><title>app</title><script src="/app.js"></script>' });
   files.set('/app.js', { type: 'text/javascript', body: await bundleForBrowser(project, 'app-entry', APP) });
+  files.set('/big', { type: 'application/octet-stream', body: () => bigFile(BIG_MIB) });
 }, 300_000);
 
 afterAll(async () => {
@@ -202,3 +252,105 @@ describe.skipIf(!chromiumThere)('the packed client in headless Chromium', { time
     },
   );
 });
+
+/** Process ids under `root` (itself included), from /proc. */
+function descendants(root: number): number[] {
+  const parent = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      // The command may hold spaces and parentheses: the parent id follows the last ')'.
+      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
+      parent.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  const found = [root];
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const [pid, ppid] of parent)
+      if (found.includes(ppid) && !found.includes(pid)) {
+        found.push(pid);
+        grew = true;
+      }
+  }
+  return found;
+}
+
+/** The renderer processes among `pids` (Chromium's page processes). */
+const renderers = (pids: number[]) =>
+  pids.filter((pid) => {
+    try {
+      return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('--type=renderer');
+    } catch {
+      return false;
+    }
+  });
+
+/** A /proc/PID/status figure in bytes (VmRSS now, VmHWM the peak since the last reset). */
+function statusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m === null ? 0 : Number(m[1]) * 1024;
+}
+
+describe.skipIf(!chromiumThere || process.platform !== 'linux')(
+  'a 200 MiB Blob uploaded from a page in headless Chromium',
+  { timeout: 300_000 },
+  () => {
+    it("streams it: the page's renderer grows by a few chunks, not by the file", async () => {
+      const MIB = BIG_MIB;
+      const { server } = backends.find((b) => b.name === 'filesystem')!;
+      // A browser of its own, so its processes (and only they) are known by their parent.
+      const launched = await chromium.launchServer({
+        executablePath: CHROMIUM,
+        headless: true,
+        args: [...CHROMIUM_FLAGS, '--js-flags=--expose-gc', '--enable-precise-memory-info'],
+      });
+      const remote = await chromium.connect(launched.wsEndpoint());
+      try {
+        const page = await remote.newPage();
+        await page.goto(`${app.origin}/`);
+        await page.evaluate(() => (globalThis as unknown as { gc(): void }).gc());
+        // The page's renderer idle, its app loaded: growth is counted from here.
+        const pids = renderers(descendants(launched.process().pid!));
+        expect(pids.length).toBeGreaterThan(0);
+        const before = new Map(pids.map((pid) => [pid, statusBytes(pid, 'VmRSS')]));
+        for (const pid of pids) writeFileSync(`/proc/${pid}/clear_refs`, '5');
+        expect(await page.evaluate(() => (window as unknown as { fetchBig(): Promise<number> }).fetchBig())).toBe(
+          MIB << 20,
+        );
+
+        const result = (await page.evaluate(
+          (args) => (window as unknown as { uploadBig(a: unknown): Promise<unknown> }).uploadBig(args),
+          {
+            api: server.baseUrl,
+            address: 'browser-big@example.org',
+            password: PASSWORD,
+            notBefore: Math.floor(server.clock.now() / 1000) - 60,
+          },
+        )) as Record<string, number | string>;
+        const growth = Math.max(...pids.map((pid) => statusBytes(pid, 'VmHWM') - before.get(pid)!));
+
+        const expected = createHash('sha256');
+        for (const part of bigFile(MIB)) expected.update(part);
+        expect(result).toMatchObject({
+          state: 'Completed',
+          transfer: 'proxied',
+          contentHash: expected.digest('hex'),
+          chunks: MIB / 8,
+          last: MIB << 20,
+        });
+        console.log(
+          `200 MiB Blob from a page: renderer peak RSS +${(growth / 2 ** 20).toFixed(1)} MiB, JS heap +${(
+            Number(result.heapGrowth) / 2 ** 20
+          ).toFixed(1)} MiB, ${result.ms} ms`,
+        );
+        expect(growth).toBeLessThan(64 * 2 ** 20);
+      } finally {
+        await remote.close();
+        await launched.close();
+      }
+    });
+  },
+);

@@ -670,12 +670,13 @@ export class StrongroomClient {
       const chunk = await reader.read(Math.min(chunkSize, size - offset));
       if (chunk.length === 0) throw short();
       const checksum = await chunkChecksum(chunk);
+      const body = reader.body(chunk);
       let failures = 0;
       for (;;) {
         signal?.throwIfAborted();
         let reached: number;
         try {
-          reached = await this.#tusPatch(url, offset, chunk, checksum, signal);
+          reached = await this.#tusPatch(url, offset, body, checksum, signal);
         } catch (e) {
           if (signal?.aborted || !retryable(e) || failures >= retryDelaysOf(options).length) throw e;
           await pause(retryDelaysOf(options)[failures++]!, signal);
@@ -710,7 +711,7 @@ export class StrongroomClient {
   async #tusPatch(
     url: string,
     offset: number,
-    chunk: Uint8Array,
+    body: Blob | Uint8Array,
     checksum: string | null,
     signal: AbortSignal | undefined,
   ): Promise<number> {
@@ -724,7 +725,7 @@ export class StrongroomClient {
       const request = new Request(url, {
         method: 'PATCH',
         headers,
-        body: chunk as BodyInit,
+        body: body as BodyInit,
         ...(signal ? { signal } : {}),
       });
       const response = await this.#send(request, signal ? { signal } : undefined);

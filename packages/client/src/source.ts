@@ -9,8 +9,17 @@ export type UploadSource = Uint8Array | Blob | ReadableStream<Uint8Array> | Asyn
 export interface SourceReader {
   /** The source's length when it says so itself (bytes, a Blob), else null. */
   readonly size: number | null;
-  /** The next `length` bytes; fewer only at the source's end (an empty array once it is over). */
+  /**
+   * The next `length` bytes; fewer only at the source's end (an empty array once it is over). The
+   * piece may be a view of a buffer the next read reuses: use it before reading on.
+   */
   read(length: number): Promise<Uint8Array>;
+  /**
+   * What to send for the piece the last read returned. A `Blob` where the platform has one: a
+   * browser streams a Blob body to the network from its own storage, where a byte-array body is
+   * copied in the page (and, in Chromium, sent many times slower).
+   */
+  body(piece: Uint8Array): Blob | Uint8Array;
   /** Lets the source go (a stream is cancelled); reading afterwards is an error. */
   close(): Promise<void>;
 }
@@ -45,6 +54,11 @@ export function readerOf(source: UploadSource): SourceReader {
   throw new TypeError('upload() takes a Uint8Array, a Blob, a ReadableStream or an async iterable of Uint8Array');
 }
 
+/** A copy of `piece` to send: as a Blob where there is one (see {@link SourceReader.body}). */
+function copiedBody(piece: Uint8Array): Blob | Uint8Array {
+  return typeof Blob === 'undefined' ? piece.slice() : new Blob([piece as Uint8Array<ArrayBuffer>]);
+}
+
 function bytesReader(bytes: Uint8Array): SourceReader {
   let at = 0;
   return {
@@ -54,31 +68,70 @@ function bytesReader(bytes: Uint8Array): SourceReader {
       at += piece.length;
       return piece;
     },
+    body: copiedBody,
     close: async () => undefined,
   };
 }
 
 function blobReader(blob: Blob): SourceReader {
   let at = 0;
+  let last: Blob = blob.slice(0, 0);
+  let scratch: ArrayBuffer | null = null;
   return {
     size: blob.size,
-    // A slice is read on its own: the browser keeps the rest of the file on disk.
     read: async (length) => {
       const end = Math.min(blob.size, at + length);
-      const piece = new Uint8Array(await blob.slice(at, end).arrayBuffer());
+      last = blob.slice(at, end);
       at = end;
+      if (scratch === null || scratch.byteLength < last.size) scratch = new ArrayBuffer(Math.max(length, last.size));
+      const { piece, buffer } = await readInto(last, scratch);
+      scratch = buffer;
       return piece;
     },
+    // The slice itself: the browser sends it from the file, nothing of it copied in the page.
+    body: () => last,
     close: async () => undefined,
   };
+}
+
+/**
+ * A Blob's bytes read into `scratch` (a byte stream's BYOB reader) and the buffer to reuse next. A
+ * browser's `arrayBuffer()` would hand out a new buffer per piece, and its garbage collector lets
+ * hundreds of MiB of them pile up before it frees one; a platform without BYOB reads gets that.
+ */
+async function readInto(slice: Blob, scratch: ArrayBuffer): Promise<{ piece: Uint8Array; buffer: ArrayBuffer }> {
+  let reader: ReadableStreamBYOBReader;
+  try {
+    reader = slice.stream().getReader({ mode: 'byob' });
+  } catch {
+    return { piece: new Uint8Array(await slice.arrayBuffer()), buffer: scratch };
+  }
+  let buffer = scratch;
+  let filled = 0;
+  try {
+    while (filled < slice.size) {
+      const r = await reader.read(new Uint8Array(buffer, filled, buffer.byteLength - filled));
+      if (r.value !== undefined) {
+        // A BYOB read hands the buffer back (the one passed in is detached).
+        buffer = r.value.buffer as ArrayBuffer;
+        filled += r.value.byteLength;
+      }
+      if (r.done) break;
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  return { piece: new Uint8Array(buffer, 0, filled), buffer };
 }
 
 /** Cuts the chunks a stream or iterator hands out (of any size) into pieces of the length asked for. */
 function pulledReader(next: () => Promise<Uint8Array | null>, cancel: () => Promise<void>): SourceReader {
   let held: Uint8Array | null = null;
   let ended = false;
+  let scratch: Uint8Array | null = null;
   return {
     size: null,
+    body: copiedBody,
     read: async (length) => {
       // Only what this piece needs is pulled; a source chunk longer than it is kept for the next.
       let piece: Uint8Array | null = null;
@@ -99,7 +152,8 @@ function pulledReader(next: () => Promise<Uint8Array | null>, cancel: () => Prom
         if (piece === null && take === length) {
           piece = held.subarray(0, take);
         } else {
-          piece ??= new Uint8Array(length);
+          if (scratch === null || scratch.length < length) scratch = new Uint8Array(length);
+          piece ??= scratch.subarray(0, length);
           piece.set(held.subarray(0, take), filled);
         }
         held = held.subarray(take);

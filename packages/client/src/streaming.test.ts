@@ -157,7 +157,7 @@ afterAll(async () => {
   await s3?.stop();
 });
 
-describe.each(sources)('upload() from a %s', (_kind, make) => {
+describe.each(sources)('upload() from a %s', { timeout: 30_000 }, (_kind, make) => {
   it.each([0, 1])('sends it a chunk per PATCH, reports each, and the blob reads back whole (server %i)', async (i) => {
     const { server } = servers[i]!;
     const { client, sent } = await signedIn(server);
@@ -183,7 +183,7 @@ describe.each(sources)('upload() from a %s', (_kind, make) => {
   });
 });
 
-describe('upload() refuses a source of the wrong length', () => {
+describe('upload() refuses a source of the wrong length', { timeout: 30_000 }, () => {
   it('a stream that ends early, or runs long: error.client.size_mismatch, and the session is cancelled', async () => {
     const { server } = servers[0]!;
     const { client } = await signedIn(server);
@@ -209,7 +209,7 @@ describe('upload() refuses a source of the wrong length', () => {
   });
 });
 
-describe('upload() aborted, then resumed', () => {
+describe('upload() aborted, then resumed', { timeout: 30_000 }, () => {
   it('an abort stops at once and keeps the session; resuming sends only what the server lacks', async () => {
     const { server } = servers[0]!;
     const { client, sent } = await signedIn(server);
@@ -300,7 +300,7 @@ describe('upload() aborted, then resumed', () => {
   });
 });
 
-describe.each([0, 1])('upload() through a relay that cuts the connection (server %i)', (i) => {
+describe.each([0, 1])('upload() through a relay that cuts the connection (server %i)', { timeout: 30_000 }, (i) => {
   let relay: Relay;
   let base: string;
   beforeAll(async () => {

@@ -2,6 +2,7 @@ import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { join } from 'node:path';
+import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
@@ -64,15 +65,23 @@ export async function bundleForBrowser(project: string, name: string, source: st
   return bundle.outputFiles[0]!.text;
 }
 
+/** A file the page server serves: text, or bytes made as they are sent. */
+export interface PageFile {
+  readonly type: string;
+  readonly body: string | (() => Iterable<Uint8Array>);
+}
+
 /** A server for the app's pages: `files` by path, anything else 404. */
 export async function pageServer(
-  files: Map<string, { type: string; body: string }>,
+  files: Map<string, PageFile>,
   host = '127.0.0.1',
 ): Promise<{ origin: string; close(): Promise<void> }> {
   const server: Server = createServer((req, res) => {
     const file = files.get(req.url ?? '/');
     if (!file) return void res.writeHead(404).end();
-    res.writeHead(200, { 'content-type': file.type }).end(file.body);
+    if (typeof file.body === 'string') return void res.writeHead(200, { 'content-type': file.type }).end(file.body);
+    res.writeHead(200, { 'content-type': file.type });
+    Readable.from(file.body()).pipe(res);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   return {
