@@ -288,6 +288,52 @@ describe('upload() aborted, then resumed', { timeout: 30_000 }, () => {
     expect(sent.filter((r) => r.method === 'PATCH').every((p) => p.offset! >= CHUNK)).toBe(true);
   });
 
+  it('a resumed upload from other bytes than the server holds is refused at finalize, and nothing is charged', async () => {
+    const { server } = servers[0]!;
+    const { client } = await signedIn(server);
+    const bytes = new Uint8Array(randomBytes(3 * CHUNK));
+    const controller = new AbortController();
+    let id = '';
+    await expect(
+      client.upload(blobOf(bytes), {
+        deviceId: 'phone-1',
+        chunkSize: CHUNK,
+        signal: controller.signal,
+        onSession: (u) => {
+          id = u;
+        },
+        onProgress: (p) => {
+          if (p.sent === CHUNK) controller.abort();
+        },
+      }),
+    ).rejects.toHaveProperty('name', 'AbortError');
+    const other = bytes.map((b) => b ^ 0xff);
+    await expect(
+      client.upload(blobOf(other), { deviceId: 'phone-1', chunkSize: CHUNK, resume: id }),
+    ).rejects.toMatchObject({ code: 'error.conflict' });
+    // Only the open session's reservation counts; nothing was charged.
+    expect((await client.api.GET('/quota')).data).toMatchObject({ used: 3 * CHUNK, reserved: 3 * CHUNK });
+    expect((await client.api.GET('/upload/{id}', { params: { path: { id } } })).data?.state).not.toBe('Completed');
+  });
+
+  it('an access token that runs out mid-upload is replaced and the refused chunk sent again', async () => {
+    const { server } = servers[0]!;
+    const { client, sent } = await signedIn(server);
+    const bytes = new Uint8Array(randomBytes(3 * CHUNK));
+    const first = client.session!.accessToken;
+    const up = await client.upload(blobOf(bytes), {
+      deviceId: 'phone-1',
+      chunkSize: CHUNK,
+      // The server's clock moves past the token's 15 minutes; this device's clock does not.
+      onProgress: (p) => {
+        if (p.sent === CHUNK) server.clock.advance(16 * 60_000);
+      },
+    });
+    expect(up).toMatchObject({ state: 'Completed', contentHash: sha(bytes) });
+    expect(client.session!.accessToken).not.toBe(first);
+    expect(sent.filter((r) => r.method === 'PATCH').map((p) => p.offset)).toEqual([0, CHUNK, CHUNK, 2 * CHUNK]);
+  });
+
   it('an abort before anything was sent rejects at once and opens nothing', async () => {
     const { server } = servers[0]!;
     const { client, sent } = await signedIn(server);
