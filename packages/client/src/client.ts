@@ -561,7 +561,7 @@ export class StrongroomClient {
    *
    * The bytes go through the server's resumable route (`PATCH /upload-tus/{id}`, one chunk per
    * request, each with its own `Upload-Checksum`). A chunk whose connection fails is sent again from
-   * the offset the server says it holds (`HEAD`), after `retryDelays`; `onProgress` hears each
+   * the offset the server says it holds (tus HEAD, in its GET form), after `retryDelays`; `onProgress` hears each
    * acknowledged chunk. `options.signal` aborts at once and leaves the session open: pass its id
    * (from `onSession`) as `resume`, with the same source from its start, to go on from what the
    * server holds (the bytes it already has are read again here only to hash them).
@@ -672,6 +672,7 @@ export class StrongroomClient {
       const checksum = await chunkChecksum(chunk);
       const body = reader.body(chunk);
       let failures = 0;
+      let unmoved = 0;
       for (;;) {
         signal?.throwIfAborted();
         let reached: number;
@@ -683,6 +684,9 @@ export class StrongroomClient {
           reached = await this.#retrying(options, () => this.#tusOffset(url, signal)).catch(() => offset);
         }
         if (reached === offset + chunk.length) break;
+        // The server still holds `offset` after a 409: sent again, but not forever.
+        if (reached === offset && ++unmoved > retryDelaysOf(options).length)
+          throw errorFor(localProblem('error.conflict', `The server keeps refusing bytes at ${offset}.`, 409));
         if (reached !== offset)
           throw errorFor(
             localProblem(

@@ -1,6 +1,8 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
@@ -32,10 +34,11 @@ export const CHROMIUM_FLAGS = [
 
 /** Packs the client into `work` and installs the tarball into a new project there; the project's path. */
 export async function installPackedClient(work: string): Promise<string> {
-  const { stdout } = await run('npm', ['pack', '--pack-destination', work, '--json'], {
-    cwd: PACKAGE_DIR,
-    maxBuffer: 64 * 1024 * 1024,
-  });
+  // prepack rebuilds dist/ from scratch (tsup cleans it first): two files packing at once would
+  // each ship the other's half-written build, so packing takes turns.
+  const { stdout } = await packingAlone(() =>
+    run('npm', ['pack', '--pack-destination', work, '--json'], { cwd: PACKAGE_DIR, maxBuffer: 64 * 1024 * 1024 }),
+  );
   // prepack's build log comes first on stdout, coloured when the caller forces colour (CI does), so
   // its escape codes hold '[' too: the JSON report is the part that starts a line with '['.
   const tarball = join(work, (JSON.parse(stdout.slice(stdout.search(/^\[/m))) as { filename: string }[])[0]!.filename);
@@ -47,6 +50,31 @@ export async function installPackedClient(work: string): Promise<string> {
     maxBuffer: 64 * 1024 * 1024,
   });
   return project;
+}
+
+/** Runs `step` while holding a lock on packing this package (a directory only one process can make). */
+async function packingAlone<T>(step: () => Promise<T>): Promise<T> {
+  const lock = join(
+    tmpdir(),
+    `strongroom-client-pack-${createHash('sha256').update(PACKAGE_DIR).digest('hex').slice(0, 16)}`,
+  );
+  for (;;) {
+    try {
+      mkdirSync(lock);
+      break;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      // A holder that died long ago (a killed run) leaves its lock: no pack takes ten minutes.
+      const since = statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
+      if (Date.now() - since > 600_000) rmSync(lock, { recursive: true, force: true });
+      else await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+  try {
+    return await step();
+  } finally {
+    rmSync(lock, { recursive: true, force: true });
+  }
 }
 
 /** Bundles `source` (an ES module importing '@strongroom/client') for a browser, from inside `project`. */
