@@ -16,7 +16,7 @@ import {
   installPackedClient,
   type PageFile,
   pageServer,
-  readmeBucketCors,
+  documentedBucketCors,
 } from './testing/packed-app.js';
 
 /**
@@ -24,7 +24,7 @@ import {
  * origin of its own (listed in SVC_CORS_ORIGINS), in headless Chromium. One device signs in,
  * publishes its directory and uploads; a second device (a fresh browser context: no storage shared)
  * signs in, finds the upload through sync(), and downloads it whole and by range. On the filesystem
- * store and on S3 (s3rver with the README's bucket CORS rule, where the upload goes straight to the
+ * store and on S3 (s3rver with the bucket CORS rule docs/object-storage.md gives, where the upload goes straight to the
  * bucket and the whole download follows the 307), and the bucket never sees the access token.
  * Every assertion is on what the page reports, or on what the browser sent.
  */
@@ -150,7 +150,7 @@ beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'sr-browser-'));
   // The page's origin first (another host name than the API's 127.0.0.1: cross-origin, as in production).
   app = await pageServer(files, 'localhost');
-  s3 = await startTestS3('strongroom-browser-client', { cors: readmeBucketCors() });
+  s3 = await startTestS3('strongroom-browser-client', { cors: documentedBucketCors() });
   bucket = new S3BlobStore({
     bucket: s3.bucket,
     prefix: 'lib',

@@ -118,11 +118,11 @@ export async function pageServer(
   };
 }
 
-/** The bucket CORS rule exactly as README.md gives it (the JSON block after "The bucket's CORS rule"). */
-export function readmeBucketCors(): CorsRule[] {
-  const readme = readFileSync(join(PACKAGE_DIR, '..', '..', 'README.md'), 'utf8');
-  const from = readme.indexOf("The bucket's CORS rule");
-  const block = /```json\n([\s\S]*?)```/.exec(readme.slice(from));
-  if (from < 0 || block === null) throw new Error('README.md gives no bucket CORS rule');
+/** The bucket CORS rule exactly as docs/object-storage.md gives it (the JSON block after "The bucket's CORS rule"). */
+export function documentedBucketCors(): CorsRule[] {
+  const page = readFileSync(join(PACKAGE_DIR, '..', '..', 'docs', 'object-storage.md'), 'utf8');
+  const from = page.indexOf("The bucket's CORS rule");
+  const block = /```json\n([\s\S]*?)```/.exec(page.slice(from));
+  if (from < 0 || block === null) throw new Error('docs/object-storage.md gives no bucket CORS rule');
   return (JSON.parse(block[1]!) as { CORSRules: CorsRule[] }).CORSRules;
 }
