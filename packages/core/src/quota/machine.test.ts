@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { UploadKind } from '../ports/upload-sessions.js';
 import {
   admitWrite,
+  DEFAULT_QUOTA_POLICY,
+  effectiveLimits,
   isFollowUp,
   nextHardSince,
   quotaStatus,
@@ -177,6 +179,28 @@ describe('follow-ups of a delete, restore, purge or trash-empty (spec §9.6)', (
       ok: false,
       code: 'error.quota.write_refused',
     });
+  });
+  it("the deployment's defaults: a 15-minute window and a 16 MiB overdraft over the 10 GiB hard limit", () => {
+    const MiB = 1024 ** 2;
+    const GiB = 1024 ** 3;
+    const limits = effectiveLimits(null, DEFAULT_QUOTA_POLICY);
+    expect(limits).toEqual({ soft: 8 * GiB, hard: 10 * GiB });
+    const atHard = quotaStatus(
+      facts({ charged: limits.hard!, hardSince: NOW - DAY, limits }),
+      NOW,
+      DEFAULT_QUOTA_POLICY.graceMs,
+    );
+    expect(atHard.state).toBe('HardExceeded');
+    const byDefault = (write: WriteRequest) => admitWrite(atHard, write, DEFAULT_QUOTA_POLICY, NOW);
+    expect(byDefault(provenance(16 * MiB)).ok).toBe(true);
+    expect(byDefault(provenance(16 * MiB + 1))).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    expect(byDefault(provenance(1, NOW - 15 * 60_000)).ok).toBe(true);
+    expect(byDefault(provenance(1, NOW - 15 * 60_000 - 1))).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    // Fourteen days of grace, then GraceExpired.
+    const graced = (since: number) =>
+      quotaStatus(facts({ charged: limits.hard!, hardSince: since, limits }), NOW, DEFAULT_QUOTA_POLICY.graceMs).state;
+    expect(graced(NOW - 14 * DAY)).toBe('HardExceeded');
+    expect(graced(NOW - 14 * DAY - 1)).toBe('GraceExpired');
   });
   it('never refuses what the rule by state admits, never admits past hard limit + overdraft, and only widens for follow-ups', () => {
     const status = fc
