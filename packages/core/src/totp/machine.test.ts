@@ -2,6 +2,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { fromHex } from '../encoding/bytes.js';
 import {
+  attemptsLeft,
+  CHALLENGE_TTL_MS,
+  challengeOpenedAt,
   codeForStep,
   isWellFormedCode,
   judgeChallenge,
@@ -163,5 +166,12 @@ describe('challenge judgement', () => {
     expect(judgeChallenge(c, 1000)).toMatchObject({ code: 'error.auth.challenge_invalid' });
     expect(judgeChallenge({ ...c, attempts: 5 }, 999).ok).toBe(true);
     expect(judgeChallenge({ ...c, attempts: 6 }, 999)).toMatchObject({ code: 'error.auth.challenge_exhausted' });
+  });
+  it('a challenge was opened one lifetime before it expires', () => {
+    expect(CHALLENGE_TTL_MS).toBe(5 * 60_000);
+    expect(challengeOpenedAt({ expiresAt: 1_000_000 })).toBe(1_000_000 - 5 * 60_000);
+  });
+  it('attempts left count down from five and stop at zero', () => {
+    expect([0, 1, 4, 5, 6, 9].map(attemptsLeft)).toEqual([5, 4, 1, 0, 0, 0]);
   });
 });
