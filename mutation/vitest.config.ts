@@ -25,6 +25,10 @@ export default defineConfig({
     // Tests of the tree's shape, not of any rule: they read the checkout and find nothing to kill.
     exclude: ['**/node_modules/**', 'packages/core/src/architecture.test.ts', 'packages/core/src/purity.test.ts'],
     isolate: true,
+    // Under Stryker the tests share the machine with its other test process and its instrumented
+    // code: the property tests' five seconds are too few. A mutant that loops is still stopped by
+    // Stryker's own timeout.
+    testTimeout: 60_000,
     poolOptions: { threads: { isolate: true }, forks: { isolate: true } },
   },
 });
