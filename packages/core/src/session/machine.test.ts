@@ -68,6 +68,10 @@ describe('session lifecycle (contract 3.2)', () => {
     expect(decideAccess(session({ closedAt: 0 }), token)).toMatchObject(refused);
     expect(decideAccess(s, { accountId: 'b', issuedAt: 200 })).toMatchObject(refused);
     expect(decideAccess(s, { accountId: 'a', issuedAt: 199 })).toMatchObject(refused);
+    // The problem document says why, for issuance and access alike.
+    for (const r of [decideAccess(null, token), decideIssuance(null, 0, policy)]) {
+      if (!r.ok) expect(r.detail).toMatch(/session/);
+    }
   });
 
   it('last-used is written again once the touch interval has passed, not before', () => {
