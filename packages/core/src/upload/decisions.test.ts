@@ -300,6 +300,7 @@ describe('decideOpenGroup: what one opening leaves for the next', () => {
       'ok',
     ]);
     expect(group.decisions[3]).toMatchObject({ data: { source_peer: 'p1', budget: 250, spent: 250 } });
+    expect(group.decisions[3]).toMatchObject({ detail: expect.stringContaining('federated cache budget') });
     expect(group.payers.get('a')).toMatchObject({ reserve: 440, opened: 4 });
   });
 
@@ -333,6 +334,25 @@ describe('decideOpenGroup: what one opening leaves for the next', () => {
       'error.not_found',
     ]);
     expect(group.decisions[2]).toMatchObject({ data: { max_bytes: 250, declared_size: 1 } });
+    // A drop is judged against its own link only: a stored link of another id is no link at all.
+    const other = decideOpen(
+      { uploader: emptyLedgerRecord('a'), payer: emptyLedgerRecord('a'), openSessions: 0, fromPeer: 0, link },
+      drop('d5', 1, 'l2').request,
+      wide,
+      NOW,
+    );
+    expect(other).toMatchObject({ ok: false, code: 'error.not_found' });
+    // Anything but a drop accepts nothing on any link.
+    const plain = decideOpen(
+      { uploader: emptyLedgerRecord('a'), payer: emptyLedgerRecord('a'), openSessions: 0, fromPeer: 0, link: null },
+      open({ id: 'p1', declaredSize: 30 }).request,
+      wide,
+      NOW,
+    );
+    expect(plain).toMatchObject({ ok: true, value: { linkAccepts: 0, reserve: 30 } });
+    for (const refused of [other, group.decisions[2], group.decisions[3]])
+      if (refused && !refused.ok) expect(refused.detail).toMatch(/link/);
+
     expect([...group.links]).toEqual([['l1', 200]]);
     expect(group.payers.get('a')).toMatchObject({ reserve: 200, opened: 2 });
   });
@@ -350,6 +370,7 @@ describe('decideOpenGroup: what one opening leaves for the next', () => {
     );
     expect(group.decisions.map((d) => (d.ok ? 'ok' : d.code))).toEqual(['ok', 'error.request.too_many', 'ok']);
     expect(group.decisions[1]).toMatchObject({ data: { max_open_uploads: 2, retry_after_s: 60 } });
+    expect(group.decisions[1]).toMatchObject({ detail: expect.stringContaining('At most 2 upload sessions') });
   });
 });
 

@@ -80,6 +80,7 @@ describe('put, finalize and cancel', () => {
       expect(decide(session({ state: 'Pending' }), 999)).toEqual({ ok: true, value: undefined });
       expect(decide(session({ state: 'Pending' }), 1_000)).toMatchObject(conflict('Expired'));
       expect(decide(session({ state: 'Cancelled' }), 0)).toMatchObject(conflict('Cancelled'));
+      expect(decide(session({ state: 'Merged' }), 0)).toMatchObject({ detail: 'The upload session is Merged.' });
     }
   });
 
