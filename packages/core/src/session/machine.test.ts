@@ -26,7 +26,7 @@ const session = (over: Partial<SessionRecord> = {}): SessionRecord => ({
   ...over,
 });
 
-describe('session lifecycle (contract 3.2)', () => {
+describe('session lifecycle', () => {
   it('the defaults: 180 days idle, 365 days at most, last-used written once a minute', () => {
     const DAY = 86_400_000;
     expect(DEFAULT_SESSION_POLICY).toMatchObject({ idleMs: 180 * DAY, maxMs: 365 * DAY, touchIntervalMs: 60_000 });
