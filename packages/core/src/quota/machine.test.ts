@@ -3,6 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { UploadKind } from '../ports/upload-sessions.js';
 import {
   admitWrite,
+  DEFAULT_QUOTA_POLICY,
+  effectiveLimits,
   isFollowUp,
   nextHardSince,
   quotaStatus,
@@ -65,6 +67,23 @@ describe('quota states (spec §9.3)', () => {
     expect(quotaStatus(facts({ suspended: true }), 0, DAY).state).toBe('Suspended');
     expect(quotaStatus(facts({ suspended: true, charged: 500, hardSince: 0 }), 30 * DAY, DAY).state).toBe('Suspended');
   });
+  it('a suspended account over its hard limit still hears that its grace is running out, until it has', () => {
+    const over = facts({ suspended: true, charged: 100, hardSince: 1_000 });
+    expect(quotaStatus(over, 1_000 + DAY, DAY)).toMatchObject({
+      state: 'Suspended',
+      alerts: ['quota_soft', 'quota_grace_expiring'],
+      graceExpiresAt: 1_000 + DAY,
+    });
+    expect(quotaStatus(over, 1_001 + DAY, DAY).alerts).toEqual(['quota_soft']);
+    expect(quotaStatus(facts({ suspended: true, charged: 100 }), 5, DAY).alerts).toEqual([
+      'quota_soft',
+      'quota_grace_expiring',
+    ]);
+    expect(quotaStatus(facts({ suspended: true, charged: 90 }), 5, DAY)).toMatchObject({
+      alerts: ['quota_soft'],
+      graceExpiresAt: null,
+    });
+  });
   it('supports an unlimited hard limit (and soft)', () => {
     const f = facts({ charged: 1e15, limits: { soft: null, hard: null } });
     expect(quotaStatus(f, 0, DAY)).toMatchObject({ state: 'OK', hardLimit: null, softLimit: null });
@@ -92,6 +111,18 @@ describe('admission: one pure function of (state, write, policy, now)', () => {
     expect(admit(hard, w('upload', 1))).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
     expect(admit(expired, w('upload', 1))).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
     expect(admit(suspended, w('upload', 1))).toMatchObject({ ok: false, code: 'error.quota.write_refused' });
+  });
+  it('a refusal names the figures it was decided on, and says why', () => {
+    const exceeded = admit(hard, w('upload', 7));
+    expect(exceeded).toMatchObject({ data: { used: 100, hard_limit: 100, declared_size: 7 } });
+    expect(admit(suspended, w('upload', 1))).toMatchObject({ data: { state: 'Suspended' } });
+    const grown = admit(expired, w('metadata_growth', 0));
+    expect(grown).toMatchObject({ data: { state: 'GraceExpired' } });
+    for (const r of [exceeded, admit(suspended, w('upload', 1)), grown]) {
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.detail).toMatch(/\w{3,}/);
+    }
+    expect(grown).toMatchObject({ detail: expect.stringContaining('GraceExpired') });
   });
   it('metadata growth: admitted through HardExceeded, refused in GraceExpired and Suspended', () => {
     expect(admit(hard, w('metadata_update', 50)).ok).toBe(true);
@@ -177,6 +208,28 @@ describe('follow-ups of a delete, restore, purge or trash-empty (spec §9.6)', (
       ok: false,
       code: 'error.quota.write_refused',
     });
+  });
+  it("the deployment's defaults: a 15-minute window and a 16 MiB overdraft over the 10 GiB hard limit", () => {
+    const MiB = 1024 ** 2;
+    const GiB = 1024 ** 3;
+    const limits = effectiveLimits(null, DEFAULT_QUOTA_POLICY);
+    expect(limits).toEqual({ soft: 8 * GiB, hard: 10 * GiB });
+    const atHard = quotaStatus(
+      facts({ charged: limits.hard!, hardSince: NOW - DAY, limits }),
+      NOW,
+      DEFAULT_QUOTA_POLICY.graceMs,
+    );
+    expect(atHard.state).toBe('HardExceeded');
+    const byDefault = (write: WriteRequest) => admitWrite(atHard, write, DEFAULT_QUOTA_POLICY, NOW);
+    expect(byDefault(provenance(16 * MiB)).ok).toBe(true);
+    expect(byDefault(provenance(16 * MiB + 1))).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    expect(byDefault(provenance(1, NOW - 15 * 60_000)).ok).toBe(true);
+    expect(byDefault(provenance(1, NOW - 15 * 60_000 - 1))).toMatchObject({ ok: false, code: 'error.quota.exceeded' });
+    // Fourteen days of grace, then GraceExpired.
+    const graced = (since: number) =>
+      quotaStatus(facts({ charged: limits.hard!, hardSince: since, limits }), NOW, DEFAULT_QUOTA_POLICY.graceMs).state;
+    expect(graced(NOW - 14 * DAY)).toBe('HardExceeded');
+    expect(graced(NOW - 14 * DAY - 1)).toBe('GraceExpired');
   });
   it('never refuses what the rule by state admits, never admits past hard limit + overdraft, and only widens for follow-ups', () => {
     const status = fc

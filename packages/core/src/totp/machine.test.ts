@@ -2,7 +2,11 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { fromHex } from '../encoding/bytes.js';
 import {
+  attemptsLeft,
+  CHALLENGE_TTL_MS,
+  challengeOpenedAt,
   codeForStep,
+  comparesCode,
   isWellFormedCode,
   judgeChallenge,
   matchCode,
@@ -156,6 +160,55 @@ describe('enrollment transitions', () => {
   });
 });
 
+describe('which events compare a code', () => {
+  const none: TotpState = { phase: 'none' };
+  const pending: TotpState = { phase: 'pending', secret: SECRET };
+  const confirmed: TotpState = { phase: 'confirmed', secret: SECRET, highestUsedStep: 1 };
+  it('verify_enrollment in Pending, disable and sign_in in Confirmed; enroll never, nor any refusal by phase', () => {
+    const events = [
+      { kind: 'enroll', secret: SECRET },
+      { kind: 'verify_enrollment', code: '123456' },
+      { kind: 'disable', code: '123456' },
+      { kind: 'sign_in', code: '123456' },
+    ] as const;
+    const table = [none, pending, confirmed].map((state) => events.map((event) => comparesCode(state, event)));
+    expect(table).toEqual([
+      [false, false, false, false],
+      [false, true, false, false],
+      [false, false, true, true],
+    ]);
+  });
+});
+
+describe('refusals say why', () => {
+  it('every refusal of the machine carries a detail for the problem document', () => {
+    const now = s(90);
+    const code = W.codes_by_step['3']!;
+    const refusals = [
+      transition({ phase: 'confirmed', secret: SECRET, highestUsedStep: 1 }, { kind: 'enroll', secret: SECRET }, now),
+      transition({ phase: 'none' }, { kind: 'verify_enrollment', code }, now),
+      transition({ phase: 'confirmed', secret: SECRET, highestUsedStep: 1 }, { kind: 'verify_enrollment', code }, now),
+      transition({ phase: 'pending', secret: SECRET }, { kind: 'disable', code }, now),
+      matchCode(SECRET, '000000', now, null),
+      judgeChallenge(null, 0),
+      judgeChallenge({ idHash: 'h', accountId: 'a', expiresAt: 1_000, attempts: 6 }, 0),
+    ];
+    for (const r of refusals) {
+      expect(r.ok).toBe(false);
+      if (!r.ok) expect(r.detail).toMatch(/\w{3,}/);
+    }
+  });
+});
+
+describe('codes from a secret held in a larger buffer', () => {
+  it("use the secret's own bytes, not the whole buffer it is a view of", () => {
+    const padded = new Uint8Array(SECRET.length + 8).fill(0xee);
+    padded.set(SECRET, 4);
+    const view = padded.subarray(4, 4 + SECRET.length);
+    for (const step of [1, 3, 37_037_036]) expect(codeForStep(view, step)).toBe(codeForStep(SECRET, step));
+  });
+});
+
 describe('challenge judgement', () => {
   const c = { idHash: 'h', accountId: 'a', expiresAt: 1000, attempts: 1 };
   it('unknown and expired are invalid; the sixth attempt is exhausted', () => {
@@ -163,5 +216,12 @@ describe('challenge judgement', () => {
     expect(judgeChallenge(c, 1000)).toMatchObject({ code: 'error.auth.challenge_invalid' });
     expect(judgeChallenge({ ...c, attempts: 5 }, 999).ok).toBe(true);
     expect(judgeChallenge({ ...c, attempts: 6 }, 999)).toMatchObject({ code: 'error.auth.challenge_exhausted' });
+  });
+  it('a challenge was opened one lifetime before it expires', () => {
+    expect(CHALLENGE_TTL_MS).toBe(5 * 60_000);
+    expect(challengeOpenedAt({ expiresAt: 1_000_000 })).toBe(1_000_000 - 5 * 60_000);
+  });
+  it('attempts left count down from five and stop at zero', () => {
+    expect([0, 1, 4, 5, 6, 9].map(attemptsLeft)).toEqual([5, 4, 1, 0, 0, 0]);
   });
 });

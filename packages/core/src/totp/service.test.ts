@@ -368,6 +368,28 @@ describe('a credential change committing while a sign-in opens its session', () 
     expect(await openSessions(env)).toEqual([]);
   });
 
+  it('verify-totp: a password change after the challenge opened ends it, however long the challenge has left', async () => {
+    const env = await setup();
+    const secret = await confirmFactor(env);
+    env.clock.advance(30_000);
+    const c = await challenge(env);
+    env.clock.advance(1_000);
+    const changed = await env.core.accounts.changePassword(env.principal, {
+      currentPassword: PASSWORD,
+      newPassword: 'another long password',
+    });
+    if (!changed.ok) throw new Error(changed.code);
+    env.clock.advance(1_000);
+    const r = await env.totp.verifyLogin({
+      challenge: c,
+      code: codeForStep(secret, stepAt(env.clock.now())),
+      cohortHash: null,
+    });
+    expect(r).toMatchObject({ ok: false, code: 'error.auth.challenge_invalid' });
+    // Only the session the password change re-keyed is open.
+    expect((await openSessions(env)).map((s) => s.id)).toEqual([env.principal.sessionId]);
+  });
+
   it('password login: a password change after the password was checked and before the session is written: 401, nothing opened', async () => {
     const env = await setup();
     const open = env.store.openSession.bind(env.store);

@@ -4,7 +4,9 @@ import type { QuotaAccountRecord } from '../ports/quota-ledger.js';
 import type { NewUpload, UploadKind } from '../ports/upload-sessions.js';
 import { emptyLedgerRecord, payerIdOf } from '../quota/ledger-rules.js';
 import type { QuotaPolicy } from '../quota/machine.js';
-import { decideOpen, decideOpenGroup } from './decisions.js';
+import type { LinkRecord } from '../ports/link-store.js';
+import type { UploadSessionRecord } from '../ports/upload-sessions.js';
+import { type CompletionFacts, decideCompletion, decideOpen, decideOpenGroup, peerKey } from './decisions.js';
 
 const policy: QuotaPolicy = {
   defaults: { soft: 800, hard: 1_000 },
@@ -257,5 +259,232 @@ describe('decideOpen: follow-ups', () => {
     );
     expect(group.decisions.map((d) => d.ok)).toEqual([true, true, false]);
     expect(group.payers.get('a')).toMatchObject({ reserve: 300, opened: 2 });
+  });
+});
+
+describe('decideOpenGroup: what one opening leaves for the next', () => {
+  const NOW = 50_000;
+  const open = (over: Partial<NewUpload> & Pick<NewUpload, 'id'>): { request: NewUpload; now: number } => ({
+    request: {
+      uploaderId: 'a',
+      kind: 'original',
+      declaredSize: 100,
+      contentHash: null,
+      sourcePeer: null,
+      albumId: null,
+      intentId: null,
+      dropLinkIdHash: null,
+      createdAt: NOW,
+      expiresAt: NOW + 1_000,
+      ...over,
+    },
+    now: NOW,
+  });
+  const wide: QuotaPolicy = { ...policy, maxOpenUploads: 100 };
+  const empty = { accounts: new Map(), openSessions: new Map(), fromPeer: new Map(), links: new Map() };
+
+  it("federated fills from one peer each see the bytes of the fills before them; another peer's budget is its own", () => {
+    // Hard limit 1000, share 0.25: 250 bytes per peer, 60 of them already cached from p1.
+    const fill = (id: string, peer: string, declaredSize: number) =>
+      open({ id, kind: 'federated', sourcePeer: peer, declaredSize });
+    const group = decideOpenGroup(
+      { ...empty, fromPeer: new Map([[peerKey('a', 'p1'), 60]]) },
+      [fill('f1', 'p1', 100), fill('f2', 'p2', 200), fill('f3', 'p1', 90), fill('f4', 'p1', 1), fill('f5', 'p2', 50)],
+      wide,
+    );
+    expect(group.decisions.map((d) => (d.ok ? 'ok' : d.code))).toEqual([
+      'ok',
+      'ok',
+      'ok',
+      'error.quota.federated_budget',
+      'ok',
+    ]);
+    expect(group.decisions[3]).toMatchObject({ data: { source_peer: 'p1', budget: 250, spent: 250 } });
+    expect(group.decisions[3]).toMatchObject({ detail: expect.stringContaining('federated cache budget') });
+    expect(group.payers.get('a')).toMatchObject({ reserve: 440, opened: 4 });
+  });
+
+  it("drops into one link each see the bytes the drops before them reserved, up to the link's max_bytes", () => {
+    const link: LinkRecord = {
+      idHash: 'l1',
+      sealedId: 'sealed',
+      ownerId: 'a',
+      kind: 'upload',
+      albumId: 'al',
+      assetIds: [],
+      wrappedKey: null,
+      sealKey: 'k',
+      maxBytes: 250,
+      acceptedBytes: 50,
+      createdAt: 0,
+      expiresAt: null,
+      revokedAt: null,
+    };
+    const drop = (id: string, declaredSize: number, dropLinkIdHash = 'l1') =>
+      open({ id, declaredSize, dropLinkIdHash });
+    const group = decideOpenGroup(
+      { ...empty, links: new Map([['l1', link]]) },
+      [drop('d1', 100), drop('d2', 100), drop('d3', 1), drop('d4', 5, 'gone')],
+      wide,
+    );
+    expect(group.decisions.map((d) => (d.ok ? d.value.linkAccepts : d.code))).toEqual([
+      100,
+      100,
+      'error.quota.exceeded',
+      'error.not_found',
+    ]);
+    expect(group.decisions[2]).toMatchObject({ data: { max_bytes: 250, declared_size: 1 } });
+    // A drop is judged against its own link only: a stored link of another id is no link at all.
+    const other = decideOpen(
+      { uploader: emptyLedgerRecord('a'), payer: emptyLedgerRecord('a'), openSessions: 0, fromPeer: 0, link },
+      drop('d5', 1, 'l2').request,
+      wide,
+      NOW,
+    );
+    expect(other).toMatchObject({ ok: false, code: 'error.not_found' });
+    // Anything but a drop accepts nothing on any link.
+    const plain = decideOpen(
+      { uploader: emptyLedgerRecord('a'), payer: emptyLedgerRecord('a'), openSessions: 0, fromPeer: 0, link: null },
+      open({ id: 'p1', declaredSize: 30 }).request,
+      wide,
+      NOW,
+    );
+    expect(plain).toMatchObject({ ok: true, value: { linkAccepts: 0, reserve: 30 } });
+    for (const refused of [other, group.decisions[2], group.decisions[3]])
+      if (refused && !refused.ok) expect(refused.detail).toMatch(/link/);
+
+    expect([...group.links]).toEqual([['l1', 200]]);
+    expect(group.payers.get('a')).toMatchObject({ reserve: 200, opened: 2 });
+  });
+
+  it('open sessions counted by the openings before, per payer', () => {
+    const capped: QuotaPolicy = { ...policy, maxOpenUploads: 2 };
+    const group = decideOpenGroup(
+      { ...empty, openSessions: new Map([['a', 1]]) },
+      [
+        open({ id: 'u1', declaredSize: 1 }),
+        open({ id: 'u2', declaredSize: 1 }),
+        open({ id: 'u3', uploaderId: 'b', declaredSize: 1 }),
+      ],
+      capped,
+    );
+    expect(group.decisions.map((d) => (d.ok ? 'ok' : d.code))).toEqual(['ok', 'error.request.too_many', 'ok']);
+    expect(group.decisions[1]).toMatchObject({ data: { max_open_uploads: 2, retry_after_s: 60 } });
+    expect(group.decisions[1]).toMatchObject({ detail: expect.stringContaining('At most 2 upload sessions') });
+  });
+});
+
+describe('decideCompletion', () => {
+  const NOW = 50_000;
+  const HASH = 'c'.repeat(64);
+  const session = (over: Partial<UploadSessionRecord> = {}): UploadSessionRecord => ({
+    id: 'u1',
+    uploaderId: 'k',
+    payerId: 's',
+    kind: 'derivative',
+    declaredSize: 100,
+    contentHash: null,
+    sourcePeer: null,
+    albumId: null,
+    intentId: null,
+    dropLinkIdHash: null,
+    state: 'WaitingForProcessing',
+    receivedSize: 90,
+    receivedHash: HASH,
+    assetId: null,
+    createdAt: NOW - 1_000,
+    expiresAt: NOW + 1_000,
+    ...over,
+  });
+  const facts = (over: Partial<CompletionFacts> = {}): CompletionFacts => ({
+    session: session(),
+    storedBlobSize: null,
+    attachTarget: 'live',
+    payer: { ...emptyLedgerRecord('s'), reserved: 100, charged: 900 },
+    ...over,
+  });
+  const attach = { uploadId: 'u1', contentHash: HASH, size: 90, asset: { attachTo: 'as1' } };
+
+  it('a blob attaches only to an asset that exists and is no pending drop', () => {
+    expect(decideCompletion(facts({ attachTarget: null }), attach, policy, NOW)).toBe('asset_missing');
+    expect(decideCompletion(facts({ attachTarget: 'pending_drop' }), attach, policy, NOW)).toBe('asset_missing');
+    for (const target of ['live', 'trashed'] as const) {
+      expect(decideCompletion(facts({ attachTarget: target }), attach, policy, NOW)).toMatchObject({
+        outcome: 'completed',
+        assetId: 'as1',
+        createAsset: null,
+        reference: { kind: 'derivative', contentHash: HASH, size: 90 },
+      });
+    }
+  });
+
+  it('only a session in flight completes: unknown, expired and finalized ones are not open', () => {
+    expect(decideCompletion(facts({ session: null }), attach, policy, NOW)).toBe('not_open');
+    expect(decideCompletion(facts({ session: session({ expiresAt: NOW }) }), attach, policy, NOW)).toBe('not_open');
+    expect(decideCompletion(facts({ session: session({ state: 'Completed' }) }), attach, policy, NOW)).toBe('not_open');
+  });
+
+  it('a new blob is charged whole to the payer and the reservation released; a stored hash merges and charges nothing', () => {
+    const done = decideCompletion(facts(), attach, policy, NOW);
+    expect(done).toMatchObject({
+      outcome: 'completed',
+      session: { state: 'Completed', assetId: 'as1' },
+      release: 100,
+      newBlob: { contentHash: HASH, size: 90, chargedTo: 's', peer: null },
+      federatedRef: null,
+    });
+    // 900 charged + 90 is below the hard limit of 1000.
+    expect(done).toMatchObject({ hardSince: null });
+    const over = decideCompletion(
+      facts({ payer: { ...emptyLedgerRecord('s'), reserved: 100, charged: 950 } }),
+      attach,
+      policy,
+      NOW,
+    );
+    expect(over).toMatchObject({ hardSince: NOW });
+    const merged = decideCompletion(facts({ storedBlobSize: 80 }), attach, policy, NOW);
+    expect(merged).toMatchObject({
+      outcome: 'merged',
+      session: { state: 'Merged' },
+      release: 100,
+      newBlob: null,
+      reference: { size: 80 },
+      hardSince: null,
+    });
+  });
+
+  it('a drop creates a pending asset, an original a live one; a federated fill creates none and is cached for its payer', () => {
+    const create = (dropExpiresAt: number | null) => ({
+      uploadId: 'u1',
+      contentHash: HASH,
+      size: 90,
+      asset: { create: { id: 'n1', ownerId: 'o', dropExpiresAt } },
+    });
+    expect(
+      decideCompletion(facts({ session: session({ kind: 'original' }) }), create(null), policy, NOW),
+    ).toMatchObject({
+      assetId: 'n1',
+      createAsset: { id: 'n1', ownerId: 'o', uploaderId: 'k', state: 'live', dropExpiresAt: null },
+      reference: { kind: 'original' },
+    });
+    expect(
+      decideCompletion(facts({ session: session({ kind: 'original' }) }), create(NOW + 5), policy, NOW),
+    ).toMatchObject({
+      createAsset: { state: 'pending_drop', dropExpiresAt: NOW + 5 },
+    });
+    const fill = decideCompletion(
+      facts({ session: session({ kind: 'federated', sourcePeer: 'p1' }), attachTarget: null }),
+      { uploadId: 'u1', contentHash: HASH, size: 90, asset: null },
+      policy,
+      NOW,
+    );
+    expect(fill).toMatchObject({
+      outcome: 'completed',
+      assetId: null,
+      createAsset: null,
+      reference: null,
+      newBlob: { peer: 'p1', chargedTo: 's' },
+      federatedRef: { receiver: 's', peer: 'p1', contentHash: HASH },
+    });
   });
 });
