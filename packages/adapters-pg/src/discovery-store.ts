@@ -1,6 +1,5 @@
 import { and, asc, eq, gt, gte, isNotNull, isNull, lte, or } from 'drizzle-orm';
 import {
-  fullBucket,
   takeToken,
   type BucketDecision,
   type CapabilityRevocationStore,
@@ -11,6 +10,7 @@ import {
   type PeerRateStore,
   type RevokedCapability,
 } from '@strongroom/core';
+import { fullBucket } from '@strongroom/core/internal';
 import type { PgDb } from './db.js';
 import { handles, mintedCapabilities, peerBuckets } from './schema/discovery.js';
 

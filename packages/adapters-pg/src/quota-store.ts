@@ -4,14 +4,9 @@ import {
   linkChanges,
   decideAssetTransition,
   decideCompletion,
-  decideMetadataReplace,
   decideOpenGroup,
-  EMPTY_TRASH_CANDIDATE_STATES,
-  ledgerRecordWith,
   payerIdOf,
-  peerKey,
   ok,
-  settledHardSince,
   type AssetAction,
   type AssetBlob,
   type AssetCatalog,
@@ -36,6 +31,13 @@ import {
   type UploadSessionRecord,
   type UploadSessions,
 } from '@strongroom/core';
+import {
+  decideMetadataReplace,
+  EMPTY_TRASH_CANDIDATE_STATES,
+  ledgerRecordWith,
+  peerKey,
+  settledHardSince,
+} from '@strongroom/core/internal';
 import {
   BATCH_HOLD_MS,
   loadOf,

@@ -6,13 +6,9 @@ import {
   linkChanges,
   decideAssetTransition,
   decideCompletion,
-  decideMetadataReplace,
   decideOpenGroup,
-  EMPTY_TRASH_CANDIDATE_STATES,
   ok,
   payerIdOf,
-  peerKey,
-  settledHardSince,
   type AssetAction,
   type AssetBlob,
   type AssetCatalog,
@@ -38,6 +34,12 @@ import {
   type UploadSessionRecord,
   type UploadSessions,
 } from '@strongroom/core';
+import {
+  decideMetadataReplace,
+  EMPTY_TRASH_CANDIDATE_STATES,
+  peerKey,
+  settledHardSince,
+} from '@strongroom/core/internal';
 import {
   Admission,
   groupCommitOf,

@@ -2,7 +2,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { OPEN_STATES, UPLOAD_STATES } from '@strongroom/core';
+import { UPLOAD_STATES } from '@strongroom/core';
+import { OPEN_STATES } from '@strongroom/core/internal';
 import { OPEN_STATE_SQL, sqlStringList } from './index.js';
 
 const packages = fileURLToPath(new URL('../..', import.meta.url));
