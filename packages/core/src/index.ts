@@ -8,6 +8,10 @@
  * when this list changes without it.
  */
 
+// filters
+export { holds } from './filters/filter.js';
+export type { FilterParams, FilterTerm, RowFilter } from './filters/filter.js';
+
 // ports
 export type { AccountErasureStore, ErasureOutcome } from './ports/account-erasure.js';
 export type { AccountRecord, AccountStore, PasswordChange } from './ports/account-store.js';
@@ -129,13 +133,12 @@ export { CoreError, guard, ok, refuse } from './errors.js';
 export type { ErrorCode, Refusal, Result, StoreFault, Success } from './errors.js';
 
 // encoding
-export { fromBase64url, fromHex, sha256, sha256Hex, toBase64url, utf8 } from './encoding/bytes.js';
+export { concatBytes, fromBase64url, fromHex, sha256, sha256Hex, toBase64url, utf8 } from './encoding/bytes.js';
 export { canonicalCbor, decodeCanonicalCbor } from './encoding/cbor.js';
 export { isoTimestamp, parseRfc3339Instant } from './encoding/time.js';
 export { UUID_PATTERN, uuidv7 } from './encoding/uuid.js';
 
 // ..
-export { concatBytes } from './../../../node_modules/@noble/hashes/utils.d.js';
 
 // cohort
 export { PLATFORM_TAGS, cohortHash, readCohortHash } from './cohort/cohort.js';
@@ -293,7 +296,7 @@ export { QuotaService } from './quota/service.js';
 export type { LedgerReport, QuotaServiceDeps, SweepReport } from './quota/service.js';
 
 // assets
-export { decideAssetTransition } from './assets/lifecycle.js';
+export { DROP_LAPSED, decideAssetTransition } from './assets/lifecycle.js';
 export type { AssetAction, AssetLifecycleFacts, AssetTransition, AssetTransitionRefusal } from './assets/lifecycle.js';
 export type { MetadataEditRefusal } from './assets/metadata-edit.js';
 export { AssetService } from './assets/service.js';
@@ -313,6 +316,8 @@ export type {
 export { DEFAULT_DIRECT_PUT_TTL_S, decideArrival, decideStored, directPutGrant } from './upload/direct.js';
 export {
   CONTENT_HASH_PATTERN,
+  UPLOAD_IN_FLIGHT,
+  UPLOAD_LAPSED,
   UPLOAD_STATES,
   decideCancel,
   decideFinalize,
@@ -349,7 +354,7 @@ export type { LeaseRecord } from './operations/lease.js';
 export { checkReadiness, schemaIsCurrent } from './operations/readiness.js';
 
 // operator
-export { censusBounds, sessionCounted, uploadCounted } from './operator/census.js';
+export { SESSION_COUNTED, censusBounds, sessionCounted, uploadCounted } from './operator/census.js';
 export type { DeploymentTotals } from './operator/census.js';
 export { OperatorService } from './operator/service.js';
 export type { AccountOverview, OperatorServiceDeps, OperatorSessionView } from './operator/service.js';
@@ -448,7 +453,13 @@ export type { DiscoveryServiceDeps } from './discovery/service.js';
 export { CAPABILITY_SCOPE, capabilityClaims, signCapability, verifyCapability } from './federation/capability.js';
 export type { CapabilityClaims, CapabilityRefusal, VerifiedCapability } from './federation/capability.js';
 export { PeerUnavailableError } from './federation/peer-error.js';
-export { REVOCATION_WINDOW_S, inRevocationWindow } from './federation/revocation.js';
+export {
+  CAPABILITY_PURGEABLE,
+  CAPABILITY_REVOCABLE,
+  REVOCATION_LISTED,
+  REVOCATION_WINDOW_S,
+  inRevocationWindow,
+} from './federation/revocation.js';
 export { FederationService } from './federation/service.js';
 export type { CapabilityCheck, FederationServiceDeps } from './federation/service.js';
 

@@ -22,6 +22,7 @@ export {
   sqlStringList,
 } from './rows.js';
 export type { AlbumRow, DeviceRow, DirectoryRow, IntentRow, QuotaAccountRow } from './rows.js';
+export { columnOf, filterSql, filterWhere } from './filters.js';
 export {
   Admission,
   BATCH_HOLD_MS,
