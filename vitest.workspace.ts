@@ -40,4 +40,6 @@ export const projects: TestProjectConfiguration[] = [
   ...pkg('tests', '@strongroom/tests'),
   // Only the bench's own load generator is tested here; the benches themselves are run by hand.
   ...pkg('bench', 'bench'),
+  // The repository's own checks: the public API reports.
+  ...pkg('scripts', 'scripts'),
 ];

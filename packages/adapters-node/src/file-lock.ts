@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { link, readFile, rm, writeFile } from 'node:fs/promises';
-import { formatLockHolder, lockIsStale, lockRefusal, parseLockHolder, type LockHolder } from '@strongroom/core';
+import { formatLockHolder, lockIsStale, parseLockHolder, type LockHolder } from '@strongroom/core';
+import { lockRefusal } from '@strongroom/core/internal';
 
 /** The lock is held by a live process: the message names it (core's `lockRefusal`). */
 export class LockHeldError extends Error {

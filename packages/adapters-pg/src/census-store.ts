@@ -1,6 +1,13 @@
 import { asc, gt, sql } from 'drizzle-orm';
-import type { AccountRecord, CensusBounds, CensusCounts, DeploymentCensus } from '@strongroom/core';
-import { accountFromRow, OPEN_STATE_SQL } from '@strongroom/sql-common';
+import {
+  type AccountRecord,
+  type CensusBounds,
+  type CensusCounts,
+  type DeploymentCensus,
+  SESSION_COUNTED,
+  UPLOAD_IN_FLIGHT,
+} from '@strongroom/core';
+import { accountFromRow, filterWhere } from '@strongroom/sql-common';
 import { rowsOf, type PgDb } from './db.js';
 import { accounts } from './schema/index.js';
 
@@ -30,14 +37,13 @@ export class PgDeploymentCensus implements DeploymentCensus {
   }
 
   async countDeployment(bounds: CensusBounds): Promise<CensusCounts> {
-    const open = sql.raw(OPEN_STATE_SQL);
     const [r] = await rowsOf<CountsRow>(
       this.db,
       sql`SELECT (SELECT count(*) FROM accounts WHERE deleted_at IS NULL) AS accounts,
-                 (SELECT count(*) FROM sessions WHERE closed_at IS NULL AND created_at > ${bounds.sessionsCreatedAfter} AND refreshed_at > ${bounds.sessionsRefreshedAfter}) AS open_sessions,
+                 (SELECT count(*) FROM sessions WHERE ${filterWhere(SESSION_COUNTED, { ...bounds })}) AS open_sessions,
                  (SELECT coalesce(sum(charged), 0) FROM quota_accounts) AS charged,
-                 (SELECT coalesce(sum(declared_size), 0) FROM upload_sessions WHERE state IN ${open} AND expires_at > ${bounds.now}) AS reserved,
-                 (SELECT count(*) FROM upload_sessions WHERE state IN ${open} AND expires_at > ${bounds.now}) AS open_uploads,
+                 (SELECT coalesce(sum(declared_size), 0) FROM upload_sessions WHERE ${filterWhere(UPLOAD_IN_FLIGHT, { ...bounds })}) AS reserved,
+                 (SELECT count(*) FROM upload_sessions WHERE ${filterWhere(UPLOAD_IN_FLIGHT, { ...bounds })}) AS open_uploads,
                  (SELECT count(*) FROM blobs) AS blobs,
                  (SELECT coalesce(sum(size), 0) FROM blobs) AS blob_bytes`,
     );

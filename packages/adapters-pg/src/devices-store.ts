@@ -1,14 +1,14 @@
 import { and, asc, eq, lte, sql } from 'drizzle-orm';
-import {
-  decidePublication,
-  type DeviceDirectoryStore,
-  type DeviceEntry,
-  type DirectoryRecord,
-  type PublishOutcome,
-  type RevokeAllAdmission,
-  type RevokeAllChallenge,
-  type RevokeAllChallengeStore,
+import type {
+  DeviceDirectoryStore,
+  DeviceEntry,
+  DirectoryRecord,
+  PublishOutcome,
+  RevokeAllAdmission,
+  RevokeAllChallenge,
+  RevokeAllChallengeStore,
 } from '@strongroom/core';
+import { decidePublication } from '@strongroom/core/internal';
 import { deviceFromRow, directoryFromRows, loadOf, StatementBatch } from '@strongroom/sql-common';
 import type { PgDb } from './db.js';
 import { accounts } from './schema/accounts.js';

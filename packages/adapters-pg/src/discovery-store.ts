@@ -1,6 +1,8 @@
-import { and, asc, eq, gt, gte, isNotNull, isNull, lte, or } from 'drizzle-orm';
+import { and, asc, eq, isNull } from 'drizzle-orm';
 import {
-  fullBucket,
+  CAPABILITY_PURGEABLE,
+  CAPABILITY_REVOCABLE,
+  REVOCATION_LISTED,
   takeToken,
   type BucketDecision,
   type CapabilityRevocationStore,
@@ -11,6 +13,8 @@ import {
   type PeerRateStore,
   type RevokedCapability,
 } from '@strongroom/core';
+import { filterWhere } from '@strongroom/sql-common';
+import { fullBucket } from '@strongroom/core/internal';
 import type { PgDb } from './db.js';
 import { handles, mintedCapabilities, peerBuckets } from './schema/discovery.js';
 
@@ -88,8 +92,7 @@ export class PgDiscoveryStore implements HandleStore, PeerRateStore, CapabilityR
       .where(
         and(
           eq(mintedCapabilities.peer, peer),
-          isNull(mintedCapabilities.revokedAt),
-          gt(mintedCapabilities.expiresAt, at),
+          filterWhere(CAPABILITY_REVOCABLE, { at }, (f) => mintedCapabilities[f]),
         ),
       )
       .returning({ jti: mintedCapabilities.jti });
@@ -99,12 +102,7 @@ export class PgDiscoveryStore implements HandleStore, PeerRateStore, CapabilityR
   async purgeMintedCapabilities(before: number): Promise<number> {
     const r = await this.db
       .delete(mintedCapabilities)
-      .where(
-        and(
-          lte(mintedCapabilities.expiresAt, before),
-          or(isNull(mintedCapabilities.revokedAt), lte(mintedCapabilities.revokedAt, before)),
-        ),
-      )
+      .where(filterWhere(CAPABILITY_PURGEABLE, { before }, (f) => mintedCapabilities[f]))
       .returning({ jti: mintedCapabilities.jti });
     return r.length;
   }
@@ -117,7 +115,7 @@ export class PgDiscoveryStore implements HandleStore, PeerRateStore, CapabilityR
         expiresAt: mintedCapabilities.expiresAt,
       })
       .from(mintedCapabilities)
-      .where(and(isNotNull(mintedCapabilities.revokedAt), gte(mintedCapabilities.revokedAt, since)))
+      .where(filterWhere(REVOCATION_LISTED, { since }, (f) => mintedCapabilities[f]))
       .orderBy(asc(mintedCapabilities.revokedAt), asc(mintedCapabilities.jti));
     return rows.map((r) => ({ jti: r.jti, revokedAt: r.revokedAt!, expiresAt: r.expiresAt }));
   }

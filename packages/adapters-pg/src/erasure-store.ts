@@ -7,7 +7,6 @@ import {
   payerIdOf,
   planErasure,
   revokedByErasure,
-  settledHardSince,
   type AccountErasureStore,
   type AssetState,
   type ErasureOutcome,
@@ -15,6 +14,7 @@ import {
   type Result,
   type UploadState,
 } from '@strongroom/core';
+import { settledHardSince } from '@strongroom/core/internal';
 import { OPEN_STATE_SQL, quotaAccountFromRow } from '@strongroom/sql-common';
 import { quotaAccounts } from './schema/quota.js';
 import { signInTickets } from './schema/sign-in.js';

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { sql } from 'drizzle-orm';
-import { migrationFailed, refuseAbsentSchema, refuseNewerSchema, stampOf, type SchemaStamp } from '@strongroom/core';
+import { refuseNewerSchema, type SchemaStamp } from '@strongroom/core';
+import { migrationFailed, refuseAbsentSchema, stampOf } from '@strongroom/core/internal';
 
 export { SchemaVersionError } from '@strongroom/core';
 import { rowsOf, type PgDb } from './db.js';

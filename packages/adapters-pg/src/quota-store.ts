@@ -1,17 +1,12 @@
-import { and, asc, eq, gt, inArray, isNull, sql } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, isNull, type SQL, type SQLWrapper, sql } from 'drizzle-orm';
 import {
   assetChanges,
   linkChanges,
   decideAssetTransition,
   decideCompletion,
-  decideMetadataReplace,
   decideOpenGroup,
-  EMPTY_TRASH_CANDIDATE_STATES,
-  ledgerRecordWith,
   payerIdOf,
-  peerKey,
   ok,
-  settledHardSince,
   type AssetAction,
   type AssetBlob,
   type AssetCatalog,
@@ -35,10 +30,21 @@ import {
   type SweptBlob,
   type UploadSessionRecord,
   type UploadSessions,
+  DROP_LAPSED,
+  UPLOAD_IN_FLIGHT,
+  UPLOAD_LAPSED,
 } from '@strongroom/core';
+import {
+  decideMetadataReplace,
+  EMPTY_TRASH_CANDIDATE_STATES,
+  ledgerRecordWith,
+  peerKey,
+  settledHardSince,
+} from '@strongroom/core/internal';
 import {
   BATCH_HOLD_MS,
   loadOf,
+  filterWhere,
   OPEN_STATE_SQL,
   quotaAccountFromRow,
   sqlStringList,
@@ -55,6 +61,9 @@ type AssetRow = typeof assets.$inferSelect;
 
 /** The WHERE that finds open sessions fast; which states are open is core's to say. */
 const OPEN = sql.raw(OPEN_STATE_SQL);
+/** Core's upload filters over this table, with the instant bound (a value, or a prepared query's placeholder). */
+const inFlight = (now: number | SQLWrapper): SQL => filterWhere(UPLOAD_IN_FLIGHT, { now }, (f) => uploadSessions[f]);
+const lapsed = (now: number | SQLWrapper): SQL => filterWhere(UPLOAD_LAPSED, { now }, (f) => uploadSessions[f]);
 const TRASH_CANDIDATES = sql.raw(sqlStringList(EMPTY_TRASH_CANDIDATE_STATES));
 
 /**
@@ -195,7 +204,7 @@ function lockAndRead(withSponsors: boolean) {
       SELECT * FROM ${quotaAccounts} WHERE account_id = ANY (ARRAY(${wanted})) ORDER BY account_id FOR UPDATE
     ), expired AS (
       UPDATE ${uploadSessions} SET state = 'Expired'
-      WHERE ${uploadSessions.payerId} = ANY (ARRAY(SELECT account_id FROM locked)) AND ${uploadSessions.state} IN ${OPEN} AND ${uploadSessions.expiresAt} <= ${sql.placeholder('latest')}
+      WHERE ${uploadSessions.payerId} = ANY (ARRAY(SELECT account_id FROM locked)) AND ${lapsed(sql.placeholder('latest'))}
       RETURNING payer_id, declared_size
     )
     SELECT 'account' AS row_kind, account_id, charged, reserved, open_uploads, custom_limits, soft_limit, hard_limit, hard_since, suspended_at, sponsor_id, trash_activity_at FROM locked
@@ -338,13 +347,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
     const rows = await tx
       .update(uploadSessions)
       .set({ state: 'Expired' })
-      .where(
-        and(
-          eq(uploadSessions.payerId, payerId),
-          sql`${uploadSessions.state} IN ${OPEN}`,
-          sql`${uploadSessions.expiresAt} <= ${now}`,
-        ),
-      )
+      .where(and(eq(uploadSessions.payerId, payerId), lapsed(now)))
       .returning({ id: uploadSessions.id, declaredSize: uploadSessions.declaredSize });
     if (rows.length > 0)
       await this.#release(
@@ -413,7 +416,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       .select({
         row: quotaAccounts,
         due: sql<boolean>`EXISTS (SELECT 1 FROM ${uploadSessions} WHERE ${uploadSessions.payerId} = ${accountId}
-          AND ${uploadSessions.state} IN ${OPEN} AND ${uploadSessions.expiresAt} <= ${now})`,
+          AND ${lapsed(now)})`,
       })
       .from(quotaAccounts)
       .where(eq(quotaAccounts.accountId, accountId));
@@ -488,8 +491,8 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const payers = await tx
         .selectDistinct({ payerId: uploadSessions.payerId })
         .from(uploadSessions)
-        .where(and(sql`${uploadSessions.state} IN ${OPEN}`, sql`${uploadSessions.expiresAt} <= ${now}`));
-      const lapsedDrop = sql`${assets.state} = 'pending_drop' AND ${assets.dropExpiresAt} <= ${now}`;
+        .where(lapsed(now));
+      const lapsedDrop = filterWhere(DROP_LAPSED, { now }, (f) => assets[f]);
       const notCached = sql`NOT EXISTS (SELECT 1 FROM ${federatedRefs} f WHERE f.content_hash = ${blobs.contentHash})`;
       const credited = await tx
         .selectDistinct({ accountId: blobs.chargedTo })
@@ -612,13 +615,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const rows = await tx
         .update(uploadSessions)
         .set({ state: 'Cancelled' })
-        .where(
-          and(
-            eq(uploadSessions.dropLinkIdHash, linkIdHash),
-            sql`${uploadSessions.state} IN ${OPEN}`,
-            sql`${uploadSessions.expiresAt} > ${now}`,
-          ),
-        )
+        .where(and(eq(uploadSessions.dropLinkIdHash, linkIdHash), inFlight(now)))
         .returning({
           id: uploadSessions.id,
           payerId: uploadSessions.payerId,
@@ -767,7 +764,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
           const [r] = await rowsOf<{ n: string | number }>(
             tx.db,
             sql`SELECT (SELECT coalesce(sum(declared_size), 0) FROM ${uploadSessions} WHERE payer_id = ${payerId} AND source_peer = ${request.sourcePeer}
-                          AND state IN ${OPEN} AND expires_at > ${latest})
+                          AND ${inFlight(latest)})
                      + (SELECT coalesce(sum(size), 0) FROM ${blobs} WHERE charged_to = ${payerId} AND peer = ${request.sourcePeer}) AS n`,
           );
           fromPeer.set(peerKey(payerId, request.sourcePeer), Number(r?.n ?? 0));
@@ -834,13 +831,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
     const r = await this.db
       .update(uploadSessions)
       .set({ state, receivedSize: received?.size ?? null, receivedHash: received?.hash ?? null })
-      .where(
-        and(
-          eq(uploadSessions.id, id),
-          sql`${uploadSessions.state} IN ${OPEN}`,
-          sql`${uploadSessions.expiresAt} > ${now}`,
-        ),
-      )
+      .where(and(eq(uploadSessions.id, id), inFlight(now)))
       .returning({ id: uploadSessions.id });
     return r.length === 1;
   }
@@ -943,13 +934,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
       const [r] = await tx
         .update(uploadSessions)
         .set({ state: 'Cancelled' })
-        .where(
-          and(
-            eq(uploadSessions.id, id),
-            sql`${uploadSessions.state} IN ${OPEN}`,
-            sql`${uploadSessions.expiresAt} > ${now}`,
-          ),
-        )
+        .where(and(eq(uploadSessions.id, id), inFlight(now)))
         .returning({ payerId: uploadSessions.payerId, declaredSize: uploadSessions.declaredSize });
       if (!r) return false;
       await this.#release(tx, r.payerId, r.declaredSize, 1);
@@ -960,7 +945,7 @@ export class PgQuotaStore implements QuotaLedger, UploadSessions, AssetCatalog {
   async countInFlightUploads(albumId: string, now: number): Promise<number> {
     const [r] = await rowsOf<{ n: string | number }>(
       this.db,
-      sql`SELECT count(*) AS n FROM ${uploadSessions} WHERE ${uploadSessions.albumId} = ${albumId} AND ${uploadSessions.state} IN ${OPEN} AND ${uploadSessions.expiresAt} > ${now}`,
+      sql`SELECT count(*) AS n FROM ${uploadSessions} WHERE ${uploadSessions.albumId} = ${albumId} AND ${inFlight(now)}`,
     );
     return Number(r?.n ?? 0);
   }

@@ -1,6 +1,5 @@
 import { and, asc, desc, eq, inArray, isNull, sql } from 'drizzle-orm';
 import {
-  acceptsHistoryEntry,
   decideAnnouncement,
   type AttestationHistoryEntry,
   type AttestationKeyRecord,
@@ -9,6 +8,7 @@ import {
   type DeprecationStore,
   type RegistrationAllowlist,
 } from '@strongroom/core';
+import { acceptsHistoryEntry } from '@strongroom/core/internal';
 import type { PgDb } from './db.js';
 import { attestationHistory, attestationKeys, deprecations, registrationAllowlist } from './schema/records.js';
 

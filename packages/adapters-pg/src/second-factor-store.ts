@@ -4,7 +4,6 @@ import {
   decideLease,
   mayReleaseLease,
   type LeaseStore,
-  refundCodeCheck,
   type CodeCheckAdmission,
   type ClosedByRestore,
   type DeploymentRecord,
@@ -14,6 +13,7 @@ import {
   type TotpThrottleState,
   type TotpThrottleStore,
 } from '@strongroom/core';
+import { refundCodeCheck } from '@strongroom/core/internal';
 import type { PgDb } from './db.js';
 import { accounts, sessions } from './schema/accounts.js';
 import { deployment, leases, totpThrottles } from './schema/second-factor.js';

@@ -4,7 +4,6 @@ import {
   claimPasswordCheck,
   type AddressGuessState,
   type SourceFailureState,
-  refundPasswordCheck,
   type CheckedBy,
   type PasswordCheckAdmission,
   type PasswordCheckClaim,
@@ -13,6 +12,7 @@ import {
   type SignInThrottleStore,
   type SignInTicketRecord,
 } from '@strongroom/core';
+import { refundPasswordCheck } from '@strongroom/core/internal';
 import {
   addressGuessFromJson,
   signInAddressCountKey,

@@ -11,7 +11,7 @@ import type {
   SigningKeyRecord,
   SigningKeyStore,
 } from '@strongroom/core';
-import { cohortSighting } from '@strongroom/core';
+import { cohortSighting } from '@strongroom/core/internal';
 import { accountFromRow, BATCH_HOLD_MS, distinct, loadOf, StatementBatch } from '@strongroom/sql-common';
 import { namedRowsOf, rowsOf, type PgDb } from './db.js';
 import { createLedgerRows } from './quota-store.js';

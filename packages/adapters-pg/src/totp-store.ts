@@ -1,5 +1,6 @@
 import { and, eq, lte, sql } from 'drizzle-orm';
-import { usableStep, type TotpChallengeRecord, type TotpEnrollmentRecord, type TotpStore } from '@strongroom/core';
+import type { TotpChallengeRecord, TotpEnrollmentRecord, TotpStore } from '@strongroom/core';
+import { usableStep } from '@strongroom/core/internal';
 import type { PgDb } from './db.js';
 import { totpChallenges, totpEnrollments } from './schema/totp.js';
 

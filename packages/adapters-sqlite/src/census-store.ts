@@ -1,9 +1,19 @@
 import type Database from 'better-sqlite3';
 import { asc, gt } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import type { AccountRecord, CensusBounds, CensusCounts, DeploymentCensus } from '@strongroom/core';
-import { accountFromRow, OPEN_STATE_SQL } from '@strongroom/sql-common';
+import {
+  type AccountRecord,
+  type CensusBounds,
+  type CensusCounts,
+  type DeploymentCensus,
+  SESSION_COUNTED,
+  UPLOAD_IN_FLIGHT,
+} from '@strongroom/core';
+import { accountFromRow, filterSql } from '@strongroom/sql-common';
 import { accounts } from './schema/index.js';
+
+/** Core's census filters bind the bounds by name. */
+const named = (name: string) => `@${name}`;
 
 type CountsRow = {
   accounts: number;
@@ -21,16 +31,16 @@ type CountsRow = {
  */
 export class SqliteDeploymentCensus implements DeploymentCensus {
   readonly #db: BetterSQLite3Database;
-  readonly #counts: Database.Statement<[{ created: number; refreshed: number; now: number }], CountsRow>;
+  readonly #counts: Database.Statement<[CensusBounds], CountsRow>;
 
   constructor(sqlite: Database.Database) {
     this.#db = drizzle(sqlite);
     this.#counts = sqlite.prepare(
       `SELECT (SELECT count(*) FROM accounts WHERE deleted_at IS NULL) AS accounts,
-              (SELECT count(*) FROM sessions WHERE closed_at IS NULL AND created_at > @created AND refreshed_at > @refreshed) AS open_sessions,
+              (SELECT count(*) FROM sessions WHERE ${filterSql(SESSION_COUNTED, named)}) AS open_sessions,
               (SELECT coalesce(sum(charged), 0) FROM quota_accounts) AS charged,
-              (SELECT coalesce(sum(declared_size), 0) FROM upload_sessions WHERE state IN ${OPEN_STATE_SQL} AND expires_at > @now) AS reserved,
-              (SELECT count(*) FROM upload_sessions WHERE state IN ${OPEN_STATE_SQL} AND expires_at > @now) AS open_uploads,
+              (SELECT coalesce(sum(declared_size), 0) FROM upload_sessions WHERE ${filterSql(UPLOAD_IN_FLIGHT, named)}) AS reserved,
+              (SELECT count(*) FROM upload_sessions WHERE ${filterSql(UPLOAD_IN_FLIGHT, named)}) AS open_uploads,
               (SELECT count(*) FROM blobs) AS blobs,
               (SELECT coalesce(sum(size), 0) FROM blobs) AS blob_bytes`,
     );
@@ -47,9 +57,9 @@ export class SqliteDeploymentCensus implements DeploymentCensus {
 
   async countDeployment(bounds: CensusBounds): Promise<CensusCounts> {
     const r = this.#counts.get({
-      created: bounds.sessionsCreatedAfter,
-      refreshed: bounds.sessionsRefreshedAfter,
       now: bounds.now,
+      sessionsCreatedAfter: bounds.sessionsCreatedAfter,
+      sessionsRefreshedAfter: bounds.sessionsRefreshedAfter,
     })!;
     return {
       accounts: r.accounts,

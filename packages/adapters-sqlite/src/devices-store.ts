@@ -1,16 +1,16 @@
 import type Database from 'better-sqlite3';
 import { asc, eq, lte } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import {
-  decidePublication,
-  type DeviceDirectoryStore,
-  type DeviceEntry,
-  type DirectoryRecord,
-  type PublishOutcome,
-  type RevokeAllAdmission,
-  type RevokeAllChallenge,
-  type RevokeAllChallengeStore,
+import type {
+  DeviceDirectoryStore,
+  DeviceEntry,
+  DirectoryRecord,
+  PublishOutcome,
+  RevokeAllAdmission,
+  RevokeAllChallenge,
+  RevokeAllChallengeStore,
 } from '@strongroom/core';
+import { decidePublication } from '@strongroom/core/internal';
 import { deviceFromRow, directoryFromRows, readBatchOf, type ReadBatch } from '@strongroom/sql-common';
 import { deviceDirectories, directoryDevices, revokeAllChallenges } from './schema/devices-albums.js';
 

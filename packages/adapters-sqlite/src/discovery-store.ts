@@ -1,7 +1,10 @@
 import type Database from 'better-sqlite3';
-import { and, asc, eq, gt, gte, isNotNull, isNull, lte, or } from 'drizzle-orm';
+import { and, asc, eq, isNull } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
+  CAPABILITY_PURGEABLE,
+  CAPABILITY_REVOCABLE,
+  REVOCATION_LISTED,
   takeToken,
   type BucketDecision,
   type CapabilityRevocationStore,
@@ -12,6 +15,7 @@ import {
   type PeerRateStore,
   type RevokedCapability,
 } from '@strongroom/core';
+import { filterWhere } from '@strongroom/sql-common';
 import { handles, mintedCapabilities, peerBuckets } from './schema/discovery.js';
 
 const schema = { handles, peerBuckets, mintedCapabilities };
@@ -88,8 +92,7 @@ export class SqliteDiscoveryStore implements HandleStore, PeerRateStore, Capabil
       .where(
         and(
           eq(mintedCapabilities.peer, peer),
-          isNull(mintedCapabilities.revokedAt),
-          gt(mintedCapabilities.expiresAt, at),
+          filterWhere(CAPABILITY_REVOCABLE, { at }, (f) => mintedCapabilities[f]),
         ),
       )
       .run().changes;
@@ -98,12 +101,7 @@ export class SqliteDiscoveryStore implements HandleStore, PeerRateStore, Capabil
   async purgeMintedCapabilities(before: number): Promise<number> {
     return this.db
       .delete(mintedCapabilities)
-      .where(
-        and(
-          lte(mintedCapabilities.expiresAt, before),
-          or(isNull(mintedCapabilities.revokedAt), lte(mintedCapabilities.revokedAt, before)),
-        ),
-      )
+      .where(filterWhere(CAPABILITY_PURGEABLE, { before }, (f) => mintedCapabilities[f]))
       .run().changes;
   }
 
@@ -115,7 +113,7 @@ export class SqliteDiscoveryStore implements HandleStore, PeerRateStore, Capabil
         expiresAt: mintedCapabilities.expiresAt,
       })
       .from(mintedCapabilities)
-      .where(and(isNotNull(mintedCapabilities.revokedAt), gte(mintedCapabilities.revokedAt, since)))
+      .where(filterWhere(REVOCATION_LISTED, { since }, (f) => mintedCapabilities[f]))
       .orderBy(asc(mintedCapabilities.revokedAt), asc(mintedCapabilities.jti))
       .all();
     return rows.map((r) => ({ jti: r.jti, revokedAt: r.revokedAt!, expiresAt: r.expiresAt }));

@@ -7,7 +7,6 @@ import {
   payerIdOf,
   planErasure,
   revokedByErasure,
-  settledHardSince,
   type AccountErasureStore,
   type AssetState,
   type ErasureOutcome,
@@ -15,6 +14,7 @@ import {
   type Result,
   type UploadState,
 } from '@strongroom/core';
+import { settledHardSince } from '@strongroom/core/internal';
 import { groupCommitOf, OPEN_STATE_SQL, quotaAccountFromRow, type GroupCommit } from '@strongroom/sql-common';
 import { eq } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';

@@ -4,14 +4,8 @@ import { migrate } from 'drizzle-orm/better-sqlite3/migrator';
 import { chmodSync, closeSync, existsSync, openSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import {
-  migrationFailed,
-  NoDeploymentError,
-  refuseAbsentSchema,
-  refuseNewerSchema,
-  stampOf,
-  type SchemaStamp,
-} from '@strongroom/core';
+import { NoDeploymentError, refuseNewerSchema, type SchemaStamp } from '@strongroom/core';
+import { migrationFailed, refuseAbsentSchema, stampOf } from '@strongroom/core/internal';
 
 export { SchemaVersionError } from '@strongroom/core';
 

@@ -6,13 +6,10 @@ import {
   linkChanges,
   decideAssetTransition,
   decideCompletion,
-  decideMetadataReplace,
   decideOpenGroup,
-  EMPTY_TRASH_CANDIDATE_STATES,
+  DROP_LAPSED,
   ok,
   payerIdOf,
-  peerKey,
-  settledHardSince,
   type AssetAction,
   type AssetBlob,
   type AssetCatalog,
@@ -37,12 +34,20 @@ import {
   type SweptBlob,
   type UploadSessionRecord,
   type UploadSessions,
+  UPLOAD_IN_FLIGHT,
+  UPLOAD_LAPSED,
 } from '@strongroom/core';
+import {
+  decideMetadataReplace,
+  EMPTY_TRASH_CANDIDATE_STATES,
+  peerKey,
+  settledHardSince,
+} from '@strongroom/core/internal';
 import {
   Admission,
   groupCommitOf,
+  filterSql,
   loadOf,
-  OPEN_STATE_SQL,
   quotaAccountFromRow,
   sqlStringList,
   type GroupCommit,
@@ -56,7 +61,11 @@ type Db = BetterSQLite3Database<typeof schema>;
 type AssetRow = typeof assets.$inferSelect;
 
 /** The WHERE that finds open sessions fast; which states are open is core's to say. */
-const OPEN = OPEN_STATE_SQL;
+/** Core's upload and drop filters as this store's statements apply them (the instant bound as `?`). */
+const IN_FLIGHT = filterSql(UPLOAD_IN_FLIGHT);
+const IN_FLIGHT_AT_NOW = filterSql(UPLOAD_IN_FLIGHT, (name) => `@${name}`);
+const LAPSED = filterSql(UPLOAD_LAPSED);
+const DROP_LAPSED_SQL = filterSql(DROP_LAPSED);
 
 /**
  * The quota ledger, upload sessions and asset references over SQLite. Counters (charged,
@@ -87,10 +96,10 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       account: p('SELECT * FROM quota_accounts WHERE account_id = ?'),
       ensure: p('INSERT INTO quota_accounts (account_id) VALUES (?) ON CONFLICT DO NOTHING'),
       expirePayer: p(
-        `UPDATE upload_sessions SET state = 'Expired' WHERE payer_id = ? AND state IN ${OPEN} AND expires_at <= ? RETURNING declared_size`,
+        `UPDATE upload_sessions SET state = 'Expired' WHERE payer_id = ? AND ${LAPSED} RETURNING declared_size`,
       ),
       expireAll: p(
-        `UPDATE upload_sessions SET state = 'Expired' WHERE state IN ${OPEN} AND expires_at <= ? RETURNING id, payer_id, declared_size`,
+        `UPDATE upload_sessions SET state = 'Expired' WHERE ${LAPSED} RETURNING id, payer_id, declared_size`,
       ),
       /** Sessions that left an open state: their bytes and their count. */
       release: p(
@@ -122,7 +131,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
          received_size, received_hash, asset_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       openFromPeer: p(
-        `SELECT coalesce(sum(declared_size), 0) AS n FROM upload_sessions WHERE payer_id = ? AND state IN ${OPEN} AND expires_at > ? AND source_peer = ?`,
+        `SELECT coalesce(sum(declared_size), 0) AS n FROM upload_sessions WHERE payer_id = ? AND ${IN_FLIGHT} AND source_peer = ?`,
       ),
       link: p('SELECT * FROM links WHERE id_hash = ?'),
       acceptDrop: p('UPDATE links SET accepted_bytes = accepted_bytes + ? WHERE id_hash = ?'),
@@ -131,20 +140,18 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
       ),
       revokeLink: p('UPDATE links SET revoked_at = ? WHERE id_hash = ? AND owner_id = ? AND revoked_at IS NULL'),
       cancelDrops: p(
-        `UPDATE upload_sessions SET state = 'Cancelled' WHERE drop_link_id_hash = ? AND state IN ${OPEN} AND expires_at > ? RETURNING id, payer_id, declared_size`,
+        `UPDATE upload_sessions SET state = 'Cancelled' WHERE drop_link_id_hash = ? AND ${IN_FLIGHT} RETURNING id, payer_id, declared_size`,
       ),
       upload: p('SELECT * FROM upload_sessions WHERE id = ?'),
       setUploadState: p(
-        `UPDATE upload_sessions SET state = @state, received_size = @size, received_hash = @hash WHERE id = @id AND state IN ${OPEN} AND expires_at > @now`,
+        `UPDATE upload_sessions SET state = @state, received_size = @size, received_hash = @hash WHERE id = @id AND ${IN_FLIGHT_AT_NOW}`,
       ),
       finishUpload: p('UPDATE upload_sessions SET state = ?, asset_id = ? WHERE id = ?'),
       assetState: p('SELECT state FROM assets WHERE id = ?'),
       cancelUpload: p(
-        `UPDATE upload_sessions SET state = 'Cancelled' WHERE id = ? AND state IN ${OPEN} AND expires_at > ? RETURNING payer_id, declared_size`,
+        `UPDATE upload_sessions SET state = 'Cancelled' WHERE id = ? AND ${IN_FLIGHT} RETURNING payer_id, declared_size`,
       ),
-      inFlight: p(
-        `SELECT count(*) AS n FROM upload_sessions WHERE album_id = ? AND state IN ${OPEN} AND expires_at > ?`,
-      ),
+      inFlight: p(`SELECT count(*) AS n FROM upload_sessions WHERE album_id = ? AND ${IN_FLIGHT}`),
       asset: p('SELECT * FROM assets WHERE id = ?'),
       /** The album an asset lies in: its original's upload session's (core's albums/asset-album.ts). */
       assetAlbum: p('SELECT album_id FROM upload_sessions WHERE id = ?'),
@@ -303,7 +310,7 @@ export class SqliteQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
           this.#statements.release.run(e.declared_size, 1, e.payer_id);
           moved.add(e.payer_id);
         }
-        this.sqlite.prepare(`DELETE FROM assets WHERE state = 'pending_drop' AND drop_expires_at <= ?`).run(now);
+        this.sqlite.prepare(`DELETE FROM assets WHERE ${DROP_LAPSED_SQL}`).run(now);
         const gone = this.#statements.sweepBlobs.all() as { content_hash: string; size: number; charged_to: string }[];
         const swept: SweptBlob[] = gone.map((g) => ({
           contentHash: g.content_hash,

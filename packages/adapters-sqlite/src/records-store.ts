@@ -2,7 +2,6 @@ import type Database from 'better-sqlite3';
 import { and, asc, desc, eq, inArray, isNull } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
-  acceptsHistoryEntry,
   decideAnnouncement,
   type AttestationHistoryEntry,
   type AttestationKeyRecord,
@@ -11,6 +10,7 @@ import {
   type DeprecationStore,
   type RegistrationAllowlist,
 } from '@strongroom/core';
+import { acceptsHistoryEntry } from '@strongroom/core/internal';
 import { attestationHistory, attestationKeys, deprecations, registrationAllowlist } from './schema/records.js';
 
 /**

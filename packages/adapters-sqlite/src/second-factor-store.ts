@@ -6,7 +6,6 @@ import {
   decideLease,
   mayReleaseLease,
   type LeaseStore,
-  refundCodeCheck,
   type CodeCheckAdmission,
   type ClosedByRestore,
   type DeploymentRecord,
@@ -16,6 +15,7 @@ import {
   type TotpThrottleState,
   type TotpThrottleStore,
 } from '@strongroom/core';
+import { refundCodeCheck } from '@strongroom/core/internal';
 import { accounts, sessions } from './schema/accounts.js';
 import { deployment, leases, totpThrottles } from './schema/second-factor.js';
 import { totpChallenges, totpEnrollments } from './schema/totp.js';

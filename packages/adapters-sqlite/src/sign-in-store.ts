@@ -5,7 +5,6 @@ import {
   claimPasswordCheck,
   type AddressGuessState,
   type SourceFailureState,
-  refundPasswordCheck,
   type CheckedBy,
   type PasswordCheckAdmission,
   type PasswordCheckClaim,
@@ -14,6 +13,7 @@ import {
   type SignInThrottleStore,
   type SignInTicketRecord,
 } from '@strongroom/core';
+import { refundPasswordCheck } from '@strongroom/core/internal';
 import {
   addressGuessFromJson,
   signInAddressCountKey,

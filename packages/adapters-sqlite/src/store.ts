@@ -13,7 +13,7 @@ import type {
   SigningKeyRecord,
   SigningKeyStore,
 } from '@strongroom/core';
-import { cohortSighting } from '@strongroom/core';
+import { cohortSighting } from '@strongroom/core/internal';
 import { accountFromRow, groupCommitOf, readBatchOf, type GroupCommit, type ReadBatch } from '@strongroom/sql-common';
 import * as schema from './schema/index.js';
 import { accounts, deviceCohorts, sessions, signingKeys } from './schema/index.js';

@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
 import { and, eq, lte, sql } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import { usableStep, type TotpChallengeRecord, type TotpEnrollmentRecord, type TotpStore } from '@strongroom/core';
+import type { TotpChallengeRecord, TotpEnrollmentRecord, TotpStore } from '@strongroom/core';
+import { usableStep } from '@strongroom/core/internal';
 import { totpChallenges, totpEnrollments } from './schema/totp.js';
 
 const schema = { totpChallenges, totpEnrollments };

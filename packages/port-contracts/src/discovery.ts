@@ -1,5 +1,13 @@
 import { expect, it } from 'vitest';
-import { UNITS_PER_TOKEN, type AccountRecord, type Ports } from '@strongroom/core';
+import {
+  CAPABILITY_PURGEABLE,
+  CAPABILITY_REVOCABLE,
+  holds,
+  REVOCATION_LISTED,
+  UNITS_PER_TOKEN,
+  type AccountRecord,
+  type Ports,
+} from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
 import { describeContract } from './registry.js';
 import { testAccount } from './fixtures.js';
@@ -155,6 +163,34 @@ export function describeCapabilityRevocationContract(adapter: string, setup: Set
           [jti(13), T0 + 50],
           [jti(11), T0 + 200],
         ]);
+      }));
+
+    it("revokes, lists and purges exactly the tokens core's capability filters take", () =>
+      using(setup, 0, async (s) => {
+        const peer = 'https://f.example';
+        const tokens = [31, 32, 33, 34].map((i, k) => ({
+          jti: jti(i),
+          peer,
+          issuedAt: T0,
+          expiresAt: T0 + 100 * (k + 1),
+        }));
+        for (const t of tokens) await s.recordMintedCapability(t);
+        await s.revokeCapability(jti(31), T0 + 50);
+        const before = tokens.map((t) => ({ ...t, revokedAt: t.jti === jti(31) ? T0 + 50 : null }));
+        // A revoke at T0 + 200 meets one token expiring exactly then: the filter says whether it counts.
+        const at = T0 + 200;
+        const revocable = before.filter((t) => holds(CAPABILITY_REVOCABLE, t, { at }));
+        expect(revocable.map((t) => t.jti)).toEqual([jti(33), jti(34)]);
+        expect(await s.revokeCapabilitiesFor(peer, at)).toBe(revocable.length);
+        const after = before.map((t) => (revocable.includes(t) ? { ...t, revokedAt: at } : t));
+        const since = T0 + 50;
+        expect((await s.listRevokedCapabilities(since)).map((r) => r.jti)).toEqual(
+          after.filter((t) => holds(REVOCATION_LISTED, t, { since })).map((t) => t.jti),
+        );
+        const cutoff = T0 + 200;
+        const purged = after.filter((t) => holds(CAPABILITY_PURGEABLE, t, { before: cutoff }));
+        expect(purged.map((t) => t.jti)).toEqual([jti(31), jti(32)]);
+        expect(await s.purgeMintedCapabilities(cutoff)).toBe(purged.length);
       }));
 
     it('forgets tokens expired by a cutoff unless revoked after it', () =>

@@ -1,6 +1,10 @@
 import { expect, it } from 'vitest';
 import {
   censusBounds,
+  holds,
+  UPLOAD_IN_FLIGHT,
+  UPLOAD_LAPSED,
+  uploadState,
   type CompleteOutcome,
   type NewUpload,
   type QuotaPolicy,
@@ -176,6 +180,28 @@ export function describeQuotaContract(adapter: string, setup: Setup): void {
         await cleanup?.();
       }
     });
+
+    it("counts an upload in flight exactly when core's UPLOAD_IN_FLIGHT takes it, at every instant around its expiry", () =>
+      using(setup, async (s) => {
+        const a = id('a000');
+        const u = upload(a, { declaredSize: 10, albumId: 'album-f', expiresAt: 5_000 });
+        await open(s, u, null, 1_000);
+        const stored = (await s.findUpload(u.id))!;
+        // The expected answers come from core's filter, not from numbers here: a store that
+        // restated the predicate (>= for >) would part from it at 5_000.
+        for (const now of [4_998, 4_999, 5_000, 5_001]) {
+          const expected = holds(UPLOAD_IN_FLIGHT, stored, { now }) ? 1 : 0;
+          expect(await s.countInFlightUploads('album-f', now), `at ${now}`).toBe(expected);
+        }
+        expect(holds(UPLOAD_IN_FLIGHT, stored, { now: 4_999 })).toBe(true);
+        expect(holds(UPLOAD_IN_FLIGHT, stored, { now: 5_000 })).toBe(false);
+        // A write needs the session in flight; the sweep expires what core's UPLOAD_LAPSED takes.
+        expect(await s.markUploading(u.id, 5_000)).toBe(holds(UPLOAD_IN_FLIGHT, stored, { now: 5_000 }));
+        expect((await s.sweep(UNLIMITED, 4_999)).expiredUploads).toEqual([]);
+        expect(holds(UPLOAD_LAPSED, stored, { now: 5_000 })).toBe(true);
+        expect((await s.sweep(UNLIMITED, 5_000)).expiredUploads).toEqual([u.id]);
+        expect((await s.findUpload(u.id))!.state).toBe(uploadState(stored, 5_000));
+      }));
 
     it('expires timed-out sessions lazily and releases their reservation', () =>
       using(setup, async (s) => {

@@ -22,4 +22,24 @@ export {
   sqlStringList,
 } from './rows.js';
 export type { AlbumRow, DeviceRow, DirectoryRow, IntentRow, QuotaAccountRow } from './rows.js';
-export * from './batching/index.js';
+export { columnOf, filterSql, filterWhere } from './filters.js';
+export {
+  Admission,
+  BATCH_HOLD_MS,
+  BatchHold,
+  boundQueues,
+  DEFAULT_QUEUE_BOUND,
+  distinct,
+  GroupCommit,
+  groupCommitOf,
+  HandleLoad,
+  loadOf,
+  perHandle,
+  QueuedCall,
+  queueFull,
+  ReadBatch,
+  readBatchOf,
+  StatementBatch,
+  TurnQueue,
+} from './batching/index.js';
+export type { GroupCommitOptions, SqliteConnection, TurnQueueOptions } from './batching/index.js';

@@ -2,8 +2,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { OPEN_STATES, UPLOAD_STATES } from '@strongroom/core';
-import { OPEN_STATE_SQL, sqlStringList } from './index.js';
+import { CAPABILITY_PURGEABLE, DROP_LAPSED, UPLOAD_IN_FLIGHT, UPLOAD_LAPSED, UPLOAD_STATES } from '@strongroom/core';
+import { OPEN_STATES } from '@strongroom/core/internal';
+import { filterSql, OPEN_STATE_SQL, sqlStringList } from './index.js';
 
 const packages = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -29,6 +30,29 @@ describe('the in-flight predicate, once', () => {
     const list = new RegExp(`\\(\\s*'(?:${names})'\\s*[,)]`);
     const offenders = storeSources()
       .filter((s) => list.test(s.text))
+      .map((s) => s.file);
+    expect(offenders).toEqual([]);
+  });
+});
+
+describe('the expiry predicates, once', () => {
+  it('renders core’s filters as the statements apply them: literal states, the instant a parameter', () => {
+    expect(filterSql(UPLOAD_IN_FLIGHT)).toBe(`state IN ${OPEN_STATE_SQL} AND expires_at > ?`);
+    expect(filterSql(UPLOAD_LAPSED, (name) => `@${name}`)).toBe(`state IN ${OPEN_STATE_SQL} AND expires_at <= @now`);
+    expect(filterSql(DROP_LAPSED)).toBe(`state IN ('pending_drop') AND drop_expires_at <= ?`);
+    expect(filterSql(CAPABILITY_PURGEABLE)).toBe('expires_at <= ? AND (revoked_at IS NULL OR revoked_at <= ?)');
+  });
+
+  it('no store compares an upload’s, a drop’s or a minted capability’s expiry or revocation itself', () => {
+    // Those comparisons are core's filters (UPLOAD_IN_FLIGHT, UPLOAD_LAPSED, DROP_LAPSED and the
+    // capability filters), applied through filterSql and filterWhere.
+    const restated = [
+      /\b(?:drop_)?expires_at\s*(?:<=|>=|<|>)/,
+      /(?:uploadSessions|assets|mintedCapabilities)\.(?:expiresAt|dropExpiresAt|revokedAt)\}?\s*(?:<=|>=|<|>)/,
+      /\b(?:lt|lte|gt|gte)\(\s*(?:uploadSessions|assets|mintedCapabilities)\.(?:expiresAt|dropExpiresAt|revokedAt)/,
+    ];
+    const offenders = storeSources()
+      .filter((s) => restated.some((r) => r.test(s.text)))
       .map((s) => s.file);
     expect(offenders).toEqual([]);
   });

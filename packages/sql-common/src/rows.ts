@@ -1,4 +1,4 @@
-import { addressCountKey, OPEN_STATES } from '@strongroom/core';
+import { addressCountKey, OPEN_STATES } from '@strongroom/core/internal';
 import type {
   AccountRecord,
   AddressGuessState,
@@ -9,7 +9,7 @@ import type {
   SourceFailureState,
   UpgradeIntentRecord,
 } from '@strongroom/core';
-import { emptyLedgerRecord } from '@strongroom/core';
+import { emptyLedgerRecord } from '@strongroom/core/internal';
 
 /** Bytes as both drivers hand them back (Buffer from better-sqlite3 and node-postgres, Uint8Array from PGlite). */
 type Bytes = Uint8Array;

@@ -416,8 +416,3 @@ async function runPgDump(url: string, snapshot: string, out: string): Promise<vo
 function shellQuote(s: string): string {
   return /^[A-Za-z0-9_./:=@-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
-
-/** Removes an unfinished backup this process started (a failed scheduled run). */
-export async function removeUnfinished(dir: string): Promise<void> {
-  await rm(dir, { recursive: true, force: true });
-}

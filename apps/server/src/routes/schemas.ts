@@ -53,14 +53,6 @@ export const SignInTicketField = v.optional(
   ),
 );
 
-export const Problem = v.object({
-  type: v.string(),
-  title: v.string(),
-  status: v.number(),
-  code: v.string(),
-  detail: v.string(),
-});
-
 /** Advisory fields: anything at all is accepted and a malformed value behaves exactly like none. */
 export const Advisory = v.optional(v.unknown());
 

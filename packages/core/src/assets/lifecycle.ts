@@ -1,3 +1,4 @@
+import { type FilterTerm, holds, type RowFilter } from '../filters/filter.js';
 import type { AssetState } from '../ports/asset-catalog.js';
 
 /**
@@ -52,8 +53,16 @@ export type AssetTransition =
 const refused = (refusal: AssetTransitionRefusal): AssetTransition => ({ ok: false, refusal });
 
 /** A pending drop is adoptable until its expiry (exclusive); one without an expiry never lapses. */
+const DROP_EXPIRY: FilterTerm<'dropExpiresAt'> = { op: '<=', field: 'dropExpiresAt', param: 'now' };
+
+/** The pending drops lapsed at `now` (parameter `now`): the sweep deletes them, adoption refuses them. */
+export const DROP_LAPSED: RowFilter<'state' | 'dropExpiresAt'> = [
+  { op: 'in', field: 'state', values: ['pending_drop'] },
+  DROP_EXPIRY,
+];
+
 export const dropExpired = (dropExpiresAt: number | null, now: number): boolean =>
-  dropExpiresAt !== null && now >= dropExpiresAt;
+  holds([DROP_EXPIRY], { dropExpiresAt }, { now });
 
 export function decideAssetTransition(asset: AssetLifecycleFacts | null, action: AssetAction): AssetTransition {
   if (!asset) return refused('missing');

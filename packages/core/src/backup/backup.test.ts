@@ -1,26 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import {
-  backupDue,
-  backupName,
-  backupsToPrune,
-  backupTakenAt,
-  checkManifest,
-  formatManifest,
-  isSafeBackupPath,
-  lockIsStale,
-  newestBackupAgeSeconds,
-  parseLockHolder,
-  formatLockHolder,
-  parseManifest,
-  BACKUP_MAC_LABEL,
-  backupManifestMac,
-  CLOSED_BY_RESTORE,
-  closeRestoredDeployment,
-  openManifest,
-  sealManifest,
-  chooseBackupSealing,
-  backupHoldsKey,
-} from './index.js';
+import { formatLockHolder, lockIsStale, parseLockHolder } from './lock.js';
+import { BACKUP_MAC_LABEL, backupManifestMac, openManifest, sealManifest } from './mac.js';
+import { checkManifest, formatManifest, isSafeBackupPath, parseManifest } from './manifest.js';
+import { CLOSED_BY_RESTORE, closeRestoredDeployment } from './restore-closes.js';
+import { backupDue, backupName, backupsToPrune, backupTakenAt, newestBackupAgeSeconds } from './retention.js';
+import { backupHoldsKey, chooseBackupSealing } from './sealing.js';
 
 const A = 'a'.repeat(64);
 const B = 'b'.repeat(64);

@@ -24,7 +24,6 @@ export const CLOSED_BY_RESTORE = [
   'oidc_flow',
   'sign_in_ticket',
 ] as const;
-export type ClosedByRestoreKind = (typeof CLOSED_BY_RESTORE)[number];
 
 export interface RestoreClosing extends ClosedByRestore {
   /** When it was done (the restore's time), or null when the operator kept the sessions. */

@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
-import type { BlobReference, LinkRecord } from '../ports/index.js';
+import type { BlobReference } from '../ports/asset-catalog.js';
+import type { LinkRecord } from '../ports/link-store.js';
 
 // The blob read rule must not restate ownership: it asks the trust issue's one access rule. With
 // that rule refusing everything, no blob is readable, whoever asks and whatever the references say.

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { BlobReference, LinkRecord } from '../ports/index.js';
+import type { BlobReference } from '../ports/asset-catalog.js';
+import type { LinkRecord } from '../ports/link-store.js';
 import { linkCoversBlob, mayReadBlob } from './rules.js';
 
 const A = 'acct-a';

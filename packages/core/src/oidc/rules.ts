@@ -20,8 +20,6 @@ export const REAUTH_FRESH_MS = 300_000;
 /** A provider's clock may run this far ahead of ours; an `auth_time` further in the future proves nothing. */
 export const AUTH_TIME_SKEW_MS = 60_000;
 
-export const OIDC_PURPOSES: readonly OidcPurpose[] = ['sign_in', 'link', 'reauthenticate'];
-
 /** base64url of a SHA-256: what an app's PKCE S256 challenge looks like. */
 const S256_CHALLENGE = /^[A-Za-z0-9_-]{43}$/;
 /** RFC 7636 code verifier: 43 to 128 unreserved characters. */

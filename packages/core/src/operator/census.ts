@@ -1,3 +1,4 @@
+import { holds, type RowFilter } from '../filters/filter.js';
 import type { CensusBounds, CensusCounts } from '../ports/deployment-census.js';
 import type { SessionRecord } from '../ports/session-ledger.js';
 import type { UploadSessionRecord } from '../ports/upload-sessions.js';
@@ -13,16 +14,22 @@ export function censusBounds(now: number, policy: Pick<SessionPolicy, 'idleMs' |
   return { now, sessionsCreatedAfter: now - policy.maxMs, sessionsRefreshedAfter: now - policy.idleMs };
 }
 
+/**
+ * The sessions a count within bounds takes (the parameters are the bounds' own fields): not closed,
+ * and inside both lifetimes.
+ */
+export const SESSION_COUNTED: RowFilter<'closedAt' | 'createdAt' | 'refreshedAt'> = [
+  { op: 'isNull', field: 'closedAt' },
+  { op: '>', field: 'createdAt', param: 'sessionsCreatedAfter' },
+  { op: '>', field: 'refreshedAt', param: 'sessionsRefreshedAfter' },
+];
+
 /** Whether a count within `bounds` takes this session: what an adapter's count applies row by row. */
 export function sessionCounted(
   session: Pick<SessionRecord, 'closedAt' | 'createdAt' | 'refreshedAt'>,
   bounds: CensusBounds,
 ): boolean {
-  return (
-    session.closedAt === null &&
-    session.createdAt > bounds.sessionsCreatedAfter &&
-    session.refreshedAt > bounds.sessionsRefreshedAfter
-  );
+  return holds(SESSION_COUNTED, session, { ...bounds });
 }
 
 /** Whether a count within `bounds` takes this upload session (in flight: open state, not yet expired). */

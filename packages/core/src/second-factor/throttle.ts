@@ -35,8 +35,6 @@ export interface TotpThrottleState {
   readonly wrongCodesAt: readonly number[];
 }
 
-export const NO_WRONG_CODES: TotpThrottleState = { wrongCodesAt: [] };
-
 /**
  * The state after a wrong code at `now`: times older than the window are dropped (they can no
  * longer count) and at most {@link THROTTLE_KEPT} are kept. Stores apply this inside their own

@@ -72,8 +72,3 @@ export function decideAccess<S extends Pick<SessionRecord, 'accountId' | 'closed
 export function needsTouch(session: Pick<SessionRecord, 'lastUsedAt'>, now: number, policy: SessionPolicy): boolean {
   return now - session.lastUsedAt >= policy.touchIntervalMs;
 }
-
-/** The session state after a successful issuance: idle clock restarted, hard expiry untouched. */
-export function afterIssuance(session: SessionRecord, now: number): SessionRecord {
-  return { ...session, refreshedAt: now, lastUsedAt: now };
-}

@@ -1,3 +1,5 @@
+import { holds } from '../filters/filter.js';
+import { CAPABILITY_PURGEABLE, CAPABILITY_REVOCABLE, REVOCATION_LISTED } from '../federation/revocation.js';
 import { takeToken, type Bucket, type BucketDecision } from '../peer-rate-limit/bucket.js';
 import type {
   CapabilityRevocationStore,
@@ -75,7 +77,7 @@ export class MemoryDiscoveryStore implements HandleStore, PeerRateStore, Capabil
   async revokeCapabilitiesFor(peer: string, at: number): Promise<number> {
     let n = 0;
     for (const t of this.state.minted.values()) {
-      if (t.peer === peer && t.revokedAt === null && t.expiresAt > at) {
+      if (t.peer === peer && holds(CAPABILITY_REVOCABLE, t, { at })) {
         this.state.minted.set(t.jti, { ...t, revokedAt: at });
         n++;
       }
@@ -86,7 +88,7 @@ export class MemoryDiscoveryStore implements HandleStore, PeerRateStore, Capabil
   async purgeMintedCapabilities(before: number): Promise<number> {
     let n = 0;
     for (const t of [...this.state.minted.values()]) {
-      if (t.expiresAt <= before && (t.revokedAt === null || t.revokedAt <= before)) {
+      if (holds(CAPABILITY_PURGEABLE, t, { before })) {
         this.state.minted.delete(t.jti);
         n++;
       }
@@ -96,7 +98,7 @@ export class MemoryDiscoveryStore implements HandleStore, PeerRateStore, Capabil
 
   async listRevokedCapabilities(since: number): Promise<RevokedCapability[]> {
     return [...this.state.minted.values()]
-      .filter((t): t is MintedCapability & { revokedAt: number } => t.revokedAt !== null && t.revokedAt >= since)
+      .filter((t): t is MintedCapability & { revokedAt: number } => holds(REVOCATION_LISTED, t, { since }))
       .sort((a, b) => a.revokedAt - b.revokedAt || (a.jti < b.jti ? -1 : 1))
       .map((t) => ({ jti: t.jti, revokedAt: t.revokedAt, expiresAt: t.expiresAt }));
   }

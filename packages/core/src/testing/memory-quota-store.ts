@@ -24,7 +24,9 @@ import { decideCompletion, decideOpen, type OpenFacts } from '../upload/decision
 import type { MemoryLinkStore } from './memory-sharing.js';
 import type { MemorySyncLog } from './memory-sync.js';
 import { assetChanges, linkChanges } from '../sync/changes.js';
-import { isInFlight, isOpenState } from '../upload/machine.js';
+import { isInFlight, UPLOAD_LAPSED } from '../upload/machine.js';
+import { holds } from '../filters/filter.js';
+import { DROP_LAPSED } from '../assets/lifecycle.js';
 
 type Row = { -readonly [K in keyof QuotaAccountRecord]: QuotaAccountRecord[K] };
 
@@ -58,7 +60,7 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
   #expire(now: number, payerId: string | null, moved?: Set<string>): string[] {
     const out: string[] = [];
     for (const s of this.uploads.values()) {
-      if ((payerId === null || s.payerId === payerId) && isOpenState(s.state) && now >= s.expiresAt) {
+      if ((payerId === null || s.payerId === payerId) && holds(UPLOAD_LAPSED, s, { now })) {
         this.uploads.set(s.id, { ...s, state: 'Expired' });
         this.#row(s.payerId).reserved -= s.declaredSize;
         moved?.add(s.payerId);
@@ -122,7 +124,7 @@ export class MemoryQuotaStore implements QuotaLedger, UploadSessions, AssetCatal
     const moved = new Set<string>();
     const expiredUploads = this.#expire(now, null, moved);
     for (const a of this.assets.values()) {
-      if (a.state === 'pending_drop' && a.dropExpiresAt !== null && now >= a.dropExpiresAt) this.assets.delete(a.id);
+      if (holds(DROP_LAPSED, a, { now })) this.assets.delete(a.id);
     }
     const referenced = new Set<string>();
     for (const a of this.assets.values()) for (const b of a.blobs) referenced.add(b.contentHash);

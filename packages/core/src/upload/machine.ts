@@ -1,4 +1,5 @@
 import { ok, refuse, type Result } from '../errors.js';
+import { holds, type RowFilter } from '../filters/filter.js';
 import type { UploadSessionRecord, UploadState } from '../ports/upload-sessions.js';
 
 export const OPEN_STATES: readonly UploadState[] = ['Pending', 'Uploading', 'WaitingForProcessing'];
@@ -10,13 +11,28 @@ export function isOpenState(state: UploadState): boolean {
   return OPEN_STATES.includes(state);
 }
 
+/**
+ * In flight at `now` (parameter `now`): an open state, and the expiry still ahead. Every count of
+ * open uploads, every write that needs the session open, and the census apply this one filter.
+ */
+export const UPLOAD_IN_FLIGHT: RowFilter<'state' | 'expiresAt'> = [
+  { op: 'in', field: 'state', values: OPEN_STATES },
+  { op: '>', field: 'expiresAt', param: 'now' },
+];
+
+/** Lapsed at `now` (parameter `now`): still marked open, its expiry reached. The sweep writes these Expired. */
+export const UPLOAD_LAPSED: RowFilter<'state' | 'expiresAt'> = [
+  { op: 'in', field: 'state', values: OPEN_STATES },
+  { op: '<=', field: 'expiresAt', param: 'now' },
+];
+
 /** The state as of `now`: an open session past its expiry is Expired, whether or not a sweep wrote it. */
 export function uploadState(session: Pick<UploadSessionRecord, 'state' | 'expiresAt'>, now: number): UploadState {
-  return isOpenState(session.state) && now >= session.expiresAt ? 'Expired' : session.state;
+  return holds(UPLOAD_LAPSED, session, { now }) ? 'Expired' : session.state;
 }
 
 export function isInFlight(session: Pick<UploadSessionRecord, 'state' | 'expiresAt'>, now: number): boolean {
-  return isOpenState(uploadState(session, now));
+  return holds(UPLOAD_IN_FLIGHT, session, { now });
 }
 
 /** Finalized: its bytes are in the ledger (charged, or merged into a blob already there). */

@@ -1,2 +1,0 @@
-export { AlbumService } from './service.js';
-export type { AlbumServiceDeps, CreatedAlbum } from './service.js';

@@ -1,1 +1,0 @@
-export { migrateCatalog, planCatalogMigration } from './migrator.js';

@@ -1,2 +1,0 @@
-export { judgeDeployment, secretKeyFingerprint } from './stamp.js';
-export type { DeploymentVerdict } from './stamp.js';

@@ -1,2 +1,0 @@
-export { checkReadiness, schemaIsCurrent } from './readiness.js';
-export { decideLease, mayReleaseLease, type LeaseRecord } from './lease.js';

@@ -1,2 +1,0 @@
-export { decideSourcePeer } from './rules.js';
-export { federatedBudget } from './budget.js';

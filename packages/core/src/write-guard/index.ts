@@ -1,2 +1,0 @@
-export { AlbumWriteGuard } from './guard.js';
-export type { AlbumWriteGuardDeps } from './guard.js';
