@@ -424,7 +424,9 @@ export function openApiDocument(
   const add = (path: string, method: string, op: Json) => {
     if (ids.has(op.operationId as string)) throw new Error(`Two operations are named ${String(op.operationId)}`);
     ids.add(op.operationId as string);
-    (paths[path] ??= {})[method] = op;
+    const item = paths[path] ?? {};
+    item[method] = op;
+    paths[path] = item;
   };
   for (const r of routes) {
     const path = r.path.replace(/:([A-Za-z_]+)/g, '{$1}');
