@@ -9,6 +9,7 @@ import type { BlobStore } from '@strongroom/core';
 import { createApp, keepEveryHeaderLine } from '@strongroom/server';
 import { readConfig, type Config } from '@strongroom/server/config';
 import { buildDeps, type AppDeps, type Platform, type Stores } from '@strongroom/server/deps';
+import { recordAnswer, undocumentedAnswers } from './documented.js';
 
 export const VERSION = '2026-11-01';
 export const PASSWORD = 'correct horse battery staple';
@@ -92,8 +93,12 @@ export async function testServer(
     breakTotpStore: () => totp.break(),
     mendTotpStore: () => totp.mend(),
     close: async () => {
+      // Every status this server answered must be on its operation in the document it serves.
+      const undocumented = await undocumentedAnswers(app);
       await close();
       await stores.close();
+      if (undocumented.length > 0)
+        throw new Error(`Answers the OpenAPI document does not list on their operation:\n${undocumented.join('\n')}`);
     },
     db,
   };
@@ -110,7 +115,14 @@ export async function listen(
   app: Hono,
 ): Promise<{ baseUrl: string; close(): Promise<void>; connections(): Promise<number> }> {
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+    const fetch: typeof app.fetch = async (request, ...rest) => {
+      const res = await app.fetch(request, ...rest);
+      // An answer to a client that hung up reaches no one (a cut-off upload): not a promise to check.
+      if (!request.signal.aborted)
+        recordAnswer(app, { method: request.method, path: new URL(request.url).pathname, status: res.status });
+      return res;
+    };
+    const s = serve({ fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
   server.unref();
   keepEveryHeaderLine(server as Server);

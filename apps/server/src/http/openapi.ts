@@ -281,6 +281,14 @@ function operation(r: AnyRoute, components: Components): Json {
     };
   }
 
+  // A status range after the exact statuses: a generator reads exact statuses first.
+  if (r.passesOn4xx !== undefined)
+    responses['4XX'] = {
+      description: r.passesOn4xx,
+      headers: PROTOCOL_HEADERS,
+      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+    };
+
   let requestBody: Json | undefined;
   if (r.body?.type === 'json') {
     if (r.body.name !== undefined) named(r.body.name, r.body.schema);

@@ -116,6 +116,11 @@ export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown>
   readonly responses: Readonly<Record<number, ResponseSpec>>;
   /** Optional request headers the route reads (for the API reference), by name: what each does. */
   readonly requestHeaders?: Readonly<Record<string, string>>;
+  /**
+   * Refusals another server made, passed on with that server's own status and code (a lookup
+   * forwarded to a peer): the reference lists them as `4XX`, with what this says.
+   */
+  readonly passesOn4xx?: string;
   /** The problem codes this route can answer with (for the API reference). */
   readonly errors?: readonly string[];
   /** The client's method name in the API reference; derived from the method and path when absent. */

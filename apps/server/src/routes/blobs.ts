@@ -171,7 +171,7 @@ export function blobRoutes(deps: AppDeps): AnyRoute[] {
       query: AsQuery,
       requestHeaders: REQUEST_HEADERS,
       responses: RESPONSES,
-      errors: ['error.request.range_not_satisfiable', 'error.conflict'],
+      errors: ['error.request.range_not_satisfiable', 'error.conflict', 'error.internal'],
       handle: async (input) =>
         answer(input, await deps.blobReads.forAccount(input.principal, input.params.content_hash)),
     }),
@@ -186,7 +186,7 @@ export function blobRoutes(deps: AppDeps): AnyRoute[] {
       query: AsQuery,
       requestHeaders: REQUEST_HEADERS,
       responses: RESPONSES,
-      errors: ['error.request.range_not_satisfiable', 'error.conflict'],
+      errors: ['error.request.range_not_satisfiable', 'error.conflict', 'error.internal'],
       handle: async (input) =>
         answer(input, await deps.blobReads.forLink(input.params.link_id, input.params.content_hash)),
     }),

@@ -163,6 +163,8 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
       statusContext: 'authenticating',
       query: v.object({ handle: v.pipe(v.string(), v.description('user@host')) }),
       responses: { 200: { description: "The handle's keys", schema: LookupBody } },
+      passesOn4xx:
+        "A listed peer's refusal of a forwarded lookup, passed on with the peer's own status and code (any 4xx, codes this server does not know included)",
       errors: [
         'error.request.invalid',
         'error.auth.session_invalid',

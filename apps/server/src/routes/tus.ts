@@ -209,6 +209,7 @@ export function tusRoutes(deps: AppDeps): AnyRoute[] {
         'error.protocol.below_album_pin',
         'error.upload.tus_version',
         'error.request.invalid',
+        'error.not_found',
       ],
       statusContext: 'federatedFill',
       handle: ({ c, principal, version }) =>

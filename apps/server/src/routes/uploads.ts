@@ -179,6 +179,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
         'error.upload.album_quiescing',
         'error.protocol.below_album_pin',
         'error.request.invalid',
+        'error.not_found',
       ],
       statusContext: 'federatedFill',
       handle: async ({ c, body, principal, version }) => {
