@@ -67,10 +67,12 @@ export async function typesText(document: string): Promise<string> {
  * so an app imports `Quota` or `SyncPage` by the name the reference gives it.
  */
 export function schemasText(document: string): string {
-  const names = Object.keys(
-    (JSON.parse(document) as { components: { schemas: Record<string, unknown> } }).components.schemas,
-  );
-  const lines = names.map((name) => `export type ${name} = components['schemas']['${name}'];`);
+  const schemas = (JSON.parse(document) as { components: { schemas: Record<string, { description?: string }> } })
+    .components.schemas;
+  const lines = Object.entries(schemas).map(([name, schema]) => {
+    const said = schema.description ? `: ${schema.description.replaceAll('*/', '*\\/')}` : '';
+    return `/** The API reference's \`${name}\` schema${said} */\nexport type ${name} = components['schemas']['${name}'];`;
+  });
   return `/**
  * The named schemas of the Strongroom HTTP API, one type each, from the server's OpenAPI document
  * (packages/client/openapi.json). Do not edit: run \`npm run generate -w @strongroom/client\`.
