@@ -115,10 +115,12 @@ export async function listen(
   app: Hono,
 ): Promise<{ baseUrl: string; close(): Promise<void>; connections(): Promise<number> }> {
   const server = await new Promise<ReturnType<typeof serve>>((resolve) => {
-    const fetch: typeof app.fetch = async (request, ...rest) => {
-      const res = await app.fetch(request, ...rest);
-      // An answer to a client that hung up reaches no one (a cut-off upload): not a promise to check.
-      if (!request.signal.aborted)
+    const fetch: typeof app.fetch = async (request, env, ...rest) => {
+      const res = await app.fetch(request, env, ...rest);
+      // An answer to a client that hung up mid-body reaches no one: not a promise to check. Read
+      // from the socket's request as a plain property (the Request's own signal would arm an abort).
+      const incoming = (env as { incoming?: { readableAborted?: boolean } } | undefined)?.incoming;
+      if (incoming?.readableAborted !== true)
         recordAnswer(app, { method: request.method, path: new URL(request.url).pathname, status: res.status });
       return res;
     };
