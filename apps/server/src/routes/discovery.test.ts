@@ -430,7 +430,18 @@ describe('API reference', () => {
     });
     const get = doc.paths['/v1/discovery/lookup'].get;
     expect(get.security).toEqual([{ bearer: [] }, { svcCapability: [] }]);
-    expect(Object.keys(get.responses).sort()).toEqual(['200', '400', '401', '403', '404', '426', '429', '4XX', '502', '503']);
+    expect(Object.keys(get.responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '426',
+      '429',
+      '4XX',
+      '502',
+      '503',
+    ]);
     expect(get.parameters).toContainEqual({ $ref: '#/components/parameters/X-Svc-Act-As' });
     expect(get.responses['401'].description).toContain('error.federation.capability_invalid');
     expect(doc.paths['/v1/discovery/handle'].put.responses['409'].description).toContain(
