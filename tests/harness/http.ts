@@ -124,7 +124,7 @@ export async function listen(
     res.once('finish', () =>
       recordAnswer(app, {
         method: req.method ?? '',
-        path: new URL(req.url ?? '/', 'http://test').pathname,
+        path: (req.url ?? '/').split('?')[0]!,
         status: res.statusCode,
       }),
     ),
