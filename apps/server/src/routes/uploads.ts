@@ -11,7 +11,7 @@ import { bodyChunks, octetStream } from '../http/request.js';
 import { iso, json, unwrap } from '../http/respond.js';
 import { named } from '../http/schema-names.js';
 import { route, type AnyRoute } from '../http/route-def.js';
-import { Bytes, Timestamp, Uuid } from './schemas.js';
+import { Bytes, Count, Timestamp, Uuid } from './schemas.js';
 import { Hash, IdParam, Kind, Size, UploadState } from './upload-fields.js';
 
 const DirectPut = v.pipe(
@@ -47,13 +47,13 @@ const directBody = (d: SignedDirectPut) => ({
 const MultipartOffer = v.pipe(
   v.object({
     part_size: v.pipe(
-      v.number(),
+      Bytes,
       v.description(
         'Bytes in every part but the last (SVC_S3_PART_BYTES, or more when 10,000 parts would not hold the upload)',
       ),
     ),
     part_count: v.pipe(
-      v.number(),
+      Count,
       v.description('How many parts: the last holds declared_size - (part_count - 1) * part_size bytes'),
     ),
   }),
@@ -84,6 +84,7 @@ const PartUrl = v.object({
     v.description("At most SVC_S3_PUT_URL_S from now, never past the session's expiry; ask again for a fresh URL"),
   ),
 });
+named('PartUrl', PartUrl);
 const partUrlBody = (p: SignedPart) => ({
   part_number: p.partNumber,
   url: p.url,
@@ -92,10 +93,10 @@ const partUrlBody = (p: SignedPart) => ({
   expires_at: iso(p.expiresAt),
 });
 const PartsBody = v.object({
-  part_size: v.number(),
-  part_count: v.number(),
+  part_size: Bytes,
+  part_count: Count,
   stored: v.pipe(
-    v.array(v.object({ part_number: PartNumber, size: v.number() })),
+    v.array(v.object({ part_number: PartNumber, size: Bytes })),
     v.description('The parts the store holds whole, at their planned length, ascending'),
   ),
   missing: v.pipe(v.array(PartNumber), v.description('The part numbers still to send, ascending')),
@@ -104,6 +105,7 @@ const PartsBody = v.object({
     v.description("The session's expiry: the parts stay until then (then the staging sweep aborts them)"),
   ),
 });
+named('UploadParts', PartsBody);
 const partsBody = (p: PartsView) => ({
   part_size: p.partSize,
   part_count: p.partCount,
@@ -281,6 +283,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       params: IdParam,
       body: {
         type: 'json',
+        name: 'PartUrlsRequest',
         schema: v.strictObject({
           parts: v.pipe(
             v.array(
@@ -300,6 +303,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       responses: {
         200: {
           description: 'One signed PUT per part asked, in the order asked',
+          name: 'PartUrls',
           schema: v.object({ parts: v.array(PartUrl) }),
         },
       },

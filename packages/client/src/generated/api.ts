@@ -363,7 +363,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * A fresh presigned PUT URL for a session still waiting for bytes (Pending), as POST /upload answered: the same signed length and checksum, living at most SVC_S3_PUT_URL_S and never past the session. Earlier URLs stay valid until their own expiry; what they send is checked at finalize like any direct upload. Whoever may PUT /upload/{id} may ask (a guest with `Authorization: Upload <upload_token>`). 409 error.conflict once the session is not Pending (received, finalized, cancelled, expired) and on a server whose blob store takes no direct uploads (the filesystem store, or SVC_S3_DIRECT=false)
+         * A fresh presigned PUT URL for a session still waiting for bytes (Pending), as POST /upload answered: the same signed length and checksum, living at most SVC_S3_PUT_URL_S and never past the session. Earlier URLs stay valid until their own expiry; what they send is checked at finalize like any direct upload. Whoever may PUT /upload/{id} may ask (a guest with `Authorization: Upload <upload_token>`). 409 error.conflict once the session is not Pending (received, finalized, cancelled, expired), for a session that goes in parts (declared_size above SVC_S3_PART_BYTES: POST /upload/{id}/parts), and on a server whose blob store takes no direct uploads (the filesystem store, or SVC_S3_DIRECT=false)
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A guest may send its drop's `Authorization: Upload <upload token>` instead. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         post: operations["postUploadByIdDirectPut"];
@@ -383,13 +383,41 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): bytes sent to direct_put are checked first (size within declared_size, SHA-256 equal to content_hash) and, on any mismatch, deleted and nothing charged; the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A session opened in an album (album_id, or a drop through a link on it) lands in that album: below its pin 426 error.protocol.below_album_pin, judged on this request's version whatever version the session was opened with (quiescence is not judged again: the session counts in flight and may finish). A derivative, metadata or provenance blob attached to an asset of an album lands in that album: opened without album_id, it is checked here against the album's pin (426 error.protocol.below_album_pin) and quiescence (409 error.upload.album_quiescing unless manifest.intent_id names the live intent); opened naming another album, 409 error.conflict. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller's cache entry
+         * Commit the bytes under content_hash (they must hash to it, and to the content_hash announced at creation): parts sent through POST /upload/{id}/parts are first completed into one object, only when every part is there whole (else 409 error.conflict with missing_parts, nothing charged, the parts kept for the client to finish); bytes sent to direct_put or in parts are checked first (size within declared_size, SHA-256 equal to content_hash) and, on any mismatch, deleted and nothing charged; the reservation becomes a charge of the real size, or a merge when those bytes are stored already (nothing charged); no quota check here. Idempotent: finalizing a finalized session with the same hash answers it again. A session opened in an album (album_id, or a drop through a link on it) lands in that album: below its pin 426 error.protocol.below_album_pin, judged on this request's version whatever version the session was opened with (quiescence is not judged again: the session counts in flight and may finish). A derivative, metadata or provenance blob attached to an asset of an album lands in that album: opened without album_id, it is checked here against the album's pin (426 error.protocol.below_album_pin) and quiescence (409 error.upload.album_quiescing unless manifest.intent_id names the live intent); opened naming another album, 409 error.conflict. A guest finalizes its drop with `Authorization: Upload <upload_token>`; a federated blob becomes the caller's cache entry
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A guest may send its drop's `Authorization: Upload <upload token>` instead. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
          */
         post: operations["postUploadByIdFinalize"];
         delete?: never;
         options?: never;
         head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/upload/{id}/parts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a direct upload in parts holds now (S3 ListParts), so a resumed upload sends only the rest: the parts stored whole at their planned length, and the part numbers still missing. Parts stay while the session is open (SVC_UPLOAD_TTL_S); after it is cancelled, expires or is finalized the staging sweep aborts what is left. Whoever may PUT /upload/{id} may ask (a guest with `Authorization: Upload <upload_token>`). 409 error.conflict for a session that does not go in parts (multipart null at creation) or no longer waits for bytes
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A guest may send its drop's `Authorization: Upload <upload token>` instead.
+         */
+        get: operations["getUploadByIdParts"];
+        put?: never;
+        /**
+         * Presigned PUTs for parts of a direct upload in parts (1 to 100 per request), each signed with the part's planned length and the SHA-256 announced for it here, so the store refuses another length, other bytes, another part number or another upload. The first request opens the store's multipart upload. Sending a part again replaces it. Send every part, then POST /upload/{id}/finalize: it completes the parts into one object only when every part is there whole (else 409 error.conflict naming missing_parts, nothing charged, the parts kept), then checks its size and SHA-256 like any direct upload before anything is charged. For whoever may PUT /upload/{id}; 409 error.conflict for a session that does not go in parts or no longer waits for bytes
+         * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A guest may send its drop's `Authorization: Upload <upload token>` instead. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
+         */
+        post: operations["postUploadByIdParts"];
+        delete?: never;
+        options?: never;
+        /**
+         * Headers only: What a direct upload in parts holds now (S3 ListParts), so a resumed upload sends only the rest: the parts stored whole at their planned length, and the part numbers still missing. Parts stay while the session is open (SVC_UPLOAD_TTL_S); after it is cancelled, expires or is finalized the staging sweep aborts what is left. Whoever may PUT /upload/{id} may ask (a guest with `Authorization: Upload <upload_token>`). 409 error.conflict for a session that does not go in parts (multipart null at creation) or no longer waits for bytes
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A guest may send its drop's `Authorization: Upload <upload token>` instead.
+         */
+        head: operations["headUploadByIdParts"];
         patch?: never;
         trace?: never;
     };
@@ -1568,6 +1596,12 @@ export interface components {
              * @description RFC 3339 UTC timestamp
              */
             expires_at: string;
+            /** @description On object storage with SVC_S3_DIRECT on, a drop above SVC_S3_PART_BYTES goes straight to the store in parts, as POST /upload answers (POST /upload/{id}/parts with the upload token); else null */
+            multipart: {
+                part_count: number;
+                /** Format: int64 */
+                part_size: number;
+            } | null;
             upload_id: string;
             upload_token: string;
         };
@@ -1777,6 +1811,32 @@ export interface components {
             purpose?: "sign_in" | "link" | "reauthenticate";
             /** @description One of the configured return URIs (exact match): https, or an app scheme */
             return_to: string;
+        };
+        PartUrl: {
+            /**
+             * Format: date-time
+             * @description At most SVC_S3_PUT_URL_S from now, never past the session's expiry; ask again for a fresh URL
+             */
+            expires_at: string;
+            /** @description Send exactly these (they are signed): content-length (the part's planned length) and x-amz-checksum-sha256 (base64 of the part's announced SHA-256) */
+            headers: {
+                [key: string]: string;
+            };
+            /** @enum {string} */
+            method: "PUT";
+            part_number: number;
+            /** @description Presigned URL of this part of this upload in the bucket */
+            url: string;
+        };
+        PartUrls: {
+            parts: components["schemas"]["PartUrl"][];
+        };
+        PartUrlsRequest: {
+            parts: {
+                part_number: number;
+                /** @description Hex SHA-256 of this part's bytes (signed: the store refuses other bytes) */
+                sha256: string;
+            }[];
         };
         PasswordChange: {
             current_password: string;
@@ -2107,9 +2167,36 @@ export interface components {
              * @description RFC 3339 UTC timestamp
              */
             expires_at: string;
+            multipart: {
+                /** @description How many parts: the last holds declared_size - (part_count - 1) * part_size bytes */
+                part_count: number;
+                /**
+                 * Format: int64
+                 * @description Bytes in every part but the last (SVC_S3_PART_BYTES, or more when 10,000 parts would not hold the upload)
+                 */
+                part_size: number;
+            } | null;
             /** @enum {string} */
             state: "Pending" | "Uploading" | "WaitingForProcessing" | "Completed" | "Merged" | "Cancelled" | "Expired";
             upload_id: string;
+        };
+        UploadParts: {
+            /**
+             * Format: date-time
+             * @description The session's expiry: the parts stay until then (then the staging sweep aborts them)
+             */
+            expires_at: string;
+            /** @description The part numbers still to send, ascending */
+            missing: number[];
+            part_count: number;
+            /** Format: int64 */
+            part_size: number;
+            /** @description The parts the store holds whole, at their planned length, ascending */
+            stored: {
+                part_number: number;
+                /** Format: int64 */
+                size: number;
+            }[];
         };
         WebFinger: {
             properties: {
@@ -5157,6 +5244,456 @@ export interface operations {
                         status?: 503;
                     } & components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    getUploadByIdParts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The parts held and missing */
+            200: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadParts"];
+                };
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.conflict */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.conflict";
+                        /** @constant */
+                        status?: 409;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.server.busy" | "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    postUploadByIdParts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PartUrlsRequest"];
+            };
+        };
+        responses: {
+            /** @description One signed PUT per part asked, in the order asked */
+            200: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PartUrls"];
+                };
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.invalid";
+                        /** @constant */
+                        status?: 400;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.session_invalid" | "error.auth.unavailable";
+                        /** @constant */
+                        status?: 401;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.auth.not_an_owner";
+                        /** @constant */
+                        status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.conflict */
+            409: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.conflict";
+                        /** @constant */
+                        status?: 409;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.too_large */
+            413: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.too_large";
+                        /** @constant */
+                        status?: 413;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.request.unsupported_media_type */
+            415: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.request.unsupported_media_type";
+                        /** @constant */
+                        status?: 415;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.protocol.below_min, error.protocol.unsupported */
+            426: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.protocol.below_min" | "error.protocol.unsupported";
+                        /** @constant */
+                        status?: 426;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.server.busy" | "error.store.unavailable";
+                        /** @constant */
+                        status?: 503;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    headUploadByIdParts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The parts held and missing */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.conflict */
+            409: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

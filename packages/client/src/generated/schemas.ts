@@ -91,6 +91,12 @@ export type OidcIdentity = components['schemas']['OidcIdentity'];
 export type OidcStart = components['schemas']['OidcStart'];
 /** The API reference's `OidcStartRequest` schema */
 export type OidcStartRequest = components['schemas']['OidcStartRequest'];
+/** The API reference's `PartUrl` schema */
+export type PartUrl = components['schemas']['PartUrl'];
+/** The API reference's `PartUrls` schema */
+export type PartUrls = components['schemas']['PartUrls'];
+/** The API reference's `PartUrlsRequest` schema */
+export type PartUrlsRequest = components['schemas']['PartUrlsRequest'];
 /** The API reference's `PasswordChange` schema */
 export type PasswordChange = components['schemas']['PasswordChange'];
 /** The API reference's `PresignedUrl` schema */
@@ -167,5 +173,7 @@ export type UpgradeStatus = components['schemas']['UpgradeStatus'];
 export type Upload = components['schemas']['Upload'];
 /** The API reference's `UploadCreated` schema */
 export type UploadCreated = components['schemas']['UploadCreated'];
+/** The API reference's `UploadParts` schema */
+export type UploadParts = components['schemas']['UploadParts'];
 /** The API reference's `WebFinger` schema */
 export type WebFinger = components['schemas']['WebFinger'];
