@@ -9,6 +9,7 @@ import type { BlobStore } from '@strongroom/core';
 import { createApp, keepEveryHeaderLine } from '@strongroom/server';
 import { readConfig, type Config } from '@strongroom/server/config';
 import { buildDeps, type AppDeps, type Platform, type Stores } from '@strongroom/server/deps';
+import { recordAnswer, undocumentedAnswers } from './documented.js';
 
 export const VERSION = '2026-11-01';
 export const PASSWORD = 'correct horse battery staple';
@@ -92,8 +93,12 @@ export async function testServer(
     breakTotpStore: () => totp.break(),
     mendTotpStore: () => totp.mend(),
     close: async () => {
+      // Every status this server answered must be on its operation in the document it serves.
+      const undocumented = await undocumentedAnswers(app);
       await close();
       await stores.close();
+      if (undocumented.length > 0)
+        throw new Error(`Answers the OpenAPI document does not list on their operation:\n${undocumented.join('\n')}`);
     },
     db,
   };
@@ -113,6 +118,17 @@ export async function listen(
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
   server.unref();
+  // Each answer's status, kept for the check at close, watched from the side: an answer that never
+  // finished (the client hung up mid-body) reached no one and is not kept.
+  (server as Server).on('request', (req, res) =>
+    res.once('finish', () =>
+      recordAnswer(app, {
+        method: req.method ?? '',
+        path: (req.url ?? '/').split('?')[0]!,
+        status: res.statusCode,
+      }),
+    ),
+  );
   keepEveryHeaderLine(server as Server);
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   listening.set(app, baseUrl);

@@ -3,7 +3,7 @@ import { sha256 as sha256Hasher } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { cohortHash, fromBase64url, sha256, sha256Hex, toBase64url, type PlatformTag } from '@strongroom/core';
 import { errorFor, OutageError, readProblem, SessionLostError, StrongroomError, type Problem } from './errors.js';
-import type { paths } from './generated/api.js';
+import type { components, paths } from './generated/api.js';
 import type { IdentityKey } from './keys.js';
 import { readerOf, type SourceReader, type UploadSource } from './source.js';
 
@@ -861,9 +861,9 @@ export class StrongroomClient {
 }
 
 /** One page of library changes (`GET /v1/sync`). */
-export type SyncPage = paths['/v1/sync']['get']['responses'][200]['content']['application/json'];
+export type SyncPage = components['schemas']['SyncPage'];
 /** One page of what a share link covers (`GET /v1/links/{link_id}/assets`). */
-export type LinkAssetPage = paths['/v1/links/{link_id}/assets']['get']['responses'][200]['content']['application/json'];
+export type LinkAssetPage = components['schemas']['LinkAssetPage'];
 
 /** What {@link StrongroomClient.download} reads: all of a blob, or one range of it. */
 export type DownloadRange = { readonly start: number; readonly end?: number } | { readonly suffix: number };

@@ -33,10 +33,16 @@ export { newUuidV7 } from './ids.js';
 import type { components, operations, paths } from './generated/api.js';
 /** The generated OpenAPI types: every path with its operations, parameters, bodies and answers. */
 export type ApiPaths = paths;
-/** The generated OpenAPI types: the document's shared components (the problem details schema). */
+/** The generated OpenAPI types: the document's components, every named body schema among them. */
 export type ApiComponents = components;
 /** The generated OpenAPI types: operations by id, where the document names them. */
 export type ApiOperations = operations;
+/**
+ * Every named schema of the API reference as a type of its own name (`Quota`, `SyncPage`, `Asset`,
+ * `Album`, `Link`, `Profile`, `Session`, ...). A name this module exports itself (`Problem`, the
+ * problem details the errors carry) is this module's.
+ */
+export type * from './generated/schemas.js';
 export {
   cohortHash,
   PLATFORM_TAGS,

@@ -1,6 +1,7 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, testServer, type TestServer } from '@strongroom/tests';
+import { call, registerUser, testServer, VERSION, type TestServer } from '@strongroom/tests';
+import { answerOf, DocChecker, deref, operations } from './doc-check.js';
 
 // The served document, checked by an independent validator and against the rules every operation
 // must follow so that a generated client can type everything it meets.
@@ -15,12 +16,14 @@ type Op = {
 
 let s: TestServer;
 let doc: any;
+/** Every operation but the HEADs, which answer as their GET does without a body. */
 const ops: [string, string, Op][] = [];
+const heads: [string, string, Op][] = [];
 beforeAll(async () => {
   s = await testServer();
   doc = (await call(s.app, 'GET', '/openapi.json', { version: null })).body;
   for (const [path, item] of Object.entries<Record<string, Op>>(doc.paths))
-    for (const [method, op] of Object.entries(item)) ops.push([method, path, op]);
+    for (const [method, op] of Object.entries(item)) (method === 'head' ? heads : ops).push([method, path, op]);
 });
 afterAll(() => s.close());
 
@@ -30,6 +33,7 @@ const versioned = (op: Op) => op.parameters?.some((p) => p.$ref === '#/component
 
 describe('the OpenAPI document', () => {
   it('reads as generators need it: binary bodies, Retry-After, portable schemes, closed empty bodies, typed codes', () => {
+    let bodiless = 0;
     // A non-JSON answer is binary, or generated clients parse CBOR as JSON and throw.
     const directory = doc.paths['/v1/devices/directory'].get.responses['200'].content['application/cbor'].schema;
     expect(directory).toMatchObject({ type: 'string', format: 'binary', contentMediaType: 'application/cbor' });
@@ -46,15 +50,18 @@ describe('the OpenAPI document', () => {
           });
       }
       // A bodiless POST takes a closed empty object, never an open map.
-      const empty = op.requestBody?.content['application/json'] as { schema?: any } | undefined;
-      if (empty?.schema?.type === 'object' && Object.keys(empty.schema.properties ?? { x: 1 }).length === 0) {
-        expect(empty.schema, `${method} ${path}`).toEqual({
+      const taken = op.requestBody?.content['application/json'] as { schema?: any } | undefined;
+      const empty = taken && deref(doc, taken.schema);
+      if (empty?.type === 'object' && Object.keys(empty.properties ?? { x: 1 }).length === 0) {
+        bodiless++;
+        expect(empty, `${method} ${path}`).toMatchObject({
           type: 'object',
           properties: {},
           additionalProperties: false,
         });
       }
     }
+    expect(bodiless).toBeGreaterThan(3);
     expect(doc.paths['/v1/auth/login'].post.responses['429'].headers['Retry-After']).toBeDefined();
     // Scheme names outside the IANA registry are described as the Authorization header's value.
     expect(doc.components.securitySchemes.upload).toMatchObject({
@@ -84,7 +91,7 @@ describe('the OpenAPI document', () => {
 
   it('names every operation uniquely and gives every one a security entry', () => {
     expect(ops.length).toBeGreaterThan(30);
-    const ids = ops.map(([, , op]) => op.operationId);
+    const ids = [...ops, ...heads].map(([, , op]) => op.operationId);
     for (const id of ids) expect(id).toMatch(/^[a-z][A-Za-z0-9]+$/);
     expect(new Set(ids).size).toBe(ids.length);
     for (const [method, path, op] of ops) {
@@ -137,8 +144,8 @@ describe('the OpenAPI document', () => {
   it('documents the refusals each kind of operation can meet where it can meet them', () => {
     for (const [method, path, op] of ops) {
       const where = `${method} ${path}`;
-      // /metrics takes no session: its Bearer is the operator's SVC_METRICS_TOKEN, refused as a credential.
-      if (path === '/metrics') expect(codesAt(op, 401), where).toEqual(['error.auth.invalid_credentials']);
+      // /metrics takes no session: its gate is the operator's SVC_METRICS_TOKEN, and this server sets none.
+      if (path === '/metrics') expect(op.responses['401'], where).toBeUndefined();
       else if (op.security!.length > 0)
         expect(codesAt(op, 401), where).toEqual(
           expect.arrayContaining(['error.auth.session_invalid', 'error.auth.unavailable']),
@@ -170,7 +177,7 @@ describe('the OpenAPI document', () => {
 
   it('states the account rules in the request schemas', () => {
     const body = (path: string, method: string) =>
-      doc.paths[path][method].requestBody.content['application/json'].schema;
+      deref(doc, doc.paths[path][method].requestBody.content['application/json'].schema);
     const register = body('/v1/auth/register', 'post').properties;
     expect(register.password).toMatchObject({ type: 'string', minLength: 12, maxLength: 1024 });
     expect(register.address).toMatchObject({ type: 'string', maxLength: 254 });
@@ -190,6 +197,7 @@ describe('the OpenAPI document', () => {
       expect(name.test(bad), JSON.stringify(bad)).toBe(false);
     expect(body('/upload', 'post').properties.declared_size).toEqual({
       type: 'integer',
+      format: 'int64',
       minimum: 1,
       maximum: Number.MAX_SAFE_INTEGER,
     });
@@ -216,7 +224,181 @@ describe('the OpenAPI document', () => {
       '/.well-known/svc/deprecation',
       '/.well-known/svc/attestation-keys',
     ]) {
-      expect(doc.paths[path].get.responses['200'].content['application/json'].schema.type, path).toBe('object');
+      const record = deref(doc, doc.paths[path].get.responses['200'].content['application/json'].schema);
+      expect(record.type, path).toBe('object');
+    }
+  });
+});
+
+/** Every schema below `schema` (properties, items, the branches of anyOf/oneOf/allOf), with the property name it sits under. */
+function* walk(schema: any, name: string | null = null): Generator<[string | null, any]> {
+  if (typeof schema !== 'object' || schema === null) return;
+  yield [name, schema];
+  for (const [key, sub] of Object.entries<any>(schema.properties ?? {})) yield* walk(sub, key);
+  if (schema.items) yield* walk(schema.items, name);
+  for (const branch of [...(schema.anyOf ?? []), ...(schema.oneOf ?? []), ...(schema.allOf ?? [])])
+    yield* walk(branch, name);
+}
+
+/** Every body schema of the document: request and response, with where it is. */
+function bodies(document: any): [string, any][] {
+  const out: [string, any][] = [];
+  for (const o of operations(document)) {
+    for (const [type, media] of Object.entries<any>(o.op.requestBody?.content ?? {}))
+      out.push([`${o.method} ${o.path} request ${type}`, media.schema]);
+    for (const [status, answer] of Object.entries<any>(o.op.responses))
+      for (const [type, media] of Object.entries<any>(answer.content ?? {}))
+        out.push([`${o.method} ${o.path} ${status} ${type}`, media.schema]);
+  }
+  return out;
+}
+
+/**
+ * Why a body schema would give a generator an anonymous type, or null when it names one: a body is
+ * a `$ref` to a named schema, or bytes (`format: binary`), or a problem narrowed to the statuses and
+ * codes of its operation (`allOf: [Problem]` with only `const`/`enum` on members Problem declares).
+ */
+function anonymous(document: any, schema: any): string | null {
+  if (typeof schema?.$ref === 'string')
+    return schema.$ref.startsWith('#/components/schemas/') && deref(document, schema)
+      ? null
+      : `refers to ${schema.$ref}`;
+  if (schema?.type === 'string' && schema.format === 'binary') return null;
+  const [base, ...more] = schema?.allOf ?? [];
+  if (base?.$ref === '#/components/schemas/Problem' && more.length === 0) {
+    const declared = deref(document, base).properties;
+    for (const [key, narrowed] of Object.entries<any>(schema.properties ?? {})) {
+      if (!(key in declared)) return `adds the member ${key} to Problem`;
+      if (Object.keys(narrowed).some((k) => k !== 'const' && k !== 'enum')) return `redefines Problem's ${key}`;
+    }
+    return null;
+  }
+  return `an inline schema: ${JSON.stringify(schema).slice(0, 120)}`;
+}
+
+/** Names that say a property counts bytes. */
+const BYTE_NAME = /bytes|size|offset|quota|^used$|^reserved$|_limit$|^upload_length$/;
+
+describe('the reference names what a generator makes types of', () => {
+  it('names every request and response body as a component schema', () => {
+    const found = bodies(doc);
+    expect(found.length).toBeGreaterThan(100);
+    const unnamed = found.flatMap(([where, schema]) => {
+      const why = anonymous(doc, schema);
+      return why === null ? [] : [`${where}: ${why}`];
+    });
+    expect(unnamed).toEqual([]);
+    // The names an app developer looks for.
+    for (const name of ['Quota', 'SyncPage', 'SyncChange', 'Asset', 'Album', 'Link', 'Profile', 'Session', 'Upload'])
+      expect(doc.components.schemas[name], name).toMatchObject({ type: 'object' });
+    expect(doc.paths['/quota'].get.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/Quota',
+    });
+    // The check is not a rubber stamp: an inline object body is caught.
+    const inline = structuredClone(doc);
+    inline.paths['/quota'].get.responses['200'].content['application/json'].schema = deref(
+      doc,
+      doc.paths['/quota'].get.responses['200'].content['application/json'].schema,
+    );
+    expect(bodies(inline).filter(([, schema]) => anonymous(inline, schema) !== null)).toHaveLength(1);
+  });
+
+  it('states every byte count as a 64-bit integer', () => {
+    const counts: string[] = [];
+    for (const [schemaName, schema] of Object.entries<any>(doc.components.schemas)) {
+      for (const [name, sub] of walk(schema)) {
+        if (name === null || !BYTE_NAME.test(name) || sub.type === undefined || sub.type === 'null') continue;
+        counts.push(`${schemaName}.${name}`);
+        expect(sub, `${schemaName}.${name}`).toMatchObject({ type: 'integer', format: 'int64' });
+      }
+    }
+    expect(counts).toEqual(
+      expect.arrayContaining([
+        'Quota.used',
+        'Quota.reserved',
+        'Quota.soft_limit',
+        'Quota.hard_limit',
+        'AssetBlob.size',
+        'Upload.declared_size',
+        'NewUpload.declared_size',
+        'TusUpload.upload_offset',
+        'TusUpload.upload_length',
+        'Link.max_bytes',
+        'Link.accepted_bytes',
+        'Drop.declared_size',
+      ]),
+    );
+    // Headers that count bytes too.
+    for (const o of operations(doc))
+      for (const [status, answer] of Object.entries<any>(o.op.responses))
+        for (const name of ['Content-Length', 'Upload-Offset', 'Upload-Length']) {
+          const header = answer.headers?.[name];
+          if (header)
+            expect(header.schema, `${o.method} ${o.path} ${status} ${name}`).toMatchObject({
+              type: 'integer',
+              format: 'int64',
+            });
+        }
+  });
+
+  it('lists HEAD beside every GET, and the server answers each HEAD as its GET, as documented', async () => {
+    const checker = new DocChecker(doc);
+    const u = await registerUser(s.app);
+    const gets = ops.filter(([method]) => method === 'get');
+    expect(gets.length).toBeGreaterThan(15);
+    // A value for each path parameter: the answers are mostly 404s, which is what a HEAD must match.
+    const fill = (path: string) =>
+      path
+        .replace('{content_hash}', 'a'.repeat(64))
+        .replace('{link_id}', 'A'.repeat(22))
+        .replace(/\{[a-z_]+\}/g, '0190b6c6-0000-7000-8000-000000000000');
+    for (const [, path, get] of gets) {
+      const head = doc.paths[path].head;
+      expect(head, `HEAD ${path}`).toBeDefined();
+      expect(Object.keys(head.responses), path).toEqual(Object.keys(get.responses));
+      expect(head.requestBody).toBeUndefined();
+      for (const answer of Object.values<any>(head.responses)) expect(answer.content, path).toBeUndefined();
+      const url = fill(path);
+      const headers: Record<string, string> = { 'x-svc-protocol': VERSION, authorization: `Bearer ${u.access_token}` };
+      const [asGet, asHead] = [
+        await s.request(url, { method: 'GET', headers }),
+        await s.request(url, { method: 'HEAD', headers }),
+      ];
+      await asGet.body?.cancel();
+      expect(asHead.status, `HEAD ${url}`).toBe(asGet.status);
+      const o = operations(doc).find((x) => x.method === 'HEAD' && x.path === path)!;
+      expect(checker.problems(o, await answerOf(asHead)), `HEAD ${url}`).toEqual([]);
+    }
+  });
+});
+
+describe('/metrics in the reference', () => {
+  it('states the gate the server applies: open without SVC_METRICS_TOKEN, that token with it', async () => {
+    // This document's server sets no token: no security, no 401, and the server answers anyone.
+    expect(doc.paths['/metrics'].get.security).toEqual([]);
+    expect(doc.paths['/metrics'].get.responses['401']).toBeUndefined();
+    expect(doc.components.securitySchemes.metricsToken).toBeUndefined();
+    expect((await s.request('/metrics')).status).toBe(200);
+
+    const gated = await testServer({ SVC_METRICS_TOKEN: 'a-metrics-token-of-some-length' });
+    try {
+      const gatedDoc = (await call(gated.app, 'GET', '/openapi.json', { version: null })).body;
+      const op = gatedDoc.paths['/metrics'].get;
+      expect(op.security).toEqual([{ metricsToken: [] }]);
+      expect(gatedDoc.components.securitySchemes.metricsToken).toMatchObject({ type: 'http', scheme: 'bearer' });
+      expect(codesAt(op, 401)).toEqual(['error.auth.invalid_credentials']);
+      const checker = new DocChecker(gatedDoc);
+      const o = operations(gatedDoc).find((x) => x.method === 'GET' && x.path === '/metrics')!;
+      const refused = await answerOf(await gated.request('/metrics'));
+      expect(refused.status).toBe(401);
+      expect(checker.problems(o, refused)).toEqual([]);
+      const read = await answerOf(
+        await gated.request('/metrics', { headers: { authorization: 'Bearer a-metrics-token-of-some-length' } }),
+      );
+      expect(read.status).toBe(200);
+      expect(checker.problems(o, read)).toEqual([]);
+    } finally {
+      await gated.close();
     }
   });
 });

@@ -4,15 +4,39 @@ import type { AnyRoute } from './route-def.js';
 import { readsAuthorization } from './challenge.js';
 import { STATUS, statusOf, type ProblemCode } from './problem.js';
 import { ruleKeywords } from './rules.js';
+import { named, nameOf } from './schema-names.js';
 
 type Json = Record<string, unknown>;
 
 /**
+ * The named schemas of one document (`components.schemas`), filled as operations are described.
+ * A schema named with `named()` is described once here and referred to by `$ref` wherever it
+ * appears. Requests are described by what they accept and responses by what they hold: a name whose
+ * two descriptions differ is an error, so one name never stands for two shapes.
+ */
+class Components {
+  readonly schemas: Record<string, Json> = {};
+  readonly #modes = new Map<string, 'input' | 'output'>();
+
+  add(name: string, json: Json, mode: 'input' | 'output'): Json {
+    const earlier = this.schemas[name];
+    if (earlier !== undefined && JSON.stringify(earlier) !== JSON.stringify(json))
+      throw new Error(
+        `The schema ${name} reads differently as ${this.#modes.get(name)} and as ${mode}: name the two shapes apart`,
+      );
+    this.schemas[name] = json;
+    this.#modes.set(name, mode);
+    return { $ref: `#/components/schemas/${name}` };
+  }
+}
+
+/**
  * A valibot schema as JSON Schema 2020-12 (the dialect of OpenAPI 3.1). Requests are described by
  * what they accept (input), responses by what they hold (output). Rules carried from core (see
- * rules.ts) add their own keywords; any other check without a JSON Schema form is left out.
+ * rules.ts) add their own keywords; any other check without a JSON Schema form is left out. A named
+ * schema (schema-names.ts), the whole or a part, becomes a `$ref` to its entry in `components`.
  */
-function schema(s: v.GenericSchema, typeMode: 'input' | 'output'): Json {
+function schema(s: v.GenericSchema, typeMode: 'input' | 'output', components?: Components): Json {
   const out = toJsonSchema(s, {
     target: 'draft-2020-12',
     typeMode,
@@ -20,6 +44,10 @@ function schema(s: v.GenericSchema, typeMode: 'input' | 'output'): Json {
     overrideAction: ({ valibotAction, jsonSchema }) => {
       const keywords = ruleKeywords(valibotAction);
       return keywords ? { ...jsonSchema, ...keywords } : undefined;
+    },
+    overrideSchema: ({ valibotSchema, jsonSchema }) => {
+      const name = components && nameOf(valibotSchema);
+      return name ? components!.add(name, jsonSchema as Json, typeMode) : undefined;
     },
   }) as Json;
   delete out.$schema;
@@ -144,6 +172,10 @@ const PROTOCOL_HEADERS = {
   'X-Svc-Min-Client-Build': { $ref: '#/components/headers/X-Svc-Min-Client-Build' },
 };
 
+/** Response headers that carry a count of bytes: 64-bit integers, as byte counts in bodies are. */
+const BYTE_HEADERS = new Set(['Content-Length', 'Upload-Offset', 'Upload-Length']);
+const BYTE_COUNT = { type: 'integer', format: 'int64', minimum: 0 };
+
 /** Problem statuses that tell the client when to come back (throttles, rate limits, load shedding). */
 const RETRY_STATUSES = new Set([429, 503]);
 
@@ -151,8 +183,8 @@ const RETRY_STATUSES = new Set([429, 503]);
  * A response body that is not JSON (the directory's CBOR, a blob's bytes) is binary to a client
  * generator: without `format: binary` generated clients parse it as JSON and throw.
  */
-function responseSchema(contentType: string | undefined, s: v.GenericSchema): Json {
-  if (contentType === undefined || /[/+]json$/.test(contentType)) return schema(s, 'output');
+function responseSchema(contentType: string | undefined, s: v.GenericSchema, components: Components): Json {
+  if (contentType === undefined || /[/+]json$/.test(contentType)) return schema(s, 'output', components);
   const described = schema(s, 'output');
   return {
     type: 'string',
@@ -173,7 +205,7 @@ function problemContent(status: number, codes: Set<ProblemCode>): Json {
   };
 }
 
-function operation(r: AnyRoute): Json {
+function operation(r: AnyRoute, components: Components): Json {
   const parameters: Json[] = [];
   const pathSchema = r.params
     ? (schema(r.params as v.GenericSchema, 'input') as { properties?: Record<string, Json> })
@@ -200,20 +232,27 @@ function operation(r: AnyRoute): Json {
 
   const responses: Record<string, Json> = {};
   for (const [status, spec] of Object.entries(r.responses)) {
+    if (spec.name !== undefined && spec.schema !== undefined) named(spec.name, spec.schema);
     const binaryType = spec.contentType ?? 'application/octet-stream';
     // A binary answer may also come as JSON on request (a blob's `?as=url`): both are listed.
     const content = spec.binary
       ? {
           [binaryType]: { schema: { type: 'string', format: 'binary', contentMediaType: binaryType } },
-          ...(spec.schema ? { 'application/json': { schema: responseSchema(undefined, spec.schema) } } : {}),
+          ...(spec.schema
+            ? { 'application/json': { schema: responseSchema(undefined, spec.schema, components) } }
+            : {}),
         }
       : spec.schema
-        ? { [spec.contentType ?? 'application/json']: { schema: responseSchema(spec.contentType, spec.schema) } }
+        ? {
+            [spec.contentType ?? 'application/json']: {
+              schema: responseSchema(spec.contentType, spec.schema, components),
+            },
+          }
         : undefined;
     const own = Object.fromEntries(
       Object.entries(spec.headers ?? {}).map(([name, description]) => [
         name,
-        { description, schema: { type: 'string' } },
+        { description, schema: BYTE_HEADERS.has(name) ? BYTE_COUNT : { type: 'string' } },
       ]),
     );
     // Answers that hand out a secret say so to every cache (decisions: token responses carry no-store).
@@ -242,15 +281,36 @@ function operation(r: AnyRoute): Json {
     };
   }
 
+  // A status range after the exact statuses: a generator reads exact statuses first.
+  if (r.passesOn4xx !== undefined)
+    responses['4XX'] = {
+      description: r.passesOn4xx,
+      headers: PROTOCOL_HEADERS,
+      content: { 'application/problem+json': { schema: { $ref: '#/components/schemas/Problem' } } },
+    };
+
   let requestBody: Json | undefined;
-  if (r.body?.type === 'json')
-    requestBody = { required: true, content: { 'application/json': { schema: schema(r.body.schema, 'input') } } };
+  if (r.body?.type === 'json') {
+    if (r.body.name !== undefined) named(r.body.name, r.body.schema);
+    requestBody = {
+      required: true,
+      content: { 'application/json': { schema: schema(r.body.schema, 'input', components) } },
+    };
+  }
   if (r.body?.type === 'empty') {
     // A closed object with no properties: generators read `maxProperties: 0` as an open map.
     requestBody = {
       required: false,
       description: 'None, or an empty JSON object',
-      content: { 'application/json': { schema: { type: 'object', properties: {}, additionalProperties: false } } },
+      content: {
+        'application/json': {
+          schema: components.add(
+            'Empty',
+            { type: 'object', description: 'An empty JSON object', properties: {}, additionalProperties: false },
+            'input',
+          ),
+        },
+      },
     };
   }
   if (r.body?.type === 'cbor') {
@@ -286,6 +346,76 @@ function operation(r: AnyRoute): Json {
   };
 }
 
+/** RFC 9457 problem details, as every refusal answers. */
+const PROBLEM = {
+  type: 'object',
+  description: 'RFC 9457 problem details. Extra members carry what the client needs to act on the refusal.',
+  required: ['type', 'title', 'status', 'code', 'detail'],
+  properties: {
+    type: { type: 'string' },
+    title: { type: 'string' },
+    status: { type: 'integer' },
+    code: {
+      type: 'string',
+      enum: Object.keys(STATUS).sort(),
+      description: 'Stable problem code; each operation lists the ones it can answer',
+    },
+    detail: { type: 'string' },
+    supported_min: { type: 'string', description: 'On 426: the oldest supported protocol version' },
+    supported_max: { type: 'string', description: 'On 426: the newest supported protocol version' },
+    album_pin: {
+      type: 'string',
+      description: "On 426 error.protocol.below_album_pin: the album's pinned version",
+    },
+    live_intent_id: { type: 'string', description: 'On 409 album refusals: the live upgrade intent' },
+    attempts_left: {
+      type: 'integer',
+      description: 'On 401 error.auth.invalid_code: codes this challenge still takes',
+    },
+  },
+  additionalProperties: true,
+};
+
+/** `head` and the rest of a GET's id: `getQuota` is `headQuota`. */
+const headIdOf = (getId: string): string =>
+  getId.startsWith('get') ? `head${getId.slice(3)}` : `head${getId[0]!.toUpperCase()}${getId.slice(1)}`;
+
+/**
+ * The HEAD a GET path answers (app.ts answers every HEAD as the GET it stands for, headers and
+ * statuses alike, with no body): the GET's operation without its bodies, each answer stating the
+ * Content-Length the GET's body would have.
+ */
+function headOperation(get: Json): Json {
+  const responses: Record<string, Json> = {};
+  for (const [status, answer] of Object.entries(get.responses as Record<string, Json>)) {
+    const { content: _, ...rest } = answer;
+    const withBody = answer.content !== undefined;
+    responses[status] = {
+      ...rest,
+      headers: {
+        ...(rest.headers as Json | undefined),
+        ...(withBody
+          ? {
+              'Content-Length': {
+                description: 'The length in bytes of the body GET would send',
+                required: true,
+                schema: BYTE_COUNT,
+              },
+            }
+          : {}),
+      },
+    };
+  }
+  const { requestBody: _, ...rest } = get;
+  return {
+    ...rest,
+    operationId: headIdOf(get.operationId as string),
+    summary: `Headers only: ${String(get.summary)}`,
+    description: `Answers as GET would, with the same status and headers (Content-Length included) and no body. ${String(get.description)}`,
+    responses,
+  };
+}
+
 /**
  * The OpenAPI 3.1 document, generated from the same route definitions and valibot schemas that
  * validate requests, so the reference cannot drift from the behaviour. Everything the router, the
@@ -298,12 +428,21 @@ export function openApiDocument(
 ): Record<string, unknown> {
   const paths: Record<string, Record<string, unknown>> = {};
   const ids = new Set<string>();
-  for (const r of routes) {
-    const op = operation(r);
+  const components = new Components();
+  const add = (path: string, method: string, op: Json) => {
     if (ids.has(op.operationId as string)) throw new Error(`Two operations are named ${String(op.operationId)}`);
     ids.add(op.operationId as string);
-    (paths[r.path.replace(/:([A-Za-z_]+)/g, '{$1}')] ??= {})[r.method.toLowerCase()] = op;
+    const item = paths[path] ?? {};
+    item[method] = op;
+    paths[path] = item;
+  };
+  for (const r of routes) {
+    const path = r.path.replace(/:([A-Za-z_]+)/g, '{$1}');
+    const op = operation(r, components);
+    add(path, r.method.toLowerCase(), op);
+    if (r.method === 'GET') add(path, 'head', headOperation(op));
   }
+  const schemes = new Set(routes.flatMap((r) => r.security ?? []));
   const versionHeader = (description: string) => ({
     description,
     required: true,
@@ -326,6 +465,15 @@ export function openApiDocument(
     components: {
       securitySchemes: {
         bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT (EdDSA)' },
+        ...(schemes.has('metricsToken')
+          ? {
+              metricsToken: {
+                type: 'http',
+                scheme: 'bearer',
+                description: "The operator's SVC_METRICS_TOKEN, sent as `Authorization: Bearer <token>`",
+              },
+            }
+          : {}),
         // Neither scheme name is in the IANA HTTP authentication registry, so they are described as
         // what they are on the wire, a value of the Authorization header, which every tool reads.
         svcCapability: {
@@ -384,36 +532,10 @@ export function openApiDocument(
           schema: { type: 'string', const: 'no-store' },
         },
       },
-      schemas: {
-        Problem: {
-          type: 'object',
-          description: 'RFC 9457 problem details. Extra members carry what the client needs to act on the refusal.',
-          required: ['type', 'title', 'status', 'code', 'detail'],
-          properties: {
-            type: { type: 'string' },
-            title: { type: 'string' },
-            status: { type: 'integer' },
-            code: {
-              type: 'string',
-              enum: Object.keys(STATUS).sort(),
-              description: 'Stable problem code; each operation lists the ones it can answer',
-            },
-            detail: { type: 'string' },
-            supported_min: { type: 'string', description: 'On 426: the oldest supported protocol version' },
-            supported_max: { type: 'string', description: 'On 426: the newest supported protocol version' },
-            album_pin: {
-              type: 'string',
-              description: "On 426 error.protocol.below_album_pin: the album's pinned version",
-            },
-            live_intent_id: { type: 'string', description: 'On 409 album refusals: the live upgrade intent' },
-            attempts_left: {
-              type: 'integer',
-              description: 'On 401 error.auth.invalid_code: codes this challenge still takes',
-            },
-          },
-          additionalProperties: true,
-        },
-      },
+      // By name, so a reader (and a diff of the generated types) finds each in one place.
+      schemas: Object.fromEntries(
+        Object.entries({ ...components.schemas, Problem: PROBLEM }).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+      ),
     },
   };
 }

@@ -13,7 +13,12 @@ export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'OPTIONS';
 
 /** How a route takes its body. `bytes` leaves reading to the handler (uploads stream their own). */
 export type BodySpec =
-  | { readonly type: 'json'; readonly schema: v.GenericSchema }
+  | {
+      readonly type: 'json';
+      readonly schema: v.GenericSchema;
+      /** The body's name in the API reference, for a schema not named where it is defined (schema-names.ts). */
+      readonly name?: string;
+    }
   | { readonly type: 'cbor'; readonly description: string }
   | { readonly type: 'bytes'; readonly description: string }
   | { readonly type: 'empty' };
@@ -21,6 +26,8 @@ export type BodySpec =
 export interface ResponseSpec {
   readonly description: string;
   readonly schema?: v.GenericSchema;
+  /** The body's name in the API reference, for a schema not named where it is defined (schema-names.ts). */
+  readonly name?: string;
   readonly contentType?: string;
   /** The body is raw bytes of `contentType` (default application/octet-stream), not a schema. */
   readonly binary?: boolean;
@@ -89,8 +96,11 @@ export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown>
    * no-store`, so no cache along the way keeps one (RFC 6749 section 5.1).
    */
   readonly noStore?: boolean;
-  /** The schemes a route with `auth: false` checks itself (the API reference, and the 401's `WWW-Authenticate`). */
-  readonly security?: readonly ('bearer' | 'svcCapability')[];
+  /**
+   * The schemes a route with `auth: false` checks itself (the API reference, and the 401's
+   * `WWW-Authenticate`). `metricsToken` is a Bearer token that is no session: the operator's own.
+   */
+  readonly security?: readonly ('bearer' | 'svcCapability' | 'metricsToken')[];
   /** Needs X-Svc-Protocol (everything but /.well-known and the OpenAPI document). Default true. */
   readonly versioned?: boolean;
   /**
@@ -106,6 +116,11 @@ export interface RouteDef<BS = BodySpec | undefined, PS = unknown, QS = unknown>
   readonly responses: Readonly<Record<number, ResponseSpec>>;
   /** Optional request headers the route reads (for the API reference), by name: what each does. */
   readonly requestHeaders?: Readonly<Record<string, string>>;
+  /**
+   * Refusals another server made, passed on with that server's own status and code (a lookup
+   * forwarded to a peer): the reference lists them as `4XX`, with what this says.
+   */
+  readonly passesOn4xx?: string;
   /** The problem codes this route can answer with (for the API reference). */
   readonly errors?: readonly string[];
   /** The client's method name in the API reference; derived from the method and path when absent. */

@@ -3,7 +3,7 @@ import type { Json } from './doc-check.js';
 
 // Test support: fast-check arbitraries read from the JSON Schemas of the OpenAPI document, for
 // values the schema accepts and for values that break it in one place. Covers the keywords our
-// document uses (type, const, enum, anyOf, pattern, min/maxLength, minimum/maximum, properties,
+// document uses (type, const, enum, anyOf, oneOf, pattern, min/maxLength, minimum/maximum, properties,
 // required, additionalProperties, maxProperties, items); anything else is "any JSON".
 
 const anyJson: fc.Arbitrary<unknown> = fc.jsonValue({ maxDepth: 2 });
@@ -31,6 +31,7 @@ export function valid(s: Json | undefined): fc.Arbitrary<unknown> {
   if ('const' in s) return fc.constant(s.const);
   if (Array.isArray(s.enum)) return fc.constantFrom(...s.enum);
   if (Array.isArray(s.anyOf)) return fc.oneof(...s.anyOf.map((x: Json) => valid(x)));
+  if (Array.isArray(s.oneOf)) return fc.oneof(...s.oneOf.map((x: Json) => valid(x)));
   switch (s.type) {
     case 'string':
       return stringArb(s);

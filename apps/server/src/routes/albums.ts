@@ -1,9 +1,10 @@
 import * as v from 'valibot';
 import type { UpgradeStatus } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
+import { named } from '../http/schema-names.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 import { isoOrNull, json, noContent, unwrap } from '../http/respond.js';
-import { DeviceId, Timestamp, Uuid } from './schemas.js';
+import { Count, DeviceId, Timestamp, Uuid } from './schemas.js';
 
 const AlbumParams = v.object({ album_id: Uuid });
 
@@ -12,8 +13,9 @@ const Status = v.object({
   intent_id: v.nullable(Uuid),
   to_version: v.nullable(v.string()),
   expires_at: v.nullable(Timestamp),
-  in_flight: v.number(),
+  in_flight: Count,
 });
+named('UpgradeStatus', Status);
 const statusBody = (s: UpgradeStatus) => ({
   phase: s.phase,
   intent_id: s.intentId,
@@ -36,9 +38,13 @@ export function albumRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'albums',
       summary: "Create an album pinned to the request's X-Svc-Protocol (immutable)",
       auth: true,
-      body: { type: 'json', schema: v.strictObject({ device_id: DeviceId }) },
+      body: { type: 'json', name: 'NewAlbum', schema: v.strictObject({ device_id: DeviceId }) },
       responses: {
-        201: { description: 'Created', schema: v.object({ album_id: Uuid, protocol_version: v.string() }) },
+        201: {
+          description: 'Created',
+          name: 'AlbumCreated',
+          schema: v.object({ album_id: Uuid, protocol_version: v.string() }),
+        },
       },
       errors: ['error.device.unknown', 'error.request.invalid'],
       handle: async ({ c, body, principal, version }) => {

@@ -3,8 +3,9 @@ import type { AssetRecord, Principal, SyncAsset } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { JSON_LIMIT, octetStream, readLimited } from '../http/request.js';
 import { iso, isoOrNull, json, noContent, unwrap } from '../http/respond.js';
+import { named } from '../http/schema-names.js';
 import { route, type AnyRoute } from '../http/route-def.js';
-import { Timestamp, Uuid } from './schemas.js';
+import { Bytes, Count, Timestamp, Uuid } from './schemas.js';
 import { Hash, IdParam, Kind } from './upload-fields.js';
 
 /** An asset on the wire (also the answer to adopting a drop, a sync change's record and a share link's listing). */
@@ -21,14 +22,18 @@ export const AssetBody = v.object({
   ),
   trashed_at: v.nullable(Timestamp),
   blobs: v.array(
-    v.object({
-      role: v.pipe(Kind, v.description('What the blob is to the asset')),
-      kind: v.pipe(Kind, v.description('The same as role (the name earlier builds used)')),
-      content_hash: Hash,
-      size: v.number(),
-    }),
+    named(
+      'AssetBlob',
+      v.object({
+        role: v.pipe(Kind, v.description('What the blob is to the asset')),
+        kind: v.pipe(Kind, v.description('The same as role (the name earlier builds used)')),
+        content_hash: Hash,
+        size: Bytes,
+      }),
+    ),
   ),
 });
+named('Asset', AssetBody);
 export const assetBody = (a: SyncAsset) => ({
   asset_id: a.id,
   owner_id: a.ownerId,
@@ -164,7 +169,9 @@ export function assetRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       query: IntentQuery,
       body: { type: 'empty' },
-      responses: { 200: { description: 'How many were purged', schema: v.object({ purged: v.number() }) } },
+      responses: {
+        200: { description: 'How many were purged', name: 'TrashEmptied', schema: v.object({ purged: Count }) },
+      },
       errors: ['error.protocol.below_album_pin', 'error.upload.album_quiescing'],
       handle: async ({ c, query, principal, version }) =>
         json(c, 200, { purged: unwrap(await deps.assets.emptyTrash(principal, guarded(query, version))) }),

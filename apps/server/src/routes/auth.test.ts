@@ -1,6 +1,7 @@
 import { createLocalJWKSet, jwtVerify, decodeJwt } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PASSWORD, call, registerUser, testServer, type TestServer } from '@strongroom/tests';
+import { inlined } from '../http/doc-check.js';
 
 let s: TestServer;
 beforeEach(async () => {
@@ -734,7 +735,9 @@ describe('routing and public records', () => {
     expect(Object.keys(r.body.paths)).toEqual(
       expect.arrayContaining(['/v1/auth/register', '/v1/auth/sessions/{session_id}', '/.well-known/svc/server-info']),
     );
-    expect(r.body.paths['/v1/auth/register'].post.requestBody.content['application/json'].schema).toMatchObject({
+    const register = r.body.paths['/v1/auth/register'].post.requestBody.content['application/json'].schema;
+    expect(register).toEqual({ $ref: '#/components/schemas/RegisterRequest' });
+    expect(inlined(r.body, register)).toMatchObject({
       required: ['address', 'password'],
       additionalProperties: false,
     });

@@ -2,11 +2,13 @@ import * as v from 'valibot';
 import { readCohortHash, type Profile, type TokenPair as CoreTokenPair } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
+import { named } from '../http/schema-names.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 import { iso, isoOrNull, json, noContent, unwrap } from '../http/respond.js';
 import {
   Address,
   Advisory,
+  Count,
   DisplayName,
   NewPassword,
   SignedIn,
@@ -36,6 +38,7 @@ const ProfileBody = v.object({
   created_at: Timestamp,
   handle: v.nullable(v.string()),
 });
+named('Profile', ProfileBody);
 const profileBody = (
   p: { accountId: string; address: string | null; displayName: string | null; createdAt: number },
   handle: string | null,
@@ -50,6 +53,8 @@ const profileBody = (
 });
 
 const Password = v.string();
+/** When the caller last confirmed who it is: what the recent-sign-in rule reads. */
+export const Reauthenticated = named('Reauthenticated', v.object({ reauthenticated_at: Timestamp }));
 /** A wrong password from a signed-in caller (reauthenticate, password change) is 403, not login's 401. */
 
 /**
@@ -71,7 +76,11 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'auth',
       summary: 'Create an account and sign in (address and password only)',
       auth: false,
-      body: { type: 'json', schema: v.strictObject({ address: Address, password: NewPassword }) },
+      body: {
+        type: 'json',
+        name: 'RegisterRequest',
+        schema: v.strictObject({ address: Address, password: NewPassword }),
+      },
       responses: { 200: { description: 'The new account signed in', schema: SignedIn } },
       localAuth: true,
       errors: [
@@ -103,6 +112,7 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       write: false,
       body: {
         type: 'json',
+        name: 'LoginRequest',
         schema: v.strictObject({
           address: v.string(),
           password: Password,
@@ -116,7 +126,8 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
         202: {
           description:
             'A second factor is confirmed: answer the challenge at /v1/auth/login/verify-totp, or with the identity key at /v1/auth/login/recover-totp (which signs over account_id)',
-          schema: v.object({ challenge: v.string(), expires_in: v.number(), account_id: Uuid }),
+          name: 'SecondFactorChallenge',
+          schema: v.object({ challenge: v.string(), expires_in: Count, account_id: Uuid }),
         },
       },
       localAuth: true,
@@ -157,10 +168,11 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'Mint a new access token with the session token',
       auth: false,
       write: false,
-      body: { type: 'json', schema: v.strictObject({ session_token: v.string() }) },
+      body: { type: 'json', name: 'RefreshRequest', schema: v.strictObject({ session_token: v.string() }) },
       responses: {
         200: {
           description: 'A fresh access token',
+          name: 'AccessToken',
           schema: v.object({ access_token: v.string(), token_type: v.literal('Bearer'), expires_in: v.literal(900) }),
         },
       },
@@ -176,8 +188,8 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'auth',
       summary: 'Confirm the password again (no second factor)',
       auth: true,
-      body: { type: 'json', schema: v.strictObject({ password: Password }) },
-      responses: { 200: { description: 'Confirmed', schema: v.object({ reauthenticated_at: Timestamp }) } },
+      body: { type: 'json', name: 'ReauthenticateRequest', schema: v.strictObject({ password: Password }) },
+      responses: { 200: { description: 'Confirmed', schema: Reauthenticated } },
       localAuth: true,
       errors: [
         'error.auth.invalid_credentials',
@@ -202,7 +214,11 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'auth',
       summary: 'Change the password: closes every session and re-opens the caller under its own id',
       auth: true,
-      body: { type: 'json', schema: v.strictObject({ current_password: Password, new_password: NewPassword }) },
+      body: {
+        type: 'json',
+        name: 'PasswordChange',
+        schema: v.strictObject({ current_password: Password, new_password: NewPassword }),
+      },
       responses: {
         200: { description: "A fresh token pair for the caller's unchanged session id", schema: TokenPair },
       },
@@ -256,10 +272,13 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       responses: {
         200: {
           description: 'The sign-in methods',
+          name: 'SignInMethods',
           schema: v.object({
             password: v.pipe(v.boolean(), v.description('A local password exists and local sign-in is on')),
             totp: v.pipe(v.boolean(), v.description('A confirmed second factor')),
-            oidc: v.array(v.object({ issuer: v.string(), subject: v.string(), linked_at: Timestamp })),
+            oidc: v.array(
+              named('OidcIdentity', v.object({ issuer: v.string(), subject: v.string(), linked_at: Timestamp })),
+            ),
           }),
         },
       },
@@ -295,7 +314,11 @@ export function authRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'profile',
       summary: 'Set or clear the display name (absent leaves it, null or empty clears it)',
       auth: true,
-      body: { type: 'json', schema: v.strictObject({ display_name: v.optional(v.nullable(DisplayName)) }) },
+      body: {
+        type: 'json',
+        name: 'ProfileUpdate',
+        schema: v.strictObject({ display_name: v.optional(v.nullable(DisplayName)) }),
+      },
       responses: { 200: { description: 'Updated profile', schema: ProfileBody } },
       errors: ['error.profile.invalid_display_name', 'error.request.invalid', 'error.sponsored.no_identity'],
       handle: async ({ c, body, principal }) => {

@@ -7,6 +7,7 @@ import { noneMatch } from '../http/public-record.js';
 import { resolveRange } from '../http/range.js';
 import { requestHeader } from '../http/request.js';
 import { iso, json, streamed, unwrap, withNoStore } from '../http/respond.js';
+import { named } from '../http/schema-names.js';
 import { route, type AnyRoute, type HandlerInput } from '../http/route-def.js';
 import { ContentHash, Timestamp } from './schemas.js';
 
@@ -31,6 +32,7 @@ const PresignedUrl = v.object({
   ),
   expires_at: v.pipe(Timestamp, v.description('The URL is refused after this (at most 5 minutes from now)')),
 });
+named('PresignedUrl', PresignedUrl);
 const LinkParams = v.object({ link_id: LinkId, content_hash: ContentHash });
 
 /** A blob's bytes never change under its hash, so any cache may keep them for good (but only the reader's own). */
@@ -169,7 +171,7 @@ export function blobRoutes(deps: AppDeps): AnyRoute[] {
       query: AsQuery,
       requestHeaders: REQUEST_HEADERS,
       responses: RESPONSES,
-      errors: ['error.request.range_not_satisfiable', 'error.conflict'],
+      errors: ['error.request.range_not_satisfiable', 'error.conflict', 'error.internal'],
       handle: async (input) =>
         answer(input, await deps.blobReads.forAccount(input.principal, input.params.content_hash)),
     }),
@@ -184,7 +186,7 @@ export function blobRoutes(deps: AppDeps): AnyRoute[] {
       query: AsQuery,
       requestHeaders: REQUEST_HEADERS,
       responses: RESPONSES,
-      errors: ['error.request.range_not_satisfiable', 'error.conflict'],
+      errors: ['error.request.range_not_satisfiable', 'error.conflict', 'error.internal'],
       handle: async (input) =>
         answer(input, await deps.blobReads.forLink(input.params.link_id, input.params.content_hash)),
     }),

@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { COMMANDS, runCli } from '../cli.js';
 import { readConfig } from '../config.js';
 import { call, registerUser, testServer, type TestServer } from '@strongroom/tests';
+import { inlined } from '../http/doc-check.js';
 
 const DAY_MS = 86_400_000;
 const BUILD_MIN = '2026-03-01';
@@ -250,7 +251,7 @@ describe('configuration and the API reference', () => {
   it("declares the records' shapes and the finalize receipt in /openapi.json", async () => {
     const doc = (await call(s.app, 'GET', '/openapi.json', { version: null })).body;
     const ok = (path: string, method = 'get') =>
-      doc.paths[path][method].responses['200'].content['application/json'].schema;
+      inlined(doc, doc.paths[path][method].responses['200'].content['application/json'].schema);
     expect(ok('/.well-known/svc/deprecation').required).toEqual([
       'protocol_version',
       'min_client_build',

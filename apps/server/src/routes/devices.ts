@@ -4,7 +4,7 @@ import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 import { bytes, iso, json, unwrap } from '../http/respond.js';
-import { Timestamp } from './schemas.js';
+import { Count, Timestamp } from './schemas.js';
 
 const DIRECTORY_CBOR =
   'Signed device directory, canonical CBOR: {"identity_key": bstr32, "seq": uint, "devices": [{"device_id": tstr, "ed25519": bstr32, ' +
@@ -28,7 +28,8 @@ export function deviceRoutes(deps: AppDeps): AnyRoute[] {
       responses: {
         200: {
           description: 'Accepted; GET now returns exactly these bytes',
-          schema: v.object({ seq: v.number(), identity_key: B64, devices: v.number(), accepted_at: Timestamp }),
+          name: 'DirectoryAccepted',
+          schema: v.object({ seq: Count, identity_key: B64, devices: Count, accepted_at: Timestamp }),
         },
       },
       errors: [
@@ -78,7 +79,11 @@ export function deviceRoutes(deps: AppDeps): AnyRoute[] {
       write: false,
       body: { type: 'empty' },
       responses: {
-        200: { description: 'The challenge', schema: v.object({ challenge: B64, expires_in: v.literal(300) }) },
+        200: {
+          description: 'The challenge',
+          name: 'LogoutAllChallenge',
+          schema: v.object({ challenge: B64, expires_in: v.literal(300) }),
+        },
       },
       errors: ['error.request.too_many'],
       handle: async ({ c, principal }) => {
@@ -96,6 +101,7 @@ export function deviceRoutes(deps: AppDeps): AnyRoute[] {
       write: false,
       body: {
         type: 'json',
+        name: 'LogoutAllRequest',
         schema: v.strictObject({
           challenge: B64,
           signature: v.pipe(
@@ -109,7 +115,8 @@ export function deviceRoutes(deps: AppDeps): AnyRoute[] {
       responses: {
         200: {
           description: 'Every session of the account is closed',
-          schema: v.object({ sessions_closed: v.number() }),
+          name: 'LogoutAllResult',
+          schema: v.object({ sessions_closed: Count }),
         },
       },
       errors: ['error.auth.proof_invalid', 'error.request.invalid'],

@@ -5,6 +5,7 @@ import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { COMMANDS } from '../cli.js';
 import { call, registerUser, testServer, type TestServer } from '@strongroom/tests';
+import { inlined } from '../http/doc-check.js';
 
 let s: TestServer;
 beforeEach(async () => {
@@ -429,7 +430,18 @@ describe('API reference', () => {
     });
     const get = doc.paths['/v1/discovery/lookup'].get;
     expect(get.security).toEqual([{ bearer: [] }, { svcCapability: [] }]);
-    expect(Object.keys(get.responses).sort()).toEqual(['200', '400', '401', '403', '404', '426', '429', '502', '503']);
+    expect(Object.keys(get.responses).sort()).toEqual([
+      '200',
+      '400',
+      '401',
+      '403',
+      '404',
+      '426',
+      '429',
+      '4XX',
+      '502',
+      '503',
+    ]);
     expect(get.parameters).toContainEqual({ $ref: '#/components/parameters/X-Svc-Act-As' });
     expect(get.responses['401'].description).toContain('error.federation.capability_invalid');
     expect(doc.paths['/v1/discovery/handle'].put.responses['409'].description).toContain(
@@ -438,7 +450,8 @@ describe('API reference', () => {
     expect(doc.paths['/v1/discovery/public'].put.responses['409'].description).toContain('error.discovery.no_handle');
     expect(doc.paths['/.well-known/webfinger'].get.responses['200'].content).toHaveProperty('application/jrd+json');
     expect(
-      doc.paths['/.well-known/svc/revoked-jti'].get.responses['200'].content['application/json'].schema.properties,
+      inlined(doc, doc.paths['/.well-known/svc/revoked-jti'].get.responses['200'].content['application/json'].schema)
+        .properties,
     ).toHaveProperty('revoked');
   });
 });

@@ -12,12 +12,14 @@ import type { AppDeps } from '../deps.js';
 import { HttpProblem, type ProblemCode } from '../http/problem.js';
 import { json, unwrap } from '../http/respond.js';
 import { requestHeader } from '../http/request.js';
+import { named } from '../http/schema-names.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 
 const HandleUser = v.pipe(v.string(), v.regex(/^[a-z0-9][a-z0-9._-]{0,63}$/, 'must match [a-z0-9][a-z0-9._-]{0,63}'));
 const HandleBody = v.object({
   handle: v.pipe(v.string(), v.description("user@host, the host being this server's (with a non-default port)")),
 });
+named('Handle', HandleBody);
 const LookupBody = v.object({
   handle: v.string(),
   account_id: v.string(),
@@ -33,6 +35,7 @@ const LookupBody = v.object({
     ),
   ),
 });
+named('HandleLookup', LookupBody);
 
 const CAPABILITY_SCHEME = 'svccapability ';
 
@@ -113,7 +116,7 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'discovery',
       summary: "Claim the caller's handle, user@<this server's host>. Set once: it cannot be changed",
       auth: true,
-      body: { type: 'json', schema: v.strictObject({ user: HandleUser }) },
+      body: { type: 'json', name: 'HandleClaim', schema: v.strictObject({ user: HandleUser }) },
       responses: { 200: { description: 'The handle (the same claim again answers the same)', schema: HandleBody } },
       errors: [
         'error.request.invalid',
@@ -130,9 +133,13 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'discovery',
       summary: 'Publish or withdraw the anonymous record (WebFinger: handle and display name only)',
       auth: true,
-      body: { type: 'json', schema: v.strictObject({ published: v.boolean() }) },
+      body: { type: 'json', name: 'PublicRecordUpdate', schema: v.strictObject({ published: v.boolean() }) },
       responses: {
-        200: { description: "The record's state", schema: v.object({ handle: v.string(), published: v.boolean() }) },
+        200: {
+          description: "The record's state",
+          name: 'PublicRecordState',
+          schema: v.object({ handle: v.string(), published: v.boolean() }),
+        },
       },
       errors: [
         'error.request.invalid',
@@ -156,6 +163,8 @@ export function discoveryRoutes(deps: AppDeps): AnyRoute[] {
       statusContext: 'authenticating',
       query: v.object({ handle: v.pipe(v.string(), v.description('user@host')) }),
       responses: { 200: { description: "The handle's keys", schema: LookupBody } },
+      passesOn4xx:
+        "A listed peer's refusal of a forwarded lookup, passed on with the peer's own status and code (any 4xx, codes this server does not know included)",
       errors: [
         'error.request.invalid',
         'error.auth.session_invalid',

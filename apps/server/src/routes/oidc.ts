@@ -5,8 +5,8 @@ import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { iso, json, noContent, unwrap } from '../http/respond.js';
 import { route, type AnyRoute } from '../http/route-def.js';
-import { Advisory, SignedIn, Timestamp } from './schemas.js';
-import { tokenPairBody } from './auth.js';
+import { Advisory, SignedIn } from './schemas.js';
+import { Reauthenticated, tokenPairBody } from './auth.js';
 
 function configured(deps: AppDeps): OidcService {
   if (deps.oidc === null)
@@ -61,6 +61,7 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
       write: false,
       body: {
         type: 'json',
+        name: 'OidcStartRequest',
         schema: v.strictObject({
           return_to: v.pipe(
             v.string(),
@@ -85,6 +86,7 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
       responses: {
         200: {
           description: 'Send the browser to authorization_url; the flow lives 600 seconds',
+          name: 'OidcStart',
           schema: v.object({ authorization_url: v.string(), expires_in: v.literal(600) }),
         },
       },
@@ -156,6 +158,7 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
       write: false,
       body: {
         type: 'json',
+        name: 'OidcCompleteRequest',
         schema: v.strictObject({
           login_code: v.string(),
           app_verifier: v.optional(v.pipe(AppSecret, v.description("The verifier behind the flow's app_challenge"))),
@@ -167,7 +170,8 @@ export function oidcRoutes(deps: AppDeps): AnyRoute[] {
         200: {
           description:
             'sign_in: a token pair (the session is opened with method oidc); reauthenticate: the reauthentication time',
-          schema: v.union([SignedIn, v.object({ reauthenticated_at: Timestamp })]),
+          name: 'OidcCompletion',
+          schema: v.union([SignedIn, Reauthenticated]),
         },
         204: { description: 'link: the provider identity is bound to the caller' },
       },

@@ -6,9 +6,10 @@ import { requestHeader } from '../http/request.js';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { bytes, json } from '../http/respond.js';
+import { named } from '../http/schema-names.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 
-const Status = v.object({ status: v.literal('ok') });
+const Status = named('Status', v.object({ status: v.literal('ok') }));
 
 const digest = (s: string): Buffer => createHash('sha256').update(s, 'utf8').digest();
 
@@ -32,7 +33,8 @@ function metricsGate(token: string | null): (authorization: string | undefined) 
  * without it is open and belongs behind the network boundary.
  */
 export function operationsRoutes(deps: AppDeps): AnyRoute[] {
-  const metricsAllowed = metricsGate(deps.config.metricsToken ?? null);
+  const metricsToken = deps.config.metricsToken ?? null;
+  const metricsAllowed = metricsGate(metricsToken);
   return [
     route({
       method: 'GET',
@@ -71,10 +73,13 @@ export function operationsRoutes(deps: AppDeps): AnyRoute[] {
       method: 'GET',
       path: '/metrics',
       tag: 'operations',
+      // The reference states this server's own gate: open without SVC_METRICS_TOKEN, that token otherwise.
       summary:
-        'Prometheus metrics (text exposition format 0.0.4); with SVC_METRICS_TOKEN set, only for Authorization: Bearer <that token>',
+        metricsToken === null
+          ? 'Prometheus metrics (text exposition format 0.0.4). Open: this server sets no SVC_METRICS_TOKEN (with one set, only `Authorization: Bearer <that token>` reads them)'
+          : 'Prometheus metrics (text exposition format 0.0.4), only for `Authorization: Bearer <SVC_METRICS_TOKEN>`',
       auth: false,
-      security: ['bearer'],
+      security: metricsToken === null ? [] : ['metricsToken'],
       versioned: false,
       responses: {
         200: {
@@ -84,7 +89,7 @@ export function operationsRoutes(deps: AppDeps): AnyRoute[] {
           schema: v.pipe(v.string(), v.description('Prometheus text exposition format 0.0.4')),
         },
       },
-      errors: ['error.auth.invalid_credentials'],
+      errors: metricsToken === null ? [] : ['error.auth.invalid_credentials'],
       handle: async ({ c }) => {
         if (!metricsAllowed(requestHeader(c, 'authorization'))) {
           throw new HttpProblem(

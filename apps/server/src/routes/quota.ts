@@ -2,14 +2,15 @@ import * as v from 'valibot';
 import { QUOTA_ALERTS, QUOTA_STATES, type QuotaStatus } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { isoOrNull, json } from '../http/respond.js';
+import { named } from '../http/schema-names.js';
 import { route, type AnyRoute } from '../http/route-def.js';
-import { Timestamp } from './schemas.js';
+import { Bytes, Timestamp } from './schemas.js';
 
 const QuotaBody = v.object({
-  used: v.pipe(v.number(), v.description('Charged bytes plus open reservations; the state follows it')),
-  reserved: v.number(),
-  soft_limit: v.nullable(v.number()),
-  hard_limit: v.pipe(v.nullable(v.number()), v.description('null = unlimited')),
+  used: v.pipe(Bytes, v.description('Charged bytes plus open reservations; the state follows it')),
+  reserved: v.pipe(Bytes, v.description('Bytes held by open upload sessions (part of used)')),
+  soft_limit: v.nullable(Bytes),
+  hard_limit: v.pipe(v.nullable(Bytes), v.description('null = unlimited')),
   state: v.picklist(QUOTA_STATES),
   grace_expires_at: v.pipe(
     v.nullable(Timestamp),
@@ -17,6 +18,7 @@ const QuotaBody = v.object({
   ),
   alerts: v.array(v.picklist(QUOTA_ALERTS)),
 });
+named('Quota', QuotaBody);
 const quotaBody = (q: QuotaStatus) => ({
   used: q.used,
   reserved: q.reserved,

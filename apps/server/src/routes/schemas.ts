@@ -11,6 +11,7 @@ import {
   normalizeDisplayName,
 } from '@strongroom/core';
 import { codePoints, rule } from '../http/rules.js';
+import { named } from '../http/schema-names.js';
 
 /** Shared wire shapes. Request objects are strict: an unknown key is refused, never ignored. */
 // Built from core's own checks, so the wire and the domain cannot disagree on what an id is.
@@ -21,6 +22,14 @@ export const ContentHash = v.pipe(
 );
 export const DeviceId = v.pipe(v.string(), v.regex(DEVICE_ID_PATTERN, 'must be 1 to 128 visible ASCII characters'));
 export const Timestamp = v.pipe(v.string(), v.isoTimestamp(), v.description('RFC 3339 UTC timestamp'));
+/**
+ * A count of bytes (a size, a quota, an offset): a whole number, never negative, and 64-bit on the
+ * wire. Blobs and quotas pass 2 GiB, so `format: int64` tells generators of typed languages to give
+ * it a 64-bit integer rather than a double or a 32-bit int.
+ */
+export const Bytes = v.pipe(v.number(), v.integer(), v.minValue(0), v.metadata({ format: 'int64' }));
+/** A whole count of things (assets, sessions, devices): an integer, never negative. */
+export const Count = v.pipe(v.number(), v.integer(), v.minValue(0));
 
 export const TokenPair = v.object({
   session_id: Uuid,
@@ -32,6 +41,7 @@ export const TokenPair = v.object({
   token_type: v.literal('Bearer'),
   expires_in: v.literal(900),
 });
+named('TokenPair', TokenPair);
 
 /** What every sign-in answers: the token pair and a sign-in ticket (a password change answers TokenPair alone). */
 export const SignedIn = v.object({
@@ -43,6 +53,7 @@ export const SignedIn = v.object({
     ),
   ),
 });
+named('SignedIn', SignedIn);
 
 /** A sign-in ticket presented at login; one that is unknown, void or for another address counts as absent. */
 export const SignInTicketField = v.optional(

@@ -25,6 +25,7 @@ export function secondFactorRoutes(deps: AppDeps): AnyRoute[] {
       // Spec §2.11 exempts only login, verify-totp, refresh and signing out: a write (426 below Min).
       body: {
         type: 'json',
+        name: 'TotpRecoveryRequest',
         schema: v.strictObject({
           challenge: v.pipe(B64, v.description('the challenge of the 202 login answer')),
           signature: v.pipe(

@@ -1,23 +1,28 @@
 import * as v from 'valibot';
 import type { AppDeps } from '../deps.js';
+import { named } from '../http/schema-names.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 import { iso, json, noContent, unwrap } from '../http/respond.js';
 import { Timestamp, Uuid } from './schemas.js';
 
 const SessionList = v.object({
   sessions: v.array(
-    v.object({
-      session_id: Uuid,
-      created_at: Timestamp,
-      last_used_at: Timestamp,
-      expires_at: Timestamp,
-      cohort_hash: v.nullable(v.string()),
-      current: v.boolean(),
-      method: v.picklist(['password', 'oidc']),
-    }),
+    named(
+      'Session',
+      v.object({
+        session_id: Uuid,
+        created_at: Timestamp,
+        last_used_at: Timestamp,
+        expires_at: Timestamp,
+        cohort_hash: v.nullable(v.string()),
+        current: v.boolean(),
+        method: v.picklist(['password', 'oidc']),
+      }),
+    ),
   ),
-  cohorts: v.array(v.object({ cohort_hash: v.string(), first_seen: Timestamp, last_seen: Timestamp })),
+  cohorts: v.array(named('Cohort', v.object({ cohort_hash: v.string(), first_seen: Timestamp, last_seen: Timestamp }))),
 });
+named('SessionList', SessionList);
 
 /** Listing and revoking the caller's sessions. */
 export function sessionRoutes(deps: AppDeps): AnyRoute[] {

@@ -3,8 +3,9 @@ import type { DropView, Link, SponsoredRecord } from '@strongroom/core';
 import { linkStatus } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { iso, isoOrNull, json, noContent, unwrap } from '../http/respond.js';
+import { named } from '../http/schema-names.js';
 import { route, type AnyRoute } from '../http/route-def.js';
-import { ContentHash, Timestamp, Uuid } from './schemas.js';
+import { Bytes, ContentHash, Timestamp, Uuid } from './schemas.js';
 import { Size } from './upload-fields.js';
 import { AssetBody, assetBody, assetView } from './assets.js';
 
@@ -28,6 +29,7 @@ const SponsoredBody = v.object({
   owners: v.pipe(v.array(Uuid), v.description('Every account that may act as it, the sponsor first')),
   created_at: Timestamp,
 });
+named('SponsoredAccount', SponsoredBody);
 const sponsoredBody = (r: SponsoredRecord) => ({
   account_id: r.accountId,
   sponsor_id: r.sponsorId,
@@ -41,8 +43,8 @@ export const LinkSummary = v.object({
   kind: LinkKind,
   album_id: v.nullable(Uuid),
   asset_ids: v.array(Uuid),
-  max_bytes: v.nullable(v.number()),
-  accepted_bytes: v.pipe(v.number(), v.description('Upload links: declared bytes of the drops opened through it')),
+  max_bytes: v.nullable(Bytes),
+  accepted_bytes: v.pipe(Bytes, v.description('Upload links: declared bytes of the drops opened through it')),
   status: v.picklist(['active', 'expired', 'revoked']),
   created_at: Timestamp,
   session_id: v.pipe(
@@ -54,6 +56,7 @@ export const LinkSummary = v.object({
   expires_at: v.nullable(Timestamp),
   revoked_at: v.nullable(Timestamp),
 });
+named('Link', LinkSummary);
 export const linkSummary = (l: Link, now: number) => ({
   link_id: l.id,
   kind: l.kind,
@@ -77,9 +80,10 @@ const PublicLink = v.object({
     v.pipe(v.string(), v.description('Share links: the keys wrapped under the secret the link carries')),
   ),
   seal_key: v.optional(v.pipe(v.string(), v.description('Upload links: the link-scoped public key guests seal to'))),
-  max_bytes: v.optional(v.nullable(v.number())),
+  max_bytes: v.optional(v.nullable(Bytes)),
   expires_at: v.nullable(Timestamp),
 });
+named('PublicLink', PublicLink);
 /** What anyone holding the link id sees: the wrapped key and what it covers (share), or the seal key and the album drops go to (upload). Never the owner. */
 const publicLink = (l: Link) =>
   l.kind === 'share'
@@ -106,10 +110,11 @@ const DropBody = v.object({
     v.picklist(['uploading', 'ready', 'adopted', 'discarded', 'expired']),
     v.description('ready = finalized, waiting for adoption until expires_at'),
   ),
-  declared_size: v.number(),
+  declared_size: Bytes,
   created_at: Timestamp,
   expires_at: v.nullable(Timestamp),
 });
+named('Drop', DropBody);
 const dropBody = (d: DropView) => ({
   upload_id: d.uploadId,
   state: d.state,
@@ -138,6 +143,10 @@ const NewLink = v.variant('kind', [
     expires_at: v.optional(Rfc3339),
   }),
 ]);
+// Each kind its own named shape: a generator makes one type per kind and a union of the two.
+named('NewLink', NewLink);
+named('NewShareLink', NewLink.options[0]);
+named('NewUploadLink', NewLink.options[1]);
 
 /** Sponsored accounts, share and upload links, and guest drops. */
 export function sharingRoutes(deps: AppDeps): AnyRoute[] {
@@ -150,7 +159,7 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
         'Create a sponsored account (no address, password or factor), paid for by the caller, who becomes its first owner',
       auth: true,
       body: { type: 'empty' },
-      responses: { 201: { description: 'Created', schema: v.object({ account_id: Uuid }) } },
+      responses: { 201: { description: 'Created', name: 'SponsoredCreated', schema: v.object({ account_id: Uuid }) } },
       errors: ['error.sponsored.cannot_sponsor', 'error.auth.not_an_owner'],
       handle: async ({ c, principal }) =>
         json(c, 201, { account_id: unwrap(await deps.sponsorship.create(principal)).accountId }),
@@ -161,7 +170,13 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'sponsored',
       summary: 'The sponsored accounts the caller owns (as sponsor or added owner)',
       auth: true,
-      responses: { 200: { description: 'Oldest first', schema: v.object({ sponsored: v.array(SponsoredBody) }) } },
+      responses: {
+        200: {
+          description: 'Oldest first',
+          name: 'SponsoredList',
+          schema: v.object({ sponsored: v.array(SponsoredBody) }),
+        },
+      },
       handle: async ({ c, principal }) =>
         json(c, 200, { sponsored: (await deps.sponsorship.list(principal)).map(sponsoredBody) }),
     }),
@@ -172,7 +187,7 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
       summary: 'An owner adds a registered account as another owner (idempotent)',
       auth: true,
       params: v.object({ id: Uuid }),
-      body: { type: 'json', schema: v.strictObject({ account_id: Uuid }) },
+      body: { type: 'json', name: 'NewOwner', schema: v.strictObject({ account_id: Uuid }) },
       responses: { 200: { description: 'The sponsored account with its owners', schema: SponsoredBody } },
       errors: [
         'error.auth.not_an_owner',
@@ -209,6 +224,7 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
       responses: {
         201: {
           description: 'Created; link_id is 16 random bytes, base64url',
+          name: 'LinkCreated',
           schema: v.object({ link_id: LinkId, kind: LinkKind, expires_at: v.nullable(Timestamp) }),
         },
       },
@@ -243,7 +259,7 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'links',
       summary: "The caller's links, revoked and expired ones included, oldest first",
       auth: true,
-      responses: { 200: { description: 'Links', schema: v.object({ links: v.array(LinkSummary) }) } },
+      responses: { 200: { description: 'Links', name: 'LinkList', schema: v.object({ links: v.array(LinkSummary) }) } },
       handle: async ({ c, principal }) => {
         const now = deps.clock.now();
         return json(c, 200, { links: (await deps.links.list(principal)).map((l) => linkSummary(l, now)) });
@@ -283,16 +299,21 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
         "A guest (no token) opens a drop through an upload link: charged to the link owner now, within max_bytes and the owner's hard limit; upload_token (send it as `Authorization: Upload <token>`) admits PUT /upload/{id} and its finalize only. The drop lands in the link's album: below its pin 426; while the album quiesces for an upgrade 409 error.upload.album_quiescing with live_intent_id (a guest names no intent, so no drop opens until the ceremony ends); an open drop counts in the album's in_flight and toward the owner's payer's open sessions, of which drops may hold only half of SVC_MAX_OPEN_UPLOADS (past it 429)",
       auth: false,
       params: v.object({ link_id: LinkId }),
-      body: { type: 'json', schema: v.strictObject({ declared_size: Size, content_hash: v.optional(ContentHash) }) },
+      body: {
+        type: 'json',
+        name: 'NewDrop',
+        schema: v.strictObject({ declared_size: Size, content_hash: v.optional(ContentHash) }),
+      },
       responses: {
         201: {
           description: 'Opened',
+          name: 'DropOpened',
           schema: v.object({
             upload_id: Uuid,
             upload_token: v.string(),
             expires_at: Timestamp,
             multipart: v.pipe(
-              v.nullable(v.object({ part_size: v.number(), part_count: v.number() })),
+              v.nullable(v.object({ part_size: Bytes, part_count: v.pipe(v.number(), v.integer(), v.minValue(1)) })),
               v.description(
                 'On object storage with SVC_S3_DIRECT on, a drop above SVC_S3_PART_BYTES goes straight to the store in parts, as POST /upload answers (POST /upload/{id}/parts with the upload token); else null',
               ),
@@ -333,7 +354,9 @@ export function sharingRoutes(deps: AppDeps): AnyRoute[] {
       summary: "The drops guests opened through one of the caller's upload links",
       auth: true,
       params: v.object({ link_id: LinkId }),
-      responses: { 200: { description: 'Oldest first', schema: v.object({ drops: v.array(DropBody) }) } },
+      responses: {
+        200: { description: 'Oldest first', name: 'DropList', schema: v.object({ drops: v.array(DropBody) }) },
+      },
       errors: ['error.not_found'],
       handle: async ({ c, params, principal }) =>
         json(c, 200, { drops: unwrap(await deps.links.drops(principal, params.link_id)).map(dropBody) }),

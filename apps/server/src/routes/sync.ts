@@ -2,9 +2,10 @@ import * as v from 'valibot';
 import { SYNC_PAGE_LIMIT, type SyncAlbum, type SyncPageChange } from '@strongroom/core';
 import type { AppDeps } from '../deps.js';
 import { iso, json, unwrap } from '../http/respond.js';
+import { named } from '../http/schema-names.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 import { AssetBody, assetBody } from './assets.js';
-import { Timestamp, Uuid } from './schemas.js';
+import { Count, Timestamp, Uuid } from './schemas.js';
 import { LinkSummary, linkSummary } from './sharing.js';
 
 const LinkId = v.pipe(v.string(), v.regex(/^[A-Za-z0-9_-]{22}$/, 'must be a link id (16 bytes, base64url)'));
@@ -16,8 +17,9 @@ export const AlbumBody = v.object({
     v.description('The version the album is pinned to (its writes need at least it)'),
   ),
   created_at: Timestamp,
-  asset_count: v.pipe(v.number(), v.description('Its live assets (the trash is apart)')),
+  asset_count: v.pipe(Count, v.description('Its live assets (the trash is apart)')),
 });
+named('Album', AlbumBody);
 export const albumBody = (a: SyncAlbum) => ({
   album_id: a.id,
   protocol_version: a.protocolVersion,
@@ -52,6 +54,7 @@ const Change = v.object({
     ),
   ),
 });
+named('SyncChange', Change);
 const SyncPage = v.object({
   changes: v.array(Change),
   cursor: v.pipe(
@@ -60,11 +63,18 @@ const SyncPage = v.object({
   ),
   has_more: v.pipe(v.boolean(), v.description('More changes wait: ask again with the cursor at once')),
 });
+named('SyncPage', SyncPage);
 const LinkAssetPage = v.object({
-  changes: v.array(v.object({ kind: v.literal('asset'), id: Uuid, op: v.literal('upsert'), record: AssetBody })),
+  changes: v.array(
+    named(
+      'LinkAssetChange',
+      v.object({ kind: v.literal('asset'), id: Uuid, op: v.literal('upsert'), record: AssetBody }),
+    ),
+  ),
   cursor: v.string(),
   has_more: v.boolean(),
 });
+named('LinkAssetPage', LinkAssetPage);
 
 const SYNC_SUMMARY =
   "The account's changes since `cursor`, in the order its writes committed: without a cursor every live album, asset and link once; " +
@@ -115,7 +125,9 @@ export function syncRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'albums',
       summary: "The caller's albums, oldest first",
       auth: true,
-      responses: { 200: { description: 'Albums', schema: v.object({ albums: v.array(AlbumBody) }) } },
+      responses: {
+        200: { description: 'Albums', name: 'AlbumList', schema: v.object({ albums: v.array(AlbumBody) }) },
+      },
       handle: async ({ c, principal }) => json(c, 200, { albums: (await deps.sync.albums(principal)).map(albumBody) }),
     }),
     route({

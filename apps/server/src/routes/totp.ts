@@ -26,6 +26,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
         200: {
           description:
             'The secret (base32) and an otpauth:// URI (SHA1, 6 digits, 30 s). Nothing is gated until verify-enrollment.',
+          name: 'TotpSecret',
           schema: v.object({ secret: v.string(), uri: v.string() }),
         },
       },
@@ -48,7 +49,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'totp',
       summary: 'Confirm the pending factor with a current code (Pending -> Confirmed). Needs a recent sign-in',
       auth: true,
-      body: { type: 'json', schema: v.strictObject({ code: Code }) },
+      body: { type: 'json', name: 'TotpCode', schema: v.strictObject({ code: Code }) },
       responses: { 204: { description: 'Confirmed; sign-in now asks for a code. The code is used up.' } },
       localAuth: true,
       errors: [
@@ -73,7 +74,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       tag: 'totp',
       summary: 'Remove the confirmed factor with a live code (Confirmed -> None). Needs a recent sign-in',
       auth: true,
-      body: { type: 'json', schema: v.strictObject({ code: Code }) },
+      body: { type: 'json', name: 'TotpCode', schema: v.strictObject({ code: Code }) },
       responses: { 204: { description: 'Removed; sign-in no longer asks for a code' } },
       localAuth: true,
       errors: [
@@ -102,6 +103,7 @@ export function totpRoutes(deps: AppDeps): AnyRoute[] {
       write: false,
       body: {
         type: 'json',
+        name: 'TotpLoginRequest',
         schema: v.strictObject({ challenge: v.string(), code: Code, cohort_hash: Advisory, device_id: Advisory }),
       },
       responses: { 200: { description: 'Signed in', schema: SignedIn } },

@@ -5,8 +5,9 @@ import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
 import { bodyChunks, issuesText, requestHeader } from '../http/request.js';
 import { iso, json, streamed, unwrap } from '../http/respond.js';
+import { named } from '../http/schema-names.js';
 import { route, type AnyRoute } from '../http/route-def.js';
-import { Timestamp, Uuid } from './schemas.js';
+import { Bytes, Timestamp, Uuid } from './schemas.js';
 import { Hash, IdParam, UploadState } from './upload-fields.js';
 
 /**
@@ -127,10 +128,11 @@ async function tus(answer: () => Promise<Response>): Promise<Response> {
 
 const OffsetBody = v.object({
   upload_id: Uuid,
-  upload_offset: v.pipe(v.number(), v.description('Bytes received so far (the Upload-Offset header)')),
-  upload_length: v.pipe(v.number(), v.description('The declared size (the Upload-Length header)')),
+  upload_offset: v.pipe(Bytes, v.description('Bytes received so far (the Upload-Offset header)')),
+  upload_length: v.pipe(Bytes, v.description('The declared size (the Upload-Length header)')),
   expires_at: Timestamp,
 });
+named('TusUpload', OffsetBody);
 
 const TUS_HEADERS = {
   'Tus-Resumable': '1.0.0',
@@ -187,6 +189,7 @@ export function tusRoutes(deps: AppDeps): AnyRoute[] {
       responses: {
         201: {
           description: 'Reserved (Pending), as POST /upload answers',
+          name: 'TusUploadCreated',
           schema: v.object({ upload_id: Uuid, state: UploadState, expires_at: Timestamp }),
           headers: {
             Location: 'The upload URL (/upload-tus/{upload_id})',
@@ -206,6 +209,7 @@ export function tusRoutes(deps: AppDeps): AnyRoute[] {
         'error.protocol.below_album_pin',
         'error.upload.tus_version',
         'error.request.invalid',
+        'error.not_found',
       ],
       statusContext: 'federatedFill',
       handle: ({ c, principal, version }) =>

@@ -9,6 +9,7 @@ export const Size = v.pipe(
   v.safeInteger('must be a whole number'),
   v.minValue(1),
   v.maxValue(Number.MAX_SAFE_INTEGER),
+  v.metadata({ format: 'int64' }),
 );
 export const Kind = v.picklist(BLOB_KINDS);
 export const UploadState = v.picklist(UPLOAD_STATES);

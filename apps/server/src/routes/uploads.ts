@@ -9,27 +9,31 @@ import {
 import type { AppDeps } from '../deps.js';
 import { bodyChunks, octetStream } from '../http/request.js';
 import { iso, json, unwrap } from '../http/respond.js';
+import { named } from '../http/schema-names.js';
 import { route, type AnyRoute } from '../http/route-def.js';
-import { Timestamp, Uuid } from './schemas.js';
+import { Bytes, Count, Timestamp, Uuid } from './schemas.js';
 import { Hash, IdParam, Kind, Size, UploadState } from './upload-fields.js';
 
 const DirectPut = v.pipe(
-  v.object({
-    url: v.pipe(v.string(), v.description("Presigned URL of this session's staging object in the bucket")),
-    method: v.picklist(['PUT']),
-    headers: v.pipe(
-      v.record(v.string(), v.string()),
-      v.description(
-        'Send exactly these (they are signed): content-length (= declared_size) and, when content_hash was announced, x-amz-checksum-sha256',
+  named(
+    'DirectPut',
+    v.object({
+      url: v.pipe(v.string(), v.description("Presigned URL of this session's staging object in the bucket")),
+      method: v.picklist(['PUT']),
+      headers: v.pipe(
+        v.record(v.string(), v.string()),
+        v.description(
+          'Send exactly these (they are signed): content-length (= declared_size) and, when content_hash was announced, x-amz-checksum-sha256',
+        ),
       ),
-    ),
-    expires_at: v.pipe(
-      Timestamp,
-      v.description(
-        "The URL is refused after this: at most SVC_S3_PUT_URL_S (default 900 s) from now, and never past the session's expiry. A PUT begun in time may finish later; ask POST /upload/{id}/direct-put for a fresh URL",
+      expires_at: v.pipe(
+        Timestamp,
+        v.description(
+          "The URL is refused after this: at most SVC_S3_PUT_URL_S (default 900 s) from now, and never past the session's expiry. A PUT begun in time may finish later; ask POST /upload/{id}/direct-put for a fresh URL",
+        ),
       ),
-    ),
-  }),
+    }),
+  ),
   v.description(
     'Object storage with SVC_S3_DIRECT on: send the ciphertext straight to the store with this request instead of PUT /upload/{id} (which keeps working), then finalize as usual',
   ),
@@ -43,13 +47,13 @@ const directBody = (d: SignedDirectPut) => ({
 const MultipartOffer = v.pipe(
   v.object({
     part_size: v.pipe(
-      v.number(),
+      Bytes,
       v.description(
         'Bytes in every part but the last (SVC_S3_PART_BYTES, or more when 10,000 parts would not hold the upload)',
       ),
     ),
     part_count: v.pipe(
-      v.number(),
+      Count,
       v.description('How many parts: the last holds declared_size - (part_count - 1) * part_size bytes'),
     ),
   }),
@@ -80,6 +84,7 @@ const PartUrl = v.object({
     v.description("At most SVC_S3_PUT_URL_S from now, never past the session's expiry; ask again for a fresh URL"),
   ),
 });
+named('PartUrl', PartUrl);
 const partUrlBody = (p: SignedPart) => ({
   part_number: p.partNumber,
   url: p.url,
@@ -88,10 +93,10 @@ const partUrlBody = (p: SignedPart) => ({
   expires_at: iso(p.expiresAt),
 });
 const PartsBody = v.object({
-  part_size: v.number(),
-  part_count: v.number(),
+  part_size: Bytes,
+  part_count: Count,
   stored: v.pipe(
-    v.array(v.object({ part_number: PartNumber, size: v.number() })),
+    v.array(v.object({ part_number: PartNumber, size: Bytes })),
     v.description('The parts the store holds whole, at their planned length, ascending'),
   ),
   missing: v.pipe(v.array(PartNumber), v.description('The part numbers still to send, ascending')),
@@ -100,6 +105,7 @@ const PartsBody = v.object({
     v.description("The session's expiry: the parts stay until then (then the staging sweep aborts them)"),
   ),
 });
+named('UploadParts', PartsBody);
 const partsBody = (p: PartsView) => ({
   part_size: p.partSize,
   part_count: p.partCount,
@@ -107,14 +113,16 @@ const partsBody = (p: PartsView) => ({
   missing: p.missing,
   expires_at: iso(p.expiresAt),
 });
+named('UploadCreated', Created);
 const UploadBody = v.object({
   upload_id: Uuid,
   state: UploadState,
   expires_at: Timestamp,
   kind: Kind,
-  declared_size: v.number(),
+  declared_size: Bytes,
   asset_id: v.nullable(Uuid),
 });
+named('Upload', UploadBody);
 const uploadBody = (u: UploadView) => ({
   upload_id: u.uploadId,
   state: u.state,
@@ -136,6 +144,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       auth: true,
       body: {
         type: 'json',
+        name: 'NewUpload',
         schema: v.strictObject({
           declared_size: Size,
           kind: v.picklist(['original', 'derivative', 'metadata', 'provenance', 'federated']),
@@ -172,6 +181,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
         'error.upload.album_quiescing',
         'error.protocol.below_album_pin',
         'error.request.invalid',
+        'error.not_found',
       ],
       statusContext: 'federatedFill',
       handle: async ({ c, body, principal, version }) => {
@@ -273,6 +283,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       params: IdParam,
       body: {
         type: 'json',
+        name: 'PartUrlsRequest',
         schema: v.strictObject({
           parts: v.pipe(
             v.array(
@@ -292,6 +303,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       responses: {
         200: {
           description: 'One signed PUT per part asked, in the order asked',
+          name: 'PartUrls',
           schema: v.object({ parts: v.array(PartUrl) }),
         },
       },
@@ -318,22 +330,26 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
       params: IdParam,
       body: {
         type: 'json',
+        name: 'FinalizeRequest',
         schema: v.strictObject({
           content_hash: Hash,
           manifest: v.optional(
-            v.strictObject({
-              asset_id: v.optional(
-                v.pipe(
-                  Uuid,
-                  v.description(
-                    'The asset a derivative, metadata or provenance blob belongs to (required for those kinds)',
+            named(
+              'FinalizeManifest',
+              v.strictObject({
+                asset_id: v.optional(
+                  v.pipe(
+                    Uuid,
+                    v.description(
+                      'The asset a derivative, metadata or provenance blob belongs to (required for those kinds)',
+                    ),
                   ),
                 ),
-              ),
-              intent_id: v.optional(
-                v.pipe(Uuid, v.description("Must be the album's live upgrade intent, else 409 error.conflict")),
-              ),
-            }),
+                intent_id: v.optional(
+                  v.pipe(Uuid, v.description("Must be the album's live upgrade intent, else 409 error.conflict")),
+                ),
+              }),
+            ),
           ),
         }),
       },
@@ -341,6 +357,7 @@ export function uploadRoutes(deps: AppDeps): AnyRoute[] {
         200: {
           description:
             'Completed (charged) or Merged (already stored, nothing charged); asset_id names the asset; receipt attests the stored blob',
+          name: 'FinalizedUpload',
           schema: v.object({
             ...UploadBody.entries,
             receipt: v.pipe(

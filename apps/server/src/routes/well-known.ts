@@ -1,6 +1,7 @@
 import * as v from 'valibot';
 import type { AppDeps } from '../deps.js';
 import { HttpProblem } from '../http/problem.js';
+import { named } from '../http/schema-names.js';
 import { route, type AnyRoute } from '../http/route-def.js';
 import { iso } from '../http/respond.js';
 import { publicRecord, RECORD_MAX_AGE_S } from '../http/public-record.js';
@@ -23,6 +24,7 @@ const CORS_ANY = { 'access-control-allow-origin': '*' };
 const Version = v.pipe(v.string(), v.regex(/^\d{4}-\d{2}-\d{2}$/), v.description('Protocol version YYYY-MM-DD'));
 const Timestamp = v.pipe(v.string(), v.description('RFC 3339 UTC'));
 const Window = v.object({ min: Version, max: Version });
+named('ProtocolWindow', Window);
 const Jwk = v.object({
   kty: v.literal('OKP'),
   crv: v.literal('Ed25519'),
@@ -31,6 +33,7 @@ const Jwk = v.object({
   alg: v.literal('EdDSA'),
   use: v.literal('sig'),
 });
+named('Jwk', Jwk);
 const ServerInfo = v.object({
   api_base_url: v.string(),
   auth: v.object({
@@ -45,6 +48,7 @@ const ServerInfo = v.object({
     v.description('Announced cut-offs not yet in effect, soonest first'),
   ),
 });
+named('ServerInfo', ServerInfo);
 const DeprecationRecord = v.object({
   protocol_version: v.pipe(
     Window,
@@ -53,14 +57,15 @@ const DeprecationRecord = v.object({
   min_client_build: v.string(),
   announcements: v.array(v.object({ min_protocol_version: Version, effective_at: Timestamp, announced_at: Timestamp })),
 });
+named('DeprecationRecord', DeprecationRecord);
 const AttestationKeys = v.object({
   keys: v.pipe(v.array(Jwk), v.description('The key signing receipts now')),
   history: v.array(
     v.object({
-      seq: v.pipe(v.number(), v.description('From 1, no gaps')),
+      seq: v.pipe(v.number(), v.integer(), v.minValue(1), v.description('From 1, no gaps')),
       kid: v.string(),
       jwk: Jwk,
-      added_at: v.pipe(v.number(), v.description('Unix seconds, as hashed')),
+      added_at: v.pipe(v.number(), v.integer(), v.description('Unix seconds, as hashed')),
       retired_at: v.pipe(v.nullable(Timestamp), v.description('Set once the key is rotated out; not hashed')),
       prev: v.pipe(v.string(), v.description('The previous entry\'s hash; "" for the first')),
       hash: v.pipe(
@@ -78,6 +83,7 @@ const AttestationKeys = v.object({
     }),
   ),
 });
+named('AttestationKeys', AttestationKeys);
 
 /**
  * The announcements and the window they make at this instant, from the same cached list the
@@ -147,6 +153,7 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
         200: {
           description:
             'Capability tokens this server minted and revoked in the last 24 hours (computed from the clock; nothing older)',
+          name: 'RevokedTokens',
           schema: v.object({
             issuer: v.string(),
             window_s: v.literal(REVOCATION_WINDOW_S),
@@ -242,6 +249,7 @@ export function wellKnownRoutes(deps: AppDeps): AnyRoute[] {
         200: {
           description: 'The public record',
           contentType: 'application/jrd+json',
+          name: 'WebFinger',
           schema: v.object({
             subject: v.string(),
             properties: v.object({ 'urn:svc:display_name': v.nullable(v.string()) }),

@@ -21,7 +21,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: Storage-attestation public keys and their append-only history
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Sends no `Authorization` header. Needs no `X-Svc-Protocol`. Answers 304 to an `If-None-Match` naming the current `ETag`.
+         */
+        head: operations["headWellKnownSvcAttestationKeys"];
         patch?: never;
         trace?: never;
     };
@@ -41,7 +45,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: Minimum supported client announcements: the window in force and every announced cut-off, past and future
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Sends no `Authorization` header. Needs no `X-Svc-Protocol`. Answers 304 to an `If-None-Match` naming the current `ETag`.
+         */
+        head: operations["headWellKnownSvcDeprecation"];
         patch?: never;
         trace?: never;
     };
@@ -61,7 +69,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: Moved certificates: post-v1, not served
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Sends no `Authorization` header. Needs no `X-Svc-Protocol`.
+         */
+        head: operations["headWellKnownSvcMovedByUser"];
         patch?: never;
         trace?: never;
     };
@@ -81,7 +93,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: Revoked federation capability token ids, at most 24 hours of them
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Sends no `Authorization` header. Needs no `X-Svc-Protocol`. Answers 304 to an `If-None-Match` naming the current `ETag`.
+         */
+        head: operations["headWellKnownSvcRevokedJti"];
         patch?: never;
         trace?: never;
     };
@@ -101,7 +117,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: Server info: endpoints, signing keys (JWKS) and the supported protocol window
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Sends no `Authorization` header. Needs no `X-Svc-Protocol`. Answers 304 to an `If-None-Match` naming the current `ETag`.
+         */
+        head: operations["headWellKnownSvcServerInfo"];
         patch?: never;
         trace?: never;
     };
@@ -121,7 +141,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: Anonymous WebFinger (JRD): only a published handle of this host, with its display name; CORS open to any origin
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Sends no `Authorization` header. Needs no `X-Svc-Protocol`. Answers 304 to an `If-None-Match` naming the current `ETag`.
+         */
+        head: operations["headWellKnownWebfinger"];
         patch?: never;
         trace?: never;
     };
@@ -141,7 +165,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: Liveness: 200 while the process serves requests (touches no database)
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Sends no `Authorization` header. Needs no `X-Svc-Protocol`.
+         */
+        head: operations["headHealthz"];
         patch?: never;
         trace?: never;
     };
@@ -153,15 +181,19 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Prometheus metrics (text exposition format 0.0.4); with SVC_METRICS_TOKEN set, only for Authorization: Bearer <that token>
-         * @description Checks its own credentials: a bearer token. Needs no `X-Svc-Protocol`.
+         * Prometheus metrics (text exposition format 0.0.4). Open: this server sets no SVC_METRICS_TOKEN (with one set, only `Authorization: Bearer <that token>` reads them)
+         * @description Sends no `Authorization` header. Needs no `X-Svc-Protocol`.
          */
         get: operations["getMetrics"];
         put?: never;
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: Prometheus metrics (text exposition format 0.0.4). Open: this server sets no SVC_METRICS_TOKEN (with one set, only `Authorization: Bearer <that token>` reads them)
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Sends no `Authorization` header. Needs no `X-Svc-Protocol`.
+         */
+        head: operations["headMetrics"];
         patch?: never;
         trace?: never;
     };
@@ -181,7 +213,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: The caller's storage quota (a sponsored account sees its sponsor's, which it spends)
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
+        head: operations["headQuota"];
         patch?: never;
         trace?: never;
     };
@@ -201,7 +237,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: Readiness: 200 when the database answers, its schema is the one this build expects, the blob store answers and no durable write has failed; a 503 names the failing dependency (`dependency`: database or blob_store) and why (`reason`: unreachable, credentials, failed or schema)
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Sends no `Authorization` header. Needs no `X-Svc-Protocol`.
+         */
+        head: operations["headReadyz"];
         patch?: never;
         trace?: never;
     };
@@ -269,7 +309,11 @@ export interface paths {
          */
         delete: operations["deleteUploadTusById"];
         options?: never;
-        head?: never;
+        /**
+         * Headers only: tus HEAD (GET answers the same with a body): Upload-Offset is what the database holds, durable in every process; a session whose bytes are all in (or finalized) answers its received size. Cancelled or expired: 404. Should the PATCH that recorded the last bytes have stopped before they became the session's, HEAD finishes that step. Whoever may PATCH may ask (a guest with `Authorization: Upload <upload_token>`)
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A guest may send its drop's `Authorization: Upload <upload token>` instead.
+         */
+        head: operations["headUploadTusById"];
         /**
          * tus PATCH: appends the body (application/offset+octet-stream) at Upload-Offset, which must be the offset the server holds (else 409 error.conflict with upload_offset and the Upload-Offset header). The bytes are staged and fsynced, then recorded in the database; 204 carries the new Upload-Offset only after that record is durable. Of two PATCHes at one offset one wins; the other is 409 and nothing of it is kept. Bytes past declared_size: 413 error.upload.too_large, nothing kept. Upload-Checksum `sha256 <base64>` (optional): a mismatch is 460 error.upload.checksum_mismatch, nothing kept. A session not waiting for bytes (received, finalized, cancelled, expired) is 409. A session holds at most 10,000 PATCHes (runs): past that, 429 error.request.too_many (send larger chunks). Once the offset reaches Upload-Length the bytes are the session's (WaitingForProcessing): finalize with POST /upload/{id}/finalize. Bytes of a session opened in an album are a write to it (its pin, 426). A guest sends with `Authorization: Upload <upload_token>`
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A guest may send its drop's `Authorization: Upload <upload token>` instead. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
@@ -301,7 +345,11 @@ export interface paths {
          */
         delete: operations["deleteUploadById"];
         options?: never;
-        head?: never;
+        /**
+         * Headers only: One of the caller's upload sessions (an open session past its expiry reads Expired)
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
+        head: operations["headUploadById"];
         patch?: never;
         trace?: never;
     };
@@ -365,7 +413,11 @@ export interface paths {
         post: operations["postUploadByIdParts"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: What a direct upload in parts holds now (S3 ListParts), so a resumed upload sends only the rest: the parts stored whole at their planned length, and the part numbers still missing. Parts stay while the session is open (SVC_UPLOAD_TTL_S); after it is cancelled, expires or is finalized the staging sweep aborts what is left. Whoever may PUT /upload/{id} may ask (a guest with `Authorization: Upload <upload_token>`). 409 error.conflict for a session that does not go in parts (multipart null at creation) or no longer waits for bytes
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A guest may send its drop's `Authorization: Upload <upload token>` instead.
+         */
+        head: operations["headUploadByIdParts"];
         patch?: never;
         trace?: never;
     };
@@ -389,7 +441,11 @@ export interface paths {
         post: operations["postAlbums"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: The caller's albums, oldest first
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
+        head: operations["headAlbums"];
         patch?: never;
         trace?: never;
     };
@@ -409,7 +465,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: One of the caller's albums
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
+        head: operations["headAlbumsByAlbumId"];
         patch?: never;
         trace?: never;
     };
@@ -437,7 +497,11 @@ export interface paths {
          */
         delete: operations["deleteAlbumsByAlbumIdUpgrade"];
         options?: never;
-        head?: never;
+        /**
+         * Headers only: Upgrade phase, expiry and the count of uploads in flight
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
+        head: operations["headAlbumsByAlbumIdUpgrade"];
         patch?: never;
         trace?: never;
     };
@@ -461,7 +525,11 @@ export interface paths {
          */
         delete: operations["deleteAssetsById"];
         options?: never;
-        head?: never;
+        /**
+         * Headers only: An asset and the blobs it references (owner_id and upload_user_id may differ)
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
+        head: operations["headAssetsById"];
         patch?: never;
         trace?: never;
     };
@@ -661,7 +729,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: Every way into the account the request acts as: a usable password, a confirmed second factor, each linked OpenID identity (a sponsored account, reached with X-Svc-Act-As, has none)
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
+        head: operations["headAuthMethods"];
         patch?: never;
         trace?: never;
     };
@@ -681,7 +753,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: The provider's redirect (the registered redirect URI): sends the browser back to return_to with a login code or an error
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Sends no `Authorization` header. Needs no `X-Svc-Protocol`.
+         */
+        head: operations["headAuthOidcCallback"];
         patch?: never;
         trace?: never;
     };
@@ -781,7 +857,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: The caller's own profile
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
+        head: operations["headAuthProfile"];
         /**
          * Set or clear the display name (absent leaves it, null or empty clears it)
          * @description Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. A write: refused with 426 `error.protocol.below_min` below the minimum protocol version in force.
@@ -865,7 +945,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: Active sessions of the account, and its device-cohort map
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
+        head: operations["headAuthSessions"];
         patch?: never;
         trace?: never;
     };
@@ -965,7 +1049,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: A blob that an asset of the account the request acts as references (any role; trashed assets until purged). Anything else, an unknown hash included, is 404.
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns. Answers 304 to an `If-None-Match` naming the current `ETag`.
+         */
+        head: operations["headBlobsByContentHash"];
         patch?: never;
         trace?: never;
     };
@@ -989,7 +1077,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: The latest accepted directory, as the signed CBOR that was accepted
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
+        head: operations["headDevicesDirectory"];
         patch?: never;
         trace?: never;
     };
@@ -1029,7 +1121,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: Look up one handle: its identity key and signed device directory, exactly as its owner published them. Authorization: Bearer <access token> (a local account; a handle of a listed peer is forwarded to that peer) or SvcCapability <capability token> (a listed peer, per-peer rate limit; iat at most 60 s and exp at most 3,660 s ahead of this server's clock)
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Checks its own credentials: a bearer token or a listed peer's `SvcCapability` token.
+         */
+        head: operations["headDiscoveryLookup"];
         patch?: never;
         trace?: never;
     };
@@ -1113,7 +1209,11 @@ export interface paths {
         post: operations["postLinks"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: The caller's links, revoked and expired ones included, oldest first
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
+        head: operations["headLinks"];
         patch?: never;
         trace?: never;
     };
@@ -1137,7 +1237,11 @@ export interface paths {
          */
         delete: operations["deleteLinksByLinkId"];
         options?: never;
-        head?: never;
+        /**
+         * Headers only: Read a link by its id, without a token: the wrapped key and what it covers, or the seal key; 404 when revoked, expired or unknown
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Sends no `Authorization` header.
+         */
+        head: operations["headLinksByLinkId"];
         patch?: never;
         trace?: never;
     };
@@ -1157,7 +1261,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: What a share link covers, without a token: its live assets (named by the link, or in its album), blobs included, in pages by asset id. 404 as for the link itself (revoked, expired, unknown, or an upload link); a cursor of another link's listing is 400
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Sends no `Authorization` header.
+         */
+        head: operations["headLinksByLinkIdAssets"];
         patch?: never;
         trace?: never;
     };
@@ -1177,7 +1285,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: A blob that a live asset covered by this share link references (its asset_ids, or its album's assets); no token. Revoked, expired, unknown and upload links: 404.
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Sends no `Authorization` header. Answers 304 to an `If-None-Match` naming the current `ETag`.
+         */
+        head: operations["headLinksByLinkIdBlobsByContentHash"];
         patch?: never;
         trace?: never;
     };
@@ -1201,7 +1313,11 @@ export interface paths {
         post: operations["postLinksByLinkIdDrops"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: The drops guests opened through one of the caller's upload links
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
+        head: operations["headLinksByLinkIdDrops"];
         patch?: never;
         trace?: never;
     };
@@ -1225,7 +1341,11 @@ export interface paths {
         post: operations["postSponsored"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: The sponsored accounts the caller owns (as sponsor or added owner)
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
+        head: operations["headSponsored"];
         patch?: never;
         trace?: never;
     };
@@ -1285,7 +1405,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Headers only: The account's changes since `cursor`, in the order its writes committed: without a cursor every live album, asset and link once; with one, each object created, trashed, restored, its metadata replaced or a blob added, purged or revoked since the page that gave the cursor, once, as it now stands. A write committed while a client pages appears on a later page. Removals are kept SVC_SYNC_TOMBSTONE_DAYS (default 90): an older cursor is 410 error.sync.cursor_expired, and the client syncs again without one. A cursor is bound to its account (another account's: 400)
+         * @description Answers as GET would, with the same status and headers (Content-Length included) and no body. Needs a bearer access token; `X-Svc-Act-As` acts as a sponsored account the caller owns.
+         */
+        head: operations["headSync"];
         patch?: never;
         trace?: never;
     };
@@ -1313,6 +1437,420 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AccessToken: {
+            access_token: string;
+            /** @constant */
+            expires_in: 900;
+            /** @constant */
+            token_type: "Bearer";
+        };
+        Album: {
+            album_id: string;
+            /** @description Its live assets (the trash is apart) */
+            asset_count: number;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            created_at: string;
+            /** @description The version the album is pinned to (its writes need at least it) */
+            protocol_version: string;
+        };
+        AlbumCreated: {
+            album_id: string;
+            protocol_version: string;
+        };
+        AlbumList: {
+            albums: components["schemas"]["Album"][];
+        };
+        Asset: {
+            /** @description The album its original was uploaded into (null: none) */
+            album_id: string | null;
+            asset_id: string;
+            blobs: components["schemas"]["AssetBlob"][];
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            created_at: string;
+            owner_id: string;
+            /** @enum {string} */
+            state: "live" | "trashed";
+            trashed_at: string | null;
+            /**
+             * Format: date-time
+             * @description Its latest change: created, trashed, restored, a blob added or its metadata replaced
+             */
+            updated_at: string;
+            upload_user_id: string;
+        };
+        AssetBlob: {
+            content_hash: string;
+            /**
+             * @description The same as role (the name earlier builds used)
+             * @enum {string}
+             */
+            kind: "original" | "derivative" | "metadata" | "provenance";
+            /**
+             * @description What the blob is to the asset
+             * @enum {string}
+             */
+            role: "original" | "derivative" | "metadata" | "provenance";
+            /** Format: int64 */
+            size: number;
+        };
+        AttestationKeys: {
+            history: {
+                /** @description Unix seconds, as hashed */
+                added_at: number;
+                /** @description Hex SHA-256 of the canonical CBOR ["svc-attestation-history/v1", seq, kid, public key bytes, added_at, prev] */
+                hash: string;
+                jwk: components["schemas"]["Jwk"];
+                kid: string;
+                /** @description The previous entry's hash; "" for the first */
+                prev: string;
+                /** @description Set once the key is rotated out; not hashed */
+                retired_at: string | null;
+                /** @description From 1, no gaps */
+                seq: number;
+                /** @description base64url Ed25519 signature over the 32 hash bytes by the previous entry's key (the first by its own) */
+                sig: string;
+            }[];
+            /** @description The key signing receipts now */
+            keys: components["schemas"]["Jwk"][];
+        };
+        Cohort: {
+            cohort_hash: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            first_seen: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            last_seen: string;
+        };
+        DeprecationRecord: {
+            announcements: {
+                /** @description RFC 3339 UTC */
+                announced_at: string;
+                /** @description RFC 3339 UTC */
+                effective_at: string;
+                /** @description Protocol version YYYY-MM-DD */
+                min_protocol_version: string;
+            }[];
+            min_client_build: string;
+            /** @description The window in force now (its min includes every announcement already effective) */
+            protocol_version: components["schemas"]["ProtocolWindow"];
+        };
+        DirectoryAccepted: {
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            accepted_at: string;
+            devices: number;
+            /** @description unpadded base64url */
+            identity_key: string;
+            seq: number;
+        };
+        DirectPut: {
+            /**
+             * Format: date-time
+             * @description The URL is refused after this: at most SVC_S3_PUT_URL_S (default 900 s) from now, and never past the session's expiry. A PUT begun in time may finish later; ask POST /upload/{id}/direct-put for a fresh URL
+             */
+            expires_at: string;
+            /** @description Send exactly these (they are signed): content-length (= declared_size) and, when content_hash was announced, x-amz-checksum-sha256 */
+            headers: {
+                [key: string]: string;
+            };
+            /** @enum {string} */
+            method: "PUT";
+            /** @description Presigned URL of this session's staging object in the bucket */
+            url: string;
+        };
+        Drop: {
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            created_at: string;
+            /** Format: int64 */
+            declared_size: number;
+            expires_at: string | null;
+            /**
+             * @description ready = finalized, waiting for adoption until expires_at
+             * @enum {string}
+             */
+            state: "uploading" | "ready" | "adopted" | "discarded" | "expired";
+            upload_id: string;
+        };
+        DropList: {
+            drops: components["schemas"]["Drop"][];
+        };
+        DropOpened: {
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            expires_at: string;
+            /** @description On object storage with SVC_S3_DIRECT on, a drop above SVC_S3_PART_BYTES goes straight to the store in parts, as POST /upload answers (POST /upload/{id}/parts with the upload token); else null */
+            multipart: {
+                part_count: number;
+                /** Format: int64 */
+                part_size: number;
+            } | null;
+            upload_id: string;
+            upload_token: string;
+        };
+        /** @description An empty JSON object */
+        Empty: Record<string, never>;
+        FinalizedUpload: {
+            asset_id: string | null;
+            /** Format: int64 */
+            declared_size: number;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            expires_at: string;
+            /** @enum {string} */
+            kind: "original" | "derivative" | "metadata" | "provenance";
+            /** @description Storage receipt: compact JWS (EdDSA, typ svc-receipt+jwt, kid of an attestation key) with claims iss, sub, upload_id, content_hash, size, charged_to, iat; verify against /.well-known/svc/attestation-keys */
+            receipt: string;
+            /** @enum {string} */
+            state: "Pending" | "Uploading" | "WaitingForProcessing" | "Completed" | "Merged" | "Cancelled" | "Expired";
+            upload_id: string;
+        };
+        FinalizeManifest: {
+            /** @description The asset a derivative, metadata or provenance blob belongs to (required for those kinds) */
+            asset_id?: string;
+            /** @description Must be the album's live upgrade intent, else 409 error.conflict */
+            intent_id?: string;
+        };
+        FinalizeRequest: {
+            content_hash: string;
+            manifest?: components["schemas"]["FinalizeManifest"];
+        };
+        Handle: {
+            /** @description user@host, the host being this server's (with a non-default port) */
+            handle: string;
+        };
+        HandleClaim: {
+            user: string;
+        };
+        HandleLookup: {
+            account_id: string;
+            /** @description The signed device directory exactly as accepted (canonical CBOR), base64url; verify its signature yourself */
+            directory: string | null;
+            display_name: string | null;
+            handle: string;
+            /** @description The identity anchor (Ed25519 public key), base64url; null before any directory */
+            identity_key: string | null;
+        };
+        Jwk: {
+            /** @constant */
+            alg: "EdDSA";
+            /** @constant */
+            crv: "Ed25519";
+            kid: string;
+            /** @constant */
+            kty: "OKP";
+            /** @constant */
+            use: "sig";
+            x: string;
+        };
+        Link: {
+            /**
+             * Format: int64
+             * @description Upload links: declared bytes of the drops opened through it
+             */
+            accepted_bytes: number;
+            album_id: string | null;
+            asset_ids: string[];
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            created_at: string;
+            expires_at: string | null;
+            /** @enum {string} */
+            kind: "share" | "upload";
+            link_id: string;
+            max_bytes: number | null;
+            revoked_at: string | null;
+            /** @description The session that created the link (null for links made before it was kept): compare with GET /v1/auth/sessions to find a link a stolen token made */
+            session_id: string | null;
+            /** @enum {string} */
+            status: "active" | "expired" | "revoked";
+        };
+        LinkAssetChange: {
+            id: string;
+            /** @constant */
+            kind: "asset";
+            /** @constant */
+            op: "upsert";
+            record: components["schemas"]["Asset"];
+        };
+        LinkAssetPage: {
+            changes: components["schemas"]["LinkAssetChange"][];
+            cursor: string;
+            has_more: boolean;
+        };
+        LinkCreated: {
+            expires_at: string | null;
+            /** @enum {string} */
+            kind: "share" | "upload";
+            link_id: string;
+        };
+        LinkList: {
+            links: components["schemas"]["Link"][];
+        };
+        LoginRequest: {
+            address: string;
+            cohort_hash?: unknown;
+            device_id?: unknown;
+            password: string;
+            /** @description The sign_in_ticket an earlier sign-in for this address returned. */
+            sign_in_ticket?: string;
+        };
+        LogoutAllChallenge: {
+            /** @description unpadded base64url */
+            challenge: string;
+            /** @constant */
+            expires_in: 300;
+        };
+        LogoutAllRequest: {
+            /** @description unpadded base64url */
+            challenge: string;
+            /** @description base64url Ed25519 signature by the identity anchor over canonical CBOR ["svc-logout-all/v1", account_id, challenge_bytes] */
+            signature: string;
+        };
+        LogoutAllResult: {
+            sessions_closed: number;
+        };
+        NewAlbum: {
+            device_id: string;
+        };
+        NewDrop: {
+            content_hash?: string;
+            /** Format: int64 */
+            declared_size: number;
+        };
+        NewLink: components["schemas"]["NewShareLink"] | components["schemas"]["NewUploadLink"];
+        NewOwner: {
+            account_id: string;
+        };
+        NewShareLink: {
+            album_id?: string;
+            asset_ids?: string[];
+            expires_at?: string;
+            /** @description The album's live upgrade intent: needed only while the album quiesces (else 409 error.upload.album_quiescing), as for upload sessions; not stored on the link */
+            intent_id?: string;
+            /** @constant */
+            kind: "share";
+            wrapped_key: string;
+        };
+        NewUpload: {
+            album_id?: string;
+            content_hash?: string;
+            /** Format: int64 */
+            declared_size: number;
+            device_id: string;
+            intent_id?: string;
+            /** @enum {string} */
+            kind: "original" | "derivative" | "metadata" | "provenance" | "federated";
+            /**
+             * Format: uri
+             * @description kind "federated" only (and required there): the peer server the blob came from, one of SVC_FEDERATION_PEERS compared as origins (scheme and host case, a default port and a trailing slash make no other peer); any other http(s) URL is 403 error.federation.unknown_peer
+             */
+            source_peer?: string;
+        };
+        NewUploadLink: {
+            album_id: string;
+            expires_at?: string;
+            /** @description The album's live upgrade intent: needed only while the album quiesces (else 409 error.upload.album_quiescing), as for upload sessions; not stored on the link */
+            intent_id?: string;
+            /** @constant */
+            kind: "upload";
+            /** Format: int64 */
+            max_bytes?: number;
+            seal_key: string;
+        };
+        OidcCompleteRequest: {
+            /** @description The verifier behind the flow's app_challenge */
+            app_verifier?: string;
+            cohort_hash?: unknown;
+            device_id?: unknown;
+            login_code: string;
+        };
+        OidcCompletion: components["schemas"]["SignedIn"] | components["schemas"]["Reauthenticated"];
+        OidcIdentity: {
+            issuer: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            linked_at: string;
+            subject: string;
+        };
+        OidcStart: {
+            authorization_url: string;
+            /** @constant */
+            expires_in: 600;
+        };
+        OidcStartRequest: {
+            /** @description base64url SHA-256 of a verifier the app keeps (PKCE S256 toward this server); required for every return_to (absent: 400 error.oidc.app_challenge_required) */
+            app_challenge?: string;
+            /**
+             * @description sign_in (default, no token); link and reauthenticate need the Bearer access token
+             * @enum {string}
+             */
+            purpose?: "sign_in" | "link" | "reauthenticate";
+            /** @description One of the configured return URIs (exact match): https, or an app scheme */
+            return_to: string;
+        };
+        PartUrl: {
+            /**
+             * Format: date-time
+             * @description At most SVC_S3_PUT_URL_S from now, never past the session's expiry; ask again for a fresh URL
+             */
+            expires_at: string;
+            /** @description Send exactly these (they are signed): content-length (the part's planned length) and x-amz-checksum-sha256 (base64 of the part's announced SHA-256) */
+            headers: {
+                [key: string]: string;
+            };
+            /** @enum {string} */
+            method: "PUT";
+            part_number: number;
+            /** @description Presigned URL of this part of this upload in the bucket */
+            url: string;
+        };
+        PartUrls: {
+            parts: components["schemas"]["PartUrl"][];
+        };
+        PartUrlsRequest: {
+            parts: {
+                part_number: number;
+                /** @description Hex SHA-256 of this part's bytes (signed: the store refuses other bytes) */
+                sha256: string;
+            }[];
+        };
+        PasswordChange: {
+            current_password: string;
+            new_password: string;
+        };
+        PresignedUrl: {
+            /**
+             * Format: date-time
+             * @description The URL is refused after this (at most 5 minutes from now)
+             */
+            expires_at: string;
+            /** @description Presigned GET of the blob in the bucket: the same bytes, ranges included, with the same Content-Type and Cache-Control; send no Authorization with it */
+            url: string;
+        };
         /** @description RFC 9457 problem details. Extra members carry what the client needs to act on the refusal. */
         Problem: {
             /** @description On 426 error.protocol.below_album_pin: the album's pinned version */
@@ -1336,6 +1874,335 @@ export interface components {
             type: string;
         } & {
             [key: string]: unknown;
+        };
+        Profile: {
+            account_id: string;
+            /** @description null for a sponsored account or an OpenID account without a verified email */
+            address: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            created_at: string;
+            display_name: string | null;
+            handle: string | null;
+        };
+        ProfileUpdate: {
+            display_name?: string | null;
+        };
+        ProtocolWindow: {
+            /** @description Protocol version YYYY-MM-DD */
+            max: string;
+            /** @description Protocol version YYYY-MM-DD */
+            min: string;
+        };
+        PublicLink: {
+            album_id?: string | null;
+            asset_ids?: string[];
+            expires_at: string | null;
+            /** @enum {string} */
+            kind: "share" | "upload";
+            link_id: string;
+            max_bytes?: number | null;
+            /** @description Upload links: the link-scoped public key guests seal to */
+            seal_key?: string;
+            /** @description Share links: the keys wrapped under the secret the link carries */
+            wrapped_key?: string;
+        };
+        PublicRecordState: {
+            handle: string;
+            published: boolean;
+        };
+        PublicRecordUpdate: {
+            published: boolean;
+        };
+        Quota: {
+            alerts: ("quota_soft" | "quota_grace_expiring")[];
+            /** @description When HardExceeded turns GraceExpired; null below the hard limit */
+            grace_expires_at: string | null;
+            /** @description null = unlimited */
+            hard_limit: number | null;
+            /**
+             * Format: int64
+             * @description Bytes held by open upload sessions (part of used)
+             */
+            reserved: number;
+            soft_limit: number | null;
+            /** @enum {string} */
+            state: "OK" | "SoftWarning" | "HardExceeded" | "GraceExpired" | "Suspended";
+            /**
+             * Format: int64
+             * @description Charged bytes plus open reservations; the state follows it
+             */
+            used: number;
+        };
+        Reauthenticated: {
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            reauthenticated_at: string;
+        };
+        ReauthenticateRequest: {
+            password: string;
+        };
+        RefreshRequest: {
+            session_token: string;
+        };
+        RegisterRequest: {
+            address: string;
+            password: string;
+        };
+        RevokedTokens: {
+            issuer: string;
+            revoked: {
+                exp: string;
+                jti: string;
+                revoked_at: string;
+            }[];
+            /** @constant */
+            window_s: 86400;
+        };
+        SecondFactorChallenge: {
+            account_id: string;
+            challenge: string;
+            expires_in: number;
+        };
+        ServerInfo: {
+            api_base_url: string;
+            auth: {
+                local: boolean;
+                oidc: {
+                    issuer: string;
+                    start_endpoint: string;
+                } | null;
+            };
+            federation_endpoint: string;
+            /** @description Announced cut-offs not yet in effect, soonest first */
+            min_protocol_version: {
+                /** @description RFC 3339 UTC */
+                effective_at: string;
+                /** @description Protocol version YYYY-MM-DD */
+                min_protocol_version: string;
+            }[];
+            protocol_version: components["schemas"]["ProtocolWindow"];
+            signing_keys: {
+                keys: components["schemas"]["Jwk"][];
+            };
+        };
+        Session: {
+            cohort_hash: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            created_at: string;
+            current: boolean;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            expires_at: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            last_used_at: string;
+            /** @enum {string} */
+            method: "password" | "oidc";
+            session_id: string;
+        };
+        SessionList: {
+            cohorts: components["schemas"]["Cohort"][];
+            sessions: components["schemas"]["Session"][];
+        };
+        SignedIn: {
+            /** @description EdDSA JWT, 15 minutes */
+            access_token: string;
+            /** @constant */
+            expires_in: 900;
+            session_id: string;
+            /** @description Opaque 128-bit session token, base64url. Only ever sent in bodies. */
+            session_token: string;
+            /** @description Opaque, base64url. Keep it with the address and send it as sign_in_ticket on later logins: they are then judged by the ticket (5 wrong passwords void it) instead of the per-address and per-client-address throttles. Valid as long as a session may live; a password change, revoke-all or lock ends it. */
+            sign_in_ticket: string;
+            /** @constant */
+            token_type: "Bearer";
+        };
+        SignInMethods: {
+            oidc: components["schemas"]["OidcIdentity"][];
+            /** @description A local password exists and local sign-in is on */
+            password: boolean;
+            /** @description A confirmed second factor */
+            totp: boolean;
+        };
+        SponsoredAccount: {
+            account_id: string;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            created_at: string;
+            /** @description Every account that may act as it, the sponsor first */
+            owners: string[];
+            sponsor_id: string;
+        };
+        SponsoredCreated: {
+            account_id: string;
+        };
+        SponsoredList: {
+            sponsored: components["schemas"]["SponsoredAccount"][];
+        };
+        Status: {
+            /** @constant */
+            status: "ok";
+        };
+        SyncChange: {
+            /** @description The album or asset id, or the link id */
+            id: string;
+            /** @enum {string} */
+            kind: "album" | "asset" | "link";
+            /** @enum {string} */
+            op: "upsert" | "remove";
+            /** @description An upsert: the object as GET answers it now (an album, an asset, a link as GET /v1/links lists it). A removal: null */
+            record: (components["schemas"]["Album"] | components["schemas"]["Asset"] | components["schemas"]["Link"]) | null;
+        };
+        SyncPage: {
+            changes: components["schemas"]["SyncChange"][];
+            /** @description Where the next page starts: send it back as `cursor`, now or on the next sync */
+            cursor: string;
+            /** @description More changes wait: ask again with the cursor at once */
+            has_more: boolean;
+        };
+        TokenPair: {
+            /** @description EdDSA JWT, 15 minutes */
+            access_token: string;
+            /** @constant */
+            expires_in: 900;
+            session_id: string;
+            /** @description Opaque 128-bit session token, base64url. Only ever sent in bodies. */
+            session_token: string;
+            /** @constant */
+            token_type: "Bearer";
+        };
+        TotpCode: {
+            code: string;
+        };
+        TotpLoginRequest: {
+            challenge: string;
+            code: string;
+            cohort_hash?: unknown;
+            device_id?: unknown;
+        };
+        TotpRecoveryRequest: {
+            /** @description the challenge of the 202 login answer */
+            challenge: string;
+            cohort_hash?: unknown;
+            device_id?: unknown;
+            /** @description base64url Ed25519 signature by the identity anchor over canonical CBOR ["svc-totp-recovery/v1", account_id, challenge_bytes]; account_id is in the 202 login answer */
+            signature: string;
+        };
+        TotpSecret: {
+            secret: string;
+            uri: string;
+        };
+        TrashEmptied: {
+            purged: number;
+        };
+        TusUpload: {
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            expires_at: string;
+            upload_id: string;
+            /**
+             * Format: int64
+             * @description The declared size (the Upload-Length header)
+             */
+            upload_length: number;
+            /**
+             * Format: int64
+             * @description Bytes received so far (the Upload-Offset header)
+             */
+            upload_offset: number;
+        };
+        TusUploadCreated: {
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            expires_at: string;
+            /** @enum {string} */
+            state: "Pending" | "Uploading" | "WaitingForProcessing" | "Completed" | "Merged" | "Cancelled" | "Expired";
+            upload_id: string;
+        };
+        UpgradeStatus: {
+            expires_at: string | null;
+            in_flight: number;
+            intent_id: string | null;
+            /** @enum {string} */
+            phase: "normal" | "quiescing" | "frozen";
+            to_version: string | null;
+        };
+        Upload: {
+            asset_id: string | null;
+            /** Format: int64 */
+            declared_size: number;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            expires_at: string;
+            /** @enum {string} */
+            kind: "original" | "derivative" | "metadata" | "provenance";
+            /** @enum {string} */
+            state: "Pending" | "Uploading" | "WaitingForProcessing" | "Completed" | "Merged" | "Cancelled" | "Expired";
+            upload_id: string;
+        };
+        UploadCreated: {
+            direct_put: components["schemas"]["DirectPut"] | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339 UTC timestamp
+             */
+            expires_at: string;
+            multipart: {
+                /** @description How many parts: the last holds declared_size - (part_count - 1) * part_size bytes */
+                part_count: number;
+                /**
+                 * Format: int64
+                 * @description Bytes in every part but the last (SVC_S3_PART_BYTES, or more when 10,000 parts would not hold the upload)
+                 */
+                part_size: number;
+            } | null;
+            /** @enum {string} */
+            state: "Pending" | "Uploading" | "WaitingForProcessing" | "Completed" | "Merged" | "Cancelled" | "Expired";
+            upload_id: string;
+        };
+        UploadParts: {
+            /**
+             * Format: date-time
+             * @description The session's expiry: the parts stay until then (then the staging sweep aborts them)
+             */
+            expires_at: string;
+            /** @description The part numbers still to send, ascending */
+            missing: number[];
+            part_count: number;
+            /** Format: int64 */
+            part_size: number;
+            /** @description The parts the store holds whole, at their planned length, ascending */
+            stored: {
+                part_number: number;
+                /** Format: int64 */
+                size: number;
+            }[];
+        };
+        WebFinger: {
+            properties: {
+                "urn:svc:display_name": string | null;
+            };
+            subject: string;
         };
     };
     responses: never;
@@ -1382,48 +2249,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        history: {
-                            /** @description Unix seconds, as hashed */
-                            added_at: number;
-                            /** @description Hex SHA-256 of the canonical CBOR ["svc-attestation-history/v1", seq, kid, public key bytes, added_at, prev] */
-                            hash: string;
-                            jwk: {
-                                /** @constant */
-                                alg: "EdDSA";
-                                /** @constant */
-                                crv: "Ed25519";
-                                kid: string;
-                                /** @constant */
-                                kty: "OKP";
-                                /** @constant */
-                                use: "sig";
-                                x: string;
-                            };
-                            kid: string;
-                            /** @description The previous entry's hash; "" for the first */
-                            prev: string;
-                            /** @description Set once the key is rotated out; not hashed */
-                            retired_at: string | null;
-                            /** @description From 1, no gaps */
-                            seq: number;
-                            /** @description base64url Ed25519 signature over the 32 hash bytes by the previous entry's key (the first by its own) */
-                            sig: string;
-                        }[];
-                        /** @description The key signing receipts now */
-                        keys: {
-                            /** @constant */
-                            alg: "EdDSA";
-                            /** @constant */
-                            crv: "Ed25519";
-                            kid: string;
-                            /** @constant */
-                            kty: "OKP";
-                            /** @constant */
-                            use: "sig";
-                            x: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["AttestationKeys"];
                 };
             };
             /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
@@ -1456,6 +2282,52 @@ export interface operations {
             };
         };
     };
+    headWellKnownSvcAttestationKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The signing attestation keys (JWK) and the whole hash-chained history, seq ascending */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
+            304: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getWellKnownSvcDeprecation: {
         parameters: {
             query?: never;
@@ -1474,24 +2346,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        announcements: {
-                            /** @description RFC 3339 UTC */
-                            announced_at: string;
-                            /** @description RFC 3339 UTC */
-                            effective_at: string;
-                            /** @description Protocol version YYYY-MM-DD */
-                            min_protocol_version: string;
-                        }[];
-                        min_client_build: string;
-                        /** @description The window in force now (its min includes every announcement already effective) */
-                        protocol_version: {
-                            /** @description Protocol version YYYY-MM-DD */
-                            max: string;
-                            /** @description Protocol version YYYY-MM-DD */
-                            min: string;
-                        };
-                    };
+                    "application/json": components["schemas"]["DeprecationRecord"];
                 };
             };
             /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
@@ -1521,6 +2376,52 @@ export interface operations {
                         status?: 503;
                     } & components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headWellKnownSvcDeprecation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The current window and every announcement, by effective instant */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
+            304: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -1554,6 +2455,31 @@ export interface operations {
             };
         };
     };
+    headWellKnownSvcMovedByUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Always: not served in v1 */
+            404: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getWellKnownSvcRevokedJti: {
         parameters: {
             query?: never;
@@ -1572,17 +2498,41 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        issuer: string;
-                        revoked: {
-                            exp: string;
-                            jti: string;
-                            revoked_at: string;
-                        }[];
-                        /** @constant */
-                        window_s: 86400;
-                    };
+                    "application/json": components["schemas"]["RevokedTokens"];
                 };
+            };
+            /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
+            304: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    headWellKnownSvcRevokedJti: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Capability tokens this server minted and revoked in the last 24 hours (computed from the clock; nothing older) */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
             304: {
@@ -1614,44 +2564,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        api_base_url: string;
-                        auth: {
-                            local: boolean;
-                            oidc: {
-                                issuer: string;
-                                start_endpoint: string;
-                            } | null;
-                        };
-                        federation_endpoint: string;
-                        /** @description Announced cut-offs not yet in effect, soonest first */
-                        min_protocol_version: {
-                            /** @description RFC 3339 UTC */
-                            effective_at: string;
-                            /** @description Protocol version YYYY-MM-DD */
-                            min_protocol_version: string;
-                        }[];
-                        protocol_version: {
-                            /** @description Protocol version YYYY-MM-DD */
-                            max: string;
-                            /** @description Protocol version YYYY-MM-DD */
-                            min: string;
-                        };
-                        signing_keys: {
-                            keys: {
-                                /** @constant */
-                                alg: "EdDSA";
-                                /** @constant */
-                                crv: "Ed25519";
-                                kid: string;
-                                /** @constant */
-                                kty: "OKP";
-                                /** @constant */
-                                use: "sig";
-                                x: string;
-                            }[];
-                        };
-                    };
+                    "application/json": components["schemas"]["ServerInfo"];
                 };
             };
             /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
@@ -1684,6 +2597,52 @@ export interface operations {
             };
         };
     };
+    headWellKnownSvcServerInfo: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server info */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
+            304: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getWellKnownWebfinger: {
         parameters: {
             query: {
@@ -1704,12 +2663,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/jrd+json": {
-                        properties: {
-                            "urn:svc:display_name": string | null;
-                        };
-                        subject: string;
-                    };
+                    "application/jrd+json": components["schemas"]["WebFinger"];
                 };
             };
             /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
@@ -1758,6 +2712,65 @@ export interface operations {
             };
         };
     };
+    headWellKnownWebfinger: {
+        parameters: {
+            query: {
+                resource: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The public record */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Not modified: the If-None-Match tag is the current ETag (no body) */
+            304: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No public record: the same bytes for no account, an unpublished one and another host */
+            404: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getHealthz: {
         parameters: {
             query?: never;
@@ -1776,11 +2789,31 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        status: "ok";
-                    };
+                    "application/json": components["schemas"]["Status"];
                 };
+            };
+        };
+    };
+    headHealthz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The process is up. */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -1805,40 +2838,28 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description error.request.invalid */
-            400: {
+        };
+    };
+    headMetrics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Requests by method, route template and status; latency histograms; sign-ins by outcome; refusals by code; database errors; the deployment totals (counted at most once a minute; with SVC_WORKERS, one scrape answers for every worker); process metrics. No label holds an account id, address, token or path id. */
+            200: {
                 headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
                     [name: string]: unknown;
                 };
-                content: {
-                    "application/problem+json": {
-                        /** @enum {unknown} */
-                        code?: "error.request.invalid";
-                        /** @constant */
-                        status?: 400;
-                    } & components["schemas"]["Problem"];
-                };
-            };
-            /** @description error.auth.invalid_credentials */
-            401: {
-                headers: {
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
-                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
-                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": {
-                        /** @enum {unknown} */
-                        code?: "error.auth.invalid_credentials";
-                        /** @constant */
-                        status?: 401;
-                    } & components["schemas"]["Problem"];
-                };
+                content?: never;
             };
         };
     };
@@ -1863,19 +2884,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        alerts: ("quota_soft" | "quota_grace_expiring")[];
-                        /** @description When HardExceeded turns GraceExpired; null below the hard limit */
-                        grace_expires_at: string | null;
-                        /** @description null = unlimited */
-                        hard_limit: number | null;
-                        reserved: number;
-                        soft_limit: number | null;
-                        /** @enum {string} */
-                        state: "OK" | "SoftWarning" | "HardExceeded" | "GraceExpired" | "Suspended";
-                        /** @description Charged bytes plus open reservations; the state follows it */
-                        used: number;
-                    };
+                    "application/json": components["schemas"]["Quota"];
                 };
             };
             /** @description error.request.invalid */
@@ -1967,6 +2976,94 @@ export interface operations {
             };
         };
     };
+    headQuota: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Usage, limits, state and alerts */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getReadyz: {
         parameters: {
             query?: never;
@@ -1985,10 +3082,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        status: "ok";
-                    };
+                    "application/json": components["schemas"]["Status"];
                 };
             };
             /** @description error.store.unavailable */
@@ -2011,6 +3105,42 @@ export interface operations {
             };
         };
     };
+    headReadyz: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ready for traffic. */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     postUpload: {
         parameters: {
             query?: never;
@@ -2023,20 +3153,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    album_id?: string;
-                    content_hash?: string;
-                    declared_size: number;
-                    device_id: string;
-                    intent_id?: string;
-                    /** @enum {string} */
-                    kind: "original" | "derivative" | "metadata" | "provenance" | "federated";
-                    /**
-                     * Format: uri
-                     * @description kind "federated" only (and required there): the peer server the blob came from, one of SVC_FEDERATION_PEERS compared as origins (scheme and host case, a default port and a trailing slash make no other peer); any other http(s) URL is 403 error.federation.unknown_peer
-                     */
-                    source_peer?: string;
-                };
+                "application/json": components["schemas"]["NewUpload"];
             };
         };
         responses: {
@@ -2049,37 +3166,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        direct_put: {
-                            /**
-                             * Format: date-time
-                             * @description The URL is refused after this: at most SVC_S3_PUT_URL_S (default 900 s) from now, and never past the session's expiry. A PUT begun in time may finish later; ask POST /upload/{id}/direct-put for a fresh URL
-                             */
-                            expires_at: string;
-                            /** @description Send exactly these (they are signed): content-length (= declared_size) and, when content_hash was announced, x-amz-checksum-sha256 */
-                            headers: {
-                                [key: string]: string;
-                            };
-                            /** @enum {string} */
-                            method: "PUT";
-                            /** @description Presigned URL of this session's staging object in the bucket */
-                            url: string;
-                        } | null;
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        expires_at: string;
-                        multipart: {
-                            /** @description How many parts: the last holds declared_size - (part_count - 1) * part_size bytes */
-                            part_count: number;
-                            /** @description Bytes in every part but the last (SVC_S3_PART_BYTES, or more when 10,000 parts would not hold the upload) */
-                            part_size: number;
-                        } | null;
-                        /** @enum {string} */
-                        state: "Pending" | "Uploading" | "WaitingForProcessing" | "Completed" | "Merged" | "Cancelled" | "Expired";
-                        upload_id: string;
-                    };
+                    "application/json": components["schemas"]["UploadCreated"];
                 };
             };
             /** @description error.request.invalid */
@@ -2131,6 +3218,23 @@ export interface operations {
                         code?: "error.auth.not_an_owner" | "error.device.unknown" | "error.federation.unknown_peer" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused";
                         /** @constant */
                         status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -2259,7 +3363,7 @@ export interface operations {
         /** @description None, or an empty JSON object */
         requestBody?: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": components["schemas"]["Empty"];
             };
         };
         responses: {
@@ -2278,16 +3382,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        expires_at: string;
-                        /** @enum {string} */
-                        state: "Pending" | "Uploading" | "WaitingForProcessing" | "Completed" | "Merged" | "Cancelled" | "Expired";
-                        upload_id: string;
-                    };
+                    "application/json": components["schemas"]["TusUploadCreated"];
                 };
             };
             /** @description error.request.invalid */
@@ -2339,6 +3434,23 @@ export interface operations {
                         code?: "error.auth.not_an_owner" | "error.device.unknown" | "error.federation.unknown_peer" | "error.quota.exceeded" | "error.quota.federated_budget" | "error.quota.write_refused";
                         /** @constant */
                         status?: 403;
+                    } & components["schemas"]["Problem"];
+                };
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.not_found";
+                        /** @constant */
+                        status?: 404;
                     } & components["schemas"]["Problem"];
                 };
             };
@@ -2553,27 +3665,16 @@ export interface operations {
                     /** @description When the session expires (RFC 9110 date) */
                     "Upload-Expires"?: string;
                     /** @description The declared size */
-                    "Upload-Length"?: string;
+                    "Upload-Length"?: number;
                     /** @description Bytes of the upload the server holds durably */
-                    "Upload-Offset"?: string;
+                    "Upload-Offset"?: number;
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        expires_at: string;
-                        upload_id: string;
-                        /** @description The declared size (the Upload-Length header) */
-                        upload_length: number;
-                        /** @description Bytes received so far (the Upload-Offset header) */
-                        upload_offset: number;
-                    };
+                    "application/json": components["schemas"]["TusUpload"];
                 };
             };
             /** @description error.request.invalid */
@@ -2865,6 +3966,128 @@ export interface operations {
             };
         };
     };
+    headUploadTusById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Where the upload stands */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    /** @description 1.0.0 */
+                    "Tus-Resumable"?: string;
+                    /** @description When the session expires (RFC 9110 date) */
+                    "Upload-Expires"?: string;
+                    /** @description The declared size */
+                    "Upload-Length"?: number;
+                    /** @description Bytes of the upload the server holds durably */
+                    "Upload-Offset"?: number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.upload.tus_version */
+            412: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     patchUploadTusById: {
         parameters: {
             query?: never;
@@ -2898,9 +4121,9 @@ export interface operations {
                     /** @description When the session expires (RFC 9110 date) */
                     "Upload-Expires"?: string;
                     /** @description The declared size */
-                    "Upload-Length"?: string;
+                    "Upload-Length"?: number;
                     /** @description Bytes of the upload the server holds durably */
-                    "Upload-Offset"?: string;
+                    "Upload-Offset"?: number;
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
                     "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
                     "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
@@ -3140,20 +4363,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        asset_id: string | null;
-                        declared_size: number;
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        expires_at: string;
-                        /** @enum {string} */
-                        kind: "original" | "derivative" | "metadata" | "provenance";
-                        /** @enum {string} */
-                        state: "Pending" | "Uploading" | "WaitingForProcessing" | "Completed" | "Merged" | "Cancelled" | "Expired";
-                        upload_id: string;
-                    };
+                    "application/json": components["schemas"]["Upload"];
                 };
             };
             /** @description error.request.invalid */
@@ -3290,20 +4500,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        asset_id: string | null;
-                        declared_size: number;
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        expires_at: string;
-                        /** @enum {string} */
-                        kind: "original" | "derivative" | "metadata" | "provenance";
-                        /** @enum {string} */
-                        state: "Pending" | "Uploading" | "WaitingForProcessing" | "Completed" | "Merged" | "Cancelled" | "Expired";
-                        upload_id: string;
-                    };
+                    "application/json": components["schemas"]["Upload"];
                 };
             };
             /** @description error.request.invalid */
@@ -3486,20 +4683,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        asset_id: string | null;
-                        declared_size: number;
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        expires_at: string;
-                        /** @enum {string} */
-                        kind: "original" | "derivative" | "metadata" | "provenance";
-                        /** @enum {string} */
-                        state: "Pending" | "Uploading" | "WaitingForProcessing" | "Completed" | "Merged" | "Cancelled" | "Expired";
-                        upload_id: string;
-                    };
+                    "application/json": components["schemas"]["Upload"];
                 };
             };
             /** @description error.request.invalid */
@@ -3625,6 +4809,108 @@ export interface operations {
             };
         };
     };
+    headUploadById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     postUploadByIdDirectPut: {
         parameters: {
             query?: never;
@@ -3648,21 +4934,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /**
-                         * Format: date-time
-                         * @description The URL is refused after this: at most SVC_S3_PUT_URL_S (default 900 s) from now, and never past the session's expiry. A PUT begun in time may finish later; ask POST /upload/{id}/direct-put for a fresh URL
-                         */
-                        expires_at: string;
-                        /** @description Send exactly these (they are signed): content-length (= declared_size) and, when content_hash was announced, x-amz-checksum-sha256 */
-                        headers: {
-                            [key: string]: string;
-                        };
-                        /** @enum {string} */
-                        method: "PUT";
-                        /** @description Presigned URL of this session's staging object in the bucket */
-                        url: string;
-                    };
+                    "application/json": components["schemas"]["DirectPut"];
                 };
             };
             /** @description error.request.invalid */
@@ -3802,15 +5074,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    content_hash: string;
-                    manifest?: {
-                        /** @description The asset a derivative, metadata or provenance blob belongs to (required for those kinds) */
-                        asset_id?: string;
-                        /** @description Must be the album's live upgrade intent, else 409 error.conflict */
-                        intent_id?: string;
-                    };
-                };
+                "application/json": components["schemas"]["FinalizeRequest"];
             };
         };
         responses: {
@@ -3823,22 +5087,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        asset_id: string | null;
-                        declared_size: number;
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        expires_at: string;
-                        /** @enum {string} */
-                        kind: "original" | "derivative" | "metadata" | "provenance";
-                        /** @description Storage receipt: compact JWS (EdDSA, typ svc-receipt+jwt, kid of an attestation key) with claims iss, sub, upload_id, content_hash, size, charged_to, iat; verify against /.well-known/svc/attestation-keys */
-                        receipt: string;
-                        /** @enum {string} */
-                        state: "Pending" | "Uploading" | "WaitingForProcessing" | "Completed" | "Merged" | "Cancelled" | "Expired";
-                        upload_id: string;
-                    };
+                    "application/json": components["schemas"]["FinalizedUpload"];
                 };
             };
             /** @description error.request.invalid */
@@ -4021,22 +5270,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /**
-                         * Format: date-time
-                         * @description The session's expiry: the parts stay until then (then the staging sweep aborts them)
-                         */
-                        expires_at: string;
-                        /** @description The part numbers still to send, ascending */
-                        missing: number[];
-                        part_count: number;
-                        part_size: number;
-                        /** @description The parts the store holds whole, at their planned length, ascending */
-                        stored: {
-                            part_number: number;
-                            size: number;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["UploadParts"];
                 };
             };
             /** @description error.request.invalid */
@@ -4176,13 +5410,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    parts: {
-                        part_number: number;
-                        /** @description Hex SHA-256 of this part's bytes (signed: the store refuses other bytes) */
-                        sha256: string;
-                    }[];
-                };
+                "application/json": components["schemas"]["PartUrlsRequest"];
             };
         };
         responses: {
@@ -4195,24 +5423,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        parts: {
-                            /**
-                             * Format: date-time
-                             * @description At most SVC_S3_PUT_URL_S from now, never past the session's expiry; ask again for a fresh URL
-                             */
-                            expires_at: string;
-                            /** @description Send exactly these (they are signed): content-length (the part's planned length) and x-amz-checksum-sha256 (base64 of the part's announced SHA-256) */
-                            headers: {
-                                [key: string]: string;
-                            };
-                            /** @enum {string} */
-                            method: "PUT";
-                            part_number: number;
-                            /** @description Presigned URL of this part of this upload in the bucket */
-                            url: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["PartUrls"];
                 };
             };
             /** @description error.request.invalid */
@@ -4372,6 +5583,120 @@ export interface operations {
             };
         };
     };
+    headUploadByIdParts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The parts held and missing */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.conflict */
+            409: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getAlbums: {
         parameters: {
             query?: never;
@@ -4393,20 +5718,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        albums: {
-                            album_id: string;
-                            /** @description Its live assets (the trash is apart) */
-                            asset_count: number;
-                            /**
-                             * Format: date-time
-                             * @description RFC 3339 UTC timestamp
-                             */
-                            created_at: string;
-                            /** @description The version the album is pinned to (its writes need at least it) */
-                            protocol_version: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["AlbumList"];
                 };
             };
             /** @description error.request.invalid */
@@ -4510,9 +5822,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    device_id: string;
-                };
+                "application/json": components["schemas"]["NewAlbum"];
             };
         };
         responses: {
@@ -4525,10 +5835,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        album_id: string;
-                        protocol_version: string;
-                    };
+                    "application/json": components["schemas"]["AlbumCreated"];
                 };
             };
             /** @description error.request.invalid */
@@ -4654,6 +5961,94 @@ export interface operations {
             };
         };
     };
+    headAlbums: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Albums */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getAlbumsByAlbumId: {
         parameters: {
             query?: never;
@@ -4677,18 +6072,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        album_id: string;
-                        /** @description Its live assets (the trash is apart) */
-                        asset_count: number;
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        created_at: string;
-                        /** @description The version the album is pinned to (its writes need at least it) */
-                        protocol_version: string;
-                    };
+                    "application/json": components["schemas"]["Album"];
                 };
             };
             /** @description error.request.invalid */
@@ -4797,6 +6181,108 @@ export interface operations {
             };
         };
     };
+    headAlbumsByAlbumId: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                album_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The album */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getAlbumsByAlbumIdUpgrade: {
         parameters: {
             query?: never;
@@ -4820,14 +6306,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        expires_at: string | null;
-                        in_flight: number;
-                        intent_id: string | null;
-                        /** @enum {string} */
-                        phase: "normal" | "quiescing" | "frozen";
-                        to_version: string | null;
-                    };
+                    "application/json": components["schemas"]["UpgradeStatus"];
                 };
             };
             /** @description error.request.invalid */
@@ -4964,14 +6443,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        expires_at: string | null;
-                        in_flight: number;
-                        intent_id: string | null;
-                        /** @enum {string} */
-                        phase: "normal" | "quiescing" | "frozen";
-                        to_version: string | null;
-                    };
+                    "application/json": components["schemas"]["UpgradeStatus"];
                 };
             };
             /** @description error.album.intent_mismatch, error.request.invalid */
@@ -5280,6 +6752,108 @@ export interface operations {
             };
         };
     };
+    headAlbumsByAlbumIdUpgrade: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                album_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The status; expired quiescence reads as normal with null fields */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getAssetsById: {
         parameters: {
             query?: never;
@@ -5303,40 +6877,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The album its original was uploaded into (null: none) */
-                        album_id: string | null;
-                        asset_id: string;
-                        blobs: {
-                            content_hash: string;
-                            /**
-                             * @description The same as role (the name earlier builds used)
-                             * @enum {string}
-                             */
-                            kind: "original" | "derivative" | "metadata" | "provenance";
-                            /**
-                             * @description What the blob is to the asset
-                             * @enum {string}
-                             */
-                            role: "original" | "derivative" | "metadata" | "provenance";
-                            size: number;
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        created_at: string;
-                        owner_id: string;
-                        /** @enum {string} */
-                        state: "live" | "trashed";
-                        trashed_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @description Its latest change: created, trashed, restored, a blob added or its metadata replaced
-                         */
-                        updated_at: string;
-                        upload_user_id: string;
-                    };
+                    "application/json": components["schemas"]["Asset"];
                 };
             };
             /** @description error.request.invalid */
@@ -5594,6 +7135,108 @@ export interface operations {
             };
         };
     };
+    headAssetsById: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The asset */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     putAssetsByIdMetadata: {
         parameters: {
             query?: {
@@ -5624,40 +7267,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The album its original was uploaded into (null: none) */
-                        album_id: string | null;
-                        asset_id: string;
-                        blobs: {
-                            content_hash: string;
-                            /**
-                             * @description The same as role (the name earlier builds used)
-                             * @enum {string}
-                             */
-                            kind: "original" | "derivative" | "metadata" | "provenance";
-                            /**
-                             * @description What the blob is to the asset
-                             * @enum {string}
-                             */
-                            role: "original" | "derivative" | "metadata" | "provenance";
-                            size: number;
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        created_at: string;
-                        owner_id: string;
-                        /** @enum {string} */
-                        state: "live" | "trashed";
-                        trashed_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @description Its latest change: created, trashed, restored, a blob added or its metadata replaced
-                         */
-                        updated_at: string;
-                        upload_user_id: string;
-                    };
+                    "application/json": components["schemas"]["Asset"];
                 };
             };
             /** @description error.request.invalid */
@@ -5834,7 +7444,7 @@ export interface operations {
         /** @description None, or an empty JSON object */
         requestBody?: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": components["schemas"]["Empty"];
             };
         };
         responses: {
@@ -5847,40 +7457,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The album its original was uploaded into (null: none) */
-                        album_id: string | null;
-                        asset_id: string;
-                        blobs: {
-                            content_hash: string;
-                            /**
-                             * @description The same as role (the name earlier builds used)
-                             * @enum {string}
-                             */
-                            kind: "original" | "derivative" | "metadata" | "provenance";
-                            /**
-                             * @description What the blob is to the asset
-                             * @enum {string}
-                             */
-                            role: "original" | "derivative" | "metadata" | "provenance";
-                            size: number;
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        created_at: string;
-                        owner_id: string;
-                        /** @enum {string} */
-                        state: "live" | "trashed";
-                        trashed_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @description Its latest change: created, trashed, restored, a blob added or its metadata replaced
-                         */
-                        updated_at: string;
-                        upload_user_id: string;
-                    };
+                    "application/json": components["schemas"]["Asset"];
                 };
             };
             /** @description error.request.invalid */
@@ -6057,7 +7634,7 @@ export interface operations {
         /** @description None, or an empty JSON object */
         requestBody?: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": components["schemas"]["Empty"];
             };
         };
         responses: {
@@ -6070,40 +7647,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The album its original was uploaded into (null: none) */
-                        album_id: string | null;
-                        asset_id: string;
-                        blobs: {
-                            content_hash: string;
-                            /**
-                             * @description The same as role (the name earlier builds used)
-                             * @enum {string}
-                             */
-                            kind: "original" | "derivative" | "metadata" | "provenance";
-                            /**
-                             * @description What the blob is to the asset
-                             * @enum {string}
-                             */
-                            role: "original" | "derivative" | "metadata" | "provenance";
-                            size: number;
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        created_at: string;
-                        owner_id: string;
-                        /** @enum {string} */
-                        state: "live" | "trashed";
-                        trashed_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @description Its latest change: created, trashed, restored, a blob added or its metadata replaced
-                         */
-                        updated_at: string;
-                        upload_user_id: string;
-                    };
+                    "application/json": components["schemas"]["Asset"];
                 };
             };
             /** @description error.request.invalid */
@@ -6400,14 +7944,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    address: string;
-                    cohort_hash?: unknown;
-                    device_id?: unknown;
-                    password: string;
-                    /** @description The sign_in_ticket an earlier sign-in for this address returned. */
-                    sign_in_ticket?: string;
-                };
+                "application/json": components["schemas"]["LoginRequest"];
             };
         };
         responses: {
@@ -6421,19 +7958,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description EdDSA JWT, 15 minutes */
-                        access_token: string;
-                        /** @constant */
-                        expires_in: 900;
-                        session_id: string;
-                        /** @description Opaque 128-bit session token, base64url. Only ever sent in bodies. */
-                        session_token: string;
-                        /** @description Opaque, base64url. Keep it with the address and send it as sign_in_ticket on later logins: they are then judged by the ticket (5 wrong passwords void it) instead of the per-address and per-client-address throttles. Valid as long as a session may live; a password change, revoke-all or lock ends it. */
-                        sign_in_ticket: string;
-                        /** @constant */
-                        token_type: "Bearer";
-                    };
+                    "application/json": components["schemas"]["SignedIn"];
                 };
             };
             /** @description A second factor is confirmed: answer the challenge at /v1/auth/login/verify-totp, or with the identity key at /v1/auth/login/recover-totp (which signs over account_id) */
@@ -6446,11 +7971,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        account_id: string;
-                        challenge: string;
-                        expires_in: number;
-                    };
+                    "application/json": components["schemas"]["SecondFactorChallenge"];
                 };
             };
             /** @description error.request.invalid */
@@ -6603,14 +8124,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description the challenge of the 202 login answer */
-                    challenge: string;
-                    cohort_hash?: unknown;
-                    device_id?: unknown;
-                    /** @description base64url Ed25519 signature by the identity anchor over canonical CBOR ["svc-totp-recovery/v1", account_id, challenge_bytes]; account_id is in the 202 login answer */
-                    signature: string;
-                };
+                "application/json": components["schemas"]["TotpRecoveryRequest"];
             };
         };
         responses: {
@@ -6624,19 +8138,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description EdDSA JWT, 15 minutes */
-                        access_token: string;
-                        /** @constant */
-                        expires_in: 900;
-                        session_id: string;
-                        /** @description Opaque 128-bit session token, base64url. Only ever sent in bodies. */
-                        session_token: string;
-                        /** @description Opaque, base64url. Keep it with the address and send it as sign_in_ticket on later logins: they are then judged by the ticket (5 wrong passwords void it) instead of the per-address and per-client-address throttles. Valid as long as a session may live; a password change, revoke-all or lock ends it. */
-                        sign_in_ticket: string;
-                        /** @constant */
-                        token_type: "Bearer";
-                    };
+                    "application/json": components["schemas"]["SignedIn"];
                 };
             };
             /** @description error.request.invalid */
@@ -6771,12 +8273,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    challenge: string;
-                    code: string;
-                    cohort_hash?: unknown;
-                    device_id?: unknown;
-                };
+                "application/json": components["schemas"]["TotpLoginRequest"];
             };
         };
         responses: {
@@ -6790,19 +8287,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description EdDSA JWT, 15 minutes */
-                        access_token: string;
-                        /** @constant */
-                        expires_in: 900;
-                        session_id: string;
-                        /** @description Opaque 128-bit session token, base64url. Only ever sent in bodies. */
-                        session_token: string;
-                        /** @description Opaque, base64url. Keep it with the address and send it as sign_in_ticket on later logins: they are then judged by the ticket (5 wrong passwords void it) instead of the per-address and per-client-address throttles. Valid as long as a session may live; a password change, revoke-all or lock ends it. */
-                        sign_in_ticket: string;
-                        /** @constant */
-                        token_type: "Bearer";
-                    };
+                    "application/json": components["schemas"]["SignedIn"];
                 };
             };
             /** @description error.request.invalid */
@@ -6955,12 +8440,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description unpadded base64url */
-                    challenge: string;
-                    /** @description base64url Ed25519 signature by the identity anchor over canonical CBOR ["svc-logout-all/v1", account_id, challenge_bytes] */
-                    signature: string;
-                };
+                "application/json": components["schemas"]["LogoutAllRequest"];
             };
         };
         responses: {
@@ -6973,9 +8453,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        sessions_closed: number;
-                    };
+                    "application/json": components["schemas"]["LogoutAllResult"];
                 };
             };
             /** @description error.request.invalid */
@@ -7097,7 +8575,7 @@ export interface operations {
         /** @description None, or an empty JSON object */
         requestBody?: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": components["schemas"]["Empty"];
             };
         };
         responses: {
@@ -7110,12 +8588,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description unpadded base64url */
-                        challenge: string;
-                        /** @constant */
-                        expires_in: 300;
-                    };
+                    "application/json": components["schemas"]["LogoutAllChallenge"];
                 };
             };
             /** @description error.request.invalid */
@@ -7280,21 +8753,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        oidc: {
-                            issuer: string;
-                            /**
-                             * Format: date-time
-                             * @description RFC 3339 UTC timestamp
-                             */
-                            linked_at: string;
-                            subject: string;
-                        }[];
-                        /** @description A local password exists and local sign-in is on */
-                        password: boolean;
-                        /** @description A confirmed second factor */
-                        totp: boolean;
-                    };
+                    "application/json": components["schemas"]["SignInMethods"];
                 };
             };
             /** @description error.request.invalid */
@@ -7386,6 +8845,94 @@ export interface operations {
             };
         };
     };
+    headAuthMethods: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sign-in methods */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getAuthOidcCallback: {
         parameters: {
             query?: {
@@ -7447,6 +8994,57 @@ export interface operations {
             };
         };
     };
+    headAuthOidcCallback: {
+        parameters: {
+            query?: {
+                code?: string;
+                error?: string;
+                error_description?: string;
+                iss?: string;
+                state?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To return_to with `login_code` (32 random bytes, base64url, single use, 60 s) or with `error`: error.oidc.provider_denied, error.oidc.exchange_failed, error.oidc.id_token_invalid, error.oidc.reauthentication_stale, error.auth.user_already_exists, error.auth.registration_closed, error.oidc.already_linked, error.auth.not_the_initiator */
+            302: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.oidc.state_invalid, error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     postAuthOidcComplete: {
         parameters: {
             query?: never;
@@ -7459,13 +9057,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description The verifier behind the flow's app_challenge */
-                    app_verifier?: string;
-                    cohort_hash?: unknown;
-                    device_id?: unknown;
-                    login_code: string;
-                };
+                "application/json": components["schemas"]["OidcCompleteRequest"];
             };
         };
         responses: {
@@ -7479,25 +9071,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description EdDSA JWT, 15 minutes */
-                        access_token: string;
-                        /** @constant */
-                        expires_in: 900;
-                        session_id: string;
-                        /** @description Opaque 128-bit session token, base64url. Only ever sent in bodies. */
-                        session_token: string;
-                        /** @description Opaque, base64url. Keep it with the address and send it as sign_in_ticket on later logins: they are then judged by the ticket (5 wrong passwords void it) instead of the per-address and per-client-address throttles. Valid as long as a session may live; a password change, revoke-all or lock ends it. */
-                        sign_in_ticket: string;
-                        /** @constant */
-                        token_type: "Bearer";
-                    } | {
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        reauthenticated_at: string;
-                    };
+                    "application/json": components["schemas"]["OidcCompletion"];
                 };
             };
             /** @description link: the provider identity is bound to the caller */
@@ -7825,17 +9399,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /** @description base64url SHA-256 of a verifier the app keeps (PKCE S256 toward this server); required for every return_to (absent: 400 error.oidc.app_challenge_required) */
-                    app_challenge?: string;
-                    /**
-                     * @description sign_in (default, no token); link and reauthenticate need the Bearer access token
-                     * @enum {string}
-                     */
-                    purpose?: "sign_in" | "link" | "reauthenticate";
-                    /** @description One of the configured return URIs (exact match): https, or an app scheme */
-                    return_to: string;
-                };
+                "application/json": components["schemas"]["OidcStartRequest"];
             };
         };
         responses: {
@@ -7848,11 +9412,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        authorization_url: string;
-                        /** @constant */
-                        expires_in: 600;
-                    };
+                    "application/json": components["schemas"]["OidcStart"];
                 };
             };
             /** @description error.oidc.app_challenge_required, error.oidc.return_to_invalid, error.request.invalid */
@@ -8007,10 +9567,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    current_password: string;
-                    new_password: string;
-                };
+                "application/json": components["schemas"]["PasswordChange"];
             };
         };
         responses: {
@@ -8024,17 +9581,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description EdDSA JWT, 15 minutes */
-                        access_token: string;
-                        /** @constant */
-                        expires_in: 900;
-                        session_id: string;
-                        /** @description Opaque 128-bit session token, base64url. Only ever sent in bodies. */
-                        session_token: string;
-                        /** @constant */
-                        token_type: "Bearer";
-                    };
+                    "application/json": components["schemas"]["TokenPair"];
                 };
             };
             /** @description error.auth.weak_password, error.request.invalid */
@@ -8216,18 +9763,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        account_id: string;
-                        /** @description null for a sponsored account or an OpenID account without a verified email */
-                        address: string | null;
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        created_at: string;
-                        display_name: string | null;
-                        handle: string | null;
-                    };
+                    "application/json": components["schemas"]["Profile"];
                 };
             };
             /** @description error.request.invalid */
@@ -8319,6 +9855,94 @@ export interface operations {
             };
         };
     };
+    headAuthProfile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Profile */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     patchAuthProfile: {
         parameters: {
             query?: never;
@@ -8331,9 +9955,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    display_name?: string | null;
-                };
+                "application/json": components["schemas"]["ProfileUpdate"];
             };
         };
         responses: {
@@ -8346,18 +9968,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        account_id: string;
-                        /** @description null for a sponsored account or an OpenID account without a verified email */
-                        address: string | null;
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        created_at: string;
-                        display_name: string | null;
-                        handle: string | null;
-                    };
+                    "application/json": components["schemas"]["Profile"];
                 };
             };
             /** @description error.profile.invalid_display_name, error.request.invalid */
@@ -8495,9 +10106,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    password: string;
-                };
+                "application/json": components["schemas"]["ReauthenticateRequest"];
             };
         };
         responses: {
@@ -8510,13 +10119,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        reauthenticated_at: string;
-                    };
+                    "application/json": components["schemas"]["Reauthenticated"];
                 };
             };
             /** @description error.request.invalid */
@@ -8686,9 +10289,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    session_token: string;
-                };
+                "application/json": components["schemas"]["RefreshRequest"];
             };
         };
         responses: {
@@ -8702,13 +10303,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        access_token: string;
-                        /** @constant */
-                        expires_in: 900;
-                        /** @constant */
-                        token_type: "Bearer";
-                    };
+                    "application/json": components["schemas"]["AccessToken"];
                 };
             };
             /** @description error.request.invalid */
@@ -8826,10 +10421,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    address: string;
-                    password: string;
-                };
+                "application/json": components["schemas"]["RegisterRequest"];
             };
         };
         responses: {
@@ -8843,19 +10435,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description EdDSA JWT, 15 minutes */
-                        access_token: string;
-                        /** @constant */
-                        expires_in: 900;
-                        session_id: string;
-                        /** @description Opaque 128-bit session token, base64url. Only ever sent in bodies. */
-                        session_token: string;
-                        /** @description Opaque, base64url. Keep it with the address and send it as sign_in_ticket on later logins: they are then judged by the ticket (5 wrong passwords void it) instead of the per-address and per-client-address throttles. Valid as long as a session may live; a password change, revoke-all or lock ends it. */
-                        sign_in_ticket: string;
-                        /** @constant */
-                        token_type: "Bearer";
-                    };
+                    "application/json": components["schemas"]["SignedIn"];
                 };
             };
             /** @description error.auth.weak_password, error.request.invalid */
@@ -9001,43 +10581,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        cohorts: {
-                            cohort_hash: string;
-                            /**
-                             * Format: date-time
-                             * @description RFC 3339 UTC timestamp
-                             */
-                            first_seen: string;
-                            /**
-                             * Format: date-time
-                             * @description RFC 3339 UTC timestamp
-                             */
-                            last_seen: string;
-                        }[];
-                        sessions: {
-                            cohort_hash: string | null;
-                            /**
-                             * Format: date-time
-                             * @description RFC 3339 UTC timestamp
-                             */
-                            created_at: string;
-                            current: boolean;
-                            /**
-                             * Format: date-time
-                             * @description RFC 3339 UTC timestamp
-                             */
-                            expires_at: string;
-                            /**
-                             * Format: date-time
-                             * @description RFC 3339 UTC timestamp
-                             */
-                            last_used_at: string;
-                            /** @enum {string} */
-                            method: "password" | "oidc";
-                            session_id: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["SessionList"];
                 };
             };
             /** @description error.request.invalid */
@@ -9126,6 +10670,94 @@ export interface operations {
                         status?: 503;
                     } & components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headAuthSessions: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Sessions and cohorts */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -9271,9 +10903,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    code: string;
-                };
+                "application/json": components["schemas"]["TotpCode"];
             };
         };
         responses: {
@@ -9458,7 +11088,7 @@ export interface operations {
         /** @description None, or an empty JSON object */
         requestBody?: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": components["schemas"]["Empty"];
             };
         };
         responses: {
@@ -9472,10 +11102,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        secret: string;
-                        uri: string;
-                    };
+                    "application/json": components["schemas"]["TotpSecret"];
                 };
             };
             /** @description error.request.invalid */
@@ -9630,9 +11257,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    code: string;
-                };
+                "application/json": components["schemas"]["TotpCode"];
             };
         };
         responses: {
@@ -9834,7 +11459,7 @@ export interface operations {
                     /** @description private, max-age=31536000, immutable */
                     "Cache-Control"?: string;
                     /** @description Bytes in this body */
-                    "Content-Length"?: string;
+                    "Content-Length"?: number;
                     /** @description "<content_hash>": the blob never changes under it */
                     ETag?: string;
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -9843,15 +11468,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /**
-                         * Format: date-time
-                         * @description The URL is refused after this (at most 5 minutes from now)
-                         */
-                        expires_at: string;
-                        /** @description Presigned GET of the blob in the bucket: the same bytes, ranges included, with the same Content-Type and Cache-Control; send no Authorization with it */
-                        url: string;
-                    };
+                    "application/json": components["schemas"]["PresignedUrl"];
                     "application/octet-stream": string;
                 };
             };
@@ -9863,7 +11480,7 @@ export interface operations {
                     /** @description private, max-age=31536000, immutable */
                     "Cache-Control"?: string;
                     /** @description Bytes in this body */
-                    "Content-Length"?: string;
+                    "Content-Length"?: number;
                     /** @description bytes <first>-<last>/<size> */
                     "Content-Range"?: string;
                     /** @description "<content_hash>": the blob never changes under it */
@@ -10027,6 +11644,23 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
+            /** @description error.internal */
+            500: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.internal";
+                        /** @constant */
+                        status?: 500;
+                    } & components["schemas"]["Problem"];
+                };
+            };
             /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
@@ -10044,6 +11678,208 @@ export interface operations {
                         status?: 503;
                     } & components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headBlobsByContentHash: {
+        parameters: {
+            query?: {
+                as?: "url";
+            };
+            header?: {
+                /** @description The blob's ETag ("<content_hash>") or *: 304, no body. */
+                "If-None-Match"?: string;
+                /** @description With Range: the range is served only when this is the blob's ETag; otherwise the whole blob. */
+                "If-Range"?: string;
+                /** @description One `bytes=` range (first-last, first-, or -suffix): 206 with Content-Range; wholly past the end: 416. Several ranges, another unit or a malformed value are ignored: 200 with the whole blob. */
+                Range?: string;
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                content_hash: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stored ciphertext, streamed; with ?as=url (object storage only), application/json {"url","expires_at"} instead, with Cache-Control: no-store */
+            200: {
+                headers: {
+                    /** @description bytes */
+                    "Accept-Ranges"?: string;
+                    /** @description private, max-age=31536000, immutable */
+                    "Cache-Control"?: string;
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    /** @description "<content_hash>": the blob never changes under it */
+                    ETag?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description One range of it */
+            206: {
+                headers: {
+                    /** @description bytes */
+                    "Accept-Ranges"?: string;
+                    /** @description private, max-age=31536000, immutable */
+                    "Cache-Control"?: string;
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    /** @description bytes <first>-<last>/<size> */
+                    "Content-Range"?: string;
+                    /** @description "<content_hash>": the blob never changes under it */
+                    ETag?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description If-None-Match named the ETag: no body */
+            304: {
+                headers: {
+                    /** @description private, max-age=31536000, immutable */
+                    "Cache-Control"?: string;
+                    /** @description "<content_hash>": the blob never changes under it */
+                    ETag?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Object storage only, for a GET without Range or any If-* header (those are answered with the bytes here): Location is a presigned URL (valid at most 5 minutes) that serves the same bytes with the same Content-Type and Cache-Control; its ETag is the object store's own. The URL carries its own signature: follow it WITHOUT the Authorization header (a browser does; a bucket refuses a request that carries both). A browser sends `Origin: null` after this cross-origin redirect, so the bucket's CORS rule must allow it (README), or use ?as=url */
+            307: {
+                headers: {
+                    /** @description no-store */
+                    "Cache-Control"?: string;
+                    /** @description The presigned URL */
+                    Location?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.conflict */
+            409: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The range lies wholly outside the blob */
+            416: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    /** @description bytes *\/<size> */
+                    "Content-Range"?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.internal */
+            500: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -10203,17 +12039,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        accepted_at: string;
-                        devices: number;
-                        /** @description unpadded base64url */
-                        identity_key: string;
-                        seq: number;
-                    };
+                    "application/json": components["schemas"]["DirectoryAccepted"];
                 };
             };
             /** @description error.device.directory_invalid, error.device.invalid_key, error.request.invalid */
@@ -10356,6 +12182,106 @@ export interface operations {
             };
         };
     };
+    headDevicesDirectory: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stored signed directory */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     putDiscoveryHandle: {
         parameters: {
             query?: never;
@@ -10368,9 +12294,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    user: string;
-                };
+                "application/json": components["schemas"]["HandleClaim"];
             };
         };
         responses: {
@@ -10383,10 +12307,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description user@host, the host being this server's (with a non-default port) */
-                        handle: string;
-                    };
+                    "application/json": components["schemas"]["Handle"];
                 };
             };
             /** @description error.request.invalid */
@@ -10543,6 +12464,18 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
+            /** @description A listed peer's refusal of a forwarded lookup, passed on with the peer's own status and code (any 4xx, codes this server does not know included) */
+            "4XX": {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The handle's keys */
             200: {
                 headers: {
@@ -10552,15 +12485,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        account_id: string;
-                        /** @description The signed device directory exactly as accepted (canonical CBOR), base64url; verify its signature yourself */
-                        directory: string | null;
-                        display_name: string | null;
-                        handle: string;
-                        /** @description The identity anchor (Ed25519 public key), base64url; null before any directory */
-                        identity_key: string | null;
-                    };
+                    "application/json": components["schemas"]["HandleLookup"];
                 };
             };
             /** @description error.request.invalid */
@@ -10704,6 +12629,145 @@ export interface operations {
             };
         };
     };
+    headDiscoveryLookup: {
+        parameters: {
+            query: {
+                handle: string;
+            };
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A listed peer's refusal of a forwarded lookup, passed on with the peer's own status and code (any 4xx, codes this server does not know included) */
+            "4XX": {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The handle's keys */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable, error.federation.capability_invalid */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.federation.unknown_peer, error.not_found */
+            404: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.federation.rate_limited, error.request.too_many */
+            429: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.federation.peer_unavailable */
+            502: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     putDiscoveryPublic: {
         parameters: {
             query?: never;
@@ -10716,9 +12780,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    published: boolean;
-                };
+                "application/json": components["schemas"]["PublicRecordUpdate"];
             };
         };
         responses: {
@@ -10731,10 +12793,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        handle: string;
-                        published: boolean;
-                    };
+                    "application/json": components["schemas"]["PublicRecordState"];
                 };
             };
             /** @description error.request.invalid */
@@ -11024,7 +13083,7 @@ export interface operations {
         /** @description None, or an empty JSON object */
         requestBody?: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": components["schemas"]["Empty"];
             };
         };
         responses: {
@@ -11037,40 +13096,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @description The album its original was uploaded into (null: none) */
-                        album_id: string | null;
-                        asset_id: string;
-                        blobs: {
-                            content_hash: string;
-                            /**
-                             * @description The same as role (the name earlier builds used)
-                             * @enum {string}
-                             */
-                            kind: "original" | "derivative" | "metadata" | "provenance";
-                            /**
-                             * @description What the blob is to the asset
-                             * @enum {string}
-                             */
-                            role: "original" | "derivative" | "metadata" | "provenance";
-                            size: number;
-                        }[];
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        created_at: string;
-                        owner_id: string;
-                        /** @enum {string} */
-                        state: "live" | "trashed";
-                        trashed_at: string | null;
-                        /**
-                         * Format: date-time
-                         * @description Its latest change: created, trashed, restored, a blob added or its metadata replaced
-                         */
-                        updated_at: string;
-                        upload_user_id: string;
-                    };
+                    "application/json": components["schemas"]["Asset"];
                 };
             };
             /** @description error.request.invalid */
@@ -11251,29 +13277,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        links: {
-                            /** @description Upload links: declared bytes of the drops opened through it */
-                            accepted_bytes: number;
-                            album_id: string | null;
-                            asset_ids: string[];
-                            /**
-                             * Format: date-time
-                             * @description RFC 3339 UTC timestamp
-                             */
-                            created_at: string;
-                            expires_at: string | null;
-                            /** @enum {string} */
-                            kind: "share" | "upload";
-                            link_id: string;
-                            max_bytes: number | null;
-                            revoked_at: string | null;
-                            /** @description The session that created the link (null for links made before it was kept): compare with GET /v1/auth/sessions to find a link a stolen token made */
-                            session_id: string | null;
-                            /** @enum {string} */
-                            status: "active" | "expired" | "revoked";
-                        }[];
-                    };
+                    "application/json": components["schemas"]["LinkList"];
                 };
             };
             /** @description error.request.invalid */
@@ -11377,25 +13381,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    album_id?: string;
-                    asset_ids?: string[];
-                    expires_at?: string;
-                    /** @description The album's live upgrade intent: needed only while the album quiesces (else 409 error.upload.album_quiescing), as for upload sessions; not stored on the link */
-                    intent_id?: string;
-                    /** @constant */
-                    kind: "share";
-                    wrapped_key: string;
-                } | {
-                    album_id: string;
-                    expires_at?: string;
-                    /** @description The album's live upgrade intent: needed only while the album quiesces (else 409 error.upload.album_quiescing), as for upload sessions; not stored on the link */
-                    intent_id?: string;
-                    /** @constant */
-                    kind: "upload";
-                    max_bytes?: number;
-                    seal_key: string;
-                };
+                "application/json": components["schemas"]["NewLink"];
             };
         };
         responses: {
@@ -11408,12 +13394,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        expires_at: string | null;
-                        /** @enum {string} */
-                        kind: "share" | "upload";
-                        link_id: string;
-                    };
+                    "application/json": components["schemas"]["LinkCreated"];
                 };
             };
             /** @description error.request.invalid */
@@ -11573,6 +13554,94 @@ export interface operations {
             };
         };
     };
+    headLinks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Links */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getLinksByLinkId: {
         parameters: {
             query?: never;
@@ -11593,19 +13662,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        album_id?: string | null;
-                        asset_ids?: string[];
-                        expires_at: string | null;
-                        /** @enum {string} */
-                        kind: "share" | "upload";
-                        link_id: string;
-                        max_bytes?: number | null;
-                        /** @description Upload links: the link-scoped public key guests seal to */
-                        seal_key?: string;
-                        /** @description Share links: the keys wrapped under the secret the link carries */
-                        wrapped_key?: string;
-                    };
+                    "application/json": components["schemas"]["PublicLink"];
                 };
             };
             /** @description error.not_found */
@@ -11792,6 +13849,68 @@ export interface operations {
             };
         };
     };
+    headLinksByLinkId: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getLinksByLinkIdAssets: {
         parameters: {
             query?: {
@@ -11815,51 +13934,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        changes: {
-                            id: string;
-                            /** @constant */
-                            kind: "asset";
-                            /** @constant */
-                            op: "upsert";
-                            record: {
-                                /** @description The album its original was uploaded into (null: none) */
-                                album_id: string | null;
-                                asset_id: string;
-                                blobs: {
-                                    content_hash: string;
-                                    /**
-                                     * @description The same as role (the name earlier builds used)
-                                     * @enum {string}
-                                     */
-                                    kind: "original" | "derivative" | "metadata" | "provenance";
-                                    /**
-                                     * @description What the blob is to the asset
-                                     * @enum {string}
-                                     */
-                                    role: "original" | "derivative" | "metadata" | "provenance";
-                                    size: number;
-                                }[];
-                                /**
-                                 * Format: date-time
-                                 * @description RFC 3339 UTC timestamp
-                                 */
-                                created_at: string;
-                                owner_id: string;
-                                /** @enum {string} */
-                                state: "live" | "trashed";
-                                trashed_at: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description Its latest change: created, trashed, restored, a blob added or its metadata replaced
-                                 */
-                                updated_at: string;
-                                upload_user_id: string;
-                            };
-                        }[];
-                        cursor: string;
-                        has_more: boolean;
-                    };
+                    "application/json": components["schemas"]["LinkAssetPage"];
                 };
             };
             /** @description error.request.invalid */
@@ -11933,6 +14008,83 @@ export interface operations {
             };
         };
     };
+    headLinksByLinkIdAssets: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: string;
+            };
+            header?: never;
+            path: {
+                link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of the assets it covers */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getLinksByLinkIdBlobsByContentHash: {
         parameters: {
             query?: {
@@ -11962,7 +14114,7 @@ export interface operations {
                     /** @description private, max-age=31536000, immutable */
                     "Cache-Control"?: string;
                     /** @description Bytes in this body */
-                    "Content-Length"?: string;
+                    "Content-Length"?: number;
                     /** @description "<content_hash>": the blob never changes under it */
                     ETag?: string;
                     "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
@@ -11971,15 +14123,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /**
-                         * Format: date-time
-                         * @description The URL is refused after this (at most 5 minutes from now)
-                         */
-                        expires_at: string;
-                        /** @description Presigned GET of the blob in the bucket: the same bytes, ranges included, with the same Content-Type and Cache-Control; send no Authorization with it */
-                        url: string;
-                    };
+                    "application/json": components["schemas"]["PresignedUrl"];
                     "application/octet-stream": string;
                 };
             };
@@ -11991,7 +14135,7 @@ export interface operations {
                     /** @description private, max-age=31536000, immutable */
                     "Cache-Control"?: string;
                     /** @description Bytes in this body */
-                    "Content-Length"?: string;
+                    "Content-Length"?: number;
                     /** @description bytes <first>-<last>/<size> */
                     "Content-Range"?: string;
                     /** @description "<content_hash>": the blob never changes under it */
@@ -12120,6 +14264,23 @@ export interface operations {
                     } & components["schemas"]["Problem"];
                 };
             };
+            /** @description error.internal */
+            500: {
+                headers: {
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        /** @enum {unknown} */
+                        code?: "error.internal";
+                        /** @constant */
+                        status?: 500;
+                    } & components["schemas"]["Problem"];
+                };
+            };
             /** @description error.server.busy, error.store.unavailable */
             503: {
                 headers: {
@@ -12137,6 +14298,182 @@ export interface operations {
                         status?: 503;
                     } & components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    headLinksByLinkIdBlobsByContentHash: {
+        parameters: {
+            query?: {
+                as?: "url";
+            };
+            header?: {
+                /** @description The blob's ETag ("<content_hash>") or *: 304, no body. */
+                "If-None-Match"?: string;
+                /** @description With Range: the range is served only when this is the blob's ETag; otherwise the whole blob. */
+                "If-Range"?: string;
+                /** @description One `bytes=` range (first-last, first-, or -suffix): 206 with Content-Range; wholly past the end: 416. Several ranges, another unit or a malformed value are ignored: 200 with the whole blob. */
+                Range?: string;
+            };
+            path: {
+                content_hash: string;
+                link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stored ciphertext, streamed; with ?as=url (object storage only), application/json {"url","expires_at"} instead, with Cache-Control: no-store */
+            200: {
+                headers: {
+                    /** @description bytes */
+                    "Accept-Ranges"?: string;
+                    /** @description private, max-age=31536000, immutable */
+                    "Cache-Control"?: string;
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    /** @description "<content_hash>": the blob never changes under it */
+                    ETag?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description One range of it */
+            206: {
+                headers: {
+                    /** @description bytes */
+                    "Accept-Ranges"?: string;
+                    /** @description private, max-age=31536000, immutable */
+                    "Cache-Control"?: string;
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    /** @description bytes <first>-<last>/<size> */
+                    "Content-Range"?: string;
+                    /** @description "<content_hash>": the blob never changes under it */
+                    ETag?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description If-None-Match named the ETag: no body */
+            304: {
+                headers: {
+                    /** @description private, max-age=31536000, immutable */
+                    "Cache-Control"?: string;
+                    /** @description "<content_hash>": the blob never changes under it */
+                    ETag?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Object storage only, for a GET without Range or any If-* header (those are answered with the bytes here): Location is a presigned URL (valid at most 5 minutes) that serves the same bytes with the same Content-Type and Cache-Control; its ETag is the object store's own. The URL carries its own signature: follow it WITHOUT the Authorization header (a browser does; a bucket refuses a request that carries both). A browser sends `Origin: null` after this cross-origin redirect, so the bucket's CORS rule must allow it (README), or use ?as=url */
+            307: {
+                headers: {
+                    /** @description no-store */
+                    "Cache-Control"?: string;
+                    /** @description The presigned URL */
+                    Location?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.conflict */
+            409: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The range lies wholly outside the blob */
+            416: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    /** @description bytes *\/<size> */
+                    "Content-Range"?: string;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.internal */
+            500: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -12163,23 +14500,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        drops: {
-                            /**
-                             * Format: date-time
-                             * @description RFC 3339 UTC timestamp
-                             */
-                            created_at: string;
-                            declared_size: number;
-                            expires_at: string | null;
-                            /**
-                             * @description ready = finalized, waiting for adoption until expires_at
-                             * @enum {string}
-                             */
-                            state: "uploading" | "ready" | "adopted" | "discarded" | "expired";
-                            upload_id: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["DropList"];
                 };
             };
             /** @description error.request.invalid */
@@ -12299,10 +14620,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    content_hash?: string;
-                    declared_size: number;
-                };
+                "application/json": components["schemas"]["NewDrop"];
             };
         };
         responses: {
@@ -12315,20 +14633,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        expires_at: string;
-                        /** @description On object storage with SVC_S3_DIRECT on, a drop above SVC_S3_PART_BYTES goes straight to the store in parts, as POST /upload answers (POST /upload/{id}/parts with the upload token); else null */
-                        multipart: {
-                            part_count: number;
-                            part_size: number;
-                        } | null;
-                        upload_id: string;
-                        upload_token: string;
-                    };
+                    "application/json": components["schemas"]["DropOpened"];
                 };
             };
             /** @description error.request.invalid */
@@ -12488,6 +14793,108 @@ export interface operations {
             };
         };
     };
+    headLinksByLinkIdDrops: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path: {
+                link_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Oldest first */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.not_found */
+            404: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     getSponsored: {
         parameters: {
             query?: never;
@@ -12509,19 +14916,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        sponsored: {
-                            account_id: string;
-                            /**
-                             * Format: date-time
-                             * @description RFC 3339 UTC timestamp
-                             */
-                            created_at: string;
-                            /** @description Every account that may act as it, the sponsor first */
-                            owners: string[];
-                            sponsor_id: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["SponsoredList"];
                 };
             };
             /** @description error.request.invalid */
@@ -12626,7 +15021,7 @@ export interface operations {
         /** @description None, or an empty JSON object */
         requestBody?: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": components["schemas"]["Empty"];
             };
         };
         responses: {
@@ -12639,9 +15034,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        account_id: string;
-                    };
+                    "application/json": components["schemas"]["SponsoredCreated"];
                 };
             };
             /** @description error.request.invalid */
@@ -12767,6 +15160,94 @@ export interface operations {
             };
         };
     };
+    headSponsored: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Oldest first */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     postSponsoredByIdOwners: {
         parameters: {
             query?: never;
@@ -12781,9 +15262,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    account_id: string;
-                };
+                "application/json": components["schemas"]["NewOwner"];
             };
         };
         responses: {
@@ -12796,17 +15275,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        account_id: string;
-                        /**
-                         * Format: date-time
-                         * @description RFC 3339 UTC timestamp
-                         */
-                        created_at: string;
-                        /** @description Every account that may act as it, the sponsor first */
-                        owners: string[];
-                        sponsor_id: string;
-                    };
+                    "application/json": components["schemas"]["SponsoredAccount"];
                 };
             };
             /** @description error.request.invalid */
@@ -13121,86 +15590,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        changes: {
-                            /** @description The album or asset id, or the link id */
-                            id: string;
-                            /** @enum {string} */
-                            kind: "album" | "asset" | "link";
-                            /** @enum {string} */
-                            op: "upsert" | "remove";
-                            /** @description An upsert: the object as GET answers it now (an album, an asset, a link as GET /v1/links lists it). A removal: null */
-                            record: ({
-                                album_id: string;
-                                /** @description Its live assets (the trash is apart) */
-                                asset_count: number;
-                                /**
-                                 * Format: date-time
-                                 * @description RFC 3339 UTC timestamp
-                                 */
-                                created_at: string;
-                                /** @description The version the album is pinned to (its writes need at least it) */
-                                protocol_version: string;
-                            } | {
-                                /** @description The album its original was uploaded into (null: none) */
-                                album_id: string | null;
-                                asset_id: string;
-                                blobs: {
-                                    content_hash: string;
-                                    /**
-                                     * @description The same as role (the name earlier builds used)
-                                     * @enum {string}
-                                     */
-                                    kind: "original" | "derivative" | "metadata" | "provenance";
-                                    /**
-                                     * @description What the blob is to the asset
-                                     * @enum {string}
-                                     */
-                                    role: "original" | "derivative" | "metadata" | "provenance";
-                                    size: number;
-                                }[];
-                                /**
-                                 * Format: date-time
-                                 * @description RFC 3339 UTC timestamp
-                                 */
-                                created_at: string;
-                                owner_id: string;
-                                /** @enum {string} */
-                                state: "live" | "trashed";
-                                trashed_at: string | null;
-                                /**
-                                 * Format: date-time
-                                 * @description Its latest change: created, trashed, restored, a blob added or its metadata replaced
-                                 */
-                                updated_at: string;
-                                upload_user_id: string;
-                            } | {
-                                /** @description Upload links: declared bytes of the drops opened through it */
-                                accepted_bytes: number;
-                                album_id: string | null;
-                                asset_ids: string[];
-                                /**
-                                 * Format: date-time
-                                 * @description RFC 3339 UTC timestamp
-                                 */
-                                created_at: string;
-                                expires_at: string | null;
-                                /** @enum {string} */
-                                kind: "share" | "upload";
-                                link_id: string;
-                                max_bytes: number | null;
-                                revoked_at: string | null;
-                                /** @description The session that created the link (null for links made before it was kept): compare with GET /v1/auth/sessions to find a link a stolen token made */
-                                session_id: string | null;
-                                /** @enum {string} */
-                                status: "active" | "expired" | "revoked";
-                            }) | null;
-                        }[];
-                        /** @description Where the next page starts: send it back as `cursor`, now or on the next sync */
-                        cursor: string;
-                        /** @description More changes wait: ask again with the cursor at once */
-                        has_more: boolean;
-                    };
+                    "application/json": components["schemas"]["SyncPage"];
                 };
             };
             /** @description error.request.invalid */
@@ -13309,6 +15699,109 @@ export interface operations {
             };
         };
     };
+    headSync: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: string;
+            };
+            header?: {
+                /** @description Act as a sponsored account the caller owns (403 error.auth.not_an_owner otherwise) */
+                "X-Svc-Act-As"?: components["parameters"]["X-Svc-Act-As"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of changes */
+            200: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.request.invalid */
+            400: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.session_invalid, error.auth.unavailable */
+            401: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.auth.not_an_owner */
+            403: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.sync.cursor_expired */
+            410: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.protocol.unsupported */
+            426: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description error.server.busy, error.store.unavailable */
+            503: {
+                headers: {
+                    /** @description The length in bytes of the body GET would send */
+                    "Content-Length": number;
+                    "Retry-After": components["headers"]["Retry-After"];
+                    "X-Svc-Min-Client-Build": components["headers"]["X-Svc-Min-Client-Build"];
+                    "X-Svc-Protocol-Max": components["headers"]["X-Svc-Protocol-Max"];
+                    "X-Svc-Protocol-Min": components["headers"]["X-Svc-Protocol-Min"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     postTrashEmpty: {
         parameters: {
             query?: {
@@ -13324,7 +15817,7 @@ export interface operations {
         /** @description None, or an empty JSON object */
         requestBody?: {
             content: {
-                "application/json": Record<string, never>;
+                "application/json": components["schemas"]["Empty"];
             };
         };
         responses: {
@@ -13337,9 +15830,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        purged: number;
-                    };
+                    "application/json": components["schemas"]["TrashEmptied"];
                 };
             };
             /** @description error.request.invalid */
