@@ -392,3 +392,33 @@ describe('S3BlobStore with the store unreachable', () => {
     }
   }, 20_000);
 });
+
+describe('S3BlobStore staging hashes each byte once', () => {
+  it('a staged body is sent unsigned (UNSIGNED-PAYLOAD), single PUT and multipart alike, and still commits only its own hash', async () => {
+    const client = rawClient();
+    const sent: string[] = [];
+    // After signing: what the request went out with.
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const request = args.request as { method?: string; headers?: Record<string, string> };
+        if (request.method === 'PUT') sent.push(request.headers?.['x-amz-content-sha256'] ?? '(none)');
+        return next(args);
+      },
+      { step: 'finalizeRequest', priority: 'low', name: 'recordPayloadHash' },
+    );
+    const store = storeOn(s3.endpoint, { client, partBytes: 5 * 1024 * 1024 });
+    const small = randomBytes(1000);
+    const large = randomBytes(11 * 1024 * 1024);
+    expect(await store.stage('small', chunks(small), small.length)).toEqual({ size: 1000, sha256: sha256Hex(small) });
+    const mibs = Array.from({ length: 11 }, (_, i) => large.subarray(i * 1024 * 1024, (i + 1) * 1024 * 1024));
+    expect(await store.stage('large', chunks(...mibs), large.length)).toEqual({
+      size: large.length,
+      sha256: sha256Hex(large),
+    });
+    // One PUT for the small body, three parts for the large one.
+    expect(sent).toEqual(Array(4).fill('UNSIGNED-PAYLOAD'));
+    expect(await store.commit('large', sha256Hex(small))).toBe('hash_mismatch');
+    expect(await store.commit('large', sha256Hex(large))).toBe('stored');
+    expect(await store.commit('small', sha256Hex(small))).toBe('stored');
+  });
+});

@@ -481,14 +481,16 @@ export class S3BlobStore implements BlobStore {
       const id = uploadId;
       const sent = await this.#send('uploading a part', () =>
         this.#client.send(
-          new UploadPartCommand({
-            Bucket: this.#bucket,
-            Key: key,
-            UploadId: id,
-            PartNumber: partNumber,
-            Body: data,
-            ContentLength: data.length,
-          }),
+          unsignedPayload(
+            new UploadPartCommand({
+              Bucket: this.#bucket,
+              Key: key,
+              UploadId: id,
+              PartNumber: partNumber,
+              Body: data,
+              ContentLength: data.length,
+            }),
+          ),
         ),
       );
       parts.push({ PartNumber: partNumber, ETag: sent.ETag ?? '' });
@@ -508,7 +510,9 @@ export class S3BlobStore implements BlobStore {
         const data = Buffer.concat(buffered, bufferedBytes);
         await this.#send('storing staged bytes', () =>
           this.#client.send(
-            new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: data, ContentLength: data.length }),
+            unsignedPayload(
+              new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: data, ContentLength: data.length }),
+            ),
           ),
         );
       } else {
@@ -1005,6 +1009,24 @@ export class S3BlobStore implements BlobStore {
   close(): void {
     this.#client.destroy();
   }
+}
+
+/**
+ * A request whose body the signature does not cover (`x-amz-content-sha256: UNSIGNED-PAYLOAD`):
+ * the SDK would otherwise hash every staged byte once more to sign it, beside the hash stage
+ * computes. What the body holds is checked where it counts: commit hashes a private copy of the
+ * staged object before anything reaches a content address.
+ */
+function unsignedPayload<C extends UploadPartCommand | PutObjectCommand>(command: C): C {
+  (command as UploadPartCommand).middlewareStack.add(
+    (next) => async (args) => {
+      const request = args.request as { headers?: Record<string, string> };
+      if (request.headers) request.headers['x-amz-content-sha256'] = 'UNSIGNED-PAYLOAD';
+      return next(args);
+    },
+    { step: 'build', name: 'strongroomUnsignedPayload' },
+  );
+  return command;
 }
 
 /** The inclusive `range` of a stream whose first byte is the blob's byte `offset`. */
