@@ -1,4 +1,7 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,8 +32,16 @@ function storeOn(endpoint: string, extra: Partial<S3BlobStoreOptions> = {}): S3B
   stores.push(store);
   return store;
 }
+/** A client as the store builds its own: only the checksums an operation requires (s3rver takes no CRC trailers). */
 function rawClient(): S3Client {
-  return new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: KEY });
+  return new S3Client({
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: KEY,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
 }
 const keysUnder = (prefix: string): Promise<string[]> => s3.keys(prefix);
 
@@ -406,7 +417,8 @@ describe('S3BlobStore staging hashes each byte once', () => {
       },
       { step: 'finalizeRequest', priority: 'low', name: 'recordPayloadHash' },
     );
-    const store = storeOn(s3.endpoint, { client, partBytes: 5 * 1024 * 1024 });
+    const spillDir = await mkdtemp(join(tmpdir(), 's3-parts-'));
+    const store = storeOn(s3.endpoint, { client, partBytes: 5 * 1024 * 1024, spillDir });
     const small = randomBytes(1000);
     const large = randomBytes(11 * 1024 * 1024);
     expect(await store.stage('small', chunks(small), small.length)).toEqual({ size: 1000, sha256: sha256Hex(small) });
@@ -415,8 +427,11 @@ describe('S3BlobStore staging hashes each byte once', () => {
       size: large.length,
       sha256: sha256Hex(large),
     });
-    // One PUT for the small body, three parts for the large one.
+    // One PUT for the small body, three parts for the large one; each part waited in a file,
+    // gone once sent.
     expect(sent).toEqual(Array(4).fill('UNSIGNED-PAYLOAD'));
+    expect(await readdir(spillDir)).toEqual([]);
+    await rm(spillDir, { recursive: true, force: true });
     expect(await store.commit('large', sha256Hex(small))).toBe('hash_mismatch');
     expect(await store.commit('large', sha256Hex(large))).toBe('stored');
     expect(await store.commit('small', sha256Hex(small))).toBe('stored');
