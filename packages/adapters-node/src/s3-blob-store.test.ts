@@ -236,13 +236,15 @@ describe('S3BlobStore on the wire', () => {
     await store.stage('proxied', chunks(good), 6);
     sent.length = 0;
     expect(await store.commit('proxied', sha256Hex(good))).toBe('stored');
-    // Staging is read once (the copy aside); the private copy is hashed, the address looked at, then written.
+    // Staging is read once (the copy aside); the private copy is hashed, the address looked at,
+    // written, and read back.
     expect(sent).toEqual([
       'HeadObjectCommand',
       'CopyObjectCommand',
       'GetObjectCommand',
       'GetObjectCommand',
       'CopyObjectCommand',
+      'GetObjectCommand',
       'DeleteObjectCommand',
     ]);
     expect(await keysUnder(`${prefix}/verifying/`)).toEqual([]);

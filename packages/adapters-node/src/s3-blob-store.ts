@@ -639,7 +639,13 @@ export class S3BlobStore implements BlobStore {
             'object store: the content address was written meanwhile with other bytes',
           );
         }
+        return 'stored';
       }
+      // Read back from the address: the copy ran inside a store this server does not control,
+      // which may ignore If-None-Match or copy preconditions; only bytes seen there hashing to
+      // the claim are 'stored'. Nothing there is a sweep's quarantine, which finalize handles.
+      const landed = await this.#digestKey(final, 'checking a content address');
+      if (landed !== null && (landed.sha256 !== contentHash || landed.size !== copied.size)) return 'hash_mismatch';
       return 'stored';
     } finally {
       await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: mine })).catch(() => undefined);

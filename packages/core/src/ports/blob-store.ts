@@ -120,7 +120,8 @@ export interface ByteRange {
  *   body fails or passes `maxBytes` (abort the multipart upload / delete the staging object);
  *   `commit` copies the staged object to a key of its own that no URL reaches, hashes that copy
  *   (streamed), and only then copies those bytes to the content address, unless the address
- *   already holds bytes of that hash (never written over); it keeps the staging object until
+ *   already holds bytes of that hash (never written over), and reads the address back before it
+ *   answers 'stored' (the copy ran inside the store, which may ignore its preconditions); it keeps the staging object until
  *   `discard`: a reader never sees a partial or wrong object under a hash, even when a client
  *   replaces its staged object mid-commit or the store ignores copy preconditions. `digest`
  *   reads the address back by streaming it.
