@@ -82,7 +82,7 @@ async function moved(pid: number, work: () => Promise<void>): Promise<Moved> {
 }
 
 /** Down the floor's PUT and GET of `bytes`. */
-async function throughFloor(bytes: Uint8Array, hash: string): Promise<{ up: Moved; down: Moved }> {
+async function throughFloor(bytes: Uint8Array<ArrayBuffer>, hash: string): Promise<{ up: Moved; down: Moved }> {
   const name = hash.slice(0, 16);
   const up = await moved(floor.pid, async () => {
     const r = await json(await fetch(`${floor.url}/floor/blob/${name}`, { method: 'PUT', body: bytes }));
