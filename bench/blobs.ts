@@ -1,28 +1,43 @@
 /**
- * `npm run bench:blobs`: a 64 MiB blob uploaded and downloaded through a real server process,
- * proxied (the server carries the bytes) and direct (presigned URLs: the client talks to the
- * bucket), on the filesystem and on S3 (s3rver on loopback, in this process, so its CPU is not the
- * server's). Per mode: MiB/s, and the server process's CPU per MiB from /proc (user + system).
- * BENCH_ROUNDS rounds (default 3), fresh bytes each round (no merge); medians are printed.
- * The server on S3 with SVC_S3_DIRECT=false carries proxied downloads; direct uploads finalize
- * with a streamed hash there (s3rver keeps no SHA-256 checksum), which S3 itself would spare.
+ * `npm run bench:blobs`: a blob (BENCH_BLOB_MIB, default 64 MiB) uploaded and downloaded through a
+ * real server process, proxied (the server carries the bytes) and direct (presigned URLs: the
+ * client talks to the bucket), on the filesystem and on S3 (s3rver on loopback, in this process,
+ * so its CPU is not the server's), beside the floor (blob-floor-server.ts: a bare node:http server
+ * that streams the body to a file while hashing it, fsyncs it, and streams a file back).
+ *
+ * Per mode: MiB/s, and the server process's CPU per MiB from /proc (user + system). Each round
+ * moves fresh bytes (no merge) through the floor and through the server back to back, in turns
+ * (the floor first in even rounds, the server first in odd ones), so a drift of the machine's
+ * speed touches both sides of a pair alike; the ratios (server ÷ floor) are medians of the
+ * rounds' own ratios. BENCH_ROUNDS rounds (default 5); BENCH_BLOB_STORES picks stores by name
+ * (comma separated: filesystem, s3 proxied, s3 direct). The server on S3 with SVC_S3_DIRECT=false
+ * carries proxied downloads; direct uploads finalize with a streamed hash there (s3rver keeps no
+ * SHA-256 checksum), which S3 itself would spare.
  */
 import { createHash, randomFillSync } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { S3RVER_KEY, startTestS3 } from '@strongroom/adapters-node/testing';
-import { cpuMicros, median, startServer, VERSION } from './lib.js';
+import { cpuMicros, median, startScript, startServer, VERSION } from './lib.js';
 import { uploaderAccount } from './uploads.js';
 
 const MiB = 1024 * 1024;
 const SIZE = Number(process.env.BENCH_BLOB_MIB ?? 64) * MiB;
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const sha = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
 
 type Mode = 'proxied' | 'direct';
-interface Figures {
-  upMiBs: number[];
-  upCpuMsPerMiB: number[];
-  downMiBs: number[];
-  downCpuMsPerMiB: number[];
+/** One transfer: how fast, and the CPU its server process spent per MiB (null without /proc). */
+interface Moved {
+  mibS: number;
+  cpuMsPerMiB: number | null;
+}
+interface Round {
+  up: Moved;
+  down: Moved;
+  floorUp: Moved | null;
+  floorDown: Moved | null;
 }
 
 const s3 = await startTestS3('bench');
@@ -35,93 +50,162 @@ const s3Env = (prefix: string, direct: boolean) => ({
   SVC_S3_DIRECT: String(direct),
 });
 const common = { SVC_QUOTA_HARD_BYTES: String(1024 * 1024 * MiB), SVC_QUOTA_SOFT_BYTES: String(1024 * 1024 * MiB) };
-const servers = {
-  filesystem: await startServer(4801, common),
-  's3 proxied': await startServer(4802, { ...common, ...s3Env('proxied', false) }),
-  's3 direct': await startServer(4803, { ...common, ...s3Env('direct', true) }),
-};
-const runs: [keyof typeof servers, Mode][] = [
-  ['filesystem', 'proxied'],
-  ['s3 proxied', 'proxied'],
-  ['s3 direct', 'direct'],
-];
+const picked = process.env.BENCH_BLOB_STORES?.split(',').map((s) => s.trim());
+const runs: [string, Mode, number, Record<string, string>][] = (
+  [
+    ['filesystem', 'proxied', 4801, common],
+    ['s3 proxied', 'proxied', 4802, { ...common, ...s3Env('proxied', false) }],
+    ['s3 direct', 'direct', 4803, { ...common, ...s3Env('direct', true) }],
+  ] as [string, Mode, number, Record<string, string>][]
+).filter(([name]) => picked === undefined || picked.includes(name));
+
+const floorDir = mkdtempSync(join(tmpdir(), 'strongroom-blob-floor-'));
+const floor = await startScript('bench/blob-floor-server.ts', 4804, '/floor/ready', { FLOOR_DIR: floorDir });
+const servers: Awaited<ReturnType<typeof startServer>>[] = [];
 
 async function json(r: Response): Promise<Record<string, unknown>> {
   if (r.status >= 300) throw new Error(`${r.url}: ${r.status} ${await r.text()}`);
   return (await r.json()) as Record<string, unknown>;
 }
 
+/** Times `work` and reads `pid`'s CPU around it. */
+async function moved(pid: number, work: () => Promise<void>): Promise<Moved> {
+  const cpu = cpuMicros(pid);
+  const started = performance.now();
+  await work();
+  const seconds = (performance.now() - started) / 1000;
+  const after = cpuMicros(pid);
+  return {
+    mibS: SIZE / MiB / seconds,
+    cpuMsPerMiB: cpu !== null && after !== null ? (after - cpu) / 1000 / (SIZE / MiB) : null,
+  };
+}
+
+/** Down the floor's PUT and GET of `bytes`. */
+async function throughFloor(bytes: Uint8Array<ArrayBuffer>, hash: string): Promise<{ up: Moved; down: Moved }> {
+  const name = hash.slice(0, 16);
+  const up = await moved(floor.pid, async () => {
+    const r = await json(await fetch(`${floor.url}/floor/blob/${name}`, { method: 'PUT', body: bytes }));
+    if (r.sha256 !== hash) throw new Error('floor: hashed other bytes');
+  });
+  const down = await moved(floor.pid, async () => {
+    const back = new Uint8Array(await (await fetch(`${floor.url}/floor/blob/${name}`)).arrayBuffer());
+    if (back.length !== SIZE) throw new Error('floor: downloaded bytes differ');
+  });
+  rmSync(join(floorDir, name), { force: true });
+  return { up, down };
+}
+
 try {
-  const results: Record<string, Figures> = {};
-  for (const [name, mode] of runs) {
-    const server = servers[name];
+  const results: Record<string, Round[]> = {};
+  for (const [name, mode, port, env] of runs) {
+    const server = await startServer(port, env);
+    servers.push(server);
     const { token } = await uploaderAccount(server.url, `bench-blobs-${name.replace(' ', '-')}-${Date.now()}`);
     const headers = { 'x-svc-protocol': VERSION, authorization: `Bearer ${token}` };
-    const f: Figures = { upMiBs: [], upCpuMsPerMiB: [], downMiBs: [], downCpuMsPerMiB: [] };
+    const rounds: Round[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const bytes = randomFillSync(new Uint8Array(SIZE));
       const hash = sha(bytes);
-      // Upload: open, send (to the bucket or to the server), finalize; timed and CPU-counted as one.
-      let cpu = cpuMicros(server.pid);
-      let started = performance.now();
-      const opened = await json(
-        await fetch(`${server.url}/upload`, {
-          method: 'POST',
-          headers: { ...headers, 'content-type': 'application/json' },
-          body: JSON.stringify({ declared_size: SIZE, kind: 'original', device_id: 'bench', content_hash: hash }),
-        }),
-      );
-      const direct = opened.direct_put as { url: string; headers: Record<string, string> } | null;
-      if ((mode === 'direct') !== (direct !== null))
-        throw new Error(`${name}: direct_put ${direct === null ? 'absent' : 'offered'}`);
-      const sent =
-        mode === 'direct'
-          ? await fetch(direct!.url, { method: 'PUT', headers: direct!.headers, body: bytes })
-          : await fetch(`${server.url}/upload/${opened.upload_id as string}`, {
-              method: 'PUT',
-              headers: { ...headers, 'content-type': 'application/octet-stream' },
-              body: bytes,
-            });
-      if (sent.status >= 300) throw new Error(`${name}: send ${sent.status} ${await sent.text()}`);
-      await sent.arrayBuffer();
-      await json(
-        await fetch(`${server.url}/upload/${opened.upload_id as string}/finalize`, {
-          method: 'POST',
-          headers: { ...headers, 'content-type': 'application/json' },
-          body: JSON.stringify({ content_hash: hash }),
-        }),
-      );
-      let seconds = (performance.now() - started) / 1000;
-      let after = cpuMicros(server.pid);
-      f.upMiBs.push(SIZE / MiB / seconds);
-      if (cpu !== null && after !== null) f.upCpuMsPerMiB.push((after - cpu) / 1000 / (SIZE / MiB));
-
-      // Download: the server's answer, and the redirect's target when there is one.
-      cpu = cpuMicros(server.pid);
-      started = performance.now();
-      let got = await fetch(`${server.url}/v1/blobs/${hash}`, { headers, redirect: 'manual' });
-      if (got.status === 307) got = await fetch(got.headers.get('location')!);
-      if (got.status !== 200) throw new Error(`${name}: download ${got.status}`);
-      const back = new Uint8Array(await got.arrayBuffer());
-      seconds = (performance.now() - started) / 1000;
-      after = cpuMicros(server.pid);
-      if (back.length !== SIZE || sha(back) !== hash) throw new Error(`${name}: downloaded bytes differ`);
-      f.downMiBs.push(SIZE / MiB / seconds);
-      if (cpu !== null && after !== null) f.downCpuMsPerMiB.push((after - cpu) / 1000 / (SIZE / MiB));
+      const throughServer = async (): Promise<{ up: Moved; down: Moved }> => {
+        // Upload: open, send (to the bucket or to the server), finalize; timed and CPU-counted as one.
+        const up = await moved(server.pid, async () => {
+          const opened = await json(
+            await fetch(`${server.url}/upload`, {
+              method: 'POST',
+              headers: { ...headers, 'content-type': 'application/json' },
+              body: JSON.stringify({ declared_size: SIZE, kind: 'original', device_id: 'bench', content_hash: hash }),
+            }),
+          );
+          const direct = opened.direct_put as { url: string; headers: Record<string, string> } | null;
+          if ((mode === 'direct') !== (direct !== null))
+            throw new Error(`${name}: direct_put ${direct === null ? 'absent' : 'offered'}`);
+          const sent =
+            mode === 'direct'
+              ? await fetch(direct!.url, { method: 'PUT', headers: direct!.headers, body: bytes })
+              : await fetch(`${server.url}/upload/${opened.upload_id as string}`, {
+                  method: 'PUT',
+                  headers: { ...headers, 'content-type': 'application/octet-stream' },
+                  body: bytes,
+                });
+          if (sent.status >= 300) throw new Error(`${name}: send ${sent.status} ${await sent.text()}`);
+          await sent.arrayBuffer();
+          await json(
+            await fetch(`${server.url}/upload/${opened.upload_id as string}/finalize`, {
+              method: 'POST',
+              headers: { ...headers, 'content-type': 'application/json' },
+              body: JSON.stringify({ content_hash: hash }),
+            }),
+          );
+        });
+        // Download: the server's answer, and the redirect's target when there is one.
+        let back: Uint8Array = new Uint8Array(0);
+        const down = await moved(server.pid, async () => {
+          let got = await fetch(`${server.url}/v1/blobs/${hash}`, { headers, redirect: 'manual' });
+          if (got.status === 307) got = await fetch(got.headers.get('location')!);
+          if (got.status !== 200) throw new Error(`${name}: download ${got.status}`);
+          back = new Uint8Array(await got.arrayBuffer());
+        });
+        if (back.length !== SIZE || sha(back) !== hash) throw new Error(`${name}: downloaded bytes differ`);
+        return { up, down };
+      };
+      // The floor only beside proxied transfers: a direct one does not pass through a server.
+      let theirs: { up: Moved; down: Moved } | null = null;
+      if (mode === 'proxied' && round % 2 === 0) theirs = await throughFloor(bytes, hash);
+      const ours = await throughServer();
+      if (mode === 'proxied' && round % 2 === 1) theirs = await throughFloor(bytes, hash);
+      rounds.push({ up: ours.up, down: ours.down, floorUp: theirs?.up ?? null, floorDown: theirs?.down ?? null });
     }
-    results[`${name} (${mode})`] = f;
+    results[`${name} (${mode})`] = rounds;
+    await server.stop();
   }
+
   console.log(
-    `${SIZE / MiB} MiB blob, ${ROUNDS} rounds, medians (server CPU = the server process's user + system time, from /proc)`,
+    `${SIZE / MiB} MiB blob, ${ROUNDS} paired rounds, medians (server CPU = the server process's user + system time, from /proc; ratios are medians of each round's server ÷ floor)`,
   );
-  const fmt = (xs: number[]) => (xs.length === 0 ? 'n/a' : median(xs).toFixed(1));
-  for (const [label, f] of Object.entries(results)) {
-    console.log(
-      `${label.padEnd(22)} upload ${fmt(f.upMiBs).padStart(7)} MiB/s, server CPU ${fmt(f.upCpuMsPerMiB).padStart(6)} ms/MiB | ` +
-        `download ${fmt(f.downMiBs).padStart(7)} MiB/s, server CPU ${fmt(f.downCpuMsPerMiB).padStart(6)} ms/MiB`,
+  const fmt = (xs: (number | null)[], digits = 1) => {
+    const ys = xs.filter((x): x is number => x !== null);
+    return ys.length === 0 ? 'n/a' : median(ys).toFixed(digits);
+  };
+  const ratio = (rounds: Round[], of: (r: Round) => [number | null, number | null]) =>
+    fmt(
+      rounds.map((r) => {
+        const [server, floor] = of(r);
+        return server === null || floor === null ? null : server / floor;
+      }),
+      2,
     );
+  for (const [label, rounds] of Object.entries(results)) {
+    for (const [dir, key, floorKey] of [
+      ['upload', 'up', 'floorUp'],
+      ['download', 'down', 'floorDown'],
+    ] as const) {
+      const ours = rounds.map((r) => r[key]);
+      const theirs = rounds.map((r) => r[floorKey]);
+      const line =
+        `${label.padEnd(22)} ${dir.padEnd(8)} ${fmt(ours.map((m) => m.mibS)).padStart(7)} MiB/s, ` +
+        `server CPU ${fmt(
+          ours.map((m) => m.cpuMsPerMiB),
+          2,
+        ).padStart(6)} ms/MiB`;
+      if (theirs.every((m) => m === null)) {
+        console.log(line);
+        continue;
+      }
+      console.log(
+        `${line} | floor ${fmt(theirs.map((m) => m?.mibS ?? null)).padStart(7)} MiB/s, ` +
+          `CPU ${fmt(
+            theirs.map((m) => m?.cpuMsPerMiB ?? null),
+            2,
+          ).padStart(6)} ms/MiB | ` +
+          `server ÷ floor: speed ${ratio(rounds, (r) => [r[key].mibS, r[floorKey]?.mibS ?? null])}, ` +
+          `CPU per MiB ${ratio(rounds, (r) => [r[key].cpuMsPerMiB, r[floorKey]?.cpuMsPerMiB ?? null])}`,
+      );
+    }
   }
 } finally {
-  await Promise.all(Object.values(servers).map((s) => s.stop()));
+  await Promise.all(servers.map((s) => s.stop()));
+  await floor.stop();
+  rmSync(floorDir, { recursive: true, force: true });
   await s3.stop();
 }

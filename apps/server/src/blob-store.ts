@@ -18,6 +18,7 @@ export async function openBlobStore(config: Config): Promise<{ blobs: BlobStore;
     forcePathStyle: c.forcePathStyle,
     timeoutMs: c.timeoutMs,
     direct: c.direct,
+    spillDir: join(config.dataDir, 's3-parts'),
     ...(c.endpoint === null ? {} : { endpoint: c.endpoint }),
   });
   return { blobs: s3, close: () => s3.close() };

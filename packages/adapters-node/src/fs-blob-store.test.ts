@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -9,6 +9,11 @@ import { FsBlobStore } from './fs-blob-store.js';
 const sha = (b: Uint8Array): string => createHash('sha256').update(b).digest('hex');
 async function* chunks(...parts: Uint8Array[]): AsyncIterable<Uint8Array> {
   for (const p of parts) yield p;
+}
+async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const item of items) out.push(item);
+  return out;
 }
 async function files(dir: string): Promise<string[]> {
   return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
@@ -97,6 +102,79 @@ describe('FsBlobStore on disk', () => {
       else expect(committed).toBe('hash_mismatch');
       await store.remove(sha(first));
     }
+  });
+
+  describe('the seal: the hash computed while the bytes streamed in, kept with them', () => {
+    const first = new Uint8Array(64 * 1024).fill(1);
+    const second = new Uint8Array(64 * 1024).fill(2);
+    const staged = (id: string) => join(root, 'staging', id);
+
+    it('commit takes the hash from the seal of the very file it links, without reading the bytes again', async () => {
+      const big = new Uint8Array(16 * 1024 * 1024).fill(7);
+      await store.stage('s', chunks(big), big.length);
+      expect(JSON.parse(await readFile(`${staged('s')}.seal`, 'utf8'))).toMatchObject({
+        size: big.length,
+        sha256: sha(big),
+      });
+      // What this process has read through read(2) so far (Linux): a commit that hashed the
+      // staged file again would add its 16 MiB.
+      const readSoFar = async () => Number(/rchar: (\d+)/.exec(await readFile('/proc/self/io', 'utf8'))![1]);
+      const before = await readSoFar();
+      expect(await store.commit('s', sha(big))).toBe('stored');
+      expect((await readSoFar()) - before).toBeLessThan(1024 * 1024);
+      expect(sha((await readAll(await store.read(sha(big))))!)).toBe(sha(big));
+    });
+
+    it('a seal of another file (a stage cut short between its seal and its rename) is not trusted: the bytes are hashed', async () => {
+      await store.stage('s', chunks(first), first.length);
+      // What a crash leaves: the next stage's seal written, its bytes never renamed into place.
+      await store.stage('next', chunks(second), second.length);
+      await writeFile(`${staged('s')}.seal`, await readFile(`${staged('next')}.seal`));
+      expect(await store.commit('s', sha(second))).toBe('hash_mismatch');
+      expect(await store.has(sha(second))).toBe(false);
+      expect(await store.commit('s', sha(first))).toBe('stored');
+    });
+
+    it('a torn, missing or lying seal, or a file written after it was sealed: hashed, never taken on trust', async () => {
+      const cases: [string, (id: string) => Promise<void>][] = [
+        ['torn', (id) => writeFile(`${staged(id)}.seal`, '{"dev":')],
+        ['missing', (id) => rm(`${staged(id)}.seal`)],
+        [
+          'lying',
+          async (id) => {
+            const seal = JSON.parse(await readFile(`${staged(id)}.seal`, 'utf8'));
+            await writeFile(`${staged(id)}.seal`, JSON.stringify({ ...seal, sha256: sha(second) }));
+            // Its own bytes rewritten to match the lie, and so its modification time moves.
+            await new Promise((r) => setTimeout(r, 20));
+            await writeFile(staged(id), first);
+          },
+        ],
+        [
+          'written after',
+          async (id) => {
+            await new Promise((r) => setTimeout(r, 20));
+            await writeFile(staged(id), second);
+          },
+        ],
+      ];
+      for (const [what, spoil] of cases) {
+        await store.stage(what.replace(' ', '-'), chunks(first), first.length);
+        await spoil(what.replace(' ', '-'));
+        const bytes = what === 'written after' ? second : first;
+        const other = what === 'written after' ? first : second;
+        expect([what, await store.commit(what.replace(' ', '-'), sha(other))]).toEqual([what, 'hash_mismatch']);
+        expect([what, await store.commit(what.replace(' ', '-'), sha(bytes))]).toEqual([what, 'stored']);
+      }
+    });
+
+    it('a seal left without its bytes is listed as staged, so a sweep discards it; discard takes both', async () => {
+      await store.stage('s', chunks(first), first.length);
+      await rm(staged('s'));
+      expect(await all(store.listStaged())).toEqual(['s']);
+      expect(await store.commit('s', sha(first))).toBe('missing');
+      await store.discard('s');
+      expect(await files(root)).toEqual([]);
+    });
   });
 
   it('quarantine is a rename under quarantine/, out of blobs/ and staging/, and back', async () => {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { copyFile, link, mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import type { BigIntStats } from 'node:fs';
+import { copyFile, link, mkdir, open, readdir, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BlobStat, BlobStore, ByteRange, ListedBlob, QuarantinedBlob, StagedBlob } from '@strongroom/core';
 
@@ -21,12 +22,38 @@ const QUARANTINED = /^([0-9a-f]{64})\.([0-9a-f]{16})$/;
 /** Errors of a filesystem that cannot hard-link here: the bytes are copied instead. */
 const NO_LINK = new Set(['EXDEV', 'EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'EMLINK', 'ENOSYS']);
 
+/**
+ * A staged file's seal, `staging/<id>.seal`: the SHA-256 and size stage computed of the bytes as
+ * they streamed in, with the device, inode and modification time of the file it wrote them to.
+ * Staged files are never written again once named, so while that inode is the staged file these
+ * are its bytes' hash, and commit need not read them again. Numbers that may pass 2^53 are decimal
+ * strings.
+ */
+interface Seal {
+  readonly dev: string;
+  readonly ino: string;
+  readonly size: number;
+  readonly mtimeNs: string;
+  readonly sha256: string;
+}
+const SEAL = '.seal';
+function sealOf(file: BigIntStats, staged: StagedBlob): Seal {
+  return {
+    dev: String(file.dev),
+    ino: String(file.ino),
+    size: staged.size,
+    mtimeNs: String(file.mtimeNs),
+    sha256: staged.sha256,
+  };
+}
+
 const isMissing = (e: unknown): boolean => (e as NodeJS.ErrnoException).code === 'ENOENT';
 
 /**
  * Content-addressed blobs on the local filesystem. Bytes arrive in a temp file under `staging/`
- * (fsynced, then renamed to the staging id). A commit hard-links them to a temp name (a copy where
- * the filesystem cannot link), hashes that, and renames it to `blobs/<2 hex>/<sha256>` only if its
+ * (fsynced, sealed with the hash computed as they arrived, then renamed to the staging id). A commit
+ * hard-links them to a temp name (a copy where the filesystem cannot link), takes their hash from
+ * the seal when it names that file (else hashes it), and renames it to `blobs/<2 hex>/<sha256>` only if its
  * SHA-256 matches: a crash or a wrong hash never leaves a partial blob under a content address,
  * and the staged file stays until discarded. The sweep's quarantine is `quarantine/<sha256>.<16
  * hex>`, moved there and back by rename.
@@ -58,6 +85,7 @@ export class FsBlobStore implements BlobStore {
     const hash = createHash('sha256');
     let size = 0;
     let keep = false;
+    let written: BigIntStats;
     try {
       for await (const chunk of body) {
         size += chunk.length;
@@ -66,14 +94,20 @@ export class FsBlobStore implements BlobStore {
         await writeAll(file, chunk);
       }
       await file.sync();
+      written = await file.stat({ bigint: true });
       keep = true;
     } finally {
       await file.close();
       if (!keep) {
         await rm(temp, { force: true });
+        await rm(`${target}${SEAL}`, { force: true });
         await rm(target, { force: true });
       }
     }
+    const staged = { size, sha256: hash.digest('hex') };
+    // The seal before the name: a seal only ever names the file it describes, so a crash between
+    // the two leaves the old file under a seal of another inode, which commit does not trust.
+    await this.#seal(target, sealOf(written, staged));
     await rename(temp, target);
     // The rename is durable only once the directory is: a resumable upload's offset is
     // acknowledged on the strength of this staged file, so its name must survive a power cut too.
@@ -83,7 +117,47 @@ export class FsBlobStore implements BlobStore {
     } finally {
       await dir.close();
     }
-    return { size, sha256: hash.digest('hex') };
+    return staged;
+  }
+
+  /** Writes `<target>.seal` whole or not at all (a temp file, fsynced, renamed over). */
+  async #seal(target: string, seal: Seal): Promise<void> {
+    const temp = `${target}${SEAL}.${randomBytes(6).toString('hex')}.part`;
+    const file = await open(temp, 'wx', 0o600);
+    try {
+      await writeAll(file, new TextEncoder().encode(JSON.stringify(seal)));
+      await file.sync();
+    } catch (e) {
+      await file.close();
+      await rm(temp, { force: true });
+      throw e;
+    }
+    await file.close();
+    await rename(temp, `${target}${SEAL}`);
+  }
+
+  /**
+   * The SHA-256 that stage computed of the file at `path` (a link of the staged file), when the
+   * staging's seal names that very file: the same device and inode, size and modification time.
+   * Null otherwise (no seal, a torn one, or one of another file), and the caller hashes.
+   */
+  async #sealedHash(stagingId: string, path: string): Promise<string | null> {
+    let seal: Seal;
+    try {
+      seal = JSON.parse(await readFile(`${this.#stagedPath(stagingId)}${SEAL}`, 'utf8')) as Seal;
+    } catch {
+      return null;
+    }
+    const now = await stat(path, { bigint: true });
+    const expected = sealOf(now, { size: Number(now.size), sha256: seal.sha256 });
+    return typeof seal.sha256 === 'string' &&
+      HASH.test(seal.sha256) &&
+      seal.dev === expected.dev &&
+      seal.ino === expected.ino &&
+      seal.size === expected.size &&
+      seal.mtimeNs === expected.mtimeNs
+      ? seal.sha256
+      : null;
   }
 
   async commit(stagingId: string, contentHash: string): Promise<'stored' | 'hash_mismatch' | 'missing'> {
@@ -112,9 +186,16 @@ export class FsBlobStore implements BlobStore {
       }
     }
     try {
-      const hash = createHash('sha256');
-      for await (const chunk of createReadStream(temp)) hash.update(chunk as Buffer);
-      if (hash.digest('hex') !== contentHash) return 'hash_mismatch';
+      // The link names the same inode as the staged file: a seal of that inode holds the hash
+      // stage computed of these bytes as they arrived. A copy (no hard links here) is a new
+      // inode, so it is hashed, as is a file with no seal of its own.
+      let hashed = await this.#sealedHash(stagingId, temp);
+      if (hashed === null) {
+        const hash = createHash('sha256');
+        for await (const chunk of createReadStream(temp)) hash.update(chunk as Buffer);
+        hashed = hash.digest('hex');
+      }
+      if (hashed !== contentHash) return 'hash_mismatch';
       // Bytes already verified at the address stay as they are; anything else there is replaced
       // by these, which were hashed under a name only this commit knows (atomic, never absent between).
       if ((await this.digest(contentHash))?.sha256 === contentHash) return 'stored';
@@ -127,7 +208,9 @@ export class FsBlobStore implements BlobStore {
   }
 
   async discard(stagingId: string): Promise<void> {
-    await rm(this.#stagedPath(stagingId), { force: true });
+    const staged = this.#stagedPath(stagingId);
+    await rm(staged, { force: true });
+    await rm(`${staged}${SEAL}`, { force: true });
   }
   async readStaged(stagingId: string): Promise<AsyncIterable<Uint8Array> | null> {
     let file: FileHandle;
@@ -263,7 +346,11 @@ export class FsBlobStore implements BlobStore {
     return out;
   }
 
-  /** Staged ids: the finished files under `staging/` (a `.part` being written is not one yet). */
+  /**
+   * Staged ids: the finished files under `staging/` (a `.part` being written is not one yet), and
+   * the ids of seals left without their file (a stage or a discard cut short), so a sweep's
+   * discard takes those too.
+   */
   async *listStaged(): AsyncIterable<string> {
     let names: string[];
     try {
@@ -272,7 +359,12 @@ export class FsBlobStore implements BlobStore {
       if ((e as NodeJS.ErrnoException).code === 'ENOENT') return;
       throw e;
     }
-    for (const name of names) if (SAFE_ID.test(name)) yield name;
+    const ids = new Set<string>();
+    for (const name of names) {
+      const id = name.endsWith(SEAL) ? name.slice(0, -SEAL.length) : name;
+      if (SAFE_ID.test(id)) ids.add(id);
+    }
+    yield* ids;
   }
   /** A local disk fails with its machine: a backup copies the bytes. */
   readonly backupMode = 'copy';

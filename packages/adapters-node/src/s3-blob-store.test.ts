@@ -1,4 +1,7 @@
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { createServer, type Server, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -29,8 +32,16 @@ function storeOn(endpoint: string, extra: Partial<S3BlobStoreOptions> = {}): S3B
   stores.push(store);
   return store;
 }
+/** A client as the store builds its own: only the checksums an operation requires (s3rver takes no CRC trailers). */
 function rawClient(): S3Client {
-  return new S3Client({ endpoint: s3.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: KEY });
+  return new S3Client({
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: KEY,
+    requestChecksumCalculation: 'WHEN_REQUIRED',
+    responseChecksumValidation: 'WHEN_REQUIRED',
+  });
 }
 const keysUnder = (prefix: string): Promise<string[]> => s3.keys(prefix);
 
@@ -225,13 +236,15 @@ describe('S3BlobStore on the wire', () => {
     await store.stage('proxied', chunks(good), 6);
     sent.length = 0;
     expect(await store.commit('proxied', sha256Hex(good))).toBe('stored');
-    // Staging is read once (the copy aside); the private copy is hashed, the address looked at, then written.
+    // Staging is read once (the copy aside); the private copy is hashed, the address looked at,
+    // written, and read back.
     expect(sent).toEqual([
       'HeadObjectCommand',
       'CopyObjectCommand',
       'GetObjectCommand',
       'GetObjectCommand',
       'CopyObjectCommand',
+      'GetObjectCommand',
       'DeleteObjectCommand',
     ]);
     expect(await keysUnder(`${prefix}/verifying/`)).toEqual([]);
@@ -391,4 +404,38 @@ describe('S3BlobStore with the store unreachable', () => {
       await new Promise((r) => silent.close(r));
     }
   }, 20_000);
+});
+
+describe('S3BlobStore staging hashes each byte once', () => {
+  it('a staged body is sent unsigned (UNSIGNED-PAYLOAD), single PUT and multipart alike, and still commits only its own hash', async () => {
+    const client = rawClient();
+    const sent: string[] = [];
+    // After signing: what the request went out with.
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const request = args.request as { method?: string; headers?: Record<string, string> };
+        if (request.method === 'PUT') sent.push(request.headers?.['x-amz-content-sha256'] ?? '(none)');
+        return next(args);
+      },
+      { step: 'finalizeRequest', priority: 'low', name: 'recordPayloadHash' },
+    );
+    const spillDir = await mkdtemp(join(tmpdir(), 's3-parts-'));
+    const store = storeOn(s3.endpoint, { client, partBytes: 5 * 1024 * 1024, spillDir });
+    const small = randomBytes(1000);
+    const large = randomBytes(11 * 1024 * 1024);
+    expect(await store.stage('small', chunks(small), small.length)).toEqual({ size: 1000, sha256: sha256Hex(small) });
+    const mibs = Array.from({ length: 11 }, (_, i) => large.subarray(i * 1024 * 1024, (i + 1) * 1024 * 1024));
+    expect(await store.stage('large', chunks(...mibs), large.length)).toEqual({
+      size: large.length,
+      sha256: sha256Hex(large),
+    });
+    // One PUT for the small body, three parts for the large one; each part waited in a file,
+    // gone once sent.
+    expect(sent).toEqual(Array(4).fill('UNSIGNED-PAYLOAD'));
+    expect(await readdir(spillDir)).toEqual([]);
+    await rm(spillDir, { recursive: true, force: true });
+    expect(await store.commit('large', sha256Hex(small))).toBe('hash_mismatch');
+    expect(await store.commit('large', sha256Hex(large))).toBe('stored');
+    expect(await store.commit('small', sha256Hex(small))).toBe('stored');
+  });
 });

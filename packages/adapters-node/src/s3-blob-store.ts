@@ -1,4 +1,8 @@
 import { createHash, randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, open, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
@@ -66,12 +70,17 @@ export interface S3BlobStoreOptions {
   readonly maxAttempts?: number;
   /**
    * Bytes per multipart part while staging (default 8 MiB, at least S3's 5 MiB minimum): a body
-   * up to this size is one PUT, a larger one a multipart upload, so at most one part is in memory.
+   * up to this size is one PUT, a larger one a multipart upload, each part waiting in a file under `spillDir` while it fills.
    */
   readonly partBytes?: number;
   /** Objects larger than this are copied to their content address part by part (S3 copies at most 5 GiB at once). */
   readonly copyPartBytes?: number;
-  /** Replaces the client built from the options (tests). */
+  /**
+   * Where a part waits on the local disk while it fills (default the system's temp directory):
+   * at most one part per upload in flight, removed once sent.
+   */
+  readonly spillDir?: string;
+  /** Replaces the client built from the options (tests; built as this one is, with checksums only when required). */
   readonly client?: S3Client;
   /**
    * Direct transfers (default true): the store signs URLs through which clients send an upload's
@@ -106,6 +115,7 @@ export class S3BlobStore implements BlobStore {
   readonly #prefix: string;
   readonly #partBytes: number;
   readonly #copyPartBytes: number;
+  readonly #spillDir: string;
 
   declare readonly presignGet?: (contentHash: string, ttlS: number, answer: PresignedAnswer) => Promise<string>;
   declare readonly presignPut?: (stagingId: string, grant: DirectPutGrant) => Promise<DirectPut>;
@@ -118,6 +128,7 @@ export class S3BlobStore implements BlobStore {
     this.#prefix = prefix === '' ? '' : `${prefix}/`;
     this.#partBytes = Math.max(options.partBytes ?? 8 * MiB, 5 * MiB);
     this.#copyPartBytes = options.copyPartBytes ?? 5 * 1024 * MiB;
+    this.#spillDir = options.spillDir ?? join(tmpdir(), 'strongroom-s3-parts');
     const timeoutMs = options.timeoutMs ?? 10_000;
     const config: S3ClientConfig = {
       region: options.region ?? 'us-east-1',
@@ -462,8 +473,15 @@ export class S3BlobStore implements BlobStore {
     const key = this.#stagedKey(stagingId);
     const hash = createHash('sha256');
     let size = 0;
-    let buffered: Uint8Array[] = [];
-    let bufferedBytes = 0;
+    // A part waits in a local file, not in memory: twenty uploads at once then hold twenty
+    // streams' worth of chunks, not twenty parts (S3 wants each part's length before its body).
+    await mkdir(this.#spillDir, { recursive: true, mode: 0o700 });
+    const spillPath = join(this.#spillDir, `${stagingId}.${randomBytes(6).toString('hex')}.part`);
+    const spill = await open(spillPath, 'w+', 0o600);
+    let spilled = 0;
+    /** The part's bytes from the file, afresh for each attempt (a stream is read once). */
+    const partBody = () =>
+      spilled === 0 ? new Uint8Array(0) : createReadStream(spillPath, { start: 0, end: spilled - 1 });
     let uploadId: string | null = null;
     const parts: { PartNumber: number; ETag: string }[] = [];
     const flushPart = async (): Promise<void> => {
@@ -475,23 +493,25 @@ export class S3BlobStore implements BlobStore {
         if (uploadId === null) throw new CoreError('error.store.unavailable', 'object store: no multipart upload id');
       }
       const partNumber = parts.length + 1;
-      const data = Buffer.concat(buffered, bufferedBytes);
-      buffered = [];
-      bufferedBytes = 0;
       const id = uploadId;
-      const sent = await this.#send('uploading a part', () =>
+      const length = spilled;
+      const sent = await this.#sendTwice('uploading a part', () =>
         this.#client.send(
-          new UploadPartCommand({
-            Bucket: this.#bucket,
-            Key: key,
-            UploadId: id,
-            PartNumber: partNumber,
-            Body: data,
-            ContentLength: data.length,
-          }),
+          unsignedPayload(
+            new UploadPartCommand({
+              Bucket: this.#bucket,
+              Key: key,
+              UploadId: id,
+              PartNumber: partNumber,
+              Body: partBody(),
+              ContentLength: length,
+            }),
+          ),
         ),
       );
       parts.push({ PartNumber: partNumber, ETag: sent.ETag ?? '' });
+      spilled = 0;
+      await spill.truncate(0);
     };
     let kept = false;
     try {
@@ -499,20 +519,22 @@ export class S3BlobStore implements BlobStore {
         size += chunk.length;
         if (size > maxBytes) return null;
         hash.update(chunk);
-        // Copied: the body may reuse its buffer for the next chunk.
-        buffered.push(Buffer.from(chunk));
-        bufferedBytes += chunk.length;
-        if (bufferedBytes >= this.#partBytes) await flushPart();
+        for (let at = 0; at < chunk.length; )
+          at += (await spill.write(chunk, at, chunk.length - at, spilled + at)).bytesWritten;
+        spilled += chunk.length;
+        if (spilled >= this.#partBytes) await flushPart();
       }
       if (uploadId === null) {
-        const data = Buffer.concat(buffered, bufferedBytes);
-        await this.#send('storing staged bytes', () =>
+        const length = spilled;
+        await this.#sendTwice('storing staged bytes', () =>
           this.#client.send(
-            new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: data, ContentLength: data.length }),
+            unsignedPayload(
+              new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: partBody(), ContentLength: length }),
+            ),
           ),
         );
       } else {
-        if (bufferedBytes > 0) await flushPart();
+        if (spilled > 0) await flushPart();
         const id: string = uploadId;
         await this.#send('completing a multipart upload', () =>
           this.#client.send(
@@ -527,6 +549,8 @@ export class S3BlobStore implements BlobStore {
       }
       kept = true;
     } finally {
+      await spill.close();
+      await rm(spillPath, { force: true });
       if (!kept) {
         // Neither the unfinished parts nor an earlier staging stay: the upload has nothing staged.
         // Best effort when the store is what failed; the cleanup error must not hide the first one.
@@ -539,6 +563,18 @@ export class S3BlobStore implements BlobStore {
       }
     }
     return { size, sha256: hash.digest('hex') };
+  }
+
+  /**
+   * `#send`, tried once more on failure: a body streamed from a file cannot be sent again by the
+   * SDK's own retry (the stream is spent), so each attempt here builds its request afresh.
+   */
+  async #sendTwice<T>(what: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch {
+      return this.#send(what, call);
+    }
   }
 
   /**
@@ -603,7 +639,13 @@ export class S3BlobStore implements BlobStore {
             'object store: the content address was written meanwhile with other bytes',
           );
         }
+        return 'stored';
       }
+      // Read back from the address: the copy ran inside a store this server does not control,
+      // which may ignore If-None-Match or copy preconditions; only bytes seen there hashing to
+      // the claim are 'stored'. Nothing there is a sweep's quarantine, which finalize handles.
+      const landed = await this.#digestKey(final, 'checking a content address');
+      if (landed !== null && (landed.sha256 !== contentHash || landed.size !== copied.size)) return 'hash_mismatch';
       return 'stored';
     } finally {
       await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: mine })).catch(() => undefined);
@@ -1005,6 +1047,24 @@ export class S3BlobStore implements BlobStore {
   close(): void {
     this.#client.destroy();
   }
+}
+
+/**
+ * A request whose body the signature does not cover (`x-amz-content-sha256: UNSIGNED-PAYLOAD`):
+ * the SDK would otherwise hash every staged byte once more to sign it, beside the hash stage
+ * computes. What the body holds is checked where it counts: commit hashes a private copy of the
+ * staged object before anything reaches a content address.
+ */
+function unsignedPayload<C extends UploadPartCommand | PutObjectCommand>(command: C): C {
+  (command as UploadPartCommand).middlewareStack.add(
+    (next) => async (args) => {
+      const request = args.request as { headers?: Record<string, string> };
+      if (request.headers) request.headers['x-amz-content-sha256'] = 'UNSIGNED-PAYLOAD';
+      return next(args);
+    },
+    { step: 'build', name: 'strongroomUnsignedPayload' },
+  );
+  return command;
 }
 
 /** The inclusive `range` of a stream whose first byte is the blob's byte `offset`. */

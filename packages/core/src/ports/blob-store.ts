@@ -120,7 +120,8 @@ export interface ByteRange {
  *   body fails or passes `maxBytes` (abort the multipart upload / delete the staging object);
  *   `commit` copies the staged object to a key of its own that no URL reaches, hashes that copy
  *   (streamed), and only then copies those bytes to the content address, unless the address
- *   already holds bytes of that hash (never written over); it keeps the staging object until
+ *   already holds bytes of that hash (never written over), and reads the address back before it
+ *   answers 'stored' (the copy ran inside the store, which may ignore its preconditions); it keeps the staging object until
  *   `discard`: a reader never sees a partial or wrong object under a hash, even when a client
  *   replaces its staged object mid-commit or the store ignores copy preconditions. `digest`
  *   reads the address back by streaming it.
@@ -159,11 +160,15 @@ export interface BlobStore {
   stage(stagingId: string, body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<StagedBlob | null>;
   /**
    * Copies staged bytes to their content address if their SHA-256 is `contentHash`. What reaches
-   * the address is only ever bytes this commit hashed where no one else can write (a private copy
-   * on an object store, whose staging key a client's URL may still reach), and an address that
-   * already holds bytes hashing to `contentHash` is left as it is, never overwritten. The staged
-   * bytes STAY until `discard`: the writer may need to commit them again after its ledger write
-   * (blobs/handoff.ts). 'missing': nothing is staged under that id.
+   * the address is only ever bytes whose hash this store saw where no one else can write: hashed by
+   * this commit (a private copy on an object store, whose staging key a client's URL may still
+   * reach), or hashed by `stage` as they streamed in and kept with those very bytes (a staged file
+   * on a local disk, written once, whose seal names it: a seal of any other file, torn or missing,
+   * and the bytes are hashed again). An address that already holds bytes hashing to `contentHash`
+   * is left as it is, never overwritten. So after 'stored' the address holds bytes of that hash,
+   * and finalize only looks at its size (`stat`) before charging, never reading it back whole. The
+   * staged bytes STAY until `discard`: the writer may need to commit them again after its ledger
+   * write (blobs/handoff.ts). 'missing': nothing is staged under that id.
    */
   commit(stagingId: string, contentHash: string): Promise<'stored' | 'hash_mismatch' | 'missing'>;
   /** Drops staged bytes (committed or not). */
@@ -176,8 +181,8 @@ export interface BlobStore {
   /**
    * What is at the content address now, read back from there: its size and the SHA-256 of its
    * bytes, streamed (never a checksum the store merely keeps, which a store that ignores checksums
-   * could hold wrong); null when nothing is there. Finalize asks it after `commit`, before anything
-   * is charged (upload/direct.ts decideStored).
+   * could hold wrong); null when nothing is there. How a commit checks an address that already
+   * holds bytes before it leaves them there.
    */
   digest(contentHash: string): Promise<StagedBlob | null>;
   has(contentHash: string): Promise<boolean>;

@@ -1,5 +1,5 @@
 import { ok, refuse, type Result } from '../errors.js';
-import type { Arrived, DirectPutGrant, StagedBlob } from '../ports/blob-store.js';
+import type { Arrived, BlobStat, DirectPutGrant, StagedBlob } from '../ports/blob-store.js';
 import type { UploadSessionRecord } from '../ports/upload-sessions.js';
 import { uploadState } from './machine.js';
 
@@ -36,16 +36,17 @@ export function directPutGrant(
 }
 
 /**
- * What a store holds at `contentHash` after a commit, read back from the address itself: `held`,
- * exactly the bytes received (their size and SHA-256); `other`, anything else, which is never
- * charged, so a store that ignores copy preconditions or checksums (or a staged object swapped
- * mid-copy) never leaves a finalized upload whose address holds other bytes; `taken`, nothing:
- * a sweep moved the blob aside between the copy and the read, and the hand-over after the ledger
- * write (blobs/handoff.ts) commits it again, which only ever writes bytes it hashed.
+ * What a store holds at `contentHash` after a commit, as its `stat` finds the address: `held`, a
+ * blob of exactly the size received; `other`, a blob of another size, which is never charged;
+ * `taken`, nothing: a sweep moved the blob aside between the commit and the look, and the
+ * hand-over after the ledger write (blobs/handoff.ts) commits it again, which only ever writes
+ * bytes it hashed. The hash needs no second reading: a commit only ever puts bytes at an address
+ * that it (or the commit before it) saw hash to it (ports/blob-store.ts), so reading a blob of
+ * gigabytes back to hash it again would only repeat what the commit checked.
  */
-export function decideStored(found: StagedBlob | null, contentHash: string, size: number): 'held' | 'taken' | 'other' {
+export function decideStored(found: BlobStat | null, size: number): 'held' | 'taken' | 'other' {
   if (found === null) return 'taken';
-  return found.sha256 === contentHash && found.size === size ? 'held' : 'other';
+  return found.size === size ? 'held' : 'other';
 }
 
 /**

@@ -687,17 +687,17 @@ export class UploadService {
         ? ok(view(settled, now))
         : refuse('error.conflict', `The received bytes could not be committed (${committed}).`);
     }
-    // Read back from the address before anything is charged: a store that ignores copy
-    // preconditions or checksums must not leave a finalized upload whose address holds other bytes.
-    const readBack = () => guard(STORE, 'blob digest', () => this.#d.blobs.digest(input.contentHash));
-    let stored = decideStored(await readBack(), input.contentHash, decided.value.size);
+    // Looked at again before anything is charged: the blob may have been moved aside meanwhile,
+    // and a store that left a blob of another size there must not have it charged (direct.ts).
+    const lookBack = () => guard(STORE, 'blob stat', () => this.#d.blobs.stat(input.contentHash));
+    let stored = decideStored(await lookBack(), decided.value.size);
     // Absent: a sweep moved it aside meanwhile (blobs/handoff.ts); the staged bytes are still there.
     if (stored === 'taken' && (await this.#d.blobs.commit(id, input.contentHash)) === 'stored')
-      stored = decideStored(await readBack(), input.contentHash, decided.value.size);
+      stored = decideStored(await lookBack(), decided.value.size);
     if (stored === 'other') {
       return refuse(
         'error.conflict',
-        'The blob store holds other bytes at the address than the ones received; nothing was charged.',
+        'The blob store holds a blob of another size at the address than the bytes received; nothing was charged.',
       );
     }
     // The commit left the staged bytes in place: they are let go only after the ledger write,
