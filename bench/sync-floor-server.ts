@@ -39,7 +39,7 @@ const PAGE = (p: (i: number) => string) =>
   `SELECT c.kind, c.object_id, c.op, c.seq, c.at, a.owner_id, a.uploader_id, a.state, a.created_at, a.trashed_at,
      s.album_id, b.kind AS blob_kind, b.content_hash, b.size
    FROM (SELECT kind, object_id, op, seq, at FROM sync_changes WHERE account_id = ${p(1)} AND seq > ${p(2)} ORDER BY seq LIMIT ${p(3)}) c
-   LEFT JOIN assets a ON c.kind = 'asset' AND c.op = 'upsert' AND a.id = c.object_id
+   LEFT JOIN assets a ON c.kind = 'asset' AND a.id = c.object_id
    LEFT JOIN upload_sessions s ON s.id = a.id
    LEFT JOIN asset_blobs b ON b.asset_id = a.id
    ORDER BY c.seq, b.seq`;
@@ -131,3 +131,5 @@ createServer(async (req, res) => {
     res.writeHead(500).end(String(error));
   }
 }).listen(Number(process.env.PORT), '127.0.0.1');
+// Exit on SIGTERM through process.exit, so a profiled run (--cpu-prof) writes its profile.
+process.on('SIGTERM', () => process.exit(0));
