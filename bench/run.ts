@@ -15,6 +15,7 @@
  *                up session state costs) or postgresql-pgbouncer (the same through a PgBouncer in
  *                transaction mode on loopback, when pgbouncer is installed)
  *   --growth     run the scenarios on a fresh store, seed it at scale (growth.ts), run them again
+ *   --only WORDS only the scenarios whose name contains WORDS (any case), in the paired and growth modes
  *   --explain    seed a store and print the hot-path statements' query plans only (no load)
  *   --storm      authenticated GET p99 alone and during a sign-in storm, against the hasher alone
  *   --sync       library sync at scale (an account of 100,000 assets, 1,000,000 changes across the
@@ -257,6 +258,10 @@ async function main(): Promise<void> {
   const workers = flag('--workers');
   const peers = flag('--peers');
   const syncScale = flag('--sync');
+  const only = option('--only');
+  const scenarios =
+    only === null ? SCENARIOS : SCENARIOS.filter((s) => s.name.toLowerCase().includes(only.toLowerCase()));
+  if (scenarios.length === 0) throw new Error(`--only ${only}: no scenario matches`);
   if (flag('--loadgen')) {
     const pinning = pinCores();
     setLaunchPrefix(pinning.serverPrefix);
@@ -391,7 +396,7 @@ async function main(): Promise<void> {
           continue;
         }
         if (mode !== 'explain')
-          for (const scenario of SCENARIOS)
+          for (const scenario of scenarios)
             rows.push(await runScenario(scenario, server.url, bare!.url, store.name, 'fresh'));
         if (mode === 'growth' || mode === 'explain') {
           const grown = await prepareGrowth(server.url, { dataDir: server.dataDir, pgUrl: store.pgUrl }, seedCounts());
@@ -420,7 +425,7 @@ async function main(): Promise<void> {
             if (signIn.status !== 200)
               throw new Error(`hot account sign-in: ${signIn.status} ${JSON.stringify(signIn.body)}`);
             const ctx = { hotToken: signIn.body.access_token as string };
-            for (const scenario of SCENARIOS)
+            for (const scenario of scenarios)
               rows.push(await runScenario(scenario, server.url, bare!.url, store.name, 'grown', ctx));
           }
         }
