@@ -155,9 +155,10 @@ async function seedSqlite(dataDir: string, hot: string, c: SeedCounts, passwordH
           now - DAY + i,
         );
       }
+      // The seeded accounts' heads only: accounts the fresh phase made through the API have theirs.
       db.prepare(
-        'INSERT INTO sync_heads (account_id, seq) SELECT account_id, max(seq) FROM sync_changes WHERE account_id <> ? GROUP BY account_id',
-      ).run(hot);
+        'INSERT INTO sync_heads (account_id, seq) SELECT account_id, max(seq) FROM sync_changes WHERE account_id LIKE ? GROUP BY account_id',
+      ).run(seedId(TAG.account, 0).slice(0, -12) + '%');
     })();
   } finally {
     db.close();
@@ -249,9 +250,10 @@ async function seedPg(url: string, hot: string, c: SeedCounts, passwordHash: str
        FROM generate_series(0, $1::int - 1) g`,
       [c.syncEntries, c.accounts, Date.now()],
     );
+    // The seeded accounts' heads only: accounts the fresh phase made through the API have theirs.
     await db.query(
-      'INSERT INTO sync_heads (account_id, seq) SELECT account_id, max(seq) FROM sync_changes WHERE account_id <> $1 GROUP BY account_id',
-      [hot],
+      'INSERT INTO sync_heads (account_id, seq) SELECT account_id, max(seq) FROM sync_changes WHERE account_id LIKE $1 GROUP BY account_id',
+      [`${seedId(TAG.account, 0).slice(0, -12)}%`],
     );
     await db.query('COMMIT');
     // A long-lived deployment has had autovacuum's statistics for a while; a just-seeded one has not.
