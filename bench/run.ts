@@ -15,8 +15,11 @@
  *                up session state costs) or postgresql-pgbouncer (the same through a PgBouncer in
  *                transaction mode on loopback, when pgbouncer is installed)
  *   --growth     run the scenarios on a fresh store, seed it at scale (growth.ts), run them again
+ *   --only WORDS only the scenarios whose name contains WORDS (any case), in the paired and growth modes
  *   --explain    seed a store and print the hot-path statements' query plans only (no load)
  *   --storm      authenticated GET p99 alone and during a sign-in storm, against the hasher alone
+ *   --sync       library sync at scale (an account of 100,000 assets, 1,000,000 changes across the
+ *                store) beside its floor, one statement per page over the same database (sync-scale.ts)
  *   --floor      the refresh beside the least a refresh can cost on this machine (floor.ts)
  *   --peers      sign-in, session read and refresh beside better-auth and a naive jose + one-row
  *                server, as ratios to ours (peers.ts)
@@ -46,6 +49,7 @@ import { runFloor, type FloorFigures } from './floor.js';
 import { runWorkers, type WorkersFigures } from './workers.js';
 import { runPeers, type PeersFigures } from './peers.js';
 import { runLoadgen } from './loadgen.js';
+import { runSyncScale, type SyncScaleFigures } from './sync-scale.js';
 import { createScratchDatabase, pgUrlFromEnv, startPgBouncer } from '@strongroom/adapters-pg/testing';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 3);
@@ -253,6 +257,11 @@ async function main(): Promise<void> {
   const floor = flag('--floor');
   const workers = flag('--workers');
   const peers = flag('--peers');
+  const syncScale = flag('--sync');
+  const only = option('--only');
+  const scenarios =
+    only === null ? SCENARIOS : SCENARIOS.filter((s) => s.name.toLowerCase().includes(only.toLowerCase()));
+  if (scenarios.length === 0) throw new Error(`--only ${only}: no scenario matches`);
   if (flag('--loadgen')) {
     const pinning = pinCores();
     setLaunchPrefix(pinning.serverPrefix);
@@ -266,19 +275,21 @@ async function main(): Promise<void> {
     }
     return;
   }
-  const mode = storm
-    ? 'storm'
-    : floor
-      ? 'floor'
-      : workers
-        ? 'workers'
-        : peers
-          ? 'peers'
-          : explainOnly
-            ? 'explain'
-            : growth
-              ? 'growth'
-              : 'paired';
+  const mode = syncScale
+    ? 'sync'
+    : storm
+      ? 'storm'
+      : floor
+        ? 'floor'
+        : workers
+          ? 'workers'
+          : peers
+            ? 'peers'
+            : explainOnly
+              ? 'explain'
+              : growth
+                ? 'growth'
+                : 'paired';
 
   // Two workers on the one core pinning leaves the servers would measure nothing.
   const pinning =
@@ -294,8 +305,14 @@ async function main(): Promise<void> {
   const floorFigures: FloorFigures[] = [];
   const workersFigures: WorkersFigures[] = [];
   const peersFigures: PeersFigures[] = [];
+  const syncFigures: SyncScaleFigures[] = [];
   const bare =
-    mode === 'paired' || mode === 'growth' || mode === 'floor' || mode === 'workers' || mode === 'peers'
+    mode === 'sync' ||
+    mode === 'paired' ||
+    mode === 'growth' ||
+    mode === 'floor' ||
+    mode === 'workers' ||
+    mode === 'peers'
       ? await startBare(PORT)
       : null;
   // Warm the load generator and the baseline first: both speed up markedly as the JIT settles.
@@ -304,6 +321,21 @@ async function main(): Promise<void> {
   const list = await stores(option('--store'));
   try {
     for (const store of list) {
+      if (mode === 'sync') {
+        try {
+          syncFigures.push(
+            await runSyncScale(store, bare!.url, {
+              seconds: SECONDS,
+              rounds: ROUNDS,
+              port: PORT + 1,
+              floorPort: PORT + 2,
+            }),
+          );
+        } finally {
+          await store.drop?.();
+        }
+        continue;
+      }
       if (mode === 'workers') {
         // A database of its own for each server, so neither reads the other's rows.
         const second = store.pgUrl ? await createScratchDatabase(pgUrlFromEnv()!, 'bench') : null;
@@ -364,7 +396,7 @@ async function main(): Promise<void> {
           continue;
         }
         if (mode !== 'explain')
-          for (const scenario of SCENARIOS)
+          for (const scenario of scenarios)
             rows.push(await runScenario(scenario, server.url, bare!.url, store.name, 'fresh'));
         if (mode === 'growth' || mode === 'explain') {
           const grown = await prepareGrowth(server.url, { dataDir: server.dataDir, pgUrl: store.pgUrl }, seedCounts());
@@ -393,7 +425,7 @@ async function main(): Promise<void> {
             if (signIn.status !== 200)
               throw new Error(`hot account sign-in: ${signIn.status} ${JSON.stringify(signIn.body)}`);
             const ctx = { hotToken: signIn.body.access_token as string };
-            for (const scenario of SCENARIOS)
+            for (const scenario of scenarios)
               rows.push(await runScenario(scenario, server.url, bare!.url, store.name, 'grown', ctx));
           }
         }
@@ -432,6 +464,7 @@ async function main(): Promise<void> {
   for (const f of floorFigures) lines.push('', ...f.lines);
   for (const w of workersFigures) lines.push('', ...w.lines);
   for (const p of peersFigures) lines.push('', ...p.lines);
+  for (const f of syncFigures) lines.push('', ...f.lines);
   process.stdout.write(`${lines.join('\n')}\n`);
 
   if (jsonFile) {
@@ -484,6 +517,7 @@ async function main(): Promise<void> {
       ...(floorFigures.length > 0 ? { floor: floorFigures.map((f) => f.json) } : {}),
       ...(workersFigures.length > 0 ? { workers: workersFigures.map((w) => w.json) } : {}),
       ...(peersFigures.length > 0 ? { peers: peersFigures.map((p) => p.json) } : {}),
+      ...(syncFigures.length > 0 ? { sync: syncFigures.map((f) => f.json) } : {}),
     };
     writeFileSync(jsonFile, `${JSON.stringify(doc, null, 2)}\n`);
     process.stdout.write(`figures written to ${jsonFile}\n`);

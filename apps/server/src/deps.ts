@@ -32,7 +32,6 @@ import {
   TotpRecoveryService,
   OidcService,
   TotpSecretBox,
-  SecretBox,
   SyncService,
   type IdentityProvider,
   AttestationRing,
@@ -55,6 +54,7 @@ import {
   systemClock,
   OidcRelyingParty,
   platformEd25519Signer,
+  NodeSecretBox,
 } from '@strongroom/adapters-node';
 import { createSqlitePorts, groupCommitOf, openSqliteDatabase } from '@strongroom/adapters-sqlite';
 import { createPgPorts, openPgDatabase } from '@strongroom/adapters-pg';
@@ -282,7 +282,7 @@ export async function buildDeps(
     adoptIssuer: options.adoptBaseUrl ?? false,
   });
   // Private keys at rest are sealed under the server key, like TOTP secrets: a copy of the database alone signs nothing.
-  const keyBox = new SecretBox({ key: secretKey, random });
+  const keyBox = new NodeSecretBox({ key: secretKey, random });
   const keyRing = new KeyRing({ store: stores.accounts, clock, random, graceMs: config.keyGraceMs, box: keyBox });
   await keyRing.init();
   const tokens = new AccessTokens({

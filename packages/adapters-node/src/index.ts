@@ -9,4 +9,5 @@ export type { OidcRelyingPartyOptions } from './oidc-relying-party.js';
 export { HttpPeers } from './http-peers.js';
 export type { HttpPeersOptions } from './http-peers.js';
 export { nodeEd25519Signer, sodiumEd25519Signer, platformEd25519Signer } from './ed25519-signer.js';
+export { NodeSecretBox } from './secret-box.js';
 export { takeFileLock, LockHeldError } from './file-lock.js';

@@ -1,4 +1,4 @@
-import { and, eq, gt, inArray, sql, type SQL } from 'drizzle-orm';
+import { eq, inArray, sql, type SQL } from 'drizzle-orm';
 import {
   ALBUM_COUNTED_STATES,
   type AssetBlob,
@@ -12,7 +12,7 @@ import {
   type SyncRead,
 } from '@strongroom/core';
 import { sqlStringList } from '@strongroom/sql-common';
-import { rowsOf, type PgDb } from './db.js';
+import { namedRowsOf, RenderedStatement, rowsOf, type PgDb } from './db.js';
 import { links } from './schema/sharing.js';
 import { syncChanges, syncHeads } from './schema/sync.js';
 import { toLink } from './sharing-store.js';
@@ -86,10 +86,6 @@ const ASSET_VIEW =
   sql.raw(`SELECT a.id, a.owner_id, a.uploader_id, a.state, a.created_at, a.trashed_at, a.drop_expires_at,
   (SELECT s.album_id FROM upload_sessions s WHERE s.id = a.id) AS album_id,
   (SELECT c.at FROM sync_changes c WHERE c.account_id = a.owner_id AND c.kind = 'asset' AND c.object_id = a.id) AS updated_at FROM assets a`);
-/** A page's assets: their last change is the entry that named them, so the log is not read again. */
-const PAGE_ASSET_VIEW =
-  sql.raw(`SELECT a.id, a.owner_id, a.uploader_id, a.state, a.created_at, a.trashed_at, a.drop_expires_at,
-  (SELECT s.album_id FROM upload_sessions s WHERE s.id = a.id) AS album_id, NULL AS updated_at FROM assets a`);
 const ALBUM_VIEW = sql.raw(`SELECT al.id, al.account_id, al.protocol_version, al.created_at,
   (SELECT count(*) FROM upload_sessions s JOIN assets a ON a.id = s.id WHERE s.album_id = al.id AND a.state IN ${sqlStringList(ALBUM_COUNTED_STATES)}) AS asset_count FROM albums al`);
 const num = (v: string | number): number => Number(v);
@@ -100,6 +96,98 @@ const list = (values: readonly string[]): SQL =>
     sql`, `,
   )})`;
 const numOrNull = (v: string | number | null): number | null => (v === null ? null : Number(v));
+
+/**
+ * A page in one statement, so in one snapshot: the account's head, one range of the page index in
+ * its order, and by key each entry's asset, the album its original was uploaded into, and its blobs
+ * (one row per blob, in the order they were added; an entry whose object is no asset has one row of
+ * nulls). With no entry after the cursor it answers one row, the head's.
+ */
+const pageQuery = (
+  account: unknown,
+  after: unknown,
+  limit: unknown,
+): SQL => sql`SELECT h.seq AS head, h.pruned_through, c.kind, c.object_id, c.op, c.seq, c.at,
+  a.owner_id, a.uploader_id, a.state, a.created_at, a.trashed_at, a.drop_expires_at, s.album_id,
+  b.kind AS blob_kind, b.content_hash, b.size
+FROM (SELECT ${account}::text AS account_id) k
+LEFT JOIN sync_heads h ON h.account_id = k.account_id
+LEFT JOIN LATERAL (SELECT kind, object_id, op, seq, at FROM sync_changes
+  WHERE account_id = k.account_id AND seq > ${after}::bigint ORDER BY seq LIMIT ${limit}::int) c ON true
+LEFT JOIN assets a ON c.kind = 'asset' AND a.id = c.object_id
+LEFT JOIN upload_sessions s ON s.id = a.id
+LEFT JOIN asset_blobs b ON b.asset_id = a.id
+ORDER BY c.seq, b.seq`;
+export const SYNC_PAGE = new RenderedStatement<{ account: string; after: number; limit: number }>(
+  pageQuery(sql.placeholder('account'), sql.placeholder('after'), sql.placeholder('limit')),
+);
+interface PageRow {
+  head: string | null;
+  pruned_through: string | null;
+  kind: SyncEntry['kind'] | null;
+  object_id: string;
+  op: SyncEntry['op'];
+  seq: string;
+  at: string;
+  owner_id: string | null;
+  uploader_id: string;
+  state: AssetState;
+  created_at: string;
+  trashed_at: string | null;
+  drop_expires_at: string | null;
+  album_id: string | null;
+  blob_kind: AssetBlob['kind'] | null;
+  content_hash: string;
+  size: string;
+}
+
+/** A page's rows as its entries and assets, and the album and link ids it names. */
+function pageOf(rows: readonly PageRow[]) {
+  const entries: SyncEntry[] = [];
+  const assets: SyncAsset[] = [];
+  const albumIds: string[] = [];
+  const linkIds: string[] = [];
+  let lastSeq: string | null = null;
+  let blobs: AssetBlob[] | null = null;
+  for (const r of rows) {
+    if (r.kind === null) continue;
+    if (r.seq !== lastSeq) {
+      lastSeq = r.seq;
+      const at = Number(r.at);
+      entries.push({ kind: r.kind, objectId: r.object_id, op: r.op, seq: Number(r.seq), at });
+      if (r.kind === 'album') albumIds.push(r.object_id);
+      else if (r.kind === 'link') linkIds.push(r.object_id);
+      blobs = null;
+      if (r.owner_id !== null) {
+        blobs = [];
+        // The asset's last change is the entry that named it: the log is not read again.
+        assets.push({
+          id: r.object_id,
+          ownerId: r.owner_id,
+          uploaderId: r.uploader_id,
+          state: r.state,
+          createdAt: Number(r.created_at),
+          trashedAt: numOrNull(r.trashed_at),
+          dropExpiresAt: numOrNull(r.drop_expires_at),
+          blobs,
+          albumId: r.album_id,
+          updatedAt: at,
+        });
+      }
+    }
+    if (blobs !== null && r.blob_kind !== null)
+      blobs.push({ kind: r.blob_kind, contentHash: r.content_hash, size: Number(r.size) });
+  }
+  const head = rows[0];
+  return {
+    entries,
+    assets,
+    albumIds,
+    linkIds,
+    head: head?.head == null ? 0 : Number(head.head),
+    prunedThrough: head?.pruned_through == null ? 0 : Number(head.pruned_through),
+  };
+}
 
 /** The sync log and the album and asset views over PostgreSQL; a page's reads share one REPEATABLE READ snapshot. */
 export class PgSyncLog implements SyncLog {
@@ -146,51 +234,37 @@ export class PgSyncLog implements SyncLog {
   }
 
   async readSync(accountId: string, after: number, limit: number): Promise<SyncRead> {
+    const statement = SYNC_PAGE.with({ account: accountId, after, limit });
+    // One statement is one snapshot: a page of assets needs nothing else.
+    const page = pageOf(await namedRowsOf<PageRow>(this.db, 'sync_page', statement));
+    if (page.albumIds.length === 0 && page.linkIds.length === 0)
+      return {
+        entries: page.entries,
+        prunedThrough: page.prunedThrough,
+        head: page.head,
+        assets: page.assets,
+        albums: [],
+        links: [],
+      };
+    // Albums and links are read apart: the page again and them, in one REPEATABLE READ snapshot.
     return this.db.transaction(
       async (tx) => {
-        // One range of the (account_id, seq) index.
-        const entries: SyncEntry[] = await tx
-          .select({
-            kind: syncChanges.kind,
-            objectId: syncChanges.objectId,
-            op: syncChanges.op,
-            seq: syncChanges.seq,
-            at: syncChanges.at,
-          })
-          .from(syncChanges)
-          .where(and(eq(syncChanges.accountId, accountId), gt(syncChanges.seq, after)))
-          .orderBy(syncChanges.seq)
-          .limit(limit);
-        const [head] = await tx
-          .select({ seq: syncHeads.seq, prunedThrough: syncHeads.prunedThrough })
-          .from(syncHeads)
-          .where(eq(syncHeads.accountId, accountId));
-        const ids = (kind: string) => entries.filter((e) => e.kind === kind).map((e) => e.objectId);
-        const stamps = new Map(entries.filter((e) => e.kind === 'asset').map((e) => [e.objectId, e.at]));
-        const assetIds = [...stamps.keys()];
-        const rows =
-          assetIds.length === 0
-            ? []
-            : await rowsOf<AssetViewRow>(tx, sql`${PAGE_ASSET_VIEW} WHERE a.id IN ${list(assetIds)} ORDER BY a.id`);
-        const assets = await this.#views(
-          tx,
-          rows.map((r) => ({ ...r, updated_at: stamps.get(r.id) ?? null })),
-        );
-        const albumIds = ids('album');
+        const again = pageOf(await rowsOf<PageRow>(tx, pageQuery(accountId, after, limit)));
         const albums =
-          albumIds.length === 0
+          again.albumIds.length === 0
             ? []
-            : (await rowsOf<AlbumViewRow>(tx, sql`${ALBUM_VIEW} WHERE al.id IN ${list(albumIds)}`)).map((r) =>
+            : (await rowsOf<AlbumViewRow>(tx, sql`${ALBUM_VIEW} WHERE al.id IN ${list(again.albumIds)}`)).map((r) =>
                 this.#album(r),
               );
-        const linkIds = ids('link');
         const linkRows: LinkRecord[] =
-          linkIds.length === 0 ? [] : (await tx.select().from(links).where(inArray(links.idHash, linkIds))).map(toLink);
+          again.linkIds.length === 0
+            ? []
+            : (await tx.select().from(links).where(inArray(links.idHash, again.linkIds))).map(toLink);
         return {
-          entries,
-          prunedThrough: head?.prunedThrough ?? 0,
-          head: head?.seq ?? 0,
-          assets,
+          entries: again.entries,
+          prunedThrough: again.prunedThrough,
+          head: again.head,
+          assets: again.assets,
           albums,
           links: linkRows,
         };

@@ -70,9 +70,37 @@ const ASSET_VIEW = `SELECT a.*, s.album_id AS album_id, c.at AS updated_at FROM 
   LEFT JOIN upload_sessions s ON s.id = a.id
   LEFT JOIN sync_changes c ON c.account_id = a.owner_id AND c.kind = 'asset' AND c.object_id = a.id`;
 const COUNTED = sqlStringList(ALBUM_COUNTED_STATES);
-/** A page's entries: one range of the (account_id, seq) index, read in its order. */
-export const SYNC_PAGE_SQL =
-  'SELECT kind, object_id AS objectId, op, seq, at FROM sync_changes WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?';
+/**
+ * A page in one statement: one range of the (account_id, seq) index, read in its order, and by key
+ * each entry's asset, the album its original was uploaded into, and its blobs (one row per blob, in
+ * the order they were added; an entry whose object is no asset has one row of nulls).
+ */
+export const SYNC_PAGE_SQL = `SELECT c.kind, c.object_id, c.op, c.seq, c.at,
+  a.owner_id, a.uploader_id, a.state, a.created_at, a.trashed_at, a.drop_expires_at, s.album_id,
+  b.kind AS blob_kind, b.content_hash, b.size
+FROM (SELECT kind, object_id, op, seq, at FROM sync_changes WHERE account_id = ? AND seq > ? ORDER BY seq LIMIT ?) c
+LEFT JOIN assets a ON c.kind = 'asset' AND a.id = c.object_id
+LEFT JOIN upload_sessions s ON s.id = a.id
+LEFT JOIN asset_blobs b ON b.asset_id = a.id
+ORDER BY c.seq, b.seq`;
+/** A row of SYNC_PAGE_SQL. */
+interface PageRow {
+  kind: SyncEntry['kind'];
+  object_id: string;
+  op: SyncEntry['op'];
+  seq: number;
+  at: number;
+  owner_id: string | null;
+  uploader_id: string;
+  state: AssetState;
+  created_at: number;
+  trashed_at: number | null;
+  drop_expires_at: number | null;
+  album_id: string | null;
+  blob_kind: AssetBlob['kind'] | null;
+  content_hash: string;
+  size: number;
+}
 const ALBUM_VIEW = `SELECT al.id, al.account_id, al.protocol_version, al.created_at,
   (SELECT count(*) FROM upload_sessions s JOIN assets a ON a.id = s.id WHERE s.album_id = al.id AND a.state IN ${COUNTED}) AS asset_count FROM albums al`;
 
@@ -99,16 +127,10 @@ export class SqliteSyncLog implements SyncLog {
     this.#db = drizzle(sqlite, { schema });
     const p = (text: string) => sqlite.prepare(text);
     this.#s = {
-      entries: p(SYNC_PAGE_SQL),
+      page: p(SYNC_PAGE_SQL),
       head: p('SELECT seq, pruned_through FROM sync_heads WHERE account_id = ?'),
       // A page's assets and their blobs in one statement each: `IN (?, …)` searches each key by its index.
       assets: byCount((n) => p(`${ASSET_VIEW} WHERE a.id IN (${marks(n)}) ORDER BY a.id`)),
-      // A page's assets: their last change is the entry that named them, so the log is not read again.
-      pageAssets: byCount((n) =>
-        p(
-          `SELECT a.*, s.album_id AS album_id, NULL AS updated_at FROM assets a LEFT JOIN upload_sessions s ON s.id = a.id WHERE a.id IN (${marks(n)}) ORDER BY a.id`,
-        ),
-      ),
       blobs: byCount((n) =>
         p(`SELECT asset_id, kind, content_hash, size FROM asset_blobs WHERE asset_id IN (${marks(n)}) ORDER BY seq`),
       ),
@@ -175,16 +197,40 @@ export class SqliteSyncLog implements SyncLog {
 
   async readSync(accountId: string, after: number, limit: number): Promise<SyncRead> {
     return this.sqlite.transaction((): SyncRead => {
-      const entries = this.#s.entries.all(accountId, after, limit) as SyncEntry[];
+      const rows = this.#s.page.all(accountId, after, limit) as PageRow[];
       const head = this.#s.head.get(accountId) as { seq: number; pruned_through: number } | undefined;
-      const ids = (kind: string) => entries.filter((e) => e.kind === kind).map((e) => e.objectId);
-      const stamps = new Map(entries.filter((e) => e.kind === 'asset').map((e) => [e.objectId, e.at]));
-      const assetIds = [...stamps.keys()];
-      const rows =
-        assetIds.length === 0 ? [] : (this.#s.pageAssets(assetIds.length).all(...assetIds) as AssetViewRow[]);
-      const assets = this.#views(rows.map((r) => ({ ...r, updated_at: stamps.get(r.id) ?? null })));
-      const albums = ids('album').flatMap((id) => this.#album(this.#s.album.get(id) as never) ?? []);
-      const linkIds = ids('link');
+      const entries: SyncEntry[] = [];
+      const assets: SyncAsset[] = [];
+      const albumIds: string[] = [];
+      const linkIds: string[] = [];
+      let blobs: AssetBlob[] | null = null;
+      for (const r of rows) {
+        if (entries.length === 0 || entries[entries.length - 1]!.seq !== r.seq) {
+          entries.push({ kind: r.kind, objectId: r.object_id, op: r.op, seq: r.seq, at: r.at });
+          if (r.kind === 'album') albumIds.push(r.object_id);
+          else if (r.kind === 'link') linkIds.push(r.object_id);
+          blobs = null;
+          if (r.owner_id !== null) {
+            blobs = [];
+            // The asset's last change is the entry that named it: the log is not read again.
+            assets.push({
+              id: r.object_id,
+              ownerId: r.owner_id,
+              uploaderId: r.uploader_id,
+              state: r.state,
+              createdAt: r.created_at,
+              trashedAt: r.trashed_at,
+              dropExpiresAt: r.drop_expires_at,
+              blobs,
+              albumId: r.album_id,
+              updatedAt: r.at,
+            });
+          }
+        }
+        if (blobs !== null && r.blob_kind !== null)
+          blobs.push({ kind: r.blob_kind, contentHash: r.content_hash, size: r.size });
+      }
+      const albums = albumIds.flatMap((id) => this.#album(this.#s.album.get(id) as never) ?? []);
       const linkRows: LinkRecord[] =
         linkIds.length === 0
           ? []

@@ -1,4 +1,4 @@
-import { bigint, primaryKey, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, primaryKey, pgTable, text, uniqueIndex, index } from 'drizzle-orm/pg-core';
 
 const n = (name: string) => bigint(name, { mode: 'number' });
 
@@ -30,5 +30,8 @@ export const syncChanges = pgTable(
   (t) => [
     primaryKey({ columns: [t.accountId, t.kind, t.objectId] }),
     uniqueIndex('sync_changes_seq_idx').on(t.accountId, t.seq),
+    // Every column a page reads, after the range's key: a page is read from this index alone,
+    // without a lookup of each entry's row in the table.
+    index('sync_changes_page_idx').on(t.accountId, t.seq, t.kind, t.objectId, t.op, t.at),
   ],
 );

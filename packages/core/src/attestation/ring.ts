@@ -12,7 +12,7 @@ import type { QuotaLedger } from '../ports/quota-ledger.js';
 import type { Random } from '../ports/random.js';
 import type { PublicJwk } from '../tokens/key-ring.js';
 import { openKeySeed, sealKeySeed, sealRawKeys } from '../secrets/key-seal.js';
-import { isSealed, type SecretBox } from '../secrets/secret-box.js';
+import { isSealed, type SecretSealer } from '../secrets/secret-box.js';
 import { makeHistoryEntry, verifyHistory } from './history.js';
 import { RECEIPT_TYP, receiptClaims } from './receipt.js';
 
@@ -25,7 +25,7 @@ export interface AttestationRingOptions {
   /** The receipts' `iss`: the server's base URL. */
   readonly issuer: string;
   /** Seals the private keys at rest under the server key: the store never holds one in the clear. */
-  readonly box: SecretBox;
+  readonly box: SecretSealer;
 }
 
 /** The published record: the keys that sign now, and the whole history. */

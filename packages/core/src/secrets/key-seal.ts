@@ -1,7 +1,7 @@
 import { ed25519 } from '@noble/curves/ed25519.js';
 import { fromBase64url, toBase64url } from '../encoding/bytes.js';
 import { CoreError } from '../errors.js';
-import { isSealed, type SecretBox } from './secret-box.js';
+import { isSealed, type SecretSealer } from './secret-box.js';
 
 /** Which ring a private key belongs to: access-token signing or storage attestation. */
 export type SealedKeyKind = 'signing' | 'attestation';
@@ -10,7 +10,7 @@ export type SealedKeyKind = 'signing' | 'attestation';
 export const keySealContext = (kind: SealedKeyKind, kid: string): string => `svc-${kind}-key/v1:${kid}`;
 
 /** A new key's Ed25519 seed, sealed for storage. */
-export function sealKeySeed(box: SecretBox, kind: SealedKeyKind, kid: string, seed: Uint8Array): Promise<string> {
+export function sealKeySeed(box: SecretSealer, kind: SealedKeyKind, kid: string, seed: Uint8Array): Promise<string> {
   return box.seal(seed, keySealContext(kind, kid));
 }
 
@@ -21,7 +21,7 @@ export function sealKeySeed(box: SecretBox, kind: SealedKeyKind, kid: string, se
  * public half names: a ring never signs with a key it cannot stand behind.
  */
 export async function openKeySeed(
-  box: SecretBox,
+  box: SecretSealer,
   kind: SealedKeyKind,
   record: { kid: string; privateKey: string; publicKey: string },
 ): Promise<Uint8Array> {
@@ -50,7 +50,7 @@ export async function openKeySeed(
  * write changes nothing) and a second run finds nothing to do. Returns how many this call sealed.
  */
 export async function sealRawKeys(
-  box: SecretBox,
+  box: SecretSealer,
   kind: SealedKeyKind,
   records: readonly { kid: string; privateKey: string; publicKey: string }[],
   reseal: (kid: string, from: string, to: string) => Promise<boolean>,

@@ -43,13 +43,17 @@ export function cursorExpired(
   );
 }
 
-/** One change of a page, its object as it now stands (null for a removal). */
+/**
+ * One change of a page, its object as it now stands (null for a removal). `id` is the album's or
+ * asset's id, or a link's id hash (the service opens its clear id); an album's or asset's change is
+ * already as the client receives it.
+ */
 export type PageChange =
-  | { readonly kind: 'asset'; readonly objectId: string; readonly op: 'upsert'; readonly record: SyncAsset }
-  | { readonly kind: 'album'; readonly objectId: string; readonly op: 'upsert'; readonly record: SyncAlbum }
-  | { readonly kind: 'link'; readonly objectId: string; readonly op: 'upsert'; readonly record: LinkRecord }
-  | { readonly kind: 'asset' | 'album'; readonly objectId: string; readonly op: 'remove'; readonly record: null }
-  | { readonly kind: 'link'; readonly objectId: string; readonly op: 'remove'; readonly record: LinkRecord };
+  | { readonly kind: 'asset'; readonly id: string; readonly op: 'upsert'; readonly record: SyncAsset }
+  | { readonly kind: 'album'; readonly id: string; readonly op: 'upsert'; readonly record: SyncAlbum }
+  | { readonly kind: 'link'; readonly id: string; readonly op: 'upsert'; readonly record: LinkRecord }
+  | { readonly kind: 'asset' | 'album'; readonly id: string; readonly op: 'remove'; readonly record: null }
+  | { readonly kind: 'link'; readonly id: string; readonly op: 'remove'; readonly record: LinkRecord };
 
 export interface PagePlan {
   readonly changes: readonly PageChange[];
@@ -68,10 +72,10 @@ export interface PagePlan {
  * no longer holds (it cannot: entry and object are read together) is a removal.
  */
 export function planSyncPage(read: SyncRead, after: SyncPosition | null, limit: number): PagePlan {
-  const taken = read.entries.slice(0, limit);
-  const assets = new Map(read.assets.map((a) => [a.id, a]));
-  const albums = new Map(read.albums.map((a) => [a.id, a]));
-  const links = new Map(read.links.map((l) => [l.idHash, l]));
+  const taken = read.entries.length > limit ? read.entries.slice(0, limit) : read.entries;
+  const assets = byId(read.assets, (a) => a.id);
+  const albums = byId(read.albums, (a) => a.id);
+  const links = byId(read.links, (l) => l.idHash);
   const changes: PageChange[] = [];
   for (const e of taken) {
     const change = pageChange(e, assets, albums, links);
@@ -80,6 +84,12 @@ export function planSyncPage(read: SyncRead, after: SyncPosition | null, limit: 
   }
   const seq = taken.length > 0 ? taken[taken.length - 1]!.seq : (after?.seq ?? 0);
   return { changes, seq, floor: after === null ? read.head : after.floor, hasMore: read.entries.length > limit };
+}
+
+function byId<T>(items: readonly T[], key: (item: T) => string): Map<string, T> {
+  const map = new Map<string, T>();
+  for (const item of items) map.set(key(item), item);
+  return map;
 }
 
 function pageChange(
@@ -93,19 +103,19 @@ function pageChange(
     // A link is never deleted, only revoked: one missing is not the account's to name.
     if (link === undefined) return null;
     return e.op === 'upsert' && link.revokedAt === null
-      ? { kind: 'link', objectId: e.objectId, op: 'upsert', record: link }
-      : { kind: 'link', objectId: e.objectId, op: 'remove', record: link };
+      ? { kind: 'link', id: e.objectId, op: 'upsert', record: link }
+      : { kind: 'link', id: e.objectId, op: 'remove', record: link };
   }
   if (e.kind === 'asset') {
     const a = assets.get(e.objectId);
     return e.op === 'upsert' && a !== undefined
-      ? { kind: 'asset', objectId: e.objectId, op: 'upsert', record: a }
-      : { kind: 'asset', objectId: e.objectId, op: 'remove', record: null };
+      ? { kind: 'asset', id: e.objectId, op: 'upsert', record: a }
+      : { kind: 'asset', id: e.objectId, op: 'remove', record: null };
   }
   const album = albums.get(e.objectId);
   return e.op === 'upsert' && album !== undefined
-    ? { kind: 'album', objectId: e.objectId, op: 'upsert', record: album }
-    : { kind: 'album', objectId: e.objectId, op: 'remove', record: null };
+    ? { kind: 'album', id: e.objectId, op: 'upsert', record: album }
+    : { kind: 'album', id: e.objectId, op: 'remove', record: null };
 }
 
 /** The records a recipient of a share link lists: keyset pages by asset id. */

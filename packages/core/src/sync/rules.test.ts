@@ -82,12 +82,12 @@ describe('a page', () => {
   };
   it('a first listing leaves removals out and starts its floor at the head it read', () => {
     const plan = planSyncPage(read, null, 2);
-    expect(plan.changes.map((c) => `${c.kind}:${c.op}:${c.objectId}`)).toEqual(['asset:upsert:x']);
+    expect(plan.changes.map((c) => `${c.kind}:${c.op}:${c.id}`)).toEqual(['asset:upsert:x']);
     expect(plan).toMatchObject({ seq: 4, floor: 6, hasMore: true });
   });
   it('a later page keeps removals, carries the floor, and an upsert whose object is gone reads as a removal', () => {
     const plan = planSyncPage(read, { seq: 2, issuedAt: 0, floor: 1 }, 10);
-    expect(plan.changes.map((c) => `${c.kind}:${c.op}:${c.objectId}`)).toEqual([
+    expect(plan.changes.map((c) => `${c.kind}:${c.op}:${c.id}`)).toEqual([
       'asset:upsert:x',
       'asset:remove:y',
       'album:remove:al',

@@ -76,19 +76,20 @@ export class SyncService {
       );
     }
     const plan = planSyncPage(read, after, limit);
-    const changes = await Promise.all(
-      plan.changes.map((c): Promise<SyncPageChange> | SyncPageChange => {
-        if (c.kind === 'link')
-          return openLinkId(this.#d.sealer, c.record).then((id) =>
-            c.op === 'upsert'
-              ? { kind: 'link', id, op: 'upsert', record: { ...c.record, id } }
-              : { kind: 'link', id, op: 'remove', record: null },
-          );
+    // Only a link's change waits on anything (its clear id, unsealed); the rest pass as they are.
+    const linked = plan.changes.filter((c) => c.kind === 'link');
+    const linkIds =
+      linked.length === 0 ? [] : await Promise.all(linked.map((c) => openLinkId(this.#d.sealer, c.record)));
+    let nextLink = 0;
+    const changes = plan.changes.map((c): SyncPageChange => {
+      if (c.kind === 'link') {
+        const id = linkIds[nextLink++]!;
         return c.op === 'upsert'
-          ? ({ kind: c.kind, id: c.objectId, op: 'upsert', record: c.record } as SyncPageChange)
-          : { kind: c.kind, id: c.objectId, op: 'remove', record: null };
-      }),
-    );
+          ? { kind: 'link', id, op: 'upsert', record: { ...c.record, id } }
+          : { kind: 'link', id, op: 'remove', record: null };
+      }
+      return c;
+    });
     return ok({
       changes,
       cursor: await sealSyncCursor(this.#d.sealer, accountId, { seq: plan.seq, issuedAt: now, floor: plan.floor }),

@@ -7,7 +7,7 @@ import type { Random } from '../ports/random.js';
 import type { Ed25519Key } from '../ports/signer.js';
 import type { SigningKeyRecord, SigningKeyStore } from '../ports/signing-key-store.js';
 import { openKeySeed, sealKeySeed, sealRawKeys } from '../secrets/key-seal.js';
-import { isSealed, type SecretBox } from '../secrets/secret-box.js';
+import { isSealed, type SecretSealer } from '../secrets/secret-box.js';
 
 export interface KeyRingOptions {
   readonly store: SigningKeyStore;
@@ -16,7 +16,7 @@ export interface KeyRingOptions {
   /** How long a retired key still verifies. Never shorter than the access-token lifetime. */
   readonly graceMs: number;
   /** Seals the private keys at rest under the server key: the store never holds one in the clear. */
-  readonly box: SecretBox;
+  readonly box: SecretSealer;
   /** How often the ring re-reads the store to learn rotations made by other processes. */
   readonly reloadEveryMs?: number;
   /**

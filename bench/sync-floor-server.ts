@@ -1,0 +1,135 @@
+/**
+ * The sync floor: the least a page of `GET /v1/sync` can cost on this machine, over the server's
+ * own database (SQLite: its file, opened beside the running server; PostgreSQL: the same database).
+ * A bare node:http server, no framework, no authentication, no cursor sealing, no rules: one
+ * statement per page that reads one range of the account's change log by its (account_id, seq)
+ * index and, by key, the same columns the server's page carries (the asset, the album its original
+ * was uploaded into, its blobs), serialized to the same JSON body the server answers.
+ *
+ * `GET /floor/sync?account=A&after=N&limit=L`: at most L changes after N; the cursor it answers is
+ * the last sequence number, as text. Only asset changes carry a record here (the bench's library
+ * holds assets only); a removal answers null, as the server's does.
+ *
+ * SYNC_FLOOR_DB (the SQLite file) or SYNC_FLOOR_PG_URL.
+ */
+import { createServer } from 'node:http';
+import Database from 'better-sqlite3';
+import pg from 'pg';
+import { CONNECTION_SETTINGS } from '@strongroom/adapters-pg';
+
+interface Row {
+  kind: string;
+  object_id: string;
+  op: string;
+  seq: number | string;
+  at: number | string;
+  owner_id: string | null;
+  uploader_id: string | null;
+  state: string | null;
+  created_at: number | string | null;
+  trashed_at: number | string | null;
+  album_id: string | null;
+  blob_kind: string | null;
+  content_hash: string | null;
+  size: number | string | null;
+}
+
+/** The page's log range, then each entry's asset, album and blobs by key: one statement. */
+const PAGE = (p: (i: number) => string) =>
+  `SELECT c.kind, c.object_id, c.op, c.seq, c.at, a.owner_id, a.uploader_id, a.state, a.created_at, a.trashed_at,
+     s.album_id, b.kind AS blob_kind, b.content_hash, b.size
+   FROM (SELECT kind, object_id, op, seq, at FROM sync_changes WHERE account_id = ${p(1)} AND seq > ${p(2)} ORDER BY seq LIMIT ${p(3)}) c
+   LEFT JOIN assets a ON c.kind = 'asset' AND a.id = c.object_id
+   LEFT JOIN upload_sessions s ON s.id = a.id
+   LEFT JOIN asset_blobs b ON b.asset_id = a.id
+   ORDER BY c.seq, b.seq`;
+
+type Read = (account: string, after: number, limit: number) => Promise<Row[]> | Row[];
+
+function sqliteRead(file: string): Read {
+  const db = new Database(file, { fileMustExist: true });
+  db.pragma('busy_timeout = 5000');
+  const page = db.prepare(PAGE(() => '?'));
+  return (account, after, limit) => page.all(account, after, limit) as Row[];
+}
+
+function pgRead(url: string): Read {
+  // Connections set as the server's are (adapters-pg open.ts): the same plans for the same reads.
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    onConnect: (client) => client.query(CONNECTION_SETTINGS.join('; ')),
+  } as pg.PoolConfig);
+  const text = PAGE((i) => `$${i}`);
+  return async (account, after, limit) =>
+    (await pool.query<Row>({ name: 'sync_floor', text, values: [account, after, limit] })).rows;
+}
+
+const iso = (ms: number | string) => new Date(Number(ms)).toISOString();
+
+/** The rows of one page as the server's body: one change per entry, its blobs gathered. */
+function body(rows: readonly Row[], limit: number, after: number): string {
+  const changes: unknown[] = [];
+  let last: { seq: number; blobs: unknown[] | null } | null = null;
+  let count = 0;
+  for (const r of rows) {
+    const seq = Number(r.seq);
+    if (last === null || last.seq !== seq) {
+      count++;
+      if (count > limit) break;
+      const live = r.owner_id !== null;
+      const blobs: unknown[] | null = live ? [] : null;
+      changes.push({
+        kind: r.kind,
+        id: r.object_id,
+        op: live ? 'upsert' : 'remove',
+        record: live
+          ? {
+              asset_id: r.object_id,
+              owner_id: r.owner_id,
+              upload_user_id: r.uploader_id,
+              album_id: r.album_id,
+              state: r.state,
+              created_at: iso(r.created_at!),
+              updated_at: iso(r.at),
+              trashed_at: r.trashed_at === null ? null : iso(r.trashed_at),
+              blobs,
+            }
+          : null,
+      });
+      last = { seq, blobs };
+    }
+    if (last.blobs !== null && r.blob_kind !== null)
+      last.blobs.push({ role: r.blob_kind, kind: r.blob_kind, content_hash: r.content_hash, size: Number(r.size) });
+  }
+  return JSON.stringify({
+    changes,
+    cursor: String(last?.seq ?? after),
+    has_more: count > limit,
+  });
+}
+
+const read = process.env.SYNC_FLOOR_PG_URL
+  ? pgRead(process.env.SYNC_FLOOR_PG_URL)
+  : sqliteRead(process.env.SYNC_FLOOR_DB ?? 'strongroom.db');
+
+createServer(async (req, res) => {
+  const url = new URL(req.url ?? '/', 'http://floor');
+  if (url.pathname !== '/floor/sync') {
+    res.writeHead(404).end();
+    return;
+  }
+  const account = url.searchParams.get('account') ?? '';
+  const after = Number(url.searchParams.get('after') ?? 0);
+  const limit = Number(url.searchParams.get('limit') ?? 500);
+  try {
+    // One row more than the page: whether more wait (as the server's read of limit + 1 entries).
+    const rows = await read(account, after, limit + 1);
+    const text = body(rows, limit, after);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) }).end(text);
+  } catch (error) {
+    res.writeHead(500).end(String(error));
+  }
+}).listen(Number(process.env.PORT), '127.0.0.1');
+// Exit on SIGTERM through process.exit, so a profiled run (--cpu-prof) writes its profile.
+process.on('SIGTERM', () => process.exit(0));

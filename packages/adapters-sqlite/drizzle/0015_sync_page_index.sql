@@ -1,0 +1,1 @@
+CREATE INDEX `sync_changes_page_idx` ON `sync_changes` (`account_id`,`seq`,`kind`,`object_id`,`op`,`at`);
