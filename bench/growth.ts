@@ -158,7 +158,7 @@ async function seedSqlite(dataDir: string, hot: string, c: SeedCounts, passwordH
       // The seeded accounts' heads only: accounts the fresh phase made through the API have theirs.
       db.prepare(
         'INSERT INTO sync_heads (account_id, seq) SELECT account_id, max(seq) FROM sync_changes WHERE account_id LIKE ? GROUP BY account_id',
-      ).run(seedId(TAG.account, 0).slice(0, -12) + '%');
+      ).run(`${seedId(TAG.account, 0).slice(0, -12)}%`);
     })();
   } finally {
     db.close();
