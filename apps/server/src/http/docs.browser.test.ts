@@ -124,7 +124,7 @@ describe.skipIf(!available)('the reference page at /docs in headless Chromium', 
     const page = await browser.newPage();
     await page.goto(`${net.base}/docs`, { waitUntil: 'networkidle' });
     const op = page
-      .locator('.opblock')
+      .locator('.opblock.opblock-get')
       .filter({ has: page.locator('.opblock-summary-path', { hasText: /^\/\.well-known\/svc\/server-info$/ }) });
     await op.locator('.opblock-summary').click();
     await op.locator('button.try-out__btn').click();
