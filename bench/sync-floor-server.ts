@@ -12,7 +12,7 @@
  *
  * SYNC_FLOOR_DB (the SQLite file) or SYNC_FLOOR_PG_URL.
  */
-import { createServer } from 'node:http';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import Database from 'better-sqlite3';
 import pg from 'pg';
 import { CONNECTION_SETTINGS } from '@strongroom/adapters-pg';
@@ -58,6 +58,7 @@ function pgRead(url: string): Read {
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- pg-pool awaits it (a rejection fails the checkout); @types/pg still types it void
     onConnect: (client) => client.query(CONNECTION_SETTINGS.join('; ')),
   } as pg.PoolConfig);
   const text = PAGE((i) => `$${i}`);
@@ -113,7 +114,8 @@ const read = process.env.SYNC_FLOOR_PG_URL
   ? pgRead(process.env.SYNC_FLOOR_PG_URL)
   : sqliteRead(process.env.SYNC_FLOOR_DB ?? 'strongroom.db');
 
-createServer(async (req, res) => {
+/** Answers one request; it catches its own failures (a 500), so the server may drop its promise. */
+async function answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
   const url = new URL(req.url ?? '/', 'http://floor');
   if (url.pathname !== '/floor/sync') {
     res.writeHead(404).end();
@@ -130,6 +132,8 @@ createServer(async (req, res) => {
   } catch (error) {
     res.writeHead(500).end(String(error));
   }
-}).listen(Number(process.env.PORT), '127.0.0.1');
+}
+
+createServer((req, res) => void answer(req, res)).listen(Number(process.env.PORT), '127.0.0.1');
 // Exit on SIGTERM through process.exit, so a profiled run (--cpu-prof) writes its profile.
 process.on('SIGTERM', () => process.exit(0));
