@@ -1,21 +1,16 @@
 // Prints the mutation score of each rule file and each core folder from Stryker's JSON report
 // (the path given, or reports/mutation/mutation.json) as a Markdown table, then every surviving or
 // uncovered mutant, so docs/mutation.md can be brought up to date from a run.
-// Score: killed and timed-out mutants over every mutant that ran or found no test (Stryker's own
-// "mutation score"); static mutants a run skipped are left out, as Stryker leaves them out.
-import { readFileSync } from 'node:fs';
+// The score is scripts/mutation-report.mjs's.
 import { dirname } from 'node:path';
+import { count, readReport, score } from './mutation-report.mjs';
 
-const file = process.argv[2] ?? 'reports/mutation/mutation.json';
-const report = JSON.parse(readFileSync(file, 'utf8'));
-const DETECTED = new Set(['Killed', 'Timeout']);
-const COUNTED = new Set(['Killed', 'Timeout', 'Survived', 'NoCoverage']);
+const report = readReport(process.argv[2]);
 
 const tally = new Map();
 const add = (key, status) => {
   const t = tally.get(key) ?? { detected: 0, total: 0 };
-  if (COUNTED.has(status)) t.total++;
-  if (DETECTED.has(status)) t.detected++;
+  count(t, status);
   tally.set(key, t);
 };
 const survivors = [];
@@ -32,7 +27,7 @@ for (const [path, { mutants, source }] of Object.entries(report.files)) {
     }
   }
 }
-const pct = ({ detected, total }) => (total === 0 ? 'n/a' : `${((100 * detected) / total).toFixed(1)} %`);
+const pct = (t) => (t.total === 0 ? 'n/a' : `${score(t).toFixed(1)} %`);
 console.log('| File or folder | Killed | Mutants | Score |');
 console.log('| --- | ---: | ---: | ---: |');
 for (const [key, t] of [...tally].sort(([a], [b]) => a.localeCompare(b)))

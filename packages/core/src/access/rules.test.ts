@@ -75,6 +75,14 @@ describe('mayReach: the object belongs to the account the request acts as', () =
     expect(refused.ok).toBe(false);
     if (!refused.ok) expect(refused.code).toBe('error.not_found');
   });
+
+  it('reach refuses with "No such object." unless the caller names the object', () => {
+    expect(reach(bob, of('asset', ALICE), 'read')).toEqual({
+      ok: false,
+      code: 'error.not_found',
+      detail: 'No such object.',
+    });
+  });
 });
 
 describe('mayActForAccount', () => {
@@ -93,8 +101,11 @@ describe('decideLookup: a peer token never relays onward', () => {
   });
   it("another host's handle is forwarded for a local account only", () => {
     expect(decideLookup({ kind: 'local' }, false)).toEqual({ ok: true, value: 'forward' });
-    const relayed = decideLookup({ kind: 'peer' }, false);
-    expect(relayed.ok).toBe(false);
-    if (!relayed.ok) expect(relayed.code).toBe('error.not_found');
+    // The same answer as a handle nobody holds: the peer learns nothing of where it lives.
+    expect(decideLookup({ kind: 'peer' }, false)).toEqual({
+      ok: false,
+      code: 'error.not_found',
+      detail: 'No account has this handle.',
+    });
   });
 });

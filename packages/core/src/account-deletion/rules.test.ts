@@ -85,3 +85,38 @@ describe('decideDeletionCaller', () => {
     });
   });
 });
+
+describe('what a deletion refuses, and what it leaves out', () => {
+  const record = { accountId: 'kid', sponsorId: 'sponsor', createdAt: 0, owners: ['sponsor', 'co'] };
+  it('says why it refuses a missing account, a guest and anyone but the sponsor', () => {
+    expect(planErasure({ accountId: 'a', account: 'missing', sponsoredAccounts: [], ledgerPayees: [] })).toEqual({
+      ok: false,
+      code: 'error.not_found',
+      detail: 'No such account.',
+    });
+    expect(decideDeletionCaller({ accountId: 'me', guestUploadId: 'u' }, null)).toEqual({
+      ok: false,
+      code: 'error.auth.session_invalid',
+      detail: 'A guest upload token deletes nothing.',
+    });
+    expect(decideDeletionCaller({ accountId: 'kid', actingOwnerId: 'co' }, record)).toEqual({
+      ok: false,
+      code: 'error.auth.not_an_owner',
+      detail: 'Only the sponsor of a sponsored account may delete it.',
+    });
+  });
+  it("the sponsor acting as one sponsored account deletes only that one, not another's record", () => {
+    expect(decideDeletionCaller({ accountId: 'other-kid', actingOwnerId: 'sponsor' }, record)).toMatchObject({
+      ok: false,
+      code: 'error.auth.not_an_owner',
+    });
+  });
+  it('lists the account once, first, even when a store names it among its own sponsored accounts', () => {
+    expect(
+      planErasure({ accountId: 'a', account: 'live', sponsoredAccounts: ['a', 'k'], ledgerPayees: ['a'] }),
+    ).toEqual({
+      ok: true,
+      value: { accounts: ['a', 'k'], unsponsor: [] },
+    });
+  });
+});

@@ -60,7 +60,7 @@ describe('link rules', () => {
   it('keys are base64url of 1 to 4096 bytes', () => {
     expect(checkLinkKey('k', Buffer.alloc(4096, 1).toString('base64url'))).toBeNull();
     expect(checkLinkKey('k', Buffer.alloc(4097, 1).toString('base64url'))).toMatch(/4096/);
-    expect(checkLinkKey('k', '')).not.toBeNull();
-    expect(checkLinkKey('k', 'a+b/')).not.toBeNull();
+    expect(checkLinkKey('seal_key', '')).toBe('seal_key must be unpadded base64url.');
+    expect(checkLinkKey('wrapped_key', 'a+b/')).toBe('wrapped_key must be unpadded base64url.');
   });
 });

@@ -215,3 +215,81 @@ describe('completion', () => {
     expect(decideOidcCompletion(code(), 0, { accountId: 'sponsored', actingOwnerId: 'acct-1' }, null).ok).toBe(true);
   });
 });
+
+describe('what each refusal says', () => {
+  const refused = (code: string, detail: string) => ({ ok: false, code, detail });
+  it('names the rule a flow, a login code, a link or an unlink broke', () => {
+    const now = 1_000_000;
+    const cases: [unknown, ReturnType<typeof refused>][] = [
+      [
+        checkReturnTo('https://evil.example/', ALLOWED, CHALLENGE),
+        refused('error.oidc.return_to_invalid', 'return_to is not one of the configured return URIs.'),
+      ],
+      [
+        checkReturnTo('https://app.example/done', ALLOWED, null),
+        refused(
+          'error.oidc.app_challenge_required',
+          'Every flow needs an app_challenge (PKCE S256 between the app and this server).',
+        ),
+      ],
+      [
+        checkReturnTo('https://app.example/done', ALLOWED, 'short'),
+        refused('error.request.invalid', 'app_challenge must be the base64url SHA-256 of a verifier (43 characters).'),
+      ],
+      [
+        initiatorFor('link', null),
+        refused('error.auth.session_invalid', 'purpose link needs the access token of a signed-in account.'),
+      ],
+      [
+        decideSignIn({ link: null, identity: person(), addressHolder: 'other' }),
+        refused(
+          'error.auth.user_already_exists',
+          'An account holds this email; sign in to it and link the provider from there.',
+        ),
+      ],
+      [
+        decideLink(link('b'), 'a'),
+        refused('error.oidc.already_linked', 'This provider identity belongs to another account.'),
+      ],
+      [
+        decideReauthentication(link('b'), 'a', now, now),
+        refused(
+          'error.auth.not_the_initiator',
+          'This provider identity is not linked to the account that started the flow.',
+        ),
+      ],
+      [
+        decideReauthentication(link('a'), 'a', null, now),
+        refused('error.oidc.reauthentication_stale', 'The provider did not authenticate the person again.'),
+      ],
+      [
+        decideOidcCompletion(null, 0, null, null),
+        refused('error.auth.login_code_invalid', 'The login code is unknown, used or expired.'),
+      ],
+      [
+        decideOidcCompletion(code({ appChallenge: CHALLENGE }), 0, null, null),
+        refused('error.auth.login_code_invalid', 'The app_verifier does not match the flow.'),
+      ],
+      [
+        decideOidcCompletion(code({ purpose: 'link' }), 0, null, null),
+        refused(
+          'error.auth.session_invalid',
+          'This login code needs the access token of the account that started the flow.',
+        ),
+      ],
+      [
+        decideOidcCompletion(code({ purpose: 'link' }), 0, { accountId: 'acct-2' }, null),
+        refused('error.auth.not_the_initiator', 'Another account started this flow.'),
+      ],
+      [
+        decideUnlink({ hasLocalPassword: true, localSignIn: true, links: 0 }),
+        refused('error.not_found', 'This account has no identity at the provider.'),
+      ],
+      [
+        decideUnlink({ hasLocalPassword: false, localSignIn: true, links: 1 }),
+        refused('error.auth.last_sign_in_method', 'The provider is the only usable way into this account.'),
+      ],
+    ];
+    for (const [answer, expected] of cases) expect(answer).toEqual(expected);
+  });
+});

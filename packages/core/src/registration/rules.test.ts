@@ -114,6 +114,39 @@ describe('who may register', () => {
     ).toBe(false);
   });
 
+  it('closed admits nobody, even an address the allowlist would hold', () => {
+    const anna = addr('anna@example.org');
+    const listed = found(entries('anna@example.org', '@example.org'), anna);
+    expect(decideRegistration('closed', anna, listed)).toEqual({
+      ok: false,
+      code: 'error.auth.registration_closed',
+      detail: 'This server does not take new accounts for this address.',
+    });
+  });
+
+  it('an entry is trimmed before it is read, so a padded @domain is still a domain', () => {
+    expect(entries(' @Example.org ', '\tanna@example.org\n')).toEqual(['@example.org', 'anna@example.org']);
+  });
+
+  it('an @domain entry holds at most 253 characters, the longest domain name', () => {
+    const longest = `${'a'.repeat(249)}.org`;
+    expect(entries(`@${longest}`)).toEqual([`@${longest}`]);
+    expect(allowlistEntry(`@a${longest}`)).toMatchObject({ ok: false, code: 'error.request.invalid' });
+  });
+
+  it('a refused entry is quoted back as typed, saying what an entry may be', () => {
+    expect(allowlistEntry(' @x..org ')).toEqual({
+      ok: false,
+      code: 'error.request.invalid',
+      detail: '"@x..org" is not @ followed by a domain such as @example.org',
+    });
+    expect(allowlistEntry('not-an-address')).toEqual({
+      ok: false,
+      code: 'error.request.invalid',
+      detail: '"not-an-address" is neither an e-mail address nor @ followed by a domain',
+    });
+  });
+
   it('knows its modes', () => {
     expect(['open', 'closed', 'allowlist'].every(isRegistrationMode)).toBe(true);
     expect(isRegistrationMode('Open')).toBe(false);

@@ -97,3 +97,63 @@ describe('who may act as whom', () => {
     expect(decideOwnerRemoval('a', null, 'b')).toMatchObject({ ok: false, code: 'error.auth.not_an_owner' });
   });
 });
+
+describe('what each refusal says', () => {
+  const kid = (sponsorId: string, owners = [sponsorId]): SponsoredRecord => ({
+    accountId: 'kid',
+    sponsorId,
+    createdAt: 0,
+    owners,
+  });
+  it('names the rule acting as, sponsoring, changing a payer or removing an owner broke', () => {
+    const refused = (code: string, detail: string) => ({ ok: false, code, detail });
+    const cases: [unknown, ReturnType<typeof refused>][] = [
+      [
+        decideActAs('b', kid('a')),
+        refused('error.auth.not_an_owner', 'The caller is not an owner of this sponsored account.'),
+      ],
+      [
+        decideSponsor({ actingOwnerId: 'a' }, null),
+        refused('error.sponsored.cannot_sponsor', 'A sponsored account cannot sponsor or own another account.'),
+      ],
+      [
+        decideSponsorCreation({ record: null, ledgerSponsorId: 'p' }),
+        refused('error.sponsored.cannot_sponsor', 'An account sponsored by another cannot sponsor.'),
+      ],
+      [
+        decideSponsorChange({ accountId: 'kid', sponsor: null, payees: 0, record: kid('a') }),
+        refused(
+          'error.sponsored.cannot_sponsor',
+          'A sponsored account is paid for by the account that created it (a); that cannot be changed or ended.',
+        ),
+      ],
+      [
+        decideSponsorChange({
+          accountId: 'x',
+          sponsor: { accountId: 'x', record: null, ledgerSponsorId: null },
+          payees: 0,
+          record: null,
+        }),
+        refused('error.sponsored.cannot_sponsor', 'An account cannot sponsor itself.'),
+      ],
+      [
+        decideSponsorChange({
+          accountId: 'x',
+          sponsor: { accountId: 'p', record: null, ledgerSponsorId: null },
+          payees: 2,
+          record: null,
+        }),
+        refused(
+          'error.sponsored.cannot_sponsor',
+          'An account that sponsors others (2) cannot be sponsored: they would pay through an account that does not pay.',
+        ),
+      ],
+      [
+        decideOwnerRemoval('b', kid('a', ['a', 'b']), 'a'),
+        refused('error.conflict', 'The sponsor cannot be removed from the owners.'),
+      ],
+      [decideOwnerRemoval('b', kid('a', ['a', 'b']), 'c'), refused('error.not_found', 'That account is not an owner.')],
+    ];
+    for (const [answer, expected] of cases) expect(answer).toEqual(expected);
+  });
+});
