@@ -49,7 +49,14 @@ const s3Env = (prefix: string, direct: boolean) => ({
   SVC_S3_FORCE_PATH_STYLE: 'true',
   SVC_S3_DIRECT: String(direct),
 });
-const common = { SVC_QUOTA_HARD_BYTES: String(1024 * 1024 * MiB), SVC_QUOTA_SOFT_BYTES: String(1024 * 1024 * MiB) };
+// The bench's connection to the server idles while the floor's side of a round runs: kept open
+// past that (the defaults close it after 5 s, racing the next request on a loaded machine).
+const common = {
+  SVC_QUOTA_HARD_BYTES: String(1024 * 1024 * MiB),
+  SVC_QUOTA_SOFT_BYTES: String(1024 * 1024 * MiB),
+  SVC_KEEPALIVE_TIMEOUT_S: '600',
+  SVC_IDLE_TIMEOUT_S: '600',
+};
 const picked = process.env.BENCH_BLOB_STORES?.split(',').map((s) => s.trim());
 /** The first of the four loopback ports the run takes (BENCH_BLOB_PORT): two runs on one machine must not share them. */
 const PORT = Number(process.env.BENCH_BLOB_PORT ?? 4801);
