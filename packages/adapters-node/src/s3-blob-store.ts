@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, rm } from 'node:fs/promises';
+import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -668,15 +668,29 @@ export class S3BlobStore implements BlobStore {
     let kept = false;
     let etag: string | undefined;
     try {
+      // Chunks are gathered into writes of SPILL_BATCH_BYTES: one write per 64 KiB chunk costs a
+      // trip to libuv's thread pool each (see the filesystem store's stage).
+      let pending: Uint8Array[] = [];
+      let pendingBytes = 0;
+      const spillPending = async (): Promise<void> => {
+        if (pendingBytes === 0) return;
+        await writeAllAt(spill, pending, spilled);
+        spilled += pendingBytes;
+        pending = [];
+        pendingBytes = 0;
+      };
       for await (const chunk of body) {
         size += chunk.length;
         if (size > maxBytes) return null;
         hash.update(chunk);
-        for (let at = 0; at < chunk.length; )
-          at += (await spill.write(chunk, at, chunk.length - at, spilled + at)).bytesWritten;
-        spilled += chunk.length;
-        if (spilled >= this.#partBytes) await flushPart();
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        if (pendingBytes >= SPILL_BATCH_BYTES || spilled + pendingBytes >= this.#partBytes) {
+          await spillPending();
+          if (spilled >= this.#partBytes) await flushPart();
+        }
       }
+      await spillPending();
       if (uploadId === null) {
         const length = spilled;
         const put = await this.#sendTwice('storing staged bytes', () =>
@@ -1247,6 +1261,26 @@ function unsignedPayload<C extends UploadPartCommand | PutObjectCommand>(command
     { step: 'build', name: 'strongroomUnsignedPayload' },
   );
   return command;
+}
+
+/** How many received bytes stage gathers before it writes them to the part's file. */
+const SPILL_BATCH_BYTES = 1024 * 1024;
+
+/** Writes `chunks` in order at `position`, whole: one writev, then the rest of any chunk it cut short. */
+async function writeAllAt(file: FileHandle, chunks: Uint8Array[], position: number): Promise<void> {
+  let written = (await file.writev(chunks, position)).bytesWritten;
+  let at = position;
+  for (const chunk of chunks) {
+    if (written >= chunk.length) {
+      written -= chunk.length;
+      at += chunk.length;
+      continue;
+    }
+    for (let off = written; off < chunk.length; )
+      off += (await file.write(chunk, off, chunk.length - off, at + off)).bytesWritten;
+    at += chunk.length;
+    written = 0;
+  }
 }
 
 /** The inclusive `range` of a stream whose first byte is the blob's byte `offset`. */
