@@ -60,4 +60,8 @@ const server = createServer((req, res) => {
     res.end(String(e));
   });
 });
+// The bench's connection to the floor idles while the server's side of a round runs (tens of
+// seconds on S3): with Node's 5 s default the floor closes it, and a PUT that reuses it just then
+// fails with EPIPE on a loaded machine.
+server.keepAliveTimeout = 600_000;
 server.listen(Number(process.env.PORT), '127.0.0.1');

@@ -49,18 +49,27 @@ const s3Env = (prefix: string, direct: boolean) => ({
   SVC_S3_FORCE_PATH_STYLE: 'true',
   SVC_S3_DIRECT: String(direct),
 });
-const common = { SVC_QUOTA_HARD_BYTES: String(1024 * 1024 * MiB), SVC_QUOTA_SOFT_BYTES: String(1024 * 1024 * MiB) };
+// The bench's connection to the server idles while the floor's side of a round runs: kept open
+// past that (the defaults close it after 5 s, racing the next request on a loaded machine).
+const common = {
+  SVC_QUOTA_HARD_BYTES: String(1024 * 1024 * MiB),
+  SVC_QUOTA_SOFT_BYTES: String(1024 * 1024 * MiB),
+  SVC_KEEPALIVE_TIMEOUT_S: '600',
+  SVC_IDLE_TIMEOUT_S: '600',
+};
 const picked = process.env.BENCH_BLOB_STORES?.split(',').map((s) => s.trim());
+/** The first of the four loopback ports the run takes (BENCH_BLOB_PORT): two runs on one machine must not share them. */
+const PORT = Number(process.env.BENCH_BLOB_PORT ?? 4801);
 const runs: [string, Mode, number, Record<string, string>][] = (
   [
-    ['filesystem', 'proxied', 4801, common],
-    ['s3 proxied', 'proxied', 4802, { ...common, ...s3Env('proxied', false) }],
-    ['s3 direct', 'direct', 4803, { ...common, ...s3Env('direct', true) }],
+    ['filesystem', 'proxied', PORT, common],
+    ['s3 proxied', 'proxied', PORT + 1, { ...common, ...s3Env('proxied', false) }],
+    ['s3 direct', 'direct', PORT + 2, { ...common, ...s3Env('direct', true) }],
   ] as [string, Mode, number, Record<string, string>][]
 ).filter(([name]) => picked === undefined || picked.includes(name));
 
 const floorDir = mkdtempSync(join(tmpdir(), 'strongroom-blob-floor-'));
-const floor = await startScript('bench/blob-floor-server.ts', 4804, '/floor/ready', { FLOOR_DIR: floorDir });
+const floor = await startScript('bench/blob-floor-server.ts', PORT + 3, '/floor/ready', { FLOOR_DIR: floorDir });
 const servers: Awaited<ReturnType<typeof startServer>>[] = [];
 
 async function json(r: Response): Promise<Record<string, unknown>> {

@@ -43,7 +43,31 @@ function rawClient(): S3Client {
     responseChecksumValidation: 'WHEN_REQUIRED',
   });
 }
-const keysUnder = (prefix: string): Promise<string[]> => s3.keys(prefix);
+/** The keys under `prefix`, a key of the server's own (`received/<id>.<16 hex>`) named `received/<id>.*`. */
+const keysUnder = async (prefix: string): Promise<string[]> =>
+  (await s3.keys(prefix)).map((k) => k.replace(/(\/received\/[A-Za-z0-9_-]+)\.[0-9a-f]{16}$/, '$1.*'));
+/** The key of the server's own that holds the staged bytes of `id` now (there is one). */
+const receivedKey = async (prefix: string, id: string): Promise<string> => {
+  const found = (await s3.keys(`${prefix}/received/${id}.`)).filter((k) => !k.endsWith('.seal'));
+  expect(found).toHaveLength(1);
+  return found[0]!;
+};
+/** A client that records each command it sends, with the key it names. */
+function recordingClient(): { client: S3Client; sent: string[] } {
+  const client = rawClient();
+  const sent: string[] = [];
+  client.middlewareStack.add(
+    (next, context) => (args) => {
+      const key = (args.input as { Key?: string }).Key ?? '';
+      sent.push(
+        `${String(context.commandName).replace(/Command$/, '')} ${key.replace(/^.*?\/(?=staging|received|blobs)/, '')}`,
+      );
+      return next(args);
+    },
+    { step: 'initialize' },
+  );
+  return { client, sent };
+}
 
 beforeAll(async () => {
   s3 = await startTestS3(BUCKET);
@@ -95,15 +119,14 @@ describe('S3BlobStore on the wire', () => {
     const bytes = new Uint8Array([1, 2, 3]);
     const hash = sha256Hex(bytes);
     await store.stage('u1', chunks(bytes), 3);
-    expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/staging/u1`]);
+    // A proxied body goes to a key of the server's own, with its seal; never to the staging key a URL reaches.
+    const received = [`${prefix}/received/u1.*`, `${prefix}/received/u1.seal`];
+    expect(await keysUnder(`${prefix}/`)).toEqual(received);
     expect(await store.commit('u1', 'a'.repeat(64))).toBe('hash_mismatch');
-    expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/staging/u1`]);
+    expect(await keysUnder(`${prefix}/`)).toEqual(received);
     expect(await store.commit('u1', hash)).toBe('stored');
     // The staging stays until the writer discards it (after its ledger write).
-    expect(await keysUnder(`${prefix}/`)).toEqual([
-      `${prefix}/blobs/${hash.slice(0, 2)}/${hash}`,
-      `${prefix}/staging/u1`,
-    ]);
+    expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/blobs/${hash.slice(0, 2)}/${hash}`, ...received]);
     await store.discard('u1');
     expect(await keysUnder(`${prefix}/`)).toEqual([`${prefix}/blobs/${hash.slice(0, 2)}/${hash}`]);
     // Oversize and failed bodies leave no object behind (not even a staging one).
@@ -144,7 +167,8 @@ describe('S3BlobStore on the wire', () => {
     expect(await store.stat(hash)).toEqual({ size: bytes.length });
     expect(await keysUnder(`${prefix}/`)).toEqual([
       `${prefix}/blobs/${hash.slice(0, 2)}/${hash}`,
-      `${prefix}/staging/big`,
+      `${prefix}/received/big.*`,
+      `${prefix}/received/big.seal`,
     ]);
     await store.discard('big');
     // Into quarantine and back, a large blob is copied in parts both ways, whole.
@@ -160,16 +184,29 @@ describe('S3BlobStore on the wire', () => {
     expect(await store.commit('big2', hash)).toBe('missing');
   }, 60_000);
 
-  it('commits only what is under the staging key: bytes replaced behind its back are hashed as found', async () => {
+  it("a proxied body's own key changed behind the store's back (only the bucket's credentials can) is hashed again, never trusted; the staging key a URL reaches changes nothing", async () => {
     const prefix = `r-${randomBytes(6).toString('hex')}`;
     const store = storeOn(s3.endpoint, { prefix });
     const good = new Uint8Array([9, 9, 9]);
     await store.stage('u', chunks(good), 3);
+    // Whatever a client's URL could have sent under staging/ is not what a proxied stage commits.
     await rawClient().send(
       new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}/staging/u`, Body: Buffer.from([6, 6, 6]) }),
     );
+    await store.stage('v', chunks(good), 3);
+    await rawClient().send(
+      new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}/staging/v`, Body: Buffer.from([6, 6, 6]) }),
+    );
+    expect(await store.commit('v', sha256Hex(good))).toBe('stored');
+    // The key the seal names rewritten with the bucket's own credentials: its ETag no longer is
+    // the sealed one, so the bytes are hashed where they are, and they do not hash to the claim.
+    await rawClient().send(
+      new PutObjectCommand({ Bucket: BUCKET, Key: await receivedKey(prefix, 'u'), Body: Buffer.from([6, 6, 6]) }),
+    );
+    await store.remove(sha256Hex(good));
     expect(await store.commit('u', sha256Hex(good))).toBe('hash_mismatch');
     expect(await store.has(sha256Hex(good))).toBe(false);
+    expect(await store.commit('u', sha256Hex(new Uint8Array([6, 6, 6])))).toBe('stored');
   });
 
   it('a put-back whose copy fails because a racing hand-over removed the quarantined copy is no failure; one whose copy just fails is', async () => {
@@ -220,58 +257,109 @@ describe('S3BlobStore on the wire', () => {
     expect(await store.has(hash)).toBe(true);
   });
 
-  it('commit hashes a private copy of the staged object, and never writes over an address that holds the bytes; replaced behind its back, it hashes what it finds', async () => {
+  it('a proxied stage is committed without reading its bytes again; a direct PUT is taken into a key of its own and read there once, and its staging key replaced afterwards changes nothing', async () => {
     const prefix = `h-${randomBytes(6).toString('hex')}`;
-    const client = rawClient();
-    const sent: string[] = [];
-    client.middlewareStack.add(
-      (next, context) => (args) => {
-        sent.push(String(context.commandName));
-        return next(args);
-      },
-      { step: 'initialize' },
-    );
+    const { client, sent } = recordingClient();
     const store = storeOn(s3.endpoint, { prefix, client });
     const good = new Uint8Array([1, 1, 2, 3, 5, 8]);
+    const hash = sha256Hex(good);
+    const address = `blobs/${hash.slice(0, 2)}/${hash}`;
     await store.stage('proxied', chunks(good), 6);
+    const proxied = (await receivedKey(prefix, 'proxied')).replace(/^.*?\/(?=received)/, '');
     sent.length = 0;
-    expect(await store.commit('proxied', sha256Hex(good))).toBe('stored');
-    // Staging is read once (the copy aside); the private copy is hashed, the address looked at,
-    // written, and read back.
+    expect(await store.commit('proxied', hash)).toBe('stored');
+    // The seal, a HEAD of the key it names, a look at the address (nothing there), the copy inside the store.
     expect(sent).toEqual([
-      'HeadObjectCommand',
-      'CopyObjectCommand',
-      'GetObjectCommand',
-      'GetObjectCommand',
-      'CopyObjectCommand',
-      'GetObjectCommand',
-      'DeleteObjectCommand',
+      'GetObject received/proxied.seal',
+      `HeadObject ${proxied}`,
+      `GetObject ${address}`,
+      `CopyObject ${address}`,
     ]);
-    expect(await keysUnder(`${prefix}/verifying/`)).toEqual([]);
     // Committed again (a writer's check after its ledger write): the address holds these bytes, so it is not written.
     sent.length = 0;
-    expect(await store.commit('proxied', sha256Hex(good))).toBe('stored');
-    expect(sent.filter((c) => c === 'CopyObjectCommand')).toHaveLength(1);
-    expect(await store.digest(sha256Hex(good))).toEqual({ size: 6, sha256: sha256Hex(good) });
+    expect(await store.commit('proxied', hash)).toBe('stored');
+    expect(sent.filter((c) => c.startsWith('CopyObject'))).toEqual([]);
+    expect(await store.digest(hash)).toEqual({ size: 6, sha256: hash });
     await store.discard('proxied');
-    // A direct PUT, then the object replaced after arrived hashed it: the ETag no longer matches, so
-    // commit reads what is there, and those bytes do not hash to the claim.
+    await store.remove(hash);
+    // A direct PUT: arrived copies it to a key of the server's own and reads that copy, once.
     const put = await store.presignPut!('direct', { size: 6, sha256: null, ttlS: 60 });
     expect((await fetch(put.url, { method: 'PUT', headers: put.headers, body: good })).status).toBe(200);
-    expect(await store.arrived!('direct', 6)).toEqual({ size: 6, sha256: sha256Hex(good) });
-    await rawClient().send(
-      new PutObjectCommand({ Bucket: BUCKET, Key: `${prefix}/staging/direct`, Body: Buffer.from([6, 6, 6]) }),
-    );
-    const other = new Uint8Array([2, 2]);
-    expect(await store.commit('direct', sha256Hex(good))).toBe('hash_mismatch');
-    expect(await keysUnder(`${prefix}/`)).toEqual([
-      `${prefix}/blobs/${sha256Hex(good).slice(0, 2)}/${sha256Hex(good)}`,
-      `${prefix}/staging/direct`,
+    sent.length = 0;
+    expect(await store.arrived!('direct', 6)).toEqual({ size: 6, sha256: hash });
+    const direct = (await receivedKey(prefix, 'direct')).replace(/^.*?\/(?=received)/, '');
+    expect(sent).toEqual([
+      'HeadObject staging/direct',
+      `CopyObject ${direct}`,
+      `GetObject ${direct}`,
+      'PutObject received/direct.seal',
     ]);
-    expect(await store.has(sha256Hex(other))).toBe(false);
+    // The client replaces its staged object afterwards: what arrived hashed is what is committed,
+    // without reading it again.
+    expect((await fetch(put.url, { method: 'PUT', headers: put.headers, body: new Uint8Array(6) })).status).toBe(200);
+    sent.length = 0;
+    expect(await store.commit('direct', hash)).toBe('stored');
+    expect(sent.filter((c) => c.startsWith('GetObject received/direct.') && !c.endsWith('.seal'))).toEqual([]);
+    expect(sent).toContain(`CopyObject ${address}`);
+    expect(await store.digest(hash)).toEqual({ size: 6, sha256: hash });
+    expect(await store.has(sha256Hex(new Uint8Array(6)))).toBe(false);
   });
 
-  it("arrived takes the store's full-object SHA-256 checksum when it reports one, reading nothing; a composite one is not trusted", async () => {
+  it('a client-written staging object is always read before anything is committed from it: with no seal, commit takes it in and hashes it first', async () => {
+    const prefix = `w-${randomBytes(6).toString('hex')}`;
+    const { client, sent } = recordingClient();
+    const store = storeOn(s3.endpoint, { prefix, client });
+    const good = randomBytes(100);
+    const bad = randomBytes(100);
+    const put = await store.presignPut!('c', { size: 100, sha256: null, ttlS: 60 });
+    expect((await fetch(put.url, { method: 'PUT', headers: put.headers, body: bad })).status).toBe(200);
+    // Committed straight away, claiming other bytes: refused after a read of its own copy.
+    sent.length = 0;
+    expect(await store.commit('c', sha256Hex(good))).toBe('hash_mismatch');
+    expect(sent.some((c) => /^GetObject received\/c\.[0-9a-f]{16}$/.test(c))).toBe(true);
+    expect(await store.has(sha256Hex(good))).toBe(false);
+    // Sent again with the bytes claimed: the client's new object is read again (its old seal names
+    // a copy of other bytes), and then stored.
+    await store.discard('c');
+    expect((await fetch(put.url, { method: 'PUT', headers: put.headers, body: good })).status).toBe(200);
+    sent.length = 0;
+    expect(await store.commit('c', sha256Hex(good))).toBe('stored');
+    expect(sent.some((c) => /^GetObject received\/c\.[0-9a-f]{16}$/.test(c))).toBe(true);
+  });
+
+  it("no URL the store signs reaches a key of the server's own: uploads name only staging/<id>, downloads only the content address", async () => {
+    const prefix = `n-${randomBytes(6).toString('hex')}`;
+    const store = storeOn(s3.endpoint, { prefix });
+    const bytes = randomBytes(64);
+    const hash = sha256Hex(bytes);
+    await store.stage('n', chunks(bytes), 64);
+    expect(await store.commit('n', hash)).toBe('stored');
+    const urls = [
+      (await store.presignPut!('n', { size: 64, sha256: null, ttlS: 60 })).url,
+      (await store.presignPut!('n', { size: 64, sha256: hash, ttlS: 60 })).url,
+      ...(
+        await store.multipart!.presignParts('n', [
+          { partNumber: 1, size: 5 * 1024 * 1024, sha256: hash, ttlS: 60 },
+          { partNumber: 2, size: 64, sha256: hash, ttlS: 60 },
+        ])
+      ).map((p) => p.url),
+      await store.presignGet!(hash, 60, { cacheControl: 'private', contentType: 'application/octet-stream' }),
+    ];
+    for (const url of urls) {
+      const path = decodeURIComponent(new URL(url).pathname);
+      expect([`/${BUCKET}/${prefix}/staging/n`, `/${BUCKET}/${prefix}/blobs/${hash.slice(0, 2)}/${hash}`]).toContain(
+        path,
+      );
+    }
+    // A PUT through the upload URL after the stage lands under staging/, and the sealed bytes stay as they were.
+    const sealed = await receivedKey(prefix, 'n');
+    const put = await store.presignPut!('n', { size: 64, sha256: null, ttlS: 60 });
+    expect((await fetch(put.url, { method: 'PUT', headers: put.headers, body: new Uint8Array(64) })).status).toBe(200);
+    expect(await receivedKey(prefix, 'n')).toBe(sealed);
+    await store.multipart!.abort('n');
+  });
+
+  it("arrived takes the store's full-object SHA-256 checksum when the staged object and its copy report it, reading nothing; a composite one is not trusted", async () => {
     // s3rver keeps no checksums: the HEAD's answer gets the one S3 reports for a PUT signed with x-amz-checksum-sha256.
     const prefix = `c-${randomBytes(6).toString('hex')}`;
     const good = new Uint8Array([3, 1, 4, 1, 5, 9]);
@@ -294,12 +382,13 @@ describe('S3BlobStore on the wire', () => {
     reported = { ChecksumSHA256: Buffer.from(sha256Hex(good), 'hex').toString('base64'), ChecksumType: 'FULL_OBJECT' };
     sent.length = 0;
     expect(await store.arrived!('c', 6)).toEqual({ size: 6, sha256: sha256Hex(good) });
-    expect(sent).toEqual(['HeadObjectCommand']);
+    // Copied to a key of the server's own, whose HEAD reports the same checksum: no byte is read.
+    expect(sent).toEqual(['HeadObjectCommand', 'CopyObjectCommand', 'HeadObjectCommand', 'PutObjectCommand']);
     // A multipart object's checksum is of its parts' checksums: the bytes are hashed instead.
     reported = { ChecksumSHA256: `${Buffer.from('x'.repeat(32)).toString('base64')}-2`, ChecksumType: 'COMPOSITE' };
     sent.length = 0;
     expect(await store.arrived!('c', 6)).toEqual({ size: 6, sha256: sha256Hex(good) });
-    expect(sent).toEqual(['HeadObjectCommand', 'GetObjectCommand']);
+    expect(sent).toEqual(['HeadObjectCommand', 'CopyObjectCommand', 'GetObjectCommand', 'PutObjectCommand']);
     reported = null;
     expect(await store.commit('c', sha256Hex(good))).toBe('stored');
   });
@@ -413,8 +502,10 @@ describe('S3BlobStore staging hashes each byte once', () => {
     // After signing: what the request went out with.
     client.middlewareStack.add(
       (next) => async (args) => {
-        const request = args.request as { method?: string; headers?: Record<string, string> };
-        if (request.method === 'PUT') sent.push(request.headers?.['x-amz-content-sha256'] ?? '(none)');
+        const request = args.request as { method?: string; path?: string; headers?: Record<string, string> };
+        // The seals are small bodies of their own, signed as usual.
+        if (request.method === 'PUT' && !request.path?.endsWith('.seal'))
+          sent.push(request.headers?.['x-amz-content-sha256'] ?? '(none)');
         return next(args);
       },
       { step: 'finalizeRequest', priority: 'low', name: 'recordPayloadHash' },

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
-import { mkdir, open, rm } from 'node:fs/promises';
+import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
@@ -45,6 +45,28 @@ const HASH = /^[0-9a-f]{64}$/;
 /** A quarantined copy's key name: its content hash and a random suffix of its own. */
 const QUARANTINED = /^([0-9a-f]{64})\.([0-9a-f]{16})$/;
 const MiB = 1024 * 1024;
+/** What follows `<id>.` in a key of the server's own under `received/`: a fresh name per write. */
+const RECEIVED_SUFFIX = /^[0-9a-f]{16}$/;
+/** A name under `received/`: a staging id's bytes (`<id>.<16 hex>`) or its seal (`<id>.seal`). */
+const RECEIVED_NAME = /^([A-Za-z0-9_-]{1,128})\.(?:[0-9a-f]{16}|seal)$/;
+
+/**
+ * Staged bytes in a key of the server's own, as their seal names them: the key (written once,
+ * never again), their size and SHA-256, and the ETag they had when they were hashed.
+ */
+interface Sealed {
+  readonly key: string;
+  readonly size: number;
+  readonly sha256: string;
+  readonly etag: string;
+}
+
+/** The hex SHA-256 a HEAD reports for the whole object (never a checksum of part checksums); null when none. */
+function fullObjectSha256(head: { ChecksumSHA256?: string; ChecksumType?: string }): string | null {
+  const checksum = head.ChecksumSHA256;
+  if (checksum === undefined || head.ChecksumType === 'COMPOSITE' || checksum.includes('-')) return null;
+  return Buffer.from(checksum, 'base64').toString('hex');
+}
 
 export interface S3BlobStoreOptions {
   readonly bucket: string;
@@ -97,14 +119,18 @@ function isNotFound(e: unknown): boolean {
 }
 
 /**
- * Content-addressed blobs in an S3-compatible bucket: `<prefix>/staging/<id>` while an upload is
- * received, `<prefix>/blobs/<2 hex>/<sha256>` once committed. A staged object appears only whole
- * (a single PUT, or a multipart upload that becomes visible only when completed), and is copied to
- * its content address only after a private copy of it (`<prefix>/verifying/<id>.<16 hex>`, which no
- * signed URL reaches) hashes to the claimed SHA-256, and then from that copy; so a crash, an
- * oversize or failed body, a wrong hash, or a staged object replaced mid-commit through its URL
- * leaves nothing wrong under a content address, and an address holding its bytes is never rewritten.
- * The staged object stays until discarded. The sweep's quarantine is
+ * Content-addressed blobs in an S3-compatible bucket. A client's direct upload lands under
+ * `<prefix>/staging/<id>` (the only key a signed upload URL names); the server's own bytes of an
+ * upload live under `<prefix>/received/<id>.<16 hex>`, a fresh key per write that no URL reaches
+ * and nothing writes twice, with a seal beside it (`received/<id>.seal`: that key, its size,
+ * SHA-256 and ETag). A proxied body is hashed as it streams in and written there; a client's object
+ * is copied there inside the store (pinned to its ETag) and hashed there once, or taken with the
+ * store's full-object checksum. Commit copies sealed bytes to `<prefix>/blobs/<2 hex>/<sha256>`
+ * without reading them again, pinned to the sealed ETag (a key changed since is hashed again);
+ * an object appears only whole (one PUT, or a multipart upload visible only once completed), so a
+ * crash, an oversize or failed body, a wrong hash, or a staged object replaced through its URL
+ * leaves nothing wrong under a content address, and an address holding its bytes is never
+ * rewritten. Staged bytes stay until discarded. The sweep's quarantine is
  * `<prefix>/quarantine/<sha256>.<16 hex>`: a copy, then a delete of the address (and back).
  * Any failure to reach the store is a CoreError `error.store.unavailable` (503), never taken for
  * an absent object.
@@ -211,16 +237,31 @@ export class S3BlobStore implements BlobStore {
   }
 
   /**
-   * What a direct PUT left in staging. The SHA-256 is the store's full-object checksum when it kept
-   * one (S3 verified it against the signed header as the bytes arrived), else a streamed hash of
-   * the object; either is pinned to the object's ETag, which commit copies only if unchanged.
+   * What a direct PUT (or a completed multipart upload) left in staging, taken into a key of the
+   * server's own: see #adopt.
    */
   async #arrived(stagingId: string, maxBytes: number): Promise<Arrived> {
-    const key = this.#stagedKey(stagingId);
+    const adopted = await this.#adopt(stagingId, maxBytes);
+    return typeof adopted === 'string' ? adopted : { size: adopted.size, sha256: adopted.sha256 };
+  }
+
+  /**
+   * Takes what a client wrote under `staging/<id>` into a fresh key of the server's own
+   * (`received/<id>.<16 hex>`, for which no URL is ever signed), copied inside the store and pinned
+   * to the ETag seen, and learns the copy's SHA-256 there: from the store's full-object checksum
+   * when the staged object and its copy both carry the same one (S3 verified it against the signed
+   * header as the bytes arrived, and the copy was made of that very object), else by reading the
+   * copy once, streamed. The result is sealed (#writeSeal), so commit copies it to its address
+   * without reading it again. A client that still holds its URL can only replace the staging key,
+   * never this copy. Past `maxBytes` both objects are deleted ('too_large'); 'nothing' when no
+   * object is staged, or it changed between its HEAD and the copy (the finalize may be asked again).
+   */
+  async #adopt(stagingId: string, maxBytes: number): Promise<Sealed | 'too_large' | 'nothing'> {
+    const staged = this.#stagedKey(stagingId);
     let head;
     try {
       head = await this.#client.send(
-        new HeadObjectCommand({ Bucket: this.#bucket, Key: key, ChecksumMode: 'ENABLED' }),
+        new HeadObjectCommand({ Bucket: this.#bucket, Key: staged, ChecksumMode: 'ENABLED' }),
       );
     } catch (e) {
       if (isNotFound(e)) return 'nothing';
@@ -229,22 +270,48 @@ export class S3BlobStore implements BlobStore {
         fault: faultOf(e),
       });
     }
-    const tooLarge = async (): Promise<'too_large'> => {
-      await this.#send('discarding staged bytes', () =>
-        this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })),
-      );
+    const size = head.ContentLength ?? 0;
+    if (size > maxBytes) {
+      await this.#deleteKey(staged, 'discarding staged bytes');
       return 'too_large';
-    };
-    if ((head.ContentLength ?? 0) > maxBytes) return tooLarge();
-    const checksum = head.ChecksumSHA256;
-    if (checksum !== undefined && head.ChecksumType !== 'COMPOSITE' && !checksum.includes('-')) {
-      return { size: head.ContentLength ?? 0, sha256: Buffer.from(checksum, 'base64').toString('hex') };
     }
+    const key = this.#receivedKey(stagingId);
+    try {
+      await this.#copy(staged, key, size, head.ETag, 'taking staged bytes in');
+    } catch (e) {
+      if (await this.#copyLostSource(e, staged)) return 'nothing';
+      throw e;
+    }
+    let sealed: Sealed | 'too_large' | null = null;
+    const checksum = fullObjectSha256(head);
+    if (checksum !== null) {
+      const copied = await this.#client
+        .send(new HeadObjectCommand({ Bucket: this.#bucket, Key: key, ChecksumMode: 'ENABLED' }))
+        .catch(() => null);
+      if (copied !== null && fullObjectSha256(copied) === checksum && copied.ContentLength === size && copied.ETag)
+        sealed = { key, size, sha256: checksum, etag: copied.ETag };
+    }
+    sealed ??= await this.#hashKey(key, maxBytes);
+    if (sealed === null || sealed === 'too_large') {
+      await this.#deleteKey(key, 'discarding staged bytes');
+      if (sealed === null) return 'nothing';
+      await this.#deleteKey(staged, 'discarding staged bytes');
+      return 'too_large';
+    }
+    await this.#writeSeal(stagingId, sealed);
+    return sealed;
+  }
+
+  /**
+   * Reads the object at `key` once, streamed: its size, SHA-256 and the ETag the bytes came with.
+   * Null when it is gone; 'too_large' past `maxBytes` (the read stops there).
+   */
+  async #hashKey(key: string, maxBytes: number): Promise<Sealed | 'too_large' | null> {
     let object;
     try {
       object = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
     } catch (e) {
-      if (isNotFound(e)) return 'nothing';
+      if (isNotFound(e)) return null;
       throw new CoreError('error.store.unavailable', 'object store: reading staged bytes failed', {
         cause: e,
         fault: faultOf(e),
@@ -264,8 +331,64 @@ export class S3BlobStore implements BlobStore {
       }
       return false;
     });
-    if (over) return tooLarge();
-    return { size, sha256: hash.digest('hex') };
+    if (over) return 'too_large';
+    if (!object.ETag) throw new CoreError('error.store.unavailable', 'object store: a read answered no ETag');
+    return { key, size, sha256: hash.digest('hex'), etag: object.ETag };
+  }
+
+  /**
+   * The seal of `stagingId` (`received/<id>.seal`): which key of the server's own holds its staged
+   * bytes, their size and SHA-256, and the ETag they were hashed under. Written after those bytes,
+   * by the one who hashed them; null when there is none, or it does not parse as one.
+   */
+  async #readSeal(stagingId: string): Promise<Sealed | null> {
+    let text: string;
+    try {
+      const object = await this.#client.send(
+        new GetObjectCommand({ Bucket: this.#bucket, Key: this.#sealKey(stagingId) }),
+      );
+      text = await (object.Body as { transformToString(): Promise<string> }).transformToString();
+    } catch (e) {
+      if (isNotFound(e)) return null;
+      throw new CoreError('error.store.unavailable', 'object store: reading a seal failed', {
+        cause: e,
+        fault: faultOf(e),
+      });
+    }
+    try {
+      const seal = JSON.parse(text) as Partial<Sealed>;
+      const ownKey = `${this.#prefix}received/${stagingId}.`;
+      return typeof seal.key === 'string' &&
+        seal.key.startsWith(ownKey) &&
+        RECEIVED_SUFFIX.test(seal.key.slice(ownKey.length)) &&
+        Number.isSafeInteger(seal.size) &&
+        typeof seal.sha256 === 'string' &&
+        HASH.test(seal.sha256) &&
+        typeof seal.etag === 'string'
+        ? { key: seal.key, size: seal.size!, sha256: seal.sha256, etag: seal.etag }
+        : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** Writes the seal of `stagingId` in one PUT (an object appears whole or not at all). */
+  async #writeSeal(stagingId: string, sealed: Sealed): Promise<void> {
+    const body = new TextEncoder().encode(JSON.stringify(sealed));
+    await this.#send('sealing staged bytes', () =>
+      this.#client.send(
+        new PutObjectCommand({
+          Bucket: this.#bucket,
+          Key: this.#sealKey(stagingId),
+          Body: body,
+          ContentLength: body.length,
+        }),
+      ),
+    );
+  }
+
+  async #deleteKey(key: string, what: string): Promise<void> {
+    await this.#send(what, () => this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })));
   }
 
   /**
@@ -420,13 +543,21 @@ export class S3BlobStore implements BlobStore {
     return 'completed';
   }
 
-  /** Aborts every multipart upload open under the staging key; one already gone is nothing to do. */
+  /**
+   * Aborts every multipart upload open under the staging key, and those of the server's own
+   * stages of the id under `received/`; one already gone is nothing to do.
+   */
   async #abort(stagingId: string): Promise<void> {
     const key = this.#stagedKey(stagingId);
-    for (const uploadId of await this.#uploadsOf(key)) {
+    const open: { key: string; uploadId: string }[] = (await this.#uploadsOf(key)).map((uploadId) => ({
+      key,
+      uploadId,
+    }));
+    for await (const u of this.#multipartUploadsUnder(`${this.#prefix}received/${stagingId}.`)) open.push(u);
+    for (const u of open) {
       try {
         await this.#client.send(
-          new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId: uploadId }),
+          new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: u.key, UploadId: u.uploadId }),
         );
       } catch (e) {
         if (!isNotFound(e))
@@ -438,15 +569,22 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
-  /** The staging ids with a multipart upload open under `<prefix>staging/`, each once. */
+  /**
+   * The staging ids with a multipart upload open under `<prefix>staging/` (a client's parts) or
+   * `<prefix>received/` (a stage of the server's own cut short), each once.
+   */
   async *#listOpen(): AsyncIterable<string> {
-    const under = `${this.#prefix}staging/`;
     const seen = new Set<string>();
-    for await (const u of this.#multipartUploadsUnder(under)) {
-      const id = u.key.slice(under.length);
-      if (SAFE_ID.test(id) && !seen.has(id)) {
-        seen.add(id);
-        yield id;
+    for (const [under, idOf] of [
+      [`${this.#prefix}staging/`, (name: string) => (SAFE_ID.test(name) ? name : null)],
+      [`${this.#prefix}received/`, (name: string) => RECEIVED_NAME.exec(name)?.[1] ?? null],
+    ] as const) {
+      for await (const u of this.#multipartUploadsUnder(under)) {
+        const id = idOf(u.key.slice(under.length));
+        if (id !== null && !seen.has(id)) {
+          seen.add(id);
+          yield id;
+        }
       }
     }
   }
@@ -454,6 +592,18 @@ export class S3BlobStore implements BlobStore {
   #stagedKey(id: string): string {
     if (!SAFE_ID.test(id)) throw new RangeError('bad staging id');
     return `${this.#prefix}staging/${id}`;
+  }
+  /**
+   * A fresh key of the server's own for a staging id's bytes: under `received/`, where no URL is
+   * ever signed (presignPut and presignParts name only `staging/`), and never written twice.
+   */
+  #receivedKey(id: string): string {
+    if (!SAFE_ID.test(id)) throw new RangeError('bad staging id');
+    return `${this.#prefix}received/${id}.${randomBytes(8).toString('hex')}`;
+  }
+  #sealKey(id: string): string {
+    if (!SAFE_ID.test(id)) throw new RangeError('bad staging id');
+    return `${this.#prefix}received/${id}.seal`;
   }
   #blobKey(hash: string): string {
     if (!HASH.test(hash)) throw new RangeError('bad content hash');
@@ -470,7 +620,9 @@ export class S3BlobStore implements BlobStore {
   }
 
   async stage(stagingId: string, body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<StagedBlob | null> {
-    const key = this.#stagedKey(stagingId);
+    // A key of the server's own, fresh for this stage: no URL reaches it, and nothing writes it
+    // again, so the hash computed here as the bytes stream in is its bytes' hash until it is gone.
+    const key = this.#receivedKey(stagingId);
     const hash = createHash('sha256');
     let size = 0;
     // A part waits in a local file, not in memory: twenty uploads at once then hold twenty
@@ -514,29 +666,45 @@ export class S3BlobStore implements BlobStore {
       await spill.truncate(0);
     };
     let kept = false;
+    let etag: string | undefined;
     try {
+      // Chunks are gathered into writes of SPILL_BATCH_BYTES: one write per 64 KiB chunk costs a
+      // trip to libuv's thread pool each (see the filesystem store's stage).
+      let pending: Uint8Array[] = [];
+      let pendingBytes = 0;
+      const spillPending = async (): Promise<void> => {
+        if (pendingBytes === 0) return;
+        await writeAllAt(spill, pending, spilled);
+        spilled += pendingBytes;
+        pending = [];
+        pendingBytes = 0;
+      };
       for await (const chunk of body) {
         size += chunk.length;
         if (size > maxBytes) return null;
         hash.update(chunk);
-        for (let at = 0; at < chunk.length; )
-          at += (await spill.write(chunk, at, chunk.length - at, spilled + at)).bytesWritten;
-        spilled += chunk.length;
-        if (spilled >= this.#partBytes) await flushPart();
+        pending.push(chunk);
+        pendingBytes += chunk.length;
+        if (pendingBytes >= SPILL_BATCH_BYTES || spilled + pendingBytes >= this.#partBytes) {
+          await spillPending();
+          if (spilled >= this.#partBytes) await flushPart();
+        }
       }
+      await spillPending();
       if (uploadId === null) {
         const length = spilled;
-        await this.#sendTwice('storing staged bytes', () =>
+        const put = await this.#sendTwice('storing staged bytes', () =>
           this.#client.send(
             unsignedPayload(
               new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: partBody(), ContentLength: length }),
             ),
           ),
         );
+        etag = put.ETag;
       } else {
         if (spilled > 0) await flushPart();
         const id: string = uploadId;
-        await this.#send('completing a multipart upload', () =>
+        const completed = await this.#send('completing a multipart upload', () =>
           this.#client.send(
             new CompleteMultipartUploadCommand({
               Bucket: this.#bucket,
@@ -546,23 +714,34 @@ export class S3BlobStore implements BlobStore {
             }),
           ),
         );
+        etag = completed.ETag;
       }
+      etag ??= (await this.#head(key, 'checking staged bytes'))?.etag;
+      if (etag === undefined) throw new CoreError('error.store.unavailable', 'object store: staged bytes vanished');
+      const staged = { key, size, sha256: hash.digest('hex'), etag };
+      // Sealed last: until then the id's seal names an earlier stage's key (or none), never this one half-written.
+      await this.#writeSeal(stagingId, staged);
       kept = true;
+      return { size: staged.size, sha256: staged.sha256 };
     } finally {
       await spill.close();
       await rm(spillPath, { force: true });
       if (!kept) {
         // Neither the unfinished parts nor an earlier staging stay: the upload has nothing staged.
         // Best effort when the store is what failed; the cleanup error must not hide the first one.
+        // At once, so a store that is gone costs one timeout here, not one per request.
         const id: string | null = uploadId;
-        if (id !== null)
-          await this.#client
-            .send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId: id }))
-            .catch(() => undefined);
-        await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })).catch(() => undefined);
+        await Promise.all([
+          id === null
+            ? undefined
+            : this.#client
+                .send(new AbortMultipartUploadCommand({ Bucket: this.#bucket, Key: key, UploadId: id }))
+                .catch(() => undefined),
+          this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })).catch(() => undefined),
+          this.discard(stagingId).catch(() => undefined),
+        ]);
       }
     }
-    return { size, sha256: hash.digest('hex') };
   }
 
   /**
@@ -578,78 +757,77 @@ export class S3BlobStore implements BlobStore {
   }
 
   /**
-   * The staged object is first copied to a key of this commit's own (`<prefix>verifying/<id>.<16
-   * hex>`), for which no URL was ever signed, and hashed THERE: a client still holding the staging
-   * URL may replace the staged object at any moment, and a store that ignores CopySourceIfMatch
-   * would copy the replacement, but nobody can write the private copy. Only those hashed bytes are
-   * copied to the content address, and only when the address does not already hold bytes of this
-   * hash (read back and hashed; the copy also carries If-None-Match where the store honours it).
+   * Copies the id's sealed bytes to their content address. The seal (#readSeal) names a key of the
+   * server's own under `received/` and the hash taken of its bytes as they were written there
+   * (stage) or read there once (#adopt); those bytes are trusted while the key still has the size
+   * and ETag they were hashed under, and the copy is pinned to that ETag. Such a key is reached by
+   * no URL and written only once, so a client holding its staging URL cannot change it, and only
+   * the bucket's own credentials could; a key found changed is hashed again where it is, never
+   * trusted. Without a seal, what a client left under `staging/<id>` is taken in and hashed first.
+   * An address that already holds bytes of this hash (read back and hashed) is not written; a new
+   * one is written with If-None-Match where the store honours it. Nothing is read back after the
+   * copy: its source is bytes of this hash that nobody else writes, and a racing commit to the
+   * same address copies bytes of the same hash.
    */
   async commit(stagingId: string, contentHash: string): Promise<'stored' | 'hash_mismatch' | 'missing'> {
-    const staged = this.#stagedKey(stagingId);
     const final = this.#blobKey(contentHash);
-    const found = await this.#head(staged, 'checking staged bytes');
-    if (found === null) return 'missing';
-    const mine = `${this.#prefix}verifying/${stagingId}.${randomBytes(8).toString('hex')}`;
-    try {
-      try {
-        await this.#copy(staged, mine, found.size, found.etag, 'copying staged bytes aside');
-      } catch (e) {
-        if (await this.#copyLostSource(e, staged)) return 'missing';
-        throw e;
+    let source: Sealed | null = null;
+    const seal = await this.#readSeal(stagingId);
+    if (seal !== null) {
+      const found = await this.#head(seal.key, 'checking staged bytes');
+      if (found !== null && found.etag === seal.etag && found.size === seal.size) source = seal;
+      else if (found !== null) {
+        const again = await this.#hashKey(seal.key, Number.MAX_SAFE_INTEGER);
+        source = again === 'too_large' ? null : again;
       }
-      const copied = await this.#digestKey(mine, 'hashing staged bytes');
-      if (copied === null) return 'missing';
-      if (copied.sha256 !== contentHash) return 'hash_mismatch';
-      const there = await this.#digestKey(final, 'checking a content address');
-      if (there?.sha256 === contentHash) return 'stored';
-      try {
-        const ifNoneMatch = there === null ? { IfNoneMatch: '*' } : {};
-        if (copied.size > this.#copyPartBytes)
-          await this.#copyInParts(mine, final, copied.size, undefined, ifNoneMatch);
-        else
-          await this.#client.send(
-            new CopyObjectCommand({
-              Bucket: this.#bucket,
-              Key: final,
-              CopySource: this.#copySource(mine),
-              ...ifNoneMatch,
-            }),
-          );
-      } catch (e) {
-        const inner = ((e as { cause?: unknown }).cause ?? e) as {
-          name?: string;
-          $metadata?: { httpStatusCode?: number };
-        };
-        // Another commit wrote the address first: fine if those are these bytes.
-        const raced =
-          inner?.name === 'PreconditionFailed' ||
-          inner?.$metadata?.httpStatusCode === 412 ||
-          inner?.$metadata?.httpStatusCode === 409;
-        if (!raced)
-          throw e instanceof CoreError
-            ? e
-            : new CoreError('error.store.unavailable', 'object store: copying to the content address failed', {
-                cause: e,
-                fault: faultOf(e),
-              });
-        if ((await this.#digestKey(final, 'checking a content address'))?.sha256 !== contentHash) {
-          throw new CoreError(
-            'error.store.unavailable',
-            'object store: the content address was written meanwhile with other bytes',
-          );
-        }
-        return 'stored';
-      }
-      // Read back from the address: the copy ran inside a store this server does not control,
-      // which may ignore If-None-Match or copy preconditions; only bytes seen there hashing to
-      // the claim are 'stored'. Nothing there is a sweep's quarantine, which finalize handles.
-      const landed = await this.#digestKey(final, 'checking a content address');
-      if (landed !== null && (landed.sha256 !== contentHash || landed.size !== copied.size)) return 'hash_mismatch';
-      return 'stored';
-    } finally {
-      await this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: mine })).catch(() => undefined);
     }
+    if (source === null) {
+      const adopted = await this.#adopt(stagingId, Number.MAX_SAFE_INTEGER);
+      if (typeof adopted === 'string') return 'missing';
+      source = adopted;
+    }
+    if (source.sha256 !== contentHash) return 'hash_mismatch';
+    const there = await this.#digestKey(final, 'checking a content address');
+    if (there?.sha256 === contentHash) return 'stored';
+    const ifNoneMatch = there === null ? { IfNoneMatch: '*' } : {};
+    try {
+      if (source.size > this.#copyPartBytes)
+        await this.#copyInParts(source.key, final, source.size, source.etag, ifNoneMatch);
+      else
+        await this.#client.send(
+          new CopyObjectCommand({
+            Bucket: this.#bucket,
+            Key: final,
+            CopySource: this.#copySource(source.key),
+            CopySourceIfMatch: source.etag,
+            ...ifNoneMatch,
+          }),
+        );
+    } catch (e) {
+      const inner = ((e as { cause?: unknown }).cause ?? e) as {
+        name?: string;
+        $metadata?: { httpStatusCode?: number };
+      };
+      // Another commit wrote the address first: fine if those are these bytes.
+      const raced =
+        inner?.name === 'PreconditionFailed' ||
+        inner?.$metadata?.httpStatusCode === 412 ||
+        inner?.$metadata?.httpStatusCode === 409;
+      if (!raced)
+        throw e instanceof CoreError
+          ? e
+          : new CoreError('error.store.unavailable', 'object store: copying to the content address failed', {
+              cause: e,
+              fault: faultOf(e),
+            });
+      if ((await this.#digestKey(final, 'checking a content address'))?.sha256 !== contentHash) {
+        throw new CoreError(
+          'error.store.unavailable',
+          'object store: the content address was written meanwhile with other bytes',
+        );
+      }
+    }
+    return 'stored';
   }
 
   /** Size and streamed SHA-256 of the object at a content address; null when none is there. */
@@ -847,25 +1025,32 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
+  /** The seal and `staging/<id>` first (so no seal names a key that is gone), then every key of the id under `received/`. */
   async discard(stagingId: string): Promise<void> {
-    const key = this.#stagedKey(stagingId);
-    await this.#send('discarding staged bytes', () =>
-      this.#client.send(new DeleteObjectCommand({ Bucket: this.#bucket, Key: key })),
-    );
+    await Promise.all([
+      this.#deleteKey(this.#sealKey(stagingId), 'discarding staged bytes'),
+      this.#deleteKey(this.#stagedKey(stagingId), 'discarding staged bytes'),
+    ]);
+    for await (const o of this.#objectsUnder(`${this.#prefix}received/${stagingId}.`, 'listing staged bytes'))
+      await this.#deleteKey(o.key, 'discarding staged bytes');
   }
 
+  /** The sealed bytes of the id, else what a client left under `staging/<id>`; null when neither is there. */
   async readStaged(stagingId: string): Promise<AsyncIterable<Uint8Array> | null> {
-    const key = this.#stagedKey(stagingId);
-    try {
-      const object = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
-      return object.Body as AsyncIterable<Uint8Array>;
-    } catch (e) {
-      if (isNotFound(e)) return null;
-      throw new CoreError('error.store.unavailable', 'object store: reading staged bytes failed', {
-        cause: e,
-        fault: faultOf(e),
-      });
+    const seal = await this.#readSeal(stagingId);
+    for (const key of seal === null ? [this.#stagedKey(stagingId)] : [seal.key, this.#stagedKey(stagingId)]) {
+      try {
+        const object = await this.#client.send(new GetObjectCommand({ Bucket: this.#bucket, Key: key }));
+        return object.Body as AsyncIterable<Uint8Array>;
+      } catch (e) {
+        if (isNotFound(e)) continue;
+        throw new CoreError('error.store.unavailable', 'object store: reading staged bytes failed', {
+          cause: e,
+          fault: faultOf(e),
+        });
+      }
     }
+    return null;
   }
 
   async has(contentHash: string): Promise<boolean> {
@@ -1003,12 +1188,23 @@ export class S3BlobStore implements BlobStore {
     }
   }
 
-  /** Staged ids: the objects under `<prefix>staging/` (a direct PUT's included, whatever became of its session). */
+  /**
+   * Staged ids: the objects under `<prefix>staging/` (a direct PUT's included, whatever became of
+   * its session) and the ids of the keys and seals under `<prefix>received/`, each once.
+   */
   async *listStaged(): AsyncIterable<string> {
-    const under = `${this.#prefix}staging/`;
-    for await (const o of this.#objectsUnder(under, 'listing staged uploads')) {
-      const id = o.key.slice(under.length);
-      if (SAFE_ID.test(id)) yield id;
+    const seen = new Set<string>();
+    for (const [under, idOf] of [
+      [`${this.#prefix}staging/`, (name: string) => (SAFE_ID.test(name) ? name : null)],
+      [`${this.#prefix}received/`, (name: string) => RECEIVED_NAME.exec(name)?.[1] ?? null],
+    ] as const) {
+      for await (const o of this.#objectsUnder(under, 'listing staged uploads')) {
+        const id = idOf(o.key.slice(under.length));
+        if (id !== null && !seen.has(id)) {
+          seen.add(id);
+          yield id;
+        }
+      }
     }
   }
 
@@ -1052,8 +1248,8 @@ export class S3BlobStore implements BlobStore {
 /**
  * A request whose body the signature does not cover (`x-amz-content-sha256: UNSIGNED-PAYLOAD`):
  * the SDK would otherwise hash every staged byte once more to sign it, beside the hash stage
- * computes. What the body holds is checked where it counts: commit hashes a private copy of the
- * staged object before anything reaches a content address.
+ * computes. The body reaches the store over the client's connection as it was hashed (TLS keeps
+ * it whole on any endpoint but loopback), and lands in a key only this server writes.
  */
 function unsignedPayload<C extends UploadPartCommand | PutObjectCommand>(command: C): C {
   (command as UploadPartCommand).middlewareStack.add(
@@ -1065,6 +1261,26 @@ function unsignedPayload<C extends UploadPartCommand | PutObjectCommand>(command
     { step: 'build', name: 'strongroomUnsignedPayload' },
   );
   return command;
+}
+
+/** How many received bytes stage gathers before it writes them to the part's file. */
+const SPILL_BATCH_BYTES = 1024 * 1024;
+
+/** Writes `chunks` in order at `position`, whole: one writev, then the rest of any chunk it cut short. */
+async function writeAllAt(file: FileHandle, chunks: Uint8Array[], position: number): Promise<void> {
+  let written = (await file.writev(chunks, position)).bytesWritten;
+  let at = position;
+  for (const chunk of chunks) {
+    if (written >= chunk.length) {
+      written -= chunk.length;
+      at += chunk.length;
+      continue;
+    }
+    for (let off = written; off < chunk.length; )
+      off += (await file.write(chunk, off, chunk.length - off, at + off)).bytesWritten;
+    at += chunk.length;
+    written = 0;
+  }
 }
 
 /** The inclusive `range` of a stream whose first byte is the blob's byte `offset`. */

@@ -116,15 +116,22 @@ export interface ByteRange {
  * Each side checks after acting, so one of the two always sees the other (blobs/handoff.ts).
  *
  * What an object store (S3 and its kin) must do to implement this port:
- * - `stage` writes under a staging key (never under the content address) and keeps nothing when the
- *   body fails or passes `maxBytes` (abort the multipart upload / delete the staging object);
- *   `commit` copies the staged object to a key of its own that no URL reaches, hashes that copy
- *   (streamed), and only then copies those bytes to the content address, unless the address
- *   already holds bytes of that hash (never written over), and reads the address back before it
- *   answers 'stored' (the copy ran inside the store, which may ignore its preconditions); it keeps the staging object until
- *   `discard`: a reader never sees a partial or wrong object under a hash, even when a client
- *   replaces its staged object mid-commit or the store ignores copy preconditions. `digest`
- *   reads the address back by streaming it.
+ * - `stage` writes under a key of the server's own (never under the content address, and never a
+ *   key any signed URL names), fresh for each stage, and keeps nothing when the body fails or passes
+ *   `maxBytes` (abort the multipart upload / delete the object); with those bytes it keeps what
+ *   it hashed as they streamed in (a seal: the key, size, SHA-256, and the ETag they were written
+ *   under). `arrived` takes what a client wrote under its staging key into such a key too (a copy
+ *   inside the store, pinned to the ETag it saw) and hashes that copy once, streamed (or takes
+ *   the store's full-object checksum when the staged object and its copy both report it), and
+ *   seals it. `commit` copies sealed bytes to the content address without reading them again,
+ *   pinned to the sealed ETag; a key whose ETag or size is no longer the sealed one is hashed
+ *   again where it is, and without a seal the client's staged object is taken in and hashed first.
+ *   An address that already holds bytes hashing to the claim is never written over (read back and
+ *   hashed; the copy also carries If-None-Match where the store honours it). Staged bytes stay
+ *   until `discard`: a reader never sees a partial or wrong object under a hash, even when a
+ *   client replaces its staged object mid-commit or the store ignores copy preconditions, since
+ *   only the bucket's own credentials write a key of the server's own. `digest` reads the address
+ *   back by streaming it.
  * - `has`, `stat` and `read` answer for the content address only (HeadObject / GetObject);
  *   "no such key" is false / null, never an error, and never an empty body. Any other failure
  *   (unreachable, denied, slow past its bound) throws, so callers fail closed.
@@ -160,15 +167,15 @@ export interface BlobStore {
   stage(stagingId: string, body: AsyncIterable<Uint8Array>, maxBytes: number): Promise<StagedBlob | null>;
   /**
    * Copies staged bytes to their content address if their SHA-256 is `contentHash`. What reaches
-   * the address is only ever bytes whose hash this store saw where no one else can write: hashed by
-   * this commit (a private copy on an object store, whose staging key a client's URL may still
-   * reach), or hashed by `stage` as they streamed in and kept with those very bytes (a staged file
-   * on a local disk, written once, whose seal names it: a seal of any other file, torn or missing,
-   * and the bytes are hashed again). An address that already holds bytes hashing to `contentHash`
-   * is left as it is, never overwritten. So after 'stored' the address holds bytes of that hash,
-   * and finalize only looks at its size (`stat`) before charging, never reading it back whole. The
-   * staged bytes STAY until `discard`: the writer may need to commit them again after its ledger
-   * write (blobs/handoff.ts). 'missing': nothing is staged under that id.
+   * the address is only ever bytes whose hash this store saw where no client can write: hashed by
+   * `stage` as they streamed in, or by `arrived` (or this commit) in a copy of a client's object,
+   * and kept with those very bytes (a seal naming the file or key, which was written once and not
+   * since; a seal of anything else, torn or missing, and the bytes are hashed again). An address
+   * that already holds bytes hashing to `contentHash` is left as it is, never overwritten. So after
+   * 'stored' the address holds bytes of that hash, and finalize only looks at its size (`stat`)
+   * before charging, never reading it back whole. The staged bytes STAY until `discard`: the writer
+   * may need to commit them again after its ledger write (blobs/handoff.ts). 'missing': nothing is
+   * staged under that id.
    */
   commit(stagingId: string, contentHash: string): Promise<'stored' | 'hash_mismatch' | 'missing'>;
   /** Drops staged bytes (committed or not). */
@@ -263,9 +270,11 @@ export interface BlobStore {
    */
   presignPut?(stagingId: string, grant: DirectPutGrant): Promise<DirectPut>;
   /**
-   * What a direct PUT left under `stagingId`: its size and SHA-256 (the store's own full-object
-   * checksum when it kept one, else a streamed hash of the object), `nothing` when no object is
-   * there, `too_large` (and the object deleted) past `maxBytes`. Reads nothing into memory whole.
+   * What a direct PUT left under `stagingId`: its size and SHA-256, taken from a copy in a key of
+   * the server's own (the store's full-object checksum when the object and its copy report one,
+   * else a streamed hash of the copy), which `commit` then copies without reading it again;
+   * `nothing` when no object is there, `too_large` (and the object deleted) past `maxBytes`. Reads
+   * nothing into memory whole.
    */
   arrived?(stagingId: string, maxBytes: number): Promise<Arrived>;
   /**

@@ -250,7 +250,7 @@ describe('direct transfers on S3 (s3rver on loopback)', { timeout: 60_000 }, () 
     const [first, second] = await Promise.all([a.tick(), b.tick()]);
     expect([first.outcome, second.outcome].sort()).toEqual(['skipped', 'swept']);
     expect(await s3.keys(`lib/staging/${u.upload_id}`)).toEqual([]);
-    expect(await s3.keys('lib/verifying/')).toEqual([]);
+    expect(await s3.keys(`lib/received/${u.upload_id}.`)).toEqual([]);
   });
 
   it('POST /upload/{id}/direct-put renews the URL while the session waits for bytes; another account gets 404, a finished session 409', async () => {

@@ -167,7 +167,11 @@ describe('a server whose blobs live in an S3 bucket (s3rver on loopback)', { tim
     expect(
       (await call(app, 'PUT', `/upload/${id}`, { token, raw: bytes, contentType: 'application/octet-stream' })).status,
     ).toBe(200);
-    expect(await s3.keys('lib/')).toEqual([`lib/staging/${id}`]);
+    // Carried by the server: into a key of its own (no URL reaches it) and its seal, never the staging key.
+    expect((await s3.keys('lib/')).map((k) => k.replace(/\.[0-9a-f]{16}$/, '.*'))).toEqual([
+      `lib/received/${id}.*`,
+      `lib/received/${id}.seal`,
+    ]);
     expect(
       (await call(app, 'POST', `/upload/${id}/finalize`, { token, body: { content_hash: sha(bytes) } })).status,
     ).toBe(200);
@@ -312,13 +316,16 @@ describe('resumable (tus) uploads to a server whose blobs live in an S3 bucket (
       });
     const first = await send({ endpoint: `${server.baseUrl}/upload-tus`, stopAfter: 12 * 1024 * 1024 });
     const id = first.url.split('/').pop()!;
-    expect((await s3.keys('lib/staging/')).filter((k) => k.includes(`${id}_`))).toHaveLength(1);
+    expect((await s3.keys('lib/received/')).filter((k) => k.includes(`${id}_`) && !k.endsWith('.seal'))).toHaveLength(
+      1,
+    );
     const second = await send({ uploadUrl: first.url });
     expect(second.offsets).toEqual([12 * 1024 * 1024]);
     const done = await call(app, 'POST', `/upload/${id}/finalize`, { token, body: { content_hash: sha(data) } });
     expect(done.status).toBe(200);
     // The runs went once assembled; the staged whole goes after the finalize's ledger write.
     expect((await s3.keys('lib/staging/')).filter((k) => k.includes(id))).toEqual([]);
+    expect((await s3.keys('lib/received/')).filter((k) => k.includes(id))).toEqual([]);
     expect(await stores.blobs.digest(sha(data))).toEqual({ size: data.length, sha256: sha(data) });
   });
 });
