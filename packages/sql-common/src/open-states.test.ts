@@ -2,9 +2,17 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CAPABILITY_PURGEABLE, DROP_LAPSED, UPLOAD_IN_FLIGHT, UPLOAD_LAPSED, UPLOAD_STATES } from '@strongroom/core';
+import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
+import {
+  CAPABILITY_PURGEABLE,
+  DROP_LAPSED,
+  type RowFilter,
+  UPLOAD_IN_FLIGHT,
+  UPLOAD_LAPSED,
+  UPLOAD_STATES,
+} from '@strongroom/core';
 import { OPEN_STATES } from '@strongroom/core/internal';
-import { filterSql, OPEN_STATE_SQL, sqlStringList } from './index.js';
+import { filterSql, filterWhere, OPEN_STATE_SQL, sqlStringList } from './index.js';
 
 const packages = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -41,6 +49,16 @@ describe('the expiry predicates, once', () => {
     expect(filterSql(UPLOAD_LAPSED, (name) => `@${name}`)).toBe(`state IN ${OPEN_STATE_SQL} AND expires_at <= @now`);
     expect(filterSql(DROP_LAPSED)).toBe(`state IN ('pending_drop') AND drop_expires_at <= ?`);
     expect(filterSql(CAPABILITY_PURGEABLE)).toBe('expires_at <= ? AND (revoked_at IS NULL OR revoked_at <= ?)');
+  });
+
+  it('renders an equality and a difference with a bound value, as text and as a drizzle condition', () => {
+    const others: RowFilter<'accountId' | 'id'> = [
+      { op: '=', field: 'accountId', param: 'accountId' },
+      { op: '<>', field: 'id', param: 'keep' },
+    ];
+    expect(filterSql(others, (name) => `@${name}`)).toBe('account_id = @accountId AND id <> @keep');
+    const where = new SQLiteSyncDialect().sqlToQuery(filterWhere(others, { accountId: 'a', keep: 's1' }));
+    expect(where).toMatchObject({ sql: 'account_id = ? AND id <> ?', params: ['a', 's1'] });
   });
 
   it('no store compares an upload’s, a drop’s or a minted capability’s expiry or revocation itself', () => {
