@@ -193,6 +193,12 @@ export { signCompactJws, webCryptoSigner } from './tokens/signer.js';
 // account
 export { BoundedHasher, DEFAULT_HASH_QUEUE, DEFAULT_HASH_WAIT_MS } from './account/hash-queue.js';
 export type { HasherBounds } from './account/hash-queue.js';
+export {
+  CREDENTIAL_CHANGE_CLOSES,
+  PASSWORD_CHANGE_CLOSES,
+  closedByCredentialChange,
+  closedByPasswordChange,
+} from './account/credential-change.js';
 export { SignInMethodsService } from './account/methods.js';
 export type { SignInMethods, SignInMethodsServiceDeps } from './account/methods.js';
 export { AccountService } from './account/service.js';
