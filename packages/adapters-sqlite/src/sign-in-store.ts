@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import { and, eq } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
   SIGN_IN_TICKETS_DROPPED,
