@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -17,6 +17,15 @@ async function all<T>(items: AsyncIterable<T>): Promise<T[]> {
 }
 async function files(dir: string): Promise<string[]> {
   return (await readdir(dir, { recursive: true, withFileTypes: true })).filter((e) => e.isFile()).map((e) => e.name);
+}
+/**
+ * A file rewritten after its seal has a later modification time. A clock coarser than the test
+ * (some filesystems stamp in milliseconds or worse) might stamp the rewrite as the seal's own, so
+ * the time is moved a second on rather than waited for.
+ */
+async function movedOn(path: string): Promise<void> {
+  const { atime, mtime } = await stat(path);
+  await utimes(path, atime, new Date(mtime.getTime() + 1_000));
 }
 /** Every file under `dir`, by its path from there. */
 async function paths(dir: string): Promise<string[]> {
@@ -144,16 +153,17 @@ describe('FsBlobStore on disk', () => {
           async (id) => {
             const seal = JSON.parse(await readFile(`${staged(id)}.seal`, 'utf8'));
             await writeFile(`${staged(id)}.seal`, JSON.stringify({ ...seal, sha256: sha(second) }));
-            // Its own bytes rewritten to match the lie, and so its modification time moves.
-            await new Promise((r) => setTimeout(r, 20));
+            // Its own bytes rewritten to match the lie, and so its modification time moves: set
+            // apart from the sealed one, as a coarse filesystem clock might not move it by itself.
             await writeFile(staged(id), first);
+            await movedOn(staged(id));
           },
         ],
         [
           'written after',
           async (id) => {
-            await new Promise((r) => setTimeout(r, 20));
             await writeFile(staged(id), second);
+            await movedOn(staged(id));
           },
         ],
       ];

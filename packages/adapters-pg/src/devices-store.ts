@@ -1,15 +1,16 @@
-import { and, asc, eq, lte, sql } from 'drizzle-orm';
-import type {
-  DeviceDirectoryStore,
-  DeviceEntry,
-  DirectoryRecord,
-  PublishOutcome,
-  RevokeAllAdmission,
-  RevokeAllChallenge,
-  RevokeAllChallengeStore,
+import { and, asc, eq, sql } from 'drizzle-orm';
+import {
+  REVOKE_ALL_CHALLENGE_LAPSED,
+  type DeviceDirectoryStore,
+  type DeviceEntry,
+  type DirectoryRecord,
+  type PublishOutcome,
+  type RevokeAllAdmission,
+  type RevokeAllChallenge,
+  type RevokeAllChallengeStore,
 } from '@strongroom/core';
 import { decidePublication } from '@strongroom/core/internal';
-import { deviceFromRow, directoryFromRows, loadOf, StatementBatch } from '@strongroom/sql-common';
+import { deviceFromRow, directoryFromRows, filterWhere, loadOf, StatementBatch } from '@strongroom/sql-common';
 import type { PgDb } from './db.js';
 import { accounts } from './schema/accounts.js';
 import { deviceDirectories, directoryDevices, revokeAllChallenges } from './schema/devices-albums.js';
@@ -145,7 +146,9 @@ export class PgDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeSt
     return this.db.transaction(async (tx) => {
       // The account row's lock serialises two requests of one account: each counts what the other wrote.
       await tx.select({ id: accounts.id }).from(accounts).where(eq(accounts.id, c.accountId)).for('update');
-      await tx.delete(revokeAllChallenges).where(lte(revokeAllChallenges.expiresAt, now));
+      await tx
+        .delete(revokeAllChallenges)
+        .where(filterWhere(REVOKE_ALL_CHALLENGE_LAPSED, { now }, (f) => revokeAllChallenges[f]));
       const rows = await tx
         .select({ e: revokeAllChallenges.expiresAt })
         .from(revokeAllChallenges)

@@ -1,11 +1,13 @@
-import { and, eq, lt } from 'drizzle-orm';
-import type {
-  AccountRecord,
-  IdentityLink,
-  IdentityLinkStore,
-  LoginCodeRecord,
-  OidcFlowRecord,
-  OidcFlowStore,
+import { and, eq } from 'drizzle-orm';
+import { filterWhere } from '@strongroom/sql-common';
+import {
+  OIDC_LAPSED,
+  type AccountRecord,
+  type IdentityLink,
+  type IdentityLinkStore,
+  type LoginCodeRecord,
+  type OidcFlowRecord,
+  type OidcFlowStore,
 } from '@strongroom/core';
 import type { PgDb } from './db.js';
 import { createLedgerRows } from './quota-store.js';
@@ -26,9 +28,9 @@ class Outcome extends Error {
 export class PgOidcStore implements OidcFlowStore, IdentityLinkStore {
   constructor(readonly db: PgDb) {}
 
-  async insertFlow(flow: OidcFlowRecord, purgeBefore: number): Promise<void> {
-    await this.db.delete(oidcFlows).where(lt(oidcFlows.expiresAt, purgeBefore));
-    await this.db.delete(oidcLoginCodes).where(lt(oidcLoginCodes.expiresAt, purgeBefore));
+  async insertFlow(flow: OidcFlowRecord, now: number): Promise<void> {
+    await this.db.delete(oidcFlows).where(filterWhere(OIDC_LAPSED, { now }, (f) => oidcFlows[f]));
+    await this.db.delete(oidcLoginCodes).where(filterWhere(OIDC_LAPSED, { now }, (f) => oidcLoginCodes[f]));
     await this.db.insert(oidcFlows).values(flow);
   }
   async takeFlow(stateHash: string): Promise<OidcFlowRecord | null> {

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
-import { and, eq, lte, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import {
+  SIGN_IN_TICKETS_DROPPED,
   claimPasswordCheck,
   type AddressGuessState,
   type SourceFailureState,
@@ -15,6 +16,7 @@ import {
 import { refundPasswordCheck } from '@strongroom/core/internal';
 import {
   addressGuessFromJson,
+  filterWhere,
   signInAddressCountKey,
   signInSourceCountKey,
   sourceFailuresFromJson,
@@ -121,7 +123,13 @@ export class PgSignInStore implements SignInThrottleStore {
     await this.db.transaction(async (tx) => {
       await tx
         .delete(signInTickets)
-        .where(and(eq(signInTickets.accountId, ticket.accountId), lte(signInTickets.expiresAt, ticket.issuedAt)));
+        .where(
+          filterWhere(
+            SIGN_IN_TICKETS_DROPPED,
+            { accountId: ticket.accountId, now: ticket.issuedAt },
+            (f) => signInTickets[f],
+          ),
+        );
       await tx.insert(signInTickets).values(ticket);
     });
   }

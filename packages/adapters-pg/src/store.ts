@@ -1,21 +1,26 @@
-import { and, eq, isNull, ne, sql, TransactionRollbackError } from 'drizzle-orm';
-import type {
-  AccountRecord,
-  AccountStore,
-  CohortMap,
-  CohortRecord,
-  PasswordChange,
-  SessionAccess,
-  SessionLedger,
-  SessionRecord,
-  SigningKeyRecord,
-  SigningKeyStore,
+import { and, eq, isNull, sql, TransactionRollbackError } from 'drizzle-orm';
+import {
+  CREDENTIAL_CHANGE_CLOSES,
+  PASSWORD_CHANGE_CLOSES,
+  type AccountRecord,
+  type AccountStore,
+  type CohortMap,
+  type CohortRecord,
+  type PasswordChange,
+  type SessionAccess,
+  type SessionLedger,
+  type SessionRecord,
+  type SigningKeyRecord,
+  type SigningKeyStore,
 } from '@strongroom/core';
 import { cohortSighting } from '@strongroom/core/internal';
-import { accountFromRow, BATCH_HOLD_MS, distinct, loadOf, StatementBatch } from '@strongroom/sql-common';
+import { accountFromRow, BATCH_HOLD_MS, distinct, filterWhere, loadOf, StatementBatch } from '@strongroom/sql-common';
 import { namedRowsOf, rowsOf, type PgDb } from './db.js';
 import { createLedgerRows } from './quota-store.js';
 import { accounts, deviceCohorts, handles, sessions, signingKeys } from './schema/index.js';
+
+/** A session filter's field as the sessions table's column. */
+const sessionColumn = (f: 'accountId' | 'closedAt' | 'id') => sessions[f];
 
 const toAccount = (r: typeof accounts.$inferSelect): AccountRecord => accountFromRow(r);
 const toSession = (r: typeof sessions.$inferSelect): SessionRecord => ({ ...r });
@@ -205,7 +210,9 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
         await tx
           .update(sessions)
           .set({ closedAt: c.at })
-          .where(and(eq(sessions.accountId, c.accountId), isNull(sessions.closedAt), ne(sessions.id, c.sessionId)));
+          .where(
+            filterWhere(PASSWORD_CHANGE_CLOSES, { accountId: c.accountId, sessionId: c.sessionId }, sessionColumn),
+          );
         return true;
       })
       .catch((e: unknown) => {
@@ -268,7 +275,7 @@ export class PgStore implements AccountStore, SessionLedger, CohortMap, SigningK
       const r = await tx
         .update(sessions)
         .set({ closedAt: at })
-        .where(and(eq(sessions.accountId, accountId), isNull(sessions.closedAt)))
+        .where(filterWhere(CREDENTIAL_CHANGE_CLOSES, { accountId }, sessionColumn))
         .returning({ id: sessions.id });
       return r.length;
     });

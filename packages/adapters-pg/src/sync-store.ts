@@ -1,5 +1,6 @@
 import { eq, inArray, sql, type SQL } from 'drizzle-orm';
 import {
+  TOMBSTONE_PRUNED,
   ALBUM_COUNTED_STATES,
   type AssetBlob,
   type AssetState,
@@ -11,7 +12,7 @@ import {
   type SyncLog,
   type SyncRead,
 } from '@strongroom/core';
-import { sqlStringList } from '@strongroom/sql-common';
+import { filterWhere, sqlStringList } from '@strongroom/sql-common';
 import { namedRowsOf, RenderedStatement, rowsOf, type PgDb } from './db.js';
 import { links } from './schema/sharing.js';
 import { syncChanges, syncHeads } from './schema/sync.js';
@@ -276,7 +277,7 @@ export class PgSyncLog implements SyncLog {
     return this.db.transaction(async (tx) => {
       const gone = await rowsOf<{ account_id: string; seq: string | number }>(
         tx,
-        sql`DELETE FROM sync_changes WHERE op = 'remove' AND at < ${before} RETURNING account_id, seq`,
+        sql`DELETE FROM sync_changes WHERE ${filterWhere(TOMBSTONE_PRUNED, { before })} RETURNING account_id, seq`,
       );
       const highest = new Map<string, number>();
       for (const g of gone) highest.set(g.account_id, Math.max(highest.get(g.account_id) ?? 0, num(g.seq)));

@@ -1,5 +1,11 @@
-import { and, eq, lte, sql } from 'drizzle-orm';
-import type { TotpChallengeRecord, TotpEnrollmentRecord, TotpStore } from '@strongroom/core';
+import { and, eq, sql } from 'drizzle-orm';
+import { filterWhere } from '@strongroom/sql-common';
+import {
+  TOTP_CHALLENGE_LAPSED,
+  type TotpChallengeRecord,
+  type TotpEnrollmentRecord,
+  type TotpStore,
+} from '@strongroom/core';
 import { usableStep } from '@strongroom/core/internal';
 import type { PgDb } from './db.js';
 import { totpChallenges, totpEnrollments } from './schema/totp.js';
@@ -107,10 +113,10 @@ export class PgTotpStore implements TotpStore {
     return r.length === 1;
   }
 
-  async purgeTotpChallenges(before: number): Promise<number> {
+  async purgeTotpChallenges(now: number): Promise<number> {
     const r = await this.db
       .delete(totpChallenges)
-      .where(lte(totpChallenges.expiresAt, before))
+      .where(filterWhere(TOTP_CHALLENGE_LAPSED, { now }, (f) => totpChallenges[f]))
       .returning({ id: totpChallenges.idHash });
     return r.length;
   }

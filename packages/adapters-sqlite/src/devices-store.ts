@@ -1,18 +1,22 @@
 import type Database from 'better-sqlite3';
-import { asc, eq, lte } from 'drizzle-orm';
+import { asc, eq } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import type {
-  DeviceDirectoryStore,
-  DeviceEntry,
-  DirectoryRecord,
-  PublishOutcome,
-  RevokeAllAdmission,
-  RevokeAllChallenge,
-  RevokeAllChallengeStore,
+import {
+  REVOKE_ALL_CHALLENGE_LAPSED,
+  type DeviceDirectoryStore,
+  type DeviceEntry,
+  type DirectoryRecord,
+  type PublishOutcome,
+  type RevokeAllAdmission,
+  type RevokeAllChallenge,
+  type RevokeAllChallengeStore,
 } from '@strongroom/core';
 import { decidePublication } from '@strongroom/core/internal';
-import { deviceFromRow, directoryFromRows, readBatchOf, type ReadBatch } from '@strongroom/sql-common';
+import { deviceFromRow, directoryFromRows, filterWhere, readBatchOf, type ReadBatch } from '@strongroom/sql-common';
 import { deviceDirectories, directoryDevices, revokeAllChallenges } from './schema/devices-albums.js';
+
+const lapsedChallenge = (now: number) =>
+  filterWhere(REVOKE_ALL_CHALLENGE_LAPSED, { now }, (f) => revokeAllChallenges[f]);
 
 const buf = (b: Uint8Array): Buffer => Buffer.from(b);
 
@@ -119,7 +123,7 @@ export class SqliteDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
   ): Promise<RevokeAllAdmission> {
     return this.#db.transaction(
       (tx) => {
-        tx.delete(revokeAllChallenges).where(lte(revokeAllChallenges.expiresAt, now)).run();
+        tx.delete(revokeAllChallenges).where(lapsedChallenge(now)).run();
         const expiries = tx
           .select({ e: revokeAllChallenges.expiresAt })
           .from(revokeAllChallenges)

@@ -1,13 +1,15 @@
 import type Database from 'better-sqlite3';
-import { and, eq, lt } from 'drizzle-orm';
+import { and, eq } from 'drizzle-orm';
+import { filterWhere } from '@strongroom/sql-common';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import type {
-  AccountRecord,
-  IdentityLink,
-  IdentityLinkStore,
-  LoginCodeRecord,
-  OidcFlowRecord,
-  OidcFlowStore,
+import {
+  OIDC_LAPSED,
+  type AccountRecord,
+  type IdentityLink,
+  type IdentityLinkStore,
+  type LoginCodeRecord,
+  type OidcFlowRecord,
+  type OidcFlowStore,
 } from '@strongroom/core';
 import * as schema from './schema/index.js';
 import { accounts, identityLinks, oidcFlows, oidcLoginCodes } from './schema/index.js';
@@ -23,11 +25,15 @@ export class SqliteOidcStore implements OidcFlowStore, IdentityLinkStore {
     this.db = drizzle(sqlite, { schema });
   }
 
-  async insertFlow(flow: OidcFlowRecord, purgeBefore: number): Promise<void> {
+  async insertFlow(flow: OidcFlowRecord, now: number): Promise<void> {
     this.db.transaction(
       (tx) => {
-        tx.delete(oidcFlows).where(lt(oidcFlows.expiresAt, purgeBefore)).run();
-        tx.delete(oidcLoginCodes).where(lt(oidcLoginCodes.expiresAt, purgeBefore)).run();
+        tx.delete(oidcFlows)
+          .where(filterWhere(OIDC_LAPSED, { now }, (f) => oidcFlows[f]))
+          .run();
+        tx.delete(oidcLoginCodes)
+          .where(filterWhere(OIDC_LAPSED, { now }, (f) => oidcLoginCodes[f]))
+          .run();
         tx.insert(oidcFlows).values(flow).run();
       },
       { behavior: 'immediate' },

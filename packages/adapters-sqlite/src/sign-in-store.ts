@@ -1,7 +1,8 @@
 import type Database from 'better-sqlite3';
-import { and, eq, lte } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
+  SIGN_IN_TICKETS_DROPPED,
   claimPasswordCheck,
   type AddressGuessState,
   type SourceFailureState,
@@ -16,12 +17,17 @@ import {
 import { refundPasswordCheck } from '@strongroom/core/internal';
 import {
   addressGuessFromJson,
+  filterWhere,
   signInAddressCountKey,
   signInSourceCountKey,
   sourceFailuresFromJson,
 } from '@strongroom/sql-common';
 import { accounts } from './schema/accounts.js';
 import { signInCounts, signInTickets } from './schema/sign-in.js';
+
+/** The tickets storing `ticket` drops, by core's rule. */
+const droppedBy = (ticket: SignInTicketRecord) =>
+  filterWhere(SIGN_IN_TICKETS_DROPPED, { accountId: ticket.accountId, now: ticket.issuedAt }, (f) => signInTickets[f]);
 
 const addressKey = signInAddressCountKey;
 const sourceKey = signInSourceCountKey;
@@ -115,9 +121,7 @@ export class SqliteSignInStore implements SignInThrottleStore {
   async issueSignInTicket(ticket: SignInTicketRecord): Promise<void> {
     this.#db.transaction(
       (tx) => {
-        tx.delete(signInTickets)
-          .where(and(eq(signInTickets.accountId, ticket.accountId), lte(signInTickets.expiresAt, ticket.issuedAt)))
-          .run();
+        tx.delete(signInTickets).where(droppedBy(ticket)).run();
         tx.insert(signInTickets).values(ticket).run();
       },
       { behavior: 'immediate' },

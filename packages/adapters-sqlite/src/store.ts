@@ -1,22 +1,34 @@
 import type Database from 'better-sqlite3';
 import { and, eq, isNull, sql, TransactionRollbackError } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import type {
-  AccountRecord,
-  AccountStore,
-  CohortMap,
-  CohortRecord,
-  PasswordChange,
-  SessionAccess,
-  SessionLedger,
-  SessionRecord,
-  SigningKeyRecord,
-  SigningKeyStore,
+import {
+  CREDENTIAL_CHANGE_CLOSES,
+  PASSWORD_CHANGE_CLOSES,
+  type AccountRecord,
+  type AccountStore,
+  type CohortMap,
+  type CohortRecord,
+  type PasswordChange,
+  type SessionAccess,
+  type SessionLedger,
+  type SessionRecord,
+  type SigningKeyRecord,
+  type SigningKeyStore,
 } from '@strongroom/core';
 import { cohortSighting } from '@strongroom/core/internal';
-import { accountFromRow, groupCommitOf, readBatchOf, type GroupCommit, type ReadBatch } from '@strongroom/sql-common';
+import {
+  accountFromRow,
+  filterWhere,
+  groupCommitOf,
+  readBatchOf,
+  type GroupCommit,
+  type ReadBatch,
+} from '@strongroom/sql-common';
 import * as schema from './schema/index.js';
 import { accounts, deviceCohorts, sessions, signingKeys } from './schema/index.js';
+
+/** A session filter's field as the sessions table's column. */
+const sessionColumn = (f: 'accountId' | 'closedAt' | 'id') => sessions[f];
 
 type Db = BetterSQLite3Database<typeof schema>;
 
@@ -171,11 +183,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
           tx.update(sessions)
             .set({ closedAt: c.at })
             .where(
-              and(
-                eq(sessions.accountId, c.accountId),
-                isNull(sessions.closedAt),
-                sql`${sessions.id} <> ${c.sessionId}`,
-              ),
+              filterWhere(PASSWORD_CHANGE_CLOSES, { accountId: c.accountId, sessionId: c.sessionId }, sessionColumn),
             )
             .run();
           return true;
@@ -231,7 +239,7 @@ export class SqliteStore implements AccountStore, SessionLedger, CohortMap, Sign
         return tx
           .update(sessions)
           .set({ closedAt: at })
-          .where(and(eq(sessions.accountId, accountId), isNull(sessions.closedAt)))
+          .where(filterWhere(CREDENTIAL_CHANGE_CLOSES, { accountId }, sessionColumn))
           .run().changes;
       },
       { behavior: 'immediate' },

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import { inArray } from 'drizzle-orm';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
 import {
+  TOMBSTONE_PRUNED,
   ALBUM_COUNTED_STATES,
   type AssetBlob,
   type AssetState,
@@ -13,7 +14,7 @@ import {
   type SyncLog,
   type SyncRead,
 } from '@strongroom/core';
-import { sqlStringList } from '@strongroom/sql-common';
+import { filterSql, sqlStringList } from '@strongroom/sql-common';
 import * as schema from './schema/index.js';
 import { links } from './schema/index.js';
 import { toLink } from './sharing-store.js';
@@ -140,7 +141,7 @@ export class SqliteSyncLog implements SyncLog {
         ),
       album: p(`${ALBUM_VIEW} WHERE al.id = ?`),
       albums: p(`${ALBUM_VIEW} WHERE al.account_id = ? ORDER BY al.created_at, al.id`),
-      tombstones: p('DELETE FROM sync_changes WHERE op = ? AND at < ? RETURNING account_id, seq'),
+      tombstones: p(`DELETE FROM sync_changes WHERE ${filterSql(TOMBSTONE_PRUNED)} RETURNING account_id, seq`),
       raisePruned: p('UPDATE sync_heads SET pruned_through = max(pruned_through, ?) WHERE account_id = ?'),
     };
   }
@@ -248,7 +249,7 @@ export class SqliteSyncLog implements SyncLog {
   async pruneSyncTombstones(before: number): Promise<number> {
     return this.sqlite
       .transaction(() => {
-        const gone = this.#s.tombstones.all('remove', before) as { account_id: string; seq: number }[];
+        const gone = this.#s.tombstones.all(before) as { account_id: string; seq: number }[];
         const highest = new Map<string, number>();
         for (const g of gone) highest.set(g.account_id, Math.max(highest.get(g.account_id) ?? 0, g.seq));
         for (const [accountId, seq] of highest) this.#s.raisePruned.run(seq, accountId);

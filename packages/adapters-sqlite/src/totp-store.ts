@@ -1,7 +1,13 @@
 import type Database from 'better-sqlite3';
-import { and, eq, lte, sql } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
+import { filterWhere } from '@strongroom/sql-common';
 import { drizzle, type BetterSQLite3Database } from 'drizzle-orm/better-sqlite3';
-import type { TotpChallengeRecord, TotpEnrollmentRecord, TotpStore } from '@strongroom/core';
+import {
+  TOTP_CHALLENGE_LAPSED,
+  type TotpChallengeRecord,
+  type TotpEnrollmentRecord,
+  type TotpStore,
+} from '@strongroom/core';
 import { usableStep } from '@strongroom/core/internal';
 import { totpChallenges, totpEnrollments } from './schema/totp.js';
 
@@ -108,7 +114,10 @@ export class SqliteTotpStore implements TotpStore {
     return this.db.delete(totpChallenges).where(eq(totpChallenges.idHash, idHash)).run().changes === 1;
   }
 
-  async purgeTotpChallenges(before: number): Promise<number> {
-    return this.db.delete(totpChallenges).where(lte(totpChallenges.expiresAt, before)).run().changes;
+  async purgeTotpChallenges(now: number): Promise<number> {
+    return this.db
+      .delete(totpChallenges)
+      .where(filterWhere(TOTP_CHALLENGE_LAPSED, { now }, (f) => totpChallenges[f]))
+      .run().changes;
   }
 }

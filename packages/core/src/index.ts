@@ -193,6 +193,12 @@ export { signCompactJws, webCryptoSigner } from './tokens/signer.js';
 // account
 export { BoundedHasher, DEFAULT_HASH_QUEUE, DEFAULT_HASH_WAIT_MS } from './account/hash-queue.js';
 export type { HasherBounds } from './account/hash-queue.js';
+export {
+  CREDENTIAL_CHANGE_CLOSES,
+  PASSWORD_CHANGE_CLOSES,
+  closedByCredentialChange,
+  closedByPasswordChange,
+} from './account/credential-change.js';
 export { SignInMethodsService } from './account/methods.js';
 export type { SignInMethods, SignInMethodsServiceDeps } from './account/methods.js';
 export { AccountService } from './account/service.js';
@@ -212,6 +218,7 @@ export type { SecretSealer } from './secrets/secret-box.js';
 
 // totp
 export {
+  TOTP_CHALLENGE_LAPSED,
   TOTP_CODE_PATTERN,
   TOTP_PERIOD_S,
   acceptsStep,
@@ -229,9 +236,11 @@ export type { TotpEnrollment, TotpServiceDeps } from './totp/service.js';
 export { DEVICE_ID_PATTERN, directorySigningMessage, isDeviceActive, isDeviceId } from './devices/directory.js';
 export {
   MAX_LIVE_REVOKE_ALL_CHALLENGES,
+  REVOKE_ALL_CHALLENGE_LAPSED,
   RevokeAllService,
   admitRevokeAllChallenge,
   logoutAllMessage,
+  revokeAllChallengeLapsed,
 } from './devices/revoke-all.js';
 export type { RevokeAllServiceDeps } from './devices/revoke-all.js';
 export { DeviceDirectoryService } from './devices/service.js';
@@ -396,10 +405,13 @@ export type { Cidr, IpBytes } from './sign-in-throttle/client-address.js';
 export {
   ADDRESS_FREE_WRONG,
   DEFAULT_SOURCE_FAILURES,
+  SIGN_IN_TICKETS_DROPPED,
+  SIGN_IN_TICKET_LAPSED,
   SOURCE_WINDOW_MS,
   TICKET_WRONG_PASSWORDS,
   addressHeld,
   claimPasswordCheck,
+  droppedByIssuance,
   recordSourceFailure,
   recordStrike,
   sourceDecision,
@@ -422,6 +434,7 @@ export { judgeDeployment, secretKeyFingerprint } from './deployment/stamp.js';
 export type { DeploymentVerdict } from './deployment/stamp.js';
 
 // oidc
+export { OIDC_LAPSED } from './oidc/rules.js';
 export { OidcService } from './oidc/service.js';
 export type { CallbackOutcome, Completion, OidcServiceDeps, StartInput } from './oidc/service.js';
 
@@ -512,7 +525,15 @@ export type { AccessAction, Accessor, Looker, ObjectKind, Reachable } from './ac
 // sync
 export { ALBUM_COUNTED_STATES, albumCreated, assetChanges, linkChanges } from './sync/changes.js';
 export { openSyncCursor } from './sync/cursor.js';
-export { DEFAULT_TOMBSTONE_DAYS, SYNC_PAGE_LIMIT, cursorExpired, planSyncPage, tombstoneHorizon } from './sync/page.js';
+export {
+  DEFAULT_TOMBSTONE_DAYS,
+  SYNC_PAGE_LIMIT,
+  TOMBSTONE_PRUNED,
+  cursorExpired,
+  planSyncPage,
+  tombstoneHorizon,
+  tombstonePruned,
+} from './sync/page.js';
 export type { PageChange, PagePlan, SyncPosition } from './sync/page.js';
 export { SyncService } from './sync/service.js';
 export type { CursorRefusal, SyncLink, SyncPage, SyncPageChange, SyncServiceDeps } from './sync/service.js';

@@ -1,5 +1,10 @@
 import { expect, it } from 'vitest';
-import type { AccountRecord, SessionRecord } from '@strongroom/core';
+import {
+  type AccountRecord,
+  closedByCredentialChange,
+  closedByPasswordChange,
+  type SessionRecord,
+} from '@strongroom/core';
 import { describeContract } from './registry.js';
 import { testAccount } from './fixtures.js';
 
@@ -172,6 +177,44 @@ export function describeAccountStoreContract(adapter: string, setup: Setup): voi
             credentialsChangedAt: null,
           }),
         ).toBe(false);
+      }));
+    it("a password change closes exactly the sessions core's filter takes; a credential change, the account's open ones", () =>
+      using(setup, async (s) => {
+        const a = account();
+        const b = account();
+        await s.createAccount(a);
+        await s.createAccount(b);
+        const mine = session(a.id);
+        const other = session(a.id);
+        const ended = session(a.id);
+        const foreign = session(b.id);
+        for (const x of [mine, other, ended, foreign]) await insertSession(s, x);
+        expect(await s.closeSession(a.id, ended.id, 1_500)).toBe(true);
+        const change = { accountId: a.id, sessionId: mine.id };
+        const before = await Promise.all(
+          [mine, other, ended, foreign].map(async (x) => (await s.findSessionById(x.id))!),
+        );
+        // The expected closings come from core's filter; the ids name them so the filter is pinned too.
+        const closes = before.filter((x) => closedByPasswordChange(x, change)).map((x) => x.id);
+        expect(closes).toEqual([other.id]);
+        expect(
+          await s.changePassword({
+            ...change,
+            passwordHash: 'new',
+            tokenHash: 'f'.repeat(64),
+            at: 2_000,
+            credentialsChangedAt: null,
+          }),
+        ).toBe(true);
+        for (const x of before)
+          expect((await s.findSessionById(x.id))?.closedAt).toBe(closes.includes(x.id) ? 2_000 : x.closedAt);
+        // Revoke-all closes the account's open sessions, the caller's with them, and no other account's.
+        const standing = await Promise.all(before.map(async (x) => (await s.findSessionById(x.id))!));
+        const closesAll = standing.filter((x) => closedByCredentialChange(x, a.id)).map((x) => x.id);
+        expect(closesAll).toEqual([mine.id]);
+        expect(await s.closeAllSessions(a.id, 3_000)).toBe(closesAll.length);
+        for (const x of standing)
+          expect((await s.findSessionById(x.id))?.closedAt).toBe(closesAll.includes(x.id) ? 3_000 : x.closedAt);
       }));
     it('changePassword changes nothing when the credentials changed since the stamp it was judged against', () =>
       using(setup, async (s) => {

@@ -1,7 +1,7 @@
 import { expect, it } from 'vitest';
 import type { AlbumRecord, DeviceEntry, DirectoryRecord, UpgradeIntentRecord } from '@strongroom/core';
 import type { Ports, RevokeAllAdmission } from '@strongroom/core';
-import { admitRevokeAllChallenge, MAX_LIVE_REVOKE_ALL_CHALLENGES } from '@strongroom/core';
+import { admitRevokeAllChallenge, MAX_LIVE_REVOKE_ALL_CHALLENGES, revokeAllChallengeLapsed } from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
 import { describeContract } from './registry.js';
 import { testAccount } from './fixtures.js';
@@ -136,6 +136,25 @@ export function describeDeviceStoreContract(adapter: string, setup: Setup): void
         const late = { challengeHash: 'c'.repeat(64), accountId: a, expiresAt: 3_000 };
         await s.insertRevokeAllChallenge(late, 2_500, ADMIT);
         expect(await s.consumeRevokeAllChallenge(late.challengeHash)).toEqual(late);
+      }));
+    it("drops exactly the challenges core's REVOKE_ALL_CHALLENGE_LAPSED takes when one is stored, of every account", () =>
+      using(setup, async (ports) => {
+        const s = ports.devices;
+        const a = await withAccount(ports);
+        const b = await withAccount(ports);
+        const now = 4_000;
+        const stored = [
+          { challengeHash: '1'.repeat(64), accountId: a, expiresAt: now - 1 },
+          { challengeHash: '2'.repeat(64), accountId: b, expiresAt: now },
+          { challengeHash: '3'.repeat(64), accountId: a, expiresAt: now + 1 },
+        ];
+        for (const c of stored) await s.insertRevokeAllChallenge(c, 1_000, ADMIT);
+        await s.insertRevokeAllChallenge({ challengeHash: '4'.repeat(64), accountId: a, expiresAt: 9_000 }, now, ADMIT);
+        // The expectation is core's rule, pinned: a challenge at its expiry is lapsed (redeem refuses it).
+        const lapsed = stored.filter((c) => revokeAllChallengeLapsed(c, now));
+        expect(lapsed.map((c) => c.expiresAt)).toEqual([now - 1, now]);
+        for (const c of stored)
+          expect(await s.consumeRevokeAllChallenge(c.challengeHash)).toEqual(lapsed.includes(c) ? null : c);
       }));
     it('drops expired challenges when a new one is stored', () =>
       using(setup, async (ports) => {

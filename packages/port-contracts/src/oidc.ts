@@ -1,5 +1,13 @@
 import { expect, it } from 'vitest';
-import type { AccountRecord, IdentityLink, LoginCodeRecord, OidcFlowRecord, Ports } from '@strongroom/core';
+import {
+  holds,
+  OIDC_LAPSED,
+  type AccountRecord,
+  type IdentityLink,
+  type LoginCodeRecord,
+  type OidcFlowRecord,
+  type Ports,
+} from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
 import { describeContract } from './registry.js';
 
@@ -114,6 +122,24 @@ export function describeOidcFlowStoreContract(adapter: string, setup: Setup): vo
         expect(await oidc.takeLoginCode(oldCode.codeHash)).toBeNull();
         expect(await oidc.takeFlow(live.stateHash)).toEqual(live);
         expect(await oidc.takeLoginCode(liveCode.codeHash)).toEqual(liveCode);
+      }));
+
+    it("drops exactly the flows and codes core's OIDC_LAPSED takes when a flow is stored", () =>
+      using(setup, async ({ accounts, oidc }) => {
+        const a = account();
+        await accounts.createAccount(a);
+        // Around the instant of the next insert: one before it, one at it, one after.
+        const now = 1_000;
+        const flows = [now - 1, now, now + 1].map((expiresAt) => flow({ expiresAt }));
+        const codes = [now - 1, now, now + 1].map((expiresAt) => code(a.id, { expiresAt }));
+        for (const f of flows) await oidc.insertFlow(f, 0);
+        for (const c of codes) await oidc.insertLoginCode(c);
+        await oidc.insertFlow(flow(), now);
+        // The expectation is core's filter, pinned: a record at its expiry is lapsed (isLive says so too).
+        const lapsed = (r: { expiresAt: number }) => holds(OIDC_LAPSED, r, { now });
+        expect(flows.filter(lapsed).map((f) => f.expiresAt)).toEqual([now - 1, now]);
+        for (const f of flows) expect(await oidc.takeFlow(f.stateHash)).toEqual(lapsed(f) ? null : f);
+        for (const c of codes) expect(await oidc.takeLoginCode(c.codeHash)).toEqual(lapsed(c) ? null : c);
       }));
 
     it('takes a login code exactly once, as it was stored', () =>

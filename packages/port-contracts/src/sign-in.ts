@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import {
   claimPasswordCheck,
+  droppedByIssuance,
   SOURCE_WINDOW_MS,
   ADDRESS_FREE_WRONG,
   TICKET_WRONG_PASSWORDS,
@@ -146,6 +147,26 @@ export function describeSignInContract(adapter: string, setup: Setup): void {
           by: 'address',
         });
         expect((await s.findSignInTicket(other.ticketHash))!.wrongPasswords).toBe(0);
+      }));
+
+    it("issuing a ticket drops exactly the tickets core's SIGN_IN_TICKETS_DROPPED takes: the account's lapsed ones", () =>
+      using(setup, 2, async (ports, [a, b]) => {
+        const s = ports.signIn;
+        const now = T0 + 10_000;
+        const stored = [
+          ticketOf(a!.id, { expiresAt: now - 1 }),
+          ticketOf(a!.id, { expiresAt: now }),
+          ticketOf(a!.id, { expiresAt: now + 1 }),
+          ticketOf(b!.id, { expiresAt: now - 1 }),
+        ];
+        for (const t of stored) await s.issueSignInTicket(t);
+        const issued = ticketOf(a!.id, { issuedAt: now, expiresAt: now + 86_400_000 });
+        await s.issueSignInTicket(issued);
+        // The expectation is core's filter, pinned: the account's tickets at or past expiry, no other account's.
+        const dropped = stored.filter((t) => droppedByIssuance(t, issued));
+        expect(dropped).toEqual([stored[0], stored[1]]);
+        for (const t of stored) expect(await s.findSignInTicket(t.ticketHash)).toEqual(dropped.includes(t) ? null : t);
+        expect(await s.findSignInTicket(issued.ticketHash)).toEqual(issued);
       }));
 
     it("a ticket ends when its account's credentials change, and on void", () =>

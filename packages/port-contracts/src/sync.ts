@@ -1,5 +1,12 @@
 import { expect, it } from 'vitest';
-import type { LinkRecord, NewUpload, Ports, QuotaPolicy, SyncRead } from '@strongroom/core';
+import {
+  tombstonePruned,
+  type LinkRecord,
+  type NewUpload,
+  type Ports,
+  type QuotaPolicy,
+  type SyncRead,
+} from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
 import { testAccount } from './fixtures.js';
 import { describeContract } from './registry.js';
@@ -150,6 +157,27 @@ export function describeSyncLogContract(adapter: string, setup: Setup): void {
         expect(page.entries[0]).toMatchObject({ objectId: y, at: 1_600 });
         expect(page.albums[0]!.assetCount).toBe(1);
         expect((await ports.sync.readSync(b, 0, 100)).entries).toEqual([]);
+      }));
+
+    it("prunes exactly the entries core's TOMBSTONE_PRUNED takes at the horizon", () =>
+      using(setup, async (ports) => {
+        const a = await account(ports);
+        const before = 3_000;
+        // Removals written just before, at and after the horizon, and an asset that stays.
+        for (const [i, at] of [before - 1, before, before + 1].entries()) {
+          const x = await asset(ports, a, null, 10 + i, 1_000);
+          await ports.quota.trashAsset(x, at);
+          await ports.quota.purgeAsset(x, at);
+        }
+        await asset(ports, a, null, 20, 1_000);
+        const entries = (await ports.sync.readSync(a, 0, 100)).entries;
+        // The expectation is core's filter, pinned: only the removal written before the horizon goes.
+        const pruned = entries.filter((e) => tombstonePruned(e, before));
+        expect(pruned.map((e) => [e.op, e.at])).toEqual([['remove', before - 1]]);
+        expect(await ports.sync.pruneSyncTombstones(before)).toBe(pruned.length);
+        const page = await ports.sync.readSync(a, 0, 100);
+        expect(page.entries).toEqual(entries.filter((e) => !pruned.includes(e)));
+        expect(page.prunedThrough).toBe(pruned[0]!.seq);
       }));
 
     it('prunes tombstones older than the horizon and raises prunedThrough; upserts stay', () =>

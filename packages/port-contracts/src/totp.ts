@@ -1,5 +1,5 @@
 import { expect, it } from 'vitest';
-import type { AccountRecord, TotpStore } from '@strongroom/core';
+import { holds, TOTP_CHALLENGE_LAPSED, type AccountRecord, type TotpStore } from '@strongroom/core';
 import type { Setup } from './accounts-sessions.js';
 import { describeContract } from './registry.js';
 import { testAccount } from './fixtures.js';
@@ -149,6 +149,23 @@ export function describeTotpStoreContract(adapter: string, setup: Setup): void {
         const results = await Promise.all([s.consumeTotpChallenge(hash(1)), s.consumeTotpChallenge(hash(1))]);
         expect(results.filter(Boolean)).toHaveLength(1);
         expect(await s.countTotpChallengeAttempt(hash(1))).toBeNull();
+      }));
+
+    it("purges exactly the challenges core's TOTP_CHALLENGE_LAPSED takes, of every account", () =>
+      using(setup, 2, async (s, [a, b]) => {
+        const now = 5_000;
+        const challenges = [
+          { idHash: hash(11), accountId: a!, expiresAt: now - 1, attempts: 0 },
+          { idHash: hash(12), accountId: b!, expiresAt: now, attempts: 0 },
+          { idHash: hash(13), accountId: a!, expiresAt: now + 1, attempts: 0 },
+        ];
+        for (const c of challenges) await s.createTotpChallenge(c);
+        // The expectation is core's filter, pinned: a challenge at its expiry is lapsed (judgeChallenge refuses it).
+        const lapsed = challenges.filter((c) => holds(TOTP_CHALLENGE_LAPSED, c, { now }));
+        expect(lapsed.map((c) => c.idHash)).toEqual([hash(11), hash(12)]);
+        expect(await s.purgeTotpChallenges(now)).toBe(lapsed.length);
+        for (const c of challenges)
+          expect((await s.countTotpChallengeAttempt(c.idHash))?.attempts ?? null).toBe(lapsed.includes(c) ? null : 1);
       }));
 
     it('purges challenges expired at or before the given time', () =>

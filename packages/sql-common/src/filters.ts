@@ -5,15 +5,15 @@ import { sqlStringList } from './rows.js';
 /**
  * Core's row filters (packages/core/src/filters) as SQL, for both dialects: the stores pass the
  * filter and their column names, never the predicate itself. A list of values becomes literals (a
- * partial index over those states still applies); an instant becomes a bound parameter.
+ * partial index over those states still applies); an instant or an id becomes a bound parameter.
  */
 
 /** A record field as its column is named in both schemas: `expiresAt` is `expires_at`. */
 export const columnOf = (field: string): string => field.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 /**
- * The filter as text for a prepared statement: `param` spells each instant's placeholder (`?` for a
- * positional statement, whose caller binds the instants in the order they appear).
+ * The filter as text for a prepared statement: `param` spells each parameter's placeholder (`?` for
+ * a positional statement, whose caller binds the values in the order they appear).
  */
 export function filterSql<F extends string>(
   filter: RowFilter<F>,
@@ -39,11 +39,11 @@ export function filterSql<F extends string>(
 
 /**
  * The filter as a drizzle condition: `column` names each field (a table's column, or raw SQL), and
- * each instant is bound from `params` (a value, or a drizzle placeholder of a prepared query).
+ * each parameter is bound from `params` (a value, or a drizzle placeholder of a prepared query).
  */
 export function filterWhere<F extends string>(
   filter: RowFilter<F>,
-  params: Readonly<Record<string, number | SQLWrapper>>,
+  params: Readonly<Record<string, number | string | SQLWrapper>>,
   column: (field: F) => SQLWrapper = (f) => sql.raw(columnOf(f)),
 ): SQL {
   const term = (t: FilterTerm<F>): SQL => {

@@ -2,9 +2,17 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { CAPABILITY_PURGEABLE, DROP_LAPSED, UPLOAD_IN_FLIGHT, UPLOAD_LAPSED, UPLOAD_STATES } from '@strongroom/core';
+import { SQLiteSyncDialect } from 'drizzle-orm/sqlite-core';
+import {
+  CAPABILITY_PURGEABLE,
+  DROP_LAPSED,
+  type RowFilter,
+  UPLOAD_IN_FLIGHT,
+  UPLOAD_LAPSED,
+  UPLOAD_STATES,
+} from '@strongroom/core';
 import { OPEN_STATES } from '@strongroom/core/internal';
-import { filterSql, OPEN_STATE_SQL, sqlStringList } from './index.js';
+import { filterSql, filterWhere, OPEN_STATE_SQL, sqlStringList } from './index.js';
 
 const packages = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -43,14 +51,40 @@ describe('the expiry predicates, once', () => {
     expect(filterSql(CAPABILITY_PURGEABLE)).toBe('expires_at <= ? AND (revoked_at IS NULL OR revoked_at <= ?)');
   });
 
-  it('no store compares an upload’s, a drop’s or a minted capability’s expiry or revocation itself', () => {
-    // Those comparisons are core's filters (UPLOAD_IN_FLIGHT, UPLOAD_LAPSED, DROP_LAPSED and the
-    // capability filters), applied through filterSql and filterWhere.
+  it('renders an equality and a difference with a bound value, as text and as a drizzle condition', () => {
+    const others: RowFilter<'accountId' | 'id'> = [
+      { op: '=', field: 'accountId', param: 'accountId' },
+      { op: '<>', field: 'id', param: 'keep' },
+    ];
+    expect(filterSql(others, (name) => `@${name}`)).toBe('account_id = @accountId AND id <> @keep');
+    const where = new SQLiteSyncDialect().sqlToQuery(filterWhere(others, { accountId: 'a', keep: 's1' }));
+    expect(where).toMatchObject({ sql: 'account_id = ? AND id <> ?', params: ['a', 's1'] });
+  });
+
+  it('no store compares an expiry, a revocation or a tombstone’s age itself', () => {
+    // Those comparisons are core's filters (UPLOAD_IN_FLIGHT, UPLOAD_LAPSED, DROP_LAPSED, the
+    // capability filters, REVOKE_ALL_CHALLENGE_LAPSED, OIDC_LAPSED, TOTP_CHALLENGE_LAPSED,
+    // SIGN_IN_TICKETS_DROPPED, TOMBSTONE_PRUNED), applied through filterSql and filterWhere.
+    const tables =
+      'uploadSessions|assets|mintedCapabilities|revokeAllChallenges|oidcFlows|oidcLoginCodes|totpChallenges|signInTickets';
     const restated = [
       /\b(?:drop_)?expires_at\s*(?:<=|>=|<|>)/,
-      /(?:uploadSessions|assets|mintedCapabilities)\.(?:expiresAt|dropExpiresAt|revokedAt)\}?\s*(?:<=|>=|<|>)/,
-      /\b(?:lt|lte|gt|gte)\(\s*(?:uploadSessions|assets|mintedCapabilities)\.(?:expiresAt|dropExpiresAt|revokedAt)/,
+      new RegExp(`(?:${tables})\\.(?:expiresAt|dropExpiresAt|revokedAt)\\}?\\s*(?:<=|>=|<|>)`),
+      new RegExp(`\\b(?:lt|lte|gt|gte)\\(\\s*(?:${tables})\\.(?:expiresAt|dropExpiresAt|revokedAt)`),
+      /sync_changes WHERE[^`\n]*\bat\s*(?:<=|>=|<|>)/,
     ];
+    const offenders = storeSources()
+      .filter((s) => restated.some((r) => r.test(s.text)))
+      .map((s) => s.file);
+    expect(offenders).toEqual([]);
+  });
+});
+
+describe('the sessions a credential change closes, once', () => {
+  it('no store picks them with a WHERE of its own', () => {
+    // PASSWORD_CHANGE_CLOSES and CREDENTIAL_CHANGE_CLOSES: the caller's session is spared by the
+    // filter, not by an `id <>` a store writes.
+    const restated = [/sessions\.id\}?\s*<>/, /\bne\(\s*sessions\.id/, /\bid\s*<>\s*\?/];
     const offenders = storeSources()
       .filter((s) => restated.some((r) => r.test(s.text)))
       .map((s) => s.file);

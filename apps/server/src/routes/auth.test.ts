@@ -1,5 +1,5 @@
 import { createLocalJWKSet, jwtVerify, decodeJwt } from 'jose';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PASSWORD, call, registerUser, testServer, type TestServer } from '@strongroom/tests';
 import { inlined } from '../http/doc-check.js';
 
@@ -775,8 +775,11 @@ describe('body limits without a declared length', () => {
     expect(res.status).toBe(413);
     expect((await res.json()).code).toBe('error.request.too_large');
     // Over a real socket the client buffers ahead of the server; what matters is that the server
-    // closes the connection instead of draining the rest: the 16 MB body is never sent whole.
-    await new Promise((r) => setTimeout(r, 300));
+    // closes the connection instead of draining the rest. The body stream is never told (its
+    // cancel does not fire), so the condition is the server's side: once it holds no connection,
+    // nothing more of the body can go, and the 16 MB were never sent whole. A server that drained
+    // would keep the socket (keep-alive) and this wait would time out.
+    await vi.waitUntil(async () => (await s.connections()) === 0, { timeout: 5_000, interval: 5 });
     expect(pulled).toBeLessThan(1000);
   });
 });

@@ -1,10 +1,15 @@
 import { fromBase64url, sha256Hex, toBase64url } from '../encoding/bytes.js';
 import { canonicalCbor } from '../encoding/cbor.js';
 import { guard, ok, refuse, type Result } from '../errors.js';
+import { holds, type RowFilter } from '../filters/filter.js';
 import type { Clock } from '../ports/clock.js';
 import type { DeviceDirectoryStore } from '../ports/device-directory.js';
 import type { Random } from '../ports/random.js';
-import type { RevokeAllAdmission, RevokeAllChallengeStore } from '../ports/revoke-all-challenges.js';
+import type {
+  RevokeAllAdmission,
+  RevokeAllChallenge,
+  RevokeAllChallengeStore,
+} from '../ports/revoke-all-challenges.js';
 import { verifyEd25519 } from '../proofs/signatures.js';
 
 export const LOGOUT_ALL_DOMAIN = 'svc-logout-all/v1';
@@ -12,9 +17,19 @@ export const REVOKE_ALL_CHALLENGE_TTL_S = 300;
 /** At most this many live revoke-all challenges per account: nobody can pile them up. */
 export const MAX_LIVE_REVOKE_ALL_CHALLENGES = 5;
 
+/**
+ * A challenge lapses at its expiry (parameter `now`): redeem refuses it, it no longer counts toward
+ * the bound, and a store drops it when the next challenge is stored.
+ */
+export const REVOKE_ALL_CHALLENGE_LAPSED: RowFilter<'expiresAt'> = [{ op: '<=', field: 'expiresAt', param: 'now' }];
+
+export function revokeAllChallengeLapsed(challenge: Pick<RevokeAllChallenge, 'expiresAt'>, now: number): boolean {
+  return holds(REVOKE_ALL_CHALLENGE_LAPSED, challenge, { now });
+}
+
 /** May one more challenge be stored, given the expiries of the account's stored ones? */
 export function admitRevokeAllChallenge(expiries: readonly number[], now: number): RevokeAllAdmission {
-  const live = expiries.filter((e) => e > now).sort((a, b) => a - b);
+  const live = expiries.filter((expiresAt) => !revokeAllChallengeLapsed({ expiresAt }, now)).sort((a, b) => a - b);
   if (live.length < MAX_LIVE_REVOKE_ALL_CHALLENGES) return { admitted: true };
   // The earliest slot frees when enough of the oldest have expired to drop below the bound.
   const frees = live[live.length - MAX_LIVE_REVOKE_ALL_CHALLENGES]!;
@@ -78,7 +93,7 @@ export class RevokeAllService {
     const record = await guard('error.store.unavailable', 'consuming a revoke-all challenge', () =>
       this.#d.challenges.consumeRevokeAllChallenge(sha256Hex(challenge)),
     );
-    if (record === null || now >= record.expiresAt) return invalid;
+    if (record === null || revokeAllChallengeLapsed(record, now)) return invalid;
     const signature = fromBase64url(input.signature);
     if (signature === null) return invalid;
     const anchor = await guard('error.store.unavailable', 'reading the identity anchor', () =>

@@ -5,8 +5,9 @@
  * {@link holds}, and each store applies the same value, rendered to SQL by sql-common or checked row
  * by row by the memory stores. A change to the rule is a change here and nowhere else.
  *
- * The terms are what an index can serve: a column against a list of literals or against an instant
- * given as a parameter, never a function of a column.
+ * The terms are what an index can serve: a column against a list of literals, or against a value
+ * given as a parameter (an instant, or an id such as the account whose rows a statement reaches),
+ * never a function of a column.
  */
 
 /** One condition on a field of the record (named as the record names it: `expiresAt`). */
@@ -17,18 +18,29 @@ export type FilterTerm<F extends string> =
   | { readonly op: 'notNull'; readonly field: F }
   /** The field compared with an instant passed by name at the time of the call. */
   | { readonly op: '>' | '>=' | '<' | '<='; readonly field: F; readonly param: string }
+  /**
+   * The field equals, or differs from, a value passed by name (an id, an instant): which account's
+   * rows, every row but the caller's own.
+   */
+  | { readonly op: '=' | '<>'; readonly field: F; readonly param: string }
   /** Any of these terms. */
   | { readonly op: 'or'; readonly terms: readonly FilterTerm<F>[] };
 
 /** Every term holds (a conjunction). */
 export type RowFilter<F extends string> = readonly FilterTerm<F>[];
 
-/** The instants a filter names, by parameter name. */
-export type FilterParams = Readonly<Record<string, number>>;
+/** The values a filter names (instants, ids), by parameter name. */
+export type FilterParams = Readonly<Record<string, number | string>>;
 
-function param(params: FilterParams, name: string): number {
+function param(params: FilterParams, name: string): number | string {
   const value = params[name];
   if (value === undefined) throw new Error(`the filter needs the parameter ${name}`);
+  return value;
+}
+
+function instant(params: FilterParams, name: string): number {
+  const value = param(params, name);
+  if (typeof value !== 'number') throw new Error(`the filter's parameter ${name} is an instant`);
   return value;
 }
 
@@ -46,10 +58,14 @@ function termHolds<F extends string>(
       return value === null || value === undefined;
     case 'notNull':
       return value !== null && value !== undefined;
+    // As in SQL: a comparison with a missing value is not true, `<>` included.
+    case '=':
+      return value !== null && value !== undefined && value === param(params, term.param);
+    case '<>':
+      return value !== null && value !== undefined && value !== param(params, term.param);
     default: {
-      // As in SQL: a comparison with a missing value is not true.
       if (typeof value !== 'number') return false;
-      const at = param(params, term.param);
+      const at = instant(params, term.param);
       if (term.op === '>') return value > at;
       if (term.op === '>=') return value >= at;
       if (term.op === '<') return value < at;

@@ -1,5 +1,6 @@
 import { constantTimeEqual, sha256, toBase64url, utf8 } from '../encoding/bytes.js';
 import { ok, refuse, type Result } from '../errors.js';
+import { holds, type RowFilter } from '../filters/filter.js';
 import type { IdentityLink } from '../ports/identity-link-store.js';
 import type { VerifiedIdentity } from '../ports/identity-provider.js';
 import type { LoginCodeRecord, OidcPurpose } from '../ports/oidc-flow-store.js';
@@ -73,9 +74,14 @@ export function initiatorFor(
   return own.ok ? ok(caller.accountId) : own;
 }
 
-/** A stored flow or login code is live strictly before its expiry. */
+/**
+ * A stored flow or login code lapses at its expiry (parameter `now`): it is live strictly before
+ * it, and a store drops the lapsed ones when the next flow is stored.
+ */
+export const OIDC_LAPSED: RowFilter<'expiresAt'> = [{ op: '<=', field: 'expiresAt', param: 'now' }];
+
 export function isLive(record: { readonly expiresAt: number }, now: number): boolean {
-  return now < record.expiresAt;
+  return !holds(OIDC_LAPSED, record, { now });
 }
 
 /** The nonce of a flow is derived from its state: nothing more to store, and unique per flow. */

@@ -54,8 +54,9 @@ export interface AccountStore {
   /** Sets or clears the lock. Locking is a credential change: it also stamps `credentialsChangedAt` with `lockedAt`. */
   setLocked(id: string, lockedAt: number | null): Promise<boolean>;
   /**
-   * Atomically: store the new password hash, close every other open session of the account, and
-   * give the caller's session a new token hash and an access floor of `at` (access tokens issued
+   * Atomically: store the new password hash, close the sessions core's PASSWORD_CHANGE_CLOSES takes
+   * (parameters `accountId` and `sessionId` from the change: every other open session of the
+   * account), and give the caller's session a new token hash and an access floor of `at` (access tokens issued
    * before it are refused), and stamp the account's `credentialsChangedAt` with `at`. Returns false
    * (and changes nothing) when the caller's session is not open, or when the account's
    * `credentialsChangedAt` is no longer `change.credentialsChangedAt`.

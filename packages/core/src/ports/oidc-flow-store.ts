@@ -38,8 +38,8 @@ export interface LoginCodeRecord {
  * by core on the returned record.
  */
 export interface OidcFlowStore {
-  /** Stores a flow and drops flows and login codes that expired before `purgeBefore`. */
-  insertFlow(flow: OidcFlowRecord, purgeBefore: number): Promise<void>;
+  /** Stores a flow and drops the flows and login codes core's OIDC_LAPSED takes at `now`. */
+  insertFlow(flow: OidcFlowRecord, now: number): Promise<void>;
   takeFlow(stateHash: string): Promise<OidcFlowRecord | null>;
   insertLoginCode(code: LoginCodeRecord): Promise<void>;
   takeLoginCode(codeHash: string): Promise<LoginCodeRecord | null>;

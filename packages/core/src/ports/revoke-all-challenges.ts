@@ -15,7 +15,8 @@ export interface RevokeAllChallengeStore {
   /**
    * In one atomic step (serialised per account): reads the expiries of the account's stored
    * challenges, asks `admit` (core's decision), and stores the challenge only when it admits it.
-   * Returns what `admit` answered. Challenges of any account already expired at `now` may be dropped.
+   * Returns what `admit` answered. The challenges of any account that core's
+   * REVOKE_ALL_CHALLENGE_LAPSED takes at `now` are dropped on the way.
    */
   insertRevokeAllChallenge(
     challenge: RevokeAllChallenge,

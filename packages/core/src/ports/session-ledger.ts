@@ -76,9 +76,10 @@ export interface SessionLedger {
   /** Closes one open session of the account. False when there is none to close. */
   closeSession(accountId: string, id: string, at: number): Promise<boolean>;
   /**
-   * Revoke-all, a credential change: closes every open session of the account and, in the same
-   * step, marks the account's credentials changed at `at` (see AccountRecord.credentialsChangedAt).
-   * Returns how many sessions were open.
+   * Revoke-all, a credential change: closes the sessions core's CREDENTIAL_CHANGE_CLOSES takes
+   * (parameter `accountId`: every open session of the account) and, in the same step, marks the
+   * account's credentials changed at `at` (see AccountRecord.credentialsChangedAt). Returns how many
+   * it closed.
    */
   closeAllSessions(accountId: string, at: number): Promise<number>;
   /** Records a fresh proof of a credential on an open session. False when it is not open. */

@@ -23,7 +23,10 @@ export interface SignInThrottleStore {
   claimPasswordCheck(claim: PasswordCheckClaim): Promise<PasswordCheckAdmission>;
   /** The check claimed as `claim` found the right password: applies core's `refundPasswordCheck` atomically. */
   refundPasswordCheck(claim: PasswordCheckClaim, by: CheckedBy): Promise<void>;
-  /** Stores a new ticket (its hash only); the account's expired tickets may be dropped on the way. */
+  /**
+   * Stores a new ticket (its hash only), dropping on the way the tickets core's
+   * SIGN_IN_TICKETS_DROPPED takes for it (parameters: its `accountId`, and its `issuedAt` as `now`).
+   */
   issueSignInTicket(ticket: SignInTicketRecord): Promise<void>;
   /** Voids every ticket of the account (password change, revoke-all, lock, deletion, restore). Returns how many. */
   voidSignInTickets(accountId: string): Promise<number>;

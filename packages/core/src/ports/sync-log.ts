@@ -63,7 +63,10 @@ export interface SyncRead {
 export interface SyncLog {
   /** The page's facts: entries after `after` (one index range scan over (account, seq)) and their objects, in one snapshot. */
   readSync(accountId: string, after: number, limit: number): Promise<SyncRead>;
-  /** Removes tombstones (remove entries) written before `before`, raising each account's `prunedThrough`; returns how many went. */
+  /**
+   * Removes the entries core's TOMBSTONE_PRUNED takes at `before` (removals written before it),
+   * raising each account's `prunedThrough`; returns how many went.
+   */
   pruneSyncTombstones(before: number): Promise<number>;
   /** The asset with its album and last change, or null. */
   findAssetView(assetId: string): Promise<SyncAsset | null>;

@@ -56,6 +56,6 @@ export interface TotpStore {
   countTotpChallengeAttempt(idHash: string): Promise<TotpChallengeRecord | null>;
   /** Deletes the challenge. True only for the one caller that deleted it (single use). */
   consumeTotpChallenge(idHash: string): Promise<boolean>;
-  /** Deletes challenges whose expiry is at or before `before`; returns how many went. */
-  purgeTotpChallenges(before: number): Promise<number>;
+  /** Deletes the challenges core's TOTP_CHALLENGE_LAPSED takes at `now`; returns how many went. */
+  purgeTotpChallenges(now: number): Promise<number>;
 }

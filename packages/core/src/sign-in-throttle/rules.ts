@@ -22,6 +22,7 @@
  */
 
 import { sha256Hex } from '../encoding/bytes.js';
+import { holds, type RowFilter } from '../filters/filter.js';
 
 /**
  * The key a signed-in session's own password checks (reauthenticate, password change) are counted
@@ -123,6 +124,26 @@ export interface PasswordCheckWrites {
   readonly ticketWrongPasswords?: number;
 }
 
+/** A ticket lapses at its expiry (parameter `now`): from then on it judges no sign-in. */
+export const SIGN_IN_TICKET_LAPSED: RowFilter<'expiresAt'> = [{ op: '<=', field: 'expiresAt', param: 'now' }];
+
+/**
+ * The tickets a new ticket's issuance drops (parameters `accountId`, the new ticket's, and `now`,
+ * its issuance): the account's lapsed ones, so they do not pile up.
+ */
+export const SIGN_IN_TICKETS_DROPPED: RowFilter<'accountId' | 'expiresAt'> = [
+  { op: '=', field: 'accountId', param: 'accountId' },
+  ...SIGN_IN_TICKET_LAPSED,
+];
+
+/** Whether storing `issued` drops this ticket: what a store's statement applies row by row. */
+export function droppedByIssuance(
+  ticket: Pick<SignInTicketRecord, 'accountId' | 'expiresAt'>,
+  issued: Pick<SignInTicketRecord, 'accountId' | 'issuedAt'>,
+): boolean {
+  return holds(SIGN_IN_TICKETS_DROPPED, ticket, { accountId: issued.accountId, now: issued.issuedAt });
+}
+
 /**
  * Whether a presented ticket judges a login for the address in `claim`: it names an account that
  * holds this address, it is not expired, its count is below five, and the account's credentials
@@ -142,7 +163,7 @@ export function ticketHolds(
   )
     return false;
   if (account.lockedAt !== null) return false;
-  if (claim.at >= record.expiresAt) return false;
+  if (holds(SIGN_IN_TICKET_LAPSED, record, { now: claim.at })) return false;
   if (record.wrongPasswords >= TICKET_WRONG_PASSWORDS) return false;
   return account.credentialsChangedAt === record.credentialsAt;
 }

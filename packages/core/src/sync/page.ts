@@ -1,3 +1,4 @@
+import { holds, type RowFilter } from '../filters/filter.js';
 import type { LinkRecord } from '../ports/link-store.js';
 import type { SyncAlbum, SyncAsset, SyncEntry, SyncRead } from '../ports/sync-log.js';
 
@@ -24,6 +25,19 @@ export interface SyncPosition {
 /** Tombstones written before this instant may be pruned; a cursor issued before it is expired. */
 export function tombstoneHorizon(now: number, tombstoneDays: number): number {
   return now - tombstoneDays * DAY_MS;
+}
+
+/**
+ * The log entries a prune at horizon `before` removes (parameter `before`): removals written before
+ * it. Upserts stay whatever their age: they are each object's standing entry.
+ */
+export const TOMBSTONE_PRUNED: RowFilter<'op' | 'at'> = [
+  { op: 'in', field: 'op', values: ['remove'] },
+  { op: '<', field: 'at', param: 'before' },
+];
+
+export function tombstonePruned(entry: Pick<SyncEntry, 'op' | 'at'>, before: number): boolean {
+  return holds(TOMBSTONE_PRUNED, entry, { before });
 }
 
 /**

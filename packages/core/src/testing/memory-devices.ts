@@ -5,6 +5,7 @@ import type {
   RevokeAllChallengeStore,
 } from '../ports/revoke-all-challenges.js';
 import { decidePublication } from '../devices/directory.js';
+import { revokeAllChallengeLapsed } from '../devices/revoke-all.js';
 
 /** In-memory reference implementation of the device directory and revoke-all challenge ports. */
 export class MemoryDeviceStore implements DeviceDirectoryStore, RevokeAllChallengeStore {
@@ -35,7 +36,7 @@ export class MemoryDeviceStore implements DeviceDirectoryStore, RevokeAllChallen
     now: number,
     admit: (expiries: readonly number[]) => RevokeAllAdmission,
   ): Promise<RevokeAllAdmission> {
-    for (const [hash, c] of this.challenges) if (c.expiresAt <= now) this.challenges.delete(hash);
+    for (const [hash, c] of this.challenges) if (revokeAllChallengeLapsed(c, now)) this.challenges.delete(hash);
     const expiries = [...this.challenges.values()]
       .filter((c) => c.accountId === challenge.accountId)
       .map((c) => c.expiresAt);

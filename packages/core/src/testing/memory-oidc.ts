@@ -1,6 +1,8 @@
 import type { AccountRecord } from '../ports/account-store.js';
 import type { IdentityLink, IdentityLinkStore } from '../ports/identity-link-store.js';
 import type { LoginCodeRecord, OidcFlowRecord, OidcFlowStore } from '../ports/oidc-flow-store.js';
+import { holds } from '../filters/filter.js';
+import { OIDC_LAPSED } from '../oidc/rules.js';
 import type { MemoryStore } from './memory-store.js';
 
 /** OpenID flows, login codes and identity links in memory, beside the accounts they create. */
@@ -11,9 +13,9 @@ export class MemoryOidcStore implements OidcFlowStore, IdentityLinkStore {
 
   constructor(readonly accounts: MemoryStore) {}
 
-  async insertFlow(flow: OidcFlowRecord, purgeBefore: number): Promise<void> {
-    for (const [k, f] of this.flows) if (f.expiresAt < purgeBefore) this.flows.delete(k);
-    for (const [k, c] of this.codes) if (c.expiresAt < purgeBefore) this.codes.delete(k);
+  async insertFlow(flow: OidcFlowRecord, now: number): Promise<void> {
+    for (const [k, f] of this.flows) if (holds(OIDC_LAPSED, f, { now })) this.flows.delete(k);
+    for (const [k, c] of this.codes) if (holds(OIDC_LAPSED, c, { now })) this.codes.delete(k);
     this.flows.set(flow.stateHash, flow);
   }
   async takeFlow(stateHash: string): Promise<OidcFlowRecord | null> {

@@ -2,6 +2,7 @@ import type { SignInThrottleStore } from '../ports/sign-in-throttle.js';
 import {
   addressCountKey,
   claimPasswordCheck,
+  droppedByIssuance,
   refundPasswordCheck,
   type AddressGuessState,
   type CheckedBy,
@@ -70,8 +71,7 @@ export class MemorySignInStore implements SignInThrottleStore {
   }
 
   async issueSignInTicket(ticket: SignInTicketRecord): Promise<void> {
-    for (const [hash, t] of this.tickets)
-      if (t.accountId === ticket.accountId && t.expiresAt <= ticket.issuedAt) this.tickets.delete(hash);
+    for (const [hash, t] of this.tickets) if (droppedByIssuance(t, ticket)) this.tickets.delete(hash);
     this.tickets.set(ticket.ticketHash, ticket);
   }
 

@@ -2,6 +2,7 @@ import type { AccountRecord, AccountStore, PasswordChange } from '../ports/accou
 import type { CohortMap, CohortRecord } from '../ports/cohort-map.js';
 import type { SessionAccess, SessionLedger, SessionRecord } from '../ports/session-ledger.js';
 import type { SigningKeyRecord, SigningKeyStore } from '../ports/signing-key-store.js';
+import { closedByCredentialChange, closedByPasswordChange } from '../account/credential-change.js';
 import { cohortSighting } from '../cohort/sighting.js';
 
 /**
@@ -47,9 +48,7 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
     if ((a.credentialsChangedAt ?? null) !== change.credentialsChangedAt) return false;
     this.accounts.set(a.id, { ...a, passwordHash: change.passwordHash, credentialsChangedAt: change.at });
     for (const other of this.sessions.values()) {
-      if (other.accountId === change.accountId && other.closedAt === null && other.id !== s.id) {
-        this.sessions.set(other.id, { ...other, closedAt: change.at });
-      }
+      if (closedByPasswordChange(other, change)) this.sessions.set(other.id, { ...other, closedAt: change.at });
     }
     // Past every access token issued to the session so far (a refresh that recorded its issuance
     // just before the change, at an instant after `at`, is refused too).
@@ -121,7 +120,7 @@ export class MemoryStore implements AccountStore, SessionLedger, CohortMap, Sign
     if (a) this.accounts.set(accountId, { ...a, credentialsChangedAt: at });
     let n = 0;
     for (const s of this.sessions.values()) {
-      if (s.accountId === accountId && s.closedAt === null) {
+      if (closedByCredentialChange(s, accountId)) {
         this.sessions.set(s.id, { ...s, closedAt: at });
         n++;
       }

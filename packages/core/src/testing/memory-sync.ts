@@ -2,6 +2,7 @@ import type { AssetRecord } from '../ports/asset-catalog.js';
 import type { LinkRecord } from '../ports/link-store.js';
 import type { SyncAlbum, SyncAsset, SyncChange, SyncEntry, SyncLog, SyncRead } from '../ports/sync-log.js';
 import { ALBUM_COUNTED_STATES } from '../sync/changes.js';
+import { tombstonePruned } from '../sync/page.js';
 import type { MemoryAlbumStore } from './memory-albums.js';
 import type { MemoryQuotaStore } from './memory-quota-store.js';
 import type { MemoryLinkStore } from './memory-sharing.js';
@@ -76,7 +77,7 @@ export class MemorySyncLog implements SyncLog {
     let n = 0;
     for (const [accountId, log] of this.entries) {
       for (const [k, e] of log) {
-        if (e.op !== 'remove' || e.at >= before) continue;
+        if (!tombstonePruned(e, before)) continue;
         log.delete(k);
         const head = this.heads.get(accountId)!;
         head.prunedThrough = Math.max(head.prunedThrough, e.seq);

@@ -1,5 +1,6 @@
 import type { TotpChallengeRecord, TotpEnrollmentRecord, TotpStore } from '../ports/totp-store.js';
-import { usableStep } from '../totp/machine.js';
+import { holds } from '../filters/filter.js';
+import { TOTP_CHALLENGE_LAPSED, usableStep } from '../totp/machine.js';
 
 /**
  * The in-memory reference {@link TotpStore}. Each method runs to completion without awaiting, so
@@ -55,10 +56,10 @@ export class MemoryTotpStore implements TotpStore {
   async consumeTotpChallenge(idHash: string): Promise<boolean> {
     return this.challenges.delete(idHash);
   }
-  async purgeTotpChallenges(before: number): Promise<number> {
+  async purgeTotpChallenges(now: number): Promise<number> {
     let n = 0;
     for (const [k, c] of this.challenges) {
-      if (c.expiresAt <= before) {
+      if (holds(TOTP_CHALLENGE_LAPSED, c, { now })) {
         this.challenges.delete(k);
         n++;
       }

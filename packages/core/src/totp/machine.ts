@@ -1,6 +1,7 @@
 import { Secret, TOTP } from 'otpauth';
 import { constantTimeEqual, utf8 } from '../encoding/bytes.js';
 import { ok, refuse, type Result } from '../errors.js';
+import { holds, type RowFilter } from '../filters/filter.js';
 import type { TotpChallengeRecord } from '../ports/totp-store.js';
 
 /** RFC 6238 parameters fixed by spec §5.2: SHA-1, six digits, a 30-second step. */
@@ -170,11 +171,17 @@ export function challengeOpenedAt(challenge: Pick<TotpChallengeRecord, 'expiresA
   return challenge.expiresAt - CHALLENGE_TTL_MS;
 }
 
+/**
+ * A challenge lapses at its expiry (parameter `now`): judged invalid from then on, and purged by
+ * the stores when the next challenge is opened.
+ */
+export const TOTP_CHALLENGE_LAPSED: RowFilter<'expiresAt'> = [{ op: '<=', field: 'expiresAt', param: 'now' }];
+
 export function judgeChallenge(
   challenge: TotpChallengeRecord | null,
   now: number,
 ): Result<TotpChallengeRecord, 'error.auth.challenge_invalid' | 'error.auth.challenge_exhausted'> {
-  if (challenge === null || now >= challenge.expiresAt) {
+  if (challenge === null || holds(TOTP_CHALLENGE_LAPSED, challenge, { now })) {
     return refuse('error.auth.challenge_invalid', 'The challenge is unknown, expired or already used.');
   }
   if (challenge.attempts > CHALLENGE_MAX_ATTEMPTS) {
