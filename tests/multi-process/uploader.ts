@@ -8,6 +8,8 @@ export const sha = (b: Uint8Array): string => createHash('sha256').update(b).dig
 /** A registered account on a running server, with a directory listing `phone`, that uploads over HTTP. */
 export interface Uploader {
   readonly token: string;
+  /** The session's refresh secret: a test longer than an access token's 15 minutes refreshes with it. */
+  readonly sessionToken: string;
   call(method: string, path: string, o?: CallOptions): Promise<Reply>;
   /** An upload session with `data` received: its id. */
   received(data: Uint8Array): Promise<string>;
@@ -21,7 +23,10 @@ export async function uploaderOn(url: string, prefix: string): Promise<Uploader>
     body: { address: `${prefix}-${randomBytes(4).toString('hex')}@example.org`, password: PASSWORD },
   });
   expect(r.status).toBe(200);
-  const token = (r.body as { access_token: string }).access_token;
+  const { access_token: token, session_token: sessionToken } = r.body as {
+    access_token: string;
+    session_token: string;
+  };
   const accountId = ((await call('GET', '/v1/auth/profile', { token })).body as { account_id: string }).account_id;
   expect(
     (
@@ -33,6 +38,7 @@ export async function uploaderOn(url: string, prefix: string): Promise<Uploader>
   ).toBeLessThan(300);
   return {
     token,
+    sessionToken,
     call,
     async received(data) {
       const opened = await call('POST', '/upload', {

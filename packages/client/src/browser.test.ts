@@ -96,6 +96,31 @@ window.uploadBig = async ({ api, address, password, notBefore }) => {
   }
 };
 
+/** A Blob above the server's part size: it goes to the bucket in parts, each with its own signed URL. */
+window.uploadInParts = async ({ api, address, password, notBefore, size }) => {
+  try {
+    const client = new StrongroomClient({ baseUrl: api });
+    await client.register(address, password);
+    const device = DeviceKeys.generate('browser-1');
+    await client.publishDirectory(IdentityKey.generate().signDirectory(client.accountId, 1, [device.entry(notBefore)]));
+    const bytes = new Uint8Array(size);
+    for (let at = 0; at < size; at += 65536) crypto.getRandomValues(bytes.subarray(at, Math.min(size, at + 65536)));
+    const progress = [];
+    const up = await client.upload(new Blob([bytes]), { deviceId: 'browser-1', onProgress: (p) => progress.push(p.sent) });
+    const back = await client.download(up.contentHash);
+    return {
+      state: up.state,
+      transfer: up.transfer,
+      contentHash: up.contentHash,
+      hashHere: await hex(bytes),
+      progress,
+      back: await hex(await new Response(back.body).arrayBuffer()),
+    };
+  } catch (e) {
+    return report(e);
+  }
+};
+
 window.secondDevice = async ({ api, address, password }) => {
   try {
     const client = new StrongroomClient({ baseUrl: api });
@@ -134,7 +159,7 @@ function* bigFile(mib: number): Generator<Uint8Array> {
 }
 
 interface Backend {
-  readonly name: 'filesystem' | 's3';
+  readonly name: 'filesystem' | 's3' | 's3 in parts';
   readonly server: TestServer;
 }
 
@@ -142,6 +167,7 @@ let work: string;
 let project: string;
 let s3: TestS3;
 let bucket: S3BlobStore;
+let partsBucket: S3BlobStore;
 let app: Awaited<ReturnType<typeof pageServer>>;
 const backends: Backend[] = [];
 const files = new Map<string, PageFile>();
@@ -159,10 +185,27 @@ beforeAll(async () => {
     forcePathStyle: true,
     credentials: S3RVER_KEY,
   });
+  partsBucket = new S3BlobStore({
+    bucket: s3.bucket,
+    prefix: 'parts',
+    endpoint: s3.endpoint,
+    region: 'us-east-1',
+    forcePathStyle: true,
+    credentials: S3RVER_KEY,
+  });
   const cors = { SVC_CORS_ORIGINS: app.origin };
+  // Parts of 5 MiB (S3's least), so a page's upload of a few parts goes in parts.
+  const inParts = {
+    ...cors,
+    SVC_BLOB_URL: `s3://${s3.bucket}/parts`,
+    SVC_S3_ENDPOINT: s3.endpoint,
+    SVC_S3_FORCE_PATH_STYLE: 'true',
+    SVC_S3_PART_BYTES: String(5 << 20),
+  };
   backends.push(
     { name: 'filesystem', server: await testServer(cors, {}, { blobs: new FsBlobStore(join(work, 'blobs')) }) },
     { name: 's3', server: await testServer(cors, {}, { blobs: bucket }) },
+    { name: 's3 in parts', server: await testServer(inParts, {}, { blobs: partsBucket }) },
   );
   project = await installPackedClient(work);
   files.set('/', { type: 'text/html', body: '<!doctype html><title>app</title><script src="/app.js"></script>' });
@@ -173,6 +216,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const b of backends) await b.server.close();
   bucket?.close();
+  partsBucket?.close();
   await s3?.stop();
   await app?.close();
   if (work) rmSync(work, { recursive: true, force: true });
@@ -251,6 +295,50 @@ describe.skipIf(!chromiumThere)('the packed client in headless Chromium', { time
       }
     },
   );
+});
+
+describe.skipIf(!chromiumThere)('a large Blob from a page, on a bucket that takes parts', { timeout: 180_000 }, () => {
+  it('goes straight to the bucket in parts, each PUT with its signed headers and no token, and reads back whole', async () => {
+    const browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_FLAGS });
+    try {
+      const { server } = backends.find((b) => b.name === 's3 in parts')!;
+      const page = await browser.newPage();
+      const errors: string[] = [];
+      page.on('pageerror', (e) => errors.push(String(e)));
+      const toBucket: Promise<{ method: string; url: string; headers: Record<string, string> }>[] = [];
+      page.on('request', (req) => {
+        if (req.url().startsWith(s3.endpoint) && req.method() !== 'OPTIONS')
+          toBucket.push(req.allHeaders().then((headers) => ({ method: req.method(), url: req.url(), headers })));
+      });
+      await page.goto(`${app.origin}/`);
+      const MiB = 1 << 20;
+      const size = 11 * MiB + 5;
+      const result = (await page.evaluate(
+        (args) => (window as unknown as { uploadInParts(a: unknown): Promise<unknown> }).uploadInParts(args),
+        {
+          api: server.baseUrl,
+          address: 'browser-parts@example.org',
+          password: PASSWORD,
+          notBefore: Math.floor(server.clock.now() / 1000) - 60,
+          size,
+        },
+      )) as Record<string, unknown>;
+      expect(result).toMatchObject({ state: 'Completed', transfer: 'direct', progress: [0, 5 * MiB, 10 * MiB, size] });
+      expect(result.contentHash).toBe(result.hashHere);
+      expect(result.back).toBe(result.hashHere);
+      expect(errors).toEqual([]);
+      const requests = await Promise.all(toBucket);
+      const parts = requests.filter((r) => r.method === 'PUT');
+      expect(parts.map((r) => new URL(r.url).searchParams.get('partNumber'))).toEqual(['1', '2', '3']);
+      for (const r of parts) {
+        expect(r.headers.authorization).toBeUndefined();
+        expect(r.headers['x-amz-checksum-sha256']).toMatch(/^[A-Za-z0-9+/]{43}=$/);
+      }
+      expect(requests.map((r) => r.headers.authorization)).toEqual(requests.map(() => undefined));
+    } finally {
+      await browser.close();
+    }
+  });
 });
 
 /** Process ids under `root` (itself included), from /proc. */

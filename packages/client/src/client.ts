@@ -59,7 +59,7 @@ export interface UploadResult {
   readonly assetId: string | null;
   /** SHA-256 of the bytes, lower-case hex: the blob's content address. */
   readonly contentHash: string;
-  /** How the bytes went: straight to object storage with the server's presigned URL, or through the server. */
+  /** How the bytes went: straight to object storage with the server's presigned URL (or a URL per part), or through the server. */
   readonly transfer: 'direct' | 'proxied';
 }
 
@@ -568,7 +568,12 @@ export class StrongroomClient {
    *
    * Bytes in memory take the server's direct upload when it offers one (`direct_put`: object
    * storage) with exactly the signed headers, and fall back to the server when the store cannot be
-   * reached or refuses them; `direct: false` always sends them through the server.
+   * reached or refuses them; `direct: false` always sends them through the server. A `Blob` or
+   * bytes in memory whose session goes in parts (`multipart`: object storage, above the server's
+   * `SVC_S3_PART_BYTES`) go straight to the store a part at a time, each part hashed before it is
+   * sent with its own presigned URL; `resume` then sends only the parts the store lacks. A stream
+   * or iterable goes through the server (a part's hash is signed before its bytes are sent, and a
+   * stream cannot be read twice without holding the part).
    */
   async upload(source: UploadSource, options: UploadOptions): Promise<UploadResult> {
     const signal = options.signal;
@@ -586,8 +591,13 @@ export class StrongroomClient {
     const progress = (sent: number) => options.onProgress?.({ sent, total: size });
     let uploadId = options.resume ?? null;
     let transfer: UploadResult['transfer'] = 'proxied';
+    // Parts need their SHA-256 before they are sent (the URL signs it), so only a source that can
+    // be read twice goes in parts: a stream would have to be held a part at a time.
+    const ranged = options.direct === false ? null : rangedOf(source);
     try {
       let sent = false;
+      /** The server's part plan and the parts the store holds already, when the bytes go in parts. */
+      let inParts: { plan: PartPlan; stored: ReadonlySet<number> } | null = null;
       if (uploadId === null) {
         const opened = await this.api.POST('/upload', {
           body: {
@@ -608,8 +618,28 @@ export class StrongroomClient {
           sent = true;
           progress(size);
         }
+        const plan = opened.data.multipart ?? null;
+        if (ranged !== null && plan !== null) inParts = { plan, stored: new Set() };
+      } else if (ranged !== null) {
+        const id = uploadId;
+        inParts = await this.#retrying(options, () => this.#partsHeld(id, signal));
       }
       let contentHash = announced;
+      if (!sent && inParts !== null) {
+        contentHash = await this.#sendParts(
+          uploadId,
+          ranged!,
+          inParts.plan,
+          inParts.stored,
+          chunkSize,
+          options,
+          progress,
+        );
+        transfer = 'direct';
+        sent = true;
+        if (announced !== null && contentHash !== announced)
+          throw errorFor(localProblem('error.integrity', 'The bytes changed while they were sent.'));
+      }
       if (!sent) {
         const hashed = await this.#sendResumable(uploadId, reader, size, chunkSize, options, progress);
         contentHash = hashed;
@@ -763,6 +793,131 @@ export class StrongroomClient {
     throw this.#errorFor(await problemOf(response, null));
   }
 
+  /**
+   * Sends a direct upload's parts (S3 multipart) straight to the store, in order, one at a time:
+   * each part is read once to hash it (its SHA-256 is signed into its URL, and feeds the whole
+   * upload's), and then sent from the source (a Blob slice: the browser streams it from its own
+   * storage). Parts the store holds already (a resumed upload) are read and hashed, not sent. A
+   * part whose connection drops, or that the store answers with a 5xx, is sent again whole with a
+   * fresh URL after each of `retryDelays`: S3 keeps no piece of a part cut midway. The URLs carry
+   * their own signature; the access token never goes to the store. The hex SHA-256 of all the bytes.
+   */
+  async #sendParts(
+    uploadId: string,
+    source: Uint8Array | Blob,
+    plan: PartPlan,
+    stored: ReadonlySet<number>,
+    chunkSize: number,
+    options: UploadOptions,
+    progress: (sent: number) => void,
+  ): Promise<string> {
+    const signal = options.signal;
+    const size = source instanceof Uint8Array ? source.length : source.size;
+    const whole = sha256Hasher.create();
+    let held = 0;
+    progress(0);
+    for (let n = 1; n <= plan.part_count; n++) {
+      const start = (n - 1) * plan.part_size;
+      const end = n === plan.part_count ? size : Math.min(size, start + plan.part_size);
+      const piece = source instanceof Uint8Array ? source.subarray(start, end) : source.slice(start, end);
+      const part = sha256Hasher.create();
+      const reader = readerOf(piece);
+      try {
+        for (;;) {
+          signal?.throwIfAborted();
+          const bytes = await reader.read(chunkSize);
+          if (bytes.length === 0) break;
+          part.update(bytes);
+          whole.update(bytes);
+        }
+      } finally {
+        await reader.close();
+      }
+      if (!stored.has(n)) await this.#sendPart(uploadId, n, bytesToHex(part.digest()), piece, options);
+      held += end - start;
+      progress(held);
+    }
+    return bytesToHex(whole.digest());
+  }
+
+  /** One part: a fresh URL from the server, then the bytes to the store, tried again while it fails for a passing reason. */
+  async #sendPart(
+    uploadId: string,
+    partNumber: number,
+    sha256: string,
+    body: Uint8Array | Blob,
+    options: UploadOptions,
+  ): Promise<void> {
+    const signal = options.signal;
+    const delays = retryDelaysOf(options);
+    for (let failures = 0; ; failures++) {
+      const url = await this.#retrying(options, async () => {
+        const r = await this.api.POST('/upload/{id}/parts', {
+          params: { path: { id: uploadId } },
+          body: { parts: [{ part_number: partNumber, sha256 }] },
+          ...(signal ? { signal } : {}),
+        });
+        if (r.data === undefined) throw this.#errorFor(await problemOf(r.response, r.error));
+        return r.data.parts[0]!;
+      });
+      // Only the signed headers; the fetch API sets Content-Length from the body (browsers refuse it as a header).
+      const headers = new Headers(
+        Object.entries(url.headers).filter(([name]) => name.toLowerCase() !== 'content-length'),
+      );
+      let failure: StrongroomError;
+      try {
+        const r = await this.#fetch(
+          new Request(url.url, { method: url.method, headers, body: body as BodyInit }),
+          signal ? { signal } : undefined,
+        );
+        const text = await r.text();
+        if (r.ok) return;
+        const store = /<Code>([^<]*)<\/Code>/.exec(text)?.[1] ?? 'no code';
+        const problem = localProblem(
+          r.status >= 500 ? 'error.store.unavailable' : 'error.integrity',
+          `The object store refused part ${partNumber} (${r.status} ${store}).`,
+          r.status,
+        );
+        // A 4xx is the store judging these bytes against their signature: sending them again cannot help.
+        if (r.status < 500) throw errorFor(problem);
+        failure = errorFor(problem);
+      } catch (e) {
+        if (signal?.aborted) throw signal.reason;
+        if (e instanceof StrongroomError) throw e;
+        failure = new OutageError(
+          localProblem(
+            'error.client.unreachable',
+            `The object store could not be reached for part ${partNumber}: ${(e as Error)?.message ?? String(e)}`,
+          ),
+        );
+      }
+      if (failures >= delays.length) throw failure;
+      await pause(delays[failures]!, signal);
+    }
+  }
+
+  /**
+   * A resumed session's part plan and the parts the store holds whole (`GET /upload/{id}/parts`);
+   * null for a session that does not go in parts (409), whose bytes go by tus.
+   */
+  async #partsHeld(
+    uploadId: string,
+    signal: AbortSignal | undefined,
+  ): Promise<{ plan: PartPlan; stored: ReadonlySet<number> } | null> {
+    const r = await this.api.GET('/upload/{id}/parts', {
+      params: { path: { id: uploadId } },
+      ...(signal ? { signal } : {}),
+    });
+    if (r.data !== undefined)
+      return {
+        plan: { part_size: r.data.part_size, part_count: r.data.part_count },
+        stored: new Set(r.data.stored.map((p) => p.part_number)),
+      };
+    const problem = await problemOf(r.response, r.error);
+    if (problem.code === 'error.conflict') return null;
+    throw this.#errorFor(problem);
+  }
+
   /** `step`, tried again after each delay of `retryDelays` while it fails for a reason that may pass. */
   async #retrying<T>(options: UploadOptions, step: () => Promise<T>): Promise<T> {
     const delays = retryDelaysOf(options);
@@ -894,6 +1049,19 @@ export interface BlobDownload {
    * wherever a redirect led).
    */
   readonly body: ReadableStream<Uint8Array>;
+}
+
+/** How a direct upload in parts is cut: every part `part_size` bytes but the last. */
+interface PartPlan {
+  readonly part_size: number;
+  readonly part_count: number;
+}
+
+/** A source that can be read twice (by slices), or null for a stream or iterable. */
+function rangedOf(source: UploadSource): Uint8Array | Blob | null {
+  if (source instanceof Uint8Array) return source;
+  if (typeof Blob !== 'undefined' && source instanceof Blob) return source;
+  return null;
 }
 
 function retryDelaysOf(options: UploadOptions): readonly number[] {
