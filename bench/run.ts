@@ -261,7 +261,7 @@ async function main(): Promise<void> {
   const only = option('--only');
   const scenarios =
     only === null ? SCENARIOS : SCENARIOS.filter((s) => s.name.toLowerCase().includes(only.toLowerCase()));
-  if (scenarios.length === 0) throw new Error(`--only ${only}: no scenario matches`);
+  if (scenarios.length === 0 && !syncScale) throw new Error(`--only ${only}: no scenario matches`);
   if (flag('--loadgen')) {
     const pinning = pinCores();
     setLaunchPrefix(pinning.serverPrefix);
@@ -329,6 +329,7 @@ async function main(): Promise<void> {
               rounds: ROUNDS,
               port: PORT + 1,
               floorPort: PORT + 2,
+              only,
             }),
           );
         } finally {

@@ -15,7 +15,7 @@
  * Figures: pages/s (median over rounds), the ratio server ÷ floor per round (median and spread),
  * and each process's CPU per page (the database backends' too on PostgreSQL).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -28,6 +28,7 @@ import {
   measure,
   median,
   PASSWORD,
+  setLaunchPrefix,
   startScript,
   startServer,
   VERSION,
@@ -64,6 +65,25 @@ interface Side {
   dbCpu: number[];
 }
 
+/**
+ * With BENCH_SYNC_PROFILE set to a directory, the measured server and floor start with --cpu-prof
+ * (the server's profile in DIR/server, the floor's in DIR/floor, written when each stops), behind
+ * the same pinning: where a page's time goes on each side, under the same load.
+ */
+function profiled<T>(side: 'server' | 'floor', start: () => Promise<T>): Promise<T> {
+  const dir = process.env.BENCH_SYNC_PROFILE;
+  if (!dir) return start();
+  const out = join(dir, side);
+  mkdirSync(out, { recursive: true });
+  // Node refuses --cpu-prof in NODE_OPTIONS: a launcher puts it right after the node binary.
+  const launcher = join(dir, `node-${side}.sh`);
+  writeFileSync(launcher, `#!/bin/sh\nnode="$1"; shift\nexec "$node" --cpu-prof --cpu-prof-dir=${out} "$@"\n`);
+  chmodSync(launcher, 0o755);
+  const before = setLaunchPrefix([]);
+  setLaunchPrefix([...before, launcher]);
+  return start().finally(() => setLaunchPrefix(before));
+}
+
 /** Walks every page with `next` (the cursor after a page, or null at the end); returns the cursors each page starts from. */
 async function walk(first: (cursor: string | null) => Promise<{ cursor: string; more: boolean; count: number }>) {
   const starts: (string | null)[] = [null];
@@ -79,7 +99,7 @@ async function walk(first: (cursor: string | null) => Promise<{ cursor: string; 
 export async function runSyncScale(
   store: { name: string; env: Record<string, string>; pgUrl?: string | undefined },
   bareUrl: string,
-  opts: { seconds: number; rounds: number; port: number; floorPort: number },
+  opts: { seconds: number; rounds: number; port: number; floorPort: number; only?: string | null },
 ): Promise<SyncScaleFigures> {
   const dataDir = mkdtempSync(join(tmpdir(), 'strongroom-bench-sync-'));
   let server = await startServer(opts.port, store.env, dataDir);
@@ -90,7 +110,7 @@ export async function runSyncScale(
     const grown = await prepareGrowth(server.url, { dataDir, pgUrl: store.pgUrl }, counts);
     // A new process on the seeded store: no statement plan or cache from before the seeding.
     await server.stop();
-    server = await startServer(opts.port, store.env, dataDir);
+    server = await profiled('server', () => startServer(opts.port, store.env, dataDir));
     const signIn = await api(server.url, 'POST', '/v1/auth/login', { address: grown.hotAddress, password: PASSWORD });
     if (signIn.status !== 200) throw new Error(`sign-in: ${signIn.status}`);
     const headers = { authorization: `Bearer ${signIn.body.access_token as string}`, 'x-svc-protocol': VERSION };
@@ -101,11 +121,13 @@ export async function runSyncScale(
       if (r.status !== 200) throw new Error(`sync: ${r.status} ${JSON.stringify(r.body)}`);
       return { cursor: r.body.cursor, more: r.body.has_more, count: r.body.changes.length };
     });
-    floor = await startScript(
-      'bench/sync-floor-server.ts',
-      opts.floorPort,
-      '/',
-      store.pgUrl ? { SYNC_FLOOR_PG_URL: store.pgUrl } : { SYNC_FLOOR_DB: join(dataDir, 'strongroom.db') },
+    floor = await profiled('floor', () =>
+      startScript(
+        'bench/sync-floor-server.ts',
+        opts.floorPort,
+        '/',
+        store.pgUrl ? { SYNC_FLOOR_PG_URL: store.pgUrl } : { SYNC_FLOOR_DB: join(dataDir, 'strongroom.db') },
+      ),
     );
     const floorPath = (after: string | null) =>
       `/floor/sync?account=${grown.hotAccountId}&after=${after ?? 0}&limit=${PAGE}`;
@@ -146,6 +168,9 @@ export async function runSyncScale(
     });
     add('recent cursor: floor', floor.pid, { url: `${floorUrl}${floorPath(floorWalk.starts[recent]!)}` });
     add('recent cursor: server', server.pid, { url: `${server.url}${ourPath(ours.starts[recent]!)}`, headers });
+    // --only WORDS: the workloads whose name holds them ("scratch", "cursor"), floor and server alike.
+    if (opts.only) sides.splice(0, sides.length, ...sides.filter((s) => s.name.includes(opts.only!.toLowerCase())));
+    if (sides.length === 0) throw new Error(`--only ${opts.only}: no sync workload matches`);
     await db?.connect();
     for (const s of sides) await measure({ ...s.load, seconds: 2 });
     const bare: number[] = [];
@@ -163,18 +188,20 @@ export async function runSyncScale(
         if (dbBefore && dbAfter && f.ok > 0) s.dbCpu.push(backendDelta(dbBefore, dbAfter) / f.ok);
       }
     }
-    const rows = (['from scratch', 'recent cursor'] as const).map((workload) => {
-      const f = sides.find((s) => s.name === `${workload}: floor`)!;
-      const s = sides.find((x) => x.name === `${workload}: server`)!;
-      const ratios = s.rps.map((r, i) => r / f.rps[i]!);
-      return {
-        workload,
-        floor: { pages_per_s: median(f.rps), cpu_us: median(f.cpu), db_cpu_us: db ? median(f.dbCpu) : null },
-        server: { pages_per_s: median(s.rps), cpu_us: median(s.cpu), db_cpu_us: db ? median(s.dbCpu) : null },
-        ratio: median(ratios),
-        spread: { min: Math.min(...ratios), max: Math.max(...ratios) },
-      };
-    });
+    const rows = (['from scratch', 'recent cursor'] as const)
+      .filter((workload) => sides.some((s) => s.name.startsWith(workload)))
+      .map((workload) => {
+        const f = sides.find((s) => s.name === `${workload}: floor`)!;
+        const s = sides.find((x) => x.name === `${workload}: server`)!;
+        const ratios = s.rps.map((r, i) => r / f.rps[i]!);
+        return {
+          workload,
+          floor: { pages_per_s: median(f.rps), cpu_us: median(f.cpu), db_cpu_us: db ? median(f.dbCpu) : null },
+          server: { pages_per_s: median(s.rps), cpu_us: median(s.cpu), db_cpu_us: db ? median(s.dbCpu) : null },
+          ratio: median(ratios),
+          spread: { min: Math.min(...ratios), max: Math.max(...ratios) },
+        };
+      });
     const pct = (x: number) => `${(x * 100).toFixed(1)} %`;
     const ms = (us: number | null) => (us === null ? '–' : `${(us / 1000).toFixed(2)} ms`);
     const cpu = (x: { cpu_us: number; db_cpu_us: number | null }) =>
