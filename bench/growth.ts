@@ -12,7 +12,8 @@
  * holds BENCH_GROWTH_ASSETS live assets (default 100,000: each an original blob charged to it, and
  * its sync entry), and the sync log BENCH_GROWTH_SYNC entries across the seeded accounts (default
  * 1,000,000: recent removals of assets that are gone, as purges leave them), so the sync page read
- * is planned on a log of that size.
+ * is planned on a log of that size. The sync mode (sync-scale.ts) also gives the seeded accounts
+ * live assets of their own (`otherAssets`, each with its blob and its change).
  */
 import Database from 'better-sqlite3';
 import pg from 'pg';
@@ -31,6 +32,8 @@ export interface SeedCounts {
   uploads: number;
   assets: number;
   syncEntries: number;
+  /** Live assets spread over the seeded accounts, each with its blob and its change (the sync mode's store). */
+  otherAssets?: number;
 }
 
 export function seedCounts(): SeedCounts {
@@ -56,7 +59,7 @@ export interface Target {
 }
 
 /** UUID-shaped ids, distinct per kind of row, sorting before every id the server mints. */
-const TAG = { account: '8001', session: '8002', upload: '8003', asset: '8004', gone: '8005' } as const;
+const TAG = { account: '8001', session: '8002', upload: '8003', asset: '8004', gone: '8005', other: '8006' } as const;
 const BLOB_BYTES = 1024;
 const seedId = (tag: string, i: number) => `00000000-0000-7000-${tag}-${i.toString(16).padStart(12, '0')}`;
 const DAY = 86_400_000;
@@ -143,7 +146,24 @@ async function seedSqlite(dataDir: string, hot: string, c: SeedCounts, passwordH
       );
       const heads = db.prepare('INSERT INTO sync_heads (account_id, seq) VALUES (?, ?)');
       heads.run(hot, c.assets);
-      // The rest of the log: removals spread over the seeded accounts, numbered per account.
+      // The other accounts' libraries: live originals spread over them, numbered per account.
+      const others = c.otherAssets ?? 0;
+      for (let i = 0; i < others; i++) {
+        const owner = seedId(TAG.account, i % c.accounts);
+        const id = seedId(TAG.other, i);
+        const hash = createHash('sha256').update(`seed-other-${i}`).digest('hex');
+        const at = now - 5 * DAY + i;
+        asset.run(id, owner, owner, at);
+        blob.run(hash, owner, at);
+        ref.run(id, hash);
+        entry.run(owner, 'asset', id, 'upsert', Math.floor(i / c.accounts) + 1, at);
+      }
+      if (others > 0)
+        db.prepare(
+          `UPDATE quota_accounts SET charged = charged + ${BLOB_BYTES} * (SELECT count(*) FROM assets WHERE owner_id = account_id) WHERE account_id LIKE ?`,
+        ).run(`${seedId(TAG.account, 0).slice(0, -12)}%`);
+      // The rest of the log: removals spread over the seeded accounts, numbered per account after their assets.
+      const taken = c.accounts > 0 ? Math.ceil(others / c.accounts) : 0;
       for (let i = 0; i < c.syncEntries; i++) {
         const a = i % c.accounts;
         entry.run(
@@ -151,7 +171,7 @@ async function seedSqlite(dataDir: string, hot: string, c: SeedCounts, passwordH
           'asset',
           seedId(TAG.gone, i),
           'remove',
-          Math.floor(i / c.accounts) + 1,
+          taken + Math.floor(i / c.accounts) + 1,
           now - DAY + i,
         );
       }
@@ -243,12 +263,39 @@ async function seedPg(url: string, hot: string, c: SeedCounts, passwordHash: str
       hot,
     ]);
     await db.query('INSERT INTO sync_heads (account_id, seq) VALUES ($1, $2)', [hot, c.assets]);
-    // The rest of the log: removals spread over the seeded accounts, numbered per account.
+    // The other accounts' libraries: live originals spread over them, numbered per account.
+    const others = c.otherAssets ?? 0;
+    if (others > 0) {
+      const owner = `'00000000-0000-7000-${TAG.account}-' || lpad(to_hex(g % $2::int), 12, '0')`;
+      const otherHash = `encode(sha256(convert_to('seed-other-' || g, 'UTF8')), 'hex')`;
+      const series = 'FROM generate_series(0, $1::int - 1) g';
+      await db.query(
+        `INSERT INTO assets (id, owner_id, uploader_id, state, created_at) SELECT ${id(TAG.other)}, ${owner}, ${owner}, 'live', $3::bigint - ${5 * DAY} + g ${series}`,
+        [others, c.accounts, Date.now()],
+      );
+      await db.query(
+        `INSERT INTO blobs (content_hash, size, charged_to, stored_at) SELECT ${otherHash}, ${BLOB_BYTES}, ${owner}, $3::bigint ${series}`,
+        [others, c.accounts, Date.now()],
+      );
+      await db.query(
+        `INSERT INTO asset_blobs (asset_id, kind, content_hash, size) SELECT ${id(TAG.other)}, 'original', ${otherHash}, ${BLOB_BYTES} ${series}`,
+        [others],
+      );
+      await db.query(
+        `INSERT INTO sync_changes (account_id, kind, object_id, op, seq, at) SELECT ${owner}, 'asset', ${id(TAG.other)}, 'upsert', g / $2::int + 1, $3::bigint - ${5 * DAY} + g ${series}`,
+        [others, c.accounts, Date.now()],
+      );
+      await db.query(
+        `UPDATE quota_accounts q SET charged = charged + ${BLOB_BYTES} * n FROM (SELECT owner_id, count(*) AS n FROM assets WHERE owner_id LIKE $1 GROUP BY owner_id) a WHERE q.account_id = a.owner_id`,
+        [`${seedId(TAG.account, 0).slice(0, -12)}%`],
+      );
+    }
+    // The rest of the log: removals spread over the seeded accounts, numbered per account after their assets.
     await db.query(
       `INSERT INTO sync_changes (account_id, kind, object_id, op, seq, at)
-       SELECT '00000000-0000-7000-${TAG.account}-' || lpad(to_hex(g % $2::int), 12, '0'), 'asset', ${id(TAG.gone)}, 'remove', g / $2::int + 1, $3::bigint - ${DAY} + g
+       SELECT '00000000-0000-7000-${TAG.account}-' || lpad(to_hex(g % $2::int), 12, '0'), 'asset', ${id(TAG.gone)}, 'remove', $4::int + g / $2::int + 1, $3::bigint - ${DAY} + g
        FROM generate_series(0, $1::int - 1) g`,
-      [c.syncEntries, c.accounts, Date.now()],
+      [c.syncEntries, c.accounts, Date.now(), c.accounts > 0 ? Math.ceil(others / c.accounts) : 0],
     );
     // The seeded accounts' heads only: accounts the fresh phase made through the API have theirs.
     await db.query(
@@ -282,7 +329,7 @@ export async function prepareGrowth(url: string, target: Target, counts: SeedCou
   return {
     hotAccountId: hot.accountId,
     hotAddress: `${label}@example.org`,
-    summary: `seeded ${n(counts.accounts)} accounts, ${n(counts.sessions)} sessions, ${n(counts.uploads)} upload sessions and ${n(counts.assets)} assets on the hot account, ${n(counts.syncEntries)} sync entries across the store in ${seconds.toFixed(1)} s`,
+    summary: `seeded ${n(counts.accounts)} accounts, ${n(counts.sessions)} sessions, ${n(counts.uploads)} upload sessions, ${n(counts.assets)} assets on the hot account${counts.otherAssets ? ` and ${n(counts.otherAssets)} across the others` : ''}, ${n(counts.syncEntries)} removals across the store in ${seconds.toFixed(1)} s`,
   };
 }
 

@@ -17,8 +17,11 @@ export interface Running {
 
 /** How servers are started: a command prefix such as `taskset -c 1` (see pinning.ts). */
 let launchPrefix: string[] = [];
-export function setLaunchPrefix(prefix: string[]): void {
+/** Sets the prefix every later process starts behind; returns the one it replaces. */
+export function setLaunchPrefix(prefix: string[]): string[] {
+  const before = launchPrefix;
   launchPrefix = prefix;
+  return before;
 }
 
 /** Spawns `node ...args`, behind the launch prefix when one is set. */

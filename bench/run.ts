@@ -18,8 +18,9 @@
  *   --only WORDS only the scenarios whose name contains WORDS (any case), in the paired and growth modes
  *   --explain    seed a store and print the hot-path statements' query plans only (no load)
  *   --storm      authenticated GET p99 alone and during a sign-in storm, against the hasher alone
- *   --sync       library sync at scale (an account of 100,000 assets, 1,000,000 changes across the
- *                store) beside its floor, one statement per page over the same database (sync-scale.ts)
+ *   --sync       library sync at scale (an account of 100,000 assets, 1,000,000 across the store)
+ *                beside its floor, one statement per page over the same database (sync-scale.ts); with
+ *                --growth, a fresh store beside the grown one in the same rounds, and the verdict
  *   --floor      the refresh beside the least a refresh can cost on this machine (floor.ts)
  *   --peers      sign-in, session read and refresh beside better-auth and a naive jose + one-row
  *                server, as ratios to ours (peers.ts)
@@ -261,7 +262,7 @@ async function main(): Promise<void> {
   const only = option('--only');
   const scenarios =
     only === null ? SCENARIOS : SCENARIOS.filter((s) => s.name.toLowerCase().includes(only.toLowerCase()));
-  if (scenarios.length === 0) throw new Error(`--only ${only}: no scenario matches`);
+  if (scenarios.length === 0 && !syncScale) throw new Error(`--only ${only}: no scenario matches`);
   if (flag('--loadgen')) {
     const pinning = pinCores();
     setLaunchPrefix(pinning.serverPrefix);
@@ -329,6 +330,8 @@ async function main(): Promise<void> {
               rounds: ROUNDS,
               port: PORT + 1,
               floorPort: PORT + 2,
+              only,
+              growth: growth ? { port: PORT + 3, floorPort: PORT + 4 } : undefined,
             }),
           );
         } finally {

@@ -102,91 +102,101 @@ const numOrNull = (v: string | number | null): number | null => (v === null ? nu
  * A page in one statement, so in one snapshot: the account's head, one range of the page index in
  * its order, and by key each entry's asset, the album its original was uploaded into, and its blobs
  * (one row per blob, in the order they were added; an entry whose object is no asset has one row of
- * nulls). With no entry after the cursor it answers one row, the head's.
+ * nulls). It answers one row: the head, and the page's rows as one JSON array of arrays (null with
+ * no entry after the cursor). PostgreSQL only encodes the rows; which of them make the page is
+ * core's. Why JSON: a page of 500 rows as 500 result rows of 17 columns is 8,500 values node-postgres
+ * turns into strings and objects one socket read at a time, and while a page's rows arrive the
+ * other pages' requests run, so those half-built rows live through young-generation collections and
+ * are copied and promoted to the old generation; as one value, the page arrives as bytes and is
+ * parsed in one call once it is whole, its numbers as numbers.
  */
-const pageQuery = (
-  account: unknown,
-  after: unknown,
-  limit: unknown,
-): SQL => sql`SELECT h.seq AS head, h.pruned_through, c.kind, c.object_id, c.op, c.seq, c.at,
-  a.owner_id, a.uploader_id, a.state, a.created_at, a.trashed_at, a.drop_expires_at, s.album_id,
-  b.kind AS blob_kind, b.content_hash, b.size
+const pageQuery = (account: unknown, after: unknown, limit: unknown): SQL => sql`SELECT h.seq AS head, h.pruned_through,
+  (SELECT json_agg(json_build_array(c.kind, c.object_id, c.op, c.seq, c.at, a.owner_id, a.uploader_id, a.state,
+      a.created_at, a.trashed_at, a.drop_expires_at, s.album_id, b.kind, b.content_hash, b.size) ORDER BY c.seq, b.seq)
+    FROM (SELECT kind, object_id, op, seq, at FROM sync_changes
+      WHERE account_id = k.account_id AND seq > ${after}::bigint ORDER BY seq LIMIT ${limit}::int) c
+    LEFT JOIN assets a ON c.kind = 'asset' AND a.id = c.object_id
+    LEFT JOIN upload_sessions s ON s.id = a.id
+    LEFT JOIN asset_blobs b ON b.asset_id = a.id) AS rows
 FROM (SELECT ${account}::text AS account_id) k
-LEFT JOIN sync_heads h ON h.account_id = k.account_id
-LEFT JOIN LATERAL (SELECT kind, object_id, op, seq, at FROM sync_changes
-  WHERE account_id = k.account_id AND seq > ${after}::bigint ORDER BY seq LIMIT ${limit}::int) c ON true
-LEFT JOIN assets a ON c.kind = 'asset' AND a.id = c.object_id
-LEFT JOIN upload_sessions s ON s.id = a.id
-LEFT JOIN asset_blobs b ON b.asset_id = a.id
-ORDER BY c.seq, b.seq`;
+LEFT JOIN sync_heads h ON h.account_id = k.account_id`;
 export const SYNC_PAGE = new RenderedStatement<{ account: string; after: number; limit: number }>(
   pageQuery(sql.placeholder('account'), sql.placeholder('after'), sql.placeholder('limit')),
 );
-interface PageRow {
-  head: string | null;
-  pruned_through: string | null;
-  kind: SyncEntry['kind'] | null;
-  object_id: string;
-  op: SyncEntry['op'];
-  seq: string;
-  at: string;
-  owner_id: string | null;
-  uploader_id: string;
-  state: AssetState;
-  created_at: string;
-  trashed_at: string | null;
-  drop_expires_at: string | null;
-  album_id: string | null;
-  blob_kind: AssetBlob['kind'] | null;
-  content_hash: string;
-  size: string;
+/** One row of a page, in the order of pageQuery's json_build_array. */
+type PageRow = [
+  kind: SyncEntry['kind'],
+  objectId: string,
+  op: SyncEntry['op'],
+  seq: number,
+  at: number,
+  ownerId: string | null,
+  uploaderId: string,
+  state: AssetState,
+  createdAt: number,
+  trashedAt: number | null,
+  dropExpiresAt: number | null,
+  albumId: string | null,
+  blobKind: AssetBlob['kind'] | null,
+  contentHash: string,
+  size: number,
+];
+interface PageResult {
+  head: string | number | null;
+  pruned_through: string | number | null;
+  /** node-postgres parses json; a driver that hands it back as text is parsed here. */
+  rows: PageRow[] | string | null;
 }
 
 /** A page's rows as its entries and assets, and the album and link ids it names. */
-function pageOf(rows: readonly PageRow[]) {
+function pageOf(result: PageResult | undefined) {
   const entries: SyncEntry[] = [];
   const assets: SyncAsset[] = [];
   const albumIds: string[] = [];
   const linkIds: string[] = [];
-  let lastSeq: string | null = null;
+  const raw = result?.rows ?? null;
+  const rows: readonly PageRow[] = raw === null ? [] : typeof raw === 'string' ? (JSON.parse(raw) as PageRow[]) : raw;
+  let lastSeq = -1;
   let blobs: AssetBlob[] | null = null;
   for (const r of rows) {
-    if (r.kind === null) continue;
-    if (r.seq !== lastSeq) {
-      lastSeq = r.seq;
-      const at = Number(r.at);
-      entries.push({ kind: r.kind, objectId: r.object_id, op: r.op, seq: Number(r.seq), at });
-      if (r.kind === 'album') albumIds.push(r.object_id);
-      else if (r.kind === 'link') linkIds.push(r.object_id);
+    const kind = r[0];
+    const objectId = r[1];
+    const seq = r[3];
+    if (seq !== lastSeq) {
+      lastSeq = seq;
+      const at = r[4];
+      entries.push({ kind, objectId, op: r[2], seq, at });
+      if (kind === 'album') albumIds.push(objectId);
+      else if (kind === 'link') linkIds.push(objectId);
       blobs = null;
-      if (r.owner_id !== null) {
+      const ownerId = r[5];
+      if (ownerId !== null) {
         blobs = [];
         // The asset's last change is the entry that named it: the log is not read again.
         assets.push({
-          id: r.object_id,
-          ownerId: r.owner_id,
-          uploaderId: r.uploader_id,
-          state: r.state,
-          createdAt: Number(r.created_at),
-          trashedAt: numOrNull(r.trashed_at),
-          dropExpiresAt: numOrNull(r.drop_expires_at),
+          id: objectId,
+          ownerId,
+          uploaderId: r[6],
+          state: r[7],
+          createdAt: r[8],
+          trashedAt: r[9],
+          dropExpiresAt: r[10],
           blobs,
-          albumId: r.album_id,
+          albumId: r[11],
           updatedAt: at,
         });
       }
     }
-    if (blobs !== null && r.blob_kind !== null)
-      blobs.push({ kind: r.blob_kind, contentHash: r.content_hash, size: Number(r.size) });
+    const blobKind = r[12];
+    if (blobs !== null && blobKind !== null) blobs.push({ kind: blobKind, contentHash: r[13], size: r[14] });
   }
-  const head = rows[0];
   return {
     entries,
     assets,
     albumIds,
     linkIds,
-    head: head?.head == null ? 0 : Number(head.head),
-    prunedThrough: head?.pruned_through == null ? 0 : Number(head.pruned_through),
+    head: result?.head == null ? 0 : Number(result.head),
+    prunedThrough: result?.pruned_through == null ? 0 : Number(result.pruned_through),
   };
 }
 
@@ -237,7 +247,7 @@ export class PgSyncLog implements SyncLog {
   async readSync(accountId: string, after: number, limit: number): Promise<SyncRead> {
     const statement = SYNC_PAGE.with({ account: accountId, after, limit });
     // One statement is one snapshot: a page of assets needs nothing else.
-    const page = pageOf(await namedRowsOf<PageRow>(this.db, 'sync_page', statement));
+    const page = pageOf((await namedRowsOf<PageResult>(this.db, 'sync_page', statement))[0]);
     if (page.albumIds.length === 0 && page.linkIds.length === 0)
       return {
         entries: page.entries,
@@ -250,7 +260,7 @@ export class PgSyncLog implements SyncLog {
     // Albums and links are read apart: the page again and them, in one REPEATABLE READ snapshot.
     return this.db.transaction(
       async (tx) => {
-        const again = pageOf(await rowsOf<PageRow>(tx, pageQuery(accountId, after, limit)));
+        const again = pageOf((await rowsOf<PageResult>(tx, pageQuery(accountId, after, limit)))[0]);
         const albums =
           again.albumIds.length === 0
             ? []
