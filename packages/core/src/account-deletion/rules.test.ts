@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { decideAssetTransition } from '../assets/lifecycle.js';
 import { handleInService } from '../discovery/rules.js';
-import { cancelledByErasure, decideDeletionCaller, planErasure, revokedByErasure } from './rules.js';
+import {
+  accountState,
+  cancelledByErasure,
+  decideDeletionCaller,
+  isLiveAccount,
+  planErasure,
+  revokedByErasure,
+} from './rules.js';
 
 describe('planErasure', () => {
   it('deletes the account and the sponsored accounts it sponsors; registered payees pay for themselves again', () => {
@@ -16,6 +23,18 @@ describe('planErasure', () => {
       ok: true,
       value: { accounts: ['a', 'k1', 'k2'], unsponsor: ['payee'] },
     });
+  });
+  it('lists the registered payees to unsponsor in order, whatever order the store gave them', () => {
+    expect(
+      planErasure({ accountId: 'a', account: 'live', sponsoredAccounts: [], ledgerPayees: ['zed', 'bea', 'zed'] }),
+    ).toEqual({ ok: true, value: { accounts: ['a'], unsponsor: ['bea', 'zed'] } });
+  });
+  it('tells a missing account from a deleted one and a live one', () => {
+    expect(accountState(null)).toBe('missing');
+    expect(accountState({ deletedAt: 5 })).toBe('deleted');
+    expect(accountState({ deletedAt: null })).toBe('live');
+    expect(isLiveAccount({ deletedAt: 5 })).toBe(false);
+    expect(isLiveAccount({ deletedAt: null })).toBe(true);
   });
   it('refuses an account that does not exist; deletes one deleted already again, with what was left', () => {
     expect(

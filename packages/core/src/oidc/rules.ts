@@ -98,7 +98,6 @@ export function verifiedAddress(identity: VerifiedIdentity): NormalizedAddress |
 
 /** The `name` claim becomes the display name at creation when the profile rules accept it. */
 export function initialDisplayName(identity: VerifiedIdentity): string | null {
-  if (identity.name === null) return null;
   const name = normalizeDisplayName(identity.name);
   return name.ok ? name.value : null;
 }

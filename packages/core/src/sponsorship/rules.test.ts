@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { SponsoredRecord } from '../ports/sponsorship-store.js';
-import { decideActAs, decideOwnerRemoval, decideSponsor, decideSponsorChange, decideSponsorCreation } from './rules.js';
+import {
+  decideActAs,
+  decideOwnIdentity,
+  decideOwnerRemoval,
+  decideSponsor,
+  decideSponsorChange,
+  decideSponsorCreation,
+} from './rules.js';
 
 const ids = fc.constantFrom('a', 'b', 'c', 'd', 'e');
 const record = fc.record({ sponsorId: ids, extra: fc.uniqueArray(ids, { maxLength: 4 }) }).map(
@@ -111,6 +118,13 @@ describe('what each refusal says', () => {
       [
         decideActAs('b', kid('a')),
         refused('error.auth.not_an_owner', 'The caller is not an owner of this sponsored account.'),
+      ],
+      [
+        decideOwnIdentity({ actingOwnerId: 'a' }),
+        refused(
+          'error.sponsored.no_identity',
+          'A sponsored account has no identity of its own: no handle, public record, display name, device directory or way to sign in.',
+        ),
       ],
       [
         decideSponsor({ actingOwnerId: 'a' }, null),
