@@ -35,11 +35,26 @@ describe('handle syntax', () => {
     }
   });
 
+  it('refuses, as null, a host of allowed characters that is still no host', () => {
+    for (const bad of ['ann@host:99999', 'ann@[::1', 'ann@:80', 'ann@[']) expect(parseHandle(bad), bad).toBeNull();
+  });
+
+  it('takes a host of up to 261 characters and no longer', () => {
+    const label = 'a'.repeat(63);
+    const longest = `${[label, label, label, label].join('.')}:65535`;
+    expect(longest).toHaveLength(261);
+    expect(parseHandle(`ann@${longest}`)).toEqual({ user: 'ann', host: longest });
+    // The URL parser itself would take any length, so the bound is this rule's alone.
+    expect(parseHandle(`ann@a${longest}`)).toBeNull();
+  });
+
   it('reads only acct: WebFinger resources', () => {
     expect(parseAcctResource('acct:ann@photos.example')).toEqual({ user: 'ann', host: 'photos.example' });
     expect(parseAcctResource('ann@photos.example')).toBeNull();
     expect(parseAcctResource('https://photos.example/ann')).toBeNull();
     expect(parseAcctResource('acct:')).toBeNull();
+    // Another scheme of the same length, whose rest would be a well-formed handle.
+    expect(parseAcctResource('xmpp:ann@photos.example')).toBeNull();
   });
 });
 

@@ -36,7 +36,8 @@ export interface Handle {
 /** Splits `user@host`; null when either side is malformed. The host comes back normalised. */
 export function parseHandle(text: string): Handle | null {
   const at = text.lastIndexOf('@');
-  if (at <= 0) return null;
+  // Only a missing `@` needs its own check: one in front leaves an empty user, which isHandleUser refuses.
+  if (at === -1) return null;
   const user = text.slice(0, at);
   const host = normaliseHost(text.slice(at + 1));
   if (!isHandleUser(user) || host === null) return null;
@@ -48,10 +49,12 @@ export function parseHandle(text: string): Handle | null {
  * default port (80) dropped, as {@link handleHost} writes it; null for anything else.
  */
 function normaliseHost(raw: string): string | null {
-  if (raw.length === 0 || raw.length > 261 || !/^[A-Za-z0-9.:[\]-]+$/.test(raw)) return null;
+  // The pattern's `+` refuses the empty string. The length bound is this rule's own: the URL parser
+  // takes a host of any length.
+  if (raw.length > 261 || !/^[A-Za-z0-9.:[\]-]+$/.test(raw)) return null;
   try {
-    const url = new URL(`http://${raw}/`);
-    return url.host === '' ? null : url.host;
+    // An http URL never parses with an empty host (the parser throws instead), so no check for one.
+    return new URL(`http://${raw}/`).host;
   } catch {
     return null;
   }
