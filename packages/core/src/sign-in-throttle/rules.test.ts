@@ -7,6 +7,7 @@ import {
   recordStrike,
   recordWrongPassword,
   refundPasswordCheck,
+  sessionCountKey,
   sourceDecision,
   strikeDelayMs,
   ticketHolds,
@@ -73,7 +74,39 @@ describe('per address', () => {
   });
 });
 
+describe('per address, stored records', () => {
+  it('drops stored wrong passwords outside the hour and reads the rest oldest first, whatever order they were stored in', () => {
+    const stored = { wrongAt: [T0 - HOUR, T0 + 3, T0 + 1, T0 - HOUR - 5, T0 + 2], strikes: 0, lastStrikeAt: null };
+    expect(recordWrongPassword(stored, T0 + 4).wrongAt).toEqual([T0 + 1, T0 + 2, T0 + 3, T0 + 4]);
+    expect(recordStrike(stored, T0 + 4).state.wrongAt).toEqual([T0 + 1, T0 + 2, T0 + 3]);
+  });
+
+  it('keeps only the latest ten wrong passwords even when more than ten lie in the hour', () => {
+    const stored = { wrongAt: Array.from({ length: 12 }, (_, i) => T0 + i), strikes: 0, lastStrikeAt: null };
+    const after = recordWrongPassword(stored, T0 + 20);
+    expect(after.wrongAt).toEqual([T0 + 3, T0 + 4, T0 + 5, T0 + 6, T0 + 7, T0 + 8, T0 + 9, T0 + 10, T0 + 11, T0 + 20]);
+  });
+
+  it('the first strike on an address with no record answers a minute', () => {
+    expect(recordStrike(null, T0)).toEqual({ state: { wrongAt: [], strikes: 1, lastStrikeAt: T0 }, retryAfterS: 60 });
+  });
+
+  it('a record with no strikes holds nothing by strike time, whatever strike time it carries', () => {
+    expect(addressHeld({ wrongAt: [], strikes: 0, lastStrikeAt: T0 }, T0 + 1)).toBe(false);
+  });
+});
+
 describe('per source', () => {
+  it('drops stored failures outside the hour and reads the rest oldest first, whatever order they were stored in', () => {
+    const stored = { failedAt: [T0 + 3, T0 - HOUR, T0 + 1, T0 + 2] };
+    expect(recordSourceFailure(stored, T0 + 4, 100).failedAt).toEqual([T0 + 1, T0 + 2, T0 + 3, T0 + 4]);
+    // Held until the oldest failure that keeps the count at the limit, T0 + 2 s, leaves the hour.
+    expect(sourceDecision({ failedAt: [T0 + 3_000, T0 + 1_000, T0 + 2_000] }, T0 + 3_000, 2)).toEqual({
+      held: true,
+      retryAfterS: 3599,
+    });
+  });
+
   it('refuses at the limit until the oldest failure that keeps it there leaves the hour', () => {
     let s = null as ReturnType<typeof recordSourceFailure> | null;
     for (let i = 0; i < 3; i++) s = recordSourceFailure(s, T0 + i * 1000, 3);
@@ -90,6 +123,7 @@ describe('tickets', () => {
     const t = { record: ticket(), account: holder };
     expect(ticketHolds(t, claim())).toBe(true);
     expect(ticketHolds(t, claim({ addressKey: 'ADA@example.org', legacyKey: 'ada@example.org' }))).toBe(true);
+    expect(ticketHolds(t, claim({ addressKey: 'ada@example.org', legacyKey: 'old:ada' }))).toBe(true);
     expect(ticketHolds(t, claim({ addressKey: 'bob@example.org', legacyKey: 'bob@example.org' }))).toBe(false);
     expect(ticketHolds({ ...t, record: ticket({ expiresAt: T0 }) }, claim())).toBe(false);
     expect(ticketHolds({ ...t, record: ticket({ wrongPasswords: TICKET_WRONG_PASSWORDS - 1 }) }, claim())).toBe(true);
@@ -147,5 +181,32 @@ describe('claimPasswordCheck and refundPasswordCheck', () => {
       address: { wrongAt: [], strikes: 0, lastStrikeAt: null },
       source: { failedAt: [] },
     });
+  });
+
+  it('a refund gives back only a place the claim took: with none at its time, or no record, nothing else changes', () => {
+    const facts: PasswordCheckFacts = {
+      address: { wrongAt: [T0 + 1, T0 + 2], strikes: 0, lastStrikeAt: null },
+      source: { failedAt: [T0 + 1, T0 + 2] },
+      ticket: null,
+    };
+    expect(refundPasswordCheck(facts, claim({ at: T0 + 5 }), 'address')).toEqual({
+      address: { wrongAt: [T0 + 1, T0 + 2], strikes: 0, lastStrikeAt: null },
+      source: { failedAt: [T0 + 1, T0 + 2] },
+    });
+    expect(refundPasswordCheck({ ...facts, address: null }, claim({ at: T0 + 2 }), 'address')).toEqual({
+      source: { failedAt: [T0 + 1] },
+    });
+    expect(refundPasswordCheck({ ...facts, source: null }, claim({ at: T0 + 2 }), 'address')).toEqual({
+      address: { wrongAt: [T0 + 1], strikes: 0, lastStrikeAt: null },
+    });
+    // A ticket that is gone by the refund has nothing to give back.
+    expect(refundPasswordCheck(none, claim(), 'ticket')).toEqual({});
+  });
+});
+
+describe('sessionCountKey', () => {
+  it("counts a session's own checks under its id, in a key no address key can equal", () => {
+    expect(sessionCountKey('s1')).toBe('session:s1');
+    expect(sessionCountKey('s1')).not.toContain('@');
   });
 });
