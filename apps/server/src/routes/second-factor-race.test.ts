@@ -160,5 +160,5 @@ describe('the per-account bound holds on every code check, under concurrency', (
         ).status,
       ).toBe(200);
     }
-  });
+  }, 60_000);
 });

@@ -88,15 +88,22 @@ describe('put, finalize and cancel', () => {
     expect(decideFinalize(session(), HASH, 999)).toEqual({ ok: true, value: { size: 10, done: false } });
     expect(decideFinalize(session({ contentHash: HASH }), HASH, 0)).toMatchObject({ ok: true });
     expect(decideFinalize(session({ state: 'Uploading' }), HASH, 0)).toMatchObject(conflict('Uploading'));
-    expect(decideFinalize(session({ receivedHash: null }), HASH, 0)).toMatchObject(conflict('WaitingForProcessing'));
-    expect(decideFinalize(session({ receivedSize: null }), HASH, 0)).toMatchObject(conflict('WaitingForProcessing'));
+    const noBytes = { ...conflict('WaitingForProcessing'), detail: 'No bytes have been received for this upload yet.' };
+    expect(decideFinalize(session({ receivedHash: null }), HASH, 0)).toMatchObject(noBytes);
+    expect(decideFinalize(session({ receivedSize: null }), HASH, 0)).toMatchObject(noBytes);
     const announced = decideFinalize(session({ contentHash: OTHER }), HASH, 0);
     expect(announced).toMatchObject(conflict('WaitingForProcessing'));
     expect(announced).toMatchObject({ detail: 'The content hash differs from the one announced at creation.' });
     const mismatch = decideFinalize(session(), OTHER, 0);
-    expect(mismatch).toMatchObject({ detail: 'The content hash does not match the bytes received.' });
+    expect(mismatch).toMatchObject({
+      ...conflict('WaitingForProcessing'),
+      detail: 'The content hash does not match the bytes received.',
+    });
     expect(decideFinalize(session(), HASH, 1_000)).toMatchObject(conflict('Expired'));
-    expect(decideFinalize(session({ state: 'Cancelled' }), HASH, 0)).toMatchObject(conflict('Cancelled'));
+    expect(decideFinalize(session({ state: 'Cancelled' }), HASH, 0)).toMatchObject({
+      ...conflict('Cancelled'),
+      detail: 'The upload session is Cancelled.',
+    });
   });
 
   it('finalize again with the same bytes answers the session as it stands; with other bytes it conflicts', () => {

@@ -61,10 +61,11 @@ afterAll(() => {
 });
 
 describe('npm start runs compiled JavaScript', { timeout: 120_000 }, () => {
+  // The build takes seconds on a quiet machine and a minute on a loaded one; a hook gets 10 s by default.
   beforeAll(() => {
     const build = spawnSync('npm', ['run', 'build', '--silent'], { cwd: ROOT, encoding: 'utf8', timeout: 100_000 });
     if (build.status !== 0) throw new Error(`npm run build failed (${build.status}): ${build.stderr}${build.stdout}`);
-  });
+  }, 110_000);
 
   it('the start and cli scripts name a file under dist/ and no TypeScript loader; start execs node in place of its shell', () => {
     // `exec`: npm forwards SIGTERM and SIGINT to the shell it runs a script in, and a shell that

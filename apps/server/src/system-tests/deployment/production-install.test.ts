@@ -65,5 +65,5 @@ describe('the production install of docs/deployment.md', () => {
     }
     expect(runtime.has('hono') && runtime.has('pg') && runtime.has('better-sqlite3')).toBe(true);
     for (const dep of runtime) expect(removed.has(dep), `${dep} is kept`).toBe(false);
-  });
+  }, 90_000);
 });
