@@ -1,22 +1,19 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import * as access from '../access/rules.js';
 import type { BlobReference } from '../ports/asset-catalog.js';
 import type { LinkRecord } from '../ports/link-store.js';
+import { linkCoversBlob, mayReadBlob } from './rules.js';
 
 // The blob read rule must not restate ownership: it asks the trust issue's one access rule. With
 // that rule refusing everything, no blob is readable, whoever asks and whatever the references say.
-const calls: unknown[][] = [];
-vi.mock('../access/rules.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../access/rules.js')>();
-  return {
-    ...real,
-    mayReach: (...args: unknown[]) => {
-      calls.push(args);
-      return false;
-    },
-  };
-});
-
-const { linkCoversBlob, mayReadBlob } = await import('./rules.js');
+// A spy on the module's export, restored after each test: the suite's files share one module
+// context per worker, so a module mock would reach the files after this one.
+let calls: unknown[][] = [];
+const refuseEverything = () => {
+  const spy = vi.spyOn(access, 'mayReach').mockReturnValue(false);
+  calls = spy.mock.calls;
+};
+afterEach(() => vi.restoreAllMocks());
 
 const ref: BlobReference = { assetId: 'asset-1', ownerId: 'a', state: 'live', albumId: null };
 const link: LinkRecord = {
@@ -37,12 +34,12 @@ const link: LinkRecord = {
 
 describe('the blob read rule decides through access/rules.ts mayReach', () => {
   it('an account reading its own blob is asked of mayReach, as a read of the referencing asset', () => {
-    calls.length = 0;
+    refuseEverything();
     expect(mayReadBlob({ accountId: 'a' }, [ref])).toBe(false);
     expect(calls).toEqual([[{ accountId: 'a' }, { kind: 'asset', id: 'asset-1', accountId: 'a' }, 'read']]);
   });
   it('a share link reads as its owner, through mayReach too', () => {
-    calls.length = 0;
+    refuseEverything();
     expect(linkCoversBlob(link, [ref], 10)).toBe(false);
     expect(calls).toEqual([[{ accountId: 'a' }, { kind: 'asset', id: 'asset-1', accountId: 'a' }, 'read']]);
   });
