@@ -15,7 +15,7 @@ import { MixedWorkload, seededRandom } from '../harness/fault/workload.js';
  */
 
 const SEED = Number(process.env.FAULT_SEED ?? Math.floor(Math.random() * 1e9));
-const ITERATIONS = Number(process.env.FAULT_ITERATIONS ?? 6);
+const ITERATIONS = Number(process.env.FAULT_ITERATIONS ?? 4);
 const ENV = { SVC_QUOTA_HARD_BYTES: '6000' };
 
 describe('SQLite: SIGKILL under a mixed write load, restart on the same data dir', () => {

@@ -21,7 +21,7 @@ import { sha, uploaderOn } from './uploader.js';
  */
 
 const PG_URL = pgUrlFromEnv();
-const ROUNDS = 4;
+const ROUNDS = 2;
 /** Assets purged each round: their blobs are what the killed sweep is collecting. */
 const PURGED = 32;
 /** Of those, how many are received again and finalized while the sweep runs. */

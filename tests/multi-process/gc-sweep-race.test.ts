@@ -24,7 +24,7 @@ import { sha, uploaderOn } from './uploader.js';
 const PG_URL = pgUrlFromEnv();
 /** Client loops running at once, and rounds each: ROUNDS * LOOPS uploads race the sweeps. */
 const LOOPS = 6;
-const ROUNDS = 25;
+const ROUNDS = 15;
 
 if (!PG_URL)
   console.warn(

@@ -43,7 +43,8 @@ function misconfigurationCases(
   label: string,
   fresh: () => Promise<{ env: Record<string, string>; drop(): Promise<void> }>,
 ): void {
-  describe(`start-up checks on ${label}`, { timeout: 90_000 }, () => {
+  // Each case has a database and processes of its own: they run at once, as their processes mostly wait.
+  describe(`start-up checks on ${label}`, { timeout: 90_000, concurrent: true }, () => {
     it('a process with another SVC_SECRET_KEY is refused at start, naming the variable and never the key', async () => {
       const { env, drop } = await fresh();
       const key = newKey();
@@ -97,7 +98,7 @@ const cli = (env: Record<string, string>, ...args: string[]) => runCliProcess(ar
 
 misconfigurationCases('SQLite', async () => ({ env: { SVC_DATA_DIR: tempDir() }, drop: async () => undefined }));
 
-describe('SQLite data dir key file', () => {
+describe('SQLite data dir key file', { concurrent: true }, () => {
   it('counts as the key: a process with SVC_SECRET_KEY set differently is refused', { timeout: 90_000 }, async () => {
     const dir = tempDir();
     const first = await started({ SVC_DATA_DIR: dir });

@@ -15,7 +15,7 @@ import { mutated, valid } from './schema-arbitrary.js';
 // FC_SEED fixes the seed (fast-check prints the seed and path of any failure); FC_RUNS the runs per
 // operation.
 
-const RUNS = Number(process.env.FC_RUNS ?? 40);
+const RUNS = Number(process.env.FC_RUNS ?? 25);
 const SEED = process.env.FC_SEED ? Number(process.env.FC_SEED) : undefined;
 
 let s: TestServer;

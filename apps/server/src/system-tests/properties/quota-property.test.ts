@@ -388,7 +388,6 @@ const backends = [
 for (const [name, make] of backends) {
   describe(`the quota invariant over HTTP: ${name}`, () => {
     it('holds after every step of any sequence of uploads of every kind, merges, cancels, expiries, trash, purge, adopt, discard, revocation and sweeps', async () => {
-      const started = Date.now();
       await fc.assert(
         fc.asyncProperty(fc.commands(commands(), { maxCommands: 30, size: 'max' }), async (cmds) => {
           const b = await make();
@@ -401,10 +400,10 @@ for (const [name, make] of backends) {
             await b.close();
           }
         }),
-        // Bounded so that a run stays under a minute on a shared machine.
-        { numRuns: 15, interruptAfterTimeLimit: 50_000 },
+        // Ten sequences per run, each run new ones (a failure prints its seed): bounded so that the
+        // file stays well inside the suite's budget on a shared 2-core machine.
+        { numRuns: 10, interruptAfterTimeLimit: 40_000 },
       );
-      expect(Date.now() - started).toBeLessThan(90_000);
     }, 120_000);
   });
 }
