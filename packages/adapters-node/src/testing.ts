@@ -139,6 +139,34 @@ export interface TestS3 {
 }
 
 /**
+ * s3rver keeps each key as files in a folder per `/`-separated prefix, and a delete then removes
+ * the folders it left empty: two deletes under one prefix at once race that clean-up (the second
+ * finds the folder gone) and a put under the prefix can lose its folder between making it and
+ * writing into it. Either is a 500 InternalError that S3, which has no folders, never gives (20
+ * deletes at once under one prefix: 4 to 9 of them refused in 100 rounds). Here a delete removes
+ * the key's files and leaves the folders, as S3's flat keys would.
+ */
+let flatDeletes = false;
+function deleteWithoutFolderCleanUp(): void {
+  if (flatDeletes) return;
+  flatDeletes = true;
+  const require = createRequire(import.meta.url);
+  const FilesystemStore = require('@20minutes/s3rver/lib/stores/filesystem.js') as {
+    prototype: {
+      getResourcePath(bucket: string, key: string, resourceType: string): string;
+      deleteObject(bucket: string, key: string): Promise<void>;
+    };
+  };
+  FilesystemStore.prototype.deleteObject = async function (bucket: string, key: string): Promise<void> {
+    await Promise.all(
+      ['object', 'object.md5', 'metadata.json'].map((type) =>
+        rm(this.getResourcePath(bucket, key, type), { force: true }),
+      ),
+    );
+  };
+}
+
+/**
  * A real S3 wire-protocol server (@20minutes/s3rver) on a loopback port, with one empty bucket.
  * It refuses a request whose SigV4 signature does not match its key (403 SignatureDoesNotMatch).
  */
@@ -147,6 +175,7 @@ export async function startTestS3(
   options: { readonly cors?: CorsRule[] } = {},
 ): Promise<TestS3> {
   addMultipartListing();
+  deleteWithoutFolderCleanUp();
   const directory = await mkdtemp(join(tmpdir(), 's3rver-'));
   const configs = options.cors === undefined ? [] : [corsXml(options.cors)];
   const server = new S3rver({
