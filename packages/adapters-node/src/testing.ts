@@ -141,10 +141,10 @@ export interface TestS3 {
 /**
  * s3rver keeps each key as files in a folder per `/`-separated prefix, and a delete then removes
  * the folders it left empty: two deletes under one prefix at once race that clean-up (the second
- * finds the folder gone) and a put under the prefix can lose its folder between making it and
- * writing into it. Either is a 500 InternalError that S3, which has no folders, never gives (20
- * deletes at once under one prefix: 4 to 9 of them refused in 100 rounds). Here a delete removes
- * the key's files and leaves the folders, as S3's flat keys would.
+ * finds the folder gone) and a put can lose its folder between making it and writing into it.
+ * Either is a 500 InternalError that S3, which has no folders, never gives (20 deletes at once
+ * under one prefix: 4 to 9 of 2,000 refused). Here a delete removes the key's files and leaves the
+ * folders, as S3's flat keys would.
  */
 let flatDeletes = false;
 function deleteWithoutFolderCleanUp(): void {
@@ -186,6 +186,12 @@ export async function startTestS3(
     configureBuckets: [{ name: bucket, configs }],
   });
   const { port } = await server.run();
+  // Node's default of 5 s closes a kept-alive connection while the SDK may be sending its next
+  // request on it: the request fails (ECONNRESET), and a streamed body cannot be sent again by the
+  // SDK. Twenty uploads at once took such sockets together from the SDK's pool about 5 s after the
+  // previous test left them idle, and met 503s. S3 keeps idle connections open for longer than the
+  // SDK keeps them; here they stay open for the life of the server, as no test idles that long.
+  (server as unknown as { httpServer: { keepAliveTimeout: number } }).httpServer.keepAliveTimeout = 600_000;
   let stopped = false;
   return {
     endpoint: `http://127.0.0.1:${port}`,
