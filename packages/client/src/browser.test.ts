@@ -37,14 +37,26 @@ const hex = async (bytes) =>
   [...new Uint8Array(await crypto.subtle.digest('SHA-256', bytes))].map((x) => x.toString(16).padStart(2, '0')).join('');
 const report = (e) => ({ error: e instanceof StrongroomError ? e.code : String(e) });
 
+/** A new account, signed in, with a directory naming one device (browser-1) from notBefore. */
+const registeredDevice = async ({ api, address, password, notBefore }) => {
+  const client = new StrongroomClient({ baseUrl: api });
+  await client.register(address, password);
+  const device = DeviceKeys.generate('browser-1');
+  await client.publishDirectory(IdentityKey.generate().signDirectory(client.accountId, 1, [device.entry(notBefore)]));
+  return client;
+};
+
+/** size random bytes (getRandomValues fills at most 64 KiB a call). */
+const randomBytes = (size) => {
+  const bytes = new Uint8Array(size);
+  for (let at = 0; at < size; at += 65536) crypto.getRandomValues(bytes.subarray(at, Math.min(size, at + 65536)));
+  return bytes;
+};
+
 window.firstDevice = async ({ api, address, password, notBefore, size }) => {
   try {
-    const client = new StrongroomClient({ baseUrl: api });
-    await client.register(address, password);
-    const device = DeviceKeys.generate('browser-1');
-    await client.publishDirectory(IdentityKey.generate().signDirectory(client.accountId, 1, [device.entry(notBefore)]));
-    const bytes = new Uint8Array(size);
-    for (let at = 0; at < size; at += 65536) crypto.getRandomValues(bytes.subarray(at, Math.min(size, at + 65536)));
+    const client = await registeredDevice({ api, address, password, notBefore });
+    const bytes = randomBytes(size);
     const up = await client.upload(bytes, { deviceId: 'browser-1' });
     return {
       uploadId: up.uploadId,
@@ -67,10 +79,7 @@ window.fetchBig = async () => {
 
 window.uploadBig = async ({ api, address, password, notBefore }) => {
   try {
-    const client = new StrongroomClient({ baseUrl: api });
-    await client.register(address, password);
-    const device = DeviceKeys.generate('browser-1');
-    await client.publishDirectory(IdentityKey.generate().signDirectory(client.accountId, 1, [device.entry(notBefore)]));
+    const client = await registeredDevice({ api, address, password, notBefore });
     let heap = performance.memory ? performance.memory.usedJSHeapSize : 0;
     const heapBefore = heap;
     const progress = [];
@@ -99,12 +108,8 @@ window.uploadBig = async ({ api, address, password, notBefore }) => {
 /** A Blob above the server's part size: it goes to the bucket in parts, each with its own signed URL. */
 window.uploadInParts = async ({ api, address, password, notBefore, size }) => {
   try {
-    const client = new StrongroomClient({ baseUrl: api });
-    await client.register(address, password);
-    const device = DeviceKeys.generate('browser-1');
-    await client.publishDirectory(IdentityKey.generate().signDirectory(client.accountId, 1, [device.entry(notBefore)]));
-    const bytes = new Uint8Array(size);
-    for (let at = 0; at < size; at += 65536) crypto.getRandomValues(bytes.subarray(at, Math.min(size, at + 65536)));
+    const client = await registeredDevice({ api, address, password, notBefore });
+    const bytes = randomBytes(size);
     const progress = [];
     const up = await client.upload(new Blob([bytes]), { deviceId: 'browser-1', onProgress: (p) => progress.push(p.sent) });
     const back = await client.download(up.contentHash);
