@@ -530,3 +530,97 @@ describe('S3BlobStore staging hashes each byte once', () => {
     expect(await store.commit('small', sha256Hex(small))).toBe('stored');
   });
 });
+
+describe('S3BlobStore staging sends a part while the next one fills', () => {
+  const MiB = 1024 * 1024;
+  /** A client whose UploadPart answers only once `release` is called for its part number. */
+  function heldParts(): { client: S3Client; arrived: number[]; release(part: number): void } {
+    const client = rawClient();
+    const arrived: number[] = [];
+    const gates = new Map<number, () => void>();
+    const waits = new Map<number, Promise<void>>();
+    const gate = (part: number): Promise<void> => {
+      if (!waits.has(part)) waits.set(part, new Promise<void>((resolve) => gates.set(part, resolve)));
+      return waits.get(part)!;
+    };
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const part = (args.input as { PartNumber?: number }).PartNumber;
+        if (context.commandName !== 'UploadPartCommand' || part === undefined) return next(args);
+        arrived.push(part);
+        const answer = await next(args);
+        await gate(part);
+        return answer;
+      },
+      { step: 'initialize' },
+    );
+    return {
+      client,
+      arrived,
+      release: (part) => {
+        void gate(part);
+        gates.get(part)!();
+      },
+    };
+  }
+
+  it('the client is read on while a part travels, one part in flight at most, and the parts assemble in order', async () => {
+    const { client, arrived, release } = heldParts();
+    const prefix = `p-${randomBytes(6).toString('hex')}`;
+    const store = storeOn(s3.endpoint, { client, prefix, partBytes: 5 * MiB });
+    const bytes = randomBytes(16 * MiB);
+    let read = 0;
+    async function* body(): AsyncIterable<Uint8Array> {
+      for (let at = 0; at < bytes.length; at += MiB) {
+        read = at + MiB;
+        yield bytes.subarray(at, at + MiB);
+      }
+    }
+    const staging = store.stage('pipelined', body(), bytes.length);
+    // Part 1 is held at the store: the body is still read, up to the second part's end and no
+    // further (a third part would need a second part in flight).
+    await expect.poll(() => arrived).toEqual([1]);
+    await expect.poll(() => read).toBe(10 * MiB);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(read).toBe(10 * MiB);
+    expect(arrived).toEqual([1]);
+    release(1);
+    await expect.poll(() => arrived).toEqual([1, 2]);
+    release(2);
+    await expect.poll(() => arrived).toEqual([1, 2, 3]);
+    release(3);
+    await expect.poll(() => arrived).toEqual([1, 2, 3, 4]);
+    release(4);
+    expect(await staging).toEqual({ size: bytes.length, sha256: sha256Hex(bytes) });
+    expect(await store.commit('pipelined', sha256Hex(bytes))).toBe('stored');
+    const back: Uint8Array[] = [];
+    for await (const chunk of (await store.read(sha256Hex(bytes)))!) back.push(chunk);
+    expect(Buffer.concat(back).equals(bytes)).toBe(true);
+  });
+
+  it('a body that fails while a part travels: the part settles first, then nothing stays (no parts, no part files, nothing staged)', async () => {
+    const { client, arrived, release } = heldParts();
+    const prefix = `q-${randomBytes(6).toString('hex')}`;
+    const spillDir = await mkdtemp(join(tmpdir(), 's3-parts-'));
+    const store = storeOn(s3.endpoint, { client, prefix, partBytes: 5 * MiB, spillDir });
+    async function* body(): AsyncIterable<Uint8Array> {
+      for (let i = 0; i < 7; i++) yield randomBytes(MiB);
+      throw new Error('the client went away');
+    }
+    let settled = false;
+    const staging = store.stage('cut', body(), 16 * MiB).finally(() => (settled = true));
+    await expect.poll(() => arrived).toEqual([1]);
+    await new Promise((r) => setTimeout(r, 100));
+    // The body has failed, but its part is still at the store: the stage waits for it.
+    expect(settled).toBe(false);
+    release(1);
+    await expect(staging).rejects.toThrow('the client went away');
+    expect(await readdir(spillDir)).toEqual([]);
+    expect(await keysUnder(`${prefix}/`)).toEqual([]);
+    // The store's own listing of open multipart uploads (its part under received/ included) is empty.
+    const open: string[] = [];
+    for await (const id of store.multipart!.listOpen()) open.push(id);
+    expect(open).toEqual([]);
+    await rm(spillDir, { recursive: true, force: true });
+  });
+});

@@ -99,7 +99,8 @@ export interface S3BlobStoreOptions {
   readonly copyPartBytes?: number;
   /**
    * Where a part waits on the local disk while it fills (default the system's temp directory):
-   * at most one part per upload in flight, removed once sent.
+   * at most two files per upload (the part travelling to the store and the next one filling),
+   * removed when the stage ends.
    */
   readonly spillDir?: string;
   /** Replaces the client built from the options (tests; built as this one is, with checksums only when required). */
@@ -627,16 +628,29 @@ export class S3BlobStore implements BlobStore {
     let size = 0;
     // A part waits in a local file, not in memory: twenty uploads at once then hold twenty
     // streams' worth of chunks, not twenty parts (S3 wants each part's length before its body).
+    // Two files take turns: one part goes to the store while the next fills from the client, so
+    // the client's connection is not held still while a part travels (at most one part in flight).
     await mkdir(this.#spillDir, { recursive: true, mode: 0o700 });
-    const spillPath = join(this.#spillDir, `${stagingId}.${randomBytes(6).toString('hex')}.part`);
-    const spill = await open(spillPath, 'w+', 0o600);
-    let spilled = 0;
-    /** The part's bytes from the file, afresh for each attempt (a stream is read once). */
-    const partBody = () =>
-      spilled === 0 ? new Uint8Array(0) : createReadStream(spillPath, { start: 0, end: spilled - 1 });
+    const spills: PartFile[] = [];
+    const spillFile = async (): Promise<PartFile> => {
+      const path = join(this.#spillDir, `${stagingId}.${randomBytes(6).toString('hex')}.part`);
+      const file: PartFile = { path, handle: await open(path, 'w+', 0o600), length: 0 };
+      spills.push(file);
+      return file;
+    };
+    /** A part's bytes from its file, afresh for each attempt (a stream is read once). */
+    const bodyOf = (part: PartFile, length: number) =>
+      length === 0 ? new Uint8Array(0) : createReadStream(part.path, { start: 0, end: length - 1 });
     let uploadId: string | null = null;
     const parts: { PartNumber: number; ETag: string }[] = [];
-    const flushPart = async (): Promise<void> => {
+    /** The part on its way to the store, if one is; settled before its file is filled again. */
+    let inFlight: Promise<void> | null = null;
+    const settle = async (): Promise<void> => {
+      const sending = inFlight;
+      inFlight = null;
+      await sending;
+    };
+    const sendPart = async (part: PartFile): Promise<void> => {
       if (uploadId === null) {
         const created = await this.#send('starting a multipart upload', () =>
           this.#client.send(new CreateMultipartUploadCommand({ Bucket: this.#bucket, Key: key })),
@@ -646,7 +660,7 @@ export class S3BlobStore implements BlobStore {
       }
       const partNumber = parts.length + 1;
       const id = uploadId;
-      const length = spilled;
+      const length = part.length;
       const sent = await this.#sendTwice('uploading a part', () =>
         this.#client.send(
           unsignedPayload(
@@ -655,29 +669,40 @@ export class S3BlobStore implements BlobStore {
               Key: key,
               UploadId: id,
               PartNumber: partNumber,
-              Body: partBody(),
+              Body: bodyOf(part, length),
               ContentLength: length,
             }),
           ),
         ),
       );
       parts.push({ PartNumber: partNumber, ETag: sent.ETag ?? '' });
-      spilled = 0;
-      await spill.truncate(0);
     };
     let kept = false;
     let etag: string | undefined;
     try {
+      let filling = await spillFile();
       // Chunks are gathered into writes of SPILL_BATCH_BYTES: one write per 64 KiB chunk costs a
       // trip to libuv's thread pool each (see the filesystem store's stage).
       let pending: Uint8Array[] = [];
       let pendingBytes = 0;
       const spillPending = async (): Promise<void> => {
         if (pendingBytes === 0) return;
-        await writeAllAt(spill, pending, spilled);
-        spilled += pendingBytes;
+        await writeAllAt(filling.handle, pending, filling.length);
+        filling.length += pendingBytes;
         pending = [];
         pendingBytes = 0;
+      };
+      /** Sends the filled part (after the one before it) and turns to the other file. */
+      const handOver = async (): Promise<void> => {
+        await settle();
+        const full = filling;
+        const sending = sendPart(full);
+        // Settled by `settle` (or the cleanup below); a failure is seen there, not unhandled here.
+        sending.catch(() => undefined);
+        inFlight = sending;
+        filling = spills.find((f) => f !== full) ?? (await spillFile());
+        filling.length = 0;
+        await filling.handle.truncate(0);
       };
       for await (const chunk of body) {
         size += chunk.length;
@@ -685,24 +710,31 @@ export class S3BlobStore implements BlobStore {
         hash.update(chunk);
         pending.push(chunk);
         pendingBytes += chunk.length;
-        if (pendingBytes >= SPILL_BATCH_BYTES || spilled + pendingBytes >= this.#partBytes) {
+        if (pendingBytes >= SPILL_BATCH_BYTES || filling.length + pendingBytes >= this.#partBytes) {
           await spillPending();
-          if (spilled >= this.#partBytes) await flushPart();
+          if (filling.length >= this.#partBytes) await handOver();
         }
       }
       await spillPending();
+      await settle();
       if (uploadId === null) {
-        const length = spilled;
+        const whole = filling;
+        const length = whole.length;
         const put = await this.#sendTwice('storing staged bytes', () =>
           this.#client.send(
             unsignedPayload(
-              new PutObjectCommand({ Bucket: this.#bucket, Key: key, Body: partBody(), ContentLength: length }),
+              new PutObjectCommand({
+                Bucket: this.#bucket,
+                Key: key,
+                Body: bodyOf(whole, length),
+                ContentLength: length,
+              }),
             ),
           ),
         );
         etag = put.ETag;
       } else {
-        if (spilled > 0) await flushPart();
+        if (filling.length > 0) await sendPart(filling);
         const id: string = uploadId;
         const completed = await this.#send('completing a multipart upload', () =>
           this.#client.send(
@@ -724,8 +756,13 @@ export class S3BlobStore implements BlobStore {
       kept = true;
       return { size: staged.size, sha256: staged.sha256 };
     } finally {
-      await spill.close();
-      await rm(spillPath, { force: true });
+      // A part still travelling (the body failed or was too large meanwhile) ends before its file
+      // is removed and its upload aborted; its own failure is not this stage's outcome.
+      await settle().catch(() => undefined);
+      for (const f of spills) {
+        await f.handle.close();
+        await rm(f.path, { force: true });
+      }
       if (!kept) {
         // Neither the unfinished parts nor an earlier staging stay: the upload has nothing staged.
         // Best effort when the store is what failed; the cleanup error must not hide the first one.
@@ -1265,6 +1302,13 @@ function unsignedPayload<C extends UploadPartCommand | PutObjectCommand>(command
 
 /** How many received bytes stage gathers before it writes them to the part's file. */
 const SPILL_BATCH_BYTES = 1024 * 1024;
+
+/** A file a part waits in while it fills, and how many bytes of it are the part's. */
+interface PartFile {
+  readonly path: string;
+  readonly handle: FileHandle;
+  length: number;
+}
 
 /** Writes `chunks` in order at `position`, whole: one writev, then the rest of any chunk it cut short. */
 async function writeAllAt(file: FileHandle, chunks: Uint8Array[], position: number): Promise<void> {
