@@ -3,7 +3,10 @@
  * real server process, proxied (the server carries the bytes) and direct (presigned URLs: the
  * client talks to the bucket), on the filesystem and on S3 (s3rver on loopback, in this process,
  * so its CPU is not the server's), beside the floor (blob-floor-server.ts: a bare node:http server
- * that streams the body to a file while hashing it, fsyncs it, and streams a file back).
+ * that streams the body to a file while hashing it, fsyncs it, and streams a file back). The
+ * server on S3 is also set beside the same bare server doing the least an S3-backed server can:
+ * one streamed PutObject while hashing, one GetObject streamed back ("S3 floor"): the file floor
+ * says what the machine allows, the S3 floor what the object store's own round trips leave.
  *
  * Per mode: MiB/s, and the server process's CPU per MiB from /proc (user + system). Each round
  * moves fresh bytes (no merge) through the floor and through the server back to back, in turns
@@ -38,6 +41,8 @@ interface Round {
   down: Moved;
   floorUp: Moved | null;
   floorDown: Moved | null;
+  s3FloorUp: Moved | null;
+  s3FloorDown: Moved | null;
 }
 
 const s3 = await startTestS3('bench');
@@ -69,7 +74,12 @@ const runs: [string, Mode, number, Record<string, string>][] = (
 ).filter(([name]) => picked === undefined || picked.includes(name));
 
 const floorDir = mkdtempSync(join(tmpdir(), 'strongroom-blob-floor-'));
-const floor = await startScript('bench/blob-floor-server.ts', PORT + 3, '/floor/ready', { FLOOR_DIR: floorDir });
+const floor = await startScript('bench/blob-floor-server.ts', PORT + 3, '/floor/ready', {
+  ...awsEnv,
+  FLOOR_DIR: floorDir,
+  FLOOR_S3_ENDPOINT: s3.endpoint,
+  FLOOR_S3_BUCKET: s3.bucket,
+});
 const servers: Awaited<ReturnType<typeof startServer>>[] = [];
 
 async function json(r: Response): Promise<Record<string, unknown>> {
@@ -90,15 +100,19 @@ async function moved(pid: number, work: () => Promise<void>): Promise<Moved> {
   };
 }
 
-/** Down the floor's PUT and GET of `bytes`. */
-async function throughFloor(bytes: Uint8Array<ArrayBuffer>, hash: string): Promise<{ up: Moved; down: Moved }> {
+/** Down the floor's PUT and GET of `bytes`, to a file (`blob`) or to the bucket (`s3`). */
+async function throughFloor(
+  bytes: Uint8Array<ArrayBuffer>,
+  hash: string,
+  to: 'blob' | 's3',
+): Promise<{ up: Moved; down: Moved }> {
   const name = hash.slice(0, 16);
   const up = await moved(floor.pid, async () => {
-    const r = await json(await fetch(`${floor.url}/floor/blob/${name}`, { method: 'PUT', body: bytes }));
+    const r = await json(await fetch(`${floor.url}/floor/${to}/${name}`, { method: 'PUT', body: bytes }));
     if (r.sha256 !== hash) throw new Error('floor: hashed other bytes');
   });
   const down = await moved(floor.pid, async () => {
-    const back = new Uint8Array(await (await fetch(`${floor.url}/floor/blob/${name}`)).arrayBuffer());
+    const back = new Uint8Array(await (await fetch(`${floor.url}/floor/${to}/${name}`)).arrayBuffer());
     if (back.length !== SIZE) throw new Error('floor: downloaded bytes differ');
   });
   rmSync(join(floorDir, name), { force: true });
@@ -160,10 +174,25 @@ try {
       };
       // The floor only beside proxied transfers: a direct one does not pass through a server.
       let theirs: { up: Moved; down: Moved } | null = null;
-      if (mode === 'proxied' && round % 2 === 0) theirs = await throughFloor(bytes, hash);
+      let bucket: { up: Moved; down: Moved } | null = null;
+      const floors = async () => {
+        if (mode !== 'proxied') return;
+        theirs = await throughFloor(bytes, hash, 'blob');
+        if (name === 's3 proxied') bucket = await throughFloor(bytes, hash, 's3');
+      };
+      if (round % 2 === 0) await floors();
       const ours = await throughServer();
-      if (mode === 'proxied' && round % 2 === 1) theirs = await throughFloor(bytes, hash);
-      rounds.push({ up: ours.up, down: ours.down, floorUp: theirs?.up ?? null, floorDown: theirs?.down ?? null });
+      if (round % 2 === 1) await floors();
+      const t = theirs as { up: Moved; down: Moved } | null;
+      const b = bucket as { up: Moved; down: Moved } | null;
+      rounds.push({
+        up: ours.up,
+        down: ours.down,
+        floorUp: t?.up ?? null,
+        floorDown: t?.down ?? null,
+        s3FloorUp: b?.up ?? null,
+        s3FloorDown: b?.down ?? null,
+      });
     }
     results[`${name} (${mode})`] = rounds;
     await server.stop();
@@ -185,9 +214,9 @@ try {
       2,
     );
   for (const [label, rounds] of Object.entries(results)) {
-    for (const [dir, key, floorKey] of [
-      ['upload', 'up', 'floorUp'],
-      ['download', 'down', 'floorDown'],
+    for (const [dir, key, floorKey, s3FloorKey] of [
+      ['upload', 'up', 'floorUp', 's3FloorUp'],
+      ['download', 'down', 'floorDown', 's3FloorDown'],
     ] as const) {
       const ours = rounds.map((r) => r[key]);
       const theirs = rounds.map((r) => r[floorKey]);
@@ -209,6 +238,17 @@ try {
           ).padStart(6)} ms/MiB | ` +
           `server ÷ floor: speed ${ratio(rounds, (r) => [r[key].mibS, r[floorKey]?.mibS ?? null])}, ` +
           `CPU per MiB ${ratio(rounds, (r) => [r[key].cpuMsPerMiB, r[floorKey]?.cpuMsPerMiB ?? null])}`,
+      );
+      const bucket = rounds.map((r) => r[s3FloorKey]);
+      if (bucket.every((m) => m === null)) continue;
+      console.log(
+        `${''.padEnd(31)} S3 floor ${fmt(bucket.map((m) => m?.mibS ?? null)).padStart(7)} MiB/s, ` +
+          `CPU ${fmt(
+            bucket.map((m) => m?.cpuMsPerMiB ?? null),
+            2,
+          ).padStart(6)} ms/MiB | ` +
+          `server ÷ S3 floor: speed ${ratio(rounds, (r) => [r[key].mibS, r[s3FloorKey]?.mibS ?? null])}, ` +
+          `CPU per MiB ${ratio(rounds, (r) => [r[key].cpuMsPerMiB, r[s3FloorKey]?.cpuMsPerMiB ?? null])}`,
       );
     }
   }
