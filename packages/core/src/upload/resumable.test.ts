@@ -25,9 +25,17 @@ async function* once(bytes: Uint8Array) {
   yield bytes;
 }
 
-/** A store that fails the next staging of `failing` (a process that stops while it assembles the runs). */
+/**
+ * A store that fails the next staging of `failing` (a process that stops while it assembles the
+ * runs), and, while `discardFails` is set, every discard of a run's copy.
+ */
 class FailingOnce extends MemoryBlobStore {
   failing: string | null = null;
+  discardFails = false;
+  override discard(stagingId: string) {
+    if (this.discardFails && segmentOwner(stagingId) !== null) return Promise.reject(new Error('the store is away'));
+    return super.discard(stagingId);
+  }
   override stage(stagingId: string, body: AsyncIterable<Uint8Array>, maxBytes: number) {
     if (stagingId === this.failing) {
       this.failing = null;
@@ -120,6 +128,22 @@ describe('the runs a resumable upload stages', () => {
     expect(
       await w.uploads.finalize(ALICE, id, { protocolVersion: V, contentHash: sha256Hex(data), manifest: null }),
     ).toMatchObject({ ok: true, value: { state: 'Completed' } });
+  });
+
+  it('whose copies the store fails to drop once assembled still answer the full offset; the staging sweep drops them later', async () => {
+    const w = world();
+    const data = new Uint8Array(10).map((_, i) => 10 - i);
+    const id = await w.open(10, sha256Hex(data));
+    expect((await w.append(id, 0, data.subarray(0, 4))).ok).toBe(true);
+    w.blobs.discardFails = true;
+    expect(await w.append(id, 4, data.subarray(4))).toMatchObject({ ok: true, value: { offset: 10 } });
+    expect(w.runs(id)).toHaveLength(2);
+    expect(
+      await w.uploads.finalize(ALICE, id, { protocolVersion: V, contentHash: sha256Hex(data), manifest: null }),
+    ).toMatchObject({ ok: true, value: { state: 'Completed' } });
+    w.blobs.discardFails = false;
+    expect(await w.uploads.sweepStaging()).toBe(2);
+    expect(w.runs(id)).toEqual([]);
   });
 
   it('that cannot hash to the announced content_hash are refused at the end, and nothing is staged for finalize', async () => {
