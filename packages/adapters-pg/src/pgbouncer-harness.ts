@@ -36,6 +36,14 @@ function freePort(): Promise<number> {
   });
 }
 
+/**
+ * `sh -c` script: runs its arguments, and ends them when stdin reaches its end (the parent closed
+ * it, or died); exits as they do. The watcher reads stdin through fd 3: a job started with `&`
+ * reads /dev/null unless told otherwise.
+ */
+const UNTIL_STDIN_CLOSES =
+  'exec 3<&0; "$0" "$@" & b=$!; (cat <&3 >/dev/null; kill "$b" 2>/dev/null) & w=$!; wait "$b"; s=$?; kill "$w" 2>/dev/null; exit "$s"';
+
 /** Resolves once something accepts connections on `port`, or rejects when `child` ends first. */
 async function listening(port: number, child: ChildProcess, log: () => string): Promise<void> {
   for (;;) {
@@ -92,14 +100,19 @@ export async function startPgBouncer(serverUrl: string, poolSize = 4): Promise<R
     { mode: 0o644 },
   );
   const asRoot = typeof process.getuid === 'function' && process.getuid() === 0;
-  const child = spawn(binary, [...(asRoot ? ['-u', 'postgres'] : []), ini], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // Through a shell that ends PgBouncer when its stdin closes: the test process holds the other
+  // end, so a test process that exits without `stop` (a worker's pooler shared for the whole run,
+  // a process killed) takes its PgBouncer with it instead of leaving it running after the run.
+  const child = spawn('/bin/sh', ['-c', UNTIL_STDIN_CLOSES, binary, ...(asRoot ? ['-u', 'postgres'] : []), ini], {
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let log = '';
   child.stdout?.on('data', (d: Buffer) => (log += d.toString()));
   child.stderr?.on('data', (d: Buffer) => (log += d.toString()));
   try {
     await listening(port, child, () => log);
   } catch (error) {
-    child.kill('SIGKILL');
+    child.stdin?.end();
     rmSync(dir, { recursive: true, force: true });
     throw error;
   }
@@ -113,7 +126,7 @@ export async function startPgBouncer(serverUrl: string, poolSize = 4): Promise<R
     async stop() {
       if (child.exitCode === null && child.signalCode === null) {
         const ended = new Promise((r) => child.once('exit', r));
-        child.kill('SIGTERM');
+        child.stdin?.end();
         await ended;
       }
       rmSync(dir, { recursive: true, force: true });
