@@ -153,8 +153,8 @@ window.secondDevice = async ({ api, address, password }) => {
 };
 `;
 
-// Half again the bound below: a page that held the file whole could not pass.
-const BIG_MIB = 96;
+// Three times the bound below: a page that held the file whole could not pass.
+const BIG_MIB = 200;
 /** A file of `mib` MiB both sides can make: MiB k holds (i * 31 + k * 7) & 255 at i. */
 function* bigFile(mib: number): Generator<Uint8Array> {
   for (let k = 0; k < mib; k++) {
