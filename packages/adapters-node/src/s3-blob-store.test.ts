@@ -567,7 +567,8 @@ describe('S3BlobStore staging sends a part while the next one fills', () => {
   it('the client is read on while a part travels, one part in flight at most, and the parts assemble in order', async () => {
     const { client, arrived, release } = heldParts();
     const prefix = `p-${randomBytes(6).toString('hex')}`;
-    const store = storeOn(s3.endpoint, { client, prefix, partBytes: 5 * MiB });
+    const spillDir = await mkdtemp(join(tmpdir(), 's3-parts-'));
+    const store = storeOn(s3.endpoint, { client, prefix, partBytes: 5 * MiB, spillDir });
     const bytes = randomBytes(16 * MiB);
     let read = 0;
     async function* body(): AsyncIterable<Uint8Array> {
@@ -592,6 +593,9 @@ describe('S3BlobStore staging sends a part while the next one fills', () => {
     await expect.poll(() => arrived).toEqual([1, 2, 3, 4]);
     release(4);
     expect(await staging).toEqual({ size: bytes.length, sha256: sha256Hex(bytes) });
+    // Both part files went with the stage.
+    expect(await readdir(spillDir)).toEqual([]);
+    await rm(spillDir, { recursive: true, force: true });
     expect(await store.commit('pipelined', sha256Hex(bytes))).toBe('stored');
     const back: Uint8Array[] = [];
     for await (const chunk of (await store.read(sha256Hex(bytes)))!) back.push(chunk);
