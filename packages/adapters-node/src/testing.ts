@@ -1,8 +1,10 @@
 import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
-import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { copyFile, mkdir, mkdtemp, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import S3rver from '@20minutes/s3rver';
 
 /** s3rver's built-in account; it checks every request's SigV4 signature against this secret. */
@@ -139,30 +141,199 @@ export interface TestS3 {
 }
 
 /**
- * s3rver keeps each key as files in a folder per `/`-separated prefix, and a delete then removes
- * the folders it left empty: two deletes under one prefix at once race that clean-up (the second
- * finds the folder gone) and a put can lose its folder between making it and writing into it.
- * Either is a 500 InternalError that S3, which has no folders, never gives (20 deletes at once
- * under one prefix: 4 to 9 of 2,000 refused). Here a delete removes the key's files and leaves the
- * folders, as S3's flat keys would.
+ * s3rver keeps each key as three files (the bytes, their MD5, the metadata) in a folder per
+ * `/`-separated prefix, and writes and reads them in place, a file at a time. S3 answers each
+ * request as if it were alone: a read meets the old object or the new one, whole, and a listing
+ * never fails because a key went while it was listed. The double is brought to that here, in
+ * s3rver's filesystem store, so that tests of the S3 store meet S3's faults and not the double's:
+ *
+ * - A put wrote the key's file in place: a read opened while it was written got the old length
+ *   from `stat` and fewer bytes, and the answer never ended (a GET beside PUTs of the same key:
+ *   3 of 100 hung). Now the bytes go to a file of their own, and the key's three files are
+ *   replaced by renames, one key at a time; a read opens its file under the same turn, and an open
+ *   file keeps its bytes after a rename.
+ * - A delete removed the folders it left empty: two deletes under one prefix at once raced that
+ *   clean-up (the second found the folder gone), and a put could lose its folder between making it
+ *   and writing into it (20 deletes at once under one prefix: 4 to 9 of 2,000 refused). Now a delete
+ *   removes the key's files and leaves the folders, as S3's flat keys would.
+ * - A listing reads a folder, then `stat`s each name in it: a name whose file went in between
+ *   failed the whole listing. Now such a listing is read again.
+ *
+ * Each of these was a 500 InternalError, or an answer that never ended, that S3 never gives.
  */
-let flatDeletes = false;
-function deleteWithoutFolderCleanUp(): void {
-  if (flatDeletes) return;
-  flatDeletes = true;
+let faithful = false;
+function faithfulFilesystemStore(): void {
+  if (faithful) return;
+  faithful = true;
   const require = createRequire(import.meta.url);
-  const FilesystemStore = require('@20minutes/s3rver/lib/stores/filesystem.js') as {
-    prototype: {
-      getResourcePath(bucket: string, key: string, resourceType: string): string;
-      deleteObject(bucket: string, key: string): Promise<void>;
-    };
+  type Metadata = Record<string, string | number>;
+  type Store = {
+    getResourcePath(bucket: string, key: string, resourceType: string): string;
+    getMetadata(bucket: string, key: string): Promise<Metadata>;
+    putMetadata(bucket: string, key: string, metadata: Metadata, md5?: string): Promise<void>;
+    putContent(path: string, content: unknown): Promise<[number, string]>;
+    listObjects(bucket: string, options: unknown): Promise<unknown>;
   };
-  FilesystemStore.prototype.deleteObject = async function (bucket: string, key: string): Promise<void> {
-    await Promise.all(
-      ['object', 'object.md5', 'metadata.json'].map((type) =>
-        rm(this.getResourcePath(bucket, key, type), { force: true }),
+  const FilesystemStore = require('@20minutes/s3rver/lib/stores/filesystem.js') as { prototype: Store };
+  const S3Object = require('@20minutes/s3rver/lib/models/object.js') as {
+    new (bucket: string, key: string, content: unknown, metadata: Metadata): { range?: { start: number; end: number } };
+    ALLOWED_METADATA: string[];
+  };
+  const store = FilesystemStore.prototype as Store & Record<string, unknown>;
+  const original = {
+    getMetadata: store.getMetadata,
+    putMetadata: store.putMetadata,
+    listObjects: store.listObjects,
+  };
+
+  // One turn at a time per key. A call takes its place in every key's queue at once, so two copies
+  // between the same keys in opposite directions cannot wait on each other.
+  const queues = new Map<string, Promise<void>>();
+  const inTurn = async <T>(keys: string[], run: () => Promise<T>): Promise<T> => {
+    const names = [...new Set(keys)];
+    const before = names.map((n) => queues.get(n) ?? Promise.resolve());
+    let done!: () => void;
+    const mine = new Promise<void>((resolve) => (done = resolve));
+    for (const n of names) queues.set(n, mine);
+    await Promise.all(before);
+    try {
+      return await run();
+    } finally {
+      done();
+      for (const n of names) if (queues.get(n) === mine) queues.delete(n);
+    }
+  };
+  let spare = 0;
+  const spareName = (path: string) => `${path}.${process.pid}-${++spare}.partial`;
+  // A file written beside its place and renamed onto it: a reader meets the old file or the new.
+  const replace = async (path: string, data: string): Promise<void> => {
+    const next = spareName(path);
+    await writeFile(next, data);
+    await rename(next, path);
+  };
+
+  store.putMetadata = async function (bucket: string, key: string, metadata: Metadata, md5?: string): Promise<void> {
+    const json = JSON.stringify(
+      Object.fromEntries(
+        Object.entries(metadata).filter(
+          ([name]) => S3Object.ALLOWED_METADATA.includes(name) || name.startsWith('x-amz-meta-'),
+        ),
       ),
     );
+    if (md5) await replace(this.getResourcePath(bucket, key, 'object.md5'), md5);
+    await replace(this.getResourcePath(bucket, key, 'metadata.json'), json);
+  };
+  store.getMetadata = function (this: Store, bucket: string, key: string): Promise<Metadata> {
+    return inTurn([`${bucket}/${key}`], () => original.getMetadata.call(this, bucket, key));
+  };
+  store.putObject = async function (
+    this: Store,
+    object: { bucket: string; key: string; content: unknown; metadata: Metadata },
+  ): Promise<{ size: number; md5: string }> {
+    const path = this.getResourcePath(object.bucket, object.key, 'object');
+    await mkdir(dirname(path), { recursive: true });
+    const next = spareName(path);
+    try {
+      // A browser's form upload arrives whole; s3rver's own write of it answers before it is written.
+      const content = object.content;
+      const [size, md5] = Buffer.isBuffer(content)
+        ? await writeFile(next, content).then((): [number, string] => [
+            content.length,
+            createHash('md5').update(content).digest('hex'),
+          ])
+        : await this.putContent(next, content);
+      await inTurn([`${object.bucket}/${object.key}`], async () => {
+        await rename(next, path);
+        await original.putMetadata.call(this, object.bucket, object.key, object.metadata, md5);
+      });
+      return { size, md5 };
+    } finally {
+      await rm(next, { force: true });
+    }
+  };
+  store.getObject = function (
+    this: Store,
+    bucket: string,
+    key: string,
+    options?: { start?: number; end?: number },
+  ): Promise<unknown> {
+    return inTurn([`${bucket}/${key}`], async () => {
+      let metadata: Metadata;
+      try {
+        metadata = await original.getMetadata.call(this, bucket, key);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+        throw err;
+      }
+      const lastByte = Math.max(0, Number(metadata['content-length']) - 1);
+      const ranged = options !== undefined && (options.start !== undefined || options.end !== undefined);
+      const range = { start: options?.start ?? 0, end: Math.min(options?.end ?? Number.POSITIVE_INFINITY, lastByte) };
+      let content: unknown = null;
+      if (range.start >= 0 && range.start <= range.end) {
+        // Opened in this key's turn: a put after it renames a new file onto the path, and this one
+        // goes on reading the bytes it opened.
+        content = await new Promise((resolve, reject) => {
+          const stream = createReadStream(this.getResourcePath(bucket, key, 'object'), range)
+            .on('error', reject)
+            .on('open', () => resolve(stream));
+        }).catch((err: NodeJS.ErrnoException) => {
+          if (err.code === 'ENOENT') return undefined;
+          throw err;
+        });
+        if (content === undefined) return null;
+      }
+      const found = new S3Object(bucket, key, content, metadata);
+      if (ranged) found.range = range;
+      return found;
+    });
+  };
+  store.copyObject = function (
+    this: Store,
+    srcBucket: string,
+    srcKey: string,
+    destBucket: string,
+    destKey: string,
+    replacementMetadata?: Metadata,
+  ): Promise<Metadata> {
+    return inTurn([`${srcBucket}/${srcKey}`, `${destBucket}/${destKey}`], async () => {
+      const from = (resource: string) => this.getResourcePath(srcBucket, srcKey, resource);
+      const to = (resource: string) => this.getResourcePath(destBucket, destKey, resource);
+      if (from('object') !== to('object')) {
+        await mkdir(dirname(to('object')), { recursive: true });
+        const next = spareName(to('object'));
+        try {
+          await copyFile(from('object'), next);
+          await rename(next, to('object'));
+        } finally {
+          await rm(next, { force: true });
+        }
+      }
+      if (replacementMetadata) {
+        await original.putMetadata.call(this, destBucket, destKey, replacementMetadata);
+      } else if (from('object') !== to('object')) {
+        for (const resource of ['object.md5', 'metadata.json'])
+          await replace(to(resource), await readFile(from(resource), 'utf8'));
+      }
+      return original.getMetadata.call(this, destBucket, destKey);
+    });
+  };
+  store.deleteObject = function (this: Store, bucket: string, key: string): Promise<void> {
+    return inTurn([`${bucket}/${key}`], async () => {
+      await Promise.all(
+        ['object', 'object.md5', 'metadata.json'].map((type) =>
+          rm(this.getResourcePath(bucket, key, type), { force: true }),
+        ),
+      );
+    });
+  };
+  store.listObjects = async function (this: Store, bucket: string, options: unknown): Promise<unknown> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await original.listObjects.call(this, bucket, options);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT' || attempt === 20) throw err;
+      }
+    }
   };
 }
 
@@ -175,7 +346,7 @@ export async function startTestS3(
   options: { readonly cors?: CorsRule[] } = {},
 ): Promise<TestS3> {
   addMultipartListing();
-  deleteWithoutFolderCleanUp();
+  faithfulFilesystemStore();
   const directory = await mkdtemp(join(tmpdir(), 's3rver-'));
   const configs = options.cors === undefined ? [] : [corsXml(options.cors)];
   const server = new S3rver({

@@ -444,9 +444,9 @@ describe('finalize raced across two servers on one database and bucket, while th
         }),
       ]);
       proxy.before = null;
-      // s3rver writes an object in place, not atomically as S3 does: the victim's read-back may
-      // meet the attacker's copy half-written and refuse (409, nothing charged, the session still
-      // waiting). The victim's finalize asked again then completes; it is never completed wrong.
+      // Should the victim's finalize meet the attacker's copy of the same address in flight, it
+      // refuses (409, nothing charged, the session still waiting); asked again it completes. It is
+      // never completed wrong.
       const settled =
         mine.status === 409
           ? await call(servers[0]!.app, 'POST', `/upload/${v.upload_id}/finalize`, {
