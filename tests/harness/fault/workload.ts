@@ -1,6 +1,7 @@
 import { codeForStep, stepAt } from '@strongroom/core';
 import { TestDevice, TestIdentity, totpSecretBytes } from '@strongroom/core/testing';
 import { fetchCall, PASSWORD, type CallOptions, type Reply } from '../http.js';
+import { TusOffsets } from './tus-offsets.js';
 
 /**
  * A mixed write load over the real HTTP API (sign-ins, refreshes, revocations, upload creations,
@@ -44,16 +45,10 @@ interface SessionRec {
   state: 'open' | 'revoking' | 'revoked';
 }
 
-/**
- * An acknowledged reservation, and what resumable (tus) PATCHes sent to it: `offset` is the last
- * offset a 204 acknowledged; `pending`, the length of a PATCH after it that got no answer (it may
- * or may not have landed), so the durable offset is `offset` or `offset + pending`, never between.
- */
+/** An acknowledged reservation, and what resumable (tus) PATCHes sent to it may have left (tus-offsets.ts). */
 interface TrackedUpload {
   readonly id: string;
-  readonly size: number;
-  offset: number;
-  pending: number;
+  readonly tus: TusOffsets;
   busy: boolean;
 }
 
@@ -375,7 +370,7 @@ export class MixedWorkload {
     account.unknownBytes -= size;
     if (outcome === 'ack') {
       account.ackedBytes += size;
-      account.uploads.push({ id: r!.body.upload_id as string, size, offset: 0, pending: 0, busy: false });
+      account.uploads.push({ id: r!.body.upload_id as string, tus: new TusOffsets(size), busy: false });
       if (account.uploads.length > this.#o.maxTracked) account.uploads.shift();
     }
   }
@@ -387,13 +382,14 @@ export class MixedWorkload {
    */
   async #append(): Promise<void> {
     const account = this.#pick(this.#accounts);
-    const u = account && this.#pick(account.uploads.filter((x) => !x.busy && x.offset < x.size));
+    const u = account && this.#pick(account.uploads.filter((x) => !x.busy && x.tus.offset < x.tus.size));
     if (!account || !u) return;
     u.busy = true;
     try {
-      const n = 1 + Math.floor(this.#rand() * (u.size - u.offset));
-      const body = new Uint8Array(n).fill(u.offset & 0xff);
-      const headers = { 'tus-resumable': '1.0.0', 'upload-offset': String(u.offset) };
+      const at = u.tus.offset;
+      const n = 1 + Math.floor(this.#rand() * (u.tus.size - at));
+      const body = new Uint8Array(n).fill(at & 0xff);
+      const headers = { 'tus-resumable': '1.0.0', 'upload-offset': String(at) };
       const r = await this.#call('PATCH', `/upload-tus/${u.id}`, {
         token: await this.#homeToken(account),
         raw: body,
@@ -402,22 +398,18 @@ export class MixedWorkload {
       });
       const outcome = this.#classify('tus-patch', r, 204, ['error.conflict']);
       if (outcome === 'unknown') {
-        u.pending = n;
+        u.tus.unanswered(n);
         return;
       }
       const held = Number(r!.headers.get('upload-offset'));
       if (outcome === 'ack') {
-        if (held !== u.offset + n) this.#violation(`tus PATCH of ${n} at ${u.offset} acknowledged offset ${held}`, r);
-        u.offset = held;
-        u.pending = 0;
+        // Acknowledged: exactly this PATCH landed, none of the unanswered ones at its offset did.
+        if (held !== at + n) this.#violation(`tus PATCH of ${n} at ${at} acknowledged offset ${held}`, r);
+        u.tus.acknowledged(held);
       } else if (outcome === 'refused') {
-        // Only the earlier unanswered PATCH may have moved the offset, and only by all of it.
-        if (held !== u.offset && held !== u.offset + u.pending)
-          this.#violation(`tus offset ${held}, expected ${u.offset} or ${u.offset + u.pending}`, r);
-        else if (held === u.offset + u.pending) {
-          u.offset = held;
-          u.pending = 0;
-        }
+        // Only an earlier unanswered PATCH may have moved the offset, and only by all of it.
+        const expected = u.tus.describe();
+        if (!u.tus.told(held)) this.#violation(`tus offset ${held}, expected ${expected}`, r);
       }
     } finally {
       u.busy = false;
@@ -518,7 +510,7 @@ export class MixedWorkload {
           await this.#call('GET', `/upload/${u.id}`, { token: a.home.access }),
           200,
         );
-        if (u.offset === 0 && u.pending === 0) continue;
+        if (u.tus.untouched) continue;
         // The durable offset is what a 204 acknowledged, or that plus a whole unanswered PATCH: never part of one.
         checks.tusOffsets!++;
         const r = await this.#call('GET', `/upload-tus/${u.id}`, {
@@ -528,11 +520,10 @@ export class MixedWorkload {
         const held = r?.body?.upload_offset as number | undefined;
         // Checked against a later load (a backup drill), only the lower bound: later PATCHes may be in the copy.
         const fine =
-          held !== undefined &&
-          (atMost ? held === u.offset || held === u.offset + u.pending : held >= u.offset && held <= u.size);
+          held !== undefined && (atMost ? u.tus.possible().includes(held) : held >= u.tus.offset && held <= u.tus.size);
         if (r?.status !== 200 || !fine)
           problems.push(
-            `upload ${u.id} holds offset ${held}, expected ${u.offset}${u.pending ? ` or ${u.offset + u.pending}` : ''} (${r?.status})`,
+            `upload ${u.id} holds offset ${held}, expected ${atMost ? u.tus.describe() : `${u.tus.offset} to ${u.tus.size}`} (${r?.status})`,
           );
       }
       checks.quotas!++;
