@@ -180,11 +180,8 @@ function faithfulFilesystemStore(): void {
     ALLOWED_METADATA: string[];
   };
   const store = FilesystemStore.prototype as Store & Record<string, unknown>;
-  const original = {
-    getMetadata: store.getMetadata,
-    putMetadata: store.putMetadata,
-    listObjects: store.listObjects,
-  };
+  // s3rver's own, called inside a key's turn where the replacements would wait on themselves.
+  const original = { getMetadata: store.getMetadata, listObjects: store.listObjects };
 
   // One turn at a time per key. A call takes its place in every key's queue at once, so two copies
   // between the same keys in opposite directions cannot wait on each other.
@@ -244,7 +241,7 @@ function faithfulFilesystemStore(): void {
         : await this.putContent(next, content);
       await inTurn([`${object.bucket}/${object.key}`], async () => {
         await rename(next, path);
-        await original.putMetadata.call(this, object.bucket, object.key, object.metadata, md5);
+        await this.putMetadata(object.bucket, object.key, object.metadata, md5);
       });
       return { size, md5 };
     } finally {
@@ -309,7 +306,7 @@ function faithfulFilesystemStore(): void {
         }
       }
       if (replacementMetadata) {
-        await original.putMetadata.call(this, destBucket, destKey, replacementMetadata);
+        await this.putMetadata(destBucket, destKey, replacementMetadata);
       } else if (from('object') !== to('object')) {
         for (const resource of ['object.md5', 'metadata.json'])
           await replace(to(resource), await readFile(from(resource), 'utf8'));
