@@ -14,9 +14,12 @@ import { startPgBouncer, type RunningPgBouncer } from '@strongroom/adapters-pg/t
  * The processes run the server's source bundled by esbuild into one file (built once for a given
  * source, below), not `node --import tsx` over the source tree: tsx resolving and transforming
  * some five hundred modules through its loader thread made every start cost seconds of CPU, and
- * the suite starts about a hundred. The bundle is the same code (each module's `import.meta.url`
+ * the suite starts about two hundred. The bundle is the same code (each module's `import.meta.url`
  * is kept as its source file's, so migrations, the API page's assets and the CLI's path resolve
- * as they do from source); npm packages are left to Node. A child the server starts itself (the
+ * as they do from source). The npm packages it imports are in it too, but for the native addons,
+ * which find their binaries by path: Node resolving, reading and compiling some five hundred files
+ * of them was half of every start's CPU (a start took 1.07 s of CPU with them left to Node, 0.65 s
+ * bundled, on the 2-core machine). A child the server starts itself (the
  * scheduled backup runs `cli.ts`) still gets tsx. STRONGROOM_SPAWN_SOURCE=1 runs the source
  * through tsx instead, as `npm start` does.
  */
@@ -246,6 +249,9 @@ const SOURCE_DIRS = [
   'packages/adapters-pg/src',
 ];
 
+/** The packages that load a compiled addon by its path: left for Node to load from node_modules. */
+const NATIVE_ADDON = /^(better-sqlite3|@node-rs\/argon2)(\/|$)/;
+
 async function buildBundles(): Promise<string> {
   // Named by a hash of every source file it may contain, so an edit builds a new one and runs of
   // other worktrees or at other times never share a stale one.
@@ -264,6 +270,8 @@ async function buildBundles(): Promise<string> {
   };
   for (const dir of SOURCE_DIRS) walk(dir);
   for (const dir of SOURCE_DIRS) hash.update(readFileSync(join(ROOT, dir, '../package.json')));
+  // The npm packages bundled with it: their versions.
+  hash.update(readFileSync(join(ROOT, 'package-lock.json')));
   const cache = join(ROOT, 'node_modules/.cache/strongroom-spawn');
   const dir = join(cache, hash.digest('hex').slice(0, 16));
   if (existsSync(join(dir, 'cli.mjs'))) return dir;
@@ -281,18 +289,22 @@ async function buildBundles(): Promise<string> {
       bundle: true,
       platform: 'node',
       format: 'esm',
+      // The CommonJS packages in the bundle call `require` for Node's built-ins.
+      banner: {
+        js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);",
+      },
       target: 'node20',
       conditions: ['@strongroom/source'],
-      sourcemap: 'inline',
+      // Beside the bundle, for a run with --enable-source-maps (in the bundle, every start would read it).
+      sourcemap: 'linked',
       logLevel: 'error',
       plugins: [
         {
           name: 'strongroom-sources',
           setup(b) {
-            // Workspace packages are bundled; every npm package stays a Node import.
-            b.onResolve({ filter: /^[^./]/ }, (a) =>
-              a.path.startsWith('@strongroom/') ? undefined : { external: true },
-            );
+            // Native addons stay Node imports; everything else is bundled (Node's built-ins are
+            // left out by esbuild itself).
+            b.onResolve({ filter: /^[^./]/ }, (a) => (NATIVE_ADDON.test(a.path) ? { external: true } : undefined));
             b.onLoad({ filter: /\.ts$/ }, async (a) => {
               const text = await readFile(a.path, 'utf8');
               // The entry keeps its own URL (the CLI runs when it is the process's main module).
