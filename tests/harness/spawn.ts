@@ -224,6 +224,14 @@ const TSX_FOR_TS_ENTRY = fileURLToPath(new URL('./tsx-for-ts-entry.mjs', import.
 
 const SOURCES = { main: 'apps/server/src/main.ts', cli: 'apps/server/src/cli.ts' } as const;
 
+/**
+ * Node's arguments that run the server (`main.ts`) as `spawnServer` does, for a test that starts and
+ * watches the process itself (the SVC_WORKERS primary, whose workers the log tells apart).
+ */
+export function serverArgs(nodeArgs: readonly string[] = []): Promise<string[]> {
+  return entryArgs('main', nodeArgs);
+}
+
 /** Node's arguments for an entry point: its bundle, or the source through tsx. */
 async function entryArgs(entry: keyof typeof SOURCES, nodeArgs: readonly string[]): Promise<string[]> {
   // A preload written in TypeScript needs tsx whichever way the entry point runs.

@@ -1,12 +1,11 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
 import { parseLockHolder, sha256Hex } from '@strongroom/core';
 import { FsBlobStore } from '@strongroom/adapters-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { spawnCliProcess } from '@strongroom/tests/spawn';
 import { runCli } from '../cli.js';
 import { newIdentity } from './age.js';
 
@@ -15,7 +14,6 @@ import { newIdentity } from './age.js';
  * as unfinished, the lock names a dead process and is taken over by the next backup and by
  * gc-sweep, and the next backup is whole.
  */
-const ROOT = fileURLToPath(new URL('../../../../', import.meta.url));
 const work = mkdtempSync(join(tmpdir(), 'sr-backup-kill-'));
 const dataDir = join(work, 'data');
 // Encrypted to a recipient, opened with its identity, both from the environment (filled in below).
@@ -56,12 +54,7 @@ describe('kill -9 during a backup', { timeout: 180_000 }, () => {
   it('leaves an unfinished copy and a stale lock that the next backup and gc-sweep take over', async () => {
     const target = join(work, 'killed');
     const lock = join(dataDir, 'maintenance.lock');
-    const child = spawn(process.execPath, ['--import', 'tsx', 'apps/server/src/cli.ts', 'backup', target], {
-      cwd: ROOT,
-      env: { ...process.env, ...env },
-      stdio: 'ignore',
-    });
-    const closed = new Promise((resolve) => child.once('close', resolve));
+    const { child, ended: closed } = await spawnCliProcess(['backup', target], env);
     const deadline = Date.now() + 120_000;
     while (!existsSync(lock) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
     child.kill('SIGKILL');

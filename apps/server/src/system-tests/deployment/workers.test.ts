@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TestDevice, TestIdentity } from '@strongroom/core/testing';
 import { createScratchDatabase, pgUrlFromEnv, type ScratchDatabase } from '@strongroom/adapters-pg/testing';
 import { VERSION } from '@strongroom/tests';
+import { serverArgs } from '@strongroom/tests/spawn';
 
 /**
  * SVC_WORKERS=2: one port, two worker processes under a primary. Which worker answered is read
@@ -45,7 +46,7 @@ interface Cluster {
 
 async function startCluster(env: Record<string, string>, nodeArgs: string[] = []): Promise<Cluster> {
   const dataDir = mkdtempSync(join(tmpdir(), 'sr-workers-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, 'apps/server/src/main.ts'], {
+  const child = spawn(process.execPath, await serverArgs(nodeArgs), {
     cwd: ROOT,
     env: {
       ...process.env,
