@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,16 +32,9 @@ export const CHROMIUM_FLAGS = [
   '--disable-sync',
 ];
 
-/** Packs the client into `work` and installs the tarball into a new project there; the project's path. */
+/** Installs the packed client into a new project in `work`; the project's path. */
 export async function installPackedClient(work: string): Promise<string> {
-  // prepack rebuilds dist/ from scratch (tsup cleans it first): two files packing at once would
-  // each ship the other's half-written build, so packing takes turns.
-  const { stdout } = await packingAlone(() =>
-    run('npm', ['pack', '--pack-destination', work, '--json'], { cwd: PACKAGE_DIR, maxBuffer: 64 * 1024 * 1024 }),
-  );
-  // prepack's build log comes first on stdout, coloured when the caller forces colour (CI does), so
-  // its escape codes hold '[' too: the JSON report is the part that starts a line with '['.
-  const tarball = join(work, (JSON.parse(stdout.slice(stdout.search(/^\[/m))) as { filename: string }[])[0]!.filename);
+  const tarball = await packedClient();
   const project = join(work, 'app');
   mkdirSync(project, { recursive: true });
   writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'an-app', private: true, type: 'module' }));
@@ -50,6 +43,47 @@ export async function installPackedClient(work: string): Promise<string> {
     maxBuffer: 64 * 1024 * 1024,
   });
   return project;
+}
+
+const REPO = join(PACKAGE_DIR, '../..');
+/** What the tarball is built from: the package (its build bundles core in) and the locked versions. */
+const PACK_INPUTS = ['packages/client', 'packages/core', 'package-lock.json'];
+
+/**
+ * The package packed (`npm pack`, whose prepack builds dist/), once for its sources as they are:
+ * the test files that install it share one tarball, named by a hash of what it is built from,
+ * rather than each building the package again.
+ */
+async function packedClient(): Promise<string> {
+  const hash = createHash('sha256');
+  const walk = (rel: string): void => {
+    const path = join(REPO, rel);
+    if (statSync(path).isDirectory()) {
+      for (const name of readdirSync(path).sort())
+        if (name !== 'node_modules' && name !== 'dist') walk(`${rel}/${name}`);
+    } else hash.update(rel).update('\0').update(readFileSync(path)).update('\0');
+  };
+  for (const rel of PACK_INPUTS) walk(rel);
+  const dir = join(REPO, 'node_modules/.cache/strongroom-client-pack', hash.digest('hex').slice(0, 16));
+  // prepack rebuilds dist/ from scratch (tsup cleans it first): two files packing at once would
+  // each ship the other's half-written build, so packing takes turns.
+  return packingAlone(async () => {
+    const packed = existsSync(dir) ? readdirSync(dir).find((name) => name.endsWith('.tgz')) : undefined;
+    if (packed !== undefined) return join(dir, packed);
+    // Packed beside, then renamed into place: a pack that failed midway is never taken for one.
+    const scratch = `${dir}.${process.pid}`;
+    rmSync(scratch, { recursive: true, force: true });
+    mkdirSync(scratch, { recursive: true });
+    const { stdout } = await run('npm', ['pack', '--pack-destination', scratch, '--json'], {
+      cwd: PACKAGE_DIR,
+      maxBuffer: 64 * 1024 * 1024,
+    });
+    // prepack's build log comes first on stdout, coloured when the caller forces colour (CI does), so
+    // its escape codes hold '[' too: the JSON report is the part that starts a line with '['.
+    const { filename } = (JSON.parse(stdout.slice(stdout.search(/^\[/m))) as { filename: string }[])[0]!;
+    renameSync(scratch, dir);
+    return join(dir, filename);
+  });
 }
 
 /** Runs `step` while holding a lock on packing this package (a directory only one process can make). */
