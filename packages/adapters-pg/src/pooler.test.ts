@@ -8,6 +8,7 @@ import { createPgPorts } from './ports.js';
 import { PgStore } from './store.js';
 import {
   createScratchDatabase,
+  emptyTables,
   pgbouncerBinary,
   pgUrlFromEnv,
   startPgBouncer,
@@ -109,11 +110,7 @@ describe.skipIf(reason !== null)('PostgreSQL behind PgBouncer in transaction mod
 
 if (reason === null) {
   describePortContracts('pg behind pgbouncer', async () => {
-    const tables = await rowsOf<{ t: string }>(
-      opened.db,
-      sql`SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = 'public'`,
-    );
-    if (tables.length > 0) await opened.db.execute(sql.raw(`TRUNCATE ${tables.map((r) => r.t).join(', ')} CASCADE`));
+    await emptyTables(opened.db);
     return { ports: createPgPorts(opened.db), connect: async () => createPgPorts(opened.db) };
   });
 }

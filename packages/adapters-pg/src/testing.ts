@@ -106,6 +106,31 @@ export async function openUnmigratedTestDatabase(): Promise<UnmigratedTestDataba
   };
 }
 
+/**
+ * Deletes every row of every application table, in one transaction: what each test of a contract
+ * suite starts from. DELETE, not TRUNCATE: TRUNCATE makes each table's files anew, about 3 ms a
+ * table whatever it holds (125 ms for the whole schema, before every test), where deleting the few
+ * rows a test wrote takes a millisecond or two. Foreign keys go unchecked meanwhile
+ * (`session_replication_role`, for this transaction only): every row goes, so none is left
+ * pointing at a deleted one, in whatever order the tables are emptied. Setting it takes a
+ * superuser (the test servers' `postgres`, and PGlite's); without one, TRUNCATE.
+ */
+export async function emptyTables(db: PgDb): Promise<void> {
+  const tables = await rowsOf<{ t: string }>(
+    db,
+    sql`SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = 'public'`,
+  );
+  if (tables.length === 0) return;
+  try {
+    await db.transaction(async (tx) => {
+      await tx.execute(sql`SET LOCAL session_replication_role = replica`);
+      for (const { t } of tables) await tx.execute(sql.raw(`DELETE FROM ${t}`));
+    });
+  } catch {
+    await db.execute(sql.raw(`TRUNCATE ${tables.map((r) => r.t).join(', ')} CASCADE`));
+  }
+}
+
 /** A migrated database for one test file: a scratch database on PG_URL, or an in-memory PGlite. */
 export async function openTestDatabase(): Promise<TestDatabase> {
   const raw = await openUnmigratedTestDatabase();
@@ -115,13 +140,7 @@ export async function openTestDatabase(): Promise<TestDatabase> {
     db,
     kind: raw.kind,
     close: () => raw.close(),
-    reset: async () => {
-      const tables = await rowsOf<{ t: string }>(
-        db,
-        sql`SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = 'public'`,
-      );
-      if (tables.length > 0) await db.execute(sql.raw(`TRUNCATE ${tables.map((r) => r.t).join(', ')} CASCADE`));
-    },
+    reset: () => emptyTables(db),
     dump: async () => {
       const tables = await rowsOf<{ t: string }>(
         db,
