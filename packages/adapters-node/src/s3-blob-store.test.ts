@@ -470,6 +470,35 @@ describe('S3BlobStore with the store unreachable', () => {
     }
   }, 60_000);
 
+  it('a part file that cannot be read while the store is down fails the stage, never the process', async () => {
+    // The part's read stream opens its file when it is first read; a store that refuses the
+    // connection may never read it, and the stage then removes the file. An open that fails
+    // after that (here made certain by removing the file first) must end in the stage's own
+    // error, not in an error event nobody listens to, which ends a server.
+    const own = await startTestS3(BUCKET);
+    await own.stop();
+    const spillDir = await mkdtemp(join(tmpdir(), 's3-parts-'));
+    const uncaught: unknown[] = [];
+    const heard = (e: unknown) => uncaught.push(e);
+    process.on('uncaughtException', heard);
+    try {
+      const store = storeOn(own.endpoint, { timeoutMs: 1000, maxAttempts: 1, spillDir });
+      async function* thenGone(): AsyncIterable<Uint8Array> {
+        yield new Uint8Array([7, 8, 9]);
+        for (const name of await readdir(spillDir)) await rm(join(spillDir, name));
+      }
+      const err = await store.stage('gone', thenGone(), 3).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(CoreError);
+      expect((err as CoreError).code).toBe('error.store.unavailable');
+      // Long enough for any stream the stage left behind to have tried its file.
+      await new Promise((r) => setTimeout(r, 200));
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', heard);
+      await rm(spillDir, { recursive: true, force: true });
+    }
+  });
+
   it('a store that accepts connections and never answers fails within the timeout, not never', async () => {
     const sockets = new Set<Socket>();
     const silent: Server = createServer((s) => {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createReadStream } from 'node:fs';
+import { createReadStream, type ReadStream } from 'node:fs';
 import { mkdir, open, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -638,9 +638,22 @@ export class S3BlobStore implements BlobStore {
       spills.push(file);
       return file;
     };
-    /** A part's bytes from its file, afresh for each attempt (a stream is read once). */
-    const bodyOf = (part: PartFile, length: number) =>
-      length === 0 ? new Uint8Array(0) : createReadStream(part.path, { start: 0, end: length - 1 });
+    /** The parts' read streams: ended before their files are removed. */
+    const reads: ReadStream[] = [];
+    /**
+     * A part's bytes from its file, afresh for each attempt (a stream is read once). A read stream
+     * opens its file only when it starts, and a request the store refused may never start it: the
+     * stage then removes the file, and the failed open would be an error event no request listens
+     * to, which ends the process. A request that reads the stream hears its errors itself; the
+     * listener here only keeps an unread stream's from being thrown.
+     */
+    const bodyOf = (part: PartFile, length: number) => {
+      if (length === 0) return new Uint8Array(0);
+      const stream = createReadStream(part.path, { start: 0, end: length - 1 });
+      stream.on('error', () => undefined);
+      reads.push(stream);
+      return stream;
+    };
     let uploadId: string | null = null;
     const parts: { PartNumber: number; ETag: string }[] = [];
     /** The part on its way to the store, if one is; settled before its file is filled again. */
@@ -759,6 +772,7 @@ export class S3BlobStore implements BlobStore {
       // A part still travelling (the body failed or was too large meanwhile) ends before its file
       // is removed and its upload aborted; its own failure is not this stage's outcome.
       await settle().catch(() => undefined);
+      for (const r of reads) r.destroy();
       for (const f of spills) {
         await f.handle.close();
         await rm(f.path, { force: true });
