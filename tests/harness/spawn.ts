@@ -14,11 +14,11 @@ import { startPgBouncer, type RunningPgBouncer } from '@strongroom/adapters-pg/t
  * The processes run the server's source bundled by esbuild into one file (built once for a given
  * source, below), not `node --import tsx` over the source tree: tsx resolving and transforming
  * some five hundred modules through its loader thread made every start cost seconds of CPU, and
- * the suite starts about two hundred. The bundle is the same code (each module's `import.meta.url`
+ * the suite starts some hundred and fifty. The bundle is the same code (each module's `import.meta.url`
  * is kept as its source file's, so migrations, the API page's assets and the CLI's path resolve
  * as they do from source). The npm packages it imports are in it too, but for the native addons,
  * which find their binaries by path: Node resolving, reading and compiling some five hundred files
- * of them was half of every start's CPU (a start took 1.07 s of CPU with them left to Node, 0.65 s
+ * of them was half of every start's CPU (a start took about 1.15 s of CPU with them left to Node, 0.7 s
  * bundled, on the 2-core machine). A child the server starts itself (the
  * scheduled backup runs `cli.ts`) still gets tsx. STRONGROOM_SPAWN_SOURCE=1 runs the source
  * through tsx instead, as `npm start` does.
