@@ -21,7 +21,7 @@ import { startPgBouncer, type RunningPgBouncer } from '@strongroom/adapters-pg/t
  * of them was half of every start's CPU (a start took about 1.15 s of CPU with them left to Node, 0.7 s
  * bundled, on the 2-core machine). A child the server starts itself (the
  * scheduled backup runs `cli.ts`) still gets tsx. STRONGROOM_SPAWN_SOURCE=1 runs the source
- * through tsx instead, as `npm start` does.
+ * through tsx instead, as `npm run dev` does.
  */
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
