@@ -257,9 +257,6 @@ const SOURCE_DIRS = [
   'packages/adapters-pg/src',
 ];
 
-/** The packages that load a compiled addon by its path: left for Node to load from node_modules. */
-const NATIVE_ADDON = /^(better-sqlite3|@node-rs\/argon2)(\/|$)/;
-
 async function buildBundles(): Promise<string> {
   // Named by a hash of every source file it may contain, so an edit builds a new one and runs of
   // other worktrees or at other times never share a stale one.
@@ -278,8 +275,9 @@ async function buildBundles(): Promise<string> {
   };
   for (const dir of SOURCE_DIRS) walk(dir);
   for (const dir of SOURCE_DIRS) hash.update(readFileSync(join(ROOT, dir, '../package.json')));
-  // The npm packages bundled with it: their versions.
+  // The npm packages bundled with it (their versions), and how it is built (this file).
   hash.update(readFileSync(join(ROOT, 'package-lock.json')));
+  hash.update(readFileSync(fileURLToPath(import.meta.url)));
   const cache = join(ROOT, 'node_modules/.cache/strongroom-spawn');
   const dir = join(cache, hash.digest('hex').slice(0, 16));
   if (existsSync(join(dir, 'cli.mjs'))) return dir;
@@ -302,6 +300,9 @@ async function buildBundles(): Promise<string> {
         js: "import { createRequire as createRequireForBundle } from 'node:module'; const require = createRequireForBundle(import.meta.url);",
       },
       target: 'node20',
+      // The packages that load a compiled addon by its path stay Node imports; every other one
+      // is bundled (and Node's built-ins are left out by esbuild itself).
+      external: ['better-sqlite3', '@node-rs/argon2'],
       conditions: ['@strongroom/source'],
       // Beside the bundle, for a run with --enable-source-maps (in the bundle, every start would read it).
       sourcemap: 'linked',
@@ -310,9 +311,6 @@ async function buildBundles(): Promise<string> {
         {
           name: 'strongroom-sources',
           setup(b) {
-            // Native addons stay Node imports; everything else is bundled (Node's built-ins are
-            // left out by esbuild itself).
-            b.onResolve({ filter: /^[^./]/ }, (a) => (NATIVE_ADDON.test(a.path) ? { external: true } : undefined));
             b.onLoad({ filter: /\.ts$/ }, async (a) => {
               const text = await readFile(a.path, 'utf8');
               // The entry keeps its own URL (the CLI runs when it is the process's main module).
