@@ -7,16 +7,7 @@ import { emptyTables, openTestDatabase, type TestDatabase } from './testing.js';
 
 /** Every application table's row count, by name. */
 async function counts(t: TestDatabase): Promise<Record<string, number>> {
-  const tables = await rowsOf<{ t: string }>(
-    t.db,
-    sql`SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`,
-  );
-  const out: Record<string, number> = {};
-  for (const { t: table } of tables) {
-    const [row] = await rowsOf<{ n: string }>(t.db, sql.raw(`SELECT count(*) AS n FROM ${table}`));
-    out[table] = Number(row!.n);
-  }
-  return out;
+  return Object.fromEntries(Object.entries(await t.dump()).map(([table, rows]) => [table, rows.length]));
 }
 
 let t: TestDatabase;

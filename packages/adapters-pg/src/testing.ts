@@ -116,19 +116,25 @@ export async function openUnmigratedTestDatabase(): Promise<UnmigratedTestDataba
  * superuser (the test servers' `postgres`, and PGlite's); without one, TRUNCATE.
  */
 export async function emptyTables(db: PgDb): Promise<void> {
-  const tables = await rowsOf<{ t: string }>(
-    db,
-    sql`SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = 'public'`,
-  );
+  const tables = await applicationTables(db);
   if (tables.length === 0) return;
   try {
     await db.transaction(async (tx) => {
       await tx.execute(sql`SET LOCAL session_replication_role = replica`);
-      for (const { t } of tables) await tx.execute(sql.raw(`DELETE FROM ${t}`));
+      for (const t of tables) await tx.execute(sql.raw(`DELETE FROM ${t}`));
     });
   } catch {
-    await db.execute(sql.raw(`TRUNCATE ${tables.map((r) => r.t).join(', ')} CASCADE`));
+    await db.execute(sql.raw(`TRUNCATE ${tables.join(', ')} CASCADE`));
   }
+}
+
+/** The application's tables (the migrated schema's), by name, each quoted for SQL. */
+async function applicationTables(db: PgDb): Promise<string[]> {
+  const rows = await rowsOf<{ t: string }>(
+    db,
+    sql`SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`,
+  );
+  return rows.map((r) => r.t);
 }
 
 /** A migrated database for one test file: a scratch database on PG_URL, or an in-memory PGlite. */
@@ -142,12 +148,8 @@ export async function openTestDatabase(): Promise<TestDatabase> {
     close: () => raw.close(),
     reset: () => emptyTables(db),
     dump: async () => {
-      const tables = await rowsOf<{ t: string }>(
-        db,
-        sql`SELECT quote_ident(tablename) AS t FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename`,
-      );
       const out: Record<string, unknown[]> = {};
-      for (const { t } of tables) {
+      for (const t of await applicationTables(db)) {
         const rows = await rowsOf<Record<string, unknown>>(db, sql.raw(`SELECT * FROM ${t}`));
         out[t] = rows.map((r) => JSON.stringify(r, (_k, v) => (typeof v === 'bigint' ? v.toString() : v))).sort();
       }
